@@ -1,0 +1,109 @@
+# cellgate - a Redis-protocol rate-limiting daemon.
+#
+#   make            build ./cellgate
+#   make run        install missing Debian packages, build, run with conf/cellgate.conf
+#   make test       install, build, unit + integration tests, then all again under
+#                   AddressSanitizer + UndefinedBehaviorSanitizer
+#   make bench      cellgate vs redis-server with redis-benchmark (bench/run.sh)
+#
+# SANITIZE=1 builds into build-san/ with -fsanitize=address,undefined.
+
+CC       ?= cc
+STD      := -std=c11 -D_GNU_SOURCE
+WARN     := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes \
+            -Wmissing-prototypes -Wwrite-strings
+OPT      ?= -O2
+DEBUG    ?= -g
+DEPS_CFLAGS := $(shell pkg-config --cflags libuv hiredis 2>/dev/null)
+DEPS_LIBS   := $(shell pkg-config --libs libuv hiredis 2>/dev/null)
+CHECK_LIBS  := $(shell pkg-config --libs check 2>/dev/null)
+
+ifeq ($(SANITIZE),1)
+BUILD    := build-san
+SAN      := -fsanitize=address,undefined -fno-omit-frame-pointer \
+            -fno-sanitize-recover=undefined
+BIN      := $(BUILD)/cellgate
+else
+BUILD    := build
+SAN      :=
+BIN      := cellgate
+endif
+
+FINAL_CFLAGS  := $(STD) $(WARN) $(OPT) $(DEBUG) $(SAN) -I. $(DEPS_CFLAGS) $(CFLAGS)
+FINAL_LDFLAGS := $(SAN) $(LDFLAGS)
+
+LIB_SRC  := $(wildcard protocol/*.c) $(wildcard algorithms/*.c) \
+            $(wildcard conf/*.c) $(filter-out server/main.c,$(wildcard server/*.c))
+LIB_OBJ  := $(LIB_SRC:%.c=$(BUILD)/%.o)
+MAIN_OBJ := $(BUILD)/server/main.o
+UNIT_SRC := $(wildcard tests/unit/*.c)
+UNIT_OBJ := $(UNIT_SRC:%.c=$(BUILD)/%.o)
+UNIT_BIN := $(BUILD)/check_unit
+
+PKGS := libuv1-dev libhiredis-dev check pkg-config redis-tools redis-server \
+        python3-redis gcc make
+
+.PHONY: all run test test-unit test-integration test-conformance sanitize \
+        bench deps clean check-deps
+
+all: $(BIN)
+
+$(BIN): $(LIB_OBJ) $(MAIN_OBJ)
+	$(CC) $(FINAL_LDFLAGS) -o $@ $^ $(DEPS_LIBS) -lm
+
+$(BUILD)/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(CC) $(FINAL_CFLAGS) -MMD -MP -c -o $@ $<
+
+$(UNIT_BIN): $(UNIT_OBJ) $(LIB_OBJ)
+	$(CC) $(FINAL_LDFLAGS) -o $@ $^ $(DEPS_LIBS) $(CHECK_LIBS) -lm
+
+-include $(LIB_OBJ:.o=.d) $(MAIN_OBJ:.o=.d) $(UNIT_OBJ:.o=.d)
+
+# Install whatever Debian packages are missing (dpkg -s first: no apt when
+# everything is there).
+deps:
+	@missing=""; for p in $(PKGS); do \
+	  dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
+	if [ -n "$$missing" ]; then \
+	  echo "installing:$$missing"; \
+	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive \
+	    apt-get install -y -qq --no-install-recommends $$missing; \
+	fi
+
+run: deps
+	$(MAKE) all
+	./cellgate conf/cellgate.conf
+
+test: deps
+	$(MAKE) all
+	$(MAKE) test-unit
+	$(MAKE) test-integration
+	$(MAKE) SANITIZE=1 test-unit
+	$(MAKE) SANITIZE=1 test-integration
+	@echo "make test: all suites passed (plain and ASan+UBSan)"
+
+test-unit: $(UNIT_BIN)
+	CELLGATE_CONF=conf/cellgate.conf ./$(UNIT_BIN)
+
+test-integration: $(BIN)
+	CELLGATE_BIN=$(abspath $(BIN)) SANITIZE=$(SANITIZE) \
+	  bash tests/integration/run.sh
+
+sanitize:
+	$(MAKE) SANITIZE=1 all
+
+bench: deps
+	$(MAKE) all
+	bash bench/run.sh
+
+# server/ may include everything; protocol/, conf/ and algorithms/ must
+# not reach up into server/; algorithms/ depends on libc only.
+check-deps:
+	@! grep -n '#include "server/' protocol/*.[ch] conf/*.[ch] algorithms/*.[ch]
+	@! grep -n '#include "\(protocol\|conf\)/' algorithms/*.[ch]
+	@! grep -n '#include <\(uv\|hiredis\)' algorithms/*.[ch] conf/*.[ch]
+	@echo "check-deps: ok"
+
+clean:
+	rm -rf build build-san cellgate

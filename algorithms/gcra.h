@@ -1,0 +1,61 @@
+/*
+ * gcra.h - the generic cell rate algorithm behind CL.THROTTLE.
+ *
+ * Bit-exact with redis-cell 0.5.0 (see shared/spec/cl-throttle.md): the same
+ * i64 wrapping arithmetic, the same f64 truncations, the same seconds rounding.
+ * Pure: the caller passes the stored TAT (if any) and "now"; nothing here reads
+ * a clock, allocates or logs.
+ */
+#ifndef CELLGATE_GCRA_H
+#define CELLGATE_GCRA_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+struct gcra_params {
+    int64_t max_burst;
+    int64_t count;      /* requests per period */
+    int64_t period;     /* seconds */
+    int64_t quantity;   /* tokens this request costs (default 1) */
+};
+
+enum gcra_status {
+    GCRA_OK = 0,
+    GCRA_ZERO_RATE,     /* emission interval is 0 ns: nothing happens */
+    GCRA_EXPIRE_ERROR   /* allowed, value written, but the TTL is < -1 ms */
+};
+
+struct gcra_decision {
+    bool limited;
+    int64_t limit;           /* max_burst + 1 (wrapping) */
+    int64_t remaining;
+    int64_t retry_after_ns;  /* -1 s (-1000000000) when allowed or never */
+    int64_t reset_after_ns;
+    /* What the caller must do with the key (only when status != ZERO_RATE): */
+    bool store;              /* write new_tat (allowed requests) */
+    uint64_t new_tat;        /* ns since the epoch, as redis-cell stores it */
+    int64_t ttl_ms;          /* PEXPIRE argument: trunc(ttl_ns / 1e6); -1 =
+                                no expiry (persistent); < -1 only with
+                                GCRA_EXPIRE_ERROR (key then has no TTL) */
+};
+
+/*
+ * One CL.THROTTLE call. has_tat says whether the key exists (after the caller
+ * applied lazy expiry); tat is its stored value. now is wall-clock ns since
+ * the epoch.
+ */
+enum gcra_status gcra_throttle(const struct gcra_params *p, bool has_tat,
+                               uint64_t tat, int64_t now,
+                               struct gcra_decision *out);
+
+/*
+ * redis-cell's duration -> whole seconds conversion for the reply
+ * (ceil, but a fractional part below 1 ms is dropped; negative values
+ * truncate toward zero).
+ */
+int64_t gcra_reply_seconds(int64_t ns);
+
+/* The same duration in milliseconds, rounded up (cellgate's MS option). */
+int64_t gcra_reply_millis(int64_t ns);
+
+#endif

@@ -1,0 +1,85 @@
+/*
+ * conf.h - configuration: defaults, file, command line (see options.h).
+ *
+ * Load order: conf_init() (defaults) -> conf_load_file() -> conf_set() for
+ * each --name value on the command line. Errors are returned as text in
+ * Redis's style ("file:line: what is wrong"); this module never prints.
+ */
+#ifndef CELLGATE_CONF_H
+#define CELLGATE_CONF_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "conf/options.h"
+
+enum conf_type { CONF_INT, CONF_BYTES, CONF_BOOL, CONF_STRING, CONF_ENUM,
+                 CONF_OCTAL };
+
+/* One field per option: integers, sizes, booleans and octals as int64_t,
+ * strings and enum words as malloc'd char * (never NULL after conf_init). */
+#define CONF_FIELD(field, name, type, def, min, max, desc) CONF_FIELD_##type(field)
+#define CONF_FIELD_CONF_INT(f) int64_t f;
+#define CONF_FIELD_CONF_BYTES(f) int64_t f;
+#define CONF_FIELD_CONF_BOOL(f) int64_t f;
+#define CONF_FIELD_CONF_OCTAL(f) int64_t f;
+#define CONF_FIELD_CONF_STRING(f) char *f;
+#define CONF_FIELD_CONF_ENUM(f) char *f;
+
+struct conf {
+    CONF_OPTIONS(CONF_FIELD)
+};
+
+struct conf_option {
+    const char *name;
+    enum conf_type type;
+    const char *def;
+    int64_t min;
+    int64_t max;
+    const char *desc;
+    size_t offset;          /* of the field in struct conf */
+};
+
+#define CONF_ERR_LEN 512
+
+/* Set every option to its default. Returns 0, or -1 if memory ran out. */
+int conf_init(struct conf *c);
+void conf_deinit(struct conf *c);
+
+/* Parse a "name value" file (# comments, blank lines, quoted values).
+ * Returns 0, or -1 with err = "path:line: what is wrong". */
+int conf_load_file(struct conf *c, const char *path, char *err, size_t errlen);
+
+/* Set one option from text, as the file or "--name value" would.
+ * Returns 0, or -1 with err = what is wrong (without a location). */
+int conf_set(struct conf *c, const char *name, const char *value, char *err,
+             size_t errlen);
+
+/* Apply command-line arguments: an optional config file path first, then
+ * "--name value" pairs (value may be several words up to the next --name).
+ * Flags that are not options (--help, --version, --test-config,
+ * --describe-config) are left to the caller: they are skipped here.
+ * Returns 0, or -1 with err ("path:line: ..." or "--name: ...").
+ * Checks cross-option constraints at the end (conf_validate). */
+int conf_load_args(struct conf *c, int argc, char **argv, char *err,
+                   size_t errlen);
+
+/* Cross-option checks (e.g. the pause limit below the hard limit). */
+int conf_validate(const struct conf *c, char *err, size_t errlen);
+
+/* The table, and lookup by name (case-insensitive). */
+const struct conf_option *conf_options(size_t *count);
+const struct conf_option *conf_find(const char *name);
+
+/* The current value as CONFIG GET prints it (sizes in plain bytes, booleans
+ * as yes/no, octal as octal digits). Returns the length written (always
+ * NUL-terminated, truncated to buflen - 1). */
+size_t conf_format(const struct conf *c, const struct conf_option *o,
+                   char *buf, size_t buflen);
+
+/* Print every option with its default and description (--describe-config). */
+void conf_describe(FILE *out);
+
+#endif

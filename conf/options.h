@@ -1,0 +1,53 @@
+/*
+ * options.h - THE table of configuration options. One row per option:
+ *
+ *   X(field, "name", TYPE, "default", min, max, "one-line description")
+ *
+ * It drives the struct conf fields, default initialisation, the file and
+ * command-line parser, CONFIG GET, --describe-config, and a unit test that
+ * checks conf/cellgate.conf documents exactly these options.
+ *
+ * Types: CONF_INT (decimal, bounds inclusive), CONF_BYTES (with units k kb m
+ * mb g gb: 1k = 1000, 1kb = 1024), CONF_BOOL (yes/no), CONF_STRING (bounds
+ * unused), CONF_ENUM (allowed words in the description's {...} list), and
+ * CONF_OCTAL (file permissions like 700).
+ */
+#ifndef CELLGATE_OPTIONS_H
+#define CELLGATE_OPTIONS_H
+
+#define CONF_OPTIONS(X)                                                       \
+    X(bind, "bind", CONF_STRING, "127.0.0.1", 0, 0,                           \
+      "IPv4 or IPv6 address to listen on")                                    \
+    X(port, "port", CONF_INT, "6379", 0, 65535,                               \
+      "TCP port to listen on; 0 disables TCP")                                \
+    X(unixsocket, "unixsocket", CONF_STRING, "", 0, 0,                        \
+      "path of a unix socket to listen on as well; empty = none")             \
+    X(unixsocketperm, "unixsocketperm", CONF_OCTAL, "0", 0, 0777,             \
+      "permissions of the unix socket file; 0 = leave as the umask makes it") \
+    X(tcp_backlog, "tcp-backlog", CONF_INT, "511", 1, 65535,                  \
+      "listen() backlog of pending connections")                              \
+    X(maxclients, "maxclients", CONF_INT, "10000", 1, 1000000,                \
+      "most clients connected at once; more get an error and are closed")     \
+    X(timeout, "timeout", CONF_INT, "0", 0, 2147483647,                       \
+      "close a client idle for this many seconds; 0 = never")                 \
+    X(client_query_buffer_limit, "client-query-buffer-limit", CONF_BYTES,     \
+      "1gb", 1024, 68719476736LL,                                             \
+      "most unparsed input bytes buffered for one client")                    \
+    X(proto_max_bulk_len, "proto-max-bulk-len", CONF_BYTES, "512mb", 1,       \
+      68719476736LL, "longest bulk string argument accepted")                 \
+    X(proto_max_args, "proto-max-args", CONF_INT, "1048576", 1, 2147483647,   \
+      "most arguments in one request")                                        \
+    X(output_pause_limit, "client-output-pause-limit", CONF_BYTES, "1mb",     \
+      1024, 68719476736LL,                                                    \
+      "stop reading from a client while this much output waits to be sent")   \
+    X(output_hard_limit, "client-output-hard-limit", CONF_BYTES, "256mb",     \
+      1024, 68719476736LL,                                                    \
+      "close a client whose unsent output passes this size")                  \
+    X(hz, "hz", CONF_INT, "10", 1, 500,                                       \
+      "background task frequency: key expiry, rehashing, idle timeouts")      \
+    X(loglevel, "loglevel", CONF_ENUM, "notice", 0, 0,                        \
+      "log verbosity {debug verbose notice warning}")                         \
+    X(logfile, "logfile", CONF_STRING, "", 0, 0,                              \
+      "log to this file; empty = standard error")
+
+#endif

@@ -1,0 +1,79 @@
+/*
+ * mem.c - counted allocation (see mem.h).
+ *
+ * One process, one event loop thread: the counters need no atomics.
+ */
+#include "protocol/mem.h"
+
+#include <malloc.h>
+#include <stdlib.h>
+
+static size_t used_bytes;
+static size_t peak_bytes;
+
+static void
+account_alloc(void *p)
+{
+    if (p != NULL) {
+        used_bytes += malloc_usable_size(p);
+        if (used_bytes > peak_bytes) {
+            peak_bytes = used_bytes;
+        }
+    }
+}
+
+void *
+mem_malloc(size_t size)
+{
+    void *p = malloc(size);
+    account_alloc(p);
+    return p;
+}
+
+void *
+mem_calloc(size_t n, size_t size)
+{
+    void *p = calloc(n, size);
+    account_alloc(p);
+    return p;
+}
+
+void *
+mem_realloc(void *p, size_t size)
+{
+    size_t old = p != NULL ? malloc_usable_size(p) : 0;
+    void *q = realloc(p, size);
+    if (q == NULL) {
+        return NULL; /* the old block is untouched and still counted */
+    }
+    used_bytes -= old;
+    account_alloc(q);
+    return q;
+}
+
+void
+mem_free(void *p)
+{
+    if (p != NULL) {
+        used_bytes -= malloc_usable_size(p);
+        free(p);
+    }
+}
+
+size_t
+mem_used(void)
+{
+    return used_bytes;
+}
+
+size_t
+mem_peak(void)
+{
+    return peak_bytes;
+}
+
+void
+mem_trim(void)
+{
+    malloc_trim(0);
+}

@@ -1,0 +1,28 @@
+/*
+ * mem.h - allocation wrappers that keep an exact count of the bytes in use,
+ * so INFO can report used_memory the way Redis's zmalloc does.
+ *
+ * The count uses malloc_usable_size(), i.e. what the allocator really handed
+ * out, so it follows the allocator's rounding. Every function returns NULL on
+ * failure like malloc; callers must handle it.
+ */
+#ifndef CELLGATE_MEM_H
+#define CELLGATE_MEM_H
+
+#include <stddef.h>
+
+void *mem_malloc(size_t size);
+void *mem_calloc(size_t n, size_t size);
+void *mem_realloc(void *p, size_t size);
+void mem_free(void *p);
+
+/* Bytes currently allocated through these functions. */
+size_t mem_used(void);
+
+/* Largest mem_used() seen since start. */
+size_t mem_peak(void);
+
+/* Hand free pages back to the kernel (after a mass expiry). */
+void mem_trim(void);
+
+#endif

@@ -1,0 +1,94 @@
+/*
+ * store.h - the keyspace: binary-safe key -> limiter record.
+ *
+ * A chained hash table with a keyed hash (SipHash, random seed per process)
+ * and incremental rehashing in both directions: no call ever moves the whole
+ * table at once. Each record embeds its timer-wheel entry, so one allocation
+ * holds the record header, the algorithm state and the key bytes.
+ *
+ * Expiry: a record whose expire_at (wall-clock ns) is <= now is dead.
+ * store_lookup() checks that lazily on every access (correctness); the wheel
+ * removes dead records in the background via store_expire() (memory), never
+ * before they are dead. All times are passed in; nothing here reads a clock.
+ */
+#ifndef CELLGATE_STORE_H
+#define CELLGATE_STORE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "server/wheel.h"
+
+#define STORE_NEVER INT64_MAX   /* expire_at of a record without expiry */
+
+struct store_rec {
+    struct store_rec *hnext;    /* hash chain */
+    struct wheel_entry timer;
+    int64_t expire_at;          /* wall-clock ns; STORE_NEVER = persistent */
+    uint32_t keylen;
+    uint16_t state_size;
+    uint8_t type;               /* algorithm tag, owned by the caller */
+    uint8_t hash_tag;           /* spare hash bits, reject chain misses fast */
+    _Alignas(8) unsigned char data[]; /* state_size bytes of state, then key */
+};
+
+static inline void *
+store_rec_state(struct store_rec *r)
+{
+    return r->data;
+}
+
+static inline const char *
+store_rec_key(const struct store_rec *r)
+{
+    return (const char *)r->data + r->state_size;
+}
+
+struct store;
+
+/* seed: 16 random bytes for the keyed hash. now: wall-clock ns. */
+struct store *store_create(const unsigned char seed[16], int64_t now);
+void store_destroy(struct store **s);
+
+/* The live record for key, or NULL. A dead record met here is removed. */
+struct store_rec *store_lookup(struct store *s, const void *key, size_t keylen,
+                               int64_t now);
+
+/* Add a record for a key that store_lookup() just reported absent. The state
+ * is zeroed and the record has no expiry. NULL if memory ran out or
+ * keylen/state_size are too large. */
+struct store_rec *store_add(struct store *s, const void *key, size_t keylen,
+                            uint8_t type, size_t state_size);
+
+/* Set when r dies. The wheel entry is moved only when the new time is
+ * earlier than the one it is queued for; a later time is picked up when the
+ * old one fires (lazy re-arm). */
+void store_set_expire(struct store *s, struct store_rec *r, int64_t expire_at);
+
+/* Remove and free r. */
+void store_remove(struct store *s, struct store_rec *r);
+
+/* Number of records (live, plus dead ones not yet collected). */
+size_t store_size(const struct store *s);
+
+/* Remove every record. */
+void store_flush(struct store *s);
+
+/* Collect records dead at `now` through the wheel, at most `budget` timer
+ * firings. Returns the number of records removed. */
+size_t store_expire(struct store *s, int64_t now, size_t budget);
+
+/* Background upkeep: a bounded number of incremental rehash steps (grow or
+ * shrink). Returns true while a rehash is still in progress. */
+bool store_cron(struct store *s, size_t steps);
+
+/* Reverse-binary cursor scan (as Redis's dictScan): calls fn for the records
+ * in one bucket (of both tables while rehashing) and returns the next
+ * cursor, 0 when the scan is complete. Survives resizes; may report a
+ * record twice but never misses one that lived throughout. */
+typedef void (*store_scan_fn)(struct store_rec *r, void *arg);
+uint64_t store_scan(struct store *s, uint64_t cursor, store_scan_fn fn,
+                    void *arg);
+
+#endif

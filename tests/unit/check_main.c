@@ -1,0 +1,25 @@
+/*
+ * check_main.c - runs every unit suite. Fork mode stays on, so a crash in
+ * one test is reported and the rest still run. CK_RUN_SUITE / CK_RUN_CASE
+ * (Check's own variables) pick a subset.
+ */
+#include <stdlib.h>
+
+#include "tests/unit/suites.h"
+
+int
+main(void)
+{
+    SRunner *sr = srunner_create(gcra_suite());
+    srunner_add_suite(sr, conf_suite());
+    srunner_add_suite(sr, wheel_suite());
+    srunner_add_suite(sr, store_suite());
+    srunner_add_suite(sr, num_suite());
+    srunner_add_suite(sr, reply_suite());
+    srunner_add_suite(sr, obuf_suite());
+    srunner_add_suite(sr, resp_suite());
+    srunner_run_all(sr, CK_NORMAL);
+    int failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+}

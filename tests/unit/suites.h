@@ -1,0 +1,16 @@
+/* suites.h - every Check suite of the unit test runner (check_main.c). */
+#ifndef CELLGATE_SUITES_H
+#define CELLGATE_SUITES_H
+
+#include <check.h>
+
+Suite *gcra_suite(void);
+Suite *conf_suite(void);
+Suite *wheel_suite(void);
+Suite *store_suite(void);
+Suite *num_suite(void);
+Suite *reply_suite(void);
+Suite *obuf_suite(void);
+Suite *resp_suite(void);
+
+#endif
