@@ -36,9 +36,11 @@ LIB_SRC  := $(wildcard protocol/*.c) $(wildcard algorithms/*.c) \
             $(wildcard conf/*.c) $(filter-out server/main.c,$(wildcard server/*.c))
 LIB_OBJ  := $(LIB_SRC:%.c=$(BUILD)/%.o)
 MAIN_OBJ := $(BUILD)/server/main.o
-UNIT_SRC := $(wildcard tests/unit/*.c)
+UNIT_SRC := $(filter-out tests/unit/gcra_replay.c,$(wildcard tests/unit/*.c))
 UNIT_OBJ := $(UNIT_SRC:%.c=$(BUILD)/%.o)
 UNIT_BIN := $(BUILD)/check_unit
+REPLAY_BIN := $(BUILD)/gcra_replay
+VECTORS  := ../shared/conformance/cl_throttle_vectors.jsonl
 
 PKGS := libuv1-dev libhiredis-dev check pkg-config redis-tools redis-server \
         python3-redis gcc make
@@ -58,7 +60,11 @@ $(BUILD)/%.o: %.c
 $(UNIT_BIN): $(UNIT_OBJ) $(LIB_OBJ)
 	$(CC) $(FINAL_LDFLAGS) -o $@ $^ $(DEPS_LIBS) $(CHECK_LIBS) -lm
 
--include $(LIB_OBJ:.o=.d) $(MAIN_OBJ:.o=.d) $(UNIT_OBJ:.o=.d)
+# Replays the recorded redis-cell vectors against the pure algorithm.
+$(REPLAY_BIN): $(BUILD)/tests/unit/gcra_replay.o $(BUILD)/algorithms/gcra.o
+	$(CC) $(FINAL_LDFLAGS) -o $@ $^ -lm
+
+-include $(BUILD)/tests/unit/gcra_replay.d $(LIB_OBJ:.o=.d) $(MAIN_OBJ:.o=.d) $(UNIT_OBJ:.o=.d)
 
 # Install whatever Debian packages are missing (dpkg -s first: no apt when
 # everything is there).
@@ -83,8 +89,9 @@ test: deps
 	$(MAKE) SANITIZE=1 test-integration
 	@echo "make test: all suites passed (plain and ASan+UBSan)"
 
-test-unit: $(UNIT_BIN)
+test-unit: $(UNIT_BIN) $(REPLAY_BIN)
 	CELLGATE_CONF=conf/cellgate.conf ./$(UNIT_BIN)
+	./$(REPLAY_BIN) $(VECTORS)
 
 test-integration: $(BIN)
 	CELLGATE_BIN=$(abspath $(BIN)) SANITIZE=$(SANITIZE) \

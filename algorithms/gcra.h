@@ -12,6 +12,13 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+/*
+ * A duration in nanoseconds, as wide as redis-cell's time::Duration needs:
+ * a TAT written from a new_tat before the epoch wraps to ~2^64 ns, and
+ * (tat - now) then exceeds INT64_MAX (retry_after ~1.6e10 s on the wire).
+ */
+__extension__ typedef __int128 gcra_ns_t;
+
 struct gcra_params {
     int64_t max_burst;
     int64_t count;      /* requests per period */
@@ -29,8 +36,8 @@ struct gcra_decision {
     bool limited;
     int64_t limit;           /* max_burst + 1 (wrapping) */
     int64_t remaining;
-    int64_t retry_after_ns;  /* -1 s (-1000000000) when allowed or never */
-    int64_t reset_after_ns;
+    gcra_ns_t retry_after_ns; /* -1 s (-1000000000) when allowed or never */
+    gcra_ns_t reset_after_ns;
     /* What the caller must do with the key (only when status != ZERO_RATE): */
     bool store;              /* write new_tat (allowed requests) */
     uint64_t new_tat;        /* ns since the epoch, as redis-cell stores it */
@@ -53,9 +60,13 @@ enum gcra_status gcra_throttle(const struct gcra_params *p, bool has_tat,
  * (ceil, but a fractional part below 1 ms is dropped; negative values
  * truncate toward zero).
  */
-int64_t gcra_reply_seconds(int64_t ns);
+int64_t gcra_reply_seconds(gcra_ns_t ns);
 
-/* The same duration in milliseconds, rounded up (cellgate's MS option). */
-int64_t gcra_reply_millis(int64_t ns);
+/*
+ * The same duration in milliseconds for cellgate's MS option: rounded up
+ * when positive, truncated toward zero when negative, and the "allowed /
+ * never" marker -1 s maps to -1.
+ */
+int64_t gcra_reply_millis(gcra_ns_t ns);
 
 #endif

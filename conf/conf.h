@@ -44,22 +44,36 @@ struct conf_option {
 
 #define CONF_ERR_LEN 512
 
-/* Set every option to its default. Returns 0, or -1 if memory ran out. */
+/* Set every option to its default (each default string goes through the
+ * same parser as a user's value). Returns 0, or -1 if memory ran out (or a
+ * table default is invalid, which the unit test rules out); on -1 the
+ * struct is left as conf_deinit leaves it. */
 int conf_init(struct conf *c);
+
+/* Free the strings; the pointers are NULLed, so a second call is a no-op. */
 void conf_deinit(struct conf *c);
 
-/* Parse a "name value" file (# comments, blank lines, quoted values).
- * Returns 0, or -1 with err = "path:line: what is wrong". */
+/* Parse a "name value" file (whole-line # comments, blank lines, values
+ * quoted as in redis.conf). Later lines override earlier ones.
+ * Returns 0, or -1 with err = "path:line: what is wrong" (line 0 when the
+ * file cannot be read); the lines before the bad one have been applied. */
 int conf_load_file(struct conf *c, const char *path, char *err, size_t errlen);
 
-/* Set one option from text, as the file or "--name value" would.
+/* Set one option from text, as the file or "--name value" would. A
+ * rejected value leaves the option unchanged.
  * Returns 0, or -1 with err = what is wrong (without a location). */
 int conf_set(struct conf *c, const char *name, const char *value, char *err,
              size_t errlen);
 
+/* conf_set for a row already looked up (conf_find), e.g. by CONFIG SET. */
+int conf_set_option(struct conf *c, const struct conf_option *o,
+                    const char *value, char *err, size_t errlen);
+
 /* Apply command-line arguments: an optional config file path first, then
- * "--name value" pairs (value may be several words up to the next --name).
- * Flags that are not options (--help, --version, --test-config,
+ * "--name value" pairs, exactly one value each (quote it in the shell if it
+ * has spaces; an argument starting with "--" is never taken as a value, so
+ * "--port --hz 5" reports the missing port value).
+ * Flags that are not options (--help, -h, --version, -v, --test-config,
  * --describe-config) are left to the caller: they are skipped here.
  * Returns 0, or -1 with err ("path:line: ..." or "--name: ...").
  * Checks cross-option constraints at the end (conf_validate). */
@@ -69,7 +83,8 @@ int conf_load_args(struct conf *c, int argc, char **argv, char *err,
 /* Cross-option checks (e.g. the pause limit below the hard limit). */
 int conf_validate(const struct conf *c, char *err, size_t errlen);
 
-/* The table, and lookup by name (case-insensitive). */
+/* The table (count may be NULL), and lookup by name (case-insensitive;
+ * NULL if unknown). */
 const struct conf_option *conf_options(size_t *count);
 const struct conf_option *conf_find(const char *name);
 

@@ -31,10 +31,10 @@
     X(timeout, "timeout", CONF_INT, "0", 0, 2147483647,                       \
       "close a client idle for this many seconds; 0 = never")                 \
     X(client_query_buffer_limit, "client-query-buffer-limit", CONF_BYTES,     \
-      "1gb", 1024, 68719476736LL,                                             \
-      "most unparsed input bytes buffered for one client")                    \
+      "1gb", 1024, 1073741824LL,                                              \
+      "most unparsed input bytes buffered for one client (at most 1gb)")      \
     X(proto_max_bulk_len, "proto-max-bulk-len", CONF_BYTES, "512mb", 1,       \
-      68719476736LL, "longest bulk string argument accepted")                 \
+      1073741824LL, "longest bulk string argument accepted")                 \
     X(proto_max_args, "proto-max-args", CONF_INT, "1048576", 1, 2147483647,   \
       "most arguments in one request")                                        \
     X(output_pause_limit, "client-output-pause-limit", CONF_BYTES, "1mb",     \

@@ -1,0 +1,215 @@
+/*
+ * gcra.c - CL.THROTTLE's generic cell rate algorithm, bit-exact with
+ * redis-cell 0.5.0 (shared/spec/cl-throttle.md).
+ *
+ * Design. redis-cell's replies are products of its exact numeric types, so
+ * this file models those types rather than the idea of GCRA:
+ *
+ *  - Parameters are Rust i64 in a release build: limit = b + 1, the delay
+ *    variation tolerance dvt = ei * (b + 1) and increment = ei * q wrap on
+ *    overflow. C signed overflow is undefined, so the wrapping operations go
+ *    through uint64_t.
+ *  - The emission interval ei is an f64 division of the exact (i128) period
+ *    in ns by count, converted with Rust's saturating `f64 as i64`.
+ *  - Instants are time::OffsetDateTime and their differences time::Duration
+ *    (i64 seconds + i32 ns): far wider than i64 ns. A stored TAT is a u64
+ *    (never negative when read back), a new TAT is stored modulo 2^64 (one
+ *    before the epoch comes back near 2^64 ns, year 2554). Every instant and
+ *    difference reachable here stays below 2^66 ns in magnitude and inside
+ *    time's year range, so __int128 ns represents them exactly and the
+ *    module's "out of range" panics cannot happen.
+ *  - remaining truncates both operands to whole microseconds before an f64
+ *    division; the reply seconds add 1 only for a fractional part >= 1 ms.
+ *
+ * Pure: no clock, no allocation, no I/O. The caller owns the key.
+ */
+#include "algorithms/gcra.h"
+
+#include <math.h>
+
+#define NS_PER_US  INT64_C(1000)
+#define NS_PER_MS  INT64_C(1000000)
+#define NS_PER_SEC INT64_C(1000000000)
+
+/* "Allowed" / "never" marker of retry_after: Duration::seconds(-1). */
+#define GCRA_NO_RETRY (-NS_PER_SEC)
+
+__extension__ typedef __int128 i128;
+
+/* Wrapping i64 arithmetic (Rust release semantics) without C's UB. */
+static int64_t
+wrap_add(int64_t a, int64_t b)
+{
+    return (int64_t)((uint64_t)a + (uint64_t)b);
+}
+
+static int64_t
+wrap_mul(int64_t a, int64_t b)
+{
+    return (int64_t)((uint64_t)a * (uint64_t)b);
+}
+
+/* Rust `f64 as i64`: truncate toward zero, saturate, NaN -> 0. */
+static int64_t
+f64_to_i64(double x)
+{
+    if (isnan(x)) {
+        return 0;
+    }
+    if (x >= 9223372036854775808.0) {
+        return INT64_MAX;
+    }
+    if (x <= -9223372036854775808.0) {
+        return INT64_MIN;
+    }
+    return (int64_t)x;
+}
+
+/*
+ * Rate::per_period: period_ns is exact in i128 (period * 10^9 can exceed
+ * i64), then rounded to f64 like Rust's `as f64`, so periods above 2^53 ns
+ * leak their rounding into ei, exactly as in redis-cell.
+ */
+static int64_t
+emission_interval(int64_t count, int64_t period)
+{
+    i128 period_ns = (i128)period * NS_PER_SEC;
+
+    if (count == 0 || period_ns == 0) {
+        return 0;
+    }
+    return f64_to_i64((double)period_ns / (double)count);
+}
+
+/*
+ * Tokens left: (dvt - ttl) / ei with both operands truncated to whole
+ * microseconds first. An ei below 1 µs divides by 0.0 (-> +-inf, saturated;
+ * 0/0 -> NaN -> 0), and an ei that is not a whole number of µs lets the
+ * result exceed the limit: both are redis-cell's observed answers.
+ */
+static int64_t
+remaining_tokens(int64_t dvt, i128 ttl, int64_t ei)
+{
+    i128 next = (i128)dvt - ttl;
+
+    if (!(next > -(i128)ei)) {
+        return 0;
+    }
+    return f64_to_i64((double)(next / NS_PER_US) / (double)(ei / NS_PER_US));
+}
+
+/* "Zero rates are not supported": an error reply, the key untouched. */
+static enum gcra_status
+decide_zero_rate(struct gcra_decision *out)
+{
+    out->limited = false;
+    out->remaining = 0;
+    out->retry_after_ns = GCRA_NO_RETRY;
+    out->reset_after_ns = GCRA_NO_RETRY;
+    out->store = false;
+    out->new_tat = 0;
+    out->ttl_ms = 0;
+    return GCRA_ZERO_RATE;
+}
+
+/* Limited: nothing is written; retry only if the request can ever fit. */
+static void
+decide_limited(struct gcra_decision *out, i128 diff, int64_t increment,
+               int64_t dvt, i128 ttl)
+{
+    out->limited = true;
+    out->retry_after_ns = increment <= dvt ? -diff : GCRA_NO_RETRY;
+    out->reset_after_ns = ttl;
+    out->store = false;
+    out->new_tat = 0;
+    out->ttl_ms = 0;
+}
+
+/*
+ * Allowed: redis-cell stores new_tat as u64 (two's complement wrap below
+ * the epoch) and then PEXPIREs trunc(ttl / 1 ms). -1 ms is Redis's
+ * "no expiry"; anything below fails after the value was written.
+ */
+static enum gcra_status
+decide_allowed(struct gcra_decision *out, i128 new_tat, i128 ttl)
+{
+    out->limited = false;
+    out->retry_after_ns = GCRA_NO_RETRY;
+    out->reset_after_ns = ttl;
+    out->store = true;
+    out->new_tat = (uint64_t)new_tat;
+    /* ttl = new_tat - now <= dvt here, and >= increment: it fits i64. */
+    out->ttl_ms = (int64_t)(ttl / NS_PER_MS);
+    return out->ttl_ms < -1 ? GCRA_EXPIRE_ERROR : GCRA_OK;
+}
+
+enum gcra_status
+gcra_throttle(const struct gcra_params *p, bool has_tat, uint64_t tat,
+              int64_t now, struct gcra_decision *out)
+{
+    int64_t ei = emission_interval(p->count, p->period);
+    int64_t limit = wrap_add(p->max_burst, 1);
+    int64_t dvt = wrap_mul(ei, limit);
+    enum gcra_status status = GCRA_OK;
+
+    out->limit = limit;
+    if (ei == 0) {
+        /* Checked before the key is read: a zero rate never creates it. */
+        return decide_zero_rate(out);
+    }
+
+    int64_t increment = wrap_mul(ei, p->quantity);
+    i128 now_ns = now;
+    i128 tat_ns = has_tat ? (i128)tat : now_ns;
+    i128 new_tat = (now_ns > tat_ns ? now_ns : tat_ns) + increment;
+    i128 allow_at = new_tat - dvt;
+    i128 diff = now_ns - allow_at;
+    i128 ttl;
+
+    if (diff < 0) {
+        ttl = tat_ns - now_ns;
+        decide_limited(out, diff, increment, dvt, ttl);
+    } else {
+        ttl = new_tat - now_ns;
+        status = decide_allowed(out, new_tat, ttl);
+    }
+    out->remaining = remaining_tokens(dvt, ttl, ei);
+    return status;
+}
+
+/*
+ * lib.rs: `d.as_seconds_f64() as i64`, plus 1 if `d.subsec_milliseconds()
+ * > 0`. (seconds, nanoseconds) is time::Duration's normal form: both
+ * truncated toward zero with the same sign. The f64 sum is kept as is: it
+ * can round x.999999999 up for durations above 2^23 s, as redis-cell does.
+ */
+int64_t
+gcra_reply_seconds(gcra_ns_t ns)
+{
+    int64_t secs = (int64_t)(ns / NS_PER_SEC);
+    int32_t subsec = (int32_t)(ns % NS_PER_SEC);
+    int64_t whole = f64_to_i64((double)secs + (double)subsec / 1e9);
+
+    if (subsec / NS_PER_MS > 0) {
+        whole += 1;
+    }
+    return whole;
+}
+
+/*
+ * cellgate's MS option: ceil for positive values, truncation toward zero
+ * for negative ones, so the "allowed / never" -1 s stays -1.
+ */
+int64_t
+gcra_reply_millis(gcra_ns_t ns)
+{
+    if (ns == GCRA_NO_RETRY) {
+        return -1;
+    }
+    int64_t ms = (int64_t)(ns / NS_PER_MS);
+
+    if (ns % NS_PER_MS > 0) {
+        ms += 1;
+    }
+    return ms;
+}

@@ -1,0 +1,1007 @@
+/*
+ * conf.c - configuration: the table in options.h applied to struct conf.
+ *
+ * Design
+ * ------
+ * Everything is driven by one table. Each X-macro row of options.h becomes
+ * a struct conf_option {name, type, default, min, max, description, offset
+ * of the field}, and one parser per type turns text into a field. The same
+ * parser reads the table's default string (conf_init), a file line
+ * (conf_load_file) and a "--name value" argument (conf_load_args), so a
+ * default can never be something a user could not write, and the table is
+ * the only place a default lives.
+ *
+ * Setting an option is all-or-nothing: text is parsed into a temporary and
+ * the field is written only when it is valid, so a rejected value leaves
+ * the old one. A string is copied before the old copy is freed, so a failed
+ * malloc also leaves the old value.
+ *
+ * The file syntax is Redis's: one "name value" per line, whole-line #
+ * comments, blank lines, names case-insensitive, words split on blanks and
+ * quoted as sdssplitargs quotes them ("..." with \n \r \t \b \a \\ \" \xHH
+ * escapes, '...' with only \'). That is how an empty value is written:
+ * logfile "". A config file is small, so it is read whole and split and
+ * unquoted in place (unquoting only ever shortens a word): one allocation
+ * per file.
+ *
+ * Numbers are strict, like Redis's string2ll: digits only, no '+', no
+ * leading zero, no blanks, with an overflow check at every digit; a number
+ * too large for int64_t is reported as out of range, not as malformed.
+ * Sizes take Redis memtoll's units (b, k, m, g in thousands; kb, mb, gb in
+ * 1024s; any case).
+ *
+ * This module never prints, except conf_describe: every error is text in
+ * the caller's buffer. The parsers say what is wrong; the loaders add where
+ * ("path:line: " or "--name: ").
+ */
+#include "conf/conf.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define CONF_ROW(field, name, type, def, min, max, desc)                     \
+    { name, type, def, min, max, desc, offsetof(struct conf, field) },
+
+static const struct conf_option options[] = {
+    CONF_OPTIONS(CONF_ROW)
+};
+
+static const size_t noptions = sizeof(options) / sizeof(options[0]);
+
+/* Size units, as Redis memtoll accepts them. */
+static const struct {
+    const char *suffix;
+    int64_t mult;
+} units[] = {
+    { "", 1 },
+    { "b", 1 },
+    { "k", 1000 },
+    { "kb", 1024 },
+    { "m", 1000 * 1000 },
+    { "mb", 1024 * 1024 },
+    { "g", 1000LL * 1000 * 1000 },
+    { "gb", 1024LL * 1024 * 1024 },
+};
+
+#if defined(__GNUC__)
+#define CONF_PRINTF(fmt, args) __attribute__((format(printf, fmt, args)))
+#else
+#define CONF_PRINTF(fmt, args)
+#endif
+
+static void err_set(char *err, size_t errlen, const char *fmt, ...)
+    CONF_PRINTF(3, 4);
+
+/* Every error goes through here, so a NULL or empty buffer is tolerated
+ * once rather than at each call. */
+static void
+err_set(char *err, size_t errlen, const char *fmt, ...)
+{
+    va_list ap;
+
+    if (err == NULL || errlen == 0) {
+        return;
+    }
+    va_start(ap, fmt);
+    vsnprintf(err, errlen, fmt, ap);
+    va_end(ap);
+}
+
+/* ---- character helpers (ASCII only: <ctype.h> depends on the locale) ---- */
+
+static bool
+is_blank(char ch)
+{
+    return ch == ' ' || ch == '\t' || ch == '\r' || ch == '\n' ||
+           ch == '\v' || ch == '\f';
+}
+
+static char
+ascii_lower(char ch)
+{
+    return (ch >= 'A' && ch <= 'Z') ? (char)(ch - 'A' + 'a') : ch;
+}
+
+/* Does the NUL-terminated s equal the n bytes at word, ignoring case? */
+static bool
+ascii_ieq(const char *s, const char *word, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        if (s[i] == '\0' || ascii_lower(s[i]) != ascii_lower(word[i])) {
+            return false;
+        }
+    }
+    return s[n] == '\0';
+}
+
+static bool
+is_digit(char ch)
+{
+    return ch >= '0' && ch <= '9';
+}
+
+/* The value of a digit in any base up to 16, or 16 for a non-digit. */
+static unsigned
+digit_value(char ch)
+{
+    if (is_digit(ch)) {
+        return (unsigned)(ch - '0');
+    }
+    ch = ascii_lower(ch);
+    if (ch >= 'a' && ch <= 'f') {
+        return (unsigned)(ch - 'a' + 10);
+    }
+    return 16;
+}
+
+static char *
+skip_blanks(char *p)
+{
+    while (is_blank(*p)) {
+        p++;
+    }
+    return p;
+}
+
+/* ---- fields ---- */
+
+static int64_t *
+num_field(struct conf *c, const struct conf_option *o)
+{
+    return (int64_t *)(void *)((char *)c + o->offset);
+}
+
+static char **
+str_field(struct conf *c, const struct conf_option *o)
+{
+    return (char **)(void *)((char *)c + o->offset);
+}
+
+static int64_t
+num_value(const struct conf *c, const struct conf_option *o)
+{
+    return *(const int64_t *)(const void *)((const char *)c + o->offset);
+}
+
+static const char *
+str_value(const struct conf *c, const struct conf_option *o)
+{
+    const char *s =
+        *(char *const *)(const void *)((const char *)c + o->offset);
+
+    return s != NULL ? s : "";
+}
+
+static bool
+is_string_type(enum conf_type t)
+{
+    return t == CONF_STRING || t == CONF_ENUM;
+}
+
+/* ---- numbers ---- */
+
+/* Consume every digit of the base at s into *out. Digits keep being
+ * consumed after an overflow, so "99999999999999999999gb" is seen whole
+ * and reported as too large rather than as malformed. */
+static const char *
+scan_digits(const char *s, unsigned base, int64_t *out, bool *overflow)
+{
+    int64_t v = 0;
+
+    *overflow = false;
+    for (; digit_value(*s) < base; s++) {
+        int64_t d = digit_value(*s);
+
+        if (v > (INT64_MAX - d) / (int64_t)base) {
+            *overflow = true;
+        } else {
+            v = v * (int64_t)base + d;
+        }
+    }
+    *out = v;
+    return s;
+}
+
+/* A strict decimal starts with a digit, and with 0 only if 0 is all of it
+ * (string2ll's rule: "007" is a typo more often than it is 7). */
+static bool
+decimal_start_ok(const char *s)
+{
+    return is_digit(s[0]) && !(s[0] == '0' && is_digit(s[1]));
+}
+
+static int
+range_error(const struct conf_option *o, const char *text, char *err,
+            size_t errlen)
+{
+    if (o->type == CONF_OCTAL) {
+        err_set(err, errlen,
+                "'%s' must be between %" PRIo64 " and %" PRIo64
+                " (octal), got '%s'",
+                o->name, (uint64_t)o->min, (uint64_t)o->max, text);
+    } else {
+        err_set(err, errlen,
+                "'%s' must be between %" PRId64 " and %" PRId64 "%s, got '%s'",
+                o->name, o->min, o->max,
+                o->type == CONF_BYTES ? " bytes" : "", text);
+    }
+    return -1;
+}
+
+static int
+check_bounds(const struct conf_option *o, const char *text, int64_t v,
+             char *err, size_t errlen)
+{
+    if (v < o->min || v > o->max) {
+        return range_error(o, text, err, errlen);
+    }
+    return 0;
+}
+
+static int
+parse_int(const struct conf_option *o, const char *text, int64_t *out,
+          char *err, size_t errlen)
+{
+    const char *p = text;
+    bool negative = (*p == '-');
+    bool overflow;
+    int64_t v;
+
+    if (negative) {
+        p++;
+    }
+    /* "-0" is rejected too: string2ll does, and it is never meant. */
+    if (!decimal_start_ok(p) || (negative && *p == '0') ||
+        *scan_digits(p, 10, &v, &overflow) != '\0') {
+        err_set(err, errlen, "'%s' must be an integer, got '%s'", o->name,
+                text);
+        return -1;
+    }
+    if (overflow) {
+        return range_error(o, text, err, errlen);
+    }
+    *out = negative ? -v : v;
+    return check_bounds(o, text, *out, err, errlen);
+}
+
+/* The multiplier of a unit suffix, or 0 if it is not one. */
+static int64_t
+unit_multiplier(const char *suffix)
+{
+    for (size_t i = 0; i < sizeof(units) / sizeof(units[0]); i++) {
+        if (ascii_ieq(suffix, units[i].suffix, strlen(units[i].suffix))) {
+            return units[i].mult;
+        }
+    }
+    return 0;
+}
+
+static int
+parse_bytes(const struct conf_option *o, const char *text, int64_t *out,
+            char *err, size_t errlen)
+{
+    const char *end;
+    bool overflow = false;
+    int64_t n = 0;
+    int64_t mult = 0;
+
+    if (decimal_start_ok(text)) {
+        end = scan_digits(text, 10, &n, &overflow);
+        mult = unit_multiplier(end);
+    }
+    if (mult == 0) {
+        err_set(err, errlen,
+                "'%s' must be a size such as 512mb (units k kb m mb g gb), "
+                "got '%s'", o->name, text);
+        return -1;
+    }
+    if (overflow || n > INT64_MAX / mult) {
+        return range_error(o, text, err, errlen);
+    }
+    *out = n * mult;
+    return check_bounds(o, text, *out, err, errlen);
+}
+
+static int
+parse_octal(const struct conf_option *o, const char *text, int64_t *out,
+            char *err, size_t errlen)
+{
+    bool overflow = false;
+
+    /* Leading zeros are fine here: chmod-style 0700 is common. */
+    if (digit_value(text[0]) >= 8 ||
+        *scan_digits(text, 8, out, &overflow) != '\0') {
+        err_set(err, errlen,
+                "'%s' must be octal digits such as 700, got '%s'", o->name,
+                text);
+        return -1;
+    }
+    if (overflow) {
+        return range_error(o, text, err, errlen);
+    }
+    return check_bounds(o, text, *out, err, errlen);
+}
+
+static int
+parse_bool(const struct conf_option *o, const char *text, int64_t *out,
+           char *err, size_t errlen)
+{
+    if (ascii_ieq(text, "yes", 3)) {
+        *out = 1;
+        return 0;
+    }
+    if (ascii_ieq(text, "no", 2)) {
+        *out = 0;
+        return 0;
+    }
+    err_set(err, errlen, "'%s' must be yes or no, got '%s'", o->name, text);
+    return -1;
+}
+
+static int
+parse_number(const struct conf_option *o, const char *text, int64_t *out,
+             char *err, size_t errlen)
+{
+    switch (o->type) {
+    case CONF_INT:
+        return parse_int(o, text, out, err, errlen);
+    case CONF_BYTES:
+        return parse_bytes(o, text, out, err, errlen);
+    case CONF_BOOL:
+        return parse_bool(o, text, out, err, errlen);
+    case CONF_OCTAL:
+        return parse_octal(o, text, out, err, errlen);
+    case CONF_STRING:
+    case CONF_ENUM:
+        break;
+    }
+    err_set(err, errlen, "'%s' is not a numeric option", o->name);
+    return -1;
+}
+
+/* ---- strings and enums ---- */
+
+/* Replace a string field with a copy of n bytes of text. The copy is made
+ * before the old value is freed, so running out of memory keeps it. */
+static int
+set_string(struct conf *c, const struct conf_option *o, const char *text,
+           size_t n, char *err, size_t errlen)
+{
+    char **field = str_field(c, o);
+    char *copy = malloc(n + 1);
+
+    if (copy == NULL) {
+        err_set(err, errlen, "out of memory setting '%s'", o->name);
+        return -1;
+    }
+    memcpy(copy, text, n);
+    copy[n] = '\0';
+    free(*field);
+    *field = copy;
+    return 0;
+}
+
+/* The words an enum allows are the blank-separated words between the
+ * braces of its description, e.g. "log verbosity {debug verbose}": the
+ * words are written once, where --describe-config shows them too.
+ * Start with *cursor = NULL; each call yields the next word. */
+static bool
+enum_next(const struct conf_option *o, const char **cursor,
+          const char **word, size_t *len)
+{
+    const char *p = *cursor;
+
+    if (p == NULL) {
+        p = strchr(o->desc, '{');
+        if (p == NULL) {
+            return false;
+        }
+        p++;
+    }
+    while (is_blank(*p)) {
+        p++;
+    }
+    *word = p;
+    while (*p != '\0' && *p != '}' && !is_blank(*p)) {
+        p++;
+    }
+    *len = (size_t)(p - *word);
+    *cursor = p;
+    return *len > 0;
+}
+
+/* "debug, verbose, notice, warning" into buf, cut short if it must be. */
+static void
+enum_list(const struct conf_option *o, char *buf, size_t buflen)
+{
+    const char *cursor = NULL;
+    const char *word;
+    size_t len;
+    size_t pos = 0;
+
+    buf[0] = '\0';
+    while (enum_next(o, &cursor, &word, &len)) {
+        int n = snprintf(buf + pos, buflen - pos, "%s%.*s",
+                         pos > 0 ? ", " : "", (int)len, word);
+
+        if (n < 0 || (size_t)n >= buflen - pos) {
+            return;
+        }
+        pos += (size_t)n;
+    }
+}
+
+static int
+set_enum(struct conf *c, const struct conf_option *o, const char *text,
+         char *err, size_t errlen)
+{
+    const char *cursor = NULL;
+    const char *word;
+    size_t len;
+    char allowed[CONF_ERR_LEN / 2];
+
+    while (enum_next(o, &cursor, &word, &len)) {
+        if (ascii_ieq(text, word, len)) {
+            /* Store the table's spelling, so CONFIG GET shows "notice"
+             * whatever case the user typed. */
+            return set_string(c, o, word, len, err, errlen);
+        }
+    }
+    enum_list(o, allowed, sizeof(allowed));
+    err_set(err, errlen, "'%s' must be one of %s, got '%s'", o->name,
+            allowed, text);
+    return -1;
+}
+
+/* ---- the table ---- */
+
+const struct conf_option *
+conf_options(size_t *count)
+{
+    if (count != NULL) {
+        *count = noptions;
+    }
+    return options;
+}
+
+const struct conf_option *
+conf_find(const char *name)
+{
+    if (name == NULL) {
+        return NULL;
+    }
+    for (size_t i = 0; i < noptions; i++) {
+        if (ascii_ieq(name, options[i].name, strlen(options[i].name))) {
+            return &options[i];
+        }
+    }
+    return NULL;
+}
+
+/* ---- setting ---- */
+
+int
+conf_set_option(struct conf *c, const struct conf_option *o,
+                const char *value, char *err, size_t errlen)
+{
+    int64_t v;
+
+    if (value == NULL) {
+        err_set(err, errlen, "'%s' wants a value", o->name);
+        return -1;
+    }
+    if (o->type == CONF_STRING) {
+        return set_string(c, o, value, strlen(value), err, errlen);
+    }
+    if (o->type == CONF_ENUM) {
+        return set_enum(c, o, value, err, errlen);
+    }
+    if (parse_number(o, value, &v, err, errlen) != 0) {
+        return -1;
+    }
+    *num_field(c, o) = v;
+    return 0;
+}
+
+int
+conf_set(struct conf *c, const char *name, const char *value, char *err,
+         size_t errlen)
+{
+    const struct conf_option *o = conf_find(name);
+
+    if (o == NULL) {
+        err_set(err, errlen, "unknown option '%s'",
+                name != NULL ? name : "");
+        return -1;
+    }
+    return conf_set_option(c, o, value, err, errlen);
+}
+
+int
+conf_init(struct conf *c)
+{
+    char err[CONF_ERR_LEN];
+
+    memset(c, 0, sizeof(*c));
+    for (size_t i = 0; i < noptions; i++) {
+        /* memset's zero bits need not be a null pointer: say it. */
+        if (is_string_type(options[i].type)) {
+            *str_field(c, &options[i]) = NULL;
+        }
+    }
+    for (size_t i = 0; i < noptions; i++) {
+        if (conf_set_option(c, &options[i], options[i].def, err,
+                            sizeof(err)) != 0) {
+            conf_deinit(c);
+            return -1;
+        }
+    }
+    return 0;
+}
+
+void
+conf_deinit(struct conf *c)
+{
+    for (size_t i = 0; i < noptions; i++) {
+        if (is_string_type(options[i].type)) {
+            char **field = str_field(c, &options[i]);
+
+            free(*field);
+            *field = NULL;
+        }
+    }
+}
+
+/* ---- the file ---- */
+
+/* Decode the backslash escape at p inside "..." into *out; returns how
+ * many bytes it spans. As in Redis: \xHH is a byte, \n \r \t \b \a are
+ * control characters, and any other escaped character stands for itself. */
+static size_t
+unescape(const char *p, char *out)
+{
+    if (p[1] == 'x' && digit_value(p[2]) < 16 && digit_value(p[3]) < 16) {
+        *out = (char)(digit_value(p[2]) * 16 + digit_value(p[3]));
+        return 4;
+    }
+    switch (p[1]) {
+    case 'n': *out = '\n'; break;
+    case 'r': *out = '\r'; break;
+    case 't': *out = '\t'; break;
+    case 'b': *out = '\b'; break;
+    case 'a': *out = '\a'; break;
+    case '\0':
+        /* A backslash ending the line is literal; the quote that never
+         * closes is reported next. */
+        *out = '\\';
+        return 1;
+    default: *out = p[1]; break;
+    }
+    return 2;
+}
+
+/* Decode one character inside quotes at *r (not the closing quote) into
+ * *out, advancing *r. */
+static void
+unquote_char(char **r, char quote, char *out)
+{
+    char *p = *r;
+
+    if (p[0] != '\\') {
+        *out = p[0];
+        *r = p + 1;
+    } else if (quote == '\'') {
+        /* In '...' only \' is an escape; another backslash is literal. */
+        bool escaped_quote = (p[1] == '\'');
+
+        *out = escaped_quote ? '\'' : '\\';
+        *r = p + (escaped_quote ? 2 : 1);
+    } else {
+        *r = p + unescape(p, out);
+    }
+}
+
+/* Split the next word off *pos, unquoting it in place (the decoded word
+ * is never longer than its text, so writing trails reading). Returns 1
+ * with *word set, 0 at the end of the line, or -1 with *why. */
+static int
+split_word(char **pos, char **word, const char **why)
+{
+    char *r = skip_blanks(*pos);
+    char *w = r;
+    char quote = 0;
+
+    *pos = r;
+    if (*r == '\0') {
+        return 0;
+    }
+    *word = w;
+    for (;;) {
+        char ch;
+
+        if (quote == 0) {
+            if (*r == '\0' || is_blank(*r)) {
+                break;
+            }
+            /* As in sdssplitargs, a quote may open inside a word. */
+            if (*r == '"' || *r == '\'') {
+                quote = *r++;
+            } else {
+                *w++ = *r++;
+            }
+            continue;
+        }
+        if (*r == '\0') {
+            *why = "unbalanced quotes";
+            return -1;
+        }
+        if (*r == quote) {
+            r++;
+            if (*r != '\0' && !is_blank(*r)) {
+                *why = "a closing quote must be followed by a space or the "
+                       "end of the line";
+                return -1;
+            }
+            break;
+        }
+        unquote_char(&r, quote, &ch);
+        if (ch == '\0') {
+            *why = "a value cannot contain a NUL byte";
+            return -1;
+        }
+        *w++ = ch;
+    }
+    /* Step past the separator before w may overwrite it with the NUL. */
+    *pos = (*r == '\0') ? r : r + 1;
+    *w = '\0';
+    return 1;
+}
+
+/* Apply the words of a line: a name and exactly one value. */
+static int
+set_words(struct conf *c, char *const *words, size_t nwords,
+          bool comment_after, char *why, size_t whylen)
+{
+    const struct conf_option *o = conf_find(words[0]);
+
+    if (o == NULL) {
+        err_set(why, whylen, "unknown option '%s'", words[0]);
+        return -1;
+    }
+    if (nwords == 1) {
+        err_set(why, whylen, "'%s' wants a value", o->name);
+        return -1;
+    }
+    if (comment_after) {
+        /* Redis has no comments after a value either; say so rather than
+         * "too many values", which would puzzle. */
+        err_set(why, whylen,
+                "'%s' takes one value; a # comment must be on its own line",
+                o->name);
+        return -1;
+    }
+    if (nwords > 2) {
+        err_set(why, whylen,
+                "'%s' takes one value, got %zu (quote a value that has "
+                "spaces)", o->name, nwords - 1);
+        return -1;
+    }
+    return conf_set_option(c, o, words[1], why, whylen);
+}
+
+/* Apply one NUL-terminated line; why gets what is wrong. */
+static int
+load_line(struct conf *c, char *line, char *why, size_t whylen)
+{
+    char *p = skip_blanks(line);
+    char *words[2] = { NULL, NULL };
+    size_t nwords = 0;
+    bool comment_after = false;
+    const char *bad;
+    char *w;
+    int r;
+
+    if (*p == '\0' || *p == '#') {
+        return 0;
+    }
+    while ((r = split_word(&p, &w, &bad)) == 1) {
+        if (nwords < 2) {
+            words[nwords] = w;
+        } else if (nwords == 2 && w[0] == '#') {
+            comment_after = true;
+        }
+        nwords++;
+    }
+    if (r < 0) {
+        err_set(why, whylen, "%s", bad);
+        return -1;
+    }
+    return set_words(c, words, nwords, comment_after, why, whylen);
+}
+
+/* Read all of path into a NUL-terminated malloc'd buffer. */
+static int
+read_file(const char *path, char **out, size_t *outlen, char *err,
+          size_t errlen)
+{
+    FILE *f = fopen(path, "rb");
+    char *buf = NULL;
+    size_t len = 0;
+    size_t cap = 0;
+
+    if (f == NULL) {
+        err_set(err, errlen, "%s:0: cannot open: %s", path, strerror(errno));
+        return -1;
+    }
+    for (;;) {
+        size_t want;
+        size_t n;
+
+        if (cap - len < 2) {
+            char *bigger = (cap <= SIZE_MAX / 2) ?
+                           realloc(buf, cap == 0 ? 4096 : cap * 2) : NULL;
+
+            if (bigger == NULL) {
+                err_set(err, errlen, "%s:0: out of memory while reading",
+                        path);
+                goto fail;
+            }
+            buf = bigger;
+            cap = cap == 0 ? 4096 : cap * 2;
+        }
+        want = cap - len - 1;           /* room for the final NUL */
+        errno = 0;
+        n = fread(buf + len, 1, want, f);
+        len += n;
+        if (n < want) {
+            break;
+        }
+    }
+    if (ferror(f)) {
+        /* e.g. a directory: fopen succeeds, reading fails with EISDIR */
+        err_set(err, errlen, "%s:0: cannot read: %s", path,
+                errno != 0 ? strerror(errno) : "read error");
+        goto fail;
+    }
+    fclose(f);
+    buf[len] = '\0';
+    *out = buf;
+    *outlen = len;
+    return 0;
+
+fail:
+    free(buf);
+    fclose(f);
+    return -1;
+}
+
+/* Apply every line of text (text[len] is NUL), in order. */
+static int
+load_text(struct conf *c, const char *path, char *text, size_t len,
+          char *err, size_t errlen)
+{
+    char why[CONF_ERR_LEN];
+    char *line = text;
+    char *end = text + len;
+    unsigned long lineno = 0;
+
+    while (line < end) {
+        char *stop = memchr(line, '\n', (size_t)(end - line));
+        int rc;
+
+        if (stop == NULL) {
+            stop = end;                 /* a last line without a newline */
+        }
+        lineno++;
+        if (memchr(line, '\0', (size_t)(stop - line)) != NULL) {
+            err_set(why, sizeof(why), "the line contains a NUL byte");
+            rc = -1;
+        } else {
+            *stop = '\0';
+            rc = load_line(c, line, why, sizeof(why));
+        }
+        if (rc != 0) {
+            err_set(err, errlen, "%s:%lu: %s", path, lineno, why);
+            return -1;
+        }
+        line = stop + 1;
+    }
+    return 0;
+}
+
+int
+conf_load_file(struct conf *c, const char *path, char *err, size_t errlen)
+{
+    char *text;
+    size_t len;
+    int rc;
+
+    if (read_file(path, &text, &len, err, errlen) != 0) {
+        return -1;
+    }
+    rc = load_text(c, path, text, len, err, errlen);
+    free(text);
+    return rc;
+}
+
+/* ---- the command line ---- */
+
+/* Flags the caller acts on; they take no value and are skipped here. */
+static bool
+is_caller_flag(const char *arg)
+{
+    static const char *const flags[] = {
+        "--help", "-h", "--version", "-v", "--test-config",
+        "--describe-config",
+    };
+
+    for (size_t i = 0; i < sizeof(flags) / sizeof(flags[0]); i++) {
+        if (strcmp(arg, flags[i]) == 0) {
+            return true;
+        }
+    }
+    return false;
+}
+
+static bool
+is_long_option(const char *arg)
+{
+    return arg[0] == '-' && arg[1] == '-';
+}
+
+/* Apply "--name value" at argv[i]; returns how many arguments it used
+ * (2), or -1 with err. */
+static int
+load_pair(struct conf *c, int argc, char **argv, int i, char *err,
+          size_t errlen)
+{
+    const char *name = argv[i] + 2;
+    const char *value = NULL;
+    char why[CONF_ERR_LEN];
+
+    /* An unknown name is reported even when its value is missing too:
+     * it is the likelier mistake. */
+    if (i + 1 < argc && !is_long_option(argv[i + 1])) {
+        value = argv[i + 1];
+    }
+    if (conf_set(c, name, value, why, sizeof(why)) != 0) {
+        err_set(err, errlen, "--%s: %s", name, why);
+        return -1;
+    }
+    return 2;
+}
+
+int
+conf_load_args(struct conf *c, int argc, char **argv, char *err,
+               size_t errlen)
+{
+    bool file_allowed = true;
+    int i = 1;
+
+    while (i < argc) {
+        const char *arg = argv[i];
+
+        if (is_caller_flag(arg)) {
+            i++;
+        } else if (is_long_option(arg)) {
+            int used = load_pair(c, argc, argv, i, err, errlen);
+
+            if (used < 0) {
+                return -1;
+            }
+            file_allowed = false;       /* the file must not undo them */
+            i += used;
+        } else if (file_allowed && arg[0] != '-') {
+            if (conf_load_file(c, arg, err, errlen) != 0) {
+                return -1;
+            }
+            file_allowed = false;
+            i++;
+        } else {
+            err_set(err, errlen,
+                    "unexpected argument '%s' (usage: [config-file] "
+                    "[--name value ...])", arg);
+            return -1;
+        }
+    }
+    return conf_validate(c, err, errlen);
+}
+
+/* ---- checks and output ---- */
+
+int
+conf_validate(const struct conf *c, char *err, size_t errlen)
+{
+    if (c->output_pause_limit >= c->output_hard_limit) {
+        err_set(err, errlen,
+                "'client-output-pause-limit' (%" PRId64 ") must be below "
+                "'client-output-hard-limit' (%" PRId64 ")",
+                c->output_pause_limit, c->output_hard_limit);
+        return -1;
+    }
+    if (c->proto_max_bulk_len > c->client_query_buffer_limit) {
+        err_set(err, errlen,
+                "'proto-max-bulk-len' (%" PRId64 ") must not exceed "
+                "'client-query-buffer-limit' (%" PRId64 ")",
+                c->proto_max_bulk_len, c->client_query_buffer_limit);
+        return -1;
+    }
+    return 0;
+}
+
+size_t
+conf_format(const struct conf *c, const struct conf_option *o, char *buf,
+            size_t buflen)
+{
+    int n = 0;
+
+    if (buf == NULL || buflen == 0) {
+        return 0;
+    }
+    buf[0] = '\0';
+    switch (o->type) {
+    case CONF_INT:
+    case CONF_BYTES:
+        n = snprintf(buf, buflen, "%" PRId64, num_value(c, o));
+        break;
+    case CONF_BOOL:
+        n = snprintf(buf, buflen, "%s", num_value(c, o) ? "yes" : "no");
+        break;
+    case CONF_OCTAL:
+        n = snprintf(buf, buflen, "%" PRIo64, (uint64_t)num_value(c, o));
+        break;
+    case CONF_STRING:
+    case CONF_ENUM:
+        n = snprintf(buf, buflen, "%s", str_value(c, o));
+        break;
+    }
+    if (n < 0) {
+        buf[0] = '\0';
+        return 0;
+    }
+    return (size_t)n < buflen ? (size_t)n : buflen - 1;
+}
+
+static const char *
+type_name(enum conf_type t)
+{
+    switch (t) {
+    case CONF_INT: return "int";
+    case CONF_BYTES: return "bytes";
+    case CONF_BOOL: return "bool";
+    case CONF_STRING: return "string";
+    case CONF_ENUM: return "enum";
+    case CONF_OCTAL: return "octal";
+    }
+    return "?";
+}
+
+/* The accepted range in words, or "" where the type has none. */
+static void
+describe_range(const struct conf_option *o, char *buf, size_t buflen)
+{
+    buf[0] = '\0';
+    if (o->type == CONF_INT || o->type == CONF_BYTES) {
+        snprintf(buf, buflen, ", %" PRId64 " to %" PRId64, o->min, o->max);
+    } else if (o->type == CONF_OCTAL) {
+        snprintf(buf, buflen, ", %" PRIo64 " to %" PRIo64,
+                 (uint64_t)o->min, (uint64_t)o->max);
+    }
+}
+
+void
+conf_describe(FILE *out)
+{
+    for (size_t i = 0; i < noptions; i++) {
+        const struct conf_option *o = &options[i];
+        const char *quote = o->type == CONF_STRING ? "\"" : "";
+        char range[64];
+
+        describe_range(o, range, sizeof(range));
+        fprintf(out, "%s %s%s%s  (%s%s)\n    %s\n", o->name, quote, o->def,
+                quote, type_name(o->type), range, o->desc);
+    }
+}

@@ -1,0 +1,27 @@
+/*
+ * num.h - strict, overflow-checked decimal integers in and out.
+ *
+ * Parsing follows Redis's string2ll: an optional '-', then digits with no
+ * leading zero (except "0" itself); no '+', no spaces, no "-0", nothing past
+ * the digits, and the value must fit in int64. num_parse_i64_rust follows
+ * Rust's str::parse::<i64> instead (what redis-cell uses): an optional '+' or
+ * '-', then one or more digits, leading zeros allowed.
+ */
+#ifndef CELLGATE_NUM_H
+#define CELLGATE_NUM_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define NUM_I64_MAXLEN 21   /* "-9223372036854775808" plus one spare byte */
+
+bool num_parse_i64(const char *s, size_t len, int64_t *out);
+bool num_parse_i64_rust(const char *s, size_t len, int64_t *out);
+
+/* Write v in decimal to buf (at least NUM_I64_MAXLEN bytes, not
+ * NUL-terminated); return the length. */
+size_t num_fmt_i64(char *buf, int64_t v);
+size_t num_fmt_u64(char *buf, uint64_t v);
+
+#endif

@@ -1,0 +1,179 @@
+/*
+ * obuf.c - chunked output buffer (see obuf.h).
+ *
+ * Every chunk has the same capacity, so a drained chunk can be reused for the
+ * next reply without a trip through the allocator: a pipelining client keeps
+ * cycling through one or two chunks.
+ */
+#include "protocol/obuf.h"
+
+#include <string.h>
+
+#include "protocol/mem.h"
+
+struct obuf_chunk {
+    struct obuf_chunk *next;
+    size_t used;
+    char data[OBUF_CHUNK_SIZE];
+};
+
+void
+obuf_init(struct obuf *o)
+{
+    memset(o, 0, sizeof(*o));
+}
+
+void
+obuf_deinit(struct obuf *o)
+{
+    struct obuf_chunk *c = o->head;
+    while (c != NULL) {
+        struct obuf_chunk *next = c->next;
+        mem_free(c);
+        c = next;
+    }
+    mem_free(o->spare);
+    memset(o, 0, sizeof(*o));
+}
+
+static struct obuf_chunk *
+chunk_get(struct obuf *o)
+{
+    struct obuf_chunk *c = o->spare;
+    if (c != NULL) {
+        o->spare = NULL;
+    } else {
+        c = mem_malloc(sizeof(*c));
+        if (c == NULL) {
+            o->oom = true;
+            return NULL;
+        }
+    }
+    c->next = NULL;
+    c->used = 0;
+    return c;
+}
+
+static void
+chunk_put(struct obuf *o, struct obuf_chunk *c)
+{
+    if (o->spare == NULL) {
+        o->spare = c;
+    } else {
+        mem_free(c);
+    }
+}
+
+/* The tail chunk if it has n free bytes, else a new tail chunk. */
+static struct obuf_chunk *
+tail_with_room(struct obuf *o, size_t n)
+{
+    struct obuf_chunk *t = o->tail;
+    if (t != NULL && OBUF_CHUNK_SIZE - t->used >= n) {
+        return t;
+    }
+    struct obuf_chunk *c = chunk_get(o);
+    if (c == NULL) {
+        return NULL;
+    }
+    if (t == NULL) {
+        o->head = o->tail = c;
+        o->head_sent = 0;
+    } else {
+        t->next = c;
+        o->tail = c;
+    }
+    return c;
+}
+
+int
+obuf_append(struct obuf *o, const void *data, size_t n)
+{
+    const char *p = data;
+    if (o->oom) {
+        return -1;
+    }
+    while (n > 0) {
+        struct obuf_chunk *t = tail_with_room(o, 1);
+        if (t == NULL) {
+            return -1;
+        }
+        size_t room = OBUF_CHUNK_SIZE - t->used;
+        size_t take = n < room ? n : room;
+        memcpy(t->data + t->used, p, take);
+        t->used += take;
+        o->pending += take;
+        p += take;
+        n -= take;
+    }
+    return 0;
+}
+
+char *
+obuf_reserve(struct obuf *o, size_t n)
+{
+    if (o->oom || n > OBUF_CHUNK_SIZE) {
+        o->oom = true;
+        return NULL;
+    }
+    struct obuf_chunk *t = tail_with_room(o, n);
+    return t != NULL ? t->data + t->used : NULL;
+}
+
+void
+obuf_commit(struct obuf *o, size_t used)
+{
+    o->tail->used += used;
+    o->pending += used;
+}
+
+size_t
+obuf_iov(const struct obuf *o, size_t skip, struct iovec *iov, size_t max,
+         size_t *bytes)
+{
+    size_t n = 0;
+    size_t total = 0;
+    size_t off = o->head_sent + skip;
+
+    for (struct obuf_chunk *c = o->head; c != NULL && n < max; c = c->next) {
+        if (off >= c->used) {
+            off -= c->used;
+            continue;
+        }
+        iov[n].iov_base = c->data + off;
+        iov[n].iov_len = c->used - off;
+        total += c->used - off;
+        off = 0;
+        n++;
+    }
+    *bytes = total;
+    return n;
+}
+
+void
+obuf_consume(struct obuf *o, size_t n)
+{
+    o->pending -= n;
+    while (n > 0) {
+        struct obuf_chunk *h = o->head;
+        size_t left = h->used - o->head_sent;
+        if (n < left) {
+            o->head_sent += n;
+            return;
+        }
+        n -= left;
+        o->head = h->next;
+        o->head_sent = 0;
+        if (o->head == NULL) {
+            o->tail = NULL;
+        }
+        chunk_put(o, h);
+    }
+}
+
+void
+obuf_shrink(struct obuf *o)
+{
+    mem_free(o->spare);
+    o->spare = NULL;
+}

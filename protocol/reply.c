@@ -1,0 +1,174 @@
+/*
+ * reply.c - RESP reply composer (see reply.h).
+ *
+ * Small replies are written straight into reserved tail space of the obuf:
+ * one bounds check and no intermediate copy.
+ */
+#include "protocol/reply.h"
+
+#include <string.h>
+
+#include "protocol/num.h"
+
+/* Longest header: type byte, 20 digits and a sign, CRLF. */
+#define HDR_MAX 24
+
+static int
+reply_header(struct obuf *o, char type, int64_t n)
+{
+    char *p = obuf_reserve(o, HDR_MAX);
+    if (p == NULL) {
+        return -1;
+    }
+    size_t len = 0;
+    p[len++] = type;
+    len += num_fmt_i64(p + len, n);
+    p[len++] = '\r';
+    p[len++] = '\n';
+    obuf_commit(o, len);
+    return 0;
+}
+
+int
+reply_status(struct obuf *o, const char *s)
+{
+    size_t n = strlen(s);
+    if (obuf_append(o, "+", 1) < 0 || obuf_append(o, s, n) < 0) {
+        return -1;
+    }
+    return obuf_append(o, "\r\n", 2);
+}
+
+int
+reply_ok(struct obuf *o)
+{
+    return obuf_append(o, "+OK\r\n", 5);
+}
+
+int
+reply_error(struct obuf *o, const char *msg, size_t len)
+{
+    if (obuf_append(o, "-", 1) < 0) {
+        return -1;
+    }
+    /* Copy in runs between CR/LF bytes, which become spaces. */
+    size_t start = 0;
+    for (size_t i = 0; i < len; i++) {
+        if (msg[i] == '\r' || msg[i] == '\n') {
+            if (obuf_append(o, msg + start, i - start) < 0 ||
+                obuf_append(o, " ", 1) < 0) {
+                return -1;
+            }
+            start = i + 1;
+        }
+    }
+    if (obuf_append(o, msg + start, len - start) < 0) {
+        return -1;
+    }
+    return obuf_append(o, "\r\n", 2);
+}
+
+int
+reply_errorz(struct obuf *o, const char *msg)
+{
+    return reply_error(o, msg, strlen(msg));
+}
+
+int
+reply_int(struct obuf *o, int64_t v)
+{
+    return reply_header(o, ':', v);
+}
+
+int
+reply_bulk(struct obuf *o, const void *s, size_t len)
+{
+    if (reply_header(o, '$', (int64_t)len) < 0 ||
+        obuf_append(o, s, len) < 0) {
+        return -1;
+    }
+    return obuf_append(o, "\r\n", 2);
+}
+
+int
+reply_bulkz(struct obuf *o, const char *s)
+{
+    return reply_bulk(o, s, strlen(s));
+}
+
+int
+reply_bulk_i64(struct obuf *o, int64_t v)
+{
+    char buf[NUM_I64_MAXLEN];
+    return reply_bulk(o, buf, num_fmt_i64(buf, v));
+}
+
+int
+reply_bulk_u64(struct obuf *o, uint64_t v)
+{
+    char buf[NUM_I64_MAXLEN];
+    return reply_bulk(o, buf, num_fmt_u64(buf, v));
+}
+
+int
+reply_null(struct obuf *o, int proto)
+{
+    if (proto >= 3) {
+        return obuf_append(o, "_\r\n", 3);
+    }
+    return obuf_append(o, "$-1\r\n", 5);
+}
+
+int
+reply_array(struct obuf *o, size_t n)
+{
+    return reply_header(o, '*', (int64_t)n);
+}
+
+int
+reply_map(struct obuf *o, size_t pairs, int proto)
+{
+    if (proto >= 3) {
+        return reply_header(o, '%', (int64_t)pairs);
+    }
+    return reply_header(o, '*', (int64_t)(pairs * 2));
+}
+
+int
+reply_set(struct obuf *o, size_t n, int proto)
+{
+    return reply_header(o, proto >= 3 ? '~' : '*', (int64_t)n);
+}
+
+int
+reply_verbatim(struct obuf *o, const char *s, size_t len, int proto)
+{
+    if (proto < 3) {
+        return reply_bulk(o, s, len);
+    }
+    if (reply_header(o, '=', (int64_t)len + 4) < 0 ||
+        obuf_append(o, "txt:", 4) < 0 || obuf_append(o, s, len) < 0) {
+        return -1;
+    }
+    return obuf_append(o, "\r\n", 2);
+}
+
+int
+reply_int5(struct obuf *o, const int64_t v[5])
+{
+    char *p = obuf_reserve(o, 4 + 5 * HDR_MAX);
+    if (p == NULL) {
+        return -1;
+    }
+    size_t len = 0;
+    memcpy(p, "*5\r\n", 4);
+    len += 4;
+    for (int i = 0; i < 5; i++) {
+        p[len++] = ':';
+        len += num_fmt_i64(p + len, v[i]);
+        p[len++] = '\r';
+        p[len++] = '\n';
+    }
+    obuf_commit(o, len);
+    return 0;
+}

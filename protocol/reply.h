@@ -1,0 +1,38 @@
+/*
+ * reply.h - RESP2/RESP3 reply composer.
+ *
+ * Appends one reply element to an obuf. Integers and headers are formatted
+ * by hand (num.h), never with snprintf. Functions return 0, or -1 when the
+ * obuf ran out of memory (obuf->oom stays set; the caller closes the
+ * connection after the batch).
+ */
+#ifndef CELLGATE_REPLY_H
+#define CELLGATE_REPLY_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "protocol/obuf.h"
+
+int reply_status(struct obuf *o, const char *s);          /* +s */
+int reply_ok(struct obuf *o);                             /* +OK */
+/* -msg: msg starts with the error code ("ERR ...", "WRONGTYPE ..."); CR and
+ * LF inside it are turned into spaces so the reply stays one line. */
+int reply_error(struct obuf *o, const char *msg, size_t len);
+int reply_errorz(struct obuf *o, const char *msg);
+int reply_int(struct obuf *o, int64_t v);
+int reply_bulk(struct obuf *o, const void *s, size_t len);
+int reply_bulkz(struct obuf *o, const char *s);
+int reply_bulk_i64(struct obuf *o, int64_t v);
+int reply_bulk_u64(struct obuf *o, uint64_t v);
+int reply_null(struct obuf *o, int proto);                /* $-1 or _ */
+int reply_array(struct obuf *o, size_t n);                /* *n */
+int reply_map(struct obuf *o, size_t pairs, int proto);   /* %n or *2n */
+int reply_set(struct obuf *o, size_t n, int proto);       /* ~n or *n */
+/* Verbatim text (RESP3 "=len\r\ntxt:...") or a bulk string in RESP2. */
+int reply_verbatim(struct obuf *o, const char *s, size_t len, int proto);
+
+/* The five-integer limiter reply in one go (the hot path). */
+int reply_int5(struct obuf *o, const int64_t v[5]);
+
+#endif

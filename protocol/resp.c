@@ -1,0 +1,651 @@
+/*
+ * resp.c - request framing (see resp.h).
+ *
+ * hiredis's redisReader (0.14.1) does the RESP parsing; our object functions
+ * receive each element and copy it into a per-parser argument arena, so a
+ * request becomes a flat argv without one allocation per argument. The
+ * reader's buffer doubles as the query buffer: at a request boundary we
+ * peek at its first byte, hand '*' requests to redisReaderGetReply() and
+ * split anything else as an inline command ourselves, advancing the
+ * reader's cursor. The redisReader struct is public in 0.14.1; we read and
+ * move only `buf`, `pos`, `len`, `ridx` and `rstack`, the same fields
+ * redisReaderGetReply() itself maintains.
+ *
+ * Why we look at header lines ourselves: 0.14.1 hands createArray() the
+ * element count truncated to an int, accepts any bulk length that fits a
+ * long long (silently wrapping longer digit strings) and waits forever for
+ * a header line without CRLF. So the '*' line is validated here before
+ * hiredis sees it, a pending '$' line is checked against max_bulk while its
+ * body is still arriving, and every bulk header is re-checked against the
+ * length hiredis reports.
+ */
+#include "protocol/resp.h"
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <string.h>
+
+#include <hiredis/read.h>
+#include <hiredis/sds.h>
+
+#include "protocol/mem.h"
+#include "protocol/num.h"
+
+#define ERR_LEN 128
+#define ARGS_MIN 16          /* argv slots allocated before a count is seen */
+#define ARGS_PREALLOC 1024   /* most slots reserved from an announced count */
+#define COMPACT_AT 1024      /* drop consumed bytes once this many pile up */
+
+struct resp_parser {
+    redisReader *reader;
+    const struct resp_limits *lim; /* shared, may change at run time */
+    bool mid_request;        /* hiredis holds a partial multibulk */
+    /* The request being built: argument bytes, NUL-separated, in arena;
+     * offsets rather than pointers while the arena may still move. */
+    char *arena;
+    size_t arena_len;
+    size_t arena_cap;
+    size_t *offs;
+    size_t *lens;
+    char **ptrs;
+    size_t nargs;
+    size_t args_cap;
+    const char *cb_error;    /* set by an object function that refused */
+    char err[ERR_LEN];
+};
+
+/* A marker object: the argv lives in the parser, hiredis only needs a
+ * non-NULL pointer to know an element was accepted. */
+static char accepted;
+
+static void
+set_error(struct resp_parser *p, const char *msg)
+{
+    size_t n = strlen(msg);
+    if (n >= ERR_LEN) {
+        n = ERR_LEN - 1;
+    }
+    memcpy(p->err, msg, n);
+    p->err[n] = '\0';
+}
+
+static int
+args_reserve(struct resp_parser *p, size_t want)
+{
+    if (want <= p->args_cap) {
+        return 0;
+    }
+    size_t cap = p->args_cap * 2 > want ? p->args_cap * 2 : want;
+    size_t *offs = mem_realloc(p->offs, cap * sizeof(*offs));
+    if (offs == NULL) {
+        return -1;
+    }
+    p->offs = offs;
+    size_t *lens = mem_realloc(p->lens, cap * sizeof(*lens));
+    if (lens == NULL) {
+        return -1;
+    }
+    p->lens = lens;
+    char **ptrs = mem_realloc(p->ptrs, cap * sizeof(*ptrs));
+    if (ptrs == NULL) {
+        return -1;
+    }
+    p->ptrs = ptrs;
+    p->args_cap = cap;
+    return 0;
+}
+
+static int
+arena_reserve(struct resp_parser *p, size_t more)
+{
+    if (p->arena_cap - p->arena_len >= more) {
+        return 0;
+    }
+    size_t cap = p->arena_cap ? p->arena_cap : 256;
+    while (cap - p->arena_len < more) {
+        if (cap > SIZE_MAX / 2) {
+            return -1;
+        }
+        cap *= 2;
+    }
+    char *a = mem_realloc(p->arena, cap);
+    if (a == NULL) {
+        return -1;
+    }
+    p->arena = a;
+    p->arena_cap = cap;
+    return 0;
+}
+
+/* Append one argument (copied, NUL-terminated). */
+static int
+args_push(struct resp_parser *p, const char *s, size_t len)
+{
+    if (len == SIZE_MAX || args_reserve(p, p->nargs + 1) < 0 ||
+        arena_reserve(p, len + 1) < 0) {
+        return -1;
+    }
+    p->offs[p->nargs] = p->arena_len;
+    p->lens[p->nargs] = len;
+    memcpy(p->arena + p->arena_len, s, len);
+    p->arena[p->arena_len + len] = '\0';
+    p->arena_len += len + 1;
+    p->nargs++;
+    return 0;
+}
+
+static void
+args_reset(struct resp_parser *p)
+{
+    p->nargs = 0;
+    p->arena_len = 0;
+}
+
+static void
+args_finish(struct resp_parser *p, struct resp_request *req, int is_inline)
+{
+    for (size_t i = 0; i < p->nargs; i++) {
+        p->ptrs[i] = p->arena + p->offs[i];
+    }
+    req->argc = p->nargs;
+    req->argv = p->ptrs;
+    req->argvlen = p->lens;
+    req->is_inline = is_inline;
+}
+
+/* ---- hiredis object functions ---------------------------------------- */
+
+static struct resp_parser *
+task_parser(const redisReadTask *task)
+{
+    return task->privdata;
+}
+
+static const char *
+type_error(int type)
+{
+    switch (type) {
+    case REDIS_REPLY_STATUS:
+        return "ERR Protocol error: expected '$', got '+'";
+    case REDIS_REPLY_ERROR:
+        return "ERR Protocol error: expected '$', got '-'";
+    case REDIS_REPLY_INTEGER:
+        return "ERR Protocol error: expected '$', got ':'";
+    default:
+        return "ERR Protocol error: expected '$', got '*'";
+    }
+}
+
+/* str points just past "$<len>\r\n" in the reader's buffer: check that the
+ * header hiredis parsed is exactly the canonical decimal of len (hiredis
+ * 0.14.1 wraps an over-long length silently). */
+static bool
+bulk_header_matches(const redisReader *r, const char *str, size_t len)
+{
+    char digits[NUM_I64_MAXLEN];
+    size_t n = num_fmt_u64(digits, len);
+    size_t before = (size_t)(str - r->buf);
+    if (before < n + 3) {
+        return false;
+    }
+    const char *h = str - 2 - n - 1;
+    return h[0] == '$' && memcmp(h + 1, digits, n) == 0 &&
+           str[-2] == '\r' && str[-1] == '\n';
+}
+
+static void *
+obj_string(const redisReadTask *task, char *str, size_t len)
+{
+    struct resp_parser *p = task_parser(task);
+    if (task->type != REDIS_REPLY_STRING || task->parent == NULL) {
+        p->cb_error = type_error(task->type);
+        return NULL;
+    }
+    if (len > p->lim->max_bulk ||
+        !bulk_header_matches(p->reader, str, len)) {
+        p->cb_error = "ERR Protocol error: invalid bulk length";
+        return NULL;
+    }
+    if (args_push(p, str, len) < 0) {
+        p->cb_error = "ERR Protocol error: out of memory";
+        return NULL;
+    }
+    return &accepted;
+}
+
+static void *
+obj_array(const redisReadTask *task, int elements)
+{
+    struct resp_parser *p = task_parser(task);
+    if (task->parent != NULL) {
+        p->cb_error = type_error(REDIS_REPLY_ARRAY);
+        return NULL;
+    }
+    /* The count was validated by check_multibulk_header(). Reserve slots
+     * for it, but never more than ARGS_PREALLOC from a number the client
+     * merely announced. */
+    size_t want = (size_t)elements < ARGS_PREALLOC ? (size_t)elements
+                                                   : ARGS_PREALLOC;
+    args_reset(p);
+    if (args_reserve(p, want) < 0) {
+        p->cb_error = "ERR Protocol error: out of memory";
+        return NULL;
+    }
+    return &accepted;
+}
+
+static void *
+obj_integer(const redisReadTask *task, long long value)
+{
+    (void)value;
+    task_parser(task)->cb_error = type_error(REDIS_REPLY_INTEGER);
+    return NULL;
+}
+
+static void *
+obj_nil(const redisReadTask *task)
+{
+    task_parser(task)->cb_error = "ERR Protocol error: invalid bulk length";
+    return NULL;
+}
+
+static void
+obj_free(void *obj)
+{
+    (void)obj; /* nothing is allocated per object */
+}
+
+static redisReplyObjectFunctions object_functions = {
+    obj_string, obj_array, obj_integer, obj_nil, obj_free
+};
+
+/* ---- lifecycle -------------------------------------------------------- */
+
+struct resp_parser *
+resp_create(const struct resp_limits *lim)
+{
+    struct resp_parser *p = mem_calloc(1, sizeof(*p));
+    if (p == NULL) {
+        return NULL;
+    }
+    p->lim = lim;
+    p->reader = redisReaderCreateWithFunctions(&object_functions);
+    if (p->reader == NULL || args_reserve(p, ARGS_MIN) < 0) {
+        resp_destroy(&p);
+        return NULL;
+    }
+    redisReaderSetPrivdata(p->reader, p);
+    return p;
+}
+
+void
+resp_destroy(struct resp_parser **pp)
+{
+    struct resp_parser *p = *pp;
+    if (p == NULL) {
+        return;
+    }
+    if (p->reader != NULL) {
+        redisReaderFree(p->reader);
+    }
+    mem_free(p->arena);
+    mem_free(p->offs);
+    mem_free(p->lens);
+    mem_free(p->ptrs);
+    mem_free(p);
+    *pp = NULL;
+}
+
+size_t
+resp_buffered(const struct resp_parser *p)
+{
+    return p->reader->len - p->reader->pos;
+}
+
+size_t
+resp_memory(const struct resp_parser *p)
+{
+    return sizeof(*p) + p->arena_cap +
+           p->args_cap * (2 * sizeof(size_t) + sizeof(char *)) +
+           (p->reader->buf ? sdsalloc(p->reader->buf) : 0);
+}
+
+const char *
+resp_error(const struct resp_parser *p)
+{
+    return p->err;
+}
+
+int
+resp_feed(struct resp_parser *p, const char *buf, size_t n)
+{
+    if (resp_buffered(p) + n > p->lim->max_query) {
+        set_error(p, "ERR Protocol error: client query buffer limit reached");
+        return -1;
+    }
+    if (redisReaderFeed(p->reader, buf, n) != REDIS_OK) {
+        set_error(p, "ERR Protocol error: out of memory");
+        return -1;
+    }
+    return 0;
+}
+
+/* Drop consumed bytes from the front of the reader's buffer, as
+ * redisReaderGetReply() does after a reply. */
+static void
+compact(redisReader *r)
+{
+    if (r->pos == r->len) {
+        sdsclear(r->buf);
+        r->pos = r->len = 0;
+    } else if (r->pos >= COMPACT_AT) {
+        sdsrange(r->buf, (int)r->pos, -1);
+        r->pos = 0;
+        r->len = sdslen(r->buf);
+    }
+}
+
+void
+resp_shrink(struct resp_parser *p)
+{
+    redisReader *r = p->reader;
+    if (p->mid_request || r->pos != r->len) {
+        return;
+    }
+    /* An empty, large reader buffer is freed by the next feed (maxbuf);
+     * the arena we can release now. */
+    mem_free(p->arena);
+    p->arena = NULL;
+    p->arena_cap = p->arena_len = 0;
+}
+
+/* ---- inline commands -------------------------------------------------- */
+
+static bool
+is_space(char c)
+{
+    return c == ' ' || c == '\n' || c == '\r' || c == '\t' || c == '\v' ||
+           c == '\f';
+}
+
+static int
+hex_value(char c)
+{
+    if (c >= '0' && c <= '9') {
+        return c - '0';
+    }
+    if (c >= 'a' && c <= 'f') {
+        return c - 'a' + 10;
+    }
+    if (c >= 'A' && c <= 'F') {
+        return c - 'A' + 10;
+    }
+    return -1;
+}
+
+/* One backslash escape inside double quotes at s[*i] == '\\'; returns the
+ * byte and advances *i past the escape. */
+static char
+unescape(const char *s, size_t end, size_t *i)
+{
+    size_t j = *i;
+    if (j + 3 < end && s[j + 1] == 'x' && hex_value(s[j + 2]) >= 0 &&
+        hex_value(s[j + 3]) >= 0) {
+        *i = j + 4;
+        return (char)(hex_value(s[j + 2]) * 16 + hex_value(s[j + 3]));
+    }
+    *i = j + 2;
+    switch (s[j + 1]) {
+    case 'n': return '\n';
+    case 'r': return '\r';
+    case 't': return '\t';
+    case 'b': return '\b';
+    case 'a': return '\a';
+    default: return s[j + 1];
+    }
+}
+
+/* Split one inline line with Redis's rules: whitespace separates words;
+ * "double quotes" take \n \r \t \b \a \xHH and \<char> escapes; 'single
+ * quotes' take only \'; a closing quote must be followed by whitespace or
+ * the end. A NUL byte ends the line, as in Redis. Words are assembled in
+ * the arena. Returns 0, or -1 on unbalanced quotes or out of memory. */
+static int
+split_inline(struct resp_parser *p, const char *s, size_t end)
+{
+    size_t i = 0;
+    args_reset(p);
+    for (;;) {
+        while (i < end && is_space(s[i])) {
+            i++;
+        }
+        if (i >= end || s[i] == '\0') {
+            return 0;
+        }
+        if (args_reserve(p, p->nargs + 1) < 0 ||
+            arena_reserve(p, end - i + 1) < 0) {
+            return -1;
+        }
+        size_t start = p->arena_len;
+        char *out = p->arena + start;
+        size_t n = 0;
+        int quote = 0;
+        for (;;) {
+            if (quote == '"') {
+                if (i >= end || s[i] == '\0') {
+                    return -1;
+                }
+                if (s[i] == '\\' && i + 1 < end) {
+                    out[n++] = unescape(s, end, &i);
+                } else if (s[i] == '"') {
+                    i++;
+                    if (i < end && s[i] != '\0' && !is_space(s[i])) {
+                        return -1;
+                    }
+                    break;
+                } else {
+                    out[n++] = s[i++];
+                }
+            } else if (quote == '\'') {
+                if (i >= end || s[i] == '\0') {
+                    return -1;
+                }
+                if (s[i] == '\\' && i + 1 < end && s[i + 1] == '\'') {
+                    out[n++] = '\'';
+                    i += 2;
+                } else if (s[i] == '\'') {
+                    i++;
+                    if (i < end && s[i] != '\0' && !is_space(s[i])) {
+                        return -1;
+                    }
+                    break;
+                } else {
+                    out[n++] = s[i++];
+                }
+            } else {
+                if (i >= end || s[i] == '\0' || is_space(s[i])) {
+                    break;
+                }
+                if (s[i] == '"' || s[i] == '\'') {
+                    quote = s[i++];
+                } else {
+                    out[n++] = s[i++];
+                }
+            }
+        }
+        out[n] = '\0';
+        p->offs[p->nargs] = start;
+        p->lens[p->nargs] = n;
+        p->arena_len += n + 1;
+        p->nargs++;
+    }
+}
+
+/* Frame one inline line. An empty line is consumed and reported as AGAIN
+ * (the caller sees the progress and goes on). */
+static enum resp_status
+next_inline(struct resp_parser *p, struct resp_request *req)
+{
+    redisReader *r = p->reader;
+    const char *start = r->buf + r->pos;
+    size_t avail = r->len - r->pos;
+    const char *nl = memchr(start, '\n', avail);
+    size_t linelen = nl != NULL ? (size_t)(nl - start) : avail;
+
+    if (linelen > p->lim->max_inline) {
+        set_error(p, "ERR Protocol error: too big inline request");
+        return RESP_ERROR;
+    }
+    if (nl == NULL) {
+        return RESP_AGAIN;
+    }
+    if (split_inline(p, start, linelen) < 0) {
+        set_error(p, "ERR Protocol error: unbalanced quotes in request");
+        return RESP_ERROR;
+    }
+    r->pos += linelen + 1;
+    if (p->nargs == 0) {
+        return RESP_AGAIN;
+    }
+    args_finish(p, req, 1);
+    return RESP_REQUEST;
+}
+
+/* ---- multibulk -------------------------------------------------------- */
+
+/* Validate the '*<count>\r\n' line at the reader's cursor before hiredis
+ * sees it. Returns RESP_REQUEST when hiredis may go on, RESP_AGAIN for an
+ * incomplete line, RESP_ERROR. *count gets the count. */
+static enum resp_status
+check_multibulk_header(struct resp_parser *p, int64_t *count)
+{
+    redisReader *r = p->reader;
+    const char *start = r->buf + r->pos;
+    size_t avail = r->len - r->pos;
+    const char *cr = memchr(start, '\r', avail);
+    if (cr == NULL) {
+        if (avail > p->lim->max_inline) {
+            set_error(p, "ERR Protocol error: too big mbulk count string");
+            return RESP_ERROR;
+        }
+        return RESP_AGAIN;
+    }
+    if ((size_t)(cr - start) + 2 > avail) {
+        return RESP_AGAIN; /* the '\n' has not arrived yet */
+    }
+    if (cr[1] != '\n' ||
+        !num_parse_i64(start + 1, (size_t)(cr - start - 1), count) ||
+        *count > INT32_MAX || (*count > 0 && (size_t)*count > p->lim->max_args)) {
+        set_error(p, "ERR Protocol error: invalid multibulk length");
+        return RESP_ERROR;
+    }
+    return RESP_REQUEST;
+}
+
+/* While a bulk body is still arriving, its '$' line is at the cursor:
+ * refuse a length over max_bulk now rather than buffer it. */
+static enum resp_status
+check_pending_bulk(struct resp_parser *p)
+{
+    redisReader *r = p->reader;
+    if (r->ridx < 0 || r->rstack[r->ridx].type != REDIS_REPLY_STRING) {
+        return RESP_AGAIN;
+    }
+    const char *start = r->buf + r->pos;
+    size_t avail = r->len - r->pos;
+    const char *cr = memchr(start, '\r', avail);
+    int64_t len;
+    if (cr == NULL) {
+        if (avail > p->lim->max_inline) {
+            set_error(p, "ERR Protocol error: too big bulk count string");
+            return RESP_ERROR;
+        }
+        return RESP_AGAIN;
+    }
+    if (!num_parse_i64(start, (size_t)(cr - start), &len) || len < 0 ||
+        (uint64_t)len > p->lim->max_bulk) {
+        set_error(p, "ERR Protocol error: invalid bulk length");
+        return RESP_ERROR;
+    }
+    return RESP_AGAIN;
+}
+
+static void
+reader_error(struct resp_parser *p)
+{
+    redisReader *r = p->reader;
+    if (p->cb_error != NULL) {
+        set_error(p, p->cb_error);
+    } else if (strncmp(r->errstr, "Protocol error, got \"", 21) == 0 &&
+               r->errstr[21] != '\0') {
+        /* An unknown type byte where a '$' belongs. */
+        char msg[64] = "ERR Protocol error: expected '$', got ' '";
+        msg[sizeof("ERR Protocol error: expected '$', got '") - 1] =
+            r->errstr[21];
+        set_error(p, msg);
+    } else {
+        char msg[ERR_LEN];
+        size_t n = strlen("ERR Protocol error: ");
+        memcpy(msg, "ERR Protocol error: ", n);
+        strncpy(msg + n, r->errstr, ERR_LEN - n - 1);
+        msg[ERR_LEN - 1] = '\0';
+        set_error(p, msg);
+    }
+}
+
+static enum resp_status
+next_multibulk(struct resp_parser *p, struct resp_request *req)
+{
+    redisReader *r = p->reader;
+    void *reply = NULL;
+
+    if (!p->mid_request) {
+        int64_t count;
+        enum resp_status st = check_multibulk_header(p, &count);
+        if (st != RESP_REQUEST) {
+            return st;
+        }
+        if (count <= 0) {
+            /* "*0" and "*-1" are empty requests: skip the line. */
+            const char *cr = memchr(r->buf + r->pos, '\r', r->len - r->pos);
+            r->pos = (size_t)(cr - r->buf) + 2;
+            return RESP_AGAIN;
+        }
+        p->mid_request = true;
+    }
+    p->cb_error = NULL;
+    if (redisReaderGetReply(r, &reply) != REDIS_OK) {
+        reader_error(p);
+        return RESP_ERROR;
+    }
+    if (reply == NULL) {
+        return check_pending_bulk(p);
+    }
+    p->mid_request = false;
+    args_finish(p, req, 0);
+    return RESP_REQUEST;
+}
+
+enum resp_status
+resp_next(struct resp_parser *p, struct resp_request *req)
+{
+    redisReader *r = p->reader;
+    for (;;) {
+        if (!p->mid_request && r->pos == r->len) {
+            compact(r);
+            return RESP_AGAIN;
+        }
+        size_t before = r->pos;
+        enum resp_status st = (p->mid_request || r->buf[r->pos] == '*')
+                                  ? next_multibulk(p, req)
+                                  : next_inline(p, req);
+        if (st != RESP_AGAIN) {
+            return st;
+        }
+        /* AGAIN after progress means an empty request was skipped. */
+        if (p->mid_request || r->pos == before) {
+            compact(r);
+            return RESP_AGAIN;
+        }
+    }
+}

@@ -1,0 +1,66 @@
+/*
+ * resp.h - request framing: RESP multibulk (through hiredis's redisReader,
+ * 0.14.1 API) and inline commands (telnet, redis-benchmark's PING_INLINE).
+ *
+ * The parser owns the connection's query buffer (the reader's own buffer) and
+ * turns it into flat argument vectors. It never sees a socket or a clock.
+ * Limits are checked before anything is allocated from a size the client
+ * announced: the argument count when the '*' line arrives, a bulk length when
+ * its '$' line arrives, the inline line length, and the bytes buffered.
+ */
+#ifndef CELLGATE_RESP_H
+#define CELLGATE_RESP_H
+
+#include <stddef.h>
+
+struct resp_limits {
+    size_t max_query;    /* most unparsed bytes buffered */
+    size_t max_bulk;     /* longest bulk string argument */
+    size_t max_args;     /* most arguments in one request */
+    size_t max_inline;   /* longest inline line (and '*'/'$' header line) */
+};
+
+enum resp_status {
+    RESP_REQUEST,   /* a complete request is in the argv */
+    RESP_AGAIN,     /* need more bytes */
+    RESP_ERROR      /* protocol error; resp_error() has the reply text */
+};
+
+/* One request. argv[i] points at argvlen[i] bytes followed by a NUL (args
+ * are binary-safe; the NUL is only a convenience). Valid until the next
+ * resp_next() or resp_feed(). */
+struct resp_request {
+    size_t argc;
+    char **argv;
+    size_t *argvlen;
+    int is_inline;
+};
+
+struct resp_parser;
+
+/* lim is kept by pointer (not copied) so a CONFIG SET reaches every
+ * connection; it must outlive the parser. */
+struct resp_parser *resp_create(const struct resp_limits *lim);
+void resp_destroy(struct resp_parser **p);
+
+/* Buffer n more bytes. Returns 0, or -1 with resp_error() set (query buffer
+ * limit or out of memory); the parser is then unusable. */
+int resp_feed(struct resp_parser *p, const char *buf, size_t n);
+
+/* Frame the next request from the buffered bytes. */
+enum resp_status resp_next(struct resp_parser *p, struct resp_request *req);
+
+/* Reply text for the last error, e.g. "ERR Protocol error: invalid bulk
+ * length" (no leading '-', no CRLF). */
+const char *resp_error(const struct resp_parser *p);
+
+/* Unparsed bytes held. */
+size_t resp_buffered(const struct resp_parser *p);
+
+/* Bytes of memory the parser holds (buffer and argument arena). */
+size_t resp_memory(const struct resp_parser *p);
+
+/* Give back buffer memory while the connection is idle. */
+void resp_shrink(struct resp_parser *p);
+
+#endif

@@ -1,0 +1,37 @@
+/*
+ * clock.c - see clock.h.
+ */
+#include "server/clock.h"
+
+#include <time.h>
+
+static wall_ns last_wall;
+
+wall_ns
+clock_wall_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    wall_ns now = (wall_ns)ts.tv_sec * 1000000000LL + ts.tv_nsec;
+    if (now < last_wall) {
+        return last_wall;
+    }
+    last_wall = now;
+    return now;
+}
+
+mono_ns
+clock_mono_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (mono_ns)ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
+int64_t
+clock_wall_us(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (int64_t)ts.tv_sec * 1000000LL + ts.tv_nsec / 1000;
+}

@@ -1,0 +1,405 @@
+/*
+ * cmd.c - command table and dispatch (see cmd.h).
+ *
+ * Lookup is an open-addressed index over the lower-cased name, built once
+ * at start-up: one hash and usually one comparison per request.
+ */
+#include "server/cmd.h"
+
+#include <ctype.h>
+#include <stdio.h>
+#include <string.h>
+#include <strings.h>
+
+#include "protocol/reply.h"
+#include "server/clock.h"
+#include "server/conn.h"
+#include "server/handlers.h"
+#include "server/server.h"
+
+#define NAME_MAX_LEN 32
+#define INDEX_SIZE 256       /* power of two, well above the command count */
+#define ERROR_CODES_MAX 128  /* as Redis: beyond this, errors are not split */
+
+/* Flag words (COMMAND) and the Redis ACL categories that go with them. */
+#define ADMIN "admin noscript loading stale"
+#define FASTRO "readonly fast"
+
+static struct cmd client_subcommands[] = {
+    { "client|setname", 3, "noscript loading stale", 0, 0, 0, NULL,
+      "slow connection", "connection", "2.6.9", "Sets the connection name.",
+      "connection-name:string", cmd_client_setname, NULL, { 0, 0, 0, 0 } },
+    { "client|getname", 2, "noscript loading stale", 0, 0, 0, NULL,
+      "slow connection", "connection", "2.6.9",
+      "Returns the name of the connection.", "", cmd_client_getname, NULL,
+      { 0, 0, 0, 0 } },
+    { "client|setinfo", 4, "noscript loading stale", 0, 0, 0, NULL,
+      "slow connection", "connection", "7.2.0",
+      "Sets information specific to the client or connection.",
+      "attr:oneof value:string", cmd_client_setinfo, NULL, { 0, 0, 0, 0 } },
+    { "client|id", 2, "noscript loading stale", 0, 0, 0, NULL,
+      "slow connection", "connection", "5.0.0",
+      "Returns the unique client ID of the connection.", "", cmd_client_id,
+      NULL, { 0, 0, 0, 0 } },
+    { "client|list", -2, ADMIN, 0, 0, 0, NULL, "admin slow dangerous connection",
+      "connection", "2.4.0", "Lists open connections.", "",
+      cmd_client_list, NULL, { 0, 0, 0, 0 } },
+    { "client|info", 2, "noscript loading stale", 0, 0, 0, NULL,
+      "slow connection", "connection", "6.2.0",
+      "Returns information about the connection.", "", cmd_client_info,
+      NULL, { 0, 0, 0, 0 } },
+    { "client|help", 2, "loading stale", 0, 0, 0, NULL, "slow connection",
+      "connection", "5.0.0", "Returns helpful text about the different "
+      "subcommands.", "", cmd_client_help, NULL, { 0, 0, 0, 0 } },
+    { NULL, 0, NULL, 0, 0, 0, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL,
+      { 0, 0, 0, 0 } }
+};
+
+static struct cmd command_subcommands[] = {
+    { "command|count", 2, "loading stale", 0, 0, 0, NULL, "slow connection",
+      "server", "2.8.13", "Returns a count of commands.", "",
+      cmd_command_count, NULL, { 0, 0, 0, 0 } },
+    { "command|info", -2, "loading stale", 0, 0, 0, NULL, "slow connection",
+      "server", "2.8.13", "Returns information about one, multiple or all "
+      "commands.", "*command-name:string", cmd_command_info, NULL,
+      { 0, 0, 0, 0 } },
+    { "command|docs", -2, "loading stale", 0, 0, 0, NULL, "slow connection",
+      "server", "7.0.0", "Returns documentary information about one, "
+      "multiple or all commands.", "*command-name:string", cmd_command_docs,
+      NULL, { 0, 0, 0, 0 } },
+    { "command|list", -2, "loading stale", 0, 0, 0, NULL, "slow connection",
+      "server", "7.0.0", "Returns a list of command names.", "",
+      cmd_command_list, NULL, { 0, 0, 0, 0 } },
+    { "command|help", 2, "loading stale", 0, 0, 0, NULL, "slow connection",
+      "server", "5.0.0", "Returns helpful text about the different "
+      "subcommands.", "", cmd_command_help, NULL, { 0, 0, 0, 0 } },
+    { NULL, 0, NULL, 0, 0, 0, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL,
+      { 0, 0, 0, 0 } }
+};
+
+static struct cmd config_subcommands[] = {
+    { "config|get", -3, "admin noscript loading stale", 0, 0, 0, NULL,
+      "admin slow dangerous", "server", "2.0.0",
+      "Returns the effective values of configuration parameters.",
+      "*parameter:pattern", cmd_config_get, NULL, { 0, 0, 0, 0 } },
+    { "config|set", -4, "admin noscript loading stale", 0, 0, 0, NULL,
+      "admin slow dangerous", "server", "2.0.0",
+      "Sets configuration parameters in-flight.",
+      "*parameter:string value:string", cmd_config_set, NULL, { 0, 0, 0, 0 } },
+    { "config|resetstat", 2, "admin noscript loading stale", 0, 0, 0, NULL,
+      "admin slow dangerous", "server", "2.0.0",
+      "Resets the server's statistics.", "", cmd_config_resetstat, NULL,
+      { 0, 0, 0, 0 } },
+    { "config|help", 2, "loading stale", 0, 0, 0, NULL, "slow", "server",
+      "5.0.0", "Returns helpful text about the different subcommands.", "",
+      cmd_config_help, NULL, { 0, 0, 0, 0 } },
+    { NULL, 0, NULL, 0, 0, 0, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL,
+      { 0, 0, 0, 0 } }
+};
+
+static struct cmd table[] = {
+    { "cl.throttle", -1, "write denyoom fast module", 1, 1, 1,
+      "RW ACCESS UPDATE", "write fast", "ratelimit", "1.0.0",
+      "GCRA rate limit, bit-exact with redis-cell: allow or deny one "
+      "request of quantity tokens.",
+      "key:key max_burst:integer count:integer period:integer "
+      "?quantity:integer ?PEEK:pure-token ?MS:pure-token",
+      cmd_cl_throttle, NULL, { 0, 0, 0, 0 } },
+    { "ping", -1, "fast stale", 0, 0, 0, NULL, "fast connection",
+      "connection", "1.0.0", "Returns the server's liveliness response.",
+      "?message:string", cmd_ping, NULL, { 0, 0, 0, 0 } },
+    { "echo", 2, "fast", 0, 0, 0, NULL, "fast connection", "connection",
+      "1.0.0", "Returns the given string.", "message:string", cmd_echo, NULL,
+      { 0, 0, 0, 0 } },
+    { "quit", -1, "allow_busy noscript loading stale fast no_auth", 0, 0, 0,
+      NULL, "fast connection", "connection", "1.0.0",
+      "Closes the connection.", "", cmd_quit, NULL, { 0, 0, 0, 0 } },
+    { "select", 2, "loading stale fast", 0, 0, 0, NULL, "fast connection",
+      "connection", "1.0.0", "Changes the selected database (only 0 "
+      "exists).", "index:integer", cmd_select, NULL, { 0, 0, 0, 0 } },
+    { "hello", -1, "noscript loading stale fast no_auth", 0, 0, 0, NULL,
+      "fast connection", "connection", "6.0.0",
+      "Handshakes with the server.",
+      "?protover:integer ?AUTH:pure-token ?username:string ?password:string "
+      "?SETNAME:pure-token ?clientname:string", cmd_hello, NULL,
+      { 0, 0, 0, 0 } },
+    { "auth", -2, "noscript loading stale fast no_auth", 0, 0, 0, NULL,
+      "fast connection", "connection", "1.0.0",
+      "Authenticates the connection.", "?username:string password:string",
+      cmd_auth, NULL, { 0, 0, 0, 0 } },
+    { "readonly", 1, "loading stale fast", 0, 0, 0, NULL, "fast connection",
+      "cluster", "3.0.0", "Accepted for cluster clients; cellgate has no "
+      "replicas.", "", cmd_readonly, NULL, { 0, 0, 0, 0 } },
+    { "readwrite", 1, "loading stale fast", 0, 0, 0, NULL, "fast connection",
+      "cluster", "3.0.0", "Accepted for cluster clients; cellgate has no "
+      "replicas.", "", cmd_readonly, NULL, { 0, 0, 0, 0 } },
+    { "client", -2, "", 0, 0, 0, NULL, "slow", "connection", "2.4.0",
+      "A container for client connection commands.", "", cmd_client,
+      client_subcommands, { 0, 0, 0, 0 } },
+    { "command", -1, "loading stale", 0, 0, 0, NULL, "slow connection",
+      "server", "2.8.13", "Returns detailed information about all commands.",
+      "", cmd_command, command_subcommands, { 0, 0, 0, 0 } },
+    { "config", -2, "", 0, 0, 0, NULL, "slow", "server", "2.0.0",
+      "A container for server configuration commands.", "", cmd_config,
+      config_subcommands, { 0, 0, 0, 0 } },
+    { "info", -1, "loading stale", 0, 0, 0, NULL, "slow dangerous", "server",
+      "1.0.0", "Returns information and statistics about the server.",
+      "*section:string", cmd_info, NULL, { 0, 0, 0, 0 } },
+    { "dbsize", 1, FASTRO, 0, 0, 0, NULL, "keyspace read fast", "server",
+      "1.0.0", "Returns the number of keys.", "", cmd_dbsize, NULL,
+      { 0, 0, 0, 0 } },
+    { "flushall", -1, "write", 0, 0, 0, NULL, "keyspace write slow dangerous",
+      "server", "1.0.0", "Removes all keys.", "?ASYNC:pure-token "
+      "?SYNC:pure-token", cmd_flushall, NULL, { 0, 0, 0, 0 } },
+    { "flushdb", -1, "write", 0, 0, 0, NULL, "keyspace write slow dangerous",
+      "server", "1.0.0", "Removes all keys.", "?ASYNC:pure-token "
+      "?SYNC:pure-token", cmd_flushall, NULL, { 0, 0, 0, 0 } },
+    { "time", 1, "loading stale fast", 0, 0, 0, NULL, "fast", "server",
+      "2.6.0", "Returns the server time.", "", cmd_time, NULL,
+      { 0, 0, 0, 0 } },
+    { "shutdown", -1, "admin noscript loading stale no_multi allow_busy", 0,
+      0, 0, NULL, "admin slow dangerous", "server", "1.0.0",
+      "Stops the server.", "?NOSAVE:pure-token ?SAVE:pure-token",
+      cmd_shutdown, NULL, { 0, 0, 0, 0 } },
+    { "get", 2, FASTRO, 1, 1, 1, "RO ACCESS", "read string fast", "string",
+      "1.0.0", "Returns a CL.THROTTLE key's stored TAT (ns since the "
+      "epoch).", "key:key", cmd_get, NULL, { 0, 0, 0, 0 } },
+    { "pttl", 2, FASTRO, 1, 1, 1, "RO ACCESS", "keyspace read fast",
+      "generic", "2.6.0", "Returns the expiration time in milliseconds of a "
+      "key.", "key:key", cmd_pttl, NULL, { 0, 0, 0, 0 } },
+    { "ttl", 2, FASTRO, 1, 1, 1, "RO ACCESS", "keyspace read fast", "generic",
+      "1.0.0", "Returns the expiration time in seconds of a key.", "key:key",
+      cmd_ttl, NULL, { 0, 0, 0, 0 } },
+    { "exists", -2, FASTRO, 1, -1, 1, "RO", "keyspace read fast", "generic",
+      "1.0.0", "Determines whether one or more keys exist.", "*key:key",
+      cmd_exists, NULL, { 0, 0, 0, 0 } },
+    { "del", -2, "write", 1, -1, 1, "RM DELETE", "keyspace write slow",
+      "generic", "1.0.0", "Deletes one or more keys.", "*key:key", cmd_del,
+      NULL, { 0, 0, 0, 0 } },
+    { "type", 2, FASTRO, 1, 1, 1, "RO", "keyspace read fast", "generic",
+      "1.0.0", "Returns the algorithm of a limiter key.", "key:key",
+      cmd_type, NULL, { 0, 0, 0, 0 } },
+};
+
+#define TABLE_LEN (sizeof(table) / sizeof(table[0]))
+
+static struct cmd *index_slots[INDEX_SIZE];
+
+struct error_stat {
+    char code[NAME_MAX_LEN];
+    uint64_t count;
+};
+static struct error_stat error_stats[ERROR_CODES_MAX];
+static size_t error_stats_len;
+
+static uint32_t
+name_hash(const char *lower, size_t len)
+{
+    uint32_t h = 2166136261u;
+    for (size_t i = 0; i < len; i++) {
+        h = (h ^ (unsigned char)lower[i]) * 16777619u;
+    }
+    return h;
+}
+
+/* Lower-case name into buf; false if it cannot be a command name. */
+static bool
+lower_name(const char *name, size_t len, char *buf)
+{
+    if (len == 0 || len >= NAME_MAX_LEN) {
+        return false;
+    }
+    for (size_t i = 0; i < len; i++) {
+        buf[i] = (char)tolower((unsigned char)name[i]);
+    }
+    buf[len] = '\0';
+    return true;
+}
+
+int
+cmd_setup(void)
+{
+    memset(index_slots, 0, sizeof(index_slots));
+    for (size_t i = 0; i < TABLE_LEN; i++) {
+        size_t len = strlen(table[i].name);
+        uint32_t slot = name_hash(table[i].name, len) & (INDEX_SIZE - 1);
+        while (index_slots[slot] != NULL) {
+            slot = (slot + 1) & (INDEX_SIZE - 1);
+        }
+        index_slots[slot] = &table[i];
+    }
+    return 0;
+}
+
+struct cmd *
+cmd_lookup(const char *name, size_t len)
+{
+    char lower[NAME_MAX_LEN];
+    if (!lower_name(name, len, lower)) {
+        return NULL;
+    }
+    uint32_t slot = name_hash(lower, len) & (INDEX_SIZE - 1);
+    while (index_slots[slot] != NULL) {
+        struct cmd *c = index_slots[slot];
+        if (memcmp(c->name, lower, len) == 0 && c->name[len] == '\0') {
+            return c;
+        }
+        slot = (slot + 1) & (INDEX_SIZE - 1);
+    }
+    return NULL;
+}
+
+struct cmd *
+cmd_table(size_t *count)
+{
+    *count = TABLE_LEN;
+    return table;
+}
+
+static bool
+arity_ok(const struct cmd *cmd, size_t argc)
+{
+    if (cmd->arity >= 0) {
+        return argc == (size_t)cmd->arity;
+    }
+    return argc >= (size_t)-cmd->arity;
+}
+
+/* Redis's text: "unknown command 'x', with args beginning with: 'a' 'b' "
+ * (each piece cut so the list stays near 128 bytes). */
+static void
+reply_unknown_command(struct conn *c, struct resp_request *req)
+{
+    char args[512];
+    size_t n = 0;
+    args[0] = '\0';
+    for (size_t i = 1; i < req->argc && n < 128; i++) {
+        int room = 128 - (int)n;
+        int w = snprintf(args + n, sizeof(args) - n, "'%.*s' ",
+                         room < (int)req->argvlen[i] ? room
+                                                     : (int)req->argvlen[i],
+                         req->argv[i]);
+        if (w < 0) {
+            break;
+        }
+        n += (size_t)w;
+        if (n >= sizeof(args)) {
+            n = sizeof(args) - 1;
+            break;
+        }
+    }
+    conn_errorf(c, "ERR unknown command '%.128s', with args beginning with: %s",
+                req->argv[0], args);
+}
+
+static void
+run(struct conn *c, struct cmd *cmd, struct resp_request *req)
+{
+    mono_ns start = clock_mono_now();
+    c->reply_error = false;
+    c->last_cmd = cmd;
+    cmd->proc(c, req);
+    cmd->stats.calls++;
+    cmd->stats.usec += (uint64_t)(clock_mono_now() - start) / 1000;
+    if (c->reply_error) {
+        cmd->stats.failed_calls++;
+    }
+}
+
+void
+cmd_execute(struct conn *c, struct resp_request *req)
+{
+    struct cmd *cmd = cmd_lookup(req->argv[0], req->argvlen[0]);
+    srv.stats.commands_processed++;
+    if (cmd == NULL) {
+        reply_unknown_command(c, req);
+        return;
+    }
+    if (!arity_ok(cmd, req->argc)) {
+        cmd->stats.rejected_calls++;
+        conn_errorf(c, "ERR wrong number of arguments for '%s' command",
+                    cmd->name);
+        return;
+    }
+    run(c, cmd, req);
+}
+
+void
+cmd_dispatch_subcommand(struct conn *c, struct resp_request *req,
+                        struct cmd *parent)
+{
+    const char *sub = req->argv[1];
+    size_t plen = strlen(parent->name);
+    for (struct cmd *s = parent->subcommands; s->name != NULL; s++) {
+        const char *sname = s->name + plen + 1;
+        if (strlen(sname) == req->argvlen[1] && strcasecmp(sname, sub) == 0) {
+            if (!arity_ok(s, req->argc)) {
+                s->stats.rejected_calls++;
+                conn_errorf(c, "ERR wrong number of arguments for '%s' "
+                            "command", s->name);
+                return;
+            }
+            run(c, s, req);
+            return;
+        }
+    }
+    char upper[NAME_MAX_LEN];
+    size_t i;
+    for (i = 0; parent->name[i] != '\0' && i < NAME_MAX_LEN - 1; i++) {
+        upper[i] = (char)toupper((unsigned char)parent->name[i]);
+    }
+    upper[i] = '\0';
+    conn_errorf(c, "ERR unknown subcommand '%.128s'. Try %s HELP.", sub,
+                upper);
+}
+
+void
+cmd_count_error(const char *msg)
+{
+    size_t len = strcspn(msg, " ");
+    srv.stats.total_error_replies++;
+    if (len >= NAME_MAX_LEN) {
+        len = NAME_MAX_LEN - 1;
+    }
+    for (size_t i = 0; i < error_stats_len; i++) {
+        if (strncmp(error_stats[i].code, msg, len) == 0 &&
+            error_stats[i].code[len] == '\0') {
+            error_stats[i].count++;
+            return;
+        }
+    }
+    if (error_stats_len < ERROR_CODES_MAX) {
+        struct error_stat *e = &error_stats[error_stats_len++];
+        memcpy(e->code, msg, len);
+        e->code[len] = '\0';
+        e->count = 1;
+    }
+}
+
+const char *
+cmd_error_stat(size_t i, uint64_t *count)
+{
+    if (i >= error_stats_len) {
+        return NULL;
+    }
+    *count = error_stats[i].count;
+    return error_stats[i].code;
+}
+
+static void
+reset_table_stats(struct cmd *t, size_t n)
+{
+    for (size_t i = 0; i < n && t[i].name != NULL; i++) {
+        memset(&t[i].stats, 0, sizeof(t[i].stats));
+        if (t[i].subcommands != NULL) {
+            reset_table_stats(t[i].subcommands, SIZE_MAX);
+        }
+    }
+}
+
+void
+cmd_reset_stats(void)
+{
+    reset_table_stats(table, TABLE_LEN);
+    error_stats_len = 0;
+}

@@ -1,0 +1,632 @@
+/*
+ * cmd_admin.c - connection and server commands: PING, ECHO, QUIT, SELECT,
+ * HELLO, AUTH, READONLY/READWRITE, CLIENT, CONFIG, DBSIZE, FLUSHALL/FLUSHDB,
+ * TIME, SHUTDOWN. Replies and error texts follow Redis 7.
+ */
+#include <stdio.h>
+#include <string.h>
+#include <strings.h>
+
+#include "conf/conf.h"
+#include "protocol/mem.h"
+#include "protocol/num.h"
+#include "protocol/reply.h"
+#include "server/clock.h"
+#include "server/cmd.h"
+#include "server/conn.h"
+#include "server/glob.h"
+#include "server/handlers.h"
+#include "server/log.h"
+#include "server/server.h"
+
+#define SYNTAX_ERROR "ERR syntax error"
+#define NOT_INTEGER "ERR value is not an integer or out of range"
+
+static bool
+arg_is(struct resp_request *req, size_t i, const char *word)
+{
+    return req->argvlen[i] == strlen(word) &&
+           strcasecmp(req->argv[i], word) == 0;
+}
+
+static void
+reply_help(struct conn *c, const char *const *lines)
+{
+    size_t n = 0;
+    while (lines[n] != NULL) {
+        n++;
+    }
+    reply_array(&c->out, n);
+    for (size_t i = 0; i < n; i++) {
+        reply_status(&c->out, lines[i]);
+    }
+}
+
+void
+cmd_ping(struct conn *c, struct resp_request *req)
+{
+    if (req->argc > 2) {
+        conn_error(c, "ERR wrong number of arguments for 'ping' command");
+    } else if (req->argc == 2) {
+        reply_bulk(&c->out, req->argv[1], req->argvlen[1]);
+    } else {
+        obuf_append(&c->out, "+PONG\r\n", 7);
+    }
+}
+
+void
+cmd_echo(struct conn *c, struct resp_request *req)
+{
+    reply_bulk(&c->out, req->argv[1], req->argvlen[1]);
+}
+
+void
+cmd_quit(struct conn *c, struct resp_request *req)
+{
+    (void)req;
+    reply_ok(&c->out);
+    conn_close_after_reply(c);
+}
+
+void
+cmd_select(struct conn *c, struct resp_request *req)
+{
+    int64_t db;
+    if (!num_parse_i64(req->argv[1], req->argvlen[1], &db)) {
+        conn_error(c, NOT_INTEGER);
+    } else if (db != 0) {
+        conn_error(c, "ERR DB index is out of range");
+    } else {
+        reply_ok(&c->out);
+    }
+}
+
+void
+cmd_readonly(struct conn *c, struct resp_request *req)
+{
+    (void)req;
+    reply_ok(&c->out);
+}
+
+/* ---- names ------------------------------------------------------------ */
+
+/* Redis allows names of printable ASCII without spaces ('!'..'~'). */
+static bool
+valid_name(const char *s, size_t len)
+{
+    for (size_t i = 0; i < len; i++) {
+        if (s[i] < '!' || s[i] > '~') {
+            return false;
+        }
+    }
+    return true;
+}
+
+/* Replace *slot with a copy of s (empty = none). Returns -1 on OOM. */
+static int
+set_string(char **slot, const char *s, size_t len)
+{
+    char *copy = NULL;
+    if (len > 0) {
+        copy = mem_malloc(len + 1);
+        if (copy == NULL) {
+            return -1;
+        }
+        memcpy(copy, s, len);
+        copy[len] = '\0';
+    }
+    mem_free(*slot);
+    *slot = copy;
+    return 0;
+}
+
+static bool
+set_client_name(struct conn *c, const char *name, size_t len)
+{
+    if (!valid_name(name, len)) {
+        conn_error(c, "ERR Client names cannot contain spaces, newlines or "
+                      "special characters.");
+        return false;
+    }
+    if (set_string(&c->name, name, len) < 0) {
+        conn_error(c, "ERR out of memory");
+        return false;
+    }
+    return true;
+}
+
+/* ---- AUTH and HELLO --------------------------------------------------- */
+
+/* Without requirepass the default user has no password: any password is
+ * accepted for it, as Redis does; other users do not exist. */
+static bool
+check_credentials(struct conn *c, const char *user, size_t ulen)
+{
+    if (user != NULL && !(ulen == 7 && memcmp(user, "default", 7) == 0)) {
+        conn_error(c, "WRONGPASS invalid username-password pair or user is "
+                      "disabled.");
+        return false;
+    }
+    return true;
+}
+
+void
+cmd_auth(struct conn *c, struct resp_request *req)
+{
+    if (req->argc > 3) {
+        conn_error(c, SYNTAX_ERROR);
+        return;
+    }
+    if (req->argc == 2) {
+        conn_error(c, "ERR AUTH <password> called without any password "
+                      "configured for the default user. Are you sure your "
+                      "configuration is correct?");
+        return;
+    }
+    if (check_credentials(c, req->argv[1], req->argvlen[1])) {
+        reply_ok(&c->out);
+    }
+}
+
+static void
+reply_hello(struct conn *c)
+{
+    int proto = c->proto;
+    reply_map(&c->out, 7, proto);
+    reply_bulkz(&c->out, "server");
+    reply_bulkz(&c->out, "redis");
+    reply_bulkz(&c->out, "version");
+    reply_bulkz(&c->out, REDIS_COMPAT_VERSION);
+    reply_bulkz(&c->out, "proto");
+    reply_int(&c->out, proto);
+    reply_bulkz(&c->out, "id");
+    reply_int(&c->out, (int64_t)c->id);
+    reply_bulkz(&c->out, "mode");
+    reply_bulkz(&c->out, "standalone");
+    reply_bulkz(&c->out, "role");
+    reply_bulkz(&c->out, "master");
+    reply_bulkz(&c->out, "modules");
+    reply_array(&c->out, 0);
+}
+
+void
+cmd_hello(struct conn *c, struct resp_request *req)
+{
+    int64_t ver = c->proto;
+    const char *setname = NULL;
+    size_t setname_len = 0;
+    size_t i = 1;
+
+    if (req->argc >= 2) {
+        if (!num_parse_i64(req->argv[1], req->argvlen[1], &ver)) {
+            conn_error(c, "ERR Protocol version is not an integer or out of "
+                          "range");
+            return;
+        }
+        i = 2;
+        if (ver < 2 || ver > 3) {
+            conn_error(c, "NOPROTO unsupported protocol version");
+            return;
+        }
+    }
+    for (; i < req->argc; i++) {
+        size_t more = req->argc - i - 1;
+        if (arg_is(req, i, "AUTH") && more >= 2) {
+            if (!check_credentials(c, req->argv[i + 1], req->argvlen[i + 1])) {
+                return;
+            }
+            i += 2;
+        } else if (arg_is(req, i, "SETNAME") && more >= 1) {
+            setname = req->argv[i + 1];
+            setname_len = req->argvlen[i + 1];
+            i++;
+        } else {
+            conn_errorf(c, "ERR Syntax error in HELLO option '%.128s'",
+                        req->argv[i]);
+            return;
+        }
+    }
+    if (setname != NULL && !set_client_name(c, setname, setname_len)) {
+        return;
+    }
+    c->proto = (int)ver;
+    reply_hello(c);
+}
+
+/* ---- CLIENT ----------------------------------------------------------- */
+
+void
+cmd_client(struct conn *c, struct resp_request *req)
+{
+    cmd_dispatch_subcommand(c, req, cmd_lookup("client", 6));
+}
+
+void
+cmd_client_setname(struct conn *c, struct resp_request *req)
+{
+    if (set_client_name(c, req->argv[2], req->argvlen[2])) {
+        reply_ok(&c->out);
+    }
+}
+
+void
+cmd_client_getname(struct conn *c, struct resp_request *req)
+{
+    (void)req;
+    if (c->name == NULL) {
+        reply_null(&c->out, c->proto);
+    } else {
+        reply_bulkz(&c->out, c->name);
+    }
+}
+
+void
+cmd_client_setinfo(struct conn *c, struct resp_request *req)
+{
+    char **slot;
+    const char *what;
+    if (arg_is(req, 2, "lib-name")) {
+        slot = &c->lib_name;
+        what = "lib-name";
+    } else if (arg_is(req, 2, "lib-ver")) {
+        slot = &c->lib_ver;
+        what = "lib-ver";
+    } else {
+        conn_errorf(c, "ERR Unrecognized option '%.128s'", req->argv[2]);
+        return;
+    }
+    if (!valid_name(req->argv[3], req->argvlen[3])) {
+        conn_errorf(c, "ERR %s cannot contain spaces, newlines or special "
+                    "characters.", what);
+        return;
+    }
+    if (set_string(slot, req->argv[3], req->argvlen[3]) < 0) {
+        conn_error(c, "ERR out of memory");
+        return;
+    }
+    reply_ok(&c->out);
+}
+
+void
+cmd_client_id(struct conn *c, struct resp_request *req)
+{
+    (void)req;
+    reply_int(&c->out, (int64_t)c->id);
+}
+
+/* One CLIENT LIST line, in Redis's field order (fields cellgate has no use
+ * for are reported with Redis's neutral values). */
+static int
+describe_client(const struct conn *x, char *buf, size_t len, int64_t now_ms)
+{
+    const char *cmd = x->last_cmd != NULL ? x->last_cmd->name : "NULL";
+    return snprintf(buf, len,
+                    "id=%llu addr=%s laddr=%s fd=-1 name=%s age=%lld "
+                    "idle=%lld flags=N db=0 sub=0 psub=0 ssub=0 multi=-1 "
+                    "qbuf=%zu qbuf-free=0 argv-mem=0 multi-mem=0 obl=0 "
+                    "oll=0 omem=%zu tot-mem=%zu events=r cmd=%s "
+                    "user=default redir=-1 resp=%d lib-name=%s lib-ver=%s\n",
+                    (unsigned long long)x->id, x->addr, x->laddr,
+                    x->name ? x->name : "",
+                    (long long)((now_ms - x->created_ms) / 1000),
+                    (long long)((now_ms - x->last_interaction_ms) / 1000),
+                    resp_buffered(x->parser), obuf_pending(&x->out),
+                    resp_memory(x->parser) + obuf_pending(&x->out), cmd,
+                    x->proto, x->lib_name ? x->lib_name : "",
+                    x->lib_ver ? x->lib_ver : "");
+}
+
+static bool
+id_listed(struct resp_request *req, size_t from, uint64_t id)
+{
+    for (size_t i = from; i < req->argc; i++) {
+        int64_t v;
+        if (num_parse_i64(req->argv[i], req->argvlen[i], &v) &&
+            (uint64_t)v == id) {
+            return true;
+        }
+    }
+    return false;
+}
+
+void
+cmd_client_list(struct conn *c, struct resp_request *req)
+{
+    bool by_id = false;
+    if (req->argc >= 4 && arg_is(req, 2, "ID")) {
+        for (size_t i = 3; i < req->argc; i++) {
+            int64_t v;
+            if (!num_parse_i64(req->argv[i], req->argvlen[i], &v) || v <= 0) {
+                conn_error(c, "ERR Invalid client ID");
+                return;
+            }
+        }
+        by_id = true;
+    } else if (req->argc == 4 && arg_is(req, 2, "TYPE")) {
+        if (!arg_is(req, 3, "normal") && !arg_is(req, 3, "master") &&
+            !arg_is(req, 3, "replica") && !arg_is(req, 3, "pubsub")) {
+            conn_errorf(c, "ERR Unknown client type '%.128s'", req->argv[3]);
+            return;
+        }
+        if (!arg_is(req, 3, "normal")) {
+            reply_verbatim(&c->out, "", 0, c->proto);
+            return;
+        }
+    } else if (req->argc != 2) {
+        conn_error(c, SYNTAX_ERROR);
+        return;
+    }
+    size_t cap = 4096, len = 0;
+    char *text = mem_malloc(cap);
+    int64_t now = conn_now_ms();
+    for (struct conn *x = srv.clients; x != NULL && text != NULL; x = x->next) {
+        if (by_id && !id_listed(req, 3, x->id)) {
+            continue;
+        }
+        char line[1024];
+        int n = describe_client(x, line, sizeof(line), now);
+        if (n < 0) {
+            continue;
+        }
+        if ((size_t)n >= sizeof(line)) {
+            n = sizeof(line) - 1;
+        }
+        if (len + (size_t)n > cap) {
+            char *t = mem_realloc(text, cap * 2 + (size_t)n);
+            if (t == NULL) {
+                mem_free(text);
+                text = NULL;
+                break;
+            }
+            text = t;
+            cap = cap * 2 + (size_t)n;
+        }
+        memcpy(text + len, line, (size_t)n);
+        len += (size_t)n;
+    }
+    if (text == NULL) {
+        conn_error(c, "ERR out of memory");
+        return;
+    }
+    reply_verbatim(&c->out, text, len, c->proto);
+    mem_free(text);
+}
+
+void
+cmd_client_info(struct conn *c, struct resp_request *req)
+{
+    (void)req;
+    char line[1024];
+    int n = describe_client(c, line, sizeof(line), conn_now_ms());
+    if (n < 0) {
+        n = 0;
+    } else if ((size_t)n >= sizeof(line)) {
+        n = sizeof(line) - 1;
+    }
+    reply_verbatim(&c->out, line, (size_t)n, c->proto);
+}
+
+void
+cmd_client_help(struct conn *c, struct resp_request *req)
+{
+    static const char *const lines[] = {
+        "CLIENT <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+        "GETNAME", "    Return the name of the current connection.",
+        "ID", "    Return the ID of the current connection.",
+        "INFO", "    Return information about the current client connection.",
+        "LIST [TYPE <normal|master|replica|pubsub>] [ID <id> [<id> ...]]",
+        "    Return information about client connections.",
+        "SETINFO <option> <value>",
+        "    Set client meta attr: LIB-NAME or LIB-VER.",
+        "SETNAME <name>", "    Assign the name <name> to the current connection.",
+        "HELP", "    Print this help.", NULL
+    };
+    (void)req;
+    reply_help(c, lines);
+}
+
+/* ---- CONFIG ----------------------------------------------------------- */
+
+void
+cmd_config(struct conn *c, struct resp_request *req)
+{
+    cmd_dispatch_subcommand(c, req, cmd_lookup("config", 6));
+}
+
+/* Read-only parameters that tools probe (redis-benchmark asks for save and
+ * appendonly before a run): cellgate has no RDB rules and no AOF. */
+static const char *const compat_params[][2] = {
+    { "save", "" },
+    { "appendonly", "no" },
+    { "databases", "1" },
+};
+#define COMPAT_PARAMS (sizeof(compat_params) / sizeof(compat_params[0]))
+
+static bool
+any_pattern_matches(struct resp_request *req, const char *name)
+{
+    for (size_t i = 2; i < req->argc; i++) {
+        if (glob_match(req->argv[i], req->argvlen[i], name, strlen(name),
+                       true)) {
+            return true;
+        }
+    }
+    return false;
+}
+
+void
+cmd_config_get(struct conn *c, struct resp_request *req)
+{
+    size_t nopts;
+    const struct conf_option *opts = conf_options(&nopts);
+    size_t matches = 0;
+    for (size_t i = 0; i < nopts; i++) {
+        matches += any_pattern_matches(req, opts[i].name);
+    }
+    for (size_t i = 0; i < COMPAT_PARAMS; i++) {
+        matches += any_pattern_matches(req, compat_params[i][0]);
+    }
+    reply_map(&c->out, matches, c->proto);
+    for (size_t i = 0; i < nopts; i++) {
+        if (any_pattern_matches(req, opts[i].name)) {
+            char value[1024];
+            size_t n = conf_format(&srv.conf, &opts[i], value, sizeof(value));
+            reply_bulkz(&c->out, opts[i].name);
+            reply_bulk(&c->out, value, n);
+        }
+    }
+    for (size_t i = 0; i < COMPAT_PARAMS; i++) {
+        if (any_pattern_matches(req, compat_params[i][0])) {
+            reply_bulkz(&c->out, compat_params[i][0]);
+            reply_bulkz(&c->out, compat_params[i][1]);
+        }
+    }
+}
+
+/* Options that only take effect at start-up. */
+static bool
+is_mutable(const char *name)
+{
+    static const char *const fixed[] = { "bind", "port", "unixsocket",
+                                         "unixsocketperm", "tcp-backlog",
+                                         "logfile", NULL };
+    for (size_t i = 0; fixed[i] != NULL; i++) {
+        if (strcmp(name, fixed[i]) == 0) {
+            return false;
+        }
+    }
+    return true;
+}
+
+/* Check every name first, so a bad pair changes nothing. */
+static const struct conf_option *
+config_set_check(struct conn *c, struct resp_request *req)
+{
+    for (size_t i = 2; i < req->argc; i += 2) {
+        const struct conf_option *o = conf_find(req->argv[i]);
+        if (o == NULL) {
+            conn_errorf(c, "ERR Unknown option or number of arguments for "
+                        "CONFIG SET - '%.128s'", req->argv[i]);
+            return NULL;
+        }
+        if (!is_mutable(o->name)) {
+            conn_errorf(c, "ERR CONFIG SET failed (possibly related to "
+                        "argument '%s') - can't set immutable config",
+                        o->name);
+            return NULL;
+        }
+    }
+    return conf_find(req->argv[2]);
+}
+
+void
+cmd_config_set(struct conn *c, struct resp_request *req)
+{
+    char err[CONF_ERR_LEN];
+    char old[16][256];
+    size_t pairs = (req->argc - 2) / 2;
+
+    if ((req->argc - 2) % 2 != 0 || pairs > 16) {
+        conn_error(c, "ERR wrong number of arguments for 'config|set' "
+                      "command");
+        return;
+    }
+    if (config_set_check(c, req) == NULL) {
+        return;
+    }
+    for (size_t k = 0; k < pairs; k++) {
+        const struct conf_option *o = conf_find(req->argv[2 + 2 * k]);
+        conf_format(&srv.conf, o, old[k], sizeof(old[k]));
+    }
+    for (size_t k = 0; k < pairs; k++) {
+        const struct conf_option *o = conf_find(req->argv[2 + 2 * k]);
+        if (conf_set(&srv.conf, o->name, req->argv[3 + 2 * k], err,
+                     sizeof(err)) < 0 ||
+            conf_validate(&srv.conf, err, sizeof(err)) < 0) {
+            /* Roll back what this command already changed. */
+            for (size_t j = 0; j <= k; j++) {
+                const struct conf_option *p = conf_find(req->argv[2 + 2 * j]);
+                char ignored[CONF_ERR_LEN];
+                conf_set(&srv.conf, p->name, old[j], ignored, sizeof(ignored));
+            }
+            conn_errorf(c, "ERR CONFIG SET failed (possibly related to "
+                        "argument '%s') - %s", o->name, err);
+            return;
+        }
+    }
+    log_set_level(srv.conf.loglevel);
+    server_apply_limits();
+    reply_ok(&c->out);
+}
+
+void
+cmd_config_resetstat(struct conn *c, struct resp_request *req)
+{
+    (void)req;
+    int64_t logged = srv.stats.accept_error_logged_ms;
+    memset(&srv.stats, 0, sizeof(srv.stats));
+    srv.stats.accept_error_logged_ms = logged;
+    cmd_reset_stats();
+    reply_ok(&c->out);
+}
+
+void
+cmd_config_help(struct conn *c, struct resp_request *req)
+{
+    static const char *const lines[] = {
+        "CONFIG <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+        "GET <pattern>",
+        "    Return parameters matching the glob-like <pattern> and their values.",
+        "SET <directive> <value>", "    Set the configuration <directive> to <value>.",
+        "RESETSTAT", "    Reset statistics reported by the INFO command.",
+        "HELP", "    Print this help.", NULL
+    };
+    (void)req;
+    reply_help(c, lines);
+}
+
+/* ---- keyspace and server ---------------------------------------------- */
+
+void
+cmd_dbsize(struct conn *c, struct resp_request *req)
+{
+    (void)req;
+    reply_int(&c->out, (int64_t)store_size(srv.store));
+}
+
+void
+cmd_flushall(struct conn *c, struct resp_request *req)
+{
+    if (req->argc > 2 ||
+        (req->argc == 2 && !arg_is(req, 1, "ASYNC") && !arg_is(req, 1, "SYNC"))) {
+        conn_error(c, SYNTAX_ERROR);
+        return;
+    }
+    store_flush(srv.store);
+    reply_ok(&c->out);
+}
+
+void
+cmd_time(struct conn *c, struct resp_request *req)
+{
+    (void)req;
+    int64_t us = clock_wall_us();
+    reply_array(&c->out, 2);
+    reply_bulk_i64(&c->out, us / 1000000);
+    reply_bulk_i64(&c->out, us % 1000000);
+}
+
+void
+cmd_shutdown(struct conn *c, struct resp_request *req)
+{
+    for (size_t i = 1; i < req->argc; i++) {
+        if (!arg_is(req, i, "NOSAVE") && !arg_is(req, i, "SAVE") &&
+            !arg_is(req, i, "NOW") && !arg_is(req, i, "FORCE")) {
+            conn_error(c, SYNTAX_ERROR);
+            return;
+        }
+    }
+    log_warning("User requested shutdown...");
+    /* Like Redis, no reply: the client sees the connection close. */
+    server_shutdown("SHUTDOWN");
+}

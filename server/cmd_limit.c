@@ -1,0 +1,178 @@
+/*
+ * cmd_limit.c - limiter commands: argv -> parameters -> one `now` ->
+ * algorithm -> state write-back and expiry -> reply.
+ *
+ * CL.THROTTLE keeps redis-cell's grammar and error texts exactly
+ * (shared/spec/cl-throttle.md); the cellgate options PEEK and MS may follow
+ * the optional quantity and change nothing when absent.
+ */
+#include <stdio.h>
+#include <string.h>
+#include <strings.h>
+
+#include "algorithms/gcra.h"
+#include "protocol/num.h"
+#include "protocol/reply.h"
+#include "server/clock.h"
+#include "server/cmd.h"
+#include "server/conn.h"
+#include "server/handlers.h"
+#include "server/keytypes.h"
+#include "server/server.h"
+
+#define CELL_USAGE                                                            \
+    "Cell error: Store error: Usage: cl.throttle <key> <max_burst> "          \
+    "<count per period> <period> [<quantity>]"
+#define WRONGTYPE                                                             \
+    "WRONGTYPE Operation against a key holding the wrong kind of value"
+#define OOM_ERROR "OOM command not allowed when used memory > 'maxmemory'."
+
+struct limit_opts {
+    bool peek;
+    bool ms;
+};
+
+static bool
+is_word(const char *arg, size_t len, const char *word)
+{
+    return len == strlen(word) && strcasecmp(arg, word) == 0;
+}
+
+/* PEEK / MS; false for anything else. */
+static bool
+parse_option(const char *arg, size_t len, struct limit_opts *o)
+{
+    if (is_word(arg, len, "PEEK")) {
+        o->peek = true;
+        return true;
+    }
+    if (is_word(arg, len, "MS")) {
+        o->ms = true;
+        return true;
+    }
+    return false;
+}
+
+static void
+reply_cell_parse_error(struct conn *c, const char *arg, size_t len)
+{
+    /* The raw argument is echoed verbatim, as redis-cell does; it may hold
+     * any bytes, so build the text without printf's NUL handling. */
+    static const char prefix[] =
+        "Cell error: Store error: Couldn't parse as integer: ";
+    char msg[sizeof(prefix) + 256];
+    size_t n = sizeof(prefix) - 1;
+    size_t take = len < 256 ? len : 256;
+    memcpy(msg, prefix, n);
+    memcpy(msg + n, arg, take);
+    c->reply_error = true;
+    cmd_count_error("Cell");
+    reply_error(&c->out, msg, n + take);
+}
+
+/* Fill p from argv[2..]; the quantity is argv[5] unless it is an option.
+ * Returns false after replying the error. */
+static bool
+parse_throttle_args(struct conn *c, struct resp_request *req,
+                    struct gcra_params *p, struct limit_opts *o)
+{
+    size_t nums = 3;        /* max_burst count period [quantity] */
+    size_t i;
+    memset(o, 0, sizeof(*o));
+    p->quantity = 1;
+    if (req->argc >= 6 && !parse_option(req->argv[5], req->argvlen[5], o)) {
+        nums = 4;
+    }
+    /* Everything after argv[5] must be an option; redis-cell answers its
+     * usage error for any other extra argument. */
+    for (i = 6; i < req->argc; i++) {
+        if (!parse_option(req->argv[i], req->argvlen[i], o)) {
+            conn_error(c, CELL_USAGE);
+            return false;
+        }
+    }
+    int64_t *fields[4] = { &p->max_burst, &p->count, &p->period,
+                           &p->quantity };
+    for (i = 0; i < nums; i++) {
+        if (!num_parse_i64_rust(req->argv[2 + i], req->argvlen[2 + i],
+                                fields[i])) {
+            reply_cell_parse_error(c, req->argv[2 + i], req->argvlen[2 + i]);
+            return false;
+        }
+    }
+    return true;
+}
+
+static int64_t
+reply_duration(gcra_ns_t ns, bool ms)
+{
+    return ms ? gcra_reply_millis(ns) : gcra_reply_seconds(ns);
+}
+
+/* Write the decision back as redis-cell would: StringSet then PEXPIRE. */
+static bool
+store_decision(struct conn *c, struct resp_request *req,
+               struct store_rec *r, const struct gcra_decision *d,
+               int64_t now)
+{
+    if (r == NULL) {
+        r = store_add(srv.store, req->argv[1], req->argvlen[1], KEY_GCRA,
+                      sizeof(struct gcra_state));
+        if (r == NULL) {
+            conn_error(c, OOM_ERROR);
+            return false;
+        }
+    }
+    ((struct gcra_state *)store_rec_state(r))->tat = d->new_tat;
+    if (d->ttl_ms < 0) {
+        /* -1 ms is "no expiry"; below that redis-cell's PEXPIRE failed
+         * and the key was left without a TTL. */
+        store_set_expire(srv.store, r, STORE_NEVER);
+    } else {
+        store_set_expire(srv.store, r,
+                         keytype_redis_expire_at(now, d->ttl_ms));
+    }
+    return true;
+}
+
+void
+cmd_cl_throttle(struct conn *c, struct resp_request *req)
+{
+    struct gcra_params p;
+    struct limit_opts o;
+    struct gcra_decision d;
+
+    if (req->argc < 5) {
+        conn_error(c, CELL_USAGE);
+        return;
+    }
+    if (!parse_throttle_args(c, req, &p, &o)) {
+        return;
+    }
+    int64_t now = clock_wall_now();
+    struct store_rec *r = store_lookup(srv.store, req->argv[1],
+                                       req->argvlen[1], now);
+    if (r != NULL && r->type != KEY_GCRA) {
+        conn_error(c, WRONGTYPE);
+        return;
+    }
+    uint64_t tat = r != NULL ? ((struct gcra_state *)store_rec_state(r))->tat
+                             : 0;
+    enum gcra_status st = gcra_throttle(&p, r != NULL, tat, now, &d);
+    if (st == GCRA_ZERO_RATE) {
+        conn_error(c, "Cell error: Store error: Zero rates are not supported");
+        return;
+    }
+    if (d.store && !o.peek && !store_decision(c, req, r, &d, now)) {
+        return;
+    }
+    if (st == GCRA_EXPIRE_ERROR && !o.peek) {
+        conn_error(c, "Cell error: Store error: Error while setting key "
+                      "expire");
+        return;
+    }
+    int64_t v[5] = { d.limited ? 1 : 0, d.limit, d.remaining,
+                     reply_duration(d.retry_after_ns, o.ms),
+                     reply_duration(d.reset_after_ns, o.ms) };
+    reply_int5(&c->out, v);
+}

@@ -1,0 +1,611 @@
+/*
+ * conn.c - client connections (see conn.h for the state machine).
+ *
+ * Fairness and limits, all enforced here:
+ *  - at most CONN_MAX_REQS_PER_EVENT requests run per read callback; a
+ *    client with more buffered requests is queued and resumed on the next
+ *    loop iteration (an active idle handle keeps poll from blocking);
+ *  - a client whose unsent output passes client-output-pause-limit stops
+ *    being read (the kernel's TCP window then pushes back on it) until its
+ *    output drains below half of that;
+ *  - a client whose unsent output passes client-output-hard-limit is closed;
+ *  - the query buffer, bulk length, argument count and inline length limits
+ *    are the parser's (resp.h), reported here as protocol errors;
+ *  - maxclients refuses new clients with an error; timeout closes idle ones.
+ */
+#include "server/conn.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "protocol/mem.h"
+#include "protocol/reply.h"
+#include "server/cmd.h"
+#include "server/log.h"
+#include "server/server.h"
+
+#define CONN_MAX_REQS_PER_EVENT 1024
+#define CONN_READ_BUF (64 * 1024)
+#define CONN_MAX_IOV 64
+
+static uv_prepare_t flush_handle;
+static uv_idle_t input_handle;
+static struct conn *write_list;      /* clients with output to flush */
+static struct conn *input_list;      /* clients with requests left to run */
+static char read_buf[CONN_READ_BUF]; /* hiredis copies what we feed it */
+static bool read_buf_busy;
+static int64_t warn_last_ms;
+static uint64_t warn_suppressed;
+
+static void flush_all(uv_prepare_t *h);
+static void run_pending_input(uv_idle_t *h);
+static void process_input(struct conn *c);
+
+int64_t
+conn_now_ms(void)
+{
+    return (int64_t)uv_now(srv.loop);
+}
+
+int
+conn_setup(uv_loop_t *loop)
+{
+    if (uv_prepare_init(loop, &flush_handle) != 0 ||
+        uv_idle_init(loop, &input_handle) != 0) {
+        return -1;
+    }
+    uv_prepare_start(&flush_handle, flush_all);
+    return 0;
+}
+
+void
+conn_teardown(void)
+{
+    uv_prepare_stop(&flush_handle);
+    uv_idle_stop(&input_handle);
+    uv_close((uv_handle_t *)&flush_handle, NULL);
+    uv_close((uv_handle_t *)&input_handle, NULL);
+}
+
+/* ---- lists ------------------------------------------------------------ */
+
+static void
+queue_write(struct conn *c)
+{
+    if (!c->write_queued && c->state != CONN_CLOSING) {
+        c->write_queued = true;
+        c->next_pending = NULL;
+        /* Order does not matter between clients; push front. */
+        c->next_pending = write_list;
+        write_list = c;
+    }
+}
+
+static void
+queue_input(struct conn *c)
+{
+    if (c->input_queued || c->state != CONN_READING) {
+        return;
+    }
+    c->input_queued = true;
+    c->next_input = input_list;
+    input_list = c;
+    /* An active idle handle makes the loop poll without blocking, so the
+     * queued requests run on the next iteration even if no byte arrives. */
+    uv_idle_start(&input_handle, run_pending_input);
+}
+
+static void
+client_list_remove(struct conn *c)
+{
+    if (c->prev != NULL) {
+        c->prev->next = c->next;
+    } else if (srv.clients == c) {
+        srv.clients = c->next;
+    }
+    if (c->next != NULL) {
+        c->next->prev = c->prev;
+    }
+    c->prev = c->next = NULL;
+}
+
+/* ---- closing ---------------------------------------------------------- */
+
+static void
+on_close(uv_handle_t *h)
+{
+    struct conn *c = h->data;
+    resp_destroy(&c->parser);
+    obuf_deinit(&c->out);
+    mem_free(c->name);
+    mem_free(c->lib_name);
+    mem_free(c->lib_ver);
+    mem_free(c);
+}
+
+void
+conn_close(struct conn *c)
+{
+    if (c->state == CONN_CLOSING) {
+        return;
+    }
+    bool counted = c->prev != NULL || srv.clients == c;
+    c->state = CONN_CLOSING;
+    if (counted) {
+        client_list_remove(c);
+        srv.nclients--;
+    }
+    /* Still on write_list or input queue: those walkers skip CLOSING
+     * clients and drop them; memory goes only when libuv calls on_close,
+     * after any in-flight write was cancelled. */
+    uv_read_stop(&c->h.stream);
+    if (!c->write_queued && !c->input_queued) {
+        uv_close(&c->h.handle, on_close);
+    }
+}
+
+/* Called when a CLOSING client leaves the last queue it was on. */
+static void
+finish_close(struct conn *c)
+{
+    if (c->state == CONN_CLOSING && !c->write_queued && !c->input_queued &&
+        !uv_is_closing(&c->h.handle)) {
+        uv_close(&c->h.handle, on_close);
+    }
+}
+
+void
+conn_close_after_reply(struct conn *c)
+{
+    if (c->state == CONN_CLOSING) {
+        return;
+    }
+    c->state = CONN_CLOSE_AFTER_REPLY;
+    uv_read_stop(&c->h.stream);
+    queue_write(c);
+}
+
+void
+conn_close_all(void)
+{
+    while (srv.clients != NULL) {
+        conn_close(srv.clients);
+    }
+}
+
+/* ---- errors ----------------------------------------------------------- */
+
+void
+conn_error(struct conn *c, const char *msg)
+{
+    c->reply_error = true;
+    cmd_count_error(msg);
+    reply_errorz(&c->out, msg);
+}
+
+void
+conn_errorf(struct conn *c, const char *fmt, ...)
+{
+    char msg[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof(msg), fmt, ap);
+    va_end(ap);
+    conn_error(c, msg);
+}
+
+/* ---- accept ----------------------------------------------------------- */
+
+static void
+describe_peer(struct conn *c)
+{
+    struct sockaddr_storage ss;
+    int len = sizeof(ss);
+    char ip[INET6_ADDRSTRLEN] = "?";
+    if (c->is_unix) {
+        snprintf(c->addr, sizeof(c->addr), "/unixsocket:0");
+        snprintf(c->laddr, sizeof(c->laddr), "%s", srv.conf.unixsocket);
+        return;
+    }
+    if (uv_tcp_getpeername(&c->h.tcp, (struct sockaddr *)&ss, &len) == 0) {
+        if (ss.ss_family == AF_INET6) {
+            struct sockaddr_in6 *a = (struct sockaddr_in6 *)&ss;
+            uv_ip6_name(a, ip, sizeof(ip));
+            snprintf(c->addr, sizeof(c->addr), "%s:%d", ip, ntohs(a->sin6_port));
+        } else {
+            struct sockaddr_in *a = (struct sockaddr_in *)&ss;
+            uv_ip4_name(a, ip, sizeof(ip));
+            snprintf(c->addr, sizeof(c->addr), "%s:%d", ip, ntohs(a->sin_port));
+        }
+    }
+    len = sizeof(ss);
+    if (uv_tcp_getsockname(&c->h.tcp, (struct sockaddr *)&ss, &len) == 0) {
+        if (ss.ss_family == AF_INET6) {
+            struct sockaddr_in6 *a = (struct sockaddr_in6 *)&ss;
+            uv_ip6_name(a, ip, sizeof(ip));
+            snprintf(c->laddr, sizeof(c->laddr), "%s:%d", ip, ntohs(a->sin6_port));
+        } else {
+            struct sockaddr_in *a = (struct sockaddr_in *)&ss;
+            uv_ip4_name(a, ip, sizeof(ip));
+            snprintf(c->laddr, sizeof(c->laddr), "%s:%d", ip, ntohs(a->sin_port));
+        }
+    }
+}
+
+static void on_alloc(uv_handle_t *h, size_t suggested, uv_buf_t *buf);
+static void on_read(uv_stream_t *s, ssize_t nread, const uv_buf_t *buf);
+
+static struct conn *
+conn_create(bool is_unix)
+{
+    struct conn *c = mem_calloc(1, sizeof(*c));
+    if (c == NULL) {
+        return NULL;
+    }
+    c->parser = resp_create(&srv.limits);
+    if (c->parser == NULL) {
+        mem_free(c);
+        return NULL;
+    }
+    obuf_init(&c->out);
+    c->is_unix = is_unix;
+    c->proto = 2;
+    c->h.handle.data = c;
+    return c;
+}
+
+static void
+log_accept_error(int err)
+{
+    srv.stats.accept_errors++;
+    if (log_ratelimit(&srv.stats.accept_error_logged_ms,
+                      &srv.stats.accept_errors_suppressed)) {
+        log_warning("Accepting client connection: %s", uv_strerror(err));
+    }
+}
+
+void
+conn_accept(uv_stream_t *server, bool is_unix)
+{
+    struct conn *c = conn_create(is_unix);
+    int rc;
+    if (c == NULL) {
+        /* Accept and drop it, or the listener stays readable forever. */
+        log_accept_error(UV_ENOMEM);
+        return;
+    }
+    rc = is_unix ? uv_pipe_init(srv.loop, &c->h.pipe, 0)
+                 : uv_tcp_init(srv.loop, &c->h.tcp);
+    if (rc == 0) {
+        c->h.handle.data = c;
+        rc = uv_accept(server, &c->h.stream);
+        if (rc != 0) {
+            log_accept_error(rc);
+            c->state = CONN_CLOSING;
+            uv_close(&c->h.handle, on_close);
+            return;
+        }
+    } else {
+        log_accept_error(rc);
+        resp_destroy(&c->parser);
+        mem_free(c);
+        return;
+    }
+    srv.stats.connections_received++;
+    c->created_ms = c->last_interaction_ms = conn_now_ms();
+    if (!is_unix) {
+        uv_tcp_nodelay(&c->h.tcp, 1);
+    }
+    describe_peer(c);
+    if (srv.nclients >= (size_t)srv.conf.maxclients) {
+        srv.stats.rejected_connections++;
+        c->state = CONN_CLOSE_AFTER_REPLY;
+        reply_errorz(&c->out, "ERR max number of clients reached");
+        queue_write(c);
+        return;
+    }
+    c->id = ++srv.next_client_id;
+    c->next = srv.clients;
+    if (srv.clients != NULL) {
+        srv.clients->prev = c;
+    }
+    srv.clients = c;
+    srv.nclients++;
+    log_debug("Accepted %s (id=%llu)", c->addr, (unsigned long long)c->id);
+    c->state = CONN_READING;
+    uv_read_start(&c->h.stream, on_alloc, on_read);
+}
+
+/* ---- reading ---------------------------------------------------------- */
+
+static void
+on_alloc(uv_handle_t *h, size_t suggested, uv_buf_t *buf)
+{
+    (void)h;
+    (void)suggested;
+    /* One buffer serves every client: its bytes are fed to the parser
+     * before on_read returns. */
+    if (read_buf_busy) {
+        buf->base = NULL;
+        buf->len = 0;
+        return;
+    }
+    read_buf_busy = true;
+    buf->base = read_buf;
+    buf->len = sizeof(read_buf);
+}
+
+static void
+protocol_error(struct conn *c, const char *msg)
+{
+    srv.stats.protocol_errors++;
+    if (log_ratelimit(&warn_last_ms, &warn_suppressed)) {
+        log_verbose("Closing client %s after protocol error: %s", c->addr, msg);
+    }
+    conn_error(c, msg);
+    conn_close_after_reply(c);
+}
+
+static void
+on_read(uv_stream_t *s, ssize_t nread, const uv_buf_t *buf)
+{
+    struct conn *c = s->data;
+    if (buf->base == read_buf) {
+        read_buf_busy = false;
+    }
+    if (nread == 0 || c->state == CONN_CLOSING) {
+        return;
+    }
+    if (nread < 0) {
+        if (nread != UV_EOF) {
+            log_verbose("Reading from client %s: %s", c->addr,
+                        uv_strerror((int)nread));
+        }
+        conn_close(c);
+        return;
+    }
+    srv.stats.net_input_bytes += (uint64_t)nread;
+    c->last_interaction_ms = conn_now_ms();
+    if (c->state != CONN_READING && c->state != CONN_PAUSED) {
+        return; /* closing after a reply: ignore further input */
+    }
+    if (resp_feed(c->parser, buf->base, (size_t)nread) < 0) {
+        srv.stats.querybuf_limit_closes++;
+        log_warning("Closing client %s: %s", c->addr, resp_error(c->parser));
+        /* Replies to what was framed already go first. */
+        process_input(c);
+        if (c->state == CONN_READING || c->state == CONN_PAUSED) {
+            protocol_error(c, resp_error(c->parser));
+        }
+        return;
+    }
+    process_input(c);
+}
+
+static void
+pause_reading(struct conn *c)
+{
+    c->state = CONN_PAUSED;
+    uv_read_stop(&c->h.stream);
+}
+
+static void
+resume_reading(struct conn *c)
+{
+    c->state = CONN_READING;
+    uv_read_start(&c->h.stream, on_alloc, on_read);
+    queue_input(c);
+}
+
+/* Enforce the output limits after each command. Returns false when the
+ * client must not run more commands now. */
+static bool
+check_output_limits(struct conn *c)
+{
+    size_t pending = obuf_pending(&c->out);
+    if (c->out.oom) {
+        log_warning("Closing client %s: out of memory for its replies",
+                    c->addr);
+        conn_close(c);
+        return false;
+    }
+    if (pending > (size_t)srv.conf.output_hard_limit) {
+        srv.stats.output_limit_closes++;
+        log_warning("Closing client %s: output buffer of %zu bytes passed "
+                    "client-output-hard-limit", c->addr, pending);
+        conn_close(c);
+        return false;
+    }
+    if (pending > (size_t)srv.conf.output_pause_limit) {
+        pause_reading(c);
+        return false;
+    }
+    return true;
+}
+
+static void
+process_input(struct conn *c)
+{
+    struct resp_request req;
+    unsigned budget = CONN_MAX_REQS_PER_EVENT;
+
+    while (c->state == CONN_READING) {
+        if (budget-- == 0) {
+            queue_input(c);
+            break;
+        }
+        enum resp_status st = resp_next(c->parser, &req);
+        if (st == RESP_AGAIN) {
+            break;
+        }
+        if (st == RESP_ERROR) {
+            protocol_error(c, resp_error(c->parser));
+            break;
+        }
+        cmd_execute(c, &req);
+        if (!check_output_limits(c)) {
+            break;
+        }
+    }
+    if (c->state != CONN_CLOSING && obuf_pending(&c->out) > 0) {
+        queue_write(c);
+    }
+}
+
+static void
+run_pending_input(uv_idle_t *h)
+{
+    (void)h;
+    struct conn *list = input_list;
+    input_list = NULL;
+    uv_idle_stop(&input_handle);
+    while (list != NULL) {
+        struct conn *c = list;
+        list = c->next_input;
+        c->next_input = NULL;
+        c->input_queued = false;
+        if (c->state == CONN_READING) {
+            process_input(c); /* may queue it again */
+        } else {
+            finish_close(c);
+        }
+    }
+}
+
+/* ---- writing ---------------------------------------------------------- */
+
+static void on_write(uv_write_t *req, int status);
+
+static size_t
+fill_bufs(struct conn *c, uv_buf_t *bufs, size_t *bytes)
+{
+    struct iovec iov[CONN_MAX_IOV];
+    size_t n = obuf_iov(&c->out, 0, iov, CONN_MAX_IOV, bytes);
+    for (size_t i = 0; i < n; i++) {
+        bufs[i] = uv_buf_init(iov[i].iov_base, (unsigned)iov[i].iov_len);
+    }
+    return n;
+}
+
+/* Write what is queued: try a direct write first; hand the rest to
+ * uv_write, whose bytes stay untouched until on_write. */
+static void
+flush_conn(struct conn *c)
+{
+    uv_buf_t bufs[CONN_MAX_IOV];
+    size_t bytes;
+
+    if (c->inflight > 0 || c->state == CONN_CLOSING) {
+        return;
+    }
+    while (obuf_pending(&c->out) > 0) {
+        size_t n = fill_bufs(c, bufs, &bytes);
+        int w = uv_try_write(&c->h.stream, bufs, (unsigned)n);
+        if (w == UV_EAGAIN || w == UV_ENOSYS) {
+            break;
+        }
+        if (w < 0) {
+            log_verbose("Writing to client %s: %s", c->addr, uv_strerror(w));
+            conn_close(c);
+            return;
+        }
+        srv.stats.net_output_bytes += (uint64_t)w;
+        obuf_consume(&c->out, (size_t)w);
+        if ((size_t)w < bytes) {
+            break; /* the kernel buffer is full */
+        }
+    }
+    if (obuf_pending(&c->out) > 0) {
+        size_t n = fill_bufs(c, bufs, &bytes);
+        int rc = uv_write(&c->wreq, &c->h.stream, bufs, (unsigned)n, on_write);
+        if (rc != 0) {
+            log_verbose("Writing to client %s: %s", c->addr, uv_strerror(rc));
+            conn_close(c);
+            return;
+        }
+        c->inflight = bytes;
+        return;
+    }
+    obuf_shrink(&c->out);
+    if (c->state == CONN_CLOSE_AFTER_REPLY) {
+        conn_close(c);
+    }
+}
+
+static void
+after_drain(struct conn *c)
+{
+    if (c->state == CONN_PAUSED &&
+        obuf_pending(&c->out) <= (size_t)srv.conf.output_pause_limit / 2) {
+        resume_reading(c);
+    }
+}
+
+static void
+on_write(uv_write_t *req, int status)
+{
+    struct conn *c = req->handle->data;
+    size_t sent = c->inflight;
+    c->inflight = 0;
+    if (c->state == CONN_CLOSING) {
+        return; /* cancelled by uv_close; on_close frees */
+    }
+    if (status < 0) {
+        log_verbose("Writing to client %s: %s", c->addr, uv_strerror(status));
+        conn_close(c);
+        return;
+    }
+    srv.stats.net_output_bytes += sent;
+    obuf_consume(&c->out, sent);
+    after_drain(c);
+    if (c->state != CONN_CLOSING) {
+        queue_write(c);
+    }
+}
+
+static void
+flush_all(uv_prepare_t *h)
+{
+    (void)h;
+    struct conn *list = write_list;
+    write_list = NULL;
+    while (list != NULL) {
+        struct conn *c = list;
+        list = c->next_pending;
+        c->write_queued = false;
+        c->next_pending = NULL;
+        if (c->state == CONN_CLOSING) {
+            finish_close(c);
+            continue;
+        }
+        flush_conn(c);
+        if (c->state != CONN_CLOSING) {
+            after_drain(c);
+        } else {
+            finish_close(c);
+        }
+    }
+}
+
+/* ---- cron ------------------------------------------------------------- */
+
+void
+conn_cron(int64_t now_ms)
+{
+    int64_t timeout_ms = srv.conf.timeout * 1000;
+    struct conn *c = srv.clients;
+    while (c != NULL) {
+        struct conn *next = c->next;
+        if (timeout_ms > 0 && now_ms - c->last_interaction_ms > timeout_ms &&
+            c->inflight == 0) {
+            srv.stats.idle_timeout_closes++;
+            log_verbose("Closing idle client %s", c->addr);
+            conn_close(c);
+        } else if (c->state == CONN_READING && c->inflight == 0 &&
+                   obuf_pending(&c->out) == 0) {
+            resp_shrink(c->parser);
+        }
+        c = next;
+    }
+}

@@ -1,0 +1,59 @@
+/*
+ * handlers.h - command handlers, for the table in cmd.c only.
+ */
+#ifndef CELLGATE_HANDLERS_H
+#define CELLGATE_HANDLERS_H
+
+#include "protocol/resp.h"
+
+struct conn;
+
+#define HANDLER(name) void name(struct conn *c, struct resp_request *req)
+
+/* cmd_admin.c */
+HANDLER(cmd_ping);
+HANDLER(cmd_echo);
+HANDLER(cmd_quit);
+HANDLER(cmd_select);
+HANDLER(cmd_hello);
+HANDLER(cmd_auth);
+HANDLER(cmd_readonly);
+HANDLER(cmd_client);
+HANDLER(cmd_client_setname);
+HANDLER(cmd_client_getname);
+HANDLER(cmd_client_setinfo);
+HANDLER(cmd_client_id);
+HANDLER(cmd_client_list);
+HANDLER(cmd_client_info);
+HANDLER(cmd_client_help);
+HANDLER(cmd_config);
+HANDLER(cmd_config_get);
+HANDLER(cmd_config_set);
+HANDLER(cmd_config_resetstat);
+HANDLER(cmd_config_help);
+HANDLER(cmd_dbsize);
+HANDLER(cmd_flushall);
+HANDLER(cmd_time);
+HANDLER(cmd_shutdown);
+HANDLER(cmd_info);
+
+/* cmd_command.c */
+HANDLER(cmd_command);
+HANDLER(cmd_command_count);
+HANDLER(cmd_command_info);
+HANDLER(cmd_command_docs);
+HANDLER(cmd_command_list);
+HANDLER(cmd_command_help);
+
+/* cmd_keys.c */
+HANDLER(cmd_get);
+HANDLER(cmd_pttl);
+HANDLER(cmd_ttl);
+HANDLER(cmd_exists);
+HANDLER(cmd_del);
+HANDLER(cmd_type);
+
+/* cmd_limit.c */
+HANDLER(cmd_cl_throttle);
+
+#endif

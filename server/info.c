@@ -1,0 +1,352 @@
+/*
+ * info.c - INFO, laid out as Redis lays it out: "# Section" headers,
+ * "field:value" lines, CRLF line ends, a blank line between sections.
+ */
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/resource.h>
+#include <sys/utsname.h>
+#include <unistd.h>
+
+#include "protocol/mem.h"
+#include "protocol/reply.h"
+#include "server/clock.h"
+#include "server/cmd.h"
+#include "server/conn.h"
+#include "server/handlers.h"
+#include "server/server.h"
+
+struct text {
+    char *buf;
+    size_t len;
+    size_t cap;
+    bool oom;
+};
+
+static void
+text_add(struct text *t, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
+static void
+text_add(struct text *t, const char *fmt, ...)
+{
+    for (;;) {
+        va_list ap;
+        if (t->oom) {
+            return;
+        }
+        size_t room = t->cap - t->len;
+        va_start(ap, fmt);
+        int n = vsnprintf(t->buf ? t->buf + t->len : NULL, room, fmt, ap);
+        va_end(ap);
+        if (n < 0) {
+            return;
+        }
+        if ((size_t)n < room) {
+            t->len += (size_t)n;
+            return;
+        }
+        size_t cap = (t->cap ? t->cap * 2 : 4096) + (size_t)n;
+        char *b = mem_realloc(t->buf, cap);
+        if (b == NULL) {
+            t->oom = true;
+            return;
+        }
+        t->buf = b;
+        t->cap = cap;
+    }
+}
+
+/* Redis's bytesToHuman: 1.50K, 2.00M ... */
+static void
+human(char *out, size_t len, double n)
+{
+    const char *units = "BKMGTP";
+    int u = 0;
+    while (n >= 1024 && u < 5) {
+        n /= 1024;
+        u++;
+    }
+    if (u == 0) {
+        snprintf(out, len, "%.0fB", n);
+    } else {
+        snprintf(out, len, "%.2f%c", n, units[u]);
+    }
+}
+
+static size_t
+rss_bytes(void)
+{
+    FILE *f = fopen("/proc/self/statm", "r");
+    unsigned long pages = 0, rss = 0;
+    if (f == NULL) {
+        return 0;
+    }
+    if (fscanf(f, "%lu %lu", &pages, &rss) != 2) {
+        rss = 0;
+    }
+    fclose(f);
+    return (size_t)rss * (size_t)sysconf(_SC_PAGESIZE);
+}
+
+static void
+section_server(struct text *t)
+{
+    struct utsname u;
+    int64_t now_us = clock_wall_us();
+    int64_t up = (int64_t)((uint64_t)clock_mono_now() - srv.start_mono_ns) /
+                 1000000000;
+    uname(&u);
+    text_add(t, "# Server\r\n"
+             "redis_version:%s\r\n"
+             "cellgate_version:%s\r\n"
+             "redis_git_sha1:00000000\r\n"
+             "redis_git_dirty:0\r\n"
+             "redis_mode:standalone\r\n"
+             "os:%s %s %s\r\n"
+             "arch_bits:%d\r\n"
+             "multiplexing_api:libuv %s\r\n"
+             "process_id:%d\r\n"
+             "run_id:%s\r\n"
+             "tcp_port:%u\r\n"
+             "server_time_usec:%lld\r\n"
+             "uptime_in_seconds:%lld\r\n"
+             "uptime_in_days:%lld\r\n"
+             "hz:%lld\r\n"
+             "executable:%s\r\n"
+             "config_file:%s\r\n",
+             REDIS_COMPAT_VERSION, CELLGATE_VERSION, u.sysname, u.release,
+             u.machine, (int)(sizeof(void *) * 8), uv_version_string(),
+             (int)getpid(), srv.run_id, srv.tcp_port, (long long)now_us,
+             (long long)up, (long long)(up / 86400), (long long)srv.conf.hz,
+             srv.executable, srv.config_file ? srv.config_file : "");
+}
+
+static void
+section_clients(struct text *t)
+{
+    text_add(t, "# Clients\r\n"
+             "connected_clients:%zu\r\n"
+             "maxclients:%lld\r\n"
+             "blocked_clients:0\r\n"
+             "tracking_clients:0\r\n",
+             srv.nclients, (long long)srv.conf.maxclients);
+}
+
+static void
+section_memory(struct text *t)
+{
+    char h_used[32], h_rss[32], h_peak[32];
+    size_t used = mem_used(), rss = rss_bytes(), peak = mem_peak();
+    human(h_used, sizeof(h_used), (double)used);
+    human(h_rss, sizeof(h_rss), (double)rss);
+    human(h_peak, sizeof(h_peak), (double)peak);
+    text_add(t, "# Memory\r\n"
+             "used_memory:%zu\r\n"
+             "used_memory_human:%s\r\n"
+             "used_memory_rss:%zu\r\n"
+             "used_memory_rss_human:%s\r\n"
+             "used_memory_peak:%zu\r\n"
+             "used_memory_peak_human:%s\r\n"
+             "mem_fragmentation_ratio:%.2f\r\n"
+             "maxmemory:0\r\n"
+             "maxmemory_human:0B\r\n"
+             "maxmemory_policy:noeviction\r\n"
+             "mem_allocator:libc\r\n",
+             used, h_used, rss, h_rss, peak, h_peak,
+             used ? (double)rss / (double)used : 0.0);
+}
+
+static void
+section_persistence(struct text *t)
+{
+    text_add(t, "# Persistence\r\n"
+             "loading:0\r\n"
+             "async_loading:0\r\n"
+             "rdb_changes_since_last_save:0\r\n"
+             "rdb_bgsave_in_progress:0\r\n"
+             "rdb_last_save_time:%lld\r\n"
+             "rdb_last_bgsave_status:ok\r\n"
+             "aof_enabled:0\r\n"
+             "aof_rewrite_in_progress:0\r\n",
+             (long long)(srv.start_wall_us / 1000000));
+}
+
+static void
+section_stats(struct text *t)
+{
+    const struct server_stats *s = &srv.stats;
+    text_add(t, "# Stats\r\n"
+             "total_connections_received:%llu\r\n"
+             "total_commands_processed:%llu\r\n"
+             "total_net_input_bytes:%llu\r\n"
+             "total_net_output_bytes:%llu\r\n"
+             "rejected_connections:%llu\r\n"
+             "expired_keys:%llu\r\n"
+             "evicted_keys:0\r\n"
+             "keyspace_hits:%llu\r\n"
+             "keyspace_misses:%llu\r\n"
+             "total_error_replies:%llu\r\n"
+             "protocol_errors:%llu\r\n"
+             "client_query_buffer_limit_disconnections:%llu\r\n"
+             "client_output_buffer_limit_disconnections:%llu\r\n"
+             "idle_timeout_disconnections:%llu\r\n"
+             "accept_errors:%llu\r\n",
+             (unsigned long long)s->connections_received,
+             (unsigned long long)s->commands_processed,
+             (unsigned long long)s->net_input_bytes,
+             (unsigned long long)s->net_output_bytes,
+             (unsigned long long)s->rejected_connections,
+             (unsigned long long)s->expired_keys,
+             (unsigned long long)s->keyspace_hits,
+             (unsigned long long)s->keyspace_misses,
+             (unsigned long long)s->total_error_replies,
+             (unsigned long long)s->protocol_errors,
+             (unsigned long long)s->querybuf_limit_closes,
+             (unsigned long long)s->output_limit_closes,
+             (unsigned long long)s->idle_timeout_closes,
+             (unsigned long long)s->accept_errors);
+}
+
+static void
+section_replication(struct text *t)
+{
+    text_add(t, "# Replication\r\n"
+             "role:master\r\n"
+             "connected_slaves:0\r\n");
+}
+
+static void
+section_cpu(struct text *t)
+{
+    struct rusage ru;
+    getrusage(RUSAGE_SELF, &ru);
+    text_add(t, "# CPU\r\n"
+             "used_cpu_sys:%ld.%06ld\r\n"
+             "used_cpu_user:%ld.%06ld\r\n",
+             (long)ru.ru_stime.tv_sec, (long)ru.ru_stime.tv_usec,
+             (long)ru.ru_utime.tv_sec, (long)ru.ru_utime.tv_usec);
+}
+
+static void
+add_cmdstats(struct text *t, const struct cmd *cmds, size_t n)
+{
+    for (size_t i = 0; i < n && cmds[i].name != NULL; i++) {
+        const struct cmd_stats *s = &cmds[i].stats;
+        if (s->calls > 0 || s->rejected_calls > 0) {
+            text_add(t, "cmdstat_%s:calls=%llu,usec=%llu,usec_per_call=%.2f,"
+                     "rejected_calls=%llu,failed_calls=%llu\r\n",
+                     cmds[i].name, (unsigned long long)s->calls,
+                     (unsigned long long)s->usec,
+                     s->calls ? (double)s->usec / (double)s->calls : 0.0,
+                     (unsigned long long)s->rejected_calls,
+                     (unsigned long long)s->failed_calls);
+        }
+        if (cmds[i].subcommands != NULL) {
+            add_cmdstats(t, cmds[i].subcommands, SIZE_MAX);
+        }
+    }
+}
+
+static void
+section_commandstats(struct text *t)
+{
+    size_t n;
+    const struct cmd *cmds = cmd_table(&n);
+    text_add(t, "# Commandstats\r\n");
+    add_cmdstats(t, cmds, n);
+}
+
+static void
+section_errorstats(struct text *t)
+{
+    uint64_t count;
+    const char *code;
+    text_add(t, "# Errorstats\r\n");
+    for (size_t i = 0; (code = cmd_error_stat(i, &count)) != NULL; i++) {
+        text_add(t, "errorstat_%s:count=%llu\r\n", code,
+                 (unsigned long long)count);
+    }
+}
+
+static void
+section_keyspace(struct text *t)
+{
+    size_t keys = store_size(srv.store);
+    text_add(t, "# Keyspace\r\n");
+    if (keys > 0) {
+        text_add(t, "db0:keys=%zu,expires=%zu,avg_ttl=0\r\n", keys, keys);
+    }
+}
+
+struct section {
+    const char *name;
+    void (*fn)(struct text *t);
+    bool in_default;
+};
+
+static const struct section sections[] = {
+    { "server", section_server, true },
+    { "clients", section_clients, true },
+    { "memory", section_memory, true },
+    { "persistence", section_persistence, true },
+    { "stats", section_stats, true },
+    { "replication", section_replication, true },
+    { "cpu", section_cpu, true },
+    { "commandstats", section_commandstats, false },
+    { "errorstats", section_errorstats, true },
+    { "keyspace", section_keyspace, true },
+};
+#define NSECTIONS (sizeof(sections) / sizeof(sections[0]))
+
+/* Which sections the arguments ask for: none = default; "all" and
+ * "everything" = every section; "default" = the default set. */
+static void
+select_sections(struct resp_request *req, bool *want)
+{
+    if (req->argc == 1) {
+        for (size_t i = 0; i < NSECTIONS; i++) {
+            want[i] = sections[i].in_default;
+        }
+        return;
+    }
+    for (size_t a = 1; a < req->argc; a++) {
+        const char *arg = req->argv[a];
+        bool all = strcasecmp(arg, "all") == 0 ||
+                   strcasecmp(arg, "everything") == 0;
+        bool def = strcasecmp(arg, "default") == 0;
+        for (size_t i = 0; i < NSECTIONS; i++) {
+            if (all || (def && sections[i].in_default) ||
+                strcasecmp(arg, sections[i].name) == 0) {
+                want[i] = true;
+            }
+        }
+    }
+}
+
+void
+cmd_info(struct conn *c, struct resp_request *req)
+{
+    struct text t = { NULL, 0, 0, false };
+    bool want[NSECTIONS] = { false };
+    bool first = true;
+    select_sections(req, want);
+    for (size_t i = 0; i < NSECTIONS; i++) {
+        if (!want[i]) {
+            continue;
+        }
+        if (!first) {
+            text_add(&t, "\r\n");
+        }
+        first = false;
+        sections[i].fn(&t);
+    }
+    if (t.oom) {
+        conn_error(c, "ERR out of memory");
+    } else {
+        reply_verbatim(&c->out, t.buf ? t.buf : "", t.len, c->proto);
+    }
+    mem_free(t.buf);
+}

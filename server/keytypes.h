@@ -1,0 +1,31 @@
+/*
+ * keytypes.h - the algorithm tag of each store record and its state layout.
+ */
+#ifndef CELLGATE_KEYTYPES_H
+#define CELLGATE_KEYTYPES_H
+
+#include <stdint.h>
+
+#include "server/store.h"
+
+enum key_type {
+    KEY_GCRA = 1    /* CL.THROTTLE: state is the TAT */
+};
+
+struct gcra_state {
+    uint64_t tat;   /* ns since the epoch, as redis-cell stores it */
+};
+
+/* TYPE's answer for a record. */
+const char *keytype_name(uint8_t type);
+
+/* A record expiring like a Redis key with PEXPIRE ttl_ms set at now:
+ * Redis keeps the key while now_ms <= set_ms + ttl_ms, so it dies at the
+ * first ns of the millisecond after. Saturates to STORE_NEVER. */
+int64_t keytype_redis_expire_at(int64_t now_ns, int64_t ttl_ms);
+
+/* PTTL of a record as Redis reports it for such a key (ms; -1 = no
+ * expiry). */
+int64_t keytype_redis_pttl(const struct store_rec *r, int64_t now_ns);
+
+#endif

@@ -1,0 +1,44 @@
+/*
+ * log.h - leveled logging in Redis's format and level names.
+ *
+ *   12345:M 22 Nov 2026 02:19:20.123 * Ready to accept connections
+ *
+ * The level is checked before anything is formatted, so a disabled debug
+ * line costs one comparison. Only server/ logs; lower layers return errors.
+ */
+#ifndef CELLGATE_LOG_H
+#define CELLGATE_LOG_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+enum log_level { LOG_DEBUG = 0, LOG_VERBOSE, LOG_NOTICE, LOG_WARNING };
+
+extern enum log_level log_min_level;
+
+/* level is "debug", "verbose", "notice" or "warning"; path "" = stderr.
+ * Returns 0, or -1 if the file cannot be opened (errno set). */
+int log_setup(const char *level, const char *path);
+void log_teardown(void);
+int log_set_level(const char *level);
+
+void log_write(enum log_level level, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
+#define log_at(level, ...)                                                    \
+    do {                                                                      \
+        if ((level) >= log_min_level) {                                       \
+            log_write((level), __VA_ARGS__);                                  \
+        }                                                                     \
+    } while (0)
+
+#define log_debug(...) log_at(LOG_DEBUG, __VA_ARGS__)
+#define log_verbose(...) log_at(LOG_VERBOSE, __VA_ARGS__)
+#define log_notice(...) log_at(LOG_NOTICE, __VA_ARGS__)
+#define log_warning(...) log_at(LOG_WARNING, __VA_ARGS__)
+
+/* For warnings one client can trigger over and over: true at most once per
+ * second per *last (a caller-owned timestamp), and counts what it drops. */
+bool log_ratelimit(int64_t *last_ms, uint64_t *suppressed);
+
+#endif

@@ -1,0 +1,476 @@
+/*
+ * main.c - command line, configuration, module setup in order, the event
+ * loop, teardown in reverse.
+ *
+ *   cellgate [/path/to/cellgate.conf] [--option value ...]
+ *
+ * One libuv loop serves everything: TCP and unix-socket listeners, client
+ * connections (conn.c), the cron timer (key expiry through the store's
+ * timer wheel, incremental rehashing, idle clients) and SIGINT/SIGTERM.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "conf/conf.h"
+#include "protocol/mem.h"
+#include "server/clock.h"
+#include "server/cmd.h"
+#include "server/conn.h"
+#include "server/log.h"
+#include "server/server.h"
+
+#define MAX_LISTENERS 16
+#define INLINE_MAX (64 * 1024)
+#define EXPIRE_BATCH 256
+
+struct server srv;
+
+static uv_tcp_t tcp_listeners[MAX_LISTENERS];
+static size_t n_tcp_listeners;
+static uv_pipe_t unix_listener;
+static bool have_unix_listener;
+static uv_timer_t cron_timer;
+static uv_signal_t sigint_handle;
+static uv_signal_t sigterm_handle;
+static size_t keys_at_last_trim;
+
+static void
+usage(FILE *out)
+{
+    fprintf(out,
+            "Usage: cellgate [/path/to/cellgate.conf] [--option value ...]\n"
+            "       cellgate --test-config [config] [--option value ...]\n"
+            "       cellgate --describe-config\n"
+            "       cellgate -v | --version\n"
+            "       cellgate -h | --help\n"
+            "\n"
+            "A Redis-protocol rate-limiting daemon. Options are read from\n"
+            "the config file, then from the command line (last wins), e.g.\n"
+            "  cellgate --port 7777 --bind 127.0.0.1\n"
+            "  cellgate conf/cellgate.conf --maxclients 5000\n"
+            "--describe-config lists every option with its default.\n");
+}
+
+void
+server_apply_limits(void)
+{
+    srv.limits.max_query = (size_t)srv.conf.client_query_buffer_limit;
+    srv.limits.max_bulk = (size_t)srv.conf.proto_max_bulk_len;
+    srv.limits.max_args = (size_t)srv.conf.proto_max_args;
+    srv.limits.max_inline = INLINE_MAX;
+    if (uv_is_active((uv_handle_t *)&cron_timer)) {
+        uint64_t every = (uint64_t)(1000 / srv.conf.hz);
+        uv_timer_set_repeat(&cron_timer, every ? every : 1);
+    }
+}
+
+/* ---- listeners -------------------------------------------------------- */
+
+static void
+on_tcp_connection(uv_stream_t *server, int status)
+{
+    if (status < 0) {
+        srv.stats.accept_errors++;
+        log_warning("Accepting client connection: %s", uv_strerror(status));
+        return;
+    }
+    conn_accept(server, false);
+}
+
+static void
+on_unix_connection(uv_stream_t *server, int status)
+{
+    if (status < 0) {
+        srv.stats.accept_errors++;
+        log_warning("Accepting client connection: %s", uv_strerror(status));
+        return;
+    }
+    conn_accept(server, true);
+}
+
+static int
+listen_tcp_one(const char *addr)
+{
+    struct sockaddr_storage ss;
+    uv_tcp_t *h = &tcp_listeners[n_tcp_listeners];
+    int port = (int)srv.conf.port;
+    int rc = strchr(addr, ':') != NULL
+                 ? uv_ip6_addr(addr, port, (struct sockaddr_in6 *)&ss)
+                 : uv_ip4_addr(addr, port, (struct sockaddr_in *)&ss);
+    if (rc != 0) {
+        log_warning("Invalid bind address '%s'", addr);
+        return -1;
+    }
+    uv_tcp_init(srv.loop, h);
+    rc = uv_tcp_bind(h, (struct sockaddr *)&ss,
+                     strchr(addr, ':') != NULL ? UV_TCP_IPV6ONLY : 0);
+    if (rc == 0) {
+        rc = uv_listen((uv_stream_t *)h, (int)srv.conf.tcp_backlog,
+                       on_tcp_connection);
+    }
+    if (rc != 0) {
+        log_warning("Could not create server TCP listening socket %s:%d: %s",
+                    addr, port, uv_strerror(rc));
+        uv_close((uv_handle_t *)h, NULL);
+        return -1;
+    }
+    n_tcp_listeners++;
+    return 0;
+}
+
+/* bind takes one or more space-separated addresses, as in redis.conf. */
+static int
+listen_tcp(void)
+{
+    char addrs[1024];
+    char *save = NULL;
+    if (srv.conf.port == 0) {
+        return 0;
+    }
+    snprintf(addrs, sizeof(addrs), "%s", srv.conf.bind);
+    for (char *a = strtok_r(addrs, " \t", &save); a != NULL;
+         a = strtok_r(NULL, " \t", &save)) {
+        if (n_tcp_listeners == MAX_LISTENERS) {
+            log_warning("Too many bind addresses, ignoring '%s'", a);
+            continue;
+        }
+        if (listen_tcp_one(a) < 0) {
+            return -1;
+        }
+    }
+    if (n_tcp_listeners == 0) {
+        log_warning("No bind address given for port %lld",
+                    (long long)srv.conf.port);
+        return -1;
+    }
+    srv.tcp_port = (unsigned)srv.conf.port;
+    return 0;
+}
+
+static int
+listen_unix(void)
+{
+    const char *path = srv.conf.unixsocket;
+    int rc;
+    if (path[0] == '\0') {
+        return 0;
+    }
+    unlink(path); /* a stale socket from a previous run */
+    uv_pipe_init(srv.loop, &unix_listener, 0);
+    rc = uv_pipe_bind(&unix_listener, path);
+    if (rc == 0 && srv.conf.unixsocketperm != 0 &&
+        chmod(path, (mode_t)srv.conf.unixsocketperm) != 0) {
+        rc = uv_translate_sys_error(errno);
+    }
+    if (rc == 0) {
+        rc = uv_listen((uv_stream_t *)&unix_listener,
+                       (int)srv.conf.tcp_backlog, on_unix_connection);
+    }
+    if (rc != 0) {
+        log_warning("Opening unix socket %s: %s", path, uv_strerror(rc));
+        uv_close((uv_handle_t *)&unix_listener, NULL);
+        return -1;
+    }
+    have_unix_listener = true;
+    return 0;
+}
+
+/* ---- cron ------------------------------------------------------------- */
+
+/* Collect dead keys for at most a quarter of a cron period, as Redis's
+ * active expire cycle does, so a mass expiry never stalls the loop. */
+static void
+expire_keys(void)
+{
+    mono_ns deadline = clock_mono_now() +
+                       250000000LL / (mono_ns)srv.conf.hz;
+    wall_ns now = clock_wall_now();
+    for (;;) {
+        size_t n = store_expire(srv.store, now, EXPIRE_BATCH);
+        srv.stats.expired_keys += n;
+        if (n < EXPIRE_BATCH || clock_mono_now() >= deadline) {
+            break;
+        }
+    }
+}
+
+static void
+on_cron(uv_timer_t *t)
+{
+    (void)t;
+    expire_keys();
+    store_cron(srv.store, 100);
+    conn_cron(conn_now_ms());
+    /* After a mass expiry the freed records sit in the allocator; give the
+     * pages back so RSS follows the live keys. */
+    size_t keys = store_size(srv.store);
+    if (keys_at_last_trim > 10000 && keys < keys_at_last_trim / 2) {
+        mem_trim();
+        keys_at_last_trim = keys;
+    } else if (keys > keys_at_last_trim) {
+        keys_at_last_trim = keys;
+    }
+}
+
+/* ---- signals and shutdown --------------------------------------------- */
+
+static void
+close_handle(uv_handle_t *h)
+{
+    if (!uv_is_closing(h)) {
+        uv_close(h, NULL);
+    }
+}
+
+void
+server_shutdown(const char *why)
+{
+    if (srv.shutting_down) {
+        return;
+    }
+    srv.shutting_down = true;
+    log_warning("%s received, shutting down: closing %zu clients", why,
+                srv.nclients);
+    for (size_t i = 0; i < n_tcp_listeners; i++) {
+        close_handle((uv_handle_t *)&tcp_listeners[i]);
+    }
+    if (have_unix_listener) {
+        close_handle((uv_handle_t *)&unix_listener);
+        unlink(srv.conf.unixsocket);
+    }
+    uv_timer_stop(&cron_timer);
+    close_handle((uv_handle_t *)&cron_timer);
+    close_handle((uv_handle_t *)&sigint_handle);
+    close_handle((uv_handle_t *)&sigterm_handle);
+    conn_close_all();
+    conn_teardown();
+}
+
+static void
+on_signal(uv_signal_t *h, int signum)
+{
+    (void)h;
+    server_shutdown(signum == SIGINT ? "SIGINT" : "SIGTERM");
+}
+
+/* ---- setup ------------------------------------------------------------ */
+
+/* Room for maxclients sockets plus the listeners and log file, as Redis's
+ * adjustOpenFilesLimit does. */
+static void
+raise_fd_limit(void)
+{
+    struct rlimit rl;
+    rlim_t want = (rlim_t)srv.conf.maxclients + 32;
+    if (getrlimit(RLIMIT_NOFILE, &rl) != 0 || rl.rlim_cur >= want) {
+        return;
+    }
+    rlim_t old = rl.rlim_cur;
+    rl.rlim_cur = want <= rl.rlim_max ? want : rl.rlim_max;
+    if (setrlimit(RLIMIT_NOFILE, &rl) != 0 || rl.rlim_cur < want) {
+        log_warning("Open files limit is %llu (was %llu): maxclients %lld "
+                    "needs %llu; some clients may be refused",
+                    (unsigned long long)rl.rlim_cur, (unsigned long long)old,
+                    (long long)srv.conf.maxclients, (unsigned long long)want);
+    }
+}
+
+static void
+random_bytes(unsigned char *buf, size_t len)
+{
+    size_t got = 0;
+    while (got < len) {
+        ssize_t n = getrandom(buf + got, len - got, 0);
+        if (n < 0) {
+            if (errno == EINTR) {
+                continue;
+            }
+            /* No entropy source: fall back to time and pid (a weaker but
+             * still per-process seed). */
+            uint64_t x = (uint64_t)clock_mono_now() ^ ((uint64_t)getpid() << 32);
+            for (; got < len; got++) {
+                x = x * 6364136223846793005ULL + 1442695040888963407ULL;
+                buf[got] = (unsigned char)(x >> 56);
+            }
+            return;
+        }
+        got += (size_t)n;
+    }
+}
+
+static void
+make_run_id(void)
+{
+    unsigned char raw[20];
+    static const char hex[] = "0123456789abcdef";
+    random_bytes(raw, sizeof(raw));
+    for (size_t i = 0; i < sizeof(raw); i++) {
+        srv.run_id[2 * i] = hex[raw[i] >> 4];
+        srv.run_id[2 * i + 1] = hex[raw[i] & 15];
+    }
+    srv.run_id[40] = '\0';
+}
+
+static bool
+has_flag(int argc, char **argv, const char *a, const char *b)
+{
+    for (int i = 1; i < argc; i++) {
+        if (strcmp(argv[i], a) == 0 || (b != NULL && strcmp(argv[i], b) == 0)) {
+            return true;
+        }
+    }
+    return false;
+}
+
+/* The config file argument, resolved to an absolute path for INFO. */
+static void
+note_config_file(int argc, char **argv)
+{
+    static char path[4096];
+    for (int i = 1; i < argc; i++) {
+        if (strncmp(argv[i], "-", 1) == 0) {
+            if (strncmp(argv[i], "--", 2) == 0 && conf_find(argv[i] + 2)) {
+                i++; /* skip the option's value */
+            }
+            continue;
+        }
+        if (realpath(argv[i], path) != NULL) {
+            srv.config_file = path;
+        }
+        return;
+    }
+}
+
+static int
+load_config(int argc, char **argv)
+{
+    char err[CONF_ERR_LEN];
+    if (conf_init(&srv.conf) < 0) {
+        fprintf(stderr, "cellgate: out of memory\n");
+        return -1;
+    }
+    if (conf_load_args(&srv.conf, argc, argv, err, sizeof(err)) < 0) {
+        fprintf(stderr, "cellgate: %s\n", err);
+        return -1;
+    }
+    note_config_file(argc, argv);
+    return 0;
+}
+
+static int
+setup(void)
+{
+    unsigned char seed[16];
+    ssize_t n = readlink("/proc/self/exe", srv.executable,
+                         sizeof(srv.executable) - 1);
+    srv.executable[n > 0 ? n : 0] = '\0';
+    srv.start_wall_us = clock_wall_us();
+    srv.start_mono_ns = (uint64_t)clock_mono_now();
+    make_run_id();
+    random_bytes(seed, sizeof(seed));
+    server_apply_limits();
+    if (cmd_setup() < 0) {
+        return -1;
+    }
+    srv.store = store_create(seed, clock_wall_now());
+    if (srv.store == NULL) {
+        log_warning("Out of memory creating the keyspace");
+        return -1;
+    }
+    srv.loop = uv_default_loop();
+    if (conn_setup(srv.loop) < 0) {
+        return -1;
+    }
+    raise_fd_limit();
+    if (listen_tcp() < 0 || listen_unix() < 0) {
+        return -1;
+    }
+    uint64_t every = (uint64_t)(1000 / srv.conf.hz);
+    uv_timer_init(srv.loop, &cron_timer);
+    uv_timer_start(&cron_timer, on_cron, every, every ? every : 1);
+    uv_signal_init(srv.loop, &sigint_handle);
+    uv_signal_init(srv.loop, &sigterm_handle);
+    uv_signal_start(&sigint_handle, on_signal, SIGINT);
+    uv_signal_start(&sigterm_handle, on_signal, SIGTERM);
+    return 0;
+}
+
+static void
+teardown(void)
+{
+    if (srv.loop != NULL) {
+        /* Let every close callback run, then release the loop. */
+        uv_run(srv.loop, UV_RUN_DEFAULT);
+        int rc = uv_loop_close(srv.loop);
+        if (rc != 0) {
+            log_warning("Event loop still had open handles at exit");
+        }
+    }
+    store_destroy(&srv.store);
+    log_teardown();
+    conf_deinit(&srv.conf);
+}
+
+int
+main(int argc, char **argv)
+{
+    signal(SIGPIPE, SIG_IGN);
+    if (has_flag(argc, argv, "--help", "-h")) {
+        usage(stdout);
+        return 0;
+    }
+    if (has_flag(argc, argv, "--version", "-v")) {
+        printf("cellgate v=%s (redis protocol %s, libuv %s)\n",
+               CELLGATE_VERSION, REDIS_COMPAT_VERSION, uv_version_string());
+        return 0;
+    }
+    if (has_flag(argc, argv, "--describe-config", NULL)) {
+        conf_describe(stdout);
+        return 0;
+    }
+    if (load_config(argc, argv) < 0) {
+        conf_deinit(&srv.conf);
+        return 1;
+    }
+    if (has_flag(argc, argv, "--test-config", NULL)) {
+        printf("cellgate: configuration OK\n");
+        conf_deinit(&srv.conf);
+        return 0;
+    }
+    if (log_setup(srv.conf.loglevel, srv.conf.logfile) < 0) {
+        fprintf(stderr, "cellgate: cannot open logfile '%s': %s\n",
+                srv.conf.logfile, strerror(errno));
+        conf_deinit(&srv.conf);
+        return 1;
+    }
+    log_notice("cellgate %s starting, pid %d, config %s", CELLGATE_VERSION,
+               (int)getpid(), srv.config_file ? srv.config_file : "(none)");
+    if (setup() < 0) {
+        log_warning("Start-up failed, exiting");
+        if (srv.loop != NULL) {
+            server_shutdown("start-up failure");
+        }
+        teardown();
+        return 1;
+    }
+    if (srv.conf.port != 0) {
+        log_notice("Ready to accept connections tcp on %s port %lld",
+                   srv.conf.bind, (long long)srv.conf.port);
+    }
+    if (have_unix_listener) {
+        log_notice("Ready to accept connections unix on %s",
+                   srv.conf.unixsocket);
+    }
+    uv_run(srv.loop, UV_RUN_DEFAULT);
+    teardown();
+    log_notice("cellgate is now ready to exit, bye bye...");
+    return 0;
+}

@@ -1,0 +1,73 @@
+/*
+ * server.h - the process-wide state, one instance (`srv`), owned by main.c.
+ *
+ * Like Redis's `server`, everything with process lifetime lives here: the
+ * configuration, the loop, the keyspace, the client list and the counters.
+ */
+#ifndef CELLGATE_SERVER_H
+#define CELLGATE_SERVER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <uv.h>
+
+#include "conf/conf.h"
+#include "protocol/resp.h"
+#include "server/store.h"
+
+#define CELLGATE_VERSION "0.1.0"
+/* The Redis version we answer to clients that gate features on it. */
+#define REDIS_COMPAT_VERSION "7.0.15"
+
+struct conn;
+
+struct server_stats {
+    uint64_t connections_received;
+    uint64_t rejected_connections;
+    uint64_t commands_processed;
+    uint64_t expired_keys;
+    uint64_t keyspace_hits;
+    uint64_t keyspace_misses;
+    uint64_t net_input_bytes;
+    uint64_t net_output_bytes;
+    uint64_t protocol_errors;
+    uint64_t querybuf_limit_closes;
+    uint64_t output_limit_closes;
+    uint64_t idle_timeout_closes;
+    uint64_t total_error_replies;
+    uint64_t accept_errors;
+    uint64_t accept_errors_suppressed;
+    int64_t accept_error_logged_ms;
+};
+
+struct server {
+    struct conf conf;
+    const char *config_file;      /* absolute path, or NULL */
+    char executable[4096];
+    uv_loop_t *loop;
+    struct store *store;
+    struct resp_limits limits;    /* derived from conf */
+    /* clients */
+    struct conn *clients;         /* all connected clients */
+    size_t nclients;
+    uint64_t next_client_id;
+    /* runtime */
+    bool shutting_down;
+    int64_t start_wall_us;
+    uint64_t start_mono_ns;
+    char run_id[41];
+    unsigned tcp_port;            /* actually bound (port 0 = none) */
+    struct server_stats stats;
+};
+
+extern struct server srv;
+
+/* Derive srv.limits from srv.conf (after load and after CONFIG SET). */
+void server_apply_limits(void);
+
+/* Begin a graceful shutdown: stop listening, close clients, stop timers. */
+void server_shutdown(const char *why);
+
+#endif

@@ -1,0 +1,1326 @@
+/*
+ * check_conf.c - unit tests for conf/: defaults from the table, every value
+ * type (accepted forms, bounds, overflow, malformed text), the file format
+ * and its "path:line: ..." errors, the command line and its override
+ * order, cross-option checks, CONFIG GET formatting, --describe-config,
+ * and the shipped conf/cellgate.conf against the table.
+ *
+ * Each test starts from conf_init() (a checked fixture, run in the forked
+ * child) and ends with conf_deinit(), so LeakSanitizer sees every string.
+ * Expected numbers that come from the table (bounds, defaults) are read
+ * from it, so a retuned bound does not break unrelated tests.
+ */
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "conf/conf.h"
+#include "tests/unit/suites.h"
+
+static struct conf cfg;
+static char err[CONF_ERR_LEN];
+static char tmp_path[64];
+
+static void
+setup(void)
+{
+    ck_assert_int_eq(conf_init(&cfg), 0);
+    err[0] = '\0';
+}
+
+static void
+teardown(void)
+{
+    conf_deinit(&cfg);
+}
+
+/* ---- helpers ---- */
+
+static const struct conf_option *
+opt(const char *name)
+{
+    const struct conf_option *o = conf_find(name);
+
+    ck_assert_msg(o != NULL, "no option '%s' in the table", name);
+    return o;
+}
+
+static void
+set_ok(const char *name, const char *value)
+{
+    int rc = conf_set(&cfg, name, value, err, sizeof(err));
+
+    ck_assert_msg(rc == 0, "%s '%s' rejected: %s", name, value, err);
+}
+
+/* The value must be rejected with exactly want (NULL: any message) and the
+ * option must keep its previous value. */
+static void
+set_fails(const char *name, const char *value, const char *want)
+{
+    char before[256];
+    char after[256];
+
+    conf_format(&cfg, opt(name), before, sizeof(before));
+    err[0] = '\0';
+    ck_assert_msg(conf_set(&cfg, name, value, err, sizeof(err)) == -1,
+                  "%s '%s' accepted", name, value);
+    ck_assert_msg(err[0] != '\0', "%s '%s': no message", name, value);
+    if (want != NULL) {
+        ck_assert_str_eq(err, want);
+    }
+    conf_format(&cfg, opt(name), after, sizeof(after));
+    ck_assert_str_eq(after, before);
+}
+
+static const char *
+fmt(const char *name)
+{
+    static char buf[256];
+
+    conf_format(&cfg, opt(name), buf, sizeof(buf));
+    return buf;
+}
+
+static void
+write_temp(const char *text)
+{
+    int fd;
+    size_t len = strlen(text);
+
+    strcpy(tmp_path, "/tmp/check_conf-XXXXXX");
+    fd = mkstemp(tmp_path);
+    ck_assert_int_ge(fd, 0);
+    ck_assert_int_eq(write(fd, text, len), (ssize_t)len);
+    close(fd);
+}
+
+/* Load text as a config file; the file is gone again on return. */
+static int
+load_text(const char *text)
+{
+    int rc;
+
+    write_temp(text);
+    rc = conf_load_file(&cfg, tmp_path, err, sizeof(err));
+    unlink(tmp_path);
+    return rc;
+}
+
+/* text must fail with "<its path>:<want_after_path>". */
+static void
+file_fails(const char *text, const char *want_after_path)
+{
+    char want[CONF_ERR_LEN];
+
+    ck_assert_int_eq(load_text(text), -1);
+    snprintf(want, sizeof(want), "%s:%s", tmp_path, want_after_path);
+    ck_assert_str_eq(err, want);
+}
+
+/* Run conf_load_args on "cellgate" followed by the NULL-terminated args
+ * (copied, because the API takes char ** and literals are const). */
+static int
+run_args(const char *const *args)
+{
+    char *argv[32];
+    int argc = 0;
+    int rc;
+
+    argv[argc++] = strdup("cellgate");
+    for (size_t i = 0; args[i] != NULL; i++) {
+        ck_assert_int_lt(argc, 31);
+        argv[argc++] = strdup(args[i]);
+    }
+    argv[argc] = NULL;
+    err[0] = '\0';
+    rc = conf_load_args(&cfg, argc, argv, err, sizeof(err));
+    for (int i = 0; i < argc; i++) {
+        free(argv[i]);
+    }
+    return rc;
+}
+
+static void
+expect_msg(const char *fmt_, ...)
+{
+    char want[CONF_ERR_LEN];
+    va_list ap;
+
+    va_start(ap, fmt_);
+    vsnprintf(want, sizeof(want), fmt_, ap);
+    va_end(ap);
+    ck_assert_str_eq(err, want);
+}
+
+/* A yes/no option for the tests: the table has no CONF_BOOL row yet, so
+ * this row borrows the int64_t field of "timeout". */
+static const struct conf_option flag_opt = {
+    "flag", CONF_BOOL, "no", 0, 1, "a test-only yes/no option",
+    offsetof(struct conf, timeout)
+};
+
+/* ---- defaults and the table ---- */
+
+START_TEST(test_init_sets_every_table_default)
+{
+    ck_assert_str_eq(cfg.bind, "127.0.0.1");
+    ck_assert_int_eq(cfg.port, 6379);
+    ck_assert_str_eq(cfg.unixsocket, "");
+    ck_assert_int_eq(cfg.unixsocketperm, 0);
+    ck_assert_int_eq(cfg.tcp_backlog, 511);
+    ck_assert_int_eq(cfg.maxclients, 10000);
+    ck_assert_int_eq(cfg.timeout, 0);
+    ck_assert_int_eq(cfg.client_query_buffer_limit, 1073741824LL);
+    ck_assert_int_eq(cfg.proto_max_bulk_len, 536870912LL);
+    ck_assert_int_eq(cfg.proto_max_args, 1048576);
+    ck_assert_int_eq(cfg.output_pause_limit, 1048576);
+    ck_assert_int_eq(cfg.output_hard_limit, 268435456LL);
+    ck_assert_int_eq(cfg.hz, 10);
+    ck_assert_str_eq(cfg.loglevel, "notice");
+    ck_assert_str_eq(cfg.logfile, "");
+}
+END_TEST
+
+START_TEST(test_every_default_is_within_its_own_bounds_and_valid)
+{
+    size_t n;
+    const struct conf_option *t = conf_options(&n);
+
+    ck_assert_uint_eq(n, 15);
+    for (size_t i = 0; i < n; i++) {
+        char buf[64];
+
+        ck_assert_msg(conf_set_option(&cfg, &t[i], t[i].def, err,
+                                      sizeof(err)) == 0,
+                      "%s: %s", t[i].name, err);
+        if (t[i].type == CONF_INT || t[i].type == CONF_BYTES ||
+            t[i].type == CONF_OCTAL) {
+            int64_t v = *(int64_t *)(void *)((char *)&cfg + t[i].offset);
+
+            ck_assert_msg(v >= t[i].min && v <= t[i].max, "%s", t[i].name);
+        }
+        ck_assert_uint_gt(strlen(t[i].desc), 0);
+        conf_format(&cfg, &t[i], buf, sizeof(buf));
+    }
+    ck_assert_int_eq(conf_validate(&cfg, err, sizeof(err)), 0);
+}
+END_TEST
+
+START_TEST(test_find_is_case_insensitive_and_null_for_unknown)
+{
+    ck_assert_ptr_eq(conf_find("PORT"), conf_find("port"));
+    ck_assert_ptr_eq(conf_find("Client-Query-Buffer-Limit"),
+                     conf_find("client-query-buffer-limit"));
+    ck_assert_ptr_null(conf_find("prot"));
+    ck_assert_ptr_null(conf_find("por"));
+    ck_assert_ptr_null(conf_find("portx"));
+    ck_assert_ptr_null(conf_find(""));
+    ck_assert_ptr_null(conf_find(NULL));
+}
+END_TEST
+
+START_TEST(test_conf_options_count_may_be_null)
+{
+    ck_assert_ptr_nonnull(conf_options(NULL));
+}
+END_TEST
+
+START_TEST(test_deinit_nulls_strings_and_twice_is_harmless)
+{
+    conf_deinit(&cfg);
+    ck_assert_ptr_null(cfg.bind);
+    ck_assert_ptr_null(cfg.loglevel);
+    conf_deinit(&cfg);
+    ck_assert_int_eq(conf_init(&cfg), 0);   /* teardown frees this one */
+}
+END_TEST
+
+START_TEST(test_unknown_option_is_rejected)
+{
+    ck_assert_int_eq(conf_set(&cfg, "prot", "1", err, sizeof(err)), -1);
+    ck_assert_str_eq(err, "unknown option 'prot'");
+    ck_assert_int_eq(conf_set(&cfg, NULL, "1", err, sizeof(err)), -1);
+}
+END_TEST
+
+START_TEST(test_missing_value_is_rejected)
+{
+    set_fails("port", NULL, "'port' wants a value");
+    set_fails("bind", NULL, "'bind' wants a value");
+}
+END_TEST
+
+START_TEST(test_null_error_buffer_is_tolerated)
+{
+    ck_assert_int_eq(conf_set(&cfg, "port", "x", NULL, 0), -1);
+    ck_assert_int_eq(conf_set(&cfg, "port", "x", err, 0), -1);
+}
+END_TEST
+
+/* ---- CONF_INT ---- */
+
+START_TEST(test_int_accepts_both_bounds)
+{
+    set_ok("port", "0");
+    ck_assert_int_eq(cfg.port, 0);
+    set_ok("port", "65535");
+    ck_assert_int_eq(cfg.port, 65535);
+    set_ok("hz", "1");
+    set_ok("hz", "500");
+    set_ok("timeout", "2147483647");
+    ck_assert_int_eq(cfg.timeout, 2147483647);
+}
+END_TEST
+
+START_TEST(test_int_rejects_one_past_each_bound)
+{
+    set_fails("port", "65536",
+              "'port' must be between 0 and 65535, got '65536'");
+    set_fails("port", "70000",
+              "'port' must be between 0 and 65535, got '70000'");
+    set_fails("port", "-1", "'port' must be between 0 and 65535, got '-1'");
+    set_fails("hz", "0", "'hz' must be between 1 and 500, got '0'");
+    set_fails("hz", "501", "'hz' must be between 1 and 500, got '501'");
+    set_fails("timeout", "2147483648",
+              "'timeout' must be between 0 and 2147483647, "
+              "got '2147483648'");
+}
+END_TEST
+
+START_TEST(test_int_beyond_int64_is_out_of_range_not_malformed)
+{
+    set_fails("port", "9223372036854775807",
+              "'port' must be between 0 and 65535, "
+              "got '9223372036854775807'");
+    set_fails("port", "9223372036854775808",
+              "'port' must be between 0 and 65535, "
+              "got '9223372036854775808'");
+    set_fails("port", "99999999999999999999999", NULL);
+    set_fails("port", "-9223372036854775808", NULL);
+    set_fails("port", "-99999999999999999999999", NULL);
+}
+END_TEST
+
+START_TEST(test_int_rejects_anything_but_strict_decimal)
+{
+    static const char *const bad[] = {
+        "", "abc", "+1", "007", "00", "-0", "-", " 1", "1 ", "0x10", "1.5",
+        "1k", "1e3", "12a", "--1",
+    };
+
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        char want[128];
+
+        snprintf(want, sizeof(want), "'port' must be an integer, got '%s'",
+                 bad[i]);
+        set_fails("port", bad[i], want);
+    }
+}
+END_TEST
+
+/* ---- CONF_BYTES ---- */
+
+START_TEST(test_bytes_units_are_decimal_or_binary_and_case_insensitive)
+{
+    static const struct {
+        const char *text;
+        int64_t bytes;
+    } v[] = {
+        { "1024", 1024 },
+        { "2048b", 2048 },
+        { "2048B", 2048 },
+        { "2k", 2000 },
+        { "2kb", 2048 },
+        { "2K", 2000 },
+        { "2KB", 2048 },
+        { "2Kb", 2048 },
+        { "3m", 3000000 },
+        { "3mb", 3145728 },
+        { "3MB", 3145728 },
+        { "1g", 1000000000 },
+        { "1gb", 1073741824 },
+        { "1GB", 1073741824 },
+    };
+
+    for (size_t i = 0; i < sizeof(v) / sizeof(v[0]); i++) {
+        set_ok("client-query-buffer-limit", v[i].text);
+        ck_assert_msg(cfg.client_query_buffer_limit == v[i].bytes,
+                      "'%s' gave %" PRId64, v[i].text,
+                      cfg.client_query_buffer_limit);
+    }
+}
+END_TEST
+
+START_TEST(test_bytes_accepts_bounds_and_rejects_one_past)
+{
+    const struct conf_option *o = opt("client-output-hard-limit");
+    char text[32];
+    char want[256];
+
+    snprintf(text, sizeof(text), "%" PRId64, o->min);
+    set_ok(o->name, text);
+    ck_assert_int_eq(cfg.output_hard_limit, o->min);
+    snprintf(text, sizeof(text), "%" PRId64, o->max);
+    set_ok(o->name, text);
+    ck_assert_int_eq(cfg.output_hard_limit, o->max);
+
+    snprintf(text, sizeof(text), "%" PRId64, o->min - 1);
+    snprintf(want, sizeof(want),
+             "'%s' must be between %" PRId64 " and %" PRId64
+             " bytes, got '%s'", o->name, o->min, o->max, text);
+    set_fails(o->name, text, want);
+
+    snprintf(text, sizeof(text), "%" PRId64, o->max + 1);
+    snprintf(want, sizeof(want),
+             "'%s' must be between %" PRId64 " and %" PRId64
+             " bytes, got '%s'", o->name, o->min, o->max, text);
+    set_fails(o->name, text, want);
+
+    /* 1023 bytes and 1kb - 1 through a unit: the unit is applied first */
+    set_fails("client-query-buffer-limit", "1k", NULL);
+    set_ok("client-query-buffer-limit", "1kb");
+}
+END_TEST
+
+START_TEST(test_bytes_overflow_is_out_of_range)
+{
+    const struct conf_option *o = opt("client-query-buffer-limit");
+    static const char *const huge[] = {
+        "99999999999gb", "9223372036854775807kb", "8589934592gb",
+        "9223372036854775808", "99999999999999999999999999",
+    };
+
+    for (size_t i = 0; i < sizeof(huge) / sizeof(huge[0]); i++) {
+        char want[256];
+
+        snprintf(want, sizeof(want),
+                 "'%s' must be between %" PRId64 " and %" PRId64
+                 " bytes, got '%s'", o->name, o->min, o->max, huge[i]);
+        set_fails(o->name, huge[i], want);
+    }
+}
+END_TEST
+
+START_TEST(test_bytes_rejects_malformed_sizes)
+{
+    static const char *const bad[] = {
+        "", "kb", "1 kb", " 1kb", "1kb ", "1kib", "1.5mb", "-1kb", "-1",
+        "+1k", "1t", "1tb", "mb1", "01kb", "1kbb", "1bk", "0x400",
+    };
+
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        char want[256];
+
+        snprintf(want, sizeof(want),
+                 "'proto-max-bulk-len' must be a size such as 512mb "
+                 "(units k kb m mb g gb), got '%s'", bad[i]);
+        set_fails("proto-max-bulk-len", bad[i], want);
+    }
+}
+END_TEST
+
+/* ---- CONF_BOOL ---- */
+
+START_TEST(test_bool_is_yes_or_no_in_any_case)
+{
+    static const struct {
+        const char *text;
+        int64_t v;
+    } ok[] = {
+        { "yes", 1 }, { "no", 0 }, { "YES", 1 }, { "No", 0 }, { "yEs", 1 },
+    };
+
+    for (size_t i = 0; i < sizeof(ok) / sizeof(ok[0]); i++) {
+        ck_assert_int_eq(conf_set_option(&cfg, &flag_opt, ok[i].text, err,
+                                         sizeof(err)), 0);
+        ck_assert_int_eq(cfg.timeout, ok[i].v);
+    }
+}
+END_TEST
+
+START_TEST(test_bool_rejects_other_words)
+{
+    static const char *const bad[] = {
+        "", "true", "false", "1", "0", "y", "n", "yes ", "yess", "on",
+    };
+
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        char want[128];
+
+        cfg.timeout = 1;
+        ck_assert_int_eq(conf_set_option(&cfg, &flag_opt, bad[i], err,
+                                         sizeof(err)), -1);
+        snprintf(want, sizeof(want), "'flag' must be yes or no, got '%s'",
+                 bad[i]);
+        ck_assert_str_eq(err, want);
+        ck_assert_int_eq(cfg.timeout, 1);
+    }
+}
+END_TEST
+
+/* ---- CONF_STRING ---- */
+
+START_TEST(test_string_takes_any_text_including_empty)
+{
+    set_ok("logfile", "/var/log/cellgate.log");
+    ck_assert_str_eq(cfg.logfile, "/var/log/cellgate.log");
+    set_ok("logfile", "");
+    ck_assert_str_eq(cfg.logfile, "");
+    set_ok("logfile", "a path with spaces");
+    ck_assert_str_eq(cfg.logfile, "a path with spaces");
+}
+END_TEST
+
+START_TEST(test_string_is_copied_and_replaced_without_leaking)
+{
+    char mine[] = "::1";
+
+    set_ok("bind", mine);
+    mine[0] = 'X';
+    ck_assert_str_eq(cfg.bind, "::1");
+    for (int i = 0; i < 100; i++) {
+        set_ok("bind", i % 2 ? "0.0.0.0" : "::");
+    }
+    ck_assert_str_eq(cfg.bind, "0.0.0.0");
+}
+END_TEST
+
+/* ---- CONF_ENUM ---- */
+
+START_TEST(test_enum_accepts_listed_words_in_any_case)
+{
+    static const char *const words[] = { "debug", "verbose", "notice",
+                                         "warning" };
+
+    for (size_t i = 0; i < sizeof(words) / sizeof(words[0]); i++) {
+        set_ok("loglevel", words[i]);
+        ck_assert_str_eq(cfg.loglevel, words[i]);
+    }
+    /* stored in the table's spelling, whatever the user typed */
+    set_ok("loglevel", "WARNING");
+    ck_assert_str_eq(cfg.loglevel, "warning");
+    set_ok("loglevel", "Debug");
+    ck_assert_str_eq(cfg.loglevel, "debug");
+}
+END_TEST
+
+START_TEST(test_enum_rejects_other_words_and_lists_the_allowed)
+{
+    static const char *const bad[] = {
+        "", "loud", "not", "notices", "log", "verbosity", "{debug",
+        "debug verbose", "warning}",
+    };
+
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        char want[256];
+
+        snprintf(want, sizeof(want),
+                 "'loglevel' must be one of debug, verbose, notice, "
+                 "warning, got '%s'", bad[i]);
+        set_fails("loglevel", bad[i], want);
+    }
+}
+END_TEST
+
+/* ---- CONF_OCTAL ---- */
+
+START_TEST(test_octal_reads_octal_digits)
+{
+    set_ok("unixsocketperm", "700");
+    ck_assert_int_eq(cfg.unixsocketperm, 0700);
+    set_ok("unixsocketperm", "0770");
+    ck_assert_int_eq(cfg.unixsocketperm, 0770);
+    set_ok("unixsocketperm", "0");
+    ck_assert_int_eq(cfg.unixsocketperm, 0);
+    set_ok("unixsocketperm", "777");
+    ck_assert_int_eq(cfg.unixsocketperm, 0777);
+    set_ok("unixsocketperm", "000777");
+    ck_assert_int_eq(cfg.unixsocketperm, 0777);
+}
+END_TEST
+
+START_TEST(test_octal_rejects_out_of_range_and_non_octal)
+{
+    static const char *const bad[] = {
+        "", "8", "9", "78", "-1", "+7", "0x1", "7 ", " 7", "rwx",
+    };
+
+    set_fails("unixsocketperm", "1000",
+              "'unixsocketperm' must be between 0 and 777 (octal), "
+              "got '1000'");
+    set_fails("unixsocketperm", "7777777777777777777777777",
+              "'unixsocketperm' must be between 0 and 777 (octal), "
+              "got '7777777777777777777777777'");
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        char want[128];
+
+        snprintf(want, sizeof(want),
+                 "'unixsocketperm' must be octal digits such as 700, "
+                 "got '%s'", bad[i]);
+        set_fails("unixsocketperm", bad[i], want);
+    }
+}
+END_TEST
+
+/* ---- the file ---- */
+
+START_TEST(test_file_sets_options_and_later_lines_win)
+{
+    ck_assert_int_eq(load_text("port 7000\n"
+                               "hz 20\n"
+                               "port 7001\n"), 0);
+    ck_assert_int_eq(cfg.port, 7001);
+    ck_assert_int_eq(cfg.hz, 20);
+}
+END_TEST
+
+START_TEST(test_file_skips_comments_blanks_and_surrounding_whitespace)
+{
+    ck_assert_int_eq(load_text("# a comment\n"
+                               "\n"
+                               "   \t\n"
+                               "   # an indented comment with \"quotes\n"
+                               "#port 1\n"
+                               "  \tport \t 7002   \n"
+                               "maxclients 5"), 0);     /* no final \n */
+    ck_assert_int_eq(cfg.port, 7002);
+    ck_assert_int_eq(cfg.maxclients, 5);
+}
+END_TEST
+
+START_TEST(test_file_tolerates_crlf_line_ends)
+{
+    ck_assert_int_eq(load_text("# windows\r\n"
+                               "port 7003\r\n"
+                               "\r\n"
+                               "logfile \"x.log\"\r\n"
+                               "loglevel debug\r\n"), 0);
+    ck_assert_int_eq(cfg.port, 7003);
+    ck_assert_str_eq(cfg.logfile, "x.log");
+    ck_assert_str_eq(cfg.loglevel, "debug");
+}
+END_TEST
+
+START_TEST(test_file_names_are_case_insensitive)
+{
+    ck_assert_int_eq(load_text("PORT 7004\nLogLevel WARNING\n"), 0);
+    ck_assert_int_eq(cfg.port, 7004);
+    ck_assert_str_eq(cfg.loglevel, "warning");
+}
+END_TEST
+
+START_TEST(test_file_quoted_values_follow_redis_rules)
+{
+    ck_assert_int_eq(load_text("logfile \"\"\n"), 0);
+    ck_assert_str_eq(cfg.logfile, "");
+    ck_assert_int_eq(load_text("logfile ''\n"), 0);
+    ck_assert_str_eq(cfg.logfile, "");
+    ck_assert_int_eq(load_text("logfile \"/tmp/my log.txt\"\n"), 0);
+    ck_assert_str_eq(cfg.logfile, "/tmp/my log.txt");
+    ck_assert_int_eq(load_text("logfile \"a\\tb\\n\\x41\\\"\\\\\\q\"\n"), 0);
+    ck_assert_str_eq(cfg.logfile, "a\tb\nA\"\\q");
+    ck_assert_int_eq(load_text("logfile 'it\\'s \\n raw'\n"), 0);
+    ck_assert_str_eq(cfg.logfile, "it's \\n raw");
+    ck_assert_int_eq(load_text("logfile /tmp/\"a b\"\n"), 0);
+    ck_assert_str_eq(cfg.logfile, "/tmp/a b");
+    ck_assert_int_eq(load_text("\"port\" '7005'\n"), 0);
+    ck_assert_int_eq(cfg.port, 7005);
+    ck_assert_int_eq(load_text("unixsocket \"\\x2Frun\\x2fcg\"\n"), 0);
+    ck_assert_str_eq(cfg.unixsocket, "/run/cg");
+}
+END_TEST
+
+START_TEST(test_file_empty_file_changes_nothing)
+{
+    ck_assert_int_eq(load_text(""), 0);
+    ck_assert_int_eq(cfg.port, 6379);
+}
+END_TEST
+
+START_TEST(test_file_long_file_is_read_whole)
+{
+    /* past the loader's first 4 KiB buffer, the last line must count */
+    size_t n = 2000;
+    char *text = malloc(n * 8 + 32);
+    size_t pos = 0;
+
+    ck_assert_ptr_nonnull(text);
+    for (size_t i = 0; i < n; i++) {
+        pos += (size_t)sprintf(text + pos, "hz %zu\n", 1 + i % 400);
+    }
+    sprintf(text + pos, "port 7777\n");
+    ck_assert_int_eq(load_text(text), 0);
+    free(text);
+    ck_assert_int_eq(cfg.port, 7777);
+    ck_assert_int_eq(cfg.hz, 1 + (n - 1) % 400);
+}
+END_TEST
+
+START_TEST(test_file_unknown_option_names_path_and_line)
+{
+    file_fails("port 6379\n\nprot 1\n", "3: unknown option 'prot'");
+}
+END_TEST
+
+START_TEST(test_file_bad_value_names_path_and_line)
+{
+    file_fails("# c\n#\nport 70000\n",
+               "3: 'port' must be between 0 and 65535, got '70000'");
+    file_fails("\n\n\n\n\n\nloglevel loud\n",
+               "7: 'loglevel' must be one of debug, verbose, notice, "
+               "warning, got 'loud'");
+    file_fails("port \"\"\n", "1: 'port' must be an integer, got ''");
+}
+END_TEST
+
+START_TEST(test_file_size_overflow_names_path_and_line)
+{
+    const struct conf_option *o = opt("proto-max-bulk-len");
+    char want[256];
+
+    snprintf(want, sizeof(want),
+             "2: 'proto-max-bulk-len' must be between %" PRId64 " and %"
+             PRId64 " bytes, got '99999999999gb'", o->min, o->max);
+    file_fails("\nproto-max-bulk-len 99999999999gb\n", want);
+}
+END_TEST
+
+START_TEST(test_file_missing_value_names_path_and_line)
+{
+    file_fails("hz 10\nhz 11\nhz 12\nhz 13\nport\n",
+               "5: 'port' wants a value");
+    file_fails("port   \t \r\n", "1: 'port' wants a value");
+}
+END_TEST
+
+START_TEST(test_file_rejects_more_than_one_value)
+{
+    file_fails("logfile /tmp/a b\n",
+               "1: 'logfile' takes one value, got 2 (quote a value that "
+               "has spaces)");
+    file_fails("port 6379 # the default\n",
+               "1: 'port' takes one value; a # comment must be on its own "
+               "line");
+}
+END_TEST
+
+START_TEST(test_file_rejects_broken_quoting)
+{
+    file_fails("logfile \"abc\n", "1: unbalanced quotes");
+    file_fails("logfile 'abc\n", "1: unbalanced quotes");
+    file_fails("logfile \"abc\\\"\n", "1: unbalanced quotes");
+    file_fails("logfile \"abc\"def\n",
+               "1: a closing quote must be followed by a space or the end "
+               "of the line");
+    file_fails("logfile \"a\\x00b\"\n", "1: a value cannot contain a NUL byte");
+}
+END_TEST
+
+START_TEST(test_file_rejects_a_raw_nul_byte)
+{
+    static const char text[] = "port 1\nlogfile a\0b\n";
+    int fd;
+
+    strcpy(tmp_path, "/tmp/check_conf-XXXXXX");
+    fd = mkstemp(tmp_path);
+    ck_assert_int_ge(fd, 0);
+    ck_assert_int_eq(write(fd, text, sizeof(text) - 1),
+                     (ssize_t)sizeof(text) - 1);
+    close(fd);
+    ck_assert_int_eq(conf_load_file(&cfg, tmp_path, err, sizeof(err)), -1);
+    unlink(tmp_path);
+    expect_msg("%s:2: the line contains a NUL byte", tmp_path);
+}
+END_TEST
+
+START_TEST(test_file_that_cannot_be_opened_is_line_zero)
+{
+    ck_assert_int_eq(conf_load_file(&cfg, "/nonexistent/x.conf", err,
+                                    sizeof(err)), -1);
+    ck_assert_str_eq(err,
+                     "/nonexistent/x.conf:0: cannot open: No such file or "
+                     "directory");
+}
+END_TEST
+
+START_TEST(test_file_that_is_a_directory_cannot_be_read)
+{
+    ck_assert_int_eq(conf_load_file(&cfg, "/tmp", err, sizeof(err)), -1);
+    ck_assert_str_eq(err, "/tmp:0: cannot read: Is a directory");
+}
+END_TEST
+
+START_TEST(test_file_error_keeps_earlier_lines_and_stops)
+{
+    ck_assert_int_eq(load_text("port 7006\nhz 0\nmaxclients 7\n"), -1);
+    ck_assert_int_eq(cfg.port, 7006);
+    ck_assert_int_eq(cfg.hz, 10);
+    ck_assert_int_eq(cfg.maxclients, 10000);
+}
+END_TEST
+
+/* ---- the command line ---- */
+
+START_TEST(test_args_without_arguments_keep_defaults)
+{
+    ck_assert_int_eq(run_args((const char *[]){ NULL }), 0);
+    ck_assert_int_eq(cfg.port, 6379);
+    ck_assert_int_eq(conf_load_args(&cfg, 0, NULL, err, sizeof(err)), 0);
+}
+END_TEST
+
+START_TEST(test_args_override_the_file_and_last_wins)
+{
+    int rc;
+
+    write_temp("port 7000\nhz 20\nloglevel debug\n");
+    rc = run_args((const char *[]){ tmp_path, "--port", "7100", "--PORT",
+                                    "7200", "--loglevel", "Warning",
+                                    "--logfile", "", NULL });
+    unlink(tmp_path);
+    ck_assert_msg(rc == 0, "%s", err);
+    ck_assert_int_eq(cfg.port, 7200);
+    ck_assert_int_eq(cfg.hz, 20);
+    ck_assert_str_eq(cfg.loglevel, "warning");
+    ck_assert_str_eq(cfg.logfile, "");
+}
+END_TEST
+
+START_TEST(test_args_skip_the_callers_flags_anywhere)
+{
+    int rc;
+
+    write_temp("port 7000\n");
+    rc = run_args((const char *[]){ "--test-config", "-h", tmp_path,
+                                    "--help", "--version", "--port", "7300",
+                                    "-v", "--describe-config", NULL });
+    unlink(tmp_path);
+    ck_assert_msg(rc == 0, "%s", err);
+    ck_assert_int_eq(cfg.port, 7300);
+}
+END_TEST
+
+START_TEST(test_args_accept_negative_looking_values)
+{
+    ck_assert_int_eq(run_args((const char *[]){ "--port", "-1", NULL }), -1);
+    ck_assert_str_eq(err,
+                     "--port: 'port' must be between 0 and 65535, got '-1'");
+}
+END_TEST
+
+START_TEST(test_args_unknown_option_is_an_error)
+{
+    ck_assert_int_eq(run_args((const char *[]){ "--prot", "1", NULL }), -1);
+    ck_assert_str_eq(err, "--prot: unknown option 'prot'");
+    ck_assert_int_eq(run_args((const char *[]){ "--prot", NULL }), -1);
+    ck_assert_str_eq(err, "--prot: unknown option 'prot'");
+    ck_assert_int_eq(run_args((const char *[]){ "--", "x", NULL }), -1);
+    ck_assert_str_eq(err, "--: unknown option ''");
+}
+END_TEST
+
+START_TEST(test_args_missing_value_is_an_error)
+{
+    ck_assert_int_eq(run_args((const char *[]){ "--hz", "5", "--port",
+                                                NULL }), -1);
+    ck_assert_str_eq(err, "--port: 'port' wants a value");
+    ck_assert_int_eq(run_args((const char *[]){ "--port", "--hz", "5",
+                                                NULL }), -1);
+    ck_assert_str_eq(err, "--port: 'port' wants a value");
+}
+END_TEST
+
+START_TEST(test_args_bad_value_is_an_error)
+{
+    ck_assert_int_eq(run_args((const char *[]){ "--port", "70000", NULL }),
+                     -1);
+    ck_assert_str_eq(err,
+                     "--port: 'port' must be between 0 and 65535, "
+                     "got '70000'");
+    ck_assert_int_eq(cfg.port, 6379);
+}
+END_TEST
+
+START_TEST(test_args_file_error_keeps_its_location)
+{
+    int rc;
+
+    write_temp("port 1\nbogus 2\n");
+    rc = run_args((const char *[]){ tmp_path, "--port", "7400", NULL });
+    unlink(tmp_path);
+    ck_assert_int_eq(rc, -1);
+    expect_msg("%s:2: unknown option 'bogus'", tmp_path);
+    ck_assert_int_eq(run_args((const char *[]){ "/nonexistent/c.conf",
+                                                NULL }), -1);
+    ck_assert_str_eq(err, "/nonexistent/c.conf:0: cannot open: No such "
+                          "file or directory");
+}
+END_TEST
+
+START_TEST(test_args_stray_words_are_errors)
+{
+    ck_assert_int_eq(run_args((const char *[]){ "--port", "7000", "a.conf",
+                                                NULL }), -1);
+    ck_assert_str_eq(err, "unexpected argument 'a.conf' (usage: "
+                          "[config-file] [--name value ...])");
+    ck_assert_int_eq(run_args((const char *[]){ "-x", NULL }), -1);
+    ck_assert_str_eq(err, "unexpected argument '-x' (usage: "
+                          "[config-file] [--name value ...])");
+    ck_assert_int_eq(run_args((const char *[]){ "--port", "1", "2", NULL }),
+                     -1);
+    ck_assert_str_eq(err, "unexpected argument '2' (usage: "
+                          "[config-file] [--name value ...])");
+}
+END_TEST
+
+START_TEST(test_args_only_one_config_file)
+{
+    int rc;
+
+    write_temp("port 7000\n");
+    rc = run_args((const char *[]){ tmp_path, tmp_path, NULL });
+    unlink(tmp_path);
+    ck_assert_int_eq(rc, -1);
+}
+END_TEST
+
+START_TEST(test_args_run_validation_at_the_end)
+{
+    ck_assert_int_eq(run_args((const char *[]){
+                         "--client-output-pause-limit", "300mb", NULL }), -1);
+    ck_assert_str_eq(err, "'client-output-pause-limit' (314572800) must be "
+                          "below 'client-output-hard-limit' (268435456)");
+    /* a later argument can repair what an earlier one broke */
+    ck_assert_int_eq(run_args((const char *[]){
+                         "--client-output-pause-limit", "300mb",
+                         "--client-output-hard-limit", "512mb", NULL }), 0);
+}
+END_TEST
+
+/* ---- validation ---- */
+
+START_TEST(test_validate_pause_limit_must_be_below_hard_limit)
+{
+    set_ok("client-output-hard-limit", "1mb");
+    set_ok("client-output-pause-limit", "1mb");
+    ck_assert_int_eq(conf_validate(&cfg, err, sizeof(err)), -1);
+    ck_assert_str_eq(err, "'client-output-pause-limit' (1048576) must be "
+                          "below 'client-output-hard-limit' (1048576)");
+    set_ok("client-output-pause-limit", "1048575");
+    ck_assert_int_eq(conf_validate(&cfg, err, sizeof(err)), 0);
+}
+END_TEST
+
+START_TEST(test_validate_bulk_len_must_not_exceed_query_buffer)
+{
+    set_ok("client-query-buffer-limit", "1mb");
+    set_ok("proto-max-bulk-len", "1mb");
+    ck_assert_int_eq(conf_validate(&cfg, err, sizeof(err)), 0);
+    set_ok("proto-max-bulk-len", "1048577");
+    ck_assert_int_eq(conf_validate(&cfg, err, sizeof(err)), -1);
+    ck_assert_str_eq(err, "'proto-max-bulk-len' (1048577) must not exceed "
+                          "'client-query-buffer-limit' (1048576)");
+}
+END_TEST
+
+/* ---- CONFIG GET formatting ---- */
+
+START_TEST(test_format_shows_each_type_as_config_get_does)
+{
+    char buf[64];
+
+    ck_assert_str_eq(fmt("port"), "6379");
+    ck_assert_str_eq(fmt("client-query-buffer-limit"), "1073741824");
+    ck_assert_str_eq(fmt("client-output-pause-limit"), "1048576");
+    ck_assert_str_eq(fmt("bind"), "127.0.0.1");
+    ck_assert_str_eq(fmt("logfile"), "");
+    ck_assert_str_eq(fmt("loglevel"), "notice");
+    ck_assert_str_eq(fmt("unixsocketperm"), "0");
+    set_ok("unixsocketperm", "0750");
+    ck_assert_str_eq(fmt("unixsocketperm"), "750");
+    set_ok("proto-max-bulk-len", "2k");
+    ck_assert_str_eq(fmt("proto-max-bulk-len"), "2000");
+    set_ok("loglevel", "VERBOSE");
+    ck_assert_str_eq(fmt("loglevel"), "verbose");
+
+    conf_set_option(&cfg, &flag_opt, "yes", err, sizeof(err));
+    ck_assert_uint_eq(conf_format(&cfg, &flag_opt, buf, sizeof(buf)), 3);
+    ck_assert_str_eq(buf, "yes");
+    conf_set_option(&cfg, &flag_opt, "NO", err, sizeof(err));
+    ck_assert_uint_eq(conf_format(&cfg, &flag_opt, buf, sizeof(buf)), 2);
+    ck_assert_str_eq(buf, "no");
+}
+END_TEST
+
+START_TEST(test_format_truncates_and_returns_the_length_written)
+{
+    char buf[4];
+
+    ck_assert_uint_eq(conf_format(&cfg, opt("client-query-buffer-limit"),
+                                  buf, sizeof(buf)), 3);
+    ck_assert_str_eq(buf, "107");
+    ck_assert_uint_eq(conf_format(&cfg, opt("port"), buf, 0), 0);
+    ck_assert_uint_eq(conf_format(&cfg, opt("port"), buf, 1), 0);
+    ck_assert_str_eq(buf, "");
+}
+END_TEST
+
+START_TEST(test_format_round_trips_through_set)
+{
+    size_t n;
+    const struct conf_option *t = conf_options(&n);
+
+    for (size_t i = 0; i < n; i++) {
+        char a[256];
+        char b[256];
+
+        conf_format(&cfg, &t[i], a, sizeof(a));
+        ck_assert_msg(conf_set_option(&cfg, &t[i], a, err, sizeof(err)) == 0,
+                      "%s '%s': %s", t[i].name, a, err);
+        conf_format(&cfg, &t[i], b, sizeof(b));
+        ck_assert_str_eq(a, b);
+    }
+}
+END_TEST
+
+/* ---- --describe-config ---- */
+
+START_TEST(test_describe_lists_every_option_with_default_and_description)
+{
+    FILE *f = tmpfile();
+    char *text;
+    long len;
+    size_t n;
+    const struct conf_option *t = conf_options(&n);
+
+    ck_assert_ptr_nonnull(f);
+    conf_describe(f);
+    len = ftell(f);
+    ck_assert_int_gt(len, 0);
+    text = calloc(1, (size_t)len + 1);
+    ck_assert_ptr_nonnull(text);
+    rewind(f);
+    ck_assert_uint_eq(fread(text, 1, (size_t)len, f), (size_t)len);
+    fclose(f);
+    for (size_t i = 0; i < n; i++) {
+        char line[256];
+
+        snprintf(line, sizeof(line), "%s %s%s%s  (", t[i].name,
+                 t[i].type == CONF_STRING ? "\"" : "", t[i].def,
+                 t[i].type == CONF_STRING ? "\"" : "");
+        ck_assert_msg(strstr(text, line) != NULL, "no '%s'", line);
+        ck_assert_msg(strstr(text, t[i].desc) != NULL, "no '%s'", t[i].desc);
+    }
+    ck_assert_ptr_nonnull(strstr(text, "port 6379  (int, 0 to 65535)\n"
+                                       "    TCP port"));
+    ck_assert_ptr_nonnull(strstr(text, "unixsocketperm 0  (octal, 0 to 777)"));
+    free(text);
+}
+END_TEST
+
+/* ---- the shipped conf/cellgate.conf ---- */
+
+static const char *
+shipped_path(void)
+{
+    const char *p = getenv("CELLGATE_CONF");
+
+    return (p != NULL && p[0] != '\0') ? p : "conf/cellgate.conf";
+}
+
+/* The shipped file, whole, NUL-terminated. */
+static char *
+read_shipped(void)
+{
+    FILE *f = fopen(shipped_path(), "r");
+    char *text;
+    long len;
+
+    ck_assert_msg(f != NULL, "cannot open %s (run from the repo root or "
+                  "set CELLGATE_CONF)", shipped_path());
+    fseek(f, 0, SEEK_END);
+    len = ftell(f);
+    rewind(f);
+    text = calloc(1, (size_t)len + 1);
+    ck_assert_ptr_nonnull(text);
+    ck_assert_uint_eq(fread(text, 1, (size_t)len, f), (size_t)len);
+    fclose(f);
+    return text;
+}
+
+/* Split a setting line (already known not to be a comment or blank) into
+ * its name and value, independently of conf.c's parser: the shipped file
+ * only needs "name value" and "name \"\"". */
+static void
+split_setting(char *line, char **name, char **value)
+{
+    size_t vlen;
+
+    *name = line + strspn(line, " \t");
+    *value = *name + strcspn(*name, " \t");
+    if (**value != '\0') {
+        *(*value)++ = '\0';
+    }
+    *value += strspn(*value, " \t");
+    vlen = strcspn(*value, " \t\r");
+    ck_assert_msg((*value)[vlen + strspn(*value + vlen, " \t\r")] == '\0',
+                  "'%s': more than one value", *name);
+    (*value)[vlen] = '\0';
+    ck_assert_msg(strchr(*value, '\\') == NULL, "'%s': escapes", *name);
+    if (vlen >= 2 && ((*value)[0] == '"' || (*value)[0] == '\'') &&
+        (*value)[vlen - 1] == (*value)[0]) {
+        (*value)[vlen - 1] = '\0';
+        (*value)++;
+    }
+}
+
+static bool
+is_comment_line(const char *line)
+{
+    return line[strspn(line, " \t")] == '#';
+}
+
+static bool
+is_blank_line(const char *line)
+{
+    return line[strspn(line, " \t\r")] == '\0';
+}
+
+START_TEST(test_shipped_conf_loads_without_error)
+{
+    ck_assert_msg(conf_load_file(&cfg, shipped_path(), err,
+                                 sizeof(err)) == 0, "%s", err);
+    ck_assert_msg(conf_validate(&cfg, err, sizeof(err)) == 0, "%s", err);
+}
+END_TEST
+
+START_TEST(test_shipped_conf_leaves_every_value_at_its_default)
+{
+    struct conf fresh;
+    size_t n;
+    const struct conf_option *t = conf_options(&n);
+
+    ck_assert_int_eq(conf_init(&fresh), 0);
+    ck_assert_msg(conf_load_file(&cfg, shipped_path(), err,
+                                 sizeof(err)) == 0, "%s", err);
+    for (size_t i = 0; i < n; i++) {
+        char a[256];
+        char b[256];
+
+        conf_format(&fresh, &t[i], a, sizeof(a));
+        conf_format(&cfg, &t[i], b, sizeof(b));
+        ck_assert_msg(strcmp(a, b) == 0, "%s: default '%s', file '%s'",
+                      t[i].name, a, b);
+    }
+    conf_deinit(&fresh);
+}
+END_TEST
+
+START_TEST(test_shipped_conf_sets_each_option_once_to_the_table_text)
+{
+    char *text = read_shipped();
+    char *next = text;
+    size_t n;
+    const struct conf_option *t = conf_options(&n);
+    unsigned seen[64] = { 0 };
+    bool prev_comment = false;
+
+    ck_assert_uint_le(n, 64);
+    /* Line by line by hand: strtok would merge blank lines, and a blank
+     * line between a comment and its setting must count. */
+    while (next != NULL && *next != '\0') {
+        char *line = next;
+        char *nl = strchr(line, '\n');
+        char *name;
+        char *value;
+        const struct conf_option *o;
+
+        next = (nl != NULL) ? nl + 1 : NULL;
+        if (nl != NULL) {
+            *nl = '\0';
+        }
+        if (is_comment_line(line) || is_blank_line(line)) {
+            prev_comment = is_comment_line(line);
+            continue;
+        }
+        split_setting(line, &name, &value);
+        o = conf_find(name);
+        ck_assert_msg(o != NULL, "unknown setting '%s'", name);
+        ck_assert_msg(strcmp(name, o->name) == 0, "'%s' spelled '%s'",
+                      o->name, name);
+        ck_assert_msg(prev_comment, "'%s' has no comment right above it",
+                      name);
+        ck_assert_msg(strcmp(value, o->def) == 0,
+                      "'%s' is '%s' in the file, '%s' in the table", name,
+                      value, o->def);
+        seen[o - t]++;
+        prev_comment = false;
+    }
+    free(text);
+    for (size_t i = 0; i < n; i++) {
+        ck_assert_msg(seen[i] == 1, "'%s' is set %u times in %s", t[i].name,
+                      seen[i], shipped_path());
+    }
+}
+END_TEST
+
+START_TEST(test_shipped_conf_has_a_comment_block_per_option)
+{
+    char *text = read_shipped();
+    size_t n;
+    const struct conf_option *t = conf_options(&n);
+
+    for (size_t i = 0; i < n; i++) {
+        char head[128];
+
+        /* "# name: what it does ..." opens each option's block */
+        snprintf(head, sizeof(head), "\n# %s: ", t[i].name);
+        ck_assert_msg(strstr(text, head) != NULL, "no '# %s:' block",
+                      t[i].name);
+    }
+    free(text);
+}
+END_TEST
+
+/* ---- the suite ---- */
+
+static TCase *
+tcase(const char *name)
+{
+    TCase *tc = tcase_create(name);
+
+    tcase_add_checked_fixture(tc, setup, teardown);
+    return tc;
+}
+
+static TCase *
+defaults_tcase(void)
+{
+    TCase *tc = tcase("defaults");
+
+    tcase_add_test(tc, test_init_sets_every_table_default);
+    tcase_add_test(tc, test_every_default_is_within_its_own_bounds_and_valid);
+    tcase_add_test(tc, test_find_is_case_insensitive_and_null_for_unknown);
+    tcase_add_test(tc, test_conf_options_count_may_be_null);
+    tcase_add_test(tc, test_deinit_nulls_strings_and_twice_is_harmless);
+    tcase_add_test(tc, test_unknown_option_is_rejected);
+    tcase_add_test(tc, test_missing_value_is_rejected);
+    tcase_add_test(tc, test_null_error_buffer_is_tolerated);
+    return tc;
+}
+
+static TCase *
+types_tcase(void)
+{
+    TCase *tc = tcase("types");
+
+    tcase_add_test(tc, test_int_accepts_both_bounds);
+    tcase_add_test(tc, test_int_rejects_one_past_each_bound);
+    tcase_add_test(tc, test_int_beyond_int64_is_out_of_range_not_malformed);
+    tcase_add_test(tc, test_int_rejects_anything_but_strict_decimal);
+    tcase_add_test(tc,
+        test_bytes_units_are_decimal_or_binary_and_case_insensitive);
+    tcase_add_test(tc, test_bytes_accepts_bounds_and_rejects_one_past);
+    tcase_add_test(tc, test_bytes_overflow_is_out_of_range);
+    tcase_add_test(tc, test_bytes_rejects_malformed_sizes);
+    tcase_add_test(tc, test_bool_is_yes_or_no_in_any_case);
+    tcase_add_test(tc, test_bool_rejects_other_words);
+    tcase_add_test(tc, test_string_takes_any_text_including_empty);
+    tcase_add_test(tc, test_string_is_copied_and_replaced_without_leaking);
+    tcase_add_test(tc, test_enum_accepts_listed_words_in_any_case);
+    tcase_add_test(tc, test_enum_rejects_other_words_and_lists_the_allowed);
+    tcase_add_test(tc, test_octal_reads_octal_digits);
+    tcase_add_test(tc, test_octal_rejects_out_of_range_and_non_octal);
+    return tc;
+}
+
+static TCase *
+file_tcase(void)
+{
+    TCase *tc = tcase("file");
+
+    tcase_add_test(tc, test_file_sets_options_and_later_lines_win);
+    tcase_add_test(tc,
+        test_file_skips_comments_blanks_and_surrounding_whitespace);
+    tcase_add_test(tc, test_file_tolerates_crlf_line_ends);
+    tcase_add_test(tc, test_file_names_are_case_insensitive);
+    tcase_add_test(tc, test_file_quoted_values_follow_redis_rules);
+    tcase_add_test(tc, test_file_empty_file_changes_nothing);
+    tcase_add_test(tc, test_file_long_file_is_read_whole);
+    tcase_add_test(tc, test_file_unknown_option_names_path_and_line);
+    tcase_add_test(tc, test_file_bad_value_names_path_and_line);
+    tcase_add_test(tc, test_file_size_overflow_names_path_and_line);
+    tcase_add_test(tc, test_file_missing_value_names_path_and_line);
+    tcase_add_test(tc, test_file_rejects_more_than_one_value);
+    tcase_add_test(tc, test_file_rejects_broken_quoting);
+    tcase_add_test(tc, test_file_rejects_a_raw_nul_byte);
+    tcase_add_test(tc, test_file_that_cannot_be_opened_is_line_zero);
+    tcase_add_test(tc, test_file_that_is_a_directory_cannot_be_read);
+    tcase_add_test(tc, test_file_error_keeps_earlier_lines_and_stops);
+    return tc;
+}
+
+static TCase *
+args_tcase(void)
+{
+    TCase *tc = tcase("args");
+
+    tcase_add_test(tc, test_args_without_arguments_keep_defaults);
+    tcase_add_test(tc, test_args_override_the_file_and_last_wins);
+    tcase_add_test(tc, test_args_skip_the_callers_flags_anywhere);
+    tcase_add_test(tc, test_args_accept_negative_looking_values);
+    tcase_add_test(tc, test_args_unknown_option_is_an_error);
+    tcase_add_test(tc, test_args_missing_value_is_an_error);
+    tcase_add_test(tc, test_args_bad_value_is_an_error);
+    tcase_add_test(tc, test_args_file_error_keeps_its_location);
+    tcase_add_test(tc, test_args_stray_words_are_errors);
+    tcase_add_test(tc, test_args_only_one_config_file);
+    tcase_add_test(tc, test_args_run_validation_at_the_end);
+    return tc;
+}
+
+static TCase *
+output_tcase(void)
+{
+    TCase *tc = tcase("validate_and_output");
+
+    tcase_add_test(tc, test_validate_pause_limit_must_be_below_hard_limit);
+    tcase_add_test(tc, test_validate_bulk_len_must_not_exceed_query_buffer);
+    tcase_add_test(tc, test_format_shows_each_type_as_config_get_does);
+    tcase_add_test(tc, test_format_truncates_and_returns_the_length_written);
+    tcase_add_test(tc, test_format_round_trips_through_set);
+    tcase_add_test(tc,
+        test_describe_lists_every_option_with_default_and_description);
+    return tc;
+}
+
+static TCase *
+shipped_tcase(void)
+{
+    TCase *tc = tcase("shipped_conf");
+
+    tcase_add_test(tc, test_shipped_conf_loads_without_error);
+    tcase_add_test(tc, test_shipped_conf_leaves_every_value_at_its_default);
+    tcase_add_test(tc,
+        test_shipped_conf_sets_each_option_once_to_the_table_text);
+    tcase_add_test(tc, test_shipped_conf_has_a_comment_block_per_option);
+    return tc;
+}
+
+Suite *
+conf_suite(void)
+{
+    Suite *s = suite_create("conf");
+
+    suite_add_tcase(s, defaults_tcase());
+    suite_add_tcase(s, types_tcase());
+    suite_add_tcase(s, file_tcase());
+    suite_add_tcase(s, args_tcase());
+    suite_add_tcase(s, output_tcase());
+    suite_add_tcase(s, shipped_tcase());
+    return s;
+}
