@@ -43,7 +43,7 @@ REPLAY_BIN := $(BUILD)/gcra_replay
 VECTORS  := ../shared/conformance/cl_throttle_vectors.jsonl
 
 PKGS := libuv1-dev libhiredis-dev check pkg-config redis-tools redis-server \
-        python3-redis gcc make
+        python3-redis python3-pytest gcc make
 
 .PHONY: all run test test-unit test-integration test-conformance sanitize \
         bench deps clean check-deps

@@ -39,6 +39,7 @@ static int64_t warn_last_ms;
 static uint64_t warn_suppressed;
 
 static void flush_all(uv_prepare_t *h);
+static void on_close(uv_handle_t *h);
 static void run_pending_input(uv_idle_t *h);
 static void process_input(struct conn *c);
 
@@ -59,9 +60,32 @@ conn_setup(uv_loop_t *loop)
     return 0;
 }
 
+/* Close a client that sits on the write or input queue at shutdown: the
+ * prepare and idle handles that would have drained those queues are gone. */
+static void
+close_queued(struct conn *c)
+{
+    c->write_queued = false;
+    c->input_queued = false;
+    c->state = CONN_CLOSING;
+    if (!uv_is_closing(&c->h.handle)) {
+        uv_close(&c->h.handle, on_close);
+    }
+}
+
 void
 conn_teardown(void)
 {
+    while (write_list != NULL) {
+        struct conn *c = write_list;
+        write_list = c->next_pending;
+        close_queued(c);
+    }
+    while (input_list != NULL) {
+        struct conn *c = input_list;
+        input_list = c->next_input;
+        close_queued(c);
+    }
     uv_prepare_stop(&flush_handle);
     uv_idle_stop(&input_handle);
     uv_close((uv_handle_t *)&flush_handle, NULL);
