@@ -1,0 +1,942 @@
+/*
+ * check_store.c - unit tests for server/store.c.
+ *
+ * Time is injected: T0 is an arbitrary start and every "now" is derived
+ * from it, so expiry is deterministic. The wheel may fire late (never
+ * early) and may bound its work per call, so tests that wait for the wheel
+ * call store_expire() repeatedly instead of assuming one call is enough.
+ *
+ * Records carry their key index in the first 4 bytes of their state, so
+ * scan callbacks can tell which key they were handed.
+ */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include "protocol/mem.h"
+#include "server/store.h"
+#include "tests/unit/suites.h"
+
+/* Under AddressSanitizer an address-space limit cannot make malloc fail:
+ * its allocator reserves its whole region up front. */
+#if defined(__SANITIZE_ADDRESS__)
+#define UNDER_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define UNDER_ASAN 1
+#endif
+#endif
+
+#define MS          INT64_C(1000000)
+#define T0          (INT64_C(1700000000) * 1000 * MS)
+#define KEYBUF      32
+#define STATE_SIZE  8
+
+static const unsigned char seed_a[16] = {
+    0x00, 0x01, 0x02, 0x03, 0x04, 0x05, 0x06, 0x07,
+    0x08, 0x09, 0x0a, 0x0b, 0x0c, 0x0d, 0x0e, 0x0f,
+};
+static const unsigned char seed_b[16] = {
+    0xf0, 0x0d, 0xca, 0xfe, 0x12, 0x34, 0x56, 0x78,
+    0x9a, 0xbc, 0xde, 0xf0, 0x0f, 0x1e, 0x2d, 0x3c,
+};
+
+/* ------------------------------------------------------------------------
+ * Helpers
+ * --------------------------------------------------------------------- */
+
+static size_t
+key_of(char buf[KEYBUF], uint32_t i)
+{
+    return (size_t)snprintf(buf, KEYBUF, "key:%u", i);
+}
+
+static uint32_t
+rec_index(struct store_rec *r)
+{
+    uint32_t idx;
+    memcpy(&idx, store_rec_state(r), sizeof(idx));
+    return idx;
+}
+
+/* Add key i (which must be absent) with its index in the state. */
+static struct store_rec *
+add_key(struct store *s, uint32_t i)
+{
+    char buf[KEYBUF];
+    size_t len = key_of(buf, i);
+
+    ck_assert_ptr_null(store_lookup(s, buf, len, T0));
+    struct store_rec *r = store_add(s, buf, len, 1, STATE_SIZE);
+    ck_assert_ptr_nonnull(r);
+    memcpy(store_rec_state(r), &i, sizeof(i));
+    return r;
+}
+
+static struct store_rec *
+find_key(struct store *s, uint32_t i, int64_t now)
+{
+    char buf[KEYBUF];
+    size_t len = key_of(buf, i);
+    return store_lookup(s, buf, len, now);
+}
+
+static void
+remove_key(struct store *s, uint32_t i)
+{
+    struct store_rec *r = find_key(s, i, T0);
+    ck_assert_ptr_nonnull(r);
+    store_remove(s, r);
+}
+
+/* Run store_expire `calls` times at `now`; the total removed. */
+static size_t
+expire_calls(struct store *s, int64_t now, size_t calls, size_t budget)
+{
+    size_t removed = 0;
+    for (size_t i = 0; i < calls; i++) {
+        removed += store_expire(s, now, budget);
+    }
+    return removed;
+}
+
+/* Call store_expire at `now` until the store holds `want` records; false
+ * if that does not happen within max_calls. */
+static bool
+expire_until_size(struct store *s, int64_t now, size_t want, size_t budget,
+                  size_t max_calls)
+{
+    for (size_t i = 0; i < max_calls && store_size(s) != want; i++) {
+        (void)store_expire(s, now, budget);
+    }
+    return store_size(s) == want;
+}
+
+static void
+finish_rehash(struct store *s)
+{
+    for (int i = 0; i < 1000000 && store_cron(s, 1000); i++) {
+        continue;
+    }
+    ck_assert(!store_cron(s, 0));
+}
+
+struct seen {
+    unsigned *count;
+    size_t n;
+};
+
+static void
+count_cb(struct store_rec *r, void *arg)
+{
+    struct seen *sn = arg;
+    uint32_t idx = rec_index(r);
+
+    ck_assert_uint_lt(idx, sn->n);
+    sn->count[idx]++;
+}
+
+/* ------------------------------------------------------------------------
+ * Basics
+ * --------------------------------------------------------------------- */
+
+START_TEST(test_added_record_is_found_with_zeroed_state_and_its_key)
+{
+    struct store *s = store_create(seed_a, T0);
+    ck_assert_ptr_nonnull(s);
+
+    struct store_rec *r = store_add(s, "alpha", 5, 7, 24);
+    ck_assert_ptr_nonnull(r);
+    ck_assert_uint_eq(r->type, 7);
+    ck_assert_uint_eq(r->keylen, 5);
+    ck_assert_uint_eq(r->state_size, 24);
+    ck_assert_int_eq(r->expire_at, STORE_NEVER);
+    ck_assert(!wheel_entry_scheduled(&r->timer));
+    ck_assert_uint_eq((uintptr_t)store_rec_state(r) % 8, 0);
+    static const unsigned char zero[24];
+    ck_assert_mem_eq(store_rec_state(r), zero, sizeof(zero));
+    ck_assert_mem_eq(store_rec_key(r), "alpha", 5);
+
+    ck_assert_ptr_eq(store_lookup(s, "alpha", 5, T0), r);
+    ck_assert_ptr_null(store_lookup(s, "beta", 4, T0));
+    ck_assert_uint_eq(store_size(s), 1);
+    store_destroy(&s);
+}
+END_TEST
+
+START_TEST(test_removed_record_is_absent)
+{
+    struct store *s = store_create(seed_a, T0);
+    struct store_rec *a = store_add(s, "a", 1, 0, 0);
+    struct store_rec *b = store_add(s, "b", 1, 0, 0);
+    ck_assert_ptr_nonnull(a);
+    ck_assert_ptr_nonnull(b);
+
+    store_remove(s, a);
+    ck_assert_ptr_null(store_lookup(s, "a", 1, T0));
+    ck_assert_ptr_eq(store_lookup(s, "b", 1, T0), b);
+    ck_assert_uint_eq(store_size(s), 1);
+    store_remove(s, b);
+    ck_assert_uint_eq(store_size(s), 0);
+    ck_assert_ptr_null(store_lookup(s, "b", 1, T0));
+    store_destroy(&s);
+}
+END_TEST
+
+START_TEST(test_binary_keys_with_nul_bytes_and_empty_key_are_distinct)
+{
+    static const struct {
+        const char *bytes;
+        size_t len;
+    } keys[] = {
+        { "", 0 }, { "\0", 1 }, { "\0\0", 2 }, { "a\0b", 3 },
+        { "a\0c", 3 }, { "a", 1 }, { "\xff\x00\xfe", 3 },
+    };
+    enum { NKEYS = sizeof(keys) / sizeof(keys[0]) };
+    struct store_rec *rec[NKEYS];
+    struct store *s = store_create(seed_a, T0);
+
+    for (size_t i = 0; i < NKEYS; i++) {
+        ck_assert_ptr_null(store_lookup(s, keys[i].bytes, keys[i].len, T0));
+        rec[i] = store_add(s, keys[i].bytes, keys[i].len, 0, 4);
+        ck_assert_ptr_nonnull(rec[i]);
+    }
+    for (size_t i = 0; i < NKEYS; i++) {
+        ck_assert_ptr_eq(store_lookup(s, keys[i].bytes, keys[i].len, T0),
+                         rec[i]);
+        ck_assert_uint_eq(rec[i]->keylen, keys[i].len);
+        ck_assert_mem_eq(store_rec_key(rec[i]), keys[i].bytes, keys[i].len);
+    }
+    /* A NULL pointer is a valid empty key. */
+    ck_assert_ptr_eq(store_lookup(s, NULL, 0, T0), rec[0]);
+    ck_assert_uint_eq(store_size(s), NKEYS);
+    store_destroy(&s);
+}
+END_TEST
+
+START_TEST(test_keys_sharing_a_prefix_are_distinct)
+{
+    static const char *const keys[] = {
+        "user:1", "user:10", "user:100", "user:1000", "user:",
+    };
+    enum { NKEYS = sizeof(keys) / sizeof(keys[0]) };
+    struct store_rec *rec[NKEYS];
+    struct store *s = store_create(seed_a, T0);
+
+    for (size_t i = 0; i < NKEYS; i++) {
+        rec[i] = store_add(s, keys[i], strlen(keys[i]), 0, 0);
+        ck_assert_ptr_nonnull(rec[i]);
+    }
+    for (size_t i = 0; i < NKEYS; i++) {
+        ck_assert_ptr_eq(store_lookup(s, keys[i], strlen(keys[i]), T0),
+                         rec[i]);
+    }
+    /* Neither a shorter prefix nor a longer extension matches. */
+    ck_assert_ptr_null(store_lookup(s, "user", 4, T0));
+    ck_assert_ptr_null(store_lookup(s, "user:10000", 10, T0));
+    ck_assert_ptr_null(store_lookup(s, "user:2", 6, T0));
+    store_destroy(&s);
+}
+END_TEST
+
+START_TEST(test_add_rejects_oversized_state_or_key)
+{
+    static const char small[1];
+    struct store *s = store_create(seed_a, T0);
+
+    ck_assert_ptr_null(store_add(s, "k", 1, 0, 65536));
+    /* The key is never read: the length alone is refused. */
+    ck_assert_ptr_null(store_add(s, small, ((size_t)512 << 20) + 1, 0, 0));
+    ck_assert_ptr_null(store_lookup(s, small, ((size_t)512 << 20) + 1, T0));
+    ck_assert_uint_eq(store_size(s), 0);
+
+    struct store_rec *r = store_add(s, "k", 1, 0, 65535);
+    ck_assert_ptr_nonnull(r);
+    ck_assert_uint_eq(r->state_size, 65535);
+    ck_assert_mem_eq(store_rec_key(r), "k", 1);
+    store_destroy(&s);
+}
+END_TEST
+
+START_TEST(test_destroy_nulls_the_pointer_and_frees_everything)
+{
+    size_t base = mem_used();
+    struct store *s = store_create(seed_a, T0);
+
+    for (uint32_t i = 0; i < 1000; i++) {
+        struct store_rec *r = add_key(s, i);
+        store_set_expire(s, r, T0 + (int64_t)(i + 1) * MS);
+    }
+    store_destroy(&s);
+    ck_assert_ptr_null(s);
+    ck_assert_uint_eq(mem_used(), base);
+    store_destroy(&s);      /* a no-op on NULL */
+    store_destroy(NULL);
+}
+END_TEST
+
+/* ------------------------------------------------------------------------
+ * Resizing
+ * --------------------------------------------------------------------- */
+
+static void
+assert_all_found(struct store *s, struct store_rec **rec, uint32_t n)
+{
+    for (uint32_t j = 0; j < n; j++) {
+        ck_assert_ptr_eq(find_key(s, j, T0), rec[j]);
+    }
+}
+
+START_TEST(test_100k_keys_survive_growth_with_rehash_interleaved)
+{
+    enum { N = 100000 };
+    struct store_rec **rec = calloc(N, sizeof(*rec));
+    struct store *s = store_create(seed_a, T0);
+    bool was_rehashing = false;
+    size_t full_checks = 0;
+
+    ck_assert_ptr_nonnull(rec);
+    for (uint32_t i = 0; i < N; i++) {
+        rec[i] = add_key(s, i);
+        ck_assert_ptr_eq(find_key(s, i, T0), rec[i]);
+        uint32_t j = (uint32_t)(((uint64_t)i * 2654435761u) % (i + 1));
+        ck_assert_ptr_eq(find_key(s, j, T0), rec[j]);
+
+        /* Every key, right after each grow starts and periodically while
+         * one runs. Each of these lookups moves the rehash one step, so
+         * every key is looked up in a different half-moved state. */
+        bool rehashing = store_cron(s, 0);
+        if (rehashing && (!was_rehashing || i % 997 == 0)) {
+            assert_all_found(s, rec, i + 1);
+            full_checks++;
+        }
+        was_rehashing = rehashing;
+    }
+    ck_assert_uint_gt(full_checks, 10);
+    ck_assert_uint_eq(store_size(s), N);
+    assert_all_found(s, rec, N);
+    finish_rehash(s);
+    assert_all_found(s, rec, N);
+    store_destroy(&s);
+    free(rec);
+}
+END_TEST
+
+START_TEST(test_growth_rehashes_a_bucket_per_call_not_all_at_once)
+{
+    enum { N = 100000 };
+    struct store *s = store_create(seed_a, T0);
+    size_t run = 0;
+    size_t longest_run = 0;
+
+    for (uint32_t i = 0; i < N; i++) {
+        char buf[KEYBUF];
+        size_t len = key_of(buf, i);
+        ck_assert_ptr_nonnull(store_add(s, buf, len, 0, 8));
+        run = store_cron(s, 0) ? run + 1 : 0;
+        if (run > longest_run) {
+            longest_run = run;
+        }
+    }
+    /* With one step per add, the grow 65536 -> 131072 buckets started at
+     * the 65536th add is still running at the 100000th. */
+    ck_assert_uint_gt(longest_run, 30000);
+    ck_assert(store_cron(s, 0));
+    store_destroy(&s);
+}
+END_TEST
+
+static size_t
+mem_for_keys(uint32_t n)
+{
+    struct store *s = store_create(seed_a, T0);
+    size_t base = mem_used();
+    for (uint32_t i = 0; i < n; i++) {
+        (void)add_key(s, i);
+    }
+    finish_rehash(s);
+    size_t used = mem_used() - base;
+    store_destroy(&s);
+    return used;
+}
+
+START_TEST(test_deleting_most_keys_shrinks_the_table_through_lookups)
+{
+    enum { N = 10000, KEEP = 100 };
+    size_t fresh_keep = mem_for_keys(KEEP);
+    struct store *s = store_create(seed_a, T0);
+    size_t base = mem_used();  /* the store and its wheel, no table yet */
+
+    for (uint32_t i = 0; i < N; i++) {
+        (void)add_key(s, i);
+    }
+    finish_rehash(s);
+    size_t full = mem_used() - base;
+    for (uint32_t i = KEEP; i < N; i++) {
+        remove_key(s, i);
+    }
+    /* Lookups alone drive the shrink to completion. */
+    for (int round = 0; round < 1000 && store_cron(s, 0); round++) {
+        for (uint32_t i = 0; i < KEEP; i++) {
+            ck_assert_ptr_nonnull(find_key(s, i, T0));
+        }
+    }
+    ck_assert(!store_cron(s, 0));
+    size_t shrunk = mem_used() - base;
+    ck_assert_uint_lt(shrunk, full / 20);
+    ck_assert_uint_le(shrunk, fresh_keep + 2048);
+    for (uint32_t i = 0; i < N; i++) {
+        struct store_rec *r = find_key(s, i, T0);
+        if (i < KEEP) {
+            ck_assert_ptr_nonnull(r);
+            ck_assert_uint_eq(rec_index(r), i);
+        } else {
+            ck_assert_ptr_null(r);
+        }
+    }
+    ck_assert_uint_eq(store_size(s), KEEP);
+    store_destroy(&s);
+}
+END_TEST
+
+START_TEST(test_remove_during_rehash_keeps_the_other_keys)
+{
+    enum { N = 3000 };
+    static struct store_rec *rec[N];
+    struct store *s = store_create(seed_a, T0);
+    uint32_t n = 0;
+
+    /* Fill until a grow has started but has not moved much yet. */
+    while (n < 1024 || !store_cron(s, 0)) {
+        rec[n] = add_key(s, n);
+        n++;
+    }
+    ck_assert(store_cron(s, 0));
+    /* store_remove on record pointers takes no rehash step, so records are
+     * removed from both the old and the new table. */
+    for (uint32_t i = 0; i < n; i += 2) {
+        store_remove(s, rec[i]);
+        rec[i] = NULL;
+    }
+    ck_assert_uint_eq(store_size(s), n / 2);
+    for (uint32_t i = 0; i < n; i++) {
+        ck_assert_ptr_eq(find_key(s, i, T0), rec[i]);
+    }
+    finish_rehash(s);
+    for (uint32_t i = 0; i < n; i++) {
+        ck_assert_ptr_eq(find_key(s, i, T0), rec[i]);
+    }
+    store_destroy(&s);
+}
+END_TEST
+
+START_TEST(test_add_returns_null_when_memory_runs_out)
+{
+#if defined(UNDER_ASAN)
+    return;     /* the plain build runs this test */
+#else
+    struct rlimit old;
+    unsigned long pages = 0;
+    FILE *f = fopen("/proc/self/statm", "r");
+
+    if (f == NULL || fscanf(f, "%lu", &pages) != 1) {
+        if (f != NULL) {
+            fclose(f);
+        }
+        return;     /* no /proc: nothing to measure the limit against */
+    }
+    fclose(f);
+    ck_assert_int_eq(getrlimit(RLIMIT_AS, &old), 0);
+    struct rlimit lim = old;
+    lim.rlim_cur = (rlim_t)pages * (rlim_t)sysconf(_SC_PAGESIZE)
+                   + ((rlim_t)64 << 20);
+    if (old.rlim_cur != RLIM_INFINITY && old.rlim_cur < lim.rlim_cur) {
+        lim.rlim_cur = old.rlim_cur;
+    }
+
+    struct store *s = store_create(seed_a, T0);
+    static char key[4096];
+    uint32_t n = 0;
+    ck_assert_int_eq(setrlimit(RLIMIT_AS, &lim), 0);
+    /* 64 MB of headroom holds about 16,000 records of 4 KB. */
+    for (; n < 100000; n++) {
+        memcpy(key, &n, sizeof(n));
+        if (store_add(s, key, sizeof(key), 0, 8) == NULL) {
+            break;
+        }
+    }
+    ck_assert_uint_lt(n, 100000);
+    ck_assert_uint_eq(store_size(s), n);
+    for (uint32_t i = 0; i < n; i++) {
+        memcpy(key, &i, sizeof(i));
+        ck_assert_ptr_nonnull(store_lookup(s, key, sizeof(key), T0));
+    }
+    store_destroy(&s);
+    ck_assert_int_eq(setrlimit(RLIMIT_AS, &old), 0);
+#endif
+}
+END_TEST
+
+/* ------------------------------------------------------------------------
+ * Expiry
+ * --------------------------------------------------------------------- */
+
+START_TEST(test_lookup_at_expire_at_is_dead_and_one_ns_before_alive)
+{
+    struct store *s = store_create(seed_a, T0);
+    struct store_rec *r = store_add(s, "k", 1, 0, 8);
+    int64_t at = T0 + 5 * MS + 123;
+
+    store_set_expire(s, r, at);
+    ck_assert_ptr_eq(store_lookup(s, "k", 1, at - 1), r);
+    ck_assert_uint_eq(store_size(s), 1);
+    ck_assert_ptr_null(store_lookup(s, "k", 1, at));
+    ck_assert_uint_eq(store_size(s), 0);
+    /* Freed, timer included: the wheel has nothing left to fire. */
+    ck_assert_uint_eq(expire_calls(s, at + 1000 * MS, 16, SIZE_MAX), 0);
+    store_destroy(&s);
+}
+END_TEST
+
+START_TEST(test_expire_removes_dead_records_only_never_early)
+{
+    enum { N = 100 };
+    struct store *s = store_create(seed_a, T0);
+    size_t removed = 0;
+
+    for (uint32_t i = 0; i < N; i++) {
+        struct store_rec *r = add_key(s, i);
+        store_set_expire(s, r, T0 + (int64_t)(i + 1) * MS + MS / 2);
+    }
+    for (int64_t now = T0; now <= T0 + (N + 2) * MS; now += MS / 4) {
+        removed += expire_calls(s, now, 4, SIZE_MAX);
+        /* Every key not yet dead is still there (lookup of a live key does
+         * not remove it; had the wheel removed it early, it would be NULL). */
+        for (uint32_t i = 0; i < N; i++) {
+            int64_t at = T0 + (int64_t)(i + 1) * MS + MS / 2;
+            if (at > now) {
+                ck_assert_ptr_nonnull(find_key(s, i, now));
+            }
+        }
+        ck_assert_uint_eq(store_size(s) + removed, N);
+    }
+    ck_assert(expire_until_size(s, T0 + 3600 * 1000 * MS, 0, SIZE_MAX,
+                                100000));
+    store_destroy(&s);
+}
+END_TEST
+
+START_TEST(test_expire_respects_its_budget)
+{
+    enum { N = 100, BUDGET = 7 };
+    struct store *s = store_create(seed_a, T0);
+    size_t removed = 0;
+    int64_t now = T0 + 10 * 1000 * MS;
+
+    for (uint32_t i = 0; i < N; i++) {
+        store_set_expire(s, add_key(s, i), T0 + MS);
+    }
+    for (int i = 0; i < 100000 && removed < N; i++) {
+        size_t got = store_expire(s, now, BUDGET);
+        ck_assert_uint_le(got, BUDGET);
+        removed += got;
+    }
+    ck_assert_uint_eq(removed, N);
+    ck_assert_uint_eq(store_size(s), 0);
+    store_destroy(&s);
+}
+END_TEST
+
+START_TEST(test_extending_expiry_leaves_the_timer_in_place)
+{
+    struct store *s = store_create(seed_a, T0);
+    struct store_rec *r = store_add(s, "k", 1, 0, 8);
+
+    store_set_expire(s, r, T0 + 10 * MS);
+    ck_assert(wheel_entry_scheduled(&r->timer));
+    int64_t due = r->timer.due;
+    store_set_expire(s, r, T0 + 20 * MS);
+    store_set_expire(s, r, T0 + 30 * MS);
+    ck_assert_int_eq(r->expire_at, T0 + 30 * MS);
+    ck_assert_int_eq(r->timer.due, due);
+    /* An earlier expiry does move it. */
+    store_set_expire(s, r, T0 + 5 * MS);
+    ck_assert(wheel_entry_scheduled(&r->timer));
+    ck_assert_int_lt(r->timer.due, due);
+    ck_assert_int_ge(r->timer.due, T0 + 5 * MS - MS);
+    store_destroy(&s);
+}
+END_TEST
+
+START_TEST(test_extended_record_lives_until_its_final_expire_at)
+{
+    struct store *s = store_create(seed_a, T0);
+    struct store_rec *r = store_add(s, "k", 1, 0, 8);
+    int64_t now = T0;
+
+    store_set_expire(s, r, now + 10 * MS);
+    /* 500 hits 1 ms apart, each pushing expiry to now + 10 ms: the original
+     * timer fires many times over and must re-queue, never remove. */
+    for (int hit = 0; hit < 500; hit++) {
+        now += MS;
+        ck_assert_ptr_eq(store_lookup(s, "k", 1, now), r);
+        store_set_expire(s, r, now + 10 * MS);
+        ck_assert_uint_eq(expire_calls(s, now, 4, SIZE_MAX), 0);
+    }
+    int64_t final = now + 10 * MS;
+    for (; now < final; now += MS / 8) {
+        ck_assert_uint_eq(expire_calls(s, now, 4, SIZE_MAX), 0);
+        ck_assert_uint_eq(store_size(s), 1);
+    }
+    ck_assert_uint_eq(expire_calls(s, final - 1, 8, SIZE_MAX), 0);
+    ck_assert_uint_eq(store_size(s), 1);
+    /* After final it goes, at final or (the wheel fires late) soon after. */
+    size_t removed = 0;
+    for (now = final; now < final + 1000 * MS && removed == 0; now += MS) {
+        removed = expire_calls(s, now, 4, SIZE_MAX);
+    }
+    ck_assert_uint_eq(removed, 1);
+    ck_assert_uint_eq(store_size(s), 0);
+    store_destroy(&s);
+}
+END_TEST
+
+START_TEST(test_never_records_do_not_expire)
+{
+    struct store *s = store_create(seed_a, T0);
+    struct store_rec *r = store_add(s, "k", 1, 0, 8);
+    struct store_rec *q = store_add(s, "q", 1, 0, 8);
+
+    store_set_expire(s, r, T0 + MS);
+    store_set_expire(s, r, STORE_NEVER);
+    ck_assert(!wheel_entry_scheduled(&r->timer));
+    ck_assert_int_eq(r->expire_at, STORE_NEVER);
+    ck_assert(!wheel_entry_scheduled(&q->timer));
+    ck_assert_uint_eq(expire_calls(s, T0 + 3600 * 1000 * MS, 64, SIZE_MAX),
+                      0);
+    ck_assert_ptr_eq(store_lookup(s, "k", 1, INT64_MAX - 1), r);
+    ck_assert_ptr_eq(store_lookup(s, "k", 1, INT64_MAX), r);
+    ck_assert_ptr_eq(store_lookup(s, "q", 1, INT64_MAX), q);
+    ck_assert_uint_eq(store_size(s), 2);
+    store_destroy(&s);
+}
+END_TEST
+
+START_TEST(test_mem_used_returns_to_baseline_after_1m_keys_expire)
+{
+    enum { N = 1000000 };
+    size_t base = mem_used();
+    struct store *s = store_create(seed_a, T0);
+    size_t created = mem_used();
+
+    for (uint32_t i = 0; i < N; i++) {
+        char buf[KEYBUF];
+        size_t len = key_of(buf, i);
+        struct store_rec *r = store_add(s, buf, len, 1, 8);
+        ck_assert_ptr_nonnull(r);
+        store_set_expire(s, r, T0 + (int64_t)(i % 1000 + 1) * MS);
+    }
+    ck_assert_uint_eq(store_size(s), N);
+    ck_assert_uint_gt(mem_used(), created + (size_t)N * 48);
+
+    size_t removed = 0;
+    int64_t now = T0 + 2000 * MS;
+    for (int i = 0; i < 1000000 && store_size(s) > 0; i++) {
+        removed += store_expire(s, now, 10000);
+    }
+    ck_assert_uint_eq(removed, N);
+    ck_assert_uint_eq(store_size(s), 0);
+    finish_rehash(s);
+    ck_assert_uint_le(mem_used(), created + 256);
+    store_destroy(&s);
+    ck_assert_uint_eq(mem_used(), base);
+}
+END_TEST
+
+/* ------------------------------------------------------------------------
+ * Flush
+ * --------------------------------------------------------------------- */
+
+START_TEST(test_flush_removes_everything_and_returns_memory)
+{
+    struct store *s = store_create(seed_a, T0);
+    size_t created = mem_used();
+
+    for (uint32_t i = 0; i < 10000; i++) {
+        store_set_expire(s, add_key(s, i), T0 + (int64_t)(i % 50 + 1) * MS);
+    }
+    store_flush(s);
+    ck_assert_uint_eq(store_size(s), 0);
+    ck_assert_uint_eq(mem_used(), created);
+    ck_assert_ptr_null(find_key(s, 1, T0));
+    /* The timers went with the records. */
+    ck_assert_uint_eq(expire_calls(s, T0 + 1000 * MS, 16, SIZE_MAX), 0);
+    /* The store is still usable. */
+    struct store_rec *r = add_key(s, 42);
+    ck_assert_ptr_eq(find_key(s, 42, T0), r);
+    store_destroy(&s);
+}
+END_TEST
+
+START_TEST(test_flush_during_rehash_returns_memory)
+{
+    struct store *s = store_create(seed_a, T0);
+    size_t created = mem_used();
+    uint32_t n = 0;
+
+    while (n < 1024 || !store_cron(s, 0)) {
+        (void)add_key(s, n++);
+    }
+    store_flush(s);
+    ck_assert(!store_cron(s, 0));
+    ck_assert_uint_eq(store_size(s), 0);
+    ck_assert_uint_eq(mem_used(), created);
+    store_destroy(&s);
+}
+END_TEST
+
+/* ------------------------------------------------------------------------
+ * Scan
+ * --------------------------------------------------------------------- */
+
+START_TEST(test_scan_of_a_stable_table_reports_each_key_once)
+{
+    enum { N = 1000 };
+    unsigned count[N] = { 0 };
+    struct seen sn = { count, N };
+    struct store *s = store_create(seed_a, T0);
+    uint64_t cursor = 0;
+
+    for (uint32_t i = 0; i < N; i++) {
+        (void)add_key(s, i);
+    }
+    finish_rehash(s);
+    do {
+        cursor = store_scan(s, cursor, count_cb, &sn);
+    } while (cursor != 0);
+    for (uint32_t i = 0; i < N; i++) {
+        ck_assert_uint_eq(count[i], 1);
+    }
+    store_destroy(&s);
+}
+END_TEST
+
+START_TEST(test_scan_of_an_empty_store_ends_at_once)
+{
+    unsigned count[1] = { 0 };
+    struct seen sn = { count, 1 };
+    struct store *s = store_create(seed_a, T0);
+
+    ck_assert_uint_eq(store_scan(s, 0, count_cb, &sn), 0);
+    (void)add_key(s, 0);
+    store_remove(s, find_key(s, 0, T0));
+    ck_assert_uint_eq(store_scan(s, 0, count_cb, &sn), 0);
+    ck_assert_uint_eq(count[0], 0);
+    store_destroy(&s);
+}
+END_TEST
+
+START_TEST(test_scan_interleaved_with_growth_sees_every_live_key)
+{
+    enum { LIVE = 1000, EXTRA = 30000, PER_CALL = 16 };
+    static unsigned count[LIVE + EXTRA];
+    struct seen sn = { count, LIVE + EXTRA };
+    struct store *s = store_create(seed_a, T0);
+    uint32_t n = 0;
+    uint64_t cursor = 0;
+    size_t calls_while_rehashing = 0;
+
+    while (n < LIVE) {
+        (void)add_key(s, n++);
+    }
+    finish_rehash(s);
+    do {
+        if (store_cron(s, 0)) {
+            calls_while_rehashing++;
+        }
+        cursor = store_scan(s, cursor, count_cb, &sn);
+        for (int k = 0; k < PER_CALL && n < LIVE + EXTRA; k++) {
+            (void)add_key(s, n++);
+        }
+    } while (cursor != 0);
+    ck_assert_uint_gt(calls_while_rehashing, 0);
+    for (uint32_t i = 0; i < LIVE; i++) {
+        ck_assert_uint_ge(count[i], 1);
+    }
+    store_destroy(&s);
+}
+END_TEST
+
+START_TEST(test_scan_interleaved_with_shrink_sees_every_live_key)
+{
+    enum { LIVE = 200, N = 20000, PER_CALL = 250 };
+    static unsigned count[N];
+    struct seen sn = { count, N };
+    struct store *s = store_create(seed_a, T0);
+    uint32_t next_dead = LIVE;
+    uint64_t cursor = 0;
+    size_t calls_while_rehashing = 0;
+
+    for (uint32_t i = 0; i < N; i++) {
+        (void)add_key(s, i);
+    }
+    finish_rehash(s);
+    do {
+        if (store_cron(s, 0)) {
+            calls_while_rehashing++;
+        }
+        cursor = store_scan(s, cursor, count_cb, &sn);
+        for (int k = 0; k < PER_CALL && next_dead < N; k++) {
+            remove_key(s, next_dead++);
+        }
+    } while (cursor != 0);
+    ck_assert_uint_gt(calls_while_rehashing, 0);
+    for (uint32_t i = 0; i < LIVE; i++) {
+        ck_assert_uint_ge(count[i], 1);
+    }
+    store_destroy(&s);
+}
+END_TEST
+
+struct lookup_ctx {
+    struct store *s;
+    int64_t now;
+    size_t size_before;
+    size_t calls;
+};
+
+static void
+lookup_dead_cb(struct store_rec *r, void *arg)
+{
+    struct lookup_ctx *ctx = arg;
+
+    (void)r;
+    ck_assert_ptr_null(store_lookup(ctx->s, "dead", 4, ctx->now));
+    ck_assert_uint_eq(store_size(ctx->s), ctx->size_before);
+    ctx->calls++;
+}
+
+START_TEST(test_lookup_inside_scan_callback_does_not_free)
+{
+    struct store *s = store_create(seed_a, T0);
+    struct store_rec *dead = store_add(s, "dead", 4, 0, 8);
+    uint32_t n = 0;
+
+    store_set_expire(s, dead, T0 + MS);
+    /* A grow in progress: lookups in the callback would otherwise step it. */
+    while (n < 1024 || !store_cron(s, 0)) {
+        (void)add_key(s, n++);
+    }
+    struct lookup_ctx ctx = { s, T0 + 2 * MS, store_size(s), 0 };
+    uint64_t cursor = 0;
+    do {
+        cursor = store_scan(s, cursor, lookup_dead_cb, &ctx);
+    } while (cursor != 0);
+    ck_assert_uint_ge(ctx.calls, n + 1);
+    /* Outside the scan the dead record goes as usual. */
+    ck_assert_ptr_null(store_lookup(s, "dead", 4, T0 + 2 * MS));
+    ck_assert_uint_eq(store_size(s), n);
+    store_destroy(&s);
+}
+END_TEST
+
+static void
+order_cb(struct store_rec *r, void *arg)
+{
+    uint32_t **out = arg;
+    *(*out)++ = rec_index(r);
+}
+
+static void
+scan_order(const unsigned char seed[16], uint32_t *order, uint32_t n)
+{
+    struct store *s = store_create(seed, T0);
+    uint32_t *out = order;
+    uint64_t cursor = 0;
+
+    for (uint32_t i = 0; i < n; i++) {
+        (void)add_key(s, i);
+    }
+    finish_rehash(s);
+    do {
+        cursor = store_scan(s, cursor, order_cb, &out);
+    } while (cursor != 0);
+    ck_assert_uint_eq((size_t)(out - order), n);
+    store_destroy(&s);
+}
+
+START_TEST(test_different_seeds_give_different_bucket_orders)
+{
+    enum { N = 64 };
+    uint32_t a[N], a2[N], b[N];
+
+    scan_order(seed_a, a, N);
+    scan_order(seed_a, a2, N);
+    scan_order(seed_b, b, N);
+    ck_assert_mem_eq(a, a2, sizeof(a));     /* same seed, same layout */
+    ck_assert(memcmp(a, b, sizeof(a)) != 0);
+}
+END_TEST
+
+/* ------------------------------------------------------------------------
+ * Suite
+ * --------------------------------------------------------------------- */
+
+Suite *
+store_suite(void)
+{
+    Suite *s = suite_create("store");
+
+    TCase *tc = tcase_create("basics");
+    tcase_add_test(tc,
+                   test_added_record_is_found_with_zeroed_state_and_its_key);
+    tcase_add_test(tc, test_removed_record_is_absent);
+    tcase_add_test(tc,
+                   test_binary_keys_with_nul_bytes_and_empty_key_are_distinct);
+    tcase_add_test(tc, test_keys_sharing_a_prefix_are_distinct);
+    tcase_add_test(tc, test_add_rejects_oversized_state_or_key);
+    tcase_add_test(tc, test_destroy_nulls_the_pointer_and_frees_everything);
+    suite_add_tcase(s, tc);
+
+    tc = tcase_create("resize");
+    tcase_set_timeout(tc, 120);
+    tcase_add_test(tc, test_100k_keys_survive_growth_with_rehash_interleaved);
+    tcase_add_test(tc, test_growth_rehashes_a_bucket_per_call_not_all_at_once);
+    tcase_add_test(tc,
+                   test_deleting_most_keys_shrinks_the_table_through_lookups);
+    tcase_add_test(tc, test_remove_during_rehash_keeps_the_other_keys);
+    tcase_add_test(tc, test_add_returns_null_when_memory_runs_out);
+    suite_add_tcase(s, tc);
+
+    tc = tcase_create("expiry");
+    tcase_set_timeout(tc, 120);
+    tcase_add_test(tc,
+                   test_lookup_at_expire_at_is_dead_and_one_ns_before_alive);
+    tcase_add_test(tc, test_expire_removes_dead_records_only_never_early);
+    tcase_add_test(tc, test_expire_respects_its_budget);
+    tcase_add_test(tc, test_extending_expiry_leaves_the_timer_in_place);
+    tcase_add_test(tc, test_extended_record_lives_until_its_final_expire_at);
+    tcase_add_test(tc, test_never_records_do_not_expire);
+    tcase_add_test(tc, test_mem_used_returns_to_baseline_after_1m_keys_expire);
+    suite_add_tcase(s, tc);
+
+    tc = tcase_create("flush");
+    tcase_add_test(tc, test_flush_removes_everything_and_returns_memory);
+    tcase_add_test(tc, test_flush_during_rehash_returns_memory);
+    suite_add_tcase(s, tc);
+
+    tc = tcase_create("scan");
+    tcase_set_timeout(tc, 60);
+    tcase_add_test(tc, test_scan_of_a_stable_table_reports_each_key_once);
+    tcase_add_test(tc, test_scan_of_an_empty_store_ends_at_once);
+    tcase_add_test(tc, test_scan_interleaved_with_growth_sees_every_live_key);
+    tcase_add_test(tc, test_scan_interleaved_with_shrink_sees_every_live_key);
+    tcase_add_test(tc, test_lookup_inside_scan_callback_does_not_free);
+    tcase_add_test(tc, test_different_seeds_give_different_bucket_orders);
+    suite_add_tcase(s, tc);
+
+    return s;
+}
