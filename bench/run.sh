@@ -1,0 +1,307 @@
+#!/usr/bin/env bash
+# bench/run.sh: cellgate vs redis-server, measured with redis-benchmark.
+#
+# Run from the repository root after building ./cellgate (`make bench` does
+# both). Starts cellgate and a throw-away redis-server on free 127.0.0.1
+# ports in this same invocation, runs every test against both, alternating
+# servers, BENCH_REPS times, then bench/summarize.py prints medians and
+# ratios and writes bench/results/. Both servers are stopped on any exit.
+#
+# Knobs (environment):
+#   BENCH_REPS        repetitions of the whole matrix               (5)
+#   BENCH_N           requests per run at -P 1                      (100000)
+#   BENCH_N_PIPELINE  requests per run at -P BENCH_PIPELINE         (10 * BENCH_N)
+#   BENCH_N_LUA       requests per Lua GCRA run at -P 1             (BENCH_N / 2)
+#   BENCH_N_LUA_PIPELINE  the same at -P BENCH_PIPELINE     (BENCH_N_PIPELINE / 10)
+#                     (the script is ~2x slower than the other tests unpipelined
+#                     and ~8x slower pipelined; fewer requests keep its runs
+#                     at ~1-2 s like the others)
+#   BENCH_CLIENTS     redis-benchmark -c                            (50)
+#   BENCH_PIPELINE    the pipelined setting, redis-benchmark -P     (16)
+#   BENCH_KEYSPACE    redis-benchmark -r for the keyed tests        (100000)
+#   BENCH_TIMEOUT     seconds before one redis-benchmark run is killed (120)
+#   BENCH_STRICT=1    exit 1 when the -P 16 bar (CL.THROTTLE >= INCR) fails
+#   BENCH_NO_INSTALL=1  never apt-get gnuplot-nox (the chart is skipped)
+#   CELLGATE_BIN      the binary to measure                         (./cellgate)
+#
+# Exit status: 0 when every run succeeded, 1 when a run failed (an error
+# reply, a timeout, a server that died) or the setup did; the table is still
+# printed for what did run.
+
+set -euo pipefail
+
+cd "$(dirname "$0")/.."
+
+REPS=${BENCH_REPS:-5}
+N1=${BENCH_N:-100000}
+NP=${BENCH_N_PIPELINE:-$((10 * N1))}
+NL1=${BENCH_N_LUA:-$((N1 / 2))}
+NLP=${BENCH_N_LUA_PIPELINE:-$((NP / 10))}
+CLIENTS=${BENCH_CLIENTS:-50}
+PIPE=${BENCH_PIPELINE:-16}
+KEYSPACE=${BENCH_KEYSPACE:-100000}
+RUN_TIMEOUT=${BENCH_TIMEOUT:-120}
+CELLGATE_BIN=${CELLGATE_BIN:-./cellgate}
+PY=/usr/bin/python3
+[ -x "$PY" ] || PY=python3
+
+# Every test shares these limiter parameters: burst 15, 30 per 60 s (the
+# redis-cell README example), quantity 1.
+LIMIT_ARGS=(15 30 60)
+
+for v in REPS N1 NP NL1 NLP CLIENTS PIPE KEYSPACE RUN_TIMEOUT; do
+    if ! [[ ${!v} =~ ^[1-9][0-9]*$ ]]; then
+        echo "bench: $v must be a positive integer (got '${!v}')" >&2
+        exit 2
+    fi
+done
+
+die() { echo "bench: $*" >&2; exit 1; }
+
+[ -x "$CELLGATE_BIN" ] || die "$CELLGATE_BIN not found: run 'make' first (or use 'make bench')"
+for t in redis-server redis-benchmark redis-cli timeout; do
+    command -v "$t" >/dev/null || die "$t not found (make deps installs redis-server and redis-tools)"
+done
+
+# gnuplot only draws the chart; without it everything else still runs.
+if ! command -v gnuplot >/dev/null; then
+    if [ "${BENCH_NO_INSTALL:-0}" != 1 ] && ! dpkg -s gnuplot-nox >/dev/null 2>&1 \
+        && [ "$(id -u)" = 0 ]; then
+        echo "bench: installing gnuplot-nox for the chart"
+        export DEBIAN_FRONTEND=noninteractive
+        apt-get install -y -qq --no-install-recommends gnuplot-nox >/dev/null 2>&1 ||
+            { apt-get update -qq >/dev/null 2>&1 &&
+              apt-get install -y -qq --no-install-recommends gnuplot-nox >/dev/null 2>&1; } ||
+            true
+    fi
+    command -v gnuplot >/dev/null ||
+        echo "bench: gnuplot unavailable: the PNG chart will be skipped"
+fi
+
+WORK=$(mktemp -d "${TMPDIR:-/tmp}/cellgate-bench.XXXXXX")
+RAW=$WORK/raw.csv
+FAILS=$WORK/failures.txt
+: >"$FAILS"
+CG_PID=""
+RS_PID=""
+KEEP_WORK=0
+
+stop_pid() { # pid: SIGTERM, up to 5 s to exit, then SIGKILL
+    local pid=$1
+    [ -n "$pid" ] || return 0
+    kill -0 "$pid" 2>/dev/null || return 0
+    kill -TERM "$pid" 2>/dev/null || true
+    for _ in $(seq 50); do
+        kill -0 "$pid" 2>/dev/null || break
+        sleep 0.1
+    done
+    if kill -0 "$pid" 2>/dev/null; then
+        echo "bench: pid $pid ignored SIGTERM; sending SIGKILL" >&2
+        kill -KILL "$pid" 2>/dev/null || true
+    fi
+    wait "$pid" 2>/dev/null || true
+}
+
+# shellcheck disable=SC2317  # invoked by the traps below
+cleanup() {
+    local rc=$?
+    trap - EXIT INT TERM
+    stop_pid "$CG_PID"
+    stop_pid "$RS_PID"
+    if [ "$KEEP_WORK" = 1 ] || [ "$rc" != 0 ]; then
+        echo "bench: logs and raw output kept in $WORK" >&2
+    else
+        rm -rf "$WORK"
+    fi
+    exit "$rc"
+}
+trap cleanup EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
+
+free_port() { # a port the kernel just handed out on 127.0.0.1 (then freed)
+    "$PY" -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
+}
+
+# wait_ready port pid: wait until the server answers PING and reports our
+# pid in INFO (so we never benchmark some other process that owns the port).
+wait_ready() {
+    local port=$1 pid=$2 info
+    for _ in $(seq 100); do
+        kill -0 "$pid" 2>/dev/null || return 1
+        if [ "$(redis-cli -h 127.0.0.1 -p "$port" PING 2>/dev/null)" = PONG ]; then
+            info=$(redis-cli -h 127.0.0.1 -p "$port" INFO server 2>/dev/null | tr -d '\r')
+            case $'\n'$info$'\n' in *$'\n'"process_id:$pid"$'\n'*) return 0 ;; esac
+            return 1
+        fi
+        sleep 0.05
+    done
+    return 1
+}
+
+# start_cellgate / start_redis: try a few free ports (another process may
+# take one between free_port and bind); set CG_PORT/CG_PID, RS_PORT/RS_PID.
+start_cellgate() {
+
+    for _ in 1 2 3 4 5; do
+        CG_PORT=$(free_port)
+        "$CELLGATE_BIN" --port "$CG_PORT" --bind 127.0.0.1 >>"$WORK/cellgate.log" 2>&1 &
+        CG_PID=$!
+        wait_ready "$CG_PORT" "$CG_PID" && return 0
+        stop_pid "$CG_PID"
+        CG_PID=""
+    done
+    tail -n 20 "$WORK/cellgate.log" >&2
+    die "cellgate did not start"
+}
+
+start_redis() {
+
+    for _ in 1 2 3 4 5; do
+        RS_PORT=$(free_port)
+        redis-server --port "$RS_PORT" --bind 127.0.0.1 --save '' --appendonly no \
+            --logfile "$WORK/redis.log" &
+        RS_PID=$!
+        wait_ready "$RS_PORT" "$RS_PID" && return 0
+        stop_pid "$RS_PID"
+        RS_PID=""
+    done
+    tail -n 20 "$WORK/redis.log" >&2
+    die "redis-server did not start"
+}
+
+start_cellgate
+start_redis
+
+SHA=$(redis-cli -h 127.0.0.1 -p "$RS_PORT" SCRIPT LOAD "$(cat bench/gcra.lua)")
+[[ $SHA =~ ^[0-9a-f]{40}$ ]] || die "SCRIPT LOAD of bench/gcra.lua failed: $SHA"
+
+# Sanity: both limiters answer the README example the same way on a fresh
+# key ([0, 16, 15, -1, 2]) before anything is timed.
+cg_reply=$(redis-cli -h 127.0.0.1 -p "$CG_PORT" CL.THROTTLE bench:sanity "${LIMIT_ARGS[@]}" | tr '\n' ' ')
+lua_reply=$(redis-cli -h 127.0.0.1 -p "$RS_PORT" EVALSHA "$SHA" 1 bench:sanity "${LIMIT_ARGS[@]}" 1 | tr '\n' ' ')
+echo "bench: sanity CL.THROTTLE bench:sanity ${LIMIT_ARGS[*]}: cellgate [${cg_reply% }] Lua GCRA [${lua_reply% }]"
+[ "$cg_reply" = "0 16 15 -1 2 " ] || die "cellgate CL.THROTTLE sanity reply is wrong: [$cg_reply]"
+[ "$lua_reply" = "0 16 15 -1 2 " ] || die "Lua GCRA sanity reply is wrong: [$lua_reply]"
+
+# raw.csv: our columns, then redis-benchmark's own --csv columns.
+echo '"rep","pipeline","clients","requests","server","test","rps","avg_latency_ms","min_latency_ms","p50_latency_ms","p95_latency_ms","p99_latency_ms","max_latency_ms"' >"$RAW"
+
+{
+    echo "date=$(date -u +%Y-%m-%dT%H:%M:%SZ)"
+    echo "host=$(uname -n) $(uname -sr), $(nproc) CPUs"
+    echo "cpu=$(grep -m1 'model name' /proc/cpuinfo 2>/dev/null | sed 's/.*: //')"
+    echo "loadavg_start=$(cut -d' ' -f1-3 /proc/loadavg)"
+    echo "cellgate=$("$CELLGATE_BIN" --version 2>&1 | head -n1) ($(git rev-parse --short HEAD 2>/dev/null || echo '?')$(git diff --quiet HEAD -- . 2>/dev/null || echo ', dirty tree'))"
+    echo "redis=$(redis-server --version | sed 's/ sha=.*//'), $(redis-benchmark --version 2>/dev/null || echo 'redis-benchmark ?')"
+    echo "reps=$REPS"
+    echo "clients=$CLIENTS"
+    echo "keyspace=$KEYSPACE"
+    echo "n_1=$N1"
+    echo "n_$PIPE=$NP"
+    echo "pipelines=1 $PIPE"
+} >"$WORK/meta.txt"
+
+# bench rep pipeline server test n redis-benchmark-args...
+# One timed redis-benchmark run; appends its CSV rows to raw.csv, prefixed
+# with our columns. -t runs keep redis-benchmark's test names; a custom
+# command's row (named after the whole command line) is renamed to $test.
+FAILED=0
+bench() {
+    local rep=$1 pipe=$2 server=$3 test=$4 n=$5 port rc=0 line name rest
+    shift 5
+    if [ "$server" = cellgate ]; then port=$CG_PORT; else port=$RS_PORT; fi
+    local out=$WORK/run.out err=$WORK/run.err
+    timeout "$RUN_TIMEOUT" redis-benchmark -h 127.0.0.1 -p "$port" -c "$CLIENTS" \
+        -P "$pipe" -n "$n" --csv "$@" >"$out" 2>"$err" || rc=$?
+    local rows=0
+    while IFS= read -r line; do
+        line=${line%$'\r'}
+        case $line in '"test"'*|'') continue ;; esac
+        name=${line%%,*}
+        rest=${line#*,}
+        [ "$test" = "-" ] || name="\"$test\""
+        printf '%s,%s,%s,%s,"%s",%s,%s\n' "$rep" "$pipe" "$CLIENTS" "$n" \
+            "$server" "$name" "$rest" >>"$RAW"
+        rows=$((rows + 1))
+    done <"$out"
+    local label=$test
+    [ "$label" = "-" ] && label="PING_INLINE+PING_MBULK"
+    if [ "$rc" != 0 ] || [ "$rows" = 0 ] || grep -qi 'error' "$err"; then
+        FAILED=1
+        {
+            echo "rep $rep -P $pipe $server $label: redis-benchmark exit $rc$([ "$rc" = 124 ] && echo " (timed out after ${RUN_TIMEOUT}s)"), $rows result rows"
+            sed 's/^/    /' "$err" | head -n 5
+        } | tee -a "$FAILS" >&2
+    fi
+    printf '  rep %d  -P %-3s %-8s %-22s %s\n' "$rep" "$pipe" "$server" "$label" \
+        "$(tail -n +2 "$out" | cut -d, -f2 | tr -d '"' | tr '\n' ' ')rps"
+    # A server that died takes the rest of the matrix with it.
+    if ! kill -0 "$CG_PID" 2>/dev/null; then
+        echo "bench: cellgate (pid $CG_PID) died during '$label'; last log lines:" | tee -a "$FAILS" >&2
+        tail -n 20 "$WORK/cellgate.log" | sed 's/^/    /' | tee -a "$FAILS" >&2
+        CG_PID=""
+        return 1
+    fi
+    if ! kill -0 "$RS_PID" 2>/dev/null; then
+        echo "bench: redis-server (pid $RS_PID) died during '$label'" | tee -a "$FAILS" >&2
+        RS_PID=""
+        return 1
+    fi
+}
+
+# The pairs of one repetition, for one pipeline setting. Odd repetitions run
+# cellgate first, even ones Redis first, so that neither server always gets
+# the slot right after the other's (cache, CPU frequency, neighbours).
+cellgate_ping()  { bench "$1" "$2" cellgate - "$3" -t ping_inline,ping_mbulk; }
+redis_ping()     { bench "$1" "$2" redis    - "$3" -t ping_inline,ping_mbulk; }
+cellgate_limit() { bench "$1" "$2" cellgate CL.THROTTLE "$3" -r "$KEYSPACE" \
+                       CL.THROTTLE 'key:__rand_int__' "${LIMIT_ARGS[@]}"; }
+redis_incr()     { bench "$1" "$2" redis    INCR "$3" -r "$KEYSPACE" -t incr; }
+redis_lua()      { bench "$1" "$2" redis    LUA_GCRA "$4" -r "$KEYSPACE" \
+                       EVALSHA "$SHA" 1 'key:__rand_int__' "${LIMIT_ARGS[@]}" 1; }
+
+one_rep() { # rep pipeline n n_lua
+    if [ $(($1 % 2)) = 1 ]; then
+        cellgate_ping "$@" && redis_ping "$@" &&
+        cellgate_limit "$@" && redis_incr "$@" && redis_lua "$@"
+    else
+        redis_ping "$@" && cellgate_ping "$@" &&
+        redis_incr "$@" && redis_lua "$@" && cellgate_limit "$@"
+    fi
+}
+
+# Warm-up (not recorded): page in both servers and the loopback path.
+for port in "$CG_PORT" "$RS_PORT"; do
+    timeout "$RUN_TIMEOUT" redis-benchmark -h 127.0.0.1 -p "$port" -c "$CLIENTS" \
+        -n 20000 -q -t ping_mbulk >/dev/null 2>&1 || true
+done
+
+echo "bench: cellgate pid $CG_PID on 127.0.0.1:$CG_PORT, redis-server pid $RS_PID on 127.0.0.1:$RS_PORT"
+echo "bench: $REPS reps x (-P 1: n=$N1, Lua n=$NL1 | -P $PIPE: n=$NP, Lua n=$NLP), -c $CLIENTS, -r $KEYSPACE"
+start=$SECONDS
+aborted=0
+for rep in $(seq "$REPS"); do
+    one_rep "$rep" 1 "$N1" "$NL1" || { aborted=1; break; }
+    one_rep "$rep" "$PIPE" "$NP" "$NLP" || { aborted=1; break; }
+done
+echo "bench: runs took $((SECONDS - start)) s"
+echo "loadavg_end=$(cut -d' ' -f1-3 /proc/loadavg)" >>"$WORK/meta.txt"
+
+[ "$aborted" = 1 ] && FAILED=1
+[ "$FAILED" = 1 ] && KEEP_WORK=1
+
+sum_rc=0
+"$PY" bench/summarize.py --raw "$RAW" --meta "$WORK/meta.txt" --failures "$FAILS" \
+    --pipeline "$PIPE" --outdir bench/results || sum_rc=$?
+
+if [ "$FAILED" = 1 ]; then
+    echo "bench: FAILED: some runs failed (see above and $WORK)" >&2
+    exit 1
+fi
+# summarize.py exits 3 when the bar fails; that only fails the bench when asked.
+if [ "$sum_rc" = 3 ]; then
+    [ "${BENCH_STRICT:-0}" = 1 ] && exit 1
+    exit 0
+fi
+exit "$sum_rc"
