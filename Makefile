@@ -39,6 +39,10 @@ MAIN_OBJ := $(BUILD)/server/main.o
 UNIT_SRC := $(filter-out tests/unit/gcra_replay.c,$(wildcard tests/unit/*.c))
 UNIT_OBJ := $(UNIT_SRC:%.c=$(BUILD)/%.o)
 UNIT_BIN := $(BUILD)/check_unit
+# Unit tests link the modules that stand alone, not the server's globals.
+UNIT_LIB_SRC := $(wildcard protocol/*.c) $(wildcard algorithms/*.c) \
+            $(wildcard conf/*.c) server/store.c server/wheel.c server/glob.c
+UNIT_LIB_OBJ := $(UNIT_LIB_SRC:%.c=$(BUILD)/%.o)
 REPLAY_BIN := $(BUILD)/gcra_replay
 VECTORS  := ../shared/conformance/cl_throttle_vectors.jsonl
 
@@ -57,7 +61,7 @@ $(BUILD)/%.o: %.c
 	@mkdir -p $(dir $@)
 	$(CC) $(FINAL_CFLAGS) -MMD -MP -c -o $@ $<
 
-$(UNIT_BIN): $(UNIT_OBJ) $(LIB_OBJ)
+$(UNIT_BIN): $(UNIT_OBJ) $(UNIT_LIB_OBJ)
 	$(CC) $(FINAL_LDFLAGS) -o $@ $^ $(DEPS_LIBS) $(CHECK_LIBS) -lm
 
 # Replays the recorded redis-cell vectors against the pure algorithm.

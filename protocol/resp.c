@@ -12,12 +12,10 @@
  * redisReaderGetReply() itself maintains.
  *
  * Why we look at header lines ourselves: 0.14.1 hands createArray() the
- * element count truncated to an int, accepts any bulk length that fits a
- * long long (silently wrapping longer digit strings) and waits forever for
- * a header line without CRLF. So the '*' line is validated here before
- * hiredis sees it, a pending '$' line is checked against max_bulk while its
- * body is still arriving, and every bulk header is re-checked against the
- * length hiredis reports.
+ * element count truncated to an int and waits forever for a header line
+ * without CRLF. So the '*' line is validated here before hiredis sees it,
+ * and a pending '$' line is checked against max_bulk while its body is
+ * still arriving. hiredis's own error texts are mapped to Redis's.
  */
 #include "protocol/resp.h"
 
@@ -176,23 +174,6 @@ type_error(int type)
     }
 }
 
-/* str points just past "$<len>\r\n" in the reader's buffer: check that the
- * header hiredis parsed is exactly the canonical decimal of len (hiredis
- * 0.14.1 wraps an over-long length silently). */
-static bool
-bulk_header_matches(const redisReader *r, const char *str, size_t len)
-{
-    char digits[NUM_I64_MAXLEN];
-    size_t n = num_fmt_u64(digits, len);
-    size_t before = (size_t)(str - r->buf);
-    if (before < n + 3) {
-        return false;
-    }
-    const char *h = str - 2 - n - 1;
-    return h[0] == '$' && memcmp(h + 1, digits, n) == 0 &&
-           str[-2] == '\r' && str[-1] == '\n';
-}
-
 static void *
 obj_string(const redisReadTask *task, char *str, size_t len)
 {
@@ -201,8 +182,7 @@ obj_string(const redisReadTask *task, char *str, size_t len)
         p->cb_error = type_error(task->type);
         return NULL;
     }
-    if (len > p->lim->max_bulk ||
-        !bulk_header_matches(p->reader, str, len)) {
+    if (len > p->lim->max_bulk) {
         p->cb_error = "ERR Protocol error: invalid bulk length";
         return NULL;
     }
@@ -245,7 +225,9 @@ obj_integer(const redisReadTask *task, long long value)
 static void *
 obj_nil(const redisReadTask *task)
 {
-    task_parser(task)->cb_error = "ERR Protocol error: invalid bulk length";
+    task_parser(task)->cb_error =
+        task->type == REDIS_REPLY_ARRAY ? type_error(REDIS_REPLY_ARRAY)
+                                        : "ERR Protocol error: invalid bulk length";
     return NULL;
 }
 
@@ -435,7 +417,7 @@ split_inline(struct resp_parser *p, const char *s, size_t end)
                 if (i >= end || s[i] == '\0') {
                     return -1;
                 }
-                if (s[i] == '\\' && i + 1 < end) {
+                if (s[i] == '\\' && i + 1 < end && s[i + 1] != '\0') {
                     out[n++] = unescape(s, end, &i);
                 } else if (s[i] == '"') {
                     i++;
@@ -570,25 +552,53 @@ check_pending_bulk(struct resp_parser *p)
     return RESP_AGAIN;
 }
 
+/* hiredis names a bad type byte as in `got "\x01" as reply type byte`
+ * (escaped like sdscatrepr); decode it back to the byte. */
+static char
+decode_type_byte(const char *q)
+{
+    if (q[0] != '\\') {
+        return q[0];
+    }
+    switch (q[1]) {
+    case 'n': return '\n';
+    case 'r': return '\r';
+    case 't': return '\t';
+    case 'a': return '\a';
+    case 'b': return '\b';
+    case 'x':
+        if (hex_value(q[2]) >= 0 && hex_value(q[3]) >= 0) {
+            return (char)(hex_value(q[2]) * 16 + hex_value(q[3]));
+        }
+        return 'x';
+    default: return q[1];
+    }
+}
+
+/* Turn a reader error into Redis's wording. The '*' header of a request
+ * was validated before hiredis saw it, so hiredis's multi-bulk and integer
+ * complaints can only be about an element that is not a bulk string. */
 static void
 reader_error(struct resp_parser *p)
 {
-    redisReader *r = p->reader;
+    static const char type_prefix[] = "Protocol error, got \"";
+    const char *e = p->reader->errstr;
     if (p->cb_error != NULL) {
         set_error(p, p->cb_error);
-    } else if (strncmp(r->errstr, "Protocol error, got \"", 21) == 0 &&
-               r->errstr[21] != '\0') {
-        /* An unknown type byte where a '$' belongs. */
+    } else if (strncmp(e, type_prefix, sizeof(type_prefix) - 1) == 0) {
         char msg[64] = "ERR Protocol error: expected '$', got ' '";
         msg[sizeof("ERR Protocol error: expected '$', got '") - 1] =
-            r->errstr[21];
+            decode_type_byte(e + sizeof(type_prefix) - 1);
         set_error(p, msg);
+    } else if (strstr(e, "ulk string length") != NULL) {
+        set_error(p, "ERR Protocol error: invalid bulk length");
+    } else if (strstr(e, "ulti-bulk length") != NULL) {
+        set_error(p, type_error(REDIS_REPLY_ARRAY));
+    } else if (strstr(e, "integer") != NULL) {
+        set_error(p, type_error(REDIS_REPLY_INTEGER));
     } else {
-        char msg[ERR_LEN];
-        size_t n = strlen("ERR Protocol error: ");
-        memcpy(msg, "ERR Protocol error: ", n);
-        strncpy(msg + n, r->errstr, ERR_LEN - n - 1);
-        msg[ERR_LEN - 1] = '\0';
+        char msg[ERR_LEN + 32];
+        snprintf(msg, sizeof(msg), "ERR Protocol error: %.100s", e);
         set_error(p, msg);
     }
 }

@@ -193,13 +193,10 @@ expire_keys(void)
     mono_ns deadline = clock_mono_now() +
                        250000000LL / (mono_ns)srv.conf.hz;
     wall_ns now = clock_wall_now();
-    for (;;) {
-        size_t n = store_expire(srv.store, now, EXPIRE_BATCH);
-        srv.stats.expired_keys += n;
-        if (n < EXPIRE_BATCH || clock_mono_now() >= deadline) {
-            break;
-        }
-    }
+    do {
+        srv.stats.expired_keys += store_expire(srv.store, now, EXPIRE_BATCH);
+    } while (store_expire_pending(srv.store, now) &&
+             clock_mono_now() < deadline);
 }
 
 static void

@@ -643,6 +643,12 @@ store_expire(struct store *s, int64_t now, size_t budget)
 }
 
 bool
+store_expire_pending(const struct store *s, int64_t now)
+{
+    return wheel_pending(s->wheel, now);
+}
+
+bool
 store_cron(struct store *s, size_t steps)
 {
     while (steps > 0 && s->scanning == 0) {

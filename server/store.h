@@ -79,6 +79,9 @@ void store_flush(struct store *s);
  * firings. Returns the number of records removed. */
 size_t store_expire(struct store *s, int64_t now, size_t budget);
 
+/* True while store_expire(now) has timer work left over. */
+bool store_expire_pending(const struct store *s, int64_t now);
+
 /* Background upkeep: a bounded number of incremental rehash steps (grow or
  * shrink). Returns true while a rehash is still in progress. */
 bool store_cron(struct store *s, size_t steps);

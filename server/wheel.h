@@ -56,6 +56,10 @@ void wheel_cancel(struct wheel *w, struct wheel_entry *e);
 size_t wheel_advance(struct wheel *w, int64_t now, size_t budget,
                      wheel_fire_fn fire, void *arg);
 
+/* True while wheel_advance(now) still has work it left for a later call
+ * (its budget or work cap ended it early). */
+bool wheel_pending(const struct wheel *w, int64_t now);
+
 size_t wheel_count(const struct wheel *w);
 
 #endif
