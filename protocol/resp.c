@@ -636,6 +636,69 @@ next_multibulk(struct resp_parser *p, struct resp_request *req)
     return RESP_REQUEST;
 }
 
+/* ---- peeking ahead ---------------------------------------------------- */
+
+/* Read "<c><digits>\r\n" at *at (bounded by end); advances *at. */
+static bool
+peek_header(const char **at, const char *end, char c, int64_t *n)
+{
+    const char *s = *at;
+    if (s >= end || *s != c) {
+        return false;
+    }
+    const char *cr = memchr(s + 1, '\r', (size_t)(end - s - 1));
+    if (cr == NULL || cr + 1 >= end || cr - s > 21 ||
+        !num_parse_i64(s + 1, (size_t)(cr - s - 1), n) || *n < 0) {
+        return false;
+    }
+    *at = cr + 2;
+    return true;
+}
+
+/* One bulk string at *at: its bytes and length; advances past it. */
+static bool
+peek_bulk(const char **at, const char *end, const char **str, size_t *len)
+{
+    int64_t n;
+    if (!peek_header(at, end, '$', &n) || (uint64_t)n + 2 >
+                                              (uint64_t)(end - *at)) {
+        return false;
+    }
+    *str = *at;
+    *len = (size_t)n;
+    *at += n + 2;
+    return true;
+}
+
+bool
+resp_peek_key(const struct resp_parser *p, unsigned skip, const char **key,
+              size_t *keylen)
+{
+    const redisReader *r = p->reader;
+    const char *at = r->buf + r->pos;
+    const char *end = r->buf + r->len;
+    if (p->mid_request) {
+        return false;
+    }
+    for (unsigned i = 0;; i++) {
+        int64_t count;
+        const char *s;
+        size_t n;
+        if (!peek_header(&at, end, '*', &count)) {
+            return false;
+        }
+        if (i == skip) {
+            return count >= 2 && peek_bulk(&at, end, &s, &n) &&
+                   peek_bulk(&at, end, key, keylen);
+        }
+        while (count-- > 0) {
+            if (!peek_bulk(&at, end, &s, &n)) {
+                return false;
+            }
+        }
+    }
+}
+
 enum resp_status
 resp_next(struct resp_parser *p, struct resp_request *req)
 {

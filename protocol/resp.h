@@ -11,6 +11,7 @@
 #ifndef CELLGATE_RESP_H
 #define CELLGATE_RESP_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 struct resp_limits {
@@ -49,6 +50,14 @@ int resp_feed(struct resp_parser *p, const char *buf, size_t n);
 
 /* Frame the next request from the buffered bytes. */
 enum resp_status resp_next(struct resp_parser *p, struct resp_request *req);
+
+/* Without consuming anything, find the second argument (the key of most
+ * commands) of the request that follows `skip` complete multibulk requests
+ * in the buffer, for prefetching. The pointer is into the buffer and valid
+ * until the next resp_next()/resp_feed(). False if that request is not
+ * fully buffered or is not a multibulk with at least two arguments. */
+bool resp_peek_key(const struct resp_parser *p, unsigned skip,
+                   const char **key, size_t *keylen);
 
 /* Reply text for the last error, e.g. "ERR Protocol error: invalid bulk
  * length" (no leading '-', no CRLF). */

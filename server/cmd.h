@@ -48,6 +48,9 @@ struct cmd {
 /* Build the lookup index. Returns 0 or -1. */
 int cmd_setup(void);
 
+/* Start timing a batch of requests from one read (see cmd.c). */
+void cmd_batch_begin(void);
+
 /* Run one request: lookup, arity, handler, statistics. */
 void cmd_execute(struct conn *c, struct resp_request *req);
 

@@ -448,12 +448,29 @@ check_output_limits(struct conn *c)
     return true;
 }
 
+/* Pipelined requests are already in the buffer: warm the cache for the
+ * keys of the next two while this one runs, so their store lookups do not
+ * each wait for two cache misses (bucket, then record). */
+static void
+prefetch_ahead(struct conn *c)
+{
+    const char *key;
+    size_t len;
+    if (resp_peek_key(c->parser, 1, &key, &len)) {
+        store_prefetch(srv.store, key, len, 0);
+    }
+    if (resp_peek_key(c->parser, 0, &key, &len)) {
+        store_prefetch(srv.store, key, len, 1);
+    }
+}
+
 static void
 process_input(struct conn *c)
 {
     struct resp_request req;
     unsigned budget = CONN_MAX_REQS_PER_EVENT;
 
+    cmd_batch_begin();
     while (c->state == CONN_READING) {
         if (budget-- == 0) {
             queue_input(c);
@@ -467,6 +484,7 @@ process_input(struct conn *c)
             protocol_error(c, resp_error(c->parser));
             break;
         }
+        prefetch_ahead(c);
         cmd_execute(c, &req);
         if (!check_output_limits(c)) {
             break;

@@ -411,6 +411,28 @@ find_key(struct store *s, uint64_t h, const void *key, size_t keylen, int *ti)
     return NULL;
 }
 
+void
+store_prefetch(struct store *s, const void *key, size_t keylen, int stage)
+{
+    if (keylen > STORE_KEY_MAX || s->count == 0) {
+        return;
+    }
+    uint64_t h = store_hash(s, keylen == 0 ? "" : key, keylen);
+    for (int i = 0; i < 2; i++) {
+        struct store_rec **head = table_head(s, i, h);
+        if (head == NULL) {
+            continue;
+        }
+        if (stage == 0) {
+            __builtin_prefetch(head);
+        } else if (*head != NULL) {
+            /* The header, and the line where the key usually starts. */
+            __builtin_prefetch(*head);
+            __builtin_prefetch((const char *)*head + 64);
+        }
+    }
+}
+
 /* As find_key, for a known record. */
 static struct store_rec **
 find_rec(struct store *s, uint64_t h, const struct store_rec *r, int *ti)

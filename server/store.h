@@ -55,6 +55,12 @@ void store_destroy(struct store **s);
 struct store_rec *store_lookup(struct store *s, const void *key, size_t keylen,
                                int64_t now);
 
+/* Warm the cache for a lookup of key that is coming soon: stage 0 fetches
+ * its bucket, stage 1 (issued later, once the bucket is in cache) the
+ * first record of its chain. A hint only: nothing changes. */
+void store_prefetch(struct store *s, const void *key, size_t keylen,
+                    int stage);
+
 /* Add a record for a key that store_lookup() just reported absent. The state
  * is zeroed and the record has no expiry. NULL if memory ran out or
  * keylen/state_size are too large. */

@@ -1181,6 +1181,51 @@ START_TEST(test_memory_counts_the_parser)
 }
 END_TEST
 
+/* ------------------------------------------------------------------------
+ * peeking ahead (prefetch hints)
+ * --------------------------------------------------------------------- */
+
+START_TEST(test_peek_finds_key_of_next_and_following_request)
+{
+    const char *key;
+    size_t len;
+    feed("*3\r\n$3\r\nGET\r\n$2\r\nk1\r\n$1\r\nx\r\n"
+         "*2\r\n$3\r\nGET\r\n$3\r\nkk2\r\n");
+    ck_assert(resp_peek_key(rp, 0, &key, &len));
+    ck_assert_uint_eq(len, 2);
+    ck_assert_mem_eq(key, "k1", 2);
+    ck_assert(resp_peek_key(rp, 1, &key, &len));
+    ck_assert_uint_eq(len, 3);
+    ck_assert_mem_eq(key, "kk2", 3);
+    ck_assert(!resp_peek_key(rp, 2, &key, &len));
+    /* Peeking consumed nothing. */
+    expect_req(0, "GET", "k1", "x", NULL);
+    ck_assert(resp_peek_key(rp, 0, &key, &len));
+    ck_assert_mem_eq(key, "kk2", 3);
+}
+END_TEST
+
+START_TEST(test_peek_refuses_partial_inline_and_keyless_requests)
+{
+    const char *key;
+    size_t len;
+    feed("*2\r\n$3\r\nGET\r\n$5\r\nab");
+    ck_assert(!resp_peek_key(rp, 0, &key, &len));
+    resp_destroy(&rp);
+    rp = resp_create(&lim);
+    feed("PING k\r\n");
+    ck_assert(!resp_peek_key(rp, 0, &key, &len));
+    resp_destroy(&rp);
+    rp = resp_create(&lim);
+    feed("*1\r\n$4\r\nPING\r\n");
+    ck_assert(!resp_peek_key(rp, 0, &key, &len));
+    resp_destroy(&rp);
+    rp = resp_create(&lim);
+    feed("*2\r\n$3\r\nGET\r\n$99999999999999999999\r\n");
+    ck_assert(!resp_peek_key(rp, 0, &key, &len));
+}
+END_TEST
+
 Suite *
 resp_suite(void)
 {
@@ -1286,6 +1331,12 @@ resp_suite(void)
     tcase_add_test(tc, test_inline_and_multibulk_mix_in_one_buffer);
     tcase_add_test(tc, test_mixed_stream_in_small_pieces_frames_the_same);
     tcase_add_test(tc, test_10000_alternating_inline_and_multibulk_pings);
+    suite_add_tcase(s, tc);
+
+    tc = tcase_create("peek");
+    tcase_add_checked_fixture(tc, setup, teardown);
+    tcase_add_test(tc, test_peek_finds_key_of_next_and_following_request);
+    tcase_add_test(tc, test_peek_refuses_partial_inline_and_keyless_requests);
     suite_add_tcase(s, tc);
 
     tc = tcase_create("lifecycle");
