@@ -281,7 +281,13 @@ resp_destroy(struct resp_parser **pp)
 size_t
 resp_buffered(const struct resp_parser *p)
 {
-    return p->reader->len - p->reader->pos;
+    size_t n = p->reader->len - p->reader->pos;
+    /* hiredis hands over the elements of a request as they arrive: the
+     * ones already copied out still belong to the unfinished request. */
+    if (p->mid_request) {
+        n += p->arena_len + p->nargs * (2 * sizeof(size_t) + sizeof(char *));
+    }
+    return n;
 }
 
 size_t
@@ -301,7 +307,13 @@ resp_error(const struct resp_parser *p)
 int
 resp_feed(struct resp_parser *p, const char *buf, size_t n)
 {
-    if (resp_buffered(p) + n > p->lim->max_query) {
+    /* A request carrying one bulk of the largest allowed length must fit,
+     * headers included, even when the two limits are set equal. */
+    size_t cap = p->lim->max_query;
+    if (cap < p->lim->max_bulk + p->lim->max_inline) {
+        cap = p->lim->max_bulk + p->lim->max_inline;
+    }
+    if (resp_buffered(p) + n > cap) {
         set_error(p, "ERR Protocol error: client query buffer limit reached");
         return -1;
     }
@@ -391,7 +403,8 @@ unescape(const char *s, size_t end, size_t *i)
  * "double quotes" take \n \r \t \b \a \xHH and \<char> escapes; 'single
  * quotes' take only \'; a closing quote must be followed by whitespace or
  * the end. A NUL byte ends the line, as in Redis. Words are assembled in
- * the arena. Returns 0, or -1 on unbalanced quotes or out of memory. */
+ * the arena. Returns 0, -1 on unbalanced quotes, -2 when the line has
+ * more than max_args words, -3 when memory ran out. */
 static int
 split_inline(struct resp_parser *p, const char *s, size_t end)
 {
@@ -404,9 +417,12 @@ split_inline(struct resp_parser *p, const char *s, size_t end)
         if (i >= end || s[i] == '\0') {
             return 0;
         }
+        if (p->nargs >= p->lim->max_args) {
+            return -2;
+        }
         if (args_reserve(p, p->nargs + 1) < 0 ||
             arena_reserve(p, end - i + 1) < 0) {
-            return -1;
+            return -3;
         }
         size_t start = p->arena_len;
         char *out = p->arena + start;
@@ -481,7 +497,17 @@ next_inline(struct resp_parser *p, struct resp_request *req)
     if (nl == NULL) {
         return RESP_AGAIN;
     }
-    if (split_inline(p, start, linelen) < 0) {
+    int rc = split_inline(p, start, linelen);
+    if (rc == -2) {
+        set_error(p, "ERR Protocol error: too many arguments in inline "
+                     "request");
+        return RESP_ERROR;
+    }
+    if (rc == -3) {
+        set_error(p, "ERR Protocol error: out of memory");
+        return RESP_ERROR;
+    }
+    if (rc < 0) {
         set_error(p, "ERR Protocol error: unbalanced quotes in request");
         return RESP_ERROR;
     }

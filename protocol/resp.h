@@ -63,7 +63,8 @@ bool resp_peek_key(const struct resp_parser *p, unsigned skip,
  * length" (no leading '-', no CRLF). */
 const char *resp_error(const struct resp_parser *p);
 
-/* Unparsed bytes held. */
+/* Bytes held for requests not yet framed (what the query buffer limit
+ * counts): unparsed input plus the arguments of an unfinished request. */
 size_t resp_buffered(const struct resp_parser *p);
 
 /* Bytes of memory the parser holds (buffer and argument arena). */

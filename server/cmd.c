@@ -241,7 +241,9 @@ cmd_lookup(const char *name, size_t len)
     uint32_t slot = name_hash(lower, len) & (INDEX_SIZE - 1);
     while (index_slots[slot] != NULL) {
         struct cmd *c = index_slots[slot];
-        if (memcmp(c->name, lower, len) == 0 && c->name[len] == '\0') {
+        /* strncmp stops at the end of a shorter name, so c->name[len] is
+         * read only when c->name is at least len bytes long. */
+        if (strncmp(c->name, lower, len) == 0 && c->name[len] == '\0') {
             return c;
         }
         slot = (slot + 1) & (INDEX_SIZE - 1);

@@ -566,6 +566,7 @@ cmd_config_resetstat(struct conn *c, struct resp_request *req)
     int64_t logged = srv.stats.accept_error_logged_ms;
     memset(&srv.stats, 0, sizeof(srv.stats));
     srv.stats.accept_error_logged_ms = logged;
+    srv.stats.expired_keys_base = store_expired(srv.store);
     cmd_reset_stats();
     reply_ok(&c->out);
 }

@@ -11,6 +11,7 @@
 #include <strings.h>
 
 #include "algorithms/gcra.h"
+#include "protocol/mem.h"
 #include "protocol/num.h"
 #include "protocol/reply.h"
 #include "server/clock.h"
@@ -56,18 +57,22 @@ parse_option(const char *arg, size_t len, struct limit_opts *o)
 static void
 reply_cell_parse_error(struct conn *c, const char *arg, size_t len)
 {
-    /* The raw argument is echoed verbatim, as redis-cell does; it may hold
-     * any bytes, so build the text without printf's NUL handling. */
+    /* The raw argument is echoed whole and verbatim, as redis-cell does; it
+     * may hold any bytes (reply_error turns CR and LF into spaces). */
     static const char prefix[] =
         "Cell error: Store error: Couldn't parse as integer: ";
-    char msg[sizeof(prefix) + 256];
     size_t n = sizeof(prefix) - 1;
-    size_t take = len < 256 ? len : 256;
+    char *msg = mem_malloc(n + len);
+    if (msg == NULL) {
+        conn_error(c, "ERR out of memory");
+        return;
+    }
     memcpy(msg, prefix, n);
-    memcpy(msg + n, arg, take);
+    memcpy(msg + n, arg, len);
     c->reply_error = true;
     cmd_count_error("Cell");
-    reply_error(&c->out, msg, n + take);
+    reply_error(&c->out, msg, n + len);
+    mem_free(msg);
 }
 
 /* Fill p from argv[2..]; the quantity is argv[5] unless it is an option.

@@ -418,7 +418,9 @@ static void
 resume_reading(struct conn *c)
 {
     c->state = CONN_READING;
-    uv_read_start(&c->h.stream, on_alloc, on_read);
+    if (!c->backlog) {
+        uv_read_start(&c->h.stream, on_alloc, on_read);
+    }
     queue_input(c);
 }
 
@@ -473,11 +475,22 @@ process_input(struct conn *c)
     cmd_batch_begin();
     while (c->state == CONN_READING) {
         if (budget-- == 0) {
+            /* Fairness: let other clients run. Stop reading this one until
+             * its backlog is done, so complete requests do not pile up in
+             * its query buffer (and trip its limit) meanwhile. */
+            if (!c->backlog) {
+                c->backlog = true;
+                uv_read_stop(&c->h.stream);
+            }
             queue_input(c);
             break;
         }
         enum resp_status st = resp_next(c->parser, &req);
         if (st == RESP_AGAIN) {
+            if (c->backlog) {
+                c->backlog = false;
+                uv_read_start(&c->h.stream, on_alloc, on_read);
+            }
             break;
         }
         if (st == RESP_ERROR) {

@@ -47,6 +47,7 @@ struct conn {
     bool write_queued;
     bool input_queued;
     bool is_unix;
+    bool backlog;                   /* not read until its requests ran */
     struct resp_parser *parser;
     struct obuf out;
     size_t inflight;                /* bytes handed to uv_write */

@@ -199,7 +199,7 @@ section_stats(struct text *t)
              (unsigned long long)s->net_input_bytes,
              (unsigned long long)s->net_output_bytes,
              (unsigned long long)s->rejected_connections,
-             (unsigned long long)s->expired_keys,
+             (unsigned long long)(store_expired(srv.store) - s->expired_keys_base),
              (unsigned long long)s->keyspace_hits,
              (unsigned long long)s->keyspace_misses,
              (unsigned long long)s->total_error_replies,
@@ -277,7 +277,8 @@ section_keyspace(struct text *t)
     size_t keys = store_size(srv.store);
     text_add(t, "# Keyspace\r\n");
     if (keys > 0) {
-        text_add(t, "db0:keys=%zu,expires=%zu,avg_ttl=0\r\n", keys, keys);
+        text_add(t, "db0:keys=%zu,expires=%zu,avg_ttl=0\r\n", keys,
+                 store_volatile(srv.store));
     }
 }
 

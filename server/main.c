@@ -194,7 +194,7 @@ expire_keys(void)
                        250000000LL / (mono_ns)srv.conf.hz;
     wall_ns now = clock_wall_now();
     do {
-        srv.stats.expired_keys += store_expire(srv.store, now, EXPIRE_BATCH);
+        (void)store_expire(srv.store, now, EXPIRE_BATCH);
     } while (store_expire_pending(srv.store, now) &&
              clock_mono_now() < deadline);
 }
@@ -234,7 +234,7 @@ server_shutdown(const char *why)
         return;
     }
     srv.shutting_down = true;
-    log_warning("%s received, shutting down: closing %zu clients", why,
+    log_warning("Shutting down (%s): closing %zu clients", why,
                 srv.nclients);
     for (size_t i = 0; i < n_tcp_listeners; i++) {
         close_handle((uv_handle_t *)&tcp_listeners[i]);
@@ -254,8 +254,10 @@ server_shutdown(const char *why)
 static void
 on_signal(uv_signal_t *h, int signum)
 {
+    const char *name = signum == SIGINT ? "SIGINT" : "SIGTERM";
     (void)h;
-    server_shutdown(signum == SIGINT ? "SIGINT" : "SIGTERM");
+    log_warning("Received %s scheduling shutdown...", name);
+    server_shutdown(name);
 }
 
 /* ---- setup ------------------------------------------------------------ */
@@ -383,6 +385,11 @@ setup(void)
         return -1;
     }
     srv.loop = uv_default_loop();
+    /* Every handle server_shutdown() closes exists from here on, so a
+     * failure below can shut down cleanly. */
+    uv_timer_init(srv.loop, &cron_timer);
+    uv_signal_init(srv.loop, &sigint_handle);
+    uv_signal_init(srv.loop, &sigterm_handle);
     if (conn_setup(srv.loop) < 0) {
         return -1;
     }
@@ -391,10 +398,7 @@ setup(void)
         return -1;
     }
     uint64_t every = (uint64_t)(1000 / srv.conf.hz);
-    uv_timer_init(srv.loop, &cron_timer);
     uv_timer_start(&cron_timer, on_cron, every, every ? every : 1);
-    uv_signal_init(srv.loop, &sigint_handle);
-    uv_signal_init(srv.loop, &sigterm_handle);
     uv_signal_start(&sigint_handle, on_signal, SIGINT);
     uv_signal_start(&sigterm_handle, on_signal, SIGTERM);
     return 0;

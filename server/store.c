@@ -96,6 +96,8 @@ struct store {
     size_t rehashidx;           /* next ht[0] bucket to move */
     size_t count;               /* ht[0].used + ht[1].used */
     unsigned scanning;          /* > 0 while store_scan runs callbacks */
+    size_t volatile_count;      /* records whose expire_at != STORE_NEVER */
+    uint64_t expired;           /* dead records removed, lazily or not */
     uint64_t k0, k1;            /* SipHash key */
     struct wheel *wheel;
 };
@@ -460,6 +462,9 @@ unlink_free(struct store *s, struct store_rec **link, int ti)
     *link = r->hnext;
     s->ht[ti].used--;
     s->count--;
+    if (r->expire_at != STORE_NEVER) {
+        s->volatile_count--;
+    }
     wheel_cancel(s->wheel, &r->timer);
     mem_free(r);
     table_resize_if_needed(s);
@@ -528,6 +533,7 @@ store_lookup(struct store *s, const void *key, size_t keylen, int64_t now)
      * dead record is only reported absent and left to the wheel. */
     if (s->scanning == 0) {
         unlink_free(s, link, ti);
+        s->expired++;
     }
     return NULL;
 }
@@ -575,6 +581,8 @@ store_add(struct store *s, const void *key, size_t keylen, uint8_t type,
 void
 store_set_expire(struct store *s, struct store_rec *r, int64_t expire_at)
 {
+    s->volatile_count += (expire_at != STORE_NEVER) -
+                         (r->expire_at != STORE_NEVER);
     r->expire_at = expire_at;
     if (expire_at == STORE_NEVER) {
         wheel_cancel(s->wheel, &r->timer);
@@ -607,6 +615,18 @@ store_size(const struct store *s)
     return s->count;
 }
 
+size_t
+store_volatile(const struct store *s)
+{
+    return s->volatile_count;
+}
+
+uint64_t
+store_expired(const struct store *s)
+{
+    return s->expired;
+}
+
 static void
 table_flush(struct store *s, struct table *t)
 {
@@ -630,6 +650,7 @@ store_flush(struct store *s)
     table_flush(s, &s->ht[1]);
     s->rehashidx = 0;
     s->count = 0;
+    s->volatile_count = 0;
 }
 
 struct expire_ctx {
@@ -647,6 +668,7 @@ expire_fire(struct wheel_entry *e, void *arg)
 
     if (rec_dead(r, ctx->now)) {
         store_remove(ctx->s, r);
+        ctx->s->expired++;
         ctx->removed++;
     } else if (r->expire_at != STORE_NEVER) {
         /* The expiry was pushed later since the timer was set. */

@@ -78,6 +78,12 @@ void store_remove(struct store *s, struct store_rec *r);
 /* Number of records (live, plus dead ones not yet collected). */
 size_t store_size(const struct store *s);
 
+/* Records with an expiry (INFO keyspace "expires"). */
+size_t store_volatile(const struct store *s);
+
+/* Dead records removed since creation, by lookups or by the wheel. */
+uint64_t store_expired(const struct store *s);
+
 /* Remove every record. */
 void store_flush(struct store *s);
 

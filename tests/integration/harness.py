@@ -1,0 +1,516 @@
+"""Start and stop the real cellgate binary for the integration tests.
+
+Everything here talks to the daemon over 127.0.0.1 (or a unix socket) only.
+
+    d = Daemon(workdir, extra_args=["--timeout", "1"], fakeclock=None)
+    d.start()            # free port, waits for PING (bounded)
+    r = d.client()       # redis.Redis(decode_responses=False)
+    raw = d.raw()        # RawConn: send bytes, read exact counts, see EOF
+    d.stop()             # SIGTERM, bounded wait; returns a list of problems
+
+Environment:
+    CELLGATE_BIN   the binary under test (default: <repo>/cellgate)
+    SANITIZE       1 when CELLGATE_BIN is the ASan+UBSan build
+"""
+import os
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+
+import redis
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+REPO = os.path.abspath(os.path.join(HERE, "..", ".."))
+SHARED = os.path.abspath(os.path.join(REPO, "..", "shared"))
+CONFORMANCE = os.path.join(SHARED, "conformance")
+PYTHON = "/usr/bin/python3"
+
+BIN = os.path.abspath(os.environ.get("CELLGATE_BIN") or os.path.join(REPO, "cellgate"))
+SANITIZE = os.environ.get("SANITIZE", "0") == "1"
+
+# Lines that mean a sanitizer found something, wherever they appear in the log.
+SANITIZER_MARKERS = ("ERROR: AddressSanitizer", "runtime error:", "LeakSanitizer")
+
+START_TIMEOUT = 15.0     # seconds until the daemon must answer PING
+STOP_TIMEOUT = 15.0      # seconds after SIGTERM until it must have exited
+IO_TIMEOUT = 10.0        # default socket timeout of every client
+
+# A base wall-clock time for fake-clock daemons: 2030-01-01T00:00:00Z, the
+# start of the conformance vectors. Whole seconds, so TATs stay ms-aligned.
+FAKE_EPOCH_NS = 1893456000 * 1000000000
+
+_live = []               # daemons currently running (for failure reports)
+_live_lock = threading.Lock()
+
+
+def live_daemons():
+    with _live_lock:
+        return list(_live)
+
+
+def free_port():
+    """A port that was free a moment ago (bind port 0, read it, release)."""
+    s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    try:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+    finally:
+        s.close()
+
+
+def sanitizer_env(env):
+    """Route ASan/UBSan/LSan reports to the daemon's stderr and make them fatal."""
+    env.setdefault("ASAN_OPTIONS",
+                   "detect_leaks=1:abort_on_error=0:exitcode=99:halt_on_error=1")
+    env.setdefault("UBSAN_OPTIONS", "print_stacktrace=1:halt_on_error=1")
+    env.setdefault("LSAN_OPTIONS", "exitcode=99")
+    return env
+
+
+_fakeclock_lock = threading.Lock()
+_fakeclock_so = [None]
+
+
+def fakeclock_library():
+    """Compile shared/conformance/fakeclock.c once into a temp .so."""
+    with _fakeclock_lock:
+        if _fakeclock_so[0] is None:
+            out_dir = tempfile.mkdtemp(prefix="cellgate-fakeclock-")
+            so = os.path.join(out_dir, "fakeclock.so")
+            src = os.path.join(CONFORMANCE, "fakeclock.c")
+            subprocess.run(["gcc", "-O2", "-Wno-nonnull-compare", "-shared", "-fPIC",
+                            "-o", so, src], check=True, timeout=60,
+                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+            _fakeclock_so[0] = so
+        return _fakeclock_so[0]
+
+
+class FakeClock:
+    """The wall clock a fake-clock daemon sees: a file holding epoch ns.
+
+    The daemon never lets its clock go backwards, so this only moves forward.
+    """
+
+    def __init__(self, path, start_ns=FAKE_EPOCH_NS):
+        self.path = path
+        self.ns = None
+        self.set(start_ns)
+
+    def set(self, ns, backwards=False):
+        if self.ns is not None and ns < self.ns and not backwards:
+            raise ValueError("the fake clock only moves forward (%d < %d)" % (ns, self.ns))
+        tmp = self.path + ".tmp"
+        with open(tmp, "w") as f:
+            f.write("%d\n" % ns)
+        os.replace(tmp, self.path)
+        self.ns = ns
+
+    def advance(self, seconds=0.0, ms=0, ns=0):
+        self.set(self.ns + int(round(seconds * 1e9)) + int(ms) * 1000000 + int(ns))
+        return self.ns
+
+    def fresh_epoch(self, gap_s=86400 * 10):
+        """Jump far ahead to a whole second so no earlier state can matter."""
+        target = self.ns + gap_s * 1000000000
+        target -= target % 1000000000
+        self.set(target)
+        return self.ns
+
+
+class RawConn:
+    """A plain socket with exact-byte helpers."""
+
+    def __init__(self, port=None, path=None, timeout=IO_TIMEOUT):
+        if path is not None:
+            self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+            self.sock.settimeout(timeout)
+            self.sock.connect(path)
+        else:
+            self.sock = socket.create_connection(("127.0.0.1", port), timeout=timeout)
+            self.sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        self.timeout = timeout
+        self.pending = bytearray()
+
+    def send(self, data):
+        self.sock.sendall(data)
+
+    def send_slowly(self, data, chunk=1, delay=0.001):
+        for i in range(0, len(data), chunk):
+            self.sock.sendall(data[i:i + chunk])
+            if delay:
+                time.sleep(delay)
+
+    def _fill(self, deadline):
+        """Read more bytes into pending. Returns False on EOF or reset."""
+        left = deadline - time.monotonic()
+        if left <= 0:
+            raise TimeoutError("timed out; got so far: %r" % bytes(self.pending[:300]))
+        self.sock.settimeout(left)
+        try:
+            chunk = self.sock.recv(1 << 16)
+        except socket.timeout:
+            raise TimeoutError("timed out; got so far: %r" % bytes(self.pending[:300]))
+        except ConnectionResetError:
+            return False
+        if not chunk:
+            return False
+        self.pending += chunk
+        return True
+
+    def recv_exact(self, n, timeout=None):
+        """Exactly n bytes (fails on EOF or timeout, showing what came)."""
+        deadline = time.monotonic() + (timeout or self.timeout)
+        while len(self.pending) < n:
+            if not self._fill(deadline):
+                raise EOFError("connection closed after %d of %d bytes: %r"
+                               % (len(self.pending), n, bytes(self.pending[:300])))
+        out = bytes(self.pending[:n])
+        del self.pending[:n]
+        return out
+
+    def recv_until(self, marker, timeout=None):
+        deadline = time.monotonic() + (timeout or self.timeout)
+        while marker not in self.pending:
+            if not self._fill(deadline):
+                raise EOFError("connection closed before %r: %r" % (marker, bytes(self.pending[:300])))
+        i = self.pending.index(marker) + len(marker)
+        out = bytes(self.pending[:i])
+        del self.pending[:i]
+        return out
+
+    def expect(self, data, timeout=None):
+        got = self.recv_exact(len(data), timeout)
+        assert got == data
+        return got
+
+    def read_to_eof(self, timeout=None):
+        """Everything until the peer closes. Returns (bytes, closed)."""
+        deadline = time.monotonic() + (timeout or self.timeout)
+        closed = False
+        try:
+            while True:
+                if not self._fill(deadline):
+                    closed = True
+                    break
+        except TimeoutError:
+            pass
+        out = bytes(self.pending)
+        self.pending = bytearray()
+        return out, closed
+
+    def reply_bytes(self, timeout=None):
+        """The raw bytes of exactly one RESP2/RESP3 reply (aggregates whole)."""
+        line = self.recv_until(b"\r\n", timeout)
+        t = line[:1]
+        if t in (b"$", b"=", b"!"):
+            n = int(line[1:-2])
+            return line if n < 0 else line + self.recv_exact(n + 2, timeout)
+        if t in (b"*", b"~", b">", b"%", b"|"):
+            n = int(line[1:-2])
+            if t in (b"%", b"|"):
+                n *= 2
+            return line + b"".join(self.reply_bytes(timeout) for _ in range(max(n, 0)))
+        return line
+
+    def command(self, *args, timeout=None):
+        """Send one multibulk request; the raw bytes of its reply."""
+        self.send(resp_command(*args))
+        return self.reply_bytes(timeout)
+
+    def call(self, data, reply_len, timeout=None):
+        self.send(data)
+        return self.recv_exact(reply_len, timeout)
+
+    def close(self):
+        try:
+            self.sock.close()
+        except OSError:
+            pass
+
+
+def resp_command(*args):
+    """Encode one RESP2 multibulk request."""
+    out = [b"*%d\r\n" % len(args)]
+    for a in args:
+        if isinstance(a, str):
+            a = a.encode("utf-8")
+        elif isinstance(a, int):
+            a = str(a).encode()
+        out.append(b"$%d\r\n%s\r\n" % (len(a), a))
+    return b"".join(out)
+
+
+class DaemonError(Exception):
+    pass
+
+
+class Daemon:
+    def __init__(self, workdir, extra_args=(), fakeclock=False, port=None,
+                 tcp=True, config_file=None, env=None, name="cellgate"):
+        self.workdir = workdir
+        os.makedirs(workdir, exist_ok=True)
+        self.extra_args = [str(a) for a in extra_args]
+        self.use_fakeclock = fakeclock
+        self.want_port = port
+        self.tcp = tcp
+        self.config_file = config_file
+        self.extra_env = dict(env or {})
+        self.name = name
+        self.log_path = os.path.join(workdir, "%s.log" % name)
+        self.proc = None
+        self.port = None
+        self.unixsocket = None
+        self.clock = None
+        self._clients = []
+        self._raws = []
+        self.stopped = False
+        self.exit_code = None
+
+    # ---- start / stop ----------------------------------------------------
+
+    def _argv(self):
+        argv = [BIN]
+        if self.config_file:
+            argv.append(self.config_file)
+        argv += ["--bind", "127.0.0.1"]
+        if self.tcp:
+            argv += ["--port", str(self.port)]
+        else:
+            argv += ["--port", "0"]
+        return argv + self.extra_args
+
+    def _env(self):
+        env = sanitizer_env(dict(os.environ))
+        if self.use_fakeclock:
+            env["FAKECLOCK_FILE"] = self.clock.path
+            env["LD_PRELOAD"] = fakeclock_library()
+            # ASan wants its runtime first in the library list; the shim
+            # only replaces clock functions, so the order does not matter.
+            opts = env.get("ASAN_OPTIONS", "")
+            if "verify_asan_link_order" not in opts:
+                env["ASAN_OPTIONS"] = (opts + ":" if opts else "") + "verify_asan_link_order=0"
+        env.update(self.extra_env)
+        return env
+
+    def start(self):
+        if self.use_fakeclock and self.clock is None:
+            start_ns = self.use_fakeclock if isinstance(self.use_fakeclock, int) \
+                and not isinstance(self.use_fakeclock, bool) else FAKE_EPOCH_NS
+            self.clock = FakeClock(os.path.join(self.workdir, "clock"), start_ns)
+        if "--unixsocket" in self.extra_args:
+            self.unixsocket = self.extra_args[self.extra_args.index("--unixsocket") + 1]
+        attempts = 5 if (self.tcp and self.want_port is None) else 1
+        last = ""
+        for _ in range(attempts):
+            self.port = self.want_port or (free_port() if self.tcp else None)
+            if self._start_once():
+                with _live_lock:
+                    _live.append(self)
+                return self
+            last = self.log()
+            # Lost a race for the port: try another one.
+            if "listening socket" not in last:
+                break
+        raise DaemonError("cellgate did not start (argv %s):\n%s" % (self._argv(), last))
+
+    def _start_once(self):
+        logf = open(self.log_path, "ab")
+        try:
+            self.proc = subprocess.Popen(self._argv(), stdin=subprocess.DEVNULL,
+                                         stdout=logf, stderr=logf, env=self._env(),
+                                         cwd=self.workdir)
+        finally:
+            logf.close()
+        deadline = time.monotonic() + START_TIMEOUT
+        while time.monotonic() < deadline:
+            if self.proc.poll() is not None:
+                return False
+            if self._ping_once():
+                return True
+            time.sleep(0.02)
+        self.proc.kill()
+        self.proc.wait(5)
+        raise DaemonError("cellgate did not answer PING within %.0f s:\n%s"
+                          % (START_TIMEOUT, self.log()))
+
+    def _ping_once(self):
+        try:
+            if self.tcp:
+                s = socket.create_connection(("127.0.0.1", self.port), timeout=1.0)
+            else:
+                s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+                s.settimeout(1.0)
+                s.connect(self.unixsocket)
+        except OSError:
+            return False
+        try:
+            s.sendall(b"PING\r\n")
+            got = b""
+            while len(got) < 7:
+                chunk = s.recv(64)
+                if not chunk:
+                    break
+                got += chunk
+            return got == b"+PONG\r\n"
+        except OSError:
+            return False
+        finally:
+            s.close()
+
+    def log(self):
+        try:
+            with open(self.log_path, "rb") as f:
+                return f.read().decode("utf-8", "replace")
+        except OSError:
+            return ""
+
+    def sanitizer_report(self):
+        text = self.log()
+        for marker in SANITIZER_MARKERS:
+            if marker in text:
+                return marker
+        return None
+
+    def alive(self):
+        return self.proc is not None and self.proc.poll() is None
+
+    def check_alive(self):
+        """Problems seen so far (daemon died, sanitizer report), or []."""
+        problems = []
+        if not self.alive():
+            problems.append("cellgate exited unexpectedly with code %r" % self.proc.poll())
+        marker = self.sanitizer_report()
+        if marker:
+            problems.append("sanitizer report in the log (%s)" % marker)
+        return problems
+
+    def close_clients(self):
+        for c in self._clients:
+            try:
+                c.close()
+            except Exception:
+                pass
+        self._clients = []
+        for r in self._raws:
+            r.close()
+        self._raws = []
+
+    def stop(self, sig=signal.SIGTERM):
+        """SIGTERM, bounded wait, exit code 0 and no sanitizer report.
+
+        Returns a list of problems (empty when all is well)."""
+        if self.stopped:
+            return []
+        self.stopped = True
+        problems = []
+        if self.proc.poll() is None:
+            self.proc.send_signal(sig)
+            try:
+                self.proc.wait(STOP_TIMEOUT)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait(5)
+                problems.append("cellgate did not exit within %.0f s of SIGTERM "
+                                "(killed)" % STOP_TIMEOUT)
+        else:
+            problems.append("cellgate had already exited (code %r) before SIGTERM"
+                            % self.proc.returncode)
+        # Clients still connected at SIGTERM are part of the test: the
+        # daemon closes them itself on the way out.
+        self.close_clients()
+        self.exit_code = self.proc.returncode
+        if self.exit_code != 0 and not problems:
+            problems.append("cellgate exited with code %r after SIGTERM" % self.exit_code)
+        marker = self.sanitizer_report()
+        if marker:
+            problems.append("sanitizer report in the log (%s)" % marker)
+        with _live_lock:
+            if self in _live:
+                _live.remove(self)
+        return problems
+
+    def wait_exit(self, timeout):
+        """For a daemon told to exit by a command (SHUTDOWN): wait for it,
+        fail on a sanitizer report, return its exit code (None: still up)."""
+        try:
+            code = self.proc.wait(timeout)
+        except subprocess.TimeoutExpired:
+            return None
+        self.stopped = True
+        self.exit_code = code
+        with _live_lock:
+            if self in _live:
+                _live.remove(self)
+        marker = self.sanitizer_report()
+        if marker:
+            raise AssertionError("sanitizer report in the log (%s):\n%s"
+                                 % (marker, log_tail(self.log())))
+        return code
+
+    # ---- clients ---------------------------------------------------------
+
+    def client(self, decode_responses=False, **kw):
+        kw.setdefault("socket_timeout", IO_TIMEOUT)
+        kw.setdefault("socket_connect_timeout", IO_TIMEOUT)
+        if self.tcp:
+            c = redis.Redis(host="127.0.0.1", port=self.port,
+                            decode_responses=decode_responses, **kw)
+        else:
+            c = redis.Redis(unix_socket_path=self.unixsocket,
+                            decode_responses=decode_responses, **kw)
+        self._clients.append(c)
+        return c
+
+    def raw(self, timeout=IO_TIMEOUT, unix=False):
+        r = RawConn(port=None if unix else self.port,
+                    path=self.unixsocket if unix else None, timeout=timeout)
+        self._raws.append(r)
+        return r
+
+    def info(self, section=None):
+        c = self.client(decode_responses=True)
+        try:
+            return c.info(section) if section else c.info()
+        finally:
+            c.close()
+            self._clients.remove(c)
+
+    def ping_fresh(self):
+        """A brand-new connection gets PONG: the daemon survived."""
+        r = RawConn(port=self.port)
+        try:
+            r.send(b"*1\r\n$4\r\nPING\r\n")
+            return r.recv_exact(7) == b"+PONG\r\n"
+        finally:
+            r.close()
+
+
+def wait_until(pred, timeout, interval=0.05):
+    """Poll pred() until true or timeout; returns its last value."""
+    deadline = time.monotonic() + timeout
+    while True:
+        v = pred()
+        if v or time.monotonic() >= deadline:
+            return v
+        time.sleep(interval)
+
+
+def log_tail(text, lines=150):
+    parts = text.splitlines()
+    if len(parts) > lines:
+        parts = ["... (%d earlier lines)" % (len(parts) - lines)] + parts[-lines:]
+    return "\n".join(parts)
+
+
+if __name__ == "__main__":
+    # Manual use: python3 harness.py [args...] starts a daemon and waits.
+    d = Daemon(tempfile.mkdtemp(prefix="cellgate-"), extra_args=sys.argv[1:]).start()
+    print("cellgate on port", d.port, "log", d.log_path)
+    try:
+        d.proc.wait()
+    except KeyboardInterrupt:
+        print(d.stop())

@@ -1,0 +1,58 @@
+#!/usr/bin/env bash
+# Integration tests: the real cellgate binary over TCP / unix sockets.
+#
+#   CELLGATE_BIN=/abs/path/cellgate SANITIZE=0|1 bash tests/integration/run.sh [pytest args]
+#
+# Called by `make test-integration` from the repo root. Under SANITIZE=1 the
+# binary is the ASan+UBSan build: sanitizer reports go to the daemon's stderr,
+# which the harness scans (a report, or a non-zero exit after SIGTERM, fails
+# the test that owned the daemon), and the slow tests are skipped.
+set -euo pipefail
+
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+repo="$(cd "$here/../.." && pwd)"
+cd "$repo"
+
+SANITIZE="${SANITIZE:-0}"
+if [ -z "${CELLGATE_BIN:-}" ]; then
+    if [ "$SANITIZE" = "1" ]; then CELLGATE_BIN="$repo/build-san/cellgate"; else CELLGATE_BIN="$repo/cellgate"; fi
+fi
+case "$CELLGATE_BIN" in /*) ;; *) CELLGATE_BIN="$repo/$CELLGATE_BIN" ;; esac
+if [ ! -x "$CELLGATE_BIN" ]; then
+    echo "run.sh: $CELLGATE_BIN is not an executable (build it first: make)" >&2
+    exit 2
+fi
+export CELLGATE_BIN SANITIZE
+
+PY=/usr/bin/python3   # Debian's python3 has python3-pytest and python3-redis
+if ! "$PY" -c 'import pytest, redis' 2>/dev/null; then
+    echo "run.sh: $PY lacks pytest or redis (apt-get install python3-pytest python3-redis)" >&2
+    exit 2
+fi
+
+marks=()
+if [ "$SANITIZE" = "1" ]; then
+    export ASAN_OPTIONS="${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=0:exitcode=99:halt_on_error=1}"
+    export UBSAN_OPTIONS="${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}"
+    export LSAN_OPTIONS="${LSAN_OPTIONS:-exitcode=99}"
+    marks=(-m "not slow")    # the million-key test is slow under ASan
+fi
+
+# No bytecode or cache directories in the checkout.
+export PYTHONDONTWRITEBYTECODE=1
+
+# Extra arguments go to pytest; naming test files or ids replaces the default
+# of the whole directory.
+targets=(tests/integration)
+for a in "$@"; do
+    if [ -e "${a%%::*}" ]; then targets=(); break; fi
+done
+
+echo "integration tests: $CELLGATE_BIN (SANITIZE=$SANITIZE)"
+start=$(date +%s)
+rc=0
+timeout -k 10 300 "$PY" -m pytest -q -p no:cacheprovider -rxXfE "${marks[@]}" \
+    "${targets[@]}" "$@" || rc=$?
+end=$(date +%s)
+echo "integration tests: $((end - start)) s, exit $rc"
+exit "$rc"

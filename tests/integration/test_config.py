@@ -1,0 +1,182 @@
+"""The command line and the config file: --test-config, --help, --version,
+bad values, overrides, and a unix-socket-only daemon."""
+import os
+import stat
+import subprocess
+
+import pytest
+
+from harness import BIN, REPO
+
+SHIPPED_CONF = os.path.join(REPO, "conf", "cellgate.conf")
+
+
+def run(*args, timeout=20):
+    env = dict(os.environ)
+    env.setdefault("ASAN_OPTIONS", "detect_leaks=1:abort_on_error=0:exitcode=99")
+    env.setdefault("UBSAN_OPTIONS", "print_stacktrace=1:halt_on_error=1")
+    p = subprocess.run([BIN] + [str(a) for a in args], stdin=subprocess.DEVNULL,
+                       stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=timeout, env=env)
+    out, err = p.stdout.decode("utf-8", "replace"), p.stderr.decode("utf-8", "replace")
+    for marker in ("ERROR: AddressSanitizer", "runtime error:", "LeakSanitizer"):
+        assert marker not in err, err
+    return p.returncode, out, err
+
+
+def test_shipped_config_passes_test_config():
+    code, out, err = run("--test-config", SHIPPED_CONF)
+    assert (code, out, err) == (0, "cellgate: configuration OK\n", "")
+
+
+def test_test_config_with_overrides_only():
+    assert run("--test-config", "--maxclients", "5", "--hz", "100")[0] == 0
+
+
+@pytest.mark.parametrize("body,line,what", [
+    ("port 7000\nmaxclients lots\n", 2, "'maxclients' must be an integer, got 'lots'"),
+    ("# comment\n\nnosuch 1\n", 3, "unknown option 'nosuch'"),
+    ("port 70000\n", 1, "'port' must be between 0 and 65535, got '70000'"),
+    ("loglevel loud\n", 1, "'loglevel' must be one of"),
+])
+def test_bad_config_file_names_file_and_line(tmp_path, body, line, what):
+    path = tmp_path / "bad.conf"
+    path.write_text(body)
+    code, out, err = run("--test-config", str(path))
+    assert code == 1
+    assert err.startswith("cellgate: %s:%d: " % (path, line))
+    assert what in err
+    assert err.count("\n") == 1
+    # The same file refuses to start the daemon.
+    assert run(str(path), "--port", "0")[0] == 1
+
+
+def test_missing_config_file(tmp_path):
+    code, out, err = run("--test-config", str(tmp_path / "nope.conf"))
+    assert code == 1
+    assert err.startswith("cellgate: %s" % (tmp_path / "nope.conf"))
+    assert "cannot open" in err
+
+
+@pytest.mark.parametrize("args,what", [
+    (("--port", "notanumber"), "cellgate: --port: 'port' must be an integer, got 'notanumber'\n"),
+    (("--port", "70000"), "cellgate: --port: 'port' must be between 0 and 65535, got '70000'\n"),
+    (("--port",), "cellgate: --port: 'port' wants a value\n"),
+    (("--no-such-option", "1"), "cellgate: --no-such-option: unknown option 'no-such-option'\n"),
+    (("--hz", "10mb"), "cellgate: --hz: 'hz' must be an integer, got '10mb'\n"),
+    (("--client-query-buffer-limit", "1mb"),
+     "cellgate: 'proto-max-bulk-len' (536870912) must not exceed "
+     "'client-query-buffer-limit' (1048576)\n"),
+    (("--client-output-pause-limit", "8mb", "--client-output-hard-limit", "4mb"),
+     "cellgate: 'client-output-pause-limit' (8388608) must be below "
+     "'client-output-hard-limit' (4194304)\n"),
+])
+def test_bad_option_on_the_command_line(args, what):
+    code, out, err = run(*args)
+    assert (code, out, err) == (1, "", what)
+
+
+def test_help():
+    code, out, err = run("--help")
+    assert code == 0
+    assert out.startswith("Usage: cellgate [/path/to/cellgate.conf] [--option value ...]\n")
+    assert "--test-config" in out and "--describe-config" in out
+    assert run("-h")[1] == out
+
+
+def test_version():
+    code, out, err = run("--version")
+    assert code == 0
+    assert out.startswith("cellgate v=")
+    assert "redis protocol 7.0.15" in out
+    assert run("-v")[1] == out
+
+
+def test_describe_config_lists_every_option_of_the_shipped_file():
+    code, out, err = run("--describe-config")
+    assert code == 0
+    names = []
+    with open(SHIPPED_CONF) as f:
+        for line in f:
+            line = line.strip()
+            if line and not line.startswith("#"):
+                names.append(line.split()[0])
+    assert len(names) >= 10
+    described = [line.split()[0] for line in out.splitlines() if line and not line[0].isspace()]
+    assert sorted(described) == sorted(names)
+
+
+def test_config_file_values_and_command_line_overrides(tmp_path, start_daemon):
+    conf = tmp_path / "my.conf"
+    conf.write_text("maxclients 7\ntimeout 30\nHZ 20\nclient-output-pause-limit 2mb\n")
+    d = start_daemon("--maxclients", "9", config_file=str(conf))
+    r = d.client(decode_responses=True)
+    assert r.config_get("maxclients") == {"maxclients": "9"}        # the command line wins
+    assert r.config_get("timeout") == {"timeout": "30"}
+    assert r.config_get("hz") == {"hz": "20"}
+    assert r.config_get("client-output-pause-limit") == {
+        "client-output-pause-limit": str(2 * 1024 * 1024)}
+    assert r.info("server")["config_file"] == str(conf)
+
+
+def test_shipped_config_starts_a_daemon(start_daemon):
+    d = start_daemon(config_file=SHIPPED_CONF)
+    r = d.client(decode_responses=True)
+    assert r.ping() is True
+    assert r.config_get("port") == {"port": str(d.port)}
+
+
+def test_unix_socket_only(tmp_path, start_daemon):
+    path = str(tmp_path / "cg.sock")
+    d = start_daemon("--unixsocket", path, "--unixsocketperm", "700", tcp=False)
+    assert stat.S_IMODE(os.stat(path).st_mode) == 0o700
+    conn = d.raw(unix=True)
+    assert conn.command("PING") == b"+PONG\r\n"
+    assert conn.command("CL.THROTTLE", "u", "15", "30", "60") == (
+        b"*5\r\n:0\r\n:16\r\n:15\r\n:-1\r\n:2\r\n")
+    r = d.client()
+    assert r.execute_command("CL.THROTTLE", "u", 15, 30, 60)[:3] == [0, 16, 14]
+    assert r.config_get("port") == {"port": "0"}
+    problems = d.stop()
+    assert problems == []
+    assert not os.path.exists(path), "the socket file is removed at shutdown"
+
+
+def test_unix_socket_and_tcp_together(tmp_path, start_daemon):
+    path = str(tmp_path / "both.sock")
+    d = start_daemon("--unixsocket", path)
+    tcp = d.raw()
+    unix = d.raw(unix=True)
+    assert tcp.command("CL.THROTTLE", "shared", "0", "1", "60")[:8] == b"*5\r\n:0\r\n"
+    assert unix.command("CL.THROTTLE", "shared", "0", "1", "60")[:8] == b"*5\r\n:1\r\n"
+
+
+def test_port_in_use_is_reported_and_the_first_daemon_keeps_serving(start_daemon):
+    d = start_daemon()
+    code, out, err = run("--port", str(d.port), "--bind", "127.0.0.1", timeout=20)
+    assert code != 0
+    assert "Could not create server TCP listening socket 127.0.0.1:%d: address already in use" \
+        % d.port in err
+    assert d.ping_fresh()
+
+
+def test_port_in_use_exits_1_without_crashing(start_daemon):
+    d = start_daemon()
+    code, out, err = run("--port", str(d.port), "--bind", "127.0.0.1", timeout=20)
+    assert "Assertion" not in err
+    assert code == 1
+
+
+def test_unusable_unix_socket_path_exits_1_without_crashing(tmp_path):
+    code, out, err = run("--port", "0", "--unixsocket", str(tmp_path / "no" / "such" / "x.sock"))
+    assert "Opening unix socket" in err
+    assert "Assertion" not in err
+    assert code == 1
+
+
+def test_sigint_also_shuts_down_cleanly(start_daemon):
+    import signal
+    d = start_daemon()
+    assert d.raw().command("PING") == b"+PONG\r\n"
+    assert d.stop(sig=signal.SIGINT) == []
+    assert d.exit_code == 0
+    assert "Received SIGINT" in d.log()
