@@ -664,20 +664,27 @@ next_multibulk(struct resp_parser *p, struct resp_request *req)
 
 /* ---- peeking ahead ---------------------------------------------------- */
 
-/* Read "<c><digits>\r\n" at *at (bounded by end); advances *at. */
+/* Read "<c><digits>\r\n" at *at (bounded by end); advances *at. Only a
+ * hint for prefetching, so anything unusual just answers false. */
 static bool
 peek_header(const char **at, const char *end, char c, int64_t *n)
 {
     const char *s = *at;
+    int64_t v = 0;
     if (s >= end || *s != c) {
         return false;
     }
-    const char *cr = memchr(s + 1, '\r', (size_t)(end - s - 1));
-    if (cr == NULL || cr + 1 >= end || cr - s > 21 ||
-        !num_parse_i64(s + 1, (size_t)(cr - s - 1), n) || *n < 0) {
+    for (s++; s < end && *s >= '0' && *s <= '9'; s++) {
+        if (v > (INT64_MAX - 9) / 10) {
+            return false;
+        }
+        v = v * 10 + (*s - '0');
+    }
+    if (s + 1 >= end || s[0] != '\r' || s[1] != '\n' || s == *at + 1) {
         return false;
     }
-    *at = cr + 2;
+    *n = v;
+    *at = s + 2;
     return true;
 }
 

@@ -6,6 +6,7 @@
  * written: GET returns the stored TAT in decimal, PTTL/TTL follow the
  * millisecond expiry redis-cell sets.
  */
+#include <stdbool.h>
 #include <string.h>
 
 #include "protocol/reply.h"
@@ -49,11 +50,20 @@ keytype_redis_pttl(const struct store_rec *r, int64_t now_ns)
     return (r->expire_at / NS_PER_MS - 1) - now_ns / NS_PER_MS;
 }
 
-static struct store_rec *
-lookup(struct resp_request *req, size_t i, int64_t now)
+struct store_rec *
+keyspace_lookup(struct conn *c, const struct resp_request *req, size_t i,
+                int64_t now)
 {
-    struct store_rec *r = store_lookup(srv.store, req->argv[i],
-                                       req->argvlen[i], now);
+    struct store_rec *r = NULL;
+    bool hinted = i == 1 && c->key_hint_valid;
+    if (hinted) {
+        r = store_lookup_hashed(srv.store, req->argv[1], req->argvlen[1],
+                                c->key_hint, now);
+    }
+    /* A hint can be another key's hash (see conn.c): a miss is retried. */
+    if (r == NULL) {
+        r = store_lookup(srv.store, req->argv[i], req->argvlen[i], now);
+    }
     if (r != NULL) {
         srv.stats.keyspace_hits++;
     } else {
@@ -65,7 +75,7 @@ lookup(struct resp_request *req, size_t i, int64_t now)
 void
 cmd_get(struct conn *c, struct resp_request *req)
 {
-    struct store_rec *r = lookup(req, 1, clock_wall_now());
+    struct store_rec *r = keyspace_lookup(c, req, 1, clock_wall_now());
     if (r == NULL) {
         reply_null(&c->out, c->proto);
         return;
@@ -83,7 +93,7 @@ void
 cmd_pttl(struct conn *c, struct resp_request *req)
 {
     int64_t now = clock_wall_now();
-    struct store_rec *r = lookup(req, 1, now);
+    struct store_rec *r = keyspace_lookup(c, req, 1, now);
     reply_int(&c->out, r == NULL ? -2 : keytype_redis_pttl(r, now));
 }
 
@@ -91,7 +101,7 @@ void
 cmd_ttl(struct conn *c, struct resp_request *req)
 {
     int64_t now = clock_wall_now();
-    struct store_rec *r = lookup(req, 1, now);
+    struct store_rec *r = keyspace_lookup(c, req, 1, now);
     if (r == NULL) {
         reply_int(&c->out, -2);
         return;
@@ -134,6 +144,6 @@ cmd_del(struct conn *c, struct resp_request *req)
 void
 cmd_type(struct conn *c, struct resp_request *req)
 {
-    struct store_rec *r = lookup(req, 1, clock_wall_now());
+    struct store_rec *r = keyspace_lookup(c, req, 1, clock_wall_now());
     reply_status(&c->out, r == NULL ? "none" : keytype_name(r->type));
 }

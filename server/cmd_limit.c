@@ -155,8 +155,7 @@ cmd_cl_throttle(struct conn *c, struct resp_request *req)
         return;
     }
     int64_t now = clock_wall_now();
-    struct store_rec *r = store_lookup(srv.store, req->argv[1],
-                                       req->argvlen[1], now);
+    struct store_rec *r = keyspace_lookup(c, req, 1, now);
     if (r != NULL && r->type != KEY_GCRA) {
         conn_error(c, WRONGTYPE);
         return;

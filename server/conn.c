@@ -452,17 +452,31 @@ check_output_limits(struct conn *c)
 
 /* Pipelined requests are already in the buffer: warm the cache for the
  * keys of the next two while this one runs, so their store lookups do not
- * each wait for two cache misses (bucket, then record). */
+ * each wait for two cache misses (bucket, then record). A two-slot ring
+ * carries each key's hash from its bucket prefetch (two requests ahead)
+ * to its record prefetch (one ahead) to its lookup (key_hint). Peeking
+ * counts requests the way framing does only for plain multibulks, so the
+ * hint may belong to another key: then the hinted lookup just misses and
+ * the handler looks up again (see keyspace_lookup()). */
 static void
-prefetch_ahead(struct conn *c)
+prefetch_ahead(struct conn *c, const struct resp_request *req)
 {
     const char *key;
     size_t len;
-    if (resp_peek_key(c->parser, 1, &key, &len)) {
-        store_prefetch(srv.store, key, len, 0);
+
+    c->key_hint_valid = c->pf_valid[0] && req->argc >= 2 &&
+                        c->pf_len[0] == req->argvlen[1];
+    c->key_hint = c->pf_hash[0];
+    c->pf_valid[0] = c->pf_valid[1];
+    c->pf_hash[0] = c->pf_hash[1];
+    c->pf_len[0] = c->pf_len[1];
+    if (c->pf_valid[0]) {
+        store_prefetch_record(srv.store, c->pf_hash[0]);
     }
-    if (resp_peek_key(c->parser, 0, &key, &len)) {
-        store_prefetch(srv.store, key, len, 1);
+    c->pf_valid[1] = resp_peek_key(c->parser, 1, &key, &len);
+    if (c->pf_valid[1]) {
+        c->pf_hash[1] = store_prefetch_bucket(srv.store, key, len);
+        c->pf_len[1] = len;
     }
 }
 
@@ -497,7 +511,7 @@ process_input(struct conn *c)
             protocol_error(c, resp_error(c->parser));
             break;
         }
-        prefetch_ahead(c);
+        prefetch_ahead(c, &req);
         cmd_execute(c, &req);
         if (!check_output_limits(c)) {
             break;

@@ -64,6 +64,13 @@ struct conn {
     int64_t last_interaction_ms;    /* monotonic */
     const struct cmd *last_cmd;
     bool reply_error;               /* the current command replied an error */
+    /* Prefetch ring (conn.c prefetch_ahead): hashes of the keys of the
+     * next two pipelined requests, and the current request's key hash. */
+    bool pf_valid[2];
+    uint64_t pf_hash[2];
+    size_t pf_len[2];
+    bool key_hint_valid;
+    uint64_t key_hint;
 };
 
 /* Set up the loop-wide pieces (prepare/idle handles, read buffer). */

@@ -16,6 +16,15 @@ struct gcra_state {
     uint64_t tat;   /* ns since the epoch, as redis-cell stores it */
 };
 
+struct conn;
+struct resp_request;
+
+/* The live record for argv[i] of the current request, using the key hash
+ * prefetched for argv[1] when there is one. Counts keyspace hits/misses. */
+struct store_rec *keyspace_lookup(struct conn *c,
+                                  const struct resp_request *req, size_t i,
+                                  int64_t now);
+
 /* TYPE's answer for a record. */
 const char *keytype_name(uint8_t type);
 

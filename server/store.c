@@ -413,21 +413,25 @@ find_key(struct store *s, uint64_t h, const void *key, size_t keylen, int *ti)
     return NULL;
 }
 
-void
-store_prefetch(struct store *s, const void *key, size_t keylen, int stage)
+uint64_t
+store_prefetch_bucket(struct store *s, const void *key, size_t keylen)
 {
-    if (keylen > STORE_KEY_MAX || s->count == 0) {
-        return;
-    }
     uint64_t h = store_hash(s, keylen == 0 ? "" : key, keylen);
-    for (int i = 0; i < 2; i++) {
+    for (int i = 0; i < 2 && s->count > 0; i++) {
         struct store_rec **head = table_head(s, i, h);
-        if (head == NULL) {
-            continue;
-        }
-        if (stage == 0) {
+        if (head != NULL) {
             __builtin_prefetch(head);
-        } else if (*head != NULL) {
+        }
+    }
+    return h;
+}
+
+void
+store_prefetch_record(struct store *s, uint64_t h)
+{
+    for (int i = 0; i < 2 && s->count > 0; i++) {
+        struct store_rec **head = table_head(s, i, h);
+        if (head != NULL && *head != NULL) {
             /* The header, and the line where the key usually starts. */
             __builtin_prefetch(*head);
             __builtin_prefetch((const char *)*head + 64);
@@ -506,7 +510,8 @@ store_destroy(struct store **sp)
 }
 
 struct store_rec *
-store_lookup(struct store *s, const void *key, size_t keylen, int64_t now)
+store_lookup_hashed(struct store *s, const void *key, size_t keylen,
+                    uint64_t h, int64_t now)
 {
     int ti;
 
@@ -518,10 +523,9 @@ store_lookup(struct store *s, const void *key, size_t keylen, int64_t now)
         return NULL;
     }
     if (keylen == 0) {
-        key = "";       /* memcmp and SipHash want a valid pointer */
+        key = "";       /* memcmp wants a valid pointer */
     }
-    struct store_rec **link = find_key(s, store_hash(s, key, keylen), key,
-                                       keylen, &ti);
+    struct store_rec **link = find_key(s, h, key, keylen, &ti);
     if (link == NULL) {
         return NULL;
     }
@@ -536,6 +540,17 @@ store_lookup(struct store *s, const void *key, size_t keylen, int64_t now)
         s->expired++;
     }
     return NULL;
+}
+
+struct store_rec *
+store_lookup(struct store *s, const void *key, size_t keylen, int64_t now)
+{
+    if (keylen > STORE_KEY_MAX) {
+        return NULL;
+    }
+    return store_lookup_hashed(s, key, keylen,
+                               store_hash(s, keylen == 0 ? "" : key, keylen),
+                               now);
 }
 
 struct store_rec *

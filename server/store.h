@@ -55,11 +55,18 @@ void store_destroy(struct store **s);
 struct store_rec *store_lookup(struct store *s, const void *key, size_t keylen,
                                int64_t now);
 
-/* Warm the cache for a lookup of key that is coming soon: stage 0 fetches
- * its bucket, stage 1 (issued later, once the bucket is in cache) the
- * first record of its chain. A hint only: nothing changes. */
-void store_prefetch(struct store *s, const void *key, size_t keylen,
-                    int stage);
+/* store_lookup() with the key's hash already known (from
+ * store_prefetch_bucket()). A hash of another key only makes it miss. */
+struct store_rec *store_lookup_hashed(struct store *s, const void *key,
+                                      size_t keylen, uint64_t hash,
+                                      int64_t now);
+
+/* Warm the cache for lookups coming soon (hints; nothing changes): fetch
+ * the key's bucket and return its hash; later, once the bucket is in
+ * cache, fetch the first record of its chain. */
+uint64_t store_prefetch_bucket(struct store *s, const void *key,
+                               size_t keylen);
+void store_prefetch_record(struct store *s, uint64_t hash);
 
 /* Add a record for a key that store_lookup() just reported absent. The state
  * is zeroed and the record has no expiry. NULL if memory ran out or
