@@ -167,6 +167,28 @@ START_TEST(test_added_record_is_found_with_zeroed_state_and_its_key)
 }
 END_TEST
 
+START_TEST(test_prefetched_hash_finds_the_key_and_a_wrong_one_only_misses)
+{
+    struct store *s = store_create(seed_a, T0);
+    ck_assert_ptr_nonnull(s);
+    struct store_rec *r = store_add(s, "alpha", 5, 1, 8);
+    ck_assert_ptr_nonnull(r);
+    ck_assert_ptr_nonnull(store_add(s, "beta", 4, 1, 8));
+
+    uint64_t h = store_prefetch_bucket(s, "alpha", 5);
+    store_prefetch_record(s, h);
+    ck_assert_ptr_eq(store_lookup_hashed(s, "alpha", 5, h, T0), r);
+    /* Another key's hash never yields a wrong record, only a miss (or the
+     * right one if both keys share a bucket). */
+    uint64_t hb = store_prefetch_bucket(s, "beta", 4);
+    struct store_rec *x = store_lookup_hashed(s, "alpha", 5, hb, T0);
+    ck_assert(x == NULL || x == r);
+    ck_assert_ptr_null(store_lookup_hashed(s, "gamma", 5, h, T0));
+    ck_assert_uint_eq(store_size(s), 2);
+    store_destroy(&s);
+}
+END_TEST
+
 START_TEST(test_removed_record_is_absent)
 {
     struct store *s = store_create(seed_a, T0);
@@ -894,6 +916,8 @@ store_suite(void)
     tcase_add_test(tc,
                    test_added_record_is_found_with_zeroed_state_and_its_key);
     tcase_add_test(tc, test_removed_record_is_absent);
+    tcase_add_test(tc,
+                   test_prefetched_hash_finds_the_key_and_a_wrong_one_only_misses);
     tcase_add_test(tc,
                    test_binary_keys_with_nul_bytes_and_empty_key_are_distinct);
     tcase_add_test(tc, test_keys_sharing_a_prefix_are_distinct);
