@@ -179,6 +179,14 @@ static struct cmd table[] = {
     { "type", 2, FASTRO, 1, 1, 1, "RO", "keyspace read fast", "generic",
       "1.0.0", "Returns the algorithm of a limiter key.", "key:key",
       cmd_type, NULL, { 0, 0, 0, 0 } },
+    { "keys", 2, "readonly", 0, 0, 0, NULL, "keyspace read slow dangerous",
+      "generic", "1.0.0", "Returns all key names that match a pattern.",
+      "pattern:pattern", cmd_keys, NULL, { 0, 0, 0, 0 } },
+    { "scan", -2, "readonly", 0, 0, 0, NULL, "keyspace read slow", "generic",
+      "2.8.0", "Iterates over the key names in the database.",
+      "cursor:integer ?MATCH:pure-token ?pattern:pattern ?COUNT:pure-token "
+      "?count:integer ?TYPE:pure-token ?type:string", cmd_scan, NULL,
+      { 0, 0, 0, 0 } },
 };
 
 #define TABLE_LEN (sizeof(table) / sizeof(table[0]))

@@ -6,12 +6,18 @@
  * written: GET returns the stored TAT in decimal, PTTL/TTL follow the
  * millisecond expiry redis-cell sets.
  */
+#include <errno.h>
 #include <stdbool.h>
+#include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
+#include "protocol/mem.h"
+#include "protocol/num.h"
 #include "protocol/reply.h"
 #include "server/clock.h"
 #include "server/conn.h"
+#include "server/glob.h"
 #include "server/handlers.h"
 #include "server/keytypes.h"
 #include "server/server.h"
@@ -146,4 +152,145 @@ cmd_type(struct conn *c, struct resp_request *req)
 {
     struct store_rec *r = keyspace_lookup(c, req, 1, clock_wall_now());
     reply_status(&c->out, r == NULL ? "none" : keytype_name(r->type));
+}
+
+/* ---- SCAN and KEYS ----------------------------------------------------- */
+
+struct key_list {
+    const char *pattern;        /* NULL = every key */
+    size_t plen;
+    const char *type;           /* NULL = every type */
+    int64_t now;
+    struct store_rec **recs;    /* matching live records of this batch */
+    size_t len;
+    size_t cap;
+    bool oom;
+};
+
+static void
+collect_key(struct store_rec *r, void *arg)
+{
+    struct key_list *l = arg;
+    if (r->expire_at <= l->now ||
+        (l->type != NULL && strcasecmp(l->type, keytype_name(r->type)) != 0) ||
+        (l->pattern != NULL &&
+         !glob_match(l->pattern, l->plen, store_rec_key(r), r->keylen,
+                     false))) {
+        return;
+    }
+    if (l->len == l->cap) {
+        size_t cap = l->cap ? l->cap * 2 : 64;
+        struct store_rec **recs = mem_realloc(l->recs, cap * sizeof(*recs));
+        if (recs == NULL) {
+            l->oom = true;
+            return;
+        }
+        l->recs = recs;
+        l->cap = cap;
+    }
+    l->recs[l->len++] = r;
+}
+
+/* The records stay valid while the reply is built: nothing in between
+ * looks up, adds or expires keys. */
+static void
+reply_key_list(struct conn *c, const struct key_list *l)
+{
+    reply_array(&c->out, l->len);
+    for (size_t i = 0; i < l->len; i++) {
+        reply_bulk(&c->out, store_rec_key(l->recs[i]), l->recs[i]->keylen);
+    }
+}
+
+void
+cmd_keys(struct conn *c, struct resp_request *req)
+{
+    struct key_list l = { .pattern = req->argv[1], .plen = req->argvlen[1],
+                          .now = clock_wall_now() };
+    uint64_t cursor = 0;
+    if (l.plen == 1 && l.pattern[0] == '*') {
+        l.pattern = NULL;
+    }
+    do {
+        cursor = store_scan(srv.store, cursor, collect_key, &l);
+    } while (cursor != 0 && !l.oom);
+    if (l.oom) {
+        conn_error(c, "ERR out of memory");
+    } else {
+        reply_key_list(c, &l);
+    }
+    mem_free(l.recs);
+}
+
+static bool
+arg_is_word(const struct resp_request *req, size_t i, const char *word)
+{
+    return req->argvlen[i] == strlen(word) &&
+           strcasecmp(req->argv[i], word) == 0;
+}
+
+/* SCAN cursor [MATCH pattern] [COUNT n] [TYPE type], as in Redis: the
+ * cursor is the store's reverse-binary bucket cursor, so a scan survives
+ * table resizes; COUNT is the amount of work (buckets) per call. */
+void
+cmd_scan(struct conn *c, struct resp_request *req)
+{
+    struct key_list l = { .now = clock_wall_now() };
+    uint64_t cursor;
+    int64_t count = 10;
+    char *end;
+
+    errno = 0;
+    cursor = strtoull(req->argv[1], &end, 10);
+    if (errno != 0 || end != req->argv[1] + req->argvlen[1] ||
+        req->argv[1][0] < '0' || req->argv[1][0] > '9') {
+        conn_error(c, "ERR invalid cursor");
+        return;
+    }
+    for (size_t i = 2; i < req->argc; i += 2) {
+        if (i + 1 >= req->argc) {
+            conn_error(c, "ERR syntax error");
+            return;
+        }
+        if (arg_is_word(req, i, "COUNT")) {
+            if (!num_parse_i64(req->argv[i + 1], req->argvlen[i + 1],
+                               &count)) {
+                conn_error(c, "ERR value is not an integer or out of range");
+                return;
+            }
+            if (count < 1) {
+                conn_error(c, "ERR syntax error");
+                return;
+            }
+        } else if (arg_is_word(req, i, "MATCH")) {
+            l.pattern = req->argv[i + 1];
+            l.plen = req->argvlen[i + 1];
+            if (l.plen == 1 && l.pattern[0] == '*') {
+                l.pattern = NULL;
+            }
+        } else if (arg_is_word(req, i, "TYPE")) {
+            l.type = req->argv[i + 1];
+        } else {
+            conn_error(c, "ERR syntax error");
+            return;
+        }
+    }
+    /* As Redis: visit buckets until count keys are collected, at most
+     * count * 10 buckets per call. */
+    int64_t visits = 0;
+    int64_t max_visits = count > INT64_MAX / 10 ? INT64_MAX : count * 10;
+    do {
+        cursor = store_scan(srv.store, cursor, collect_key, &l);
+        visits++;
+    } while (cursor != 0 && !l.oom && visits < max_visits &&
+             (int64_t)l.len < count);
+    if (l.oom) {
+        conn_error(c, "ERR out of memory");
+        mem_free(l.recs);
+        return;
+    }
+    reply_array(&c->out, 2);
+    reply_bulk_u64(&c->out, cursor);
+    reply_key_list(c, &l);
+    mem_free(l.recs);
 }

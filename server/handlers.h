@@ -52,6 +52,8 @@ HANDLER(cmd_ttl);
 HANDLER(cmd_exists);
 HANDLER(cmd_del);
 HANDLER(cmd_type);
+HANDLER(cmd_keys);
+HANDLER(cmd_scan);
 
 /* cmd_limit.c */
 HANDLER(cmd_cl_throttle);

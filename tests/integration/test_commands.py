@@ -464,7 +464,6 @@ def test_long_unknown_command_names_are_looked_up_safely(start_daemon):
 MISSING = "BUG: listed in shared/spec/commands.md but not in the command table (unknown command)"
 
 
-@pytest.mark.xfail(strict=True, reason=MISSING)
 def test_scan_walks_every_key(r):
     for i in range(25):
         r.execute_command("CL.THROTTLE", "scan:%d" % i, 1, 1, 60)
@@ -472,7 +471,6 @@ def test_scan_walks_every_key(r):
         b"scan:%d" % i for i in range(25))
 
 
-@pytest.mark.xfail(strict=True, reason=MISSING)
 def test_keys_matches_a_pattern(r):
     for k in ("user:1", "user:2", "ip:1"):
         r.execute_command("CL.THROTTLE", k, 1, 1, 60)
@@ -504,3 +502,54 @@ def test_shutdown_closes_clients_and_exits_zero(start_daemon):
     assert conn.read_to_eof(10) == (b"", True)
     assert other.read_to_eof(10) == (b"", True)
     assert d.wait_exit(15) == 0
+
+
+# ---- SCAN and KEYS ------------------------------------------------------------------
+
+def test_scan_sees_every_key_that_lives_through_a_growing_table(r):
+    for i in range(100):
+        r.execute_command("CL.THROTTLE", "old:%d" % i, 1, 1, 60)
+    seen = set()
+    cursor = 0
+    added = 0
+    while True:
+        cursor, keys = r.scan(cursor=cursor, count=3)
+        seen.update(keys)
+        if added < 2000:  # grow the table (several rehashes) mid-scan
+            for i in range(added, added + 200):
+                r.execute_command("CL.THROTTLE", "new:%d" % i, 1, 1, 60)
+            added += 200
+        if cursor == 0:
+            break
+    assert {b"old:%d" % i for i in range(100)} <= seen
+
+
+def test_scan_and_keys_skip_keys_whose_state_is_fresh_again(fserver, fr):
+    fr.execute_command("CL.THROTTLE", "short", 0, 1, 1)     # TTL 1 s
+    fr.execute_command("CL.THROTTLE", "long", 0, 1, 100)    # TTL 100 s
+    fserver.clock.advance(seconds=2)
+    assert fr.keys("*") == [b"long"]
+    assert sorted(fr.scan_iter()) == [b"long"]
+
+
+def test_scan_type_filter_and_errors(r):
+    r.execute_command("CL.THROTTLE", "t1", 1, 1, 60)
+    assert list(r.scan_iter(_type="gcra")) == [b"t1"]
+    assert list(r.scan_iter(_type="string")) == []
+    for args, err in ((("abc",), "ERR invalid cursor"),
+                      (("-1",), "ERR invalid cursor"),
+                      (("0", "COUNT", "0"), "ERR syntax error"),
+                      (("0", "COUNT", "x"), "ERR value is not an integer or out of range"),
+                      (("0", "MATCH"), "ERR syntax error"),
+                      (("0", "BOGUS", "1"), "ERR syntax error")):
+        with pytest.raises(redis.ResponseError) as e:
+            r.execute_command("SCAN", *args)
+        assert str(e.value) == err[4:]
+
+
+def test_keys_glob_classes_and_escapes(r):
+    for k in ("a1", "b2", "c3", "a*"):
+        r.execute_command("CL.THROTTLE", k, 1, 1, 60)
+    assert sorted(r.keys("[ab]?")) == [b"a*", b"a1", b"b2"]
+    assert sorted(r.keys("[^a]?")) == [b"b2", b"c3"]
+    assert r.keys("a\\*") == [b"a*"]
