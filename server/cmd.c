@@ -105,6 +105,19 @@ static struct cmd table[] = {
       "key:key max_burst:integer count:integer period:integer "
       "?quantity:integer ?PEEK:pure-token ?MS:pure-token",
       cmd_cl_throttle, NULL, { 0, 0, 0, 0 } },
+    { "rl.fixed", -4, "write denyoom fast", 1, 1, 1, "RW ACCESS UPDATE",
+      "write fast", "ratelimit", "0.1.0",
+      "Fixed-window counter: at most limit units per window seconds.",
+      "key:key limit:integer window:integer ?COST:pure-token ?cost:integer "
+      "?ALIGN:pure-token ?PEEK:pure-token ?MS:pure-token",
+      cmd_rl_fixed, NULL, { 0, 0, 0, 0 } },
+    { "rl.sliding", -4, "write denyoom fast", 1, 1, 1, "RW ACCESS UPDATE",
+      "write fast", "ratelimit", "0.1.0",
+      "Sliding-window counter: the current window plus the weighted "
+      "previous one.",
+      "key:key limit:integer window:integer ?COST:pure-token ?cost:integer "
+      "?PEEK:pure-token ?MS:pure-token",
+      cmd_rl_sliding, NULL, { 0, 0, 0, 0 } },
     { "ping", -1, "fast stale", 0, 0, 0, NULL, "fast connection",
       "connection", "1.0.0", "Returns the server's liveliness response.",
       "?message:string", cmd_ping, NULL, { 0, 0, 0, 0 } },

@@ -30,6 +30,10 @@ keytype_name(uint8_t type)
     switch (type) {
     case KEY_GCRA:
         return "gcra";
+    case KEY_FIXED:
+        return "fixed";
+    case KEY_SLIDING:
+        return "sliding";
     default:
         return "none";
     }
@@ -52,6 +56,11 @@ keytype_redis_pttl(const struct store_rec *r, int64_t now_ns)
 {
     if (r->expire_at == STORE_NEVER) {
         return -1;
+    }
+    if (r->type != KEY_GCRA) {
+        /* RL.* keys: the time until the state is fresh, rounded up. */
+        int64_t left = r->expire_at - now_ns;
+        return left / NS_PER_MS + (left % NS_PER_MS != 0);
     }
     return (r->expire_at / NS_PER_MS - 1) - now_ns / NS_PER_MS;
 }
@@ -113,8 +122,14 @@ cmd_ttl(struct conn *c, struct resp_request *req)
         return;
     }
     int64_t pttl = keytype_redis_pttl(r, now);
-    /* Redis rounds the remaining milliseconds to the nearest second. */
-    reply_int(&c->out, pttl < 0 ? pttl : (pttl + 500) / 1000);
+    if (pttl < 0) {
+        reply_int(&c->out, pttl);
+    } else if (r->type == KEY_GCRA) {
+        /* As Redis: the remaining milliseconds to the nearest second. */
+        reply_int(&c->out, (pttl + 500) / 1000);
+    } else {
+        reply_int(&c->out, pttl / 1000 + (pttl % 1000 != 0));
+    }
 }
 
 void

@@ -10,7 +10,9 @@
 #include <string.h>
 #include <strings.h>
 
+#include "algorithms/fixed_window.h"
 #include "algorithms/gcra.h"
+#include "algorithms/sliding_window.h"
 #include "protocol/mem.h"
 #include "protocol/num.h"
 #include "protocol/reply.h"
@@ -179,4 +181,201 @@ cmd_cl_throttle(struct conn *c, struct resp_request *req)
                      reply_duration(d.retry_after_ns, o.ms),
                      reply_duration(d.reset_after_ns, o.ms) };
     reply_int5(&c->out, v);
+}
+
+/* ---- RL.* commands ------------------------------------------------------ */
+
+#define NOT_INTEGER "ERR value is not an integer or out of range"
+
+enum rl_option {
+    RL_COST = 1,
+    RL_ALIGN = 2,
+    RL_PEEK = 4,
+    RL_MS = 8
+};
+
+struct rl_opts {
+    int64_t cost;
+    bool align;
+    bool peek;
+    bool ms;
+};
+
+/* Keywords after the positional arguments, in any order, any case. */
+static bool
+parse_rl_options(struct conn *c, struct resp_request *req, size_t from,
+                 unsigned allowed, struct rl_opts *o)
+{
+    memset(o, 0, sizeof(*o));
+    o->cost = 1;
+    for (size_t i = from; i < req->argc; i++) {
+        const char *a = req->argv[i];
+        size_t len = req->argvlen[i];
+        if ((allowed & RL_COST) && is_word(a, len, "COST") &&
+            i + 1 < req->argc) {
+            i++;
+            if (!num_parse_i64(req->argv[i], req->argvlen[i], &o->cost)) {
+                conn_error(c, NOT_INTEGER);
+                return false;
+            }
+        } else if ((allowed & RL_ALIGN) && is_word(a, len, "ALIGN")) {
+            o->align = true;
+        } else if ((allowed & RL_PEEK) && is_word(a, len, "PEEK")) {
+            o->peek = true;
+        } else if ((allowed & RL_MS) && is_word(a, len, "MS")) {
+            o->ms = true;
+        } else {
+            conn_error(c, "ERR syntax error");
+            return false;
+        }
+    }
+    return true;
+}
+
+/* "limit window" at argv[2..3]: strict integers, both at least 1. */
+static bool
+parse_limit_window(struct conn *c, struct resp_request *req, int64_t *limit,
+                   int64_t *window)
+{
+    if (!num_parse_i64(req->argv[2], req->argvlen[2], limit) ||
+        !num_parse_i64(req->argv[3], req->argvlen[3], window)) {
+        conn_error(c, NOT_INTEGER);
+        return false;
+    }
+    if (*limit < 1 || *window < 1) {
+        conn_error(c, "ERR limit and window must be positive");
+        return false;
+    }
+    return true;
+}
+
+static bool
+check_status(struct conn *c, enum limit_status st)
+{
+    if (st == LIMIT_OK) {
+        return true;
+    }
+    conn_error(c, st == LIMIT_EOVERFLOW
+                      ? "ERR window or cost too large: time would overflow"
+                      : "ERR invalid limit parameters");
+    return false;
+}
+
+/* The looked-up record of argv[1] if it has `type`; on another type the
+ * WRONGTYPE error is sent and *ok cleared. */
+static struct store_rec *
+lookup_typed(struct conn *c, struct resp_request *req, uint8_t type,
+             int64_t now, bool *ok)
+{
+    struct store_rec *r = keyspace_lookup(c, req, 1, now);
+    *ok = true;
+    if (r != NULL && r->type != type) {
+        conn_error(c, WRONGTYPE);
+        *ok = false;
+    }
+    return r;
+}
+
+/* Store the new state until it is fresh again, or drop the key when the
+ * state already equals "no key". */
+static bool
+commit_state(struct conn *c, struct resp_request *req, struct store_rec *r,
+             uint8_t type, const void *state, size_t size, int64_t fresh_at,
+             int64_t now)
+{
+    if (fresh_at <= now) {
+        if (r != NULL) {
+            store_remove(srv.store, r);
+        }
+        return true;
+    }
+    if (r == NULL) {
+        r = store_add(srv.store, req->argv[1], req->argvlen[1], type, size);
+        if (r == NULL) {
+            conn_error(c, OOM_ERROR);
+            return false;
+        }
+    }
+    memcpy(store_rec_state(r), state, size);
+    store_set_expire(srv.store, r, fresh_at);
+    return true;
+}
+
+static int64_t
+rl_duration(int64_t ns, bool ms)
+{
+    return limit_ceil_div(ns, ms ? LIMIT_NS_PER_MS : LIMIT_NS_PER_SEC);
+}
+
+static void
+reply_decision(struct conn *c, const struct limit_decision *d, bool ms)
+{
+    int64_t v[5] = { d->limited ? 1 : 0, d->limit, d->remaining,
+                     d->limited ? rl_duration(d->retry_after_ns, ms) : -1,
+                     rl_duration(d->reset_after_ns, ms) };
+    reply_int5(&c->out, v);
+}
+
+void
+cmd_rl_fixed(struct conn *c, struct resp_request *req)
+{
+    struct fwin_params p;
+    struct rl_opts o;
+    struct fwin_state next;
+    struct limit_decision d;
+    bool ok;
+
+    if (!parse_limit_window(c, req, &p.limit, &p.window) ||
+        !parse_rl_options(c, req, 4, RL_COST | RL_ALIGN | RL_PEEK | RL_MS,
+                          &o)) {
+        return;
+    }
+    p.cost = o.cost;
+    p.align = o.align;
+    int64_t now = clock_wall_now();
+    struct store_rec *r = lookup_typed(c, req, KEY_FIXED, now, &ok);
+    if (!ok) {
+        return;
+    }
+    if (!check_status(c, fwin_apply(&p, r != NULL,
+                                    r ? store_rec_state(r) : NULL, now,
+                                    &next, &d))) {
+        return;
+    }
+    if (!o.peek && !commit_state(c, req, r, KEY_FIXED, &next, sizeof(next),
+                                 d.fresh_at, now)) {
+        return;
+    }
+    reply_decision(c, &d, o.ms);
+}
+
+void
+cmd_rl_sliding(struct conn *c, struct resp_request *req)
+{
+    struct swin_params p;
+    struct rl_opts o;
+    struct swin_state next;
+    struct limit_decision d;
+    bool ok;
+
+    if (!parse_limit_window(c, req, &p.limit, &p.window) ||
+        !parse_rl_options(c, req, 4, RL_COST | RL_PEEK | RL_MS, &o)) {
+        return;
+    }
+    p.cost = o.cost;
+    int64_t now = clock_wall_now();
+    struct store_rec *r = lookup_typed(c, req, KEY_SLIDING, now, &ok);
+    if (!ok) {
+        return;
+    }
+    if (!check_status(c, swin_apply(&p, r != NULL,
+                                    r ? store_rec_state(r) : NULL, now,
+                                    &next, &d))) {
+        return;
+    }
+    if (!o.peek && !commit_state(c, req, r, KEY_SLIDING, &next,
+                                 sizeof(next), d.fresh_at, now)) {
+        return;
+    }
+    reply_decision(c, &d, o.ms);
 }

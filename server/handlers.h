@@ -57,5 +57,7 @@ HANDLER(cmd_scan);
 
 /* cmd_limit.c */
 HANDLER(cmd_cl_throttle);
+HANDLER(cmd_rl_fixed);
+HANDLER(cmd_rl_sliding);
 
 #endif

@@ -9,7 +9,9 @@
 #include "server/store.h"
 
 enum key_type {
-    KEY_GCRA = 1    /* CL.THROTTLE: state is the TAT */
+    KEY_GCRA = 1,   /* CL.THROTTLE: state is the TAT */
+    KEY_FIXED,      /* RL.FIXED: struct fwin_state */
+    KEY_SLIDING     /* RL.SLIDING: struct swin_state */
 };
 
 struct gcra_state {
@@ -33,8 +35,9 @@ const char *keytype_name(uint8_t type);
  * first ns of the millisecond after. Saturates to STORE_NEVER. */
 int64_t keytype_redis_expire_at(int64_t now_ns, int64_t ttl_ms);
 
-/* PTTL of a record as Redis reports it for such a key (ms; -1 = no
- * expiry). */
+/* PTTL of a record (ms; -1 = no expiry): for CL.THROTTLE keys as Redis
+ * reports it for the key redis-cell writes, for RL.* keys the time until
+ * the state is fresh again, rounded up. */
 int64_t keytype_redis_pttl(const struct store_rec *r, int64_t now_ns);
 
 #endif

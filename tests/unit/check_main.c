@@ -11,6 +11,8 @@ int
 main(void)
 {
     SRunner *sr = srunner_create(gcra_suite());
+    srunner_add_suite(sr, fixed_window_suite());
+    srunner_add_suite(sr, sliding_window_suite());
     srunner_add_suite(sr, conf_suite());
     srunner_add_suite(sr, wheel_suite());
     srunner_add_suite(sr, store_suite());

@@ -5,6 +5,8 @@
 #include <check.h>
 
 Suite *gcra_suite(void);
+Suite *fixed_window_suite(void);
+Suite *sliding_window_suite(void);
 Suite *conf_suite(void);
 Suite *wheel_suite(void);
 Suite *store_suite(void);
