@@ -257,6 +257,10 @@ cellgate_ping()  { bench "$1" "$2" cellgate - "$3" -t ping_inline,ping_mbulk; }
 redis_ping()     { bench "$1" "$2" redis    - "$3" -t ping_inline,ping_mbulk; }
 cellgate_limit() { bench "$1" "$2" cellgate CL.THROTTLE "$3" -r "$KEYSPACE" \
                        CL.THROTTLE 'key:__rand_int__' "${LIMIT_ARGS[@]}"; }
+cellgate_fixed() { bench "$1" "$2" cellgate RL.FIXED "$3" -r "$KEYSPACE" \
+                       RL.FIXED 'fixed:__rand_int__' 30 60; }
+cellgate_sliding() { bench "$1" "$2" cellgate RL.SLIDING "$3" -r "$KEYSPACE" \
+                       RL.SLIDING 'sliding:__rand_int__' 30 60; }
 redis_incr()     { bench "$1" "$2" redis    INCR "$3" -r "$KEYSPACE" -t incr; }
 redis_lua()      { bench "$1" "$2" redis    LUA_GCRA "$4" -r "$KEYSPACE" \
                        EVALSHA "$SHA" 1 'key:__rand_int__' "${LIMIT_ARGS[@]}" 1; }
@@ -264,10 +268,12 @@ redis_lua()      { bench "$1" "$2" redis    LUA_GCRA "$4" -r "$KEYSPACE" \
 one_rep() { # rep pipeline n n_lua
     if [ $(($1 % 2)) = 1 ]; then
         cellgate_ping "$@" && redis_ping "$@" &&
-        cellgate_limit "$@" && redis_incr "$@" && redis_lua "$@"
+        cellgate_limit "$@" && redis_incr "$@" && redis_lua "$@" &&
+        cellgate_fixed "$@" && cellgate_sliding "$@"
     else
-        redis_ping "$@" && cellgate_ping "$@" &&
-        redis_incr "$@" && redis_lua "$@" && cellgate_limit "$@"
+        redis_ping "$@" && cellgate_ping "$@" && cellgate_sliding "$@" &&
+        cellgate_fixed "$@" && redis_incr "$@" && redis_lua "$@" &&
+        cellgate_limit "$@"
     fi
 }
 

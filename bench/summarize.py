@@ -35,6 +35,8 @@ ROWS = [
     ("cellgate", "PING_MBULK", "cellgate PING_MBULK"),
     ("redis", "PING_MBULK", "Redis    PING_MBULK"),
     ("cellgate", "CL.THROTTLE", "cellgate CL.THROTTLE"),
+    ("cellgate", "RL.FIXED", "cellgate RL.FIXED"),
+    ("cellgate", "RL.SLIDING", "cellgate RL.SLIDING"),
     ("redis", "INCR", "Redis    INCR"),
     ("redis", "LUA_GCRA", "Redis    Lua GCRA (EVALSHA)"),
 ]
@@ -47,6 +49,10 @@ RATIOS = [
      "cellgate CL.THROTTLE / Redis PING_MBULK"),
     (("cellgate", "CL.THROTTLE"), ("redis", "LUA_GCRA"),
      "cellgate CL.THROTTLE / Redis Lua GCRA"),
+    (("cellgate", "RL.FIXED"), ("cellgate", "CL.THROTTLE"),
+     "cellgate RL.FIXED   / cellgate CL.THROTTLE"),
+    (("cellgate", "RL.SLIDING"), ("cellgate", "CL.THROTTLE"),
+     "cellgate RL.SLIDING / cellgate CL.THROTTLE"),
     (("cellgate", "PING_MBULK"), ("redis", "PING_MBULK"),
      "cellgate PING_MBULK  / Redis PING_MBULK"),
     (("cellgate", "PING_INLINE"), ("redis", "PING_INLINE"),
@@ -272,7 +278,8 @@ def main():
         out.append(f"  {'loadavg':<9} {meta['loadavg_start']} at start, "
                    f"{meta.get('loadavg_end', '?')} at end")
     out.append("  CL.THROTTLE key:__rand_int__ 15 30 60 and EVALSHA <gcra.lua> 1 "
-               "key:__rand_int__ 15 30 60 1, INCR, all with -r "
+               "key:__rand_int__ 15 30 60 1, INCR, RL.FIXED/RL.SLIDING "
+               "<prefix>:__rand_int__ 30 60, all with -r "
                f"{meta.get('keyspace', '?')}")
     out.append("")
     for p in pipelines:

@@ -13,6 +13,8 @@ main(void)
     SRunner *sr = srunner_create(gcra_suite());
     srunner_add_suite(sr, fixed_window_suite());
     srunner_add_suite(sr, sliding_window_suite());
+    srunner_add_suite(sr, sliding_log_suite());
+    srunner_add_suite(sr, tiers_suite());
     srunner_add_suite(sr, conf_suite());
     srunner_add_suite(sr, wheel_suite());
     srunner_add_suite(sr, store_suite());

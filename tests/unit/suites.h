@@ -7,6 +7,8 @@
 Suite *gcra_suite(void);
 Suite *fixed_window_suite(void);
 Suite *sliding_window_suite(void);
+Suite *sliding_log_suite(void);
+Suite *tiers_suite(void);
 Suite *conf_suite(void);
 Suite *wheel_suite(void);
 Suite *store_suite(void);
