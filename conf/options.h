@@ -43,6 +43,10 @@
     X(output_hard_limit, "client-output-hard-limit", CONF_BYTES, "256mb",     \
       1024, 68719476736LL,                                                    \
       "close a client whose unsent output passes this size")                  \
+    X(log_max_entries, "log-max-entries", CONF_INT, "10000", 1, 10000000,     \
+      "largest RL.LOG limit: bounds the entries one log key keeps")           \
+    X(tiers_max_window, "tiers-max-window", CONF_INT, "3600", 1, 86400,       \
+      "largest RL.TIERS window in seconds: bounds a key's buckets")           \
     X(hz, "hz", CONF_INT, "10", 1, 500,                                       \
       "background task frequency: key expiry, rehashing, idle timeouts")      \
     X(loglevel, "loglevel", CONF_ENUM, "notice", 0, 0,                        \

@@ -118,6 +118,25 @@ static struct cmd table[] = {
       "key:key limit:integer window:integer ?COST:pure-token ?cost:integer "
       "?PEEK:pure-token ?MS:pure-token",
       cmd_rl_sliding, NULL, { 0, 0, 0, 0 } },
+    { "rl.log", -4, "write denyoom fast", 1, 1, 1, "RW ACCESS UPDATE",
+      "write fast", "ratelimit", "0.1.0",
+      "Exact sliding log: every accepted request is kept with its cost "
+      "and metadata for window seconds.",
+      "key:key limit:integer window:integer ?COST:pure-token ?cost:integer "
+      "?META:pure-token ?meta:string ?PEEK:pure-token ?MS:pure-token",
+      cmd_rl_log, NULL, { 0, 0, 0, 0 } },
+    { "rl.entries", -2, "readonly", 1, 1, 1, "RO ACCESS", "read slow",
+      "ratelimit", "0.1.0",
+      "The requests an RL.LOG key holds, newest first.",
+      "key:key ?COUNT:pure-token ?count:integer",
+      cmd_rl_entries, NULL, { 0, 0, 0, 0 } },
+    { "rl.tiers", -4, "write denyoom fast", 1, 1, 1, "RW ACCESS UPDATE",
+      "write fast", "ratelimit", "0.1.0",
+      "Several sliding windows over per-second buckets, checked all or "
+      "nothing.",
+      "key:key limit:integer window:integer *limit2:integer *window2:integer "
+      "?COST:pure-token ?cost:integer ?PEEK:pure-token ?MS:pure-token",
+      cmd_rl_tiers, NULL, { 0, 0, 0, 0 } },
     { "ping", -1, "fast stale", 0, 0, 0, NULL, "fast connection",
       "connection", "1.0.0", "Returns the server's liveliness response.",
       "?message:string", cmd_ping, NULL, { 0, 0, 0, 0 } },

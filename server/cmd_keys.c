@@ -34,6 +34,10 @@ keytype_name(uint8_t type)
         return "fixed";
     case KEY_SLIDING:
         return "sliding";
+    case KEY_LOG:
+        return "log";
+    case KEY_TIERS:
+        return "tiers";
     default:
         return "none";
     }

@@ -21,14 +21,12 @@
 #include "server/conn.h"
 #include "server/handlers.h"
 #include "server/keytypes.h"
+#include "server/limit_cmd.h"
 #include "server/server.h"
 
 #define CELL_USAGE                                                            \
     "Cell error: Store error: Usage: cl.throttle <key> <max_burst> "          \
     "<count per period> <period> [<quantity>]"
-#define WRONGTYPE                                                             \
-    "WRONGTYPE Operation against a key holding the wrong kind of value"
-#define OOM_ERROR "OOM command not allowed when used memory > 'maxmemory'."
 
 struct limit_opts {
     bool peek;
@@ -185,24 +183,9 @@ cmd_cl_throttle(struct conn *c, struct resp_request *req)
 
 /* ---- RL.* commands ------------------------------------------------------ */
 
-#define NOT_INTEGER "ERR value is not an integer or out of range"
-
-enum rl_option {
-    RL_COST = 1,
-    RL_ALIGN = 2,
-    RL_PEEK = 4,
-    RL_MS = 8
-};
-
-struct rl_opts {
-    int64_t cost;
-    bool align;
-    bool peek;
-    bool ms;
-};
 
 /* Keywords after the positional arguments, in any order, any case. */
-static bool
+bool
 parse_rl_options(struct conn *c, struct resp_request *req, size_t from,
                  unsigned allowed, struct rl_opts *o)
 {
@@ -224,6 +207,11 @@ parse_rl_options(struct conn *c, struct resp_request *req, size_t from,
             o->peek = true;
         } else if ((allowed & RL_MS) && is_word(a, len, "MS")) {
             o->ms = true;
+        } else if ((allowed & RL_META) && is_word(a, len, "META") &&
+                   i + 1 < req->argc) {
+            i++;
+            o->meta = req->argv[i];
+            o->meta_len = req->argvlen[i];
         } else {
             conn_error(c, "ERR syntax error");
             return false;
@@ -233,7 +221,7 @@ parse_rl_options(struct conn *c, struct resp_request *req, size_t from,
 }
 
 /* "limit window" at argv[2..3]: strict integers, both at least 1. */
-static bool
+bool
 parse_limit_window(struct conn *c, struct resp_request *req, int64_t *limit,
                    int64_t *window)
 {
@@ -249,7 +237,7 @@ parse_limit_window(struct conn *c, struct resp_request *req, int64_t *limit,
     return true;
 }
 
-static bool
+bool
 check_status(struct conn *c, enum limit_status st)
 {
     if (st == LIMIT_OK) {
@@ -263,7 +251,7 @@ check_status(struct conn *c, enum limit_status st)
 
 /* The looked-up record of argv[1] if it has `type`; on another type the
  * WRONGTYPE error is sent and *ok cleared. */
-static struct store_rec *
+struct store_rec *
 lookup_typed(struct conn *c, struct resp_request *req, uint8_t type,
              int64_t now, bool *ok)
 {
@@ -278,7 +266,7 @@ lookup_typed(struct conn *c, struct resp_request *req, uint8_t type,
 
 /* Store the new state until it is fresh again, or drop the key when the
  * state already equals "no key". */
-static bool
+bool
 commit_state(struct conn *c, struct resp_request *req, struct store_rec *r,
              uint8_t type, const void *state, size_t size, int64_t fresh_at,
              int64_t now)
@@ -301,13 +289,23 @@ commit_state(struct conn *c, struct resp_request *req, struct store_rec *r,
     return true;
 }
 
+void
+limit_keep_until(struct store_rec *r, int64_t fresh_at, int64_t now)
+{
+    if (fresh_at <= now) {
+        store_remove(srv.store, r);
+    } else {
+        store_set_expire(srv.store, r, fresh_at);
+    }
+}
+
 static int64_t
 rl_duration(int64_t ns, bool ms)
 {
     return limit_ceil_div(ns, ms ? LIMIT_NS_PER_MS : LIMIT_NS_PER_SEC);
 }
 
-static void
+void
 reply_decision(struct conn *c, const struct limit_decision *d, bool ms)
 {
     int64_t v[5] = { d->limited ? 1 : 0, d->limit, d->remaining,

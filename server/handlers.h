@@ -60,4 +60,9 @@ HANDLER(cmd_cl_throttle);
 HANDLER(cmd_rl_fixed);
 HANDLER(cmd_rl_sliding);
 
+/* cmd_log.c */
+HANDLER(cmd_rl_log);
+HANDLER(cmd_rl_entries);
+HANDLER(cmd_rl_tiers);
+
 #endif

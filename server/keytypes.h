@@ -11,8 +11,14 @@
 enum key_type {
     KEY_GCRA = 1,   /* CL.THROTTLE: state is the TAT */
     KEY_FIXED,      /* RL.FIXED: struct fwin_state */
-    KEY_SLIDING     /* RL.SLIDING: struct swin_state */
+    KEY_SLIDING,    /* RL.SLIDING: struct swin_state */
+    KEY_LOG,        /* RL.LOG: struct log_state (cmd_log.c) */
+    KEY_TIERS       /* RL.TIERS: struct tiers_state (cmd_log.c) */
 };
+
+/* Frees what a record's state owns; the store calls it (store_set_release)
+ * before freeing any record. */
+void keytype_release(struct store_rec *r);
 
 struct gcra_state {
     uint64_t tat;   /* ns since the epoch, as redis-cell stores it */

@@ -24,6 +24,7 @@
 #include "server/clock.h"
 #include "server/cmd.h"
 #include "server/conn.h"
+#include "server/keytypes.h"
 #include "server/log.h"
 #include "server/server.h"
 
@@ -384,6 +385,7 @@ setup(void)
         log_warning("Out of memory creating the keyspace");
         return -1;
     }
+    store_set_release(srv.store, keytype_release);
     srv.loop = uv_default_loop();
     /* Every handle server_shutdown() closes exists from here on, so a
      * failure below can shut down cleanly. */

@@ -97,6 +97,7 @@ struct store {
     size_t count;               /* ht[0].used + ht[1].used */
     unsigned scanning;          /* > 0 while store_scan runs callbacks */
     size_t volatile_count;      /* records whose expire_at != STORE_NEVER */
+    store_release_fn release;   /* frees what a record's state points to */
     uint64_t expired;           /* dead records removed, lazily or not */
     uint64_t k0, k1;            /* SipHash key */
     struct wheel *wheel;
@@ -455,6 +456,16 @@ find_rec(struct store *s, uint64_t h, const struct store_rec *r, int *ti)
     return NULL;
 }
 
+/* Free a record, and first what its state owns (RL.LOG's ring, say). */
+static void
+release_rec(struct store *s, struct store_rec *r)
+{
+    if (s->release != NULL) {
+        s->release(r);
+    }
+    mem_free(r);
+}
+
 /* Unlink the record *link points at (in table ti), cancel its timer and
  * free it. */
 static void
@@ -470,7 +481,7 @@ unlink_free(struct store *s, struct store_rec **link, int ti)
         s->volatile_count--;
     }
     wheel_cancel(s->wheel, &r->timer);
-    mem_free(r);
+    release_rec(s, r);
     table_resize_if_needed(s);
 }
 
@@ -494,6 +505,12 @@ store_create(const unsigned char seed[16], int64_t now)
     }
     /* The tables stay unallocated until the first store_add(). */
     return s;
+}
+
+void
+store_set_release(struct store *s, store_release_fn fn)
+{
+    s->release = fn;
 }
 
 void
@@ -650,7 +667,7 @@ table_flush(struct store *s, struct table *t)
         while (r != NULL) {
             struct store_rec *next = r->hnext;
             wheel_cancel(s->wheel, &r->timer);
-            mem_free(r);
+            release_rec(s, r);
             r = next;
         }
     }

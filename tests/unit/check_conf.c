@@ -180,6 +180,8 @@ START_TEST(test_init_sets_every_table_default)
     ck_assert_int_eq(cfg.output_pause_limit, 1048576);
     ck_assert_int_eq(cfg.output_hard_limit, 268435456LL);
     ck_assert_int_eq(cfg.hz, 10);
+    ck_assert_int_eq(cfg.log_max_entries, 10000);
+    ck_assert_int_eq(cfg.tiers_max_window, 3600);
     ck_assert_str_eq(cfg.loglevel, "notice");
     ck_assert_str_eq(cfg.logfile, "");
 }
@@ -190,7 +192,7 @@ START_TEST(test_every_default_is_within_its_own_bounds_and_valid)
     size_t n;
     const struct conf_option *t = conf_options(&n);
 
-    ck_assert_uint_eq(n, 15);
+    ck_assert_uint_eq(n, 17);
     for (size_t i = 0; i < n; i++) {
         char buf[64];
 
