@@ -48,6 +48,18 @@ static struct cmd client_subcommands[] = {
       "slow connection", "connection", "6.2.0",
       "Returns information about the connection.", "", cmd_client_info,
       NULL, { 0, 0, 0, 0 } },
+    { "client|kill", -3, ADMIN, 0, 0, 0, NULL,
+      "admin slow dangerous connection", "connection", "2.4.0",
+      "Terminates open connections.",
+      "?ip:port:string ?ID:pure-token ?client-id:integer ?ADDR:pure-token "
+      "?addr:string ?LADDR:pure-token ?laddr:string ?USER:pure-token "
+      "?username:string ?SKIPME:pure-token ?yes/no:string",
+      cmd_client_kill, NULL, { 0, 0, 0, 0 } },
+    { "client|no-evict", 3, ADMIN, 0, 0, 0, NULL,
+      "admin slow dangerous connection", "connection", "7.0.0",
+      "Sets the client eviction mode of the connection (accepted; "
+      "cellgate never evicts clients).", "enabled:oneof",
+      cmd_client_no_evict, NULL, { 0, 0, 0, 0 } },
     { "client|help", 2, "loading stale", 0, 0, 0, NULL, "slow connection",
       "connection", "5.0.0", "Returns helpful text about the different "
       "subcommands.", "", cmd_client_help, NULL, { 0, 0, 0, 0 } },

@@ -406,6 +406,119 @@ cmd_client_info(struct conn *c, struct resp_request *req)
     reply_verbatim(&c->out, line, (size_t)n, c->proto);
 }
 
+/* CLIENT KILL filters, as in Redis 7: ID, ADDR, LADDR, USER, SKIPME. */
+struct kill_filter {
+    bool has_id;
+    uint64_t id;
+    const char *addr;
+    const char *laddr;
+    bool skipme;
+};
+
+static bool
+kill_matches(const struct kill_filter *f, const struct conn *self,
+             const struct conn *x)
+{
+    return (!f->skipme || x != self) && (!f->has_id || x->id == f->id) &&
+           (f->addr == NULL || strcmp(f->addr, x->addr) == 0) &&
+           (f->laddr == NULL || strcmp(f->laddr, x->laddr) == 0);
+}
+
+static bool
+parse_kill_filter(struct conn *c, struct resp_request *req,
+                  struct kill_filter *f)
+{
+    memset(f, 0, sizeof(*f));
+    f->skipme = true;
+    for (size_t i = 2; i < req->argc; i += 2) {
+        int64_t v;
+        if (i + 1 >= req->argc) {
+            conn_error(c, SYNTAX_ERROR);
+            return false;
+        }
+        const char *val = req->argv[i + 1];
+        if (arg_is(req, i, "ID")) {
+            if (!num_parse_i64(val, req->argvlen[i + 1], &v) || v <= 0) {
+                conn_error(c, "ERR client-id should be greater than 0");
+                return false;
+            }
+            f->has_id = true;
+            f->id = (uint64_t)v;
+        } else if (arg_is(req, i, "ADDR")) {
+            f->addr = val;
+        } else if (arg_is(req, i, "LADDR")) {
+            f->laddr = val;
+        } else if (arg_is(req, i, "USER")) {
+            if (strcmp(val, "default") != 0) {
+                conn_errorf(c, "ERR No such user '%.128s'", val);
+                return false;
+            }
+        } else if (arg_is(req, i, "SKIPME")) {
+            if (arg_is(req, i + 1, "yes")) {
+                f->skipme = true;
+            } else if (arg_is(req, i + 1, "no")) {
+                f->skipme = false;
+            } else {
+                conn_error(c, SYNTAX_ERROR);
+                return false;
+            }
+        } else {
+            conn_error(c, SYNTAX_ERROR);
+            return false;
+        }
+    }
+    return true;
+}
+
+void
+cmd_client_kill(struct conn *c, struct resp_request *req)
+{
+    struct kill_filter f;
+    if (req->argc == 3) {
+        /* The old form: CLIENT KILL addr:port, +OK or an error. */
+        memset(&f, 0, sizeof(f));
+        f.addr = req->argv[2];
+    } else if (!parse_kill_filter(c, req, &f)) {
+        return;
+    }
+    int64_t killed = 0;
+    struct conn *x = srv.clients;
+    while (x != NULL) {
+        struct conn *next = x->next;
+        if (kill_matches(&f, c, x)) {
+            /* The caller itself is only closed after its reply. */
+            if (x == c) {
+                conn_close_after_reply(c);
+            } else {
+                conn_close(x);
+            }
+            killed++;
+        }
+        x = next;
+    }
+    if (req->argc == 3) {
+        if (killed == 0) {
+            conn_error(c, "ERR No such client");
+        } else {
+            reply_ok(&c->out);
+        }
+        return;
+    }
+    reply_int(&c->out, killed);
+}
+
+void
+cmd_client_no_evict(struct conn *c, struct resp_request *req)
+{
+    /* cellgate never evicts clients; the flag is accepted for clients
+     * that set it. */
+    if (!arg_is(req, 2, "on") && !arg_is(req, 2, "off")) {
+        conn_error(c, SYNTAX_ERROR);
+        return;
+    }
+    reply_ok(&c->out);
+}
+
 void
 cmd_client_help(struct conn *c, struct resp_request *req)
 {
@@ -413,6 +526,11 @@ cmd_client_help(struct conn *c, struct resp_request *req)
         "CLIENT <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
         "GETNAME", "    Return the name of the current connection.",
         "ID", "    Return the ID of the current connection.",
+        "KILL <ip:port>", "    Kill connection made from <ip:port>.",
+        "KILL <option> <value> [<option> <value> [...]]",
+        "    Kill connections. Options are: ID <client-id>, ADDR <ip:port>,",
+        "    LADDR <ip:port>, USER <username>, SKIPME (yes|no).",
+        "NO-EVICT (ON|OFF)", "    Accepted; cellgate never evicts clients.",
         "INFO", "    Return information about the current client connection.",
         "LIST [TYPE <normal|master|replica|pubsub>] [ID <id> [<id> ...]]",
         "    Return information about client connections.",

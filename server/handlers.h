@@ -26,6 +26,8 @@ HANDLER(cmd_client_id);
 HANDLER(cmd_client_list);
 HANDLER(cmd_client_info);
 HANDLER(cmd_client_help);
+HANDLER(cmd_client_kill);
+HANDLER(cmd_client_no_evict);
 HANDLER(cmd_config);
 HANDLER(cmd_config_get);
 HANDLER(cmd_config_set);

@@ -477,12 +477,31 @@ def test_keys_matches_a_pattern(r):
     assert sorted(r.keys("user:*")) == [b"user:1", b"user:2"]
 
 
-@pytest.mark.xfail(strict=True, reason=MISSING.replace("command table", "CLIENT subcommands"))
 def test_client_kill_closes_another_connection(server, r):
     victim = server.raw()
     vid = int(victim.command("CLIENT", "ID")[1:-2])
     assert r.execute_command("CLIENT", "KILL", "ID", vid) == 1
     assert victim.read_to_eof(5) == (b"", True)
+    assert r.execute_command("CLIENT", "KILL", "ID", vid) == 0
+    assert r.ping()
+
+
+def test_client_kill_old_form_and_errors(server, r):
+    victim = server.raw()
+    info = victim.command("CLIENT", "INFO").decode()
+    victim_addr = info.split("addr=")[1].split()[0]
+    assert r.execute_command("CLIENT", "KILL", victim_addr) == b"OK"
+    assert victim.read_to_eof(5) == (b"", True)
+    with pytest.raises(redis.ResponseError) as e:
+        r.execute_command("CLIENT", "KILL", "127.0.0.1:1")
+    assert str(e.value) == "No such client"
+    with pytest.raises(redis.ResponseError) as e:
+        r.execute_command("CLIENT", "KILL", "ID", 0)
+    assert str(e.value) == "client-id should be greater than 0"
+    with pytest.raises(redis.ResponseError) as e:
+        r.execute_command("CLIENT", "KILL", "BOGUS", 1)
+    assert str(e.value) == "syntax error"
+    assert r.execute_command("CLIENT", "NO-EVICT", "on") == b"OK"
 
 
 @pytest.mark.xfail(strict=True, reason=MISSING)
