@@ -49,6 +49,19 @@ limit_add(int64_t a, int64_t b, int64_t *out)
     return !__builtin_add_overflow(a, b, out);
 }
 
+/* limit - used, never negative (used may exceed a lowered limit). */
+static inline int64_t
+limit_remaining(int64_t limit, int64_t used)
+{
+    if (used >= limit) {
+        return 0;
+    }
+    if (used <= 0) {
+        return limit;
+    }
+    return limit - used;
+}
+
 /* Round a duration up to whole units (1 s or 1 ms); negatives stay -1. */
 static inline int64_t
 limit_ceil_div(int64_t ns, int64_t unit)

@@ -190,19 +190,6 @@ retry_after(const struct slog_params *p, const struct slog_ring *r,
     return true;
 }
 
-/* limit - used, never negative (used may exceed a lowered limit). */
-static int64_t
-remaining(int64_t limit, int64_t used)
-{
-    if (used >= limit) {
-        return 0;
-    }
-    if (used <= 0) {
-        return limit;
-    }
-    return limit - used;
-}
-
 /* A refund: always allowed; the newest entries lose |cost| first. */
 static enum limit_status
 decide_refund(const struct slog_params *p, const struct slog_ring *r,
@@ -212,7 +199,8 @@ decide_refund(const struct slog_params *p, const struct slog_ring *r,
     int64_t units = -p->cost;
 
     d->limited = false;
-    d->remaining = remaining(p->limit, r->sum > units ? r->sum - units : 0);
+    d->remaining = limit_remaining(p->limit,
+                                   r->sum > units ? r->sum - units : 0);
     d->retry_after_ns = -1;
     if (!reset_after(newest_survivor(r, units), w, now, &d->reset_after_ns)) {
         return LIMIT_EOVERFLOW;
@@ -233,9 +221,9 @@ decide_take(const struct slog_params *p, const struct slog_ring *r,
     d->limited = !fits;
     d->retry_after_ns = -1;
     if (fits) {
-        d->remaining = remaining(p->limit, after);
+        d->remaining = limit_remaining(p->limit, after);
     } else {
-        d->remaining = remaining(p->limit, r->sum);
+        d->remaining = limit_remaining(p->limit, r->sum);
         if (p->cost <= p->limit
             && !retry_after(p, r, w, now, &d->retry_after_ns)) {
             return LIMIT_EOVERFLOW;

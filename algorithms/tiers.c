@@ -102,19 +102,6 @@ until_leaves(int64_t sec, int64_t w, int64_t now, int64_t *out)
     return true;
 }
 
-/* limit - used, never negative (used may exceed a lowered limit). */
-static int64_t
-remaining(int64_t limit, int64_t used)
-{
-    if (used >= limit) {
-        return 0;
-    }
-    if (used <= 0) {
-        return limit;
-    }
-    return limit - used;
-}
-
 /* Validate every tier and find the largest window; it must fit in ns. */
 static enum limit_status
 check_params(const struct tier_params *p, int64_t now, int64_t *max_window)
@@ -182,7 +169,7 @@ eval_tier(const struct tier_limit *t, const struct tier_state *st,
     ev->retry_ns = -1;
     if (cost < 0) {
         ev->limited = false;
-        ev->remaining = remaining(t->limit, used > -cost ? used + cost : 0);
+        ev->remaining = limit_remaining(t->limit, used > -cost ? used + cost : 0);
         return true;
     }
     ev->limited = cost > t->limit || used > t->limit - cost;
@@ -190,7 +177,7 @@ eval_tier(const struct tier_limit *t, const struct tier_state *st,
         ev->remaining = t->limit - cost - used;
         return true;
     }
-    ev->remaining = remaining(t->limit, used);
+    ev->remaining = limit_remaining(t->limit, used);
     if (cost > t->limit) {
         return true;
     }

@@ -536,7 +536,8 @@ cmd_client_help(struct conn *c, struct resp_request *req)
         "    Return information about client connections.",
         "SETINFO <option> <value>",
         "    Set client meta attr: LIB-NAME or LIB-VER.",
-        "SETNAME <name>", "    Assign the name <name> to the current connection.",
+        "SETNAME <name>",
+        "    Assign the name <name> to the current connection.",
         "HELP", "    Print this help.", NULL
     };
     (void)req;
@@ -695,8 +696,10 @@ cmd_config_help(struct conn *c, struct resp_request *req)
     static const char *const lines[] = {
         "CONFIG <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
         "GET <pattern>",
-        "    Return parameters matching the glob-like <pattern> and their values.",
-        "SET <directive> <value>", "    Set the configuration <directive> to <value>.",
+        "    Return parameters matching the glob-like <pattern> and their "
+        "values.",
+        "SET <directive> <value>",
+        "    Set the configuration <directive> to <value>.",
         "RESETSTAT", "    Reset statistics reported by the INFO command.",
         "HELP", "    Print this help.", NULL
     };
@@ -717,7 +720,8 @@ void
 cmd_flushall(struct conn *c, struct resp_request *req)
 {
     if (req->argc > 2 ||
-        (req->argc == 2 && !arg_is(req, 1, "ASYNC") && !arg_is(req, 1, "SYNC"))) {
+        (req->argc == 2 && !arg_is(req, 1, "ASYNC") &&
+         !arg_is(req, 1, "SYNC"))) {
         conn_error(c, SYNTAX_ERROR);
         return;
     }

@@ -221,39 +221,40 @@ conn_errorf(struct conn *c, const char *fmt, ...)
 
 /* ---- accept ----------------------------------------------------------- */
 
+/* "ip:port" of a socket address. */
+static void
+format_addr(const struct sockaddr_storage *ss, char *out, size_t len)
+{
+    char ip[INET6_ADDRSTRLEN] = "?";
+    int port;
+    if (ss->ss_family == AF_INET6) {
+        const struct sockaddr_in6 *a = (const struct sockaddr_in6 *)ss;
+        uv_ip6_name(a, ip, sizeof(ip));
+        port = ntohs(a->sin6_port);
+    } else {
+        const struct sockaddr_in *a = (const struct sockaddr_in *)ss;
+        uv_ip4_name(a, ip, sizeof(ip));
+        port = ntohs(a->sin_port);
+    }
+    snprintf(out, len, "%s:%d", ip, port);
+}
+
 static void
 describe_peer(struct conn *c)
 {
     struct sockaddr_storage ss;
     int len = sizeof(ss);
-    char ip[INET6_ADDRSTRLEN] = "?";
     if (c->is_unix) {
         snprintf(c->addr, sizeof(c->addr), "/unixsocket:0");
         snprintf(c->laddr, sizeof(c->laddr), "%s", srv.conf.unixsocket);
         return;
     }
     if (uv_tcp_getpeername(&c->h.tcp, (struct sockaddr *)&ss, &len) == 0) {
-        if (ss.ss_family == AF_INET6) {
-            struct sockaddr_in6 *a = (struct sockaddr_in6 *)&ss;
-            uv_ip6_name(a, ip, sizeof(ip));
-            snprintf(c->addr, sizeof(c->addr), "%s:%d", ip, ntohs(a->sin6_port));
-        } else {
-            struct sockaddr_in *a = (struct sockaddr_in *)&ss;
-            uv_ip4_name(a, ip, sizeof(ip));
-            snprintf(c->addr, sizeof(c->addr), "%s:%d", ip, ntohs(a->sin_port));
-        }
+        format_addr(&ss, c->addr, sizeof(c->addr));
     }
     len = sizeof(ss);
     if (uv_tcp_getsockname(&c->h.tcp, (struct sockaddr *)&ss, &len) == 0) {
-        if (ss.ss_family == AF_INET6) {
-            struct sockaddr_in6 *a = (struct sockaddr_in6 *)&ss;
-            uv_ip6_name(a, ip, sizeof(ip));
-            snprintf(c->laddr, sizeof(c->laddr), "%s:%d", ip, ntohs(a->sin6_port));
-        } else {
-            struct sockaddr_in *a = (struct sockaddr_in *)&ss;
-            uv_ip4_name(a, ip, sizeof(ip));
-            snprintf(c->laddr, sizeof(c->laddr), "%s:%d", ip, ntohs(a->sin_port));
-        }
+        format_addr(&ss, c->laddr, sizeof(c->laddr));
     }
 }
 
@@ -287,6 +288,16 @@ log_accept_error(int err)
                       &srv.stats.accept_errors_suppressed)) {
         log_warning("Accepting client connection: %s", uv_strerror(err));
     }
+}
+
+void
+conn_on_connection(uv_stream_t *server, int status, bool is_unix)
+{
+    if (status < 0) {
+        log_accept_error(status);
+        return;
+    }
+    conn_accept(server, is_unix);
 }
 
 void

@@ -77,7 +77,11 @@ struct conn {
 int conn_setup(uv_loop_t *loop);
 void conn_teardown(void);
 
-/* A listener accepted a connection on `server`. */
+/* A listener's connection callback: accept the client, or count and log
+ * (at most once a second) the error libuv reported. */
+void conn_on_connection(uv_stream_t *server, int status, bool is_unix);
+
+/* Accept a pending connection on `server`. */
 void conn_accept(uv_stream_t *server, bool is_unix);
 
 /* Close now (memory goes in the close callback); safe to call from inside

@@ -199,7 +199,8 @@ section_stats(struct text *t)
              (unsigned long long)s->net_input_bytes,
              (unsigned long long)s->net_output_bytes,
              (unsigned long long)s->rejected_connections,
-             (unsigned long long)(store_expired(srv.store) - s->expired_keys_base),
+             (unsigned long long)(store_expired(srv.store) -
+                                  s->expired_keys_base),
              (unsigned long long)s->keyspace_hits,
              (unsigned long long)s->keyspace_misses,
              (unsigned long long)s->total_error_replies,

@@ -70,7 +70,8 @@ log_write(enum log_level level, const char *fmt, ...)
     gettimeofday(&tv, NULL);
     gmtime_r(&tv.tv_sec, &tm);
     int n = snprintf(line, sizeof(line), "%d:M ", (int)getpid());
-    n += (int)strftime(line + n, sizeof(line) - (size_t)n, "%d %b %Y %H:%M:%S", &tm);
+    n += (int)strftime(line + n, sizeof(line) - (size_t)n,
+                       "%d %b %Y %H:%M:%S", &tm);
     n += snprintf(line + n, sizeof(line) - (size_t)n, ".%03d %c ",
                   (int)(tv.tv_usec / 1000), level_marks[level]);
     va_start(ap, fmt);

@@ -78,23 +78,13 @@ server_apply_limits(void)
 static void
 on_tcp_connection(uv_stream_t *server, int status)
 {
-    if (status < 0) {
-        srv.stats.accept_errors++;
-        log_warning("Accepting client connection: %s", uv_strerror(status));
-        return;
-    }
-    conn_accept(server, false);
+    conn_on_connection(server, status, false);
 }
 
 static void
 on_unix_connection(uv_stream_t *server, int status)
 {
-    if (status < 0) {
-        srv.stats.accept_errors++;
-        log_warning("Accepting client connection: %s", uv_strerror(status));
-        return;
-    }
-    conn_accept(server, true);
+    conn_on_connection(server, status, true);
 }
 
 static int
