@@ -24,6 +24,8 @@
       "path of a unix socket to listen on as well; empty = none")             \
     X(unixsocketperm, "unixsocketperm", CONF_OCTAL, "0", 0, 0777,             \
       "permissions of the unix socket file; 0 = leave as the umask makes it") \
+    X(requirepass, "requirepass", CONF_STRING, "", 0, 0,                      \
+      "password clients must AUTH with first; empty = no authentication")     \
     X(tcp_backlog, "tcp-backlog", CONF_INT, "511", 1, 65535,                  \
       "listen() backlog of pending connections")                              \
     X(maxclients, "maxclients", CONF_INT, "10000", 1, 1000000,                \

@@ -174,6 +174,14 @@ type_error(int type)
     }
 }
 
+static const char *
+bulk_too_long(const struct resp_parser *p)
+{
+    return p->lim->unauthenticated
+               ? "ERR Protocol error: unauthenticated bulk length"
+               : "ERR Protocol error: invalid bulk length";
+}
+
 static void *
 obj_string(const redisReadTask *task, char *str, size_t len)
 {
@@ -183,7 +191,7 @@ obj_string(const redisReadTask *task, char *str, size_t len)
         return NULL;
     }
     if (len > p->lim->max_bulk) {
-        p->cb_error = "ERR Protocol error: invalid bulk length";
+        p->cb_error = bulk_too_long(p);
         return NULL;
     }
     if (args_push(p, str, len) < 0) {
@@ -276,6 +284,12 @@ resp_destroy(struct resp_parser **pp)
     mem_free(p->ptrs);
     mem_free(p);
     *pp = NULL;
+}
+
+void
+resp_set_limits(struct resp_parser *p, const struct resp_limits *lim)
+{
+    p->lim = lim;
 }
 
 size_t
@@ -543,8 +557,15 @@ check_multibulk_header(struct resp_parser *p, int64_t *count)
     }
     if (cr[1] != '\n' ||
         !num_parse_i64(start + 1, (size_t)(cr - start - 1), count) ||
-        *count > INT32_MAX || (*count > 0 && (size_t)*count > p->lim->max_args)) {
+        *count > INT32_MAX) {
         set_error(p, "ERR Protocol error: invalid multibulk length");
+        return RESP_ERROR;
+    }
+    if (*count > 0 && (size_t)*count > p->lim->max_args) {
+        set_error(p, p->lim->unauthenticated
+                         ? "ERR Protocol error: unauthenticated multibulk "
+                           "length"
+                         : "ERR Protocol error: invalid multibulk length");
         return RESP_ERROR;
     }
     return RESP_REQUEST;
@@ -570,9 +591,12 @@ check_pending_bulk(struct resp_parser *p)
         }
         return RESP_AGAIN;
     }
-    if (!num_parse_i64(start, (size_t)(cr - start), &len) || len < 0 ||
-        (uint64_t)len > p->lim->max_bulk) {
+    if (!num_parse_i64(start, (size_t)(cr - start), &len) || len < 0) {
         set_error(p, "ERR Protocol error: invalid bulk length");
+        return RESP_ERROR;
+    }
+    if ((uint64_t)len > p->lim->max_bulk) {
+        set_error(p, bulk_too_long(p));
         return RESP_ERROR;
     }
     return RESP_AGAIN;

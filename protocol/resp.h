@@ -19,6 +19,8 @@ struct resp_limits {
     size_t max_bulk;     /* longest bulk string argument */
     size_t max_args;     /* most arguments in one request */
     size_t max_inline;   /* longest inline line (and '*'/'$' header line) */
+    bool unauthenticated; /* limits of a client before AUTH: say so in the
+                             errors, as Redis does */
 };
 
 enum resp_status {
@@ -43,6 +45,10 @@ struct resp_parser;
  * connection; it must outlive the parser. */
 struct resp_parser *resp_create(const struct resp_limits *lim);
 void resp_destroy(struct resp_parser **p);
+
+/* Hold the parser to other limits from now on (e.g. once a client has
+ * authenticated); same lifetime rule as resp_create's. */
+void resp_set_limits(struct resp_parser *p, const struct resp_limits *lim);
 
 /* Buffer n more bytes. Returns 0, or -1 with resp_error() set (query buffer
  * limit or out of memory); the parser is then unusable. */

@@ -388,6 +388,11 @@ cmd_execute(struct conn *c, struct resp_request *req)
                     cmd->name);
         return;
     }
+    if (!c->authenticated && strstr(cmd->flags, "no_auth") == NULL) {
+        cmd->stats.rejected_calls++;
+        conn_error(c, "NOAUTH Authentication required.");
+        return;
+    }
     run(c, cmd, req);
 }
 

@@ -137,16 +137,37 @@ set_client_name(struct conn *c, const char *name, size_t len)
 
 /* ---- AUTH and HELLO --------------------------------------------------- */
 
-/* Without requirepass the default user has no password: any password is
- * accepted for it, as Redis does; other users do not exist. */
+/* Compare without an early exit, so the time taken does not tell an
+ * attacker how many leading bytes of a guess were right (it depends only
+ * on the longer length). */
 static bool
-check_credentials(struct conn *c, const char *user, size_t ulen)
+secure_equal(const char *a, size_t alen, const char *b, size_t blen)
 {
-    if (user != NULL && !(ulen == 7 && memcmp(user, "default", 7) == 0)) {
+    size_t n = alen > blen ? alen : blen;
+    unsigned char diff = alen != blen;
+    for (size_t i = 0; i < n; i++) {
+        unsigned char x = i < alen ? (unsigned char)a[i] : 0;
+        unsigned char y = i < blen ? (unsigned char)b[i] : 0;
+        diff |= x ^ y;
+    }
+    return diff == 0;
+}
+
+/* As Redis: only the "default" user exists. Without requirepass it has no
+ * password and any password is accepted for it; with requirepass it must
+ * match. On success the client is authenticated. user may be NULL. */
+static bool
+check_credentials(struct conn *c, const char *user, size_t ulen,
+                  const char *pass, size_t plen)
+{
+    const char *want = srv.conf.requirepass;
+    if ((user != NULL && !(ulen == 7 && memcmp(user, "default", 7) == 0)) ||
+        (want[0] != '\0' && !secure_equal(pass, plen, want, strlen(want)))) {
         conn_error(c, "WRONGPASS invalid username-password pair or user is "
                       "disabled.");
         return false;
     }
+    conn_authenticated(c);
     return true;
 }
 
@@ -157,13 +178,18 @@ cmd_auth(struct conn *c, struct resp_request *req)
         conn_error(c, SYNTAX_ERROR);
         return;
     }
-    if (req->argc == 2) {
+    if (req->argc == 2 && srv.conf.requirepass[0] == '\0') {
         conn_error(c, "ERR AUTH <password> called without any password "
                       "configured for the default user. Are you sure your "
                       "configuration is correct?");
         return;
     }
-    if (check_credentials(c, req->argv[1], req->argvlen[1])) {
+    bool ok = req->argc == 2
+                  ? check_credentials(c, NULL, 0, req->argv[1],
+                                      req->argvlen[1])
+                  : check_credentials(c, req->argv[1], req->argvlen[1],
+                                      req->argv[2], req->argvlen[2]);
+    if (ok) {
         reply_ok(&c->out);
     }
 }
@@ -212,7 +238,8 @@ cmd_hello(struct conn *c, struct resp_request *req)
     for (; i < req->argc; i++) {
         size_t more = req->argc - i - 1;
         if (arg_is(req, i, "AUTH") && more >= 2) {
-            if (!check_credentials(c, req->argv[i + 1], req->argvlen[i + 1])) {
+            if (!check_credentials(c, req->argv[i + 1], req->argvlen[i + 1],
+                                   req->argv[i + 2], req->argvlen[i + 2])) {
                 return;
             }
             i += 2;
@@ -225,6 +252,14 @@ cmd_hello(struct conn *c, struct resp_request *req)
                         req->argv[i]);
             return;
         }
+    }
+    if (!c->authenticated) {
+        conn_error(c, "NOAUTH HELLO must be called with the client already "
+                      "authenticated, otherwise the HELLO <proto> AUTH <user> "
+                      "<pass> option can be used to authenticate the client "
+                      "and select the RESP protocol version at the same "
+                      "time");
+        return;
     }
     if (setname != NULL && !set_client_name(c, setname, setname_len)) {
         return;

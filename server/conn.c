@@ -180,6 +180,13 @@ finish_close(struct conn *c)
 }
 
 void
+conn_authenticated(struct conn *c)
+{
+    c->authenticated = true;
+    resp_set_limits(c->parser, &srv.limits);
+}
+
+void
 conn_close_after_reply(struct conn *c)
 {
     if (c->state == CONN_CLOSING) {
@@ -268,7 +275,9 @@ conn_create(bool is_unix)
     if (c == NULL) {
         return NULL;
     }
-    c->parser = resp_create(&srv.limits);
+    c->authenticated = srv.conf.requirepass[0] == '\0';
+    c->parser = resp_create(c->authenticated ? &srv.limits
+                                             : &srv.unauth_limits);
     if (c->parser == NULL) {
         mem_free(c);
         return NULL;

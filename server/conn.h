@@ -48,6 +48,7 @@ struct conn {
     bool input_queued;
     bool is_unix;
     bool backlog;                   /* not read until its requests ran */
+    bool authenticated;             /* AUTH done, or no requirepass */
     struct resp_parser *parser;
     struct obuf out;
     size_t inflight;                /* bytes handed to uv_write */
@@ -83,6 +84,9 @@ void conn_on_connection(uv_stream_t *server, int status, bool is_unix);
 
 /* Accept a pending connection on `server`. */
 void conn_accept(uv_stream_t *server, bool is_unix);
+
+/* The client passed AUTH: lift the small pre-AUTH request limits. */
+void conn_authenticated(struct conn *c);
 
 /* Close now (memory goes in the close callback); safe to call from inside
  * a command. */

@@ -31,6 +31,8 @@
 #define MAX_LISTENERS 16
 #define INLINE_MAX (64 * 1024)
 #define EXPIRE_BATCH 256
+#define UNAUTH_MAX_ARGS 10
+#define UNAUTH_MAX_BULK (16 * 1024)
 
 struct server srv;
 
@@ -67,6 +69,14 @@ server_apply_limits(void)
     srv.limits.max_bulk = (size_t)srv.conf.proto_max_bulk_len;
     srv.limits.max_args = (size_t)srv.conf.proto_max_args;
     srv.limits.max_inline = INLINE_MAX;
+    srv.limits.unauthenticated = false;
+    /* Before AUTH a client may send only what AUTH and HELLO need (Redis:
+     * 10 arguments, 16 KB bulks), so an unauthenticated peer cannot make
+     * the server buffer much. */
+    srv.unauth_limits = srv.limits;
+    srv.unauth_limits.max_args = UNAUTH_MAX_ARGS;
+    srv.unauth_limits.max_bulk = UNAUTH_MAX_BULK;
+    srv.unauth_limits.unauthenticated = true;
     if (uv_is_active((uv_handle_t *)&cron_timer)) {
         uint64_t every = (uint64_t)(1000 / srv.conf.hz);
         uv_timer_set_repeat(&cron_timer, every ? every : 1);
@@ -85,6 +95,44 @@ static void
 on_unix_connection(uv_stream_t *server, int status)
 {
     conn_on_connection(server, status, true);
+}
+
+static bool
+is_loopback(const char *addr)
+{
+    return strncmp(addr, "127.", 4) == 0 || strcmp(addr, "::1") == 0;
+}
+
+/* Listening beyond this host without a password lets anyone spend every
+ * client's limits or flush them: say so loudly, in the log or on `also`
+ * (--test-config). Returns true if so. */
+static bool
+warn_open_bind(FILE *also)
+{
+    char addrs[1024];
+    char *save = NULL;
+    bool open_bind = false;
+    if (srv.conf.requirepass[0] != '\0' || srv.conf.port == 0) {
+        return false;
+    }
+    snprintf(addrs, sizeof(addrs), "%s", srv.conf.bind);
+    for (char *a = strtok_r(addrs, " \t", &save); a != NULL;
+         a = strtok_r(NULL, " \t", &save)) {
+        open_bind |= !is_loopback(a);
+    }
+    if (open_bind) {
+        static const char msg[] =
+            "WARNING: listening on a non-loopback address (bind %s) without "
+            "requirepass: any host that can connect can spend or reset every "
+            "rate limit. Set requirepass or bind 127.0.0.1.";
+        if (also != NULL) {
+            fprintf(also, msg, srv.conf.bind);
+            fputc('\n', also);
+        } else {
+            log_warning(msg, srv.conf.bind);
+        }
+    }
+    return open_bind;
 }
 
 static int
@@ -434,6 +482,7 @@ main(int argc, char **argv)
         return 1;
     }
     if (has_flag(argc, argv, "--test-config", NULL)) {
+        warn_open_bind(stdout);
         printf("cellgate: configuration OK\n");
         conf_deinit(&srv.conf);
         return 0;
@@ -446,6 +495,7 @@ main(int argc, char **argv)
     }
     log_notice("cellgate %s starting, pid %d, config %s", CELLGATE_VERSION,
                (int)getpid(), srv.config_file ? srv.config_file : "(none)");
+    warn_open_bind(NULL);
     if (setup() < 0) {
         log_warning("Start-up failed, exiting");
         if (srv.loop != NULL) {

@@ -49,6 +49,7 @@ struct server {
     uv_loop_t *loop;
     struct store *store;
     struct resp_limits limits;    /* derived from conf */
+    struct resp_limits unauth_limits; /* before AUTH: Redis's small caps */
     /* clients */
     struct conn *clients;         /* all connected clients */
     size_t nclients;

@@ -350,12 +350,13 @@ class Daemon:
         try:
             s.sendall(b"PING\r\n")
             got = b""
-            while len(got) < 7:
-                chunk = s.recv(64)
+            while b"\r\n" not in got:
+                chunk = s.recv(256)
                 if not chunk:
                     break
                 got += chunk
-            return got == b"+PONG\r\n"
+            # With requirepass the server is up when it asks for AUTH.
+            return got == b"+PONG\r\n" or got.startswith(b"-NOAUTH ")
         except OSError:
             return False
         finally:
