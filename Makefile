@@ -47,10 +47,10 @@ REPLAY_BIN := $(BUILD)/gcra_replay
 VECTORS  := ../shared/conformance/cl_throttle_vectors.jsonl
 
 PKGS := libuv1-dev libhiredis-dev check pkg-config redis-tools redis-server \
-        python3-redis python3-pytest gcc make
+        python3-redis python3-pytest gcc make clang libclang-rt-14-dev
 
 .PHONY: all run test test-unit test-integration test-conformance sanitize \
-        bench deps clean check-deps
+        bench deps clean check-deps fuzz test-fuzz
 
 all: $(BIN)
 
@@ -91,6 +91,7 @@ test: deps
 	$(MAKE) test-integration
 	$(MAKE) SANITIZE=1 test-unit
 	$(MAKE) SANITIZE=1 test-integration
+	$(MAKE) test-fuzz
 	@echo "make test: all suites passed (plain and ASan+UBSan)"
 
 test-unit: $(UNIT_BIN) $(REPLAY_BIN)
@@ -108,6 +109,41 @@ bench: deps
 	$(MAKE) all
 	bash bench/run.sh
 
+# libFuzzer drivers (clang), for the request parser and the config parser.
+# `make fuzz` fuzzes each for FUZZ_SECONDS; `make test-fuzz` (part of make
+# test) replays the committed seed corpus and fuzzes briefly. New inputs go
+# to build-fuzz/, never into the committed corpus.
+FUZZ_SECONDS ?= 600
+FUZZ_BRIEF   ?= 5
+FUZZ_CFLAGS  := $(STD) $(WARN) -g -O1 -fsanitize=fuzzer,address,undefined \
+                -fno-sanitize-recover=undefined -I. $(DEPS_CFLAGS)
+FUZZ_RESP    := build-fuzz/fuzz_resp
+FUZZ_CONF    := build-fuzz/fuzz_conf
+
+$(FUZZ_RESP): tests/fuzz/fuzz_resp.c protocol/resp.c protocol/num.c protocol/mem.c protocol/resp.h
+	@mkdir -p build-fuzz
+	clang $(FUZZ_CFLAGS) -o $@ tests/fuzz/fuzz_resp.c protocol/resp.c \
+	    protocol/num.c protocol/mem.c $(DEPS_LIBS)
+
+$(FUZZ_CONF): tests/fuzz/fuzz_conf.c conf/conf.c conf/conf.h conf/options.h
+	@mkdir -p build-fuzz
+	clang $(FUZZ_CFLAGS) -o $@ tests/fuzz/fuzz_conf.c conf/conf.c
+
+fuzz: $(FUZZ_RESP) $(FUZZ_CONF)
+	@mkdir -p build-fuzz/found-resp build-fuzz/found-conf
+	./$(FUZZ_RESP) -max_total_time=$(FUZZ_SECONDS) -print_final_stats=1 \
+	    build-fuzz/found-resp tests/fuzz/corpus/resp
+	./$(FUZZ_CONF) -max_total_time=$(FUZZ_SECONDS) -print_final_stats=1 \
+	    build-fuzz/found-conf tests/fuzz/corpus/conf
+
+test-fuzz: $(FUZZ_RESP) $(FUZZ_CONF)
+	@mkdir -p build-fuzz/brief-resp build-fuzz/brief-conf
+	./$(FUZZ_RESP) -max_total_time=$(FUZZ_BRIEF) build-fuzz/brief-resp \
+	    tests/fuzz/corpus/resp
+	./$(FUZZ_CONF) -max_total_time=$(FUZZ_BRIEF) build-fuzz/brief-conf \
+	    tests/fuzz/corpus/conf
+	@echo "test-fuzz: both fuzzers ran their corpus and $(FUZZ_BRIEF) s each without a finding"
+
 # server/ may include everything; protocol/, conf/ and algorithms/ must
 # not reach up into server/; algorithms/ depends on libc only.
 check-deps:
@@ -117,4 +153,4 @@ check-deps:
 	@echo "check-deps: ok"
 
 clean:
-	rm -rf build build-san cellgate
+	rm -rf build build-san build-fuzz cellgate

@@ -264,7 +264,9 @@ resp_create(const struct resp_limits *lim)
         resp_destroy(&p);
         return NULL;
     }
-    redisReaderSetPrivdata(p->reader, p);
+    /* Not redisReaderSetPrivdata(): 0.14.1's macro casts the pointer to
+     * int, which clang rightly rejects. */
+    p->reader->privdata = p;
     return p;
 }
 
