@@ -41,7 +41,8 @@ UNIT_OBJ := $(UNIT_SRC:%.c=$(BUILD)/%.o)
 UNIT_BIN := $(BUILD)/check_unit
 # Unit tests link the modules that stand alone, not the server's globals.
 UNIT_LIB_SRC := $(wildcard protocol/*.c) $(wildcard algorithms/*.c) \
-            $(wildcard conf/*.c) server/store.c server/wheel.c server/glob.c
+            $(wildcard conf/*.c) server/store.c server/wheel.c server/glob.c \
+            server/clock.c
 UNIT_LIB_OBJ := $(UNIT_LIB_SRC:%.c=$(BUILD)/%.o)
 REPLAY_BIN := $(BUILD)/gcra_replay
 VECTORS  := ../shared/conformance/cl_throttle_vectors.jsonl

@@ -8,16 +8,22 @@
 static wall_ns last_wall;
 
 wall_ns
+clock_clamp(wall_ns *last, wall_ns raw)
+{
+    if (raw < *last) {
+        return *last;
+    }
+    *last = raw;
+    return raw;
+}
+
+wall_ns
 clock_wall_now(void)
 {
     struct timespec ts;
     clock_gettime(CLOCK_REALTIME, &ts);
-    wall_ns now = (wall_ns)ts.tv_sec * 1000000000LL + ts.tv_nsec;
-    if (now < last_wall) {
-        return last_wall;
-    }
-    last_wall = now;
-    return now;
+    return clock_clamp(&last_wall,
+                       (wall_ns)ts.tv_sec * 1000000000LL + ts.tv_nsec);
 }
 
 mono_ns

@@ -16,6 +16,10 @@ typedef int64_t wall_ns;   /* ns since the Unix epoch, never decreasing */
 typedef int64_t mono_ns;   /* CLOCK_MONOTONIC ns */
 
 wall_ns clock_wall_now(void);
+
+/* The clamp clock_wall_now() applies: `raw` unless it is below *last (the
+ * clock stepped back), then *last; *last follows the result. */
+wall_ns clock_clamp(wall_ns *last, wall_ns raw);
 mono_ns clock_mono_now(void);
 
 /* Raw wall clock in microseconds (TIME, INFO), not clamped. */

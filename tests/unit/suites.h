@@ -16,5 +16,6 @@ Suite *num_suite(void);
 Suite *reply_suite(void);
 Suite *obuf_suite(void);
 Suite *resp_suite(void);
+Suite *clock_suite(void);
 
 #endif
