@@ -45,6 +45,10 @@
     X(output_hard_limit, "client-output-hard-limit", CONF_BYTES, "256mb",     \
       1024, 68719476736LL,                                                    \
       "close a client whose unsent output passes this size")                  \
+    X(maxmemory, "maxmemory", CONF_BYTES, "0", 0, 1125899906842624LL,         \
+      "memory ceiling for keys in bytes; 0 = no limit")                       \
+    X(maxmemory_policy, "maxmemory-policy", CONF_ENUM, "noeviction", 0, 0,    \
+      "at the ceiling {noeviction volatile-ttl}")                             \
     X(log_max_entries, "log-max-entries", CONF_INT, "10000", 1, 10000000,     \
       "largest RL.LOG limit: bounds the entries one log key keeps")           \
     X(tiers_max_window, "tiers-max-window", CONF_INT, "3600", 1, 86400,       \

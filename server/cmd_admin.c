@@ -721,6 +721,7 @@ cmd_config_resetstat(struct conn *c, struct resp_request *req)
     memset(&srv.stats, 0, sizeof(srv.stats));
     srv.stats.accept_error_logged_ms = logged;
     srv.stats.expired_keys_base = store_expired(srv.store);
+    srv.stats.evicted_keys_base = store_evicted(srv.store);
     cmd_reset_stats();
     reply_ok(&c->out);
 }

@@ -69,6 +69,41 @@ keytype_redis_pttl(const struct store_rec *r, int64_t now_ns)
     return (r->expire_at / NS_PER_MS - 1) - now_ns / NS_PER_MS;
 }
 
+#define OOM_ERROR "OOM command not allowed when used memory > 'maxmemory'."
+#define EVICT_MAX_PER_ADD 1024  /* bounds the work one request can cause */
+
+/* Room for one more key under maxmemory, evicting if the policy says so. */
+static bool
+keyspace_admit(void)
+{
+    if (srv.conf.maxmemory == 0) {
+        return true;
+    }
+    bool may_evict = strcmp(srv.conf.maxmemory_policy, "volatile-ttl") == 0;
+    for (int i = 0; mem_used() > (size_t)srv.conf.maxmemory; i++) {
+        if (!may_evict || i == EVICT_MAX_PER_ADD ||
+            !store_evict_soonest(srv.store)) {
+            return false;
+        }
+    }
+    return true;
+}
+
+struct store_rec *
+keyspace_add(struct conn *c, const struct resp_request *req, uint8_t type,
+             size_t state_size)
+{
+    struct store_rec *r = NULL;
+    if (keyspace_admit()) {
+        r = store_add(srv.store, req->argv[1], req->argvlen[1], type,
+                      state_size);
+    }
+    if (r == NULL) {
+        conn_error(c, OOM_ERROR);
+    }
+    return r;
+}
+
 struct store_rec *
 keyspace_lookup(struct conn *c, const struct resp_request *req, size_t i,
                 int64_t now)

@@ -121,10 +121,8 @@ store_decision(struct conn *c, struct resp_request *req,
                int64_t now)
 {
     if (r == NULL) {
-        r = store_add(srv.store, req->argv[1], req->argvlen[1], KEY_GCRA,
-                      sizeof(struct gcra_state));
+        r = keyspace_add(c, req, KEY_GCRA, sizeof(struct gcra_state));
         if (r == NULL) {
-            conn_error(c, OOM_ERROR);
             return false;
         }
     }
@@ -278,9 +276,8 @@ commit_state(struct conn *c, struct resp_request *req, struct store_rec *r,
         return true;
     }
     if (r == NULL) {
-        r = store_add(srv.store, req->argv[1], req->argvlen[1], type, size);
+        r = keyspace_add(c, req, type, size);
         if (r == NULL) {
-            conn_error(c, OOM_ERROR);
             return false;
         }
     }

@@ -172,10 +172,8 @@ cmd_rl_log(struct conn *c, struct resp_request *req)
     }
     if (!o.peek && !d.limited && (p.cost > 0 || ls != NULL)) {
         if (r == NULL) {
-            r = store_add(srv.store, req->argv[1], req->argvlen[1], KEY_LOG,
-                          sizeof(struct log_state));
+            r = keyspace_add(c, req, KEY_LOG, sizeof(struct log_state));
             if (r == NULL) {
-                conn_error(c, OOM_ERROR);
                 return;
             }
             ls = store_rec_state(r);
@@ -337,10 +335,8 @@ cmd_rl_tiers(struct conn *c, struct resp_request *req)
     }
     if (!o.peek && !d.limited && p.cost != 0 && (p.cost > 0 || ts)) {
         if (r == NULL) {
-            r = store_add(srv.store, req->argv[1], req->argvlen[1],
-                          KEY_TIERS, sizeof(struct tiers_state));
+            r = keyspace_add(c, req, KEY_TIERS, sizeof(struct tiers_state));
             if (r == NULL) {
-                conn_error(c, OOM_ERROR);
                 return;
             }
             ts = store_rec_state(r);

@@ -138,11 +138,12 @@ section_clients(struct text *t)
 static void
 section_memory(struct text *t)
 {
-    char h_used[32], h_rss[32], h_peak[32];
+    char h_used[32], h_rss[32], h_peak[32], h_max[32];
     size_t used = mem_used(), rss = rss_bytes(), peak = mem_peak();
     human(h_used, sizeof(h_used), (double)used);
     human(h_rss, sizeof(h_rss), (double)rss);
     human(h_peak, sizeof(h_peak), (double)peak);
+    human(h_max, sizeof(h_max), (double)srv.conf.maxmemory);
     text_add(t, "# Memory\r\n"
              "used_memory:%zu\r\n"
              "used_memory_human:%s\r\n"
@@ -151,12 +152,13 @@ section_memory(struct text *t)
              "used_memory_peak:%zu\r\n"
              "used_memory_peak_human:%s\r\n"
              "mem_fragmentation_ratio:%.2f\r\n"
-             "maxmemory:0\r\n"
-             "maxmemory_human:0B\r\n"
-             "maxmemory_policy:noeviction\r\n"
+             "maxmemory:%lld\r\n"
+             "maxmemory_human:%s\r\n"
+             "maxmemory_policy:%s\r\n"
              "mem_allocator:libc\r\n",
              used, h_used, rss, h_rss, peak, h_peak,
-             used ? (double)rss / (double)used : 0.0);
+             used ? (double)rss / (double)used : 0.0,
+             (long long)srv.conf.maxmemory, h_max, srv.conf.maxmemory_policy);
 }
 
 static void
@@ -185,7 +187,7 @@ section_stats(struct text *t)
              "total_net_output_bytes:%llu\r\n"
              "rejected_connections:%llu\r\n"
              "expired_keys:%llu\r\n"
-             "evicted_keys:0\r\n"
+             "evicted_keys:%llu\r\n"
              "keyspace_hits:%llu\r\n"
              "keyspace_misses:%llu\r\n"
              "total_error_replies:%llu\r\n"
@@ -201,6 +203,8 @@ section_stats(struct text *t)
              (unsigned long long)s->rejected_connections,
              (unsigned long long)(store_expired(srv.store) -
                                   s->expired_keys_base),
+             (unsigned long long)(store_evicted(srv.store) -
+                                  s->evicted_keys_base),
              (unsigned long long)s->keyspace_hits,
              (unsigned long long)s->keyspace_misses,
              (unsigned long long)s->total_error_replies,

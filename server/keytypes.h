@@ -33,6 +33,12 @@ struct store_rec *keyspace_lookup(struct conn *c,
                                   const struct resp_request *req, size_t i,
                                   int64_t now);
 
+/* Add argv[1] as a new key of `type`, within maxmemory: evicts first when
+ * the policy allows, and replies -OOM (returning NULL) when there is no
+ * room or no memory. */
+struct store_rec *keyspace_add(struct conn *c, const struct resp_request *req,
+                               uint8_t type, size_t state_size);
+
 /* TYPE's answer for a record. */
 const char *keytype_name(uint8_t type);
 

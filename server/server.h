@@ -28,6 +28,7 @@ struct server_stats {
     uint64_t rejected_connections;
     uint64_t commands_processed;
     uint64_t expired_keys_base;   /* store_expired() at CONFIG RESETSTAT */
+    uint64_t evicted_keys_base;   /* store_evicted() at CONFIG RESETSTAT */
     uint64_t keyspace_hits;
     uint64_t keyspace_misses;
     uint64_t net_input_bytes;

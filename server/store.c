@@ -99,6 +99,7 @@ struct store {
     size_t volatile_count;      /* records whose expire_at != STORE_NEVER */
     store_release_fn release;   /* frees what a record's state points to */
     uint64_t expired;           /* dead records removed, lazily or not */
+    uint64_t evicted;           /* live records removed for memory */
     uint64_t k0, k1;            /* SipHash key */
     struct wheel *wheel;
 };
@@ -716,6 +717,24 @@ store_expire(struct store *s, int64_t now, size_t budget)
     assert(s->scanning == 0);
     (void)wheel_advance(s->wheel, now, budget, expire_fire, &ctx);
     return ctx.removed;
+}
+
+bool
+store_evict_soonest(struct store *s)
+{
+    struct wheel_entry *e = wheel_first(s->wheel);
+    if (e == NULL) {
+        return false;
+    }
+    store_remove(s, rec_of_timer(e));
+    s->evicted++;
+    return true;
+}
+
+uint64_t
+store_evicted(const struct store *s)
+{
+    return s->evicted;
 }
 
 bool

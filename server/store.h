@@ -96,6 +96,13 @@ size_t store_volatile(const struct store *s);
 /* Dead records removed since creation, by lookups or by the wheel. */
 uint64_t store_expired(const struct store *s);
 
+/* Evict one of the records closest to their expiry (volatile-ttl); false
+ * when no record has an expiry. */
+bool store_evict_soonest(struct store *s);
+
+/* Records evicted since creation. */
+uint64_t store_evicted(const struct store *s);
+
 /* Remove every record. */
 void store_flush(struct store *s);
 

@@ -558,3 +558,20 @@ wheel_pending(const struct wheel *w, int64_t now)
      * caller looping on this would spin on entries due later in it. */
     return ev.tick < until || (ev.level > 0 && ev.tick <= until);
 }
+
+struct wheel_entry *
+wheel_first(const struct wheel *w)
+{
+    struct wheel_event ev;
+
+    if (!list_empty(&w->expired)) {
+        return w->expired.next;
+    }
+    if (!next_event(w, &ev)) {
+        return NULL;
+    }
+    /* Entries of a level-0 slot share their tick; a higher slot's are
+     * within its range, so this is among the earliest, not always the
+     * very earliest (good enough to choose what to evict). */
+    return w->slot[ev.level][ev.slot].next;
+}

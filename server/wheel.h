@@ -60,6 +60,10 @@ size_t wheel_advance(struct wheel *w, int64_t now, size_t budget,
  * (its budget or work cap ended it early). */
 bool wheel_pending(const struct wheel *w, int64_t now);
 
+/* One of the entries due soonest (the earliest slot's first), or NULL when
+ * the wheel is empty; it stays scheduled. */
+struct wheel_entry *wheel_first(const struct wheel *w);
+
 size_t wheel_count(const struct wheel *w);
 
 #endif
