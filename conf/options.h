@@ -45,6 +45,8 @@
     X(output_hard_limit, "client-output-hard-limit", CONF_BYTES, "256mb",     \
       1024, 68719476736LL,                                                    \
       "close a client whose unsent output passes this size")                  \
+    X(cluster_mode, "cluster-mode", CONF_ENUM, "no", 0, 0,                    \
+      "answer CLUSTER as a one-node cluster owning every slot {no emulated}")  \
     X(maxmemory, "maxmemory", CONF_BYTES, "0", 0, 1125899906842624LL,         \
       "memory ceiling for keys in bytes; 0 = no limit")                       \
     X(maxmemory_policy, "maxmemory-policy", CONF_ENUM, "noeviction", 0, 0,    \

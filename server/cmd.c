@@ -110,6 +110,28 @@ static struct cmd config_subcommands[] = {
       { 0, 0, 0, 0 } }
 };
 
+#define CLUSTER_SUB(sub, arity, summary, args, proc)                          \
+    { "cluster|" sub, arity, "loading stale", 0, 0, 0, NULL, "slow",          \
+      "cluster", "3.0.0", summary, args, proc, NULL, { 0, 0, 0, 0 } }
+
+static struct cmd cluster_subcommands[] = {
+    CLUSTER_SUB("info", 2, "Returns information about the state of a node.",
+                "", cmd_cluster_info),
+    CLUSTER_SUB("keyslot", 3, "Returns the hash slot for a key.",
+                "key:string", cmd_cluster_keyslot),
+    CLUSTER_SUB("myid", 2, "Returns the ID of a node.", "", cmd_cluster_myid),
+    CLUSTER_SUB("nodes", 2, "Returns the cluster configuration for a node.",
+                "", cmd_cluster_nodes),
+    CLUSTER_SUB("shards", 2, "Returns the mapping of cluster slots to "
+                "shards.", "", cmd_cluster_shards),
+    CLUSTER_SUB("slots", 2, "Returns the mapping of cluster slots to nodes.",
+                "", cmd_cluster_slots),
+    CLUSTER_SUB("help", 2, "Returns helpful text about the different "
+                "subcommands.", "", cmd_cluster_help),
+    { NULL, 0, NULL, 0, 0, 0, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL,
+      { 0, 0, 0, 0 } }
+};
+
 static struct cmd table[] = {
     { "cl.throttle", -1, "write denyoom fast module", 1, 1, 1,
       "RW ACCESS UPDATE", "write fast", "ratelimit", "1.0.0",
@@ -181,6 +203,9 @@ static struct cmd table[] = {
     { "client", -2, "", 0, 0, 0, NULL, "slow", "connection", "2.4.0",
       "A container for client connection commands.", "", cmd_client,
       client_subcommands, { 0, 0, 0, 0 } },
+    { "cluster", -2, "", 0, 0, 0, NULL, "slow", "cluster", "3.0.0",
+      "A container for Redis Cluster commands (cluster-mode emulated).", "",
+      cmd_cluster, cluster_subcommands, { 0, 0, 0, 0 } },
     { "command", -1, "loading stale", 0, 0, 0, NULL, "slow connection",
       "server", "2.8.13", "Returns detailed information about all commands.",
       "", cmd_command, command_subcommands, { 0, 0, 0, 0 } },

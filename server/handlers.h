@@ -4,6 +4,8 @@
 #ifndef CELLGATE_HANDLERS_H
 #define CELLGATE_HANDLERS_H
 
+#include <stddef.h>
+
 #include "protocol/resp.h"
 
 struct conn;
@@ -38,6 +40,17 @@ HANDLER(cmd_flushall);
 HANDLER(cmd_time);
 HANDLER(cmd_shutdown);
 HANDLER(cmd_info);
+
+/* cmd_cluster.c */
+HANDLER(cmd_cluster);
+HANDLER(cmd_cluster_keyslot);
+HANDLER(cmd_cluster_myid);
+HANDLER(cmd_cluster_slots);
+HANDLER(cmd_cluster_shards);
+HANDLER(cmd_cluster_nodes);
+HANDLER(cmd_cluster_info);
+HANDLER(cmd_cluster_help);
+unsigned cluster_keyslot(const char *key, size_t len);
 
 /* cmd_command.c */
 HANDLER(cmd_command);

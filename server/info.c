@@ -277,6 +277,14 @@ section_errorstats(struct text *t)
 }
 
 static void
+section_cluster(struct text *t)
+{
+    text_add(t, "# Cluster\r\n"
+             "cluster_enabled:%d\r\n",
+             strcmp(srv.conf.cluster_mode, "emulated") == 0);
+}
+
+static void
 section_keyspace(struct text *t)
 {
     size_t keys = store_size(srv.store);
@@ -303,6 +311,7 @@ static const struct section sections[] = {
     { "cpu", section_cpu, true },
     { "commandstats", section_commandstats, false },
     { "errorstats", section_errorstats, true },
+    { "cluster", section_cluster, true },
     { "keyspace", section_keyspace, true },
 };
 #define NSECTIONS (sizeof(sections) / sizeof(sections[0]))
