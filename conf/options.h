@@ -57,6 +57,10 @@
       "largest RL.TIERS window in seconds: bounds a key's buckets")           \
     X(hz, "hz", CONF_INT, "10", 1, 500,                                       \
       "background task frequency: key expiry, rehashing, idle timeouts")      \
+    X(slowlog_log_slower_than, "slowlog-log-slower-than", CONF_INT, "10000",  \
+      -1, 2147483647, "log commands slower than this many microseconds; -1 = off") \
+    X(slowlog_max_len, "slowlog-max-len", CONF_INT, "128", 0, 1000000,        \
+      "most entries SLOWLOG keeps")                                           \
     X(loglevel, "loglevel", CONF_ENUM, "notice", 0, 0,                        \
       "log verbosity {debug verbose notice warning}")                         \
     X(logfile, "logfile", CONF_STRING, "", 0, 0,                              \

@@ -16,6 +16,7 @@
 #include "server/conn.h"
 #include "server/handlers.h"
 #include "server/server.h"
+#include "server/slowlog.h"
 
 #define NAME_MAX_LEN 32
 #define INDEX_SIZE 256       /* power of two, well above the command count */
@@ -132,6 +133,25 @@ static struct cmd cluster_subcommands[] = {
       { 0, 0, 0, 0 } }
 };
 
+#define SLOWLOG_SUB(sub, arity, summary, args, proc)                          \
+    { "slowlog|" sub, arity, "admin loading stale skip_slowlog", 0, 0, 0,    \
+      NULL,            \
+      "admin slow dangerous", "server", "2.2.12", summary, args, proc, NULL,  \
+      { 0, 0, 0, 0 } }
+
+static struct cmd slowlog_subcommands[] = {
+    SLOWLOG_SUB("get", -2, "Returns the slow log's entries.",
+                "?count:integer", cmd_slowlog_get),
+    SLOWLOG_SUB("len", 2, "Returns the number of entries in the slow log.",
+                "", cmd_slowlog_len),
+    SLOWLOG_SUB("reset", 2, "Clears all entries from the slow log.", "",
+                cmd_slowlog_reset),
+    SLOWLOG_SUB("help", 2, "Show helpful text about the different "
+                "subcommands.", "", cmd_slowlog_help),
+    { NULL, 0, NULL, 0, 0, 0, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL,
+      { 0, 0, 0, 0 } }
+};
+
 static struct cmd table[] = {
     { "cl.throttle", -1, "write denyoom fast module", 1, 1, 1,
       "RW ACCESS UPDATE", "write fast", "ratelimit", "1.0.0",
@@ -184,13 +204,15 @@ static struct cmd table[] = {
     { "select", 2, "loading stale fast", 0, 0, 0, NULL, "fast connection",
       "connection", "1.0.0", "Changes the selected database (only 0 "
       "exists).", "index:integer", cmd_select, NULL, { 0, 0, 0, 0 } },
-    { "hello", -1, "noscript loading stale fast no_auth", 0, 0, 0, NULL,
+    { "hello", -1, "noscript loading stale fast no_auth skip_slowlog", 0, 0,
+      0, NULL,
       "fast connection", "connection", "6.0.0",
       "Handshakes with the server.",
       "?protover:integer ?AUTH:pure-token ?username:string ?password:string "
       "?SETNAME:pure-token ?clientname:string", cmd_hello, NULL,
       { 0, 0, 0, 0 } },
-    { "auth", -2, "noscript loading stale fast no_auth", 0, 0, 0, NULL,
+    { "auth", -2, "noscript loading stale fast no_auth skip_slowlog", 0, 0,
+      0, NULL,
       "fast connection", "connection", "1.0.0",
       "Authenticates the connection.", "?username:string password:string",
       cmd_auth, NULL, { 0, 0, 0, 0 } },
@@ -224,6 +246,9 @@ static struct cmd table[] = {
     { "flushdb", -1, "write", 0, 0, 0, NULL, "keyspace write slow dangerous",
       "server", "1.0.0", "Removes all keys.", "?ASYNC:pure-token "
       "?SYNC:pure-token", cmd_flushall, NULL, { 0, 0, 0, 0 } },
+    { "slowlog", -2, "", 0, 0, 0, NULL, "slow", "server", "2.2.12",
+      "A container for slow log commands.", "", cmd_slowlog,
+      slowlog_subcommands, { 0, 0, 0, 0 } },
     { "time", 1, "loading stale fast", 0, 0, 0, NULL, "fast", "server",
       "2.6.0", "Returns the server time.", "", cmd_time, NULL,
       { 0, 0, 0, 0 } },
@@ -388,14 +413,21 @@ run(struct conn *c, struct cmd *cmd, struct resp_request *req)
 {
     c->reply_error = false;
     c->last_cmd = cmd;
+    if (cmd->subcommands != NULL) {
+        /* A container: its subcommand is run, timed and counted. */
+        cmd->proc(c, req);
+        return;
+    }
     cmd->proc(c, req);
     mono_ns end = clock_mono_now();
+    uint64_t usec = (uint64_t)(end - batch_mark) / 1000;
     cmd->stats.calls++;
-    cmd->stats.usec += (uint64_t)(end - batch_mark) / 1000;
+    cmd->stats.usec += usec;
     batch_mark = end;
     if (c->reply_error) {
         cmd->stats.failed_calls++;
     }
+    slowlog_note(c, cmd->flags, req, usec);
 }
 
 void

@@ -52,6 +52,13 @@ HANDLER(cmd_cluster_info);
 HANDLER(cmd_cluster_help);
 unsigned cluster_keyslot(const char *key, size_t len);
 
+/* slowlog.c */
+HANDLER(cmd_slowlog);
+HANDLER(cmd_slowlog_get);
+HANDLER(cmd_slowlog_len);
+HANDLER(cmd_slowlog_reset);
+HANDLER(cmd_slowlog_help);
+
 /* cmd_command.c */
 HANDLER(cmd_command);
 HANDLER(cmd_command_count);

@@ -27,6 +27,7 @@
 #include "server/keytypes.h"
 #include "server/log.h"
 #include "server/server.h"
+#include "server/slowlog.h"
 
 #define MAX_LISTENERS 16
 #define INLINE_MAX (64 * 1024)
@@ -456,6 +457,7 @@ teardown(void)
         }
     }
     store_destroy(&srv.store);
+    slowlog_teardown();
     log_teardown();
     conf_deinit(&srv.conf);
 }

@@ -306,7 +306,8 @@ def test_config_get(server, r):
     everything = r.config_get("*")
     assert everything["maxclients"] == "10000"
     assert everything["bind"] == "127.0.0.1"
-    assert r.config_get("max*") == {"maxclients": "10000"}
+    assert r.config_get("max*") == {"maxclients": "10000", "maxmemory": "0",
+                                    "maxmemory-policy": "noeviction"}
     assert r.config_get("nothing-like-this") == {}
 
 
@@ -572,3 +573,45 @@ def test_keys_glob_classes_and_escapes(r):
     assert sorted(r.keys("[ab]?")) == [b"a*", b"a1", b"b2"]
     assert sorted(r.keys("[^a]?")) == [b"b2", b"c3"]
     assert r.keys("a\\*") == [b"a*"]
+
+
+# ---- SLOWLOG ----------------------------------------------------------------------
+
+def test_slowlog_records_commands_over_the_threshold(start_daemon):
+    d = start_daemon("--slowlog-log-slower-than", "0", "--slowlog-max-len", "3")
+    r = d.client()
+    r.client_setname("worker-7")
+    r.execute_command("CL.THROTTLE", "a" * 200, 1, 1, 1)
+    r.execute_command("DEL", *["k%d" % i for i in range(40)])
+    raw = d.raw()
+    got = r.execute_command("SLOWLOG", "GET", "2")
+    assert len(got) == 2
+    newest, older = got
+    assert newest[3][0] == b"DEL" and newest[3][-1] == b"... (10 more arguments)"
+    assert len(newest[3]) == 32
+    assert older[3][:2] == [b"CL.THROTTLE", b"a" * 128 + b"... (72 more bytes)"]
+    assert older[5] == b"worker-7" and older[4].startswith(b"127.0.0.1:")
+    assert newest[0] > older[0] and newest[2] >= 0
+    assert r.execute_command("SLOWLOG", "LEN") == 3          # capped at max-len
+    assert r.execute_command("SLOWLOG", "RESET") == b"OK"
+    assert r.execute_command("SLOWLOG", "LEN") == 0          # SLOWLOG is not logged
+    raw.command("AUTH", "default", "secret-password")
+    assert r.execute_command("SLOWLOG", "GET", "-1") == []   # nor is AUTH
+    with pytest.raises(redis.ResponseError) as e:
+        r.execute_command("SLOWLOG", "GET", "x")
+    assert str(e.value) == "count should be greater than or equal to -1"
+
+
+def test_slowlog_is_off_below_the_threshold(r):
+    r.execute_command("SLOWLOG", "RESET")
+    r.ping()
+    assert r.execute_command("SLOWLOG", "LEN") == 0
+
+
+def test_container_commands_count_once_in_commandstats(start_daemon):
+    d = start_daemon()
+    r = d.client(decode_responses=True)
+    r.client_setname("x")
+    stats = r.info("commandstats")
+    assert stats["cmdstat_client|setname"]["calls"] == 1
+    assert "cmdstat_client" not in stats

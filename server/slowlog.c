@@ -1,0 +1,251 @@
+/*
+ * slowlog.c - see slowlog.h. Entries live in a ring sized by
+ * slowlog-max-len; each owns one allocation holding its argument copies.
+ */
+#include "server/slowlog.h"
+
+#include <stdio.h>
+#include <string.h>
+#include <strings.h>
+
+#include "protocol/mem.h"
+#include "protocol/num.h"
+#include "protocol/reply.h"
+#include "server/clock.h"
+#include "server/cmd.h"
+#include "server/conn.h"
+#include "server/handlers.h"
+#include "server/server.h"
+
+#define SLOWLOG_MAX_ARGS 32     /* as Redis: the rest is summarised */
+#define SLOWLOG_MAX_ARGLEN 128
+
+struct slow_entry {
+    uint64_t id;
+    int64_t time;               /* unix seconds */
+    uint64_t usec;
+    int argc;
+    char **argv;                /* argc strings, NUL-terminated */
+    size_t *argvlen;
+    char addr[64];
+    char name[64];
+};
+
+static struct slow_entry **ring;    /* oldest first, newest last */
+static size_t ring_len;
+static size_t ring_cap;
+static uint64_t next_id;
+
+static void
+entry_free(struct slow_entry *e)
+{
+    if (e != NULL) {
+        for (int i = 0; i < e->argc; i++) {
+            mem_free(e->argv[i]);
+        }
+        mem_free(e->argv);
+        mem_free(e->argvlen);
+        mem_free(e);
+    }
+}
+
+/* Copy one argument, cut as Redis does: "... (N more bytes)". */
+static bool
+copy_arg(struct slow_entry *e, int i, const char *s, size_t len)
+{
+    char tail[48] = "";
+    size_t keep = len;
+    if (len > SLOWLOG_MAX_ARGLEN) {
+        keep = SLOWLOG_MAX_ARGLEN;
+        snprintf(tail, sizeof(tail), "... (%zu more bytes)",
+                 len - SLOWLOG_MAX_ARGLEN);
+    }
+    size_t tlen = strlen(tail);
+    e->argv[i] = mem_malloc(keep + tlen + 1);
+    if (e->argv[i] == NULL) {
+        return false;
+    }
+    memcpy(e->argv[i], s, keep);
+    memcpy(e->argv[i] + keep, tail, tlen + 1);
+    e->argvlen[i] = keep + tlen;
+    return true;
+}
+
+static struct slow_entry *
+entry_create(const struct conn *c, const struct resp_request *req,
+             uint64_t usec)
+{
+    struct slow_entry *e = mem_calloc(1, sizeof(*e));
+    size_t argc = req->argc;
+    if (e == NULL) {
+        return NULL;
+    }
+    if (argc > SLOWLOG_MAX_ARGS) {
+        argc = SLOWLOG_MAX_ARGS;
+    }
+    e->argv = mem_calloc(argc, sizeof(*e->argv));
+    e->argvlen = mem_calloc(argc, sizeof(*e->argvlen));
+    if (e->argv == NULL || e->argvlen == NULL) {
+        entry_free(e);
+        return NULL;
+    }
+    for (size_t i = 0; i < argc; i++) {
+        bool ok;
+        if (i == SLOWLOG_MAX_ARGS - 1 && req->argc > SLOWLOG_MAX_ARGS) {
+            char more[48];
+            int n = snprintf(more, sizeof(more), "... (%zu more arguments)",
+                             req->argc - SLOWLOG_MAX_ARGS + 1);
+            ok = copy_arg(e, (int)i, more, (size_t)n);
+        } else {
+            ok = copy_arg(e, (int)i, req->argv[i], req->argvlen[i]);
+        }
+        e->argc = (int)i + 1;
+        if (!ok) {
+            entry_free(e);
+            return NULL;
+        }
+    }
+    e->id = next_id++;
+    e->time = clock_wall_us() / 1000000;
+    e->usec = usec;
+    snprintf(e->addr, sizeof(e->addr), "%s", c->addr);
+    snprintf(e->name, sizeof(e->name), "%s", c->name ? c->name : "");
+    return e;
+}
+
+/* Keep at most `max` entries, dropping the oldest. */
+static void
+trim(size_t max)
+{
+    if (ring_len <= max) {
+        return;
+    }
+    size_t drop = ring_len - max;
+    for (size_t i = 0; i < drop; i++) {
+        entry_free(ring[i]);
+    }
+    memmove(ring, ring + drop, max * sizeof(*ring));
+    ring_len = max;
+}
+
+void
+slowlog_note(const struct conn *c, const char *flags,
+             const struct resp_request *req, uint64_t usec)
+{
+    int64_t slower = srv.conf.slowlog_log_slower_than;
+    size_t max = (size_t)srv.conf.slowlog_max_len;
+    if (slower < 0 || usec < (uint64_t)slower || max == 0 ||
+        strstr(flags, "skip_slowlog") != NULL) {
+        return;
+    }
+    trim(max - 1);
+    if (ring_cap < max) {
+        struct slow_entry **r = mem_realloc(ring, max * sizeof(*r));
+        if (r == NULL) {
+            return;
+        }
+        ring = r;
+        ring_cap = max;
+    }
+    struct slow_entry *e = entry_create(c, req, usec);
+    if (e != NULL) {
+        ring[ring_len++] = e;
+    }
+}
+
+void
+slowlog_teardown(void)
+{
+    trim(0);
+    mem_free(ring);
+    ring = NULL;
+    ring_cap = 0;
+}
+
+/* ---- SLOWLOG command --------------------------------------------------- */
+
+void
+cmd_slowlog(struct conn *c, struct resp_request *req)
+{
+    cmd_dispatch_subcommand(c, req, cmd_lookup("slowlog", 7));
+}
+
+static void
+reply_entry(struct conn *c, const struct slow_entry *e)
+{
+    reply_array(&c->out, 6);
+    reply_int(&c->out, (int64_t)e->id);
+    reply_int(&c->out, e->time);
+    reply_int(&c->out, (int64_t)e->usec);
+    reply_array(&c->out, (size_t)e->argc);
+    for (int i = 0; i < e->argc; i++) {
+        reply_bulk(&c->out, e->argv[i], e->argvlen[i]);
+    }
+    reply_bulkz(&c->out, e->addr);
+    reply_bulkz(&c->out, e->name);
+}
+
+void
+cmd_slowlog_get(struct conn *c, struct resp_request *req)
+{
+    int64_t count = 10;
+    if (req->argc == 3 &&
+        (!num_parse_i64(req->argv[2], req->argvlen[2], &count) ||
+         count < -1)) {
+        conn_error(c, "ERR count should be greater than or equal to -1");
+        return;
+    }
+    if (req->argc > 3) {
+        conn_error(c, "ERR wrong number of arguments for 'slowlog|get' "
+                      "command");
+        return;
+    }
+    size_t n = count < 0 || (uint64_t)count > ring_len ? ring_len
+                                                       : (size_t)count;
+    reply_array(&c->out, n);
+    for (size_t i = 0; i < n; i++) {
+        reply_entry(c, ring[ring_len - 1 - i]);
+    }
+}
+
+void
+cmd_slowlog_len(struct conn *c, struct resp_request *req)
+{
+    (void)req;
+    reply_int(&c->out, (int64_t)ring_len);
+}
+
+void
+cmd_slowlog_reset(struct conn *c, struct resp_request *req)
+{
+    (void)req;
+    trim(0);
+    reply_ok(&c->out);
+}
+
+void
+cmd_slowlog_help(struct conn *c, struct resp_request *req)
+{
+    static const char *const lines[] = {
+        "SLOWLOG <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+        "GET [<count>]",
+        "    Return top <count> entries from the slowlog (default: 10, -1 "
+        "mean all).",
+        "    Entries are made of:",
+        "    id, timestamp, time in microseconds, arguments array, client IP "
+        "and port,",
+        "    client name",
+        "LEN", "    Return the length of the slowlog.",
+        "RESET", "    Reset the slowlog.",
+        "HELP", "    Print this help.", NULL
+    };
+    size_t n = 0;
+    (void)req;
+    while (lines[n] != NULL) {
+        n++;
+    }
+    reply_array(&c->out, n);
+    for (size_t i = 0; i < n; i++) {
+        reply_status(&c->out, lines[i]);
+    }
+}
