@@ -63,6 +63,8 @@
       "most entries SLOWLOG keeps")                                           \
     X(loglevel, "loglevel", CONF_ENUM, "notice", 0, 0,                        \
       "log verbosity {debug verbose notice warning}")                         \
+    X(log_format, "log-format", CONF_ENUM, "plain", 0, 0,                     \
+      "log line layout {plain json}")                                         \
     X(logfile, "logfile", CONF_STRING, "", 0, 0,                              \
       "log to this file; empty = standard error")
 

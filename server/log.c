@@ -16,6 +16,7 @@
 
 enum log_level log_min_level = LOG_NOTICE;
 static int log_fd = STDERR_FILENO;
+static bool log_json;
 
 static const char *const level_names[] = { "debug", "verbose", "notice",
                                            "warning" };
@@ -34,8 +35,9 @@ log_set_level(const char *level)
 }
 
 int
-log_setup(const char *level, const char *path)
+log_setup(const char *level, const char *path, const char *format)
 {
+    log_json = format != NULL && strcasecmp(format, "json") == 0;
     if (log_set_level(level) < 0) {
         errno = EINVAL;
         return -1;
@@ -59,30 +61,70 @@ log_teardown(void)
     }
 }
 
+/* Append msg to out as a JSON string body (no quotes); returns the new
+ * length, never past cap - 1. */
+static size_t
+json_escape(char *out, size_t n, size_t cap, const char *msg)
+{
+    static const char hex[] = "0123456789abcdef";
+    for (const unsigned char *p = (const unsigned char *)msg; *p; p++) {
+        char esc = *p == '"' ? '"' : *p == '\\' ? '\\' : *p == '\n' ? 'n'
+                 : *p == '\r' ? 'r' : *p == '\t' ? 't' : 0;
+        if (n + 7 >= cap) {
+            break;
+        }
+        if (esc) {
+            out[n++] = '\\';
+            out[n++] = esc;
+        } else if (*p < 0x20) {
+            memcpy(out + n, "\\u00", 4);
+            out[n + 4] = hex[*p >> 4];
+            out[n + 5] = hex[*p & 15];
+            n += 6;
+        } else {
+            out[n++] = (char)*p;
+        }
+    }
+    return n;
+}
+
 void
 log_write(enum log_level level, const char *fmt, ...)
 {
-    char line[1024];
+    char msg[1024];
+    char line[2300];
     struct timeval tv;
     struct tm tm;
     va_list ap;
+    int n;
 
     gettimeofday(&tv, NULL);
     gmtime_r(&tv.tv_sec, &tm);
-    int n = snprintf(line, sizeof(line), "%d:M ", (int)getpid());
-    n += (int)strftime(line + n, sizeof(line) - (size_t)n,
-                       "%d %b %Y %H:%M:%S", &tm);
-    n += snprintf(line + n, sizeof(line) - (size_t)n, ".%03d %c ",
-                  (int)(tv.tv_usec / 1000), level_marks[level]);
     va_start(ap, fmt);
-    int m = vsnprintf(line + n, sizeof(line) - (size_t)n - 1, fmt, ap);
-    va_end(ap);
-    if (m < 0) {
-        m = 0;
+    if (vsnprintf(msg, sizeof(msg), fmt, ap) < 0) {
+        msg[0] = '\0';
     }
-    n += m;
-    if (n > (int)sizeof(line) - 2) {
-        n = (int)sizeof(line) - 2; /* truncated */
+    va_end(ap);
+    if (log_json) {
+        /* One object per line, for container log collectors. */
+        n = (int)strftime(line, sizeof(line), "{\"time\":\"%Y-%m-%dT%H:%M:%S",
+                          &tm);
+        n += snprintf(line + n, sizeof(line) - (size_t)n,
+                      ".%03dZ\",\"pid\":%d,\"level\":\"%s\",\"message\":\"",
+                      (int)(tv.tv_usec / 1000), (int)getpid(),
+                      level_names[level]);
+        n = (int)json_escape(line, (size_t)n, sizeof(line) - 3, msg);
+        line[n++] = '"';
+        line[n++] = '}';
+    } else {
+        n = snprintf(line, sizeof(line), "%d:M ", (int)getpid());
+        n += (int)strftime(line + n, sizeof(line) - (size_t)n,
+                           "%d %b %Y %H:%M:%S", &tm);
+        n += snprintf(line + n, sizeof(line) - (size_t)n, ".%03d %c %s",
+                      (int)(tv.tv_usec / 1000), level_marks[level], msg);
+        if (n > (int)sizeof(line) - 2) {
+            n = (int)sizeof(line) - 2; /* truncated */
+        }
     }
     line[n++] = '\n';
     ssize_t w = write(log_fd, line, (size_t)n);

@@ -16,9 +16,10 @@ enum log_level { LOG_DEBUG = 0, LOG_VERBOSE, LOG_NOTICE, LOG_WARNING };
 
 extern enum log_level log_min_level;
 
-/* level is "debug", "verbose", "notice" or "warning"; path "" = stderr.
+/* level is "debug", "verbose", "notice" or "warning"; path "" = stderr;
+ * format "plain" (Redis's layout) or "json" (one object per line).
  * Returns 0, or -1 if the file cannot be opened (errno set). */
-int log_setup(const char *level, const char *path);
+int log_setup(const char *level, const char *path, const char *format);
 void log_teardown(void);
 int log_set_level(const char *level);
 

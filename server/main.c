@@ -14,7 +14,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <netdb.h>
 #include <sys/random.h>
+#include <sys/socket.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -53,6 +55,7 @@ usage(FILE *out)
             "Usage: cellgate [/path/to/cellgate.conf] [--option value ...]\n"
             "       cellgate --test-config [config] [--option value ...]\n"
             "       cellgate --describe-config\n"
+            "       cellgate --ping host:port   (health check: exit 0 on PONG)\n"
             "       cellgate -v | --version\n"
             "       cellgate -h | --help\n"
             "\n"
@@ -358,6 +361,61 @@ make_run_id(void)
     srv.run_id[40] = '\0';
 }
 
+/* --ping host:port: a health check that needs no redis-cli (the Docker
+ * HEALTHCHECK): exit 0 when the server answers PING (a -NOAUTH answer also
+ * proves it alive), 1 otherwise. */
+static int
+ping_server(const char *target)
+{
+    char host[256];
+    const char *colon = strrchr(target, ':');
+    struct addrinfo hints = { .ai_family = AF_UNSPEC,
+                              .ai_socktype = SOCK_STREAM };
+    struct addrinfo *res = NULL;
+    struct timeval tv = { 2, 0 };
+    char reply[128];
+    size_t hlen;
+    int fd = -1, ok = 0;
+
+    if (colon == NULL || (hlen = (size_t)(colon - target)) >= sizeof(host)) {
+        fprintf(stderr, "cellgate: --ping wants host:port, got '%s'\n",
+                target);
+        return 1;
+    }
+    memcpy(host, target, hlen);
+    host[hlen] = '\0';
+    if (hlen >= 2 && host[0] == '[' && host[hlen - 1] == ']') {
+        memmove(host, host + 1, hlen - 2);   /* [::1]:6379 */
+        host[hlen - 2] = '\0';
+    }
+    if (getaddrinfo(host, colon + 1, &hints, &res) != 0 || res == NULL) {
+        fprintf(stderr, "cellgate: --ping: cannot resolve '%s'\n", target);
+        return 1;
+    }
+    fd = socket(res->ai_family, SOCK_STREAM, 0);
+    if (fd >= 0) {
+        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+        setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
+        if (connect(fd, res->ai_addr, res->ai_addrlen) == 0 &&
+            write(fd, "PING\r\n", 6) == 6) {
+            ssize_t n = read(fd, reply, sizeof(reply) - 1);
+            if (n > 0) {
+                reply[n] = '\0';
+                ok = strncmp(reply, "+PONG", 5) == 0 ||
+                     strncmp(reply, "-NOAUTH", 7) == 0;
+            }
+        }
+        close(fd);
+    }
+    freeaddrinfo(res);
+    if (!ok) {
+        fprintf(stderr, "cellgate: --ping: no PONG from %s\n", target);
+        return 1;
+    }
+    printf("PONG\n");
+    return 0;
+}
+
 static bool
 has_flag(int argc, char **argv, const char *a, const char *b)
 {
@@ -475,6 +533,9 @@ main(int argc, char **argv)
                CELLGATE_VERSION, REDIS_COMPAT_VERSION, uv_version_string());
         return 0;
     }
+    if (argc == 3 && strcmp(argv[1], "--ping") == 0) {
+        return ping_server(argv[2]);
+    }
     if (has_flag(argc, argv, "--describe-config", NULL)) {
         conf_describe(stdout);
         return 0;
@@ -489,7 +550,8 @@ main(int argc, char **argv)
         conf_deinit(&srv.conf);
         return 0;
     }
-    if (log_setup(srv.conf.loglevel, srv.conf.logfile) < 0) {
+    if (log_setup(srv.conf.loglevel, srv.conf.logfile, srv.conf.log_format) <
+        0) {
         fprintf(stderr, "cellgate: cannot open logfile '%s': %s\n",
                 srv.conf.logfile, strerror(errno));
         conf_deinit(&srv.conf);

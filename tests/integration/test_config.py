@@ -180,3 +180,32 @@ def test_sigint_also_shuts_down_cleanly(start_daemon):
     assert d.stop(sig=signal.SIGINT) == []
     assert d.exit_code == 0
     assert "Received SIGINT" in d.log()
+
+
+def test_json_log_format_writes_one_object_per_line_to_the_logfile(start_daemon, tmp_path):
+    import json
+    logfile = tmp_path / "cellgate.log"
+    d = start_daemon("--log-format", "json", "--logfile", str(logfile))
+    assert d.raw().command("PING") == b"+PONG\r\n"
+    assert d.stop() == []
+    lines = logfile.read_text().splitlines()
+    records = [json.loads(line) for line in lines]
+    assert records[0]["level"] == "notice" and "starting" in records[0]["message"]
+    assert any("Received SIGTERM" in r["message"] and r["level"] == "warning"
+               for r in records)
+    assert all(set(r) == {"time", "pid", "level", "message"} for r in records)
+    assert all(r["time"].endswith("Z") for r in records)
+
+
+def test_ping_flag_is_a_health_check(start_daemon):
+    d = start_daemon()
+    code, out, err = run("--ping", "127.0.0.1:%d" % d.port, timeout=20)
+    assert (code, out) == (0, "PONG\n")
+    locked = start_daemon("--requirepass", "pw")
+    code, out, err = run("--ping", "127.0.0.1:%d" % locked.port, timeout=20)
+    assert code == 0                            # -NOAUTH: alive all the same
+    d.stop()
+    code, out, err = run("--ping", "127.0.0.1:%d" % d.port, timeout=20)
+    assert code == 1 and "no PONG" in err
+    code, out, err = run("--ping", "no-port-here", timeout=20)
+    assert code == 1 and "wants host:port" in err
