@@ -76,6 +76,8 @@ $(REPLAY_BIN): $(BUILD)/tests/unit/gcra_replay.o $(BUILD)/algorithms/gcra.o
 deps:
 	@missing=""; for p in $(PKGS); do \
 	  dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
+	command -v node >/dev/null 2>&1 && command -v npm >/dev/null 2>&1 || \
+	  missing="$$missing nodejs npm"; \
 	if [ -n "$$missing" ]; then \
 	  echo "installing:$$missing"; \
 	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive \
