@@ -22,6 +22,9 @@
 #define INDEX_SIZE 256       /* power of two, well above the command count */
 #define ERROR_CODES_MAX 128  /* as Redis: beyond this, errors are not split */
 
+/* Statistics start at zero (INFO commandstats, # Limits). */
+#define NO_STATS { 0, 0, 0, 0, 0, 0 }
+
 /* Flag words (COMMAND) and the Redis ACL categories that go with them. */
 #define ADMIN "admin noscript loading stale"
 #define FASTRO "readonly fast"
@@ -29,91 +32,91 @@
 static struct cmd client_subcommands[] = {
     { "client|setname", 3, "noscript loading stale", 0, 0, 0, NULL,
       "slow connection", "connection", "2.6.9", "Sets the connection name.",
-      "connection-name:string", cmd_client_setname, NULL, { 0, 0, 0, 0 } },
+      "connection-name:string", cmd_client_setname, NULL, NO_STATS },
     { "client|getname", 2, "noscript loading stale", 0, 0, 0, NULL,
       "slow connection", "connection", "2.6.9",
       "Returns the name of the connection.", "", cmd_client_getname, NULL,
-      { 0, 0, 0, 0 } },
+      NO_STATS },
     { "client|setinfo", 4, "noscript loading stale", 0, 0, 0, NULL,
       "slow connection", "connection", "7.2.0",
       "Sets information specific to the client or connection.",
-      "attr:oneof value:string", cmd_client_setinfo, NULL, { 0, 0, 0, 0 } },
+      "attr:oneof value:string", cmd_client_setinfo, NULL, NO_STATS },
     { "client|id", 2, "noscript loading stale", 0, 0, 0, NULL,
       "slow connection", "connection", "5.0.0",
       "Returns the unique client ID of the connection.", "", cmd_client_id,
-      NULL, { 0, 0, 0, 0 } },
+      NULL, NO_STATS },
     { "client|list", -2, ADMIN, 0, 0, 0, NULL,
       "admin slow dangerous connection",
       "connection", "2.4.0", "Lists open connections.", "",
-      cmd_client_list, NULL, { 0, 0, 0, 0 } },
+      cmd_client_list, NULL, NO_STATS },
     { "client|info", 2, "noscript loading stale", 0, 0, 0, NULL,
       "slow connection", "connection", "6.2.0",
       "Returns information about the connection.", "", cmd_client_info,
-      NULL, { 0, 0, 0, 0 } },
+      NULL, NO_STATS },
     { "client|kill", -3, ADMIN, 0, 0, 0, NULL,
       "admin slow dangerous connection", "connection", "2.4.0",
       "Terminates open connections.",
       "?ip:port:string ?ID:pure-token ?client-id:integer ?ADDR:pure-token "
       "?addr:string ?LADDR:pure-token ?laddr:string ?USER:pure-token "
       "?username:string ?SKIPME:pure-token ?yes/no:string",
-      cmd_client_kill, NULL, { 0, 0, 0, 0 } },
+      cmd_client_kill, NULL, NO_STATS },
     { "client|no-evict", 3, ADMIN, 0, 0, 0, NULL,
       "admin slow dangerous connection", "connection", "7.0.0",
       "Sets the client eviction mode of the connection (accepted; "
       "cellgate never evicts clients).", "enabled:oneof",
-      cmd_client_no_evict, NULL, { 0, 0, 0, 0 } },
+      cmd_client_no_evict, NULL, NO_STATS },
     { "client|help", 2, "loading stale", 0, 0, 0, NULL, "slow connection",
       "connection", "5.0.0", "Returns helpful text about the different "
-      "subcommands.", "", cmd_client_help, NULL, { 0, 0, 0, 0 } },
+      "subcommands.", "", cmd_client_help, NULL, NO_STATS },
     { NULL, 0, NULL, 0, 0, 0, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL,
-      { 0, 0, 0, 0 } }
+      NO_STATS }
 };
 
 static struct cmd command_subcommands[] = {
     { "command|count", 2, "loading stale", 0, 0, 0, NULL, "slow connection",
       "server", "2.8.13", "Returns a count of commands.", "",
-      cmd_command_count, NULL, { 0, 0, 0, 0 } },
+      cmd_command_count, NULL, NO_STATS },
     { "command|info", -2, "loading stale", 0, 0, 0, NULL, "slow connection",
       "server", "2.8.13", "Returns information about one, multiple or all "
       "commands.", "*command-name:string", cmd_command_info, NULL,
-      { 0, 0, 0, 0 } },
+      NO_STATS },
     { "command|docs", -2, "loading stale", 0, 0, 0, NULL, "slow connection",
       "server", "7.0.0", "Returns documentary information about one, "
       "multiple or all commands.", "*command-name:string", cmd_command_docs,
-      NULL, { 0, 0, 0, 0 } },
+      NULL, NO_STATS },
     { "command|list", -2, "loading stale", 0, 0, 0, NULL, "slow connection",
       "server", "7.0.0", "Returns a list of command names.", "",
-      cmd_command_list, NULL, { 0, 0, 0, 0 } },
+      cmd_command_list, NULL, NO_STATS },
     { "command|help", 2, "loading stale", 0, 0, 0, NULL, "slow connection",
       "server", "5.0.0", "Returns helpful text about the different "
-      "subcommands.", "", cmd_command_help, NULL, { 0, 0, 0, 0 } },
+      "subcommands.", "", cmd_command_help, NULL, NO_STATS },
     { NULL, 0, NULL, 0, 0, 0, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL,
-      { 0, 0, 0, 0 } }
+      NO_STATS }
 };
 
 static struct cmd config_subcommands[] = {
     { "config|get", -3, "admin noscript loading stale", 0, 0, 0, NULL,
       "admin slow dangerous", "server", "2.0.0",
       "Returns the effective values of configuration parameters.",
-      "*parameter:pattern", cmd_config_get, NULL, { 0, 0, 0, 0 } },
+      "*parameter:pattern", cmd_config_get, NULL, NO_STATS },
     { "config|set", -4, "admin noscript loading stale", 0, 0, 0, NULL,
       "admin slow dangerous", "server", "2.0.0",
       "Sets configuration parameters in-flight.",
-      "*parameter:string value:string", cmd_config_set, NULL, { 0, 0, 0, 0 } },
+      "*parameter:string value:string", cmd_config_set, NULL, NO_STATS },
     { "config|resetstat", 2, "admin noscript loading stale", 0, 0, 0, NULL,
       "admin slow dangerous", "server", "2.0.0",
       "Resets the server's statistics.", "", cmd_config_resetstat, NULL,
-      { 0, 0, 0, 0 } },
+      NO_STATS },
     { "config|help", 2, "loading stale", 0, 0, 0, NULL, "slow", "server",
       "5.0.0", "Returns helpful text about the different subcommands.", "",
-      cmd_config_help, NULL, { 0, 0, 0, 0 } },
+      cmd_config_help, NULL, NO_STATS },
     { NULL, 0, NULL, 0, 0, 0, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL,
-      { 0, 0, 0, 0 } }
+      NO_STATS }
 };
 
 #define CLUSTER_SUB(sub, arity, summary, args, proc)                          \
     { "cluster|" sub, arity, "loading stale", 0, 0, 0, NULL, "slow",          \
-      "cluster", "3.0.0", summary, args, proc, NULL, { 0, 0, 0, 0 } }
+      "cluster", "3.0.0", summary, args, proc, NULL, NO_STATS }
 
 static struct cmd cluster_subcommands[] = {
     CLUSTER_SUB("info", 2, "Returns information about the state of a node.",
@@ -130,14 +133,14 @@ static struct cmd cluster_subcommands[] = {
     CLUSTER_SUB("help", 2, "Returns helpful text about the different "
                 "subcommands.", "", cmd_cluster_help),
     { NULL, 0, NULL, 0, 0, 0, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL,
-      { 0, 0, 0, 0 } }
+      NO_STATS }
 };
 
 #define SLOWLOG_SUB(sub, arity, summary, args, proc)                          \
     { "slowlog|" sub, arity, "admin loading stale skip_slowlog", 0, 0, 0,    \
       NULL,            \
       "admin slow dangerous", "server", "2.2.12", summary, args, proc, NULL,  \
-      { 0, 0, 0, 0 } }
+      NO_STATS }
 
 static struct cmd slowlog_subcommands[] = {
     SLOWLOG_SUB("get", -2, "Returns the slow log's entries.",
@@ -149,7 +152,7 @@ static struct cmd slowlog_subcommands[] = {
     SLOWLOG_SUB("help", 2, "Show helpful text about the different "
                 "subcommands.", "", cmd_slowlog_help),
     { NULL, 0, NULL, 0, 0, 0, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL,
-      { 0, 0, 0, 0 } }
+      NO_STATS }
 };
 
 static struct cmd table[] = {
@@ -159,129 +162,129 @@ static struct cmd table[] = {
       "request of quantity tokens.",
       "key:key max_burst:integer count:integer period:integer "
       "?quantity:integer ?PEEK:pure-token ?MS:pure-token",
-      cmd_cl_throttle, NULL, { 0, 0, 0, 0 } },
+      cmd_cl_throttle, NULL, NO_STATS },
     { "rl.fixed", -4, "write denyoom fast", 1, 1, 1, "RW ACCESS UPDATE",
       "write fast", "ratelimit", "0.1.0",
       "Fixed-window counter: at most limit units per window seconds.",
       "key:key limit:integer window:integer ?COST:pure-token ?cost:integer "
       "?ALIGN:pure-token ?PEEK:pure-token ?MS:pure-token",
-      cmd_rl_fixed, NULL, { 0, 0, 0, 0 } },
+      cmd_rl_fixed, NULL, NO_STATS },
     { "rl.sliding", -4, "write denyoom fast", 1, 1, 1, "RW ACCESS UPDATE",
       "write fast", "ratelimit", "0.1.0",
       "Sliding-window counter: the current window plus the weighted "
       "previous one.",
       "key:key limit:integer window:integer ?COST:pure-token ?cost:integer "
       "?PEEK:pure-token ?MS:pure-token",
-      cmd_rl_sliding, NULL, { 0, 0, 0, 0 } },
+      cmd_rl_sliding, NULL, NO_STATS },
     { "rl.log", -4, "write denyoom fast", 1, 1, 1, "RW ACCESS UPDATE",
       "write fast", "ratelimit", "0.1.0",
       "Exact sliding log: every accepted request is kept with its cost "
       "and metadata for window seconds.",
       "key:key limit:integer window:integer ?COST:pure-token ?cost:integer "
       "?META:pure-token ?meta:string ?PEEK:pure-token ?MS:pure-token",
-      cmd_rl_log, NULL, { 0, 0, 0, 0 } },
+      cmd_rl_log, NULL, NO_STATS },
     { "rl.entries", -2, "readonly", 1, 1, 1, "RO ACCESS", "read slow",
       "ratelimit", "0.1.0",
       "The requests an RL.LOG key holds, newest first.",
       "key:key ?COUNT:pure-token ?count:integer",
-      cmd_rl_entries, NULL, { 0, 0, 0, 0 } },
+      cmd_rl_entries, NULL, NO_STATS },
     { "rl.tiers", -4, "write denyoom fast", 1, 1, 1, "RW ACCESS UPDATE",
       "write fast", "ratelimit", "0.1.0",
       "Several sliding windows over per-second buckets, checked all or "
       "nothing.",
       "key:key limit:integer window:integer *limit2:integer *window2:integer "
       "?COST:pure-token ?cost:integer ?PEEK:pure-token ?MS:pure-token",
-      cmd_rl_tiers, NULL, { 0, 0, 0, 0 } },
+      cmd_rl_tiers, NULL, NO_STATS },
     { "ping", -1, "fast stale", 0, 0, 0, NULL, "fast connection",
       "connection", "1.0.0", "Returns the server's liveliness response.",
-      "?message:string", cmd_ping, NULL, { 0, 0, 0, 0 } },
+      "?message:string", cmd_ping, NULL, NO_STATS },
     { "echo", 2, "fast", 0, 0, 0, NULL, "fast connection", "connection",
       "1.0.0", "Returns the given string.", "message:string", cmd_echo, NULL,
-      { 0, 0, 0, 0 } },
+      NO_STATS },
     { "quit", -1, "allow_busy noscript loading stale fast no_auth", 0, 0, 0,
       NULL, "fast connection", "connection", "1.0.0",
-      "Closes the connection.", "", cmd_quit, NULL, { 0, 0, 0, 0 } },
+      "Closes the connection.", "", cmd_quit, NULL, NO_STATS },
     { "select", 2, "loading stale fast", 0, 0, 0, NULL, "fast connection",
       "connection", "1.0.0", "Changes the selected database (only 0 "
-      "exists).", "index:integer", cmd_select, NULL, { 0, 0, 0, 0 } },
+      "exists).", "index:integer", cmd_select, NULL, NO_STATS },
     { "hello", -1, "noscript loading stale fast no_auth skip_slowlog", 0, 0,
       0, NULL,
       "fast connection", "connection", "6.0.0",
       "Handshakes with the server.",
       "?protover:integer ?AUTH:pure-token ?username:string ?password:string "
       "?SETNAME:pure-token ?clientname:string", cmd_hello, NULL,
-      { 0, 0, 0, 0 } },
+      NO_STATS },
     { "auth", -2, "noscript loading stale fast no_auth skip_slowlog", 0, 0,
       0, NULL,
       "fast connection", "connection", "1.0.0",
       "Authenticates the connection.", "?username:string password:string",
-      cmd_auth, NULL, { 0, 0, 0, 0 } },
+      cmd_auth, NULL, NO_STATS },
     { "readonly", 1, "loading stale fast", 0, 0, 0, NULL, "fast connection",
       "cluster", "3.0.0", "Accepted for cluster clients; cellgate has no "
-      "replicas.", "", cmd_readonly, NULL, { 0, 0, 0, 0 } },
+      "replicas.", "", cmd_readonly, NULL, NO_STATS },
     { "readwrite", 1, "loading stale fast", 0, 0, 0, NULL, "fast connection",
       "cluster", "3.0.0", "Accepted for cluster clients; cellgate has no "
-      "replicas.", "", cmd_readonly, NULL, { 0, 0, 0, 0 } },
+      "replicas.", "", cmd_readonly, NULL, NO_STATS },
     { "client", -2, "", 0, 0, 0, NULL, "slow", "connection", "2.4.0",
       "A container for client connection commands.", "", cmd_client,
-      client_subcommands, { 0, 0, 0, 0 } },
+      client_subcommands, NO_STATS },
     { "cluster", -2, "", 0, 0, 0, NULL, "slow", "cluster", "3.0.0",
       "A container for Redis Cluster commands (cluster-mode emulated).", "",
-      cmd_cluster, cluster_subcommands, { 0, 0, 0, 0 } },
+      cmd_cluster, cluster_subcommands, NO_STATS },
     { "command", -1, "loading stale", 0, 0, 0, NULL, "slow connection",
       "server", "2.8.13", "Returns detailed information about all commands.",
-      "", cmd_command, command_subcommands, { 0, 0, 0, 0 } },
+      "", cmd_command, command_subcommands, NO_STATS },
     { "config", -2, "", 0, 0, 0, NULL, "slow", "server", "2.0.0",
       "A container for server configuration commands.", "", cmd_config,
-      config_subcommands, { 0, 0, 0, 0 } },
+      config_subcommands, NO_STATS },
     { "info", -1, "loading stale", 0, 0, 0, NULL, "slow dangerous", "server",
       "1.0.0", "Returns information and statistics about the server.",
-      "*section:string", cmd_info, NULL, { 0, 0, 0, 0 } },
+      "*section:string", cmd_info, NULL, NO_STATS },
     { "dbsize", 1, FASTRO, 0, 0, 0, NULL, "keyspace read fast", "server",
       "1.0.0", "Returns the number of keys.", "", cmd_dbsize, NULL,
-      { 0, 0, 0, 0 } },
+      NO_STATS },
     { "flushall", -1, "write", 0, 0, 0, NULL, "keyspace write slow dangerous",
       "server", "1.0.0", "Removes all keys.", "?ASYNC:pure-token "
-      "?SYNC:pure-token", cmd_flushall, NULL, { 0, 0, 0, 0 } },
+      "?SYNC:pure-token", cmd_flushall, NULL, NO_STATS },
     { "flushdb", -1, "write", 0, 0, 0, NULL, "keyspace write slow dangerous",
       "server", "1.0.0", "Removes all keys.", "?ASYNC:pure-token "
-      "?SYNC:pure-token", cmd_flushall, NULL, { 0, 0, 0, 0 } },
+      "?SYNC:pure-token", cmd_flushall, NULL, NO_STATS },
     { "slowlog", -2, "", 0, 0, 0, NULL, "slow", "server", "2.2.12",
       "A container for slow log commands.", "", cmd_slowlog,
-      slowlog_subcommands, { 0, 0, 0, 0 } },
+      slowlog_subcommands, NO_STATS },
     { "time", 1, "loading stale fast", 0, 0, 0, NULL, "fast", "server",
       "2.6.0", "Returns the server time.", "", cmd_time, NULL,
-      { 0, 0, 0, 0 } },
+      NO_STATS },
     { "shutdown", -1, "admin noscript loading stale no_multi allow_busy", 0,
       0, 0, NULL, "admin slow dangerous", "server", "1.0.0",
       "Stops the server.", "?NOSAVE:pure-token ?SAVE:pure-token",
-      cmd_shutdown, NULL, { 0, 0, 0, 0 } },
+      cmd_shutdown, NULL, NO_STATS },
     { "get", 2, FASTRO, 1, 1, 1, "RO ACCESS", "read string fast", "string",
       "1.0.0", "Returns a CL.THROTTLE key's stored TAT (ns since the "
-      "epoch).", "key:key", cmd_get, NULL, { 0, 0, 0, 0 } },
+      "epoch).", "key:key", cmd_get, NULL, NO_STATS },
     { "pttl", 2, FASTRO, 1, 1, 1, "RO ACCESS", "keyspace read fast",
       "generic", "2.6.0", "Returns the expiration time in milliseconds of a "
-      "key.", "key:key", cmd_pttl, NULL, { 0, 0, 0, 0 } },
+      "key.", "key:key", cmd_pttl, NULL, NO_STATS },
     { "ttl", 2, FASTRO, 1, 1, 1, "RO ACCESS", "keyspace read fast", "generic",
       "1.0.0", "Returns the expiration time in seconds of a key.", "key:key",
-      cmd_ttl, NULL, { 0, 0, 0, 0 } },
+      cmd_ttl, NULL, NO_STATS },
     { "exists", -2, FASTRO, 1, -1, 1, "RO", "keyspace read fast", "generic",
       "1.0.0", "Determines whether one or more keys exist.", "*key:key",
-      cmd_exists, NULL, { 0, 0, 0, 0 } },
+      cmd_exists, NULL, NO_STATS },
     { "del", -2, "write", 1, -1, 1, "RM DELETE", "keyspace write slow",
       "generic", "1.0.0", "Deletes one or more keys.", "*key:key", cmd_del,
-      NULL, { 0, 0, 0, 0 } },
+      NULL, NO_STATS },
     { "type", 2, FASTRO, 1, 1, 1, "RO", "keyspace read fast", "generic",
       "1.0.0", "Returns the algorithm of a limiter key.", "key:key",
-      cmd_type, NULL, { 0, 0, 0, 0 } },
+      cmd_type, NULL, NO_STATS },
     { "keys", 2, "readonly", 0, 0, 0, NULL, "keyspace read slow dangerous",
       "generic", "1.0.0", "Returns all key names that match a pattern.",
-      "pattern:pattern", cmd_keys, NULL, { 0, 0, 0, 0 } },
+      "pattern:pattern", cmd_keys, NULL, NO_STATS },
     { "scan", -2, "readonly", 0, 0, 0, NULL, "keyspace read slow", "generic",
       "2.8.0", "Iterates over the key names in the database.",
       "cursor:integer ?MATCH:pure-token ?pattern:pattern ?COUNT:pure-token "
       "?count:integer ?TYPE:pure-token ?type:string", cmd_scan, NULL,
-      { 0, 0, 0, 0 } },
+      NO_STATS },
 };
 
 #define TABLE_LEN (sizeof(table) / sizeof(table[0]))
@@ -480,6 +483,19 @@ cmd_dispatch_subcommand(struct conn *c, struct resp_request *req,
     upper[i] = '\0';
     conn_errorf(c, "ERR unknown subcommand '%.128s'. Try %s HELP.", sub,
                 upper);
+}
+
+void
+cmd_count_decision(struct conn *c, bool limited)
+{
+    if (c->last_cmd == NULL) {
+        return;
+    }
+    if (limited) {
+        c->last_cmd->stats.denied++;
+    } else {
+        c->last_cmd->stats.allowed++;
+    }
 }
 
 void

@@ -9,6 +9,7 @@
 #ifndef CELLGATE_CMD_H
 #define CELLGATE_CMD_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -23,6 +24,8 @@ struct cmd_stats {
     uint64_t usec;
     uint64_t failed_calls;
     uint64_t rejected_calls;
+    uint64_t allowed;        /* limiter commands: requests let through */
+    uint64_t denied;         /* limiter commands: requests refused */
 };
 
 struct cmd {
@@ -72,5 +75,8 @@ void cmd_count_error(const char *msg);
 const char *cmd_error_stat(size_t i, uint64_t *count);
 
 void cmd_reset_stats(void);
+
+/* A limiter command decided: count it for INFO's # Limits section. */
+void cmd_count_decision(struct conn *c, bool limited);
 
 #endif

@@ -176,6 +176,7 @@ cmd_cl_throttle(struct conn *c, struct resp_request *req)
     int64_t v[5] = { d.limited ? 1 : 0, d.limit, d.remaining,
                      reply_duration(d.retry_after_ns, o.ms),
                      reply_duration(d.reset_after_ns, o.ms) };
+    cmd_count_decision(c, d.limited);
     reply_int5(&c->out, v);
 }
 
@@ -308,6 +309,7 @@ reply_decision(struct conn *c, const struct limit_decision *d, bool ms)
     int64_t v[5] = { d->limited ? 1 : 0, d->limit, d->remaining,
                      d->limited ? rl_duration(d->retry_after_ns, ms) : -1,
                      rl_duration(d->reset_after_ns, ms) };
+    cmd_count_decision(c, d->limited);
     reply_int5(&c->out, v);
 }
 

@@ -63,7 +63,7 @@ struct conn {
     char laddr[64];
     int64_t created_ms;             /* monotonic */
     int64_t last_interaction_ms;    /* monotonic */
-    const struct cmd *last_cmd;
+    struct cmd *last_cmd;
     bool reply_error;               /* the current command replied an error */
     /* Prefetch ring (conn.c prefetch_ahead): hashes of the keys of the
      * next two pipelined requests, and the current request's key hash. */

@@ -264,6 +264,23 @@ section_commandstats(struct text *t)
     add_cmdstats(t, cmds, n);
 }
 
+/* Allowed and denied requests per limiter command (cellgate's own). */
+static void
+section_limits(struct text *t)
+{
+    size_t n;
+    const struct cmd *cmds = cmd_table(&n);
+    text_add(t, "# Limits\r\n");
+    for (size_t i = 0; i < n; i++) {
+        const struct cmd_stats *s = &cmds[i].stats;
+        if (s->allowed > 0 || s->denied > 0) {
+            text_add(t, "limits_%s:allowed=%llu,denied=%llu\r\n",
+                     cmds[i].name, (unsigned long long)s->allowed,
+                     (unsigned long long)s->denied);
+        }
+    }
+}
+
 static void
 section_errorstats(struct text *t)
 {
@@ -310,6 +327,7 @@ static const struct section sections[] = {
     { "replication", section_replication, true },
     { "cpu", section_cpu, true },
     { "commandstats", section_commandstats, false },
+    { "limits", section_limits, true },
     { "errorstats", section_errorstats, true },
     { "cluster", section_cluster, true },
     { "keyspace", section_keyspace, true },

@@ -615,3 +615,16 @@ def test_container_commands_count_once_in_commandstats(start_daemon):
     stats = r.info("commandstats")
     assert stats["cmdstat_client|setname"]["calls"] == 1
     assert "cmdstat_client" not in stats
+
+
+def test_info_limits_counts_allowed_and_denied_per_limiter(start_daemon):
+    d = start_daemon()
+    r = d.client()
+    for _ in range(3):
+        r.execute_command("CL.THROTTLE", "k", 1, 1, 60)
+    r.execute_command("RL.FIXED", "f", 1, 60)
+    r.execute_command("RL.FIXED", "f", 1, 60, "PEEK")
+    info = r.info("limits")
+    assert info["limits_cl.throttle"] == {"allowed": 2, "denied": 1}
+    assert info["limits_rl.fixed"] == {"allowed": 1, "denied": 1}
+    assert "limits_rl.log" not in info
