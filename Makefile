@@ -51,7 +51,7 @@ PKGS := libuv1-dev libhiredis-dev check pkg-config redis-tools redis-server \
         python3-redis python3-pytest gcc make clang libclang-rt-14-dev
 
 .PHONY: all run test test-unit test-integration test-conformance sanitize \
-        bench deps clean check-deps fuzz test-fuzz
+        bench deps clean check-deps fuzz test-fuzz docker-test
 
 all: $(BIN)
 
@@ -107,6 +107,10 @@ test-integration: $(BIN)
 
 sanitize:
 	$(MAKE) SANITIZE=1 all
+
+# Build the Dockerfile with podman and check the running image.
+docker-test: deps
+	bash tests/docker/run.sh
 
 bench: deps
 	$(MAKE) all
