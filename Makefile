@@ -14,8 +14,8 @@ WARN     := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes \
             -Wmissing-prototypes -Wwrite-strings
 OPT      ?= -O2
 DEBUG    ?= -g
-DEPS_CFLAGS := $(shell pkg-config --cflags libuv hiredis 2>/dev/null)
-DEPS_LIBS   := $(shell pkg-config --libs libuv hiredis 2>/dev/null)
+DEPS_CFLAGS := $(shell pkg-config --cflags libuv hiredis libmicrohttpd 2>/dev/null)
+DEPS_LIBS   := $(shell pkg-config --libs libuv hiredis libmicrohttpd 2>/dev/null)
 CHECK_LIBS  := $(shell pkg-config --libs check 2>/dev/null)
 
 ifeq ($(SANITIZE),1)
@@ -48,7 +48,8 @@ REPLAY_BIN := $(BUILD)/gcra_replay
 VECTORS  := ../shared/conformance/cl_throttle_vectors.jsonl
 
 PKGS := libuv1-dev libhiredis-dev check pkg-config redis-tools redis-server \
-        python3-redis python3-pytest gcc make clang libclang-rt-14-dev
+        python3-redis python3-pytest gcc make clang libclang-rt-14-dev \
+        libmicrohttpd-dev python3-prometheus-client
 
 .PHONY: all run test test-unit test-integration test-conformance sanitize \
         bench deps clean check-deps fuzz test-fuzz docker-test

@@ -20,6 +20,8 @@
       "IPv4 or IPv6 address to listen on")                                    \
     X(port, "port", CONF_INT, "6379", 0, 65535,                               \
       "TCP port to listen on; 0 disables TCP")                                \
+    X(metrics_port, "metrics-port", CONF_INT, "0", 0, 65535,                  \
+      "serve Prometheus /metrics and /healthz on this port; 0 = off")         \
     X(unixsocket, "unixsocket", CONF_STRING, "", 0, 0,                        \
       "path of a unix socket to listen on as well; empty = none")             \
     X(unixsocketperm, "unixsocketperm", CONF_OCTAL, "0", 0, 0777,             \

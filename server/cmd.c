@@ -23,7 +23,11 @@
 #define ERROR_CODES_MAX 128  /* as Redis: beyond this, errors are not split */
 
 /* Statistics start at zero (INFO commandstats, # Limits). */
-#define NO_STATS { 0, 0, 0, 0, 0, 0 }
+#define NO_STATS { 0, 0, 0, 0, 0, 0, { 0 } }
+
+const uint64_t cmd_hist_bounds_us[CMD_HIST_BUCKETS] = {
+    10, 25, 50, 100, 250, 500, 1000, 2500, 5000, 10000, 50000, 100000
+};
 
 /* Flag words (COMMAND) and the Redis ACL categories that go with them. */
 #define ADMIN "admin noscript loading stale"
@@ -426,6 +430,12 @@ run(struct conn *c, struct cmd *cmd, struct resp_request *req)
     uint64_t usec = (uint64_t)(end - batch_mark) / 1000;
     cmd->stats.calls++;
     cmd->stats.usec += usec;
+    for (size_t k = 0; k < CMD_HIST_BUCKETS; k++) {
+        if (usec <= cmd_hist_bounds_us[k]) {
+            cmd->stats.hist[k]++;
+            break;
+        }
+    }
     batch_mark = end;
     if (c->reply_error) {
         cmd->stats.failed_calls++;

@@ -19,6 +19,11 @@ struct conn;
 
 typedef void (*cmd_proc)(struct conn *c, struct resp_request *req);
 
+/* Upper bounds (microseconds) of the command duration histogram buckets;
+ * a last, implicit bucket takes the rest. */
+#define CMD_HIST_BUCKETS 12
+extern const uint64_t cmd_hist_bounds_us[CMD_HIST_BUCKETS];
+
 struct cmd_stats {
     uint64_t calls;
     uint64_t usec;
@@ -26,6 +31,7 @@ struct cmd_stats {
     uint64_t rejected_calls;
     uint64_t allowed;        /* limiter commands: requests let through */
     uint64_t denied;         /* limiter commands: requests refused */
+    uint64_t hist[CMD_HIST_BUCKETS]; /* calls per duration bucket */
 };
 
 struct cmd {

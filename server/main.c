@@ -28,6 +28,7 @@
 #include "server/conn.h"
 #include "server/keytypes.h"
 #include "server/log.h"
+#include "server/metrics.h"
 #include "server/server.h"
 #include "server/slowlog.h"
 
@@ -249,6 +250,7 @@ on_cron(uv_timer_t *t)
     expire_keys();
     store_cron(srv.store, 100);
     conn_cron(conn_now_ms());
+    metrics_publish();
     /* After a mass expiry the freed records sit in the allocator; give the
      * pages back so RSS follows the live keys. */
     size_t keys = store_size(srv.store);
@@ -493,7 +495,7 @@ setup(void)
         return -1;
     }
     raise_fd_limit();
-    if (listen_tcp() < 0 || listen_unix() < 0) {
+    if (listen_tcp() < 0 || listen_unix() < 0 || metrics_setup() < 0) {
         return -1;
     }
     uint64_t every = (uint64_t)(1000 / srv.conf.hz);
@@ -514,6 +516,7 @@ teardown(void)
             log_warning("Event loop still had open handles at exit");
         }
     }
+    metrics_teardown();
     store_destroy(&srv.store);
     slowlog_teardown();
     log_teardown();

@@ -1,0 +1,284 @@
+/*
+ * metrics.c - see metrics.h.
+ */
+#include "server/metrics.h"
+
+#include <arpa/inet.h>
+#include <microhttpd.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "protocol/mem.h"
+#include "server/clock.h"
+#include "server/cmd.h"
+#include "server/log.h"
+#include "server/server.h"
+
+static struct MHD_Daemon *httpd;
+static pthread_mutex_t snapshot_lock = PTHREAD_MUTEX_INITIALIZER;
+static char *snapshot;          /* guarded by snapshot_lock */
+static size_t snapshot_len;
+
+struct buf {
+    char *p;
+    size_t len;
+    size_t cap;
+    bool oom;
+};
+
+static void
+add(struct buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+static void
+add(struct buf *b, const char *fmt, ...)
+{
+    for (;;) {
+        va_list ap;
+        if (b->oom) {
+            return;
+        }
+        size_t room = b->cap - b->len;
+        va_start(ap, fmt);
+        int n = vsnprintf(b->p ? b->p + b->len : NULL, room, fmt, ap);
+        va_end(ap);
+        if (n < 0) {
+            return;
+        }
+        if ((size_t)n < room) {
+            b->len += (size_t)n;
+            return;
+        }
+        size_t cap = (b->cap ? b->cap * 2 : 8192) + (size_t)n;
+        char *p = realloc(b->p, cap);
+        if (p == NULL) {
+            b->oom = true;
+            return;
+        }
+        b->p = p;
+        b->cap = cap;
+    }
+}
+
+static void
+family(struct buf *b, const char *name, const char *type, const char *help)
+{
+    add(b, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
+}
+
+static void
+render_requests(struct buf *b, const struct cmd *cmds, size_t n)
+{
+    for (size_t i = 0; i < n && cmds[i].name != NULL; i++) {
+        const struct cmd_stats *s = &cmds[i].stats;
+        if (cmds[i].subcommands != NULL) {
+            render_requests(b, cmds[i].subcommands, SIZE_MAX);
+            continue;
+        }
+        if (s->calls == 0 && s->rejected_calls == 0) {
+            continue;
+        }
+        add(b, "cellgate_requests_total{command=\"%s\",outcome=\"ok\"} %llu\n",
+            cmds[i].name,
+            (unsigned long long)(s->calls - s->failed_calls));
+        add(b, "cellgate_requests_total{command=\"%s\",outcome=\"error\"} "
+            "%llu\n", cmds[i].name,
+            (unsigned long long)(s->failed_calls + s->rejected_calls));
+    }
+}
+
+static void
+render_decisions(struct buf *b, const struct cmd *cmds, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        const struct cmd_stats *s = &cmds[i].stats;
+        if (s->allowed == 0 && s->denied == 0) {
+            continue;
+        }
+        add(b, "cellgate_limiter_requests_total{command=\"%s\","
+            "decision=\"allowed\"} %llu\n", cmds[i].name,
+            (unsigned long long)s->allowed);
+        add(b, "cellgate_limiter_requests_total{command=\"%s\","
+            "decision=\"denied\"} %llu\n", cmds[i].name,
+            (unsigned long long)s->denied);
+    }
+}
+
+static void
+render_histogram(struct buf *b, const struct cmd *cmds, size_t n)
+{
+    for (size_t i = 0; i < n && cmds[i].name != NULL; i++) {
+        const struct cmd_stats *s = &cmds[i].stats;
+        if (cmds[i].subcommands != NULL) {
+            render_histogram(b, cmds[i].subcommands, SIZE_MAX);
+            continue;
+        }
+        if (s->calls == 0) {
+            continue;
+        }
+        uint64_t cum = 0;
+        for (size_t k = 0; k < CMD_HIST_BUCKETS; k++) {
+            cum += s->hist[k];
+            add(b, "cellgate_command_duration_seconds_bucket{command=\"%s\","
+                "le=\"%g\"} %llu\n", cmds[i].name,
+                (double)cmd_hist_bounds_us[k] / 1e6, (unsigned long long)cum);
+        }
+        add(b, "cellgate_command_duration_seconds_bucket{command=\"%s\","
+            "le=\"+Inf\"} %llu\n", cmds[i].name,
+            (unsigned long long)s->calls);
+        add(b, "cellgate_command_duration_seconds_sum{command=\"%s\"} %.6f\n",
+            cmds[i].name, (double)s->usec / 1e6);
+        add(b, "cellgate_command_duration_seconds_count{command=\"%s\"} "
+            "%llu\n", cmds[i].name, (unsigned long long)s->calls);
+    }
+}
+
+static void
+render(struct buf *b)
+{
+    size_t n;
+    const struct cmd *cmds = cmd_table(&n);
+    family(b, "cellgate_requests_total", "counter",
+           "Requests by command and outcome.");
+    render_requests(b, cmds, n);
+    family(b, "cellgate_limiter_requests_total", "counter",
+           "Limiter requests by command and decision.");
+    render_decisions(b, cmds, n);
+    family(b, "cellgate_command_duration_seconds", "histogram",
+           "Time spent in the server per command.");
+    render_histogram(b, cmds, n);
+    family(b, "cellgate_keys", "gauge", "Limiter keys held.");
+    add(b, "cellgate_keys %zu\n", store_size(srv.store));
+    family(b, "cellgate_used_memory_bytes", "gauge",
+           "Bytes allocated (INFO used_memory).");
+    add(b, "cellgate_used_memory_bytes %zu\n", mem_used());
+    family(b, "cellgate_connected_clients", "gauge", "Connected clients.");
+    add(b, "cellgate_connected_clients %zu\n", srv.nclients);
+    family(b, "cellgate_expired_keys_total", "counter",
+           "Keys removed once their state was fresh again.");
+    add(b, "cellgate_expired_keys_total %llu\n",
+        (unsigned long long)store_expired(srv.store));
+    family(b, "cellgate_evicted_keys_total", "counter",
+           "Keys evicted under maxmemory.");
+    add(b, "cellgate_evicted_keys_total %llu\n",
+        (unsigned long long)store_evicted(srv.store));
+    family(b, "cellgate_connections_received_total", "counter",
+           "Connections accepted.");
+    add(b, "cellgate_connections_received_total %llu\n",
+        (unsigned long long)srv.stats.connections_received);
+    family(b, "cellgate_uptime_seconds", "gauge", "Seconds since start.");
+    add(b, "cellgate_uptime_seconds %lld\n",
+        (long long)(((uint64_t)clock_mono_now() - srv.start_mono_ns) /
+                    1000000000ULL));
+}
+
+void
+metrics_publish(void)
+{
+    struct buf b = { NULL, 0, 0, false };
+    if (httpd == NULL) {
+        return;
+    }
+    render(&b);
+    if (b.oom) {
+        free(b.p);
+        return;
+    }
+    pthread_mutex_lock(&snapshot_lock);
+    char *old = snapshot;
+    snapshot = b.p;
+    snapshot_len = b.len;
+    pthread_mutex_unlock(&snapshot_lock);
+    free(old);
+}
+
+/* libmicrohttpd's thread: serve the current snapshot, copied. */
+static enum MHD_Result
+serve(void *cls, struct MHD_Connection *conn, const char *url,
+      const char *method, const char *version, const char *upload,
+      size_t *upload_size, void **state)
+{
+    struct MHD_Response *resp;
+    unsigned status = MHD_HTTP_OK;
+    const char *type = "text/plain; version=0.0.4; charset=utf-8";
+    (void)cls;
+    (void)version;
+    (void)upload;
+    (void)upload_size;
+    (void)state;
+    if (strcmp(method, "GET") != 0 && strcmp(method, "HEAD") != 0) {
+        static char msg[] = "method not allowed\n";
+        resp = MHD_create_response_from_buffer(sizeof(msg) - 1, msg,
+                                               MHD_RESPMEM_PERSISTENT);
+        status = MHD_HTTP_METHOD_NOT_ALLOWED;
+    } else if (strcmp(url, "/metrics") == 0) {
+        pthread_mutex_lock(&snapshot_lock);
+        resp = MHD_create_response_from_buffer(snapshot_len,
+                                               snapshot ? snapshot : (char *)"",
+                                               MHD_RESPMEM_MUST_COPY);
+        pthread_mutex_unlock(&snapshot_lock);
+    } else if (strcmp(url, "/healthz") == 0) {
+        static char ok[] = "ok\n";
+        resp = MHD_create_response_from_buffer(sizeof(ok) - 1, ok,
+                                               MHD_RESPMEM_PERSISTENT);
+    } else {
+        static char nf[] = "not found: try /metrics or /healthz\n";
+        resp = MHD_create_response_from_buffer(sizeof(nf) - 1, nf,
+                                               MHD_RESPMEM_PERSISTENT);
+        status = MHD_HTTP_NOT_FOUND;
+    }
+    if (resp == NULL) {
+        return MHD_NO;
+    }
+    MHD_add_response_header(resp, "Content-Type", type);
+    enum MHD_Result r = MHD_queue_response(conn, status, resp);
+    MHD_destroy_response(resp);
+    return r;
+}
+
+int
+metrics_setup(void)
+{
+    struct sockaddr_in addr;
+    char first[64];
+    if (srv.conf.metrics_port == 0) {
+        return 0;
+    }
+    /* The first bind address (IPv4); 0.0.0.0 in a container. */
+    sscanf(srv.conf.bind, "%63s", first);
+    memset(&addr, 0, sizeof(addr));
+    addr.sin_family = AF_INET;
+    addr.sin_port = htons((uint16_t)srv.conf.metrics_port);
+    if (inet_pton(AF_INET, first, &addr.sin_addr) != 1) {
+        addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    }
+    httpd = MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD,
+                             (uint16_t)srv.conf.metrics_port, NULL, NULL,
+                             serve, NULL, MHD_OPTION_SOCK_ADDR, &addr,
+                             MHD_OPTION_CONNECTION_LIMIT, 64u,
+                             MHD_OPTION_CONNECTION_TIMEOUT, 10u,
+                             MHD_OPTION_END);
+    if (httpd == NULL) {
+        log_warning("Could not start the metrics endpoint on %s:%lld",
+                    first, (long long)srv.conf.metrics_port);
+        return -1;
+    }
+    metrics_publish();
+    log_notice("Metrics on http://%s:%lld/metrics", first,
+               (long long)srv.conf.metrics_port);
+    return 0;
+}
+
+void
+metrics_teardown(void)
+{
+    if (httpd != NULL) {
+        MHD_stop_daemon(httpd);
+        httpd = NULL;
+    }
+    free(snapshot);
+    snapshot = NULL;
+    snapshot_len = 0;
+}
