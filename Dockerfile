@@ -24,16 +24,21 @@ RUN mkdir -p /rootfs/usr/local/bin /rootfs/etc/cellgate \
     done \
  && echo 'cellgate:x:10001:10001:cellgate:/nonexistent:/usr/sbin/nologin' \
       > /rootfs/etc/passwd \
- && echo 'cellgate:x:10001:' > /rootfs/etc/group
+ && echo 'cellgate:x:10001:' > /rootfs/etc/group \
+ && mkdir -p /rootfs/data && chown 10001:10001 /rootfs/data
 
 # Runtime stage: only what the build stage gathered (a few MB); no shell,
 # no package manager, no redis-tools: the health check is the binary.
 FROM scratch
 COPY --from=build /rootfs/ /
 USER 10001:10001
+# Snapshots (SAVE, BGSAVE, save-interval) go to /data: mount a volume there
+# to keep limiter state across container restarts.
+WORKDIR /data
+VOLUME /data
 EXPOSE 6379
 HEALTHCHECK --interval=10s --timeout=3s --retries=3 \
   CMD ["/usr/local/bin/cellgate", "--ping", "127.0.0.1:6379"]
 # Listen on every interface inside the container (the port is published by
 # the runtime); arguments given to `docker run` follow and win.
-ENTRYPOINT ["/usr/local/bin/cellgate", "/etc/cellgate/cellgate.conf", "--bind", "0.0.0.0"]
+ENTRYPOINT ["/usr/local/bin/cellgate", "/etc/cellgate/cellgate.conf", "--bind", "0.0.0.0", "--dir", "/data"]

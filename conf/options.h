@@ -49,6 +49,14 @@
       "close a client whose unsent output passes this size")                  \
     X(cluster_mode, "cluster-mode", CONF_ENUM, "no", 0, 0,                    \
       "answer CLUSTER as a one-node cluster owning every slot {no emulated}")  \
+    X(dir, "dir", CONF_STRING, ".", 0, 0,                                     \
+      "directory of the snapshot file")                                       \
+    X(dbfilename, "dbfilename", CONF_STRING, "cellgate.snap", 0, 0,           \
+      "snapshot file name inside dir")                                        \
+    X(save_interval, "save-interval", CONF_INT, "0", 0, 2147483647,           \
+      "seconds between background snapshots when keys changed; 0 = off")      \
+    X(snapshot_load_errors, "snapshot-load-errors", CONF_ENUM, "refuse", 0, 0, \
+      "a corrupt snapshot at start-up {refuse start-empty}")                  \
     X(maxmemory, "maxmemory", CONF_BYTES, "0", 0, 1125899906842624LL,         \
       "memory ceiling for keys in bytes; 0 = no limit")                       \
     X(maxmemory_policy, "maxmemory-policy", CONF_ENUM, "noeviction", 0, 0,    \

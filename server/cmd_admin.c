@@ -18,6 +18,7 @@
 #include "server/handlers.h"
 #include "server/log.h"
 #include "server/server.h"
+#include "server/snapshot.h"
 
 #define SYNTAX_ERROR "ERR syntax error"
 #define NOT_INTEGER "ERR value is not an integer or out of range"
@@ -778,14 +779,52 @@ cmd_time(struct conn *c, struct resp_request *req)
 void
 cmd_shutdown(struct conn *c, struct resp_request *req)
 {
+    bool save = srv.conf.save_interval > 0;
     for (size_t i = 1; i < req->argc; i++) {
-        if (!arg_is(req, i, "NOSAVE") && !arg_is(req, i, "SAVE") &&
-            !arg_is(req, i, "NOW") && !arg_is(req, i, "FORCE")) {
+        if (arg_is(req, i, "NOSAVE")) {
+            save = false;
+        } else if (arg_is(req, i, "SAVE")) {
+            save = true;
+        } else if (!arg_is(req, i, "NOW") && !arg_is(req, i, "FORCE")) {
             conn_error(c, SYNTAX_ERROR);
             return;
         }
     }
     log_warning("User requested shutdown...");
     /* Like Redis, no reply: the client sees the connection close. */
-    server_shutdown("SHUTDOWN");
+    server_shutdown_save("SHUTDOWN", save);
+}
+
+void
+cmd_save(struct conn *c, struct resp_request *req)
+{
+    char err[512];
+    (void)req;
+    if (snapshot_in_progress()) {
+        conn_error(c, "ERR Background save already in progress");
+    } else if (snapshot_save(err, sizeof(err)) < 0) {
+        conn_errorf(c, "ERR %s", err);
+    } else {
+        reply_ok(&c->out);
+    }
+}
+
+void
+cmd_bgsave(struct conn *c, struct resp_request *req)
+{
+    char err[512];
+    if (req->argc > 2 || (req->argc == 2 && !arg_is(req, 1, "SCHEDULE"))) {
+        conn_error(c, SYNTAX_ERROR);
+    } else if (snapshot_bgsave(err, sizeof(err)) < 0) {
+        conn_errorf(c, "ERR %s", err);
+    } else {
+        reply_status(&c->out, "Background saving started");
+    }
+}
+
+void
+cmd_lastsave(struct conn *c, struct resp_request *req)
+{
+    (void)req;
+    reply_int(&c->out, snapshot_last_save());
 }

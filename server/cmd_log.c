@@ -352,3 +352,148 @@ cmd_rl_tiers(struct conn *c, struct resp_request *req)
     }
     reply_decision(c, &d, o.ms);
 }
+
+/* ---- snapshots -------------------------------------------------------- */
+
+/* The bytes of a log or tiers state in a snapshot (see snapshot.c):
+ *   log:   window_ms i64, n u32, n x (t_ms i64, cost i64, meta_len u32),
+ *          then the META bytes of the entries, oldest first;
+ *   tiers: n u32, n x (sec i64, count i64).
+ * Host byte order: a snapshot is read back by the same build. */
+static bool
+put(struct keytype_buf *b, const void *p, size_t n)
+{
+    if (b->len + n > b->cap) {
+        size_t cap = b->cap ? b->cap * 2 : 256;
+        while (cap < b->len + n) {
+            cap *= 2;
+        }
+        unsigned char *q = mem_realloc(b->p, cap);
+        if (q == NULL) {
+            return false;
+        }
+        b->p = q;
+        b->cap = cap;
+    }
+    memcpy(b->p + b->len, p, n);
+    b->len += n;
+    return true;
+}
+
+bool
+keytype_encode_owned(const struct store_rec *r, struct keytype_buf *b)
+{
+    bool ok = true;
+    if (r->type == KEY_LOG) {
+        const struct log_state *ls = store_rec_state((struct store_rec *)r);
+        uint32_t n = ls->ring.len;
+        ok &= put(b, &ls->window_ms, sizeof(ls->window_ms));
+        ok &= put(b, &n, sizeof(n));
+        for (uint32_t i = n; i-- > 0;) {
+            const struct slog_entry *e = slog_newest(&ls->ring, i);
+            ok &= put(b, &e->t_ms, sizeof(e->t_ms));
+            ok &= put(b, &e->cost, sizeof(e->cost));
+            ok &= put(b, &e->meta_len, sizeof(e->meta_len));
+        }
+        for (uint32_t i = n; i-- > 0;) {
+            const struct slog_entry *e = slog_newest(&ls->ring, i);
+            ok &= put(b, ls->meta + e->meta_off, e->meta_len);
+        }
+    } else {
+        const struct tiers_state *ts =
+            store_rec_state((struct store_rec *)r);
+        ok &= put(b, &ts->st.len, sizeof(ts->st.len));
+        ok &= put(b, ts->st.b, ts->st.len * sizeof(*ts->st.b));
+    }
+    return ok;
+}
+
+/* Bounds-checked reader over a state's bytes. */
+struct rd {
+    const unsigned char *p;
+    size_t left;
+};
+
+static bool
+get(struct rd *r, void *out, size_t n)
+{
+    if (r->left < n) {
+        return false;
+    }
+    memcpy(out, r->p, n);
+    r->p += n;
+    r->left -= n;
+    return true;
+}
+
+static bool
+decode_log(struct log_state *ls, struct rd *r)
+{
+    uint32_t n;
+    if (!get(r, &ls->window_ms, sizeof(ls->window_ms)) ||
+        !get(r, &n, sizeof(n)) || n == 0 ||
+        (size_t)n > r->left / (2 * sizeof(int64_t) + sizeof(uint32_t))) {
+        return false;
+    }
+    ls->ring.e = mem_calloc(n, sizeof(*ls->ring.e));
+    if (ls->ring.e == NULL) {
+        return false;
+    }
+    ls->ring.cap = ls->ring.len = n;
+    uint32_t meta_total = 0;
+    for (uint32_t i = 0; i < n; i++) {
+        struct slog_entry *e = &ls->ring.e[i];
+        if (!get(r, &e->t_ms, sizeof(e->t_ms)) ||
+            !get(r, &e->cost, sizeof(e->cost)) ||
+            !get(r, &e->meta_len, sizeof(e->meta_len)) || e->cost < 1 ||
+            e->meta_len > META_MAX ||
+            __builtin_add_overflow(ls->ring.sum, e->cost, &ls->ring.sum)) {
+            return false;
+        }
+        e->meta_off = meta_total;
+        meta_total += e->meta_len;
+    }
+    if (r->left != meta_total) {
+        return false;
+    }
+    ls->meta = mem_malloc(meta_total > 0 ? meta_total : 1);
+    if (ls->meta == NULL) {
+        return false;
+    }
+    ls->meta_len = ls->meta_cap = meta_total;
+    return get(r, ls->meta, meta_total);
+}
+
+static bool
+decode_tiers(struct tiers_state *ts, struct rd *r)
+{
+    uint32_t n;
+    if (!get(r, &n, sizeof(n)) || n == 0 ||
+        r->left != (size_t)n * sizeof(*ts->st.b)) {
+        return false;
+    }
+    ts->st.b = mem_malloc(r->left);
+    if (ts->st.b == NULL) {
+        return false;
+    }
+    ts->st.cap = ts->st.len = n;
+    return get(r, ts->st.b, r->left);
+}
+
+size_t
+keytype_owned_state_size(uint8_t type)
+{
+    return type == KEY_LOG ? sizeof(struct log_state)
+                           : sizeof(struct tiers_state);
+}
+
+bool
+keytype_decode_owned(struct store_rec *rec, const unsigned char *p,
+                     size_t len)
+{
+    struct rd r = { p, len };
+    if (rec->type == KEY_LOG) {
+        return decode_log(store_rec_state(rec), &r);
+    }
+    return decode_tiers(store_rec_state(rec), &r);
+}

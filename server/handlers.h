@@ -39,6 +39,9 @@ HANDLER(cmd_dbsize);
 HANDLER(cmd_flushall);
 HANDLER(cmd_time);
 HANDLER(cmd_shutdown);
+HANDLER(cmd_save);
+HANDLER(cmd_bgsave);
+HANDLER(cmd_lastsave);
 HANDLER(cmd_info);
 
 /* cmd_cluster.c */

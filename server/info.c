@@ -17,6 +17,7 @@
 #include "server/conn.h"
 #include "server/handlers.h"
 #include "server/server.h"
+#include "server/snapshot.h"
 
 struct text {
     char *buf;
@@ -167,13 +168,15 @@ section_persistence(struct text *t)
     text_add(t, "# Persistence\r\n"
              "loading:0\r\n"
              "async_loading:0\r\n"
-             "rdb_changes_since_last_save:0\r\n"
-             "rdb_bgsave_in_progress:0\r\n"
+             "rdb_changes_since_last_save:%llu\r\n"
+             "rdb_bgsave_in_progress:%d\r\n"
              "rdb_last_save_time:%lld\r\n"
-             "rdb_last_bgsave_status:ok\r\n"
+             "rdb_last_bgsave_status:%s\r\n"
              "aof_enabled:0\r\n"
              "aof_rewrite_in_progress:0\r\n",
-             (long long)(srv.start_wall_us / 1000000));
+             (unsigned long long)snapshot_changes(),
+             snapshot_in_progress(), (long long)snapshot_last_save(),
+             snapshot_last_ok() ? "ok" : "err");
 }
 
 static void

@@ -4,6 +4,8 @@
 #ifndef CELLGATE_KEYTYPES_H
 #define CELLGATE_KEYTYPES_H
 
+#include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "server/store.h"
@@ -38,6 +40,30 @@ struct store_rec *keyspace_lookup(struct conn *c,
  * room or no memory. */
 struct store_rec *keyspace_add(struct conn *c, const struct resp_request *req,
                                uint8_t type, size_t state_size);
+
+/* A growable byte buffer (mem_malloc'd). */
+struct keytype_buf {
+    unsigned char *p;
+    size_t len;
+    size_t cap;
+};
+
+/* Snapshots of KEY_LOG and KEY_TIERS records, whose state points to
+ * arrays: append the state's bytes to b / rebuild a record's arrays from
+ * them (false on malformed bytes or no memory; keytype_release() then
+ * frees what was built). Other types are stored as their plain state. */
+bool keytype_encode_owned(const struct store_rec *r, struct keytype_buf *b);
+bool keytype_decode_owned(struct store_rec *rec, const unsigned char *p,
+                          size_t len);
+
+/* The record state size of a KEY_LOG / KEY_TIERS record. */
+size_t keytype_owned_state_size(uint8_t type);
+
+static inline bool
+keytype_owns_memory(uint8_t type)
+{
+    return type == KEY_LOG || type == KEY_TIERS;
+}
 
 /* TYPE's answer for a record. */
 const char *keytype_name(uint8_t type);

@@ -31,6 +31,7 @@
 #include "server/metrics.h"
 #include "server/server.h"
 #include "server/slowlog.h"
+#include "server/snapshot.h"
 
 #define MAX_LISTENERS 16
 #define INLINE_MAX (64 * 1024)
@@ -250,6 +251,7 @@ on_cron(uv_timer_t *t)
     expire_keys();
     store_cron(srv.store, 100);
     conn_cron(conn_now_ms());
+    snapshot_cron();
     metrics_publish();
     /* After a mass expiry the freed records sit in the allocator; give the
      * pages back so RSS follows the live keys. */
@@ -275,10 +277,23 @@ close_handle(uv_handle_t *h)
 void
 server_shutdown(const char *why)
 {
+    server_shutdown_save(why, srv.conf.save_interval > 0);
+}
+
+void
+server_shutdown_save(const char *why, bool save)
+{
     if (srv.shutting_down) {
         return;
     }
     srv.shutting_down = true;
+    if (save && srv.store != NULL) {
+        char err[512];
+        snapshot_abort_child();
+        if (snapshot_save(err, sizeof(err)) < 0) {
+            log_warning("Saving before exit failed: %s", err);
+        }
+    }
     log_warning("Shutting down (%s): closing %zu clients", why,
                 srv.nclients);
     for (size_t i = 0; i < n_tcp_listeners; i++) {
@@ -485,6 +500,18 @@ setup(void)
         return -1;
     }
     store_set_release(srv.store, keytype_release);
+    char err[512];
+    if (snapshot_load(err, sizeof(err)) < 0) {
+        if (strcmp(srv.conf.snapshot_load_errors, "start-empty") != 0) {
+            fprintf(stderr, "cellgate: cannot load the snapshot: %s (set "
+                    "snapshot-load-errors start-empty to start without it)\n",
+                    err);
+            log_warning("Cannot load the snapshot: %s", err);
+            return -1;
+        }
+        log_warning("Cannot load the snapshot, starting EMPTY as "
+                    "snapshot-load-errors says: %s", err);
+    }
     srv.loop = uv_default_loop();
     /* Every handle server_shutdown() closes exists from here on, so a
      * failure below can shut down cleanly. */

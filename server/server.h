@@ -69,7 +69,11 @@ extern struct server srv;
 /* Derive srv.limits from srv.conf (after load and after CONFIG SET). */
 void server_apply_limits(void);
 
-/* Begin a graceful shutdown: stop listening, close clients, stop timers. */
+/* Begin a graceful shutdown: stop listening, close clients, stop timers;
+ * saves a snapshot first when save-interval is on. */
 void server_shutdown(const char *why);
+
+/* The same, saving a snapshot first or not (SHUTDOWN SAVE|NOSAVE). */
+void server_shutdown_save(const char *why, bool save);
 
 #endif

@@ -100,6 +100,7 @@ struct store {
     store_release_fn release;   /* frees what a record's state points to */
     uint64_t expired;           /* dead records removed, lazily or not */
     uint64_t evicted;           /* live records removed for memory */
+    uint64_t changes;           /* writes (expiry set, removal, flush) */
     uint64_t k0, k1;            /* SipHash key */
     struct wheel *wheel;
 };
@@ -478,6 +479,7 @@ unlink_free(struct store *s, struct store_rec **link, int ti)
     *link = r->hnext;
     s->ht[ti].used--;
     s->count--;
+    s->changes++;
     if (r->expire_at != STORE_NEVER) {
         s->volatile_count--;
     }
@@ -614,6 +616,7 @@ store_add(struct store *s, const void *key, size_t keylen, uint8_t type,
 void
 store_set_expire(struct store *s, struct store_rec *r, int64_t expire_at)
 {
+    s->changes++;
     s->volatile_count += (expire_at != STORE_NEVER) -
                          (r->expire_at != STORE_NEVER);
     r->expire_at = expire_at;
@@ -684,6 +687,13 @@ store_flush(struct store *s)
     s->rehashidx = 0;
     s->count = 0;
     s->volatile_count = 0;
+    s->changes++;
+}
+
+uint64_t
+store_changes(const struct store *s)
+{
+    return s->changes;
 }
 
 struct expire_ctx {

@@ -103,6 +103,9 @@ bool store_evict_soonest(struct store *s);
 /* Records evicted since creation. */
 uint64_t store_evicted(const struct store *s);
 
+/* Writes so far (expiry set, removal, flush): a cheap "dirty" counter. */
+uint64_t store_changes(const struct store *s);
+
 /* Remove every record. */
 void store_flush(struct store *s);
 

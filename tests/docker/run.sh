@@ -52,6 +52,8 @@ check "CL.THROTTLE through redis-cli" \
     test "$(redis-cli -p "$port" CL.THROTTLE user123 15 30 60 | tr '\n' ' ')" = "0 16 15 -1 2 "
 check "HEALTHCHECK (cellgate --ping) reports healthy" \
     podman healthcheck run "$NAME"
+check "SAVE writes the snapshot into /data as the unprivileged user" \
+    test "$(redis-cli -p "$port" SAVE)" = OK
 check "the daemon process is not root" \
     test "$(podman top "$NAME" huser 2>/dev/null | tail -n 1 | tr -d ' ')" = 10001
 start=$(date +%s%N)

@@ -1,0 +1,459 @@
+/*
+ * snapshot.c - see snapshot.h.
+ */
+#include "server/snapshot.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <signal.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "protocol/mem.h"
+#include "server/clock.h"
+#include "server/keytypes.h"
+#include "server/log.h"
+#include "server/server.h"
+
+#define MAGIC "CGSNAP01"
+#define VERSION 1u
+#define KEY_MAX_LOAD (512u << 20)
+#define STATE_MAX_LOAD (64u << 20)
+
+static pid_t child = -1;
+static int64_t last_save_s;
+static int64_t last_attempt_s;
+static bool last_ok = true;
+static uint64_t changes_at_save;
+static uint64_t changes_at_fork;
+
+/* ---- CRC-32 (IEEE 802.3, reflected 0xEDB88320) ------------------------ */
+
+static uint32_t crc_table[256];
+
+static void
+crc_init(void)
+{
+    for (uint32_t i = 0; i < 256; i++) {
+        uint32_t c = i;
+        for (int k = 0; k < 8; k++) {
+            c = (c & 1) ? 0xEDB88320u ^ (c >> 1) : c >> 1;
+        }
+        crc_table[i] = c;
+    }
+}
+
+static uint32_t
+crc_update(uint32_t crc, const void *data, size_t n)
+{
+    const unsigned char *p = data;
+    crc = ~crc;
+    for (size_t i = 0; i < n; i++) {
+        crc = crc_table[(crc ^ p[i]) & 0xff] ^ (crc >> 8);
+    }
+    return ~crc;
+}
+
+/* ---- paths ------------------------------------------------------------- */
+
+static void
+snap_path(char *out, size_t len, const char *suffix)
+{
+    snprintf(out, len, "%s/%s%s", srv.conf.dir, srv.conf.dbfilename, suffix);
+}
+
+/* ---- writing ------------------------------------------------------------ */
+
+struct writer {
+    FILE *f;
+    uint64_t records;
+    int64_t now;
+    bool failed;
+    struct keytype_buf scratch;
+};
+
+static void
+w_put(struct writer *w, const void *p, size_t n)
+{
+    if (!w->failed && n > 0) {
+        w->failed = fwrite(p, 1, n, w->f) != n;
+    }
+}
+
+static void
+write_record(struct store_rec *r, void *arg)
+{
+    struct writer *w = arg;
+    const void *state = store_rec_state(r);
+    uint32_t state_len = r->state_size;
+    if (r->expire_at <= w->now) {
+        return;                         /* fresh already: nothing to keep */
+    }
+    if (keytype_owns_memory(r->type)) {
+        w->scratch.len = 0;
+        if (!keytype_encode_owned(r, &w->scratch)) {
+            w->failed = true;
+            return;
+        }
+        state = w->scratch.p;
+        state_len = (uint32_t)w->scratch.len;
+    }
+    uint8_t type = r->type;
+    w_put(w, &type, sizeof(type));
+    w_put(w, &r->keylen, sizeof(r->keylen));
+    w_put(w, &r->expire_at, sizeof(r->expire_at));
+    w_put(w, &state_len, sizeof(state_len));
+    w_put(w, store_rec_key(r), r->keylen);
+    w_put(w, state, state_len);
+    w->records++;
+}
+
+/* Every live record, then the header's record count is patched in. */
+static int
+write_file(const char *tmp, char *err, size_t errlen)
+{
+    struct writer w = { .now = clock_wall_now() };
+    uint32_t version = VERSION, zero = 0;
+    uint64_t cursor = 0, placeholder = 0;
+
+    w.f = fopen(tmp, "w+b");   /* read back below for the checksum */
+    if (w.f == NULL) {
+        snprintf(err, errlen, "cannot create %s: %s", tmp, strerror(errno));
+        return -1;
+    }
+    w_put(&w, MAGIC, 8);
+    w_put(&w, &version, sizeof(version));
+    w_put(&w, &zero, sizeof(zero));
+    w_put(&w, &w.now, sizeof(w.now));
+    long count_at = ftell(w.f);
+    w_put(&w, &placeholder, sizeof(placeholder));
+    do {
+        cursor = store_scan(srv.store, cursor, write_record, &w);
+    } while (cursor != 0 && !w.failed);
+    mem_free(w.scratch.p);
+    /* Patch in the record count, then checksum the finished file (the
+     * CRC must cover the real count). */
+    if (!w.failed && (fflush(w.f) != 0 || fseek(w.f, count_at, SEEK_SET) != 0 ||
+                      fwrite(&w.records, sizeof(w.records), 1, w.f) != 1 ||
+                      fflush(w.f) != 0)) {
+        w.failed = true;
+    }
+    int fd = fileno(w.f);
+    uint32_t crc = 0;
+    if (!w.failed) {
+        unsigned char buf[65536];
+        ssize_t n = 0;
+        if (lseek(fd, 0, SEEK_SET) != 0) {
+            w.failed = true;
+        }
+        while (!w.failed && (n = read(fd, buf, sizeof(buf))) > 0) {
+            crc = crc_update(crc, buf, (size_t)n);
+        }
+        if (n < 0) {
+            w.failed = true;
+        }
+        w.failed |= lseek(fd, 0, SEEK_END) < 0 ||
+                    write(fd, &crc, sizeof(crc)) != sizeof(crc) ||
+                    fsync(fd) != 0;
+    }
+    if (fclose(w.f) != 0 || w.failed) {
+        snprintf(err, errlen, "writing %s: %s", tmp,
+                 errno ? strerror(errno) : "short write");
+        unlink(tmp);
+        return -1;
+    }
+    return 0;
+}
+
+static int
+save_to_disk(char *err, size_t errlen)
+{
+    char tmp[4300], path[4200];
+    snap_path(path, sizeof(path), "");
+    snprintf(tmp, sizeof(tmp), "%s.tmp-%d", path, (int)getpid());
+    if (crc_table[1] == 0) {
+        crc_init();
+    }
+    if (write_file(tmp, err, errlen) < 0) {
+        return -1;
+    }
+    if (rename(tmp, path) != 0) {
+        snprintf(err, errlen, "renaming %s: %s", tmp, strerror(errno));
+        unlink(tmp);
+        return -1;
+    }
+    /* Make the rename itself durable. */
+    int dfd = open(srv.conf.dir, O_RDONLY | O_DIRECTORY);
+    if (dfd >= 0) {
+        fsync(dfd);
+        close(dfd);
+    }
+    return 0;
+}
+
+int
+snapshot_save(char *err, size_t errlen)
+{
+    uint64_t changes = store_changes(srv.store);
+    int64_t t0 = clock_mono_now();
+    int rc = save_to_disk(err, errlen);
+    last_attempt_s = clock_wall_us() / 1000000;
+    last_ok = rc == 0;
+    if (rc == 0) {
+        last_save_s = last_attempt_s;
+        changes_at_save = changes;
+        log_notice("DB saved on disk (%zu keys, %lld ms)",
+                   store_size(srv.store),
+                   (long long)((clock_mono_now() - t0) / 1000000));
+    } else {
+        log_warning("Snapshot failed: %s", err);
+    }
+    return rc;
+}
+
+int
+snapshot_bgsave(char *err, size_t errlen)
+{
+    if (child > 0) {
+        snprintf(err, errlen, "Background save already in progress");
+        return -1;
+    }
+    int64_t t0 = clock_mono_now();
+    changes_at_fork = store_changes(srv.store);
+    pid_t pid = fork();
+    if (pid < 0) {
+        snprintf(err, errlen, "fork: %s", strerror(errno));
+        return -1;
+    }
+    if (pid == 0) {
+        /* The child only reads its copy of the keyspace and writes. */
+        char cerr[256];
+        _exit(save_to_disk(cerr, sizeof(cerr)) == 0 ? 0 : 1);
+    }
+    child = pid;
+    log_notice("Background saving started by pid %d (fork took %lld us)",
+               (int)pid, (long long)((clock_mono_now() - t0) / 1000));
+    return 0;
+}
+
+void
+snapshot_cron(void)
+{
+    int status;
+    if (child > 0 && waitpid(child, &status, WNOHANG) == child) {
+        last_attempt_s = clock_wall_us() / 1000000;
+        last_ok = WIFEXITED(status) && WEXITSTATUS(status) == 0;
+        if (last_ok) {
+            last_save_s = last_attempt_s;
+            changes_at_save = changes_at_fork;
+            log_notice("Background saving terminated with success");
+        } else {
+            log_warning("Background saving failed (status %d)", status);
+        }
+        child = -1;
+    }
+    int64_t now_s = clock_wall_us() / 1000000;
+    if (srv.conf.save_interval > 0 && child < 0 && snapshot_changes() > 0 &&
+        now_s - (last_attempt_s ? last_attempt_s : srv.start_wall_us / 1000000)
+            >= srv.conf.save_interval) {
+        char err[256];
+        last_attempt_s = now_s;
+        if (snapshot_bgsave(err, sizeof(err)) < 0) {
+            log_warning("Periodic snapshot: %s", err);
+        }
+    }
+}
+
+void
+snapshot_abort_child(void)
+{
+    if (child > 0) {
+        int status;
+        kill(child, SIGKILL);
+        waitpid(child, &status, 0);
+        child = -1;
+    }
+}
+
+int64_t
+snapshot_last_save(void)
+{
+    return last_save_s ? last_save_s : srv.start_wall_us / 1000000;
+}
+
+bool
+snapshot_in_progress(void)
+{
+    return child > 0;
+}
+
+bool
+snapshot_last_ok(void)
+{
+    return last_ok;
+}
+
+uint64_t
+snapshot_changes(void)
+{
+    return store_changes(srv.store) - changes_at_save;
+}
+
+/* ---- loading ----------------------------------------------------------- */
+
+struct reader {
+    const unsigned char *p;
+    size_t left;
+};
+
+static bool
+take(struct reader *r, void *out, size_t n)
+{
+    if (r->left < n) {
+        return false;
+    }
+    memcpy(out, r->p, n);
+    r->p += n;
+    r->left -= n;
+    return true;
+}
+
+static int
+load_record(struct reader *r, int64_t now, char *err, size_t errlen)
+{
+    uint8_t type;
+    uint32_t keylen, state_len;
+    int64_t expire_at;
+    if (!take(r, &type, 1) || !take(r, &keylen, 4) ||
+        !take(r, &expire_at, 8) || !take(r, &state_len, 4) ||
+        keylen > KEY_MAX_LOAD || state_len > STATE_MAX_LOAD ||
+        r->left < (size_t)keylen + state_len) {
+        snprintf(err, errlen, "truncated or malformed record");
+        return -1;
+    }
+    const char *key = (const char *)r->p;
+    const unsigned char *state = r->p + keylen;
+    r->p += (size_t)keylen + state_len;
+    r->left -= (size_t)keylen + state_len;
+    if (type < KEY_GCRA || type > KEY_TIERS) {
+        snprintf(err, errlen, "unknown key type %u", type);
+        return -1;
+    }
+    if (expire_at <= now) {
+        return 0;                   /* went fresh while we were down */
+    }
+    bool owned = keytype_owns_memory(type);
+    size_t size = owned ? keytype_owned_state_size(type) : state_len;
+    struct store_rec *rec = store_lookup(srv.store, key, keylen, now);
+    if (rec != NULL) {
+        snprintf(err, errlen, "duplicate key");
+        return -1;
+    }
+    rec = store_add(srv.store, key, keylen, type, size);
+    if (rec == NULL) {
+        snprintf(err, errlen, "out of memory");
+        return -1;
+    }
+    if (owned ? !keytype_decode_owned(rec, state, state_len)
+              : (memcpy(store_rec_state(rec), state, state_len), false)) {
+        store_remove(srv.store, rec);
+        snprintf(err, errlen, "malformed %s state", keytype_name(type));
+        return -1;
+    }
+    store_set_expire(srv.store, rec, expire_at);
+    return 0;
+}
+
+static int
+load_buffer(const unsigned char *buf, size_t len, char *err, size_t errlen)
+{
+    struct reader r = { buf, len };
+    char magic[8] = { 0 };
+    uint32_t version = 0, zero = 0, crc = 0;
+    int64_t written = 0;
+    uint64_t records = 0;
+    if (len < 8 + 4 + 4 + 8 + 8 + 4) {
+        snprintf(err, errlen, "truncated (%zu bytes)", len);
+        return -1;
+    }
+    memcpy(&crc, buf + len - 4, 4);
+    if (crc_update(0, buf, len - 4) != crc) {
+        snprintf(err, errlen, "checksum mismatch: the file is corrupt or "
+                 "truncated");
+        return -1;
+    }
+    r.left -= 4;
+    /* The length check above guarantees the header is there. */
+    if (!take(&r, magic, 8) || !take(&r, &version, 4) ||
+        !take(&r, &zero, 4) || !take(&r, &written, 8) ||
+        !take(&r, &records, 8) || memcmp(magic, MAGIC, 8) != 0 ||
+        version != VERSION) {
+        snprintf(err, errlen, "not a cellgate snapshot of version %u",
+                 VERSION);
+        return -1;
+    }
+    int64_t now = clock_wall_now();
+    for (uint64_t i = 0; i < records; i++) {
+        if (load_record(&r, now, err, errlen) < 0) {
+            return -1;
+        }
+    }
+    if (r.left != 0) {
+        snprintf(err, errlen, "%zu bytes after the last record", r.left);
+        return -1;
+    }
+    return 0;
+}
+
+int
+snapshot_load(char *err, size_t errlen)
+{
+    char path[4200];
+    struct stat st;
+    snap_path(path, sizeof(path), "");
+    crc_init();
+    int fd = open(path, O_RDONLY);
+    if (fd < 0) {
+        if (errno == ENOENT) {
+            return 0;
+        }
+        snprintf(err, errlen, "%s: %s", path, strerror(errno));
+        return -1;
+    }
+    if (fstat(fd, &st) != 0) {
+        snprintf(err, errlen, "%s: %s", path, strerror(errno));
+        close(fd);
+        return -1;
+    }
+    unsigned char *buf = malloc(st.st_size > 0 ? (size_t)st.st_size : 1);
+    size_t got = 0;
+    while (buf != NULL && got < (size_t)st.st_size) {
+        ssize_t n = read(fd, buf + got, (size_t)st.st_size - got);
+        if (n <= 0) {
+            break;
+        }
+        got += (size_t)n;
+    }
+    close(fd);
+    if (buf == NULL || got != (size_t)st.st_size) {
+        snprintf(err, errlen, "%s: cannot read", path);
+        free(buf);
+        return -1;
+    }
+    char why[256];
+    int rc = load_buffer(buf, got, why, sizeof(why));
+    free(buf);
+    if (rc < 0) {
+        snprintf(err, errlen, "%s: %s", path, why);
+        store_flush(srv.store);
+        return -1;
+    }
+    last_save_s = st.st_mtime;
+    changes_at_save = store_changes(srv.store);
+    log_notice("Loaded %zu keys from %s", store_size(srv.store), path);
+    return 0;
+}

@@ -1,0 +1,45 @@
+/*
+ * snapshot.h - the keyspace on disk, so a restart continues every limiter
+ * where it stood instead of handing every client a fresh burst.
+ *
+ * File (host byte order, read back by the same build):
+ *   "CGSNAP01", u32 version (1), u32 0, i64 written_at_ns, u64 records,
+ *   records: u8 type, u32 keylen, i64 expire_at, u32 state_len, key, state,
+ *   u32 CRC-32 of everything before it.
+ * Times are wall-clock ns, like the limiters' own, so a record loaded after
+ * a restart is exactly as fresh or stale as the clock says.
+ */
+#ifndef CELLGATE_SNAPSHOT_H
+#define CELLGATE_SNAPSHOT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* Write the keyspace to dir/dbfilename now (temp file, fsync, rename).
+ * Returns 0, or -1 with err. */
+int snapshot_save(char *err, size_t errlen);
+
+/* Start a background save in a forked child (copy-on-write gives it a
+ * frozen keyspace; the loop stalls only for fork()). Returns 0, or -1 with
+ * err (one is running already, or fork failed). */
+int snapshot_bgsave(char *err, size_t errlen);
+
+/* From cron: reap a finished child, start the periodic save. */
+void snapshot_cron(void);
+
+/* Stop a background save (before a synchronous one at shutdown). */
+void snapshot_abort_child(void);
+
+/* Load dir/dbfilename into the (empty) store at start-up. A missing file
+ * is an empty start. Returns 0, or -1 with err (corrupt, truncated, wrong
+ * version): the caller refuses to start unless told to start empty. */
+int snapshot_load(char *err, size_t errlen);
+
+/* For INFO and LASTSAVE. */
+int64_t snapshot_last_save(void);       /* unix seconds of the last good save */
+bool snapshot_in_progress(void);
+bool snapshot_last_ok(void);
+uint64_t snapshot_changes(void);        /* writes since the last save */
+
+#endif
