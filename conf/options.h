@@ -65,6 +65,8 @@
       "largest RL.LOG limit: bounds the entries one log key keeps")           \
     X(tiers_max_window, "tiers-max-window", CONF_INT, "3600", 1, 86400,       \
       "largest RL.TIERS window in seconds: bounds a key's buckets")           \
+    X(output_pause_timeout, "client-output-pause-timeout", CONF_INT, "60", 0,  \
+      2147483647, "close a client paused for output this many seconds; 0 = never") \
     X(hz, "hz", CONF_INT, "10", 1, 500,                                       \
       "background task frequency: key expiry, rehashing, idle timeouts")      \
     X(slowlog_log_slower_than, "slowlog-log-slower-than", CONF_INT, "10000",  \

@@ -431,6 +431,7 @@ static void
 pause_reading(struct conn *c)
 {
     c->state = CONN_PAUSED;
+    c->paused_since_ms = conn_now_ms();
     uv_read_stop(&c->h.stream);
 }
 
@@ -683,11 +684,20 @@ void
 conn_cron(int64_t now_ms)
 {
     int64_t timeout_ms = srv.conf.timeout * 1000;
+    int64_t pause_ms = srv.conf.output_pause_timeout * 1000;
     struct conn *c = srv.clients;
     while (c != NULL) {
         struct conn *next = c->next;
-        if (timeout_ms > 0 && now_ms - c->last_interaction_ms > timeout_ms &&
-            c->inflight == 0) {
+        if (pause_ms > 0 && c->state == CONN_PAUSED &&
+            now_ms - c->paused_since_ms > pause_ms) {
+            srv.stats.output_limit_closes++;
+            log_warning("Closing client %s: it has not read its replies for "
+                        "%lld s (client-output-pause-timeout)", c->addr,
+                        (long long)srv.conf.output_pause_timeout);
+            conn_close(c);
+        } else if (timeout_ms > 0 &&
+                   now_ms - c->last_interaction_ms > timeout_ms &&
+                   c->inflight == 0) {
             srv.stats.idle_timeout_closes++;
             log_verbose("Closing idle client %s", c->addr);
             conn_close(c);

@@ -63,6 +63,7 @@ struct conn {
     char laddr[64];
     int64_t created_ms;             /* monotonic */
     int64_t last_interaction_ms;    /* monotonic */
+    int64_t paused_since_ms;        /* monotonic, while CONN_PAUSED */
     struct cmd *last_cmd;
     bool reply_error;               /* the current command replied an error */
     /* Prefetch ring (conn.c prefetch_ahead): hashes of the keys of the

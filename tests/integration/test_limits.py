@@ -206,6 +206,7 @@ def test_output_limits_are_visible_in_config(start_daemon):
     assert r.config_get("client-output-*") == {
         "client-output-pause-limit": str(1024 * 1024),
         "client-output-hard-limit": str(4 * 1024 * 1024),
+        "client-output-pause-timeout": "60",
     }
 
 
