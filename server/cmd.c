@@ -508,6 +508,19 @@ cmd_dispatch_subcommand(struct conn *c, struct resp_request *req,
 }
 
 void
+cmd_reply_help(struct conn *c, const char *const *lines)
+{
+    size_t n = 0;
+    while (lines[n] != NULL) {
+        n++;
+    }
+    reply_array(&c->out, n);
+    for (size_t i = 0; i < n; i++) {
+        reply_status(&c->out, lines[i]);
+    }
+}
+
+void
 cmd_count_decision(struct conn *c, bool limited)
 {
     if (c->last_cmd == NULL) {

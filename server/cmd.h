@@ -82,6 +82,9 @@ const char *cmd_error_stat(size_t i, uint64_t *count);
 
 void cmd_reset_stats(void);
 
+/* A HELP reply: the NULL-terminated lines as an array of simple strings. */
+void cmd_reply_help(struct conn *c, const char *const *lines);
+
 /* A limiter command decided: count it for INFO's # Limits section. */
 void cmd_count_decision(struct conn *c, bool limited);
 

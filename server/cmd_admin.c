@@ -30,19 +30,6 @@ arg_is(struct resp_request *req, size_t i, const char *word)
            strcasecmp(req->argv[i], word) == 0;
 }
 
-static void
-reply_help(struct conn *c, const char *const *lines)
-{
-    size_t n = 0;
-    while (lines[n] != NULL) {
-        n++;
-    }
-    reply_array(&c->out, n);
-    for (size_t i = 0; i < n; i++) {
-        reply_status(&c->out, lines[i]);
-    }
-}
-
 void
 cmd_ping(struct conn *c, struct resp_request *req)
 {
@@ -577,7 +564,7 @@ cmd_client_help(struct conn *c, struct resp_request *req)
         "HELP", "    Print this help.", NULL
     };
     (void)req;
-    reply_help(c, lines);
+    cmd_reply_help(c, lines);
 }
 
 /* ---- CONFIG ----------------------------------------------------------- */
@@ -741,7 +728,7 @@ cmd_config_help(struct conn *c, struct resp_request *req)
         "HELP", "    Print this help.", NULL
     };
     (void)req;
-    reply_help(c, lines);
+    cmd_reply_help(c, lines);
 }
 
 /* ---- keyspace and server ---------------------------------------------- */

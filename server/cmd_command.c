@@ -336,8 +336,5 @@ cmd_command_help(struct conn *c, struct resp_request *req)
         "HELP", "    Print this help.", NULL
     };
     (void)req;
-    reply_array(&c->out, 13);
-    for (size_t i = 0; lines[i] != NULL; i++) {
-        reply_status(&c->out, lines[i]);
-    }
+    cmd_reply_help(c, lines);
 }

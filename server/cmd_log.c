@@ -408,30 +408,12 @@ keytype_encode_owned(const struct store_rec *r, struct keytype_buf *b)
     return ok;
 }
 
-/* Bounds-checked reader over a state's bytes. */
-struct rd {
-    const unsigned char *p;
-    size_t left;
-};
-
 static bool
-get(struct rd *r, void *out, size_t n)
-{
-    if (r->left < n) {
-        return false;
-    }
-    memcpy(out, r->p, n);
-    r->p += n;
-    r->left -= n;
-    return true;
-}
-
-static bool
-decode_log(struct log_state *ls, struct rd *r)
+decode_log(struct log_state *ls, struct keytype_reader *r)
 {
     uint32_t n;
-    if (!get(r, &ls->window_ms, sizeof(ls->window_ms)) ||
-        !get(r, &n, sizeof(n)) || n == 0 ||
+    if (!keytype_read(r, &ls->window_ms, sizeof(ls->window_ms)) ||
+        !keytype_read(r, &n, sizeof(n)) || n == 0 ||
         (size_t)n > r->left / (2 * sizeof(int64_t) + sizeof(uint32_t))) {
         return false;
     }
@@ -443,9 +425,9 @@ decode_log(struct log_state *ls, struct rd *r)
     uint32_t meta_total = 0;
     for (uint32_t i = 0; i < n; i++) {
         struct slog_entry *e = &ls->ring.e[i];
-        if (!get(r, &e->t_ms, sizeof(e->t_ms)) ||
-            !get(r, &e->cost, sizeof(e->cost)) ||
-            !get(r, &e->meta_len, sizeof(e->meta_len)) || e->cost < 1 ||
+        if (!keytype_read(r, &e->t_ms, sizeof(e->t_ms)) ||
+            !keytype_read(r, &e->cost, sizeof(e->cost)) ||
+            !keytype_read(r, &e->meta_len, sizeof(e->meta_len)) || e->cost < 1 ||
             e->meta_len > META_MAX ||
             __builtin_add_overflow(ls->ring.sum, e->cost, &ls->ring.sum)) {
             return false;
@@ -461,14 +443,14 @@ decode_log(struct log_state *ls, struct rd *r)
         return false;
     }
     ls->meta_len = ls->meta_cap = meta_total;
-    return get(r, ls->meta, meta_total);
+    return keytype_read(r, ls->meta, meta_total);
 }
 
 static bool
-decode_tiers(struct tiers_state *ts, struct rd *r)
+decode_tiers(struct tiers_state *ts, struct keytype_reader *r)
 {
     uint32_t n;
-    if (!get(r, &n, sizeof(n)) || n == 0 ||
+    if (!keytype_read(r, &n, sizeof(n)) || n == 0 ||
         r->left != (size_t)n * sizeof(*ts->st.b)) {
         return false;
     }
@@ -477,7 +459,7 @@ decode_tiers(struct tiers_state *ts, struct rd *r)
         return false;
     }
     ts->st.cap = ts->st.len = n;
-    return get(r, ts->st.b, r->left);
+    return keytype_read(r, ts->st.b, r->left);
 }
 
 size_t
@@ -491,7 +473,7 @@ bool
 keytype_decode_owned(struct store_rec *rec, const unsigned char *p,
                      size_t len)
 {
-    struct rd r = { p, len };
+    struct keytype_reader r = { p, len };
     if (rec->type == KEY_LOG) {
         return decode_log(store_rec_state(rec), &r);
     }

@@ -2,7 +2,6 @@
  * info.c - INFO, laid out as Redis lays it out: "# Section" headers,
  * "field:value" lines, CRLF line ends, a blank line between sections.
  */
-#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 #include <strings.h>
@@ -18,47 +17,7 @@
 #include "server/handlers.h"
 #include "server/server.h"
 #include "server/snapshot.h"
-
-struct text {
-    char *buf;
-    size_t len;
-    size_t cap;
-    bool oom;
-};
-
-static void
-text_add(struct text *t, const char *fmt, ...)
-    __attribute__((format(printf, 2, 3)));
-
-static void
-text_add(struct text *t, const char *fmt, ...)
-{
-    for (;;) {
-        va_list ap;
-        if (t->oom) {
-            return;
-        }
-        size_t room = t->cap - t->len;
-        va_start(ap, fmt);
-        int n = vsnprintf(t->buf ? t->buf + t->len : NULL, room, fmt, ap);
-        va_end(ap);
-        if (n < 0) {
-            return;
-        }
-        if ((size_t)n < room) {
-            t->len += (size_t)n;
-            return;
-        }
-        size_t cap = (t->cap ? t->cap * 2 : 4096) + (size_t)n;
-        char *b = mem_realloc(t->buf, cap);
-        if (b == NULL) {
-            t->oom = true;
-            return;
-        }
-        t->buf = b;
-        t->cap = cap;
-    }
-}
+#include "server/textbuf.h"
 
 /* Redis's bytesToHuman: 1.50K, 2.00M ... */
 static void
@@ -93,14 +52,14 @@ rss_bytes(void)
 }
 
 static void
-section_server(struct text *t)
+section_server(struct textbuf *t)
 {
     struct utsname u;
     int64_t now_us = clock_wall_us();
     int64_t up = (int64_t)((uint64_t)clock_mono_now() - srv.start_mono_ns) /
                  1000000000;
     uname(&u);
-    text_add(t, "# Server\r\n"
+    textbuf_printf(t, "# Server\r\n"
              "redis_version:%s\r\n"
              "cellgate_version:%s\r\n"
              "redis_git_sha1:00000000\r\n"
@@ -126,9 +85,9 @@ section_server(struct text *t)
 }
 
 static void
-section_clients(struct text *t)
+section_clients(struct textbuf *t)
 {
-    text_add(t, "# Clients\r\n"
+    textbuf_printf(t, "# Clients\r\n"
              "connected_clients:%zu\r\n"
              "maxclients:%lld\r\n"
              "blocked_clients:0\r\n"
@@ -137,7 +96,7 @@ section_clients(struct text *t)
 }
 
 static void
-section_memory(struct text *t)
+section_memory(struct textbuf *t)
 {
     char h_used[32], h_rss[32], h_peak[32], h_max[32];
     size_t used = mem_used(), rss = rss_bytes(), peak = mem_peak();
@@ -145,7 +104,7 @@ section_memory(struct text *t)
     human(h_rss, sizeof(h_rss), (double)rss);
     human(h_peak, sizeof(h_peak), (double)peak);
     human(h_max, sizeof(h_max), (double)srv.conf.maxmemory);
-    text_add(t, "# Memory\r\n"
+    textbuf_printf(t, "# Memory\r\n"
              "used_memory:%zu\r\n"
              "used_memory_human:%s\r\n"
              "used_memory_rss:%zu\r\n"
@@ -163,9 +122,9 @@ section_memory(struct text *t)
 }
 
 static void
-section_persistence(struct text *t)
+section_persistence(struct textbuf *t)
 {
-    text_add(t, "# Persistence\r\n"
+    textbuf_printf(t, "# Persistence\r\n"
              "loading:0\r\n"
              "async_loading:0\r\n"
              "rdb_changes_since_last_save:%llu\r\n"
@@ -180,10 +139,10 @@ section_persistence(struct text *t)
 }
 
 static void
-section_stats(struct text *t)
+section_stats(struct textbuf *t)
 {
     const struct server_stats *s = &srv.stats;
-    text_add(t, "# Stats\r\n"
+    textbuf_printf(t, "# Stats\r\n"
              "total_connections_received:%llu\r\n"
              "total_commands_processed:%llu\r\n"
              "total_net_input_bytes:%llu\r\n"
@@ -219,19 +178,19 @@ section_stats(struct text *t)
 }
 
 static void
-section_replication(struct text *t)
+section_replication(struct textbuf *t)
 {
-    text_add(t, "# Replication\r\n"
+    textbuf_printf(t, "# Replication\r\n"
              "role:master\r\n"
              "connected_slaves:0\r\n");
 }
 
 static void
-section_cpu(struct text *t)
+section_cpu(struct textbuf *t)
 {
     struct rusage ru;
     getrusage(RUSAGE_SELF, &ru);
-    text_add(t, "# CPU\r\n"
+    textbuf_printf(t, "# CPU\r\n"
              "used_cpu_sys:%ld.%06ld\r\n"
              "used_cpu_user:%ld.%06ld\r\n",
              (long)ru.ru_stime.tv_sec, (long)ru.ru_stime.tv_usec,
@@ -239,12 +198,12 @@ section_cpu(struct text *t)
 }
 
 static void
-add_cmdstats(struct text *t, const struct cmd *cmds, size_t n)
+add_cmdstats(struct textbuf *t, const struct cmd *cmds, size_t n)
 {
     for (size_t i = 0; i < n && cmds[i].name != NULL; i++) {
         const struct cmd_stats *s = &cmds[i].stats;
         if (s->calls > 0 || s->rejected_calls > 0) {
-            text_add(t, "cmdstat_%s:calls=%llu,usec=%llu,usec_per_call=%.2f,"
+            textbuf_printf(t, "cmdstat_%s:calls=%llu,usec=%llu,usec_per_call=%.2f,"
                      "rejected_calls=%llu,failed_calls=%llu\r\n",
                      cmds[i].name, (unsigned long long)s->calls,
                      (unsigned long long)s->usec,
@@ -259,25 +218,25 @@ add_cmdstats(struct text *t, const struct cmd *cmds, size_t n)
 }
 
 static void
-section_commandstats(struct text *t)
+section_commandstats(struct textbuf *t)
 {
     size_t n;
     const struct cmd *cmds = cmd_table(&n);
-    text_add(t, "# Commandstats\r\n");
+    textbuf_printf(t, "# Commandstats\r\n");
     add_cmdstats(t, cmds, n);
 }
 
 /* Allowed and denied requests per limiter command (cellgate's own). */
 static void
-section_limits(struct text *t)
+section_limits(struct textbuf *t)
 {
     size_t n;
     const struct cmd *cmds = cmd_table(&n);
-    text_add(t, "# Limits\r\n");
+    textbuf_printf(t, "# Limits\r\n");
     for (size_t i = 0; i < n; i++) {
         const struct cmd_stats *s = &cmds[i].stats;
         if (s->allowed > 0 || s->denied > 0) {
-            text_add(t, "limits_%s:allowed=%llu,denied=%llu\r\n",
+            textbuf_printf(t, "limits_%s:allowed=%llu,denied=%llu\r\n",
                      cmds[i].name, (unsigned long long)s->allowed,
                      (unsigned long long)s->denied);
         }
@@ -285,39 +244,39 @@ section_limits(struct text *t)
 }
 
 static void
-section_errorstats(struct text *t)
+section_errorstats(struct textbuf *t)
 {
     uint64_t count;
     const char *code;
-    text_add(t, "# Errorstats\r\n");
+    textbuf_printf(t, "# Errorstats\r\n");
     for (size_t i = 0; (code = cmd_error_stat(i, &count)) != NULL; i++) {
-        text_add(t, "errorstat_%s:count=%llu\r\n", code,
+        textbuf_printf(t, "errorstat_%s:count=%llu\r\n", code,
                  (unsigned long long)count);
     }
 }
 
 static void
-section_cluster(struct text *t)
+section_cluster(struct textbuf *t)
 {
-    text_add(t, "# Cluster\r\n"
+    textbuf_printf(t, "# Cluster\r\n"
              "cluster_enabled:%d\r\n",
              strcmp(srv.conf.cluster_mode, "emulated") == 0);
 }
 
 static void
-section_keyspace(struct text *t)
+section_keyspace(struct textbuf *t)
 {
     size_t keys = store_size(srv.store);
-    text_add(t, "# Keyspace\r\n");
+    textbuf_printf(t, "# Keyspace\r\n");
     if (keys > 0) {
-        text_add(t, "db0:keys=%zu,expires=%zu,avg_ttl=0\r\n", keys,
+        textbuf_printf(t, "db0:keys=%zu,expires=%zu,avg_ttl=0\r\n", keys,
                  store_volatile(srv.store));
     }
 }
 
 struct section {
     const char *name;
-    void (*fn)(struct text *t);
+    void (*fn)(struct textbuf *t);
     bool in_default;
 };
 
@@ -365,7 +324,7 @@ select_sections(struct resp_request *req, bool *want)
 void
 cmd_info(struct conn *c, struct resp_request *req)
 {
-    struct text t = { NULL, 0, 0, false };
+    struct textbuf t = { NULL, 0, 0, false };
     bool want[NSECTIONS] = { false };
     bool first = true;
     select_sections(req, want);
@@ -374,7 +333,7 @@ cmd_info(struct conn *c, struct resp_request *req)
             continue;
         }
         if (!first) {
-            text_add(&t, "\r\n");
+            textbuf_printf(&t, "\r\n");
         }
         first = false;
         sections[i].fn(&t);
@@ -382,7 +341,7 @@ cmd_info(struct conn *c, struct resp_request *req)
     if (t.oom) {
         conn_error(c, "ERR out of memory");
     } else {
-        reply_verbatim(&c->out, t.buf ? t.buf : "", t.len, c->proto);
+        reply_verbatim(&c->out, t.p ? t.p : "", t.len, c->proto);
     }
-    mem_free(t.buf);
+    textbuf_free(&t);
 }

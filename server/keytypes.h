@@ -7,6 +7,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "server/store.h"
 
@@ -47,6 +48,25 @@ struct keytype_buf {
     size_t len;
     size_t cap;
 };
+
+/* A bounds-checked reader over stored bytes (snapshots). */
+struct keytype_reader {
+    const unsigned char *p;
+    size_t left;
+};
+
+/* Copy the next n bytes to out; false (nothing read) if fewer remain. */
+static inline bool
+keytype_read(struct keytype_reader *r, void *out, size_t n)
+{
+    if (r->left < n) {
+        return false;
+    }
+    memcpy(out, r->p, n);
+    r->p += n;
+    r->left -= n;
+    return true;
+}
 
 /* Snapshots of KEY_LOG and KEY_TIERS records, whose state points to
  * arrays: append the state's bytes to b / rebuild a record's arrays from

@@ -6,9 +6,7 @@
 #include <arpa/inet.h>
 #include <microhttpd.h>
 #include <pthread.h>
-#include <stdarg.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 
 #include "protocol/mem.h"
@@ -16,60 +14,21 @@
 #include "server/cmd.h"
 #include "server/log.h"
 #include "server/server.h"
+#include "server/textbuf.h"
 
 static struct MHD_Daemon *httpd;
 static pthread_mutex_t snapshot_lock = PTHREAD_MUTEX_INITIALIZER;
 static char *snapshot;          /* guarded by snapshot_lock */
 static size_t snapshot_len;
 
-struct buf {
-    char *p;
-    size_t len;
-    size_t cap;
-    bool oom;
-};
-
 static void
-add(struct buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-
-static void
-add(struct buf *b, const char *fmt, ...)
+family(struct textbuf *b, const char *name, const char *type, const char *help)
 {
-    for (;;) {
-        va_list ap;
-        if (b->oom) {
-            return;
-        }
-        size_t room = b->cap - b->len;
-        va_start(ap, fmt);
-        int n = vsnprintf(b->p ? b->p + b->len : NULL, room, fmt, ap);
-        va_end(ap);
-        if (n < 0) {
-            return;
-        }
-        if ((size_t)n < room) {
-            b->len += (size_t)n;
-            return;
-        }
-        size_t cap = (b->cap ? b->cap * 2 : 8192) + (size_t)n;
-        char *p = realloc(b->p, cap);
-        if (p == NULL) {
-            b->oom = true;
-            return;
-        }
-        b->p = p;
-        b->cap = cap;
-    }
+    textbuf_printf(b, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
 }
 
 static void
-family(struct buf *b, const char *name, const char *type, const char *help)
-{
-    add(b, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
-}
-
-static void
-render_requests(struct buf *b, const struct cmd *cmds, size_t n)
+render_requests(struct textbuf *b, const struct cmd *cmds, size_t n)
 {
     for (size_t i = 0; i < n && cmds[i].name != NULL; i++) {
         const struct cmd_stats *s = &cmds[i].stats;
@@ -80,34 +39,34 @@ render_requests(struct buf *b, const struct cmd *cmds, size_t n)
         if (s->calls == 0 && s->rejected_calls == 0) {
             continue;
         }
-        add(b, "cellgate_requests_total{command=\"%s\",outcome=\"ok\"} %llu\n",
+        textbuf_printf(b, "cellgate_requests_total{command=\"%s\",outcome=\"ok\"} %llu\n",
             cmds[i].name,
             (unsigned long long)(s->calls - s->failed_calls));
-        add(b, "cellgate_requests_total{command=\"%s\",outcome=\"error\"} "
+        textbuf_printf(b, "cellgate_requests_total{command=\"%s\",outcome=\"error\"} "
             "%llu\n", cmds[i].name,
             (unsigned long long)(s->failed_calls + s->rejected_calls));
     }
 }
 
 static void
-render_decisions(struct buf *b, const struct cmd *cmds, size_t n)
+render_decisions(struct textbuf *b, const struct cmd *cmds, size_t n)
 {
     for (size_t i = 0; i < n; i++) {
         const struct cmd_stats *s = &cmds[i].stats;
         if (s->allowed == 0 && s->denied == 0) {
             continue;
         }
-        add(b, "cellgate_limiter_requests_total{command=\"%s\","
+        textbuf_printf(b, "cellgate_limiter_requests_total{command=\"%s\","
             "decision=\"allowed\"} %llu\n", cmds[i].name,
             (unsigned long long)s->allowed);
-        add(b, "cellgate_limiter_requests_total{command=\"%s\","
+        textbuf_printf(b, "cellgate_limiter_requests_total{command=\"%s\","
             "decision=\"denied\"} %llu\n", cmds[i].name,
             (unsigned long long)s->denied);
     }
 }
 
 static void
-render_histogram(struct buf *b, const struct cmd *cmds, size_t n)
+render_histogram(struct textbuf *b, const struct cmd *cmds, size_t n)
 {
     for (size_t i = 0; i < n && cmds[i].name != NULL; i++) {
         const struct cmd_stats *s = &cmds[i].stats;
@@ -121,22 +80,22 @@ render_histogram(struct buf *b, const struct cmd *cmds, size_t n)
         uint64_t cum = 0;
         for (size_t k = 0; k < CMD_HIST_BUCKETS; k++) {
             cum += s->hist[k];
-            add(b, "cellgate_command_duration_seconds_bucket{command=\"%s\","
+            textbuf_printf(b, "cellgate_command_duration_seconds_bucket{command=\"%s\","
                 "le=\"%g\"} %llu\n", cmds[i].name,
                 (double)cmd_hist_bounds_us[k] / 1e6, (unsigned long long)cum);
         }
-        add(b, "cellgate_command_duration_seconds_bucket{command=\"%s\","
+        textbuf_printf(b, "cellgate_command_duration_seconds_bucket{command=\"%s\","
             "le=\"+Inf\"} %llu\n", cmds[i].name,
             (unsigned long long)s->calls);
-        add(b, "cellgate_command_duration_seconds_sum{command=\"%s\"} %.6f\n",
+        textbuf_printf(b, "cellgate_command_duration_seconds_sum{command=\"%s\"} %.6f\n",
             cmds[i].name, (double)s->usec / 1e6);
-        add(b, "cellgate_command_duration_seconds_count{command=\"%s\"} "
+        textbuf_printf(b, "cellgate_command_duration_seconds_count{command=\"%s\"} "
             "%llu\n", cmds[i].name, (unsigned long long)s->calls);
     }
 }
 
 static void
-render(struct buf *b)
+render(struct textbuf *b)
 {
     size_t n;
     const struct cmd *cmds = cmd_table(&n);
@@ -150,26 +109,26 @@ render(struct buf *b)
            "Time spent in the server per command.");
     render_histogram(b, cmds, n);
     family(b, "cellgate_keys", "gauge", "Limiter keys held.");
-    add(b, "cellgate_keys %zu\n", store_size(srv.store));
+    textbuf_printf(b, "cellgate_keys %zu\n", store_size(srv.store));
     family(b, "cellgate_used_memory_bytes", "gauge",
            "Bytes allocated (INFO used_memory).");
-    add(b, "cellgate_used_memory_bytes %zu\n", mem_used());
+    textbuf_printf(b, "cellgate_used_memory_bytes %zu\n", mem_used());
     family(b, "cellgate_connected_clients", "gauge", "Connected clients.");
-    add(b, "cellgate_connected_clients %zu\n", srv.nclients);
+    textbuf_printf(b, "cellgate_connected_clients %zu\n", srv.nclients);
     family(b, "cellgate_expired_keys_total", "counter",
            "Keys removed once their state was fresh again.");
-    add(b, "cellgate_expired_keys_total %llu\n",
+    textbuf_printf(b, "cellgate_expired_keys_total %llu\n",
         (unsigned long long)store_expired(srv.store));
     family(b, "cellgate_evicted_keys_total", "counter",
            "Keys evicted under maxmemory.");
-    add(b, "cellgate_evicted_keys_total %llu\n",
+    textbuf_printf(b, "cellgate_evicted_keys_total %llu\n",
         (unsigned long long)store_evicted(srv.store));
     family(b, "cellgate_connections_received_total", "counter",
            "Connections accepted.");
-    add(b, "cellgate_connections_received_total %llu\n",
+    textbuf_printf(b, "cellgate_connections_received_total %llu\n",
         (unsigned long long)srv.stats.connections_received);
     family(b, "cellgate_uptime_seconds", "gauge", "Seconds since start.");
-    add(b, "cellgate_uptime_seconds %lld\n",
+    textbuf_printf(b, "cellgate_uptime_seconds %lld\n",
         (long long)(((uint64_t)clock_mono_now() - srv.start_mono_ns) /
                     1000000000ULL));
 }
@@ -177,13 +136,13 @@ render(struct buf *b)
 void
 metrics_publish(void)
 {
-    struct buf b = { NULL, 0, 0, false };
+    struct textbuf b = { NULL, 0, 0, false };
     if (httpd == NULL) {
         return;
     }
     render(&b);
     if (b.oom) {
-        free(b.p);
+        textbuf_free(&b);
         return;
     }
     pthread_mutex_lock(&snapshot_lock);
@@ -191,7 +150,7 @@ metrics_publish(void)
     snapshot = b.p;
     snapshot_len = b.len;
     pthread_mutex_unlock(&snapshot_lock);
-    free(old);
+    mem_free(old);
 }
 
 /* libmicrohttpd's thread: serve the current snapshot, copied. */
@@ -278,7 +237,7 @@ metrics_teardown(void)
         MHD_stop_daemon(httpd);
         httpd = NULL;
     }
-    free(snapshot);
+    mem_free(snapshot);
     snapshot = NULL;
     snapshot_len = 0;
 }

@@ -239,13 +239,6 @@ cmd_slowlog_help(struct conn *c, struct resp_request *req)
         "RESET", "    Reset the slowlog.",
         "HELP", "    Print this help.", NULL
     };
-    size_t n = 0;
     (void)req;
-    while (lines[n] != NULL) {
-        n++;
-    }
-    reply_array(&c->out, n);
-    for (size_t i = 0; i < n; i++) {
-        reply_status(&c->out, lines[i]);
-    }
+    cmd_reply_help(c, lines);
 }

@@ -305,31 +305,14 @@ snapshot_changes(void)
 
 /* ---- loading ----------------------------------------------------------- */
 
-struct reader {
-    const unsigned char *p;
-    size_t left;
-};
-
-static bool
-take(struct reader *r, void *out, size_t n)
-{
-    if (r->left < n) {
-        return false;
-    }
-    memcpy(out, r->p, n);
-    r->p += n;
-    r->left -= n;
-    return true;
-}
-
 static int
-load_record(struct reader *r, int64_t now, char *err, size_t errlen)
+load_record(struct keytype_reader *r, int64_t now, char *err, size_t errlen)
 {
     uint8_t type;
     uint32_t keylen, state_len;
     int64_t expire_at;
-    if (!take(r, &type, 1) || !take(r, &keylen, 4) ||
-        !take(r, &expire_at, 8) || !take(r, &state_len, 4) ||
+    if (!keytype_read(r, &type, 1) || !keytype_read(r, &keylen, 4) ||
+        !keytype_read(r, &expire_at, 8) || !keytype_read(r, &state_len, 4) ||
         keylen > KEY_MAX_LOAD || state_len > STATE_MAX_LOAD ||
         r->left < (size_t)keylen + state_len) {
         snprintf(err, errlen, "truncated or malformed record");
@@ -371,7 +354,7 @@ load_record(struct reader *r, int64_t now, char *err, size_t errlen)
 static int
 load_buffer(const unsigned char *buf, size_t len, char *err, size_t errlen)
 {
-    struct reader r = { buf, len };
+    struct keytype_reader r = { buf, len };
     char magic[8] = { 0 };
     uint32_t version = 0, zero = 0, crc = 0;
     int64_t written = 0;
@@ -388,9 +371,9 @@ load_buffer(const unsigned char *buf, size_t len, char *err, size_t errlen)
     }
     r.left -= 4;
     /* The length check above guarantees the header is there. */
-    if (!take(&r, magic, 8) || !take(&r, &version, 4) ||
-        !take(&r, &zero, 4) || !take(&r, &written, 8) ||
-        !take(&r, &records, 8) || memcmp(magic, MAGIC, 8) != 0 ||
+    if (!keytype_read(&r, magic, 8) || !keytype_read(&r, &version, 4) ||
+        !keytype_read(&r, &zero, 4) || !keytype_read(&r, &written, 8) ||
+        !keytype_read(&r, &records, 8) || memcmp(magic, MAGIC, 8) != 0 ||
         version != VERSION) {
         snprintf(err, errlen, "not a cellgate snapshot of version %u",
                  VERSION);
