@@ -60,6 +60,21 @@ mem_free(void *p)
     }
 }
 
+void
+mem_charge(size_t n)
+{
+    used_bytes += n;
+    if (used_bytes > peak_bytes) {
+        peak_bytes = used_bytes;
+    }
+}
+
+void
+mem_uncharge(size_t n)
+{
+    used_bytes -= n;
+}
+
 size_t
 mem_used(void)
 {

@@ -16,6 +16,11 @@ void *mem_calloc(size_t n, size_t size);
 void *mem_realloc(void *p, size_t size);
 void mem_free(void *p);
 
+/* Memory a caller hands out in pieces of blocks it got from malloc itself
+ * (the store's slabs): counted as the pieces are taken and given back. */
+void mem_charge(size_t n);
+void mem_uncharge(size_t n);
+
 /* Bytes currently allocated through these functions. */
 size_t mem_used(void);
 

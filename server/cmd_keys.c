@@ -228,7 +228,7 @@ collect_key(struct store_rec *r, void *arg)
     if (r->expire_at <= l->now ||
         (l->type != NULL && strcasecmp(l->type, keytype_name(r->type)) != 0) ||
         (l->pattern != NULL &&
-         !glob_match(l->pattern, l->plen, store_rec_key(r), r->keylen,
+         !glob_match(l->pattern, l->plen, store_rec_key(r), store_rec_keylen(r),
                      false))) {
         return;
     }
@@ -252,7 +252,8 @@ reply_key_list(struct conn *c, const struct key_list *l)
 {
     reply_array(&c->out, l->len);
     for (size_t i = 0; i < l->len; i++) {
-        reply_bulk(&c->out, store_rec_key(l->recs[i]), l->recs[i]->keylen);
+        reply_bulk(&c->out, store_rec_key(l->recs[i]),
+                   store_rec_keylen(l->recs[i]));
     }
 }
 

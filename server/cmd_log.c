@@ -11,7 +11,9 @@
 #include <string.h>
 #include <strings.h>
 
+#include "algorithms/fixed_window.h"
 #include "algorithms/sliding_log.h"
+#include "algorithms/sliding_window.h"
 #include "algorithms/tiers.h"
 #include "protocol/mem.h"
 #include "protocol/num.h"
@@ -463,10 +465,22 @@ decode_tiers(struct tiers_state *ts, struct keytype_reader *r)
 }
 
 size_t
-keytype_owned_state_size(uint8_t type)
+keytype_state_size(uint8_t type)
 {
-    return type == KEY_LOG ? sizeof(struct log_state)
-                           : sizeof(struct tiers_state);
+    switch (type) {
+    case KEY_GCRA:
+        return sizeof(struct gcra_state);
+    case KEY_FIXED:
+        return sizeof(struct fwin_state);
+    case KEY_SLIDING:
+        return sizeof(struct swin_state);
+    case KEY_LOG:
+        return sizeof(struct log_state);
+    case KEY_TIERS:
+        return sizeof(struct tiers_state);
+    default:
+        return 0;
+    }
 }
 
 bool

@@ -76,8 +76,9 @@ bool keytype_encode_owned(const struct store_rec *r, struct keytype_buf *b);
 bool keytype_decode_owned(struct store_rec *rec, const unsigned char *p,
                           size_t len);
 
-/* The record state size of a KEY_LOG / KEY_TIERS record. */
-size_t keytype_owned_state_size(uint8_t type);
+/* The record state size of a type (0 for an unknown one). The store does
+ * not keep it per record: the type implies it. */
+size_t keytype_state_size(uint8_t type);
 
 static inline bool
 keytype_owns_memory(uint8_t type)

@@ -89,7 +89,8 @@ write_record(struct store_rec *r, void *arg)
 {
     struct writer *w = arg;
     const void *state = store_rec_state(r);
-    uint32_t state_len = r->state_size;
+    uint32_t state_len = (uint32_t)keytype_state_size(r->type);
+    uint32_t keylen = (uint32_t)store_rec_keylen(r);
     if (r->expire_at <= w->now) {
         return;                         /* fresh already: nothing to keep */
     }
@@ -104,10 +105,10 @@ write_record(struct store_rec *r, void *arg)
     }
     uint8_t type = r->type;
     w_put(w, &type, sizeof(type));
-    w_put(w, &r->keylen, sizeof(r->keylen));
+    w_put(w, &keylen, sizeof(keylen));
     w_put(w, &r->expire_at, sizeof(r->expire_at));
     w_put(w, &state_len, sizeof(state_len));
-    w_put(w, store_rec_key(r), r->keylen);
+    w_put(w, store_rec_key(r), keylen);
     w_put(w, state, state_len);
     w->records++;
 }
@@ -330,7 +331,11 @@ load_record(struct keytype_reader *r, int64_t now, char *err, size_t errlen)
         return 0;                   /* went fresh while we were down */
     }
     bool owned = keytype_owns_memory(type);
-    size_t size = owned ? keytype_owned_state_size(type) : state_len;
+    size_t size = keytype_state_size(type);
+    if (!owned && state_len != size) {
+        snprintf(err, errlen, "malformed %s state", keytype_name(type));
+        return -1;
+    }
     struct store_rec *rec = store_lookup(srv.store, key, keylen, now);
     if (rec != NULL) {
         snprintf(err, errlen, "duplicate key");

@@ -3,26 +3,46 @@
  *
  * Layout
  * ------
- * A chained hash table of struct store_rec, in the manner of Redis's dict.c:
+ * A chained hash table in the manner of Redis's dict.c, but with 32-bit
+ * handles instead of pointers everywhere a record is referenced:
  *
  *   struct store
- *     ht[0]  bucket[size]  ->  rec -> rec -> NULL     (hnext chains)
- *     ht[1]  bucket[size]  ->  ...                    (only while rehashing)
+ *     ht[0]  bucket[size]  ->  h -> h -> 0     (hnext chains of handles)
+ *     ht[1]  bucket[size]  ->  ...             (only while rehashing)
  *
- * Each record is one mem_malloc() block: the 48-byte header (chain link,
- * embedded wheel entry, expiry, lengths, tags), then state_size bytes of
- * zeroed algorithm state (8-aligned), then the key bytes. A lookup touches
- * the bucket array once and then one record per chain entry; the hash_tag
- * byte (the top 8 bits of the hash, never used to index a table) rejects
- * almost every chain entry that is not the key before keylen and memcmp are
- * looked at, so a miss rarely reads key bytes.
+ * A handle names a slot in a slab: its top bits pick a size class (slots of
+ * 8 * class bytes), the rest a slot within that class's chunks of
+ * SLAB_SLOTS slots. A record is the 24-byte header of store.h, the key
+ * padded to 8 bytes, then the state: a CL.THROTTLE key of 16 bytes takes
+ * one 48-byte slot and a 4-byte bucket, with no allocator header or
+ * rounding per key. Records too large for the biggest class (long keys)
+ * get a slot of the BIG class holding a pointer to a block of their own.
+ *
+ * Why handles: a pointer costs 8 bytes and the record holds three links
+ * (hash chain, timer next and prev); as 4-byte handles they save 12 bytes
+ * a key, and the buckets halve. Resolving a handle is two loads (the
+ * class's chunk array, tiny and hot in cache) and a multiply.
+ *
+ * Slabs
+ * -----
+ * Each chunk keeps its own free list (threaded through the first 4 bytes
+ * of its free slots), a count of live slots and a bump index for slots
+ * never used, so a fresh chunk costs nothing to set up. Chunks with room
+ * sit on the class's `partial` list; new records go to its head. A chunk
+ * whose last record goes is returned to the allocator at once, so memory
+ * follows the live keys (up to partly used chunks).
+ *
+ * Chunks come from malloc directly and used_memory counts the slots in use
+ * (mem_charge), as Redis counts what its allocator handed out: maxmemory
+ * and eviction then see each key's real cost, and the free slots of partly
+ * used chunks are fragmentation (RSS), not used memory.
  *
  * Hashing
  * -------
  * SipHash-1-3 keyed with the 16-byte seed given to store_create() (as Redis
  * does): keys are chosen by clients, so an unkeyed hash would let anyone
  * build a chain of a million colliding keys. The bucket index uses the low
- * bits, hash_tag the top 8 bits.
+ * bits.
  *
  * Resizing
  * --------
@@ -42,19 +62,20 @@
  * the new table fails, the old one simply stays (longer chains, still
  * correct) and the resize is retried on a later add, remove or cron.
  *
- * The hash is not stored in the record (the header has no room for it), so
- * a rehash recomputes it for each record it moves: SipHash of a short key
- * costs about as much as the cache miss on the record it needs anyway.
+ * The hash is not stored in the record, so a rehash recomputes it for each
+ * record it moves: SipHash of a short key costs about as much as the cache
+ * miss on the record it needs anyway.
  *
  * Expiry
  * ------
  * A record is dead at `now` iff expire_at <= now (STORE_NEVER is never
  * dead). Correctness comes from store_lookup(), which frees a dead record
- * it meets and reports the key absent. The wheel only reclaims memory:
- * store_set_expire() re-arms lazily (the timer moves only to an earlier
- * time), and a timer that fires for a record whose expiry was pushed later
- * re-queues itself at the real expire_at (HAProxy's lazy re-queue), so a
- * key hit a million times costs one timer move, not a million.
+ * it meets and reports the key absent. The wheel only reclaims memory. It
+ * reads a record's due from expire_at itself, so store_set_expire() moves
+ * the timer only when the expiry comes earlier; a later one is found by
+ * the wheel when it reaches the old slot, which re-places the entry
+ * (HAProxy's lazy re-queue): a key hit a million times costs one timer
+ * move, not a million.
  *
  * Scanning
  * --------
@@ -68,11 +89,13 @@
  *
  * Memory
  * ------
- * Everything goes through protocol/mem.h, so mem_used() is exact.
+ * Everything goes through protocol/mem.h (slots by mem_charge), so
+ * mem_used() is exact.
  */
 #include "server/store.h"
 
 #include <assert.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "protocol/mem.h"
@@ -84,8 +107,43 @@
 #define REHASH_EMPTY_VISITS 10     /* empty buckets per moved bucket */
 #define WHEEL_TICK_NS       INT64_C(1000000)     /* 1 ms */
 
+/* Handles: class in the top bits, slot below; 0 is "no record". */
+#define CLASS_SHIFT     26
+#define SLOT_MASK       ((UINT32_C(1) << CLASS_SHIFT) - 1)
+#define SLAB_SHIFT      10
+#define SLAB_SLOTS      (UINT32_C(1) << SLAB_SHIFT)  /* slots per chunk */
+#define CHUNKS_MAX      (UINT32_C(1) << (CLASS_SHIFT - SLAB_SHIFT))
+#define CLASS_BIG       62          /* slots hold a pointer to the record */
+#define CLASSES         (CLASS_BIG + 1)
+#define CLASS_UNIT      8           /* class c has slots of 8 * c bytes */
+#define SMALL_MAX       ((size_t)(CLASS_BIG - 1) * CLASS_UNIT)
+
+_Static_assert(((uint32_t)CLASS_BIG << CLASS_SHIFT | SLOT_MASK)
+               <= WHEEL_ID_MAX, "handles must be valid wheel ids");
+_Static_assert(sizeof(struct store_rec) == 24, "record header is 24 bytes");
+
+struct chunk {
+    unsigned char *mem;     /* NULL: this chunk id is idle */
+    uint32_t free;          /* first free slot + 1, 0 = none */
+    uint32_t live;          /* slots in use */
+    uint32_t fresh;         /* slots [fresh, SLAB_SLOTS) never used yet */
+    uint32_t pnext;         /* partial list / idle list: chunk id + 1 */
+    uint32_t pprev;         /* partial list: chunk id + 1 */
+    bool partial;           /* on the partial list */
+};
+
+struct slab_class {
+    struct chunk *chunk;    /* nchunks entries */
+    uint32_t nchunks;
+    uint32_t cap;
+    uint32_t partial;       /* chunk id + 1 of a chunk with room, or 0 */
+    uint32_t idle;          /* chunk id + 1 of a chunk without memory */
+    uint32_t with_mem;      /* chunks holding memory */
+    uint32_t slot_size;
+};
+
 struct table {
-    struct store_rec **bucket;  /* NULL when size == 0 */
+    uint32_t *bucket;           /* NULL when size == 0 */
     size_t size;                /* 0 or a power of two */
     uint64_t mask;              /* size - 1 */
     size_t used;                /* records chained in this table */
@@ -103,6 +161,13 @@ struct store {
     uint64_t changes;           /* writes (expiry set, removal, flush) */
     uint64_t k0, k1;            /* SipHash key */
     struct wheel *wheel;
+    int64_t fire_now;           /* `now` of the store_expire() running */
+    size_t fire_removed;
+    /* The record last found or added and its handle: the common write
+     * after a lookup needs the handle without walking the chain again. */
+    struct store_rec *last;
+    uint32_t last_h;
+    struct slab_class cls[CLASSES];
 };
 
 /* ------------------------------------------------------------------------
@@ -199,12 +264,198 @@ store_hash(const struct store *s, const void *key, size_t keylen)
     return siphash(s->k0, s->k1, key, keylen, 1, 3);
 }
 
-static inline uint8_t
-hash_tag(uint64_t h)
+/* ------------------------------------------------------------------------
+ * Slabs
+ * --------------------------------------------------------------------- */
+
+static inline unsigned
+class_of(uint32_t h)
 {
-    /* The top byte: table indexes use the low bits, and no table reaches
-     * 2^56 buckets, so the tag is independent of the bucket. */
-    return (uint8_t)(h >> 56);
+    return h >> CLASS_SHIFT;
+}
+
+static inline unsigned char *
+slot_addr(const struct store *s, uint32_t h)
+{
+    const struct slab_class *k = &s->cls[class_of(h)];
+    uint32_t i = h & SLOT_MASK;
+    return k->chunk[i >> SLAB_SHIFT].mem
+           + (size_t)(i & (SLAB_SLOTS - 1)) * k->slot_size;
+}
+
+/* The record a handle names (h != 0). */
+static inline struct store_rec *
+rec_at(const struct store *s, uint32_t h)
+{
+    unsigned char *p = slot_addr(s, h);
+    if (class_of(h) == CLASS_BIG) {
+        struct store_rec *r;
+        memcpy(&r, p, sizeof(r));
+        return r;
+    }
+    return (struct store_rec *)(void *)p;
+}
+
+static void
+partial_push(struct slab_class *k, uint32_t id)
+{
+    struct chunk *c = &k->chunk[id];
+    c->pprev = 0;
+    c->pnext = k->partial;
+    if (k->partial != 0) {
+        k->chunk[k->partial - 1].pprev = id + 1;
+    }
+    k->partial = id + 1;
+    c->partial = true;
+}
+
+static void
+partial_unlink(struct slab_class *k, uint32_t id)
+{
+    struct chunk *c = &k->chunk[id];
+    if (c->pprev != 0) {
+        k->chunk[c->pprev - 1].pnext = c->pnext;
+    } else {
+        k->partial = c->pnext;
+    }
+    if (c->pnext != 0) {
+        k->chunk[c->pnext - 1].pprev = c->pprev;
+    }
+    c->pnext = c->pprev = 0;
+    c->partial = false;
+}
+
+/* A chunk id with memory and room, made if needed; false if out of ids or
+ * memory. */
+static bool
+chunk_with_room(struct slab_class *k, uint32_t *id)
+{
+    if (k->partial != 0) {
+        *id = k->partial - 1;
+        return true;
+    }
+    uint32_t n;
+    if (k->idle != 0) {
+        n = k->idle - 1;
+    } else {
+        if (k->nchunks == CHUNKS_MAX) {
+            return false;
+        }
+        if (k->nchunks == k->cap) {
+            uint32_t cap = k->cap == 0 ? 16 : k->cap * 2;
+            if (cap > CHUNKS_MAX) {
+                cap = CHUNKS_MAX;
+            }
+            struct chunk *a = mem_realloc(k->chunk, (size_t)cap * sizeof(*a));
+            if (a == NULL) {
+                return false;
+            }
+            k->chunk = a;
+            k->cap = cap;
+        }
+        n = k->nchunks;
+        memset(&k->chunk[n], 0, sizeof(k->chunk[n]));
+    }
+    unsigned char *mem = malloc((size_t)SLAB_SLOTS * k->slot_size);
+    if (mem == NULL) {
+        return false;
+    }
+    if (k->idle != 0) {
+        k->idle = k->chunk[n].pnext;
+    } else {
+        k->nchunks++;
+    }
+    k->chunk[n] = (struct chunk){ .mem = mem };
+    k->with_mem++;
+    partial_push(k, n);
+    *id = n;
+    return true;
+}
+
+/* A free slot of class c: its handle, or 0 when memory ran out. */
+static uint32_t
+slab_alloc(struct store *s, unsigned c)
+{
+    struct slab_class *k = &s->cls[c];
+    uint32_t id;
+
+    if (!chunk_with_room(k, &id)) {
+        return 0;
+    }
+    struct chunk *ch = &k->chunk[id];
+    uint32_t slot;
+    if (ch->free != 0) {
+        slot = ch->free - 1;
+        memcpy(&ch->free, ch->mem + (size_t)slot * k->slot_size,
+               sizeof(ch->free));
+    } else {
+        slot = ch->fresh++;
+    }
+    if (++ch->live == SLAB_SLOTS) {
+        partial_unlink(k, id);
+    }
+    mem_charge(k->slot_size);
+    return (uint32_t)c << CLASS_SHIFT | id << SLAB_SHIFT | slot;
+}
+
+static void
+slab_free(struct store *s, uint32_t h)
+{
+    struct slab_class *k = &s->cls[class_of(h)];
+    uint32_t id = (h & SLOT_MASK) >> SLAB_SHIFT;
+    uint32_t slot = h & (SLAB_SLOTS - 1);
+    struct chunk *ch = &k->chunk[id];
+
+    mem_uncharge(k->slot_size);
+    if (--ch->live == 0) {
+        /* Empty: give the memory back now, so it follows the live keys. */
+        if (ch->partial) {
+            partial_unlink(k, id);
+        }
+        free(ch->mem);
+        *ch = (struct chunk){ .pnext = k->idle };
+        k->idle = id + 1;
+        if (--k->with_mem == 0) {
+            /* The class is empty: drop its chunk array too. */
+            uint32_t size = k->slot_size;
+            mem_free(k->chunk);
+            *k = (struct slab_class){ .slot_size = size };
+        }
+        return;
+    }
+    memcpy(ch->mem + (size_t)slot * k->slot_size, &ch->free,
+           sizeof(ch->free));
+    ch->free = slot + 1;
+    if (!ch->partial) {
+        partial_push(k, id);
+    }
+}
+
+/* Free every chunk of every class (the records are gone already). */
+static void
+slab_free_all(struct store *s)
+{
+    for (unsigned c = 0; c < CLASSES; c++) {
+        struct slab_class *k = &s->cls[c];
+        for (uint32_t i = 0; i < k->nchunks; i++) {
+            if (k->chunk[i].mem != NULL) {
+                mem_uncharge((size_t)k->chunk[i].live * k->slot_size);
+                free(k->chunk[i].mem);
+            }
+        }
+        mem_free(k->chunk);
+        uint32_t size = k->slot_size;
+        *k = (struct slab_class){ .slot_size = size };
+    }
+}
+
+static void
+slab_init(struct store *s)
+{
+    for (unsigned c = 1; c < CLASS_BIG; c++) {
+        s->cls[c].slot_size = c * CLASS_UNIT;
+    }
+    s->cls[CLASS_BIG].slot_size = sizeof(struct store_rec *);
 }
 
 /* ------------------------------------------------------------------------
@@ -217,20 +468,111 @@ rec_dead(const struct store_rec *r, int64_t now)
     return r->expire_at != STORE_NEVER && r->expire_at <= now;
 }
 
-static inline struct store_rec *
-rec_of_timer(struct wheel_entry *e)
-{
-    return (struct store_rec *)(void *)((char *)e
-                                        - offsetof(struct store_rec, timer));
-}
-
 static inline bool
-rec_matches(const struct store_rec *r, uint8_t tag, const void *key,
-            size_t keylen)
+rec_matches(const struct store_rec *r, const void *key, size_t keylen)
 {
-    return r->hash_tag == tag && r->keylen == keylen
+    return store_rec_keylen(r) == keylen
            && memcmp(store_rec_key(r), key, keylen) == 0;
 }
+
+static inline uint64_t
+rec_hash(const struct store *s, const struct store_rec *r)
+{
+    return store_hash(s, store_rec_key(r), store_rec_keylen(r));
+}
+
+/* The bytes of a record for this key and state. */
+static inline size_t
+rec_size(size_t keylen, size_t state_size)
+{
+    return sizeof(struct store_rec) + store_key_space(keylen)
+           + ((state_size + 7) & ~(size_t)7);
+}
+
+/* The class of a record of `size` bytes. */
+static inline unsigned
+class_for(size_t size)
+{
+    return size <= SMALL_MAX
+           ? (unsigned)((size + CLASS_UNIT - 1) / CLASS_UNIT) : CLASS_BIG;
+}
+
+/* Allocate a record of `size` bytes; its handle in *h. NULL when out of
+ * memory. */
+static struct store_rec *
+rec_alloc(struct store *s, size_t size, uint32_t *h)
+{
+    if (size <= SMALL_MAX) {
+        *h = slab_alloc(s, class_for(size));
+        return *h == 0 ? NULL : rec_at(s, *h);
+    }
+    struct store_rec *r = mem_malloc(size);
+    if (r == NULL) {
+        return NULL;
+    }
+    *h = slab_alloc(s, CLASS_BIG);
+    if (*h == 0) {
+        mem_free(r);
+        return NULL;
+    }
+    memcpy(slot_addr(s, *h), &r, sizeof(r));
+    return r;
+}
+
+/* Free a record, and first what its state owns (RL.LOG's ring, say). */
+static void
+rec_free(struct store *s, uint32_t h)
+{
+    struct store_rec *r = rec_at(s, h);
+
+    if (s->release != NULL) {
+        s->release(r);
+    }
+    if (class_of(h) == CLASS_BIG) {
+        mem_free(r);
+    }
+    if (s->last_h == h) {
+        s->last = NULL;
+        s->last_h = 0;
+    }
+    slab_free(s, h);
+}
+
+/* ------------------------------------------------------------------------
+ * Wheel callbacks: the timer links and due live in the record
+ * --------------------------------------------------------------------- */
+
+static struct wheel_entry *
+timer_entry(void *ctx, uint32_t h)
+{
+    return &rec_at(ctx, h)->timer;
+}
+
+static int64_t
+timer_due(void *ctx, uint32_t h)
+{
+    return rec_at(ctx, h)->expire_at;
+}
+
+static void remove_handle(struct store *s, uint32_t h);
+
+/* The wheel fires only records whose expire_at has passed. */
+static void
+timer_fire(void *ctx, uint32_t h)
+{
+    struct store *s = ctx;
+
+    assert(rec_dead(rec_at(s, h), s->fire_now));
+    remove_handle(s, h);
+    s->expired++;
+    s->fire_removed++;
+}
+
+static const struct wheel_ops timer_ops = {
+    .entry = timer_entry,
+    .due = timer_due,
+    .fire = timer_fire,
+};
 
 /* ------------------------------------------------------------------------
  * Tables
@@ -265,7 +607,7 @@ table_size_for(size_t n)
 static bool
 table_resize(struct store *s, size_t size)
 {
-    struct store_rec **bucket = mem_calloc(size, sizeof(*bucket));
+    uint32_t *bucket = mem_calloc(size, sizeof(*bucket));
     if (bucket == NULL) {
         return false;
     }
@@ -300,19 +642,19 @@ table_resize_if_needed(struct store *s)
 
 /* Move one chain of ht[0] to ht[1]; the hash is recomputed per record. */
 static void
-rehash_chain(struct store *s, struct store_rec *r)
+rehash_chain(struct store *s, uint32_t h)
 {
     struct table *to = &s->ht[1];
 
-    while (r != NULL) {
-        struct store_rec *next = r->hnext;
-        uint64_t h = store_hash(s, store_rec_key(r), r->keylen);
-        struct store_rec **head = &to->bucket[h & to->mask];
+    while (h != 0) {
+        struct store_rec *r = rec_at(s, h);
+        uint32_t next = r->hnext;
+        uint32_t *head = &to->bucket[rec_hash(s, r) & to->mask];
         r->hnext = *head;
-        *head = r;
+        *head = h;
         s->ht[0].used--;
         to->used++;
-        r = next;
+        h = next;
     }
 }
 
@@ -345,16 +687,16 @@ rehash(struct store *s, size_t n)
     }
     n--; /* every call counts as one step, even one that only finishes */
     while (from->used > 0) {
-        struct store_rec *r = from->bucket[s->rehashidx];
-        if (r == NULL) {
+        uint32_t h = from->bucket[s->rehashidx];
+        if (h == 0) {
             s->rehashidx++;
             if (--empty == 0) {
                 return n;
             }
             continue;
         }
-        from->bucket[s->rehashidx++] = NULL;
-        rehash_chain(s, r);
+        from->bucket[s->rehashidx++] = 0;
+        rehash_chain(s, h);
         if (n == 0) {
             break;
         }
@@ -382,7 +724,7 @@ rehash_step(struct store *s)
 
 /* Where a chain search starts in table i, or NULL if the table has no
  * bucket for h (unallocated, or an ht[0] bucket already moved). */
-static inline struct store_rec **
+static inline uint32_t *
 table_head(struct store *s, int i, uint64_t h)
 {
     struct table *t = &s->ht[i];
@@ -397,20 +739,20 @@ table_head(struct store *s, int i, uint64_t h)
     return &t->bucket[idx];
 }
 
-/* The link (bucket slot or hnext field) that points at key's record, or
- * NULL; *ti is set to the table holding it. */
-static struct store_rec **
+/* The link (bucket slot or hnext field) that holds key's handle, or NULL;
+ * *ti is set to the table holding it. */
+static uint32_t *
 find_key(struct store *s, uint64_t h, const void *key, size_t keylen, int *ti)
 {
-    uint8_t tag = hash_tag(h);
-
     for (int i = 0; i < 2; i++) {
-        struct store_rec **link = table_head(s, i, h);
-        for (; link != NULL && *link != NULL; link = &(*link)->hnext) {
-            if (rec_matches(*link, tag, key, keylen)) {
+        uint32_t *link = table_head(s, i, h);
+        while (link != NULL && *link != 0) {
+            struct store_rec *r = rec_at(s, *link);
+            if (rec_matches(r, key, keylen)) {
                 *ti = i;
                 return link;
             }
+            link = &r->hnext;
         }
     }
     return NULL;
@@ -421,7 +763,7 @@ store_prefetch_bucket(struct store *s, const void *key, size_t keylen)
 {
     uint64_t h = store_hash(s, keylen == 0 ? "" : key, keylen);
     for (int i = 0; i < 2 && s->count > 0; i++) {
-        struct store_rec **head = table_head(s, i, h);
+        uint32_t *head = table_head(s, i, h);
         if (head != NULL) {
             __builtin_prefetch(head);
         }
@@ -433,47 +775,60 @@ void
 store_prefetch_record(struct store *s, uint64_t h)
 {
     for (int i = 0; i < 2 && s->count > 0; i++) {
-        struct store_rec **head = table_head(s, i, h);
-        if (head != NULL && *head != NULL) {
-            /* The header, and the line where the key usually starts. */
-            __builtin_prefetch(*head);
-            __builtin_prefetch((const char *)*head + 64);
+        uint32_t *head = table_head(s, i, h);
+        if (head != NULL && *head != 0) {
+            /* A 48-byte record may straddle two cache lines. */
+            const char *r = (const char *)rec_at(s, *head);
+            __builtin_prefetch(r);
+            __builtin_prefetch(r + 47);
         }
     }
 }
 
-/* As find_key, for a known record. */
-static struct store_rec **
-find_rec(struct store *s, uint64_t h, const struct store_rec *r, int *ti)
+/* As find_key, for a known record; its handle in *hp. */
+static uint32_t *
+find_rec(struct store *s, const struct store_rec *r, int *ti, uint32_t *hp)
 {
+    uint64_t h = rec_hash(s, r);
+
     for (int i = 0; i < 2; i++) {
-        struct store_rec **link = table_head(s, i, h);
-        for (; link != NULL && *link != NULL; link = &(*link)->hnext) {
-            if (*link == r) {
+        uint32_t *link = table_head(s, i, h);
+        while (link != NULL && *link != 0) {
+            struct store_rec *q = rec_at(s, *link);
+            if (q == r) {
                 *ti = i;
+                *hp = *link;
                 return link;
             }
+            link = &q->hnext;
         }
     }
     return NULL;
 }
 
-/* Free a record, and first what its state owns (RL.LOG's ring, say). */
-static void
-release_rec(struct store *s, struct store_rec *r)
+/* The handle of a record the caller got from this store. */
+static uint32_t
+handle_of(struct store *s, const struct store_rec *r)
 {
-    if (s->release != NULL) {
-        s->release(r);
+    int ti;
+    uint32_t h = 0;
+
+    if (r == s->last) {
+        return s->last_h;
     }
-    mem_free(r);
+    uint32_t *link = find_rec(s, r, &ti, &h);
+    assert(link != NULL);
+    (void)link;
+    return h;
 }
 
-/* Unlink the record *link points at (in table ti), cancel its timer and
- * free it. */
+/* Unlink the record *link holds (in table ti), cancel its timer and free
+ * it. */
 static void
-unlink_free(struct store *s, struct store_rec **link, int ti)
+unlink_free(struct store *s, uint32_t *link, int ti)
 {
-    struct store_rec *r = *link;
+    uint32_t h = *link;
+    struct store_rec *r = rec_at(s, h);
 
     assert(s->scanning == 0);
     *link = r->hnext;
@@ -483,9 +838,22 @@ unlink_free(struct store *s, struct store_rec **link, int ti)
     if (r->expire_at != STORE_NEVER) {
         s->volatile_count--;
     }
-    wheel_cancel(s->wheel, &r->timer);
-    release_rec(s, r);
+    wheel_cancel(s->wheel, h);
+    rec_free(s, h);
     table_resize_if_needed(s);
+}
+
+static void
+remove_handle(struct store *s, uint32_t h)
+{
+    int ti;
+    uint32_t found = 0;
+    uint32_t *link = find_rec(s, rec_at(s, h), &ti, &found);
+
+    assert(link != NULL && found == h);
+    if (link != NULL) {
+        unlink_free(s, link, ti);
+    }
 }
 
 /* ------------------------------------------------------------------------
@@ -501,12 +869,13 @@ store_create(const unsigned char seed[16], int64_t now)
     }
     s->k0 = load64_le(seed);
     s->k1 = load64_le(seed + 8);
-    s->wheel = wheel_create(now, WHEEL_TICK_NS);
+    slab_init(s);
+    s->wheel = wheel_create(now, WHEEL_TICK_NS, &timer_ops, s);
     if (s->wheel == NULL) {
         mem_free(s);
         return NULL;
     }
-    /* The tables stay unallocated until the first store_add(). */
+    /* The tables and slabs stay unallocated until the first store_add(). */
     return s;
 }
 
@@ -545,12 +914,14 @@ store_lookup_hashed(struct store *s, const void *key, size_t keylen,
     if (keylen == 0) {
         key = "";       /* memcmp wants a valid pointer */
     }
-    struct store_rec **link = find_key(s, h, key, keylen, &ti);
+    uint32_t *link = find_key(s, h, key, keylen, &ti);
     if (link == NULL) {
         return NULL;
     }
-    struct store_rec *r = *link;
+    struct store_rec *r = rec_at(s, *link);
     if (!rec_dead(r, now)) {
+        s->last = r;
+        s->last_h = *link;
         return r;
     }
     /* Lazy expiry. Inside a scan callback the chain is being walked, so the
@@ -577,6 +948,8 @@ struct store_rec *
 store_add(struct store *s, const void *key, size_t keylen, uint8_t type,
           size_t state_size)
 {
+    uint32_t h;
+
     assert(s->scanning == 0);
     if (keylen > STORE_KEY_MAX || state_size > STORE_STATE_MAX) {
         return NULL;
@@ -588,27 +961,39 @@ store_add(struct store *s, const void *key, size_t keylen, uint8_t type,
     if (s->ht[0].size == 0 && !table_resize(s, TABLE_MIN)) {
         return NULL;
     }
-    struct store_rec *r = mem_malloc(sizeof(*r) + state_size + keylen);
+    size_t key_space = store_key_space(keylen);
+    size_t state_space = (state_size + 7) & ~(size_t)7;
+    struct store_rec *r = rec_alloc(s, rec_size(keylen, state_size), &h);
     if (r == NULL) {
         return NULL;
     }
-    uint64_t h = store_hash(s, key, keylen);
     wheel_entry_init(&r->timer);
     r->expire_at = STORE_NEVER;
-    r->keylen = (uint32_t)keylen;
-    r->state_size = (uint16_t)state_size;
     r->type = type;
-    r->hash_tag = hash_tag(h);
-    memset(r->data, 0, state_size);
-    memcpy(r->data + state_size, key, keylen);
+    r->spare = 0;
+    if (keylen >= STORE_LONG_KEY) {
+        uint32_t len = (uint32_t)keylen;
+        r->keylen16 = STORE_LONG_KEY;
+        memcpy(r->data, &len, sizeof(len));
+    } else {
+        r->keylen16 = (uint16_t)keylen;
+    }
+    /* Zero the key's padding and the state, then copy the key in. */
+    if (key_space > 0) {
+        memset(r->data + key_space - 8, 0, 8);
+    }
+    memset(r->data + key_space, 0, state_space);
+    memcpy((char *)store_rec_key(r), key, keylen);
 
     /* While rehashing, ht[0] only drains; new records go to ht[1]. */
     struct table *t = &s->ht[rehashing(s) ? 1 : 0];
-    struct store_rec **head = &t->bucket[h & t->mask];
+    uint32_t *head = &t->bucket[store_hash(s, key, keylen) & t->mask];
     r->hnext = *head;
-    *head = r;
+    *head = h;
     t->used++;
     s->count++;
+    s->last = r;
+    s->last_h = h;
     table_resize_if_needed(s);
     return r;
 }
@@ -616,18 +1001,21 @@ store_add(struct store *s, const void *key, size_t keylen, uint8_t type,
 void
 store_set_expire(struct store *s, struct store_rec *r, int64_t expire_at)
 {
+    int64_t old = r->expire_at;
+
     s->changes++;
-    s->volatile_count += (expire_at != STORE_NEVER) -
-                         (r->expire_at != STORE_NEVER);
+    s->volatile_count += (expire_at != STORE_NEVER) - (old != STORE_NEVER);
     r->expire_at = expire_at;
     if (expire_at == STORE_NEVER) {
-        wheel_cancel(s->wheel, &r->timer);
+        if (wheel_entry_scheduled(&r->timer)) {
+            wheel_cancel(s->wheel, handle_of(s, r));
+        }
         return;
     }
-    /* Lazy re-arm: a later expiry leaves the timer where it is, and
-     * expire_fire() re-queues it when it goes off early. */
-    if (!wheel_entry_scheduled(&r->timer) || expire_at < r->timer.due) {
-        wheel_schedule(s->wheel, &r->timer, expire_at);
+    /* Lazy re-arm: a later expiry leaves the timer where it is; the wheel
+     * reads expire_at when it gets there and re-places the entry. */
+    if (!wheel_entry_scheduled(&r->timer) || expire_at < old) {
+        wheel_schedule(s->wheel, handle_of(s, r));
     }
 }
 
@@ -635,10 +1023,9 @@ void
 store_remove(struct store *s, struct store_rec *r)
 {
     int ti;
-    struct store_rec **link = find_rec(s,
-                                       store_hash(s, store_rec_key(r),
-                                                  r->keylen),
-                                       r, &ti);
+    uint32_t h;
+    uint32_t *link = find_rec(s, r, &ti, &h);
+
     assert(link != NULL);
     if (link != NULL) {
         unlink_free(s, link, ti);
@@ -663,16 +1050,22 @@ store_expired(const struct store *s)
     return s->expired;
 }
 
+/* Release every record's owned state and big blocks; the slabs go after. */
 static void
 table_flush(struct store *s, struct table *t)
 {
     for (size_t i = 0; i < t->size; i++) {
-        struct store_rec *r = t->bucket[i];
-        while (r != NULL) {
-            struct store_rec *next = r->hnext;
-            wheel_cancel(s->wheel, &r->timer);
-            release_rec(s, r);
-            r = next;
+        uint32_t h = t->bucket[i];
+        while (h != 0) {
+            struct store_rec *r = rec_at(s, h);
+            uint32_t next = r->hnext;
+            if (s->release != NULL) {
+                s->release(r);
+            }
+            if (class_of(h) == CLASS_BIG) {
+                mem_free(r);
+            }
+            h = next;
         }
     }
     table_free(t);
@@ -684,6 +1077,10 @@ store_flush(struct store *s)
     assert(s->scanning == 0);
     table_flush(s, &s->ht[0]);
     table_flush(s, &s->ht[1]);
+    slab_free_all(s);
+    wheel_clear(s->wheel);
+    s->last = NULL;
+    s->last_h = 0;
     s->rehashidx = 0;
     s->count = 0;
     s->volatile_count = 0;
@@ -696,47 +1093,24 @@ store_changes(const struct store *s)
     return s->changes;
 }
 
-struct expire_ctx {
-    struct store *s;
-    int64_t now;
-    size_t removed;
-};
-
-/* Wheel callback: e is already unlinked from the wheel. */
-static void
-expire_fire(struct wheel_entry *e, void *arg)
-{
-    struct expire_ctx *ctx = arg;
-    struct store_rec *r = rec_of_timer(e);
-
-    if (rec_dead(r, ctx->now)) {
-        store_remove(ctx->s, r);
-        ctx->s->expired++;
-        ctx->removed++;
-    } else if (r->expire_at != STORE_NEVER) {
-        /* The expiry was pushed later since the timer was set. */
-        wheel_schedule(ctx->s->wheel, e, r->expire_at);
-    }
-}
-
 size_t
 store_expire(struct store *s, int64_t now, size_t budget)
 {
-    struct expire_ctx ctx = { .s = s, .now = now, .removed = 0 };
-
     assert(s->scanning == 0);
-    (void)wheel_advance(s->wheel, now, budget, expire_fire, &ctx);
-    return ctx.removed;
+    s->fire_now = now;
+    s->fire_removed = 0;
+    (void)wheel_advance(s->wheel, now, budget);
+    return s->fire_removed;
 }
 
 bool
 store_evict_soonest(struct store *s)
 {
-    struct wheel_entry *e = wheel_first(s->wheel);
-    if (e == NULL) {
+    uint32_t h = wheel_first(s->wheel);
+    if (h == 0) {
         return false;
     }
-    store_remove(s, rec_of_timer(e));
+    remove_handle(s, h);
     s->evicted++;
     return true;
 }
@@ -798,12 +1172,13 @@ cursor_next(uint64_t v, uint64_t mask)
 }
 
 static void
-scan_bucket(struct store_rec *r, store_scan_fn fn, void *arg)
+scan_bucket(struct store *s, uint32_t h, store_scan_fn fn, void *arg)
 {
-    while (r != NULL) {
-        struct store_rec *next = r->hnext;
+    while (h != 0) {
+        struct store_rec *r = rec_at(s, h);
+        uint32_t next = r->hnext;
         fn(r, arg);
-        r = next;
+        h = next;
     }
 }
 
@@ -816,7 +1191,7 @@ store_scan(struct store *s, uint64_t v, store_scan_fn fn, void *arg)
     s->scanning++;
     if (!rehashing(s)) {
         const struct table *t = &s->ht[0];
-        scan_bucket(t->bucket[v & t->mask], fn, arg);
+        scan_bucket(s, t->bucket[v & t->mask], fn, arg);
         v = cursor_next(v, t->mask);
     } else {
         /* Visit the small table's bucket, then every bucket of the large
@@ -829,9 +1204,9 @@ store_scan(struct store *s, uint64_t v, store_scan_fn fn, void *arg)
         }
         uint64_t m0 = small->mask;
         uint64_t m1 = large->mask;
-        scan_bucket(small->bucket[v & m0], fn, arg);
+        scan_bucket(s, small->bucket[v & m0], fn, arg);
         do {
-            scan_bucket(large->bucket[v & m1], fn, arg);
+            scan_bucket(s, large->bucket[v & m1], fn, arg);
             v = cursor_next(v, m1);
         } while (v & (m0 ^ m1));
     }

@@ -3,8 +3,11 @@
  *
  * A chained hash table with a keyed hash (SipHash, random seed per process)
  * and incremental rehashing in both directions: no call ever moves the whole
- * table at once. Each record embeds its timer-wheel entry, so one allocation
- * holds the record header, the algorithm state and the key bytes.
+ * table at once. Records live in slabs and link to each other by 32-bit
+ * handles, and each embeds its timer-wheel links, so one 24-byte header
+ * holds the chain link, the timer, the tag, the key length and the expiry;
+ * the key bytes follow, then the algorithm state (8-aligned). A
+ * CL.THROTTLE key of 16 bytes is one 48-byte slot.
  *
  * Expiry: a record whose expire_at (wall-clock ns) is <= now is dead.
  * store_lookup() checks that lazily on every access (correctness); the wheel
@@ -21,28 +24,51 @@
 #include "server/wheel.h"
 
 #define STORE_NEVER INT64_MAX   /* expire_at of a record without expiry */
+#define STORE_LONG_KEY UINT16_MAX   /* keylen16: a uint32_t length leads */
 
 struct store_rec {
-    struct store_rec *hnext;    /* hash chain */
-    struct wheel_entry timer;
-    int64_t expire_at;          /* wall-clock ns; STORE_NEVER = persistent */
-    uint32_t keylen;
-    uint16_t state_size;
+    uint32_t hnext;             /* hash chain: handle of the next record */
+    struct wheel_entry timer;   /* expiry timer links (handles) */
     uint8_t type;               /* algorithm tag, owned by the caller */
-    uint8_t hash_tag;           /* spare hash bits, reject chain misses fast */
-    _Alignas(8) unsigned char data[]; /* state_size bytes of state, then key */
+    uint8_t spare;
+    uint16_t keylen16;          /* key length, or STORE_LONG_KEY */
+    int64_t expire_at;          /* wall-clock ns; STORE_NEVER = persistent */
+    /* The key (after its uint32_t length when keylen16 is STORE_LONG_KEY),
+     * padded to 8 bytes, then the state. */
+    _Alignas(8) unsigned char data[];
 };
 
-static inline void *
-store_rec_state(struct store_rec *r)
+static inline size_t
+store_rec_keylen(const struct store_rec *r)
 {
-    return r->data;
+    uint32_t len;
+
+    if (r->keylen16 != STORE_LONG_KEY) {
+        return r->keylen16;
+    }
+    __builtin_memcpy(&len, r->data, sizeof(len));
+    return len;
 }
 
 static inline const char *
 store_rec_key(const struct store_rec *r)
 {
-    return (const char *)r->data + r->state_size;
+    return (const char *)r->data
+           + (r->keylen16 == STORE_LONG_KEY ? sizeof(uint32_t) : 0);
+}
+
+/* Bytes of data[] before the state: the key (and its length) padded. */
+static inline size_t
+store_key_space(size_t keylen)
+{
+    size_t n = keylen + (keylen >= STORE_LONG_KEY ? sizeof(uint32_t) : 0);
+    return (n + 7) & ~(size_t)7;
+}
+
+static inline void *
+store_rec_state(struct store_rec *r)
+{
+    return r->data + store_key_space(store_rec_keylen(r));
 }
 
 struct store;
@@ -80,8 +106,8 @@ struct store_rec *store_add(struct store *s, const void *key, size_t keylen,
                             uint8_t type, size_t state_size);
 
 /* Set when r dies. The wheel entry is moved only when the new time is
- * earlier than the one it is queued for; a later time is picked up when the
- * old one fires (lazy re-arm). */
+ * earlier than the old one; a later time is picked up when the wheel
+ * reaches the old one (lazy re-arm). */
 void store_set_expire(struct store *s, struct store_rec *r, int64_t expire_at);
 
 /* Remove and free r. */

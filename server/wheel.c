@@ -55,11 +55,20 @@
  * Bounded work
  * ------------
  * Occupancy bits are exact (an unlink that empties a slot clears its bit:
- * a list head's `due` holds its slot index), so every slot visit moves,
+ * a list head's id names its slot), so every slot visit moves,
  * fires or examines at least one entry. A call fires at most `budget`
  * entries and does at most work_limit(budget) units of other work (an
  * entry cascaded or examined, a slot spliced). What is left over (part of
  * a slot, part of a cascade) stays in place and the next call resumes it.
+ *
+ * Entries and dues
+ * ----------------
+ * Entries are 32-bit ids with two 32-bit links kept by the caller; list
+ * heads are ids above WHEEL_ID_MAX, resolved to the wheel's own array. An
+ * entry's due is asked of the caller each time it is placed or looked at,
+ * and may have moved later since it was placed (the store's lazy re-arm):
+ * an entry found in a slot whose time has come but whose due is still
+ * ahead is simply placed again by its new due.
  *
  * Firing
  * ------
@@ -81,6 +90,7 @@
 #include "server/wheel.h"
 
 #include <assert.h>
+#include <string.h>
 
 #include "protocol/mem.h"
 
@@ -88,10 +98,12 @@
 #define WHEEL_SLOTS     (1 << WHEEL_BITS)   /* 64: one uint64_t map */
 #define WHEEL_LEVELS    11                  /* 11 * 6 >= 64 bits */
 #define WHEEL_MASK      ((uint64_t)WHEEL_SLOTS - 1)
+#define WHEEL_HEADS     (WHEEL_LEVELS * WHEEL_SLOTS + 1)
 
-/* A list head's `due` holds level * 64 + slot; the expired list's holds
- * this, so unlinking from it touches no occupancy bit. */
-#define WHEEL_NOT_SLOT  INT64_C(-1)
+/* List heads are ids HEAD_ID0 + i: i = level * 64 + slot for the slots,
+ * EXPIRED_HEAD for the expired list (which has no occupancy bit). */
+#define HEAD_ID0        (WHEEL_ID_MAX + 1)
+#define EXPIRED_HEAD    (WHEEL_LEVELS * WHEEL_SLOTS)
 
 /* Work other than firing allowed per call: a multiple of the fire budget,
  * with a floor so that a tiny budget still gets through a big slot. */
@@ -99,15 +111,16 @@
 #define WHEEL_WORK_MIN          4096
 
 struct wheel {
-    struct wheel_entry slot[WHEEL_LEVELS][WHEEL_SLOTS]; /* list heads */
+    struct wheel_entry head[WHEEL_HEADS];   /* slot lists, then expired */
     uint64_t occupied[WHEEL_LEVELS];    /* bit s: slot s is non-empty */
     uint32_t levels;                    /* bit l: occupied[l] != 0 */
-    struct wheel_entry expired;         /* due, waiting to be fired */
     int64_t expired_due;                /* >= every due on `expired` */
     uint64_t cur;                       /* first tick not fully processed */
     uint64_t tick_ns;
     int64_t origin;                     /* ns at which tick 0 starts */
     size_t count;
+    const struct wheel_ops *ops;
+    void *ctx;
 };
 
 /* The next slot wheel_advance() must handle, and the tick it belongs to:
@@ -119,43 +132,80 @@ struct wheel_event {
 };
 
 /* ------------------------------------------------------------------------
- * Intrusive circular lists with a head node
+ * Intrusive circular lists of ids, with a head node
  * --------------------------------------------------------------------- */
 
-static inline void
-list_init(struct wheel_entry *head, int64_t tag)
+static inline uint32_t
+head_id(unsigned index)
 {
-    head->next = head->prev = head;
-    head->due = tag;
+    return HEAD_ID0 + index;
+}
+
+static inline uint32_t
+slot_id(unsigned level, unsigned slot)
+{
+    return head_id(level * WHEEL_SLOTS + slot);
+}
+
+static inline struct wheel_entry *
+ent(const struct wheel *w, uint32_t id)
+{
+    if (id >= HEAD_ID0) {
+        return (struct wheel_entry *)&w->head[id - HEAD_ID0];
+    }
+    return w->ops->entry(w->ctx, id);
+}
+
+static inline int64_t
+due_of(const struct wheel *w, uint32_t id)
+{
+    return w->ops->due(w->ctx, id);
+}
+
+static inline void
+list_init(struct wheel *w, unsigned index)
+{
+    w->head[index].next = w->head[index].prev = head_id(index);
 }
 
 static inline bool
-list_empty(const struct wheel_entry *head)
+list_empty(const struct wheel *w, uint32_t head)
 {
-    return head->next == head;
+    return ent(w, head)->next == head;
+}
+
+static inline uint32_t
+list_first(const struct wheel *w, uint32_t head)
+{
+    return ent(w, head)->next;
 }
 
 static inline void
-list_append(struct wheel_entry *head, struct wheel_entry *e)
+list_append(struct wheel *w, uint32_t head, uint32_t id)
 {
-    e->prev = head->prev;
+    struct wheel_entry *h = ent(w, head);
+    struct wheel_entry *e = ent(w, id);
+    e->prev = h->prev;
     e->next = head;
-    head->prev->next = e;
-    head->prev = e;
+    ent(w, h->prev)->next = id;
+    h->prev = id;
 }
 
 /* Move every node of `from` to the tail of `to`, leaving `from` empty. */
 static void
-list_splice(struct wheel_entry *to, struct wheel_entry *from)
+list_splice(struct wheel *w, uint32_t to, uint32_t from)
 {
-    if (list_empty(from)) {
+    struct wheel_entry *t = ent(w, to);
+    struct wheel_entry *f = ent(w, from);
+
+    if (f->next == from) {
         return;
     }
-    from->next->prev = to->prev;
-    to->prev->next = from->next;
-    from->prev->next = to;
-    to->prev = from->prev;
-    from->next = from->prev = from;
+    ent(w, f->next)->prev = t->prev;
+    ent(w, t->prev)->next = f->next;
+    ent(w, f->prev)->next = to;
+    t->prev = f->prev;
+    f->next = f->prev = from;
 }
 
 /* ------------------------------------------------------------------------
@@ -178,20 +228,22 @@ mark_empty(struct wheel *w, unsigned level, unsigned slot)
     }
 }
 
-/* Unlink e from whatever list holds it. If that emptied the list, e's
- * neighbours were both the head, and a slot head names its own bit. */
+/* Unlink id from whatever list holds it. If that emptied the list, its
+ * neighbours were both the head, and a slot head's id names its bit. */
 static void
-unlink_entry(struct wheel *w, struct wheel_entry *e)
+unlink_entry(struct wheel *w, uint32_t id)
 {
-    struct wheel_entry *next = e->next;
-    struct wheel_entry *prev = e->prev;
+    struct wheel_entry *e = ent(w, id);
+    uint32_t next = e->next;
+    uint32_t prev = e->prev;
 
-    prev->next = next;
-    next->prev = prev;
-    e->next = e->prev = NULL;
-    if (next == prev && next->due != WHEEL_NOT_SLOT) {
-        mark_empty(w, (unsigned)(next->due / WHEEL_SLOTS),
-                   (unsigned)(next->due % WHEEL_SLOTS));
+    ent(w, prev)->next = next;
+    ent(w, next)->prev = prev;
+    e->next = e->prev = 0;
+    if (next == prev && next >= HEAD_ID0
+        && next - HEAD_ID0 != EXPIRED_HEAD) {
+        unsigned index = next - HEAD_ID0;
+        mark_empty(w, index / WHEEL_SLOTS, index % WHEEL_SLOTS);
     }
 }
 
@@ -234,52 +286,46 @@ region_start(uint64_t cur, unsigned level, unsigned slot)
 {
     unsigned above = (level + 1) * WHEEL_BITS;
     uint64_t high = above >= 64 ? 0 : cur >> above << above;
-
     return high | (uint64_t)slot << (level * WHEEL_BITS);
 }
 
-/* The slot for an entry due in `tick`, which must be >= cur. */
-static struct wheel_entry *
-target_slot(struct wheel *w, uint64_t tick)
+/* Link id into the slot for tick (>= cur): level by the highest bit where
+ * tick and cur differ (h2o's placement). */
+static void
+link_tick(struct wheel *w, uint32_t id, uint64_t tick)
 {
     uint64_t diff = tick ^ w->cur;
     unsigned level = diff == 0
                      ? 0 : (unsigned)(63 - __builtin_clzll(diff)) / WHEEL_BITS;
+    unsigned slot = digit(tick, level);
+    uint32_t head = slot_id(level, slot);
 
     assert(tick >= w->cur);
-    return &w->slot[level][digit(tick, level)];
-}
-
-static void
-link_slot(struct wheel *w, struct wheel_entry *e, struct wheel_entry *head)
-{
-    if (list_empty(head)) {
-        mark_occupied(w, (unsigned)(head->due / WHEEL_SLOTS),
-                      (unsigned)(head->due % WHEEL_SLOTS));
+    if (list_empty(w, head)) {
+        mark_occupied(w, level, slot);
     }
-    list_append(head, e);
+    list_append(w, head, id);
 }
 
 /* Keep `expired_due` an upper bound of the dues on the expired list. */
 static inline void
 note_expired(struct wheel *w, int64_t due)
 {
-    if (list_empty(&w->expired) || due > w->expired_due) {
+    if (list_empty(w, head_id(EXPIRED_HEAD)) || due > w->expired_due) {
         w->expired_due = due;
     }
 }
 
-/* Put the unlinked entry e where its due belongs. A due in a tick that is
+/* Put the unlinked entry id where a due belongs. A due in a tick that is
  * already over joins the slot of tick cur: the next call fires it (by
  * splice, or by its scan, which compares each due with now). Not straight
  * onto the expired list, where a callback re-arming its entry in the past
  * would have it fire again and again within one call. */
 static void
-place(struct wheel *w, struct wheel_entry *e)
+place(struct wheel *w, uint32_t id, int64_t due)
 {
-    uint64_t tick = due_tick(w, e->due);
-
-    link_slot(w, e, target_slot(w, tick < w->cur ? w->cur : tick));
+    uint64_t tick = due_tick(w, due);
+    link_tick(w, id, tick < w->cur ? w->cur : tick);
 }
 
 /* ------------------------------------------------------------------------
@@ -302,24 +348,33 @@ align_down(int64_t t, int64_t tick_ns)
     return aligned;
 }
 
-struct wheel *
-wheel_create(int64_t now_ns, int64_t tick_ns)
+void
+wheel_clear(struct wheel *w)
 {
-    if (tick_ns <= 0) {
+    for (unsigned i = 0; i < WHEEL_HEADS; i++) {
+        list_init(w, i);
+    }
+    memset(w->occupied, 0, sizeof(w->occupied));
+    w->levels = 0;
+    w->count = 0;
+}
+
+struct wheel *
+wheel_create(int64_t now_ns, int64_t tick_ns, const struct wheel_ops *ops,
+             void *ctx)
+{
+    if (tick_ns <= 0 || ops == NULL) {
         return NULL;
     }
     struct wheel *w = mem_calloc(1, sizeof(*w));
     if (w == NULL) {
         return NULL;
     }
-    for (unsigned l = 0; l < WHEEL_LEVELS; l++) {
-        for (unsigned s = 0; s < WHEEL_SLOTS; s++) {
-            list_init(&w->slot[l][s], (int64_t)(l * WHEEL_SLOTS + s));
-        }
-    }
-    list_init(&w->expired, WHEEL_NOT_SLOT);
+    w->ops = ops;
+    w->ctx = ctx;
     w->tick_ns = (uint64_t)tick_ns;
     w->origin = align_down(now_ns, tick_ns);
+    wheel_clear(w);
     return w;
 }
 
@@ -346,38 +401,24 @@ wheel_count(const struct wheel *w)
  * --------------------------------------------------------------------- */
 
 void
-wheel_schedule(struct wheel *w, struct wheel_entry *e, int64_t due)
+wheel_schedule(struct wheel *w, uint32_t id)
 {
-    if (wheel_entry_scheduled(e)) {
-        uint64_t old = due_tick(w, e->due);
-        uint64_t tick = due_tick(w, due);
-
-        /* Same slot: only the due changes (the kernel's same-bucket
-         * shortcut, the common case of a re-arm). An entry due after cur
-         * is on its target_slot(), or in a slot whose cascade was cut
-         * short, which re-places it by `due` before cur gets there; either
-         * way updating `due` is enough. An entry due in tick cur or before
-         * may be on the expired list, so it is always relinked. */
-        if (old > w->cur && tick >= w->cur
-            && target_slot(w, old) == target_slot(w, tick)) {
-            e->due = due;
-            return;
-        }
-        unlink_entry(w, e);
+    assert(id != 0 && id <= WHEEL_ID_MAX);
+    if (wheel_entry_scheduled(ent(w, id))) {
+        unlink_entry(w, id);
     } else {
         w->count++;
     }
-    e->due = due;
-    place(w, e);
+    place(w, id, due_of(w, id));
 }
 
 void
-wheel_cancel(struct wheel *w, struct wheel_entry *e)
+wheel_cancel(struct wheel *w, uint32_t id)
 {
-    if (!wheel_entry_scheduled(e)) {
+    if (!wheel_entry_scheduled(ent(w, id))) {
         return;
     }
-    unlink_entry(w, e);
+    unlink_entry(w, id);
     w->count--;
 }
 
@@ -416,31 +457,32 @@ next_event(const struct wheel *w, struct wheel_event *ev)
 }
 
 /* Re-place up to `limit` entries of a slot whose region cur has entered:
- * each lands at a lower level. Returns the number moved. */
+ * each lands at a lower level (or back at a higher one, when its due moved
+ * later). Returns the number moved. */
 static size_t
 cascade(struct wheel *w, unsigned level, unsigned slot, size_t limit)
 {
-    struct wheel_entry *head = &w->slot[level][slot];
+    uint32_t head = slot_id(level, slot);
     size_t moved = 0;
 
-    while (moved < limit && !list_empty(head)) {
-        struct wheel_entry *e = head->next;
-        unlink_entry(w, e);
-        place(w, e);
+    while (moved < limit && !list_empty(w, head)) {
+        uint32_t id = list_first(w, head);
+        unlink_entry(w, id);
+        place(w, id, due_of(w, id));
         moved++;
     }
     return moved;
 }
 
-/* A level-0 slot of a tick before now's: all of it is due. */
+/* A level-0 slot of a tick before now's: all of it was due when placed. */
 static void
 expire_slot(struct wheel *w, unsigned slot, uint64_t tick)
 {
-    /* Its dues are at most the tick's last ns, which is before now, so
+    /* Its dues were at most the tick's last ns, which is before now, so
      * the sum cannot overflow. */
     note_expired(w, (int64_t)((uint64_t)w->origin
                               + (tick + 1) * w->tick_ns - 1));
-    list_splice(&w->expired, &w->slot[0][slot]);
+    list_splice(w, head_id(EXPIRED_HEAD), slot_id(0, slot));
     mark_empty(w, 0, slot);
     w->cur = tick + 1;
 }
@@ -451,35 +493,44 @@ expire_slot(struct wheel *w, unsigned slot, uint64_t tick)
 static size_t
 scan_slot(struct wheel *w, unsigned slot, int64_t now, size_t limit)
 {
-    struct wheel_entry *head = &w->slot[0][slot];
-    struct wheel_entry *last = head->prev;
+    uint32_t head = slot_id(0, slot);
+    uint32_t last = ent(w, head)->prev;
     size_t seen = 0;
 
-    while (seen < limit && !list_empty(head)) {
-        struct wheel_entry *e = head->next;
-        unlink_entry(w, e);
-        if (e->due <= now) {
-            note_expired(w, e->due);
-            list_append(&w->expired, e);
+    while (seen < limit && !list_empty(w, head)) {
+        uint32_t id = list_first(w, head);
+        int64_t due = due_of(w, id);
+        unlink_entry(w, id);
+        if (due <= now) {
+            note_expired(w, due);
+            list_append(w, head_id(EXPIRED_HEAD), id);
         } else {
-            link_slot(w, e, head);
+            place(w, id, due);
         }
         seen++;
-        if (e == last) {
+        if (id == last) {
             break;
         }
     }
     return seen;
 }
 
-static void
-fire_first(struct wheel *w, wheel_fire_fn fire, void *arg)
+/* Fire the first expired entry, or re-place it if its due moved past now
+ * since it was placed. Returns true if it fired. */
+static bool
+fire_first(struct wheel *w, int64_t now)
 {
-    struct wheel_entry *e = w->expired.next;
+    uint32_t id = list_first(w, head_id(EXPIRED_HEAD));
+    int64_t due = due_of(w, id);
 
-    unlink_entry(w, e);
+    unlink_entry(w, id);
+    if (due > now) {
+        place(w, id, due);
+        return false;
+    }
     w->count--;
-    fire(e, arg);   /* e may be gone after this */
+    w->ops->fire(w->ctx, id);   /* id may be gone after this */
+    return true;
 }
 
 static size_t
@@ -493,8 +544,7 @@ work_limit(size_t budget)
 }
 
 size_t
-wheel_advance(struct wheel *w, int64_t now, size_t budget,
-              wheel_fire_fn fire, void *arg)
+wheel_advance(struct wheel *w, int64_t now, size_t budget)
 {
     uint64_t until;
     size_t fired = 0;
@@ -508,12 +558,15 @@ wheel_advance(struct wheel *w, int64_t now, size_t budget,
     while (fired < budget) {
         struct wheel_event ev;
 
-        if (!list_empty(&w->expired)) {
+        if (!list_empty(w, head_id(EXPIRED_HEAD))) {
             if (w->expired_due > now) {
                 break;      /* the clock went back: wait for it */
             }
-            fire_first(w, fire, arg);
-            fired++;
+            if (fire_first(w, now)) {
+                fired++;
+            } else if (++work >= max_work) {
+                break;
+            }
         } else if (!next_event(w, &ev) || ev.tick > until) {
             /* Nothing due up to now; never move cur backwards. */
             if (until > w->cur) {
@@ -547,7 +600,7 @@ wheel_pending(const struct wheel *w, int64_t now)
     uint64_t until;
     struct wheel_event ev;
 
-    if (!list_empty(&w->expired)) {
+    if (!list_empty(w, head_id(EXPIRED_HEAD))) {
         return w->expired_due <= now;
     }
     if (!tick_of(w, now, &until) || !next_event(w, &ev)) {
@@ -559,19 +612,19 @@ wheel_pending(const struct wheel *w, int64_t now)
     return ev.tick < until || (ev.level > 0 && ev.tick <= until);
 }
 
-struct wheel_entry *
+uint32_t
 wheel_first(const struct wheel *w)
 {
     struct wheel_event ev;
 
-    if (!list_empty(&w->expired)) {
-        return w->expired.next;
+    if (!list_empty(w, head_id(EXPIRED_HEAD))) {
+        return list_first(w, head_id(EXPIRED_HEAD));
     }
     if (!next_event(w, &ev)) {
-        return NULL;
+        return 0;
     }
     /* Entries of a level-0 slot share their tick; a higher slot's are
      * within its range, so this is among the earliest, not always the
      * very earliest (good enough to choose what to evict). */
-    return w->slot[ev.level][ev.slot].next;
+    return list_first(w, slot_id(ev.level, ev.slot));
 }

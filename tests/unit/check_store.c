@@ -151,8 +151,7 @@ START_TEST(test_added_record_is_found_with_zeroed_state_and_its_key)
     struct store_rec *r = store_add(s, "alpha", 5, 7, 24);
     ck_assert_ptr_nonnull(r);
     ck_assert_uint_eq(r->type, 7);
-    ck_assert_uint_eq(r->keylen, 5);
-    ck_assert_uint_eq(r->state_size, 24);
+    ck_assert_uint_eq(store_rec_keylen(r), 5);
     ck_assert_int_eq(r->expire_at, STORE_NEVER);
     ck_assert(!wheel_entry_scheduled(&r->timer));
     ck_assert_uint_eq((uintptr_t)store_rec_state(r) % 8, 0);
@@ -229,7 +228,7 @@ START_TEST(test_binary_keys_with_nul_bytes_and_empty_key_are_distinct)
     for (size_t i = 0; i < NKEYS; i++) {
         ck_assert_ptr_eq(store_lookup(s, keys[i].bytes, keys[i].len, T0),
                          rec[i]);
-        ck_assert_uint_eq(rec[i]->keylen, keys[i].len);
+        ck_assert_uint_eq(store_rec_keylen(rec[i]), keys[i].len);
         ck_assert_mem_eq(store_rec_key(rec[i]), keys[i].bytes, keys[i].len);
     }
     /* A NULL pointer is a valid empty key. */
@@ -277,8 +276,9 @@ START_TEST(test_add_rejects_oversized_state_or_key)
 
     struct store_rec *r = store_add(s, "k", 1, 0, 65535);
     ck_assert_ptr_nonnull(r);
-    ck_assert_uint_eq(r->state_size, 65535);
     ck_assert_mem_eq(store_rec_key(r), "k", 1);
+    /* The whole state is there and writable (ASan checks the bounds). */
+    memset(store_rec_state(r), 0xab, 65535);
     store_destroy(&s);
 }
 END_TEST
@@ -577,18 +577,27 @@ START_TEST(test_extending_expiry_leaves_the_timer_in_place)
     struct store *s = store_create(seed_a, T0);
     struct store_rec *r = store_add(s, "k", 1, 0, 8);
 
+    struct store_rec *q = store_add(s, "q", 1, 0, 8);
+
     store_set_expire(s, r, T0 + 10 * MS);
+    store_set_expire(s, q, T0 + 50 * MS);
     ck_assert(wheel_entry_scheduled(&r->timer));
-    int64_t due = r->timer.due;
+    struct wheel_entry where = r->timer;
     store_set_expire(s, r, T0 + 20 * MS);
     store_set_expire(s, r, T0 + 30 * MS);
     ck_assert_int_eq(r->expire_at, T0 + 30 * MS);
-    ck_assert_int_eq(r->timer.due, due);
-    /* An earlier expiry does move it. */
-    store_set_expire(s, r, T0 + 5 * MS);
+    /* Same links: the entry was not touched. */
+    ck_assert_uint_eq(r->timer.next, where.next);
+    ck_assert_uint_eq(r->timer.prev, where.prev);
+    /* Reaching the old time re-places it instead of removing it. */
+    ck_assert_uint_eq(expire_calls(s, T0 + 15 * MS, 4, SIZE_MAX), 0);
+    ck_assert_ptr_eq(store_lookup(s, "k", 1, T0 + 15 * MS), r);
+    /* An earlier expiry does move it: it goes at 25 ms, not 30. */
+    store_set_expire(s, r, T0 + 25 * MS);
     ck_assert(wheel_entry_scheduled(&r->timer));
-    ck_assert_int_lt(r->timer.due, due);
-    ck_assert_int_ge(r->timer.due, T0 + 5 * MS - MS);
+    ck_assert_uint_eq(expire_calls(s, T0 + 25 * MS, 4, SIZE_MAX), 1);
+    ck_assert_uint_eq(store_size(s), 1);
+    ck_assert_ptr_eq(store_lookup(s, "q", 1, T0 + 25 * MS), q);
     store_destroy(&s);
 }
 END_TEST
@@ -904,6 +913,104 @@ START_TEST(test_different_seeds_give_different_bucket_orders)
 END_TEST
 
 /* ------------------------------------------------------------------------
+ * Slabs
+ * --------------------------------------------------------------------- */
+
+START_TEST(test_a_16_byte_key_with_8_bytes_of_state_costs_one_48_byte_slot)
+{
+    enum { N = 4096 };
+    struct store *s = store_create(seed_a, T0);
+    char key[17];
+
+    /* Grow the table first so the delta below is records only. */
+    for (uint32_t i = 0; i < N; i++) {
+        snprintf(key, sizeof(key), "warm:%011u", i);
+        ck_assert_ptr_nonnull(store_add(s, key, 16, 1, 8));
+    }
+    finish_rehash(s);
+    size_t before = mem_used();
+    for (uint32_t i = 0; i < N / 2; i++) {
+        snprintf(key, sizeof(key), "user:%011u", i);
+        struct store_rec *r = store_add(s, key, 16, 1, 8);
+        ck_assert_ptr_nonnull(r);
+        ck_assert_uint_eq((uintptr_t)store_rec_state(r) % 8, 0);
+        ck_assert_ptr_eq((char *)store_rec_state(r), (char *)r + 24 + 16);
+    }
+    ck_assert_uint_eq(mem_used() - before, (size_t)(N / 2) * 48);
+    store_destroy(&s);
+}
+END_TEST
+
+START_TEST(test_keys_of_64k_bytes_and_more_keep_their_length)
+{
+    enum { LONG = 70000 };
+    struct store *s = store_create(seed_a, T0);
+    char *big = malloc(LONG + 1);
+    ck_assert_ptr_nonnull(big);
+    memset(big, 'x', LONG + 1);
+
+    size_t lens[] = { 65534, 65535, 65536, LONG };
+    struct store_rec *rec[4];
+    for (int i = 0; i < 4; i++) {
+        rec[i] = store_add(s, big, lens[i], 2, 16);
+        ck_assert_ptr_nonnull(rec[i]);
+        ck_assert_uint_eq(store_rec_keylen(rec[i]), lens[i]);
+        ck_assert_uint_eq((uintptr_t)store_rec_state(rec[i]) % 8, 0);
+        memset(store_rec_state(rec[i]), i + 1, 16);
+    }
+    for (int i = 0; i < 4; i++) {
+        struct store_rec *r = store_lookup(s, big, lens[i], T0);
+        ck_assert_ptr_eq(r, rec[i]);
+        ck_assert_mem_eq(store_rec_key(r), big, lens[i]);
+        ck_assert_uint_eq(((unsigned char *)store_rec_state(r))[15], i + 1);
+    }
+    ck_assert_ptr_null(store_lookup(s, big, LONG + 1, T0));
+    store_remove(s, rec[1]);
+    ck_assert_ptr_null(store_lookup(s, big, 65535, T0));
+    ck_assert_ptr_eq(store_lookup(s, big, 65536, T0), rec[2]);
+    store_destroy(&s);
+    free(big);
+}
+END_TEST
+
+START_TEST(test_freed_slots_are_reused_and_empty_chunks_returned)
+{
+    enum { N = 5000 };
+    size_t base = mem_used();
+    struct store *s = store_create(seed_a, T0);
+    struct store_rec **rec = calloc(N, sizeof(*rec));
+    ck_assert_ptr_nonnull(rec);
+
+    for (uint32_t i = 0; i < N; i++) {
+        rec[i] = add_key(s, i);
+    }
+    finish_rehash(s);
+    size_t full = mem_used();
+    /* Free every other record: the slots are reused by new keys, so the
+     * same number of records costs the same memory again. */
+    for (uint32_t i = 0; i < N; i += 2) {
+        store_remove(s, rec[i]);
+    }
+    for (uint32_t i = 0; i < N; i += 2) {
+        rec[i] = add_key(s, N + i);
+    }
+    finish_rehash(s);
+    ck_assert_uint_eq(mem_used(), full);
+    for (uint32_t i = 0; i < N; i++) {
+        uint32_t k = i % 2 == 0 ? N + i : i;
+        ck_assert_ptr_eq(find_key(s, k, T0), rec[i]);
+    }
+    for (uint32_t i = 0; i < N; i++) {
+        store_remove(s, rec[i]);
+    }
+    finish_rehash(s);
+    store_destroy(&s);
+    ck_assert_uint_eq(mem_used(), base);
+    free(rec);
+}
+END_TEST
+
+/* ------------------------------------------------------------------------
  * Suite
  * --------------------------------------------------------------------- */
 
@@ -945,6 +1052,13 @@ store_suite(void)
     tcase_add_test(tc, test_extended_record_lives_until_its_final_expire_at);
     tcase_add_test(tc, test_never_records_do_not_expire);
     tcase_add_test(tc, test_mem_used_returns_to_baseline_after_1m_keys_expire);
+    suite_add_tcase(s, tc);
+
+    tc = tcase_create("slabs");
+    tcase_add_test(tc,
+                   test_a_16_byte_key_with_8_bytes_of_state_costs_one_48_byte_slot);
+    tcase_add_test(tc, test_keys_of_64k_bytes_and_more_keep_their_length);
+    tcase_add_test(tc, test_freed_slots_are_reused_and_empty_chunks_returned);
     suite_add_tcase(s, tc);
 
     tc = tcase_create("flush");

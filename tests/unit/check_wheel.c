@@ -34,10 +34,42 @@
 
 struct item {
     struct wheel_entry timer;
+    int64_t due;        /* what the wheel reads through item_ops.due */
+    uint32_t wid;       /* the item's wheel id: its index in `registry` */
     int id;
     int fires;
     int64_t fired_at;
 };
+
+/*
+ * The wheel names entries by id and asks for their links and due through
+ * callbacks, as the store does with its record handles. Items register
+ * themselves here in item_init(); ids restart at 1 with each clock.
+ */
+#define REGISTRY_MAX (1u << 18)
+static struct item *registry[REGISTRY_MAX];
+static uint32_t registry_n;
+
+static struct item *
+item_by_id(uint32_t wid)
+{
+    CHEAP_ASSERT(wid >= 1 && wid <= registry_n);
+    return registry[wid];
+}
+
+static struct wheel_entry *
+item_entry(void *ctx, uint32_t wid)
+{
+    (void)ctx;
+    return &item_by_id(wid)->timer;
+}
+
+static int64_t
+item_due(void *ctx, uint32_t wid)
+{
+    (void)ctx;
+    return item_by_id(wid)->due;
+}
 
 struct clock;
 typedef void (*item_hook)(struct clock *c, struct item *it);
@@ -52,20 +84,14 @@ struct clock {
     size_t fired;
 };
 
-static struct item *
-item_of(struct wheel_entry *e)
-{
-    return (struct item *)(void *)((char *)e - offsetof(struct item, timer));
-}
-
 static void
-on_fire(struct wheel_entry *e, void *arg)
+on_fire(void *arg, uint32_t wid)
 {
     struct clock *c = arg;
-    struct item *it = item_of(e);
+    struct item *it = item_by_id(wid);
 
-    CHEAP_ASSERT(!wheel_entry_scheduled(e));
-    CHEAP_ASSERT(e->due <= c->now);
+    CHEAP_ASSERT(!wheel_entry_scheduled(&it->timer));
+    CHEAP_ASSERT(it->due <= c->now);
     it->fires++;
     it->fired_at = c->now;
     c->fired++;
@@ -74,11 +100,17 @@ on_fire(struct wheel_entry *e, void *arg)
     }
 }
 
+static const struct wheel_ops item_ops = {
+    .entry = item_entry,
+    .due = item_due,
+    .fire = on_fire,
+};
+
 static void
 clock_init(struct clock *c, int64_t start, int64_t tick)
 {
     *c = (struct clock){ .now = start, .tick = tick };
-    c->w = wheel_create(start, tick);
+    c->w = wheel_create(start, tick, &item_ops, c);
     ck_assert_ptr_nonnull(c->w);
 }
 
@@ -87,6 +119,7 @@ clock_fini(struct clock *c)
 {
     wheel_destroy(&c->w);
     ck_assert_ptr_null(c->w);
+    registry_n = 0;
 }
 
 /* Move the clock to `now` and run the wheel; returns how many fired. */
@@ -94,7 +127,7 @@ static size_t
 advance_to(struct clock *c, int64_t now, size_t budget)
 {
     c->now = now;
-    size_t n = wheel_advance(c->w, now, budget, on_fire, c);
+    size_t n = wheel_advance(c->w, now, budget);
     CHEAP_ASSERT(n <= budget);
     return n;
 }
@@ -102,16 +135,28 @@ advance_to(struct clock *c, int64_t now, size_t budget)
 static void
 item_init(struct item *it, int id)
 {
+    CHEAP_ASSERT(registry_n + 1 < REGISTRY_MAX);
     wheel_entry_init(&it->timer);
+    it->due = 0;
+    it->wid = ++registry_n;
+    registry[it->wid] = it;
     it->id = id;
     it->fires = 0;
     it->fired_at = -1;
 }
 
+/* Set an item's due and (re)place it in the wheel. */
+static void
+arm(struct wheel *w, struct item *it, int64_t due)
+{
+    it->due = due;
+    wheel_schedule(w, it->wid);
+}
+
 static void
 schedule(struct clock *c, struct item *it, int64_t due)
 {
-    wheel_schedule(c->w, &it->timer, due);
+    arm(c->w, it, due);
     CHEAP_ASSERT(wheel_entry_scheduled(&it->timer));
 }
 
@@ -140,14 +185,14 @@ check_fires_exactly_at(int64_t start, int64_t tick, int64_t due)
 
 START_TEST(create_rejects_non_positive_tick)
 {
-    ck_assert_ptr_null(wheel_create(0, 0));
-    ck_assert_ptr_null(wheel_create(0, -MS));
+    ck_assert_ptr_null(wheel_create(0, 0, &item_ops, NULL));
+    ck_assert_ptr_null(wheel_create(0, -MS, &item_ops, NULL));
 }
 END_TEST
 
 START_TEST(destroy_nulls_pointer_and_ignores_null)
 {
-    struct wheel *w = wheel_create(0, MS);
+    struct wheel *w = wheel_create(0, MS, &item_ops, NULL);
     ck_assert_ptr_nonnull(w);
     wheel_destroy(&w);
     ck_assert_ptr_null(w);
@@ -440,7 +485,7 @@ START_TEST(cancel_prevents_firing)
     item_init(&b, 1);
     schedule(&c, &a, 5 * MS);
     schedule(&c, &b, 5 * MS);
-    wheel_cancel(c.w, &a.timer);
+    wheel_cancel(c.w, a.wid);
     ck_assert(!wheel_entry_scheduled(&a.timer));
     ck_assert_uint_eq(wheel_count(c.w), 1);
     ck_assert_uint_eq(advance_to(&c, HOUR, ALL), 1);
@@ -457,10 +502,10 @@ START_TEST(cancel_of_unscheduled_entry_is_noop)
 
     clock_init(&c, 0, MS);
     item_init(&it, 0);
-    wheel_cancel(c.w, &it.timer);
+    wheel_cancel(c.w, it.wid);
     schedule(&c, &it, MS);
-    wheel_cancel(c.w, &it.timer);
-    wheel_cancel(c.w, &it.timer);
+    wheel_cancel(c.w, it.wid);
+    wheel_cancel(c.w, it.wid);
     ck_assert_uint_eq(wheel_count(c.w), 0);
     clock_fini(&c);
 }
@@ -474,7 +519,7 @@ START_TEST(cancel_then_reschedule_fires_once_at_new_due)
     clock_init(&c, 0, MS);
     item_init(&it, 0);
     schedule(&c, &it, DAY);
-    wheel_cancel(c.w, &it.timer);
+    wheel_cancel(c.w, it.wid);
     schedule(&c, &it, 2 * DAY);
     ck_assert_uint_eq(advance_to(&c, 2 * DAY - 1, ALL), 0);
     ck_assert_uint_eq(advance_to(&c, 2 * DAY, ALL), 1);
@@ -500,10 +545,10 @@ START_TEST(move_and_cancel_during_cut_short_cascade)
     /* Budget 1 allows only the minimum of cascade moves. */
     ck_assert_uint_eq(advance_to(&c, base - 1, 1), 0);
     for (int i = 0; i < N; i += 3) {
-        schedule(&c, &it[i], it[i].timer.due + MS);  /* likely same slot */
+        schedule(&c, &it[i], it[i].due + MS);  /* likely same slot */
     }
     for (int i = 1; i < N; i += 3) {
-        wheel_cancel(c.w, &it[i].timer);
+        wheel_cancel(c.w, it[i].wid);
     }
     ck_assert_uint_eq(wheel_count(c.w), N - (N + 1) / 3);
     for (int64_t t = base - 1; wheel_count(c.w) > 0; t += MS) {
@@ -512,7 +557,7 @@ START_TEST(move_and_cancel_during_cut_short_cascade)
     for (int i = 0; i < N; i++) {
         CHEAP_ASSERT(it[i].fires == (i % 3 == 1 ? 0 : 1));
         if (it[i].fires == 1) {     /* first advance at or after due */
-            CHEAP_ASSERT(it[i].fired_at < it[i].timer.due + MS);
+            CHEAP_ASSERT(it[i].fired_at < it[i].due + MS);
         }
     }
     clock_fini(&c);
@@ -528,7 +573,7 @@ static void
 hook_reschedule_self(struct clock *c, struct item *it)
 {
     if (it->fires < 10) {
-        wheel_schedule(c->w, &it->timer, it->timer.due + 10 * MS);
+        arm(c->w, it, it->due + 10 * MS);
     }
 }
 
@@ -583,7 +628,7 @@ static void
 hook_cancel_partner(struct clock *c, struct item *it)
 {
     struct item *pair = c->hook_arg;
-    wheel_cancel(c->w, &pair[1 - it->id].timer);
+    wheel_cancel(c->w, (pair[1 - it->id]).wid);
 }
 
 START_TEST(callback_can_cancel_another_due_entry)
@@ -611,14 +656,14 @@ hook_schedule_other(struct clock *c, struct item *it)
 {
     struct item *other = c->hook_arg;
     if (it != other) {
-        wheel_schedule(c->w, &other->timer, c->now + 5 * MS);
+        arm(c->w, other, c->now + 5 * MS);
     }
 }
 
 static void
 hook_rearm_in_past(struct clock *c, struct item *it)
 {
-    wheel_schedule(c->w, &it->timer, it->fires % 2 ? c->now : c->now - HOUR);
+    arm(c->w, it, it->fires % 2 ? c->now : c->now - HOUR);
 }
 
 /* Due again at once, at now or long before: it fires in the next call,
@@ -864,8 +909,8 @@ START_TEST(count_is_exact_through_schedule_move_cancel_fire)
     }
     ck_assert_uint_eq(wheel_count(c.w), 100);
     for (int i = 0; i < 10; i++) {
-        wheel_cancel(c.w, &it[i].timer);
-        wheel_cancel(c.w, &it[i].timer);
+        wheel_cancel(c.w, it[i].wid);
+        wheel_cancel(c.w, it[i].wid);
     }
     ck_assert_uint_eq(wheel_count(c.w), 90);
     ck_assert_uint_eq(advance_to(&c, 50 * SEC, ALL), 40);
@@ -953,7 +998,7 @@ random_due(struct model *m)
 static void
 model_schedule(struct model *m, int id, int64_t due)
 {
-    wheel_schedule(m->c.w, &m->item[id].timer, due);
+    arm(m->c.w, &m->item[id], due);
     if (!m->scheduled[id]) {
         m->count++;
     }
@@ -965,7 +1010,7 @@ model_schedule(struct model *m, int id, int64_t due)
 static void
 model_cancel(struct model *m, int id)
 {
-    wheel_cancel(m->c.w, &m->item[id].timer);
+    wheel_cancel(m->c.w, (m->item[id]).wid);
     if (m->scheduled[id]) {
         m->count--;
     }
@@ -980,10 +1025,10 @@ hook_model(struct clock *c, struct item *it)
     struct model *m = c->hook_arg;
 
     CHEAP_ASSERT(m->scheduled[it->id]);
-    CHEAP_ASSERT(m->due[it->id] == it->timer.due);
+    CHEAP_ASSERT(m->due[it->id] == it->due);
     if (m->one_tick && m->armed_in[it->id] < m->advances) {
         /* It was there for the previous advance, one tick ago. */
-        CHEAP_ASSERT(c->now - it->timer.due < c->tick);
+        CHEAP_ASSERT(c->now - it->due < c->tick);
     }
     m->scheduled[it->id] = false;
     m->count--;
@@ -1086,6 +1131,94 @@ END_TEST
 /* ------------------------------------------------------------------------
  * suite
  * --------------------------------------------------------------------- */
+/* ------------------------------------------------------------------------
+ * lazy re-arm, first, clear
+ * --------------------------------------------------------------------- */
+
+/* The store moves a key's due later on every hit without touching the
+ * wheel; the wheel re-reads the due when it gets to the entry and places
+ * it again, so a due moved later never fires at the old time. */
+START_TEST(due_moved_later_without_schedule_fires_at_new_due)
+{
+    struct clock c;
+    struct item it;
+
+    clock_init(&c, EPOCH, MS);
+    item_init(&it, 0);
+    schedule(&c, &it, EPOCH + 10 * MS);
+    it.due = EPOCH + 30 * MS;
+    ck_assert_uint_eq(advance_to(&c, EPOCH + 15 * MS, ALL), 0);
+    ck_assert(wheel_entry_scheduled(&it.timer));
+    ck_assert_uint_eq(wheel_count(c.w), 1);
+    ck_assert_uint_eq(advance_to(&c, EPOCH + 30 * MS - 1, ALL), 0);
+    ck_assert_uint_eq(advance_to(&c, EPOCH + 30 * MS, ALL), 1);
+    ck_assert_int_eq(it.fired_at, EPOCH + 30 * MS);
+    clock_fini(&c);
+}
+END_TEST
+
+/* A due moved from hours to years away is re-placed level after level. */
+START_TEST(due_moved_far_later_without_schedule_never_fires_early)
+{
+    struct clock c;
+    struct item it;
+
+    clock_init(&c, EPOCH, MS);
+    item_init(&it, 0);
+    schedule(&c, &it, EPOCH + HOUR);
+    it.due = EPOCH + 2 * YEAR + 7;
+    for (int64_t t = EPOCH; t < it.due; t += DAY) {
+        CHEAP_ASSERT(advance_to(&c, t, ALL) == 0);
+    }
+    ck_assert_uint_eq(advance_to(&c, it.due - 1, ALL), 0);
+    ck_assert_uint_eq(advance_to(&c, it.due, ALL), 1);
+    clock_fini(&c);
+}
+END_TEST
+
+START_TEST(first_names_soonest_entry_and_zero_when_empty)
+{
+    struct clock c;
+    struct item a, b;
+
+    clock_init(&c, EPOCH, MS);
+    ck_assert_uint_eq(wheel_first(c.w), 0);
+    item_init(&a, 0);
+    item_init(&b, 1);
+    schedule(&c, &a, EPOCH + HOUR);
+    schedule(&c, &b, EPOCH + 5 * MS);
+    ck_assert_uint_eq(wheel_first(c.w), b.wid);
+    ck_assert(wheel_entry_scheduled(&b.timer));
+    wheel_cancel(c.w, b.wid);
+    ck_assert_uint_eq(wheel_first(c.w), a.wid);
+    wheel_cancel(c.w, a.wid);
+    ck_assert_uint_eq(wheel_first(c.w), 0);
+    clock_fini(&c);
+}
+END_TEST
+
+START_TEST(clear_forgets_every_entry)
+{
+    struct clock c;
+    struct item it[3];
+
+    clock_init(&c, EPOCH, MS);
+    for (int i = 0; i < 3; i++) {
+        item_init(&it[i], i);
+        schedule(&c, &it[i], EPOCH + (i + 1) * HOUR);
+    }
+    wheel_clear(c.w);
+    ck_assert_uint_eq(wheel_count(c.w), 0);
+    ck_assert_uint_eq(wheel_first(c.w), 0);
+    ck_assert_uint_eq(advance_to(&c, EPOCH + 10 * HOUR, ALL), 0);
+    /* Entries can be scheduled afresh after a clear. */
+    wheel_entry_init(&it[0].timer);
+    schedule(&c, &it[0], EPOCH + 11 * HOUR);
+    ck_assert_uint_eq(advance_to(&c, EPOCH + 11 * HOUR, ALL), 1);
+    clock_fini(&c);
+}
+END_TEST
+
 
 Suite *
 wheel_suite(void)
@@ -1144,6 +1277,13 @@ wheel_suite(void)
     tcase_add_test(tc, backwards_time_fires_nothing_early);
     tcase_add_test(tc, backwards_time_then_schedule_never_fires_early);
     tcase_add_test(tc, backwards_time_holds_leftovers_of_budget);
+    suite_add_tcase(s, tc);
+
+    tc = tcase_create("lazy_first_clear");
+    tcase_add_test(tc, due_moved_later_without_schedule_fires_at_new_due);
+    tcase_add_test(tc, due_moved_far_later_without_schedule_never_fires_early);
+    tcase_add_test(tc, first_names_soonest_entry_and_zero_when_empty);
+    tcase_add_test(tc, clear_forgets_every_entry);
     suite_add_tcase(s, tc);
 
     tc = tcase_create("count");
