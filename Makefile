@@ -42,7 +42,7 @@ UNIT_BIN := $(BUILD)/check_unit
 # Unit tests link the modules that stand alone, not the server's globals.
 UNIT_LIB_SRC := $(wildcard protocol/*.c) $(wildcard algorithms/*.c) \
             $(wildcard conf/*.c) server/store.c server/wheel.c server/glob.c \
-            server/clock.c
+            server/clock.c server/cluster_topo.c
 UNIT_LIB_OBJ := $(UNIT_LIB_SRC:%.c=$(BUILD)/%.o)
 REPLAY_BIN := $(BUILD)/gcra_replay
 VECTORS  := ../shared/conformance/cl_throttle_vectors.jsonl

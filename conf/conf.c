@@ -660,13 +660,32 @@ split_word(char **pos, char **word, const char **why)
     return 1;
 }
 
+/* Lines that are not options but belong to another module, which reads
+ * them with conf_scan_directive(): they may repeat and take many values. */
+static const char *const directives[] = { "cluster-node" };
+
+bool
+conf_is_directive(const char *word)
+{
+    for (size_t i = 0; i < sizeof(directives) / sizeof(directives[0]); i++) {
+        if (ascii_ieq(directives[i], word, strlen(word))) {
+            return true;
+        }
+    }
+    return false;
+}
+
 /* Apply the words of a line: a name and exactly one value. */
 static int
 set_words(struct conf *c, char *const *words, size_t nwords,
           bool comment_after, char *why, size_t whylen)
 {
-    const struct conf_option *o = conf_find(words[0]);
+    const struct conf_option *o;
 
+    if (conf_is_directive(words[0])) {
+        return 0;               /* its owner reads it */
+    }
+    o = conf_find(words[0]);
     if (o == NULL) {
         err_set(why, whylen, "unknown option '%s'", words[0]);
         return -1;
@@ -692,34 +711,51 @@ set_words(struct conf *c, char *const *words, size_t nwords,
     return conf_set_option(c, o, words[1], why, whylen);
 }
 
-/* Apply one NUL-terminated line; why gets what is wrong. */
+/* Split a NUL-terminated line into words, keeping the first max of them
+ * in words[] and counting all in *nwords (0 for a blank or comment line).
+ * Returns 0, or -1 with why set (unbalanced quotes). */
 static int
-load_line(struct conf *c, char *line, char *why, size_t whylen)
+split_line(char *line, char **words, size_t max, size_t *nwords, char *why,
+           size_t whylen)
 {
     char *p = skip_blanks(line);
-    char *words[2] = { NULL, NULL };
-    size_t nwords = 0;
-    bool comment_after = false;
     const char *bad;
     char *w;
     int r;
 
+    *nwords = 0;
     if (*p == '\0' || *p == '#') {
         return 0;
     }
     while ((r = split_word(&p, &w, &bad)) == 1) {
-        if (nwords < 2) {
-            words[nwords] = w;
-        } else if (nwords == 2 && w[0] == '#') {
-            comment_after = true;
+        if (*nwords < max) {
+            words[*nwords] = w;
         }
-        nwords++;
+        (*nwords)++;
     }
     if (r < 0) {
         err_set(why, whylen, "%s", bad);
         return -1;
     }
-    return set_words(c, words, nwords, comment_after, why, whylen);
+    return 0;
+}
+
+/* Apply one NUL-terminated line; why gets what is wrong. */
+static int
+load_line(void *arg, char *line, char *why, size_t whylen)
+{
+    /* A third word is kept to tell a trailing # comment apart. */
+    char *words[3] = { NULL, NULL, NULL };
+    size_t nwords;
+
+    if (split_line(line, words, 3, &nwords, why, whylen) != 0) {
+        return -1;
+    }
+    if (nwords == 0) {
+        return 0;
+    }
+    return set_words(arg, words, nwords, nwords > 2 && words[2][0] == '#',
+                     why, whylen);
 }
 
 /* Read all of path into a NUL-terminated malloc'd buffer. */
@@ -778,9 +814,11 @@ fail:
     return -1;
 }
 
-/* Apply every line of text (text[len] is NUL), in order. */
+typedef int (*line_fn)(void *arg, char *line, char *why, size_t whylen);
+
+/* Hand every line of text (text[len] is NUL) to fn, in order. */
 static int
-load_text(struct conf *c, const char *path, char *text, size_t len,
+load_text(line_fn fn, void *arg, const char *path, char *text, size_t len,
           char *err, size_t errlen)
 {
     char why[CONF_ERR_LEN];
@@ -801,7 +839,7 @@ load_text(struct conf *c, const char *path, char *text, size_t len,
             rc = -1;
         } else {
             *stop = '\0';
-            rc = load_line(c, line, why, sizeof(why));
+            rc = fn(arg, line, why, sizeof(why));
         }
         if (rc != 0) {
             err_set(err, errlen, "%s:%lu: %s", path, lineno, why);
@@ -822,7 +860,56 @@ conf_load_file(struct conf *c, const char *path, char *err, size_t errlen)
     if (read_file(path, &text, &len, err, errlen) != 0) {
         return -1;
     }
-    rc = load_text(c, path, text, len, err, errlen);
+    rc = load_text(load_line, c, path, text, len, err, errlen);
+    free(text);
+    return rc;
+}
+
+/* ---- directives ---- */
+
+struct directive_scan {
+    const char *name;
+    conf_directive_fn fn;
+    void *arg;
+};
+
+/* One line for conf_scan_directive: split it whole, pass it on if its
+ * first word is the directive looked for. */
+static int
+scan_line(void *arg, char *line, char *why, size_t whylen)
+{
+    struct directive_scan *d = arg;
+    char *words[CONF_DIRECTIVE_MAX_WORDS + 1];
+    size_t nwords;
+
+    if (split_line(line, words, CONF_DIRECTIVE_MAX_WORDS + 1, &nwords, why,
+                   whylen) != 0) {
+        return -1;
+    }
+    if (nwords == 0 || !ascii_ieq(d->name, words[0], strlen(words[0]))) {
+        return 0;
+    }
+    if (nwords > CONF_DIRECTIVE_MAX_WORDS + 1) {
+        err_set(why, whylen, "'%s' takes at most %d values", d->name,
+                CONF_DIRECTIVE_MAX_WORDS);
+        return -1;
+    }
+    return d->fn(d->arg, words + 1, nwords - 1, why, whylen);
+}
+
+int
+conf_scan_directive(const char *path, const char *name, conf_directive_fn fn,
+                    void *arg, char *err, size_t errlen)
+{
+    struct directive_scan d = { name, fn, arg };
+    char *text;
+    size_t len;
+    int rc;
+
+    if (read_file(path, &text, &len, err, errlen) != 0) {
+        return -1;
+    }
+    rc = load_text(scan_line, &d, path, text, len, err, errlen);
     free(text);
     return rc;
 }

@@ -59,6 +59,21 @@ void conf_deinit(struct conf *c);
  * file cannot be read); the lines before the bad one have been applied. */
 int conf_load_file(struct conf *c, const char *path, char *err, size_t errlen);
 
+/* Directives: config lines that are not options but belong to another
+ * module (e.g. "cluster-node <id> <address> <slots...>"), so they may
+ * repeat and take up to CONF_DIRECTIVE_MAX_WORDS values. conf_load_file
+ * skips them; conf_scan_directive hands each line of the named directive
+ * to fn (the words after the name, unquoted as option values are), in file
+ * order. fn returns 0, or -1 with why set; the scan stops there and err is
+ * "path:line: why". Returns 0 or -1. */
+#define CONF_DIRECTIVE_MAX_WORDS 512
+typedef int (*conf_directive_fn)(void *arg, char **words, size_t nwords,
+                                 char *why, size_t whylen);
+int conf_scan_directive(const char *path, const char *name,
+                        conf_directive_fn fn, void *arg, char *err,
+                        size_t errlen);
+bool conf_is_directive(const char *word);
+
 /* Set one option from text, as the file or "--name value" would. A
  * rejected value leaves the option unchanged.
  * Returns 0, or -1 with err = what is wrong (without a location). */

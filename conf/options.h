@@ -48,7 +48,14 @@
       1024, 68719476736LL,                                                    \
       "close a client whose unsent output passes this size")                  \
     X(cluster_mode, "cluster-mode", CONF_ENUM, "no", 0, 0,                    \
-      "answer CLUSTER as a one-node cluster owning every slot {no emulated}")  \
+      "Redis Cluster: emulated = one node owning every slot, yes = the "      \
+      "cluster-node lines {no emulated yes}")                                 \
+    X(cluster_node_id, "cluster-node-id", CONF_STRING, "", 0, 0,              \
+      "this node's id among the cluster-node lines; empty = find it by address") \
+    X(cluster_announce_ip, "cluster-announce-ip", CONF_STRING, "", 0, 0,      \
+      "host clients are told for this node; empty = its cluster-node line's") \
+    X(cluster_announce_port, "cluster-announce-port", CONF_INT, "0", 0, 65535, \
+      "port clients are told for this node; 0 = its cluster-node line's")     \
     X(dir, "dir", CONF_STRING, ".", 0, 0,                                     \
       "directory of the snapshot file")                                       \
     X(dbfilename, "dbfilename", CONF_STRING, "cellgate.snap", 0, 0,           \

@@ -13,6 +13,7 @@
 
 #include "protocol/reply.h"
 #include "server/clock.h"
+#include "server/cluster.h"
 #include "server/conn.h"
 #include "server/handlers.h"
 #include "server/server.h"
@@ -130,6 +131,8 @@ static struct cmd cluster_subcommands[] = {
     CLUSTER_SUB("myid", 2, "Returns the ID of a node.", "", cmd_cluster_myid),
     CLUSTER_SUB("nodes", 2, "Returns the cluster configuration for a node.",
                 "", cmd_cluster_nodes),
+    CLUSTER_SUB("reload", 2, "Re-reads the cluster-node lines of the config "
+                "file (cluster-mode yes).", "", cmd_cluster_reload),
     CLUSTER_SUB("shards", 2, "Returns the mapping of cluster slots to "
                 "shards.", "", cmd_cluster_shards),
     CLUSTER_SUB("slots", 2, "Returns the mapping of cluster slots to nodes.",
@@ -233,7 +236,7 @@ static struct cmd table[] = {
       "A container for client connection commands.", "", cmd_client,
       client_subcommands, NO_STATS },
     { "cluster", -2, "", 0, 0, 0, NULL, "slow", "cluster", "3.0.0",
-      "A container for Redis Cluster commands (cluster-mode emulated).", "",
+      "A container for Redis Cluster commands (cluster-mode emulated|yes).", "",
       cmd_cluster, cluster_subcommands, NO_STATS },
     { "command", -1, "loading stale", 0, 0, 0, NULL, "slow connection",
       "server", "2.8.13", "Returns detailed information about all commands.",
@@ -473,6 +476,10 @@ cmd_execute(struct conn *c, struct resp_request *req)
     if (!c->authenticated && strstr(cmd->flags, "no_auth") == NULL) {
         cmd->stats.rejected_calls++;
         conn_error(c, "NOAUTH Authentication required.");
+        return;
+    }
+    if (!cluster_route(c, cmd, req)) {
+        cmd->stats.rejected_calls++;    /* MOVED and the like, as Redis */
         return;
     }
     run(c, cmd, req);

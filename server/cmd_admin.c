@@ -631,7 +631,10 @@ is_mutable(const char *name)
 {
     static const char *const fixed[] = { "bind", "port", "unixsocket",
                                          "unixsocketperm", "tcp-backlog",
-                                         "logfile", NULL };
+                                         "logfile", "cluster-mode",
+                                         "cluster-node-id",
+                                         "cluster-announce-ip",
+                                         "cluster-announce-port", NULL };
     for (size_t i = 0; fixed[i] != NULL; i++) {
         if (strcmp(name, fixed[i]) == 0) {
             return false;

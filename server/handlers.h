@@ -53,7 +53,7 @@ HANDLER(cmd_cluster_shards);
 HANDLER(cmd_cluster_nodes);
 HANDLER(cmd_cluster_info);
 HANDLER(cmd_cluster_help);
-unsigned cluster_keyslot(const char *key, size_t len);
+HANDLER(cmd_cluster_reload);
 
 /* slowlog.c */
 HANDLER(cmd_slowlog);

@@ -260,7 +260,7 @@ section_cluster(struct textbuf *t)
 {
     textbuf_printf(t, "# Cluster\r\n"
              "cluster_enabled:%d\r\n",
-             strcmp(srv.conf.cluster_mode, "emulated") == 0);
+             strcmp(srv.conf.cluster_mode, "no") != 0);
 }
 
 static void

@@ -24,6 +24,7 @@
 #include "conf/conf.h"
 #include "protocol/mem.h"
 #include "server/clock.h"
+#include "server/cluster.h"
 #include "server/cmd.h"
 #include "server/conn.h"
 #include "server/keytypes.h"
@@ -48,6 +49,7 @@ static bool have_unix_listener;
 static uv_timer_t cron_timer;
 static uv_signal_t sigint_handle;
 static uv_signal_t sigterm_handle;
+static uv_signal_t sighup_handle;
 static size_t keys_at_last_trim;
 
 static void
@@ -307,6 +309,7 @@ server_shutdown_save(const char *why, bool save)
     close_handle((uv_handle_t *)&cron_timer);
     close_handle((uv_handle_t *)&sigint_handle);
     close_handle((uv_handle_t *)&sigterm_handle);
+    close_handle((uv_handle_t *)&sighup_handle);
     conn_close_all();
     conn_teardown();
 }
@@ -318,6 +321,23 @@ on_signal(uv_signal_t *h, int signum)
     (void)h;
     log_warning("Received %s scheduling shutdown...", name);
     server_shutdown(name);
+}
+
+/* SIGHUP re-reads the cluster topology, as CLUSTER RELOAD (which logs the
+ * outcome); without cluster-mode yes there is nothing to re-read. */
+static void
+on_sighup(uv_signal_t *h, int signum)
+{
+    char err[CONF_ERR_LEN + 64];
+    (void)h;
+    (void)signum;
+    if (strcmp(srv.conf.cluster_mode, "yes") != 0) {
+        log_notice("Received SIGHUP: nothing to reload (cluster-mode is "
+                   "not yes)");
+        return;
+    }
+    log_notice("Received SIGHUP: reloading the cluster topology");
+    (void)cluster_reload(err, sizeof(err));
 }
 
 /* ---- setup ------------------------------------------------------------ */
@@ -476,6 +496,11 @@ load_config(int argc, char **argv)
         return -1;
     }
     note_config_file(argc, argv);
+    /* The topology is configuration too: a bad one stops the start. */
+    if (cluster_setup(err, sizeof(err)) < 0) {
+        fprintf(stderr, "cellgate: %s\n", err);
+        return -1;
+    }
     return 0;
 }
 
@@ -488,7 +513,6 @@ setup(void)
     srv.executable[n > 0 ? n : 0] = '\0';
     srv.start_wall_us = clock_wall_us();
     srv.start_mono_ns = (uint64_t)clock_mono_now();
-    make_run_id();
     random_bytes(seed, sizeof(seed));
     server_apply_limits();
     if (cmd_setup() < 0) {
@@ -512,12 +536,15 @@ setup(void)
         log_warning("Cannot load the snapshot, starting EMPTY as "
                     "snapshot-load-errors says: %s", err);
     }
+    /* The snapshot may hold keys of slots moved away while we were down. */
+    cluster_drop_unowned();
     srv.loop = uv_default_loop();
     /* Every handle server_shutdown() closes exists from here on, so a
      * failure below can shut down cleanly. */
     uv_timer_init(srv.loop, &cron_timer);
     uv_signal_init(srv.loop, &sigint_handle);
     uv_signal_init(srv.loop, &sigterm_handle);
+    uv_signal_init(srv.loop, &sighup_handle);
     if (conn_setup(srv.loop) < 0) {
         return -1;
     }
@@ -529,6 +556,7 @@ setup(void)
     uv_timer_start(&cron_timer, on_cron, every, every ? every : 1);
     uv_signal_start(&sigint_handle, on_signal, SIGINT);
     uv_signal_start(&sigterm_handle, on_signal, SIGTERM);
+    uv_signal_start(&sighup_handle, on_sighup, SIGHUP);
     return 0;
 }
 
@@ -544,6 +572,7 @@ teardown(void)
         }
     }
     metrics_teardown();
+    cluster_teardown();
     store_destroy(&srv.store);
     slowlog_teardown();
     log_teardown();
@@ -570,6 +599,7 @@ main(int argc, char **argv)
         conf_describe(stdout);
         return 0;
     }
+    make_run_id();
     if (load_config(argc, argv) < 0) {
         conf_deinit(&srv.conf);
         return 1;

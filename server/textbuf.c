@@ -5,8 +5,40 @@
 
 #include <stdarg.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "protocol/mem.h"
+
+/* Room for need more bytes (at least doubling); false (and oom) if
+ * memory ran out. */
+static bool
+reserve(struct textbuf *t, size_t need)
+{
+    if (t->oom) {
+        return false;
+    }
+    if (t->cap - t->len > need) {
+        return true;
+    }
+    size_t cap = (t->cap ? t->cap * 2 : 4096) + need;
+    char *p = cap > need ? mem_realloc(t->p, cap) : NULL;
+    if (p == NULL) {
+        t->oom = true;
+        return false;
+    }
+    t->p = p;
+    t->cap = cap;
+    return true;
+}
+
+void
+textbuf_append(struct textbuf *t, const void *data, size_t len)
+{
+    if (reserve(t, len)) {
+        memcpy(t->p + t->len, data, len);
+        t->len += len;
+    }
+}
 
 void
 textbuf_printf(struct textbuf *t, const char *fmt, ...)
@@ -27,15 +59,10 @@ textbuf_printf(struct textbuf *t, const char *fmt, ...)
             t->len += (size_t)n;
             return;
         }
-        /* Too small: grow (at least doubling) and format again. */
-        size_t cap = (t->cap ? t->cap * 2 : 4096) + (size_t)n;
-        char *p = mem_realloc(t->p, cap);
-        if (p == NULL) {
-            t->oom = true;
+        /* Too small: grow and format again. */
+        if (!reserve(t, (size_t)n)) {
             return;
         }
-        t->p = p;
-        t->cap = cap;
     }
 }
 

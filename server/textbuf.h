@@ -18,6 +18,9 @@ struct textbuf {
 void textbuf_printf(struct textbuf *t, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 
+/* Append len raw bytes (no NUL is added). */
+void textbuf_append(struct textbuf *t, const void *data, size_t len);
+
 /* Free the text and reset t to empty. */
 void textbuf_free(struct textbuf *t);
 
