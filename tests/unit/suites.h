@@ -17,5 +17,6 @@ Suite *reply_suite(void);
 Suite *obuf_suite(void);
 Suite *resp_suite(void);
 Suite *clock_suite(void);
+Suite *cluster_suite(void);
 
 #endif

@@ -1,0 +1,304 @@
+/*
+ * check_cluster.c - unit tests for server/cluster_topo.c (the static
+ * topology of cluster-mode yes: parsing and validating cluster-node lines,
+ * finding this node, slot lookup) and for the config file's directive
+ * lines that carry it (conf_scan_directive).
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "conf/conf.h"
+#include "server/cluster_topo.h"
+#include "tests/unit/suites.h"
+
+#define ID1 "1111111111111111111111111111111111111111"
+#define ID2 "2222222222222222222222222222222222222222"
+#define ID3 "3333333333333333333333333333333333333333"
+
+static struct cluster_topo *t;
+static char why[512];
+
+static void
+setup(void)
+{
+    t = cluster_topo_create();
+    ck_assert_ptr_nonnull(t);
+    why[0] = '\0';
+}
+
+static void
+teardown(void)
+{
+    cluster_topo_free(t);
+    t = NULL;
+}
+
+/* Add a node from one line of words (split on spaces); returns the rc. */
+static int
+add(const char *line)
+{
+    char buf[512], *words[16];
+    size_t n = 0;
+    snprintf(buf, sizeof(buf), "%s", line);
+    for (char *w = strtok(buf, " "); w != NULL && n < 16;
+         w = strtok(NULL, " ")) {
+        words[n++] = w;
+    }
+    return cluster_topo_add(t, words, n, why, sizeof(why));
+}
+
+static void
+add_ok(const char *line)
+{
+    ck_assert_msg(add(line) == 0, "'%s' rejected: %s", line, why);
+}
+
+/* The line must be rejected with a message containing want, and leave the
+ * topology as it was. */
+static void
+add_fails(const char *line, const char *want)
+{
+    size_t nodes = t->nnodes;
+    unsigned assigned = cluster_topo_assigned(t);
+    uint16_t owner0 = t->owner[0], owner_last = t->owner[CLUSTER_SLOTS - 1];
+    ck_assert_msg(add(line) == -1, "'%s' accepted", line);
+    ck_assert_msg(strstr(why, want) != NULL, "'%s': got '%s', want '%s'",
+                  line, why, want);
+    ck_assert_uint_eq(t->nnodes, nodes);
+    ck_assert_uint_eq(cluster_topo_assigned(t), assigned);
+    ck_assert_uint_eq(t->owner[0], owner0);
+    ck_assert_uint_eq(t->owner[CLUSTER_SLOTS - 1], owner_last);
+}
+
+static void
+three_nodes(void)
+{
+    add_ok(ID1 " 127.0.0.1:7001 0-5460");
+    add_ok(ID2 " 127.0.0.1:7002 5461-10922");
+    add_ok(ID3 " 127.0.0.1:7003 10923-16383");
+}
+
+START_TEST(test_keyslot_matches_redis_cluster)
+{
+    ck_assert_uint_eq(cluster_keyslot("foo", 3), 12182);
+    ck_assert_uint_eq(cluster_keyslot("{user1000}.following", 20), 3443);
+    ck_assert_uint_eq(cluster_keyslot("user1000", 8), 3443);
+    ck_assert_uint_eq(cluster_keyslot("", 0), 0);
+    /* An empty tag does not count: the whole key is hashed. */
+    ck_assert_uint_ne(cluster_keyslot("{}foo", 5), cluster_keyslot("foo", 3));
+    ck_assert_uint_eq(cluster_keyslot("a{foo}b{x}", 10),
+                      cluster_keyslot("foo", 3));
+    ck_assert_uint_eq(cluster_keyslot("{ratelimit:1.2.3.4:}login", 25),
+                      cluster_keyslot("{ratelimit:1.2.3.4:}signup", 26));
+}
+END_TEST
+
+START_TEST(test_three_nodes_own_their_ranges)
+{
+    three_nodes();
+    ck_assert_uint_eq(t->nnodes, 3);
+    ck_assert_uint_eq(cluster_topo_assigned(t), CLUSTER_SLOTS);
+    ck_assert_str_eq(cluster_topo_owner(t, 0)->id, ID1);
+    ck_assert_str_eq(cluster_topo_owner(t, 5460)->id, ID1);
+    ck_assert_str_eq(cluster_topo_owner(t, 5461)->id, ID2);
+    ck_assert_str_eq(cluster_topo_owner(t, 10922)->id, ID2);
+    ck_assert_str_eq(cluster_topo_owner(t, 10923)->id, ID3);
+    ck_assert_str_eq(cluster_topo_owner(t, 16383)->id, ID3);
+    ck_assert_str_eq(cluster_topo_owner(t, 16383)->host, "127.0.0.1");
+    ck_assert_uint_eq(cluster_topo_owner(t, 16383)->port, 7003);
+    ck_assert_uint_eq(t->nodes[1].nslots, 5462);
+}
+END_TEST
+
+START_TEST(test_ranges_single_slots_gaps_and_names)
+{
+    add_ok(ID1 " cellgate-0.cellgate:6379 0-99 200 300-300");
+    add_ok(ID2 " ::1:6380 100-199");
+    add_ok(ID3 " 10.0.0.3:6381");              /* a node with no slots */
+    ck_assert_uint_eq(cluster_topo_assigned(t), 202);
+    ck_assert_str_eq(t->nodes[0].host, "cellgate-0.cellgate");
+    ck_assert_str_eq(t->nodes[1].host, "::1");
+    ck_assert_uint_eq(t->nodes[1].port, 6380);
+    ck_assert_ptr_null(cluster_topo_owner(t, 201));
+    ck_assert_ptr_null(cluster_topo_owner(t, 16383));
+    ck_assert_str_eq(cluster_topo_owner(t, 300)->id, ID1);
+
+    /* Runs in slot order: 0-99 (1), 100-199 (2), 200 (1), 300 (1). */
+    unsigned slot = 0, first, last;
+    size_t node;
+    static const unsigned want[][3] = {
+        { 0, 99, 0 }, { 100, 199, 1 }, { 200, 200, 0 }, { 300, 300, 0 }
+    };
+    for (size_t i = 0; i < 4; i++) {
+        ck_assert(cluster_topo_next_range(t, &slot, &first, &last, &node));
+        ck_assert_uint_eq(first, want[i][0]);
+        ck_assert_uint_eq(last, want[i][1]);
+        ck_assert_uint_eq(node, want[i][2]);
+    }
+    ck_assert(!cluster_topo_next_range(t, &slot, &first, &last, &node));
+}
+END_TEST
+
+START_TEST(test_bad_lines_are_rejected_and_change_nothing)
+{
+    add_ok(ID1 " 127.0.0.1:7001 0-100");
+    add_fails(ID2, "wants <id> <host>:<port>");
+    add_fails("12345 127.0.0.1:7002 200", "40 lower-case hex digits");
+    add_fails("ABCDEF1111111111111111111111111111111111 127.0.0.1:7002",
+              "40 lower-case hex digits");
+    add_fails(ID2 " 127.0.0.1 200", "must be host:port");
+    add_fails(ID2 " :7002 200", "must be host:port");
+    add_fails(ID2 " 127.0.0.1:0 200", "must be host:port");
+    add_fails(ID2 " 127.0.0.1:65536 200", "must be host:port");
+    add_fails(ID2 " 127.0.0.1:70x 200", "must be host:port");
+    add_fails(ID2 " 127.0.0.1:7002 16384", "slots from 0 to 16383");
+    add_fails(ID2 " 127.0.0.1:7002 16000-16384", "slots from 0 to 16383");
+    add_fails(ID2 " 127.0.0.1:7002 -5", "slots from 0 to 16383");
+    add_fails(ID2 " 127.0.0.1:7002 5-", "slots from 0 to 16383");
+    add_fails(ID2 " 127.0.0.1:7002 007", "slots from 0 to 16383");
+    add_fails(ID2 " 127.0.0.1:7002 300-200", "ends before it starts");
+    add_fails(ID1 " 127.0.0.1:7002 200", "id " ID1 " is listed twice");
+    add_fails(ID2 " 127.0.0.1:7001 200", "127.0.0.1:7001 is listed twice");
+}
+END_TEST
+
+START_TEST(test_overlapping_ranges_name_the_owner)
+{
+    add_ok(ID1 " 127.0.0.1:7001 0-100");
+    /* The part claimed before the clash is released again. */
+    add_fails(ID2 " 127.0.0.1:7002 16000-16383 50-60",
+              "slot 50 of cluster-node " ID2 " is already owned by " ID1);
+    ck_assert_ptr_null(cluster_topo_owner(t, 16000));
+    add_fails(ID2 " 127.0.0.1:7002 200-300 250",
+              "slot 250 of cluster-node " ID2 " is already owned by the "
+              "same node");
+    ck_assert_ptr_null(cluster_topo_owner(t, 200));
+    add_ok(ID2 " 127.0.0.1:7002 101-200");
+    ck_assert_uint_eq(cluster_topo_assigned(t), 201);
+}
+END_TEST
+
+START_TEST(test_find_myself_by_id_or_address)
+{
+    three_nodes();
+    ck_assert_int_eq(cluster_topo_find_myself(t, ID2, "", 1, why,
+                                              sizeof(why)), 0);
+    ck_assert_uint_eq(t->myself, 1);
+    ck_assert_int_eq(cluster_topo_find_myself(t, "", "", 7003, why,
+                                              sizeof(why)), 0);
+    ck_assert_uint_eq(t->myself, 2);
+    ck_assert_int_eq(cluster_topo_find_myself(t, "", "127.0.0.1", 7001, why,
+                                              sizeof(why)), 0);
+    ck_assert_uint_eq(t->myself, 0);
+    ck_assert_int_eq(cluster_topo_find_myself(t, ID1 "x", "", 7001, why,
+                                              sizeof(why)), -1);
+    ck_assert_str_eq(why, "cluster-node-id " ID1 "x is not among the "
+                     "cluster-node lines");
+    ck_assert_int_eq(cluster_topo_find_myself(t, "", "10.0.0.9", 7001, why,
+                                              sizeof(why)), -1);
+    ck_assert_str_eq(why, "no cluster-node has this node's address "
+                     "10.0.0.9:7001: set cluster-node-id");
+}
+END_TEST
+
+START_TEST(test_find_myself_ambiguous_port_or_empty_topology)
+{
+    ck_assert_int_eq(cluster_topo_find_myself(t, "", "", 6379, why,
+                                              sizeof(why)), -1);
+    ck_assert_str_eq(why, "cluster-mode yes needs cluster-node lines in the "
+                     "config file");
+    add_ok(ID1 " 10.0.0.1:6379 0-8191");
+    add_ok(ID2 " 10.0.0.2:6379 8192-16383");
+    ck_assert_int_eq(cluster_topo_find_myself(t, "", "", 6379, why,
+                                              sizeof(why)), -1);
+    ck_assert_ptr_nonnull(strstr(why, "more than one cluster-node has port "
+                                 "6379"));
+    ck_assert_int_eq(cluster_topo_find_myself(t, "", "10.0.0.2", 6379, why,
+                                              sizeof(why)), 0);
+    ck_assert_uint_eq(t->myself, 1);
+}
+END_TEST
+
+/* ---- cluster-node lines in a config file ---- */
+
+static char path[64];
+
+static void
+write_file(const char *text)
+{
+    strcpy(path, "/tmp/check_cluster_XXXXXX");
+    int fd = mkstemp(path);
+    ck_assert_int_ge(fd, 0);
+    ck_assert_int_eq(write(fd, text, strlen(text)), (ssize_t)strlen(text));
+    close(fd);
+}
+
+static int
+add_words(void *arg, char **words, size_t nwords, char *whybuf,
+          size_t whylen)
+{
+    return cluster_topo_add(arg, words, nwords, whybuf, whylen);
+}
+
+START_TEST(test_config_file_lines_are_read_and_skipped_by_options)
+{
+    struct conf c;
+    char err[CONF_ERR_LEN];
+    write_file("port 7001\n"
+               "# cluster-node " ID3 " 127.0.0.1:7003 0\n"
+               "cluster-node " ID1 " 127.0.0.1:7001 0-8191\n"
+               "cluster-mode yes\n"
+               "CLUSTER-NODE \"" ID2 "\" 127.0.0.1:7002 8192-16000 "
+               "16001-16383\n");
+    ck_assert_int_eq(conf_init(&c), 0);
+    ck_assert_int_eq(conf_load_file(&c, path, err, sizeof(err)), 0);
+    ck_assert_str_eq(c.cluster_mode, "yes");
+    conf_deinit(&c);
+    ck_assert_int_eq(conf_scan_directive(path, "cluster-node", add_words, t,
+                                         err, sizeof(err)), 0);
+    ck_assert_uint_eq(t->nnodes, 2);
+    ck_assert_uint_eq(cluster_topo_assigned(t), CLUSTER_SLOTS);
+    ck_assert_str_eq(cluster_topo_owner(t, 16383)->id, ID2);
+    unlink(path);
+}
+END_TEST
+
+START_TEST(test_config_file_errors_say_where)
+{
+    char err[CONF_ERR_LEN], want[CONF_ERR_LEN];
+    write_file("port 7001\n"
+               "cluster-node " ID1 " 127.0.0.1:7001 0-8191\n"
+               "cluster-node " ID2 " 127.0.0.1:7002 8000-16383\n");
+    ck_assert_int_eq(conf_scan_directive(path, "cluster-node", add_words, t,
+                                         err, sizeof(err)), -1);
+    snprintf(want, sizeof(want), "%s:3: slot 8000 of cluster-node " ID2
+             " is already owned by " ID1, path);
+    ck_assert_str_eq(err, want);
+    unlink(path);
+    ck_assert_int_eq(conf_scan_directive(path, "cluster-node", add_words, t,
+                                         err, sizeof(err)), -1);
+    ck_assert_ptr_nonnull(strstr(err, ":0: cannot open"));
+}
+END_TEST
+
+Suite *
+cluster_suite(void)
+{
+    Suite *s = suite_create("cluster");
+    TCase *tc = tcase_create("topology");
+
+    tcase_add_checked_fixture(tc, setup, teardown);
+    tcase_add_test(tc, test_keyslot_matches_redis_cluster);
+    tcase_add_test(tc, test_three_nodes_own_their_ranges);
+    tcase_add_test(tc, test_ranges_single_slots_gaps_and_names);
+    tcase_add_test(tc, test_bad_lines_are_rejected_and_change_nothing);
+    tcase_add_test(tc, test_overlapping_ranges_name_the_owner);
+    tcase_add_test(tc, test_find_myself_by_id_or_address);
+    tcase_add_test(tc, test_find_myself_ambiguous_port_or_empty_topology);
+    tcase_add_test(tc, test_config_file_lines_are_read_and_skipped_by_options);
+    tcase_add_test(tc, test_config_file_errors_say_where);
+    suite_add_tcase(s, tc);
+    return s;
+}
