@@ -244,6 +244,29 @@ def resp_command(*args):
     return b"".join(out)
 
 
+def crc16_xmodem(data):
+    """CRC16-CCITT (XMODEM), as Redis Cluster hashes keys."""
+    crc = 0
+    for byte in data:
+        crc ^= byte << 8
+        for _ in range(8):
+            crc = ((crc << 1) ^ 0x1021) if crc & 0x8000 else (crc << 1)
+            crc &= 0xFFFF
+    return crc
+
+
+def reference_slot(key):
+    """The Redis Cluster hash slot of key (bytes or str), computed here."""
+    if isinstance(key, str):
+        key = key.encode()
+    start = key.find(b"{")
+    if start >= 0:
+        end = key.find(b"}", start + 1)
+        if end > start + 1:
+            key = key[start + 1:end]
+    return crc16_xmodem(key) % 16384
+
+
 class DaemonError(Exception):
     pass
 

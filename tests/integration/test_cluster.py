@@ -6,29 +6,12 @@ import pytest
 import redis
 from redis.cluster import RedisCluster
 
+from harness import reference_slot
+
 
 @pytest.fixture
 def node(start_daemon):
     return start_daemon("--cluster-mode", "emulated")
-
-
-def crc16_xmodem(data):
-    crc = 0
-    for byte in data:
-        crc ^= byte << 8
-        for _ in range(8):
-            crc = ((crc << 1) ^ 0x1021) if crc & 0x8000 else (crc << 1)
-            crc &= 0xFFFF
-    return crc
-
-
-def reference_slot(key):
-    start = key.find(b"{")
-    if start >= 0:
-        end = key.find(b"}", start + 1)
-        if end > start + 1:
-            key = key[start + 1:end]
-    return crc16_xmodem(key) % 16384
 
 
 def test_keyslot_follows_redis_cluster_crc16_and_hash_tags(node):
