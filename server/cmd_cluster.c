@@ -94,9 +94,12 @@ emulated_topology(char *err, size_t errlen)
     words[0] = srv.run_id;
     words[1] = addr;
     words[2] = slots;
-    if (t == NULL || cluster_topo_add(t, words, 3, err, errlen) != 0) {
-        cluster_topo_free(t);
+    if (t == NULL) {
         snprintf(err, errlen, "out of memory setting up cluster-mode");
+        return NULL;
+    }
+    if (cluster_topo_add(t, words, 3, err, errlen) != 0) {
+        cluster_topo_free(t);
         return NULL;
     }
     return t;
