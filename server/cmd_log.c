@@ -365,6 +365,9 @@ cmd_rl_tiers(struct conn *c, struct resp_request *req)
 static bool
 put(struct keytype_buf *b, const void *p, size_t n)
 {
+    if (n == 0) {
+        return true;    /* e.g. no META at all: p may be NULL */
+    }
     if (b->len + n > b->cap) {
         size_t cap = b->cap ? b->cap * 2 : 256;
         while (cap < b->len + n) {
