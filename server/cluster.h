@@ -32,6 +32,10 @@ size_t cluster_drop_unowned(void);
 bool cluster_route(struct conn *c, const struct cmd *cmd,
                    const struct resp_request *req);
 
+/* May CONFIG SET change cluster-mode to value? Between no and emulated
+ * yes; to or from yes no (the topology is read at start-up). */
+bool cluster_mode_settable(const char *value);
+
 void cluster_teardown(void);
 
 #endif

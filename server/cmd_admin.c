@@ -12,6 +12,7 @@
 #include "protocol/num.h"
 #include "protocol/reply.h"
 #include "server/clock.h"
+#include "server/cluster.h"
 #include "server/cmd.h"
 #include "server/conn.h"
 #include "server/glob.h"
@@ -631,8 +632,7 @@ is_mutable(const char *name)
 {
     static const char *const fixed[] = { "bind", "port", "unixsocket",
                                          "unixsocketperm", "tcp-backlog",
-                                         "logfile", "cluster-mode",
-                                         "cluster-node-id",
+                                         "logfile", "cluster-node-id",
                                          "cluster-announce-ip",
                                          "cluster-announce-port", NULL };
     for (size_t i = 0; fixed[i] != NULL; i++) {
@@ -658,6 +658,13 @@ config_set_check(struct conn *c, struct resp_request *req)
             conn_errorf(c, "ERR CONFIG SET failed (possibly related to "
                         "argument '%s') - can't set immutable config",
                         o->name);
+            return NULL;
+        }
+        if (strcmp(o->name, "cluster-mode") == 0 &&
+            !cluster_mode_settable(req->argv[i + 1])) {
+            conn_errorf(c, "ERR CONFIG SET failed (possibly related to "
+                        "argument '%s') - cluster-mode yes is set at "
+                        "start-up only", o->name);
             return NULL;
         }
     }

@@ -287,12 +287,28 @@ node_endpoint(const struct conn *c, size_t i, char *host, size_t len,
     }
 }
 
+bool
+cluster_mode_settable(const char *value)
+{
+    return !routing && strcasecmp(value, "yes") != 0;
+}
+
+/* cluster-mode may change between no and emulated with CONFIG SET (yes is
+ * fixed at start-up), so the emulated map is built when first needed. */
 static bool
 cluster_enabled(struct conn *c)
 {
-    if (topo == NULL) {
+    char err[CONF_ERR_LEN];
+    if (mode_is("no")) {
         conn_error(c, "ERR This instance has cluster support disabled");
         return false;
+    }
+    if (topo == NULL) {
+        topo = emulated_topology(err, sizeof(err));
+        if (topo == NULL) {
+            conn_errorf(c, "ERR %s", err);
+            return false;
+        }
     }
     return true;
 }

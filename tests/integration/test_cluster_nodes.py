@@ -153,12 +153,25 @@ def test_moved_crossslot_and_keyless_commands(cluster):
     rc.close()
 
 
-def test_cluster_options_are_fixed_at_start(cluster):
+def test_cluster_options_are_fixed_at_start(cluster, start_daemon):
     r = cluster.nodes[0].client()
-    for name, value in (("cluster-mode", "no"), ("cluster-node-id", IDS[1]),
-                        ("cluster-announce-port", "1")):
-        with pytest.raises(redis.ResponseError, match="immutable"):
+    for name, value in (("cluster-node-id", IDS[1]), ("cluster-announce-port", "1"),
+                        ("cluster-announce-ip", "x")):
+        with pytest.raises(redis.ResponseError, match="can't set immutable config"):
             r.config_set(name, value)
+    for value in ("no", "emulated", "yes"):
+        with pytest.raises(redis.ResponseError, match="cluster-mode yes is set at start-up only"):
+            r.config_set("cluster-mode", value)
+    # Between no and emulated it still changes at run time.
+    plain = start_daemon()
+    raw = plain.raw()
+    assert raw.command("CLUSTER", "MYID").startswith(b"-ERR This instance has cluster support")
+    assert raw.command("CONFIG", "SET", "cluster-mode", "yes").startswith(
+        b"-ERR CONFIG SET failed (possibly related to argument 'cluster-mode') - cluster-mode yes")
+    assert raw.command("CONFIG", "SET", "cluster-mode", "emulated") == b"+OK\r\n"
+    assert raw.command("CLUSTER", "SLOTS").startswith(b"*1\r\n*3\r\n:0\r\n:16383\r\n")
+    assert raw.command("CONFIG", "SET", "cluster-mode", "no") == b"+OK\r\n"
+    assert raw.command("CLUSTER", "SLOTS").startswith(b"-ERR This instance has cluster support")
 
 
 # ---- clients route each key to its owner ---------------------------------
