@@ -13,17 +13,36 @@
 #include <string.h>
 
 /* CRC16-CCITT (XMODEM): polynomial 0x1021, initial value 0, no
- * reflection, computed bit by bit (keys are short; no table needed). */
-static uint16_t
-crc16(const char *buf, size_t len)
+ * reflection. It runs on every key of every command in cluster-mode yes,
+ * so a byte at a time through a table, which is built from the polynomial
+ * on first use (single-threaded: only the event loop hashes keys). */
+static uint16_t crc_table[256];
+static bool crc_ready;
+
+static void
+crc16_init(void)
 {
-    uint16_t crc = 0;
-    for (size_t i = 0; i < len; i++) {
-        crc ^= (uint16_t)((unsigned char)buf[i] << 8);
+    for (unsigned i = 0; i < 256; i++) {
+        uint16_t crc = (uint16_t)(i << 8);
         for (int b = 0; b < 8; b++) {
             crc = (crc & 0x8000) ? (uint16_t)((crc << 1) ^ 0x1021)
                                  : (uint16_t)(crc << 1);
         }
+        crc_table[i] = crc;
+    }
+    crc_ready = true;
+}
+
+static uint16_t
+crc16(const char *buf, size_t len)
+{
+    uint16_t crc = 0;
+    if (!crc_ready) {
+        crc16_init();
+    }
+    for (size_t i = 0; i < len; i++) {
+        crc = (uint16_t)((crc << 8) ^
+                         crc_table[((crc >> 8) ^ (unsigned char)buf[i]) & 0xff]);
     }
     return crc;
 }
