@@ -329,8 +329,8 @@ def test_a_stopped_node_fails_only_its_slots_until_it_returns(cluster):
 
 # ---- reloading the topology ----------------------------------------------
 
-def test_cluster_reload_moves_slots_and_drops_foreign_keys(cluster):
-    # Keys in node 0's slots 0-1000 and 1001-5460.
+def five_moving_five_staying(cluster):
+    """Five keys each in node 0's slots 0-1000 and 1001-5460, made on node 0."""
     moving, staying = [], []
     i = 0
     while len(moving) < 5 or len(staying) < 5:
@@ -345,8 +345,13 @@ def test_cluster_reload_moves_slots_and_drops_foreign_keys(cluster):
     for k in moving + staying:
         rc.execute_command("RL.FIXED", k, 3, 60)
     rc.close()
+    assert cluster.nodes[0].client().dbsize() == 10
+    return moving, staying
+
+
+def test_cluster_reload_moves_slots_and_drops_foreign_keys(cluster):
+    moving, staying = five_moving_five_staying(cluster)
     n0 = cluster.nodes[0].client()
-    assert n0.dbsize() == 10
 
     # Node 1 takes 0-1000; node 2 loses 16000-16383 to nobody.
     new = [["1001-5460"], ["0-1000", "5461-10922"], ["10923-15999"]]
@@ -379,6 +384,18 @@ def test_cluster_reload_moves_slots_and_drops_foreign_keys(cluster):
     assert rc.execute_command("RL.FIXED", moving[0], 3, 60)[0] == 0
     assert cluster.holders(moving[0]) == [1]
     rc.close()
+
+
+def test_a_restart_drops_snapshot_keys_of_slots_given_away(cluster):
+    moving, staying = five_moving_five_staying(cluster)
+    node = cluster.nodes[0]
+    assert node.stop() == []                   # saves all ten keys
+    cluster.write([["1001-5460"], ["0-1000", "5461-10922"], ["10923-16383"]])
+    node.stopped = False
+    node.start()
+    assert node.client().dbsize() == 5
+    assert all(cluster.holders(k) == [0] for k in staying)
+    assert node.log().count("Dropped 5 keys of slots this node does not own") == 1
 
 
 def test_a_bad_reload_keeps_the_running_topology(cluster):
