@@ -202,7 +202,7 @@ echo "bench: sanity CL.THROTTLE bench:sanity ${LIMIT_ARGS[*]}: cellgate [${cg_re
 [ "$lua_reply" = "0 16 15 -1 2 " ] || die "Lua GCRA sanity reply is wrong: [$lua_reply]"
 
 # raw.csv: our columns, then redis-benchmark's own --csv columns.
-echo '"rep","pipeline","clients","requests","server","test","server_cpu_s","rps","avg_latency_ms","min_latency_ms","p50_latency_ms","p95_latency_ms","p99_latency_ms","max_latency_ms"' >"$RAW"
+echo '"rep","pipeline","clients","requests","server","test","server_cpu_s","client_cpu_s","wall_s","rps","avg_latency_ms","min_latency_ms","p50_latency_ms","p95_latency_ms","p99_latency_ms","max_latency_ms"' >"$RAW"
 
 {
     echo "date=$(date -u +%Y-%m-%dT%H:%M:%SZ)"
@@ -242,12 +242,17 @@ bench() {
         *) port=$RS_PORT pid=$RS_PID ;;
     esac
     local out=$WORK/run.out err=$WORK/run.err cpu0 cpu1
+    # The client's CPU time too (bash's `time` counts the waited-for
+    # redis-benchmark under timeout): with both, the report shows which
+    # side was the bottleneck of a run.
+    local TIMEFORMAT='%3U %3S %3R' client_s wall_s
     cpu0=$(cpu_ticks "$pid")
-    timeout "$RUN_TIMEOUT" redis-benchmark -h 127.0.0.1 -p "$port" -c "$CLIENTS" \
-        -P "$pipe" -n "$n" --csv "$@" >"$out" 2>"$err" || rc=$?
+    { time timeout "$RUN_TIMEOUT" redis-benchmark -h 127.0.0.1 -p "$port" -c "$CLIENTS" \
+        -P "$pipe" -n "$n" --csv "$@" >"$out" 2>"$err"; } 2>"$WORK/run.time" || rc=$?
     cpu1=$(cpu_ticks "$pid")
     local cpu_s
     cpu_s=$(awk -v a="$cpu0" -v b="$cpu1" -v hz="$CLK_TCK" 'BEGIN { printf "%.2f", (b - a) / hz }')
+    read -r client_s wall_s < <(awk 'END { printf "%.3f %.3f\n", $1 + $2, $3 }' "$WORK/run.time")
     local rows=0
     while IFS= read -r line; do
         line=${line%$'\r'}
@@ -255,8 +260,8 @@ bench() {
         name=${line%%,*}
         rest=${line#*,}
         [ "$test" = "-" ] || name="\"$test\""
-        printf '%s,%s,%s,%s,"%s",%s,%s,%s\n' "$rep" "$pipe" "$CLIENTS" "$n" \
-            "$server" "$name" "$cpu_s" "$rest" >>"$RAW"
+        printf '%s,%s,%s,%s,"%s",%s,%s,%s,%s,%s\n' "$rep" "$pipe" "$CLIENTS" "$n" \
+            "$server" "$name" "$cpu_s" "$client_s" "$wall_s" "$rest" >>"$RAW"
         rows=$((rows + 1))
     done <"$out"
     local label=$test

@@ -83,9 +83,11 @@ def load(path):
             try:
                 for k in NUMERIC:
                     r[k] = float(r[k])
-                # Server CPU seconds of the run (absent in older files).
-                cpu = r.get("server_cpu_s")
-                r["server_cpu_s"] = float(cpu) if cpu not in (None, "") else None
+                # CPU seconds of the server and of the client, and the
+                # run's wall time (absent in older files).
+                for k in ("server_cpu_s", "client_cpu_s", "wall_s"):
+                    v = r.get(k)
+                    r[k] = float(v) if v not in (None, "") else None
                 r["rep"] = int(r["rep"])
                 r["pipeline"] = int(r["pipeline"])
                 r["requests"] = int(r["requests"])
@@ -136,6 +138,15 @@ class Series:
         cpu = [1e6 * r["server_cpu_s"] / r["requests"] for r in self.rows
                if r["server_cpu_s"] is not None and r["requests"] > 0]
         self.cpu_us = statistics.median(cpu) if cpu else None
+        # How busy each side was (CPU time / wall time): a side near 100 %
+        # (one core) is what limited the run.
+        self.srv_busy = self._busy("server_cpu_s")
+        self.cli_busy = self._busy("client_cpu_s")
+
+    def _busy(self, key):
+        v = [100 * r[key] / r["wall_s"] for r in self.rows
+             if r[key] is not None and r["wall_s"]]
+        return statistics.median(v) if v else None
 
 
 def group(rows):
@@ -171,7 +182,7 @@ def table(pipeline, series, clients):
                f"run{'' if reps == 1 else 's'})")
     head = (f"  {'test':<29} {'runs':>4} {'requests':>9} {'median rps':>11} "
             f"{'min - max rps':>21} {'p50 ms':>7} {'p99 ms':>7} "
-            f"{'cpu us/req':>10}")
+            f"{'cpu us/req':>10} {'srv %':>5} {'cli %':>5}")
     out.append(head)
     out.append("  " + "-" * (len(head) - 2))
     for server, test, name in ROWS:
@@ -183,7 +194,9 @@ def table(pipeline, series, clients):
         out.append(f"  {name:<29} {s.n:>4} {req:>9} {fmt_rps(s.median):>11} "
                    f"{fmt_rps(s.lo) + ' - ' + fmt_rps(s.hi):>21} "
                    f"{s.p50:>7.3f} {s.p99:>7.3f} "
-                   f"{'-' if s.cpu_us is None else format(s.cpu_us, '.2f'):>10}")
+                   f"{'-' if s.cpu_us is None else format(s.cpu_us, '.2f'):>10} "
+                   f"{'-' if s.srv_busy is None else format(s.srv_busy, '.0f'):>5} "
+                   f"{'-' if s.cli_busy is None else format(s.cli_busy, '.0f'):>5}")
     out.append("")
     out.append("  ratios of median rps              ratio   per-run paired ratios")
     for num, den, label in RATIOS:
@@ -459,7 +472,8 @@ def main():
                "RL.TIERS <prefix>:__rand_int__ 10 1 30 60, all with -r "
                f"{meta.get('keyspace', '?')}")
     out.append("  cpu us/req: the server process's user+system CPU time of the "
-               "run / requests")
+               "run / requests; srv %, cli %: CPU time / wall time of the server "
+               "and of redis-benchmark (100 = one core busy)")
     out.append("")
     for p in pipelines:
         out += table(p, groups[p], clients)
