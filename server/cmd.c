@@ -89,8 +89,19 @@ static struct cmd command_subcommands[] = {
       "multiple or all commands.", "*command-name:string", cmd_command_docs,
       NULL, NO_STATS },
     { "command|list", -2, "loading stale", 0, 0, 0, NULL, "slow connection",
-      "server", "7.0.0", "Returns a list of command names.", "",
-      cmd_command_list, NULL, NO_STATS },
+      "server", "7.0.0", "Returns a list of command names.",
+      "?FILTERBY:pure-token ?MODULE:pure-token ?module-name:string "
+      "?ACLCAT:pure-token ?category:string ?PATTERN:pure-token "
+      "?pattern:pattern", cmd_command_list, NULL, NO_STATS },
+    { "command|getkeys", -4, "loading stale", 0, 0, 0, NULL,
+      "slow connection", "server", "2.8.13",
+      "Extracts the key names from an arbitrary command.",
+      "command:string *arg:string", cmd_command_getkeys, NULL, NO_STATS },
+    { "command|getkeysandflags", -4, "loading stale", 0, 0, 0, NULL,
+      "slow connection", "server", "7.0.0",
+      "Extracts the key names and access flags for an arbitrary command.",
+      "command:string *arg:string", cmd_command_getkeysandflags, NULL,
+      NO_STATS },
     { "command|help", 2, "loading stale", 0, 0, 0, NULL, "slow connection",
       "server", "5.0.0", "Returns helpful text about the different "
       "subcommands.", "", cmd_command_help, NULL, NO_STATS },
@@ -161,38 +172,38 @@ static struct cmd slowlog_subcommands[] = {
 
 static struct cmd table[] = {
     { "cl.throttle", -1, "write denyoom fast module", 1, 1, 1,
-      "RW ACCESS UPDATE", "write fast", "ratelimit", "1.0.0",
+      "RW access update", "write fast", "ratelimit", "1.0.0",
       "GCRA rate limit, bit-exact with redis-cell: allow or deny one "
       "request of quantity tokens.",
       "key:key max_burst:integer count:integer period:integer "
       "?quantity:integer ?PEEK:pure-token ?MS:pure-token",
       cmd_cl_throttle, NULL, NO_STATS },
-    { "rl.fixed", -4, "write denyoom fast", 1, 1, 1, "RW ACCESS UPDATE",
+    { "rl.fixed", -4, "write denyoom fast", 1, 1, 1, "RW access update",
       "write fast", "ratelimit", "0.1.0",
       "Fixed-window counter: at most limit units per window seconds.",
       "key:key limit:integer window:integer ?COST:pure-token ?cost:integer "
       "?ALIGN:pure-token ?PEEK:pure-token ?MS:pure-token",
       cmd_rl_fixed, NULL, NO_STATS },
-    { "rl.sliding", -4, "write denyoom fast", 1, 1, 1, "RW ACCESS UPDATE",
+    { "rl.sliding", -4, "write denyoom fast", 1, 1, 1, "RW access update",
       "write fast", "ratelimit", "0.1.0",
       "Sliding-window counter: the current window plus the weighted "
       "previous one.",
       "key:key limit:integer window:integer ?COST:pure-token ?cost:integer "
       "?PEEK:pure-token ?MS:pure-token",
       cmd_rl_sliding, NULL, NO_STATS },
-    { "rl.log", -4, "write denyoom fast", 1, 1, 1, "RW ACCESS UPDATE",
+    { "rl.log", -4, "write denyoom fast", 1, 1, 1, "RW access update",
       "write fast", "ratelimit", "0.1.0",
       "Exact sliding log: every accepted request is kept with its cost "
       "and metadata for window seconds.",
       "key:key limit:integer window:integer ?COST:pure-token ?cost:integer "
       "?META:pure-token ?meta:string ?PEEK:pure-token ?MS:pure-token",
       cmd_rl_log, NULL, NO_STATS },
-    { "rl.entries", -2, "readonly", 1, 1, 1, "RO ACCESS", "read slow",
+    { "rl.entries", -2, "readonly", 1, 1, 1, "RO access", "read slow",
       "ratelimit", "0.1.0",
       "The requests an RL.LOG key holds, newest first.",
       "key:key ?COUNT:pure-token ?count:integer",
       cmd_rl_entries, NULL, NO_STATS },
-    { "rl.tiers", -4, "write denyoom fast", 1, 1, 1, "RW ACCESS UPDATE",
+    { "rl.tiers", -4, "write denyoom fast", 1, 1, 1, "RW access update",
       "write fast", "ratelimit", "0.1.0",
       "Several sliding windows over per-second buckets, checked all or "
       "nothing.",
@@ -275,19 +286,19 @@ static struct cmd table[] = {
       "admin fast dangerous", "server", "1.0.0",
       "Returns the Unix time of the last successful save.", "",
       cmd_lastsave, NULL, NO_STATS },
-    { "get", 2, FASTRO, 1, 1, 1, "RO ACCESS", "read string fast", "string",
+    { "get", 2, FASTRO, 1, 1, 1, "RO access", "read string fast", "string",
       "1.0.0", "Returns a CL.THROTTLE key's stored TAT (ns since the "
       "epoch).", "key:key", cmd_get, NULL, NO_STATS },
-    { "pttl", 2, FASTRO, 1, 1, 1, "RO ACCESS", "keyspace read fast",
+    { "pttl", 2, FASTRO, 1, 1, 1, "RO access", "keyspace read fast",
       "generic", "2.6.0", "Returns the expiration time in milliseconds of a "
       "key.", "key:key", cmd_pttl, NULL, NO_STATS },
-    { "ttl", 2, FASTRO, 1, 1, 1, "RO ACCESS", "keyspace read fast", "generic",
+    { "ttl", 2, FASTRO, 1, 1, 1, "RO access", "keyspace read fast", "generic",
       "1.0.0", "Returns the expiration time in seconds of a key.", "key:key",
       cmd_ttl, NULL, NO_STATS },
     { "exists", -2, FASTRO, 1, -1, 1, "RO", "keyspace read fast", "generic",
       "1.0.0", "Determines whether one or more keys exist.", "*key:key",
       cmd_exists, NULL, NO_STATS },
-    { "del", -2, "write", 1, -1, 1, "RM DELETE", "keyspace write slow",
+    { "del", -2, "write", 1, -1, 1, "RM delete", "keyspace write slow",
       "generic", "1.0.0", "Deletes one or more keys.", "*key:key", cmd_del,
       NULL, NO_STATS },
     { "type", 2, FASTRO, 1, 1, 1, "RO", "keyspace read fast", "generic",

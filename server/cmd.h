@@ -41,7 +41,7 @@ struct cmd {
     int first_key;
     int last_key;            /* -1 = last argument */
     int key_step;
-    const char *key_flags;   /* key spec flags, e.g. "RW ACCESS UPDATE" */
+    const char *key_flags;   /* key spec flags as Redis spells them, "RW access update" */
     const char *acl;         /* ACL categories without '@', space separated */
     const char *group;
     const char *since;

@@ -9,6 +9,7 @@
 #include "protocol/reply.h"
 #include "server/cmd.h"
 #include "server/conn.h"
+#include "server/glob.h"
 #include "server/handlers.h"
 
 /* Number of space-separated words in s. */
@@ -306,19 +307,188 @@ cmd_command_docs(struct conn *c, struct resp_request *req)
     }
 }
 
+/* ---- COMMAND GETKEYS / GETKEYSANDFLAGS --------------------------------- */
+
+/* The command a full command line names, as Redis looks it up: a container
+ * followed by a word means its subcommand, otherwise the command itself. */
+static const struct cmd *
+lookup_full(char **argv, size_t *argvlen, size_t argc)
+{
+    const struct cmd *base = cmd_lookup(argv[0], argvlen[0]);
+    if (base == NULL || base->subcommands == NULL || argc < 2) {
+        return base;
+    }
+    size_t plen = strlen(base->name);
+    for (const struct cmd *s = base->subcommands; s->name != NULL; s++) {
+        const char *sname = s->name + plen + 1;
+        if (strlen(sname) == argvlen[1] &&
+            strncasecmp(sname, argv[1], argvlen[1]) == 0) {
+            return s;
+        }
+    }
+    return NULL;
+}
+
+/* Redis's range key spec over a command line of argc words: the index of
+ * the last key, or -1 when the line is too short to hold its keys. */
+static int
+last_key_index(const struct cmd *cmd, size_t argc)
+{
+    int64_t first = cmd->first_key;
+    int64_t last = cmd->last_key >= 0 ? cmd->last_key
+                                      : (int64_t)argc + cmd->last_key;
+    if (first >= (int64_t)argc || last >= (int64_t)argc || last < first) {
+        return -1;
+    }
+    return (int)last;
+}
+
+static void
+getkeys(struct conn *c, struct resp_request *req, bool with_flags)
+{
+    char **argv = req->argv + 2;
+    size_t *argvlen = req->argvlen + 2;
+    size_t argc = req->argc - 2;
+    const struct cmd *cmd = lookup_full(argv, argvlen, argc);
+    if (cmd == NULL) {
+        conn_error(c, "ERR Invalid command specified");
+        return;
+    }
+    if (cmd->first_key == 0) {
+        conn_error(c, "ERR The command has no key arguments");
+        return;
+    }
+    if ((cmd->arity > 0 && (size_t)cmd->arity != argc) ||
+        (cmd->arity < 0 && argc < (size_t)-cmd->arity)) {
+        conn_error(c, "ERR Invalid number of arguments specified for command");
+        return;
+    }
+    int last = last_key_index(cmd, argc);
+    if (last < 0) {
+        conn_error(c, "ERR Invalid arguments specified for command");
+        return;
+    }
+    int step = cmd->key_step > 0 ? cmd->key_step : 1;
+    reply_array(&c->out, (size_t)((last - cmd->first_key) / step + 1));
+    for (int i = cmd->first_key; i <= last; i += step) {
+        if (with_flags) {
+            reply_array(&c->out, 2);
+        }
+        reply_bulk(&c->out, argv[i], argvlen[i]);
+        if (with_flags) {
+            reply_set(&c->out, word_count(cmd->key_flags), c->proto);
+            reply_words(c, cmd->key_flags, false);
+        }
+    }
+}
+
+void
+cmd_command_getkeys(struct conn *c, struct resp_request *req)
+{
+    getkeys(c, req, false);
+}
+
+void
+cmd_command_getkeysandflags(struct conn *c, struct resp_request *req)
+{
+    getkeys(c, req, true);
+}
+
+/* ---- COMMAND LIST ----------------------------------------------------- */
+
+/* The module cellgate stands in for: its commands carry the "module" flag. */
+#define MODULE_NAME "redis-cell"
+
+enum list_filter { LIST_ALL, LIST_MODULE, LIST_ACLCAT, LIST_PATTERN };
+
+struct list_query {
+    enum list_filter type;
+    const char *arg;
+    size_t arglen;
+};
+
+/* Whether the space-separated words hold word (case-insensitive). */
+static bool
+has_word(const char *words, const char *word, size_t len)
+{
+    while (words != NULL && *words != '\0') {
+        size_t n = strcspn(words, " ");
+        if (n == len && n > 0 && strncasecmp(words, word, len) == 0) {
+            return true;
+        }
+        words += n;
+        words += strspn(words, " ");
+    }
+    return false;
+}
+
+static bool
+list_wants(const struct cmd *cmd, const struct list_query *q)
+{
+    switch (q->type) {
+    case LIST_MODULE:
+        return q->arglen == strlen(MODULE_NAME) &&
+               strncasecmp(q->arg, MODULE_NAME, q->arglen) == 0 &&
+               has_word(cmd->flags, "module", 6);
+    case LIST_ACLCAT:
+        return has_word(cmd->acl, q->arg, q->arglen);
+    case LIST_PATTERN:
+        return glob_match(q->arg, q->arglen, cmd->name, strlen(cmd->name),
+                          true);
+    case LIST_ALL:
+    default:
+        return true;
+    }
+}
+
+/* Walk the commands and their subcommands, as Redis lists them: count the
+ * matches, or (emit) also reply with their names. */
+static size_t
+list_walk(struct conn *c, const struct cmd *t, size_t n,
+          const struct list_query *q, bool emit)
+{
+    size_t found = 0;
+    for (size_t i = 0; i < n && t[i].name != NULL; i++) {
+        if (list_wants(&t[i], q)) {
+            found++;
+            if (emit) {
+                reply_bulkz(&c->out, t[i].name);
+            }
+        }
+        if (t[i].subcommands != NULL) {
+            found += list_walk(c, t[i].subcommands, SIZE_MAX, q, emit);
+        }
+    }
+    return found;
+}
+
 void
 cmd_command_list(struct conn *c, struct resp_request *req)
 {
+    static const char *const kinds[] = { "module", "aclcat", "pattern" };
+    struct list_query q = { LIST_ALL, NULL, 0 };
     size_t n;
-    struct cmd *t = cmd_table(&n);
+    const struct cmd *t = cmd_table(&n);
+    /* Redis takes exactly one "FILTERBY <type> <arg>" or nothing. */
     if (req->argc != 2) {
-        conn_error(c, "ERR syntax error");
-        return;
+        if (req->argc != 5 || strcasecmp(req->argv[2], "filterby") != 0) {
+            conn_error(c, "ERR syntax error");
+            return;
+        }
+        for (size_t k = 0; k < 3; k++) {
+            if (strcasecmp(req->argv[3], kinds[k]) == 0) {
+                q.type = (enum list_filter)(LIST_MODULE + k);
+            }
+        }
+        if (q.type == LIST_ALL) {
+            conn_error(c, "ERR syntax error");
+            return;
+        }
+        q.arg = req->argv[4];
+        q.arglen = req->argvlen[4];
     }
-    reply_array(&c->out, n);
-    for (size_t i = 0; i < n; i++) {
-        reply_bulkz(&c->out, t[i].name);
-    }
+    reply_array(&c->out, list_walk(c, t, n, &q, false));
+    list_walk(c, t, n, &q, true);
 }
 
 void
@@ -331,9 +501,17 @@ cmd_command_help(struct conn *c, struct resp_request *req)
         "LIST", "    Return a list of all commands in this server.",
         "INFO [<command-name> ...]",
         "    Return details about multiple commands.",
+        "    If no command names are given, documentation details for all",
+        "    commands are returned.",
         "DOCS [<command-name> ...]",
         "    Return documentation details about multiple commands.",
-        "HELP", "    Print this help.", NULL
+        "    If no command names are given, documentation details for all",
+        "    commands are returned.",
+        "GETKEYS <full-command>",
+        "    Return the keys from a full command.",
+        "GETKEYSANDFLAGS <full-command>",
+        "    Return the keys and the access flags from a full command.",
+        "HELP", "    Prints this help.", NULL
     };
     (void)req;
     cmd_reply_help(c, lines);
