@@ -49,7 +49,7 @@ VECTORS  := ../shared/conformance/cl_throttle_vectors.jsonl
 
 PKGS := libuv1-dev libhiredis-dev check pkg-config redis-tools redis-server \
         python3-redis python3-pytest gcc make clang libclang-rt-14-dev \
-        libmicrohttpd-dev python3-prometheus-client
+        libmicrohttpd-dev python3-prometheus-client tmux
 
 .PHONY: all run test test-unit test-integration test-conformance sanitize \
         bench deps clean check-deps fuzz test-fuzz docker-test

@@ -44,7 +44,7 @@ static struct cmd client_subcommands[] = {
     { "client|setinfo", 4, "noscript loading stale", 0, 0, 0, NULL,
       "slow connection", "connection", "7.2.0",
       "Sets information specific to the client or connection.",
-      "attr:oneof value:string", cmd_client_setinfo, NULL, NO_STATS },
+      "attr:oneof=LIB-NAME|LIB-VER value:string", cmd_client_setinfo, NULL, NO_STATS },
     { "client|id", 2, "noscript loading stale", 0, 0, 0, NULL,
       "slow connection", "connection", "5.0.0",
       "Returns the unique client ID of the connection.", "", cmd_client_id,
@@ -60,14 +60,13 @@ static struct cmd client_subcommands[] = {
     { "client|kill", -3, ADMIN, 0, 0, 0, NULL,
       "admin slow dangerous connection", "connection", "2.4.0",
       "Terminates open connections.",
-      "?ip:port:string ?ID:pure-token ?client-id:integer ?ADDR:pure-token "
-      "?addr:string ?LADDR:pure-token ?laddr:string ?USER:pure-token "
-      "?username:string ?SKIPME:pure-token ?yes/no:string",
+      "?ip:port:string ?ID=client-id:integer ?ADDR=addr:string "
+      "?LADDR=laddr:string ?USER=username:string ?SKIPME=yes/no:string",
       cmd_client_kill, NULL, NO_STATS },
     { "client|no-evict", 3, ADMIN, 0, 0, 0, NULL,
       "admin slow dangerous connection", "connection", "7.0.0",
       "Sets the client eviction mode of the connection (accepted; "
-      "cellgate never evicts clients).", "enabled:oneof",
+      "cellgate never evicts clients).", "enabled:oneof=ON|OFF",
       cmd_client_no_evict, NULL, NO_STATS },
     { "client|help", 2, "loading stale", 0, 0, 0, NULL, "slow connection",
       "connection", "5.0.0", "Returns helpful text about the different "
@@ -90,9 +89,7 @@ static struct cmd command_subcommands[] = {
       NULL, NO_STATS },
     { "command|list", -2, "loading stale", 0, 0, 0, NULL, "slow connection",
       "server", "7.0.0", "Returns a list of command names.",
-      "?FILTERBY:pure-token ?MODULE:pure-token ?module-name:string "
-      "?ACLCAT:pure-token ?category:string ?PATTERN:pure-token "
-      "?pattern:pattern", cmd_command_list, NULL, NO_STATS },
+      "?FILTERBY=filterby:oneof=MODULE|ACLCAT|PATTERN ?name:string", cmd_command_list, NULL, NO_STATS },
     { "command|getkeys", -4, "loading stale", 0, 0, 0, NULL,
       "slow connection", "server", "2.8.13",
       "Extracts the key names from an arbitrary command.",
@@ -181,34 +178,34 @@ static struct cmd table[] = {
     { "rl.fixed", -4, "write denyoom fast", 1, 1, 1, "RW access update",
       "write fast", "ratelimit", "0.1.0",
       "Fixed-window counter: at most limit units per window seconds.",
-      "key:key limit:integer window:integer ?COST:pure-token ?cost:integer "
+      "key:key limit:integer window:integer ?COST=n:integer "
       "?ALIGN:pure-token ?PEEK:pure-token ?MS:pure-token",
       cmd_rl_fixed, NULL, NO_STATS },
     { "rl.sliding", -4, "write denyoom fast", 1, 1, 1, "RW access update",
       "write fast", "ratelimit", "0.1.0",
       "Sliding-window counter: the current window plus the weighted "
       "previous one.",
-      "key:key limit:integer window:integer ?COST:pure-token ?cost:integer "
+      "key:key limit:integer window:integer ?COST=n:integer "
       "?PEEK:pure-token ?MS:pure-token",
       cmd_rl_sliding, NULL, NO_STATS },
     { "rl.log", -4, "write denyoom fast", 1, 1, 1, "RW access update",
       "write fast", "ratelimit", "0.1.0",
       "Exact sliding log: every accepted request is kept with its cost "
       "and metadata for window seconds.",
-      "key:key limit:integer window:integer ?COST:pure-token ?cost:integer "
-      "?META:pure-token ?meta:string ?PEEK:pure-token ?MS:pure-token",
+      "key:key limit:integer window:integer ?COST=n:integer "
+      "?META=value:string ?PEEK:pure-token ?MS:pure-token",
       cmd_rl_log, NULL, NO_STATS },
     { "rl.entries", -2, "readonly", 1, 1, 1, "RO access", "read slow",
       "ratelimit", "0.1.0",
       "The requests an RL.LOG key holds, newest first.",
-      "key:key ?COUNT:pure-token ?count:integer",
+      "key:key ?COUNT=n:integer",
       cmd_rl_entries, NULL, NO_STATS },
     { "rl.tiers", -4, "write denyoom fast", 1, 1, 1, "RW access update",
       "write fast", "ratelimit", "0.1.0",
       "Several sliding windows over per-second buckets, checked all or "
       "nothing.",
-      "key:key limit:integer window:integer *limit2:integer *window2:integer "
-      "?COST:pure-token ?cost:integer ?PEEK:pure-token ?MS:pure-token",
+      "key:key limit1:integer window1:integer ?*tier:block=limit2|window2 "
+      "?COST=n:integer ?PEEK:pure-token ?MS:pure-token",
       cmd_rl_tiers, NULL, NO_STATS },
     { "ping", -1, "fast stale", 0, 0, 0, NULL, "fast connection",
       "connection", "1.0.0", "Returns the server's liveliness response.",
@@ -226,8 +223,8 @@ static struct cmd table[] = {
       0, NULL,
       "fast connection", "connection", "6.0.0",
       "Handshakes with the server.",
-      "?protover:integer ?AUTH:pure-token ?username:string ?password:string "
-      "?SETNAME:pure-token ?clientname:string", cmd_hello, NULL,
+      "?protover:integer ?AUTH=username:string ?password:string "
+      "?SETNAME=clientname:string", cmd_hello, NULL,
       NO_STATS },
     { "auth", -2, "noscript loading stale fast no_auth skip_slowlog", 0, 0,
       0, NULL,
@@ -309,8 +306,8 @@ static struct cmd table[] = {
       "pattern:pattern", cmd_keys, NULL, NO_STATS },
     { "scan", -2, "readonly", 0, 0, 0, NULL, "keyspace read slow", "generic",
       "2.8.0", "Iterates over the key names in the database.",
-      "cursor:integer ?MATCH:pure-token ?pattern:pattern ?COUNT:pure-token "
-      "?count:integer ?TYPE:pure-token ?type:string", cmd_scan, NULL,
+      "cursor:integer ?MATCH=pattern:pattern ?COUNT=count:integer "
+      "?TYPE=type:string", cmd_scan, NULL,
       NO_STATS },
 };
 

@@ -46,7 +46,8 @@ struct cmd {
     const char *group;
     const char *since;
     const char *summary;
-    /* Arguments for COMMAND DOCS: "name:type" words, '?' prefix =
+    /* Arguments for COMMAND DOCS: "name:type" words (see reply_doc_arg in
+     * cmd_command.c for tokens, oneof and block), '?' prefix =
      * optional, '*' prefix = multiple, type "pure-token" for keywords. */
     const char *args;
     cmd_proc proc;

@@ -199,11 +199,98 @@ cmd_command_info(struct conn *c, struct resp_request *req)
 
 /* ---- COMMAND DOCS ----------------------------------------------------- */
 
-/* Arguments are "name:type" words; '?' = optional, '*' = multiple. */
+/* The nested arguments of a "oneof=A|B" (pure tokens) or "block=a|b"
+ * (integers) argument. redis-cli 7.0 walks the nested arguments of every
+ * oneof and block and crashes when they are missing. */
+static void
+reply_doc_nested(struct conn *c, const char *list, bool tokens)
+{
+    size_t n = 1;
+    for (const char *p = list; *p != '\0'; p++) {
+        n += *p == '|';
+    }
+    reply_array(&c->out, n);
+    while (n-- > 0) {
+        size_t len = strcspn(list, "|");
+        reply_map(&c->out, tokens ? 3 : 2, c->proto);
+        reply_bulkz(&c->out, "name");
+        reply_bulk(&c->out, list, len);
+        reply_bulkz(&c->out, "type");
+        reply_bulkz(&c->out, tokens ? "pure-token" : "integer");
+        if (tokens) {
+            reply_bulkz(&c->out, "token");
+            reply_bulk(&c->out, list, len);
+        }
+        list += len + (list[len] == '|');
+    }
+}
+
+static void
+reply_doc_flags(struct conn *c, bool optional, bool multiple)
+{
+    reply_bulkz(&c->out, "flags");
+    reply_set(&c->out, (size_t)optional + (size_t)multiple, c->proto);
+    if (optional) {
+        reply_status(&c->out, "optional");
+    }
+    if (multiple) {
+        reply_status(&c->out, "multiple");
+    }
+}
+
+/* One argument from its word (modified in place): "name:type", split at
+ * the last colon (so "ip:port:string" names ip:port). Prefixes: '?'
+ * optional, '*' multiple. "TOKEN=name:type" is a value after a keyword
+ * (redis-cli shows [COST n]); type "oneof=A|B" is a choice of keywords,
+ * "block=a|b" a group of integers. */
+static void
+reply_doc_arg(struct conn *c, char *w)
+{
+    bool optional = false, multiple = false;
+    for (; *w == '?' || *w == '*'; w++) {
+        optional |= *w == '?';
+        multiple |= *w == '*';
+    }
+    char *colon = strrchr(w, ':');
+    const char *type = colon != NULL ? colon + 1 : "string";
+    if (colon != NULL) {
+        *colon = '\0';
+    }
+    char *nested = strchr(type, '=');
+    if (nested != NULL) {
+        *nested++ = '\0';
+    }
+    const char *token = strcmp(type, "pure-token") == 0 ? w : NULL;
+    char *eq = strchr(w, '=');
+    if (eq != NULL) {
+        *eq = '\0';
+        token = w;
+        w = eq + 1;
+    }
+    size_t fields = 2 + (token != NULL) + (optional || multiple) +
+                    (nested != NULL);
+    reply_map(&c->out, fields, c->proto);
+    reply_bulkz(&c->out, "name");
+    reply_bulkz(&c->out, w);
+    reply_bulkz(&c->out, "type");
+    reply_bulkz(&c->out, type);
+    if (token != NULL) {
+        reply_bulkz(&c->out, "token");
+        reply_bulkz(&c->out, token);
+    }
+    if (optional || multiple) {
+        reply_doc_flags(c, optional, multiple);
+    }
+    if (nested != NULL) {
+        reply_bulkz(&c->out, "arguments");
+        reply_doc_nested(c, nested, strcmp(type, "oneof") == 0);
+    }
+}
+
+/* The space-separated argument words of a command (see reply_doc_arg). */
 static void
 reply_doc_args(struct conn *c, const char *args)
 {
-    int proto = c->proto;
     reply_array(&c->out, word_count(args));
     while (args != NULL && *args != '\0') {
         while (*args == ' ') {
@@ -220,38 +307,7 @@ reply_doc_args(struct conn *c, const char *args)
         memcpy(word, args, n);
         word[n] = '\0';
         args += strcspn(args, " ");
-        char *w = word;
-        bool optional = false, multiple = false;
-        for (; *w == '?' || *w == '*'; w++) {
-            optional |= *w == '?';
-            multiple |= *w == '*';
-        }
-        char *colon = strchr(w, ':');
-        const char *type = colon != NULL ? colon + 1 : "string";
-        if (colon != NULL) {
-            *colon = '\0';
-        }
-        bool token = strcmp(type, "pure-token") == 0;
-        size_t fields = 2 + (token ? 1 : 0) + (optional || multiple ? 1 : 0);
-        reply_map(&c->out, fields, proto);
-        reply_bulkz(&c->out, "name");
-        reply_bulkz(&c->out, w);
-        reply_bulkz(&c->out, "type");
-        reply_bulkz(&c->out, type);
-        if (token) {
-            reply_bulkz(&c->out, "token");
-            reply_bulkz(&c->out, w);
-        }
-        if (optional || multiple) {
-            reply_bulkz(&c->out, "flags");
-            reply_set(&c->out, (size_t)optional + (size_t)multiple, proto);
-            if (optional) {
-                reply_status(&c->out, "optional");
-            }
-            if (multiple) {
-                reply_status(&c->out, "multiple");
-            }
-        }
+        reply_doc_arg(c, word);
     }
 }
 
