@@ -27,13 +27,13 @@ POLL = 0.05
 class Pane:
     """One tmux session running `redis-cli -p PORT`."""
 
-    def __init__(self, sock, port):
+    def __init__(self, sock, port, *cli_args):
         self.sock = sock
         self.prompt = "127.0.0.1:%d>" % port
         env = dict(os.environ, TERM="xterm")
         self.env = env
         self.tmux("new-session", "-d", "-s", "cli", "-x", "220", "-y", "60",
-                  "%s -h 127.0.0.1 -p %d" % (REDIS_CLI, port))
+                  " ".join([REDIS_CLI, "-h", "127.0.0.1", "-p", str(port)] + list(cli_args)))
 
     def tmux(self, *args):
         p = subprocess.run([TMUX, "-S", self.sock] + list(args), env=self.env,
@@ -99,15 +99,29 @@ class Pane:
         return lines[start:end]
 
 
+def open_pane(sock, port, *cli_args):
+    p = Pane(sock, port, *cli_args)
+    p.wait_for("the redis-cli prompt", lambda ls: p._last(ls) == p.prompt)
+    return p
+
+
+def kill_tmux(sock):
+    subprocess.run([TMUX, "-S", sock, "kill-server"], stdout=subprocess.DEVNULL,
+                   stderr=subprocess.DEVNULL, timeout=WAIT)
+
+
 @pytest.fixture
-def pane(fserver, tmp_path):
-    p = Pane(str(tmp_path / "tmux.sock"), fserver.port)
+def tmux_sock(tmp_path):
+    sock = str(tmp_path / "tmux.sock")
     try:
-        p.wait_for("the redis-cli prompt", lambda ls: p._last(ls) == p.prompt)
-        yield p
+        yield sock
     finally:
-        subprocess.run([TMUX, "-S", p.sock, "kill-server"], stdout=subprocess.DEVNULL,
-                       stderr=subprocess.DEVNULL, timeout=WAIT)
+        kill_tmux(sock)
+
+
+@pytest.fixture
+def pane(fserver, tmux_sock):
+    return open_pane(tmux_sock, fserver.port)
 
 
 def ints(*values):
@@ -134,6 +148,24 @@ HINTS = [
 def test_hints_for_every_limiter(pane):
     for typed, shown in HINTS:
         assert pane.hint(typed) == shown
+
+
+def test_resp3_session_hints_and_replies(fserver, tmux_sock):
+    """redis-cli -3: HELLO 3 first, so COMMAND DOCS arrives as RESP3 maps."""
+    pane = open_pane(tmux_sock, fserver.port, "-3")
+    assert pane.hint("RL.TIERS ") == HINTS[5][1]
+    assert pane.run("RL.TIERS t 10 1 20 10") == ints(0, 10, 9, -1, 10)
+    assert pane.run("RL.ENTRIES nosuchkey") == ["(empty array)"]
+    assert pane.run("RL.FIXED k 1 1 BOGUS") == ["(error) ERR syntax error"]
+    assert pane.run("CLIENT INFO")[0].split(" resp=")[1].startswith("3 ")
+
+
+def test_help_group_lists_every_limiter(pane):
+    # "help @<group>" lists the group's commands by name, each with its usage.
+    lines = pane.run("help @ratelimit")
+    usage = [line.strip() for line in lines
+             if line and not line.lstrip().startswith(("summary:", "since:"))]
+    assert usage == sorted(shown for typed, shown in HINTS[:6])
 
 
 def test_help_shows_the_docs(pane):
