@@ -153,6 +153,23 @@ cmd_command_count(struct conn *c, struct resp_request *req)
     reply_int(&c->out, (int64_t)n);
 }
 
+/* The subcommand `sub` (len bytes, any case) of a container, or NULL. */
+static const struct cmd *
+find_sub(const struct cmd *parent, const char *sub, size_t len)
+{
+    if (parent == NULL || parent->subcommands == NULL) {
+        return NULL;
+    }
+    size_t plen = strlen(parent->name);
+    for (const struct cmd *s = parent->subcommands; s->name != NULL; s++) {
+        const char *sname = s->name + plen + 1;
+        if (strlen(sname) == len && strncasecmp(sname, sub, len) == 0) {
+            return s;
+        }
+    }
+    return NULL;
+}
+
 /* A top-level command, or "parent|sub" for a subcommand. */
 static const struct cmd *
 find_any(const char *name, size_t len)
@@ -161,16 +178,8 @@ find_any(const char *name, size_t len)
     if (bar == NULL) {
         return cmd_lookup(name, len);
     }
-    const struct cmd *parent = cmd_lookup(name, (size_t)(bar - name));
-    if (parent == NULL || parent->subcommands == NULL) {
-        return NULL;
-    }
-    for (const struct cmd *s = parent->subcommands; s->name != NULL; s++) {
-        if (strlen(s->name) == len && strncasecmp(s->name, name, len) == 0) {
-            return s;
-        }
-    }
-    return NULL;
+    size_t plen = (size_t)(bar - name);
+    return find_sub(cmd_lookup(name, plen), bar + 1, len - plen - 1);
 }
 
 void
@@ -374,15 +383,7 @@ lookup_full(char **argv, size_t *argvlen, size_t argc)
     if (base == NULL || base->subcommands == NULL || argc < 2) {
         return base;
     }
-    size_t plen = strlen(base->name);
-    for (const struct cmd *s = base->subcommands; s->name != NULL; s++) {
-        const char *sname = s->name + plen + 1;
-        if (strlen(sname) == argvlen[1] &&
-            strncasecmp(sname, argv[1], argvlen[1]) == 0) {
-            return s;
-        }
-    }
-    return NULL;
+    return find_sub(base, argv[1], argvlen[1]);
 }
 
 /* Redis's range key spec over a command line of argc words: the index of
@@ -469,7 +470,7 @@ has_word(const char *words, const char *word, size_t len)
 {
     while (words != NULL && *words != '\0') {
         size_t n = strcspn(words, " ");
-        if (n == len && n > 0 && strncasecmp(words, word, len) == 0) {
+        if (n == len && strncasecmp(words, word, len) == 0) {
             return true;
         }
         words += n;
