@@ -101,7 +101,10 @@ class Pane:
 
 def open_pane(sock, port, *cli_args):
     p = Pane(sock, port, *cli_args)
-    p.wait_for("the redis-cli prompt", lambda ls: p._last(ls) == p.prompt)
+    lines = p.wait_for("the redis-cli prompt", lambda ls: p._last(ls) == p.prompt)
+    # Nothing before it: redis-cli read all of COMMAND DOCS without a
+    # complaint (it prints "Unknown type ..." for arguments it cannot draw).
+    assert [line for line in lines if line] == [p.prompt]
     return p
 
 
