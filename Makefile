@@ -50,7 +50,7 @@ VECTORS  := ../shared/conformance/cl_throttle_vectors.jsonl
 
 PKGS := libuv1-dev libhiredis-dev check pkg-config redis-tools redis-server \
         python3-redis python3-pytest gcc make clang libclang-rt-14-dev \
-        libmicrohttpd-dev python3-prometheus-client
+        libmicrohttpd-dev python3-prometheus-client tmux
 # Only `make bench` and `make bench-callgrind` need these.
 BENCH_PKGS := valgrind gnuplot-nox
 
