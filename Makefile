@@ -5,6 +5,7 @@
 #   make test       install, build, unit + integration tests, then all again under
 #                   AddressSanitizer + UndefinedBehaviorSanitizer
 #   make bench      cellgate vs redis-server with redis-benchmark (bench/run.sh)
+#   make bench-callgrind  instructions per request inside cellgate (bench/callgrind.sh)
 #
 # SANITIZE=1 builds into build-san/ with -fsanitize=address,undefined.
 
@@ -49,10 +50,12 @@ VECTORS  := ../shared/conformance/cl_throttle_vectors.jsonl
 
 PKGS := libuv1-dev libhiredis-dev check pkg-config redis-tools redis-server \
         python3-redis python3-pytest gcc make clang libclang-rt-14-dev \
-        libmicrohttpd-dev python3-prometheus-client
+        libmicrohttpd-dev python3-prometheus-client tmux
+# Only `make bench` and `make bench-callgrind` need these.
+BENCH_PKGS := valgrind gnuplot-nox
 
 .PHONY: all run test test-unit test-integration test-conformance sanitize \
-        bench deps clean check-deps fuzz test-fuzz docker-test
+        bench bench-callgrind deps clean check-deps fuzz test-fuzz docker-test
 
 all: $(BIN)
 
@@ -75,7 +78,7 @@ $(REPLAY_BIN): $(BUILD)/tests/unit/gcra_replay.o $(BUILD)/algorithms/gcra.o
 # Install whatever Debian packages are missing (dpkg -s first: no apt when
 # everything is there).
 deps:
-	@missing=""; for p in $(PKGS); do \
+	@missing=""; for p in $(PKGS) $(EXTRA_PKGS); do \
 	  dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
 	command -v node >/dev/null 2>&1 && command -v npm >/dev/null 2>&1 || \
 	  missing="$$missing nodejs npm"; \
@@ -113,9 +116,23 @@ sanitize:
 docker-test: deps
 	bash tests/docker/run.sh
 
-bench: deps
+bench:
+	$(MAKE) deps EXTRA_PKGS="$(BENCH_PKGS)"
+	$(MAKE) all $(BENCH_FILL)
+	BENCH_FILL=$(BENCH_FILL) bash bench/run.sh
+
+# Creates millions of keys fast for the memory and flat-cost runs.
+BENCH_FILL := $(BUILD)/bench-fill
+$(BENCH_FILL): bench/fill.c
+	@mkdir -p $(BUILD)
+	$(CC) $(FINAL_CFLAGS) -o $@ $< $(DEPS_LIBS)
+
+# Instructions per request inside the server (callgrind): the low-noise
+# figure to compare builds with. Also part of `make bench`.
+bench-callgrind:
+	$(MAKE) deps EXTRA_PKGS="$(BENCH_PKGS)"
 	$(MAKE) all
-	bash bench/run.sh
+	bash bench/callgrind.sh
 
 # libFuzzer drivers (clang), for the request parser and the config parser.
 # `make fuzz` fuzzes each for FUZZ_SECONDS; `make test-fuzz` (part of make

@@ -20,7 +20,11 @@
 #   BENCH_PIPELINE    the pipelined setting, redis-benchmark -P     (16)
 #   BENCH_KEYSPACE    redis-benchmark -r for the keyed tests        (100000)
 #   BENCH_TIMEOUT     seconds before one redis-benchmark run is killed (120)
-#   BENCH_STRICT=1    exit 1 when the -P 16 bar (CL.THROTTLE >= INCR) fails
+#   BENCH_BIG_KEYS    live keys of the flat-cost and memory runs     (10000000)
+#   BENCH_MEM_KEYS    the smaller memory measurement point          (1000000)
+#   BENCH_CALLGRIND=0 skip the instructions-per-request runs (bench/callgrind.sh)
+#   BENCH_FILL        the bench-fill binary (make bench builds it)  (build/bench-fill)
+#   BENCH_STRICT=1    exit 1 when a target of the report fails
 #   BENCH_NO_INSTALL=1  never apt-get gnuplot-nox (the chart is skipped)
 #   CELLGATE_BIN      the binary to measure                         (./cellgate)
 #
@@ -42,6 +46,9 @@ PIPE=${BENCH_PIPELINE:-16}
 KEYSPACE=${BENCH_KEYSPACE:-100000}
 RUN_TIMEOUT=${BENCH_TIMEOUT:-120}
 CELLGATE_BIN=${CELLGATE_BIN:-./cellgate}
+BIG_KEYS=${BENCH_BIG_KEYS:-10000000}
+MEM_KEYS=${BENCH_MEM_KEYS:-1000000}
+FILL=${BENCH_FILL:-build/bench-fill}
 PY=/usr/bin/python3
 [ -x "$PY" ] || PY=python3
 
@@ -49,7 +56,7 @@ PY=/usr/bin/python3
 # redis-cell README example), quantity 1.
 LIMIT_ARGS=(15 30 60)
 
-for v in REPS N1 NP NL1 NLP CLIENTS PIPE KEYSPACE RUN_TIMEOUT; do
+for v in REPS N1 NP NL1 NLP CLIENTS PIPE KEYSPACE RUN_TIMEOUT BIG_KEYS MEM_KEYS; do
     if ! [[ ${!v} =~ ^[1-9][0-9]*$ ]]; then
         echo "bench: $v must be a positive integer (got '${!v}')" >&2
         exit 2
@@ -59,6 +66,8 @@ done
 die() { echo "bench: $*" >&2; exit 1; }
 
 [ -x "$CELLGATE_BIN" ] || die "$CELLGATE_BIN not found: run 'make' first (or use 'make bench')"
+[ -x "$FILL" ] || die "$FILL not found: 'make bench' builds it"
+[ "$MEM_KEYS" -le "$BIG_KEYS" ] || die "BENCH_MEM_KEYS must not exceed BENCH_BIG_KEYS"
 for t in redis-server redis-benchmark redis-cli timeout; do
     command -v "$t" >/dev/null || die "$t not found (make deps installs redis-server and redis-tools)"
 done
@@ -84,6 +93,7 @@ FAILS=$WORK/failures.txt
 : >"$FAILS"
 CG_PID=""
 RS_PID=""
+BIG_PID=""
 KEEP_WORK=0
 
 stop_pid() { # pid: SIGTERM, up to 5 s to exit, then SIGKILL
@@ -108,6 +118,7 @@ cleanup() {
     trap - EXIT INT TERM
     stop_pid "$CG_PID"
     stop_pid "$RS_PID"
+    stop_pid "$BIG_PID"
     if [ "$KEEP_WORK" = 1 ] || [ "$rc" != 0 ]; then
         echo "bench: logs and raw output kept in $WORK" >&2
     else
@@ -139,21 +150,27 @@ wait_ready() {
     return 1
 }
 
-# start_cellgate / start_redis: try a few free ports (another process may
-# take one between free_port and bind); set CG_PORT/CG_PID, RS_PORT/RS_PID.
-start_cellgate() {
-
+# start_cellgate / start_big / start_redis: try a few free ports (another
+# process may take one between free_port and bind); set CG_PORT/CG_PID,
+# BIG_PORT/BIG_PID (a second cellgate for the flat-cost and memory runs: its
+# own process, so its RSS is its own), RS_PORT/RS_PID.
+start_cellgate_as() { # VAR-prefix logname
+    local port pid
     for _ in 1 2 3 4 5; do
-        CG_PORT=$(free_port)
-        "$CELLGATE_BIN" --port "$CG_PORT" --bind 127.0.0.1 >>"$WORK/cellgate.log" 2>&1 &
-        CG_PID=$!
-        wait_ready "$CG_PORT" "$CG_PID" && return 0
-        stop_pid "$CG_PID"
-        CG_PID=""
+        port=$(free_port)
+        "$CELLGATE_BIN" --port "$port" --bind 127.0.0.1 >>"$WORK/$2.log" 2>&1 &
+        pid=$!
+        printf -v "$1_PORT" '%s' "$port"
+        printf -v "$1_PID" '%s' "$pid"
+        wait_ready "$port" "$pid" && return 0
+        stop_pid "$pid"
+        printf -v "$1_PID" '%s' ""
     done
-    tail -n 20 "$WORK/cellgate.log" >&2
-    die "cellgate did not start"
+    tail -n 20 "$WORK/$2.log" >&2
+    die "$2 did not start"
 }
+start_cellgate() { start_cellgate_as CG cellgate; }
+start_big() { start_cellgate_as BIG cellgate-big; }
 
 start_redis() {
 
@@ -185,7 +202,7 @@ echo "bench: sanity CL.THROTTLE bench:sanity ${LIMIT_ARGS[*]}: cellgate [${cg_re
 [ "$lua_reply" = "0 16 15 -1 2 " ] || die "Lua GCRA sanity reply is wrong: [$lua_reply]"
 
 # raw.csv: our columns, then redis-benchmark's own --csv columns.
-echo '"rep","pipeline","clients","requests","server","test","rps","avg_latency_ms","min_latency_ms","p50_latency_ms","p95_latency_ms","p99_latency_ms","max_latency_ms"' >"$RAW"
+echo '"rep","pipeline","clients","requests","server","test","server_cpu_s","client_cpu_s","wall_s","rps","avg_latency_ms","min_latency_ms","p50_latency_ms","p95_latency_ms","p99_latency_ms","max_latency_ms"' >"$RAW"
 
 {
     echo "date=$(date -u +%Y-%m-%dT%H:%M:%SZ)"
@@ -202,6 +219,14 @@ echo '"rep","pipeline","clients","requests","server","test","rps","avg_latency_m
     echo "pipelines=1 $PIPE"
 } >"$WORK/meta.txt"
 
+# CPU time (user + system, in clock ticks) a process has used so far: read
+# around every run, so the report can give the server's own CPU cost per
+# request, which the client's speed does not limit.
+CLK_TCK=$(getconf CLK_TCK)
+cpu_ticks() {
+    awk '{ print $14 + $15 }' "/proc/$1/stat" 2>/dev/null || echo 0
+}
+
 # bench rep pipeline server test n redis-benchmark-args...
 # One timed redis-benchmark run; appends its CSV rows to raw.csv, prefixed
 # with our columns. -t runs keep redis-benchmark's test names; a custom
@@ -210,10 +235,24 @@ FAILED=0
 bench() {
     local rep=$1 pipe=$2 server=$3 test=$4 n=$5 port rc=0 line name rest
     shift 5
-    if [ "$server" = cellgate ]; then port=$CG_PORT; else port=$RS_PORT; fi
-    local out=$WORK/run.out err=$WORK/run.err
-    timeout "$RUN_TIMEOUT" redis-benchmark -h 127.0.0.1 -p "$port" -c "$CLIENTS" \
-        -P "$pipe" -n "$n" --csv "$@" >"$out" 2>"$err" || rc=$?
+    local pid
+    case $server in
+        cellgate) port=$CG_PORT pid=$CG_PID ;;
+        cellgate-big) port=$BIG_PORT pid=$BIG_PID ;;
+        *) port=$RS_PORT pid=$RS_PID ;;
+    esac
+    local out=$WORK/run.out err=$WORK/run.err cpu0 cpu1
+    # The client's CPU time too (bash's `time` counts the waited-for
+    # redis-benchmark under timeout): with both, the report shows which
+    # side was the bottleneck of a run.
+    local TIMEFORMAT='%3U %3S %3R' client_s wall_s
+    cpu0=$(cpu_ticks "$pid")
+    { time timeout "$RUN_TIMEOUT" redis-benchmark -h 127.0.0.1 -p "$port" -c "$CLIENTS" \
+        -P "$pipe" -n "$n" --csv "$@" >"$out" 2>"$err"; } 2>"$WORK/run.time" || rc=$?
+    cpu1=$(cpu_ticks "$pid")
+    local cpu_s
+    cpu_s=$(awk -v a="$cpu0" -v b="$cpu1" -v hz="$CLK_TCK" 'BEGIN { printf "%.2f", (b - a) / hz }')
+    read -r client_s wall_s < <(awk 'END { printf "%.3f %.3f\n", $1 + $2, $3 }' "$WORK/run.time")
     local rows=0
     while IFS= read -r line; do
         line=${line%$'\r'}
@@ -221,8 +260,8 @@ bench() {
         name=${line%%,*}
         rest=${line#*,}
         [ "$test" = "-" ] || name="\"$test\""
-        printf '%s,%s,%s,%s,"%s",%s,%s\n' "$rep" "$pipe" "$CLIENTS" "$n" \
-            "$server" "$name" "$rest" >>"$RAW"
+        printf '%s,%s,%s,%s,"%s",%s,%s,%s,%s,%s\n' "$rep" "$pipe" "$CLIENTS" "$n" \
+            "$server" "$name" "$cpu_s" "$client_s" "$wall_s" "$rest" >>"$RAW"
         rows=$((rows + 1))
     done <"$out"
     local label=$test
@@ -243,6 +282,12 @@ bench() {
         CG_PID=""
         return 1
     fi
+    if [ "$server" = cellgate-big ] && ! kill -0 "$BIG_PID" 2>/dev/null; then
+        echo "bench: the second cellgate (pid $BIG_PID) died during '$label'" | tee -a "$FAILS" >&2
+        tail -n 20 "$WORK/cellgate-big.log" | sed 's/^/    /' | tee -a "$FAILS" >&2
+        BIG_PID=""
+        return 1
+    fi
     if ! kill -0 "$RS_PID" 2>/dev/null; then
         echo "bench: redis-server (pid $RS_PID) died during '$label'" | tee -a "$FAILS" >&2
         RS_PID=""
@@ -261,6 +306,12 @@ cellgate_fixed() { bench "$1" "$2" cellgate RL.FIXED "$3" -r "$KEYSPACE" \
                        RL.FIXED 'fixed:__rand_int__' 30 60; }
 cellgate_sliding() { bench "$1" "$2" cellgate RL.SLIDING "$3" -r "$KEYSPACE" \
                        RL.SLIDING 'sliding:__rand_int__' 30 60; }
+cellgate_log()    { bench "$1" "$2" cellgate RL.LOG "$3" -r "$KEYSPACE" \
+                       RL.LOG 'log:__rand_int__' 30 60; }
+cellgate_entries() { bench "$1" "$2" cellgate RL.ENTRIES "$3" -r "$KEYSPACE" \
+                       RL.ENTRIES 'log:__rand_int__'; }
+cellgate_tiers()  { bench "$1" "$2" cellgate RL.TIERS "$3" -r "$KEYSPACE" \
+                       RL.TIERS 'tiers:__rand_int__' 10 1 30 60; }
 redis_incr()     { bench "$1" "$2" redis    INCR "$3" -r "$KEYSPACE" -t incr; }
 redis_lua()      { bench "$1" "$2" redis    LUA_GCRA "$4" -r "$KEYSPACE" \
                        EVALSHA "$SHA" 1 'key:__rand_int__' "${LIMIT_ARGS[@]}" 1; }
@@ -269,9 +320,11 @@ one_rep() { # rep pipeline n n_lua
     if [ $(($1 % 2)) = 1 ]; then
         cellgate_ping "$@" && redis_ping "$@" &&
         cellgate_limit "$@" && redis_incr "$@" && redis_lua "$@" &&
-        cellgate_fixed "$@" && cellgate_sliding "$@"
+        cellgate_fixed "$@" && cellgate_sliding "$@" && cellgate_log "$@" &&
+        cellgate_entries "$@" && cellgate_tiers "$@"
     else
-        redis_ping "$@" && cellgate_ping "$@" && cellgate_sliding "$@" &&
+        redis_ping "$@" && cellgate_ping "$@" && cellgate_tiers "$@" &&
+        cellgate_log "$@" && cellgate_entries "$@" && cellgate_sliding "$@" &&
         cellgate_fixed "$@" && redis_incr "$@" && redis_lua "$@" &&
         cellgate_limit "$@"
     fi
@@ -292,13 +345,109 @@ for rep in $(seq "$REPS"); do
     one_rep "$rep" "$PIPE" "$NP" "$NLP" || { aborted=1; break; }
 done
 echo "bench: runs took $((SECONDS - start)) s"
+
+# ---- memory per key and flat cost ---------------------------------------
+# A second cellgate gets BIG_KEYS keys with 16-byte names ("key:" and 12
+# digits) from bench-fill; INFO memory is sampled before, at MEM_KEYS and
+# at BIG_KEYS keys, each time after the key table has finished growing.
+# With CL.THROTTLE's keys still live (1 token per day: none expires during
+# the bench), its throughput over all of them is compared, run by run, with
+# the main cellgate's over 1,000 keys, with the same parameters.
+MEM=$WORK/memory.csv
+echo '"limiter","keys","used_memory","used_memory_rss"' >"$MEM"
+FLAT_ARGS=(100000 1 86400)
+
+settle() { # wait (bounded) until no rehash is running on port $1
+    local v
+    for _ in $(seq 1200); do
+        v=$(redis-cli -h 127.0.0.1 -p "$1" INFO memory | tr -d '\r' |
+            sed -n 's/^mem_overhead_db_hashtable_rehashing://p')
+        [ "$v" = 0 ] && return 0
+        sleep 0.1
+    done
+    echo "bench: the key table of port $1 was still rehashing after 120 s" | tee -a "$FAILS" >&2
+    FAILED=1
+}
+
+mem_sample() { # limiter keys: append INFO memory of the big server
+    local info
+    info=$(redis-cli -h 127.0.0.1 -p "$BIG_PORT" INFO memory | tr -d '\r')
+    printf '"%s",%s,%s,%s\n' "$1" "$2" \
+        "$(sed -n 's/^used_memory://p' <<<"$info")" \
+        "$(sed -n 's/^used_memory_rss://p' <<<"$info")" >>"$MEM"
+}
+
+memory_run() { # limiter command-args... (with __key__ for the key)
+    local name=$1 keys
+    shift
+    start_big
+    mem_sample "$name" 0
+    "$FILL" "$BIG_PORT" key: 0 "$MEM_KEYS" "$@" || { FAILED=1; return 1; }
+    settle "$BIG_PORT"
+    mem_sample "$name" "$MEM_KEYS"
+    if [ "$BIG_KEYS" -gt "$MEM_KEYS" ]; then
+        "$FILL" "$BIG_PORT" key: "$MEM_KEYS" $((BIG_KEYS - MEM_KEYS)) "$@" ||
+            { FAILED=1; return 1; }
+        settle "$BIG_PORT"
+        mem_sample "$name" "$BIG_KEYS"
+    fi
+    keys=$(redis-cli -h 127.0.0.1 -p "$BIG_PORT" DBSIZE)
+    [ "$keys" = "$BIG_KEYS" ] || {
+        echo "bench: $name: DBSIZE $keys after filling $BIG_KEYS keys" | tee -a "$FAILS" >&2
+        FAILED=1
+    }
+}
+
+flat_rep() { # rep: 1,000 keys on the main cellgate vs BIG_KEYS on the big one
+    local small=(bench "$1" "$PIPE" cellgate FLAT_1K "$NP" -r 1000
+                 CL.THROTTLE 'flat:__rand_int__' "${FLAT_ARGS[@]}")
+    local big=(bench "$1" "$PIPE" cellgate-big FLAT_BIG "$NP" -r "$BIG_KEYS"
+               CL.THROTTLE 'key:__rand_int__' "${FLAT_ARGS[@]}")
+    if [ $(($1 % 2)) = 1 ]; then "${small[@]}" && "${big[@]}"
+    else "${big[@]}" && "${small[@]}"; fi
+}
+
+if [ "$aborted" = 0 ]; then
+    start=$SECONDS
+    echo "bench: filling $BIG_KEYS CL.THROTTLE keys for the memory and flat-cost runs"
+    redis-cli -h 127.0.0.1 -p "$CG_PORT" FLUSHALL >/dev/null
+    if memory_run CL.THROTTLE CL.THROTTLE __key__ "${FLAT_ARGS[@]}"; then
+        for rep in $(seq "$REPS"); do
+            flat_rep "$rep" || { aborted=1; break; }
+        done
+    fi
+    stop_pid "$BIG_PID"
+    BIG_PID=""
+    if [ "$aborted" = 0 ]; then
+        echo "bench: filling $BIG_KEYS RL.FIXED keys"
+        memory_run RL.FIXED RL.FIXED __key__ 100 86400 || true
+        stop_pid "$BIG_PID"
+        BIG_PID=""
+    fi
+    echo "bench: memory and flat-cost runs took $((SECONDS - start)) s"
+fi
 echo "loadavg_end=$(cut -d' ' -f1-3 /proc/loadavg)" >>"$WORK/meta.txt"
+echo "big_keys=$BIG_KEYS" >>"$WORK/meta.txt"
+echo "mem_keys=$MEM_KEYS" >>"$WORK/meta.txt"
+
+# ---- instructions per request (callgrind) --------------------------------
+CG_OUT=$WORK/callgrind.txt
+: >"$CG_OUT"
+if [ "$aborted" = 0 ] && [ "${BENCH_CALLGRIND:-1}" != 0 ] && command -v valgrind >/dev/null; then
+    echo "bench: instructions per request under callgrind"
+    CELLGATE_BIN=$CELLGATE_BIN bash bench/callgrind.sh >"$CG_OUT" 2>&1 || {
+        echo "bench: bench/callgrind.sh failed" | tee -a "$FAILS" >&2
+        cat "$CG_OUT" >&2
+        FAILED=1
+    }
+fi
 
 [ "$aborted" = 1 ] && FAILED=1
 [ "$FAILED" = 1 ] && KEEP_WORK=1
 
 sum_rc=0
 "$PY" bench/summarize.py --raw "$RAW" --meta "$WORK/meta.txt" --failures "$FAILS" \
+    --memory "$MEM" --callgrind "$CG_OUT" \
     --pipeline "$PIPE" --outdir bench/results || sum_rc=$?
 
 if [ "$FAILED" = 1 ]; then

@@ -6,16 +6,19 @@ requests, server, test) followed by redis-benchmark 7's --csv columns (rps,
 avg/min/p50/p95/p99/max latency in ms). Standard library only.
 
     summarize.py --raw raw.csv [--meta meta.txt] [--failures failures.txt]
+                 [--memory memory.csv] [--callgrind callgrind.txt]
                  [--pipeline 16] [--outdir bench/results] [--no-chart]
 
-Prints one table per pipeline setting and writes to --outdir:
+Prints one table per pipeline setting, the flat-cost runs, memory per key,
+instructions per request, and the targets with PASS or how far each is;
+writes to --outdir:
   latest.txt             the printed report
   raw-<UTC timestamp>.csv and latest.csv   the raw CSV, unchanged
-  latest.png             grouped bar chart (only if gnuplot is on PATH)
+  latest-memory.csv, latest-callgrind.txt  the other inputs, unchanged
+  latest.png             bar charts of throughput and p99 (gnuplot)
 
-Exit status: 0, or 3 when the bar "CL.THROTTLE at -P <pipeline> >= Redis INCR
-at -P <pipeline>" fails (run.sh decides whether that fails the bench), or 2
-on unusable input.
+Exit status: 0, or 3 when a target fails (run.sh decides whether that
+fails the bench), or 2 on unusable input.
 """
 
 import argparse
@@ -37,6 +40,9 @@ ROWS = [
     ("cellgate", "CL.THROTTLE", "cellgate CL.THROTTLE"),
     ("cellgate", "RL.FIXED", "cellgate RL.FIXED"),
     ("cellgate", "RL.SLIDING", "cellgate RL.SLIDING"),
+    ("cellgate", "RL.LOG", "cellgate RL.LOG"),
+    ("cellgate", "RL.ENTRIES", "cellgate RL.ENTRIES"),
+    ("cellgate", "RL.TIERS", "cellgate RL.TIERS"),
     ("redis", "INCR", "Redis    INCR"),
     ("redis", "LUA_GCRA", "Redis    Lua GCRA (EVALSHA)"),
 ]
@@ -53,6 +59,12 @@ RATIOS = [
      "cellgate RL.FIXED   / cellgate CL.THROTTLE"),
     (("cellgate", "RL.SLIDING"), ("cellgate", "CL.THROTTLE"),
      "cellgate RL.SLIDING / cellgate CL.THROTTLE"),
+    (("cellgate", "RL.LOG"), ("cellgate", "CL.THROTTLE"),
+     "cellgate RL.LOG     / cellgate CL.THROTTLE"),
+    (("cellgate", "RL.ENTRIES"), ("cellgate", "CL.THROTTLE"),
+     "cellgate RL.ENTRIES / cellgate CL.THROTTLE"),
+    (("cellgate", "RL.TIERS"), ("cellgate", "CL.THROTTLE"),
+     "cellgate RL.TIERS   / cellgate CL.THROTTLE"),
     (("cellgate", "PING_MBULK"), ("redis", "PING_MBULK"),
      "cellgate PING_MBULK  / Redis PING_MBULK"),
     (("cellgate", "PING_INLINE"), ("redis", "PING_INLINE"),
@@ -71,6 +83,11 @@ def load(path):
             try:
                 for k in NUMERIC:
                     r[k] = float(r[k])
+                # CPU seconds of the server and of the client, and the
+                # run's wall time (absent in older files).
+                for k in ("server_cpu_s", "client_cpu_s", "wall_s"):
+                    v = r.get(k)
+                    r[k] = float(v) if v not in (None, "") else None
                 r["rep"] = int(r["rep"])
                 r["pipeline"] = int(r["pipeline"])
                 r["requests"] = int(r["requests"])
@@ -112,8 +129,24 @@ class Series:
         self.lo, self.hi = min(rps), max(rps)
         self.p50 = statistics.median(r["p50_latency_ms"] for r in self.rows)
         self.p99 = statistics.median(r["p99_latency_ms"] for r in self.rows)
+        self.p99_lo = min(r["p99_latency_ms"] for r in self.rows)
+        self.p99_hi = max(r["p99_latency_ms"] for r in self.rows)
         self.requests = sorted({r["requests"] for r in self.rows})
         self.by_rep = {r["rep"]: r["rps"] for r in self.rows}
+        # Server CPU microseconds per request: what the server itself spends,
+        # whatever the speed of the (single-threaded) client.
+        cpu = [1e6 * r["server_cpu_s"] / r["requests"] for r in self.rows
+               if r["server_cpu_s"] is not None and r["requests"] > 0]
+        self.cpu_us = statistics.median(cpu) if cpu else None
+        # How busy each side was (CPU time / wall time): a side near 100 %
+        # (one core) is what limited the run.
+        self.srv_busy = self._busy("server_cpu_s")
+        self.cli_busy = self._busy("client_cpu_s")
+
+    def _busy(self, key):
+        v = [100 * r[key] / r["wall_s"] for r in self.rows
+             if r[key] is not None and r["wall_s"]]
+        return statistics.median(v) if v else None
 
 
 def group(rows):
@@ -148,7 +181,8 @@ def table(pipeline, series, clients):
     out.append(f"-P {pipeline}  (-c {clients}, median of {reps} "
                f"run{'' if reps == 1 else 's'})")
     head = (f"  {'test':<29} {'runs':>4} {'requests':>9} {'median rps':>11} "
-            f"{'min - max rps':>21} {'p50 ms':>7} {'p99 ms':>7}")
+            f"{'min - max rps':>21} {'p50 ms':>7} {'p99 ms':>7} "
+            f"{'cpu us/req':>10} {'srv %':>5} {'cli %':>5}")
     out.append(head)
     out.append("  " + "-" * (len(head) - 2))
     for server, test, name in ROWS:
@@ -159,7 +193,10 @@ def table(pipeline, series, clients):
         req = "/".join(str(x) for x in s.requests)
         out.append(f"  {name:<29} {s.n:>4} {req:>9} {fmt_rps(s.median):>11} "
                    f"{fmt_rps(s.lo) + ' - ' + fmt_rps(s.hi):>21} "
-                   f"{s.p50:>7.3f} {s.p99:>7.3f}")
+                   f"{s.p50:>7.3f} {s.p99:>7.3f} "
+                   f"{'-' if s.cpu_us is None else format(s.cpu_us, '.2f'):>10} "
+                   f"{'-' if s.srv_busy is None else format(s.srv_busy, '.0f'):>5} "
+                   f"{'-' if s.cli_busy is None else format(s.cli_busy, '.0f'):>5}")
     out.append("")
     out.append("  ratios of median rps              ratio   per-run paired ratios")
     for num, den, label in RATIOS:
@@ -169,70 +206,93 @@ def table(pipeline, series, clients):
     return out
 
 
+# Bars of the chart: (x, server, test, series) with groups at x = 0, 1, ...
+CHART_GROUPS = [
+    ("PING_INLINE", [("cellgate", "PING_INLINE", 0), ("redis", "PING_INLINE", 1)]),
+    ("PING_MBULK", [("cellgate", "PING_MBULK", 0), ("redis", "PING_MBULK", 1)]),
+    ("CL.THROTTLE|INCR|Lua", [("cellgate", "CL.THROTTLE", 0), ("redis", "INCR", 1),
+                              ("redis", "LUA_GCRA", 2)]),
+    ("RL.FIXED", [("cellgate", "RL.FIXED", 0)]),
+    ("RL.SLIDING", [("cellgate", "RL.SLIDING", 0)]),
+    ("RL.LOG", [("cellgate", "RL.LOG", 0)]),
+    ("RL.ENTRIES", [("cellgate", "RL.ENTRIES", 0)]),
+    ("RL.TIERS", [("cellgate", "RL.TIERS", 0)]),
+]
+SERIES_NAMES = ["cellgate", "Redis", "Redis + Lua GCRA script"]
+SERIES_COLORS = ["#1f6fb4", "#d62728", "#f2a33a"]
+
+
+def chart_data(series, metric):
+    """gnuplot data blocks, one per series: x, value, min, max, width."""
+    blocks = [[] for _ in SERIES_NAMES]
+    for x, (_, bars) in enumerate(CHART_GROUPS):
+        width = 0.8 / len(bars)
+        for i, (server, test, k) in enumerate(bars):
+            s = series.get((server, test))
+            if not s:
+                continue
+            pos = x - 0.4 + width * (i + 0.5)
+            if metric == "rps":
+                v, lo, hi = s.median / 1000, s.lo / 1000, s.hi / 1000
+            else:
+                v, lo, hi = s.p99, s.p99_lo, s.p99_hi
+            blocks[k].append(f"{pos:.3f} {v:.3f} {lo:.3f} {hi:.3f} {width * 0.95:.3f}")
+    return blocks
+
+
 def chart(groups, pipelines, meta, path):
-    """Grouped bars, one panel per pipeline setting. Returns an error or None."""
+    """Throughput (top row) and p99 latency (bottom row) per command, one
+    column per pipeline setting. Returns an error or None."""
     gnuplot = shutil.which("gnuplot")
     if not gnuplot:
         return "gnuplot not found: chart skipped"
-    # x position, width and series of every bar; groups at x = 0, 1, 2.
-    layout = [
-        ("cellgate", "PING_INLINE", 0 - 0.19, 0.36, 0),
-        ("redis", "PING_INLINE", 0 + 0.19, 0.36, 1),
-        ("cellgate", "PING_MBULK", 1 - 0.19, 0.36, 0),
-        ("redis", "PING_MBULK", 1 + 0.19, 0.36, 1),
-        ("cellgate", "CL.THROTTLE", 2 - 0.29, 0.27, 0),
-        ("redis", "INCR", 2 + 0.0, 0.27, 1),
-        ("redis", "LUA_GCRA", 2 + 0.29, 0.27, 2),
-    ]
-    names = ["cellgate", "Redis", "Redis + Lua GCRA script"]
-    colors = ["#1f6fb4", "#d62728", "#f2a33a"]
-    lines = []
-    plots = []
-    for p in pipelines:
-        series = groups.get(p, {})
-        top = max((s.hi for s in series.values()), default=1) / 1000.0
-        for k in range(3):
-            lines.append(f"$P{p}s{k} << EOD")
-            for server, test, x, w, sk in layout:
-                s = series.get((server, test))
-                if sk == k and s:
-                    lines.append(f"{x:.3f} {s.median / 1000:.3f} "
-                                 f"{s.lo / 1000:.3f} {s.hi / 1000:.3f} {w:.3f}")
-            lines.append("EOD")
-        plots.append((p, top))
     reps = meta.get("reps", "?")
     title = (f"cellgate vs {meta.get('redis', 'Redis').split(',')[0].replace('server v=', '')}, "
              f"redis-benchmark -c {meta.get('clients', '?')}: "
              f"median of {reps} runs, whiskers = min-max")
-    lines += [
-        "set terminal pngcairo size 1400,640 font 'DejaVu Sans,11' noenhanced",
+    xtics = ", ".join(f"'{name}' {x}" for x, (name, _) in enumerate(CHART_GROUPS))
+    lines = [
+        "set terminal pngcairo size 1600,1000 font 'DejaVu Sans,10' noenhanced",
         f"set output '{path}'",
-        f"set multiplot layout 1,{len(plots)} title \"{title}\" font ',13'",
+        f"set multiplot layout 2,{len(pipelines)} title \"{title}\" font ',13'",
         "set style fill solid 0.9 border -1",
         "set grid ytics lc rgb '#dddddd'",
-        "set ylabel 'thousand requests / s'",
-        "set xrange [-0.6:2.6]",
-        "set xtics ('PING_INLINE' 0, 'PING_MBULK' 1, "
-        "'CL.THROTTLE | INCR | Lua GCRA' 2) scale 0",
+        f"set xrange [-0.6:{len(CHART_GROUPS) - 0.4}]",
+        f"set xtics ({xtics}) scale 0 rotate by -20",
         "set key inside top right vertical reverse Left samplen 2 opaque "
         "box lc rgb '#bbbbbb'",
     ]
-    for p, top in plots:
-        label = "unpipelined (-P 1)" if p == 1 else f"pipelined (-P {p})"
-        lines.append(f"set title '{label}'")
-        lines.append(f"set yrange [0:{top * 1.3:.3f}]")
-        parts = []
-        for k in range(3):
-            parts.append(f"$P{p}s{k} using 1:2:5 with boxes "
-                         f"lc rgb '{colors[k]}' title '{names[k]}'")
-        for k in range(3):
-            parts.append(f"$P{p}s{k} using 1:3:(0):($4-$3) with vectors "
-                         "heads size 0.05,90 lc rgb 'black' lw 1.2 notitle")
-        for k in range(3):
-            parts.append(f"$P{p}s{k} using 1:4:(sprintf('%.0fk', $2)) "
-                         "with labels offset 0,0.8 font ',10' notitle")
-        lines.append("plot " + ", \\\n     ".join(parts))
-        lines.append("unset key")  # one legend (the first panel's) is enough
+    first = True
+    for metric, ylabel in (("rps", "thousand requests / s"), ("p99", "p99 latency, ms")):
+        for p in pipelines:
+            series = groups.get(p, {})
+            blocks = chart_data(series, metric)
+            top = max((float(b.split()[3]) for blk in blocks for b in blk), default=1.0)
+            for k, blk in enumerate(blocks):
+                lines.append(f"$D{metric}{p}s{k} << EOD")
+                lines += blk or ["-10 0 0 0 0.1"]  # an empty series draws nothing
+                lines.append("EOD")
+            label = "unpipelined (-P 1)" if p == 1 else f"pipelined (-P {p})"
+            what = "throughput" if metric == "rps" else "p99 latency"
+            lines.append(f"set title '{what}, {label}'")
+            lines.append(f"set ylabel '{ylabel}'")
+            lines.append(f"set yrange [0:{top * 1.25:.3f}]")
+            fmt = "%.0fk" if metric == "rps" else "%.2f"
+            parts = []
+            for k in range(len(SERIES_NAMES)):
+                title_k = f"title '{SERIES_NAMES[k]}'" if first else "notitle"
+                parts.append(f"$D{metric}{p}s{k} using 1:2:5 with boxes "
+                             f"lc rgb '{SERIES_COLORS[k]}' {title_k}")
+            for k in range(len(SERIES_NAMES)):
+                parts.append(f"$D{metric}{p}s{k} using 1:3:(0):($4-$3) with vectors "
+                             "heads size 0.04,90 lc rgb 'black' lw 1 notitle")
+            for k in range(len(SERIES_NAMES)):
+                parts.append(f"$D{metric}{p}s{k} using 1:4:(sprintf('{fmt}', $2)) "
+                             "with labels offset 0,0.7 font ',8' notitle")
+            lines.append("plot " + ", \\\n     ".join(parts))
+            if first:
+                lines.append("unset key")  # one legend is enough
+            first = False
     lines.append("unset multiplot")
     script = "\n".join(lines) + "\n"
     with tempfile.NamedTemporaryFile("w", suffix=".gp", delete=False) as f:
@@ -250,11 +310,139 @@ def chart(groups, pipelines, meta, path):
     return None
 
 
+def load_memory(path):
+    """{limiter: {keys: (used_memory, used_memory_rss)}} from run.sh's memory.csv."""
+    mem = {}
+    if not path or not os.path.exists(path):
+        return mem
+    with open(path, newline="") as f:
+        for r in csv.DictReader(f):
+            try:
+                mem.setdefault(r["limiter"], {})[int(r["keys"])] = (
+                    int(r["used_memory"]), int(r["used_memory_rss"]))
+            except (KeyError, TypeError, ValueError):
+                print(f"summarize: skipping unparsable memory row {r}", file=sys.stderr)
+    return mem
+
+
+def memory_per_key(mem):
+    """{(limiter, keys): (used bytes/key, rss bytes/key)} over the empty server."""
+    out = {}
+    for limiter, points in mem.items():
+        if 0 not in points:
+            continue
+        used0, rss0 = points[0]
+        for keys, (used, rss) in sorted(points.items()):
+            if keys > 0:
+                out[(limiter, keys)] = ((used - used0) / keys, (rss - rss0) / keys)
+    return out
+
+
+def memory_section(per_key):
+    if not per_key:
+        return []
+    out = ["memory per key, 16-byte key names (INFO used_memory and RSS growth / keys)",
+           f"  {'limiter':<14} {'keys':>12} {'used B/key':>11} {'rss B/key':>10} {'rss/used':>9}"]
+    for (limiter, keys), (used, rss) in sorted(per_key.items()):
+        out.append(f"  {limiter:<14} {keys:>12,} {used:>11.1f} {rss:>10.1f} "
+                   f"{rss / used if used else 0:>9.2f}")
+    return out
+
+
+def load_callgrind(path):
+    """{label: Ir/request} from bench/callgrind.sh's output."""
+    ir = {}
+    if not path or not os.path.exists(path):
+        return ir
+    with open(path) as f:
+        for line in f:
+            parts = line.split()
+            if len(parts) == 2 and parts[1].replace(".", "").isdigit():
+                ir[parts[0]] = float(parts[1])
+    return ir
+
+
+def callgrind_section(ir):
+    if not ir:
+        return []
+    out = ["instructions per request inside cellgate (callgrind, -c 50 -P 16, random keys)"]
+    base = ir.get("PING_MBULK")
+    for label, v in ir.items():
+        rel = f"  ({v / base:.1f}x PING_MBULK)" if base and label != "PING_MBULK" else ""
+        out.append(f"  {label:<14} {v:>8,.0f} Ir/request{rel}")
+    return out
+
+
+def flat_section(series):
+    small = series.get(("cellgate", "FLAT_1K"))
+    big = series.get(("cellgate-big", "FLAT_BIG"))
+    if not small or not big:
+        return [], None
+    r, lo, hi = ratio(series, ("cellgate-big", "FLAT_BIG"), ("cellgate", "FLAT_1K"))
+    rng = "" if lo is None else f" (per-run paired {lo:.2f} - {hi:.2f})"
+    out = ["flat cost: CL.THROTTLE k 100000 1 86400 (every key stays live), same binary",
+           f"  {'live keys':<22} {'median rps':>11} {'min - max rps':>21} {'p99 ms':>7}"]
+    for name, s in (("1,000", small), ("all filled keys", big)):
+        out.append(f"  {name:<22} {fmt_rps(s.median):>11} "
+                   f"{fmt_rps(s.lo) + ' - ' + fmt_rps(s.hi):>21} {s.p99:>7.3f}")
+    out.append(f"  ratio {fmt_ratio(r)}{rng}")
+    return out, r
+
+
+def target(ok, text):
+    return ok, f"{'PASS' if ok else 'MISS'}  {text}"
+
+
+def targets(groups, pipeline, per_key, flat, meta):
+    """The issue-6 targets (and the earlier bars) as (ok, line) pairs."""
+    res = []
+    for p in sorted(groups):
+        g = groups[p]
+        r, lo, hi = ratio(g, ("cellgate", "CL.THROTTLE"), ("redis", "PING_MBULK"))
+        if r is not None:
+            res.append(target(r >= 1.0, f"-P {p}: CL.THROTTLE {r:.2f}x Redis PING_MBULK "
+                              f"(target >= 1.0; paired runs {lo:.2f} - {hi:.2f})"))
+        a, b = g.get(("cellgate", "CL.THROTTLE")), g.get(("redis", "PING_MBULK"))
+        if a and b:
+            res.append(target(a.p99 <= b.p99, f"-P {p}: CL.THROTTLE p99 {a.p99:.3f} ms vs "
+                              f"Redis PING_MBULK p99 {b.p99:.3f} ms (target: no higher)"))
+        worst = None
+        for test in ("RL.FIXED", "RL.SLIDING", "RL.LOG", "RL.ENTRIES", "RL.TIERS"):
+            rr, _, _ = ratio(g, ("cellgate", test), ("cellgate", "CL.THROTTLE"))
+            if rr is not None and (worst is None or rr < worst[0]):
+                worst = (rr, test)
+        if worst:
+            res.append(target(worst[0] >= 0.9, f"-P {p}: every RL.* >= 0.9x CL.THROTTLE "
+                              f"(lowest: {worst[1]} {worst[0]:.2f}x)"))
+        if a and b and a.cpu_us and b.cpu_us:
+            res.append((None, f"info  -P {p}: server CPU per request: CL.THROTTLE "
+                        f"{a.cpu_us:.2f} us, Redis PING_MBULK {b.cpu_us:.2f} us "
+                        f"({a.cpu_us / b.cpu_us:.2f}x)"))
+        incr, ilo, ihi = ratio(g, ("cellgate", "CL.THROTTLE"), ("redis", "INCR"))
+        if incr is not None and p == pipeline:
+            res.append(target(incr >= 1.0, f"-P {p}: CL.THROTTLE {incr:.2f}x Redis INCR "
+                              f"(issue 2 bar >= 1.0; paired {ilo:.2f} - {ihi:.2f})"))
+    if flat is not None:
+        res.append(target(flat >= 0.8, f"flat cost: {meta.get('big_keys', '?')} live keys "
+                          f"{flat:.2f}x 1,000 keys (target >= 0.8)"))
+    for (limiter, keys), (used, rss) in sorted(per_key.items()):
+        res.append(target(used <= 48, f"memory: {limiter} at {keys:,} keys {used:.1f} B/key "
+                          "(target <= 48)"))
+        if keys == max(k for (l2, k) in per_key if l2 == limiter):
+            res.append(target(abs(rss / used - 1) <= 0.2 if used else False,
+                              f"memory: {limiter} at {keys:,} keys RSS growth "
+                              f"{rss / used if used else 0:.2f}x used_memory growth "
+                              "(target within 20 %)"))
+    return res
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--raw", required=True)
     ap.add_argument("--meta")
     ap.add_argument("--failures")
+    ap.add_argument("--memory")
+    ap.add_argument("--callgrind")
     ap.add_argument("--pipeline", type=int, default=16)
     ap.add_argument("--outdir", default="bench/results")
     ap.add_argument("--no-chart", action="store_true")
@@ -266,7 +454,8 @@ def main():
         print("summarize: no benchmark results to summarize", file=sys.stderr)
         return 2
     groups = group(rows)
-    pipelines = sorted(groups)
+    pipelines = sorted(p for p in groups
+                       if any(srv == "redis" for srv, _ in groups[p]))
     clients = meta.get("clients") or rows[0]["clients"]
 
     out = ["cellgate benchmark: cellgate vs redis-server, same machine, "
@@ -278,27 +467,30 @@ def main():
         out.append(f"  {'loadavg':<9} {meta['loadavg_start']} at start, "
                    f"{meta.get('loadavg_end', '?')} at end")
     out.append("  CL.THROTTLE key:__rand_int__ 15 30 60 and EVALSHA <gcra.lua> 1 "
-               "key:__rand_int__ 15 30 60 1, INCR, RL.FIXED/RL.SLIDING "
-               "<prefix>:__rand_int__ 30 60, all with -r "
+               "key:__rand_int__ 15 30 60 1, INCR, RL.FIXED/RL.SLIDING/RL.LOG "
+               "<prefix>:__rand_int__ 30 60, RL.ENTRIES log:__rand_int__, "
+               "RL.TIERS <prefix>:__rand_int__ 10 1 30 60, all with -r "
                f"{meta.get('keyspace', '?')}")
+    out.append("  cpu us/req: the server process's user+system CPU time of the "
+               "run / requests; srv %, cli %: CPU time / wall time of the server "
+               "and of redis-benchmark (100 = one core busy)")
     out.append("")
     for p in pipelines:
         out += table(p, groups[p], clients)
         out.append("")
 
-    # The issue's bar.
-    bar_ok = None
-    pipe_series = groups.get(args.pipeline, {})
-    r, lo, hi = ratio(pipe_series, ("cellgate", "CL.THROTTLE"), ("redis", "INCR"))
-    if r is None:
-        out.append(f"BAR  CL.THROTTLE at -P {args.pipeline} >= Redis INCR at "
-                   f"-P {args.pipeline}: n/a (missing runs)")
-    else:
-        bar_ok = r >= 1.0
-        rng = "" if lo is None else f"; per-run paired ratios {lo:.2f} - {hi:.2f}"
-        out.append(f"BAR  CL.THROTTLE at -P {args.pipeline} >= Redis INCR at "
-                   f"-P {args.pipeline}: {'PASS' if bar_ok else 'FAIL'} "
-                   f"(ratio {r:.2f}{rng})")
+    flat_lines, flat = flat_section(groups.get(args.pipeline, {}))
+    per_key = memory_per_key(load_memory(args.memory))
+    ir = load_callgrind(args.callgrind)
+    for section in (flat_lines, memory_section(per_key), callgrind_section(ir)):
+        if section:
+            out += section + [""]
+
+    results = targets({p: groups[p] for p in pipelines}, args.pipeline,
+                      per_key, flat, meta)
+    out.append("TARGETS (PASS, or MISS with the measured figure)")
+    out += ["  " + line for _, line in results]
+    failed_targets = [line for ok, line in results if ok is False]
 
     fails = []
     if args.failures and os.path.exists(args.failures):
@@ -314,6 +506,10 @@ def main():
     raw_name = f"raw-{stamp}.csv"
     shutil.copyfile(args.raw, os.path.join(args.outdir, raw_name))
     shutil.copyfile(args.raw, os.path.join(args.outdir, "latest.csv"))
+    for src, name in ((args.memory, "latest-memory.csv"),
+                      (args.callgrind, "latest-callgrind.txt")):
+        if src and os.path.exists(src):
+            shutil.copyfile(src, os.path.join(args.outdir, name))
     png = os.path.join(args.outdir, "latest.png")
     if args.no_chart:
         note = "chart: skipped (--no-chart)"
@@ -327,7 +523,7 @@ def main():
     sys.stdout.write(text)
     with open(os.path.join(args.outdir, "latest.txt"), "w") as f:
         f.write(text)
-    return 3 if bar_ok is False else 0
+    return 3 if failed_targets else 0
 
 
 if __name__ == "__main__":

@@ -45,7 +45,7 @@ static struct cmd client_subcommands[] = {
     { "client|setinfo", 4, "noscript loading stale", 0, 0, 0, NULL,
       "slow connection", "connection", "7.2.0",
       "Sets information specific to the client or connection.",
-      "attr:oneof value:string", cmd_client_setinfo, NULL, NO_STATS },
+      "attr:oneof=LIB-NAME|LIB-VER value:string", cmd_client_setinfo, NULL, NO_STATS },
     { "client|id", 2, "noscript loading stale", 0, 0, 0, NULL,
       "slow connection", "connection", "5.0.0",
       "Returns the unique client ID of the connection.", "", cmd_client_id,
@@ -61,14 +61,13 @@ static struct cmd client_subcommands[] = {
     { "client|kill", -3, ADMIN, 0, 0, 0, NULL,
       "admin slow dangerous connection", "connection", "2.4.0",
       "Terminates open connections.",
-      "?ip:port:string ?ID:pure-token ?client-id:integer ?ADDR:pure-token "
-      "?addr:string ?LADDR:pure-token ?laddr:string ?USER:pure-token "
-      "?username:string ?SKIPME:pure-token ?yes/no:string",
+      "?ip:port:string ?ID=client-id:integer ?ADDR=addr:string "
+      "?LADDR=laddr:string ?USER=username:string ?SKIPME=yes/no:string",
       cmd_client_kill, NULL, NO_STATS },
     { "client|no-evict", 3, ADMIN, 0, 0, 0, NULL,
       "admin slow dangerous connection", "connection", "7.0.0",
       "Sets the client eviction mode of the connection (accepted; "
-      "cellgate never evicts clients).", "enabled:oneof",
+      "cellgate never evicts clients).", "enabled:oneof=ON|OFF",
       cmd_client_no_evict, NULL, NO_STATS },
     { "client|help", 2, "loading stale", 0, 0, 0, NULL, "slow connection",
       "connection", "5.0.0", "Returns helpful text about the different "
@@ -90,8 +89,17 @@ static struct cmd command_subcommands[] = {
       "multiple or all commands.", "*command-name:string", cmd_command_docs,
       NULL, NO_STATS },
     { "command|list", -2, "loading stale", 0, 0, 0, NULL, "slow connection",
-      "server", "7.0.0", "Returns a list of command names.", "",
-      cmd_command_list, NULL, NO_STATS },
+      "server", "7.0.0", "Returns a list of command names.",
+      "?FILTERBY=filterby:oneof=MODULE|ACLCAT|PATTERN ?name:string", cmd_command_list, NULL, NO_STATS },
+    { "command|getkeys", -4, "loading stale", 0, 0, 0, NULL,
+      "slow connection", "server", "2.8.13",
+      "Extracts the key names from an arbitrary command.",
+      "command:string *arg:string", cmd_command_getkeys, NULL, NO_STATS },
+    { "command|getkeysandflags", -4, "loading stale", 0, 0, 0, NULL,
+      "slow connection", "server", "7.0.0",
+      "Extracts the key names and access flags for an arbitrary command.",
+      "command:string *arg:string", cmd_command_getkeysandflags, NULL,
+      NO_STATS },
     { "command|help", 2, "loading stale", 0, 0, 0, NULL, "slow connection",
       "server", "5.0.0", "Returns helpful text about the different "
       "subcommands.", "", cmd_command_help, NULL, NO_STATS },
@@ -164,43 +172,43 @@ static struct cmd slowlog_subcommands[] = {
 
 static struct cmd table[] = {
     { "cl.throttle", -1, "write denyoom fast module", 1, 1, 1,
-      "RW ACCESS UPDATE", "write fast", "ratelimit", "1.0.0",
+      "RW access update", "write fast", "ratelimit", "1.0.0",
       "GCRA rate limit, bit-exact with redis-cell: allow or deny one "
       "request of quantity tokens.",
       "key:key max_burst:integer count:integer period:integer "
       "?quantity:integer ?PEEK:pure-token ?MS:pure-token",
       cmd_cl_throttle, NULL, NO_STATS },
-    { "rl.fixed", -4, "write denyoom fast", 1, 1, 1, "RW ACCESS UPDATE",
+    { "rl.fixed", -4, "write denyoom fast", 1, 1, 1, "RW access update",
       "write fast", "ratelimit", "0.1.0",
       "Fixed-window counter: at most limit units per window seconds.",
-      "key:key limit:integer window:integer ?COST:pure-token ?cost:integer "
+      "key:key limit:integer window:integer ?COST=n:integer "
       "?ALIGN:pure-token ?PEEK:pure-token ?MS:pure-token",
       cmd_rl_fixed, NULL, NO_STATS },
-    { "rl.sliding", -4, "write denyoom fast", 1, 1, 1, "RW ACCESS UPDATE",
+    { "rl.sliding", -4, "write denyoom fast", 1, 1, 1, "RW access update",
       "write fast", "ratelimit", "0.1.0",
       "Sliding-window counter: the current window plus the weighted "
       "previous one.",
-      "key:key limit:integer window:integer ?COST:pure-token ?cost:integer "
+      "key:key limit:integer window:integer ?COST=n:integer "
       "?PEEK:pure-token ?MS:pure-token",
       cmd_rl_sliding, NULL, NO_STATS },
-    { "rl.log", -4, "write denyoom fast", 1, 1, 1, "RW ACCESS UPDATE",
+    { "rl.log", -4, "write denyoom fast", 1, 1, 1, "RW access update",
       "write fast", "ratelimit", "0.1.0",
       "Exact sliding log: every accepted request is kept with its cost "
       "and metadata for window seconds.",
-      "key:key limit:integer window:integer ?COST:pure-token ?cost:integer "
-      "?META:pure-token ?meta:string ?PEEK:pure-token ?MS:pure-token",
+      "key:key limit:integer window:integer ?COST=n:integer "
+      "?META=value:string ?PEEK:pure-token ?MS:pure-token",
       cmd_rl_log, NULL, NO_STATS },
-    { "rl.entries", -2, "readonly", 1, 1, 1, "RO ACCESS", "read slow",
+    { "rl.entries", -2, "readonly", 1, 1, 1, "RO access", "read slow",
       "ratelimit", "0.1.0",
       "The requests an RL.LOG key holds, newest first.",
-      "key:key ?COUNT:pure-token ?count:integer",
+      "key:key ?COUNT=n:integer",
       cmd_rl_entries, NULL, NO_STATS },
-    { "rl.tiers", -4, "write denyoom fast", 1, 1, 1, "RW ACCESS UPDATE",
+    { "rl.tiers", -4, "write denyoom fast", 1, 1, 1, "RW access update",
       "write fast", "ratelimit", "0.1.0",
       "Several sliding windows over per-second buckets, checked all or "
       "nothing.",
-      "key:key limit:integer window:integer *limit2:integer *window2:integer "
-      "?COST:pure-token ?cost:integer ?PEEK:pure-token ?MS:pure-token",
+      "key:key limit1:integer window1:integer ?*tier:block=limit2|window2 "
+      "?COST=n:integer ?PEEK:pure-token ?MS:pure-token",
       cmd_rl_tiers, NULL, NO_STATS },
     { "ping", -1, "fast stale", 0, 0, 0, NULL, "fast connection",
       "connection", "1.0.0", "Returns the server's liveliness response.",
@@ -218,8 +226,8 @@ static struct cmd table[] = {
       0, NULL,
       "fast connection", "connection", "6.0.0",
       "Handshakes with the server.",
-      "?protover:integer ?AUTH:pure-token ?username:string ?password:string "
-      "?SETNAME:pure-token ?clientname:string", cmd_hello, NULL,
+      "?protover:integer ?AUTH=username:string ?password:string "
+      "?SETNAME=clientname:string", cmd_hello, NULL,
       NO_STATS },
     { "auth", -2, "noscript loading stale fast no_auth skip_slowlog", 0, 0,
       0, NULL,
@@ -278,19 +286,19 @@ static struct cmd table[] = {
       "admin fast dangerous", "server", "1.0.0",
       "Returns the Unix time of the last successful save.", "",
       cmd_lastsave, NULL, NO_STATS },
-    { "get", 2, FASTRO, 1, 1, 1, "RO ACCESS", "read string fast", "string",
+    { "get", 2, FASTRO, 1, 1, 1, "RO access", "read string fast", "string",
       "1.0.0", "Returns a CL.THROTTLE key's stored TAT (ns since the "
       "epoch).", "key:key", cmd_get, NULL, NO_STATS },
-    { "pttl", 2, FASTRO, 1, 1, 1, "RO ACCESS", "keyspace read fast",
+    { "pttl", 2, FASTRO, 1, 1, 1, "RO access", "keyspace read fast",
       "generic", "2.6.0", "Returns the expiration time in milliseconds of a "
       "key.", "key:key", cmd_pttl, NULL, NO_STATS },
-    { "ttl", 2, FASTRO, 1, 1, 1, "RO ACCESS", "keyspace read fast", "generic",
+    { "ttl", 2, FASTRO, 1, 1, 1, "RO access", "keyspace read fast", "generic",
       "1.0.0", "Returns the expiration time in seconds of a key.", "key:key",
       cmd_ttl, NULL, NO_STATS },
     { "exists", -2, FASTRO, 1, -1, 1, "RO", "keyspace read fast", "generic",
       "1.0.0", "Determines whether one or more keys exist.", "*key:key",
       cmd_exists, NULL, NO_STATS },
-    { "del", -2, "write", 1, -1, 1, "RM DELETE", "keyspace write slow",
+    { "del", -2, "write", 1, -1, 1, "RM delete", "keyspace write slow",
       "generic", "1.0.0", "Deletes one or more keys.", "*key:key", cmd_del,
       NULL, NO_STATS },
     { "type", 2, FASTRO, 1, 1, 1, "RO", "keyspace read fast", "generic",
@@ -301,8 +309,8 @@ static struct cmd table[] = {
       "pattern:pattern", cmd_keys, NULL, NO_STATS },
     { "scan", -2, "readonly", 0, 0, 0, NULL, "keyspace read slow", "generic",
       "2.8.0", "Iterates over the key names in the database.",
-      "cursor:integer ?MATCH:pure-token ?pattern:pattern ?COUNT:pure-token "
-      "?count:integer ?TYPE:pure-token ?type:string", cmd_scan, NULL,
+      "cursor:integer ?MATCH=pattern:pattern ?COUNT=count:integer "
+      "?TYPE=type:string", cmd_scan, NULL,
       NO_STATS },
 };
 

@@ -41,12 +41,13 @@ struct cmd {
     int first_key;
     int last_key;            /* -1 = last argument */
     int key_step;
-    const char *key_flags;   /* key spec flags, e.g. "RW ACCESS UPDATE" */
+    const char *key_flags;   /* key spec flags as Redis spells them, "RW access update" */
     const char *acl;         /* ACL categories without '@', space separated */
     const char *group;
     const char *since;
     const char *summary;
-    /* Arguments for COMMAND DOCS: "name:type" words, '?' prefix =
+    /* Arguments for COMMAND DOCS: "name:type" words (see reply_doc_arg in
+     * cmd_command.c for tokens, oneof and block), '?' prefix =
      * optional, '*' prefix = multiple, type "pure-token" for keywords. */
     const char *args;
     cmd_proc proc;

@@ -9,6 +9,7 @@
 #include "protocol/reply.h"
 #include "server/cmd.h"
 #include "server/conn.h"
+#include "server/glob.h"
 #include "server/handlers.h"
 
 /* Number of space-separated words in s. */
@@ -152,6 +153,23 @@ cmd_command_count(struct conn *c, struct resp_request *req)
     reply_int(&c->out, (int64_t)n);
 }
 
+/* The subcommand `sub` (len bytes, any case) of a container, or NULL. */
+static const struct cmd *
+find_sub(const struct cmd *parent, const char *sub, size_t len)
+{
+    if (parent == NULL || parent->subcommands == NULL) {
+        return NULL;
+    }
+    size_t plen = strlen(parent->name);
+    for (const struct cmd *s = parent->subcommands; s->name != NULL; s++) {
+        const char *sname = s->name + plen + 1;
+        if (strlen(sname) == len && strncasecmp(sname, sub, len) == 0) {
+            return s;
+        }
+    }
+    return NULL;
+}
+
 /* A top-level command, or "parent|sub" for a subcommand. */
 static const struct cmd *
 find_any(const char *name, size_t len)
@@ -160,16 +178,8 @@ find_any(const char *name, size_t len)
     if (bar == NULL) {
         return cmd_lookup(name, len);
     }
-    const struct cmd *parent = cmd_lookup(name, (size_t)(bar - name));
-    if (parent == NULL || parent->subcommands == NULL) {
-        return NULL;
-    }
-    for (const struct cmd *s = parent->subcommands; s->name != NULL; s++) {
-        if (strlen(s->name) == len && strncasecmp(s->name, name, len) == 0) {
-            return s;
-        }
-    }
-    return NULL;
+    size_t plen = (size_t)(bar - name);
+    return find_sub(cmd_lookup(name, plen), bar + 1, len - plen - 1);
 }
 
 void
@@ -198,11 +208,98 @@ cmd_command_info(struct conn *c, struct resp_request *req)
 
 /* ---- COMMAND DOCS ----------------------------------------------------- */
 
-/* Arguments are "name:type" words; '?' = optional, '*' = multiple. */
+/* The nested arguments of a "oneof=A|B" (pure tokens) or "block=a|b"
+ * (integers) argument. redis-cli 7.0 walks the nested arguments of every
+ * oneof and block and crashes when they are missing. */
+static void
+reply_doc_nested(struct conn *c, const char *list, bool tokens)
+{
+    size_t n = 1;
+    for (const char *p = list; *p != '\0'; p++) {
+        n += *p == '|';
+    }
+    reply_array(&c->out, n);
+    while (n-- > 0) {
+        size_t len = strcspn(list, "|");
+        reply_map(&c->out, tokens ? 3 : 2, c->proto);
+        reply_bulkz(&c->out, "name");
+        reply_bulk(&c->out, list, len);
+        reply_bulkz(&c->out, "type");
+        reply_bulkz(&c->out, tokens ? "pure-token" : "integer");
+        if (tokens) {
+            reply_bulkz(&c->out, "token");
+            reply_bulk(&c->out, list, len);
+        }
+        list += len + (list[len] == '|');
+    }
+}
+
+static void
+reply_doc_flags(struct conn *c, bool optional, bool multiple)
+{
+    reply_bulkz(&c->out, "flags");
+    reply_set(&c->out, (size_t)optional + (size_t)multiple, c->proto);
+    if (optional) {
+        reply_status(&c->out, "optional");
+    }
+    if (multiple) {
+        reply_status(&c->out, "multiple");
+    }
+}
+
+/* One argument from its word (modified in place): "name:type", split at
+ * the last colon (so "ip:port:string" names ip:port). Prefixes: '?'
+ * optional, '*' multiple. "TOKEN=name:type" is a value after a keyword
+ * (redis-cli shows [COST n]); type "oneof=A|B" is a choice of keywords,
+ * "block=a|b" a group of integers. */
+static void
+reply_doc_arg(struct conn *c, char *w)
+{
+    bool optional = false, multiple = false;
+    for (; *w == '?' || *w == '*'; w++) {
+        optional |= *w == '?';
+        multiple |= *w == '*';
+    }
+    char *colon = strrchr(w, ':');
+    const char *type = colon != NULL ? colon + 1 : "string";
+    if (colon != NULL) {
+        *colon = '\0';
+    }
+    char *nested = strchr(type, '=');
+    if (nested != NULL) {
+        *nested++ = '\0';
+    }
+    const char *token = strcmp(type, "pure-token") == 0 ? w : NULL;
+    char *eq = strchr(w, '=');
+    if (eq != NULL) {
+        *eq = '\0';
+        token = w;
+        w = eq + 1;
+    }
+    size_t fields = 2 + (token != NULL) + (optional || multiple) +
+                    (nested != NULL);
+    reply_map(&c->out, fields, c->proto);
+    reply_bulkz(&c->out, "name");
+    reply_bulkz(&c->out, w);
+    reply_bulkz(&c->out, "type");
+    reply_bulkz(&c->out, type);
+    if (token != NULL) {
+        reply_bulkz(&c->out, "token");
+        reply_bulkz(&c->out, token);
+    }
+    if (optional || multiple) {
+        reply_doc_flags(c, optional, multiple);
+    }
+    if (nested != NULL) {
+        reply_bulkz(&c->out, "arguments");
+        reply_doc_nested(c, nested, strcmp(type, "oneof") == 0);
+    }
+}
+
+/* The space-separated argument words of a command (see reply_doc_arg). */
 static void
 reply_doc_args(struct conn *c, const char *args)
 {
-    int proto = c->proto;
     reply_array(&c->out, word_count(args));
     while (args != NULL && *args != '\0') {
         while (*args == ' ') {
@@ -219,38 +316,7 @@ reply_doc_args(struct conn *c, const char *args)
         memcpy(word, args, n);
         word[n] = '\0';
         args += strcspn(args, " ");
-        char *w = word;
-        bool optional = false, multiple = false;
-        for (; *w == '?' || *w == '*'; w++) {
-            optional |= *w == '?';
-            multiple |= *w == '*';
-        }
-        char *colon = strchr(w, ':');
-        const char *type = colon != NULL ? colon + 1 : "string";
-        if (colon != NULL) {
-            *colon = '\0';
-        }
-        bool token = strcmp(type, "pure-token") == 0;
-        size_t fields = 2 + (token ? 1 : 0) + (optional || multiple ? 1 : 0);
-        reply_map(&c->out, fields, proto);
-        reply_bulkz(&c->out, "name");
-        reply_bulkz(&c->out, w);
-        reply_bulkz(&c->out, "type");
-        reply_bulkz(&c->out, type);
-        if (token) {
-            reply_bulkz(&c->out, "token");
-            reply_bulkz(&c->out, w);
-        }
-        if (optional || multiple) {
-            reply_bulkz(&c->out, "flags");
-            reply_set(&c->out, (size_t)optional + (size_t)multiple, proto);
-            if (optional) {
-                reply_status(&c->out, "optional");
-            }
-            if (multiple) {
-                reply_status(&c->out, "multiple");
-            }
-        }
+        reply_doc_arg(c, word);
     }
 }
 
@@ -306,19 +372,180 @@ cmd_command_docs(struct conn *c, struct resp_request *req)
     }
 }
 
+/* ---- COMMAND GETKEYS / GETKEYSANDFLAGS --------------------------------- */
+
+/* The command a full command line names, as Redis looks it up: a container
+ * followed by a word means its subcommand, otherwise the command itself. */
+static const struct cmd *
+lookup_full(char **argv, size_t *argvlen, size_t argc)
+{
+    const struct cmd *base = cmd_lookup(argv[0], argvlen[0]);
+    if (base == NULL || base->subcommands == NULL || argc < 2) {
+        return base;
+    }
+    return find_sub(base, argv[1], argvlen[1]);
+}
+
+/* Redis's range key spec over a command line of argc words: the index of
+ * the last key, or -1 when the line is too short to hold its keys. */
+static int
+last_key_index(const struct cmd *cmd, size_t argc)
+{
+    int64_t first = cmd->first_key;
+    int64_t last = cmd->last_key >= 0 ? cmd->last_key
+                                      : (int64_t)argc + cmd->last_key;
+    if (first >= (int64_t)argc || last >= (int64_t)argc || last < first) {
+        return -1;
+    }
+    return (int)last;
+}
+
+static void
+getkeys(struct conn *c, struct resp_request *req, bool with_flags)
+{
+    char **argv = req->argv + 2;
+    size_t *argvlen = req->argvlen + 2;
+    size_t argc = req->argc - 2;
+    const struct cmd *cmd = lookup_full(argv, argvlen, argc);
+    if (cmd == NULL) {
+        conn_error(c, "ERR Invalid command specified");
+        return;
+    }
+    if (cmd->first_key == 0) {
+        conn_error(c, "ERR The command has no key arguments");
+        return;
+    }
+    if ((cmd->arity > 0 && (size_t)cmd->arity != argc) ||
+        (cmd->arity < 0 && argc < (size_t)-cmd->arity)) {
+        conn_error(c, "ERR Invalid number of arguments specified for command");
+        return;
+    }
+    int last = last_key_index(cmd, argc);
+    if (last < 0) {
+        conn_error(c, "ERR Invalid arguments specified for command");
+        return;
+    }
+    int step = cmd->key_step > 0 ? cmd->key_step : 1;
+    reply_array(&c->out, (size_t)((last - cmd->first_key) / step + 1));
+    for (int i = cmd->first_key; i <= last; i += step) {
+        if (with_flags) {
+            reply_array(&c->out, 2);
+        }
+        reply_bulk(&c->out, argv[i], argvlen[i]);
+        if (with_flags) {
+            reply_set(&c->out, word_count(cmd->key_flags), c->proto);
+            reply_words(c, cmd->key_flags, false);
+        }
+    }
+}
+
+void
+cmd_command_getkeys(struct conn *c, struct resp_request *req)
+{
+    getkeys(c, req, false);
+}
+
+void
+cmd_command_getkeysandflags(struct conn *c, struct resp_request *req)
+{
+    getkeys(c, req, true);
+}
+
+/* ---- COMMAND LIST ----------------------------------------------------- */
+
+/* The module cellgate stands in for: its commands carry the "module" flag. */
+#define MODULE_NAME "redis-cell"
+
+enum list_filter { LIST_ALL, LIST_MODULE, LIST_ACLCAT, LIST_PATTERN };
+
+struct list_query {
+    enum list_filter type;
+    const char *arg;
+    size_t arglen;
+};
+
+/* Whether the space-separated words hold word (case-insensitive). */
+static bool
+has_word(const char *words, const char *word, size_t len)
+{
+    while (words != NULL && *words != '\0') {
+        size_t n = strcspn(words, " ");
+        if (n == len && strncasecmp(words, word, len) == 0) {
+            return true;
+        }
+        words += n;
+        words += strspn(words, " ");
+    }
+    return false;
+}
+
+static bool
+list_wants(const struct cmd *cmd, const struct list_query *q)
+{
+    switch (q->type) {
+    case LIST_MODULE:
+        return q->arglen == strlen(MODULE_NAME) &&
+               strncasecmp(q->arg, MODULE_NAME, q->arglen) == 0 &&
+               has_word(cmd->flags, "module", 6);
+    case LIST_ACLCAT:
+        return has_word(cmd->acl, q->arg, q->arglen);
+    case LIST_PATTERN:
+        return glob_match(q->arg, q->arglen, cmd->name, strlen(cmd->name),
+                          true);
+    case LIST_ALL:
+    default:
+        return true;
+    }
+}
+
+/* Walk the commands and their subcommands, as Redis lists them: count the
+ * matches, or (emit) also reply with their names. */
+static size_t
+list_walk(struct conn *c, const struct cmd *t, size_t n,
+          const struct list_query *q, bool emit)
+{
+    size_t found = 0;
+    for (size_t i = 0; i < n && t[i].name != NULL; i++) {
+        if (list_wants(&t[i], q)) {
+            found++;
+            if (emit) {
+                reply_bulkz(&c->out, t[i].name);
+            }
+        }
+        if (t[i].subcommands != NULL) {
+            found += list_walk(c, t[i].subcommands, SIZE_MAX, q, emit);
+        }
+    }
+    return found;
+}
+
 void
 cmd_command_list(struct conn *c, struct resp_request *req)
 {
+    static const char *const kinds[] = { "module", "aclcat", "pattern" };
+    struct list_query q = { LIST_ALL, NULL, 0 };
     size_t n;
-    struct cmd *t = cmd_table(&n);
+    const struct cmd *t = cmd_table(&n);
+    /* Redis takes exactly one "FILTERBY <type> <arg>" or nothing. */
     if (req->argc != 2) {
-        conn_error(c, "ERR syntax error");
-        return;
+        if (req->argc != 5 || strcasecmp(req->argv[2], "filterby") != 0) {
+            conn_error(c, "ERR syntax error");
+            return;
+        }
+        for (size_t k = 0; k < 3; k++) {
+            if (strcasecmp(req->argv[3], kinds[k]) == 0) {
+                q.type = (enum list_filter)(LIST_MODULE + k);
+            }
+        }
+        if (q.type == LIST_ALL) {
+            conn_error(c, "ERR syntax error");
+            return;
+        }
+        q.arg = req->argv[4];
+        q.arglen = req->argvlen[4];
     }
-    reply_array(&c->out, n);
-    for (size_t i = 0; i < n; i++) {
-        reply_bulkz(&c->out, t[i].name);
-    }
+    reply_array(&c->out, list_walk(c, t, n, &q, false));
+    list_walk(c, t, n, &q, true);
 }
 
 void
@@ -331,9 +558,17 @@ cmd_command_help(struct conn *c, struct resp_request *req)
         "LIST", "    Return a list of all commands in this server.",
         "INFO [<command-name> ...]",
         "    Return details about multiple commands.",
+        "    If no command names are given, documentation details for all",
+        "    commands are returned.",
         "DOCS [<command-name> ...]",
         "    Return documentation details about multiple commands.",
-        "HELP", "    Print this help.", NULL
+        "    If no command names are given, documentation details for all",
+        "    commands are returned.",
+        "GETKEYS <full-command>",
+        "    Return the keys from a full command.",
+        "GETKEYSANDFLAGS <full-command>",
+        "    Return the keys and the access flags from a full command.",
+        "HELP", "    Prints this help.", NULL
     };
     (void)req;
     cmd_reply_help(c, lines);

@@ -68,6 +68,8 @@ HANDLER(cmd_command_count);
 HANDLER(cmd_command_info);
 HANDLER(cmd_command_docs);
 HANDLER(cmd_command_list);
+HANDLER(cmd_command_getkeys);
+HANDLER(cmd_command_getkeysandflags);
 HANDLER(cmd_command_help);
 
 /* cmd_keys.c */

@@ -112,12 +112,14 @@ section_memory(struct textbuf *t)
              "used_memory_peak:%zu\r\n"
              "used_memory_peak_human:%s\r\n"
              "mem_fragmentation_ratio:%.2f\r\n"
+             "mem_overhead_db_hashtable_rehashing:%zu\r\n"
              "maxmemory:%lld\r\n"
              "maxmemory_human:%s\r\n"
              "maxmemory_policy:%s\r\n"
              "mem_allocator:libc\r\n",
              used, h_used, rss, h_rss, peak, h_peak,
              used ? (double)rss / (double)used : 0.0,
+             store_rehash_overhead(srv.store),
              (long long)srv.conf.maxmemory, h_max, srv.conf.maxmemory_policy);
 }
 

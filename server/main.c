@@ -47,6 +47,7 @@ static size_t n_tcp_listeners;
 static uv_pipe_t unix_listener;
 static bool have_unix_listener;
 static uv_timer_t cron_timer;
+static uv_idle_t rehash_idle;
 static uv_signal_t sigint_handle;
 static uv_signal_t sigterm_handle;
 static uv_signal_t sighup_handle;
@@ -246,12 +247,34 @@ expire_keys(void)
              clock_mono_now() < deadline);
 }
 
+/* While the key table grows or shrinks, every lookup probes two tables
+ * and moves a bucket: at 10 M keys that transient would last millions of
+ * requests. Finish it in slices of REHASH_SLICE_NS, one per loop
+ * iteration, so it settles in seconds; between slices the loop serves its
+ * clients as usual (an active idle handle only makes the poll not block). */
+#define REHASH_SLICE_NS 200000
+
+static void
+on_rehash_idle(uv_idle_t *h)
+{
+    mono_ns deadline = clock_mono_now() + REHASH_SLICE_NS;
+    while (store_cron(srv.store, 256)) {
+        if (clock_mono_now() >= deadline) {
+            return;
+        }
+    }
+    uv_idle_stop(h);
+}
+
 static void
 on_cron(uv_timer_t *t)
 {
     (void)t;
     expire_keys();
-    store_cron(srv.store, 100);
+    if (store_cron(srv.store, 100) &&
+        !uv_is_active((uv_handle_t *)&rehash_idle)) {
+        uv_idle_start(&rehash_idle, on_rehash_idle);
+    }
     conn_cron(conn_now_ms());
     snapshot_cron();
     metrics_publish();
@@ -307,6 +330,8 @@ server_shutdown_save(const char *why, bool save)
     }
     uv_timer_stop(&cron_timer);
     close_handle((uv_handle_t *)&cron_timer);
+    uv_idle_stop(&rehash_idle);
+    close_handle((uv_handle_t *)&rehash_idle);
     close_handle((uv_handle_t *)&sigint_handle);
     close_handle((uv_handle_t *)&sigterm_handle);
     close_handle((uv_handle_t *)&sighup_handle);
@@ -542,6 +567,7 @@ setup(void)
     /* Every handle server_shutdown() closes exists from here on, so a
      * failure below can shut down cleanly. */
     uv_timer_init(srv.loop, &cron_timer);
+    uv_idle_init(srv.loop, &rehash_idle);
     uv_signal_init(srv.loop, &sigint_handle);
     uv_signal_init(srv.loop, &sigterm_handle);
     uv_signal_init(srv.loop, &sighup_handle);

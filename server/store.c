@@ -1121,6 +1121,12 @@ store_evicted(const struct store *s)
     return s->evicted;
 }
 
+size_t
+store_rehash_overhead(const struct store *s)
+{
+    return rehashing(s) ? s->ht[0].size * sizeof(*s->ht[0].bucket) : 0;
+}
+
 bool
 store_expire_pending(const struct store *s, int64_t now)
 {

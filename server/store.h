@@ -116,6 +116,11 @@ void store_remove(struct store *s, struct store_rec *r);
 /* Number of records (live, plus dead ones not yet collected). */
 size_t store_size(const struct store *s);
 
+/* Bytes of the bucket array being drained while the table grows or
+ * shrinks (0 when no rehash is running): INFO's
+ * mem_overhead_db_hashtable_rehashing, as in Redis 7.4. */
+size_t store_rehash_overhead(const struct store *s);
+
 /* Records with an expiry (INFO keyspace "expires"). */
 size_t store_volatile(const struct store *s);
 

@@ -1,11 +1,20 @@
-// Runs CL.THROTTLE and every RL.* command through ioredis and node-redis
-// (each in its default protocol) against cellgate at 127.0.0.1:<port>,
-// checking exact replies and errors. Prints "N passed, M failed".
+// Runs CL.THROTTLE and every RL.* command (with COST, PEEK, MS, ALIGN, META,
+// tiers, and the error replies) through ioredis and node-redis against
+// cellgate at 127.0.0.1:<port>, in each client's default protocol and in the
+// other one, checking exact replies and that HELLO negotiated the protocol
+// the client asked for (CLIENT INFO resp=N).
+//
+//     node clients.mjs <port> <now_ms>
+//
+// The daemon runs on a frozen fake clock at <now_ms>, a whole minute, so every
+// reply (timestamps included) is exact. Prints one line per failure and
+// finally "N passed, M failed".
 import assert from "node:assert/strict";
 import Redis from "ioredis";
 import { createClient } from "redis";
 
 const port = Number(process.argv[2]);
+const nowMs = Number(process.argv[3]);
 let passed = 0;
 let failed = 0;
 
@@ -19,46 +28,86 @@ async function check(name, fn) {
     }
 }
 
-async function suite(label, call) {
-    await check(`${label} CL.THROTTLE`, async () =>
-        assert.deepEqual(await call("CL.THROTTLE", `${label}:gcra`, "15", "30", "60"),
-                         [0, 16, 15, -1, 2]));
-    await check(`${label} RL.FIXED`, async () =>
-        assert.deepEqual(await call("RL.FIXED", `${label}:fixed`, "2000", "86400", "COST", "350"),
-                         [0, 2000, 1650, -1, 86400]));
-    await check(`${label} RL.SLIDING`, async () => {
-        const r = await call("RL.SLIDING", `${label}:sliding`, "10", "60");
-        assert.deepEqual(r.slice(0, 4), [0, 10, 9, -1]);
-    });
-    await check(`${label} RL.LOG + RL.ENTRIES`, async () => {
-        assert.deepEqual(await call("RL.LOG", `${label}:log`, "3", "60", "META", "alice"),
-                         [0, 3, 2, -1, 60]);
-        const entries = await call("RL.ENTRIES", `${label}:log`);
-        assert.equal(entries.length, 1);
-        assert.equal(entries[0][1], 1);
-        assert.equal(String(entries[0][2]), "alice");
-    });
-    await check(`${label} RL.TIERS`, async () =>
-        assert.deepEqual(await call("RL.TIERS", `${label}:tiers`, "10", "1", "20", "10"),
-                         [0, 10, 9, -1, 10]));
-    await check(`${label} zero rate error`, async () =>
-        assert.rejects(call("CL.THROTTLE", `${label}:gcra`, "1", "0", "1"),
-                       /Cell error: Store error: Zero rates are not supported/));
-    await check(`${label} WRONGTYPE`, async () =>
-        assert.rejects(call("RL.FIXED", `${label}:gcra`, "1", "1"), /WRONGTYPE/));
-    await check(`${label} syntax error`, async () =>
-        assert.rejects(call("RL.FIXED", `${label}:x`, "1", "1", "BOGUS"), /syntax error/));
+// [request, exact reply] pairs, run in order on keys of the suite's own.
+function cases(p) {
+    return [
+        [["CL.THROTTLE", `${p}:gcra`, "15", "30", "60"], [0, 16, 15, -1, 2]],
+        [["CL.THROTTLE", `${p}:gcra`, "15", "30", "60"], [0, 16, 14, -1, 4]],
+        [["CL.THROTTLE", `${p}:gcra`, "15", "30", "60", "0", "PEEK", "MS"], [0, 16, 14, -1, 4000]],
+        [["RL.FIXED", `${p}:fixed`, "2000", "86400", "COST", "350"], [0, 2000, 1650, -1, 86400]],
+        [["RL.FIXED", `${p}:fixed`, "2000", "86400", "COST", "2000"], [1, 2000, 1650, 86400, 86400]],
+        [["RL.FIXED", `${p}:aligned`, "10", "60", "ALIGN", "MS"], [0, 10, 9, -1, 60000]],
+        [["RL.SLIDING", `${p}:sliding`, "10", "60"], [0, 10, 9, -1, 120]],
+        [["RL.SLIDING", `${p}:sliding`, "10", "60", "COST", "3", "PEEK"], [0, 10, 6, -1, 120]],
+        [["RL.LOG", `${p}:log`, "3", "60", "META", "alice"], [0, 3, 2, -1, 60]],
+        [["RL.LOG", `${p}:log`, "3", "60", "COST", "2"], [0, 3, 0, -1, 60]],
+        [["RL.LOG", `${p}:log`, "3", "60"], [1, 3, 0, 60, 60]],
+        [["RL.ENTRIES", `${p}:log`], [[nowMs, 2, null], [nowMs, 1, "alice"]]],
+        [["RL.ENTRIES", `${p}:log`, "COUNT", "1"], [[nowMs, 2, null]]],
+        [["RL.ENTRIES", `${p}:none`], []],
+        [["RL.TIERS", `${p}:tiers`, "10", "1", "20", "10"], [0, 10, 9, -1, 10]],
+        [["RL.TIERS", `${p}:tiers`, "10", "1", "20", "10", "COST", "9", "MS"], [0, 10, 0, -1, 10000]],
+        [["RL.TIERS", `${p}:tiers`, "10", "1", "20", "10"], [1, 10, 0, 1, 10]],
+    ];
 }
 
-const io = new Redis({ port, host: "127.0.0.1", maxRetriesPerRequest: 1 });
-await suite("ioredis", (...args) => io.call(...args));
-io.disconnect();
+// [request, exact error text] pairs.
+function errors(p) {
+    return [
+        [["CL.THROTTLE", `${p}:gcra`, "1", "0", "1"],
+         "Cell error: Store error: Zero rates are not supported"],
+        [["CL.THROTTLE", `${p}:k`, "1"],
+         "Cell error: Store error: Usage: cl.throttle <key> <max_burst> <count per period> <period> [<quantity>]"],
+        [["RL.FIXED", `${p}:gcra`, "1", "1"],
+         "WRONGTYPE Operation against a key holding the wrong kind of value"],
+        [["RL.FIXED", `${p}:x`, "1", "1", "BOGUS"], "ERR syntax error"],
+        [["RL.SLIDING", `${p}:x`, "ten", "60"], "ERR value is not an integer or out of range"],
+        [["RL.LOG", `${p}:x`, "0", "60"], "ERR limit and window must be positive"],
+        [["RL.ENTRIES", `${p}:log`, "COUNT"], "ERR syntax error"],
+        [["RL.NOPE", "x"], "ERR unknown command 'RL.NOPE', with args beginning with: 'x' "],
+    ];
+}
 
-const nr = createClient({ socket: { port, host: "127.0.0.1" } });
-nr.on("error", () => {});
-await nr.connect();
-await suite("node-redis", (...args) => nr.sendCommand(args));
-await nr.quit();
+async function suite(label, prefix, call, resp, libName) {
+    for (const [req, want] of cases(prefix)) {
+        await check(`${label} ${req.join(" ")}`, async () =>
+            assert.deepEqual(await call(...req), want));
+    }
+    for (const [req, text] of errors(prefix)) {
+        await check(`${label} ${req.join(" ")} (error)`, async () =>
+            assert.rejects(call(...req), (e) => {
+                assert.equal(e.message, text);
+                return true;
+            }));
+    }
+    await check(`${label} negotiated RESP${resp}`, async () => {
+        const info = String(await call("CLIENT", "INFO"));
+        assert.match(info, new RegExp(` resp=${resp} `));
+        assert.match(info, new RegExp(` lib-name=${libName} `));
+    });
+}
+
+async function ioredis(label, prefix, options, resp) {
+    const io = new Redis({ port, host: "127.0.0.1", maxRetriesPerRequest: 1, ...options });
+    io.on("error", () => {});
+    await suite(label, prefix, (...args) => io.call(...args), resp, "ioredis");
+    io.disconnect();
+}
+
+async function nodeRedis(label, prefix, options, resp) {
+    const nr = createClient({ socket: { port, host: "127.0.0.1" }, ...options });
+    nr.on("error", () => {});
+    await nr.connect();
+    await suite(label, prefix, (...args) => nr.sendCommand(args), resp, "node-redis");
+    await nr.quit();
+}
+
+// Defaults first: both clients open with HELLO 3.
+await ioredis("ioredis default", "io3", {}, 3);
+await ioredis("ioredis protocol 2", "io2", { protocol: 2 }, 2);
+await nodeRedis("node-redis default", "nr", {}, 3);
+await nodeRedis("node-redis RESP 3", "nr3", { RESP: 3 }, 3);
+await nodeRedis("node-redis RESP 2", "nr2", { RESP: 2 }, 2);
 
 console.log(`${passed} passed, ${failed} failed`);
 process.exit(failed === 0 ? 0 : 1);

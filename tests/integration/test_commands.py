@@ -222,10 +222,156 @@ def test_command_docs_cl_throttle_has_arguments(r):
     assert names[:5] == [b"key", b"max_burst", b"count", b"period", b"quantity"]
 
 
-def test_command_list_has_every_command(r):
-    listed = set(r.execute_command("COMMAND LIST"))
-    assert len(listed) == r.command_count()
-    assert b"cl.throttle" in listed
+def test_command_docs_token_values_and_choices(server):
+    """The argument shapes redis-cli builds its hints from: a value after a
+    keyword ([COST n]), and a oneof with its nested tokens (redis-cli 7.0
+    crashes on a oneof without them)."""
+    conn = server.raw()
+    reply = conn.command("COMMAND", "DOCS", "rl.entries")
+    assert reply.endswith(
+        b"$9\r\narguments\r\n*2\r\n"
+        b"*4\r\n$4\r\nname\r\n$3\r\nkey\r\n$4\r\ntype\r\n$3\r\nkey\r\n"
+        b"*8\r\n$4\r\nname\r\n$1\r\nn\r\n$4\r\ntype\r\n$7\r\ninteger\r\n"
+        b"$5\r\ntoken\r\n$5\r\nCOUNT\r\n$5\r\nflags\r\n*1\r\n+optional\r\n")
+    conn.command("HELLO", "3")
+    reply = conn.command("COMMAND", "DOCS", "client|no-evict")
+    assert reply.endswith(
+        b"$9\r\narguments\r\n*1\r\n"
+        b"%3\r\n$4\r\nname\r\n$7\r\nenabled\r\n$4\r\ntype\r\n$5\r\noneof\r\n"
+        b"$9\r\narguments\r\n*2\r\n"
+        b"%3\r\n$4\r\nname\r\n$2\r\nON\r\n$4\r\ntype\r\n$10\r\npure-token\r\n"
+        b"$5\r\ntoken\r\n$2\r\nON\r\n"
+        b"%3\r\n$4\r\nname\r\n$3\r\nOFF\r\n$4\r\ntype\r\n$10\r\npure-token\r\n"
+        b"$5\r\ntoken\r\n$3\r\nOFF\r\n")
+
+
+def test_command_list_has_every_command_and_subcommand(r):
+    listed = r.command_list()
+    assert len(listed) == len(set(listed))
+    # As Redis 7: COMMAND COUNT counts top-level commands, LIST adds every
+    # subcommand under its full "parent|sub" name.
+    entries = r.execute_command("COMMAND INFO")
+    top = {e[0] for e in entries}
+    subs = {s[0] for e in entries for s in e[9]}
+    assert set(listed) == top | subs
+    assert len(top) == r.command_count()
+    assert {b"cl.throttle", b"rl.tiers", b"command|getkeys",
+            b"command|getkeysandflags", b"client|setname"} <= set(listed)
+
+
+def test_command_list_filterby_pattern(server, r):
+    assert sorted(r.command_list(pattern="rl.*")) == [
+        b"rl.entries", b"rl.fixed", b"rl.log", b"rl.sliding", b"rl.tiers"]
+    # Redis's glob, case-insensitive, over the full name of subcommands too.
+    assert sorted(r.command_list(pattern="COMMAND|GETKEYS*")) == [
+        b"command|getkeys", b"command|getkeysandflags"]
+    assert r.command_list(pattern="CL.THROTTL?") == [b"cl.throttle"]
+    assert r.command_list(pattern="[bc]l.*") == [b"cl.throttle"]
+    assert wire(server, "COMMAND", "LIST", "FILTERBY", "PATTERN", "p[^a-h]ng") == (
+        b"*1\r\n$4\r\nping\r\n")
+    assert wire(server, "COMMAND", "LIST", "FILTERBY", "pattern", "nomatch*") == b"*0\r\n"
+
+
+def test_command_list_filterby_aclcat_and_module(server, r):
+    assert sorted(r.command_list(category="write")) == [
+        b"cl.throttle", b"del", b"flushall", b"flushdb", b"rl.fixed", b"rl.log",
+        b"rl.sliding", b"rl.tiers"]
+    assert b"client|kill" in r.command_list(category="DANGEROUS")
+    # Unknown categories (and "@write": Redis takes the bare name) match nothing.
+    assert r.command_list(category="nosuchcat") == []
+    assert r.command_list(category="@write") == []
+    # CL.THROTTLE is what the redis-cell module would have registered.
+    assert r.command_list(module="redis-cell") == [b"cl.throttle"]
+    assert wire(server, "COMMAND", "LIST", "FILTERBY", "MODULE", "Redis-Cell") == (
+        b"*1\r\n$11\r\ncl.throttle\r\n")
+    assert r.command_list(module="redisbloom") == []
+
+
+@pytest.mark.parametrize("args", [
+    ("FILTERBY",), ("FILTERBY", "pattern"), ("FILTERBY", "kind", "x"),
+    ("FILTERBY", "pattern", "x", "y"), ("bogus",), ("FILTERBY", "pattern", "*", "FILTERBY"),
+])
+def test_command_list_syntax_errors(server, args):
+    assert wire(server, "COMMAND", "LIST", *args) == b"-ERR syntax error\r\n"
+
+
+def test_command_list_is_an_array_in_resp3(server):
+    conn = server.raw()
+    conn.command("HELLO", "3")
+    assert conn.command("COMMAND", "LIST", "FILTERBY", "PATTERN", "rl.f*") == (
+        b"*1\r\n$8\r\nrl.fixed\r\n")
+
+
+# ---- COMMAND GETKEYS / GETKEYSANDFLAGS: the replies redis-server 7.0 gives -------------
+
+def test_command_getkeys_limiters(r):
+    # redis-py decodes GETKEYS replies to str.
+    assert r.command_getkeys("CL.THROTTLE", "user123", 15, 30, 60) == ["user123"]
+    assert r.command_getkeys("cl.throttle", "u", 15, 30, 60, 1, "PEEK") == ["u"]
+    assert r.command_getkeys("RL.FIXED", "api:k", 100, 60, "COST", 5) == ["api:k"]
+    assert r.command_getkeys("RL.SLIDING", "s", 10, 60) == ["s"]
+    assert r.command_getkeys("RL.LOG", "l", 3, 60, "META", "x") == ["l"]
+    assert r.command_getkeys("RL.ENTRIES", "l", "COUNT", 2) == ["l"]
+    assert r.command_getkeys("RL.TIERS", "t", 10, 1, 20, 10) == ["t"]
+
+
+def test_command_getkeys_wire(server):
+    conn = server.raw()
+    assert conn.command("COMMAND", "GETKEYS", "GET", "k") == b"*1\r\n$1\r\nk\r\n"
+    assert conn.command("COMMAND", "GETKEYS", "EXISTS", "a", "b\x00c", "") == (
+        b"*3\r\n$1\r\na\r\n$3\r\nb\x00c\r\n$0\r\n\r\n")
+    assert conn.command("COMMAND", "GETKEYS", "DEL", "x", "y") == (
+        b"*2\r\n$1\r\nx\r\n$1\r\ny\r\n")
+
+
+@pytest.mark.parametrize("args, err", [
+    (("foo", "x"), b"-ERR Invalid command specified\r\n"),
+    (("client", "nosuch"), b"-ERR Invalid command specified\r\n"),
+    (("PING", "x"), b"-ERR The command has no key arguments\r\n"),
+    (("client", "setname", "x"), b"-ERR The command has no key arguments\r\n"),
+    (("CONFIG", "GET", "maxmemory"), b"-ERR The command has no key arguments\r\n"),
+    (("GET", "a", "b"), b"-ERR Invalid number of arguments specified for command\r\n"),
+    (("RL.FIXED", "k", "1"), b"-ERR Invalid number of arguments specified for command\r\n"),
+    (("TTL", "a", "b"), b"-ERR Invalid number of arguments specified for command\r\n"),
+    (("GET",), b"-ERR wrong number of arguments for 'command|getkeys' command\r\n"),
+    ((), b"-ERR wrong number of arguments for 'command|getkeys' command\r\n"),
+])
+def test_command_getkeys_errors(server, args, err):
+    conn = server.raw()
+    assert conn.command("COMMAND", "GETKEYS", *args) == err
+    err2 = err.replace(b"command|getkeys'", b"command|getkeysandflags'")
+    assert conn.command("COMMAND", "GETKEYSANDFLAGS", *args) == err2
+
+
+def test_command_getkeysandflags_wire_resp2_and_resp3(server):
+    conn = server.raw()
+    assert conn.command("COMMAND", "GETKEYSANDFLAGS", "CL.THROTTLE", "k", "1", "2", "3") == (
+        b"*1\r\n*2\r\n$1\r\nk\r\n*3\r\n+RW\r\n+access\r\n+update\r\n")
+    assert conn.command("COMMAND", "GETKEYSANDFLAGS", "DEL", "a", "b") == (
+        b"*2\r\n*2\r\n$1\r\na\r\n*2\r\n+RM\r\n+delete\r\n"
+        b"*2\r\n$1\r\nb\r\n*2\r\n+RM\r\n+delete\r\n")
+    conn.command("HELLO", "3")
+    assert conn.command("COMMAND", "GETKEYSANDFLAGS", "RL.ENTRIES", "k") == (
+        b"*1\r\n*2\r\n$1\r\nk\r\n~2\r\n+RO\r\n+access\r\n")
+    assert conn.command("COMMAND", "GETKEYSANDFLAGS", "EXISTS", "k") == (
+        b"*1\r\n*2\r\n$1\r\nk\r\n~1\r\n+RO\r\n")
+
+
+def test_command_getkeysandflags_redis_py(r):
+    assert r.command_getkeysandflags("RL.TIERS", "t", 10, 1, 20, 10) == [
+        [b"t", [b"RW", b"access", b"update"]]]
+
+
+def test_command_info_key_spec_flags_as_redis_spells_them(r):
+    (entry,) = r.execute_command("COMMAND INFO", "rl.sliding")
+    spec = entry[8][0]
+    assert spec[:2] == [b"flags", [b"RW", b"access", b"update"]]
+
+
+def test_command_help_lists_getkeys(server):
+    reply = server.raw().command("COMMAND", "HELP")
+    assert b"+GETKEYS <full-command>\r\n" in reply
+    assert b"+GETKEYSANDFLAGS <full-command>\r\n" in reply
 
 
 # ---- INFO -----------------------------------------------------------------------------

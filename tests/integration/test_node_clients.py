@@ -1,5 +1,8 @@
-"""ioredis and node-redis, from the npm registry into tests/clients (lock
-file committed), run every limiter command against the daemon."""
+"""ioredis 6 and node-redis 6, from the npm registry into tests/clients (lock
+file committed), run every limiter command against the daemon: each client in
+its default (both open with HELLO 3 and speak RESP3) and in the other
+protocol, with exact replies and errors (see tests/clients/clients.mjs)."""
+import json
 import os
 import shutil
 import subprocess
@@ -9,19 +12,42 @@ from harness import REPO
 CLIENTS = os.path.join(REPO, "tests", "clients")
 
 
+def installed_matches_lock():
+    """Whether node_modules holds the client versions package-lock.json pins
+    (a checkout may still have older ones installed)."""
+    with open(os.path.join(CLIENTS, "package-lock.json")) as f:
+        lock = json.load(f)["packages"]
+    for name in ("node_modules/ioredis", "node_modules/redis", "node_modules/@redis/client"):
+        try:
+            with open(os.path.join(CLIENTS, name, "package.json")) as f:
+                if json.load(f)["version"] != lock[name]["version"]:
+                    return False
+        except (OSError, KeyError, ValueError):
+            return False
+    return True
+
+
 def ensure_node_modules():
     assert shutil.which("node") and shutil.which("npm"), \
         "node and npm are needed (make deps installs Debian's nodejs and npm)"
-    if not os.path.isdir(os.path.join(CLIENTS, "node_modules", "ioredis")):
+    version = subprocess.run(["node", "--version"], capture_output=True, text=True,
+                             timeout=30).stdout.strip()
+    assert int(version.lstrip("v").split(".")[0]) >= 20, \
+        "ioredis 6 and node-redis 6 need Node.js 20 or later (their engines field); found " + version
+    if not installed_matches_lock():
         out = subprocess.run(["npm", "ci", "--no-audit", "--no-fund", "--silent"],
                              cwd=CLIENTS, capture_output=True, text=True, timeout=300)
         assert out.returncode == 0, out.stderr[-2000:]
+    assert installed_matches_lock()
 
 
 def test_ioredis_and_node_redis_run_every_limiter(start_daemon):
     ensure_node_modules()
-    d = start_daemon()
-    out = subprocess.run(["node", "clients.mjs", str(d.port)], cwd=CLIENTS,
-                         capture_output=True, text=True, timeout=60)
+    d = start_daemon(fakeclock=True)
+    minute = 60 * 10**9
+    d.clock.set(-(-d.clock.ns // minute) * minute)
+    out = subprocess.run(["node", "clients.mjs", str(d.port), str(d.clock.ns // 10**6)],
+                         cwd=CLIENTS, capture_output=True, text=True, timeout=60)
     assert out.returncode == 0, out.stdout + out.stderr
-    assert out.stdout.strip().splitlines()[-1] == "16 passed, 0 failed"
+    # 5 client setups x (17 replies + 8 errors + the protocol check)
+    assert out.stdout.strip().splitlines()[-1] == "130 passed, 0 failed"

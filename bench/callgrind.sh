@@ -1,0 +1,89 @@
+#!/usr/bin/env bash
+# bench/callgrind.sh: instructions executed per request inside cellgate.
+#
+# Wall-clock throughput on a shared 2-core VM moves by 10-50 % from run to
+# run; the number of instructions the server executes per request does not.
+# For each command this starts ./cellgate under callgrind twice, sends
+# CG_N_SMALL and then CG_N_LARGE pipelined requests (redis-benchmark -P 16,
+# random keys), and reports
+#
+#     Ir/request = (Ir(large run) - Ir(small run)) / (N_LARGE - N_SMALL)
+#
+# so start-up, shutdown and connection set-up cancel out. The profile of the
+# large CL.THROTTLE run (functions by self Ir) is written to
+# bench/results/callgrind-cl-throttle.txt.
+#
+# Knobs: CG_N_SMALL (20000), CG_N_LARGE (120000), CELLGATE_BIN (./cellgate).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+N_SMALL=${CG_N_SMALL:-20000}
+N_LARGE=${CG_N_LARGE:-120000}
+BIN=${CELLGATE_BIN:-./cellgate}
+PY=/usr/bin/python3
+OUT=bench/results
+
+for t in valgrind callgrind_annotate redis-benchmark redis-cli awk; do
+    command -v "$t" >/dev/null || { echo "callgrind: $t not found (make bench-callgrind installs valgrind)" >&2; exit 1; }
+done
+[ -x "$BIN" ] || { echo "callgrind: $BIN not built" >&2; exit 1; }
+mkdir -p "$OUT"
+WORK=$(mktemp -d "${TMPDIR:-/tmp}/cellgate-callgrind.XXXXXX")
+PID=""
+cleanup() {
+    if [ -n "$PID" ]; then
+        kill -TERM "$PID" 2>/dev/null || true
+        wait "$PID" 2>/dev/null || true
+    fi
+    rm -rf "$WORK"
+}
+trap cleanup EXIT
+
+free_port() {
+    "$PY" -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
+}
+
+# total_ir n command...: Ir of one daemon lifetime serving n requests.
+total_ir() {
+    local n=$1 port out
+    shift
+    port=$(free_port)
+    out=$WORK/cg.$n
+    valgrind --tool=callgrind --callgrind-out-file="$out" \
+        "$BIN" --port "$port" --bind 127.0.0.1 >"$WORK/log" 2>&1 &
+    PID=$!
+    for _ in $(seq 300); do
+        [ "$(redis-cli -p "$port" PING 2>/dev/null)" = PONG ] && break
+        sleep 0.1
+    done
+    timeout 300 redis-benchmark -p "$port" -c 50 -P 16 -n "$n" -r 100000 -q "$@" \
+        >"$WORK/bench.out" 2>&1 || { cat "$WORK/bench.out" >&2; return 1; }
+    kill -TERM "$PID"
+    wait "$PID" || true
+    PID=""
+    sed -n 's/^summary: //p; s/^totals: //p' "$out" | head -n 1 | cut -d' ' -f1
+}
+
+printf '%-44s %12s\n' "command (redis-benchmark -c 50 -P 16 -r 100000)" "Ir/request"
+report() { # label command...
+    local label=$1 small large
+    shift
+    small=$(total_ir "$N_SMALL" "$@")
+    large=$(total_ir "$N_LARGE" "$@")
+    if [ "$label" = CL.THROTTLE ]; then
+        callgrind_annotate --threshold=99 "$WORK/cg.$N_LARGE" \
+            >"$WORK/annotate" 2>/dev/null || true
+        head -n 60 "$WORK/annotate" >"$OUT/callgrind-cl-throttle.txt"
+    fi
+    printf '%-44s %12.0f\n' "$label" \
+        "$(awk -v a="$large" -v b="$small" -v n="$N_LARGE" -v m="$N_SMALL" \
+            'BEGIN { print (a - b) / (n - m) }')"
+}
+
+report PING_MBULK -t ping_mbulk
+report CL.THROTTLE CL.THROTTLE 'key:__rand_int__' 15 30 60
+report RL.FIXED RL.FIXED 'fixed:__rand_int__' 30 60
+report RL.SLIDING RL.SLIDING 'sliding:__rand_int__' 30 60
+report RL.LOG RL.LOG 'log:__rand_int__' 30 60
+report RL.TIERS RL.TIERS 'tiers:__rand_int__' 10 1 30 60
+echo "profile of the CL.THROTTLE run: $OUT/callgrind-cl-throttle.txt"
