@@ -391,6 +391,19 @@ cmd_table(size_t *count)
     return table;
 }
 
+int
+cmd_last_key(const struct cmd *cmd, size_t argc)
+{
+    int64_t first = cmd->first_key;
+    int64_t last = cmd->last_key >= 0 ? cmd->last_key
+                                      : (int64_t)argc + cmd->last_key;
+    if (first <= 0 || first >= (int64_t)argc || last >= (int64_t)argc ||
+        last < first) {
+        return -1;
+    }
+    return (int)last;
+}
+
 static bool
 arity_ok(const struct cmd *cmd, size_t argc)
 {

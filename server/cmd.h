@@ -69,6 +69,12 @@ void cmd_execute(struct conn *c, struct resp_request *req);
 void cmd_dispatch_subcommand(struct conn *c, struct resp_request *req,
                              struct cmd *parent);
 
+/* Redis's range key spec over a command line of argc words (argv[0] the
+ * name): the index of the last key, or -1 when the command has no keys or
+ * the line is too short to hold them. Keys are argv[first_key], then every
+ * key_step words up to that index. */
+int cmd_last_key(const struct cmd *cmd, size_t argc);
+
 /* Case-insensitive lookup of a top-level command. */
 struct cmd *cmd_lookup(const char *name, size_t len);
 

@@ -225,18 +225,14 @@ bool
 cluster_route(struct conn *c, const struct cmd *cmd,
               const struct resp_request *req)
 {
-    if (!routing || cmd->first_key <= 0 ||
-        req->argc <= (size_t)cmd->first_key) {
-        return true;
+    int last = routing ? cmd_last_key(cmd, req->argc) : -1;
+    if (last < 0) {
+        return true;    /* no keys: runs on any node */
     }
-    size_t last = cmd->last_key < 0
-                  ? req->argc - (size_t)-cmd->last_key
-                  : (size_t)cmd->last_key;
-    size_t step = cmd->key_step > 0 ? (size_t)cmd->key_step : 1;
+    int step = cmd->key_step > 0 ? cmd->key_step : 1;
     unsigned slot = cluster_keyslot(req->argv[cmd->first_key],
                                     req->argvlen[cmd->first_key]);
-    for (size_t i = (size_t)cmd->first_key + step;
-         i <= last && i < req->argc; i += step) {
+    for (int i = cmd->first_key + step; i <= last; i += step) {
         if (cluster_keyslot(req->argv[i], req->argvlen[i]) != slot) {
             conn_error(c, "CROSSSLOT Keys in request don't hash to the same "
                        "slot");

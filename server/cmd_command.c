@@ -386,20 +386,6 @@ lookup_full(char **argv, size_t *argvlen, size_t argc)
     return find_sub(base, argv[1], argvlen[1]);
 }
 
-/* Redis's range key spec over a command line of argc words: the index of
- * the last key, or -1 when the line is too short to hold its keys. */
-static int
-last_key_index(const struct cmd *cmd, size_t argc)
-{
-    int64_t first = cmd->first_key;
-    int64_t last = cmd->last_key >= 0 ? cmd->last_key
-                                      : (int64_t)argc + cmd->last_key;
-    if (first >= (int64_t)argc || last >= (int64_t)argc || last < first) {
-        return -1;
-    }
-    return (int)last;
-}
-
 static void
 getkeys(struct conn *c, struct resp_request *req, bool with_flags)
 {
@@ -420,7 +406,7 @@ getkeys(struct conn *c, struct resp_request *req, bool with_flags)
         conn_error(c, "ERR Invalid number of arguments specified for command");
         return;
     }
-    int last = last_key_index(cmd, argc);
+    int last = cmd_last_key(cmd, argc);
     if (last < 0) {
         conn_error(c, "ERR Invalid arguments specified for command");
         return;
