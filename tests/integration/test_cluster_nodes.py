@@ -3,6 +3,7 @@ topology (cluster-node lines). Cluster clients (redis-py RedisCluster,
 redis-cli -c, redis-benchmark --cluster) must send every key to the node
 that owns its slot, limits must hold exactly across clients on all nodes,
 and a stopped node must fail only its own slots."""
+import json
 import os
 import signal
 import subprocess
@@ -218,6 +219,22 @@ def test_redis_cli_cluster_mode_follows_moved(cluster):
     out = subprocess.run(["redis-cli", "-p", str(cluster.ports[0]), "RL.FIXED",
                           keys[1][0], "5", "60"], capture_output=True, timeout=20)
     assert out.stdout == b"MOVED %d 127.0.0.1:%d\n\n" % (keyslot(keys[1][0]), cluster.ports[1])
+
+
+def test_node_cluster_clients_route_by_slot(cluster):
+    """ioredis Cluster and node-redis createCluster (both RESP3)."""
+    from test_node_clients import CLIENTS, ensure_node_modules
+    ensure_node_modules()
+    out = subprocess.run(["node", "cluster.mjs", str(cluster.ports[0])], cwd=CLIENTS,
+                         capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0, out.stdout + out.stderr
+    result = json.loads(out.stdout.strip().splitlines()[-1])
+    assert sorted(result) == ["ioredis", "node-redis"]
+    for allowed in result.values():
+        assert len(allowed) == 20 and set(allowed.values()) == {5}
+        assert {owner_index(keyslot(k)) for k in allowed} == {0, 1, 2}
+        for key in allowed:
+            assert cluster.holders(key) == [owner_index(keyslot(key))]
 
 
 def test_redis_benchmark_cluster_spreads_keys_by_slot(cluster):
