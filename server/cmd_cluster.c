@@ -30,7 +30,7 @@
 #include "server/server.h"
 #include "server/textbuf.h"
 
-static struct cluster_topo *topo;   /* NULL with cluster-mode no */
+static struct cluster_topo *topo;   /* NULL until emulated or yes is used */
 static bool routing;                /* cluster-mode yes: check keys */
 
 static bool
@@ -89,7 +89,7 @@ emulated_topology(char *err, size_t errlen)
 {
     char slots[16], *words[3];
     struct cluster_topo *t = cluster_topo_create();
-    char addr[] = "127.0.0.1:1";    /* replaced per client: my_endpoint() */
+    char addr[] = "127.0.0.1:1";    /* replaced per client: node_endpoint() */
     snprintf(slots, sizeof(slots), "0-%d", CLUSTER_SLOTS - 1);
     words[0] = srv.run_id;
     words[1] = addr;
