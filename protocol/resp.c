@@ -50,7 +50,20 @@ struct resp_parser {
     size_t args_cap;
     const char *cb_error;    /* set by an object function that refused */
     char err[ERR_LEN];
+    /* Stream offsets count every byte ever fed: buf[0] is at `base`, and
+     * whoever drops bytes from the front of buf (compact(), hiredis after
+     * a reply) adds them to it. */
+    uint64_t base;
+    uint64_t key_off;        /* argv[1] of the request being built, or
+                                NO_OFFSET */
+    /* resp_peek_ahead()'s memory: the request at stream offset pk_from
+     * ends at pk_end (0: not known), so the next call does not parse it
+     * again to find the request after it. */
+    uint64_t pk_from;
+    uint64_t pk_end;
 };
+
+#define NO_OFFSET UINT64_MAX
 
 /* A marker object: the argv lives in the parser, hiredis only needs a
  * non-NULL pointer to know an element was accepted. */
@@ -137,6 +150,7 @@ args_reset(struct resp_parser *p)
 {
     p->nargs = 0;
     p->arena_len = 0;
+    p->key_off = NO_OFFSET;
 }
 
 static void
@@ -193,6 +207,13 @@ obj_string(const redisReadTask *task, char *str, size_t len)
     if (len > p->lim->max_bulk) {
         p->cb_error = bulk_too_long(p);
         return NULL;
+    }
+    if (p->nargs == 1) {
+        /* hiredis hands over the bulk in place, inside its buffer. */
+        const redisReader *r = p->reader;
+        p->key_off = str >= r->buf && str <= r->buf + r->len
+                         ? p->base + (uint64_t)(str - r->buf)
+                         : NO_OFFSET;
     }
     if (args_push(p, str, len) < 0) {
         p->cb_error = "ERR Protocol error: out of memory";
@@ -259,6 +280,7 @@ resp_create(const struct resp_limits *lim)
         return NULL;
     }
     p->lim = lim;
+    p->key_off = NO_OFFSET;
     p->reader = redisReaderCreateWithFunctions(&object_functions);
     if (p->reader == NULL || args_reserve(p, ARGS_MIN) < 0) {
         resp_destroy(&p);
@@ -343,12 +365,15 @@ resp_feed(struct resp_parser *p, const char *buf, size_t n)
 /* Drop consumed bytes from the front of the reader's buffer, as
  * redisReaderGetReply() does after a reply. */
 static void
-compact(redisReader *r)
+compact(struct resp_parser *p)
 {
+    redisReader *r = p->reader;
     if (r->pos == r->len) {
+        p->base += r->len;
         sdsclear(r->buf);
         r->pos = r->len = 0;
     } else if (r->pos >= COMPACT_AT) {
+        p->base += r->pos;
         sdsrange(r->buf, (int)r->pos, -1);
         r->pos = 0;
         r->len = sdslen(r->buf);
@@ -676,7 +701,12 @@ next_multibulk(struct resp_parser *p, struct resp_request *req)
         p->mid_request = true;
     }
     p->cb_error = NULL;
-    if (redisReaderGetReply(r, &reply) != REDIS_OK) {
+    size_t len_before = r->len;
+    int rc = redisReaderGetReply(r, &reply);
+    /* It drops consumed bytes from the front once 1 KB pile up; nothing
+     * is fed meanwhile, so what the buffer lost is what it dropped. */
+    p->base += len_before - r->len;
+    if (rc != REDIS_OK) {
         reader_error(p);
         return RESP_ERROR;
     }
@@ -693,20 +723,23 @@ next_multibulk(struct resp_parser *p, struct resp_request *req)
 /* Read "<c><digits>\r\n" at *at (bounded by end); advances *at. Only a
  * hint for prefetching, so anything unusual just answers false. */
 static bool
-peek_header(const char **at, const char *end, char c, int64_t *n)
+peek_header_slow(const char **at, const char *end, char c, int64_t *n)
 {
     const char *s = *at;
+    /* At most 18 digits, so the value cannot overflow. */
+    const char *stop = end - s > 19 ? s + 19 : end;
     int64_t v = 0;
     if (s >= end || *s != c) {
         return false;
     }
-    for (s++; s < end && *s >= '0' && *s <= '9'; s++) {
-        if (v > (INT64_MAX - 9) / 10) {
-            return false;
+    for (s++; s < stop; s++) {
+        unsigned d = (unsigned char)*s - '0';
+        if (d > 9) {
+            break;
         }
-        v = v * 10 + (*s - '0');
+        v = v * 10 + d;
     }
-    if (s + 1 >= end || s[0] != '\r' || s[1] != '\n' || s == *at + 1) {
+    if (s == *at + 1 || s + 1 >= end || s[0] != '\r' || s[1] != '\n') {
         return false;
     }
     *n = v;
@@ -714,8 +747,31 @@ peek_header(const char **at, const char *end, char c, int64_t *n)
     return true;
 }
 
+/* The same, inline for the one- and two-digit counts and lengths that
+ * nearly every request has. */
+static inline bool
+peek_header(const char **at, const char *end, char c, int64_t *n)
+{
+    const unsigned char *s = (const unsigned char *)*at;
+    if (end - *at >= 5 && s[0] == (unsigned char)c) {
+        unsigned d0 = s[1] - (unsigned)'0';
+        unsigned d1 = s[2] - (unsigned)'0';
+        if (d0 <= 9 && s[2] == '\r' && s[3] == '\n') {
+            *n = d0;
+            *at += 4;
+            return true;
+        }
+        if (d0 <= 9 && d1 <= 9 && s[3] == '\r' && s[4] == '\n') {
+            *n = d0 * 10 + d1;
+            *at += 5;
+            return true;
+        }
+    }
+    return peek_header_slow(at, end, c, n);
+}
+
 /* One bulk string at *at: its bytes and length; advances past it. */
-static bool
+static inline bool
 peek_bulk(const char **at, const char *end, const char **str, size_t *len)
 {
     int64_t n;
@@ -758,13 +814,77 @@ resp_peek_key(const struct resp_parser *p, unsigned skip, const char **key,
     }
 }
 
+/* Skip one whole multibulk of at least one argument at *at. */
+static bool
+peek_skip_request(const char **at, const char *end)
+{
+    int64_t count;
+    const char *s;
+    size_t n;
+    if (!peek_header(at, end, '*', &count) || count < 1) {
+        return false;
+    }
+    while (count-- > 0) {
+        if (!peek_bulk(at, end, &s, &n)) {
+            return false;
+        }
+    }
+    return true;
+}
+
+bool
+resp_peek_ahead(struct resp_parser *p, const char **key, size_t *keylen,
+                uint64_t *key_off)
+{
+    const redisReader *r = p->reader;
+    const char *end = r->buf + r->len;
+    uint64_t next = p->base + r->pos;   /* the request framed next */
+    const char *at;
+    int64_t count;
+    const char *s;
+    size_t n;
+
+    if (p->mid_request) {
+        return false;
+    }
+    if (p->pk_end != 0 && p->pk_from == next) {
+        at = r->buf + (p->pk_end - p->base);  /* parsed by the last call */
+    } else {
+        at = r->buf + r->pos;
+        if (!peek_skip_request(&at, end)) {
+            return false;
+        }
+    }
+    p->pk_from = p->base + (uint64_t)(at - r->buf);
+    p->pk_end = 0;
+    if (!peek_header(&at, end, '*', &count) || count < 2 ||
+        !peek_bulk(&at, end, &s, &n) || !peek_bulk(&at, end, key, keylen)) {
+        return false;
+    }
+    *key_off = p->base + (uint64_t)(*key - r->buf);
+    /* Its end, for the next call: the rest of its arguments. */
+    for (count -= 2; count > 0; count--) {
+        if (!peek_bulk(&at, end, &s, &n)) {
+            return true;
+        }
+    }
+    p->pk_end = p->base + (uint64_t)(at - r->buf);
+    return true;
+}
+
+uint64_t
+resp_key_offset(const struct resp_parser *p)
+{
+    return p->key_off;
+}
+
 enum resp_status
 resp_next(struct resp_parser *p, struct resp_request *req)
 {
     redisReader *r = p->reader;
     for (;;) {
         if (!p->mid_request && r->pos == r->len) {
-            compact(r);
+            compact(p);
             return RESP_AGAIN;
         }
         size_t before = r->pos;
@@ -776,7 +896,7 @@ resp_next(struct resp_parser *p, struct resp_request *req)
         }
         /* AGAIN after progress means an empty request was skipped. */
         if (p->mid_request || r->pos == before) {
-            compact(r);
+            compact(p);
             return RESP_AGAIN;
         }
     }

@@ -933,20 +933,36 @@ store_lookup_hashed(struct store *s, const void *key, size_t keylen,
     return NULL;
 }
 
+uint64_t
+store_key_hash(const struct store *s, const void *key, size_t keylen)
+{
+    return store_hash(s, keylen == 0 ? "" : key, keylen);
+}
+
 struct store_rec *
 store_lookup(struct store *s, const void *key, size_t keylen, int64_t now)
 {
     if (keylen > STORE_KEY_MAX) {
         return NULL;
     }
-    return store_lookup_hashed(s, key, keylen,
-                               store_hash(s, keylen == 0 ? "" : key, keylen),
+    return store_lookup_hashed(s, key, keylen, store_key_hash(s, key, keylen),
                                now);
 }
 
 struct store_rec *
 store_add(struct store *s, const void *key, size_t keylen, uint8_t type,
           size_t state_size)
+{
+    if (keylen > STORE_KEY_MAX) {
+        return NULL;
+    }
+    return store_add_hashed(s, key, keylen, store_key_hash(s, key, keylen),
+                            type, state_size);
+}
+
+struct store_rec *
+store_add_hashed(struct store *s, const void *key, size_t keylen,
+                 uint64_t hash, uint8_t type, size_t state_size)
 {
     uint32_t h;
 
@@ -987,7 +1003,7 @@ store_add(struct store *s, const void *key, size_t keylen, uint8_t type,
 
     /* While rehashing, ht[0] only drains; new records go to ht[1]. */
     struct table *t = &s->ht[rehashing(s) ? 1 : 0];
-    uint32_t *head = &t->bucket[store_hash(s, key, keylen) & t->mask];
+    uint32_t *head = &t->bucket[hash & t->mask];
     r->hnext = *head;
     *head = h;
     t->used++;

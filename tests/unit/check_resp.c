@@ -15,6 +15,7 @@
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "protocol/mem.h"
@@ -1226,6 +1227,89 @@ START_TEST(test_peek_refuses_partial_inline_and_keyless_requests)
 }
 END_TEST
 
+/* Drive resp_peek_ahead() as conn.c does: one call per framed request,
+ * over a pipeline fed in odd-sized pieces, with inline and empty requests
+ * mixed in and more than 1 KB in flight (hiredis drops consumed bytes
+ * from the front of its buffer). Whenever a framed request's argv[1] sits
+ * at the stream offset of a key peeked two requests earlier, the peeked
+ * bytes must be that argument: the exactness the store's hash reuse
+ * relies on. */
+START_TEST(test_peek_ahead_offsets_name_the_framed_key)
+{
+    enum { NREQ = 400, PIECE = 1499 };
+    static char stream[NREQ * 400];
+    size_t n = 0;
+    for (int i = 0; i < NREQ; i++) {
+        if (i % 50 == 17) {
+            n += (size_t)sprintf(stream + n, "PING\r\n");
+        } else if (i % 50 == 33) {
+            n += (size_t)sprintf(stream + n, "*0\r\n");
+        } else {
+            int klen = 1 + (i * 37) % 150;
+            n += (size_t)sprintf(stream + n, "*3\r\n$3\r\nSET\r\n$%d\r\n", klen);
+            for (int k = 0; k < klen; k++) {
+                stream[n++] = (char)('a' + (i + k) % 26);
+            }
+            n += (size_t)sprintf(stream + n, "\r\n$2\r\nvv\r\n");
+        }
+    }
+    char peeked[2][200];
+    size_t peeked_len[2] = { 0, 0 };
+    uint64_t peeked_off[2] = { UINT64_MAX, UINT64_MAX };
+    bool peeked_ok[2] = { false, false };
+    size_t framed = 0, hinted = 0;
+    for (size_t at = 0; at < n; at += PIECE) {
+        feed_n(stream + at, at + PIECE <= n ? PIECE : n - at);
+        struct resp_request req;
+        while (resp_next(rp, &req) == RESP_REQUEST) {
+            framed++;
+            /* Offsets count from the first byte fed. */
+            if (req.argc >= 2 && !req.is_inline) {
+                ck_assert_uint_le(resp_key_offset(rp) + req.argvlen[1], n);
+                ck_assert_mem_eq(stream + resp_key_offset(rp), req.argv[1],
+                                 req.argvlen[1]);
+            }
+            if (peeked_ok[0] && req.argc >= 2 &&
+                peeked_off[0] == resp_key_offset(rp) &&
+                peeked_len[0] == req.argvlen[1]) {
+                ck_assert_mem_eq(peeked[0], req.argv[1], req.argvlen[1]);
+                hinted++;
+            }
+            peeked_ok[0] = peeked_ok[1];
+            peeked_len[0] = peeked_len[1];
+            peeked_off[0] = peeked_off[1];
+            memcpy(peeked[0], peeked[1], sizeof(peeked[0]));
+            const char *key;
+            size_t len;
+            peeked_ok[1] = resp_peek_ahead(rp, &key, &len, &peeked_off[1]);
+            if (peeked_ok[1]) {
+                ck_assert_uint_lt(len, sizeof(peeked[1]));
+                ck_assert_mem_eq(stream + peeked_off[1], key, len);
+                memcpy(peeked[1], key, len);
+                peeked_len[1] = len;
+            }
+        }
+    }
+    ck_assert_uint_eq(framed, NREQ - NREQ / 50);
+    /* Most plain requests were complete two requests ahead. */
+    ck_assert_uint_gt(hinted, framed / 2);
+}
+END_TEST
+
+START_TEST(test_key_offset_is_unknown_for_inline_and_one_argument)
+{
+    struct resp_request req;
+    feed("PING k\r\n*1\r\n$4\r\nPING\r\n*2\r\n$3\r\nGET\r\n$1\r\nk\r\n");
+    ck_assert_int_eq(resp_next(rp, &req), RESP_REQUEST);
+    ck_assert_uint_eq(resp_key_offset(rp), UINT64_MAX);
+    ck_assert_int_eq(resp_next(rp, &req), RESP_REQUEST);
+    ck_assert_uint_eq(resp_key_offset(rp), UINT64_MAX);
+    ck_assert_int_eq(resp_next(rp, &req), RESP_REQUEST);
+    /* "PING k\r\n*1\r\n$4\r\nPING\r\n*2\r\n$3\r\nGET\r\n$1\r\n" */
+    ck_assert_uint_eq(resp_key_offset(rp), 8 + 14 + 17);
+}
+END_TEST
+
 Suite *
 resp_suite(void)
 {
@@ -1337,6 +1421,8 @@ resp_suite(void)
     tcase_add_checked_fixture(tc, setup, teardown);
     tcase_add_test(tc, test_peek_finds_key_of_next_and_following_request);
     tcase_add_test(tc, test_peek_refuses_partial_inline_and_keyless_requests);
+    tcase_add_test(tc, test_peek_ahead_offsets_name_the_framed_key);
+    tcase_add_test(tc, test_key_offset_is_unknown_for_inline_and_one_argument);
     suite_add_tcase(s, tc);
 
     tc = tcase_create("lifecycle");
