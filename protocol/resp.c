@@ -132,8 +132,11 @@ arena_reserve(struct resp_parser *p, size_t more)
 static int
 args_push(struct resp_parser *p, const char *s, size_t len)
 {
-    if (len == SIZE_MAX || args_reserve(p, p->nargs + 1) < 0 ||
-        arena_reserve(p, len + 1) < 0) {
+    /* The reserve calls only when a slot or the bytes are missing: once
+     * warm, a request's arguments always fit. */
+    if ((p->nargs >= p->args_cap || p->arena_cap - p->arena_len <= len) &&
+        (len == SIZE_MAX || args_reserve(p, p->nargs + 1) < 0 ||
+         arena_reserve(p, len + 1) < 0)) {
         return -1;
     }
     p->offs[p->nargs] = p->arena_len;
