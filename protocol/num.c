@@ -40,11 +40,33 @@ apply_sign(uint64_t mag, bool negative)
     return -(int64_t)mag;
 }
 
+/* Up to 18 digits and nothing else: the value, which cannot overflow
+ * (10^18 - 1 < INT64_MAX). The common case of both parsers. */
+static inline bool
+parse_short(const char *s, size_t len, int64_t *out)
+{
+    uint64_t v = 0;
+    for (size_t i = 0; i < len; i++) {
+        unsigned d = (unsigned char)s[i] - '0';
+        if (d > 9) {
+            return false;
+        }
+        v = v * 10 + d;
+    }
+    *out = (int64_t)v;
+    return true;
+}
+
 bool
 num_parse_i64(const char *s, size_t len, int64_t *out)
 {
     bool negative = false;
     uint64_t mag;
+
+    /* No sign, no leading zero: canonical whenever all are digits. */
+    if (len - 1 < 18 && (unsigned)((unsigned char)s[0] - '1') < 9) {
+        return parse_short(s, len, out);
+    }
 
     if (len == 0 || len >= NUM_I64_MAXLEN) {
         return false;
@@ -75,6 +97,10 @@ num_parse_i64_rust(const char *s, size_t len, int64_t *out)
 {
     bool negative = false;
     uint64_t mag;
+
+    if (len - 1 < 18 && (unsigned)((unsigned char)s[0] - '0') < 10) {
+        return parse_short(s, len, out);
+    }
 
     if (len > 0 && (s[0] == '-' || s[0] == '+')) {
         negative = s[0] == '-';
