@@ -574,6 +574,21 @@ check_multibulk_header(struct resp_parser *p, int64_t *count)
     redisReader *r = p->reader;
     const char *start = r->buf + r->pos;
     size_t avail = r->len - r->pos;
+    /* "*<1-9>\r\n" or "*<10-99>\r\n", nearly every request: valid
+     * and within max_args unless the limit is below 100. */
+    if (avail >= 5 && start[1] >= '1' && start[1] <= '9') {
+        int64_t c = -1;
+        if (start[2] == '\r' && start[3] == '\n') {
+            c = start[1] - '0';
+        } else if (start[2] >= '0' && start[2] <= '9' && start[3] == '\r' &&
+                   start[4] == '\n') {
+            c = (start[1] - '0') * 10 + (start[2] - '0');
+        }
+        if (c > 0 && (size_t)c <= p->lim->max_args) {
+            *count = c;
+            return RESP_REQUEST;
+        }
+    }
     const char *cr = memchr(start, '\r', avail);
     if (cr == NULL) {
         if (avail > p->lim->max_inline) {
@@ -860,19 +875,25 @@ resp_peek_ahead(struct resp_parser *p, const char **key, size_t *keylen,
     }
     p->pk_from = p->base + (uint64_t)(at - r->buf);
     p->pk_end = 0;
-    if (!peek_header(&at, end, '*', &count) || count < 2 ||
-        !peek_bulk(&at, end, &s, &n) || !peek_bulk(&at, end, key, keylen)) {
+    if (!peek_header(&at, end, '*', &count) || count < 1) {
         return false;
     }
-    *key_off = p->base + (uint64_t)(*key - r->buf);
-    /* Its end, for the next call: the rest of its arguments. */
-    for (count -= 2; count > 0; count--) {
+    /* Walk all its arguments: argv[1] is the key, and where it ends is
+     * what the next call starts from (even when it has no key). */
+    bool found = false;
+    for (int64_t i = 0; i < count; i++) {
         if (!peek_bulk(&at, end, &s, &n)) {
-            return true;
+            return found;
+        }
+        if (i == 1) {
+            *key = s;
+            *keylen = n;
+            *key_off = p->base + (uint64_t)(s - r->buf);
+            found = true;
         }
     }
     p->pk_end = p->base + (uint64_t)(at - r->buf);
-    return true;
+    return found;
 }
 
 uint64_t

@@ -362,25 +362,27 @@ cmd_setup(void)
     return 0;
 }
 
-/* Bytes [at, at + 8) of an input name against the slot's name. */
-static bool
-word_matches(const struct index_slot *e, const char *name, size_t at)
+/* Bytes [at, at + size) of an input name against the slot's name; size
+ * is a constant 4 or 8 where it is inlined, so this is one load each. */
+static inline bool
+chunk_matches(const struct index_slot *e, const char *name, size_t at,
+              size_t size)
 {
-    uint64_t in, fold, want;
-    memcpy(&in, name + at, 8);
-    memcpy(&fold, e->fold + at, 8);
-    memcpy(&want, e->name + at, 8);
+    uint64_t in = 0, fold = 0, want = 0;
+    memcpy(&in, name + at, size);
+    memcpy(&fold, e->fold + at, size);
+    memcpy(&want, e->name + at, size);
     return (in | fold) == want;
 }
 
-/* Eight bytes at a time, the last word overlapping the one before. */
+/* Whole words at a time, the last word overlapping the one before. */
 static bool
 name_matches(const struct index_slot *e, const char *name, size_t len)
 {
     if (e->len != len) {
         return false;
     }
-    if (len < 8) {
+    if (len < 4) {
         for (size_t i = 0; i < len; i++) {
             if (((unsigned char)name[i] | e->fold[i]) != e->name[i]) {
                 return false;
@@ -388,12 +390,16 @@ name_matches(const struct index_slot *e, const char *name, size_t len)
         }
         return true;
     }
+    if (len < 8) {
+        return chunk_matches(e, name, 0, 4) &&
+               chunk_matches(e, name, len - 4, 4);
+    }
     for (size_t i = 0; i + 8 < len; i += 8) {
-        if (!word_matches(e, name, i)) {
+        if (!chunk_matches(e, name, i, 8)) {
             return false;
         }
     }
-    return word_matches(e, name, len - 8);
+    return chunk_matches(e, name, len - 8, 8);
 }
 
 struct cmd *
