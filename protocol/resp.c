@@ -16,6 +16,14 @@
  * without CRLF. So the '*' line is validated here before hiredis sees it,
  * and a pending '$' line is checked against max_bulk while its body is
  * still arriving. hiredis's own error texts are mapped to Redis's.
+ *
+ * Why hiredis sees a window of the input: after each reply it drops the
+ * consumed bytes from the front of its buffer once 1 KB pile up, moving
+ * everything behind them. Fed a 64 KB read of small pipelined requests,
+ * that moved ~2 KB per request (quadratic in the read size). So input
+ * beyond WINDOW unparsed bytes waits in `pend` and is handed over as
+ * hiredis consumes; before answering AGAIN everything is handed over, so
+ * a request longer than the window still frames exactly as before.
  */
 #include "protocol/resp.h"
 
@@ -33,6 +41,7 @@
 #define ARGS_MIN 16          /* argv slots allocated before a count is seen */
 #define ARGS_PREALLOC 1024   /* most slots reserved from an announced count */
 #define COMPACT_AT 1024      /* drop consumed bytes once this many pile up */
+#define WINDOW (8 * 1024)    /* bytes of input hiredis holds unparsed */
 
 struct resp_parser {
     redisReader *reader;
@@ -61,6 +70,11 @@ struct resp_parser {
      * again to find the request after it. */
     uint64_t pk_from;
     uint64_t pk_end;
+    /* Input not yet handed to hiredis, bytes [pend_start, pend_end). */
+    char *pend;
+    size_t pend_start;
+    size_t pend_end;
+    size_t pend_cap;
 };
 
 #define NO_OFFSET UINT64_MAX
@@ -106,26 +120,35 @@ args_reserve(struct resp_parser *p, size_t want)
     return 0;
 }
 
+/* Room for `more` bytes after the `used` ones of a growable buffer
+ * (doubling from `initial`). */
+static int
+buffer_reserve(char **buf, size_t *cap, size_t used, size_t more,
+               size_t initial)
+{
+    if (*cap - used >= more) {
+        return 0;
+    }
+    size_t c = *cap ? *cap : initial;
+    while (c - used < more) {
+        if (c > SIZE_MAX / 2) {
+            return -1;
+        }
+        c *= 2;
+    }
+    char *b = mem_realloc(*buf, c);
+    if (b == NULL) {
+        return -1;
+    }
+    *buf = b;
+    *cap = c;
+    return 0;
+}
+
 static int
 arena_reserve(struct resp_parser *p, size_t more)
 {
-    if (p->arena_cap - p->arena_len >= more) {
-        return 0;
-    }
-    size_t cap = p->arena_cap ? p->arena_cap : 256;
-    while (cap - p->arena_len < more) {
-        if (cap > SIZE_MAX / 2) {
-            return -1;
-        }
-        cap *= 2;
-    }
-    char *a = mem_realloc(p->arena, cap);
-    if (a == NULL) {
-        return -1;
-    }
-    p->arena = a;
-    p->arena_cap = cap;
-    return 0;
+    return buffer_reserve(&p->arena, &p->arena_cap, p->arena_len, more, 256);
 }
 
 /* Append one argument (copied, NUL-terminated). */
@@ -306,6 +329,7 @@ resp_destroy(struct resp_parser **pp)
         redisReaderFree(p->reader);
     }
     mem_free(p->arena);
+    mem_free(p->pend);
     mem_free(p->offs);
     mem_free(p->lens);
     mem_free(p->ptrs);
@@ -322,7 +346,7 @@ resp_set_limits(struct resp_parser *p, const struct resp_limits *lim)
 size_t
 resp_buffered(const struct resp_parser *p)
 {
-    size_t n = p->reader->len - p->reader->pos;
+    size_t n = p->reader->len - p->reader->pos + p->pend_end - p->pend_start;
     /* hiredis hands over the elements of a request as they arrive: the
      * ones already copied out still belong to the unfinished request. */
     if (p->mid_request) {
@@ -334,7 +358,7 @@ resp_buffered(const struct resp_parser *p)
 size_t
 resp_memory(const struct resp_parser *p)
 {
-    return sizeof(*p) + p->arena_cap +
+    return sizeof(*p) + p->arena_cap + p->pend_cap +
            p->args_cap * (2 * sizeof(size_t) + sizeof(char *)) +
            (p->reader->buf ? sdsalloc(p->reader->buf) : 0);
 }
@@ -343,6 +367,61 @@ const char *
 resp_error(const struct resp_parser *p)
 {
     return p->err;
+}
+
+/* Keep n bytes for later, behind what is already waiting. */
+static int
+pend_append(struct resp_parser *p, const char *buf, size_t n)
+{
+    if (n == 0) {
+        return 0;
+    }
+    if (p->pend_start > 0 && p->pend_end + n > p->pend_cap) {
+        /* Reuse the consumed front before growing. */
+        memmove(p->pend, p->pend + p->pend_start,
+                p->pend_end - p->pend_start);
+        p->pend_end -= p->pend_start;
+        p->pend_start = 0;
+    }
+    if (buffer_reserve(&p->pend, &p->pend_cap, p->pend_end, n, WINDOW) < 0) {
+        return -1;
+    }
+    memcpy(p->pend + p->pend_end, buf, n);
+    p->pend_end += n;
+    return 0;
+}
+
+/* Hand up to n waiting bytes to hiredis. */
+static int
+pend_feed(struct resp_parser *p, size_t n)
+{
+    size_t waiting = p->pend_end - p->pend_start;
+    if (n > waiting) {
+        n = waiting;
+    }
+    if (n == 0) {
+        return 0;
+    }
+    if (redisReaderFeed(p->reader, p->pend + p->pend_start, n) != REDIS_OK) {
+        set_error(p, "ERR Protocol error: out of memory");
+        return -1;
+    }
+    p->pend_start += n;
+    if (p->pend_start == p->pend_end) {
+        p->pend_start = p->pend_end = 0;
+    }
+    return 0;
+}
+
+/* Refill the window once hiredis has parsed half of it. */
+static int
+pend_top_up(struct resp_parser *p)
+{
+    size_t unparsed = p->reader->len - p->reader->pos;
+    if (p->pend_end == p->pend_start || unparsed >= WINDOW / 2) {
+        return 0;
+    }
+    return pend_feed(p, WINDOW - unparsed);
 }
 
 int
@@ -358,7 +437,14 @@ resp_feed(struct resp_parser *p, const char *buf, size_t n)
         set_error(p, "ERR Protocol error: client query buffer limit reached");
         return -1;
     }
-    if (redisReaderFeed(p->reader, buf, n) != REDIS_OK) {
+    /* What fits the window goes to hiredis now, the rest waits. */
+    size_t unparsed = p->reader->len - p->reader->pos;
+    size_t direct = 0;
+    if (p->pend_end == p->pend_start && unparsed < WINDOW) {
+        direct = n < WINDOW - unparsed ? n : WINDOW - unparsed;
+    }
+    if ((direct > 0 && redisReaderFeed(p->reader, buf, direct) != REDIS_OK) ||
+        pend_append(p, buf + direct, n - direct) < 0) {
         set_error(p, "ERR Protocol error: out of memory");
         return -1;
     }
@@ -387,14 +473,17 @@ void
 resp_shrink(struct resp_parser *p)
 {
     redisReader *r = p->reader;
-    if (p->mid_request || r->pos != r->len) {
+    if (p->mid_request || r->pos != r->len || p->pend_end != p->pend_start) {
         return;
     }
     /* An empty, large reader buffer is freed by the next feed (maxbuf);
-     * the arena we can release now. */
+     * the arena and the waiting buffer we can release now. */
     mem_free(p->arena);
     p->arena = NULL;
     p->arena_cap = p->arena_len = 0;
+    mem_free(p->pend);
+    p->pend = NULL;
+    p->pend_cap = p->pend_start = p->pend_end = 0;
 }
 
 /* ---- inline commands -------------------------------------------------- */
@@ -907,6 +996,9 @@ resp_next(struct resp_parser *p, struct resp_request *req)
 {
     redisReader *r = p->reader;
     for (;;) {
+        if (pend_top_up(p) < 0) {
+            return RESP_ERROR;
+        }
         if (!p->mid_request && r->pos == r->len) {
             compact(p);
             return RESP_AGAIN;
@@ -920,6 +1012,14 @@ resp_next(struct resp_parser *p, struct resp_request *req)
         }
         /* AGAIN after progress means an empty request was skipped. */
         if (p->mid_request || r->pos == before) {
+            /* Short of bytes: hand over all that waits, then say AGAIN
+             * only if that was everything. */
+            if (p->pend_end != p->pend_start) {
+                if (pend_feed(p, p->pend_end - p->pend_start) < 0) {
+                    return RESP_ERROR;
+                }
+                continue;
+            }
             compact(p);
             return RESP_AGAIN;
         }

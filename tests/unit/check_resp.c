@@ -1227,6 +1227,74 @@ START_TEST(test_peek_refuses_partial_inline_and_keyless_requests)
 }
 END_TEST
 
+/* ------------------------------------------------------------------------
+ * large feeds (hiredis sees a window; the rest waits in the parser)
+ * --------------------------------------------------------------------- */
+
+/* 300 KB of pipelined requests in one feed: all framed, in order, and
+ * counted as buffered until framed. */
+START_TEST(test_one_large_feed_frames_every_request_in_order)
+{
+    enum { NREQ = 6000 };
+    static char stream[NREQ * 64];
+    size_t n = 0;
+    for (int i = 0; i < NREQ; i++) {
+        char key[16];
+        int klen = sprintf(key, "k%d", i);
+        n += (size_t)sprintf(stream + n, "*2\r\n$3\r\nGET\r\n$%d\r\n%s\r\n",
+                             klen, key);
+    }
+    feed_n(stream, n);
+    ck_assert_uint_ge(resp_buffered(rp), n);
+    for (int i = 0; i < NREQ; i++) {
+        char key[16];
+        sprintf(key, "k%d", i);
+        expect_req(0, "GET", key, NULL);
+    }
+    expect_again();
+    ck_assert_uint_eq(resp_buffered(rp), 0);
+}
+END_TEST
+
+/* A bulk and an inline line longer than the window, between small
+ * requests, in one feed and then byte-split across two feeds. */
+START_TEST(test_requests_longer_than_the_window_frame_whole)
+{
+    enum { BIG = 100 * 1024, LINE = 20 * 1024 };
+    static char big[BIG + 1], line[LINE + 1];
+    static char stream[BIG + LINE + 256];
+    memset(big, 'b', BIG);
+    memset(line, 'i', LINE);
+    lim.max_bulk = 2 * BIG;
+    for (int split = 0; split < 2; split++) {
+        resp_destroy(&rp);
+        rp = resp_create(&lim);
+        size_t n = (size_t)sprintf(stream, "*1\r\n$4\r\nPING\r\n"
+                                           "*2\r\n$4\r\nECHO\r\n$%d\r\n",
+                                   BIG);
+        memcpy(stream + n, big, BIG);
+        n += BIG;
+        n += (size_t)sprintf(stream + n, "\r\nECHO ");
+        memcpy(stream + n, line, LINE);
+        n += LINE;
+        n += (size_t)sprintf(stream + n, "\r\n*1\r\n$4\r\nPING\r\n");
+        size_t first = split ? n / 3 : n;
+        feed_n(stream, first);
+        if (split) {
+            expect_req(0, "PING", NULL);
+            expect_again();
+            feed_n(stream + first, n - first);
+        } else {
+            expect_req(0, "PING", NULL);
+        }
+        expect_req(0, "ECHO", big, NULL);
+        expect_req(1, "ECHO", line, NULL);
+        expect_req(0, "PING", NULL);
+        expect_again();
+    }
+}
+END_TEST
+
 /* Drive resp_peek_ahead() as conn.c does: one call per framed request,
  * over a pipeline fed in odd-sized pieces, with inline and empty requests
  * mixed in and more than 1 KB in flight (hiredis drops consumed bytes
@@ -1422,6 +1490,8 @@ resp_suite(void)
     tcase_add_test(tc, test_peek_finds_key_of_next_and_following_request);
     tcase_add_test(tc, test_peek_refuses_partial_inline_and_keyless_requests);
     tcase_add_test(tc, test_peek_ahead_offsets_name_the_framed_key);
+    tcase_add_test(tc, test_one_large_feed_frames_every_request_in_order);
+    tcase_add_test(tc, test_requests_longer_than_the_window_frame_whole);
     tcase_add_test(tc, test_key_offset_is_unknown_for_inline_and_one_argument);
     suite_add_tcase(s, tc);
 
