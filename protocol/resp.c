@@ -151,6 +151,31 @@ arena_reserve(struct resp_parser *p, size_t more)
     return buffer_reserve(&p->arena, &p->arena_cap, p->arena_len, more, 256);
 }
 
+/* memcpy for n <= 16 without the call: most arguments are a few bytes
+ * (command names, keys, numbers). Overlapping words, no byte outside
+ * [0, n) read or written. */
+static inline void
+copy_small(char *dst, const char *src, size_t n)
+{
+    if (n >= 8) {
+        uint64_t a, b;
+        memcpy(&a, src, 8);
+        memcpy(&b, src + n - 8, 8);
+        memcpy(dst, &a, 8);
+        memcpy(dst + n - 8, &b, 8);
+    } else if (n >= 4) {
+        uint32_t a, b;
+        memcpy(&a, src, 4);
+        memcpy(&b, src + n - 4, 4);
+        memcpy(dst, &a, 4);
+        memcpy(dst + n - 4, &b, 4);
+    } else {
+        for (size_t i = 0; i < n; i++) {
+            dst[i] = src[i];
+        }
+    }
+}
+
 /* Append one argument (copied, NUL-terminated). */
 static int
 args_push(struct resp_parser *p, const char *s, size_t len)
@@ -164,8 +189,13 @@ args_push(struct resp_parser *p, const char *s, size_t len)
     }
     p->offs[p->nargs] = p->arena_len;
     p->lens[p->nargs] = len;
-    memcpy(p->arena + p->arena_len, s, len);
-    p->arena[p->arena_len + len] = '\0';
+    char *dst = p->arena + p->arena_len;
+    if (len <= 16) {
+        copy_small(dst, s, len);
+    } else {
+        memcpy(dst, s, len);
+    }
+    dst[len] = '\0';
     p->arena_len += len + 1;
     p->nargs++;
     return 0;
