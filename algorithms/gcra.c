@@ -216,6 +216,14 @@ gcra_throttle(const struct gcra_params *p, bool has_tat, uint64_t tat,
 int64_t
 gcra_reply_seconds(gcra_ns_t ns)
 {
+    /* Below 2^22 s the f64 sum cannot reach the next whole second (its
+     * rounding step is < 1e-9 s, the smallest gap to it), so it truncates
+     * to secs itself: skip the floating point. */
+    const int64_t exact_below = (INT64_C(1) << 22) * NS_PER_SEC;
+    if (ns > -exact_below && ns < exact_below) {
+        int64_t v = (int64_t)ns;
+        return v / NS_PER_SEC + (v % NS_PER_SEC / NS_PER_MS > 0);
+    }
     int64_t secs = (int64_t)div_i128(ns, NS_PER_SEC);
     int32_t subsec = (int32_t)mod_i128(ns, NS_PER_SEC);
     int64_t whole = f64_to_i64((double)secs + (double)subsec / 1e9);
