@@ -247,8 +247,14 @@ siphash(uint64_t k0, uint64_t k1, const unsigned char *p, size_t len,
         sip_absorb(&st, load64_le(p + off), crounds);
     }
     uint64_t last = (uint64_t)(len & 0xff) << 56;
-    for (size_t i = 0; i < (len & 7); i++) {
-        last |= (uint64_t)p[whole + i] << (8 * i);
+    size_t rest = len & 7;
+    if (rest != 0 && len >= 8) {
+        /* The last rest bytes as the top of the word ending the key. */
+        last |= load64_le(p + len - 8) >> (64 - 8 * rest);
+    } else {
+        for (size_t i = 0; i < rest; i++) {
+            last |= (uint64_t)p[whole + i] << (8 * i);
+        }
     }
     sip_absorb(&st, last, crounds);
     st.v2 ^= 0xff;
