@@ -38,3 +38,33 @@ def test_reply_integers_of_every_digit_count(server):
         got = conn.command("CL.THROTTLE", key, str(burst), "1", "1", "PEEK")
         want_limit = b":%d\r\n" % (burst + 1)
         assert got.split(b"\r\n")[2] + b"\r\n" == want_limit, got
+
+
+def test_pipelined_keys_hashed_once_are_found_again(server):
+    # 500 keys of one length, each hit four times, in one pipelined send
+    # with inline and keyless requests in between: the prefetched hash is
+    # reused for the lookup and the add, so every key must exist once and
+    # count down exactly.
+    conn = server.raw()
+    keys = ["hot:pipe:%04d" % i for i in range(500)]
+    order = [k for rnd in range(4) for k in keys]
+    parts = []
+    for i, k in enumerate(order):
+        parts.append(resp_command("CL.THROTTLE", k, "15", "30", "60"))
+        if i % 97 == 0:
+            parts.append(b"PING\r\n")
+        if i % 89 == 0:
+            parts.append(resp_command("PING"))
+    conn.send(b"".join(parts))
+    seen = {}
+    for i, k in enumerate(order):
+        reply = conn.reply_bytes()
+        assert reply.startswith(b"*5\r\n:0\r\n:16\r\n"), reply
+        remaining = int(reply.split(b"\r\n")[3][1:])
+        assert remaining == 15 - seen.get(k, 0), (k, reply)
+        seen[k] = seen.get(k, 0) + 1
+        if i % 97 == 0:
+            assert conn.reply_bytes() == b"+PONG\r\n"
+        if i % 89 == 0:
+            assert conn.reply_bytes() == b"+PONG\r\n"
+    assert conn.command("KEYS", "hot:pipe:*").startswith(b"*500\r\n")
