@@ -474,11 +474,31 @@ rec_dead(const struct store_rec *r, int64_t now)
     return r->expire_at != STORE_NEVER && r->expire_at <= now;
 }
 
+/* memcmp(a, b, n) == 0, without the call for keys of 4 to 16 bytes:
+ * two overlapping words, nothing outside [0, n) read. */
+static inline bool
+keys_equal(const unsigned char *a, const unsigned char *b, size_t n)
+{
+    if (n >= 8 && n <= 16) {
+        return load64_le(a) == load64_le(b) &&
+               load64_le(a + n - 8) == load64_le(b + n - 8);
+    }
+    if (n >= 4 && n < 8) {
+        uint32_t a0, a1, b0, b1;
+        memcpy(&a0, a, 4);
+        memcpy(&a1, a + n - 4, 4);
+        memcpy(&b0, b, 4);
+        memcpy(&b1, b + n - 4, 4);
+        return a0 == b0 && a1 == b1;
+    }
+    return memcmp(a, b, n) == 0;
+}
+
 static inline bool
 rec_matches(const struct store_rec *r, const void *key, size_t keylen)
 {
     return store_rec_keylen(r) == keylen
-           && memcmp(store_rec_key(r), key, keylen) == 0;
+           && keys_equal((const unsigned char *)store_rec_key(r), key, keylen);
 }
 
 static inline uint64_t
