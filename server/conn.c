@@ -534,6 +534,9 @@ process_input(struct conn *c)
             protocol_error(c, resp_error(c->parser));
             break;
         }
+        /* For every framed request: it also sets (or clears) this
+         * request's key hash, which keyspace_lookup()/keyspace_add()
+         * trust; skipping it would leave the previous request's. */
         prefetch_ahead(c, &req);
         cmd_execute(c, &req);
         if (!check_output_limits(c)) {
