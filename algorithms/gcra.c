@@ -49,6 +49,30 @@ wrap_mul(int64_t a, int64_t b)
     return (int64_t)((uint64_t)a * (uint64_t)b);
 }
 
+/*
+ * Division and remainder of an i128 by a positive constant. Nearly every
+ * value fits 64 bits, and a 64-bit division is a few instructions where
+ * the 128-bit one is a libgcc call (__divti3, __divmodti4); both truncate
+ * toward zero, so the results are the same.
+ */
+static i128
+div_i128(i128 a, int64_t d)
+{
+    if (a >= INT64_MIN && a <= INT64_MAX) {
+        return (int64_t)a / d;
+    }
+    return a / d;
+}
+
+static i128
+mod_i128(i128 a, int64_t d)
+{
+    if (a >= INT64_MIN && a <= INT64_MAX) {
+        return (int64_t)a % d;
+    }
+    return a % d;
+}
+
 /* Rust `f64 as i64`: truncate toward zero, saturate, NaN -> 0. */
 static int64_t
 f64_to_i64(double x)
@@ -78,7 +102,12 @@ emission_interval(int64_t count, int64_t period)
     if (count == 0 || period_ns == 0) {
         return 0;
     }
-    return f64_to_i64((double)period_ns / (double)count);
+    /* Same rounding either way; the 64-bit conversion is inline, the
+     * 128-bit one a libgcc call. */
+    double period_f = period_ns >= INT64_MIN && period_ns <= INT64_MAX
+                          ? (double)(int64_t)period_ns
+                          : (double)period_ns;
+    return f64_to_i64(period_f / (double)count);
 }
 
 /*
@@ -95,7 +124,8 @@ remaining_tokens(int64_t dvt, i128 ttl, int64_t ei)
     if (!(next > -(i128)ei)) {
         return 0;
     }
-    return f64_to_i64((double)(next / NS_PER_US) / (double)(ei / NS_PER_US));
+    return f64_to_i64((double)div_i128(next, NS_PER_US) /
+                      (double)(ei / NS_PER_US));
 }
 
 /* "Zero rates are not supported": an error reply, the key untouched. */
@@ -139,7 +169,7 @@ decide_allowed(struct gcra_decision *out, i128 new_tat, i128 ttl)
     out->store = true;
     out->new_tat = (uint64_t)new_tat;
     /* ttl = new_tat - now <= dvt here, and >= increment: it fits i64. */
-    out->ttl_ms = (int64_t)(ttl / NS_PER_MS);
+    out->ttl_ms = (int64_t)div_i128(ttl, NS_PER_MS);
     return out->ttl_ms < -1 ? GCRA_EXPIRE_ERROR : GCRA_OK;
 }
 
@@ -186,8 +216,16 @@ gcra_throttle(const struct gcra_params *p, bool has_tat, uint64_t tat,
 int64_t
 gcra_reply_seconds(gcra_ns_t ns)
 {
-    int64_t secs = (int64_t)(ns / NS_PER_SEC);
-    int32_t subsec = (int32_t)(ns % NS_PER_SEC);
+    /* Below 2^22 s the f64 sum cannot reach the next whole second (its
+     * rounding step is < 1e-9 s, the smallest gap to it), so it truncates
+     * to secs itself: skip the floating point. */
+    const int64_t exact_below = (INT64_C(1) << 22) * NS_PER_SEC;
+    if (ns > -exact_below && ns < exact_below) {
+        int64_t v = (int64_t)ns;
+        return v / NS_PER_SEC + (v % NS_PER_SEC / NS_PER_MS > 0);
+    }
+    int64_t secs = (int64_t)div_i128(ns, NS_PER_SEC);
+    int32_t subsec = (int32_t)mod_i128(ns, NS_PER_SEC);
     int64_t whole = f64_to_i64((double)secs + (double)subsec / 1e9);
 
     if (subsec / NS_PER_MS > 0) {
@@ -206,9 +244,9 @@ gcra_reply_millis(gcra_ns_t ns)
     if (ns == GCRA_NO_RETRY) {
         return -1;
     }
-    int64_t ms = (int64_t)(ns / NS_PER_MS);
+    int64_t ms = (int64_t)div_i128(ns, NS_PER_MS);
 
-    if (ns % NS_PER_MS > 0) {
+    if (mod_i128(ns, NS_PER_MS) > 0) {
         ms += 1;
     }
     return ms;

@@ -40,11 +40,33 @@ apply_sign(uint64_t mag, bool negative)
     return -(int64_t)mag;
 }
 
+/* Up to 18 digits and nothing else: the value, which cannot overflow
+ * (10^18 - 1 < INT64_MAX). The common case of both parsers. */
+static inline bool
+parse_short(const char *s, size_t len, int64_t *out)
+{
+    uint64_t v = 0;
+    for (size_t i = 0; i < len; i++) {
+        unsigned d = (unsigned char)s[i] - '0';
+        if (d > 9) {
+            return false;
+        }
+        v = v * 10 + d;
+    }
+    *out = (int64_t)v;
+    return true;
+}
+
 bool
 num_parse_i64(const char *s, size_t len, int64_t *out)
 {
     bool negative = false;
     uint64_t mag;
+
+    /* No sign, no leading zero: canonical whenever all are digits. */
+    if (len - 1 < 18 && (unsigned)((unsigned char)s[0] - '1') < 9) {
+        return parse_short(s, len, out);
+    }
 
     if (len == 0 || len >= NUM_I64_MAXLEN) {
         return false;
@@ -76,6 +98,10 @@ num_parse_i64_rust(const char *s, size_t len, int64_t *out)
     bool negative = false;
     uint64_t mag;
 
+    if (len - 1 < 18 && (unsigned)((unsigned char)s[0] - '0') < 10) {
+        return parse_short(s, len, out);
+    }
+
     if (len > 0 && (s[0] == '-' || s[0] == '+')) {
         negative = s[0] == '-';
         s++;
@@ -89,17 +115,58 @@ num_parse_i64_rust(const char *s, size_t len, int64_t *out)
     return true;
 }
 
+/* "00" .. "99": two digits per division, half the divisions of a
+ * digit-at-a-time loop (the formatting of reply integers is on every
+ * limiter reply). */
+static const char digit_pairs[201] =
+    "0001020304050607080910111213141516171819"
+    "2021222324252627282930313233343536373839"
+    "4041424344454647484950515253545556575859"
+    "6061626364656667686970717273747576777879"
+    "8081828384858687888990919293949596979899";
+
+/* Decimal digits in v (1 for 0). */
+static size_t
+digits_u64(uint64_t v)
+{
+    size_t n = 1;
+    for (;;) {
+        if (v < 10) {
+            return n;
+        }
+        if (v < 100) {
+            return n + 1;
+        }
+        if (v < 1000) {
+            return n + 2;
+        }
+        if (v < 10000) {
+            return n + 3;
+        }
+        v /= 10000;
+        n += 4;
+    }
+}
+
 size_t
 num_fmt_u64(char *buf, uint64_t v)
 {
-    char tmp[NUM_I64_MAXLEN];
-    size_t n = 0;
-    do {
-        tmp[n++] = (char)('0' + v % 10);
-        v /= 10;
-    } while (v != 0);
-    for (size_t i = 0; i < n; i++) {
-        buf[i] = tmp[n - 1 - i];
+    size_t n = digits_u64(v);
+    char *p = buf + n;
+    /* Fill from the right, two digits at a time. */
+    while (v >= 100) {
+        unsigned pair = (unsigned)(v % 100) * 2;
+        v /= 100;
+        p -= 2;
+        p[0] = digit_pairs[pair];
+        p[1] = digit_pairs[pair + 1];
+    }
+    if (v >= 10) {
+        p -= 2;
+        p[0] = digit_pairs[v * 2];
+        p[1] = digit_pairs[v * 2 + 1];
+    } else {
+        p[-1] = (char)('0' + v);
     }
     return n;
 }

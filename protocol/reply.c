@@ -153,6 +153,23 @@ reply_verbatim(struct obuf *o, const char *s, size_t len, int proto)
     return obuf_append(o, "\r\n", 2);
 }
 
+/* num_fmt_i64, with the one-digit values and -1 (the "allowed" retry_after)
+ * that fill most limiter replies written in place. */
+static inline size_t
+fmt_small_first(char *p, int64_t v)
+{
+    if ((uint64_t)v < 10) {
+        p[0] = (char)('0' + v);
+        return 1;
+    }
+    if (v == -1) {
+        p[0] = '-';
+        p[1] = '1';
+        return 2;
+    }
+    return num_fmt_i64(p, v);
+}
+
 int
 reply_int5(struct obuf *o, const int64_t v[5])
 {
@@ -165,7 +182,7 @@ reply_int5(struct obuf *o, const int64_t v[5])
     len += 4;
     for (int i = 0; i < 5; i++) {
         p[len++] = ':';
-        len += num_fmt_i64(p + len, v[i]);
+        len += fmt_small_first(p + len, v[i]);
         p[len++] = '\r';
         p[len++] = '\n';
     }

@@ -16,6 +16,14 @@
  * without CRLF. So the '*' line is validated here before hiredis sees it,
  * and a pending '$' line is checked against max_bulk while its body is
  * still arriving. hiredis's own error texts are mapped to Redis's.
+ *
+ * Why hiredis sees a window of the input: after each reply it drops the
+ * consumed bytes from the front of its buffer once 1 KB pile up, moving
+ * everything behind them. Fed a 64 KB read of small pipelined requests,
+ * that moved ~2 KB per request (quadratic in the read size). So input
+ * beyond WINDOW unparsed bytes waits in `pend` and is handed over as
+ * hiredis consumes; before answering AGAIN everything is handed over, so
+ * a request longer than the window still frames exactly as before.
  */
 #include "protocol/resp.h"
 
@@ -33,6 +41,7 @@
 #define ARGS_MIN 16          /* argv slots allocated before a count is seen */
 #define ARGS_PREALLOC 1024   /* most slots reserved from an announced count */
 #define COMPACT_AT 1024      /* drop consumed bytes once this many pile up */
+#define WINDOW (8 * 1024)    /* bytes of input hiredis holds unparsed */
 
 struct resp_parser {
     redisReader *reader;
@@ -50,7 +59,25 @@ struct resp_parser {
     size_t args_cap;
     const char *cb_error;    /* set by an object function that refused */
     char err[ERR_LEN];
+    /* Stream offsets count every byte ever fed: buf[0] is at `base`, and
+     * whoever drops bytes from the front of buf (compact(), hiredis after
+     * a reply) adds them to it. */
+    uint64_t base;
+    uint64_t key_off;        /* argv[1] of the request being built, or
+                                NO_OFFSET */
+    /* resp_peek_ahead()'s memory: the request at stream offset pk_from
+     * ends at pk_end (0: not known), so the next call does not parse it
+     * again to find the request after it. */
+    uint64_t pk_from;
+    uint64_t pk_end;
+    /* Input not yet handed to hiredis, bytes [pend_start, pend_end). */
+    char *pend;
+    size_t pend_start;
+    size_t pend_end;
+    size_t pend_cap;
 };
+
+#define NO_OFFSET UINT64_MAX
 
 /* A marker object: the argv lives in the parser, hiredis only needs a
  * non-NULL pointer to know an element was accepted. */
@@ -93,40 +120,82 @@ args_reserve(struct resp_parser *p, size_t want)
     return 0;
 }
 
+/* Room for `more` bytes after the `used` ones of a growable buffer
+ * (doubling from `initial`). */
+static int
+buffer_reserve(char **buf, size_t *cap, size_t used, size_t more,
+               size_t initial)
+{
+    if (*cap - used >= more) {
+        return 0;
+    }
+    size_t c = *cap ? *cap : initial;
+    while (c - used < more) {
+        if (c > SIZE_MAX / 2) {
+            return -1;
+        }
+        c *= 2;
+    }
+    char *b = mem_realloc(*buf, c);
+    if (b == NULL) {
+        return -1;
+    }
+    *buf = b;
+    *cap = c;
+    return 0;
+}
+
 static int
 arena_reserve(struct resp_parser *p, size_t more)
 {
-    if (p->arena_cap - p->arena_len >= more) {
-        return 0;
-    }
-    size_t cap = p->arena_cap ? p->arena_cap : 256;
-    while (cap - p->arena_len < more) {
-        if (cap > SIZE_MAX / 2) {
-            return -1;
+    return buffer_reserve(&p->arena, &p->arena_cap, p->arena_len, more, 256);
+}
+
+/* memcpy for n <= 16 without the call: most arguments are a few bytes
+ * (command names, keys, numbers). Overlapping words, no byte outside
+ * [0, n) read or written. */
+static inline void
+copy_small(char *dst, const char *src, size_t n)
+{
+    if (n >= 8) {
+        uint64_t a, b;
+        memcpy(&a, src, 8);
+        memcpy(&b, src + n - 8, 8);
+        memcpy(dst, &a, 8);
+        memcpy(dst + n - 8, &b, 8);
+    } else if (n >= 4) {
+        uint32_t a, b;
+        memcpy(&a, src, 4);
+        memcpy(&b, src + n - 4, 4);
+        memcpy(dst, &a, 4);
+        memcpy(dst + n - 4, &b, 4);
+    } else {
+        for (size_t i = 0; i < n; i++) {
+            dst[i] = src[i];
         }
-        cap *= 2;
     }
-    char *a = mem_realloc(p->arena, cap);
-    if (a == NULL) {
-        return -1;
-    }
-    p->arena = a;
-    p->arena_cap = cap;
-    return 0;
 }
 
 /* Append one argument (copied, NUL-terminated). */
 static int
 args_push(struct resp_parser *p, const char *s, size_t len)
 {
-    if (len == SIZE_MAX || args_reserve(p, p->nargs + 1) < 0 ||
-        arena_reserve(p, len + 1) < 0) {
+    /* The reserve calls only when a slot or the bytes are missing: once
+     * warm, a request's arguments always fit. */
+    if ((p->nargs >= p->args_cap || p->arena_cap - p->arena_len <= len) &&
+        (len == SIZE_MAX || args_reserve(p, p->nargs + 1) < 0 ||
+         arena_reserve(p, len + 1) < 0)) {
         return -1;
     }
     p->offs[p->nargs] = p->arena_len;
     p->lens[p->nargs] = len;
-    memcpy(p->arena + p->arena_len, s, len);
-    p->arena[p->arena_len + len] = '\0';
+    char *dst = p->arena + p->arena_len;
+    if (len <= 16) {
+        copy_small(dst, s, len);
+    } else {
+        memcpy(dst, s, len);
+    }
+    dst[len] = '\0';
     p->arena_len += len + 1;
     p->nargs++;
     return 0;
@@ -137,6 +206,7 @@ args_reset(struct resp_parser *p)
 {
     p->nargs = 0;
     p->arena_len = 0;
+    p->key_off = NO_OFFSET;
 }
 
 static void
@@ -193,6 +263,13 @@ obj_string(const redisReadTask *task, char *str, size_t len)
     if (len > p->lim->max_bulk) {
         p->cb_error = bulk_too_long(p);
         return NULL;
+    }
+    if (p->nargs == 1) {
+        /* hiredis hands over the bulk in place, inside its buffer. */
+        const redisReader *r = p->reader;
+        p->key_off = str >= r->buf && str <= r->buf + r->len
+                         ? p->base + (uint64_t)(str - r->buf)
+                         : NO_OFFSET;
     }
     if (args_push(p, str, len) < 0) {
         p->cb_error = "ERR Protocol error: out of memory";
@@ -259,6 +336,7 @@ resp_create(const struct resp_limits *lim)
         return NULL;
     }
     p->lim = lim;
+    p->key_off = NO_OFFSET;
     p->reader = redisReaderCreateWithFunctions(&object_functions);
     if (p->reader == NULL || args_reserve(p, ARGS_MIN) < 0) {
         resp_destroy(&p);
@@ -281,6 +359,7 @@ resp_destroy(struct resp_parser **pp)
         redisReaderFree(p->reader);
     }
     mem_free(p->arena);
+    mem_free(p->pend);
     mem_free(p->offs);
     mem_free(p->lens);
     mem_free(p->ptrs);
@@ -297,7 +376,7 @@ resp_set_limits(struct resp_parser *p, const struct resp_limits *lim)
 size_t
 resp_buffered(const struct resp_parser *p)
 {
-    size_t n = p->reader->len - p->reader->pos;
+    size_t n = p->reader->len - p->reader->pos + p->pend_end - p->pend_start;
     /* hiredis hands over the elements of a request as they arrive: the
      * ones already copied out still belong to the unfinished request. */
     if (p->mid_request) {
@@ -309,7 +388,7 @@ resp_buffered(const struct resp_parser *p)
 size_t
 resp_memory(const struct resp_parser *p)
 {
-    return sizeof(*p) + p->arena_cap +
+    return sizeof(*p) + p->arena_cap + p->pend_cap +
            p->args_cap * (2 * sizeof(size_t) + sizeof(char *)) +
            (p->reader->buf ? sdsalloc(p->reader->buf) : 0);
 }
@@ -318,6 +397,61 @@ const char *
 resp_error(const struct resp_parser *p)
 {
     return p->err;
+}
+
+/* Keep n bytes for later, behind what is already waiting. */
+static int
+pend_append(struct resp_parser *p, const char *buf, size_t n)
+{
+    if (n == 0) {
+        return 0;
+    }
+    if (p->pend_start > 0 && p->pend_end + n > p->pend_cap) {
+        /* Reuse the consumed front before growing. */
+        memmove(p->pend, p->pend + p->pend_start,
+                p->pend_end - p->pend_start);
+        p->pend_end -= p->pend_start;
+        p->pend_start = 0;
+    }
+    if (buffer_reserve(&p->pend, &p->pend_cap, p->pend_end, n, WINDOW) < 0) {
+        return -1;
+    }
+    memcpy(p->pend + p->pend_end, buf, n);
+    p->pend_end += n;
+    return 0;
+}
+
+/* Hand up to n waiting bytes to hiredis. */
+static int
+pend_feed(struct resp_parser *p, size_t n)
+{
+    size_t waiting = p->pend_end - p->pend_start;
+    if (n > waiting) {
+        n = waiting;
+    }
+    if (n == 0) {
+        return 0;
+    }
+    if (redisReaderFeed(p->reader, p->pend + p->pend_start, n) != REDIS_OK) {
+        set_error(p, "ERR Protocol error: out of memory");
+        return -1;
+    }
+    p->pend_start += n;
+    if (p->pend_start == p->pend_end) {
+        p->pend_start = p->pend_end = 0;
+    }
+    return 0;
+}
+
+/* Refill the window once hiredis has parsed half of it. */
+static int
+pend_top_up(struct resp_parser *p)
+{
+    size_t unparsed = p->reader->len - p->reader->pos;
+    if (p->pend_end == p->pend_start || unparsed >= WINDOW / 2) {
+        return 0;
+    }
+    return pend_feed(p, WINDOW - unparsed);
 }
 
 int
@@ -333,7 +467,14 @@ resp_feed(struct resp_parser *p, const char *buf, size_t n)
         set_error(p, "ERR Protocol error: client query buffer limit reached");
         return -1;
     }
-    if (redisReaderFeed(p->reader, buf, n) != REDIS_OK) {
+    /* What fits the window goes to hiredis now, the rest waits. */
+    size_t unparsed = p->reader->len - p->reader->pos;
+    size_t direct = 0;
+    if (p->pend_end == p->pend_start && unparsed < WINDOW) {
+        direct = n < WINDOW - unparsed ? n : WINDOW - unparsed;
+    }
+    if ((direct > 0 && redisReaderFeed(p->reader, buf, direct) != REDIS_OK) ||
+        pend_append(p, buf + direct, n - direct) < 0) {
         set_error(p, "ERR Protocol error: out of memory");
         return -1;
     }
@@ -343,12 +484,15 @@ resp_feed(struct resp_parser *p, const char *buf, size_t n)
 /* Drop consumed bytes from the front of the reader's buffer, as
  * redisReaderGetReply() does after a reply. */
 static void
-compact(redisReader *r)
+compact(struct resp_parser *p)
 {
+    redisReader *r = p->reader;
     if (r->pos == r->len) {
+        p->base += r->len;
         sdsclear(r->buf);
         r->pos = r->len = 0;
     } else if (r->pos >= COMPACT_AT) {
+        p->base += r->pos;
         sdsrange(r->buf, (int)r->pos, -1);
         r->pos = 0;
         r->len = sdslen(r->buf);
@@ -359,14 +503,17 @@ void
 resp_shrink(struct resp_parser *p)
 {
     redisReader *r = p->reader;
-    if (p->mid_request || r->pos != r->len) {
+    if (p->mid_request || r->pos != r->len || p->pend_end != p->pend_start) {
         return;
     }
     /* An empty, large reader buffer is freed by the next feed (maxbuf);
-     * the arena we can release now. */
+     * the arena and the waiting buffer we can release now. */
     mem_free(p->arena);
     p->arena = NULL;
     p->arena_cap = p->arena_len = 0;
+    mem_free(p->pend);
+    p->pend = NULL;
+    p->pend_cap = p->pend_start = p->pend_end = 0;
 }
 
 /* ---- inline commands -------------------------------------------------- */
@@ -546,6 +693,21 @@ check_multibulk_header(struct resp_parser *p, int64_t *count)
     redisReader *r = p->reader;
     const char *start = r->buf + r->pos;
     size_t avail = r->len - r->pos;
+    /* "*<1-9>\r\n" or "*<10-99>\r\n", nearly every request: valid
+     * and within max_args unless the limit is below 100. */
+    if (avail >= 5 && start[1] >= '1' && start[1] <= '9') {
+        int64_t c = -1;
+        if (start[2] == '\r' && start[3] == '\n') {
+            c = start[1] - '0';
+        } else if (start[2] >= '0' && start[2] <= '9' && start[3] == '\r' &&
+                   start[4] == '\n') {
+            c = (start[1] - '0') * 10 + (start[2] - '0');
+        }
+        if (c > 0 && (size_t)c <= p->lim->max_args) {
+            *count = c;
+            return RESP_REQUEST;
+        }
+    }
     const char *cr = memchr(start, '\r', avail);
     if (cr == NULL) {
         if (avail > p->lim->max_inline) {
@@ -676,7 +838,12 @@ next_multibulk(struct resp_parser *p, struct resp_request *req)
         p->mid_request = true;
     }
     p->cb_error = NULL;
-    if (redisReaderGetReply(r, &reply) != REDIS_OK) {
+    size_t len_before = r->len;
+    int rc = redisReaderGetReply(r, &reply);
+    /* It drops consumed bytes from the front once 1 KB pile up; nothing
+     * is fed meanwhile, so what the buffer lost is what it dropped. */
+    p->base += len_before - r->len;
+    if (rc != REDIS_OK) {
         reader_error(p);
         return RESP_ERROR;
     }
@@ -693,20 +860,23 @@ next_multibulk(struct resp_parser *p, struct resp_request *req)
 /* Read "<c><digits>\r\n" at *at (bounded by end); advances *at. Only a
  * hint for prefetching, so anything unusual just answers false. */
 static bool
-peek_header(const char **at, const char *end, char c, int64_t *n)
+peek_header_slow(const char **at, const char *end, char c, int64_t *n)
 {
     const char *s = *at;
+    /* At most 18 digits, so the value cannot overflow. */
+    const char *stop = end - s > 19 ? s + 19 : end;
     int64_t v = 0;
     if (s >= end || *s != c) {
         return false;
     }
-    for (s++; s < end && *s >= '0' && *s <= '9'; s++) {
-        if (v > (INT64_MAX - 9) / 10) {
-            return false;
+    for (s++; s < stop; s++) {
+        unsigned d = (unsigned char)*s - '0';
+        if (d > 9) {
+            break;
         }
-        v = v * 10 + (*s - '0');
+        v = v * 10 + d;
     }
-    if (s + 1 >= end || s[0] != '\r' || s[1] != '\n' || s == *at + 1) {
+    if (s == *at + 1 || s + 1 >= end || s[0] != '\r' || s[1] != '\n') {
         return false;
     }
     *n = v;
@@ -714,8 +884,31 @@ peek_header(const char **at, const char *end, char c, int64_t *n)
     return true;
 }
 
+/* The same, inline for the one- and two-digit counts and lengths that
+ * nearly every request has. */
+static inline bool
+peek_header(const char **at, const char *end, char c, int64_t *n)
+{
+    const unsigned char *s = (const unsigned char *)*at;
+    if (end - *at >= 5 && s[0] == (unsigned char)c) {
+        unsigned d0 = s[1] - (unsigned)'0';
+        unsigned d1 = s[2] - (unsigned)'0';
+        if (d0 <= 9 && s[2] == '\r' && s[3] == '\n') {
+            *n = d0;
+            *at += 4;
+            return true;
+        }
+        if (d0 <= 9 && d1 <= 9 && s[3] == '\r' && s[4] == '\n') {
+            *n = d0 * 10 + d1;
+            *at += 5;
+            return true;
+        }
+    }
+    return peek_header_slow(at, end, c, n);
+}
+
 /* One bulk string at *at: its bytes and length; advances past it. */
-static bool
+static inline bool
 peek_bulk(const char **at, const char *end, const char **str, size_t *len)
 {
     int64_t n;
@@ -758,13 +951,86 @@ resp_peek_key(const struct resp_parser *p, unsigned skip, const char **key,
     }
 }
 
+/* Skip one whole multibulk of at least one argument at *at. */
+static bool
+peek_skip_request(const char **at, const char *end)
+{
+    int64_t count;
+    const char *s;
+    size_t n;
+    if (!peek_header(at, end, '*', &count) || count < 1) {
+        return false;
+    }
+    while (count-- > 0) {
+        if (!peek_bulk(at, end, &s, &n)) {
+            return false;
+        }
+    }
+    return true;
+}
+
+bool
+resp_peek_ahead(struct resp_parser *p, const char **key, size_t *keylen,
+                uint64_t *key_off)
+{
+    const redisReader *r = p->reader;
+    const char *end = r->buf + r->len;
+    uint64_t next = p->base + r->pos;   /* the request framed next */
+    const char *at;
+    int64_t count;
+    const char *s;
+    size_t n;
+
+    if (p->mid_request) {
+        return false;
+    }
+    if (p->pk_end != 0 && p->pk_from == next) {
+        at = r->buf + (p->pk_end - p->base);  /* parsed by the last call */
+    } else {
+        at = r->buf + r->pos;
+        if (!peek_skip_request(&at, end)) {
+            return false;
+        }
+    }
+    p->pk_from = p->base + (uint64_t)(at - r->buf);
+    p->pk_end = 0;
+    if (!peek_header(&at, end, '*', &count) || count < 1) {
+        return false;
+    }
+    /* Walk all its arguments: argv[1] is the key, and where it ends is
+     * what the next call starts from (even when it has no key). */
+    bool found = false;
+    for (int64_t i = 0; i < count; i++) {
+        if (!peek_bulk(&at, end, &s, &n)) {
+            return found;
+        }
+        if (i == 1) {
+            *key = s;
+            *keylen = n;
+            *key_off = p->base + (uint64_t)(s - r->buf);
+            found = true;
+        }
+    }
+    p->pk_end = p->base + (uint64_t)(at - r->buf);
+    return found;
+}
+
+uint64_t
+resp_key_offset(const struct resp_parser *p)
+{
+    return p->key_off;
+}
+
 enum resp_status
 resp_next(struct resp_parser *p, struct resp_request *req)
 {
     redisReader *r = p->reader;
     for (;;) {
+        if (pend_top_up(p) < 0) {
+            return RESP_ERROR;
+        }
         if (!p->mid_request && r->pos == r->len) {
-            compact(r);
+            compact(p);
             return RESP_AGAIN;
         }
         size_t before = r->pos;
@@ -776,7 +1042,15 @@ resp_next(struct resp_parser *p, struct resp_request *req)
         }
         /* AGAIN after progress means an empty request was skipped. */
         if (p->mid_request || r->pos == before) {
-            compact(r);
+            /* Short of bytes: hand over all that waits, then say AGAIN
+             * only if that was everything. */
+            if (p->pend_end != p->pend_start) {
+                if (pend_feed(p, p->pend_end - p->pend_start) < 0) {
+                    return RESP_ERROR;
+                }
+                continue;
+            }
+            compact(p);
             return RESP_AGAIN;
         }
     }

@@ -13,6 +13,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 struct resp_limits {
     size_t max_query;    /* most unparsed bytes buffered */
@@ -64,6 +65,18 @@ enum resp_status resp_next(struct resp_parser *p, struct resp_request *req);
  * fully buffered or is not a multibulk with at least two arguments. */
 bool resp_peek_key(const struct resp_parser *p, unsigned skip,
                    const char **key, size_t *keylen);
+
+/* resp_peek_key(p, 1, ...), for a caller that asks once per framed
+ * request: it remembers where the request it parsed ends, so each
+ * buffered request is parsed once for peeking, not twice. *key_off gets
+ * the key's stream offset (see resp_key_offset()). */
+bool resp_peek_ahead(struct resp_parser *p, const char **key,
+                     size_t *keylen, uint64_t *key_off);
+
+/* Stream offset (bytes fed before it) of argv[1] of the request last
+ * framed, or UINT64_MAX (inline request, or fewer than two arguments).
+ * A peeked key with the same offset and length is the same bytes. */
+uint64_t resp_key_offset(const struct resp_parser *p);
 
 /* Reply text for the last error, e.g. "ERR Protocol error: invalid bulk
  * length" (no leading '-', no CRLF). */

@@ -1,8 +1,9 @@
 /*
  * cmd.c - command table and dispatch (see cmd.h).
  *
- * Lookup is an open-addressed index over the lower-cased name, built once
- * at start-up: one hash and usually one comparison per request.
+ * Lookup is an open-addressed index built once at start-up, probed from
+ * the name's length and first and last bytes: no lower-casing copy and
+ * no hash over the whole name, usually one case-folding comparison.
  */
 #include "server/cmd.h"
 
@@ -316,7 +317,18 @@ static struct cmd table[] = {
 
 #define TABLE_LEN (sizeof(table) / sizeof(table[0]))
 
-static struct cmd *index_slots[INDEX_SIZE];
+/* One index slot: the command and its name folded for matching. A table
+ * name is lower case; fold[i] is 0x20 where name[i] is a letter, so an
+ * input byte b matches iff (b | fold[i]) == name[i]: either case of a
+ * letter, any other byte exactly (what tolower() gives for ASCII). */
+struct index_slot {
+    struct cmd *cmd;
+    size_t len;
+    unsigned char name[NAME_MAX_LEN];
+    unsigned char fold[NAME_MAX_LEN];
+};
+
+static struct index_slot index_slots[INDEX_SIZE];
 
 struct error_stat {
     char code[NAME_MAX_LEN];
@@ -325,59 +337,92 @@ struct error_stat {
 static struct error_stat error_stats[ERROR_CODES_MAX];
 static size_t error_stats_len;
 
+/* Where a name starts probing: its length and its first and last bytes
+ * with the case bit set, which tell every command in the table apart. */
 static uint32_t
-name_hash(const char *lower, size_t len)
+name_hash(const char *name, size_t len)
 {
-    uint32_t h = 2166136261u;
-    for (size_t i = 0; i < len; i++) {
-        h = (h ^ (unsigned char)lower[i]) * 16777619u;
-    }
-    return h;
-}
-
-/* Lower-case name into buf; false if it cannot be a command name. */
-static bool
-lower_name(const char *name, size_t len, char *buf)
-{
-    if (len == 0 || len >= NAME_MAX_LEN) {
-        return false;
-    }
-    for (size_t i = 0; i < len; i++) {
-        buf[i] = (char)tolower((unsigned char)name[i]);
-    }
-    buf[len] = '\0';
-    return true;
+    uint32_t h = (uint32_t)len * 0x9e3779b1u;
+    h ^= ((uint32_t)((unsigned char)name[0] | 0x20) << 8) |
+         ((unsigned char)name[len - 1] | 0x20);
+    return (h * 0x85ebca6bu) >> 24;
 }
 
 int
 cmd_setup(void)
 {
+    _Static_assert(INDEX_SIZE == 256, "name_hash yields 8 bits");
     memset(index_slots, 0, sizeof(index_slots));
     for (size_t i = 0; i < TABLE_LEN; i++) {
         size_t len = strlen(table[i].name);
+        if (len == 0 || len >= NAME_MAX_LEN) {
+            return -1;
+        }
         uint32_t slot = name_hash(table[i].name, len) & (INDEX_SIZE - 1);
-        while (index_slots[slot] != NULL) {
+        while (index_slots[slot].cmd != NULL) {
             slot = (slot + 1) & (INDEX_SIZE - 1);
         }
-        index_slots[slot] = &table[i];
+        struct index_slot *e = &index_slots[slot];
+        e->cmd = &table[i];
+        e->len = len;
+        memcpy(e->name, table[i].name, len);
+        for (size_t k = 0; k < len; k++) {
+            e->fold[k] = islower((unsigned char)table[i].name[k]) ? 0x20 : 0;
+        }
     }
     return 0;
+}
+
+/* Bytes [at, at + size) of an input name against the slot's name; size
+ * is a constant 4 or 8 where it is inlined, so this is one load each. */
+static inline bool
+chunk_matches(const struct index_slot *e, const char *name, size_t at,
+              size_t size)
+{
+    uint64_t in = 0, fold = 0, want = 0;
+    memcpy(&in, name + at, size);
+    memcpy(&fold, e->fold + at, size);
+    memcpy(&want, e->name + at, size);
+    return (in | fold) == want;
+}
+
+/* Whole words at a time, the last word overlapping the one before. */
+static bool
+name_matches(const struct index_slot *e, const char *name, size_t len)
+{
+    if (e->len != len) {
+        return false;
+    }
+    if (len < 4) {
+        for (size_t i = 0; i < len; i++) {
+            if (((unsigned char)name[i] | e->fold[i]) != e->name[i]) {
+                return false;
+            }
+        }
+        return true;
+    }
+    if (len < 8) {
+        return chunk_matches(e, name, 0, 4) &&
+               chunk_matches(e, name, len - 4, 4);
+    }
+    for (size_t i = 0; i + 8 < len; i += 8) {
+        if (!chunk_matches(e, name, i, 8)) {
+            return false;
+        }
+    }
+    return chunk_matches(e, name, len - 8, 8);
 }
 
 struct cmd *
 cmd_lookup(const char *name, size_t len)
 {
-    char lower[NAME_MAX_LEN];
-    if (!lower_name(name, len, lower)) {
+    if (len == 0 || len >= NAME_MAX_LEN) {
         return NULL;
     }
-    uint32_t slot = name_hash(lower, len) & (INDEX_SIZE - 1);
-    while (index_slots[slot] != NULL) {
-        struct cmd *c = index_slots[slot];
-        /* strncmp stops at the end of a shorter name, so c->name[len] is
-         * read only when c->name is at least len bytes long. */
-        if (strncmp(c->name, lower, len) == 0 && c->name[len] == '\0') {
-            return c;
+    uint32_t slot = name_hash(name, len);
+    while (index_slots[slot].cmd != NULL) {
+        if (name_matches(&index_slots[slot], name, len)) {
+            return index_slots[slot].cmd;
         }
         slot = (slot + 1) & (INDEX_SIZE - 1);
     }

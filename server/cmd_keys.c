@@ -95,8 +95,11 @@ keyspace_add(struct conn *c, const struct resp_request *req, uint8_t type,
 {
     struct store_rec *r = NULL;
     if (keyspace_admit()) {
-        r = store_add(srv.store, req->argv[1], req->argvlen[1], type,
-                      state_size);
+        r = c->key_hint_valid
+                ? store_add_hashed(srv.store, req->argv[1], req->argvlen[1],
+                                   c->key_hint, type, state_size)
+                : store_add(srv.store, req->argv[1], req->argvlen[1], type,
+                            state_size);
     }
     if (r == NULL) {
         conn_error(c, OOM_ERROR);
@@ -108,14 +111,18 @@ struct store_rec *
 keyspace_lookup(struct conn *c, const struct resp_request *req, size_t i,
                 int64_t now)
 {
-    struct store_rec *r = NULL;
-    bool hinted = i == 1 && c->key_hint_valid;
-    if (hinted) {
+    struct store_rec *r;
+    if (i == 1) {
+        /* argv[1]'s hash, from the prefetch ring or computed here once:
+         * keyspace_add() for the same request reuses it. */
+        if (!c->key_hint_valid) {
+            c->key_hint = store_key_hash(srv.store, req->argv[1],
+                                         req->argvlen[1]);
+            c->key_hint_valid = true;
+        }
         r = store_lookup_hashed(srv.store, req->argv[1], req->argvlen[1],
                                 c->key_hint, now);
-    }
-    /* A hint can be another key's hash (see conn.c): a miss is retried. */
-    if (r == NULL) {
+    } else {
         r = store_lookup(srv.store, req->argv[i], req->argvlen[i], now);
     }
     if (r != NULL) {

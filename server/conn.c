@@ -475,10 +475,10 @@ check_output_limits(struct conn *c)
  * keys of the next two while this one runs, so their store lookups do not
  * each wait for two cache misses (bucket, then record). A two-slot ring
  * carries each key's hash from its bucket prefetch (two requests ahead)
- * to its record prefetch (one ahead) to its lookup (key_hint). Peeking
- * counts requests the way framing does only for plain multibulks, so the
- * hint may belong to another key: then the hinted lookup just misses and
- * the handler looks up again (see keyspace_lookup()). */
+ * to its record prefetch (one ahead) to its lookup (key_hint). A peeked
+ * key is a hint for this request only if it sits at the stream offset of
+ * this request's argv[1]: then it is the same bytes, the hash is exact,
+ * and the lookup and an add after it need no hash of their own. */
 static void
 prefetch_ahead(struct conn *c, const struct resp_request *req)
 {
@@ -486,15 +486,17 @@ prefetch_ahead(struct conn *c, const struct resp_request *req)
     size_t len;
 
     c->key_hint_valid = c->pf_valid[0] && req->argc >= 2 &&
-                        c->pf_len[0] == req->argvlen[1];
+                        c->pf_len[0] == req->argvlen[1] &&
+                        c->pf_off[0] == resp_key_offset(c->parser);
     c->key_hint = c->pf_hash[0];
     c->pf_valid[0] = c->pf_valid[1];
     c->pf_hash[0] = c->pf_hash[1];
     c->pf_len[0] = c->pf_len[1];
+    c->pf_off[0] = c->pf_off[1];
     if (c->pf_valid[0]) {
         store_prefetch_record(srv.store, c->pf_hash[0]);
     }
-    c->pf_valid[1] = resp_peek_key(c->parser, 1, &key, &len);
+    c->pf_valid[1] = resp_peek_ahead(c->parser, &key, &len, &c->pf_off[1]);
     if (c->pf_valid[1]) {
         c->pf_hash[1] = store_prefetch_bucket(srv.store, key, len);
         c->pf_len[1] = len;
@@ -532,6 +534,9 @@ process_input(struct conn *c)
             protocol_error(c, resp_error(c->parser));
             break;
         }
+        /* For every framed request: it also sets (or clears) this
+         * request's key hash, which keyspace_lookup()/keyspace_add()
+         * trust; skipping it would leave the previous request's. */
         prefetch_ahead(c, &req);
         cmd_execute(c, &req);
         if (!check_output_limits(c)) {

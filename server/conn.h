@@ -67,10 +67,13 @@ struct conn {
     struct cmd *last_cmd;
     bool reply_error;               /* the current command replied an error */
     /* Prefetch ring (conn.c prefetch_ahead): hashes of the keys of the
-     * next two pipelined requests, and the current request's key hash. */
+     * next two pipelined requests with their stream offsets, and the hash
+     * of the current request's argv[1] once known (from the ring or from
+     * keyspace_lookup()), exact whenever key_hint_valid. */
     bool pf_valid[2];
     uint64_t pf_hash[2];
     size_t pf_len[2];
+    uint64_t pf_off[2];
     bool key_hint_valid;
     uint64_t key_hint;
 };

@@ -31,7 +31,8 @@ struct conn;
 struct resp_request;
 
 /* The live record for argv[i] of the current request, using the key hash
- * prefetched for argv[1] when there is one. Counts keyspace hits/misses. */
+ * prefetched for argv[1] when there is one (else computing it once for
+ * keyspace_add()). Counts keyspace hits/misses. */
 struct store_rec *keyspace_lookup(struct conn *c,
                                   const struct resp_request *req, size_t i,
                                   int64_t now);

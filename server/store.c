@@ -247,8 +247,14 @@ siphash(uint64_t k0, uint64_t k1, const unsigned char *p, size_t len,
         sip_absorb(&st, load64_le(p + off), crounds);
     }
     uint64_t last = (uint64_t)(len & 0xff) << 56;
-    for (size_t i = 0; i < (len & 7); i++) {
-        last |= (uint64_t)p[whole + i] << (8 * i);
+    size_t rest = len & 7;
+    if (rest != 0 && len >= 8) {
+        /* The last rest bytes as the top of the word ending the key. */
+        last |= load64_le(p + len - 8) >> (64 - 8 * rest);
+    } else {
+        for (size_t i = 0; i < rest; i++) {
+            last |= (uint64_t)p[whole + i] << (8 * i);
+        }
     }
     sip_absorb(&st, last, crounds);
     st.v2 ^= 0xff;
@@ -468,11 +474,31 @@ rec_dead(const struct store_rec *r, int64_t now)
     return r->expire_at != STORE_NEVER && r->expire_at <= now;
 }
 
+/* memcmp(a, b, n) == 0, without the call for keys of 4 to 16 bytes:
+ * two overlapping words, nothing outside [0, n) read. */
+static inline bool
+keys_equal(const unsigned char *a, const unsigned char *b, size_t n)
+{
+    if (n >= 8 && n <= 16) {
+        return load64_le(a) == load64_le(b) &&
+               load64_le(a + n - 8) == load64_le(b + n - 8);
+    }
+    if (n >= 4 && n < 8) {
+        uint32_t a0, a1, b0, b1;
+        memcpy(&a0, a, 4);
+        memcpy(&a1, a + n - 4, 4);
+        memcpy(&b0, b, 4);
+        memcpy(&b1, b + n - 4, 4);
+        return a0 == b0 && a1 == b1;
+    }
+    return memcmp(a, b, n) == 0;
+}
+
 static inline bool
 rec_matches(const struct store_rec *r, const void *key, size_t keylen)
 {
     return store_rec_keylen(r) == keylen
-           && memcmp(store_rec_key(r), key, keylen) == 0;
+           && keys_equal((const unsigned char *)store_rec_key(r), key, keylen);
 }
 
 static inline uint64_t
@@ -933,20 +959,36 @@ store_lookup_hashed(struct store *s, const void *key, size_t keylen,
     return NULL;
 }
 
+uint64_t
+store_key_hash(const struct store *s, const void *key, size_t keylen)
+{
+    return store_hash(s, keylen == 0 ? "" : key, keylen);
+}
+
 struct store_rec *
 store_lookup(struct store *s, const void *key, size_t keylen, int64_t now)
 {
     if (keylen > STORE_KEY_MAX) {
         return NULL;
     }
-    return store_lookup_hashed(s, key, keylen,
-                               store_hash(s, keylen == 0 ? "" : key, keylen),
+    return store_lookup_hashed(s, key, keylen, store_key_hash(s, key, keylen),
                                now);
 }
 
 struct store_rec *
 store_add(struct store *s, const void *key, size_t keylen, uint8_t type,
           size_t state_size)
+{
+    if (keylen > STORE_KEY_MAX) {
+        return NULL;
+    }
+    return store_add_hashed(s, key, keylen, store_key_hash(s, key, keylen),
+                            type, state_size);
+}
+
+struct store_rec *
+store_add_hashed(struct store *s, const void *key, size_t keylen,
+                 uint64_t hash, uint8_t type, size_t state_size)
 {
     uint32_t h;
 
@@ -987,7 +1029,7 @@ store_add(struct store *s, const void *key, size_t keylen, uint8_t type,
 
     /* While rehashing, ht[0] only drains; new records go to ht[1]. */
     struct table *t = &s->ht[rehashing(s) ? 1 : 0];
-    uint32_t *head = &t->bucket[store_hash(s, key, keylen) & t->mask];
+    uint32_t *head = &t->bucket[hash & t->mask];
     r->hnext = *head;
     *head = h;
     t->used++;

@@ -87,7 +87,8 @@ struct store_rec *store_lookup(struct store *s, const void *key, size_t keylen,
                                int64_t now);
 
 /* store_lookup() with the key's hash already known (from
- * store_prefetch_bucket()). A hash of another key only makes it miss. */
+ * store_prefetch_bucket() or store_key_hash()). A hash of another key only
+ * makes it miss. */
 struct store_rec *store_lookup_hashed(struct store *s, const void *key,
                                       size_t keylen, uint64_t hash,
                                       int64_t now);
@@ -104,6 +105,16 @@ void store_prefetch_record(struct store *s, uint64_t hash);
  * keylen/state_size are too large. */
 struct store_rec *store_add(struct store *s, const void *key, size_t keylen,
                             uint8_t type, size_t state_size);
+
+/* The hash store_lookup() and store_add() use for a key, so a caller that
+ * looks up and then adds the same key computes it once. */
+uint64_t store_key_hash(const struct store *s, const void *key,
+                        size_t keylen);
+
+/* store_add() with hash = store_key_hash(key): it must be this key's. */
+struct store_rec *store_add_hashed(struct store *s, const void *key,
+                                   size_t keylen, uint64_t hash,
+                                   uint8_t type, size_t state_size);
 
 /* Set when r dies. The wheel entry is moved only when the new time is
  * earlier than the old one; a later time is picked up when the wheel

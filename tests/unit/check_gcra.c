@@ -473,6 +473,36 @@ START_TEST(test_seconds_inherit_f64_rounding_above_2_pow_23)
 }
 END_TEST
 
+/* The conversion spelled out as redis-cell does it (f64 seconds plus the
+ * millisecond rule), against which the integer shortcut below 2^22 s is
+ * checked. */
+static int64_t
+reference_seconds(gcra_ns_t ns)
+{
+    int64_t secs = (int64_t)(ns / SEC);
+    int32_t subsec = (int32_t)(ns % SEC);
+    double sum = (double)secs + (double)subsec / 1e9;
+    int64_t whole = (int64_t)sum;   /* in range for these inputs */
+
+    return whole + (subsec / MS > 0);
+}
+
+START_TEST(test_seconds_shortcut_matches_the_f64_conversion)
+{
+    /* Seconds from 0 to 2^35, past the shortcut's edge, both signs:
+     * just below and above whole seconds and whole milliseconds. */
+    const int64_t offsets[] = { 0, 1, MS - 1, MS, MS + 1, SEC / 2,
+                                SEC - MS, SEC - MS + 1, SEC - 1 };
+    for (int64_t k = 0; k < (INT64_C(1) << 35); k += 1 + k / 7) {
+        for (size_t i = 0; i < sizeof(offsets) / sizeof(offsets[0]); i++) {
+            gcra_ns_t ns = (gcra_ns_t)k * SEC + offsets[i];
+            ck_assert_int_eq(gcra_reply_seconds(ns), reference_seconds(ns));
+            ck_assert_int_eq(gcra_reply_seconds(-ns), reference_seconds(-ns));
+        }
+    }
+}
+END_TEST
+
 static const struct unit_case millis_cases[] = {
     { 1, 1 },
     { 1 * MS, 1 },
@@ -540,6 +570,7 @@ units_tcase(void)
     tcase_add_loop_test(tc, test_seconds_round_up_only_from_one_millisecond,
                         0, N_OF(seconds_cases));
     tcase_add_test(tc, test_seconds_inherit_f64_rounding_above_2_pow_23);
+    tcase_add_test(tc, test_seconds_shortcut_matches_the_f64_conversion);
     tcase_add_loop_test(tc, test_millis_round_up_and_keep_the_minus_one_marker,
                         0, N_OF(millis_cases));
     return tc;

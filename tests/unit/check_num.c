@@ -9,6 +9,7 @@
  * for byte, including the two values whose magnitude does not fit int64.
  */
 #include <stdint.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "protocol/num.h"
@@ -301,6 +302,31 @@ START_TEST(test_fmt_u64_zero_and_max)
 }
 END_TEST
 
+/* Every digit count and both sides of each power of ten, against
+ * snprintf: the formatter fills two digits at a time from the right. */
+START_TEST(test_fmt_u64_matches_snprintf_at_every_digit_count)
+{
+    char want[32];
+    for (uint64_t v = 0; v < 2000; v++) {
+        snprintf(want, sizeof(want), "%llu", (unsigned long long)v);
+        check_fmt_u64(v, want);
+    }
+    uint64_t p = 10;
+    for (int e = 1; e <= 19; e++, p *= 10) {
+        const uint64_t vals[] = { p - 1, p, p + 1, p * 5 + 3 };
+        for (size_t i = 0; i < sizeof(vals) / sizeof(vals[0]); i++) {
+            snprintf(want, sizeof(want), "%llu", (unsigned long long)vals[i]);
+            check_fmt_u64(vals[i], want);
+            if (vals[i] <= (uint64_t)INT64_MAX) {
+                snprintf(want, sizeof(want), "-%llu",
+                         (unsigned long long)vals[i]);
+                check_fmt_i64(-(int64_t)vals[i], vals[i] ? want : "0");
+            }
+        }
+    }
+}
+END_TEST
+
 START_TEST(test_fmt_then_strict_parse_round_trips_boundaries)
 {
     const int64_t vals[] = { 0, 1, -1, 9, -9, 99, -99, INT64_MAX,
@@ -345,6 +371,7 @@ num_suite(void)
     tcase_add_test(tc, test_fmt_i64_extremes);
     tcase_add_test(tc, test_fmt_i64_min_fits_num_i64_maxlen);
     tcase_add_test(tc, test_fmt_u64_zero_and_max);
+    tcase_add_test(tc, test_fmt_u64_matches_snprintf_at_every_digit_count);
     tcase_add_test(tc, test_fmt_then_strict_parse_round_trips_boundaries);
     suite_add_tcase(s, tc);
 

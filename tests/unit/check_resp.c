@@ -15,6 +15,7 @@
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "protocol/mem.h"
@@ -1226,6 +1227,157 @@ START_TEST(test_peek_refuses_partial_inline_and_keyless_requests)
 }
 END_TEST
 
+/* ------------------------------------------------------------------------
+ * large feeds (hiredis sees a window; the rest waits in the parser)
+ * --------------------------------------------------------------------- */
+
+/* 300 KB of pipelined requests in one feed: all framed, in order, and
+ * counted as buffered until framed. */
+START_TEST(test_one_large_feed_frames_every_request_in_order)
+{
+    enum { NREQ = 6000 };
+    static char stream[NREQ * 64];
+    size_t n = 0;
+    for (int i = 0; i < NREQ; i++) {
+        char key[16];
+        int klen = sprintf(key, "k%d", i);
+        n += (size_t)sprintf(stream + n, "*2\r\n$3\r\nGET\r\n$%d\r\n%s\r\n",
+                             klen, key);
+    }
+    feed_n(stream, n);
+    ck_assert_uint_ge(resp_buffered(rp), n);
+    for (int i = 0; i < NREQ; i++) {
+        char key[16];
+        sprintf(key, "k%d", i);
+        expect_req(0, "GET", key, NULL);
+    }
+    expect_again();
+    ck_assert_uint_eq(resp_buffered(rp), 0);
+}
+END_TEST
+
+/* A bulk and an inline line longer than the window, between small
+ * requests, in one feed and then byte-split across two feeds. */
+START_TEST(test_requests_longer_than_the_window_frame_whole)
+{
+    enum { BIG = 100 * 1024, LINE = 20 * 1024 };
+    static char big[BIG + 1], line[LINE + 1];
+    static char stream[BIG + LINE + 256];
+    memset(big, 'b', BIG);
+    memset(line, 'i', LINE);
+    lim.max_bulk = 2 * BIG;
+    for (int split = 0; split < 2; split++) {
+        resp_destroy(&rp);
+        rp = resp_create(&lim);
+        size_t n = (size_t)sprintf(stream, "*1\r\n$4\r\nPING\r\n"
+                                           "*2\r\n$4\r\nECHO\r\n$%d\r\n",
+                                   BIG);
+        memcpy(stream + n, big, BIG);
+        n += BIG;
+        n += (size_t)sprintf(stream + n, "\r\nECHO ");
+        memcpy(stream + n, line, LINE);
+        n += LINE;
+        n += (size_t)sprintf(stream + n, "\r\n*1\r\n$4\r\nPING\r\n");
+        size_t first = split ? n / 3 : n;
+        feed_n(stream, first);
+        if (split) {
+            expect_req(0, "PING", NULL);
+            expect_again();
+            feed_n(stream + first, n - first);
+        } else {
+            expect_req(0, "PING", NULL);
+        }
+        expect_req(0, "ECHO", big, NULL);
+        expect_req(1, "ECHO", line, NULL);
+        expect_req(0, "PING", NULL);
+        expect_again();
+    }
+}
+END_TEST
+
+/* Drive resp_peek_ahead() as conn.c does: one call per framed request,
+ * over a pipeline fed in odd-sized pieces, with inline and empty requests
+ * mixed in and more than 1 KB in flight (hiredis drops consumed bytes
+ * from the front of its buffer). Whenever a framed request's argv[1] sits
+ * at the stream offset of a key peeked two requests earlier, the peeked
+ * bytes must be that argument: the exactness the store's hash reuse
+ * relies on. */
+START_TEST(test_peek_ahead_offsets_name_the_framed_key)
+{
+    enum { NREQ = 400, PIECE = 1499 };
+    static char stream[NREQ * 400];
+    size_t n = 0;
+    for (int i = 0; i < NREQ; i++) {
+        if (i % 50 == 17) {
+            n += (size_t)sprintf(stream + n, "PING\r\n");
+        } else if (i % 50 == 33) {
+            n += (size_t)sprintf(stream + n, "*0\r\n");
+        } else {
+            int klen = 1 + (i * 37) % 150;
+            n += (size_t)sprintf(stream + n, "*3\r\n$3\r\nSET\r\n$%d\r\n", klen);
+            for (int k = 0; k < klen; k++) {
+                stream[n++] = (char)('a' + (i + k) % 26);
+            }
+            n += (size_t)sprintf(stream + n, "\r\n$2\r\nvv\r\n");
+        }
+    }
+    char peeked[2][200];
+    size_t peeked_len[2] = { 0, 0 };
+    uint64_t peeked_off[2] = { UINT64_MAX, UINT64_MAX };
+    bool peeked_ok[2] = { false, false };
+    size_t framed = 0, hinted = 0;
+    for (size_t at = 0; at < n; at += PIECE) {
+        feed_n(stream + at, at + PIECE <= n ? PIECE : n - at);
+        struct resp_request req;
+        while (resp_next(rp, &req) == RESP_REQUEST) {
+            framed++;
+            /* Offsets count from the first byte fed. */
+            if (req.argc >= 2 && !req.is_inline) {
+                ck_assert_uint_le(resp_key_offset(rp) + req.argvlen[1], n);
+                ck_assert_mem_eq(stream + resp_key_offset(rp), req.argv[1],
+                                 req.argvlen[1]);
+            }
+            if (peeked_ok[0] && req.argc >= 2 &&
+                peeked_off[0] == resp_key_offset(rp) &&
+                peeked_len[0] == req.argvlen[1]) {
+                ck_assert_mem_eq(peeked[0], req.argv[1], req.argvlen[1]);
+                hinted++;
+            }
+            peeked_ok[0] = peeked_ok[1];
+            peeked_len[0] = peeked_len[1];
+            peeked_off[0] = peeked_off[1];
+            memcpy(peeked[0], peeked[1], sizeof(peeked[0]));
+            const char *key;
+            size_t len;
+            peeked_ok[1] = resp_peek_ahead(rp, &key, &len, &peeked_off[1]);
+            if (peeked_ok[1]) {
+                ck_assert_uint_lt(len, sizeof(peeked[1]));
+                ck_assert_mem_eq(stream + peeked_off[1], key, len);
+                memcpy(peeked[1], key, len);
+                peeked_len[1] = len;
+            }
+        }
+    }
+    ck_assert_uint_eq(framed, NREQ - NREQ / 50);
+    /* Most plain requests were complete two requests ahead. */
+    ck_assert_uint_gt(hinted, framed / 2);
+}
+END_TEST
+
+START_TEST(test_key_offset_is_unknown_for_inline_and_one_argument)
+{
+    struct resp_request req;
+    feed("PING k\r\n*1\r\n$4\r\nPING\r\n*2\r\n$3\r\nGET\r\n$1\r\nk\r\n");
+    ck_assert_int_eq(resp_next(rp, &req), RESP_REQUEST);
+    ck_assert_uint_eq(resp_key_offset(rp), UINT64_MAX);
+    ck_assert_int_eq(resp_next(rp, &req), RESP_REQUEST);
+    ck_assert_uint_eq(resp_key_offset(rp), UINT64_MAX);
+    ck_assert_int_eq(resp_next(rp, &req), RESP_REQUEST);
+    /* "PING k\r\n*1\r\n$4\r\nPING\r\n*2\r\n$3\r\nGET\r\n$1\r\n" */
+    ck_assert_uint_eq(resp_key_offset(rp), 8 + 14 + 17);
+}
+END_TEST
+
 Suite *
 resp_suite(void)
 {
@@ -1337,6 +1489,10 @@ resp_suite(void)
     tcase_add_checked_fixture(tc, setup, teardown);
     tcase_add_test(tc, test_peek_finds_key_of_next_and_following_request);
     tcase_add_test(tc, test_peek_refuses_partial_inline_and_keyless_requests);
+    tcase_add_test(tc, test_peek_ahead_offsets_name_the_framed_key);
+    tcase_add_test(tc, test_one_large_feed_frames_every_request_in_order);
+    tcase_add_test(tc, test_requests_longer_than_the_window_frame_whole);
+    tcase_add_test(tc, test_key_offset_is_unknown_for_inline_and_one_argument);
     suite_add_tcase(s, tc);
 
     tc = tcase_create("lifecycle");

@@ -188,6 +188,33 @@ START_TEST(test_prefetched_hash_finds_the_key_and_a_wrong_one_only_misses)
 }
 END_TEST
 
+/* One hash serves a lookup and the add after it, and it is the hash
+ * the prefetch computes: the record is then found by every path. */
+START_TEST(test_add_with_the_lookup_hash_is_found_by_every_path)
+{
+    struct store *s = store_create(seed_a, T0);
+    ck_assert_ptr_nonnull(s);
+    for (int i = 0; i < 1000; i++) {
+        char key[16];
+        size_t len = (size_t)snprintf(key, sizeof(key), "k:%d", i);
+        uint64_t h = store_key_hash(s, key, len);
+        ck_assert_uint_eq(h, store_prefetch_bucket(s, key, len));
+        ck_assert_ptr_null(store_lookup_hashed(s, key, len, h, T0));
+        struct store_rec *r = store_add_hashed(s, key, len, h, 1, 8);
+        ck_assert_ptr_nonnull(r);
+        ck_assert_ptr_eq(store_lookup(s, key, len, T0), r);
+    }
+    /* Growth rehashed them all with freshly computed hashes. */
+    for (int i = 0; i < 1000; i++) {
+        char key[16];
+        size_t len = (size_t)snprintf(key, sizeof(key), "k:%d", i);
+        ck_assert_ptr_nonnull(store_lookup(s, key, len, T0));
+    }
+    ck_assert_uint_eq(store_size(s), 1000);
+    store_destroy(&s);
+}
+END_TEST
+
 START_TEST(test_removed_record_is_absent)
 {
     struct store *s = store_create(seed_a, T0);
@@ -1025,6 +1052,7 @@ store_suite(void)
     tcase_add_test(tc, test_removed_record_is_absent);
     tcase_add_test(tc,
                    test_prefetched_hash_finds_the_key_and_a_wrong_one_only_misses);
+    tcase_add_test(tc, test_add_with_the_lookup_hash_is_found_by_every_path);
     tcase_add_test(tc,
                    test_binary_keys_with_nul_bytes_and_empty_key_are_distinct);
     tcase_add_test(tc, test_keys_sharing_a_prefix_are_distinct);
