@@ -6,6 +6,7 @@
 #                   AddressSanitizer + UndefinedBehaviorSanitizer
 #   make bench      cellgate vs redis-server with redis-benchmark (bench/run.sh)
 #   make bench-callgrind  instructions per request inside cellgate (bench/callgrind.sh)
+#   make bench-perf  where the server's CPU time goes, kernel included (bench/perf.sh)
 #
 # SANITIZE=1 builds into build-san/ with -fsanitize=address,undefined.
 
@@ -51,11 +52,11 @@ VECTORS  := ../shared/conformance/cl_throttle_vectors.jsonl
 PKGS := libuv1-dev libhiredis-dev check pkg-config redis-tools redis-server \
         python3-redis python3-pytest gcc make clang libclang-rt-14-dev \
         libmicrohttpd-dev python3-prometheus-client tmux
-# Only `make bench` and `make bench-callgrind` need these.
-BENCH_PKGS := valgrind gnuplot-nox
+# Only `make bench`, `make bench-callgrind` and `make bench-perf` need these.
+BENCH_PKGS := valgrind gnuplot-nox linux-perf
 
 .PHONY: all run test test-unit test-integration test-conformance sanitize \
-        bench bench-callgrind deps clean check-deps fuzz test-fuzz docker-test
+        bench bench-callgrind bench-perf deps clean check-deps fuzz test-fuzz docker-test
 
 all: $(BIN)
 
@@ -133,6 +134,14 @@ bench-callgrind:
 	$(MAKE) deps EXTRA_PKGS="$(BENCH_PKGS)"
 	$(MAKE) all
 	bash bench/callgrind.sh
+
+# perf samples of the server process, kernel time included: how much of a
+# request's CPU is the socket work that callgrind cannot see. Also part of
+# `make bench`.
+bench-perf:
+	$(MAKE) deps EXTRA_PKGS="$(BENCH_PKGS)"
+	$(MAKE) all
+	bash bench/perf.sh
 
 # libFuzzer drivers (clang), for the request parser and the config parser.
 # `make fuzz` fuzzes each for FUZZ_SECONDS; `make test-fuzz` (part of make

@@ -23,6 +23,7 @@
 #   BENCH_BIG_KEYS    live keys of the flat-cost and memory runs     (10000000)
 #   BENCH_MEM_KEYS    the smaller memory measurement point          (1000000)
 #   BENCH_CALLGRIND=0 skip the instructions-per-request runs (bench/callgrind.sh)
+#   BENCH_PERF=0      skip the kernel/user CPU profile (bench/perf.sh)
 #   BENCH_FILL        the bench-fill binary (make bench builds it)  (build/bench-fill)
 #   BENCH_STRICT=1    exit 1 when a target of the report fails
 #   BENCH_NO_INSTALL=1  never apt-get gnuplot-nox (the chart is skipped)
@@ -438,6 +439,16 @@ if [ "$aborted" = 0 ] && [ "${BENCH_CALLGRIND:-1}" != 0 ] && command -v valgrind
     CELLGATE_BIN=$CELLGATE_BIN bash bench/callgrind.sh >"$CG_OUT" 2>&1 || {
         echo "bench: bench/callgrind.sh failed" | tee -a "$FAILS" >&2
         cat "$CG_OUT" >&2
+        FAILED=1
+    }
+fi
+
+# ---- kernel and user CPU per request (perf) -------------------------------
+if [ "$aborted" = 0 ] && [ "${BENCH_PERF:-1}" != 0 ] && command -v perf >/dev/null; then
+    echo "bench: server CPU by kernel and user space under perf"
+    CELLGATE_BIN=$CELLGATE_BIN bash bench/perf.sh >"$WORK/perf.txt" 2>&1 || {
+        echo "bench: bench/perf.sh failed" | tee -a "$FAILS" >&2
+        cat "$WORK/perf.txt" >&2
         FAILED=1
     }
 fi
