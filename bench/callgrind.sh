@@ -39,9 +39,7 @@ cleanup() {
 }
 trap cleanup EXIT
 
-free_port() {
-    "$PY" -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
-}
+. bench/lib.sh
 
 # total_ir n command...: Ir of one daemon lifetime serving n requests.
 total_ir() {

@@ -23,20 +23,8 @@ MAX=${BENCH_MAX_LOOPS:-$(nproc)}
 BIN=${CELLGATE_BIN:-./cellgate}
 PY=/usr/bin/python3
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/cellgate-multicore.XXXXXX")
-PIDS=()
-
-cleanup() {
-    for p in "${PIDS[@]}"; do
-        kill -TERM "$p" 2>/dev/null || true
-        wait "$p" 2>/dev/null || true
-    done
-    rm -rf "$WORK"
-}
-trap cleanup EXIT
-
-free_port() {
-    "$PY" -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
-}
+. bench/lib.sh
+trap bench_cleanup EXIT
 
 start_servers() { # n: start n cellgates; their ports go to PORTS
     PORTS=()
@@ -45,20 +33,9 @@ start_servers() { # n: start n cellgates; their ports go to PORTS
         port=$(free_port)
         "$BIN" --port "$port" --bind 127.0.0.1 >>"$WORK/log" 2>&1 &
         PIDS+=($!)
-        for _ in $(seq 100); do
-            [ "$(redis-cli -p "$port" PING 2>/dev/null)" = PONG ] && break
-            sleep 0.05
-        done
+        wait_pong "$port"
         PORTS+=("$port")
     done
-}
-
-stop_servers() {
-    for p in "${PIDS[@]}"; do
-        kill -TERM "$p" 2>/dev/null || true
-        wait "$p" 2>/dev/null || true
-    done
-    PIDS=()
 }
 
 # total_rps n: n clients at once, one per server; prints the summed rps.
@@ -86,7 +63,7 @@ for n in $(seq "$MAX"); do
     for _ in $(seq "$REPS"); do
         runs+=("$(total_rps "$n")")
     done
-    stop_servers
+    stop_pids
     med=$(printf '%s\n' "${runs[@]}" | sort -n | awk '{ a[NR] = $1 } END { print a[int((NR + 1) / 2)] }')
     [ -n "$base" ] || base=$med
     printf '  %-8s %14s %10s\n' "$n" "$med" \

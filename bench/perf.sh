@@ -33,28 +33,8 @@ done
 [ -x "$BIN" ] || { echo "perf.sh: $BIN not built" >&2; exit 1; }
 mkdir -p bench/results
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/cellgate-perf.XXXXXX")
-PIDS=()
-cleanup() {
-    for p in "${PIDS[@]}"; do
-        kill -TERM "$p" 2>/dev/null || true
-        wait "$p" 2>/dev/null || true
-    done
-    rm -rf "$WORK"
-}
-trap cleanup EXIT
-
-free_port() {
-    "$PY" -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
-}
-
-wait_ready() { # port
-    for _ in $(seq 100); do
-        [ "$(redis-cli -p "$1" PING 2>/dev/null)" = PONG ] && return 0
-        sleep 0.05
-    done
-    echo "perf.sh: no server on port $1" >&2
-    return 1
-}
+. bench/lib.sh
+trap bench_cleanup EXIT
 
 # utime + stime of a process, in clock ticks (fields 14 and 15 of stat; the
 # command name in field 2 has no spaces here).
@@ -69,8 +49,8 @@ redis-server --port "$RD_PORT" --bind 127.0.0.1 --save '' --appendonly no \
     >"$WORK/redis.log" 2>&1 &
 RD_PID=$!
 PIDS+=("$RD_PID")
-wait_ready "$CG_PORT"
-wait_ready "$RD_PORT"
+wait_pong "$CG_PORT"
+wait_pong "$RD_PORT"
 HZ=$(getconf CLK_TCK)
 
 # sample label pid port pipeline n command...: one profiled run.
