@@ -3,9 +3,12 @@
  */
 #include "server/clock.h"
 
+#include <stdbool.h>
 #include <time.h>
 
 static wall_ns last_wall;
+static wall_ns batch_wall;
+static bool batch_open;
 
 wall_ns
 clock_clamp(wall_ns *last, wall_ns raw)
@@ -17,13 +20,32 @@ clock_clamp(wall_ns *last, wall_ns raw)
     return raw;
 }
 
-wall_ns
-clock_wall_now(void)
+static wall_ns
+read_wall(void)
 {
     struct timespec ts;
     clock_gettime(CLOCK_REALTIME, &ts);
     return clock_clamp(&last_wall,
                        (wall_ns)ts.tv_sec * 1000000000LL + ts.tv_nsec);
+}
+
+wall_ns
+clock_wall_now(void)
+{
+    return batch_open ? batch_wall : read_wall();
+}
+
+void
+clock_batch_open(void)
+{
+    batch_wall = read_wall();
+    batch_open = true;
+}
+
+void
+clock_batch_close(void)
+{
+    batch_open = false;
 }
 
 mono_ns

@@ -21,6 +21,7 @@
 
 #include "protocol/mem.h"
 #include "protocol/reply.h"
+#include "server/clock.h"
 #include "server/cmd.h"
 #include "server/log.h"
 #include "server/server.h"
@@ -510,6 +511,7 @@ process_input(struct conn *c)
     unsigned budget = CONN_MAX_REQS_PER_EVENT;
 
     cmd_batch_begin();
+    clock_batch_open();
     while (c->state == CONN_READING) {
         if (budget-- == 0) {
             /* Fairness: let other clients run. Stop reading this one until
@@ -543,6 +545,7 @@ process_input(struct conn *c)
             break;
         }
     }
+    clock_batch_close();
     if (c->state != CONN_CLOSING && obuf_pending(&c->out) > 0) {
         queue_write(c);
     }

@@ -4,6 +4,7 @@
  */
 #include <check.h>
 #include <stdint.h>
+#include <time.h>
 
 #include "algorithms/fixed_window.h"
 #include "algorithms/gcra.h"
@@ -124,12 +125,44 @@ START_TEST(test_sliding_window_grants_no_more_when_the_clock_steps_back)
 }
 END_TEST
 
+/* Requests that arrived in one read are decided at one instant: inside a
+ * batch the limiter clock holds still however long the batch takes, and
+ * after it the clock moves on. */
+START_TEST(test_batch_reads_the_clock_once)
+{
+    struct timespec pause = { 0, 2000000 }; /* 2 ms */
+
+    clock_batch_open();
+    wall_ns first = clock_wall_now();
+    nanosleep(&pause, NULL);
+    ck_assert_int_eq(clock_wall_now(), first);
+    clock_batch_close();
+    ck_assert_int_ge(clock_wall_now() - first, 2000000);
+}
+END_TEST
+
+START_TEST(test_batch_reopened_reads_the_clock_again)
+{
+    struct timespec pause = { 0, 2000000 };
+
+    clock_batch_open();
+    wall_ns first = clock_wall_now();
+    clock_batch_close();
+    nanosleep(&pause, NULL);
+    clock_batch_open();
+    ck_assert_int_ge(clock_wall_now() - first, 2000000);
+    clock_batch_close();
+}
+END_TEST
+
 Suite *
 clock_suite(void)
 {
     Suite *s = suite_create("clock");
     TCase *tc = tcase_create("backwards");
     tcase_add_test(tc, test_clamp_follows_a_clock_that_moves_forward);
+    tcase_add_test(tc, test_batch_reads_the_clock_once);
+    tcase_add_test(tc, test_batch_reopened_reads_the_clock_again);
     tcase_add_test(tc, test_clamp_holds_time_while_the_clock_is_behind);
     tcase_add_test(tc, test_gcra_grants_no_more_when_the_clock_steps_back);
     tcase_add_test(tc,
