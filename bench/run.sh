@@ -435,26 +435,28 @@ echo "loadavg_end=$(cut -d' ' -f1-3 /proc/loadavg)" >>"$WORK/meta.txt"
 echo "big_keys=$BIG_KEYS" >>"$WORK/meta.txt"
 echo "mem_keys=$MEM_KEYS" >>"$WORK/meta.txt"
 
+# phase script out: run one of the bench scripts into out; a failure is
+# reported with its output and fails the bench.
+phase() {
+    CELLGATE_BIN=$CELLGATE_BIN bash "$1" >"$2" 2>&1 || {
+        echo "bench: $1 failed" | tee -a "$FAILS" >&2
+        cat "$2" >&2
+        FAILED=1
+    }
+}
+
 # ---- instructions per request (callgrind) --------------------------------
 CG_OUT=$WORK/callgrind.txt
 : >"$CG_OUT"
 if [ "$aborted" = 0 ] && [ "${BENCH_CALLGRIND:-1}" != 0 ] && command -v valgrind >/dev/null; then
     echo "bench: instructions per request under callgrind"
-    CELLGATE_BIN=$CELLGATE_BIN bash bench/callgrind.sh >"$CG_OUT" 2>&1 || {
-        echo "bench: bench/callgrind.sh failed" | tee -a "$FAILS" >&2
-        cat "$CG_OUT" >&2
-        FAILED=1
-    }
+    phase bench/callgrind.sh "$CG_OUT"
 fi
 
 # ---- kernel and user CPU per request (perf) -------------------------------
 if [ "$aborted" = 0 ] && [ "${BENCH_PERF:-1}" != 0 ] && command -v perf >/dev/null; then
     echo "bench: server CPU by kernel and user space under perf"
-    CELLGATE_BIN=$CELLGATE_BIN bash bench/perf.sh >"$WORK/perf.txt" 2>&1 || {
-        echo "bench: bench/perf.sh failed" | tee -a "$FAILS" >&2
-        cat "$WORK/perf.txt" >&2
-        FAILED=1
-    }
+    phase bench/perf.sh "$WORK/perf.txt"
 fi
 
 [ "$aborted" = 1 ] && FAILED=1
