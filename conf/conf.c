@@ -1092,3 +1092,16 @@ conf_describe(FILE *out)
                 quote, type_name(o->type), range, o->desc);
     }
 }
+
+char *
+conf_format_alloc(const struct conf *c, const struct conf_option *o)
+{
+    size_t len = o->type == CONF_STRING || o->type == CONF_ENUM
+                     ? strlen(str_value(c, o)) + 1
+                     : 32;      /* any int64 in decimal or octal */
+    char *buf = malloc(len);
+    if (buf != NULL) {
+        conf_format(c, o, buf, len);
+    }
+    return buf;
+}

@@ -109,6 +109,10 @@ const struct conf_option *conf_find(const char *name);
 size_t conf_format(const struct conf *c, const struct conf_option *o,
                    char *buf, size_t buflen);
 
+/* conf_format() of the whole value into a malloc'd string (free() it);
+ * NULL when memory ran out. */
+char *conf_format_alloc(const struct conf *c, const struct conf_option *o);
+
 /* Print every option with its default and description (--describe-config). */
 void conf_describe(FILE *out);
 

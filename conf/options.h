@@ -35,12 +35,12 @@
     X(timeout, "timeout", CONF_INT, "0", 0, 2147483647,                       \
       "close a client idle for this many seconds; 0 = never")                 \
     X(client_query_buffer_limit, "client-query-buffer-limit", CONF_BYTES,     \
-      "1gb", 1024, 1073741824LL,                                              \
-      "most unparsed input bytes buffered for one client (at most 1gb)")      \
-    X(proto_max_bulk_len, "proto-max-bulk-len", CONF_BYTES, "512mb", 1,       \
-      1073741824LL, "longest bulk string argument accepted")                 \
-    X(proto_max_args, "proto-max-args", CONF_INT, "1048576", 1, 2147483647,   \
-      "most arguments in one request")                                        \
+      "1gb", 1048576, 1073741824LL,                                           \
+      "most unparsed input bytes buffered for one client (1mb to 1gb)")       \
+    X(proto_max_bulk_len, "proto-max-bulk-len", CONF_BYTES, "512mb", 1048576, \
+      1073741824LL, "longest bulk string argument accepted (at least 1mb)")  \
+    X(proto_max_args, "proto-max-args", CONF_INT, "1048576", 1024,            \
+      2147483647, "most arguments in one request (at least 1024)")            \
     X(output_pause_limit, "client-output-pause-limit", CONF_BYTES, "1mb",     \
       1024, 68719476736LL,                                                    \
       "stop reading from a client while this much output waits to be sent")   \
@@ -68,7 +68,7 @@
       "memory ceiling for keys in bytes; 0 = no limit")                       \
     X(maxmemory_policy, "maxmemory-policy", CONF_ENUM, "noeviction", 0, 0,    \
       "at the ceiling {noeviction volatile-ttl}")                             \
-    X(log_max_entries, "log-max-entries", CONF_INT, "10000", 1, 10000000,     \
+    X(log_max_entries, "log-max-entries", CONF_INT, "10000", 1, 1000000,      \
       "largest RL.LOG limit: bounds the entries one log key keeps")           \
     X(tiers_max_window, "tiers-max-window", CONF_INT, "3600", 1, 86400,       \
       "largest RL.TIERS window in seconds: bounds a key's buckets")           \

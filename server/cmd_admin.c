@@ -4,6 +4,7 @@
  * TIME, SHUTDOWN. Replies and error texts follow Redis 7.
  */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 
@@ -20,6 +21,7 @@
 #include "server/log.h"
 #include "server/server.h"
 #include "server/snapshot.h"
+#include "server/textbuf.h"
 
 #define SYNTAX_ERROR "ERR syntax error"
 #define NOT_INTEGER "ERR value is not an integer or out of range"
@@ -318,13 +320,14 @@ cmd_client_id(struct conn *c, struct resp_request *req)
     reply_int(&c->out, (int64_t)c->id);
 }
 
-/* One CLIENT LIST line, in Redis's field order (fields cellgate has no use
- * for are reported with Redis's neutral values). */
-static int
-describe_client(const struct conn *x, char *buf, size_t len, int64_t now_ms)
+/* Append one CLIENT LIST line, whole whatever its length, in Redis's field
+ * order (fields cellgate has no use for are reported with Redis's neutral
+ * values). */
+static void
+describe_client(const struct conn *x, struct textbuf *t, int64_t now_ms)
 {
     const char *cmd = x->last_cmd != NULL ? x->last_cmd->name : "NULL";
-    return snprintf(buf, len,
+    textbuf_printf(t,
                     "id=%llu addr=%s laddr=%s fd=-1 name=%s age=%lld "
                     "idle=%lld flags=N db=0 sub=0 psub=0 ssub=0 multi=-1 "
                     "qbuf=%zu qbuf-free=0 argv-mem=0 multi-mem=0 obl=0 "
@@ -380,54 +383,34 @@ cmd_client_list(struct conn *c, struct resp_request *req)
         conn_error(c, SYNTAX_ERROR);
         return;
     }
-    size_t cap = 4096, len = 0;
-    char *text = mem_malloc(cap);
+    struct textbuf text = { 0 };
     int64_t now = conn_now_ms();
-    for (struct conn *x = srv.clients; x != NULL && text != NULL; x = x->next) {
-        if (by_id && !id_listed(req, 3, x->id)) {
-            continue;
+    for (struct conn *x = srv.clients; x != NULL; x = x->next) {
+        if (!by_id || id_listed(req, 3, x->id)) {
+            describe_client(x, &text, now);
         }
-        char line[1024];
-        int n = describe_client(x, line, sizeof(line), now);
-        if (n < 0) {
-            continue;
-        }
-        if ((size_t)n >= sizeof(line)) {
-            n = sizeof(line) - 1;
-        }
-        if (len + (size_t)n > cap) {
-            char *t = mem_realloc(text, cap * 2 + (size_t)n);
-            if (t == NULL) {
-                mem_free(text);
-                text = NULL;
-                break;
-            }
-            text = t;
-            cap = cap * 2 + (size_t)n;
-        }
-        memcpy(text + len, line, (size_t)n);
-        len += (size_t)n;
     }
-    if (text == NULL) {
+    if (text.oom) {
         conn_error(c, "ERR out of memory");
-        return;
+    } else {
+        reply_verbatim(&c->out, text.p != NULL ? text.p : "", text.len,
+                       c->proto);
     }
-    reply_verbatim(&c->out, text, len, c->proto);
-    mem_free(text);
+    textbuf_free(&text);
 }
 
 void
 cmd_client_info(struct conn *c, struct resp_request *req)
 {
+    struct textbuf text = { 0 };
     (void)req;
-    char line[1024];
-    int n = describe_client(c, line, sizeof(line), conn_now_ms());
-    if (n < 0) {
-        n = 0;
-    } else if ((size_t)n >= sizeof(line)) {
-        n = sizeof(line) - 1;
+    describe_client(c, &text, conn_now_ms());
+    if (text.oom) {
+        conn_error(c, "ERR out of memory");
+    } else {
+        reply_verbatim(&c->out, text.p, text.len, c->proto);
     }
-    reply_verbatim(&c->out, line, (size_t)n, c->proto);
+    textbuf_free(&text);
 }
 
 /* CLIENT KILL filters, as in Redis 7: ID, ADDR, LADDR, USER, SKIPME. */
@@ -643,39 +626,87 @@ is_mutable(const char *name)
     return true;
 }
 
-/* Check every name first, so a bad pair changes nothing. */
-static const struct conf_option *
+static bool
+has_nul(const struct resp_request *req, size_t i)
+{
+    return memchr(req->argv[i], '\0', req->argvlen[i]) != NULL;
+}
+
+/* Check every name first, so a bad pair changes nothing. Names and values
+ * are binary: a NUL byte in either is refused, never read as the end. */
+static bool
 config_set_check(struct conn *c, struct resp_request *req)
 {
     for (size_t i = 2; i < req->argc; i += 2) {
-        const struct conf_option *o = conf_find(req->argv[i]);
+        const struct conf_option *o =
+            has_nul(req, i) ? NULL : conf_find(req->argv[i]);
         if (o == NULL) {
             conn_errorf(c, "ERR Unknown option or number of arguments for "
                         "CONFIG SET - '%.128s'", req->argv[i]);
-            return NULL;
+            return false;
         }
+        const char *why = NULL;
         if (!is_mutable(o->name)) {
-            conn_errorf(c, "ERR CONFIG SET failed (possibly related to "
-                        "argument '%s') - can't set immutable config",
-                        o->name);
-            return NULL;
+            why = "can't set immutable config";
+        } else if (has_nul(req, i + 1)) {
+            why = "argument must not contain a NUL byte";
+        } else if (strcmp(o->name, "cluster-mode") == 0 &&
+                   !cluster_mode_settable(req->argv[i + 1])) {
+            why = "cluster-mode yes is set at start-up only";
         }
-        if (strcmp(o->name, "cluster-mode") == 0 &&
-            !cluster_mode_settable(req->argv[i + 1])) {
+        if (why != NULL) {
             conn_errorf(c, "ERR CONFIG SET failed (possibly related to "
-                        "argument '%s') - cluster-mode yes is set at "
-                        "start-up only", o->name);
-            return NULL;
+                        "argument '%s') - %s", o->name, why);
+            return false;
         }
     }
-    return conf_find(req->argv[2]);
+    return true;
+}
+
+/* Put back the values saved in old[0..n) (after a failed pair), last
+ * first, so an option named twice ends at its value before the command. */
+static void
+config_set_rollback(struct resp_request *req, char **old, size_t n)
+{
+    char ignored[CONF_ERR_LEN];
+    for (size_t j = n; j-- > 0;) {
+        if (old[j] != NULL) {
+            conf_set(&srv.conf, req->argv[2 + 2 * j], old[j], ignored,
+                     sizeof(ignored));
+        }
+    }
+}
+
+/* Apply every pair, all or nothing; false after replying the error. */
+static bool
+config_set_apply(struct conn *c, struct resp_request *req, char **old,
+                 size_t pairs)
+{
+    char err[CONF_ERR_LEN];
+    for (size_t k = 0; k < pairs; k++) {
+        const struct conf_option *o = conf_find(req->argv[2 + 2 * k]);
+        old[k] = conf_format_alloc(&srv.conf, o);
+        if (old[k] == NULL) {
+            config_set_rollback(req, old, k);
+            conn_error(c, "ERR out of memory");
+            return false;
+        }
+        if (conf_set(&srv.conf, o->name, req->argv[3 + 2 * k], err,
+                     sizeof(err)) < 0 ||
+            conf_validate(&srv.conf, err, sizeof(err)) < 0) {
+            config_set_rollback(req, old, k + 1);
+            conn_errorf(c, "ERR CONFIG SET failed (possibly related to "
+                        "argument '%s') - %s", o->name, err);
+            return false;
+        }
+    }
+    return true;
 }
 
 void
 cmd_config_set(struct conn *c, struct resp_request *req)
 {
-    char err[CONF_ERR_LEN];
-    char old[16][256];
+    char *old[16] = { NULL };
     size_t pairs = (req->argc - 2) / 2;
 
     if ((req->argc - 2) % 2 != 0 || pairs > 16) {
@@ -683,28 +714,15 @@ cmd_config_set(struct conn *c, struct resp_request *req)
                       "command");
         return;
     }
-    if (config_set_check(c, req) == NULL) {
+    if (!config_set_check(c, req)) {
         return;
     }
+    bool ok = config_set_apply(c, req, old, pairs);
     for (size_t k = 0; k < pairs; k++) {
-        const struct conf_option *o = conf_find(req->argv[2 + 2 * k]);
-        conf_format(&srv.conf, o, old[k], sizeof(old[k]));
+        free(old[k]);
     }
-    for (size_t k = 0; k < pairs; k++) {
-        const struct conf_option *o = conf_find(req->argv[2 + 2 * k]);
-        if (conf_set(&srv.conf, o->name, req->argv[3 + 2 * k], err,
-                     sizeof(err)) < 0 ||
-            conf_validate(&srv.conf, err, sizeof(err)) < 0) {
-            /* Roll back what this command already changed. */
-            for (size_t j = 0; j <= k; j++) {
-                const struct conf_option *p = conf_find(req->argv[2 + 2 * j]);
-                char ignored[CONF_ERR_LEN];
-                conf_set(&srv.conf, p->name, old[j], ignored, sizeof(ignored));
-            }
-            conn_errorf(c, "ERR CONFIG SET failed (possibly related to "
-                        "argument '%s') - %s", o->name, err);
-            return;
-        }
+    if (!ok) {
+        return;
     }
     log_set_level(srv.conf.loglevel);
     server_apply_limits();

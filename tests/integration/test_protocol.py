@@ -328,43 +328,45 @@ def test_many_clients_abusing_at_once_do_not_disturb_a_good_client(server):
 # ---- size limits that need their own daemon ---------------------------------
 
 def test_bulk_over_proto_max_bulk_len_is_refused_without_the_body(start_daemon):
-    d = start_daemon("--proto-max-bulk-len", "1kb")
+    # 1mb is the least proto-max-bulk-len (as in Redis).
+    d = start_daemon("--proto-max-bulk-len", "1mb")
     conn = d.raw()
     t0 = time.monotonic()
-    conn.send(b"*1\r\n$2000\r\n")
+    conn.send(b"*1\r\n$1048577\r\n")
     got, closed = conn.read_to_eof(5)
     assert got == b"-ERR Protocol error: invalid bulk length\r\n"
     assert closed
     assert time.monotonic() - t0 < 3
     ok = d.raw()
-    ok.send(resp_command("ECHO", b"y" * 1024))
-    want = b"$1024\r\n" + b"y" * 1024 + b"\r\n"
+    ok.send(resp_command("ECHO", b"y" * 1048576))
+    want = b"$1048576\r\n" + b"y" * 1048576 + b"\r\n"
     assert ok.recv_exact(len(want)) == want
 
 
 def test_multibulk_over_proto_max_args_is_refused(start_daemon):
-    d = start_daemon("--proto-max-args", "3")
+    # 1024 is the least proto-max-args.
+    d = start_daemon("--proto-max-args", "1024")
     ok = d.raw()
-    assert ok.command("ECHO", "x") == b"$1\r\nx\r\n"
+    assert ok.command("DEL", *["k%d" % i for i in range(1023)]) == b":0\r\n"
     conn = d.raw()
-    conn.send(b"*4\r\n")
+    conn.send(b"*1025\r\n")
     assert conn.read_to_eof(5) == (b"-ERR Protocol error: invalid multibulk length\r\n", True)
 
 
 def test_inline_request_over_proto_max_args_is_refused(start_daemon):
-    d = start_daemon("--proto-max-args", "3")
+    d = start_daemon("--proto-max-args", "1024")
     conn = d.raw()
-    conn.send(b"ECHO a b c d\r\n")
+    conn.send(b"DEL" + b" k" * 1024 + b"\r\n")
     got, closed = conn.read_to_eof(1)
     assert got.startswith(b"-ERR Protocol error") and closed
 
 
 def test_bulk_of_exactly_proto_max_bulk_len_is_accepted_at_equal_limits(start_daemon):
-    d = start_daemon("--client-query-buffer-limit", "64kb", "--proto-max-bulk-len", "64kb")
+    d = start_daemon("--client-query-buffer-limit", "1mb", "--proto-max-bulk-len", "1mb")
     conn = d.raw()
-    arg = b"x" * 65536
+    arg = b"x" * 1048576
     conn.send(resp_command("ECHO", arg))
-    want = b"$65536\r\n" + arg + b"\r\n"
+    want = b"$1048576\r\n" + arg + b"\r\n"
     got, closed = conn.read_to_eof(2)
     assert (got, closed) == (want, False)
 
@@ -372,7 +374,7 @@ def test_bulk_of_exactly_proto_max_bulk_len_is_accepted_at_equal_limits(start_da
 def test_unfinished_request_over_query_buffer_limit_closes_only_that_client(start_daemon):
     # A request announcing a million small arguments stays incomplete while
     # they arrive; its buffered bytes pass the 1 MB query buffer limit.
-    d = start_daemon("--client-query-buffer-limit", "1mb", "--proto-max-bulk-len", "1kb")
+    d = start_daemon("--client-query-buffer-limit", "1mb", "--proto-max-bulk-len", "1mb")
     other = d.raw()
     other.send(b"PING\r\n")
     assert other.recv_exact(7) == PONG

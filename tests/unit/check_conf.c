@@ -349,10 +349,10 @@ START_TEST(test_bytes_units_are_decimal_or_binary_and_case_insensitive)
     };
 
     for (size_t i = 0; i < sizeof(v) / sizeof(v[0]); i++) {
-        set_ok("client-query-buffer-limit", v[i].text);
-        ck_assert_msg(cfg.client_query_buffer_limit == v[i].bytes,
+        set_ok("client-output-hard-limit", v[i].text);
+        ck_assert_msg(cfg.output_hard_limit == v[i].bytes,
                       "'%s' gave %" PRId64, v[i].text,
-                      cfg.client_query_buffer_limit);
+                      cfg.output_hard_limit);
     }
 }
 END_TEST
@@ -383,8 +383,8 @@ START_TEST(test_bytes_accepts_bounds_and_rejects_one_past)
     set_fails(o->name, text, want);
 
     /* 1023 bytes and 1kb - 1 through a unit: the unit is applied first */
-    set_fails("client-query-buffer-limit", "1k", NULL);
-    set_ok("client-query-buffer-limit", "1kb");
+    set_fails("client-output-hard-limit", "1k", NULL);
+    set_ok("client-output-hard-limit", "1kb");
 }
 END_TEST
 
@@ -944,8 +944,8 @@ START_TEST(test_format_shows_each_type_as_config_get_does)
     ck_assert_str_eq(fmt("unixsocketperm"), "0");
     set_ok("unixsocketperm", "0750");
     ck_assert_str_eq(fmt("unixsocketperm"), "750");
-    set_ok("proto-max-bulk-len", "2k");
-    ck_assert_str_eq(fmt("proto-max-bulk-len"), "2000");
+    set_ok("client-output-pause-limit", "2k");
+    ck_assert_str_eq(fmt("client-output-pause-limit"), "2000");
     set_ok("loglevel", "VERBOSE");
     ck_assert_str_eq(fmt("loglevel"), "verbose");
 
