@@ -27,10 +27,13 @@
 #define NS_PER_MS LIMIT_NS_PER_MS
 #define MS_PER_SEC INT64_C(1000)
 
-/* The window of one decision, in the units the ring and replies use. */
+/* The window of one decision, in the units the ring and replies use, and
+ * the entries it counts: [first, len) of the ring, costing used. */
 struct slog_window {
     int64_t ms;         /* window in ms */
     int64_t end_ns;     /* departure of an entry made now */
+    uint32_t first;     /* entries before it are not counted */
+    int64_t used;       /* total cost of the counted entries */
 };
 
 /* floor(a / d) for d > 0: pre-epoch instants round down like later ones. */
@@ -114,7 +117,7 @@ window_of(const struct slog_params *p, int64_t now, struct slog_window *w)
 {
     int64_t end_ms;
 
-    if (p->limit < 1 || p->window < 1) {
+    if (p->limit < 1 || p->window < 1 || p->keep_ms < 0) {
         return LIMIT_EINVAL;
     }
     if (p->cost == INT64_MIN
@@ -126,11 +129,50 @@ window_of(const struct slog_params *p, int64_t now, struct slog_window *w)
     return LIMIT_OK;
 }
 
-/* The newest entry still there once `drop` units are refunded, or NULL. */
-static const struct slog_entry *
-newest_survivor(const struct slog_ring *r, int64_t drop)
+/* The oldest entries a call does not count: those outside its window or
+ * the log's retention, whichever is shorter (entries are in time order,
+ * so they are a prefix). */
+static uint32_t
+uncounted(int64_t window_ms, int64_t keep_ms, const struct slog_ring *r,
+          int64_t now, int64_t *cost)
 {
-    for (uint32_t i = 0; i < r->len; i++) {
+    int64_t sel_ms = keep_ms > 0 && keep_ms < window_ms ? keep_ms : window_ms;
+    int64_t now_ms = floor_div(now, NS_PER_MS);
+    int64_t skipped = 0;
+    uint32_t i = 0;
+
+    while (i < r->len && !counts(&r->e[slot(r, i)], sel_ms, now_ms)) {
+        /* Saturate: only a corrupt ring sums past the limit's range. */
+        if (!limit_add(skipped, r->e[slot(r, i)].cost, &skipped)) {
+            skipped = INT64_MAX;
+        }
+        i++;
+    }
+    if (cost != NULL) {
+        *cost = skipped;
+    }
+    return i;
+}
+
+uint32_t
+slog_uncounted(const struct slog_params *p, const struct slog_ring *r,
+               int64_t now, int64_t *cost)
+{
+    int64_t window_ms;
+
+    if (!limit_mul(p->window > 0 ? p->window : 0, MS_PER_SEC, &window_ms)) {
+        window_ms = INT64_MAX;
+    }
+    return uncounted(window_ms, p->keep_ms, r, now, cost);
+}
+
+/* The newest counted entry still there once `drop` units are refunded, or
+ * NULL. */
+static const struct slog_entry *
+newest_survivor(const struct slog_ring *r, const struct slog_window *w,
+                int64_t drop)
+{
+    for (uint32_t i = 0; i < r->len - w->first; i++) {
         const struct slog_entry *e = slog_newest(r, i);
 
         if (e->cost <= 0) {
@@ -166,10 +208,10 @@ static bool
 retry_after(const struct slog_params *p, const struct slog_ring *r,
             const struct slog_window *w, int64_t now, int64_t *out)
 {
-    int64_t left = r->sum;
+    int64_t left = w->used;
     int64_t room = p->limit - p->cost;
 
-    for (uint32_t i = 0; i < r->len; i++) {
+    for (uint32_t i = w->first; i < r->len; i++) {
         const struct slog_entry *e = &r->e[slot(r, i)];
 
         if (!sub_ok(left, e->cost, &left)) {
@@ -200,9 +242,9 @@ decide_refund(const struct slog_params *p, const struct slog_ring *r,
 
     d->limited = false;
     d->remaining = limit_remaining(p->limit,
-                                   r->sum > units ? r->sum - units : 0);
+                                   w->used > units ? w->used - units : 0);
     d->retry_after_ns = -1;
-    if (!reset_after(newest_survivor(r, units), w, now, &d->reset_after_ns)) {
+    if (!reset_after(newest_survivor(r, w, units), w, now, &d->reset_after_ns)) {
         return LIMIT_EOVERFLOW;
     }
     return LIMIT_OK;
@@ -215,7 +257,7 @@ decide_take(const struct slog_params *p, const struct slog_ring *r,
             struct limit_decision *d)
 {
     int64_t after;
-    bool fits = p->cost <= p->limit && limit_add(r->sum, p->cost, &after)
+    bool fits = p->cost <= p->limit && limit_add(w->used, p->cost, &after)
                 && after <= p->limit;
 
     d->limited = !fits;
@@ -223,7 +265,7 @@ decide_take(const struct slog_params *p, const struct slog_ring *r,
     if (fits) {
         d->remaining = limit_remaining(p->limit, after);
     } else {
-        d->remaining = limit_remaining(p->limit, r->sum);
+        d->remaining = limit_remaining(p->limit, w->used);
         if (p->cost <= p->limit
             && !retry_after(p, r, w, now, &d->retry_after_ns)) {
             return LIMIT_EOVERFLOW;
@@ -234,7 +276,7 @@ decide_take(const struct slog_params *p, const struct slog_ring *r,
         d->reset_after_ns = w->end_ns - now;
         return LIMIT_OK;
     }
-    if (!reset_after(newest_survivor(r, 0), w, now, &d->reset_after_ns)) {
+    if (!reset_after(newest_survivor(r, w, 0), w, now, &d->reset_after_ns)) {
         return LIMIT_EOVERFLOW;
     }
     return LIMIT_OK;
@@ -251,6 +293,9 @@ slog_decide(const struct slog_params *p, const struct slog_ring *r,
     if (st != LIMIT_OK) {
         return st;
     }
+    int64_t skipped;
+    w.first = uncounted(w.ms, p->keep_ms, r, now, &skipped);
+    w.used = r->sum > skipped ? r->sum - skipped : 0;
     d.limit = p->limit;
     if (p->cost < 0) {
         st = decide_refund(p, r, &w, now, &d);
@@ -313,6 +358,20 @@ slog_refund(struct slog_ring *r, int64_t units)
         r->sum = 0;
     }
     return removed;
+}
+
+void
+slog_drop_oldest(struct slog_ring *r, uint32_t n)
+{
+    while (n-- > 0 && r->len > 0) {
+        r->sum -= r->e[r->head].cost;
+        r->head = slot(r, 1);
+        r->len--;
+    }
+    if (r->len == 0) {
+        r->head = 0;
+        r->sum = 0;
+    }
 }
 
 const struct slog_entry *

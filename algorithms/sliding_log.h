@@ -3,17 +3,27 @@
  * entry (time in ms, cost, metadata reference) in a caller-owned ring.
  *
  * Pure: the caller passes the ring and "now"; nothing here reads a clock,
- * allocates, logs or looks at metadata bytes. A call sequence for RL.LOG:
+ * allocates, logs or looks at metadata bytes.
  *
- *     slog_expire(r, window_ms, now);         (also for PEEK: it only drops
- *                                              what no request can see)
- *     slog_decide(p, r, now, &d);
+ * One log may serve calls with different windows ("10 per second" and
+ * "100 per minute" on the same key), so it keeps its entries for the
+ * longest window that changed it, its retention (keep_ms), and each call
+ * counts only the entries inside its own window. A call sequence for
+ * RL.LOG:
+ *
+ *     if (!PEEK) slog_expire(r, keep_ms, now); (drops only what no call
+ *                                               can count any more)
+ *     slog_decide(p, r, now, &d);             (p->keep_ms: the retention)
  *     if (!PEEK && !d.limited && cost > 0) {  (one new entry needed)
- *         if (r->len == r->cap) { grow, see slog_grown() }
+ *         if (r->len == r->cap) { grow, see slog_grown(), or
+ *                                 slog_drop_oldest() what p does not count }
  *         slog_append(r, now, cost, meta_off, meta_len);
  *     } else if (!PEEK && cost < 0) {
  *         slog_refund(r, -cost);             (slog_decide rejected INT64_MIN)
  *     }
+ *
+ * slog_decide() gives the same answer whether or not slog_expire() ran
+ * first, so PEEK (decide alone) never needs to change the ring.
  *
  * Invariants the functions keep (and rely on): entries are in time order
  * from the oldest (index head) to the newest, every entry has cost >= 1,
@@ -46,6 +56,8 @@ struct slog_params {
     int64_t limit;      /* >= 1 */
     int64_t window;     /* seconds, >= 1 */
     int64_t cost;       /* < 0: refund, 0: check, > 0: take */
+    int64_t keep_ms;    /* the log's retention: entries older than this are
+                           gone even if not yet expired; 0 = no limit */
 };
 
 /*
@@ -57,12 +69,15 @@ uint32_t slog_expire(struct slog_ring *r, int64_t window_ms, int64_t now);
 
 /*
  * Decide one request; never modifies the ring (PEEK is decide alone).
- * Call slog_expire() first. Allowed iff sum + cost <= limit; a refund
- * (cost < 0) is always allowed; cost 0 checks sum <= limit. When denied,
+ * The entries counted are those inside both the window and keep_ms; the
+ * times in the reply are departures from the window. With `used` their
+ * total cost: allowed iff used + cost <= limit; a refund (cost < 0) is
+ * always allowed and takes from the newest entries; cost 0 checks
+ * used <= limit. When denied,
  * retry_after_ns is exact: the instant the oldest entries whose departure
  * makes room have left the window (-1 when cost > limit: never).
  * reset_after_ns runs to the departure of the newest entry left after the
- * request (0 when none), fresh_at = now + reset_after_ns.
+ * request (0 when none or already gone), fresh_at = now + reset_after_ns.
  * LIMIT_EINVAL: limit < 1 or window < 1. LIMIT_EOVERFLOW: the window's end
  * does not fit int64 ns, or cost == INT64_MIN (its refund -cost would not).
  * On error *out is left untouched.
@@ -84,6 +99,17 @@ void slog_append(struct slog_ring *r, int64_t now, int64_t cost,
  * actually removed (0 for units <= 0).
  */
 int64_t slog_refund(struct slog_ring *r, int64_t units);
+
+/*
+ * How many of the oldest entries a call with these parameters does not
+ * count at now (they are outside its window or keep_ms), and their total
+ * cost in *cost (may be NULL).
+ */
+uint32_t slog_uncounted(const struct slog_params *p, const struct slog_ring *r,
+                        int64_t now, int64_t *cost);
+
+/* Drop the n oldest entries (at most len). */
+void slog_drop_oldest(struct slog_ring *r, uint32_t n);
 
 /* The i-th entry from the newest (0 = newest), NULL when i >= len. */
 const struct slog_entry *slog_newest(const struct slog_ring *r, uint32_t i);

@@ -71,6 +71,13 @@ window_start(const struct tier_state *st, int64_t w, int64_t now_s)
     return i;
 }
 
+/* The window a tier of w counts in: w, cut to the key's retention. */
+static int64_t
+counted_window(int64_t w, int64_t keep)
+{
+    return keep > 0 && keep < w ? keep : w;
+}
+
 /* Units in [from, len); saturates (only a corrupt array gets there). */
 static int64_t
 units_from(const struct tier_state *st, uint32_t from)
@@ -109,7 +116,7 @@ check_params(const struct tier_params *p, int64_t now, int64_t *max_window)
     int64_t end_s;
     int64_t end_ns;
 
-    if (p->tiers == NULL || p->ntiers == 0) {
+    if (p->tiers == NULL || p->ntiers == 0 || p->keep < 0) {
         return LIMIT_EINVAL;
     }
     *max_window = 0;
@@ -161,9 +168,10 @@ tier_retry(const struct tier_state *st, uint32_t from, int64_t used,
 
 static bool
 eval_tier(const struct tier_limit *t, const struct tier_state *st,
-          int64_t cost, int64_t now, struct tier_eval *ev)
+          int64_t cost, int64_t keep, int64_t now, struct tier_eval *ev)
 {
-    uint32_t from = window_start(st, t->window, floor_div(now, NS_PER_SEC));
+    uint32_t from = window_start(st, counted_window(t->window, keep),
+                                 floor_div(now, NS_PER_SEC));
     int64_t used = units_from(st, from);
 
     ev->retry_ns = -1;
@@ -200,11 +208,12 @@ decides_over(const struct tier_eval *a, const struct tier_eval *best)
     return a->retry_ns == -1 || a->retry_ns > best->retry_ns;
 }
 
-/* The newest bucket still there once `drop` units are refunded, or NULL. */
+/* The newest bucket of [from, len) still there once `drop` units are
+ * refunded, or NULL. */
 static const struct tier_bucket *
-newest_survivor(const struct tier_state *st, int64_t drop)
+newest_survivor(const struct tier_state *st, uint32_t from, int64_t drop)
 {
-    for (uint32_t i = st->len; i > 0; i--) {
+    for (uint32_t i = st->len; i > from; i--) {
         const struct tier_bucket *b = &st->b[i - 1];
 
         if (b->count <= 0) {
@@ -225,10 +234,15 @@ tier_reset(const struct tier_params *p, const struct tier_state *st,
 {
     const struct tier_bucket *newest;
 
+    int64_t now_s = floor_div(now, NS_PER_SEC);
+
     if (!limited && p->cost > 0) {
-        return until_leaves(floor_div(now, NS_PER_SEC), max_window, now, out);
+        return until_leaves(now_s, max_window, now, out);
     }
-    newest = newest_survivor(st, p->cost < 0 ? -p->cost : 0);
+    newest = newest_survivor(st, window_start(st, counted_window(max_window,
+                                                                 p->keep),
+                                              now_s),
+                             p->cost < 0 ? -p->cost : 0);
     if (newest == NULL) {
         *out = 0;
         return true;
@@ -252,7 +266,7 @@ tier_decide(const struct tier_params *p, const struct tier_state *st,
     for (uint32_t i = 0; i < p->ntiers; i++) {
         struct tier_eval ev;
 
-        if (!eval_tier(&p->tiers[i], st, p->cost, now, &ev)) {
+        if (!eval_tier(&p->tiers[i], st, p->cost, p->keep, now, &ev)) {
             return LIMIT_EOVERFLOW;
         }
         if (i == 0 || decides_over(&ev, &best)) {

@@ -76,6 +76,12 @@ mem_uncharge(size_t n)
 }
 
 size_t
+mem_usable(const void *p)
+{
+    return p != NULL ? malloc_usable_size((void *)p) : 0;
+}
+
+size_t
 mem_used(void)
 {
     return used_bytes;

@@ -21,6 +21,9 @@ void mem_free(void *p);
 void mem_charge(size_t n);
 void mem_uncharge(size_t n);
 
+/* What the allocator really handed out for p (0 for NULL). */
+size_t mem_usable(const void *p);
+
 /* Bytes currently allocated through these functions. */
 size_t mem_used(void);
 

@@ -19,119 +19,8 @@
 #include "server/conn.h"
 #include "server/glob.h"
 #include "server/handlers.h"
-#include "server/keytypes.h"
+#include "server/keyspace.h"
 #include "server/server.h"
-
-#define NS_PER_MS 1000000LL
-
-const char *
-keytype_name(uint8_t type)
-{
-    switch (type) {
-    case KEY_GCRA:
-        return "gcra";
-    case KEY_FIXED:
-        return "fixed";
-    case KEY_SLIDING:
-        return "sliding";
-    case KEY_LOG:
-        return "log";
-    case KEY_TIERS:
-        return "tiers";
-    default:
-        return "none";
-    }
-}
-
-int64_t
-keytype_redis_expire_at(int64_t now_ns, int64_t ttl_ms)
-{
-    int64_t expire_ms, at;
-    if (__builtin_add_overflow(now_ns / NS_PER_MS, ttl_ms, &expire_ms) ||
-        __builtin_add_overflow(expire_ms, 1, &expire_ms) ||
-        __builtin_mul_overflow(expire_ms, NS_PER_MS, &at)) {
-        return STORE_NEVER;
-    }
-    return at;
-}
-
-int64_t
-keytype_redis_pttl(const struct store_rec *r, int64_t now_ns)
-{
-    if (r->expire_at == STORE_NEVER) {
-        return -1;
-    }
-    if (r->type != KEY_GCRA) {
-        /* RL.* keys: the time until the state is fresh, rounded up. */
-        int64_t left = r->expire_at - now_ns;
-        return left / NS_PER_MS + (left % NS_PER_MS != 0);
-    }
-    return (r->expire_at / NS_PER_MS - 1) - now_ns / NS_PER_MS;
-}
-
-#define OOM_ERROR "OOM command not allowed when used memory > 'maxmemory'."
-#define EVICT_MAX_PER_ADD 1024  /* bounds the work one request can cause */
-
-/* Room for one more key under maxmemory, evicting if the policy says so. */
-static bool
-keyspace_admit(void)
-{
-    if (srv.conf.maxmemory == 0) {
-        return true;
-    }
-    bool may_evict = strcmp(srv.conf.maxmemory_policy, "volatile-ttl") == 0;
-    for (int i = 0; mem_used() > (size_t)srv.conf.maxmemory; i++) {
-        if (!may_evict || i == EVICT_MAX_PER_ADD ||
-            !store_evict_soonest(srv.store)) {
-            return false;
-        }
-    }
-    return true;
-}
-
-struct store_rec *
-keyspace_add(struct conn *c, const struct resp_request *req, uint8_t type,
-             size_t state_size)
-{
-    struct store_rec *r = NULL;
-    if (keyspace_admit()) {
-        r = c->key_hint_valid
-                ? store_add_hashed(srv.store, req->argv[1], req->argvlen[1],
-                                   c->key_hint, type, state_size)
-                : store_add(srv.store, req->argv[1], req->argvlen[1], type,
-                            state_size);
-    }
-    if (r == NULL) {
-        conn_error(c, OOM_ERROR);
-    }
-    return r;
-}
-
-struct store_rec *
-keyspace_lookup(struct conn *c, const struct resp_request *req, size_t i,
-                int64_t now)
-{
-    struct store_rec *r;
-    if (i == 1) {
-        /* argv[1]'s hash, from the prefetch ring or computed here once:
-         * keyspace_add() for the same request reuses it. */
-        if (!c->key_hint_valid) {
-            c->key_hint = store_key_hash(srv.store, req->argv[1],
-                                         req->argvlen[1]);
-            c->key_hint_valid = true;
-        }
-        r = store_lookup_hashed(srv.store, req->argv[1], req->argvlen[1],
-                                c->key_hint, now);
-    } else {
-        r = store_lookup(srv.store, req->argv[i], req->argvlen[i], now);
-    }
-    if (r != NULL) {
-        srv.stats.keyspace_hits++;
-    } else {
-        srv.stats.keyspace_misses++;
-    }
-    return r;
-}
 
 void
 cmd_get(struct conn *c, struct resp_request *req)
@@ -146,7 +35,7 @@ cmd_get(struct conn *c, struct resp_request *req)
                       "kind of value");
         return;
     }
-    const struct gcra_state *st = store_rec_state(r);
+    const struct ks_gcra *st = store_rec_state(r);
     reply_bulk_u64(&c->out, st->tat);
 }
 
@@ -155,7 +44,7 @@ cmd_pttl(struct conn *c, struct resp_request *req)
 {
     int64_t now = clock_wall_now();
     struct store_rec *r = keyspace_lookup(c, req, 1, now);
-    reply_int(&c->out, r == NULL ? -2 : keytype_redis_pttl(r, now));
+    reply_int(&c->out, r == NULL ? -2 : keyspace_redis_pttl(r, now));
 }
 
 void
@@ -167,7 +56,7 @@ cmd_ttl(struct conn *c, struct resp_request *req)
         reply_int(&c->out, -2);
         return;
     }
-    int64_t pttl = keytype_redis_pttl(r, now);
+    int64_t pttl = keyspace_redis_pttl(r, now);
     if (pttl < 0) {
         reply_int(&c->out, pttl);
     } else if (r->type == KEY_GCRA) {
@@ -212,7 +101,7 @@ void
 cmd_type(struct conn *c, struct resp_request *req)
 {
     struct store_rec *r = keyspace_lookup(c, req, 1, clock_wall_now());
-    reply_status(&c->out, r == NULL ? "none" : keytype_name(r->type));
+    reply_status(&c->out, r == NULL ? "none" : keyspace_type_name(r->type));
 }
 
 /* ---- SCAN and KEYS ----------------------------------------------------- */
@@ -233,7 +122,7 @@ collect_key(struct store_rec *r, void *arg)
 {
     struct key_list *l = arg;
     if (r->expire_at <= l->now ||
-        (l->type != NULL && strcasecmp(l->type, keytype_name(r->type)) != 0) ||
+        (l->type != NULL && strcasecmp(l->type, keyspace_type_name(r->type)) != 0) ||
         (l->pattern != NULL &&
          !glob_match(l->pattern, l->plen, store_rec_key(r), store_rec_keylen(r),
                      false))) {

@@ -20,7 +20,7 @@
 #include "server/cmd.h"
 #include "server/conn.h"
 #include "server/handlers.h"
-#include "server/keytypes.h"
+#include "server/keyspace.h"
 #include "server/limit_cmd.h"
 #include "server/server.h"
 
@@ -121,19 +121,19 @@ store_decision(struct conn *c, struct resp_request *req,
                int64_t now)
 {
     if (r == NULL) {
-        r = keyspace_add(c, req, KEY_GCRA, sizeof(struct gcra_state));
+        r = keyspace_add(c, req, KEY_GCRA, sizeof(struct ks_gcra));
         if (r == NULL) {
             return false;
         }
     }
-    ((struct gcra_state *)store_rec_state(r))->tat = d->new_tat;
+    ((struct ks_gcra *)store_rec_state(r))->tat = d->new_tat;
     if (d->ttl_ms < 0) {
         /* -1 ms is "no expiry"; below that redis-cell's PEXPIRE failed
          * and the key was left without a TTL. */
         store_set_expire(srv.store, r, STORE_NEVER);
     } else {
         store_set_expire(srv.store, r,
-                         keytype_redis_expire_at(now, d->ttl_ms));
+                         keyspace_redis_expire_at(now, d->ttl_ms));
     }
     return true;
 }
@@ -158,7 +158,7 @@ cmd_cl_throttle(struct conn *c, struct resp_request *req)
         conn_error(c, WRONGTYPE);
         return;
     }
-    uint64_t tat = r != NULL ? ((struct gcra_state *)store_rec_state(r))->tat
+    uint64_t tat = r != NULL ? ((struct ks_gcra *)store_rec_state(r))->tat
                              : 0;
     enum gcra_status st = gcra_throttle(&p, r != NULL, tat, now, &d);
     if (st == GCRA_ZERO_RATE) {

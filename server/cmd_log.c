@@ -3,9 +3,8 @@
  * sliding log with per-request metadata), RL.ENTRIES, and RL.TIERS
  * (several windows over per-second buckets, all or nothing).
  *
- * Their records hold a small fixed header (struct log_state, struct
- * tiers_state) pointing at separately allocated arrays; keytype_release()
- * frees those when the store drops the record. The arrays are bounded by
+ * Their states (struct ks_log, struct ks_tiers, keyspace.h) point at
+ * arrays the keyspace grows under maxmemory; the arrays are bounded by
  * log-max-entries and tiers-max-window.
  */
 #include <string.h>
@@ -21,107 +20,13 @@
 #include "server/clock.h"
 #include "server/conn.h"
 #include "server/handlers.h"
-#include "server/keytypes.h"
+#include "server/keyspace.h"
 #include "server/limit_cmd.h"
 #include "server/server.h"
 
-#define META_MAX 1024           /* bytes of META per logged request */
 #define TIERS_MAX 16            /* limit/window pairs per RL.TIERS call */
 
-struct log_state {
-    struct slog_ring ring;      /* ring.e: mem_malloc'd */
-    char *meta;                 /* META bytes of the entries, mem_malloc'd */
-    uint32_t meta_len;
-    uint32_t meta_cap;
-    int64_t window_ms;          /* of the last call, for RL.ENTRIES */
-};
-
-struct tiers_state {
-    struct tier_state st;       /* st.b: mem_malloc'd */
-};
-
-void
-keytype_release(struct store_rec *r)
-{
-    if (r->type == KEY_LOG) {
-        struct log_state *ls = store_rec_state(r);
-        mem_free(ls->ring.e);
-        mem_free(ls->meta);
-    } else if (r->type == KEY_TIERS) {
-        struct tiers_state *ts = store_rec_state(r);
-        mem_free(ts->st.b);
-    }
-}
-
 /* ---- RL.LOG ----------------------------------------------------------- */
-
-static bool
-log_grow_ring(struct slog_ring *ring, int64_t limit)
-{
-    uint32_t cap = ring->cap ? ring->cap * 2 : 4;
-    if ((int64_t)cap > limit) {
-        cap = (uint32_t)limit;      /* entries cost >= 1: never more */
-    }
-    if (cap <= ring->cap) {
-        cap = ring->cap + 1;
-    }
-    struct slog_entry *e = mem_realloc(ring->e, cap * sizeof(*e));
-    if (e == NULL) {
-        return false;
-    }
-    ring->e = e;
-    slog_grown(ring, cap);
-    return true;
-}
-
-/* Drop the META bytes of entries that left the log by copying the live
- * ones to a fresh buffer with room for `more`. */
-static bool
-log_compact_meta(struct log_state *ls, uint32_t more)
-{
-    uint32_t live = 0;
-    for (uint32_t i = 0; i < ls->ring.len; i++) {
-        live += slog_newest(&ls->ring, i)->meta_len;
-    }
-    uint32_t cap = (live + more) * 2 > 64 ? (live + more) * 2 : 64;
-    char *buf = mem_malloc(cap);
-    if (buf == NULL) {
-        return false;
-    }
-    uint32_t off = 0;
-    for (uint32_t i = ls->ring.len; i-- > 0;) {
-        struct slog_entry *e =
-            (struct slog_entry *)slog_newest(&ls->ring, i);
-        memcpy(buf + off, ls->meta + e->meta_off, e->meta_len);
-        e->meta_off = off;
-        off += e->meta_len;
-    }
-    mem_free(ls->meta);
-    ls->meta = buf;
-    ls->meta_len = off;
-    ls->meta_cap = cap;
-    return true;
-}
-
-/* Record one accepted request: ring slot and META bytes. */
-static bool
-log_append(struct log_state *ls, int64_t limit, int64_t now, int64_t cost,
-           const char *meta, size_t mlen)
-{
-    if (ls->ring.len == ls->ring.cap && !log_grow_ring(&ls->ring, limit)) {
-        return false;
-    }
-    if (ls->meta_cap - ls->meta_len < mlen &&
-        !log_compact_meta(ls, (uint32_t)mlen)) {
-        return false;
-    }
-    if (mlen > 0) {
-        memcpy(ls->meta + ls->meta_len, meta, mlen);
-    }
-    slog_append(&ls->ring, now, cost, ls->meta_len, (uint32_t)mlen);
-    ls->meta_len += (uint32_t)mlen;
-    return true;
-}
 
 static bool
 parse_log_args(struct conn *c, struct resp_request *req,
@@ -138,14 +43,61 @@ parse_log_args(struct conn *c, struct resp_request *req,
                     (long long)srv.conf.log_max_entries);
         return false;
     }
-    if (o->meta_len > META_MAX) {
-        conn_errorf(c, "ERR META is longer than %d bytes", META_MAX);
+    if (o->meta_len > KS_META_MAX) {
+        conn_errorf(c, "ERR META is longer than %d bytes", KS_META_MAX);
         return false;
     }
     p->cost = o->cost;
     return true;
 }
 
+/* The log's retention after a call that changes it: the longest window
+ * any such call used while the key lived. */
+static int64_t
+log_keep_after(const struct ks_log *ls, const struct slog_params *p)
+{
+    int64_t window_ms = p->window * 1000;   /* slog_decide checked it */
+    return ls != NULL && ls->keep_ms > window_ms ? ls->keep_ms : window_ms;
+}
+
+/* Record an allowed take or refund into r (created when NULL). Replies
+ * the error and returns false when memory is refused; the log is then as
+ * before (a key created for it is removed). */
+static bool
+log_commit(struct conn *c, struct resp_request *req, struct store_rec *r,
+           struct slog_params *p, const struct rl_opts *o, int64_t now)
+{
+    if (r == NULL) {
+        r = keyspace_add(c, req, KEY_LOG, sizeof(struct ks_log));
+        if (r == NULL) {
+            return false;
+        }
+    }
+    struct ks_log *ls = store_rec_state(r);
+    int64_t keep_ms = log_keep_after(ls->ring.len > 0 ? ls : NULL, p);
+    if (p->cost > 0) {
+        if (!keyspace_log_reserve(r, p, now, o->meta_len,
+                                  srv.conf.log_max_entries)) {
+            conn_error(c, OOM_ERROR);
+            limit_keep_until(r, keyspace_log_fresh_at(ls, now), now);
+            return false;
+        }
+        keyspace_log_append(ls, now, p->cost, o->meta, o->meta_len);
+    } else if (p->cost < 0) {
+        slog_refund(&ls->ring, -p->cost);
+    }
+    ls->keep_ms = keep_ms;
+    limit_keep_until(r, keyspace_log_fresh_at(ls, now), now);
+    return true;
+}
+
+/*
+ * RL.LOG. A log may serve calls with several windows; it keeps its entries
+ * for the longest window of a call that changed it (its retention), and
+ * each call counts the entries inside its own window. PEEK and denied
+ * calls change nothing; a real call first drops what the retention no
+ * longer keeps, which changes no answer.
+ */
 void
 cmd_rl_log(struct conn *c, struct resp_request *req)
 {
@@ -163,39 +115,25 @@ cmd_rl_log(struct conn *c, struct resp_request *req)
     if (!ok) {
         return;
     }
-    struct log_state *ls = r != NULL ? store_rec_state(r) : NULL;
-    if (ls != NULL && p.window <= INT64_MAX / 1000) {
-        /* Only drops entries no request can see any more. */
-        slog_expire(&ls->ring, p.window * 1000, now);
+    struct ks_log *ls = r != NULL ? store_rec_state(r) : NULL;
+    p.keep_ms = ls != NULL ? ls->keep_ms : 0;
+    if (ls != NULL && !o.peek) {
+        slog_expire(&ls->ring, ls->keep_ms, now);
     }
     if (!check_status(c, slog_decide(&p, ls ? &ls->ring : &empty, now,
                                      &d))) {
         return;
     }
-    if (!o.peek && !d.limited && (p.cost > 0 || ls != NULL)) {
-        if (r == NULL) {
-            r = keyspace_add(c, req, KEY_LOG, sizeof(struct log_state));
-            if (r == NULL) {
-                return;
-            }
-            ls = store_rec_state(r);
-        }
-        ls->window_ms = p.window * 1000;
-        if (p.cost > 0 &&
-            !log_append(ls, p.limit, now, p.cost, o.meta, o.meta_len)) {
-            conn_error(c, OOM_ERROR);
-            limit_keep_until(r, ls->ring.len > 0 ? d.fresh_at : now, now);
-            return;
-        }
-        if (p.cost < 0) {
-            slog_refund(&ls->ring, -p.cost);
-        }
-        limit_keep_until(r, ls->ring.len > 0 ? d.fresh_at : now, now);
+    if (!o.peek && !d.limited && p.cost != 0 &&
+        (p.cost > 0 || (ls != NULL && ls->ring.len > 0)) &&
+        !log_commit(c, req, r, &p, &o, now)) {
+        return;
     }
     reply_decision(c, &d, o.ms);
 }
 
-/* RL.ENTRIES key [COUNT n]: newest first, [time_ms, cost, meta|nil]. */
+/* RL.ENTRIES key [COUNT n]: newest first, [time_ms, cost, meta|nil], the
+ * entries the log keeps. Read-only. */
 void
 cmd_rl_entries(struct conn *c, struct resp_request *req)
 {
@@ -224,9 +162,9 @@ cmd_rl_entries(struct conn *c, struct resp_request *req)
         reply_array(&c->out, 0);
         return;
     }
-    struct log_state *ls = store_rec_state(r);
-    slog_expire(&ls->ring, ls->window_ms, now);
-    uint32_t n = ls->ring.len;
+    const struct ks_log *ls = store_rec_state(r);
+    struct slog_params keep = { 1, ls->keep_ms / 1000 + 1, 0, ls->keep_ms };
+    uint32_t n = ls->ring.len - slog_uncounted(&keep, &ls->ring, now, NULL);
     if ((int64_t)n > count) {
         n = (uint32_t)count;
     }
@@ -292,25 +230,41 @@ parse_tiers(struct conn *c, struct resp_request *req,
     return true;
 }
 
+/* Record an allowed take or refund into r (created when NULL); as
+ * log_commit(). */
 static bool
-tiers_grow(struct tier_state *st)
+tiers_commit(struct conn *c, struct resp_request *req, struct store_rec *r,
+             const struct tier_params *p, int64_t max_window, int64_t now)
 {
-    uint32_t cap = st->cap ? st->cap * 2 : 4;
-    struct tier_bucket *b = mem_realloc(st->b, cap * sizeof(*b));
-    if (b == NULL) {
+    if (r == NULL) {
+        r = keyspace_add(c, req, KEY_TIERS, sizeof(struct ks_tiers));
+        if (r == NULL) {
+            return false;
+        }
+    }
+    struct ks_tiers *ts = store_rec_state(r);
+    int64_t keep = ts->st.len > 0 && ts->keep > max_window ? ts->keep
+                                                            : max_window;
+    if (p->cost > 0 && tier_needs_bucket(&ts->st, now) &&
+        !keyspace_tiers_reserve(r)) {
+        conn_error(c, OOM_ERROR);
+        limit_keep_until(r, keyspace_tiers_fresh_at(ts, now), now);
         return false;
     }
-    st->b = b;
-    st->cap = cap;
+    tier_commit(&ts->st, now, p->cost);
+    ts->keep = keep;
+    limit_keep_until(r, keyspace_tiers_fresh_at(ts, now), now);
     return true;
 }
 
+/* RL.TIERS: buckets kept for the largest window of a call that changed
+ * the key, each tier counting its own window (as RL.LOG). */
 void
 cmd_rl_tiers(struct conn *c, struct resp_request *req)
 {
     static const struct tier_state empty;
     struct tier_limit tiers[TIERS_MAX];
-    struct tier_params p;
+    struct tier_params p = { 0 };
     struct rl_opts o;
     struct limit_decision d;
     size_t next;
@@ -328,171 +282,18 @@ cmd_rl_tiers(struct conn *c, struct resp_request *req)
     if (!ok) {
         return;
     }
-    struct tiers_state *ts = r != NULL ? store_rec_state(r) : NULL;
-    if (ts != NULL) {
-        tier_expire(&ts->st, max_window, now);
+    struct ks_tiers *ts = r != NULL ? store_rec_state(r) : NULL;
+    p.keep = ts != NULL ? ts->keep : 0;
+    if (ts != NULL && !o.peek) {
+        tier_expire(&ts->st, ts->keep, now);
     }
     if (!check_status(c, tier_decide(&p, ts ? &ts->st : &empty, now, &d))) {
         return;
     }
-    if (!o.peek && !d.limited && p.cost != 0 && (p.cost > 0 || ts)) {
-        if (r == NULL) {
-            r = keyspace_add(c, req, KEY_TIERS, sizeof(struct tiers_state));
-            if (r == NULL) {
-                return;
-            }
-            ts = store_rec_state(r);
-        }
-        if (p.cost > 0 && tier_needs_bucket(&ts->st, now) &&
-            ts->st.len == ts->st.cap && !tiers_grow(&ts->st)) {
-            conn_error(c, OOM_ERROR);
-            limit_keep_until(r, ts->st.len > 0 ? d.fresh_at : now, now);
-            return;
-        }
-        tier_commit(&ts->st, now, p.cost);
-        limit_keep_until(r, ts->st.len > 0 ? d.fresh_at : now, now);
+    if (!o.peek && !d.limited && p.cost != 0 &&
+        (p.cost > 0 || (ts != NULL && ts->st.len > 0)) &&
+        !tiers_commit(c, req, r, &p, max_window, now)) {
+        return;
     }
     reply_decision(c, &d, o.ms);
-}
-
-/* ---- snapshots -------------------------------------------------------- */
-
-/* The bytes of a log or tiers state in a snapshot (see snapshot.c):
- *   log:   window_ms i64, n u32, n x (t_ms i64, cost i64, meta_len u32),
- *          then the META bytes of the entries, oldest first;
- *   tiers: n u32, n x (sec i64, count i64).
- * Host byte order: a snapshot is read back by the same build. */
-static bool
-put(struct keytype_buf *b, const void *p, size_t n)
-{
-    if (n == 0) {
-        return true;    /* e.g. no META at all: p may be NULL */
-    }
-    if (b->len + n > b->cap) {
-        size_t cap = b->cap ? b->cap * 2 : 256;
-        while (cap < b->len + n) {
-            cap *= 2;
-        }
-        unsigned char *q = mem_realloc(b->p, cap);
-        if (q == NULL) {
-            return false;
-        }
-        b->p = q;
-        b->cap = cap;
-    }
-    memcpy(b->p + b->len, p, n);
-    b->len += n;
-    return true;
-}
-
-bool
-keytype_encode_owned(const struct store_rec *r, struct keytype_buf *b)
-{
-    bool ok = true;
-    if (r->type == KEY_LOG) {
-        const struct log_state *ls = store_rec_state((struct store_rec *)r);
-        uint32_t n = ls->ring.len;
-        ok &= put(b, &ls->window_ms, sizeof(ls->window_ms));
-        ok &= put(b, &n, sizeof(n));
-        for (uint32_t i = n; i-- > 0;) {
-            const struct slog_entry *e = slog_newest(&ls->ring, i);
-            ok &= put(b, &e->t_ms, sizeof(e->t_ms));
-            ok &= put(b, &e->cost, sizeof(e->cost));
-            ok &= put(b, &e->meta_len, sizeof(e->meta_len));
-        }
-        for (uint32_t i = n; i-- > 0;) {
-            const struct slog_entry *e = slog_newest(&ls->ring, i);
-            ok &= put(b, ls->meta + e->meta_off, e->meta_len);
-        }
-    } else {
-        const struct tiers_state *ts =
-            store_rec_state((struct store_rec *)r);
-        ok &= put(b, &ts->st.len, sizeof(ts->st.len));
-        ok &= put(b, ts->st.b, ts->st.len * sizeof(*ts->st.b));
-    }
-    return ok;
-}
-
-static bool
-decode_log(struct log_state *ls, struct keytype_reader *r)
-{
-    uint32_t n;
-    if (!keytype_read(r, &ls->window_ms, sizeof(ls->window_ms)) ||
-        !keytype_read(r, &n, sizeof(n)) || n == 0 ||
-        (size_t)n > r->left / (2 * sizeof(int64_t) + sizeof(uint32_t))) {
-        return false;
-    }
-    ls->ring.e = mem_calloc(n, sizeof(*ls->ring.e));
-    if (ls->ring.e == NULL) {
-        return false;
-    }
-    ls->ring.cap = ls->ring.len = n;
-    uint32_t meta_total = 0;
-    for (uint32_t i = 0; i < n; i++) {
-        struct slog_entry *e = &ls->ring.e[i];
-        if (!keytype_read(r, &e->t_ms, sizeof(e->t_ms)) ||
-            !keytype_read(r, &e->cost, sizeof(e->cost)) ||
-            !keytype_read(r, &e->meta_len, sizeof(e->meta_len)) || e->cost < 1 ||
-            e->meta_len > META_MAX ||
-            __builtin_add_overflow(ls->ring.sum, e->cost, &ls->ring.sum)) {
-            return false;
-        }
-        e->meta_off = meta_total;
-        meta_total += e->meta_len;
-    }
-    if (r->left != meta_total) {
-        return false;
-    }
-    ls->meta = mem_malloc(meta_total > 0 ? meta_total : 1);
-    if (ls->meta == NULL) {
-        return false;
-    }
-    ls->meta_len = ls->meta_cap = meta_total;
-    return keytype_read(r, ls->meta, meta_total);
-}
-
-static bool
-decode_tiers(struct tiers_state *ts, struct keytype_reader *r)
-{
-    uint32_t n;
-    if (!keytype_read(r, &n, sizeof(n)) || n == 0 ||
-        r->left != (size_t)n * sizeof(*ts->st.b)) {
-        return false;
-    }
-    ts->st.b = mem_malloc(r->left);
-    if (ts->st.b == NULL) {
-        return false;
-    }
-    ts->st.cap = ts->st.len = n;
-    return keytype_read(r, ts->st.b, r->left);
-}
-
-size_t
-keytype_state_size(uint8_t type)
-{
-    switch (type) {
-    case KEY_GCRA:
-        return sizeof(struct gcra_state);
-    case KEY_FIXED:
-        return sizeof(struct fwin_state);
-    case KEY_SLIDING:
-        return sizeof(struct swin_state);
-    case KEY_LOG:
-        return sizeof(struct log_state);
-    case KEY_TIERS:
-        return sizeof(struct tiers_state);
-    default:
-        return 0;
-    }
-}
-
-bool
-keytype_decode_owned(struct store_rec *rec, const unsigned char *p,
-                     size_t len)
-{
-    struct keytype_reader r = { p, len };
-    if (rec->type == KEY_LOG) {
-        return decode_log(store_rec_state(rec), &r);
-    }
-    return decode_tiers(store_rec_state(rec), &r);
 }

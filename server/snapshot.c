@@ -15,14 +15,18 @@
 
 #include "protocol/mem.h"
 #include "server/clock.h"
-#include "server/keytypes.h"
+#include "server/keyspace.h"
 #include "server/log.h"
 #include "server/server.h"
 
 #define MAGIC "CGSNAP01"
-#define VERSION 1u
+#define VERSION ((uint32_t)KS_ENCODING)    /* written; 1 is still read */
 #define KEY_MAX_LOAD (512u << 20)
-#define STATE_MAX_LOAD (64u << 20)
+/* The largest state a running server can hold: a full log of META. */
+#define STATE_MAX_LOAD                                                        \
+    (12 + (uint64_t)KS_LOG_ENTRIES_MAX *                                      \
+              (2 * sizeof(int64_t) + sizeof(uint32_t) + KS_META_MAX))
+_Static_assert(STATE_MAX_LOAD <= UINT32_MAX, "state_len is 32-bit");
 
 static pid_t child = -1;
 static int64_t last_save_s;
@@ -73,7 +77,7 @@ struct writer {
     uint64_t records;
     int64_t now;
     bool failed;
-    struct keytype_buf scratch;
+    struct ks_buf scratch;
 };
 
 static void
@@ -88,21 +92,17 @@ static void
 write_record(struct store_rec *r, void *arg)
 {
     struct writer *w = arg;
-    const void *state = store_rec_state(r);
-    uint32_t state_len = (uint32_t)keytype_state_size(r->type);
     uint32_t keylen = (uint32_t)store_rec_keylen(r);
-    if (r->expire_at <= w->now) {
+    if (r->expire_at <= w->now || w->failed) {
         return;                         /* fresh already: nothing to keep */
     }
-    if (keytype_owns_memory(r->type)) {
-        w->scratch.len = 0;
-        if (!keytype_encode_owned(r, &w->scratch)) {
-            w->failed = true;
-            return;
-        }
-        state = w->scratch.p;
-        state_len = (uint32_t)w->scratch.len;
+    w->scratch.len = 0;
+    if (!keyspace_encode(r, w->now, &w->scratch)) {
+        w->failed = true;
+        return;
     }
+    const void *state = w->scratch.p;
+    uint32_t state_len = (uint32_t)w->scratch.len;
     uint8_t type = r->type;
     w_put(w, &type, sizeof(type));
     w_put(w, &keylen, sizeof(keylen));
@@ -170,12 +170,34 @@ write_file(const char *tmp, char *err, size_t errlen)
     return 0;
 }
 
+/* The temporary file the process `pid` writes a snapshot to. */
+static void
+tmp_path(char *out, size_t len, pid_t pid)
+{
+    char suffix[32];
+    snprintf(suffix, sizeof(suffix), ".tmp-%d", (int)pid);
+    snap_path(out, len, suffix);
+}
+
+/* A child that died (killed, out of disk) may leave its temporary file:
+ * remove it, as Redis does, or every failed BGSAVE leaves one behind. */
+static void
+remove_child_tmp(pid_t pid)
+{
+    char tmp[4300];
+    tmp_path(tmp, sizeof(tmp), pid);
+    if (unlink(tmp) == 0) {
+        log_notice("Removed the temporary file %s of a failed background "
+                   "save", tmp);
+    }
+}
+
 static int
 save_to_disk(char *err, size_t errlen)
 {
     char tmp[4300], path[4200];
     snap_path(path, sizeof(path), "");
-    snprintf(tmp, sizeof(tmp), "%s.tmp-%d", path, (int)getpid());
+    tmp_path(tmp, sizeof(tmp), getpid());
     if (crc_table[1] == 0) {
         crc_init();
     }
@@ -252,8 +274,13 @@ snapshot_cron(void)
             last_save_s = last_attempt_s;
             changes_at_save = changes_at_fork;
             log_notice("Background saving terminated with success");
+        } else if (WIFSIGNALED(status)) {
+            log_warning("Background saving terminated by signal %d",
+                        WTERMSIG(status));
+            remove_child_tmp(child);
         } else {
             log_warning("Background saving failed (status %d)", status);
+            remove_child_tmp(child);
         }
         child = -1;
     }
@@ -276,6 +303,7 @@ snapshot_abort_child(void)
         int status;
         kill(child, SIGKILL);
         waitpid(child, &status, 0);
+        remove_child_tmp(child);
         child = -1;
     }
 }
@@ -306,14 +334,30 @@ snapshot_changes(void)
 
 /* ---- loading ----------------------------------------------------------- */
 
+/* The expiry of a loaded record: a log's or tiers' follows from what it
+ * holds (so it is right whatever version wrote it), the others' is read. */
+static int64_t
+loaded_expiry(const struct store_rec *rec, int64_t stored, int64_t now)
+{
+    const void *state = store_rec_state((struct store_rec *)rec);
+    if (rec->type == KEY_LOG) {
+        return keyspace_log_fresh_at(state, now);
+    }
+    if (rec->type == KEY_TIERS) {
+        return keyspace_tiers_fresh_at(state, now);
+    }
+    return stored;
+}
+
 static int
-load_record(struct keytype_reader *r, int64_t now, char *err, size_t errlen)
+load_record(struct ks_reader *r, int version, int64_t now, char *err,
+            size_t errlen)
 {
     uint8_t type;
     uint32_t keylen, state_len;
     int64_t expire_at;
-    if (!keytype_read(r, &type, 1) || !keytype_read(r, &keylen, 4) ||
-        !keytype_read(r, &expire_at, 8) || !keytype_read(r, &state_len, 4) ||
+    if (!ks_read(r, &type, 1) || !ks_read(r, &keylen, 4) ||
+        !ks_read(r, &expire_at, 8) || !ks_read(r, &state_len, 4) ||
         keylen > KEY_MAX_LOAD || state_len > STATE_MAX_LOAD ||
         r->left < (size_t)keylen + state_len) {
         snprintf(err, errlen, "truncated or malformed record");
@@ -323,43 +367,46 @@ load_record(struct keytype_reader *r, int64_t now, char *err, size_t errlen)
     const unsigned char *state = r->p + keylen;
     r->p += (size_t)keylen + state_len;
     r->left -= (size_t)keylen + state_len;
-    if (type < KEY_GCRA || type > KEY_TIERS) {
+    if (type < KEY_TYPE_FIRST || type > KEY_TYPE_LAST) {
         snprintf(err, errlen, "unknown key type %u", type);
         return -1;
     }
     if (expire_at <= now) {
         return 0;                   /* went fresh while we were down */
     }
-    bool owned = keytype_owns_memory(type);
-    size_t size = keytype_state_size(type);
-    if (!owned && state_len != size) {
-        snprintf(err, errlen, "malformed %s state", keytype_name(type));
-        return -1;
-    }
     struct store_rec *rec = store_lookup(srv.store, key, keylen, now);
     if (rec != NULL) {
         snprintf(err, errlen, "duplicate key");
         return -1;
     }
-    rec = store_add(srv.store, key, keylen, type, size);
+    rec = store_add(srv.store, key, keylen, type, keyspace_state_size(type));
     if (rec == NULL) {
         snprintf(err, errlen, "out of memory");
         return -1;
     }
-    if (owned ? !keytype_decode_owned(rec, state, state_len)
-              : (memcpy(store_rec_state(rec), state, state_len), false)) {
+    rec->expire_at = expire_at;     /* as stored, for the decoder */
+    enum ks_decode rc = keyspace_decode(rec, state, state_len, version);
+    int64_t fresh_at = rc == KS_DECODED ? loaded_expiry(rec, expire_at, now)
+                                        : now;
+    rec->expire_at = STORE_NEVER;
+    if (rc != KS_DECODED || fresh_at <= now) {
         store_remove(srv.store, rec);
-        snprintf(err, errlen, "malformed %s state", keytype_name(type));
+        if (rc == KS_DECODED || rc == KS_EMPTY) {
+            return 0;               /* nothing left to keep */
+        }
+        snprintf(err, errlen, rc == KS_NOMEM ? "out of memory"
+                                             : "malformed %s state",
+                 keyspace_type_name(type));
         return -1;
     }
-    store_set_expire(srv.store, rec, expire_at);
+    store_set_expire(srv.store, rec, fresh_at);
     return 0;
 }
 
 static int
 load_buffer(const unsigned char *buf, size_t len, char *err, size_t errlen)
 {
-    struct keytype_reader r = { buf, len };
+    struct ks_reader r = { buf, len };
     char magic[8] = { 0 };
     uint32_t version = 0, zero = 0, crc = 0;
     int64_t written = 0;
@@ -376,17 +423,17 @@ load_buffer(const unsigned char *buf, size_t len, char *err, size_t errlen)
     }
     r.left -= 4;
     /* The length check above guarantees the header is there. */
-    if (!keytype_read(&r, magic, 8) || !keytype_read(&r, &version, 4) ||
-        !keytype_read(&r, &zero, 4) || !keytype_read(&r, &written, 8) ||
-        !keytype_read(&r, &records, 8) || memcmp(magic, MAGIC, 8) != 0 ||
-        version != VERSION) {
-        snprintf(err, errlen, "not a cellgate snapshot of version %u",
-                 VERSION);
+    if (!ks_read(&r, magic, 8) || !ks_read(&r, &version, 4) ||
+        !ks_read(&r, &zero, 4) || !ks_read(&r, &written, 8) ||
+        !ks_read(&r, &records, 8) || memcmp(magic, MAGIC, 8) != 0 ||
+        version < KS_ENCODING_V1 || version > VERSION) {
+        snprintf(err, errlen, "not a cellgate snapshot of version %u to %u",
+                 (unsigned)KS_ENCODING_V1, (unsigned)VERSION);
         return -1;
     }
     int64_t now = clock_wall_now();
     for (uint64_t i = 0; i < records; i++) {
-        if (load_record(&r, now, err, errlen) < 0) {
+        if (load_record(&r, (int)version, now, err, errlen) < 0) {
             return -1;
         }
     }

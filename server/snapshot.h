@@ -3,8 +3,10 @@
  * where it stood instead of handing every client a fresh burst.
  *
  * File (host byte order, read back by the same build):
- *   "CGSNAP01", u32 version (1), u32 0, i64 written_at_ns, u64 records,
- *   records: u8 type, u32 keylen, i64 expire_at, u32 state_len, key, state,
+ *   "CGSNAP01", u32 version (2; files of version 1 are read too), u32 0,
+ *   i64 written_at_ns, u64 records,
+ *   records: u8 type, u32 keylen, i64 expire_at, u32 state_len, key, state
+ *            (keyspace_encode() of the record, in the encoding of version),
  *   u32 CRC-32 of everything before it.
  * Times are wall-clock ns, like the limiters' own, so a record loaded after
  * a restart is exactly as fresh or stale as the clock says.

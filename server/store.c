@@ -158,6 +158,7 @@ struct store {
     store_release_fn release;   /* frees what a record's state points to */
     uint64_t expired;           /* dead records removed, lazily or not */
     uint64_t evicted;           /* live records removed for memory */
+    size_t bytes;               /* slots in use and big records' blocks */
     uint64_t changes;           /* writes (expiry set, removal, flush) */
     uint64_t k0, k1;            /* SipHash key */
     struct wheel *wheel;
@@ -401,6 +402,7 @@ slab_alloc(struct store *s, unsigned c)
         partial_unlink(k, id);
     }
     mem_charge(k->slot_size);
+    s->bytes += k->slot_size;
     return (uint32_t)c << CLASS_SHIFT | id << SLAB_SHIFT | slot;
 }
 
@@ -413,6 +415,7 @@ slab_free(struct store *s, uint32_t h)
     struct chunk *ch = &k->chunk[id];
 
     mem_uncharge(k->slot_size);
+    s->bytes -= k->slot_size;
     if (--ch->live == 0) {
         /* Empty: give the memory back now, so it follows the live keys. */
         if (ch->partial) {
@@ -446,6 +449,7 @@ slab_free_all(struct store *s)
         for (uint32_t i = 0; i < k->nchunks; i++) {
             if (k->chunk[i].mem != NULL) {
                 mem_uncharge((size_t)k->chunk[i].live * k->slot_size);
+                s->bytes -= (size_t)k->chunk[i].live * k->slot_size;
                 free(k->chunk[i].mem);
             }
         }
@@ -541,6 +545,7 @@ rec_alloc(struct store *s, size_t size, uint32_t *h)
         mem_free(r);
         return NULL;
     }
+    s->bytes += mem_usable(r);
     memcpy(slot_addr(s, *h), &r, sizeof(r));
     return r;
 }
@@ -555,6 +560,7 @@ rec_free(struct store *s, uint32_t h)
         s->release(r);
     }
     if (class_of(h) == CLASS_BIG) {
+        s->bytes -= mem_usable(r);
         mem_free(r);
     }
     if (s->last_h == h) {
@@ -1146,15 +1152,31 @@ store_expire(struct store *s, int64_t now, size_t budget)
 }
 
 bool
-store_evict_soonest(struct store *s)
+store_evict_soonest(struct store *s, const struct store_rec *keep)
 {
     uint32_t h = wheel_first(s->wheel);
-    if (h == 0) {
-        return false;
+    uint32_t keep_h = 0;
+
+    if (h != 0 && keep != NULL && rec_at(s, h) == keep) {
+        /* Take keep off the wheel for a moment to see the next one. */
+        keep_h = h;
+        wheel_cancel(s->wheel, keep_h);
+        h = wheel_first(s->wheel);
     }
-    remove_handle(s, h);
-    s->evicted++;
-    return true;
+    if (h != 0) {
+        remove_handle(s, h);
+        s->evicted++;
+    }
+    if (keep_h != 0) {
+        wheel_schedule(s->wheel, keep_h);
+    }
+    return h != 0;
+}
+
+size_t
+store_bytes(const struct store *s)
+{
+    return s->bytes;
 }
 
 uint64_t

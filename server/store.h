@@ -138,9 +138,13 @@ size_t store_volatile(const struct store *s);
 /* Dead records removed since creation, by lookups or by the wheel. */
 uint64_t store_expired(const struct store *s);
 
-/* Evict one of the records closest to their expiry (volatile-ttl); false
- * when no record has an expiry. */
-bool store_evict_soonest(struct store *s);
+/* Evict one of the records closest to their expiry (volatile-ttl), never
+ * `keep` (may be NULL); false when no other record has an expiry. */
+bool store_evict_soonest(struct store *s, const struct store_rec *keep);
+
+/* Bytes the records take: their slots and the blocks of big records (not
+ * what their states own, nor the hash table). */
+size_t store_bytes(const struct store *s);
 
 /* Records evicted since creation. */
 uint64_t store_evicted(const struct store *s);

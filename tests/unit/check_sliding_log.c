@@ -36,7 +36,7 @@ static struct limit_decision
 hit(struct slog_ring *r, int64_t limit, int64_t window, int64_t cost,
     int64_t now)
 {
-    struct slog_params p = { limit, window, cost };
+    struct slog_params p = { limit, window, cost, 0 };
     struct limit_decision d;
 
     slog_expire(r, window * 1000, now);
@@ -55,7 +55,7 @@ static struct limit_decision
 peek(struct slog_ring *r, int64_t limit, int64_t window, int64_t cost,
      int64_t now)
 {
-    struct slog_params p = { limit, window, cost };
+    struct slog_params p = { limit, window, cost, 0 };
     struct limit_decision d;
 
     slog_expire(r, window * 1000, now);
@@ -366,7 +366,7 @@ START_TEST(test_decide_never_modifies_the_ring)
     memcpy(copy, buf, sizeof(buf));
     struct slog_ring before = r;
     for (uint32_t i = 0; i < N_OF(costs); i++) {
-        struct slog_params p = { 4, 10, costs[i] };
+        struct slog_params p = { 4, 10, costs[i], 0 };
         struct limit_decision d;
 
         ck_assert_int_eq(slog_decide(&p, &r, T0 + 2 * SEC, &d), LIMIT_OK);
@@ -379,8 +379,8 @@ END_TEST
 START_TEST(test_invalid_parameters_are_einval)
 {
     static const struct slog_params bad[] = {
-        { 0, 10, 1 }, { -1, 10, 1 }, { 5, 0, 1 }, { 5, -3, 1 },
-        { INT64_MIN, INT64_MIN, 1 },
+        { 0, 10, 1, 0 }, { -1, 10, 1, 0 }, { 5, 0, 1, 0 }, { 5, -3, 1, 0 },
+        { INT64_MIN, INT64_MIN, 1, 0 },
     };
     struct slog_ring r = ring_over(NULL, 0);
     struct limit_decision d;
@@ -400,16 +400,16 @@ START_TEST(test_overflowing_inputs_are_rejected_not_wrapped)
     struct slog_ring r = ring_over(buf, N_OF(buf));
     struct limit_decision d;
     static const struct slog_params over[] = {
-        { 5, INT64_MAX, 1 },                    /* window * 1000 */
-        { 5, INT64_MAX / 1000, 1 },             /* now_ms + window_ms */
-        { 5, INT64_C(9223372036), 1 },          /* (now_ms + w_ms) * 1e6 */
-        { 5, 10, INT64_MIN },                   /* -cost */
+        { 5, INT64_MAX, 1, 0 },                 /* window * 1000 */
+        { 5, INT64_MAX / 1000, 1, 0 },         /* now_ms + window_ms */
+        { 5, INT64_C(9223372036), 1, 0 },        /* (now_ms + w_ms) * 1e6 */
+        { 5, 10, INT64_MIN, 0 },               /* -cost */
     };
 
     for (uint32_t i = 0; i < N_OF(over); i++) {
         ck_assert_int_eq(slog_decide(&over[i], &r, T0, &d), LIMIT_EOVERFLOW);
     }
-    struct slog_params late = { 5, 1, 1 };
+    struct slog_params late = { 5, 1, 1, 0 };
     ck_assert_int_eq(slog_decide(&late, &r, INT64_MAX, &d), LIMIT_EOVERFLOW);
     /* INT64_MIN is 0.224192 ms past floor(now / 1 ms): reset is shorter. */
     ck_assert_int_eq(slog_decide(&late, &r, INT64_MIN, &d), LIMIT_OK);

@@ -57,7 +57,7 @@ static struct limit_decision
 call(struct tier_state *st, const struct tier_limit *t, uint32_t n,
      int64_t cost, int64_t now, bool peek)
 {
-    struct tier_params p = { t, n, cost };
+    struct tier_params p = { t, n, cost, 0 };
     struct limit_decision d;
 
     tier_expire(st, largest(t, n), now);
@@ -298,7 +298,7 @@ START_TEST(test_decide_never_modifies_the_state)
     hit(&f.st, 600, T0 + 2 * SEC);
     memcpy(&before, &f, sizeof(f));
     for (uint32_t i = 0; i < N_OF(costs); i++) {
-        struct tier_params p = { seed, N_OF(seed), costs[i] };
+        struct tier_params p = { seed, N_OF(seed), costs[i], 0 };
         struct limit_decision d;
 
         ck_assert_int_eq(tier_decide(&p, &f.st, T0 + 2 * SEC, &d), LIMIT_OK);
@@ -313,8 +313,8 @@ START_TEST(test_invalid_tiers_are_einval)
     static const struct tier_limit zero_window[] = { { 10, 0 } };
     static const struct tier_limit negative[] = { { -1, -1 } };
     const struct tier_params bad[] = {
-        { seed, 0, 1 }, { NULL, 3, 1 }, { zero_limit, 2, 1 },
-        { zero_window, 1, 1 }, { negative, 1, 1 },
+        { seed, 0, 1, 0 }, { NULL, 3, 1, 0 }, { zero_limit, 2, 1, 0 },
+        { zero_window, 1, 1, 0 }, { negative, 1, 1, 0 },
     };
     struct fixture f;
     struct limit_decision d;
@@ -336,7 +336,7 @@ START_TEST(test_overflowing_inputs_are_rejected_not_wrapped)
     struct fixture f;
     struct limit_decision d;
     const struct tier_params over[] = {
-        { huge, 2, 1 }, { far, 1, 1 }, { seed, 3, INT64_MIN },
+        { huge, 2, 1, 0 }, { far, 1, 1, 0 }, { seed, 3, INT64_MIN, 0 },
     };
 
     fixture_init(&f);
@@ -344,7 +344,7 @@ START_TEST(test_overflowing_inputs_are_rejected_not_wrapped)
         ck_assert_int_eq(tier_decide(&over[i], &f.st, T0, &d),
                          LIMIT_EOVERFLOW);
     }
-    const struct tier_params late = { seed, 3, 1 };
+    const struct tier_params late = { seed, 3, 1, 0 };
     ck_assert_int_eq(tier_decide(&late, &f.st, INT64_MAX, &d),
                      LIMIT_EOVERFLOW);
     ck_assert_int_eq(tier_decide(&late, &f.st, INT64_MIN, &d), LIMIT_OK);

@@ -1,0 +1,658 @@
+/*
+ * keyspace.c - limiter keys (see keyspace.h).
+ *
+ * Memory. A limiter's record is a store slot; RL.LOG and RL.TIERS keys
+ * also own arrays that grow as they are used. Both kinds of growth pass
+ * keyspace_admit(), the one place maxmemory is enforced, so a key that
+ * keeps growing is bounded exactly like a stream of new keys. Eviction
+ * (volatile-ttl) is attempted only when it can work: the records and
+ * arrays of every other key must hold at least the bytes missing.
+ * Otherwise it would throw keys away and still answer -OOM.
+ *
+ * Encoding. keyspace_encode() writes a log or tiers state with only the
+ * entries the key still keeps at `now`, so the bytes do not depend on when
+ * a call last expired the arrays, and a reader never sees an empty state
+ * for a live key (a live key's newest entry is kept, by the definition of
+ * its expiry).
+ */
+#include "server/keyspace.h"
+
+#include <string.h>
+
+#include "algorithms/fixed_window.h"
+#include "algorithms/sliding_window.h"
+#include "protocol/mem.h"
+#include "protocol/resp.h"
+#include "server/conn.h"
+#include "server/server.h"
+
+#define NS_PER_MS INT64_C(1000000)
+#define NS_PER_SEC INT64_C(1000000000)
+#define OOM_ERROR "OOM command not allowed when used memory > 'maxmemory'."
+
+/* Bytes of the arrays keys own, by malloc's count. */
+static size_t owned_bytes;
+
+/* ---- types ------------------------------------------------------------- */
+
+size_t
+keyspace_state_size(uint8_t type)
+{
+    switch (type) {
+    case KEY_GCRA:
+        return sizeof(struct ks_gcra);
+    case KEY_FIXED:
+        return sizeof(struct fwin_state);
+    case KEY_SLIDING:
+        return sizeof(struct swin_state);
+    case KEY_LOG:
+        return sizeof(struct ks_log);
+    case KEY_TIERS:
+        return sizeof(struct ks_tiers);
+    default:
+        return 0;
+    }
+}
+
+const char *
+keyspace_type_name(uint8_t type)
+{
+    switch (type) {
+    case KEY_GCRA:
+        return "gcra";
+    case KEY_FIXED:
+        return "fixed";
+    case KEY_SLIDING:
+        return "sliding";
+    case KEY_LOG:
+        return "log";
+    case KEY_TIERS:
+        return "tiers";
+    default:
+        return "none";
+    }
+}
+
+int64_t
+keyspace_redis_expire_at(int64_t now_ns, int64_t ttl_ms)
+{
+    int64_t expire_ms, at;
+    if (__builtin_add_overflow(now_ns / NS_PER_MS, ttl_ms, &expire_ms) ||
+        __builtin_add_overflow(expire_ms, 1, &expire_ms) ||
+        __builtin_mul_overflow(expire_ms, NS_PER_MS, &at)) {
+        return STORE_NEVER;
+    }
+    return at;
+}
+
+int64_t
+keyspace_redis_pttl(const struct store_rec *r, int64_t now_ns)
+{
+    if (r->expire_at == STORE_NEVER) {
+        return -1;
+    }
+    if (r->type != KEY_GCRA) {
+        /* RL.* keys: the time until the state is fresh, rounded up. */
+        int64_t left = r->expire_at - now_ns;
+        return left / NS_PER_MS + (left % NS_PER_MS != 0);
+    }
+    return (r->expire_at / NS_PER_MS - 1) - now_ns / NS_PER_MS;
+}
+
+/* ---- owned arrays ------------------------------------------------------ */
+
+/* mem_realloc, counted in owned_bytes; no admission (loading). */
+static void *
+owned_realloc(void *p, size_t size)
+{
+    size_t before = mem_used();
+    void *q = mem_realloc(p, size);
+    if (q != NULL) {
+        owned_bytes += mem_used();
+        owned_bytes -= before;
+    }
+    return q;
+}
+
+void
+keyspace_free(void *p)
+{
+    size_t before = mem_used();
+    mem_free(p);
+    owned_bytes -= before - mem_used();
+}
+
+size_t
+keyspace_owned_bytes(void)
+{
+    return owned_bytes;
+}
+
+void
+keyspace_release(struct store_rec *r)
+{
+    if (r->type == KEY_LOG) {
+        struct ks_log *ls = store_rec_state(r);
+        keyspace_free(ls->ring.e);
+        keyspace_free(ls->meta);
+    } else if (r->type == KEY_TIERS) {
+        struct ks_tiers *ts = store_rec_state(r);
+        keyspace_free(ts->st.b);
+    }
+}
+
+/* What r's arrays hold (0 for other types or no record). */
+static size_t
+rec_owned(const struct store_rec *r)
+{
+    if (r == NULL) {
+        return 0;
+    }
+    if (r->type == KEY_LOG) {
+        const struct ks_log *ls = store_rec_state((struct store_rec *)r);
+        return mem_usable(ls->ring.e) + mem_usable(ls->meta);
+    }
+    if (r->type == KEY_TIERS) {
+        const struct ks_tiers *ts = store_rec_state((struct store_rec *)r);
+        return mem_usable(ts->st.b);
+    }
+    return 0;
+}
+
+/* ---- admission --------------------------------------------------------- */
+
+static bool
+may_evict(void)
+{
+    return strcmp(srv.conf.maxmemory_policy, "volatile-ttl") == 0;
+}
+
+/* Bytes over maxmemory once `need` more are taken (0 when within). */
+static size_t
+deficit(size_t need)
+{
+    size_t used = mem_used();
+    size_t max = (size_t)srv.conf.maxmemory;
+    if (need > SIZE_MAX - used) {
+        return SIZE_MAX;
+    }
+    return used + need > max ? used + need - max : 0;
+}
+
+/* Could evicting every key but keep make up `missing` bytes? */
+static bool
+eviction_can_help(size_t missing, const struct store_rec *keep)
+{
+    size_t evictable = store_bytes(srv.store) + owned_bytes;
+    size_t kept = rec_owned(keep);
+    evictable = evictable > kept ? evictable - kept : 0;
+    return evictable >= missing;
+}
+
+/* Evict keys closest to fresh (not keep) until `need` fits or `budget`
+ * keys are gone. Returns the number evicted. */
+static size_t
+evict_until_fits(size_t need, const struct store_rec *keep, size_t budget)
+{
+    size_t n = 0;
+    while (n < budget && deficit(need) > 0 &&
+           store_evict_soonest(srv.store, keep)) {
+        n++;
+    }
+    return n;
+}
+
+bool
+keyspace_admit(size_t need, const struct store_rec *keep)
+{
+    if (srv.conf.maxmemory == 0) {
+        return true;
+    }
+    size_t missing = deficit(need);
+    if (missing == 0) {
+        return true;
+    }
+    if (!may_evict() || !eviction_can_help(missing, keep)) {
+        return false;
+    }
+    size_t evicted = evict_until_fits(need, keep, KS_EVICT_PER_CALL);
+    return deficit(need) == 0 || evicted == KS_EVICT_PER_CALL;
+}
+
+void
+keyspace_cron(size_t budget)
+{
+    if (srv.conf.maxmemory == 0 || !may_evict()) {
+        return;
+    }
+    size_t missing = deficit(0);
+    if (missing > 0 && eviction_can_help(missing, NULL)) {
+        (void)evict_until_fits(0, NULL, budget);
+    }
+}
+
+void *
+keyspace_realloc(void *p, size_t size, const struct store_rec *keep)
+{
+    size_t old = mem_usable(p);
+    if (size > old && !keyspace_admit(size - old, keep)) {
+        return NULL;
+    }
+    return owned_realloc(p, size);
+}
+
+/* ---- lookup ------------------------------------------------------------ */
+
+struct store_rec *
+keyspace_add(struct conn *c, const struct resp_request *req, uint8_t type,
+             size_t state_size)
+{
+    struct store_rec *r = NULL;
+    size_t need = sizeof(struct store_rec) + req->argvlen[1] + state_size;
+    if (keyspace_admit(need, NULL)) {
+        r = c->key_hint_valid
+                ? store_add_hashed(srv.store, req->argv[1], req->argvlen[1],
+                                   c->key_hint, type, state_size)
+                : store_add(srv.store, req->argv[1], req->argvlen[1], type,
+                            state_size);
+    }
+    if (r == NULL) {
+        conn_error(c, OOM_ERROR);
+    }
+    return r;
+}
+
+struct store_rec *
+keyspace_lookup(struct conn *c, const struct resp_request *req, size_t i,
+                int64_t now)
+{
+    struct store_rec *r;
+    if (i == 1) {
+        /* argv[1]'s hash, from the prefetch ring or computed here once:
+         * keyspace_add() for the same request reuses it. */
+        if (!c->key_hint_valid) {
+            c->key_hint = store_key_hash(srv.store, req->argv[1],
+                                         req->argvlen[1]);
+            c->key_hint_valid = true;
+        }
+        r = store_lookup_hashed(srv.store, req->argv[1], req->argvlen[1],
+                                c->key_hint, now);
+    } else {
+        r = store_lookup(srv.store, req->argv[i], req->argvlen[i], now);
+    }
+    if (r != NULL) {
+        srv.stats.keyspace_hits++;
+    } else {
+        srv.stats.keyspace_misses++;
+    }
+    return r;
+}
+
+/* ---- RL.LOG ------------------------------------------------------------ */
+
+/* (a + b) * unit in ns, saturating to STORE_NEVER. */
+static int64_t
+departure_ns(int64_t a, int64_t b, int64_t unit)
+{
+    int64_t sum, ns;
+    if (__builtin_add_overflow(a, b, &sum) ||
+        __builtin_mul_overflow(sum, unit, &ns)) {
+        return STORE_NEVER;
+    }
+    return ns;
+}
+
+int64_t
+keyspace_log_fresh_at(const struct ks_log *ls, int64_t now)
+{
+    const struct slog_entry *e = slog_newest(&ls->ring, 0);
+    return e == NULL ? now : departure_ns(e->t_ms, ls->keep_ms, NS_PER_MS);
+}
+
+/* The live META bytes of the log's entries. */
+static uint64_t
+log_live_meta(const struct ks_log *ls)
+{
+    uint64_t live = 0;
+    for (uint32_t i = 0; i < ls->ring.len; i++) {
+        live += slog_newest(&ls->ring, i)->meta_len;
+    }
+    return live;
+}
+
+/* Room for mlen more META bytes: a fresh arena of twice the live bytes
+ * plus mlen (so appends stay amortised O(1) and garbage is dropped), the
+ * live bytes copied over oldest first. */
+static bool
+log_reserve_meta(struct store_rec *r, struct ks_log *ls, size_t mlen)
+{
+    if (mlen == 0 || ls->meta_cap - ls->meta_len >= mlen) {
+        return true;
+    }
+    uint64_t cap = 2 * (log_live_meta(ls) + mlen);
+    if (cap < 64) {
+        cap = 64;
+    }
+    if (cap > KS_LOG_META_CAP_MAX) {
+        return false;   /* beyond the bounds of keyspace.h: cannot happen */
+    }
+    char *buf = keyspace_realloc(NULL, (size_t)cap, r);
+    if (buf == NULL) {
+        return false;
+    }
+    uint32_t off = 0;
+    for (uint32_t i = ls->ring.len; i-- > 0;) {
+        struct slog_entry *e = (struct slog_entry *)slog_newest(&ls->ring, i);
+        if (e->meta_len > 0) {
+            memcpy(buf + off, ls->meta + e->meta_off, e->meta_len);
+        }
+        e->meta_off = off;
+        off += e->meta_len;
+    }
+    keyspace_free(ls->meta);
+    ls->meta = buf;
+    ls->meta_len = off;
+    ls->meta_cap = (uint32_t)cap;
+    return true;
+}
+
+/* Room for one more entry: grow, or at the bound drop the oldest entry
+ * this call does not count. */
+static bool
+log_reserve_slot(struct store_rec *r, struct ks_log *ls,
+                 const struct slog_params *p, int64_t now, int64_t max_entries)
+{
+    struct slog_ring *ring = &ls->ring;
+    if (ring->len < ring->cap) {
+        return true;
+    }
+    /* While the log keeps just this call's window, every entry counts and
+     * an allowed request leaves len < limit: no more slots than limit. */
+    int64_t bound = max_entries;
+    if (ls->keep_ms <= p->window * 1000 && p->limit < bound) {
+        bound = p->limit;
+    }
+    uint64_t want = ring->cap ? (uint64_t)ring->cap * 2 : 4;
+    if (want > (uint64_t)bound) {
+        want = (uint64_t)bound;
+    }
+    if (want > ring->cap) {
+        struct slog_entry *e =
+            keyspace_realloc(ring->e, (size_t)want * sizeof(*e), r);
+        if (e == NULL) {
+            return false;
+        }
+        ring->e = e;
+        slog_grown(ring, (uint32_t)want);
+        return true;
+    }
+    if (slog_uncounted(p, ring, now, NULL) == 0) {
+        return false;   /* an allowed request always leaves one */
+    }
+    slog_drop_oldest(ring, 1);
+    return true;
+}
+
+bool
+keyspace_log_reserve(struct store_rec *r, const struct slog_params *p,
+                     int64_t now, size_t mlen, int64_t max_entries)
+{
+    struct ks_log *ls = store_rec_state(r);
+    if (mlen > KS_META_MAX) {
+        return false;
+    }
+    /* The arena first: the slot step may drop an entry, which should only
+     * happen when the append then goes through. */
+    return log_reserve_meta(r, ls, mlen) &&
+           log_reserve_slot(r, ls, p, now, max_entries);
+}
+
+void
+keyspace_log_append(struct ks_log *ls, int64_t now, int64_t cost,
+                    const char *meta, size_t mlen)
+{
+    if (mlen > 0) {
+        memcpy(ls->meta + ls->meta_len, meta, mlen);
+    }
+    slog_append(&ls->ring, now, cost, ls->meta_len, (uint32_t)mlen);
+    ls->meta_len += (uint32_t)mlen;
+}
+
+/* ---- RL.TIERS ---------------------------------------------------------- */
+
+int64_t
+keyspace_tiers_fresh_at(const struct ks_tiers *ts, int64_t now)
+{
+    if (ts->st.len == 0) {
+        return now;
+    }
+    return departure_ns(ts->st.b[ts->st.len - 1].sec, ts->keep, NS_PER_SEC);
+}
+
+bool
+keyspace_tiers_reserve(struct store_rec *r)
+{
+    struct ks_tiers *ts = store_rec_state(r);
+    if (ts->st.len < ts->st.cap) {
+        return true;
+    }
+    uint32_t cap = ts->st.cap ? ts->st.cap * 2 : 4;
+    struct tier_bucket *b =
+        keyspace_realloc(ts->st.b, (size_t)cap * sizeof(*b), r);
+    if (b == NULL) {
+        return false;
+    }
+    ts->st.b = b;
+    ts->st.cap = cap;
+    return true;
+}
+
+/* ---- encoding ---------------------------------------------------------- */
+
+static bool
+put(struct ks_buf *b, const void *p, size_t n)
+{
+    if (n == 0) {
+        return true;    /* e.g. no META at all: p may be NULL */
+    }
+    if (n > SIZE_MAX / 2 - b->len) {
+        return false;
+    }
+    if (b->len + n > b->cap) {
+        size_t cap = b->cap ? b->cap * 2 : 256;
+        while (cap < b->len + n) {
+            cap *= 2;
+        }
+        unsigned char *q = mem_realloc(b->p, cap);
+        if (q == NULL) {
+            return false;
+        }
+        b->p = q;
+        b->cap = cap;
+    }
+    memcpy(b->p + b->len, p, n);
+    b->len += n;
+    return true;
+}
+
+/* Entries kept at now: the suffix after those older than keep_ms. */
+static uint32_t
+log_first_kept(const struct ks_log *ls, int64_t now)
+{
+    struct slog_params keep = { 1, 1, 0, ls->keep_ms };
+    keep.window = ls->keep_ms / 1000 + 1;   /* the window never cuts first */
+    return slog_uncounted(&keep, &ls->ring, now, NULL);
+}
+
+static bool
+encode_log(const struct ks_log *ls, int64_t now, struct ks_buf *b)
+{
+    uint32_t first = log_first_kept(ls, now);
+    uint32_t n = ls->ring.len - first;
+    bool ok = put(b, &ls->keep_ms, sizeof(ls->keep_ms)) &&
+              put(b, &n, sizeof(n));
+    for (uint32_t i = n; ok && i-- > 0;) {
+        const struct slog_entry *e = slog_newest(&ls->ring, i);
+        ok = put(b, &e->t_ms, sizeof(e->t_ms)) &&
+             put(b, &e->cost, sizeof(e->cost)) &&
+             put(b, &e->meta_len, sizeof(e->meta_len));
+    }
+    for (uint32_t i = n; ok && i-- > 0;) {
+        const struct slog_entry *e = slog_newest(&ls->ring, i);
+        /* No META at all: no arena either (meta may be NULL). */
+        ok = e->meta_len == 0 || put(b, ls->meta + e->meta_off, e->meta_len);
+    }
+    return ok;
+}
+
+static bool
+encode_tiers(const struct ks_tiers *ts, int64_t now, struct ks_buf *b)
+{
+    int64_t now_s = now / NS_PER_SEC - (now % NS_PER_SEC < 0);
+    uint32_t first = 0;
+    while (first < ts->st.len &&
+           departure_ns(ts->st.b[first].sec, ts->keep, 1) <= now_s) {
+        first++;
+    }
+    uint32_t n = ts->st.len - first;
+    return put(b, &ts->keep, sizeof(ts->keep)) && put(b, &n, sizeof(n)) &&
+           put(b, ts->st.b + first, (size_t)n * sizeof(*ts->st.b));
+}
+
+bool
+keyspace_encode(const struct store_rec *r, int64_t now, struct ks_buf *b)
+{
+    const void *state = store_rec_state((struct store_rec *)r);
+    if (r->type == KEY_LOG) {
+        return encode_log(state, now, b);
+    }
+    if (r->type == KEY_TIERS) {
+        return encode_tiers(state, now, b);
+    }
+    return put(b, state, keyspace_state_size(r->type));
+}
+
+/* One logged entry: time order, cost >= 1, META within its bound. */
+static bool
+read_log_entry(struct ks_reader *rd, struct slog_entry *e, int64_t prev_t)
+{
+    return ks_read(rd, &e->t_ms, sizeof(e->t_ms)) &&
+           ks_read(rd, &e->cost, sizeof(e->cost)) &&
+           ks_read(rd, &e->meta_len, sizeof(e->meta_len)) && e->cost >= 1 &&
+           e->t_ms >= prev_t && e->meta_len <= KS_META_MAX;
+}
+
+static enum ks_decode
+decode_log(struct ks_log *ls, struct ks_reader *rd)
+{
+    uint32_t n;
+    if (!ks_read(rd, &ls->keep_ms, sizeof(ls->keep_ms)) ||
+        !ks_read(rd, &n, sizeof(n)) || ls->keep_ms < 1000 ||
+        n > KS_LOG_ENTRIES_MAX ||
+        (size_t)n > rd->left / (2 * sizeof(int64_t) + sizeof(uint32_t))) {
+        return KS_MALFORMED;
+    }
+    if (n == 0) {
+        return rd->left == 0 ? KS_EMPTY : KS_MALFORMED;
+    }
+    ls->ring.e = owned_realloc(NULL, (size_t)n * sizeof(*ls->ring.e));
+    if (ls->ring.e == NULL) {
+        return KS_NOMEM;
+    }
+    ls->ring.cap = n;
+    uint32_t meta_total = 0;
+    int64_t prev_t = INT64_MIN;
+    for (uint32_t i = 0; i < n; i++) {
+        struct slog_entry *e = &ls->ring.e[i];
+        if (!read_log_entry(rd, e, prev_t) ||
+            __builtin_add_overflow(ls->ring.sum, e->cost, &ls->ring.sum)) {
+            return KS_MALFORMED;
+        }
+        prev_t = e->t_ms;
+        e->meta_off = meta_total;
+        meta_total += e->meta_len;  /* <= n * KS_META_MAX: fits */
+        ls->ring.len++;
+    }
+    if (rd->left != meta_total) {
+        return KS_MALFORMED;
+    }
+    ls->meta = owned_realloc(NULL, meta_total > 0 ? meta_total : 1);
+    if (ls->meta == NULL) {
+        return KS_NOMEM;
+    }
+    ls->meta_len = ls->meta_cap = meta_total;
+    return ks_read(rd, ls->meta, meta_total) ? KS_DECODED : KS_MALFORMED;
+}
+
+/* Buckets in strictly rising seconds, each holding units. */
+static bool
+tiers_buckets_valid(const struct tier_state *st)
+{
+    for (uint32_t i = 0; i < st->len; i++) {
+        if (st->b[i].count < 1 || (i > 0 && st->b[i].sec <= st->b[i - 1].sec)) {
+            return false;
+        }
+    }
+    return true;
+}
+
+/* Version 1 kept no retention; the record's expiry was the newest
+ * bucket's departure from it. */
+static int64_t
+tiers_keep_from_expiry(const struct tier_state *st, int64_t expire_at)
+{
+    int64_t end_s = expire_at / NS_PER_SEC + (expire_at % NS_PER_SEC != 0);
+    int64_t keep;
+    if (__builtin_sub_overflow(end_s, st->b[st->len - 1].sec, &keep) ||
+        keep < 1) {
+        return 1;
+    }
+    return keep;
+}
+
+static enum ks_decode
+decode_tiers(struct ks_tiers *ts, struct ks_reader *rd, int version,
+             int64_t expire_at)
+{
+    uint32_t n;
+    if ((version >= 2 && !ks_read(rd, &ts->keep, sizeof(ts->keep))) ||
+        !ks_read(rd, &n, sizeof(n)) ||
+        rd->left != (size_t)n * sizeof(*ts->st.b) ||
+        (version >= 2 && ts->keep < 1)) {
+        return KS_MALFORMED;
+    }
+    if (n == 0) {
+        return KS_EMPTY;
+    }
+    ts->st.b = owned_realloc(NULL, rd->left);
+    if (ts->st.b == NULL) {
+        return KS_NOMEM;
+    }
+    ts->st.cap = ts->st.len = n;
+    if (!ks_read(rd, ts->st.b, rd->left) || !tiers_buckets_valid(&ts->st)) {
+        return KS_MALFORMED;
+    }
+    if (version < 2) {
+        ts->keep = tiers_keep_from_expiry(&ts->st, expire_at);
+    }
+    return KS_DECODED;
+}
+
+enum ks_decode
+keyspace_decode(struct store_rec *r, const unsigned char *p, size_t len,
+                int version)
+{
+    struct ks_reader rd = { p, len };
+    void *state = store_rec_state(r);
+    if (r->type == KEY_LOG) {
+        return decode_log(state, &rd);
+    }
+    if (r->type == KEY_TIERS) {
+        return decode_tiers(state, &rd, version, r->expire_at);
+    }
+    if (len != keyspace_state_size(r->type)) {
+        return KS_MALFORMED;
+    }
+    memcpy(state, p, len);
+    return KS_DECODED;
+}

@@ -1,0 +1,222 @@
+/*
+ * keyspace.h - limiter keys: the type tag of each store record, the state
+ * each type keeps, how that state is written out and read back, and the
+ * admission of new memory under maxmemory.
+ *
+ * A record's state is fixed-size for CL.THROTTLE, RL.FIXED and RL.SLIDING
+ * (copied as it is), and a small header pointing at arrays for RL.LOG and
+ * RL.TIERS (struct ks_log, struct ks_tiers), whose arrays grow with use.
+ * Every allocation that grows the keyspace, a new record or a bigger
+ * array, goes through keyspace_admit() first, so maxmemory bounds them
+ * all, and every such array is counted in keyspace_owned_bytes().
+ */
+#ifndef CELLGATE_KEYSPACE_H
+#define CELLGATE_KEYSPACE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "algorithms/sliding_log.h"
+#include "algorithms/tiers.h"
+#include "server/store.h"
+
+enum key_type {
+    KEY_GCRA = 1,   /* CL.THROTTLE: struct ks_gcra */
+    KEY_FIXED,      /* RL.FIXED: struct fwin_state */
+    KEY_SLIDING,    /* RL.SLIDING: struct swin_state */
+    KEY_LOG,        /* RL.LOG: struct ks_log */
+    KEY_TIERS       /* RL.TIERS: struct ks_tiers */
+};
+#define KEY_TYPE_FIRST KEY_GCRA
+#define KEY_TYPE_LAST KEY_TIERS
+
+struct ks_gcra {
+    uint64_t tat;   /* ns since the epoch, as redis-cell stores it */
+};
+
+/*
+ * RL.LOG: a ring of entries and an arena of their META bytes. The log
+ * keeps its entries for keep_ms, the longest window of a call that changed
+ * it (see sliding_log.h); the record lives until its newest entry leaves
+ * that window. Bounds, so one key's memory is bounded too: at most
+ * KS_LOG_ENTRIES_MAX entries of at most KS_META_MAX META bytes each, and
+ * the arena at most twice its live bytes (KS_LOG_META_CAP_MAX).
+ */
+#define KS_META_MAX 1024
+#define KS_LOG_ENTRIES_MAX 1000000
+#define KS_LOG_META_CAP_MAX                                                   \
+    ((uint64_t)2 * ((uint64_t)KS_LOG_ENTRIES_MAX * KS_META_MAX + KS_META_MAX))
+_Static_assert(KS_LOG_META_CAP_MAX <= UINT32_MAX,
+               "META offsets are 32-bit: the arena bound must fit");
+
+struct ks_log {
+    struct slog_ring ring;      /* ring.e: mem_malloc'd */
+    char *meta;                 /* META bytes of the entries, mem_malloc'd */
+    uint32_t meta_len;          /* bytes of the arena in use (live or not) */
+    uint32_t meta_cap;
+    int64_t keep_ms;            /* retention, >= 1000 while the key lives */
+};
+
+/* RL.TIERS: per-second buckets, kept for `keep` seconds (the largest
+ * window of a call that changed the key). */
+struct ks_tiers {
+    struct tier_state st;       /* st.b: mem_malloc'd */
+    int64_t keep;               /* retention in s, >= 1 while the key lives */
+};
+
+/* Frees what a record's state owns; the store calls it (store_set_release)
+ * before freeing any record. */
+void keyspace_release(struct store_rec *r);
+
+/* The record state size of a type (0 for an unknown one). The store does
+ * not keep it per record: the type implies it. */
+size_t keyspace_state_size(uint8_t type);
+
+/* TYPE's answer for a record type ("none" for an unknown one). */
+const char *keyspace_type_name(uint8_t type);
+
+/* A record expiring like a Redis key with PEXPIRE ttl_ms set at now:
+ * Redis keeps the key while now_ms <= set_ms + ttl_ms, so it dies at the
+ * first ns of the millisecond after. Saturates to STORE_NEVER. */
+int64_t keyspace_redis_expire_at(int64_t now_ns, int64_t ttl_ms);
+
+/* PTTL of a record (ms; -1 = no expiry): for CL.THROTTLE keys as Redis
+ * reports it for the key redis-cell writes, for RL.* keys the time until
+ * the state is fresh again, rounded up. */
+int64_t keyspace_redis_pttl(const struct store_rec *r, int64_t now_ns);
+
+/* ---- lookup and admission -------------------------------------------- */
+
+struct conn;
+struct resp_request;
+
+/* The live record for argv[i] of the current request, using the key hash
+ * prefetched for argv[1] when there is one (else computing it once for
+ * keyspace_add()). Counts keyspace hits/misses. */
+struct store_rec *keyspace_lookup(struct conn *c,
+                                  const struct resp_request *req, size_t i,
+                                  int64_t now);
+
+/* Add argv[1] as a new key of `type`, within maxmemory (keyspace_admit):
+ * replies -OOM and returns NULL when there is no room or no memory. */
+struct store_rec *keyspace_add(struct conn *c, const struct resp_request *req,
+                               uint8_t type, size_t state_size);
+
+/*
+ * May the keyspace take `need` more bytes? Always, without maxmemory.
+ * Otherwise when used memory plus need stays within it; else, under
+ * volatile-ttl, by evicting the keys closest to fresh (never `keep`, the
+ * record being grown), at most KS_EVICT_PER_CALL of them per call. Nothing
+ * is evicted when all the evictable memory could not make the room: then,
+ * as with noeviction, the answer is no. When eviction makes progress but
+ * the per-call bound stops it short, the answer is yes, as Redis lets a
+ * command run while its eviction is still under way; keyspace_cron()
+ * carries on.
+ */
+#define KS_EVICT_PER_CALL 1024
+bool keyspace_admit(size_t need, const struct store_rec *keep);
+
+/* From cron: continue evicting while used memory is over maxmemory under
+ * volatile-ttl (at most `budget` keys). */
+void keyspace_cron(size_t budget);
+
+/* Bytes of the arrays RL.LOG and RL.TIERS keys own (malloc's usable
+ * sizes): what evicting them would give back, besides their records. */
+size_t keyspace_owned_bytes(void);
+
+/* mem_realloc for an array a key owns: admitted first (keep = its record),
+ * counted in keyspace_owned_bytes(). NULL (p untouched) when refused or
+ * out of memory. */
+void *keyspace_realloc(void *p, size_t size, const struct store_rec *keep);
+
+/* mem_free for such an array. */
+void keyspace_free(void *p);
+
+/* ---- RL.LOG and RL.TIERS state --------------------------------------- */
+
+/* When a log or tiers record becomes fresh: its newest entry's departure
+ * from the retention window (saturating), or `now` when it holds none. */
+int64_t keyspace_log_fresh_at(const struct ks_log *ls, int64_t now);
+int64_t keyspace_tiers_fresh_at(const struct ks_tiers *ts, int64_t now);
+
+/* Room for one more entry with mlen META bytes in r's log (whose call
+ * counts p): grows the ring up to log-max-entries or, at that bound,
+ * drops the oldest entries p does not count; grows or compacts the arena.
+ * false (nothing appended, the log unchanged but for dropped entries) when
+ * memory is refused. Requires an allowed request: then p counts fewer than
+ * limit <= log-max-entries entries, so the bound leaves room. */
+bool keyspace_log_reserve(struct store_rec *r, const struct slog_params *p,
+                          int64_t now, size_t mlen, int64_t max_entries);
+
+/* Append an accepted request (after keyspace_log_reserve()). */
+void keyspace_log_append(struct ks_log *ls, int64_t now, int64_t cost,
+                         const char *meta, size_t mlen);
+
+/* Room for one more bucket in r's tiers (doubling, admitted). */
+bool keyspace_tiers_reserve(struct store_rec *r);
+
+/* ---- encoding ---------------------------------------------------------- */
+
+/* A growable byte buffer (mem_malloc'd). */
+struct ks_buf {
+    unsigned char *p;
+    size_t len;
+    size_t cap;
+};
+
+/* A bounds-checked reader over stored bytes. */
+struct ks_reader {
+    const unsigned char *p;
+    size_t left;
+};
+
+/* Copy the next n bytes to out; false (nothing read) if fewer remain. */
+static inline bool
+ks_read(struct ks_reader *r, void *out, size_t n)
+{
+    if (r->left < n) {
+        return false;
+    }
+    if (n > 0) {
+        memcpy(out, r->p, n);
+    }
+    r->p += n;
+    r->left -= n;
+    return true;
+}
+
+/* Encodings: the first version, and today's (RL.TIERS keeps its retention;
+ * RL.LOG and RL.TIERS hold only what is live at the time of writing). */
+#define KS_ENCODING_V1 1
+#define KS_ENCODING 2
+
+/*
+ * Append r's state at `now` to b: the one function that turns a key's
+ * state into bytes, for every consumer that carries state (the snapshot
+ * today). Fixed-size states are written as they are; a log or tiers state
+ * holds only the entries or buckets the key still keeps at now, in time
+ * order, so the bytes are the same whenever a call happened to expire
+ * them. false when memory runs out.
+ *
+ *   gcra, fixed, sliding: the struct
+ *   log:   keep_ms i64, n u32, n x (t_ms i64, cost i64, meta_len u32),
+ *          then the META bytes of the entries, oldest first;
+ *   tiers: keep i64, n u32, n x (sec i64, count i64).
+ * Host byte order: the bytes are read back by the same build.
+ */
+bool keyspace_encode(const struct store_rec *r, int64_t now,
+                     struct ks_buf *b);
+
+/* How a decode went: KS_DECODED, KS_EMPTY (a log or tiers state without
+ * entries: the key is fresh, drop it), KS_MALFORMED, KS_NOMEM. */
+enum ks_decode { KS_DECODED, KS_EMPTY, KS_MALFORMED, KS_NOMEM };
+
+/* Fill a new record of r->type (state zeroed) from encoded bytes of the
+ * given encoding version. On anything but KS_DECODED the caller removes
+ * the record (keyspace_release() frees what was built). */
+enum ks_decode keyspace_decode(struct store_rec *r, const unsigned char *p,
+                               size_t len, int version);
+
+#endif
