@@ -143,16 +143,23 @@ bench-perf:
 	$(MAKE) all
 	bash bench/perf.sh
 
-# libFuzzer drivers (clang), for the request parser and the config parser.
-# `make fuzz` fuzzes each for FUZZ_SECONDS; `make test-fuzz` (part of make
-# test) replays the committed seed corpus and fuzzes briefly. New inputs go
-# to build-fuzz/, never into the committed corpus.
+# libFuzzer drivers (clang): the request parser, the config parser, and
+# the command path (random commands through the real handlers into an
+# in-process keyspace, tests/fuzz/fuzz_cmd.c). `make fuzz` fuzzes each for
+# FUZZ_SECONDS (FUZZ_CMD_SECONDS for the command path); `make test-fuzz`
+# (part of make test) replays the committed seed corpora and fuzzes each
+# briefly. New inputs go to build-fuzz/, never into the committed corpus.
 FUZZ_SECONDS ?= 600
+FUZZ_CMD_SECONDS ?= $(FUZZ_SECONDS)
 FUZZ_BRIEF   ?= 5
+FUZZ_CMD_BRIEF ?= 20
 FUZZ_CFLAGS  := $(STD) $(WARN) -g -O1 -fsanitize=fuzzer,address,undefined \
                 -fno-sanitize-recover=undefined -I. $(DEPS_CFLAGS)
 FUZZ_RESP    := build-fuzz/fuzz_resp
 FUZZ_CONF    := build-fuzz/fuzz_conf
+FUZZ_CMD     := build-fuzz/fuzz_cmd
+# The command driver links the whole server; main() is renamed away.
+FUZZ_CMD_SRC := tests/fuzz/fuzz_cmd.c $(LIB_SRC) server/main.c
 
 $(FUZZ_RESP): tests/fuzz/fuzz_resp.c protocol/resp.c protocol/num.c protocol/mem.c protocol/resp.h
 	@mkdir -p build-fuzz
@@ -163,20 +170,30 @@ $(FUZZ_CONF): tests/fuzz/fuzz_conf.c conf/conf.c conf/conf.h conf/options.h
 	@mkdir -p build-fuzz
 	clang $(FUZZ_CFLAGS) -o $@ tests/fuzz/fuzz_conf.c conf/conf.c
 
-fuzz: $(FUZZ_RESP) $(FUZZ_CONF)
-	@mkdir -p build-fuzz/found-resp build-fuzz/found-conf
+$(FUZZ_CMD): $(FUZZ_CMD_SRC) $(wildcard */*.h)
+	@mkdir -p build-fuzz
+	clang $(FUZZ_CFLAGS) -Dmain=cellgate_main -o $@ $(FUZZ_CMD_SRC) \
+	    $(DEPS_LIBS) -lm
+
+fuzz: $(FUZZ_RESP) $(FUZZ_CONF) $(FUZZ_CMD)
+	@mkdir -p build-fuzz/found-resp build-fuzz/found-conf build-fuzz/found-cmd
 	./$(FUZZ_RESP) -max_total_time=$(FUZZ_SECONDS) -print_final_stats=1 \
 	    build-fuzz/found-resp tests/fuzz/corpus/resp
 	./$(FUZZ_CONF) -max_total_time=$(FUZZ_SECONDS) -print_final_stats=1 \
 	    build-fuzz/found-conf tests/fuzz/corpus/conf
+	./$(FUZZ_CMD) -max_total_time=$(FUZZ_CMD_SECONDS) -print_final_stats=1 \
+	    -max_len=4096 build-fuzz/found-cmd tests/fuzz/corpus/cmd
 
-test-fuzz: $(FUZZ_RESP) $(FUZZ_CONF)
-	@mkdir -p build-fuzz/brief-resp build-fuzz/brief-conf
+test-fuzz: $(FUZZ_RESP) $(FUZZ_CONF) $(FUZZ_CMD)
+	@mkdir -p build-fuzz/brief-resp build-fuzz/brief-conf build-fuzz/brief-cmd
 	./$(FUZZ_RESP) -max_total_time=$(FUZZ_BRIEF) build-fuzz/brief-resp \
 	    tests/fuzz/corpus/resp
 	./$(FUZZ_CONF) -max_total_time=$(FUZZ_BRIEF) build-fuzz/brief-conf \
 	    tests/fuzz/corpus/conf
-	@echo "test-fuzz: both fuzzers ran their corpus and $(FUZZ_BRIEF) s each without a finding"
+	./$(FUZZ_CMD) -runs=0 tests/fuzz/corpus/cmd
+	./$(FUZZ_CMD) -max_total_time=$(FUZZ_CMD_BRIEF) -max_len=4096 \
+	    build-fuzz/brief-cmd tests/fuzz/corpus/cmd
+	@echo "test-fuzz: the three fuzzers ran their corpus and fuzzed briefly without a finding"
 
 # server/ may include everything; protocol/, conf/ and algorithms/ must
 # not reach up into server/; algorithms/ depends on libc only.

@@ -35,4 +35,12 @@ mono_ns clock_mono_now(void);
 /* Raw wall clock in microseconds (TIME, INFO), not clamped. */
 int64_t clock_wall_us(void);
 
+/* Tests and fuzzers: read the wall clock from here instead of
+ * CLOCK_REALTIME, until called again with 0. The clamp still applies, so a
+ * fake clock set back behaves like a real one stepped back. */
+void clock_set_fake_wall(wall_ns ns);
+
+/* Forget the last time handed out, as a new process would (tests only). */
+void clock_reset_clamp(void);
+
 #endif
