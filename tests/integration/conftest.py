@@ -106,6 +106,16 @@ def fserver(fake_module_daemon):
     _check_alive(d)
 
 
+@pytest.fixture(scope="module")
+def redis_server(tmp_path_factory):
+    """Debian's redis-server beside cellgate, for answers to compare with."""
+    ref = harness.RedisServer(str(tmp_path_factory.mktemp("redis")))
+    ref.start()
+    ref.client().flushall()
+    yield ref
+    ref.stop()
+
+
 @pytest.fixture
 def r(server):
     """A redis-py client (bytes) on the shared daemon."""

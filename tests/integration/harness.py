@@ -538,3 +538,54 @@ if __name__ == "__main__":
         d.proc.wait()
     except KeyboardInterrupt:
         print(d.stop())
+
+
+REDIS_SERVER = "/usr/bin/redis-server"   # Debian's 7.0: the reference
+
+
+class RedisServer:
+    """Debian's redis-server on a free loopback port, no persistence: the
+    reference a test compares cellgate's answers with."""
+
+    def __init__(self, workdir):
+        self.workdir = workdir
+        os.makedirs(workdir, exist_ok=True)
+        self.proc = None
+        self.port = None
+        self._clients = []
+
+    def start(self):
+        for _ in range(5):
+            self.port = free_port()
+            self.proc = subprocess.Popen(
+                [REDIS_SERVER, "--bind", "127.0.0.1", "--port", str(self.port),
+                 "--save", "", "--appendonly", "no", "--dir", self.workdir],
+                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            if wait_until(self._pong, START_TIMEOUT):
+                return self
+            self.stop()
+        raise DaemonError("redis-server did not start")
+
+    def _pong(self):
+        if self.proc.poll() is not None:
+            return True     # exited: start() sees it below
+        try:
+            return redis.Redis(port=self.port, socket_timeout=1).ping()
+        except redis.ConnectionError:
+            return False
+
+    def client(self):
+        c = redis.Redis(port=self.port, socket_timeout=IO_TIMEOUT)
+        self._clients.append(c)
+        return c
+
+    def stop(self):
+        for c in self._clients:
+            c.close()
+        if self.proc is not None and self.proc.poll() is None:
+            self.proc.terminate()
+            try:
+                self.proc.wait(STOP_TIMEOUT)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait(5)
