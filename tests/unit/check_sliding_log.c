@@ -7,6 +7,7 @@
  * the nanosecond.
  */
 #include <check.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <string.h>
 
@@ -498,6 +499,111 @@ edges_tcase(void)
     return tc;
 }
 
+/* ---- retention: one log, calls with several windows -------------------- */
+
+/* A call as the RL.LOG handler makes it on a log kept for keep_ms: expire
+ * by the retention (not by the call's window) unless PEEK, then decide. */
+static struct limit_decision
+call_keep(struct slog_ring *r, int64_t limit, int64_t window, int64_t cost,
+          int64_t keep_ms, int64_t now, bool peek)
+{
+    struct slog_params p = { limit, window, cost, keep_ms };
+    struct limit_decision d;
+
+    if (!peek) {
+        slog_expire(r, keep_ms, now);
+    }
+    ck_assert_int_eq(slog_decide(&p, r, now, &d), LIMIT_OK);
+    if (!peek && !d.limited && cost > 0) {
+        slog_append(r, now, cost, r->len, 0);
+    }
+    return d;
+}
+
+START_TEST(test_a_shorter_window_counts_only_its_own_entries)
+{
+    struct slog_entry buf[8];
+    struct slog_ring r = ring_over(buf, N_OF(buf));
+    int64_t hour = 3600 * 1000;
+
+    ck_assert(!call_keep(&r, 1, 3600, 1, 0, T0, false).limited);
+    /* 2 s later the 1 s window is empty, the hour is not. */
+    struct limit_decision d = call_keep(&r, 1, 1, 1, hour, T0 + 2 * SEC, true);
+    ck_assert(!d.limited);
+    ck_assert_int_eq(d.remaining, 0);
+    ck_assert_int_eq(r.len, 1);
+    ck_assert(call_keep(&r, 1, 3600, 1, hour, T0 + 2 * SEC, true).limited);
+    /* A real 1 s call is allowed and counted in the hour too. */
+    ck_assert(!call_keep(&r, 1, 1, 1, hour, T0 + 2 * SEC, false).limited);
+    ck_assert_int_eq(r.len, 2);
+    ck_assert_int_eq(call_keep(&r, 5, 3600, 0, hour, T0 + 3 * SEC, true)
+                         .remaining, 3);
+}
+END_TEST
+
+START_TEST(test_peek_answers_as_the_real_call_without_expiring)
+{
+    /* Entries older than the retention are gone for every call, whether a
+     * real call dropped them already (left) or not (right). */
+    struct slog_entry a[8], b[8];
+    struct slog_ring left = ring_over(a, N_OF(a));
+    struct slog_ring right = ring_over(b, N_OF(b));
+    int64_t keep = 10 * 1000;
+
+    for (int i = 0; i < 4; i++) {
+        call_keep(&left, 10, 10, 1, keep, T0 + i * SEC, false);
+        call_keep(&right, 10, 10, 1, keep, T0 + i * SEC, false);
+    }
+    int64_t now = T0 + 12 * SEC;       /* the first three have left */
+    for (int64_t w = 1; w <= 60; w += 7) {
+        struct limit_decision real = call_keep(&left, 10, w, 0, keep, now,
+                                               false);
+        struct limit_decision look = call_keep(&right, 10, w, 0, keep, now,
+                                               true);
+        ck_assert_int_eq(real.limited, look.limited);
+        ck_assert_int_eq(real.remaining, look.remaining);
+        ck_assert_int_eq(real.retry_after_ns, look.retry_after_ns);
+        ck_assert_int_eq(real.reset_after_ns, look.reset_after_ns);
+    }
+    ck_assert_int_eq(left.len, 1);
+    ck_assert_int_eq(right.len, 4);
+}
+END_TEST
+
+START_TEST(test_uncounted_and_drop_oldest)
+{
+    struct slog_entry buf[8];
+    struct slog_ring r = ring_over(buf, N_OF(buf));
+    struct slog_params p = { 10, 5, 1, 60 * 1000 };
+    int64_t cost;
+
+    for (int i = 0; i < 6; i++) {
+        call_keep(&r, 20, 60, 2, 60 * 1000, T0 + i * 2 * SEC, false);
+    }
+    /* At T0 + 12 s a 5 s window counts the entries of 8 and 10 s. */
+    ck_assert_uint_eq(slog_uncounted(&p, &r, T0 + 12 * SEC, &cost), 4);
+    ck_assert_int_eq(cost, 8);
+    slog_drop_oldest(&r, 3);
+    ck_assert_uint_eq(r.len, 3);
+    ck_assert_int_eq(r.sum, 6);
+    ck_assert_int_eq(slog_newest(&r, 2)->t_ms, T0_MS + 6000);
+    slog_drop_oldest(&r, 99);
+    ck_assert_uint_eq(r.len, 0);
+    ck_assert_int_eq(r.sum, 0);
+}
+END_TEST
+
+static TCase *
+retention_tcase(void)
+{
+    TCase *tc = tcase_create("retention");
+
+    tcase_add_test(tc, test_a_shorter_window_counts_only_its_own_entries);
+    tcase_add_test(tc, test_peek_answers_as_the_real_call_without_expiring);
+    tcase_add_test(tc, test_uncounted_and_drop_oldest);
+    return tc;
+}
+
 Suite *
 sliding_log_suite(void)
 {
@@ -506,5 +612,6 @@ sliding_log_suite(void)
     suite_add_tcase(s, window_tcase());
     suite_add_tcase(s, ring_tcase());
     suite_add_tcase(s, edges_tcase());
+    suite_add_tcase(s, retention_tcase());
     return s;
 }

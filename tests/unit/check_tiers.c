@@ -7,6 +7,7 @@
  * retry_after values can be checked to the nanosecond.
  */
 #include <check.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <string.h>
 
@@ -418,6 +419,73 @@ edges_tcase(void)
     return tc;
 }
 
+/* ---- retention: one key, calls with several windows -------------------- */
+
+static struct limit_decision
+call_keep(struct tier_state *st, int64_t limit, int64_t window, int64_t cost,
+          int64_t keep, int64_t now, bool peek)
+{
+    const struct tier_limit t[] = { { limit, window } };
+    struct tier_params p = { t, 1, cost, keep };
+    struct limit_decision d;
+
+    if (!peek) {
+        tier_expire(st, keep, now);
+    }
+    ck_assert_int_eq(tier_decide(&p, st, now, &d), LIMIT_OK);
+    if (!peek && !d.limited && cost != 0) {
+        tier_commit(st, now, cost);
+    }
+    return d;
+}
+
+START_TEST(test_a_shorter_window_keeps_the_longer_ones_buckets)
+{
+    struct fixture f;
+
+    fixture_init(&f);
+    ck_assert(!call_keep(&f.st, 1, 3600, 1, 0, T0, false).limited);
+    struct limit_decision d = call_keep(&f.st, 1, 1, 2, 3600, T0 + 2 * SEC,
+                                        false);
+    ck_assert(d.limited);               /* cost 2 > limit 1: never */
+    ck_assert_uint_eq(f.st.len, 1);     /* and the hour's bucket stays */
+    ck_assert(call_keep(&f.st, 1, 3600, 1, 3600, T0 + 2 * SEC, true).limited);
+}
+END_TEST
+
+START_TEST(test_tiers_peek_answers_as_the_real_call)
+{
+    struct fixture a, b;
+
+    fixture_init(&a);
+    fixture_init(&b);
+    for (int i = 0; i < 5; i++) {
+        call_keep(&a.st, 100, 10, 3, 10, T0 + i * SEC, false);
+        call_keep(&b.st, 100, 10, 3, 10, T0 + i * SEC, false);
+    }
+    int64_t now = T0 + 12 * SEC;
+    for (int64_t w = 1; w <= 40; w += 3) {
+        struct limit_decision real = call_keep(&a.st, 100, w, 0, 10, now,
+                                               false);
+        struct limit_decision look = call_keep(&b.st, 100, w, 0, 10, now,
+                                               true);
+        ck_assert_int_eq(real.remaining, look.remaining);
+        ck_assert_int_eq(real.reset_after_ns, look.reset_after_ns);
+    }
+    ck_assert_uint_lt(a.st.len, b.st.len);
+}
+END_TEST
+
+static TCase *
+retention_tcase(void)
+{
+    TCase *tc = tcase_create("retention");
+
+    tcase_add_test(tc, test_a_shorter_window_keeps_the_longer_ones_buckets);
+    tcase_add_test(tc, test_tiers_peek_answers_as_the_real_call);
+    return tc;
+}
+
 Suite *
 tiers_suite(void)
 {
@@ -426,5 +494,6 @@ tiers_suite(void)
     suite_add_tcase(s, tiers_tcase());
     suite_add_tcase(s, buckets_tcase());
     suite_add_tcase(s, edges_tcase());
+    suite_add_tcase(s, retention_tcase());
     return s;
 }
