@@ -37,8 +37,10 @@ USER 10001:10001
 WORKDIR /data
 VOLUME /data
 EXPOSE 6379
+# The health check pings the port the daemon (PID 1) was started with,
+# arguments of `docker run` included (--port 7000 moves it too).
 HEALTHCHECK --interval=10s --timeout=3s --retries=3 \
-  CMD ["/usr/local/bin/cellgate", "--ping", "127.0.0.1:6379"]
+  CMD ["/usr/local/bin/cellgate", "--ping-pid", "1"]
 # Listen on every interface inside the container (the port is published by
 # the runtime); arguments given to `docker run` follow and win.
 ENTRYPOINT ["/usr/local/bin/cellgate", "/etc/cellgate/cellgate.conf", "--bind", "0.0.0.0", "--dir", "/data"]

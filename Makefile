@@ -47,7 +47,7 @@ UNIT_LIB_SRC := $(wildcard protocol/*.c) $(wildcard algorithms/*.c) \
             server/clock.c server/cluster_topo.c
 UNIT_LIB_OBJ := $(UNIT_LIB_SRC:%.c=$(BUILD)/%.o)
 REPLAY_BIN := $(BUILD)/gcra_replay
-VECTORS  := ../shared/conformance/cl_throttle_vectors.jsonl
+VECTORS  := tests/conformance/cl_throttle_vectors.jsonl
 
 PKGS := libuv1-dev libhiredis-dev check pkg-config redis-tools redis-server \
         python3-redis python3-pytest gcc make clang libclang-rt-14-dev \

@@ -63,6 +63,8 @@ usage(FILE *out)
             "       cellgate --test-config [config] [--option value ...]\n"
             "       cellgate --describe-config\n"
             "       cellgate --ping host:port   (health check: exit 0 on PONG)\n"
+            "       cellgate --ping-pid PID     (health check of the daemon PID, on\n"
+            "                                    the port its own arguments give)\n"
             "       cellgate -v | --version\n"
             "       cellgate -h | --help\n"
             "\n"
@@ -481,6 +483,71 @@ ping_server(const char *target)
     return 0;
 }
 
+/* The address a daemon configured as `c` answers on, for a local ping:
+ * its first bind address, loopback for a wildcard. */
+static void
+local_target(const struct conf *c, char *out, size_t len)
+{
+    char host[256];
+    size_t n = strcspn(c->bind, " ");
+    snprintf(host, sizeof(host), "%.*s", (int)n, c->bind);
+    if (strcmp(host, "0.0.0.0") == 0 || strcmp(host, "*") == 0 || n == 0) {
+        snprintf(host, sizeof(host), "127.0.0.1");
+    } else if (strcmp(host, "::") == 0) {
+        snprintf(host, sizeof(host), "::1");
+    }
+    snprintf(out, len, strchr(host, ':') ? "[%s]:%lld" : "%s:%lld", host,
+             (long long)c->port);
+}
+
+/* --ping-pid PID: the container's health check. HEALTHCHECK cannot see
+ * the arguments of `docker run`, so it reads the daemon's own command line
+ * (/proc/PID/cmdline), loads the configuration from it as the daemon did
+ * (from its working directory, for a relative config path) and pings the
+ * port that gives. */
+static int
+ping_pid(const char *pid)
+{
+    char path[64], buf[65536];
+    char *argv[1024];
+    int argc = 0;
+    snprintf(path, sizeof(path), "/proc/%s/cmdline", pid);
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    ssize_t n = fd >= 0 ? read(fd, buf, sizeof(buf) - 1) : -1;
+    if (fd >= 0) {
+        close(fd);
+    }
+    if (n <= 0) {
+        fprintf(stderr, "cellgate: --ping-pid: cannot read %s\n", path);
+        return 1;
+    }
+    buf[n] = '\0';
+    for (char *p = buf; p < buf + n && argc < 1023; p += strlen(p) + 1) {
+        argv[argc++] = p;
+    }
+    argv[argc] = NULL;
+    snprintf(path, sizeof(path), "/proc/%s/cwd", pid);
+    if (chdir(path) != 0) {
+        fprintf(stderr, "cellgate: --ping-pid: cannot enter %s\n", path);
+        return 1;
+    }
+    struct conf c;
+    char err[CONF_ERR_LEN] = "out of memory", target[300];
+    if (conf_init(&c) < 0 || conf_load_args(&c, argc, argv, err,
+                                            sizeof(err)) < 0) {
+        fprintf(stderr, "cellgate: --ping-pid: %s\n", err);
+        conf_deinit(&c);
+        return 1;
+    }
+    local_target(&c, target, sizeof(target));
+    int rc = c.port != 0 ? ping_server(target) : 1;
+    if (c.port == 0) {
+        fprintf(stderr, "cellgate: --ping-pid: the daemon has no TCP port\n");
+    }
+    conf_deinit(&c);
+    return rc;
+}
+
 static bool
 has_flag(int argc, char **argv, const char *a, const char *b)
 {
@@ -627,6 +694,9 @@ main(int argc, char **argv)
     }
     if (argc == 3 && strcmp(argv[1], "--ping") == 0) {
         return ping_server(argv[2]);
+    }
+    if (argc == 3 && strcmp(argv[1], "--ping-pid") == 0) {
+        return ping_pid(argv[2]);
     }
     if (has_flag(argc, argv, "--describe-config", NULL)) {
         conf_describe(stdout);

@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
 # make docker-test: build the Dockerfile with podman (this machine has no
-# Docker engine; ../shared/tools/podman-setup.sh prepares podman), run the
+# Docker engine; tests/docker/podman-env.sh prepares podman), run the
 # image with its port published on 127.0.0.1 only, and check what a user
 # of the sidecar relies on. Prints "N passed, M failed"; exits 1 on failure.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 
-SETUP=../shared/tools/podman-setup.sh
+SETUP=tests/docker/podman-env.sh
 IMAGE=cellgate:docker-test
 NAME=cellgate-docker-test-$$
 passed=0
@@ -71,10 +71,17 @@ podman run -d --name "$NAME-opts" -p "127.0.0.1:$port:6379" "$IMAGE" \
 check "options given as arguments reach the daemon" sh -c \
     "sleep 1; redis-cli -p $port -a s3cret --no-auth-warning CONFIG GET maxmemory | tail -n 1 | grep -qx 67108864"
 
-# A daemon not answering on 6379 inside the container is reported unhealthy.
-podman run -d --name "$NAME-sick" "$IMAGE" --port 7000 >/dev/null 2>&1
-sleep 1
-check "HEALTHCHECK fails when nothing answers" sh -c "! podman healthcheck run '$NAME-sick' >/dev/null 2>&1"
+# The health check follows the port the daemon was given; a daemon that
+# stops answering (SIGSTOP) is reported unhealthy.
+port=$(free_port)
+podman run -d --name "$NAME-sick" -p "127.0.0.1:$port:7000" "$IMAGE" --port 7000 >/dev/null 2>&1
+check "a daemon on --port 7000 answers there" wait_pong "$port"
+check "HEALTHCHECK follows --port 7000 and reports healthy" \
+    podman healthcheck run "$NAME-sick"
+podman kill --signal STOP "$NAME-sick" >/dev/null 2>&1
+check "HEALTHCHECK fails when the daemon does not answer" \
+    sh -c "! podman healthcheck run '$NAME-sick' >/dev/null 2>&1"
+podman kill --signal CONT "$NAME-sick" >/dev/null 2>&1
 
 echo "$passed passed, $failed failed"
 [ "$failed" = 0 ]

@@ -128,5 +128,12 @@ def fr(fserver):
     return fserver.client()
 
 
+def pytest_terminal_summary(terminalreporter):
+    """Figures tests report (the conformance replay's counts) at the end of
+    every run, so `make test`'s output shows them."""
+    for line in harness.SUMMARY:
+        terminalreporter.write_line(line)
+
+
 def pytest_report_header(config):
     return "cellgate binary: %s (SANITIZE=%s)" % (harness.BIN, os.environ.get("SANITIZE", "0"))

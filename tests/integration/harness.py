@@ -25,8 +25,8 @@ import redis
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.abspath(os.path.join(HERE, "..", ".."))
-SHARED = os.path.abspath(os.path.join(REPO, "..", "shared"))
-CONFORMANCE = os.path.join(SHARED, "conformance")
+# The recorded redis-cell replies and the fake-clock shim, in the repository.
+CONFORMANCE = os.path.join(REPO, "tests", "conformance")
 PYTHON = "/usr/bin/python3"
 
 BIN = os.path.abspath(os.environ.get("CELLGATE_BIN") or os.path.join(REPO, "cellgate"))
@@ -44,6 +44,7 @@ IO_TIMEOUT = 10.0        # default socket timeout of every client
 FAKE_EPOCH_NS = 1893456000 * 1000000000
 
 _live = []               # daemons currently running (for failure reports)
+SUMMARY = []             # lines a test wants in the run's final summary
 _live_lock = threading.Lock()
 
 
@@ -76,14 +77,14 @@ _fakeclock_so = [None]
 
 
 def fakeclock_library():
-    """Compile shared/conformance/fakeclock.c once into a temp .so."""
+    """Compile tests/conformance/fakeclock.c once into a temp .so."""
     with _fakeclock_lock:
         if _fakeclock_so[0] is None:
             out_dir = tempfile.mkdtemp(prefix="cellgate-fakeclock-")
             so = os.path.join(out_dir, "fakeclock.so")
             src = os.path.join(CONFORMANCE, "fakeclock.c")
-            subprocess.run(["gcc", "-O2", "-Wno-nonnull-compare", "-shared", "-fPIC",
-                            "-o", so, src], check=True, timeout=60,
+            subprocess.run(["gcc", "-O2", "-Wall", "-Werror", "-shared", "-fPIC",
+                            "-o", so, src, "-ldl"], check=True, timeout=60,
                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
             _fakeclock_so[0] = so
         return _fakeclock_so[0]

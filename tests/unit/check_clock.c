@@ -126,32 +126,51 @@ START_TEST(test_sliding_window_grants_no_more_when_the_clock_steps_back)
 END_TEST
 
 /* Requests that arrived in one read are decided at one instant: inside a
- * batch the limiter clock holds still however long the batch takes, and
- * after it the clock moves on. */
+ * batch the limiter clock holds still however far time moves, and after
+ * it the clock moves on. The wall clock is set by hand (no sleeping). */
+
 START_TEST(test_batch_reads_the_clock_once)
 {
-    struct timespec pause = { 0, 2000000 }; /* 2 ms */
-
+    clock_reset_clamp();
+    clock_set_fake_wall(T0);
     clock_batch_open();
-    wall_ns first = clock_wall_now();
-    nanosleep(&pause, NULL);
-    ck_assert_int_eq(clock_wall_now(), first);
+    ck_assert_int_eq(clock_wall_now(), T0);
+    clock_set_fake_wall(T0 + 2000000);
+    ck_assert_int_eq(clock_wall_now(), T0);
     clock_batch_close();
-    ck_assert_int_ge(clock_wall_now() - first, 2000000);
+    ck_assert_int_eq(clock_wall_now(), T0 + 2000000);
+    clock_set_fake_wall(0);
 }
 END_TEST
 
 START_TEST(test_batch_reopened_reads_the_clock_again)
 {
-    struct timespec pause = { 0, 2000000 };
+    clock_reset_clamp();
+    clock_set_fake_wall(T0);
+    clock_batch_open();
+    ck_assert_int_eq(clock_wall_now(), T0);
+    clock_batch_close();
+    clock_set_fake_wall(T0 + 7);
+    clock_batch_open();
+    ck_assert_int_eq(clock_wall_now(), T0 + 7);
+    clock_batch_close();
+    clock_set_fake_wall(0);
+}
+END_TEST
 
-    clock_batch_open();
-    wall_ns first = clock_wall_now();
-    clock_batch_close();
-    nanosleep(&pause, NULL);
-    clock_batch_open();
-    ck_assert_int_ge(clock_wall_now() - first, 2000000);
-    clock_batch_close();
+/* A clock set back holds the limiter clock where it was, as a real one
+ * stepped back by NTP does; TIME follows the raw clock. */
+START_TEST(test_a_fake_clock_set_back_is_clamped_too)
+{
+    clock_reset_clamp();
+    clock_set_fake_wall(T0);
+    ck_assert_int_eq(clock_wall_now(), T0);
+    clock_set_fake_wall(T0 - 5 * INT64_C(1000000000));
+    ck_assert_int_eq(clock_wall_now(), T0);
+    ck_assert_int_eq(clock_wall_us(), (T0 - 5 * INT64_C(1000000000)) / 1000);
+    clock_set_fake_wall(0);
+    clock_reset_clamp();
+    ck_assert_int_gt(clock_wall_now(), T0 - INT64_C(1000000000) * 86400 * 3650);
 }
 END_TEST
 
@@ -163,6 +182,7 @@ clock_suite(void)
     tcase_add_test(tc, test_clamp_follows_a_clock_that_moves_forward);
     tcase_add_test(tc, test_batch_reads_the_clock_once);
     tcase_add_test(tc, test_batch_reopened_reads_the_clock_again);
+    tcase_add_test(tc, test_a_fake_clock_set_back_is_clamped_too);
     tcase_add_test(tc, test_clamp_holds_time_while_the_clock_is_behind);
     tcase_add_test(tc, test_gcra_grants_no_more_when_the_clock_steps_back);
     tcase_add_test(tc,
