@@ -9,6 +9,7 @@ RUN apt-get update \
  && rm -rf /var/lib/apt/lists/*
 WORKDIR /src
 COPY Makefile ./
+COPY lib lib
 COPY server server
 COPY protocol protocol
 COPY algorithms algorithms

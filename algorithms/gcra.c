@@ -27,14 +27,14 @@
 
 #include <math.h>
 
-#define NS_PER_US  INT64_C(1000)
-#define NS_PER_MS  INT64_C(1000000)
-#define NS_PER_SEC INT64_C(1000000000)
+#define NS_PER_US  LIMIT_NS_PER_US
+#define NS_PER_MS  LIMIT_NS_PER_MS
+#define NS_PER_SEC LIMIT_NS_PER_SEC
 
 /* "Allowed" / "never" marker of retry_after: Duration::seconds(-1). */
 #define GCRA_NO_RETRY (-NS_PER_SEC)
 
-__extension__ typedef __int128 i128;
+typedef limit_i128 i128;
 
 /* Wrapping i64 arithmetic (Rust release semantics) without C's UB. */
 static int64_t

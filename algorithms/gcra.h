@@ -12,12 +12,14 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "algorithms/limit.h"
+
 /*
  * A duration in nanoseconds, as wide as redis-cell's time::Duration needs:
  * a TAT written from a new_tat before the epoch wraps to ~2^64 ns, and
  * (tat - now) then exceeds INT64_MAX (retry_after ~1.6e10 s on the wire).
  */
-__extension__ typedef __int128 gcra_ns_t;
+typedef limit_i128 gcra_ns_t;
 
 struct gcra_params {
     int64_t max_burst;

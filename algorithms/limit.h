@@ -15,6 +15,10 @@
 
 #define LIMIT_NS_PER_SEC INT64_C(1000000000)
 #define LIMIT_NS_PER_MS INT64_C(1000000)
+#define LIMIT_NS_PER_US INT64_C(1000)
+
+/* 128-bit integers, where a product of two int64 must be exact. */
+__extension__ typedef __int128 limit_i128;
 #define LIMIT_NEVER INT64_MAX      /* "no expiry" / "never allowed" */
 
 enum limit_status {
@@ -60,6 +64,15 @@ limit_remaining(int64_t limit, int64_t used)
         return limit;
     }
     return limit - used;
+}
+
+/* floor(a / d) for d > 0: pre-epoch instants round down like later ones
+ * (C's division truncates toward zero). */
+static inline int64_t
+limit_floor_div(int64_t a, int64_t d)
+{
+    int64_t q = a / d;
+    return q - (a % d != 0 && a < 0);
 }
 
 /* Round a duration up to whole units (1 s or 1 ms); negatives stay -1. */

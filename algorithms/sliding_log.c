@@ -36,18 +36,6 @@ struct slog_window {
     int64_t used;       /* total cost of the counted entries */
 };
 
-/* floor(a / d) for d > 0: pre-epoch instants round down like later ones. */
-static int64_t
-floor_div(int64_t a, int64_t d)
-{
-    int64_t q = a / d;
-
-    if (a % d != 0 && a < 0) {
-        q--;
-    }
-    return q;
-}
-
 static bool
 sub_ok(int64_t a, int64_t b, int64_t *out)
 {
@@ -95,7 +83,7 @@ until_leaves(const struct slog_entry *e, int64_t window_ms, int64_t now,
 uint32_t
 slog_expire(struct slog_ring *r, int64_t window_ms, int64_t now)
 {
-    int64_t now_ms = floor_div(now, NS_PER_MS);
+    int64_t now_ms = limit_floor_div(now, NS_PER_MS);
     uint32_t dropped = 0;
 
     while (r->len > 0 && !counts(&r->e[r->head], window_ms, now_ms)) {
@@ -122,7 +110,7 @@ window_of(const struct slog_params *p, int64_t now, struct slog_window *w)
     }
     if (p->cost == INT64_MIN
         || !limit_mul(p->window, MS_PER_SEC, &w->ms)
-        || !limit_add(floor_div(now, NS_PER_MS), w->ms, &end_ms)
+        || !limit_add(limit_floor_div(now, NS_PER_MS), w->ms, &end_ms)
         || !limit_mul(end_ms, NS_PER_MS, &w->end_ns)) {
         return LIMIT_EOVERFLOW;
     }
@@ -137,7 +125,7 @@ uncounted(int64_t window_ms, int64_t keep_ms, const struct slog_ring *r,
           int64_t now, int64_t *cost)
 {
     int64_t sel_ms = keep_ms > 0 && keep_ms < window_ms ? keep_ms : window_ms;
-    int64_t now_ms = floor_div(now, NS_PER_MS);
+    int64_t now_ms = limit_floor_div(now, NS_PER_MS);
     int64_t skipped = 0;
     uint32_t i = 0;
 
@@ -319,7 +307,7 @@ slog_append(struct slog_ring *r, int64_t now, int64_t cost,
         return;
     }
     e = &r->e[slot(r, r->len)];
-    e->t_ms = floor_div(now, NS_PER_MS);
+    e->t_ms = limit_floor_div(now, NS_PER_MS);
     e->cost = cost;
     e->meta_off = meta_off;
     e->meta_len = meta_len;

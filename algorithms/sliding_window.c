@@ -30,7 +30,7 @@
  */
 #include "algorithms/sliding_window.h"
 
-__extension__ typedef __int128 i128;
+typedef limit_i128 i128;
 
 /* The state rolled to the window holding `now`. */
 struct view {

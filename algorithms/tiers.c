@@ -35,18 +35,6 @@ struct tier_eval {
     int64_t retry_ns;   /* -1: allowed, or never */
 };
 
-/* floor(a / d) for d > 0: pre-epoch instants round down like later ones. */
-static int64_t
-floor_div(int64_t a, int64_t d)
-{
-    int64_t q = a / d;
-
-    if (a % d != 0 && a < 0) {
-        q--;
-    }
-    return q;
-}
-
 /* Does second `sec` count in a window of w at now_s? */
 static bool
 in_window(int64_t sec, int64_t w, int64_t now_s)
@@ -129,7 +117,7 @@ check_params(const struct tier_params *p, int64_t now, int64_t *max_window)
         }
     }
     if (p->cost == INT64_MIN
-        || !limit_add(floor_div(now, NS_PER_SEC), *max_window, &end_s)
+        || !limit_add(limit_floor_div(now, NS_PER_SEC), *max_window, &end_s)
         || !limit_mul(end_s, NS_PER_SEC, &end_ns)) {
         return LIMIT_EOVERFLOW;
     }
@@ -171,7 +159,7 @@ eval_tier(const struct tier_limit *t, const struct tier_state *st,
           int64_t cost, int64_t keep, int64_t now, struct tier_eval *ev)
 {
     uint32_t from = window_start(st, counted_window(t->window, keep),
-                                 floor_div(now, NS_PER_SEC));
+                                 limit_floor_div(now, NS_PER_SEC));
     int64_t used = units_from(st, from);
 
     ev->retry_ns = -1;
@@ -234,7 +222,7 @@ tier_reset(const struct tier_params *p, const struct tier_state *st,
 {
     const struct tier_bucket *newest;
 
-    int64_t now_s = floor_div(now, NS_PER_SEC);
+    int64_t now_s = limit_floor_div(now, NS_PER_SEC);
 
     if (!limited && p->cost > 0) {
         return until_leaves(now_s, max_window, now, out);
@@ -289,7 +277,7 @@ tier_decide(const struct tier_params *p, const struct tier_state *st,
 void
 tier_expire(struct tier_state *st, int64_t max_window, int64_t now)
 {
-    int64_t now_s = floor_div(now, NS_PER_SEC);
+    int64_t now_s = limit_floor_div(now, NS_PER_SEC);
     uint32_t gone = 0;
 
     while (gone < st->len && !in_window(st->b[gone].sec, max_window, now_s)) {
@@ -306,7 +294,7 @@ bool
 tier_needs_bucket(const struct tier_state *st, int64_t now)
 {
     return st->len == 0
-           || st->b[st->len - 1].sec < floor_div(now, NS_PER_SEC);
+           || st->b[st->len - 1].sec < limit_floor_div(now, NS_PER_SEC);
 }
 
 /* Take units back from the newest buckets; INT64_MIN means "everything". */
@@ -350,7 +338,7 @@ tier_commit(struct tier_state *st, int64_t now, int64_t cost)
         return;
     }
     if (st->len < st->cap) {
-        st->b[st->len].sec = floor_div(now, NS_PER_SEC);
+        st->b[st->len].sec = limit_floor_div(now, NS_PER_SEC);
         st->b[st->len].count = cost;
         st->len++;
     }

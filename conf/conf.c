@@ -42,6 +42,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "lib/args.h"
+#include "lib/num.h"
+
 #define CONF_ROW(field, name, type, def, min, max, desc)                     \
     { name, type, def, min, max, desc, offsetof(struct conf, field) },
 
@@ -183,9 +186,9 @@ is_string_type(enum conf_type t)
 
 /* ---- numbers ---- */
 
-/* Consume every digit of the base at s into *out. Digits keep being
- * consumed after an overflow, so "99999999999999999999gb" is seen whole
- * and reported as too large rather than as malformed. */
+/* Consume every digit of the base at s into *out (octal values). Digits
+ * keep being consumed after an overflow, so an overlong value is seen
+ * whole and reported as too large rather than as malformed. */
 static const char *
 scan_digits(const char *s, unsigned base, int64_t *out, bool *overflow)
 {
@@ -203,14 +206,6 @@ scan_digits(const char *s, unsigned base, int64_t *out, bool *overflow)
     }
     *out = v;
     return s;
-}
-
-/* A strict decimal starts with a digit, and with 0 only if 0 is all of it
- * (string2ll's rule: "007" is a typo more often than it is 7). */
-static bool
-decimal_start_ok(const char *s)
-{
-    return is_digit(s[0]) && !(s[0] == '0' && is_digit(s[1]));
 }
 
 static int
@@ -245,25 +240,16 @@ static int
 parse_int(const struct conf_option *o, const char *text, int64_t *out,
           char *err, size_t errlen)
 {
-    const char *p = text;
-    bool negative = (*p == '-');
-    bool overflow;
-    int64_t v;
+    size_t len = strlen(text);
 
-    if (negative) {
-        p++;
-    }
-    /* "-0" is rejected too: string2ll does, and it is never meant. */
-    if (!decimal_start_ok(p) || (negative && *p == '0') ||
-        *scan_digits(p, 10, &v, &overflow) != '\0') {
+    if (!num_parse_i64(text, len, out)) {
+        if (num_decimal_syntax(text, len)) {
+            return range_error(o, text, err, errlen);
+        }
         err_set(err, errlen, "'%s' must be an integer, got '%s'", o->name,
                 text);
         return -1;
     }
-    if (overflow) {
-        return range_error(o, text, err, errlen);
-    }
-    *out = negative ? -v : v;
     return check_bounds(o, text, *out, err, errlen);
 }
 
@@ -279,26 +265,22 @@ unit_multiplier(const char *suffix)
     return 0;
 }
 
+/* A size: a decimal (no sign, no leading zero) and a unit suffix. */
 static int
 parse_bytes(const struct conf_option *o, const char *text, int64_t *out,
             char *err, size_t errlen)
 {
-    const char *end;
-    bool overflow = false;
-    int64_t n = 0;
-    int64_t mult = 0;
+    size_t digits = strspn(text, "0123456789");
+    int64_t mult = digits > 0 ? unit_multiplier(text + digits) : 0;
+    int64_t n;
 
-    if (decimal_start_ok(text)) {
-        end = scan_digits(text, 10, &n, &overflow);
-        mult = unit_multiplier(end);
-    }
-    if (mult == 0) {
+    if (mult == 0 || !num_decimal_syntax(text, digits)) {
         err_set(err, errlen,
                 "'%s' must be a size such as 512mb (units k kb m mb g gb), "
                 "got '%s'", o->name, text);
         return -1;
     }
-    if (overflow || n > INT64_MAX / mult) {
+    if (!num_parse_i64(text, digits, &n) || n > INT64_MAX / mult) {
         return range_error(o, text, err, errlen);
     }
     *out = n * mult;
@@ -557,106 +539,38 @@ conf_deinit(struct conf *c)
 
 /* ---- the file ---- */
 
-/* Decode the backslash escape at p inside "..." into *out; returns how
- * many bytes it spans. As in Redis: \xHH is a byte, \n \r \t \b \a are
- * control characters, and any other escaped character stands for itself. */
-static size_t
-unescape(const char *p, char *out)
-{
-    if (p[1] == 'x' && digit_value(p[2]) < 16 && digit_value(p[3]) < 16) {
-        *out = (char)(digit_value(p[2]) * 16 + digit_value(p[3]));
-        return 4;
-    }
-    switch (p[1]) {
-    case 'n': *out = '\n'; break;
-    case 'r': *out = '\r'; break;
-    case 't': *out = '\t'; break;
-    case 'b': *out = '\b'; break;
-    case 'a': *out = '\a'; break;
-    case '\0':
-        /* A backslash ending the line is literal; the quote that never
-         * closes is reported next. */
-        *out = '\\';
-        return 1;
-    default: *out = p[1]; break;
-    }
-    return 2;
-}
-
-/* Decode one character inside quotes at *r (not the closing quote) into
- * *out, advancing *r. */
-static void
-unquote_char(char **r, char quote, char *out)
-{
-    char *p = *r;
-
-    if (p[0] != '\\') {
-        *out = p[0];
-        *r = p + 1;
-    } else if (quote == '\'') {
-        /* In '...' only \' is an escape; another backslash is literal. */
-        bool escaped_quote = (p[1] == '\'');
-
-        *out = escaped_quote ? '\'' : '\\';
-        *r = p + (escaped_quote ? 2 : 1);
-    } else {
-        *r = p + unescape(p, out);
-    }
-}
-
-/* Split the next word off *pos, unquoting it in place (the decoded word
- * is never longer than its text, so writing trails reading). Returns 1
- * with *word set, 0 at the end of the line, or -1 with *why. */
+/* Split the next word off *pos, decoding it in place (lib/args.h: a word
+ * is never longer than its text). Returns 1 with *word set, 0 at the end
+ * of the line, or -1 with *why. */
 static int
 split_word(char **pos, char **word, const char **why)
 {
-    char *r = skip_blanks(*pos);
-    char *w = r;
-    char quote = 0;
+    char *line = *pos;
+    size_t end = strlen(line);
+    size_t at = 0;
+    size_t len;
 
-    *pos = r;
-    if (*r == '\0') {
+    switch (args_next(line, end, &at, line, &len)) {
+    case ARGS_END:
         return 0;
+    case ARGS_UNBALANCED:
+        *why = "unbalanced quotes";
+        return -1;
+    case ARGS_GLUED:
+        *why = "a closing quote must be followed by a space or the end of "
+               "the line";
+        return -1;
+    case ARGS_WORD:
+        break;
     }
-    *word = w;
-    for (;;) {
-        char ch;
-
-        if (quote == 0) {
-            if (*r == '\0' || is_blank(*r)) {
-                break;
-            }
-            /* As in sdssplitargs, a quote may open inside a word. */
-            if (*r == '"' || *r == '\'') {
-                quote = *r++;
-            } else {
-                *w++ = *r++;
-            }
-            continue;
-        }
-        if (*r == '\0') {
-            *why = "unbalanced quotes";
-            return -1;
-        }
-        if (*r == quote) {
-            r++;
-            if (*r != '\0' && !is_blank(*r)) {
-                *why = "a closing quote must be followed by a space or the "
-                       "end of the line";
-                return -1;
-            }
-            break;
-        }
-        unquote_char(&r, quote, &ch);
-        if (ch == '\0') {
-            *why = "a value cannot contain a NUL byte";
-            return -1;
-        }
-        *w++ = ch;
+    if (memchr(line, '\0', len) != NULL) {
+        *why = "a value cannot contain a NUL byte";
+        return -1;
     }
-    /* Step past the separator before w may overwrite it with the NUL. */
-    *pos = (*r == '\0') ? r : r + 1;
-    *w = '\0';
+    /* Step past the separator before the NUL may overwrite it. */
+    *pos = line + at + (at < end);
+    line[len] = '\0';
+    *word = line;
     return 1;
 }
 

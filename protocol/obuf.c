@@ -9,7 +9,7 @@
 
 #include <string.h>
 
-#include "protocol/mem.h"
+#include "lib/mem.h"
 
 struct obuf_chunk {
     struct obuf_chunk *next;

@@ -8,7 +8,7 @@
 
 #include <string.h>
 
-#include "protocol/num.h"
+#include "lib/num.h"
 
 /* Longest header: type byte, 20 digits and a sign, CRLF. */
 #define HDR_MAX 24

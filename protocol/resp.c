@@ -34,8 +34,9 @@
 #include <hiredis/read.h>
 #include <hiredis/sds.h>
 
-#include "protocol/mem.h"
-#include "protocol/num.h"
+#include "lib/args.h"
+#include "lib/mem.h"
+#include "lib/num.h"
 
 #define ERR_LEN 128
 #define ARGS_MIN 16          /* argv slots allocated before a count is seen */
@@ -518,123 +519,32 @@ resp_shrink(struct resp_parser *p)
 
 /* ---- inline commands -------------------------------------------------- */
 
-static bool
-is_space(char c)
-{
-    return c == ' ' || c == '\n' || c == '\r' || c == '\t' || c == '\v' ||
-           c == '\f';
-}
-
-static int
-hex_value(char c)
-{
-    if (c >= '0' && c <= '9') {
-        return c - '0';
-    }
-    if (c >= 'a' && c <= 'f') {
-        return c - 'a' + 10;
-    }
-    if (c >= 'A' && c <= 'F') {
-        return c - 'A' + 10;
-    }
-    return -1;
-}
-
-/* One backslash escape inside double quotes at s[*i] == '\\'; returns the
- * byte and advances *i past the escape. */
-static char
-unescape(const char *s, size_t end, size_t *i)
-{
-    size_t j = *i;
-    if (j + 3 < end && s[j + 1] == 'x' && hex_value(s[j + 2]) >= 0 &&
-        hex_value(s[j + 3]) >= 0) {
-        *i = j + 4;
-        return (char)(hex_value(s[j + 2]) * 16 + hex_value(s[j + 3]));
-    }
-    *i = j + 2;
-    switch (s[j + 1]) {
-    case 'n': return '\n';
-    case 'r': return '\r';
-    case 't': return '\t';
-    case 'b': return '\b';
-    case 'a': return '\a';
-    default: return s[j + 1];
-    }
-}
-
-/* Split one inline line with Redis's rules: whitespace separates words;
- * "double quotes" take \n \r \t \b \a \xHH and \<char> escapes; 'single
- * quotes' take only \'; a closing quote must be followed by whitespace or
- * the end. A NUL byte ends the line, as in Redis. Words are assembled in
- * the arena. Returns 0, -1 on unbalanced quotes, -2 when the line has
- * more than max_args words, -3 when memory ran out. */
+/* Split one inline line into the arena by Redis's rules (lib/args.h).
+ * Returns 0, -1 on unbalanced quotes, -2 when the line has more than
+ * max_args words, -3 when memory ran out. */
 static int
 split_inline(struct resp_parser *p, const char *s, size_t end)
 {
-    size_t i = 0;
+    size_t pos = 0;
     args_reset(p);
     for (;;) {
-        while (i < end && is_space(s[i])) {
-            i++;
-        }
-        if (i >= end || s[i] == '\0') {
-            return 0;
-        }
-        if (p->nargs >= p->lim->max_args) {
-            return -2;
-        }
         if (args_reserve(p, p->nargs + 1) < 0 ||
-            arena_reserve(p, end - i + 1) < 0) {
+            arena_reserve(p, end - pos + 1) < 0) {
             return -3;
         }
         size_t start = p->arena_len;
-        char *out = p->arena + start;
-        size_t n = 0;
-        int quote = 0;
-        for (;;) {
-            if (quote == '"') {
-                if (i >= end || s[i] == '\0') {
-                    return -1;
-                }
-                if (s[i] == '\\' && i + 1 < end && s[i + 1] != '\0') {
-                    out[n++] = unescape(s, end, &i);
-                } else if (s[i] == '"') {
-                    i++;
-                    if (i < end && s[i] != '\0' && !is_space(s[i])) {
-                        return -1;
-                    }
-                    break;
-                } else {
-                    out[n++] = s[i++];
-                }
-            } else if (quote == '\'') {
-                if (i >= end || s[i] == '\0') {
-                    return -1;
-                }
-                if (s[i] == '\\' && i + 1 < end && s[i + 1] == '\'') {
-                    out[n++] = '\'';
-                    i += 2;
-                } else if (s[i] == '\'') {
-                    i++;
-                    if (i < end && s[i] != '\0' && !is_space(s[i])) {
-                        return -1;
-                    }
-                    break;
-                } else {
-                    out[n++] = s[i++];
-                }
-            } else {
-                if (i >= end || s[i] == '\0' || is_space(s[i])) {
-                    break;
-                }
-                if (s[i] == '"' || s[i] == '\'') {
-                    quote = s[i++];
-                } else {
-                    out[n++] = s[i++];
-                }
-            }
+        size_t n;
+        enum args_status st = args_next(s, end, &pos, p->arena + start, &n);
+        if (st == ARGS_END) {
+            return 0;
         }
-        out[n] = '\0';
+        if (p->nargs >= p->lim->max_args) {
+            return -2;          /* one word too many, whatever its quotes */
+        }
+        if (st != ARGS_WORD) {
+            return -1;
+        }
+        p->arena[start + n] = '\0';
         p->offs[p->nargs] = start;
         p->lens[p->nargs] = n;
         p->arena_len += n + 1;
@@ -771,22 +681,11 @@ check_pending_bulk(struct resp_parser *p)
 static char
 decode_type_byte(const char *q)
 {
-    if (q[0] != '\\') {
+    size_t i = 0;
+    if (q[0] != '\\' || q[1] == '\0') {
         return q[0];
     }
-    switch (q[1]) {
-    case 'n': return '\n';
-    case 'r': return '\r';
-    case 't': return '\t';
-    case 'a': return '\a';
-    case 'b': return '\b';
-    case 'x':
-        if (hex_value(q[2]) >= 0 && hex_value(q[3]) >= 0) {
-            return (char)(hex_value(q[2]) * 16 + hex_value(q[3]));
-        }
-        return 'x';
-    default: return q[1];
-    }
+    return args_unescape(q, strlen(q), &i);
 }
 
 /* Turn a reader error into Redis's wording. The '*' header of a request

@@ -1,6 +1,6 @@
 /*
- * cluster.h - cluster-mode yes in the server: the running topology, key
- * routing (MOVED / CROSSSLOT / CLUSTERDOWN) and reloads (cmd_cluster.c).
+ * cluster.h - the cluster this node is part of (cluster.c): the running
+ * topology, where keys are served, and reloads.
  */
 #ifndef CELLGATE_CLUSTER_H
 #define CELLGATE_CLUSTER_H
@@ -9,9 +9,6 @@
 #include <stddef.h>
 
 #include "protocol/resp.h"
-
-struct conn;
-struct cmd;
 
 /* At start-up, after the configuration: with cluster-mode yes, read the
  * cluster-node lines of the config file and find this node. Returns 0, or
@@ -27,14 +24,35 @@ int cluster_reload(char *err, size_t errlen);
  * loaded or the topology changed). Returns how many were removed. */
 size_t cluster_drop_unowned(void);
 
-/* Before running cmd: true if its keys are served here; otherwise the
- * client has been answered (MOVED, CROSSSLOT or CLUSTERDOWN). */
-bool cluster_route(struct conn *c, const struct cmd *cmd,
-                   const struct resp_request *req);
+/* cluster-mode yes: do keys need routing at all? */
+bool cluster_routing(void);
+
+/* Where the keys argv[first], argv[first + step], ... argv[last] are
+ * served: here, on another node (MOVED, *to filled), in no one slot, or
+ * nowhere. The caller answers the client. */
+enum cluster_verdict {
+    CLUSTER_HERE,
+    CLUSTER_MOVED,
+    CLUSTER_CROSSSLOT,
+    CLUSTER_DOWN
+};
+struct cluster_redirect {
+    unsigned slot;
+    const char *host;
+    unsigned port;
+};
+enum cluster_verdict cluster_route(const struct resp_request *req, int first,
+                                   int last, int step,
+                                   struct cluster_redirect *to);
 
 /* May CONFIG SET change cluster-mode to value? Between no and emulated
  * yes; to or from yes no (the topology is read at start-up). */
 bool cluster_mode_settable(const char *value);
+
+/* The topology the CLUSTER command describes (the emulated one is built
+ * when first asked for), or NULL with err (cluster-mode no, no memory). */
+struct cluster_topo;
+const struct cluster_topo *cluster_topology(char *err, size_t errlen);
 
 void cluster_teardown(void);
 

@@ -12,6 +12,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "lib/num.h"
+
 /* CRC16-CCITT (XMODEM): polynomial 0x1021, initial value 0, no
  * reflection. It runs on every key of every command in cluster-mode yes,
  * so a byte at a time through a table, which is built from the polynomial
@@ -105,20 +107,11 @@ cluster_topo_free(struct cluster_topo *t)
 static bool
 parse_uint(const char *s, size_t len, unsigned max, unsigned *out)
 {
-    unsigned v = 0;
-    if (len == 0 || len > 6 || (s[0] == '0' && len > 1)) {
+    int64_t v;
+    if (!num_parse_i64(s, len, &v) || v < 0 || v > (int64_t)max) {
         return false;
     }
-    for (size_t i = 0; i < len; i++) {
-        if (s[i] < '0' || s[i] > '9') {
-            return false;
-        }
-        v = v * 10 + (unsigned)(s[i] - '0');
-    }
-    if (v > max) {
-        return false;
-    }
-    *out = v;
+    *out = (unsigned)v;
     return true;
 }
 
@@ -231,7 +224,7 @@ claim_ranges(struct cluster_topo *t, size_t idx, char **words, size_t nwords,
 {
     unsigned taken = 0;
     for (size_t w = 0; w < nwords; w++) {
-        unsigned first, last;
+        unsigned first = 0, last = 0;
         if (parse_range(words[w], &first, &last, why, whylen) != 0) {
             goto undo;
         }

@@ -8,6 +8,7 @@
 #include "server/cmd.h"
 
 #include <ctype.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 #include <strings.h>
@@ -15,8 +16,8 @@
 #include "protocol/reply.h"
 #include "server/clock.h"
 #include "server/cluster.h"
-#include "server/conn.h"
-#include "server/handlers.h"
+#include "server/client.h"
+#include "server/errors.h"
 #include "server/server.h"
 #include "server/slowlog.h"
 
@@ -24,298 +25,19 @@
 #define INDEX_SIZE 256       /* power of two, well above the command count */
 #define ERROR_CODES_MAX 128  /* as Redis: beyond this, errors are not split */
 
-/* Statistics start at zero (INFO commandstats, # Limits). */
-#define NO_STATS { 0, 0, 0, 0, 0, 0, { 0 } }
+const char *const cmd_flag_words[CMD_FLAG_COUNT] = {
+    "write", "readonly", "denyoom", "module", "admin", "noscript", "loading",
+    "stale", "skip_slowlog", "fast", "no_auth", "no_async_loading",
+    "no_multi", "allow_busy"
+};
 
 const uint64_t cmd_hist_bounds_us[CMD_HIST_BUCKETS] = {
     10, 25, 50, 100, 250, 500, 1000, 2500, 5000, 10000, 50000, 100000
 };
 
-/* Flag words (COMMAND) and the Redis ACL categories that go with them. */
-#define ADMIN "admin noscript loading stale"
-#define FASTRO "readonly fast"
-
-static struct cmd client_subcommands[] = {
-    { "client|setname", 3, "noscript loading stale", 0, 0, 0, NULL,
-      "slow connection", "connection", "2.6.9", "Sets the connection name.",
-      "connection-name:string", cmd_client_setname, NULL, NO_STATS },
-    { "client|getname", 2, "noscript loading stale", 0, 0, 0, NULL,
-      "slow connection", "connection", "2.6.9",
-      "Returns the name of the connection.", "", cmd_client_getname, NULL,
-      NO_STATS },
-    { "client|setinfo", 4, "noscript loading stale", 0, 0, 0, NULL,
-      "slow connection", "connection", "7.2.0",
-      "Sets information specific to the client or connection.",
-      "attr:oneof=LIB-NAME|LIB-VER value:string", cmd_client_setinfo, NULL, NO_STATS },
-    { "client|id", 2, "noscript loading stale", 0, 0, 0, NULL,
-      "slow connection", "connection", "5.0.0",
-      "Returns the unique client ID of the connection.", "", cmd_client_id,
-      NULL, NO_STATS },
-    { "client|list", -2, ADMIN, 0, 0, 0, NULL,
-      "admin slow dangerous connection",
-      "connection", "2.4.0", "Lists open connections.", "",
-      cmd_client_list, NULL, NO_STATS },
-    { "client|info", 2, "noscript loading stale", 0, 0, 0, NULL,
-      "slow connection", "connection", "6.2.0",
-      "Returns information about the connection.", "", cmd_client_info,
-      NULL, NO_STATS },
-    { "client|kill", -3, ADMIN, 0, 0, 0, NULL,
-      "admin slow dangerous connection", "connection", "2.4.0",
-      "Terminates open connections.",
-      "?ip:port:string ?ID=client-id:integer ?ADDR=addr:string "
-      "?LADDR=laddr:string ?USER=username:string ?SKIPME=yes/no:string",
-      cmd_client_kill, NULL, NO_STATS },
-    { "client|no-evict", 3, ADMIN, 0, 0, 0, NULL,
-      "admin slow dangerous connection", "connection", "7.0.0",
-      "Sets the client eviction mode of the connection (accepted; "
-      "cellgate never evicts clients).", "enabled:oneof=ON|OFF",
-      cmd_client_no_evict, NULL, NO_STATS },
-    { "client|help", 2, "loading stale", 0, 0, 0, NULL, "slow connection",
-      "connection", "5.0.0", "Returns helpful text about the different "
-      "subcommands.", "", cmd_client_help, NULL, NO_STATS },
-    { NULL, 0, NULL, 0, 0, 0, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL,
-      NO_STATS }
-};
-
-static struct cmd command_subcommands[] = {
-    { "command|count", 2, "loading stale", 0, 0, 0, NULL, "slow connection",
-      "server", "2.8.13", "Returns a count of commands.", "",
-      cmd_command_count, NULL, NO_STATS },
-    { "command|info", -2, "loading stale", 0, 0, 0, NULL, "slow connection",
-      "server", "2.8.13", "Returns information about one, multiple or all "
-      "commands.", "*command-name:string", cmd_command_info, NULL,
-      NO_STATS },
-    { "command|docs", -2, "loading stale", 0, 0, 0, NULL, "slow connection",
-      "server", "7.0.0", "Returns documentary information about one, "
-      "multiple or all commands.", "*command-name:string", cmd_command_docs,
-      NULL, NO_STATS },
-    { "command|list", -2, "loading stale", 0, 0, 0, NULL, "slow connection",
-      "server", "7.0.0", "Returns a list of command names.",
-      "?FILTERBY=filterby:oneof=MODULE|ACLCAT|PATTERN ?name:string", cmd_command_list, NULL, NO_STATS },
-    { "command|getkeys", -4, "loading stale", 0, 0, 0, NULL,
-      "slow connection", "server", "2.8.13",
-      "Extracts the key names from an arbitrary command.",
-      "command:string *arg:string", cmd_command_getkeys, NULL, NO_STATS },
-    { "command|getkeysandflags", -4, "loading stale", 0, 0, 0, NULL,
-      "slow connection", "server", "7.0.0",
-      "Extracts the key names and access flags for an arbitrary command.",
-      "command:string *arg:string", cmd_command_getkeysandflags, NULL,
-      NO_STATS },
-    { "command|help", 2, "loading stale", 0, 0, 0, NULL, "slow connection",
-      "server", "5.0.0", "Returns helpful text about the different "
-      "subcommands.", "", cmd_command_help, NULL, NO_STATS },
-    { NULL, 0, NULL, 0, 0, 0, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL,
-      NO_STATS }
-};
-
-static struct cmd config_subcommands[] = {
-    { "config|get", -3, "admin noscript loading stale", 0, 0, 0, NULL,
-      "admin slow dangerous", "server", "2.0.0",
-      "Returns the effective values of configuration parameters.",
-      "*parameter:pattern", cmd_config_get, NULL, NO_STATS },
-    { "config|set", -4, "admin noscript loading stale", 0, 0, 0, NULL,
-      "admin slow dangerous", "server", "2.0.0",
-      "Sets configuration parameters in-flight.",
-      "*parameter:string value:string", cmd_config_set, NULL, NO_STATS },
-    { "config|resetstat", 2, "admin noscript loading stale", 0, 0, 0, NULL,
-      "admin slow dangerous", "server", "2.0.0",
-      "Resets the server's statistics.", "", cmd_config_resetstat, NULL,
-      NO_STATS },
-    { "config|help", 2, "loading stale", 0, 0, 0, NULL, "slow", "server",
-      "5.0.0", "Returns helpful text about the different subcommands.", "",
-      cmd_config_help, NULL, NO_STATS },
-    { NULL, 0, NULL, 0, 0, 0, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL,
-      NO_STATS }
-};
-
-#define CLUSTER_SUB(sub, arity, summary, args, proc)                          \
-    { "cluster|" sub, arity, "loading stale", 0, 0, 0, NULL, "slow",          \
-      "cluster", "3.0.0", summary, args, proc, NULL, NO_STATS }
-
-static struct cmd cluster_subcommands[] = {
-    CLUSTER_SUB("info", 2, "Returns information about the state of a node.",
-                "", cmd_cluster_info),
-    CLUSTER_SUB("keyslot", 3, "Returns the hash slot for a key.",
-                "key:string", cmd_cluster_keyslot),
-    CLUSTER_SUB("myid", 2, "Returns the ID of a node.", "", cmd_cluster_myid),
-    CLUSTER_SUB("nodes", 2, "Returns the cluster configuration for a node.",
-                "", cmd_cluster_nodes),
-    CLUSTER_SUB("reload", 2, "Re-reads the cluster-node lines of the config "
-                "file (cluster-mode yes).", "", cmd_cluster_reload),
-    CLUSTER_SUB("shards", 2, "Returns the mapping of cluster slots to "
-                "shards.", "", cmd_cluster_shards),
-    CLUSTER_SUB("slots", 2, "Returns the mapping of cluster slots to nodes.",
-                "", cmd_cluster_slots),
-    CLUSTER_SUB("help", 2, "Returns helpful text about the different "
-                "subcommands.", "", cmd_cluster_help),
-    { NULL, 0, NULL, 0, 0, 0, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL,
-      NO_STATS }
-};
-
-#define SLOWLOG_SUB(sub, arity, summary, args, proc)                          \
-    { "slowlog|" sub, arity, "admin loading stale skip_slowlog", 0, 0, 0,    \
-      NULL,            \
-      "admin slow dangerous", "server", "2.2.12", summary, args, proc, NULL,  \
-      NO_STATS }
-
-static struct cmd slowlog_subcommands[] = {
-    SLOWLOG_SUB("get", -2, "Returns the slow log's entries.",
-                "?count:integer", cmd_slowlog_get),
-    SLOWLOG_SUB("len", 2, "Returns the number of entries in the slow log.",
-                "", cmd_slowlog_len),
-    SLOWLOG_SUB("reset", 2, "Clears all entries from the slow log.", "",
-                cmd_slowlog_reset),
-    SLOWLOG_SUB("help", 2, "Show helpful text about the different "
-                "subcommands.", "", cmd_slowlog_help),
-    { NULL, 0, NULL, 0, 0, 0, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL,
-      NO_STATS }
-};
-
-static struct cmd table[] = {
-    { "cl.throttle", -1, "write denyoom fast module", 1, 1, 1,
-      "RW access update", "write fast", "ratelimit", "1.0.0",
-      "GCRA rate limit, bit-exact with redis-cell: allow or deny one "
-      "request of quantity tokens.",
-      "key:key max_burst:integer count:integer period:integer "
-      "?quantity:integer ?PEEK:pure-token ?MS:pure-token",
-      cmd_cl_throttle, NULL, NO_STATS },
-    { "rl.fixed", -4, "write denyoom fast", 1, 1, 1, "RW access update",
-      "write fast", "ratelimit", "0.1.0",
-      "Fixed-window counter: at most limit units per window seconds.",
-      "key:key limit:integer window:integer ?COST=n:integer "
-      "?ALIGN:pure-token ?PEEK:pure-token ?MS:pure-token",
-      cmd_rl_fixed, NULL, NO_STATS },
-    { "rl.sliding", -4, "write denyoom fast", 1, 1, 1, "RW access update",
-      "write fast", "ratelimit", "0.1.0",
-      "Sliding-window counter: the current window plus the weighted "
-      "previous one.",
-      "key:key limit:integer window:integer ?COST=n:integer "
-      "?PEEK:pure-token ?MS:pure-token",
-      cmd_rl_sliding, NULL, NO_STATS },
-    { "rl.log", -4, "write denyoom fast", 1, 1, 1, "RW access update",
-      "write fast", "ratelimit", "0.1.0",
-      "Exact sliding log: every accepted request is kept with its cost "
-      "and metadata for window seconds.",
-      "key:key limit:integer window:integer ?COST=n:integer "
-      "?META=value:string ?PEEK:pure-token ?MS:pure-token",
-      cmd_rl_log, NULL, NO_STATS },
-    { "rl.entries", -2, "readonly", 1, 1, 1, "RO access", "read slow",
-      "ratelimit", "0.1.0",
-      "The requests an RL.LOG key holds, newest first.",
-      "key:key ?COUNT=n:integer",
-      cmd_rl_entries, NULL, NO_STATS },
-    { "rl.tiers", -4, "write denyoom fast", 1, 1, 1, "RW access update",
-      "write fast", "ratelimit", "0.1.0",
-      "Several sliding windows over per-second buckets, checked all or "
-      "nothing.",
-      "key:key limit1:integer window1:integer ?*tier:block=limit2|window2 "
-      "?COST=n:integer ?PEEK:pure-token ?MS:pure-token",
-      cmd_rl_tiers, NULL, NO_STATS },
-    { "ping", -1, "fast stale", 0, 0, 0, NULL, "fast connection",
-      "connection", "1.0.0", "Returns the server's liveliness response.",
-      "?message:string", cmd_ping, NULL, NO_STATS },
-    { "echo", 2, "fast", 0, 0, 0, NULL, "fast connection", "connection",
-      "1.0.0", "Returns the given string.", "message:string", cmd_echo, NULL,
-      NO_STATS },
-    { "quit", -1, "allow_busy noscript loading stale fast no_auth", 0, 0, 0,
-      NULL, "fast connection", "connection", "1.0.0",
-      "Closes the connection.", "", cmd_quit, NULL, NO_STATS },
-    { "select", 2, "loading stale fast", 0, 0, 0, NULL, "fast connection",
-      "connection", "1.0.0", "Changes the selected database (only 0 "
-      "exists).", "index:integer", cmd_select, NULL, NO_STATS },
-    { "hello", -1, "noscript loading stale fast no_auth skip_slowlog", 0, 0,
-      0, NULL,
-      "fast connection", "connection", "6.0.0",
-      "Handshakes with the server.",
-      "?protover:integer ?AUTH=username:string ?password:string "
-      "?SETNAME=clientname:string", cmd_hello, NULL,
-      NO_STATS },
-    { "auth", -2, "noscript loading stale fast no_auth skip_slowlog", 0, 0,
-      0, NULL,
-      "fast connection", "connection", "1.0.0",
-      "Authenticates the connection.", "?username:string password:string",
-      cmd_auth, NULL, NO_STATS },
-    { "readonly", 1, "loading stale fast", 0, 0, 0, NULL, "fast connection",
-      "cluster", "3.0.0", "Accepted for cluster clients; cellgate has no "
-      "replicas.", "", cmd_readonly, NULL, NO_STATS },
-    { "readwrite", 1, "loading stale fast", 0, 0, 0, NULL, "fast connection",
-      "cluster", "3.0.0", "Accepted for cluster clients; cellgate has no "
-      "replicas.", "", cmd_readonly, NULL, NO_STATS },
-    { "client", -2, "", 0, 0, 0, NULL, "slow", "connection", "2.4.0",
-      "A container for client connection commands.", "", cmd_client,
-      client_subcommands, NO_STATS },
-    { "cluster", -2, "", 0, 0, 0, NULL, "slow", "cluster", "3.0.0",
-      "A container for Redis Cluster commands (cluster-mode emulated|yes).", "",
-      cmd_cluster, cluster_subcommands, NO_STATS },
-    { "command", -1, "loading stale", 0, 0, 0, NULL, "slow connection",
-      "server", "2.8.13", "Returns detailed information about all commands.",
-      "", cmd_command, command_subcommands, NO_STATS },
-    { "config", -2, "", 0, 0, 0, NULL, "slow", "server", "2.0.0",
-      "A container for server configuration commands.", "", cmd_config,
-      config_subcommands, NO_STATS },
-    { "info", -1, "loading stale", 0, 0, 0, NULL, "slow dangerous", "server",
-      "1.0.0", "Returns information and statistics about the server.",
-      "*section:string", cmd_info, NULL, NO_STATS },
-    { "dbsize", 1, FASTRO, 0, 0, 0, NULL, "keyspace read fast", "server",
-      "1.0.0", "Returns the number of keys.", "", cmd_dbsize, NULL,
-      NO_STATS },
-    { "flushall", -1, "write", 0, 0, 0, NULL, "keyspace write slow dangerous",
-      "server", "1.0.0", "Removes all keys.", "?ASYNC:pure-token "
-      "?SYNC:pure-token", cmd_flushall, NULL, NO_STATS },
-    { "flushdb", -1, "write", 0, 0, 0, NULL, "keyspace write slow dangerous",
-      "server", "1.0.0", "Removes all keys.", "?ASYNC:pure-token "
-      "?SYNC:pure-token", cmd_flushall, NULL, NO_STATS },
-    { "slowlog", -2, "", 0, 0, 0, NULL, "slow", "server", "2.2.12",
-      "A container for slow log commands.", "", cmd_slowlog,
-      slowlog_subcommands, NO_STATS },
-    { "time", 1, "loading stale fast", 0, 0, 0, NULL, "fast", "server",
-      "2.6.0", "Returns the server time.", "", cmd_time, NULL,
-      NO_STATS },
-    { "shutdown", -1, "admin noscript loading stale no_multi allow_busy", 0,
-      0, 0, NULL, "admin slow dangerous", "server", "1.0.0",
-      "Stops the server.", "?NOSAVE:pure-token ?SAVE:pure-token",
-      cmd_shutdown, NULL, NO_STATS },
-    { "save", 1, "admin noscript no_async_loading no_multi", 0, 0, 0, NULL,
-      "admin slow dangerous", "server", "1.0.0",
-      "Synchronously saves the keyspace to the snapshot file.", "",
-      cmd_save, NULL, NO_STATS },
-    { "bgsave", -1, "admin noscript no_async_loading", 0, 0, 0, NULL,
-      "admin slow dangerous", "server", "1.0.0",
-      "Asynchronously saves the keyspace to the snapshot file.",
-      "?SCHEDULE:pure-token", cmd_bgsave, NULL, NO_STATS },
-    { "lastsave", 1, "loading stale fast", 0, 0, 0, NULL,
-      "admin fast dangerous", "server", "1.0.0",
-      "Returns the Unix time of the last successful save.", "",
-      cmd_lastsave, NULL, NO_STATS },
-    { "get", 2, FASTRO, 1, 1, 1, "RO access", "read string fast", "string",
-      "1.0.0", "Returns a CL.THROTTLE key's stored TAT (ns since the "
-      "epoch).", "key:key", cmd_get, NULL, NO_STATS },
-    { "pttl", 2, FASTRO, 1, 1, 1, "RO access", "keyspace read fast",
-      "generic", "2.6.0", "Returns the expiration time in milliseconds of a "
-      "key.", "key:key", cmd_pttl, NULL, NO_STATS },
-    { "ttl", 2, FASTRO, 1, 1, 1, "RO access", "keyspace read fast", "generic",
-      "1.0.0", "Returns the expiration time in seconds of a key.", "key:key",
-      cmd_ttl, NULL, NO_STATS },
-    { "exists", -2, FASTRO, 1, -1, 1, "RO", "keyspace read fast", "generic",
-      "1.0.0", "Determines whether one or more keys exist.", "*key:key",
-      cmd_exists, NULL, NO_STATS },
-    { "del", -2, "write", 1, -1, 1, "RM delete", "keyspace write slow",
-      "generic", "1.0.0", "Deletes one or more keys.", "*key:key", cmd_del,
-      NULL, NO_STATS },
-    { "type", 2, FASTRO, 1, 1, 1, "RO", "keyspace read fast", "generic",
-      "1.0.0", "Returns the algorithm of a limiter key.", "key:key",
-      cmd_type, NULL, NO_STATS },
-    { "keys", 2, "readonly", 0, 0, 0, NULL, "keyspace read slow dangerous",
-      "generic", "1.0.0", "Returns all key names that match a pattern.",
-      "pattern:pattern", cmd_keys, NULL, NO_STATS },
-    { "scan", -2, "readonly", 0, 0, 0, NULL, "keyspace read slow", "generic",
-      "2.8.0", "Iterates over the key names in the database.",
-      "cursor:integer ?MATCH=pattern:pattern ?COUNT=count:integer "
-      "?TYPE=type:string", cmd_scan, NULL,
-      NO_STATS },
-};
-
-#define TABLE_LEN (sizeof(table) / sizeof(table[0]))
+/* The table, handed over by cmd_setup(). */
+static struct cmd *table;
+static size_t table_len;
 
 /* One index slot: the command and its name folded for matching. A table
  * name is lower case; fold[i] is 0x20 where name[i] is a letter, so an
@@ -349,11 +71,13 @@ name_hash(const char *name, size_t len)
 }
 
 int
-cmd_setup(void)
+cmd_setup(struct cmd *commands, size_t count)
 {
+    table = commands;
+    table_len = count;
     _Static_assert(INDEX_SIZE == 256, "name_hash yields 8 bits");
     memset(index_slots, 0, sizeof(index_slots));
-    for (size_t i = 0; i < TABLE_LEN; i++) {
+    for (size_t i = 0; i < table_len; i++) {
         size_t len = strlen(table[i].name);
         if (len == 0 || len >= NAME_MAX_LEN) {
             return -1;
@@ -432,7 +156,7 @@ cmd_lookup(const char *name, size_t len)
 struct cmd *
 cmd_table(size_t *count)
 {
-    *count = TABLE_LEN;
+    *count = table_len;
     return table;
 }
 
@@ -481,7 +205,7 @@ reply_unknown_command(struct conn *c, struct resp_request *req)
             break;
         }
     }
-    conn_errorf(c, "ERR unknown command '%.128s', with args beginning with: %s",
+    cmd_errorf(c, "ERR unknown command '%.128s', with args beginning with: %s",
                 req->argv[0], args);
 }
 
@@ -521,7 +245,37 @@ run(struct conn *c, struct cmd *cmd, struct resp_request *req)
     if (c->reply_error) {
         cmd->stats.failed_calls++;
     }
-    slowlog_note(c, cmd->flags, req, usec);
+    if (!(cmd->flags & CMD_SKIP_SLOWLOG)) {
+        slowlog_note(c, req, usec);
+    }
+}
+
+/* cluster-mode yes: are the command's keys served here? If not, the
+ * client is told where (MOVED) or why not. */
+static bool
+served_here(struct conn *c, const struct cmd *cmd,
+            const struct resp_request *req)
+{
+    struct cluster_redirect to;
+    int last = cmd_last_key(cmd, req->argc);
+    if (last < 0) {
+        return true;    /* no keys: runs on any node */
+    }
+    switch (cluster_route(req, cmd->first_key, last,
+                          cmd->key_step > 0 ? cmd->key_step : 1, &to)) {
+    case CLUSTER_HERE:
+        return true;
+    case CLUSTER_MOVED:
+        cmd_errorf(c, "MOVED %u %s:%u", to.slot, to.host, to.port);
+        return false;
+    case CLUSTER_CROSSSLOT:
+        cmd_error(c, "CROSSSLOT Keys in request don't hash to the same "
+                     "slot");
+        return false;
+    default:
+        cmd_error(c, "CLUSTERDOWN Hash slot not served");
+        return false;
+    }
 }
 
 void
@@ -535,16 +289,16 @@ cmd_execute(struct conn *c, struct resp_request *req)
     }
     if (!arity_ok(cmd, req->argc)) {
         cmd->stats.rejected_calls++;
-        conn_errorf(c, "ERR wrong number of arguments for '%s' command",
+        cmd_errorf(c, "ERR wrong number of arguments for '%s' command",
                     cmd->name);
         return;
     }
-    if (!c->authenticated && strstr(cmd->flags, "no_auth") == NULL) {
+    if (!c->authenticated && !(cmd->flags & CMD_NO_AUTH)) {
         cmd->stats.rejected_calls++;
-        conn_error(c, "NOAUTH Authentication required.");
+        cmd_error(c, ERR_NOAUTH);
         return;
     }
-    if (!cluster_route(c, cmd, req)) {
+    if (cluster_routing() && !served_here(c, cmd, req)) {
         cmd->stats.rejected_calls++;    /* MOVED and the like, as Redis */
         return;
     }
@@ -562,7 +316,7 @@ cmd_dispatch_subcommand(struct conn *c, struct resp_request *req,
         if (strlen(sname) == req->argvlen[1] && strcasecmp(sname, sub) == 0) {
             if (!arity_ok(s, req->argc)) {
                 s->stats.rejected_calls++;
-                conn_errorf(c, "ERR wrong number of arguments for '%s' "
+                cmd_errorf(c, "ERR wrong number of arguments for '%s' "
                             "command", s->name);
                 return;
             }
@@ -576,7 +330,7 @@ cmd_dispatch_subcommand(struct conn *c, struct resp_request *req,
         upper[i] = (char)toupper((unsigned char)parent->name[i]);
     }
     upper[i] = '\0';
-    conn_errorf(c, "ERR unknown subcommand '%.128s'. Try %s HELP.", sub,
+    cmd_errorf(c, "ERR unknown subcommand '%.128s'. Try %s HELP.", sub,
                 upper);
 }
 
@@ -606,8 +360,38 @@ cmd_count_decision(struct conn *c, bool limited)
     }
 }
 
+static void count_error(const char *msg);
+
 void
-cmd_count_error(const char *msg)
+cmd_error(struct conn *c, const char *msg)
+{
+    c->reply_error = true;
+    count_error(msg);
+    reply_errorz(&c->out, msg);
+}
+
+void
+cmd_errorf(struct conn *c, const char *fmt, ...)
+{
+    char msg[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof(msg), fmt, ap);
+    va_end(ap);
+    cmd_error(c, msg);
+}
+
+void
+cmd_error_bytes(struct conn *c, const char *msg, size_t len)
+{
+    c->reply_error = true;
+    count_error(msg);
+    reply_error(&c->out, msg, len);
+}
+
+/* Count an error reply by its code (first word), for INFO errorstats. */
+static void
+count_error(const char *msg)
 {
     size_t len = strcspn(msg, " ");
     srv.stats.total_error_replies++;
@@ -653,6 +437,6 @@ reset_table_stats(struct cmd *t, size_t n)
 void
 cmd_reset_stats(void)
 {
-    reset_table_stats(table, TABLE_LEN);
+    reset_table_stats(table, table_len);
     error_stats_len = 0;
 }

@@ -34,10 +34,32 @@ struct cmd_stats {
     uint64_t hist[CMD_HIST_BUCKETS]; /* calls per duration bucket */
 };
 
+/* Command flags (COMMAND shows them as words, in this order, as Redis). */
+enum cmd_flag {
+    CMD_WRITE = 1 << 0,
+    CMD_READONLY = 1 << 1,
+    CMD_DENYOOM = 1 << 2,
+    CMD_MODULE = 1 << 3,
+    CMD_ADMIN = 1 << 4,
+    CMD_NOSCRIPT = 1 << 5,
+    CMD_LOADING = 1 << 6,
+    CMD_STALE = 1 << 7,
+    CMD_SKIP_SLOWLOG = 1 << 8,      /* AUTH, HELLO: passwords */
+    CMD_FAST = 1 << 9,
+    CMD_NO_AUTH = 1 << 10,          /* runs before AUTH */
+    CMD_NO_ASYNC_LOADING = 1 << 11,
+    CMD_NO_MULTI = 1 << 12,
+    CMD_ALLOW_BUSY = 1 << 13
+};
+#define CMD_FLAG_COUNT 14
+
+/* The word of flag bit i (0 <= i < CMD_FLAG_COUNT). */
+extern const char *const cmd_flag_words[CMD_FLAG_COUNT];
+
 struct cmd {
     const char *name;        /* lower case, "parent|sub" for subcommands */
     int arity;
-    const char *flags;       /* COMMAND flags, space separated */
+    unsigned flags;          /* enum cmd_flag bits */
     int first_key;
     int last_key;            /* -1 = last argument */
     int key_step;
@@ -55,8 +77,9 @@ struct cmd {
     struct cmd_stats stats;
 };
 
-/* Build the lookup index. Returns 0 or -1. */
-int cmd_setup(void);
+/* Take the command table (commands.c) and build its lookup index.
+ * Returns 0 or -1. */
+int cmd_setup(struct cmd *table, size_t count);
 
 /* Start timing a batch of requests from one read (see cmd.c). */
 void cmd_batch_begin(void);
@@ -81,8 +104,16 @@ struct cmd *cmd_lookup(const char *name, size_t len);
 /* Iterate the top-level table (COMMAND, INFO commandstats). */
 struct cmd *cmd_table(size_t *count);
 
-/* Count an error reply by its code (first word), for INFO errorstats. */
-void cmd_count_error(const char *msg);
+/* Reply an error to c and count it (INFO errorstats, the command's failed
+ * calls). msg starts with the error code, e.g. "ERR syntax error"; the
+ * texts several commands share are in errors.h. */
+void cmd_error(struct conn *c, const char *msg);
+void cmd_errorf(struct conn *c, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
+/* cmd_error() for an error of len bytes that may hold any byte (CR and LF
+ * become spaces, as reply_error() does). */
+void cmd_error_bytes(struct conn *c, const char *msg, size_t len);
 
 /* Error statistics: the i-th code and count; NULL past the end. */
 const char *cmd_error_stat(size_t i, uint64_t *count);

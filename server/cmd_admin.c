@@ -9,13 +9,14 @@
 #include <strings.h>
 
 #include "conf/conf.h"
-#include "protocol/mem.h"
-#include "protocol/num.h"
+#include "lib/mem.h"
+#include "lib/num.h"
 #include "protocol/reply.h"
 #include "server/clock.h"
 #include "server/cluster.h"
 #include "server/cmd.h"
-#include "server/conn.h"
+#include "server/client.h"
+#include "server/errors.h"
 #include "server/glob.h"
 #include "server/handlers.h"
 #include "server/log.h"
@@ -23,8 +24,6 @@
 #include "server/snapshot.h"
 #include "server/textbuf.h"
 
-#define SYNTAX_ERROR "ERR syntax error"
-#define NOT_INTEGER "ERR value is not an integer or out of range"
 
 static bool
 arg_is(struct resp_request *req, size_t i, const char *word)
@@ -37,7 +36,7 @@ void
 cmd_ping(struct conn *c, struct resp_request *req)
 {
     if (req->argc > 2) {
-        conn_error(c, "ERR wrong number of arguments for 'ping' command");
+        cmd_error(c, "ERR wrong number of arguments for 'ping' command");
     } else if (req->argc == 2) {
         reply_bulk(&c->out, req->argv[1], req->argvlen[1]);
     } else {
@@ -56,7 +55,7 @@ cmd_quit(struct conn *c, struct resp_request *req)
 {
     (void)req;
     reply_ok(&c->out);
-    conn_close_after_reply(c);
+    c->requests |= CLIENT_CLOSE_AFTER_REPLY;
 }
 
 void
@@ -64,9 +63,9 @@ cmd_select(struct conn *c, struct resp_request *req)
 {
     int64_t db;
     if (!num_parse_i64(req->argv[1], req->argvlen[1], &db)) {
-        conn_error(c, NOT_INTEGER);
+        cmd_error(c, ERR_NOT_INTEGER);
     } else if (db != 0) {
-        conn_error(c, "ERR DB index is out of range");
+        cmd_error(c, "ERR DB index is out of range");
     } else {
         reply_ok(&c->out);
     }
@@ -115,12 +114,12 @@ static bool
 set_client_name(struct conn *c, const char *name, size_t len)
 {
     if (!valid_name(name, len)) {
-        conn_error(c, "ERR Client names cannot contain spaces, newlines or "
+        cmd_error(c, "ERR Client names cannot contain spaces, newlines or "
                       "special characters.");
         return false;
     }
     if (set_string(&c->name, name, len) < 0) {
-        conn_error(c, "ERR out of memory");
+        cmd_error(c, ERR_NOMEM);
         return false;
     }
     return true;
@@ -154,11 +153,12 @@ check_credentials(struct conn *c, const char *user, size_t ulen,
     const char *want = srv.conf.requirepass;
     if ((user != NULL && !(ulen == 7 && memcmp(user, "default", 7) == 0)) ||
         (want[0] != '\0' && !secure_equal(pass, plen, want, strlen(want)))) {
-        conn_error(c, "WRONGPASS invalid username-password pair or user is "
+        cmd_error(c, "WRONGPASS invalid username-password pair or user is "
                       "disabled.");
         return false;
     }
-    conn_authenticated(c);
+    c->authenticated = true;
+    c->requests |= CLIENT_AUTHENTICATED;
     return true;
 }
 
@@ -166,11 +166,11 @@ void
 cmd_auth(struct conn *c, struct resp_request *req)
 {
     if (req->argc > 3) {
-        conn_error(c, SYNTAX_ERROR);
+        cmd_error(c, ERR_SYNTAX);
         return;
     }
     if (req->argc == 2 && srv.conf.requirepass[0] == '\0') {
-        conn_error(c, "ERR AUTH <password> called without any password "
+        cmd_error(c, "ERR AUTH <password> called without any password "
                       "configured for the default user. Are you sure your "
                       "configuration is correct?");
         return;
@@ -216,13 +216,13 @@ cmd_hello(struct conn *c, struct resp_request *req)
 
     if (req->argc >= 2) {
         if (!num_parse_i64(req->argv[1], req->argvlen[1], &ver)) {
-            conn_error(c, "ERR Protocol version is not an integer or out of "
+            cmd_error(c, "ERR Protocol version is not an integer or out of "
                           "range");
             return;
         }
         i = 2;
         if (ver < 2 || ver > 3) {
-            conn_error(c, "NOPROTO unsupported protocol version");
+            cmd_error(c, "NOPROTO unsupported protocol version");
             return;
         }
     }
@@ -239,13 +239,13 @@ cmd_hello(struct conn *c, struct resp_request *req)
             setname_len = req->argvlen[i + 1];
             i++;
         } else {
-            conn_errorf(c, "ERR Syntax error in HELLO option '%.128s'",
+            cmd_errorf(c, "ERR Syntax error in HELLO option '%.128s'",
                         req->argv[i]);
             return;
         }
     }
     if (!c->authenticated) {
-        conn_error(c, "NOAUTH HELLO must be called with the client already "
+        cmd_error(c, "NOAUTH HELLO must be called with the client already "
                       "authenticated, otherwise the HELLO <proto> AUTH <user> "
                       "<pass> option can be used to authenticate the client "
                       "and select the RESP protocol version at the same "
@@ -298,16 +298,16 @@ cmd_client_setinfo(struct conn *c, struct resp_request *req)
         slot = &c->lib_ver;
         what = "lib-ver";
     } else {
-        conn_errorf(c, "ERR Unrecognized option '%.128s'", req->argv[2]);
+        cmd_errorf(c, "ERR Unrecognized option '%.128s'", req->argv[2]);
         return;
     }
     if (!valid_name(req->argv[3], req->argvlen[3])) {
-        conn_errorf(c, "ERR %s cannot contain spaces, newlines or special "
+        cmd_errorf(c, "ERR %s cannot contain spaces, newlines or special "
                     "characters.", what);
         return;
     }
     if (set_string(slot, req->argv[3], req->argvlen[3]) < 0) {
-        conn_error(c, "ERR out of memory");
+        cmd_error(c, ERR_NOMEM);
         return;
     }
     reply_ok(&c->out);
@@ -364,7 +364,7 @@ cmd_client_list(struct conn *c, struct resp_request *req)
         for (size_t i = 3; i < req->argc; i++) {
             int64_t v;
             if (!num_parse_i64(req->argv[i], req->argvlen[i], &v) || v <= 0) {
-                conn_error(c, "ERR Invalid client ID");
+                cmd_error(c, "ERR Invalid client ID");
                 return;
             }
         }
@@ -372,7 +372,7 @@ cmd_client_list(struct conn *c, struct resp_request *req)
     } else if (req->argc == 4 && arg_is(req, 2, "TYPE")) {
         if (!arg_is(req, 3, "normal") && !arg_is(req, 3, "master") &&
             !arg_is(req, 3, "replica") && !arg_is(req, 3, "pubsub")) {
-            conn_errorf(c, "ERR Unknown client type '%.128s'", req->argv[3]);
+            cmd_errorf(c, "ERR Unknown client type '%.128s'", req->argv[3]);
             return;
         }
         if (!arg_is(req, 3, "normal")) {
@@ -380,18 +380,18 @@ cmd_client_list(struct conn *c, struct resp_request *req)
             return;
         }
     } else if (req->argc != 2) {
-        conn_error(c, SYNTAX_ERROR);
+        cmd_error(c, ERR_SYNTAX);
         return;
     }
     struct textbuf text = { 0 };
-    int64_t now = conn_now_ms();
+    int64_t now = (int64_t)uv_now(srv.loop);
     for (struct conn *x = srv.clients; x != NULL; x = x->next) {
         if (!by_id || id_listed(req, 3, x->id)) {
             describe_client(x, &text, now);
         }
     }
     if (text.oom) {
-        conn_error(c, "ERR out of memory");
+        cmd_error(c, ERR_NOMEM);
     } else {
         reply_verbatim(&c->out, text.p != NULL ? text.p : "", text.len,
                        c->proto);
@@ -404,9 +404,9 @@ cmd_client_info(struct conn *c, struct resp_request *req)
 {
     struct textbuf text = { 0 };
     (void)req;
-    describe_client(c, &text, conn_now_ms());
+    describe_client(c, &text, (int64_t)uv_now(srv.loop));
     if (text.oom) {
-        conn_error(c, "ERR out of memory");
+        cmd_error(c, ERR_NOMEM);
     } else {
         reply_verbatim(&c->out, text.p, text.len, c->proto);
     }
@@ -440,13 +440,13 @@ parse_kill_filter(struct conn *c, struct resp_request *req,
     for (size_t i = 2; i < req->argc; i += 2) {
         int64_t v;
         if (i + 1 >= req->argc) {
-            conn_error(c, SYNTAX_ERROR);
+            cmd_error(c, ERR_SYNTAX);
             return false;
         }
         const char *val = req->argv[i + 1];
         if (arg_is(req, i, "ID")) {
             if (!num_parse_i64(val, req->argvlen[i + 1], &v) || v <= 0) {
-                conn_error(c, "ERR client-id should be greater than 0");
+                cmd_error(c, "ERR client-id should be greater than 0");
                 return false;
             }
             f->has_id = true;
@@ -457,7 +457,7 @@ parse_kill_filter(struct conn *c, struct resp_request *req,
             f->laddr = val;
         } else if (arg_is(req, i, "USER")) {
             if (strcmp(val, "default") != 0) {
-                conn_errorf(c, "ERR No such user '%.128s'", val);
+                cmd_errorf(c, "ERR No such user '%.128s'", val);
                 return false;
             }
         } else if (arg_is(req, i, "SKIPME")) {
@@ -466,11 +466,11 @@ parse_kill_filter(struct conn *c, struct resp_request *req,
             } else if (arg_is(req, i + 1, "no")) {
                 f->skipme = false;
             } else {
-                conn_error(c, SYNTAX_ERROR);
+                cmd_error(c, ERR_SYNTAX);
                 return false;
             }
         } else {
-            conn_error(c, SYNTAX_ERROR);
+            cmd_error(c, ERR_SYNTAX);
             return false;
         }
     }
@@ -488,24 +488,19 @@ cmd_client_kill(struct conn *c, struct resp_request *req)
     } else if (!parse_kill_filter(c, req, &f)) {
         return;
     }
+    /* Marked here, closed by conn.c once this command returns; the
+     * caller itself only after its reply. */
     int64_t killed = 0;
-    struct conn *x = srv.clients;
-    while (x != NULL) {
-        struct conn *next = x->next;
-        if (kill_matches(&f, c, x)) {
-            /* The caller itself is only closed after its reply. */
-            if (x == c) {
-                conn_close_after_reply(c);
-            } else {
-                conn_close(x);
-            }
+    for (struct conn *x = srv.clients; x != NULL; x = x->next) {
+        if (!(x->requests & CLIENT_KILLED) && kill_matches(&f, c, x)) {
+            x->requests |= x == c ? CLIENT_CLOSE_AFTER_REPLY : CLIENT_KILLED;
+            c->requests |= CLIENT_KILLS;
             killed++;
         }
-        x = next;
     }
     if (req->argc == 3) {
         if (killed == 0) {
-            conn_error(c, "ERR No such client");
+            cmd_error(c, "ERR No such client");
         } else {
             reply_ok(&c->out);
         }
@@ -520,7 +515,7 @@ cmd_client_no_evict(struct conn *c, struct resp_request *req)
     /* cellgate never evicts clients; the flag is accepted for clients
      * that set it. */
     if (!arg_is(req, 2, "on") && !arg_is(req, 2, "off")) {
-        conn_error(c, SYNTAX_ERROR);
+        cmd_error(c, ERR_SYNTAX);
         return;
     }
     reply_ok(&c->out);
@@ -641,7 +636,7 @@ config_set_check(struct conn *c, struct resp_request *req)
         const struct conf_option *o =
             has_nul(req, i) ? NULL : conf_find(req->argv[i]);
         if (o == NULL) {
-            conn_errorf(c, "ERR Unknown option or number of arguments for "
+            cmd_errorf(c, "ERR Unknown option or number of arguments for "
                         "CONFIG SET - '%.128s'", req->argv[i]);
             return false;
         }
@@ -655,7 +650,7 @@ config_set_check(struct conn *c, struct resp_request *req)
             why = "cluster-mode yes is set at start-up only";
         }
         if (why != NULL) {
-            conn_errorf(c, "ERR CONFIG SET failed (possibly related to "
+            cmd_errorf(c, "ERR CONFIG SET failed (possibly related to "
                         "argument '%s') - %s", o->name, why);
             return false;
         }
@@ -688,14 +683,14 @@ config_set_apply(struct conn *c, struct resp_request *req, char **old,
         old[k] = conf_format_alloc(&srv.conf, o);
         if (old[k] == NULL) {
             config_set_rollback(req, old, k);
-            conn_error(c, "ERR out of memory");
+            cmd_error(c, ERR_NOMEM);
             return false;
         }
         if (conf_set(&srv.conf, o->name, req->argv[3 + 2 * k], err,
                      sizeof(err)) < 0 ||
             conf_validate(&srv.conf, err, sizeof(err)) < 0) {
             config_set_rollback(req, old, k + 1);
-            conn_errorf(c, "ERR CONFIG SET failed (possibly related to "
+            cmd_errorf(c, "ERR CONFIG SET failed (possibly related to "
                         "argument '%s') - %s", o->name, err);
             return false;
         }
@@ -710,7 +705,7 @@ cmd_config_set(struct conn *c, struct resp_request *req)
     size_t pairs = (req->argc - 2) / 2;
 
     if ((req->argc - 2) % 2 != 0 || pairs > 16) {
-        conn_error(c, "ERR wrong number of arguments for 'config|set' "
+        cmd_error(c, "ERR wrong number of arguments for 'config|set' "
                       "command");
         return;
     }
@@ -774,7 +769,7 @@ cmd_flushall(struct conn *c, struct resp_request *req)
     if (req->argc > 2 ||
         (req->argc == 2 && !arg_is(req, 1, "ASYNC") &&
          !arg_is(req, 1, "SYNC"))) {
-        conn_error(c, SYNTAX_ERROR);
+        cmd_error(c, ERR_SYNTAX);
         return;
     }
     store_flush(srv.store);
@@ -801,13 +796,15 @@ cmd_shutdown(struct conn *c, struct resp_request *req)
         } else if (arg_is(req, i, "SAVE")) {
             save = true;
         } else if (!arg_is(req, i, "NOW") && !arg_is(req, i, "FORCE")) {
-            conn_error(c, SYNTAX_ERROR);
+            cmd_error(c, ERR_SYNTAX);
             return;
         }
     }
     log_warning("User requested shutdown...");
-    /* Like Redis, no reply: the client sees the connection close. */
-    server_shutdown_save("SHUTDOWN", save);
+    /* Like Redis, no reply: the client sees the connection close. Nothing
+     * after it in this client's pipeline runs. */
+    c->requests |= CLIENT_CLOSE_AFTER_REPLY;
+    server_request_shutdown(save);
 }
 
 void
@@ -816,9 +813,9 @@ cmd_save(struct conn *c, struct resp_request *req)
     char err[512];
     (void)req;
     if (snapshot_in_progress()) {
-        conn_error(c, "ERR Background save already in progress");
+        cmd_error(c, "ERR Background save already in progress");
     } else if (snapshot_save(err, sizeof(err)) < 0) {
-        conn_errorf(c, "ERR %s", err);
+        cmd_errorf(c, "ERR %s", err);
     } else {
         reply_ok(&c->out);
     }
@@ -829,9 +826,9 @@ cmd_bgsave(struct conn *c, struct resp_request *req)
 {
     char err[512];
     if (req->argc > 2 || (req->argc == 2 && !arg_is(req, 1, "SCHEDULE"))) {
-        conn_error(c, SYNTAX_ERROR);
+        cmd_error(c, ERR_SYNTAX);
     } else if (snapshot_bgsave(err, sizeof(err)) < 0) {
-        conn_errorf(c, "ERR %s", err);
+        cmd_errorf(c, "ERR %s", err);
     } else {
         reply_status(&c->out, "Background saving started");
     }

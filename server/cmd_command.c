@@ -8,7 +8,8 @@
 
 #include "protocol/reply.h"
 #include "server/cmd.h"
-#include "server/conn.h"
+#include "server/client.h"
+#include "server/errors.h"
 #include "server/glob.h"
 #include "server/handlers.h"
 
@@ -105,6 +106,19 @@ reply_key_specs(struct conn *c, const struct cmd *cmd)
     reply_int(&c->out, 0);
 }
 
+/* A command's flags as Redis shows them: a set of words, in Redis's
+ * order. */
+static void
+reply_flags(struct conn *c, unsigned flags)
+{
+    reply_set(&c->out, (size_t)__builtin_popcount(flags), c->proto);
+    for (int i = 0; i < CMD_FLAG_COUNT; i++) {
+        if (flags & (1u << i)) {
+            reply_status(&c->out, cmd_flag_words[i]);
+        }
+    }
+}
+
 /* The 10-field entry: name, arity, flags, first key, last key, step, ACL
  * categories, tips, key specs, subcommands. */
 static void
@@ -113,8 +127,7 @@ reply_entry(struct conn *c, const struct cmd *cmd)
     reply_array(&c->out, 10);
     reply_bulkz(&c->out, cmd->name);
     reply_int(&c->out, cmd->arity);
-    reply_set(&c->out, word_count(cmd->flags), c->proto);
-    reply_words(c, cmd->flags, false);
+    reply_flags(c, cmd->flags);
     reply_int(&c->out, cmd->first_key);
     reply_int(&c->out, cmd->last_key);
     reply_int(&c->out, cmd->key_step);
@@ -394,21 +407,21 @@ getkeys(struct conn *c, struct resp_request *req, bool with_flags)
     size_t argc = req->argc - 2;
     const struct cmd *cmd = lookup_full(argv, argvlen, argc);
     if (cmd == NULL) {
-        conn_error(c, "ERR Invalid command specified");
+        cmd_error(c, "ERR Invalid command specified");
         return;
     }
     if (cmd->first_key == 0) {
-        conn_error(c, "ERR The command has no key arguments");
+        cmd_error(c, "ERR The command has no key arguments");
         return;
     }
     if ((cmd->arity > 0 && (size_t)cmd->arity != argc) ||
         (cmd->arity < 0 && argc < (size_t)-cmd->arity)) {
-        conn_error(c, "ERR Invalid number of arguments specified for command");
+        cmd_error(c, "ERR Invalid number of arguments specified for command");
         return;
     }
     int last = cmd_last_key(cmd, argc);
     if (last < 0) {
-        conn_error(c, "ERR Invalid arguments specified for command");
+        cmd_error(c, "ERR Invalid arguments specified for command");
         return;
     }
     int step = cmd->key_step > 0 ? cmd->key_step : 1;
@@ -472,7 +485,7 @@ list_wants(const struct cmd *cmd, const struct list_query *q)
     case LIST_MODULE:
         return q->arglen == strlen(MODULE_NAME) &&
                strncasecmp(q->arg, MODULE_NAME, q->arglen) == 0 &&
-               has_word(cmd->flags, "module", 6);
+               (cmd->flags & CMD_MODULE);
     case LIST_ACLCAT:
         return has_word(cmd->acl, q->arg, q->arglen);
     case LIST_PATTERN:
@@ -515,7 +528,7 @@ cmd_command_list(struct conn *c, struct resp_request *req)
     /* Redis takes exactly one "FILTERBY <type> <arg>" or nothing. */
     if (req->argc != 2) {
         if (req->argc != 5 || strcasecmp(req->argv[2], "filterby") != 0) {
-            conn_error(c, "ERR syntax error");
+            cmd_error(c, ERR_SYNTAX);
             return;
         }
         for (size_t k = 0; k < 3; k++) {
@@ -524,7 +537,7 @@ cmd_command_list(struct conn *c, struct resp_request *req)
             }
         }
         if (q.type == LIST_ALL) {
-            conn_error(c, "ERR syntax error");
+            cmd_error(c, ERR_SYNTAX);
             return;
         }
         q.arg = req->argv[4];

@@ -6,33 +6,39 @@
  * written: GET returns the stored TAT in decimal, PTTL/TTL follow the
  * millisecond expiry redis-cell sets.
  */
-#include <errno.h>
 #include <stdbool.h>
-#include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 
-#include "protocol/mem.h"
-#include "protocol/num.h"
+#include "lib/mem.h"
+#include "lib/num.h"
 #include "protocol/reply.h"
 #include "server/clock.h"
-#include "server/conn.h"
+#include "server/cmd.h"
+#include "server/client.h"
+#include "server/errors.h"
 #include "server/glob.h"
 #include "server/handlers.h"
 #include "server/keyspace.h"
 #include "server/server.h"
 
+/* argv[1]'s live record, or NULL. */
+static struct store_rec *
+lookup_key(struct conn *c, const struct resp_request *req, int64_t now)
+{
+    return keyspace_lookup(&c->hint, req->argv[1], req->argvlen[1], now);
+}
+
 void
 cmd_get(struct conn *c, struct resp_request *req)
 {
-    struct store_rec *r = keyspace_lookup(c, req, 1, clock_wall_now());
+    struct store_rec *r = lookup_key(c, req, clock_wall_now());
     if (r == NULL) {
         reply_null(&c->out, c->proto);
         return;
     }
     if (r->type != KEY_GCRA) {
-        conn_error(c, "WRONGTYPE Operation against a key holding the wrong "
-                      "kind of value");
+        cmd_error(c, ERR_WRONGTYPE);
         return;
     }
     const struct ks_gcra *st = store_rec_state(r);
@@ -43,7 +49,7 @@ void
 cmd_pttl(struct conn *c, struct resp_request *req)
 {
     int64_t now = clock_wall_now();
-    struct store_rec *r = keyspace_lookup(c, req, 1, now);
+    struct store_rec *r = lookup_key(c, req, now);
     reply_int(&c->out, r == NULL ? -2 : keyspace_redis_pttl(r, now));
 }
 
@@ -51,7 +57,7 @@ void
 cmd_ttl(struct conn *c, struct resp_request *req)
 {
     int64_t now = clock_wall_now();
-    struct store_rec *r = keyspace_lookup(c, req, 1, now);
+    struct store_rec *r = lookup_key(c, req, now);
     if (r == NULL) {
         reply_int(&c->out, -2);
         return;
@@ -100,7 +106,7 @@ cmd_del(struct conn *c, struct resp_request *req)
 void
 cmd_type(struct conn *c, struct resp_request *req)
 {
-    struct store_rec *r = keyspace_lookup(c, req, 1, clock_wall_now());
+    struct store_rec *r = lookup_key(c, req, clock_wall_now());
     reply_status(&c->out, r == NULL ? "none" : keyspace_type_name(r->type));
 }
 
@@ -166,7 +172,7 @@ cmd_keys(struct conn *c, struct resp_request *req)
         cursor = store_scan(srv.store, cursor, collect_key, &l);
     } while (cursor != 0 && !l.oom);
     if (l.oom) {
-        conn_error(c, "ERR out of memory");
+        cmd_error(c, ERR_NOMEM);
     } else {
         reply_key_list(c, &l);
     }
@@ -189,28 +195,24 @@ cmd_scan(struct conn *c, struct resp_request *req)
     struct key_list l = { .now = clock_wall_now() };
     uint64_t cursor;
     int64_t count = 10;
-    char *end;
 
-    errno = 0;
-    cursor = strtoull(req->argv[1], &end, 10);
-    if (errno != 0 || end != req->argv[1] + req->argvlen[1] ||
-        req->argv[1][0] < '0' || req->argv[1][0] > '9') {
-        conn_error(c, "ERR invalid cursor");
+    if (!num_parse_u64_digits(req->argv[1], req->argvlen[1], &cursor)) {
+        cmd_error(c, "ERR invalid cursor");
         return;
     }
     for (size_t i = 2; i < req->argc; i += 2) {
         if (i + 1 >= req->argc) {
-            conn_error(c, "ERR syntax error");
+            cmd_error(c, ERR_SYNTAX);
             return;
         }
         if (arg_is_word(req, i, "COUNT")) {
             if (!num_parse_i64(req->argv[i + 1], req->argvlen[i + 1],
                                &count)) {
-                conn_error(c, "ERR value is not an integer or out of range");
+                cmd_error(c, ERR_NOT_INTEGER);
                 return;
             }
             if (count < 1) {
-                conn_error(c, "ERR syntax error");
+                cmd_error(c, ERR_SYNTAX);
                 return;
             }
         } else if (arg_is_word(req, i, "MATCH")) {
@@ -222,7 +224,7 @@ cmd_scan(struct conn *c, struct resp_request *req)
         } else if (arg_is_word(req, i, "TYPE")) {
             l.type = req->argv[i + 1];
         } else {
-            conn_error(c, "ERR syntax error");
+            cmd_error(c, ERR_SYNTAX);
             return;
         }
     }
@@ -236,7 +238,7 @@ cmd_scan(struct conn *c, struct resp_request *req)
     } while (cursor != 0 && !l.oom && visits < max_visits &&
              (int64_t)l.len < count);
     if (l.oom) {
-        conn_error(c, "ERR out of memory");
+        cmd_error(c, ERR_NOMEM);
         mem_free(l.recs);
         return;
     }

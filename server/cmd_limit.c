@@ -13,12 +13,13 @@
 #include "algorithms/fixed_window.h"
 #include "algorithms/gcra.h"
 #include "algorithms/sliding_window.h"
-#include "protocol/mem.h"
-#include "protocol/num.h"
+#include "lib/mem.h"
+#include "lib/num.h"
 #include "protocol/reply.h"
 #include "server/clock.h"
 #include "server/cmd.h"
-#include "server/conn.h"
+#include "server/client.h"
+#include "server/errors.h"
 #include "server/handlers.h"
 #include "server/keyspace.h"
 #include "server/limit_cmd.h"
@@ -64,14 +65,12 @@ reply_cell_parse_error(struct conn *c, const char *arg, size_t len)
     size_t n = sizeof(prefix) - 1;
     char *msg = mem_malloc(n + len);
     if (msg == NULL) {
-        conn_error(c, "ERR out of memory");
+        cmd_error(c, ERR_NOMEM);
         return;
     }
     memcpy(msg, prefix, n);
     memcpy(msg + n, arg, len);
-    c->reply_error = true;
-    cmd_count_error("Cell");
-    reply_error(&c->out, msg, n + len);
+    cmd_error_bytes(c, msg, n + len);
     mem_free(msg);
 }
 
@@ -92,7 +91,7 @@ parse_throttle_args(struct conn *c, struct resp_request *req,
      * usage error for any other extra argument. */
     for (i = 6; i < req->argc; i++) {
         if (!parse_option(req->argv[i], req->argvlen[i], o)) {
-            conn_error(c, CELL_USAGE);
+            cmd_error(c, CELL_USAGE);
             return false;
         }
     }
@@ -121,8 +120,10 @@ store_decision(struct conn *c, struct resp_request *req,
                int64_t now)
 {
     if (r == NULL) {
-        r = keyspace_add(c, req, KEY_GCRA, sizeof(struct ks_gcra));
+        r = keyspace_add(&c->hint, req->argv[1], req->argvlen[1], KEY_GCRA,
+                         sizeof(struct ks_gcra));
         if (r == NULL) {
+            cmd_error(c, ERR_OOM);
             return false;
         }
     }
@@ -146,30 +147,30 @@ cmd_cl_throttle(struct conn *c, struct resp_request *req)
     struct gcra_decision d;
 
     if (req->argc < 5) {
-        conn_error(c, CELL_USAGE);
+        cmd_error(c, CELL_USAGE);
         return;
     }
     if (!parse_throttle_args(c, req, &p, &o)) {
         return;
     }
     int64_t now = clock_wall_now();
-    struct store_rec *r = keyspace_lookup(c, req, 1, now);
-    if (r != NULL && r->type != KEY_GCRA) {
-        conn_error(c, WRONGTYPE);
+    bool ok;
+    struct store_rec *r = lookup_typed(c, req, KEY_GCRA, now, &ok);
+    if (!ok) {
         return;
     }
     uint64_t tat = r != NULL ? ((struct ks_gcra *)store_rec_state(r))->tat
                              : 0;
     enum gcra_status st = gcra_throttle(&p, r != NULL, tat, now, &d);
     if (st == GCRA_ZERO_RATE) {
-        conn_error(c, "Cell error: Store error: Zero rates are not supported");
+        cmd_error(c, "Cell error: Store error: Zero rates are not supported");
         return;
     }
     if (d.store && !o.peek && !store_decision(c, req, r, &d, now)) {
         return;
     }
     if (st == GCRA_EXPIRE_ERROR && !o.peek) {
-        conn_error(c, "Cell error: Store error: Error while setting key "
+        cmd_error(c, "Cell error: Store error: Error while setting key "
                       "expire");
         return;
     }
@@ -180,138 +181,7 @@ cmd_cl_throttle(struct conn *c, struct resp_request *req)
     reply_int5(&c->out, v);
 }
 
-/* ---- RL.* commands ------------------------------------------------------ */
-
-
-/* Keywords after the positional arguments, in any order, any case. */
-bool
-parse_rl_options(struct conn *c, struct resp_request *req, size_t from,
-                 unsigned allowed, struct rl_opts *o)
-{
-    memset(o, 0, sizeof(*o));
-    o->cost = 1;
-    for (size_t i = from; i < req->argc; i++) {
-        const char *a = req->argv[i];
-        size_t len = req->argvlen[i];
-        if ((allowed & RL_COST) && is_word(a, len, "COST") &&
-            i + 1 < req->argc) {
-            i++;
-            if (!num_parse_i64(req->argv[i], req->argvlen[i], &o->cost)) {
-                conn_error(c, NOT_INTEGER);
-                return false;
-            }
-        } else if ((allowed & RL_ALIGN) && is_word(a, len, "ALIGN")) {
-            o->align = true;
-        } else if ((allowed & RL_PEEK) && is_word(a, len, "PEEK")) {
-            o->peek = true;
-        } else if ((allowed & RL_MS) && is_word(a, len, "MS")) {
-            o->ms = true;
-        } else if ((allowed & RL_META) && is_word(a, len, "META") &&
-                   i + 1 < req->argc) {
-            i++;
-            o->meta = req->argv[i];
-            o->meta_len = req->argvlen[i];
-        } else {
-            conn_error(c, "ERR syntax error");
-            return false;
-        }
-    }
-    return true;
-}
-
-/* "limit window" at argv[2..3]: strict integers, both at least 1. */
-bool
-parse_limit_window(struct conn *c, struct resp_request *req, int64_t *limit,
-                   int64_t *window)
-{
-    if (!num_parse_i64(req->argv[2], req->argvlen[2], limit) ||
-        !num_parse_i64(req->argv[3], req->argvlen[3], window)) {
-        conn_error(c, NOT_INTEGER);
-        return false;
-    }
-    if (*limit < 1 || *window < 1) {
-        conn_error(c, "ERR limit and window must be positive");
-        return false;
-    }
-    return true;
-}
-
-bool
-check_status(struct conn *c, enum limit_status st)
-{
-    if (st == LIMIT_OK) {
-        return true;
-    }
-    conn_error(c, st == LIMIT_EOVERFLOW
-                      ? "ERR window or cost too large: time would overflow"
-                      : "ERR invalid limit parameters");
-    return false;
-}
-
-/* The looked-up record of argv[1] if it has `type`; on another type the
- * WRONGTYPE error is sent and *ok cleared. */
-struct store_rec *
-lookup_typed(struct conn *c, struct resp_request *req, uint8_t type,
-             int64_t now, bool *ok)
-{
-    struct store_rec *r = keyspace_lookup(c, req, 1, now);
-    *ok = true;
-    if (r != NULL && r->type != type) {
-        conn_error(c, WRONGTYPE);
-        *ok = false;
-    }
-    return r;
-}
-
-/* Store the new state until it is fresh again, or drop the key when the
- * state already equals "no key". */
-bool
-commit_state(struct conn *c, struct resp_request *req, struct store_rec *r,
-             uint8_t type, const void *state, size_t size, int64_t fresh_at,
-             int64_t now)
-{
-    if (fresh_at <= now) {
-        if (r != NULL) {
-            store_remove(srv.store, r);
-        }
-        return true;
-    }
-    if (r == NULL) {
-        r = keyspace_add(c, req, type, size);
-        if (r == NULL) {
-            return false;
-        }
-    }
-    memcpy(store_rec_state(r), state, size);
-    store_set_expire(srv.store, r, fresh_at);
-    return true;
-}
-
-void
-limit_keep_until(struct store_rec *r, int64_t fresh_at, int64_t now)
-{
-    if (fresh_at <= now) {
-        store_remove(srv.store, r);
-    } else {
-        store_set_expire(srv.store, r, fresh_at);
-    }
-}
-
-static int64_t
-rl_duration(int64_t ns, bool ms)
-{
-    return limit_ceil_div(ns, ms ? LIMIT_NS_PER_MS : LIMIT_NS_PER_SEC);
-}
-
-void
-reply_decision(struct conn *c, const struct limit_decision *d, bool ms)
-{
-    int64_t v[5] = { d->limited ? 1 : 0, d->limit, d->remaining,
-                     d->limited ? rl_duration(d->retry_after_ns, ms) : -1,
-                     rl_duration(d->reset_after_ns, ms) };
-    cmd_count_decision(c, d->limited);
-    reply_int5(&c->out, v);
-}
+/* ---- RL.FIXED and RL.SLIDING ------------------------------------------ */
 
 void
 cmd_rl_fixed(struct conn *c, struct resp_request *req)

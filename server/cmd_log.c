@@ -14,11 +14,13 @@
 #include "algorithms/sliding_log.h"
 #include "algorithms/sliding_window.h"
 #include "algorithms/tiers.h"
-#include "protocol/mem.h"
-#include "protocol/num.h"
+#include "lib/mem.h"
+#include "lib/num.h"
 #include "protocol/reply.h"
 #include "server/clock.h"
-#include "server/conn.h"
+#include "server/cmd.h"
+#include "server/client.h"
+#include "server/errors.h"
 #include "server/handlers.h"
 #include "server/keyspace.h"
 #include "server/limit_cmd.h"
@@ -38,13 +40,13 @@ parse_log_args(struct conn *c, struct resp_request *req,
         return false;
     }
     if (p->limit > srv.conf.log_max_entries) {
-        conn_errorf(c, "ERR limit is above log-max-entries (%lld): use "
+        cmd_errorf(c, "ERR limit is above log-max-entries (%lld): use "
                     "RL.SLIDING for large limits",
                     (long long)srv.conf.log_max_entries);
         return false;
     }
     if (o->meta_len > KS_META_MAX) {
-        conn_errorf(c, "ERR META is longer than %d bytes", KS_META_MAX);
+        cmd_errorf(c, "ERR META is longer than %d bytes", KS_META_MAX);
         return false;
     }
     p->cost = o->cost;
@@ -68,8 +70,10 @@ log_commit(struct conn *c, struct resp_request *req, struct store_rec *r,
            struct slog_params *p, const struct rl_opts *o, int64_t now)
 {
     if (r == NULL) {
-        r = keyspace_add(c, req, KEY_LOG, sizeof(struct ks_log));
+        r = keyspace_add(&c->hint, req->argv[1], req->argvlen[1], KEY_LOG,
+                         sizeof(struct ks_log));
         if (r == NULL) {
+            cmd_error(c, ERR_OOM);
             return false;
         }
     }
@@ -78,7 +82,7 @@ log_commit(struct conn *c, struct resp_request *req, struct store_rec *r,
     if (p->cost > 0) {
         if (!keyspace_log_reserve(r, p, now, o->meta_len,
                                   srv.conf.log_max_entries)) {
-            conn_error(c, OOM_ERROR);
+            cmd_error(c, ERR_OOM);
             limit_keep_until(r, keyspace_log_fresh_at(ls, now), now);
             return false;
         }
@@ -142,15 +146,15 @@ cmd_rl_entries(struct conn *c, struct resp_request *req)
     if (req->argc == 4 && req->argvlen[2] == 5 &&
         strncasecmp(req->argv[2], "COUNT", 5) == 0) {
         if (!num_parse_i64(req->argv[3], req->argvlen[3], &count)) {
-            conn_error(c, NOT_INTEGER);
+            cmd_error(c, ERR_NOT_INTEGER);
             return;
         }
         if (count < 0) {
-            conn_error(c, "ERR COUNT must be positive");
+            cmd_error(c, "ERR COUNT must be positive");
             return;
         }
     } else if (req->argc != 2) {
-        conn_error(c, "ERR syntax error");
+        cmd_error(c, ERR_SYNTAX);
         return;
     }
     int64_t now = clock_wall_now();
@@ -198,21 +202,21 @@ parse_tiers(struct conn *c, struct resp_request *req,
                                                &v)) {
         struct tier_limit *t = &tiers[*ntiers];
         if (*ntiers == TIERS_MAX) {
-            conn_errorf(c, "ERR at most %d tiers", TIERS_MAX);
+            cmd_errorf(c, "ERR at most %d tiers", TIERS_MAX);
             return false;
         }
         t->limit = v;
         if (!num_parse_i64(req->argv[i + 1], req->argvlen[i + 1],
                            &t->window)) {
-            conn_error(c, NOT_INTEGER);
+            cmd_error(c, ERR_NOT_INTEGER);
             return false;
         }
         if (t->limit < 1 || t->window < 1) {
-            conn_error(c, "ERR limit and window must be positive");
+            cmd_error(c, ERR_LIMIT_WINDOW);
             return false;
         }
         if (t->window > srv.conf.tiers_max_window) {
-            conn_errorf(c, "ERR window is above tiers-max-window (%lld)",
+            cmd_errorf(c, "ERR window is above tiers-max-window (%lld)",
                         (long long)srv.conf.tiers_max_window);
             return false;
         }
@@ -223,7 +227,7 @@ parse_tiers(struct conn *c, struct resp_request *req,
         i += 2;
     }
     if (*ntiers == 0) {
-        conn_error(c, i + 1 < req->argc ? NOT_INTEGER : "ERR syntax error");
+        cmd_error(c, i + 1 < req->argc ? ERR_NOT_INTEGER : ERR_SYNTAX);
         return false;
     }
     *next = i;
@@ -237,8 +241,10 @@ tiers_commit(struct conn *c, struct resp_request *req, struct store_rec *r,
              const struct tier_params *p, int64_t max_window, int64_t now)
 {
     if (r == NULL) {
-        r = keyspace_add(c, req, KEY_TIERS, sizeof(struct ks_tiers));
+        r = keyspace_add(&c->hint, req->argv[1], req->argvlen[1], KEY_TIERS,
+                         sizeof(struct ks_tiers));
         if (r == NULL) {
+            cmd_error(c, ERR_OOM);
             return false;
         }
     }
@@ -247,7 +253,7 @@ tiers_commit(struct conn *c, struct resp_request *req, struct store_rec *r,
                                                             : max_window;
     if (p->cost > 0 && tier_needs_bucket(&ts->st, now) &&
         !keyspace_tiers_reserve(r)) {
-        conn_error(c, OOM_ERROR);
+        cmd_error(c, ERR_OOM);
         limit_keep_until(r, keyspace_tiers_fresh_at(ts, now), now);
         return false;
     }

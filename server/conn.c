@@ -19,7 +19,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "protocol/mem.h"
+#include "lib/mem.h"
 #include "protocol/reply.h"
 #include "server/clock.h"
 #include "server/cmd.h"
@@ -181,13 +181,6 @@ finish_close(struct conn *c)
 }
 
 void
-conn_authenticated(struct conn *c)
-{
-    c->authenticated = true;
-    resp_set_limits(c->parser, &srv.limits);
-}
-
-void
 conn_close_after_reply(struct conn *c)
 {
     if (c->state == CONN_CLOSING) {
@@ -204,27 +197,6 @@ conn_close_all(void)
     while (srv.clients != NULL) {
         conn_close(srv.clients);
     }
-}
-
-/* ---- errors ----------------------------------------------------------- */
-
-void
-conn_error(struct conn *c, const char *msg)
-{
-    c->reply_error = true;
-    cmd_count_error(msg);
-    reply_errorz(&c->out, msg);
-}
-
-void
-conn_errorf(struct conn *c, const char *fmt, ...)
-{
-    char msg[1024];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(msg, sizeof(msg), fmt, ap);
-    va_end(ap);
-    conn_error(c, msg);
 }
 
 /* ---- accept ----------------------------------------------------------- */
@@ -388,7 +360,7 @@ protocol_error(struct conn *c, const char *msg)
     if (log_ratelimit(&warn_last_ms, &warn_suppressed)) {
         log_verbose("Closing client %s after protocol error: %s", c->addr, msg);
     }
-    conn_error(c, msg);
+    cmd_error(c, msg);
     conn_close_after_reply(c);
 }
 
@@ -476,7 +448,7 @@ check_output_limits(struct conn *c)
  * keys of the next two while this one runs, so their store lookups do not
  * each wait for two cache misses (bucket, then record). A two-slot ring
  * carries each key's hash from its bucket prefetch (two requests ahead)
- * to its record prefetch (one ahead) to its lookup (key_hint). A peeked
+ * to its record prefetch (one ahead) to its lookup (c->hint). A peeked
  * key is a hint for this request only if it sits at the stream offset of
  * this request's argv[1]: then it is the same bytes, the hash is exact,
  * and the lookup and an add after it need no hash of their own. */
@@ -486,10 +458,10 @@ prefetch_ahead(struct conn *c, const struct resp_request *req)
     const char *key;
     size_t len;
 
-    c->key_hint_valid = c->pf_valid[0] && req->argc >= 2 &&
+    c->hint.valid = c->pf_valid[0] && req->argc >= 2 &&
                         c->pf_len[0] == req->argvlen[1] &&
                         c->pf_off[0] == resp_key_offset(c->parser);
-    c->key_hint = c->pf_hash[0];
+    c->hint.hash = c->pf_hash[0];
     c->pf_valid[0] = c->pf_valid[1];
     c->pf_hash[0] = c->pf_hash[1];
     c->pf_len[0] = c->pf_len[1];
@@ -501,6 +473,37 @@ prefetch_ahead(struct conn *c, const struct resp_request *req)
     if (c->pf_valid[1]) {
         c->pf_hash[1] = store_prefetch_bucket(srv.store, key, len);
         c->pf_len[1] = len;
+    }
+}
+
+/* Close the clients a CLIENT KILL marked. */
+static void
+close_killed(void)
+{
+    struct conn *x = srv.clients;
+    while (x != NULL) {
+        struct conn *next = x->next;
+        if (x->requests & CLIENT_KILLED) {
+            conn_close(x);
+        }
+        x = next;
+    }
+}
+
+/* What the command asked of the connection (client.h). */
+static void
+carry_out_requests(struct conn *c)
+{
+    unsigned r = c->requests;
+    c->requests = 0;
+    if (r & CLIENT_AUTHENTICATED) {
+        resp_set_limits(c->parser, &srv.limits);    /* lift pre-AUTH caps */
+    }
+    if (r & CLIENT_KILLS) {
+        close_killed();
+    }
+    if (r & CLIENT_CLOSE_AFTER_REPLY) {
+        conn_close_after_reply(c);
     }
 }
 
@@ -541,6 +544,9 @@ process_input(struct conn *c)
          * trust; skipping it would leave the previous request's. */
         prefetch_ahead(c, &req);
         cmd_execute(c, &req);
+        if (c->requests != 0) {
+            carry_out_requests(c);
+        }
         if (!check_output_limits(c)) {
             break;
         }

@@ -55,7 +55,7 @@ HANDLER(cmd_cluster_info);
 HANDLER(cmd_cluster_help);
 HANDLER(cmd_cluster_reload);
 
-/* slowlog.c */
+/* cmd_slowlog.c */
 HANDLER(cmd_slowlog);
 HANDLER(cmd_slowlog_get);
 HANDLER(cmd_slowlog_len);

@@ -9,11 +9,12 @@
 #include <sys/utsname.h>
 #include <unistd.h>
 
-#include "protocol/mem.h"
+#include "lib/mem.h"
 #include "protocol/reply.h"
 #include "server/clock.h"
 #include "server/cmd.h"
-#include "server/conn.h"
+#include "server/client.h"
+#include "server/errors.h"
 #include "server/handlers.h"
 #include "server/server.h"
 #include "server/snapshot.h"
@@ -341,7 +342,7 @@ cmd_info(struct conn *c, struct resp_request *req)
         sections[i].fn(&t);
     }
     if (t.oom) {
-        conn_error(c, "ERR out of memory");
+        cmd_error(c, ERR_NOMEM);
     } else {
         reply_verbatim(&c->out, t.p ? t.p : "", t.len, c->proto);
     }

@@ -21,14 +21,11 @@
 
 #include "algorithms/fixed_window.h"
 #include "algorithms/sliding_window.h"
-#include "protocol/mem.h"
-#include "protocol/resp.h"
-#include "server/conn.h"
+#include "lib/mem.h"
 #include "server/server.h"
 
-#define NS_PER_MS INT64_C(1000000)
-#define NS_PER_SEC INT64_C(1000000000)
-#define OOM_ERROR "OOM command not allowed when used memory > 'maxmemory'."
+#define NS_PER_MS LIMIT_NS_PER_MS
+#define NS_PER_SEC LIMIT_NS_PER_SEC
 
 /* Bytes of the arrays keys own, by malloc's count. */
 static size_t owned_bytes;
@@ -244,42 +241,27 @@ keyspace_realloc(void *p, size_t size, const struct store_rec *keep)
 /* ---- lookup ------------------------------------------------------------ */
 
 struct store_rec *
-keyspace_add(struct conn *c, const struct resp_request *req, uint8_t type,
-             size_t state_size)
+keyspace_add(const struct key_hint *h, const char *key, size_t len,
+             uint8_t type, size_t state_size)
 {
-    struct store_rec *r = NULL;
-    size_t need = sizeof(struct store_rec) + req->argvlen[1] + state_size;
-    if (keyspace_admit(need, NULL)) {
-        r = c->key_hint_valid
-                ? store_add_hashed(srv.store, req->argv[1], req->argvlen[1],
-                                   c->key_hint, type, state_size)
-                : store_add(srv.store, req->argv[1], req->argvlen[1], type,
-                            state_size);
+    size_t need = sizeof(struct store_rec) + len + state_size;
+    if (!keyspace_admit(need, NULL)) {
+        return NULL;
     }
-    if (r == NULL) {
-        conn_error(c, OOM_ERROR);
-    }
-    return r;
+    return h->valid ? store_add_hashed(srv.store, key, len, h->hash, type,
+                                       state_size)
+                    : store_add(srv.store, key, len, type, state_size);
 }
 
 struct store_rec *
-keyspace_lookup(struct conn *c, const struct resp_request *req, size_t i,
-                int64_t now)
+keyspace_lookup(struct key_hint *h, const char *key, size_t len, int64_t now)
 {
-    struct store_rec *r;
-    if (i == 1) {
-        /* argv[1]'s hash, from the prefetch ring or computed here once:
-         * keyspace_add() for the same request reuses it. */
-        if (!c->key_hint_valid) {
-            c->key_hint = store_key_hash(srv.store, req->argv[1],
-                                         req->argvlen[1]);
-            c->key_hint_valid = true;
-        }
-        r = store_lookup_hashed(srv.store, req->argv[1], req->argvlen[1],
-                                c->key_hint, now);
-    } else {
-        r = store_lookup(srv.store, req->argv[i], req->argvlen[i], now);
+    if (!h->valid) {
+        h->hash = store_key_hash(srv.store, key, len);
+        h->valid = true;
     }
+    struct store_rec *r = store_lookup_hashed(srv.store, key, len, h->hash,
+                                              now);
     if (r != NULL) {
         srv.stats.keyspace_hits++;
     } else {
@@ -508,7 +490,7 @@ encode_log(const struct ks_log *ls, int64_t now, struct ks_buf *b)
 static bool
 encode_tiers(const struct ks_tiers *ts, int64_t now, struct ks_buf *b)
 {
-    int64_t now_s = now / NS_PER_SEC - (now % NS_PER_SEC < 0);
+    int64_t now_s = limit_floor_div(now, NS_PER_SEC);
     uint32_t first = 0;
     while (first < ts->st.len &&
            departure_ns(ts->st.b[first].sec, ts->keep, 1) <= now_s) {

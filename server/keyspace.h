@@ -89,20 +89,25 @@ int64_t keyspace_redis_pttl(const struct store_rec *r, int64_t now_ns);
 
 /* ---- lookup and admission -------------------------------------------- */
 
-struct conn;
-struct resp_request;
+/* The hash of the key a request is about, when already known: the
+ * connection layer fills it from its prefetch of pipelined requests, and
+ * keyspace_lookup() computes it once otherwise, so a lookup and the add
+ * after it hash the key once. */
+struct key_hint {
+    bool valid;
+    uint64_t hash;
+};
 
-/* The live record for argv[i] of the current request, using the key hash
- * prefetched for argv[1] when there is one (else computing it once for
- * keyspace_add()). Counts keyspace hits/misses. */
-struct store_rec *keyspace_lookup(struct conn *c,
-                                  const struct resp_request *req, size_t i,
-                                  int64_t now);
+/* The live record for key, through h (filled when it was not valid).
+ * Counts keyspace hits and misses (INFO). */
+struct store_rec *keyspace_lookup(struct key_hint *h, const char *key,
+                                  size_t len, int64_t now);
 
-/* Add argv[1] as a new key of `type`, within maxmemory (keyspace_admit):
- * replies -OOM and returns NULL when there is no room or no memory. */
-struct store_rec *keyspace_add(struct conn *c, const struct resp_request *req,
-                               uint8_t type, size_t state_size);
+/* Add key (just looked up through h and absent) as a new key of `type`,
+ * within maxmemory (keyspace_admit). NULL when there is no room or no
+ * memory: the caller answers -OOM (ERR_OOM). */
+struct store_rec *keyspace_add(const struct key_hint *h, const char *key,
+                               size_t len, uint8_t type, size_t state_size);
 
 /*
  * May the keyspace take `need` more bytes? Always, without maxmemory.

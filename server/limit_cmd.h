@@ -1,5 +1,6 @@
 /*
- * limit_cmd.h - what the limiter command handlers share (cmd_limit.c):
+ * limit_cmd.h - what the limiter command handlers (cmd_limit.c,
+ * cmd_log.c) share, in limit_cmd.c:
  * option parsing, typed lookup, state write-back and the reply.
  */
 #ifndef CELLGATE_LIMIT_CMD_H
@@ -14,11 +15,6 @@
 #include "server/store.h"
 
 struct conn;
-
-#define NOT_INTEGER "ERR value is not an integer or out of range"
-#define WRONGTYPE                                                             \
-    "WRONGTYPE Operation against a key holding the wrong kind of value"
-#define OOM_ERROR "OOM command not allowed when used memory > 'maxmemory'."
 
 enum rl_option {
     RL_COST = 1,

@@ -22,10 +22,11 @@
 #include <unistd.h>
 
 #include "conf/conf.h"
-#include "protocol/mem.h"
+#include "lib/mem.h"
 #include "server/clock.h"
 #include "server/cluster.h"
 #include "server/cmd.h"
+#include "server/commands.h"
 #include "server/conn.h"
 #include "server/keyspace.h"
 #include "server/log.h"
@@ -35,14 +36,9 @@
 #include "server/snapshot.h"
 
 #define MAX_LISTENERS 16
-#define INLINE_MAX (64 * 1024)
 /* Keys evicted per cron tick while over maxmemory (volatile-ttl). */
 #define EVICT_BATCH 1024
 #define EXPIRE_BATCH 256
-#define UNAUTH_MAX_ARGS 10
-#define UNAUTH_MAX_BULK (16 * 1024)
-
-struct server srv;
 
 static uv_tcp_t tcp_listeners[MAX_LISTENERS];
 static size_t n_tcp_listeners;
@@ -53,6 +49,7 @@ static uv_idle_t rehash_idle;
 static uv_signal_t sigint_handle;
 static uv_signal_t sigterm_handle;
 static uv_signal_t sighup_handle;
+static uv_async_t shutdown_async;   /* SHUTDOWN asks through it (server.h) */
 static size_t keys_at_last_trim;
 
 static void
@@ -73,27 +70,6 @@ usage(FILE *out)
             "  cellgate --port 7777 --bind 127.0.0.1\n"
             "  cellgate conf/cellgate.conf --maxclients 5000\n"
             "--describe-config lists every option with its default.\n");
-}
-
-void
-server_apply_limits(void)
-{
-    srv.limits.max_query = (size_t)srv.conf.client_query_buffer_limit;
-    srv.limits.max_bulk = (size_t)srv.conf.proto_max_bulk_len;
-    srv.limits.max_args = (size_t)srv.conf.proto_max_args;
-    srv.limits.max_inline = INLINE_MAX;
-    srv.limits.unauthenticated = false;
-    /* Before AUTH a client may send only what AUTH and HELLO need (Redis:
-     * 10 arguments, 16 KB bulks), so an unauthenticated peer cannot make
-     * the server buffer much. */
-    srv.unauth_limits = srv.limits;
-    srv.unauth_limits.max_args = UNAUTH_MAX_ARGS;
-    srv.unauth_limits.max_bulk = UNAUTH_MAX_BULK;
-    srv.unauth_limits.unauthenticated = true;
-    if (uv_is_active((uv_handle_t *)&cron_timer)) {
-        uint64_t every = (uint64_t)(1000 / srv.conf.hz);
-        uv_timer_set_repeat(&cron_timer, every ? every : 1);
-    }
 }
 
 /* ---- listeners -------------------------------------------------------- */
@@ -270,10 +246,21 @@ on_rehash_idle(uv_idle_t *h)
     uv_idle_stop(h);
 }
 
+/* The cron period follows hz, which CONFIG SET may change. */
+static void
+follow_hz(uv_timer_t *t)
+{
+    uint64_t every = (uint64_t)(1000 / srv.conf.hz);
+    every = every ? every : 1;
+    if (uv_timer_get_repeat(t) != every) {
+        uv_timer_set_repeat(t, every);
+    }
+}
+
 static void
 on_cron(uv_timer_t *t)
 {
-    (void)t;
+    follow_hz(t);
     expire_keys();
     if (store_cron(srv.store, 100) &&
         !uv_is_active((uv_handle_t *)&rehash_idle)) {
@@ -340,8 +327,21 @@ server_shutdown_save(const char *why, bool save)
     close_handle((uv_handle_t *)&sigint_handle);
     close_handle((uv_handle_t *)&sigterm_handle);
     close_handle((uv_handle_t *)&sighup_handle);
+    close_handle((uv_handle_t *)&shutdown_async);
+    srv.shutdown_wakeup = NULL;
     conn_close_all();
     conn_teardown();
+}
+
+/* A client's SHUTDOWN, on the loop iteration after it (server.h). */
+static void
+on_shutdown_request(uv_async_t *h)
+{
+    (void)h;
+    if (srv.shutdown_request != SHUTDOWN_NONE) {
+        server_shutdown_save("SHUTDOWN", srv.shutdown_request ==
+                                             SHUTDOWN_SAVE);
+    }
 }
 
 static void
@@ -610,7 +610,7 @@ setup(void)
     srv.start_mono_ns = (uint64_t)clock_mono_now();
     random_bytes(seed, sizeof(seed));
     server_apply_limits();
-    if (cmd_setup() < 0) {
+    if (cmd_setup(command_table, command_count) < 0) {
         return -1;
     }
     srv.store = store_create(seed, clock_wall_now());
@@ -641,6 +641,8 @@ setup(void)
     uv_signal_init(srv.loop, &sigint_handle);
     uv_signal_init(srv.loop, &sigterm_handle);
     uv_signal_init(srv.loop, &sighup_handle);
+    uv_async_init(srv.loop, &shutdown_async, on_shutdown_request);
+    srv.shutdown_wakeup = &shutdown_async;
     if (conn_setup(srv.loop) < 0) {
         return -1;
     }

@@ -9,7 +9,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "protocol/mem.h"
+#include "lib/mem.h"
 #include "server/clock.h"
 #include "server/cmd.h"
 #include "server/log.h"

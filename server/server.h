@@ -1,5 +1,5 @@
 /*
- * server.h - the process-wide state, one instance (`srv`), owned by main.c.
+ * server.h - the process-wide state, one instance (`srv`, server.c).
  *
  * Like Redis's `server`, everything with process lifetime lives here: the
  * configuration, the loop, the keyspace, the client list and the counters.
@@ -62,18 +62,25 @@ struct server {
     char run_id[41];
     unsigned tcp_port;            /* actually bound (port 0 = none) */
     struct server_stats stats;
+    /* SHUTDOWN: the command sets the request and wakes the loop; main.c
+     * shuts down on the next iteration (commands do not call main). */
+    enum shutdown_request { SHUTDOWN_NONE, SHUTDOWN_SAVE, SHUTDOWN_NOSAVE }
+        shutdown_request;
+    uv_async_t *shutdown_wakeup;  /* NULL until the loop runs */
 };
 
-extern struct server srv;
+extern struct server srv;      /* server.c */
 
 /* Derive srv.limits from srv.conf (after load and after CONFIG SET). */
 void server_apply_limits(void);
 
-/* Begin a graceful shutdown: stop listening, close clients, stop timers;
- * saves a snapshot first when save-interval is on. */
-void server_shutdown(const char *why);
+/* Ask for a shutdown, as SHUTDOWN does: main.c carries it out on the next
+ * loop iteration. */
+void server_request_shutdown(bool save);
 
-/* The same, saving a snapshot first or not (SHUTDOWN SAVE|NOSAVE). */
+/* main.c: begin a graceful shutdown: stop listening, close clients, stop
+ * timers; saves a snapshot first when save-interval is on (or as told). */
+void server_shutdown(const char *why);
 void server_shutdown_save(const char *why, bool save);
 
 #endif

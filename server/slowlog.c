@@ -8,28 +8,13 @@
 #include <string.h>
 #include <strings.h>
 
-#include "protocol/mem.h"
-#include "protocol/num.h"
-#include "protocol/reply.h"
+#include "lib/mem.h"
+#include "server/client.h"
 #include "server/clock.h"
-#include "server/cmd.h"
-#include "server/conn.h"
-#include "server/handlers.h"
 #include "server/server.h"
 
 #define SLOWLOG_MAX_ARGS 32     /* as Redis: the rest is summarised */
 #define SLOWLOG_MAX_ARGLEN 128
-
-struct slow_entry {
-    uint64_t id;
-    int64_t time;               /* unix seconds */
-    uint64_t usec;
-    int argc;
-    char **argv;                /* argc strings, NUL-terminated */
-    size_t *argvlen;
-    char addr[64];
-    char name[64];
-};
 
 static struct slow_entry **ring;    /* oldest first, newest last */
 static size_t ring_len;
@@ -129,13 +114,12 @@ trim(size_t max)
 }
 
 void
-slowlog_note(const struct conn *c, const char *flags,
-             const struct resp_request *req, uint64_t usec)
+slowlog_note(const struct conn *c, const struct resp_request *req,
+             uint64_t usec)
 {
     int64_t slower = srv.conf.slowlog_log_slower_than;
     size_t max = (size_t)srv.conf.slowlog_max_len;
-    if (slower < 0 || usec < (uint64_t)slower || max == 0 ||
-        strstr(flags, "skip_slowlog") != NULL) {
+    if (slower < 0 || usec < (uint64_t)slower || max == 0) {
         return;
     }
     trim(max - 1);
@@ -162,83 +146,20 @@ slowlog_teardown(void)
     ring_cap = 0;
 }
 
-/* ---- SLOWLOG command --------------------------------------------------- */
-
-void
-cmd_slowlog(struct conn *c, struct resp_request *req)
+size_t
+slowlog_len(void)
 {
-    cmd_dispatch_subcommand(c, req, cmd_lookup("slowlog", 7));
+    return ring_len;
 }
 
-static void
-reply_entry(struct conn *c, const struct slow_entry *e)
+const struct slow_entry *
+slowlog_newest(size_t i)
 {
-    reply_array(&c->out, 6);
-    reply_int(&c->out, (int64_t)e->id);
-    reply_int(&c->out, e->time);
-    reply_int(&c->out, (int64_t)e->usec);
-    reply_array(&c->out, (size_t)e->argc);
-    for (int i = 0; i < e->argc; i++) {
-        reply_bulk(&c->out, e->argv[i], e->argvlen[i]);
-    }
-    reply_bulkz(&c->out, e->addr);
-    reply_bulkz(&c->out, e->name);
+    return i < ring_len ? ring[ring_len - 1 - i] : NULL;
 }
 
 void
-cmd_slowlog_get(struct conn *c, struct resp_request *req)
+slowlog_reset(void)
 {
-    int64_t count = 10;
-    if (req->argc == 3 &&
-        (!num_parse_i64(req->argv[2], req->argvlen[2], &count) ||
-         count < -1)) {
-        conn_error(c, "ERR count should be greater than or equal to -1");
-        return;
-    }
-    if (req->argc > 3) {
-        conn_error(c, "ERR wrong number of arguments for 'slowlog|get' "
-                      "command");
-        return;
-    }
-    size_t n = count < 0 || (uint64_t)count > ring_len ? ring_len
-                                                       : (size_t)count;
-    reply_array(&c->out, n);
-    for (size_t i = 0; i < n; i++) {
-        reply_entry(c, ring[ring_len - 1 - i]);
-    }
-}
-
-void
-cmd_slowlog_len(struct conn *c, struct resp_request *req)
-{
-    (void)req;
-    reply_int(&c->out, (int64_t)ring_len);
-}
-
-void
-cmd_slowlog_reset(struct conn *c, struct resp_request *req)
-{
-    (void)req;
     trim(0);
-    reply_ok(&c->out);
-}
-
-void
-cmd_slowlog_help(struct conn *c, struct resp_request *req)
-{
-    static const char *const lines[] = {
-        "SLOWLOG <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
-        "GET [<count>]",
-        "    Return top <count> entries from the slowlog (default: 10, -1 "
-        "mean all).",
-        "    Entries are made of:",
-        "    id, timestamp, time in microseconds, arguments array, client IP "
-        "and port,",
-        "    client name",
-        "LEN", "    Return the length of the slowlog.",
-        "RESET", "    Reset the slowlog.",
-        "HELP", "    Print this help.", NULL
-    };
-    (void)req;
-    cmd_reply_help(c, lines);
 }

@@ -13,7 +13,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "protocol/mem.h"
+#include "lib/mem.h"
 #include "server/clock.h"
 #include "server/keyspace.h"
 #include "server/log.h"

@@ -98,7 +98,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "protocol/mem.h"
+#include "lib/mem.h"
 
 #define STORE_KEY_MAX       ((size_t)512 << 20)  /* 512 MiB, Redis's limit */
 #define STORE_STATE_MAX     UINT16_MAX

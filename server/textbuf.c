@@ -7,7 +7,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "protocol/mem.h"
+#include "lib/mem.h"
 
 /* Room for need more bytes (at least doubling); false (and oom) if
  * memory ran out. */

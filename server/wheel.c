@@ -92,7 +92,7 @@
 #include <assert.h>
 #include <string.h>
 
-#include "protocol/mem.h"
+#include "lib/mem.h"
 
 #define WHEEL_BITS      6
 #define WHEEL_SLOTS     (1 << WHEEL_BITS)   /* 64: one uint64_t map */

@@ -16,7 +16,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "protocol/mem.h"
+#include "lib/mem.h"
 #include "server/store.h"
 
 #define KEYLEN      16

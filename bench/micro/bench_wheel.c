@@ -19,7 +19,7 @@
 #include <stdlib.h>
 #include <time.h>
 
-#include "protocol/mem.h"
+#include "lib/mem.h"
 #include "server/wheel.h"
 
 #define MS          INT64_C(1000000)

@@ -1,5 +1,5 @@
 /*
- * check_num.c - unit tests for protocol/num.c.
+ * check_num.c - unit tests for lib/num.c.
  *
  * Two parsers with different contracts: num_parse_i64 is Redis's string2ll
  * (canonical decimal only), num_parse_i64_rust is Rust's str::parse::<i64>
@@ -12,7 +12,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "protocol/num.h"
+#include "lib/num.h"
 #include "tests/unit/suites.h"
 
 /* Written into *out before a parse that must fail: it has to survive. */

@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "protocol/mem.h"
+#include "lib/mem.h"
 #include "protocol/obuf.h"
 #include "protocol/reply.h"
 #include "tests/unit/suites.h"

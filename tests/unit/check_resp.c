@@ -18,7 +18,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "protocol/mem.h"
+#include "lib/mem.h"
 #include "protocol/resp.h"
 #include "tests/unit/suites.h"
 

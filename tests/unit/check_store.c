@@ -16,7 +16,7 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
-#include "protocol/mem.h"
+#include "lib/mem.h"
 #include "server/store.h"
 #include "tests/unit/suites.h"
 

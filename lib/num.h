@@ -1,5 +1,6 @@
 /*
- * num.h - strict, overflow-checked decimal integers in and out.
+ * num.h - strict, overflow-checked decimal integers in and out: the one
+ * decimal parser of the tree (requests, config, cluster lines, cursors).
  *
  * Parsing follows Redis's string2ll: an optional '-', then digits with no
  * leading zero (except "0" itself); no '+', no spaces, no "-0", nothing past
@@ -17,6 +18,14 @@
 #define NUM_I64_MAXLEN 21   /* "-9223372036854775808" plus one spare byte */
 
 bool num_parse_i64(const char *s, size_t len, int64_t *out);
+
+/* Is s written as num_parse_i64 wants, whatever its size? Tells "not an
+ * integer" from "out of range" when num_parse_i64 fails. */
+bool num_decimal_syntax(const char *s, size_t len);
+
+/* One or more digits (leading zeros allowed, no sign) within uint64: the
+ * SCAN cursor's form, as Redis's strtoull with its checks accepts it. */
+bool num_parse_u64_digits(const char *s, size_t len, uint64_t *out);
 bool num_parse_i64_rust(const char *s, size_t len, int64_t *out);
 
 /* Write v in decimal to buf (at least NUM_I64_MAXLEN bytes, not

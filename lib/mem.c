@@ -3,7 +3,7 @@
  *
  * One process, one event loop thread: the counters need no atomics.
  */
-#include "protocol/mem.h"
+#include "lib/mem.h"
 
 #include <malloc.h>
 #include <stdlib.h>

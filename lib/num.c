@@ -2,7 +2,7 @@
  * num.c - decimal parsing and formatting without libc's locale-aware and
  * errno-driven strtoll, and without snprintf on the reply path.
  */
-#include "protocol/num.h"
+#include "lib/num.h"
 
 /* Accumulate digits s[0..len) into *out as a magnitude, rejecting overflow of
  * `limit`. Returns false on a non-digit or overflow. */
@@ -180,4 +180,26 @@ num_fmt_i64(char *buf, int64_t v)
         return 1 + num_fmt_u64(buf + 1, (uint64_t)0 - (uint64_t)v);
     }
     return num_fmt_u64(buf, (uint64_t)v);
+}
+
+bool
+num_decimal_syntax(const char *s, size_t len)
+{
+    size_t i = len > 0 && s[0] == '-';
+    if (i == len || s[i] < '0' || s[i] > '9' ||
+        (s[i] == '0' && (len - i > 1 || i == 1))) {
+        return false;       /* empty, a leading zero, or "-0" */
+    }
+    for (; i < len; i++) {
+        if (s[i] < '0' || s[i] > '9') {
+            return false;
+        }
+    }
+    return true;
+}
+
+bool
+num_parse_u64_digits(const char *s, size_t len, uint64_t *out)
+{
+    return parse_magnitude(s, len, UINT64_MAX, out);
 }

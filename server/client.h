@@ -1,0 +1,84 @@
+/*
+ * client.h - what a command sees of the client it runs for: its protocol,
+ * name, output buffer, authentication and the statistics CLIENT LIST
+ * shows. The connection machinery that owns it (reading, writing, closing:
+ * conn.c) is above the commands; a command that needs something of it
+ * sets a request bit here, and conn.c carries it out once the command has
+ * returned, so commands never call back into the connection layer.
+ */
+#ifndef CELLGATE_CLIENT_H
+#define CELLGATE_CLIENT_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <uv.h>
+
+#include "protocol/obuf.h"
+#include "protocol/resp.h"
+#include "server/keyspace.h"
+
+struct cmd;
+
+/* What a command asks of the connection layer (struct conn.requests). */
+enum client_request {
+    CLIENT_CLOSE_AFTER_REPLY = 1,   /* QUIT, CLIENT KILL of itself */
+    CLIENT_KILLED = 2,              /* CLIENT KILL: close this one now */
+    CLIENT_KILLS = 4,               /* this one killed others: sweep */
+    CLIENT_AUTHENTICATED = 8        /* AUTH passed: lift the small limits */
+};
+
+enum conn_state {
+    CONN_READING,
+    CONN_PAUSED,
+    CONN_CLOSE_AFTER_REPLY,
+    CONN_CLOSING
+};
+
+struct conn {
+    union {
+        uv_handle_t handle;
+        uv_stream_t stream;
+        uv_tcp_t tcp;
+        uv_pipe_t pipe;
+    } h;
+    enum conn_state state;
+    struct conn *prev;              /* srv.clients */
+    struct conn *next;
+    struct conn *next_pending;      /* write list */
+    struct conn *next_input;        /* input list */
+    bool write_queued;
+    bool input_queued;
+    bool is_unix;
+    bool backlog;                   /* not read until its requests ran */
+    bool authenticated;             /* AUTH done, or no requirepass */
+    struct resp_parser *parser;
+    struct obuf out;
+    size_t inflight;                /* bytes handed to uv_write */
+    uv_write_t wreq;
+    uint64_t id;
+    int proto;                      /* 2 or 3 */
+    int db;
+    char *name;
+    char *lib_name;
+    char *lib_ver;
+    char addr[64];
+    char laddr[64];
+    int64_t created_ms;             /* monotonic */
+    int64_t last_interaction_ms;    /* monotonic */
+    int64_t paused_since_ms;        /* monotonic, while CONN_PAUSED */
+    struct cmd *last_cmd;
+    bool reply_error;               /* the current command replied an error */
+    /* Prefetch ring (conn.c prefetch_ahead): hashes of the keys of the
+     * next two pipelined requests with their stream offsets, and the hash
+     * of the current request's argv[1] once known (from the ring or from
+     * keyspace_lookup()), exact whenever hint.valid. */
+    bool pf_valid[2];
+    uint64_t pf_hash[2];
+    size_t pf_len[2];
+    uint64_t pf_off[2];
+    struct key_hint hint;
+    unsigned requests;              /* enum client_request bits */
+};
+
+#endif

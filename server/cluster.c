@@ -1,0 +1,266 @@
+/*
+ * cluster.c - the cluster this node belongs to: its topology, where a
+ * key's slot is served, and reloads.
+ *
+ * cluster-mode emulated: this node is a one-node cluster that owns slots
+ * 0-16383, so clients that insist on a cluster (redis-py RedisCluster,
+ * redis-cli -c, redis-benchmark --cluster) route every key here; the
+ * address it announces is the one the client reached.
+ *
+ * cluster-mode yes: a static cluster of many nodes, the topology read from
+ * the config file's cluster-node lines (cluster_topo.c), the same on every
+ * node. A key of a slot this node does not own is answered with -MOVED to
+ * its owner, so clients learn the map; nodes never talk to each other.
+ * CLUSTER RELOAD and SIGHUP re-read the lines.
+ *
+ * Both modes answer from one struct cluster_topo, so every reply is built
+ * once. Routing gives a verdict; the dispatcher (cmd.c) turns it into the
+ * error a client sees, and the CLUSTER command (cmd_cluster.c) reads the
+ * topology through cluster_topology().
+ */
+#include <stdio.h>
+#include <string.h>
+#include <strings.h>
+
+#include "server/clock.h"
+#include "server/cluster.h"
+#include "server/cluster_topo.h"
+#include "server/keyspace.h"
+#include "server/log.h"
+#include "server/server.h"
+#include "server/textbuf.h"
+
+static struct cluster_topo *topo;   /* NULL until emulated or yes is used */
+static bool routing;                /* cluster-mode yes: check keys */
+
+static bool
+mode_is(const char *mode)
+{
+    return strcmp(srv.conf.cluster_mode, mode) == 0;
+}
+
+/* ---- loading --------------------------------------------------------- */
+
+static int
+add_node_line(void *arg, char **words, size_t nwords, char *why,
+              size_t whylen)
+{
+    return cluster_topo_add(arg, words, nwords, why, whylen);
+}
+
+/* A validated topology from the config file, or NULL with err. */
+static struct cluster_topo *
+read_topology(char *err, size_t errlen)
+{
+    char why[CONF_ERR_LEN];
+    struct cluster_topo *t;
+    if (srv.config_file == NULL) {
+        snprintf(err, errlen, "cluster-mode yes needs a config file with "
+                 "cluster-node lines");
+        return NULL;
+    }
+    t = cluster_topo_create();
+    if (t == NULL) {
+        snprintf(err, errlen, "out of memory reading the cluster topology");
+        return NULL;
+    }
+    if (conf_scan_directive(srv.config_file, "cluster-node", add_node_line,
+                            t, err, errlen) != 0) {
+        cluster_topo_free(t);
+        return NULL;
+    }
+    /* Without an id, this node is the one at its announced address. */
+    unsigned port = srv.conf.cluster_announce_port != 0
+                    ? (unsigned)srv.conf.cluster_announce_port
+                    : (unsigned)srv.conf.port;
+    if (cluster_topo_find_myself(t, srv.conf.cluster_node_id,
+                                 srv.conf.cluster_announce_ip, port, why,
+                                 sizeof(why)) != 0) {
+        snprintf(err, errlen, "%s: %s", srv.config_file, why);
+        cluster_topo_free(t);
+        return NULL;
+    }
+    return t;
+}
+
+/* cluster-mode emulated: one node, this one, owning every slot. */
+static struct cluster_topo *
+emulated_topology(char *err, size_t errlen)
+{
+    char slots[16], *words[3];
+    struct cluster_topo *t = cluster_topo_create();
+    char addr[] = "127.0.0.1:1";    /* replaced per client: node_endpoint() */
+    snprintf(slots, sizeof(slots), "0-%d", CLUSTER_SLOTS - 1);
+    words[0] = srv.run_id;
+    words[1] = addr;
+    words[2] = slots;
+    if (t == NULL) {
+        snprintf(err, errlen, "out of memory setting up cluster-mode");
+        return NULL;
+    }
+    if (cluster_topo_add(t, words, 3, err, errlen) != 0) {
+        cluster_topo_free(t);
+        return NULL;
+    }
+    return t;
+}
+
+int
+cluster_setup(char *err, size_t errlen)
+{
+    cluster_teardown();
+    if (mode_is("no")) {
+        return 0;
+    }
+    routing = mode_is("yes");
+    topo = routing ? read_topology(err, errlen)
+                   : emulated_topology(err, errlen);
+    return topo != NULL ? 0 : -1;
+}
+
+void
+cluster_teardown(void)
+{
+    cluster_topo_free(topo);
+    topo = NULL;
+    routing = false;
+}
+
+/* Keys found by one store_scan() step, copied: removing records while the
+ * scan walks the bucket is not allowed. */
+struct drop_batch {
+    struct textbuf keys;        /* <size_t len><bytes> ... */
+};
+
+static void
+collect_unowned(struct store_rec *r, void *arg)
+{
+    struct drop_batch *b = arg;
+    size_t len = store_rec_keylen(r);
+    const char *key = store_rec_key(r);
+    if (topo->owner[cluster_keyslot(key, len)] == topo->myself) {
+        return;
+    }
+    textbuf_append(&b->keys, &len, sizeof(len));
+    textbuf_append(&b->keys, key, len);
+}
+
+static size_t
+remove_batch(struct drop_batch *b, int64_t now)
+{
+    size_t n = 0;
+    for (size_t off = 0; off < b->keys.len;) {
+        size_t len;
+        memcpy(&len, b->keys.p + off, sizeof(len));
+        off += sizeof(len);
+        struct store_rec *r = store_lookup(srv.store, b->keys.p + off, len,
+                                           now);
+        if (r != NULL) {
+            store_remove(srv.store, r);     /* as DEL: frees its timer */
+            n++;
+        }
+        off += len;
+    }
+    b->keys.len = 0;
+    return n;
+}
+
+size_t
+cluster_drop_unowned(void)
+{
+    struct drop_batch b;
+    uint64_t cursor = 0;
+    size_t n = 0;
+    int64_t now = clock_wall_now();
+    if (!routing || srv.store == NULL) {
+        return 0;
+    }
+    memset(&b, 0, sizeof(b));
+    do {
+        cursor = store_scan(srv.store, cursor, collect_unowned, &b);
+        if (b.keys.oom) {
+            /* Keep what fits: a later reload or restart drops the rest. */
+            log_warning("Out of memory dropping keys of foreign slots");
+            break;
+        }
+        n += remove_batch(&b, now);
+    } while (cursor != 0);
+    textbuf_free(&b.keys);
+    if (n > 0) {
+        log_notice("Dropped %zu keys of slots this node does not own", n);
+    }
+    return n;
+}
+
+int
+cluster_reload(char *err, size_t errlen)
+{
+    if (!routing) {
+        snprintf(err, errlen, "CLUSTER RELOAD needs cluster-mode yes");
+        return -1;
+    }
+    struct cluster_topo *t = read_topology(err, errlen);
+    if (t == NULL) {
+        log_warning("Cluster topology NOT reloaded: %s", err);
+        return -1;
+    }
+    cluster_topo_free(topo);
+    topo = t;
+    log_notice("Cluster topology reloaded: %zu nodes, %u slots assigned, "
+               "this node serves %u", t->nnodes, cluster_topo_assigned(t),
+               t->nodes[t->myself].nslots);
+    cluster_drop_unowned();
+    return 0;
+}
+
+/* ---- routing --------------------------------------------------------- */
+
+bool
+cluster_routing(void)
+{
+    return routing;
+}
+
+enum cluster_verdict
+cluster_route(const struct resp_request *req, int first, int last, int step,
+              struct cluster_redirect *to)
+{
+    unsigned slot = cluster_keyslot(req->argv[first], req->argvlen[first]);
+    for (int i = first + step; i <= last; i += step) {
+        if (cluster_keyslot(req->argv[i], req->argvlen[i]) != slot) {
+            return CLUSTER_CROSSSLOT;
+        }
+    }
+    const struct cluster_node *n = cluster_topo_owner(topo, slot);
+    if (n == NULL) {
+        return CLUSTER_DOWN;
+    }
+    if (n != &topo->nodes[topo->myself]) {
+        to->slot = slot;
+        to->host = n->host;
+        to->port = n->port;
+        return CLUSTER_MOVED;
+    }
+    return CLUSTER_HERE;
+}
+
+bool
+cluster_mode_settable(const char *value)
+{
+    return !routing && strcasecmp(value, "yes") != 0;
+}
+
+/* cluster-mode may change between no and emulated with CONFIG SET (yes is
+ * fixed at start-up), so the emulated map is built when first needed. */
+const struct cluster_topo *
+cluster_topology(char *err, size_t errlen)
+{
+    if (mode_is("no")) {
+        snprintf(err, errlen, "This instance has cluster support disabled");
+        return NULL;
+    }
+    if (topo == NULL) {
+        topo = emulated_topology(err, errlen);
+    }
+    return topo;
+}

@@ -1,0 +1,302 @@
+/*
+ * commands.c - THE command table: one row per command, as Redis's
+ * commands.def has them (name, arity, flags, key positions, ACL categories,
+ * docs, handler), and the subcommand tables of the container commands.
+ * main.c hands it to the dispatcher (cmd_setup), which is why the
+ * dispatcher never names a handler and handlers can use the dispatcher.
+ */
+#include "server/commands.h"
+
+#include "server/cmd.h"
+#include "server/handlers.h"
+
+/* Statistics start at zero (INFO commandstats, # Limits). */
+#define NO_STATS { 0, 0, 0, 0, 0, 0, { 0 } }
+
+/* Flags several rows share. */
+#define ADMIN (CMD_ADMIN | CMD_NOSCRIPT | CMD_LOADING | CMD_STALE)
+#define FASTRO (CMD_READONLY | CMD_FAST)
+
+static struct cmd client_subcommands[] = {
+    { "client|setname", 3, CMD_NOSCRIPT | CMD_LOADING | CMD_STALE, 0, 0, 0, NULL,
+      "slow connection", "connection", "2.6.9", "Sets the connection name.",
+      "connection-name:string", cmd_client_setname, NULL, NO_STATS },
+    { "client|getname", 2, CMD_NOSCRIPT | CMD_LOADING | CMD_STALE, 0, 0, 0, NULL,
+      "slow connection", "connection", "2.6.9",
+      "Returns the name of the connection.", "", cmd_client_getname, NULL,
+      NO_STATS },
+    { "client|setinfo", 4, CMD_NOSCRIPT | CMD_LOADING | CMD_STALE, 0, 0, 0, NULL,
+      "slow connection", "connection", "7.2.0",
+      "Sets information specific to the client or connection.",
+      "attr:oneof=LIB-NAME|LIB-VER value:string", cmd_client_setinfo, NULL, NO_STATS },
+    { "client|id", 2, CMD_NOSCRIPT | CMD_LOADING | CMD_STALE, 0, 0, 0, NULL,
+      "slow connection", "connection", "5.0.0",
+      "Returns the unique client ID of the connection.", "", cmd_client_id,
+      NULL, NO_STATS },
+    { "client|list", -2, ADMIN, 0, 0, 0, NULL,
+      "admin slow dangerous connection",
+      "connection", "2.4.0", "Lists open connections.", "",
+      cmd_client_list, NULL, NO_STATS },
+    { "client|info", 2, CMD_NOSCRIPT | CMD_LOADING | CMD_STALE, 0, 0, 0, NULL,
+      "slow connection", "connection", "6.2.0",
+      "Returns information about the connection.", "", cmd_client_info,
+      NULL, NO_STATS },
+    { "client|kill", -3, ADMIN, 0, 0, 0, NULL,
+      "admin slow dangerous connection", "connection", "2.4.0",
+      "Terminates open connections.",
+      "?ip:port:string ?ID=client-id:integer ?ADDR=addr:string "
+      "?LADDR=laddr:string ?USER=username:string ?SKIPME=yes/no:string",
+      cmd_client_kill, NULL, NO_STATS },
+    { "client|no-evict", 3, ADMIN, 0, 0, 0, NULL,
+      "admin slow dangerous connection", "connection", "7.0.0",
+      "Sets the client eviction mode of the connection (accepted; "
+      "cellgate never evicts clients).", "enabled:oneof=ON|OFF",
+      cmd_client_no_evict, NULL, NO_STATS },
+    { "client|help", 2, CMD_LOADING | CMD_STALE, 0, 0, 0, NULL, "slow connection",
+      "connection", "5.0.0", "Returns helpful text about the different "
+      "subcommands.", "", cmd_client_help, NULL, NO_STATS },
+    { NULL, 0, 0, 0, 0, 0, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL,
+      NO_STATS }
+};
+
+static struct cmd command_subcommands[] = {
+    { "command|count", 2, CMD_LOADING | CMD_STALE, 0, 0, 0, NULL, "slow connection",
+      "server", "2.8.13", "Returns a count of commands.", "",
+      cmd_command_count, NULL, NO_STATS },
+    { "command|info", -2, CMD_LOADING | CMD_STALE, 0, 0, 0, NULL, "slow connection",
+      "server", "2.8.13", "Returns information about one, multiple or all "
+      "commands.", "*command-name:string", cmd_command_info, NULL,
+      NO_STATS },
+    { "command|docs", -2, CMD_LOADING | CMD_STALE, 0, 0, 0, NULL, "slow connection",
+      "server", "7.0.0", "Returns documentary information about one, "
+      "multiple or all commands.", "*command-name:string", cmd_command_docs,
+      NULL, NO_STATS },
+    { "command|list", -2, CMD_LOADING | CMD_STALE, 0, 0, 0, NULL, "slow connection",
+      "server", "7.0.0", "Returns a list of command names.",
+      "?FILTERBY=filterby:oneof=MODULE|ACLCAT|PATTERN ?name:string", cmd_command_list, NULL, NO_STATS },
+    { "command|getkeys", -4, CMD_LOADING | CMD_STALE, 0, 0, 0, NULL,
+      "slow connection", "server", "2.8.13",
+      "Extracts the key names from an arbitrary command.",
+      "command:string *arg:string", cmd_command_getkeys, NULL, NO_STATS },
+    { "command|getkeysandflags", -4, CMD_LOADING | CMD_STALE, 0, 0, 0, NULL,
+      "slow connection", "server", "7.0.0",
+      "Extracts the key names and access flags for an arbitrary command.",
+      "command:string *arg:string", cmd_command_getkeysandflags, NULL,
+      NO_STATS },
+    { "command|help", 2, CMD_LOADING | CMD_STALE, 0, 0, 0, NULL, "slow connection",
+      "server", "5.0.0", "Returns helpful text about the different "
+      "subcommands.", "", cmd_command_help, NULL, NO_STATS },
+    { NULL, 0, 0, 0, 0, 0, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL,
+      NO_STATS }
+};
+
+static struct cmd config_subcommands[] = {
+    { "config|get", -3, CMD_ADMIN | CMD_NOSCRIPT | CMD_LOADING | CMD_STALE, 0, 0, 0, NULL,
+      "admin slow dangerous", "server", "2.0.0",
+      "Returns the effective values of configuration parameters.",
+      "*parameter:pattern", cmd_config_get, NULL, NO_STATS },
+    { "config|set", -4, CMD_ADMIN | CMD_NOSCRIPT | CMD_LOADING | CMD_STALE, 0, 0, 0, NULL,
+      "admin slow dangerous", "server", "2.0.0",
+      "Sets configuration parameters in-flight.",
+      "*parameter:string value:string", cmd_config_set, NULL, NO_STATS },
+    { "config|resetstat", 2, CMD_ADMIN | CMD_NOSCRIPT | CMD_LOADING | CMD_STALE, 0, 0, 0, NULL,
+      "admin slow dangerous", "server", "2.0.0",
+      "Resets the server's statistics.", "", cmd_config_resetstat, NULL,
+      NO_STATS },
+    { "config|help", 2, CMD_LOADING | CMD_STALE, 0, 0, 0, NULL, "slow", "server",
+      "5.0.0", "Returns helpful text about the different subcommands.", "",
+      cmd_config_help, NULL, NO_STATS },
+    { NULL, 0, 0, 0, 0, 0, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL,
+      NO_STATS }
+};
+
+#define CLUSTER_SUB(sub, arity, summary, args, proc)                          \
+    { "cluster|" sub, arity, CMD_LOADING | CMD_STALE, 0, 0, 0, NULL, "slow",          \
+      "cluster", "3.0.0", summary, args, proc, NULL, NO_STATS }
+
+static struct cmd cluster_subcommands[] = {
+    CLUSTER_SUB("info", 2, "Returns information about the state of a node.",
+                "", cmd_cluster_info),
+    CLUSTER_SUB("keyslot", 3, "Returns the hash slot for a key.",
+                "key:string", cmd_cluster_keyslot),
+    CLUSTER_SUB("myid", 2, "Returns the ID of a node.", "", cmd_cluster_myid),
+    CLUSTER_SUB("nodes", 2, "Returns the cluster configuration for a node.",
+                "", cmd_cluster_nodes),
+    CLUSTER_SUB("reload", 2, "Re-reads the cluster-node lines of the config "
+                "file (cluster-mode yes).", "", cmd_cluster_reload),
+    CLUSTER_SUB("shards", 2, "Returns the mapping of cluster slots to "
+                "shards.", "", cmd_cluster_shards),
+    CLUSTER_SUB("slots", 2, "Returns the mapping of cluster slots to nodes.",
+                "", cmd_cluster_slots),
+    CLUSTER_SUB("help", 2, "Returns helpful text about the different "
+                "subcommands.", "", cmd_cluster_help),
+    { NULL, 0, 0, 0, 0, 0, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL,
+      NO_STATS }
+};
+
+#define SLOWLOG_SUB(sub, arity, summary, args, proc)                          \
+    { "slowlog|" sub, arity,                                                 \
+      CMD_ADMIN | CMD_LOADING | CMD_STALE | CMD_SKIP_SLOWLOG, 0, 0, 0,       \
+      NULL,            \
+      "admin slow dangerous", "server", "2.2.12", summary, args, proc, NULL,  \
+      NO_STATS }
+
+static struct cmd slowlog_subcommands[] = {
+    SLOWLOG_SUB("get", -2, "Returns the slow log's entries.",
+                "?count:integer", cmd_slowlog_get),
+    SLOWLOG_SUB("len", 2, "Returns the number of entries in the slow log.",
+                "", cmd_slowlog_len),
+    SLOWLOG_SUB("reset", 2, "Clears all entries from the slow log.", "",
+                cmd_slowlog_reset),
+    SLOWLOG_SUB("help", 2, "Show helpful text about the different "
+                "subcommands.", "", cmd_slowlog_help),
+    { NULL, 0, 0, 0, 0, 0, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL,
+      NO_STATS }
+};
+
+static struct cmd table[] = {
+    { "cl.throttle", -1, CMD_WRITE | CMD_DENYOOM | CMD_MODULE | CMD_FAST, 1, 1, 1,
+      "RW access update", "write fast", "ratelimit", "1.0.0",
+      "GCRA rate limit, bit-exact with redis-cell: allow or deny one "
+      "request of quantity tokens.",
+      "key:key max_burst:integer count:integer period:integer "
+      "?quantity:integer ?PEEK:pure-token ?MS:pure-token",
+      cmd_cl_throttle, NULL, NO_STATS },
+    { "rl.fixed", -4, CMD_WRITE | CMD_DENYOOM | CMD_FAST, 1, 1, 1, "RW access update",
+      "write fast", "ratelimit", "0.1.0",
+      "Fixed-window counter: at most limit units per window seconds.",
+      "key:key limit:integer window:integer ?COST=n:integer "
+      "?ALIGN:pure-token ?PEEK:pure-token ?MS:pure-token",
+      cmd_rl_fixed, NULL, NO_STATS },
+    { "rl.sliding", -4, CMD_WRITE | CMD_DENYOOM | CMD_FAST, 1, 1, 1, "RW access update",
+      "write fast", "ratelimit", "0.1.0",
+      "Sliding-window counter: the current window plus the weighted "
+      "previous one.",
+      "key:key limit:integer window:integer ?COST=n:integer "
+      "?PEEK:pure-token ?MS:pure-token",
+      cmd_rl_sliding, NULL, NO_STATS },
+    { "rl.log", -4, CMD_WRITE | CMD_DENYOOM | CMD_FAST, 1, 1, 1, "RW access update",
+      "write fast", "ratelimit", "0.1.0",
+      "Exact sliding log: every accepted request is kept with its cost "
+      "and metadata for window seconds.",
+      "key:key limit:integer window:integer ?COST=n:integer "
+      "?META=value:string ?PEEK:pure-token ?MS:pure-token",
+      cmd_rl_log, NULL, NO_STATS },
+    { "rl.entries", -2, CMD_READONLY, 1, 1, 1, "RO access", "read slow",
+      "ratelimit", "0.1.0",
+      "The requests an RL.LOG key holds, newest first.",
+      "key:key ?COUNT=n:integer",
+      cmd_rl_entries, NULL, NO_STATS },
+    { "rl.tiers", -4, CMD_WRITE | CMD_DENYOOM | CMD_FAST, 1, 1, 1, "RW access update",
+      "write fast", "ratelimit", "0.1.0",
+      "Several sliding windows over per-second buckets, checked all or "
+      "nothing.",
+      "key:key limit1:integer window1:integer ?*tier:block=limit2|window2 "
+      "?COST=n:integer ?PEEK:pure-token ?MS:pure-token",
+      cmd_rl_tiers, NULL, NO_STATS },
+    { "ping", -1, CMD_STALE | CMD_FAST, 0, 0, 0, NULL, "fast connection",
+      "connection", "1.0.0", "Returns the server's liveliness response.",
+      "?message:string", cmd_ping, NULL, NO_STATS },
+    { "echo", 2, CMD_FAST, 0, 0, 0, NULL, "fast connection", "connection",
+      "1.0.0", "Returns the given string.", "message:string", cmd_echo, NULL,
+      NO_STATS },
+    { "quit", -1, CMD_NOSCRIPT | CMD_LOADING | CMD_STALE | CMD_FAST | CMD_NO_AUTH | CMD_ALLOW_BUSY, 0, 0, 0,
+      NULL, "fast connection", "connection", "1.0.0",
+      "Closes the connection.", "", cmd_quit, NULL, NO_STATS },
+    { "select", 2, CMD_LOADING | CMD_STALE | CMD_FAST, 0, 0, 0, NULL, "fast connection",
+      "connection", "1.0.0", "Changes the selected database (only 0 "
+      "exists).", "index:integer", cmd_select, NULL, NO_STATS },
+    { "hello", -1, CMD_NOSCRIPT | CMD_LOADING | CMD_STALE | CMD_SKIP_SLOWLOG | CMD_FAST | CMD_NO_AUTH, 0, 0,
+      0, NULL,
+      "fast connection", "connection", "6.0.0",
+      "Handshakes with the server.",
+      "?protover:integer ?AUTH=username:string ?password:string "
+      "?SETNAME=clientname:string", cmd_hello, NULL,
+      NO_STATS },
+    { "auth", -2, CMD_NOSCRIPT | CMD_LOADING | CMD_STALE | CMD_SKIP_SLOWLOG | CMD_FAST | CMD_NO_AUTH, 0, 0,
+      0, NULL,
+      "fast connection", "connection", "1.0.0",
+      "Authenticates the connection.", "?username:string password:string",
+      cmd_auth, NULL, NO_STATS },
+    { "readonly", 1, CMD_LOADING | CMD_STALE | CMD_FAST, 0, 0, 0, NULL, "fast connection",
+      "cluster", "3.0.0", "Accepted for cluster clients; cellgate has no "
+      "replicas.", "", cmd_readonly, NULL, NO_STATS },
+    { "readwrite", 1, CMD_LOADING | CMD_STALE | CMD_FAST, 0, 0, 0, NULL, "fast connection",
+      "cluster", "3.0.0", "Accepted for cluster clients; cellgate has no "
+      "replicas.", "", cmd_readonly, NULL, NO_STATS },
+    { "client", -2, 0, 0, 0, 0, NULL, "slow", "connection", "2.4.0",
+      "A container for client connection commands.", "", cmd_client,
+      client_subcommands, NO_STATS },
+    { "cluster", -2, 0, 0, 0, 0, NULL, "slow", "cluster", "3.0.0",
+      "A container for Redis Cluster commands (cluster-mode emulated|yes).", "",
+      cmd_cluster, cluster_subcommands, NO_STATS },
+    { "command", -1, CMD_LOADING | CMD_STALE, 0, 0, 0, NULL, "slow connection",
+      "server", "2.8.13", "Returns detailed information about all commands.",
+      "", cmd_command, command_subcommands, NO_STATS },
+    { "config", -2, 0, 0, 0, 0, NULL, "slow", "server", "2.0.0",
+      "A container for server configuration commands.", "", cmd_config,
+      config_subcommands, NO_STATS },
+    { "info", -1, CMD_LOADING | CMD_STALE, 0, 0, 0, NULL, "slow dangerous", "server",
+      "1.0.0", "Returns information and statistics about the server.",
+      "*section:string", cmd_info, NULL, NO_STATS },
+    { "dbsize", 1, FASTRO, 0, 0, 0, NULL, "keyspace read fast", "server",
+      "1.0.0", "Returns the number of keys.", "", cmd_dbsize, NULL,
+      NO_STATS },
+    { "flushall", -1, CMD_WRITE, 0, 0, 0, NULL, "keyspace write slow dangerous",
+      "server", "1.0.0", "Removes all keys.", "?ASYNC:pure-token "
+      "?SYNC:pure-token", cmd_flushall, NULL, NO_STATS },
+    { "flushdb", -1, CMD_WRITE, 0, 0, 0, NULL, "keyspace write slow dangerous",
+      "server", "1.0.0", "Removes all keys.", "?ASYNC:pure-token "
+      "?SYNC:pure-token", cmd_flushall, NULL, NO_STATS },
+    { "slowlog", -2, 0, 0, 0, 0, NULL, "slow", "server", "2.2.12",
+      "A container for slow log commands.", "", cmd_slowlog,
+      slowlog_subcommands, NO_STATS },
+    { "time", 1, CMD_LOADING | CMD_STALE | CMD_FAST, 0, 0, 0, NULL, "fast", "server",
+      "2.6.0", "Returns the server time.", "", cmd_time, NULL,
+      NO_STATS },
+    { "shutdown", -1, CMD_ADMIN | CMD_NOSCRIPT | CMD_LOADING | CMD_STALE | CMD_NO_MULTI | CMD_ALLOW_BUSY, 0,
+      0, 0, NULL, "admin slow dangerous", "server", "1.0.0",
+      "Stops the server.", "?NOSAVE:pure-token ?SAVE:pure-token",
+      cmd_shutdown, NULL, NO_STATS },
+    { "save", 1, CMD_ADMIN | CMD_NOSCRIPT | CMD_NO_ASYNC_LOADING | CMD_NO_MULTI, 0, 0, 0, NULL,
+      "admin slow dangerous", "server", "1.0.0",
+      "Synchronously saves the keyspace to the snapshot file.", "",
+      cmd_save, NULL, NO_STATS },
+    { "bgsave", -1, CMD_ADMIN | CMD_NOSCRIPT | CMD_NO_ASYNC_LOADING, 0, 0, 0, NULL,
+      "admin slow dangerous", "server", "1.0.0",
+      "Asynchronously saves the keyspace to the snapshot file.",
+      "?SCHEDULE:pure-token", cmd_bgsave, NULL, NO_STATS },
+    { "lastsave", 1, CMD_LOADING | CMD_STALE | CMD_FAST, 0, 0, 0, NULL,
+      "admin fast dangerous", "server", "1.0.0",
+      "Returns the Unix time of the last successful save.", "",
+      cmd_lastsave, NULL, NO_STATS },
+    { "get", 2, FASTRO, 1, 1, 1, "RO access", "read string fast", "string",
+      "1.0.0", "Returns a CL.THROTTLE key's stored TAT (ns since the "
+      "epoch).", "key:key", cmd_get, NULL, NO_STATS },
+    { "pttl", 2, FASTRO, 1, 1, 1, "RO access", "keyspace read fast",
+      "generic", "2.6.0", "Returns the expiration time in milliseconds of a "
+      "key.", "key:key", cmd_pttl, NULL, NO_STATS },
+    { "ttl", 2, FASTRO, 1, 1, 1, "RO access", "keyspace read fast", "generic",
+      "1.0.0", "Returns the expiration time in seconds of a key.", "key:key",
+      cmd_ttl, NULL, NO_STATS },
+    { "exists", -2, FASTRO, 1, -1, 1, "RO", "keyspace read fast", "generic",
+      "1.0.0", "Determines whether one or more keys exist.", "*key:key",
+      cmd_exists, NULL, NO_STATS },
+    { "del", -2, CMD_WRITE, 1, -1, 1, "RM delete", "keyspace write slow",
+      "generic", "1.0.0", "Deletes one or more keys.", "*key:key", cmd_del,
+      NULL, NO_STATS },
+    { "type", 2, FASTRO, 1, 1, 1, "RO", "keyspace read fast", "generic",
+      "1.0.0", "Returns the algorithm of a limiter key.", "key:key",
+      cmd_type, NULL, NO_STATS },
+    { "keys", 2, CMD_READONLY, 0, 0, 0, NULL, "keyspace read slow dangerous",
+      "generic", "1.0.0", "Returns all key names that match a pattern.",
+      "pattern:pattern", cmd_keys, NULL, NO_STATS },
+    { "scan", -2, CMD_READONLY, 0, 0, 0, NULL, "keyspace read slow", "generic",
+      "2.8.0", "Iterates over the key names in the database.",
+      "cursor:integer ?MATCH=pattern:pattern ?COUNT=count:integer "
+      "?TYPE=type:string", cmd_scan, NULL,
+      NO_STATS },
+};
+
+const size_t command_count = sizeof(table) / sizeof(table[0]);
+struct cmd *const command_table = table;

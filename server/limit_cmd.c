@@ -1,0 +1,158 @@
+/*
+ * limit_cmd.c - what the limiter commands share (see limit_cmd.h): their
+ * option keywords, the checked lookup of a key of one type, writing a
+ * state back with its expiry, and the five-integer reply.
+ */
+#include "server/limit_cmd.h"
+
+#include <string.h>
+#include <strings.h>
+
+#include "lib/num.h"
+#include "protocol/reply.h"
+#include "server/client.h"
+#include "server/cmd.h"
+#include "server/errors.h"
+#include "server/keyspace.h"
+#include "server/server.h"
+
+static bool
+is_word(const char *arg, size_t len, const char *word)
+{
+    return len == strlen(word) && strcasecmp(arg, word) == 0;
+}
+
+
+/* Keywords after the positional arguments, in any order, any case. */
+bool
+parse_rl_options(struct conn *c, struct resp_request *req, size_t from,
+                 unsigned allowed, struct rl_opts *o)
+{
+    memset(o, 0, sizeof(*o));
+    o->cost = 1;
+    for (size_t i = from; i < req->argc; i++) {
+        const char *a = req->argv[i];
+        size_t len = req->argvlen[i];
+        if ((allowed & RL_COST) && is_word(a, len, "COST") &&
+            i + 1 < req->argc) {
+            i++;
+            if (!num_parse_i64(req->argv[i], req->argvlen[i], &o->cost)) {
+                cmd_error(c, ERR_NOT_INTEGER);
+                return false;
+            }
+        } else if ((allowed & RL_ALIGN) && is_word(a, len, "ALIGN")) {
+            o->align = true;
+        } else if ((allowed & RL_PEEK) && is_word(a, len, "PEEK")) {
+            o->peek = true;
+        } else if ((allowed & RL_MS) && is_word(a, len, "MS")) {
+            o->ms = true;
+        } else if ((allowed & RL_META) && is_word(a, len, "META") &&
+                   i + 1 < req->argc) {
+            i++;
+            o->meta = req->argv[i];
+            o->meta_len = req->argvlen[i];
+        } else {
+            cmd_error(c, ERR_SYNTAX);
+            return false;
+        }
+    }
+    return true;
+}
+
+/* "limit window" at argv[2..3]: strict integers, both at least 1. */
+bool
+parse_limit_window(struct conn *c, struct resp_request *req, int64_t *limit,
+                   int64_t *window)
+{
+    if (!num_parse_i64(req->argv[2], req->argvlen[2], limit) ||
+        !num_parse_i64(req->argv[3], req->argvlen[3], window)) {
+        cmd_error(c, ERR_NOT_INTEGER);
+        return false;
+    }
+    if (*limit < 1 || *window < 1) {
+        cmd_error(c, ERR_LIMIT_WINDOW);
+        return false;
+    }
+    return true;
+}
+
+bool
+check_status(struct conn *c, enum limit_status st)
+{
+    if (st == LIMIT_OK) {
+        return true;
+    }
+    cmd_error(c, st == LIMIT_EOVERFLOW
+                      ? "ERR window or cost too large: time would overflow"
+                      : "ERR invalid limit parameters");
+    return false;
+}
+
+/* The looked-up record of argv[1] if it has `type`; on another type the
+ * ERR_WRONGTYPE error is sent and *ok cleared. */
+struct store_rec *
+lookup_typed(struct conn *c, struct resp_request *req, uint8_t type,
+             int64_t now, bool *ok)
+{
+    struct store_rec *r = keyspace_lookup(&c->hint, req->argv[1],
+                                          req->argvlen[1], now);
+    *ok = true;
+    if (r != NULL && r->type != type) {
+        cmd_error(c, ERR_WRONGTYPE);
+        *ok = false;
+    }
+    return r;
+}
+
+/* Store the new state until it is fresh again, or drop the key when the
+ * state already equals "no key". */
+bool
+commit_state(struct conn *c, struct resp_request *req, struct store_rec *r,
+             uint8_t type, const void *state, size_t size, int64_t fresh_at,
+             int64_t now)
+{
+    if (fresh_at <= now) {
+        if (r != NULL) {
+            store_remove(srv.store, r);
+        }
+        return true;
+    }
+    if (r == NULL) {
+        r = keyspace_add(&c->hint, req->argv[1], req->argvlen[1], type,
+                         size);
+        if (r == NULL) {
+            cmd_error(c, ERR_OOM);
+            return false;
+        }
+    }
+    memcpy(store_rec_state(r), state, size);
+    store_set_expire(srv.store, r, fresh_at);
+    return true;
+}
+
+void
+limit_keep_until(struct store_rec *r, int64_t fresh_at, int64_t now)
+{
+    if (fresh_at <= now) {
+        store_remove(srv.store, r);
+    } else {
+        store_set_expire(srv.store, r, fresh_at);
+    }
+}
+
+static int64_t
+rl_duration(int64_t ns, bool ms)
+{
+    return limit_ceil_div(ns, ms ? LIMIT_NS_PER_MS : LIMIT_NS_PER_SEC);
+}
+
+void
+reply_decision(struct conn *c, const struct limit_decision *d, bool ms)
+{
+    int64_t v[5] = { d->limited ? 1 : 0, d->limit, d->remaining,
+                     d->limited ? rl_duration(d->retry_after_ns, ms) : -1,
+                     rl_duration(d->reset_after_ns, ms) };
+    cmd_count_decision(c, d->limited);
+    reply_int5(&c->out, v);
+}
+

@@ -1,0 +1,38 @@
+/*
+ * server.c - the process-wide state (`srv`, see server.h) and what is
+ * derived from its configuration. Every module may read it; main.c sets
+ * it up and tears it down.
+ */
+#include "server/server.h"
+
+/* Redis's caps: inline requests up to 64 KB; before AUTH at most 10
+ * arguments of 16 KB, so an unauthenticated peer cannot make the server
+ * buffer much. */
+#define INLINE_MAX (64 * 1024)
+#define UNAUTH_MAX_ARGS 10
+#define UNAUTH_MAX_BULK (16 * 1024)
+
+struct server srv;
+
+void
+server_apply_limits(void)
+{
+    srv.limits.max_query = (size_t)srv.conf.client_query_buffer_limit;
+    srv.limits.max_bulk = (size_t)srv.conf.proto_max_bulk_len;
+    srv.limits.max_args = (size_t)srv.conf.proto_max_args;
+    srv.limits.max_inline = INLINE_MAX;
+    srv.limits.unauthenticated = false;
+    srv.unauth_limits = srv.limits;
+    srv.unauth_limits.max_args = UNAUTH_MAX_ARGS;
+    srv.unauth_limits.max_bulk = UNAUTH_MAX_BULK;
+    srv.unauth_limits.unauthenticated = true;
+}
+
+void
+server_request_shutdown(bool save)
+{
+    srv.shutdown_request = save ? SHUTDOWN_SAVE : SHUTDOWN_NOSAVE;
+    if (srv.shutdown_wakeup != NULL) {
+        uv_async_send(srv.shutdown_wakeup);
+    }
+}
