@@ -56,7 +56,7 @@ PKGS := libuv1-dev libhiredis-dev check pkg-config redis-tools redis-server \
 # Only `make bench`, `make bench-callgrind` and `make bench-perf` need these.
 BENCH_PKGS := valgrind gnuplot-nox linux-perf
 
-.PHONY: all run test test-unit test-integration test-conformance sanitize \
+.PHONY: all run test test-unit test-integration bench-micro sanitize \
         bench bench-callgrind bench-perf deps clean check-deps fuzz test-fuzz docker-test
 
 all: $(BIN)
@@ -97,6 +97,7 @@ run: deps
 test: deps
 	$(MAKE) all
 	$(MAKE) check-deps
+	$(MAKE) bench-micro MICRO_N=20000
 	$(MAKE) test-unit
 	$(MAKE) test-integration
 	$(MAKE) SANITIZE=1 test-unit
@@ -123,6 +124,20 @@ bench:
 	$(MAKE) deps EXTRA_PKGS="$(BENCH_PKGS)"
 	$(MAKE) all $(BENCH_FILL)
 	BENCH_FILL=$(BENCH_FILL) bash bench/run.sh
+
+# The data-structure microbenchmarks (bench/micro/): `make bench-micro`
+# builds and runs them at their full sizes; make test runs them small, so
+# they keep building against the code they measure.
+MICRO_BINS := $(BUILD)/bench_store $(BUILD)/bench_wheel
+MICRO_N    ?=
+
+$(BUILD)/bench_%: bench/micro/bench_%.c server/store.c server/wheel.c lib/mem.c
+	@mkdir -p $(BUILD)
+	$(CC) $(FINAL_CFLAGS) -o $@ $^
+
+bench-micro: $(MICRO_BINS)
+	./$(BUILD)/bench_store $(MICRO_N)
+	./$(BUILD)/bench_wheel $(MICRO_N)
 
 # Creates millions of keys fast for the memory and flat-cost runs.
 BENCH_FILL := $(BUILD)/bench-fill

@@ -7,7 +7,7 @@
  * test: it asserts nothing and its figures depend on the machine.
  *
  *   gcc -std=c11 -D_GNU_SOURCE -O2 -I. -o bench_store \
- *       bench/micro/bench_store.c server/store.c server/wheel.c protocol/mem.c
+ *       bench/micro/bench_store.c server/store.c server/wheel.c lib/mem.c
  *   ./bench_store [nkeys]
  */
 #include <inttypes.h>

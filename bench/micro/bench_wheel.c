@@ -11,7 +11,7 @@
  * the mercy of the scheduler; p99.9 is the figure to read).
  *
  *   cc -std=c11 -D_GNU_SOURCE -O2 -I. -o bench_wheel \
- *      bench/micro/bench_wheel.c server/wheel.c protocol/mem.c
+ *      bench/micro/bench_wheel.c server/wheel.c lib/mem.c
  *   ./bench_wheel [entries [budget per call]]
  */
 #include <stdint.h>
@@ -29,8 +29,37 @@
 
 struct rec {
     struct wheel_entry timer;
+    int64_t due;
     uint64_t payload;           /* stands in for the rest of a record */
 };
+
+/* The wheel names entries by id (1..n here, rec id - 1); it finds their
+ * links and due through these callbacks, as the store's records. */
+struct bench {
+    struct rec *recs;
+    uint64_t sum;               /* payloads of fired entries */
+};
+
+static struct wheel_entry *
+rec_entry(void *ctx, uint32_t id)
+{
+    return &((struct bench *)ctx)->recs[id - 1].timer;
+}
+
+static int64_t
+rec_due(void *ctx, uint32_t id)
+{
+    return ((struct bench *)ctx)->recs[id - 1].due;
+}
+
+static void
+rec_fire(void *ctx, uint32_t id)
+{
+    struct bench *b = ctx;
+    b->sum += b->recs[id - 1].payload;
+}
+
+static const struct wheel_ops rec_ops = { rec_entry, rec_due, rec_fire };
 
 static uint64_t rng_state = 88172645463325252u;
 
@@ -51,13 +80,6 @@ clock_ns(void)
     return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
 }
 
-static void
-on_fire(struct wheel_entry *e, void *arg)
-{
-    uint64_t *sum = arg;
-    *sum += ((struct rec *)(void *)e)->payload;
-}
-
 static int
 cmp_double(const void *a, const void *b)
 {
@@ -70,8 +92,8 @@ static void
 schedule_all(struct wheel *w, struct rec *recs, size_t n)
 {
     for (size_t i = 0; i < n; i++) {
-        wheel_schedule(w, &recs[i].timer,
-                       START + 1 + (int64_t)(rng_next() % HOUR));
+        recs[i].due = START + 1 + (int64_t)(rng_next() % HOUR);
+        wheel_schedule(w, (uint32_t)i + 1);
     }
 }
 
@@ -81,9 +103,9 @@ report_call_latency(struct rec *recs, size_t n, size_t budget)
 {
     size_t cap = (size_t)(HOUR / MS) + 1000;
     double *lat = mem_malloc(cap * sizeof(*lat));
-    struct wheel *w = wheel_create(START, MS);
+    struct bench b = { recs, 0 };
+    struct wheel *w = wheel_create(START, MS, &rec_ops, &b);
     size_t calls = 0;
-    uint64_t sum = 0;
 
     if (lat == NULL || w == NULL) {
         fprintf(stderr, "bench_wheel: out of memory\n");
@@ -96,7 +118,7 @@ report_call_latency(struct rec *recs, size_t n, size_t budget)
     }
     for (int64_t now = START; wheel_count(w) > 0 && calls < cap; now += MS) {
         double c0 = clock_ns();
-        (void)wheel_advance(w, now, budget, on_fire, &sum);
+        (void)wheel_advance(w, now, budget);
         lat[calls++] = clock_ns() - c0;
     }
     qsort(lat, calls, sizeof(*lat), cmp_double);
@@ -122,8 +144,8 @@ main(int argc, char **argv)
     size_t n = argc > 1 ? (size_t)strtoull(argv[1], NULL, 10) : 1000000;
     size_t budget = argc > 2 ? (size_t)strtoull(argv[2], NULL, 10) : 1000;
     struct rec *recs = mem_calloc(n, sizeof(*recs));
-    struct wheel *w = wheel_create(START, MS);
-    uint64_t sum = 0;
+    struct bench b = { recs, 0 };
+    struct wheel *w = wheel_create(START, MS, &rec_ops, &b);
 
     if (recs == NULL || w == NULL) {
         fprintf(stderr, "bench_wheel: out of memory\n");
@@ -144,7 +166,7 @@ main(int argc, char **argv)
     size_t calls = 0;
     size_t fired = 0;
     for (int64_t now = START; wheel_count(w) > 0; now += MS) {
-        fired += wheel_advance(w, now, budget, on_fire, &sum);
+        fired += wheel_advance(w, now, budget);
         calls++;
     }
     double t3 = clock_ns();
@@ -156,7 +178,7 @@ main(int argc, char **argv)
     report("advance, per entry fired", t3 - t2, fired);
     report("advance, per call (1 per tick)", t3 - t2, calls);
     report("total, per schedule/re-arm/fire", t3 - t0, n * (REARMS + 2));
-    printf("checksum %llu (fired %zu of %zu)\n", (unsigned long long)sum,
+    printf("checksum %llu (fired %zu of %zu)\n", (unsigned long long)b.sum,
            fired, n);
     wheel_destroy(&w);
     report_call_latency(recs, n, budget);
