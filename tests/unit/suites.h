@@ -18,5 +18,7 @@ Suite *obuf_suite(void);
 Suite *resp_suite(void);
 Suite *clock_suite(void);
 Suite *cluster_suite(void);
+Suite *glob_suite(void);
+Suite *cmd_suite(void);
 
 #endif

@@ -1,0 +1,206 @@
+/*
+ * check_cmd.c - the dispatcher (server/cmd.c) with the real command table
+ * (commands.c), driven without sockets: a client that is only its state
+ * (client.h), requests built by hand, replies read back from its output
+ * buffer as bytes.
+ */
+#include <check.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "lib/mem.h"
+#include "protocol/obuf.h"
+#include "server/client.h"
+#include "server/cmd.h"
+#include "server/commands.h"
+#include "server/keyspace.h"
+#include "server/server.h"
+#include "tests/unit/suites.h"
+
+static struct conn *client;
+
+static void
+setup(void)
+{
+    unsigned char seed[16] = { 0 };
+    ck_assert_int_eq(conf_init(&srv.conf), 0);
+    server_apply_limits();
+    ck_assert_int_eq(cmd_setup(command_table, command_count), 0);
+    cmd_reset_stats();
+    srv.store = store_create(seed, 0);
+    ck_assert_ptr_nonnull(srv.store);
+    store_set_release(srv.store, keyspace_release);
+    srv.loop = uv_default_loop();
+    client = calloc(1, sizeof(*client));
+    ck_assert_ptr_nonnull(client);
+    obuf_init(&client->out);
+    client->proto = 2;
+    client->authenticated = true;
+}
+
+static void
+teardown(void)
+{
+    obuf_deinit(&client->out);
+    mem_free(client->name);
+    free(client);
+    store_destroy(&srv.store);
+    conf_deinit(&srv.conf);
+}
+
+/* Run one command given as NULL-terminated words; its reply, as a
+ * NUL-terminated string the caller frees. */
+static char *
+run(const char *first, ...)
+{
+    char *argv[16];
+    size_t lens[16];
+    size_t argc = 0;
+    va_list ap;
+    va_start(ap, first);
+    for (const char *a = first; a != NULL && argc < 16;
+         a = va_arg(ap, const char *)) {
+        argv[argc] = (char *)a;
+        lens[argc++] = strlen(a);
+    }
+    va_end(ap);
+    struct resp_request req = { argc, argv, lens, 0 };
+    client->hint.valid = false;
+    cmd_batch_begin();
+    cmd_execute(client, &req);
+
+    size_t n = obuf_pending(&client->out);
+    char *out = malloc(n + 1);
+    ck_assert_ptr_nonnull(out);
+    struct iovec iov[64];
+    size_t got = 0, bytes;
+    while (got < n) {
+        size_t k = obuf_iov(&client->out, 0, iov, 64, &bytes);
+        for (size_t i = 0; i < k; i++) {
+            memcpy(out + got, iov[i].iov_base, iov[i].iov_len);
+            got += iov[i].iov_len;
+        }
+        obuf_consume(&client->out, bytes);
+    }
+    out[n] = '\0';
+    return out;
+}
+
+static void
+expect(const char *want, char *got)
+{
+    ck_assert_str_eq(got, want);
+    free(got);
+}
+
+START_TEST(test_unknown_command_in_redis_words)
+{
+    expect("-ERR unknown command 'nosuch', with args beginning with: 'a' "
+           "'b' \r\n", run("nosuch", "a", "b", NULL));
+}
+END_TEST
+
+START_TEST(test_names_are_case_insensitive)
+{
+    expect("+PONG\r\n", run("pInG", NULL));
+    expect("*5\r\n:0\r\n:16\r\n:15\r\n:-1\r\n:2\r\n",
+           run("cl.THROTTLE", "user123", "15", "30", "60", NULL));
+}
+END_TEST
+
+START_TEST(test_arity_is_checked_before_the_handler)
+{
+    expect("-ERR wrong number of arguments for 'get' command\r\n",
+           run("GET", NULL));
+    expect("-ERR wrong number of arguments for 'rl.fixed' command\r\n",
+           run("RL.FIXED", "k", "1", NULL));
+    size_t n;
+    struct cmd *t = cmd_table(&n);
+    for (size_t i = 0; i < n; i++) {
+        if (strcmp(t[i].name, "get") == 0) {
+            ck_assert_uint_eq(t[i].stats.rejected_calls, 1);
+            ck_assert_uint_eq(t[i].stats.calls, 0);
+        }
+    }
+}
+END_TEST
+
+START_TEST(test_subcommands_have_their_own_table_and_arity)
+{
+    expect("-ERR unknown subcommand 'nosuch'. Try CONFIG HELP.\r\n",
+           run("CONFIG", "nosuch", NULL));
+    expect("-ERR wrong number of arguments for 'client|setname' command\r\n",
+           run("CLIENT", "SETNAME", NULL));
+    expect("+OK\r\n", run("client", "setname", "me", NULL));
+    expect("$2\r\nme\r\n", run("CLIENT", "GETNAME", NULL));
+}
+END_TEST
+
+START_TEST(test_flags_gate_commands_before_auth)
+{
+    client->authenticated = false;
+    expect("-NOAUTH Authentication required.\r\n", run("GET", "k", NULL));
+    /* no_auth commands run; AUTH without requirepass says so, as Redis. */
+    expect("-ERR AUTH <password> called without any password configured for "
+           "the default user. Are you sure your configuration is correct?"
+           "\r\n", run("AUTH", "x", NULL));
+    char *got = run("HELLO", "3", NULL);
+    ck_assert_ptr_nonnull(strstr(got, "-NOAUTH HELLO must be called"));
+    free(got);
+    ck_assert_int_eq(client->proto, 2);
+}
+END_TEST
+
+START_TEST(test_flags_show_as_words_in_redis_order)
+{
+    char *got = run("COMMAND", "INFO", "quit", NULL);
+    ck_assert_ptr_nonnull(strstr(got, "*6\r\n+noscript\r\n+loading\r\n"
+                                      "+stale\r\n+fast\r\n+no_auth\r\n"
+                                      "+allow_busy\r\n"));
+    free(got);
+}
+END_TEST
+
+START_TEST(test_errors_are_counted_by_code)
+{
+    free(run("GET", NULL));
+    free(run("GET", NULL));
+    free(run("nosuch", NULL));
+    uint64_t count = 0;
+    const char *code = NULL;
+    for (size_t i = 0; (code = cmd_error_stat(i, &count)) != NULL; i++) {
+        if (strcmp(code, "ERR") == 0) {
+            break;
+        }
+    }
+    ck_assert_ptr_nonnull(code);
+    ck_assert_uint_eq(count, 3);
+}
+END_TEST
+
+START_TEST(test_commands_ask_the_connection_through_request_bits)
+{
+    expect("+OK\r\n", run("QUIT", NULL));
+    ck_assert_uint_eq(client->requests & CLIENT_CLOSE_AFTER_REPLY,
+                      CLIENT_CLOSE_AFTER_REPLY);
+}
+END_TEST
+
+Suite *
+cmd_suite(void)
+{
+    Suite *s = suite_create("cmd");
+    TCase *tc = tcase_create("dispatch");
+    tcase_add_checked_fixture(tc, setup, teardown);
+    tcase_add_test(tc, test_unknown_command_in_redis_words);
+    tcase_add_test(tc, test_names_are_case_insensitive);
+    tcase_add_test(tc, test_arity_is_checked_before_the_handler);
+    tcase_add_test(tc, test_subcommands_have_their_own_table_and_arity);
+    tcase_add_test(tc, test_flags_gate_commands_before_auth);
+    tcase_add_test(tc, test_flags_show_as_words_in_redis_order);
+    tcase_add_test(tc, test_errors_are_counted_by_code);
+    tcase_add_test(tc, test_commands_ask_the_connection_through_request_bits);
+    suite_add_tcase(s, tc);
+    return s;
+}
