@@ -99,7 +99,6 @@
 #include <string.h>
 
 #include "lib/mem.h"
-#include "server/keyspace.h"
 
 #define STORE_KEY_MAX       ((size_t)512 << 20)  /* 512 MiB, Redis's limit */
 #define STORE_STATE_MAX     UINT16_MAX
@@ -1177,7 +1176,7 @@ store_evict_soonest(struct store *s, const struct store_rec *keep)
 size_t
 store_bytes(const struct store *s)
 {
-    return s->bytes + keyspace_owned_bytes();
+    return s->bytes;
 }
 
 uint64_t
