@@ -171,11 +171,16 @@ add_key(struct req *r, struct input *in)
         add(r, k);
     } else if (b < 215) {
         add_bytes(r, "", 0);
-    } else if (b < 235) {
+    } else if (b < 245) {
         add_bytes(r, "bin\0\r\n\xff", 7);
     } else {
-        /* Long keys, up to 64 KB; one of 1 MB. */
-        size_t len = b == 255 ? ((size_t)1 << 20) : (size_t)in_byte(in) * 256 + 1;
+        /* Long keys, up to 16 KB, rarely 64 KB or 1 MB (each KEYS then
+         * matches them, which is slow on purpose: see glob.h). */
+        uint8_t size = in_byte(in);
+        size_t len = (size_t)size * 64 + 1;
+        if (b == 255) {
+            len = size == 255 ? ((size_t)1 << 20) : (size_t)size * 256 + 1;
+        }
         char *k = malloc(len);
         CHECK(k != NULL);
         memset(k, 'L', len);
