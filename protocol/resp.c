@@ -762,24 +762,19 @@ static bool
 peek_header_slow(const char **at, const char *end, char c, int64_t *n)
 {
     const char *s = *at;
-    /* At most 18 digits, so the value cannot overflow. */
-    const char *stop = end - s > 19 ? s + 19 : end;
-    int64_t v = 0;
+    uint64_t v;
     if (s >= end || *s != c) {
         return false;
     }
-    for (s++; s < stop; s++) {
-        unsigned d = (unsigned char)*s - '0';
-        if (d > 9) {
-            break;
-        }
-        v = v * 10 + d;
-    }
-    if (s == *at + 1 || s + 1 >= end || s[0] != '\r' || s[1] != '\n') {
+    s++;
+    /* At most 18 digits: any count or length the limits allow. */
+    const char *cr = memchr(s, '\r', end - s > 19 ? 19 : (size_t)(end - s));
+    if (cr == NULL || cr + 1 >= end || cr[1] != '\n' ||
+        !num_parse_u64_digits(s, (size_t)(cr - s), &v) || v > INT64_MAX) {
         return false;
     }
-    *n = v;
-    *at = s + 2;
+    *n = (int64_t)v;
+    *at = cr + 2;
     return true;
 }
 
