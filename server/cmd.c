@@ -289,8 +289,7 @@ cmd_execute(struct conn *c, struct resp_request *req)
     }
     if (!arity_ok(cmd, req->argc)) {
         cmd->stats.rejected_calls++;
-        cmd_errorf(c, "ERR wrong number of arguments for '%s' command",
-                    cmd->name);
+        cmd_errorf(c, ERR_WRONG_ARITY, cmd->name);
         return;
     }
     if (!c->authenticated && !(cmd->flags & CMD_NO_AUTH)) {
@@ -316,8 +315,7 @@ cmd_dispatch_subcommand(struct conn *c, struct resp_request *req,
         if (strlen(sname) == req->argvlen[1] && strcasecmp(sname, sub) == 0) {
             if (!arity_ok(s, req->argc)) {
                 s->stats.rejected_calls++;
-                cmd_errorf(c, "ERR wrong number of arguments for '%s' "
-                            "command", s->name);
+                cmd_errorf(c, ERR_WRONG_ARITY, s->name);
                 return;
             }
             run(c, s, req);

@@ -36,7 +36,7 @@ void
 cmd_ping(struct conn *c, struct resp_request *req)
 {
     if (req->argc > 2) {
-        cmd_error(c, "ERR wrong number of arguments for 'ping' command");
+        cmd_errorf(c, ERR_WRONG_ARITY, "ping");
     } else if (req->argc == 2) {
         reply_bulk(&c->out, req->argv[1], req->argvlen[1]);
     } else {
@@ -705,8 +705,7 @@ cmd_config_set(struct conn *c, struct resp_request *req)
     size_t pairs = (req->argc - 2) / 2;
 
     if ((req->argc - 2) % 2 != 0 || pairs > 16) {
-        cmd_error(c, "ERR wrong number of arguments for 'config|set' "
-                      "command");
+        cmd_errorf(c, ERR_WRONG_ARITY, "config|set");
         return;
     }
     if (!config_set_check(c, req)) {

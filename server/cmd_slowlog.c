@@ -5,6 +5,7 @@
 #include "protocol/reply.h"
 #include "server/client.h"
 #include "server/cmd.h"
+#include "server/errors.h"
 #include "server/handlers.h"
 #include "server/slowlog.h"
 
@@ -40,8 +41,7 @@ cmd_slowlog_get(struct conn *c, struct resp_request *req)
         return;
     }
     if (req->argc > 3) {
-        cmd_error(c, "ERR wrong number of arguments for 'slowlog|get' "
-                      "command");
+        cmd_errorf(c, ERR_WRONG_ARITY, "slowlog|get");
         return;
     }
     size_t len = slowlog_len();
