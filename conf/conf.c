@@ -396,8 +396,8 @@ enum_next(const struct conf_option *o, const char **cursor,
 }
 
 /* "debug, verbose, notice, warning" into buf, cut short if it must be. */
-static void
-enum_list(const struct conf_option *o, char *buf, size_t buflen)
+void
+conf_enum_list(const struct conf_option *o, char *buf, size_t buflen)
 {
     const char *cursor = NULL;
     const char *word;
@@ -432,7 +432,7 @@ set_enum(struct conf *c, const struct conf_option *o, const char *text,
             return set_string(c, o, word, len, err, errlen);
         }
     }
-    enum_list(o, allowed, sizeof(allowed));
+    conf_enum_list(o, allowed, sizeof(allowed));
     err_set(err, errlen, "'%s' must be one of %s, got '%s'", o->name,
             allowed, text);
     return -1;
@@ -1018,4 +1018,44 @@ conf_format_alloc(const struct conf *c, const struct conf_option *o)
         conf_format(c, o, buf, len);
     }
     return buf;
+}
+
+enum conf_fault
+conf_fault_of(const struct conf_option *o, const char *text)
+{
+    char err[CONF_ERR_LEN];
+    int64_t v;
+
+    switch (o->type) {
+    case CONF_INT:
+        if (!num_parse_i64(text, strlen(text), &v)) {
+            return CONF_FAULT_NOT_INTEGER;
+        }
+        return v < o->min || v > o->max ? CONF_FAULT_RANGE : CONF_FAULT_NONE;
+    case CONF_BYTES:
+        if (parse_bytes(o, text, &v, err, sizeof(err)) == 0) {
+            return CONF_FAULT_NONE;
+        }
+        /* A size that parses but is out of bounds is a range fault. */
+        return strstr(err, "must be between") != NULL ? CONF_FAULT_RANGE
+                                                       : CONF_FAULT_NOT_SIZE;
+    case CONF_BOOL:
+        return parse_bool(o, text, &v, err, sizeof(err)) == 0
+                   ? CONF_FAULT_NONE : CONF_FAULT_NOT_BOOL;
+    case CONF_ENUM: {
+        const char *cursor = NULL, *word;
+        size_t len;
+        while (enum_next(o, &cursor, &word, &len)) {
+            if (strlen(text) == len && ascii_ieq(text, word, len)) {
+                return CONF_FAULT_NONE;
+            }
+        }
+        return CONF_FAULT_NOT_ENUM;
+    }
+    case CONF_OCTAL:
+        return parse_octal(o, text, &v, err, sizeof(err)) == 0
+                   ? CONF_FAULT_NONE : CONF_FAULT_NOT_INTEGER;
+    default:
+        return CONF_FAULT_NONE;
+    }
 }

@@ -113,6 +113,22 @@ size_t conf_format(const struct conf *c, const struct conf_option *o,
  * NULL when memory ran out. */
 char *conf_format_alloc(const struct conf *c, const struct conf_option *o);
 
+/* Why `text` is not a value of o, for callers that word errors their own
+ * way (CONFIG SET says it as Redis does); CONF_FAULT_NONE when it is one
+ * (cross-option checks are conf_validate()'s). */
+enum conf_fault {
+    CONF_FAULT_NONE,
+    CONF_FAULT_NOT_INTEGER,     /* not a decimal integer, or overflows */
+    CONF_FAULT_NOT_SIZE,        /* not a size such as 512mb */
+    CONF_FAULT_NOT_BOOL,
+    CONF_FAULT_NOT_ENUM,
+    CONF_FAULT_RANGE            /* a number outside [min, max] */
+};
+enum conf_fault conf_fault_of(const struct conf_option *o, const char *text);
+
+/* An enum option's words, "a, b, c", into buf (cut short if need be). */
+void conf_enum_list(const struct conf_option *o, char *buf, size_t buflen);
+
 /* Print every option with its default and description (--describe-config). */
 void conf_describe(FILE *out);
 

@@ -120,6 +120,13 @@ reply_null(struct obuf *o, int proto)
 }
 
 int
+reply_null_array(struct obuf *o, int proto)
+{
+    return proto >= 3 ? obuf_append(o, "_\r\n", 3)
+                      : obuf_append(o, "*-1\r\n", 5);
+}
+
+int
 reply_array(struct obuf *o, size_t n)
 {
     return reply_header(o, '*', (int64_t)n);

@@ -26,6 +26,7 @@ int reply_bulkz(struct obuf *o, const char *s);
 int reply_bulk_i64(struct obuf *o, int64_t v);
 int reply_bulk_u64(struct obuf *o, uint64_t v);
 int reply_null(struct obuf *o, int proto);                /* $-1 or _ */
+int reply_null_array(struct obuf *o, int proto);          /* *-1 or _ */
 int reply_array(struct obuf *o, size_t n);                /* *n */
 int reply_map(struct obuf *o, size_t pairs, int proto);   /* %n or *2n */
 int reply_set(struct obuf *o, size_t n, int proto);       /* ~n or *n */

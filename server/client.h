@@ -16,9 +16,10 @@
 
 #include "protocol/obuf.h"
 #include "protocol/resp.h"
-#include "server/keyspace.h"
+#include "server/store.h"
 
 struct cmd;
+struct multi;
 
 /* What a command asks of the connection layer (struct conn.requests). */
 enum client_request {
@@ -78,6 +79,7 @@ struct conn {
     size_t pf_len[2];
     uint64_t pf_off[2];
     struct key_hint hint;
+    struct multi *multi;            /* MULTI and WATCH state (multi.c) */
     unsigned requests;              /* enum client_request bits */
 };
 

@@ -13,11 +13,13 @@
 #include <string.h>
 #include <strings.h>
 
+#include "lib/mem.h"
 #include "protocol/reply.h"
 #include "server/clock.h"
 #include "server/cluster.h"
 #include "server/client.h"
 #include "server/errors.h"
+#include "server/multi.h"
 #include "server/server.h"
 #include "server/slowlog.h"
 
@@ -207,6 +209,7 @@ reply_unknown_command(struct conn *c, struct resp_request *req)
     }
     cmd_errorf(c, "ERR unknown command '%.128s', with args beginning with: %s",
                 req->argv[0], args);
+    multi_flag_refused(c);
 }
 
 /* Commands are timed back to back: one clock read per command, whose end
@@ -250,19 +253,33 @@ run(struct conn *c, struct cmd *cmd, struct resp_request *req)
     }
 }
 
-/* cluster-mode yes: are the command's keys served here? If not, the
- * client is told where (MOVED) or why not. */
+/* A command refused before it ran (arity, auth, not in a transaction):
+ * inside MULTI the transaction is then dirty, and a refused EXEC ends it
+ * with -EXECABORT and the reason, as Redis's rejectCommand (which says
+ * EXECABORT even outside MULTI). */
+static void
+reject(struct conn *c, struct cmd *cmd, const char *msg)
+{
+    cmd->stats.rejected_calls++;
+    if (cmd->flags & CMD_EXEC) {
+        multi_discard(c);
+        /* Redis's reason reads without the ERR code. */
+        cmd_errorf(c, "EXECABORT Transaction discarded because of: %s",
+                   strncmp(msg, "ERR ", 4) == 0 ? msg + 4 : msg);
+        return;
+    }
+    multi_flag_refused(c);
+    cmd_error(c, msg);
+}
+
+/* cluster-mode yes: are the keys of argv[first..last] (every step) served
+ * here? If not, the client is told where (MOVED) or why not. */
 static bool
-served_here(struct conn *c, const struct cmd *cmd,
-            const struct resp_request *req)
+keys_served_here(struct conn *c, const struct resp_request *req, int first,
+                 int last, int step)
 {
     struct cluster_redirect to;
-    int last = cmd_last_key(cmd, req->argc);
-    if (last < 0) {
-        return true;    /* no keys: runs on any node */
-    }
-    switch (cluster_route(req, cmd->first_key, last,
-                          cmd->key_step > 0 ? cmd->key_step : 1, &to)) {
+    switch (cluster_route(req, first, last, step, &to)) {
     case CLUSTER_HERE:
         return true;
     case CLUSTER_MOVED:
@@ -278,9 +295,41 @@ served_here(struct conn *c, const struct cmd *cmd,
     }
 }
 
+static bool
+served_here(struct conn *c, const struct cmd *cmd,
+            const struct resp_request *req)
+{
+    int last = cmd_last_key(cmd, req->argc);
+    return last < 0 || keys_served_here(c, req, cmd->first_key, last,
+                                        cmd->key_step > 0 ? cmd->key_step
+                                                          : 1);
+}
+
+/* Inside MULTI: queue the command (+QUEUED) unless it may not be, or its
+ * keys are served elsewhere; either refusal makes EXEC abort. */
+static void
+queue(struct conn *c, struct cmd *cmd, struct resp_request *req)
+{
+    if (cmd->flags & CMD_NO_MULTI) {
+        reject(c, cmd, "ERR Command not allowed inside a transaction");
+        return;
+    }
+    if (cluster_routing() && !served_here(c, cmd, req)) {
+        cmd->stats.rejected_calls++;
+        multi_flag_refused(c);
+        return;
+    }
+    if (!multi_queue(c, cmd, req)) {
+        cmd_error(c, ERR_NOMEM);
+        return;
+    }
+    reply_status(&c->out, "QUEUED");
+}
+
 void
 cmd_execute(struct conn *c, struct resp_request *req)
 {
+    char msg[128];
     struct cmd *cmd = cmd_lookup(req->argv[0], req->argvlen[0]);
     srv.stats.commands_processed++;
     if (cmd == NULL) {
@@ -288,13 +337,17 @@ cmd_execute(struct conn *c, struct resp_request *req)
         return;
     }
     if (!arity_ok(cmd, req->argc)) {
-        cmd->stats.rejected_calls++;
-        cmd_errorf(c, ERR_WRONG_ARITY, cmd->name);
+        snprintf(msg, sizeof(msg), ERR_WRONG_ARITY, cmd->name);
+        reject(c, cmd, msg);
         return;
     }
     if (!c->authenticated && !(cmd->flags & CMD_NO_AUTH)) {
-        cmd->stats.rejected_calls++;
-        cmd_error(c, ERR_NOAUTH);
+        reject(c, cmd, ERR_NOAUTH);
+        return;
+    }
+    if (c->multi != NULL && multi_open(c, c->multi) &&
+        !(cmd->flags & CMD_NOT_QUEUED)) {
+        queue(c, cmd, req);
         return;
     }
     if (cluster_routing() && !served_here(c, cmd, req)) {
@@ -302,6 +355,53 @@ cmd_execute(struct conn *c, struct resp_request *req)
         return;
     }
     run(c, cmd, req);
+}
+
+/* The keys of every queued command in one slot served here (cluster-mode
+ * yes), as Redis checks an EXEC. */
+static bool
+queue_served_here(struct conn *c)
+{
+    const struct multi *m = c->multi;
+    struct resp_request keys = { 0, NULL, NULL, 0 };
+    char **argv = mem_malloc(sizeof(char *) * 2 * (m->ncmds + 1));
+    size_t *lens = mem_malloc(sizeof(size_t) * 2 * (m->ncmds + 1));
+    bool ok = argv != NULL && lens != NULL;
+    /* One key of each command suffices: each was routed when queued. */
+    for (size_t i = 0; ok && i < m->ncmds; i++) {
+        const struct multi_cmd *q = &m->cmds[i];
+        if (cmd_last_key(q->cmd, q->req.argc) >= 0) {
+            argv[keys.argc] = q->req.argv[q->cmd->first_key];
+            lens[keys.argc++] = q->req.argvlen[q->cmd->first_key];
+        }
+    }
+    keys.argv = argv;
+    keys.argvlen = lens;
+    if (!ok) {
+        cmd_error(c, ERR_NOMEM);
+    } else if (keys.argc > 0) {
+        ok = keys_served_here(c, &keys, 0, (int)keys.argc - 1, 1);
+    }
+    mem_free(argv);
+    mem_free(lens);
+    return ok;
+}
+
+void
+cmd_run_queued(struct conn *c)
+{
+    struct multi *m = c->multi;
+    if (cluster_routing() && !queue_served_here(c)) {
+        multi_discard(c);
+        return;
+    }
+    multi_unwatch(c);           /* nothing watched can matter any more */
+    m = c->multi;
+    reply_array(&c->out, m->ncmds);
+    for (size_t i = 0; i < m->ncmds; i++) {
+        run(c, m->cmds[i].cmd, &m->cmds[i].req);
+    }
+    multi_discard(c);
 }
 
 void

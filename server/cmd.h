@@ -49,9 +49,13 @@ enum cmd_flag {
     CMD_NO_AUTH = 1 << 10,          /* runs before AUTH */
     CMD_NO_ASYNC_LOADING = 1 << 11,
     CMD_NO_MULTI = 1 << 12,
-    CMD_ALLOW_BUSY = 1 << 13
+    CMD_ALLOW_BUSY = 1 << 13,
+    /* cellgate's own, never shown: */
+    CMD_NOT_QUEUED = 1 << 14,       /* runs at once inside MULTI (EXEC...) */
+    CMD_EXEC = 1 << 15              /* EXEC: a refusal aborts the MULTI */
 };
-#define CMD_FLAG_COUNT 14
+#define CMD_FLAG_COUNT 14           /* the shown ones: bits 0..13 */
+#define CMD_SHOWN_FLAGS ((1u << CMD_FLAG_COUNT) - 1)
 
 /* The word of flag bit i (0 <= i < CMD_FLAG_COUNT). */
 extern const char *const cmd_flag_words[CMD_FLAG_COUNT];
@@ -84,8 +88,14 @@ int cmd_setup(struct cmd *table, size_t count);
 /* Start timing a batch of requests from one read (see cmd.c). */
 void cmd_batch_begin(void);
 
-/* Run one request: lookup, arity, handler, statistics. */
+/* Run one request: lookup, arity, handler, statistics; inside MULTI,
+ * queue it instead. */
 void cmd_execute(struct conn *c, struct resp_request *req);
+
+/* EXEC's work once the transaction may run: check the queued keys' slot
+ * (cluster-mode yes), then run every queued command, their replies in one
+ * array, and end the transaction. */
+void cmd_run_queued(struct conn *c);
 
 /* For container commands: dispatch req->argv[1] in the subcommand table
  * of `parent`, with the arity check and Redis's unknown-subcommand error. */

@@ -20,6 +20,7 @@
 #include "server/glob.h"
 #include "server/handlers.h"
 #include "server/log.h"
+#include "server/multi.h"
 #include "server/server.h"
 #include "server/snapshot.h"
 #include "server/textbuf.h"
@@ -75,6 +76,11 @@ void
 cmd_readonly(struct conn *c, struct resp_request *req)
 {
     (void)req;
+    /* As Redis: cluster commands, refused outside cluster mode. */
+    if (strcmp(srv.conf.cluster_mode, "no") == 0) {
+        cmd_error(c, "ERR This instance has cluster support disabled");
+        return;
+    }
     reply_ok(&c->out);
 }
 
@@ -329,7 +335,7 @@ describe_client(const struct conn *x, struct textbuf *t, int64_t now_ms)
     const char *cmd = x->last_cmd != NULL ? x->last_cmd->name : "NULL";
     textbuf_printf(t,
                     "id=%llu addr=%s laddr=%s fd=-1 name=%s age=%lld "
-                    "idle=%lld flags=N db=0 sub=0 psub=0 ssub=0 multi=-1 "
+                    "idle=%lld flags=%s db=0 sub=0 psub=0 ssub=0 multi=%lld "
                     "qbuf=%zu qbuf-free=0 argv-mem=0 multi-mem=0 obl=0 "
                     "oll=0 omem=%zu tot-mem=%zu events=r cmd=%s "
                     "user=default redir=-1 resp=%d lib-name=%s lib-ver=%s\n",
@@ -337,6 +343,9 @@ describe_client(const struct conn *x, struct textbuf *t, int64_t now_ms)
                     x->name ? x->name : "",
                     (long long)((now_ms - x->created_ms) / 1000),
                     (long long)((now_ms - x->last_interaction_ms) / 1000),
+                    multi_open(x, x->multi) ? "x" : "N",
+                    multi_open(x, x->multi) ? (long long)x->multi->ncmds
+                                            : -1LL,
                     resp_buffered(x->parser), obuf_pending(&x->out),
                     resp_memory(x->parser) + obuf_pending(&x->out), cmd,
                     x->proto, x->lib_name ? x->lib_name : "",
@@ -672,6 +681,37 @@ config_set_rollback(struct resp_request *req, char **old, size_t n)
     }
 }
 
+/* Why a value was refused, in Redis's words where Redis has them; err
+ * keeps conf's own text otherwise (cross-option checks). */
+static void
+redis_words(const struct conf_option *o, const char *value, char *err,
+            size_t errlen)
+{
+    char words[256];
+    switch (conf_fault_of(o, value)) {
+    case CONF_FAULT_NOT_INTEGER:
+        snprintf(err, errlen, "argument couldn't be parsed into an integer");
+        break;
+    case CONF_FAULT_NOT_SIZE:
+        snprintf(err, errlen, "argument must be a memory value");
+        break;
+    case CONF_FAULT_NOT_BOOL:
+        snprintf(err, errlen, "argument must be 'yes' or 'no'");
+        break;
+    case CONF_FAULT_NOT_ENUM:
+        conf_enum_list(o, words, sizeof(words));
+        snprintf(err, errlen, "argument(s) must be one of the following: %s",
+                 words);
+        break;
+    case CONF_FAULT_RANGE:
+        snprintf(err, errlen, "argument must be between %lld and %lld "
+                 "inclusive", (long long)o->min, (long long)o->max);
+        break;
+    case CONF_FAULT_NONE:
+        break;
+    }
+}
+
 /* Apply every pair, all or nothing; false after replying the error. */
 static bool
 config_set_apply(struct conn *c, struct resp_request *req, char **old,
@@ -690,6 +730,7 @@ config_set_apply(struct conn *c, struct resp_request *req, char **old,
                      sizeof(err)) < 0 ||
             conf_validate(&srv.conf, err, sizeof(err)) < 0) {
             config_set_rollback(req, old, k + 1);
+            redis_words(o, req->argv[3 + 2 * k], err, sizeof(err));
             cmd_errorf(c, "ERR CONFIG SET failed (possibly related to "
                         "argument '%s') - %s", o->name, err);
             return false;

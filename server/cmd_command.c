@@ -111,6 +111,7 @@ reply_key_specs(struct conn *c, const struct cmd *cmd)
 static void
 reply_flags(struct conn *c, unsigned flags)
 {
+    flags &= CMD_SHOWN_FLAGS;
     reply_set(&c->out, (size_t)__builtin_popcount(flags), c->proto);
     for (int i = 0; i < CMD_FLAG_COUNT; i++) {
         if (flags & (1u << i)) {

@@ -186,6 +186,22 @@ arg_is_word(const struct resp_request *req, size_t i, const char *word)
            strcasecmp(req->argv[i], word) == 0;
 }
 
+/* A cursor as Redis reads it with strtoul: digits after an optional sign
+ * (a '-' negates modulo 2^64), nothing else, within 64 bits. */
+static bool
+parse_cursor(const char *s, size_t len, uint64_t *out)
+{
+    bool negative = len > 0 && s[0] == '-';
+    size_t sign = len > 0 && (s[0] == '-' || s[0] == '+');
+    if (!num_parse_u64_digits(s + sign, len - sign, out)) {
+        return false;
+    }
+    if (negative) {
+        *out = 0 - *out;
+    }
+    return true;
+}
+
 /* SCAN cursor [MATCH pattern] [COUNT n] [TYPE type], as in Redis: the
  * cursor is the store's reverse-binary bucket cursor, so a scan survives
  * table resizes; COUNT is the amount of work (buckets) per call. */
@@ -196,7 +212,7 @@ cmd_scan(struct conn *c, struct resp_request *req)
     uint64_t cursor;
     int64_t count = 10;
 
-    if (!num_parse_u64_digits(req->argv[1], req->argvlen[1], &cursor)) {
+    if (!parse_cursor(req->argv[1], req->argvlen[1], &cursor)) {
         cmd_error(c, "ERR invalid cursor");
         return;
     }

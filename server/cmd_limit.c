@@ -136,6 +136,7 @@ store_decision(struct conn *c, struct resp_request *req,
         store_set_expire(srv.store, r,
                          keyspace_redis_expire_at(now, d->ttl_ms));
     }
+    keyspace_written(r);
     return true;
 }
 

@@ -16,6 +16,9 @@
 /* Flags several rows share. */
 #define ADMIN (CMD_ADMIN | CMD_NOSCRIPT | CMD_LOADING | CMD_STALE)
 #define FASTRO (CMD_READONLY | CMD_FAST)
+/* MULTI, EXEC, DISCARD, WATCH, UNWATCH: run at once inside MULTI. */
+#define TX_CONTROL                                                            \
+    (CMD_NOSCRIPT | CMD_LOADING | CMD_STALE | CMD_ALLOW_BUSY | CMD_NOT_QUEUED)
 
 static struct cmd client_subcommands[] = {
     { "client|setname", 3, CMD_NOSCRIPT | CMD_LOADING | CMD_STALE, 0, 0, 0, NULL,
@@ -200,9 +203,28 @@ static struct cmd table[] = {
     { "echo", 2, CMD_FAST, 0, 0, 0, NULL, "fast connection", "connection",
       "1.0.0", "Returns the given string.", "message:string", cmd_echo, NULL,
       NO_STATS },
-    { "quit", -1, CMD_NOSCRIPT | CMD_LOADING | CMD_STALE | CMD_FAST | CMD_NO_AUTH | CMD_ALLOW_BUSY, 0, 0, 0,
+    { "quit", -1, CMD_NOSCRIPT | CMD_LOADING | CMD_STALE | CMD_FAST |
+      CMD_NO_AUTH | CMD_ALLOW_BUSY | CMD_NOT_QUEUED, 0, 0, 0,
       NULL, "fast connection", "connection", "1.0.0",
       "Closes the connection.", "", cmd_quit, NULL, NO_STATS },
+    { "multi", 1, TX_CONTROL | CMD_FAST, 0, 0, 0, NULL,
+      "fast transaction", "transactions", "1.2.0",
+      "Starts a transaction.", "", cmd_multi, NULL, NO_STATS },
+    { "exec", 1, TX_CONTROL | CMD_SKIP_SLOWLOG | CMD_EXEC, 0, 0, 0, NULL,
+      "slow transaction", "transactions", "1.2.0",
+      "Executes all commands in a transaction.", "", cmd_exec, NULL,
+      NO_STATS },
+    { "discard", 1, TX_CONTROL | CMD_FAST, 0, 0, 0, NULL,
+      "fast transaction", "transactions", "2.0.0",
+      "Discards a transaction.", "", cmd_discard, NULL, NO_STATS },
+    { "watch", -2, TX_CONTROL | CMD_FAST, 1, -1, 1, "RO", "fast transaction",
+      "transactions", "2.2.0",
+      "Monitors changes to keys to determine the execution of a "
+      "transaction.", "*key:key", cmd_watch, NULL, NO_STATS },
+    { "unwatch", 1, TX_CONTROL | CMD_FAST, 0, 0, 0, NULL,
+      "fast transaction", "transactions", "2.2.0",
+      "Forgets about watched keys of a transaction.", "", cmd_unwatch, NULL,
+      NO_STATS },
     { "select", 2, CMD_LOADING | CMD_STALE | CMD_FAST, 0, 0, 0, NULL, "fast connection",
       "connection", "1.0.0", "Changes the selected database (only 0 "
       "exists).", "index:integer", cmd_select, NULL, NO_STATS },

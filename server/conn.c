@@ -10,7 +10,8 @@
  *    output drains below half of that;
  *  - a client whose unsent output passes client-output-hard-limit is closed;
  *  - the query buffer, bulk length, argument count and inline length limits
- *    are the parser's (resp.h), reported here as protocol errors;
+ *    are the parser's (resp.h), reported here as protocol errors; a MULTI's
+ *    queued commands count toward the query buffer limit too;
  *  - maxclients refuses new clients with an error; timeout closes idle ones.
  */
 #include "server/conn.h"
@@ -24,6 +25,7 @@
 #include "server/clock.h"
 #include "server/cmd.h"
 #include "server/log.h"
+#include "server/multi.h"
 #include "server/server.h"
 
 #define CONN_MAX_REQS_PER_EVENT 1024
@@ -141,6 +143,7 @@ static void
 on_close(uv_handle_t *h)
 {
     struct conn *c = h->data;
+    multi_discard(c);               /* a disconnect discards the MULTI */
     resp_destroy(&c->parser);
     obuf_deinit(&c->out);
     mem_free(c->name);
@@ -476,6 +479,22 @@ prefetch_ahead(struct conn *c, const struct resp_request *req)
     }
 }
 
+/* Unparsed input and queued MULTI commands within client-query-buffer-
+ * limit; otherwise the client is closed as the parser's limit closes it. */
+static bool
+within_query_limit(struct conn *c)
+{
+    if (resp_buffered(c->parser) + multi_memory(c) <= srv.limits.max_query) {
+        return true;
+    }
+    srv.stats.querybuf_limit_closes++;
+    log_warning("Closing client %s: its MULTI queue passed "
+                "client-query-buffer-limit", c->addr);
+    protocol_error(c, "ERR Protocol error: client query buffer limit "
+                      "reached");
+    return false;
+}
+
 /* Close the clients a CLIENT KILL marked. */
 static void
 close_killed(void)
@@ -546,6 +565,9 @@ process_input(struct conn *c)
         cmd_execute(c, &req);
         if (c->requests != 0) {
             carry_out_requests(c);
+        }
+        if (c->multi != NULL && !within_query_limit(c)) {
+            break;
         }
         if (!check_output_limits(c)) {
             break;

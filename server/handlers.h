@@ -44,6 +44,13 @@ HANDLER(cmd_bgsave);
 HANDLER(cmd_lastsave);
 HANDLER(cmd_info);
 
+/* cmd_multi.c */
+HANDLER(cmd_multi);
+HANDLER(cmd_exec);
+HANDLER(cmd_discard);
+HANDLER(cmd_watch);
+HANDLER(cmd_unwatch);
+
 /* cmd_cluster.c */
 HANDLER(cmd_cluster);
 HANDLER(cmd_cluster_keyslot);

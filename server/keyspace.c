@@ -128,6 +128,7 @@ keyspace_owned_bytes(void)
 void
 keyspace_release(struct store_rec *r)
 {
+    keyspace_written(r);
     if (r->type == KEY_LOG) {
         struct ks_log *ls = store_rec_state(r);
         keyspace_free(ls->ring.e);

@@ -20,6 +20,7 @@
 
 #include "algorithms/sliding_log.h"
 #include "algorithms/tiers.h"
+#include "server/multi.h"
 #include "server/store.h"
 
 enum key_type {
@@ -67,8 +68,19 @@ struct ks_tiers {
 };
 
 /* Frees what a record's state owns; the store calls it (store_set_release)
- * before freeing any record. */
+ * before freeing any record: removed, expired, evicted or flushed, which
+ * is also when the transactions watching the key hear of it. */
 void keyspace_release(struct store_rec *r);
+
+/* A command wrote r's state or expiry in place: the transactions watching
+ * the key hear of it (one test when nothing is watched). */
+static inline void
+keyspace_written(const struct store_rec *r)
+{
+    if (multi_watched_keys != 0) {
+        multi_touch(store_rec_key(r), store_rec_keylen(r));
+    }
+}
 
 /* The record state size of a type (0 for an unknown one). The store does
  * not keep it per record: the type implies it. */
@@ -89,16 +101,9 @@ int64_t keyspace_redis_pttl(const struct store_rec *r, int64_t now_ns);
 
 /* ---- lookup and admission -------------------------------------------- */
 
-/* The hash of the key a request is about, when already known: the
- * connection layer fills it from its prefetch of pipelined requests, and
- * keyspace_lookup() computes it once otherwise, so a lookup and the add
- * after it hash the key once. */
-struct key_hint {
-    bool valid;
-    uint64_t hash;
-};
-
-/* The live record for key, through h (filled when it was not valid).
+/* The live record for key, through h (store.h's key hint: the connection
+ * layer fills it from its prefetch, else it is filled here, so a lookup
+ * and the add after it hash the key once).
  * Counts keyspace hits and misses (INFO). */
 struct store_rec *keyspace_lookup(struct key_hint *h, const char *key,
                                   size_t len, int64_t now);

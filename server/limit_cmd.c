@@ -127,6 +127,7 @@ commit_state(struct conn *c, struct resp_request *req, struct store_rec *r,
     }
     memcpy(store_rec_state(r), state, size);
     store_set_expire(srv.store, r, fresh_at);
+    keyspace_written(r);
     return true;
 }
 
@@ -137,6 +138,7 @@ limit_keep_until(struct store_rec *r, int64_t fresh_at, int64_t now)
         store_remove(srv.store, r);
     } else {
         store_set_expire(srv.store, r, fresh_at);
+        keyspace_written(r);
     }
 }
 

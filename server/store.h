@@ -106,6 +106,14 @@ void store_prefetch_record(struct store *s, uint64_t hash);
 struct store_rec *store_add(struct store *s, const void *key, size_t keylen,
                             uint8_t type, size_t state_size);
 
+/* A key's hash when already known, carried from the connection layer's
+ * prefetch of pipelined requests to the lookup and the add of the same
+ * key, so it is computed once. */
+struct key_hint {
+    bool valid;
+    uint64_t hash;
+};
+
 /* The hash store_lookup() and store_add() use for a key, so a caller that
  * looks up and then adds the same key computes it once. */
 uint64_t store_key_hash(const struct store *s, const void *key,

@@ -15,8 +15,9 @@
  *  - the reply is exactly one well-formed RESP value, and only RESP2
  *    types on a RESP2 connection;
  *  - a command that must not change the keyspace (PEEK, every read, every
- *    admin command) did not: a digest of every live key, its expiry and
- *    its encoded state is the same before and after;
+ *    admin command, anything queued inside MULTI) did not: a digest of
+ *    every live key, its expiry and its encoded state is the same before
+ *    and after;
  *  - every RL.LOG and RL.TIERS key is well formed (entries in time order,
  *    costs >= 1, the running sum right, META inside its arena, at least
  *    one entry) and expires exactly when its newest entry leaves its
@@ -48,6 +49,7 @@
 #include "server/client.h"
 #include "server/keyspace.h"
 #include "server/log.h"
+#include "server/multi.h"
 #include "server/server.h"
 #include "server/slowlog.h"
 #include "server/snapshot.h"
@@ -392,6 +394,8 @@ gen_admin(struct req *r, struct input *in, uint8_t which)
         { "CLUSTER", "SHARDS" }, { "SELECT", "0" }, { "READONLY" },
         { "CLIENT", "GETNAME" }, { "INFO", "commandstats" },
         { "INFO", "errorstats" }, { "FLUSHDB" }, { "CLIENT", "ID" },
+        { "MULTI" }, { "EXEC" }, { "DISCARD" }, { "WATCH", "k0", "k1" },
+        { "UNWATCH" }, { "EXEC" },
     };
     uint8_t b = in_byte(in);
     switch (which % 4) {
@@ -399,8 +403,8 @@ gen_admin(struct req *r, struct input *in, uint8_t which)
         gen_config_set(r, in);
         break;
     case 1:
-        for (size_t i = 0; i < 4 && fixed[b % 30][i] != NULL; i++) {
-            add(r, fixed[b % 30][i]);
+        for (size_t i = 0; i < 4 && fixed[b % (sizeof(fixed) / sizeof(fixed[0]))][i] != NULL; i++) {
+            add(r, fixed[b % (sizeof(fixed) / sizeof(fixed[0]))][i]);
         }
         break;
     case 2:
@@ -430,6 +434,7 @@ static const char *const names[] = {
     "scan", "dbsize", "flushall", "config", "client", "command", "info",
     "slowlog", "cluster", "hello", "auth", "echo", "ping", "select", "time",
     "save", "lastsave", "readonly", "readwrite", "nosuch", "CL.THROTTLE",
+    "multi", "exec", "discard", "watch", "unwatch",
 };
 
 /* Any command name with arguments of any bytes. */
@@ -508,13 +513,18 @@ may_write(const struct req *r)
 {
     static const char *const writers[] = { "cl.throttle", "rl.fixed",
                                            "rl.sliding", "rl.log", "rl.tiers",
-                                           "del", "flushall", "flushdb" };
+                                           "del", "flushall", "flushdb",
+                                           "exec" };
     bool writer = false;
-    for (size_t k = 0; k < 8; k++) {
+    for (size_t k = 0; k < 9; k++) {
         writer |= word(r, 0, writers[k]);
     }
+    /* Inside MULTI a command is only queued (EXEC runs the queue). */
+    if (multi_open(client, client->multi) && !word(r, 0, "exec")) {
+        return false;
+    }
     if (!writer || word(r, 0, "del") || word(r, 0, "flushall") ||
-        word(r, 0, "flushdb")) {
+        word(r, 0, "flushdb") || word(r, 0, "exec")) {
         return writer;
     }
     if (word(r, 0, "cl.throttle")) {
@@ -927,6 +937,7 @@ fresh_server(void)
 static void
 retire_server(void)
 {
+    multi_discard(client);
     store_destroy(&srv.store);
     resp_destroy(&client->parser);
     obuf_deinit(&client->out);

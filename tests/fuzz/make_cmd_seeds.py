@@ -79,6 +79,14 @@ SEEDS = {
     + cmd("RL.TIERS", "t", 2, 1, 5, 10, "COST", -3, "MS") + save_and_reload()
     + cmd("RL.ENTRIES", "l") + cmd("SCAN", 0, "TYPE", "log") + clock(BACK5)
     + cmd("CL.THROTTLE", "g", 4, 1, 60, 2, "PEEK"),
+    # Transactions: a queue run at one instant, a refused command aborting,
+    # a watched key the client itself writes (EXEC answers null), a flush.
+    "transactions": cmd("MULTI") + cmd("CL.THROTTLE", "x", 1, 1, 60)
+    + cmd("RL.LOG", "y", 2, 60, "META", "m") + cmd("EXEC") + cmd("MULTI")
+    + cmd("RL.FIXED", "z", 1) + cmd("EXEC") + cmd("WATCH", "x", "y")
+    + cmd("RL.LOG", "y", 2, 60) + cmd("MULTI") + cmd("DEL", "x") + cmd("EXEC")
+    + cmd("WATCH", "x") + cmd("FLUSHALL") + cmd("MULTI") + cmd("EXEC")
+    + cmd("MULTI") + cmd("SAVE") + cmd("DISCARD") + cmd("UNWATCH"),
 }
 
 

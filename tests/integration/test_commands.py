@@ -62,8 +62,12 @@ def test_auth_without_a_configured_password(server):
         b"-WRONGPASS invalid username-password pair or user is disabled.\r\n")
 
 
-def test_readonly_readwrite_are_accepted(server):
+def test_readonly_readwrite_are_cluster_commands_as_in_redis(server, start_daemon):
     conn = server.raw()
+    err = b"-ERR This instance has cluster support disabled\r\n"
+    assert conn.command("READONLY") == err
+    assert conn.command("READWRITE") == err
+    conn = start_daemon("--cluster-mode", "emulated").raw()
     assert conn.command("READONLY") == b"+OK\r\n"
     assert conn.command("READWRITE") == b"+OK\r\n"
 
@@ -707,8 +711,11 @@ def test_scan_type_filter_and_errors(r):
     r.execute_command("CL.THROTTLE", "t1", 1, 1, 60)
     assert list(r.scan_iter(_type="gcra")) == [b"t1"]
     assert list(r.scan_iter(_type="string")) == []
+    # As Redis (strtoul): a signed cursor is read, "-1" being 2^64 - 1.
+    assert r.execute_command("SCAN", "-1") == (0, [])
+    assert r.execute_command("SCAN", "+0")[0] == 0
     for args, err in ((("abc",), "ERR invalid cursor"),
-                      (("-1",), "ERR invalid cursor"),
+                      ((" 1",), "ERR invalid cursor"),
                       (("0", "COUNT", "0"), "ERR syntax error"),
                       (("0", "COUNT", "x"), "ERR value is not an integer or out of range"),
                       (("0", "MATCH"), "ERR syntax error"),
