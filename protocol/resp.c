@@ -570,6 +570,13 @@ next_inline(struct resp_parser *p, struct resp_request *req)
     if (nl == NULL) {
         return RESP_AGAIN;
     }
+    /* The splitter would end the line at a NUL and run what came before
+     * it (Redis never runs such a line: it waits for a newline its C
+     * string search cannot find). Neither is an answer: refuse it. */
+    if (memchr(start, '\0', linelen) != NULL) {
+        set_error(p, "ERR Protocol error: NUL byte in inline request");
+        return RESP_ERROR;
+    }
     int rc = split_inline(p, start, linelen);
     if (rc == -2) {
         set_error(p, "ERR Protocol error: too many arguments in inline "

@@ -235,11 +235,13 @@ run(struct conn *c, struct cmd *cmd, struct resp_request *req)
     }
     cmd->proc(c, req);
     mono_ns end = clock_mono_now();
-    uint64_t usec = (uint64_t)(end - batch_mark) / 1000;
+    uint64_t nsec = (uint64_t)(end - batch_mark);
+    /* Summed in ns: a CL.THROTTLE takes well under a µs, and whole µs per
+     * call would sum to nothing. */
     cmd->stats.calls++;
-    cmd->stats.usec += usec;
+    cmd->stats.nsec += nsec;
     for (size_t k = 0; k < CMD_HIST_BUCKETS; k++) {
-        if (usec <= cmd_hist_bounds_us[k]) {
+        if (nsec <= cmd_hist_bounds_us[k] * 1000) {
             cmd->stats.hist[k]++;
             break;
         }
@@ -249,7 +251,7 @@ run(struct conn *c, struct cmd *cmd, struct resp_request *req)
         cmd->stats.failed_calls++;
     }
     if (!(cmd->flags & CMD_SKIP_SLOWLOG)) {
-        slowlog_note(c, req, usec);
+        slowlog_note(c, req, nsec / 1000);
     }
 }
 

@@ -26,7 +26,7 @@ extern const uint64_t cmd_hist_bounds_us[CMD_HIST_BUCKETS];
 
 struct cmd_stats {
     uint64_t calls;
-    uint64_t usec;
+    uint64_t nsec;           /* summed in ns, shown in µs (INFO) */
     uint64_t failed_calls;
     uint64_t rejected_calls;
     uint64_t allowed;        /* limiter commands: requests let through */

@@ -650,6 +650,16 @@ config_set_check(struct conn *c, struct resp_request *req)
             return false;
         }
         const char *why = NULL;
+        for (size_t j = 2; j < i && why == NULL; j += 2) {
+            if (conf_find(req->argv[j]) == o) {
+                why = "duplicate parameter";    /* Redis names this one */
+            }
+        }
+        if (why != NULL) {
+            cmd_errorf(c, "ERR CONFIG SET failed (possibly related to "
+                        "argument '%.128s') - %s", req->argv[i], why);
+            return false;
+        }
         if (!is_mutable(o->name)) {
             why = "can't set immutable config";
         } else if (has_nul(req, i + 1)) {

@@ -65,7 +65,7 @@ section_server(struct textbuf *t)
              "cellgate_version:%s\r\n"
              "redis_git_sha1:00000000\r\n"
              "redis_git_dirty:0\r\n"
-             "redis_mode:standalone\r\n"
+             "redis_mode:%s\r\n"
              "os:%s %s %s\r\n"
              "arch_bits:%d\r\n"
              "multiplexing_api:libuv %s\r\n"
@@ -78,7 +78,11 @@ section_server(struct textbuf *t)
              "hz:%lld\r\n"
              "executable:%s\r\n"
              "config_file:%s\r\n",
-             REDIS_COMPAT_VERSION, CELLGATE_VERSION, u.sysname, u.release,
+             REDIS_COMPAT_VERSION, CELLGATE_VERSION,
+             /* Cluster clients read this to decide how to connect. */
+             strcmp(srv.conf.cluster_mode, "no") == 0 ? "standalone"
+                                                      : "cluster",
+             u.sysname, u.release,
              u.machine, (int)(sizeof(void *) * 8), uv_version_string(),
              (int)getpid(), srv.run_id, srv.tcp_port, (long long)now_us,
              (long long)up, (long long)(up / 86400), (long long)srv.conf.hz,
@@ -209,8 +213,9 @@ add_cmdstats(struct textbuf *t, const struct cmd *cmds, size_t n)
             textbuf_printf(t, "cmdstat_%s:calls=%llu,usec=%llu,usec_per_call=%.2f,"
                      "rejected_calls=%llu,failed_calls=%llu\r\n",
                      cmds[i].name, (unsigned long long)s->calls,
-                     (unsigned long long)s->usec,
-                     s->calls ? (double)s->usec / (double)s->calls : 0.0,
+                     (unsigned long long)(s->nsec / 1000),
+                     s->calls ? (double)s->nsec / 1000.0 / (double)s->calls
+                              : 0.0,
                      (unsigned long long)s->rejected_calls,
                      (unsigned long long)s->failed_calls);
         }

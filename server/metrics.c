@@ -88,7 +88,7 @@ render_histogram(struct textbuf *b, const struct cmd *cmds, size_t n)
             "le=\"+Inf\"} %llu\n", cmds[i].name,
             (unsigned long long)s->calls);
         textbuf_printf(b, "cellgate_command_duration_seconds_sum{command=\"%s\"} %.6f\n",
-            cmds[i].name, (double)s->usec / 1e6);
+            cmds[i].name, (double)s->nsec / 1e9);
         textbuf_printf(b, "cellgate_command_duration_seconds_count{command=\"%s\"} "
             "%llu\n", cmds[i].name, (unsigned long long)s->calls);
     }

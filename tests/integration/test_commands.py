@@ -786,3 +786,31 @@ def test_info_limits_counts_allowed_and_denied_per_limiter(start_daemon):
     assert info["limits_cl.throttle"] == {"allowed": 2, "denied": 1}
     assert info["limits_rl.fixed"] == {"allowed": 1, "denied": 1}
     assert "limits_rl.log" not in info
+
+
+def test_config_set_refuses_a_repeated_parameter_and_changes_nothing(server):
+    conn = server.raw()
+    assert conn.command("CONFIG", "SET", "timeout", "5", "TIMEOUT", "7") == (
+        b"-ERR CONFIG SET failed (possibly related to argument 'TIMEOUT') - "
+        b"duplicate parameter\r\n")
+    assert conn.command("CONFIG", "GET", "timeout") == b"*2\r\n$7\r\ntimeout\r\n$1\r\n0\r\n"
+
+
+def test_commandstats_sum_nanoseconds(server):
+    r = server.client()
+    r.config_resetstat()
+    p = r.pipeline(transaction=False)
+    for i in range(2000):
+        p.execute_command("CL.THROTTLE", "cs", 100000, 1, 60)
+    p.execute()
+    stat = r.info("commandstats")["cmdstat_cl.throttle"]
+    # Each call takes well under a microsecond of CPU: whole microseconds
+    # per call summed to 0; the sum of nanoseconds does not.
+    assert stat["calls"] == 2000
+    assert stat["usec"] > 0 and 0 < stat["usec_per_call"] < 1000
+
+
+def test_redis_mode_follows_cluster_mode(server, start_daemon):
+    assert server.client().info("server")["redis_mode"] == "standalone"
+    d = start_daemon("--cluster-mode", "emulated")
+    assert d.client().info("server")["redis_mode"] == "cluster"

@@ -36,6 +36,7 @@ INTENDED = {
     # The bounds of these sizes are cellgate's (at most 1gb), not LONG_MAX.
     "config-set-bulk-floor": "proto-max-bulk-len stops at 1gb",
     "config-set-query-floor": "client-query-buffer-limit stops at 1gb",
+    "config-set-maxclients-zero": "maxclients stops at 1000000",
     # Redis knows eight eviction policies; cellgate keeps two.
     "config-set-bad-policy": "maxmemory-policy lists noeviction, volatile-ttl",
 }
@@ -200,6 +201,15 @@ case("config-set-bad-policy", ("CONFIG", "SET", "maxmemory-policy", "nope"))
 case("config-unknown-sub", ("CONFIG", "NOSUCH"))
 case("config-resetstat", ("CONFIG", "RESETSTAT"))
 case("config-resetstat-arity", ("CONFIG", "RESETSTAT", "x"))
+case("config-set-duplicate", ("CONFIG", "SET", "timeout", "1", "timeout", "2"),
+     ("CONFIG", "GET", "timeout"))
+case("config-set-duplicate-case", ("CONFIG", "SET", "timeout", "1", "TIMEOUT", "2"))
+case("config-set-not-int", ("CONFIG", "SET", "timeout", "x"))
+case("config-set-range", ("CONFIG", "SET", "timeout", "-1"))
+case("config-set-overflow", ("CONFIG", "SET", "timeout", "99999999999999999999"))
+case("config-set-memory-bad", ("CONFIG", "SET", "maxmemory", "1xb"))
+case("config-set-loglevel-bad", ("CONFIG", "SET", "loglevel", "loud"))
+case("config-set-maxclients-zero", ("CONFIG", "SET", "maxclients", "0"))
 
 # ---- transactions ----------------------------------------------------------
 case("multi-exec", ("MULTI",), ("PING",), ("ECHO", "x"), ("EXEC",))

@@ -418,3 +418,12 @@ def test_pipelining_client_that_reads_replies_is_not_closed_by_query_buffer_limi
         t.join(30)
     assert got == PONG * n
     assert not send_error
+
+
+def test_inline_request_with_a_nul_byte_is_refused_not_cut(server):
+    # "DEL a\0b" must not delete "a": the line is refused whole.
+    r = server.client()
+    r.execute_command("CL.THROTTLE", "a", 5, 1, 60)
+    closes_with(server, b"DEL a\x00b\r\n",
+                b"-ERR Protocol error: NUL byte in inline request\r\n")
+    assert r.exists("a") == 1
