@@ -953,28 +953,21 @@ START_TEST(test_inline_closing_quote_at_end_of_line_is_fine)
 }
 END_TEST
 
-START_TEST(test_inline_nul_ends_the_line)
+/* A NUL byte inside an inline line: refused whole, never cut (cutting
+ * would run "DEL a" for "DEL a\0b"), quoted or not. */
+START_TEST(test_inline_nul_is_refused)
 {
     static const char line[] = "ECHO a\0b c\r\nPING\r\n";
     feed_n(line, sizeof(line) - 1);
-    expect_req(1, "ECHO", "a", NULL);
-    expect_req(1, "PING", NULL);
+    expect_error("ERR Protocol error: NUL byte in inline request");
 }
 END_TEST
 
-/* BUG E: resp.c says a NUL byte ends an inline line "as in Redis", but a
- * backslash right before the NUL inside double quotes escapes it:
- * unescape() is called whenever i + 1 < end, without checking s[i + 1]
- * for '\0', so the NUL and everything after it are read as part of the
- * argument (argv[1] = "a\0b", 3 bytes). With the NUL ending the line, the
- * quote is unclosed, which Redis's sdssplitargs reports as unbalanced
- * quotes.
- */
-START_TEST(test_inline_nul_after_backslash_in_quotes_still_ends_the_line)
+START_TEST(test_inline_nul_after_backslash_in_quotes_is_refused)
 {
     static const char line[] = "ECHO \"a\\\0b\"\r\n";
     feed_n(line, sizeof(line) - 1);
-    expect_error(ERR_QUOTES);
+    expect_error("ERR Protocol error: NUL byte in inline request");
 }
 END_TEST
 
@@ -1469,12 +1462,12 @@ resp_suite(void)
     tcase_add_test(tc,
                    test_inline_closing_quote_followed_by_a_letter_is_an_error);
     tcase_add_test(tc, test_inline_closing_quote_at_end_of_line_is_fine);
-    tcase_add_test(tc, test_inline_nul_ends_the_line);
+    tcase_add_test(tc, test_inline_nul_is_refused);
     tcase_add_test(tc, test_inline_line_of_exactly_max_inline_is_accepted);
     tcase_add_test(tc,
                    test_inline_line_without_newline_over_max_inline_is_too_big);
     tcase_add_test(tc, test_10000_pipelined_inline_pings_are_all_framed);
-    tcase_add_test(tc, test_inline_nul_after_backslash_in_quotes_still_ends_the_line);
+    tcase_add_test(tc, test_inline_nul_after_backslash_in_quotes_is_refused);
     suite_add_tcase(s, tc);
 
     tc = tcase_create("mixed");
