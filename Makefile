@@ -51,7 +51,8 @@ VECTORS  := tests/conformance/cl_throttle_vectors.jsonl
 
 PKGS := libuv1-dev libhiredis-dev check pkg-config redis-tools redis-server \
         python3-redis python3-pytest gcc make clang libclang-rt-14-dev \
-        libmicrohttpd-dev python3-prometheus-client tmux
+        libmicrohttpd-dev python3-prometheus-client tmux golang-go \
+        golang-gopkg-redis.v5-dev
 # Only `make bench`, `make bench-callgrind` and `make bench-perf` need these.
 BENCH_PKGS := valgrind gnuplot-nox linux-perf
 

@@ -68,7 +68,15 @@ function errors(p) {
     ];
 }
 
-async function suite(label, prefix, call, resp, libName) {
+// Three CL.THROTTLE in one MULTI/EXEC: decided together, in order.
+function txWant() {
+    return [[0, 2, 1, -1, 60], [0, 2, 0, -1, 120], [1, 2, 0, 60, 120]];
+}
+
+async function suite(label, prefix, call, resp, libName, tx) {
+    await check(`${label} MULTI/EXEC of three CL.THROTTLE`, async () =>
+        assert.deepEqual(await tx(Array(3).fill(["CL.THROTTLE", `${prefix}:tx`, "1", "1", "60"])),
+                         txWant()));
     for (const [req, want] of cases(prefix)) {
         await check(`${label} ${req.join(" ")}`, async () =>
             assert.deepEqual(await call(...req), want));
@@ -90,7 +98,20 @@ async function suite(label, prefix, call, resp, libName) {
 async function ioredis(label, prefix, options, resp) {
     const io = new Redis({ port, host: "127.0.0.1", maxRetriesPerRequest: 1, ...options });
     io.on("error", () => {});
-    await suite(label, prefix, (...args) => io.call(...args), resp, "ioredis");
+    // ioredis answers a transaction as [[error, reply], ...].
+    const tx = async (reqs) => {
+        const m = io.multi();
+        for (const r of reqs) m.call(...r);
+        return (await m.exec()).map(([err, reply]) => { if (err) throw err; return reply; });
+    };
+    await suite(label, prefix, (...args) => io.call(...args), resp, "ioredis", tx);
+    await check(`${label} WATCH: a write by another client makes EXEC null`, async () => {
+        const other = new Redis({ port, host: "127.0.0.1" });
+        await io.watch(`${prefix}:w`);
+        await other.call("CL.THROTTLE", `${prefix}:w`, "5", "1", "60");
+        assert.equal(await io.multi().call("CL.THROTTLE", `${prefix}:w`, "5", "1", "60").exec(), null);
+        other.disconnect();
+    });
     io.disconnect();
 }
 
@@ -98,7 +119,21 @@ async function nodeRedis(label, prefix, options, resp) {
     const nr = createClient({ socket: { port, host: "127.0.0.1" }, ...options });
     nr.on("error", () => {});
     await nr.connect();
-    await suite(label, prefix, (...args) => nr.sendCommand(args), resp, "node-redis");
+    const tx = async (reqs) => {
+        const m = nr.multi();
+        for (const r of reqs) m.addCommand(r);
+        return await m.exec();
+    };
+    await suite(label, prefix, (...args) => nr.sendCommand(args), resp, "node-redis", tx);
+    await check(`${label} WATCH: a write by another client aborts EXEC`, async () => {
+        const other = createClient({ socket: { port, host: "127.0.0.1" } });
+        await other.connect();
+        await nr.watch(`${prefix}:w`);
+        await other.sendCommand(["CL.THROTTLE", `${prefix}:w`, "5", "1", "60"]);
+        await assert.rejects(nr.multi().addCommand(["CL.THROTTLE", `${prefix}:w`, "5", "1", "60"]).exec(),
+                             /watched keys has been changed/);
+        await other.quit();
+    });
     await nr.quit();
 }
 

@@ -50,4 +50,4 @@ def test_ioredis_and_node_redis_run_every_limiter(start_daemon):
                          cwd=CLIENTS, capture_output=True, text=True, timeout=60)
     assert out.returncode == 0, out.stdout + out.stderr
     # 5 client setups x (17 replies + 8 errors + the protocol check)
-    assert out.stdout.strip().splitlines()[-1] == "130 passed, 0 failed"
+    assert out.stdout.strip().splitlines()[-1] == "140 passed, 0 failed"
