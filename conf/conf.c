@@ -178,10 +178,25 @@ str_value(const struct conf *c, const struct conf_option *o)
     return s != NULL ? s : "";
 }
 
+static struct conf_bytes *
+bytes_field(struct conf *c, const struct conf_option *o)
+{
+    return (struct conf_bytes *)(void *)((char *)c + o->offset);
+}
+
+static const struct conf_bytes *
+bytes_value(const struct conf *c, const struct conf_option *o)
+{
+    return (const struct conf_bytes *)(const void *)((const char *)c +
+                                                     o->offset);
+}
+
+/* Types whose field is (or starts with) a malloc'd char *. */
 static bool
 is_string_type(enum conf_type t)
 {
-    return t == CONF_STRING || t == CONF_ENUM;
+    return t == CONF_STRING || t == CONF_ENUM || t == CONF_BINARY ||
+           t == CONF_SAVE;
 }
 
 /* ---- numbers ---- */
@@ -338,6 +353,8 @@ parse_number(const struct conf_option *o, const char *text, int64_t *out,
         return parse_octal(o, text, out, err, errlen);
     case CONF_STRING:
     case CONF_ENUM:
+    case CONF_BINARY:
+    case CONF_SAVE:
         break;
     }
     err_set(err, errlen, "'%s' is not a numeric option", o->name);
@@ -363,7 +380,103 @@ set_string(struct conf *c, const struct conf_option *o, const char *text,
     copy[n] = '\0';
     free(*field);
     *field = copy;
+    if (o->type == CONF_BINARY) {
+        bytes_field(c, o)->len = n;
+    }
     return 0;
+}
+
+/* ---- save rules ---- */
+
+/* Parse save rules (see conf.h) into out (may be NULL); the number of
+ * rules, or -1 when the value is not rules. */
+static int
+parse_save(const char *text, struct conf_save_rule *out)
+{
+    int64_t v[2 * CONF_SAVE_RULES_MAX];
+    size_t n = 0;
+    const char *p = text;
+
+    /* Words between single spaces, as Redis splits the value: an empty
+     * one (two spaces, a leading or trailing one) is no number. */
+    while (*text != '\0') {
+        const char *w = p;
+        while (*p != '\0' && *p != ' ') {
+            p++;
+        }
+        if (n == 2 * CONF_SAVE_RULES_MAX ||
+            !num_parse_i64(w, (size_t)(p - w), &v[n]) ||
+            v[n] < (n % 2 == 0 ? 1 : 0)) {
+            return -1;
+        }
+        n++;
+        if (*p == '\0') {
+            break;
+        }
+        p++;                            /* the space */
+    }
+    if (n % 2 != 0) {
+        return -1;
+    }
+    for (size_t i = 0; out != NULL && i < n / 2; i++) {
+        out[i].seconds = v[2 * i];
+        out[i].changes = v[2 * i + 1];
+    }
+    return (int)(n / 2);
+}
+
+size_t
+conf_save_rules(const char *value, struct conf_save_rule *out)
+{
+    int n = parse_save(value, out);
+    return n > 0 ? (size_t)n : 0;
+}
+
+/* Set save rules: kept as "s c s c" (one space between words). */
+static int
+set_save(struct conf *c, const struct conf_option *o, const char *text,
+         char *err, size_t errlen)
+{
+    struct conf_save_rule r[CONF_SAVE_RULES_MAX];
+    char buf[CONF_SAVE_RULES_MAX * 2 * 21 + 1];
+    size_t len = 0;
+    int n = parse_save(text, r);
+
+    if (n < 0) {
+        err_set(err, errlen, "Invalid save parameters");   /* Redis's words */
+        return -1;
+    }
+    buf[0] = '\0';
+    for (int i = 0; i < n; i++) {
+        len += (size_t)snprintf(buf + len, sizeof(buf) - len, "%s%" PRId64
+                                " %" PRId64, i ? " " : "", r[i].seconds,
+                                r[i].changes);
+    }
+    return set_string(c, o, buf, len, err, errlen);
+}
+
+/* A save line of a file: its rules after those of earlier lines. */
+static int
+append_save(struct conf *c, const struct conf_option *o, const char *text,
+            char *err, size_t errlen)
+{
+    const char *old = str_value(c, o);
+    size_t need = strlen(old) + 1 + strlen(text) + 1;
+    char *joined;
+    int rc;
+
+    if (text[0] == '\0' || old[0] == '\0') {
+        return set_save(c, o, text, err, errlen);
+    }
+    joined = malloc(need);
+    if (joined == NULL) {
+        err_set(err, errlen, "out of memory setting '%s'", o->name);
+        return -1;
+    }
+    snprintf(joined, need, "%s %s", old, text);
+    rc = set_save(c, o, joined, err, errlen);
+    free(joined);
+    return rc;
 }
 
 /* The words an enum allows are the blank-separated words between the
@@ -475,17 +588,35 @@ conf_set_option(struct conf *c, const struct conf_option *o,
         err_set(err, errlen, "'%s' wants a value", o->name);
         return -1;
     }
-    if (o->type == CONF_STRING) {
+    if (o->type == CONF_STRING || o->type == CONF_BINARY) {
         return set_string(c, o, value, strlen(value), err, errlen);
     }
     if (o->type == CONF_ENUM) {
         return set_enum(c, o, value, err, errlen);
+    }
+    if (o->type == CONF_SAVE) {
+        return set_save(c, o, value, err, errlen);
     }
     if (parse_number(o, value, &v, err, errlen) != 0) {
         return -1;
     }
     *num_field(c, o) = v;
     return 0;
+}
+
+int
+conf_set_bytes(struct conf *c, const struct conf_option *o,
+               const char *value, size_t len, char *err, size_t errlen)
+{
+    if (o->type == CONF_BINARY) {
+        return set_string(c, o, value, len, err, errlen);
+    }
+    if (memchr(value, '\0', len) != NULL) {
+        err_set(err, errlen, "a value of '%s' cannot contain a NUL byte",
+                o->name);
+        return -1;
+    }
+    return conf_set_option(c, o, value, err, errlen);
 }
 
 int
@@ -534,16 +665,20 @@ conf_deinit(struct conf *c)
             free(*field);
             *field = NULL;
         }
+        if (options[i].type == CONF_BINARY) {
+            bytes_field(c, &options[i])->len = 0;
+        }
     }
 }
 
 /* ---- the file ---- */
 
 /* Split the next word off *pos, decoding it in place (lib/args.h: a word
- * is never longer than its text). Returns 1 with *word set, 0 at the end
+ * is never longer than its text). Returns 1 with *word and its length set
+ * (it may hold a NUL, from "\x00"; a NUL ends it as well), 0 at the end
  * of the line, or -1 with *why. */
 static int
-split_word(char **pos, char **word, const char **why)
+split_word(char **pos, char **word, size_t *wordlen, const char **why)
 {
     char *line = *pos;
     size_t end = strlen(line);
@@ -563,14 +698,11 @@ split_word(char **pos, char **word, const char **why)
     case ARGS_WORD:
         break;
     }
-    if (memchr(line, '\0', len) != NULL) {
-        *why = "a value cannot contain a NUL byte";
-        return -1;
-    }
     /* Step past the separator before the NUL may overwrite it. */
     *pos = line + at + (at < end);
     line[len] = '\0';
     *word = line;
+    *wordlen = len;
     return 1;
 }
 
@@ -589,13 +721,55 @@ conf_is_directive(const char *word)
     return false;
 }
 
-/* Apply the words of a line: a name and exactly one value. */
+/* Words of a line kept: a name and a value, or a name and the words of
+ * the most save rules, plus one to tell a trailing # comment apart. */
+#define LINE_WORDS_MAX (2 * CONF_SAVE_RULES_MAX + 2)
+
+/* A file being loaded. */
+struct file_load {
+    struct conf *c;
+    bool save_seen;         /* a save line came before: the next adds */
+};
+
+/* The words of a save line ("save 3600 1 300 100", or one quoted value):
+ * joined, after the rules of the file's earlier save lines. */
 static int
-set_words(struct conf *c, char *const *words, size_t nwords,
-          bool comment_after, char *why, size_t whylen)
+set_save_words(struct file_load *f, const struct conf_option *o,
+               char *const *words, const size_t *lens, size_t n, char *why,
+               size_t whylen)
 {
+    char joined[LINE_WORDS_MAX * 24];
+    size_t len = 0;
+
+    for (size_t i = 0; i < n; i++) {
+        if (i >= LINE_WORDS_MAX - 1 || strlen(words[i]) != lens[i] ||
+            len + lens[i] + 2 > sizeof(joined)) {
+            err_set(why, whylen, "Invalid save parameters");
+            return -1;
+        }
+        len += (size_t)snprintf(joined + len, sizeof(joined) - len, "%s%s",
+                                i ? " " : "", words[i]);
+    }
+    if (f->save_seen) {
+        return append_save(f->c, o, joined, why, whylen);
+    }
+    f->save_seen = true;
+    return set_save(f->c, o, joined, why, whylen);
+}
+
+/* Apply the words of a line: a name and exactly one value (save rules:
+ * any number). */
+static int
+set_words(struct file_load *f, char *const *words, const size_t *lens,
+          size_t nwords, bool comment_after, char *why, size_t whylen)
+{
+    struct conf *c = f->c;
     const struct conf_option *o;
 
+    if (strlen(words[0]) != lens[0]) {
+        err_set(why, whylen, "an option name cannot contain a NUL byte");
+        return -1;
+    }
     if (conf_is_directive(words[0])) {
         return 0;               /* its owner reads it */
     }
@@ -607,6 +781,10 @@ set_words(struct conf *c, char *const *words, size_t nwords,
     if (nwords == 1) {
         err_set(why, whylen, "'%s' wants a value", o->name);
         return -1;
+    }
+    if (o->type == CONF_SAVE) {
+        return set_save_words(f, o, words + 1, lens + 1, nwords - 1, why,
+                              whylen);
     }
     if (comment_after) {
         /* Redis has no comments after a value either; say so rather than
@@ -622,28 +800,31 @@ set_words(struct conf *c, char *const *words, size_t nwords,
                 "spaces)", o->name, nwords - 1);
         return -1;
     }
-    return conf_set_option(c, o, words[1], why, whylen);
+    return conf_set_bytes(c, o, words[1], lens[1], why, whylen);
 }
 
 /* Split a NUL-terminated line into words, keeping the first max of them
- * in words[] and counting all in *nwords (0 for a blank or comment line).
- * Returns 0, or -1 with why set (unbalanced quotes). */
+ * in words[] and their lengths in lens[], and counting all in *nwords (0
+ * for a blank or comment line). Returns 0, or -1 with why set (unbalanced
+ * quotes). */
 static int
-split_line(char *line, char **words, size_t max, size_t *nwords, char *why,
-           size_t whylen)
+split_line(char *line, char **words, size_t *lens, size_t max,
+           size_t *nwords, char *why, size_t whylen)
 {
     char *p = skip_blanks(line);
     const char *bad;
     char *w;
+    size_t wlen;
     int r;
 
     *nwords = 0;
     if (*p == '\0' || *p == '#') {
         return 0;
     }
-    while ((r = split_word(&p, &w, &bad)) == 1) {
+    while ((r = split_word(&p, &w, &wlen, &bad)) == 1) {
         if (*nwords < max) {
             words[*nwords] = w;
+            lens[*nwords] = wlen;
         }
         (*nwords)++;
     }
@@ -658,18 +839,19 @@ split_line(char *line, char **words, size_t max, size_t *nwords, char *why,
 static int
 load_line(void *arg, char *line, char *why, size_t whylen)
 {
-    /* A third word is kept to tell a trailing # comment apart. */
-    char *words[3] = { NULL, NULL, NULL };
+    char *words[LINE_WORDS_MAX];
+    size_t lens[LINE_WORDS_MAX];
     size_t nwords;
 
-    if (split_line(line, words, 3, &nwords, why, whylen) != 0) {
+    if (split_line(line, words, lens, LINE_WORDS_MAX, &nwords, why,
+                   whylen) != 0) {
         return -1;
     }
     if (nwords == 0) {
         return 0;
     }
-    return set_words(arg, words, nwords, nwords > 2 && words[2][0] == '#',
-                     why, whylen);
+    return set_words(arg, words, lens, nwords,
+                     nwords > 2 && words[2][0] == '#', why, whylen);
 }
 
 /* Read all of path into a NUL-terminated malloc'd buffer. */
@@ -774,7 +956,8 @@ conf_load_file(struct conf *c, const char *path, char *err, size_t errlen)
     if (read_file(path, &text, &len, err, errlen) != 0) {
         return -1;
     }
-    rc = load_text(load_line, c, path, text, len, err, errlen);
+    struct file_load f = { c, false };
+    rc = load_text(load_line, &f, path, text, len, err, errlen);
     free(text);
     return rc;
 }
@@ -794,11 +977,18 @@ scan_line(void *arg, char *line, char *why, size_t whylen)
 {
     struct directive_scan *d = arg;
     char *words[CONF_DIRECTIVE_MAX_WORDS + 1];
+    size_t lens[CONF_DIRECTIVE_MAX_WORDS + 1];
     size_t nwords;
 
-    if (split_line(line, words, CONF_DIRECTIVE_MAX_WORDS + 1, &nwords, why,
-                   whylen) != 0) {
+    if (split_line(line, words, lens, CONF_DIRECTIVE_MAX_WORDS + 1, &nwords,
+                   why, whylen) != 0) {
         return -1;
+    }
+    for (size_t i = 0; i < nwords && i <= CONF_DIRECTIVE_MAX_WORDS; i++) {
+        if (strlen(words[i]) != lens[i]) {
+            err_set(why, whylen, "a value cannot contain a NUL byte");
+            return -1;
+        }
     }
     if (nwords == 0 || !ascii_ieq(d->name, words[0], strlen(words[0]))) {
         return 0;
@@ -853,8 +1043,36 @@ is_long_option(const char *arg)
     return arg[0] == '-' && arg[1] == '-';
 }
 
+/* "--save 3600 1 300 100" (as redis-server takes it) or "--save ''": every
+ * argument up to the next --option, joined. Returns how many arguments it
+ * used, or -1 with err. */
+static int
+load_save_args(struct conf *c, const struct conf_option *o, int argc,
+               char **argv, int i, char *err, size_t errlen)
+{
+    char joined[LINE_WORDS_MAX * 24] = "";
+    size_t len = 0;
+    int j = i + 1;
+    char why[CONF_ERR_LEN];
+
+    for (; j < argc && !is_long_option(argv[j]); j++) {
+        size_t n = strlen(argv[j]);
+        if (len + n + 2 > sizeof(joined)) {
+            err_set(err, errlen, "--%s: Invalid save parameters", o->name);
+            return -1;
+        }
+        len += (size_t)snprintf(joined + len, sizeof(joined) - len, "%s%s",
+                                j > i + 1 ? " " : "", argv[j]);
+    }
+    if (conf_set_option(c, o, joined, why, sizeof(why)) != 0) {
+        err_set(err, errlen, "--%s: %s", o->name, why);
+        return -1;
+    }
+    return j - i;
+}
+
 /* Apply "--name value" at argv[i]; returns how many arguments it used
- * (2), or -1 with err. */
+ * (2, or more for save rules), or -1 with err. */
 static int
 load_pair(struct conf *c, int argc, char **argv, int i, char *err,
           size_t errlen)
@@ -867,6 +1085,10 @@ load_pair(struct conf *c, int argc, char **argv, int i, char *err,
      * it is the likelier mistake. */
     if (i + 1 < argc && !is_long_option(argv[i + 1])) {
         value = argv[i + 1];
+    }
+    const struct conf_option *o = conf_find(name);
+    if (o != NULL && o->type == CONF_SAVE && value != NULL) {
+        return load_save_args(c, o, argc, argv, i, err, errlen);
     }
     if (conf_set(c, name, value, why, sizeof(why)) != 0) {
         err_set(err, errlen, "--%s: %s", name, why);
@@ -956,8 +1178,18 @@ conf_format(const struct conf *c, const struct conf_option *o, char *buf,
         break;
     case CONF_STRING:
     case CONF_ENUM:
+    case CONF_SAVE:
         n = snprintf(buf, buflen, "%s", str_value(c, o));
         break;
+    case CONF_BINARY: {
+        const struct conf_bytes *b = bytes_value(c, o);
+        size_t k = b->len < buflen ? b->len : buflen - 1;
+        if (k > 0) {
+            memcpy(buf, b->p, k);
+        }
+        buf[k] = '\0';
+        return k;
+    }
     }
     if (n < 0) {
         buf[0] = '\0';
@@ -976,6 +1208,8 @@ type_name(enum conf_type t)
     case CONF_STRING: return "string";
     case CONF_ENUM: return "enum";
     case CONF_OCTAL: return "octal";
+    case CONF_BINARY: return "string";
+    case CONF_SAVE: return "save rules";
     }
     return "?";
 }
@@ -998,7 +1232,9 @@ conf_describe(FILE *out)
 {
     for (size_t i = 0; i < noptions; i++) {
         const struct conf_option *o = &options[i];
-        const char *quote = o->type == CONF_STRING ? "\"" : "";
+        const char *quote = o->type == CONF_STRING ||
+                                    o->type == CONF_BINARY ||
+                                    o->type == CONF_SAVE ? "\"" : "";
         char range[64];
 
         describe_range(o, range, sizeof(range));
@@ -1008,14 +1244,15 @@ conf_describe(FILE *out)
 }
 
 char *
-conf_format_alloc(const struct conf *c, const struct conf_option *o)
+conf_format_alloc(const struct conf *c, const struct conf_option *o,
+                  size_t *len)
 {
-    size_t len = o->type == CONF_STRING || o->type == CONF_ENUM
-                     ? strlen(str_value(c, o)) + 1
-                     : 32;      /* any int64 in decimal or octal */
-    char *buf = malloc(len);
+    size_t size = o->type == CONF_BINARY ? bytes_value(c, o)->len + 1
+                  : is_string_type(o->type) ? strlen(str_value(c, o)) + 1
+                  : 32;         /* any int64 in decimal or octal */
+    char *buf = malloc(size);
     if (buf != NULL) {
-        conf_format(c, o, buf, len);
+        *len = conf_format(c, o, buf, size);
     }
     return buf;
 }

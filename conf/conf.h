@@ -16,10 +16,18 @@
 #include "conf/options.h"
 
 enum conf_type { CONF_INT, CONF_BYTES, CONF_BOOL, CONF_STRING, CONF_ENUM,
-                 CONF_OCTAL };
+                 CONF_OCTAL, CONF_BINARY, CONF_SAVE };
+
+/* A CONF_BINARY value: any bytes, a NUL among them (a password). p is
+ * malloc'd, never NULL after conf_init, and NUL-terminated past len. */
+struct conf_bytes {
+    char *p;
+    size_t len;
+};
 
 /* One field per option: integers, sizes, booleans and octals as int64_t,
- * strings and enum words as malloc'd char * (never NULL after conf_init). */
+ * strings, enum words and save rules as malloc'd char * (never NULL after
+ * conf_init), binary strings as struct conf_bytes. */
 #define CONF_FIELD(field, name, type, def, min, max, desc) CONF_FIELD_##type(field)
 #define CONF_FIELD_CONF_INT(f) int64_t f;
 #define CONF_FIELD_CONF_BYTES(f) int64_t f;
@@ -27,6 +35,8 @@ enum conf_type { CONF_INT, CONF_BYTES, CONF_BOOL, CONF_STRING, CONF_ENUM,
 #define CONF_FIELD_CONF_OCTAL(f) int64_t f;
 #define CONF_FIELD_CONF_STRING(f) char *f;
 #define CONF_FIELD_CONF_ENUM(f) char *f;
+#define CONF_FIELD_CONF_BINARY(f) struct conf_bytes f;
+#define CONF_FIELD_CONF_SAVE(f) char *f;
 
 struct conf {
     CONF_OPTIONS(CONF_FIELD)
@@ -84,6 +94,11 @@ int conf_set(struct conf *c, const char *name, const char *value, char *err,
 int conf_set_option(struct conf *c, const struct conf_option *o,
                     const char *value, char *err, size_t errlen);
 
+/* conf_set_option() for a value of len bytes: a CONF_BINARY option keeps
+ * them all; any other refuses a NUL among them. */
+int conf_set_bytes(struct conf *c, const struct conf_option *o,
+                   const char *value, size_t len, char *err, size_t errlen);
+
 /* Apply command-line arguments: an optional config file path first, then
  * "--name value" pairs, exactly one value each (quote it in the shell if it
  * has spaces; an argument starting with "--" is never taken as a value, so
@@ -109,9 +124,11 @@ const struct conf_option *conf_find(const char *name);
 size_t conf_format(const struct conf *c, const struct conf_option *o,
                    char *buf, size_t buflen);
 
-/* conf_format() of the whole value into a malloc'd string (free() it);
- * NULL when memory ran out. */
-char *conf_format_alloc(const struct conf *c, const struct conf_option *o);
+/* conf_format() of the whole value into a malloc'd string (free() it),
+ * its length in *len (a binary value may hold NULs); NULL when memory ran
+ * out. */
+char *conf_format_alloc(const struct conf *c, const struct conf_option *o,
+                        size_t *len);
 
 /* Why `text` is not a value of o, for callers that word errors their own
  * way (CONFIG SET says it as Redis does); CONF_FAULT_NONE when it is one
@@ -128,6 +145,23 @@ enum conf_fault conf_fault_of(const struct conf_option *o, const char *text);
 
 /* An enum option's words, "a, b, c", into buf (cut short if need be). */
 void conf_enum_list(const struct conf_option *o, char *buf, size_t buflen);
+
+/* Save rules (CONF_SAVE, Redis's "save"): "<seconds> <changes>" pairs, a
+ * background snapshot once <seconds> have passed since the last one with
+ * at least <changes> writes. Seconds >= 1, changes >= 0, at most
+ * CONF_SAVE_RULES_MAX pairs; anything else is "Invalid save parameters".
+ * In a file each save line adds its pairs to the lines before it (save ""
+ * clears them), as in redis.conf; elsewhere a value replaces the rules.
+ * The value is kept as its pairs separated by one space. */
+#define CONF_SAVE_RULES_MAX 16
+struct conf_save_rule {
+    int64_t seconds;
+    int64_t changes;
+};
+
+/* The rules of a value that was accepted (out has room for
+ * CONF_SAVE_RULES_MAX); returns how many. */
+size_t conf_save_rules(const char *value, struct conf_save_rule *out);
 
 /* Print every option with its default and description (--describe-config). */
 void conf_describe(FILE *out);

@@ -9,8 +9,10 @@
  *
  * Types: CONF_INT (decimal, bounds inclusive), CONF_BYTES (with units k kb m
  * mb g gb: 1k = 1000, 1kb = 1024), CONF_BOOL (yes/no), CONF_STRING (bounds
- * unused), CONF_ENUM (allowed words in the description's {...} list), and
- * CONF_OCTAL (file permissions like 700).
+ * unused), CONF_ENUM (allowed words in the description's {...} list),
+ * CONF_OCTAL (file permissions like 700), CONF_BINARY (a string of any
+ * bytes, NUL included, kept whole: a password) and CONF_SAVE (Redis's save
+ * rules, see conf.h).
  */
 #ifndef CELLGATE_OPTIONS_H
 #define CELLGATE_OPTIONS_H
@@ -26,7 +28,7 @@
       "path of a unix socket to listen on as well; empty = none")             \
     X(unixsocketperm, "unixsocketperm", CONF_OCTAL, "0", 0, 0777,             \
       "permissions of the unix socket file; 0 = leave as the umask makes it") \
-    X(requirepass, "requirepass", CONF_STRING, "", 0, 0,                      \
+    X(requirepass, "requirepass", CONF_BINARY, "", 0, 0,                      \
       "password clients must AUTH with first; empty = no authentication")     \
     X(tcp_backlog, "tcp-backlog", CONF_INT, "511", 1, 65535,                  \
       "listen() backlog of pending connections")                              \
@@ -62,8 +64,13 @@
       "snapshot file name inside dir")                                        \
     X(save_interval, "save-interval", CONF_INT, "0", 0, 2147483647,           \
       "seconds between background snapshots when keys changed; 0 = off")      \
+    X(save, "save", CONF_SAVE, "", 0, 0,                                      \
+      "Redis's save rules \"<seconds> <changes> ...\": a background "         \
+      "snapshot after <seconds> with at least <changes> writes; \"\" = none") \
     X(snapshot_load_errors, "snapshot-load-errors", CONF_ENUM, "refuse", 0, 0, \
       "a corrupt snapshot at start-up {refuse start-empty}")                  \
+    X(databases, "databases", CONF_INT, "16", 1, 1024,                        \
+      "number of databases (SELECT 0 to databases-1); set at start-up")      \
     X(maxmemory, "maxmemory", CONF_BYTES, "0", 0, 1125899906842624LL,         \
       "memory ceiling for keys in bytes; 0 = no limit")                       \
     X(maxmemory_policy, "maxmemory-policy", CONF_ENUM, "noeviction", 0, 0,    \

@@ -146,17 +146,16 @@ collect_unowned(struct store_rec *r, void *arg)
 }
 
 static size_t
-remove_batch(struct drop_batch *b, int64_t now)
+remove_batch(struct store *db, struct drop_batch *b, int64_t now)
 {
     size_t n = 0;
     for (size_t off = 0; off < b->keys.len;) {
         size_t len;
         memcpy(&len, b->keys.p + off, sizeof(len));
         off += sizeof(len);
-        struct store_rec *r = store_lookup(srv.store, b->keys.p + off, len,
-                                           now);
+        struct store_rec *r = store_lookup(db, b->keys.p + off, len, now);
         if (r != NULL) {
-            store_remove(srv.store, r);     /* as DEL: frees its timer */
+            store_remove(db, r);            /* as DEL: frees its timer */
             n++;
         }
         off += len;
@@ -172,18 +171,20 @@ cluster_drop_unowned(void)
     uint64_t cursor = 0;
     size_t n = 0;
     int64_t now = clock_wall_now();
-    if (!routing || srv.store == NULL) {
+    /* A cluster has database 0 only (SELECT is refused there). */
+    struct store *db = srv.dbs != NULL ? srv.dbs[0] : NULL;
+    if (!routing || db == NULL) {
         return 0;
     }
     memset(&b, 0, sizeof(b));
     do {
-        cursor = store_scan(srv.store, cursor, collect_unowned, &b);
+        cursor = store_scan(db, cursor, collect_unowned, &b);
         if (b.keys.oom) {
             /* Keep what fits: a later reload or restart drops the rest. */
             log_warning("Out of memory dropping keys of foreign slots");
             break;
         }
-        n += remove_batch(&b, now);
+        n += remove_batch(db, &b, now);
     } while (cursor != 0);
     textbuf_free(&b.keys);
     if (n > 0) {

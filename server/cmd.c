@@ -8,12 +8,14 @@
 #include "server/cmd.h"
 
 #include <ctype.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 #include <strings.h>
 
 #include "lib/mem.h"
+#include "lib/num.h"
 #include "protocol/reply.h"
 #include "server/clock.h"
 #include "server/cluster.h"
@@ -432,6 +434,28 @@ cmd_dispatch_subcommand(struct conn *c, struct resp_request *req,
     upper[i] = '\0';
     cmd_errorf(c, "ERR unknown subcommand '%.128s'. Try %s HELP.", sub,
                 upper);
+}
+
+bool
+cmd_arg_int(struct conn *c, const struct resp_request *req, size_t i,
+            const char *msg, int *out)
+{
+    int64_t v;
+    if (!num_parse_i64(req->argv[i], req->argvlen[i], &v)) {
+        cmd_error(c, msg != NULL ? msg : ERR_NOT_INTEGER);
+        return false;
+    }
+    if (v < INT_MIN || v > INT_MAX) {
+        if (msg != NULL) {
+            cmd_error(c, msg);
+        } else {
+            cmd_errorf(c, "ERR value is out of range, value must between "
+                       "%d and %d", INT_MIN, INT_MAX);
+        }
+        return false;
+    }
+    *out = (int)v;
+    return true;
 }
 
 void

@@ -130,6 +130,12 @@ const char *cmd_error_stat(size_t i, uint64_t *count);
 
 void cmd_reset_stats(void);
 
+/* Argument i as a C int, as Redis's getIntFromObjectOrReply() reads one:
+ * false after replying its error (msg, when not NULL, for both a
+ * non-integer and one beyond int). */
+bool cmd_arg_int(struct conn *c, const struct resp_request *req, size_t i,
+                 const char *msg, int *out);
+
 /* A HELP reply: the NULL-terminated lines as an array of simple strings. */
 void cmd_reply_help(struct conn *c, const char *const *lines);
 

@@ -19,6 +19,7 @@
 #include "server/errors.h"
 #include "server/glob.h"
 #include "server/handlers.h"
+#include "server/keyspace.h"
 #include "server/log.h"
 #include "server/multi.h"
 #include "server/server.h"
@@ -62,14 +63,45 @@ cmd_quit(struct conn *c, struct resp_request *req)
 void
 cmd_select(struct conn *c, struct resp_request *req)
 {
-    int64_t db;
-    if (!num_parse_i64(req->argv[1], req->argvlen[1], &db)) {
-        cmd_error(c, ERR_NOT_INTEGER);
-    } else if (db != 0) {
-        cmd_error(c, "ERR DB index is out of range");
+    int db;
+    if (!cmd_arg_int(c, req, 1, NULL, &db)) {
+        return;
+    }
+    if (db != 0 && strcmp(srv.conf.cluster_mode, "no") != 0) {
+        cmd_error(c, "ERR SELECT is not allowed in cluster mode");
+    } else if (db < 0 || (size_t)db >= srv.ndbs) {
+        cmd_error(c, ERR_DB_RANGE);
+    } else if (!keyspace_select(db)) {
+        cmd_error(c, ERR_NOMEM);
     } else {
+        c->db = db;
         reply_ok(&c->out);
     }
+}
+
+void
+cmd_swapdb(struct conn *c, struct resp_request *req)
+{
+    int a, b;
+    if (strcmp(srv.conf.cluster_mode, "no") != 0) {
+        cmd_error(c, "ERR SWAPDB is not allowed in cluster mode");
+        return;
+    }
+    if (!cmd_arg_int(c, req, 1, "ERR invalid first DB index", &a) ||
+        !cmd_arg_int(c, req, 2, "ERR invalid second DB index", &b)) {
+        return;
+    }
+    if (a < 0 || b < 0 || (size_t)a >= srv.ndbs || (size_t)b >= srv.ndbs) {
+        cmd_error(c, ERR_DB_RANGE);
+        return;
+    }
+    /* Keys of either may now hold other states: their watchers hear. */
+    multi_touch_databases(a, b);
+    if (!keyspace_swap(a, b)) {
+        cmd_error(c, ERR_NOMEM);
+        return;
+    }
+    reply_ok(&c->out);
 }
 
 void
@@ -156,9 +188,9 @@ static bool
 check_credentials(struct conn *c, const char *user, size_t ulen,
                   const char *pass, size_t plen)
 {
-    const char *want = srv.conf.requirepass;
+    const struct conf_bytes *want = &srv.conf.requirepass;
     if ((user != NULL && !(ulen == 7 && memcmp(user, "default", 7) == 0)) ||
-        (want[0] != '\0' && !secure_equal(pass, plen, want, strlen(want)))) {
+        (want->len != 0 && !secure_equal(pass, plen, want->p, want->len))) {
         cmd_error(c, "WRONGPASS invalid username-password pair or user is "
                       "disabled.");
         return false;
@@ -175,7 +207,7 @@ cmd_auth(struct conn *c, struct resp_request *req)
         cmd_error(c, ERR_SYNTAX);
         return;
     }
-    if (req->argc == 2 && srv.conf.requirepass[0] == '\0') {
+    if (req->argc == 2 && srv.conf.requirepass.len == 0) {
         cmd_error(c, "ERR AUTH <password> called without any password "
                       "configured for the default user. Are you sure your "
                       "configuration is correct?");
@@ -335,7 +367,7 @@ describe_client(const struct conn *x, struct textbuf *t, int64_t now_ms)
     const char *cmd = x->last_cmd != NULL ? x->last_cmd->name : "NULL";
     textbuf_printf(t,
                     "id=%llu addr=%s laddr=%s fd=-1 name=%s age=%lld "
-                    "idle=%lld flags=%s db=0 sub=0 psub=0 ssub=0 multi=%lld "
+                    "idle=%lld flags=%s db=%d sub=0 psub=0 ssub=0 multi=%lld "
                     "qbuf=%zu qbuf-free=0 argv-mem=0 multi-mem=0 obl=0 "
                     "oll=0 omem=%zu tot-mem=%zu events=r cmd=%s "
                     "user=default redir=-1 resp=%d lib-name=%s lib-ver=%s\n",
@@ -343,7 +375,7 @@ describe_client(const struct conn *x, struct textbuf *t, int64_t now_ms)
                     x->name ? x->name : "",
                     (long long)((now_ms - x->created_ms) / 1000),
                     (long long)((now_ms - x->last_interaction_ms) / 1000),
-                    multi_open(x, x->multi) ? "x" : "N",
+                    multi_open(x, x->multi) ? "x" : "N", x->db,
                     multi_open(x, x->multi) ? (long long)x->multi->ncmds
                                             : -1LL,
                     resp_buffered(x->parser), obuf_pending(&x->out),
@@ -563,12 +595,10 @@ cmd_config(struct conn *c, struct resp_request *req)
     cmd_dispatch_subcommand(c, req, cmd_lookup("config", 6));
 }
 
-/* Read-only parameters that tools probe (redis-benchmark asks for save and
- * appendonly before a run): cellgate has no RDB rules and no AOF. */
+/* Read-only parameters that tools probe (redis-benchmark asks for
+ * appendonly before a run): cellgate has no AOF yet. */
 static const char *const compat_params[][2] = {
-    { "save", "" },
     { "appendonly", "no" },
-    { "databases", "1" },
 };
 #define COMPAT_PARAMS (sizeof(compat_params) / sizeof(compat_params[0]))
 
@@ -599,10 +629,15 @@ cmd_config_get(struct conn *c, struct resp_request *req)
     reply_map(&c->out, matches, c->proto);
     for (size_t i = 0; i < nopts; i++) {
         if (any_pattern_matches(req, opts[i].name)) {
-            char value[1024];
-            size_t n = conf_format(&srv.conf, &opts[i], value, sizeof(value));
+            size_t n;
+            char *value = conf_format_alloc(&srv.conf, &opts[i], &n);
             reply_bulkz(&c->out, opts[i].name);
-            reply_bulk(&c->out, value, n);
+            if (value != NULL) {
+                reply_bulk(&c->out, value, n);
+            } else {
+                reply_bulk(&c->out, "", 0);     /* out of memory */
+            }
+            free(value);
         }
     }
     for (size_t i = 0; i < COMPAT_PARAMS; i++) {
@@ -618,6 +653,7 @@ static bool
 is_mutable(const char *name)
 {
     static const char *const fixed[] = { "bind", "port", "unixsocket",
+                                         "databases",
                                          "unixsocketperm", "tcp-backlog",
                                          "logfile", "cluster-node-id",
                                          "cluster-announce-ip",
@@ -662,7 +698,7 @@ config_set_check(struct conn *c, struct resp_request *req)
         }
         if (!is_mutable(o->name)) {
             why = "can't set immutable config";
-        } else if (has_nul(req, i + 1)) {
+        } else if (o->type != CONF_BINARY && has_nul(req, i + 1)) {
             why = "argument must not contain a NUL byte";
         } else if (strcmp(o->name, "cluster-mode") == 0 &&
                    !cluster_mode_settable(req->argv[i + 1])) {
@@ -677,16 +713,20 @@ config_set_check(struct conn *c, struct resp_request *req)
     return true;
 }
 
+/* Most option-value pairs in one CONFIG SET (more is an arity error). */
+#define CONFIG_SET_MAX_PAIRS 16
+
 /* Put back the values saved in old[0..n) (after a failed pair), last
  * first, so an option named twice ends at its value before the command. */
 static void
-config_set_rollback(struct resp_request *req, char **old, size_t n)
+config_set_rollback(struct resp_request *req, char **old,
+                    const size_t *oldlen, size_t n)
 {
     char ignored[CONF_ERR_LEN];
     for (size_t j = n; j-- > 0;) {
         if (old[j] != NULL) {
-            conf_set(&srv.conf, req->argv[2 + 2 * j], old[j], ignored,
-                     sizeof(ignored));
+            conf_set_bytes(&srv.conf, conf_find(req->argv[2 + 2 * j]),
+                           old[j], oldlen[j], ignored, sizeof(ignored));
         }
     }
 }
@@ -728,18 +768,19 @@ config_set_apply(struct conn *c, struct resp_request *req, char **old,
                  size_t pairs)
 {
     char err[CONF_ERR_LEN];
+    size_t oldlen[CONFIG_SET_MAX_PAIRS];
     for (size_t k = 0; k < pairs; k++) {
         const struct conf_option *o = conf_find(req->argv[2 + 2 * k]);
-        old[k] = conf_format_alloc(&srv.conf, o);
+        old[k] = conf_format_alloc(&srv.conf, o, &oldlen[k]);
         if (old[k] == NULL) {
-            config_set_rollback(req, old, k);
+            config_set_rollback(req, old, oldlen, k);
             cmd_error(c, ERR_NOMEM);
             return false;
         }
-        if (conf_set(&srv.conf, o->name, req->argv[3 + 2 * k], err,
-                     sizeof(err)) < 0 ||
+        if (conf_set_bytes(&srv.conf, o, req->argv[3 + 2 * k],
+                           req->argvlen[3 + 2 * k], err, sizeof(err)) < 0 ||
             conf_validate(&srv.conf, err, sizeof(err)) < 0) {
-            config_set_rollback(req, old, k + 1);
+            config_set_rollback(req, old, oldlen, k + 1);
             redis_words(o, req->argv[3 + 2 * k], err, sizeof(err));
             cmd_errorf(c, "ERR CONFIG SET failed (possibly related to "
                         "argument '%s') - %s", o->name, err);
@@ -752,10 +793,10 @@ config_set_apply(struct conn *c, struct resp_request *req, char **old,
 void
 cmd_config_set(struct conn *c, struct resp_request *req)
 {
-    char *old[16] = { NULL };
+    char *old[CONFIG_SET_MAX_PAIRS] = { NULL };
     size_t pairs = (req->argc - 2) / 2;
 
-    if ((req->argc - 2) % 2 != 0 || pairs > 16) {
+    if ((req->argc - 2) % 2 != 0 || pairs > CONFIG_SET_MAX_PAIRS) {
         cmd_errorf(c, ERR_WRONG_ARITY, "config|set");
         return;
     }
@@ -781,8 +822,10 @@ cmd_config_resetstat(struct conn *c, struct resp_request *req)
     int64_t logged = srv.stats.accept_error_logged_ms;
     memset(&srv.stats, 0, sizeof(srv.stats));
     srv.stats.accept_error_logged_ms = logged;
-    srv.stats.expired_keys_base = store_expired(srv.store);
-    srv.stats.evicted_keys_base = store_evicted(srv.store);
+    struct ks_totals tot;
+    keyspace_totals(&tot);
+    srv.stats.expired_keys_base = tot.expired;
+    srv.stats.evicted_keys_base = tot.evicted;
     cmd_reset_stats();
     reply_ok(&c->out);
 }
@@ -813,8 +856,9 @@ cmd_dbsize(struct conn *c, struct resp_request *req)
     reply_int(&c->out, (int64_t)store_size(srv.store));
 }
 
-void
-cmd_flushall(struct conn *c, struct resp_request *req)
+/* FLUSHALL empties every database, FLUSHDB the selected one. */
+static void
+flush(struct conn *c, struct resp_request *req, bool all)
 {
     if (req->argc > 2 ||
         (req->argc == 2 && !arg_is(req, 1, "ASYNC") &&
@@ -822,8 +866,24 @@ cmd_flushall(struct conn *c, struct resp_request *req)
         cmd_error(c, ERR_SYNTAX);
         return;
     }
-    store_flush(srv.store);
+    for (size_t i = 0; i < srv.ndbs; i++) {
+        if (srv.dbs[i] != NULL && (all || srv.dbs[i] == srv.store)) {
+            store_flush(srv.dbs[i]);
+        }
+    }
     reply_ok(&c->out);
+}
+
+void
+cmd_flushall(struct conn *c, struct resp_request *req)
+{
+    flush(c, req, true);
+}
+
+void
+cmd_flushdb(struct conn *c, struct resp_request *req)
+{
+    flush(c, req, false);
 }
 
 void
@@ -839,7 +899,7 @@ cmd_time(struct conn *c, struct resp_request *req)
 void
 cmd_shutdown(struct conn *c, struct resp_request *req)
 {
-    bool save = srv.conf.save_interval > 0;
+    bool save = snapshot_configured();
     for (size_t i = 1; i < req->argc; i++) {
         if (arg_is(req, i, "NOSAVE")) {
             save = false;

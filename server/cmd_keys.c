@@ -103,6 +103,46 @@ cmd_del(struct conn *c, struct resp_request *req)
     reply_int(&c->out, n);
 }
 
+/* MOVE key db: :1 when moved, :0 when the key is not here or already
+ * there; Redis's errors in Redis's order. */
+void
+cmd_move(struct conn *c, struct resp_request *req)
+{
+    int db;
+    if (strcmp(srv.conf.cluster_mode, "no") != 0) {
+        cmd_error(c, "ERR MOVE is not allowed in cluster mode");
+        return;
+    }
+    if (!cmd_arg_int(c, req, 2, NULL, &db)) {
+        return;
+    }
+    if (db < 0 || (size_t)db >= srv.ndbs) {
+        cmd_error(c, ERR_DB_RANGE);
+        return;
+    }
+    if (db == srv.db) {
+        cmd_error(c, "ERR source and destination objects are the same");
+        return;
+    }
+    int64_t now = clock_wall_now();
+    struct store_rec *r = lookup_key(c, req, now);
+    struct store *dst = keyspace_db(db);
+    if (dst == NULL) {
+        cmd_error(c, ERR_NOMEM);
+        return;
+    }
+    if (r == NULL ||
+        store_lookup(dst, req->argv[1], req->argvlen[1], now) != NULL) {
+        reply_int(&c->out, 0);
+        return;
+    }
+    if (!keyspace_move(r, db, now)) {
+        cmd_error(c, ERR_OOM);
+        return;
+    }
+    reply_int(&c->out, 1);
+}
+
 void
 cmd_type(struct conn *c, struct resp_request *req)
 {

@@ -24,6 +24,7 @@
 #include "protocol/reply.h"
 #include "server/clock.h"
 #include "server/cmd.h"
+#include "server/keyspace.h"
 #include "server/log.h"
 #include "server/multi.h"
 #include "server/server.h"
@@ -251,7 +252,7 @@ conn_create(bool is_unix)
     if (c == NULL) {
         return NULL;
     }
-    c->authenticated = srv.conf.requirepass[0] == '\0';
+    c->authenticated = srv.conf.requirepass.len == 0;
     c->parser = resp_create(c->authenticated ? &srv.limits
                                              : &srv.unauth_limits);
     if (c->parser == NULL) {
@@ -534,6 +535,7 @@ process_input(struct conn *c)
 
     cmd_batch_begin();
     clock_batch_open();
+    (void)keyspace_select(c->db);   /* it exists: SELECT made it */
     while (c->state == CONN_READING) {
         if (budget-- == 0) {
             /* Fairness: let other clients run. Stop reading this one until

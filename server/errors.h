@@ -15,5 +15,6 @@
 #define ERR_NOAUTH "NOAUTH Authentication required."
 #define ERR_LIMIT_WINDOW "ERR limit and window must be positive"
 #define ERR_WRONG_ARITY "ERR wrong number of arguments for '%s' command"
+#define ERR_DB_RANGE "ERR DB index is out of range"
 
 #endif

@@ -37,6 +37,8 @@ HANDLER(cmd_config_resetstat);
 HANDLER(cmd_config_help);
 HANDLER(cmd_dbsize);
 HANDLER(cmd_flushall);
+HANDLER(cmd_flushdb);
+HANDLER(cmd_swapdb);
 HANDLER(cmd_time);
 HANDLER(cmd_shutdown);
 HANDLER(cmd_save);
@@ -88,6 +90,7 @@ HANDLER(cmd_del);
 HANDLER(cmd_type);
 HANDLER(cmd_keys);
 HANDLER(cmd_scan);
+HANDLER(cmd_move);
 
 /* cmd_limit.c */
 HANDLER(cmd_cl_throttle);

@@ -16,6 +16,7 @@
 #include "server/client.h"
 #include "server/errors.h"
 #include "server/handlers.h"
+#include "server/keyspace.h"
 #include "server/server.h"
 #include "server/snapshot.h"
 #include "server/textbuf.h"
@@ -109,6 +110,8 @@ section_memory(struct textbuf *t)
     human(h_rss, sizeof(h_rss), (double)rss);
     human(h_peak, sizeof(h_peak), (double)peak);
     human(h_max, sizeof(h_max), (double)srv.conf.maxmemory);
+    struct ks_totals tot;
+    keyspace_totals(&tot);
     textbuf_printf(t, "# Memory\r\n"
              "used_memory:%zu\r\n"
              "used_memory_human:%s\r\n"
@@ -124,7 +127,7 @@ section_memory(struct textbuf *t)
              "mem_allocator:libc\r\n",
              used, h_used, rss, h_rss, peak, h_peak,
              used ? (double)rss / (double)used : 0.0,
-             store_rehash_overhead(srv.store),
+             tot.rehash_overhead,
              (long long)srv.conf.maxmemory, h_max, srv.conf.maxmemory_policy);
 }
 
@@ -149,6 +152,8 @@ static void
 section_stats(struct textbuf *t)
 {
     const struct server_stats *s = &srv.stats;
+    struct ks_totals tot;
+    keyspace_totals(&tot);
     textbuf_printf(t, "# Stats\r\n"
              "total_connections_received:%llu\r\n"
              "total_commands_processed:%llu\r\n"
@@ -170,10 +175,8 @@ section_stats(struct textbuf *t)
              (unsigned long long)s->net_input_bytes,
              (unsigned long long)s->net_output_bytes,
              (unsigned long long)s->rejected_connections,
-             (unsigned long long)(store_expired(srv.store) -
-                                  s->expired_keys_base),
-             (unsigned long long)(store_evicted(srv.store) -
-                                  s->evicted_keys_base),
+             (unsigned long long)(tot.expired - s->expired_keys_base),
+             (unsigned long long)(tot.evicted - s->evicted_keys_base),
              (unsigned long long)s->keyspace_hits,
              (unsigned long long)s->keyspace_misses,
              (unsigned long long)s->total_error_replies,
@@ -274,11 +277,13 @@ section_cluster(struct textbuf *t)
 static void
 section_keyspace(struct textbuf *t)
 {
-    size_t keys = store_size(srv.store);
     textbuf_printf(t, "# Keyspace\r\n");
-    if (keys > 0) {
-        textbuf_printf(t, "db0:keys=%zu,expires=%zu,avg_ttl=0\r\n", keys,
-                 store_volatile(srv.store));
+    for (size_t i = 0; i < srv.ndbs; i++) {
+        const struct store *s = srv.dbs[i];
+        if (s != NULL && store_size(s) > 0) {
+            textbuf_printf(t, "db%zu:keys=%zu,expires=%zu,avg_ttl=0\r\n", i,
+                           store_size(s), store_volatile(s));
+        }
     }
 }
 

@@ -17,11 +17,13 @@
  */
 #include "server/keyspace.h"
 
+#include <stdint.h>
 #include <string.h>
 
 #include "algorithms/fixed_window.h"
 #include "algorithms/sliding_window.h"
 #include "lib/mem.h"
+#include "server/clock.h"
 #include "server/server.h"
 
 #define NS_PER_MS LIMIT_NS_PER_MS
@@ -126,9 +128,12 @@ keyspace_owned_bytes(void)
 }
 
 void
-keyspace_release(struct store_rec *r)
+keyspace_release(struct store_rec *r, void *arg)
 {
-    keyspace_written(r);
+    if (multi_watched_keys != 0) {
+        multi_touch((int)(intptr_t)arg, store_rec_key(r),
+                    store_rec_keylen(r));
+    }
     if (r->type == KEY_LOG) {
         struct ks_log *ls = store_rec_state(r);
         keyspace_free(ls->ring.e);
@@ -157,6 +162,141 @@ rec_owned(const struct store_rec *r)
     return 0;
 }
 
+/* ---- databases --------------------------------------------------------- */
+
+struct store *
+keyspace_db(int i)
+{
+    if (srv.dbs[i] == NULL) {
+        struct store *s = store_create(srv.seed, clock_wall_now());
+        if (s == NULL) {
+            return NULL;
+        }
+        store_set_release(s, keyspace_release, (void *)(intptr_t)i);
+        srv.dbs[i] = s;
+    }
+    return srv.dbs[i];
+}
+
+bool
+keyspace_select(int i)
+{
+    struct store *s = keyspace_db(i);
+    if (s == NULL) {
+        return false;
+    }
+    srv.store = s;
+    srv.db = i;
+    return true;
+}
+
+int
+keyspace_init(const unsigned char seed[16], int64_t now)
+{
+    (void)now;      /* a database's wheel starts when it is first used */
+    memcpy(srv.seed, seed, sizeof(srv.seed));
+    srv.ndbs = (size_t)srv.conf.databases;
+    srv.dbs = mem_calloc(srv.ndbs, sizeof(*srv.dbs));
+    return srv.dbs != NULL && keyspace_select(0) ? 0 : -1;
+}
+
+void
+keyspace_teardown(void)
+{
+    for (size_t i = 0; srv.dbs != NULL && i < srv.ndbs; i++) {
+        store_destroy(&srv.dbs[i]);
+    }
+    mem_free(srv.dbs);
+    srv.dbs = NULL;
+    srv.store = NULL;
+    srv.ndbs = 0;
+}
+
+/* SWAPDBs done: writes no store counts, since each store is unchanged. */
+static uint64_t swaps;
+
+bool
+keyspace_swap(int a, int b)
+{
+    if (keyspace_db(a) == NULL || keyspace_db(b) == NULL) {
+        return false;
+    }
+    struct store *t = srv.dbs[a];
+    srv.dbs[a] = srv.dbs[b];
+    srv.dbs[b] = t;
+    /* Each store tells its releases which database it is now. */
+    store_set_release(srv.dbs[a], keyspace_release, (void *)(intptr_t)a);
+    store_set_release(srv.dbs[b], keyspace_release, (void *)(intptr_t)b);
+    if (srv.db == a || srv.db == b) {
+        srv.store = srv.dbs[srv.db];
+    }
+    swaps++;                /* a write, for the snapshot's count */
+    return true;
+}
+
+bool
+keyspace_move(struct store_rec *r, int to, int64_t now)
+{
+    struct ks_buf b = { 0 };
+    struct store *dst = keyspace_db(to);
+    size_t len = store_rec_keylen(r);
+    bool ok = dst != NULL && keyspace_encode(r, now, &b) &&
+              keyspace_admit(sizeof(*r) + len + b.len, r);
+    struct store_rec *n = NULL;
+    if (ok) {
+        n = store_add(dst, store_rec_key(r), len, r->type,
+                      keyspace_state_size(r->type));
+        ok = n != NULL;
+    }
+    if (ok) {
+        n->expire_at = r->expire_at;        /* as stored, for the decoder */
+        ok = keyspace_decode(n, b.p, b.len, KS_ENCODING) == KS_DECODED;
+        int64_t expire_at = n->expire_at;
+        n->expire_at = STORE_NEVER;
+        if (ok) {
+            store_set_expire(dst, n, expire_at);
+        } else {
+            store_remove(dst, n);
+        }
+    }
+    mem_free(b.p);
+    if (ok) {
+        if (multi_watched_keys != 0) {
+            multi_touch(to, store_rec_key(n), len);
+        }
+        store_remove(srv.store, r);         /* its watchers hear of it */
+    }
+    return ok;
+}
+
+void
+keyspace_totals(struct ks_totals *t)
+{
+    memset(t, 0, sizeof(*t));
+    t->changes = swaps;
+    for (size_t i = 0; i < srv.ndbs; i++) {
+        const struct store *s = srv.dbs[i];
+        if (s != NULL) {
+            t->keys += store_size(s);
+            t->volatile_keys += store_volatile(s);
+            t->expired += store_expired(s);
+            t->evicted += store_evicted(s);
+            t->changes += store_changes(s);
+            t->rehash_overhead += store_rehash_overhead(s);
+        }
+    }
+}
+
+size_t
+keyspace_total_keys(void)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < srv.ndbs; i++) {
+        n += srv.dbs[i] != NULL ? store_size(srv.dbs[i]) : 0;
+    }
+    return n;
+}
+
 /* ---- admission --------------------------------------------------------- */
 
 static bool
@@ -181,21 +321,32 @@ deficit(size_t need)
 static bool
 eviction_can_help(size_t missing, const struct store_rec *keep)
 {
-    size_t evictable = store_bytes(srv.store) + owned_bytes;
+    size_t evictable = owned_bytes;
+    for (size_t i = 0; i < srv.ndbs; i++) {
+        evictable += srv.dbs[i] != NULL ? store_bytes(srv.dbs[i]) : 0;
+    }
     size_t kept = rec_owned(keep);
     evictable = evictable > kept ? evictable - kept : 0;
     return evictable >= missing;
 }
 
-/* Evict keys closest to fresh (not keep) until `need` fits or `budget`
- * keys are gone. Returns the number evicted. */
+/* Evict keys closest to fresh (not keep, a record of the selected
+ * database) until `need` fits or `budget` keys are gone: the selected
+ * database first, then the others. Returns the number evicted. */
 static size_t
 evict_until_fits(size_t need, const struct store_rec *keep, size_t budget)
 {
     size_t n = 0;
-    while (n < budget && deficit(need) > 0 &&
-           store_evict_soonest(srv.store, keep)) {
-        n++;
+    for (size_t i = 0; i <= srv.ndbs && n < budget && deficit(need) > 0;
+         i++) {
+        struct store *s = i == 0 ? srv.store : srv.dbs[i - 1];
+        if (s == NULL || (i > 0 && s == srv.store)) {
+            continue;
+        }
+        while (n < budget && deficit(need) > 0 &&
+               store_evict_soonest(s, s == srv.store ? keep : NULL)) {
+            n++;
+        }
     }
     return n;
 }

@@ -21,6 +21,7 @@
 #include "algorithms/sliding_log.h"
 #include "algorithms/tiers.h"
 #include "server/multi.h"
+#include "server/server.h"
 #include "server/store.h"
 
 enum key_type {
@@ -67,18 +68,61 @@ struct ks_tiers {
     int64_t keep;               /* retention in s, >= 1 while the key lives */
 };
 
-/* Frees what a record's state owns; the store calls it (store_set_release)
- * before freeing any record: removed, expired, evicted or flushed, which
- * is also when the transactions watching the key hear of it. */
-void keyspace_release(struct store_rec *r);
+/* ---- databases --------------------------------------------------------- */
 
-/* A command wrote r's state or expiry in place: the transactions watching
- * the key hear of it (one test when nothing is watched). */
+/* The databases (SELECT): srv.ndbs stores, each created when first used,
+ * all hashing with srv.seed so a key hashes alike in each. Commands use
+ * srv.store, the selected one. keyspace_init() makes database 0 and
+ * selects it (-1 when out of memory); keyspace_teardown() frees them all. */
+int keyspace_init(const unsigned char seed[16], int64_t now);
+void keyspace_teardown(void);
+
+/* Database i (0 <= i < srv.ndbs), made when first asked for; NULL when out
+ * of memory. */
+struct store *keyspace_db(int i);
+
+/* Make database i the one commands use (srv.store, srv.db); false when it
+ * could not be made. */
+bool keyspace_select(int i);
+
+/* Swap databases a and b (SWAPDB): their stores change places, so the
+ * clients of each see the other's keys. false when out of memory. */
+bool keyspace_swap(int a, int b);
+
+/* Keys in every database. */
+size_t keyspace_total_keys(void);
+
+/* The stores' counters summed over every database (INFO, metrics, the
+ * snapshot's count of changes). */
+struct ks_totals {
+    size_t keys;
+    size_t volatile_keys;
+    uint64_t expired;
+    uint64_t evicted;
+    uint64_t changes;
+    size_t rehash_overhead;
+};
+void keyspace_totals(struct ks_totals *t);
+
+/* MOVE: r (a live record of the selected database) becomes the same key
+ * with the same state and expiry in database to, where the key must not
+ * exist. false (nothing moved) when memory is refused or runs out. */
+bool keyspace_move(struct store_rec *r, int to, int64_t now);
+
+/* Frees what a record's state owns; the store calls it (store_set_release,
+ * arg: the database's number) before freeing any record: removed, expired,
+ * evicted or flushed, which is also when the transactions watching the key
+ * hear of it. */
+void keyspace_release(struct store_rec *r, void *arg);
+
+/* A command wrote r's state or expiry in place (in the selected database):
+ * the transactions watching the key hear of it (one test when nothing is
+ * watched). */
 static inline void
 keyspace_written(const struct store_rec *r)
 {
     if (multi_watched_keys != 0) {
-        multi_touch(store_rec_key(r), store_rec_keylen(r));
+        multi_touch(srv.db, store_rec_key(r), store_rec_keylen(r));
     }
 }
 

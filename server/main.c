@@ -101,7 +101,7 @@ warn_open_bind(FILE *also)
     char addrs[1024];
     char *save = NULL;
     bool open_bind = false;
-    if (srv.conf.requirepass[0] != '\0' || srv.conf.port == 0) {
+    if (srv.conf.requirepass.len != 0 || srv.conf.port == 0) {
         return false;
     }
     snprintf(addrs, sizeof(addrs), "%s", srv.conf.bind);
@@ -221,10 +221,28 @@ expire_keys(void)
     mono_ns deadline = clock_mono_now() +
                        250000000LL / (mono_ns)srv.conf.hz;
     wall_ns now = clock_wall_now();
-    do {
-        (void)store_expire(srv.store, now, EXPIRE_BATCH);
-    } while (store_expire_pending(srv.store, now) &&
-             clock_mono_now() < deadline);
+    for (size_t i = 0; i < srv.ndbs; i++) {
+        struct store *s = srv.dbs[i];
+        if (s == NULL) {
+            continue;
+        }
+        do {
+            (void)store_expire(s, now, EXPIRE_BATCH);
+        } while (store_expire_pending(s, now) && clock_mono_now() < deadline);
+    }
+}
+
+/* Rehash steps for every database; true while one still rehashes. */
+static bool
+rehash_databases(size_t steps)
+{
+    bool more = false;
+    for (size_t i = 0; i < srv.ndbs; i++) {
+        if (srv.dbs[i] != NULL) {
+            more |= store_cron(srv.dbs[i], steps);
+        }
+    }
+    return more;
 }
 
 /* While the key table grows or shrinks, every lookup probes two tables
@@ -238,7 +256,7 @@ static void
 on_rehash_idle(uv_idle_t *h)
 {
     mono_ns deadline = clock_mono_now() + REHASH_SLICE_NS;
-    while (store_cron(srv.store, 256)) {
+    while (rehash_databases(256)) {
         if (clock_mono_now() >= deadline) {
             return;
         }
@@ -262,7 +280,7 @@ on_cron(uv_timer_t *t)
 {
     follow_hz(t);
     expire_keys();
-    if (store_cron(srv.store, 100) &&
+    if (rehash_databases(100) &&
         !uv_is_active((uv_handle_t *)&rehash_idle)) {
         uv_idle_start(&rehash_idle, on_rehash_idle);
     }
@@ -272,7 +290,7 @@ on_cron(uv_timer_t *t)
     metrics_publish();
     /* After a mass expiry the freed records sit in the allocator; give the
      * pages back so RSS follows the live keys. */
-    size_t keys = store_size(srv.store);
+    size_t keys = keyspace_total_keys();
     if (keys_at_last_trim > 10000 && keys < keys_at_last_trim / 2) {
         mem_trim();
         keys_at_last_trim = keys;
@@ -294,7 +312,7 @@ close_handle(uv_handle_t *h)
 void
 server_shutdown(const char *why)
 {
-    server_shutdown_save(why, srv.conf.save_interval > 0);
+    server_shutdown_save(why, snapshot_configured());
 }
 
 void
@@ -613,12 +631,10 @@ setup(void)
     if (cmd_setup(command_table, command_count) < 0) {
         return -1;
     }
-    srv.store = store_create(seed, clock_wall_now());
-    if (srv.store == NULL) {
+    if (keyspace_init(seed, clock_wall_now()) < 0) {
         log_warning("Out of memory creating the keyspace");
         return -1;
     }
-    store_set_release(srv.store, keyspace_release);
     char err[512];
     if (snapshot_load(err, sizeof(err)) < 0) {
         if (strcmp(srv.conf.snapshot_load_errors, "start-empty") != 0) {
@@ -671,7 +687,7 @@ teardown(void)
     }
     metrics_teardown();
     cluster_teardown();
-    store_destroy(&srv.store);
+    keyspace_teardown();
     slowlog_teardown();
     log_teardown();
     conf_deinit(&srv.conf);

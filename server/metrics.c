@@ -12,6 +12,7 @@
 #include "lib/mem.h"
 #include "server/clock.h"
 #include "server/cmd.h"
+#include "server/keyspace.h"
 #include "server/log.h"
 #include "server/server.h"
 #include "server/textbuf.h"
@@ -108,8 +109,10 @@ render(struct textbuf *b)
     family(b, "cellgate_command_duration_seconds", "histogram",
            "Time spent in the server per command.");
     render_histogram(b, cmds, n);
+    struct ks_totals tot;
+    keyspace_totals(&tot);
     family(b, "cellgate_keys", "gauge", "Limiter keys held.");
-    textbuf_printf(b, "cellgate_keys %zu\n", store_size(srv.store));
+    textbuf_printf(b, "cellgate_keys %zu\n", tot.keys);
     family(b, "cellgate_used_memory_bytes", "gauge",
            "Bytes allocated (INFO used_memory).");
     textbuf_printf(b, "cellgate_used_memory_bytes %zu\n", mem_used());
@@ -118,11 +121,11 @@ render(struct textbuf *b)
     family(b, "cellgate_expired_keys_total", "counter",
            "Keys removed once their state was fresh again.");
     textbuf_printf(b, "cellgate_expired_keys_total %llu\n",
-        (unsigned long long)store_expired(srv.store));
+        (unsigned long long)tot.expired);
     family(b, "cellgate_evicted_keys_total", "counter",
            "Keys evicted under maxmemory.");
     textbuf_printf(b, "cellgate_evicted_keys_total %llu\n",
-        (unsigned long long)store_evicted(srv.store));
+        (unsigned long long)tot.evicted);
     family(b, "cellgate_connections_received_total", "counter",
            "Connections accepted.");
     textbuf_printf(b, "cellgate_connections_received_total %llu\n",

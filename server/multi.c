@@ -27,6 +27,7 @@
 struct watched_key {
     struct watched_key *next;       /* bucket chain */
     uint64_t hash;
+    int db;
     struct conn **clients;
     size_t nclients;
     size_t cap;
@@ -65,10 +66,13 @@ state_release_if_idle(struct conn *c)
 
 /* ---- the registry ------------------------------------------------------ */
 
+/* Every database hashes with the same key (srv.seed); the number of the
+ * database is mixed in so its keys spread apart. */
 static uint64_t
-key_hash(const char *key, size_t len)
+key_hash(int db, const char *key, size_t len)
 {
-    return store_key_hash(srv.store, key, len);
+    return store_key_hash(srv.store, key, len) ^
+           ((uint64_t)db * UINT64_C(0x9e3779b97f4a7c15));
 }
 
 static struct watched_key **
@@ -78,13 +82,14 @@ bucket_of(uint64_t hash)
 }
 
 static struct watched_key *
-find_key(const char *key, size_t len, uint64_t hash)
+find_key(int db, const char *key, size_t len, uint64_t hash)
 {
     if (nbuckets == 0) {
         return NULL;
     }
     for (struct watched_key *e = *bucket_of(hash); e != NULL; e = e->next) {
-        if (e->hash == hash && e->len == len && memcmp(e->key, key, len) == 0) {
+        if (e->hash == hash && e->db == db && e->len == len &&
+            memcmp(e->key, key, len) == 0) {
             return e;
         }
     }
@@ -116,7 +121,7 @@ grow_buckets(void)
 }
 
 static struct watched_key *
-add_key(const char *key, size_t len, uint64_t hash)
+add_key(int db, const char *key, size_t len, uint64_t hash)
 {
     if (multi_watched_keys >= nbuckets && !grow_buckets()) {
         return NULL;
@@ -126,6 +131,7 @@ add_key(const char *key, size_t len, uint64_t hash)
         return NULL;
     }
     e->hash = hash;
+    e->db = db;
     e->len = len;
     if (len > 0) {
         memcpy(e->key, key, len);
@@ -197,14 +203,14 @@ unwatch_all(struct conn *c)
 bool
 multi_watch(struct conn *c, const char *key, size_t len)
 {
-    uint64_t hash = key_hash(key, len);
+    uint64_t hash = key_hash(srv.db, key, len);
     struct multi *m = state_of(c);
     if (m == NULL) {
         return false;
     }
     /* A dead record is collected now, not counted as a change later. */
     (void)store_lookup(srv.store, key, len, clock_wall_now());
-    struct watched_key *e = find_key(key, len, hash);
+    struct watched_key *e = find_key(srv.db, key, len, hash);
     for (size_t i = 0; e != NULL && i < m->nwatched; i++) {
         if (m->watched[i] == e) {
             return true;        /* already watched */
@@ -214,7 +220,7 @@ multi_watch(struct conn *c, const char *key, size_t len)
               sizeof(*m->watched))) {
         return false;
     }
-    if (e == NULL && (e = add_key(key, len, hash)) == NULL) {
+    if (e == NULL && (e = add_key(srv.db, key, len, hash)) == NULL) {
         return false;
     }
     if (!grow((void **)&e->clients, &e->cap, e->nclients + 1,
@@ -240,9 +246,9 @@ multi_unwatch(struct conn *c)
 }
 
 void
-multi_touch(const char *key, size_t len)
+multi_touch(int db, const char *key, size_t len)
 {
-    struct watched_key *e = find_key(key, len, key_hash(key, len));
+    struct watched_key *e = find_key(db, key, len, key_hash(db, key, len));
     /* Each dirty client stops watching, which shrinks e (and frees it with
      * the last one): take them from the end. */
     while (e != NULL && e->nclients > 0) {
@@ -256,6 +262,46 @@ multi_touch(const char *key, size_t len)
     }
 }
 
+/* Does key exist (live) in database db? */
+static bool
+exists_in(int db, const struct watched_key *e, int64_t now)
+{
+    return srv.dbs[db] != NULL &&
+           store_lookup(srv.dbs[db], e->key, e->len, now) != NULL;
+}
+
+void
+multi_touch_databases(int a, int b)
+{
+    /* Copies of the keys watched in a or b first: looking keys up and
+     * touching them both change the registry. */
+    struct watched_key **keys = NULL;
+    size_t n = 0, cap = 0;
+    for (size_t i = 0; i < nbuckets; i++) {
+        for (struct watched_key *e = buckets[i]; e != NULL; e = e->next) {
+            if (e->db != a && e->db != b) {
+                continue;
+            }
+            struct watched_key *k = mem_malloc(sizeof(*k) + e->len + 1);
+            if (k == NULL || !grow((void **)&keys, &cap, n + 1,
+                                   sizeof(*keys))) {
+                mem_free(k);
+                continue;       /* out of memory: that watch is not told */
+            }
+            memcpy(k, e, sizeof(*k) + e->len + 1);
+            keys[n++] = k;
+        }
+    }
+    int64_t now = clock_wall_now();
+    for (size_t i = 0; i < n; i++) {
+        if (exists_in(a, keys[i], now) || exists_in(b, keys[i], now)) {
+            multi_touch(keys[i]->db, keys[i]->key, keys[i]->len);
+        }
+        mem_free(keys[i]);
+    }
+    mem_free(keys);
+}
+
 bool
 multi_watched_changed(struct conn *c)
 {
@@ -264,8 +310,10 @@ multi_watched_changed(struct conn *c)
     for (size_t i = 0; i < m->nwatched && !(m->flags & MULTI_DIRTY_CAS);
          i++) {
         /* Collecting an expired record touches the key. */
-        (void)store_lookup(srv.store, m->watched[i]->key, m->watched[i]->len,
-                           now);
+        const struct watched_key *e = m->watched[i];
+        if (srv.dbs[e->db] != NULL) {
+            (void)store_lookup(srv.dbs[e->db], e->key, e->len, now);
+        }
     }
     return (m->flags & MULTI_DIRTY_CAS) != 0;
 }

@@ -71,7 +71,7 @@ void multi_flag_refused(struct conn *c);
  * flags (EXEC, DISCARD, RESET, a disconnect). */
 void multi_discard(struct conn *c);
 
-/* WATCH key: false when memory ran out. */
+/* WATCH key (in the selected database): false when memory ran out. */
 bool multi_watch(struct conn *c, const char *key, size_t len);
 
 /* UNWATCH: forget every watched key (and the dirty mark). */
@@ -81,9 +81,13 @@ void multi_unwatch(struct conn *c);
  * expired since the WATCH is found (and counts as changed). */
 bool multi_watched_changed(struct conn *c);
 
-/* A key changed (written, deleted, expired, evicted, flushed): mark the
- * clients watching it. */
-void multi_touch(const char *key, size_t len);
+/* A key of database db changed (written, deleted, expired, evicted,
+ * flushed): mark the clients watching it. */
+void multi_touch(int db, const char *key, size_t len);
+
+/* SWAPDB a b: the watchers of keys that exist in either database hear
+ * (the key now holds the other database's state), as Redis. */
+void multi_touch_databases(int a, int b);
 
 /* Clients watching at least one key: 0 lets writers skip the lookup. */
 extern size_t multi_watched_keys;

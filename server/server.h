@@ -48,7 +48,12 @@ struct server {
     const char *config_file;      /* absolute path, or NULL */
     char executable[4096];
     uv_loop_t *loop;
-    struct store *store;
+    struct store *store;          /* the database the running command
+                                     uses (SELECT); keyspace.c sets it */
+    int db;                       /* its number */
+    struct store **dbs;           /* conf.databases, NULL until used */
+    size_t ndbs;
+    unsigned char seed[16];       /* every database's hash key */
     struct resp_limits limits;    /* derived from conf */
     struct resp_limits unauth_limits; /* before AUTH: Redis's small caps */
     /* clients */

@@ -20,7 +20,15 @@
 #include "server/server.h"
 
 #define MAGIC "CGSNAP01"
-#define VERSION ((uint32_t)KS_ENCODING)    /* written; 1 is still read */
+/* File versions: 1 and 2 hold database 0 in the state encoding of the same
+ * number; 3 (written) adds database markers, states in KS_ENCODING. */
+#define VERSION_FIRST 1u
+#define VERSION_DBS 3u
+#define VERSION VERSION_DBS
+/* The type byte of a database marker: the records after it, up to the
+ * next marker, belong to database u32 db (database 0 before any). */
+#define MARK_DB 0
+_Static_assert(KEY_TYPE_FIRST > MARK_DB, "a marker is no key type");
 #define KEY_MAX_LOAD (512u << 20)
 /* The largest state a running server can hold: a full log of META. */
 #define STATE_MAX_LOAD                                                        \
@@ -113,13 +121,31 @@ write_record(struct store_rec *r, void *arg)
     w->records++;
 }
 
-/* Every live record, then the header's record count is patched in. */
+/* Database i's live records after its marker (nothing when empty). */
+static void
+write_db(struct writer *w, size_t i)
+{
+    uint8_t mark = MARK_DB;
+    uint32_t db = (uint32_t)i;
+    uint64_t cursor = 0;
+    if (srv.dbs[i] == NULL || store_size(srv.dbs[i]) == 0) {
+        return;
+    }
+    w_put(w, &mark, sizeof(mark));
+    w_put(w, &db, sizeof(db));
+    do {
+        cursor = store_scan(srv.dbs[i], cursor, write_record, w);
+    } while (cursor != 0 && !w->failed);
+}
+
+/* Every database's live records, then the header's record count is
+ * patched in. */
 static int
 write_file(const char *tmp, char *err, size_t errlen)
 {
     struct writer w = { .now = clock_wall_now() };
     uint32_t version = VERSION, zero = 0;
-    uint64_t cursor = 0, placeholder = 0;
+    uint64_t placeholder = 0;
 
     w.f = fopen(tmp, "w+b");   /* read back below for the checksum */
     if (w.f == NULL) {
@@ -132,9 +158,9 @@ write_file(const char *tmp, char *err, size_t errlen)
     w_put(&w, &w.now, sizeof(w.now));
     long count_at = ftell(w.f);
     w_put(&w, &placeholder, sizeof(placeholder));
-    do {
-        cursor = store_scan(srv.store, cursor, write_record, &w);
-    } while (cursor != 0 && !w.failed);
+    for (size_t i = 0; i < srv.ndbs && !w.failed; i++) {
+        write_db(&w, i);
+    }
     mem_free(w.scratch.p);
     /* Patch in the record count, then checksum the finished file (the
      * CRC must cover the real count). */
@@ -218,10 +244,19 @@ save_to_disk(char *err, size_t errlen)
     return 0;
 }
 
+/* Writes to every database since the start. */
+static uint64_t
+changes_now(void)
+{
+    struct ks_totals t;
+    keyspace_totals(&t);
+    return t.changes;
+}
+
 int
 snapshot_save(char *err, size_t errlen)
 {
-    uint64_t changes = store_changes(srv.store);
+    uint64_t changes = changes_now();
     int64_t t0 = clock_mono_now();
     int rc = save_to_disk(err, errlen);
     last_attempt_s = clock_wall_us() / 1000000;
@@ -230,7 +265,7 @@ snapshot_save(char *err, size_t errlen)
         last_save_s = last_attempt_s;
         changes_at_save = changes;
         log_notice("DB saved on disk (%zu keys, %lld ms)",
-                   store_size(srv.store),
+                   keyspace_total_keys(),
                    (long long)((clock_mono_now() - t0) / 1000000));
     } else {
         log_warning("Snapshot failed: %s", err);
@@ -246,7 +281,7 @@ snapshot_bgsave(char *err, size_t errlen)
         return -1;
     }
     int64_t t0 = clock_mono_now();
-    changes_at_fork = store_changes(srv.store);
+    changes_at_fork = changes_now();
     pid_t pid = fork();
     if (pid < 0) {
         snprintf(err, errlen, "fork: %s", strerror(errno));
@@ -261,6 +296,39 @@ snapshot_bgsave(char *err, size_t errlen)
     log_notice("Background saving started by pid %d (fork took %lld us)",
                (int)pid, (long long)((clock_mono_now() - t0) / 1000));
     return 0;
+}
+
+/* save-interval: keys changed and the interval passed since the last
+ * attempt (or the start). */
+static bool
+interval_due(int64_t now_s)
+{
+    int64_t since = last_attempt_s ? last_attempt_s
+                                   : srv.start_wall_us / 1000000;
+    return srv.conf.save_interval > 0 && snapshot_changes() > 0 &&
+           now_s - since >= srv.conf.save_interval;
+}
+
+/* A save rule is met as Redis meets one: enough changes, more than its
+ * seconds since the last good save, and after a failed attempt at least
+ * SAVE_RETRY_DELAY_S before the next. */
+#define SAVE_RETRY_DELAY_S 5
+static bool
+save_rule_due(int64_t now_s)
+{
+    struct conf_save_rule rules[CONF_SAVE_RULES_MAX];
+    size_t n = conf_save_rules(srv.conf.save, rules);
+    uint64_t changes = snapshot_changes();
+    if (!last_ok && now_s - last_attempt_s <= SAVE_RETRY_DELAY_S) {
+        return false;
+    }
+    for (size_t i = 0; i < n; i++) {
+        if (changes >= (uint64_t)rules[i].changes &&
+            now_s - snapshot_last_save() > rules[i].seconds) {
+            return true;
+        }
+    }
+    return false;
 }
 
 void
@@ -285,15 +353,19 @@ snapshot_cron(void)
         child = -1;
     }
     int64_t now_s = clock_wall_us() / 1000000;
-    if (srv.conf.save_interval > 0 && child < 0 && snapshot_changes() > 0 &&
-        now_s - (last_attempt_s ? last_attempt_s : srv.start_wall_us / 1000000)
-            >= srv.conf.save_interval) {
+    if (child < 0 && (interval_due(now_s) || save_rule_due(now_s))) {
         char err[256];
         last_attempt_s = now_s;
         if (snapshot_bgsave(err, sizeof(err)) < 0) {
             log_warning("Periodic snapshot: %s", err);
         }
     }
+}
+
+bool
+snapshot_configured(void)
+{
+    return srv.conf.save_interval > 0 || srv.conf.save[0] != '\0';
 }
 
 void
@@ -329,7 +401,7 @@ snapshot_last_ok(void)
 uint64_t
 snapshot_changes(void)
 {
-    return store_changes(srv.store) - changes_at_save;
+    return changes_now() - changes_at_save;
 }
 
 /* ---- loading ----------------------------------------------------------- */
@@ -349,14 +421,47 @@ loaded_expiry(const struct store_rec *rec, int64_t stored, int64_t now)
     return stored;
 }
 
+/* Where records go while loading: the database of the last marker. */
+struct loader {
+    struct ks_reader r;
+    int encoding;               /* of the states */
+    bool markers;               /* the version has them */
+    struct store *db;
+    int64_t now;
+};
+
+/* A database marker (its type byte read): later records go to its
+ * database, which this server must have. */
 static int
-load_record(struct ks_reader *r, int version, int64_t now, char *err,
-            size_t errlen)
+load_marker(struct loader *l, char *err, size_t errlen)
 {
-    uint8_t type;
+    uint32_t db;
+    if (!l->markers || !ks_read(&l->r, &db, 4)) {
+        snprintf(err, errlen, "truncated or malformed record");
+        return -1;
+    }
+    if (db >= srv.ndbs) {
+        snprintf(err, errlen, "it holds keys of database %u, but this "
+                 "server has %zu databases (see 'databases')", db, srv.ndbs);
+        return -1;
+    }
+    l->db = keyspace_db((int)db);
+    if (l->db == NULL) {
+        snprintf(err, errlen, "out of memory");
+        return -1;
+    }
+    return 0;
+}
+
+static int
+load_record(struct loader *l, uint8_t type, char *err, size_t errlen)
+{
+    struct ks_reader *r = &l->r;
+    struct store *db = l->db;
+    int64_t now = l->now;
     uint32_t keylen, state_len;
     int64_t expire_at;
-    if (!ks_read(r, &type, 1) || !ks_read(r, &keylen, 4) ||
+    if (!ks_read(r, &keylen, 4) ||
         !ks_read(r, &expire_at, 8) || !ks_read(r, &state_len, 4) ||
         keylen > KEY_MAX_LOAD || state_len > STATE_MAX_LOAD ||
         r->left < (size_t)keylen + state_len) {
@@ -374,23 +479,23 @@ load_record(struct ks_reader *r, int version, int64_t now, char *err,
     if (expire_at <= now) {
         return 0;                   /* went fresh while we were down */
     }
-    struct store_rec *rec = store_lookup(srv.store, key, keylen, now);
+    struct store_rec *rec = store_lookup(db, key, keylen, now);
     if (rec != NULL) {
         snprintf(err, errlen, "duplicate key");
         return -1;
     }
-    rec = store_add(srv.store, key, keylen, type, keyspace_state_size(type));
+    rec = store_add(db, key, keylen, type, keyspace_state_size(type));
     if (rec == NULL) {
         snprintf(err, errlen, "out of memory");
         return -1;
     }
     rec->expire_at = expire_at;     /* as stored, for the decoder */
-    enum ks_decode rc = keyspace_decode(rec, state, state_len, version);
+    enum ks_decode rc = keyspace_decode(rec, state, state_len, l->encoding);
     int64_t fresh_at = rc == KS_DECODED ? loaded_expiry(rec, expire_at, now)
                                         : now;
     rec->expire_at = STORE_NEVER;
     if (rc != KS_DECODED || fresh_at <= now) {
-        store_remove(srv.store, rec);
+        store_remove(db, rec);
         if (rc == KS_DECODED || rc == KS_EMPTY) {
             return 0;               /* nothing left to keep */
         }
@@ -399,8 +504,24 @@ load_record(struct ks_reader *r, int version, int64_t now, char *err,
                  keyspace_type_name(type));
         return -1;
     }
-    store_set_expire(srv.store, rec, fresh_at);
+    store_set_expire(db, rec, fresh_at);
     return 0;
+}
+
+/* The next item: a marker, or a record (counted in *records). */
+static int
+load_item(struct loader *l, uint64_t *records, char *err, size_t errlen)
+{
+    uint8_t type;
+    if (!ks_read(&l->r, &type, 1)) {
+        snprintf(err, errlen, "truncated or malformed record");
+        return -1;
+    }
+    if (type == MARK_DB) {
+        return load_marker(l, err, errlen);
+    }
+    (*records)++;
+    return load_record(l, type, err, errlen);
 }
 
 static int
@@ -426,19 +547,29 @@ load_buffer(const unsigned char *buf, size_t len, char *err, size_t errlen)
     if (!ks_read(&r, magic, 8) || !ks_read(&r, &version, 4) ||
         !ks_read(&r, &zero, 4) || !ks_read(&r, &written, 8) ||
         !ks_read(&r, &records, 8) || memcmp(magic, MAGIC, 8) != 0 ||
-        version < KS_ENCODING_V1 || version > VERSION) {
+        version < VERSION_FIRST || version > VERSION) {
         snprintf(err, errlen, "not a cellgate snapshot of version %u to %u",
-                 (unsigned)KS_ENCODING_V1, (unsigned)VERSION);
+                 VERSION_FIRST, VERSION);
         return -1;
     }
-    int64_t now = clock_wall_now();
-    for (uint64_t i = 0; i < records; i++) {
-        if (load_record(&r, (int)version, now, err, errlen) < 0) {
+    struct loader l = {
+        .r = r,
+        .encoding = version == 1 ? KS_ENCODING_V1 : KS_ENCODING,
+        .markers = version >= VERSION_DBS,
+        .db = keyspace_db(0),
+        .now = clock_wall_now(),
+    };
+    /* Up to the checksum: a database's marker may end the file when
+     * every key of it went fresh while it was written. */
+    uint64_t loaded = 0;
+    while (l.r.left > 0) {
+        if (load_item(&l, &loaded, err, errlen) < 0) {
             return -1;
         }
     }
-    if (r.left != 0) {
-        snprintf(err, errlen, "%zu bytes after the last record", r.left);
+    if (loaded != records) {
+        snprintf(err, errlen, "%llu records, but the header says %llu",
+                 (unsigned long long)loaded, (unsigned long long)records);
         return -1;
     }
     return 0;
@@ -484,11 +615,15 @@ snapshot_load(char *err, size_t errlen)
     free(buf);
     if (rc < 0) {
         snprintf(err, errlen, "%s: %s", path, why);
-        store_flush(srv.store);
+        for (size_t i = 0; i < srv.ndbs; i++) {
+            if (srv.dbs[i] != NULL) {
+                store_flush(srv.dbs[i]);
+            }
+        }
         return -1;
     }
     last_save_s = st.st_mtime;
-    changes_at_save = store_changes(srv.store);
-    log_notice("Loaded %zu keys from %s", store_size(srv.store), path);
+    changes_at_save = changes_now();
+    log_notice("Loaded %zu keys from %s", keyspace_total_keys(), path);
     return 0;
 }

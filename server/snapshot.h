@@ -3,11 +3,15 @@
  * where it stood instead of handing every client a fresh burst.
  *
  * File (host byte order, read back by the same build):
- *   "CGSNAP01", u32 version (2; files of version 1 are read too), u32 0,
- *   i64 written_at_ns, u64 records,
- *   records: u8 type, u32 keylen, i64 expire_at, u32 state_len, key, state
- *            (keyspace_encode() of the record, in the encoding of version),
+ *   "CGSNAP01", u32 version (3; files of versions 1 and 2 are read too),
+ *   u32 0, i64 written_at_ns, u64 records (key records, not markers),
+ *   then key records, each database's after its marker:
+ *     marker: u8 0, u32 db (version 3; before any, records are db 0's)
+ *     record: u8 type, u32 keylen, i64 expire_at, u32 state_len, key,
+ *             state (keyspace_encode() of the record: encoding 1 in files
+ *             of version 1, else KS_ENCODING),
  *   u32 CRC-32 of everything before it.
+ * A file holding a database this server lacks ('databases') is refused.
  * Times are wall-clock ns, like the limiters' own, so a record loaded after
  * a restart is exactly as fresh or stale as the clock says.
  */
@@ -27,13 +31,18 @@ int snapshot_save(char *err, size_t errlen);
  * err (one is running already, or fork failed). */
 int snapshot_bgsave(char *err, size_t errlen);
 
-/* From cron: reap a finished child, start the periodic save. */
+/* From cron: reap a finished child, start the periodic save when
+ * save-interval or a save rule says it is due. */
 void snapshot_cron(void);
+
+/* Are periodic snapshots on (save-interval or save rules)? Then the server
+ * also saves when it exits. */
+bool snapshot_configured(void);
 
 /* Stop a background save (before a synchronous one at shutdown). */
 void snapshot_abort_child(void);
 
-/* Load dir/dbfilename into the (empty) store at start-up. A missing file
+/* Load dir/dbfilename into the (empty) databases at start-up. A missing file
  * is an empty start. Returns 0, or -1 with err (corrupt, truncated, wrong
  * version): the caller refuses to start unless told to start empty. */
 int snapshot_load(char *err, size_t errlen);

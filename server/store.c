@@ -156,6 +156,7 @@ struct store {
     unsigned scanning;          /* > 0 while store_scan runs callbacks */
     size_t volatile_count;      /* records whose expire_at != STORE_NEVER */
     store_release_fn release;   /* frees what a record's state points to */
+    void *release_arg;
     uint64_t expired;           /* dead records removed, lazily or not */
     uint64_t evicted;           /* live records removed for memory */
     size_t bytes;               /* slots in use and big records' blocks */
@@ -557,7 +558,7 @@ rec_free(struct store *s, uint32_t h)
     struct store_rec *r = rec_at(s, h);
 
     if (s->release != NULL) {
-        s->release(r);
+        s->release(r, s->release_arg);
     }
     if (class_of(h) == CLASS_BIG) {
         s->bytes -= mem_usable(r);
@@ -912,9 +913,10 @@ store_create(const unsigned char seed[16], int64_t now)
 }
 
 void
-store_set_release(struct store *s, store_release_fn fn)
+store_set_release(struct store *s, store_release_fn fn, void *arg)
 {
     s->release = fn;
+    s->release_arg = arg;
 }
 
 void
@@ -1108,7 +1110,7 @@ table_flush(struct store *s, struct table *t)
             struct store_rec *r = rec_at(s, h);
             uint32_t next = r->hnext;
             if (s->release != NULL) {
-                s->release(r);
+                s->release(r, s->release_arg);
             }
             if (class_of(h) == CLASS_BIG) {
                 mem_free(r);

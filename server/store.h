@@ -78,9 +78,10 @@ struct store *store_create(const unsigned char seed[16], int64_t now);
 void store_destroy(struct store **s);
 
 /* Called on every record just before the store frees it (removal,
- * expiry, flush, destroy), so state that owns memory can release it. */
-typedef void (*store_release_fn)(struct store_rec *r);
-void store_set_release(struct store *s, store_release_fn fn);
+ * expiry, flush, destroy), so state that owns memory can release it; arg
+ * is the one given with it (which database the store is, say). */
+typedef void (*store_release_fn)(struct store_rec *r, void *arg);
+void store_set_release(struct store *s, store_release_fn fn, void *arg);
 
 /* The live record for key, or NULL. A dead record met here is removed. */
 struct store_rec *store_lookup(struct store *s, const void *key, size_t keylen,

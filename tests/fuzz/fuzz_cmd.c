@@ -395,7 +395,9 @@ gen_admin(struct req *r, struct input *in, uint8_t which)
         { "CLIENT", "GETNAME" }, { "INFO", "commandstats" },
         { "INFO", "errorstats" }, { "FLUSHDB" }, { "CLIENT", "ID" },
         { "MULTI" }, { "EXEC" }, { "DISCARD" }, { "WATCH", "k0", "k1" },
-        { "UNWATCH" }, { "EXEC" },
+        { "UNWATCH" }, { "EXEC" }, { "SELECT", "1" }, { "SELECT", "15" },
+        { "SWAPDB", "0", "1" }, { "MOVE", "k0", "1" }, { "MOVE", "k1", "0" },
+        { "INFO", "keyspace" }, { "SWAPDB", "1", "15" }, { "SELECT", "16" },
     };
     uint8_t b = in_byte(in);
     switch (which % 4) {
@@ -434,7 +436,8 @@ static const char *const names[] = {
     "scan", "dbsize", "flushall", "config", "client", "command", "info",
     "slowlog", "cluster", "hello", "auth", "echo", "ping", "select", "time",
     "save", "lastsave", "readonly", "readwrite", "nosuch", "CL.THROTTLE",
-    "multi", "exec", "discard", "watch", "unwatch",
+    "multi", "exec", "discard", "watch", "unwatch", "swapdb", "move",
+    "flushdb",
 };
 
 /* Any command name with arguments of any bytes. */
@@ -506,25 +509,26 @@ skipped(const struct req *r)
     return false;
 }
 
-/* May this command change the keyspace? Limiters unless PEEK, DEL and
- * the flushes. */
+/* May this command change the keyspace? Limiters unless PEEK, DEL, the
+ * flushes, SWAPDB, MOVE and EXEC. */
 static bool
 may_write(const struct req *r)
 {
     static const char *const writers[] = { "cl.throttle", "rl.fixed",
                                            "rl.sliding", "rl.log", "rl.tiers",
                                            "del", "flushall", "flushdb",
-                                           "exec" };
+                                           "exec", "swapdb", "move" };
     bool writer = false;
-    for (size_t k = 0; k < 9; k++) {
+    for (size_t k = 0; k < sizeof(writers) / sizeof(writers[0]); k++) {
         writer |= word(r, 0, writers[k]);
     }
     /* Inside MULTI a command is only queued (EXEC runs the queue). */
     if (multi_open(client, client->multi) && !word(r, 0, "exec")) {
         return false;
     }
-    if (!writer || word(r, 0, "del") || word(r, 0, "flushall") ||
-        word(r, 0, "flushdb") || word(r, 0, "exec")) {
+    if (!writer || !(word(r, 0, "cl.throttle") || word(r, 0, "rl.fixed") ||
+                     word(r, 0, "rl.sliding") || word(r, 0, "rl.log") ||
+                     word(r, 0, "rl.tiers"))) {
         return writer;
     }
     if (word(r, 0, "cl.throttle")) {
@@ -666,6 +670,7 @@ struct scan_state {
     uint64_t live;
     size_t owned;
     bool whole_keys;    /* hash every key byte (else its length and head) */
+    size_t db;          /* of the records scanned */
     struct ks_buf buf;
 };
 
@@ -732,6 +737,7 @@ scan_rec(struct store_rec *r, void *arg)
     s->buf.len = 0;
     CHECK(keyspace_encode(r, now_ns, &s->buf));
     uint64_t h = fnv(&r->type, 1, UINT64_C(0xcbf29ce484222325));
+    h = fnv(&s->db, sizeof(s->db), h);
     h = fnv(&r->expire_at, sizeof(r->expire_at), h);
     /* A command never changes a key's bytes, so around a command its
      * length and head tell keys apart; a reload compares them whole. */
@@ -748,10 +754,15 @@ static uint64_t
 keyspace_digest(bool whole_keys)
 {
     struct scan_state s = { .whole_keys = whole_keys };
-    uint64_t cursor = 0;
-    do {
-        cursor = store_scan(srv.store, cursor, scan_rec, &s);
-    } while (cursor != 0);
+    for (size_t i = 0; i < srv.ndbs; i++) {
+        uint64_t cursor = 0;
+        s.db = i;
+        do {
+            cursor = srv.dbs[i] == NULL ? 0
+                                        : store_scan(srv.dbs[i], cursor,
+                                                     scan_rec, &s);
+        } while (cursor != 0);
+    }
     mem_free(s.buf.p);
     CHECK(s.owned == keyspace_owned_bytes());
     return s.sum ^ s.live;
@@ -823,16 +834,14 @@ save_and_reload(void)
     char err[512];
     uint64_t before = keyspace_digest(true);
     CHECK(snapshot_save(err, sizeof(err)) == 0);
-    struct store *old = srv.store;
+    keyspace_teardown();
     unsigned char seed[16] = { 1 };
-    srv.store = store_create(seed, now_ns);
-    CHECK(srv.store != NULL);
-    store_set_release(srv.store, keyspace_release);
-    store_destroy(&old);
+    CHECK(keyspace_init(seed, now_ns) == 0);
     if (snapshot_load(err, sizeof(err)) != 0) {
         fprintf(stderr, "fuzz_cmd: reload failed: %s\n", err);
         abort();
     }
+    CHECK(keyspace_select(client->db));
     CHECK(keyspace_digest(true) == before);
 }
 
@@ -916,9 +925,7 @@ fresh_server(void)
     now_ns = T0;
     clock_set_fake_wall(now_ns);
     unsigned char seed[16] = { 0 };
-    srv.store = store_create(seed, now_ns);
-    CHECK(srv.store != NULL);
-    store_set_release(srv.store, keyspace_release);
+    CHECK(keyspace_init(seed, now_ns) == 0);
 
     client = mem_calloc(1, sizeof(*client));
     CHECK(client != NULL);
@@ -938,7 +945,7 @@ static void
 retire_server(void)
 {
     multi_discard(client);
-    store_destroy(&srv.store);
+    keyspace_teardown();
     resp_destroy(&client->parser);
     obuf_deinit(&client->out);
     mem_free(client->name);

@@ -112,3 +112,49 @@ def test_open_bind_without_password_warns_at_config_test():
     local = subprocess.run([harness.BIN, "--test-config", "--bind", "127.0.0.1 ::1"],
                            capture_output=True, timeout=20, text=True)
     assert "WARNING" not in local.stdout + local.stderr
+
+
+WRONGPASS = b"-WRONGPASS invalid username-password pair or user is disabled.\r\n"
+
+
+@pytest.mark.parametrize("at", range(7))
+def test_a_password_with_a_nul_byte_is_kept_and_compared_whole(start_daemon, at):
+    # "secret" with a NUL at every position: the whole value is the
+    # password, never the bytes before the NUL (an empty one would turn
+    # authentication off).
+    pw = b"secret"[:at] + b"\x00" + b"secret"[at:]
+    d = start_daemon()
+    admin = d.raw()
+    assert admin.command("CONFIG", "SET", "requirepass", pw) == b"+OK\r\n"
+    assert admin.command("CONFIG", "GET", "requirepass") == (
+        b"*2\r\n$11\r\nrequirepass\r\n$7\r\n" + pw + b"\r\n")
+    c = d.raw()
+    assert c.command("PING") == b"-NOAUTH Authentication required.\r\n"
+    for wrong in (pw[:at], pw[at + 1:], pw[:-1], pw + b"\x00", b"secret"):
+        assert c.command("AUTH", wrong) == WRONGPASS
+        assert c.command("PING") == b"-NOAUTH Authentication required.\r\n"
+    assert c.command("AUTH", pw) == b"+OK\r\n"
+    assert c.command("PING") == b"+PONG\r\n"
+    h = d.raw()
+    assert h.command("HELLO", 2, "AUTH", "default", pw[:at]) == WRONGPASS
+    assert h.command("HELLO", 2, "AUTH", "default", pw).startswith(b"*14\r\n")
+
+
+def test_a_binary_password_from_the_config_file(start_daemon, tmp_path):
+    conf = tmp_path / "nul.conf"
+    conf.write_text('requirepass "a\\x00b"\n')
+    d = start_daemon(config_file=str(conf))
+    c = d.raw()
+    assert c.command("AUTH", "a") == WRONGPASS
+    assert c.command("AUTH", b"a\x00b") == b"+OK\r\n"
+
+
+def test_a_failed_config_set_puts_a_binary_password_back_whole(start_daemon):
+    d = start_daemon()
+    admin = d.raw()
+    assert admin.command("CONFIG", "SET", "requirepass", b"x\x00y") == b"+OK\r\n"
+    assert admin.command("CONFIG", "SET", "requirepass", b"new", "hz", "0").startswith(
+        b"-ERR CONFIG SET failed (possibly related to argument 'hz')")
+    c = d.raw()
+    assert c.command("AUTH", b"new") == WRONGPASS
+    assert c.command("AUTH", b"x\x00y") == b"+OK\r\n"

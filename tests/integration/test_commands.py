@@ -47,7 +47,7 @@ def test_quit_after_pipelined_requests(server):
 def test_select(server):
     conn = server.raw()
     assert conn.command("SELECT", "0") == b"+OK\r\n"
-    assert conn.command("SELECT", "1") == b"-ERR DB index is out of range\r\n"
+    assert conn.command("SELECT", "16") == b"-ERR DB index is out of range\r\n"
     assert conn.command("SELECT", "abc") == b"-ERR value is not an integer or out of range\r\n"
     assert conn.command("PING") == b"+PONG\r\n"
 
@@ -278,8 +278,8 @@ def test_command_list_filterby_pattern(server, r):
 
 def test_command_list_filterby_aclcat_and_module(server, r):
     assert sorted(r.command_list(category="write")) == [
-        b"cl.throttle", b"del", b"flushall", b"flushdb", b"rl.fixed", b"rl.log",
-        b"rl.sliding", b"rl.tiers"]
+        b"cl.throttle", b"del", b"flushall", b"flushdb", b"move", b"rl.fixed",
+        b"rl.log", b"rl.sliding", b"rl.tiers", b"swapdb"]
     assert b"client|kill" in r.command_list(category="DANGEROUS")
     # Unknown categories (and "@write": Redis takes the bare name) match nothing.
     assert r.command_list(category="nosuchcat") == []
@@ -446,6 +446,7 @@ def test_info_commandstats_after_a_call(r):
 # ---- CONFIG ---------------------------------------------------------------------------
 
 def test_config_get_probes_of_redis_benchmark(server):
+    # save is a real option now (no rules by default), appendonly a probe.
     conn = server.raw()
     assert conn.command("CONFIG", "GET", "save") == b"*2\r\n$4\r\nsave\r\n$0\r\n\r\n"
     assert conn.command("CONFIG", "GET", "appendonly") == b"*2\r\n$10\r\nappendonly\r\n$2\r\nno\r\n"

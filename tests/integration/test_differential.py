@@ -109,6 +109,27 @@ case("echo-empty", ("ECHO", ""))
 case("select-0", ("SELECT", "0"))
 case("select-not-int", ("SELECT", "x"))
 case("select-negative", ("SELECT", "-1"))
+case("select-last", ("SELECT", "15"), ("DBSIZE",))
+case("select-past-last", ("SELECT", "16"))
+case("select-beyond-int", ("SELECT", "99999999999"))
+case("select-float", ("SELECT", "1.5"))
+case("select-arity", ("SELECT",))
+case("swapdb", ("SWAPDB", "0", "1"))
+case("swapdb-same", ("SWAPDB", "2", "2"))
+case("swapdb-past-last", ("SWAPDB", "0", "16"))
+case("swapdb-bad-first", ("SWAPDB", "x", "1"))
+case("swapdb-bad-second", ("SWAPDB", "1", "x"))
+case("swapdb-range-then-bad", ("SWAPDB", "99", "x"))
+case("swapdb-beyond-int", ("SWAPDB", "99999999999", "0"))
+case("swapdb-arity", ("SWAPDB", "0"))
+case("move-missing-key", ("MOVE", "k", "1"))
+case("move-same-db", ("SELECT", "4"), ("MOVE", "k", "4"))
+case("move-past-last", ("MOVE", "k", "16"))
+case("move-not-int", ("MOVE", "k", "x"))
+case("move-beyond-int", ("MOVE", "k", "99999999999"))
+case("move-arity", ("MOVE", "k"))
+case("flushdb-async", ("SELECT", "2"), ("FLUSHDB", "ASYNC"), ("DBSIZE",))
+case("flushdb-bad", ("FLUSHDB", "NOW"))
 case("hello-2", ("HELLO", "2"))
 case("hello-3", ("HELLO", "3"))
 case("hello-4", ("HELLO", "4"))
@@ -239,6 +260,9 @@ case("multi-keys", ("MULTI",), ("EXISTS", "a", "b"), ("DEL", "zz"), ("TTL", "q")
 case("multi-pipelined", c("MULTI") + c("PING") + c("ECHO", "e") + c("EXEC"))
 case("multi-errors-pipelined", c("MULTI") + c("NOSUCH") + c("PING") + c("EXEC") + c("PING"))
 case("multi-select", ("MULTI",), ("SELECT", "0"), ("EXEC",))
+case("multi-select-then-dbsize", ("MULTI",), ("SELECT", "3"), ("DBSIZE",), ("EXEC",),
+     ("DBSIZE",))
+case("multi-select-out-of-range", ("MULTI",), ("SELECT", "99"), ("EXEC",))
 case("multi-client-setname", ("MULTI",), ("CLIENT", "SETNAME", "t"), ("EXEC",),
      ("CLIENT", "GETNAME"))
 case("watch-missing-key-twice", ("WATCH", "a", "a", "b"), ("MULTI",), ("EXEC",))
@@ -277,6 +301,14 @@ case("slowlog-get-bad", ("SLOWLOG", "GET", "x"))
 case("slowlog-get-negative", ("SLOWLOG", "GET", "-2"))
 case("slowlog-unknown", ("SLOWLOG", "NOSUCH"))
 case("save", ("SAVE",))
+# Save rules: each case puts "" back, so neither server snapshots later.
+for name, value in [("save-rules", "3600 1 300 100 60 10000"), ("save-spaces", "  100   5  "),
+                    ("save-two-spaces", "100  5"), ("save-tab", "100\t5"),
+                    ("save-zero-changes", "10 0"), ("save-odd", "10"), ("save-word", "10 x"),
+                    ("save-zero-seconds", "0 5"), ("save-negative", "-1 5"),
+                    ("save-float", "1.5 3"), ("save-empty", "")]:
+    case("config-" + name, ("CONFIG", "SET", "save", value), ("CONFIG", "GET", "save"),
+         ("CONFIG", "SET", "save", ""))
 case("bgsave-bad", ("BGSAVE", "NOW"))
 case("info-unknown-section", ("INFO", "nosuchsection"))
 

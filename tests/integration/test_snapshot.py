@@ -6,6 +6,7 @@ import time
 
 import pytest
 
+import harness
 from harness import BIN
 
 
@@ -104,6 +105,37 @@ def test_periodic_save(start_daemon, tmp_path):
             break
         time.sleep(0.1)
     assert os.path.exists(path)
+
+
+def test_a_save_rule_snapshots_once_its_changes_are_reached(start_daemon, tmp_path):
+    # Redis's save "2 3": after more than 2 s, if at least 3 writes.
+    d = start_daemon("--dir", str(tmp_path), "--save", "2", "3", fakeclock=True)
+    r = d.client()
+    throttle(r, "a")
+    throttle(r, "b")
+    d.clock.advance(seconds=10)
+    time.sleep(0.5)                     # several cron ticks: 2 writes, no save
+    assert "Background saving started" not in d.log()
+    assert d.info("persistence")["rdb_changes_since_last_save"] == 2
+    throttle(r, "c")
+    d.clock.advance(seconds=1)
+    assert harness.wait_until(lambda: "Background saving terminated with success" in d.log(),
+                              10)
+    assert d.info("persistence")["rdb_changes_since_last_save"] == 0
+    assert r.config_get("save") == {"save": "2 3"}
+
+
+def test_save_rules_in_the_config_file_add_up_and_save_at_exit(start_daemon, tmp_path):
+    conf = tmp_path / "c.conf"
+    conf.write_text("save 3600 1\nsave 300 100\n")
+    d = start_daemon("--dir", str(tmp_path), config_file=str(conf), fakeclock=True)
+    r = d.client()
+    assert r.config_get("save") == {"save": "3600 1 300 100"}
+    throttle(r, "kept")
+    assert d.stop() == []               # rules are set: SIGTERM saves
+    assert "DB saved on disk" in d.log()
+    d2 = restart(start_daemon, d, str(tmp_path))
+    assert d2.client().exists("kept") == 1
 
 
 def write_snapshot(start_daemon, snapdir):

@@ -28,9 +28,7 @@ setup(void)
     server_apply_limits();
     ck_assert_int_eq(cmd_setup(command_table, command_count), 0);
     cmd_reset_stats();
-    srv.store = store_create(seed, 0);
-    ck_assert_ptr_nonnull(srv.store);
-    store_set_release(srv.store, keyspace_release);
+    ck_assert_int_eq(keyspace_init(seed, 0), 0);
     srv.loop = uv_default_loop();
     client = calloc(1, sizeof(*client));
     ck_assert_ptr_nonnull(client);
@@ -45,7 +43,7 @@ teardown(void)
     obuf_deinit(&client->out);
     mem_free(client->name);
     free(client);
-    store_destroy(&srv.store);
+    keyspace_teardown();
     conf_deinit(&srv.conf);
 }
 

@@ -182,6 +182,7 @@ START_TEST(test_init_sets_every_table_default)
     ck_assert_int_eq(cfg.hz, 10);
     ck_assert_int_eq(cfg.log_max_entries, 10000);
     ck_assert_int_eq(cfg.tiers_max_window, 3600);
+    ck_assert_int_eq(cfg.databases, 16);
     ck_assert_str_eq(cfg.loglevel, "notice");
     ck_assert_str_eq(cfg.logfile, "");
 }
@@ -192,7 +193,7 @@ START_TEST(test_every_default_is_within_its_own_bounds_and_valid)
     size_t n;
     const struct conf_option *t = conf_options(&n);
 
-    ck_assert_uint_eq(n, 33);
+    ck_assert_uint_eq(n, 35);
     for (size_t i = 0; i < n; i++) {
         char buf[64];
 
@@ -718,7 +719,76 @@ START_TEST(test_file_rejects_broken_quoting)
     file_fails("logfile \"abc\"def\n",
                "1: a closing quote must be followed by a space or the end "
                "of the line");
-    file_fails("logfile \"a\\x00b\"\n", "1: a value cannot contain a NUL byte");
+    file_fails("logfile \"a\\x00b\"\n",
+               "1: a value of 'logfile' cannot contain a NUL byte");
+    file_fails("\"port\\x00x\" 1\n",
+               "1: an option name cannot contain a NUL byte");
+}
+END_TEST
+
+START_TEST(test_save_rules_are_checked_and_kept_as_pairs)
+{
+    struct conf_save_rule r[CONF_SAVE_RULES_MAX];
+    static const char *const bad[] = { "10", "10 x", "0 5", "-1 5", "1.5 3",
+                                       "5 -1", "10 1 20", " 100 5", "100 5 ",
+                                       "100  5", "100\t5", " ", NULL };
+
+    ck_assert_str_eq(cfg.save, "");
+    ck_assert_int_eq(conf_set(&cfg, "save", "100 5", err, sizeof(err)), 0);
+    ck_assert_str_eq(cfg.save, "100 5");
+    ck_assert_uint_eq(conf_save_rules(cfg.save, r), 1);
+    ck_assert_int_eq(r[0].seconds, 100);
+    ck_assert_int_eq(r[0].changes, 5);
+    for (size_t i = 0; bad[i] != NULL; i++) {
+        ck_assert_int_eq(conf_set(&cfg, "save", bad[i], err, sizeof(err)), -1);
+        ck_assert_str_eq(err, "Invalid save parameters");
+        ck_assert_str_eq(cfg.save, "100 5");        /* unchanged */
+    }
+    ck_assert_int_eq(conf_set(&cfg, "save", "", err, sizeof(err)), 0);
+    ck_assert_uint_eq(conf_save_rules(cfg.save, r), 0);
+    /* Sixteen rules at most. */
+    char many[512] = "";
+    for (int i = 1; i <= CONF_SAVE_RULES_MAX + 1; i++) {
+        snprintf(many + strlen(many), sizeof(many) - strlen(many), "%d 1 ", i);
+    }
+    ck_assert_int_eq(conf_set(&cfg, "save", many, err, sizeof(err)), -1);
+}
+END_TEST
+
+START_TEST(test_save_lines_of_a_file_add_up_and_empty_clears)
+{
+    ck_assert_int_eq(load_text("save 3600 1\nsave \"300 100\"\nsave 60 10000\n"), 0);
+    ck_assert_str_eq(cfg.save, "3600 1 300 100 60 10000");
+    file_fails("save 3600\n", "1: Invalid save parameters");
+    file_fails("save 3600 1 # hourly\n", "1: Invalid save parameters");
+    ck_assert_int_eq(load_text("save \"3600 1\"\nsave \"\"\nsave \"60 5\"\n"), 0);
+    ck_assert_str_eq(cfg.save, "60 5");
+}
+END_TEST
+
+START_TEST(test_save_on_the_command_line_takes_every_word_up_to_the_next_option)
+{
+    static const char *const args[] = { "--save", "3600", "1", "300", "100",
+                                        "--hz", "20", NULL };
+    static const char *const off[] = { "--save", "", "--hz", "20", NULL };
+
+    ck_assert_int_eq(run_args(args), 0);
+    ck_assert_str_eq(cfg.save, "3600 1 300 100");
+    ck_assert_int_eq(cfg.hz, 20);
+    ck_assert_int_eq(run_args(off), 0);
+    ck_assert_str_eq(cfg.save, "");
+}
+END_TEST
+
+START_TEST(test_file_keeps_every_byte_of_a_binary_password)
+{
+    ck_assert_int_eq(load_text("requirepass \"\\x00se\\x00cret\\x00\"\n"), 0);
+    ck_assert_uint_eq(cfg.requirepass.len, 9);
+    ck_assert_mem_eq(cfg.requirepass.p, "\0se\0cret\0", 9);
+    char buf[64];
+    ck_assert_uint_eq(conf_format(&cfg, conf_find("requirepass"), buf,
+                                  sizeof(buf)), 9);
+    ck_assert_mem_eq(buf, "\0se\0cret\0", 9);
 }
 END_TEST
 
@@ -991,6 +1061,12 @@ END_TEST
 
 /* ---- --describe-config ---- */
 
+static bool
+quoted(enum conf_type t)
+{
+    return t == CONF_STRING || t == CONF_BINARY || t == CONF_SAVE;
+}
+
 START_TEST(test_describe_lists_every_option_with_default_and_description)
 {
     FILE *f = tmpfile();
@@ -1012,8 +1088,8 @@ START_TEST(test_describe_lists_every_option_with_default_and_description)
         char line[256];
 
         snprintf(line, sizeof(line), "%s %s%s%s  (", t[i].name,
-                 t[i].type == CONF_STRING ? "\"" : "", t[i].def,
-                 t[i].type == CONF_STRING ? "\"" : "");
+                 quoted(t[i].type) ? "\"" : "", t[i].def,
+                 quoted(t[i].type) ? "\"" : "");
         ck_assert_msg(strstr(text, line) != NULL, "no '%s'", line);
         ck_assert_msg(strstr(text, t[i].desc) != NULL, "no '%s'", t[i].desc);
     }
@@ -1259,6 +1335,10 @@ file_tcase(void)
     tcase_add_test(tc, test_file_missing_value_names_path_and_line);
     tcase_add_test(tc, test_file_rejects_more_than_one_value);
     tcase_add_test(tc, test_file_rejects_broken_quoting);
+    tcase_add_test(tc, test_file_keeps_every_byte_of_a_binary_password);
+    tcase_add_test(tc, test_save_rules_are_checked_and_kept_as_pairs);
+    tcase_add_test(tc, test_save_lines_of_a_file_add_up_and_empty_clears);
+    tcase_add_test(tc, test_save_on_the_command_line_takes_every_word_up_to_the_next_option);
     tcase_add_test(tc, test_file_rejects_a_raw_nul_byte);
     tcase_add_test(tc, test_file_that_cannot_be_opened_is_line_zero);
     tcase_add_test(tc, test_file_that_is_a_directory_cannot_be_read);
