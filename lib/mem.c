@@ -6,7 +6,9 @@
 #include "lib/mem.h"
 
 #include <malloc.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <unistd.h>
 
 static size_t used_bytes;
 static size_t peak_bytes;
@@ -97,4 +99,19 @@ void
 mem_trim(void)
 {
     malloc_trim(0);
+}
+
+size_t
+mem_rss(void)
+{
+    FILE *f = fopen("/proc/self/statm", "r");
+    unsigned long pages = 0, rss = 0;
+    if (f == NULL) {
+        return 0;
+    }
+    if (fscanf(f, "%lu %lu", &pages, &rss) != 2) {
+        rss = 0;
+    }
+    fclose(f);
+    return (size_t)rss * (size_t)sysconf(_SC_PAGESIZE);
 }

@@ -30,6 +30,9 @@ size_t mem_used(void);
 /* Largest mem_used() seen since start. */
 size_t mem_peak(void);
 
+/* The process's resident set size in bytes (0 when /proc is not there). */
+size_t mem_rss(void);
+
 /* Hand free pages back to the kernel (after a mass expiry). */
 void mem_trim(void);
 

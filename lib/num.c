@@ -1,8 +1,15 @@
 /*
  * num.c - decimal parsing and formatting without libc's locale-aware and
- * errno-driven strtoll, and without snprintf on the reply path.
+ * errno-driven strtoll, and without snprintf on the reply path (doubles
+ * alone go through strtod, as Redis's string2d does; the C locale).
  */
 #include "lib/num.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
 
 /* Accumulate digits s[0..len) into *out as a magnitude, rejecting overflow of
  * `limit`. Returns false on a non-digit or overflow. */
@@ -202,4 +209,26 @@ bool
 num_parse_u64_digits(const char *s, size_t len, uint64_t *out)
 {
     return parse_magnitude(s, len, UINT64_MAX, out);
+}
+
+bool
+num_parse_double(const char *s, size_t len, double *out)
+{
+    char buf[NUM_DOUBLE_MAXLEN + 1];
+    char *end;
+    if (len == 0 || len > NUM_DOUBLE_MAXLEN ||
+        isspace((unsigned char)s[0])) {
+        return false;
+    }
+    memcpy(buf, s, len);
+    buf[len] = '\0';                  /* a NUL inside stops strtod short */
+    errno = 0;
+    double v = strtod(buf, &end);
+    if ((size_t)(end - buf) != len || isnan(v) ||
+        (errno == ERANGE &&
+         (v == HUGE_VAL || v == -HUGE_VAL || fpclassify(v) == FP_ZERO))) {
+        return false;
+    }
+    *out = v;
+    return true;
 }

@@ -28,6 +28,13 @@ bool num_decimal_syntax(const char *s, size_t len);
 bool num_parse_u64_digits(const char *s, size_t len, uint64_t *out);
 bool num_parse_i64_rust(const char *s, size_t len, int64_t *out);
 
+/* A double as Redis's string2d() reads one: strtod's syntax over all len
+ * bytes (so "1.5", "1e3", "inf", hex floats), but not empty, no leading
+ * space, no NaN, no overflow to infinity or underflow to zero. Binary-safe:
+ * s need not be NUL-terminated (at most NUM_DOUBLE_MAXLEN bytes are read). */
+#define NUM_DOUBLE_MAXLEN 256
+bool num_parse_double(const char *s, size_t len, double *out);
+
 /* Write v in decimal to buf (at least NUM_I64_MAXLEN bytes, not
  * NUL-terminated); return the length. */
 size_t num_fmt_i64(char *buf, int64_t v);

@@ -172,6 +172,20 @@ obuf_consume(struct obuf *o, size_t n)
 }
 
 void
+obuf_stats(const struct obuf *o, struct obuf_stats *st)
+{
+    memset(st, 0, sizeof(*st));
+    if (o->head == NULL) {
+        return;
+    }
+    st->obl = o->head->used - o->head_sent;
+    for (const struct obuf_chunk *c = o->head->next; c != NULL; c = c->next) {
+        st->oll++;
+        st->omem += sizeof(*c);
+    }
+}
+
+void
 obuf_shrink(struct obuf *o)
 {
     mem_free(o->spare);

@@ -54,6 +54,16 @@ obuf_pending(const struct obuf *o)
     return o->pending;
 }
 
+/* What CLIENT LIST reports, in Redis's terms: obl = bytes waiting in the
+ * head chunk (Redis's fixed reply buffer), oll = the chunks behind it (its
+ * reply list), omem = the bytes those chunks take. */
+struct obuf_stats {
+    size_t obl;
+    size_t oll;
+    size_t omem;
+};
+void obuf_stats(const struct obuf *o, struct obuf_stats *st);
+
 /* Release the spare chunk (idle connections hold no buffer memory). */
 void obuf_shrink(struct obuf *o);
 

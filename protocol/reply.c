@@ -6,6 +6,8 @@
  */
 #include "protocol/reply.h"
 
+#include <math.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "lib/num.h"
@@ -94,6 +96,20 @@ int
 reply_bulkz(struct obuf *o, const char *s)
 {
     return reply_bulk(o, s, strlen(s));
+}
+
+int
+reply_double(struct obuf *o, double d, int proto)
+{
+    char buf[64];
+    int n = isinf(d) ? snprintf(buf, sizeof(buf), d > 0 ? "inf" : "-inf")
+                     : snprintf(buf, sizeof(buf), "%.17g", d);
+    if (proto != 3) {
+        return reply_bulk(o, buf, (size_t)n);
+    }
+    char line[72];
+    n = snprintf(line, sizeof(line), ",%s\r\n", buf);
+    return obuf_append(o, line, (size_t)n);
 }
 
 int

@@ -5,6 +5,7 @@
  * conn.c) is above the commands; a command that needs something of it
  * sets a request bit here, and conn.c carries it out once the command has
  * returned, so commands never call back into the connection layer.
+ * client.c keeps the attributes a client names itself with.
  */
 #ifndef CELLGATE_CLIENT_H
 #define CELLGATE_CLIENT_H
@@ -26,12 +27,24 @@ enum client_request {
     CLIENT_CLOSE_AFTER_REPLY = 1,   /* QUIT, CLIENT KILL of itself */
     CLIENT_KILLED = 2,              /* CLIENT KILL: close this one now */
     CLIENT_KILLS = 4,               /* this one killed others: sweep */
-    CLIENT_AUTHENTICATED = 8        /* AUTH passed: lift the small limits */
+    CLIENT_AUTHENTICATED = 8,       /* AUTH passed: lift the small limits */
+    CLIENT_UNPAUSES = 16,           /* CLIENT UNPAUSE: run the postponed */
+    CLIENT_FEEDS = 32,              /* MONITOR lines were queued to others */
+    CLIENT_DEAUTHENTICATED = 64     /* RESET: the small limits again */
+};
+
+/* CLIENT REPLY: whether a command's reply is sent (conn.c drops it). */
+enum client_reply {
+    CLIENT_REPLY_ON,
+    CLIENT_REPLY_OFF,               /* none until CLIENT REPLY ON */
+    CLIENT_REPLY_SKIP_NEXT,         /* not the next command's */
+    CLIENT_REPLY_SKIP               /* not this one's (conn.c sets it) */
 };
 
 enum conn_state {
     CONN_READING,
-    CONN_PAUSED,
+    CONN_PAUSED,                    /* its output is over the pause limit */
+    CONN_POSTPONED,                 /* CLIENT PAUSE holds its next request */
     CONN_CLOSE_AFTER_REPLY,
     CONN_CLOSING
 };
@@ -81,6 +94,18 @@ struct conn {
     struct key_hint hint;
     struct multi *multi;            /* MULTI and WATCH state (multi.c) */
     unsigned requests;              /* enum client_request bits */
+    enum client_reply reply_mode;
+    bool monitor;                   /* MONITOR: gets every command (monitor.c) */
+    struct conn *next_monitor;
+    struct resp_request held;       /* CONN_POSTPONED: the request held */
 };
+
+/* CLIENT SETNAME, HELLO SETNAME: 0, 1 when the name holds a space, a
+ * newline or a byte outside printable ASCII (Redis's rule), -1 when memory
+ * ran out; an empty name clears it. */
+int client_set_name(struct conn *c, const char *name, size_t len);
+
+/* CLIENT SETINFO LIB-NAME / LIB-VER (version true): as client_set_name. */
+int client_set_lib(struct conn *c, bool version, const char *s, size_t len);
 
 #endif

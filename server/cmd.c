@@ -21,6 +21,7 @@
 #include "server/cluster.h"
 #include "server/client.h"
 #include "server/errors.h"
+#include "server/monitor.h"
 #include "server/multi.h"
 #include "server/server.h"
 #include "server/slowlog.h"
@@ -255,6 +256,10 @@ run(struct conn *c, struct cmd *cmd, struct resp_request *req)
     if (!(cmd->flags & CMD_SKIP_SLOWLOG)) {
         slowlog_note(c, req, nsec / 1000);
     }
+    /* As Redis: after the command ran, admin commands never shown. */
+    if (monitor_count != 0 && !(cmd->flags & CMD_ADMIN)) {
+        monitor_feed(c, cmd->name, req);
+    }
 }
 
 /* A command refused before it ran (arity, auth, not in a transaction):
@@ -349,6 +354,11 @@ cmd_execute(struct conn *c, struct resp_request *req)
         reject(c, cmd, ERR_NOAUTH);
         return;
     }
+    if (c->monitor && (cmd->flags & (CMD_WRITE | CMD_READONLY))) {
+        /* Redis flags a monitor as a replica, which may not. */
+        reject(c, cmd, "ERR Replica can't interact with the keyspace");
+        return;
+    }
     if (c->multi != NULL && multi_open(c, c->multi) &&
         !(cmd->flags & CMD_NOT_QUEUED)) {
         queue(c, cmd, req);
@@ -408,6 +418,17 @@ cmd_run_queued(struct conn *c)
     multi_discard(c);
 }
 
+/* A command name in capitals, cut at NAME_MAX_LEN - 1. */
+static void
+upper_name(const char *name, char out[NAME_MAX_LEN])
+{
+    size_t i;
+    for (i = 0; name[i] != '\0' && i < NAME_MAX_LEN - 1; i++) {
+        out[i] = (char)toupper((unsigned char)name[i]);
+    }
+    out[i] = '\0';
+}
+
 void
 cmd_dispatch_subcommand(struct conn *c, struct resp_request *req,
                         struct cmd *parent)
@@ -427,13 +448,22 @@ cmd_dispatch_subcommand(struct conn *c, struct resp_request *req,
         }
     }
     char upper[NAME_MAX_LEN];
-    size_t i;
-    for (i = 0; parent->name[i] != '\0' && i < NAME_MAX_LEN - 1; i++) {
-        upper[i] = (char)toupper((unsigned char)parent->name[i]);
-    }
-    upper[i] = '\0';
+    upper_name(parent->name, upper);
     cmd_errorf(c, "ERR unknown subcommand '%.128s'. Try %s HELP.", sub,
                 upper);
+}
+
+void
+cmd_error_subcommand_syntax(struct conn *c, const struct resp_request *req)
+{
+    char upper[NAME_MAX_LEN];
+    upper_name(c->last_cmd != NULL ? c->last_cmd->name : "", upper);
+    char *bar = strchr(upper, '|');
+    if (bar != NULL) {
+        *bar = '\0';                   /* the container's name */
+    }
+    cmd_errorf(c, "ERR unknown subcommand or wrong number of arguments for "
+               "'%.128s'. Try %s HELP.", req->argv[1], upper);
 }
 
 bool

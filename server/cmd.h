@@ -136,6 +136,11 @@ void cmd_reset_stats(void);
 bool cmd_arg_int(struct conn *c, const struct resp_request *req, size_t i,
                  const char *msg, int *out);
 
+/* Redis's addReplySubcommandSyntaxError(): a subcommand called with
+ * arguments it does not take ("... for 'PAUSE'. Try CLIENT HELP."). */
+void cmd_error_subcommand_syntax(struct conn *c,
+                                 const struct resp_request *req);
+
 /* A HELP reply: the NULL-terminated lines as an array of simple strings. */
 void cmd_reply_help(struct conn *c, const char *const *lines);
 

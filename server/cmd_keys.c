@@ -65,7 +65,7 @@ cmd_ttl(struct conn *c, struct resp_request *req)
     int64_t pttl = keyspace_redis_pttl(r, now);
     if (pttl < 0) {
         reply_int(&c->out, pttl);
-    } else if (r->type == KEY_GCRA) {
+    } else if (r->type == KEY_GCRA || r->type == KEY_REDIS_GCRA) {
         /* As Redis: the remaining milliseconds to the nearest second. */
         reply_int(&c->out, (pttl + 500) / 1000);
     } else {

@@ -4,7 +4,9 @@
  *
  * CL.THROTTLE keeps redis-cell's grammar and error texts exactly
  * (shared/spec/cl-throttle.md); the cellgate options PEEK and MS may follow
- * the optional quantity and change nothing when absent.
+ * the optional quantity and change nothing when absent. GCRA is Redis's
+ * own command of that name (docs/commands.md), with its checks, texts and
+ * arithmetic (algorithms/redis_gcra.h).
  */
 #include <stdio.h>
 #include <string.h>
@@ -12,6 +14,7 @@
 
 #include "algorithms/fixed_window.h"
 #include "algorithms/gcra.h"
+#include "algorithms/redis_gcra.h"
 #include "algorithms/sliding_window.h"
 #include "lib/mem.h"
 #include "lib/num.h"
@@ -246,4 +249,131 @@ cmd_rl_sliding(struct conn *c, struct resp_request *req)
         return;
     }
     reply_decision(c, &d, o.ms);
+}
+
+/* ---- GCRA (Redis's command) ------------------------------------------- */
+
+/* A count of GCRA (tokens_per_period, TOKENS): 1..INT64_MAX, with Redis's
+ * two texts. false after replying. */
+static bool
+parse_gcra_count(struct conn *c, const struct resp_request *req, size_t i,
+                 int64_t *out)
+{
+    if (!num_parse_i64(req->argv[i], req->argvlen[i], out)) {
+        cmd_error(c, ERR_NOT_INTEGER);
+        return false;
+    }
+    if (*out < 1) {
+        cmd_error(c, "ERR value is out of range, value must between 1 and "
+                     "9223372036854775807");
+        return false;
+    }
+    return true;
+}
+
+/* GCRA key max_burst tokens_per_period period [TOKENS count], checked in
+ * Redis's order with its texts. */
+static bool
+parse_gcra_args(struct conn *c, const struct resp_request *req,
+                struct redis_gcra_params *p)
+{
+    int64_t burst;
+    if (req->argc > 7) {
+        cmd_errorf(c, ERR_WRONG_ARITY, "gcra");
+        return false;
+    }
+    if (!num_parse_i64(req->argv[2], req->argvlen[2], &burst) || burst < 0) {
+        cmd_error(c, "ERR value is out of range, must be positive");
+        return false;
+    }
+    p->limit = burst < INT64_MAX ? burst + 1 : burst;
+    if (!parse_gcra_count(c, req, 3, &p->tokens_per_period)) {
+        return false;
+    }
+    if (!num_parse_double(req->argv[4], req->argvlen[4], &p->period_s)) {
+        cmd_error(c, "ERR value is not a valid float");
+        return false;
+    }
+    if (!(p->period_s > 0 && p->period_s < 1e12)) {
+        cmd_error(c, "ERR period must be > 0 and < 1e12");
+        return false;
+    }
+    p->tokens = 1;
+    if (req->argc >= 6 && (req->argvlen[5] != 6 ||
+                           strcasecmp(req->argv[5], "tokens") != 0)) {
+        cmd_error(c, ERR_SYNTAX);
+        return false;
+    }
+    if (req->argc == 6) {
+        cmd_error(c, "ERR Missing TOKENS value");
+        return false;
+    }
+    return req->argc < 7 || parse_gcra_count(c, req, 6, &p->tokens);
+}
+
+/* An allowed request: the TAT, and the expiry Redis sets (PEXPIREAT to the
+ * TAT's millisecond: the key lives through it). */
+static bool
+store_redis_gcra(struct conn *c, struct resp_request *req,
+                 struct store_rec *r, int64_t new_tat_us)
+{
+    if (r == NULL) {
+        r = keyspace_add(&c->hint, req->argv[1], req->argvlen[1],
+                         KEY_REDIS_GCRA, sizeof(struct ks_redis_gcra));
+        if (r == NULL) {
+            cmd_error(c, ERR_OOM);
+            return false;
+        }
+    }
+    ((struct ks_redis_gcra *)store_rec_state(r))->tat_us = new_tat_us;
+    int64_t at;
+    if (__builtin_mul_overflow(new_tat_us / 1000 + 1, (int64_t)1000000,
+                               &at)) {
+        at = STORE_NEVER;           /* past the year 2262 */
+    }
+    store_set_expire(srv.store, r, at);
+    keyspace_written(r);
+    return true;
+}
+
+void
+cmd_gcra(struct conn *c, struct resp_request *req)
+{
+    struct redis_gcra_params p;
+    struct redis_gcra_decision d;
+    bool ok;
+    if (!parse_gcra_args(c, req, &p)) {
+        return;
+    }
+    int64_t now = clock_wall_now();
+    struct store_rec *r = lookup_typed(c, req, KEY_REDIS_GCRA, now, &ok);
+    if (!ok) {
+        return;
+    }
+    int64_t tat = r != NULL
+                      ? ((struct ks_redis_gcra *)store_rec_state(r))->tat_us
+                      : 0;
+    /* Redis's clock: the command's millisecond, in µs. */
+    switch (redis_gcra_decide(&p, r != NULL, tat, now / 1000000 * 1000,
+                              &d)) {
+    case REDIS_GCRA_OVERFLOW_TOKENS:
+        cmd_error(c, "ERR GCRA limiting uses microsecond accuracy. "
+                     "Combination of period, tokens_per_period and TOKENS "
+                     "would cause an overflow");
+        return;
+    case REDIS_GCRA_OVERFLOW_BURST:
+        cmd_error(c, "ERR GCRA limiting uses microsecond accuracy. "
+                     "Combination of period, tokens_per_period and "
+                     "max_burst would cause an overflow");
+        return;
+    case REDIS_GCRA_OK:
+        break;
+    }
+    if (d.store && !store_redis_gcra(c, req, r, d.new_tat_us)) {
+        return;
+    }
+    int64_t v[5] = { d.limited ? 1 : 0, d.limit, d.remaining,
+                     d.retry_after_s, d.reset_after_s };
+    cmd_count_decision(c, d.limited);
+    reply_int5(&c->out, v);
 }

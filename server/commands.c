@@ -47,9 +47,30 @@ static struct cmd client_subcommands[] = {
     { "client|kill", -3, ADMIN, 0, 0, 0, NULL,
       "admin slow dangerous connection", "connection", "2.4.0",
       "Terminates open connections.",
-      "?ip:port:string ?ID=client-id:integer ?ADDR=addr:string "
-      "?LADDR=laddr:string ?USER=username:string ?SKIPME=yes/no:string",
+      "?ip:port:string ?ID=client-id:integer "
+      "?TYPE=type:oneof=NORMAL|MASTER|SLAVE|REPLICA|PUBSUB "
+      "?ADDR=addr:string ?LADDR=laddr:string ?USER=username:string "
+      "?SKIPME=yes/no:string ?MAXAGE=maxage:integer",
       cmd_client_kill, NULL, NO_STATS },
+    { "client|reply", 3, CMD_NOSCRIPT | CMD_LOADING | CMD_STALE, 0, 0, 0,
+      NULL, "slow connection", "connection", "3.2.0",
+      "Instructs the server whether to reply to commands.",
+      "action:oneof=ON|OFF|SKIP", cmd_client_reply, NULL, NO_STATS },
+    { "client|pause", -3, ADMIN, 0, 0, 0, NULL,
+      "admin slow dangerous connection", "connection", "3.0.0",
+      "Suspends commands processing (limiter writes wait, they are not "
+      "refused).", "timeout:integer ?mode:oneof=WRITE|ALL",
+      cmd_client_pause, NULL, NO_STATS },
+    { "client|unpause", 2, ADMIN, 0, 0, 0, NULL,
+      "admin slow dangerous connection", "connection", "6.2.0",
+      "Resumes processing commands from paused clients.", "",
+      cmd_client_unpause, NULL, NO_STATS },
+    { "client|unblock", -3, ADMIN, 0, 0, 0, NULL,
+      "admin slow dangerous connection", "connection", "5.0.0",
+      "Unblocks a client blocked by a blocking command (none block in "
+      "cellgate: always 0).", "client-id:integer "
+      "?unblock-type:oneof=TIMEOUT|ERROR", cmd_client_unblock, NULL,
+      NO_STATS },
     { "client|no-evict", 3, ADMIN, 0, 0, 0, NULL,
       "admin slow dangerous connection", "connection", "7.0.0",
       "Sets the client eviction mode of the connection (accepted; "
@@ -157,6 +178,52 @@ static struct cmd slowlog_subcommands[] = {
       NO_STATS }
 };
 
+static struct cmd function_subcommands[] = {
+    { "function|list", -2, CMD_NOSCRIPT, 0, 0, 0, NULL, "slow scripting",
+      "scripting", "7.0.0", "Returns information about all libraries (none "
+      "in cellgate).", "?WITHCODE:pure-token ?LIBRARYNAME=library-name-"
+      "pattern:string", cmd_function_list, NULL, NO_STATS },
+    { "function|flush", -2, CMD_WRITE | CMD_NOSCRIPT, 0, 0, 0, NULL,
+      "write slow scripting", "scripting", "7.0.0",
+      "Deletes all libraries (none in cellgate).",
+      "?flush-type:oneof=ASYNC|SYNC", cmd_function_flush, NULL, NO_STATS },
+    { NULL, 0, 0, 0, 0, 0, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL,
+      NO_STATS }
+};
+
+static struct cmd script_subcommands[] = {
+    { "script|exists", -3, CMD_NOSCRIPT, 0, 0, 0, NULL, "slow scripting",
+      "scripting", "2.6.0", "Determines whether server-side Lua scripts "
+      "exist in the script cache (none in cellgate).", "*sha1:string",
+      cmd_script_exists, NULL, NO_STATS },
+    { "script|flush", -2, CMD_NOSCRIPT, 0, 0, 0, NULL, "slow scripting",
+      "scripting", "2.6.0", "Removes all server-side Lua scripts from the "
+      "script cache (none in cellgate).", "?flush-type:oneof=ASYNC|SYNC",
+      cmd_script_flush, NULL, NO_STATS },
+    { NULL, 0, 0, 0, 0, 0, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL,
+      NO_STATS }
+};
+
+static struct cmd memory_subcommands[] = {
+    { "memory|usage", -3, CMD_READONLY, 2, 2, 1, "RO", "read slow", "server",
+      "4.0.0", "Estimates the memory usage of a key.",
+      "key:key ?SAMPLES=count:integer", cmd_memory_usage, NULL, NO_STATS },
+    { "memory|stats", 2, 0, 0, 0, 0, NULL, "slow", "server", "4.0.0",
+      "Returns details about memory usage.", "", cmd_memory_stats, NULL,
+      NO_STATS },
+    { "memory|malloc-stats", 2, 0, 0, 0, 0, NULL, "slow", "server", "4.0.0",
+      "Returns the allocator statistics.", "", cmd_memory_malloc_stats,
+      NULL, NO_STATS },
+    { "memory|purge", 2, 0, 0, 0, 0, NULL, "slow", "server", "4.0.0",
+      "Asks the allocator to release memory.", "", cmd_memory_purge, NULL,
+      NO_STATS },
+    { "memory|help", 2, CMD_LOADING | CMD_STALE, 0, 0, 0, NULL, "slow",
+      "server", "4.0.0", "Returns helpful text about the different "
+      "subcommands.", "", cmd_memory_help, NULL, NO_STATS },
+    { NULL, 0, 0, 0, 0, 0, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL,
+      NO_STATS }
+};
+
 static struct cmd table[] = {
     { "cl.throttle", -1, CMD_WRITE | CMD_DENYOOM | CMD_MODULE | CMD_FAST, 1, 1, 1,
       "RW access update", "write fast", "ratelimit", "1.0.0",
@@ -165,6 +232,11 @@ static struct cmd table[] = {
       "key:key max_burst:integer count:integer period:integer "
       "?quantity:integer ?PEEK:pure-token ?MS:pure-token",
       cmd_cl_throttle, NULL, NO_STATS },
+    { "gcra", -5, CMD_WRITE | CMD_DENYOOM | CMD_FAST, 1, 1, 1,
+      "RW access update", "write fast rate_limit", "rate_limit", "8.8.0",
+      "Rate limit via GCRA (Generic Cell Rate Algorithm), as Redis's GCRA "
+      "command.", "key:key max-burst:integer tokens-per-period:integer "
+      "period:double ?TOKENS=count:integer", cmd_gcra, NULL, NO_STATS },
     { "rl.fixed", -4, CMD_WRITE | CMD_DENYOOM | CMD_FAST, 1, 1, 1, "RW access update",
       "write fast", "ratelimit", "0.1.0",
       "Fixed-window counter: at most limit units per window seconds.",
@@ -246,6 +318,22 @@ static struct cmd table[] = {
     { "readwrite", 1, CMD_LOADING | CMD_STALE | CMD_FAST, 0, 0, 0, NULL, "fast connection",
       "cluster", "3.0.0", "Accepted for cluster clients; cellgate has no "
       "replicas.", "", cmd_readonly, NULL, NO_STATS },
+    { "reset", 1, CMD_NOSCRIPT | CMD_LOADING | CMD_STALE | CMD_FAST |
+      CMD_NO_AUTH | CMD_ALLOW_BUSY | CMD_NOT_QUEUED, 0, 0, 0, NULL,
+      "fast connection", "connection", "6.2.0",
+      "Resets the connection.", "", cmd_reset, NULL, NO_STATS },
+    { "monitor", 1, ADMIN, 0, 0, 0, NULL, "admin slow dangerous", "server",
+      "1.0.0", "Listens for all requests received by the server in real "
+      "time.", "", cmd_monitor, NULL, NO_STATS },
+    { "memory", -2, 0, 0, 0, 0, NULL, "slow", "server", "4.0.0",
+      "A container for memory diagnostics commands.", "", cmd_memory,
+      memory_subcommands, NO_STATS },
+    { "function", -2, 0, 0, 0, 0, NULL, "slow", "scripting", "7.0.0",
+      "A container for function commands.", "", cmd_function,
+      function_subcommands, NO_STATS },
+    { "script", -2, 0, 0, 0, 0, NULL, "slow", "scripting", "2.6.0",
+      "A container for Lua scripts management commands.", "", cmd_script,
+      script_subcommands, NO_STATS },
     { "client", -2, 0, 0, 0, 0, NULL, "slow", "connection", "2.4.0",
       "A container for client connection commands.", "", cmd_client,
       client_subcommands, NO_STATS },

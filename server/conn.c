@@ -26,6 +26,7 @@
 #include "server/cmd.h"
 #include "server/keyspace.h"
 #include "server/log.h"
+#include "server/monitor.h"
 #include "server/multi.h"
 #include "server/server.h"
 
@@ -161,6 +162,9 @@ conn_close(struct conn *c)
     }
     bool counted = c->prev != NULL || srv.clients == c;
     c->state = CONN_CLOSING;
+    if (c->monitor) {
+        monitor_remove(c);
+    }
     if (counted) {
         client_list_remove(c);
         srv.nclients--;
@@ -510,6 +514,125 @@ close_killed(void)
     }
 }
 
+/* Send the MONITOR lines a command queued, within the output limit. */
+static void
+flush_monitors(void)
+{
+    struct conn *m = monitor_first();
+    while (m != NULL) {
+        struct conn *next = m->next_monitor;
+        if (obuf_pending(&m->out) > (size_t)srv.conf.output_hard_limit ||
+            m->out.oom) {
+            srv.stats.output_limit_closes++;
+            log_warning("Closing MONITOR client %s: it does not read its "
+                        "output fast enough", m->addr);
+            conn_close(m);
+        } else {
+            queue_write(m);
+        }
+        m = next;
+    }
+}
+
+/* ---- CLIENT PAUSE ----------------------------------------------------- */
+
+/* Does the transaction c would EXEC hold a write? */
+static bool
+queue_writes(const struct conn *c)
+{
+    const struct multi *m = c->multi;
+    for (size_t i = 0; m != NULL && i < m->ncmds; i++) {
+        if (m->cmds[i].cmd->flags & CMD_WRITE) {
+            return true;
+        }
+    }
+    return false;
+}
+
+/* Must this request wait for the pause to end? As Redis: under PAUSE ALL
+ * every command, under PAUSE WRITE a write or an EXEC holding one; one
+ * Redis refuses before (unknown, wrong arity) never waits. */
+static bool
+must_wait(const struct conn *c, const struct resp_request *req)
+{
+    const struct cmd *cmd = cmd_lookup(req->argv[0], req->argvlen[0]);
+    if (cmd == NULL || (cmd->arity > 0 ? req->argc != (size_t)cmd->arity
+                                       : req->argc < (size_t)-cmd->arity)) {
+        return false;
+    }
+    return srv.pause_all || (cmd->flags & CMD_WRITE) ||
+           ((cmd->flags & CMD_EXEC) && queue_writes(c));
+}
+
+/* Hold req (its argv stays valid: nothing is read or parsed meanwhile)
+ * until the pause ends. */
+static void
+postpone(struct conn *c, const struct resp_request *req)
+{
+    c->held = *req;
+    c->state = CONN_POSTPONED;
+    if (!c->backlog) {
+        c->backlog = true;
+        uv_read_stop(&c->h.stream);
+    }
+}
+
+/* The pause is over: the held requests run (first in each client's
+ * queue), in no particular order between clients. */
+static void
+wake_postponed(void)
+{
+    srv.pause_end_ms = 0;
+    srv.pause_all = false;
+    for (struct conn *x = srv.clients; x != NULL; x = x->next) {
+        if (x->state == CONN_POSTPONED) {
+            x->state = CONN_READING;
+            queue_input(x);
+        }
+    }
+}
+
+/* ---- CLIENT REPLY ----------------------------------------------------- */
+
+/* Run a command whose reply CLIENT REPLY OFF or SKIP drops: it writes to
+ * a buffer of its own, kept only when it was CLIENT REPLY ON (its +OK is
+ * sent, as Redis sends it). */
+static void
+run_muted(struct conn *c, struct resp_request *req)
+{
+    struct obuf kept = c->out;
+    if (c->reply_mode == CLIENT_REPLY_SKIP_NEXT) {
+        c->reply_mode = CLIENT_REPLY_SKIP;
+    }
+    obuf_init(&c->out);
+    cmd_execute(c, req);
+    struct obuf muted = c->out;
+    c->out = kept;
+    if (c->reply_mode == CLIENT_REPLY_ON) {
+        struct iovec iov[8];
+        size_t n, bytes, skip = 0;
+        while ((n = obuf_iov(&muted, skip, iov, 8, &bytes)) > 0) {
+            for (size_t i = 0; i < n; i++) {
+                obuf_append(&c->out, iov[i].iov_base, iov[i].iov_len);
+            }
+            skip += bytes;
+        }
+    } else if (c->reply_mode == CLIENT_REPLY_SKIP) {
+        c->reply_mode = CLIENT_REPLY_ON;        /* the one skipped */
+    }
+    obuf_deinit(&muted);
+}
+
+static void
+run_request(struct conn *c, struct resp_request *req)
+{
+    if (c->reply_mode == CLIENT_REPLY_ON) {
+        cmd_execute(c, req);
+    } else {
+        run_muted(c, req);
+    }
+}
+
 /* What the command asked of the connection (client.h). */
 static void
 carry_out_requests(struct conn *c)
@@ -518,6 +641,15 @@ carry_out_requests(struct conn *c)
     c->requests = 0;
     if (r & CLIENT_AUTHENTICATED) {
         resp_set_limits(c->parser, &srv.limits);    /* lift pre-AUTH caps */
+    }
+    if ((r & CLIENT_DEAUTHENTICATED) && !c->authenticated) {
+        resp_set_limits(c->parser, &srv.unauth_limits);
+    }
+    if (r & CLIENT_FEEDS) {
+        flush_monitors();
+    }
+    if (r & CLIENT_UNPAUSES) {
+        wake_postponed();
     }
     if (r & CLIENT_KILLS) {
         close_killed();
@@ -548,7 +680,13 @@ process_input(struct conn *c)
             queue_input(c);
             break;
         }
-        enum resp_status st = resp_next(c->parser, &req);
+        enum resp_status st = RESP_REQUEST;
+        if (c->held.argc != 0) {
+            req = c->held;                  /* postponed by CLIENT PAUSE */
+            c->held.argc = 0;
+        } else {
+            st = resp_next(c->parser, &req);
+        }
         if (st == RESP_AGAIN) {
             if (c->backlog) {
                 c->backlog = false;
@@ -563,8 +701,12 @@ process_input(struct conn *c)
         /* For every framed request: it also sets (or clears) this
          * request's key hash, which keyspace_lookup()/keyspace_add()
          * trust; skipping it would leave the previous request's. */
+        if (srv.pause_end_ms != 0 && must_wait(c, &req)) {
+            postpone(c, &req);
+            break;
+        }
         prefetch_ahead(c, &req);
-        cmd_execute(c, &req);
+        run_request(c, &req);
         if (c->requests != 0) {
             carry_out_requests(c);
         }
@@ -721,6 +863,9 @@ flush_all(uv_prepare_t *h)
 void
 conn_cron(int64_t now_ms)
 {
+    if (srv.pause_end_ms != 0 && now_ms >= srv.pause_end_ms) {
+        wake_postponed();
+    }
     int64_t timeout_ms = srv.conf.timeout * 1000;
     int64_t pause_ms = srv.conf.output_pause_timeout * 1000;
     struct conn *c = srv.clients;
@@ -733,14 +878,17 @@ conn_cron(int64_t now_ms)
                         "%lld s (client-output-pause-timeout)", c->addr,
                         (long long)srv.conf.output_pause_timeout);
             conn_close(c);
-        } else if (timeout_ms > 0 &&
+        } else if (timeout_ms > 0 && c->state != CONN_POSTPONED &&
+                   !c->monitor &&
                    now_ms - c->last_interaction_ms > timeout_ms &&
                    c->inflight == 0) {
+            /* As Redis: blocked clients and monitors never time out. */
             srv.stats.idle_timeout_closes++;
             log_verbose("Closing idle client %s", c->addr);
             conn_close(c);
         } else if (c->state == CONN_READING && c->inflight == 0 &&
-                   obuf_pending(&c->out) == 0) {
+                   obuf_pending(&c->out) == 0 && c->held.argc == 0) {
+            /* (A held request's argv lives in the parser's buffer.) */
             resp_shrink(c->parser);
         }
         c = next;

@@ -16,5 +16,7 @@
 #define ERR_LIMIT_WINDOW "ERR limit and window must be positive"
 #define ERR_WRONG_ARITY "ERR wrong number of arguments for '%s' command"
 #define ERR_DB_RANGE "ERR DB index is out of range"
+#define ERR_CLIENT_NAME                                                       \
+    "ERR Client names cannot contain spaces, newlines or special characters."
 
 #endif

@@ -12,14 +12,7 @@ struct conn;
 
 #define HANDLER(name) void name(struct conn *c, struct resp_request *req)
 
-/* cmd_admin.c */
-HANDLER(cmd_ping);
-HANDLER(cmd_echo);
-HANDLER(cmd_quit);
-HANDLER(cmd_select);
-HANDLER(cmd_hello);
-HANDLER(cmd_auth);
-HANDLER(cmd_readonly);
+/* cmd_client.c */
 HANDLER(cmd_client);
 HANDLER(cmd_client_setname);
 HANDLER(cmd_client_getname);
@@ -29,7 +22,38 @@ HANDLER(cmd_client_list);
 HANDLER(cmd_client_info);
 HANDLER(cmd_client_help);
 HANDLER(cmd_client_kill);
+HANDLER(cmd_client_reply);
+HANDLER(cmd_client_pause);
+HANDLER(cmd_client_unpause);
+HANDLER(cmd_client_unblock);
 HANDLER(cmd_client_no_evict);
+HANDLER(cmd_reset);
+HANDLER(cmd_monitor);
+
+/* cmd_script.c */
+HANDLER(cmd_function);
+HANDLER(cmd_function_list);
+HANDLER(cmd_function_flush);
+HANDLER(cmd_script);
+HANDLER(cmd_script_exists);
+HANDLER(cmd_script_flush);
+
+/* cmd_memory.c */
+HANDLER(cmd_memory);
+HANDLER(cmd_memory_usage);
+HANDLER(cmd_memory_stats);
+HANDLER(cmd_memory_malloc_stats);
+HANDLER(cmd_memory_purge);
+HANDLER(cmd_memory_help);
+
+/* cmd_admin.c */
+HANDLER(cmd_ping);
+HANDLER(cmd_echo);
+HANDLER(cmd_quit);
+HANDLER(cmd_select);
+HANDLER(cmd_hello);
+HANDLER(cmd_auth);
+HANDLER(cmd_readonly);
 HANDLER(cmd_config);
 HANDLER(cmd_config_get);
 HANDLER(cmd_config_set);
@@ -93,6 +117,7 @@ HANDLER(cmd_scan);
 HANDLER(cmd_move);
 
 /* cmd_limit.c */
+HANDLER(cmd_gcra);
 HANDLER(cmd_cl_throttle);
 HANDLER(cmd_rl_fixed);
 HANDLER(cmd_rl_sliding);

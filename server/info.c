@@ -38,21 +38,6 @@ human(char *out, size_t len, double n)
     }
 }
 
-static size_t
-rss_bytes(void)
-{
-    FILE *f = fopen("/proc/self/statm", "r");
-    unsigned long pages = 0, rss = 0;
-    if (f == NULL) {
-        return 0;
-    }
-    if (fscanf(f, "%lu %lu", &pages, &rss) != 2) {
-        rss = 0;
-    }
-    fclose(f);
-    return (size_t)rss * (size_t)sysconf(_SC_PAGESIZE);
-}
-
 static void
 section_server(struct textbuf *t)
 {
@@ -105,7 +90,7 @@ static void
 section_memory(struct textbuf *t)
 {
     char h_used[32], h_rss[32], h_peak[32], h_max[32];
-    size_t used = mem_used(), rss = rss_bytes(), peak = mem_peak();
+    size_t used = mem_used(), rss = mem_rss(), peak = mem_peak();
     human(h_used, sizeof(h_used), (double)used);
     human(h_rss, sizeof(h_rss), (double)rss);
     human(h_peak, sizeof(h_peak), (double)peak);

@@ -48,6 +48,8 @@ keyspace_state_size(uint8_t type)
         return sizeof(struct ks_log);
     case KEY_TIERS:
         return sizeof(struct ks_tiers);
+    case KEY_REDIS_GCRA:
+        return sizeof(struct ks_redis_gcra);
     default:
         return 0;
     }
@@ -58,6 +60,7 @@ keyspace_type_name(uint8_t type)
 {
     switch (type) {
     case KEY_GCRA:
+    case KEY_REDIS_GCRA:
         return "gcra";
     case KEY_FIXED:
         return "fixed";
@@ -90,7 +93,7 @@ keyspace_redis_pttl(const struct store_rec *r, int64_t now_ns)
     if (r->expire_at == STORE_NEVER) {
         return -1;
     }
-    if (r->type != KEY_GCRA) {
+    if (r->type != KEY_GCRA && r->type != KEY_REDIS_GCRA) {
         /* RL.* keys: the time until the state is fresh, rounded up. */
         int64_t left = r->expire_at - now_ns;
         return left / NS_PER_MS + (left % NS_PER_MS != 0);
@@ -285,6 +288,20 @@ keyspace_totals(struct ks_totals *t)
             t->rehash_overhead += store_rehash_overhead(s);
         }
     }
+}
+
+size_t
+keyspace_key_bytes(const struct store_rec *r)
+{
+    size_t n = store_rec_bytes(r, keyspace_state_size(r->type));
+    const void *state = store_rec_state((struct store_rec *)r);
+    if (r->type == KEY_LOG) {
+        const struct ks_log *ls = state;
+        n += mem_usable(ls->ring.e) + mem_usable(ls->meta);
+    } else if (r->type == KEY_TIERS) {
+        n += mem_usable(((const struct ks_tiers *)state)->st.b);
+    }
+    return n;
 }
 
 size_t
@@ -788,5 +805,9 @@ keyspace_decode(struct store_rec *r, const unsigned char *p, size_t len,
         return KS_MALFORMED;
     }
     memcpy(state, p, len);
+    if (r->type == KEY_REDIS_GCRA &&
+        ((const struct ks_redis_gcra *)state)->tat_us < 0) {
+        return KS_MALFORMED;        /* Redis refuses a negative TAT too */
+    }
     return KS_DECODED;
 }

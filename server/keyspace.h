@@ -29,13 +29,21 @@ enum key_type {
     KEY_FIXED,      /* RL.FIXED: struct fwin_state */
     KEY_SLIDING,    /* RL.SLIDING: struct swin_state */
     KEY_LOG,        /* RL.LOG: struct ks_log */
-    KEY_TIERS       /* RL.TIERS: struct ks_tiers */
+    KEY_TIERS,      /* RL.TIERS: struct ks_tiers */
+    KEY_REDIS_GCRA  /* GCRA (Redis's command): struct ks_redis_gcra */
 };
 #define KEY_TYPE_FIRST KEY_GCRA
-#define KEY_TYPE_LAST KEY_TIERS
+#define KEY_TYPE_LAST KEY_REDIS_GCRA
 
 struct ks_gcra {
     uint64_t tat;   /* ns since the epoch, as redis-cell stores it */
+};
+
+/* Redis's GCRA keeps its TAT in µs (>= 0) and is a type of its own: its
+ * keys answer WRONGTYPE to CL.THROTTLE and GET, as in Redis, and TYPE
+ * says "gcra" for both. */
+struct ks_redis_gcra {
+    int64_t tat_us;
 };
 
 /*
@@ -103,6 +111,10 @@ struct ks_totals {
     size_t rehash_overhead;
 };
 void keyspace_totals(struct ks_totals *t);
+
+/* MEMORY USAGE: the bytes key r holds: its record's slot (key, state,
+ * expiry, timer links) and the arrays its state owns. */
+size_t keyspace_key_bytes(const struct store_rec *r);
 
 /* MOVE: r (a live record of the selected database) becomes the same key
  * with the same state and expiry in database to, where the key must not

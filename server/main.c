@@ -279,13 +279,19 @@ static void
 on_cron(uv_timer_t *t)
 {
     follow_hz(t);
-    expire_keys();
+    /* As Redis: while CLIENT PAUSE holds writes, the dataset stands still
+     * (keys expire again when it ends; lookups see them dead meanwhile). */
+    if (srv.pause_end_ms == 0) {
+        expire_keys();
+    }
     if (rehash_databases(100) &&
         !uv_is_active((uv_handle_t *)&rehash_idle)) {
         uv_idle_start(&rehash_idle, on_rehash_idle);
     }
     conn_cron(conn_now_ms());
-    keyspace_cron(EVICT_BATCH);
+    if (srv.pause_end_ms == 0) {
+        keyspace_cron(EVICT_BATCH);
+    }
     snapshot_cron();
     metrics_publish();
     /* After a mass expiry the freed records sit in the allocator; give the
@@ -635,6 +641,7 @@ setup(void)
         log_warning("Out of memory creating the keyspace");
         return -1;
     }
+    srv.startup_allocated = mem_used();        /* MEMORY STATS */
     char err[512];
     if (snapshot_load(err, sizeof(err)) < 0) {
         if (strcmp(srv.conf.snapshot_load_errors, "start-empty") != 0) {

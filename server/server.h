@@ -60,7 +60,12 @@ struct server {
     struct conn *clients;         /* all connected clients */
     size_t nclients;
     uint64_t next_client_id;
+    /* CLIENT PAUSE: until pause_end_ms (uv_now; 0 = not paused) conn.c
+     * holds every command (pause_all) or those that write. */
+    int64_t pause_end_ms;
+    bool pause_all;
     /* runtime */
+    size_t startup_allocated;     /* mem_used() once set up, before keys */
     bool shutting_down;
     int64_t start_wall_us;
     uint64_t start_mono_ns;

@@ -1193,6 +1193,22 @@ store_rehash_overhead(const struct store *s)
     return rehashing(s) ? s->ht[0].size * sizeof(*s->ht[0].bucket) : 0;
 }
 
+size_t
+store_table_bytes(const struct store *s)
+{
+    return (s->ht[0].size + s->ht[1].size) * sizeof(*s->ht[0].bucket);
+}
+
+size_t
+store_rec_bytes(const struct store_rec *r, size_t state_size)
+{
+    size_t size = rec_size(store_rec_keylen(r), state_size);
+    if (size <= SMALL_MAX) {
+        return (size_t)class_for(size) * CLASS_UNIT;    /* its slot */
+    }
+    return mem_usable(r) + sizeof(struct store_rec *);
+}
+
 bool
 store_expire_pending(const struct store *s, int64_t now)
 {

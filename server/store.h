@@ -155,6 +155,13 @@ bool store_evict_soonest(struct store *s, const struct store_rec *keep);
  * what their states own, nor the hash table). */
 size_t store_bytes(const struct store *s);
 
+/* Bytes of the hash table's bucket arrays (both while rehashing). */
+size_t store_table_bytes(const struct store *s);
+
+/* Bytes record r takes (its slab slot, or its block and the slot pointing
+ * at it); state_size is its type's (the store does not keep it). */
+size_t store_rec_bytes(const struct store_rec *r, size_t state_size);
+
 /* Records evicted since creation. */
 uint64_t store_evicted(const struct store *s);
 

@@ -48,6 +48,12 @@ function cases(p) {
         [["RL.TIERS", `${p}:tiers`, "10", "1", "20", "10"], [0, 10, 9, -1, 10]],
         [["RL.TIERS", `${p}:tiers`, "10", "1", "20", "10", "COST", "9", "MS"], [0, 10, 0, -1, 10000]],
         [["RL.TIERS", `${p}:tiers`, "10", "1", "20", "10"], [1, 10, 0, 1, 10]],
+        // Redis's GCRA (ioredis shipped no gcra() method: it was removed
+        // before a release, so applications send it as a plain command).
+        [["GCRA", `${p}:rgcra`, "5", "10", "60"], [0, 6, 5, -1, 6]],
+        [["GCRA", `${p}:rgcra`, "5", "10", "60", "TOKENS", "5"], [0, 6, 0, -1, 36]],
+        [["GCRA", `${p}:rgcra`, "5", "10", "60"], [1, 6, 0, 6, 36]],
+        [["GCRA", `${p}:fresh`, "5", "1", "60", "TOKENS", "10"], [1, 6, 6, -1, 0]],
     ];
 }
 
@@ -65,6 +71,9 @@ function errors(p) {
         [["RL.LOG", `${p}:x`, "0", "60"], "ERR limit and window must be positive"],
         [["RL.ENTRIES", `${p}:log`, "COUNT"], "ERR syntax error"],
         [["RL.NOPE", "x"], "ERR unknown command 'RL.NOPE', with args beginning with: 'x' "],
+        [["GCRA", `${p}:x`, "1", "1", "0"], "ERR period must be > 0 and < 1e12"],
+        [["GCRA", `${p}:gcra`, "1", "1", "1"],
+         "WRONGTYPE Operation against a key holding the wrong kind of value"],
     ];
 }
 

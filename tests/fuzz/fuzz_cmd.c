@@ -49,6 +49,7 @@
 #include "server/client.h"
 #include "server/keyspace.h"
 #include "server/log.h"
+#include "server/monitor.h"
 #include "server/multi.h"
 #include "server/server.h"
 #include "server/slowlog.h"
@@ -398,6 +399,10 @@ gen_admin(struct req *r, struct input *in, uint8_t which)
         { "UNWATCH" }, { "EXEC" }, { "SELECT", "1" }, { "SELECT", "15" },
         { "SWAPDB", "0", "1" }, { "MOVE", "k0", "1" }, { "MOVE", "k1", "0" },
         { "INFO", "keyspace" }, { "SWAPDB", "1", "15" }, { "SELECT", "16" },
+        { "MEMORY", "USAGE", "k0" }, { "MEMORY", "STATS" }, { "RESET" },
+        { "CLIENT", "PAUSE", "10", "WRITE" }, { "CLIENT", "UNPAUSE" },
+        { "CLIENT", "KILL", "MAXAGE", "1" },
+        { "FUNCTION", "LIST" },
     };
     uint8_t b = in_byte(in);
     switch (which % 4) {
@@ -437,7 +442,8 @@ static const char *const names[] = {
     "slowlog", "cluster", "hello", "auth", "echo", "ping", "select", "time",
     "save", "lastsave", "readonly", "readwrite", "nosuch", "CL.THROTTLE",
     "multi", "exec", "discard", "watch", "unwatch", "swapdb", "move",
-    "flushdb",
+    "flushdb", "memory", "reset", "monitor", "function", "script", "gcra",
+    "GCRA",
 };
 
 /* Any command name with arguments of any bytes. */
@@ -485,11 +491,14 @@ word(const struct req *r, size_t i, const char *w)
 }
 
 /* Commands the driver does not run: they leave the process, touch
- * sockets, fork, read the config file, or move the driver's files. */
+ * sockets, fork, read the config file, or move the driver's files; and
+ * MONITOR and CLIENT REPLY, which break the one-reply-per-command rule the
+ * driver checks (conn.c, which it bypasses, does the muting). */
 static bool
 skipped(const struct req *r)
 {
     if (word(r, 0, "quit") || word(r, 0, "shutdown") || word(r, 0, "bgsave") ||
+        word(r, 0, "monitor") || (word(r, 0, "client") && word(r, 1, "reply")) ||
         (word(r, 0, "client") && word(r, 1, "kill")) ||
         (word(r, 0, "cluster") && word(r, 1, "reload"))) {
         return true;
@@ -517,7 +526,7 @@ may_write(const struct req *r)
     static const char *const writers[] = { "cl.throttle", "rl.fixed",
                                            "rl.sliding", "rl.log", "rl.tiers",
                                            "del", "flushall", "flushdb",
-                                           "exec", "swapdb", "move" };
+                                           "exec", "swapdb", "move", "gcra" };
     bool writer = false;
     for (size_t k = 0; k < sizeof(writers) / sizeof(writers[0]); k++) {
         writer |= word(r, 0, writers[k]);
@@ -945,6 +954,11 @@ static void
 retire_server(void)
 {
     multi_discard(client);
+    if (client->monitor) {
+        monitor_remove(client);
+    }
+    srv.pause_end_ms = 0;
+    srv.pause_all = false;
     keyspace_teardown();
     resp_destroy(&client->parser);
     obuf_deinit(&client->out);

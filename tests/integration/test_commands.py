@@ -278,8 +278,8 @@ def test_command_list_filterby_pattern(server, r):
 
 def test_command_list_filterby_aclcat_and_module(server, r):
     assert sorted(r.command_list(category="write")) == [
-        b"cl.throttle", b"del", b"flushall", b"flushdb", b"move", b"rl.fixed",
-        b"rl.log", b"rl.sliding", b"rl.tiers", b"swapdb"]
+        b"cl.throttle", b"del", b"flushall", b"flushdb", b"function|flush", b"gcra",
+        b"move", b"rl.fixed", b"rl.log", b"rl.sliding", b"rl.tiers", b"swapdb"]
     assert b"client|kill" in r.command_list(category="DANGEROUS")
     # Unknown categories (and "@write": Redis takes the bare name) match nothing.
     assert r.command_list(category="nosuchcat") == []

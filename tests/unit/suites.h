@@ -5,6 +5,7 @@
 #include <check.h>
 
 Suite *gcra_suite(void);
+Suite *redis_gcra_suite(void);
 Suite *fixed_window_suite(void);
 Suite *sliding_window_suite(void);
 Suite *sliding_log_suite(void);

@@ -1,0 +1,53 @@
+/*
+ * client.c - see client.h: a client's name and library attributes.
+ */
+#include "server/client.h"
+
+#include <string.h>
+
+#include "lib/mem.h"
+
+/* Redis allows names of printable ASCII without spaces ('!'..'~'). */
+static bool
+valid_name(const char *s, size_t len)
+{
+    for (size_t i = 0; i < len; i++) {
+        if (s[i] < '!' || s[i] > '~') {
+            return false;
+        }
+    }
+    return true;
+}
+
+/* Replace *slot with a copy of s (empty = none). */
+static int
+set_attr(char **slot, const char *s, size_t len)
+{
+    char *copy = NULL;
+    if (!valid_name(s, len)) {
+        return 1;
+    }
+    if (len > 0) {
+        copy = mem_malloc(len + 1);
+        if (copy == NULL) {
+            return -1;
+        }
+        memcpy(copy, s, len);
+        copy[len] = '\0';
+    }
+    mem_free(*slot);
+    *slot = copy;
+    return 0;
+}
+
+int
+client_set_name(struct conn *c, const char *name, size_t len)
+{
+    return set_attr(&c->name, name, len);
+}
+
+int
+client_set_lib(struct conn *c, bool version, const char *s, size_t len)
+{
+    return set_attr(version ? &c->lib_ver : &c->lib_name, s, len);
+}

@@ -1,0 +1,565 @@
+/*
+ * cmd_client.c - the CLIENT family (SETNAME, GETNAME, SETINFO, ID, LIST,
+ * INFO, KILL, REPLY, PAUSE, UNPAUSE, UNBLOCK, NO-EVICT, HELP) and RESET,
+ * with Redis 7's replies and error texts (networking.c in Redis).
+ *
+ * What a subcommand asks of the connections it does not run on (close
+ * them, wake the postponed ones) is a request bit (client.h) that conn.c
+ * carries out once the command has returned.
+ */
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+#include <strings.h>
+
+#include "lib/num.h"
+#include "protocol/reply.h"
+#include "server/client.h"
+#include "server/cmd.h"
+#include "server/errors.h"
+#include "server/handlers.h"
+#include "server/keyspace.h"
+#include "server/monitor.h"
+#include "server/multi.h"
+#include "server/server.h"
+#include "server/textbuf.h"
+
+static bool
+arg_is(const struct resp_request *req, size_t i, const char *word)
+{
+    return req->argvlen[i] == strlen(word) &&
+           strcasecmp(req->argv[i], word) == 0;
+}
+
+static int64_t
+now_ms(void)
+{
+    return (int64_t)uv_now(srv.loop);
+}
+
+void
+cmd_client(struct conn *c, struct resp_request *req)
+{
+    cmd_dispatch_subcommand(c, req, cmd_lookup("client", 6));
+}
+
+/* ---- names ------------------------------------------------------------ */
+
+void
+cmd_client_setname(struct conn *c, struct resp_request *req)
+{
+    int rc = client_set_name(c, req->argv[2], req->argvlen[2]);
+    if (rc != 0) {
+        cmd_error(c, rc < 0 ? ERR_NOMEM : ERR_CLIENT_NAME);
+    } else {
+        reply_ok(&c->out);
+    }
+}
+
+void
+cmd_client_getname(struct conn *c, struct resp_request *req)
+{
+    (void)req;
+    if (c->name == NULL) {
+        reply_null(&c->out, c->proto);
+    } else {
+        reply_bulkz(&c->out, c->name);
+    }
+}
+
+void
+cmd_client_setinfo(struct conn *c, struct resp_request *req)
+{
+    bool version = arg_is(req, 2, "lib-ver");
+    if (!version && !arg_is(req, 2, "lib-name")) {
+        cmd_errorf(c, "ERR Unrecognized option '%.128s'", req->argv[2]);
+        return;
+    }
+    int rc = client_set_lib(c, version, req->argv[3], req->argvlen[3]);
+    if (rc < 0) {
+        cmd_error(c, ERR_NOMEM);
+    } else if (rc > 0) {
+        cmd_errorf(c, "ERR %s cannot contain spaces, newlines or special "
+                   "characters.", version ? "lib-ver" : "lib-name");
+    } else {
+        reply_ok(&c->out);
+    }
+}
+
+void
+cmd_client_id(struct conn *c, struct resp_request *req)
+{
+    (void)req;
+    reply_int(&c->out, (int64_t)c->id);
+}
+
+/* ---- LIST and INFO ---------------------------------------------------- */
+
+/* Redis's flag letters for what cellgate has: O monitor, x MULTI, d a
+ * watched key changed, b postponed by CLIENT PAUSE, c closing after its
+ * reply; N for none. */
+static void
+client_flags(const struct conn *x, char *out)
+{
+    char *p = out;
+    if (x->monitor) {
+        *p++ = 'O';
+    }
+    if (multi_open(x, x->multi)) {
+        *p++ = 'x';
+    }
+    if (x->multi != NULL && (x->multi->flags & MULTI_DIRTY_CAS)) {
+        *p++ = 'd';
+    }
+    if (x->state == CONN_POSTPONED) {
+        *p++ = 'b';
+    }
+    if (x->state == CONN_CLOSE_AFTER_REPLY ||
+        (x->requests & CLIENT_CLOSE_AFTER_REPLY)) {
+        *p++ = 'c';
+    }
+    if (p == out) {
+        *p++ = 'N';
+    }
+    *p = '\0';
+}
+
+static size_t
+argv_bytes(const struct resp_request *req)
+{
+    size_t n = 0;
+    for (size_t i = 0; req != NULL && i < req->argc; i++) {
+        n += req->argvlen[i];
+    }
+    return n;
+}
+
+/* Append one CLIENT LIST line, whole whatever its length, in Redis's field
+ * order; req is the running command's when x is its client (argv-mem). */
+static void
+describe_client(const struct conn *x, const struct resp_request *req,
+                struct textbuf *t, int64_t now)
+{
+    char flags[8];
+    struct obuf_stats ob;
+    uv_os_fd_t fd = -1;
+    size_t qbuf = resp_buffered(x->parser), qmem = resp_memory(x->parser);
+    size_t mmem = multi_memory(x);
+    client_flags(x, flags);
+    obuf_stats(&x->out, &ob);
+    if (uv_fileno(&x->h.handle, &fd) != 0) {
+        fd = -1;
+    }
+    textbuf_printf(t,
+        "id=%" PRIu64 " addr=%s laddr=%s fd=%d name=%s age=%lld idle=%lld "
+        "flags=%s db=%d sub=0 psub=0 ssub=0 multi=%lld qbuf=%zu "
+        "qbuf-free=%zu argv-mem=%zu multi-mem=%zu obl=%zu oll=%zu omem=%zu "
+        "tot-mem=%zu events=r%s cmd=%s user=default redir=-1 resp=%d "
+        "lib-name=%s lib-ver=%s\n",
+        x->id, x->addr, x->laddr, (int)fd, x->name ? x->name : "",
+        (long long)((now - x->created_ms) / 1000),
+        (long long)((now - x->last_interaction_ms) / 1000), flags, x->db,
+        multi_open(x, x->multi) ? (long long)x->multi->ncmds : -1LL, qbuf,
+        qmem > qbuf ? qmem - qbuf : 0, argv_bytes(req), mmem, ob.obl, ob.oll,
+        ob.omem, qmem + mmem + ob.omem + (x->out.head != NULL
+                                              ? OBUF_CHUNK_SIZE : 0),
+        obuf_pending(&x->out) > 0 ? "w" : "",
+        x->last_cmd != NULL ? x->last_cmd->name : "NULL", x->proto,
+        x->lib_name ? x->lib_name : "", x->lib_ver ? x->lib_ver : "");
+}
+
+static void
+reply_text(struct conn *c, struct textbuf *text)
+{
+    if (text->oom) {
+        cmd_error(c, ERR_NOMEM);
+    } else {
+        reply_verbatim(&c->out, text->p != NULL ? text->p : "", text->len,
+                       c->proto);
+    }
+    textbuf_free(text);
+}
+
+/* Redis's client type names (getClientTypeByName): every cellgate client
+ * is "normal", monitors too, as in Redis. */
+static bool
+is_type_name(const struct resp_request *req, size_t i, bool *normal)
+{
+    *normal = arg_is(req, i, "normal");
+    return *normal || arg_is(req, i, "slave") || arg_is(req, i, "replica") ||
+           arg_is(req, i, "master") || arg_is(req, i, "pubsub");
+}
+
+static bool
+id_listed(const struct resp_request *req, size_t from, uint64_t id)
+{
+    for (size_t i = from; i < req->argc; i++) {
+        int64_t v;
+        if (num_parse_i64(req->argv[i], req->argvlen[i], &v) &&
+            (uint64_t)v == id) {
+            return true;
+        }
+    }
+    return false;
+}
+
+void
+cmd_client_list(struct conn *c, struct resp_request *req)
+{
+    bool by_id = false, normal = true;
+    if (req->argc >= 4 && arg_is(req, 2, "ID")) {
+        for (size_t i = 3; i < req->argc; i++) {
+            int64_t v;
+            if (!num_parse_i64(req->argv[i], req->argvlen[i], &v) || v <= 0) {
+                cmd_error(c, "ERR Invalid client ID");
+                return;
+            }
+        }
+        by_id = true;
+    } else if (req->argc == 4 && arg_is(req, 2, "TYPE")) {
+        if (!is_type_name(req, 3, &normal)) {
+            cmd_errorf(c, "ERR Unknown client type '%.128s'", req->argv[3]);
+            return;
+        }
+    } else if (req->argc != 2) {
+        cmd_error(c, ERR_SYNTAX);
+        return;
+    }
+    struct textbuf text = { 0 };
+    int64_t now = now_ms();
+    for (struct conn *x = srv.clients; normal && x != NULL; x = x->next) {
+        if (!by_id || id_listed(req, 3, x->id)) {
+            describe_client(x, x == c ? req : NULL, &text, now);
+        }
+    }
+    reply_text(c, &text);
+}
+
+void
+cmd_client_info(struct conn *c, struct resp_request *req)
+{
+    struct textbuf text = { 0 };
+    describe_client(c, req, &text, now_ms());
+    reply_text(c, &text);
+}
+
+/* ---- KILL ------------------------------------------------------------- */
+
+/* CLIENT KILL filters, as Redis 7.4: ID, TYPE, ADDR, LADDR, USER, SKIPME,
+ * MAXAGE. */
+struct kill_filter {
+    uint64_t id;                /* 0 = any */
+    bool type_normal;
+    bool has_type;
+    const char *addr;
+    const char *laddr;
+    int64_t max_age;            /* seconds; 0 = any */
+    bool skipme;
+};
+
+static bool
+kill_matches(const struct kill_filter *f, const struct conn *self,
+             const struct conn *x, int64_t now)
+{
+    return (f->id == 0 || x->id == f->id) &&
+           (!f->has_type || f->type_normal) &&
+           (f->addr == NULL || strcmp(f->addr, x->addr) == 0) &&
+           (f->laddr == NULL || strcmp(f->laddr, x->laddr) == 0) &&
+           (!f->skipme || x != self) &&
+           (f->max_age == 0 || (now - x->created_ms) / 1000 >= f->max_age);
+}
+
+/* One "option value" pair of the new form: false after replying. */
+static bool
+parse_kill_option(struct conn *c, const struct resp_request *req, size_t i,
+                  struct kill_filter *f)
+{
+    const char *val = req->argv[i + 1];
+    size_t len = req->argvlen[i + 1];
+    int64_t v;
+    if (arg_is(req, i, "ID")) {
+        if (!num_parse_i64(val, len, &v) || v <= 0) {
+            cmd_error(c, "ERR client-id should be greater than 0");
+            return false;
+        }
+        f->id = (uint64_t)v;
+    } else if (arg_is(req, i, "MAXAGE")) {
+        if (!num_parse_i64(val, len, &v)) {
+            cmd_error(c, "ERR maxage is not an integer or out of range");
+            return false;
+        }
+        if (v <= 0) {
+            cmd_error(c, "ERR maxage should be greater than 0");
+            return false;
+        }
+        f->max_age = v;
+    } else if (arg_is(req, i, "TYPE")) {
+        if (!is_type_name(req, i + 1, &f->type_normal)) {
+            cmd_errorf(c, "ERR Unknown client type '%.128s'", val);
+            return false;
+        }
+        f->has_type = true;
+    } else if (arg_is(req, i, "ADDR")) {
+        f->addr = val;
+    } else if (arg_is(req, i, "LADDR")) {
+        f->laddr = val;
+    } else if (arg_is(req, i, "USER")) {
+        if (strcmp(val, "default") != 0) {
+            cmd_errorf(c, "ERR No such user '%.128s'", val);
+            return false;
+        }
+    } else if (arg_is(req, i, "SKIPME") &&
+               (arg_is(req, i + 1, "yes") || arg_is(req, i + 1, "no"))) {
+        f->skipme = arg_is(req, i + 1, "yes");
+    } else {
+        cmd_error(c, ERR_SYNTAX);
+        return false;
+    }
+    return true;
+}
+
+static bool
+parse_kill_filter(struct conn *c, const struct resp_request *req,
+                  struct kill_filter *f)
+{
+    memset(f, 0, sizeof(*f));
+    f->skipme = true;
+    for (size_t i = 2; i < req->argc; i += 2) {
+        if (i + 1 >= req->argc) {
+            cmd_error(c, ERR_SYNTAX);
+            return false;
+        }
+        if (!parse_kill_option(c, req, i, f)) {
+            return false;
+        }
+    }
+    return true;
+}
+
+void
+cmd_client_kill(struct conn *c, struct resp_request *req)
+{
+    struct kill_filter f;
+    bool old_form = req->argc == 3;
+    if (old_form) {
+        /* CLIENT KILL addr:port: +OK or an error; may kill itself. */
+        memset(&f, 0, sizeof(f));
+        f.addr = req->argv[2];
+    } else if (!parse_kill_filter(c, req, &f)) {
+        return;
+    }
+    /* Marked here, closed by conn.c once this command returns; the
+     * caller itself only after its reply. */
+    int64_t killed = 0, now = now_ms();
+    for (struct conn *x = srv.clients; x != NULL; x = x->next) {
+        if (!(x->requests & CLIENT_KILLED) && kill_matches(&f, c, x, now)) {
+            x->requests |= x == c ? CLIENT_CLOSE_AFTER_REPLY : CLIENT_KILLED;
+            c->requests |= CLIENT_KILLS;
+            killed++;
+        }
+    }
+    if (!old_form) {
+        reply_int(&c->out, killed);
+    } else if (killed == 0) {
+        cmd_error(c, "ERR No such client");
+    } else {
+        reply_ok(&c->out);
+    }
+}
+
+/* ---- REPLY, PAUSE, UNPAUSE, UNBLOCK, NO-EVICT ------------------------- */
+
+/* conn.c drops the replies the mode says; OFF and SKIP answer nothing
+ * themselves, ON answers +OK (sent even after OFF). */
+void
+cmd_client_reply(struct conn *c, struct resp_request *req)
+{
+    if (arg_is(req, 2, "on")) {
+        c->reply_mode = CLIENT_REPLY_ON;
+        reply_ok(&c->out);
+    } else if (arg_is(req, 2, "off")) {
+        c->reply_mode = CLIENT_REPLY_OFF;
+    } else if (arg_is(req, 2, "skip")) {
+        if (c->reply_mode != CLIENT_REPLY_OFF) {
+            c->reply_mode = CLIENT_REPLY_SKIP_NEXT;
+        }
+    } else {
+        cmd_error(c, ERR_SYNTAX);
+    }
+}
+
+/* CLIENT PAUSE ms [WRITE|ALL]: until then conn.c holds the commands of
+ * every client (ALL) or those that write (WRITE); a second pause only
+ * lengthens it or makes it stricter, as Redis. */
+void
+cmd_client_pause(struct conn *c, struct resp_request *req)
+{
+    bool all = true;
+    int64_t ms;
+    if (req->argc > 4) {
+        cmd_error_subcommand_syntax(c, req);
+        return;
+    }
+    if (req->argc == 4) {
+        if (!arg_is(req, 3, "write") && !arg_is(req, 3, "all")) {
+            cmd_error(c, "ERR CLIENT PAUSE mode must be WRITE or ALL");
+            return;
+        }
+        all = arg_is(req, 3, "all");
+    }
+    if (!num_parse_i64(req->argv[2], req->argvlen[2], &ms)) {
+        cmd_error(c, "ERR timeout is not an integer or out of range");
+        return;
+    }
+    if (ms < 0) {
+        cmd_error(c, "ERR timeout is negative");
+        return;
+    }
+    int64_t now = now_ms();
+    if (ms > INT64_MAX - now) {
+        cmd_error(c, "ERR timeout is out of range");
+        return;
+    }
+    if (ms > 0) {
+        srv.pause_all = srv.pause_end_ms == 0 ? all : srv.pause_all || all;
+        if (now + ms > srv.pause_end_ms) {
+            srv.pause_end_ms = now + ms;
+        }
+    }
+    reply_ok(&c->out);
+}
+
+void
+cmd_client_unpause(struct conn *c, struct resp_request *req)
+{
+    (void)req;
+    srv.pause_end_ms = 0;
+    srv.pause_all = false;
+    c->requests |= CLIENT_UNPAUSES;
+    reply_ok(&c->out);
+}
+
+/* Nothing in cellgate blocks a client on a key, so there is nothing to
+ * unblock: the checks and answer of Redis for a client that is not
+ * blocked. */
+void
+cmd_client_unblock(struct conn *c, struct resp_request *req)
+{
+    int64_t id;
+    if (req->argc > 4) {
+        cmd_error_subcommand_syntax(c, req);
+        return;
+    }
+    if (req->argc == 4 && !arg_is(req, 3, "timeout") &&
+        !arg_is(req, 3, "error")) {
+        cmd_error(c, "ERR CLIENT UNBLOCK reason should be TIMEOUT or ERROR");
+        return;
+    }
+    if (!num_parse_i64(req->argv[2], req->argvlen[2], &id)) {
+        cmd_error(c, ERR_NOT_INTEGER);
+        return;
+    }
+    reply_int(&c->out, 0);
+}
+
+void
+cmd_client_no_evict(struct conn *c, struct resp_request *req)
+{
+    /* cellgate never evicts clients; the flag is accepted for clients
+     * that set it. */
+    if (!arg_is(req, 2, "on") && !arg_is(req, 2, "off")) {
+        cmd_error(c, ERR_SYNTAX);
+        return;
+    }
+    reply_ok(&c->out);
+}
+
+void
+cmd_client_help(struct conn *c, struct resp_request *req)
+{
+    static const char *const lines[] = {
+        "CLIENT <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+        "GETNAME", "    Return the name of the current connection.",
+        "ID", "    Return the ID of the current connection.",
+        "INFO", "    Return information about the current client connection.",
+        "KILL <ip:port>", "    Kill connection made from <ip:port>.",
+        "KILL <option> <value> [<option> <value> [...]]",
+        "    Kill connections. Options are:",
+        "    * ADDR (<ip:port>|<unixsocket>:0)",
+        "      Kill connections made from the specified address",
+        "    * LADDR (<ip:port>|<unixsocket>:0)",
+        "      Kill connections made to specified local address",
+        "    * TYPE (NORMAL|MASTER|REPLICA|PUBSUB)",
+        "      Kill connections by type.",
+        "    * USER <username>",
+        "      Kill connections authenticated by <username>.",
+        "    * SKIPME (YES|NO)",
+        "      Skip killing current connection (default: yes).",
+        "    * ID <client-id>",
+        "      Kill connections by client id.",
+        "    * MAXAGE <maxage>",
+        "      Kill connections older than the specified age.",
+        "LIST [options ...]",
+        "    Return information about client connections. Options:",
+        "    * TYPE (NORMAL|MASTER|REPLICA|PUBSUB)",
+        "      Return clients of specified type.",
+        "UNPAUSE", "    Stop the current client pause, resuming traffic.",
+        "PAUSE <timeout> [WRITE|ALL]",
+        "    Suspend all, or just write, clients for <timeout> milliseconds.",
+        "REPLY (ON|OFF|SKIP)",
+        "    Control the replies sent to the current connection.",
+        "SETNAME <name>",
+        "    Assign the name <name> to the current connection.",
+        "SETINFO <option> <value>",
+        "    Set client meta attr. Options are:",
+        "    * LIB-NAME: the client lib name.",
+        "    * LIB-VER: the client lib version.",
+        "UNBLOCK <clientid> [TIMEOUT|ERROR]",
+        "    Unblock the specified blocked client (none block in cellgate).",
+        "NO-EVICT (ON|OFF)", "    Accepted; cellgate never evicts clients.",
+        "HELP", "    Print this help.", NULL
+    };
+    (void)req;
+    cmd_reply_help(c, lines);
+}
+
+/* ---- RESET ------------------------------------------------------------ */
+
+/* RESET: the connection as new, as Redis's clearClientConnectionState():
+ * no transaction or watched keys, out of MONITOR, database 0, RESP2, no
+ * name, replies on, and authenticated again only without requirepass. */
+void
+cmd_reset(struct conn *c, struct resp_request *req)
+{
+    (void)req;
+    multi_discard(c);
+    if (c->monitor) {
+        monitor_remove(c);
+    }
+    c->db = 0;
+    (void)keyspace_select(0);
+    c->proto = 2;
+    (void)client_set_name(c, "", 0);
+    c->reply_mode = CLIENT_REPLY_ON;
+    c->authenticated = srv.conf.requirepass.len == 0;
+    c->requests |= CLIENT_DEAUTHENTICATED;
+    reply_status(&c->out, "RESET");
+}
+
+/* ---- MONITOR ---------------------------------------------------------- */
+
+void
+cmd_monitor(struct conn *c, struct resp_request *req)
+{
+    (void)req;
+    if (c->monitor) {
+        return;                 /* as Redis: ignored, no reply */
+    }
+    if (multi_open(c, c->multi)) {
+        /* Redis: a transaction expects one reply per command. */
+        cmd_error(c, "ERR MONITOR isn't allowed for DENY BLOCKING client");
+        return;
+    }
+    monitor_add(c);
+    reply_ok(&c->out);
+}

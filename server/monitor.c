@@ -1,0 +1,123 @@
+/*
+ * monitor.c - see monitor.h.
+ */
+#include "server/monitor.h"
+
+#include <inttypes.h>
+#include <stdbool.h>
+#include <string.h>
+#include <strings.h>
+
+#include "protocol/obuf.h"
+#include "server/client.h"
+#include "server/clock.h"
+#include "server/server.h"
+#include "server/textbuf.h"
+
+size_t monitor_count;
+static struct conn *monitors;
+
+void
+monitor_add(struct conn *c)
+{
+    c->monitor = true;
+    c->next_monitor = monitors;
+    monitors = c;
+    monitor_count++;
+}
+
+void
+monitor_remove(struct conn *c)
+{
+    for (struct conn **p = &monitors; *p != NULL; p = &(*p)->next_monitor) {
+        if (*p == c) {
+            *p = c->next_monitor;
+            c->next_monitor = NULL;
+            c->monitor = false;
+            monitor_count--;
+            return;
+        }
+    }
+}
+
+struct conn *
+monitor_first(void)
+{
+    return monitors;
+}
+
+/* One argument as sdscatrepr() writes it. */
+static void
+append_repr(struct textbuf *t, const char *s, size_t len)
+{
+    textbuf_append(t, "\"", 1);
+    for (size_t i = 0; i < len; i++) {
+        unsigned char ch = (unsigned char)s[i];
+        switch (ch) {
+        case '\\': textbuf_append(t, "\\\\", 2); break;
+        case '"': textbuf_append(t, "\\\"", 2); break;
+        case '\n': textbuf_append(t, "\\n", 2); break;
+        case '\r': textbuf_append(t, "\\r", 2); break;
+        case '\t': textbuf_append(t, "\\t", 2); break;
+        case '\a': textbuf_append(t, "\\a", 2); break;
+        case '\b': textbuf_append(t, "\\b", 2); break;
+        default:
+            if (ch >= ' ' && ch <= '~') {
+                textbuf_append(t, (const char *)&ch, 1);
+            } else {
+                textbuf_printf(t, "\\x%02x", ch);
+            }
+        }
+    }
+    textbuf_append(t, "\"", 1);
+}
+
+/* Is argument i a secret Redis redacts? AUTH's arguments, and the two
+ * after HELLO's AUTH. */
+static bool
+redacted(const char *name, const struct resp_request *req, size_t i)
+{
+    if (strcmp(name, "auth") == 0) {
+        return i >= 1;
+    }
+    if (strcmp(name, "hello") != 0) {
+        return false;
+    }
+    for (size_t j = 2; j < i && j < req->argc; j++) {
+        if (req->argvlen[j] == 4 && strncasecmp(req->argv[j], "auth", 4) == 0 &&
+            i <= j + 2) {
+            return true;
+        }
+    }
+    return false;
+}
+
+void
+monitor_feed(struct conn *c, const char *name,
+             const struct resp_request *req)
+{
+    struct textbuf t = { 0 };
+    int64_t us = clock_wall_us();
+    textbuf_printf(&t, "+%" PRId64 ".%06" PRId64 " [%d %s%s] ",
+                   us / 1000000, us % 1000000, c->db,
+                   c->is_unix ? "unix:" : "",
+                   c->is_unix ? srv.conf.unixsocket : c->addr);
+    for (size_t i = 0; i < req->argc; i++) {
+        if (redacted(name, req, i)) {
+            textbuf_append(&t, "\"(redacted)\"", 12);
+        } else {
+            append_repr(&t, req->argv[i], req->argvlen[i]);
+        }
+        if (i + 1 < req->argc) {
+            textbuf_append(&t, " ", 1);
+        }
+    }
+    textbuf_append(&t, "\r\n", 2);
+    if (!t.oom) {
+        for (struct conn *m = monitors; m != NULL; m = m->next_monitor) {
+            obuf_append(&m->out, t.p, t.len);
+        }
+        c->requests |= CLIENT_FEEDS;
+    }
+    textbuf_free(&t);
+}
