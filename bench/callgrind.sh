@@ -9,7 +9,9 @@
 #
 #     Ir/request = (Ir(large run) - Ir(small run)) / (N_LARGE - N_SMALL)
 #
-# so start-up, shutdown and connection set-up cancel out. The profile of the
+# so start-up, shutdown and connection set-up cancel out. The last line
+# sends CL.THROTTLE inside MULTI/EXEC transactions of 16 (bench/tx_load.py),
+# MULTI and EXEC counted in the cost of the 16. The profile of the
 # large CL.THROTTLE run (functions by self Ir) is written to
 # bench/results/callgrind-cl-throttle.txt.
 #
@@ -54,8 +56,14 @@ total_ir() {
         [ "$(redis-cli -p "$port" PING 2>/dev/null)" = PONG ] && break
         sleep 0.1
     done
-    timeout 300 redis-benchmark -p "$port" -c 50 -P 16 -n "$n" -r 100000 -q "$@" \
-        >"$WORK/bench.out" 2>&1 || { cat "$WORK/bench.out" >&2; return 1; }
+    if [ "$1" = --tx ]; then
+        # CL.THROTTLE inside MULTI/EXEC, 16 per transaction (tx_load.py).
+        timeout 300 "$PY" bench/tx_load.py "$port" "$n" >"$WORK/bench.out" 2>&1 ||
+            { cat "$WORK/bench.out" >&2; return 1; }
+    else
+        timeout 300 redis-benchmark -p "$port" -c 50 -P 16 -n "$n" -r 100000 -q "$@" \
+            >"$WORK/bench.out" 2>&1 || { cat "$WORK/bench.out" >&2; return 1; }
+    fi
     kill -TERM "$PID"
     wait "$PID" || true
     PID=""
@@ -84,4 +92,5 @@ report RL.FIXED RL.FIXED 'fixed:__rand_int__' 30 60
 report RL.SLIDING RL.SLIDING 'sliding:__rand_int__' 30 60
 report RL.LOG RL.LOG 'log:__rand_int__' 30 60
 report RL.TIERS RL.TIERS 'tiers:__rand_int__' 10 1 30 60
+report "CL.THROTTLE in MULTI/EXEC (16 per EXEC)" --tx
 echo "profile of the CL.THROTTLE run: $OUT/callgrind-cl-throttle.txt"

@@ -232,3 +232,24 @@ num_parse_double(const char *s, size_t len, double *out)
     *out = v;
     return true;
 }
+
+bool
+num_parse_long_double(const char *s, size_t len, long double *out)
+{
+    char buf[NUM_LDOUBLE_MAXLEN];
+    char *end;
+    if (len == 0 || len >= sizeof(buf) || isspace((unsigned char)s[0])) {
+        return false;
+    }
+    memcpy(buf, s, len);
+    buf[len] = '\0';
+    errno = 0;
+    long double v = strtold(buf, &end);
+    if ((size_t)(end - buf) != len || isnan(v) || errno == EINVAL ||
+        (errno == ERANGE &&
+         (isinf(v) || fpclassify(v) == FP_ZERO))) {
+        return false;
+    }
+    *out = v;
+    return true;
+}

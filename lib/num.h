@@ -35,6 +35,11 @@ bool num_parse_i64_rust(const char *s, size_t len, int64_t *out);
 #define NUM_DOUBLE_MAXLEN 256
 bool num_parse_double(const char *s, size_t len, double *out);
 
+/* A long double as Redis's string2ld() reads one: as num_parse_double,
+ * with strtold and inputs up to NUM_LDOUBLE_MAXLEN - 1 bytes. */
+#define NUM_LDOUBLE_MAXLEN 5120
+bool num_parse_long_double(const char *s, size_t len, long double *out);
+
 /* Write v in decimal to buf (at least NUM_I64_MAXLEN bytes, not
  * NUL-terminated); return the length. */
 size_t num_fmt_i64(char *buf, int64_t v);

@@ -113,6 +113,17 @@ reply_double(struct obuf *o, double d, int proto)
 }
 
 int
+reply_double_text(struct obuf *o, const char *s, size_t len, int proto)
+{
+    if (proto != 3) {
+        return reply_bulk(o, s, len);
+    }
+    int rc = obuf_append(o, ",", 1);
+    rc |= obuf_append(o, s, len);
+    return rc | obuf_append(o, "\r\n", 2);
+}
+
+int
 reply_bulk_i64(struct obuf *o, int64_t v)
 {
     char buf[NUM_I64_MAXLEN];

@@ -27,6 +27,9 @@ int reply_bulk_i64(struct obuf *o, int64_t v);
 /* A double as Redis 7.0 writes one (%.17g, inf, -inf): a bulk string in
  * RESP2, ",<d>" in RESP3. */
 int reply_double(struct obuf *o, double d, int proto);
+/* A double already written as text (a bulk string in RESP2, ",text" in
+ * RESP3), as Redis's addReplyHumanLongDouble sends one. */
+int reply_double_text(struct obuf *o, const char *s, size_t len, int proto);
 int reply_bulk_u64(struct obuf *o, uint64_t v);
 int reply_null(struct obuf *o, int proto);                /* $-1 or _ */
 int reply_null_array(struct obuf *o, int proto);          /* *-1 or _ */

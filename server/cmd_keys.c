@@ -37,6 +37,12 @@ cmd_get(struct conn *c, struct resp_request *req)
         reply_null(&c->out, c->proto);
         return;
     }
+    if (r->type == KEY_COUNTER) {
+        char text[INCREX_TEXT_MAX];
+        size_t n = increx_format(store_rec_state(r), text, sizeof(text));
+        reply_bulk(&c->out, text, n);
+        return;
+    }
     if (r->type != KEY_GCRA) {
         cmd_error(c, ERR_WRONGTYPE);
         return;
@@ -65,7 +71,7 @@ cmd_ttl(struct conn *c, struct resp_request *req)
     int64_t pttl = keyspace_redis_pttl(r, now);
     if (pttl < 0) {
         reply_int(&c->out, pttl);
-    } else if (r->type == KEY_GCRA || r->type == KEY_REDIS_GCRA) {
+    } else if (keyspace_redis_expiry(r->type)) {
         /* As Redis: the remaining milliseconds to the nearest second. */
         reply_int(&c->out, (pttl + 500) / 1000);
     } else {

@@ -237,6 +237,16 @@ static struct cmd table[] = {
       "Rate limit via GCRA (Generic Cell Rate Algorithm), as Redis's GCRA "
       "command.", "key:key max-burst:integer tokens-per-period:integer "
       "period:double ?TOKENS=count:integer", cmd_gcra, NULL, NO_STATS },
+    { "increx", -2, CMD_WRITE | CMD_DENYOOM | CMD_FAST, 1, 1, 1,
+      "RW access update", "write string fast", "string", "8.8.0",
+      "Increments the numeric value of a key within bounds and sets its "
+      "expiration time, as Redis's INCREX (and Valkey's NX/XX).",
+      "key:key ?BYINT=integer:integer ?BYFLOAT=float:double "
+      "?LBOUND=lowerbound:string ?UBOUND=upperbound:string "
+      "?SATURATE:pure-token ?EX=seconds:integer ?PX=milliseconds:integer "
+      "?EXAT=unix-time-seconds:integer ?PXAT=unix-time-milliseconds:integer "
+      "?PERSIST:pure-token ?ENX:pure-token ?NX:pure-token ?XX:pure-token",
+      cmd_increx, NULL, NO_STATS },
     { "rl.fixed", -4, CMD_WRITE | CMD_DENYOOM | CMD_FAST, 1, 1, 1, "RW access update",
       "write fast", "ratelimit", "0.1.0",
       "Fixed-window counter: at most limit units per window seconds.",

@@ -117,6 +117,7 @@ HANDLER(cmd_scan);
 HANDLER(cmd_move);
 
 /* cmd_limit.c */
+HANDLER(cmd_increx);
 HANDLER(cmd_gcra);
 HANDLER(cmd_cl_throttle);
 HANDLER(cmd_rl_fixed);

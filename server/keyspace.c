@@ -18,6 +18,7 @@
 #include "server/keyspace.h"
 
 #include <stdint.h>
+#include <math.h>
 #include <string.h>
 
 #include "algorithms/fixed_window.h"
@@ -50,6 +51,8 @@ keyspace_state_size(uint8_t type)
         return sizeof(struct ks_tiers);
     case KEY_REDIS_GCRA:
         return sizeof(struct ks_redis_gcra);
+    case KEY_COUNTER:
+        return sizeof(struct increx_value);
     default:
         return 0;
     }
@@ -70,6 +73,8 @@ keyspace_type_name(uint8_t type)
         return "log";
     case KEY_TIERS:
         return "tiers";
+    case KEY_COUNTER:
+        return "string";
     default:
         return "none";
     }
@@ -93,7 +98,7 @@ keyspace_redis_pttl(const struct store_rec *r, int64_t now_ns)
     if (r->expire_at == STORE_NEVER) {
         return -1;
     }
-    if (r->type != KEY_GCRA && r->type != KEY_REDIS_GCRA) {
+    if (!keyspace_redis_expiry(r->type)) {
         /* RL.* keys: the time until the state is fresh, rounded up. */
         int64_t left = r->expire_at - now_ns;
         return left / NS_PER_MS + (left % NS_PER_MS != 0);
@@ -808,6 +813,12 @@ keyspace_decode(struct store_rec *r, const unsigned char *p, size_t len,
     if (r->type == KEY_REDIS_GCRA &&
         ((const struct ks_redis_gcra *)state)->tat_us < 0) {
         return KS_MALFORMED;        /* Redis refuses a negative TAT too */
+    }
+    if (r->type == KEY_COUNTER) {
+        const struct increx_value *v = state;
+        if (v->is_float ? !isfinite(v->f) : v->f != (long double)v->i) {
+            return KS_MALFORMED;
+        }
     }
     return KS_DECODED;
 }

@@ -18,6 +18,7 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "algorithms/increx.h"
 #include "algorithms/sliding_log.h"
 #include "algorithms/tiers.h"
 #include "server/multi.h"
@@ -30,10 +31,19 @@ enum key_type {
     KEY_SLIDING,    /* RL.SLIDING: struct swin_state */
     KEY_LOG,        /* RL.LOG: struct ks_log */
     KEY_TIERS,      /* RL.TIERS: struct ks_tiers */
-    KEY_REDIS_GCRA  /* GCRA (Redis's command): struct ks_redis_gcra */
+    KEY_REDIS_GCRA, /* GCRA (Redis's command): struct ks_redis_gcra */
+    KEY_COUNTER     /* INCREX: struct increx_value, a Redis string */
 };
 #define KEY_TYPE_FIRST KEY_GCRA
-#define KEY_TYPE_LAST KEY_REDIS_GCRA
+#define KEY_TYPE_LAST KEY_COUNTER
+
+/* Types whose expiry is a Redis key's, to the millisecond: they live
+ * through the millisecond they expire at (PTTL, TTL as Redis). */
+static inline bool
+keyspace_redis_expiry(uint8_t type)
+{
+    return type == KEY_GCRA || type == KEY_REDIS_GCRA || type == KEY_COUNTER;
+}
 
 struct ks_gcra {
     uint64_t tat;   /* ns since the epoch, as redis-cell stores it */

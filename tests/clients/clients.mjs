@@ -121,6 +121,12 @@ async function ioredis(label, prefix, options, resp) {
         assert.equal(await io.multi().call("CL.THROTTLE", `${prefix}:w`, "5", "1", "60").exec(), null);
         other.disconnect();
     });
+    await check(`${label} INCREX through ioredis's increx()`, async () => {
+        assert.deepEqual(await io.increx(`${prefix}:cnt`, "BYINT", 5, "UBOUND", 10), [5, 5]);
+        assert.deepEqual(await io.increx(`${prefix}:cnt`, "BYINT", 6, "UBOUND", 10), [5, 0]);
+        assert.deepEqual(await io.increx(`${prefix}:cnt`, "BYINT", 6, "UBOUND", 10, "SATURATE"),
+                         [10, 5]);
+    });
     io.disconnect();
 }
 
@@ -142,6 +148,16 @@ async function nodeRedis(label, prefix, options, resp) {
         await assert.rejects(nr.multi().addCommand(["CL.THROTTLE", `${prefix}:w`, "5", "1", "60"]).exec(),
                              /watched keys has been changed/);
         await other.quit();
+    });
+    await check(`${label} INCREX through node-redis's increx()/incrExByFloat()`, async () => {
+        const key = `${prefix}:cnt`;
+        assert.deepEqual(await nr.increx(key, { by: 5, upperBound: 10,
+                                               expiration: { type: "EX", value: 60 } }), [5, 5]);
+        assert.deepEqual(await nr.increx(key, { by: 6, upperBound: 10 }), [5, 0]);
+        assert.deepEqual(await nr.increx(key, { by: 6, upperBound: 10, saturate: true }), [10, 5]);
+        assert.equal(await nr.ttl(key), 60);
+        const f = await nr.incrExByFloat(`${prefix}:f`, 2.5);
+        assert.deepEqual(f, resp === 3 ? [2.5, 2.5] : ["2.5", "2.5"]);
     });
     await nr.quit();
 }

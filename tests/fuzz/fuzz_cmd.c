@@ -34,6 +34,7 @@
  * the driver owns.
  */
 #include <stdint.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -402,7 +403,8 @@ gen_admin(struct req *r, struct input *in, uint8_t which)
         { "MEMORY", "USAGE", "k0" }, { "MEMORY", "STATS" }, { "RESET" },
         { "CLIENT", "PAUSE", "10", "WRITE" }, { "CLIENT", "UNPAUSE" },
         { "CLIENT", "KILL", "MAXAGE", "1" },
-        { "FUNCTION", "LIST" },
+        { "FUNCTION", "LIST" }, { "INCREX", "k0", "BYFLOAT", "0.1" },
+        { "INCREX", "k1", "EX", "1" }, { "GET", "k0" },
     };
     uint8_t b = in_byte(in);
     switch (which % 4) {
@@ -443,7 +445,7 @@ static const char *const names[] = {
     "save", "lastsave", "readonly", "readwrite", "nosuch", "CL.THROTTLE",
     "multi", "exec", "discard", "watch", "unwatch", "swapdb", "move",
     "flushdb", "memory", "reset", "monitor", "function", "script", "gcra",
-    "GCRA",
+    "GCRA", "increx", "INCREX",
 };
 
 /* Any command name with arguments of any bytes. */
@@ -526,7 +528,8 @@ may_write(const struct req *r)
     static const char *const writers[] = { "cl.throttle", "rl.fixed",
                                            "rl.sliding", "rl.log", "rl.tiers",
                                            "del", "flushall", "flushdb",
-                                           "exec", "swapdb", "move", "gcra" };
+                                           "exec", "swapdb", "move", "gcra",
+                                           "increx" };
     bool writer = false;
     for (size_t k = 0; k < sizeof(writers) / sizeof(writers[0]); k++) {
         writer |= word(r, 0, writers[k]);
@@ -738,6 +741,16 @@ scan_rec(struct store_rec *r, void *arg)
         return;                 /* dead, not yet collected: not a key */
     }
     CHECK(r->type >= KEY_TYPE_FIRST && r->type <= KEY_TYPE_LAST);
+    if (r->type == KEY_COUNTER) {
+        /* Kept as Redis keeps it: a float only when its text is no int. */
+        const struct increx_value *v = state;
+        struct increx_value again;
+        CHECK(v->is_float ? isfinite(v->f) : v->f == (long double)v->i);
+        if (v->is_float) {
+            increx_canonical(v->f, &again);
+            CHECK(again.is_float && again.f == v->f);
+        }
+    }
     if (r->type == KEY_LOG) {
         check_log(r, state);
     } else if (r->type == KEY_TIERS) {

@@ -279,7 +279,7 @@ def test_command_list_filterby_pattern(server, r):
 def test_command_list_filterby_aclcat_and_module(server, r):
     assert sorted(r.command_list(category="write")) == [
         b"cl.throttle", b"del", b"flushall", b"flushdb", b"function|flush", b"gcra",
-        b"move", b"rl.fixed", b"rl.log", b"rl.sliding", b"rl.tiers", b"swapdb"]
+        b"increx", b"move", b"rl.fixed", b"rl.log", b"rl.sliding", b"rl.tiers", b"swapdb"]
     assert b"client|kill" in r.command_list(category="DANGEROUS")
     # Unknown categories (and "@write": Redis takes the bare name) match nothing.
     assert r.command_list(category="nosuchcat") == []
@@ -712,8 +712,10 @@ def test_scan_type_filter_and_errors(r):
     r.execute_command("CL.THROTTLE", "t1", 1, 1, 60)
     assert list(r.scan_iter(_type="gcra")) == [b"t1"]
     assert list(r.scan_iter(_type="string")) == []
-    # As Redis (strtoul): a signed cursor is read, "-1" being 2^64 - 1.
-    assert r.execute_command("SCAN", "-1") == (0, [])
+    # As Redis (strtoul): a signed cursor is read, "-1" being 2^64 - 1: the
+    # last bucket, so it ends the scan (with that bucket's keys, if any).
+    cursor, keys = r.execute_command("SCAN", "-1")
+    assert cursor == 0 and set(keys) <= {b"t1"}
     assert r.execute_command("SCAN", "+0")[0] == 0
     for args, err in ((("abc",), "ERR invalid cursor"),
                       ((" 1",), "ERR invalid cursor"),

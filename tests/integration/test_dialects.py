@@ -1,6 +1,7 @@
 """Other servers' rate-limit commands, spoken as they speak them: Redis's
 GCRA (its checks in order, its texts, its microsecond arithmetic; limited
-requests write nothing). The worked examples are also unit-tested
+requests write nothing) and INCREX (Redis 8.8's bounded counter, Valkey's
+NX/XX). The worked examples are also unit-tested
 (tests/unit/check_redis_gcra.c) and run through ioredis and node-redis
 (tests/clients/clients.mjs)."""
 import pytest
@@ -103,3 +104,140 @@ def test_gcra_survives_a_restart(start_daemon, tmp_path):
     d2.clock.set(now)
     assert d2.client().execute_command("GCRA", "s", 2, 1, 60) == [1, 3, 0, 60, 180]
     assert d2.client().type("s") == b"gcra"
+
+
+# ---- INCREX ---------------------------------------------------------------
+
+def increx(c, *args):
+    return c.command("INCREX", *args)
+
+
+def test_increx_counts_within_bounds_and_refuses_past_them(server):
+    r = server.client()
+    assert r.execute_command("INCREX", "n") == [1, 1]
+    assert r.execute_command("INCREX", "n", "BYINT", 5, "UBOUND", 10) == [6, 5]
+    assert r.execute_command("INCREX", "n", "BYINT", 5, "UBOUND", 10) == [6, 0]   # refused
+    assert r.execute_command("INCREX", "n", "BYINT", 5, "UBOUND", 10, "SATURATE") == [10, 4]
+    assert r.execute_command("INCREX", "d", "BYINT", 15, "UBOUND", 10) == [0, 0]
+    assert r.exists("d") == 0                   # a refused op creates nothing
+    r.execute_command("INCREX", "s", "BYINT", 50)
+    assert r.execute_command("INCREX", "s", "BYINT", 5, "UBOUND", 30, "SATURATE") == [30, -20]
+    assert r.execute_command("INCREX", "s", "BYINT", -25, "UBOUND", 30) == [5, -25]
+    assert r.get("n") == b"10" and r.type("n") == b"string"
+
+
+def test_increx_int64_edges(server):
+    r = server.client()
+    big = 9223372036854775800
+    assert r.execute_command("INCREX", "m", "BYINT", big) == [big, big]
+    assert r.execute_command("INCREX", "m", "BYINT", big) == [big, 0]
+    assert r.execute_command("INCREX", "m", "BYINT", big, "SATURATE") == [2**63 - 1, 7]
+    assert r.execute_command("INCREX", "m2", "BYINT", -big) == [-big, -big]
+    assert r.execute_command("INCREX", "m2", "BYINT", -big, "SATURATE") == [-2**63, -8]
+    r.execute_command("INCREX", "o", "BYINT", big)
+    assert server.raw().command("INCREX", "o", "BYINT", 1, "SATURATE", "UBOUND",
+                                -2**63) == b"-ERR applied increment would overflow\r\n"
+
+
+def test_increx_floats_as_redis_writes_them_in_resp2_and_resp3(server):
+    c = server.raw()
+    assert increx(c, "f", "BYFLOAT", "2.5") == b"*2\r\n$3\r\n2.5\r\n$3\r\n2.5\r\n"
+    assert increx(c, "f", "BYFLOAT", "0.1") == b"*2\r\n$3\r\n2.6\r\n$3\r\n0.1\r\n"
+    assert c.command("GET", "f") == b"$3\r\n2.6\r\n"
+    assert increx(c, "f", "BYINT", 1) == b"-ERR value is not an integer or out of range\r\n"
+    c.command("HELLO", 3)
+    assert increx(c, "f", "BYFLOAT", "-2.6") == b"*2\r\n,0\r\n,-2.6\r\n"     # no "-0"
+    assert increx(c, "f", "BYINT", 3) == b"*2\r\n:3\r\n:3\r\n"               # "0" is an integer
+    assert increx(c, "g", "XX", "BYFLOAT", 1) == b"*2\r\n,0\r\n,0\r\n"
+
+
+def test_increx_expiry_options(fserver):
+    r = fserver.client()
+    assert r.execute_command("INCREX", "e", "EX", 100) == [1, 1]
+    assert r.pttl("e") == 100000
+    r.execute_command("INCREX", "e")
+    assert r.pttl("e") == 100000                # no option: the TTL is kept
+    r.execute_command("INCREX", "e", "EX", 50, "ENX")
+    assert r.pttl("e") == 100000                # ENX: it has one already
+    r.execute_command("INCREX", "e", "PERSIST")
+    assert r.pttl("e") == -1
+    r.execute_command("INCREX", "e", "PX", 1500, "ENX")
+    assert r.pttl("e") == 1500
+    fserver.clock.advance(ms=1500)
+    assert r.exists("e") == 1                   # through its last millisecond
+    fserver.clock.advance(ms=1)
+    assert r.exists("e") == 0
+    now_s = fserver.clock.ns // 10**9
+    assert r.execute_command("INCREX", "p", "EXAT", now_s - 1) == [1, 1]
+    assert r.exists("p") == 0                   # already past: gone, as Redis
+    now_ms = fserver.clock.ns // 10**6
+    assert r.execute_command("INCREX", "q", "PXAT", now_ms + 10000) == [1, 1]
+    assert r.pttl("q") == 10000
+
+
+def test_increx_nx_xx_as_valkey(server):
+    r = server.client()
+    assert r.execute_command("INCREX", "v", "NX") == [1, 1]
+    assert r.execute_command("INCREX", "v", "NX") == [1, 0]
+    assert r.execute_command("INCREX", "w", "XX") == [0, 0]
+    assert r.exists("w") == 0
+
+
+@pytest.mark.parametrize("args,error", [
+    (("FOO",), b"-ERR syntax error\r\n"),
+    (("BYINT",), b"-ERR syntax error\r\n"),
+    (("BYINT", 1, "BYINT", 2), b"-ERR syntax error\r\n"),
+    (("BYINT", 1, "BYFLOAT", 2), b"-ERR syntax error\r\n"),
+    (("EX", 1, "PX", 1), b"-ERR syntax error\r\n"),
+    (("EX", 1, "PERSIST"), b"-ERR syntax error\r\n"),
+    (("PERSIST", "ENX"), b"-ERR syntax error\r\n"),
+    (("ENX", "PERSIST"), b"-ERR syntax error\r\n"),
+    (("SATURATE", "SATURATE"), b"-ERR syntax error\r\n"),
+    (("NX", "XX"), b"-ERR syntax error\r\n"),
+    (("ENX",), b"-ERR ENX flag requires an expiration\r\n"),
+    (("BYINT", "abc"), b"-ERR Increment is not an integer or out of range\r\n"),
+    (("BYINT", "1.5"), b"-ERR Increment is not an integer or out of range\r\n"),
+    (("BYFLOAT", "abc"), b"-ERR Increment is not a valid float\r\n"),
+    (("BYFLOAT", "nan"), b"-ERR Increment is not a valid float\r\n"),
+    (("BYFLOAT", "inf"), b"-ERR BYFLOAT increment cannot be Infinity\r\n"),
+    (("LBOUND", "12.5"), b"-ERR LBOUND is not an integer or out of range\r\n"),
+    (("UBOUND", "x"), b"-ERR UBOUND is not an integer or out of range\r\n"),
+    (("BYFLOAT", 1, "UBOUND", "x"), b"-ERR UBOUND is not a valid float\r\n"),
+    (("LBOUND", 5, "UBOUND", 1), b"-ERR LBOUND can't be greater than UBOUND\r\n"),
+    (("EX", 0), b"-ERR invalid expire time in 'increx' command\r\n"),
+    (("PX", -1), b"-ERR invalid expire time in 'increx' command\r\n"),
+    (("EX", "x"), b"-ERR value is not an integer or out of range\r\n"),
+    (("EX", 2**62), b"-ERR invalid expire time in 'increx' command\r\n"),
+])
+def test_increx_errors(server, args, error):
+    assert increx(server.raw(), "err", *args) == error
+
+
+def test_increx_needs_a_key(server):
+    assert server.raw().command("INCREX") == \
+        b"-ERR wrong number of arguments for 'increx' command\r\n"
+
+
+def test_increx_on_a_limiter_key_and_a_limiter_on_a_counter(server):
+    c = server.raw()
+    c.command("CL.THROTTLE", "lim", 1, 1, 60)
+    c.command("INCREX", "cnt")
+    assert increx(c, "lim") == WRONGTYPE
+    assert c.command("CL.THROTTLE", "cnt", 1, 1, 60) == WRONGTYPE
+    assert c.command("GCRA", "cnt", 1, 1, 60) == WRONGTYPE
+
+
+def test_increx_counters_survive_a_restart(start_daemon, tmp_path):
+    d = start_daemon("--dir", str(tmp_path), fakeclock=True)
+    r = d.client()
+    r.execute_command("INCREX", "i", "BYINT", 41, "EX", 3600)
+    r.execute_command("INCREX", "fl", "BYFLOAT", "1.25")
+    assert d.raw().command("SAVE") == b"+OK\r\n"
+    now = d.clock.ns
+    assert d.stop() == []
+    d2 = start_daemon("--dir", str(tmp_path), fakeclock=True)
+    d2.clock.set(now)
+    r2 = d2.client()
+    assert r2.execute_command("INCREX", "i") == [42, 1]
+    assert r2.pttl("i") == 3600 * 1000
+    assert r2.get("fl") == b"1.25"

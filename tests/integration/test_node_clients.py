@@ -50,5 +50,5 @@ def test_ioredis_and_node_redis_run_every_limiter(start_daemon):
                          cwd=CLIENTS, capture_output=True, text=True, timeout=60)
     assert out.returncode == 0, out.stdout + out.stderr
     # 5 client setups x (21 replies + 10 errors + the protocol check,
-    # MULTI/EXEC and WATCH)
-    assert out.stdout.strip().splitlines()[-1] == "170 passed, 0 failed"
+    # MULTI/EXEC, WATCH and INCREX through the client's own method)
+    assert out.stdout.strip().splitlines()[-1] == "175 passed, 0 failed"

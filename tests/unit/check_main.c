@@ -12,6 +12,7 @@ main(void)
 {
     SRunner *sr = srunner_create(gcra_suite());
     srunner_add_suite(sr, redis_gcra_suite());
+    srunner_add_suite(sr, increx_suite());
     srunner_add_suite(sr, fixed_window_suite());
     srunner_add_suite(sr, sliding_window_suite());
     srunner_add_suite(sr, sliding_log_suite());

@@ -6,6 +6,7 @@
 
 Suite *gcra_suite(void);
 Suite *redis_gcra_suite(void);
+Suite *increx_suite(void);
 Suite *fixed_window_suite(void);
 Suite *sliding_window_suite(void);
 Suite *sliding_log_suite(void);
