@@ -33,8 +33,9 @@ RUN mkdir -p /rootfs/usr/local/bin /rootfs/etc/cellgate \
 FROM scratch
 COPY --from=build /rootfs/ /
 USER 10001:10001
-# Snapshots (SAVE, BGSAVE, save-interval) go to /data: mount a volume there
-# to keep limiter state across container restarts.
+# Snapshots go to /data: the default save rules write one on SIGTERM and in
+# the background, and the next start loads it, so mount a volume there to
+# keep limiter state across container restarts.
 WORKDIR /data
 VOLUME /data
 EXPOSE 6379

@@ -50,7 +50,7 @@ total_ir() {
     port=$(free_port)
     out=$WORK/cg.$n
     valgrind --tool=callgrind --callgrind-out-file="$out" \
-        "$BIN" --port "$port" --bind 127.0.0.1 >"$WORK/log" 2>&1 &
+        "$BIN" --port "$port" --bind 127.0.0.1 --save "" >"$WORK/log" 2>&1 &
     PID=$!
     for _ in $(seq 300); do
         [ "$(redis-cli -p "$port" PING 2>/dev/null)" = PONG ] && break

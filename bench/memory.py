@@ -49,7 +49,7 @@ def fill(r, make, n, repeat=1, meta=False):
 def main():
     n = int(sys.argv[1]) if len(sys.argv) > 1 else 200000
     port = free_port()
-    proc = subprocess.Popen([BIN, "--port", str(port), "--bind", "127.0.0.1"],
+    proc = subprocess.Popen([BIN, "--port", str(port), "--bind", "127.0.0.1", "--save", ""],
                             stderr=subprocess.DEVNULL)
     try:
         r = redis.Redis(port=port)

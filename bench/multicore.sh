@@ -31,7 +31,7 @@ start_servers() { # n: start n cellgates; their ports go to PORTS
     for _ in $(seq "$1"); do
         local port
         port=$(free_port)
-        "$BIN" --port "$port" --bind 127.0.0.1 >>"$WORK/log" 2>&1 &
+        "$BIN" --port "$port" --bind 127.0.0.1 --save "" >>"$WORK/log" 2>&1 &
         PIDS+=($!)
         wait_pong "$port"
         PORTS+=("$port")

@@ -41,7 +41,7 @@ trap bench_cleanup EXIT
 cpu_ticks() { awk '{ print $14 + $15 }' "/proc/$1/stat"; }
 
 CG_PORT=$(free_port)
-"$BIN" --port "$CG_PORT" --bind 127.0.0.1 >"$WORK/cellgate.log" 2>&1 &
+"$BIN" --port "$CG_PORT" --bind 127.0.0.1 --save "" >"$WORK/cellgate.log" 2>&1 &
 CG_PID=$!
 PIDS+=("$CG_PID")
 RD_PORT=$(free_port)

@@ -159,7 +159,7 @@ start_cellgate_as() { # VAR-prefix logname
     local port pid
     for _ in 1 2 3 4 5; do
         port=$(free_port)
-        "$CELLGATE_BIN" --port "$port" --bind 127.0.0.1 >>"$WORK/$2.log" 2>&1 &
+        "$CELLGATE_BIN" --port "$port" --bind 127.0.0.1 --save "" >>"$WORK/$2.log" 2>&1 &
         pid=$!
         printf -v "$1_PORT" '%s' "$port"
         printf -v "$1_PID" '%s' "$pid"

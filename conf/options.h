@@ -64,7 +64,7 @@
       "snapshot file name inside dir")                                        \
     X(save_interval, "save-interval", CONF_INT, "0", 0, 2147483647,           \
       "seconds between background snapshots when keys changed; 0 = off")      \
-    X(save, "save", CONF_SAVE, "", 0, 0,                                      \
+    X(save, "save", CONF_SAVE, "3600 1 300 100 60 10000", 0, 0,               \
       "Redis's save rules \"<seconds> <changes> ...\": a background "         \
       "snapshot after <seconds> with at least <changes> writes; \"\" = none") \
     X(snapshot_load_errors, "snapshot-load-errors", CONF_ENUM, "refuse", 0, 0, \

@@ -751,7 +751,9 @@ main(int argc, char **argv)
     if (setup() < 0) {
         log_warning("Start-up failed, exiting");
         if (srv.loop != NULL) {
-            server_shutdown("start-up failure");
+            /* Never save here: the file on disk is what was loaded, or
+             * another daemon's (the one holding the port, say). */
+            server_shutdown_save("start-up failure", false);
         }
         teardown();
         return 1;

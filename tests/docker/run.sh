@@ -20,7 +20,10 @@ free_port() {
     /usr/bin/python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
 }
 
-cleanup() { podman rm -f "$NAME" "$NAME-opts" "$NAME-sick" >/dev/null 2>&1 || true; }
+cleanup() {
+    podman rm -f "$NAME" "$NAME-opts" "$NAME-sick" "$NAME-p1" "$NAME-p2" >/dev/null 2>&1 || true
+    podman volume rm -f "$NAME-data" >/dev/null 2>&1 || true
+}
 trap cleanup EXIT
 
 eval "$(bash "$SETUP")" || { echo "podman setup failed"; exit 1; }
@@ -63,6 +66,27 @@ check "stops on SIGTERM in under 2 s (${ms} ms)" test "$ms" -lt 2000
 check "clean exit code after SIGTERM" \
     test "$(podman inspect "$NAME" --format '{{.State.ExitCode}}')" = 0
 check "shutdown logged" sh -c "podman logs '$NAME' 2>&1 | grep -q 'Received SIGTERM'"
+
+# Persistence on by default: the shipped config's save rules save on
+# SIGTERM, so a container started again on the same /data volume continues
+# every limiter instead of handing out a fresh quota.
+podman volume create "$NAME-data" >/dev/null 2>&1
+port=$(free_port)
+podman run -d --name "$NAME-p1" -v "$NAME-data:/data" -p "127.0.0.1:$port:6379" "$IMAGE" \
+    >/dev/null 2>&1
+wait_pong "$port"
+# CL.THROTTLE k 5 1 3600 3: 6 at most, 3 taken: 3 remain after the first
+# call; a second one in the same key leaves 0, a forgotten key 3 again.
+first=$(redis-cli -p "$port" CL.THROTTLE k 5 1 3600 3 | sed -n 3p)
+podman stop -t 10 "$NAME-p1" >/dev/null 2>&1
+port=$(free_port)
+podman run -d --name "$NAME-p2" -v "$NAME-data:/data" -p "127.0.0.1:$port:6379" "$IMAGE" \
+    >/dev/null 2>&1
+wait_pong "$port"
+check "a container restarted on its /data volume continues its limiters" \
+    test "$first-$(redis-cli -p "$port" CL.THROTTLE k 5 1 3600 3 | sed -n 3p)" = "3-0"
+check "the restarted container logged loading its snapshot" \
+    sh -c "podman logs '$NAME-p2' 2>&1 | grep -q 'Loaded 1 keys'"
 
 # Options are plain arguments after the image name.
 port=$(free_port)

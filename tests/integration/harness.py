@@ -300,6 +300,13 @@ class Daemon:
         argv = [BIN]
         if self.config_file:
             argv.append(self.config_file)
+        # Snapshots go to the daemon's own folder, never the test's cwd;
+        # without a config file the save rules are off unless the test sets
+        # them (a shutdown then writes nothing, as tests expect). The
+        # test's own arguments come after these and win.
+        argv += ["--dir", self.workdir]
+        if not self.config_file:
+            argv += ["--save", ""]
         argv += ["--bind", "127.0.0.1"]
         if self.tcp:
             argv += ["--port", str(self.port)]

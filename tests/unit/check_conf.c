@@ -733,7 +733,7 @@ START_TEST(test_save_rules_are_checked_and_kept_as_pairs)
                                        "5 -1", "10 1 20", " 100 5", "100 5 ",
                                        "100  5", "100\t5", " ", NULL };
 
-    ck_assert_str_eq(cfg.save, "");
+    ck_assert_str_eq(cfg.save, "3600 1 300 100 60 10000");   /* Redis's */
     ck_assert_int_eq(conf_set(&cfg, "save", "100 5", err, sizeof(err)), 0);
     ck_assert_str_eq(cfg.save, "100 5");
     ck_assert_uint_eq(conf_save_rules(cfg.save, r), 1);
@@ -1132,7 +1132,7 @@ read_shipped(void)
 
 /* Split a setting line (already known not to be a comment or blank) into
  * its name and value, independently of conf.c's parser: the shipped file
- * only needs "name value" and "name \"\"". */
+ * only needs "name value" and "name \"a quoted value\"". */
 static void
 split_setting(char *line, char **name, char **value)
 {
@@ -1144,7 +1144,12 @@ split_setting(char *line, char **name, char **value)
         *(*value)++ = '\0';
     }
     *value += strspn(*value, " \t");
-    vlen = strcspn(*value, " \t\r");
+    /* A quoted value may hold spaces (save "3600 1 300 100"). */
+    if ((*value)[0] == '"' && strchr(*value + 1, '"') != NULL) {
+        vlen = (size_t)(strchr(*value + 1, '"') - *value) + 1;
+    } else {
+        vlen = strcspn(*value, " \t\r");
+    }
     ck_assert_msg((*value)[vlen + strspn(*value + vlen, " \t\r")] == '\0',
                   "'%s': more than one value", *name);
     (*value)[vlen] = '\0';
