@@ -261,13 +261,13 @@ store_counter(struct conn *c, struct resp_request *req, struct store_rec *r,
     bool had_ttl = r != NULL && r->expire_at != STORE_NEVER;
     if (r == NULL) {
         r = keyspace_add(&c->hint, req->argv[1], req->argvlen[1], KEY_COUNTER,
-                         sizeof(struct increx_value));
+                         sizeof(struct ks_counter));
         if (r == NULL) {
             cmd_error(c, ERR_OOM);
             return false;
         }
     }
-    *(struct increx_value *)store_rec_state(r) = *v;
+    keyspace_counter_put(r, v);
     if (o->expiry == EXP_PERSIST) {
         store_set_expire(srv.store, r, STORE_NEVER);
     } else if (o->expiry != EXP_KEEP && !(o->enx && had_ttl)) {
@@ -301,7 +301,7 @@ cmd_increx(struct conn *c, struct resp_request *req)
         return;
     }
     if (r != NULL) {
-        old = *(const struct increx_value *)store_rec_state(r);
+        keyspace_counter_get(r, &old);
     }
     if (!o.p.by_float && old.is_float) {
         cmd_error(c, ERR_NOT_INTEGER);

@@ -39,7 +39,9 @@ cmd_get(struct conn *c, struct resp_request *req)
     }
     if (r->type == KEY_COUNTER) {
         char text[INCREX_TEXT_MAX];
-        size_t n = increx_format(store_rec_state(r), text, sizeof(text));
+        struct increx_value v;
+        keyspace_counter_get(r, &v);
+        size_t n = increx_format(&v, text, sizeof(text));
         reply_bulk(&c->out, text, n);
         return;
     }

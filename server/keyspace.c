@@ -52,7 +52,7 @@ keyspace_state_size(uint8_t type)
     case KEY_REDIS_GCRA:
         return sizeof(struct ks_redis_gcra);
     case KEY_COUNTER:
-        return sizeof(struct increx_value);
+        return sizeof(struct ks_counter);
     default:
         return 0;
     }
@@ -815,8 +815,9 @@ keyspace_decode(struct store_rec *r, const unsigned char *p, size_t len,
         return KS_MALFORMED;        /* Redis refuses a negative TAT too */
     }
     if (r->type == KEY_COUNTER) {
-        const struct increx_value *v = state;
-        if (v->is_float ? !isfinite(v->f) : v->f != (long double)v->i) {
+        struct increx_value v;
+        keyspace_counter_get(r, &v);
+        if (v.is_float ? !isfinite(v.f) : v.f != (long double)v.i) {
             return KS_MALFORMED;
         }
     }

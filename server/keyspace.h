@@ -32,7 +32,7 @@ enum key_type {
     KEY_LOG,        /* RL.LOG: struct ks_log */
     KEY_TIERS,      /* RL.TIERS: struct ks_tiers */
     KEY_REDIS_GCRA, /* GCRA (Redis's command): struct ks_redis_gcra */
-    KEY_COUNTER     /* INCREX: struct increx_value, a Redis string */
+    KEY_COUNTER     /* INCREX: struct ks_counter, a Redis string */
 };
 #define KEY_TYPE_FIRST KEY_GCRA
 #define KEY_TYPE_LAST KEY_COUNTER
@@ -48,6 +48,33 @@ keyspace_redis_expiry(uint8_t type)
 struct ks_gcra {
     uint64_t tat;   /* ns since the epoch, as redis-cell stores it */
 };
+
+/* An INCREX counter (struct increx_value) as a record keeps it: record
+ * states are 8-byte aligned and a long double wants 16, so its bytes are
+ * copied in and out (keyspace_counter_get/put), never read in place. */
+struct ks_counter {
+    int64_t i;
+    uint8_t is_float;
+    unsigned char f[sizeof(long double)];
+};
+
+static inline void
+keyspace_counter_get(const struct store_rec *r, struct increx_value *v)
+{
+    const struct ks_counter *k = store_rec_state((struct store_rec *)r);
+    v->i = k->i;
+    v->is_float = k->is_float != 0;
+    memcpy(&v->f, k->f, sizeof(v->f));
+}
+
+static inline void
+keyspace_counter_put(struct store_rec *r, const struct increx_value *v)
+{
+    struct ks_counter *k = store_rec_state(r);
+    k->i = v->i;
+    k->is_float = v->is_float;
+    memcpy(k->f, &v->f, sizeof(k->f));
+}
 
 /* Redis's GCRA keeps its TAT in µs (>= 0) and is a type of its own: its
  * keys answer WRONGTYPE to CL.THROTTLE and GET, as in Redis, and TYPE

@@ -743,12 +743,12 @@ scan_rec(struct store_rec *r, void *arg)
     CHECK(r->type >= KEY_TYPE_FIRST && r->type <= KEY_TYPE_LAST);
     if (r->type == KEY_COUNTER) {
         /* Kept as Redis keeps it: a float only when its text is no int. */
-        const struct increx_value *v = state;
-        struct increx_value again;
-        CHECK(v->is_float ? isfinite(v->f) : v->f == (long double)v->i);
-        if (v->is_float) {
-            increx_canonical(v->f, &again);
-            CHECK(again.is_float && again.f == v->f);
+        struct increx_value v, again;
+        keyspace_counter_get(r, &v);
+        CHECK(v.is_float ? isfinite(v.f) : v.f == (long double)v.i);
+        if (v.is_float) {
+            increx_canonical(v.f, &again);
+            CHECK(again.is_float && again.f == v.f);
         }
     }
     if (r->type == KEY_LOG) {

@@ -241,3 +241,15 @@ def test_increx_counters_survive_a_restart(start_daemon, tmp_path):
     assert r2.execute_command("INCREX", "i") == [42, 1]
     assert r2.pttl("i") == 3600 * 1000
     assert r2.get("fl") == b"1.25"
+
+
+def test_increx_floats_in_records_of_every_key_length(server):
+    # A record's state is 8-byte aligned, a long double wants 16: keys of
+    # every length put the counter at both; under UBSan (make test's second
+    # run) a value read in place would be reported (found by fuzz_cmd).
+    r = server.client()
+    for n in range(1, 33):
+        key = "k" * n
+        assert r.execute_command("INCREX", key, "BYFLOAT", "0.25") == [b"0.25", b"0.25"]
+        assert r.execute_command("INCREX", key, "BYFLOAT", "0.5") == [b"0.75", b"0.5"]
+        assert r.get(key) == b"0.75"
