@@ -211,6 +211,13 @@ keyspace_init(const unsigned char seed[16], int64_t now)
 void
 keyspace_teardown(void)
 {
+    /* The selected store goes last: releasing a watched record hashes its
+     * key with srv.store (multi.c), which must still be there. */
+    for (size_t i = 0; srv.dbs != NULL && i < srv.ndbs; i++) {
+        if (srv.dbs[i] != srv.store) {
+            store_destroy(&srv.dbs[i]);
+        }
+    }
     for (size_t i = 0; srv.dbs != NULL && i < srv.ndbs; i++) {
         store_destroy(&srv.dbs[i]);
     }
