@@ -413,6 +413,10 @@ cmd_run_queued(struct conn *c)
     m = c->multi;
     reply_array(&c->out, m->ncmds);
     for (size_t i = 0; i < m->ncmds; i++) {
+        /* The key hint describes the request being read (EXEC), and the
+         * first queued lookup sets it: the next command's key is another
+         * key, and a stale hash would add it to the wrong bucket. */
+        c->hint.valid = false;
         run(c, m->cmds[i].cmd, &m->cmds[i].req);
     }
     multi_discard(c);

@@ -178,8 +178,19 @@ def test_client_list_shows_a_slow_readers_output_buffer(server):
     slow.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
     slow.sendall(harness.resp_command("CLIENT", "ID"))
     cid = int(slow.recv(64)[1:-2])
-    slow.sendall(harness.resp_command("ECHO", "y" * 100000) * 80)   # 8 MB of replies
-    assert harness.wait_until(lambda: int(client_fields(server, cid)[b"oll"]) > 0, 10)
+    # Up to 8 MB of replies, sent without blocking: once the unread replies
+    # pass client-output-pause-limit the server stops reading this client,
+    # so a blocking send of the rest could wait for its timeout.
+    batch = harness.resp_command("ECHO", "y" * 100000) * 80
+    slow.setblocking(False)
+    sent, deadline = 0, time.monotonic() + 10
+    while int(client_fields(server, cid)[b"oll"]) == 0:
+        assert time.monotonic() < deadline, "no reply list after 10 s"
+        try:
+            sent += slow.send(batch[sent:]) if sent < len(batch) else 0
+        except BlockingIOError:
+            pass
+        time.sleep(0.02)
     f = client_fields(server, cid)
     assert int(f[b"omem"]) >= int(f[b"oll"]) * 16384
     assert int(f[b"tot-mem"]) > int(f[b"omem"])
