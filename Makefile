@@ -56,7 +56,7 @@ PKGS := libuv1-dev libhiredis-dev check pkg-config redis-tools redis-server \
 # Only `make bench`, `make bench-callgrind` and `make bench-perf` need these.
 BENCH_PKGS := valgrind gnuplot-nox linux-perf
 
-.PHONY: all run test test-unit test-integration bench-micro sanitize \
+.PHONY: all run test test-unit test-integration bench-micro bench-journal sanitize \
         bench bench-callgrind bench-perf deps clean check-deps fuzz test-fuzz docker-test
 
 all: $(BIN)
@@ -124,6 +124,15 @@ bench:
 	$(MAKE) deps EXTRA_PKGS="$(BENCH_PKGS)"
 	$(MAKE) all $(BENCH_FILL)
 	BENCH_FILL=$(BENCH_FILL) bash bench/run.sh
+	BENCH_FILL=$(BENCH_FILL) /usr/bin/python3 bench/journal.py
+
+# The journal's cost: server CPU per request with appendonly off, everysec
+# and always in one invocation, journal bytes per decision, the longest
+# PING stall of a rewrite at 1M keys (bench/results/journal.txt).
+bench-journal:
+	$(MAKE) deps
+	$(MAKE) all $(BENCH_FILL)
+	BENCH_FILL=$(BENCH_FILL) /usr/bin/python3 bench/journal.py
 
 # The data-structure microbenchmarks (bench/micro/): `make bench-micro`
 # builds and runs them at their full sizes; make test runs them small, so

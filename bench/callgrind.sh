@@ -15,7 +15,12 @@
 # large CL.THROTTLE run (functions by self Ir) is written to
 # bench/results/callgrind-cl-throttle.txt.
 #
-# Knobs: CG_N_SMALL (20000), CG_N_LARGE (120000), CELLGATE_BIN (./cellgate).
+# The line "CL.THROTTLE, appendonly yes everysec" runs the same load with
+# the journal on (its files in a scratch folder), so the journal's cost per
+# request reads off against the CL.THROTTLE line of the same invocation.
+#
+# Knobs: CG_N_SMALL (20000), CG_N_LARGE (120000), CELLGATE_BIN (./cellgate),
+# CG_ONLY (a label: run that line only).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -49,8 +54,10 @@ total_ir() {
     shift
     port=$(free_port)
     out=$WORK/cg.$n
+    rm -rf "$WORK/data" && mkdir -p "$WORK/data"
     valgrind --tool=callgrind --callgrind-out-file="$out" \
-        "$BIN" --port "$port" --bind 127.0.0.1 --save "" >"$WORK/log" 2>&1 &
+        "$BIN" --port "$port" --bind 127.0.0.1 --save "" --dir "$WORK/data" \
+        $DAEMON_ARGS >"$WORK/log" 2>&1 &
     PID=$!
     for _ in $(seq 300); do
         [ "$(redis-cli -p "$port" PING 2>/dev/null)" = PONG ] && break
@@ -71,9 +78,13 @@ total_ir() {
 }
 
 printf '%-44s %12s\n' "command (redis-benchmark -c 50 -P 16 -r 100000)" "Ir/request"
+DAEMON_ARGS=""
 report() { # label command...
     local label=$1 small large
     shift
+    if [ -n "${CG_ONLY:-}" ] && [ "$CG_ONLY" != "$label" ]; then
+        return 0
+    fi
     small=$(total_ir "$N_SMALL" "$@")
     large=$(total_ir "$N_LARGE" "$@")
     if [ "$label" = CL.THROTTLE ]; then
@@ -93,4 +104,9 @@ report RL.SLIDING RL.SLIDING 'sliding:__rand_int__' 30 60
 report RL.LOG RL.LOG 'log:__rand_int__' 30 60
 report RL.TIERS RL.TIERS 'tiers:__rand_int__' 10 1 30 60
 report "CL.THROTTLE in MULTI/EXEC (16 per EXEC)" --tx
+DAEMON_ARGS="--appendonly yes --appendfsync everysec"
+report "CL.THROTTLE, appendonly yes everysec" CL.THROTTLE 'key:__rand_int__' 15 30 60
+DAEMON_ARGS="--appendonly yes --appendfsync always"
+report "CL.THROTTLE, appendonly yes always" CL.THROTTLE 'key:__rand_int__' 15 30 60
+DAEMON_ARGS=""
 echo "profile of the CL.THROTTLE run: $OUT/callgrind-cl-throttle.txt"

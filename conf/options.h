@@ -67,6 +67,24 @@
     X(save, "save", CONF_SAVE, "3600 1 300 100 60 10000", 0, 0,               \
       "Redis's save rules \"<seconds> <changes> ...\": a background "         \
       "snapshot after <seconds> with at least <changes> writes; \"\" = none") \
+    X(appendonly, "appendonly", CONF_BOOL, "no", 0, 0,                        \
+      "journal every write to dir/appenddirname; set at start-up")           \
+    X(appendfsync, "appendfsync", CONF_ENUM, "everysec", 0, 0,                \
+      "when the journal reaches the disk: always = before the reply, "        \
+      "everysec = within about a second, no = when the OS writes it "         \
+      "{always everysec no}")                                                 \
+    X(appenddirname, "appenddirname", CONF_STRING, "appendonlydir", 0, 0,     \
+      "folder of the journal's files inside dir")                             \
+    X(appendfilename, "appendfilename", CONF_STRING, "appendonly.aof", 0, 0,  \
+      "first part of the journal's file names")                               \
+    X(auto_aof_rewrite_percentage, "auto-aof-rewrite-percentage", CONF_INT,   \
+      "100", 0, 2147483647,                                                   \
+      "rewrite the journal once it grew this much past its last rewrite; 0 = never") \
+    X(auto_aof_rewrite_min_size, "auto-aof-rewrite-min-size", CONF_BYTES,     \
+      "64mb", 0, 1125899906842624LL,                                          \
+      "no automatic rewrite while the journal is smaller")                   \
+    X(aof_load_truncated, "aof-load-truncated", CONF_BOOL, "yes", 0, 0,       \
+      "a journal whose last record was cut short loads without it (a warning)") \
     X(snapshot_load_errors, "snapshot-load-errors", CONF_ENUM, "refuse", 0, 0, \
       "a corrupt snapshot at start-up {refuse start-empty}")                  \
     X(databases, "databases", CONF_INT, "16", 1, 1024,                        \

@@ -93,6 +93,9 @@ struct conn {
     uint64_t pf_off[2];
     struct key_hint hint;
     struct multi *multi;            /* MULTI and WATCH state (multi.c) */
+    /* The journal generation this client's last write went into: its
+     * replies wait until persist_safe() reaches it (persist.h). */
+    uint64_t journal_gen;
     unsigned requests;              /* enum client_request bits */
     enum client_reply reply_mode;
     bool monitor;                   /* MONITOR: gets every command (monitor.c) */

@@ -22,6 +22,7 @@
 #include "server/client.h"
 #include "server/errors.h"
 #include "server/monitor.h"
+#include "server/persist.h"
 #include "server/multi.h"
 #include "server/server.h"
 #include "server/slowlog.h"
@@ -335,6 +336,46 @@ queue(struct conn *c, struct cmd *cmd, struct resp_request *req)
     reply_status(&c->out, "QUEUED");
 }
 
+/* A limiter call with PEEK (an argument after the key) changes nothing. */
+static bool
+peeks(const struct resp_request *req)
+{
+    for (size_t i = 2; i < req->argc; i++) {
+        if (req->argvlen[i] == 4 && strncasecmp(req->argv[i], "PEEK", 4) == 0) {
+            return true;
+        }
+    }
+    return false;
+}
+
+bool
+cmd_queue_writes(const struct conn *c)
+{
+    const struct multi *m = c->multi;
+    for (size_t i = 0; m != NULL && i < m->ncmds; i++) {
+        if (m->cmds[i].cmd->flags & CMD_WRITE) {
+            return true;
+        }
+    }
+    return false;
+}
+
+/* While the journal cannot be written, as Redis: writes (an EXEC holding
+ * one included) and PING are refused with -MISCONF; reads and PEEKs run. */
+static bool
+refused_for_disk(const struct conn *c, const struct cmd *cmd,
+                 const struct resp_request *req)
+{
+    if (!persist_refuses_writes()) {
+        return false;
+    }
+    if (cmd->flags & CMD_EXEC) {
+        return cmd_queue_writes(c);
+    }
+    return ((cmd->flags & CMD_WRITE) && !peeks(req)) ||
+           strcmp(cmd->name, "ping") == 0;
+}
+
 void
 cmd_execute(struct conn *c, struct resp_request *req)
 {
@@ -357,6 +398,12 @@ cmd_execute(struct conn *c, struct resp_request *req)
     if (c->monitor && (cmd->flags & (CMD_WRITE | CMD_READONLY))) {
         /* Redis flags a monitor as a replica, which may not. */
         reject(c, cmd, "ERR Replica can't interact with the keyspace");
+        return;
+    }
+    if (refused_for_disk(c, cmd, req)) {
+        snprintf(msg, sizeof(msg), "MISCONF Errors writing to the AOF file: "
+                 "%s", strerror(persist_errno()));
+        reject(c, cmd, msg);
         return;
     }
     if (c->multi != NULL && multi_open(c, c->multi) &&

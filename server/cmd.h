@@ -97,6 +97,10 @@ void cmd_execute(struct conn *c, struct resp_request *req);
  * array, and end the transaction. */
 void cmd_run_queued(struct conn *c);
 
+/* Does the transaction c would EXEC hold a write command? (CLIENT PAUSE
+ * WRITE holds such an EXEC; a failing journal refuses it.) */
+bool cmd_queue_writes(const struct conn *c);
+
 /* For container commands: dispatch req->argv[1] in the subcommand table
  * of `parent`, with the arity check and Redis's unknown-subcommand error. */
 void cmd_dispatch_subcommand(struct conn *c, struct resp_request *req,

@@ -23,6 +23,7 @@
 #include "server/log.h"
 #include "server/multi.h"
 #include "server/server.h"
+#include "server/persist.h"
 #include "server/snapshot.h"
 #include "server/textbuf.h"
 
@@ -269,13 +270,6 @@ cmd_config(struct conn *c, struct resp_request *req)
     cmd_dispatch_subcommand(c, req, cmd_lookup("config", 6));
 }
 
-/* Read-only parameters that tools probe (redis-benchmark asks for
- * appendonly before a run): cellgate has no AOF yet. */
-static const char *const compat_params[][2] = {
-    { "appendonly", "no" },
-};
-#define COMPAT_PARAMS (sizeof(compat_params) / sizeof(compat_params[0]))
-
 static bool
 any_pattern_matches(struct resp_request *req, const char *name)
 {
@@ -297,9 +291,6 @@ cmd_config_get(struct conn *c, struct resp_request *req)
     for (size_t i = 0; i < nopts; i++) {
         matches += any_pattern_matches(req, opts[i].name);
     }
-    for (size_t i = 0; i < COMPAT_PARAMS; i++) {
-        matches += any_pattern_matches(req, compat_params[i][0]);
-    }
     reply_map(&c->out, matches, c->proto);
     for (size_t i = 0; i < nopts; i++) {
         if (any_pattern_matches(req, opts[i].name)) {
@@ -314,12 +305,6 @@ cmd_config_get(struct conn *c, struct resp_request *req)
             free(value);
         }
     }
-    for (size_t i = 0; i < COMPAT_PARAMS; i++) {
-        if (any_pattern_matches(req, compat_params[i][0])) {
-            reply_bulkz(&c->out, compat_params[i][0]);
-            reply_bulkz(&c->out, compat_params[i][1]);
-        }
-    }
 }
 
 /* Options that only take effect at start-up. */
@@ -327,7 +312,8 @@ static bool
 is_mutable(const char *name)
 {
     static const char *const fixed[] = { "bind", "port", "unixsocket",
-                                         "databases",
+                                         "databases", "appendonly",
+                                         "appenddirname", "appendfilename",
                                          "unixsocketperm", "tcp-backlog",
                                          "logfile", "cluster-node-id",
                                          "cluster-announce-ip",
@@ -540,11 +526,7 @@ flush(struct conn *c, struct resp_request *req, bool all)
         cmd_error(c, ERR_SYNTAX);
         return;
     }
-    for (size_t i = 0; i < srv.ndbs; i++) {
-        if (srv.dbs[i] != NULL && (all || srv.dbs[i] == srv.store)) {
-            store_flush(srv.dbs[i]);
-        }
-    }
+    keyspace_flush(all ? -1 : srv.db);
     reply_ok(&c->out);
 }
 
@@ -570,25 +552,54 @@ cmd_time(struct conn *c, struct resp_request *req)
     reply_bulk_i64(&c->out, us % 1000000);
 }
 
+/* SHUTDOWN [NOSAVE|SAVE] [NOW] [FORCE] [ABORT], as Redis 7. The snapshot
+ * is written here, while the client can still be told it failed (then the
+ * server stays up, unless FORCE); the journal is flushed on the way out.
+ * NOW changes nothing: no replicas are waited for. */
 void
 cmd_shutdown(struct conn *c, struct resp_request *req)
 {
-    bool save = snapshot_configured();
+    bool nosave = false, save = false, force = false, abort_req = false;
     for (size_t i = 1; i < req->argc; i++) {
         if (arg_is(req, i, "NOSAVE")) {
-            save = false;
+            nosave = true;
         } else if (arg_is(req, i, "SAVE")) {
             save = true;
-        } else if (!arg_is(req, i, "NOW") && !arg_is(req, i, "FORCE")) {
+        } else if (arg_is(req, i, "FORCE")) {
+            force = true;
+        } else if (arg_is(req, i, "ABORT")) {
+            abort_req = true;
+        } else if (!arg_is(req, i, "NOW")) {
             cmd_error(c, ERR_SYNTAX);
             return;
         }
     }
+    if ((save && nosave) || (abort_req && req->argc > 2)) {
+        cmd_error(c, ERR_SYNTAX);
+        return;
+    }
+    if (abort_req) {
+        cmd_error(c, "ERR No shutdown in progress.");
+        return;
+    }
     log_warning("User requested shutdown...");
+    if (save || (snapshot_configured() && !nosave)) {
+        char err[512];
+        snapshot_abort_child();
+        log_notice("Saving the final snapshot before exiting.");
+        if (snapshot_save(err, sizeof(err)) < 0) {
+            if (!force) {
+                log_warning("Error trying to save the DB, can't exit.");
+                cmd_error(c, "ERR Errors trying to SHUTDOWN. Check logs.");
+                return;
+            }
+            log_warning("Error trying to save the DB. Exit anyway.");
+        }
+    }
     /* Like Redis, no reply: the client sees the connection close. Nothing
      * after it in this client's pipeline runs. */
     c->requests |= CLIENT_CLOSE_AFTER_REPLY;
-    server_request_shutdown(save);
+    server_request_shutdown(false);
 }
 
 void
@@ -615,6 +626,21 @@ cmd_bgsave(struct conn *c, struct resp_request *req)
         cmd_errorf(c, "ERR %s", err);
     } else {
         reply_status(&c->out, "Background saving started");
+    }
+}
+
+/* As Redis 7: a base of the keyspace written by a child, whether the
+ * journal is on or not. */
+void
+cmd_bgrewriteaof(struct conn *c, struct resp_request *req)
+{
+    char err[512];
+    (void)req;
+    if (persist_rewrite(err, sizeof(err)) < 0) {
+        cmd_errorf(c, "ERR %s", err);
+    } else {
+        reply_status(&c->out, "Background append only file rewriting "
+                              "started");
     }
 }
 

@@ -26,6 +26,7 @@
 #include "server/cmd.h"
 #include "server/keyspace.h"
 #include "server/log.h"
+#include "server/persist.h"
 #include "server/monitor.h"
 #include "server/multi.h"
 #include "server/server.h"
@@ -536,19 +537,6 @@ flush_monitors(void)
 
 /* ---- CLIENT PAUSE ----------------------------------------------------- */
 
-/* Does the transaction c would EXEC hold a write? */
-static bool
-queue_writes(const struct conn *c)
-{
-    const struct multi *m = c->multi;
-    for (size_t i = 0; m != NULL && i < m->ncmds; i++) {
-        if (m->cmds[i].cmd->flags & CMD_WRITE) {
-            return true;
-        }
-    }
-    return false;
-}
-
 /* Must this request wait for the pause to end? As Redis: under PAUSE ALL
  * every command, under PAUSE WRITE a write or an EXEC holding one; one
  * Redis refuses before (unknown, wrong arity) never waits. */
@@ -561,7 +549,7 @@ must_wait(const struct conn *c, const struct resp_request *req)
         return false;
     }
     return srv.pause_all || (cmd->flags & CMD_WRITE) ||
-           ((cmd->flags & CMD_EXEC) && queue_writes(c));
+           ((cmd->flags & CMD_EXEC) && cmd_queue_writes(c));
 }
 
 /* Hold req (its argv stays valid: nothing is read or parsed meanwhile)
@@ -706,7 +694,11 @@ process_input(struct conn *c)
             break;
         }
         prefetch_ahead(c, &req);
+        uint64_t effects = ks_journal_effects;
         run_request(c, &req);
+        if (ks_journal_effects != effects) {
+            c->journal_gen = persist_generation();
+        }
         if (c->requests != 0) {
             carry_out_requests(c);
         }
@@ -767,6 +759,10 @@ flush_conn(struct conn *c)
     size_t bytes;
 
     if (c->inflight > 0 || c->state == CONN_CLOSING) {
+        return;
+    }
+    if (c->journal_gen > persist_safe()) {
+        queue_write(c);             /* its decisions are not saved yet */
         return;
     }
     while (obuf_pending(&c->out) > 0) {
@@ -838,6 +834,7 @@ static void
 flush_all(uv_prepare_t *h)
 {
     (void)h;
+    persist_before_replies();
     struct conn *list = write_list;
     write_list = NULL;
     while (list != NULL) {

@@ -67,6 +67,7 @@ HANDLER(cmd_time);
 HANDLER(cmd_shutdown);
 HANDLER(cmd_save);
 HANDLER(cmd_bgsave);
+HANDLER(cmd_bgrewriteaof);
 HANDLER(cmd_lastsave);
 HANDLER(cmd_info);
 

@@ -18,6 +18,7 @@
 #include "server/handlers.h"
 #include "server/keyspace.h"
 #include "server/server.h"
+#include "server/persist.h"
 #include "server/snapshot.h"
 #include "server/textbuf.h"
 
@@ -119,6 +120,8 @@ section_memory(struct textbuf *t)
 static void
 section_persistence(struct textbuf *t)
 {
+    struct persist_info p;
+    persist_info(&p);
     textbuf_printf(t, "# Persistence\r\n"
              "loading:0\r\n"
              "async_loading:0\r\n"
@@ -126,11 +129,38 @@ section_persistence(struct textbuf *t)
              "rdb_bgsave_in_progress:%d\r\n"
              "rdb_last_save_time:%lld\r\n"
              "rdb_last_bgsave_status:%s\r\n"
-             "aof_enabled:0\r\n"
-             "aof_rewrite_in_progress:0\r\n",
+             "aof_enabled:%d\r\n"
+             "aof_rewrite_in_progress:%d\r\n"
+             "aof_rewrite_scheduled:0\r\n"
+             "aof_last_rewrite_time_sec:%lld\r\n"
+             "aof_current_rewrite_time_sec:%lld\r\n"
+             "aof_last_bgrewrite_status:%s\r\n"
+             "aof_rewrites:%llu\r\n"
+             "aof_rewrites_consecutive_failures:%llu\r\n"
+             "aof_last_write_status:%s\r\n",
              (unsigned long long)snapshot_changes(),
              snapshot_in_progress(), (long long)snapshot_last_save(),
-             snapshot_last_ok() ? "ok" : "err");
+             snapshot_last_ok() ? "ok" : "err", p.enabled,
+             p.rewrite_in_progress, (long long)p.last_rewrite_time_sec,
+             (long long)p.current_rewrite_time_sec,
+             p.last_rewrite_ok ? "ok" : "err",
+             (unsigned long long)p.rewrites,
+             (unsigned long long)p.rewrites_consecutive_failures,
+             p.last_write_ok ? "ok" : "err");
+    if (p.enabled) {
+        textbuf_printf(t, "aof_current_size:%llu\r\n"
+                 "aof_base_size:%llu\r\n"
+                 "aof_pending_rewrite:0\r\n"
+                 "aof_buffer_length:%zu\r\n"
+                 "aof_pending_bio_fsync:%d\r\n"
+                 "aof_delayed_fsync:0\r\n"
+                 "aof_fsyncs:%llu\r\n"
+                 "aof_last_fsync_usec:%lld\r\n",
+                 (unsigned long long)p.current_size,
+                 (unsigned long long)p.base_size, p.buffer_length,
+                 p.fsync_in_progress, (unsigned long long)p.fsyncs,
+                 (long long)p.last_fsync_us);
+    }
 }
 
 static void

@@ -19,12 +19,14 @@
 
 #include <stdint.h>
 #include <math.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "algorithms/fixed_window.h"
 #include "algorithms/sliding_window.h"
 #include "lib/mem.h"
 #include "server/clock.h"
+#include "server/journal.h"
 #include "server/server.h"
 
 #define NS_PER_MS LIMIT_NS_PER_MS
@@ -135,12 +137,133 @@ keyspace_owned_bytes(void)
     return owned_bytes;
 }
 
+/* ---- the journal's view of writes ------------------------------------ */
+
+bool ks_journal_on;
+uint64_t ks_journal_effects;
+
+struct dirty_rec {
+    struct store_rec *r;
+    uint32_t db;
+};
+static struct dirty_rec *dirty;
+static size_t ndirty, dirty_cap;
+static bool journal_muted;          /* a flush writes one record, not one per key */
+static struct ks_buf jscratch;
+
+/* r's encoded state: a fixed-size state is its own encoding (see
+ * keyspace_encode()), so it is read in place; a log or tiers state is
+ * encoded into the scratch buffer. */
+static bool
+journal_set(struct store_rec *r, uint32_t db, int64_t now)
+{
+    const void *state = store_rec_state(r);
+    size_t len = keyspace_state_size(r->type);
+    if (r->type == KEY_LOG || r->type == KEY_TIERS) {
+        jscratch.len = 0;
+        if (!keyspace_encode(r, now, &jscratch)) {
+            return false;
+        }
+        state = jscratch.p;
+        len = jscratch.len;
+    }
+    return journal_add_set(db, r->type, store_rec_key(r), store_rec_keylen(r),
+                           r->expire_at, state, len);
+}
+
+void
+keyspace_journal_mark(struct store_rec *r, int db)
+{
+    ks_journal_effects++;
+    if (r->flags & KS_REC_DIRTY) {
+        return;
+    }
+    if (ndirty == dirty_cap) {
+        size_t cap = dirty_cap ? dirty_cap * 2 : 1024;
+        struct dirty_rec *d = mem_realloc(dirty, cap * sizeof(*d));
+        if (d == NULL) {
+            /* No room to list it: journal it now instead. */
+            (void)journal_set(r, (uint32_t)db, clock_wall_now());
+            return;
+        }
+        dirty = d;
+        dirty_cap = cap;
+    }
+    r->flags |= KS_REC_DIRTY;
+    dirty[ndirty++] = (struct dirty_rec){ r, (uint32_t)db };
+}
+
+bool
+keyspace_journal_drain(int64_t now)
+{
+    bool ok = true;
+    for (size_t i = 0; i < ndirty; i++) {
+        struct store_rec *r = dirty[i].r;
+        r->flags &= (uint8_t)~KS_REC_DIRTY;
+        ok &= journal_set(r, dirty[i].db, now);
+    }
+    ndirty = 0;
+    return ok;
+}
+
+void
+keyspace_journal_enable(bool on)
+{
+    for (size_t i = 0; i < ndirty; i++) {
+        dirty[i].r->flags &= (uint8_t)~KS_REC_DIRTY;
+    }
+    ndirty = 0;
+    ks_journal_on = on;
+    if (!on) {
+        mem_free(dirty);
+        mem_free(jscratch.p);
+        dirty = NULL;
+        jscratch = (struct ks_buf){ 0 };
+        dirty_cap = 0;
+    }
+}
+
+/* A record is about to be freed: the list must not point at it, and a live
+ * key that goes away is a deletion. */
+static void
+journal_release(struct store_rec *r, uint32_t db)
+{
+    int64_t now = clock_wall_now();
+    if (r->flags & KS_REC_DIRTY) {
+        (void)keyspace_journal_drain(now);
+    }
+    if (!journal_muted && r->expire_at > now) {
+        ks_journal_effects++;
+        (void)journal_add_del(db, store_rec_key(r), store_rec_keylen(r));
+    }
+}
+
+void
+keyspace_flush(int db)
+{
+    if (ks_journal_on) {
+        (void)keyspace_journal_drain(clock_wall_now());
+        ks_journal_effects++;
+        (void)journal_add_flush(db < 0 ? JOURNAL_ALL_DBS : (uint32_t)db);
+    }
+    journal_muted = true;
+    for (size_t i = 0; i < srv.ndbs; i++) {
+        if (srv.dbs[i] != NULL && (db < 0 || (size_t)db == i)) {
+            store_flush(srv.dbs[i]);
+        }
+    }
+    journal_muted = false;
+}
+
 void
 keyspace_release(struct store_rec *r, void *arg)
 {
     if (multi_watched_keys != 0) {
         multi_touch((int)(intptr_t)arg, store_rec_key(r),
                     store_rec_keylen(r));
+    }
+    if (ks_journal_on) {
+        journal_release(r, (uint32_t)(intptr_t)arg);
     }
     if (r->type == KEY_LOG) {
         struct ks_log *ls = store_rec_state(r);
@@ -211,6 +334,7 @@ keyspace_init(const unsigned char seed[16], int64_t now)
 void
 keyspace_teardown(void)
 {
+    keyspace_journal_enable(false);
     /* The selected store goes last: releasing a watched record hashes its
      * key with srv.store (multi.c), which must still be there. */
     for (size_t i = 0; srv.dbs != NULL && i < srv.ndbs; i++) {
@@ -235,6 +359,12 @@ keyspace_swap(int a, int b)
 {
     if (keyspace_db(a) == NULL || keyspace_db(b) == NULL) {
         return false;
+    }
+    if (ks_journal_on) {
+        /* Listed records name their database: write them under the old. */
+        (void)keyspace_journal_drain(clock_wall_now());
+        ks_journal_effects++;
+        (void)journal_add_swap((uint32_t)a, (uint32_t)b);
     }
     struct store *t = srv.dbs[a];
     srv.dbs[a] = srv.dbs[b];
@@ -270,6 +400,9 @@ keyspace_move(struct store_rec *r, int to, int64_t now)
         n->expire_at = STORE_NEVER;
         if (ok) {
             store_set_expire(dst, n, expire_at);
+            if (ks_journal_on) {
+                keyspace_journal_mark(n, to);
+            }
         } else {
             store_remove(dst, n);
         }
@@ -829,4 +962,71 @@ keyspace_decode(struct store_rec *r, const unsigned char *p, size_t len,
         }
     }
     return KS_DECODED;
+}
+
+/* ---- restoring from disk ----------------------------------------------- */
+
+/* The expiry of a restored record: a log's or tiers' follows from what it
+ * holds (so it is right whatever version wrote it), the others' is read. */
+static int64_t
+restored_expiry(struct store_rec *rec, int64_t stored, int64_t now)
+{
+    const void *state = store_rec_state(rec);
+    if (rec->type == KEY_LOG) {
+        return keyspace_log_fresh_at(state, now);
+    }
+    if (rec->type == KEY_TIERS) {
+        return keyspace_tiers_fresh_at(state, now);
+    }
+    return stored;
+}
+
+int
+keyspace_restore(int db, uint8_t type, const char *key, size_t keylen,
+                 int64_t expire_at, const unsigned char *state,
+                 size_t state_len, int encoding, bool replace, int64_t now,
+                 char *err, size_t errlen)
+{
+    struct store *s = keyspace_db(db);
+    if (type < KEY_TYPE_FIRST || type > KEY_TYPE_LAST) {
+        snprintf(err, errlen, "unknown key type %u", type);
+        return -1;
+    }
+    if (s == NULL) {
+        snprintf(err, errlen, "out of memory");
+        return -1;
+    }
+    struct store_rec *rec = store_lookup(s, key, keylen, now);
+    if (rec != NULL && !replace) {
+        snprintf(err, errlen, "duplicate key");
+        return -1;
+    }
+    if (rec != NULL) {
+        store_remove(s, rec);
+    }
+    if (expire_at <= now) {
+        return 0;                   /* went fresh while we were down */
+    }
+    rec = store_add(s, key, keylen, type, keyspace_state_size(type));
+    if (rec == NULL) {
+        snprintf(err, errlen, "out of memory");
+        return -1;
+    }
+    rec->expire_at = expire_at;     /* as stored, for the decoder */
+    enum ks_decode rc = keyspace_decode(rec, state, state_len, encoding);
+    int64_t fresh_at = rc == KS_DECODED ? restored_expiry(rec, expire_at, now)
+                                        : now;
+    rec->expire_at = STORE_NEVER;
+    if (rc != KS_DECODED || fresh_at <= now) {
+        store_remove(s, rec);
+        if (rc == KS_DECODED || rc == KS_EMPTY) {
+            return 0;               /* nothing left to keep */
+        }
+        snprintf(err, errlen, rc == KS_NOMEM ? "out of memory"
+                                             : "malformed %s state",
+                 keyspace_type_name(type));
+        return -1;
+    }
+    store_set_expire(s, rec, fresh_at);
+    return 0;
 }

@@ -164,16 +164,47 @@ bool keyspace_move(struct store_rec *r, int to, int64_t now);
  * hear of it. */
 void keyspace_release(struct store_rec *r, void *arg);
 
+/* ---- the journal's view of writes --------------------------------------
+ *
+ * While the journal is on, a written record is flagged KS_REC_DIRTY and
+ * listed once; keyspace_journal_drain() turns each listed record into one
+ * JOURNAL_SET of its state at that time, so a key written a thousand times
+ * between two drains costs one record. A record is never freed while
+ * listed: releasing a dirty record drains the list first. A live key that
+ * goes away (DEL, MOVE, eviction, a write that leaves nothing to keep)
+ * becomes a JOURNAL_DEL; one that went fresh needs no record, its last
+ * state says so. FLUSHDB/FLUSHALL and SWAPDB are one record each.
+ */
+#define KS_REC_DIRTY 1u
+extern bool ks_journal_on;
+extern uint64_t ks_journal_effects;   /* grows with every journaled write */
+void keyspace_journal_mark(struct store_rec *r, int db);
+
+/* Start (after loading) or stop (before exit) journaling writes; stopping
+ * drops the list (the caller drained it). */
+void keyspace_journal_enable(bool on);
+
+/* Every listed record into the journal's buffer (journal.h). false when
+ * the buffer ran out of memory. */
+bool keyspace_journal_drain(int64_t now);
+
 /* A command wrote r's state or expiry in place (in the selected database):
- * the transactions watching the key hear of it (one test when nothing is
- * watched). */
+ * the transactions watching the key hear of it, and the journal lists it
+ * (one test each when neither is on). */
 static inline void
-keyspace_written(const struct store_rec *r)
+keyspace_written(struct store_rec *r)
 {
     if (multi_watched_keys != 0) {
         multi_touch(srv.db, store_rec_key(r), store_rec_keylen(r));
     }
+    if (ks_journal_on) {
+        keyspace_journal_mark(r, srv.db);
+    }
 }
+
+/* FLUSHDB (db) or FLUSHALL (-1): every key of it gone, as one journal
+ * record. */
+void keyspace_flush(int db);
 
 /* The record state size of a type (0 for an unknown one). The store does
  * not keep it per record: the type implies it. */
@@ -321,5 +352,15 @@ enum ks_decode { KS_DECODED, KS_EMPTY, KS_MALFORMED, KS_NOMEM };
  * the record (keyspace_release() frees what was built). */
 enum ks_decode keyspace_decode(struct store_rec *r, const unsigned char *p,
                                size_t len, int version);
+
+/* Put a key read back from disk into database db: a snapshot record
+ * (replace false: the key must be new) or a journal record (replace true:
+ * it supersedes the key). State in the given encoding; a key already
+ * fresh at now is dropped. 0, or -1 with err ("duplicate key", "malformed
+ * gcra state", "out of memory", ...). */
+int keyspace_restore(int db, uint8_t type, const char *key, size_t keylen,
+                     int64_t expire_at, const unsigned char *state,
+                     size_t state_len, int encoding, bool replace,
+                     int64_t now, char *err, size_t errlen);
 
 #endif

@@ -33,6 +33,7 @@
 #include "server/metrics.h"
 #include "server/server.h"
 #include "server/slowlog.h"
+#include "server/persist.h"
 #include "server/snapshot.h"
 
 #define MAX_LISTENERS 16
@@ -293,6 +294,7 @@ on_cron(uv_timer_t *t)
         keyspace_cron(EVICT_BATCH);
     }
     snapshot_cron();
+    persist_cron();
     metrics_publish();
     /* After a mass expiry the freed records sit in the allocator; give the
      * pages back so RSS follows the live keys. */
@@ -315,10 +317,25 @@ close_handle(uv_handle_t *h)
     }
 }
 
+/* A signal's shutdown: as Redis, a snapshot that cannot be written keeps
+ * the server up (its keys are only in memory), saying so. */
 void
 server_shutdown(const char *why)
 {
-    server_shutdown_save(why, snapshot_configured());
+    if (srv.shutting_down) {
+        return;
+    }
+    if (snapshot_configured() && srv.store != NULL) {
+        char err[512];
+        snapshot_abort_child();
+        log_notice("Saving the final snapshot before exiting.");
+        if (snapshot_save(err, sizeof(err)) < 0) {
+            log_warning("%s received but errors trying to shut down the "
+                        "server, check the logs for more information", why);
+            return;
+        }
+    }
+    server_shutdown_save(why, false);
 }
 
 void
@@ -328,6 +345,7 @@ server_shutdown_save(const char *why, bool save)
         return;
     }
     srv.shutting_down = true;
+    persist_close();
     if (save && srv.store != NULL) {
         char err[512];
         snapshot_abort_child();
@@ -643,19 +661,18 @@ setup(void)
     }
     srv.startup_allocated = mem_used();        /* MEMORY STATS */
     char err[512];
-    if (snapshot_load(err, sizeof(err)) < 0) {
+    const char *what = srv.conf.appendonly ? "the journal" : "the snapshot";
+    if (persist_load(err, sizeof(err)) < 0) {
         if (strcmp(srv.conf.snapshot_load_errors, "start-empty") != 0) {
-            fprintf(stderr, "cellgate: cannot load the snapshot: %s (set "
+            fprintf(stderr, "cellgate: cannot load %s: %s (set "
                     "snapshot-load-errors start-empty to start without it)\n",
-                    err);
-            log_warning("Cannot load the snapshot: %s", err);
+                    what, err);
+            log_warning("Cannot load %s: %s", what, err);
             return -1;
         }
-        log_warning("Cannot load the snapshot, starting EMPTY as "
-                    "snapshot-load-errors says: %s", err);
+        log_warning("Cannot load %s, starting EMPTY as snapshot-load-errors "
+                    "says: %s", what, err);
     }
-    /* The snapshot may hold keys of slots moved away while we were down. */
-    cluster_drop_unowned();
     srv.loop = uv_default_loop();
     /* Every handle server_shutdown() closes exists from here on, so a
      * failure below can shut down cleanly. */
@@ -673,6 +690,16 @@ setup(void)
     if (listen_tcp() < 0 || listen_unix() < 0 || metrics_setup() < 0) {
         return -1;
     }
+    /* Only once the port is ours: a daemon that cannot listen (another one
+     * holds the port, and maybe these files) must not touch the journal. */
+    if (persist_open(err, sizeof(err)) < 0) {
+        fprintf(stderr, "cellgate: cannot open the journal: %s\n", err);
+        log_warning("Cannot open the journal: %s", err);
+        return -1;
+    }
+    /* What was loaded may hold keys of slots moved away while we were
+     * down; their removal is journaled like any other. */
+    cluster_drop_unowned();
     uint64_t every = (uint64_t)(1000 / srv.conf.hz);
     uv_timer_start(&cron_timer, on_cron, every, every ? every : 1);
     uv_signal_start(&sigint_handle, on_signal, SIGINT);

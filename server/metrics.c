@@ -14,6 +14,7 @@
 #include "server/cmd.h"
 #include "server/keyspace.h"
 #include "server/log.h"
+#include "server/persist.h"
 #include "server/server.h"
 #include "server/textbuf.h"
 
@@ -130,6 +131,23 @@ render(struct textbuf *b)
            "Connections accepted.");
     textbuf_printf(b, "cellgate_connections_received_total %llu\n",
         (unsigned long long)srv.stats.connections_received);
+    struct persist_info p;
+    persist_info(&p);
+    family(b, "cellgate_journal_bytes", "gauge",
+           "Bytes of the journal's files (base and incr); 0 when it is off.");
+    textbuf_printf(b, "cellgate_journal_bytes %llu\n",
+        (unsigned long long)p.current_size);
+    family(b, "cellgate_journal_write_ok", "gauge",
+           "1 while the journal is written, 0 while writes fail (-MISCONF).");
+    textbuf_printf(b, "cellgate_journal_write_ok %d\n", p.last_write_ok);
+    family(b, "cellgate_journal_fsyncs_total", "counter",
+           "fsyncs of the journal.");
+    textbuf_printf(b, "cellgate_journal_fsyncs_total %llu\n",
+        (unsigned long long)p.fsyncs);
+    family(b, "cellgate_journal_last_fsync_seconds", "gauge",
+           "How long the last fsync of the journal took.");
+    textbuf_printf(b, "cellgate_journal_last_fsync_seconds %.6f\n",
+        (double)p.last_fsync_us / 1e6);
     family(b, "cellgate_uptime_seconds", "gauge", "Seconds since start.");
     textbuf_printf(b, "cellgate_uptime_seconds %lld\n",
         (long long)(((uint64_t)clock_mono_now() - srv.start_mono_ns) /

@@ -13,6 +13,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "lib/crc32.h"
+#include "lib/file.h"
 #include "lib/mem.h"
 #include "server/clock.h"
 #include "server/keyspace.h"
@@ -42,33 +44,6 @@ static int64_t last_attempt_s;
 static bool last_ok = true;
 static uint64_t changes_at_save;
 static uint64_t changes_at_fork;
-
-/* ---- CRC-32 (IEEE 802.3, reflected 0xEDB88320) ------------------------ */
-
-static uint32_t crc_table[256];
-
-static void
-crc_init(void)
-{
-    for (uint32_t i = 0; i < 256; i++) {
-        uint32_t c = i;
-        for (int k = 0; k < 8; k++) {
-            c = (c & 1) ? 0xEDB88320u ^ (c >> 1) : c >> 1;
-        }
-        crc_table[i] = c;
-    }
-}
-
-static uint32_t
-crc_update(uint32_t crc, const void *data, size_t n)
-{
-    const unsigned char *p = data;
-    crc = ~crc;
-    for (size_t i = 0; i < n; i++) {
-        crc = crc_table[(crc ^ p[i]) & 0xff] ^ (crc >> 8);
-    }
-    return ~crc;
-}
 
 /* ---- paths ------------------------------------------------------------- */
 
@@ -178,7 +153,7 @@ write_file(const char *tmp, char *err, size_t errlen)
             w.failed = true;
         }
         while (!w.failed && (n = read(fd, buf, sizeof(buf))) > 0) {
-            crc = crc_update(crc, buf, (size_t)n);
+            crc = crc32_update(crc, buf, (size_t)n);
         }
         if (n < 0) {
             w.failed = true;
@@ -218,15 +193,35 @@ remove_child_tmp(pid_t pid)
     }
 }
 
-static int
-save_to_disk(char *err, size_t errlen)
+/* fsync the folder holding path, so a rename into it is durable. */
+static void
+sync_parent_dir(const char *path)
 {
-    char tmp[4300], path[4200];
-    snap_path(path, sizeof(path), "");
-    tmp_path(tmp, sizeof(tmp), getpid());
-    if (crc_table[1] == 0) {
-        crc_init();
+    char dir[4200];
+    const char *slash = strrchr(path, '/');
+    size_t n = slash == NULL ? 0 : (size_t)(slash - path);
+    if (slash == NULL) {
+        strcpy(dir, ".");
+    } else if (n == 0) {
+        strcpy(dir, "/");
+    } else if (n < sizeof(dir)) {
+        memcpy(dir, path, n);
+        dir[n] = '\0';
+    } else {
+        return;
     }
+    int dfd = open(dir, O_RDONLY | O_DIRECTORY);
+    if (dfd >= 0) {
+        fsync(dfd);
+        close(dfd);
+    }
+}
+
+int
+snapshot_write(const char *path, char *err, size_t errlen)
+{
+    char tmp[4300];
+    snprintf(tmp, sizeof(tmp), "%s.tmp-%d", path, (int)getpid());
     if (write_file(tmp, err, errlen) < 0) {
         return -1;
     }
@@ -235,13 +230,16 @@ save_to_disk(char *err, size_t errlen)
         unlink(tmp);
         return -1;
     }
-    /* Make the rename itself durable. */
-    int dfd = open(srv.conf.dir, O_RDONLY | O_DIRECTORY);
-    if (dfd >= 0) {
-        fsync(dfd);
-        close(dfd);
-    }
+    sync_parent_dir(path);
     return 0;
+}
+
+static int
+save_to_disk(char *err, size_t errlen)
+{
+    char path[4200];
+    snap_path(path, sizeof(path), "");
+    return snapshot_write(path, err, errlen);
 }
 
 /* Writes to every database since the start. */
@@ -406,27 +404,12 @@ snapshot_changes(void)
 
 /* ---- loading ----------------------------------------------------------- */
 
-/* The expiry of a loaded record: a log's or tiers' follows from what it
- * holds (so it is right whatever version wrote it), the others' is read. */
-static int64_t
-loaded_expiry(const struct store_rec *rec, int64_t stored, int64_t now)
-{
-    const void *state = store_rec_state((struct store_rec *)rec);
-    if (rec->type == KEY_LOG) {
-        return keyspace_log_fresh_at(state, now);
-    }
-    if (rec->type == KEY_TIERS) {
-        return keyspace_tiers_fresh_at(state, now);
-    }
-    return stored;
-}
-
 /* Where records go while loading: the database of the last marker. */
 struct loader {
     struct ks_reader r;
     int encoding;               /* of the states */
     bool markers;               /* the version has them */
-    struct store *db;
+    int db;
     int64_t now;
 };
 
@@ -445,11 +428,7 @@ load_marker(struct loader *l, char *err, size_t errlen)
                  "server has %zu databases (see 'databases')", db, srv.ndbs);
         return -1;
     }
-    l->db = keyspace_db((int)db);
-    if (l->db == NULL) {
-        snprintf(err, errlen, "out of memory");
-        return -1;
-    }
+    l->db = (int)db;
     return 0;
 }
 
@@ -457,8 +436,6 @@ static int
 load_record(struct loader *l, uint8_t type, char *err, size_t errlen)
 {
     struct ks_reader *r = &l->r;
-    struct store *db = l->db;
-    int64_t now = l->now;
     uint32_t keylen, state_len;
     int64_t expire_at;
     if (!ks_read(r, &keylen, 4) ||
@@ -472,40 +449,9 @@ load_record(struct loader *l, uint8_t type, char *err, size_t errlen)
     const unsigned char *state = r->p + keylen;
     r->p += (size_t)keylen + state_len;
     r->left -= (size_t)keylen + state_len;
-    if (type < KEY_TYPE_FIRST || type > KEY_TYPE_LAST) {
-        snprintf(err, errlen, "unknown key type %u", type);
-        return -1;
-    }
-    if (expire_at <= now) {
-        return 0;                   /* went fresh while we were down */
-    }
-    struct store_rec *rec = store_lookup(db, key, keylen, now);
-    if (rec != NULL) {
-        snprintf(err, errlen, "duplicate key");
-        return -1;
-    }
-    rec = store_add(db, key, keylen, type, keyspace_state_size(type));
-    if (rec == NULL) {
-        snprintf(err, errlen, "out of memory");
-        return -1;
-    }
-    rec->expire_at = expire_at;     /* as stored, for the decoder */
-    enum ks_decode rc = keyspace_decode(rec, state, state_len, l->encoding);
-    int64_t fresh_at = rc == KS_DECODED ? loaded_expiry(rec, expire_at, now)
-                                        : now;
-    rec->expire_at = STORE_NEVER;
-    if (rc != KS_DECODED || fresh_at <= now) {
-        store_remove(db, rec);
-        if (rc == KS_DECODED || rc == KS_EMPTY) {
-            return 0;               /* nothing left to keep */
-        }
-        snprintf(err, errlen, rc == KS_NOMEM ? "out of memory"
-                                             : "malformed %s state",
-                 keyspace_type_name(type));
-        return -1;
-    }
-    store_set_expire(db, rec, fresh_at);
-    return 0;
+    return keyspace_restore(l->db, type, key, keylen, expire_at, state,
+                            state_len, l->encoding, false, l->now, err,
+                            errlen);
 }
 
 /* The next item: a marker, or a record (counted in *records). */
@@ -537,7 +483,7 @@ load_buffer(const unsigned char *buf, size_t len, char *err, size_t errlen)
         return -1;
     }
     memcpy(&crc, buf + len - 4, 4);
-    if (crc_update(0, buf, len - 4) != crc) {
+    if (crc32_update(0, buf, len - 4) != crc) {
         snprintf(err, errlen, "checksum mismatch: the file is corrupt or "
                  "truncated");
         return -1;
@@ -556,7 +502,7 @@ load_buffer(const unsigned char *buf, size_t len, char *err, size_t errlen)
         .r = r,
         .encoding = version == 1 ? KS_ENCODING_V1 : KS_ENCODING,
         .markers = version >= VERSION_DBS,
-        .db = keyspace_db(0),
+        .db = 0,
         .now = clock_wall_now(),
     };
     /* Up to the checksum: a database's marker may end the file when
@@ -576,38 +522,16 @@ load_buffer(const unsigned char *buf, size_t len, char *err, size_t errlen)
 }
 
 int
-snapshot_load(char *err, size_t errlen)
+snapshot_load_file(const char *path, char *err, size_t errlen)
 {
-    char path[4200];
     struct stat st;
-    snap_path(path, sizeof(path), "");
-    crc_init();
-    int fd = open(path, O_RDONLY);
-    if (fd < 0) {
-        if (errno == ENOENT) {
-            return 0;
-        }
-        snprintf(err, errlen, "%s: %s", path, strerror(errno));
-        return -1;
-    }
-    if (fstat(fd, &st) != 0) {
-        snprintf(err, errlen, "%s: %s", path, strerror(errno));
-        close(fd);
-        return -1;
-    }
-    unsigned char *buf = malloc(st.st_size > 0 ? (size_t)st.st_size : 1);
     size_t got = 0;
-    while (buf != NULL && got < (size_t)st.st_size) {
-        ssize_t n = read(fd, buf + got, (size_t)st.st_size - got);
-        if (n <= 0) {
-            break;
+    unsigned char *buf = file_read_all(path, &got);
+    if (buf == NULL) {
+        if (errno == ENOENT) {
+            return 1;
         }
-        got += (size_t)n;
-    }
-    close(fd);
-    if (buf == NULL || got != (size_t)st.st_size) {
-        snprintf(err, errlen, "%s: cannot read", path);
-        free(buf);
+        snprintf(err, errlen, "%s: %s", path, strerror(errno));
         return -1;
     }
     char why[256];
@@ -615,15 +539,23 @@ snapshot_load(char *err, size_t errlen)
     free(buf);
     if (rc < 0) {
         snprintf(err, errlen, "%s: %s", path, why);
-        for (size_t i = 0; i < srv.ndbs; i++) {
-            if (srv.dbs[i] != NULL) {
-                store_flush(srv.dbs[i]);
-            }
-        }
+        keyspace_flush(-1);
         return -1;
     }
-    last_save_s = st.st_mtime;
+    last_save_s = stat(path, &st) == 0 ? (int64_t)st.st_mtime
+                                       : clock_wall_us() / 1000000;
     changes_at_save = changes_now();
-    log_notice("Loaded %zu keys from %s", keyspace_total_keys(), path);
     return 0;
+}
+
+int
+snapshot_load(char *err, size_t errlen)
+{
+    char path[4200];
+    snap_path(path, sizeof(path), "");
+    int rc = snapshot_load_file(path, err, errlen);
+    if (rc == 0) {
+        log_notice("Loaded %zu keys from %s", keyspace_total_keys(), path);
+    }
+    return rc < 0 ? -1 : 0;
 }

@@ -26,6 +26,11 @@
  * Returns 0, or -1 with err. */
 int snapshot_save(char *err, size_t errlen);
 
+/* Write the keyspace to path (path.tmp-<pid>, fsync, rename, fsync of
+ * the folder): a crash at any point leaves the old file or the new one.
+ * The journal's base files are written with it too. 0, or -1 with err. */
+int snapshot_write(const char *path, char *err, size_t errlen);
+
 /* Start a background save in a forked child (copy-on-write gives it a
  * frozen keyspace; the loop stalls only for fork()). Returns 0, or -1 with
  * err (one is running already, or fork failed). */
@@ -46,6 +51,10 @@ void snapshot_abort_child(void);
  * is an empty start. Returns 0, or -1 with err (corrupt, truncated, wrong
  * version): the caller refuses to start unless told to start empty. */
 int snapshot_load(char *err, size_t errlen);
+
+/* Load the snapshot file at path into the (empty) databases: 0, 1 when
+ * there is no such file, -1 with err (then every database is emptied). */
+int snapshot_load_file(const char *path, char *err, size_t errlen);
 
 /* For INFO and LASTSAVE. */
 int64_t snapshot_last_save(void);       /* unix seconds of the last good save */

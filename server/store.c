@@ -1020,7 +1020,7 @@ store_add_hashed(struct store *s, const void *key, size_t keylen,
     wheel_entry_init(&r->timer);
     r->expire_at = STORE_NEVER;
     r->type = type;
-    r->spare = 0;
+    r->flags = 0;
     if (keylen >= STORE_LONG_KEY) {
         uint32_t len = (uint32_t)keylen;
         r->keylen16 = STORE_LONG_KEY;

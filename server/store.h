@@ -30,7 +30,7 @@ struct store_rec {
     uint32_t hnext;             /* hash chain: handle of the next record */
     struct wheel_entry timer;   /* expiry timer links (handles) */
     uint8_t type;               /* algorithm tag, owned by the caller */
-    uint8_t spare;
+    uint8_t flags;              /* the caller's bits, 0 when added */
     uint16_t keylen16;          /* key length, or STORE_LONG_KEY */
     int64_t expire_at;          /* wall-clock ns; STORE_NEVER = persistent */
     /* The key (after its uint32_t length when keylen16 is STORE_LONG_KEY),

@@ -24,15 +24,17 @@
  *    retention window;
  *  - keyspace_owned_bytes() equals what the keys' arrays hold;
  * at a save point, that a snapshot loaded into a fresh store at the same
- * instant has the same digest; and at the end, with every key and buffer
+ * instant has the same digest, and so has the journal (appendonly is on:
+ * its base and every record since, replayed); and at the end, with every key and buffer
  * freed, that mem_used() is back where it started (the accounting of
  * every allocation matches).
  *
  * Commands that leave the process or touch sockets (QUIT, SHUTDOWN,
- * CLIENT KILL), fork (BGSAVE) or read the config file (CLUSTER RELOAD) are
+ * CLIENT KILL), fork (BGSAVE, BGREWRITEAOF) or read the config file (CLUSTER RELOAD) are
  * skipped, as are CONFIG SETs of the snapshot path and the log, which
  * the driver owns.
  */
+#include <dirent.h>
 #include <stdint.h>
 #include <math.h>
 #include <stdio.h>
@@ -52,6 +54,7 @@
 #include "server/log.h"
 #include "server/monitor.h"
 #include "server/multi.h"
+#include "server/persist.h"
 #include "server/server.h"
 #include "server/slowlog.h"
 #include "server/snapshot.h"
@@ -500,6 +503,7 @@ static bool
 skipped(const struct req *r)
 {
     if (word(r, 0, "quit") || word(r, 0, "shutdown") || word(r, 0, "bgsave") ||
+        word(r, 0, "bgrewriteaof") ||
         word(r, 0, "monitor") || (word(r, 0, "client") && word(r, 1, "reply")) ||
         (word(r, 0, "client") && word(r, 1, "kill")) ||
         (word(r, 0, "cluster") && word(r, 1, "reload"))) {
@@ -849,13 +853,15 @@ run_request(struct req *r)
 }
 
 /* Save, load into a fresh store at the same instant, compare; the loaded
- * store carries on. */
+ * store carries on. Then the same through the journal: its files closed,
+ * replayed into a fresh store, reopened. */
 static void
 save_and_reload(void)
 {
     char err[512];
     uint64_t before = keyspace_digest(true);
     CHECK(snapshot_save(err, sizeof(err)) == 0);
+    persist_before_replies();       /* what the loop would have written */
     keyspace_teardown();
     unsigned char seed[16] = { 1 };
     CHECK(keyspace_init(seed, now_ns) == 0);
@@ -865,6 +871,22 @@ save_and_reload(void)
     }
     CHECK(keyspace_select(client->db));
     CHECK(keyspace_digest(true) == before);
+    keyspace_journal_enable(true);  /* the journal already says all this */
+
+    persist_close();
+    keyspace_teardown();
+    seed[0] = 2;
+    CHECK(keyspace_init(seed, now_ns) == 0);
+    if (persist_load(err, sizeof(err)) != 0) {
+        fprintf(stderr, "fuzz_cmd: journal replay failed: %s\n", err);
+        abort();
+    }
+    CHECK(keyspace_select(client->db));
+    if (keyspace_digest(true) != before) {
+        fprintf(stderr, "fuzz_cmd: the journal replays another keyspace\n");
+        abort();
+    }
+    CHECK(persist_open(err, sizeof(err)) == 0);
 }
 
 static void
@@ -948,6 +970,9 @@ fresh_server(void)
     clock_set_fake_wall(now_ns);
     unsigned char seed[16] = { 0 };
     CHECK(keyspace_init(seed, now_ns) == 0);
+    srv.conf.appendonly = 1;
+    char err[512];
+    CHECK(persist_open(err, sizeof(err)) == 0);
 
     client = mem_calloc(1, sizeof(*client));
     CHECK(client != NULL);
@@ -963,6 +988,25 @@ fresh_server(void)
     srv.nclients = 1;
 }
 
+/* The next input starts with no journal: its first start writes one. */
+static void
+remove_journal_files(void)
+{
+    char dir[sizeof(snapdir) + 32], path[sizeof(dir) + 300];
+    snprintf(dir, sizeof(dir), "%s/appendonlydir", snapdir);
+    DIR *d = opendir(dir);
+    struct dirent *e;
+    while (d != NULL && (e = readdir(d)) != NULL) {
+        if (e->d_name[0] != '.') {
+            snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
+            CHECK(unlink(path) == 0);
+        }
+    }
+    if (d != NULL) {
+        closedir(d);
+    }
+}
+
 static void
 retire_server(void)
 {
@@ -972,7 +1016,9 @@ retire_server(void)
     }
     srv.pause_end_ms = 0;
     srv.pause_all = false;
+    persist_close();
     keyspace_teardown();
+    remove_journal_files();
     resp_destroy(&client->parser);
     obuf_deinit(&client->out);
     mem_free(client->name);

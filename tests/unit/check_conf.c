@@ -193,7 +193,7 @@ START_TEST(test_every_default_is_within_its_own_bounds_and_valid)
     size_t n;
     const struct conf_option *t = conf_options(&n);
 
-    ck_assert_uint_eq(n, 35);
+    ck_assert_uint_eq(n, 42);
     for (size_t i = 0; i < n; i++) {
         char buf[64];
 
@@ -1181,7 +1181,17 @@ START_TEST(test_shipped_conf_loads_without_error)
 }
 END_TEST
 
-START_TEST(test_shipped_conf_leaves_every_value_at_its_default)
+/* The shipped file sets every option to its built-in default, except
+ * where it deliberately differs: it turns the journal on (its cost is
+ * within 10 % of CPU per request, docs/performance.md), while a bare start
+ * keeps Redis's default, appendonly no. */
+static const char *
+shipped_value(const struct conf_option *o)
+{
+    return strcmp(o->name, "appendonly") == 0 ? "yes" : o->def;
+}
+
+START_TEST(test_shipped_conf_leaves_every_value_at_its_default_but_the_journal)
 {
     struct conf fresh;
     size_t n;
@@ -1196,6 +1206,10 @@ START_TEST(test_shipped_conf_leaves_every_value_at_its_default)
 
         conf_format(&fresh, &t[i], a, sizeof(a));
         conf_format(&cfg, &t[i], b, sizeof(b));
+        if (strcmp(shipped_value(&t[i]), t[i].def) != 0) {
+            ck_assert_str_eq(b, shipped_value(&t[i]));
+            continue;
+        }
         ck_assert_msg(strcmp(a, b) == 0, "%s: default '%s', file '%s'",
                       t[i].name, a, b);
     }
@@ -1237,9 +1251,9 @@ START_TEST(test_shipped_conf_sets_each_option_once_to_the_table_text)
                       o->name, name);
         ck_assert_msg(prev_comment, "'%s' has no comment right above it",
                       name);
-        ck_assert_msg(strcmp(value, o->def) == 0,
-                      "'%s' is '%s' in the file, '%s' in the table", name,
-                      value, o->def);
+        ck_assert_msg(strcmp(value, shipped_value(o)) == 0,
+                      "'%s' is '%s' in the file, '%s' expected", name,
+                      value, shipped_value(o));
         seen[o - t]++;
         prev_comment = false;
     }
@@ -1391,7 +1405,8 @@ shipped_tcase(void)
     TCase *tc = tcase("shipped_conf");
 
     tcase_add_test(tc, test_shipped_conf_loads_without_error);
-    tcase_add_test(tc, test_shipped_conf_leaves_every_value_at_its_default);
+    tcase_add_test(tc,
+        test_shipped_conf_leaves_every_value_at_its_default_but_the_journal);
     tcase_add_test(tc,
         test_shipped_conf_sets_each_option_once_to_the_table_text);
     tcase_add_test(tc, test_shipped_conf_has_a_comment_block_per_option);

@@ -15,6 +15,7 @@ Suite *conf_suite(void);
 Suite *wheel_suite(void);
 Suite *store_suite(void);
 Suite *num_suite(void);
+Suite *crc32_suite(void);
 Suite *reply_suite(void);
 Suite *obuf_suite(void);
 Suite *resp_suite(void);

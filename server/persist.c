@@ -1,0 +1,843 @@
+/*
+ * persist.c - see persist.h.
+ */
+#include "server/persist.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include <uv.h>
+
+#include "lib/file.h"
+#include "lib/mem.h"
+#include "server/clock.h"
+#include "server/journal.h"
+#include "server/keyspace.h"
+#include "server/log.h"
+#include "server/server.h"
+#include "server/snapshot.h"
+
+#define PATH_LEN 4200
+#define NAME_LEN 512
+#define MANIFEST_MAX 64             /* files one manifest may list */
+#define RETRY_MS 1000               /* a failed write is tried again after */
+
+struct aof_file {
+    char name[NAME_LEN];
+    uint64_t seq;
+    char type;                      /* 'b' base, 'i' incr */
+};
+
+struct manifest {
+    struct aof_file f[MANIFEST_MAX];
+    size_t n;
+};
+
+static struct manifest current;     /* what the manifest on disk says */
+static uint64_t next_seq = 1;
+
+static uint64_t gen = 1;            /* writes made now go into this one */
+static uint64_t safe_gen;           /* every generation up to it is safe */
+static uint64_t effects_at_commit;
+
+static bool write_failing;
+static int write_errno;
+static int64_t last_retry_ms;
+static int64_t last_fsync_ms;
+static uint64_t written_since_fsync;
+
+static pid_t rewrite_child = -1;
+static uint64_t rewrite_seq;
+static int64_t rewrite_started_s;
+static int64_t last_rewrite_time_sec = -1;
+static bool last_rewrite_ok = true;
+static uint64_t rewrites, rewrite_failures;
+static uint64_t size_after_rewrite;
+
+/* ---- paths and the manifest -------------------------------------------- */
+
+static bool
+enabled(void)
+{
+    return srv.conf.appendonly != 0;
+}
+
+static void
+dir_path(char *out, size_t len)
+{
+    snprintf(out, len, "%s/%s", srv.conf.dir, srv.conf.appenddirname);
+}
+
+static void
+file_path(char *out, size_t len, const char *name)
+{
+    snprintf(out, len, "%s/%s/%s", srv.conf.dir, srv.conf.appenddirname, name);
+}
+
+static void
+file_name(char *out, size_t len, uint64_t seq, char type)
+{
+    snprintf(out, len, "%s.%llu.%s", srv.conf.appendfilename,
+             (unsigned long long)seq, type == 'b' ? "base.snap"
+                                                  : "incr.journal");
+}
+
+static void
+manifest_path(char *out, size_t len)
+{
+    char name[NAME_LEN];
+    snprintf(name, sizeof(name), "%s.manifest", srv.conf.appendfilename);
+    file_path(out, len, name);
+}
+
+static uint64_t
+file_bytes(const char *name)
+{
+    char path[PATH_LEN];
+    struct stat st;
+    file_path(path, sizeof(path), name);
+    return stat(path, &st) == 0 ? (uint64_t)st.st_size : 0;
+}
+
+static uint64_t
+manifest_bytes(const struct manifest *m)
+{
+    uint64_t n = 0;
+    for (size_t i = 0; i < m->n; i++) {
+        n += file_bytes(m->f[i].name);
+    }
+    return n;
+}
+
+/* One "file <name> seq <n> type b|i" line; false when it is not one. */
+static bool
+parse_line(char *line, struct aof_file *f)
+{
+    char name[NAME_LEN], type[4];
+    unsigned long long seq;
+    if (sscanf(line, "file %511s seq %llu type %3s", name, &seq, type) != 3 ||
+        strchr(name, '/') != NULL || (type[0] != 'b' && type[0] != 'i') ||
+        type[1] != '\0') {
+        return false;
+    }
+    snprintf(f->name, sizeof(f->name), "%s", name);
+    f->seq = seq;
+    f->type = type[0];
+    return true;
+}
+
+/* 1: read into m; 0: there is none; -1: unreadable or malformed. */
+static int
+manifest_read(struct manifest *m, char *err, size_t errlen)
+{
+    char path[PATH_LEN], line[NAME_LEN + 64];
+    manifest_path(path, sizeof(path));
+    FILE *f = fopen(path, "r");
+    memset(m, 0, sizeof(*m));
+    if (f == NULL) {
+        if (errno == ENOENT) {
+            return 0;
+        }
+        snprintf(err, errlen, "%s: %s", path, strerror(errno));
+        return -1;
+    }
+    size_t lineno = 0;
+    while (fgets(line, sizeof(line), f) != NULL) {
+        lineno++;
+        if (line[0] == '\n' || line[0] == '#') {
+            continue;
+        }
+        if (m->n == MANIFEST_MAX || !parse_line(line, &m->f[m->n]) ||
+            (m->f[m->n].type == 'b' && m->n > 0)) {
+            snprintf(err, errlen, "%s: line %zu is not a manifest entry",
+                     path, lineno);
+            fclose(f);
+            return -1;
+        }
+        if (m->f[m->n].seq >= next_seq) {
+            next_seq = m->f[m->n].seq + 1;
+        }
+        m->n++;
+    }
+    fclose(f);
+    return 1;
+}
+
+/* Replace the manifest atomically: temporary file, fsync, rename, fsync
+ * of the folder. */
+static int
+manifest_write(const struct manifest *m, char *err, size_t errlen)
+{
+    char path[PATH_LEN], tmp[PATH_LEN + 16], dir[PATH_LEN];
+    manifest_path(path, sizeof(path));
+    snprintf(tmp, sizeof(tmp), "%s.tmp", path);
+    FILE *f = fopen(tmp, "w");
+    bool ok = f != NULL;
+    for (size_t i = 0; ok && i < m->n; i++) {
+        ok = fprintf(f, "file %s seq %llu type %c\n", m->f[i].name,
+                     (unsigned long long)m->f[i].seq, m->f[i].type) > 0;
+    }
+    ok = ok && fflush(f) == 0 && fsync(fileno(f)) == 0;
+    if (f != NULL && fclose(f) != 0) {
+        ok = false;
+    }
+    if (!ok || rename(tmp, path) != 0) {
+        snprintf(err, errlen, "writing %s: %s", path, strerror(errno));
+        unlink(tmp);
+        return -1;
+    }
+    dir_path(dir, sizeof(dir));
+    int dfd = open(dir, O_RDONLY | O_DIRECTORY);
+    if (dfd >= 0) {
+        (void)fsync(dfd);
+        close(dfd);
+    }
+    return 0;
+}
+
+static bool
+listed(const struct manifest *m, const char *name)
+{
+    for (size_t i = 0; i < m->n; i++) {
+        if (strcmp(m->f[i].name, name) == 0) {
+            return true;
+        }
+    }
+    return false;
+}
+
+/* Names this file gives (anything else in the folder is left alone). */
+static bool
+ours(const char *name)
+{
+    size_t n = strlen(name);
+    return (n > 10 && strcmp(name + n - 10, ".base.snap") == 0) ||
+           (n > 13 && strcmp(name + n - 13, ".incr.journal") == 0) ||
+           strstr(name, ".base.snap.tmp-") != NULL ||
+           (n > 13 && strcmp(name + n - 13, ".manifest.tmp") == 0);
+}
+
+static void
+unlinked(uv_fs_t *req)
+{
+    if (req->result == 0) {
+        log_notice("Removed %s (no longer in the manifest)", req->path);
+    }
+    uv_fs_req_cleanup(req);
+    mem_free(req);
+}
+
+/* Unlinking a large file can take the file system many milliseconds: off
+ * the loop once it runs. */
+static void
+remove_file(const char *path, bool in_background)
+{
+    uv_fs_t *req = in_background ? mem_malloc(sizeof(*req)) : NULL;
+    if (req != NULL &&
+        uv_fs_unlink(srv.loop, req, path, unlinked) == 0) {
+        return;
+    }
+    mem_free(req);
+    if (unlink(path) == 0) {
+        log_notice("Removed %s (no longer in the manifest)", path);
+    }
+}
+
+/* Remove our files the manifest no longer names: history of a finished
+ * rewrite, the base of one that died, temporary files; in the background
+ * while the loop serves clients, at once at start-up and exit. */
+static void
+remove_unlisted(const struct manifest *m, bool in_background)
+{
+    char dir[PATH_LEN], path[PATH_LEN], mname[NAME_LEN];
+    size_t plen = strlen(srv.conf.appendfilename);
+    dir_path(dir, sizeof(dir));
+    snprintf(mname, sizeof(mname), "%s.manifest", srv.conf.appendfilename);
+    DIR *d = opendir(dir);
+    struct dirent *e;
+    while (d != NULL && (e = readdir(d)) != NULL) {
+        if (strncmp(e->d_name, srv.conf.appendfilename, plen) != 0 ||
+            e->d_name[plen] != '.' || strcmp(e->d_name, mname) == 0 ||
+            !ours(e->d_name) || listed(m, e->d_name)) {
+            continue;
+        }
+        file_path(path, sizeof(path), e->d_name);
+        remove_file(path, in_background);
+    }
+    if (d != NULL) {
+        closedir(d);
+    }
+}
+
+/* ---- loading ----------------------------------------------------------- */
+
+static const struct aof_file *
+last_incr(const struct manifest *m)
+{
+    return m->n > 0 && m->f[m->n - 1].type == 'i' ? &m->f[m->n - 1] : NULL;
+}
+
+
+static int
+apply(const struct journal_record *rec, int64_t now, char *err,
+      size_t errlen)
+{
+    bool all = rec->op == JOURNAL_FLUSH && rec->db == JOURNAL_ALL_DBS;
+    if ((!all && rec->db >= srv.ndbs) ||
+        (rec->op == JOURNAL_SWAP && rec->db2 >= srv.ndbs)) {
+        snprintf(err, errlen, "it holds keys of database %u, but this "
+                 "server has %zu databases (see 'databases')",
+                 rec->db >= srv.ndbs ? rec->db : rec->db2, srv.ndbs);
+        return -1;
+    }
+    switch (rec->op) {
+    case JOURNAL_SET:
+        return keyspace_restore((int)rec->db, rec->type, rec->key,
+                                rec->keylen, rec->expire_at, rec->state,
+                                rec->state_len, KS_ENCODING, true, now, err,
+                                errlen);
+    case JOURNAL_DEL: {
+        struct store *s = keyspace_db((int)rec->db);
+        struct store_rec *r =
+            s ? store_lookup(s, rec->key, rec->keylen, now) : NULL;
+        if (r != NULL) {
+            store_remove(s, r);
+        }
+        return 0;
+    }
+    case JOURNAL_FLUSH:
+        keyspace_flush(all ? -1 : (int)rec->db);
+        return 0;
+    default:
+        if (!keyspace_swap((int)rec->db, (int)rec->db2)) {
+            snprintf(err, errlen, "out of memory");
+            return -1;
+        }
+        return 0;
+    }
+}
+
+/* A torn tail: cut it off (aof-load-truncated yes) or refuse. */
+static int
+torn_tail(const char *path, size_t off, size_t len, bool last, char *err,
+          size_t errlen)
+{
+    if (!last || !srv.conf.aof_load_truncated) {
+        snprintf(err, errlen, "%s: the journal ends in the middle of a "
+                 "record at offset %zu%s", path, off,
+                 last ? " (aof-load-truncated yes would cut it off)" : "");
+        return -1;
+    }
+    log_warning("!!! Warning: short read while loading the journal %s !!!",
+                path);
+    if (truncate(path, (off_t)off) != 0) {
+        snprintf(err, errlen, "%s: cannot cut off the torn tail: %s", path,
+                 strerror(errno));
+        return -1;
+    }
+    log_warning("Journal %s loaded anyway because aof-load-truncated is "
+                "enabled: the last %zu bytes (a record that was being "
+                "written) were cut off", path, len - off);
+    return 0;
+}
+
+static int
+load_incr(const char *name, bool last, int64_t now, uint64_t *records,
+          char *err, size_t errlen)
+{
+    char path[PATH_LEN];
+    size_t len = 0;
+    file_path(path, sizeof(path), name);
+    unsigned char *buf = file_read_all(path, &len);
+    if (buf == NULL) {
+        snprintf(err, errlen, "%s: %s", path, strerror(errno));
+        return -1;
+    }
+    struct journal_reader rd;
+    struct journal_record rec;
+    int rc = 0;
+    if (!journal_reader_init(&rd, buf, len)) {
+        /* Shorter than its magic: created, then the machine died. */
+        if (len < JOURNAL_MAGIC_LEN && last &&
+            memcmp(buf, JOURNAL_MAGIC, len) == 0) {
+            free(buf);
+            return truncate(path, 0) == 0 ? 0 : -1;
+        }
+        snprintf(err, errlen, "%s: not a cellgate journal", path);
+        free(buf);
+        return -1;
+    }
+    for (;;) {
+        enum journal_read r = journal_next(&rd, &rec);
+        if (r == JOURNAL_RECORD) {
+            char why[256];
+            (*records)++;
+            if (apply(&rec, now, why, sizeof(why)) < 0) {
+                snprintf(err, errlen, "%s: record at offset %zu: %s", path,
+                         rd.off, why);
+                rc = -1;
+                break;
+            }
+            continue;
+        }
+        if (r == JOURNAL_TORN) {
+            rc = torn_tail(path, rd.off, len, last, err, errlen);
+        } else if (r == JOURNAL_DAMAGED) {
+            snprintf(err, errlen, "%s: damaged record at offset %zu (the "
+                     "file is corrupt)", path, rd.off);
+            rc = -1;
+        }
+        break;
+    }
+    free(buf);
+    return rc;
+}
+
+static int
+load_manifest_files(const struct manifest *m, char *err, size_t errlen)
+{
+    char path[PATH_LEN];
+    int64_t now = clock_wall_now();
+    uint64_t records = 0;
+    for (size_t i = 0; i < m->n; i++) {
+        const struct aof_file *f = &m->f[i];
+        int rc;
+        if (f->type == 'b') {
+            file_path(path, sizeof(path), f->name);
+            rc = snapshot_load_file(path, err, errlen);
+            if (rc == 1) {
+                snprintf(err, errlen, "%s is in the manifest but missing",
+                         path);
+                rc = -1;
+            }
+        } else {
+            rc = load_incr(f->name, i + 1 == m->n, now, &records, err,
+                           errlen);
+        }
+        if (rc < 0) {
+            keyspace_flush(-1);
+            return -1;
+        }
+    }
+    log_notice("Loaded %zu keys from the journal in %s/%s (%llu records "
+               "after the base)", keyspace_total_keys(), srv.conf.dir,
+               srv.conf.appenddirname, (unsigned long long)records);
+    return 0;
+}
+
+int
+persist_load(char *err, size_t errlen)
+{
+    if (!enabled()) {
+        return snapshot_load(err, errlen);
+    }
+    int rc = manifest_read(&current, err, errlen);
+    if (rc < 0) {
+        return -1;
+    }
+    if (rc == 1 && last_incr(&current) == NULL) {
+        /* A base alone is what BGREWRITEAOF leaves with the journal off:
+         * an old copy, not a journal. The snapshot is newer. */
+        log_notice("The journal's manifest lists no incr file: loading the "
+                   "snapshot instead and starting a new journal");
+        memset(&current, 0, sizeof(current));
+        rc = 0;
+    }
+    if (rc == 0) {
+        /* Turning the journal on keeps what the snapshot holds. */
+        return snapshot_load(err, errlen);
+    }
+    return load_manifest_files(&current, err, errlen);
+}
+
+/* ---- opening ----------------------------------------------------------- */
+
+static int
+open_incr(const char *name, char *err, size_t errlen)
+{
+    char path[PATH_LEN];
+    file_path(path, sizeof(path), name);
+    return journal_open(path, err, errlen);
+}
+
+/* A base of the keyspace as it is now, written in this process. */
+static int
+write_base_now(const char *name, char *err, size_t errlen)
+{
+    char path[PATH_LEN];
+    file_path(path, sizeof(path), name);
+    return snapshot_write(path, err, errlen);
+}
+
+/* The first start with the journal on (or a manifest with no incr file):
+ * base of what was loaded, an empty incr file, the manifest naming both. */
+static int
+create_files(char *err, size_t errlen)
+{
+    struct manifest m = { .n = 2 };
+    uint64_t seq = next_seq++;
+    file_name(m.f[0].name, NAME_LEN, seq, 'b');
+    file_name(m.f[1].name, NAME_LEN, seq, 'i');
+    m.f[0].seq = m.f[1].seq = seq;
+    m.f[0].type = 'b';
+    m.f[1].type = 'i';
+    char path[PATH_LEN];
+    file_path(path, sizeof(path), m.f[1].name);
+    unlink(path);                   /* a leftover no manifest named */
+    if (write_base_now(m.f[0].name, err, errlen) < 0 ||
+        open_incr(m.f[1].name, err, errlen) < 0 ||
+        manifest_write(&m, err, errlen) < 0) {
+        return -1;
+    }
+    current = m;
+    log_notice("Created the journal's base %s and incr file %s",
+               m.f[0].name, m.f[1].name);
+    return 0;
+}
+
+int
+persist_open(char *err, size_t errlen)
+{
+    char dir[PATH_LEN];
+    if (!enabled()) {
+        return 0;
+    }
+    dir_path(dir, sizeof(dir));
+    if (mkdir(dir, 0755) != 0 && errno != EEXIST) {
+        snprintf(err, errlen, "cannot create %s: %s", dir, strerror(errno));
+        return -1;
+    }
+    const struct aof_file *incr = last_incr(&current);
+    int rc = incr != NULL ? open_incr(incr->name, err, errlen)
+                          : create_files(err, errlen);
+    if (rc < 0) {
+        return -1;
+    }
+    remove_unlisted(&current, false);
+    size_after_rewrite = manifest_bytes(&current);
+    effects_at_commit = ks_journal_effects;
+    last_fsync_ms = clock_mono_now() / 1000000;
+    keyspace_journal_enable(true);
+    return 0;
+}
+
+/* ---- writing ----------------------------------------------------------- */
+
+static bool
+fsync_always(void)
+{
+    return strcmp(srv.conf.appendfsync, "always") == 0;
+}
+
+static bool
+fsync_everysec(void)
+{
+    return strcmp(srv.conf.appendfsync, "everysec") == 0;
+}
+
+static void
+note_failure(void)
+{
+    int e = journal_last_errno();
+    if (!write_failing || e != write_errno) {
+        log_warning("Error writing to the journal: %s (writes answer "
+                    "-MISCONF until it works again)", strerror(e));
+    }
+    write_failing = true;
+    write_errno = e;
+}
+
+/* Everything listed and buffered into the file (and fsynced under
+ * always). On success every generation so far is safe. */
+static bool
+commit(void)
+{
+    bool ok = keyspace_journal_drain(clock_wall_now());
+    size_t bytes = journal_buffered();
+    ok = journal_write() == 0 && ok;
+    if (ok) {
+        written_since_fsync += bytes;
+        if (fsync_always() && bytes > 0) {
+            ok = journal_sync() == 0;
+            written_since_fsync = 0;
+        }
+    }
+    if (!ok) {
+        note_failure();
+        return false;
+    }
+    if (write_failing) {
+        log_warning("Journal write error looks solved: writes are accepted "
+                    "again");
+        write_failing = false;
+        write_errno = 0;
+    }
+    safe_gen = gen;
+    gen++;
+    effects_at_commit = ks_journal_effects;
+    return true;
+}
+
+void
+persist_before_replies(void)
+{
+    if (!ks_journal_on) {
+        safe_gen = gen;
+        return;
+    }
+    if (ks_journal_effects == effects_at_commit &&
+        journal_buffered() == 0) {
+        return;
+    }
+    if (write_failing) {
+        return;                     /* the cron retries, once a second */
+    }
+    (void)commit();
+}
+
+uint64_t
+persist_generation(void)
+{
+    return gen;
+}
+
+uint64_t
+persist_safe(void)
+{
+    return safe_gen;
+}
+
+bool
+persist_refuses_writes(void)
+{
+    return write_failing;
+}
+
+int
+persist_errno(void)
+{
+    return write_errno;
+}
+
+/* ---- rewriting --------------------------------------------------------- */
+
+static void
+rewrite_finished(bool ok)
+{
+    char err[512];
+    int64_t now_s = clock_wall_us() / 1000000;
+    last_rewrite_time_sec = now_s - rewrite_started_s;
+    if (ok) {
+        struct manifest m = { .n = 1 };
+        file_name(m.f[0].name, NAME_LEN, rewrite_seq, 'b');
+        m.f[0].seq = rewrite_seq;
+        m.f[0].type = 'b';
+        const struct aof_file *incr = last_incr(&current);
+        if (incr != NULL) {
+            m.f[m.n++] = *incr;
+        }
+        ok = manifest_write(&m, err, sizeof(err)) == 0;
+        if (ok) {
+            current = m;
+            remove_unlisted(&current, true);
+            size_after_rewrite = manifest_bytes(&current);
+        } else {
+            log_warning("Journal rewrite: %s", err);
+        }
+    }
+    last_rewrite_ok = ok;
+    rewrites += ok;
+    rewrite_failures = ok ? 0 : rewrite_failures + 1;
+    if (ok) {
+        log_notice("Background journal rewrite finished successfully");
+    } else {
+        remove_unlisted(&current, true);    /* the dead child's base */
+    }
+    rewrite_child = -1;
+}
+
+static void
+reap_rewrite(void)
+{
+    int status;
+    if (rewrite_child <= 0 || waitpid(rewrite_child, &status, WNOHANG) !=
+                                  rewrite_child) {
+        return;
+    }
+    bool ok = WIFEXITED(status) && WEXITSTATUS(status) == 0;
+    if (!ok) {
+        log_warning(WIFSIGNALED(status)
+                        ? "Background journal rewrite terminated by signal %d"
+                        : "Background journal rewrite terminated with error "
+                          "(status %d)",
+                    WIFSIGNALED(status) ? WTERMSIG(status) : status);
+    }
+    rewrite_finished(ok);
+}
+
+/* Switch writes to a new incr file listed after the old ones. */
+static int
+start_new_incr(uint64_t seq, char *err, size_t errlen)
+{
+    struct manifest m = current;
+    if (m.n >= MANIFEST_MAX) {
+        snprintf(err, errlen, "the manifest lists %zu files already", m.n);
+        return -1;
+    }
+    /* Written (and under always fsynced); the old file's fsync under
+     * everysec runs off the loop as the file is given up. */
+    if (!commit()) {
+        snprintf(err, errlen, "writing the journal: %s",
+                 strerror(journal_last_errno()));
+        return -1;
+    }
+    struct aof_file *f = &m.f[m.n++];
+    file_name(f->name, NAME_LEN, seq, 'i');
+    f->seq = seq;
+    f->type = 'i';
+    const struct aof_file *old = last_incr(&current);
+    if (open_incr(f->name, err, errlen) < 0) {
+        return -1;
+    }
+    if (manifest_write(&m, err, errlen) < 0) {
+        char ignored[256];
+        (void)open_incr(old->name, ignored, sizeof(ignored));
+        return -1;
+    }
+    current = m;
+    return 0;
+}
+
+int
+persist_rewrite(char *err, size_t errlen)
+{
+    if (rewrite_child > 0) {
+        snprintf(err, errlen, "Background append only file rewriting "
+                 "already in progress");
+        return -1;
+    }
+    char dir[PATH_LEN], name[NAME_LEN];
+    dir_path(dir, sizeof(dir));
+    if (mkdir(dir, 0755) != 0 && errno != EEXIST) {
+        snprintf(err, errlen, "cannot create %s: %s", dir, strerror(errno));
+        return -1;
+    }
+    uint64_t seq = next_seq++;
+    if (journal_is_open() && start_new_incr(seq, err, errlen) < 0) {
+        return -1;
+    }
+    file_name(name, sizeof(name), seq, 'b');
+    int64_t t0 = clock_mono_now();
+    pid_t pid = fork();
+    if (pid < 0) {
+        snprintf(err, errlen, "fork: %s", strerror(errno));
+        return -1;
+    }
+    if (pid == 0) {
+        char cerr[512];
+        _exit(write_base_now(name, cerr, sizeof(cerr)) == 0 ? 0 : 1);
+    }
+    rewrite_child = pid;
+    rewrite_seq = seq;
+    rewrite_started_s = clock_wall_us() / 1000000;
+    log_notice("Background journal rewrite started by pid %d (fork took "
+               "%lld us)", (int)pid,
+               (long long)((clock_mono_now() - t0) / 1000));
+    return 0;
+}
+
+static bool
+rewrite_due(void)
+{
+    uint64_t size = manifest_bytes(&current) + journal_buffered();
+    uint64_t base = size_after_rewrite ? size_after_rewrite : 1;
+    return ks_journal_on && rewrite_child < 0 &&
+           srv.conf.auto_aof_rewrite_percentage > 0 &&
+           size >= (uint64_t)srv.conf.auto_aof_rewrite_min_size &&
+           size > base &&
+           (size - base) / base * 100 + (size - base) % base * 100 / base >=
+               (uint64_t)srv.conf.auto_aof_rewrite_percentage;
+}
+
+/* ---- cron and exit ----------------------------------------------------- */
+
+void
+persist_cron(void)
+{
+    int64_t now_ms = clock_mono_now() / 1000000;
+    reap_rewrite();
+    if (!ks_journal_on) {
+        return;
+    }
+    if (write_failing && now_ms - last_retry_ms >= RETRY_MS) {
+        last_retry_ms = now_ms;
+        (void)commit();
+    }
+    if (fsync_everysec() && written_since_fsync > 0 &&
+        now_ms - last_fsync_ms >= 1000 && !journal_sync_running()) {
+        journal_sync_background();
+        written_since_fsync = 0;
+        last_fsync_ms = now_ms;
+    }
+    if (rewrite_due()) {
+        char err[512];
+        log_notice("Starting automatic rewriting of the journal: it grew "
+                   "%llu%% past its size after the last rewrite",
+                   (unsigned long long)srv.conf.auto_aof_rewrite_percentage);
+        if (persist_rewrite(err, sizeof(err)) < 0) {
+            log_warning("Automatic journal rewrite: %s", err);
+        }
+    }
+}
+
+void
+persist_close(void)
+{
+    if (rewrite_child > 0) {
+        int status;
+        kill(rewrite_child, SIGKILL);
+        waitpid(rewrite_child, &status, 0);
+        rewrite_child = -1;
+        remove_unlisted(&current, false);
+    }
+    if (!ks_journal_on) {
+        return;
+    }
+    if (!commit()) {
+        log_warning("Writing the journal before exit failed: %s",
+                    strerror(journal_last_errno()));
+    }
+    journal_close();
+    keyspace_journal_enable(false);
+    memset(&current, 0, sizeof(current));
+    log_notice("Journal flushed and closed");
+}
+
+void
+persist_info(struct persist_info *out)
+{
+    memset(out, 0, sizeof(*out));
+    out->enabled = ks_journal_on;
+    out->rewrite_in_progress = rewrite_child > 0;
+    out->last_rewrite_time_sec = last_rewrite_time_sec;
+    out->current_rewrite_time_sec =
+        rewrite_child > 0 ? clock_wall_us() / 1000000 - rewrite_started_s
+                          : -1;
+    out->last_rewrite_ok = last_rewrite_ok;
+    out->rewrites = rewrites;
+    out->rewrites_consecutive_failures = rewrite_failures;
+    out->last_write_ok = !write_failing;
+    out->current_size = ks_journal_on ? manifest_bytes(&current) : 0;
+    out->base_size = size_after_rewrite;
+    out->buffer_length = journal_buffered();
+    out->fsync_in_progress = journal_sync_running();
+    out->fsyncs = journal_syncs();
+    out->last_fsync_us = journal_last_sync_ns() / 1000;
+}
