@@ -68,7 +68,7 @@
       "Redis's save rules \"<seconds> <changes> ...\": a background "         \
       "snapshot after <seconds> with at least <changes> writes; \"\" = none") \
     X(appendonly, "appendonly", CONF_BOOL, "no", 0, 0,                        \
-      "journal every write to dir/appenddirname; set at start-up")           \
+      "journal every write to dir/appenddirname")                            \
     X(appendfsync, "appendfsync", CONF_ENUM, "everysec", 0, 0,                \
       "when the journal reaches the disk: always = before the reply, "        \
       "everysec = within about a second, no = when the OS writes it "         \

@@ -312,7 +312,7 @@ static bool
 is_mutable(const char *name)
 {
     static const char *const fixed[] = { "bind", "port", "unixsocket",
-                                         "databases", "appendonly",
+                                         "databases",
                                          "appenddirname", "appendfilename",
                                          "unixsocketperm", "tcp-backlog",
                                          "logfile", "cluster-node-id",
@@ -472,6 +472,13 @@ cmd_config_set(struct conn *c, struct resp_request *req)
     }
     log_set_level(srv.conf.loglevel);
     server_apply_limits();
+    char err[512];
+    if (persist_apply_config(err, sizeof(err)) < 0) {
+        srv.conf.appendonly = 0;
+        cmd_errorf(c, "ERR CONFIG SET failed (possibly related to argument "
+                      "'appendonly') - %s", err);
+        return;
+    }
     reply_ok(&c->out);
 }
 

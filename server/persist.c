@@ -41,6 +41,9 @@ struct manifest {
 };
 
 static struct manifest current;     /* what the manifest on disk says */
+static struct aof_file writing;     /* the incr file appended to, if any */
+static bool enabling;               /* CONFIG SET appendonly yes: waiting
+                                     * for the first base */
 static uint64_t next_seq = 1;
 
 static uint64_t gen = 1;            /* writes made now go into this one */
@@ -400,6 +403,8 @@ load_incr(const char *name, bool last, int64_t now, uint64_t *records,
     return rc;
 }
 
+static bool load_failed;            /* persist_load() gave up on the files */
+
 static int
 load_manifest_files(const struct manifest *m, char *err, size_t errlen)
 {
@@ -423,6 +428,7 @@ load_manifest_files(const struct manifest *m, char *err, size_t errlen)
         }
         if (rc < 0) {
             keyspace_flush(-1);
+            load_failed = true;
             return -1;
         }
     }
@@ -497,8 +503,40 @@ create_files(char *err, size_t errlen)
         return -1;
     }
     current = m;
+    writing = m.f[1];
     log_notice("Created the journal's base %s and incr file %s",
                m.f[0].name, m.f[1].name);
+    return 0;
+}
+
+/* Starting empty after files that would not load (snapshot-load-errors
+ * start-empty): they move to a folder of their own, kept for inspection,
+ * and a new journal starts. */
+static int
+set_aside_damaged(char *err, size_t errlen)
+{
+    char dir[PATH_LEN], aside[PATH_LEN + 64], from[PATH_LEN], to[PATH_LEN * 2];
+    char mname[NAME_LEN];
+    dir_path(dir, sizeof(dir));
+    snprintf(aside, sizeof(aside), "%s/damaged-%lld", dir,
+             (long long)(clock_wall_us() / 1000000));
+    if (mkdir(aside, 0755) != 0 && errno != EEXIST) {
+        snprintf(err, errlen, "cannot create %s: %s", aside, strerror(errno));
+        return -1;
+    }
+    snprintf(mname, sizeof(mname), "%s.manifest", srv.conf.appendfilename);
+    for (size_t i = 0; i <= current.n; i++) {
+        const char *name = i < current.n ? current.f[i].name : mname;
+        file_path(from, sizeof(from), name);
+        snprintf(to, sizeof(to), "%s/%s", aside, name);
+        if (rename(from, to) != 0 && errno != ENOENT) {
+            snprintf(err, errlen, "moving %s aside: %s", from, strerror(errno));
+            return -1;
+        }
+    }
+    log_warning("The journal that could not be loaded was moved to %s",
+                aside);
+    memset(&current, 0, sizeof(current));
     return 0;
 }
 
@@ -514,11 +552,18 @@ persist_open(char *err, size_t errlen)
         snprintf(err, errlen, "cannot create %s: %s", dir, strerror(errno));
         return -1;
     }
+    if (load_failed && set_aside_damaged(err, errlen) < 0) {
+        return -1;
+    }
+    load_failed = false;
     const struct aof_file *incr = last_incr(&current);
     int rc = incr != NULL ? open_incr(incr->name, err, errlen)
                           : create_files(err, errlen);
     if (rc < 0) {
         return -1;
+    }
+    if (incr != NULL) {
+        writing = *incr;
     }
     remove_unlisted(&current, false);
     size_after_rewrite = manifest_bytes(&current);
@@ -628,6 +673,9 @@ persist_errno(void)
 
 /* ---- rewriting --------------------------------------------------------- */
 
+static void stop_journal(void);
+static int persist_rewrite_seq(uint64_t seq, char *err, size_t errlen);
+
 static void
 rewrite_finished(bool ok)
 {
@@ -639,9 +687,8 @@ rewrite_finished(bool ok)
         file_name(m.f[0].name, NAME_LEN, rewrite_seq, 'b');
         m.f[0].seq = rewrite_seq;
         m.f[0].type = 'b';
-        const struct aof_file *incr = last_incr(&current);
-        if (incr != NULL) {
-            m.f[m.n++] = *incr;
+        if (journal_is_open()) {
+            m.f[m.n++] = writing;
         }
         ok = manifest_write(&m, err, sizeof(err)) == 0;
         if (ok) {
@@ -650,6 +697,16 @@ rewrite_finished(bool ok)
             size_after_rewrite = manifest_bytes(&current);
         } else {
             log_warning("Journal rewrite: %s", err);
+        }
+    }
+    if (enabling) {
+        enabling = false;
+        if (ok) {
+            log_notice("The journal is on: its first base is written");
+        } else {
+            log_warning("Turning the journal on failed: it stays off");
+            stop_journal();
+            srv.conf.appendonly = 0;
         }
     }
     last_rewrite_ok = ok;
@@ -712,6 +769,7 @@ start_new_incr(uint64_t seq, char *err, size_t errlen)
         return -1;
     }
     current = m;
+    writing = *f;
     return 0;
 }
 
@@ -723,7 +781,7 @@ persist_rewrite(char *err, size_t errlen)
                  "already in progress");
         return -1;
     }
-    char dir[PATH_LEN], name[NAME_LEN];
+    char dir[PATH_LEN];
     dir_path(dir, sizeof(dir));
     if (mkdir(dir, 0755) != 0 && errno != EEXIST) {
         snprintf(err, errlen, "cannot create %s: %s", dir, strerror(errno));
@@ -733,6 +791,14 @@ persist_rewrite(char *err, size_t errlen)
     if (journal_is_open() && start_new_incr(seq, err, errlen) < 0) {
         return -1;
     }
+    return persist_rewrite_seq(seq, err, errlen);
+}
+
+/* Fork the child that writes base number seq. */
+static int
+persist_rewrite_seq(uint64_t seq, char *err, size_t errlen)
+{
+    char name[NAME_LEN];
     file_name(name, sizeof(name), seq, 'b');
     int64_t t0 = clock_mono_now();
     pid_t pid = fork();
@@ -797,27 +863,100 @@ persist_cron(void)
     }
 }
 
-void
-persist_close(void)
+/* Everything written and fsynced, the file closed, writes no longer
+ * journaled. */
+static void
+stop_journal(void)
+{
+    if (!ks_journal_on) {
+        return;
+    }
+    if (!commit()) {
+        log_warning("Writing the journal before closing it failed: %s",
+                    strerror(journal_last_errno()));
+    }
+    journal_close();
+    keyspace_journal_enable(false);
+    memset(&writing, 0, sizeof(writing));
+    write_failing = false;
+    safe_gen = gen;
+    log_notice("Journal flushed and closed");
+}
+
+static void
+stop_rewrite(void)
 {
     if (rewrite_child > 0) {
         int status;
         kill(rewrite_child, SIGKILL);
         waitpid(rewrite_child, &status, 0);
         rewrite_child = -1;
+        enabling = false;
         remove_unlisted(&current, false);
     }
-    if (!ks_journal_on) {
-        return;
-    }
-    if (!commit()) {
-        log_warning("Writing the journal before exit failed: %s",
-                    strerror(journal_last_errno()));
-    }
-    journal_close();
-    keyspace_journal_enable(false);
+}
+
+void
+persist_close(void)
+{
+    stop_rewrite();
+    stop_journal();
     memset(&current, 0, sizeof(current));
-    log_notice("Journal flushed and closed");
+}
+
+/* CONFIG SET appendonly yes, as Redis: writes are journaled into a new
+ * incr file at once, and a forked child writes the base; the manifest
+ * names the two once the child succeeded. Until then a crash falls back
+ * to the snapshot (an older manifest is removed first, so it cannot be
+ * mistaken for the state). */
+static int
+start_journal(char *err, size_t errlen)
+{
+    char dir[PATH_LEN], path[PATH_LEN], name[NAME_LEN];
+    dir_path(dir, sizeof(dir));
+    if (mkdir(dir, 0755) != 0 && errno != EEXIST) {
+        snprintf(err, errlen, "cannot create %s: %s", dir, strerror(errno));
+        return -1;
+    }
+    if (manifest_read(&current, err, errlen) < 0) {
+        return -1;
+    }
+    manifest_path(path, sizeof(path));
+    if (unlink(path) != 0 && errno != ENOENT) {
+        snprintf(err, errlen, "removing %s: %s", path, strerror(errno));
+        return -1;
+    }
+    memset(&current, 0, sizeof(current));
+    uint64_t seq = next_seq++;
+    file_name(name, sizeof(name), seq, 'i');
+    if (open_incr(name, err, errlen) < 0) {
+        return -1;
+    }
+    snprintf(writing.name, sizeof(writing.name), "%s", name);
+    writing.seq = seq;
+    writing.type = 'i';
+    effects_at_commit = ks_journal_effects;
+    keyspace_journal_enable(true);
+    if (persist_rewrite_seq(seq, err, errlen) < 0) {
+        stop_journal();
+        return -1;
+    }
+    enabling = true;
+    return 0;
+}
+
+int
+persist_apply_config(char *err, size_t errlen)
+{
+    if (srv.conf.appendonly && !ks_journal_on) {
+        stop_rewrite();             /* a BGREWRITEAOF of the journal off */
+        return start_journal(err, errlen);
+    }
+    if (!srv.conf.appendonly && ks_journal_on) {
+        stop_rewrite();
+        stop_journal();
+    }
+    return 0;
 }
 
 void

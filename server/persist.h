@@ -57,6 +57,11 @@ uint64_t persist_safe(void);
  * start rewrites. */
 void persist_cron(void);
 
+/* After CONFIG SET: appendonly turned on starts the journal (a new incr
+ * file at once, its base written by a child), turned off stops it. 0, or
+ * -1 with err. */
+int persist_apply_config(char *err, size_t errlen);
+
 /* BGREWRITEAOF: 0, or -1 with err (Redis's words when one is running). */
 int persist_rewrite(char *err, size_t errlen);
 

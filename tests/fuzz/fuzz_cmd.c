@@ -31,8 +31,8 @@
  *
  * Commands that leave the process or touch sockets (QUIT, SHUTDOWN,
  * CLIENT KILL), fork (BGSAVE, BGREWRITEAOF) or read the config file (CLUSTER RELOAD) are
- * skipped, as are CONFIG SETs of the snapshot path and the log, which
- * the driver owns.
+ * skipped, as are CONFIG SETs of the snapshot path, the log and
+ * appendonly (turning the journal on forks), which the driver owns.
  */
 #include <dirent.h>
 #include <stdint.h>
@@ -513,8 +513,8 @@ skipped(const struct req *r)
         for (size_t i = 2; i < r->argc; i += 2) {
             static const char *const owned[] = { "dir", "dbfilename",
                                                  "loglevel", "log-format",
-                                                 "logfile" };
-            for (size_t k = 0; k < 5; k++) {
+                                                 "logfile", "appendonly" };
+            for (size_t k = 0; k < 6; k++) {
                 if (word(r, i, owned[k])) {
                     return true;
                 }

@@ -227,6 +227,22 @@ def test_a_torn_last_record_loads_with_a_warning_at_every_cut(start_daemon,
         shutil.rmtree(trial)
 
 
+def three_keys_stopped(start_daemon, work):
+    """A daemon that journaled three keys and stopped: it and its incr file."""
+    d = start(start_daemon, work, "--appendfsync", "always")
+    c = d.raw()
+    for i in range(3):
+        c.command("RL.FIXED", "k%d" % i, 3, 60)
+    assert d.stop() == []
+    return d, incr_files(d)[-1]
+
+
+def flip(path, at, bits):
+    data = bytearray(open(path, "rb").read())
+    data[at] ^= bits
+    open(path, "wb").write(bytes(data))
+
+
 def start_fails(work, *args):
     """Start-up on work's files that must fail: (exit code, stderr)."""
     env = harness.sanitizer_env(dict(os.environ))
@@ -239,17 +255,9 @@ def start_fails(work, *args):
 def test_damage_in_an_earlier_record_refuses_naming_file_and_offset(
         start_daemon, tmp_path, where):
     work = str(tmp_path / "data")
-    d = start(start_daemon, work, "--appendfsync", "always")
-    c = d.raw()
-    for i in range(3):
-        c.command("RL.FIXED", "k%d" % i, 3, 60)
-    assert d.stop() == []
-    path = incr_files(d)[-1]
+    d, path = three_keys_stopped(start_daemon, work)
     off, length = records(path)[1]
-    at = off + (1 if where == "header" else length - 2)
-    data = bytearray(open(path, "rb").read())
-    data[at] ^= 0x40
-    open(path, "wb").write(bytes(data))
+    flip(path, off + (1 if where == "header" else length - 2), 0x40)
     code, err = start_fails(work)
     assert code == 1
     assert os.path.basename(path) in err and "offset %d" % off in err, err
@@ -320,8 +328,8 @@ def test_info_and_config_show_the_journal(start_daemon, tmp_path):
     assert info["aof_fsyncs"] >= 1
     assert c.command("CONFIG", "GET", "appendfsync") == \
         b"*2\r\n$11\r\nappendfsync\r\n$6\r\nalways\r\n"
-    assert c.command("CONFIG", "SET", "appendonly", "no").startswith(
-        b"-ERR CONFIG SET failed (possibly related to argument 'appendonly')")
+    assert c.command("CONFIG", "SET", "appenddirname", "x").startswith(
+        b"-ERR CONFIG SET failed (possibly related to argument 'appenddirname')")
     assert c.command("CONFIG", "SET", "appendfsync", "no") == b"+OK\r\n"
 
 
@@ -444,3 +452,51 @@ def test_metrics_show_the_journal(start_daemon, tmp_path):
     assert values["cellgate_journal_write_ok"] == "1"
     assert int(values["cellgate_journal_fsyncs_total"]) >= 1
     assert float(values["cellgate_journal_last_fsync_seconds"]) > 0
+
+
+def test_start_empty_sets_a_damaged_journal_aside_and_starts_a_new_one(
+        start_daemon, tmp_path):
+    work = str(tmp_path / "data")
+    d, path = three_keys_stopped(start_daemon, work)
+    flip(path, records(path)[0][0] + 20, 1)
+    d2 = start(start_daemon, work, "--snapshot-load-errors", "start-empty",
+               clock_ns=d.clock.ns)
+    c2 = d2.raw()
+    assert c2.command("DBSIZE") == b":0\r\n"
+    assert "starting EMPTY" in d2.log()
+    folder = os.path.join(work, "appendonlydir")
+    aside = [n for n in os.listdir(folder) if n.startswith("damaged-")]
+    assert len(aside) == 1
+    kept = sorted(os.listdir(os.path.join(folder, aside[0])))
+    assert os.path.basename(path) in kept and "appendonly.aof.manifest" in kept
+    c2.command("RL.FIXED", "new", 3, 60)
+    kill9(d2)
+    d3 = start(start_daemon, work, clock_ns=d.clock.ns)   # the new journal loads
+    assert d3.raw().command("KEYS", "*") == b"*1\r\n$3\r\nnew\r\n"
+
+
+def test_config_set_appendonly_turns_the_journal_on_and_off(start_daemon,
+                                                            tmp_path):
+    work = str(tmp_path / "data")
+    os.makedirs(work)
+    d = start_daemon("--dir", work, "--save", "", fakeclock=True)
+    c = d.raw()
+    for i in range(100):
+        c.command("RL.FIXED", "before%d" % i, 3, 60)
+    assert c.command("CONFIG", "SET", "appendonly", "yes") == b"+OK\r\n"
+    c.command("RL.FIXED", "during", 3, 60)       # journaled at once
+    assert harness.wait_until(
+        lambda: d.info("persistence")["aof_rewrites"] == 1, 10)
+    assert "The journal is on" in d.log()
+    c.command("RL.FIXED", "after", 3, 60)
+    expected = fingerprint(d)
+    kill9(d)
+    d2 = start(start_daemon, work, clock_ns=d.clock.ns)
+    assert fingerprint(d2) == expected and len(expected) == 102
+    c2 = d2.raw()
+    assert c2.command("CONFIG", "SET", "appendonly", "no") == b"+OK\r\n"
+    assert d2.info("persistence")["aof_enabled"] == 0
+    c2.command("RL.FIXED", "unjournaled", 3, 60)
+    kill9(d2)
+    d3 = start(start_daemon, work, clock_ns=d.clock.ns)
+    assert fingerprint(d3) == expected                  # as it was turned off
