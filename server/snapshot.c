@@ -23,10 +23,13 @@
 
 #define MAGIC "CGSNAP01"
 /* File versions: 1 and 2 hold database 0 in the state encoding of the same
- * number; 3 (written) adds database markers, states in KS_ENCODING. */
+ * number; 3 adds database markers, states in KS_ENCODING; 4 (written)
+ * moves the record count to a trailer and checks with CRC-32C, so a file
+ * is written in one pass, checksummed as it goes, never read back. */
 #define VERSION_FIRST 1u
 #define VERSION_DBS 3u
-#define VERSION VERSION_DBS
+#define VERSION_TRAILER 4u
+#define VERSION VERSION_TRAILER
 /* The type byte of a database marker: the records after it, up to the
  * next marker, belong to database u32 db (database 0 before any). */
 #define MARK_DB 0
@@ -59,6 +62,7 @@ struct writer {
     FILE *f;
     uint64_t records;
     int64_t now;
+    uint32_t crc;               /* CRC-32C of every byte so far */
     bool failed;
     struct ks_buf scratch;
 };
@@ -68,13 +72,19 @@ w_put(struct writer *w, const void *p, size_t n)
 {
     if (!w->failed && n > 0) {
         w->failed = fwrite(p, 1, n, w->f) != n;
+        w->crc = crc32c_update(w->crc, p, n);
     }
 }
+
+/* A record's fixed fields go out in one piece: type, keylen, expire_at,
+ * state_len. */
+#define RECORD_HEAD (1 + 4 + 8 + 4)
 
 static void
 write_record(struct store_rec *r, void *arg)
 {
     struct writer *w = arg;
+    unsigned char head[RECORD_HEAD];
     uint32_t keylen = (uint32_t)store_rec_keylen(r);
     if (r->expire_at <= w->now || w->failed) {
         return;                         /* fresh already: nothing to keep */
@@ -84,15 +94,14 @@ write_record(struct store_rec *r, void *arg)
         w->failed = true;
         return;
     }
-    const void *state = w->scratch.p;
     uint32_t state_len = (uint32_t)w->scratch.len;
-    uint8_t type = r->type;
-    w_put(w, &type, sizeof(type));
-    w_put(w, &keylen, sizeof(keylen));
-    w_put(w, &r->expire_at, sizeof(r->expire_at));
-    w_put(w, &state_len, sizeof(state_len));
+    head[0] = r->type;
+    memcpy(head + 1, &keylen, 4);
+    memcpy(head + 5, &r->expire_at, 8);
+    memcpy(head + 13, &state_len, 4);
+    w_put(w, head, sizeof(head));
     w_put(w, store_rec_key(r), keylen);
-    w_put(w, state, state_len);
+    w_put(w, w->scratch.p, state_len);
     w->records++;
 }
 
@@ -113,55 +122,32 @@ write_db(struct writer *w, size_t i)
     } while (cursor != 0 && !w->failed);
 }
 
-/* Every database's live records, then the header's record count is
- * patched in. */
+/* One pass: header, every database's live records, the record count, the
+ * CRC of it all; then fsync. */
 static int
 write_file(const char *tmp, char *err, size_t errlen)
 {
     struct writer w = { .now = clock_wall_now() };
     uint32_t version = VERSION, zero = 0;
-    uint64_t placeholder = 0;
 
-    w.f = fopen(tmp, "w+b");   /* read back below for the checksum */
+    w.f = fopen(tmp, "wb");
     if (w.f == NULL) {
         snprintf(err, errlen, "cannot create %s: %s", tmp, strerror(errno));
         return -1;
     }
+    (void)setvbuf(w.f, NULL, _IOFBF, 1 << 20);
     w_put(&w, MAGIC, 8);
     w_put(&w, &version, sizeof(version));
     w_put(&w, &zero, sizeof(zero));
     w_put(&w, &w.now, sizeof(w.now));
-    long count_at = ftell(w.f);
-    w_put(&w, &placeholder, sizeof(placeholder));
     for (size_t i = 0; i < srv.ndbs && !w.failed; i++) {
         write_db(&w, i);
     }
     mem_free(w.scratch.p);
-    /* Patch in the record count, then checksum the finished file (the
-     * CRC must cover the real count). */
-    if (!w.failed && (fflush(w.f) != 0 || fseek(w.f, count_at, SEEK_SET) != 0 ||
-                      fwrite(&w.records, sizeof(w.records), 1, w.f) != 1 ||
-                      fflush(w.f) != 0)) {
-        w.failed = true;
-    }
-    int fd = fileno(w.f);
-    uint32_t crc = 0;
-    if (!w.failed) {
-        unsigned char buf[65536];
-        ssize_t n = 0;
-        if (lseek(fd, 0, SEEK_SET) != 0) {
-            w.failed = true;
-        }
-        while (!w.failed && (n = read(fd, buf, sizeof(buf))) > 0) {
-            crc = crc32_update(crc, buf, (size_t)n);
-        }
-        if (n < 0) {
-            w.failed = true;
-        }
-        w.failed |= lseek(fd, 0, SEEK_END) < 0 ||
-                    write(fd, &crc, sizeof(crc)) != sizeof(crc) ||
-                    fsync(fd) != 0;
-    }
+    w_put(&w, &w.records, sizeof(w.records));
+    uint32_t crc = w.crc;
+    w_put(&w, &crc, sizeof(crc));
+    w.failed |= fflush(w.f) != 0 || fsync(fileno(w.f)) != 0;
     if (fclose(w.f) != 0 || w.failed) {
         snprintf(err, errlen, "writing %s: %s", tmp,
                  errno ? strerror(errno) : "short write");
@@ -470,33 +456,55 @@ load_item(struct loader *l, uint64_t *records, char *err, size_t errlen)
     return load_record(l, type, err, errlen);
 }
 
+/* Version and CRC of a whole file: the version sits at offset 8, and
+ * picks the CRC (IEEE before 4, Castagnoli from 4). */
 static int
-load_buffer(const unsigned char *buf, size_t len, char *err, size_t errlen)
+check_file(const unsigned char *buf, size_t len, uint32_t *version,
+           char *err, size_t errlen)
 {
-    struct ks_reader r = { buf, len };
-    char magic[8] = { 0 };
-    uint32_t version = 0, zero = 0, crc = 0;
-    int64_t written = 0;
-    uint64_t records = 0;
+    uint32_t crc;
     if (len < 8 + 4 + 4 + 8 + 8 + 4) {
         snprintf(err, errlen, "truncated (%zu bytes)", len);
         return -1;
     }
+    memcpy(version, buf + 8, 4);
+    if (memcmp(buf, MAGIC, 8) != 0 || *version < VERSION_FIRST ||
+        *version > VERSION) {
+        snprintf(err, errlen, "not a cellgate snapshot of version %u to %u",
+                 VERSION_FIRST, VERSION);
+        return -1;
+    }
     memcpy(&crc, buf + len - 4, 4);
-    if (crc32_update(0, buf, len - 4) != crc) {
+    uint32_t want = *version >= VERSION_TRAILER
+                        ? crc32c_update(0, buf, len - 4)
+                        : crc32_update(0, buf, len - 4);
+    if (want != crc) {
         snprintf(err, errlen, "checksum mismatch: the file is corrupt or "
                  "truncated");
         return -1;
     }
-    r.left -= 4;
-    /* The length check above guarantees the header is there. */
-    if (!ks_read(&r, magic, 8) || !ks_read(&r, &version, 4) ||
-        !ks_read(&r, &zero, 4) || !ks_read(&r, &written, 8) ||
-        !ks_read(&r, &records, 8) || memcmp(magic, MAGIC, 8) != 0 ||
-        version < VERSION_FIRST || version > VERSION) {
-        snprintf(err, errlen, "not a cellgate snapshot of version %u to %u",
-                 VERSION_FIRST, VERSION);
+    return 0;
+}
+
+static int
+load_buffer(const unsigned char *buf, size_t len, char *err, size_t errlen)
+{
+    uint32_t version;
+    int64_t written;
+    uint64_t records;
+    if (check_file(buf, len, &version, err, errlen) < 0) {
         return -1;
+    }
+    /* Header: magic, version, 0, written_at; the count after it before
+     * version 4, in the trailer (before the CRC) from 4 on. */
+    struct ks_reader r = { buf + 24, len - 24 - 4 };
+    memcpy(&written, buf + 16, 8);
+    (void)written;
+    if (version >= VERSION_TRAILER) {
+        memcpy(&records, buf + len - 12, 8);
+        r.left -= 8;
+    } else {
+        (void)ks_read(&r, &records, 8);     /* the size check covers it */
     }
     struct loader l = {
         .r = r,
@@ -505,8 +513,8 @@ load_buffer(const unsigned char *buf, size_t len, char *err, size_t errlen)
         .db = 0,
         .now = clock_wall_now(),
     };
-    /* Up to the checksum: a database's marker may end the file when
-     * every key of it went fresh while it was written. */
+    /* Up to the count or checksum: a database's marker may end the
+     * records when every key of it went fresh while it was written. */
     uint64_t loaded = 0;
     while (l.r.left > 0) {
         if (load_item(&l, &loaded, err, errlen) < 0) {
@@ -514,7 +522,7 @@ load_buffer(const unsigned char *buf, size_t len, char *err, size_t errlen)
         }
     }
     if (loaded != records) {
-        snprintf(err, errlen, "%llu records, but the header says %llu",
+        snprintf(err, errlen, "%llu records, but the file says %llu",
                  (unsigned long long)loaded, (unsigned long long)records);
         return -1;
     }

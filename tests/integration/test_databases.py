@@ -213,3 +213,24 @@ def test_a_version_2_snapshot_loads_into_database_0(start_daemon, tmp_path):
     d2.clock.set(now)
     assert "Loaded 1 keys" in d2.log()
     assert throttle(d2.client(), "old") == [1, 2, 0, 60, 120]
+
+
+def test_a_version_3_snapshot_still_loads(start_daemon, tmp_path):
+    """Version 3 (the count in the header, the IEEE CRC) is what the build
+    before the journal wrote: an upgrade must load it."""
+    snapdir = str(tmp_path / "s")
+    os.makedirs(snapdir)
+    d = start_daemon("--dir", snapdir, fakeclock=True)
+    now = d.clock.ns
+    assert d.stop() == []
+    body = b"CGSNAP01" + struct.pack("=IIqQ", 3, 0, now, 1)
+    body += struct.pack("=BI", 0, 2)                       # database 2
+    body += struct.pack("=BIqI", 1, 3, now + 120 * 10**9, 8) + b"old"
+    body += struct.pack("=Q", now + 120 * 10**9)
+    with open(os.path.join(snapdir, "cellgate.snap"), "wb") as f:
+        f.write(body + struct.pack("=I", zlib.crc32(body)))
+    d2 = start_daemon("--dir", snapdir, fakeclock=True)
+    d2.clock.set(now)
+    c = d2.client()
+    c.execute_command("SELECT", 2)
+    assert throttle(c, "old") == [1, 2, 0, 60, 120]
