@@ -34,6 +34,7 @@ static bool sync_running;
 static int64_t sync_started_ns;
 static int64_t last_sync_ns;
 static uint64_t syncs;
+static int sync_error;              /* of the last background fsync */
 
 /* ---- the buffer -------------------------------------------------------- */
 
@@ -318,8 +319,9 @@ journal_sync(void)
 static void
 on_sync_done(uv_fs_t *req)
 {
+    sync_error = req->result < 0 ? (int)-req->result : 0;
     if (req->result < 0) {
-        last_errno = (int)-req->result;
+        last_errno = sync_error;
     } else {
         last_sync_ns = clock_mono_now() - sync_started_ns;
         syncs++;
@@ -346,6 +348,12 @@ bool
 journal_sync_running(void)
 {
     return sync_running;
+}
+
+int
+journal_background_sync_error(void)
+{
+    return sync_running ? 0 : sync_error;
 }
 
 uint64_t

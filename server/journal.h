@@ -81,6 +81,10 @@ int journal_sync(void);
 void journal_sync_background(void);
 bool journal_sync_running(void);
 
+/* The errno of the last background fdatasync once it ended, 0 if it
+ * worked (or one is running). */
+int journal_background_sync_error(void);
+
 /* The file's size (bytes written), the errno of the last failed write or
  * sync (0 after a good one), how long the last fsync took. */
 uint64_t journal_file_size(void);

@@ -50,7 +50,8 @@ static uint64_t gen = 1;            /* writes made now go into this one */
 static uint64_t safe_gen;           /* every generation up to it is safe */
 static uint64_t effects_at_commit;
 
-static bool write_failing;
+static bool write_failing;          /* a write (or an always fsync) failed */
+static bool sync_failing;           /* the last everysec fsync failed */
 static int write_errno;
 static int64_t last_retry_ms;
 static int64_t last_fsync_ms;
@@ -609,7 +610,7 @@ commit(void)
     ok = journal_write() == 0 && ok;
     if (ok) {
         written_since_fsync += bytes;
-        if (fsync_always() && bytes > 0) {
+        if (fsync_always() && (bytes > 0 || write_failing)) {
             ok = journal_sync() == 0;
             written_since_fsync = 0;
         }
@@ -662,7 +663,7 @@ persist_safe(void)
 bool
 persist_refuses_writes(void)
 {
-    return write_failing;
+    return write_failing || sync_failing;
 }
 
 int
@@ -834,6 +835,26 @@ rewrite_due(void)
 
 /* ---- cron and exit ----------------------------------------------------- */
 
+/* An everysec fsync that failed refuses writes as a failed write does,
+ * until one works again (the cron tries every second). */
+static void
+watch_background_sync(void)
+{
+    int e = journal_background_sync_error();
+    if (journal_sync_running() || (e != 0) == sync_failing) {
+        return;
+    }
+    sync_failing = e != 0;
+    if (sync_failing) {
+        write_errno = e;
+        log_warning("Error syncing the journal: %s (writes answer -MISCONF "
+                    "until an fsync works again)", strerror(e));
+    } else {
+        log_warning("Journal fsync error looks solved: writes are accepted "
+                    "again");
+    }
+}
+
 void
 persist_cron(void)
 {
@@ -846,7 +867,8 @@ persist_cron(void)
         last_retry_ms = now_ms;
         (void)commit();
     }
-    if (fsync_everysec() && written_since_fsync > 0 &&
+    watch_background_sync();
+    if (fsync_everysec() && (written_since_fsync > 0 || sync_failing) &&
         now_ms - last_fsync_ms >= 1000 && !journal_sync_running()) {
         journal_sync_background();
         written_since_fsync = 0;
@@ -878,7 +900,7 @@ stop_journal(void)
     journal_close();
     keyspace_journal_enable(false);
     memset(&writing, 0, sizeof(writing));
-    write_failing = false;
+    write_failing = sync_failing = false;
     safe_gen = gen;
     log_notice("Journal flushed and closed");
 }
@@ -972,7 +994,7 @@ persist_info(struct persist_info *out)
     out->last_rewrite_ok = last_rewrite_ok;
     out->rewrites = rewrites;
     out->rewrites_consecutive_failures = rewrite_failures;
-    out->last_write_ok = !write_failing;
+    out->last_write_ok = !write_failing && !sync_failing;
     out->current_size = ks_journal_on ? manifest_bytes(&current) : 0;
     out->base_size = size_after_rewrite;
     out->buffer_length = journal_buffered();
