@@ -147,6 +147,11 @@ section_persistence(struct textbuf *t)
              (unsigned long long)p.rewrites,
              (unsigned long long)p.rewrites_consecutive_failures,
              p.last_write_ok ? "ok" : "err");
+    if (!p.last_write_ok) {
+        /* Not a Redis field: why, without reading the log. */
+        textbuf_printf(t, "aof_last_write_error:%s\r\n",
+                       strerror(persist_errno()));
+    }
     if (p.enabled) {
         textbuf_printf(t, "aof_current_size:%llu\r\n"
                  "aof_base_size:%llu\r\n"

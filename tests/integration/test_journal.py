@@ -384,6 +384,7 @@ def test_a_full_disk_answers_misconf_and_recovers_losing_nothing(
     assert b.command("EXISTS", "other") == b":0\r\n"
     info = d.info("persistence")
     assert info["aof_last_write_status"] == "err"
+    assert info["aof_last_write_error"] == "No space left on device"
     assert "No space left on device" in d.log()
     os.unlink(filler)
     # The held reply arrives once the record is written; writes resume.
