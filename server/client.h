@@ -21,6 +21,7 @@
 
 struct cmd;
 struct multi;
+struct pubsub_subs;
 
 /* What a command asks of the connection layer (struct conn.requests). */
 enum client_request {
@@ -29,7 +30,8 @@ enum client_request {
     CLIENT_KILLS = 4,               /* this one killed others: sweep */
     CLIENT_AUTHENTICATED = 8,       /* AUTH passed: lift the small limits */
     CLIENT_UNPAUSES = 16,           /* CLIENT UNPAUSE: run the postponed */
-    CLIENT_FEEDS = 32,              /* MONITOR lines were queued to others */
+    CLIENT_FEEDS = 32,              /* MONITOR lines or PUBLISH messages
+                                     * were queued to others */
     CLIENT_DEAUTHENTICATED = 64     /* RESET: the small limits again */
 };
 
@@ -100,6 +102,9 @@ struct conn {
     enum client_reply reply_mode;
     bool monitor;                   /* MONITOR: gets every command (monitor.c) */
     struct conn *next_monitor;
+    struct pubsub_subs *subs;       /* channels and patterns (pubsub.c) */
+    struct conn *next_fed;          /* pubsub.c: got a message this command */
+    bool fed;
     struct resp_request held;       /* CONN_POSTPONED: the request held */
 };
 

@@ -23,6 +23,7 @@
 #include "server/errors.h"
 #include "server/monitor.h"
 #include "server/persist.h"
+#include "server/pubsub.h"
 #include "server/multi.h"
 #include "server/server.h"
 #include "server/slowlog.h"
@@ -32,7 +33,8 @@
 #define ERROR_CODES_MAX 128  /* as Redis: beyond this, errors are not split */
 
 const char *const cmd_flag_words[CMD_FLAG_COUNT] = {
-    "write", "readonly", "denyoom", "module", "admin", "noscript", "loading",
+    "write", "readonly", "denyoom", "module", "admin", "pubsub", "noscript",
+    "loading",
     "stale", "skip_slowlog", "fast", "no_auth", "no_async_loading",
     "no_multi", "allow_busy"
 };
@@ -376,10 +378,31 @@ refused_for_disk(const struct conn *c, const struct cmd *cmd,
            strcmp(cmd->name, "ping") == 0;
 }
 
+/* A RESP2 client subscribed to something may only (un)subscribe, PING,
+ * QUIT and RESET, as Redis: its replies would mix with the messages. */
+static bool
+refused_while_subscribed(const struct conn *c, const struct cmd *cmd)
+{
+    static const char *const allowed[] = {
+        "subscribe", "unsubscribe", "psubscribe", "punsubscribe",
+        "ssubscribe", "sunsubscribe", "ping", "quit", "reset", NULL
+    };
+    if (c->subs == NULL || c->proto != 2 ||
+        pubsub_count(c, false) + pubsub_count(c, true) == 0) {
+        return false;
+    }
+    for (size_t i = 0; allowed[i] != NULL; i++) {
+        if (strcmp(cmd->name, allowed[i]) == 0) {
+            return false;
+        }
+    }
+    return true;
+}
+
 void
 cmd_execute(struct conn *c, struct resp_request *req)
 {
-    char msg[128];
+    char msg[256];
     struct cmd *cmd = cmd_lookup(req->argv[0], req->argvlen[0]);
     srv.stats.commands_processed++;
     if (cmd == NULL) {
@@ -403,6 +426,13 @@ cmd_execute(struct conn *c, struct resp_request *req)
     if (refused_for_disk(c, cmd, req)) {
         snprintf(msg, sizeof(msg), "MISCONF Errors writing to the AOF file: "
                  "%s", strerror(persist_errno()));
+        reject(c, cmd, msg);
+        return;
+    }
+    if (refused_while_subscribed(c, cmd)) {
+        snprintf(msg, sizeof(msg), "ERR Can't execute '%s': only "
+                 "(P|S)SUBSCRIBE / (P|S)UNSUBSCRIBE / PING / QUIT / RESET "
+                 "are allowed in this context", cmd->name);
         reject(c, cmd, msg);
         return;
     }

@@ -41,20 +41,21 @@ enum cmd_flag {
     CMD_DENYOOM = 1 << 2,
     CMD_MODULE = 1 << 3,
     CMD_ADMIN = 1 << 4,
-    CMD_NOSCRIPT = 1 << 5,
-    CMD_LOADING = 1 << 6,
-    CMD_STALE = 1 << 7,
-    CMD_SKIP_SLOWLOG = 1 << 8,      /* AUTH, HELLO: passwords */
-    CMD_FAST = 1 << 9,
-    CMD_NO_AUTH = 1 << 10,          /* runs before AUTH */
-    CMD_NO_ASYNC_LOADING = 1 << 11,
-    CMD_NO_MULTI = 1 << 12,
-    CMD_ALLOW_BUSY = 1 << 13,
+    CMD_PUBSUB = 1 << 5,
+    CMD_NOSCRIPT = 1 << 6,
+    CMD_LOADING = 1 << 7,
+    CMD_STALE = 1 << 8,
+    CMD_SKIP_SLOWLOG = 1 << 9,      /* AUTH, HELLO: passwords */
+    CMD_FAST = 1 << 10,
+    CMD_NO_AUTH = 1 << 11,          /* runs before AUTH */
+    CMD_NO_ASYNC_LOADING = 1 << 12,
+    CMD_NO_MULTI = 1 << 13,
+    CMD_ALLOW_BUSY = 1 << 14,
     /* cellgate's own, never shown: */
-    CMD_NOT_QUEUED = 1 << 14,       /* runs at once inside MULTI (EXEC...) */
-    CMD_EXEC = 1 << 15              /* EXEC: a refusal aborts the MULTI */
+    CMD_NOT_QUEUED = 1 << 15,       /* runs at once inside MULTI (EXEC...) */
+    CMD_EXEC = 1 << 16              /* EXEC: a refusal aborts the MULTI */
 };
-#define CMD_FLAG_COUNT 14           /* the shown ones: bits 0..13 */
+#define CMD_FLAG_COUNT 15           /* the shown ones: bits 0..14 */
 #define CMD_SHOWN_FLAGS ((1u << CMD_FLAG_COUNT) - 1)
 
 /* The word of flag bit i (0 <= i < CMD_FLAG_COUNT). */

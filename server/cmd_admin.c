@@ -24,6 +24,7 @@
 #include "server/multi.h"
 #include "server/server.h"
 #include "server/persist.h"
+#include "server/pubsub.h"
 #include "server/snapshot.h"
 #include "server/textbuf.h"
 
@@ -40,6 +41,13 @@ cmd_ping(struct conn *c, struct resp_request *req)
 {
     if (req->argc > 2) {
         cmd_errorf(c, ERR_WRONG_ARITY, "ping");
+    } else if (c->proto == 2 && pubsub_count(c, false) +
+                                    pubsub_count(c, true) > 0) {
+        /* As Redis: a subscriber's PING answers in the shape of a message */
+        reply_array(&c->out, 2);
+        reply_bulkz(&c->out, "pong");
+        reply_bulk(&c->out, req->argc == 2 ? req->argv[1] : "",
+                   req->argc == 2 ? req->argvlen[1] : 0);
     } else if (req->argc == 2) {
         reply_bulk(&c->out, req->argv[1], req->argvlen[1]);
     } else {

@@ -20,6 +20,7 @@
 #include "server/handlers.h"
 #include "server/keyspace.h"
 #include "server/monitor.h"
+#include "server/pubsub.h"
 #include "server/multi.h"
 #include "server/server.h"
 #include "server/textbuf.h"
@@ -93,9 +94,21 @@ cmd_client_id(struct conn *c, struct resp_request *req)
     reply_int(&c->out, (int64_t)c->id);
 }
 
+/* Redis's client types (getClientType): a client subscribed to a channel
+ * or pattern is "pubsub", every other one "normal", monitors too. */
+enum client_type { TYPE_NORMAL, TYPE_REPLICA, TYPE_MASTER, TYPE_PUBSUB };
+
+static enum client_type
+type_of(const struct conn *x)
+{
+    return pubsub_count(x, false) + pubsub_count(x, true) > 0 ? TYPE_PUBSUB
+                                                               : TYPE_NORMAL;
+}
+
 /* ---- LIST and INFO ---------------------------------------------------- */
 
-/* Redis's flag letters for what cellgate has: O monitor, x MULTI, d a
+/* Redis's flag letters for what cellgate has: O monitor, P subscribed,
+ * x MULTI, d a
  * watched key changed, b postponed by CLIENT PAUSE, c closing after its
  * reply; N for none. */
 static void
@@ -104,6 +117,9 @@ client_flags(const struct conn *x, char *out)
     char *p = out;
     if (x->monitor) {
         *p++ = 'O';
+    }
+    if (type_of(x) == TYPE_PUBSUB) {
+        *p++ = 'P';
     }
     if (multi_open(x, x->multi)) {
         *p++ = 'x';
@@ -152,13 +168,14 @@ describe_client(const struct conn *x, const struct resp_request *req,
     }
     textbuf_printf(t,
         "id=%" PRIu64 " addr=%s laddr=%s fd=%d name=%s age=%lld idle=%lld "
-        "flags=%s db=%d sub=0 psub=0 ssub=0 multi=%lld qbuf=%zu "
+        "flags=%s db=%d sub=%zu psub=%zu ssub=0 multi=%lld qbuf=%zu "
         "qbuf-free=%zu argv-mem=%zu multi-mem=%zu obl=%zu oll=%zu omem=%zu "
         "tot-mem=%zu events=r%s cmd=%s user=default redir=-1 resp=%d "
         "lib-name=%s lib-ver=%s\n",
         x->id, x->addr, x->laddr, (int)fd, x->name ? x->name : "",
         (long long)((now - x->created_ms) / 1000),
         (long long)((now - x->last_interaction_ms) / 1000), flags, x->db,
+        pubsub_count(x, false), pubsub_count(x, true),
         multi_open(x, x->multi) ? (long long)x->multi->ncmds : -1LL, qbuf,
         qmem > qbuf ? qmem - qbuf : 0, argv_bytes(req), mmem, ob.obl, ob.oll,
         ob.omem, qmem + mmem + ob.omem + (x->out.head != NULL
@@ -180,14 +197,23 @@ reply_text(struct conn *c, struct textbuf *text)
     textbuf_free(text);
 }
 
-/* Redis's client type names (getClientTypeByName): every cellgate client
- * is "normal", monitors too, as in Redis. */
+/* Redis's names for them (getClientTypeByName); false for another word. */
 static bool
-is_type_name(const struct resp_request *req, size_t i, bool *normal)
+type_name(const struct resp_request *req, size_t i, enum client_type *t)
 {
-    *normal = arg_is(req, i, "normal");
-    return *normal || arg_is(req, i, "slave") || arg_is(req, i, "replica") ||
-           arg_is(req, i, "master") || arg_is(req, i, "pubsub");
+    static const struct {
+        const char *name;
+        enum client_type type;
+    } names[] = { { "normal", TYPE_NORMAL }, { "slave", TYPE_REPLICA },
+                  { "replica", TYPE_REPLICA }, { "master", TYPE_MASTER },
+                  { "pubsub", TYPE_PUBSUB } };
+    for (size_t k = 0; k < sizeof(names) / sizeof(names[0]); k++) {
+        if (arg_is(req, i, names[k].name)) {
+            *t = names[k].type;
+            return true;
+        }
+    }
+    return false;
 }
 
 static bool
@@ -206,7 +232,8 @@ id_listed(const struct resp_request *req, size_t from, uint64_t id)
 void
 cmd_client_list(struct conn *c, struct resp_request *req)
 {
-    bool by_id = false, normal = true;
+    bool by_id = false, by_type = false;
+    enum client_type type = TYPE_NORMAL;
     if (req->argc >= 4 && arg_is(req, 2, "ID")) {
         for (size_t i = 3; i < req->argc; i++) {
             int64_t v;
@@ -217,18 +244,20 @@ cmd_client_list(struct conn *c, struct resp_request *req)
         }
         by_id = true;
     } else if (req->argc == 4 && arg_is(req, 2, "TYPE")) {
-        if (!is_type_name(req, 3, &normal)) {
+        if (!type_name(req, 3, &type)) {
             cmd_errorf(c, "ERR Unknown client type '%.128s'", req->argv[3]);
             return;
         }
+        by_type = true;
     } else if (req->argc != 2) {
         cmd_error(c, ERR_SYNTAX);
         return;
     }
     struct textbuf text = { 0 };
     int64_t now = now_ms();
-    for (struct conn *x = srv.clients; normal && x != NULL; x = x->next) {
-        if (!by_id || id_listed(req, 3, x->id)) {
+    for (struct conn *x = srv.clients; x != NULL; x = x->next) {
+        if ((!by_id || id_listed(req, 3, x->id)) &&
+            (!by_type || type_of(x) == type)) {
             describe_client(x, x == c ? req : NULL, &text, now);
         }
     }
@@ -249,7 +278,7 @@ cmd_client_info(struct conn *c, struct resp_request *req)
  * MAXAGE. */
 struct kill_filter {
     uint64_t id;                /* 0 = any */
-    bool type_normal;
+    enum client_type type;
     bool has_type;
     const char *addr;
     const char *laddr;
@@ -262,7 +291,7 @@ kill_matches(const struct kill_filter *f, const struct conn *self,
              const struct conn *x, int64_t now)
 {
     return (f->id == 0 || x->id == f->id) &&
-           (!f->has_type || f->type_normal) &&
+           (!f->has_type || type_of(x) == f->type) &&
            (f->addr == NULL || strcmp(f->addr, x->addr) == 0) &&
            (f->laddr == NULL || strcmp(f->laddr, x->laddr) == 0) &&
            (!f->skipme || x != self) &&
@@ -294,7 +323,7 @@ parse_kill_option(struct conn *c, const struct resp_request *req, size_t i,
         }
         f->max_age = v;
     } else if (arg_is(req, i, "TYPE")) {
-        if (!is_type_name(req, i + 1, &f->type_normal)) {
+        if (!type_name(req, i + 1, &f->type)) {
             cmd_errorf(c, "ERR Unknown client type '%.128s'", val);
             return false;
         }
@@ -526,7 +555,8 @@ cmd_client_help(struct conn *c, struct resp_request *req)
 /* ---- RESET ------------------------------------------------------------ */
 
 /* RESET: the connection as new, as Redis's clearClientConnectionState():
- * no transaction or watched keys, out of MONITOR, database 0, RESP2, no
+ * no transaction or watched keys, out of MONITOR and every channel and
+ * pattern, database 0, RESP2, no
  * name, replies on, and authenticated again only without requirepass. */
 void
 cmd_reset(struct conn *c, struct resp_request *req)
@@ -536,6 +566,7 @@ cmd_reset(struct conn *c, struct resp_request *req)
     if (c->monitor) {
         monitor_remove(c);
     }
+    pubsub_forget(c);
     c->db = 0;
     (void)keyspace_select(0);
     c->proto = 2;

@@ -178,6 +178,22 @@ static struct cmd slowlog_subcommands[] = {
       NO_STATS }
 };
 
+#define PUBSUB_SUB(sub, arity, summary, args, proc)                           \
+    { "pubsub|" sub, arity, CMD_PUBSUB | CMD_LOADING | CMD_STALE, 0, 0, 0,   \
+      NULL, "pubsub slow", "pubsub", "2.8.0", summary, args, proc, NULL,     \
+      NO_STATS }
+
+static struct cmd pubsub_subcommands[] = {
+    PUBSUB_SUB("channels", -2, "Returns the active channels.",
+               "?pattern:pattern", cmd_pubsub_channels),
+    PUBSUB_SUB("numsub", -2, "Returns a count of subscribers to channels.",
+               "?*channel:string", cmd_pubsub_numsub),
+    PUBSUB_SUB("numpat", 2, "Returns a count of unique pattern "
+               "subscriptions.", "", cmd_pubsub_numpat),
+    { NULL, 0, 0, 0, 0, 0, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL,
+      NO_STATS }
+};
+
 static struct cmd function_subcommands[] = {
     { "function|list", -2, CMD_NOSCRIPT, 0, 0, 0, NULL, "slow scripting",
       "scripting", "7.0.0", "Returns information about all libraries (none "
@@ -279,6 +295,29 @@ static struct cmd table[] = {
       "key:key limit1:integer window1:integer ?*tier:block=limit2|window2 "
       "?COST=n:integer ?PEEK:pure-token ?MS:pure-token",
       cmd_rl_tiers, NULL, NO_STATS },
+    { "subscribe", -2, CMD_PUBSUB | CMD_NOSCRIPT | CMD_LOADING | CMD_STALE,
+      0, 0, 0, NULL, "pubsub slow", "pubsub", "2.0.0",
+      "Listens for messages published to channels.", "*channel:string",
+      cmd_subscribe, NULL, NO_STATS },
+    { "unsubscribe", -1, CMD_PUBSUB | CMD_NOSCRIPT | CMD_LOADING | CMD_STALE,
+      0, 0, 0, NULL, "pubsub slow", "pubsub", "2.0.0",
+      "Stops listening to messages posted to channels.", "?*channel:string",
+      cmd_unsubscribe, NULL, NO_STATS },
+    { "psubscribe", -2, CMD_PUBSUB | CMD_NOSCRIPT | CMD_LOADING | CMD_STALE,
+      0, 0, 0, NULL, "pubsub slow", "pubsub", "2.0.0",
+      "Listens for messages published to channels that match one or more "
+      "patterns.", "*pattern:pattern", cmd_psubscribe, NULL, NO_STATS },
+    { "punsubscribe", -1, CMD_PUBSUB | CMD_NOSCRIPT | CMD_LOADING | CMD_STALE,
+      0, 0, 0, NULL, "pubsub slow", "pubsub", "2.0.0",
+      "Stops listening to messages published to channels that match one or "
+      "more patterns.", "?*pattern:pattern", cmd_punsubscribe, NULL,
+      NO_STATS },
+    { "publish", 3, CMD_PUBSUB | CMD_LOADING | CMD_STALE | CMD_FAST, 0, 0, 0,
+      NULL, "pubsub fast", "pubsub", "2.0.0", "Posts a message to a channel.",
+      "channel:string message:string", cmd_publish, NULL, NO_STATS },
+    { "pubsub", -2, 0, 0, 0, 0, NULL, "slow", "pubsub", "2.8.0",
+      "A container for Pub/Sub commands.", "", cmd_pubsub,
+      pubsub_subcommands, NO_STATS },
     { "ping", -1, CMD_STALE | CMD_FAST, 0, 0, 0, NULL, "fast connection",
       "connection", "1.0.0", "Returns the server's liveliness response.",
       "?message:string", cmd_ping, NULL, NO_STATS },

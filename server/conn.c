@@ -27,6 +27,7 @@
 #include "server/keyspace.h"
 #include "server/log.h"
 #include "server/persist.h"
+#include "server/pubsub.h"
 #include "server/monitor.h"
 #include "server/multi.h"
 #include "server/server.h"
@@ -166,6 +167,7 @@ conn_close(struct conn *c)
     if (c->monitor) {
         monitor_remove(c);
     }
+    pubsub_forget(c);
     if (counted) {
         client_list_remove(c);
         srv.nclients--;
@@ -515,6 +517,35 @@ close_killed(void)
     }
 }
 
+/* A client that got lines or messages it does not read: closed at the
+ * hard output limit, as a MONITOR or a subscriber in Redis. */
+static void
+queue_feed(struct conn *m, const char *what)
+{
+    if (obuf_pending(&m->out) > (size_t)srv.conf.output_hard_limit ||
+        m->out.oom) {
+        srv.stats.output_limit_closes++;
+        log_warning("Closing %s client %s: it does not read its output fast "
+                    "enough", what, m->addr);
+        conn_close(m);
+    } else {
+        queue_write(m);
+    }
+}
+
+/* Send the PUBLISH messages a command queued. */
+static void
+flush_subscribers(void)
+{
+    struct conn *m = pubsub_take_fed();
+    while (m != NULL) {
+        struct conn *next = m->next_fed;
+        m->next_fed = NULL;
+        queue_feed(m, "pub/sub");
+        m = next;
+    }
+}
+
 /* Send the MONITOR lines a command queued, within the output limit. */
 static void
 flush_monitors(void)
@@ -522,15 +553,7 @@ flush_monitors(void)
     struct conn *m = monitor_first();
     while (m != NULL) {
         struct conn *next = m->next_monitor;
-        if (obuf_pending(&m->out) > (size_t)srv.conf.output_hard_limit ||
-            m->out.oom) {
-            srv.stats.output_limit_closes++;
-            log_warning("Closing MONITOR client %s: it does not read its "
-                        "output fast enough", m->addr);
-            conn_close(m);
-        } else {
-            queue_write(m);
-        }
+        queue_feed(m, "MONITOR");
         m = next;
     }
 }
@@ -635,6 +658,7 @@ carry_out_requests(struct conn *c)
     }
     if (r & CLIENT_FEEDS) {
         flush_monitors();
+        flush_subscribers();
     }
     if (r & CLIENT_UNPAUSES) {
         wake_postponed();

@@ -29,6 +29,15 @@ HANDLER(cmd_client_unblock);
 HANDLER(cmd_client_no_evict);
 HANDLER(cmd_reset);
 HANDLER(cmd_monitor);
+HANDLER(cmd_subscribe);
+HANDLER(cmd_unsubscribe);
+HANDLER(cmd_psubscribe);
+HANDLER(cmd_punsubscribe);
+HANDLER(cmd_publish);
+HANDLER(cmd_pubsub);
+HANDLER(cmd_pubsub_channels);
+HANDLER(cmd_pubsub_numsub);
+HANDLER(cmd_pubsub_numpat);
 
 /* cmd_script.c */
 HANDLER(cmd_function);

@@ -19,6 +19,7 @@
 #include "server/keyspace.h"
 #include "server/server.h"
 #include "server/persist.h"
+#include "server/pubsub.h"
 #include "server/snapshot.h"
 #include "server/textbuf.h"
 
@@ -184,6 +185,8 @@ section_stats(struct textbuf *t)
              "evicted_keys:%llu\r\n"
              "keyspace_hits:%llu\r\n"
              "keyspace_misses:%llu\r\n"
+             "pubsub_channels:%zu\r\n"
+             "pubsub_patterns:%zu\r\n"
              "total_error_replies:%llu\r\n"
              "protocol_errors:%llu\r\n"
              "client_query_buffer_limit_disconnections:%llu\r\n"
@@ -199,6 +202,7 @@ section_stats(struct textbuf *t)
              (unsigned long long)(tot.evicted - s->evicted_keys_base),
              (unsigned long long)s->keyspace_hits,
              (unsigned long long)s->keyspace_misses,
+             pubsub_channel_total(), pubsub_numpat(),
              (unsigned long long)s->total_error_replies,
              (unsigned long long)s->protocol_errors,
              (unsigned long long)s->querybuf_limit_closes,

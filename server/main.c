@@ -34,6 +34,7 @@
 #include "server/server.h"
 #include "server/slowlog.h"
 #include "server/persist.h"
+#include "server/pubsub.h"
 #include "server/snapshot.h"
 
 #define MAX_LISTENERS 16
@@ -720,6 +721,7 @@ teardown(void)
         }
     }
     metrics_teardown();
+    pubsub_teardown();
     cluster_teardown();
     keyspace_teardown();
     slowlog_teardown();

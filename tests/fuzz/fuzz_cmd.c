@@ -30,7 +30,8 @@
  * every allocation matches).
  *
  * Commands that leave the process or touch sockets (QUIT, SHUTDOWN,
- * CLIENT KILL), fork (BGSAVE, BGREWRITEAOF) or read the config file (CLUSTER RELOAD) are
+ * CLIENT KILL), answer more than once ((P)(UN)SUBSCRIBE, MONITOR, CLIENT
+ * REPLY), fork (BGSAVE, BGREWRITEAOF) or read the config file (CLUSTER RELOAD) are
  * skipped, as are CONFIG SETs of the snapshot path, the log and
  * appendonly (turning the journal on forks), which the driver owns.
  */
@@ -503,7 +504,9 @@ static bool
 skipped(const struct req *r)
 {
     if (word(r, 0, "quit") || word(r, 0, "shutdown") || word(r, 0, "bgsave") ||
-        word(r, 0, "bgrewriteaof") ||
+        word(r, 0, "bgrewriteaof") || word(r, 0, "subscribe") ||
+        word(r, 0, "psubscribe") || word(r, 0, "unsubscribe") ||
+        word(r, 0, "punsubscribe") ||
         word(r, 0, "monitor") || (word(r, 0, "client") && word(r, 1, "reply")) ||
         (word(r, 0, "client") && word(r, 1, "kill")) ||
         (word(r, 0, "cluster") && word(r, 1, "reload"))) {

@@ -1,0 +1,143 @@
+/*
+ * cmd_pubsub.c - SUBSCRIBE, UNSUBSCRIBE, PSUBSCRIBE, PUNSUBSCRIBE, PUBLISH,
+ * PUBSUB: Redis 7's replies, byte for byte (RESP2 arrays, RESP3 pushes).
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "protocol/reply.h"
+#include "server/client.h"
+#include "server/cmd.h"
+#include "server/errors.h"
+#include "server/glob.h"
+#include "server/handlers.h"
+#include "server/pubsub.h"
+
+static size_t
+subscriptions(const struct conn *c)
+{
+    return pubsub_count(c, false) + pubsub_count(c, true);
+}
+
+static void
+subscribe(struct conn *c, struct resp_request *req, bool pattern)
+{
+    const char *kind = pattern ? "psubscribe" : "subscribe";
+    for (size_t i = 1; i < req->argc; i++) {
+        if (pubsub_subscribe(c, req->argv[i], req->argvlen[i], pattern) < 0) {
+            cmd_error(c, ERR_NOMEM);
+            return;
+        }
+        pubsub_reply(c, kind, req->argv[i], req->argvlen[i],
+                     subscriptions(c));
+    }
+}
+
+/* Without names: every one of c's, in subscription order (Redis gives
+ * its dict's order); a null name when there is none. */
+static void
+unsubscribe(struct conn *c, struct resp_request *req, bool pattern)
+{
+    const char *kind = pattern ? "punsubscribe" : "unsubscribe";
+    if (req->argc > 1) {
+        for (size_t i = 1; i < req->argc; i++) {
+            (void)pubsub_unsubscribe(c, req->argv[i], req->argvlen[i],
+                                     pattern);
+            pubsub_reply(c, kind, req->argv[i], req->argvlen[i],
+                         subscriptions(c));
+        }
+        return;
+    }
+    if (pubsub_count(c, pattern) == 0) {
+        pubsub_reply(c, kind, NULL, 0, subscriptions(c));
+        return;
+    }
+    while (pubsub_count(c, pattern) > 0) {
+        size_t len;
+        const char *name = pubsub_name(c, pattern, 0, &len);
+        /* The reply comes after the subscription (and its name) is gone:
+         * as Redis, the count it gives is the one left. */
+        pubsub_reply(c, kind, name, len, subscriptions(c) - 1);
+        (void)pubsub_unsubscribe(c, name, len, pattern);
+    }
+}
+
+void
+cmd_subscribe(struct conn *c, struct resp_request *req)
+{
+    subscribe(c, req, false);
+}
+
+void
+cmd_psubscribe(struct conn *c, struct resp_request *req)
+{
+    subscribe(c, req, true);
+}
+
+void
+cmd_unsubscribe(struct conn *c, struct resp_request *req)
+{
+    unsubscribe(c, req, false);
+}
+
+void
+cmd_punsubscribe(struct conn *c, struct resp_request *req)
+{
+    unsubscribe(c, req, true);
+}
+
+void
+cmd_publish(struct conn *c, struct resp_request *req)
+{
+    size_t n = pubsub_publish(req->argv[1], req->argvlen[1], req->argv[2],
+                              req->argvlen[2]);
+    if (n > 0) {
+        c->requests |= CLIENT_FEEDS;
+    }
+    reply_int(&c->out, (int64_t)n);
+}
+
+void
+cmd_pubsub(struct conn *c, struct resp_request *req)
+{
+    cmd_dispatch_subcommand(c, req, cmd_lookup("pubsub", 6));
+}
+
+void
+cmd_pubsub_channels(struct conn *c, struct resp_request *req)
+{
+    struct pubsub_iter it = { 0, NULL };
+    const char *name;
+    size_t len, n = 0;
+    /* Count first: the reply's length comes before its items. */
+    while ((name = pubsub_channel_next(&it, &len)) != NULL) {
+        n += req->argc < 3 || glob_match(req->argv[2], req->argvlen[2], name,
+                                         len, false);
+    }
+    reply_array(&c->out, n);
+    it = (struct pubsub_iter){ 0, NULL };
+    while ((name = pubsub_channel_next(&it, &len)) != NULL) {
+        if (req->argc < 3 || glob_match(req->argv[2], req->argvlen[2], name,
+                                        len, false)) {
+            reply_bulk(&c->out, name, len);
+        }
+    }
+}
+
+void
+cmd_pubsub_numsub(struct conn *c, struct resp_request *req)
+{
+    reply_array(&c->out, 2 * (req->argc - 2));
+    for (size_t i = 2; i < req->argc; i++) {
+        reply_bulk(&c->out, req->argv[i], req->argvlen[i]);
+        reply_int(&c->out,
+                  (int64_t)pubsub_numsub(req->argv[i], req->argvlen[i]));
+    }
+}
+
+void
+cmd_pubsub_numpat(struct conn *c, struct resp_request *req)
+{
+    (void)req;
+    reply_int(&c->out, (int64_t)pubsub_numpat());
+}
