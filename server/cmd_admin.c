@@ -9,6 +9,7 @@
 #include <strings.h>
 
 #include "conf/conf.h"
+#include "conf/rewrite.h"
 #include "lib/mem.h"
 #include "lib/num.h"
 #include "protocol/reply.h"
@@ -505,6 +506,26 @@ cmd_config_resetstat(struct conn *c, struct resp_request *req)
     reply_ok(&c->out);
 }
 
+/* CONFIG REWRITE, as Redis: the file this server was started with, brought
+ * up to the running values (conf/rewrite.h). */
+void
+cmd_config_rewrite(struct conn *c, struct resp_request *req)
+{
+    char err[512];
+    (void)req;
+    if (srv.config_file == NULL) {
+        cmd_error(c, "ERR The server is running without a config file");
+        return;
+    }
+    if (conf_rewrite_file(&srv.conf, srv.config_file, err, sizeof(err)) < 0) {
+        log_warning("CONFIG REWRITE failed: %s", err);
+        cmd_errorf(c, "ERR Rewriting config file: %s", err);
+        return;
+    }
+    log_notice("CONFIG REWRITE executed with success.");
+    reply_ok(&c->out);
+}
+
 void
 cmd_config_help(struct conn *c, struct resp_request *req)
 {
@@ -516,7 +537,8 @@ cmd_config_help(struct conn *c, struct resp_request *req)
         "SET <directive> <value>",
         "    Set the configuration <directive> to <value>.",
         "RESETSTAT", "    Reset statistics reported by the INFO command.",
-        "HELP", "    Print this help.", NULL
+        "REWRITE", "    Rewrite the configuration file.",
+        "HELP", "    Prints this help.", NULL
     };
     (void)req;
     cmd_reply_help(c, lines);
@@ -555,6 +577,17 @@ void
 cmd_flushdb(struct conn *c, struct resp_request *req)
 {
     flush(c, req, false);
+}
+
+/* ROLE, as a Redis primary without replicas: [master, offset, []]. */
+void
+cmd_role(struct conn *c, struct resp_request *req)
+{
+    (void)req;
+    reply_array(&c->out, 3);
+    reply_bulkz(&c->out, "master");
+    reply_int(&c->out, 0);
+    reply_array(&c->out, 0);
 }
 
 void

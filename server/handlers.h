@@ -67,6 +67,8 @@ HANDLER(cmd_config);
 HANDLER(cmd_config_get);
 HANDLER(cmd_config_set);
 HANDLER(cmd_config_resetstat);
+HANDLER(cmd_config_rewrite);
+HANDLER(cmd_role);
 HANDLER(cmd_config_help);
 HANDLER(cmd_dbsize);
 HANDLER(cmd_flushall);

@@ -458,17 +458,25 @@ random_bytes(unsigned char *buf, size_t len)
     }
 }
 
+/* 40 random hex digits, as Redis's run_id and replication ID. */
 static void
-make_run_id(void)
+random_hex_id(char out[41])
 {
     unsigned char raw[20];
     static const char hex[] = "0123456789abcdef";
     random_bytes(raw, sizeof(raw));
     for (size_t i = 0; i < sizeof(raw); i++) {
-        srv.run_id[2 * i] = hex[raw[i] >> 4];
-        srv.run_id[2 * i + 1] = hex[raw[i] & 15];
+        out[2 * i] = hex[raw[i] >> 4];
+        out[2 * i + 1] = hex[raw[i] & 15];
     }
-    srv.run_id[40] = '\0';
+    out[40] = '\0';
+}
+
+static void
+make_run_id(void)
+{
+    random_hex_id(srv.run_id);
+    random_hex_id(srv.replid);
 }
 
 /* --ping host:port: a health check that needs no redis-cli (the Docker

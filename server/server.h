@@ -70,6 +70,7 @@ struct server {
     int64_t start_wall_us;
     uint64_t start_mono_ns;
     char run_id[41];
+    char replid[41];              /* this primary's replication ID (INFO) */
     unsigned tcp_port;            /* actually bound (port 0 = none) */
     struct server_stats stats;
     /* SHUTDOWN: the command sets the request and wakes the loop; main.c

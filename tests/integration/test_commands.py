@@ -1,5 +1,6 @@
 """Connection and server commands as Redis clients see them: redis-py over
 RESP2, raw bytes for exact replies and for RESP3."""
+import re
 import time
 
 import pytest
@@ -817,3 +818,19 @@ def test_redis_mode_follows_cluster_mode(server, start_daemon):
     assert server.client().info("server")["redis_mode"] == "standalone"
     d = start_daemon("--cluster-mode", "emulated")
     assert d.client().info("server")["redis_mode"] == "cluster"
+
+
+def test_role_and_info_replication_answer_as_a_redis_primary(server, redis_server):
+    """What Sentinel asks a primary: ROLE, and INFO replication's fields in
+    Redis 7.0's order (IDs differ: each server makes its own)."""
+    ours, theirs = server.raw(), harness.RawConn(port=redis_server.port)
+    try:
+        assert ours.command("ROLE") == theirs.command("ROLE") == \
+            b"*3\r\n$6\r\nmaster\r\n:0\r\n*0\r\n"
+        fields = lambda raw: [l.split(b":")[0] for l in
+                              raw.command("INFO", "replication").split(b"\r\n")[1:]]
+        assert fields(ours) == fields(theirs)
+        assert re.search(rb"master_replid:[0-9a-f]{40}\r\n",
+                         ours.command("INFO", "replication"))
+    finally:
+        theirs.close()
