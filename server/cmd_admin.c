@@ -42,8 +42,8 @@ cmd_ping(struct conn *c, struct resp_request *req)
 {
     if (req->argc > 2) {
         cmd_errorf(c, ERR_WRONG_ARITY, "ping");
-    } else if (c->proto == 2 && pubsub_count(c, false) +
-                                    pubsub_count(c, true) > 0) {
+    } else if (c->proto == 2 && c->subs != NULL &&
+               pubsub_count(c, false) + pubsub_count(c, true) > 0) {
         /* As Redis: a subscriber's PING answers in the shape of a message */
         reply_array(&c->out, 2);
         reply_bulkz(&c->out, "pong");

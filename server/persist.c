@@ -588,6 +588,15 @@ fsync_everysec(void)
     return strcmp(srv.conf.appendfsync, "everysec") == 0;
 }
 
+bool persist_refusing;
+
+/* After write_failing or sync_failing changed. */
+static void
+update_refusing(void)
+{
+    persist_refusing = write_failing || sync_failing;
+}
+
 static void
 note_failure(void)
 {
@@ -598,6 +607,7 @@ note_failure(void)
     }
     write_failing = true;
     write_errno = e;
+    update_refusing();
 }
 
 /* Everything listed and buffered into the file (and fsynced under
@@ -624,6 +634,7 @@ commit(void)
                     "again");
         write_failing = false;
         write_errno = 0;
+        update_refusing();
     }
     safe_gen = gen;
     gen++;
@@ -660,11 +671,6 @@ persist_safe(void)
     return safe_gen;
 }
 
-bool
-persist_refuses_writes(void)
-{
-    return write_failing || sync_failing;
-}
 
 int
 persist_errno(void)
@@ -845,6 +851,7 @@ watch_background_sync(void)
         return;
     }
     sync_failing = e != 0;
+    update_refusing();
     if (sync_failing) {
         write_errno = e;
         log_warning("Error syncing the journal: %s (writes answer -MISCONF "
@@ -901,6 +908,7 @@ stop_journal(void)
     keyspace_journal_enable(false);
     memset(&writing, 0, sizeof(writing));
     write_failing = sync_failing = false;
+    update_refusing();
     safe_gen = gen;
     log_notice("Journal flushed and closed");
 }

@@ -66,7 +66,12 @@ int persist_apply_config(char *err, size_t errlen);
 int persist_rewrite(char *err, size_t errlen);
 
 /* Are writes refused (-MISCONF)? Then persist_error() says why. */
-bool persist_refuses_writes(void);
+extern bool persist_refusing;       /* read per command: a plain load */
+static inline bool
+persist_refuses_writes(void)
+{
+    return persist_refusing;
+}
 int persist_errno(void);
 
 struct persist_info {
