@@ -85,6 +85,21 @@
       "no automatic rewrite while the journal is smaller")                   \
     X(aof_load_truncated, "aof-load-truncated", CONF_BOOL, "yes", 0, 0,       \
       "a journal whose last record was cut short loads without it (a warning)") \
+    X(masterauth, "masterauth", CONF_BINARY, "", 0, 0,                        \
+      "password a replica gives its primary (its requirepass)")               \
+    X(replica_read_only, "replica-read-only", CONF_BOOL, "yes", 0, 0,         \
+      "a replica refuses writes (-READONLY); PEEK and reads work")            \
+    X(replica_priority, "replica-priority", CONF_INT, "100", 0, 2147483647,   \
+      "Sentinel promotes the replica with the lowest; 0 = never")            \
+    X(replica_announce_port, "replica-announce-port", CONF_INT, "0", 0, 65535, \
+      "port a replica tells its primary; 0 = the one it listens on")          \
+    X(repl_backlog_size, "repl-backlog-size", CONF_BYTES, "1mb", 16384,       \
+      1125899906842624LL,                                                     \
+      "stream kept for replicas that reconnect (partial resync)")             \
+    X(repl_timeout, "repl-timeout", CONF_INT, "60", 1, 2147483647,            \
+      "seconds of silence after which a replica drops its link")              \
+    X(repl_ping_replica_period, "repl-ping-replica-period", CONF_INT, "10", 1, \
+      2147483647, "seconds between the primary's PINGs in the stream")        \
     X(snapshot_load_errors, "snapshot-load-errors", CONF_ENUM, "refuse", 0, 0, \
       "a corrupt snapshot at start-up {refuse start-empty}")                  \
     X(databases, "databases", CONF_INT, "16", 1, 1024,                        \

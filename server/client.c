@@ -51,3 +51,43 @@ client_set_lib(struct conn *c, bool version, const char *s, size_t len)
 {
     return set_attr(version ? &c->lib_ver : &c->lib_name, s, len);
 }
+
+/* ---- output for others ------------------------------------------------- */
+
+static struct conn *fed;
+
+void
+client_note_fed(struct conn *c)
+{
+    if (!c->fed) {
+        c->fed = true;
+        c->next_fed = fed;
+        fed = c;
+    }
+}
+
+struct conn *
+client_take_fed(void)
+{
+    struct conn *list = fed;
+    for (struct conn *c = list; c != NULL; c = c->next_fed) {
+        c->fed = false;
+    }
+    fed = NULL;
+    return list;
+}
+
+void
+client_unfed(struct conn *c)
+{
+    if (!c->fed) {
+        return;
+    }
+    for (struct conn **p = &fed; *p != NULL; p = &(*p)->next_fed) {
+        if (*p == c) {
+            *p = c->next_fed;
+            break;
+        }
+    }
+    c->fed = false;
+}

@@ -103,7 +103,7 @@ struct conn {
     bool monitor;                   /* MONITOR: gets every command (monitor.c) */
     struct conn *next_monitor;
     struct pubsub_subs *subs;       /* channels and patterns (pubsub.c) */
-    struct conn *next_fed;          /* pubsub.c: got a message this command */
+    struct conn *next_fed;          /* client_note_fed(): got output */
     bool fed;
     struct resp_request held;       /* CONN_POSTPONED: the request held */
 };
@@ -115,5 +115,14 @@ int client_set_name(struct conn *c, const char *name, size_t len);
 
 /* CLIENT SETINFO LIB-NAME / LIB-VER (version true): as client_set_name. */
 int client_set_lib(struct conn *c, bool version, const char *s, size_t len);
+
+/* Output appended to another client than the one running (a PUBLISH
+ * message, a replication stream): list it once; conn.c takes the list
+ * (client_take_fed, linked by next_fed) and queues their writes, so no
+ * module below the connection layer calls into it. client_unfed() takes a
+ * closing client off the list. */
+void client_note_fed(struct conn *c);
+struct conn *client_take_fed(void);
+void client_unfed(struct conn *c);
 
 #endif

@@ -24,6 +24,7 @@
 #include "server/monitor.h"
 #include "server/persist.h"
 #include "server/pubsub.h"
+#include "server/replication.h"
 #include "server/multi.h"
 #include "server/server.h"
 #include "server/slowlog.h"
@@ -427,6 +428,12 @@ cmd_execute(struct conn *c, struct resp_request *req)
         snprintf(msg, sizeof(msg), "MISCONF Errors writing to the AOF file: "
                  "%s", strerror(persist_errno()));
         reject(c, cmd, msg);
+        return;
+    }
+    if (repl_is_replica() && srv.conf.replica_read_only &&
+        (cmd->flags & CMD_WRITE) && !peeks(req)) {
+        reject(c, cmd, "READONLY You can't write against a read only "
+                       "replica.");
         return;
     }
     if (refused_while_subscribed(c, cmd)) {

@@ -579,17 +579,6 @@ cmd_flushdb(struct conn *c, struct resp_request *req)
     flush(c, req, false);
 }
 
-/* ROLE, as a Redis primary without replicas: [master, offset, []]. */
-void
-cmd_role(struct conn *c, struct resp_request *req)
-{
-    (void)req;
-    reply_array(&c->out, 3);
-    reply_bulkz(&c->out, "master");
-    reply_int(&c->out, 0);
-    reply_array(&c->out, 0);
-}
-
 void
 cmd_time(struct conn *c, struct resp_request *req)
 {

@@ -21,6 +21,7 @@
 #include "server/keyspace.h"
 #include "server/monitor.h"
 #include "server/pubsub.h"
+#include "server/replication.h"
 #include "server/multi.h"
 #include "server/server.h"
 #include "server/textbuf.h"
@@ -94,13 +95,17 @@ cmd_client_id(struct conn *c, struct resp_request *req)
     reply_int(&c->out, (int64_t)c->id);
 }
 
-/* Redis's client types (getClientType): a client subscribed to a channel
- * or pattern is "pubsub", every other one "normal", monitors too. */
+/* Redis's client types (getClientType): a replica that sent PSYNC is
+ * "replica", a client subscribed to a channel or pattern "pubsub", every
+ * other one "normal", monitors too. */
 enum client_type { TYPE_NORMAL, TYPE_REPLICA, TYPE_MASTER, TYPE_PUBSUB };
 
 static enum client_type
 type_of(const struct conn *x)
 {
+    if (repl_is_replica_client(x)) {
+        return TYPE_REPLICA;
+    }
     return pubsub_count(x, false) + pubsub_count(x, true) > 0 ? TYPE_PUBSUB
                                                                : TYPE_NORMAL;
 }
@@ -120,6 +125,9 @@ client_flags(const struct conn *x, char *out)
     }
     if (type_of(x) == TYPE_PUBSUB) {
         *p++ = 'P';
+    }
+    if (type_of(x) == TYPE_REPLICA) {
+        *p++ = 'S';
     }
     if (multi_open(x, x->multi)) {
         *p++ = 'x';

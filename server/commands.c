@@ -422,6 +422,28 @@ static struct cmd table[] = {
     { "slowlog", -2, 0, 0, 0, 0, NULL, "slow", "server", "2.2.12",
       "A container for slow log commands.", "", cmd_slowlog,
       slowlog_subcommands, NO_STATS },
+    { "replicaof", 3, CMD_ADMIN | CMD_NOSCRIPT | CMD_STALE |
+      CMD_NO_ASYNC_LOADING, 0, 0, 0, NULL, "admin slow dangerous",
+      "server", "5.0.0", "Configures a server as replica of another, or "
+      "promotes it to a master.", "host:string port:integer",
+      cmd_replicaof, NULL, NO_STATS },
+    { "slaveof", 3, CMD_ADMIN | CMD_NOSCRIPT | CMD_STALE |
+      CMD_NO_ASYNC_LOADING, 0, 0, 0, NULL, "admin slow dangerous",
+      "server", "1.0.0", "Sets a Redis server as a replica of another, or "
+      "promotes it to being a master.", "host:string port:integer",
+      cmd_replicaof, NULL, NO_STATS },
+    { "replconf", -1, CMD_ADMIN | CMD_NOSCRIPT | CMD_LOADING | CMD_STALE |
+      CMD_ALLOW_BUSY, 0, 0, 0, NULL, "admin slow dangerous", "server",
+      "3.0.0", "An internal command for configuring the replication "
+      "stream.", "", cmd_replconf, NULL, NO_STATS },
+    { "psync", -3, CMD_ADMIN | CMD_NOSCRIPT | CMD_NO_ASYNC_LOADING |
+      CMD_NO_MULTI, 0, 0, 0, NULL, "admin slow dangerous", "server",
+      "2.8.0", "An internal command used in replication.",
+      "replicationid:string offset:integer", cmd_psync, NULL, NO_STATS },
+    { "sync", 1, CMD_ADMIN | CMD_NOSCRIPT | CMD_NO_ASYNC_LOADING |
+      CMD_NO_MULTI, 0, 0, 0, NULL, "admin slow dangerous", "server",
+      "1.0.0", "An internal command used in replication.", "", cmd_sync,
+      NULL, NO_STATS },
     { "role", 1, CMD_NOSCRIPT | CMD_LOADING | CMD_STALE | CMD_FAST, 0, 0, 0,
       NULL, "admin fast dangerous", "server", "2.8.12",
       "Returns the replication role.", "", cmd_role, NULL, NO_STATS },

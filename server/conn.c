@@ -28,6 +28,7 @@
 #include "server/log.h"
 #include "server/persist.h"
 #include "server/pubsub.h"
+#include "server/replication.h"
 #include "server/monitor.h"
 #include "server/multi.h"
 #include "server/server.h"
@@ -168,6 +169,8 @@ conn_close(struct conn *c)
         monitor_remove(c);
     }
     pubsub_forget(c);
+    repl_forget(c);
+    client_unfed(c);
     if (counted) {
         client_list_remove(c);
         srv.nclients--;
@@ -533,15 +536,20 @@ queue_feed(struct conn *m, const char *what)
     }
 }
 
-/* Send the PUBLISH messages a command queued. */
+/* Send what was appended for other clients (PUBLISH messages, the
+ * replication stream). */
 static void
-flush_subscribers(void)
+flush_fed(void)
 {
-    struct conn *m = pubsub_take_fed();
+    struct conn *m = client_take_fed();
     while (m != NULL) {
         struct conn *next = m->next_fed;
         m->next_fed = NULL;
-        queue_feed(m, "pub/sub");
+        if (m->requests & CLIENT_KILLED) {
+            conn_close(m);          /* a replica whose sync failed */
+        } else {
+            queue_feed(m, m->subs != NULL ? "pub/sub" : "replica");
+        }
         m = next;
     }
 }
@@ -658,7 +666,7 @@ carry_out_requests(struct conn *c)
     }
     if (r & CLIENT_FEEDS) {
         flush_monitors();
-        flush_subscribers();
+        flush_fed();
     }
     if (r & CLIENT_UNPAUSES) {
         wake_postponed();
@@ -859,6 +867,7 @@ flush_all(uv_prepare_t *h)
 {
     (void)h;
     persist_before_replies();
+    flush_fed();                    /* the replication stream it fed */
     struct conn *list = write_list;
     write_list = NULL;
     while (list != NULL) {

@@ -20,6 +20,7 @@
 #include "server/server.h"
 #include "server/persist.h"
 #include "server/pubsub.h"
+#include "server/replication.h"
 #include "server/snapshot.h"
 #include "server/textbuf.h"
 
@@ -214,19 +215,8 @@ section_stats(struct textbuf *t)
 static void
 section_replication(struct textbuf *t)
 {
-    /* A primary without replicas, in Redis 7.0's fields. */
-    textbuf_printf(t, "# Replication\r\n"
-             "role:master\r\n"
-             "connected_slaves:0\r\n"
-             "master_failover_state:no-failover\r\n"
-             "master_replid:%s\r\n"
-             "master_replid2:0000000000000000000000000000000000000000\r\n"
-             "master_repl_offset:0\r\n"
-             "second_repl_offset:-1\r\n"
-             "repl_backlog_active:0\r\n"
-             "repl_backlog_size:1048576\r\n"
-             "repl_backlog_first_byte_offset:0\r\n"
-             "repl_backlog_histlen:0\r\n", srv.replid);
+    textbuf_printf(t, "# Replication\r\n");
+    repl_info(t);
 }
 
 static void

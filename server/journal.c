@@ -27,6 +27,7 @@ static uint64_t file_size;
 static unsigned char *buf;
 static size_t buf_len, buf_cap;
 static bool buf_broken;             /* an add ran out of memory */
+static size_t fed_len;              /* bytes of buf given to replication */
 static int last_errno;
 
 static uv_fs_t sync_req;
@@ -155,6 +156,30 @@ journal_buffered(void)
     return buf_len;
 }
 
+const unsigned char *
+journal_unfed(size_t *len)
+{
+    static const unsigned char none[1];
+    *len = buf_len - fed_len;
+    fed_len = buf_len;
+    return buf != NULL ? buf + (buf_len - *len) : none;
+}
+
+bool
+journal_add_raw(const void *records, size_t len)
+{
+    if (len == 0) {
+        return true;
+    }
+    if (!reserve(len)) {
+        return false;
+    }
+    memcpy(buf + buf_len, records, len);
+    buf_len += len;
+    fed_len = buf_len;              /* came from a stream: never sent again */
+    return true;
+}
+
 /* ---- the file ---------------------------------------------------------- */
 
 static void
@@ -252,7 +277,7 @@ journal_close(void)
     close_file();
     mem_free(buf);
     buf = NULL;
-    buf_len = buf_cap = 0;
+    buf_len = buf_cap = fed_len = 0;
     buf_broken = false;
 }
 
@@ -266,6 +291,7 @@ int
 journal_write(void)
 {
     if (fd < 0) {
+        buf_len = fed_len = 0;      /* no file: the records were streamed */
         return 0;
     }
     if (buf_broken) {
@@ -289,13 +315,14 @@ journal_write(void)
                 file_size += done;
                 memmove(buf, buf + done, buf_len - done);
                 buf_len -= done;
+                fed_len = fed_len > done ? fed_len - done : 0;
             }
             return -1;
         }
         done += (size_t)n;
     }
     file_size += buf_len;
-    buf_len = 0;
+    buf_len = fed_len = 0;
     last_errno = 0;
     return 0;
 }

@@ -68,6 +68,14 @@ bool journal_add_swap(uint32_t a, uint32_t b);
 /* Bytes buffered and not yet written to the file. */
 size_t journal_buffered(void);
 
+/* The records added since the last call (for the replication stream);
+ * they count as given from then on. */
+const unsigned char *journal_unfed(size_t *len);
+
+/* Whole records read from a primary's stream, appended as they are (a
+ * replica's own journal); never handed to journal_unfed(). */
+bool journal_add_raw(const void *records, size_t len);
+
 /* Write the buffer to the file. A short or failed write is cut back off
  * the file (so it never holds half a record) and the bytes stay buffered
  * for the next try. 0, or -1 with errno kept for journal_last_errno(). */

@@ -193,6 +193,25 @@ keyspace_journal_mark(struct store_rec *r, int db)
     dirty[ndirty++] = (struct dirty_rec){ r, (uint32_t)db };
 }
 
+static void
+mark_one(struct store_rec *r, void *arg)
+{
+    keyspace_journal_mark(r, (int)(intptr_t)arg);
+}
+
+void
+keyspace_journal_mark_all(int db)
+{
+    uint64_t cursor = 0;
+    if (srv.dbs[db] == NULL) {
+        return;
+    }
+    do {
+        cursor = store_scan(srv.dbs[db], cursor, mark_one,
+                            (void *)(intptr_t)db);
+    } while (cursor != 0);
+}
+
 bool
 keyspace_journal_drain(int64_t now)
 {
@@ -1029,4 +1048,45 @@ keyspace_restore(int db, uint8_t type, const char *key, size_t keylen,
     }
     store_set_expire(s, rec, fresh_at);
     return 0;
+}
+
+/* ---- applying an effect record ---------------------------------------- */
+
+int
+keyspace_apply_record(const struct journal_record *rec, int64_t now,
+                      char *err, size_t errlen)
+{
+    bool all = rec->op == JOURNAL_FLUSH && rec->db == JOURNAL_ALL_DBS;
+    if ((!all && rec->db >= srv.ndbs) ||
+        (rec->op == JOURNAL_SWAP && rec->db2 >= srv.ndbs)) {
+        snprintf(err, errlen, "it holds keys of database %u, but this "
+                 "server has %zu databases (see 'databases')",
+                 rec->db >= srv.ndbs ? rec->db : rec->db2, srv.ndbs);
+        return -1;
+    }
+    switch (rec->op) {
+    case JOURNAL_SET:
+        return keyspace_restore((int)rec->db, rec->type, rec->key,
+                                rec->keylen, rec->expire_at, rec->state,
+                                rec->state_len, KS_ENCODING, true, now, err,
+                                errlen);
+    case JOURNAL_DEL: {
+        struct store *s = keyspace_db((int)rec->db);
+        struct store_rec *r =
+            s ? store_lookup(s, rec->key, rec->keylen, now) : NULL;
+        if (r != NULL) {
+            store_remove(s, r);
+        }
+        return 0;
+    }
+    case JOURNAL_FLUSH:
+        keyspace_flush(all ? -1 : (int)rec->db);
+        return 0;
+    default:
+        if (!keyspace_swap((int)rec->db, (int)rec->db2)) {
+            snprintf(err, errlen, "out of memory");
+            return -1;
+        }
+        return 0;
+    }
 }

@@ -184,6 +184,10 @@ void keyspace_journal_mark(struct store_rec *r, int db);
  * drops the list (the caller drained it). */
 void keyspace_journal_enable(bool on);
 
+/* List every key of database db (a replica's journal after a full sync:
+ * the loaded keys as records). */
+void keyspace_journal_mark_all(int db);
+
 /* Every listed record into the journal's buffer (journal.h). false when
  * the buffer ran out of memory. */
 bool keyspace_journal_drain(int64_t now);
@@ -358,6 +362,14 @@ enum ks_decode keyspace_decode(struct store_rec *r, const unsigned char *p,
  * it supersedes the key). State in the given encoding; a key already
  * fresh at now is dropped. 0, or -1 with err ("duplicate key", "malformed
  * gcra state", "out of memory", ...). */
+/* Apply one effect record (journal.h) read from the journal at start-up
+ * or from a primary's replication stream: the key's new state, its
+ * deletion, a flush, a swap. Nothing of it is journaled again here.
+ * 0, or -1 with err. */
+struct journal_record;
+int keyspace_apply_record(const struct journal_record *rec, int64_t now,
+                          char *err, size_t errlen);
+
 int keyspace_restore(int db, uint8_t type, const char *key, size_t keylen,
                      int64_t expire_at, const unsigned char *state,
                      size_t state_len, int encoding, bool replace,

@@ -35,6 +35,7 @@
 #include "server/slowlog.h"
 #include "server/persist.h"
 #include "server/pubsub.h"
+#include "server/replication.h"
 #include "server/snapshot.h"
 
 #define MAX_LISTENERS 16
@@ -296,6 +297,7 @@ on_cron(uv_timer_t *t)
     }
     snapshot_cron();
     persist_cron();
+    repl_cron();
     metrics_publish();
     /* After a mass expiry the freed records sit in the allocator; give the
      * pages back so RSS follows the live keys. */
@@ -436,47 +438,10 @@ raise_fd_limit(void)
 }
 
 static void
-random_bytes(unsigned char *buf, size_t len)
-{
-    size_t got = 0;
-    while (got < len) {
-        ssize_t n = getrandom(buf + got, len - got, 0);
-        if (n < 0) {
-            if (errno == EINTR) {
-                continue;
-            }
-            /* No entropy source: fall back to time and pid (a weaker but
-             * still per-process seed). */
-            uint64_t x = (uint64_t)clock_mono_now() ^ ((uint64_t)getpid() << 32);
-            for (; got < len; got++) {
-                x = x * 6364136223846793005ULL + 1442695040888963407ULL;
-                buf[got] = (unsigned char)(x >> 56);
-            }
-            return;
-        }
-        got += (size_t)n;
-    }
-}
-
-/* 40 random hex digits, as Redis's run_id and replication ID. */
-static void
-random_hex_id(char out[41])
-{
-    unsigned char raw[20];
-    static const char hex[] = "0123456789abcdef";
-    random_bytes(raw, sizeof(raw));
-    for (size_t i = 0; i < sizeof(raw); i++) {
-        out[2 * i] = hex[raw[i] >> 4];
-        out[2 * i + 1] = hex[raw[i] & 15];
-    }
-    out[40] = '\0';
-}
-
-static void
 make_run_id(void)
 {
-    random_hex_id(srv.run_id);
-    random_hex_id(srv.replid);
+    server_random_id(srv.run_id);
+    server_random_id(srv.replid);
 }
 
 /* --ping host:port: a health check that needs no redis-cli (the Docker
@@ -659,7 +624,7 @@ setup(void)
     srv.executable[n > 0 ? n : 0] = '\0';
     srv.start_wall_us = clock_wall_us();
     srv.start_mono_ns = (uint64_t)clock_mono_now();
-    random_bytes(seed, sizeof(seed));
+    server_random_bytes(seed, sizeof(seed));
     server_apply_limits();
     if (cmd_setup(command_table, command_count) < 0) {
         return -1;
@@ -730,6 +695,7 @@ teardown(void)
     }
     metrics_teardown();
     pubsub_teardown();
+    repl_teardown();
     cluster_teardown();
     keyspace_teardown();
     slowlog_teardown();

@@ -22,6 +22,7 @@
 #include "server/keyspace.h"
 #include "server/log.h"
 #include "server/server.h"
+#include "server/replication.h"
 #include "server/snapshot.h"
 
 #define PATH_LEN 4200
@@ -288,46 +289,6 @@ last_incr(const struct manifest *m)
     return m->n > 0 && m->f[m->n - 1].type == 'i' ? &m->f[m->n - 1] : NULL;
 }
 
-
-static int
-apply(const struct journal_record *rec, int64_t now, char *err,
-      size_t errlen)
-{
-    bool all = rec->op == JOURNAL_FLUSH && rec->db == JOURNAL_ALL_DBS;
-    if ((!all && rec->db >= srv.ndbs) ||
-        (rec->op == JOURNAL_SWAP && rec->db2 >= srv.ndbs)) {
-        snprintf(err, errlen, "it holds keys of database %u, but this "
-                 "server has %zu databases (see 'databases')",
-                 rec->db >= srv.ndbs ? rec->db : rec->db2, srv.ndbs);
-        return -1;
-    }
-    switch (rec->op) {
-    case JOURNAL_SET:
-        return keyspace_restore((int)rec->db, rec->type, rec->key,
-                                rec->keylen, rec->expire_at, rec->state,
-                                rec->state_len, KS_ENCODING, true, now, err,
-                                errlen);
-    case JOURNAL_DEL: {
-        struct store *s = keyspace_db((int)rec->db);
-        struct store_rec *r =
-            s ? store_lookup(s, rec->key, rec->keylen, now) : NULL;
-        if (r != NULL) {
-            store_remove(s, r);
-        }
-        return 0;
-    }
-    case JOURNAL_FLUSH:
-        keyspace_flush(all ? -1 : (int)rec->db);
-        return 0;
-    default:
-        if (!keyspace_swap((int)rec->db, (int)rec->db2)) {
-            snprintf(err, errlen, "out of memory");
-            return -1;
-        }
-        return 0;
-    }
-}
-
 /* A torn tail: cut it off (aof-load-truncated yes) or refuse. */
 static int
 torn_tail(const char *path, size_t off, size_t len, bool last, char *err,
@@ -383,7 +344,7 @@ load_incr(const char *name, bool last, int64_t now, uint64_t *records,
         if (r == JOURNAL_RECORD) {
             char why[256];
             (*records)++;
-            if (apply(&rec, now, why, sizeof(why)) < 0) {
+            if (keyspace_apply_record(&rec, now, why, sizeof(why)) < 0) {
                 snprintf(err, errlen, "%s: record at offset %zu: %s", path,
                          rd.off, why);
                 rc = -1;
@@ -616,6 +577,9 @@ static bool
 commit(void)
 {
     bool ok = keyspace_journal_drain(clock_wall_now());
+    size_t fresh;
+    const unsigned char *records = journal_unfed(&fresh);
+    repl_feed_effects(records, fresh);
     size_t bytes = journal_buffered();
     ok = journal_write() == 0 && ok;
     if (ok) {
@@ -905,7 +869,8 @@ stop_journal(void)
                     strerror(journal_last_errno()));
     }
     journal_close();
-    keyspace_journal_enable(false);
+    /* Replicas still need every write as a record. */
+    keyspace_journal_enable(repl_streaming());
     memset(&writing, 0, sizeof(writing));
     write_failing = sync_failing = false;
     update_refusing();

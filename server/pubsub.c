@@ -42,7 +42,6 @@ static struct channel **table;
 static size_t nbuckets, nchannels;
 static struct pattern *patterns;
 static size_t npatterns, patterns_cap;
-static struct conn *fed;
 
 /* ---- helpers ----------------------------------------------------------- */
 
@@ -331,27 +330,9 @@ pubsub_forget(struct conn *c)
     list_free(&c->subs->patterns);
     mem_free(c->subs);
     c->subs = NULL;
-    /* A client closed after a PUBLISH reached it must not stay listed. */
-    for (struct conn **p = &fed; *p != NULL; p = &(*p)->next_fed) {
-        if (*p == c) {
-            *p = c->next_fed;
-            break;
-        }
-    }
-    c->fed = false;
 }
 
 /* ---- publishing -------------------------------------------------------- */
-
-static void
-note_fed(struct conn *c)
-{
-    if (!c->fed) {
-        c->fed = true;
-        c->next_fed = fed;
-        fed = c;
-    }
-}
 
 /* RESP2 array or RESP3 push of n bulk strings. */
 static void
@@ -367,7 +348,7 @@ push(struct conn *c, size_t n, const char *const *s, const size_t *len)
     for (size_t i = 0; i < n; i++) {
         reply_bulk(&c->out, s[i], len[i]);
     }
-    note_fed(c);
+    client_note_fed(c);
 }
 
 void
@@ -410,17 +391,6 @@ pubsub_publish(const char *channel, size_t clen, const char *msg,
         }
     }
     return receivers;
-}
-
-struct conn *
-pubsub_take_fed(void)
-{
-    struct conn *list = fed;
-    for (struct conn *c = list; c != NULL; c = c->next_fed) {
-        c->fed = false;
-    }
-    fed = NULL;
-    return list;
 }
 
 /* ---- PUBSUB ------------------------------------------------------------ */
@@ -479,5 +449,4 @@ pubsub_teardown(void)
     table = NULL;
     patterns = NULL;
     nbuckets = nchannels = npatterns = patterns_cap = 0;
-    fed = NULL;
 }

@@ -15,8 +15,8 @@
  * disconnect and RESET can drop them all.
  *
  * Commands never call the connection layer: pubsub_publish() appends to
- * each subscriber's output buffer and lists it; conn.c takes the list
- * (pubsub_take_fed) after the command and queues their writes.
+ * each subscriber's output buffer and lists it (client_note_fed); conn.c
+ * takes the list after the command and queues their writes.
  */
 #ifndef CELLGATE_PUBSUB_H
 #define CELLGATE_PUBSUB_H
@@ -53,10 +53,6 @@ void pubsub_reply(struct conn *c, const char *kind, const char *name,
  * patterns, each in its own protocol. Returns how many received it. */
 size_t pubsub_publish(const char *channel, size_t clen, const char *msg,
                       size_t mlen);
-
-/* The clients that received a message since the last call (linked by
- * next_fed); conn.c queues their writes. */
-struct conn *pubsub_take_fed(void);
 
 /* PUBSUB and INFO: channels with at least one subscriber, walked in table
  * order (start with a zeroed iterator; NULL at the end); the subscriber

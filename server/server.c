@@ -5,6 +5,11 @@
  */
 #include "server/server.h"
 
+#include <errno.h>
+#include <sys/random.h>
+#include <time.h>
+#include <unistd.h>
+
 /* Redis's caps: inline requests up to 64 KB; before AUTH at most 10
  * arguments of 16 KB, so an unauthenticated peer cannot make the server
  * buffer much. */
@@ -35,4 +40,41 @@ server_request_shutdown(bool save)
     if (srv.shutdown_wakeup != NULL) {
         uv_async_send(srv.shutdown_wakeup);
     }
+}
+
+void
+server_random_bytes(unsigned char *buf, size_t len)
+{
+    size_t got = 0;
+    while (got < len) {
+        ssize_t n = getrandom(buf + got, len - got, 0);
+        if (n < 0) {
+            if (errno == EINTR) {
+                continue;
+            }
+            /* No entropy source: fall back to time and pid (a weaker but
+             * still per-process seed). */
+            uint64_t x = (uint64_t)time(NULL) ^ ((uint64_t)getpid() << 32) ^
+                         (uint64_t)(uintptr_t)buf;
+            for (; got < len; got++) {
+                x = x * 6364136223846793005ULL + 1442695040888963407ULL;
+                buf[got] = (unsigned char)(x >> 56);
+            }
+            return;
+        }
+        got += (size_t)n;
+    }
+}
+
+void
+server_random_id(char out[41])
+{
+    unsigned char raw[20];
+    static const char hex[] = "0123456789abcdef";
+    server_random_bytes(raw, sizeof(raw));
+    for (size_t i = 0; i < sizeof(raw); i++) {
+        out[2 * i] = hex[raw[i] >> 4];
+        out[2 * i + 1] = hex[raw[i] & 15];
+    }
+    out[40] = '\0';
 }

@@ -89,6 +89,11 @@ void server_apply_limits(void);
  * loop iteration. */
 void server_request_shutdown(bool save);
 
+/* Random bytes from the kernel (getrandom), and 40 random hex digits (a
+ * run ID, a replication ID). */
+void server_random_bytes(unsigned char *buf, size_t len);
+void server_random_id(char out[41]);
+
 /* main.c: begin a graceful shutdown: stop listening, close clients, stop
  * timers; saves a snapshot first when save-interval is on (or as told). */
 void server_shutdown(const char *why);

@@ -1,0 +1,109 @@
+/*
+ * cmd_repl.c - REPLICAOF (SLAVEOF), REPLCONF, PSYNC, SYNC, ROLE: Redis's
+ * replication commands (replication.h does the work).
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "lib/num.h"
+#include "protocol/reply.h"
+#include "server/client.h"
+#include "server/cmd.h"
+#include "server/errors.h"
+#include "server/handlers.h"
+#include "server/persist.h"
+#include "server/replication.h"
+#include "server/server.h"
+
+static bool
+arg_is(const struct resp_request *req, size_t i, const char *word)
+{
+    return req->argvlen[i] == strlen(word) &&
+           strncasecmp(req->argv[i], word, req->argvlen[i]) == 0;
+}
+
+/* REPLICAOF host port | NO ONE, as Redis 7 answers it. */
+void
+cmd_replicaof(struct conn *c, struct resp_request *req)
+{
+    int64_t port;
+    char host[256];
+    if (strcmp(srv.conf.cluster_mode, "no") != 0) {
+        cmd_error(c, "ERR REPLICAOF not allowed in cluster mode.");
+        return;
+    }
+    if (arg_is(req, 1, "no") && arg_is(req, 2, "one")) {
+        repl_set_primary(NULL, 0);
+        reply_ok(&c->out);
+        return;
+    }
+    if (!num_parse_i64(req->argv[2], req->argvlen[2], &port) || port < 0 ||
+        port > 65535) {
+        cmd_error(c, "ERR Invalid master port");
+        return;
+    }
+    if (req->argvlen[1] >= sizeof(host)) {
+        cmd_error(c, ERR_SYNTAX);
+        return;
+    }
+    memcpy(host, req->argv[1], req->argvlen[1]);
+    host[req->argvlen[1]] = '\0';
+    if (repl_same_primary(host, (int)port)) {
+        reply_status(&c->out, "OK Already connected to specified master");
+        return;
+    }
+    repl_set_primary(host, (int)port);
+    reply_ok(&c->out);
+}
+
+/* REPLCONF <option> <value> ...: a replica's handshake and its ACKs
+ * (which get no reply, as in Redis). */
+void
+cmd_replconf(struct conn *c, struct resp_request *req)
+{
+    if (req->argc % 2 == 0) {
+        cmd_error(c, ERR_SYNTAX);
+        return;
+    }
+    bool ack = arg_is(req, 1, "ack");
+    for (size_t i = 1; i + 1 < req->argc; i += 2) {
+        repl_replconf(c, req->argv[i], req->argvlen[i], req->argv[i + 1],
+                      req->argvlen[i + 1]);
+    }
+    if (!ack && !arg_is(req, 1, "getack")) {
+        reply_ok(&c->out);
+    }
+}
+
+void
+cmd_psync(struct conn *c, struct resp_request *req)
+{
+    int64_t offset;
+    if (repl_is_replica()) {
+        /* As Redis: a replica that is not synced serves no replicas. */
+        cmd_error(c, "NOMASTERLINK Can't SYNC while not connected with my "
+                     "master");
+        return;
+    }
+    if (!num_parse_i64(req->argv[2], req->argvlen[2], &offset)) {
+        offset = -1;
+    }
+    persist_before_replies();       /* the pending effects join the stream */
+    if (!repl_psync(c, req->argv[1], req->argvlen[1], offset)) {
+        cmd_error(c, "ERR cannot start the synchronization");
+    }
+}
+
+void
+cmd_sync(struct conn *c, struct resp_request *req)
+{
+    (void)req;
+    cmd_error(c, "ERR SYNC is not supported: replicas must use PSYNC");
+}
+
+void
+cmd_role(struct conn *c, struct resp_request *req)
+{
+    (void)req;
+    repl_role(c);
+}

@@ -1,0 +1,1064 @@
+/*
+ * replication.c - see replication.h.
+ */
+#include "server/replication.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <netdb.h>
+#include <inttypes.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include <uv.h>
+
+#include "lib/file.h"
+#include "lib/mem.h"
+#include "lib/num.h"
+#include "protocol/obuf.h"
+#include "protocol/reply.h"
+#include "protocol/resp.h"
+#include "server/client.h"
+#include "server/clock.h"
+#include "server/journal.h"
+#include "server/keyspace.h"
+#include "server/log.h"
+#include "server/server.h"
+#include "server/snapshot.h"
+#include "server/textbuf.h"
+
+#define NO_REPLID "0000000000000000000000000000000000000000"
+
+/* ---- the stream and its backlog ---------------------------------------- */
+
+static int64_t repl_offset;         /* bytes of the stream so far */
+static char replid2[41] = NO_REPLID;
+static int64_t second_offset = -1;
+
+static struct {
+    unsigned char *p;
+    size_t size, idx, histlen;
+} backlog;
+
+/* ---- the primary's replicas -------------------------------------------- */
+
+enum peer_state { PEER_HANDSHAKE, PEER_WAIT_SNAPSHOT, PEER_ONLINE };
+
+struct peer {
+    struct conn *c;
+    enum peer_state state;
+    bool syncing;                   /* waits on the running snapshot */
+    int port;
+    char ip[64];
+    int64_t ack_offset;
+    int64_t ack_ms;                 /* monotonic */
+    struct obuf pending;            /* the stream while the snapshot is made */
+    struct peer *next;
+};
+
+static struct peer *peers;
+static pid_t sync_child = -1;
+static char sync_path[4300];
+static int64_t last_ping_ms;
+
+/* ---- the replica's link ------------------------------------------------ */
+
+enum link_state {
+    LINK_NONE,                      /* a primary */
+    LINK_CONNECT,                   /* to (re)connect */
+    LINK_CONNECTING,
+    LINK_HANDSHAKE,
+    LINK_TRANSFER,                  /* receiving the snapshot */
+    LINK_CONNECTED                  /* streaming */
+};
+
+static struct {
+    enum link_state state;
+    char host[256];
+    int port;
+    int step;                       /* handshake step */
+    uv_tcp_t tcp;
+    uv_connect_t creq;
+    bool open;                      /* tcp is initialised */
+    char *in;                       /* bytes read, not yet used */
+    size_t in_len, in_cap;
+    int64_t transfer_left;          /* -1: the $len line is still due */
+    int transfer_fd;
+    char transfer_path[4300];
+    struct resp_parser *parser;
+    int64_t last_io_ms;
+    int64_t down_since_s;
+    int64_t retry_ms;
+    int64_t ack_ms;
+} upstream = { .transfer_fd = -1 };
+
+static int64_t
+mono_ms(void)
+{
+    return clock_mono_now() / 1000000;
+}
+
+bool repl_following;
+
+bool
+repl_streaming(void)
+{
+    return backlog.p != NULL;
+}
+
+/* ---- backlog ----------------------------------------------------------- */
+
+static bool
+backlog_create(void)
+{
+    if (backlog.p != NULL) {
+        return true;
+    }
+    backlog.size = (size_t)srv.conf.repl_backlog_size;
+    backlog.p = mem_malloc(backlog.size);
+    backlog.idx = backlog.histlen = 0;
+    if (backlog.p != NULL && !ks_journal_on) {
+        keyspace_journal_enable(true);  /* every write becomes a record */
+    }
+    return backlog.p != NULL;
+}
+
+static void
+backlog_append(const void *data, size_t n)
+{
+    const unsigned char *s = data;
+    while (backlog.p != NULL && n > 0) {
+        size_t k = backlog.size - backlog.idx;
+        k = k < n ? k : n;
+        memcpy(backlog.p + backlog.idx, s, k);
+        backlog.idx = (backlog.idx + k) % backlog.size;
+        backlog.histlen += k;
+        if (backlog.histlen > backlog.size) {
+            backlog.histlen = backlog.size;
+        }
+        s += k;
+        n -= k;
+    }
+}
+
+/* Append the backlog from stream offset `from` (the next byte wanted) to
+ * the end into o; false when the backlog no longer holds it. */
+static bool
+backlog_copy_from(int64_t from, struct obuf *o)
+{
+    int64_t first = repl_offset - (int64_t)backlog.histlen + 1;
+    if (backlog.p == NULL || from < first || from > repl_offset + 1) {
+        return false;
+    }
+    size_t want = (size_t)(repl_offset + 1 - from);
+    size_t at = (backlog.idx + backlog.size - want) % backlog.size;
+    while (want > 0) {
+        size_t k = backlog.size - at;
+        k = k < want ? k : want;
+        obuf_append(o, backlog.p + at, k);
+        at = (at + k) % backlog.size;
+        want -= k;
+    }
+    return true;
+}
+
+/* Bytes of the stream: the backlog, and every replica past its snapshot
+ * (the others keep them until it is sent). */
+static void
+stream_append(const void *data, size_t n)
+{
+    backlog_append(data, n);
+    repl_offset += (int64_t)n;
+    for (struct peer *p = peers; p != NULL; p = p->next) {
+        if (p->state == PEER_ONLINE) {
+            obuf_append(&p->c->out, data, n);
+            client_note_fed(p->c);
+        } else if (p->state == PEER_WAIT_SNAPSHOT) {
+            obuf_append(&p->pending, data, n);
+        }
+    }
+}
+
+/* One stream command of two arguments, as its RESP bytes. */
+static void
+stream_command(const char *name, const void *arg, size_t alen)
+{
+    char head[96];
+    int k = snprintf(head, sizeof(head), "*2\r\n$%zu\r\n%s\r\n$%zu\r\n",
+                     strlen(name), name, alen);
+    stream_append(head, (size_t)k);
+    stream_append(arg, alen);
+    stream_append("\r\n", 2);
+}
+
+void
+repl_feed_effects(const unsigned char *records, size_t len)
+{
+    if (backlog.p != NULL && len > 0 && !repl_is_replica()) {
+        stream_command("CG.EFFECTS", records, len);
+    }
+}
+
+/* ---- the primary: replicas --------------------------------------------- */
+
+static struct peer *
+peer_of(const struct conn *c)
+{
+    for (struct peer *p = peers; p != NULL; p = p->next) {
+        if (p->c == c) {
+            return p;
+        }
+    }
+    return NULL;
+}
+
+bool
+repl_is_replica_client(const struct conn *c)
+{
+    const struct peer *p = peer_of(c);
+    return p != NULL && p->state != PEER_HANDSHAKE;
+}
+
+static struct peer *
+peer_get(struct conn *c)
+{
+    struct peer *p = peer_of(c);
+    if (p == NULL && (p = mem_calloc(1, sizeof(*p))) != NULL) {
+        p->c = c;
+        obuf_init(&p->pending);
+        p->ack_ms = mono_ms();
+        const char *colon = strrchr(c->addr, ':');
+        size_t n = colon ? (size_t)(colon - c->addr) : strlen(c->addr);
+        snprintf(p->ip, sizeof(p->ip), "%.*s", (int)n, c->addr);
+        p->next = peers;
+        peers = p;
+    }
+    return p;
+}
+
+void
+repl_forget(struct conn *c)
+{
+    for (struct peer **pp = &peers; *pp != NULL; pp = &(*pp)->next) {
+        if ((*pp)->c == c) {
+            struct peer *p = *pp;
+            *pp = p->next;
+            if (p->state != PEER_HANDSHAKE) {
+                log_notice("Connection with replica %s:%d lost.", p->ip,
+                           p->port);
+            }
+            obuf_deinit(&p->pending);
+            mem_free(p);
+            return;
+        }
+    }
+}
+
+void
+repl_replconf(struct conn *c, const char *key, size_t klen,
+              const char *value, size_t vlen)
+{
+    struct peer *p = peer_get(c);
+    int64_t v = 0;
+    if (p == NULL) {
+        return;
+    }
+    if (klen == 14 && strncasecmp(key, "listening-port", 14) == 0 &&
+        num_parse_i64(value, vlen, &v)) {
+        p->port = (int)v;
+    } else if (klen == 10 && strncasecmp(key, "ip-address", 10) == 0) {
+        snprintf(p->ip, sizeof(p->ip), "%.*s", (int)(vlen < 63 ? vlen : 63),
+                 value);
+    } else if (klen == 3 && strncasecmp(key, "ack", 3) == 0 &&
+               num_parse_i64(value, vlen, &v)) {
+        p->ack_offset = v;
+        p->ack_ms = mono_ms();
+    }
+}
+
+static bool
+start_snapshot(void)
+{
+    if (sync_child > 0) {
+        return true;                /* the peers wait for the next one */
+    }
+    snprintf(sync_path, sizeof(sync_path), "%s/temp-repl-%d.snap",
+             srv.conf.dir, (int)getpid());
+    pid_t pid = fork();
+    if (pid < 0) {
+        log_warning("Cannot fork for a replica's snapshot: %s",
+                    strerror(errno));
+        return false;
+    }
+    if (pid == 0) {
+        char err[256];
+        _exit(snapshot_write(sync_path, err, sizeof(err)) == 0 ? 0 : 1);
+    }
+    sync_child = pid;
+    for (struct peer *p = peers; p != NULL; p = p->next) {
+        if (p->state == PEER_WAIT_SNAPSHOT && !p->syncing) {
+            p->syncing = true;
+            obuf_deinit(&p->pending);       /* the snapshot holds it all */
+            obuf_init(&p->pending);
+        }
+    }
+    log_notice("Starting a snapshot for replication (pid %d) at offset "
+               "%" PRId64, (int)pid, repl_offset);
+    return true;
+}
+
+bool
+repl_psync(struct conn *c, const char *id, size_t idlen, int64_t offset)
+{
+    struct peer *p = peer_get(c);
+    char line[128];
+    if (p == NULL || !backlog_create()) {
+        return false;
+    }
+    bool ours = idlen == 40 && memcmp(id, srv.replid, 40) == 0;
+    bool old = idlen == 40 && memcmp(id, replid2, 40) == 0 &&
+               offset <= second_offset;
+    if (ours || old) {
+        struct obuf tail;
+        obuf_init(&tail);
+        if (backlog_copy_from(offset, &tail)) {
+            snprintf(line, sizeof(line), "+CONTINUE %s\r\n", srv.replid);
+            obuf_append(&c->out, line, strlen(line));
+            size_t bytes;
+            struct iovec iov[16];
+            while (obuf_pending(&tail) > 0) {
+                size_t n = obuf_iov(&tail, 0, iov, 16, &bytes);
+                for (size_t i = 0; i < n; i++) {
+                    obuf_append(&c->out, iov[i].iov_base, iov[i].iov_len);
+                }
+                obuf_consume(&tail, bytes);
+            }
+            obuf_deinit(&tail);
+            p->state = PEER_ONLINE;
+            log_notice("Partial resynchronization request from %s:%d "
+                       "accepted: sending %" PRId64 " bytes of backlog",
+                       p->ip, p->port, repl_offset + 1 - offset);
+            return true;
+        }
+        obuf_deinit(&tail);
+    }
+    snprintf(line, sizeof(line), "+FULLRESYNC %s %" PRId64 "\r\n",
+             srv.replid, repl_offset);
+    obuf_append(&c->out, line, strlen(line));
+    p->state = PEER_WAIT_SNAPSHOT;
+    p->syncing = false;
+    log_notice("Replica %s:%d asks for synchronization: full resync",
+               p->ip, p->port);
+    return start_snapshot();
+}
+
+/* The snapshot child ended: the waiting replicas get it, then the stream
+ * since; the ones that came later get the next one. */
+static void
+snapshot_done(bool ok)
+{
+    size_t len = 0;
+    unsigned char *file = ok ? file_read_all(sync_path, &len) : NULL;
+    unlink(sync_path);
+    sync_child = -1;
+    bool again = false;
+    for (struct peer *p = peers; p != NULL; p = p->next) {
+        if (p->state != PEER_WAIT_SNAPSHOT) {
+            continue;
+        }
+        if (!p->syncing) {
+            again = true;
+            continue;
+        }
+        if (file == NULL) {
+            p->c->requests |= CLIENT_KILLED;
+            client_note_fed(p->c);
+            continue;
+        }
+        char head[32];
+        int k = snprintf(head, sizeof(head), "$%zu\r\n", len);
+        obuf_append(&p->c->out, head, (size_t)k);
+        obuf_append(&p->c->out, file, len);
+        struct iovec iov[16];
+        size_t bytes;
+        while (obuf_pending(&p->pending) > 0) {
+            size_t n = obuf_iov(&p->pending, 0, iov, 16, &bytes);
+            for (size_t i = 0; i < n; i++) {
+                obuf_append(&p->c->out, iov[i].iov_base, iov[i].iov_len);
+            }
+            obuf_consume(&p->pending, bytes);
+        }
+        p->state = PEER_ONLINE;
+        p->syncing = false;
+        client_note_fed(p->c);
+        log_notice("Synchronization with replica %s:%d succeeded", p->ip,
+                   p->port);
+    }
+    free(file);
+    if (again) {
+        (void)start_snapshot();
+    }
+}
+
+static void
+primary_cron(int64_t now)
+{
+    int status;
+    if (sync_child > 0 && waitpid(sync_child, &status, WNOHANG) == sync_child) {
+        snapshot_done(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    }
+    if (peers != NULL &&
+        now - last_ping_ms >= srv.conf.repl_ping_replica_period * 1000) {
+        static const char ping[] = "*1\r\n$4\r\nPING\r\n";
+        last_ping_ms = now;
+        stream_append(ping, sizeof(ping) - 1);
+    }
+}
+
+/* ---- the replica's link ------------------------------------------------ */
+
+static void link_drop(const char *why);
+
+static void
+on_link_write(uv_write_t *req, int status)
+{
+    (void)status;
+    mem_free(req);
+}
+
+/* Send a command to the primary (RESP). */
+static void
+link_send(int argc, const char *const *argv, const size_t *lens)
+{
+    struct textbuf t = { 0 };
+    textbuf_printf(&t, "*%d\r\n", argc);
+    for (int i = 0; i < argc; i++) {
+        textbuf_printf(&t, "$%zu\r\n", lens[i]);
+        textbuf_append(&t, argv[i], lens[i]);
+        textbuf_append(&t, "\r\n", 2);
+    }
+    uv_write_t *req = t.oom ? NULL : mem_malloc(sizeof(*req) + t.len);
+    if (req != NULL) {
+        memcpy(req + 1, t.p, t.len);
+        uv_buf_t b = uv_buf_init((char *)(req + 1), (unsigned)t.len);
+        if (uv_write(req, (uv_stream_t *)&upstream.tcp, &b, 1, on_link_write) != 0) {
+            mem_free(req);
+        }
+    }
+    textbuf_free(&t);
+}
+
+static void
+link_send_words(const char *a, const char *b, const char *c)
+{
+    const char *argv[3] = { a, b, c };
+    size_t lens[3] = { strlen(a), b ? strlen(b) : 0, c ? strlen(c) : 0 };
+    link_send(c ? 3 : b ? 2 : 1, argv, lens);
+}
+
+static void
+send_ack(void)
+{
+    char off[24];
+    snprintf(off, sizeof(off), "%" PRId64, repl_offset);
+    link_send_words("REPLCONF", "ACK", off);
+}
+
+/* The next handshake command (step: 0 PING, 1 AUTH, 2 port, 3 capa,
+ * 4 PSYNC). */
+static void
+handshake_send(void)
+{
+    char port[16], off[24];
+    switch (upstream.step) {
+    case 0:
+        link_send_words("PING", NULL, NULL);
+        break;
+    case 1: {
+        const char *argv[2] = { "AUTH", srv.conf.masterauth.p };
+        size_t lens[2] = { 4, srv.conf.masterauth.len };
+        link_send(2, argv, lens);
+        break;
+    }
+    case 2:
+        snprintf(port, sizeof(port), "%d", srv.conf.replica_announce_port
+                                               ? (int)srv.conf.replica_announce_port
+                                               : (int)srv.tcp_port);
+        link_send_words("REPLCONF", "listening-port", port);
+        break;
+    case 3:
+        link_send_words("REPLCONF", "capa", "psync2");
+        break;
+    default:
+        snprintf(off, sizeof(off), "%" PRId64, repl_offset + 1);
+        link_send_words("PSYNC", srv.replid, off);
+        break;
+    }
+}
+
+static void
+handshake_next(void)
+{
+    upstream.step++;
+    if (upstream.step == 1 && srv.conf.masterauth.len == 0) {
+        upstream.step++;
+    }
+    handshake_send();
+}
+
+/* Become a fresh replica of the data in the snapshot at transfer_path. */
+static void
+load_transfer(void)
+{
+    char err[512];
+    keyspace_flush(-1);
+    if (snapshot_load_file(upstream.transfer_path, err, sizeof(err)) < 0) {
+        log_warning("Failed loading the primary's snapshot: %s", err);
+        unlink(upstream.transfer_path);
+        link_drop("bad snapshot");
+        return;
+    }
+    unlink(upstream.transfer_path);
+    /* Our own journal (appendonly) gets the loaded keys as records. */
+    for (size_t i = 0; ks_journal_on && i < srv.ndbs; i++) {
+        keyspace_journal_mark_all((int)i);
+    }
+    /* Replicas of ours followed the old data: they start over. */
+    for (struct peer *p = peers; p != NULL; p = p->next) {
+        p->c->requests |= CLIENT_KILLED;
+        client_note_fed(p->c);
+    }
+    log_notice("MASTER <-> REPLICA sync: finished with success (%zu keys)",
+               keyspace_total_keys());
+    backlog.idx = backlog.histlen = 0;  /* the stream restarts here */
+    (void)backlog_create();
+    upstream.state = LINK_CONNECTED;
+    upstream.ack_ms = 0;
+}
+
+static void
+apply_effects(const unsigned char *p, size_t len)
+{
+    struct journal_reader rd = { p, len, 0 };
+    struct journal_record rec;
+    int64_t now = clock_wall_now();
+    char err[256];
+    while (journal_next(&rd, &rec) == JOURNAL_RECORD) {
+        if (keyspace_apply_record(&rec, now, err, sizeof(err)) < 0) {
+            log_warning("Applying the primary's stream: %s", err);
+        }
+    }
+    if (ks_journal_on) {
+        (void)journal_add_raw(p, len);
+    }
+}
+
+/* One command of the stream: applied, counted, passed on to our own
+ * replicas as it came. */
+static void
+stream_request(const struct resp_request *req)
+{
+    if (req->argc == 2 && req->argvlen[0] == 10 &&
+        strncasecmp(req->argv[0], "CG.EFFECTS", 10) == 0) {
+        apply_effects((const unsigned char *)req->argv[1], req->argvlen[1]);
+        stream_command("CG.EFFECTS", req->argv[1], req->argvlen[1]);
+        return;
+    }
+    bool getack = req->argc >= 2 && req->argvlen[0] == 8 &&
+                  strncasecmp(req->argv[0], "REPLCONF", 8) == 0 &&
+                  strncasecmp(req->argv[1], "GETACK", 6) == 0;
+    /* PING and anything else: only its bytes count. */
+    struct textbuf t = { 0 };
+    textbuf_printf(&t, "*%zu\r\n", req->argc);
+    for (size_t i = 0; i < req->argc; i++) {
+        textbuf_printf(&t, "$%zu\r\n", req->argvlen[i]);
+        textbuf_append(&t, req->argv[i], req->argvlen[i]);
+        textbuf_append(&t, "\r\n", 2);
+    }
+    if (!t.oom) {
+        stream_append(t.p, t.len);
+    }
+    textbuf_free(&t);
+    if (getack) {
+        send_ack();
+    }
+}
+
+static void
+link_stream(const char *data, size_t n)
+{
+    struct resp_request req;
+    if (n > 0 && resp_feed(upstream.parser, data, n) < 0) {
+        link_drop("stream too large");
+        return;
+    }
+    for (;;) {
+        enum resp_status st = resp_next(upstream.parser, &req);
+        if (st == RESP_AGAIN) {
+            return;
+        }
+        if (st != RESP_REQUEST) {
+            link_drop("protocol error in the stream");
+            return;
+        }
+        stream_request(&req);
+    }
+}
+
+/* A whole line at the start of upstream.in, or NULL. */
+static char *
+take_line(size_t *consumed)
+{
+    char *nl = memchr(upstream.in, '\n', upstream.in_len);
+    if (nl == NULL) {
+        return NULL;
+    }
+    *nl = '\0';
+    if (nl > upstream.in && nl[-1] == '\r') {
+        nl[-1] = '\0';
+    }
+    *consumed = (size_t)(nl - upstream.in) + 1;
+    return upstream.in;
+}
+
+static void
+consume(size_t n)
+{
+    memmove(upstream.in, upstream.in + n, upstream.in_len - n);
+    upstream.in_len -= n;
+}
+
+/* A handshake reply; false when the link was dropped. */
+static bool
+handshake_reply(const char *line)
+{
+    if (upstream.step == 0) {
+        if (line[0] != '+' && strncmp(line, "-NOAUTH", 7) != 0) {
+            link_drop("the primary did not answer PING");
+            return false;
+        }
+    } else if (upstream.step < 4) {
+        if (line[0] != '+') {
+            log_warning("The primary refused the handshake: %s", line);
+            link_drop("handshake refused");
+            return false;
+        }
+    } else if (strncmp(line, "+FULLRESYNC ", 12) == 0 && strlen(line) > 53) {
+        memcpy(srv.replid, line + 12, 40);
+        srv.replid[40] = '\0';
+        (void)num_parse_i64(line + 53, strlen(line + 53), &repl_offset);
+        memcpy(replid2, NO_REPLID, 41);
+        second_offset = -1;
+        upstream.state = LINK_TRANSFER;
+        upstream.transfer_left = -1;
+        log_notice("Full resync from the primary: %s:%" PRId64, srv.replid,
+                   repl_offset);
+        return true;
+    } else if (strncmp(line, "+CONTINUE", 9) == 0) {
+        if (strlen(line) >= 50 && memcmp(line + 10, srv.replid, 40) != 0) {
+            memcpy(replid2, srv.replid, 41);
+            second_offset = repl_offset + 1;
+            memcpy(srv.replid, line + 10, 40);
+        }
+        upstream.state = LINK_CONNECTED;
+        (void)backlog_create();
+        log_notice("Successful partial resynchronization with the primary");
+        return true;
+    } else {
+        log_warning("The primary refused PSYNC: %s", line);
+        link_drop("PSYNC refused");
+        return false;
+    }
+    handshake_next();
+    return true;
+}
+
+static void
+transfer_bytes(void)
+{
+    size_t used;
+    if (upstream.transfer_left < 0) {
+        char *line = take_line(&used);
+        if (line == NULL) {
+            return;
+        }
+        if (line[0] == '\0') {
+            consume(used);              /* keepalive newlines */
+            return;
+        }
+        if (line[0] != '$' || !num_parse_i64(line + 1, strlen(line + 1),
+                                             &upstream.transfer_left)) {
+            link_drop("no snapshot from the primary");
+            return;
+        }
+        consume(used);
+        snprintf(upstream.transfer_path, sizeof(upstream.transfer_path),
+                 "%s/temp-replica-%d.snap", srv.conf.dir, (int)getpid());
+        upstream.transfer_fd = open(upstream.transfer_path,
+                                O_WRONLY | O_CREAT | O_TRUNC, 0644);
+        if (upstream.transfer_fd < 0) {
+            link_drop("cannot write the snapshot");
+            return;
+        }
+    }
+    size_t k = upstream.in_len < (size_t)upstream.transfer_left
+                   ? upstream.in_len : (size_t)upstream.transfer_left;
+    if (k > 0 && write(upstream.transfer_fd, upstream.in, k) != (ssize_t)k) {
+        link_drop("cannot write the snapshot");
+        return;
+    }
+    consume(k);
+    upstream.transfer_left -= (int64_t)k;
+    if (upstream.transfer_left == 0) {
+        close(upstream.transfer_fd);
+        upstream.transfer_fd = -1;
+        load_transfer();
+    }
+}
+
+static void
+link_input(void)
+{
+    size_t used;
+    while (upstream.in_len > 0) {
+        if (upstream.state == LINK_HANDSHAKE) {
+            char *line = take_line(&used);
+            if (line == NULL) {
+                return;
+            }
+            bool ok = handshake_reply(line);
+            if (!ok) {
+                return;
+            }
+            consume(used);
+        } else if (upstream.state == LINK_TRANSFER) {
+            size_t before = upstream.in_len;
+            transfer_bytes();
+            if (upstream.state == LINK_TRANSFER && upstream.in_len == before) {
+                return;
+            }
+        } else if (upstream.state == LINK_CONNECTED) {
+            size_t n = upstream.in_len;
+            upstream.in_len = 0;
+            link_stream(upstream.in, n);
+            return;
+        } else {
+            return;
+        }
+    }
+}
+
+static void
+on_link_alloc(uv_handle_t *h, size_t suggested, uv_buf_t *buf)
+{
+    (void)h;
+    if (upstream.in_cap - upstream.in_len < suggested) {
+        size_t cap = upstream.in_len + suggested;
+        char *p = mem_realloc(upstream.in, cap);
+        if (p == NULL) {
+            *buf = uv_buf_init(NULL, 0);
+            return;
+        }
+        upstream.in = p;
+        upstream.in_cap = cap;
+    }
+    *buf = uv_buf_init(upstream.in + upstream.in_len,
+                       (unsigned)(upstream.in_cap - upstream.in_len));
+}
+
+static void
+on_link_read(uv_stream_t *s, ssize_t n, const uv_buf_t *buf)
+{
+    (void)s;
+    (void)buf;
+    if (n < 0) {
+        link_drop(n == UV_EOF ? "the primary closed the connection"
+                              : uv_strerror((int)n));
+        return;
+    }
+    upstream.in_len += (size_t)n;
+    upstream.last_io_ms = mono_ms();
+    link_input();
+}
+
+static void
+on_link_connect(uv_connect_t *req, int status)
+{
+    (void)req;
+    if (upstream.state != LINK_CONNECTING) {
+        return;
+    }
+    if (status != 0) {
+        link_drop(uv_strerror(status));
+        return;
+    }
+    log_notice("MASTER <-> REPLICA sync started");
+    upstream.state = LINK_HANDSHAKE;
+    upstream.step = 0;
+    upstream.last_io_ms = mono_ms();
+    uv_read_start((uv_stream_t *)&upstream.tcp, on_link_alloc, on_link_read);
+    handshake_send();
+}
+
+static void
+on_link_closed(uv_handle_t *h)
+{
+    (void)h;
+}
+
+static void
+link_close(void)
+{
+    if (upstream.open) {
+        uv_close((uv_handle_t *)&upstream.tcp, on_link_closed);
+        upstream.open = false;
+    }
+    if (upstream.transfer_fd >= 0) {
+        close(upstream.transfer_fd);
+        upstream.transfer_fd = -1;
+        unlink(upstream.transfer_path);
+    }
+    resp_destroy(&upstream.parser);
+    upstream.in_len = 0;
+}
+
+static void
+link_drop(const char *why)
+{
+    if (upstream.state == LINK_NONE) {
+        return;
+    }
+    if (upstream.state == LINK_CONNECTED || upstream.state == LINK_TRANSFER) {
+        upstream.down_since_s = clock_wall_us() / 1000000;
+    }
+    log_warning("Connection with the primary lost: %s", why);
+    link_close();
+    upstream.state = LINK_CONNECT;
+    upstream.retry_ms = mono_ms() + 1000;
+}
+
+static void
+link_connect(void)
+{
+    struct sockaddr_storage addr;
+    char port[16];
+    struct addrinfo hints = { .ai_socktype = SOCK_STREAM }, *res = NULL;
+    snprintf(port, sizeof(port), "%d", upstream.port);
+    if (getaddrinfo(upstream.host, port, &hints, &res) != 0 || res == NULL) {
+        link_drop("cannot resolve the primary's address");
+        return;
+    }
+    memcpy(&addr, res->ai_addr, res->ai_addrlen);
+    freeaddrinfo(res);
+    upstream.parser = resp_create(&srv.limits);
+    if (upstream.parser == NULL || uv_tcp_init(srv.loop, &upstream.tcp) != 0) {
+        link_drop("out of memory");
+        return;
+    }
+    upstream.open = true;
+    upstream.state = LINK_CONNECTING;
+    log_notice("Connecting to MASTER %s:%d", upstream.host, upstream.port);
+    if (uv_tcp_connect(&upstream.creq, &upstream.tcp, (struct sockaddr *)&addr,
+                       on_link_connect) != 0) {
+        link_drop("cannot connect");
+    }
+}
+
+static void
+replica_cron(int64_t now)
+{
+    if (upstream.state == LINK_CONNECT && now >= upstream.retry_ms) {
+        link_connect();
+        return;
+    }
+    if ((upstream.state == LINK_HANDSHAKE || upstream.state == LINK_CONNECTED ||
+         upstream.state == LINK_TRANSFER) &&
+        now - upstream.last_io_ms > srv.conf.repl_timeout * 1000) {
+        link_drop("timeout");
+        return;
+    }
+    if (upstream.state == LINK_CONNECTED && now - upstream.ack_ms >= 1000) {
+        upstream.ack_ms = now;
+        send_ack();
+    }
+}
+
+void
+repl_set_primary(const char *host, int port)
+{
+    if (host == NULL) {
+        if (upstream.state == LINK_NONE) {
+            return;
+        }
+        link_close();
+        upstream.state = LINK_NONE;
+        repl_following = false;
+        upstream.host[0] = '\0';
+        /* PSYNC2: replicas of the old primary may continue with us. */
+        memcpy(replid2, srv.replid, 41);
+        second_offset = repl_offset + 1;
+        server_random_id(srv.replid);
+        (void)backlog_create();
+        log_notice("MASTER MODE enabled (user request)");
+        return;
+    }
+    link_close();
+    snprintf(upstream.host, sizeof(upstream.host), "%s", host);
+    upstream.port = port;
+    upstream.state = LINK_CONNECT;
+    repl_following = true;
+    upstream.retry_ms = 0;
+    upstream.down_since_s = clock_wall_us() / 1000000;
+    log_notice("REPLICAOF %s:%d enabled (user request)", host, port);
+}
+
+bool
+repl_same_primary(const char *host, int port)
+{
+    return upstream.state != LINK_NONE && upstream.port == port &&
+           strcasecmp(upstream.host, host) == 0;
+}
+
+/* ---- both -------------------------------------------------------------- */
+
+void
+repl_cron(void)
+{
+    int64_t now = mono_ms();
+    primary_cron(now);
+    if (upstream.state != LINK_NONE) {
+        replica_cron(now);
+    }
+}
+
+static size_t
+online_peers(void)
+{
+    size_t n = 0;
+    for (const struct peer *p = peers; p != NULL; p = p->next) {
+        n += p->state != PEER_HANDSHAKE;
+    }
+    return n;
+}
+
+static const char *
+link_state_word(void)
+{
+    switch (upstream.state) {
+    case LINK_CONNECT: return "connect";
+    case LINK_CONNECTING: return "connecting";
+    case LINK_HANDSHAKE: return "handshake";
+    case LINK_TRANSFER: return "sync";
+    default: return "connected";
+    }
+}
+
+void
+repl_info(struct textbuf *t)
+{
+    int64_t now = mono_ms();
+    if (upstream.state == LINK_NONE) {
+        textbuf_printf(t, "role:master\r\n");
+    } else {
+        bool up = upstream.state == LINK_CONNECTED;
+        textbuf_printf(t, "role:slave\r\nmaster_host:%s\r\nmaster_port:%d\r\n"
+                       "master_link_status:%s\r\n"
+                       "master_last_io_seconds_ago:%lld\r\n"
+                       "master_sync_in_progress:%d\r\n"
+                       "slave_read_repl_offset:%" PRId64 "\r\n"
+                       "slave_repl_offset:%" PRId64 "\r\n",
+                       upstream.host, upstream.port, up ? "up" : "down",
+                       up ? (long long)((now - upstream.last_io_ms) / 1000) : -1LL,
+                       upstream.state == LINK_TRANSFER, repl_offset, repl_offset);
+        if (!up) {
+            textbuf_printf(t, "master_link_down_since_seconds:%lld\r\n",
+                           (long long)(clock_wall_us() / 1000000 -
+                                       upstream.down_since_s));
+        }
+        textbuf_printf(t, "slave_priority:%lld\r\nslave_read_only:%d\r\n"
+                       "replica_announced:1\r\n",
+                       (long long)srv.conf.replica_priority,
+                       srv.conf.replica_read_only ? 1 : 0);
+    }
+    textbuf_printf(t, "connected_slaves:%zu\r\n", online_peers());
+    size_t i = 0;
+    for (const struct peer *p = peers; p != NULL; p = p->next) {
+        if (p->state == PEER_HANDSHAKE) {
+            continue;
+        }
+        textbuf_printf(t, "slave%zu:ip=%s,port=%d,state=%s,offset=%" PRId64
+                       ",lag=%lld\r\n", i++, p->ip, p->port,
+                       p->state == PEER_ONLINE ? "online" : "wait_bgsave",
+                       p->ack_offset, (long long)((now - p->ack_ms) / 1000));
+    }
+    int64_t first = backlog.p ? repl_offset - (int64_t)backlog.histlen + 1 : 0;
+    textbuf_printf(t, "master_failover_state:no-failover\r\n"
+                   "master_replid:%s\r\nmaster_replid2:%s\r\n"
+                   "master_repl_offset:%" PRId64 "\r\n"
+                   "second_repl_offset:%" PRId64 "\r\n"
+                   "repl_backlog_active:%d\r\n"
+                   "repl_backlog_size:%lld\r\n"
+                   "repl_backlog_first_byte_offset:%" PRId64 "\r\n"
+                   "repl_backlog_histlen:%zu\r\n",
+                   srv.replid, replid2, repl_offset, second_offset,
+                   backlog.p != NULL,
+                   (long long)srv.conf.repl_backlog_size,
+                   first, backlog.histlen);
+}
+
+void
+repl_role(struct conn *c)
+{
+    char num[24];
+    if (upstream.state == LINK_NONE) {
+        reply_array(&c->out, 3);
+        reply_bulkz(&c->out, "master");
+        reply_int(&c->out, repl_offset);
+        reply_array(&c->out, online_peers());
+        for (const struct peer *p = peers; p != NULL; p = p->next) {
+            if (p->state == PEER_HANDSHAKE) {
+                continue;
+            }
+            reply_array(&c->out, 3);
+            reply_bulkz(&c->out, p->ip);
+            snprintf(num, sizeof(num), "%d", p->port);
+            reply_bulkz(&c->out, num);
+            snprintf(num, sizeof(num), "%" PRId64, p->ack_offset);
+            reply_bulkz(&c->out, num);
+        }
+        return;
+    }
+    reply_array(&c->out, 5);
+    reply_bulkz(&c->out, "slave");
+    reply_bulkz(&c->out, upstream.host);
+    reply_int(&c->out, upstream.port);
+    reply_bulkz(&c->out, link_state_word());
+    reply_int(&c->out, repl_offset);
+}
+
+void
+repl_teardown(void)
+{
+    if (sync_child > 0) {
+        int status;
+        kill(sync_child, SIGKILL);
+        waitpid(sync_child, &status, 0);
+        unlink(sync_path);
+        sync_child = -1;
+    }
+    link_close();
+    upstream.state = LINK_NONE;
+    repl_following = false;
+    mem_free(upstream.in);
+    upstream.in = NULL;
+    upstream.in_cap = upstream.in_len = 0;
+    while (peers != NULL) {
+        repl_forget(peers->c);
+    }
+    mem_free(backlog.p);
+    backlog.p = NULL;
+}

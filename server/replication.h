@@ -1,0 +1,88 @@
+/*
+ * replication.h - primaries and replicas, in Redis's shape, carrying the
+ * journal's effect records.
+ *
+ * A primary's replication stream is RESP, so its offsets count bytes as
+ * Redis's do and a replica can proxy it verbatim to replicas of its own:
+ *   CG.EFFECTS <records>   the effect records of one loop pass (journal.h)
+ *   PING                   every repl-ping-replica-period, so a replica
+ *                          can tell a quiet primary from a dead link
+ * Records carry absolute times, so a replica never re-runs a limiter with
+ * its own clock. The last repl-backlog-size bytes of the stream stay in a
+ * ring (the backlog): a replica that lost its link asks PSYNC <replid>
+ * <offset> and continues from there (+CONTINUE) when the backlog still
+ * holds it; otherwise it gets +FULLRESYNC and a snapshot written by a
+ * forked child (so the primary keeps serving), then the stream from the
+ * offset the snapshot stands at.
+ *
+ * On the primary, a replica is a client that sent PSYNC (the rest of its
+ * handshake: REPLCONF listening-port, capa, ACK). On a replica, the link
+ * to the primary is this file's own TCP connection: PING, AUTH
+ * (masterauth), REPLCONF, PSYNC, the snapshot, then the stream, with
+ * REPLCONF ACK <offset> every second.
+ */
+#ifndef CELLGATE_REPLICATION_H
+#define CELLGATE_REPLICATION_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct conn;
+struct textbuf;
+
+/* ---- either role ------------------------------------------------------- */
+
+/* Read per command (READONLY): a plain flag, kept by this file. */
+extern bool repl_following;
+static inline bool
+repl_is_replica(void)
+{
+    return repl_following;
+}
+
+/* From cron: pings, ACKs, timeouts, reconnecting, finished snapshots. */
+void repl_cron(void);
+
+/* INFO replication, ROLE. */
+void repl_info(struct textbuf *t);
+void repl_role(struct conn *c);
+
+void repl_teardown(void);
+
+/* ---- the primary ------------------------------------------------------- */
+
+/* Is a stream kept (a replica attached since start, or the backlog)? Then
+ * every write must become an effect record (keyspace journaling). */
+bool repl_streaming(void);
+
+/* The effect records of one loop pass, sent as one CG.EFFECTS. */
+void repl_feed_effects(const unsigned char *records, size_t len);
+
+/* PSYNC replid offset from client c (its REPLCONFs before): +CONTINUE
+ * and the backlog, or +FULLRESYNC and a snapshot. The caller wrote the
+ * pending effects first, so the snapshot stands at the stream's offset.
+ * false (an error sent) when it cannot. */
+bool repl_psync(struct conn *c, const char *replid, size_t idlen,
+                int64_t offset);
+
+/* REPLCONF from a replica: listening-port, ip-address, capa, ACK. */
+void repl_replconf(struct conn *c, const char *key, size_t klen,
+                   const char *value, size_t vlen);
+
+/* c is closing: it is no replica any more. */
+void repl_forget(struct conn *c);
+
+bool repl_is_replica_client(const struct conn *c);
+
+/* ---- the replica ------------------------------------------------------- */
+
+/* REPLICAOF host port: follow that primary (reconnecting as needed).
+ * REPLICAOF NO ONE (host NULL): become a primary, keeping the data and
+ * the stream's history (so replicas of the old primary can continue). */
+void repl_set_primary(const char *host, int port);
+
+/* Was the replica given this primary already? */
+bool repl_same_primary(const char *host, int port);
+
+#endif

@@ -1,0 +1,131 @@
+"""Replicas in Redis's shape: REPLICAOF, PSYNC, a full copy from a forked
+child, then the primary's stream of effect records; partial resyncs from
+the backlog; promotion with REPLICAOF NO ONE."""
+import time
+
+import harness
+from test_journal import fingerprint
+
+
+def pair(start_daemon, *replica_args):
+    """A primary and a replica on fake clocks standing at the same ns."""
+    p = start_daemon(fakeclock=True, name="primary")
+    r = start_daemon(*replica_args, fakeclock=True, name="replica")
+    r.clock.set(p.clock.ns)
+    return p, r
+
+
+def follow(replica, primary):
+    c = replica.raw()
+    assert c.command("REPLICAOF", "127.0.0.1", primary.port) == b"+OK\r\n"
+    assert harness.wait_until(
+        lambda: replica.info("replication").get("master_link_status") == "up", 10)
+
+
+def caught_up(primary, replica):
+    want = primary.info("replication")["master_repl_offset"]
+    return harness.wait_until(
+        lambda: replica.info("replication")["slave_repl_offset"] == want, 10)
+
+
+def write_some(c, tag):
+    for i in range(3):
+        c.command("CL.THROTTLE", "%s:gcra" % tag, 5, 1, 3600)
+    c.command("RL.LOG", "%s:log" % tag, 5, 60, "META", "who-" + tag)
+    c.command("RL.TIERS", "%s:tiers" % tag, 5, 1, 10, 10, "COST", 3)
+    c.command("RL.FIXED", "%s:fixed" % tag, 3, 60)
+    c.command("SELECT", 2)
+    c.command("RL.SLIDING", "%s:sliding" % tag, 3, 60)
+    c.command("SELECT", 0)
+
+
+def test_a_replica_copies_the_primary_then_follows_its_stream(start_daemon):
+    p, r = pair(start_daemon)
+    pc = p.raw()
+    write_some(pc, "before")
+    follow(r, p)
+    write_some(pc, "after")
+    pc.command("DEL", "before:fixed")
+    pc.command("SWAPDB", 2, 3)
+    assert caught_up(p, r)
+    assert fingerprint(r) == fingerprint(p)
+    assert len(fingerprint(r)) == 9
+    assert "Synchronization with replica 127.0.0.1:%d succeeded" % r.port in p.log()
+
+
+def test_a_replica_refuses_writes_and_answers_reads_and_peeks(start_daemon):
+    p, r = pair(start_daemon)
+    follow(r, p)
+    p.raw().command("CL.THROTTLE", "k", 5, 1, 3600)
+    assert caught_up(p, r)
+    c = r.raw()
+    assert c.command("CL.THROTTLE", "k", 5, 1, 3600) == \
+        b"-READONLY You can't write against a read only replica.\r\n"
+    assert c.command("DEL", "k").startswith(b"-READONLY")
+    assert c.command("CL.THROTTLE", "k", 5, 1, 3600, 1, "PEEK").startswith(
+        b"*5\r\n:0\r\n:6\r\n:4\r\n")          # what the primary's next would give
+    assert c.command("EXISTS", "k") == b":1\r\n"
+
+
+def test_a_dropped_link_continues_from_the_backlog(start_daemon):
+    p, r = pair(start_daemon)
+    follow(r, p)
+    pc = p.raw()
+    write_some(pc, "one")
+    assert caught_up(p, r)
+    assert pc.command("CLIENT", "KILL", "TYPE", "replica") == b":1\r\n"
+    write_some(pc, "two")                       # while the link is down
+    assert harness.wait_until(
+        lambda: "Successful partial resynchronization" in r.log(), 10)
+    assert caught_up(p, r)
+    assert fingerprint(r) == fingerprint(p)
+    assert p.log().count("asks for synchronization: full resync") == 1
+    assert "Partial resynchronization request from 127.0.0.1:%d accepted" % r.port \
+        in p.log()
+
+
+def test_info_replication_and_role_describe_both_sides(start_daemon):
+    p, r = pair(start_daemon)
+    follow(r, p)
+    p.raw().command("RL.FIXED", "x", 3, 60)
+    assert caught_up(p, r)
+    pi, ri = p.info("replication"), r.info("replication")
+    assert pi["role"] == "master" and pi["connected_slaves"] == 1
+    assert pi["slave0"]["port"] == r.port and pi["slave0"]["state"] == "online"
+    assert ri["role"] == "slave" and ri["master_port"] == p.port
+    assert ri["master_replid"] == pi["master_replid"]
+    assert ri["slave_read_only"] == 1 and ri["slave_priority"] == 100
+    offset = pi["master_repl_offset"]
+    assert harness.wait_until(
+        lambda: p.info("replication")["slave0"]["offset"] == offset, 5)
+    role = p.client().execute_command("ROLE")
+    assert role[0] == b"master" and role[2] == [[b"127.0.0.1",
+                                                 str(r.port).encode(),
+                                                 str(offset).encode()]]
+    assert r.client().execute_command("ROLE") == \
+        [b"slave", b"127.0.0.1", p.port, b"connected", offset]
+    line = p.raw().command("CLIENT", "LIST", "TYPE", "replica").decode()
+    assert " flags=S " in line
+
+
+def test_a_promoted_replica_takes_the_other_replica_without_a_full_copy(
+        start_daemon):
+    p, r1 = pair(start_daemon)
+    r2 = start_daemon(fakeclock=True, name="replica2")
+    r2.clock.set(p.clock.ns)
+    follow(r1, p)
+    follow(r2, p)
+    write_some(p.raw(), "x")
+    assert caught_up(p, r1) and caught_up(p, r2)
+    p.proc.kill()                               # the primary dies
+    p.proc.wait(10)
+    p.stopped = True
+    c1 = r1.raw()
+    assert c1.command("REPLICAOF", "NO", "ONE") == b"+OK\r\n"
+    assert c1.command("RL.FIXED", "new", 3, 60).startswith(b"*5\r\n:0\r\n")
+    follow(r2, r1)
+    assert caught_up(r1, r2)
+    assert fingerprint(r2) == fingerprint(r1)
+    # PSYNC2: r2 continued with the old primary's ID, no second full copy.
+    assert "Partial resynchronization request from 127.0.0.1:%d accepted" % r2.port \
+        in r1.log()
