@@ -50,6 +50,7 @@ REPLAY_BIN := $(BUILD)/gcra_replay
 VECTORS  := tests/conformance/cl_throttle_vectors.jsonl
 
 PKGS := libuv1-dev libhiredis-dev check pkg-config redis-tools redis-server \
+        redis-sentinel \
         python3-redis python3-pytest gcc make clang libclang-rt-14-dev \
         libmicrohttpd-dev python3-prometheus-client tmux golang-go \
         golang-gopkg-redis.v5-dev

@@ -348,6 +348,7 @@ server_shutdown_save(const char *why, bool save)
         return;
     }
     srv.shutting_down = true;
+    repl_shutdown();
     persist_close();
     if (save && srv.store != NULL) {
         char err[512];

@@ -1041,6 +1041,23 @@ repl_role(struct conn *c)
 }
 
 void
+repl_shutdown(void)
+{
+    if (sync_child > 0) {
+        int status;
+        kill(sync_child, SIGKILL);
+        waitpid(sync_child, &status, 0);
+        unlink(sync_path);
+        sync_child = -1;
+    }
+    link_close();
+    if (upstream.state != LINK_NONE) {
+        upstream.state = LINK_CONNECT;      /* no reconnecting from here */
+        upstream.retry_ms = INT64_MAX;
+    }
+}
+
+void
 repl_teardown(void)
 {
     if (sync_child > 0) {

@@ -48,6 +48,10 @@ void repl_cron(void);
 void repl_info(struct textbuf *t);
 void repl_role(struct conn *c);
 
+/* Shutdown: the link to the primary closed (its handle would keep the
+ * loop alive), a snapshot child stopped. */
+void repl_shutdown(void);
+
 void repl_teardown(void);
 
 /* ---- the primary ------------------------------------------------------- */
