@@ -1060,14 +1060,7 @@ repl_shutdown(void)
 void
 repl_teardown(void)
 {
-    if (sync_child > 0) {
-        int status;
-        kill(sync_child, SIGKILL);
-        waitpid(sync_child, &status, 0);
-        unlink(sync_path);
-        sync_child = -1;
-    }
-    link_close();
+    repl_shutdown();
     upstream.state = LINK_NONE;
     repl_following = false;
     mem_free(upstream.in);
