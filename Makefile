@@ -57,7 +57,8 @@ PKGS := libuv1-dev libhiredis-dev check pkg-config redis-tools redis-server \
 # Only `make bench`, `make bench-callgrind` and `make bench-perf` need these.
 BENCH_PKGS := valgrind gnuplot-nox linux-perf
 
-.PHONY: all run test test-unit test-integration bench-micro bench-journal sanitize \
+.PHONY: all run test test-unit test-integration bench-micro bench-journal \
+        bench-replication sanitize \
         bench bench-callgrind bench-perf deps clean check-deps fuzz test-fuzz docker-test
 
 all: $(BIN)
@@ -126,6 +127,15 @@ bench:
 	$(MAKE) all $(BENCH_FILL)
 	BENCH_FILL=$(BENCH_FILL) bash bench/run.sh
 	BENCH_FILL=$(BENCH_FILL) /usr/bin/python3 bench/journal.py
+	BENCH_FILL=$(BENCH_FILL) /usr/bin/python3 bench/replication.py
+
+# What two replicas cost a primary (server CPU per request, same
+# invocation) and the longest PING stall of a full sync at 1M keys
+# (bench/results/replication.txt).
+bench-replication:
+	$(MAKE) deps
+	$(MAKE) all $(BENCH_FILL)
+	BENCH_FILL=$(BENCH_FILL) /usr/bin/python3 bench/replication.py
 
 # The journal's cost: server CPU per request with appendonly off, everysec
 # and always in one invocation, journal bytes per decision, the longest

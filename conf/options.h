@@ -93,6 +93,12 @@
       "Sentinel promotes the replica with the lowest; 0 = never")            \
     X(replica_announce_port, "replica-announce-port", CONF_INT, "0", 0, 65535, \
       "port a replica tells its primary; 0 = the one it listens on")          \
+    X(min_replicas_to_write, "min-replicas-to-write", CONF_INT, "0", 0,       \
+      2147483647, "a primary refuses writes (-NOREPLICAS) with fewer good "   \
+      "replicas than this; 0 = off")                                          \
+    X(min_replicas_max_lag, "min-replicas-max-lag", CONF_INT, "10", 0,        \
+      2147483647, "a replica is good while its last ACK is this many "       \
+      "seconds old or newer")                                                 \
     X(repl_backlog_size, "repl-backlog-size", CONF_BYTES, "1mb", 16384,       \
       1125899906842624LL,                                                     \
       "stream kept for replicas that reconnect (partial resync)")             \

@@ -430,6 +430,12 @@ cmd_execute(struct conn *c, struct resp_request *req)
         reject(c, cmd, msg);
         return;
     }
+    if (srv.conf.min_replicas_to_write > 0 && !repl_is_replica() &&
+        (cmd->flags & CMD_WRITE) && !peeks(req) &&
+        repl_good_replicas() < (size_t)srv.conf.min_replicas_to_write) {
+        reject(c, cmd, "NOREPLICAS Not enough good replicas to write.");
+        return;
+    }
     if (repl_is_replica() && srv.conf.replica_read_only &&
         (cmd->flags & CMD_WRITE) && !peeks(req)) {
         reject(c, cmd, "READONLY You can't write against a read only "

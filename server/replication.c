@@ -12,11 +12,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 #include <uv.h>
 
-#include "lib/file.h"
 #include "lib/mem.h"
 #include "lib/num.h"
 #include "protocol/obuf.h"
@@ -46,7 +46,17 @@ static struct {
 
 /* ---- the primary's replicas -------------------------------------------- */
 
-enum peer_state { PEER_HANDSHAKE, PEER_WAIT_SNAPSHOT, PEER_ONLINE };
+enum peer_state {
+    PEER_HANDSHAKE,
+    PEER_WAIT_SNAPSHOT,             /* the child is writing it */
+    PEER_SEND_SNAPSHOT,             /* sent in slices, cron by cron */
+    PEER_ONLINE
+};
+
+/* How much of a snapshot a replica is sent per cron tick, and how much of
+ * it may wait in its output buffer: bounded work, so the primary's loop
+ * never stalls on a large copy. */
+#define SNAPSHOT_SLICE (4u << 20)
 
 struct peer {
     struct conn *c;
@@ -56,12 +66,15 @@ struct peer {
     char ip[64];
     int64_t ack_offset;
     int64_t ack_ms;                 /* monotonic */
-    struct obuf pending;            /* the stream while the snapshot is made */
+    struct obuf pending;            /* the stream while the snapshot goes */
+    int fd;                         /* PEER_SEND_SNAPSHOT: the file */
+    int64_t left;                   /* its bytes still to send */
     struct peer *next;
 };
 
 static struct peer *peers;
 static pid_t sync_child = -1;
+static void close_snapshot(int fd);
 static char sync_path[4300];
 static int64_t last_ping_ms;
 
@@ -177,7 +190,7 @@ stream_append(const void *data, size_t n)
         if (p->state == PEER_ONLINE) {
             obuf_append(&p->c->out, data, n);
             client_note_fed(p->c);
-        } else if (p->state == PEER_WAIT_SNAPSHOT) {
+        } else if (p->state != PEER_HANDSHAKE) {
             obuf_append(&p->pending, data, n);
         }
     }
@@ -229,6 +242,7 @@ peer_get(struct conn *c)
     struct peer *p = peer_of(c);
     if (p == NULL && (p = mem_calloc(1, sizeof(*p))) != NULL) {
         p->c = c;
+        p->fd = -1;
         obuf_init(&p->pending);
         p->ack_ms = mono_ms();
         const char *colon = strrchr(c->addr, ':');
@@ -252,6 +266,9 @@ repl_forget(struct conn *c)
                            p->port);
             }
             obuf_deinit(&p->pending);
+            if (p->fd >= 0) {
+                close_snapshot(p->fd);
+            }
             mem_free(p);
             return;
         }
@@ -356,15 +373,13 @@ repl_psync(struct conn *c, const char *id, size_t idlen, int64_t offset)
     return start_snapshot();
 }
 
-/* The snapshot child ended: the waiting replicas get it, then the stream
- * since; the ones that came later get the next one. */
+/* The snapshot child ended: each replica that waited for it starts
+ * receiving it (send_slices); the ones that came later get the next one. */
 static void
 snapshot_done(bool ok)
 {
-    size_t len = 0;
-    unsigned char *file = ok ? file_read_all(sync_path, &len) : NULL;
-    unlink(sync_path);
-    sync_child = -1;
+    struct stat st;
+    bool have = ok && stat(sync_path, &st) == 0;
     bool again = false;
     for (struct peer *p = peers; p != NULL; p = p->next) {
         if (p->state != PEER_WAIT_SNAPSHOT) {
@@ -374,33 +389,99 @@ snapshot_done(bool ok)
             again = true;
             continue;
         }
-        if (file == NULL) {
+        p->fd = have ? open(sync_path, O_RDONLY | O_CLOEXEC) : -1;
+        if (p->fd < 0) {
+            log_warning("Replica %s:%d: no snapshot to send", p->ip, p->port);
             p->c->requests |= CLIENT_KILLED;
             client_note_fed(p->c);
             continue;
         }
         char head[32];
-        int k = snprintf(head, sizeof(head), "$%zu\r\n", len);
+        int k = snprintf(head, sizeof(head), "$%lld\r\n",
+                         (long long)st.st_size);
         obuf_append(&p->c->out, head, (size_t)k);
-        obuf_append(&p->c->out, file, len);
-        struct iovec iov[16];
-        size_t bytes;
-        while (obuf_pending(&p->pending) > 0) {
-            size_t n = obuf_iov(&p->pending, 0, iov, 16, &bytes);
-            for (size_t i = 0; i < n; i++) {
-                obuf_append(&p->c->out, iov[i].iov_base, iov[i].iov_len);
-            }
-            obuf_consume(&p->pending, bytes);
-        }
-        p->state = PEER_ONLINE;
+        p->left = st.st_size;
+        p->state = PEER_SEND_SNAPSHOT;
         p->syncing = false;
-        client_note_fed(p->c);
-        log_notice("Synchronization with replica %s:%d succeeded", p->ip,
-                   p->port);
     }
-    free(file);
+    unlink(sync_path);              /* the open descriptors keep it */
+    sync_child = -1;
     if (again) {
         (void)start_snapshot();
+    }
+}
+
+static void
+closed_in_background(uv_fs_t *req)
+{
+    uv_fs_req_cleanup(req);
+    mem_free(req);
+}
+
+/* The last descriptor of the unlinked snapshot: closing it frees the
+ * file, which takes the file system milliseconds per 50 MB: off the loop. */
+static void
+close_snapshot(int fd)
+{
+    uv_fs_t *req = mem_malloc(sizeof(*req));
+    if (req == NULL ||
+        uv_fs_close(srv.loop, req, fd, closed_in_background) != 0) {
+        mem_free(req);
+        close(fd);
+    }
+}
+
+/* The stream kept while the snapshot went: after it, in order. */
+static void
+append_pending(struct peer *p)
+{
+    struct iovec iov[16];
+    size_t bytes;
+    while (obuf_pending(&p->pending) > 0) {
+        size_t n = obuf_iov(&p->pending, 0, iov, 16, &bytes);
+        for (size_t i = 0; i < n; i++) {
+            obuf_append(&p->c->out, iov[i].iov_base, iov[i].iov_len);
+        }
+        obuf_consume(&p->pending, bytes);
+    }
+}
+
+/* One slice of the snapshot to each replica receiving one, while its
+ * output holds less than a slice: bounded work per cron tick. */
+static void
+send_slices(void)
+{
+    static char chunk[64 * 1024];
+    for (struct peer *p = peers; p != NULL; p = p->next) {
+        size_t sent = 0;
+        while (p->state == PEER_SEND_SNAPSHOT && p->left > 0 &&
+               sent < SNAPSHOT_SLICE &&
+               obuf_pending(&p->c->out) < SNAPSHOT_SLICE) {
+            size_t want = p->left < (int64_t)sizeof(chunk) ? (size_t)p->left
+                                                           : sizeof(chunk);
+            ssize_t n = read(p->fd, chunk, want);
+            if (n <= 0) {
+                log_warning("Reading the snapshot for replica %s:%d failed",
+                            p->ip, p->port);
+                p->c->requests |= CLIENT_KILLED;
+                p->left = -1;
+                break;
+            }
+            obuf_append(&p->c->out, chunk, (size_t)n);
+            p->left -= n;
+            sent += (size_t)n;
+        }
+        if (p->state == PEER_SEND_SNAPSHOT && p->left == 0) {
+            close_snapshot(p->fd);
+            p->fd = -1;
+            append_pending(p);
+            p->state = PEER_ONLINE;
+            log_notice("Synchronization with replica %s:%d succeeded",
+                       p->ip, p->port);
+        }
+        if (sent > 0 || (p->c->requests & CLIENT_KILLED)) {
+            client_note_fed(p->c);
+        }
     }
 }
 
@@ -411,6 +492,7 @@ primary_cron(int64_t now)
     if (sync_child > 0 && waitpid(sync_child, &status, WNOHANG) == sync_child) {
         snapshot_done(WIFEXITED(status) && WEXITSTATUS(status) == 0);
     }
+    send_slices();
     if (peers != NULL &&
         now - last_ping_ms >= srv.conf.repl_ping_replica_period * 1000) {
         static const char ping[] = "*1\r\n$4\r\nPING\r\n";
@@ -935,6 +1017,18 @@ repl_cron(void)
     }
 }
 
+size_t
+repl_good_replicas(void)
+{
+    int64_t now = mono_ms();
+    size_t n = 0;
+    for (const struct peer *p = peers; p != NULL; p = p->next) {
+        n += p->state == PEER_ONLINE &&
+             now - p->ack_ms <= srv.conf.min_replicas_max_lag * 1000;
+    }
+    return n;
+}
+
 static size_t
 online_peers(void)
 {
@@ -985,6 +1079,10 @@ repl_info(struct textbuf *t)
                        srv.conf.replica_read_only ? 1 : 0);
     }
     textbuf_printf(t, "connected_slaves:%zu\r\n", online_peers());
+    if (srv.conf.min_replicas_to_write > 0 && upstream.state == LINK_NONE) {
+        textbuf_printf(t, "min_slaves_good_slaves:%zu\r\n",
+                       repl_good_replicas());
+    }
     size_t i = 0;
     for (const struct peer *p = peers; p != NULL; p = p->next) {
         if (p->state == PEER_HANDSHAKE) {
@@ -992,7 +1090,9 @@ repl_info(struct textbuf *t)
         }
         textbuf_printf(t, "slave%zu:ip=%s,port=%d,state=%s,offset=%" PRId64
                        ",lag=%lld\r\n", i++, p->ip, p->port,
-                       p->state == PEER_ONLINE ? "online" : "wait_bgsave",
+                       p->state == PEER_ONLINE ? "online"
+                       : p->state == PEER_SEND_SNAPSHOT ? "send_bulk"
+                                                        : "wait_bgsave",
                        p->ack_offset, (long long)((now - p->ack_ms) / 1000));
     }
     int64_t first = backlog.p ? repl_offset - (int64_t)backlog.histlen + 1 : 0;

@@ -79,6 +79,9 @@ void repl_forget(struct conn *c);
 
 bool repl_is_replica_client(const struct conn *c);
 
+/* Replicas online whose last ACK is at most min-replicas-max-lag old. */
+size_t repl_good_replicas(void);
+
 /* ---- the replica ------------------------------------------------------- */
 
 /* REPLICAOF host port: follow that primary (reconnecting as needed).

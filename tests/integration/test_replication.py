@@ -129,3 +129,24 @@ def test_a_promoted_replica_takes_the_other_replica_without_a_full_copy(
     # PSYNC2: r2 continued with the old primary's ID, no second full copy.
     assert "Partial resynchronization request from 127.0.0.1:%d accepted" % r2.port \
         in r1.log()
+
+
+def test_min_replicas_to_write_refuses_writes_without_a_good_replica(
+        start_daemon):
+    p, r = pair(start_daemon)
+    pc = p.raw()
+    assert pc.command("CONFIG", "SET", "min-replicas-to-write", 1) == b"+OK\r\n"
+    assert pc.command("CONFIG", "SET", "min-replicas-max-lag", 2) == b"+OK\r\n"
+    refused = b"-NOREPLICAS Not enough good replicas to write.\r\n"
+    assert pc.command("CL.THROTTLE", "k", 5, 1, 3600) == refused
+    assert pc.command("CL.THROTTLE", "k", 5, 1, 3600, 1, "PEEK").startswith(b"*5")
+    follow(r, p)
+    assert harness.wait_until(
+        lambda: pc.command("CL.THROTTLE", "k", 5, 1, 3600).startswith(b"*5"), 5)
+    assert p.info("replication")["min_slaves_good_slaves"] == 1
+    r.proc.kill()                               # the replica is gone
+    r.proc.wait(10)
+    r.stopped = True
+    assert harness.wait_until(
+        lambda: pc.command("CL.THROTTLE", "k", 5, 1, 3600) == refused, 10)
+    assert pc.command("GET", "k").startswith(b"$")          # reads answer
