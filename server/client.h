@@ -32,7 +32,8 @@ enum client_request {
     CLIENT_UNPAUSES = 16,           /* CLIENT UNPAUSE: run the postponed */
     CLIENT_FEEDS = 32,              /* MONITOR lines or PUBLISH messages
                                      * were queued to others */
-    CLIENT_DEAUTHENTICATED = 64     /* RESET: the small limits again */
+    CLIENT_DEAUTHENTICATED = 64,    /* RESET: the small limits again */
+    CLIENT_UNBLOCKED = 128          /* WAIT is answered: read on */
 };
 
 /* CLIENT REPLY: whether a command's reply is sent (conn.c drops it). */
@@ -47,6 +48,7 @@ enum conn_state {
     CONN_READING,
     CONN_PAUSED,                    /* its output is over the pause limit */
     CONN_POSTPONED,                 /* CLIENT PAUSE holds its next request */
+    CONN_BLOCKED,                   /* WAIT has not answered yet */
     CONN_CLOSE_AFTER_REPLY,
     CONN_CLOSING
 };
@@ -104,6 +106,12 @@ struct conn {
     struct conn *next_monitor;
     struct pubsub_subs *subs;       /* channels and patterns (pubsub.c) */
     struct conn *next_fed;          /* client_note_fed(): got output */
+    /* WAIT (replication.c): the stream offset and replica count it waits
+     * for, and when it gives up (monotonic ms; 0 = never). */
+    int64_t wait_offset;
+    size_t wait_replicas;
+    int64_t wait_deadline_ms;
+    struct conn *next_waiting;
     bool fed;
     struct resp_request held;       /* CONN_POSTPONED: the request held */
 };

@@ -107,3 +107,40 @@ cmd_role(struct conn *c, struct resp_request *req)
     (void)req;
     repl_role(c);
 }
+
+/* WAIT numreplicas timeout, as Redis: the replicas that acknowledged this
+ * client's writes (everything in the stream so far), waiting for up to
+ * timeout ms (0: as long as it takes) until numreplicas did. Inside MULTI
+ * it answers at once. */
+void
+cmd_wait(struct conn *c, struct resp_request *req)
+{
+    int64_t n, timeout;
+    if (repl_is_replica()) {
+        cmd_error(c, "ERR WAIT cannot be used with replica instances. Please "
+                     "also note that since Redis 4.0 if a replica is "
+                     "configured to be writable (which is not the default) "
+                     "writes to replicas are just local and are not "
+                     "propagated.");
+        return;
+    }
+    if (!num_parse_i64(req->argv[1], req->argvlen[1], &n)) {
+        cmd_error(c, ERR_NOT_INTEGER);
+        return;
+    }
+    if (!num_parse_i64(req->argv[2], req->argvlen[2], &timeout)) {
+        cmd_error(c, "ERR timeout is not an integer or out of range");
+        return;
+    }
+    if (timeout < 0) {
+        cmd_error(c, "ERR timeout is negative");
+        return;
+    }
+    persist_before_replies();       /* this client's writes join the stream */
+    if (n <= 0 || c->multi != NULL ||
+        !repl_wait(c, (size_t)n, timeout)) {
+        reply_int(&c->out, (int64_t)repl_acked_now());
+        return;
+    }
+    c->state = CONN_BLOCKED;
+}

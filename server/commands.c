@@ -444,6 +444,10 @@ static struct cmd table[] = {
       CMD_NO_MULTI, 0, 0, 0, NULL, "admin slow dangerous", "server",
       "1.0.0", "An internal command used in replication.", "", cmd_sync,
       NULL, NO_STATS },
+    { "wait", 3, 0, 0, 0, 0, NULL, "slow connection", "generic", "3.0.0",
+      "Blocks until the asynchronous replication of all preceding write "
+      "commands sent by the connection is completed.",
+      "numreplicas:integer timeout:integer", cmd_wait, NULL, NO_STATS },
     { "role", 1, CMD_NOSCRIPT | CMD_LOADING | CMD_STALE | CMD_FAST, 0, 0, 0,
       NULL, "admin fast dangerous", "server", "2.8.12",
       "Returns the replication role.", "", cmd_role, NULL, NO_STATS },

@@ -547,9 +547,15 @@ flush_fed(void)
         m->next_fed = NULL;
         if (m->requests & CLIENT_KILLED) {
             conn_close(m);          /* a replica whose sync failed */
-        } else {
-            queue_feed(m, m->subs != NULL ? "pub/sub" : "replica");
+            m = next;
+            continue;
         }
+        if ((m->requests & CLIENT_UNBLOCKED) && m->state == CONN_BLOCKED) {
+            m->requests &= ~(unsigned)CLIENT_UNBLOCKED;
+            m->state = CONN_READING;
+            queue_input(m);         /* its pipeline goes on */
+        }
+        queue_feed(m, m->subs != NULL ? "pub/sub" : "fed");
         m = next;
     }
 }
@@ -734,6 +740,14 @@ process_input(struct conn *c)
         if (c->requests != 0) {
             carry_out_requests(c);
         }
+        if (c->state == CONN_BLOCKED) {
+            /* WAIT: nothing after it runs before its answer. */
+            if (!c->backlog) {
+                c->backlog = true;
+                uv_read_stop(&c->h.stream);
+            }
+            break;
+        }
         if (c->multi != NULL && !within_query_limit(c)) {
             break;
         }
@@ -909,6 +923,7 @@ conn_cron(int64_t now_ms)
                         (long long)srv.conf.output_pause_timeout);
             conn_close(c);
         } else if (timeout_ms > 0 && c->state != CONN_POSTPONED &&
+                   c->state != CONN_BLOCKED &&
                    !c->monitor &&
                    now_ms - c->last_interaction_ms > timeout_ms &&
                    c->inflight == 0) {

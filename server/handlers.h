@@ -73,6 +73,7 @@ HANDLER(cmd_replicaof);
 HANDLER(cmd_replconf);
 HANDLER(cmd_psync);
 HANDLER(cmd_sync);
+HANDLER(cmd_wait);
 HANDLER(cmd_config_help);
 HANDLER(cmd_dbsize);
 HANDLER(cmd_flushall);

@@ -73,6 +73,8 @@ struct peer {
 };
 
 static struct peer *peers;
+static struct conn *waiting;        /* clients in WAIT */
+static void check_waiting(int64_t now);
 static pid_t sync_child = -1;
 static void close_snapshot(int fd);
 static char sync_path[4300];
@@ -257,6 +259,12 @@ peer_get(struct conn *c)
 void
 repl_forget(struct conn *c)
 {
+    for (struct conn **w = &waiting; *w != NULL; w = &(*w)->next_waiting) {
+        if (*w == c) {
+            *w = c->next_waiting;
+            break;
+        }
+    }
     for (struct peer **pp = &peers; *pp != NULL; pp = &(*pp)->next) {
         if ((*pp)->c == c) {
             struct peer *p = *pp;
@@ -294,6 +302,9 @@ repl_replconf(struct conn *c, const char *key, size_t klen,
                num_parse_i64(value, vlen, &v)) {
         p->ack_offset = v;
         p->ack_ms = mono_ms();
+        if (waiting != NULL) {
+            check_waiting(p->ack_ms);
+        }
     }
 }
 
@@ -493,6 +504,9 @@ primary_cron(int64_t now)
         snapshot_done(WIFEXITED(status) && WEXITSTATUS(status) == 0);
     }
     send_slices();
+    if (waiting != NULL) {
+        check_waiting(now);
+    }
     if (peers != NULL &&
         now - last_ping_ms >= srv.conf.repl_ping_replica_period * 1000) {
         static const char ping[] = "*1\r\n$4\r\nPING\r\n";
@@ -1014,6 +1028,71 @@ repl_cron(void)
     primary_cron(now);
     if (upstream.state != LINK_NONE) {
         replica_cron(now);
+    }
+}
+
+/* Replicas that acknowledged the stream up to offset. */
+static size_t
+acked(int64_t offset)
+{
+    size_t n = 0;
+    for (const struct peer *p = peers; p != NULL; p = p->next) {
+        n += p->state == PEER_ONLINE && p->ack_offset >= offset;
+    }
+    return n;
+}
+
+static void
+answer_wait(struct conn *c, size_t n)
+{
+    reply_int(&c->out, (int64_t)n);
+    c->requests |= CLIENT_UNBLOCKED;
+    client_note_fed(c);
+}
+
+bool
+repl_wait(struct conn *c, size_t replicas, int64_t timeout_ms)
+{
+    int64_t target = repl_offset;
+    size_t n = acked(target);
+    if (n >= replicas) {
+        return false;               /* answered at once by the caller */
+    }
+    if (peers != NULL) {
+        /* Ask for ACKs now rather than at the replicas' next second. */
+        static const char getack[] =
+            "*3\r\n$8\r\nREPLCONF\r\n$6\r\nGETACK\r\n$1\r\n*\r\n";
+        stream_append(getack, sizeof(getack) - 1);
+    }
+    c->wait_offset = target;
+    c->wait_replicas = replicas;
+    c->wait_deadline_ms = timeout_ms > 0 ? mono_ms() + timeout_ms : 0;
+    c->next_waiting = waiting;
+    waiting = c;
+    return true;
+}
+
+size_t
+repl_acked_now(void)
+{
+    return acked(repl_offset);
+}
+
+/* After an ACK or on cron: answer the WAITs that are met or timed out. */
+static void
+check_waiting(int64_t now)
+{
+    for (struct conn **pp = &waiting; *pp != NULL;) {
+        struct conn *c = *pp;
+        size_t n = acked(c->wait_offset);
+        if (n >= c->wait_replicas ||
+            (c->wait_deadline_ms != 0 && now >= c->wait_deadline_ms)) {
+            *pp = c->next_waiting;
+            c->next_waiting = NULL;
+            answer_wait(c, n);
+        } else {
+            pp = &c->next_waiting;
+        }
     }
 }
 

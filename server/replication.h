@@ -79,6 +79,13 @@ void repl_forget(struct conn *c);
 
 bool repl_is_replica_client(const struct conn *c);
 
+/* WAIT numreplicas timeout: true when c now waits (its reply and its
+ * next requests come once that many replicas acknowledged the stream up
+ * to here, or at the timeout; 0 ms = no timeout); false when it need not
+ * (the caller answers repl_acked_now()). */
+bool repl_wait(struct conn *c, size_t replicas, int64_t timeout_ms);
+size_t repl_acked_now(void);
+
 /* Replicas online whose last ACK is at most min-replicas-max-lag old. */
 size_t repl_good_replicas(void);
 

@@ -150,3 +150,22 @@ def test_min_replicas_to_write_refuses_writes_without_a_good_replica(
     assert harness.wait_until(
         lambda: pc.command("CL.THROTTLE", "k", 5, 1, 3600) == refused, 10)
     assert pc.command("GET", "k").startswith(b"$")          # reads answer
+
+
+def test_wait_answers_once_replicas_acknowledged_or_at_its_timeout(start_daemon):
+    p, r = pair(start_daemon)
+    pc = p.raw()
+    t0 = time.monotonic()
+    assert pc.command("WAIT", 1, 300) == b":0\r\n"          # none: the timeout
+    assert time.monotonic() - t0 >= 0.29
+    follow(r, p)
+    pc.command("CL.THROTTLE", "k", 5, 1, 3600)
+    t0 = time.monotonic()
+    assert pc.command("WAIT", 1, 0) == b":1\r\n"            # acknowledged
+    assert time.monotonic() - t0 < 5
+    assert r.raw().command("EXISTS", "k") == b":1\r\n"      # it is there
+    # Pipelined: the command after WAIT runs after its answer.
+    pc.send(harness.resp_command("WAIT", 2, 200) + harness.resp_command("PING"))
+    assert pc.reply_bytes() == b":1\r\n" and pc.reply_bytes() == b"+PONG\r\n"
+    assert r.raw().command("WAIT", 1, 0).startswith(b"-ERR WAIT cannot be used "
+                                                    b"with replica instances.")
