@@ -56,12 +56,13 @@ def free_port():
 
 
 class Daemon:
-    def __init__(self, root, name, args, nice=0):
+    def __init__(self, root, name, args, nice=0, cpu=None):
         self.dir = os.path.join(root, name)
         os.makedirs(self.dir)
         self.port = free_port()
         self.log = open(os.path.join(self.dir, "log"), "wb")
         self.proc = subprocess.Popen(
+            ["taskset", "-c", str(cpu)] * (cpu is not None) +
             ["nice", "-n", str(nice)] * (nice != 0) +
             [BIN, "--port", str(self.port), "--bind", "127.0.0.1", "--dir",
              self.dir, "--save", ""] + args, stdout=self.log, stderr=self.log)
