@@ -1,6 +1,7 @@
 """Failover by Debian's redis-sentinel 7.0, unchanged: three Sentinels, one
 cellgate primary and two replicas, a redis-py Sentinel client in a loop;
 kill -9 the primary."""
+import json
 import os
 import random
 import subprocess
@@ -12,6 +13,7 @@ import redis
 from redis.sentinel import Sentinel
 
 import harness
+from test_node_clients import CLIENTS, ensure_node_modules
 
 REDIS_SENTINEL = "/usr/bin/redis-sentinel"
 LIMIT = 20                       # per key and hour; the fake clocks stand still
@@ -142,6 +144,14 @@ def test_sentinel_fails_over_to_a_replica_and_the_client_carries_on(
     assert failover_s < 10
     assert over <= 20
     assert sentinel.discover_master("mymaster")[1] == new_addr
+    # ioredis's own Sentinel support finds the same primary and writes there.
+    ensure_node_modules()
+    node = subprocess.run(["node", "sentinel.mjs"] + [str(x.port) for x in sents],
+                          cwd=CLIENTS, capture_output=True, text=True, timeout=60)
+    assert node.returncode == 0, node.stdout + node.stderr
+    seen = json.loads(node.stdout.strip().splitlines()[-1])
+    assert seen["port"] == new_addr and seen["role"] == "master"
+    assert seen["reply"][0] == 0
     other = [r for r in replicas if r.port != new_addr][0]
     assert harness.wait_until(
         lambda: safe_info(other).get("master_port") == new_addr, 15)
