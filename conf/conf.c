@@ -786,6 +786,12 @@ set_words(struct file_load *f, char *const *words, const size_t *lens,
         return set_save_words(f, o, words + 1, lens + 1, nwords - 1, why,
                               whylen);
     }
+    if (strcmp(o->name, "replicaof") == 0 && nwords == 3 && !comment_after) {
+        /* Redis's spelling: "replicaof <host> <port>", two words. */
+        char joined[512];
+        snprintf(joined, sizeof(joined), "%s %s", words[1], words[2]);
+        return conf_set_option(c, o, joined, why, whylen);
+    }
     if (comment_after) {
         /* Redis has no comments after a value either; say so rather than
          * "too many values", which would puzzle. */
@@ -1152,7 +1158,33 @@ conf_validate(const struct conf *c, char *err, size_t errlen)
                 c->proto_max_bulk_len, c->client_query_buffer_limit);
         return -1;
     }
+    if (c->replicaof[0] != '\0' && !conf_replicaof(c->replicaof, NULL, 0,
+                                                    NULL)) {
+        err_set(err, errlen, "'replicaof' wants \"<host> <port>\", got "
+                "\"%s\"", c->replicaof);
+        return -1;
+    }
     return 0;
+}
+
+bool
+conf_replicaof(const char *value, char *host, size_t hostlen, int *port)
+{
+    const char *sp = strchr(value, ' ');
+    char *end;
+    if (sp == NULL || sp == value || strchr(sp + 1, ' ') != NULL) {
+        return false;
+    }
+    long p = strtol(sp + 1, &end, 10);
+    if (*end != '\0' || end == sp + 1 || p < 1 || p > 65535 ||
+        (size_t)(sp - value) >= 256) {
+        return false;
+    }
+    if (host != NULL) {
+        snprintf(host, hostlen, "%.*s", (int)(sp - value), value);
+        *port = (int)p;
+    }
+    return true;
 }
 
 size_t

@@ -110,6 +110,11 @@ int conf_set_bytes(struct conf *c, const struct conf_option *o,
 int conf_load_args(struct conf *c, int argc, char **argv, char *err,
                    size_t errlen);
 
+/* replicaof's "<host> <port>": true when value is one (host and port
+ * filled when host is not NULL). */
+bool conf_replicaof(const char *value, char *host, size_t hostlen,
+                    int *port);
+
 /* Cross-option checks (e.g. the pause limit below the hard limit). */
 int conf_validate(const struct conf *c, char *err, size_t errlen);
 

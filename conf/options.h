@@ -85,6 +85,9 @@
       "no automatic rewrite while the journal is smaller")                   \
     X(aof_load_truncated, "aof-load-truncated", CONF_BOOL, "yes", 0, 0,       \
       "a journal whose last record was cut short loads without it (a warning)") \
+    X(replicaof, "replicaof", CONF_STRING, "", 0, 0,                          \
+      "\"<host> <port>\": start as a replica of that primary; REPLICAOF "     \
+      "keeps it current for CONFIG REWRITE; empty = a primary")               \
     X(masterauth, "masterauth", CONF_BINARY, "", 0, 0,                        \
       "password a replica gives its primary (its requirepass)")               \
     X(replica_read_only, "replica-read-only", CONF_BOOL, "yes", 0, 0,         \

@@ -124,7 +124,11 @@ put_option(struct text *t, const struct conf *c, const struct conf_option *o)
         break;
     case CONF_STRING:
     case CONF_BINARY:
-        put_quoted(t, v, n);
+        if (strcmp(o->name, "replicaof") == 0 && n > 0) {
+            put(t, v, n);           /* Redis's "replicaof <host> <port>" */
+        } else {
+            put_quoted(t, v, n);
+        }
         break;
     case CONF_SAVE:
         if (n == 0) {

@@ -323,6 +323,7 @@ is_mutable(const char *name)
     static const char *const fixed[] = { "bind", "port", "unixsocket",
                                          "databases",
                                          "appenddirname", "appendfilename",
+                                         "replicaof",
                                          "unixsocketperm", "tcp-backlog",
                                          "logfile", "cluster-node-id",
                                          "cluster-announce-ip",

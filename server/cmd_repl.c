@@ -22,6 +22,15 @@ arg_is(const struct resp_request *req, size_t i, const char *word)
            strncasecmp(req->argv[i], word, req->argvlen[i]) == 0;
 }
 
+/* The replicaof option follows the role, so CONFIG REWRITE (Sentinel
+ * sends it with REPLICAOF) makes a restart keep it. */
+static void
+keep_replicaof(const char *value)
+{
+    char err[CONF_ERR_LEN];
+    (void)conf_set(&srv.conf, "replicaof", value, err, sizeof(err));
+}
+
 /* REPLICAOF host port | NO ONE, as Redis 7 answers it. */
 void
 cmd_replicaof(struct conn *c, struct resp_request *req)
@@ -34,6 +43,7 @@ cmd_replicaof(struct conn *c, struct resp_request *req)
     }
     if (arg_is(req, 1, "no") && arg_is(req, 2, "one")) {
         repl_set_primary(NULL, 0);
+        keep_replicaof("");
         reply_ok(&c->out);
         return;
     }
@@ -53,6 +63,9 @@ cmd_replicaof(struct conn *c, struct resp_request *req)
         return;
     }
     repl_set_primary(host, (int)port);
+    char value[300];
+    snprintf(value, sizeof(value), "%s %d", host, (int)port);
+    keep_replicaof(value);
     reply_ok(&c->out);
 }
 

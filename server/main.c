@@ -675,6 +675,11 @@ setup(void)
     /* What was loaded may hold keys of slots moved away while we were
      * down; their removal is journaled like any other. */
     cluster_drop_unowned();
+    char host[256];
+    int port;
+    if (conf_replicaof(srv.conf.replicaof, host, sizeof(host), &port)) {
+        repl_set_primary(host, port);   /* connects from the first cron */
+    }
     uint64_t every = (uint64_t)(1000 / srv.conf.hz);
     uv_timer_start(&cron_timer, on_cron, every, every ? every : 1);
     uv_signal_start(&sigint_handle, on_signal, SIGINT);

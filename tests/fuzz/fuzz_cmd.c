@@ -31,7 +31,8 @@
  *
  * Commands that leave the process or touch sockets (QUIT, SHUTDOWN,
  * CLIENT KILL), answer more than once ((P)(UN)SUBSCRIBE, MONITOR, CLIENT
- * REPLY), fork (BGSAVE, BGREWRITEAOF) or read the config file (CLUSTER RELOAD) are
+ * REPLY, WAIT), fork (BGSAVE, BGREWRITEAOF, PSYNC), change the role
+ * (REPLICAOF, SLAVEOF, REPLCONF) or read the config file (CLUSTER RELOAD) are
  * skipped, as are CONFIG SETs of the snapshot path, the log and
  * appendonly (turning the journal on forks), which the driver owns.
  */
@@ -506,7 +507,9 @@ skipped(const struct req *r)
     if (word(r, 0, "quit") || word(r, 0, "shutdown") || word(r, 0, "bgsave") ||
         word(r, 0, "bgrewriteaof") || word(r, 0, "subscribe") ||
         word(r, 0, "psubscribe") || word(r, 0, "unsubscribe") ||
-        word(r, 0, "punsubscribe") ||
+        word(r, 0, "punsubscribe") || word(r, 0, "replicaof") ||
+        word(r, 0, "slaveof") || word(r, 0, "psync") ||
+        word(r, 0, "replconf") || word(r, 0, "wait") ||
         word(r, 0, "monitor") || (word(r, 0, "client") && word(r, 1, "reply")) ||
         (word(r, 0, "client") && word(r, 1, "kill")) ||
         (word(r, 0, "cluster") && word(r, 1, "reload"))) {

@@ -169,3 +169,39 @@ def test_wait_answers_once_replicas_acknowledged_or_at_its_timeout(start_daemon)
     assert pc.reply_bytes() == b":1\r\n" and pc.reply_bytes() == b"+PONG\r\n"
     assert r.raw().command("WAIT", 1, 0).startswith(b"-ERR WAIT cannot be used "
                                                     b"with replica instances.")
+
+
+def test_config_rewrite_keeps_the_role_across_a_restart(start_daemon, tmp_path):
+    p = start_daemon(fakeclock=True, name="primary")
+    p.raw().command("RL.FIXED", "k", 3, 60)
+    conf = tmp_path / "replica.conf"
+    conf.write_text("# a replica-to-be\nport 0\n")
+    r = start_daemon(config_file=str(conf), fakeclock=True, name="replica")
+    r.clock.set(p.clock.ns)
+    follow(r, p)
+    # What Sentinel sends: REPLICAOF then CONFIG REWRITE.
+    assert r.raw().command("CONFIG", "REWRITE") == b"+OK\r\n"
+    assert "replicaof 127.0.0.1 %d" % p.port in conf.read_text().splitlines()
+    assert r.stop() == []
+    r2 = start_daemon(config_file=str(conf), fakeclock=True, name="replica2")
+    r2.clock.set(p.clock.ns)
+    assert harness.wait_until(
+        lambda: r2.info("replication").get("master_link_status") == "up", 10)
+    assert r2.raw().command("EXISTS", "k") == b":1\r\n"
+    # Promoted and rewritten: a primary after the next restart.
+    c = r2.raw()
+    assert c.command("REPLICAOF", "NO", "ONE") == b"+OK\r\n"
+    assert c.command("CONFIG", "REWRITE") == b"+OK\r\n"
+    assert 'replicaof ""' in conf.read_text().splitlines()
+    assert c.command("CONFIG", "SET", "replicaof", "x 1").startswith(
+        b"-ERR CONFIG SET failed (possibly related to argument 'replicaof')")
+
+
+def test_replicaof_on_the_command_line_starts_a_replica(start_daemon):
+    p = start_daemon(fakeclock=True, name="primary")
+    p.raw().command("RL.FIXED", "k", 3, 60)
+    r = start_daemon("--replicaof", "127.0.0.1 %d" % p.port, fakeclock=True,
+                     name="replica")
+    assert harness.wait_until(
+        lambda: r.info("replication").get("master_link_status") == "up", 10)
+    assert r.raw().command("RL.FIXED", "k", 3, 60).startswith(b"-READONLY")
