@@ -94,6 +94,8 @@
       "a replica refuses writes (-READONLY); PEEK and reads work")            \
     X(replica_priority, "replica-priority", CONF_INT, "100", 0, 2147483647,   \
       "Sentinel promotes the replica with the lowest; 0 = never")            \
+    X(replica_announce_ip, "replica-announce-ip", CONF_STRING, "", 0, 0,      \
+      "address a replica tells its primary; empty = the one it connects from") \
     X(replica_announce_port, "replica-announce-port", CONF_INT, "0", 0, 65535, \
       "port a replica tells its primary; 0 = the one it listens on")          \
     X(min_replicas_to_write, "min-replicas-to-write", CONF_INT, "0", 0,       \

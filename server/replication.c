@@ -564,8 +564,8 @@ send_ack(void)
     link_send_words("REPLCONF", "ACK", off);
 }
 
-/* The next handshake command (step: 0 PING, 1 AUTH, 2 port, 3 capa,
- * 4 PSYNC). */
+/* The next handshake command (step: 0 PING, 1 AUTH, 2 port, 3 ip-address
+ * (replica-announce-ip), 4 capa, 5 PSYNC). */
 static void
 handshake_send(void)
 {
@@ -587,6 +587,9 @@ handshake_send(void)
         link_send_words("REPLCONF", "listening-port", port);
         break;
     case 3:
+        link_send_words("REPLCONF", "ip-address", srv.conf.replica_announce_ip);
+        break;
+    case 4:
         link_send_words("REPLCONF", "capa", "psync2");
         break;
     default:
@@ -601,6 +604,9 @@ handshake_next(void)
 {
     upstream.step++;
     if (upstream.step == 1 && srv.conf.masterauth.len == 0) {
+        upstream.step++;
+    }
+    if (upstream.step == 3 && srv.conf.replica_announce_ip[0] == '\0') {
         upstream.step++;
     }
     handshake_send();
@@ -737,7 +743,7 @@ handshake_reply(const char *line)
             link_drop("the primary did not answer PING");
             return false;
         }
-    } else if (upstream.step < 4) {
+    } else if (upstream.step < 5) {
         if (line[0] != '+') {
             log_warning("The primary refused the handshake: %s", line);
             link_drop("handshake refused");

@@ -205,3 +205,13 @@ def test_replicaof_on_the_command_line_starts_a_replica(start_daemon):
     assert harness.wait_until(
         lambda: r.info("replication").get("master_link_status") == "up", 10)
     assert r.raw().command("RL.FIXED", "k", 3, 60).startswith(b"-READONLY")
+
+
+def test_replica_announce_ip_and_port_are_what_the_primary_shows(start_daemon):
+    p = start_daemon(fakeclock=True, name="primary")
+    r = start_daemon("--replica-announce-ip", "10.1.2.3",
+                     "--replica-announce-port", "16379", fakeclock=True,
+                     name="replica")
+    follow(r, p)
+    s = p.info("replication")["slave0"]
+    assert s["ip"] == "10.1.2.3" and s["port"] == 16379
