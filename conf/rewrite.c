@@ -270,5 +270,6 @@ conf_rewrite_file(const struct conf *c, const char *path, char *err,
         unlink(tmp);
         return -1;
     }
+    file_sync_parent(path);
     return 0;
 }

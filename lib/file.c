@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -44,4 +45,31 @@ file_read_all(const char *path, size_t *len)
     }
     *len = got;
     return buf;
+}
+
+void
+file_sync_dir(const char *dir)
+{
+    int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (dfd >= 0) {
+        (void)fsync(dfd);
+        close(dfd);
+    }
+}
+
+void
+file_sync_parent(const char *path)
+{
+    char dir[4200];
+    const char *slash = strrchr(path, '/');
+    size_t n = slash == NULL ? 0 : (size_t)(slash - path);
+    if (slash == NULL) {
+        file_sync_dir(".");
+    } else if (n == 0) {
+        file_sync_dir("/");
+    } else if (n < sizeof(dir)) {
+        memcpy(dir, path, n);
+        dir[n] = '\0';
+        file_sync_dir(dir);
+    }
 }

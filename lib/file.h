@@ -11,4 +11,10 @@
  * with errno set (ENOENT for a missing file) when it cannot be read. */
 unsigned char *file_read_all(const char *path, size_t *len);
 
+/* fsync a folder, or the folder holding path, so a file created or renamed
+ * in it survives a crash of the machine (errors ignored: the data itself
+ * was fsynced; this is the name). */
+void file_sync_dir(const char *dir);
+void file_sync_parent(const char *path);
+
 #endif

@@ -688,3 +688,10 @@ cmd_reset_stats(void)
     reset_table_stats(table, table_len);
     error_stats_len = 0;
 }
+
+bool
+cmd_arg_is(const struct resp_request *req, size_t i, const char *word)
+{
+    return req->argvlen[i] == strlen(word) &&
+           strcasecmp(req->argv[i], word) == 0;
+}

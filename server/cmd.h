@@ -135,6 +135,10 @@ const char *cmd_error_stat(size_t i, uint64_t *count);
 
 void cmd_reset_stats(void);
 
+/* Is argument i the word (ASCII, any case)? The one keyword test of the
+ * handlers. */
+bool cmd_arg_is(const struct resp_request *req, size_t i, const char *word);
+
 /* Argument i as a C int, as Redis's getIntFromObjectOrReply() reads one:
  * false after replying its error (msg, when not NULL, for both a
  * non-integer and one beyond int). */

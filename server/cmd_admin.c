@@ -30,13 +30,6 @@
 #include "server/textbuf.h"
 
 
-static bool
-arg_is(struct resp_request *req, size_t i, const char *word)
-{
-    return req->argvlen[i] == strlen(word) &&
-           strcasecmp(req->argv[i], word) == 0;
-}
-
 void
 cmd_ping(struct conn *c, struct resp_request *req)
 {
@@ -240,13 +233,13 @@ cmd_hello(struct conn *c, struct resp_request *req)
     }
     for (; i < req->argc; i++) {
         size_t more = req->argc - i - 1;
-        if (arg_is(req, i, "AUTH") && more >= 2) {
+        if (cmd_arg_is(req, i, "AUTH") && more >= 2) {
             if (!check_credentials(c, req->argv[i + 1], req->argvlen[i + 1],
                                    req->argv[i + 2], req->argvlen[i + 2])) {
                 return;
             }
             i += 2;
-        } else if (arg_is(req, i, "SETNAME") && more >= 1) {
+        } else if (cmd_arg_is(req, i, "SETNAME") && more >= 1) {
             setname = req->argv[i + 1];
             setname_len = req->argvlen[i + 1];
             i++;
@@ -559,8 +552,8 @@ static void
 flush(struct conn *c, struct resp_request *req, bool all)
 {
     if (req->argc > 2 ||
-        (req->argc == 2 && !arg_is(req, 1, "ASYNC") &&
-         !arg_is(req, 1, "SYNC"))) {
+        (req->argc == 2 && !cmd_arg_is(req, 1, "ASYNC") &&
+         !cmd_arg_is(req, 1, "SYNC"))) {
         cmd_error(c, ERR_SYNTAX);
         return;
     }
@@ -599,15 +592,15 @@ cmd_shutdown(struct conn *c, struct resp_request *req)
 {
     bool nosave = false, save = false, force = false, abort_req = false;
     for (size_t i = 1; i < req->argc; i++) {
-        if (arg_is(req, i, "NOSAVE")) {
+        if (cmd_arg_is(req, i, "NOSAVE")) {
             nosave = true;
-        } else if (arg_is(req, i, "SAVE")) {
+        } else if (cmd_arg_is(req, i, "SAVE")) {
             save = true;
-        } else if (arg_is(req, i, "FORCE")) {
+        } else if (cmd_arg_is(req, i, "FORCE")) {
             force = true;
-        } else if (arg_is(req, i, "ABORT")) {
+        } else if (cmd_arg_is(req, i, "ABORT")) {
             abort_req = true;
-        } else if (!arg_is(req, i, "NOW")) {
+        } else if (!cmd_arg_is(req, i, "NOW")) {
             cmd_error(c, ERR_SYNTAX);
             return;
         }
@@ -658,7 +651,7 @@ void
 cmd_bgsave(struct conn *c, struct resp_request *req)
 {
     char err[512];
-    if (req->argc > 2 || (req->argc == 2 && !arg_is(req, 1, "SCHEDULE"))) {
+    if (req->argc > 2 || (req->argc == 2 && !cmd_arg_is(req, 1, "SCHEDULE"))) {
         cmd_error(c, ERR_SYNTAX);
     } else if (snapshot_bgsave(err, sizeof(err)) < 0) {
         cmd_errorf(c, "ERR %s", err);

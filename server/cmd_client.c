@@ -26,13 +26,6 @@
 #include "server/server.h"
 #include "server/textbuf.h"
 
-static bool
-arg_is(const struct resp_request *req, size_t i, const char *word)
-{
-    return req->argvlen[i] == strlen(word) &&
-           strcasecmp(req->argv[i], word) == 0;
-}
-
 static int64_t
 now_ms(void)
 {
@@ -72,8 +65,8 @@ cmd_client_getname(struct conn *c, struct resp_request *req)
 void
 cmd_client_setinfo(struct conn *c, struct resp_request *req)
 {
-    bool version = arg_is(req, 2, "lib-ver");
-    if (!version && !arg_is(req, 2, "lib-name")) {
+    bool version = cmd_arg_is(req, 2, "lib-ver");
+    if (!version && !cmd_arg_is(req, 2, "lib-name")) {
         cmd_errorf(c, "ERR Unrecognized option '%.128s'", req->argv[2]);
         return;
     }
@@ -216,7 +209,7 @@ type_name(const struct resp_request *req, size_t i, enum client_type *t)
                   { "replica", TYPE_REPLICA }, { "master", TYPE_MASTER },
                   { "pubsub", TYPE_PUBSUB } };
     for (size_t k = 0; k < sizeof(names) / sizeof(names[0]); k++) {
-        if (arg_is(req, i, names[k].name)) {
+        if (cmd_arg_is(req, i, names[k].name)) {
             *t = names[k].type;
             return true;
         }
@@ -242,7 +235,7 @@ cmd_client_list(struct conn *c, struct resp_request *req)
 {
     bool by_id = false, by_type = false;
     enum client_type type = TYPE_NORMAL;
-    if (req->argc >= 4 && arg_is(req, 2, "ID")) {
+    if (req->argc >= 4 && cmd_arg_is(req, 2, "ID")) {
         for (size_t i = 3; i < req->argc; i++) {
             int64_t v;
             if (!num_parse_i64(req->argv[i], req->argvlen[i], &v) || v <= 0) {
@@ -251,7 +244,7 @@ cmd_client_list(struct conn *c, struct resp_request *req)
             }
         }
         by_id = true;
-    } else if (req->argc == 4 && arg_is(req, 2, "TYPE")) {
+    } else if (req->argc == 4 && cmd_arg_is(req, 2, "TYPE")) {
         if (!type_name(req, 3, &type)) {
             cmd_errorf(c, "ERR Unknown client type '%.128s'", req->argv[3]);
             return;
@@ -314,13 +307,13 @@ parse_kill_option(struct conn *c, const struct resp_request *req, size_t i,
     const char *val = req->argv[i + 1];
     size_t len = req->argvlen[i + 1];
     int64_t v;
-    if (arg_is(req, i, "ID")) {
+    if (cmd_arg_is(req, i, "ID")) {
         if (!num_parse_i64(val, len, &v) || v <= 0) {
             cmd_error(c, "ERR client-id should be greater than 0");
             return false;
         }
         f->id = (uint64_t)v;
-    } else if (arg_is(req, i, "MAXAGE")) {
+    } else if (cmd_arg_is(req, i, "MAXAGE")) {
         if (!num_parse_i64(val, len, &v)) {
             cmd_error(c, "ERR maxage is not an integer or out of range");
             return false;
@@ -330,24 +323,24 @@ parse_kill_option(struct conn *c, const struct resp_request *req, size_t i,
             return false;
         }
         f->max_age = v;
-    } else if (arg_is(req, i, "TYPE")) {
+    } else if (cmd_arg_is(req, i, "TYPE")) {
         if (!type_name(req, i + 1, &f->type)) {
             cmd_errorf(c, "ERR Unknown client type '%.128s'", val);
             return false;
         }
         f->has_type = true;
-    } else if (arg_is(req, i, "ADDR")) {
+    } else if (cmd_arg_is(req, i, "ADDR")) {
         f->addr = val;
-    } else if (arg_is(req, i, "LADDR")) {
+    } else if (cmd_arg_is(req, i, "LADDR")) {
         f->laddr = val;
-    } else if (arg_is(req, i, "USER")) {
+    } else if (cmd_arg_is(req, i, "USER")) {
         if (strcmp(val, "default") != 0) {
             cmd_errorf(c, "ERR No such user '%.128s'", val);
             return false;
         }
-    } else if (arg_is(req, i, "SKIPME") &&
-               (arg_is(req, i + 1, "yes") || arg_is(req, i + 1, "no"))) {
-        f->skipme = arg_is(req, i + 1, "yes");
+    } else if (cmd_arg_is(req, i, "SKIPME") &&
+               (cmd_arg_is(req, i + 1, "yes") || cmd_arg_is(req, i + 1, "no"))) {
+        f->skipme = cmd_arg_is(req, i + 1, "yes");
     } else {
         cmd_error(c, ERR_SYNTAX);
         return false;
@@ -411,12 +404,12 @@ cmd_client_kill(struct conn *c, struct resp_request *req)
 void
 cmd_client_reply(struct conn *c, struct resp_request *req)
 {
-    if (arg_is(req, 2, "on")) {
+    if (cmd_arg_is(req, 2, "on")) {
         c->reply_mode = CLIENT_REPLY_ON;
         reply_ok(&c->out);
-    } else if (arg_is(req, 2, "off")) {
+    } else if (cmd_arg_is(req, 2, "off")) {
         c->reply_mode = CLIENT_REPLY_OFF;
-    } else if (arg_is(req, 2, "skip")) {
+    } else if (cmd_arg_is(req, 2, "skip")) {
         if (c->reply_mode != CLIENT_REPLY_OFF) {
             c->reply_mode = CLIENT_REPLY_SKIP_NEXT;
         }
@@ -438,11 +431,11 @@ cmd_client_pause(struct conn *c, struct resp_request *req)
         return;
     }
     if (req->argc == 4) {
-        if (!arg_is(req, 3, "write") && !arg_is(req, 3, "all")) {
+        if (!cmd_arg_is(req, 3, "write") && !cmd_arg_is(req, 3, "all")) {
             cmd_error(c, "ERR CLIENT PAUSE mode must be WRITE or ALL");
             return;
         }
-        all = arg_is(req, 3, "all");
+        all = cmd_arg_is(req, 3, "all");
     }
     if (!num_parse_i64(req->argv[2], req->argvlen[2], &ms)) {
         cmd_error(c, "ERR timeout is not an integer or out of range");
@@ -487,8 +480,8 @@ cmd_client_unblock(struct conn *c, struct resp_request *req)
         cmd_error_subcommand_syntax(c, req);
         return;
     }
-    if (req->argc == 4 && !arg_is(req, 3, "timeout") &&
-        !arg_is(req, 3, "error")) {
+    if (req->argc == 4 && !cmd_arg_is(req, 3, "timeout") &&
+        !cmd_arg_is(req, 3, "error")) {
         cmd_error(c, "ERR CLIENT UNBLOCK reason should be TIMEOUT or ERROR");
         return;
     }
@@ -504,7 +497,7 @@ cmd_client_no_evict(struct conn *c, struct resp_request *req)
 {
     /* cellgate never evicts clients; the flag is accepted for clients
      * that set it. */
-    if (!arg_is(req, 2, "on") && !arg_is(req, 2, "off")) {
+    if (!cmd_arg_is(req, 2, "on") && !cmd_arg_is(req, 2, "off")) {
         cmd_error(c, ERR_SYNTAX);
         return;
     }

@@ -41,13 +41,6 @@ struct increx_opts {
     bool enx, nx, xx;
 };
 
-static bool
-arg_is(const struct resp_request *req, size_t i, const char *word)
-{
-    return req->argvlen[i] == strlen(word) &&
-           strcasecmp(req->argv[i], word) == 0;
-}
-
 /* BYINT n or BYFLOAT f (at argv[i], its value next). */
 static bool
 parse_increment(struct conn *c, const struct resp_request *req, size_t i,
@@ -56,7 +49,7 @@ parse_increment(struct conn *c, const struct resp_request *req, size_t i,
     const char *v = req->argv[i + 1];
     size_t len = req->argvlen[i + 1];
     o->has_inc = true;
-    o->p.by_float = arg_is(req, i, "byfloat");
+    o->p.by_float = cmd_arg_is(req, i, "byfloat");
     if (!o->p.by_float) {
         if (!num_parse_i64(v, len, &o->p.inc_i)) {
             cmd_error(c, "ERR Increment is not an integer or out of range");
@@ -82,7 +75,7 @@ parse_expiry(struct conn *c, const struct resp_request *req, size_t i,
 {
     static const char *const words[] = { "ex", "px", "exat", "pxat" };
     for (size_t k = 0; k < 4; k++) {
-        if (arg_is(req, i, words[k])) {
+        if (cmd_arg_is(req, i, words[k])) {
             o->expiry = (enum increx_expiry)(EXP_EX + k);
         }
     }
@@ -105,24 +98,24 @@ parse_option(struct conn *c, const struct resp_request *req, size_t *i,
              struct increx_opts *o)
 {
     bool more = *i + 1 < req->argc;
-    bool with_value = arg_is(req, *i, "byint") || arg_is(req, *i, "byfloat") ||
-                      arg_is(req, *i, "lbound") || arg_is(req, *i, "ubound") ||
-                      arg_is(req, *i, "ex") || arg_is(req, *i, "px") ||
-                      arg_is(req, *i, "exat") || arg_is(req, *i, "pxat");
+    bool with_value = cmd_arg_is(req, *i, "byint") || cmd_arg_is(req, *i, "byfloat") ||
+                      cmd_arg_is(req, *i, "lbound") || cmd_arg_is(req, *i, "ubound") ||
+                      cmd_arg_is(req, *i, "ex") || cmd_arg_is(req, *i, "px") ||
+                      cmd_arg_is(req, *i, "exat") || cmd_arg_is(req, *i, "pxat");
     bool ok;
     if (with_value && !more) {
         ok = false;                     /* the value is missing */
-    } else if (arg_is(req, *i, "byint") || arg_is(req, *i, "byfloat")) {
+    } else if (cmd_arg_is(req, *i, "byint") || cmd_arg_is(req, *i, "byfloat")) {
         ok = !o->has_inc;
         if (ok && !parse_increment(c, req, *i, o)) {
             return false;
         }
-    } else if (arg_is(req, *i, "lbound") || arg_is(req, *i, "ubound")) {
-        int b = arg_is(req, *i, "ubound");
+    } else if (cmd_arg_is(req, *i, "lbound") || cmd_arg_is(req, *i, "ubound")) {
+        int b = cmd_arg_is(req, *i, "ubound");
         ok = o->bound[b] == NULL;
         o->bound[b] = req->argv[*i + 1];
         o->bound_len[b] = req->argvlen[*i + 1];
-    } else if (arg_is(req, *i, "saturate")) {
+    } else if (cmd_arg_is(req, *i, "saturate")) {
         ok = !o->p.saturate;
         o->p.saturate = true;
     } else if (with_value) {
@@ -130,15 +123,15 @@ parse_option(struct conn *c, const struct resp_request *req, size_t *i,
         if (ok && !parse_expiry(c, req, *i, o)) {
             return false;
         }
-    } else if (arg_is(req, *i, "persist")) {
+    } else if (cmd_arg_is(req, *i, "persist")) {
         ok = o->expiry == EXP_KEEP && !o->enx;
         o->expiry = EXP_PERSIST;
-    } else if (arg_is(req, *i, "enx")) {
+    } else if (cmd_arg_is(req, *i, "enx")) {
         ok = !o->enx && o->expiry != EXP_PERSIST;
         o->enx = true;
-    } else if (arg_is(req, *i, "nx") || arg_is(req, *i, "xx")) {
+    } else if (cmd_arg_is(req, *i, "nx") || cmd_arg_is(req, *i, "xx")) {
         ok = !o->nx && !o->xx;
-        *(arg_is(req, *i, "nx") ? &o->nx : &o->xx) = true;
+        *(cmd_arg_is(req, *i, "nx") ? &o->nx : &o->xx) = true;
     } else {
         ok = false;
     }

@@ -227,13 +227,6 @@ cmd_keys(struct conn *c, struct resp_request *req)
     mem_free(l.recs);
 }
 
-static bool
-arg_is_word(const struct resp_request *req, size_t i, const char *word)
-{
-    return req->argvlen[i] == strlen(word) &&
-           strcasecmp(req->argv[i], word) == 0;
-}
-
 /* A cursor as Redis reads it with strtoul: digits after an optional sign
  * (a '-' negates modulo 2^64), nothing else, within 64 bits. */
 static bool
@@ -269,7 +262,7 @@ cmd_scan(struct conn *c, struct resp_request *req)
             cmd_error(c, ERR_SYNTAX);
             return;
         }
-        if (arg_is_word(req, i, "COUNT")) {
+        if (cmd_arg_is(req, i, "COUNT")) {
             if (!num_parse_i64(req->argv[i + 1], req->argvlen[i + 1],
                                &count)) {
                 cmd_error(c, ERR_NOT_INTEGER);
@@ -279,13 +272,13 @@ cmd_scan(struct conn *c, struct resp_request *req)
                 cmd_error(c, ERR_SYNTAX);
                 return;
             }
-        } else if (arg_is_word(req, i, "MATCH")) {
+        } else if (cmd_arg_is(req, i, "MATCH")) {
             l.pattern = req->argv[i + 1];
             l.plen = req->argvlen[i + 1];
             if (l.plen == 1 && l.pattern[0] == '*') {
                 l.pattern = NULL;
             }
-        } else if (arg_is_word(req, i, "TYPE")) {
+        } else if (cmd_arg_is(req, i, "TYPE")) {
             l.type = req->argv[i + 1];
         } else {
             cmd_error(c, ERR_SYNTAX);

@@ -13,13 +13,6 @@
 #include "server/errors.h"
 #include "server/handlers.h"
 
-static bool
-arg_is(const struct resp_request *req, size_t i, const char *word)
-{
-    return req->argvlen[i] == strlen(word) &&
-           strcasecmp(req->argv[i], word) == 0;
-}
-
 void
 cmd_function(struct conn *c, struct resp_request *req)
 {
@@ -38,9 +31,9 @@ cmd_function_list(struct conn *c, struct resp_request *req)
 {
     bool withcode = false, name = false;
     for (size_t i = 2; i < req->argc; i++) {
-        if (!withcode && arg_is(req, i, "withcode")) {
+        if (!withcode && cmd_arg_is(req, i, "withcode")) {
             withcode = true;
-        } else if (!name && arg_is(req, i, "libraryname")) {
+        } else if (!name && cmd_arg_is(req, i, "libraryname")) {
             if (i + 1 >= req->argc) {
                 cmd_error(c, "ERR library name argument was not given");
                 return;
@@ -60,8 +53,8 @@ cmd_function_flush(struct conn *c, struct resp_request *req)
 {
     if (req->argc > 3) {
         cmd_error_subcommand_syntax(c, req);
-    } else if (req->argc == 3 && !arg_is(req, 2, "async") &&
-               !arg_is(req, 2, "sync")) {
+    } else if (req->argc == 3 && !cmd_arg_is(req, 2, "async") &&
+               !cmd_arg_is(req, 2, "sync")) {
         cmd_error(c, "ERR FUNCTION FLUSH only supports SYNC|ASYNC option");
     } else {
         reply_ok(&c->out);
@@ -81,8 +74,8 @@ cmd_script_exists(struct conn *c, struct resp_request *req)
 void
 cmd_script_flush(struct conn *c, struct resp_request *req)
 {
-    if (req->argc > 3 || (req->argc == 3 && !arg_is(req, 2, "async") &&
-                          !arg_is(req, 2, "sync"))) {
+    if (req->argc > 3 || (req->argc == 3 && !cmd_arg_is(req, 2, "async") &&
+                          !cmd_arg_is(req, 2, "sync"))) {
         cmd_error(c, "ERR SCRIPT FLUSH only support SYNC|ASYNC option");
     } else {
         reply_ok(&c->out);

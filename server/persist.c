@@ -199,11 +199,7 @@ manifest_write(const struct manifest *m, char *err, size_t errlen)
         return -1;
     }
     dir_path(dir, sizeof(dir));
-    int dfd = open(dir, O_RDONLY | O_DIRECTORY);
-    if (dfd >= 0) {
-        (void)fsync(dfd);
-        close(dfd);
-    }
+    file_sync_dir(dir);
     return 0;
 }
 

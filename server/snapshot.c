@@ -179,30 +179,6 @@ remove_child_tmp(pid_t pid)
     }
 }
 
-/* fsync the folder holding path, so a rename into it is durable. */
-static void
-sync_parent_dir(const char *path)
-{
-    char dir[4200];
-    const char *slash = strrchr(path, '/');
-    size_t n = slash == NULL ? 0 : (size_t)(slash - path);
-    if (slash == NULL) {
-        strcpy(dir, ".");
-    } else if (n == 0) {
-        strcpy(dir, "/");
-    } else if (n < sizeof(dir)) {
-        memcpy(dir, path, n);
-        dir[n] = '\0';
-    } else {
-        return;
-    }
-    int dfd = open(dir, O_RDONLY | O_DIRECTORY);
-    if (dfd >= 0) {
-        fsync(dfd);
-        close(dfd);
-    }
-}
-
 int
 snapshot_write(const char *path, char *err, size_t errlen)
 {
@@ -216,7 +192,7 @@ snapshot_write(const char *path, char *err, size_t errlen)
         unlink(tmp);
         return -1;
     }
-    sync_parent_dir(path);
+    file_sync_parent(path);
     return 0;
 }
 
