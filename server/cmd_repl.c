@@ -15,13 +15,6 @@
 #include "server/replication.h"
 #include "server/server.h"
 
-static bool
-arg_is(const struct resp_request *req, size_t i, const char *word)
-{
-    return req->argvlen[i] == strlen(word) &&
-           strncasecmp(req->argv[i], word, req->argvlen[i]) == 0;
-}
-
 /* The replicaof option follows the role, so CONFIG REWRITE (Sentinel
  * sends it with REPLICAOF) makes a restart keep it. */
 static void
@@ -41,7 +34,7 @@ cmd_replicaof(struct conn *c, struct resp_request *req)
         cmd_error(c, "ERR REPLICAOF not allowed in cluster mode.");
         return;
     }
-    if (arg_is(req, 1, "no") && arg_is(req, 2, "one")) {
+    if (cmd_arg_is(req, 1, "no") && cmd_arg_is(req, 2, "one")) {
         repl_set_primary(NULL, 0);
         keep_replicaof("");
         reply_ok(&c->out);
@@ -78,12 +71,12 @@ cmd_replconf(struct conn *c, struct resp_request *req)
         cmd_error(c, ERR_SYNTAX);
         return;
     }
-    bool ack = arg_is(req, 1, "ack");
+    bool ack = cmd_arg_is(req, 1, "ack");
     for (size_t i = 1; i + 1 < req->argc; i += 2) {
         repl_replconf(c, req->argv[i], req->argvlen[i], req->argv[i + 1],
                       req->argvlen[i + 1]);
     }
-    if (!ack && !arg_is(req, 1, "getack")) {
+    if (!ack && !cmd_arg_is(req, 1, "getack")) {
         reply_ok(&c->out);
     }
 }
@@ -92,7 +85,7 @@ void
 cmd_psync(struct conn *c, struct resp_request *req)
 {
     int64_t offset;
-    if (repl_is_replica()) {
+    if (repl_is_replica() && !repl_link_up()) {
         /* As Redis: a replica that is not synced serves no replicas. */
         cmd_error(c, "NOMASTERLINK Can't SYNC while not connected with my "
                      "master");

@@ -507,7 +507,9 @@ primary_cron(int64_t now)
     if (waiting != NULL) {
         check_waiting(now);
     }
-    if (peers != NULL &&
+    /* A replica passes its primary's PINGs on; its own would shift its
+     * replicas' offsets from the primary's. */
+    if (peers != NULL && upstream.state == LINK_NONE &&
         now - last_ping_ms >= srv.conf.repl_ping_replica_period * 1000) {
         static const char ping[] = "*1\r\n$4\r\nPING\r\n";
         last_ping_ms = now;
@@ -526,17 +528,25 @@ on_link_write(uv_write_t *req, int status)
     mem_free(req);
 }
 
+/* A command as RESP, the bytes a primary sends and a replica counts. */
+static void
+encode_command(struct textbuf *t, size_t argc, const char *const *argv,
+               const size_t *lens)
+{
+    textbuf_printf(t, "*%zu\r\n", argc);
+    for (size_t i = 0; i < argc; i++) {
+        textbuf_printf(t, "$%zu\r\n", lens[i]);
+        textbuf_append(t, argv[i], lens[i]);
+        textbuf_append(t, "\r\n", 2);
+    }
+}
+
 /* Send a command to the primary (RESP). */
 static void
 link_send(int argc, const char *const *argv, const size_t *lens)
 {
     struct textbuf t = { 0 };
-    textbuf_printf(&t, "*%d\r\n", argc);
-    for (int i = 0; i < argc; i++) {
-        textbuf_printf(&t, "$%zu\r\n", lens[i]);
-        textbuf_append(&t, argv[i], lens[i]);
-        textbuf_append(&t, "\r\n", 2);
-    }
+    encode_command(&t, (size_t)argc, argv, lens);
     uv_write_t *req = t.oom ? NULL : mem_malloc(sizeof(*req) + t.len);
     if (req != NULL) {
         memcpy(req + 1, t.p, t.len);
@@ -675,12 +685,8 @@ stream_request(const struct resp_request *req)
                   strncasecmp(req->argv[1], "GETACK", 6) == 0;
     /* PING and anything else: only its bytes count. */
     struct textbuf t = { 0 };
-    textbuf_printf(&t, "*%zu\r\n", req->argc);
-    for (size_t i = 0; i < req->argc; i++) {
-        textbuf_printf(&t, "$%zu\r\n", req->argvlen[i]);
-        textbuf_append(&t, req->argv[i], req->argvlen[i]);
-        textbuf_append(&t, "\r\n", 2);
-    }
+    encode_command(&t, req->argc, (const char *const *)req->argv,
+                   req->argvlen);
     if (!t.oom) {
         stream_append(t.p, t.len);
     }
@@ -1016,6 +1022,12 @@ repl_set_primary(const char *host, int port)
     upstream.retry_ms = 0;
     upstream.down_since_s = clock_wall_us() / 1000000;
     log_notice("REPLICAOF %s:%d enabled (user request)", host, port);
+}
+
+bool
+repl_link_up(void)
+{
+    return upstream.state == LINK_CONNECTED;
 }
 
 bool

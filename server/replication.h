@@ -96,6 +96,9 @@ size_t repl_good_replicas(void);
  * the stream's history (so replicas of the old primary can continue). */
 void repl_set_primary(const char *host, int port);
 
+/* A replica in step with its primary (so it may serve replicas). */
+bool repl_link_up(void);
+
 /* Was the replica given this primary already? */
 bool repl_same_primary(const char *host, int port);
 

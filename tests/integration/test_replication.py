@@ -215,3 +215,16 @@ def test_replica_announce_ip_and_port_are_what_the_primary_shows(start_daemon):
     follow(r, p)
     s = p.info("replication")["slave0"]
     assert s["ip"] == "10.1.2.3" and s["port"] == 16379
+
+
+def test_a_replica_of_a_replica_follows_with_the_primarys_offsets(start_daemon):
+    p, r1 = pair(start_daemon)
+    r2 = start_daemon(fakeclock=True, name="replica2")
+    r2.clock.set(p.clock.ns)
+    follow(r1, p)
+    follow(r2, r1)
+    write_some(p.raw(), "chain")
+    assert caught_up(p, r1) and caught_up(p, r2)
+    assert fingerprint(r2) == fingerprint(p)
+    assert r2.info("replication")["master_replid"] == \
+        p.info("replication")["master_replid"]
