@@ -176,25 +176,77 @@ differs_from_default(const struct conf *c, const struct conf *fresh,
     return differ;
 }
 
+/* Is this line one of the directive lines (cluster-node)? */
+static bool
+is_directive_line(const char *line, size_t len)
+{
+    char name[64];
+    size_t i = 0, k = 0;
+    while (i < len && isspace((unsigned char)line[i])) {
+        i++;
+    }
+    while (i < len && !isspace((unsigned char)line[i]) && k + 1 < sizeof(name)) {
+        name[k++] = line[i++];
+    }
+    name[k] = '\0';
+    return k > 0 && name[0] != '#' && conf_is_directive(name);
+}
+
+/* Options the file does not set and whose running value is not the
+ * default, after the marker line (written once). */
+static void
+append_generated(struct text *t, const struct conf *c, const bool *written,
+                 bool marker)
+{
+    size_t nopts;
+    const struct conf_option *opts = conf_options(&nopts);
+    struct conf fresh;
+    if (conf_init(&fresh) < 0) {
+        t->oom = true;
+        return;
+    }
+    for (size_t i = 0; i < nopts; i++) {
+        if (written[i] || !differs_from_default(c, &fresh, &opts[i])) {
+            continue;
+        }
+        if (!marker) {
+            if (t->len > 0 && t->p[t->len - 1] == '\n' &&
+                (t->len < 2 || t->p[t->len - 2] != '\n')) {
+                puts_(t, "\n");
+            }
+            puts_(t, MARKER "\n");
+            marker = true;
+        }
+        put_option(t, c, &opts[i]);
+    }
+    conf_deinit(&fresh);
+}
+
 char *
-conf_rewrite_text(const struct conf *c, const char *old, size_t len,
-                  size_t *outlen)
+conf_rewrite_text(const struct conf *c, const char *directive_lines,
+                  const char *old, size_t len, size_t *outlen)
 {
     size_t nopts;
     const struct conf_option *opts = conf_options(&nopts);
     bool *written = calloc(nopts ? nopts : 1, sizeof(*written));
     struct text t = { 0 };
-    bool marker = false;
-    struct conf fresh;
-    if (written == NULL || conf_init(&fresh) < 0) {
-        free(written);
+    bool marker = false, directives_done = directive_lines == NULL;
+    if (written == NULL) {
         return NULL;
     }
     for (size_t at = 0; at < len;) {
         const char *nl = memchr(old + at, '\n', len - at);
         size_t end = nl ? (size_t)(nl - old) : len;
-        const struct conf_option *o = option_of(old + at, end - at);
-        if (o == NULL) {
+        const struct conf_option *o =
+            c != NULL ? option_of(old + at, end - at) : NULL;
+        if (!directives_done && is_directive_line(old + at, end - at)) {
+            /* The new lines where the first old one stood; the rest go. */
+            puts_(&t, directive_lines);
+            directives_done = true;
+        } else if (directive_lines != NULL &&
+                   is_directive_line(old + at, end - at)) {
+            ;
+        } else if (o == NULL) {
             put(&t, old + at, end - at);
             puts_(&t, "\n");
             marker |= end - at == strlen(MARKER) &&
@@ -205,20 +257,12 @@ conf_rewrite_text(const struct conf *c, const char *old, size_t len,
         }
         at = end + 1;
     }
-    for (size_t i = 0; i < nopts; i++) {
-        if (!written[i] && differs_from_default(c, &fresh, &opts[i])) {
-            if (!marker) {
-                if (t.len > 0 && t.p[t.len - 1] == '\n' &&
-                    (t.len < 2 || t.p[t.len - 2] != '\n')) {
-                    puts_(&t, "\n");
-                }
-                puts_(&t, MARKER "\n");
-                marker = true;
-            }
-            put_option(&t, c, &opts[i]);
-        }
+    if (!directives_done) {
+        puts_(&t, directive_lines);
     }
-    conf_deinit(&fresh);
+    if (c != NULL) {
+        append_generated(&t, c, written, marker);
+    }
     free(written);
     if (t.oom || t.p == NULL) {
         free(t.p);
@@ -229,8 +273,8 @@ conf_rewrite_text(const struct conf *c, const char *old, size_t len,
 }
 
 int
-conf_rewrite_file(const struct conf *c, const char *path, char *err,
-                  size_t errlen)
+conf_rewrite_file(const struct conf *c, const char *directive_lines,
+                  const char *path, char *err, size_t errlen)
 {
     size_t len = 0, outlen = 0;
     struct stat st;
@@ -240,7 +284,8 @@ conf_rewrite_file(const struct conf *c, const char *path, char *err,
         free(old);
         return -1;
     }
-    char *text = conf_rewrite_text(c, (const char *)old, len, &outlen);
+    char *text = conf_rewrite_text(c, directive_lines, (const char *)old, len,
+                                   &outlen);
     free(old);
     if (text == NULL) {
         snprintf(err, errlen, "out of memory");

@@ -11,6 +11,11 @@
  * the largest exact unit (64mb), strings quoted, save rules as pairs.
  * So a node Sentinel turned into a replica, or any CONFIG SET, survives a
  * restart from the same file.
+ *
+ * In cluster-mode yes a failover changes the topology, which is directive
+ * lines: given directive_lines, the first directive line is replaced by
+ * them and the other directive lines are dropped (they are appended when
+ * the file had none). Given no conf, option lines stay as they are.
  */
 #ifndef CELLGATE_REWRITE_H
 #define CELLGATE_REWRITE_H
@@ -20,14 +25,15 @@
 #include "conf/conf.h"
 
 /* The new text for old (len bytes) in a malloc'd buffer (free() it), its
- * length in *outlen; NULL when memory ran out. */
-char *conf_rewrite_text(const struct conf *c, const char *old, size_t len,
-                        size_t *outlen);
+ * length in *outlen; NULL when memory ran out. c NULL: options as they
+ * are; directive_lines NULL: directives as they are. */
+char *conf_rewrite_text(const struct conf *c, const char *directive_lines,
+                        const char *old, size_t len, size_t *outlen);
 
 /* Rewrite the file at path in place: the new text goes to a temporary file
  * beside it (same permissions), fsynced and renamed over it. 0, or -1 with
  * err. */
-int conf_rewrite_file(const struct conf *c, const char *path, char *err,
-                      size_t errlen);
+int conf_rewrite_file(const struct conf *c, const char *directive_lines,
+                      const char *path, char *err, size_t errlen);
 
 #endif

@@ -103,6 +103,7 @@ struct conn {
     unsigned requests;              /* enum client_request bits */
     enum client_reply reply_mode;
     bool monitor;                   /* MONITOR: gets every command (monitor.c) */
+    bool replica_reads;             /* READONLY: a cluster replica may answer */
     struct conn *next_monitor;
     struct pubsub_subs *subs;       /* channels and patterns (pubsub.c) */
     struct conn *next_fed;          /* client_note_fed(): got output */

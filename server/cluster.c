@@ -10,8 +10,16 @@
  * cluster-mode yes: a static cluster of many nodes, the topology read from
  * the config file's cluster-node lines (cluster_topo.c), the same on every
  * node. A key of a slot this node does not own is answered with -MOVED to
- * its owner, so clients learn the map; nodes never talk to each other.
- * CLUSTER RELOAD and SIGHUP re-read the lines.
+ * its owner, so clients learn the map; nodes never talk to each other
+ * except that a replica replicates its shard's primary. CLUSTER RELOAD
+ * and SIGHUP re-read the lines.
+ *
+ * Failover is Sentinel's, unchanged: it promotes a replica with REPLICAOF
+ * NO ONE and points the others at it with REPLICAOF host port. Here both
+ * are promotions of the topology, so the nodes of the failed shard agree
+ * at once; Sentinel's client-reconfig-script (tools/) then sends CLUSTER
+ * PROMOTE to every node, which rewrites its config file's lines, so the
+ * other shards send clients to the new primary and a restart keeps it.
  *
  * Both modes answer from one struct cluster_topo, so every reply is built
  * once. Routing gives a verdict; the dispatcher (cmd.c) turns it into the
@@ -26,12 +34,15 @@
 #include "server/cluster.h"
 #include "server/cluster_topo.h"
 #include "server/keyspace.h"
+#include "conf/rewrite.h"
 #include "server/log.h"
+#include "server/replication.h"
 #include "server/server.h"
 #include "server/textbuf.h"
 
 static struct cluster_topo *topo;   /* NULL until emulated or yes is used */
 static bool routing;                /* cluster-mode yes: check keys */
+static bool promoted;               /* topo differs from the file's lines */
 
 static bool
 mode_is(const char *mode)
@@ -66,6 +77,11 @@ read_topology(char *err, size_t errlen)
     }
     if (conf_scan_directive(srv.config_file, "cluster-node", add_node_line,
                             t, err, errlen) != 0) {
+        cluster_topo_free(t);
+        return NULL;
+    }
+    if (cluster_topo_link(t, why, sizeof(why)) != 0) {
+        snprintf(err, errlen, "%s: %s", srv.config_file, why);
         cluster_topo_free(t);
         return NULL;
     }
@@ -113,6 +129,12 @@ cluster_setup(char *err, size_t errlen)
         return 0;
     }
     routing = mode_is("yes");
+    if (routing && srv.conf.replicaof[0] != '\0') {
+        snprintf(err, errlen, "replicaof is not used with cluster-mode yes: "
+                 "write 'replicaof <primary id>' in this node's "
+                 "cluster-node line");
+        return -1;
+    }
     topo = routing ? read_topology(err, errlen)
                    : emulated_topology(err, errlen);
     return topo != NULL ? 0 : -1;
@@ -124,6 +146,7 @@ cluster_teardown(void)
     cluster_topo_free(topo);
     topo = NULL;
     routing = false;
+    promoted = false;
 }
 
 /* Keys found by one store_scan() step, copied: removing records while the
@@ -138,7 +161,9 @@ collect_unowned(struct store_rec *r, void *arg)
     struct drop_batch *b = arg;
     size_t len = store_rec_keylen(r);
     const char *key = store_rec_key(r);
-    if (topo->owner[cluster_keyslot(key, len)] == topo->myself) {
+    /* A replica keeps its primary's slots. */
+    if (topo->owner[cluster_keyslot(key, len)] ==
+        cluster_topo_shard(topo, topo->myself)) {
         return;
     }
     textbuf_append(&b->keys, &len, sizeof(len));
@@ -207,11 +232,133 @@ cluster_reload(char *err, size_t errlen)
     }
     cluster_topo_free(topo);
     topo = t;
+    promoted = false;
     log_notice("Cluster topology reloaded: %zu nodes, %u slots assigned, "
                "this node serves %u", t->nnodes, cluster_topo_assigned(t),
-               t->nodes[t->myself].nslots);
+               t->nodes[cluster_topo_shard(t, t->myself)].nslots);
     cluster_drop_unowned();
+    cluster_follow_role();
     return 0;
+}
+
+/* ---- failover -------------------------------------------------------- */
+
+void
+cluster_follow_role(void)
+{
+    if (!routing) {
+        return;
+    }
+    size_t shard = cluster_topo_shard(topo, topo->myself);
+    if (shard == topo->myself) {
+        repl_set_primary(NULL, 0);      /* no-op unless it was a replica */
+        return;
+    }
+    const struct cluster_node *me = &topo->nodes[topo->myself];
+    const struct cluster_node *p = &topo->nodes[shard];
+    /* Sentinel must see the address the lines give this node. */
+    repl_announce_default(me->host, (int)me->port);
+    if (!repl_same_primary(p->host, (int)p->port)) {
+        repl_set_primary(p->host, (int)p->port);
+    }
+}
+
+/* Node i is its shard's primary now: the map changes here, this node
+ * follows its part, and the file is due for a rewrite. */
+static void
+promote(size_t i, const char *why)
+{
+    const struct cluster_node *n = &topo->nodes[i];
+    if (cluster_topo_promote(topo, i)) {
+        promoted = true;
+        log_notice("Cluster failover (%s): %s %s:%u is the primary of %u "
+                   "slots now", why, n->id, n->host, n->port, n->nslots);
+    }
+    cluster_follow_role();
+}
+
+int
+cluster_replicaof(const char *host, int port, char *err, size_t errlen)
+{
+    size_t me = topo->myself;
+    if (host == NULL) {
+        promote(me, "REPLICAOF NO ONE");
+        return 0;
+    }
+    size_t i = cluster_topo_find(topo, host, (unsigned)port);
+    if (i == topo->nnodes || i == me ||
+        cluster_topo_shard(topo, i) != cluster_topo_shard(topo, me)) {
+        snprintf(err, errlen, "REPLICAOF in cluster mode must name another "
+                 "node of this node's shard, as its cluster-node line "
+                 "writes it");
+        return -1;
+    }
+    promote(i, "REPLICAOF");
+    return 0;
+}
+
+/* The promoted topology into the config file, in place of its lines. */
+static int
+save_lines(char *err, size_t errlen)
+{
+    char *lines = cluster_lines_changed();
+    if (lines == NULL) {
+        return 0;
+    }
+    int rc = conf_rewrite_file(NULL, lines, srv.config_file, err, errlen);
+    cluster_lines_free(lines);
+    if (rc != 0) {
+        log_warning("Cluster topology NOT saved: %s", err);
+        return -1;
+    }
+    promoted = false;
+    return 0;
+}
+
+int
+cluster_promote(const char *id, size_t idlen, char *err, size_t errlen)
+{
+    size_t i = 0;
+    while (i < topo->nnodes && (idlen != CLUSTER_ID_LEN ||
+                                memcmp(topo->nodes[i].id, id, idlen) != 0)) {
+        i++;
+    }
+    if (i == topo->nnodes) {
+        snprintf(err, errlen, "Unknown node %.*s", (int)(idlen > 64 ? 64 : idlen),
+                 id);
+        return -1;
+    }
+    promote(i, "CLUSTER PROMOTE");
+    return save_lines(err, errlen);
+}
+
+char *
+cluster_lines_changed(void)
+{
+    struct textbuf t = { NULL, 0, 0, false };
+    if (!routing || !promoted) {
+        return NULL;
+    }
+    cluster_topo_format(topo, &t);
+    textbuf_append(&t, "", 1);
+    if (t.oom) {
+        textbuf_free(&t);
+        return NULL;
+    }
+    return t.p;
+}
+
+void
+cluster_lines_free(char *lines)
+{
+    struct textbuf t = { lines, 0, 0, false };
+    textbuf_free(&t);
+}
+
+void
+cluster_lines_saved(void)
+{
+    promoted = false;
 }
 
 /* ---- routing --------------------------------------------------------- */
@@ -224,7 +371,7 @@ cluster_routing(void)
 
 enum cluster_verdict
 cluster_route(const struct resp_request *req, int first, int last, int step,
-              struct cluster_redirect *to)
+              bool replica_read, struct cluster_redirect *to)
 {
     unsigned slot = cluster_keyslot(req->argv[first], req->argvlen[first]);
     for (int i = first + step; i <= last; i += step) {
@@ -236,7 +383,9 @@ cluster_route(const struct resp_request *req, int first, int last, int step,
     if (n == NULL) {
         return CLUSTER_DOWN;
     }
-    if (n != &topo->nodes[topo->myself]) {
+    size_t owner = (size_t)(n - topo->nodes);
+    if (owner != topo->myself &&
+        !(replica_read && owner == cluster_topo_shard(topo, topo->myself))) {
         to->slot = slot;
         to->host = n->host;
         to->port = n->port;

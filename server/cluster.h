@@ -41,9 +41,42 @@ struct cluster_redirect {
     const char *host;
     unsigned port;
 };
+/* replica_read: the client sent READONLY and the command only reads, so
+ * a replica may answer it for its primary's slots (else MOVED there). */
 enum cluster_verdict cluster_route(const struct resp_request *req, int first,
-                                   int last, int step,
+                                   int last, int step, bool replica_read,
                                    struct cluster_redirect *to);
+
+/* ---- failover (cluster-mode yes) ---------------------------------------
+ * A shard's primary is its cluster-node line without "replicaof"; a node
+ * whose line names a primary replicates it. Sentinel fails a shard over
+ * with REPLICAOF, and its client-reconfig-script tells the other nodes
+ * with CLUSTER PROMOTE; both are promotions of the topology (see
+ * cluster_topo_promote), after which this node follows its new role. */
+
+/* At start-up: replicate this node's primary, if it has one. */
+void cluster_follow_role(void);
+
+/* REPLICAOF in cluster-mode yes: NO ONE (host NULL) promotes this node;
+ * host port must be a node of this node's shard, which is promoted and
+ * followed. 0, or -1 with err (nothing changed). */
+int cluster_replicaof(const char *host, int port, char *err, size_t errlen);
+
+/* CLUSTER PROMOTE <id>: that node is its shard's primary now; the config
+ * file's cluster-node lines are rewritten to match. 0, or -1 with err
+ * (an unknown id changes nothing; a file that cannot be rewritten leaves
+ * the promotion running and unsaved, and the next PROMOTE or CONFIG
+ * REWRITE tries again). */
+int cluster_promote(const char *id, size_t idlen, char *err, size_t errlen);
+
+/* For CONFIG REWRITE: the cluster-node lines to write, when the running
+ * topology differs from the file's (a promotion since it was read);
+ * NULL when the file's lines stand. Free with cluster_lines_free. */
+char *cluster_lines_changed(void);
+void cluster_lines_free(char *lines);
+
+/* CONFIG REWRITE wrote them. */
+void cluster_lines_saved(void);
 
 /* May CONFIG SET change cluster-mode to value? Between no and emulated
  * yes; to or from yes no (the topology is read at start-up). */

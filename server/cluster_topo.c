@@ -11,8 +11,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "lib/num.h"
+#include "server/textbuf.h"
 
 /* CRC16-CCITT (XMODEM): polynomial 0x1021, initial value 0, no
  * reflection. It runs on every key of every command in cluster-mode yes,
@@ -251,15 +253,46 @@ undo:
     return -1;
 }
 
+/* "replicaof <primary id>" after the address: the primary is resolved
+ * by cluster_topo_link, once every line is in. */
+static int
+parse_replicaof(struct cluster_node *n, char **words, size_t nwords,
+                char *why, size_t whylen)
+{
+    if (nwords != 2) {
+        return fail(why, whylen, "cluster-node %s: a replica owns no slots: "
+                    "write <id> <host>:<port> replicaof <primary id>",
+                    n->id);
+    }
+    if (!valid_id(words[1])) {
+        return fail(why, whylen, "cluster-node id '%s' must be 40 lower-case "
+                    "hex digits", words[1]);
+    }
+    if (strcmp(words[1], n->id) == 0) {
+        return fail(why, whylen, "cluster-node %s cannot be a replica of "
+                    "itself", n->id);
+    }
+    memcpy(n->primary_id, words[1], CLUSTER_ID_LEN + 1);
+    return 0;
+}
+
+static bool
+is_replicaof(const char *word)
+{
+    return strlen(word) == 9 && strncasecmp(word, "replicaof", 9) == 0;
+}
+
 int
 cluster_topo_add(struct cluster_topo *t, char **words, size_t nwords,
                  char *why, size_t whylen)
 {
     struct cluster_node n;
     memset(&n, 0, sizeof(n));
+    n.primary = CLUSTER_NO_NODE;
     if (nwords < 2) {
         return fail(why, whylen, "cluster-node wants <id> <host>:<port> "
-                    "[<slot>|<first>-<last> ...]");
+                    "[<slot>|<first>-<last> ...] or <id> <host>:<port> "
+                    "replicaof <primary id>");
     }
     if (!valid_id(words[0])) {
         return fail(why, whylen, "cluster-node id '%s' must be 40 lower-case "
@@ -270,11 +303,52 @@ cluster_topo_add(struct cluster_topo *t, char **words, size_t nwords,
         check_unique(t, &n, why, whylen) != 0 || grow(t, why, whylen) != 0) {
         return -1;
     }
+    if (nwords > 2 && is_replicaof(words[2])) {
+        if (parse_replicaof(&n, words + 2, nwords - 2, why, whylen) != 0) {
+            return -1;
+        }
+        t->nodes[t->nnodes++] = n;
+        return 0;
+    }
     t->nodes[t->nnodes] = n;
     if (claim_ranges(t, t->nnodes, words + 2, nwords - 2, why, whylen) != 0) {
         return -1;
     }
     t->nnodes++;
+    return 0;
+}
+
+static size_t
+find_id(const struct cluster_topo *t, const char *id)
+{
+    size_t i = 0;
+    while (i < t->nnodes && strcmp(t->nodes[i].id, id) != 0) {
+        i++;
+    }
+    return i;
+}
+
+int
+cluster_topo_link(struct cluster_topo *t, char *why, size_t whylen)
+{
+    for (size_t i = 0; i < t->nnodes; i++) {
+        struct cluster_node *n = &t->nodes[i];
+        if (n->primary_id[0] == '\0') {
+            continue;
+        }
+        size_t p = find_id(t, n->primary_id);
+        if (p == t->nnodes) {
+            return fail(why, whylen, "cluster-node %s is a replica of %s, "
+                        "which is not among the cluster-node lines", n->id,
+                        n->primary_id);
+        }
+        if (t->nodes[p].primary_id[0] != '\0') {
+            return fail(why, whylen, "cluster-node %s is a replica of %s, "
+                        "which is a replica itself: name its primary %s",
+                        n->id, n->primary_id, t->nodes[p].primary_id);
+        }
+        n->primary = (uint16_t)p;
+    }
     return 0;
 }
 
@@ -321,6 +395,92 @@ cluster_topo_owner(const struct cluster_topo *t, unsigned slot)
 {
     uint16_t o = t->owner[slot & (CLUSTER_SLOTS - 1)];
     return o == CLUSTER_NO_NODE ? NULL : &t->nodes[o];
+}
+
+size_t
+cluster_topo_shard(const struct cluster_topo *t, size_t i)
+{
+    uint16_t p = t->nodes[i].primary;
+    return p == CLUSTER_NO_NODE ? i : p;
+}
+
+static void
+set_primary(struct cluster_node *n, const struct cluster_node *nodes,
+            uint16_t p)
+{
+    n->primary = p;
+    if (p == CLUSTER_NO_NODE) {
+        n->primary_id[0] = '\0';
+    } else {
+        memcpy(n->primary_id, nodes[p].id, CLUSTER_ID_LEN + 1);
+    }
+}
+
+bool
+cluster_topo_promote(struct cluster_topo *t, size_t i)
+{
+    uint16_t old = t->nodes[i].primary;
+    if (old == CLUSTER_NO_NODE) {
+        return false;
+    }
+    for (size_t s = 0; s < CLUSTER_SLOTS; s++) {
+        if (t->owner[s] == old) {
+            t->owner[s] = (uint16_t)i;
+        }
+    }
+    t->nodes[i].nslots = t->nodes[old].nslots;
+    t->nodes[old].nslots = 0;
+    for (size_t j = 0; j < t->nnodes; j++) {
+        if (j == old || (j != i && t->nodes[j].primary == old)) {
+            set_primary(&t->nodes[j], t->nodes, (uint16_t)i);
+        }
+    }
+    set_primary(&t->nodes[i], t->nodes, CLUSTER_NO_NODE);
+    return true;
+}
+
+size_t
+cluster_topo_find(const struct cluster_topo *t, const char *host,
+                  unsigned port)
+{
+    size_t i = 0;
+    while (i < t->nnodes &&
+           (t->nodes[i].port != port || strcmp(t->nodes[i].host, host) != 0)) {
+        i++;
+    }
+    return i;
+}
+
+void
+cluster_topo_format_ranges(const struct cluster_topo *t, size_t i,
+                           struct textbuf *out)
+{
+    unsigned slot = 0, first, last;
+    size_t owner;
+    while (cluster_topo_next_range(t, &slot, &first, &last, &owner)) {
+        if (owner != i) {
+            continue;
+        }
+        if (first == last) {
+            textbuf_printf(out, " %u", first);
+        } else {
+            textbuf_printf(out, " %u-%u", first, last);
+        }
+    }
+}
+
+void
+cluster_topo_format(const struct cluster_topo *t, struct textbuf *out)
+{
+    for (size_t i = 0; i < t->nnodes; i++) {
+        const struct cluster_node *n = &t->nodes[i];
+        textbuf_printf(out, "cluster-node %s %s:%u", n->id, n->host, n->port);
+        if (n->primary != CLUSTER_NO_NODE) {
+            textbuf_printf(out, " replicaof %s", n->primary_id);
+        }
+        cluster_topo_format_ranges(t, i, out);
+        textbuf_printf(out, "\n");
+    }
 }
 
 unsigned

@@ -3,10 +3,14 @@
  * which of the 16384 hash slots, read from "cluster-node" lines.
  *
  *   cluster-node <40-hex id> <host>:<port> [<slot>|<first>-<last> ...]
+ *   cluster-node <40-hex id> <host>:<port> replicaof <primary's id>
  *
- * Every node reads the same lines; a node finds itself by id
- * (cluster-node-id), or else by its announced address. This module is
- * pure (no server globals), so the unit tests drive it directly.
+ * A primary and its replicas form a shard: the primary owns the slots and
+ * the replicas copy it. Every node reads the same lines; a node finds
+ * itself by id (cluster-node-id), or else by its announced address. A
+ * failover is a promotion: the replica takes its primary's slots and the
+ * primary and the other replicas become its replicas. This module is pure
+ * (no server globals), so the unit tests drive it directly.
  */
 #ifndef CELLGATE_CLUSTER_TOPO_H
 #define CELLGATE_CLUSTER_TOPO_H
@@ -14,6 +18,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+
+struct textbuf;
 
 #define CLUSTER_SLOTS 16384
 #define CLUSTER_ID_LEN 40
@@ -26,6 +32,8 @@ struct cluster_node {
     char host[CLUSTER_HOST_MAX + 1];
     unsigned port;
     unsigned nslots;
+    uint16_t primary;                   /* node index, or CLUSTER_NO_NODE */
+    char primary_id[CLUSTER_ID_LEN + 1];    /* "" for a primary */
 };
 
 struct cluster_topo {
@@ -51,6 +59,10 @@ void cluster_topo_free(struct cluster_topo *t);
 int cluster_topo_add(struct cluster_topo *t, char **words, size_t nwords,
                      char *why, size_t whylen);
 
+/* After the last cluster_topo_add: resolve each replica's primary, which
+ * must be listed and be a primary itself. Returns 0, or -1 with why. */
+int cluster_topo_link(struct cluster_topo *t, char *why, size_t whylen);
+
 /* Pick this node: by id when myid is not empty, else the node at
  * host:port (host "" = any host with that port, which must be unique).
  * Returns 0, or -1 with why set. */
@@ -61,6 +73,27 @@ int cluster_topo_find_myself(struct cluster_topo *t, const char *myid,
 /* The node serving slot, or NULL if none does. */
 const struct cluster_node *cluster_topo_owner(const struct cluster_topo *t,
                                               unsigned slot);
+
+/* The primary of node i's shard: i for a primary. */
+size_t cluster_topo_shard(const struct cluster_topo *t, size_t i);
+
+/* Node i becomes its shard's primary: it takes the slots, and the old
+ * primary and the other replicas become its replicas. Returns true when
+ * that changed anything (false: i was a primary already). */
+bool cluster_topo_promote(struct cluster_topo *t, size_t i);
+
+/* The node at host:port, or t->nnodes when none is. */
+size_t cluster_topo_find(const struct cluster_topo *t, const char *host,
+                         unsigned port);
+
+/* " <first>-<last> <slot> ..." for the slots node i owns, as Redis's
+ * CLUSTER NODES and the cluster-node lines write them. */
+void cluster_topo_format_ranges(const struct cluster_topo *t, size_t i,
+                                struct textbuf *out);
+
+/* The topology as "cluster-node ..." lines, in node order (what CONFIG
+ * REWRITE writes after a promotion). */
+void cluster_topo_format(const struct cluster_topo *t, struct textbuf *out);
 
 /* Slots with an owner. */
 unsigned cluster_topo_assigned(const struct cluster_topo *t);

@@ -289,10 +289,10 @@ reject(struct conn *c, struct cmd *cmd, const char *msg)
  * here? If not, the client is told where (MOVED) or why not. */
 static bool
 keys_served_here(struct conn *c, const struct resp_request *req, int first,
-                 int last, int step)
+                 int last, int step, bool replica_read)
 {
     struct cluster_redirect to;
-    switch (cluster_route(req, first, last, step, &to)) {
+    switch (cluster_route(req, first, last, step, replica_read, &to)) {
     case CLUSTER_HERE:
         return true;
     case CLUSTER_MOVED:
@@ -308,14 +308,19 @@ keys_served_here(struct conn *c, const struct resp_request *req, int first,
     }
 }
 
+static bool peeks(const struct resp_request *req);
+
+/* A replica answers a READONLY client's reads (PEEKs included). */
 static bool
 served_here(struct conn *c, const struct cmd *cmd,
             const struct resp_request *req)
 {
     int last = cmd_last_key(cmd, req->argc);
+    bool reads = !(cmd->flags & CMD_WRITE) || peeks(req);
     return last < 0 || keys_served_here(c, req, cmd->first_key, last,
                                         cmd->key_step > 0 ? cmd->key_step
-                                                          : 1);
+                                                          : 1,
+                                        c->replica_reads && reads);
 }
 
 /* Inside MULTI: queue the command (+QUEUED) unless it may not be, or its
@@ -325,11 +330,6 @@ queue(struct conn *c, struct cmd *cmd, struct resp_request *req)
 {
     if (cmd->flags & CMD_NO_MULTI) {
         reject(c, cmd, "ERR Command not allowed inside a transaction");
-        return;
-    }
-    if (cluster_routing() && !served_here(c, cmd, req)) {
-        cmd->stats.rejected_calls++;
-        multi_flag_refused(c);
         return;
     }
     if (!multi_queue(c, cmd, req)) {
@@ -424,6 +424,13 @@ cmd_execute(struct conn *c, struct resp_request *req)
         reject(c, cmd, "ERR Replica can't interact with the keyspace");
         return;
     }
+    /* As Redis, redirection comes first: a write to a cluster replica is
+     * MOVED to its primary, not refused as READONLY. */
+    if (cluster_routing() && !served_here(c, cmd, req)) {
+        cmd->stats.rejected_calls++;    /* MOVED and the like, as Redis */
+        multi_flag_refused(c);          /* inside MULTI, EXEC aborts */
+        return;
+    }
     if (refused_for_disk(c, cmd, req)) {
         snprintf(msg, sizeof(msg), "MISCONF Errors writing to the AOF file: "
                  "%s", strerror(persist_errno()));
@@ -454,10 +461,6 @@ cmd_execute(struct conn *c, struct resp_request *req)
         queue(c, cmd, req);
         return;
     }
-    if (cluster_routing() && !served_here(c, cmd, req)) {
-        cmd->stats.rejected_calls++;    /* MOVED and the like, as Redis */
-        return;
-    }
     run(c, cmd, req);
 }
 
@@ -484,7 +487,8 @@ queue_served_here(struct conn *c)
     if (!ok) {
         cmd_error(c, ERR_NOMEM);
     } else if (keys.argc > 0) {
-        ok = keys_served_here(c, &keys, 0, (int)keys.argc - 1, 1);
+        ok = keys_served_here(c, &keys, 0, (int)keys.argc - 1, 1,
+                              c->replica_reads && !cmd_queue_writes(c));
     }
     mem_free(argv);
     mem_free(lens);

@@ -107,15 +107,17 @@ cmd_swapdb(struct conn *c, struct resp_request *req)
     reply_ok(&c->out);
 }
 
+/* READONLY / READWRITE: may a replica of a cluster answer this client's
+ * reads of its primary's slots (cluster.h cluster_route)? */
 void
 cmd_readonly(struct conn *c, struct resp_request *req)
 {
-    (void)req;
     /* As Redis: cluster commands, refused outside cluster mode. */
     if (strcmp(srv.conf.cluster_mode, "no") == 0) {
         cmd_error(c, "ERR This instance has cluster support disabled");
         return;
     }
+    c->replica_reads = cmd_arg_is(req, 0, "readonly");
     reply_ok(&c->out);
 }
 
@@ -511,10 +513,19 @@ cmd_config_rewrite(struct conn *c, struct resp_request *req)
         cmd_error(c, "ERR The server is running without a config file");
         return;
     }
-    if (conf_rewrite_file(&srv.conf, srv.config_file, err, sizeof(err)) < 0) {
+    /* After a failover in cluster-mode yes, the new topology too. */
+    char *lines = cluster_lines_changed();
+    bool with_topology = lines != NULL;
+    int rc = conf_rewrite_file(&srv.conf, lines, srv.config_file, err,
+                               sizeof(err));
+    cluster_lines_free(lines);
+    if (rc < 0) {
         log_warning("CONFIG REWRITE failed: %s", err);
         cmd_errorf(c, "ERR Rewriting config file: %s", err);
         return;
+    }
+    if (with_topology) {
+        cluster_lines_saved();
     }
     log_notice("CONFIG REWRITE executed with success.");
     reply_ok(&c->out);

@@ -108,24 +108,48 @@ count_ranges(void)
     return n;
 }
 
+static size_t
+count_replicas(size_t primary)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < topo->nnodes; i++) {
+        n += topo->nodes[i].primary == primary;
+    }
+    return n;
+}
+
+/* [host, port, id, {}] as CLUSTER SLOTS lists a node. */
+static void
+reply_slots_node(struct conn *c, size_t i)
+{
+    char host[CLUSTER_HOST_MAX + 1];
+    unsigned port;
+    node_endpoint(c, i, host, sizeof(host), &port);
+    reply_array(&c->out, 4);
+    reply_bulkz(&c->out, host);
+    reply_int(&c->out, port);
+    reply_bulkz(&c->out, topo->nodes[i].id);
+    reply_map(&c->out, 0, c->proto);
+}
+
+/* Each range: first, last, its primary, then the primary's replicas. */
 void
 cmd_cluster_slots(struct conn *c, struct resp_request *req)
 {
-    char host[CLUSTER_HOST_MAX + 1];
-    unsigned port, slot = 0, first, last;
+    unsigned slot = 0, first, last;
     size_t node;
     (void)req;
     reply_array(&c->out, count_ranges());
     while (cluster_topo_next_range(topo, &slot, &first, &last, &node)) {
-        node_endpoint(c, node, host, sizeof(host), &port);
-        reply_array(&c->out, 3);
+        reply_array(&c->out, 3 + count_replicas(node));
         reply_int(&c->out, first);
         reply_int(&c->out, last);
-        reply_array(&c->out, 4);
-        reply_bulkz(&c->out, host);
-        reply_int(&c->out, port);
-        reply_bulkz(&c->out, topo->nodes[node].id);
-        reply_map(&c->out, 0, c->proto);
+        reply_slots_node(c, node);
+        for (size_t i = 0; i < topo->nnodes; i++) {
+            if (topo->nodes[i].primary == node) {
+                reply_slots_node(c, i);
+            }
+        }
     }
 }
 
@@ -148,36 +172,57 @@ reply_node_ranges(struct conn *c, size_t i)
     }
 }
 
-void
-cmd_cluster_shards(struct conn *c, struct resp_request *req)
+/* One node of a CLUSTER SHARDS entry. Nodes do not watch each other, so
+ * every node is "online" and offsets are 0. */
+static void
+reply_shard_node(struct conn *c, size_t i)
 {
     char host[CLUSTER_HOST_MAX + 1];
     unsigned port;
-    int proto = c->proto;
+    node_endpoint(c, i, host, sizeof(host), &port);
+    reply_map(&c->out, 7, c->proto);
+    reply_bulkz(&c->out, "id");
+    reply_bulkz(&c->out, topo->nodes[i].id);
+    reply_bulkz(&c->out, "port");
+    reply_int(&c->out, port);
+    reply_bulkz(&c->out, "ip");
+    reply_bulkz(&c->out, host);
+    reply_bulkz(&c->out, "endpoint");
+    reply_bulkz(&c->out, host);
+    reply_bulkz(&c->out, "role");
+    reply_bulkz(&c->out, topo->nodes[i].primary == CLUSTER_NO_NODE
+                         ? "master" : "replica");
+    reply_bulkz(&c->out, "replication-offset");
+    reply_int(&c->out, 0);
+    reply_bulkz(&c->out, "health");
+    reply_bulkz(&c->out, "online");
+}
+
+/* One entry per shard: its primary's slots, the primary, its replicas. */
+void
+cmd_cluster_shards(struct conn *c, struct resp_request *req)
+{
+    size_t shards = 0;
     (void)req;
-    reply_array(&c->out, topo->nnodes);
     for (size_t i = 0; i < topo->nnodes; i++) {
-        node_endpoint(c, i, host, sizeof(host), &port);
-        reply_map(&c->out, 2, proto);
+        shards += topo->nodes[i].primary == CLUSTER_NO_NODE;
+    }
+    reply_array(&c->out, shards);
+    for (size_t i = 0; i < topo->nnodes; i++) {
+        if (topo->nodes[i].primary != CLUSTER_NO_NODE) {
+            continue;
+        }
+        reply_map(&c->out, 2, c->proto);
         reply_bulkz(&c->out, "slots");
         reply_node_ranges(c, i);
         reply_bulkz(&c->out, "nodes");
-        reply_array(&c->out, 1);
-        reply_map(&c->out, 7, proto);
-        reply_bulkz(&c->out, "id");
-        reply_bulkz(&c->out, topo->nodes[i].id);
-        reply_bulkz(&c->out, "port");
-        reply_int(&c->out, port);
-        reply_bulkz(&c->out, "ip");
-        reply_bulkz(&c->out, host);
-        reply_bulkz(&c->out, "endpoint");
-        reply_bulkz(&c->out, host);
-        reply_bulkz(&c->out, "role");
-        reply_bulkz(&c->out, "master");
-        reply_bulkz(&c->out, "replication-offset");
-        reply_int(&c->out, 0);
-        reply_bulkz(&c->out, "health");
-        reply_bulkz(&c->out, "online");
+        reply_array(&c->out, 1 + count_replicas(i));
+        reply_shard_node(c, i);
+        for (size_t r = 0; r < topo->nnodes; r++) {
+            if (topo->nodes[r].primary == i) {
+                reply_shard_node(c, r);
+            }
+        }
     }
 }
 
@@ -188,22 +233,16 @@ static void
 nodes_line(const struct conn *c, struct textbuf *t, size_t i)
 {
     char host[CLUSTER_HOST_MAX + 1];
-    unsigned port, slot = 0, first, last;
-    size_t node;
+    unsigned port;
+    size_t shard = cluster_topo_shard(topo, i);
+    const struct cluster_node *n = &topo->nodes[i];
     node_endpoint(c, i, host, sizeof(host), &port);
-    textbuf_printf(t, "%s %s:%u@%u %s - 0 0 %zu connected",
-                   topo->nodes[i].id, host, port, port + 10000,
-                   i == topo->myself ? "myself,master" : "master", i + 1);
-    while (cluster_topo_next_range(topo, &slot, &first, &last, &node)) {
-        if (node != i) {
-            continue;
-        }
-        if (first == last) {
-            textbuf_printf(t, " %u", first);
-        } else {
-            textbuf_printf(t, " %u-%u", first, last);
-        }
-    }
+    /* A replica shows its primary's id and its primary's epoch. */
+    textbuf_printf(t, "%s %s:%u@%u %s%s %s 0 0 %zu connected", n->id, host,
+                   port, port + 10000, i == topo->myself ? "myself," : "",
+                   shard == i ? "master" : "slave",
+                   shard == i ? "-" : n->primary_id, shard + 1);
+    cluster_topo_format_ranges(topo, i, t);
     textbuf_printf(t, "\n");
 }
 
@@ -223,6 +262,58 @@ cmd_cluster_nodes(struct conn *c, struct resp_request *req)
     textbuf_free(&t);
 }
 
+/* CLUSTER REPLICAS|SLAVES <id>: the NODES lines of its replicas, each a
+ * bulk string, as Redis. */
+void
+cmd_cluster_replicas(struct conn *c, struct resp_request *req)
+{
+    size_t p = 0;
+    while (p < topo->nnodes &&
+           (req->argvlen[2] != CLUSTER_ID_LEN ||
+            memcmp(topo->nodes[p].id, req->argv[2], CLUSTER_ID_LEN) != 0)) {
+        p++;
+    }
+    if (p == topo->nnodes) {
+        cmd_errorf(c, "ERR Unknown node %.*s",
+                   (int)(req->argvlen[2] > 64 ? 64 : req->argvlen[2]),
+                   req->argv[2]);
+        return;
+    }
+    if (topo->nodes[p].primary != CLUSTER_NO_NODE) {
+        cmd_error(c, "ERR The specified node is not a master");
+        return;
+    }
+    reply_array(&c->out, count_replicas(p));
+    for (size_t i = 0; i < topo->nnodes; i++) {
+        struct textbuf t = { NULL, 0, 0, false };
+        if (topo->nodes[i].primary != p) {
+            continue;
+        }
+        nodes_line(c, &t, i);
+        reply_bulk(&c->out, t.p != NULL ? t.p : "",
+                   t.len > 0 ? t.len - 1 : 0);      /* without its \n */
+        textbuf_free(&t);
+    }
+}
+
+/* CLUSTER PROMOTE <id>: what Sentinel's client-reconfig-script sends every
+ * node after a failover (cluster.h cluster_promote). */
+void
+cmd_cluster_promote(struct conn *c, struct resp_request *req)
+{
+    char err[CONF_ERR_LEN + 128];
+    if (!cluster_routing()) {
+        cmd_error(c, "ERR CLUSTER PROMOTE needs cluster-mode yes");
+        return;
+    }
+    if (cluster_promote(req->argv[2], req->argvlen[2], err,
+                        sizeof(err)) != 0) {
+        cmd_errorf(c, "ERR %s", err);
+        return;
+    }
+    reply_ok(&c->out);
+}
+
 void
 cmd_cluster_info(struct conn *c, struct resp_request *req)
 {
@@ -231,7 +322,7 @@ cmd_cluster_info(struct conn *c, struct resp_request *req)
     size_t serving = 0;
     (void)req;
     for (size_t i = 0; i < topo->nnodes; i++) {
-        serving += topo->nodes[i].nslots > 0;
+        serving += topo->nodes[i].nslots > 0;   /* primaries only */
     }
     /* As Redis with cluster-require-full-coverage yes: the state fails
      * while some slot has no owner. */
@@ -248,7 +339,7 @@ cmd_cluster_info(struct conn *c, struct resp_request *req)
                      "cluster_my_epoch:%zu\r\n",
                      assigned == CLUSTER_SLOTS ? "ok" : "fail", assigned,
                      assigned, topo->nnodes, serving, topo->nnodes,
-                     topo->myself + 1);
+                     cluster_topo_shard(topo, topo->myself) + 1);
     reply_verbatim(&c->out, info, (size_t)n, c->proto);
 }
 
@@ -261,9 +352,14 @@ cmd_cluster_help(struct conn *c, struct resp_request *req)
         "KEYSLOT <key>", "    Return the hash slot for <key>.",
         "MYID", "    Return the node id.",
         "NODES", "    Return cluster configuration seen by node.",
+        "PROMOTE <node-id>", "    Make <node-id> the primary of its shard "
+        "and save the topology",
+        "    (after a failover; cluster-mode yes).",
         "RELOAD", "    Re-read the cluster-node lines of the config file "
         "(cluster-mode yes).",
+        "REPLICAS <node-id>", "    Return <node-id> replicas.",
         "SHARDS", "    Return information about slot range mappings.",
+        "SLAVES <node-id>", "    Return <node-id> replicas.",
         "SLOTS", "    Return information about slots range mappings.",
         "HELP", "    Print this help.", NULL
     };

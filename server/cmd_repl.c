@@ -8,6 +8,7 @@
 #include "lib/num.h"
 #include "protocol/reply.h"
 #include "server/client.h"
+#include "server/cluster.h"
 #include "server/cmd.h"
 #include "server/errors.h"
 #include "server/handlers.h"
@@ -24,17 +25,35 @@ keep_replicaof(const char *value)
     (void)conf_set(&srv.conf, "replicaof", value, err, sizeof(err));
 }
 
+/* cluster-mode yes: the topology says who replicates whom, so REPLICAOF
+ * is a failover within this node's shard (cluster.h), and CONFIG REWRITE
+ * keeps it in the cluster-node lines. */
+static void
+replicaof_in_cluster(struct conn *c, const char *host, int port)
+{
+    char err[256];
+    if (cluster_replicaof(host, port, err, sizeof(err)) != 0) {
+        cmd_errorf(c, "ERR %s", err);
+        return;
+    }
+    reply_ok(&c->out);
+}
+
 /* REPLICAOF host port | NO ONE, as Redis 7 answers it. */
 void
 cmd_replicaof(struct conn *c, struct resp_request *req)
 {
     int64_t port;
     char host[256];
-    if (strcmp(srv.conf.cluster_mode, "no") != 0) {
+    if (strcmp(srv.conf.cluster_mode, "emulated") == 0) {
         cmd_error(c, "ERR REPLICAOF not allowed in cluster mode.");
         return;
     }
     if (cmd_arg_is(req, 1, "no") && cmd_arg_is(req, 2, "one")) {
+        if (cluster_routing()) {
+            replicaof_in_cluster(c, NULL, 0);
+            return;
+        }
         repl_set_primary(NULL, 0);
         keep_replicaof("");
         reply_ok(&c->out);
@@ -51,6 +70,10 @@ cmd_replicaof(struct conn *c, struct resp_request *req)
     }
     memcpy(host, req->argv[1], req->argvlen[1]);
     host[req->argvlen[1]] = '\0';
+    if (cluster_routing()) {
+        replicaof_in_cluster(c, host, (int)port);
+        return;
+    }
     if (repl_same_primary(host, (int)port)) {
         reply_status(&c->out, "OK Already connected to specified master");
         return;

@@ -150,10 +150,17 @@ static struct cmd cluster_subcommands[] = {
     CLUSTER_SUB("myid", 2, "Returns the ID of a node.", "", cmd_cluster_myid),
     CLUSTER_SUB("nodes", 2, "Returns the cluster configuration for a node.",
                 "", cmd_cluster_nodes),
+    CLUSTER_SUB("promote", 3, "Makes a node the primary of its shard and "
+                "saves the topology (cluster-mode yes).", "node-id:string",
+                cmd_cluster_promote),
     CLUSTER_SUB("reload", 2, "Re-reads the cluster-node lines of the config "
                 "file (cluster-mode yes).", "", cmd_cluster_reload),
+    CLUSTER_SUB("replicas", 3, "Lists the replica nodes of a master node.",
+                "node-id:string", cmd_cluster_replicas),
     CLUSTER_SUB("shards", 2, "Returns the mapping of cluster slots to "
                 "shards.", "", cmd_cluster_shards),
+    CLUSTER_SUB("slaves", 3, "Lists the replica nodes of a master node.",
+                "node-id:string", cmd_cluster_replicas),
     CLUSTER_SUB("slots", 2, "Returns the mapping of cluster slots to nodes.",
                 "", cmd_cluster_slots),
     CLUSTER_SUB("help", 2, "Returns helpful text about the different "
@@ -366,11 +373,11 @@ static struct cmd table[] = {
       "Authenticates the connection.", "?username:string password:string",
       cmd_auth, NULL, NO_STATS },
     { "readonly", 1, CMD_LOADING | CMD_STALE | CMD_FAST, 0, 0, 0, NULL, "fast connection",
-      "cluster", "3.0.0", "Accepted for cluster clients; cellgate has no "
-      "replicas.", "", cmd_readonly, NULL, NO_STATS },
+      "cluster", "3.0.0", "Enables read-only queries for a connection to a "
+      "Redis Cluster replica node.", "", cmd_readonly, NULL, NO_STATS },
     { "readwrite", 1, CMD_LOADING | CMD_STALE | CMD_FAST, 0, 0, 0, NULL, "fast connection",
-      "cluster", "3.0.0", "Accepted for cluster clients; cellgate has no "
-      "replicas.", "", cmd_readonly, NULL, NO_STATS },
+      "cluster", "3.0.0", "Enables read-write queries for a connection to a "
+      "Redis Cluster replica node.", "", cmd_readonly, NULL, NO_STATS },
     { "reset", 1, CMD_NOSCRIPT | CMD_LOADING | CMD_STALE | CMD_FAST |
       CMD_NO_AUTH | CMD_ALLOW_BUSY | CMD_NOT_QUEUED, 0, 0, 0, NULL,
       "fast connection", "connection", "6.2.0",

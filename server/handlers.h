@@ -101,6 +101,8 @@ HANDLER(cmd_cluster_myid);
 HANDLER(cmd_cluster_slots);
 HANDLER(cmd_cluster_shards);
 HANDLER(cmd_cluster_nodes);
+HANDLER(cmd_cluster_promote);
+HANDLER(cmd_cluster_replicas);
 HANDLER(cmd_cluster_info);
 HANDLER(cmd_cluster_help);
 HANDLER(cmd_cluster_reload);

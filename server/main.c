@@ -680,6 +680,7 @@ setup(void)
     if (conf_replicaof(srv.conf.replicaof, host, sizeof(host), &port)) {
         repl_set_primary(host, port);   /* connects from the first cron */
     }
+    cluster_follow_role();              /* cluster-mode yes: its line's */
     uint64_t every = (uint64_t)(1000 / srv.conf.hz);
     uv_timer_start(&cron_timer, on_cron, every, every ? every : 1);
     uv_signal_start(&sigint_handle, on_signal, SIGINT);

@@ -574,6 +574,33 @@ send_ack(void)
     link_send_words("REPLCONF", "ACK", off);
 }
 
+/* What a replica says its address is when replica-announce-ip/-port are
+ * not set (repl_announce_default): "" and 0 = the address it connects
+ * from and its own port. */
+static char default_ip[256];
+static int default_port;
+
+void
+repl_announce_default(const char *host, int port)
+{
+    snprintf(default_ip, sizeof(default_ip), "%s", host);
+    default_port = port;
+}
+
+static const char *
+announce_ip(void)
+{
+    return srv.conf.replica_announce_ip[0] != '\0'
+           ? srv.conf.replica_announce_ip : default_ip;
+}
+
+static int
+announce_port(void)
+{
+    return srv.conf.replica_announce_port ? (int)srv.conf.replica_announce_port
+           : default_port ? default_port : (int)srv.tcp_port;
+}
+
 /* The next handshake command (step: 0 PING, 1 AUTH, 2 port, 3 ip-address
  * (replica-announce-ip), 4 capa, 5 PSYNC). */
 static void
@@ -591,13 +618,11 @@ handshake_send(void)
         break;
     }
     case 2:
-        snprintf(port, sizeof(port), "%d", srv.conf.replica_announce_port
-                                               ? (int)srv.conf.replica_announce_port
-                                               : (int)srv.tcp_port);
+        snprintf(port, sizeof(port), "%d", announce_port());
         link_send_words("REPLCONF", "listening-port", port);
         break;
     case 3:
-        link_send_words("REPLCONF", "ip-address", srv.conf.replica_announce_ip);
+        link_send_words("REPLCONF", "ip-address", announce_ip());
         break;
     case 4:
         link_send_words("REPLCONF", "capa", "psync2");
@@ -616,7 +641,7 @@ handshake_next(void)
     if (upstream.step == 1 && srv.conf.masterauth.len == 0) {
         upstream.step++;
     }
-    if (upstream.step == 3 && srv.conf.replica_announce_ip[0] == '\0') {
+    if (upstream.step == 3 && announce_ip()[0] == '\0') {
         upstream.step++;
     }
     handshake_send();

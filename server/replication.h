@@ -96,6 +96,10 @@ size_t repl_good_replicas(void);
  * the stream's history (so replicas of the old primary can continue). */
 void repl_set_primary(const char *host, int port);
 
+/* The address to tell a primary when replica-announce-ip/-port are not
+ * set (a cluster node's cluster-node line), so Sentinel sees that. */
+void repl_announce_default(const char *host, int port);
+
 /* A replica in step with its primary (so it may serve replicas). */
 bool repl_link_up(void);
 

@@ -11,11 +11,14 @@
 
 #include "conf/conf.h"
 #include "server/cluster_topo.h"
+#include "server/textbuf.h"
 #include "tests/unit/suites.h"
 
 #define ID1 "1111111111111111111111111111111111111111"
 #define ID2 "2222222222222222222222222222222222222222"
 #define ID3 "3333333333333333333333333333333333333333"
+#define ID4 "4444444444444444444444444444444444444444"
+#define ID5 "5555555555555555555555555555555555555555"
 
 static struct cluster_topo *t;
 static char why[512];
@@ -283,6 +286,113 @@ START_TEST(test_config_file_errors_say_where)
 }
 END_TEST
 
+
+/* Two shards; the first has two replicas, listed before and after it. */
+static void
+shards_with_replicas(void)
+{
+    add_ok(ID4 " 127.0.0.1:7004 replicaof " ID1);
+    add_ok(ID1 " 127.0.0.1:7001 0-8191");
+    add_ok(ID2 " 127.0.0.1:7002 8192-16383");
+    add_ok(ID5 " 127.0.0.1:7005 REPLICAOF " ID1);
+    ck_assert_int_eq(cluster_topo_link(t, why, sizeof(why)), 0);
+}
+
+START_TEST(test_replica_lines_join_their_primarys_shard)
+{
+    shards_with_replicas();
+    ck_assert_uint_eq(t->nnodes, 4);
+    ck_assert_uint_eq(cluster_topo_shard(t, 0), 1);
+    ck_assert_uint_eq(cluster_topo_shard(t, 1), 1);
+    ck_assert_uint_eq(cluster_topo_shard(t, 2), 2);
+    ck_assert_uint_eq(cluster_topo_shard(t, 3), 1);
+    ck_assert_uint_eq(t->nodes[0].nslots, 0);
+    ck_assert_str_eq(cluster_topo_owner(t, 0)->id, ID1);
+    ck_assert_uint_eq(cluster_topo_assigned(t), CLUSTER_SLOTS);
+    ck_assert_uint_eq(cluster_topo_find(t, "127.0.0.1", 7005), 3);
+    ck_assert_uint_eq(cluster_topo_find(t, "127.0.0.1", 7009), 4);
+}
+END_TEST
+
+START_TEST(test_bad_replica_lines_are_rejected)
+{
+    add_ok(ID1 " 127.0.0.1:7001 0-100");
+    add_fails(ID2 " 127.0.0.1:7002 replicaof " ID1 " 200-300",
+              "a replica owns no slots");
+    add_fails(ID2 " 127.0.0.1:7002 replicaof", "a replica owns no slots");
+    add_fails(ID2 " 127.0.0.1:7002 replicaof 12ab", "must be 40 lower-case");
+    add_fails(ID2 " 127.0.0.1:7002 replicaof " ID2, "replica of itself");
+    add_fails(ID2 " 127.0.0.1:7001 replicaof " ID1, "listed twice");
+}
+END_TEST
+
+START_TEST(test_replica_of_unknown_node_or_of_a_replica_is_refused)
+{
+    add_ok(ID1 " 127.0.0.1:7001 0-100");
+    add_ok(ID2 " 127.0.0.1:7002 replicaof " ID3);
+    ck_assert_int_eq(cluster_topo_link(t, why, sizeof(why)), -1);
+    ck_assert_ptr_nonnull(strstr(why, "replica of " ID3 ", which is not "
+                                      "among the cluster-node lines"));
+    teardown();
+    setup();
+    add_ok(ID1 " 127.0.0.1:7001 0-100");
+    add_ok(ID2 " 127.0.0.1:7002 replicaof " ID1);
+    add_ok(ID3 " 127.0.0.1:7003 replicaof " ID2);
+    ck_assert_int_eq(cluster_topo_link(t, why, sizeof(why)), -1);
+    ck_assert_ptr_nonnull(strstr(why, "which is a replica itself: name its "
+                                      "primary " ID1));
+}
+END_TEST
+
+START_TEST(test_promotion_moves_slots_and_replicas_to_the_new_primary)
+{
+    shards_with_replicas();
+    ck_assert(cluster_topo_promote(t, 3));          /* ID5 */
+    ck_assert_str_eq(cluster_topo_owner(t, 0)->id, ID5);
+    ck_assert_str_eq(cluster_topo_owner(t, 8191)->id, ID5);
+    ck_assert_str_eq(cluster_topo_owner(t, 8192)->id, ID2);
+    ck_assert_uint_eq(t->nodes[3].nslots, 8192);
+    ck_assert_uint_eq(t->nodes[1].nslots, 0);
+    for (size_t i = 0; i < 4; i++) {
+        ck_assert_uint_eq(cluster_topo_shard(t, i), i == 2 ? 2 : 3);
+    }
+    ck_assert_str_eq(t->nodes[0].primary_id, ID5);
+    ck_assert_str_eq(t->nodes[1].primary_id, ID5);
+    ck_assert_str_eq(t->nodes[3].primary_id, "");
+    /* Again, or a primary: nothing changes. */
+    ck_assert(!cluster_topo_promote(t, 3));
+    ck_assert(!cluster_topo_promote(t, 2));
+    ck_assert_uint_eq(cluster_topo_assigned(t), CLUSTER_SLOTS);
+}
+END_TEST
+
+START_TEST(test_format_writes_lines_that_read_back_the_same)
+{
+    struct textbuf out = { NULL, 0, 0, false };
+    shards_with_replicas();
+    ck_assert(cluster_topo_promote(t, 0));
+    cluster_topo_format(t, &out);
+    textbuf_append(&out, "", 1);
+    ck_assert_str_eq(out.p,
+        "cluster-node " ID4 " 127.0.0.1:7004 0-8191\n"
+        "cluster-node " ID1 " 127.0.0.1:7001 replicaof " ID4 "\n"
+        "cluster-node " ID2 " 127.0.0.1:7002 8192-16383\n"
+        "cluster-node " ID5 " 127.0.0.1:7005 replicaof " ID4 "\n");
+    /* Read back (add() splits with strtok, so lines are cut by hand). */
+    struct cluster_topo *old = t;
+    t = cluster_topo_create();
+    for (char *line = out.p, *nl; (nl = strchr(line, '\n')) != NULL;
+         line = nl + 1) {
+        *nl = '\0';
+        ck_assert_int_eq(add(line + strlen("cluster-node ")), 0);
+    }
+    ck_assert_int_eq(cluster_topo_link(t, why, sizeof(why)), 0);
+    ck_assert_mem_eq(t->owner, old->owner, sizeof(t->owner));
+    cluster_topo_free(old);
+    textbuf_free(&out);
+}
+END_TEST
+
 Suite *
 cluster_suite(void)
 {
@@ -299,6 +409,11 @@ cluster_suite(void)
     tcase_add_test(tc, test_find_myself_ambiguous_port_or_empty_topology);
     tcase_add_test(tc, test_config_file_lines_are_read_and_skipped_by_options);
     tcase_add_test(tc, test_config_file_errors_say_where);
+    tcase_add_test(tc, test_replica_lines_join_their_primarys_shard);
+    tcase_add_test(tc, test_bad_replica_lines_are_rejected);
+    tcase_add_test(tc, test_replica_of_unknown_node_or_of_a_replica_is_refused);
+    tcase_add_test(tc, test_promotion_moves_slots_and_replicas_to_the_new_primary);
+    tcase_add_test(tc, test_format_writes_lines_that_read_back_the_same);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -1406,7 +1406,7 @@ static char *
 rewritten(const char *old)
 {
     size_t n;
-    char *out = conf_rewrite_text(&cfg, old, strlen(old), &n);
+    char *out = conf_rewrite_text(&cfg, NULL, old, strlen(old), &n);
     ck_assert_ptr_nonnull(out);
     ck_assert_uint_eq(strlen(out), n);
     return out;
@@ -1418,6 +1418,24 @@ START_TEST(test_rewrite_of_defaults_changes_nothing_but_duplicates)
                           "cluster-node a b c\nnosuch option\n");
     ck_assert_str_eq(out, "# top\n\nport 6379\n  # indented\n"
                           "cluster-node a b c\nnosuch option\n");
+    free(out);
+}
+END_TEST
+
+/* After a cluster failover: the new lines where the first old one stood,
+ * the other old ones gone, options as written when no conf is given. */
+START_TEST(test_rewrite_replaces_the_topology_lines_in_place)
+{
+    const char *old = "# top\nport   7001\ncluster-node a 1\n# mid\n"
+                      "  cluster-node b 2\nmaxmemory 1mb\n";
+    size_t n;
+    char *out = conf_rewrite_text(NULL, "cluster-node b 1\ncluster-node a 2\n",
+                                  old, strlen(old), &n);
+    ck_assert_str_eq(out, "# top\nport   7001\ncluster-node b 1\n"
+                          "cluster-node a 2\n# mid\nmaxmemory 1mb\n");
+    free(out);
+    out = conf_rewrite_text(NULL, "cluster-node c 3\n", "port 1\n", 7, &n);
+    ck_assert_str_eq(out, "port 1\ncluster-node c 3\n");
     free(out);
 }
 END_TEST
@@ -1472,6 +1490,7 @@ rewrite_tcase(void)
 
     tcase_add_test(tc, test_rewrite_of_defaults_changes_nothing_but_duplicates);
     tcase_add_test(tc, test_rewrite_writes_values_as_redis_does);
+    tcase_add_test(tc, test_rewrite_replaces_the_topology_lines_in_place);
     tcase_add_test(tc, test_rewritten_text_loads_back_to_the_same_values);
     return tc;
 }
