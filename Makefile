@@ -42,6 +42,8 @@ MAIN_OBJ := $(BUILD)/server/main.o
 UNIT_SRC := $(filter-out tests/unit/gcra_replay.c,$(wildcard tests/unit/*.c))
 UNIT_OBJ := $(UNIT_SRC:%.c=$(BUILD)/%.o)
 UNIT_BIN := $(BUILD)/check_unit
+# Creates millions of keys fast (bench runs, the million-key tests).
+BENCH_FILL := $(BUILD)/bench-fill
 # Unit tests link every module but main.c (the process): the dispatcher
 # and the handlers run in them without sockets (check_cmd.c).
 UNIT_LIB_SRC := $(LIB_SRC)
@@ -111,9 +113,9 @@ test-unit: $(UNIT_BIN) $(REPLAY_BIN)
 	CELLGATE_CONF=conf/cellgate.conf ./$(UNIT_BIN)
 	./$(REPLAY_BIN) $(VECTORS)
 
-test-integration: $(BIN)
-	CELLGATE_BIN=$(abspath $(BIN)) SANITIZE=$(SANITIZE) \
-	  bash tests/integration/run.sh
+test-integration: $(BIN) $(BENCH_FILL)
+	CELLGATE_BIN=$(abspath $(BIN)) CELLGATE_FILL=$(abspath $(BENCH_FILL)) \
+	  SANITIZE=$(SANITIZE) bash tests/integration/run.sh
 
 sanitize:
 	$(MAKE) SANITIZE=1 all
@@ -159,8 +161,6 @@ bench-micro: $(MICRO_BINS)
 	./$(BUILD)/bench_store $(MICRO_N)
 	./$(BUILD)/bench_wheel $(MICRO_N)
 
-# Creates millions of keys fast for the memory and flat-cost runs.
-BENCH_FILL := $(BUILD)/bench-fill
 $(BENCH_FILL): bench/fill.c
 	@mkdir -p $(BUILD)
 	$(CC) $(FINAL_CFLAGS) -o $@ $< $(DEPS_LIBS)

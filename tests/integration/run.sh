@@ -23,6 +23,14 @@ if [ ! -x "$CELLGATE_BIN" ]; then
     exit 2
 fi
 export CELLGATE_BIN SANITIZE
+# bench/fill.c makes a million keys for the tests that need that many.
+build="$repo/build"; [ "$SANITIZE" = "1" ] && build="$repo/build-san"
+CELLGATE_FILL="${CELLGATE_FILL:-$build/bench-fill}"
+if [ ! -x "$CELLGATE_FILL" ]; then
+    echo "run.sh: $CELLGATE_FILL is not an executable (build it first: make ${CELLGATE_FILL#$repo/})" >&2
+    exit 2
+fi
+export CELLGATE_FILL
 
 PY=/usr/bin/python3   # Debian's python3 has python3-pytest and python3-redis
 if ! "$PY" -c 'import pytest, redis' 2>/dev/null; then

@@ -1,7 +1,13 @@
 """Replicas in Redis's shape: REPLICAOF, PSYNC, a full copy from a forked
 child, then the primary's stream of effect records; partial resyncs from
 the backlog; promotion with REPLICAOF NO ONE."""
+import os
+import socket
+import subprocess
+import threading
 import time
+
+import pytest
 
 import harness
 from test_journal import fingerprint
@@ -82,6 +88,157 @@ def test_a_dropped_link_continues_from_the_backlog(start_daemon):
     assert p.log().count("asks for synchronization: full resync") == 1
     assert "Partial resynchronization request from 127.0.0.1:%d accepted" % r.port \
         in p.log()
+
+
+def state(d):
+    """fingerprint() (every key's type, PTTL, log entries) plus each
+    limiter's own state: a GCRA key's TAT (GET), and what a PEEK of the
+    other kinds answers, with the arguments write_some() used."""
+    out = fingerprint(d)
+    c = d.raw()
+    peeks = {b"+fixed\r\n": ("RL.FIXED", 3, 60), b"+sliding\r\n": ("RL.SLIDING", 3, 60),
+             b"+tiers\r\n": ("RL.TIERS", 5, 1, 10, 10)}
+    for (db, k), entry in sorted(out.items()):
+        c.command("SELECT", db)
+        if entry[0] == b"+gcra\r\n":
+            out[(db, k)] = entry + (c.command("GET", k),)
+        elif entry[0] in peeks:
+            out[(db, k)] = entry + (c.command(*peeks[entry[0]][:1], k,
+                                              *peeks[entry[0]][1:], "PEEK"),)
+    return out
+
+
+class LinkCut:
+    """A TCP relay to a port on loopback, which can be cut: its
+    connections closed and new ones refused, until restored."""
+
+    def __init__(self, target):
+        self.target = target
+        self.port = harness.free_port()
+        self.conns = []
+        self.lock = threading.Lock()
+        self.restore()
+
+    def restore(self):
+        self.sock = socket.socket()
+        self.sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        self.sock.bind(("127.0.0.1", self.port))
+        self.sock.listen(8)
+        threading.Thread(target=self._accept, args=(self.sock,), daemon=True).start()
+
+    def _accept(self, sock):
+        while True:
+            try:
+                a, _ = sock.accept()
+                b = socket.create_connection(("127.0.0.1", self.target))
+            except OSError:
+                return
+            with self.lock:
+                self.conns += [a, b]
+            for x, y in ((a, b), (b, a)):
+                threading.Thread(target=self._pump, args=(x, y), daemon=True).start()
+
+    @staticmethod
+    def _pump(src, dst):
+        try:
+            while True:
+                data = src.recv(65536)
+                if not data:
+                    break
+                dst.sendall(data)
+        except OSError:
+            pass
+        for s in (src, dst):
+            try:
+                s.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
+
+    def cut(self):
+        for s in [self.sock] + self.conns:
+            try:
+                s.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
+            s.close()
+        with self.lock:
+            self.conns = []
+
+
+def test_a_link_down_for_two_seconds_continues_with_a_partial_resync(start_daemon):
+    """The link breaks for 2 s (connections closed, reconnects refused)
+    while the primary keeps deciding; then the replica continues from the
+    backlog (+CONTINUE) and holds exactly the primary's keys, states and
+    PTTLs."""
+    p, r = pair(start_daemon)
+    link = LinkCut(p.port)
+    try:
+        assert r.raw().command("REPLICAOF", "127.0.0.1", link.port) == b"+OK\r\n"
+        assert harness.wait_until(
+            lambda: r.info("replication").get("master_link_status") == "up", 10)
+        pc = p.raw()
+        write_some(pc, "one")
+        assert caught_up(p, r)
+        link.cut()
+        cut_at = time.monotonic()
+        assert harness.wait_until(
+            lambda: r.info("replication")["master_link_status"] == "down", 5)
+        write_some(pc, "two")                   # while the link is down
+        write_some(pc, "one")
+        time.sleep(max(0.0, 2.0 - (time.monotonic() - cut_at)))
+        assert r.info("replication")["master_link_status"] == "down"
+        link.restore()
+        assert harness.wait_until(
+            lambda: "Successful partial resynchronization" in r.log(), 10)
+        assert caught_up(p, r)
+        assert state(r) == state(p)
+        assert len(state(p)) == 10
+        assert p.log().count("asks for synchronization: full resync") == 1
+        assert "Partial resynchronization request from 127.0.0.1:%d accepted" % r.port \
+            in p.log()
+    finally:
+        link.cut()
+
+
+@pytest.mark.slow
+def test_a_replica_of_a_million_keys_syncs_while_the_primary_serves(start_daemon):
+    """The snapshot is written by a forked child and sent in slices, so the
+    primary answers throughout. The longest PING it took is printed; the
+    bar (under 10 ms) is measured by make bench (bench/replication.py)."""
+    p = start_daemon(name="primary")
+    r = start_daemon(name="replica")
+    subprocess.run([os.environ["CELLGATE_FILL"], str(p.port), "key:", "0", "1000000",
+                    "CL.THROTTLE", "__key__", "15", "30", "3600"],
+                   check=True, capture_output=True, timeout=300)
+    pings, stop = [], threading.Event()       # (sent, answered) monotonic
+
+    def ping_loop():
+        c = p.raw()
+        while not stop.is_set():
+            t0 = time.monotonic()
+            assert c.command("PING") == b"+PONG\r\n"
+            pings.append((t0, time.monotonic()))
+            time.sleep(0.001)
+
+    t = threading.Thread(target=ping_loop)
+    t.start()
+    try:
+        time.sleep(0.2)
+        start = time.monotonic()
+        assert r.raw().command("REPLICAOF", "127.0.0.1", p.port) == b"+OK\r\n"
+        assert harness.wait_until(
+            lambda: r.info("replication").get("master_link_status") == "up", 120)
+        end = time.monotonic()
+    finally:
+        stop.set()
+        t.join(10)
+    during = [b - a for a, b in pings if a >= start and b <= end]
+    print("full sync of 1,000,000 keys: %.2f s, %d PINGs answered meanwhile, "
+          "longest %.1f ms" % (end - start, len(during), max(during) * 1000))
+    assert len(during) >= 10
+    assert r.raw().command("DBSIZE") == b":1000000\r\n"
+    for k in ("key:000000000000", "key:000000500000", "key:000000999999"):
+        assert r.raw().command("GET", k) == p.raw().command("GET", k)
 
 
 def test_info_replication_and_role_describe_both_sides(start_daemon):

@@ -78,8 +78,11 @@ class ThrottleLoad:
     for at most 90 s: what each key was allowed, when calls succeeded (all,
     and those on the watched keys) and which failed."""
 
-    def __init__(self, client, seed, watched=()):
+    def __init__(self, client, seed, watched=(), wait=False):
+        """wait: each decision is followed by WAIT 1 100 in the same
+        round trip, so it is on a replica before the client acts on it."""
         self.client, self.seed, self.watched = client, seed, set(watched)
+        self.wait = wait
         self.keys = ["user:%d" % i for i in range(1000)]
         self.allowed, self.errors = {}, []          # errors: (time, repr)
         self.successes, self.watched_ok = [], []    # monotonic times
@@ -93,7 +96,7 @@ class ThrottleLoad:
         while not self.stopping.is_set() and time.monotonic() < deadline:
             k = rng.choice(self.keys)
             try:
-                if self.client.execute_command("CL.THROTTLE", k, LIMIT - 1, 1, 3600)[0] == 0:
+                if self._decide(k):
                     self.allowed[k] = self.allowed.get(k, 0) + 1
                 now = time.monotonic()
                 self.successes.append(now)
@@ -102,6 +105,15 @@ class ThrottleLoad:
             except Exception as e:      # connection and cluster errors alike
                 self.errors.append((time.monotonic(), repr(e)))
                 time.sleep(0.05)
+
+    def _decide(self, k):
+        if not self.wait:
+            return self.client.execute_command("CL.THROTTLE", k, LIMIT - 1, 1, 3600)[0] == 0
+        pipe = self.client.pipeline(transaction=False)
+        pipe.execute_command("CL.THROTTLE", k, LIMIT - 1, 1, 3600)
+        pipe.execute_command("WAIT", 1, 100)
+        reply, acked = pipe.execute()
+        return reply[0] == 0 and acked >= 1     # not on a replica: not acted on
 
     def stop(self):
         self.stopping.set()
@@ -140,8 +152,9 @@ def agreed_port(sents, name):
     return ports.pop() if len(ports) == 1 else None
 
 
+@pytest.mark.parametrize("wait", [False, True], ids=["async", "wait-1-per-decision"])
 def test_sentinel_fails_over_to_a_replica_and_the_client_carries_on(
-        start_daemon, sentinels):
+        start_daemon, sentinels, wait):
     primary = start_daemon(fakeclock=True, name="primary")
     replicas = [start_daemon(fakeclock=True, name="replica%d" % i) for i in range(2)]
     for r in replicas:
@@ -156,7 +169,7 @@ def test_sentinel_fails_over_to_a_replica_and_the_client_carries_on(
 
     sentinel = Sentinel([("127.0.0.1", s.port) for s in sents], socket_timeout=1)
     client = sentinel.master_for("mymaster", socket_timeout=1)
-    load = ThrottleLoad(client, seed=3)
+    load = ThrottleLoad(client, seed=3, wait=wait)
     try:
         assert harness.wait_until(lambda: len(load.successes) > 500, 20)
         primary.proc.kill()
@@ -173,14 +186,16 @@ def test_sentinel_fails_over_to_a_replica_and_the_client_carries_on(
     finally:
         load.stop()
     failover_s, errors, over, allowed = load.report(killed_at, load.successes)
-    print("failover %.2f s (client errors from the kill until the new primary "
+    print("%s: failover %.2f s (client errors from the kill until the new primary "
           "answered), %d client errors, over-admission %d (of %d allowed), "
           "master switches seen by Sentinel: %s"
-          % (failover_s, errors, over, allowed,
+          % ("WAIT 1 per decision" if wait else "async", failover_s, errors, over, allowed,
              [s.ask("SENTINEL", "MASTER", "mymaster")[s.ask("SENTINEL", "MASTER",
               "mymaster").index(b"config-epoch") + 1] for s in sents[:1]]))
     assert failover_s < 10
     assert over <= 20
+    if wait:
+        assert over == 0        # every decision acted on was on a replica
     assert sentinel.discover_master("mymaster")[1] == new_addr
     # ioredis's own Sentinel support finds the same primary and writes there.
     ensure_node_modules()
@@ -189,6 +204,12 @@ def test_sentinel_fails_over_to_a_replica_and_the_client_carries_on(
     assert node.returncode == 0, node.stdout + node.stderr
     seen = json.loads(node.stdout.strip().splitlines()[-1])
     assert seen["port"] == new_addr and seen["role"] == "master"
+    # And so does redis-cli, asking each Sentinel.
+    for x in sents:
+        cli = subprocess.run(["redis-cli", "-p", str(x.port), "SENTINEL",
+                              "get-master-addr-by-name", "mymaster"],
+                             capture_output=True, text=True, timeout=10)
+        assert cli.stdout == "127.0.0.1\n%d\n" % new_addr, cli.stdout + cli.stderr
     assert seen["reply"][0] == 0
     other = [r for r in replicas if r.port != new_addr][0]
     assert harness.wait_until(
