@@ -143,6 +143,19 @@ def ready(s, name, replicas):
     return m[b"num-slaves"] == b"%d" % replicas and m[b"num-other-sentinels"] == b"2"
 
 
+def sentinel_events(sents):
+    """The failover events of every Sentinel's log, for a failing test."""
+    keep = ("+sdown", "-sdown", "+odown", "+try-failover", "+elected-leader",
+            "+selected-slave", "+switch-master", "+tilt", "-tilt", "+promoted-slave")
+    out = []
+    for s in sents:
+        s.log.flush()
+        with open(s.log.name, errors="replace") as f:
+            out += ["%d: %s" % (s.port, line.rstrip()) for line in f
+                    if any(k in line for k in keep)]
+    return "\n".join(out)
+
+
 def agreed_port(sents, name):
     """The primary's port every Sentinel names, or None."""
     try:
@@ -196,18 +209,23 @@ def test_sentinel_fails_over_to_a_replica_and_the_client_carries_on(
     assert over <= 20
     if wait:
         assert over == 0        # every decision acted on was on a replica
-    # The primary the Sentinels name now (a machine slow enough to miss
-    # their PINGs for a second may have seen a second failover since).
-    new_addr = agreed()
-    assert new_addr in [r.port for r in replicas]
-    assert sentinel.discover_master("mymaster")[1] == new_addr
-    # ioredis's own Sentinel support finds the same primary and writes there.
+    # ioredis's own Sentinel support finds the primary the Sentinels name
+    # (before and after it asked: a machine too slow to answer their PINGs
+    # within down-after-milliseconds can see one failover more, which the
+    # Sentinels' own log shows) and writes there.
     ensure_node_modules()
-    node = subprocess.run(["node", "sentinel.mjs"] + [str(x.port) for x in sents],
-                          cwd=CLIENTS, capture_output=True, text=True, timeout=60)
-    assert node.returncode == 0, node.stdout + node.stderr
-    seen = json.loads(node.stdout.strip().splitlines()[-1])
-    assert seen["port"] == new_addr and seen["role"] == "master"
+    for _ in range(3):
+        new_addr = agreed()
+        assert new_addr in [r.port for r in replicas], sentinel_events(sents)
+        assert sentinel.discover_master("mymaster")[1] == new_addr
+        node = subprocess.run(["node", "sentinel.mjs"] + [str(x.port) for x in sents],
+                              cwd=CLIENTS, capture_output=True, text=True, timeout=60)
+        assert node.returncode == 0, node.stdout + node.stderr
+        seen = json.loads(node.stdout.strip().splitlines()[-1])
+        if agreed() == new_addr:
+            break
+        print("the Sentinels failed over again:\n" + sentinel_events(sents))
+    assert seen["port"] == new_addr and seen["role"] == "master", sentinel_events(sents)
     # And so does redis-cli, asking each Sentinel.
     for x in sents:
         cli = subprocess.run(["redis-cli", "-p", str(x.port), "SENTINEL",
