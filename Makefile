@@ -16,8 +16,8 @@ WARN     := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes \
             -Wmissing-prototypes -Wwrite-strings
 OPT      ?= -O2
 DEBUG    ?= -g
-DEPS_CFLAGS := $(shell pkg-config --cflags libuv hiredis libmicrohttpd 2>/dev/null)
-DEPS_LIBS   := $(shell pkg-config --libs libuv hiredis libmicrohttpd 2>/dev/null)
+DEPS_CFLAGS := $(shell pkg-config --cflags libuv hiredis libmicrohttpd yaml-0.1 2>/dev/null)
+DEPS_LIBS   := $(shell pkg-config --libs libuv hiredis libmicrohttpd yaml-0.1 2>/dev/null)
 CHECK_LIBS  := $(shell pkg-config --libs check 2>/dev/null)
 
 ifeq ($(SANITIZE),1)
@@ -54,7 +54,7 @@ VECTORS  := tests/conformance/cl_throttle_vectors.jsonl
 PKGS := libuv1-dev libhiredis-dev check pkg-config redis-tools redis-server \
         redis-sentinel \
         python3-redis python3-pytest gcc make clang libclang-rt-14-dev \
-        libmicrohttpd-dev python3-prometheus-client tmux golang-go \
+        libmicrohttpd-dev libyaml-dev python3-prometheus-client tmux golang-go \
         golang-gopkg-redis.v5-dev
 # Only `make bench`, `make bench-callgrind` and `make bench-perf` need these.
 BENCH_PKGS := valgrind gnuplot-nox linux-perf

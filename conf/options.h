@@ -58,6 +58,9 @@
       "host clients are told for this node; empty = its cluster-node line's") \
     X(cluster_announce_port, "cluster-announce-port", CONF_INT, "0", 0, 65535, \
       "port clients are told for this node; 0 = its cluster-node line's")     \
+    X(limits_file, "limits-file", CONF_STRING, "", 0, 0,                      \
+      "named limits for RL.CHECK: an envoyproxy/ratelimit YAML file, or a "   \
+      "directory of them; empty = none")                                      \
     X(dir, "dir", CONF_STRING, ".", 0, 0,                                     \
       "directory of the snapshot file")                                       \
     X(dbfilename, "dbfilename", CONF_STRING, "cellgate.snap", 0, 0,           \

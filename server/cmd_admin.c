@@ -543,6 +543,7 @@ cmd_config_help(struct conn *c, struct resp_request *req)
         "    Set the configuration <directive> to <value>.",
         "RESETSTAT", "    Reset statistics reported by the INFO command.",
         "REWRITE", "    Rewrite the configuration file.",
+        "RELOAD-LIMITS", "    Re-read the named limits of limits-file.",
         "HELP", "    Prints this help.", NULL
     };
     (void)req;

@@ -122,24 +122,11 @@ store_decision(struct conn *c, struct resp_request *req,
                struct store_rec *r, const struct gcra_decision *d,
                int64_t now)
 {
-    if (r == NULL) {
-        r = keyspace_add(&c->hint, req->argv[1], req->argvlen[1], KEY_GCRA,
-                         sizeof(struct ks_gcra));
-        if (r == NULL) {
-            cmd_error(c, ERR_OOM);
-            return false;
-        }
+    if (!keyspace_store_gcra(&c->hint, req->argv[1], req->argvlen[1], r,
+                             d->new_tat, d->ttl_ms, now)) {
+        cmd_error(c, ERR_OOM);
+        return false;
     }
-    ((struct ks_gcra *)store_rec_state(r))->tat = d->new_tat;
-    if (d->ttl_ms < 0) {
-        /* -1 ms is "no expiry"; below that redis-cell's PEXPIRE failed
-         * and the key was left without a TTL. */
-        store_set_expire(srv.store, r, STORE_NEVER);
-    } else {
-        store_set_expire(srv.store, r,
-                         keyspace_redis_expire_at(now, d->ttl_ms));
-    }
-    keyspace_written(r);
     return true;
 }
 

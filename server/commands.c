@@ -131,6 +131,10 @@ static struct cmd config_subcommands[] = {
       "admin slow dangerous", "server", "2.8.0",
       "Persists the effective configuration to file.", "",
       cmd_config_rewrite, NULL, NO_STATS },
+    { "config|reload-limits", 2, CMD_ADMIN | CMD_NOSCRIPT | CMD_LOADING | CMD_STALE, 0, 0, 0, NULL,
+      "admin slow dangerous", "server", "0.1.0",
+      "Re-reads the named limits of limits-file (a bad file keeps the "
+      "running ones).", "", cmd_config_reload_limits, NULL, NO_STATS },
     { "config|help", 2, CMD_LOADING | CMD_STALE, 0, 0, 0, NULL, "slow", "server",
       "5.0.0", "Returns helpful text about the different subcommands.", "",
       cmd_config_help, NULL, NO_STATS },
@@ -280,6 +284,12 @@ static struct cmd table[] = {
       "key:key limit:integer window:integer ?COST=n:integer "
       "?ALIGN:pure-token ?PEEK:pure-token ?MS:pure-token",
       cmd_rl_fixed, NULL, NO_STATS },
+    { "rl.check", -3, CMD_WRITE | CMD_DENYOOM | CMD_FAST, 0, 0, 0, NULL,
+      "write fast", "ratelimit", "0.1.0",
+      "A named limit of limits-file (envoyproxy/ratelimit's format): the "
+      "decision Envoy's rate limit service gets for the same descriptor.",
+      "domain:string *entry:string ?HITS=n:integer ?PEEK:pure-token "
+      "?MS:pure-token", cmd_rl_check, NULL, NO_STATS },
     { "rl.sliding", -4, CMD_WRITE | CMD_DENYOOM | CMD_FAST, 1, 1, 1, "RW access update",
       "write fast", "ratelimit", "0.1.0",
       "Sliding-window counter: the current window plus the weighted "

@@ -140,6 +140,8 @@ HANDLER(cmd_increx);
 HANDLER(cmd_gcra);
 HANDLER(cmd_cl_throttle);
 HANDLER(cmd_rl_fixed);
+HANDLER(cmd_rl_check);
+HANDLER(cmd_config_reload_limits);
 HANDLER(cmd_rl_sliding);
 
 /* cmd_log.c */

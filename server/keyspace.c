@@ -94,6 +94,50 @@ keyspace_redis_expire_at(int64_t now_ns, int64_t ttl_ms)
     return at;
 }
 
+bool
+keyspace_store_gcra(const struct key_hint *h, const char *key, size_t len,
+                    struct store_rec *r, uint64_t tat, int64_t ttl_ms,
+                    int64_t now)
+{
+    if (r == NULL) {
+        r = keyspace_add(h, key, len, KEY_GCRA, sizeof(struct ks_gcra));
+        if (r == NULL) {
+            return false;
+        }
+    }
+    ((struct ks_gcra *)store_rec_state(r))->tat = tat;
+    /* -1 ms is "no expiry"; below that redis-cell's PEXPIRE failed and the
+     * key was left without a TTL. */
+    store_set_expire(srv.store, r, ttl_ms < 0
+                                   ? STORE_NEVER
+                                   : keyspace_redis_expire_at(now, ttl_ms));
+    keyspace_written(r);
+    return true;
+}
+
+bool
+keyspace_store_state(const struct key_hint *h, const char *key, size_t len,
+                     struct store_rec *r, uint8_t type, const void *state,
+                     size_t size, int64_t fresh_at, int64_t now)
+{
+    if (fresh_at <= now) {
+        if (r != NULL) {
+            store_remove(srv.store, r);
+        }
+        return true;
+    }
+    if (r == NULL) {
+        r = keyspace_add(h, key, len, type, size);
+        if (r == NULL) {
+            return false;
+        }
+    }
+    memcpy(store_rec_state(r), state, size);
+    store_set_expire(srv.store, r, fresh_at);
+    keyspace_written(r);
+    return true;
+}
+
 int64_t
 keyspace_redis_pttl(const struct store_rec *r, int64_t now_ns)
 {

@@ -242,6 +242,22 @@ struct store_rec *keyspace_lookup(struct key_hint *h, const char *key,
 struct store_rec *keyspace_add(const struct key_hint *h, const char *key,
                                size_t len, uint8_t type, size_t state_size);
 
+/* A GCRA decision written back as redis-cell writes it (StringSet, then
+ * PEXPIRE ttl_ms; -1 = no expiry): into r, or a new KEY_GCRA record for
+ * key (looked up through h) when r is NULL. false when there is no room:
+ * the caller answers -OOM. */
+bool keyspace_store_gcra(const struct key_hint *h, const char *key,
+                         size_t len, struct store_rec *r, uint64_t tat,
+                         int64_t ttl_ms, int64_t now);
+
+/* A fixed-size limiter state into r (or a new record of type for key)
+ * until fresh_at, or the key dropped when fresh_at <= now. false when
+ * there is no room. */
+bool keyspace_store_state(const struct key_hint *h, const char *key,
+                          size_t len, struct store_rec *r, uint8_t type,
+                          const void *state, size_t size, int64_t fresh_at,
+                          int64_t now);
+
 /*
  * May the keyspace take `need` more bytes? Always, without maxmemory.
  * Otherwise when used memory plus need stays within it; else, under

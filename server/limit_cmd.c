@@ -111,23 +111,11 @@ commit_state(struct conn *c, struct resp_request *req, struct store_rec *r,
              uint8_t type, const void *state, size_t size, int64_t fresh_at,
              int64_t now)
 {
-    if (fresh_at <= now) {
-        if (r != NULL) {
-            store_remove(srv.store, r);
-        }
-        return true;
+    if (!keyspace_store_state(&c->hint, req->argv[1], req->argvlen[1], r,
+                              type, state, size, fresh_at, now)) {
+        cmd_error(c, ERR_OOM);
+        return false;
     }
-    if (r == NULL) {
-        r = keyspace_add(&c->hint, req->argv[1], req->argvlen[1], type,
-                         size);
-        if (r == NULL) {
-            cmd_error(c, ERR_OOM);
-            return false;
-        }
-    }
-    memcpy(store_rec_state(r), state, size);
-    store_set_expire(srv.store, r, fresh_at);
-    keyspace_written(r);
     return true;
 }
 

@@ -31,6 +31,7 @@
 #include "server/keyspace.h"
 #include "server/log.h"
 #include "server/metrics.h"
+#include "server/named_limits.h"
 #include "server/server.h"
 #include "server/slowlog.h"
 #include "server/persist.h"
@@ -399,21 +400,30 @@ on_signal(uv_signal_t *h, int signum)
     server_shutdown(name);
 }
 
-/* SIGHUP re-reads the cluster topology, as CLUSTER RELOAD (which logs the
- * outcome); without cluster-mode yes there is nothing to re-read. */
+/* SIGHUP re-reads the named limits (as CONFIG RELOAD-LIMITS) and the
+ * cluster topology (as CLUSTER RELOAD); each logs its outcome. */
 static void
 on_sighup(uv_signal_t *h, int signum)
 {
     char err[CONF_ERR_LEN + 64];
+    bool limits = srv.conf.limits_file[0] != '\0';
+    bool topology = strcmp(srv.conf.cluster_mode, "yes") == 0;
     (void)h;
     (void)signum;
-    if (strcmp(srv.conf.cluster_mode, "yes") != 0) {
-        log_notice("Received SIGHUP: nothing to reload (cluster-mode is "
-                   "not yes)");
+    if (!limits && !topology) {
+        log_notice("Received SIGHUP: nothing to reload (no limits-file, "
+                   "cluster-mode is not yes)");
         return;
     }
-    log_notice("Received SIGHUP: reloading the cluster topology");
-    (void)cluster_reload(err, sizeof(err));
+    if (limits) {
+        log_notice("Received SIGHUP: reloading the limits of %s",
+                   srv.conf.limits_file);
+        (void)named_limits_reload(err, sizeof(err));
+    }
+    if (topology) {
+        log_notice("Received SIGHUP: reloading the cluster topology");
+        (void)cluster_reload(err, sizeof(err));
+    }
 }
 
 /* ---- setup ------------------------------------------------------------ */
@@ -608,8 +618,10 @@ load_config(int argc, char **argv)
         return -1;
     }
     note_config_file(argc, argv);
-    /* The topology is configuration too: a bad one stops the start. */
-    if (cluster_setup(err, sizeof(err)) < 0) {
+    /* The topology and the named limits are configuration too: a bad
+     * one stops the start. */
+    if (cluster_setup(err, sizeof(err)) < 0 ||
+        named_limits_setup(err, sizeof(err)) < 0) {
         fprintf(stderr, "cellgate: %s\n", err);
         return -1;
     }
@@ -704,6 +716,7 @@ teardown(void)
     pubsub_teardown();
     repl_teardown();
     cluster_teardown();
+    named_limits_teardown();
     keyspace_teardown();
     slowlog_teardown();
     log_teardown();

@@ -28,6 +28,7 @@ main(void)
     srunner_add_suite(sr, resp_suite());
     srunner_add_suite(sr, clock_suite());
     srunner_add_suite(sr, cluster_suite());
+    srunner_add_suite(sr, limits_suite());
     srunner_add_suite(sr, glob_suite());
     srunner_add_suite(sr, cmd_suite());
     srunner_run_all(sr, CK_NORMAL);

@@ -24,5 +24,6 @@ Suite *clock_suite(void);
 Suite *cluster_suite(void);
 Suite *glob_suite(void);
 Suite *cmd_suite(void);
+Suite *limits_suite(void);
 
 #endif

@@ -1,0 +1,153 @@
+/*
+ * limits.h - named limits in envoyproxy/ratelimit's configuration format,
+ * so one file answers Envoy (gRPC) and applications (RL.CHECK) alike.
+ *
+ *   domain: api
+ *   descriptors:
+ *     - key: remote_address
+ *       rate_limit: { unit: second, requests_per_unit: 10 }
+ *     - key: path
+ *       value: /login
+ *       descriptors:
+ *         - key: user
+ *           rate_limit: { unit: minute, requests_per_unit: 5, name: login }
+ *
+ * One domain per file; a directory holds many. A request names a domain
+ * and a descriptor (a list of key=value entries); its limit is found level
+ * by level as that service finds it (exact key_value, then wildcard values
+ * in file order, then the key-only entry; no backtracking; a limit counts
+ * only at the request's last entry). Facts from envoyproxy/ratelimit at
+ * f2fb157 (src/config/config_impl.go), written anew here. Pure: the YAML
+ * is read by limits_load (limits_yaml.c, libyaml), nothing else touches
+ * files, clocks or the keyspace.
+ */
+#ifndef CELLGATE_LIMITS_H
+#define CELLGATE_LIMITS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* The deepest descriptor (entries in one request) a limit can sit at. */
+#define LIMITS_MAX_DEPTH 16
+/* The most files of a limits directory, and domains in all. */
+#define LIMITS_MAX_FILES 1024
+
+/* Units with the numbers of Envoy's RateLimitResponse.RateLimit.Unit. */
+enum limits_unit {
+    LIMITS_UNIT_UNKNOWN = 0,
+    LIMITS_SECOND = 1,
+    LIMITS_MINUTE = 2,
+    LIMITS_HOUR = 3,
+    LIMITS_DAY = 4,
+    LIMITS_MONTH = 5,       /* a fixed 30 days, as that service counts */
+    LIMITS_YEAR = 6,        /* a fixed 365 days */
+    LIMITS_WEEK = 7
+};
+
+/* How a limit decides: that service's fixed windows on unit boundaries by
+ * default; cellgate_algorithm picks another. */
+enum limits_algo {
+    LIMITS_FIXED_WINDOW = 0,
+    LIMITS_SLIDING_WINDOW,
+    LIMITS_GCRA
+};
+
+struct limits_rule {
+    uint32_t requests_per_unit;
+    enum limits_unit unit;          /* UNKNOWN when unlimited */
+    bool unlimited;
+    enum limits_algo algo;
+    char *name;                     /* "" when none */
+    char **replaces;                /* names of limits this one replaces */
+    size_t nreplaces;
+};
+
+struct limits_node {
+    char *key;
+    char *value;                    /* NULL: the key-only (default) entry */
+    char *composite;                /* key, or key "_" value */
+    struct limits_rule *rule;       /* NULL: no limit of its own */
+    bool wildcard;                  /* composite holds a '*' */
+    bool shadow_mode;
+    bool detailed_metric;
+    bool value_to_metric;
+    bool share_threshold;
+    struct limits_node *children;   /* exact entries sorted by composite, */
+    size_t nexact;                  /* then wildcard entries in file order */
+    size_t nchildren;
+    const char *file;               /* where it was written */
+    unsigned line;
+};
+
+struct limits_domain {
+    char *name;
+    struct limits_node root;        /* its top-level descriptors */
+};
+
+struct limits {
+    struct limits_domain *domains;  /* sorted by name */
+    size_t ndomains;
+    char **files;                   /* the files read, for errors */
+    size_t nfiles;
+    size_t nrules;
+};
+
+/* Read path: one YAML file, or every *.yaml / *.yml file of a directory
+ * (sorted by name; no subdirectories). Returns 0 and *out, or -1 with err
+ * as "<file>:<line>: <what is wrong>" (the texts of envoyproxy/ratelimit
+ * where it has one). */
+int limits_load(const char *path, struct limits **out, char *err,
+                size_t errlen);
+
+void limits_free(struct limits *l);
+
+/* Building blocks of limits_load (limits.c): a domain's node tree. */
+struct limits_domain *limits_add_domain(struct limits *l, const char *name);
+const struct limits_domain *limits_domain(const struct limits *l,
+                                          const char *name, size_t len);
+/* Sort children, split wildcards, find duplicates. 0, or -1 with why
+ * (and *at the offending node) when two entries share a composite key. */
+int limits_finish_node(struct limits_node *n, const char *path,
+                       const struct limits_node **at, char *why,
+                       size_t whylen);
+void limits_free_node(struct limits_node *n);
+
+/* Seconds in a unit (0 for UNKNOWN). */
+int64_t limits_unit_seconds(enum limits_unit u);
+/* "second", ... or NULL. */
+const char *limits_unit_name(enum limits_unit u);
+/* Case-insensitive, as that service reads units. */
+enum limits_unit limits_unit_parse(const char *s);
+
+/* One entry of a request's descriptor. */
+struct limits_entry {
+    const char *key;
+    size_t klen;
+    const char *value;
+    size_t vlen;
+};
+
+/* What a descriptor matched. */
+struct limits_match {
+    bool domain_found;
+    const struct limits_node *leaf;     /* whose rule applies; NULL: none */
+    /* For entry i matched through a share_threshold wildcard, the pattern
+     * (after "key_") that stands for the value in the counter's name;
+     * NULL otherwise. */
+    const char *shared[LIMITS_MAX_DEPTH];
+    /* The node matched at each level (stats names). */
+    const struct limits_node *path[LIMITS_MAX_DEPTH];
+};
+
+/* Find the limit for domain + entries, as envoyproxy/ratelimit finds it.
+ * m->leaf is NULL when nothing applies (unknown domain, no match, or the
+ * matched node has no rate_limit). */
+void limits_match(const struct limits *l, const char *domain, size_t dlen,
+                  const struct limits_entry *e, size_t n,
+                  struct limits_match *m);
+
+/* Does value match a wildcard pattern ('*' = any run of bytes)? */
+bool limits_wildcard_match(const char *pattern, const char *s, size_t len);
+
+#endif

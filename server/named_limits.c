@@ -1,0 +1,324 @@
+/*
+ * named_limits.c - the running named limits and their decisions (see
+ * named_limits.h).
+ *
+ * A request is decided in two passes, as envoyproxy/ratelimit does: first
+ * every descriptor finds its rule (so "replaces" can drop the rules that
+ * another descriptor of the same request replaces), then each remaining
+ * rule decides on its counter.
+ */
+#include "server/named_limits.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "algorithms/fixed_window.h"
+#include "algorithms/gcra.h"
+#include "algorithms/sliding_window.h"
+#include "server/keyspace.h"
+#include "server/log.h"
+#include "server/server.h"
+#include "server/textbuf.h"
+
+static struct limits *running;
+static char no_name[1];                 /* an override's rule has none */
+
+static int
+load(struct limits **out, char *err, size_t errlen)
+{
+    if (srv.conf.limits_file[0] == '\0') {
+        *out = NULL;
+        return 0;
+    }
+    if (limits_load(srv.conf.limits_file, out, err, errlen) != 0) {
+        return -1;
+    }
+    log_notice("Loaded %zu limit%s in %zu domain%s from %s", (*out)->nrules,
+               (*out)->nrules == 1 ? "" : "s", (*out)->ndomains,
+               (*out)->ndomains == 1 ? "" : "s", srv.conf.limits_file);
+    return 0;
+}
+
+int
+named_limits_setup(char *err, size_t errlen)
+{
+    named_limits_teardown();
+    return load(&running, err, errlen);
+}
+
+int
+named_limits_reload(char *err, size_t errlen)
+{
+    struct limits *l;
+    if (srv.conf.limits_file[0] == '\0') {
+        snprintf(err, errlen, "limits-file is not set");
+        return -1;
+    }
+    if (load(&l, err, errlen) != 0) {
+        log_warning("Limits NOT reloaded, the running ones stay: %s", err);
+        return -1;
+    }
+    limits_free(running);
+    running = l;
+    return 0;
+}
+
+void
+named_limits_teardown(void)
+{
+    limits_free(running);
+    running = NULL;
+}
+
+bool
+named_limits_loaded(void)
+{
+    return running != NULL;
+}
+
+/* ---- one descriptor ----------------------------------------------------- */
+
+/* The rule a descriptor gets: Envoy's override (a plain fixed window, as
+ * that service builds one) or the matched node's. */
+struct pick {
+    const struct limits_rule *rule;     /* NULL: no limit */
+    bool shadow;
+    struct limits_rule override;
+    struct limits_match m;
+};
+
+static void
+pick_rule(const char *domain, size_t dlen, const struct nl_descriptor *d,
+          struct pick *p)
+{
+    memset(p, 0, sizeof(*p));
+    limits_match(running, domain, dlen, d->entries, d->n, &p->m);
+    if (d->has_override && p->m.domain_found &&
+        limits_unit_seconds(d->override_unit) > 0) {
+        p->override.requests_per_unit = d->override_requests;
+        p->override.unit = d->override_unit;
+        p->override.name = no_name;
+        p->rule = &p->override;
+        return;
+    }
+    if (p->m.leaf != NULL) {
+        p->rule = p->m.leaf->rule;
+        p->shadow = p->m.leaf->shadow_mode;
+    }
+}
+
+/* "<domain>_<key>_<value>..." (a share_threshold pattern stands for the
+ * value it matched). */
+static void
+counter_name(struct textbuf *t, const char *domain, size_t dlen,
+             const struct nl_descriptor *d, const struct limits_match *m)
+{
+    textbuf_append(t, domain, dlen);
+    for (size_t i = 0; i < d->n; i++) {
+        const struct limits_entry *e = &d->entries[i];
+        textbuf_append(t, "_", 1);
+        textbuf_append(t, e->key, e->klen);
+        textbuf_append(t, "_", 1);
+        if (i < LIMITS_MAX_DEPTH && m->shared[i] != NULL) {
+            textbuf_append(t, m->shared[i], strlen(m->shared[i]));
+        } else {
+            textbuf_append(t, e->value, e->vlen);
+        }
+    }
+}
+
+/* The key's record if it holds type; another type (the limit changed its
+ * algorithm) is dropped, unless peeking, and counts as absent. */
+static struct store_rec *
+lookup(struct key_hint *h, const struct textbuf *key, uint8_t type,
+       bool peek, int64_t now)
+{
+    struct store_rec *r = keyspace_lookup(h, key->p, key->len, now);
+    if (r != NULL && r->type != type) {
+        if (!peek) {
+            store_remove(srv.store, r);
+        }
+        return NULL;
+    }
+    return r;
+}
+
+static int64_t
+clamp_i64(uint64_t v)
+{
+    return v > INT64_MAX ? INT64_MAX : (int64_t)v;
+}
+
+static uint32_t
+clamp_u32(int64_t v)
+{
+    return v < 0 ? 0 : v > UINT32_MAX ? UINT32_MAX : (uint32_t)v;
+}
+
+/* A fixed window or a sliding window: the state machines with RL.FIXED's
+ * and RL.SLIDING's contract. false when the state found no room. */
+static bool
+decide_window(const struct limits_rule *r, const struct textbuf *key,
+              uint64_t hits, bool peek, int64_t now, struct limit_decision *d)
+{
+    struct key_hint h = { false, 0 };
+    int64_t window = limits_unit_seconds(r->unit);
+    bool fixed = r->algo == LIMITS_FIXED_WINDOW;
+    uint8_t type = fixed ? KEY_FIXED : KEY_SLIDING;
+    struct store_rec *rec = lookup(&h, key, type, peek, now);
+    const void *st = rec != NULL ? store_rec_state(rec) : NULL;
+    enum limit_status s;
+    union {
+        struct fwin_state f;
+        struct swin_state s;
+    } next;
+    if (fixed) {
+        struct fwin_params p = { r->requests_per_unit, window,
+                                 clamp_i64(hits), true };
+        s = fwin_apply(&p, rec != NULL, st, now, &next.f, d);
+    } else {
+        struct swin_params p = { r->requests_per_unit, window,
+                                 clamp_i64(hits) };
+        s = swin_apply(&p, rec != NULL, st, now, &next.s, d);
+    }
+    if (s != LIMIT_OK) {
+        d->limited = true;      /* a cost too large to count: refused */
+        d->remaining = 0;
+        d->retry_after_ns = -1;
+        return true;
+    }
+    return peek || keyspace_store_state(&h, key->p, key->len, rec, type,
+                                        &next, fixed ? sizeof(next.f)
+                                                     : sizeof(next.s),
+                                        d->fresh_at, now);
+}
+
+static int64_t
+ns_of(gcra_ns_t v)
+{
+    return v > INT64_MAX ? INT64_MAX : v < 0 ? -1 : (int64_t)v;
+}
+
+/* CL.THROTTLE's GCRA: requests_per_unit per unit, bursts of as many. */
+static bool
+decide_gcra(const struct limits_rule *r, const struct textbuf *key,
+            uint64_t hits, bool peek, int64_t now, struct limit_decision *d)
+{
+    struct key_hint h = { false, 0 };
+    struct gcra_params p = { (int64_t)r->requests_per_unit - 1,
+                             r->requests_per_unit,
+                             limits_unit_seconds(r->unit), clamp_i64(hits) };
+    struct gcra_decision g;
+    struct store_rec *rec = lookup(&h, key, KEY_GCRA, peek, now);
+    uint64_t tat = rec != NULL ? ((struct ks_gcra *)store_rec_state(rec))->tat
+                               : 0;
+    gcra_throttle(&p, rec != NULL, tat, now, &g);
+    d->limited = g.limited;
+    d->limit = g.limit;
+    d->remaining = g.remaining;
+    d->retry_after_ns = g.limited ? ns_of(g.retry_after_ns) : -1;
+    d->reset_after_ns = ns_of(g.reset_after_ns);
+    return peek || !g.store ||
+           keyspace_store_gcra(&h, key->p, key->len, rec, g.new_tat,
+                               g.ttl_ms, now);
+}
+
+/* Status of a descriptor whose rule r decides. false: no room. */
+static bool
+decide(const struct limits_rule *r, bool shadow, const struct textbuf *key,
+       uint64_t hits, bool peek, int64_t now, struct nl_status *st)
+{
+    int64_t unit_ns = limits_unit_seconds(r->unit) * 1000000000LL;
+    struct limit_decision d = { true, r->requests_per_unit, 0, -1, 0, 0 };
+    bool ok = true;
+    if (r->requests_per_unit > 0) {     /* 0 refuses all: no state */
+        ok = r->algo == LIMITS_GCRA
+             ? decide_gcra(r, key, hits, peek, now, &d)
+             : decide_window(r, key, hits, peek, now, &d);
+    }
+    st->has_limit = true;
+    st->requests_per_unit = r->requests_per_unit;
+    st->unit = r->unit;
+    st->name = r->name;
+    st->remaining = clamp_u32(d.remaining);
+    /* That service's reset is the end of the unit's window; the other
+     * algorithms say when the key is full again. */
+    st->reset_ns = r->algo == LIMITS_FIXED_WINDOW || r->requests_per_unit == 0
+                   ? unit_ns - now % unit_ns : d.reset_after_ns;
+    st->retry_ns = d.limited ? (r->algo == LIMITS_FIXED_WINDOW &&
+                                d.retry_after_ns >= 0 ? st->reset_ns
+                                                      : d.retry_after_ns)
+                             : -1;
+    /* Shadow mode answers OK and keeps remaining at 0. */
+    st->code = d.limited && !shadow ? NL_OVER_LIMIT : NL_OK;
+    return ok;
+}
+
+/* ---- a request ------------------------------------------------------------ */
+
+/* Is a rule named name replaced by another rule of the request? */
+static bool
+replaced(const struct pick *p, size_t n, const char *name)
+{
+    for (size_t i = 0; name[0] != '\0' && i < n; i++) {
+        const struct limits_rule *r = p[i].rule;
+        for (size_t j = 0; r != NULL && j < r->nreplaces; j++) {
+            if (strcmp(r->replaces[j], name) == 0) {
+                return true;
+            }
+        }
+    }
+    return false;
+}
+
+static void
+no_limit(struct nl_status *st, bool unlimited)
+{
+    memset(st, 0, sizeof(*st));
+    st->code = NL_OK;
+    st->name = "";
+    st->unlimited = unlimited;
+    st->remaining = unlimited ? UINT32_MAX : 0;
+    st->retry_ns = -1;
+}
+
+int
+named_limits_check(const char *domain, size_t dlen,
+                   const struct nl_descriptor *d, size_t n, bool peek,
+                   int64_t now, struct nl_status *out,
+                   enum nl_code *overall, char *err, size_t errlen)
+{
+    struct pick picks[NL_MAX_DESCRIPTORS];
+    *overall = NL_OK;
+    if (running == NULL) {
+        snprintf(err, errlen, "no rate limit configuration loaded");
+        return -1;
+    }
+    if (n > NL_MAX_DESCRIPTORS) {
+        snprintf(err, errlen, "more than %d descriptors", NL_MAX_DESCRIPTORS);
+        return -1;
+    }
+    for (size_t i = 0; i < n; i++) {
+        pick_rule(domain, dlen, &d[i], &picks[i]);
+    }
+    for (size_t i = 0; i < n; i++) {
+        const struct limits_rule *r = picks[i].rule;
+        if (r == NULL || r->unlimited || replaced(picks, n, r->name)) {
+            no_limit(&out[i], r != NULL && r->unlimited);
+            continue;
+        }
+        struct textbuf key = { NULL, 0, 0, false };
+        counter_name(&key, domain, dlen, &d[i], &picks[i].m);
+        bool ok = !key.oom && decide(r, picks[i].shadow, &key, d[i].hits,
+                                     peek, now, &out[i]);
+        textbuf_free(&key);
+        if (!ok) {
+            snprintf(err, errlen, "OOM");
+            return -1;
+        }
+        if (out[i].code == NL_OVER_LIMIT) {
+            *overall = NL_OVER_LIMIT;
+        }
+    }
+    return 0;
+}

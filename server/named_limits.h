@@ -1,0 +1,74 @@
+/*
+ * named_limits.h - the limits of the limits-file option, running: read at
+ * start-up, replaced whole on SIGHUP and CONFIG RELOAD-LIMITS (a file that
+ * fails to load keeps the old limits), and the decisions RL.CHECK and the
+ * gRPC rate limit service make with them, on the same keys, so an
+ * application and Envoy share one quota.
+ *
+ * A descriptor's counter is the key "<domain>_<key>_<value>[_<key>_<value>
+ * ...]" in the selected database (0 for gRPC), holding the state of the
+ * limit's algorithm: that service's fixed window on unit boundaries
+ * (RL.FIXED ... ALIGN), or RL.SLIDING's or CL.THROTTLE's with
+ * cellgate_algorithm. As everywhere in cellgate, a refused request
+ * consumes nothing.
+ */
+#ifndef CELLGATE_NAMED_LIMITS_H
+#define CELLGATE_NAMED_LIMITS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "conf/limits.h"
+
+/* Start-up: load limits-file if set. 0, or -1 with err (do not start). */
+int named_limits_setup(char *err, size_t errlen);
+
+/* Re-read limits-file; on failure the running limits stay. Logged either
+ * way. 0, or -1 with err. */
+int named_limits_reload(char *err, size_t errlen);
+
+void named_limits_teardown(void);
+
+/* Are limits loaded (limits-file set and read)? */
+bool named_limits_loaded(void);
+
+/* The most descriptors one request may hold. */
+#define NL_MAX_DESCRIPTORS 64
+
+/* One descriptor of a request. */
+struct nl_descriptor {
+    const struct limits_entry *entries;
+    size_t n;
+    uint64_t hits;                  /* units it takes; 0 = check only */
+    bool has_override;              /* Envoy's per-descriptor limit */
+    uint32_t override_requests;
+    enum limits_unit override_unit;
+};
+
+enum nl_code { NL_OK = 1, NL_OVER_LIMIT = 2 };
+
+/* What one descriptor got, in the terms of Envoy's DescriptorStatus. */
+struct nl_status {
+    enum nl_code code;
+    bool has_limit;                 /* current_limit is set */
+    bool unlimited;                 /* remaining is UINT32_MAX */
+    uint32_t requests_per_unit;
+    enum limits_unit unit;
+    const char *name;               /* the rule's name, "" */
+    uint32_t remaining;
+    int64_t reset_ns;               /* duration_until_reset (0: none) */
+    int64_t retry_ns;               /* when refused: until it may pass */
+};
+
+/* Decide n descriptors of domain at now, each on its counter, with
+ * "replaces" applied across them; *overall is OVER_LIMIT when one of them
+ * is. peek: change nothing. Returns 0, or -1 with err when no limits are
+ * loaded, n is above NL_MAX_DESCRIPTORS, or memory ran out for a counter
+ * (err "OOM"). */
+int named_limits_check(const char *domain, size_t dlen,
+                       const struct nl_descriptor *d, size_t n, bool peek,
+                       int64_t now, struct nl_status *out,
+                       enum nl_code *overall, char *err, size_t errlen);
+
+#endif
