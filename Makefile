@@ -16,8 +16,10 @@ WARN     := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes \
             -Wmissing-prototypes -Wwrite-strings
 OPT      ?= -O2
 DEBUG    ?= -g
-DEPS_CFLAGS := $(shell pkg-config --cflags libuv hiredis libmicrohttpd yaml-0.1 2>/dev/null)
-DEPS_LIBS   := $(shell pkg-config --libs libuv hiredis libmicrohttpd yaml-0.1 2>/dev/null)
+DEPS_CFLAGS := $(shell pkg-config --cflags libuv hiredis libmicrohttpd yaml-0.1 \
+                 libnghttp2 libprotobuf-c 2>/dev/null)
+DEPS_LIBS   := $(shell pkg-config --libs libuv hiredis libmicrohttpd yaml-0.1 \
+                 libnghttp2 libprotobuf-c 2>/dev/null)
 CHECK_LIBS  := $(shell pkg-config --libs check 2>/dev/null)
 
 ifeq ($(SANITIZE),1)
@@ -31,13 +33,18 @@ SAN      :=
 BIN      := cellgate
 endif
 
-FINAL_CFLAGS  := $(STD) $(WARN) $(OPT) $(DEBUG) $(SAN) -I. $(DEPS_CFLAGS) $(CFLAGS)
+FINAL_CFLAGS  := $(STD) $(WARN) $(OPT) $(DEBUG) $(SAN) -I. -I$(BUILD)/gen \
+                 $(DEPS_CFLAGS) $(CFLAGS)
 FINAL_LDFLAGS := $(SAN) $(LDFLAGS)
 
 LIB_SRC  := $(wildcard lib/*.c) $(wildcard protocol/*.c) \
             $(wildcard algorithms/*.c) $(wildcard conf/*.c) \
             $(filter-out server/main.c,$(wildcard server/*.c))
-LIB_OBJ  := $(LIB_SRC:%.c=$(BUILD)/%.o)
+# The gRPC messages: C generated from protocol/*.proto by protoc-c.
+PROTOS   := $(wildcard protocol/*.proto)
+PB_SRC   := $(PROTOS:%.proto=$(BUILD)/gen/%.pb-c.c)
+PB_HDR   := $(PROTOS:%.proto=$(BUILD)/gen/%.pb-c.h)
+LIB_OBJ  := $(LIB_SRC:%.c=$(BUILD)/%.o) $(PB_SRC:%.c=%.o)
 MAIN_OBJ := $(BUILD)/server/main.o
 UNIT_SRC := $(filter-out tests/unit/gcra_replay.c,$(wildcard tests/unit/*.c))
 UNIT_OBJ := $(UNIT_SRC:%.c=$(BUILD)/%.o)
@@ -46,15 +53,16 @@ UNIT_BIN := $(BUILD)/check_unit
 BENCH_FILL := $(BUILD)/bench-fill
 # Unit tests link every module but main.c (the process): the dispatcher
 # and the handlers run in them without sockets (check_cmd.c).
-UNIT_LIB_SRC := $(LIB_SRC)
-UNIT_LIB_OBJ := $(UNIT_LIB_SRC:%.c=$(BUILD)/%.o)
+UNIT_LIB_OBJ := $(LIB_OBJ)
 REPLAY_BIN := $(BUILD)/gcra_replay
 VECTORS  := tests/conformance/cl_throttle_vectors.jsonl
 
 PKGS := libuv1-dev libhiredis-dev check pkg-config redis-tools redis-server \
         redis-sentinel \
         python3-redis python3-pytest gcc make clang libclang-rt-14-dev \
-        libmicrohttpd-dev libyaml-dev python3-prometheus-client tmux golang-go \
+        libmicrohttpd-dev libyaml-dev libnghttp2-dev libprotobuf-c-dev \
+        protobuf-c-compiler protobuf-compiler python3-grpcio \
+        python3-protobuf python3-prometheus-client tmux golang-go \
         golang-gopkg-redis.v5-dev
 # Only `make bench`, `make bench-callgrind` and `make bench-perf` need these.
 BENCH_PKGS := valgrind gnuplot-nox linux-perf
@@ -68,8 +76,15 @@ all: $(BIN)
 $(BIN): $(LIB_OBJ) $(MAIN_OBJ)
 	$(CC) $(FINAL_LDFLAGS) -o $@ $^ $(DEPS_LIBS) -lm
 
-$(BUILD)/%.o: %.c
+$(BUILD)/%.o: %.c | $(PB_HDR)
 	@mkdir -p $(dir $@)
+	$(CC) $(FINAL_CFLAGS) -MMD -MP -c -o $@ $<
+
+$(BUILD)/gen/%.pb-c.c $(BUILD)/gen/%.pb-c.h: %.proto
+	@mkdir -p $(BUILD)/gen
+	protoc-c --c_out=$(BUILD)/gen $<
+
+$(BUILD)/gen/%.o: $(BUILD)/gen/%.c
 	$(CC) $(FINAL_CFLAGS) -MMD -MP -c -o $@ $<
 
 $(UNIT_BIN): $(UNIT_OBJ) $(UNIT_LIB_OBJ)
@@ -191,12 +206,16 @@ FUZZ_CMD_SECONDS ?= $(FUZZ_SECONDS)
 FUZZ_BRIEF   ?= 5
 FUZZ_CMD_BRIEF ?= 20
 FUZZ_CFLAGS  := $(STD) $(WARN) -g -O1 -fsanitize=fuzzer,address,undefined \
-                -fno-sanitize-recover=undefined -I. $(DEPS_CFLAGS)
+                -fno-sanitize-recover=undefined -I. -Ibuild/gen $(DEPS_CFLAGS)
 FUZZ_RESP    := build-fuzz/fuzz_resp
 FUZZ_CONF    := build-fuzz/fuzz_conf
 FUZZ_CMD     := build-fuzz/fuzz_cmd
-# The command driver links the whole server; main() is renamed away.
-FUZZ_CMD_SRC := tests/fuzz/fuzz_cmd.c $(LIB_SRC) server/main.c
+FUZZ_GRPC    := build-fuzz/fuzz_grpc
+# The command and gRPC drivers link the whole server (the messages' C
+# generated into build/gen); main() is renamed away.
+FUZZ_PB_SRC  := $(PROTOS:%.proto=build/gen/%.pb-c.c)
+FUZZ_CMD_SRC := tests/fuzz/fuzz_cmd.c $(LIB_SRC) $(FUZZ_PB_SRC) server/main.c
+FUZZ_GRPC_SRC := tests/fuzz/fuzz_grpc.c $(LIB_SRC) $(FUZZ_PB_SRC) server/main.c
 
 FUZZ_RESP_SRC := tests/fuzz/fuzz_resp.c protocol/resp.c $(wildcard lib/*.c)
 FUZZ_CONF_SRC := tests/fuzz/fuzz_conf.c conf/conf.c $(wildcard lib/*.c)
@@ -214,17 +233,26 @@ $(FUZZ_CMD): $(FUZZ_CMD_SRC) $(wildcard */*.h)
 	clang $(FUZZ_CFLAGS) -Dmain=cellgate_main -o $@ $(FUZZ_CMD_SRC) \
 	    $(DEPS_LIBS) -lm
 
-fuzz: $(FUZZ_RESP) $(FUZZ_CONF) $(FUZZ_CMD)
-	@mkdir -p build-fuzz/found-resp build-fuzz/found-conf build-fuzz/found-cmd
+$(FUZZ_GRPC): $(FUZZ_GRPC_SRC) $(wildcard */*.h)
+	@mkdir -p build-fuzz
+	clang $(FUZZ_CFLAGS) -Dmain=cellgate_main -o $@ $(FUZZ_GRPC_SRC) \
+	    $(DEPS_LIBS) -lm
+
+fuzz: $(FUZZ_RESP) $(FUZZ_CONF) $(FUZZ_CMD) $(FUZZ_GRPC)
+	@mkdir -p build-fuzz/found-resp build-fuzz/found-conf build-fuzz/found-cmd \
+	    build-fuzz/found-grpc
 	./$(FUZZ_RESP) -max_total_time=$(FUZZ_SECONDS) -print_final_stats=1 \
 	    build-fuzz/found-resp tests/fuzz/corpus/resp
 	./$(FUZZ_CONF) -max_total_time=$(FUZZ_SECONDS) -print_final_stats=1 \
 	    build-fuzz/found-conf tests/fuzz/corpus/conf
 	./$(FUZZ_CMD) -max_total_time=$(FUZZ_CMD_SECONDS) -print_final_stats=1 \
 	    -max_len=4096 build-fuzz/found-cmd tests/fuzz/corpus/cmd
+	./$(FUZZ_GRPC) -max_total_time=$(FUZZ_SECONDS) -print_final_stats=1 \
+	    build-fuzz/found-grpc tests/fuzz/corpus/grpc
 
-test-fuzz: $(FUZZ_RESP) $(FUZZ_CONF) $(FUZZ_CMD)
-	@mkdir -p build-fuzz/brief-resp build-fuzz/brief-conf build-fuzz/brief-cmd
+test-fuzz: $(FUZZ_RESP) $(FUZZ_CONF) $(FUZZ_CMD) $(FUZZ_GRPC)
+	@mkdir -p build-fuzz/brief-resp build-fuzz/brief-conf build-fuzz/brief-cmd \
+	    build-fuzz/brief-grpc
 	./$(FUZZ_RESP) -max_total_time=$(FUZZ_BRIEF) build-fuzz/brief-resp \
 	    tests/fuzz/corpus/resp
 	./$(FUZZ_CONF) -max_total_time=$(FUZZ_BRIEF) build-fuzz/brief-conf \
@@ -232,7 +260,10 @@ test-fuzz: $(FUZZ_RESP) $(FUZZ_CONF) $(FUZZ_CMD)
 	./$(FUZZ_CMD) -runs=0 tests/fuzz/corpus/cmd
 	./$(FUZZ_CMD) -max_total_time=$(FUZZ_CMD_BRIEF) -max_len=4096 \
 	    build-fuzz/brief-cmd tests/fuzz/corpus/cmd
-	@echo "test-fuzz: the three fuzzers ran their corpus and fuzzed briefly without a finding"
+	./$(FUZZ_GRPC) -runs=0 tests/fuzz/corpus/grpc
+	./$(FUZZ_GRPC) -max_total_time=$(FUZZ_BRIEF) build-fuzz/brief-grpc \
+	    tests/fuzz/corpus/grpc
+	@echo "test-fuzz: the four fuzzers ran their corpus and fuzzed briefly without a finding"
 
 # The layering (tests/check_deps.py): lib <- protocol, algorithms, conf
 # <- server, and inside server the floors main > conn > the table >

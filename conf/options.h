@@ -58,6 +58,12 @@
       "host clients are told for this node; empty = its cluster-node line's") \
     X(cluster_announce_port, "cluster-announce-port", CONF_INT, "0", 0, 65535, \
       "port clients are told for this node; 0 = its cluster-node line's")     \
+    X(grpc_port, "grpc-port", CONF_INT, "0", 0, 65535,                        \
+      "port of Envoy's rate limit service (gRPC, HTTP/2 cleartext); 0 = off") \
+    X(grpc_bind, "grpc-bind", CONF_STRING, "", 0, 0,                          \
+      "address for grpc-port; empty = the first address of bind")            \
+    X(grpc_max_message, "grpc-max-message", CONF_BYTES, "4mb", 1024,          \
+      1073741824LL, "largest gRPC request message accepted (1kb to 1gb)")     \
     X(limits_file, "limits-file", CONF_STRING, "", 0, 0,                      \
       "named limits for RL.CHECK: an envoyproxy/ratelimit YAML file, or a "   \
       "directory of them; empty = none")                                      \

@@ -329,7 +329,7 @@ conn_accept(uv_stream_t *server, bool is_unix)
         uv_tcp_nodelay(&c->h.tcp, 1);
     }
     describe_peer(c);
-    if (srv.nclients >= (size_t)srv.conf.maxclients) {
+    if (srv.nclients + srv.grpc_clients >= (size_t)srv.conf.maxclients) {
         srv.stats.rejected_connections++;
         c->state = CONN_CLOSE_AFTER_REPLY;
         reply_errorz(&c->out, "ERR max number of clients reached");

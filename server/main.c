@@ -30,6 +30,7 @@
 #include "server/conn.h"
 #include "server/keyspace.h"
 #include "server/log.h"
+#include "server/grpc.h"
 #include "server/metrics.h"
 #include "server/named_limits.h"
 #include "server/server.h"
@@ -293,6 +294,7 @@ on_cron(uv_timer_t *t)
         uv_idle_start(&rehash_idle, on_rehash_idle);
     }
     conn_cron(conn_now_ms());
+    grpc_cron();
     if (srv.pause_end_ms == 0) {
         keyspace_cron(EVICT_BATCH);
     }
@@ -377,6 +379,7 @@ server_shutdown_save(const char *why, bool save)
     close_handle((uv_handle_t *)&shutdown_async);
     srv.shutdown_wakeup = NULL;
     conn_close_all();
+    grpc_shutdown();
     conn_teardown();
 }
 
@@ -674,7 +677,8 @@ setup(void)
         return -1;
     }
     raise_fd_limit();
-    if (listen_tcp() < 0 || listen_unix() < 0 || metrics_setup() < 0) {
+    if (listen_tcp() < 0 || listen_unix() < 0 || metrics_setup() < 0 ||
+        grpc_setup() < 0) {
         return -1;
     }
     /* Only once the port is ours: a daemon that cannot listen (another one

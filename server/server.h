@@ -59,6 +59,7 @@ struct server {
     /* clients */
     struct conn *clients;         /* all connected clients */
     size_t nclients;
+    size_t grpc_clients;            /* gRPC connections (grpc.c) */
     uint64_t next_client_id;
     /* CLIENT PAUSE: until pause_end_ms (uv_now; 0 = not paused) conn.c
      * holds every command (pause_all) or those that write. */

@@ -266,7 +266,7 @@ def test_command_list_has_every_command_and_subcommand(r):
 
 def test_command_list_filterby_pattern(server, r):
     assert sorted(r.command_list(pattern="rl.*")) == [
-        b"rl.entries", b"rl.fixed", b"rl.log", b"rl.sliding", b"rl.tiers"]
+        b"rl.check", b"rl.entries", b"rl.fixed", b"rl.log", b"rl.sliding", b"rl.tiers"]
     # Redis's glob, case-insensitive, over the full name of subcommands too.
     assert sorted(r.command_list(pattern="COMMAND|GETKEYS*")) == [
         b"command|getkeys", b"command|getkeysandflags"]
@@ -280,7 +280,8 @@ def test_command_list_filterby_pattern(server, r):
 def test_command_list_filterby_aclcat_and_module(server, r):
     assert sorted(r.command_list(category="write")) == [
         b"cl.throttle", b"del", b"flushall", b"flushdb", b"function|flush", b"gcra",
-        b"increx", b"move", b"rl.fixed", b"rl.log", b"rl.sliding", b"rl.tiers", b"swapdb"]
+        b"increx", b"move", b"rl.check", b"rl.fixed", b"rl.log", b"rl.sliding", b"rl.tiers",
+        b"swapdb"]
     assert b"client|kill" in r.command_list(category="DANGEROUS")
     # Unknown categories (and "@write": Redis takes the bare name) match nothing.
     assert r.command_list(category="nosuchcat") == []

@@ -11,30 +11,13 @@ import threading
 import redis
 
 import harness
+from test_grpc import EXAMPLES     # the first example of that README
 
 SEC = 1000000000
 HOUR = 3600
 
-# After the examples of envoyproxy/ratelimit's README (its "Example 1" to
-# "Example 4" shapes): a default per key, a value under it with its own
-# limit, nested descriptors, a whitelist, shadow mode and unlimited.
-CONFIG = """\
-domain: mongo_cps
-descriptors:
-  - key: database
-    value: users
-    rate_limit:
-      unit: second
-      requests_per_unit: 500
-
-  - key: database
-    value: default
-    rate_limit:
-      unit: second
-      requests_per_unit: 500
----
-"""
-
+# After the shapes of that README's examples 2 to 6: a default per key,
+# nested descriptors, shadow mode, unlimited, a blacklist.
 API = """\
 domain: api
 descriptors:
@@ -84,7 +67,7 @@ def limits_dir(tmp_path):
     d = tmp_path / "limits"
     d.mkdir()
     write(str(d / "api.yaml"), API)
-    write(str(d / "mongo.yaml"), CONFIG.split("---")[0])
+    write(str(d / "mongo.yaml"), EXAMPLES["mongo_cps"])
     return str(d)
 
 

@@ -1,0 +1,240 @@
+/*
+ * rls.c - the gRPC services on grpc-port: Envoy's rate limit service
+ * (ShouldRateLimit) and gRPC health checking (Check). A call's message in,
+ * its answer out, no I/O (grpc.c owns the connections).
+ *
+ * ShouldRateLimit decodes the request (protobuf-c, from protocol/rls.proto),
+ * decides its descriptors with named_limits_check() in database 0, on the
+ * same counters RL.CHECK uses, and encodes one status per descriptor, as
+ * envoyproxy/ratelimit answers: OK or OVER_LIMIT, the limit, what is left,
+ * and the time to the end of the window; OK with no limit for a descriptor
+ * nothing matches.
+ */
+#include "server/rls.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "protocol/health.pb-c.h"
+#include "protocol/rls.pb-c.h"
+#include "server/clock.h"
+#include "server/keyspace.h"
+#include "server/named_limits.h"
+
+#define RLS_PATH "/envoy.service.ratelimit.v3.RateLimitService/ShouldRateLimit"
+#define RLS_SERVICE "envoy.service.ratelimit.v3.RateLimitService"
+#define HEALTH_PATH "/grpc.health.v1.Health/Check"
+
+typedef Envoy__Service__Ratelimit__V3__RateLimitRequest Request;
+typedef Envoy__Service__Ratelimit__V3__RateLimitDescriptor Descriptor;
+typedef Envoy__Service__Ratelimit__V3__RateLimitResponse Response;
+typedef Envoy__Service__Ratelimit__V3__RateLimitResponse__DescriptorStatus Status;
+typedef Envoy__Service__Ratelimit__V3__RateLimitResponse__RateLimit Limit;
+typedef Envoy__Service__Ratelimit__V3__Duration Duration;
+
+/* The answer's bytes: a packed message in a malloc'd buffer. */
+static enum grpc_status
+pack(const ProtobufCMessage *m, struct rls_answer *a)
+{
+    size_t len = protobuf_c_message_get_packed_size(m);
+    a->message = malloc(len ? len : 1);
+    if (a->message == NULL) {
+        a->why = "out of memory";
+        return GRPC_RESOURCE_EXHAUSTED;
+    }
+    a->len = protobuf_c_message_pack(m, a->message);
+    return GRPC_OK;
+}
+
+/* ---- ShouldRateLimit ------------------------------------------------------ */
+
+/* Every entry of every descriptor in one array; d[i].entries into it. */
+static bool
+read_descriptors(const Request *req, struct nl_descriptor *d,
+                 struct limits_entry **entries)
+{
+    size_t total = 0, at = 0;
+    for (size_t i = 0; i < req->n_descriptors; i++) {
+        total += req->descriptors[i]->n_entries;
+    }
+    *entries = malloc((total ? total : 1) * sizeof(**entries));
+    if (*entries == NULL) {
+        return false;
+    }
+    for (size_t i = 0; i < req->n_descriptors; i++) {
+        const Descriptor *in = req->descriptors[i];
+        d[i].entries = *entries + at;
+        d[i].n = in->n_entries;
+        for (size_t j = 0; j < in->n_entries; j++, at++) {
+            (*entries)[at].key = in->entries[j]->key;
+            (*entries)[at].klen = strlen(in->entries[j]->key);
+            (*entries)[at].value = in->entries[j]->value;
+            (*entries)[at].vlen = strlen(in->entries[j]->value);
+        }
+        /* A descriptor's own hits_addend (0 included) wins; else the
+         * request's, where 0 means 1. */
+        d[i].hits = in->hits_addend != NULL ? in->hits_addend->value
+                    : req->hits_addend > 0 ? req->hits_addend : 1;
+        d[i].has_override = in->limit != NULL;
+        d[i].override_unit = LIMITS_UNIT_UNKNOWN;
+        if (in->limit != NULL) {
+            /* envoy.type.v3.RateLimitUnit: SECOND (1) to YEAR (6), the
+             * numbers of limits.h; another value is no override. */
+            int unit = (int)in->limit->unit;
+            d[i].override_requests = in->limit->requests_per_unit;
+            if (unit >= LIMITS_SECOND && unit <= LIMITS_YEAR) {
+                d[i].override_unit = (enum limits_unit)unit;
+            }
+        }
+    }
+    return true;
+}
+
+static int64_t
+ceil_seconds(int64_t ns)
+{
+    return ns <= 0 ? 0 : ns / 1000000000 + (ns % 1000000000 != 0);
+}
+
+/* The response for statuses st[0..n), allocated in one block: the
+ * Status, Limit and Duration of each, and the pointer array. */
+static enum grpc_status
+answer(const struct nl_status *st, size_t n, enum nl_code overall,
+       struct rls_answer *a)
+{
+    Response r = ENVOY__SERVICE__RATELIMIT__V3__RATE_LIMIT_RESPONSE__INIT;
+    Status *s = calloc(n ? n : 1, sizeof(*s));
+    Limit *l = calloc(n ? n : 1, sizeof(*l));
+    Duration *d = calloc(n ? n : 1, sizeof(*d));
+    Status **ps = calloc(n ? n : 1, sizeof(*ps));
+    enum grpc_status rc = GRPC_RESOURCE_EXHAUSTED;
+    a->why = "out of memory";
+    if (s != NULL && l != NULL && d != NULL && ps != NULL) {
+        for (size_t i = 0; i < n; i++) {
+            envoy__service__ratelimit__v3__rate_limit_response__descriptor_status__init(&s[i]);
+            s[i].code = (int)st[i].code;
+            s[i].limit_remaining = st[i].remaining;
+            if (st[i].has_limit) {
+                envoy__service__ratelimit__v3__rate_limit_response__rate_limit__init(&l[i]);
+                l[i].name = (char *)st[i].name;
+                l[i].requests_per_unit = st[i].requests_per_unit;
+                l[i].unit = (int)st[i].unit;
+                s[i].current_limit = &l[i];
+                envoy__service__ratelimit__v3__duration__init(&d[i]);
+                d[i].seconds = ceil_seconds(st[i].reset_ns);
+                s[i].duration_until_reset = &d[i];
+            }
+            ps[i] = &s[i];
+        }
+        r.overall_code = (int)overall;
+        r.n_statuses = n;
+        r.statuses = ps;
+        rc = pack(&r.base, a);
+    }
+    free(s);
+    free(l);
+    free(d);
+    free(ps);
+    return rc;
+}
+
+static enum grpc_status
+should_rate_limit(const unsigned char *msg, size_t len, struct rls_answer *a)
+{
+    struct nl_descriptor d[NL_MAX_DESCRIPTORS];
+    struct nl_status st[NL_MAX_DESCRIPTORS];
+    struct limits_entry *entries = NULL;
+    enum nl_code overall;
+    static char err[160];
+    Request *req = envoy__service__ratelimit__v3__rate_limit_request__unpack(
+        NULL, len, msg);
+    enum grpc_status rc = GRPC_OK;
+    if (req == NULL) {
+        a->why = "the request is not a valid RateLimitRequest";
+        return GRPC_INVALID_ARGUMENT;
+    }
+    memset(d, 0, sizeof(d));
+    if (req->domain[0] == '\0') {
+        a->why = "rate limit domain must not be empty";
+        rc = GRPC_UNKNOWN;
+    } else if (req->n_descriptors == 0) {
+        a->why = "rate limit descriptor list must not be empty";
+        rc = GRPC_UNKNOWN;
+    } else if (req->n_descriptors > NL_MAX_DESCRIPTORS) {
+        a->why = "more descriptors in one request than cellgate takes (64)";
+        rc = GRPC_INVALID_ARGUMENT;
+    } else if (!read_descriptors(req, d, &entries)) {
+        a->why = "out of memory";
+        rc = GRPC_RESOURCE_EXHAUSTED;
+    } else {
+        /* Envoy's counters are database 0's, whatever RESP selected. */
+        keyspace_select(0);
+        clock_batch_open();
+        if (named_limits_check(req->domain, strlen(req->domain), d,
+                               req->n_descriptors, false, clock_wall_now(),
+                               st, &overall, err, sizeof(err)) != 0) {
+            a->why = err;
+            rc = strcmp(err, "OOM") == 0 ? GRPC_RESOURCE_EXHAUSTED
+                                         : GRPC_UNAVAILABLE;
+        } else {
+            rc = answer(st, req->n_descriptors, overall, a);
+        }
+        clock_batch_close();
+    }
+    free(entries);
+    envoy__service__ratelimit__v3__rate_limit_request__free_unpacked(req, NULL);
+    return rc;
+}
+
+/* ---- Health/Check --------------------------------------------------------- */
+
+static enum grpc_status
+health_check(const unsigned char *msg, size_t len, struct rls_answer *a)
+{
+    Grpc__Health__V1__HealthCheckResponse r =
+        GRPC__HEALTH__V1__HEALTH_CHECK_RESPONSE__INIT;
+    Grpc__Health__V1__HealthCheckRequest *req =
+        grpc__health__v1__health_check_request__unpack(NULL, len, msg);
+    if (req == NULL) {
+        a->why = "the request is not a valid HealthCheckRequest";
+        return GRPC_INVALID_ARGUMENT;
+    }
+    bool known = req->service[0] == '\0' ||
+                 strcmp(req->service, RLS_SERVICE) == 0;
+    grpc__health__v1__health_check_request__free_unpacked(req, NULL);
+    if (!known) {
+        a->why = "unknown service";
+        return GRPC_NOT_FOUND;
+    }
+    r.status = GRPC__HEALTH__V1__HEALTH_CHECK_RESPONSE__SERVING_STATUS__SERVING;
+    return pack(&r.base, a);
+}
+
+enum grpc_status
+rls_serve(const char *path, const unsigned char *msg, size_t len,
+          struct rls_answer *a)
+{
+    static char why[H2_PATH_MAX + 64];
+    memset(a, 0, sizeof(*a));
+    if (strcmp(path, RLS_PATH) == 0) {
+        return should_rate_limit(msg, len, a);
+    }
+    if (strcmp(path, HEALTH_PATH) == 0) {
+        return health_check(msg, len, a);
+    }
+    /* As gRPC servers word it. */
+    const char *slash = path[0] == '/' ? strchr(path + 1, '/') : NULL;
+    if (slash == NULL) {
+        snprintf(why, sizeof(why), "malformed method name: \"%s\"", path);
+    } else if (strncmp(path + 1, RLS_SERVICE, strlen(RLS_SERVICE)) == 0 &&
+               slash == path + 1 + strlen(RLS_SERVICE)) {
+        snprintf(why, sizeof(why), "unknown method %s for service %s",
+                 slash + 1, RLS_SERVICE);
+    } else {
+        snprintf(why, sizeof(why), "unknown service %.*s",
+                 (int)(slash - path - 1), path + 1);
+    }
+    a->why = why;
+    return GRPC_UNIMPLEMENTED;
+}

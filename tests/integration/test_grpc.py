@@ -1,0 +1,369 @@
+"""grpc-port: Envoy's rate limit service (ShouldRateLimit) and gRPC health
+checking, called by two real gRPC stacks: Python's grpcio (Debian's
+python3-grpcio, messages from protoc) and Node's @grpc/grpc-js with
+@grpc/proto-loader (npm, locked). The limits are the examples of
+envoyproxy/ratelimit's README, one domain per file; the fake clock pins
+the time, so every limit_remaining and duration_until_reset is exact."""
+import json
+import os
+import socket
+import subprocess
+import sys
+import threading
+
+import grpc
+import pytest
+import redis
+
+import harness
+from test_node_clients import CLIENTS, ensure_node_modules
+
+PROTOCOL = os.path.join(harness.REPO, "protocol")
+RLS = "/envoy.service.ratelimit.v3.RateLimitService/ShouldRateLimit"
+SEC = 1000000000
+DAY = 86400
+MAX_U32 = 4294967295
+
+# The README's examples 1, 2, 3, 5, 6 and 7, as written there.
+EXAMPLES = {
+    "mongo_cps": """
+domain: mongo_cps
+descriptors:
+  - key: database
+    value: users
+    rate_limit:
+      unit: second
+      requests_per_unit: 500
+
+  - key: database
+    value: default
+    rate_limit:
+      unit: second
+      requests_per_unit: 500
+""",
+    "messaging": """
+domain: messaging
+descriptors:
+  # Only allow 5 marketing messages a day
+  - key: message_type
+    value: marketing
+    descriptors:
+      - key: to_number
+        rate_limit:
+          unit: day
+          requests_per_unit: 5
+
+  # Only allow 100 messages a day to any unique phone number
+  - key: to_number
+    rate_limit:
+      unit: day
+      requests_per_unit: 100
+""",
+    "edge_proxy_per_ip": """
+domain: edge_proxy_per_ip
+descriptors:
+  - key: remote_address
+    rate_limit:
+      unit: second
+      requests_per_unit: 10
+
+  # Black list IP
+  - key: remote_address
+    value: 50.0.0.5
+    rate_limit:
+      unit: second
+      requests_per_unit: 0
+""",
+    "internal": """
+domain: internal
+descriptors:
+  - key: ldap
+    rate_limit:
+      unlimited: true
+
+  - key: azure
+    rate_limit:
+      unit: minute
+      requests_per_unit: 100
+""",
+    "example6": """
+domain: example6
+descriptors:
+  - key: service
+    descriptors:
+      - key: user
+        value: user-a
+        rate_limit:
+          requests_per_unit: 10
+          unit: second
+        shadow_mode: true
+      - key: user
+        value: user-b
+        rate_limit:
+          requests_per_unit: 20
+          unit: second
+""",
+    "example7": """
+domain: example7
+descriptors:
+  - key: key_1
+    value: value_1
+    descriptors:
+      - key: user
+        value: bkthomps
+        rate_limit:
+          name: specific_limit
+          requests_per_unit: 5
+          unit: second
+  - key: key_2
+    value: value_2
+    descriptors:
+      - key: user
+        value: bkthomps
+        rate_limit:
+          replaces:
+            - name: specific_limit
+          requests_per_unit: 10
+          unit: second
+""",
+}
+
+
+@pytest.fixture(scope="module")
+def pb(tmp_path_factory):
+    """rls_pb2 and health_pb2, generated from the repo's .proto files."""
+    out = tmp_path_factory.mktemp("pb")
+    subprocess.run(["protoc", "--python_out=%s" % out, "-I", harness.REPO,
+                    "protocol/rls.proto", "protocol/health.proto"], check=True)
+    sys.path.insert(0, str(out))
+    from protocol import health_pb2, rls_pb2
+    return rls_pb2, health_pb2
+
+
+@pytest.fixture
+def rls(start_daemon, tmp_path):
+    """A daemon with the examples and grpc-port, its clock at 18:00 UTC."""
+    limits = tmp_path / "limits"
+    limits.mkdir()
+    for name, text in EXAMPLES.items():
+        (limits / ("%s.yaml" % name)).write_text(text)
+    port = harness.free_port()
+    d = start_daemon("--limits-file", str(limits), "--grpc-port", port, fakeclock=True)
+    d.clock.set(d.clock.ns - d.clock.ns % (DAY * SEC) + DAY * SEC + 18 * 3600 * SEC)
+    d.grpc_port = port
+    return d
+
+
+class Client:
+    """ShouldRateLimit through grpcio, requests written as tuples."""
+
+    def __init__(self, d, pb):
+        self.rls_pb2, self.health_pb2 = pb
+        self.channel = grpc.insecure_channel("127.0.0.1:%d" % d.grpc_port)
+        self.call = self.channel.unary_unary(
+            RLS, request_serializer=self.rls_pb2.RateLimitRequest.SerializeToString,
+            response_deserializer=self.rls_pb2.RateLimitResponse.FromString)
+
+    def request(self, domain, *descriptors, hits=0):
+        m = self.rls_pb2
+        ds = []
+        for d in descriptors:
+            hits_addend = None
+            if isinstance(d, tuple) and isinstance(d[-1], int):
+                d, hits_addend = d[:-1], d[-1]
+            entries = [m.RateLimitDescriptor.Entry(key=k, value=v)
+                       for k, v in (e.split("=", 1) for e in d)]
+            desc = m.RateLimitDescriptor(entries=entries)
+            if hits_addend is not None:
+                desc.hits_addend.value = hits_addend
+            ds.append(desc)
+        return m.RateLimitRequest(domain=domain, descriptors=ds, hits_addend=hits)
+
+    def check(self, domain, *descriptors, hits=0):
+        """(overall, [(code, limit, remaining, reset seconds)...])."""
+        r = self.call(self.request(domain, *descriptors, hits=hits), timeout=5)
+        return r.overall_code, [
+            (s.code, s.current_limit.requests_per_unit if s.HasField("current_limit") else None,
+             s.limit_remaining,
+             s.duration_until_reset.seconds if s.HasField("duration_until_reset") else None)
+            for s in r.statuses]
+
+    def close(self):
+        self.channel.close()
+
+
+OK, OVER = 1, 2
+SIX_HOURS = 6 * 3600          # from 18:00 UTC to the end of the day
+
+
+def test_requests_per_unit_pass_then_over_limit_with_exact_figures(rls, pb):
+    c = Client(rls, pb)
+    marketing = ("message_type=marketing", "to_number=2061111111")
+    number = ("to_number=2061111111",)
+    got = [c.check("messaging", marketing, number) for _ in range(6)]
+    assert got[:5] == [(OK, [(OK, 5, 4 - i, SIX_HOURS), (OK, 100, 99 - i, SIX_HOURS)])
+                       for i in range(5)]
+    # The marketing limit is spent: the whole request is over the limit
+    # (the other descriptor still counts, as it does there).
+    assert got[5] == (OVER, [(OVER, 5, 0, SIX_HOURS), (OK, 100, 94, SIX_HOURS)])
+    # Another number has its own counters.
+    assert c.check("messaging", ("message_type=marketing", "to_number=2062222222")) == \
+        (OK, [(OK, 5, 4, SIX_HOURS)])
+    # The window ends at midnight UTC, whatever the first request's time.
+    rls.clock.advance(SIX_HOURS)
+    assert c.check("messaging", marketing) == (OK, [(OK, 5, 4, DAY)])
+    c.close()
+
+
+def test_matching_order_blacklist_unknown_and_unlimited(rls, pb):
+    c = Client(rls, pb)
+    assert c.check("edge_proxy_per_ip", ("remote_address=50.0.0.1",)) == \
+        (OK, [(OK, 10, 9, 1)])
+    assert c.check("edge_proxy_per_ip", ("remote_address=50.0.0.5",)) == \
+        (OVER, [(OVER, 0, 0, 1)])
+    # No limit: OK, no current_limit, remaining 0; unlimited: MaxUint32.
+    assert c.check("edge_proxy_per_ip", ("path=/",)) == (OK, [(OK, None, 0, None)])
+    assert c.check("nosuch", ("a=b",)) == (OK, [(OK, None, 0, None)])
+    assert c.check("internal", ("ldap=x",)) == (OK, [(OK, None, MAX_U32, None)])
+    assert c.check("internal", ("azure=x",)) == (OK, [(OK, 100, 99, 60)])
+    c.close()
+
+
+def test_shadow_mode_answers_ok_and_keeps_counting(rls, pb):
+    c = Client(rls, pb)
+    a = [c.check("example6", ("service=auth-service", "user=user-a")) for _ in range(12)]
+    assert a[:10] == [(OK, [(OK, 10, 9 - i, 1)]) for i in range(10)]
+    assert a[10:] == [(OK, [(OK, 10, 0, 1)])] * 2
+    b = [c.check("example6", ("service=auth-service", "user=user-b"))[0] for _ in range(21)]
+    assert b == [OK] * 20 + [OVER]
+    c.close()
+
+
+def test_hits_addend_weighs_per_request_and_per_descriptor(rls, pb):
+    c = Client(rls, pb)
+    d = ("remote_address=10.1.1.1",)
+    assert c.check("edge_proxy_per_ip", d, hits=4) == (OK, [(OK, 10, 6, 1)])
+    assert c.check("edge_proxy_per_ip", d + (5,)) == (OK, [(OK, 10, 1, 1)])
+    assert c.check("edge_proxy_per_ip", d + (0,)) == (OK, [(OK, 10, 1, 1)])   # a look
+    # Too many at once: refused, and nothing taken (cellgate's rule).
+    assert c.check("edge_proxy_per_ip", d, hits=2) == (OVER, [(OVER, 10, 1, 1)])
+    assert c.check("edge_proxy_per_ip", d) == (OK, [(OK, 10, 0, 1)])
+    c.close()
+
+
+def test_replaces_drops_the_named_limit_of_the_same_request(rls, pb):
+    c = Client(rls, pb)
+    one = ("key_1=value_1", "user=bkthomps")
+    two = ("key_2=value_2", "user=bkthomps")
+    # Together, the 10/s limit replaces the 5/s one, which is not counted.
+    for i in range(7):
+        assert c.check("example7", one, two) == \
+            (OK, [(OK, None, 0, None), (OK, 10, 9 - i, 1)])
+    # Alone, the 5/s limit applies, untouched by the calls above.
+    assert [c.check("example7", one)[1][0][:3] for _ in range(6)] == \
+        [(OK, 5, 4), (OK, 5, 3), (OK, 5, 2), (OK, 5, 1), (OK, 5, 0), (OVER, 5, 0)]
+    c.close()
+
+
+def test_health_errors_and_a_stranger_do_not_disturb_others(rls, pb):
+    rls_pb2, health_pb2 = pb
+    ch = grpc.insecure_channel("127.0.0.1:%d" % rls.grpc_port)
+    check = ch.unary_unary("/grpc.health.v1.Health/Check",
+                           request_serializer=health_pb2.HealthCheckRequest.SerializeToString,
+                           response_deserializer=health_pb2.HealthCheckResponse.FromString)
+    assert check(health_pb2.HealthCheckRequest(), timeout=5).status == 1          # SERVING
+    assert check(health_pb2.HealthCheckRequest(
+        service="envoy.service.ratelimit.v3.RateLimitService"), timeout=5).status == 1
+
+    def error(path, payload):
+        with pytest.raises(grpc.RpcError) as e:
+            ch.unary_unary(path)(payload, timeout=5)
+        return e.value.code(), e.value.details()
+
+    assert error("/grpc.health.v1.Health/Check", b"\x0a\x03abc") == \
+        (grpc.StatusCode.NOT_FOUND, "unknown service")
+    assert error("/no.Such/Thing", b"") == \
+        (grpc.StatusCode.UNIMPLEMENTED, "unknown service no.Such")
+    assert error("/envoy.service.ratelimit.v3.RateLimitService/Other", b"") == \
+        (grpc.StatusCode.UNIMPLEMENTED, "unknown method Other for service "
+         "envoy.service.ratelimit.v3.RateLimitService")
+    assert error(RLS, b"\xff\xff\xff") == \
+        (grpc.StatusCode.INVALID_ARGUMENT, "the request is not a valid RateLimitRequest")
+    assert error(RLS, b"\x0a" + b"\x80\x80\x80\x03" + b"x" * (6 << 20)) == \
+        (grpc.StatusCode.RESOURCE_EXHAUSTED, "the message is larger than the server accepts")
+    assert error(RLS, rls_pb2.RateLimitRequest(domain="x").SerializeToString()) == \
+        (grpc.StatusCode.UNKNOWN, "rate limit descriptor list must not be empty")
+    # A client that speaks HTTP/1.1 (no preface) is closed at once...
+    s = socket.create_connection(("127.0.0.1", rls.grpc_port), timeout=5)
+    s.sendall(b"GET / HTTP/1.1\r\nHost: x\r\n\r\n")
+    data = b""
+    while True:
+        chunk = s.recv(4096)
+        if not chunk:
+            break
+        data += chunk
+    s.close()
+    # (all it got is the server's SETTINGS frame), and the others carry on.
+    assert data[3:4] == b"\x04" and len(data) == 9 + int.from_bytes(data[:3], "big")
+    c = Client(rls, pb)
+    assert c.check("mongo_cps", ("database=users",)) == (OK, [(OK, 500, 499, 1)])
+    assert rls.raw().command("PING") == b"+PONG\r\n"
+    c.close()
+    ch.close()
+
+
+def test_grpc_js_and_proto_loader_get_the_same_answers(rls):
+    ensure_node_modules()
+    day = {"entries": [{"key": "message_type", "value": "marketing"},
+                       {"key": "to_number", "value": "2063333333"}]}
+    requests = [{"domain": "messaging", "descriptors": [day]}] * 6 + [
+        {"domain": "internal", "descriptors": [{"entries": [{"key": "ldap", "value": "x"}]}]},
+        {"domain": "messaging", "descriptors": [dict(day, hits_addend={"value": 0})]}]
+    node = subprocess.run(["node", "grpc.mjs", str(rls.grpc_port), PROTOCOL,
+                           json.dumps(requests)], cwd=CLIENTS, capture_output=True,
+                          text=True, timeout=60)
+    assert node.returncode == 0, node.stdout + node.stderr
+    out = json.loads(node.stdout.strip().splitlines()[-1])
+    got = [(a["overall_code"], [(s["code"], s["current_limit"]["requests_per_unit"]
+                                 if s["current_limit"] else None, s["limit_remaining"],
+                                 s["duration_until_reset"]["seconds"]
+                                 if s["duration_until_reset"] else None)
+                                for s in a["statuses"]]) for a in out["answers"]]
+    assert got[:5] == [("OK", [("OK", 5, 4 - i, SIX_HOURS)]) for i in range(5)]
+    assert got[5] == ("OVER_LIMIT", [("OVER_LIMIT", 5, 0, SIX_HOURS)])
+    assert got[6] == ("OK", [("OK", None, MAX_U32, None)])
+    # hits_addend 0 looks without counting: 5 of 5 used is still within.
+    assert got[7] == ("OK", [("OK", 5, 0, SIX_HOURS)])
+    assert out["health"] == {"status": "SERVING"}
+
+
+def test_resp_and_grpc_callers_share_one_quota_exactly(rls, pb):
+    """50 callers at once, half through RL.CHECK and half through
+    ShouldRateLimit, on one descriptor of 100 a minute."""
+    results = []
+    lock = threading.Lock()
+
+    def over_resp():
+        c = redis.Redis(port=rls.port)
+        got = [c.execute_command("RL.CHECK", "internal", "azure=shared")[0] == 0
+               for _ in range(8)]
+        with lock:
+            results.extend(got)
+        c.close()
+
+    def over_grpc():
+        c = Client(rls, pb)
+        got = [c.check("internal", ("azure=shared",))[0] == OK for _ in range(8)]
+        with lock:
+            results.extend(got)
+        c.close()
+
+    threads = [threading.Thread(target=over_resp if i % 2 else over_grpc) for i in range(50)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(60)
+    assert len(results) == 400
+    assert results.count(True) == 100
+    assert rls.raw().command("RL.CHECK", "internal", "azure=shared", "PEEK").startswith(
+        b"*5\r\n:1\r\n:100\r\n:0\r\n")
