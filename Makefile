@@ -65,10 +65,10 @@ PKGS := libuv1-dev libhiredis-dev check pkg-config redis-tools redis-server \
         python3-protobuf python3-prometheus-client tmux golang-go \
         golang-gopkg-redis.v5-dev
 # Only `make bench`, `make bench-callgrind` and `make bench-perf` need these.
-BENCH_PKGS := valgrind gnuplot-nox linux-perf
+BENCH_PKGS := valgrind gnuplot-nox linux-perf nghttp2-client
 
 .PHONY: all run test test-unit test-integration bench-micro bench-journal \
-        bench-replication sanitize \
+        bench-replication bench-grpc sanitize \
         bench bench-callgrind bench-perf deps clean check-deps fuzz test-fuzz docker-test
 
 all: $(BIN)
@@ -145,6 +145,14 @@ bench:
 	BENCH_FILL=$(BENCH_FILL) bash bench/run.sh
 	BENCH_FILL=$(BENCH_FILL) /usr/bin/python3 bench/journal.py
 	BENCH_FILL=$(BENCH_FILL) /usr/bin/python3 bench/replication.py
+	/usr/bin/python3 bench/grpc.py
+
+# What a ShouldRateLimit call costs next to CL.THROTTLE and RL.CHECK
+# (server CPU per call, same invocation; bench/results/grpc.txt).
+bench-grpc:
+	$(MAKE) deps EXTRA_PKGS="$(BENCH_PKGS)"
+	$(MAKE) all
+	/usr/bin/python3 bench/grpc.py
 
 # What two replicas cost a primary (server CPU per request, same
 # invocation) and the longest PING stall of a full sync at 1M keys

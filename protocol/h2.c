@@ -12,6 +12,7 @@
 #include "protocol/h2.h"
 
 #include <nghttp2/nghttp2.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -30,6 +31,8 @@ struct stream {
     const char *why;
     unsigned char *out;                 /* the framed answer */
     size_t outlen, outoff;
+    unsigned char small[256];           /* in, then out, when they fit:
+                                           most calls allocate nothing */
     char status[4];
     char message[160];                  /* grpc-message, percent-encoded */
     struct stream *prev, *next;         /* every stream the session has */
@@ -47,12 +50,123 @@ struct h2_conn {
     bool failed;
 };
 
+/* ---- nghttp2's memory --------------------------------------------------- */
+
+/* nghttp2 allocates and frees small objects for every stream (the stream,
+ * its header blocks, frames). Calls arrive dozens at a time, so they
+ * overflow glibc's per-size caches; recycling them here through free
+ * lists of 64-byte size classes (each bounded) keeps that off the path.
+ * One event loop: no locking. */
+#define POOL_CLASS 64
+#define POOL_CLASSES 16                 /* blocks up to 1 KiB */
+#define POOL_KEEP 512                   /* blocks kept per class */
+
+struct block {
+    size_t size;                        /* what the caller may use */
+    union {
+        struct block *next;             /* while in a free list */
+        max_align_t align;
+    } u;
+};
+
+static struct block *pool[POOL_CLASSES];
+static size_t pooled[POOL_CLASSES];
+
+static size_t
+class_of(size_t size)
+{
+    return size == 0 ? 0 : (size - 1) / POOL_CLASS;
+}
+
+static void *
+pool_malloc(size_t size, void *user)
+{
+    (void)user;
+    size_t c = class_of(size);
+    struct block *b;
+    if (c < POOL_CLASSES && pool[c] != NULL) {
+        b = pool[c];
+        pool[c] = b->u.next;
+        pooled[c]--;
+    } else {
+        size_t cap = c < POOL_CLASSES ? (c + 1) * POOL_CLASS : size;
+        b = malloc(offsetof(struct block, u) + cap);
+        if (b == NULL) {
+            return NULL;
+        }
+        b->size = cap;
+    }
+    return &b->u;
+}
+
+static void
+pool_free(void *p, void *user)
+{
+    (void)user;
+    if (p == NULL) {
+        return;
+    }
+    struct block *b = (struct block *)((char *)p - offsetof(struct block, u));
+    size_t c = class_of(b->size);
+    if (c < POOL_CLASSES && b->size == (c + 1) * POOL_CLASS &&
+        pooled[c] < POOL_KEEP) {
+        b->u.next = pool[c];
+        pool[c] = b;
+        pooled[c]++;
+        return;
+    }
+    free(b);
+}
+
+static void *
+pool_calloc(size_t n, size_t size, void *user)
+{
+    if (size != 0 && n > SIZE_MAX / size) {
+        return NULL;
+    }
+    void *p = pool_malloc(n * size, user);
+    if (p != NULL) {
+        memset(p, 0, n * size);
+    }
+    return p;
+}
+
+static void *
+pool_realloc(void *p, size_t size, void *user)
+{
+    if (p == NULL) {
+        return pool_malloc(size, user);
+    }
+    struct block *b = (struct block *)((char *)p - offsetof(struct block, u));
+    if (size <= b->size) {
+        return p;
+    }
+    void *q = pool_malloc(size, user);
+    if (q != NULL) {
+        memcpy(q, p, b->size);
+        pool_free(p, user);
+    }
+    return q;
+}
+
+static nghttp2_mem pool_mem = { NULL, pool_malloc, pool_free, pool_calloc,
+                                pool_realloc };
+
 /* ---- receiving --------------------------------------------------------- */
 
 static struct stream *
 stream_of(struct h2_conn *h, int32_t id)
 {
     return nghttp2_session_get_stream_user_data(h->session, id);
+}
+
+static void
+release(struct stream *s, unsigned char **p)
+{
+    if (*p != s->small) {
+        free(*p);
+    }
+    *p = NULL;
 }
 
 static void
@@ -66,8 +180,8 @@ free_stream(struct h2_conn *h, struct stream *s)
     if (s->next != NULL) {
         s->next->prev = s->prev;
     }
-    free(s->in);
-    free(s->out);
+    release(s, &s->in);
+    release(s, &s->out);
     free(s);
 }
 
@@ -146,21 +260,28 @@ on_data_chunk(nghttp2_session *session, uint8_t flags, int32_t id,
         return 0;                       /* nothing more to keep */
     }
     if (s->inlen + len > h->max_message + PREFIX) {
-        free(s->in);
-        s->in = NULL;
+        release(s, &s->in);
         s->inlen = s->incap = 0;
         refuse(s, GRPC_RESOURCE_EXHAUSTED, "the message is larger than the "
                "server accepts");
         return 0;
     }
+    if (s->in == NULL && len <= sizeof(s->small)) {
+        s->in = s->small;
+        s->incap = sizeof(s->small);
+    }
     if (s->inlen + len > s->incap) {
-        size_t cap = s->incap ? s->incap : 256;
+        size_t cap = s->incap * 2 > 512 ? s->incap * 2 : 512;
         while (cap < s->inlen + len) {
             cap *= 2;
         }
-        unsigned char *p = realloc(s->in, cap);
+        unsigned char *p = s->in == s->small ? malloc(cap)
+                                             : realloc(s->in, cap);
         if (p == NULL) {
             return NGHTTP2_ERR_CALLBACK_FAILURE;
+        }
+        if (s->in == s->small) {
+            memcpy(p, s->small, s->inlen);
         }
         s->in = p;
         s->incap = cap;
@@ -301,7 +422,8 @@ static int
 answer_message(struct h2_conn *h, struct stream *s,
                const unsigned char *message, size_t len)
 {
-    s->out = malloc(len + PREFIX);
+    /* (The call's message is released by now: small is free.) */
+    s->out = len + PREFIX <= sizeof(s->small) ? s->small : malloc(len + PREFIX);
     if (s->out == NULL) {
         return -1;
     }
@@ -334,8 +456,7 @@ h2_answer(struct h2_conn *h, int32_t id, enum grpc_status status,
     if (s == NULL) {
         return 0;                       /* the client reset it meanwhile */
     }
-    free(s->in);
-    s->in = NULL;
+    release(s, &s->in);
     s->inlen = s->incap = 0;
     return status == GRPC_OK ? answer_message(h, s, message, len)
                              : answer_error(h, s, status, why);
@@ -357,7 +478,16 @@ h2_new(size_t max_message, uint32_t max_streams)
     nghttp2_session_callbacks_set_on_data_chunk_recv_callback(cb, on_data_chunk);
     nghttp2_session_callbacks_set_on_frame_recv_callback(cb, on_frame_recv);
     nghttp2_session_callbacks_set_on_stream_close_callback(cb, on_stream_close);
-    int rc = nghttp2_session_server_new(&h->session, cb, h);
+    nghttp2_option *opt = NULL;
+    int rc = nghttp2_option_new(&opt);
+    if (rc == 0) {
+        /* The call's own checks (h2_call: method, content-type, path) are
+         * all cellgate needs of HTTP's rules; nghttp2's generic ones cost
+         * more than the decision. */
+        nghttp2_option_set_no_http_messaging(opt, 1);
+        rc = nghttp2_session_server_new3(&h->session, cb, h, opt, &pool_mem);
+        nghttp2_option_del(opt);
+    }
     nghttp2_session_callbacks_del(cb);
     nghttp2_settings_entry settings[] = {
         { NGHTTP2_SETTINGS_MAX_CONCURRENT_STREAMS, max_streams },

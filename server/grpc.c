@@ -102,28 +102,40 @@ on_written(uv_write_t *req, int status)
     }
 }
 
-/* Everything the session has to send, in one write. */
+/* Everything the session has to send, gathered into one write: a
+ * response is several frames (HEADERS, DATA, trailers), and a read can
+ * complete many calls. */
 static void
 flush(struct gconn *g)
 {
     const unsigned char *chunk;
+    struct gwrite *w = NULL;
+    size_t cap = 0, len = 0;
     long n;
     while ((n = h2_output(g->h2, &chunk)) > 0) {
-        struct gwrite *w = malloc(sizeof(*w) + (size_t)n);
-        if (w == NULL) {
-            gconn_close(g);
-            return;
+        if (len + (size_t)n > cap) {
+            cap = (len + (size_t)n) * 2;
+            struct gwrite *bigger = realloc(w, sizeof(*w) + cap);
+            if (bigger == NULL) {
+                free(w);
+                gconn_close(g);
+                return;
+            }
+            w = bigger;
         }
-        memcpy(w->data, chunk, (size_t)n);
+        memcpy(w->data + len, chunk, (size_t)n);
+        len += (size_t)n;
+    }
+    if (w != NULL) {
         w->g = g;
-        w->len = (size_t)n;
-        uv_buf_t b = uv_buf_init((char *)w->data, (unsigned)n);
+        w->len = len;
+        uv_buf_t b = uv_buf_init((char *)w->data, (unsigned)len);
         if (uv_write(&w->req, (uv_stream_t *)&g->tcp, &b, 1, on_written) != 0) {
             free(w);
             gconn_close(g);
             return;
         }
-        g->unsent += (size_t)n;
+        g->unsent += len;
     }
     if (n < 0 || (size_t)srv.conf.output_hard_limit < g->unsent) {
         if (n >= 0) {
@@ -155,7 +167,6 @@ serve(struct gconn *g)
                                           &a);
         const char *why = call.refused != GRPC_OK ? call.why : a.why;
         int rc = h2_answer(g->h2, call.stream, st, why, a.message, a.len);
-        free(a.message);
         if (rc != 0) {
             return false;
         }

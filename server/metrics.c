@@ -15,6 +15,7 @@
 #include "server/keyspace.h"
 #include "server/log.h"
 #include "server/persist.h"
+#include "server/rl_stats.h"
 #include "server/server.h"
 #include "server/textbuf.h"
 
@@ -148,6 +149,7 @@ render(struct textbuf *b)
            "How long the last fsync of the journal took.");
     textbuf_printf(b, "cellgate_journal_last_fsync_seconds %.6f\n",
         (double)p.last_fsync_us / 1e6);
+    rl_stats_render(b);
     family(b, "cellgate_uptime_seconds", "gauge", "Seconds since start.");
     textbuf_printf(b, "cellgate_uptime_seconds %lld\n",
         (long long)(((uint64_t)clock_mono_now() - srv.start_mono_ns) /

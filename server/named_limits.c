@@ -15,10 +15,11 @@
 #include "algorithms/fixed_window.h"
 #include "algorithms/gcra.h"
 #include "algorithms/sliding_window.h"
+#include "lib/mem.h"
 #include "server/keyspace.h"
 #include "server/log.h"
+#include "server/rl_stats.h"
 #include "server/server.h"
-#include "server/textbuf.h"
 
 static struct limits *running;
 static char no_name[1];                 /* an override's rule has none */
@@ -60,6 +61,7 @@ named_limits_reload(char *err, size_t errlen)
     }
     limits_free(running);
     running = l;
+    rl_stats_reset();               /* their keys are the old file's */
     return 0;
 }
 
@@ -68,6 +70,7 @@ named_limits_teardown(void)
 {
     limits_free(running);
     running = NULL;
+    rl_stats_reset();
 }
 
 bool
@@ -107,22 +110,71 @@ pick_rule(const char *domain, size_t dlen, const struct nl_descriptor *d,
     }
 }
 
+/* A name built for one decision: on the stack when short (most are),
+ * else in memory that grows; oom is sticky. */
+struct name {
+    char *p;
+    size_t len, cap;
+    bool oom;
+    char small[256];
+};
+
+static void
+name_init(struct name *n)
+{
+    n->p = n->small;
+    n->len = 0;
+    n->cap = sizeof(n->small);
+    n->oom = false;
+}
+
+static void
+name_add(struct name *n, const char *s, size_t len)
+{
+    if (n->oom) {
+        return;
+    }
+    if (n->len + len > n->cap) {
+        size_t cap = (n->len + len) * 2;
+        char *p = n->p == n->small ? mem_malloc(cap) : mem_realloc(n->p, cap);
+        if (p == NULL) {
+            n->oom = true;
+            return;
+        }
+        if (n->p == n->small) {
+            memcpy(p, n->small, n->len);
+        }
+        n->p = p;
+        n->cap = cap;
+    }
+    memcpy(n->p + n->len, s, len);
+    n->len += len;
+}
+
+static void
+name_free(struct name *n)
+{
+    if (n->p != n->small) {
+        mem_free(n->p);
+    }
+}
+
 /* "<domain>_<key>_<value>..." (a share_threshold pattern stands for the
  * value it matched). */
 static void
-counter_name(struct textbuf *t, const char *domain, size_t dlen,
+counter_name(struct name *t, const char *domain, size_t dlen,
              const struct nl_descriptor *d, const struct limits_match *m)
 {
-    textbuf_append(t, domain, dlen);
+    name_add(t, domain, dlen);
     for (size_t i = 0; i < d->n; i++) {
         const struct limits_entry *e = &d->entries[i];
-        textbuf_append(t, "_", 1);
-        textbuf_append(t, e->key, e->klen);
-        textbuf_append(t, "_", 1);
+        name_add(t, "_", 1);
+        name_add(t, e->key, e->klen);
+        name_add(t, "_", 1);
         if (i < LIMITS_MAX_DEPTH && m->shared[i] != NULL) {
-            textbuf_append(t, m->shared[i], strlen(m->shared[i]));
+            name_add(t, m->shared[i], strlen(m->shared[i]));
         } else {
-            textbuf_append(t, e->value, e->vlen);
+            name_add(t, e->value, e->vlen);
         }
     }
 }
@@ -130,7 +182,7 @@ counter_name(struct textbuf *t, const char *domain, size_t dlen,
 /* The key's record if it holds type; another type (the limit changed its
  * algorithm) is dropped, unless peeking, and counts as absent. */
 static struct store_rec *
-lookup(struct key_hint *h, const struct textbuf *key, uint8_t type,
+lookup(struct key_hint *h, const struct name *key, uint8_t type,
        bool peek, int64_t now)
 {
     struct store_rec *r = keyspace_lookup(h, key->p, key->len, now);
@@ -158,7 +210,7 @@ clamp_u32(int64_t v)
 /* A fixed window or a sliding window: the state machines with RL.FIXED's
  * and RL.SLIDING's contract. false when the state found no room. */
 static bool
-decide_window(const struct limits_rule *r, const struct textbuf *key,
+decide_window(const struct limits_rule *r, const struct name *key,
               uint64_t hits, bool peek, int64_t now, struct limit_decision *d)
 {
     struct key_hint h = { false, 0 };
@@ -201,7 +253,7 @@ ns_of(gcra_ns_t v)
 
 /* CL.THROTTLE's GCRA: requests_per_unit per unit, bursts of as many. */
 static bool
-decide_gcra(const struct limits_rule *r, const struct textbuf *key,
+decide_gcra(const struct limits_rule *r, const struct name *key,
             uint64_t hits, bool peek, int64_t now, struct limit_decision *d)
 {
     struct key_hint h = { false, 0 };
@@ -225,7 +277,7 @@ decide_gcra(const struct limits_rule *r, const struct textbuf *key,
 
 /* Status of a descriptor whose rule r decides. false: no room. */
 static bool
-decide(const struct limits_rule *r, bool shadow, const struct textbuf *key,
+decide(const struct limits_rule *r, bool shadow, const struct name *key,
        uint64_t hits, bool peek, int64_t now, struct nl_status *st)
 {
     int64_t unit_ns = limits_unit_seconds(r->unit) * 1000000000LL;
@@ -250,8 +302,86 @@ decide(const struct limits_rule *r, bool shadow, const struct textbuf *key,
                                                       : d.retry_after_ns)
                              : -1;
     /* Shadow mode answers OK and keeps remaining at 0. */
+    st->exceeded = d.limited;
     st->code = d.limited && !shadow ? NL_OVER_LIMIT : NL_OK;
     return ok;
+}
+
+/* ---- statistics ------------------------------------------------------------ */
+
+/* The stats key of a decided descriptor, as that service names it: the
+ * matched path (key, key_value, or the wildcard pattern), request values
+ * where detailed_metric (on the leaf) or value_to_metric (on a level) ask
+ * for them, the pattern for share_threshold; an override's: the entries. */
+static void
+stats_key(struct name *t, const struct nl_descriptor *d,
+          const struct pick *p)
+{
+    bool detailed = p->m.leaf != NULL && p->m.leaf->detailed_metric;
+    for (size_t i = 0; i < d->n; i++) {
+        const struct limits_entry *e = &d->entries[i];
+        const struct limits_node *node = p->rule == &p->override
+                                         ? NULL : p->m.path[i];
+        if (i > 0) {
+            name_add(t, ".", 1);
+        }
+        if (node != NULL && p->m.shared[i] != NULL) {
+            name_add(t, e->key, e->klen);
+            name_add(t, "_", 1);
+            name_add(t, p->m.shared[i], strlen(p->m.shared[i]));
+        } else if (node != NULL && !detailed && !node->value_to_metric) {
+            name_add(t, node->composite, strlen(node->composite));
+        } else {
+            name_add(t, e->key, e->klen);
+            if (e->vlen > 0 || detailed) {
+                name_add(t, "_", 1);
+                name_add(t, e->value, e->vlen);
+            }
+        }
+    }
+}
+
+/* What one decision adds to the counters, with that service's split of
+ * a request across the near-limit mark (80 %) and the limit. */
+static void
+stats_delta(const struct limits_rule *r, bool shadow, uint64_t hits,
+            const struct nl_status *st, struct rl_stats_delta *c)
+{
+    uint64_t limit = r->requests_per_unit, before, after;
+    uint64_t near = (uint64_t)((float)limit * 0.8f);
+    memset(c, 0, sizeof(*c));
+    c->total_hits = hits;
+    if (st->exceeded) {
+        before = limit > st->remaining ? limit - st->remaining : 0;
+        after = before + hits;
+        c->over_limit = before >= limit ? hits : after - limit;
+        if (before < limit) {
+            c->near_limit = limit - (near > before ? near : before);
+        }
+        c->shadow_mode = shadow ? c->over_limit : 0;
+        return;
+    }
+    after = limit - st->remaining;
+    before = after > hits ? after - hits : 0;
+    c->within_limit = hits;
+    if (after > near) {
+        c->near_limit = before >= near ? hits : after - near;
+    }
+}
+
+static void
+count(const char *domain, size_t dlen, const struct nl_descriptor *d,
+      const struct pick *p, const struct nl_status *st)
+{
+    struct name key;
+    struct rl_stats_delta c;
+    name_init(&key);
+    stats_key(&key, d, p);
+    stats_delta(p->rule, p->shadow, d->hits, st, &c);
+    if (!key.oom) {
+        rl_stats_add(domain, dlen, key.p, key.len, &c);
+    }
+    name_free(&key);
 }
 
 /* ---- a request ------------------------------------------------------------ */
@@ -307,14 +437,18 @@ named_limits_check(const char *domain, size_t dlen,
             no_limit(&out[i], r != NULL && r->unlimited);
             continue;
         }
-        struct textbuf key = { NULL, 0, 0, false };
+        struct name key;
+        name_init(&key);
         counter_name(&key, domain, dlen, &d[i], &picks[i].m);
         bool ok = !key.oom && decide(r, picks[i].shadow, &key, d[i].hits,
                                      peek, now, &out[i]);
-        textbuf_free(&key);
+        name_free(&key);
         if (!ok) {
             snprintf(err, errlen, "OOM");
             return -1;
+        }
+        if (!peek) {
+            count(domain, dlen, &d[i], &picks[i], &out[i]);
         }
         if (out[i].code == NL_OVER_LIMIT) {
             *overall = NL_OVER_LIMIT;

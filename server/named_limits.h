@@ -51,6 +51,7 @@ enum nl_code { NL_OK = 1, NL_OVER_LIMIT = 2 };
 /* What one descriptor got, in the terms of Envoy's DescriptorStatus. */
 struct nl_status {
     enum nl_code code;
+    bool exceeded;                  /* over the limit (OK in shadow mode) */
     bool has_limit;                 /* current_limit is set */
     bool unlimited;                 /* remaining is UINT32_MAX */
     uint32_t requests_per_unit;
@@ -63,7 +64,8 @@ struct nl_status {
 
 /* Decide n descriptors of domain at now, each on its counter, with
  * "replaces" applied across them; *overall is OVER_LIMIT when one of them
- * is. peek: change nothing. Returns 0, or -1 with err when no limits are
+ * is. peek: change nothing (not even the statistics, rl_stats.h).
+ * Returns 0, or -1 with err when no limits are
  * loaded, n is above NL_MAX_DESCRIPTORS, or memory ran out for a counter
  * (err "OOM"). */
 int named_limits_check(const char *domain, size_t dlen,

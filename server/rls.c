@@ -33,17 +33,53 @@ typedef Envoy__Service__Ratelimit__V3__RateLimitResponse__DescriptorStatus Statu
 typedef Envoy__Service__Ratelimit__V3__RateLimitResponse__RateLimit Limit;
 typedef Envoy__Service__Ratelimit__V3__Duration Duration;
 
-/* The answer's bytes: a packed message in a malloc'd buffer. */
+/* A call's allocations: decoding a request allocates each message, array
+ * and string, so they come from an arena reset per call (malloc beyond
+ * it), and the answer is packed into one buffer kept between calls. */
+static unsigned char arena[16384] __attribute__((aligned(16)));
+static size_t arena_used;
+static unsigned char *packed;
+static size_t packed_cap;
+
+static void *
+arena_alloc(void *data, size_t size)
+{
+    size_t at = (arena_used + 15) & ~(size_t)15;
+    (void)data;
+    if (size <= sizeof(arena) && at <= sizeof(arena) - size) {
+        arena_used = at + size;
+        return arena + at;
+    }
+    return malloc(size);
+}
+
+static void
+arena_free(void *data, void *p)
+{
+    (void)data;
+    if ((unsigned char *)p < arena || (unsigned char *)p >= arena + sizeof(arena)) {
+        free(p);
+    }
+}
+
+static ProtobufCAllocator arena_allocator = { arena_alloc, arena_free, NULL };
+
+/* The answer's bytes: m packed into the kept buffer. */
 static enum grpc_status
 pack(const ProtobufCMessage *m, struct rls_answer *a)
 {
     size_t len = protobuf_c_message_get_packed_size(m);
-    a->message = malloc(len ? len : 1);
-    if (a->message == NULL) {
-        a->why = "out of memory";
-        return GRPC_RESOURCE_EXHAUSTED;
+    if (len > packed_cap) {
+        unsigned char *p = realloc(packed, len);
+        if (p == NULL) {
+            a->why = "out of memory";
+            return GRPC_RESOURCE_EXHAUSTED;
+        }
+        packed = p;
+        packed_cap = len;
     }
-    a->len = protobuf_c_message_pack(m, a->message);
+    a->message = packed;
+    a->len = protobuf_c_message_pack(m, packed);
     return GRPC_OK;
 }
 
@@ -58,7 +94,7 @@ read_descriptors(const Request *req, struct nl_descriptor *d,
     for (size_t i = 0; i < req->n_descriptors; i++) {
         total += req->descriptors[i]->n_entries;
     }
-    *entries = malloc((total ? total : 1) * sizeof(**entries));
+    *entries = arena_alloc(NULL, (total ? total : 1) * sizeof(**entries));
     if (*entries == NULL) {
         return false;
     }
@@ -97,46 +133,36 @@ ceil_seconds(int64_t ns)
     return ns <= 0 ? 0 : ns / 1000000000 + (ns % 1000000000 != 0);
 }
 
-/* The response for statuses st[0..n), allocated in one block: the
- * Status, Limit and Duration of each, and the pointer array. */
+/* The response for statuses st[0..n), n <= NL_MAX_DESCRIPTORS. */
 static enum grpc_status
 answer(const struct nl_status *st, size_t n, enum nl_code overall,
        struct rls_answer *a)
 {
     Response r = ENVOY__SERVICE__RATELIMIT__V3__RATE_LIMIT_RESPONSE__INIT;
-    Status *s = calloc(n ? n : 1, sizeof(*s));
-    Limit *l = calloc(n ? n : 1, sizeof(*l));
-    Duration *d = calloc(n ? n : 1, sizeof(*d));
-    Status **ps = calloc(n ? n : 1, sizeof(*ps));
-    enum grpc_status rc = GRPC_RESOURCE_EXHAUSTED;
-    a->why = "out of memory";
-    if (s != NULL && l != NULL && d != NULL && ps != NULL) {
-        for (size_t i = 0; i < n; i++) {
-            envoy__service__ratelimit__v3__rate_limit_response__descriptor_status__init(&s[i]);
-            s[i].code = (int)st[i].code;
-            s[i].limit_remaining = st[i].remaining;
-            if (st[i].has_limit) {
-                envoy__service__ratelimit__v3__rate_limit_response__rate_limit__init(&l[i]);
-                l[i].name = (char *)st[i].name;
-                l[i].requests_per_unit = st[i].requests_per_unit;
-                l[i].unit = (int)st[i].unit;
-                s[i].current_limit = &l[i];
-                envoy__service__ratelimit__v3__duration__init(&d[i]);
-                d[i].seconds = ceil_seconds(st[i].reset_ns);
-                s[i].duration_until_reset = &d[i];
-            }
-            ps[i] = &s[i];
+    Status s[NL_MAX_DESCRIPTORS];
+    Limit l[NL_MAX_DESCRIPTORS];
+    Duration d[NL_MAX_DESCRIPTORS];
+    Status *ps[NL_MAX_DESCRIPTORS];
+    for (size_t i = 0; i < n; i++) {
+        envoy__service__ratelimit__v3__rate_limit_response__descriptor_status__init(&s[i]);
+        s[i].code = (int)st[i].code;
+        s[i].limit_remaining = st[i].remaining;
+        if (st[i].has_limit) {
+            envoy__service__ratelimit__v3__rate_limit_response__rate_limit__init(&l[i]);
+            l[i].name = (char *)st[i].name;
+            l[i].requests_per_unit = st[i].requests_per_unit;
+            l[i].unit = (int)st[i].unit;
+            s[i].current_limit = &l[i];
+            envoy__service__ratelimit__v3__duration__init(&d[i]);
+            d[i].seconds = ceil_seconds(st[i].reset_ns);
+            s[i].duration_until_reset = &d[i];
         }
-        r.overall_code = (int)overall;
-        r.n_statuses = n;
-        r.statuses = ps;
-        rc = pack(&r.base, a);
+        ps[i] = &s[i];
     }
-    free(s);
-    free(l);
-    free(d);
-    free(ps);
-    return rc;
+    r.overall_code = (int)overall;
+    r.n_statuses = n;
+    r.statuses = ps;
+    return pack(&r.base, a);
 }
 
 static enum grpc_status
@@ -147,8 +173,9 @@ should_rate_limit(const unsigned char *msg, size_t len, struct rls_answer *a)
     struct limits_entry *entries = NULL;
     enum nl_code overall;
     static char err[160];
+    arena_used = 0;
     Request *req = envoy__service__ratelimit__v3__rate_limit_request__unpack(
-        NULL, len, msg);
+        &arena_allocator, len, msg);
     enum grpc_status rc = GRPC_OK;
     if (req == NULL) {
         a->why = "the request is not a valid RateLimitRequest";
@@ -182,8 +209,11 @@ should_rate_limit(const unsigned char *msg, size_t len, struct rls_answer *a)
         }
         clock_batch_close();
     }
-    free(entries);
-    envoy__service__ratelimit__v3__rate_limit_request__free_unpacked(req, NULL);
+    if (entries != NULL) {
+        arena_free(NULL, entries);
+    }
+    envoy__service__ratelimit__v3__rate_limit_request__free_unpacked(
+        req, &arena_allocator);
     return rc;
 }
 
@@ -194,15 +224,18 @@ health_check(const unsigned char *msg, size_t len, struct rls_answer *a)
 {
     Grpc__Health__V1__HealthCheckResponse r =
         GRPC__HEALTH__V1__HEALTH_CHECK_RESPONSE__INIT;
+    arena_used = 0;
     Grpc__Health__V1__HealthCheckRequest *req =
-        grpc__health__v1__health_check_request__unpack(NULL, len, msg);
+        grpc__health__v1__health_check_request__unpack(&arena_allocator, len,
+                                                       msg);
     if (req == NULL) {
         a->why = "the request is not a valid HealthCheckRequest";
         return GRPC_INVALID_ARGUMENT;
     }
     bool known = req->service[0] == '\0' ||
                  strcmp(req->service, RLS_SERVICE) == 0;
-    grpc__health__v1__health_check_request__free_unpacked(req, NULL);
+    grpc__health__v1__health_check_request__free_unpacked(req,
+                                                          &arena_allocator);
     if (!known) {
         a->why = "unknown service";
         return GRPC_NOT_FOUND;

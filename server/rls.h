@@ -10,7 +10,7 @@
 #include "protocol/h2.h"
 
 struct rls_answer {
-    unsigned char *message;     /* malloc'd, the caller frees it */
+    unsigned char *message;     /* valid until the next rls_serve() */
     size_t len;
     const char *why;            /* for an error status (static text) */
 };

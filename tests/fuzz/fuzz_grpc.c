@@ -23,6 +23,7 @@
 #include "server/clock.h"
 #include "server/keyspace.h"
 #include "server/named_limits.h"
+#include "server/rl_stats.h"
 #include "server/rls.h"
 #include "server/server.h"
 
@@ -71,7 +72,6 @@ serve_session(const uint8_t *data, size_t size)
         rc = h2_answer(h, call.stream, st,
                        call.refused != GRPC_OK ? call.why : a.why,
                        a.message, a.len);
-        free(a.message);
     }
     while (h2_output(h, &out) > 0) {
         ;
@@ -85,7 +85,6 @@ serve_message(const char *path, const uint8_t *data, size_t size)
     struct rls_answer a = { NULL, 0, NULL };
     enum grpc_status st = rls_serve(path, data, size, &a);
     CHECK((st == GRPC_OK) == (a.message != NULL));
-    free(a.message);
 }
 
 int
@@ -132,6 +131,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         break;
     }
     keyspace_teardown();
+    rl_stats_reset();
     CHECK(mem_used() == baseline);
     return 0;
 }

@@ -59,7 +59,7 @@ done
 echo "integration tests: $CELLGATE_BIN (SANITIZE=$SANITIZE)"
 start=$(date +%s)
 rc=0
-timeout -k 10 300 "$PY" -m pytest -q -p no:cacheprovider -rxXfE "${marks[@]}" \
+timeout -k 10 480 "$PY" -m pytest -q -p no:cacheprovider -rxXfE "${marks[@]}" \
     "${targets[@]}" "$@" || rc=$?
 end=$(date +%s)
 echo "integration tests: $((end - start)) s, exit $rc"

@@ -140,6 +140,7 @@ HINTS = [
     ("RL.ENTRIES ", "RL.ENTRIES key [COUNT n]"),
     ("RL.TIERS ", "RL.TIERS key limit1 window1 [limit2 window2 [limit2 window2 ...]] "
                   "[COST n] [PEEK] [MS]"),
+    ("RL.CHECK ", "RL.CHECK domain entry [entry ...] [HITS n] [PEEK] [MS]"),
     # The hint follows what is typed: the arguments given drop out.
     ("RL.FIXED k 10 60 ", "RL.FIXED k 10 60 [COST n] [ALIGN] [PEEK] [MS]"),
     ("cl.throttle ", "cl.throttle key max_burst count period [quantity] [PEEK] [MS]"),
@@ -168,7 +169,7 @@ def test_help_group_lists_every_limiter(pane):
     lines = pane.run("help @ratelimit")
     usage = [line.strip() for line in lines
              if line and not line.lstrip().startswith(("summary:", "since:"))]
-    assert usage == sorted(shown for typed, shown in HINTS[:6])
+    assert usage == sorted(shown for typed, shown in HINTS[:7])
 
 
 def test_help_shows_the_docs(pane):

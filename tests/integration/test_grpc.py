@@ -10,6 +10,7 @@ import socket
 import subprocess
 import sys
 import threading
+import time
 
 import grpc
 import pytest
@@ -367,3 +368,59 @@ def test_resp_and_grpc_callers_share_one_quota_exactly(rls, pb):
     assert results.count(True) == 100
     assert rls.raw().command("RL.CHECK", "internal", "azure=shared", "PEEK").startswith(
         b"*5\r\n:1\r\n:100\r\n:0\r\n")
+
+
+def test_statistics_per_descriptor_as_that_service_counts_them(start_daemon, tmp_path, pb):
+    """total_hits, over_limit, near_limit, within_limit and shadow_mode on
+    /metrics, with that service's stats keys (the matched path; request
+    values only where detailed_metric asks), and at most 10,000 keys."""
+    from test_metrics import free_port, samples, scrape
+    limits = tmp_path / "limits"
+    limits.mkdir()
+    (limits / "example6.yaml").write_text(EXAMPLES["example6"])
+    (limits / "detailed.yaml").write_text(
+        "domain: detailed\ndescriptors:\n  - key: user\n    detailed_metric: true\n"
+        "    rate_limit: {unit: hour, requests_per_unit: 1}\n")
+    mport, gport = free_port(), harness.free_port()
+    d = start_daemon("--limits-file", str(limits), "--grpc-port", gport,
+                     "--metrics-port", mport, fakeclock=True)
+    d.grpc_port = gport
+    c = Client(d, pb)
+    for _ in range(12):         # limit 10, shadow mode
+        c.check("example6", ("service=auth-service", "user=user-a"))
+    r = d.client()
+    for _ in range(3):
+        r.execute_command("RL.CHECK", "example6", "service=s", "user=user-b", "HITS", 9)
+    r.execute_command("RL.CHECK", "example6", "service=s", "user=user-b", "PEEK")
+    pipe = r.pipeline(transaction=False)
+    for i in range(10050):
+        pipe.execute_command("RL.CHECK", "detailed", "user=u%d" % i)
+    pipe.execute()
+
+    def metric(name, domain, key):
+        # (prometheus_client's parser names a counter's sample <name>_total)
+        return got.get(("ratelimit_service_rate_limit_%s_total" % name,
+                        (("domain", domain), ("key", key))))
+    deadline = time.monotonic() + 5
+    while True:                              # the scrape follows the cron tick
+        got = samples(scrape(mport)[2])
+        if metric("total_hits", "detailed", "__other__") == 52 or \
+                time.monotonic() > deadline:
+            break
+        time.sleep(0.05)
+    a = "service.user_user-a"
+    assert [metric(n, "example6", a) for n in
+            ("total_hits", "within_limit", "near_limit", "over_limit", "shadow_mode")] == \
+        [12, 10, 2, 2, 2]
+    # 9, then 9 (2 past the near mark of 16), then 9 refused (18 + 9: 7 over
+    # the limit, 2 more near it); the PEEK counts nothing.
+    b = "service.user_user-b"
+    assert [metric(n, "example6", b) for n in
+            ("total_hits", "within_limit", "near_limit", "over_limit", "shadow_mode")] == \
+        [27, 18, 4, 7, 0]
+    # 10,000 keys: example6's 2, then 9,998 users; the rest in __other__.
+    assert metric("total_hits", "detailed", "user_u0") == 1
+    assert metric("total_hits", "detailed", "user_u9997") == 1
+    assert metric("total_hits", "detailed", "user_u9998") is None
+    assert metric("total_hits", "detailed", "__other__") == 52
+    c.close()
