@@ -62,6 +62,8 @@
       "port of Envoy's rate limit service (gRPC, HTTP/2 cleartext); 0 = off") \
     X(grpc_bind, "grpc-bind", CONF_STRING, "", 0, 0,                          \
       "address for grpc-port; empty = the first address of bind")            \
+    X(grpc_response_headers, "grpc-response-headers", CONF_BOOL, "no", 0, 0,  \
+      "answer RateLimit-Limit, -Remaining and -Reset headers for Envoy to add") \
     X(grpc_max_message, "grpc-max-message", CONF_BYTES, "4mb", 1024,          \
       1073741824LL, "largest gRPC request message accepted (1kb to 1gb)")     \
     X(limits_file, "limits-file", CONF_STRING, "", 0, 0,                      \

@@ -485,15 +485,19 @@ h2_new(size_t max_message, uint32_t max_streams)
          * all cellgate needs of HTTP's rules; nghttp2's generic ones cost
          * more than the decision. */
         nghttp2_option_set_no_http_messaging(opt, 1);
+        /* Unary calls answered at once: no priority tree to keep (RFC
+         * 9218), and no closed streams kept for one. */
+        nghttp2_option_set_no_closed_streams(opt, 1);
         rc = nghttp2_session_server_new3(&h->session, cb, h, opt, &pool_mem);
         nghttp2_option_del(opt);
     }
     nghttp2_session_callbacks_del(cb);
     nghttp2_settings_entry settings[] = {
         { NGHTTP2_SETTINGS_MAX_CONCURRENT_STREAMS, max_streams },
+        { NGHTTP2_SETTINGS_NO_RFC7540_PRIORITIES, 1 },
     };
     if (rc != 0 ||
-        nghttp2_submit_settings(h->session, NGHTTP2_FLAG_NONE, settings, 1) != 0) {
+        nghttp2_submit_settings(h->session, NGHTTP2_FLAG_NONE, settings, 2) != 0) {
         h2_free(h);
         return NULL;
     }

@@ -21,6 +21,7 @@
 #include "server/clock.h"
 #include "server/keyspace.h"
 #include "server/named_limits.h"
+#include "server/server.h"
 
 #define RLS_PATH "/envoy.service.ratelimit.v3.RateLimitService/ShouldRateLimit"
 #define RLS_SERVICE "envoy.service.ratelimit.v3.RateLimitService"
@@ -32,6 +33,7 @@ typedef Envoy__Service__Ratelimit__V3__RateLimitResponse Response;
 typedef Envoy__Service__Ratelimit__V3__RateLimitResponse__DescriptorStatus Status;
 typedef Envoy__Service__Ratelimit__V3__RateLimitResponse__RateLimit Limit;
 typedef Envoy__Service__Ratelimit__V3__Duration Duration;
+typedef Envoy__Service__Ratelimit__V3__HeaderValue Header;
 
 /* A call's allocations: decoding a request allocates each message, array
  * and string, so they come from an arena reset per call (malloc beyond
@@ -133,6 +135,45 @@ ceil_seconds(int64_t ns)
     return ns <= 0 ? 0 : ns / 1000000000 + (ns % 1000000000 != 0);
 }
 
+/* The status whose limit headers envoyproxy/ratelimit sends: the one with
+ * the least remaining (the first of equals), or the last over its limit;
+ * -1 when no status has a limit. */
+static int
+headers_status(const struct nl_status *st, size_t n)
+{
+    int pick = -1;
+    uint32_t least = UINT32_MAX;
+    for (size_t i = 0; i < n; i++) {
+        if (!st[i].has_limit) {
+            continue;
+        }
+        if (st[i].code == NL_OVER_LIMIT || st[i].remaining < least) {
+            pick = (int)i;
+            least = st[i].code == NL_OVER_LIMIT ? 0 : st[i].remaining;
+        }
+    }
+    return pick;
+}
+
+/* RateLimit-Limit, -Remaining and -Reset of status i into h[0..3). */
+static void
+limit_headers(const struct nl_status *s, Header *h, char text[3][24],
+              Header **ph)
+{
+    static const char *const names[3] = { "RateLimit-Limit",
+                                          "RateLimit-Remaining",
+                                          "RateLimit-Reset" };
+    snprintf(text[0], 24, "%u", s->requests_per_unit);
+    snprintf(text[1], 24, "%u", s->remaining);
+    snprintf(text[2], 24, "%lld", (long long)ceil_seconds(s->reset_ns));
+    for (int i = 0; i < 3; i++) {
+        envoy__service__ratelimit__v3__header_value__init(&h[i]);
+        h[i].key = (char *)names[i];
+        h[i].value = text[i];
+        ph[i] = &h[i];
+    }
+}
+
 /* The response for statuses st[0..n), n <= NL_MAX_DESCRIPTORS. */
 static enum grpc_status
 answer(const struct nl_status *st, size_t n, enum nl_code overall,
@@ -162,6 +203,14 @@ answer(const struct nl_status *st, size_t n, enum nl_code overall,
     r.overall_code = (int)overall;
     r.n_statuses = n;
     r.statuses = ps;
+    Header h[3], *ph[3];
+    char text[3][24];
+    int pick = srv.conf.grpc_response_headers ? headers_status(st, n) : -1;
+    if (pick >= 0) {
+        limit_headers(&st[pick], h, text, ph);
+        r.n_response_headers_to_add = 3;
+        r.response_headers_to_add = ph;
+    }
     return pack(&r.base, a);
 }
 

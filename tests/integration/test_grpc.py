@@ -193,6 +193,21 @@ class Client:
         self.channel.close()
 
 
+def send_until_closed(port, data, timeout):
+    """Send data on a new connection; everything read until the server
+    closes it."""
+    s = socket.create_connection(("127.0.0.1", port), timeout=timeout)
+    s.sendall(data)
+    got = b""
+    while True:
+        chunk = s.recv(4096)
+        if not chunk:
+            break
+        got += chunk
+    s.close()
+    return got
+
+
 OK, OVER = 1, 2
 SIX_HOURS = 6 * 3600          # from 18:00 UTC to the end of the day
 
@@ -294,17 +309,9 @@ def test_health_errors_and_a_stranger_do_not_disturb_others(rls, pb):
         (grpc.StatusCode.RESOURCE_EXHAUSTED, "the message is larger than the server accepts")
     assert error(RLS, rls_pb2.RateLimitRequest(domain="x").SerializeToString()) == \
         (grpc.StatusCode.UNKNOWN, "rate limit descriptor list must not be empty")
-    # A client that speaks HTTP/1.1 (no preface) is closed at once...
-    s = socket.create_connection(("127.0.0.1", rls.grpc_port), timeout=5)
-    s.sendall(b"GET / HTTP/1.1\r\nHost: x\r\n\r\n")
-    data = b""
-    while True:
-        chunk = s.recv(4096)
-        if not chunk:
-            break
-        data += chunk
-    s.close()
-    # (all it got is the server's SETTINGS frame), and the others carry on.
+    # A client that speaks HTTP/1.1 (no preface) is closed at once (all it
+    # got is the server's SETTINGS frame), and the others carry on.
+    data = send_until_closed(rls.grpc_port, b"GET / HTTP/1.1\r\nHost: x\r\n\r\n", 5)
     assert data[3:4] == b"\x04" and len(data) == 9 + int.from_bytes(data[:3], "big")
     c = Client(rls, pb)
     assert c.check("mongo_cps", ("database=users",)) == (OK, [(OK, 500, 499, 1)])
@@ -423,4 +430,69 @@ def test_statistics_per_descriptor_as_that_service_counts_them(start_daemon, tmp
     assert metric("total_hits", "detailed", "user_u9997") == 1
     assert metric("total_hits", "detailed", "user_u9998") is None
     assert metric("total_hits", "detailed", "__other__") == 52
+    c.close()
+
+
+def test_ratelimit_headers_of_the_descriptor_nearest_its_limit(start_daemon, tmp_path, pb):
+    """grpc-response-headers yes: RateLimit-Limit, -Remaining and -Reset of
+    the descriptor with the least left (the last one over its limit), as
+    envoyproxy/ratelimit adds them; none without a limit, none when off."""
+    limits = tmp_path / "limits"
+    limits.mkdir()
+    (limits / "messaging.yaml").write_text(EXAMPLES["messaging"])
+    gport = harness.free_port()
+    d = start_daemon("--limits-file", str(limits), "--grpc-port", gport,
+                     "--grpc-response-headers", "yes", fakeclock=True)
+    d.clock.set(d.clock.ns - d.clock.ns % (DAY * SEC) + DAY * SEC + 18 * 3600 * SEC)
+    d.grpc_port = gport
+    c = Client(d, pb)
+    marketing = ("message_type=marketing", "to_number=1")
+    number = ("to_number=1",)
+
+    def headers(*descriptors):
+        r = c.call(c.request("messaging", *descriptors), timeout=5)
+        return [(h.key, h.value) for h in r.response_headers_to_add]
+    want = lambda limit, left: [("RateLimit-Limit", str(limit)),       # noqa: E731
+                                ("RateLimit-Remaining", str(left)),
+                                ("RateLimit-Reset", str(SIX_HOURS))]
+    assert headers(number, marketing) == want(5, 4)       # 99 left vs 4 left
+    for _ in range(4):
+        headers(marketing)
+    assert headers(marketing, number) == want(5, 0)       # over its limit
+    assert headers(("nomatch=x",)) == []
+    assert d.raw().command("CONFIG", "SET", "grpc-response-headers", "no") == b"+OK\r\n"
+    assert headers(number) == []
+    c.close()
+
+
+def test_maxclients_and_timeout_hold_for_grpc_connections(start_daemon, tmp_path, pb):
+    limits = tmp_path / "limits"
+    limits.mkdir()
+    (limits / "mongo.yaml").write_text(EXAMPLES["mongo_cps"])
+    gport = harness.free_port()
+    d = start_daemon("--limits-file", str(limits), "--grpc-port", gport,
+                     "--maxclients", 3, "--timeout", 1)
+    d.grpc_port = gport
+    resp = [d.raw() for _ in range(3)]
+    for r in resp:
+        assert r.command("PING") == b"+PONG\r\n"
+    # maxclients counts RESP and gRPC connections together: a fourth is
+    # closed at once, before HTTP/2 starts.
+    s = socket.create_connection(("127.0.0.1", gport), timeout=5)
+    s.sendall(b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n")
+    try:
+        got = s.recv(64)
+    except ConnectionResetError:       # closed with the preface unread
+        got = b""
+    assert got == b""
+    s.close()
+    for r in resp:
+        r.close()
+    assert harness.wait_until(lambda: d.info("clients")["connected_clients"] <= 1, 5)
+    # An idle gRPC connection goes after `timeout` seconds, as a RESP one.
+    got = send_until_closed(gport, b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n"
+                            b"\x00\x00\x00\x04\x00\x00\x00\x00\x00", 10)
+    assert got[3:4] == b"\x04"                          # its SETTINGS, then the close
+    c = Client(d, pb)
+    assert c.check("mongo_cps", ("database=users",)) == (OK, [(OK, 500, 499, 1)])
     c.close()
