@@ -322,7 +322,8 @@ is_mutable(const char *name)
                                          "unixsocketperm", "tcp-backlog",
                                          "logfile", "cluster-node-id",
                                          "cluster-announce-ip",
-                                         "cluster-announce-port", NULL };
+                                         "cluster-announce-port",
+                                         "grpc-port", "grpc-bind", NULL };
     for (size_t i = 0; fixed[i] != NULL; i++) {
         if (strcmp(name, fixed[i]) == 0) {
             return false;

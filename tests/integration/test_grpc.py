@@ -496,3 +496,17 @@ def test_maxclients_and_timeout_hold_for_grpc_connections(start_daemon, tmp_path
     c = Client(d, pb)
     assert c.check("mongo_cps", ("database=users",)) == (OK, [(OK, 500, 499, 1)])
     c.close()
+
+
+def test_grpc_port_is_fixed_at_start_and_refused_in_a_cluster(rls, tmp_path):
+    assert rls.raw().command("CONFIG", "SET", "grpc-port", "1") == (
+        b"-ERR CONFIG SET failed (possibly related to argument 'grpc-port') - "
+        b"can't set immutable config\r\n")
+    port = harness.free_port()
+    conf = tmp_path / "cluster.conf"
+    conf.write_text("cluster-mode yes\ncluster-node %s 127.0.0.1:%d 0-16383\n" % ("a" * 40, port))
+    r = subprocess.run([harness.BIN, str(conf), "--port", str(port), "--grpc-port",
+                        str(harness.free_port()), "--test-config"],
+                       capture_output=True, text=True, timeout=10)
+    assert r.returncode == 1
+    assert "grpc-port is not available with cluster-mode yes" in r.stderr
