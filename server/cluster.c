@@ -35,6 +35,7 @@
 #include "server/cluster_topo.h"
 #include "server/keyspace.h"
 #include "conf/rewrite.h"
+#include "lib/mem.h"
 #include "server/log.h"
 #include "server/replication.h"
 #include "server/server.h"
@@ -318,11 +319,7 @@ save_lines(char *err, size_t errlen)
 int
 cluster_promote(const char *id, size_t idlen, char *err, size_t errlen)
 {
-    size_t i = 0;
-    while (i < topo->nnodes && (idlen != CLUSTER_ID_LEN ||
-                                memcmp(topo->nodes[i].id, id, idlen) != 0)) {
-        i++;
-    }
+    size_t i = cluster_topo_find_id(topo, id, idlen);
     if (i == topo->nnodes) {
         snprintf(err, errlen, "Unknown node %.*s", (int)(idlen > 64 ? 64 : idlen),
                  id);
@@ -351,8 +348,7 @@ cluster_lines_changed(void)
 void
 cluster_lines_free(char *lines)
 {
-    struct textbuf t = { lines, 0, 0, false };
-    textbuf_free(&t);
+    mem_free(lines);                /* a textbuf's text */
 }
 
 void

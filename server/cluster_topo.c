@@ -318,11 +318,13 @@ cluster_topo_add(struct cluster_topo *t, char **words, size_t nwords,
     return 0;
 }
 
-static size_t
-find_id(const struct cluster_topo *t, const char *id)
+size_t
+cluster_topo_find_id(const struct cluster_topo *t, const char *id,
+                     size_t len)
 {
     size_t i = 0;
-    while (i < t->nnodes && strcmp(t->nodes[i].id, id) != 0) {
+    while (i < t->nnodes && (len != CLUSTER_ID_LEN ||
+                             memcmp(t->nodes[i].id, id, len) != 0)) {
         i++;
     }
     return i;
@@ -336,7 +338,7 @@ cluster_topo_link(struct cluster_topo *t, char *why, size_t whylen)
         if (n->primary_id[0] == '\0') {
             continue;
         }
-        size_t p = find_id(t, n->primary_id);
+        size_t p = cluster_topo_find_id(t, n->primary_id, CLUSTER_ID_LEN);
         if (p == t->nnodes) {
             return fail(why, whylen, "cluster-node %s is a replica of %s, "
                         "which is not among the cluster-node lines", n->id,

@@ -82,6 +82,10 @@ size_t cluster_topo_shard(const struct cluster_topo *t, size_t i);
  * that changed anything (false: i was a primary already). */
 bool cluster_topo_promote(struct cluster_topo *t, size_t i);
 
+/* The node with id (len bytes), or t->nnodes when none has it. */
+size_t cluster_topo_find_id(const struct cluster_topo *t, const char *id,
+                            size_t len);
+
 /* The node at host:port, or t->nnodes when none is. */
 size_t cluster_topo_find(const struct cluster_topo *t, const char *host,
                          unsigned port);

@@ -267,12 +267,7 @@ cmd_cluster_nodes(struct conn *c, struct resp_request *req)
 void
 cmd_cluster_replicas(struct conn *c, struct resp_request *req)
 {
-    size_t p = 0;
-    while (p < topo->nnodes &&
-           (req->argvlen[2] != CLUSTER_ID_LEN ||
-            memcmp(topo->nodes[p].id, req->argv[2], CLUSTER_ID_LEN) != 0)) {
-        p++;
-    }
+    size_t p = cluster_topo_find_id(topo, req->argv[2], req->argvlen[2]);
     if (p == topo->nnodes) {
         cmd_errorf(c, "ERR Unknown node %.*s",
                    (int)(req->argvlen[2] > 64 ? 64 : req->argvlen[2]),

@@ -109,8 +109,11 @@ cmd_rl_check(struct conn *c, struct resp_request *req)
     if (named_limits_check(req->argv[1], req->argvlen[1], &d, 1, a.peek,
                            clock_wall_now(), &st, &overall, err,
                            sizeof(err)) != 0) {
-        cmd_errorf(c, strcmp(err, "OOM") == 0 ? "%s" : "ERR %s",
-                   strcmp(err, "OOM") == 0 ? ERR_OOM : err);
+        if (strcmp(err, "OOM") == 0) {
+            cmd_error(c, ERR_OOM);
+        } else {
+            cmd_errorf(c, "ERR %s", err);
+        }
         return;
     }
     if (!st.has_limit) {
