@@ -147,6 +147,15 @@
     X(log_format, "log-format", CONF_ENUM, "plain", 0, 0,                     \
       "log line layout {plain json}")                                         \
     X(logfile, "logfile", CONF_STRING, "", 0, 0,                              \
-      "log to this file; empty = standard error")
+      "log to this file (SIGHUP reopens it); empty = standard error")         \
+    X(daemonize, "daemonize", CONF_BOOL, "no", 0, 0,                          \
+      "run in the background; the starting process exits 0 once the server " \
+      "is ready, 1 if it failed")                                             \
+    X(pidfile, "pidfile", CONF_STRING, "", 0, 0,                              \
+      "write the process id here, removed at exit; empty = none, or "         \
+      "/var/run/cellgate.pid with daemonize yes")                             \
+    X(supervised, "supervised", CONF_ENUM, "no", 0, 0,                        \
+      "tell a supervisor when the server is ready and stopping {no systemd "  \
+      "auto}; auto = systemd when NOTIFY_SOCKET is set")
 
 #endif

@@ -323,7 +323,9 @@ is_mutable(const char *name)
                                          "logfile", "cluster-node-id",
                                          "cluster-announce-ip",
                                          "cluster-announce-port",
-                                         "grpc-port", "grpc-bind", NULL };
+                                         "grpc-port", "grpc-bind",
+                                         "daemonize", "supervised",
+                                         "pidfile", NULL };
     for (size_t i = 0; fixed[i] != NULL; i++) {
         if (strcmp(name, fixed[i]) == 0) {
             return false;

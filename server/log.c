@@ -6,6 +6,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -17,6 +18,8 @@
 enum log_level log_min_level = LOG_NOTICE;
 static int log_fd = STDERR_FILENO;
 static bool log_json;
+/* The file's name, for log_reopen (empty: standard error). */
+static char log_path[PATH_MAX];
 
 static const char *const level_names[] = { "debug", "verbose", "notice",
                                            "warning" };
@@ -43,13 +46,43 @@ log_setup(const char *level, const char *path, const char *format)
         return -1;
     }
     if (path != NULL && path[0] != '\0') {
+        if (strlen(path) >= sizeof(log_path)) {
+            errno = ENAMETOOLONG;
+            return -1;
+        }
         int fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
         if (fd < 0) {
             return -1;
         }
         log_fd = fd;
+        snprintf(log_path, sizeof(log_path), "%s", path);
     }
     return 0;
+}
+
+int
+log_reopen(void)
+{
+    if (log_fd == STDERR_FILENO) {
+        return 0;
+    }
+    int fd = open(log_path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+    if (fd < 0) {
+        return -1;
+    }
+    /* dup3 swaps the file under the same descriptor in one step, so a
+     * line is never written to a closed one. */
+    int rc = dup3(fd, log_fd, O_CLOEXEC) < 0 ? -1 : 0;
+    int saved = errno;
+    close(fd);
+    errno = saved;
+    return rc;
+}
+
+bool
+log_to_file(void)
+{
+    return log_fd != STDERR_FILENO;
 }
 
 void
@@ -58,6 +91,7 @@ log_teardown(void)
     if (log_fd != STDERR_FILENO) {
         close(log_fd);
         log_fd = STDERR_FILENO;
+        log_path[0] = '\0';
     }
 }
 

@@ -21,6 +21,12 @@ extern enum log_level log_min_level;
  * Returns 0, or -1 if the file cannot be opened (errno set). */
 int log_setup(const char *level, const char *path, const char *format);
 void log_teardown(void);
+
+/* Open the log file's name again (after logrotate moved the file away),
+ * as SIGHUP asks. Returns 0 (also when logging to standard error), or -1
+ * with errno set, the old file still in use. */
+int log_reopen(void);
+bool log_to_file(void);
 int log_set_level(const char *level);
 
 void log_write(enum log_level level, const char *fmt, ...)

@@ -29,6 +29,7 @@
 #include "server/commands.h"
 #include "server/conn.h"
 #include "server/keyspace.h"
+#include "server/lifecycle.h"
 #include "server/log.h"
 #include "server/grpc.h"
 #include "server/metrics.h"
@@ -351,6 +352,7 @@ server_shutdown_save(const char *why, bool save)
         return;
     }
     srv.shutting_down = true;
+    lifecycle_stopping();
     repl_shutdown();
     persist_close();
     if (save && srv.store != NULL) {
@@ -403,8 +405,9 @@ on_signal(uv_signal_t *h, int signum)
     server_shutdown(name);
 }
 
-/* SIGHUP re-reads the named limits (as CONFIG RELOAD-LIMITS) and the
- * cluster topology (as CLUSTER RELOAD); each logs its outcome. */
+/* SIGHUP reopens the log file (logrotate's postrotate), then re-reads the
+ * named limits (as CONFIG RELOAD-LIMITS) and the cluster topology (as
+ * CLUSTER RELOAD); each logs its outcome. */
 static void
 on_sighup(uv_signal_t *h, int signum)
 {
@@ -413,9 +416,21 @@ on_sighup(uv_signal_t *h, int signum)
     bool topology = strcmp(srv.conf.cluster_mode, "yes") == 0;
     (void)h;
     (void)signum;
+    if (log_to_file()) {
+        if (log_reopen() < 0) {
+            log_warning("Received SIGHUP: cannot reopen the log file %s, "
+                        "still writing to the old one: %s", srv.conf.logfile,
+                        strerror(errno));
+        } else {
+            log_notice("Received SIGHUP: reopened the log file %s",
+                       srv.conf.logfile);
+        }
+    }
     if (!limits && !topology) {
-        log_notice("Received SIGHUP: nothing to reload (no limits-file, "
-                   "cluster-mode is not yes)");
+        if (!log_to_file()) {
+            log_notice("Received SIGHUP: nothing to reload (no logfile, no "
+                       "limits-file, cluster-mode is not yes)");
+        }
         return;
     }
     if (limits) {
@@ -713,8 +728,9 @@ setup(void)
     return 0;
 }
 
+/* bye: the clean exit's last line, written before the log file closes. */
 static void
-teardown(void)
+teardown(bool bye)
 {
     if (srv.loop != NULL) {
         /* Let every close callback run, then release the loop. */
@@ -731,6 +747,9 @@ teardown(void)
     named_limits_teardown();
     keyspace_teardown();
     slowlog_teardown();
+    if (bye) {
+        log_notice("cellgate is now ready to exit, bye bye...");
+    }
     log_teardown();
     conf_deinit(&srv.conf);
 }
@@ -780,6 +799,11 @@ main(int argc, char **argv)
         conf_deinit(&srv.conf);
         return 1;
     }
+    /* Before the loop and any thread exist: it may fork. */
+    if (lifecycle_start() < 0) {
+        teardown(false);
+        return 1;
+    }
     log_notice("cellgate %s starting, pid %d, config %s", CELLGATE_VERSION,
                (int)getpid(), srv.config_file ? srv.config_file : "(none)");
     warn_open_bind(NULL);
@@ -790,7 +814,8 @@ main(int argc, char **argv)
              * another daemon's (the one holding the port, say). */
             server_shutdown_save("start-up failure", false);
         }
-        teardown();
+        lifecycle_exit();
+        teardown(false);
         return 1;
     }
     if (srv.conf.port != 0) {
@@ -801,8 +826,9 @@ main(int argc, char **argv)
         log_notice("Ready to accept connections unix on %s",
                    srv.conf.unixsocket);
     }
+    lifecycle_ready();
     uv_run(srv.loop, UV_RUN_DEFAULT);
-    teardown();
-    log_notice("cellgate is now ready to exit, bye bye...");
+    lifecycle_exit();
+    teardown(true);
     return 0;
 }
