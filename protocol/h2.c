@@ -22,7 +22,6 @@
 
 struct stream {
     int32_t id;
-    char path[H2_PATH_MAX];
     bool grpc;                          /* content-type application/grpc */
     bool post;
     unsigned char *in;                  /* DATA bytes, prefix included */
@@ -31,18 +30,24 @@ struct stream {
     const char *why;
     unsigned char *out;                 /* the framed answer */
     size_t outlen, outoff;
-    unsigned char small[256];           /* in, then out, when they fit:
-                                           most calls allocate nothing */
+    struct stream *prev, *next;         /* every stream the session has */
+    /* From here on, buffers that a new stream need not clear: */
+    char path[H2_PATH_MAX];
     char status[4];
     char message[160];                  /* grpc-message, percent-encoded */
-    struct stream *prev, *next;         /* every stream the session has */
+    unsigned char small[256];           /* in, then out, when they fit:
+                                           most calls allocate nothing */
 };
+#define STREAM_CLEARED offsetof(struct stream, path)
 
 struct h2_conn {
     nghttp2_session *session;
     struct stream *streams;             /* freed by h2_free if still open:
                                            nghttp2_session_del() does not
                                            call on_stream_close */
+    struct stream *receiving;           /* the header block being read:
+                                           HTTP/2 never interleaves them,
+                                           so its headers need no lookup */
     size_t max_message;
     int32_t *ready;                     /* ended streams, oldest first */
     size_t nready, capready, headready;
@@ -154,9 +159,14 @@ static nghttp2_mem pool_mem = { NULL, pool_malloc, pool_free, pool_calloc,
 
 /* ---- receiving --------------------------------------------------------- */
 
+/* The stream whose frames are arriving is nearly always the one whose
+ * headers just came: checked first, before nghttp2's map. */
 static struct stream *
 stream_of(struct h2_conn *h, int32_t id)
 {
+    if (h->receiving != NULL && h->receiving->id == id) {
+        return h->receiving;
+    }
     return nghttp2_session_get_stream_user_data(h->session, id);
 }
 
@@ -169,9 +179,35 @@ release(struct stream *s, unsigned char **p)
     *p = NULL;
 }
 
+/* Streams come and go with every call, a few dozen at a time: spare ones
+ * are kept (bounded) instead of going back to malloc, and only their head
+ * is cleared when reused. */
+#define SPARE_KEEP 256
+
+static struct stream *spare;            /* linked through next */
+static size_t nspare;
+
+static struct stream *
+new_stream(void)
+{
+    struct stream *s = spare;
+    if (s != NULL) {
+        spare = s->next;
+        nspare--;
+    } else if ((s = malloc(sizeof(*s))) == NULL) {
+        return NULL;
+    }
+    memset(s, 0, STREAM_CLEARED);
+    s->path[0] = '\0';
+    return s;
+}
+
 static void
 free_stream(struct h2_conn *h, struct stream *s)
 {
+    if (h->receiving == s) {
+        h->receiving = NULL;
+    }
     if (s->prev != NULL) {
         s->prev->next = s->next;
     } else {
@@ -182,7 +218,13 @@ free_stream(struct h2_conn *h, struct stream *s)
     }
     release(s, &s->in);
     release(s, &s->out);
-    free(s);
+    if (nspare < SPARE_KEEP) {
+        s->next = spare;
+        spare = s;
+        nspare++;
+    } else {
+        free(s);
+    }
 }
 
 static int
@@ -194,7 +236,7 @@ on_begin_headers(nghttp2_session *session, const nghttp2_frame *frame,
         frame->headers.cat != NGHTTP2_HCAT_REQUEST) {
         return 0;
     }
-    struct stream *s = calloc(1, sizeof(*s));
+    struct stream *s = new_stream();
     if (s == NULL) {
         return NGHTTP2_ERR_CALLBACK_FAILURE;
     }
@@ -206,7 +248,9 @@ on_begin_headers(nghttp2_session *session, const nghttp2_frame *frame,
     h->streams = s;
     if (nghttp2_session_set_stream_user_data(session, s->id, s) != 0) {
         free_stream(h, s);
+        return 0;
     }
+    h->receiving = s;
     return 0;
 }
 
@@ -221,10 +265,9 @@ on_header(nghttp2_session *session, const nghttp2_frame *frame,
           const uint8_t *name, size_t namelen, const uint8_t *value,
           size_t valuelen, uint8_t flags, void *user)
 {
-    struct stream *s = nghttp2_session_get_stream_user_data(
-        session, frame->hd.stream_id);
+    struct stream *s = stream_of(user, frame->hd.stream_id);
+    (void)session;
     (void)flags;
-    (void)user;
     if (s == NULL || frame->hd.type != NGHTTP2_HEADERS) {
         return 0;
     }
@@ -254,7 +297,8 @@ on_data_chunk(nghttp2_session *session, uint8_t flags, int32_t id,
               const uint8_t *data, size_t len, void *user)
 {
     struct h2_conn *h = user;
-    struct stream *s = nghttp2_session_get_stream_user_data(session, id);
+    struct stream *s = stream_of(h, id);
+    (void)session;
     (void)flags;
     if (s == NULL || s->refused != GRPC_OK) {
         return 0;                       /* nothing more to keep */
@@ -324,8 +368,8 @@ on_frame_recv(nghttp2_session *session, const nghttp2_frame *frame,
         !(frame->hd.flags & NGHTTP2_FLAG_END_STREAM)) {
         return 0;
     }
-    struct stream *s = nghttp2_session_get_stream_user_data(
-        session, frame->hd.stream_id);
+    struct stream *s = stream_of(h, frame->hd.stream_id);
+    (void)session;
     if (s == NULL) {
         return 0;
     }

@@ -40,6 +40,7 @@ typedef Envoy__Service__Ratelimit__V3__HeaderValue Header;
  * it), and the answer is packed into one buffer kept between calls. */
 static unsigned char arena[16384] __attribute__((aligned(16)));
 static size_t arena_used;
+static size_t arena_spilled;            /* allocations malloc took */
 static unsigned char *packed;
 static size_t packed_cap;
 
@@ -52,6 +53,7 @@ arena_alloc(void *data, size_t size)
         arena_used = at + size;
         return arena + at;
     }
+    arena_spilled++;
     return malloc(size);
 }
 
@@ -222,7 +224,7 @@ should_rate_limit(const unsigned char *msg, size_t len, struct rls_answer *a)
     struct limits_entry *entries = NULL;
     enum nl_code overall;
     static char err[160];
-    arena_used = 0;
+    arena_used = arena_spilled = 0;
     Request *req = envoy__service__ratelimit__v3__rate_limit_request__unpack(
         &arena_allocator, len, msg);
     enum grpc_status rc = GRPC_OK;
@@ -261,8 +263,12 @@ should_rate_limit(const unsigned char *msg, size_t len, struct rls_answer *a)
     if (entries != NULL) {
         arena_free(NULL, entries);
     }
-    envoy__service__ratelimit__v3__rate_limit_request__free_unpacked(
-        req, &arena_allocator);
+    /* Walking the decoded request to free it only matters for what
+     * spilled past the arena; the arena itself is reset by the next call. */
+    if (arena_spilled > 0) {
+        envoy__service__ratelimit__v3__rate_limit_request__free_unpacked(
+            req, &arena_allocator);
+    }
     return rc;
 }
 
