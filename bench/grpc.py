@@ -9,7 +9,7 @@ BENCH_REPS runs, in one invocation against one daemon:
 Each decides on one hot key that never runs out, so every call does the
 whole work of an allowed decision. Writes bench/results/grpc.txt.
 
-Knobs: BENCH_REPS (5), BENCH_N (200000), BENCH_CONNS (4), BENCH_STREAMS
+Knobs: BENCH_REPS (9), BENCH_N (200000), BENCH_CONNS (4), BENCH_STREAMS
 (32), CELLGATE_BIN (./cellgate).
 """
 import os
@@ -22,7 +22,7 @@ import tempfile
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from journal import Daemon, free_port  # noqa: E402
 
-REPS = int(os.environ.get("BENCH_REPS", "5"))
+REPS = int(os.environ.get("BENCH_REPS", "9"))
 N = int(os.environ.get("BENCH_N", "200000"))
 CONNS = int(os.environ.get("BENCH_CONNS", "4"))
 STREAMS = int(os.environ.get("BENCH_STREAMS", "32"))
@@ -107,6 +107,13 @@ def main():
                  % (CONNS, STREAMS), "grpc")]
         for label, k in rows:
             out.append("  %-64s %.3f us  (%.2fx)" % (label, med[k], med[k] / med["throttle"]))
+        # Each rep measures the three back to back, so a rep's own ratio
+        # cancels what drifts between reps (other load, frequency).
+        for label, k in (("RL.CHECK", "check"), ("ShouldRateLimit", "grpc")):
+            ratios = [a / b for a, b in zip(runs[k], runs["throttle"])]
+            out.append("  %s / CL.THROTTLE, median of the %d reps' own ratios: %.2fx "
+                       "(range %.2f-%.2f)" % (label, REPS, statistics.median(ratios),
+                                              min(ratios), max(ratios)))
     finally:
         shutil.rmtree(root, ignore_errors=True)
     text = "\n".join(out) + "\n"

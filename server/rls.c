@@ -104,6 +104,7 @@ read_descriptors(const Request *req, struct nl_descriptor *d,
     }
     for (size_t i = 0; i < req->n_descriptors; i++) {
         const Descriptor *in = req->descriptors[i];
+        memset(&d[i], 0, sizeof(d[i]));
         d[i].entries = *entries + at;
         d[i].n = in->n_entries;
         for (size_t j = 0; j < in->n_entries; j++, at++) {
@@ -232,7 +233,6 @@ should_rate_limit(const unsigned char *msg, size_t len, struct rls_answer *a)
         a->why = "the request is not a valid RateLimitRequest";
         return GRPC_INVALID_ARGUMENT;
     }
-    memset(d, 0, sizeof(d));
     if (req->domain[0] == '\0') {
         a->why = "rate limit domain must not be empty";
         rc = GRPC_UNKNOWN;
