@@ -7,6 +7,8 @@
 #   make bench      cellgate vs redis-server with redis-benchmark (bench/run.sh)
 #   make bench-callgrind  instructions per request inside cellgate (bench/callgrind.sh)
 #   make bench-perf  where the server's CPU time goes, kernel included (bench/perf.sh)
+#   make install    binary, man page, config and systemd unit under PREFIX
+#                   (default /usr/local; DESTDIR stages them); make uninstall
 #
 # SANITIZE=1 builds into build-san/ with -fsanitize=address,undefined.
 
@@ -63,13 +65,14 @@ PKGS := libuv1-dev libhiredis-dev check pkg-config redis-tools redis-server \
         libmicrohttpd-dev libyaml-dev libnghttp2-dev libprotobuf-c-dev \
         protobuf-c-compiler protobuf-compiler python3-grpcio \
         python3-protobuf python3-prometheus-client tmux golang-go \
-        golang-gopkg-redis.v5-dev
+        golang-gopkg-redis.v5-dev groff-base systemd
 # Only `make bench`, `make bench-callgrind` and `make bench-perf` need these.
 BENCH_PKGS := valgrind gnuplot-nox linux-perf nghttp2-client
 
 .PHONY: all run test test-unit test-integration bench-micro bench-journal \
         bench-replication bench-grpc sanitize \
-        bench bench-callgrind bench-perf deps clean check-deps fuzz test-fuzz docker-test
+        bench bench-callgrind bench-perf deps clean check-deps fuzz test-fuzz docker-test \
+        install uninstall
 
 all: $(BIN)
 
@@ -134,6 +137,58 @@ test-integration: $(BIN) $(BENCH_FILL)
 
 sanitize:
 	$(MAKE) SANITIZE=1 all
+
+# ---- install ---------------------------------------------------------------
+# make install [PREFIX=/usr/local] [DESTDIR=/staging/root]: the binary, its
+# man page cellgate(1) written from its own --help and --describe-config
+# (tools/gen-manpage, so it lists exactly the options table), the config and
+# the systemd unit. The config goes where Debian's conventions put it
+# (/usr/local/etc for /usr/local, /etc for /usr) and is never overwritten.
+# INSTALL_BIN installs a binary already built (the tests pass theirs, so
+# nothing is rebuilt under them).
+PREFIX      ?= /usr/local
+SYSCONFDIR  ?= $(if $(filter /usr,$(PREFIX)),/etc,$(PREFIX)/etc)
+UNITDIR     ?= $(PREFIX)/lib/systemd/system
+STATEDIR    ?= /var/lib/cellgate
+INSTALL_BIN ?= $(BIN)
+BINDIR      := $(PREFIX)/bin
+MAN1DIR     := $(PREFIX)/share/man/man1
+CONFDIR     := $(SYSCONFDIR)/cellgate
+# The documented config, with a service's data directory instead of ".".
+INSTALL_CONF = sed 's|^dir \.$$|dir $(STATEDIR)|' conf/cellgate.conf
+UNIT_PATHS  = -e 's|@BINDIR@|$(BINDIR)|g' -e 's|@CONFDIR@|$(CONFDIR)|g' \
+              -e 's|@STATEDIR@|$(STATEDIR)|g'
+
+install: $(INSTALL_BIN)
+	@grep -qx 'dir \.' conf/cellgate.conf || { echo "install:" \
+	  "conf/cellgate.conf has no 'dir .' line to set to $(STATEDIR)"; exit 1; }
+	install -D -m 755 $(INSTALL_BIN) $(DESTDIR)$(BINDIR)/cellgate
+	install -d $(DESTDIR)$(MAN1DIR) $(DESTDIR)$(CONFDIR) $(DESTDIR)$(UNITDIR)
+	tools/gen-manpage $(abspath $(INSTALL_BIN)) $(CONFDIR) $(STATEDIR) \
+	  > $(DESTDIR)$(MAN1DIR)/cellgate.1 || { rm -f $(DESTDIR)$(MAN1DIR)/cellgate.1; exit 1; }
+	chmod 644 $(DESTDIR)$(MAN1DIR)/cellgate.1
+	sed $(UNIT_PATHS) conf/cellgate.service.in > $(DESTDIR)$(UNITDIR)/cellgate.service
+	chmod 644 $(DESTDIR)$(UNITDIR)/cellgate.service
+	@if [ -e $(DESTDIR)$(CONFDIR)/cellgate.conf ]; then \
+	  echo "install: kept $(DESTDIR)$(CONFDIR)/cellgate.conf (it exists);" \
+	    "the new default is conf/cellgate.conf"; \
+	else \
+	  echo "install: $(DESTDIR)$(CONFDIR)/cellgate.conf"; \
+	  $(INSTALL_CONF) > $(DESTDIR)$(CONFDIR)/cellgate.conf && \
+	  chmod 644 $(DESTDIR)$(CONFDIR)/cellgate.conf; \
+	fi
+
+# Removes what install put there, but a config that differs from the one
+# install writes (the user changed it) stays, and so does the data directory.
+uninstall:
+	rm -f $(DESTDIR)$(BINDIR)/cellgate $(DESTDIR)$(MAN1DIR)/cellgate.1 \
+	  $(DESTDIR)$(UNITDIR)/cellgate.service
+	@conf=$(DESTDIR)$(CONFDIR)/cellgate.conf; \
+	if [ -e $$conf ] && ! $(INSTALL_CONF) | cmp -s - $$conf; then \
+	  echo "uninstall: kept $$conf: it differs from the installed default"; \
+	else \
+	  rm -f $$conf; rmdir $(DESTDIR)$(CONFDIR) 2>/dev/null || true; \
+	fi
 
 # Build the Dockerfile with podman and check the running image.
 docker-test: deps
