@@ -9,6 +9,7 @@
 #   make bench-perf  where the server's CPU time goes, kernel included (bench/perf.sh)
 #   make install    binary, man page, config and systemd unit under PREFIX
 #                   (default /usr/local; DESTDIR stages them); make uninstall
+#   make deb        a Debian package in build-deb/ (dpkg-buildpackage)
 #
 # SANITIZE=1 builds into build-san/ with -fsanitize=address,undefined.
 
@@ -72,7 +73,7 @@ BENCH_PKGS := valgrind gnuplot-nox linux-perf nghttp2-client
 .PHONY: all run test test-unit test-integration bench-micro bench-journal \
         bench-replication bench-grpc sanitize \
         bench bench-callgrind bench-perf deps clean check-deps fuzz test-fuzz docker-test \
-        install uninstall
+        install uninstall deb deb-deps
 
 all: $(BIN)
 
@@ -189,6 +190,43 @@ uninstall:
 	else \
 	  rm -f $$conf; rmdir $(DESTDIR)$(CONFDIR) 2>/dev/null || true; \
 	fi
+
+# ---- the Debian package ----------------------------------------------------
+# make deb: build-deb/cellgate_<version>_<arch>.deb (and its -dbgsym), from
+# debian/ with dpkg-buildpackage. It builds a copy of the sources in
+# build-deb/src: debian/rules' clean then never touches this checkout's
+# builds, and dpkg-buildpackage's outputs, written beside the source tree,
+# land in build-deb/ whatever this checkout's parent is.
+DEB_PKGS := debhelper dpkg-dev build-essential pkg-config \
+            libuv1-dev libhiredis-dev libmicrohttpd-dev libyaml-dev \
+            libnghttp2-dev libprotobuf-c-dev protobuf-c-compiler
+DEB_DIR  := build-deb
+DEB_SRC  := Makefile README.md algorithms conf debian lib protocol server tools
+VERSION  := $(shell sed -n 's/^\#define CELLGATE_VERSION "\(.*\)"/\1/p' server/server.h)
+
+# What building the package needs, installed as `make deps` does.
+deb-deps:
+	@missing=""; for p in $(DEB_PKGS); do \
+	  dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
+	if [ -n "$$missing" ]; then \
+	  echo "installing:$$missing"; \
+	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive \
+	    apt-get install -y -qq --no-install-recommends $$missing; \
+	fi
+
+# nocheck: the package build does not run the tests; `make test` does
+# (and runs `make deb` itself, in test-deb).
+deb: deb-deps
+	@v=$$(dpkg-parsechangelog -l debian/changelog -S Version); \
+	[ "$$v" = "$(VERSION)" ] || { echo "deb: debian/changelog is at $$v," \
+	  "server/server.h at $(VERSION): add a changelog entry (dch -v $(VERSION))"; exit 1; }
+	rm -rf $(DEB_DIR)
+	mkdir -p $(DEB_DIR)/src
+	cp -R $(DEB_SRC) $(DEB_DIR)/src/
+	cd $(DEB_DIR)/src && DEB_BUILD_OPTIONS="nocheck parallel=$$(nproc) $(DEB_BUILD_OPTIONS)" \
+	  dpkg-buildpackage -us -uc -b
+	rm -rf $(DEB_DIR)/src
+	@ls -l $(DEB_DIR)/*.deb
 
 # Build the Dockerfile with podman and check the running image.
 docker-test: deps
@@ -337,4 +375,4 @@ check-deps: $(LIB_OBJ) $(MAIN_OBJ)
 	@! grep -n '#include <\(uv\|hiredis\)' algorithms/*.[ch] conf/*.[ch] lib/*.[ch]
 
 clean:
-	rm -rf build build-san build-fuzz cellgate
+	rm -rf build build-san build-fuzz build-deb cellgate
