@@ -73,7 +73,7 @@ BENCH_PKGS := valgrind gnuplot-nox linux-perf nghttp2-client
 .PHONY: all run test test-unit test-integration bench-micro bench-journal \
         bench-replication bench-grpc sanitize \
         bench bench-callgrind bench-perf deps clean check-deps fuzz test-fuzz docker-test \
-        install uninstall deb deb-deps
+        install uninstall deb deb-deps test-deb
 
 all: $(BIN)
 
@@ -122,6 +122,7 @@ test: deps
 	$(MAKE) check-deps
 	$(MAKE) bench-micro MICRO_N=20000
 	$(MAKE) test-unit
+	$(MAKE) test-deb
 	$(MAKE) test-integration
 	$(MAKE) SANITIZE=1 test-unit
 	$(MAKE) SANITIZE=1 test-integration
@@ -227,6 +228,11 @@ deb: deb-deps
 	  dpkg-buildpackage -us -uc -b
 	rm -rf $(DEB_DIR)/src
 	@ls -l $(DEB_DIR)/*.deb
+
+# The package on this machine: dpkg -i, what it installed, dpkg --purge
+# (tests/deb/run.sh). Needs root; make test runs it once.
+test-deb: deb
+	bash tests/deb/run.sh $(DEB_DIR)/cellgate_$(VERSION)_$$(dpkg --print-architecture).deb
 
 # Build the Dockerfile with podman and check the running image.
 docker-test: deps
