@@ -7,6 +7,9 @@
 #   make bench      cellgate vs redis-server with redis-benchmark (bench/run.sh)
 #   make bench-callgrind  instructions per request inside cellgate (bench/callgrind.sh)
 #   make bench-perf  where the server's CPU time goes, kernel included (bench/perf.sh)
+#   make install    binary, man page, config and systemd unit under PREFIX
+#                   (default /usr/local; DESTDIR stages them); make uninstall
+#   make deb        a Debian package in build-deb/ (dpkg-buildpackage)
 #
 # SANITIZE=1 builds into build-san/ with -fsanitize=address,undefined.
 
@@ -63,13 +66,14 @@ PKGS := libuv1-dev libhiredis-dev check pkg-config redis-tools redis-server \
         libmicrohttpd-dev libyaml-dev libnghttp2-dev libprotobuf-c-dev \
         protobuf-c-compiler protobuf-compiler python3-grpcio \
         python3-protobuf python3-prometheus-client tmux golang-go \
-        golang-gopkg-redis.v5-dev
+        golang-gopkg-redis.v5-dev groff-base systemd
 # Only `make bench`, `make bench-callgrind` and `make bench-perf` need these.
 BENCH_PKGS := valgrind gnuplot-nox linux-perf nghttp2-client
 
 .PHONY: all run test test-unit test-integration bench-micro bench-journal \
         bench-replication bench-grpc sanitize \
-        bench bench-callgrind bench-perf deps clean check-deps fuzz test-fuzz docker-test
+        bench bench-callgrind bench-perf deps clean check-deps fuzz test-fuzz docker-test \
+        install uninstall deb deb-deps test-deb
 
 all: $(BIN)
 
@@ -118,6 +122,7 @@ test: deps
 	$(MAKE) check-deps
 	$(MAKE) bench-micro MICRO_N=20000
 	$(MAKE) test-unit
+	$(MAKE) test-deb
 	$(MAKE) test-integration
 	$(MAKE) SANITIZE=1 test-unit
 	$(MAKE) SANITIZE=1 test-integration
@@ -134,6 +139,100 @@ test-integration: $(BIN) $(BENCH_FILL)
 
 sanitize:
 	$(MAKE) SANITIZE=1 all
+
+# ---- install ---------------------------------------------------------------
+# make install [PREFIX=/usr/local] [DESTDIR=/staging/root]: the binary, its
+# man page cellgate(1) written from its own --help and --describe-config
+# (tools/gen-manpage, so it lists exactly the options table), the config and
+# the systemd unit. The config goes where Debian's conventions put it
+# (/usr/local/etc for /usr/local, /etc for /usr) and is never overwritten.
+# INSTALL_BIN installs a binary already built (the tests pass theirs, so
+# nothing is rebuilt under them).
+PREFIX      ?= /usr/local
+SYSCONFDIR  ?= $(if $(filter /usr,$(PREFIX)),/etc,$(PREFIX)/etc)
+UNITDIR     ?= $(PREFIX)/lib/systemd/system
+STATEDIR    ?= /var/lib/cellgate
+INSTALL_BIN ?= $(BIN)
+BINDIR      := $(PREFIX)/bin
+MAN1DIR     := $(PREFIX)/share/man/man1
+CONFDIR     := $(SYSCONFDIR)/cellgate
+# The documented config, with a service's data directory instead of ".".
+INSTALL_CONF = sed 's|^dir \.$$|dir $(STATEDIR)|' conf/cellgate.conf
+UNIT_PATHS  = -e 's|@BINDIR@|$(BINDIR)|g' -e 's|@CONFDIR@|$(CONFDIR)|g' \
+              -e 's|@STATEDIR@|$(STATEDIR)|g'
+
+install: $(INSTALL_BIN)
+	@grep -qx 'dir \.' conf/cellgate.conf || { echo "install:" \
+	  "conf/cellgate.conf has no 'dir .' line to set to $(STATEDIR)"; exit 1; }
+	install -D -m 755 $(INSTALL_BIN) $(DESTDIR)$(BINDIR)/cellgate
+	install -d $(DESTDIR)$(MAN1DIR) $(DESTDIR)$(CONFDIR) $(DESTDIR)$(UNITDIR)
+	tools/gen-manpage $(abspath $(INSTALL_BIN)) $(CONFDIR) $(STATEDIR) \
+	  > $(DESTDIR)$(MAN1DIR)/cellgate.1 || { rm -f $(DESTDIR)$(MAN1DIR)/cellgate.1; exit 1; }
+	chmod 644 $(DESTDIR)$(MAN1DIR)/cellgate.1
+	sed $(UNIT_PATHS) conf/cellgate.service.in > $(DESTDIR)$(UNITDIR)/cellgate.service
+	chmod 644 $(DESTDIR)$(UNITDIR)/cellgate.service
+	@if [ -e $(DESTDIR)$(CONFDIR)/cellgate.conf ]; then \
+	  echo "install: kept $(DESTDIR)$(CONFDIR)/cellgate.conf (it exists);" \
+	    "the new default is conf/cellgate.conf"; \
+	else \
+	  echo "install: $(DESTDIR)$(CONFDIR)/cellgate.conf"; \
+	  $(INSTALL_CONF) > $(DESTDIR)$(CONFDIR)/cellgate.conf && \
+	  chmod 644 $(DESTDIR)$(CONFDIR)/cellgate.conf; \
+	fi
+
+# Removes what install put there, but a config that differs from the one
+# install writes (the user changed it) stays, and so does the data directory.
+uninstall:
+	rm -f $(DESTDIR)$(BINDIR)/cellgate $(DESTDIR)$(MAN1DIR)/cellgate.1 \
+	  $(DESTDIR)$(UNITDIR)/cellgate.service
+	@conf=$(DESTDIR)$(CONFDIR)/cellgate.conf; \
+	if [ -e $$conf ] && ! $(INSTALL_CONF) | cmp -s - $$conf; then \
+	  echo "uninstall: kept $$conf: it differs from the installed default"; \
+	else \
+	  rm -f $$conf; rmdir $(DESTDIR)$(CONFDIR) 2>/dev/null || true; \
+	fi
+
+# ---- the Debian package ----------------------------------------------------
+# make deb: build-deb/cellgate_<version>_<arch>.deb (and its -dbgsym), from
+# debian/ with dpkg-buildpackage. It builds a copy of the sources in
+# build-deb/src: debian/rules' clean then never touches this checkout's
+# builds, and dpkg-buildpackage's outputs, written beside the source tree,
+# land in build-deb/ whatever this checkout's parent is.
+DEB_PKGS := debhelper dpkg-dev build-essential pkg-config \
+            libuv1-dev libhiredis-dev libmicrohttpd-dev libyaml-dev \
+            libnghttp2-dev libprotobuf-c-dev protobuf-c-compiler
+DEB_DIR  := build-deb
+DEB_SRC  := Makefile README.md algorithms conf debian lib protocol server tools
+VERSION  := $(shell sed -n 's/^\#define CELLGATE_VERSION "\(.*\)"/\1/p' server/server.h)
+
+# What building the package needs, installed as `make deps` does.
+deb-deps:
+	@missing=""; for p in $(DEB_PKGS); do \
+	  dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
+	if [ -n "$$missing" ]; then \
+	  echo "installing:$$missing"; \
+	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive \
+	    apt-get install -y -qq --no-install-recommends $$missing; \
+	fi
+
+# nocheck: the package build does not run the tests; `make test` does
+# (and runs `make deb` itself, in test-deb).
+deb: deb-deps
+	@v=$$(dpkg-parsechangelog -l debian/changelog -S Version); \
+	[ "$$v" = "$(VERSION)" ] || { echo "deb: debian/changelog is at $$v," \
+	  "server/server.h at $(VERSION): add a changelog entry (dch -v $(VERSION))"; exit 1; }
+	rm -rf $(DEB_DIR)
+	mkdir -p $(DEB_DIR)/src
+	cp -R $(DEB_SRC) $(DEB_DIR)/src/
+	cd $(DEB_DIR)/src && DEB_BUILD_OPTIONS="nocheck parallel=$$(nproc) $(DEB_BUILD_OPTIONS)" \
+	  dpkg-buildpackage -us -uc -b
+	rm -rf $(DEB_DIR)/src
+	@ls -l $(DEB_DIR)/*.deb
+
+# The package on this machine: dpkg -i, what it installed, dpkg --purge
+# (tests/deb/run.sh). Needs root; make test runs it once.
+test-deb: deb
+	bash tests/deb/run.sh $(DEB_DIR)/cellgate_$(VERSION)_$$(dpkg --print-architecture).deb
 
 # Build the Dockerfile with podman and check the running image.
 docker-test: deps
@@ -282,4 +381,4 @@ check-deps: $(LIB_OBJ) $(MAIN_OBJ)
 	@! grep -n '#include <\(uv\|hiredis\)' algorithms/*.[ch] conf/*.[ch] lib/*.[ch]
 
 clean:
-	rm -rf build build-san build-fuzz cellgate
+	rm -rf build build-san build-fuzz build-deb cellgate
