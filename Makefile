@@ -84,6 +84,10 @@ $(BUILD)/%.o: %.c | $(PB_HDR)
 	@mkdir -p $(dir $@)
 	$(CC) $(FINAL_CFLAGS) -MMD -MP -c -o $@ $<
 
+# Generated once and kept: make would otherwise delete them as
+# intermediates after a failed build.
+.SECONDARY: $(PB_SRC) $(PB_HDR)
+
 $(BUILD)/gen/%.pb-c.c $(BUILD)/gen/%.pb-c.h: %.proto
 	@mkdir -p $(BUILD)/gen
 	protoc-c --c_out=$(BUILD)/gen $<

@@ -261,7 +261,13 @@ journal_open(const char *path, char *err, size_t errlen)
         write(f, JOURNAL_MAGIC, JOURNAL_MAGIC_LEN) != JOURNAL_MAGIC_LEN) {
         snprintf(err, errlen, "writing %s: %s", path,
                  errno ? strerror(errno) : "short write");
-        (void)ftruncate(f, 0);
+        /* A file left holding part of its magic is refused at the next
+         * start with a clear error, never misread: say so if it stays. */
+        if (ftruncate(f, 0) != 0) {
+            size_t n = strlen(err);
+            snprintf(err + n, errlen - n, " (and it could not be emptied: "
+                     "%s)", strerror(errno));
+        }
         close(f);
         return -1;
     }

@@ -18,6 +18,7 @@ passed=0
 failed=0
 log=$(mktemp)
 pid=
+listener=
 
 ok()   { passed=$((passed + 1)); echo "ok   $*"; }
 fail() { failed=$((failed + 1)); echo "FAIL $*"; }
@@ -45,6 +46,7 @@ fi
 
 cleanup() {
     [ -n "$pid" ] && kill "$pid" 2>/dev/null
+    [ -n "$listener" ] && kill "$listener" 2>/dev/null
     dpkg --purge cellgate >/dev/null 2>&1
     rm -f "$log"
 }
@@ -96,12 +98,32 @@ else
 fi
 
 # ---- the daemon as the unit runs it ----------------------------------------
-# User cellgate (setpriv: no PAM session, no process in between), UMask=0077, WorkingDirectory=/var/lib/cellgate, the packaged
-# config, on a free port (the supervision flags need systemd's socket).
+# The unit's own ExecStart line, as user cellgate (setpriv: no PAM session,
+# no process in between), UMask=0077, WorkingDirectory=/var/lib/cellgate, on
+# a free port, with NOTIFY_SOCKET naming a socket this script listens on in
+# systemd's place (abstract, so user cellgate may send to it).
 port=$(/usr/bin/python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+notify="@cellgate-deb-test-$$"
+/usr/bin/python3 - "$notify" "$log.notify" <<'PY' &
+import socket, sys
+s = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+s.bind("\0" + sys.argv[1][1:])
+s.settimeout(60)
+with open(sys.argv[2], "w") as out:
+    print("listening", file=out, flush=True)
+    while True:
+        msg = s.recv(4096).decode()
+        out.write(msg)
+        out.flush()
+        if "STOPPING=1" in msg:
+            break
+PY
+listener=$!
+for _ in $(seq 50); do grep -q listening "$log.notify" 2>/dev/null && break; sleep 0.1; done
+read -r -a exec_start <<<"$(sed -n 's/^ExecStart=//p' $unit)"
 (umask 077 && cd /var/lib/cellgate &&
- exec setpriv --reuid=cellgate --regid=cellgate --init-groups -- \
-     /usr/bin/cellgate /etc/cellgate/cellgate.conf --port "$port") \
+ NOTIFY_SOCKET=$notify exec setpriv --reuid=cellgate --regid=cellgate --init-groups -- \
+     "${exec_start[@]}" --port "$port") \
     >"$log.daemon" 2>&1 &
 pid=$!
 up() {
@@ -112,6 +134,7 @@ up() {
     return 1
 }
 check "as user cellgate it reads the 640 config and answers PING" up
+check "systemd's socket heard READY=1" grep -qx 'READY=1' "$log.notify"
 check "CL.THROTTLE through redis-cli" \
     test "$(redis-cli -p "$port" CL.THROTTLE user123 15 30 60 | tr '\n' ' ')" = "0 16 15 -1 2 "
 check "SAVE writes the snapshot into /var/lib/cellgate" test "$(redis-cli -p "$port" SAVE)" = OK
@@ -121,8 +144,11 @@ kill "$pid" 2>/dev/null
 wait "$pid"
 check "SIGTERM: exit 0" test $? = 0
 pid=
+wait "$listener"
+listener=
+check "systemd's socket heard STOPPING=1" grep -qx 'STOPPING=1' "$log.notify"
 check "it logged to standard error" grep -q 'Received SIGTERM' "$log.daemon"
-rm -f "$log.daemon"
+rm -f "$log.daemon" "$log.notify"
 
 # ---- reinstall, remove, purge ----------------------------------------------
 echo "maxclients 5000" >>/etc/cellgate/cellgate.conf
