@@ -73,7 +73,7 @@ BENCH_PKGS := valgrind gnuplot-nox linux-perf nghttp2-client
 .PHONY: all run test test-unit test-integration bench-micro bench-journal \
         bench-replication bench-grpc sanitize \
         bench bench-callgrind bench-perf deps clean check-deps fuzz test-fuzz docker-test \
-        install uninstall deb deb-deps test-deb
+        install install-files uninstall deb deb-deps build-deps test-deb
 
 all: $(BIN)
 
@@ -106,16 +106,28 @@ $(REPLAY_BIN): $(BUILD)/tests/unit/gcra_replay.o $(BUILD)/algorithms/gcra.o
 
 # Install whatever Debian packages are missing (dpkg -s first: no apt when
 # everything is there).
-deps:
-	@missing=""; for p in $(PKGS) $(EXTRA_PKGS); do \
+# $(call apt_install,packages,extra shell test): install the packages dpkg
+# does not know, with apt-get; nothing runs apt when all are there.
+apt_install = missing=""; for p in $(1); do \
 	  dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
-	command -v node >/dev/null 2>&1 && command -v npm >/dev/null 2>&1 || \
-	  missing="$$missing nodejs npm"; \
+	$(2) \
 	if [ -n "$$missing" ]; then \
 	  echo "installing:$$missing"; \
 	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive \
 	    apt-get install -y -qq --no-install-recommends $$missing; \
 	fi
+
+deps:
+	@$(call apt_install,$(PKGS) $(EXTRA_PKGS),command -v node >/dev/null 2>&1 && \
+	  command -v npm >/dev/null 2>&1 || missing="$$missing nodejs npm";)
+
+# What building alone needs (make install on a fresh machine). Elsewhere
+# than Debian and its derivatives (no dpkg), installing them is the user's.
+BUILD_PKGS := gcc make pkg-config libuv1-dev libhiredis-dev libmicrohttpd-dev \
+              libyaml-dev libnghttp2-dev libprotobuf-c-dev protobuf-c-compiler
+build-deps:
+	@command -v dpkg >/dev/null 2>&1 || exit 0; \
+	$(call apt_install,$(BUILD_PKGS),)
 
 run: deps
 	$(MAKE) all
@@ -165,7 +177,11 @@ INSTALL_CONF = sed 's|^dir \.$$|dir $(STATEDIR)|' conf/cellgate.conf
 UNIT_PATHS  = -e 's|@BINDIR@|$(BINDIR)|g' -e 's|@CONFDIR@|$(CONFDIR)|g' \
               -e 's|@STATEDIR@|$(STATEDIR)|g'
 
-install: $(INSTALL_BIN)
+# The build's packages first (a fresh machine has none), then the files.
+install: build-deps
+	@$(MAKE) --no-print-directory install-files
+
+install-files: $(INSTALL_BIN)
 	@grep -qx 'dir \.' conf/cellgate.conf || { echo "install:" \
 	  "conf/cellgate.conf has no 'dir .' line to set to $(STATEDIR)"; exit 1; }
 	install -D -m 755 $(INSTALL_BIN) $(DESTDIR)$(BINDIR)/cellgate
@@ -211,13 +227,7 @@ VERSION  := $(shell sed -n 's/^\#define CELLGATE_VERSION "\(.*\)"/\1/p' server/s
 
 # What building the package needs, installed as `make deps` does.
 deb-deps:
-	@missing=""; for p in $(DEB_PKGS); do \
-	  dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
-	if [ -n "$$missing" ]; then \
-	  echo "installing:$$missing"; \
-	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive \
-	    apt-get install -y -qq --no-install-recommends $$missing; \
-	fi
+	@$(call apt_install,$(DEB_PKGS),)
 
 # nocheck: the package build does not run the tests; `make test` does
 # (and runs `make deb` itself, in test-deb).
