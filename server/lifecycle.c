@@ -31,6 +31,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include "conf/conf.h"
 #include "server/log.h"
 #include "server/server.h"
 
@@ -190,10 +191,17 @@ lifecycle_start(void)
         log_warning("Cannot daemonize: %s", strerror(errno));
         return -1;
     }
+    if (background && srv.conf.pidfile[0] == '\0') {
+        /* As Redis: the default becomes the option's value (CONFIG GET
+         * pidfile names the file); only memory can fail here. */
+        char err[CONF_ERR_LEN];
+        if (conf_set(&srv.conf, "pidfile", DEFAULT_PIDFILE, err,
+                     sizeof(err)) < 0) {
+            log_warning("Failed to write PID file: %s", err);
+        }
+    }
     if (srv.conf.pidfile[0] != '\0') {
         write_pidfile(srv.conf.pidfile);
-    } else if (background) {
-        write_pidfile(DEFAULT_PIDFILE);
     }
     notify("STATUS=Loading the data set\n");
     return 0;
