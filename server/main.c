@@ -414,9 +414,10 @@ on_sighup(uv_signal_t *h, int signum)
     char err[CONF_ERR_LEN + 64];
     bool limits = srv.conf.limits_file[0] != '\0';
     bool topology = strcmp(srv.conf.cluster_mode, "yes") == 0;
+    bool logfile = log_to_file();
     (void)h;
     (void)signum;
-    if (log_to_file()) {
+    if (logfile) {
         if (log_reopen() < 0) {
             log_warning("Received SIGHUP: cannot reopen the log file %s, "
                         "still writing to the old one: %s", srv.conf.logfile,
@@ -427,7 +428,7 @@ on_sighup(uv_signal_t *h, int signum)
         }
     }
     if (!limits && !topology) {
-        if (!log_to_file()) {
+        if (!logfile) {
             log_notice("Received SIGHUP: nothing to reload (no logfile, no "
                        "limits-file, cluster-mode is not yes)");
         }
@@ -728,7 +729,8 @@ setup(void)
     return 0;
 }
 
-/* bye: the clean exit's last line, written before the log file closes. */
+/* The pidfile goes; bye: the clean exit's last line, written before the
+ * log file closes. */
 static void
 teardown(bool bye)
 {
@@ -747,6 +749,7 @@ teardown(bool bye)
     named_limits_teardown();
     keyspace_teardown();
     slowlog_teardown();
+    lifecycle_exit();
     if (bye) {
         log_notice("cellgate is now ready to exit, bye bye...");
     }
@@ -814,7 +817,6 @@ main(int argc, char **argv)
              * another daemon's (the one holding the port, say). */
             server_shutdown_save("start-up failure", false);
         }
-        lifecycle_exit();
         teardown(false);
         return 1;
     }
@@ -828,7 +830,6 @@ main(int argc, char **argv)
     }
     lifecycle_ready();
     uv_run(srv.loop, UV_RUN_DEFAULT);
-    lifecycle_exit();
     teardown(true);
     return 0;
 }

@@ -68,6 +68,14 @@ arena_free(void *data, void *p)
 
 static ProtobufCAllocator arena_allocator = { arena_alloc, arena_free, NULL };
 
+/* A call starts with the whole arena, nothing spilled. */
+static void
+arena_reset(void)
+{
+    arena_used = 0;
+    arena_spilled = 0;
+}
+
 /* The answer's bytes: m packed into the kept buffer. */
 static enum grpc_status
 pack(const ProtobufCMessage *m, struct rls_answer *a)
@@ -225,7 +233,7 @@ should_rate_limit(const unsigned char *msg, size_t len, struct rls_answer *a)
     struct limits_entry *entries = NULL;
     enum nl_code overall;
     static char err[160];
-    arena_used = arena_spilled = 0;
+    arena_reset();
     Request *req = envoy__service__ratelimit__v3__rate_limit_request__unpack(
         &arena_allocator, len, msg);
     enum grpc_status rc = GRPC_OK;
@@ -279,7 +287,7 @@ health_check(const unsigned char *msg, size_t len, struct rls_answer *a)
 {
     Grpc__Health__V1__HealthCheckResponse r =
         GRPC__HEALTH__V1__HEALTH_CHECK_RESPONSE__INIT;
-    arena_used = 0;
+    arena_reset();
     Grpc__Health__V1__HealthCheckRequest *req =
         grpc__health__v1__health_check_request__unpack(&arena_allocator, len,
                                                        msg);
