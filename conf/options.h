@@ -122,6 +122,8 @@
       "seconds of silence after which a replica drops its link")              \
     X(repl_ping_replica_period, "repl-ping-replica-period", CONF_INT, "10", 1, \
       2147483647, "seconds between the primary's PINGs in the stream")        \
+    X(rdb_key_save_delay, "rdb-key-save-delay", CONF_INT, "0", 0, 2147483647, \
+      "microseconds a snapshot writer sleeps per key, as Redis's (tests)")   \
     X(snapshot_load_errors, "snapshot-load-errors", CONF_ENUM, "refuse", 0, 0, \
       "a corrupt snapshot at start-up {refuse start-empty}")                  \
     X(databases, "databases", CONF_INT, "16", 1, 1024,                        \

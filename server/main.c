@@ -301,6 +301,9 @@ on_cron(uv_timer_t *t)
     }
     snapshot_cron();
     persist_cron();
+    /* The expiries and evictions above join the stream first: a snapshot
+     * repl_cron forks then stands at the stream's offset. */
+    persist_before_replies();
     repl_cron();
     metrics_publish();
     /* After a mass expiry the freed records sit in the allocator; give the

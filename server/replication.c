@@ -78,7 +78,12 @@ static void check_waiting(int64_t now);
 static pid_t sync_child = -1;
 static void close_snapshot(int fd);
 static char sync_path[4300];
+/* The stream position and id the running snapshot stands at: a replica
+ * that asks while it runs is told this offset, never the current one. */
+static int64_t sync_offset;
+static char sync_replid[41];
 static int64_t last_ping_ms;
+static int64_t last_newline_ms;
 
 /* ---- the replica's link ------------------------------------------------ */
 
@@ -308,6 +313,22 @@ repl_replconf(struct conn *c, const char *key, size_t klen,
     }
 }
 
+/* +FULLRESYNC: the replica loads a snapshot standing at `offset`, then
+ * the stream from the byte after it. */
+static void
+send_fullresync(struct peer *p, const char *replid, int64_t offset)
+{
+    char line[128];
+    int k = snprintf(line, sizeof(line), "+FULLRESYNC %s %" PRId64 "\r\n",
+                     replid, offset);
+    obuf_append(&p->c->out, line, (size_t)k);
+    client_note_fed(p->c);
+    p->syncing = true;
+}
+
+/* Fork the child that writes the snapshot, and tell every replica that
+ * waited for one (PEER_WAIT_SNAPSHOT, not syncing) that it stands at the
+ * stream's offset now: the stream they keep starts here. */
 static bool
 start_snapshot(void)
 {
@@ -327,15 +348,61 @@ start_snapshot(void)
         _exit(snapshot_write(sync_path, err, sizeof(err)) == 0 ? 0 : 1);
     }
     sync_child = pid;
+    sync_offset = repl_offset;
+    memcpy(sync_replid, srv.replid, sizeof(sync_replid));
     for (struct peer *p = peers; p != NULL; p = p->next) {
         if (p->state == PEER_WAIT_SNAPSHOT && !p->syncing) {
-            p->syncing = true;
             obuf_deinit(&p->pending);       /* the snapshot holds it all */
             obuf_init(&p->pending);
+            send_fullresync(p, sync_replid, sync_offset);
         }
     }
     log_notice("Starting a snapshot for replication (pid %d) at offset "
                "%" PRId64, (int)pid, repl_offset);
+    return true;
+}
+
+/* A replica that asks while a snapshot is being written shares it, as
+ * Redis attaches a replica to the BGSAVE under way: it is told the
+ * snapshot's offset and keeps the stream since then, from the backlog.
+ * false when the backlog no longer holds all of that (it waits for the
+ * next snapshot) or the stream's id changed since. */
+static bool
+attach_to_running_snapshot(struct peer *p)
+{
+    if (sync_child <= 0 || memcmp(sync_replid, srv.replid, 41) != 0) {
+        return false;
+    }
+    obuf_deinit(&p->pending);
+    obuf_init(&p->pending);
+    if (!backlog_copy_from(sync_offset + 1, &p->pending)) {
+        obuf_deinit(&p->pending);
+        obuf_init(&p->pending);
+        return false;
+    }
+    send_fullresync(p, sync_replid, sync_offset);
+    return true;
+}
+
+static bool
+full_resync(struct peer *p)
+{
+    p->state = PEER_WAIT_SNAPSHOT;
+    p->syncing = false;
+    if (sync_child <= 0) {
+        log_notice("Replica %s:%d asks for synchronization: full resync",
+                   p->ip, p->port);
+        return start_snapshot();
+    }
+    if (attach_to_running_snapshot(p)) {
+        log_notice("Replica %s:%d asks for synchronization: full resync, "
+                   "with the snapshot under way (offset %" PRId64 ")",
+                   p->ip, p->port, sync_offset);
+    } else {
+        log_notice("Replica %s:%d asks for synchronization: full resync; "
+                   "waiting for the next snapshot (the backlog lacks the "
+                   "stream since the running one started)", p->ip, p->port);
+    }
     return true;
 }
 
@@ -374,14 +441,7 @@ repl_psync(struct conn *c, const char *id, size_t idlen, int64_t offset)
         }
         obuf_deinit(&tail);
     }
-    snprintf(line, sizeof(line), "+FULLRESYNC %s %" PRId64 "\r\n",
-             srv.replid, repl_offset);
-    obuf_append(&c->out, line, strlen(line));
-    p->state = PEER_WAIT_SNAPSHOT;
-    p->syncing = false;
-    log_notice("Replica %s:%d asks for synchronization: full resync",
-               p->ip, p->port);
-    return start_snapshot();
+    return full_resync(p);
 }
 
 /* The snapshot child ended: each replica that waited for it starts
@@ -496,6 +556,21 @@ send_slices(void)
     }
 }
 
+/* A replica waiting for its snapshot hears nothing else for as long as
+ * the child writes: a newline a second keeps its repl-timeout from
+ * firing, as Redis sends (replicas skip them before +FULLRESYNC and
+ * before the snapshot's $<length>). */
+static void
+keep_waiting_replicas_alive(void)
+{
+    for (struct peer *p = peers; p != NULL; p = p->next) {
+        if (p->state == PEER_WAIT_SNAPSHOT) {
+            obuf_append(&p->c->out, "\n", 1);
+            client_note_fed(p->c);
+        }
+    }
+}
+
 static void
 primary_cron(int64_t now)
 {
@@ -506,6 +581,10 @@ primary_cron(int64_t now)
     send_slices();
     if (waiting != NULL) {
         check_waiting(now);
+    }
+    if (now - last_newline_ms >= 1000) {
+        last_newline_ms = now;
+        keep_waiting_replicas_alive();
     }
     /* A replica passes its primary's PINGs on; its own would shift its
      * replicas' offsets from the primary's. */
@@ -780,6 +859,8 @@ handshake_reply(const char *line)
             link_drop("handshake refused");
             return false;
         }
+    } else if (line[0] == '\0') {
+        return true;                /* a keepalive while the primary waits */
     } else if (strncmp(line, "+FULLRESYNC ", 12) == 0 && strlen(line) > 53) {
         memcpy(srv.replid, line + 12, 40);
         srv.replid[40] = '\0';

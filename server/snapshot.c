@@ -103,6 +103,9 @@ write_record(struct store_rec *r, void *arg)
     w_put(w, store_rec_key(r), keylen);
     w_put(w, w->scratch.p, state_len);
     w->records++;
+    if (srv.conf.rdb_key_save_delay > 0) {
+        usleep((useconds_t)srv.conf.rdb_key_save_delay);
+    }
 }
 
 /* Database i's live records after its marker (nothing when empty). */

@@ -2,6 +2,8 @@
 child, then the primary's stream of effect records; partial resyncs from
 the backlog; promotion with REPLICAOF NO ONE."""
 import os
+import re
+import signal
 import socket
 import subprocess
 import threading
@@ -385,3 +387,71 @@ def test_a_replica_of_a_replica_follows_with_the_primarys_offsets(start_daemon):
     assert fingerprint(r2) == fingerprint(p)
     assert r2.info("replication")["master_replid"] == \
         p.info("replication")["master_replid"]
+
+
+
+def replicas_online(p, n):
+    info = p.info("replication")
+    return info.get("connected_slaves") == n and all(
+        info["slave%d" % i]["state"] == "online" for i in range(n))
+
+
+def snapshot_child(p):
+    found = re.findall(r"Starting a snapshot for replication \(pid (\d+)\)",
+                       p.log())
+    return int(found[-1]) if found else None
+
+
+@pytest.mark.parametrize("backlog,writes", [("1mb", 50), ("16kb", 400)],
+                         ids=["attached-to-the-running-snapshot",
+                              "after-the-next-snapshot"])
+def test_overlapping_full_syncs_give_each_replica_the_offset_of_its_snapshot(
+        start_daemon, backlog, writes):
+    """Issue 25, item 1: the second replica asks for a full sync while the
+    first one's snapshot is still being written (its child held stopped).
+    It must be told the offset of the snapshot it is then sent: that of
+    the running one when the backlog still holds the stream since it
+    started, else that of the next one. Then its offset matches the
+    primary's, WAIT counts it, and after a dropped link it continues on a
+    command boundary."""
+    p = start_daemon("--repl-backlog-size", backlog,
+                     "--rdb-key-save-delay", 10000, fakeclock=True,
+                     name="primary")
+    r1 = start_daemon(fakeclock=True, name="replica1")
+    r2 = start_daemon(fakeclock=True, name="replica2")
+    for r in (r1, r2):
+        r.clock.set(p.clock.ns)
+    pc = p.raw()
+    for i in range(50):
+        pc.command("CL.THROTTLE", "before:%d" % i, 5, 1, 3600)
+    assert r1.raw().command("REPLICAOF", "127.0.0.1", p.port) == b"+OK\r\n"
+    assert harness.wait_until(lambda: snapshot_child(p) is not None, 10)
+    child = snapshot_child(p)
+    os.kill(child, signal.SIGSTOP)
+    try:
+        for i in range(writes):
+            pc.command("CL.THROTTLE", "during:%d" % (i % 10), 5, 1, 3600)
+        assert r2.raw().command("REPLICAOF", "127.0.0.1", p.port) == b"+OK\r\n"
+        assert harness.wait_until(
+            lambda: p.info("replication").get("connected_slaves") == 2, 10)
+        for i in range(50):
+            pc.command("CL.THROTTLE", "while-waiting:%d" % (i % 10), 5, 1, 3600)
+        pc.command("SWAPDB", 0, 1)
+    finally:
+        os.kill(child, signal.SIGCONT)
+    assert harness.wait_until(lambda: replicas_online(p, 2), 20)
+    pc.command("SELECT", 1)
+    for i in range(50):
+        pc.command("CL.THROTTLE", "after:%d" % (i % 10), 5, 1, 3600)
+    assert caught_up(p, r1) and caught_up(p, r2)
+    assert pc.command("WAIT", 2, 2000) == b":2\r\n"
+    assert fingerprint(r1) == fingerprint(p) == fingerprint(r2)
+    # The links drop: both continue from the backlog, on a boundary.
+    assert pc.command("CLIENT", "KILL", "TYPE", "replica") == b":2\r\n"
+    pc.command("CL.THROTTLE", "after-drop", 5, 1, 3600)
+    assert harness.wait_until(lambda: replicas_online(p, 2), 20)
+    assert caught_up(p, r1) and caught_up(p, r2)
+    assert fingerprint(r1) == fingerprint(p) == fingerprint(r2)
+    for r in (r1, r2):
+        assert "protocol error in the stream" not in r.log()
+        assert r.log().count("Full resync from the primary") == 1
