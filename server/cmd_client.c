@@ -445,15 +445,17 @@ cmd_client_pause(struct conn *c, struct resp_request *req)
         cmd_error(c, "ERR timeout is negative");
         return;
     }
-    int64_t now = now_ms();
-    if (ms > INT64_MAX - now) {
-        cmd_error(c, "ERR timeout is out of range");
-        return;
+    /* Redis 7.0 answers +OK to a pause past the clock's range too; it
+     * pauses until CLIENT UNPAUSE here (the end saturates), where Redis's
+     * end wraps negative and it does not pause at all. */
+    int64_t end;
+    if (__builtin_add_overflow(now_ms(), ms, &end)) {
+        end = INT64_MAX;
     }
     if (ms > 0) {
         srv.pause_all = srv.pause_end_ms == 0 ? all : srv.pause_all || all;
-        if (now + ms > srv.pause_end_ms) {
-            srv.pause_end_ms = now + ms;
+        if (end > srv.pause_end_ms) {
+            srv.pause_end_ms = end;
         }
     }
     reply_ok(&c->out);

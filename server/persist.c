@@ -791,7 +791,7 @@ rewrite_due(void)
 {
     uint64_t size = manifest_bytes(&current) + journal_buffered();
     uint64_t base = size_after_rewrite ? size_after_rewrite : 1;
-    return ks_journal_on && rewrite_child < 0 &&
+    return journal_is_open() && rewrite_child < 0 &&
            srv.conf.auto_aof_rewrite_percentage > 0 &&
            size >= (uint64_t)srv.conf.auto_aof_rewrite_min_size &&
            size > base &&
@@ -857,7 +857,7 @@ persist_cron(void)
 static void
 stop_journal(void)
 {
-    if (!ks_journal_on) {
+    if (!journal_is_open()) {
         return;
     }
     if (!commit()) {
@@ -939,11 +939,13 @@ start_journal(char *err, size_t errlen)
 int
 persist_apply_config(char *err, size_t errlen)
 {
-    if (srv.conf.appendonly && !ks_journal_on) {
+    /* The file, not ks_journal_on: a primary with replicas makes records
+     * of every write with no journal open. */
+    if (srv.conf.appendonly && !journal_is_open()) {
         stop_rewrite();             /* a BGREWRITEAOF of the journal off */
         return start_journal(err, errlen);
     }
-    if (!srv.conf.appendonly && ks_journal_on) {
+    if (!srv.conf.appendonly && journal_is_open()) {
         stop_rewrite();
         stop_journal();
     }
@@ -954,7 +956,7 @@ void
 persist_info(struct persist_info *out)
 {
     memset(out, 0, sizeof(*out));
-    out->enabled = ks_journal_on;
+    out->enabled = journal_is_open();
     out->rewrite_in_progress = rewrite_child > 0;
     out->last_rewrite_time_sec = last_rewrite_time_sec;
     out->current_rewrite_time_sec =
@@ -964,7 +966,7 @@ persist_info(struct persist_info *out)
     out->rewrites = rewrites;
     out->rewrites_consecutive_failures = rewrite_failures;
     out->last_write_ok = !write_failing && !sync_failing;
-    out->current_size = ks_journal_on ? manifest_bytes(&current) : 0;
+    out->current_size = journal_is_open() ? manifest_bytes(&current) : 0;
     out->base_size = size_after_rewrite;
     out->buffer_length = journal_buffered();
     out->fsync_in_progress = journal_sync_running();

@@ -740,7 +740,7 @@ load_transfer(void)
     }
     unlink(upstream.transfer_path);
     /* Our own journal (appendonly) gets the loaded keys as records. */
-    for (size_t i = 0; ks_journal_on && i < srv.ndbs; i++) {
+    for (size_t i = 0; journal_is_open() && i < srv.ndbs; i++) {
         keyspace_journal_mark_all((int)i);
     }
     /* Replicas of ours followed the old data: they start over. */
@@ -768,7 +768,7 @@ apply_effects(const unsigned char *p, size_t len)
             log_warning("Applying the primary's stream: %s", err);
         }
     }
-    if (ks_journal_on) {
+    if (journal_is_open()) {
         (void)journal_add_raw(p, len);
     }
 }
@@ -1190,7 +1190,14 @@ repl_wait(struct conn *c, size_t replicas, int64_t timeout_ms)
     }
     c->wait_offset = target;
     c->wait_replicas = replicas;
-    c->wait_deadline_ms = timeout_ms > 0 ? mono_ms() + timeout_ms : 0;
+    /* A timeout past the clock's range is no timeout: Redis 7.0 blocks
+     * there too (0 = as long as it takes). */
+    int64_t deadline = 0;
+    if (timeout_ms > 0 &&
+        __builtin_add_overflow(mono_ms(), timeout_ms, &deadline)) {
+        deadline = 0;
+    }
+    c->wait_deadline_ms = deadline;
     c->next_waiting = waiting;
     waiting = c;
     return true;

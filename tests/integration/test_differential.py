@@ -190,6 +190,10 @@ case("client-pause-negative", ("CLIENT", "PAUSE", "-1"))
 case("client-pause-bad-mode", ("CLIENT", "PAUSE", "10", "foo"))
 case("client-pause-too-many", ("CLIENT", "PAUSE", "10", "WRITE", "x"))
 case("client-pause-zero", ("CLIENT", "PAUSE", "0"), ("PING",))
+case("client-pause-past-the-clock", ("CLIENT", "PAUSE", "9223372036854775807", "WRITE"),
+     ("PING",), ("CLIENT", "UNPAUSE"))
+case("wait-none-past-the-clock", ("WAIT", "0", "9223372036854775807"))
+case("wait-timeout-too-big", ("WAIT", "1", "9223372036854775808"))
 case("client-pause-write-then-read", ("CLIENT", "PAUSE", "100", "WRITE"), ("PING",),
      ("CLIENT", "UNPAUSE"))
 case("client-unpause", ("CLIENT", "UNPAUSE"))

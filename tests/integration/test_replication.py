@@ -12,7 +12,7 @@ import time
 import pytest
 
 import harness
-from test_journal import fingerprint
+from test_journal import fingerprint, kill9
 
 
 def pair(start_daemon, *replica_args):
@@ -330,6 +330,21 @@ def test_wait_answers_once_replicas_acknowledged_or_at_its_timeout(start_daemon)
                                                     b"with replica instances.")
 
 
+def test_wait_with_a_timeout_past_the_clock_blocks_until_acknowledged(
+        start_daemon):
+    """Issue 25, item 3: mono_ms() + 2^63-1 overflowed (the sanitizer build
+    aborted, the plain one answered at once). Redis 7.0.15 blocks."""
+    p, r = pair(start_daemon)
+    pc = p.raw()
+    pc.command("CL.THROTTLE", "k", 5, 1, 3600)
+    pc.send(harness.resp_command("WAIT", 1, 9223372036854775807))
+    with pytest.raises(TimeoutError):
+        pc.reply_bytes(timeout=0.5)                 # still waiting
+    follow(r, p)
+    assert pc.reply_bytes(timeout=20) == b":1\r\n"
+    assert pc.command("PING") == b"+PONG\r\n"
+
+
 def test_config_rewrite_keeps_the_role_across_a_restart(start_daemon, tmp_path):
     p = start_daemon(fakeclock=True, name="primary")
     p.raw().command("RL.FIXED", "k", 3, 60)
@@ -455,3 +470,42 @@ def test_overlapping_full_syncs_give_each_replica_the_offset_of_its_snapshot(
     for r in (r1, r2):
         assert "protocol error in the stream" not in r.log()
         assert r.log().count("Full resync from the primary") == 1
+
+
+def test_the_journal_is_on_only_when_appendonly_says_so_with_replicas_attached(
+        start_daemon, tmp_path):
+    """Issue 25, item 6: with a replica attached (every write becomes an
+    effect record for the stream) INFO said aof_enabled:1 with appendonly
+    no, and CONFIG SET appendonly yes then opened no journal at all."""
+    work = str(tmp_path / "primary")
+    os.makedirs(work)
+    p = start_daemon("--dir", work, fakeclock=True, name="primary")
+    r = start_daemon(fakeclock=True, name="replica")
+    r.clock.set(p.clock.ns)
+    follow(r, p)
+    pc = p.raw()
+    pc.command("CL.THROTTLE", "k", 5, 1, 3600)
+    assert p.info("persistence")["aof_enabled"] == 0
+    assert not os.path.exists(os.path.join(work, "appendonlydir"))
+    assert pc.command("CONFIG", "SET", "appendonly", "yes") == b"+OK\r\n"
+    assert p.info("persistence")["aof_enabled"] == 1
+    assert harness.wait_until(
+        lambda: p.info("persistence")["aof_rewrite_in_progress"] == 0, 20)
+    pc.command("CL.THROTTLE", "k", 5, 1, 3600)
+    pc.command("CL.THROTTLE", "after", 5, 1, 3600)
+    assert caught_up(p, r)
+    before = fingerprint(p)
+    kill9(p)
+    p2 = start_daemon("--dir", work, "--appendonly", "yes", fakeclock=True,
+                      name="primary-again")
+    p2.clock.set(p.clock.ns)
+    assert fingerprint(p2) == before
+    assert p2.raw().command("CL.THROTTLE", "k", 5, 1, 3600).startswith(
+        b"*5\r\n:0\r\n:6\r\n:3\r\n")            # the third of six
+    assert p2.raw().command("CONFIG", "SET", "appendonly", "no") == b"+OK\r\n"
+    follow(r, p2)
+    assert p2.info("persistence")["aof_enabled"] == 0
+    assert r.raw().command("REPLICAOF", "NO", "ONE") == b"+OK\r\n"
+    assert harness.wait_until(
+        lambda: p2.info("replication")["connected_slaves"] == 0, 10)
+    assert p2.info("persistence")["aof_enabled"] == 0
