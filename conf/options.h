@@ -158,6 +158,9 @@
       "/var/run/cellgate.pid with daemonize yes")                             \
     X(supervised, "supervised", CONF_ENUM, "no", 0, 0,                        \
       "tell a supervisor when the server is ready and stopping {no systemd "  \
-      "auto}; auto = systemd when NOTIFY_SOCKET is set")
+      "auto}; auto = systemd when NOTIFY_SOCKET is set")                      \
+    X(enable_debug_command, "enable-debug-command", CONF_ENUM, "no", 0, 0,    \
+      "who may send DEBUG {no yes local}; local = loopback and unix socket "  \
+      "clients; set at start-up")
 
 #endif

@@ -325,7 +325,8 @@ is_mutable(const char *name)
                                          "cluster-announce-port",
                                          "grpc-port", "grpc-bind",
                                          "daemonize", "supervised",
-                                         "pidfile", NULL };
+                                         "pidfile", "enable-debug-command",
+                                         NULL };
     for (size_t i = 0; fixed[i] != NULL; i++) {
         if (strcmp(name, fixed[i]) == 0) {
             return false;

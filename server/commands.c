@@ -392,6 +392,9 @@ static struct cmd table[] = {
       CMD_NO_AUTH | CMD_ALLOW_BUSY | CMD_NOT_QUEUED, 0, 0, 0, NULL,
       "fast connection", "connection", "6.2.0",
       "Resets the connection.", "", cmd_reset, NULL, NO_STATS },
+    { "debug", -2, ADMIN, 0, 0, 0, NULL, "admin slow dangerous", "server",
+      "1.0.0", "A container for debugging commands.", "", cmd_debug, NULL,
+      NO_STATS },
     { "monitor", 1, ADMIN, 0, 0, 0, NULL, "admin slow dangerous", "server",
       "1.0.0", "Listens for all requests received by the server in real "
       "time.", "", cmd_monitor, NULL, NO_STATS },

@@ -107,6 +107,9 @@ HANDLER(cmd_cluster_info);
 HANDLER(cmd_cluster_help);
 HANDLER(cmd_cluster_reload);
 
+/* cmd_debug.c */
+HANDLER(cmd_debug);
+
 /* cmd_slowlog.c */
 HANDLER(cmd_slowlog);
 HANDLER(cmd_slowlog_get);

@@ -287,7 +287,7 @@ on_cron(uv_timer_t *t)
     follow_hz(t);
     /* As Redis: while CLIENT PAUSE holds writes, the dataset stands still
      * (keys expire again when it ends; lookups see them dead meanwhile). */
-    if (srv.pause_end_ms == 0) {
+    if (srv.pause_end_ms == 0 && !srv.active_expire_off) {
         expire_keys();
     }
     if (rehash_databases(100) &&

@@ -65,6 +65,9 @@ struct server {
      * holds every command (pause_all) or those that write. */
     int64_t pause_end_ms;
     bool pause_all;
+    /* DEBUG SET-ACTIVE-EXPIRE 0 stops the cron's expiry: keys then die
+     * only when a command meets them (tests of lazy expiry). */
+    bool active_expire_off;
     /* runtime */
     size_t startup_allocated;     /* mem_used() once set up, before keys */
     bool shutting_down;

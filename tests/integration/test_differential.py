@@ -197,6 +197,8 @@ case("wait-timeout-too-big", ("WAIT", "1", "9223372036854775808"))
 case("client-pause-write-then-read", ("CLIENT", "PAUSE", "100", "WRITE"), ("PING",),
      ("CLIENT", "UNPAUSE"))
 case("client-unpause", ("CLIENT", "UNPAUSE"))
+case("debug-not-enabled", ("DEBUG", "SET-ACTIVE-EXPIRE", "0"), ("DEBUG", "HELP"))
+case("debug-arity", ("DEBUG",))
 case("client-unpause-arity", ("CLIENT", "UNPAUSE", "x"))
 case("client-unblock-none", ("CLIENT", "UNBLOCK", "12345"))
 case("client-unblock-not-int", ("CLIENT", "UNBLOCK", "x"))

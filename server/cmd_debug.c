@@ -1,0 +1,90 @@
+/*
+ * cmd_debug.c - DEBUG: the few of Redis's test hooks cellgate has, behind
+ * enable-debug-command as in Redis 7 (off by default: DEBUG changes how
+ * the server behaves, so only whoever runs it may open it).
+ *
+ * DEBUG is one command in Redis's table, not a container: its
+ * subcommands are words it reads itself, and an unknown one is answered
+ * with the container's error text.
+ */
+#include <string.h>
+#include <strings.h>
+
+#include "protocol/reply.h"
+#include "server/client.h"
+#include "server/cmd.h"
+#include "server/handlers.h"
+#include "server/server.h"
+
+/* Redis's test: a unix socket client, or one from the loopback address. */
+static bool
+is_local(const struct conn *c)
+{
+    return c->is_unix || strncmp(c->addr, "127.", 4) == 0 ||
+           strncmp(c->addr, "::1:", 4) == 0;      /* conn.c's "ip:port" */
+}
+
+static bool
+debug_allowed(const struct conn *c)
+{
+    const char *mode = srv.conf.enable_debug_command;
+    return strcmp(mode, "yes") == 0 ||
+           (strcmp(mode, "local") == 0 && is_local(c));
+}
+
+/* Redis reads the flag with atoi(): a word that is no number is 0. */
+static bool
+atoi_nonzero(const char *s)
+{
+    while (*s == ' ' || (*s >= '\t' && *s <= '\r')) {
+        s++;
+    }
+    if (*s == '+' || *s == '-') {
+        s++;
+    }
+    while (*s == '0') {
+        s++;
+    }
+    return *s >= '1' && *s <= '9';
+}
+
+static void
+debug_help(struct conn *c)
+{
+    static const char *const lines[] = {
+        "DEBUG <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+        "SET-ACTIVE-EXPIRE <0|1>",
+        "    Setting it to 0 disables expiring keys in background when they "
+        "are not",
+        "    accessed (otherwise the Redis behavior). Setting it to 1 "
+        "reenables back the",
+        "    default.",
+        "HELP",
+        "    Print this help.",
+        NULL
+    };
+    cmd_reply_help(c, lines);
+}
+
+void
+cmd_debug(struct conn *c, struct resp_request *req)
+{
+    if (!debug_allowed(c)) {
+        cmd_error(c, "ERR DEBUG command not allowed. If the "
+                     "enable-debug-command option is set to \"local\", you "
+                     "can run it from a local connection, otherwise you need "
+                     "to set this option in the configuration file, and then "
+                     "restart the server.");
+        return;
+    }
+    if (req->argc == 2 && strcasecmp(req->argv[1], "help") == 0) {
+        debug_help(c);
+    } else if (req->argc == 3 &&
+               strcasecmp(req->argv[1], "set-active-expire") == 0) {
+        srv.active_expire_off = !atoi_nonzero(req->argv[2]);
+        reply_ok(&c->out);
+    } else {
+        cmd_errorf(c, "ERR unknown subcommand or wrong number of arguments "
+                      "for '%.128s'. Try DEBUG HELP.", req->argv[1]);
+    }
+}
