@@ -7,7 +7,7 @@ import socket
 import threading
 import time
 
-from harness import resp_command
+from harness import resp_command, wait_until
 
 
 def seed_keys(r, n=50):
@@ -66,8 +66,7 @@ def test_two_thousand_idle_connections_and_maxclients(start_daemon):
     seed_keys(d.client())
     idle = [socket.create_connection(("127.0.0.1", d.port)) for _ in range(2000)]
     try:
-        time.sleep(0.3)
-        assert d.info("clients")["connected_clients"] >= 2000
+        assert wait_until(lambda: d.info("clients")["connected_clients"] >= 2000, 20)
         assert_healthy(d)
         extra = [socket.create_connection(("127.0.0.1", d.port)) for _ in range(60)]
         refused = 0

@@ -142,7 +142,12 @@ def test_paused_writes_from_many_clients_all_run_after_unpause(server):
     threads = [threading.Thread(target=client) for _ in range(12)]
     for t in threads:
         t.start()
-    time.sleep(0.3)
+
+    def held():
+        listing = admin.command("CLIENT", "LIST").decode()
+        return len(re.findall(r" flags=[a-zA-Z]*b", listing))
+
+    assert harness.wait_until(lambda: held() == 12, 20)   # every one arrived
     assert results == []                            # all held
     r = server.client()
     assert r.execute_command("CLIENT", "UNPAUSE") == b"OK"

@@ -29,15 +29,17 @@ def test_twenty_thousand_keys_expire_and_memory_returns(fserver, fr):
     clock = fserver.clock
     base = used_memory(fr)
     expired_before = fr.info("stats")["expired_keys"]
+    fr.execute_command("CL.THROTTLE", "canary", 0, 1, 10)
+    clock.advance(ms=2)                                # it dies 2 ms before them
     create_keys(fr, "exp", 20000, (0, 1, 10))        # TTL 10 s each
-    assert fr.dbsize() == 20000
+    assert fr.dbsize() == 20001
     peak = used_memory(fr)
     assert peak > base + 20000 * 16, "records are accounted in used_memory"
 
-    # 1 ms before the TTL: nothing may go, however long the wheel runs.
+    # 1 ms before the TTL: nothing may go, however long the wheel runs. The
+    # canary's going shows the wheel ran past this moment.
     clock.advance(seconds=10, ms=-1)
-    time.sleep(0.5)                                    # several cron cycles at hz 10
-    assert fr.dbsize() == 20000
+    assert wait_until(lambda: fr.dbsize() == 20000, 10)
     assert fr.exists("exp:0", "exp:19999") == 2
     assert fr.pttl("exp:0") == 1
 
@@ -57,10 +59,12 @@ def test_twenty_thousand_keys_expire_and_memory_returns(fserver, fr):
 def test_key_is_not_removed_before_its_ttl(fserver, fr):
     clock = fserver.clock
     create_keys(fr, "keep", 100, (0, 1, 30))
-    for step in (10, 10, 9.999):
+    for i, step in enumerate((10, 10, 9.999)):
+        # A canary that dies within the step: once the wheel took it, it
+        # has been past the moment the keys must outlive.
+        fr.execute_command("CL.THROTTLE", "canary:%d" % i, 0, 1, 9)
         clock.advance(step)
-        time.sleep(0.3)
-        assert fr.dbsize() == 100
+        assert wait_until(lambda: fr.dbsize() == 100, 10)
     assert fr.pttl("keep:50") == 1
     clock.advance(ms=2)
     assert wait_until(lambda: fr.dbsize() == 0, 10)
@@ -71,12 +75,13 @@ def test_a_hit_that_pushes_the_tat_later_keeps_the_key(fserver, fr):
     assert fr.execute_command("CL.THROTTLE", "moving", 9, 1, 10) == [0, 10, 9, -1, 10]
     clock.advance(5)
     assert fr.execute_command("CL.THROTTLE", "moving", 9, 1, 10) == [0, 10, 8, -1, 15]
+    fr.execute_command("CL.THROTTLE", "canary:1", 0, 1, 5)    # dies at the first
     clock.advance(5.5)                 # past the first deadline, before the second
-    time.sleep(0.4)
-    assert fr.dbsize() == 1
+    assert wait_until(lambda: fr.dbsize() == 1, 10)
     assert fr.pttl("moving") == 9500
+    fr.execute_command("CL.THROTTLE", "canary:2", 0, 1, 9)    # 0.5 s before it
     clock.advance(9.5)                 # exactly at the TAT: still there this ms
-    time.sleep(0.3)
+    assert wait_until(lambda: fr.dbsize() == 1, 10)
     assert fr.exists("moving") == 1
     clock.advance(ms=1)
     assert wait_until(lambda: fr.dbsize() == 0, 10)
