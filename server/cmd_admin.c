@@ -447,7 +447,7 @@ config_set_apply(struct conn *c, struct resp_request *req, char **old,
         }
         if (conf_set_bytes(&srv.conf, o, req->argv[3 + 2 * k],
                            req->argvlen[3 + 2 * k], err, sizeof(err)) < 0 ||
-            conf_validate(&srv.conf, err, sizeof(err)) < 0) {
+            conf_validate(&srv.conf, NULL, err, sizeof(err)) < 0) {
             config_set_rollback(req, old, oldlen, k + 1);
             redis_words(o, req->argv[3 + 2 * k], err, sizeof(err));
             cmd_errorf(c, "ERR CONFIG SET failed (possibly related to "
