@@ -430,13 +430,31 @@ redis_words(const struct conf_option *o, const char *value, char *err,
     }
 }
 
-/* Apply every pair, all or nothing; false after replying the error. */
+/* The first option of this CONFIG SET that a broken cross-option rule
+ * ties together (names[2], from conf_validate): the one to blame. */
+static const char *
+config_set_blamed(const struct resp_request *req, size_t pairs,
+                  const char *const names[2])
+{
+    for (size_t k = 0; k < pairs; k++) {
+        const struct conf_option *o = conf_find(req->argv[2 + 2 * k]);
+        if (o == conf_find(names[0]) || o == conf_find(names[1])) {
+            return o->name;
+        }
+    }
+    return names[0];
+}
+
+/* Apply every pair, all or nothing; false after replying the error. One
+ * call is one change: the cross-option rules are checked on the state
+ * after every pair, so the order of the pairs never matters. */
 static bool
 config_set_apply(struct conn *c, struct resp_request *req, char **old,
                  size_t pairs)
 {
     char err[CONF_ERR_LEN];
     size_t oldlen[CONFIG_SET_MAX_PAIRS];
+    const char *names[2];
     for (size_t k = 0; k < pairs; k++) {
         const struct conf_option *o = conf_find(req->argv[2 + 2 * k]);
         old[k] = conf_format_alloc(&srv.conf, o, &oldlen[k]);
@@ -446,14 +464,20 @@ config_set_apply(struct conn *c, struct resp_request *req, char **old,
             return false;
         }
         if (conf_set_bytes(&srv.conf, o, req->argv[3 + 2 * k],
-                           req->argvlen[3 + 2 * k], err, sizeof(err)) < 0 ||
-            conf_validate(&srv.conf, NULL, err, sizeof(err)) < 0) {
+                           req->argvlen[3 + 2 * k], err, sizeof(err)) < 0) {
             config_set_rollback(req, old, oldlen, k + 1);
             redis_words(o, req->argv[3 + 2 * k], err, sizeof(err));
             cmd_errorf(c, "ERR CONFIG SET failed (possibly related to "
                         "argument '%s') - %s", o->name, err);
             return false;
         }
+    }
+    if (conf_validate(&srv.conf, names, err, sizeof(err)) < 0) {
+        config_set_rollback(req, old, oldlen, pairs);
+        cmd_errorf(c, "ERR CONFIG SET failed (possibly related to argument "
+                      "'%s') - %s", config_set_blamed(req, pairs, names),
+                   err);
+        return false;
     }
     return true;
 }

@@ -352,3 +352,32 @@ def test_random_values_survive_config_set_rewrite_and_restart(tmp_path, start_da
         c = d.raw()
         assert [c.command("CONFIG", "GET", n) for n in names] == before, conf.read_bytes()
         assert c.command("REPLICAOF", "NO", "ONE") == b"+OK\r\n"
+
+
+# ---- one CONFIG SET is one change ----
+
+@pytest.mark.parametrize("small,big", [
+    (("client-output-pause-limit", "1024"), ("client-output-hard-limit", "2048")),
+    (("proto-max-bulk-len", "1mb"), ("client-query-buffer-limit", "2mb")),
+])
+def test_config_set_checks_the_end_state_whatever_the_order(start_daemon, small, big):
+    d = start_daemon("--" + small[0], small[1], "--" + big[0], big[1])
+    c = d.raw()
+    grown = [(small[0], "100mb"), (big[0], "256mb")]
+    # Raising both: the small one first used to be checked against the
+    # big one's old value and refused.
+    for order in (grown, grown[::-1]):
+        assert c.command("CONFIG", "SET", *sum(order, ())) == b"+OK\r\n"
+        assert c.command("CONFIG", "SET", *small, *big) == b"+OK\r\n"
+        assert c.command("CONFIG", "SET", *big, *small) == b"+OK\r\n"
+    # An end state that breaks the rule is refused whole, naming the first
+    # of the two options the call gave, and nothing changes.
+    before = c.command("CONFIG", "GET", "*")
+    for pairs in ([(small[0], "300mb"), (big[0], "200mb")],
+                  [(big[0], "200mb"), (small[0], "300mb")],
+                  [("hz", "20"), (small[0], "300mb")]):
+        reply = c.command("CONFIG", "SET", *sum(pairs, ()))
+        blamed = [n for n, _ in pairs if n in (small[0], big[0])][0]
+        assert reply.startswith(b"-ERR CONFIG SET failed (possibly related to "
+                                b"argument '%s') - " % blamed.encode()), reply
+        assert c.command("CONFIG", "GET", "*") == before
