@@ -253,8 +253,8 @@ cmd_hello(struct conn *c, struct resp_request *req)
     }
     if (!c->authenticated) {
         cmd_error(c, "NOAUTH HELLO must be called with the client already "
-                      "authenticated, otherwise the HELLO <proto> AUTH <user> "
-                      "<pass> option can be used to authenticate the client "
+                      "authenticated, otherwise the HELLO AUTH <user> <pass> "
+                      "option can be used to authenticate the client "
                       "and select the RESP protocol version at the same "
                       "time");
         return;
@@ -381,9 +381,6 @@ config_set_check(struct conn *c, struct resp_request *req)
     return true;
 }
 
-/* Most option-value pairs in one CONFIG SET (more is an arity error). */
-#define CONFIG_SET_MAX_PAIRS 16
-
 /* Put back the values saved in old[0..n) (after a failed pair), last
  * first, so an option named twice ends at its value before the command. */
 static void
@@ -450,10 +447,9 @@ config_set_blamed(const struct resp_request *req, size_t pairs,
  * after every pair, so the order of the pairs never matters. */
 static bool
 config_set_apply(struct conn *c, struct resp_request *req, char **old,
-                 size_t pairs)
+                 size_t *oldlen, size_t pairs)
 {
     char err[CONF_ERR_LEN];
-    size_t oldlen[CONFIG_SET_MAX_PAIRS];
     const char *names[2];
     for (size_t k = 0; k < pairs; k++) {
         const struct conf_option *o = conf_find(req->argv[2 + 2 * k]);
@@ -485,20 +481,29 @@ config_set_apply(struct conn *c, struct resp_request *req, char **old,
 void
 cmd_config_set(struct conn *c, struct resp_request *req)
 {
-    char *old[CONFIG_SET_MAX_PAIRS] = { NULL };
     size_t pairs = (req->argc - 2) / 2;
 
-    if ((req->argc - 2) % 2 != 0 || pairs > CONFIG_SET_MAX_PAIRS) {
-        cmd_errorf(c, ERR_WRONG_ARITY, "config|set");
+    /* The arity (-4) lets through a name without its value: Redis calls
+     * that a syntax error. Any number of pairs, as Redis takes. */
+    if ((req->argc - 2) % 2 != 0) {
+        cmd_error(c, ERR_SYNTAX);
         return;
     }
     if (!config_set_check(c, req)) {
         return;
     }
-    bool ok = config_set_apply(c, req, old, pairs);
-    for (size_t k = 0; k < pairs; k++) {
+    char **old = calloc(pairs, sizeof(*old));
+    size_t *oldlen = calloc(pairs, sizeof(*oldlen));
+    bool ok = old != NULL && oldlen != NULL &&
+              config_set_apply(c, req, old, oldlen, pairs);
+    if (old == NULL || oldlen == NULL) {
+        cmd_error(c, ERR_NOMEM);
+    }
+    for (size_t k = 0; old != NULL && k < pairs; k++) {
         free(old[k]);
     }
+    free(old);
+    free(oldlen);
     if (!ok) {
         return;
     }

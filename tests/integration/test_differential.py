@@ -378,6 +378,21 @@ case("bgsave-bad", ("BGSAVE", "NOW"))
 case("info-unknown-section", ("INFO", "nosuchsection"))
 
 
+# ---- CONFIG SET's argument count ------------------------------------------
+case("config-set-name-without-value", ("CONFIG", "SET", "hz", "10", "timeout"))
+case("config-set-name-alone", ("CONFIG", "SET", "hz"))
+# More pairs than cellgate once took (16), every one at its value already.
+case("config-set-many-pairs", ("CONFIG", "SET", "hz", "10", "timeout", "0",
+                               "maxclients", "10000", "slowlog-max-len", "128",
+                               "slowlog-log-slower-than", "10000", "loglevel", "notice",
+                               "maxmemory", "0", "maxmemory-policy", "noeviction",
+                               "appendfsync", "everysec", "repl-timeout", "60",
+                               "repl-backlog-size", "1mb", "min-replicas-to-write", "0",
+                               "min-replicas-max-lag", "10", "replica-priority", "100",
+                               "replica-read-only", "yes", "auto-aof-rewrite-percentage", "100",
+                               "auto-aof-rewrite-min-size", "64mb",
+                               "repl-ping-replica-period", "10"))
+
 # Replies whose values differ by nature but whose shape must match.
 SHAPE_ONLY = {
     "client-id-int": rb":\d+\r\n",
@@ -412,3 +427,22 @@ def test_same_bytes_as_redis(pair, name, steps):
 
 def test_there_are_enough_cases():
     assert len(CASES) >= 150
+
+
+# ---- authentication and secrets ---------------------------------------------
+
+def test_hello_before_auth_says_what_redis_7_0_says(pair):
+    ref, cg = pair
+    answers = []
+    for port in (ref.port, cg.port):
+        admin = Conversation(port)
+        assert admin.exchange(c("CONFIG", "SET", "requirepass", "pw")) == b"+OK\r\n"
+        try:
+            answers.append(run_case(port, [c("HELLO", "3"), c("HELLO"),
+                                           c("HELLO", "2", "AUTH", "default", "no")]))
+        finally:
+            admin.exchange(c("CONFIG", "SET", "requirepass", ""))
+            admin.close()
+    assert answers[1] == answers[0]
+    assert answers[1][0].startswith(b"-NOAUTH HELLO must be called with the client "
+                                    b"already authenticated, otherwise the HELLO AUTH ")
