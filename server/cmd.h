@@ -79,6 +79,7 @@ struct cmd {
     const char *args;
     cmd_proc proc;
     struct cmd *subcommands; /* terminated by a row with name NULL */
+    const char *tips;        /* Redis's command tips, space separated */
     struct cmd_stats stats;
 };
 
@@ -134,6 +135,11 @@ void cmd_error_bytes(struct conn *c, const char *msg, size_t len);
 const char *cmd_error_stat(size_t i, uint64_t *count);
 
 void cmd_reset_stats(void);
+
+/* Is argument i of a command a secret Redis shows as "(redacted)" in
+ * MONITOR and SLOWLOG? AUTH's arguments, the two after HELLO's AUTH, and
+ * the values CONFIG SET gives requirepass and masterauth. */
+bool cmd_arg_redacted(const struct resp_request *req, size_t i);
 
 /* Is argument i the word (ASCII, any case)? The one keyword test of the
  * handlers. */

@@ -429,6 +429,70 @@ def test_there_are_enough_cases():
     assert len(CASES) >= 150
 
 
+# ---- COMMAND INFO -----------------------------------------------------------
+
+def resp_elements(data):
+    """The bytes of each element of the RESP aggregate in data."""
+    def end_of(i):
+        kind = data[i:i + 1]
+        j = data.index(b"\r\n", i)
+        n, i = data[i + 1:j], j + 2
+        if kind in (b"$", b"=", b"!"):
+            return i if int(n) < 0 else i + int(n) + 2
+        if kind in (b"*", b"~", b">", b"%", b"|"):
+            for _ in range(int(n) * (2 if kind in (b"%", b"|") else 1)):
+                i = end_of(i)
+        return i
+    i = data.index(b"\r\n") + 2
+    out = []
+    while i < len(data):
+        j = end_of(i)
+        out.append(data[i:j])
+        i = j
+    return out
+
+
+def command_names(port):
+    conv = Conversation(port)
+    try:
+        return set(re.findall(rb"\$\d+\r\n([^\r]+)\r\n",
+                              conv.exchange(c("COMMAND", "LIST"), wait=0.2)))
+    finally:
+        conv.close()
+
+
+@pytest.mark.parametrize("proto", ["2", "3"])
+def test_command_info_of_every_redis_command_is_redis_s(pair, proto):
+    """Name, arity, flags, key positions, ACL categories, tips and key specs
+    byte for byte, for every command cellgate shares with Redis, and the
+    same for each subcommand both have (Redis lists them in its hash
+    table's order, which changes from run to run: matched by name)."""
+    ref, cg = pair
+    shared = sorted(command_names(cg.port) & command_names(ref.port))
+    assert len(shared) >= 100
+    convs = [Conversation(ref.port), Conversation(cg.port)]
+    try:
+        for conv in convs:
+            conv.exchange(c("HELLO", proto))
+        for name in shared:
+            want, got = [resp_elements(resp_elements(
+                conv.exchange(c("COMMAND", "INFO", name), wait=0.1))[0])
+                for conv in convs]
+            assert got[:9] == want[:9], name
+            if b"|" in name:
+                continue        # its own entry is compared as a name of the list
+            theirs = {resp_elements(e)[0]: e for e in resp_elements(want[9])}
+            for sub in resp_elements(got[9]):
+                sub_name = resp_elements(sub)[0]
+                if sub_name in theirs:
+                    assert sub == theirs[sub_name], sub_name
+            # No subcommands: an empty set in RESP3, as Redis 7.0 says it.
+            assert (want[9][:1] == b"*") == (got[9][:1] == b"*"), name
+    finally:
+        for conv in convs:
+            conv.close()
+
+
 # ---- authentication and secrets ---------------------------------------------
 
 def test_hello_before_auth_says_what_redis_7_0_says(pair):
@@ -446,3 +510,32 @@ def test_hello_before_auth_says_what_redis_7_0_says(pair):
     assert answers[1] == answers[0]
     assert answers[1][0].startswith(b"-NOAUTH HELLO must be called with the client "
                                     b"already authenticated, otherwise the HELLO AUTH ")
+
+
+def slowlog_args(port, steps):
+    """The arguments of the slow log's entries after steps, oldest first."""
+    conv = Conversation(port)
+    try:
+        conv.exchange(c("CONFIG", "SET", "slowlog-log-slower-than", "0"))
+        conv.exchange(c("SLOWLOG", "RESET"))
+        for step in steps:
+            conv.exchange(step)
+        conv.exchange(c("CONFIG", "SET", "slowlog-log-slower-than", "-1"))
+        log = conv.exchange(c("SLOWLOG", "GET", "100"), wait=0.2)
+        conv.exchange(c("CONFIG", "SET", "slowlog-log-slower-than", "10000"))
+    finally:
+        conv.close()
+    entries = resp_elements(log)
+    return [resp_elements(e)[3] for e in reversed(entries)]
+
+
+def test_slowlog_logs_auth_hello_and_its_own_calls_with_secrets_redacted(pair):
+    ref, cg = pair
+    steps = [c("AUTH", "nobody", "secret"), c("HELLO", "2", "AUTH", "default", "x"),
+             c("CONFIG", "SET", "masterauth", "s3cret", "hz", "10"),
+             c("CONFIG", "SET", "masterauth", ""), c("SLOWLOG", "LEN"),
+             c("SLOWLOG", "HELP"), c("PING")]
+    want = slowlog_args(ref.port, steps)
+    got = slowlog_args(cg.port, steps)
+    assert got == want
+    assert b"(redacted)" in b"".join(got) and b"secret" not in b"".join(got)
