@@ -21,7 +21,7 @@ MASKS = [
     (re.compile(rb"\bladdr=[^ ]+"), rb"laddr=<laddr>"),
     (re.compile(rb"\bfd=-?\d+"), rb"fd=<fd>"),
     (re.compile(rb"\b(age|idle)=\d+"), rb"\1=<t>"),
-    (re.compile(rb"\b(qbuf|qbuf-free|argv-mem|obl|oll|omem|tot-mem|multi-mem)=\d+"),
+    (re.compile(rb"\b(qbuf|qbuf-free|argv-mem|obl|oll|omem|tot-mem|multi-mem|rbs|rbp)=\d+"),
      rb"\1=<n>"),
     (re.compile(rb"\bevents=\w+"), rb"events=<e>"),
     (re.compile(rb"\bcmd=[\w|]+"), rb"cmd=<cmd>"),
@@ -539,3 +539,53 @@ def test_slowlog_logs_auth_hello_and_its_own_calls_with_secrets_redacted(pair):
     got = slowlog_args(cg.port, steps)
     assert got == want
     assert b"(redacted)" in b"".join(got) and b"secret" not in b"".join(got)
+
+
+# ---- CLIENT LIST / CLIENT INFO fields ---------------------------------------
+
+def client_fields(line):
+    return dict(f.split(b"=", 1) for f in line.strip().split(b" "))
+
+
+def client_info(conv, raw=None, wait=0.05):
+    out = conv.exchange(raw or c("CLIENT", "INFO"), wait=wait)
+    return [client_fields(l) for l in re.findall(rb"id=[^\r\n]*", out)]
+
+
+def test_client_info_fields_qbuf_and_reply_buffer_as_redis(pair):
+    """The fields in Redis 7.0.15's order (cellgate adds Redis 7.2's
+    lib-name and lib-ver at the end, for CLIENT SETINFO); qbuf counts the
+    query buffer as Redis does while the command runs: the whole batch
+    read, the requests already run included; rbs/rbp model Redis's reply
+    buffer: 16kb at first, shrunk once idle, grown by replies that fill
+    it."""
+    ref, cg = pair
+    seen = []
+    for port in (ref.port, cg.port):
+        conv = Conversation(port)
+        try:
+            first = client_info(conv)[0]
+            # Pipelined: the batch is 73 bytes, whichever request asks.
+            batch = (b"*2\r\n$6\r\nCLIENT\r\n$4\r\nINFO\r\nPING\r\n"
+                     b"*2\r\n$6\r\nCLIENT\r\n$4\r\nINFO\r\nECHO 12345678\r\n")
+            piped = client_info(conv, batch)
+            time.sleep(0.5)                 # the cron shrinks it once idle
+            idle = client_info(conv)[0]
+            conv.exchange(c("ECHO", "x" * 20000), wait=0.2)
+            time.sleep(0.3)
+            grown = client_info(conv)[0]
+            conv.exchange(c("ECHO", "x" * 3000), wait=0.2)
+            time.sleep(0.3)
+            grown2 = client_info(conv)[0]
+        finally:
+            conv.close()
+        seen.append((first, piped, idle, grown, grown2))
+    (r_first, r_piped, r_idle, r_grown, r_grown2), (first, piped, idle, grown, grown2) = seen
+    assert [k for k in first if k not in (b"lib-name", b"lib-ver")] == list(r_first)
+    pick = lambda f, *keys: [f[k] for k in keys]
+    assert pick(first, b"qbuf", b"rbs", b"rbp") == pick(r_first, b"qbuf", b"rbs", b"rbp") \
+        == [b"26", b"16384", b"16384"]
+    assert [p[b"qbuf"] for p in piped] == [p[b"qbuf"] for p in r_piped] == [b"73", b"73"]
+    assert idle[b"rbs"] == r_idle[b"rbs"] == b"1024"
+    assert pick(grown, b"rbs", b"rbp") == pick(r_grown, b"rbs", b"rbp") == [b"2048", b"1024"]
+    assert pick(grown2, b"rbs", b"rbp") == pick(r_grown2, b"rbs", b"rbp") == [b"4096", b"2048"]
