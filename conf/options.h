@@ -19,7 +19,7 @@
 
 #define CONF_OPTIONS(X)                                                       \
     X(bind, "bind", CONF_STRING, "127.0.0.1", 0, 0,                           \
-      "IPv4 or IPv6 address to listen on")                                    \
+      "IPv4 or IPv6 addresses to listen on, space-separated (at most 16)")    \
     X(port, "port", CONF_INT, "6379", 0, 65535,                               \
       "TCP port to listen on; 0 disables TCP")                                \
     X(metrics_port, "metrics-port", CONF_INT, "0", 0, 65535,                  \

@@ -21,6 +21,7 @@
 #include "server/glob.h"
 #include "server/handlers.h"
 #include "server/keyspace.h"
+#include "server/listen.h"
 #include "server/log.h"
 #include "server/multi.h"
 #include "server/server.h"
@@ -315,7 +316,7 @@ cmd_config_get(struct conn *c, struct resp_request *req)
 static bool
 is_mutable(const char *name)
 {
-    static const char *const fixed[] = { "bind", "port", "unixsocket",
+    static const char *const fixed[] = { "unixsocket",
                                          "databases",
                                          "appenddirname", "appendfilename",
                                          "replicaof",
@@ -442,6 +443,42 @@ config_set_blamed(const struct resp_request *req, size_t pairs,
     return names[0];
 }
 
+/* bind and port, as Redis 7 takes them at run time: the listeners move
+ * to the new addresses and port (listen.h), once for both. NULL when
+ * they did (or neither was set); else why not in Redis's words, the
+ * listeners as they were, and names[] the options to blame. */
+static const char *
+config_set_listen(const struct resp_request *req, size_t pairs,
+                  const char *names[2])
+{
+    names[0] = "bind";
+    names[1] = "port";
+    const struct conf_option *bind = conf_find("bind");
+    const struct conf_option *port = conf_find("port");
+    bool moved = false;
+    for (size_t k = 0; k < pairs; k++) {
+        const struct conf_option *o = conf_find(req->argv[2 + 2 * k]);
+        moved |= o == bind || o == port;
+    }
+    if (!moved) {
+        return NULL;
+    }
+    switch (listen_tcp_change(srv.conf.bind, srv.conf.port)) {
+    case LISTEN_OK:
+        listen_warn_open_bind(NULL);
+        return NULL;
+    case LISTEN_TOO_MANY:
+        return "Too many bind addresses specified.";
+    case LISTEN_BIND_FAILED:
+        break;
+    }
+    /* Redis words it by the option whose change failed. */
+    if (strcmp(config_set_blamed(req, pairs, names), "port") == 0) {
+        return "Unable to listen on this port. Check server logs.";
+    }
+    return "Failed to bind to specified addresses.";
+}
+
 /* Apply every pair, all or nothing; false after replying the error. One
  * call is one change: the cross-option rules are checked on the state
  * after every pair, so the order of the pairs never matters. */
@@ -473,6 +510,14 @@ config_set_apply(struct conn *c, struct resp_request *req, char **old,
         cmd_errorf(c, "ERR CONFIG SET failed (possibly related to argument "
                       "'%s') - %s", config_set_blamed(req, pairs, names),
                    err);
+        return false;
+    }
+    const char *why = config_set_listen(req, pairs, names);
+    if (why != NULL) {
+        config_set_rollback(req, old, oldlen, pairs);
+        cmd_errorf(c, "ERR CONFIG SET failed (possibly related to argument "
+                      "'%s') - %s", config_set_blamed(req, pairs, names),
+                   why);
         return false;
     }
     return true;

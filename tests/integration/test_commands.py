@@ -476,7 +476,7 @@ def test_config_set_maxclients(r):
 
 def test_config_set_immutable_and_unknown(server):
     conn = server.raw()
-    reply = conn.command("CONFIG", "SET", "port", "1")
+    reply = conn.command("CONFIG", "SET", "unixsocket", "/tmp/x.sock")
     assert reply.startswith(b"-ERR ") and b"can't set immutable config" in reply
     reply = conn.command("CONFIG", "SET", "no-such-option", "1")
     assert reply.startswith(b"-ERR Unknown option or number of arguments for CONFIG SET")

@@ -381,3 +381,105 @@ def test_config_set_checks_the_end_state_whatever_the_order(start_daemon, small,
         assert reply.startswith(b"-ERR CONFIG SET failed (possibly related to "
                                 b"argument '%s') - " % blamed.encode()), reply
         assert c.command("CONFIG", "GET", "*") == before
+
+
+# ---- CONFIG SET bind and port: the listeners move at run time, as Redis 7 ----
+
+def refused(port):
+    import socket
+    try:
+        socket.create_connection(("127.0.0.1", port), timeout=2).close()
+        return False
+    except ConnectionRefusedError:
+        return True
+
+
+def test_config_set_port_moves_the_listener_and_rewrite_keeps_it(tmp_path, start_daemon):
+    import harness
+    conf = tmp_path / "moving.conf"
+    conf.write_text("# a node that moves\n")
+    sock = str(tmp_path / "moving.sock")
+    d = start_daemon("--unixsocket", sock, config_file=str(conf))
+    old, new = d.port, harness.free_port()
+    c = d.raw()
+    assert c.command("CONFIG", "SET", "port", str(old)) == b"+OK\r\n"     # its own value
+    assert c.command("CONFIG", "SET", "bind", "127.0.0.1") == b"+OK\r\n"
+    assert c.command("CONFIG", "SET", "port", str(new)) == b"+OK\r\n"
+    assert c.command("PING") == b"+PONG\r\n"          # connected clients stay
+    assert refused(old)
+    moved = harness.RawConn(port=new)
+    assert moved.command("PING") == b"+PONG\r\n"
+    assert b"tcp_port:%d\r\n" % new in moved.command("INFO", "server")
+    assert moved.command("CONFIG", "GET", "port") == bulk_pair(b"port", b"%d" % new)
+    assert moved.command("CONFIG", "REWRITE") == b"+OK\r\n"
+    assert "port %d" % new in conf.read_text().splitlines()
+    # Port 0: no TCP at all; the unix socket brings it back.
+    assert moved.command("CONFIG", "SET", "port", "0") == b"+OK\r\n"
+    assert refused(new)
+    unix = harness.RawConn(path=sock)
+    assert b"tcp_port:0\r\n" in unix.command("INFO", "server")
+    assert unix.command("CONFIG", "SET", "port", str(old)) == b"+OK\r\n"
+    assert harness.RawConn(port=old).command("PING") == b"+PONG\r\n"
+    moved.close()
+    # The rewritten file starts it on the port CONFIG SET gave it.
+    assert d.stop() == []
+    code, out, err = run(str(conf), "--test-config")
+    assert code == 0, err
+    d2 = start_daemon(config_file=str(conf), port=new)
+    assert d2.raw().command("CONFIG", "GET", "port") == bulk_pair(b"port", b"%d" % new)
+
+
+def test_config_set_bind_moves_the_listener(start_daemon):
+    import harness
+    d = start_daemon()
+    c = d.raw()
+    assert c.command("CONFIG", "SET", "bind", "127.0.0.2 127.0.0.1") == b"+OK\r\n"
+    for host in ("127.0.0.1", "127.0.0.2"):
+        conn = harness.RawConn(port=d.port)
+        conn.sock.close()
+        import socket
+        socket.create_connection((host, d.port), timeout=2).close()
+    assert c.command("CONFIG", "SET", "bind", "127.0.0.2") == b"+OK\r\n"
+    assert refused(d.port)                            # 127.0.0.1 closed
+    import socket
+    socket.create_connection(("127.0.0.2", d.port), timeout=2).close()
+    assert c.command("CONFIG", "SET", "bind", "127.0.0.1") == b"+OK\r\n"
+    assert harness.RawConn(port=d.port).command("PING") == b"+PONG\r\n"
+
+
+def test_config_set_bind_and_port_refusals_are_redis_s(tmp_path, start_daemon):
+    """Each odd case answers Redis 7.0.15's bytes, and a refused change
+    keeps the old listener and values."""
+    import harness
+    ref = harness.RedisServer(str(tmp_path / "redis")).start()
+    try:
+        d = start_daemon()
+        taken = start_daemon().port                   # a port in use
+        many = " ".join("127.0.0.%d" % i for i in range(1, 18))
+        cases = [
+            ("port", str(taken)), ("port", "70000"), ("port", "-1"), ("port", "x"),
+            ("bind", "1.2.3.4"), ("bind", "no-such-host"), ("bind", "127.0.0.1 "),
+            ("bind", "127.0.0.1 127.0.0.1"), ("bind", many),
+            ("bind", "127.0.0.1", "port", str(taken)),
+            ("port", str(taken), "bind", "127.0.0.1"),
+            ("bind", "1.2.3.4", "hz", "11"),
+            ("port", "{port}"), ("bind", "127.0.0.1"),
+        ]
+        for port, conn in ((ref.port, harness.RawConn(port=ref.port)),
+                           (d.port, d.raw())):
+            got = []
+            for case in cases:
+                args = [a.format(port=port) for a in case]
+                for cmd in (["SET"] + args, ["GET", "port"], ["GET", "bind"],
+                            ["GET", "hz"]):
+                    reply = conn.command("CONFIG", *cmd)
+                    got.append(reply.replace(b"%d" % port, b"<port>"))
+            assert harness.RawConn(port=port).command("PING") == b"+PONG\r\n"
+            if port == ref.port:
+                want = got
+            else:
+                assert got == want
+        assert want[0].startswith(b"-ERR CONFIG SET failed (possibly related to "
+                                  b"argument 'port') - Unable to listen")
+    finally:
+        ref.stop()
