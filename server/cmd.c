@@ -700,39 +700,3 @@ cmd_arg_is(const struct resp_request *req, size_t i, const char *word)
            strcasecmp(req->argv[i], word) == 0;
 }
 
-/* Is argv[i] a word of `words` (NULL-terminated), ignoring case? */
-static bool
-arg_is_one_of(const struct resp_request *req, size_t i,
-              const char *const *words)
-{
-    for (; *words != NULL; words++) {
-        if (cmd_arg_is(req, i, *words)) {
-            return true;
-        }
-    }
-    return false;
-}
-
-bool
-cmd_arg_redacted(const struct resp_request *req, size_t i)
-{
-    static const char *const secret_options[] = { "requirepass",
-                                                  "masterauth", NULL };
-    if (i == 0 || i >= req->argc) {
-        return false;
-    }
-    if (cmd_arg_is(req, 0, "auth")) {
-        return true;
-    }
-    if (cmd_arg_is(req, 0, "hello")) {
-        for (size_t j = 2; j < i; j++) {
-            if (cmd_arg_is(req, j, "auth") && i <= j + 2) {
-                return true;
-            }
-        }
-        return false;
-    }
-    /* CONFIG SET name value ...: the values of the passwords. */
-    return cmd_arg_is(req, 0, "config") && cmd_arg_is(req, 1, "set") &&
-           i >= 3 && i % 2 == 1 && arg_is_one_of(req, i - 1, secret_options);
-}

@@ -136,11 +136,6 @@ const char *cmd_error_stat(size_t i, uint64_t *count);
 
 void cmd_reset_stats(void);
 
-/* Is argument i of a command a secret Redis shows as "(redacted)" in
- * MONITOR and SLOWLOG? AUTH's arguments, the two after HELLO's AUTH, and
- * the values CONFIG SET gives requirepass and masterauth. */
-bool cmd_arg_redacted(const struct resp_request *req, size_t i);
-
 /* Is argument i the word (ASCII, any case)? The one keyword test of the
  * handlers. */
 bool cmd_arg_is(const struct resp_request *req, size_t i, const char *word);

@@ -8,7 +8,6 @@
 #include <uv.h>
 
 #include "lib/mem.h"
-#include "server/conn.h"
 #include "server/log.h"
 #include "server/server.h"
 
@@ -22,12 +21,8 @@ struct listener {
 
 static struct listener *live[LISTEN_MAX_ADDRS];
 static size_t nlive;
-
-static void
-on_tcp_connection(uv_stream_t *server, int status)
-{
-    conn_on_connection(server, status, false);
-}
+/* The connection layer's, given at start-up: this module is below it. */
+static uv_connection_cb on_tcp_connection;
 
 static void
 free_listener(uv_handle_t *h)
@@ -206,7 +201,7 @@ listen_tcp_change(const char *bind, int64_t port)
 }
 
 int
-listen_tcp_start(void)
+listen_tcp_start(uv_connection_cb on_connection)
 {
     char addrs[1024];
     char *words[LISTEN_MAX_ADDRS];
@@ -214,6 +209,7 @@ listen_tcp_start(void)
     bool reused[LISTEN_MAX_ADDRS];
     size_t n = 0;
     char *save = NULL;
+    on_tcp_connection = on_connection;
     if (srv.conf.port == 0) {
         return 0;
     }

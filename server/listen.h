@@ -15,13 +15,15 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <uv.h>
 
 /* Most addresses in bind, as Redis's CONFIG_BINDADDR_MAX. */
 #define LISTEN_MAX_ADDRS 16
 
-/* Start-up: listen on srv.conf's bind and port. 0, or -1 after logging
- * why (bad address, port in use, no address with a port). */
-int listen_tcp_start(void);
+/* Start-up: listen on srv.conf's bind and port, new connections going to
+ * on_connection (now and after every change). 0, or -1 after logging why
+ * (bad address, port in use, no address with a port). */
+int listen_tcp_start(uv_connection_cb on_connection);
 
 enum listen_change {
     LISTEN_OK,

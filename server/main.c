@@ -79,6 +79,12 @@ usage(FILE *out)
 /* ---- listeners -------------------------------------------------------- */
 
 static void
+on_tcp_connection(uv_stream_t *server, int status)
+{
+    conn_on_connection(server, status, false);
+}
+
+static void
 on_unix_connection(uv_stream_t *server, int status)
 {
     conn_on_connection(server, status, true);
@@ -597,7 +603,7 @@ setup(void)
         return -1;
     }
     raise_fd_limit();
-    if (listen_tcp_start() < 0 || listen_unix() < 0 || metrics_setup() < 0 ||
+    if (listen_tcp_start(on_tcp_connection) < 0 || listen_unix() < 0 || metrics_setup() < 0 ||
         grpc_setup() < 0) {
         return -1;
     }

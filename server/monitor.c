@@ -11,7 +11,7 @@
 #include "protocol/obuf.h"
 #include "server/client.h"
 #include "server/clock.h"
-#include "server/cmd.h"
+#include "server/redact.h"
 #include "server/server.h"
 #include "server/textbuf.h"
 
@@ -83,7 +83,7 @@ monitor_feed(struct conn *c, const struct resp_request *req)
                    c->is_unix ? "unix:" : "",
                    c->is_unix ? srv.conf.unixsocket : c->addr);
     for (size_t i = 0; i < req->argc; i++) {
-        if (cmd_arg_redacted(req, i)) {
+        if (redact_arg(req, i)) {
             textbuf_append(&t, "\"(redacted)\"", 12);
         } else {
             append_repr(&t, req->argv[i], req->argvlen[i]);

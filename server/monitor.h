@@ -35,7 +35,7 @@ void monitor_remove(struct conn *c);
 struct conn *monitor_first(void);
 
 /* Feed a command that ran (req: its arguments as sent, the secrets of
- * cmd_arg_redacted() shown as "(redacted)") for client c, in c's
+ * redact_arg() shown as "(redacted)") for client c, in c's
  * database. */
 void monitor_feed(struct conn *c, const struct resp_request *req);
 
