@@ -196,7 +196,7 @@ static bool
 is_string_type(enum conf_type t)
 {
     return t == CONF_STRING || t == CONF_ENUM || t == CONF_BINARY ||
-           t == CONF_SAVE;
+           t == CONF_SAVE || t == CONF_PRIMARY;
 }
 
 /* ---- numbers ---- */
@@ -355,6 +355,7 @@ parse_number(const struct conf_option *o, const char *text, int64_t *out,
     case CONF_ENUM:
     case CONF_BINARY:
     case CONF_SAVE:
+    case CONF_PRIMARY:
         break;
     }
     err_set(err, errlen, "'%s' is not a numeric option", o->name);
@@ -551,6 +552,55 @@ set_enum(struct conf *c, const struct conf_option *o, const char *text,
     return -1;
 }
 
+/* ---- primaries (replicaof) ---- */
+
+/* "<host> <port>" (conf.h), or "" / "no one" for none, kept as given. */
+static int
+set_primary(struct conf *c, const struct conf_option *o, const char *text,
+            char *err, size_t errlen)
+{
+    if (ascii_ieq(text, "no one", 6)) {
+        text = "";
+    }
+    if (text[0] != '\0' && !conf_replicaof(text, NULL, 0, NULL)) {
+        err_set(err, errlen, "'%s' wants \"<host> <port>\" (port 0 to "
+                "65535), got \"%s\"", o->name, text);
+        return -1;
+    }
+    return set_string(c, o, text, strlen(text), err, errlen);
+}
+
+/* A file's "replicaof <host> <port>" (Redis's spelling, two words): the
+ * host may be empty or hold blanks once unquoted, so the words are
+ * joined, not the line. */
+static int
+set_primary_words(struct conf *c, const struct conf_option *o,
+                  const char *host, const char *port, char *err,
+                  size_t errlen)
+{
+    size_t hlen = strlen(host);
+    size_t plen = strlen(port);
+    char *joined;
+    int rc;
+
+    if (hlen >= CONF_HOST_MAX || plen > 5) {
+        err_set(err, errlen, "'%s' wants \"<host> <port>\" (a host shorter "
+                "than %d bytes, a port 0 to 65535)", o->name, CONF_HOST_MAX);
+        return -1;
+    }
+    joined = malloc(hlen + plen + 2);
+    if (joined == NULL) {
+        err_set(err, errlen, "out of memory setting '%s'", o->name);
+        return -1;
+    }
+    memcpy(joined, host, hlen);
+    joined[hlen] = ' ';
+    memcpy(joined + hlen + 1, port, plen + 1);
+    rc = set_primary(c, o, joined, err, errlen);
+    free(joined);
+    return rc;
+}
+
 /* ---- the table ---- */
 
 const struct conf_option *
@@ -596,6 +646,9 @@ conf_set_option(struct conf *c, const struct conf_option *o,
     }
     if (o->type == CONF_SAVE) {
         return set_save(c, o, value, err, errlen);
+    }
+    if (o->type == CONF_PRIMARY) {
+        return set_primary(c, o, value, err, errlen);
     }
     if (parse_number(o, value, &v, err, errlen) != 0) {
         return -1;
@@ -786,11 +839,13 @@ set_words(struct file_load *f, char *const *words, const size_t *lens,
         return set_save_words(f, o, words + 1, lens + 1, nwords - 1, why,
                               whylen);
     }
-    if (strcmp(o->name, "replicaof") == 0 && nwords == 3 && !comment_after) {
-        /* Redis's spelling: "replicaof <host> <port>", two words. */
-        char joined[512];
-        snprintf(joined, sizeof(joined), "%s %s", words[1], words[2]);
-        return conf_set_option(c, o, joined, why, whylen);
+    if (o->type == CONF_PRIMARY && nwords == 3 && !comment_after) {
+        if (strlen(words[1]) != lens[1] || strlen(words[2]) != lens[2]) {
+            err_set(why, whylen, "a value of '%s' cannot contain a NUL byte",
+                    o->name);
+            return -1;
+        }
+        return set_primary_words(c, o, words[1], words[2], why, whylen);
     }
     if (comment_after) {
         /* Redis has no comments after a value either; say so rather than
@@ -1136,48 +1191,54 @@ conf_load_args(struct conf *c, int argc, char **argv, char *err,
             return -1;
         }
     }
-    return conf_validate(c, err, errlen);
+    return conf_validate(c, NULL, err, errlen);
 }
 
 /* ---- checks and output ---- */
 
+/* Names of the options a broken rule ties together, for the caller. */
+static int
+rule_broken(const char *names[2], const char *a, const char *b)
+{
+    if (names != NULL) {
+        names[0] = a;
+        names[1] = b;
+    }
+    return -1;
+}
+
 int
-conf_validate(const struct conf *c, char *err, size_t errlen)
+conf_validate(const struct conf *c, const char *names[2], char *err,
+              size_t errlen)
 {
     if (c->output_pause_limit >= c->output_hard_limit) {
         err_set(err, errlen,
                 "'client-output-pause-limit' (%" PRId64 ") must be below "
                 "'client-output-hard-limit' (%" PRId64 ")",
                 c->output_pause_limit, c->output_hard_limit);
-        return -1;
+        return rule_broken(names, "client-output-pause-limit",
+                           "client-output-hard-limit");
     }
     if (c->proto_max_bulk_len > c->client_query_buffer_limit) {
         err_set(err, errlen,
                 "'proto-max-bulk-len' (%" PRId64 ") must not exceed "
                 "'client-query-buffer-limit' (%" PRId64 ")",
                 c->proto_max_bulk_len, c->client_query_buffer_limit);
-        return -1;
-    }
-    if (c->replicaof[0] != '\0' && !conf_replicaof(c->replicaof, NULL, 0,
-                                                    NULL)) {
-        err_set(err, errlen, "'replicaof' wants \"<host> <port>\", got "
-                "\"%s\"", c->replicaof);
-        return -1;
+        return rule_broken(names, "proto-max-bulk-len",
+                           "client-query-buffer-limit");
     }
     return 0;
 }
 
+/* The port is after the last space, so a host may hold spaces too. */
 bool
 conf_replicaof(const char *value, char *host, size_t hostlen, int *port)
 {
-    const char *sp = strchr(value, ' ');
-    char *end;
-    if (sp == NULL || sp == value || strchr(sp + 1, ' ') != NULL) {
-        return false;
-    }
-    long p = strtol(sp + 1, &end, 10);
-    if (*end != '\0' || end == sp + 1 || p < 1 || p > 65535 ||
-        (size_t)(sp - value) >= 256) {
+    const char *sp = strrchr(value, ' ');
+    int64_t p;
+
+    if (sp == NULL || (size_t)(sp - value) >= CONF_HOST_MAX ||
+        !num_parse_i64(sp + 1, strlen(sp + 1), &p) || p < 0 || p > 65535) {
         return false;
     }
     if (host != NULL) {
@@ -1211,6 +1272,7 @@ conf_format(const struct conf *c, const struct conf_option *o, char *buf,
     case CONF_STRING:
     case CONF_ENUM:
     case CONF_SAVE:
+    case CONF_PRIMARY:
         n = snprintf(buf, buflen, "%s", str_value(c, o));
         break;
     case CONF_BINARY: {
@@ -1242,6 +1304,7 @@ type_name(enum conf_type t)
     case CONF_OCTAL: return "octal";
     case CONF_BINARY: return "string";
     case CONF_SAVE: return "save rules";
+    case CONF_PRIMARY: return "host port";
     }
     return "?";
 }
@@ -1266,7 +1329,8 @@ conf_describe(FILE *out)
         const struct conf_option *o = &options[i];
         const char *quote = o->type == CONF_STRING ||
                                     o->type == CONF_BINARY ||
-                                    o->type == CONF_SAVE ? "\"" : "";
+                                    o->type == CONF_SAVE ||
+                                    o->type == CONF_PRIMARY ? "\"" : "";
         char range[64];
 
         describe_range(o, range, sizeof(range));

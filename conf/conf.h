@@ -16,7 +16,7 @@
 #include "conf/options.h"
 
 enum conf_type { CONF_INT, CONF_BYTES, CONF_BOOL, CONF_STRING, CONF_ENUM,
-                 CONF_OCTAL, CONF_BINARY, CONF_SAVE };
+                 CONF_OCTAL, CONF_BINARY, CONF_SAVE, CONF_PRIMARY };
 
 /* A CONF_BINARY value: any bytes, a NUL among them (a password). p is
  * malloc'd, never NULL after conf_init, and NUL-terminated past len. */
@@ -37,6 +37,7 @@ struct conf_bytes {
 #define CONF_FIELD_CONF_ENUM(f) char *f;
 #define CONF_FIELD_CONF_BINARY(f) struct conf_bytes f;
 #define CONF_FIELD_CONF_SAVE(f) char *f;
+#define CONF_FIELD_CONF_PRIMARY(f) char *f;
 
 struct conf {
     CONF_OPTIONS(CONF_FIELD)
@@ -110,13 +111,25 @@ int conf_set_bytes(struct conf *c, const struct conf_option *o,
 int conf_load_args(struct conf *c, int argc, char **argv, char *err,
                    size_t errlen);
 
+/* A primary (CONF_PRIMARY, replicaof) is kept as "<host> <port>": the
+ * port is what follows the last space, 0 to 65535 in plain decimal; the
+ * host is everything before it, any bytes but NUL, empty and blanks
+ * included, shorter than CONF_HOST_MAX, since REPLICAOF takes all of
+ * these and CONFIG REWRITE must write what a restart loads back. "" (or
+ * "no one" when set) is no primary. */
+#define CONF_HOST_MAX 256
+
 /* replicaof's "<host> <port>": true when value is one (host and port
- * filled when host is not NULL). */
+ * filled when host is not NULL; hostlen >= CONF_HOST_MAX holds any). */
 bool conf_replicaof(const char *value, char *host, size_t hostlen,
                     int *port);
 
-/* Cross-option checks (e.g. the pause limit below the hard limit). */
-int conf_validate(const struct conf *c, char *err, size_t errlen);
+/* Cross-option checks (e.g. the pause limit below the hard limit) of the
+ * state c is in. On -1, err says what is wrong and, when names is not
+ * NULL, names[0] and names[1] are the two options the failed rule ties
+ * together (CONFIG SET names whichever of them it was given). */
+int conf_validate(const struct conf *c, const char *names[2], char *err,
+                  size_t errlen);
 
 /* The table (count may be NULL), and lookup by name (case-insensitive;
  * NULL if unknown). */

@@ -11,15 +11,15 @@
  * mb g gb: 1k = 1000, 1kb = 1024), CONF_BOOL (yes/no), CONF_STRING (bounds
  * unused), CONF_ENUM (allowed words in the description's {...} list),
  * CONF_OCTAL (file permissions like 700), CONF_BINARY (a string of any
- * bytes, NUL included, kept whole: a password) and CONF_SAVE (Redis's save
- * rules, see conf.h).
+ * bytes, NUL included, kept whole: a password), CONF_SAVE (Redis's save
+ * rules, see conf.h) and CONF_PRIMARY (replicaof's "<host> <port>").
  */
 #ifndef CELLGATE_OPTIONS_H
 #define CELLGATE_OPTIONS_H
 
 #define CONF_OPTIONS(X)                                                       \
     X(bind, "bind", CONF_STRING, "127.0.0.1", 0, 0,                           \
-      "IPv4 or IPv6 address to listen on")                                    \
+      "IPv4 or IPv6 addresses to listen on, space-separated (at most 16)")    \
     X(port, "port", CONF_INT, "6379", 0, 65535,                               \
       "TCP port to listen on; 0 disables TCP")                                \
     X(metrics_port, "metrics-port", CONF_INT, "0", 0, 65535,                  \
@@ -96,9 +96,9 @@
       "no automatic rewrite while the journal is smaller")                   \
     X(aof_load_truncated, "aof-load-truncated", CONF_BOOL, "yes", 0, 0,       \
       "a journal whose last record was cut short loads without it (a warning)") \
-    X(replicaof, "replicaof", CONF_STRING, "", 0, 0,                          \
-      "\"<host> <port>\": start as a replica of that primary; REPLICAOF "     \
-      "keeps it current for CONFIG REWRITE; empty = a primary")               \
+    X(replicaof, "replicaof", CONF_PRIMARY, "", 0, 0,                         \
+      "<host> <port>: start as a replica of that primary; REPLICAOF "         \
+      "keeps it current for CONFIG REWRITE; \"\" or no one = a primary")      \
     X(masterauth, "masterauth", CONF_BINARY, "", 0, 0,                        \
       "password a replica gives its primary (its requirepass)")               \
     X(replica_read_only, "replica-read-only", CONF_BOOL, "yes", 0, 0,         \

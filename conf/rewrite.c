@@ -55,7 +55,16 @@ puts_(struct text *t, const char *s)
     put(t, s, strlen(s));
 }
 
-/* A string as Redis's sdscatrepr quotes it. */
+/* Printable ASCII, whatever the locale (isprint's answer depends on it,
+ * and the file must read back the same everywhere). */
+static bool
+is_printable(unsigned char ch)
+{
+    return ch >= 0x20 && ch <= 0x7e;
+}
+
+/* A string as Redis's sdscatrepr quotes it; the config parser (lib/args.h)
+ * undoes every escape, so any bytes, NUL included, read back whole. */
 static void
 put_quoted(struct text *t, const char *s, size_t n)
 {
@@ -72,7 +81,7 @@ put_quoted(struct text *t, const char *s, size_t n)
         case '\a': puts_(t, "\\a"); break;
         case '\b': puts_(t, "\\b"); break;
         default:
-            if (isprint(ch)) {
+            if (is_printable(ch)) {
                 put(t, &ch, 1);
             } else {
                 snprintf(esc, sizeof(esc), "\\x%02x", ch);
@@ -106,6 +115,43 @@ put_bytes(struct text *t, const char *digits)
     puts_(t, digits);
 }
 
+/* Can s stand bare as one word of a config line? Not when empty, nor
+ * with a blank, a quote or a byte that is not printable ASCII. */
+static bool
+is_bare_word(const char *s, size_t n)
+{
+    if (n == 0) {
+        return false;
+    }
+    for (size_t i = 0; i < n; i++) {
+        unsigned char ch = (unsigned char)s[i];
+        if (!is_printable(ch) || ch == ' ' || ch == '"' || ch == '\'') {
+            return false;
+        }
+    }
+    return true;
+}
+
+/* replicaof's "<host> <port>" as Redis writes it, "replicaof 10.0.0.1
+ * 6379", but with the host quoted when it must be: REPLICAOF takes an
+ * empty host or one with blanks, which bare would not read back. */
+static void
+put_primary(struct text *t, const char *v, size_t n)
+{
+    const char *sp = memrchr(v, ' ', n);
+    if (n == 0 || sp == NULL) {
+        put_quoted(t, v, n);        /* none: replicaof "" */
+        return;
+    }
+    size_t hostlen = (size_t)(sp - v);
+    if (is_bare_word(v, hostlen)) {
+        put(t, v, hostlen);
+    } else {
+        put_quoted(t, v, hostlen);
+    }
+    put(t, sp, n - hostlen);        /* " <port>" */
+}
+
 /* "name value\n" for option o's running value. */
 static void
 put_option(struct text *t, const struct conf *c, const struct conf_option *o)
@@ -124,11 +170,10 @@ put_option(struct text *t, const struct conf *c, const struct conf_option *o)
         break;
     case CONF_STRING:
     case CONF_BINARY:
-        if (strcmp(o->name, "replicaof") == 0 && n > 0) {
-            put(t, v, n);           /* Redis's "replicaof <host> <port>" */
-        } else {
-            put_quoted(t, v, n);
-        }
+        put_quoted(t, v, n);
+        break;
+    case CONF_PRIMARY:
+        put_primary(t, v, n);
         break;
     case CONF_SAVE:
         if (n == 0) {

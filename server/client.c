@@ -91,3 +91,51 @@ client_unfed(struct conn *c)
     }
     c->fed = false;
 }
+
+/* ---- Redis's reply buffer, for CLIENT LIST ------------------------------ */
+
+#define REPLY_BUF_MIN 1024              /* PROTO_REPLY_MIN_BYTES */
+#define REPLY_BUF_MAX (16 * 1024)       /* PROTO_REPLY_CHUNK_BYTES */
+#define REPLY_BUF_PEAK_RESET_MS 5000
+
+/* The usable size jemalloc gives an allocation of n bytes, 1kb to 16kb:
+ * four size classes between two powers of two. */
+static size_t
+jemalloc_usable(size_t n)
+{
+    if (n <= REPLY_BUF_MIN) {
+        return REPLY_BUF_MIN;
+    }
+    size_t pow = REPLY_BUF_MIN;
+    while (pow * 2 < n) {
+        pow *= 2;
+    }
+    size_t step = pow / 4;
+    return (n + step - 1) / step * step;
+}
+
+void
+reply_buf_init(struct reply_buf *b, int64_t now_ms)
+{
+    b->size = REPLY_BUF_MAX;
+    b->peak = REPLY_BUF_MAX;
+    b->peak_reset_ms = now_ms - REPLY_BUF_PEAK_RESET_MS;
+}
+
+void
+reply_buf_cron(struct reply_buf *b, size_t pending, int64_t now_ms)
+{
+    size_t resized = 0;
+    if (b->size / 2 >= REPLY_BUF_MIN && b->peak < b->size / 2) {
+        resized = b->peak + 1 > REPLY_BUF_MIN ? b->peak + 1 : REPLY_BUF_MIN;
+    } else if (b->size * 2 < REPLY_BUF_MAX * 2 && b->peak == b->size) {
+        resized = b->size * 2 < REPLY_BUF_MAX ? b->size * 2 : REPLY_BUF_MAX;
+    }
+    if (now_ms - b->peak_reset_ms >= REPLY_BUF_PEAK_RESET_MS) {
+        b->peak = pending < b->size ? pending : b->size;
+        b->peak_reset_ms = now_ms;
+    }
+    if (resized != 0) {
+        b->size = jemalloc_usable(resized);
+    }
+}

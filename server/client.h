@@ -44,6 +44,36 @@ enum client_reply {
     CLIENT_REPLY_SKIP               /* not this one's (conn.c sets it) */
 };
 
+/* Redis 7.0's reply buffer as CLIENT LIST shows it (rbs= its size, rbp=
+ * its peak): cellgate's output buffer is another design, so this models
+ * Redis's: 16kb at first; the peak is the most reply bytes the buffer held
+ * between two writes (at most its size); every 5 s the peak restarts,
+ * and the cron shrinks a buffer whose peak stayed under half its size, or
+ * doubles (up to 16kb) one the peak filled, sizes rounded as jemalloc
+ * rounds them. */
+struct reply_buf {
+    size_t size;
+    size_t peak;
+    int64_t peak_reset_ms;          /* monotonic */
+};
+
+/* A new client's (created at now_ms): Redis restarts its peak at the
+ * first cron, so it starts as if the last restart were long ago. */
+void reply_buf_init(struct reply_buf *b, int64_t now_ms);
+
+/* pending reply bytes are about to be written (or are counted by CLIENT
+ * LIST): the peak they make. */
+static inline size_t
+reply_buf_peak(const struct reply_buf *b, size_t pending)
+{
+    size_t held = pending < b->size ? pending : b->size;
+    return held > b->peak ? held : b->peak;
+}
+
+/* Resize as Redis's cron does (clients cron, once per tick); pending is
+ * what waits to be written, which a restarted peak starts from. */
+void reply_buf_cron(struct reply_buf *b, size_t pending, int64_t now_ms);
+
 enum conn_state {
     CONN_READING,
     CONN_PAUSED,                    /* its output is over the pause limit */
@@ -115,6 +145,11 @@ struct conn {
     struct conn *next_waiting;
     bool fed;
     struct resp_request held;       /* CONN_POSTPONED: the request held */
+    /* CLIENT LIST's qbuf of the running client, as Redis counts it: its
+     * query buffer as the batch being run began, the requests already run
+     * included (Redis trims them only once the batch is done). */
+    size_t batch_qbuf;
+    struct reply_buf rbuf;          /* CLIENT LIST's rbs= and rbp= */
 };
 
 /* CLIENT SETNAME, HELLO SETNAME: 0, 1 when the name holds a space, a

@@ -262,7 +262,7 @@ run(struct conn *c, struct cmd *cmd, struct resp_request *req)
     }
     /* As Redis: after the command ran, admin commands never shown. */
     if (monitor_count != 0 && !(cmd->flags & CMD_ADMIN)) {
-        monitor_feed(c, cmd->name, req);
+        monitor_feed(c, req);
     }
 }
 
@@ -699,3 +699,4 @@ cmd_arg_is(const struct resp_request *req, size_t i, const char *word)
     return req->argvlen[i] == strlen(word) &&
            strcasecmp(req->argv[i], word) == 0;
 }
+

@@ -79,6 +79,7 @@ struct cmd {
     const char *args;
     cmd_proc proc;
     struct cmd *subcommands; /* terminated by a row with name NULL */
+    const char *tips;        /* Redis's command tips, space separated */
     struct cmd_stats stats;
 };
 

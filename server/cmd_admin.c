@@ -21,6 +21,7 @@
 #include "server/glob.h"
 #include "server/handlers.h"
 #include "server/keyspace.h"
+#include "server/listen.h"
 #include "server/log.h"
 #include "server/multi.h"
 #include "server/server.h"
@@ -253,8 +254,8 @@ cmd_hello(struct conn *c, struct resp_request *req)
     }
     if (!c->authenticated) {
         cmd_error(c, "NOAUTH HELLO must be called with the client already "
-                      "authenticated, otherwise the HELLO <proto> AUTH <user> "
-                      "<pass> option can be used to authenticate the client "
+                      "authenticated, otherwise the HELLO AUTH <user> <pass> "
+                      "option can be used to authenticate the client "
                       "and select the RESP protocol version at the same "
                       "time");
         return;
@@ -315,7 +316,7 @@ cmd_config_get(struct conn *c, struct resp_request *req)
 static bool
 is_mutable(const char *name)
 {
-    static const char *const fixed[] = { "bind", "port", "unixsocket",
+    static const char *const fixed[] = { "unixsocket",
                                          "databases",
                                          "appenddirname", "appendfilename",
                                          "replicaof",
@@ -382,9 +383,6 @@ config_set_check(struct conn *c, struct resp_request *req)
     return true;
 }
 
-/* Most option-value pairs in one CONFIG SET (more is an arity error). */
-#define CONFIG_SET_MAX_PAIRS 16
-
 /* Put back the values saved in old[0..n) (after a failed pair), last
  * first, so an option named twice ends at its value before the command. */
 static void
@@ -431,13 +429,66 @@ redis_words(const struct conf_option *o, const char *value, char *err,
     }
 }
 
-/* Apply every pair, all or nothing; false after replying the error. */
+/* The first option of this CONFIG SET that a broken cross-option rule
+ * ties together (names[2], from conf_validate): the one to blame. */
+static const char *
+config_set_blamed(const struct resp_request *req, size_t pairs,
+                  const char *const names[2])
+{
+    for (size_t k = 0; k < pairs; k++) {
+        const struct conf_option *o = conf_find(req->argv[2 + 2 * k]);
+        if (o == conf_find(names[0]) || o == conf_find(names[1])) {
+            return o->name;
+        }
+    }
+    return names[0];
+}
+
+/* bind and port, as Redis 7 takes them at run time: the listeners move
+ * to the new addresses and port (listen.h), once for both. NULL when
+ * they did (or neither was set); else why not in Redis's words, the
+ * listeners as they were, and names[] the options to blame. */
+static const char *
+config_set_listen(const struct resp_request *req, size_t pairs,
+                  const char *names[2])
+{
+    names[0] = "bind";
+    names[1] = "port";
+    const struct conf_option *bind = conf_find("bind");
+    const struct conf_option *port = conf_find("port");
+    bool moved = false;
+    for (size_t k = 0; k < pairs; k++) {
+        const struct conf_option *o = conf_find(req->argv[2 + 2 * k]);
+        moved |= o == bind || o == port;
+    }
+    if (!moved) {
+        return NULL;
+    }
+    switch (listen_tcp_change(srv.conf.bind, srv.conf.port)) {
+    case LISTEN_OK:
+        listen_warn_open_bind(NULL);
+        return NULL;
+    case LISTEN_TOO_MANY:
+        return "Too many bind addresses specified.";
+    case LISTEN_BIND_FAILED:
+        break;
+    }
+    /* Redis words it by the option whose change failed. */
+    if (strcmp(config_set_blamed(req, pairs, names), "port") == 0) {
+        return "Unable to listen on this port. Check server logs.";
+    }
+    return "Failed to bind to specified addresses.";
+}
+
+/* Apply every pair, all or nothing; false after replying the error. One
+ * call is one change: the cross-option rules are checked on the state
+ * after every pair, so the order of the pairs never matters. */
 static bool
 config_set_apply(struct conn *c, struct resp_request *req, char **old,
-                 size_t pairs)
+                 size_t *oldlen, size_t pairs)
 {
     char err[CONF_ERR_LEN];
-    size_t oldlen[CONFIG_SET_MAX_PAIRS];
+    const char *names[2];
     for (size_t k = 0; k < pairs; k++) {
         const struct conf_option *o = conf_find(req->argv[2 + 2 * k]);
         old[k] = conf_format_alloc(&srv.conf, o, &oldlen[k]);
@@ -447,8 +498,7 @@ config_set_apply(struct conn *c, struct resp_request *req, char **old,
             return false;
         }
         if (conf_set_bytes(&srv.conf, o, req->argv[3 + 2 * k],
-                           req->argvlen[3 + 2 * k], err, sizeof(err)) < 0 ||
-            conf_validate(&srv.conf, err, sizeof(err)) < 0) {
+                           req->argvlen[3 + 2 * k], err, sizeof(err)) < 0) {
             config_set_rollback(req, old, oldlen, k + 1);
             redis_words(o, req->argv[3 + 2 * k], err, sizeof(err));
             cmd_errorf(c, "ERR CONFIG SET failed (possibly related to "
@@ -456,26 +506,50 @@ config_set_apply(struct conn *c, struct resp_request *req, char **old,
             return false;
         }
     }
+    if (conf_validate(&srv.conf, names, err, sizeof(err)) < 0) {
+        config_set_rollback(req, old, oldlen, pairs);
+        cmd_errorf(c, "ERR CONFIG SET failed (possibly related to argument "
+                      "'%s') - %s", config_set_blamed(req, pairs, names),
+                   err);
+        return false;
+    }
+    const char *why = config_set_listen(req, pairs, names);
+    if (why != NULL) {
+        config_set_rollback(req, old, oldlen, pairs);
+        cmd_errorf(c, "ERR CONFIG SET failed (possibly related to argument "
+                      "'%s') - %s", config_set_blamed(req, pairs, names),
+                   why);
+        return false;
+    }
     return true;
 }
 
 void
 cmd_config_set(struct conn *c, struct resp_request *req)
 {
-    char *old[CONFIG_SET_MAX_PAIRS] = { NULL };
     size_t pairs = (req->argc - 2) / 2;
 
-    if ((req->argc - 2) % 2 != 0 || pairs > CONFIG_SET_MAX_PAIRS) {
-        cmd_errorf(c, ERR_WRONG_ARITY, "config|set");
+    /* The arity (-4) lets through a name without its value: Redis calls
+     * that a syntax error. Any number of pairs, as Redis takes. */
+    if ((req->argc - 2) % 2 != 0) {
+        cmd_error(c, ERR_SYNTAX);
         return;
     }
     if (!config_set_check(c, req)) {
         return;
     }
-    bool ok = config_set_apply(c, req, old, pairs);
-    for (size_t k = 0; k < pairs; k++) {
+    char **old = calloc(pairs, sizeof(*old));
+    size_t *oldlen = calloc(pairs, sizeof(*oldlen));
+    bool ok = old != NULL && oldlen != NULL &&
+              config_set_apply(c, req, old, oldlen, pairs);
+    if (old == NULL || oldlen == NULL) {
+        cmd_error(c, ERR_NOMEM);
+    }
+    for (size_t k = 0; old != NULL && k < pairs; k++) {
         free(old[k]);
     }
+    free(old);
+    free(oldlen);
     if (!ok) {
         return;
     }

@@ -160,7 +160,8 @@ describe_client(const struct conn *x, const struct resp_request *req,
     char flags[8];
     struct obuf_stats ob;
     uv_os_fd_t fd = -1;
-    size_t qbuf = resp_buffered(x->parser), qmem = resp_memory(x->parser);
+    size_t qbuf = req != NULL ? x->batch_qbuf : resp_buffered(x->parser);
+    size_t qmem = resp_memory(x->parser);
     size_t mmem = multi_memory(x);
     client_flags(x, flags);
     obuf_stats(&x->out, &ob);
@@ -170,7 +171,8 @@ describe_client(const struct conn *x, const struct resp_request *req,
     textbuf_printf(t,
         "id=%" PRIu64 " addr=%s laddr=%s fd=%d name=%s age=%lld idle=%lld "
         "flags=%s db=%d sub=%zu psub=%zu ssub=0 multi=%lld qbuf=%zu "
-        "qbuf-free=%zu argv-mem=%zu multi-mem=%zu obl=%zu oll=%zu omem=%zu "
+        "qbuf-free=%zu argv-mem=%zu multi-mem=%zu rbs=%zu rbp=%zu obl=%zu "
+        "oll=%zu omem=%zu "
         "tot-mem=%zu events=r%s cmd=%s user=default redir=-1 resp=%d "
         "lib-name=%s lib-ver=%s\n",
         x->id, x->addr, x->laddr, (int)fd, x->name ? x->name : "",
@@ -178,7 +180,8 @@ describe_client(const struct conn *x, const struct resp_request *req,
         (long long)((now - x->last_interaction_ms) / 1000), flags, x->db,
         pubsub_count(x, false), pubsub_count(x, true),
         multi_open(x, x->multi) ? (long long)x->multi->ncmds : -1LL, qbuf,
-        qmem > qbuf ? qmem - qbuf : 0, argv_bytes(req), mmem, ob.obl, ob.oll,
+        qmem > qbuf ? qmem - qbuf : 0, argv_bytes(req), mmem, x->rbuf.size,
+        reply_buf_peak(&x->rbuf, obuf_pending(&x->out)), ob.obl, ob.oll,
         ob.omem, qmem + mmem + ob.omem + (x->out.head != NULL
                                               ? OBUF_CHUNK_SIZE : 0),
         obuf_pending(&x->out) > 0 ? "w" : "",

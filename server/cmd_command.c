@@ -70,16 +70,31 @@ subcommand_count(const struct cmd *cmd)
 
 static void reply_entry(struct conn *c, const struct cmd *cmd);
 
+/* Element 8: the command's tips, a set of bulk strings as Redis has it. */
+static void
+reply_tips(struct conn *c, const char *tips)
+{
+    reply_set(&c->out, word_count(tips), c->proto);
+    while (tips != NULL && *tips != '\0') {
+        size_t n = strcspn(tips, " ");
+        if (n > 0) {
+            reply_bulk(&c->out, tips, n);
+        }
+        tips += n + (tips[n] == ' ');
+    }
+}
+
 /* Element 9: key specifications, Redis 7's layout. */
 static void
 reply_key_specs(struct conn *c, const struct cmd *cmd)
 {
     int proto = c->proto;
+    /* Redis 7.0 answers the key specs as a set in RESP3. */
     if (cmd->first_key == 0) {
-        reply_array(&c->out, 0);
+        reply_set(&c->out, 0, proto);
         return;
     }
-    reply_array(&c->out, 1);
+    reply_set(&c->out, 1, proto);
     reply_map(&c->out, 3, proto);
     reply_bulkz(&c->out, "flags");
     reply_set(&c->out, word_count(cmd->key_flags), proto);
@@ -134,8 +149,14 @@ reply_entry(struct conn *c, const struct cmd *cmd)
     reply_int(&c->out, cmd->key_step);
     reply_set(&c->out, word_count(cmd->acl), c->proto);
     reply_words(c, cmd->acl, true);
-    reply_array(&c->out, 0);
+    reply_tips(c, cmd->tips);
     reply_key_specs(c, cmd);
+    /* In RESP3, as Redis 7.0: no subcommands is an empty set, some are an
+     * array. */
+    if (cmd->subcommands == NULL) {
+        reply_set(&c->out, 0, c->proto);
+        return;
+    }
     reply_array(&c->out, subcommand_count(cmd));
     for (const struct cmd *s = cmd->subcommands; s != NULL && s->name; s++) {
         reply_entry(c, s);

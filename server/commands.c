@@ -13,6 +13,9 @@
 /* Statistics start at zero (INFO commandstats, # Limits). */
 #define NO_STATS { 0, 0, 0, 0, 0, 0, { 0 } }
 
+/* Redis's most common command tip. */
+#define NONDET "nondeterministic_output"
+
 /* Flags several rows share. */
 #define ADMIN (CMD_ADMIN | CMD_NOSCRIPT | CMD_LOADING | CMD_STALE)
 #define FASTRO (CMD_READONLY | CMD_FAST)
@@ -23,27 +26,27 @@
 static struct cmd client_subcommands[] = {
     { "client|setname", 3, CMD_NOSCRIPT | CMD_LOADING | CMD_STALE, 0, 0, 0, NULL,
       "slow connection", "connection", "2.6.9", "Sets the connection name.",
-      "connection-name:string", cmd_client_setname, NULL, NO_STATS },
+      "connection-name:string", cmd_client_setname, NULL, NULL, NO_STATS },
     { "client|getname", 2, CMD_NOSCRIPT | CMD_LOADING | CMD_STALE, 0, 0, 0, NULL,
       "slow connection", "connection", "2.6.9",
       "Returns the name of the connection.", "", cmd_client_getname, NULL,
-      NO_STATS },
+      NULL, NO_STATS },
     { "client|setinfo", 4, CMD_NOSCRIPT | CMD_LOADING | CMD_STALE, 0, 0, 0, NULL,
       "slow connection", "connection", "7.2.0",
       "Sets information specific to the client or connection.",
-      "attr:oneof=LIB-NAME|LIB-VER value:string", cmd_client_setinfo, NULL, NO_STATS },
+      "attr:oneof=LIB-NAME|LIB-VER value:string", cmd_client_setinfo, NULL, NULL, NO_STATS },
     { "client|id", 2, CMD_NOSCRIPT | CMD_LOADING | CMD_STALE, 0, 0, 0, NULL,
       "slow connection", "connection", "5.0.0",
       "Returns the unique client ID of the connection.", "", cmd_client_id,
-      NULL, NO_STATS },
+      NULL, NULL, NO_STATS },
     { "client|list", -2, ADMIN, 0, 0, 0, NULL,
       "admin slow dangerous connection",
       "connection", "2.4.0", "Lists open connections.", "",
-      cmd_client_list, NULL, NO_STATS },
+      cmd_client_list, NULL, NONDET, NO_STATS },
     { "client|info", 2, CMD_NOSCRIPT | CMD_LOADING | CMD_STALE, 0, 0, 0, NULL,
       "slow connection", "connection", "6.2.0",
       "Returns information about the connection.", "", cmd_client_info,
-      NULL, NO_STATS },
+      NULL, NONDET, NO_STATS },
     { "client|kill", -3, ADMIN, 0, 0, 0, NULL,
       "admin slow dangerous connection", "connection", "2.4.0",
       "Terminates open connections.",
@@ -51,152 +54,179 @@ static struct cmd client_subcommands[] = {
       "?TYPE=type:oneof=NORMAL|MASTER|SLAVE|REPLICA|PUBSUB "
       "?ADDR=addr:string ?LADDR=laddr:string ?USER=username:string "
       "?SKIPME=yes/no:string ?MAXAGE=maxage:integer",
-      cmd_client_kill, NULL, NO_STATS },
+      cmd_client_kill, NULL, NULL, NO_STATS },
     { "client|reply", 3, CMD_NOSCRIPT | CMD_LOADING | CMD_STALE, 0, 0, 0,
       NULL, "slow connection", "connection", "3.2.0",
       "Instructs the server whether to reply to commands.",
-      "action:oneof=ON|OFF|SKIP", cmd_client_reply, NULL, NO_STATS },
+      "action:oneof=ON|OFF|SKIP", cmd_client_reply, NULL, NULL, NO_STATS },
     { "client|pause", -3, ADMIN, 0, 0, 0, NULL,
       "admin slow dangerous connection", "connection", "3.0.0",
       "Suspends commands processing (limiter writes wait, they are not "
       "refused).", "timeout:integer ?mode:oneof=WRITE|ALL",
-      cmd_client_pause, NULL, NO_STATS },
+      cmd_client_pause, NULL, NULL, NO_STATS },
     { "client|unpause", 2, ADMIN, 0, 0, 0, NULL,
       "admin slow dangerous connection", "connection", "6.2.0",
       "Resumes processing commands from paused clients.", "",
-      cmd_client_unpause, NULL, NO_STATS },
+      cmd_client_unpause, NULL, NULL, NO_STATS },
     { "client|unblock", -3, ADMIN, 0, 0, 0, NULL,
       "admin slow dangerous connection", "connection", "5.0.0",
       "Unblocks a client blocked by a blocking command (none block in "
       "cellgate: always 0).", "client-id:integer "
       "?unblock-type:oneof=TIMEOUT|ERROR", cmd_client_unblock, NULL,
-      NO_STATS },
+      NULL, NO_STATS },
     { "client|no-evict", 3, ADMIN, 0, 0, 0, NULL,
       "admin slow dangerous connection", "connection", "7.0.0",
       "Sets the client eviction mode of the connection (accepted; "
       "cellgate never evicts clients).", "enabled:oneof=ON|OFF",
-      cmd_client_no_evict, NULL, NO_STATS },
+      cmd_client_no_evict, NULL, NULL, NO_STATS },
     { "client|help", 2, CMD_LOADING | CMD_STALE, 0, 0, 0, NULL, "slow connection",
       "connection", "5.0.0", "Returns helpful text about the different "
-      "subcommands.", "", cmd_client_help, NULL, NO_STATS },
+      "subcommands.", "", cmd_client_help, NULL, NULL, NO_STATS },
     { NULL, 0, 0, 0, 0, 0, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL,
-      NO_STATS }
+      NULL, NO_STATS }
 };
 
 static struct cmd command_subcommands[] = {
     { "command|count", 2, CMD_LOADING | CMD_STALE, 0, 0, 0, NULL, "slow connection",
       "server", "2.8.13", "Returns a count of commands.", "",
-      cmd_command_count, NULL, NO_STATS },
+      cmd_command_count, NULL, NULL, NO_STATS },
     { "command|info", -2, CMD_LOADING | CMD_STALE, 0, 0, 0, NULL, "slow connection",
       "server", "2.8.13", "Returns information about one, multiple or all "
       "commands.", "*command-name:string", cmd_command_info, NULL,
-      NO_STATS },
+      "nondeterministic_output_order", NO_STATS },
     { "command|docs", -2, CMD_LOADING | CMD_STALE, 0, 0, 0, NULL, "slow connection",
       "server", "7.0.0", "Returns documentary information about one, "
       "multiple or all commands.", "*command-name:string", cmd_command_docs,
-      NULL, NO_STATS },
+      NULL, "nondeterministic_output_order", NO_STATS },
     { "command|list", -2, CMD_LOADING | CMD_STALE, 0, 0, 0, NULL, "slow connection",
       "server", "7.0.0", "Returns a list of command names.",
-      "?FILTERBY=filterby:oneof=MODULE|ACLCAT|PATTERN ?name:string", cmd_command_list, NULL, NO_STATS },
+      "?FILTERBY=filterby:oneof=MODULE|ACLCAT|PATTERN ?name:string", cmd_command_list, NULL, "nondeterministic_output_order", NO_STATS },
     { "command|getkeys", -4, CMD_LOADING | CMD_STALE, 0, 0, 0, NULL,
       "slow connection", "server", "2.8.13",
       "Extracts the key names from an arbitrary command.",
-      "command:string *arg:string", cmd_command_getkeys, NULL, NO_STATS },
+      "command:string *arg:string", cmd_command_getkeys, NULL, NULL, NO_STATS },
     { "command|getkeysandflags", -4, CMD_LOADING | CMD_STALE, 0, 0, 0, NULL,
       "slow connection", "server", "7.0.0",
       "Extracts the key names and access flags for an arbitrary command.",
       "command:string *arg:string", cmd_command_getkeysandflags, NULL,
-      NO_STATS },
+      NULL, NO_STATS },
     { "command|help", 2, CMD_LOADING | CMD_STALE, 0, 0, 0, NULL, "slow connection",
       "server", "5.0.0", "Returns helpful text about the different "
-      "subcommands.", "", cmd_command_help, NULL, NO_STATS },
+      "subcommands.", "", cmd_command_help, NULL, NULL, NO_STATS },
     { NULL, 0, 0, 0, 0, 0, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL,
-      NO_STATS }
+      NULL, NO_STATS }
 };
 
 static struct cmd config_subcommands[] = {
     { "config|get", -3, CMD_ADMIN | CMD_NOSCRIPT | CMD_LOADING | CMD_STALE, 0, 0, 0, NULL,
       "admin slow dangerous", "server", "2.0.0",
       "Returns the effective values of configuration parameters.",
-      "*parameter:pattern", cmd_config_get, NULL, NO_STATS },
+      "*parameter:pattern", cmd_config_get, NULL, NULL, NO_STATS },
     { "config|set", -4, CMD_ADMIN | CMD_NOSCRIPT | CMD_LOADING | CMD_STALE, 0, 0, 0, NULL,
       "admin slow dangerous", "server", "2.0.0",
       "Sets configuration parameters in-flight.",
-      "*parameter:string value:string", cmd_config_set, NULL, NO_STATS },
+      "*parameter:string value:string", cmd_config_set, NULL, "request_policy:all_nodes response_policy:all_succeeded", NO_STATS },
     { "config|resetstat", 2, CMD_ADMIN | CMD_NOSCRIPT | CMD_LOADING | CMD_STALE, 0, 0, 0, NULL,
       "admin slow dangerous", "server", "2.0.0",
       "Resets the server's statistics.", "", cmd_config_resetstat, NULL,
-      NO_STATS },
+      NULL, NO_STATS },
     { "config|rewrite", 2, CMD_ADMIN | CMD_NOSCRIPT | CMD_LOADING | CMD_STALE, 0, 0, 0, NULL,
       "admin slow dangerous", "server", "2.8.0",
       "Persists the effective configuration to file.", "",
-      cmd_config_rewrite, NULL, NO_STATS },
+      cmd_config_rewrite, NULL, NULL, NO_STATS },
     { "config|reload-limits", 2, CMD_ADMIN | CMD_NOSCRIPT | CMD_LOADING | CMD_STALE, 0, 0, 0, NULL,
       "admin slow dangerous", "server", "0.1.0",
       "Re-reads the named limits of limits-file (a bad file keeps the "
-      "running ones).", "", cmd_config_reload_limits, NULL, NO_STATS },
+      "running ones).", "", cmd_config_reload_limits, NULL, NULL, NO_STATS },
     { "config|help", 2, CMD_LOADING | CMD_STALE, 0, 0, 0, NULL, "slow", "server",
       "5.0.0", "Returns helpful text about the different subcommands.", "",
-      cmd_config_help, NULL, NO_STATS },
+      cmd_config_help, NULL, NULL, NO_STATS },
     { NULL, 0, 0, 0, 0, 0, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL,
-      NO_STATS }
+      NULL, NO_STATS }
 };
 
-#define CLUSTER_SUB(sub, arity, summary, args, proc)                          \
-    { "cluster|" sub, arity, CMD_LOADING | CMD_STALE, 0, 0, 0, NULL, "slow",          \
-      "cluster", "3.0.0", summary, args, proc, NULL, NO_STATS }
+/* Redis's CLUSTER subcommands have "stale" only; promote, reload and help
+ * are read at start-up too ("loading"). */
+#define CLUSTER_SUB(sub, arity, kind, tips, summary, args, proc)             \
+    CLUSTER_ROW(sub, arity, kind, tips, summary, args, proc)
+#define CLUSTER_ROW(sub, arity, flags, acl, tips, summary, args, proc)       \
+    { "cluster|" sub, arity, flags, 0, 0, 0, NULL, acl, "cluster", "3.0.0",  \
+      summary, args, proc, NULL, tips, NO_STATS }
+#define CLUSTER_READ CMD_STALE, "slow"
+#define CLUSTER_ADMIN CMD_ADMIN | CMD_STALE, "admin slow dangerous"
+#define CLUSTER_OWN CMD_LOADING | CMD_STALE, "slow"
 
 static struct cmd cluster_subcommands[] = {
-    CLUSTER_SUB("info", 2, "Returns information about the state of a node.",
-                "", cmd_cluster_info),
-    CLUSTER_SUB("keyslot", 3, "Returns the hash slot for a key.",
-                "key:string", cmd_cluster_keyslot),
-    CLUSTER_SUB("myid", 2, "Returns the ID of a node.", "", cmd_cluster_myid),
-    CLUSTER_SUB("nodes", 2, "Returns the cluster configuration for a node.",
-                "", cmd_cluster_nodes),
-    CLUSTER_SUB("promote", 3, "Makes a node the primary of its shard and "
-                "saves the topology (cluster-mode yes).", "node-id:string",
+    CLUSTER_SUB("info", 2, CLUSTER_READ, NONDET,
+                "Returns information about the state of a node.", "",
+                cmd_cluster_info),
+    CLUSTER_SUB("keyslot", 3, CLUSTER_READ, NULL,
+                "Returns the hash slot for a key.", "key:string",
+                cmd_cluster_keyslot),
+    CLUSTER_SUB("myid", 2, CLUSTER_READ, NULL, "Returns the ID of a node.",
+                "", cmd_cluster_myid),
+    CLUSTER_SUB("nodes", 2, CLUSTER_READ, NONDET,
+                "Returns the cluster configuration for a node.", "",
+                cmd_cluster_nodes),
+    CLUSTER_SUB("promote", 3, CLUSTER_OWN, NULL,
+                "Makes a node the primary of its shard and saves the "
+                "topology (cluster-mode yes).", "node-id:string",
                 cmd_cluster_promote),
-    CLUSTER_SUB("reload", 2, "Re-reads the cluster-node lines of the config "
-                "file (cluster-mode yes).", "", cmd_cluster_reload),
-    CLUSTER_SUB("replicas", 3, "Lists the replica nodes of a master node.",
+    CLUSTER_SUB("reload", 2, CLUSTER_OWN, NULL, "Re-reads the cluster-node "
+                "lines of the config file (cluster-mode yes).", "",
+                cmd_cluster_reload),
+    CLUSTER_SUB("replicas", 3, CLUSTER_ADMIN, NONDET,
+                "Lists the replica nodes of a master node.",
                 "node-id:string", cmd_cluster_replicas),
-    CLUSTER_SUB("shards", 2, "Returns the mapping of cluster slots to "
-                "shards.", "", cmd_cluster_shards),
-    CLUSTER_SUB("slaves", 3, "Lists the replica nodes of a master node.",
+    CLUSTER_SUB("shards", 2, CLUSTER_READ, NONDET,
+                "Returns the mapping of cluster slots to shards.", "",
+                cmd_cluster_shards),
+    CLUSTER_SUB("slaves", 3, CLUSTER_ADMIN, NONDET,
+                "Lists the replica nodes of a master node.",
                 "node-id:string", cmd_cluster_replicas),
-    CLUSTER_SUB("slots", 2, "Returns the mapping of cluster slots to nodes.",
-                "", cmd_cluster_slots),
-    CLUSTER_SUB("help", 2, "Returns helpful text about the different "
-                "subcommands.", "", cmd_cluster_help),
+    CLUSTER_SUB("slots", 2, CLUSTER_READ, NONDET,
+                "Returns the mapping of cluster slots to nodes.", "",
+                cmd_cluster_slots),
+    CLUSTER_SUB("help", 2, CLUSTER_OWN, NULL, "Returns helpful text about "
+                "the different subcommands.", "", cmd_cluster_help),
     { NULL, 0, 0, 0, 0, 0, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL,
-      NO_STATS }
+      NULL, NO_STATS }
 };
 
-#define SLOWLOG_SUB(sub, arity, summary, args, proc)                          \
-    { "slowlog|" sub, arity,                                                 \
-      CMD_ADMIN | CMD_LOADING | CMD_STALE | CMD_SKIP_SLOWLOG, 0, 0, 0,       \
-      NULL,            \
-      "admin slow dangerous", "server", "2.2.12", summary, args, proc, NULL,  \
-      NO_STATS }
+/* As Redis: SLOWLOG's own calls are logged too; its help is no admin
+ * command. */
+#define SLOWLOG_SUB(sub, arity, kind, tips, summary, args, proc)             \
+    SLOWLOG_ROW(sub, arity, kind, tips, summary, args, proc)
+#define SLOWLOG_ROW(sub, arity, flags, acl, tips, summary, args, proc)       \
+    { "slowlog|" sub, arity, flags, 0, 0, 0, NULL, acl, "server", "2.2.12",  \
+      summary, args, proc, NULL, tips, NO_STATS }
+#define SLOWLOG_ADMIN CMD_ADMIN | CMD_LOADING | CMD_STALE, "admin slow dangerous"
+#define SLOWLOG_HELP CMD_LOADING | CMD_STALE, "slow"
 
 static struct cmd slowlog_subcommands[] = {
-    SLOWLOG_SUB("get", -2, "Returns the slow log's entries.",
-                "?count:integer", cmd_slowlog_get),
-    SLOWLOG_SUB("len", 2, "Returns the number of entries in the slow log.",
-                "", cmd_slowlog_len),
-    SLOWLOG_SUB("reset", 2, "Clears all entries from the slow log.", "",
+    SLOWLOG_SUB("get", -2, SLOWLOG_ADMIN,
+                "request_policy:all_nodes " NONDET,
+                "Returns the slow log's entries.", "?count:integer",
+                cmd_slowlog_get),
+    SLOWLOG_SUB("len", 2, SLOWLOG_ADMIN,
+                "request_policy:all_nodes response_policy:agg_sum " NONDET,
+                "Returns the number of entries in the slow log.", "",
+                cmd_slowlog_len),
+    SLOWLOG_SUB("reset", 2, SLOWLOG_ADMIN,
+                "request_policy:all_nodes response_policy:all_succeeded",
+                "Clears all entries from the slow log.", "",
                 cmd_slowlog_reset),
-    SLOWLOG_SUB("help", 2, "Show helpful text about the different "
-                "subcommands.", "", cmd_slowlog_help),
+    SLOWLOG_SUB("help", 2, SLOWLOG_HELP, NULL,
+                "Show helpful text about the different subcommands.", "",
+                cmd_slowlog_help),
     { NULL, 0, 0, 0, 0, 0, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL,
-      NO_STATS }
+      NULL, NO_STATS }
 };
 
 #define PUBSUB_SUB(sub, arity, summary, args, proc)                           \
     { "pubsub|" sub, arity, CMD_PUBSUB | CMD_LOADING | CMD_STALE, 0, 0, 0,   \
       NULL, "pubsub slow", "pubsub", "2.8.0", summary, args, proc, NULL,     \
-      NO_STATS }
+      NULL, NO_STATS }
 
 static struct cmd pubsub_subcommands[] = {
     PUBSUB_SUB("channels", -2, "Returns the active channels.",
@@ -206,53 +236,53 @@ static struct cmd pubsub_subcommands[] = {
     PUBSUB_SUB("numpat", 2, "Returns a count of unique pattern "
                "subscriptions.", "", cmd_pubsub_numpat),
     { NULL, 0, 0, 0, 0, 0, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL,
-      NO_STATS }
+      NULL, NO_STATS }
 };
 
 static struct cmd function_subcommands[] = {
     { "function|list", -2, CMD_NOSCRIPT, 0, 0, 0, NULL, "slow scripting",
       "scripting", "7.0.0", "Returns information about all libraries (none "
       "in cellgate).", "?WITHCODE:pure-token ?LIBRARYNAME=library-name-"
-      "pattern:string", cmd_function_list, NULL, NO_STATS },
+      "pattern:string", cmd_function_list, NULL, "nondeterministic_output_order", NO_STATS },
     { "function|flush", -2, CMD_WRITE | CMD_NOSCRIPT, 0, 0, 0, NULL,
       "write slow scripting", "scripting", "7.0.0",
       "Deletes all libraries (none in cellgate).",
-      "?flush-type:oneof=ASYNC|SYNC", cmd_function_flush, NULL, NO_STATS },
+      "?flush-type:oneof=ASYNC|SYNC", cmd_function_flush, NULL, "request_policy:all_shards response_policy:all_succeeded", NO_STATS },
     { NULL, 0, 0, 0, 0, 0, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL,
-      NO_STATS }
+      NULL, NO_STATS }
 };
 
 static struct cmd script_subcommands[] = {
     { "script|exists", -3, CMD_NOSCRIPT, 0, 0, 0, NULL, "slow scripting",
       "scripting", "2.6.0", "Determines whether server-side Lua scripts "
       "exist in the script cache (none in cellgate).", "*sha1:string",
-      cmd_script_exists, NULL, NO_STATS },
+      cmd_script_exists, NULL, "request_policy:all_shards response_policy:agg_logical_and", NO_STATS },
     { "script|flush", -2, CMD_NOSCRIPT, 0, 0, 0, NULL, "slow scripting",
       "scripting", "2.6.0", "Removes all server-side Lua scripts from the "
       "script cache (none in cellgate).", "?flush-type:oneof=ASYNC|SYNC",
-      cmd_script_flush, NULL, NO_STATS },
+      cmd_script_flush, NULL, "request_policy:all_nodes response_policy:all_succeeded", NO_STATS },
     { NULL, 0, 0, 0, 0, 0, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL,
-      NO_STATS }
+      NULL, NO_STATS }
 };
 
 static struct cmd memory_subcommands[] = {
     { "memory|usage", -3, CMD_READONLY, 2, 2, 1, "RO", "read slow", "server",
       "4.0.0", "Estimates the memory usage of a key.",
-      "key:key ?SAMPLES=count:integer", cmd_memory_usage, NULL, NO_STATS },
+      "key:key ?SAMPLES=count:integer", cmd_memory_usage, NULL, NULL, NO_STATS },
     { "memory|stats", 2, 0, 0, 0, 0, NULL, "slow", "server", "4.0.0",
       "Returns details about memory usage.", "", cmd_memory_stats, NULL,
-      NO_STATS },
+      NONDET " request_policy:all_shards response_policy:special", NO_STATS },
     { "memory|malloc-stats", 2, 0, 0, 0, 0, NULL, "slow", "server", "4.0.0",
       "Returns the allocator statistics.", "", cmd_memory_malloc_stats,
-      NULL, NO_STATS },
+      NULL, NONDET " request_policy:all_shards response_policy:special", NO_STATS },
     { "memory|purge", 2, 0, 0, 0, 0, NULL, "slow", "server", "4.0.0",
       "Asks the allocator to release memory.", "", cmd_memory_purge, NULL,
-      NO_STATS },
+      "request_policy:all_shards response_policy:all_succeeded", NO_STATS },
     { "memory|help", 2, CMD_LOADING | CMD_STALE, 0, 0, 0, NULL, "slow",
       "server", "4.0.0", "Returns helpful text about the different "
-      "subcommands.", "", cmd_memory_help, NULL, NO_STATS },
+      "subcommands.", "", cmd_memory_help, NULL, NULL, NO_STATS },
     { NULL, 0, 0, 0, 0, 0, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL,
-      NO_STATS }
+      NULL, NO_STATS }
 };
 
 static struct cmd table[] = {
@@ -262,12 +292,12 @@ static struct cmd table[] = {
       "request of quantity tokens.",
       "key:key max_burst:integer count:integer period:integer "
       "?quantity:integer ?PEEK:pure-token ?MS:pure-token",
-      cmd_cl_throttle, NULL, NO_STATS },
+      cmd_cl_throttle, NULL, NULL, NO_STATS },
     { "gcra", -5, CMD_WRITE | CMD_DENYOOM | CMD_FAST, 1, 1, 1,
       "RW access update", "write fast rate_limit", "rate_limit", "8.8.0",
       "Rate limit via GCRA (Generic Cell Rate Algorithm), as Redis's GCRA "
       "command.", "key:key max-burst:integer tokens-per-period:integer "
-      "period:double ?TOKENS=count:integer", cmd_gcra, NULL, NO_STATS },
+      "period:double ?TOKENS=count:integer", cmd_gcra, NULL, NULL, NO_STATS },
     { "increx", -2, CMD_WRITE | CMD_DENYOOM | CMD_FAST, 1, 1, 1,
       "RW access update", "write string fast", "string", "8.8.0",
       "Increments the numeric value of a key within bounds and sets its "
@@ -277,249 +307,253 @@ static struct cmd table[] = {
       "?SATURATE:pure-token ?EX=seconds:integer ?PX=milliseconds:integer "
       "?EXAT=unix-time-seconds:integer ?PXAT=unix-time-milliseconds:integer "
       "?PERSIST:pure-token ?ENX:pure-token ?NX:pure-token ?XX:pure-token",
-      cmd_increx, NULL, NO_STATS },
+      cmd_increx, NULL, NULL, NO_STATS },
     { "rl.fixed", -4, CMD_WRITE | CMD_DENYOOM | CMD_FAST, 1, 1, 1, "RW access update",
       "write fast", "ratelimit", "0.1.0",
       "Fixed-window counter: at most limit units per window seconds.",
       "key:key limit:integer window:integer ?COST=n:integer "
       "?ALIGN:pure-token ?PEEK:pure-token ?MS:pure-token",
-      cmd_rl_fixed, NULL, NO_STATS },
+      cmd_rl_fixed, NULL, NULL, NO_STATS },
     { "rl.check", -3, CMD_WRITE | CMD_DENYOOM | CMD_FAST, 0, 0, 0, NULL,
       "write fast", "ratelimit", "0.1.0",
       "A named limit of limits-file (envoyproxy/ratelimit's format): the "
       "decision Envoy's rate limit service gets for the same descriptor.",
       "domain:string *entry:string ?HITS=n:integer ?PEEK:pure-token "
-      "?MS:pure-token", cmd_rl_check, NULL, NO_STATS },
+      "?MS:pure-token", cmd_rl_check, NULL, NULL, NO_STATS },
     { "rl.sliding", -4, CMD_WRITE | CMD_DENYOOM | CMD_FAST, 1, 1, 1, "RW access update",
       "write fast", "ratelimit", "0.1.0",
       "Sliding-window counter: the current window plus the weighted "
       "previous one.",
       "key:key limit:integer window:integer ?COST=n:integer "
       "?PEEK:pure-token ?MS:pure-token",
-      cmd_rl_sliding, NULL, NO_STATS },
+      cmd_rl_sliding, NULL, NULL, NO_STATS },
     { "rl.log", -4, CMD_WRITE | CMD_DENYOOM | CMD_FAST, 1, 1, 1, "RW access update",
       "write fast", "ratelimit", "0.1.0",
       "Exact sliding log: every accepted request is kept with its cost "
       "and metadata for window seconds.",
       "key:key limit:integer window:integer ?COST=n:integer "
       "?META=value:string ?PEEK:pure-token ?MS:pure-token",
-      cmd_rl_log, NULL, NO_STATS },
+      cmd_rl_log, NULL, NULL, NO_STATS },
     { "rl.entries", -2, CMD_READONLY, 1, 1, 1, "RO access", "read slow",
       "ratelimit", "0.1.0",
       "The requests an RL.LOG key holds, newest first.",
       "key:key ?COUNT=n:integer",
-      cmd_rl_entries, NULL, NO_STATS },
+      cmd_rl_entries, NULL, NULL, NO_STATS },
     { "rl.tiers", -4, CMD_WRITE | CMD_DENYOOM | CMD_FAST, 1, 1, 1, "RW access update",
       "write fast", "ratelimit", "0.1.0",
       "Several sliding windows over per-second buckets, checked all or "
       "nothing.",
       "key:key limit1:integer window1:integer ?*tier:block=limit2|window2 "
       "?COST=n:integer ?PEEK:pure-token ?MS:pure-token",
-      cmd_rl_tiers, NULL, NO_STATS },
+      cmd_rl_tiers, NULL, NULL, NO_STATS },
     { "subscribe", -2, CMD_PUBSUB | CMD_NOSCRIPT | CMD_LOADING | CMD_STALE,
       0, 0, 0, NULL, "pubsub slow", "pubsub", "2.0.0",
       "Listens for messages published to channels.", "*channel:string",
-      cmd_subscribe, NULL, NO_STATS },
+      cmd_subscribe, NULL, NULL, NO_STATS },
     { "unsubscribe", -1, CMD_PUBSUB | CMD_NOSCRIPT | CMD_LOADING | CMD_STALE,
       0, 0, 0, NULL, "pubsub slow", "pubsub", "2.0.0",
       "Stops listening to messages posted to channels.", "?*channel:string",
-      cmd_unsubscribe, NULL, NO_STATS },
+      cmd_unsubscribe, NULL, NULL, NO_STATS },
     { "psubscribe", -2, CMD_PUBSUB | CMD_NOSCRIPT | CMD_LOADING | CMD_STALE,
       0, 0, 0, NULL, "pubsub slow", "pubsub", "2.0.0",
       "Listens for messages published to channels that match one or more "
-      "patterns.", "*pattern:pattern", cmd_psubscribe, NULL, NO_STATS },
+      "patterns.", "*pattern:pattern", cmd_psubscribe, NULL, NULL, NO_STATS },
     { "punsubscribe", -1, CMD_PUBSUB | CMD_NOSCRIPT | CMD_LOADING | CMD_STALE,
       0, 0, 0, NULL, "pubsub slow", "pubsub", "2.0.0",
       "Stops listening to messages published to channels that match one or "
       "more patterns.", "?*pattern:pattern", cmd_punsubscribe, NULL,
-      NO_STATS },
+      NULL, NO_STATS },
     { "publish", 3, CMD_PUBSUB | CMD_LOADING | CMD_STALE | CMD_FAST, 0, 0, 0,
       NULL, "pubsub fast", "pubsub", "2.0.0", "Posts a message to a channel.",
-      "channel:string message:string", cmd_publish, NULL, NO_STATS },
+      "channel:string message:string", cmd_publish, NULL, NULL, NO_STATS },
     { "pubsub", -2, 0, 0, 0, 0, NULL, "slow", "pubsub", "2.8.0",
       "A container for Pub/Sub commands.", "", cmd_pubsub,
-      pubsub_subcommands, NO_STATS },
-    { "ping", -1, CMD_STALE | CMD_FAST, 0, 0, 0, NULL, "fast connection",
+      pubsub_subcommands, NULL, NO_STATS },
+    { "ping", -1, CMD_FAST, 0, 0, 0, NULL, "fast connection",
       "connection", "1.0.0", "Returns the server's liveliness response.",
-      "?message:string", cmd_ping, NULL, NO_STATS },
-    { "echo", 2, CMD_FAST, 0, 0, 0, NULL, "fast connection", "connection",
+      "?message:string", cmd_ping, NULL,
+      "request_policy:all_shards response_policy:all_succeeded", NO_STATS },
+    { "echo", 2, CMD_LOADING | CMD_STALE | CMD_FAST, 0, 0, 0, NULL, "fast connection", "connection",
       "1.0.0", "Returns the given string.", "message:string", cmd_echo, NULL,
-      NO_STATS },
+      NULL, NO_STATS },
     { "quit", -1, CMD_NOSCRIPT | CMD_LOADING | CMD_STALE | CMD_FAST |
       CMD_NO_AUTH | CMD_ALLOW_BUSY | CMD_NOT_QUEUED, 0, 0, 0,
       NULL, "fast connection", "connection", "1.0.0",
-      "Closes the connection.", "", cmd_quit, NULL, NO_STATS },
+      "Closes the connection.", "", cmd_quit, NULL, NULL, NO_STATS },
     { "multi", 1, TX_CONTROL | CMD_FAST, 0, 0, 0, NULL,
       "fast transaction", "transactions", "1.2.0",
-      "Starts a transaction.", "", cmd_multi, NULL, NO_STATS },
-    { "exec", 1, TX_CONTROL | CMD_SKIP_SLOWLOG | CMD_EXEC, 0, 0, 0, NULL,
+      "Starts a transaction.", "", cmd_multi, NULL, NULL, NO_STATS },
+    { "exec", 1, (TX_CONTROL & ~CMD_ALLOW_BUSY) | CMD_SKIP_SLOWLOG | CMD_EXEC,
+      0, 0, 0, NULL,
       "slow transaction", "transactions", "1.2.0",
       "Executes all commands in a transaction.", "", cmd_exec, NULL,
-      NO_STATS },
+      NULL, NO_STATS },
     { "discard", 1, TX_CONTROL | CMD_FAST, 0, 0, 0, NULL,
       "fast transaction", "transactions", "2.0.0",
-      "Discards a transaction.", "", cmd_discard, NULL, NO_STATS },
+      "Discards a transaction.", "", cmd_discard, NULL, NULL, NO_STATS },
     { "watch", -2, TX_CONTROL | CMD_FAST, 1, -1, 1, "RO", "fast transaction",
       "transactions", "2.2.0",
       "Monitors changes to keys to determine the execution of a "
-      "transaction.", "*key:key", cmd_watch, NULL, NO_STATS },
+      "transaction.", "*key:key", cmd_watch, NULL, NULL, NO_STATS },
     { "unwatch", 1, TX_CONTROL | CMD_FAST, 0, 0, 0, NULL,
       "fast transaction", "transactions", "2.2.0",
       "Forgets about watched keys of a transaction.", "", cmd_unwatch, NULL,
-      NO_STATS },
+      NULL, NO_STATS },
     { "select", 2, CMD_LOADING | CMD_STALE | CMD_FAST, 0, 0, 0, NULL, "fast connection",
       "connection", "1.0.0", "Changes the selected database.",
-      "index:integer", cmd_select, NULL, NO_STATS },
-    { "hello", -1, CMD_NOSCRIPT | CMD_LOADING | CMD_STALE | CMD_SKIP_SLOWLOG | CMD_FAST | CMD_NO_AUTH, 0, 0,
+      "index:integer", cmd_select, NULL, NULL, NO_STATS },
+    { "hello", -1, CMD_NOSCRIPT | CMD_LOADING | CMD_STALE | CMD_FAST |
+      CMD_NO_AUTH | CMD_ALLOW_BUSY, 0, 0,
       0, NULL,
       "fast connection", "connection", "6.0.0",
       "Handshakes with the server.",
       "?protover:integer ?AUTH=username:string ?password:string "
       "?SETNAME=clientname:string", cmd_hello, NULL,
-      NO_STATS },
-    { "auth", -2, CMD_NOSCRIPT | CMD_LOADING | CMD_STALE | CMD_SKIP_SLOWLOG | CMD_FAST | CMD_NO_AUTH, 0, 0,
+      NULL, NO_STATS },
+    { "auth", -2, CMD_NOSCRIPT | CMD_LOADING | CMD_STALE | CMD_FAST |
+      CMD_NO_AUTH | CMD_ALLOW_BUSY, 0, 0,
       0, NULL,
       "fast connection", "connection", "1.0.0",
       "Authenticates the connection.", "?username:string password:string",
-      cmd_auth, NULL, NO_STATS },
+      cmd_auth, NULL, NULL, NO_STATS },
     { "readonly", 1, CMD_LOADING | CMD_STALE | CMD_FAST, 0, 0, 0, NULL, "fast connection",
       "cluster", "3.0.0", "Enables read-only queries for a connection to a "
-      "Redis Cluster replica node.", "", cmd_readonly, NULL, NO_STATS },
+      "Redis Cluster replica node.", "", cmd_readonly, NULL, NULL, NO_STATS },
     { "readwrite", 1, CMD_LOADING | CMD_STALE | CMD_FAST, 0, 0, 0, NULL, "fast connection",
       "cluster", "3.0.0", "Enables read-write queries for a connection to a "
-      "Redis Cluster replica node.", "", cmd_readonly, NULL, NO_STATS },
+      "Redis Cluster replica node.", "", cmd_readonly, NULL, NULL, NO_STATS },
     { "reset", 1, CMD_NOSCRIPT | CMD_LOADING | CMD_STALE | CMD_FAST |
       CMD_NO_AUTH | CMD_ALLOW_BUSY | CMD_NOT_QUEUED, 0, 0, 0, NULL,
       "fast connection", "connection", "6.2.0",
-      "Resets the connection.", "", cmd_reset, NULL, NO_STATS },
+      "Resets the connection.", "", cmd_reset, NULL, NULL, NO_STATS },
     { "debug", -2, ADMIN, 0, 0, 0, NULL, "admin slow dangerous", "server",
       "1.0.0", "A container for debugging commands.", "", cmd_debug, NULL,
-      NO_STATS },
+      NULL, NO_STATS },
     { "monitor", 1, ADMIN, 0, 0, 0, NULL, "admin slow dangerous", "server",
       "1.0.0", "Listens for all requests received by the server in real "
-      "time.", "", cmd_monitor, NULL, NO_STATS },
+      "time.", "", cmd_monitor, NULL, NULL, NO_STATS },
     { "memory", -2, 0, 0, 0, 0, NULL, "slow", "server", "4.0.0",
       "A container for memory diagnostics commands.", "", cmd_memory,
-      memory_subcommands, NO_STATS },
+      memory_subcommands, NULL, NO_STATS },
     { "function", -2, 0, 0, 0, 0, NULL, "slow", "scripting", "7.0.0",
       "A container for function commands.", "", cmd_function,
-      function_subcommands, NO_STATS },
+      function_subcommands, NULL, NO_STATS },
     { "script", -2, 0, 0, 0, 0, NULL, "slow", "scripting", "2.6.0",
       "A container for Lua scripts management commands.", "", cmd_script,
-      script_subcommands, NO_STATS },
+      script_subcommands, NULL, NO_STATS },
     { "client", -2, 0, 0, 0, 0, NULL, "slow", "connection", "2.4.0",
       "A container for client connection commands.", "", cmd_client,
-      client_subcommands, NO_STATS },
+      client_subcommands, NULL, NO_STATS },
     { "cluster", -2, 0, 0, 0, 0, NULL, "slow", "cluster", "3.0.0",
       "A container for Redis Cluster commands (cluster-mode emulated|yes).", "",
-      cmd_cluster, cluster_subcommands, NO_STATS },
+      cmd_cluster, cluster_subcommands, NULL, NO_STATS },
     { "command", -1, CMD_LOADING | CMD_STALE, 0, 0, 0, NULL, "slow connection",
       "server", "2.8.13", "Returns detailed information about all commands.",
-      "", cmd_command, command_subcommands, NO_STATS },
+      "", cmd_command, command_subcommands, "nondeterministic_output_order", NO_STATS },
     { "config", -2, 0, 0, 0, 0, NULL, "slow", "server", "2.0.0",
       "A container for server configuration commands.", "", cmd_config,
-      config_subcommands, NO_STATS },
+      config_subcommands, NULL, NO_STATS },
     { "info", -1, CMD_LOADING | CMD_STALE, 0, 0, 0, NULL, "slow dangerous", "server",
       "1.0.0", "Returns information and statistics about the server.",
-      "*section:string", cmd_info, NULL, NO_STATS },
+      "*section:string", cmd_info, NULL, NONDET " request_policy:all_shards response_policy:special", NO_STATS },
     { "swapdb", 3, CMD_WRITE | CMD_FAST, 0, 0, 0, NULL,
       "keyspace write fast dangerous", "server", "4.0.0",
       "Swaps two databases.", "index1:integer index2:integer", cmd_swapdb,
-      NULL, NO_STATS },
+      NULL, NULL, NO_STATS },
     { "move", 3, CMD_WRITE | CMD_FAST, 1, 1, 1, "RW access update",
       "keyspace write fast", "generic", "1.0.0",
       "Moves a key to another database.", "key:key db:integer", cmd_move,
-      NULL, NO_STATS },
+      NULL, NULL, NO_STATS },
     { "dbsize", 1, FASTRO, 0, 0, 0, NULL, "keyspace read fast", "server",
       "1.0.0", "Returns the number of keys.", "", cmd_dbsize, NULL,
-      NO_STATS },
+      "request_policy:all_shards response_policy:agg_sum", NO_STATS },
     { "flushall", -1, CMD_WRITE, 0, 0, 0, NULL, "keyspace write slow dangerous",
       "server", "1.0.0", "Removes all keys.", "?ASYNC:pure-token "
-      "?SYNC:pure-token", cmd_flushall, NULL, NO_STATS },
+      "?SYNC:pure-token", cmd_flushall, NULL, "request_policy:all_shards response_policy:all_succeeded", NO_STATS },
     { "flushdb", -1, CMD_WRITE, 0, 0, 0, NULL, "keyspace write slow dangerous",
       "server", "1.0.0", "Removes all keys.", "?ASYNC:pure-token "
-      "?SYNC:pure-token", cmd_flushdb, NULL, NO_STATS },
+      "?SYNC:pure-token", cmd_flushdb, NULL, "request_policy:all_shards response_policy:all_succeeded", NO_STATS },
     { "slowlog", -2, 0, 0, 0, 0, NULL, "slow", "server", "2.2.12",
       "A container for slow log commands.", "", cmd_slowlog,
-      slowlog_subcommands, NO_STATS },
+      slowlog_subcommands, NULL, NO_STATS },
     { "replicaof", 3, CMD_ADMIN | CMD_NOSCRIPT | CMD_STALE |
       CMD_NO_ASYNC_LOADING, 0, 0, 0, NULL, "admin slow dangerous",
       "server", "5.0.0", "Configures a server as replica of another, or "
       "promotes it to a master.", "host:string port:integer",
-      cmd_replicaof, NULL, NO_STATS },
+      cmd_replicaof, NULL, NULL, NO_STATS },
     { "slaveof", 3, CMD_ADMIN | CMD_NOSCRIPT | CMD_STALE |
       CMD_NO_ASYNC_LOADING, 0, 0, 0, NULL, "admin slow dangerous",
       "server", "1.0.0", "Sets a Redis server as a replica of another, or "
       "promotes it to being a master.", "host:string port:integer",
-      cmd_replicaof, NULL, NO_STATS },
+      cmd_replicaof, NULL, NULL, NO_STATS },
     { "replconf", -1, CMD_ADMIN | CMD_NOSCRIPT | CMD_LOADING | CMD_STALE |
       CMD_ALLOW_BUSY, 0, 0, 0, NULL, "admin slow dangerous", "server",
       "3.0.0", "An internal command for configuring the replication "
-      "stream.", "", cmd_replconf, NULL, NO_STATS },
+      "stream.", "", cmd_replconf, NULL, NULL, NO_STATS },
     { "psync", -3, CMD_ADMIN | CMD_NOSCRIPT | CMD_NO_ASYNC_LOADING |
       CMD_NO_MULTI, 0, 0, 0, NULL, "admin slow dangerous", "server",
       "2.8.0", "An internal command used in replication.",
-      "replicationid:string offset:integer", cmd_psync, NULL, NO_STATS },
+      "replicationid:string offset:integer", cmd_psync, NULL, NULL, NO_STATS },
     { "sync", 1, CMD_ADMIN | CMD_NOSCRIPT | CMD_NO_ASYNC_LOADING |
       CMD_NO_MULTI, 0, 0, 0, NULL, "admin slow dangerous", "server",
       "1.0.0", "An internal command used in replication.", "", cmd_sync,
-      NULL, NO_STATS },
-    { "wait", 3, 0, 0, 0, 0, NULL, "slow connection", "generic", "3.0.0",
+      NULL, NULL, NO_STATS },
+    { "wait", 3, CMD_NOSCRIPT, 0, 0, 0, NULL, "slow connection", "generic", "3.0.0",
       "Blocks until the asynchronous replication of all preceding write "
       "commands sent by the connection is completed.",
-      "numreplicas:integer timeout:integer", cmd_wait, NULL, NO_STATS },
+      "numreplicas:integer timeout:integer", cmd_wait, NULL, "request_policy:all_shards response_policy:agg_min", NO_STATS },
     { "role", 1, CMD_NOSCRIPT | CMD_LOADING | CMD_STALE | CMD_FAST, 0, 0, 0,
       NULL, "admin fast dangerous", "server", "2.8.12",
-      "Returns the replication role.", "", cmd_role, NULL, NO_STATS },
+      "Returns the replication role.", "", cmd_role, NULL, NULL, NO_STATS },
     { "time", 1, CMD_LOADING | CMD_STALE | CMD_FAST, 0, 0, 0, NULL, "fast", "server",
       "2.6.0", "Returns the server time.", "", cmd_time, NULL,
-      NO_STATS },
+      NONDET, NO_STATS },
     { "shutdown", -1, CMD_ADMIN | CMD_NOSCRIPT | CMD_LOADING | CMD_STALE | CMD_NO_MULTI | CMD_ALLOW_BUSY, 0,
       0, 0, NULL, "admin slow dangerous", "server", "1.0.0",
       "Stops the server.", "?NOSAVE:pure-token ?SAVE:pure-token",
-      cmd_shutdown, NULL, NO_STATS },
+      cmd_shutdown, NULL, NULL, NO_STATS },
     { "save", 1, CMD_ADMIN | CMD_NOSCRIPT | CMD_NO_ASYNC_LOADING | CMD_NO_MULTI, 0, 0, 0, NULL,
       "admin slow dangerous", "server", "1.0.0",
       "Synchronously saves the keyspace to the snapshot file.", "",
-      cmd_save, NULL, NO_STATS },
+      cmd_save, NULL, NULL, NO_STATS },
     { "bgsave", -1, CMD_ADMIN | CMD_NOSCRIPT | CMD_NO_ASYNC_LOADING, 0, 0, 0, NULL,
       "admin slow dangerous", "server", "1.0.0",
       "Asynchronously saves the keyspace to the snapshot file.",
-      "?SCHEDULE:pure-token", cmd_bgsave, NULL, NO_STATS },
+      "?SCHEDULE:pure-token", cmd_bgsave, NULL, NULL, NO_STATS },
     { "bgrewriteaof", 1, CMD_ADMIN | CMD_NOSCRIPT | CMD_NO_ASYNC_LOADING, 0, 0, 0, NULL,
       "admin slow dangerous", "server", "1.0.0",
       "Asynchronously rewrites the append-only file to disk.", "",
-      cmd_bgrewriteaof, NULL, NO_STATS },
+      cmd_bgrewriteaof, NULL, NULL, NO_STATS },
     { "lastsave", 1, CMD_LOADING | CMD_STALE | CMD_FAST, 0, 0, 0, NULL,
       "admin fast dangerous", "server", "1.0.0",
       "Returns the Unix time of the last successful save.", "",
-      cmd_lastsave, NULL, NO_STATS },
+      cmd_lastsave, NULL, NONDET, NO_STATS },
     { "get", 2, FASTRO, 1, 1, 1, "RO access", "read string fast", "string",
       "1.0.0", "Returns a CL.THROTTLE key's stored TAT (ns since the "
-      "epoch).", "key:key", cmd_get, NULL, NO_STATS },
+      "epoch).", "key:key", cmd_get, NULL, NULL, NO_STATS },
     { "pttl", 2, FASTRO, 1, 1, 1, "RO access", "keyspace read fast",
       "generic", "2.6.0", "Returns the expiration time in milliseconds of a "
-      "key.", "key:key", cmd_pttl, NULL, NO_STATS },
+      "key.", "key:key", cmd_pttl, NULL, NONDET, NO_STATS },
     { "ttl", 2, FASTRO, 1, 1, 1, "RO access", "keyspace read fast", "generic",
       "1.0.0", "Returns the expiration time in seconds of a key.", "key:key",
-      cmd_ttl, NULL, NO_STATS },
+      cmd_ttl, NULL, NONDET, NO_STATS },
     { "exists", -2, FASTRO, 1, -1, 1, "RO", "keyspace read fast", "generic",
       "1.0.0", "Determines whether one or more keys exist.", "*key:key",
-      cmd_exists, NULL, NO_STATS },
+      cmd_exists, NULL, "request_policy:multi_shard response_policy:agg_sum", NO_STATS },
     { "del", -2, CMD_WRITE, 1, -1, 1, "RM delete", "keyspace write slow",
       "generic", "1.0.0", "Deletes one or more keys.", "*key:key", cmd_del,
-      NULL, NO_STATS },
+      NULL, "request_policy:multi_shard response_policy:agg_sum", NO_STATS },
     { "type", 2, FASTRO, 1, 1, 1, "RO", "keyspace read fast", "generic",
       "1.0.0", "Returns the algorithm of a limiter key.", "key:key",
-      cmd_type, NULL, NO_STATS },
+      cmd_type, NULL, NULL, NO_STATS },
     { "keys", 2, CMD_READONLY, 0, 0, 0, NULL, "keyspace read slow dangerous",
       "generic", "1.0.0", "Returns all key names that match a pattern.",
-      "pattern:pattern", cmd_keys, NULL, NO_STATS },
+      "pattern:pattern", cmd_keys, NULL, "request_policy:all_shards nondeterministic_output_order", NO_STATS },
     { "scan", -2, CMD_READONLY, 0, 0, 0, NULL, "keyspace read slow", "generic",
       "2.8.0", "Iterates over the key names in the database.",
       "cursor:integer ?MATCH=pattern:pattern ?COUNT=count:integer "
       "?TYPE=type:string", cmd_scan, NULL,
-      NO_STATS },
+      NONDET " request_policy:special", NO_STATS },
 };
 
 const size_t command_count = sizeof(table) / sizeof(table[0]);

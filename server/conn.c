@@ -270,6 +270,7 @@ conn_create(bool is_unix)
         return NULL;
     }
     obuf_init(&c->out);
+    reply_buf_init(&c->rbuf, conn_now_ms());
     c->is_unix = is_unix;
     c->proto = 2;
     c->h.handle.data = c;
@@ -694,6 +695,7 @@ process_input(struct conn *c)
     cmd_batch_begin();
     clock_batch_open();
     (void)keyspace_select(c->db);   /* it exists: SELECT made it */
+    c->batch_qbuf = resp_buffered(c->parser);
     while (c->state == CONN_READING) {
         if (budget-- == 0) {
             /* Fairness: let other clients run. Stop reading this one until
@@ -811,6 +813,7 @@ flush_conn(struct conn *c)
         queue_write(c);             /* its decisions are not saved yet */
         return;
     }
+    c->rbuf.peak = reply_buf_peak(&c->rbuf, obuf_pending(&c->out));
     while (obuf_pending(&c->out) > 0) {
         size_t n = fill_bufs(c, bufs, &bytes);
         int w = uv_try_write(&c->h.stream, bufs, (unsigned)n);
@@ -915,6 +918,8 @@ conn_cron(int64_t now_ms)
     struct conn *c = srv.clients;
     while (c != NULL) {
         struct conn *next = c->next;
+        /* Redis resizes a few clients per tick; all of them here. */
+        reply_buf_cron(&c->rbuf, obuf_pending(&c->out), now_ms);
         if (pause_ms > 0 && c->state == CONN_PAUSED &&
             now_ms - c->paused_since_ms > pause_ms) {
             srv.stats.output_limit_closes++;

@@ -30,6 +30,7 @@
 #include "server/conn.h"
 #include "server/keyspace.h"
 #include "server/lifecycle.h"
+#include "server/listen.h"
 #include "server/log.h"
 #include "server/grpc.h"
 #include "server/metrics.h"
@@ -41,13 +42,10 @@
 #include "server/replication.h"
 #include "server/snapshot.h"
 
-#define MAX_LISTENERS 16
 /* Keys evicted per cron tick while over maxmemory (volatile-ttl). */
 #define EVICT_BATCH 1024
 #define EXPIRE_BATCH 256
 
-static uv_tcp_t tcp_listeners[MAX_LISTENERS];
-static size_t n_tcp_listeners;
 static uv_pipe_t unix_listener;
 static bool have_unix_listener;
 static uv_timer_t cron_timer;
@@ -90,103 +88,6 @@ static void
 on_unix_connection(uv_stream_t *server, int status)
 {
     conn_on_connection(server, status, true);
-}
-
-static bool
-is_loopback(const char *addr)
-{
-    return strncmp(addr, "127.", 4) == 0 || strcmp(addr, "::1") == 0;
-}
-
-/* Listening beyond this host without a password lets anyone spend every
- * client's limits or flush them: say so loudly, in the log or on `also`
- * (--test-config). Returns true if so. */
-static bool
-warn_open_bind(FILE *also)
-{
-    char addrs[1024];
-    char *save = NULL;
-    bool open_bind = false;
-    if (srv.conf.requirepass.len != 0 || srv.conf.port == 0) {
-        return false;
-    }
-    snprintf(addrs, sizeof(addrs), "%s", srv.conf.bind);
-    for (char *a = strtok_r(addrs, " \t", &save); a != NULL;
-         a = strtok_r(NULL, " \t", &save)) {
-        open_bind |= !is_loopback(a);
-    }
-    if (open_bind) {
-        static const char msg[] =
-            "WARNING: listening on a non-loopback address (bind %s) without "
-            "requirepass: any host that can connect can spend or reset every "
-            "rate limit. Set requirepass or bind 127.0.0.1.";
-        if (also != NULL) {
-            fprintf(also, msg, srv.conf.bind);
-            fputc('\n', also);
-        } else {
-            log_warning(msg, srv.conf.bind);
-        }
-    }
-    return open_bind;
-}
-
-static int
-listen_tcp_one(const char *addr)
-{
-    struct sockaddr_storage ss;
-    uv_tcp_t *h = &tcp_listeners[n_tcp_listeners];
-    int port = (int)srv.conf.port;
-    int rc = strchr(addr, ':') != NULL
-                 ? uv_ip6_addr(addr, port, (struct sockaddr_in6 *)&ss)
-                 : uv_ip4_addr(addr, port, (struct sockaddr_in *)&ss);
-    if (rc != 0) {
-        log_warning("Invalid bind address '%s'", addr);
-        return -1;
-    }
-    uv_tcp_init(srv.loop, h);
-    rc = uv_tcp_bind(h, (struct sockaddr *)&ss,
-                     strchr(addr, ':') != NULL ? UV_TCP_IPV6ONLY : 0);
-    if (rc == 0) {
-        rc = uv_listen((uv_stream_t *)h, (int)srv.conf.tcp_backlog,
-                       on_tcp_connection);
-    }
-    if (rc != 0) {
-        log_warning("Could not create server TCP listening socket %s:%d: %s",
-                    addr, port, uv_strerror(rc));
-        uv_close((uv_handle_t *)h, NULL);
-        return -1;
-    }
-    n_tcp_listeners++;
-    return 0;
-}
-
-/* bind takes one or more space-separated addresses, as in redis.conf. */
-static int
-listen_tcp(void)
-{
-    char addrs[1024];
-    char *save = NULL;
-    if (srv.conf.port == 0) {
-        return 0;
-    }
-    snprintf(addrs, sizeof(addrs), "%s", srv.conf.bind);
-    for (char *a = strtok_r(addrs, " \t", &save); a != NULL;
-         a = strtok_r(NULL, " \t", &save)) {
-        if (n_tcp_listeners == MAX_LISTENERS) {
-            log_warning("Too many bind addresses, ignoring '%s'", a);
-            continue;
-        }
-        if (listen_tcp_one(a) < 0) {
-            return -1;
-        }
-    }
-    if (n_tcp_listeners == 0) {
-        log_warning("No bind address given for port %lld",
-                    (long long)srv.conf.port);
-        return -1;
-    }
-    srv.tcp_port = (unsigned)srv.conf.port;
-    return 0;
 }
 
 static int
@@ -367,9 +268,7 @@ server_shutdown_save(const char *why, bool save)
     }
     log_warning("Shutting down (%s): closing %zu clients", why,
                 srv.nclients);
-    for (size_t i = 0; i < n_tcp_listeners; i++) {
-        close_handle((uv_handle_t *)&tcp_listeners[i]);
-    }
+    listen_tcp_close();
     if (have_unix_listener) {
         close_handle((uv_handle_t *)&unix_listener);
         unlink(srv.conf.unixsocket);
@@ -704,7 +603,7 @@ setup(void)
         return -1;
     }
     raise_fd_limit();
-    if (listen_tcp() < 0 || listen_unix() < 0 || metrics_setup() < 0 ||
+    if (listen_tcp_start(on_tcp_connection) < 0 || listen_unix() < 0 || metrics_setup() < 0 ||
         grpc_setup() < 0) {
         return -1;
     }
@@ -793,7 +692,7 @@ main(int argc, char **argv)
         return 1;
     }
     if (has_flag(argc, argv, "--test-config", NULL)) {
-        warn_open_bind(stdout);
+        listen_warn_open_bind(stdout);
         printf("cellgate: configuration OK\n");
         conf_deinit(&srv.conf);
         return 0;
@@ -812,7 +711,7 @@ main(int argc, char **argv)
     }
     log_notice("cellgate %s starting, pid %d, config %s", CELLGATE_VERSION,
                (int)getpid(), srv.config_file ? srv.config_file : "(none)");
-    warn_open_bind(NULL);
+    listen_warn_open_bind(NULL);
     if (setup() < 0) {
         log_warning("Start-up failed, exiting");
         if (srv.loop != NULL) {

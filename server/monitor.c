@@ -11,6 +11,7 @@
 #include "protocol/obuf.h"
 #include "server/client.h"
 #include "server/clock.h"
+#include "server/redact.h"
 #include "server/server.h"
 #include "server/textbuf.h"
 
@@ -72,29 +73,8 @@ append_repr(struct textbuf *t, const char *s, size_t len)
     textbuf_append(t, "\"", 1);
 }
 
-/* Is argument i a secret Redis redacts? AUTH's arguments, and the two
- * after HELLO's AUTH. */
-static bool
-redacted(const char *name, const struct resp_request *req, size_t i)
-{
-    if (strcmp(name, "auth") == 0) {
-        return i >= 1;
-    }
-    if (strcmp(name, "hello") != 0) {
-        return false;
-    }
-    for (size_t j = 2; j < i && j < req->argc; j++) {
-        if (req->argvlen[j] == 4 && strncasecmp(req->argv[j], "auth", 4) == 0 &&
-            i <= j + 2) {
-            return true;
-        }
-    }
-    return false;
-}
-
 void
-monitor_feed(struct conn *c, const char *name,
-             const struct resp_request *req)
+monitor_feed(struct conn *c, const struct resp_request *req)
 {
     struct textbuf t = { 0 };
     int64_t us = clock_wall_us();
@@ -103,7 +83,7 @@ monitor_feed(struct conn *c, const char *name,
                    c->is_unix ? "unix:" : "",
                    c->is_unix ? srv.conf.unixsocket : c->addr);
     for (size_t i = 0; i < req->argc; i++) {
-        if (redacted(name, req, i)) {
+        if (redact_arg(req, i)) {
             textbuf_append(&t, "\"(redacted)\"", 12);
         } else {
             append_repr(&t, req->argv[i], req->argvlen[i]);

@@ -34,9 +34,9 @@ void monitor_remove(struct conn *c);
 /* The monitors, as a list through conn.next_monitor. */
 struct conn *monitor_first(void);
 
-/* Feed a command that ran (name: its table name, "auth", "client|list";
- * req: its arguments as sent) for client c, in c's database. */
-void monitor_feed(struct conn *c, const char *name,
-                  const struct resp_request *req);
+/* Feed a command that ran (req: its arguments as sent, the secrets of
+ * redact_arg() shown as "(redacted)") for client c, in c's
+ * database. */
+void monitor_feed(struct conn *c, const struct resp_request *req);
 
 #endif

@@ -1055,6 +1055,26 @@ link_drop(const char *why)
     upstream.retry_ms = mono_ms() + 1000;
 }
 
+/* Could host be a name or an address at all? REPLICAOF takes any bytes
+ * (as Redis does), but one that is empty or holds a blank, a quote or a
+ * control byte names no host: it is not worth a blocking query to the
+ * resolver, which could only answer that it does not exist. */
+static bool
+may_resolve(const char *host)
+{
+    if (host[0] == '\0') {
+        return false;
+    }
+    for (const char *p = host; *p != '\0'; p++) {
+        bool ok = (*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') ||
+                  (*p >= '0' && *p <= '9') || strchr(".-_:%[]", *p) != NULL;
+        if (!ok) {
+            return false;
+        }
+    }
+    return true;
+}
+
 static void
 link_connect(void)
 {
@@ -1062,7 +1082,8 @@ link_connect(void)
     char port[16];
     struct addrinfo hints = { .ai_socktype = SOCK_STREAM }, *res = NULL;
     snprintf(port, sizeof(port), "%d", upstream.port);
-    if (getaddrinfo(upstream.host, port, &hints, &res) != 0 || res == NULL) {
+    if (!may_resolve(upstream.host) ||
+        getaddrinfo(upstream.host, port, &hints, &res) != 0 || res == NULL) {
         link_drop("cannot resolve the primary's address");
         return;
     }

@@ -11,6 +11,7 @@
 #include "lib/mem.h"
 #include "server/client.h"
 #include "server/clock.h"
+#include "server/redact.h"
 #include "server/server.h"
 
 #define SLOWLOG_MAX_ARGS 32     /* as Redis: the rest is summarised */
@@ -81,6 +82,8 @@ entry_create(const struct conn *c, const struct resp_request *req,
             int n = snprintf(more, sizeof(more), "... (%zu more arguments)",
                              req->argc - SLOWLOG_MAX_ARGS + 1);
             ok = copy_arg(e, (int)i, more, (size_t)n);
+        } else if (redact_arg(req, i)) {
+            ok = copy_arg(e, (int)i, "(redacted)", 10);
         } else {
             ok = copy_arg(e, (int)i, req->argv[i], req->argvlen[i]);
         }

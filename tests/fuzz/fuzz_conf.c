@@ -31,7 +31,7 @@ try_file(const uint8_t *data, size_t size)
             memchr(err, '\0', sizeof(err)) == NULL) {
             abort();
         }
-        (void)conf_validate(&c, err, sizeof(err));
+        (void)conf_validate(&c, NULL, err, sizeof(err));
         size_t n;
         const struct conf_option *o = conf_options(&n);
         for (size_t i = 0; i < n; i++) {

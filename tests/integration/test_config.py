@@ -248,3 +248,238 @@ def test_config_rewrite_keeps_comments_and_restarts_into_the_same_values(
 def test_config_rewrite_without_a_file_says_so(server):
     assert server.raw().command("CONFIG", "REWRITE") == \
         b"-ERR The server is running without a config file\r\n"
+
+
+# ---- what REPLICAOF and CONFIG SET take, CONFIG REWRITE writes loadable ----
+
+def bulk_pair(name, value):
+    return b"*2\r\n$%d\r\n%s\r\n$%d\r\n%s\r\n" % (len(name), name, len(value), value)
+
+
+# Hosts REPLICAOF answers +OK to (as Redis 7.0.15 does). None of them makes
+# the replica ask a resolver: a host with a blank, a quote or a control
+# byte is refused before any lookup, and 127.0.0.5 is a loopback address.
+ODD_PRIMARIES = [
+    (b"127.0.0.5", b"0", b"replicaof 127.0.0.5 0"),
+    (b"", b"1", b'replicaof "" 1'),
+    (b"a b", b"1", b'replicaof "a b" 1'),
+    (b" lead and trail ", b"65535", b'replicaof " lead and trail " 65535'),
+    (b"q\"u'o\\te", b"2", b'replicaof "q\\"u\'o\\\\te" 2'),
+    (b"new\nline\x01\x7f\xff", b"3", b'replicaof "new\\nline\\x01\\x7f\\xff" 3'),
+    (b"#x", b"4", b"replicaof #x 4"),
+]
+
+
+@pytest.mark.parametrize("host,port,line", ODD_PRIMARIES)
+def test_replicaof_any_value_it_takes_survives_rewrite_and_restart(
+        tmp_path, start_daemon, host, port, line):
+    conf = tmp_path / "node.conf"
+    conf.write_text("# a node Sentinel manages\n")
+    d = start_daemon(config_file=str(conf))
+    c = d.raw()
+    assert c.command("REPLICAOF", host, port) == b"+OK\r\n"
+    want = bulk_pair(b"replicaof", host + b" " + port)
+    assert c.command("CONFIG", "GET", "replicaof") == want
+    # Every other option still changes.
+    assert c.command("CONFIG", "SET", "hz", "11") == b"+OK\r\n"
+    assert c.command("CONFIG", "SET", "maxmemory", "1mb", "timeout", "7") == b"+OK\r\n"
+    # What Sentinel sends after a failover; the file loads and restarts.
+    assert c.command("CONFIG", "REWRITE") == b"+OK\r\n"
+    assert line in conf.read_bytes().splitlines()
+    assert run("--test-config", str(conf)) == (0, "cellgate: configuration OK\n", "")
+    assert d.stop() == []
+    d2 = start_daemon(config_file=str(conf))
+    c2 = d2.raw()
+    assert c2.command("CONFIG", "GET", "replicaof") == want
+    assert c2.command("CONFIG", "GET", "hz") == bulk_pair(b"hz", b"11")
+    assert c2.command("CONFIG", "SET", "hz", "12") == b"+OK\r\n"
+
+
+@pytest.mark.parametrize("body,value", [
+    ('replicaof "a b" 0\n', b"a b 0"),
+    ('replicaof "" 6379\n', b" 6379"),
+    ("replicaof 10.0.0.1 6379\nreplicaof no one\n", b""),
+    ('replicaof "10.0.0.1 6379"\n', b"10.0.0.1 6379"),
+])
+def test_replicaof_lines_redis_loads_load(tmp_path, start_daemon, body, value):
+    conf = tmp_path / "r.conf"
+    conf.write_text(body)
+    assert run("--test-config", str(conf))[0] == 0
+    d = start_daemon(config_file=str(conf))
+    assert d.raw().command("CONFIG", "GET", "replicaof") == bulk_pair(b"replicaof", value)
+
+
+@pytest.mark.parametrize("body", ["replicaof x 65536\n", "replicaof x -1\n",
+                                  "replicaof x 1x\n", "replicaof x\n",
+                                  "replicaof %s 1\n" % ("h" * 256)])
+def test_replicaof_lines_that_name_no_primary_are_refused(tmp_path, body):
+    conf = tmp_path / "r.conf"
+    conf.write_text(body)
+    code, out, err = run("--test-config", str(conf))
+    assert code == 1 and "'replicaof' wants" in err, err
+
+
+def test_random_values_survive_config_set_rewrite_and_restart(tmp_path, start_daemon):
+    """Property: whatever CONFIG SET and REPLICAOF take, CONFIG REWRITE
+    writes and a restart reads back byte for byte."""
+    import random
+    rnd = random.Random(2507)
+    conf = tmp_path / "prop.conf"
+    conf.write_text("# property\n")
+    d = start_daemon(config_file=str(conf))
+    for round_ in range(6):
+        c = d.raw()
+        # Any bytes for a binary option; any but NUL for a string one.
+        auth = bytes(rnd.randrange(256) for _ in range(rnd.randrange(0, 40)))
+        ip = bytes(rnd.randrange(1, 256) for _ in range(rnd.randrange(1, 40)))
+        # A host with a blank never reaches the resolver.
+        host = bytes(rnd.randrange(1, 256) for _ in range(rnd.randrange(0, 20))) + b" " + \
+            bytes(rnd.choice(b"ab'\"\\#\t\n") for _ in range(rnd.randrange(0, 5)))
+        port = b"%d" % rnd.randrange(0, 65536)
+        save = b" ".join(b"%d %d" % (rnd.randrange(1, 10 ** 6), rnd.randrange(0, 10 ** 6))
+                         for _ in range(rnd.randrange(0, 4)))
+        sets = [(b"masterauth", auth), (b"replica-announce-ip", ip), (b"save", save)]
+        for name, value in sets:
+            assert c.command("CONFIG", "SET", name, value) == b"+OK\r\n", (name, value)
+        assert c.command("REPLICAOF", host, port) == b"+OK\r\n", host
+        names = [n for n, _ in sets] + [b"replicaof"]
+        before = [c.command("CONFIG", "GET", n) for n in names]
+        assert c.command("CONFIG", "REWRITE") == b"+OK\r\n"
+        code, out, err = run("--test-config", str(conf))
+        assert code == 0, (round_, err, conf.read_bytes())
+        assert d.stop() == []
+        d = start_daemon(config_file=str(conf))
+        c = d.raw()
+        assert [c.command("CONFIG", "GET", n) for n in names] == before, conf.read_bytes()
+        assert c.command("REPLICAOF", "NO", "ONE") == b"+OK\r\n"
+
+
+# ---- one CONFIG SET is one change ----
+
+@pytest.mark.parametrize("small,big", [
+    (("client-output-pause-limit", "1024"), ("client-output-hard-limit", "2048")),
+    (("proto-max-bulk-len", "1mb"), ("client-query-buffer-limit", "2mb")),
+])
+def test_config_set_checks_the_end_state_whatever_the_order(start_daemon, small, big):
+    d = start_daemon("--" + small[0], small[1], "--" + big[0], big[1])
+    c = d.raw()
+    grown = [(small[0], "100mb"), (big[0], "256mb")]
+    # Raising both: the small one first used to be checked against the
+    # big one's old value and refused.
+    for order in (grown, grown[::-1]):
+        assert c.command("CONFIG", "SET", *sum(order, ())) == b"+OK\r\n"
+        assert c.command("CONFIG", "SET", *small, *big) == b"+OK\r\n"
+        assert c.command("CONFIG", "SET", *big, *small) == b"+OK\r\n"
+    # An end state that breaks the rule is refused whole, naming the first
+    # of the two options the call gave, and nothing changes.
+    before = c.command("CONFIG", "GET", "*")
+    for pairs in ([(small[0], "300mb"), (big[0], "200mb")],
+                  [(big[0], "200mb"), (small[0], "300mb")],
+                  [("hz", "20"), (small[0], "300mb")]):
+        reply = c.command("CONFIG", "SET", *sum(pairs, ()))
+        blamed = [n for n, _ in pairs if n in (small[0], big[0])][0]
+        assert reply.startswith(b"-ERR CONFIG SET failed (possibly related to "
+                                b"argument '%s') - " % blamed.encode()), reply
+        assert c.command("CONFIG", "GET", "*") == before
+
+
+# ---- CONFIG SET bind and port: the listeners move at run time, as Redis 7 ----
+
+def refused(port):
+    import socket
+    try:
+        socket.create_connection(("127.0.0.1", port), timeout=2).close()
+        return False
+    except ConnectionRefusedError:
+        return True
+
+
+def test_config_set_port_moves_the_listener_and_rewrite_keeps_it(tmp_path, start_daemon):
+    import harness
+    conf = tmp_path / "moving.conf"
+    conf.write_text("# a node that moves\n")
+    sock = str(tmp_path / "moving.sock")
+    d = start_daemon("--unixsocket", sock, config_file=str(conf))
+    old, new = d.port, harness.free_port()
+    c = d.raw()
+    assert c.command("CONFIG", "SET", "port", str(old)) == b"+OK\r\n"     # its own value
+    assert c.command("CONFIG", "SET", "bind", "127.0.0.1") == b"+OK\r\n"
+    assert c.command("CONFIG", "SET", "port", str(new)) == b"+OK\r\n"
+    assert c.command("PING") == b"+PONG\r\n"          # connected clients stay
+    assert refused(old)
+    moved = harness.RawConn(port=new)
+    assert moved.command("PING") == b"+PONG\r\n"
+    assert b"tcp_port:%d\r\n" % new in moved.command("INFO", "server")
+    assert moved.command("CONFIG", "GET", "port") == bulk_pair(b"port", b"%d" % new)
+    assert moved.command("CONFIG", "REWRITE") == b"+OK\r\n"
+    assert "port %d" % new in conf.read_text().splitlines()
+    # Port 0: no TCP at all; the unix socket brings it back.
+    assert moved.command("CONFIG", "SET", "port", "0") == b"+OK\r\n"
+    assert refused(new)
+    unix = harness.RawConn(path=sock)
+    assert b"tcp_port:0\r\n" in unix.command("INFO", "server")
+    assert unix.command("CONFIG", "SET", "port", str(old)) == b"+OK\r\n"
+    assert harness.RawConn(port=old).command("PING") == b"+PONG\r\n"
+    moved.close()
+    # The rewritten file starts it on the port CONFIG SET gave it.
+    assert d.stop() == []
+    code, out, err = run(str(conf), "--test-config")
+    assert code == 0, err
+    d2 = start_daemon(config_file=str(conf), port=new)
+    assert d2.raw().command("CONFIG", "GET", "port") == bulk_pair(b"port", b"%d" % new)
+
+
+def test_config_set_bind_moves_the_listener(start_daemon):
+    import harness
+    d = start_daemon()
+    c = d.raw()
+    assert c.command("CONFIG", "SET", "bind", "127.0.0.2 127.0.0.1") == b"+OK\r\n"
+    for host in ("127.0.0.1", "127.0.0.2"):
+        conn = harness.RawConn(port=d.port)
+        conn.sock.close()
+        import socket
+        socket.create_connection((host, d.port), timeout=2).close()
+    assert c.command("CONFIG", "SET", "bind", "127.0.0.2") == b"+OK\r\n"
+    assert refused(d.port)                            # 127.0.0.1 closed
+    import socket
+    socket.create_connection(("127.0.0.2", d.port), timeout=2).close()
+    assert c.command("CONFIG", "SET", "bind", "127.0.0.1") == b"+OK\r\n"
+    assert harness.RawConn(port=d.port).command("PING") == b"+PONG\r\n"
+
+
+def test_config_set_bind_and_port_refusals_are_redis_s(tmp_path, start_daemon):
+    """Each odd case answers Redis 7.0.15's bytes, and a refused change
+    keeps the old listener and values."""
+    import harness
+    ref = harness.RedisServer(str(tmp_path / "redis")).start()
+    try:
+        d = start_daemon()
+        taken = start_daemon().port                   # a port in use
+        many = " ".join("127.0.0.%d" % i for i in range(1, 18))
+        cases = [
+            ("port", str(taken)), ("port", "70000"), ("port", "-1"), ("port", "x"),
+            ("bind", "1.2.3.4"), ("bind", "no-such-host"), ("bind", "127.0.0.1 "),
+            ("bind", "127.0.0.1 127.0.0.1"), ("bind", many),
+            ("bind", "127.0.0.1", "port", str(taken)),
+            ("port", str(taken), "bind", "127.0.0.1"),
+            ("bind", "1.2.3.4", "hz", "11"),
+            ("port", "{port}"), ("bind", "127.0.0.1"),
+        ]
+        for port, conn in ((ref.port, harness.RawConn(port=ref.port)),
+                           (d.port, d.raw())):
+            got = []
+            for case in cases:
+                args = [a.format(port=port) for a in case]
+                for cmd in (["SET"] + args, ["GET", "port"], ["GET", "bind"],
+                            ["GET", "hz"]):
+                    reply = conn.command("CONFIG", *cmd)
+                    got.append(reply.replace(b"%d" % port, b"<port>"))
+            assert harness.RawConn(port=port).command("PING") == b"+PONG\r\n"
+            if port == ref.port:
+                want = got
+            else:
+                assert got == want
+        assert want[0].startswith(b"-ERR CONFIG SET failed (possibly related to "
+                                  b"argument 'port') - Unable to listen")
+    finally:
+        ref.stop()

@@ -21,7 +21,7 @@ MASKS = [
     (re.compile(rb"\bladdr=[^ ]+"), rb"laddr=<laddr>"),
     (re.compile(rb"\bfd=-?\d+"), rb"fd=<fd>"),
     (re.compile(rb"\b(age|idle)=\d+"), rb"\1=<t>"),
-    (re.compile(rb"\b(qbuf|qbuf-free|argv-mem|obl|oll|omem|tot-mem|multi-mem)=\d+"),
+    (re.compile(rb"\b(qbuf|qbuf-free|argv-mem|obl|oll|omem|tot-mem|multi-mem|rbs|rbp)=\d+"),
      rb"\1=<n>"),
     (re.compile(rb"\bevents=\w+"), rb"events=<e>"),
     (re.compile(rb"\bcmd=[\w|]+"), rb"cmd=<cmd>"),
@@ -384,6 +384,21 @@ case("bgsave-bad", ("BGSAVE", "NOW"))
 case("info-unknown-section", ("INFO", "nosuchsection"))
 
 
+# ---- CONFIG SET's argument count ------------------------------------------
+case("config-set-name-without-value", ("CONFIG", "SET", "hz", "10", "timeout"))
+case("config-set-name-alone", ("CONFIG", "SET", "hz"))
+# More pairs than cellgate once took (16), every one at its value already.
+case("config-set-many-pairs", ("CONFIG", "SET", "hz", "10", "timeout", "0",
+                               "maxclients", "10000", "slowlog-max-len", "128",
+                               "slowlog-log-slower-than", "10000", "loglevel", "notice",
+                               "maxmemory", "0", "maxmemory-policy", "noeviction",
+                               "appendfsync", "everysec", "repl-timeout", "60",
+                               "repl-backlog-size", "1mb", "min-replicas-to-write", "0",
+                               "min-replicas-max-lag", "10", "replica-priority", "100",
+                               "replica-read-only", "yes", "auto-aof-rewrite-percentage", "100",
+                               "auto-aof-rewrite-min-size", "64mb",
+                               "repl-ping-replica-period", "10"))
+
 # Replies whose values differ by nature but whose shape must match.
 SHAPE_ONLY = {
     "client-id-int": rb":\d+\r\n",
@@ -418,3 +433,165 @@ def test_same_bytes_as_redis(pair, name, steps):
 
 def test_there_are_enough_cases():
     assert len(CASES) >= 150
+
+
+# ---- COMMAND INFO -----------------------------------------------------------
+
+def resp_elements(data):
+    """The bytes of each element of the RESP aggregate in data."""
+    def end_of(i):
+        kind = data[i:i + 1]
+        j = data.index(b"\r\n", i)
+        n, i = data[i + 1:j], j + 2
+        if kind in (b"$", b"=", b"!"):
+            return i if int(n) < 0 else i + int(n) + 2
+        if kind in (b"*", b"~", b">", b"%", b"|"):
+            for _ in range(int(n) * (2 if kind in (b"%", b"|") else 1)):
+                i = end_of(i)
+        return i
+    i = data.index(b"\r\n") + 2
+    out = []
+    while i < len(data):
+        j = end_of(i)
+        out.append(data[i:j])
+        i = j
+    return out
+
+
+def command_names(port):
+    conv = Conversation(port)
+    try:
+        return set(re.findall(rb"\$\d+\r\n([^\r]+)\r\n",
+                              conv.exchange(c("COMMAND", "LIST"), wait=0.2)))
+    finally:
+        conv.close()
+
+
+@pytest.mark.parametrize("proto", ["2", "3"])
+def test_command_info_of_every_redis_command_is_redis_s(pair, proto):
+    """Name, arity, flags, key positions, ACL categories, tips and key specs
+    byte for byte, for every command cellgate shares with Redis, and the
+    same for each subcommand both have (Redis lists them in its hash
+    table's order, which changes from run to run: matched by name)."""
+    ref, cg = pair
+    shared = sorted(command_names(cg.port) & command_names(ref.port))
+    assert len(shared) >= 100
+    convs = [Conversation(ref.port), Conversation(cg.port)]
+    try:
+        for conv in convs:
+            conv.exchange(c("HELLO", proto))
+        for name in shared:
+            want, got = [resp_elements(resp_elements(
+                conv.exchange(c("COMMAND", "INFO", name), wait=0.1))[0])
+                for conv in convs]
+            assert got[:9] == want[:9], name
+            if b"|" in name:
+                continue        # its own entry is compared as a name of the list
+            theirs = {resp_elements(e)[0]: e for e in resp_elements(want[9])}
+            for sub in resp_elements(got[9]):
+                sub_name = resp_elements(sub)[0]
+                if sub_name in theirs:
+                    assert sub == theirs[sub_name], sub_name
+            # No subcommands: an empty set in RESP3, as Redis 7.0 says it.
+            assert (want[9][:1] == b"*") == (got[9][:1] == b"*"), name
+    finally:
+        for conv in convs:
+            conv.close()
+
+
+# ---- authentication and secrets ---------------------------------------------
+
+def test_hello_before_auth_says_what_redis_7_0_says(pair):
+    ref, cg = pair
+    answers = []
+    for port in (ref.port, cg.port):
+        admin = Conversation(port)
+        assert admin.exchange(c("CONFIG", "SET", "requirepass", "pw")) == b"+OK\r\n"
+        try:
+            answers.append(run_case(port, [c("HELLO", "3"), c("HELLO"),
+                                           c("HELLO", "2", "AUTH", "default", "no")]))
+        finally:
+            admin.exchange(c("CONFIG", "SET", "requirepass", ""))
+            admin.close()
+    assert answers[1] == answers[0]
+    assert answers[1][0].startswith(b"-NOAUTH HELLO must be called with the client "
+                                    b"already authenticated, otherwise the HELLO AUTH ")
+
+
+def slowlog_args(port, steps):
+    """The arguments of the slow log's entries after steps, oldest first."""
+    conv = Conversation(port)
+    try:
+        conv.exchange(c("CONFIG", "SET", "slowlog-log-slower-than", "0"))
+        conv.exchange(c("SLOWLOG", "RESET"))
+        for step in steps:
+            conv.exchange(step)
+        conv.exchange(c("CONFIG", "SET", "slowlog-log-slower-than", "-1"))
+        log = conv.exchange(c("SLOWLOG", "GET", "100"), wait=0.2)
+        conv.exchange(c("CONFIG", "SET", "slowlog-log-slower-than", "10000"))
+    finally:
+        conv.close()
+    entries = resp_elements(log)
+    return [resp_elements(e)[3] for e in reversed(entries)]
+
+
+def test_slowlog_logs_auth_hello_and_its_own_calls_with_secrets_redacted(pair):
+    ref, cg = pair
+    steps = [c("AUTH", "nobody", "secret"), c("HELLO", "2", "AUTH", "default", "x"),
+             c("CONFIG", "SET", "masterauth", "s3cret", "hz", "10"),
+             c("CONFIG", "SET", "masterauth", ""), c("SLOWLOG", "LEN"),
+             c("SLOWLOG", "HELP"), c("PING")]
+    want = slowlog_args(ref.port, steps)
+    got = slowlog_args(cg.port, steps)
+    assert got == want
+    assert b"(redacted)" in b"".join(got) and b"secret" not in b"".join(got)
+
+
+# ---- CLIENT LIST / CLIENT INFO fields ---------------------------------------
+
+def client_fields(line):
+    return dict(f.split(b"=", 1) for f in line.strip().split(b" "))
+
+
+def client_info(conv, raw=None, wait=0.05):
+    out = conv.exchange(raw or c("CLIENT", "INFO"), wait=wait)
+    return [client_fields(l) for l in re.findall(rb"id=[^\r\n]*", out)]
+
+
+def test_client_info_fields_qbuf_and_reply_buffer_as_redis(pair):
+    """The fields in Redis 7.0.15's order (cellgate adds Redis 7.2's
+    lib-name and lib-ver at the end, for CLIENT SETINFO); qbuf counts the
+    query buffer as Redis does while the command runs: the whole batch
+    read, the requests already run included; rbs/rbp model Redis's reply
+    buffer: 16kb at first, shrunk once idle, grown by replies that fill
+    it."""
+    ref, cg = pair
+    seen = []
+    for port in (ref.port, cg.port):
+        conv = Conversation(port)
+        try:
+            first = client_info(conv)[0]
+            # Pipelined: the batch is 73 bytes, whichever request asks.
+            batch = (b"*2\r\n$6\r\nCLIENT\r\n$4\r\nINFO\r\nPING\r\n"
+                     b"*2\r\n$6\r\nCLIENT\r\n$4\r\nINFO\r\nECHO 12345678\r\n")
+            piped = client_info(conv, batch)
+            time.sleep(0.5)                 # the cron shrinks it once idle
+            idle = client_info(conv)[0]
+            conv.exchange(c("ECHO", "x" * 20000), wait=0.2)
+            time.sleep(0.3)
+            grown = client_info(conv)[0]
+            conv.exchange(c("ECHO", "x" * 3000), wait=0.2)
+            time.sleep(0.3)
+            grown2 = client_info(conv)[0]
+        finally:
+            conv.close()
+        seen.append((first, piped, idle, grown, grown2))
+    (r_first, r_piped, r_idle, r_grown, r_grown2), (first, piped, idle, grown, grown2) = seen
+    assert [k for k in first if k not in (b"lib-name", b"lib-ver")] == list(r_first)
+    pick = lambda f, *keys: [f[k] for k in keys]
+    assert pick(first, b"qbuf", b"rbs", b"rbp") == pick(r_first, b"qbuf", b"rbs", b"rbp") \
+        == [b"26", b"16384", b"16384"]
+    assert [p[b"qbuf"] for p in piped] == [p[b"qbuf"] for p in r_piped] == [b"73", b"73"]
+    assert idle[b"rbs"] == r_idle[b"rbs"] == b"1024"
+    assert pick(grown, b"rbs", b"rbp") == pick(r_grown, b"rbs", b"rbp") == [b"2048", b"1024"]
+    assert pick(grown2, b"rbs", b"rbp") == pick(r_grown2, b"rbs", b"rbp") == [b"4096", b"2048"]

@@ -210,7 +210,7 @@ START_TEST(test_every_default_is_within_its_own_bounds_and_valid)
         ck_assert_uint_gt(strlen(t[i].desc), 0);
         conf_format(&cfg, &t[i], buf, sizeof(buf));
     }
-    ck_assert_int_eq(conf_validate(&cfg, err, sizeof(err)), 0);
+    ck_assert_int_eq(conf_validate(&cfg, NULL, err, sizeof(err)), 0);
 }
 END_TEST
 
@@ -989,11 +989,11 @@ START_TEST(test_validate_pause_limit_must_be_below_hard_limit)
 {
     set_ok("client-output-hard-limit", "1mb");
     set_ok("client-output-pause-limit", "1mb");
-    ck_assert_int_eq(conf_validate(&cfg, err, sizeof(err)), -1);
+    ck_assert_int_eq(conf_validate(&cfg, NULL, err, sizeof(err)), -1);
     ck_assert_str_eq(err, "'client-output-pause-limit' (1048576) must be "
                           "below 'client-output-hard-limit' (1048576)");
     set_ok("client-output-pause-limit", "1048575");
-    ck_assert_int_eq(conf_validate(&cfg, err, sizeof(err)), 0);
+    ck_assert_int_eq(conf_validate(&cfg, NULL, err, sizeof(err)), 0);
 }
 END_TEST
 
@@ -1001,9 +1001,9 @@ START_TEST(test_validate_bulk_len_must_not_exceed_query_buffer)
 {
     set_ok("client-query-buffer-limit", "1mb");
     set_ok("proto-max-bulk-len", "1mb");
-    ck_assert_int_eq(conf_validate(&cfg, err, sizeof(err)), 0);
+    ck_assert_int_eq(conf_validate(&cfg, NULL, err, sizeof(err)), 0);
     set_ok("proto-max-bulk-len", "1048577");
-    ck_assert_int_eq(conf_validate(&cfg, err, sizeof(err)), -1);
+    ck_assert_int_eq(conf_validate(&cfg, NULL, err, sizeof(err)), -1);
     ck_assert_str_eq(err, "'proto-max-bulk-len' (1048577) must not exceed "
                           "'client-query-buffer-limit' (1048576)");
 }
@@ -1074,7 +1074,8 @@ END_TEST
 static bool
 quoted(enum conf_type t)
 {
-    return t == CONF_STRING || t == CONF_BINARY || t == CONF_SAVE;
+    return t == CONF_STRING || t == CONF_BINARY || t == CONF_SAVE ||
+           t == CONF_PRIMARY;
 }
 
 START_TEST(test_describe_lists_every_option_with_default_and_description)
@@ -1187,7 +1188,7 @@ START_TEST(test_shipped_conf_loads_without_error)
 {
     ck_assert_msg(conf_load_file(&cfg, shipped_path(), err,
                                  sizeof(err)) == 0, "%s", err);
-    ck_assert_msg(conf_validate(&cfg, err, sizeof(err)) == 0, "%s", err);
+    ck_assert_msg(conf_validate(&cfg, NULL, err, sizeof(err)) == 0, "%s", err);
 }
 END_TEST
 

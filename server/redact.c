@@ -1,0 +1,43 @@
+/*
+ * redact.c - see redact.h.
+ */
+#include "server/redact.h"
+
+#include <string.h>
+#include <strings.h>
+
+static bool
+arg_is(const struct resp_request *req, size_t i, const char *word)
+{
+    size_t n = strlen(word);
+    return i < req->argc && req->argvlen[i] == n &&
+           strncasecmp(req->argv[i], word, n) == 0;
+}
+
+static bool
+is_password_option(const struct resp_request *req, size_t i)
+{
+    return arg_is(req, i, "requirepass") || arg_is(req, i, "masterauth");
+}
+
+bool
+redact_arg(const struct resp_request *req, size_t i)
+{
+    if (i == 0 || i >= req->argc) {
+        return false;
+    }
+    if (arg_is(req, 0, "auth")) {
+        return true;
+    }
+    if (arg_is(req, 0, "hello")) {
+        for (size_t j = 2; j < i; j++) {
+            if (arg_is(req, j, "auth") && i <= j + 2) {
+                return true;
+            }
+        }
+        return false;
+    }
+    /* CONFIG SET name value ...: the values of the passwords. */
+    return arg_is(req, 0, "config") && arg_is(req, 1, "set") && i >= 3 &&
+           i % 2 == 1 && is_password_option(req, i - 1);
+}
