@@ -638,6 +638,12 @@ conf_set_option(struct conf *c, const struct conf_option *o,
         err_set(err, errlen, "'%s' wants a value", o->name);
         return -1;
     }
+    if (o->type == CONF_STRING && strcmp(o->name, "dbfilename") == 0 &&
+        strchr(value, '/') != NULL) {
+        /* Redis's rule and words: the file lives in dir, nowhere else. */
+        err_set(err, errlen, "dbfilename can't be a path, just a filename");
+        return -1;
+    }
     if (o->type == CONF_STRING || o->type == CONF_BINARY) {
         return set_string(c, o, value, strlen(value), err, errlen);
     }

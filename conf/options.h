@@ -161,6 +161,9 @@
       "auto}; auto = systemd when NOTIFY_SOCKET is set")                      \
     X(enable_debug_command, "enable-debug-command", CONF_ENUM, "no", 0, 0,    \
       "who may send DEBUG {no yes local}; local = loopback and unix socket "  \
-      "clients; set at start-up")
+      "clients; set at start-up")                                             \
+    X(enable_protected_configs, "enable-protected-configs", CONF_ENUM, "no",  \
+      0, 0, "who may CONFIG SET dir and dbfilename {no yes local}; set at "   \
+      "start-up")
 
 #endif

@@ -40,6 +40,13 @@ set_attr(char **slot, const char *s, size_t len)
     return 0;
 }
 
+bool
+client_is_local(const struct conn *c)
+{
+    return c->is_unix || strncmp(c->addr, "127.", 4) == 0 ||
+           strncmp(c->addr, "::1:", 4) == 0;      /* conn.c's "ip:port" */
+}
+
 int
 client_set_name(struct conn *c, const char *name, size_t len)
 {

@@ -157,6 +157,10 @@ struct conn {
  * ran out; an empty name clears it. */
 int client_set_name(struct conn *c, const char *name, size_t len);
 
+/* Redis's "local" client (enable-debug-command, enable-protected-configs
+ * local): on the unix socket, or from a loopback address. */
+bool client_is_local(const struct conn *c);
+
 /* CLIENT SETINFO LIB-NAME / LIB-VER (version true): as client_set_name. */
 int client_set_lib(struct conn *c, bool version, const char *s, size_t len);
 

@@ -3,10 +3,13 @@
  * HELLO, AUTH, READONLY/READWRITE, CLIENT, CONFIG, DBSIZE, FLUSHALL/FLUSHDB,
  * TIME, SHUTDOWN. Replies and error texts follow Redis 7.
  */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "conf/conf.h"
 #include "conf/rewrite.h"
@@ -24,6 +27,7 @@
 #include "server/listen.h"
 #include "server/log.h"
 #include "server/multi.h"
+#include "server/named_limits.h"
 #include "server/server.h"
 #include "server/persist.h"
 #include "server/pubsub.h"
@@ -327,6 +331,7 @@ is_mutable(const char *name)
                                          "grpc-port", "grpc-bind",
                                          "daemonize", "supervised",
                                          "pidfile", "enable-debug-command",
+                                         "enable-protected-configs",
                                          NULL };
     for (size_t i = 0; fixed[i] != NULL; i++) {
         if (strcmp(name, fixed[i]) == 0) {
@@ -334,6 +339,38 @@ is_mutable(const char *name)
         }
     }
     return true;
+}
+
+/* Options a client could use to make the server write files where it
+ * chooses: Redis 7 lets CONFIG SET change them only when
+ * enable-protected-configs allows it (yes, or local for a local client). */
+static bool
+is_protected(const char *name)
+{
+    return strcmp(name, "dir") == 0 || strcmp(name, "dbfilename") == 0;
+}
+
+static bool
+protected_allowed(const struct conn *c)
+{
+    const char *mode = srv.conf.enable_protected_configs;
+    return strcmp(mode, "yes") == 0 ||
+           (strcmp(mode, "local") == 0 && client_is_local(c));
+}
+
+/* Redis changes into a new dir (chdir) and answers why it could not:
+ * the same test here, without moving the process. NULL when it can. */
+static const char *
+dir_unusable(const char *path)
+{
+    struct stat st;
+    if (stat(path, &st) != 0) {
+        return strerror(errno);
+    }
+    if (!S_ISDIR(st.st_mode)) {
+        return strerror(ENOTDIR);
+    }
+    return access(path, X_OK) == 0 ? NULL : strerror(errno);
 }
 
 static bool
@@ -368,6 +405,8 @@ config_set_check(struct conn *c, struct resp_request *req)
         }
         if (!is_mutable(o->name)) {
             why = "can't set immutable config";
+        } else if (is_protected(o->name) && !protected_allowed(c)) {
+            why = "can't set protected config";
         } else if (o->type != CONF_BINARY && has_nul(req, i + 1)) {
             why = "argument must not contain a NUL byte";
         } else if (strcmp(o->name, "cluster-mode") == 0 &&
@@ -444,6 +483,20 @@ config_set_blamed(const struct resp_request *req, size_t pairs,
     return names[0];
 }
 
+/* Does this CONFIG SET name the option? */
+static bool
+config_set_names(const struct resp_request *req, size_t pairs,
+                 const char *name)
+{
+    const struct conf_option *want = conf_find(name);
+    for (size_t k = 0; k < pairs; k++) {
+        if (conf_find(req->argv[2 + 2 * k]) == want) {
+            return true;
+        }
+    }
+    return false;
+}
+
 /* bind and port, as Redis 7 takes them at run time: the listeners move
  * to the new addresses and port (listen.h), once for both. NULL when
  * they did (or neither was set); else why not in Redis's words, the
@@ -454,14 +507,8 @@ config_set_listen(const struct resp_request *req, size_t pairs,
 {
     names[0] = "bind";
     names[1] = "port";
-    const struct conf_option *bind = conf_find("bind");
-    const struct conf_option *port = conf_find("port");
-    bool moved = false;
-    for (size_t k = 0; k < pairs; k++) {
-        const struct conf_option *o = conf_find(req->argv[2 + 2 * k]);
-        moved |= o == bind || o == port;
-    }
-    if (!moved) {
+    if (!config_set_names(req, pairs, "bind") &&
+        !config_set_names(req, pairs, "port")) {
         return NULL;
     }
     switch (listen_tcp_change(srv.conf.bind, srv.conf.port)) {
@@ -497,6 +544,14 @@ config_set_apply(struct conn *c, struct resp_request *req, char **old,
             cmd_error(c, ERR_NOMEM);
             return false;
         }
+        const char *unusable = strcmp(o->name, "dir") == 0
+                               ? dir_unusable(req->argv[3 + 2 * k]) : NULL;
+        if (unusable != NULL) {
+            config_set_rollback(req, old, oldlen, k + 1);
+            cmd_errorf(c, "ERR CONFIG SET failed (possibly related to "
+                        "argument 'dir') - %s", unusable);
+            return false;
+        }
         if (conf_set_bytes(&srv.conf, o, req->argv[3 + 2 * k],
                            req->argvlen[3 + 2 * k], err, sizeof(err)) < 0) {
             config_set_rollback(req, old, oldlen, k + 1);
@@ -513,13 +568,27 @@ config_set_apply(struct conn *c, struct resp_request *req, char **old,
                    err);
         return false;
     }
+    /* A new limits-file is read before anything moves, so a file that
+     * does not load refuses the call (start-up would refuse it too). */
+    struct limits *limits = NULL;
+    bool new_limits = config_set_names(req, pairs, "limits-file");
+    if (new_limits && named_limits_load_new(&limits, err, sizeof(err)) < 0) {
+        config_set_rollback(req, old, oldlen, pairs);
+        cmd_errorf(c, "ERR CONFIG SET failed (possibly related to argument "
+                      "'limits-file') - %s", err);
+        return false;
+    }
     const char *why = config_set_listen(req, pairs, names);
     if (why != NULL) {
+        limits_free(limits);
         config_set_rollback(req, old, oldlen, pairs);
         cmd_errorf(c, "ERR CONFIG SET failed (possibly related to argument "
                       "'%s') - %s", config_set_blamed(req, pairs, names),
                    why);
         return false;
+    }
+    if (new_limits) {
+        named_limits_install(limits);
     }
     return true;
 }

@@ -16,20 +16,12 @@
 #include "server/handlers.h"
 #include "server/server.h"
 
-/* Redis's test: a unix socket client, or one from the loopback address. */
-static bool
-is_local(const struct conn *c)
-{
-    return c->is_unix || strncmp(c->addr, "127.", 4) == 0 ||
-           strncmp(c->addr, "::1:", 4) == 0;      /* conn.c's "ip:port" */
-}
-
 static bool
 debug_allowed(const struct conn *c)
 {
     const char *mode = srv.conf.enable_debug_command;
     return strcmp(mode, "yes") == 0 ||
-           (strcmp(mode, "local") == 0 && is_local(c));
+           (strcmp(mode, "local") == 0 && client_is_local(c));
 }
 
 /* Redis reads the flag with atoi(): a word that is no number is 0. */

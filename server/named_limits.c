@@ -65,6 +65,20 @@ named_limits_reload(char *err, size_t errlen)
     return 0;
 }
 
+int
+named_limits_load_new(struct limits **out, char *err, size_t errlen)
+{
+    return load(out, err, errlen);
+}
+
+void
+named_limits_install(struct limits *l)
+{
+    limits_free(running);
+    running = l;
+    rl_stats_reset();               /* their keys are the old file's */
+}
+
 void
 named_limits_teardown(void)
 {

@@ -28,6 +28,13 @@ int named_limits_setup(char *err, size_t errlen);
  * way. 0, or -1 with err. */
 int named_limits_reload(char *err, size_t errlen);
 
+/* CONFIG SET limits-file, all or nothing with the other pairs: read the
+ * file the option now names into *out (NULL when it is empty), without
+ * running it; named_limits_install() then runs it, or limits_free()
+ * drops it when another pair failed. 0, or -1 with err. */
+int named_limits_load_new(struct limits **out, char *err, size_t errlen);
+void named_limits_install(struct limits *l);
+
 void named_limits_teardown(void);
 
 /* Are limits loaded (limits-file set and read)? */

@@ -483,3 +483,41 @@ def test_config_set_bind_and_port_refusals_are_redis_s(tmp_path, start_daemon):
                                   b"argument 'port') - Unable to listen")
     finally:
         ref.stop()
+
+
+def test_dir_and_dbfilename_are_protected_as_in_redis(tmp_path, start_daemon):
+    """Redis 7 refuses CONFIG SET dir and dbfilename unless
+    enable-protected-configs allows it; then a dir it could not enter and
+    a dbfilename with a path are refused in Redis's words, so nothing a
+    running server took keeps it from saving or starting again."""
+    d = start_daemon()
+    for name in ("dir", "dbfilename"):
+        assert d.raw().command("CONFIG", "SET", name, str(tmp_path)) == (
+            b"-ERR CONFIG SET failed (possibly related to argument '%s') - "
+            b"can't set protected config\r\n" % name.encode())
+    assert d.raw().command("CONFIG", "SET", "enable-protected-configs", "yes") == (
+        b"-ERR CONFIG SET failed (possibly related to argument "
+        b"'enable-protected-configs') - can't set immutable config\r\n")
+    p = start_daemon("--enable-protected-configs", "local")
+    c = p.raw()
+    a_file = tmp_path / "a-file"
+    a_file.write_text("x")
+    assert c.command("CONFIG", "SET", "dir", "/nonexistent") == (
+        b"-ERR CONFIG SET failed (possibly related to argument 'dir') - "
+        b"No such file or directory\r\n")
+    assert c.command("CONFIG", "SET", "dir", str(a_file)) == (
+        b"-ERR CONFIG SET failed (possibly related to argument 'dir') - "
+        b"Not a directory\r\n")
+    assert c.command("CONFIG", "SET", "dbfilename", "a/b") == (
+        b"-ERR CONFIG SET failed (possibly related to argument 'dbfilename') - "
+        b"dbfilename can't be a path, just a filename\r\n")
+    there = tmp_path / "there"
+    there.mkdir()
+    assert c.command("CONFIG", "SET", "dir", str(there), "dbfilename", "x.snap") == b"+OK\r\n"
+    c.command("CL.THROTTLE", "k", 5, 1, 60)
+    assert c.command("SAVE") == b"+OK\r\n"
+    assert (there / "x.snap").exists()
+    bad = subprocess.run([BIN, "--test-config", "--dbfilename", "a/b"],
+                         capture_output=True, text=True, timeout=10)
+    assert bad.returncode != 0
+    assert "dbfilename can't be a path, just a filename" in bad.stderr

@@ -199,6 +199,10 @@ case("client-pause-write-then-read", ("CLIENT", "PAUSE", "100", "WRITE"), ("PING
 case("client-unpause", ("CLIENT", "UNPAUSE"))
 case("debug-not-enabled", ("DEBUG", "SET-ACTIVE-EXPIRE", "0"), ("DEBUG", "HELP"))
 case("debug-arity", ("DEBUG",))
+case("config-set-dir-protected", ("CONFIG", "SET", "dir", "/tmp"))
+case("config-set-dbfilename-protected", ("CONFIG", "SET", "dbfilename", "x.rdb"))
+case("config-set-protected-configs-immutable",
+     ("CONFIG", "SET", "enable-protected-configs", "yes"))
 case("client-unpause-arity", ("CLIENT", "UNPAUSE", "x"))
 case("client-unblock-none", ("CLIENT", "UNBLOCK", "12345"))
 case("client-unblock-not-int", ("CLIENT", "UNBLOCK", "x"))

@@ -206,3 +206,37 @@ def test_a_bad_file_stops_the_start_with_file_and_line(tmp_path):
                        capture_output=True, text=True, timeout=10)
     assert r.returncode == 1
     assert r.stderr == "cellgate: %s:4: config error, unknown key 'rate_limt'\n" % bad
+
+
+def test_config_set_limits_file_loads_it_or_refuses_and_a_restart_agrees(
+        start_daemon, tmp_path):
+    """Whatever CONFIG SET takes, CONFIG REWRITE writes and a restart loads:
+    a limits-file that does not load is refused at once (start-up would
+    refuse it), the running limits stay; a good one runs at once."""
+    conf = tmp_path / "cellgate.conf"
+    conf.write_text("port 0\n")
+    d = start_daemon(config_file=str(conf))
+    c = d.raw()
+    assert c.command("CONFIG", "SET", "limits-file", "/nonexistent") == (
+        b"-ERR CONFIG SET failed (possibly related to argument 'limits-file') - "
+        b"/nonexistent: No such file or directory\r\n")
+    assert c.command("CONFIG", "GET", "limits-file") == \
+        b"*2\r\n$11\r\nlimits-file\r\n$0\r\n\r\n"
+    unset = c.command("RL.CHECK", "api", "remote_address=1")
+    assert unset.startswith(b"-ERR ")
+    good = limits_dir(tmp_path)
+    assert c.command("CONFIG", "SET", "limits-file", good) == b"+OK\r\n"
+    assert c.command("RL.CHECK", "api", "remote_address=1").startswith(b"*5\r\n:0\r\n:3\r\n")
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("domain: api\ndescriptors:\n  - key: a\n    rate_limit: {unit: fortnight, requests_per_unit: 1}\n")
+    assert c.command("CONFIG", "SET", "limits-file", str(bad), "hz", "20").startswith(
+        b"-ERR CONFIG SET failed (possibly related to argument 'limits-file') - ")
+    assert c.command("CONFIG", "GET", "hz") == b"*2\r\n$2\r\nhz\r\n$2\r\n10\r\n"
+    assert c.command("RL.CHECK", "api", "remote_address=1").startswith(b"*5\r\n:0\r\n:3\r\n")
+    assert c.command("CONFIG", "REWRITE") == b"+OK\r\n"
+    d.stop()
+    again = start_daemon(config_file=str(conf))
+    assert again.raw().command("CONFIG", "GET", "limits-file") == (
+        b"*2\r\n$11\r\nlimits-file\r\n$%d\r\n%s\r\n" % (len(good), good.encode()))
+    assert again.raw().command("CONFIG", "SET", "limits-file", "") == b"+OK\r\n"
+    assert again.raw().command("RL.CHECK", "api", "remote_address=1") == unset
