@@ -1138,6 +1138,27 @@ load_save_args(struct conf *c, const struct conf_option *o, int argc,
     return j - i;
 }
 
+/* "--replicaof <host> <port>", Redis's form on its command line (the
+ * words joined, as Redis joins an option's arguments): 3 arguments used,
+ * or -1 with err. */
+static int
+load_primary_args(struct conf *c, const struct conf_option *o, char **argv,
+                  int i, char *err, size_t errlen)
+{
+    char joined[CONF_HOST_MAX + 32], why[CONF_ERR_LEN];
+    int n = snprintf(joined, sizeof(joined), "%s %s", argv[i + 1],
+                     argv[i + 2]);
+    if (n < 0 || (size_t)n >= sizeof(joined)) {
+        err_set(err, errlen, "--%s: the host is too long", o->name);
+        return -1;
+    }
+    if (conf_set_option(c, o, joined, why, sizeof(why)) != 0) {
+        err_set(err, errlen, "--%s: %s", o->name, why);
+        return -1;
+    }
+    return 3;
+}
+
 /* Apply "--name value" at argv[i]; returns how many arguments it used
  * (2, or more for save rules), or -1 with err. */
 static int
@@ -1156,6 +1177,11 @@ load_pair(struct conf *c, int argc, char **argv, int i, char *err,
     const struct conf_option *o = conf_find(name);
     if (o != NULL && o->type == CONF_SAVE && value != NULL) {
         return load_save_args(c, o, argc, argv, i, err, errlen);
+    }
+    if (o != NULL && o->type == CONF_PRIMARY && value != NULL &&
+        strchr(value, ' ') == NULL && i + 2 < argc &&
+        !is_long_option(argv[i + 2])) {
+        return load_primary_args(c, o, argv, i, err, errlen);
     }
     if (conf_set(c, name, value, why, sizeof(why)) != 0) {
         err_set(err, errlen, "--%s: %s", name, why);

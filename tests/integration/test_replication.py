@@ -371,11 +371,14 @@ def test_config_rewrite_keeps_the_role_across_a_restart(start_daemon, tmp_path):
         b"-ERR CONFIG SET failed (possibly related to argument 'replicaof')")
 
 
-def test_replicaof_on_the_command_line_starts_a_replica(start_daemon):
+@pytest.mark.parametrize("form", ["one-word", "redis-two-words"])
+def test_replicaof_on_the_command_line_starts_a_replica(start_daemon, form):
     p = start_daemon(fakeclock=True, name="primary")
     p.raw().command("RL.FIXED", "k", 3, 60)
-    r = start_daemon("--replicaof", "127.0.0.1 %d" % p.port, fakeclock=True,
-                     name="replica")
+    # Redis's own command line takes the host and port as two words.
+    words = (["127.0.0.1 %d" % p.port] if form == "one-word"
+             else ["127.0.0.1", str(p.port)])
+    r = start_daemon("--replicaof", *words, fakeclock=True, name="replica")
     assert harness.wait_until(
         lambda: r.info("replication").get("master_link_status") == "up", 10)
     assert r.raw().command("RL.FIXED", "k", 3, 60).startswith(b"-READONLY")
