@@ -90,6 +90,7 @@ static int64_t last_newline_ms;
 enum link_state {
     LINK_NONE,                      /* a primary */
     LINK_CONNECT,                   /* to (re)connect */
+    LINK_RESOLVING,                 /* the host asked of the resolver */
     LINK_CONNECTING,
     LINK_HANDSHAKE,
     LINK_TRANSFER,                  /* receiving the snapshot */
@@ -1024,9 +1025,14 @@ on_link_closed(uv_handle_t *h)
     (void)h;
 }
 
+/* A resolver answer for an older link (closed, or REPLICAOF changed)
+ * finds a newer generation and is dropped. */
+static uint64_t link_generation;
+
 static void
 link_close(void)
 {
+    link_generation++;
     if (upstream.open) {
         uv_close((uv_handle_t *)&upstream.tcp, on_link_closed);
         upstream.open = false;
@@ -1075,20 +1081,18 @@ may_resolve(const char *host)
     return true;
 }
 
+/* The resolver's request with the generation of the link it was made
+ * for: the answer comes on the loop, from a thread of libuv's pool. */
+struct link_resolve {
+    uv_getaddrinfo_t req;
+    uint64_t generation;
+};
+
+static struct link_resolve *resolving;  /* the one under way, if any */
+
 static void
-link_connect(void)
+link_connect_to(const struct sockaddr *addr)
 {
-    struct sockaddr_storage addr;
-    char port[16];
-    struct addrinfo hints = { .ai_socktype = SOCK_STREAM }, *res = NULL;
-    snprintf(port, sizeof(port), "%d", upstream.port);
-    if (!may_resolve(upstream.host) ||
-        getaddrinfo(upstream.host, port, &hints, &res) != 0 || res == NULL) {
-        link_drop("cannot resolve the primary's address");
-        return;
-    }
-    memcpy(&addr, res->ai_addr, res->ai_addrlen);
-    freeaddrinfo(res);
     upstream.parser = resp_create(&srv.limits);
     if (upstream.parser == NULL || uv_tcp_init(srv.loop, &upstream.tcp) != 0) {
         link_drop("out of memory");
@@ -1097,10 +1101,62 @@ link_connect(void)
     upstream.open = true;
     upstream.state = LINK_CONNECTING;
     log_notice("Connecting to MASTER %s:%d", upstream.host, upstream.port);
-    if (uv_tcp_connect(&upstream.creq, &upstream.tcp, (struct sockaddr *)&addr,
+    if (uv_tcp_connect(&upstream.creq, &upstream.tcp, addr,
                        on_link_connect) != 0) {
         link_drop("cannot connect");
     }
+}
+
+static void
+on_resolved(uv_getaddrinfo_t *req, int status, struct addrinfo *res)
+{
+    struct link_resolve *r = (struct link_resolve *)req;
+    bool current = r->generation == link_generation &&
+                   upstream.state == LINK_RESOLVING;
+    resolving = NULL;
+    mem_free(r);
+    if (!current) {
+        uv_freeaddrinfo(res);
+        return;
+    }
+    if (status != 0 || res == NULL) {
+        uv_freeaddrinfo(res);
+        link_drop("cannot resolve the primary's address");
+        return;
+    }
+    struct sockaddr_storage addr;
+    memcpy(&addr, res->ai_addr, res->ai_addrlen);
+    uv_freeaddrinfo(res);
+    link_connect_to((const struct sockaddr *)&addr);
+}
+
+/* The primary's name is resolved off the loop: a resolver that takes
+ * seconds to answer (or to time out) must not hold every client. */
+static void
+link_connect(void)
+{
+    char port[16];
+    struct addrinfo hints = { .ai_socktype = SOCK_STREAM };
+    if (!may_resolve(upstream.host)) {
+        link_drop("cannot resolve the primary's address");
+        return;
+    }
+    struct link_resolve *r = mem_malloc(sizeof(*r));
+    if (r == NULL) {
+        link_drop("out of memory");
+        return;
+    }
+    r->generation = link_generation;
+    upstream.state = LINK_RESOLVING;
+    snprintf(port, sizeof(port), "%d", upstream.port);
+    int rc = uv_getaddrinfo(srv.loop, &r->req, on_resolved, upstream.host,
+                            port, &hints);
+    if (rc != 0) {
+        mem_free(r);
+        link_drop(uv_strerror(rc));
+        return;
+    }
+    resolving = r;
 }
 
 static void
@@ -1275,6 +1331,7 @@ link_state_word(void)
 {
     switch (upstream.state) {
     case LINK_CONNECT: return "connect";
+    case LINK_RESOLVING:
     case LINK_CONNECTING: return "connecting";
     case LINK_HANDSHAKE: return "handshake";
     case LINK_TRANSFER: return "sync";
@@ -1382,6 +1439,10 @@ repl_shutdown(void)
         sync_child = -1;
     }
     link_close();
+    if (resolving != NULL) {
+        /* Not yet asked: the loop need not wait for it at exit. */
+        (void)uv_cancel((uv_req_t *)&resolving->req);
+    }
     if (upstream.state != LINK_NONE) {
         upstream.state = LINK_CONNECT;      /* no reconnecting from here */
         upstream.retry_ms = INT64_MAX;
