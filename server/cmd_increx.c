@@ -268,8 +268,11 @@ store_counter(struct conn *c, struct resp_request *req, struct store_rec *r,
             store_remove(srv.store, r);     /* already past: as Redis, gone */
             return true;
         }
+        /* Past the ns clock's range (the year 2262) it never comes: the
+         * key keeps no expiry (Redis, counting ms, would keep it). */
         int64_t at;
-        if (__builtin_mul_overflow(when + 1, (int64_t)1000000, &at)) {
+        if (__builtin_add_overflow(when, (int64_t)1, &at) ||
+            __builtin_mul_overflow(at, (int64_t)1000000, &at)) {
             at = STORE_NEVER;
         }
         store_set_expire(srv.store, r, at);

@@ -301,3 +301,35 @@ def test_client_list_keeps_a_long_name_whole(server):
     assert len(mine) == 1 and mine[0].endswith(b"lib-ver=")
     info = conn.command("CLIENT", "INFO").split(b"\r\n", 1)[1][:-2]
     assert info.endswith(b"lib-ver=\n") and b" name=" + name + b" " in info
+
+
+# ---- issue 25, item 3: `now + a value a client sent` -----------------------
+
+BIG = "9223372036854775807"
+
+
+@pytest.mark.parametrize("cmd", [
+    ("CL.THROTTLE", "k", 1, 1, BIG), ("CL.THROTTLE", "k", 1, 1, 1, BIG),
+    ("CL.THROTTLE", "k", BIG, 1, BIG, BIG), ("GCRA", "g", BIG, BIG, 1),
+    ("INCREX", "i", "EX", BIG), ("INCREX", "i", "PX", BIG),
+    ("INCREX", "i", "EXAT", BIG), ("INCREX", "i", "PXAT", BIG),
+    ("INCREX", "i", "PX", "9223372036854775000"),
+    ("RL.FIXED", "f", 1, BIG), ("RL.FIXED", "f", BIG, 1, "MS"),
+    ("RL.SLIDING", "s", 1, BIG), ("RL.LOG", "l", 1, BIG),
+    ("RL.LOG", "l", 5, 86400, "COST", BIG), ("RL.TIERS", "t", 5, 1, BIG, BIG),
+    ("CLIENT", "KILL", "MAXAGE", BIG), ("WAIT", 0, BIG),
+])
+def test_a_time_past_the_clock_s_range_is_answered_not_overflowed(server, cmd):
+    """Every argument a command adds to the clock, at its largest: an answer
+    (a value or an error), never an overflow (the sanitizer build aborts on
+    one: INCREX PXAT 2^63-1 did) and the server keeps serving."""
+    c = server.raw()
+    reply = c.command(*cmd)
+    assert reply[:1] in (b"*", b":", b"-", b"+", b"$"), reply
+    assert c.command("PING") == b"+PONG\r\n"
+
+
+def test_increx_pxat_past_the_ns_clock_keeps_the_key_without_expiry(server):
+    r = server.client()
+    assert r.execute_command("INCREX", "far", "PXAT", BIG) == [1, 1]
+    assert r.pttl("far") == -1          # beyond the year 2262: never
