@@ -8,9 +8,11 @@
 #include <sys/types.h>
 
 #include "lib/mem.h"
+#include "lib/siphash.h"
 #include "protocol/reply.h"
 #include "server/client.h"
 #include "server/glob.h"
+#include "server/server.h"
 
 struct channel {
     struct channel *next;       /* hash chain */
@@ -45,14 +47,14 @@ static size_t npatterns, patterns_cap;
 
 /* ---- helpers ----------------------------------------------------------- */
 
+/* Channel names are the client's: keyed as the key table is (srv.seed),
+ * so nobody can pile them into one bucket. */
 static uint64_t
 hash_name(const char *s, size_t len)
 {
-    uint64_t h = 1469598103934665603ull;        /* FNV-1a */
-    for (size_t i = 0; i < len; i++) {
-        h = (h ^ (unsigned char)s[i]) * 1099511628211ull;
-    }
-    return h;
+    uint64_t k0, k1;
+    siphash_key(srv.seed, &k0, &k1);
+    return siphash(k0, k1, s, len, 1, 3);
 }
 
 static bool

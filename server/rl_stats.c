@@ -10,6 +10,8 @@
 #include <string.h>
 
 #include "lib/mem.h"
+#include "lib/siphash.h"
+#include "server/server.h"
 #include "server/textbuf.h"
 
 struct entry {
@@ -23,18 +25,15 @@ static size_t nentries;
 static uint32_t *slots;             /* index + 1 into entries; 0 = empty */
 static size_t nslots;
 
+/* Domains and descriptor keys come from callers: keyed as the key table
+ * is (srv.seed), the domain's hash folded into the key of the second. */
 static uint64_t
 hash(const char *d, size_t dlen, const char *k, size_t klen)
 {
-    uint64_t h = 1469598103934665603ULL;        /* FNV-1a */
-    for (size_t i = 0; i < dlen; i++) {
-        h = (h ^ (unsigned char)d[i]) * 1099511628211ULL;
-    }
-    h = (h ^ 0xff) * 1099511628211ULL;
-    for (size_t i = 0; i < klen; i++) {
-        h = (h ^ (unsigned char)k[i]) * 1099511628211ULL;
-    }
-    return h;
+    uint64_t k0, k1;
+    siphash_key(srv.seed, &k0, &k1);
+    uint64_t hd = siphash(k0, k1, d, dlen, 1, 3);
+    return siphash(k0 ^ hd, k1, k, klen, 1, 3);
 }
 
 static bool

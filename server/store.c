@@ -99,6 +99,7 @@
 #include <string.h>
 
 #include "lib/mem.h"
+#include "lib/siphash.h"
 
 #define STORE_KEY_MAX       ((size_t)512 << 20)  /* 512 MiB, Redis's limit */
 #define STORE_STATE_MAX     UINT16_MAX
@@ -171,100 +172,6 @@ struct store {
     uint32_t last_h;
     struct slab_class cls[CLASSES];
 };
-
-/* ------------------------------------------------------------------------
- * SipHash-c-d (Aumasson and Bernstein, 2012), written from the paper: the
- * state is four 64-bit words initialised from the key and four constants;
- * each 8-byte little-endian message word m is absorbed as v3 ^= m, c
- * SipRounds, v0 ^= m; the last word holds the remaining bytes and the
- * length mod 256 in its top byte; finalisation is v2 ^= 0xff, d SipRounds
- * and the xor of the four words. The round counts are arguments so that
- * the test vectors of SipHash-2-4 can check the code; the store calls it
- * with constants (1, 3), which the compiler unrolls.
- * --------------------------------------------------------------------- */
-
-struct sip {
-    uint64_t v0, v1, v2, v3;
-};
-
-static inline uint64_t
-rotl64(uint64_t x, int b)
-{
-    return (x << b) | (x >> (64 - b));
-}
-
-static inline uint64_t
-load64_le(const unsigned char *p)
-{
-    /* Byte by byte so it is endian- and alignment-independent; compilers
-     * turn this into one load on little-endian machines. */
-    return (uint64_t)p[0] | (uint64_t)p[1] << 8 | (uint64_t)p[2] << 16
-           | (uint64_t)p[3] << 24 | (uint64_t)p[4] << 32
-           | (uint64_t)p[5] << 40 | (uint64_t)p[6] << 48
-           | (uint64_t)p[7] << 56;
-}
-
-static inline void
-sip_round(struct sip *st)
-{
-    st->v0 += st->v1;
-    st->v1 = rotl64(st->v1, 13);
-    st->v1 ^= st->v0;
-    st->v0 = rotl64(st->v0, 32);
-    st->v2 += st->v3;
-    st->v3 = rotl64(st->v3, 16);
-    st->v3 ^= st->v2;
-    st->v0 += st->v3;
-    st->v3 = rotl64(st->v3, 21);
-    st->v3 ^= st->v0;
-    st->v2 += st->v1;
-    st->v1 = rotl64(st->v1, 17);
-    st->v1 ^= st->v2;
-    st->v2 = rotl64(st->v2, 32);
-}
-
-static inline void
-sip_absorb(struct sip *st, uint64_t m, int crounds)
-{
-    st->v3 ^= m;
-    for (int i = 0; i < crounds; i++) {
-        sip_round(st);
-    }
-    st->v0 ^= m;
-}
-
-static inline uint64_t
-siphash(uint64_t k0, uint64_t k1, const unsigned char *p, size_t len,
-        int crounds, int drounds)
-{
-    struct sip st = {
-        .v0 = k0 ^ UINT64_C(0x736f6d6570736575),    /* "somepseu" */
-        .v1 = k1 ^ UINT64_C(0x646f72616e646f6d),    /* "dorandom" */
-        .v2 = k0 ^ UINT64_C(0x6c7967656e657261),    /* "lygenera" */
-        .v3 = k1 ^ UINT64_C(0x7465646279746573),    /* "tedbytes" */
-    };
-    size_t whole = len & ~(size_t)7;
-
-    for (size_t off = 0; off < whole; off += 8) {
-        sip_absorb(&st, load64_le(p + off), crounds);
-    }
-    uint64_t last = (uint64_t)(len & 0xff) << 56;
-    size_t rest = len & 7;
-    if (rest != 0 && len >= 8) {
-        /* The last rest bytes as the top of the word ending the key. */
-        last |= load64_le(p + len - 8) >> (64 - 8 * rest);
-    } else {
-        for (size_t i = 0; i < rest; i++) {
-            last |= (uint64_t)p[whole + i] << (8 * i);
-        }
-    }
-    sip_absorb(&st, last, crounds);
-    st.v2 ^= 0xff;
-    for (int i = 0; i < drounds; i++) {
-        sip_round(&st);
-    }
-    return st.v0 ^ st.v1 ^ st.v2 ^ st.v3;
-}
 
 static inline uint64_t
 store_hash(const struct store *s, const void *key, size_t keylen)
@@ -900,8 +807,7 @@ store_create(const unsigned char seed[16], int64_t now)
     if (s == NULL) {
         return NULL;
     }
-    s->k0 = load64_le(seed);
-    s->k1 = load64_le(seed + 8);
+    siphash_key(seed, &s->k0, &s->k1);
     slab_init(s);
     s->wheel = wheel_create(now, WHEEL_TICK_NS, &timer_ops, s);
     if (s->wheel == NULL) {

@@ -22,6 +22,7 @@ main(void)
     srunner_add_suite(sr, store_suite());
     srunner_add_suite(sr, num_suite());
     srunner_add_suite(sr, crc32_suite());
+    srunner_add_suite(sr, siphash_suite());
     srunner_add_suite(sr, journal_suite());
     srunner_add_suite(sr, reply_suite());
     srunner_add_suite(sr, obuf_suite());

@@ -16,6 +16,7 @@ Suite *wheel_suite(void);
 Suite *store_suite(void);
 Suite *num_suite(void);
 Suite *crc32_suite(void);
+Suite *siphash_suite(void);
 Suite *journal_suite(void);
 Suite *reply_suite(void);
 Suite *obuf_suite(void);
