@@ -3,6 +3,7 @@
  */
 #include "server/client.h"
 
+#include <stdio.h>
 #include <string.h>
 
 #include "lib/mem.h"
@@ -90,4 +91,21 @@ client_unfed(struct conn *c)
         }
     }
     c->fed = false;
+}
+
+void
+client_format_addr(const struct sockaddr_storage *ss, char *out, size_t len)
+{
+    char ip[INET6_ADDRSTRLEN] = "?";
+    int port;
+    if (ss->ss_family == AF_INET6) {
+        const struct sockaddr_in6 *a = (const struct sockaddr_in6 *)ss;
+        uv_ip6_name(a, ip, sizeof(ip));
+        port = ntohs(a->sin6_port);
+    } else {
+        const struct sockaddr_in *a = (const struct sockaddr_in *)ss;
+        uv_ip4_name(a, ip, sizeof(ip));
+        port = ntohs(a->sin_port);
+    }
+    snprintf(out, len, "%s:%d", ip, port);
 }
