@@ -56,13 +56,15 @@ static const char limits[] =
 static void
 serve_session(const uint8_t *data, size_t size)
 {
-    struct h2_conn *h = h2_new(4096, 16);
+    struct h2_budget budget = { 0 };
+    struct h2_conn *h = h2_new(4096, 16, &budget);
     const unsigned char *out;
     struct h2_call call;
     CHECK(h != NULL);
-    int rc = h2_feed(h, (const unsigned char *)preface, sizeof(preface) - 1);
+    int rc = h2_feed(h, (const unsigned char *)preface, sizeof(preface) - 1,
+                     0);
     if (rc == 0) {
-        rc = h2_feed(h, data, size);
+        rc = h2_feed(h, data, size, 0);
     }
     while (rc == 0 && h2_next_call(h, &call)) {
         struct rls_answer a = { NULL, 0, NULL };
@@ -77,6 +79,7 @@ serve_session(const uint8_t *data, size_t size)
         ;
     }
     h2_free(h);
+    CHECK(budget.used == 0 && budget.requests == 0);
 }
 
 static void
