@@ -68,11 +68,12 @@
       1073741824LL, "largest gRPC request message accepted (1kb to 1gb)")     \
     X(grpc_max_connection_memory, "grpc-max-connection-memory", CONF_BYTES,   \
       "16mb", 1048576, 68719476736LL,                                         \
-      "most memory one gRPC connection may hold; a call that would pass it "  \
-      "is answered RESOURCE_EXHAUSTED")                                       \
+      "most memory one gRPC connection's request bodies may hold; a call "    \
+      "that would pass it is answered RESOURCE_EXHAUSTED")                    \
     X(grpc_max_memory, "grpc-max-memory", CONF_BYTES, "256mb", 0,             \
-      1125899906842624LL, "most memory all gRPC connections may hold; "       \
-      "past it the one holding the most is closed; 0 = no limit")             \
+      1125899906842624LL, "most memory the request bodies of all gRPC "       \
+      "connections may hold; past it the ones holding the most are closed; "  \
+      "0 = no limit")                                                         \
     X(grpc_stream_timeout, "grpc-stream-timeout", CONF_INT, "10000", 0,       \
       2147483647, "reset a gRPC stream still open this many milliseconds "    \
       "after it began; 0 = never")                                            \
