@@ -66,6 +66,17 @@
       "answer RateLimit-Limit, -Remaining and -Reset headers for Envoy to add") \
     X(grpc_max_message, "grpc-max-message", CONF_BYTES, "4mb", 1024,          \
       1073741824LL, "largest gRPC request message accepted (1kb to 1gb)")     \
+    X(grpc_max_connection_memory, "grpc-max-connection-memory", CONF_BYTES,   \
+      "16mb", 1048576, 68719476736LL,                                         \
+      "most memory one gRPC connection's request bodies may hold; a call "    \
+      "that would pass it is answered RESOURCE_EXHAUSTED")                    \
+    X(grpc_max_memory, "grpc-max-memory", CONF_BYTES, "256mb", 0,             \
+      1125899906842624LL, "most memory the request bodies of all gRPC "       \
+      "connections may hold; past it the ones holding the most are closed; "  \
+      "0 = no limit")                                                         \
+    X(grpc_stream_timeout, "grpc-stream-timeout", CONF_INT, "10000", 0,       \
+      2147483647, "reset a gRPC stream still open this many milliseconds "    \
+      "after it began; 0 = never")                                            \
     X(limits_file, "limits-file", CONF_STRING, "", 0, 0,                      \
       "named limits for RL.CHECK: an envoyproxy/ratelimit YAML file, or a "   \
       "directory of them; empty = none")                                      \

@@ -8,6 +8,14 @@
  * with a data source that serves the framed message, then the trailers;
  * nghttp2_session_mem_send() hands the frames back. A stream the client
  * resets is freed by nghttp2's close callback and simply skipped.
+ *
+ * Every byte a session holds is charged to it and to its budget (h2.h):
+ * its own struct, its streams, their bodies and answers, and what nghttp2
+ * allocates for it, through the pool below with the session as the
+ * allocator's user. Request bodies are also counted apart: they are the
+ * one thing a peer makes a session hold in proportion to what it sends
+ * (the rest is bounded by the session's settings and nghttp2's limits),
+ * so a body grows only within the budget's limits on them.
  */
 #include "protocol/h2.h"
 
@@ -24,13 +32,19 @@ struct stream {
     int32_t id;
     bool grpc;                          /* content-type application/grpc */
     bool post;
+    bool answered;                      /* by h2.c itself, at a limit: no
+                                           call comes of it */
+    bool reset;                         /* RST_STREAM submitted: gone
+                                           once the frame is sent */
+    int64_t started_ms;                 /* when its headers began */
     unsigned char *in;                  /* DATA bytes, prefix included */
     size_t inlen, incap;
     enum grpc_status refused;
     const char *why;
     unsigned char *out;                 /* the framed answer */
     size_t outlen, outoff;
-    struct stream *prev, *next;         /* every stream the session has */
+    struct stream *prev, *next;         /* every stream the session has,
+                                           newest first */
     /* From here on, buffers that a new stream need not clear: */
     char path[H2_PATH_MAX];
     char status[4];
@@ -45,15 +59,55 @@ struct h2_conn {
     struct stream *streams;             /* freed by h2_free if still open:
                                            nghttp2_session_del() does not
                                            call on_stream_close */
+    struct stream *oldest;              /* the last of streams */
     struct stream *receiving;           /* the header block being read:
                                            HTTP/2 never interleaves them,
                                            so its headers need no lookup */
+    struct h2_budget *budget;
     size_t max_message;
+    size_t bytes;                       /* all it holds (h2_memory) */
+    size_t requests;                    /* of which body buffers */
+    size_t received;                    /* body bytes in them */
+    size_t nstreams;
+    int64_t now_ms;                     /* of the bytes being fed */
     int32_t *ready;                     /* ended streams, oldest first */
     size_t nready, capready, headready;
     size_t pending;
-    bool failed;
+    enum h2_failure failure;
 };
+
+/* ---- what a session holds ------------------------------------------------ */
+
+static void
+charge(struct h2_conn *h, size_t n)
+{
+    h->bytes += n;
+    h->budget->used += n;
+}
+
+static void
+uncharge(struct h2_conn *h, size_t n)
+{
+    h->bytes -= n;
+    h->budget->used -= n;
+}
+
+/* A body's buffer: counted as memory, and as a request's. */
+static void
+charge_request(struct h2_conn *h, size_t n)
+{
+    charge(h, n);
+    h->requests += n;
+    h->budget->requests += n;
+}
+
+static void
+uncharge_request(struct h2_conn *h, size_t n)
+{
+    uncharge(h, n);
+    h->requests -= n;
+    h->budget->requests -= n;
+}
 
 /* ---- nghttp2's memory --------------------------------------------------- */
 
@@ -61,7 +115,9 @@ struct h2_conn {
  * its header blocks, frames). Calls arrive dozens at a time, so they
  * overflow glibc's per-size caches; recycling them here through free
  * lists of 64-byte size classes (each bounded) keeps that off the path.
- * One event loop: no locking. */
+ * One event loop: no locking. The allocator's user is the session: a
+ * block is charged to it while nghttp2 holds it (a recycled block is
+ * nobody's). */
 #define POOL_CLASS 64
 #define POOL_CLASSES 16                 /* blocks up to 1 KiB */
 #define POOL_KEEP 512                   /* blocks kept per class */
@@ -77,6 +133,8 @@ struct block {
 static struct block *pool[POOL_CLASSES];
 static size_t pooled[POOL_CLASSES];
 
+#define BLOCK_HEAD offsetof(struct block, u)
+
 static size_t
 class_of(size_t size)
 {
@@ -86,7 +144,6 @@ class_of(size_t size)
 static void *
 pool_malloc(size_t size, void *user)
 {
-    (void)user;
     size_t c = class_of(size);
     struct block *b;
     if (c < POOL_CLASSES && pool[c] != NULL) {
@@ -95,23 +152,24 @@ pool_malloc(size_t size, void *user)
         pooled[c]--;
     } else {
         size_t cap = c < POOL_CLASSES ? (c + 1) * POOL_CLASS : size;
-        b = malloc(offsetof(struct block, u) + cap);
-        if (b == NULL) {
+        if (cap > SIZE_MAX - BLOCK_HEAD ||
+            (b = malloc(BLOCK_HEAD + cap)) == NULL) {
             return NULL;
         }
         b->size = cap;
     }
+    charge(user, BLOCK_HEAD + b->size);
     return &b->u;
 }
 
 static void
 pool_free(void *p, void *user)
 {
-    (void)user;
     if (p == NULL) {
         return;
     }
-    struct block *b = (struct block *)((char *)p - offsetof(struct block, u));
+    struct block *b = (struct block *)((char *)p - BLOCK_HEAD);
+    uncharge(user, BLOCK_HEAD + b->size);
     size_t c = class_of(b->size);
     if (c < POOL_CLASSES && b->size == (c + 1) * POOL_CLASS &&
         pooled[c] < POOL_KEEP) {
@@ -142,7 +200,7 @@ pool_realloc(void *p, size_t size, void *user)
     if (p == NULL) {
         return pool_malloc(size, user);
     }
-    struct block *b = (struct block *)((char *)p - offsetof(struct block, u));
+    struct block *b = (struct block *)((char *)p - BLOCK_HEAD);
     if (size <= b->size) {
         return p;
     }
@@ -154,10 +212,10 @@ pool_realloc(void *p, size_t size, void *user)
     return q;
 }
 
-static nghttp2_mem pool_mem = { NULL, pool_malloc, pool_free, pool_calloc,
-                                pool_realloc };
-
 /* ---- receiving --------------------------------------------------------- */
+
+static int answer_error(struct h2_conn *h, struct stream *s,
+                        enum grpc_status status, const char *why);
 
 /* The stream whose frames are arriving is nearly always the one whose
  * headers just came: checked first, before nghttp2's map. */
@@ -170,13 +228,27 @@ stream_of(struct h2_conn *h, int32_t id)
     return nghttp2_session_get_stream_user_data(h->session, id);
 }
 
+/* A body's buffer: in the stream's small space, or charged. */
 static void
-release(struct stream *s, unsigned char **p)
+release_in(struct h2_conn *h, struct stream *s)
 {
-    if (*p != s->small) {
-        free(*p);
+    if (s->in != NULL && s->in != s->small) {
+        free(s->in);
+        uncharge_request(h, s->incap);
     }
-    *p = NULL;
+    h->received -= s->inlen;
+    s->in = NULL;
+    s->inlen = s->incap = 0;
+}
+
+static void
+release_out(struct h2_conn *h, struct stream *s)
+{
+    if (s->out != NULL && s->out != s->small) {
+        free(s->out);
+        uncharge(h, s->outlen);
+    }
+    s->out = NULL;
 }
 
 /* Streams come and go with every call, a few dozen at a time: spare ones
@@ -187,8 +259,9 @@ release(struct stream *s, unsigned char **p)
 static struct stream *spare;            /* linked through next */
 static size_t nspare;
 
+/* A new stream, first in the session's list (the newest). */
 static struct stream *
-new_stream(void)
+new_stream(struct h2_conn *h, int32_t id)
 {
     struct stream *s = spare;
     if (s != NULL) {
@@ -199,6 +272,17 @@ new_stream(void)
     }
     memset(s, 0, STREAM_CLEARED);
     s->path[0] = '\0';
+    s->id = id;
+    s->started_ms = h->now_ms;
+    s->next = h->streams;
+    if (h->streams != NULL) {
+        h->streams->prev = s;
+    } else {
+        h->oldest = s;
+    }
+    h->streams = s;
+    h->nstreams++;
+    charge(h, sizeof(*s));
     return s;
 }
 
@@ -215,9 +299,13 @@ free_stream(struct h2_conn *h, struct stream *s)
     }
     if (s->next != NULL) {
         s->next->prev = s->prev;
+    } else {
+        h->oldest = s->prev;
     }
-    release(s, &s->in);
-    release(s, &s->out);
+    release_in(h, s);
+    release_out(h, s);
+    h->nstreams--;
+    uncharge(h, sizeof(*s));
     if (nspare < SPARE_KEEP) {
         s->next = spare;
         spare = s;
@@ -233,19 +321,13 @@ on_begin_headers(nghttp2_session *session, const nghttp2_frame *frame,
 {
     struct h2_conn *h = user;
     if (frame->hd.type != NGHTTP2_HEADERS ||
-        frame->headers.cat != NGHTTP2_HCAT_REQUEST) {
+        frame->headers.cat != NGHTTP2_HCAT_REQUEST || h->failure != H2_OK) {
         return 0;
     }
-    struct stream *s = new_stream();
+    struct stream *s = new_stream(h, frame->hd.stream_id);
     if (s == NULL) {
         return NGHTTP2_ERR_CALLBACK_FAILURE;
     }
-    s->id = frame->hd.stream_id;
-    s->next = h->streams;
-    if (h->streams != NULL) {
-        h->streams->prev = s;
-    }
-    h->streams = s;
     if (nghttp2_session_set_stream_user_data(session, s->id, s) != 0) {
         free_stream(h, s);
         return 0;
@@ -292,6 +374,124 @@ refuse(struct stream *s, enum grpc_status status, const char *why)
     }
 }
 
+/* The size a body's gRPC prefix declares it has, once its first 5 bytes
+ * are in (s's, then data's). */
+static bool
+declared_size(const struct stream *s, const uint8_t *data, size_t len,
+              size_t *size)
+{
+    unsigned char p[PREFIX];
+    if (s->inlen + len < PREFIX) {
+        return false;
+    }
+    for (size_t i = 0; i < PREFIX; i++) {
+        p[i] = i < s->inlen ? s->in[i] : data[i - s->inlen];
+    }
+    *size = PREFIX + ((size_t)p[1] << 24 | (size_t)p[2] << 16 |
+                      (size_t)p[3] << 8 | (size_t)p[4]);
+    return true;
+}
+
+/* What s's buffer grows to for len more bytes: doubling, from 512, keeps
+ * the copies few; it stops at the size the prefix declares (a unary call
+ * is one message), so a whole body is held in its own size and not up to
+ * twice that, and at the largest message. The caller made sure the bytes
+ * fit the largest message. */
+static size_t
+body_capacity(const struct h2_conn *h, const struct stream *s,
+              const uint8_t *data, size_t len)
+{
+    size_t need = s->inlen + len, limit = h->max_message + PREFIX, declared;
+    if (declared_size(s, data, len, &declared) && declared >= need &&
+        declared < limit) {
+        limit = declared;
+    }
+    size_t cap = s->in == s->small || s->incap < 256 ? 512 : s->incap * 2;
+    while (cap < need) {
+        cap *= 2;
+    }
+    return cap < limit ? cap : limit;
+}
+
+/* A limit answers this stream at once, and its body goes: gRPC's
+ * RESOURCE_EXHAUSTED with the reason, in one HEADERS frame that ends the
+ * stream on the server's side; what the client still sends on it is
+ * dropped.
+ *
+ * A status on the one stream, and not a closed connection as Redis closes
+ * a client past client-query-buffer-limit: Envoy multiplexes unrelated
+ * requests' calls on one connection, and closing it would fail every one
+ * of them (and make it reconnect), where this fails the call that asked
+ * for too much, which Envoy's failure_mode_deny then decides, as for any
+ * error. And no RST_STREAM after it, though RFC 9113 (8.1) allows one:
+ * gRPC's C core (grpcio, Envoy's google_grpc) then reports the call as
+ * INTERNAL "Received RST_STREAM" and loses the status. The client ends or
+ * cancels the stream on reading the status; one that does not is reset at
+ * grpc-stream-timeout. 1, or -1 without memory. */
+static int
+answer_at_limit(struct h2_conn *h, struct stream *s, const char *why)
+{
+    release_in(h, s);
+    refuse(s, GRPC_RESOURCE_EXHAUSTED, why);
+    s->answered = true;
+    h->budget->refused_streams++;
+    if (answer_error(h, s, GRPC_RESOURCE_EXHAUSTED, why) != 0) {
+        return -1;
+    }
+    return 1;
+}
+
+/* All sessions together are at the budget's max and this one holds the
+ * most (make_room said so): it ends, with a GOAWAY that says why, as
+ * Redis's maxmemory-clients evicts the client using the most memory. */
+static int
+end_over_budget(struct h2_conn *h)
+{
+    h->failure = H2_OVER_BUDGET;
+    return nghttp2_session_terminate_session(h->session,
+                                             NGHTTP2_ENHANCE_YOUR_CALM) == 0
+           ? 1 : -1;
+}
+
+static bool
+within_budget(struct h2_conn *h, size_t more)
+{
+    struct h2_budget *b = h->budget;
+    return b->max == 0 || b->requests + more <= b->max ||
+           (b->make_room != NULL && b->make_room(b, more, h));
+}
+
+/* Room in s's buffer for len more bytes, within the limits: 0; 1 when a
+ * limit refused them (the stream or the session was ended); -1 without
+ * memory. */
+static int
+grow_body(struct h2_conn *h, struct stream *s, const uint8_t *data,
+          size_t len)
+{
+    size_t cap = body_capacity(h, s, data, len);
+    bool from_small = s->in == s->small;
+    size_t more = from_small ? cap : cap - s->incap;
+    if (h->budget->session_max != 0 &&
+        h->requests + more > h->budget->session_max) {
+        return answer_at_limit(h, s, "the connection's requests hold more "
+                               "memory than the server allows");
+    }
+    if (!within_budget(h, more)) {
+        return end_over_budget(h);
+    }
+    unsigned char *p = from_small ? malloc(cap) : realloc(s->in, cap);
+    if (p == NULL) {
+        return -1;
+    }
+    if (from_small) {
+        memcpy(p, s->small, s->inlen);
+    }
+    s->in = p;
+    s->incap = cap;
+    charge_request(h, more);
+    return 0;
+}
+
 static int
 on_data_chunk(nghttp2_session *session, uint8_t flags, int32_t id,
               const uint8_t *data, size_t len, void *user)
@@ -300,12 +500,12 @@ on_data_chunk(nghttp2_session *session, uint8_t flags, int32_t id,
     struct stream *s = stream_of(h, id);
     (void)session;
     (void)flags;
-    if (s == NULL || s->refused != GRPC_OK) {
+    if (s == NULL || s->refused != GRPC_OK || s->answered || s->reset ||
+        h->failure != H2_OK) {
         return 0;                       /* nothing more to keep */
     }
     if (s->inlen + len > h->max_message + PREFIX) {
-        release(s, &s->in);
-        s->inlen = s->incap = 0;
+        release_in(h, s);
         refuse(s, GRPC_RESOURCE_EXHAUSTED, "the message is larger than the "
                "server accepts");
         return 0;
@@ -315,23 +515,14 @@ on_data_chunk(nghttp2_session *session, uint8_t flags, int32_t id,
         s->incap = sizeof(s->small);
     }
     if (s->inlen + len > s->incap) {
-        size_t cap = s->incap * 2 > 512 ? s->incap * 2 : 512;
-        while (cap < s->inlen + len) {
-            cap *= 2;
+        int rc = grow_body(h, s, data, len);
+        if (rc != 0) {
+            return rc < 0 ? NGHTTP2_ERR_CALLBACK_FAILURE : 0;
         }
-        unsigned char *p = s->in == s->small ? malloc(cap)
-                                             : realloc(s->in, cap);
-        if (p == NULL) {
-            return NGHTTP2_ERR_CALLBACK_FAILURE;
-        }
-        if (s->in == s->small) {
-            memcpy(p, s->small, s->inlen);
-        }
-        s->in = p;
-        s->incap = cap;
     }
     memcpy(s->in + s->inlen, data, len);
     s->inlen += len;
+    h->received += len;
     return 0;
 }
 
@@ -349,6 +540,7 @@ queue_call(struct h2_conn *h, int32_t id)
             if (p == NULL) {
                 return NGHTTP2_ERR_CALLBACK_FAILURE;
             }
+            charge(h, (cap - h->capready) * sizeof(*p));
             h->ready = p;
             h->capready = cap;
         }
@@ -370,8 +562,8 @@ on_frame_recv(nghttp2_session *session, const nghttp2_frame *frame,
     }
     struct stream *s = stream_of(h, frame->hd.stream_id);
     (void)session;
-    if (s == NULL) {
-        return 0;
+    if (s == NULL || s->answered || s->reset) {
+        return 0;                       /* answered already, or gone */
     }
     if (!s->post || !s->grpc) {
         refuse(s, GRPC_INVALID_ARGUMENT, "a gRPC call is a POST with "
@@ -467,9 +659,15 @@ answer_message(struct h2_conn *h, struct stream *s,
                const unsigned char *message, size_t len)
 {
     /* (The call's message is released by now: small is free.) */
+    if (len > SIZE_MAX - PREFIX) {
+        return -1;
+    }
     s->out = len + PREFIX <= sizeof(s->small) ? s->small : malloc(len + PREFIX);
     if (s->out == NULL) {
         return -1;
+    }
+    if (s->out != s->small) {
+        charge(h, len + PREFIX);
     }
     s->out[0] = 0;
     s->out[1] = (unsigned char)(len >> 24);
@@ -500,21 +698,18 @@ h2_answer(struct h2_conn *h, int32_t id, enum grpc_status status,
     if (s == NULL) {
         return 0;                       /* the client reset it meanwhile */
     }
-    release(s, &s->in);
-    s->inlen = s->incap = 0;
+    release_in(h, s);
     return status == GRPC_OK ? answer_message(h, s, message, len)
                              : answer_error(h, s, status, why);
 }
 
 /* ---- the session -------------------------------------------------------- */
 
-struct h2_conn *
-h2_new(size_t max_message, uint32_t max_streams)
+static nghttp2_session_callbacks *
+new_callbacks(void)
 {
     nghttp2_session_callbacks *cb;
-    struct h2_conn *h = calloc(1, sizeof(*h));
-    if (h == NULL || nghttp2_session_callbacks_new(&cb) != 0) {
-        free(h);
+    if (nghttp2_session_callbacks_new(&cb) != 0) {
         return NULL;
     }
     nghttp2_session_callbacks_set_on_begin_headers_callback(cb, on_begin_headers);
@@ -522,8 +717,22 @@ h2_new(size_t max_message, uint32_t max_streams)
     nghttp2_session_callbacks_set_on_data_chunk_recv_callback(cb, on_data_chunk);
     nghttp2_session_callbacks_set_on_frame_recv_callback(cb, on_frame_recv);
     nghttp2_session_callbacks_set_on_stream_close_callback(cb, on_stream_close);
+    return cb;
+}
+
+struct h2_conn *
+h2_new(size_t max_message, uint32_t max_streams, struct h2_budget *budget)
+{
+    struct h2_conn *h = calloc(1, sizeof(*h));
+    if (h == NULL) {
+        return NULL;
+    }
+    h->budget = budget;
+    h->max_message = max_message;
+    charge(h, sizeof(*h));
+    nghttp2_session_callbacks *cb = new_callbacks();
     nghttp2_option *opt = NULL;
-    int rc = nghttp2_option_new(&opt);
+    int rc = cb != NULL ? nghttp2_option_new(&opt) : -1;
     if (rc == 0) {
         /* The call's own checks (h2_call: method, content-type, path) are
          * all cellgate needs of HTTP's rules; nghttp2's generic ones cost
@@ -532,10 +741,14 @@ h2_new(size_t max_message, uint32_t max_streams)
         /* Unary calls answered at once: no priority tree to keep (RFC
          * 9218), and no closed streams kept for one. */
         nghttp2_option_set_no_closed_streams(opt, 1);
-        rc = nghttp2_session_server_new3(&h->session, cb, h, opt, &pool_mem);
+        nghttp2_mem mem = { h, pool_malloc, pool_free, pool_calloc,
+                            pool_realloc };
+        rc = nghttp2_session_server_new3(&h->session, cb, h, opt, &mem);
         nghttp2_option_del(opt);
     }
-    nghttp2_session_callbacks_del(cb);
+    if (cb != NULL) {
+        nghttp2_session_callbacks_del(cb);
+    }
     nghttp2_settings_entry settings[] = {
         { NGHTTP2_SETTINGS_MAX_CONCURRENT_STREAMS, max_streams },
         { NGHTTP2_SETTINGS_NO_RFC7540_PRIORITIES, 1 },
@@ -545,7 +758,6 @@ h2_new(size_t max_message, uint32_t max_streams)
         h2_free(h);
         return NULL;
     }
-    h->max_message = max_message;
     return h;
 }
 
@@ -562,18 +774,30 @@ h2_free(struct h2_conn *h)
         free_stream(h, h->streams);
     }
     free(h->ready);
+    uncharge(h, h->capready * sizeof(*h->ready));
+    uncharge(h, sizeof(*h));            /* h->bytes is 0 now */
     free(h);
 }
 
 int
-h2_feed(struct h2_conn *h, const unsigned char *data, size_t len)
+h2_feed(struct h2_conn *h, const unsigned char *data, size_t len,
+        int64_t now_ms)
 {
+    h->now_ms = now_ms;
     ssize_t n = nghttp2_session_mem_recv(h->session, data, len);
-    if (n < 0 || (size_t)n != len) {
-        h->failed = true;
-        return -1;
+    if (h->failure == H2_OK && (n < 0 || (size_t)n != len)) {
+        /* The callbacks fail only without memory. */
+        h->failure = n == NGHTTP2_ERR_NOMEM ||
+                     n == NGHTTP2_ERR_CALLBACK_FAILURE ? H2_NO_MEMORY
+                                                       : H2_PROTOCOL;
     }
-    return 0;
+    return h->failure == H2_OK ? 0 : -1;
+}
+
+enum h2_failure
+h2_failure(const struct h2_conn *h)
+{
+    return h->failure;
 }
 
 bool
@@ -583,7 +807,7 @@ h2_next_call(struct h2_conn *h, struct h2_call *call)
         int32_t id = h->ready[h->headready++];
         h->nready--;
         struct stream *s = stream_of(h, id);
-        if (s == NULL) {
+        if (s == NULL || s->answered || s->reset) {
             h->pending--;               /* reset before it was read */
             continue;
         }
@@ -612,12 +836,83 @@ h2_output(struct h2_conn *h, const unsigned char **data)
 bool
 h2_done(const struct h2_conn *h)
 {
-    return h->failed || (!nghttp2_session_want_read(h->session) &&
-                         !nghttp2_session_want_write(h->session));
+    return h->failure != H2_OK ||
+           (!nghttp2_session_want_read(h->session) &&
+            !nghttp2_session_want_write(h->session));
 }
 
 size_t
 h2_pending(const struct h2_conn *h)
 {
     return h->pending;
+}
+
+/* ---- streams that stall -------------------------------------------------- */
+
+static bool
+expired(const struct stream *s, int64_t now_ms, int64_t timeout_ms)
+{
+    return now_ms - s->started_ms > timeout_ms;
+}
+
+/* Oldest first, from the list's end, up to the first one still in time:
+ * the newer ones are younger still. A stream reset already (its frame
+ * not sent yet) is passed over. */
+size_t
+h2_expire(struct h2_conn *h, int64_t now_ms, int64_t timeout_ms)
+{
+    size_t n = 0;
+    if (timeout_ms <= 0 || h->failure != H2_OK) {
+        return 0;
+    }
+    for (struct stream *s = h->oldest;
+         s != NULL && expired(s, now_ms, timeout_ms); s = s->prev) {
+        if (s->reset) {
+            continue;
+        }
+        if (nghttp2_submit_rst_stream(h->session, NGHTTP2_FLAG_NONE, s->id,
+                                      NGHTTP2_CANCEL) != 0) {
+            break;                      /* no memory: the next try */
+        }
+        s->reset = true;                /* (its call, if queued, is gone) */
+        release_in(h, s);
+        n++;
+    }
+    h->budget->expired_streams += n;
+    return n;
+}
+
+int64_t
+h2_oldest_stream_ms(const struct h2_conn *h)
+{
+    for (const struct stream *s = h->oldest; s != NULL; s = s->prev) {
+        if (!s->reset) {
+            return s->started_ms;
+        }
+    }
+    return INT64_MAX;
+}
+
+size_t
+h2_memory(const struct h2_conn *h)
+{
+    return h->bytes;
+}
+
+size_t
+h2_request_memory(const struct h2_conn *h)
+{
+    return h->requests;
+}
+
+size_t
+h2_request_bytes(const struct h2_conn *h)
+{
+    return h->received;
+}
+
+size_t
+h2_streams(const struct h2_conn *h)
+{
+    return h->nstreams;
 }

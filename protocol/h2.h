@@ -45,15 +45,64 @@ struct h2_call {
 
 struct h2_conn;
 
-/* A server session whose messages are at most max_message bytes; its
- * SETTINGS frame is the first output. NULL without memory. */
-struct h2_conn *h2_new(size_t max_message, uint32_t max_streams);
+/* The memory of the sessions that share a budget (grpc.c's one for all
+ * of grpc-port). Every byte h2.c allocates for a session is counted, in
+ * the session (h2_memory) and in its budget (used): its streams, their
+ * request bodies and answers, and nghttp2's own allocations, which go
+ * through h2.c's allocator. Request bodies are counted apart as well
+ * (h2_request_memory, requests): they are what a peer makes a session
+ * hold in proportion to what it sends, and what the limits bound. The
+ * rest is bounded per session by HTTP/2's settings (max_streams, the
+ * header table) and by nghttp2's own limits on what a peer can make it
+ * queue, so by the number of sessions. The caller sets the limits:
+ *
+ *   session_max  a body grows only while its session's request memory
+ *                stays within this; the call that would pass it is
+ *                answered RESOURCE_EXHAUSTED at once, and the session's
+ *                other calls go on;
+ *   max          a body grows only while all sessions' request memory
+ *                stays within this: make_room ends sessions that hold
+ *                more than `asking` to make room, or answers false when
+ *                none does, and then `asking` ends (h2_feed fails).
+ *
+ * 0 is no limit. The counters say what h2.c did at a limit, for the
+ * caller's statistics (it may take and zero them); nothing here logs. */
+struct h2_budget {
+    size_t used;
+    size_t requests;
+    size_t max;
+    size_t session_max;
+    /* End sessions other than asking (h2_free) until requests + need fits
+     * max and answer true, or answer false. */
+    bool (*make_room)(struct h2_budget *b, size_t need,
+                      const struct h2_conn *asking);
+    uint64_t refused_streams;           /* at session_max */
+    uint64_t expired_streams;           /* by h2_expire */
+};
+
+/* Why h2_feed failed. */
+enum h2_failure {
+    H2_OK = 0,
+    H2_PROTOCOL,                        /* not HTTP/2, or a protocol error */
+    H2_NO_MEMORY,
+    H2_OVER_BUDGET                      /* it held the most at budget max */
+};
+
+/* A server session whose messages are at most max_message bytes, counted
+ * in budget (which must outlive it); its SETTINGS frame is the first
+ * output. NULL without memory. */
+struct h2_conn *h2_new(size_t max_message, uint32_t max_streams,
+                       struct h2_budget *budget);
 void h2_free(struct h2_conn *h);
 
-/* Bytes read from the peer. -1 when the connection must close: not
- * HTTP/2 (a client that sent anything but the preface), a protocol error
- * (a GOAWAY is in the output then), or no memory. */
-int h2_feed(struct h2_conn *h, const unsigned char *data, size_t len);
+/* Bytes read from the peer at now_ms (the caller's clock in
+ * milliseconds: a stream's age is measured from it). -1 when the
+ * connection must close (h2_failure says why): not HTTP/2 (a client that
+ * sent anything but the preface), a protocol error or the budget's max (a
+ * GOAWAY is in the output then), or no memory. */
+int h2_feed(struct h2_conn *h, const unsigned char *data, size_t len,
+            int64_t now_ms);
+enum h2_failure h2_failure(const struct h2_conn *h);
 
 /* The next complete call, oldest first; false when none waits. */
 bool h2_next_call(struct h2_conn *h, struct h2_call *call);
@@ -73,5 +122,23 @@ bool h2_done(const struct h2_conn *h);
 
 /* Calls read but not answered yet. */
 size_t h2_pending(const struct h2_conn *h);
+
+/* Reset (RST_STREAM CANCEL) every stream still open timeout_ms after its
+ * headers came, its request not ended or its answer not taken, and free
+ * what it holds; the frames are in the output. The number reset; none
+ * when timeout_ms is 0. */
+size_t h2_expire(struct h2_conn *h, int64_t now_ms, int64_t timeout_ms);
+
+/* What the session holds: all its memory (h2_memory), its request bodies'
+ * buffers (h2_request_memory, what the limits bound) and the bytes in
+ * them (h2_request_bytes), and its streams. */
+size_t h2_memory(const struct h2_conn *h);
+size_t h2_request_memory(const struct h2_conn *h);
+size_t h2_request_bytes(const struct h2_conn *h);
+size_t h2_streams(const struct h2_conn *h);
+
+/* The headers of the oldest stream not reset yet came at this time;
+ * INT64_MAX when there is none. */
+int64_t h2_oldest_stream_ms(const struct h2_conn *h);
 
 #endif

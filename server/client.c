@@ -3,6 +3,7 @@
  */
 #include "server/client.h"
 
+#include <stdio.h>
 #include <string.h>
 
 #include "lib/mem.h"
@@ -145,4 +146,21 @@ reply_buf_cron(struct reply_buf *b, size_t pending, int64_t now_ms)
     if (resized != 0) {
         b->size = jemalloc_usable(resized);
     }
+}
+
+void
+client_format_addr(const struct sockaddr_storage *ss, char *out, size_t len)
+{
+    char ip[INET6_ADDRSTRLEN] = "?";
+    int port;
+    if (ss->ss_family == AF_INET6) {
+        const struct sockaddr_in6 *a = (const struct sockaddr_in6 *)ss;
+        uv_ip6_name(a, ip, sizeof(ip));
+        port = ntohs(a->sin6_port);
+    } else {
+        const struct sockaddr_in *a = (const struct sockaddr_in *)ss;
+        uv_ip4_name(a, ip, sizeof(ip));
+        port = ntohs(a->sin_port);
+    }
+    snprintf(out, len, "%s:%d", ip, port);
 }

@@ -164,6 +164,11 @@ bool client_is_local(const struct conn *c);
 /* CLIENT SETINFO LIB-NAME / LIB-VER (version true): as client_set_name. */
 int client_set_lib(struct conn *c, bool version, const char *s, size_t len);
 
+/* "ip:port" of a socket address, as CLIENT LIST's addr and laddr (RESP
+ * and gRPC connections alike). */
+void client_format_addr(const struct sockaddr_storage *ss, char *out,
+                        size_t len);
+
 /* Output appended to another client than the one running (a PUBLISH
  * message, a replication stream): list it once; conn.c takes the list
  * (client_take_fed, linked by next_fed) and queues their writes, so no

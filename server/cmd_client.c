@@ -6,6 +6,9 @@
  * What a subcommand asks of the connections it does not run on (close
  * them, wake the postponed ones) is a request bit (client.h) that conn.c
  * carries out once the command has returned.
+ *
+ * LIST and KILL reach grpc-port's connections too (grpc.c), as clients of
+ * type normal: LIST shows what each one holds, KILL closes it at once.
  */
 #include <inttypes.h>
 #include <stdio.h>
@@ -17,6 +20,7 @@
 #include "server/client.h"
 #include "server/cmd.h"
 #include "server/errors.h"
+#include "server/grpc.h"
 #include "server/handlers.h"
 #include "server/keyspace.h"
 #include "server/monitor.h"
@@ -233,6 +237,45 @@ id_listed(const struct resp_request *req, size_t from, uint64_t id)
     return false;
 }
 
+/* A gRPC connection's line: the fields of a RESP client's, with what
+ * HTTP/2 has: qbuf is the bytes of its request bodies and qbuf-free the
+ * room left in their buffers, omem its answers not sent yet, tot-mem all
+ * it holds (streams and HTTP/2 state too); it runs no command, has no
+ * name and speaks no RESP (resp=0). */
+static void
+describe_grpc_client(const struct grpc_client *g, struct textbuf *t,
+                     int64_t now)
+{
+    textbuf_printf(t,
+        "id=%" PRIu64 " addr=%s laddr=%s fd=%d name= age=%lld idle=%lld "
+        "flags=N db=0 sub=0 psub=0 ssub=0 multi=-1 qbuf=%zu qbuf-free=%zu "
+        "argv-mem=0 multi-mem=0 obl=0 oll=0 omem=%zu tot-mem=%zu "
+        "events=r%s cmd=NULL user=default redir=-1 resp=0 lib-name= "
+        "lib-ver=\n",
+        g->id, g->addr, g->laddr, g->fd,
+        (long long)((now - g->created_ms) / 1000),
+        (long long)((now - g->last_ms) / 1000), g->qbuf, g->qbuf_free, g->omem,
+        g->tot_mem, g->omem > 0 ? "w" : "");
+}
+
+struct list_filter {
+    const struct resp_request *req;
+    bool by_id, by_type;
+    enum client_type type;
+    struct textbuf *text;
+    int64_t now;
+};
+
+static void
+list_grpc_client(const struct grpc_client *g, void *arg)
+{
+    struct list_filter *f = arg;
+    if ((!f->by_id || id_listed(f->req, 3, g->id)) &&
+        (!f->by_type || f->type == TYPE_NORMAL)) {
+        describe_grpc_client(g, f->text, f->now);
+    }
+}
+
 void
 cmd_client_list(struct conn *c, struct resp_request *req)
 {
@@ -265,6 +308,8 @@ cmd_client_list(struct conn *c, struct resp_request *req)
             describe_client(x, x == c ? req : NULL, &text, now);
         }
     }
+    struct list_filter f = { req, by_id, by_type, type, &text, now };
+    grpc_each_client(list_grpc_client, &f);
     reply_text(c, &text);
 }
 
@@ -300,6 +345,24 @@ kill_matches(const struct kill_filter *f, const struct conn *self,
            (f->laddr == NULL || strcmp(f->laddr, x->laddr) == 0) &&
            (!f->skipme || x != self) &&
            (f->max_age == 0 || (now - x->created_ms) / 1000 >= f->max_age);
+}
+
+struct grpc_kill {
+    const struct kill_filter *f;
+    int64_t now;
+};
+
+/* A gRPC connection is of type normal and never the caller (SKIPME). */
+static bool
+grpc_kill_matches(const struct grpc_client *g, void *arg)
+{
+    const struct grpc_kill *k = arg;
+    const struct kill_filter *f = k->f;
+    return (f->id == 0 || g->id == f->id) &&
+           (!f->has_type || f->type == TYPE_NORMAL) &&
+           (f->addr == NULL || strcmp(f->addr, g->addr) == 0) &&
+           (f->laddr == NULL || strcmp(f->laddr, g->laddr) == 0) &&
+           (f->max_age == 0 || (k->now - g->created_ms) / 1000 >= f->max_age);
 }
 
 /* One "option value" pair of the new form: false after replying. */
@@ -391,6 +454,8 @@ cmd_client_kill(struct conn *c, struct resp_request *req)
             killed++;
         }
     }
+    struct grpc_kill k = { &f, now };
+    killed += (int64_t)grpc_kill(grpc_kill_matches, &k);
     if (!old_form) {
         reply_int(&c->out, killed);
     } else if (killed == 0) {

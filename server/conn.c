@@ -215,24 +215,6 @@ conn_close_all(void)
 
 /* ---- accept ----------------------------------------------------------- */
 
-/* "ip:port" of a socket address. */
-static void
-format_addr(const struct sockaddr_storage *ss, char *out, size_t len)
-{
-    char ip[INET6_ADDRSTRLEN] = "?";
-    int port;
-    if (ss->ss_family == AF_INET6) {
-        const struct sockaddr_in6 *a = (const struct sockaddr_in6 *)ss;
-        uv_ip6_name(a, ip, sizeof(ip));
-        port = ntohs(a->sin6_port);
-    } else {
-        const struct sockaddr_in *a = (const struct sockaddr_in *)ss;
-        uv_ip4_name(a, ip, sizeof(ip));
-        port = ntohs(a->sin_port);
-    }
-    snprintf(out, len, "%s:%d", ip, port);
-}
-
 static void
 describe_peer(struct conn *c)
 {
@@ -244,11 +226,11 @@ describe_peer(struct conn *c)
         return;
     }
     if (uv_tcp_getpeername(&c->h.tcp, (struct sockaddr *)&ss, &len) == 0) {
-        format_addr(&ss, c->addr, sizeof(c->addr));
+        client_format_addr(&ss, c->addr, sizeof(c->addr));
     }
     len = sizeof(ss);
     if (uv_tcp_getsockname(&c->h.tcp, (struct sockaddr *)&ss, &len) == 0) {
-        format_addr(&ss, c->laddr, sizeof(c->laddr));
+        client_format_addr(&ss, c->laddr, sizeof(c->laddr));
     }
 }
 

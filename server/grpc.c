@@ -9,23 +9,41 @@
  * client-output-pause-limit is not read until they drain, and one past
  * client-output-hard-limit is closed. A client that sends anything but
  * HTTP/2 (the preface first) is closed; nothing it sends reaches another.
+ *
+ * Their memory has limits of its own, as Redis's client buffers have
+ * (client-query-buffer-limit, maxmemory-clients), and it is not the
+ * keyspace's: h2.c counts what every session holds in one budget, which
+ * INFO shows as mem_clients_grpc and CLIENT LIST as each one's tot-mem,
+ * and which maxmemory never sees (eviction compares mem_used(), which
+ * h2.c's allocations are not part of), so a flood of calls cannot evict
+ * a limiter's key. The limits bound request bodies, what a client makes a
+ * connection hold by sending (h2.h): a call whose body would take its
+ * connection past grpc-max-connection-memory is answered
+ * RESOURCE_EXHAUSTED (h2.c says why that and not a close); when all of
+ * them would pass grpc-max-memory, the connections holding the most are
+ * closed; a stream still open grpc-stream-timeout ms after it began is
+ * reset.
  */
 #include "server/grpc.h"
 
+#include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 #include <uv.h>
 
 #include "protocol/h2.h"
+#include "server/client.h"
 #include "server/log.h"
 #include "server/rls.h"
 #include "server/server.h"
 
 struct gconn {
     uv_tcp_t tcp;
-    struct h2_conn *h2;
+    struct h2_conn *h2;             /* NULL once closing */
+    uint64_t id;                    /* CLIENT LIST's, as RESP clients' */
+    char addr[64], laddr[64];
     size_t unsent;                  /* bytes handed to uv_write, unsent */
-    int64_t last_ms;
+    int64_t created_ms, last_ms;
     bool paused;
     bool closing;
     struct gconn *prev, *next;
@@ -40,7 +58,13 @@ struct gwrite {
 
 static uv_tcp_t listener;
 static bool listening;
-static struct gconn *conns;
+static struct gconn *conns;         /* newest first */
+
+static bool make_room(struct h2_budget *b, size_t need,
+                      const struct h2_conn *asking);
+
+/* What every session holds, and the limits h2.c applies to it. */
+static struct h2_budget budget = { .make_room = make_room };
 
 static int64_t
 now_ms(void)
@@ -53,9 +77,7 @@ now_ms(void)
 static void
 on_closed(uv_handle_t *h)
 {
-    struct gconn *g = h->data;
-    h2_free(g->h2);
-    free(g);
+    free(h->data);
 }
 
 static void
@@ -74,7 +96,97 @@ gconn_close(struct gconn *g)
         g->next->prev = g->prev;
     }
     srv.grpc_clients--;
+    /* Its memory goes now, not in the close callback: make_room counts on
+     * it, and nothing reads the session once the connection is closing. */
+    h2_free(g->h2);
+    g->h2 = NULL;
     uv_close((uv_handle_t *)&g->tcp, on_closed);
+}
+
+/* ---- memory ----------------------------------------------------------- */
+
+/* The limits as configured now (CONFIG SET applies to every connection
+ * from its next read on). */
+static void
+apply_limits(void)
+{
+    budget.max = (size_t)srv.conf.grpc_max_memory;
+    budget.session_max = (size_t)srv.conf.grpc_max_connection_memory;
+}
+
+/* The connection whose requests hold more than asking's, and the most;
+ * NULL when none does. */
+static struct gconn *
+largest_other(const struct h2_conn *asking)
+{
+    size_t most = h2_request_memory(asking);
+    struct gconn *largest = NULL;
+    for (struct gconn *g = conns; g != NULL; g = g->next) {
+        if (g->h2 != NULL && g->h2 != asking &&
+            h2_request_memory(g->h2) > most) {
+            most = h2_request_memory(g->h2);
+            largest = g;
+        }
+    }
+    return largest;
+}
+
+static void
+log_memory_close(const struct gconn *g)
+{
+    srv.stats.grpc_memory_limit_closes++;
+    log_warning("Closing gRPC client %s: its requests held %zu bytes, the "
+                "most, when gRPC requests reached grpc-max-memory (%zu "
+                "bytes)", g->addr, h2_request_memory(g->h2), budget.max);
+}
+
+/* grpc-max-memory, as Redis's maxmemory-clients: the connections holding
+ * the most go first, until the bytes asked for fit. Each one closed holds
+ * more than asking, so each frees something. */
+static bool
+make_room(struct h2_budget *b, size_t need, const struct h2_conn *asking)
+{
+    while (b->requests + need > b->max) {
+        struct gconn *g = largest_other(asking);
+        if (g == NULL) {
+            return false;           /* asking holds the most: h2.c ends it */
+        }
+        log_memory_close(g);
+        gconn_close(g);
+    }
+    return true;
+}
+
+/* What h2.c counted at its limits goes into the server's statistics. */
+static void
+take_counts(const struct gconn *g)
+{
+    if (budget.refused_streams > 0) {
+        log_verbose("gRPC client %s: %" PRIu64 " calls answered "
+                    "RESOURCE_EXHAUSTED, its requests holding %zu bytes "
+                    "(grpc-max-connection-memory)", g->addr,
+                    budget.refused_streams, h2_request_memory(g->h2));
+        srv.stats.grpc_refused_streams += budget.refused_streams;
+        budget.refused_streams = 0;
+    }
+    if (budget.expired_streams > 0) {
+        log_verbose("gRPC client %s: %" PRIu64 " streams reset, open past "
+                    "grpc-stream-timeout", g->addr, budget.expired_streams);
+        srv.stats.grpc_stream_timeouts += budget.expired_streams;
+        budget.expired_streams = 0;
+    }
+}
+
+size_t
+grpc_memory(void)
+{
+    return budget.used;
+}
+
+size_t
+grpc_request_memory(void)
+{
+    return budget.requests;
 }
 
 /* ---- writing ------------------------------------------------------------- */
@@ -154,6 +266,23 @@ flush(struct gconn *g)
 
 /* ---- reading ------------------------------------------------------------- */
 
+static void
+log_failure(const struct gconn *g)
+{
+    switch (h2_failure(g->h2)) {
+    case H2_OVER_BUDGET:
+        log_memory_close(g);
+        break;
+    case H2_NO_MEMORY:
+        log_warning("Closing gRPC client %s: out of memory", g->addr);
+        break;
+    default:
+        log_verbose("Closing gRPC client %s: not HTTP/2, or a protocol "
+                    "error", g->addr);
+        break;
+    }
+}
+
 /* Answer every call the session completed. */
 static bool
 serve(struct gconn *g)
@@ -195,8 +324,12 @@ on_read(uv_stream_t *s, ssize_t n, const uv_buf_t *buf)
         return;
     }
     g->last_ms = now_ms();
-    if (h2_feed(g->h2, (const unsigned char *)buf->base, (size_t)n) != 0) {
-        log_verbose("Closing gRPC client: not HTTP/2, or a protocol error");
+    apply_limits();
+    int rc = h2_feed(g->h2, (const unsigned char *)buf->base, (size_t)n,
+                     g->last_ms);
+    take_counts(g);
+    if (rc != 0) {
+        log_failure(g);
         flush(g);                   /* a GOAWAY, if there is one */
         gconn_close(g);
         return;
@@ -211,12 +344,30 @@ on_read(uv_stream_t *s, ssize_t n, const uv_buf_t *buf)
 /* ---- accepting ----------------------------------------------------------- */
 
 static void
+describe_peer(struct gconn *g)
+{
+    struct sockaddr_storage ss;
+    int len = sizeof(ss);
+    if (uv_tcp_getpeername(&g->tcp, (struct sockaddr *)&ss, &len) == 0) {
+        client_format_addr(&ss, g->addr, sizeof(g->addr));
+    }
+    len = sizeof(ss);
+    if (uv_tcp_getsockname(&g->tcp, (struct sockaddr *)&ss, &len) == 0) {
+        client_format_addr(&ss, g->laddr, sizeof(g->laddr));
+    }
+}
+
+static void
 on_connection(uv_stream_t *server, int status)
 {
     struct gconn *g;
     if (status != 0 || (g = calloc(1, sizeof(*g))) == NULL) {
         return;
     }
+    g->id = ++srv.next_client_id;
+    g->created_ms = g->last_ms = now_ms();
+    snprintf(g->addr, sizeof(g->addr), "?:0");
+    snprintf(g->laddr, sizeof(g->laddr), "?:0");
     uv_tcp_init(srv.loop, &g->tcp);
     g->tcp.data = g;
     g->next = conns;
@@ -235,13 +386,13 @@ on_connection(uv_stream_t *server, int status)
         gconn_close(g);             /* HTTP/2 has no word for it: close */
         return;
     }
-    g->h2 = h2_new((size_t)srv.conf.grpc_max_message, 100);
+    describe_peer(g);
+    g->h2 = h2_new((size_t)srv.conf.grpc_max_message, 100, &budget);
     if (g->h2 == NULL) {
         gconn_close(g);
         return;
     }
     uv_tcp_nodelay(&g->tcp, 1);
-    g->last_ms = now_ms();
     uv_read_start((uv_stream_t *)&g->tcp, on_alloc, on_read);
     flush(g);                       /* the server's SETTINGS */
 }
@@ -286,14 +437,71 @@ void
 grpc_cron(void)
 {
     int64_t timeout_ms = srv.conf.timeout * 1000, now = now_ms();
+    int64_t stall_ms = srv.conf.grpc_stream_timeout;
     for (struct gconn *g = conns, *next; g != NULL; g = next) {
         next = g->next;
         if (timeout_ms > 0 && now - g->last_ms > timeout_ms &&
             h2_pending(g->h2) == 0) {
             srv.stats.idle_timeout_closes++;
             gconn_close(g);
+        } else if (h2_expire(g->h2, now, stall_ms) > 0) {
+            take_counts(g);
+            flush(g);               /* the RST_STREAMs */
         }
     }
+}
+
+/* ---- CLIENT LIST and KILL --------------------------------------------- */
+
+static void
+describe(const struct gconn *g, struct grpc_client *c)
+{
+    uv_os_fd_t fd = -1;
+    if (uv_fileno((const uv_handle_t *)&g->tcp, &fd) != 0) {
+        fd = -1;
+    }
+    c->id = g->id;
+    c->addr = g->addr;
+    c->laddr = g->laddr;
+    c->fd = (int)fd;
+    c->created_ms = g->created_ms;
+    c->last_ms = g->last_ms;
+    c->qbuf = h2_request_bytes(g->h2);
+    c->qbuf_free = h2_request_memory(g->h2) - c->qbuf;
+    c->omem = g->unsent;
+    c->tot_mem = h2_memory(g->h2) + g->unsent;
+}
+
+/* Oldest first, as RESP clients are listed (by id). */
+void
+grpc_each_client(void (*fn)(const struct grpc_client *c, void *arg),
+                 void *arg)
+{
+    struct gconn *g = conns;
+    while (g != NULL && g->next != NULL) {
+        g = g->next;
+    }
+    for (; g != NULL; g = g->prev) {
+        struct grpc_client c;
+        describe(g, &c);
+        fn(&c, arg);
+    }
+}
+
+size_t
+grpc_kill(bool (*match)(const struct grpc_client *c, void *arg), void *arg)
+{
+    size_t n = 0;
+    for (struct gconn *g = conns, *next; g != NULL; g = next) {
+        struct grpc_client c;
+        next = g->next;
+        describe(g, &c);
+        if (match(&c, arg)) {
+            gconn_close(g);
+            n++;
+        }
+    }
+    return n;
 }
 
 void

@@ -15,6 +15,7 @@
 #include "server/cmd.h"
 #include "server/client.h"
 #include "server/errors.h"
+#include "server/grpc.h"
 #include "server/handlers.h"
 #include "server/keyspace.h"
 #include "server/server.h"
@@ -109,13 +110,15 @@ section_memory(struct textbuf *t)
              "used_memory_peak_human:%s\r\n"
              "mem_fragmentation_ratio:%.2f\r\n"
              "mem_overhead_db_hashtable_rehashing:%zu\r\n"
+             "mem_clients_grpc:%zu\r\n"
+             "mem_clients_grpc_requests:%zu\r\n"
              "maxmemory:%lld\r\n"
              "maxmemory_human:%s\r\n"
              "maxmemory_policy:%s\r\n"
              "mem_allocator:libc\r\n",
              used, h_used, rss, h_rss, peak, h_peak,
              used ? (double)rss / (double)used : 0.0,
-             tot.rehash_overhead,
+             tot.rehash_overhead, grpc_memory(), grpc_request_memory(),
              (long long)srv.conf.maxmemory, h_max, srv.conf.maxmemory_policy);
 }
 
@@ -193,6 +196,9 @@ section_stats(struct textbuf *t)
              "client_query_buffer_limit_disconnections:%llu\r\n"
              "client_output_buffer_limit_disconnections:%llu\r\n"
              "idle_timeout_disconnections:%llu\r\n"
+             "grpc_connection_memory_limit_refused_calls:%llu\r\n"
+             "grpc_memory_limit_disconnections:%llu\r\n"
+             "grpc_stream_timeouts:%llu\r\n"
              "accept_errors:%llu\r\n",
              (unsigned long long)s->connections_received,
              (unsigned long long)s->commands_processed,
@@ -209,6 +215,9 @@ section_stats(struct textbuf *t)
              (unsigned long long)s->querybuf_limit_closes,
              (unsigned long long)s->output_limit_closes,
              (unsigned long long)s->idle_timeout_closes,
+             (unsigned long long)s->grpc_refused_streams,
+             (unsigned long long)s->grpc_memory_limit_closes,
+             (unsigned long long)s->grpc_stream_timeouts,
              (unsigned long long)s->accept_errors);
 }
 

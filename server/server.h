@@ -37,6 +37,9 @@ struct server_stats {
     uint64_t querybuf_limit_closes;
     uint64_t output_limit_closes;
     uint64_t idle_timeout_closes;
+    uint64_t grpc_refused_streams;      /* grpc-max-connection-memory */
+    uint64_t grpc_memory_limit_closes;  /* grpc-max-memory */
+    uint64_t grpc_stream_timeouts;      /* grpc-stream-timeout */
     uint64_t total_error_replies;
     uint64_t accept_errors;
     uint64_t accept_errors_suppressed;

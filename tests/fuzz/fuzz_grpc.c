@@ -6,12 +6,17 @@
  *      completes is answered through rls_serve() and drained, as grpc.c
  *      does;
  *   1: the rest is a ShouldRateLimit request message;
- *   2: the rest is a Health/Check request message.
+ *   2: the rest is a Health/Check request message;
+ *   3: the rest drives two connections at the frame level, as grpc.c runs
+ *      them, with time passing (see "the connection level" below).
  * Calls decode with protobuf-c and decide through named limits (a small
  * limits file written at start-up) on an in-process keyspace, made anew
- * for each input. Nothing may crash or read out of bounds, and the
- * counted allocator must be back where it started after each input.
+ * for each input. Nothing may crash or read out of bounds, the counted
+ * allocator must be back where it started after each input, and the h2
+ * sessions' own count of their memory must hold its limits and be back at
+ * zero once they are freed.
  */
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -53,17 +58,15 @@ static const char limits[] =
     "  - key: u\n"
     "    rate_limit: {unlimited: true}\n";
 
-static void
-serve_session(const uint8_t *data, size_t size)
+#define MAX_MESSAGE 4096
+#define MAX_STREAMS 16
+
+/* Answer every call the session completed, as grpc.c's serve(). */
+static int
+answer_calls(struct h2_conn *h)
 {
-    struct h2_conn *h = h2_new(4096, 16);
-    const unsigned char *out;
     struct h2_call call;
-    CHECK(h != NULL);
-    int rc = h2_feed(h, (const unsigned char *)preface, sizeof(preface) - 1);
-    if (rc == 0) {
-        rc = h2_feed(h, data, size);
-    }
+    int rc = 0;
     while (rc == 0 && h2_next_call(h, &call)) {
         struct rls_answer a = { NULL, 0, NULL };
         enum grpc_status st = call.refused != GRPC_OK
@@ -73,10 +76,384 @@ serve_session(const uint8_t *data, size_t size)
                        call.refused != GRPC_OK ? call.why : a.why,
                        a.message, a.len);
     }
-    while (h2_output(h, &out) > 0) {
+    return rc;
+}
+
+/* Take everything the session has to send, as grpc.c's flush(). */
+static int
+drain(struct h2_conn *h)
+{
+    const unsigned char *out;
+    long n;
+    while ((n = h2_output(h, &out)) > 0) {
         ;
     }
+    return n < 0 ? -1 : 0;
+}
+
+static void
+serve_session(const uint8_t *data, size_t size)
+{
+    struct h2_budget budget = { 0 };
+    struct h2_conn *h = h2_new(MAX_MESSAGE, MAX_STREAMS, &budget);
+    CHECK(h != NULL);
+    int rc = h2_feed(h, (const unsigned char *)preface, sizeof(preface) - 1,
+                     0);
+    if (rc == 0) {
+        rc = h2_feed(h, data, size, 0);
+    }
+    if (rc == 0) {
+        (void)answer_calls(h);
+    }
+    (void)drain(h);
     h2_free(h);
+    CHECK(budget.used == 0 && budget.requests == 0);
+}
+
+/* ---- the connection level (first byte 3) ---------------------------------
+ *
+ * Two connections share one budget, as grpc-port's do. Three bytes set the
+ * limits: grpc-max-connection-memory (512 bytes to 16 KiB), grpc-max-memory
+ * (1 to 32 KiB; 255 = none) and grpc-stream-timeout (0 to 2550 ms). Then
+ * operations, each an opcode byte (low 3 bits: what; bit 3: which
+ * connection; bit 4: END_STREAM where it applies; bit 5: Health/Check for
+ * HEADERS) and its operands:
+ *
+ *   0 n bytes[n+1]          raw bytes, as read from the socket
+ *   1 type flags id len payload[len]   one frame, any type
+ *   2 id                    a request's HEADERS (ShouldRateLimit or
+ *                           Health/Check, gRPC), stream 2*id+1
+ *   3 id size               DATA: a gRPC prefix declaring size*64 bytes,
+ *                           and as many 'x's (a message of unknown
+ *                           fields), on stream 2*id+1
+ *   4 id inc                WINDOW_UPDATE of inc*1024 (id 0: the
+ *                           connection's; else stream 2*id-1)
+ *   5 ms                    time passes (ms*10), cron expires streams
+ *   6                       the connection closes
+ *   7 kind a b c d e        SETTINGS (id a, value bcde), PING, RST_STREAM
+ *
+ * A connection opens with the preface and its SETTINGS before its first
+ * operation. After each one, calls are answered and output taken, as
+ * grpc.c does, and these hold:
+ *   - a connection's request memory is within grpc-max-connection-memory
+ *     and all of theirs within grpc-max-memory;
+ *   - what else a connection holds is bounded (streams, HTTP/2 state);
+ *   - the budget is the sum of the connections';
+ *   - after cron, no stream is open past the timeout;
+ *   - a connection closed gives back exactly what it held, so the budget
+ *     is 0 with none. */
+
+#define OVERHEAD_MAX (1024 * 1024)      /* all but request bodies */
+
+struct conn_run {
+    struct h2_budget budget;
+    struct h2_conn *conn[2];
+    int64_t now_ms;
+    int64_t timeout_ms;
+    const uint8_t *p, *end;             /* the operations not read yet */
+};
+
+static void
+close_conn(struct conn_run *r, int k)
+{
+    size_t before = r->budget.used, held = h2_memory(r->conn[k]);
+    size_t requests = r->budget.requests;
+    size_t held_requests = h2_request_memory(r->conn[k]);
+    h2_free(r->conn[k]);
+    r->conn[k] = NULL;
+    CHECK(r->budget.used == before - held);
+    CHECK(r->budget.requests == requests - held_requests);
+}
+
+/* grpc.c's make_room: the other connection goes if it holds more. */
+static bool
+make_room(struct h2_budget *b, size_t need, const struct h2_conn *asking)
+{
+    struct conn_run *r = (struct conn_run *)((char *)b -
+                                             offsetof(struct conn_run, budget));
+    int other = r->conn[0] == asking ? 1 : 0;
+    CHECK(r->conn[1 - other] == asking);
+    while (b->requests + need > b->max) {
+        if (r->conn[other] == NULL ||
+            h2_request_memory(r->conn[other]) <= h2_request_memory(asking)) {
+            return false;
+        }
+        close_conn(r, other);
+    }
+    return true;
+}
+
+static void
+feed(struct conn_run *r, int k, const uint8_t *data, size_t len)
+{
+    static const unsigned char settings[] = { 0, 0, 0, 4, 0, 0, 0, 0, 0 };
+    if (r->conn[k] == NULL) {
+        r->conn[k] = h2_new(MAX_MESSAGE, MAX_STREAMS, &r->budget);
+        CHECK(r->conn[k] != NULL);
+        CHECK(h2_feed(r->conn[k], (const unsigned char *)preface,
+                      sizeof(preface) - 1, r->now_ms) == 0);
+        CHECK(h2_feed(r->conn[k], settings, sizeof(settings),
+                      r->now_ms) == 0);
+    }
+    struct h2_conn *h = r->conn[k];
+    int rc = h2_feed(h, data, len, r->now_ms);
+    if (rc == 0) {
+        rc = answer_calls(h);
+    }
+    /* (make_room may have closed the other one meanwhile, never h) */
+    if (drain(h) != 0 || rc != 0 || h2_done(h)) {
+        close_conn(r, k);
+    }
+}
+
+static void
+check_limits(const struct conn_run *r)
+{
+    const struct h2_budget *b = &r->budget;
+    size_t used = 0, requests = 0;
+    for (int k = 0; k < 2; k++) {
+        const struct h2_conn *h = r->conn[k];
+        if (h == NULL) {
+            continue;
+        }
+        CHECK(b->session_max == 0 || h2_request_memory(h) <= b->session_max);
+        CHECK(h2_memory(h) >= h2_request_memory(h));
+        CHECK(h2_memory(h) - h2_request_memory(h) <= OVERHEAD_MAX);
+        CHECK(h2_streams(h) <= 2 * MAX_STREAMS);
+        used += h2_memory(h);
+        requests += h2_request_memory(h);
+    }
+    CHECK(b->used == used && b->requests == requests);
+    CHECK(b->max == 0 || b->requests <= b->max);
+}
+
+/* What cron does: reset the streams open too long, send the resets. */
+static void
+pass_time(struct conn_run *r, int64_t ms)
+{
+    r->now_ms += ms;
+    for (int k = 0; k < 2; k++) {
+        struct h2_conn *h = r->conn[k];
+        if (h == NULL) {
+            continue;
+        }
+        (void)h2_expire(h, r->now_ms, r->timeout_ms);
+        if (drain(h) != 0 || h2_done(h)) {
+            close_conn(r, k);
+            continue;
+        }
+        CHECK(r->timeout_ms == 0 ||
+              r->now_ms - h2_oldest_stream_ms(h) <= r->timeout_ms);
+    }
+}
+
+static bool
+take(struct conn_run *r, size_t n, const uint8_t **bytes)
+{
+    if ((size_t)(r->end - r->p) < n) {
+        return false;
+    }
+    *bytes = r->p;
+    r->p += n;
+    return true;
+}
+
+static void
+put_frame_header(unsigned char *f, size_t len, uint8_t type, uint8_t flags,
+                 uint32_t id)
+{
+    f[0] = (unsigned char)(len >> 16);
+    f[1] = (unsigned char)(len >> 8);
+    f[2] = (unsigned char)len;
+    f[3] = type;
+    f[4] = flags;
+    f[5] = (unsigned char)(id >> 24 & 0x7f);
+    f[6] = (unsigned char)(id >> 16);
+    f[7] = (unsigned char)(id >> 8);
+    f[8] = (unsigned char)id;
+}
+
+/* HPACK, literal without indexing, every name new: no table needed.
+ * (Health/Check answers OK with a message: its DATA waits for window.) */
+#define REQUEST_HEADERS(path) \
+    "\x00\x07:method\x04POST\x00\x05:path" path \
+    "\x00\x0c" "content-type\x10" "application/grpc"
+static const unsigned char rls_headers[] =
+    REQUEST_HEADERS("\x3c/envoy.service.ratelimit.v3.RateLimitService/"
+                    "ShouldRateLimit");
+static const unsigned char health_headers[] =
+    REQUEST_HEADERS("\x1c/grpc.health.v1.Health/Check");
+
+static void
+op_headers(struct conn_run *r, int k, uint8_t op, uint8_t id)
+{
+    unsigned char f[9 + sizeof(rls_headers)];
+    bool health = (op >> 5) & 1;
+    const unsigned char *block = health ? health_headers : rls_headers;
+    size_t len = health ? sizeof(health_headers) - 1 : sizeof(rls_headers) - 1;
+    put_frame_header(f, len, 1, (uint8_t)(4 | ((op >> 4) & 1)), 2u * id + 1);
+    memcpy(f + 9, block, len);
+    feed(r, k, f, 9 + len);
+}
+
+static void
+op_data(struct conn_run *r, int k, bool end, uint8_t id, uint8_t size)
+{
+    static unsigned char f[9 + 5 + 255 * 64];
+    size_t len = (size_t)size * 64;
+    f[9] = 0;
+    f[10] = 0;
+    f[11] = 0;
+    f[12] = (unsigned char)(len >> 8);
+    f[13] = (unsigned char)len;
+    memset(f + 14, 'x', len);
+    put_frame_header(f, 5 + len, 0, end ? 1 : 0, 2u * id + 1);
+    feed(r, k, f, 14 + len);
+}
+
+static void
+op_frame(struct conn_run *r, int k, const uint8_t *hd)
+{
+    static unsigned char f[9 + 255];
+    const uint8_t *payload;
+    if (!take(r, hd[3], &payload)) {
+        return;
+    }
+    put_frame_header(f, hd[3], hd[0], hd[1], hd[2]);
+    memcpy(f + 9, payload, hd[3]);
+    feed(r, k, f, 9 + (size_t)hd[3]);
+}
+
+static void
+op_control(struct conn_run *r, int k, const uint8_t *a)
+{
+    unsigned char f[9 + 8];
+    size_t len;
+    switch (a[0] % 3) {
+    case 0:                             /* SETTINGS, one entry */
+        len = 6;
+        put_frame_header(f, len, 4, 0, 0);
+        f[9] = 0;
+        f[10] = a[1] % 10;
+        memcpy(f + 11, a + 2, 4);
+        break;
+    case 1:                             /* PING */
+        len = 8;
+        put_frame_header(f, len, 6, 0, 0);
+        memcpy(f + 9, a + 1, 5);
+        memset(f + 14, 0, 3);
+        break;
+    default:                            /* RST_STREAM */
+        len = 4;
+        put_frame_header(f, len, 3, 0, 2u * a[1] + 1);
+        memcpy(f + 9, a + 2, 4);
+        break;
+    }
+    feed(r, k, f, 9 + len);
+}
+
+static void
+op_window_update(struct conn_run *r, int k, uint8_t id, uint8_t inc)
+{
+    unsigned char f[9 + 4];
+    uint32_t n = (uint32_t)inc << 10;
+    put_frame_header(f, 4, 8, 0, id == 0 ? 0 : 2u * id - 1);
+    f[9] = (unsigned char)(n >> 24);
+    f[10] = (unsigned char)(n >> 16);
+    f[11] = (unsigned char)(n >> 8);
+    f[12] = (unsigned char)n;
+    feed(r, k, f, sizeof(f));
+}
+
+/* One operation; false when the input ran out. */
+static bool
+step(struct conn_run *r)
+{
+    const uint8_t *op, *a;
+    if (!take(r, 1, &op)) {
+        return false;
+    }
+    int k = (*op >> 3) & 1;
+    bool end = (*op >> 4) & 1;
+    switch (*op & 7) {
+    case 0: {
+        const uint8_t *n;
+        if (!take(r, 1, &n) || !take(r, (size_t)n[0] + 1, &a)) {
+            return false;
+        }
+        feed(r, k, a, (size_t)n[0] + 1);
+        break;
+    }
+    case 1:
+        if (!take(r, 4, &a)) {
+            return false;
+        }
+        op_frame(r, k, a);
+        break;
+    case 2:
+        if (!take(r, 1, &a)) {
+            return false;
+        }
+        op_headers(r, k, *op, a[0]);
+        break;
+    case 3:
+        if (!take(r, 2, &a)) {
+            return false;
+        }
+        op_data(r, k, end, a[0], a[1]);
+        break;
+    case 4:
+        if (!take(r, 2, &a)) {
+            return false;
+        }
+        op_window_update(r, k, a[0], a[1]);
+        break;
+    case 5:
+        if (!take(r, 1, &a)) {
+            return false;
+        }
+        pass_time(r, (int64_t)a[0] * 10);
+        break;
+    case 6:
+        if (r->conn[k] != NULL) {
+            close_conn(r, k);
+        }
+        break;
+    default:
+        if (!take(r, 6, &a)) {
+            return false;
+        }
+        op_control(r, k, a);
+        break;
+    }
+    check_limits(r);
+    return true;
+}
+
+static void
+serve_connections(const uint8_t *data, size_t size)
+{
+    struct conn_run r;
+    if (size < 3) {
+        return;
+    }
+    memset(&r, 0, sizeof(r));
+    r.budget.session_max = 512 * (1 + (size_t)(data[0] % 32));
+    r.budget.max = data[1] == 255 ? 0 : 1024 * (1 + (size_t)(data[1] % 32));
+    r.budget.make_room = make_room;
+    r.timeout_ms = 10 * (int64_t)data[2];
+    r.now_ms = 1;
+    r.p = data + 3;
+    r.end = data + size;
+    while (step(&r)) {
+        ;
+    }
+    for (int k = 0; k < 2; k++) {
+        if (r.conn[k] != NULL) {
+            close_conn(&r, k);
+        }
+    }
+    CHECK(r.budget.used == 0 && r.budget.requests == 0);
 }
 
 static void
@@ -118,9 +495,12 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         return 0;
     }
     CHECK(keyspace_init(seed, clock_wall_now()) == 0);
-    switch (data[0] % 3) {
+    switch (data[0] % 4) {
     case 0:
         serve_session(data + 1, size - 1);
+        break;
+    case 3:
+        serve_connections(data + 1, size - 1);
         break;
     case 1:
         serve_message("/envoy.service.ratelimit.v3.RateLimitService/"

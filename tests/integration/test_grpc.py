@@ -510,3 +510,246 @@ def test_grpc_port_is_fixed_at_start_and_refused_in_a_cluster(rls, tmp_path):
                        capture_output=True, text=True, timeout=10)
     assert r.returncode == 1
     assert "grpc-port is not available with cluster-mode yes" in r.stderr
+
+
+# ---- the memory of gRPC connections ------------------------------------------
+#
+# Calls whose request streams never end hold their bodies; the limits
+# bound them: grpc-max-connection-memory per connection (the call past it
+# is answered RESOURCE_EXHAUSTED), grpc-max-memory for all of them (the
+# connection holding the most is closed) and grpc-stream-timeout (a stream
+# open that long is reset). INFO counts them apart from used_memory.
+
+MB = 1 << 20
+BODY = MB + 5                   # a 1 MiB message and its gRPC prefix
+HEALTH = "/grpc.health.v1.Health/Check"
+SERVING = b"\x08\x01"           # HealthCheckResponse{status: SERVING}
+WAIT = 30                       # seconds any one wait may take (ASan, load)
+
+
+def grpc_daemon(start_daemon, *args):
+    """A daemon with grpc-port and the given options (no limits file:
+    Health/Check answers, ShouldRateLimit would not be needed)."""
+    gport = harness.free_port()
+    d = start_daemon("--grpc-port", gport, "--loglevel", "verbose", *args)
+    d.grpc_port = gport
+    return d
+
+
+class HeldCalls:
+    """ShouldRateLimit calls on a connection of their own whose requests
+    each send one message and then never end (until close()): grpcio
+    writes the message as the server's flow control lets it, then waits."""
+
+    def __init__(self, d):
+        self.channel = grpc.insecure_channel(
+            "127.0.0.1:%d" % d.grpc_port,
+            options=[("grpc.use_local_subchannel_pool", 1)])    # its own
+        grpc.channel_ready_future(self.channel).result(timeout=WAIT)
+        self.stream = self.channel.stream_unary(RLS)
+        self.health = self.channel.unary_unary(HEALTH)
+        self.ended = threading.Event()
+        self.calls = []
+
+    def _request(self, size):
+        yield b"x" * size
+        self.ended.wait(120)            # bounded: no thread outlives a run
+
+    def open(self, size=MB):
+        f = self.stream.future(self._request(size))
+        self.calls.append(f)
+        return f
+
+    def close(self):
+        for f in self.calls:
+            f.cancel()
+        self.ended.set()
+        self.channel.close()
+
+
+def grpc_memory(d):
+    """(everything gRPC connections hold, their request bodies' part)."""
+    m = d.info("memory")
+    return m["mem_clients_grpc"], m["mem_clients_grpc_requests"]
+
+
+def grpc_clients(d, grpc_port):
+    """CLIENT LIST's lines of grpc-port's connections, as dicts."""
+    lines = d.client(decode_responses=True).execute_command("CLIENT", "LIST")
+    out = []
+    for line in lines.splitlines():
+        f = dict(kv.split("=", 1) for kv in line.split(" "))
+        if f["laddr"].endswith(":%d" % grpc_port):
+            out.append(f)
+    return out
+
+
+def held_or_refused(d, call, held_before):
+    """Wait until the server holds call's body (request memory grew by
+    BODY) or answered it; True when held."""
+    def settled():
+        return call.done() or grpc_memory(d)[1] >= held_before + BODY
+    assert harness.wait_until(settled, WAIT), grpc_memory(d)
+    return not call.done()
+
+
+def refusal(call):
+    e = call.exception(timeout=WAIT)
+    assert e is not None
+    return e.code(), e.details()
+
+
+def test_one_connection_is_held_to_grpc_max_connection_memory(start_daemon):
+    """Calls that never end on one connection: each holds its 1 MiB body
+    until the next would pass 4mb, and that one and the ones after are
+    answered RESOURCE_EXHAUSTED at once; the connection's other calls go
+    on, and what it held falls back when the calls go."""
+    d = grpc_daemon(start_daemon, "--grpc-max-connection-memory", "4mb",
+                    "--grpc-stream-timeout", "0")
+    assert grpc_memory(d) == (0, 0)
+    c = HeldCalls(d)
+    idle = grpc_memory(d)[0]
+    assert 0 < idle < 256 * 1024                # HTTP/2 state, no request
+    held = []
+    for _ in range(3):                          # 3 x BODY fit in 4 MiB
+        held.append(c.open())
+        assert held_or_refused(d, held[-1], (len(held) - 1) * BODY)
+    total, requests = grpc_memory(d)
+    assert requests == 3 * BODY and total > requests + idle / 2
+    for _ in range(2):                          # a fourth would not fit
+        f = c.open()
+        assert not held_or_refused(d, f, 3 * BODY)
+        assert refusal(f) == (grpc.StatusCode.RESOURCE_EXHAUSTED,
+                              "the connection's requests hold more memory "
+                              "than the server allows")
+    assert grpc_memory(d)[1] == 3 * BODY        # the refused ones hold nothing
+    assert d.info("stats")["grpc_connection_memory_limit_refused_calls"] == 2
+    [line] = grpc_clients(d, d.grpc_port)
+    assert int(line["qbuf"]) == 3 * BODY and int(line["qbuf-free"]) == 0
+    assert int(line["tot-mem"]) >= grpc_memory(d)[0]
+    assert line["flags"] == "N" and line["resp"] == "0"
+    # The connection itself goes on: another call is answered.
+    assert c.health(b"", timeout=WAIT) == SERVING
+    assert not any(f.done() for f in held)
+    # Cancelled, the held calls give their memory back; closed, the
+    # connection the rest.
+    for f in held:
+        f.cancel()
+    assert harness.wait_until(lambda: grpc_memory(d)[1] == 0, WAIT)
+    assert grpc_memory(d)[0] < 256 * 1024
+    c.close()
+    assert harness.wait_until(lambda: grpc_memory(d) == (0, 0), WAIT)
+    assert "calls answered RESOURCE_EXHAUSTED" in d.log()
+
+
+def test_grpc_max_memory_closes_the_connection_holding_the_most(start_daemon):
+    """Three connections against grpc-max-memory 4mb: when the third's
+    request would pass it, the first (holding 2 MiB, the most) is closed,
+    as Redis's maxmemory-clients evicts the biggest client; the others
+    keep their calls."""
+    d = grpc_daemon(start_daemon, "--grpc-max-memory", "4mb",
+                    "--grpc-max-connection-memory", "3mb",
+                    "--grpc-stream-timeout", "0")
+    a, b, c = HeldCalls(d), HeldCalls(d), HeldCalls(d)
+    first = [a.open(), a.open()]
+    for i, f in enumerate(first):
+        assert held_or_refused(d, f, i * BODY)
+    second = b.open()
+    assert held_or_refused(d, second, 2 * BODY)
+    ids = {conn["id"] for conn in grpc_clients(d, d.grpc_port)}
+    assert len(ids) == 3
+    third = c.open()
+    for f in first:                         # closed under them
+        assert f.exception(timeout=WAIT).code() == grpc.StatusCode.UNAVAILABLE
+    assert harness.wait_until(lambda: grpc_memory(d)[1] == 2 * BODY, WAIT)
+    assert not second.done() and not third.done()
+    assert d.info("stats")["grpc_memory_limit_disconnections"] == 1
+    assert len(grpc_clients(d, d.grpc_port)) == 2
+    assert "the most, when gRPC requests reached grpc-max-memory" in d.log()
+    # Within the limit again, the others go on.
+    assert b.health(b"", timeout=WAIT) == SERVING
+    more = c.open()
+    assert held_or_refused(d, more, 2 * BODY)
+    assert grpc_memory(d)[1] == 3 * BODY
+    for x in (a, b, c):
+        x.close()
+    assert harness.wait_until(lambda: grpc_memory(d) == (0, 0), WAIT)
+
+
+def test_a_stream_open_past_grpc_stream_timeout_is_reset(start_daemon):
+    """A request that never ends is reset (RST_STREAM CANCEL) once it has
+    been open 300 ms, and what it held goes; the connection goes on."""
+    d = grpc_daemon(start_daemon, "--grpc-stream-timeout", "300")
+    c = HeldCalls(d)
+    started = time.monotonic()
+    f = c.open(64 * 1024)
+    e = f.exception(timeout=WAIT)
+    assert time.monotonic() - started >= 0.3      # never before its time
+    assert e is not None and e.code() == grpc.StatusCode.CANCELLED, e
+    assert d.info("stats")["grpc_stream_timeouts"] == 1
+    assert grpc_memory(d)[1] == 0
+    assert c.health(b"", timeout=WAIT) == SERVING
+    assert d.info("stats")["grpc_stream_timeouts"] == 1    # a whole call is not
+    c.close()
+    assert harness.wait_until(lambda: grpc_memory(d) == (0, 0), WAIT)
+
+
+def test_grpc_memory_is_not_used_memory_and_evicts_no_key(start_daemon):
+    """maxmemory compares used_memory, which gRPC's memory is not part of:
+    megabytes held by calls move neither used_memory nor a key, though
+    INFO shows them in mem_clients_grpc."""
+    d = grpc_daemon(start_daemon, "--maxmemory-policy", "volatile-ttl",
+                    "--grpc-stream-timeout", "0")
+    filler = d.client()
+    p = filler.pipeline(transaction=False)
+    for i in range(2000):
+        p.execute_command("CL.THROTTLE", "k:%d" % i, 5, 1, 60)
+    p.execute()
+    filler.connection_pool.disconnect()     # its buffers go before the measure
+    r = d.client()
+    assert harness.wait_until(
+        lambda: r.info("clients")["connected_clients"] == 1, WAIT)
+    used = r.info("memory")["used_memory"]
+    r.config_set("maxmemory", used + 64 * 1024)
+    c = HeldCalls(d)
+    held = [c.open() for _ in range(4)]
+    assert harness.wait_until(lambda: grpc_memory(d)[1] == 4 * BODY, WAIT), \
+        grpc_memory(d)
+    mem = r.info("memory")
+    assert mem["mem_clients_grpc"] > 4 * BODY
+    assert abs(mem["used_memory"] - used) < 16 * 1024, (mem["used_memory"], used)
+    for i in range(20):                         # room for keys still
+        assert r.execute_command("CL.THROTTLE", "new:%d" % i, 5, 1, 60)[0] == 0
+    assert r.info("stats")["evicted_keys"] == 0
+    assert r.dbsize() == 2020
+    assert not any(f.done() for f in held)
+    c.close()
+
+
+def test_grpc_memory_options_are_set_at_run_time_and_rewritten(start_daemon, tmp_path):
+    """CONFIG SET applies to every connection's next read; GET and
+    REWRITE see the values."""
+    conf = tmp_path / "cellgate.conf"
+    conf.write_text("grpc-max-memory 256mb\n")
+    gport = harness.free_port()
+    d = start_daemon("--grpc-port", gport, "--grpc-stream-timeout", "0",
+                     config_file=str(conf))
+    d.grpc_port = gport
+    r = d.client(decode_responses=True)
+    c = HeldCalls(d)
+    held = c.open()
+    assert held_or_refused(d, held, 0)
+    assert r.config_set("grpc-max-connection-memory", "1mb")
+    f = c.open()
+    assert not held_or_refused(d, f, BODY)
+    assert refusal(f)[0] == grpc.StatusCode.RESOURCE_EXHAUSTED
+    assert r.config_set("grpc-max-memory", "2mb")
+    assert r.config_set("grpc-stream-timeout", "250")
+    assert r.config_get("grpc-*memory") == {"grpc-max-memory": "2097152",
+                                            "grpc-max-connection-memory": "1048576"}
+    assert held.exception(timeout=WAIT).code() == grpc.StatusCode.CANCELLED
+    assert r.execute_command("CONFIG", "REWRITE") == "OK"
+    text = conf.read_text()
+    assert "grpc-max-memory 2mb" in text and "grpc-stream-timeout 250" in text
+    assert "grpc-max-connection-memory 1mb" in text
+    c.close()
