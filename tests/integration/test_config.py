@@ -371,8 +371,11 @@ def test_config_set_checks_the_end_state_whatever_the_order(start_daemon, small,
         assert c.command("CONFIG", "SET", *small, *big) == b"+OK\r\n"
         assert c.command("CONFIG", "SET", *big, *small) == b"+OK\r\n"
     # An end state that breaks the rule is refused whole, naming the first
-    # of the two options the call gave, and nothing changes.
-    before = c.command("CONFIG", "GET", "*")
+    # of the two options the call gave, and nothing changes. (Not CONFIG
+    # GET *: its reply passes a hard limit of 2048 bytes, which closes us.)
+    watched = ("CONFIG", "GET", small[0], big[0], "hz")
+    before = c.command(*watched)
+    assert before.startswith(b"*6\r\n")
     for pairs in ([(small[0], "300mb"), (big[0], "200mb")],
                   [(big[0], "200mb"), (small[0], "300mb")],
                   [("hz", "20"), (small[0], "300mb")]):
@@ -380,7 +383,7 @@ def test_config_set_checks_the_end_state_whatever_the_order(start_daemon, small,
         blamed = [n for n, _ in pairs if n in (small[0], big[0])][0]
         assert reply.startswith(b"-ERR CONFIG SET failed (possibly related to "
                                 b"argument '%s') - " % blamed.encode()), reply
-        assert c.command("CONFIG", "GET", "*") == before
+        assert c.command(*watched) == before
 
 
 # ---- CONFIG SET bind and port: the listeners move at run time, as Redis 7 ----
