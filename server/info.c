@@ -87,7 +87,8 @@ section_clients(struct textbuf *t)
              "maxclients:%lld\r\n"
              "blocked_clients:0\r\n"
              "tracking_clients:0\r\n",
-             srv.nclients, (long long)srv.conf.maxclients);
+             server_connected_clients(repl_replica_count()),
+             (long long)srv.conf.maxclients);
 }
 
 static void

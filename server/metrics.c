@@ -16,6 +16,7 @@
 #include "server/log.h"
 #include "server/persist.h"
 #include "server/rl_stats.h"
+#include "server/replication.h"
 #include "server/server.h"
 #include "server/textbuf.h"
 
@@ -119,7 +120,8 @@ render(struct textbuf *b)
            "Bytes allocated (INFO used_memory).");
     textbuf_printf(b, "cellgate_used_memory_bytes %zu\n", mem_used());
     family(b, "cellgate_connected_clients", "gauge", "Connected clients.");
-    textbuf_printf(b, "cellgate_connected_clients %zu\n", srv.nclients);
+    textbuf_printf(b, "cellgate_connected_clients %zu\n",
+                   server_connected_clients(repl_replica_count()));
     family(b, "cellgate_expired_keys_total", "counter",
            "Keys removed once their state was fresh again.");
     textbuf_printf(b, "cellgate_expired_keys_total %llu\n",

@@ -1316,8 +1316,8 @@ repl_good_replicas(void)
     return n;
 }
 
-static size_t
-online_peers(void)
+size_t
+repl_replica_count(void)
 {
     size_t n = 0;
     for (const struct peer *p = peers; p != NULL; p = p->next) {
@@ -1366,7 +1366,7 @@ repl_info(struct textbuf *t)
                        (long long)srv.conf.replica_priority,
                        srv.conf.replica_read_only ? 1 : 0);
     }
-    textbuf_printf(t, "connected_slaves:%zu\r\n", online_peers());
+    textbuf_printf(t, "connected_slaves:%zu\r\n", repl_replica_count());
     if (srv.conf.min_replicas_to_write > 0 && upstream.state == LINK_NONE) {
         textbuf_printf(t, "min_slaves_good_slaves:%zu\r\n",
                        repl_good_replicas());
@@ -1406,7 +1406,7 @@ repl_role(struct conn *c)
         reply_array(&c->out, 3);
         reply_bulkz(&c->out, "master");
         reply_int(&c->out, repl_offset);
-        reply_array(&c->out, online_peers());
+        reply_array(&c->out, repl_replica_count());
         for (const struct peer *p = peers; p != NULL; p = p->next) {
             if (p->state == PEER_HANDSHAKE) {
                 continue;

@@ -79,6 +79,10 @@ void repl_forget(struct conn *c);
 
 bool repl_is_replica_client(const struct conn *c);
 
+/* Clients that became replicas (sent PSYNC): INFO's connected_slaves,
+ * and what connected_clients leaves out, as Redis counts. */
+size_t repl_replica_count(void);
+
 /* WAIT numreplicas timeout: true when c now waits (its reply and its
  * next requests come once that many replicas acknowledged the stream up
  * to here, or at the timeout; 0 ms = no timeout); false when it need not

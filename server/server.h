@@ -89,6 +89,16 @@ struct server {
 
 extern struct server srv;      /* server.c */
 
+/* INFO's and /metrics' connected_clients, as Redis counts it: every client
+ * (gRPC connections too, which CLIENT LIST shows and maxclients counts)
+ * but the replicas (repl_replica_count()). */
+static inline size_t
+server_connected_clients(size_t replicas)
+{
+    size_t all = srv.nclients + srv.grpc_clients;
+    return all > replicas ? all - replicas : 0;
+}
+
 /* Derive srv.limits from srv.conf (after load and after CONFIG SET). */
 void server_apply_limits(void);
 

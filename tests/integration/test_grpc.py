@@ -753,3 +753,21 @@ def test_grpc_memory_options_are_set_at_run_time_and_rewritten(start_daemon, tmp
     assert "grpc-max-memory 2mb" in text and "grpc-stream-timeout 250" in text
     assert "grpc-max-connection-memory 1mb" in text
     c.close()
+
+
+def test_connected_clients_counts_grpc_connections_as_client_list_shows_them(
+        start_daemon):
+    d = grpc_daemon(start_daemon)
+    r = d.client()
+    assert harness.wait_until(
+        lambda: r.info("clients")["connected_clients"] == 1, WAIT)
+    held = HeldCalls(d)
+    try:
+        assert harness.wait_until(
+            lambda: r.info("clients")["connected_clients"] == 2, WAIT)
+        listed = r.execute_command("CLIENT", "LIST").decode().strip().split("\n")
+        assert len(listed) == 2
+    finally:
+        held.close()
+    assert harness.wait_until(
+        lambda: r.info("clients")["connected_clients"] == 1, WAIT)

@@ -243,6 +243,14 @@ def test_a_replica_of_a_million_keys_syncs_while_the_primary_serves(start_daemon
         assert r.raw().command("GET", k) == p.raw().command("GET", k)
 
 
+def test_connected_clients_leaves_the_replicas_out_as_redis(start_daemon):
+    p, r = pair(start_daemon)
+    follow(r, p)
+    info = p.info()
+    assert info["connected_slaves"] == 1
+    assert info["connected_clients"] == 1           # this client alone
+
+
 def test_info_replication_and_role_describe_both_sides(start_daemon):
     p, r = pair(start_daemon)
     follow(r, p)
