@@ -345,6 +345,7 @@ start_snapshot(void)
         return false;
     }
     if (pid == 0) {
+        server_child_close_sockets();
         char err[256];
         _exit(snapshot_write(sync_path, err, sizeof(err)) == 0 ? 0 : 1);
     }
