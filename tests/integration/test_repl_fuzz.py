@@ -5,7 +5,8 @@ import re
 import signal
 
 import harness
-from test_replication import follow
+from test_journal import fingerprint
+from test_replication import caught_up, follow, replicas_online, snapshot_child
 
 
 def primary_with_keys(start_daemon, n=20):
@@ -98,3 +99,62 @@ def test_a_primary_killed_while_a_snapshot_is_written_restarts_on_its_port(
     finally:
         end_child(child)
     d.stopped = True
+
+
+def hold_snapshot(p, r):
+    """r asks p for a full sync; p's snapshot child is stopped once r heard
+    +FULLRESYNC (r is then receiving a snapshot that has not come)."""
+    before = p.log().count("Starting a snapshot for replication")
+    assert r.raw().command("REPLICAOF", "127.0.0.1", p.port) == b"+OK\r\n"
+    assert harness.wait_until(
+        lambda: p.log().count("Starting a snapshot for replication") > before, 10)
+    child = snapshot_child(p)
+    stop_child(child)
+    assert harness.wait_until(lambda: "Full resync from the primary" in r.log(), 10)
+    return child
+
+
+def test_a_link_dropped_during_the_snapshot_transfer_syncs_again(start_daemon):
+    """Fuzzer finding: +FULLRESYNC made the replica take the primary's id
+    and offset before the snapshot was loaded, so a link dropped meanwhile
+    was continued from the backlog (+CONTINUE) over the old data: the
+    offsets matched and the keys were missing."""
+    p = primary_with_keys(start_daemon)
+    r = replica_of_clock(start_daemon, p, "replica")
+    child = hold_snapshot(p, r)
+    try:
+        assert r.info("replication")["master_sync_in_progress"] == 1
+        assert p.raw().command("CLIENT", "KILL", "TYPE", "replica") == b":1\r\n"
+        assert harness.wait_until(
+            lambda: p.log().count("asks for synchronization") >= 2 or
+            "Partial resynchronization request" in p.log(), 20)
+    finally:
+        os.kill(child, signal.SIGCONT)
+    assert harness.wait_until(lambda: replicas_online(p, 1), 20)
+    assert caught_up(p, r)
+    assert r.raw().command("DBSIZE") == b":20\r\n"
+    assert fingerprint(r) == fingerprint(p)
+    assert "Partial resynchronization request" not in p.log()
+
+
+def test_a_replica_promoted_during_its_full_sync_keeps_its_own_history(start_daemon):
+    """Fuzzer finding: a replica promoted (REPLICAOF NO ONE) while its
+    snapshot was still on the way kept the primary's id as its second id,
+    so another replica of that primary continued with it by a partial
+    resync and kept keys the promoted one never had."""
+    p = primary_with_keys(start_daemon)
+    r1 = replica_of_clock(start_daemon, p, "replica1")
+    r2 = replica_of_clock(start_daemon, p, "replica2")
+    follow(r2, p)
+    assert caught_up(p, r2)
+    child = hold_snapshot(p, r1)
+    try:
+        assert r1.raw().command("REPLICAOF", "NO", "ONE") == b"+OK\r\n"
+        info = r1.info("replication")
+        assert info["master_replid2"] != p.info("replication")["master_replid"]
+        follow(r2, r1)
+    finally:
+        os.kill(child, signal.SIGCONT)
+    assert caught_up(r1, r2)
+    assert r1.raw().command("DBSIZE") == b":0\r\n"
+    assert fingerprint(r2) == fingerprint(r1)
