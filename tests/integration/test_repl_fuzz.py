@@ -158,3 +158,38 @@ def test_a_replica_promoted_during_its_full_sync_keeps_its_own_history(start_dae
     assert caught_up(r1, r2)
     assert r1.raw().command("DBSIZE") == b":0\r\n"
     assert fingerprint(r2) == fingerprint(r1)
+
+
+def test_a_replica_restarted_on_its_journal_holds_what_it_held(start_daemon):
+    """Fuzzer finding: a replica with appendonly journaled the stream's
+    records as they came and, applying them, its own SWAPDB, FLUSHDB and
+    deletions too: read back after a restart, each swap was done twice,
+    which undid it, so keys came back in the wrong databases."""
+    p = start_daemon(fakeclock=True, name="primary")
+    r = replica_of_clock(start_daemon, p, "replica")
+    assert r.raw().command("CONFIG", "SET", "appendonly", "yes") == b"+OK\r\n"
+    follow(r, p)
+    c = p.raw()
+    for db in (0, 1, 2):
+        c.command("SELECT", db)
+        c.command("CL.THROTTLE", "k%d" % db, 5, 1, 3600)
+        c.command("RL.FIXED", "gone%d" % db, 3, 60)
+    c.command("SWAPDB", 0, 1)
+    c.command("DEL", "gone2")
+    c.command("MOVE", "k2", 3)
+    c.command("SELECT", 1)
+    c.command("FLUSHDB")
+    c.command("SWAPDB", 2, 0)
+    assert caught_up(p, r)
+    held = fingerprint(r)
+    assert held == fingerprint(p) and len(held) == 3
+    r.proc.kill()
+    r.proc.wait(10)
+    r.stopped = True
+    again = harness.Daemon(r.workdir, extra_args=["--appendonly", "yes"],
+                           fakeclock=p.clock.ns, name="again")
+    try:
+        again.start()
+        assert fingerprint(again) == held
+    finally:
+        assert again.stop() == []
