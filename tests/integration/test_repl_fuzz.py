@@ -4,7 +4,10 @@ import os
 import re
 import signal
 
+import pytest
+
 import harness
+import repl_fuzz
 from test_journal import fingerprint
 from test_replication import caught_up, follow, replicas_online, snapshot_child
 
@@ -193,3 +196,15 @@ def test_a_replica_restarted_on_its_journal_holds_what_it_held(start_daemon):
         assert fingerprint(again) == held
     finally:
         assert again.stop() == []
+
+
+@pytest.mark.parametrize("topology,backlog", [("star", "16kb"), ("chain", "1mb")])
+def test_the_replication_fuzzer_finds_nothing(tmp_path, topology, backlog):
+    """A round of random traffic and faults; every node must hold the same
+    keys, TTLs and states whenever their offsets match."""
+    stats = repl_fuzz.new_stats()
+    seed = 7 if topology == "star" else 8
+    repl_fuzz.Round(seed, 12, str(tmp_path / "round"), stats, log=lambda s: None,
+                    topology=topology, backlog=backlog).run()
+    print("repl-fuzz %s/%s: %s" % (topology, backlog, stats))
+    assert stats["checks"] >= 2 and stats["commands"] > 0
