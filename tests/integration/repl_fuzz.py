@@ -623,6 +623,7 @@ class Round:
             if _int(rep) == len(mine):
                 strict = True
         held = fingerprint(old.raw())   # the writer is quiet: all it acknowledged
+        history = old.info()["master_replid"]
         self.step("kill -9 primary %s" % old.name)
         old.kill9()
         survivors = [n for n in self.nodes if n is not old]
@@ -635,14 +636,20 @@ class Round:
             n.upstream is old or n.info().get("master_link_status") != "up" or
             int(n.info()["slave_repl_offset"]) ==
             int(n.upstream.info()["slave_repl_offset"]) for n in survivors), 30)
-        offs = {n: int(n.info()["slave_repl_offset"]) for n in survivors}
-        best = max(offs.values())
-        if self.rng.random() < 0.8:
-            y = self.rng.choice([n for n in survivors if offs[n] == best])
+        # Offsets compare within one history (replication ID) only: a
+        # survivor still on an older one (its full sync cut short) is
+        # behind whatever its offset says.
+        infos = {n: n.info() for n in survivors}
+        offs = {n: int(i["slave_repl_offset"]) for n, i in infos.items()}
+        same = [n for n in survivors if infos[n]["master_replid"] == history]
+        best = max([offs[n] for n in same] or [-1])
+        if same and self.rng.random() < 0.8:
+            y = self.rng.choice([n for n in same if offs[n] == best])
         else:
             y = self.rng.choice(survivors)
         # Each of `mine` acknowledged everything WAIT waited for.
-        strict = held if strict and mine and offs[y] >= min(offs[n] for n in mine) else None
+        strict = held if strict and mine and y in same and \
+            offs[y] >= min(offs[n] for n in mine) else None
         assert y.cmd("REPLICAOF", "NO", "ONE") == b"+OK\r\n"
         y.upstream = None
         self.primary = y
@@ -821,6 +828,7 @@ def replay(round_seed, seconds=60.0, log=print):
     stats = new_stats()
     base = tempfile.mkdtemp(prefix="cellgate-replfuzz-replay-")
     Round(round_seed, seconds, os.path.join(base, "round"), stats, log).run()
+    stats["rounds"] = 1
     shutil.rmtree(base, ignore_errors=True)
     return stats
 
