@@ -137,7 +137,20 @@ class Node:
         d = harness.Daemon(self.dir, extra_args=args, fakeclock=True, port=port,
                            name="%s.%d" % (self.name, self.inc),
                            env={"FAKECLOCK_FILE": self.rnd.clock.path})
-        d.start()
+        try:
+            d.start()
+        except harness.DaemonError:
+            # Another process took the port meanwhile: a new one, and the
+            # followers told (they would wait for the old one forever).
+            if port is None or "already in use" not in d.log():
+                raise
+            d = harness.Daemon(self.dir, extra_args=args, fakeclock=True,
+                               name="%s.%d" % (self.name, self.inc),
+                               env={"FAKECLOCK_FILE": self.rnd.clock.path}).start()
+            self.daemon = d
+            for f in self.rnd.followers(self):
+                if f.alive():
+                    self.rnd.follow(f, self)
         self.daemon = d
         self._raw = None
         self.upstream = replicaof
