@@ -549,6 +549,12 @@ class Round:
     def f_restart_empty(self):
         self._restart_replica(True)
 
+    def shared_snapshots(self, node):
+        """Full syncs that met a snapshot under way (overlapping)."""
+        log = node.daemon.log()
+        return log.count("with the snapshot under way") + \
+            log.count("waiting for the next snapshot")
+
     def full_syncs_asked(self, node):
         return node.daemon.log().count("asks for synchronization: full resync")
 
@@ -563,6 +569,7 @@ class Round:
         assert p.cmd("CONFIG", "SET", "rdb-key-save-delay", delay) == b"+OK\r\n"
         self.step("overlap: rdb-key-save-delay %d on %s (%d keys); %s then %s full sync"
                   % (delay, p.name, keys, a.name, b.name))
+        shared = self.shared_snapshots(p)
         for x in (a, b):
             # NO ONE gives it an id the primary does not know: a full sync
             # (a snapshot started for it, or one under way it shares).
@@ -575,8 +582,7 @@ class Round:
                 self.burst(self.rng.randint(0, 100))
         self.burst(self.rng.randint(0, 100))
         assert p.cmd("CONFIG", "SET", "rdb-key-save-delay", 0) == b"+OK\r\n"
-        if "with the snapshot under way" in p.daemon.log() or \
-                "waiting for the next snapshot" in p.daemon.log():
+        if self.shared_snapshots(p) > shared:
             self.stats["overlaps_seen"] += 1
 
     def f_backlog_overflow(self):
@@ -676,6 +682,11 @@ class Round:
                 self.fail("a write WAIT acknowledged is missing after failover:\n" +
                           "\n".join(diff(old.name, strict, y.name, got)[:40]))
             self.stats["wait_checks"] += 1
+        elif y in same and offs[y] == best:
+            # Without WAIT nothing is promised; how often the most advanced
+            # replica had everything anyway is counted.
+            key = "kill9_nothing_lost" if fingerprint(y.raw()) == held else "kill9_lost"
+            self.stats[key] += 1
         for n in survivors:
             if n is not y and (n.upstream is old or self.rng.random() < 0.5):
                 self.follow(n, y)
@@ -807,7 +818,8 @@ def diff(na, a, nb, b):
 
 def new_stats():
     return {"rounds": 0, "steps": 0, "commands": 0, "checks": 0, "faults": {},
-            "overlaps_seen": 0, "wait_checks": 0, "journal_checks": 0}
+            "overlaps_seen": 0, "wait_checks": 0, "journal_checks": 0,
+            "kill9_nothing_lost": 0, "kill9_lost": 0}
 
 
 def run(seed, seconds, round_seconds=30.0, workdir=None, log=print, rounds=None):
