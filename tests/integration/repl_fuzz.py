@@ -642,7 +642,10 @@ class Round:
             if _int(rep) == len(mine):
                 strict = True
         held = fingerprint(old.raw())   # the writer is quiet: all it acknowledged
-        history = old.info()["master_replid"]
+        pinfo = old.info()
+        history = pinfo["master_replid"]
+        online = sum("state=online" in v for k, v in pinfo.items()
+                     if k.startswith("slave") and k[5:].isdigit())
         self.step("kill -9 primary %s" % old.name)
         old.kill9()
         survivors = [n for n in self.nodes if n is not old]
@@ -685,8 +688,19 @@ class Round:
         elif y in same and offs[y] == best:
             # Without WAIT nothing is promised; how often the most advanced
             # replica had everything anyway is counted.
-            key = "kill9_nothing_lost" if fingerprint(y.raw()) == held else "kill9_lost"
+            got = fingerprint(y.raw())
+            key = "kill9_nothing_lost" if got == held else "kill9_lost"
             self.stats[key] += 1
+            if got != held:
+                # A replica that was not online (resyncing after a fault)
+                # when the primary died is expected to lack writes.
+                self.stats["kill9_lost_all_online"] += online == len(mine)
+                self.step("  %s lacks %d keys' last writes (no WAIT: allowed; %d of %d "
+                          "replicas online)" % (y.name, len(diff("", held, "", got)),
+                                                online, len(mine)))
+                if os.environ.get("REPL_FUZZ_SHOW_LOSS"):
+                    self.say("\n".join(self.steps[-12:] + diff(old.name, held, y.name,
+                                                                   got)[:6]))
         for n in survivors:
             if n is not y and (n.upstream is old or self.rng.random() < 0.5):
                 self.follow(n, y)
@@ -819,7 +833,7 @@ def diff(na, a, nb, b):
 def new_stats():
     return {"rounds": 0, "steps": 0, "commands": 0, "checks": 0, "faults": {},
             "overlaps_seen": 0, "wait_checks": 0, "journal_checks": 0,
-            "kill9_nothing_lost": 0, "kill9_lost": 0}
+            "kill9_nothing_lost": 0, "kill9_lost": 0, "kill9_lost_all_online": 0}
 
 
 def run(seed, seconds, round_seconds=30.0, workdir=None, log=print, rounds=None):
