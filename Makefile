@@ -72,7 +72,8 @@ BENCH_PKGS := valgrind gnuplot-nox linux-perf nghttp2-client
 
 .PHONY: all run test test-unit test-integration bench-micro bench-journal \
         bench-replication bench-grpc sanitize \
-        bench bench-callgrind bench-perf deps clean check-deps fuzz test-fuzz docker-test \
+        bench bench-callgrind bench-perf deps clean check-deps fuzz test-fuzz repl-fuzz \
+        docker-test \
         install install-files uninstall deb deb-deps build-deps test-deb
 
 all: $(BIN)
@@ -324,6 +325,12 @@ bench-perf:
 # briefly. New inputs go to build-fuzz/, never into the committed corpus.
 FUZZ_SECONDS ?= 600
 FUZZ_CMD_SECONDS ?= $(FUZZ_SECONDS)
+# The replication fuzzer (tests/integration/repl_fuzz.py): real daemons, a
+# primary with replicas and faults between bursts of writes, for
+# REPL_FUZZ_SECONDS in make fuzz (REPL_FUZZ_SEED to choose its seed); make
+# test runs a round of each shape in the integration suite.
+REPL_FUZZ_SECONDS ?= $(FUZZ_SECONDS)
+REPL_FUZZ_SEED ?=
 FUZZ_BRIEF   ?= 5
 FUZZ_CMD_BRIEF ?= 20
 FUZZ_CFLAGS  := $(STD) $(WARN) -g -O1 -fsanitize=fuzzer,address,undefined \
@@ -370,6 +377,13 @@ fuzz: $(FUZZ_RESP) $(FUZZ_CONF) $(FUZZ_CMD) $(FUZZ_GRPC)
 	    -max_len=4096 build-fuzz/found-cmd tests/fuzz/corpus/cmd
 	./$(FUZZ_GRPC) -max_total_time=$(FUZZ_SECONDS) -print_final_stats=1 \
 	    build-fuzz/found-grpc tests/fuzz/corpus/grpc
+	$(MAKE) repl-fuzz
+
+# SANITIZE=1 runs it on the ASan+UBSan build.
+repl-fuzz: $(BIN)
+	CELLGATE_BIN=$(abspath $(BIN)) SANITIZE=$(SANITIZE) PYTHONDONTWRITEBYTECODE=1 \
+	  /usr/bin/python3 tests/integration/repl_fuzz.py \
+	  --seconds $(REPL_FUZZ_SECONDS) $(if $(REPL_FUZZ_SEED),--seed $(REPL_FUZZ_SEED))
 
 test-fuzz: $(FUZZ_RESP) $(FUZZ_CONF) $(FUZZ_CMD) $(FUZZ_GRPC)
 	@mkdir -p build-fuzz/brief-resp build-fuzz/brief-conf build-fuzz/brief-cmd \

@@ -193,6 +193,10 @@ struct dirty_rec {
 static struct dirty_rec *dirty;
 static size_t ndirty, dirty_cap;
 static bool journal_muted;          /* a flush writes one record, not one per key */
+/* keyspace_apply_record() is at work: its caller journals the record as
+ * it came (a replica's stream) or reads it from the journal (start-up), so
+ * the deletions, flushes and swaps it makes write none of their own. */
+static bool applying;
 static struct ks_buf jscratch;
 
 /* r's encoded state: a fixed-size state is its own encoding (see
@@ -295,7 +299,7 @@ journal_release(struct store_rec *r, uint32_t db)
     if (r->flags & KS_REC_DIRTY) {
         (void)keyspace_journal_drain(now);
     }
-    if (!journal_muted && r->expire_at > now) {
+    if (!journal_muted && !applying && r->expire_at > now) {
         ks_journal_effects++;
         (void)journal_add_del(db, store_rec_key(r), store_rec_keylen(r));
     }
@@ -307,7 +311,9 @@ keyspace_flush(int db)
     if (ks_journal_on) {
         (void)keyspace_journal_drain(clock_wall_now());
         ks_journal_effects++;
-        (void)journal_add_flush(db < 0 ? JOURNAL_ALL_DBS : (uint32_t)db);
+        if (!applying) {
+            (void)journal_add_flush(db < 0 ? JOURNAL_ALL_DBS : (uint32_t)db);
+        }
     }
     journal_muted = true;
     for (size_t i = 0; i < srv.ndbs; i++) {
@@ -427,7 +433,11 @@ keyspace_swap(int a, int b)
         /* Listed records name their database: write them under the old. */
         (void)keyspace_journal_drain(clock_wall_now());
         ks_journal_effects++;
-        (void)journal_add_swap((uint32_t)a, (uint32_t)b);
+        if (!applying) {
+            /* Written twice (here and as the stream's record), a swap
+             * would undo itself when the journal is read back. */
+            (void)journal_add_swap((uint32_t)a, (uint32_t)b);
+        }
     }
     struct store *t = srv.dbs[a];
     srv.dbs[a] = srv.dbs[b];
@@ -1096,9 +1106,9 @@ keyspace_restore(int db, uint8_t type, const char *key, size_t keylen,
 
 /* ---- applying an effect record ---------------------------------------- */
 
-int
-keyspace_apply_record(const struct journal_record *rec, int64_t now,
-                      char *err, size_t errlen)
+static int
+apply_record(const struct journal_record *rec, int64_t now, char *err,
+             size_t errlen)
 {
     bool all = rec->op == JOURNAL_FLUSH && rec->db == JOURNAL_ALL_DBS;
     if ((!all && rec->db >= srv.ndbs) ||
@@ -1133,4 +1143,14 @@ keyspace_apply_record(const struct journal_record *rec, int64_t now,
         }
         return 0;
     }
+}
+
+int
+keyspace_apply_record(const struct journal_record *rec, int64_t now,
+                      char *err, size_t errlen)
+{
+    applying = true;
+    int rc = apply_record(rec, now, err, errlen);
+    applying = false;
+    return rc;
 }

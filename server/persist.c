@@ -774,6 +774,7 @@ persist_rewrite_seq(uint64_t seq, char *err, size_t errlen)
         return -1;
     }
     if (pid == 0) {
+        server_child_close_sockets();
         char cerr[512];
         _exit(write_base_now(name, cerr, sizeof(cerr)) == 0 ? 0 : 1);
     }

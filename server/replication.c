@@ -108,6 +108,11 @@ static struct {
     char *in;                       /* bytes read, not yet used */
     size_t in_len, in_cap;
     int64_t transfer_left;          /* -1: the $len line is still due */
+    /* What +FULLRESYNC said, ours once its snapshot is loaded: until
+     * then the data is the old one, and so must be the id and offset we
+     * answer PSYNC with or continue from after a dropped link. */
+    char full_replid[41];
+    int64_t full_offset;
     int transfer_fd;
     char transfer_path[4300];
     struct resp_parser *parser;
@@ -345,6 +350,7 @@ start_snapshot(void)
         return false;
     }
     if (pid == 0) {
+        server_child_close_sockets();
         char err[256];
         _exit(snapshot_write(sync_path, err, sizeof(err)) == 0 ? 0 : 1);
     }
@@ -740,6 +746,10 @@ load_transfer(void)
         return;
     }
     unlink(upstream.transfer_path);
+    memcpy(srv.replid, upstream.full_replid, 41);
+    repl_offset = upstream.full_offset;
+    memcpy(replid2, NO_REPLID, 41);
+    second_offset = -1;
     /* Our own journal (appendonly) gets the loaded keys as records. */
     for (size_t i = 0; journal_is_open() && i < srv.ndbs; i++) {
         keyspace_journal_mark_all((int)i);
@@ -863,15 +873,17 @@ handshake_reply(const char *line)
     } else if (line[0] == '\0') {
         return true;                /* a keepalive while the primary waits */
     } else if (strncmp(line, "+FULLRESYNC ", 12) == 0 && strlen(line) > 53) {
-        memcpy(srv.replid, line + 12, 40);
-        srv.replid[40] = '\0';
-        (void)num_parse_i64(line + 53, strlen(line + 53), &repl_offset);
-        memcpy(replid2, NO_REPLID, 41);
-        second_offset = -1;
+        memcpy(upstream.full_replid, line + 12, 40);
+        upstream.full_replid[40] = '\0';
+        if (!num_parse_i64(line + 53, strlen(line + 53),
+                           &upstream.full_offset)) {
+            link_drop("bad +FULLRESYNC");
+            return false;
+        }
         upstream.state = LINK_TRANSFER;
         upstream.transfer_left = -1;
-        log_notice("Full resync from the primary: %s:%" PRId64, srv.replid,
-                   repl_offset);
+        log_notice("Full resync from the primary: %s:%" PRId64,
+                   upstream.full_replid, upstream.full_offset);
         return true;
     } else if (strncmp(line, "+CONTINUE", 9) == 0) {
         if (strlen(line) >= 50 && memcmp(line + 10, srv.replid, 40) != 0) {

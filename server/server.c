@@ -5,8 +5,11 @@
  */
 #include "server/server.h"
 
+#include <dirent.h>
 #include <errno.h>
+#include <stdlib.h>
 #include <sys/random.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -77,4 +80,35 @@ server_random_id(char out[41])
         out[2 * i + 1] = hex[raw[i] & 15];
     }
     out[40] = '\0';
+}
+
+static void
+close_if_socket(int fd)
+{
+    struct stat st;
+    if (fd > 2 && fstat(fd, &st) == 0 && S_ISSOCK(st.st_mode)) {
+        close(fd);
+    }
+}
+
+void
+server_child_close_sockets(void)
+{
+    DIR *d = opendir("/proc/self/fd");
+    if (d != NULL) {
+        struct dirent *e;
+        while ((e = readdir(d)) != NULL) {
+            if (e->d_name[0] >= '0' && e->d_name[0] <= '9' &&
+                atoi(e->d_name) != dirfd(d)) {
+                close_if_socket(atoi(e->d_name));
+            }
+        }
+        closedir(d);
+        return;
+    }
+    /* Without /proc: every descriptor the limit allows. */
+    long max = sysconf(_SC_OPEN_MAX);
+    for (long fd = 3; fd < (max > 0 && max < (1L << 20) ? max : 1L << 20); fd++) {
+        close_if_socket((int)fd);
+    }
 }

@@ -111,6 +111,14 @@ void server_request_shutdown(bool save);
 void server_random_bytes(unsigned char *buf, size_t len);
 void server_random_id(char out[41]);
 
+/* In a forked child that writes a file and exits (a snapshot, a journal
+ * rewrite): close every socket it inherited. Held by the child, a client's
+ * socket closed by the server (CLIENT KILL, a dropped replica) would stay
+ * open with no FIN until the child ended, and after a kill -9 of the
+ * server its listening ports would stay bound, so a restart could not
+ * listen on them. */
+void server_child_close_sockets(void);
+
 /* main.c: begin a graceful shutdown: stop listening, close clients, stop
  * timers; saves a snapshot first when save-interval is on (or as told). */
 void server_shutdown(const char *why);

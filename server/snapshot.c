@@ -251,6 +251,7 @@ snapshot_bgsave(char *err, size_t errlen)
         return -1;
     }
     if (pid == 0) {
+        server_child_close_sockets();
         /* The child only reads its copy of the keyspace and writes. */
         char cerr[256];
         _exit(save_to_disk(cerr, sizeof(cerr)) == 0 ? 0 : 1);

@@ -1,0 +1,895 @@
+"""The replication fuzzer: seeded random traffic on a primary with replicas,
+with faults between the bursts, and every key of every database compared
+on every node once their offsets match.
+
+    python3 tests/integration/repl_fuzz.py --seconds 600 [--seed N]
+    python3 tests/integration/repl_fuzz.py --round-seed S   # replay one round
+
+Each round starts three fresh daemons (appendonly yes, all on one fake wall
+clock: a single file they all read, so stepping it moves every node at
+once and TTLs compare exactly; replication's own timers run on the real
+monotonic clock), in a star (primary + 2 replicas) or a chain (primary ->
+r1 -> r2), with repl-backlog-size 1mb or 16kb. Then, until its time is up
+and for a bounded number of steps: a burst of writes to the primary over
+every key type and writing command (CL.THROTTLE, RL.FIXED/SLIDING/LOG/
+TIERS, GCRA, INCREX, RL.CHECK, DEL, MOVE, SWAPDB, FLUSHDB, FLUSHALL, SELECT,
+MULTI/EXEC, WAIT), sometimes a step of the clock, and a fault drawn at
+random:
+
+    link-drop         CLIENT KILL TYPE replica on a node that has replicas
+    restart-data      kill -9 of a replica, restarted on its data dir
+    restart-empty     kill -9 of a replica, restarted on an empty dir
+    overlap           two replicas ask for a full sync while the first
+                      one's snapshot child is still writing (held open by
+                      rdb-key-save-delay)
+    backlog-overflow  a replica stopped (SIGSTOP) while more than the
+                      backlog is written, its link killed, then continued:
+                      it must come back by a full sync
+    promote           REPLICAOF NO ONE on a replica while writes continue
+                      to it, then the others (the old primary too) follow it
+    kill-primary      kill -9 of the primary, the most advanced replica (or
+                      another) promoted, the others follow it, the old
+                      primary restarted (with its data or empty) as a replica
+    repoint           a replica follows another node (star <-> chain)
+    bgrewrite         BGREWRITEAOF on a node while the stream flows
+
+After each step (sometimes) and at the end of the round, once every node's
+offset equals its primary's (bounded wait), every key of every database on
+every node is compared: TYPE, PTTL and its state (GET of a CL.THROTTLE or
+INCREX key, RL.ENTRIES of a log, a PEEK ... MS of the other limiters).
+After a kill -9 preceded by a WAIT that every replica acknowledged, the new
+primary must hold exactly what the dead one held when WAIT answered; a node
+killed at a quiet point and restarted alone on its data (appendonly) must
+hold exactly what it held.
+
+A finding raises Finding with the round's seed and its step log; the
+round replays with --round-seed (the same draws; where a draw depends on
+what the daemons did, such as which replica is the most advanced after a
+kill -9, the steps may part from the logged ones).
+"""
+import argparse
+import os
+import random
+import shutil
+import signal
+import sys
+import tempfile
+import time
+import traceback
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+if HERE not in sys.path:
+    sys.path.insert(0, HERE)
+
+import harness  # noqa: E402
+
+DBS = 4                 # databases the traffic writes in (all 16 compared)
+ALL_DBS = 16
+NKEYS = 6               # names per key kind
+CONVERGE_S = 120 if harness.SANITIZE else 60
+STEPS_MAX = 40          # per round: every loop is bounded in count too
+
+LIMITS_YAML = """\
+domain: fz
+descriptors:
+  - key: remote_address
+    rate_limit: {unit: minute, requests_per_unit: 3}
+  - key: plan
+    value: gcra
+    rate_limit: {unit: second, requests_per_unit: 2, cellgate_algorithm: gcra}
+  - key: plan
+    value: sliding
+    rate_limit: {unit: minute, requests_per_unit: 4, cellgate_algorithm: sliding_window}
+"""
+
+# Each key name keeps its parameters, so a PEEK with them reads its state.
+GCRA_P = [(5, 1, 60), (2, 10, 1), (20, 3, 3600)]
+FIXED_P = [(5, 60, False), (3, 10, True), (100, 3600, False)]
+SLIDING_P = [(5, 60), (3, 10), (50, 3600)]
+LOG_P = [(5, (60, 10)), (3, (10, 2)), (20, (3600, 60))]
+TIERS_P = [(5, 1, 10, 10), (3, 2, 6, 30), (100, 60, 1000, 3600)]
+RGCRA_P = [(5, 10, "60"), (0, 1, "1.5"), (3, 2, "10")]
+
+
+class Finding(AssertionError):
+    pass
+
+
+def _int(reply):
+    return int(reply[1:-2])
+
+
+def _info(raw):
+    """INFO replication of a RawConn as a dict of str."""
+    b = raw.command("INFO", "replication")
+    text = b.split(b"\r\n", 1)[1].decode()
+    out = {}
+    for line in text.splitlines():
+        if ":" in line and not line.startswith("#"):
+            k, v = line.split(":", 1)
+            out[k] = v
+    return out
+
+
+class Node:
+    """One of a round's three daemons, across its incarnations."""
+
+    def __init__(self, rnd, name):
+        self.rnd = rnd
+        self.name = name
+        self.inc = 0
+        self.daemon = None
+        self.dir = None
+        self.upstream = None        # the Node it follows; None: a primary
+        self._raw = None
+
+    def start(self, empty, replicaof=None, extra=()):
+        """A new incarnation on the same port (its followers reconnect to
+        it), on its data dir or an empty one."""
+        port = self.daemon.port if self.daemon is not None else None
+        self.inc += 1
+        if empty or self.dir is None:
+            self.dir = os.path.join(self.rnd.dir, "%s.%d" % (self.name, self.inc))
+        args = ["--appendonly", "yes", "--limits-file", self.rnd.limits,
+                "--repl-backlog-size", self.rnd.backlog] + list(extra)
+        if replicaof is not None:
+            args += ["--replicaof", "127.0.0.1 %d" % replicaof.port]
+        d = harness.Daemon(self.dir, extra_args=args, fakeclock=True, port=port,
+                           name="%s.%d" % (self.name, self.inc),
+                           env={"FAKECLOCK_FILE": self.rnd.clock.path})
+        try:
+            d.start()
+        except harness.DaemonError:
+            # Another process took the port meanwhile: a new one, and the
+            # followers told (they would wait for the old one forever).
+            if port is None or "already in use" not in d.log():
+                raise
+            d = harness.Daemon(self.dir, extra_args=args, fakeclock=True,
+                               name="%s.%d" % (self.name, self.inc),
+                               env={"FAKECLOCK_FILE": self.rnd.clock.path}).start()
+            self.daemon = d
+            for f in self.rnd.followers(self):
+                if f.alive():
+                    self.rnd.follow(f, self)
+        self.daemon = d
+        self._raw = None
+        self.upstream = replicaof
+        return self
+
+    @property
+    def port(self):
+        return self.daemon.port
+
+    def alive(self):
+        return self.daemon is not None and self.daemon.alive()
+
+    def raw(self):
+        if self._raw is None:
+            self._raw = self.daemon.raw(timeout=30)
+        return self._raw
+
+    def cmd(self, *args):
+        try:
+            return self.raw().command(*args)
+        except (OSError, EOFError, TimeoutError):
+            self._raw = None
+            raise
+
+    def info(self):
+        return _info(self.raw())
+
+    def kill9(self):
+        d = self.daemon
+        self.rnd.check_clean(self)
+        d.proc.kill()
+        d.proc.wait(10)
+        d.stopped = True
+        d.close_clients()
+        with harness._live_lock:
+            if d in harness._live:
+                harness._live.remove(d)
+        self._raw = None
+
+    def stop(self):
+        self._raw = None
+        return self.daemon.stop() if self.daemon is not None else []
+
+
+class Round:
+    """One round: three nodes, a bounded number of steps, seeded."""
+
+    def __init__(self, seed, seconds, workdir, stats, log=print, topology=None,
+                 backlog=None):
+        self.seed = seed
+        self.rng = random.Random(seed)
+        self.deadline = time.monotonic() + seconds
+        self.dir = workdir
+        self.stats = stats
+        self.say = log
+        self.steps = []
+        self.backlog = self.rng.choice(["1mb", "16kb"])
+        self.topology = self.rng.choice(["star", "chain"])
+        self.backlog = backlog or self.backlog
+        self.topology = topology or self.topology
+        os.makedirs(workdir, exist_ok=True)
+        self.limits = os.path.join(workdir, "limits")
+        os.makedirs(self.limits, exist_ok=True)
+        with open(os.path.join(self.limits, "fz.yaml"), "w") as f:
+            f.write(LIMITS_YAML)
+        self.clock = harness.FakeClock(os.path.join(workdir, "clock"))
+        self.nodes = [Node(self, n) for n in ("n0", "n1", "n2")]
+        self.primary = None
+        self.writer_db = 0
+        self.writer = None
+
+    # ---- the log a finding prints -----------------------------------------
+
+    def step(self, text):
+        self.steps.append(text)
+
+    def fail(self, what):
+        tail = "\n".join("  %3d %s" % (i, s) for i, s in enumerate(self.steps))
+        logs = []
+        for n in self.nodes:
+            if n.daemon is not None:
+                logs.append("--- %s (%s) ---\n%s" % (n.daemon.name, n.daemon.log_path,
+                                                     harness.log_tail(n.daemon.log(), 40)))
+        raise Finding("replication fuzzer finding: %s\nround seed %d (replay: python3 "
+                      "tests/integration/repl_fuzz.py --round-seed %d)\nbacklog %s, "
+                      "topology %s\nsteps:\n%s\n%s"
+                      % (what, self.seed, self.seed, self.backlog, self.topology, tail,
+                         "\n".join(logs)))
+
+    def check_clean(self, node):
+        problems = node.daemon.check_alive()
+        if problems:
+            self.fail("%s: %s" % (node.daemon.name, "; ".join(problems)))
+
+    # ---- topology ---------------------------------------------------------
+
+    def live(self):
+        return [n for n in self.nodes if n.alive()]
+
+    def replicas(self):
+        return [n for n in self.nodes if n.upstream is not None]
+
+    def followers(self, node):
+        return [n for n in self.nodes if n.upstream is node]
+
+    def chain_of(self, node):
+        seen = []
+        while node is not None and node not in seen:
+            seen.append(node)
+            node = node.upstream
+        return seen
+
+    def start(self):
+        n0, n1, n2 = self.nodes
+        for n in self.nodes:
+            n.start(empty=True)
+        self.primary = n0
+        self.step("start %s topology, backlog %s" % (self.topology, self.backlog))
+        self.follow(n1, n0)
+        self.follow(n2, n1 if self.topology == "chain" else n0)
+        self.connect_writer()
+
+    def follow(self, node, upstream):
+        got = node.cmd("REPLICAOF", "127.0.0.1", upstream.port)
+        # "+OK Already connected to specified master" when it already does.
+        if not got.startswith(b"+OK"):
+            self.fail("%s answered %r to REPLICAOF" % (node.name, got))
+        node.upstream = upstream
+        self.step("%s REPLICAOF %s" % (node.name, upstream.name))
+
+    def connect_writer(self):
+        self.writer = self.primary.raw()
+        self.writer_db = 0
+        self.writer.command("SELECT", 0)
+
+    # ---- traffic ----------------------------------------------------------
+
+    def key(self, kind):
+        r = self.rng
+        # Now and then a name of another kind: WRONGTYPE must be alike too.
+        if r.random() < 0.03:
+            kind = r.choice(["g", "f", "s", "l", "t", "r", "c", "x"])
+        return "%s:%d" % (kind, r.randrange(NKEYS))
+
+    def expiry(self):
+        r = self.rng
+        now_ms = self.clock.ns // 1000000
+        return r.choice([["EX", r.randint(1, 120)], ["PX", r.randint(1, 90000)],
+                         ["EXAT", now_ms // 1000 + r.randint(-5, 100)],
+                         ["PXAT", now_ms + r.randint(-500, 60000)], ["PERSIST"]])
+
+    def command(self):
+        """One random write (or read) for the primary."""
+        r = self.rng
+        w = r.random()
+        if w < 0.14:
+            k = self.key("g")
+            b, c, p = GCRA_P[int(k[-1]) % 3]
+            args = ["CL.THROTTLE", k, b, c, p]
+            if r.random() < 0.4:
+                args.append(r.choice([0, 1, 2, 3, 30]))
+            return args
+        if w < 0.24:
+            k = self.key("f")
+            lim, win, align = FIXED_P[int(k[-1]) % 3]
+            args = ["RL.FIXED", k, lim, win]
+            if r.random() < 0.4:
+                args += ["COST", r.choice([-2, 0, 1, 2, 4])]
+            if align:
+                args.append("ALIGN")
+            return args
+        if w < 0.32:
+            k = self.key("s")
+            lim, win = SLIDING_P[int(k[-1]) % 3]
+            args = ["RL.SLIDING", k, lim, win]
+            if r.random() < 0.3:
+                args += ["COST", r.choice([-1, 1, 2, 3])]
+            return args
+        if w < 0.42:
+            k = self.key("l")
+            lim, wins = LOG_P[int(k[-1]) % 3]
+            args = ["RL.LOG", k, lim, r.choice(wins)]
+            if r.random() < 0.3:
+                args += ["COST", r.choice([-1, 1, 2])]
+            if r.random() < 0.6:
+                args += ["META", r.choice(["alice", "bob", "", "x" * r.randint(1, 40)])]
+            return args
+        if w < 0.50:
+            k = self.key("t")
+            spec = TIERS_P[int(k[-1]) % 3]
+            if r.random() < 0.3:
+                spec = spec[:2]             # a call with fewer tiers
+            args = ["RL.TIERS", k] + list(spec)
+            if r.random() < 0.3:
+                args += ["COST", r.choice([-1, 1, 2, 5])]
+            return args
+        if w < 0.56:
+            k = self.key("r")
+            b, t, p = RGCRA_P[int(k[-1]) % 3]
+            args = ["GCRA", k, b, t, p]
+            if r.random() < 0.3:
+                args += ["TOKENS", r.choice([1, 2, 5])]
+            return args
+        if w < 0.66:
+            k = self.key(r.choice(["c", "x"]))
+            args = ["INCREX", k]
+            if k.startswith("x"):
+                args += ["BYFLOAT", r.choice(["1.5", "-0.25", "3e2", "0.1"])]
+            elif r.random() < 0.8:
+                args += ["BYINT", r.randint(-5, 10)]
+            if r.random() < 0.3:
+                args += ["UBOUND", r.randint(5, 50)]
+                if r.random() < 0.5:
+                    args.append("SATURATE")
+            if r.random() < 0.6:
+                args += self.expiry()
+                if args[-1] != "PERSIST" and r.random() < 0.3:
+                    args.append("ENX")
+            if r.random() < 0.15:
+                args.append(r.choice(["NX", "XX"]))
+            return args
+        if w < 0.70:
+            return ["RL.CHECK", "fz", r.choice(
+                ["remote_address=10.0.0.%d" % r.randrange(4), "plan=gcra", "plan=sliding"])]
+        if w < 0.75:
+            return ["DEL"] + [self.key(r.choice("gfsltrcx")) for _ in range(r.randint(1, 3))]
+        if w < 0.79:
+            return ["MOVE", self.key(r.choice("gfsltrcx")), r.randrange(DBS)]
+        if w < 0.80:
+            return ["SWAPDB", r.randrange(DBS), r.randrange(DBS)]
+        if w < 0.805:
+            return ["FLUSHDB"]
+        if w < 0.807:
+            return ["FLUSHALL"]
+        if w < 0.86:
+            return ["SELECT", r.randrange(DBS)]
+        if w < 0.87:
+            return ["WAIT", r.randint(0, 2), r.choice([0, 1, 20])]
+        if w < 0.90:
+            return ["CL.THROTTLE", self.key("g"), 5, 1, 60, 1, "PEEK"]
+        return ["CL.THROTTLE", self.key("g"), 5, 1, 60]
+
+    def burst(self, n, to=None):
+        """n commands (MULTI blocks count as one) to the primary, pipelined
+        in batches; every reply read. Returns the commands sent."""
+        r = self.rng
+        node = to or self.primary
+        conn = self.writer
+        sent = 0
+        batch = []
+        for _ in range(n):
+            if r.random() < 0.05:
+                block = [["MULTI"]] + [self.command() for _ in range(r.randint(1, 5))]
+                block = [c for c in block if c[0] not in ("WAIT", "SELECT")]
+                block.append(["EXEC"])
+                batch += block
+            else:
+                c = self.command()
+                if c[0] == "WAIT" and c[2] == 0:
+                    c[2] = 1                # never block without a bound
+                batch.append(c)
+            if len(batch) >= 32:
+                sent += self._send(conn, node, batch)
+                batch = []
+        if batch:
+            sent += self._send(conn, node, batch)
+        self.stats["commands"] += sent
+        return sent
+
+    def _send(self, conn, node, batch):
+        conn.send(b"".join(harness.resp_command(*c) for c in batch))
+        for c in batch:
+            try:
+                rep = conn.reply_bytes(timeout=30)
+            except (OSError, EOFError, TimeoutError) as e:
+                self.fail("%s stopped answering the writer (%r) at %r" % (node.name, e, c))
+            if rep.startswith((b"-READONLY", b"-NOREPLICAS", b"-OOM", b"-LOADING")):
+                self.fail("%s answered %r to %r" % (node.name, rep, c))
+            if c[0] == "SELECT" and rep == b"+OK\r\n":
+                self.writer_db = int(c[1])
+        return len(batch)
+
+    # ---- waiting and comparing -------------------------------------------
+
+    def wait(self, what, pred, timeout=CONVERGE_S):
+        deadline = time.monotonic() + timeout
+        while True:
+            v = pred()
+            if v:
+                return v
+            if time.monotonic() >= deadline:
+                self.fail("timed out after %d s waiting for %s" % (timeout, what))
+            time.sleep(0.02)
+
+    def offsets_match(self):
+        """Every replica up and at its upstream's offset (read upstream
+        first: an upstream only grows, so equality is exact)."""
+        for n in self.live():
+            self.check_clean(n)
+        p = self.primary.info()
+        if p.get("role") != "master":
+            return False
+        want = int(p["master_repl_offset"])
+        for n in self.replicas():
+            i = n.info()
+            if i.get("master_link_status") != "up" or \
+                    int(i["slave_repl_offset"]) != want or \
+                    i.get("master_port") != str(n.upstream.port):
+                return False
+        again = int(self.primary.info()["master_repl_offset"])
+        return again == want
+
+    def converge(self, why):
+        """Bounded wait for matching offsets, then the same keys on every
+        node (retried while offsets move: a PING may pass meanwhile)."""
+        self.stats["checks"] += 1
+        self.step("check (%s)" % why)
+        deadline = time.monotonic() + CONVERGE_S
+        last = None
+        while True:
+            self.wait("matching offsets", self.offsets_match,
+                      max(1.0, deadline - time.monotonic()))
+            prints = [(n, fingerprint(n.raw())) for n in [self.primary] + self.replicas()]
+            base = prints[0][1]
+            bad = [(n, fp) for n, fp in prints[1:] if fp != base]
+            if not bad:
+                return base
+            last = (prints[0][0], base, bad)
+            if time.monotonic() >= deadline:
+                break
+            time.sleep(0.1)
+        p, base, bad = last
+        lines = []
+        for n, fp in bad:
+            lines += diff(p.name, base, n.name, fp)
+        self.fail("the nodes differ after their offsets matched:\n" + "\n".join(lines[:40]))
+
+    # ---- faults -----------------------------------------------------------
+
+    def fault(self):
+        r = self.rng
+        kinds = ["link-drop", "restart-data", "restart-empty", "overlap",
+                 "backlog-overflow", "promote", "kill-primary", "repoint", "bgrewrite"]
+        kind = r.choice(kinds)
+        self.stats["faults"][kind] = self.stats["faults"].get(kind, 0) + 1
+        getattr(self, "f_" + kind.replace("-", "_"))()
+        return kind
+
+    def f_link_drop(self):
+        ups = [n for n in self.live() if self.followers(n)]
+        x = self.rng.choice(ups)
+        got = x.cmd("CLIENT", "KILL", "TYPE", "replica")
+        self.step("link-drop: CLIENT KILL TYPE replica on %s -> %r" % (x.name, got))
+        self.burst(self.rng.randint(0, 60))
+
+    def _restart_replica(self, empty):
+        x = self.rng.choice(self.replicas())
+        up = x.upstream
+        # Sometimes from a quiet, converged point: then its journal must
+        # give back exactly what it held.
+        held = None
+        if not empty and self.rng.random() < 0.5:
+            held = self.converge("before kill -9 of %s" % x.name)
+        self.step("kill -9 %s (replica of %s), restart %s"
+                  % (x.name, up.name, "empty" if empty else "on its data"))
+        x.kill9()
+        if held is not None:
+            self.restart_alone(x, held)
+            self.follow(x, up)
+            self.burst(self.rng.randint(0, 40))
+            return
+        self.burst(self.rng.randint(0, 80))
+        if self.rng.random() < 0.5:
+            x.start(empty=empty, replicaof=up)
+            self.step("  %s started with --replicaof %s" % (x.name, up.name))
+        else:
+            x.start(empty=empty)
+            self.follow(x, up)
+        self.burst(self.rng.randint(0, 40))
+
+    def restart_alone(self, x, held):
+        """x restarted on its data as a primary of its own: it must hold
+        `held`, what it held when it was killed."""
+        x.start(empty=False)
+        self.step("  %s restarted on its data alone: it must hold what it held" % x.name)
+        got = fingerprint(x.raw())
+        if got != held:
+            self.fail("%s lost or changed keys across kill -9 and a restart on its "
+                      "journal:\n%s" % (x.name, "\n".join(diff("before", held, "after",
+                                                                  got)[:40])))
+        self.stats["journal_checks"] += 1
+
+    def f_restart_data(self):
+        self._restart_replica(False)
+
+    def f_restart_empty(self):
+        self._restart_replica(True)
+
+    def shared_snapshots(self, node):
+        """Full syncs that met a snapshot under way (overlapping)."""
+        log = node.daemon.log()
+        return log.count("with the snapshot under way") + \
+            log.count("waiting for the next snapshot")
+
+    def full_syncs_asked(self, node):
+        return node.daemon.log().count("asks for synchronization: full resync")
+
+    def f_overlap(self):
+        """Two replicas of the primary ask for a full sync, the second while
+        the first one's snapshot is still being written."""
+        p = self.primary
+        a, b = self.rng.sample(self.replicas(), 2)
+        keys = sum(_int(p.cmd("SELECT", db) and p.cmd("DBSIZE")) for db in range(ALL_DBS))
+        delay = max(1000, min(50000, 1500000 // max(1, keys)))
+        p.cmd("SELECT", 0)
+        assert p.cmd("CONFIG", "SET", "rdb-key-save-delay", delay) == b"+OK\r\n"
+        self.step("overlap: rdb-key-save-delay %d on %s (%d keys); %s then %s full sync"
+                  % (delay, p.name, keys, a.name, b.name))
+        shared = self.shared_snapshots(p)
+        for x in (a, b):
+            # NO ONE gives it an id the primary does not know: a full sync
+            # (a snapshot started for it, or one under way it shares).
+            before = self.full_syncs_asked(p)
+            assert x.cmd("REPLICAOF", "NO", "ONE") == b"+OK\r\n"
+            self.follow(x, p)
+            self.wait("%s to ask %s for a full sync" % (x.name, p.name),
+                      lambda: self.full_syncs_asked(p) > before, 30)
+            if x is a:
+                self.burst(self.rng.randint(0, 100))
+        self.burst(self.rng.randint(0, 100))
+        assert p.cmd("CONFIG", "SET", "rdb-key-save-delay", 0) == b"+OK\r\n"
+        if self.shared_snapshots(p) > shared:
+            self.stats["overlaps_seen"] += 1
+
+    def f_backlog_overflow(self):
+        """A replica is stopped while more than the backlog is written to
+        its upstream, then its link is killed: it needs a full sync."""
+        x = self.rng.choice(self.replicas())
+        up = x.upstream
+        size = 16384 if self.backlog == "16kb" else 1 << 20
+        self.step("backlog-overflow: SIGSTOP %s, more than %d bytes to %s"
+                  % (x.name, size, up.name))
+        os.kill(x.daemon.proc.pid, signal.SIGSTOP)
+        try:
+            start = int(_info(self.writer)["master_repl_offset"])
+            for _ in range(200):
+                self.burst(100)
+                if int(_info(self.writer)["master_repl_offset"]) - start > size + 4096:
+                    break
+            got = up.cmd("CLIENT", "KILL", "TYPE", "replica")
+            self.step("  CLIENT KILL TYPE replica on %s -> %r" % (up.name, got))
+        finally:
+            os.kill(x.daemon.proc.pid, signal.SIGCONT)
+        self.burst(self.rng.randint(0, 50))
+
+    def f_promote(self):
+        """REPLICAOF NO ONE on a replica; writes go to it at once; the others
+        follow it (the old primary too)."""
+        y = self.rng.choice(self.replicas())
+        old = self.primary
+        assert y.cmd("REPLICAOF", "NO", "ONE") == b"+OK\r\n"
+        y.upstream = None
+        self.primary = y
+        self.connect_writer()
+        self.step("promote %s (the primary was %s)" % (y.name, old.name))
+        self.burst(self.rng.randint(0, 60))
+        for n in self.rng.sample(self.nodes, 3):
+            if n is not y and (n.upstream is None or n.upstream is not y
+                               and self.rng.random() < 0.7):
+                self.follow(n, y)
+                self.burst(self.rng.randint(0, 30))
+        self.fix_cycles()
+
+    def fix_cycles(self):
+        for n in self.nodes:
+            if n.upstream is not None and self.primary not in self.chain_of(n):
+                self.follow(n, self.primary)
+
+    def f_kill_primary(self):
+        """kill -9 of the primary; the most advanced replica (sometimes
+        another) takes over. After a WAIT every replica acknowledged, the
+        new primary must hold what the dead one held."""
+        old = self.primary
+        strict = None
+        mine = self.followers(old)
+        if self.rng.random() < 0.6:
+            rep = self.writer.command("WAIT", len(mine), 5000)
+            self.step("WAIT %d 5000 on %s -> %r" % (len(mine), old.name, rep))
+            if _int(rep) == len(mine):
+                strict = True
+        held = fingerprint(old.raw())   # the writer is quiet: all it acknowledged
+        pinfo = old.info()
+        history = pinfo["master_replid"]
+        online = sum("state=online" in v for k, v in pinfo.items()
+                     if k.startswith("slave") and k[5:].isdigit())
+        self.step("kill -9 primary %s" % old.name)
+        old.kill9()
+        survivors = [n for n in self.nodes if n is not old]
+        self.wait("the survivors to see their links down", lambda: all(
+            n.info().get("master_link_status") == "down"
+            for n in survivors if n.upstream is old), 30)
+        # What each survivor has: a chain's second hop may still be passing
+        # on what its upstream got.
+        self.wait("the second hop to settle", lambda: all(
+            n.upstream is old or n.info().get("master_link_status") != "up" or
+            int(n.info()["slave_repl_offset"]) ==
+            int(n.upstream.info()["slave_repl_offset"]) for n in survivors), 30)
+        # Offsets compare within one history (replication ID) only: a
+        # survivor still on an older one (its full sync cut short) is
+        # behind whatever its offset says.
+        infos = {n: n.info() for n in survivors}
+        offs = {n: int(i["slave_repl_offset"]) for n, i in infos.items()}
+        same = [n for n in survivors if infos[n]["master_replid"] == history]
+        best = max([offs[n] for n in same] or [-1])
+        if same and self.rng.random() < 0.8:
+            y = self.rng.choice([n for n in same if offs[n] == best])
+        else:
+            y = self.rng.choice(survivors)
+        # Each of `mine` acknowledged everything WAIT waited for.
+        strict = held if strict and mine and y in same and \
+            offs[y] >= min(offs[n] for n in mine) else None
+        assert y.cmd("REPLICAOF", "NO", "ONE") == b"+OK\r\n"
+        y.upstream = None
+        self.primary = y
+        self.step("promote %s (offsets %s)" % (
+            y.name, ", ".join("%s=%d" % (n.name, o) for n, o in sorted(
+                offs.items(), key=lambda t: t[0].name))))
+        if strict is not None:
+            self.step("  it must hold what %s held when WAIT answered" % old.name)
+            got = fingerprint(y.raw())
+            if got != strict:
+                self.fail("a write WAIT acknowledged is missing after failover:\n" +
+                          "\n".join(diff(old.name, strict, y.name, got)[:40]))
+            self.stats["wait_checks"] += 1
+        elif y in same and offs[y] == best:
+            # Without WAIT nothing is promised; how often the most advanced
+            # replica had everything anyway is counted.
+            got = fingerprint(y.raw())
+            key = "kill9_nothing_lost" if got == held else "kill9_lost"
+            self.stats[key] += 1
+            if got != held:
+                # A replica that was not online (resyncing after a fault)
+                # when the primary died is expected to lack writes.
+                self.stats["kill9_lost_all_online"] += online == len(mine)
+                self.step("  %s lacks %d keys' last writes (no WAIT: allowed; %d of %d "
+                          "replicas online)" % (y.name, len(diff("", held, "", got)),
+                                                online, len(mine)))
+                if os.environ.get("REPL_FUZZ_SHOW_LOSS"):
+                    self.say("\n".join(self.steps[-12:] + diff(old.name, held, y.name,
+                                                                   got)[:6]))
+        for n in survivors:
+            if n is not y and (n.upstream is old or self.rng.random() < 0.5):
+                self.follow(n, y)
+        self.fix_cycles()
+        self.connect_writer()
+        self.burst(self.rng.randint(0, 60))
+        empty = self.rng.random() < 0.5
+        if not empty and self.rng.random() < 0.5:
+            self.restart_alone(old, held)
+            self.follow(old, y)
+        else:
+            old.start(empty=empty, replicaof=y)
+            self.step("  %s restarted %s with --replicaof %s"
+                      % (old.name, "empty" if empty else "on its data", y.name))
+        self.burst(self.rng.randint(0, 40))
+
+    def f_repoint(self):
+        x = self.rng.choice(self.replicas())
+        options = [n for n in self.nodes if n is not x and n is not x.upstream
+                   and x not in self.chain_of(n)]
+        if not options:
+            self.step("repoint: nothing to do")
+            return
+        self.follow(x, self.rng.choice(options))
+        self.burst(self.rng.randint(0, 40))
+
+    def f_bgrewrite(self):
+        x = self.rng.choice(self.live())
+        got = x.cmd("BGREWRITEAOF")
+        self.step("BGREWRITEAOF on %s -> %r" % (x.name, got))
+        self.burst(self.rng.randint(0, 80))
+
+    def clock_step(self):
+        r = self.rng
+        ms = r.choice([1, 250, 999, 1000, 1500, 5000, 11000, 61000, 3600000])
+        self.clock.advance(ms=ms)
+        self.step("clock +%d ms" % ms)
+
+    # ---- the round --------------------------------------------------------
+
+    def run(self):
+        try:
+            self._run()
+        except Finding:
+            raise
+        except Exception:
+            # A step that broke (a reply not as expected, a daemon that
+            # stopped answering): reported with the seed and steps too.
+            self.fail("a step failed:\n" + traceback.format_exc())
+
+    def _run(self):
+        try:
+            self.start()
+            self.burst(self.rng.randint(50, 200))
+            self.converge("after the first sync")
+            for i in range(STEPS_MAX):
+                if time.monotonic() >= self.deadline:
+                    break
+                if self.rng.random() < 0.3:
+                    self.clock_step()
+                n = self.burst(self.rng.randint(10, 300))
+                self.step("burst of %d to %s" % (n, self.primary.name))
+                kind = self.fault()
+                self.stats["steps"] += 1
+                if self.rng.random() < 0.4:
+                    self.converge("after %s" % kind)
+            if self.rng.random() < 0.5:
+                self.clock_step()
+            self.converge("end of the round")
+        finally:
+            problems = []
+            for n in self.nodes:
+                if n.daemon is not None and not n.daemon.stopped:
+                    problems += ["%s: %s" % (n.daemon.name, p) for p in n.stop()]
+        if problems:
+            self.fail("; ".join(problems))
+
+
+def fingerprint(raw):
+    """Every key of every database: TYPE, PTTL and its state read without
+    changing it."""
+    out = {}
+    for db in range(ALL_DBS):
+        raw.command("SELECT", db)
+        keys = raw.command("KEYS", "*")
+        for k in sorted(keys.split(b"\r\n")[2::2]):
+            t = raw.command("TYPE", k)
+            entry = [t, raw.command("PTTL", k)]
+            entry += [raw.command(*a) for a in state_reads(k, t)]
+            out[(db, k)] = tuple(entry)
+    raw.command("SELECT", 0)
+    return out
+
+
+def state_reads(k, t):
+    """Reads that show a key's state: its parameters follow from its name
+    (RL.CHECK's keys and names of another kind get default ones)."""
+    try:
+        i = int(k[-1:]) % 3
+    except ValueError:
+        i = 0
+    kind = k[:2]
+    if t == b"+gcra\r\n" or t == b"+string\r\n":
+        return [("GET", k)]
+    if t == b"+fixed\r\n":
+        lim, win, align = FIXED_P[i] if kind == b"f:" else (3, 60, False)
+        return [("RL.FIXED", k, lim, win, "PEEK", "MS") + (("ALIGN",) if align else ())]
+    if t == b"+sliding\r\n":
+        lim, win = SLIDING_P[i] if kind == b"s:" else (4, 60)
+        return [("RL.SLIDING", k, lim, win, "PEEK", "MS")]
+    if t == b"+log\r\n":
+        lim, wins = LOG_P[i] if kind == b"l:" else (5, (60,))
+        return [("RL.ENTRIES", k, "COUNT", 100000),
+                ("RL.LOG", k, lim, wins[0], "PEEK", "MS")]
+    if t == b"+tiers\r\n":
+        spec = TIERS_P[i] if kind == b"t:" else (5, 1)
+        return [("RL.TIERS", k) + tuple(spec) + ("PEEK", "MS")]
+    return []
+
+
+def diff(na, a, nb, b):
+    lines = []
+    for key in sorted(set(a) | set(b)):
+        if a.get(key) != b.get(key):
+            lines.append("db %d key %r: %s %r / %s %r" % (key[0], key[1], na, a.get(key),
+                                                       nb, b.get(key)))
+    return lines
+
+
+def new_stats():
+    return {"rounds": 0, "steps": 0, "commands": 0, "checks": 0, "faults": {},
+            "overlaps_seen": 0, "wait_checks": 0, "journal_checks": 0,
+            "kill9_nothing_lost": 0, "kill9_lost": 0, "kill9_lost_all_online": 0}
+
+
+def run(seed, seconds, round_seconds=30.0, workdir=None, log=print, rounds=None):
+    """Rounds of about round_seconds each until `seconds` are spent (or
+    `rounds` of them), seeds seed*1000+i. Raises Finding; returns the
+    stats. The work directories of passing rounds are removed."""
+    stats = new_stats()
+    base = workdir or tempfile.mkdtemp(prefix="cellgate-replfuzz-")
+    end = time.monotonic() + seconds
+    t0 = time.monotonic()
+    i = 0
+    while time.monotonic() < end and (rounds is None or i < rounds) and i < 100000:
+        rs = seed * 1000 + i
+        left = end - time.monotonic()
+        rnd = Round(rs, min(round_seconds, max(1.0, left)),
+                    os.path.join(base, "round-%d" % rs), stats, log)
+        rnd.run()
+        stats["rounds"] += 1
+        log("round %d (seed %d, %s, backlog %s): %d steps, %d commands so far, %.0f s"
+            % (i, rs, rnd.topology, rnd.backlog, len(rnd.steps), stats["commands"],
+               time.monotonic() - t0))
+        shutil.rmtree(rnd.dir, ignore_errors=True)
+        i += 1
+    stats["seconds"] = round(time.monotonic() - t0, 1)
+    if workdir is None:
+        shutil.rmtree(base, ignore_errors=True)
+    return stats
+
+
+def replay(round_seed, seconds=60.0, log=print):
+    stats = new_stats()
+    base = tempfile.mkdtemp(prefix="cellgate-replfuzz-replay-")
+    Round(round_seed, seconds, os.path.join(base, "round"), stats, log).run()
+    stats["rounds"] = 1
+    shutil.rmtree(base, ignore_errors=True)
+    return stats
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--seconds", type=float, default=600)
+    ap.add_argument("--seed", type=int, default=None)
+    ap.add_argument("--round-seconds", type=float, default=30)
+    ap.add_argument("--round-seed", type=int, default=None,
+                    help="replay one round (its steps; not the daemons' timing)")
+    a = ap.parse_args()
+    if a.round_seed is not None:
+        stats = replay(a.round_seed, a.round_seconds)
+    else:
+        seed = a.seed if a.seed is not None else random.SystemRandom().randrange(1 << 20)
+        print("repl-fuzz: seed %d, %d s, binary %s (SANITIZE=%s)"
+              % (seed, a.seconds, harness.BIN, harness.SANITIZE), flush=True)
+        stats = run(seed, a.seconds, a.round_seconds,
+                    log=lambda s: print(s, flush=True))
+    print("repl-fuzz: no finding: %s" % stats)
+
+
+if __name__ == "__main__":
+    main()
