@@ -40,9 +40,13 @@ FINAL_CFLAGS  := $(STD) $(WARN) $(OPT) $(DEBUG) $(SAN) -I. -I$(BUILD)/gen \
                  $(DEPS_CFLAGS) $(CFLAGS)
 FINAL_LDFLAGS := $(SAN) $(LDFLAGS)
 
-LIB_SRC  := $(wildcard lib/*.c) $(wildcard protocol/*.c) \
-            $(wildcard algorithms/*.c) $(wildcard conf/*.c) \
-            $(filter-out server/main.c,$(wildcard server/*.c))
+# Every .c under the source folders, subfolders (server/'s wings) included:
+# a new file or folder is built without naming it here, and check-deps
+# fails if one is not.
+SRC_DIRS := lib protocol algorithms conf server
+ALL_SRC  := $(sort $(shell find $(SRC_DIRS) -name '*.c'))
+ALL_HDR  := $(sort $(shell find $(SRC_DIRS) -name '*.h'))
+LIB_SRC  := $(filter-out server/main.c,$(ALL_SRC))
 # The gRPC messages: C generated from protocol/*.proto by protoc-c.
 PROTOS   := $(wildcard protocol/*.proto)
 PB_SRC   := $(PROTOS:%.proto=$(BUILD)/gen/%.pb-c.c)
@@ -356,12 +360,12 @@ $(FUZZ_CONF): $(FUZZ_CONF_SRC) conf/conf.h conf/options.h $(wildcard lib/*.h)
 	@mkdir -p build-fuzz
 	clang $(FUZZ_CFLAGS) -o $@ $(FUZZ_CONF_SRC)
 
-$(FUZZ_CMD): $(FUZZ_CMD_SRC) $(wildcard */*.h)
+$(FUZZ_CMD): $(FUZZ_CMD_SRC) $(ALL_HDR)
 	@mkdir -p build-fuzz
 	clang $(FUZZ_CFLAGS) -Dmain=cellgate_main -o $@ $(FUZZ_CMD_SRC) \
 	    $(DEPS_LIBS) -lm
 
-$(FUZZ_GRPC): $(FUZZ_GRPC_SRC) $(wildcard */*.h)
+$(FUZZ_GRPC): $(FUZZ_GRPC_SRC) $(ALL_HDR)
 	@mkdir -p build-fuzz
 	clang $(FUZZ_CFLAGS) -Dmain=cellgate_main -o $@ $(FUZZ_GRPC_SRC) \
 	    $(DEPS_LIBS) -lm

@@ -8,7 +8,7 @@
 #include "server/commands.h"
 
 #include "server/cmd.h"
-#include "server/handlers.h"
+#include "server/handlers/handlers.h"
 
 /* Statistics start at zero (INFO commandstats, # Limits). */
 #define NO_STATS { 0, 0, 0, 0, 0, 0, { 0 } }

@@ -14,11 +14,11 @@
 #include "server/cmd.h"
 #include "server/keyspace.h"
 #include "server/log.h"
-#include "server/persist.h"
-#include "server/rl_stats.h"
-#include "server/replication.h"
+#include "server/persist/persist.h"
+#include "server/envoy/rl_stats.h"
+#include "server/repl/replication.h"
 #include "server/server.h"
-#include "server/textbuf.h"
+#include "lib/textbuf.h"
 
 static struct MHD_Daemon *httpd;
 static pthread_mutex_t snapshot_lock = PTHREAD_MUTEX_INITIALIZER;

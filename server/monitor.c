@@ -13,7 +13,7 @@
 #include "server/clock.h"
 #include "server/redact.h"
 #include "server/server.h"
-#include "server/textbuf.h"
+#include "lib/textbuf.h"
 
 size_t monitor_count;
 static struct conn *monitors;

@@ -11,7 +11,7 @@
 #include "lib/siphash.h"
 #include "protocol/reply.h"
 #include "server/client.h"
-#include "server/glob.h"
+#include "lib/glob.h"
 #include "server/server.h"
 
 struct channel {

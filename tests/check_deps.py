@@ -15,19 +15,30 @@ The rules:
         main                          (the process)
         conn, metrics                 (the connection layer, the exporter)
         commands                      (the table: names every handler)
-        handlers: cmd_*.c, info.c     (one command family each)
-        limit_cmd                     (what the limiter handlers share)
+        handlers/: cmd_*.c, info.c    (one command family each)
+        handlers/limit_cmd            (what the limiter handlers share)
         cmd                           (dispatch, errors, statistics)
-        the rest: keyspace, snapshot, cluster, slowlog, clock, log, ...
+        the wings: persist/, repl/, cluster/, envoy/
+        the core: every other file directly in server/
         store, then wheel             (the table, its timer wheel)
     A module depends only on floors below its own; handlers never on one
-    another; keyspace and what it stands on never on cmd, conn or main.
+    another; the core never on a wing, cmd, conn or main.
+  - the wings' own rules (WING_RULES): persist/ and repl/ never depend on
+    each other, envoy/ on no other wing, nothing in handlers/ on conn.
+  - only the keyspace (and the store itself) calls the store's write
+    functions (STORE_WRITES), seen in the object files; only the owner
+    of background children (server/child) and daemonize's start-up fork
+    (server/lifecycle) call fork().
   - no two modules depend on each other, directly or in a loop.
+  - nothing is left out: every folder holding sources is one the rules
+    place, and every .c file has its object in BUILD_DIR (a file the
+    Makefile does not build fails here, not silently).
 
 Usage: tests/check_deps.py BUILD_DIR   (objects of `make` in BUILD_DIR)
 Prints "check-deps: ok (...)" or every broken rule with the names that
 break it, and exits 1.
 """
+import fnmatch
 import os
 import re
 import subprocess
@@ -43,49 +54,87 @@ FOLDER_MAY = {
     "conf": {"lib"},
     "server": {"lib", "protocol", "algorithms", "conf"},
 }
-# Floors inside server/, top down; a module not named is on the floor
-# "base" (between the handlers and store).
+# The folders under server/ (its wings); a source folder not named here
+# fails the check.
+WINGS = ["server/handlers", "server/persist", "server/repl", "server/cluster",
+         "server/envoy"]
+# Floors inside server/, top down: each with the modules on it, as exact
+# names or fnmatch patterns ("server/*" is a file directly in server/).
+# A module takes the first floor that names it exactly, else the first
+# whose pattern matches.
 SERVER_FLOORS = [
-    ("main", {"server/main"}),
-    ("connections", {"server/conn", "server/metrics"}),
-    ("table", {"server/commands"}),
-    ("handlers", None),                  # server/cmd_*.c, server/info.c
-    ("handler support", {"server/limit_cmd"}),
-    ("dispatcher", {"server/cmd"}),
-    ("base", None),                      # everything else
-    ("store", {"server/store"}),
-    ("wheel", {"server/wheel"}),
+    ("main", ["server/main"]),
+    ("connections", ["server/conn", "server/metrics"]),
+    ("table", ["server/commands"]),
+    ("handlers", ["server/handlers/*"]),
+    ("handler support", ["server/handlers/limit_cmd"]),
+    ("dispatcher", ["server/cmd"]),
+    ("wings", ["server/persist/*", "server/repl/*", "server/cluster/*", "server/envoy/*"]),
+    ("core", ["server/*"]),
+    ("store", ["server/store"]),
+    ("wheel", ["server/wheel"]),
 ]
-HANDLERS_FLOOR = 3
-BASE_FLOOR = 6
+# Floors whose modules may depend on one another (loops still fail).
+SAME_FLOOR_OK = {"connections", "wings", "core"}
+# (from folder, to folder, why): a module in the first may not depend on
+# one in the second.
+WING_RULES = [
+    ("server/persist", "server/repl", "persist/ and repl/ never depend on each other"),
+    ("server/repl", "server/persist", "persist/ and repl/ never depend on each other"),
+    ("server/envoy", "server/persist", "envoy/ depends on no other wing"),
+    ("server/envoy", "server/repl", "envoy/ depends on no other wing"),
+    ("server/envoy", "server/cluster", "envoy/ depends on no other wing"),
+    ("server/handlers", "server/conn", "handlers never reach the connection layer"),
+]
+# The store's write functions, and the modules that may call them.
+STORE_WRITES = {"store_create", "store_destroy", "store_set_release", "store_add",
+                "store_add_hashed", "store_set_expire", "store_remove", "store_flush",
+                "store_evict_soonest", "store_expire"}
+STORE_WRITERS = {"server/keyspace", "server/store"}
+# Who may fork.
+FORKERS = {"server/child", "server/lifecycle"}
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.M)
+
+
+def source_files():
+    """Every .c/.h under the source folders, repo-relative, sorted."""
+    out = []
+    for folder in FOLDERS:
+        for dirpath, dirnames, filenames in os.walk(os.path.join(ROOT, folder)):
+            dirnames.sort()
+            for f in sorted(filenames):
+                if f.endswith((".c", ".h")):
+                    out.append(os.path.relpath(os.path.join(dirpath, f), ROOT))
+    return out
 
 
 def modules():
     """module name -> list of its files (repo-relative)."""
     mods = {}
-    for folder in FOLDERS:
-        d = os.path.join(ROOT, folder)
-        if not os.path.isdir(d):
-            continue
-        for f in sorted(os.listdir(d)):
-            if f.endswith((".c", ".h")):
-                mods.setdefault("%s/%s" % (folder, f[:-2]), []).append("%s/%s" % (folder, f))
+    for f in source_files():
+        mods.setdefault(f[:-2], []).append(f)
     return mods
 
 
-def is_handler(mod):
-    base = mod.split("/", 1)[1]
-    return mod.startswith("server/") and (base.startswith("cmd_") or base in ("info", "handlers"))
+def folder_of(mod):
+    return os.path.dirname(mod)
+
+
+def unplaced_folders(mods):
+    """Folders holding sources that no rule places."""
+    known = set(FOLDERS) | set(WINGS)
+    return sorted({folder_of(m) for m in mods} - known)
 
 
 def server_floor(mod):
     for i, (name, members) in enumerate(SERVER_FLOORS):
-        if members is not None and mod in members:
+        if mod in members:
             return i, name
-    if is_handler(mod):
-        return HANDLERS_FLOOR, "handlers"
-    return BASE_FLOOR, "base"
+    for i, (name, members) in enumerate(SERVER_FLOORS):
+        if any("*" in p and fnmatch.fnmatch(mod, p) and folder_of(mod) == folder_of(p)
+               for p in members):
+            return i, name
+    return None, None
 
 
 def include_edges(mods, owner_of_header):
@@ -101,10 +150,13 @@ def include_edges(mods, owner_of_header):
 
 
 def symbol_edges(mods, build):
-    defined, used = {}, {}
-    for mod in mods:
+    """(edges, the symbols each module uses, the .c files with no object)."""
+    defined, used, unbuilt = {}, {}, []
+    for mod, files in sorted(mods.items()):
         obj = os.path.join(build, mod + ".o")
         if not os.path.exists(obj):
+            if mod + ".c" in files:
+                unbuilt.append(mod + ".c")
             continue
         out = subprocess.run(["nm", obj], stdout=subprocess.PIPE, check=True,
                              universal_newlines=True).stdout
@@ -120,7 +172,7 @@ def symbol_edges(mods, build):
             target = defined.get(name)
             if target is not None and target != mod:
                 edges.setdefault((mod, target), set()).add(name)
-    return edges
+    return edges, used, unbuilt
 
 
 def check_rule(a, b):
@@ -130,14 +182,31 @@ def check_rule(a, b):
         return None if fb in FOLDER_MAY[fa] else "%s/ may not depend on %s/" % (fa, fb)
     if fa != "server":
         return None
+    for src, dst, why in WING_RULES:
+        if folder_of(a) == src and (folder_of(b) == dst or b == dst):
+            return why
     (ia, na), (ib, nb) = server_floor(a), server_floor(b)
     if na == "handlers" and nb == "handlers":
-        if b == "server/handlers":
+        if b == "server/handlers/handlers":
             return None             # the table's list of handlers
         return "a handler may not depend on another handler"
-    if ib < ia or (ib == ia and na not in ("base", "connections")):
+    if ib < ia or (ib == ia and na not in SAME_FLOOR_OK):
         return "floor %s may not depend on floor %s" % (na, nb)
     return None
+
+
+def symbol_rules(used):
+    """The calls only some modules may make: the store's writes, fork()."""
+    problems = []
+    for mod, names in sorted(used.items()):
+        writes = sorted(names & STORE_WRITES)
+        if writes and mod not in STORE_WRITERS:
+            problems.append("%s calls the store's write functions (%s): only the keyspace "
+                            "changes keys" % (mod, ", ".join(writes)))
+        if "fork" in names and mod not in FORKERS:
+            problems.append("%s calls fork(): background children belong to server/child"
+                            % mod)
+    return problems
 
 
 def loops(nodes, edges):
@@ -186,9 +255,15 @@ def main():
             if f.endswith(".h"):
                 owner_of_header[f] = mod
     edges = include_edges(mods, owner_of_header)
-    for key, names in symbol_edges(mods, build).items():
+    sym_edges, used, unbuilt = symbol_edges(mods, build)
+    for key, names in sym_edges.items():
         edges.setdefault(key, set()).update(names)
     problems = []
+    for folder in unplaced_folders(mods):
+        problems.append("%s/ holds sources but no rule places it (FOLDERS, WINGS)" % folder)
+    for f in unbuilt:
+        problems.append("%s has no object in %s: the build leaves it out" % (f, build))
+    problems += symbol_rules(used)
     for (a, b), names in sorted(edges.items()):
         why = check_rule(a, b)
         if why:

@@ -56,11 +56,11 @@
 #include "server/log.h"
 #include "server/monitor.h"
 #include "server/multi.h"
-#include "server/persist.h"
+#include "server/persist/persist.h"
 #include "server/server.h"
 #include "server/slowlog.h"
 #include "server/snapshot.h"
-#include "server/cluster.h"
+#include "server/cluster/cluster.h"
 
 int LLVMFuzzerInitialize(int *argc, char ***argv);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);

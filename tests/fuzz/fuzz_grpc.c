@@ -27,9 +27,9 @@
 #include "protocol/h2.h"
 #include "server/clock.h"
 #include "server/keyspace.h"
-#include "server/named_limits.h"
-#include "server/rl_stats.h"
-#include "server/rls.h"
+#include "server/envoy/named_limits.h"
+#include "server/envoy/rl_stats.h"
+#include "server/envoy/rls.h"
 #include "server/server.h"
 
 #define CHECK(x) do { if (!(x)) { fprintf(stderr, "fuzz_grpc: %s failed\n", #x); abort(); } } while (0)

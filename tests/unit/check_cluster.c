@@ -1,5 +1,5 @@
 /*
- * check_cluster.c - unit tests for server/cluster_topo.c (the static
+ * check_cluster.c - unit tests for server/cluster/cluster_topo.c (the static
  * topology of cluster-mode yes: parsing and validating cluster-node lines,
  * finding this node, slot lookup) and for the config file's directive
  * lines that carry it (conf_scan_directive).
@@ -10,8 +10,8 @@
 #include <unistd.h>
 
 #include "conf/conf.h"
-#include "server/cluster_topo.h"
-#include "server/textbuf.h"
+#include "server/cluster/cluster_topo.h"
+#include "lib/textbuf.h"
 #include "tests/unit/suites.h"
 
 #define ID1 "1111111111111111111111111111111111111111"

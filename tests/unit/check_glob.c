@@ -1,5 +1,5 @@
 /*
- * check_glob.c - glob matching (server/glob.c): Redis's answers, quirks
+ * check_glob.c - glob matching (lib/glob.c): Redis's answers, quirks
  * included, and the bound on its work. (The integration suite also
  * compares thousands of random patterns with redis-server's KEYS.)
  */
@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "server/glob.h"
+#include "lib/glob.h"
 #include "tests/unit/suites.h"
 
 static bool

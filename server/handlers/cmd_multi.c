@@ -6,7 +6,7 @@
 #include "server/client.h"
 #include "server/cmd.h"
 #include "server/errors.h"
-#include "server/handlers.h"
+#include "server/handlers/handlers.h"
 #include "server/multi.h"
 
 void

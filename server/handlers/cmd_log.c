@@ -21,9 +21,9 @@
 #include "server/cmd.h"
 #include "server/client.h"
 #include "server/errors.h"
-#include "server/handlers.h"
+#include "server/handlers/handlers.h"
 #include "server/keyspace.h"
-#include "server/limit_cmd.h"
+#include "server/handlers/limit_cmd.h"
 #include "server/server.h"
 
 #define TIERS_MAX 16            /* limit/window pairs per RL.TIERS call */

@@ -31,15 +31,15 @@
 #include <strings.h>
 
 #include "server/clock.h"
-#include "server/cluster.h"
-#include "server/cluster_topo.h"
+#include "server/cluster/cluster.h"
+#include "server/cluster/cluster_topo.h"
 #include "server/keyspace.h"
 #include "conf/rewrite.h"
 #include "lib/mem.h"
 #include "server/log.h"
-#include "server/replication.h"
+#include "server/repl/replication.h"
 #include "server/server.h"
-#include "server/textbuf.h"
+#include "lib/textbuf.h"
 
 static struct cluster_topo *topo;   /* NULL until emulated or yes is used */
 static bool routing;                /* cluster-mode yes: check keys */

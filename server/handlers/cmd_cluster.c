@@ -8,13 +8,13 @@
 
 #include "protocol/reply.h"
 #include "server/client.h"
-#include "server/cluster.h"
-#include "server/cluster_topo.h"
+#include "server/cluster/cluster.h"
+#include "server/cluster/cluster_topo.h"
 #include "server/cmd.h"
 #include "server/errors.h"
-#include "server/handlers.h"
+#include "server/handlers/handlers.h"
 #include "server/server.h"
-#include "server/textbuf.h"
+#include "lib/textbuf.h"
 
 /* The topology, for the command running now (cmd_cluster made sure). */
 static const struct cluster_topo *topo;

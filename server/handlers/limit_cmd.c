@@ -3,7 +3,7 @@
  * option keywords, the checked lookup of a key of one type, writing a
  * state back with its expiry, and the five-integer reply.
  */
-#include "server/limit_cmd.h"
+#include "server/handlers/limit_cmd.h"
 
 #include <string.h>
 #include <strings.h>

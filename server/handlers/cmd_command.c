@@ -10,8 +10,8 @@
 #include "server/cmd.h"
 #include "server/client.h"
 #include "server/errors.h"
-#include "server/glob.h"
-#include "server/handlers.h"
+#include "lib/glob.h"
+#include "server/handlers/handlers.h"
 
 /* Number of space-separated words in s. */
 static size_t

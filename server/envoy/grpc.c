@@ -24,7 +24,7 @@
  * closed; a stream still open grpc-stream-timeout ms after it began is
  * reset.
  */
-#include "server/grpc.h"
+#include "server/envoy/grpc.h"
 
 #include <inttypes.h>
 #include <stdlib.h>
@@ -34,7 +34,7 @@
 #include "protocol/h2.h"
 #include "server/client.h"
 #include "server/log.h"
-#include "server/rls.h"
+#include "server/envoy/rls.h"
 #include "server/server.h"
 
 struct gconn {

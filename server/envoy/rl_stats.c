@@ -4,7 +4,7 @@
  * RL_STATS_MAX keys (plus the "__other__" ones), entries in the order
  * they were first counted (so the scrape is stable).
  */
-#include "server/rl_stats.h"
+#include "server/envoy/rl_stats.h"
 
 #include <stdbool.h>
 #include <string.h>
@@ -12,7 +12,7 @@
 #include "lib/mem.h"
 #include "lib/siphash.h"
 #include "server/server.h"
-#include "server/textbuf.h"
+#include "lib/textbuf.h"
 
 struct entry {
     char *domain;                   /* NUL-terminated copies */

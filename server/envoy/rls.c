@@ -10,7 +10,7 @@
  * and the time to the end of the window; OK with no limit for a descriptor
  * nothing matches.
  */
-#include "server/rls.h"
+#include "server/envoy/rls.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -20,7 +20,7 @@
 #include "protocol/rls.pb-c.h"
 #include "server/clock.h"
 #include "server/keyspace.h"
-#include "server/named_limits.h"
+#include "server/envoy/named_limits.h"
 #include "server/server.h"
 
 #define RLS_PATH "/envoy.service.ratelimit.v3.RateLimitService/ShouldRateLimit"

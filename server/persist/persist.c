@@ -1,7 +1,7 @@
 /*
  * persist.c - see persist.h.
  */
-#include "server/persist.h"
+#include "server/persist/persist.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -22,7 +22,7 @@
 #include "server/keyspace.h"
 #include "server/log.h"
 #include "server/server.h"
-#include "server/replication.h"
+#include "server/repl/replication.h"
 #include "server/snapshot.h"
 
 #define PATH_LEN 4200

@@ -20,15 +20,15 @@
 #include "server/client.h"
 #include "server/cmd.h"
 #include "server/errors.h"
-#include "server/grpc.h"
-#include "server/handlers.h"
+#include "server/envoy/grpc.h"
+#include "server/handlers/handlers.h"
 #include "server/keyspace.h"
 #include "server/monitor.h"
 #include "server/pubsub.h"
-#include "server/replication.h"
+#include "server/repl/replication.h"
 #include "server/multi.h"
 #include "server/server.h"
-#include "server/textbuf.h"
+#include "lib/textbuf.h"
 
 static int64_t
 now_ms(void)

@@ -5,7 +5,7 @@
  * CRC16 and one array read. A topology is built whole and validated before
  * anyone uses it, so a reload that fails leaves the running one alone.
  */
-#include "server/cluster_topo.h"
+#include "server/cluster/cluster_topo.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -14,7 +14,7 @@
 #include <strings.h>
 
 #include "lib/num.h"
-#include "server/textbuf.h"
+#include "lib/textbuf.h"
 
 /* CRC16-CCITT (XMODEM): polynomial 0x1021, initial value 0, no
  * reflection. It runs on every key of every command in cluster-mode yes,

@@ -23,7 +23,7 @@
  *    as signed chars and swapped when reversed; an unterminated class
  *    runs to the end of the pattern.
  */
-#include "server/glob.h"
+#include "lib/glob.h"
 
 #include <stdint.h>
 #include <string.h>

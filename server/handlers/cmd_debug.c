@@ -13,7 +13,7 @@
 #include "protocol/reply.h"
 #include "server/client.h"
 #include "server/cmd.h"
-#include "server/handlers.h"
+#include "server/handlers/handlers.h"
 #include "server/server.h"
 
 static bool

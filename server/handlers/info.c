@@ -15,15 +15,15 @@
 #include "server/cmd.h"
 #include "server/client.h"
 #include "server/errors.h"
-#include "server/grpc.h"
-#include "server/handlers.h"
+#include "server/envoy/grpc.h"
+#include "server/handlers/handlers.h"
 #include "server/keyspace.h"
 #include "server/server.h"
-#include "server/persist.h"
+#include "server/persist/persist.h"
 #include "server/pubsub.h"
-#include "server/replication.h"
+#include "server/repl/replication.h"
 #include "server/snapshot.h"
-#include "server/textbuf.h"
+#include "lib/textbuf.h"
 
 /* Redis's bytesToHuman: 1.50K, 2.00M ... */
 static void

@@ -1,7 +1,7 @@
 /*
  * replication.c - see replication.h.
  */
-#include "server/replication.h"
+#include "server/repl/replication.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -29,7 +29,7 @@
 #include "server/log.h"
 #include "server/server.h"
 #include "server/snapshot.h"
-#include "server/textbuf.h"
+#include "lib/textbuf.h"
 
 #define NO_REPLID "0000000000000000000000000000000000000000"
 

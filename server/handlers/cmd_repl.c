@@ -8,12 +8,12 @@
 #include "lib/num.h"
 #include "protocol/reply.h"
 #include "server/client.h"
-#include "server/cluster.h"
+#include "server/cluster/cluster.h"
 #include "server/cmd.h"
 #include "server/errors.h"
-#include "server/handlers.h"
-#include "server/persist.h"
-#include "server/replication.h"
+#include "server/handlers/handlers.h"
+#include "server/persist/persist.h"
+#include "server/repl/replication.h"
 #include "server/server.h"
 
 /* The replicaof option follows the role, so CONFIG REWRITE (Sentinel

@@ -7,7 +7,7 @@
  * another descriptor of the same request replaces), then each remaining
  * rule decides on its counter.
  */
-#include "server/named_limits.h"
+#include "server/envoy/named_limits.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -18,7 +18,7 @@
 #include "lib/mem.h"
 #include "server/keyspace.h"
 #include "server/log.h"
-#include "server/rl_stats.h"
+#include "server/envoy/rl_stats.h"
 #include "server/server.h"
 
 static struct limits *running;

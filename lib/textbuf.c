@@ -1,7 +1,7 @@
 /*
  * textbuf.c - see textbuf.h.
  */
-#include "server/textbuf.h"
+#include "lib/textbuf.h"
 
 #include <stdarg.h>
 #include <stdio.h>

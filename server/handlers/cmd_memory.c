@@ -15,7 +15,7 @@
 #include "server/clock.h"
 #include "server/cmd.h"
 #include "server/errors.h"
-#include "server/handlers.h"
+#include "server/handlers/handlers.h"
 #include "server/keyspace.h"
 #include "server/multi.h"
 #include "server/server.h"

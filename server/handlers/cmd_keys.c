@@ -17,8 +17,8 @@
 #include "server/cmd.h"
 #include "server/client.h"
 #include "server/errors.h"
-#include "server/glob.h"
-#include "server/handlers.h"
+#include "lib/glob.h"
+#include "server/handlers/handlers.h"
 #include "server/keyspace.h"
 #include "server/server.h"
 

@@ -11,7 +11,7 @@
 #include "server/client.h"
 #include "server/cmd.h"
 #include "server/errors.h"
-#include "server/handlers.h"
+#include "server/handlers/handlers.h"
 
 void
 cmd_function(struct conn *c, struct resp_request *req)

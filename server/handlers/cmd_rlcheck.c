@@ -15,13 +15,13 @@
 #include "protocol/reply.h"
 #include "server/client.h"
 #include "server/clock.h"
-#include "server/cluster.h"
+#include "server/cluster/cluster.h"
 #include "server/cmd.h"
 #include "server/errors.h"
-#include "server/handlers.h"
-#include "server/limit_cmd.h"
+#include "server/handlers/handlers.h"
+#include "server/handlers/limit_cmd.h"
 #include "server/log.h"
-#include "server/named_limits.h"
+#include "server/envoy/named_limits.h"
 #include "server/server.h"
 
 struct check_args {

@@ -9,8 +9,8 @@
 #include "server/client.h"
 #include "server/cmd.h"
 #include "server/errors.h"
-#include "server/glob.h"
-#include "server/handlers.h"
+#include "lib/glob.h"
+#include "server/handlers/handlers.h"
 #include "server/pubsub.h"
 
 static size_t
