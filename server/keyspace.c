@@ -83,15 +83,80 @@ keyspace_type_name(uint8_t type)
 }
 
 int64_t
-keyspace_redis_expire_at(int64_t now_ns, int64_t ttl_ms)
+keyspace_redis_expire_at_ms(int64_t unix_ms)
 {
-    int64_t expire_ms, at;
-    if (__builtin_add_overflow(now_ns / NS_PER_MS, ttl_ms, &expire_ms) ||
-        __builtin_add_overflow(expire_ms, 1, &expire_ms) ||
-        __builtin_mul_overflow(expire_ms, NS_PER_MS, &at)) {
+    int64_t at;
+    if (__builtin_add_overflow(unix_ms, 1, &at) ||
+        __builtin_mul_overflow(at, NS_PER_MS, &at)) {
         return STORE_NEVER;
     }
     return at;
+}
+
+int64_t
+keyspace_redis_expire_at(int64_t now_ns, int64_t ttl_ms)
+{
+    int64_t expire_ms;
+    if (__builtin_add_overflow(now_ns / NS_PER_MS, ttl_ms, &expire_ms)) {
+        return STORE_NEVER;
+    }
+    return keyspace_redis_expire_at_ms(expire_ms);
+}
+
+/* ---- writes ------------------------------------------------------------ */
+
+struct store_rec *
+keyspace_upsert(const struct key_hint *h, const char *key, size_t len,
+                struct store_rec *r, uint8_t type)
+{
+    return r != NULL ? r
+                     : keyspace_add(h, key, len, type, keyspace_state_size(type));
+}
+
+void
+keyspace_set_expire(struct store_rec *r, int64_t expire_at)
+{
+    store_set_expire(srv.store, r, expire_at);
+    keyspace_written(r);
+}
+
+void
+keyspace_keep_until(struct store_rec *r, int64_t fresh_at, int64_t now)
+{
+    if (fresh_at <= now) {
+        store_remove(srv.store, r);
+    } else {
+        keyspace_set_expire(r, fresh_at);
+    }
+}
+
+void
+keyspace_delete(struct store_rec *r)
+{
+    store_remove(srv.store, r);     /* keyspace_release() tells the rest */
+}
+
+bool
+keyspace_delete_key(int db, const char *key, size_t len, int64_t now)
+{
+    struct store *s = srv.dbs[db];
+    struct store_rec *r = s != NULL ? store_lookup(s, key, len, now) : NULL;
+    if (r == NULL) {
+        return false;
+    }
+    store_remove(s, r);
+    return true;
+}
+
+bool
+keyspace_expire(int db, int64_t now, size_t budget)
+{
+    struct store *s = srv.dbs[db];
+    if (s == NULL) {
+        return false;
+    }
+    (void)store_expire(s, now, budget);
+    return store_expire_pending(s, now);
 }
 
 bool
@@ -99,19 +164,15 @@ keyspace_store_gcra(const struct key_hint *h, const char *key, size_t len,
                     struct store_rec *r, uint64_t tat, int64_t ttl_ms,
                     int64_t now)
 {
+    r = keyspace_upsert(h, key, len, r, KEY_GCRA);
     if (r == NULL) {
-        r = keyspace_add(h, key, len, KEY_GCRA, sizeof(struct ks_gcra));
-        if (r == NULL) {
-            return false;
-        }
+        return false;
     }
     ((struct ks_gcra *)store_rec_state(r))->tat = tat;
     /* -1 ms is "no expiry"; below that redis-cell's PEXPIRE failed and the
      * key was left without a TTL. */
-    store_set_expire(srv.store, r, ttl_ms < 0
-                                   ? STORE_NEVER
-                                   : keyspace_redis_expire_at(now, ttl_ms));
-    keyspace_written(r);
+    keyspace_set_expire(r, ttl_ms < 0 ? STORE_NEVER
+                                      : keyspace_redis_expire_at(now, ttl_ms));
     return true;
 }
 
@@ -122,19 +183,16 @@ keyspace_store_state(const struct key_hint *h, const char *key, size_t len,
 {
     if (fresh_at <= now) {
         if (r != NULL) {
-            store_remove(srv.store, r);
+            keyspace_delete(r);
         }
         return true;
     }
+    r = keyspace_upsert(h, key, len, r, type);
     if (r == NULL) {
-        r = keyspace_add(h, key, len, type, size);
-        if (r == NULL) {
-            return false;
-        }
+        return false;
     }
     memcpy(store_rec_state(r), state, size);
-    store_set_expire(srv.store, r, fresh_at);
-    keyspace_written(r);
+    keyspace_set_expire(r, fresh_at);
     return true;
 }
 

@@ -206,6 +206,49 @@ keyspace_written(struct store_rec *r)
     }
 }
 
+/* ---- writes: the one path ----------------------------------------------
+ *
+ * Every change to a key goes through the keyspace: the functions below,
+ * keyspace_add(), keyspace_move(), keyspace_flush(), keyspace_swap(),
+ * keyspace_expire() (the wheel) and eviction (keyspace_admit()). Each one
+ * tells the transactions watching the key, lists it for the effects the
+ * journal and the replicas receive, and keeps the timer wheel right, so a
+ * new command or type cannot forget one of them. `make check-deps` keeps
+ * every other module off the store's write functions. A handler that
+ * writes a state in place (store_rec_state()) says so with
+ * keyspace_written() or keyspace_set_expire().
+ */
+
+/* r, the key just looked up through h (NULL when absent: then a new key
+ * of type is added, admitted under maxmemory), ready for its new state.
+ * NULL when there is no room: the caller answers -OOM (ERR_OOM). */
+struct store_rec *keyspace_upsert(const struct key_hint *h, const char *key,
+                                  size_t len, struct store_rec *r,
+                                  uint8_t type);
+
+/* r's state was written in place and its expiry is now expire_at
+ * (STORE_NEVER: none), in the selected database. */
+void keyspace_set_expire(struct store_rec *r, int64_t expire_at);
+
+/* A limiter state written in place, kept until fresh_at, or the key
+ * dropped when fresh_at <= now (its state equals "no key"). */
+void keyspace_keep_until(struct store_rec *r, int64_t fresh_at, int64_t now);
+
+/* DEL of r, a live key of the selected database. */
+void keyspace_delete(struct store_rec *r);
+
+/* DEL of key in database db; false when it was not there. */
+bool keyspace_delete_key(int db, const char *key, size_t len, int64_t now);
+
+/* The expiry of a Redis key set with PEXPIREAT unix_ms: it lives through
+ * that millisecond, so it dies at the first ns of the next. Saturates to
+ * STORE_NEVER (the ns clock ends in the year 2262). */
+int64_t keyspace_redis_expire_at_ms(int64_t unix_ms);
+
+/* From cron: free at most budget keys of database db whose expiry has
+ * come (the wheel); true while more are due. */
+bool keyspace_expire(int db, int64_t now, size_t budget);
+
 /* FLUSHDB (db) or FLUSHALL (-1): every key of it gone, as one journal
  * record. */
 void keyspace_flush(int db);

@@ -129,13 +129,9 @@ expire_keys(void)
                        250000000LL / (mono_ns)srv.conf.hz;
     wall_ns now = clock_wall_now();
     for (size_t i = 0; i < srv.ndbs; i++) {
-        struct store *s = srv.dbs[i];
-        if (s == NULL) {
-            continue;
+        while (keyspace_expire((int)i, now, EXPIRE_BATCH) &&
+               clock_mono_now() < deadline) {
         }
-        do {
-            (void)store_expire(s, now, EXPIRE_BATCH);
-        } while (store_expire_pending(s, now) && clock_mono_now() < deadline);
     }
 }
 

@@ -172,18 +172,14 @@ collect_unowned(struct store_rec *r, void *arg)
 }
 
 static size_t
-remove_batch(struct store *db, struct drop_batch *b, int64_t now)
+remove_batch(struct drop_batch *b, int64_t now)
 {
     size_t n = 0;
     for (size_t off = 0; off < b->keys.len;) {
         size_t len;
         memcpy(&len, b->keys.p + off, sizeof(len));
         off += sizeof(len);
-        struct store_rec *r = store_lookup(db, b->keys.p + off, len, now);
-        if (r != NULL) {
-            store_remove(db, r);            /* as DEL: frees its timer */
-            n++;
-        }
+        n += keyspace_delete_key(0, b->keys.p + off, len, now);   /* as DEL */
         off += len;
     }
     b->keys.len = 0;
@@ -210,7 +206,7 @@ cluster_drop_unowned(void)
             log_warning("Out of memory dropping keys of foreign slots");
             break;
         }
-        n += remove_batch(db, &b, now);
+        n += remove_batch(&b, now);
     } while (cursor != 0);
     textbuf_free(&b.keys);
     if (n > 0) {

@@ -202,7 +202,7 @@ lookup(struct key_hint *h, const struct name *key, uint8_t type,
     struct store_rec *r = keyspace_lookup(h, key->p, key->len, now);
     if (r != NULL && r->type != type) {
         if (!peek) {
-            store_remove(srv.store, r);
+            keyspace_delete(r);
         }
         return NULL;
     }

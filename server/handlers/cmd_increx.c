@@ -252,32 +252,26 @@ store_counter(struct conn *c, struct resp_request *req, struct store_rec *r,
         return false;
     }
     bool had_ttl = r != NULL && r->expire_at != STORE_NEVER;
+    r = keyspace_upsert(&c->hint, req->argv[1], req->argvlen[1], r,
+                        KEY_COUNTER);
     if (r == NULL) {
-        r = keyspace_add(&c->hint, req->argv[1], req->argvlen[1], KEY_COUNTER,
-                         sizeof(struct ks_counter));
-        if (r == NULL) {
-            cmd_error(c, ERR_OOM);
-            return false;
-        }
+        cmd_error(c, ERR_OOM);
+        return false;
     }
     keyspace_counter_put(r, v);
+    int64_t at = r->expire_at;
     if (o->expiry == EXP_PERSIST) {
-        store_set_expire(srv.store, r, STORE_NEVER);
+        at = STORE_NEVER;
     } else if (o->expiry != EXP_KEEP && !(o->enx && had_ttl)) {
         if (when <= now / 1000000) {
-            store_remove(srv.store, r);     /* already past: as Redis, gone */
+            keyspace_delete(r);     /* already past: as Redis, gone */
             return true;
         }
         /* Past the ns clock's range (the year 2262) it never comes: the
          * key keeps no expiry (Redis, counting ms, would keep it). */
-        int64_t at;
-        if (__builtin_add_overflow(when, (int64_t)1, &at) ||
-            __builtin_mul_overflow(at, (int64_t)1000000, &at)) {
-            at = STORE_NEVER;
-        }
-        store_set_expire(srv.store, r, at);
+        at = keyspace_redis_expire_at_ms(when);
     }
-    keyspace_written(r);
+    keyspace_set_expire(r, at);
     return true;
 }
 

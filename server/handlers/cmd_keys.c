@@ -101,12 +101,7 @@ cmd_del(struct conn *c, struct resp_request *req)
     int64_t now = clock_wall_now();
     int64_t n = 0;
     for (size_t i = 1; i < req->argc; i++) {
-        struct store_rec *r = store_lookup(srv.store, req->argv[i],
-                                           req->argvlen[i], now);
-        if (r != NULL) {
-            store_remove(srv.store, r);
-            n++;
-        }
+        n += keyspace_delete_key(srv.db, req->argv[i], req->argvlen[i], now);
     }
     reply_int(&c->out, n);
 }

@@ -304,22 +304,14 @@ static bool
 store_redis_gcra(struct conn *c, struct resp_request *req,
                  struct store_rec *r, int64_t new_tat_us)
 {
+    r = keyspace_upsert(&c->hint, req->argv[1], req->argvlen[1], r,
+                        KEY_REDIS_GCRA);
     if (r == NULL) {
-        r = keyspace_add(&c->hint, req->argv[1], req->argvlen[1],
-                         KEY_REDIS_GCRA, sizeof(struct ks_redis_gcra));
-        if (r == NULL) {
-            cmd_error(c, ERR_OOM);
-            return false;
-        }
+        cmd_error(c, ERR_OOM);
+        return false;
     }
     ((struct ks_redis_gcra *)store_rec_state(r))->tat_us = new_tat_us;
-    int64_t at;
-    if (__builtin_mul_overflow(new_tat_us / 1000 + 1, (int64_t)1000000,
-                               &at)) {
-        at = STORE_NEVER;           /* past the year 2262 */
-    }
-    store_set_expire(srv.store, r, at);
-    keyspace_written(r);
+    keyspace_set_expire(r, keyspace_redis_expire_at_ms(new_tat_us / 1000));
     return true;
 }
 

@@ -122,12 +122,7 @@ commit_state(struct conn *c, struct resp_request *req, struct store_rec *r,
 void
 limit_keep_until(struct store_rec *r, int64_t fresh_at, int64_t now)
 {
-    if (fresh_at <= now) {
-        store_remove(srv.store, r);
-    } else {
-        store_set_expire(srv.store, r, fresh_at);
-        keyspace_written(r);
-    }
+    keyspace_keep_until(r, fresh_at, now);
 }
 
 static int64_t
