@@ -865,7 +865,8 @@ static void
 flush_all(uv_prepare_t *h)
 {
     (void)h;
-    persist_before_replies();
+    keyspace_publish();             /* the pass's effects, to every sink */
+    persist_before_replies();       /* the journal's written (and fsynced) */
     flush_fed();                    /* the replication stream it fed */
     struct conn *list = write_list;
     write_list = NULL;

@@ -1,41 +1,28 @@
 /*
- * journal.c - see journal.h.
+ * journal.c - effect records: built, grouped, handed to the sinks, read
+ * back (see journal.h).
  *
- * One buffer collects the records of a loop iteration; journal_write()
- * hands it to the kernel in as few write() calls as it takes. A write that
- * fails half way is cut back off the file with ftruncate(), as Redis does,
- * so the file always ends on a record boundary while the disk is full, and
- * the same bytes are written again once it is not.
+ * One buffer collects the records of a loop pass; journal_publish() hands
+ * it to every sink at once and empties it, so a record is built once
+ * however many sinks take it. Records are built in place with their CRC
+ * taken where they lie: the one record every limiter write makes
+ * (journal_add_set()) costs a few constant-size copies.
  */
 #include "server/journal.h"
 
-#include <errno.h>
-#include <fcntl.h>
-#include <stdio.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
-#include <uv.h>
 
 #include "lib/crc32.h"
 #include "lib/mem.h"
-#include "server/clock.h"
-#include "server/server.h"
 
-static int fd = -1;
-static uint64_t file_size;
 static unsigned char *buf;
 static size_t buf_len, buf_cap;
 static bool buf_broken;             /* an add ran out of memory */
-static size_t fed_len;              /* bytes of buf given to replication */
-static int last_errno;
+static size_t group_start = SIZE_MAX;   /* offset of the open group's records */
+static int group_depth;
 
-static uv_fs_t sync_req;
-static bool sync_running;
-static int64_t sync_started_ns;
-static int64_t last_sync_ns;
-static uint64_t syncs;
-static int sync_error;              /* of the last background fsync */
+static journal_sink_fn sinks[JOURNAL_SINKS];
+bool journal_on;
 
 /* ---- the buffer -------------------------------------------------------- */
 
@@ -150,267 +137,144 @@ journal_add_swap(uint32_t a, uint32_t b)
     return add_record(JOURNAL_SWAP, ab, sizeof(ab), "", 0, "", 0);
 }
 
+bool
+journal_add_elem(uint32_t db, uint8_t type, const char *key, size_t keylen,
+                 int64_t expire_at, uint8_t elem_op, const void *elem,
+                 size_t elem_len)
+{
+    unsigned char fixed[4 + 1 + 4 + 8 + 1];
+    uint32_t kl = (uint32_t)keylen;
+    if (keylen > UINT32_MAX) {
+        buf_broken = true;
+        return false;
+    }
+    memcpy(fixed, &db, 4);
+    fixed[4] = type;
+    memcpy(fixed + 5, &kl, 4);
+    memcpy(fixed + 9, &expire_at, 8);
+    fixed[17] = elem_op;
+    return add_record(JOURNAL_ELEM, fixed, sizeof(fixed), key, keylen, elem,
+                      elem_len);
+}
+
 size_t
-journal_buffered(void)
+journal_pending(void)
 {
     return buf_len;
 }
 
-const unsigned char *
-journal_unfed(size_t *len)
+/* ---- groups -------------------------------------------------------------- */
+
+void
+journal_group_begin(void)
 {
-    static const unsigned char none[1];
-    *len = buf_len - fed_len;
-    fed_len = buf_len;
-    return buf != NULL ? buf + (buf_len - *len) : none;
+    if (group_depth++ == 0) {
+        group_start = buf_len;
+    }
 }
 
-bool
-journal_add_raw(const void *records, size_t len)
+/* How many whole records the bytes from `from` to the end hold. */
+static uint32_t
+count_records(size_t from)
 {
-    if (len == 0) {
-        return true;
+    uint32_t n = 0;
+    for (size_t off = from; off < buf_len; n++) {
+        uint32_t len;
+        memcpy(&len, buf + off, 4);
+        off += JOURNAL_HEADER_LEN + len;
     }
-    if (!reserve(len)) {
-        return false;
-    }
-    memcpy(buf + buf_len, records, len);
-    buf_len += len;
-    fed_len = buf_len;              /* came from a stream: never sent again */
-    return true;
+    return n;
 }
 
-/* ---- the file ---------------------------------------------------------- */
-
+/* The records from group_start on, moved behind a GROUP header: one
+ * record, one CRC over all of them. */
 static void
-close_file(void)
+wrap_group(void)
 {
-    if (fd < 0) {
+    enum { HEAD = JOURNAL_HEADER_LEN + 1 + 4 };
+    size_t inner = buf_len - group_start;
+    uint32_t n = count_records(group_start);
+    if (n < 2) {
+        return;                 /* one record is all or nothing already */
+    }
+    if (1 + 4 + inner > JOURNAL_RECORD_MAX) {
+        buf_broken = true;      /* the group cannot be kept whole */
         return;
     }
-    if (sync_running) {
-        /* The pool thread holds fd: let it finish first. */
-        while (sync_running) {
-            uv_run(srv.loop, UV_RUN_ONCE);
-        }
-    }
-    (void)fdatasync(fd);
-    close(fd);
-    fd = -1;
-}
-
-/* A file given up for a new one: fdatasync and close on libuv's thread
- * pool, so switching files during a rewrite does not stall the loop on a
- * flush of everything written since the last fsync. */
-struct retired_file {
-    uv_work_t work;
-    int fd;
-};
-
-static void
-retire_work(uv_work_t *w)
-{
-    struct retired_file *f = w->data;
-    (void)fdatasync(f->fd);
-    close(f->fd);
-}
-
-static void
-retire_done(uv_work_t *w, int status)
-{
-    (void)status;
-    mem_free(w->data);
-}
-
-static void
-retire_file(void)
-{
-    if (fd < 0) {
+    if (!reserve(HEAD)) {
         return;
     }
-    struct retired_file *f = srv.loop != NULL && !sync_running
-                                 ? mem_malloc(sizeof(*f)) : NULL;
-    if (f != NULL) {
-        f->fd = fd;
-        f->work.data = f;
-        if (uv_queue_work(srv.loop, &f->work, retire_work, retire_done) == 0) {
-            fd = -1;
-            return;
-        }
-        mem_free(f);
-    }
-    close_file();
-}
-
-int
-journal_open(const char *path, char *err, size_t errlen)
-{
-    struct stat st;
-    int f = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
-    if (f < 0 || fstat(f, &st) != 0) {
-        snprintf(err, errlen, "%s: %s", path, strerror(errno));
-        if (f >= 0) {
-            close(f);
-        }
-        return -1;
-    }
-    /* No fsync here: a new file is named only by a manifest written (and
-     * its folder fsynced) after this, and a file cut short of its magic
-     * loads as empty. */
-    if (st.st_size == 0 &&
-        write(f, JOURNAL_MAGIC, JOURNAL_MAGIC_LEN) != JOURNAL_MAGIC_LEN) {
-        snprintf(err, errlen, "writing %s: %s", path,
-                 errno ? strerror(errno) : "short write");
-        /* A file left holding part of its magic is refused at the next
-         * start with a clear error, never misread: say so if it stays. */
-        if (ftruncate(f, 0) != 0) {
-            size_t n = strlen(err);
-            snprintf(err + n, errlen - n, " (and it could not be emptied: "
-                     "%s)", strerror(errno));
-        }
-        close(f);
-        return -1;
-    }
-    retire_file();
-    fd = f;
-    file_size = st.st_size == 0 ? JOURNAL_MAGIC_LEN : (uint64_t)st.st_size;
-    return 0;
+    unsigned char *p = buf + group_start;
+    memmove(p + HEAD, p, inner);
+    uint32_t len = (uint32_t)(1 + 4 + inner);
+    p[JOURNAL_HEADER_LEN] = JOURNAL_GROUP;
+    memcpy(p + JOURNAL_HEADER_LEN + 1, &n, 4);
+    uint32_t hdr[3] = { len, ~len,
+                        crc32c_update(0, p + JOURNAL_HEADER_LEN, len) };
+    memcpy(p, hdr, sizeof(hdr));
+    buf_len += HEAD;
 }
 
 void
-journal_close(void)
+journal_group_end(void)
 {
-    close_file();
-    mem_free(buf);
-    buf = NULL;
-    buf_len = buf_cap = fed_len = 0;
+    if (group_depth == 0 || --group_depth > 0) {
+        return;
+    }
+    if (!buf_broken) {
+        wrap_group();
+    }
+    group_start = SIZE_MAX;
+}
+
+/* ---- sinks --------------------------------------------------------------- */
+
+void
+journal_attach(enum journal_sink which, journal_sink_fn fn)
+{
+    sinks[which] = fn;
+    journal_on = false;
+    for (int i = 0; i < JOURNAL_SINKS; i++) {
+        journal_on |= sinks[i] != NULL;
+    }
+    if (!journal_on) {
+        /* Nobody takes records: drop what waits, and the memory. */
+        mem_free(buf);
+        buf = NULL;
+        buf_len = buf_cap = 0;
+        buf_broken = false;
+    }
+}
+
+bool
+journal_attached(enum journal_sink which)
+{
+    return sinks[which] != NULL;
+}
+
+void
+journal_publish(void)
+{
+    static const unsigned char none[1];
+    if (buf_len == 0 && !buf_broken) {
+        return;
+    }
+    for (int i = 0; i < JOURNAL_SINKS; i++) {
+        if (sinks[i] != NULL) {
+            sinks[i](buf != NULL ? buf : none, buf_len, !buf_broken);
+        }
+    }
+    buf_len = 0;
     buf_broken = false;
 }
 
-bool
-journal_is_open(void)
-{
-    return fd >= 0;
-}
-
-int
-journal_write(void)
-{
-    if (fd < 0) {
-        buf_len = fed_len = 0;      /* no file: the records were streamed */
-        return 0;
-    }
-    if (buf_broken) {
-        last_errno = ENOMEM;
-        return -1;
-    }
-    size_t done = 0;
-    while (done < buf_len) {
-        ssize_t n = write(fd, buf + done, buf_len - done);
-        if (n < 0 && errno == EINTR) {
-            continue;
-        }
-        if (n <= 0) {
-            last_errno = n < 0 ? errno : ENOSPC;
-            /* Never leave half a record: cut what this call wrote. If
-             * even that fails, the loader will see a torn tail. */
-            if (done > 0 && ftruncate(fd, (off_t)file_size) == 0) {
-                done = 0;
-            }
-            if (done > 0) {
-                file_size += done;
-                memmove(buf, buf + done, buf_len - done);
-                buf_len -= done;
-                fed_len = fed_len > done ? fed_len - done : 0;
-            }
-            return -1;
-        }
-        done += (size_t)n;
-    }
-    file_size += buf_len;
-    buf_len = fed_len = 0;
-    last_errno = 0;
-    return 0;
-}
-
-int
-journal_sync(void)
-{
-    if (fd < 0) {
-        return 0;
-    }
-    int64_t t0 = clock_mono_now();
-    if (fdatasync(fd) != 0) {
-        last_errno = errno;
-        return -1;
-    }
-    last_sync_ns = clock_mono_now() - t0;
-    syncs++;
-    return 0;
-}
-
-static void
-on_sync_done(uv_fs_t *req)
-{
-    sync_error = req->result < 0 ? (int)-req->result : 0;
-    if (req->result < 0) {
-        last_errno = sync_error;
-    } else {
-        last_sync_ns = clock_mono_now() - sync_started_ns;
-        syncs++;
-    }
-    uv_fs_req_cleanup(req);
-    sync_running = false;
-}
-
 void
-journal_sync_background(void)
+journal_publish_upstream(const void *records, size_t len)
 {
-    if (fd < 0 || sync_running) {
-        return;
+    journal_publish();
+    if (sinks[JOURNAL_SINK_FILE] != NULL && len > 0) {
+        sinks[JOURNAL_SINK_FILE](records, len, true);
     }
-    sync_started_ns = clock_mono_now();
-    if (uv_fs_fdatasync(srv.loop, &sync_req, fd, on_sync_done) == 0) {
-        sync_running = true;
-    } else {
-        (void)journal_sync();
-    }
-}
-
-bool
-journal_sync_running(void)
-{
-    return sync_running;
-}
-
-int
-journal_background_sync_error(void)
-{
-    return sync_running ? 0 : sync_error;
-}
-
-uint64_t
-journal_file_size(void)
-{
-    return file_size;
-}
-
-int
-journal_last_errno(void)
-{
-    return last_errno;
-}
-
-int64_t
-journal_last_sync_ns(void)
-{
-    return last_sync_ns;
-}
-
-uint64_t
-journal_syncs(void)
-{
-    return syncs;
 }
 
 /* ---- reading ----------------------------------------------------------- */
@@ -420,7 +284,8 @@ journal_reader_init(struct journal_reader *r, const unsigned char *b,
                     size_t len)
 {
     if (len < JOURNAL_MAGIC_LEN ||
-        memcmp(b, JOURNAL_MAGIC, JOURNAL_MAGIC_LEN) != 0) {
+        (memcmp(b, JOURNAL_MAGIC, JOURNAL_MAGIC_LEN) != 0 &&
+         memcmp(b, JOURNAL_MAGIC_V1, JOURNAL_MAGIC_LEN) != 0)) {
         return false;
     }
     *r = (struct journal_reader){ b, len, JOURNAL_MAGIC_LEN };
@@ -481,6 +346,31 @@ parse_payload(const unsigned char *p, size_t len, struct journal_record *rec)
         }
         memcpy(&rec->db, p, 4);
         memcpy(&rec->db2, p + 4, 4);
+        return true;
+    case JOURNAL_GROUP:
+        if (len < 4) {
+            return false;
+        }
+        memcpy(&rec->count, p, 4);
+        rec->state = p + 4;
+        rec->state_len = len - 4;
+        return true;
+    case JOURNAL_ELEM:
+        if (len < 18) {
+            return false;
+        }
+        memcpy(&rec->db, p, 4);
+        rec->type = p[4];
+        memcpy(&kl, p + 5, 4);
+        memcpy(&rec->expire_at, p + 9, 8);
+        rec->elem_op = p[17];
+        if (kl > len - 18) {
+            return false;
+        }
+        rec->key = (const char *)p + 18;
+        rec->keylen = kl;
+        rec->state = p + 18 + kl;
+        rec->state_len = len - 18 - kl;
         return true;
     default:
         return false;

@@ -1,16 +1,21 @@
 /*
- * journal.h - the append-only journal file: effect records, checked one by
- * one, written in batches.
+ * journal.h - effect records: what the keyspace's writes did, as the bytes
+ * the journal file keeps and the replication stream carries, and the one
+ * place that hands them to both.
  *
- * A record says what a key became, never which command made it so: the key,
- * its database, its type, its new state and expiry (absolute wall-clock
- * ns). Replaying a record twice therefore changes nothing, except SWAP,
- * which is only ever written once, in order. keyspace.c decides what goes
- * in (and coalesces a key written many times between two writes into one
- * record); persist.c decides which file and when to fsync; this file only
- * frames, buffers, writes and reads records.
+ * A record says what a key became, never which command made it so: the
+ * key, its database, its type, its new state and expiry (absolute
+ * wall-clock ns). Replaying a record twice therefore changes nothing,
+ * except SWAP, which is only ever written once, in order. keyspace.c is the
+ * only producer: it decides what goes in (and coalesces a key written many
+ * times in one loop pass into one record). Once per pass,
+ * keyspace_publish() hands the pass's records to every attached sink side
+ * by side, as Redis's propagate() feeds the AOF and the replicas: the
+ * journal file (persist/) and the replication stream (repl/). Neither
+ * feeds the other, and this file knows neither: each attaches its own
+ * function.
  *
- * File (host byte order, like the snapshot): "CGJRNL01", then records:
+ * Record (host byte order, like the snapshot):
  *   u32 len, u32 ~len, u32 CRC-32C of the payload, payload of len bytes:
  *     u8 op, then
  *       JOURNAL_SET    u32 db, u8 type, u32 keylen, i64 expire_at, key,
@@ -18,9 +23,23 @@
  *       JOURNAL_DEL    u32 db, key: the rest
  *       JOURNAL_FLUSH  u32 db, or JOURNAL_ALL_DBS
  *       JOURNAL_SWAP   u32 a, u32 b
+ *       JOURNAL_GROUP  u32 n, then n whole records (version 2): effects
+ *                      that reach a restart or a replica together or not
+ *                      at all (a transaction's; a script's), as Redis
+ *                      wraps them in MULTI/EXEC. One record, one CRC, so a
+ *                      torn group is dropped whole.
+ *       JOURNAL_ELEM   u32 db, u8 type, u32 keylen, i64 expire_at,
+ *                      u8 elem_op, key, then the element's bytes: the rest
+ *                      (version 2): one element's change to a collection
+ *                      (a list or sorted set that grows by one element is
+ *                      not written whole); keyspace_apply_record() hands
+ *                      it to the type's element codec.
  * The header's ~len tells a torn tail (a prefix of a good record: the
  * header is whole and the record runs past the end of the file) from a
  * damaged one (the header disagrees with itself).
+ *
+ * A journal file is JOURNAL_MAGIC then records. Version 1 files
+ * ("CGJRNL01", no GROUP or ELEM records) load unchanged.
  */
 #ifndef CELLGATE_JOURNAL_H
 #define CELLGATE_JOURNAL_H
@@ -29,7 +48,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define JOURNAL_MAGIC "CGJRNL01"
+#define JOURNAL_MAGIC "CGJRNL02"
+#define JOURNAL_MAGIC_V1 "CGJRNL01"
 #define JOURNAL_MAGIC_LEN 8
 #define JOURNAL_HEADER_LEN 12
 #define JOURNAL_ALL_DBS UINT32_MAX
@@ -42,63 +62,62 @@ enum journal_op {
     JOURNAL_DEL = 2,
     JOURNAL_FLUSH = 3,
     JOURNAL_SWAP = 4,
+    JOURNAL_GROUP = 5,
+    JOURNAL_ELEM = 6,
 };
 
-/* ---- writing ----------------------------------------------------------- */
+/* ---- the pass's records ------------------------------------------------ */
 
-/* Open path for appending (created with its magic when new or empty).
- * Records added before stay in the buffer for the new file. 0, or -1 with
- * err. */
-int journal_open(const char *path, char *err, size_t errlen);
-
-/* fsync and close the file, and drop the buffer: journal_write() first. */
-void journal_close(void);
-bool journal_is_open(void);
-
-/* Append a record to the in-memory buffer (no I/O). false when memory ran
- * out: the buffer is marked broken (journal_write() then fails with
- * ENOMEM) so no later record can be written after a hole. */
+/* Append a record to the pass's buffer (no I/O). false when memory ran
+ * out: the pass is marked incomplete, and its sinks hear so (a hole must
+ * never be written or streamed as if nothing were missing). */
 bool journal_add_set(uint32_t db, uint8_t type, const char *key,
                      size_t keylen, int64_t expire_at, const void *state,
                      size_t state_len);
 bool journal_add_del(uint32_t db, const char *key, size_t keylen);
 bool journal_add_flush(uint32_t db);
 bool journal_add_swap(uint32_t a, uint32_t b);
+bool journal_add_elem(uint32_t db, uint8_t type, const char *key,
+                      size_t keylen, int64_t expire_at, uint8_t elem_op,
+                      const void *elem, size_t elem_len);
 
-/* Bytes buffered and not yet written to the file. */
-size_t journal_buffered(void);
+/* The records added from journal_group_begin() to journal_group_end()
+ * become one JOURNAL_GROUP record (left as they are when there is only
+ * one). Groups do not nest: an inner begin/end pair is part of the outer
+ * group. */
+void journal_group_begin(void);
+void journal_group_end(void);
 
-/* The records added since the last call (for the replication stream);
- * they count as given from then on. */
-const unsigned char *journal_unfed(size_t *len);
+/* Bytes of records waiting for journal_publish(). */
+size_t journal_pending(void);
 
-/* Whole records read from a primary's stream, appended as they are (a
- * replica's own journal); never handed to journal_unfed(). */
-bool journal_add_raw(const void *records, size_t len);
+/* ---- sinks --------------------------------------------------------------- */
 
-/* Write the buffer to the file. A short or failed write is cut back off
- * the file (so it never holds half a record) and the bytes stay buffered
- * for the next try. 0, or -1 with errno kept for journal_last_errno(). */
-int journal_write(void);
+/* A sink gets each pass's records (whole records, possibly none); complete
+ * is false when some of them could not be built (out of memory). */
+typedef void (*journal_sink_fn)(const unsigned char *records, size_t len,
+                                bool complete);
 
-/* fdatasync the file now. 0, or -1 (errno kept). */
-int journal_sync(void);
+enum journal_sink {
+    JOURNAL_SINK_FILE,          /* appendonly: the journal file */
+    JOURNAL_SINK_REPLICAS,      /* a primary's replication stream */
+    JOURNAL_SINKS
+};
 
-/* Start an fdatasync on libuv's thread pool unless one is running; cb-less:
- * journal_sync_running() and journal_last_sync_ns() tell how it went. */
-void journal_sync_background(void);
-bool journal_sync_running(void);
+/* Attach fn as sink `which` (NULL detaches it). While any sink is
+ * attached, journal_on is true and the keyspace makes records. */
+void journal_attach(enum journal_sink which, journal_sink_fn fn);
+bool journal_attached(enum journal_sink which);
+extern bool journal_on;
 
-/* The errno of the last background fdatasync once it ended, 0 if it
- * worked (or one is running). */
-int journal_background_sync_error(void);
+/* The pass's records to every attached sink, in the order of
+ * enum journal_sink, then the buffer is empty. */
+void journal_publish(void);
 
-/* The file's size (bytes written), the errno of the last failed write or
- * sync (0 after a good one), how long the last fsync took. */
-uint64_t journal_file_size(void);
-int journal_last_errno(void);
-int64_t journal_last_sync_ns(void);
-uint64_t journal_syncs(void);
+/* Whole records a primary streamed (a replica's): to the file sink only,
+ * after the pass's own; the stream itself is passed on to our replicas
+ * byte for byte as it came, so their offsets stay the primary's. */
+void journal_publish_upstream(const void *records, size_t len);
 
 /* ---- reading ----------------------------------------------------------- */
 
@@ -106,11 +125,14 @@ struct journal_record {
     uint8_t op;
     uint32_t db;                /* SWAP: a */
     uint32_t db2;               /* SWAP: b */
-    uint8_t type;               /* SET */
-    int64_t expire_at;          /* SET */
-    const char *key;            /* SET, DEL */
+    uint8_t type;               /* SET, ELEM */
+    uint8_t elem_op;            /* ELEM */
+    uint32_t count;             /* GROUP: records in it */
+    int64_t expire_at;          /* SET, ELEM */
+    const char *key;            /* SET, DEL, ELEM */
     size_t keylen;
-    const unsigned char *state; /* SET */
+    const unsigned char *state; /* SET: the state; ELEM: the element's
+                                 * bytes; GROUP: its records */
     size_t state_len;
 };
 
@@ -127,10 +149,19 @@ enum journal_read {
     JOURNAL_DAMAGED,            /* the record at off is damaged */
 };
 
-/* A reader over a whole file's bytes: false when they do not start with
- * the magic. */
+/* A reader over a whole journal file's bytes: false when they do not
+ * start with the magic of a version this build reads. */
 bool journal_reader_init(struct journal_reader *r, const unsigned char *buf,
                          size_t len);
+
+/* A reader over bare records (a stream's, a group's). */
+static inline void
+journal_reader_records(struct journal_reader *r, const unsigned char *buf,
+                       size_t len)
+{
+    *r = (struct journal_reader){ buf, len, 0 };
+}
+
 enum journal_read journal_next(struct journal_reader *r,
                                struct journal_record *rec);
 

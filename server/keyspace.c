@@ -241,7 +241,6 @@ keyspace_owned_bytes(void)
 
 /* ---- the journal's view of writes ------------------------------------ */
 
-bool ks_journal_on;
 uint64_t ks_journal_effects;
 
 struct dirty_rec {
@@ -318,28 +317,20 @@ keyspace_journal_mark_all(int db)
     } while (cursor != 0);
 }
 
-bool
-keyspace_journal_drain(int64_t now)
+/* Every listed record into the pass's records (nothing when no sink
+ * takes them any more: the list is only emptied then). */
+static void
+journal_drain(int64_t now)
 {
-    bool ok = true;
     for (size_t i = 0; i < ndirty; i++) {
         struct store_rec *r = dirty[i].r;
         r->flags &= (uint8_t)~KS_REC_DIRTY;
-        ok &= journal_set(r, dirty[i].db, now);
+        if (journal_on) {
+            (void)journal_set(r, dirty[i].db, now);
+        }
     }
     ndirty = 0;
-    return ok;
-}
-
-void
-keyspace_journal_enable(bool on)
-{
-    for (size_t i = 0; i < ndirty; i++) {
-        dirty[i].r->flags &= (uint8_t)~KS_REC_DIRTY;
-    }
-    ndirty = 0;
-    ks_journal_on = on;
-    if (!on) {
+    if (!journal_on && dirty != NULL) {
         mem_free(dirty);
         mem_free(jscratch.p);
         dirty = NULL;
@@ -348,15 +339,39 @@ keyspace_journal_enable(bool on)
     }
 }
 
+void
+keyspace_publish(void)
+{
+    if (ndirty > 0) {
+        journal_drain(clock_wall_now());
+    }
+    journal_publish();
+}
+
+void
+keyspace_group_begin(void)
+{
+    if (journal_on) {
+        journal_drain(clock_wall_now());   /* what came before stays out */
+    }
+    journal_group_begin();
+}
+
+void
+keyspace_group_end(void)
+{
+    if (journal_on) {
+        journal_drain(clock_wall_now());
+    }
+    journal_group_end();
+}
+
 /* A record is about to be freed: the list must not point at it, and a live
  * key that goes away is a deletion. */
 static void
 journal_release(struct store_rec *r, uint32_t db)
 {
     int64_t now = clock_wall_now();
-    if (r->flags & KS_REC_DIRTY) {
-        (void)keyspace_journal_drain(now);
-    }
     if (!journal_muted && !applying && r->expire_at > now) {
         ks_journal_effects++;
         (void)journal_add_del(db, store_rec_key(r), store_rec_keylen(r));
@@ -366,8 +381,8 @@ journal_release(struct store_rec *r, uint32_t db)
 void
 keyspace_flush(int db)
 {
-    if (ks_journal_on) {
-        (void)keyspace_journal_drain(clock_wall_now());
+    if (journal_on) {
+        journal_drain(clock_wall_now());
         ks_journal_effects++;
         if (!applying) {
             (void)journal_add_flush(db < 0 ? JOURNAL_ALL_DBS : (uint32_t)db);
@@ -389,7 +404,10 @@ keyspace_release(struct store_rec *r, void *arg)
         multi_touch((int)(intptr_t)arg, store_rec_key(r),
                     store_rec_keylen(r));
     }
-    if (ks_journal_on) {
+    if (r->flags & KS_REC_DIRTY) {
+        journal_drain(clock_wall_now());    /* the list must not point at r */
+    }
+    if (journal_on) {
         journal_release(r, (uint32_t)(intptr_t)arg);
     }
     if (r->type == KEY_LOG) {
@@ -461,7 +479,17 @@ keyspace_init(const unsigned char seed[16], int64_t now)
 void
 keyspace_teardown(void)
 {
-    keyspace_journal_enable(false);
+    /* Tearing down changes no key: no records, the list dropped. */
+    for (size_t i = 0; i < ndirty; i++) {
+        dirty[i].r->flags &= (uint8_t)~KS_REC_DIRTY;
+    }
+    ndirty = 0;
+    mem_free(dirty);
+    mem_free(jscratch.p);
+    dirty = NULL;
+    jscratch = (struct ks_buf){ 0 };
+    dirty_cap = 0;
+    journal_muted = true;
     /* The selected store goes last: releasing a watched record hashes its
      * key with srv.store (multi.c), which must still be there. */
     for (size_t i = 0; srv.dbs != NULL && i < srv.ndbs; i++) {
@@ -476,6 +504,7 @@ keyspace_teardown(void)
     srv.dbs = NULL;
     srv.store = NULL;
     srv.ndbs = 0;
+    journal_muted = false;
 }
 
 /* SWAPDBs done: writes no store counts, since each store is unchanged. */
@@ -487,9 +516,9 @@ keyspace_swap(int a, int b)
     if (keyspace_db(a) == NULL || keyspace_db(b) == NULL) {
         return false;
     }
-    if (ks_journal_on) {
+    if (journal_on) {
         /* Listed records name their database: write them under the old. */
-        (void)keyspace_journal_drain(clock_wall_now());
+        journal_drain(clock_wall_now());
         ks_journal_effects++;
         if (!applying) {
             /* Written twice (here and as the stream's record), a swap
@@ -531,7 +560,7 @@ keyspace_move(struct store_rec *r, int to, int64_t now)
         n->expire_at = STORE_NEVER;
         if (ok) {
             store_set_expire(dst, n, expire_at);
-            if (ks_journal_on) {
+            if (journal_on) {
                 keyspace_journal_mark(n, to);
             }
         } else {
@@ -1164,6 +1193,41 @@ keyspace_restore(int db, uint8_t type, const char *key, size_t keylen,
 
 /* ---- applying an effect record ---------------------------------------- */
 
+static int apply_record(const struct journal_record *rec, int64_t now,
+                        char *err, size_t errlen);
+
+/* A group's records, in order. The group's CRC covered them all, so each
+ * must read whole: anything else is damage. */
+static int
+apply_group(const struct journal_record *group, int64_t now, char *err,
+            size_t errlen)
+{
+    struct journal_reader rd;
+    struct journal_record rec;
+    uint32_t n = 0;
+    journal_reader_records(&rd, group->state, group->state_len);
+    for (;;) {
+        enum journal_read r = journal_next(&rd, &rec);
+        if (r == JOURNAL_END) {
+            break;
+        }
+        if (r != JOURNAL_RECORD || rec.op == JOURNAL_GROUP) {
+            snprintf(err, errlen, "a damaged record inside a group");
+            return -1;
+        }
+        if (apply_record(&rec, now, err, errlen) < 0) {
+            return -1;
+        }
+        n++;
+    }
+    if (n != group->count) {
+        snprintf(err, errlen, "a group of %u records holds %u",
+                 group->count, n);
+        return -1;
+    }
+    return 0;
+}
+
 static int
 apply_record(const struct journal_record *rec, int64_t now, char *err,
              size_t errlen)
@@ -1194,6 +1258,15 @@ apply_record(const struct journal_record *rec, int64_t now, char *err,
     case JOURNAL_FLUSH:
         keyspace_flush(all ? -1 : (int)rec->db);
         return 0;
+    case JOURNAL_GROUP:
+        return apply_group(rec, now, err, errlen);
+    case JOURNAL_ELEM:
+        /* No type changes by element yet: each collection type brings its
+         * element codec here. */
+        snprintf(err, errlen, "element effect %u for a %s key, which "
+                 "changes only whole", rec->elem_op,
+                 keyspace_type_name(rec->type));
+        return -1;
     default:
         if (!keyspace_swap((int)rec->db, (int)rec->db2)) {
             snprintf(err, errlen, "out of memory");

@@ -21,6 +21,7 @@
 #include "algorithms/increx.h"
 #include "algorithms/sliding_log.h"
 #include "algorithms/tiers.h"
+#include "server/journal.h"
 #include "server/multi.h"
 #include "server/server.h"
 #include "server/store.h"
@@ -164,33 +165,37 @@ bool keyspace_move(struct store_rec *r, int to, int64_t now);
  * hear of it. */
 void keyspace_release(struct store_rec *r, void *arg);
 
-/* ---- the journal's view of writes --------------------------------------
+/* ---- effects: what the journal and the replicas receive -----------------
  *
- * While the journal is on, a written record is flagged KS_REC_DIRTY and
- * listed once; keyspace_journal_drain() turns each listed record into one
- * JOURNAL_SET of its state at that time, so a key written a thousand times
- * between two drains costs one record. A record is never freed while
- * listed: releasing a dirty record drains the list first. A live key that
- * goes away (DEL, MOVE, eviction, a write that leaves nothing to keep)
- * becomes a JOURNAL_DEL; one that went fresh needs no record, its last
- * state says so. FLUSHDB/FLUSHALL and SWAPDB are one record each.
+ * While a sink takes records (journal_on, server/journal.h), a written
+ * record is flagged KS_REC_DIRTY and listed once; keyspace_publish() turns
+ * each listed record into one JOURNAL_SET of its state at that time, so a
+ * key written a thousand times in a loop pass costs one record, then
+ * hands the pass's records to every sink side by side. A record is never
+ * freed while listed: releasing a dirty record drains the list first. A
+ * live key that goes away (DEL, MOVE, eviction, a write that leaves
+ * nothing to keep) becomes a JOURNAL_DEL; one that went fresh needs no
+ * record, its last state says so. FLUSHDB/FLUSHALL and SWAPDB are one
+ * record each; a transaction's effects are one JOURNAL_GROUP.
  */
 #define KS_REC_DIRTY 1u
-extern bool ks_journal_on;
 extern uint64_t ks_journal_effects;   /* grows with every journaled write */
 void keyspace_journal_mark(struct store_rec *r, int db);
-
-/* Start (after loading) or stop (before exit) journaling writes; stopping
- * drops the list (the caller drained it). */
-void keyspace_journal_enable(bool on);
 
 /* List every key of database db (a replica's journal after a full sync:
  * the loaded keys as records). */
 void keyspace_journal_mark_all(int db);
 
-/* Every listed record into the journal's buffer (journal.h). false when
- * the buffer ran out of memory. */
-bool keyspace_journal_drain(int64_t now);
+/* The pass's effects to the journal and the replicas (see above): once
+ * per loop pass before replies are written, and before anything that
+ * needs the stream or the file up to date (a fork, WAIT, closing the
+ * journal). */
+void keyspace_publish(void);
+
+/* The effects between these two (a transaction's, a script's) reach a
+ * restart or a replica together or not at all. */
+void keyspace_group_begin(void);
+void keyspace_group_end(void);
 
 /* A command wrote r's state or expiry in place (in the selected database):
  * the transactions watching the key hear of it, and the journal lists it
@@ -201,7 +206,7 @@ keyspace_written(struct store_rec *r)
     if (multi_watched_keys != 0) {
         multi_touch(srv.db, store_rec_key(r), store_rec_keylen(r));
     }
-    if (ks_journal_on) {
+    if (journal_on) {
         keyspace_journal_mark(r, srv.db);
     }
 }

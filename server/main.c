@@ -200,6 +200,7 @@ on_cron(uv_timer_t *t)
     persist_cron();
     /* The expiries and evictions above join the stream first: a snapshot
      * repl_cron forks then stands at the stream's offset. */
+    keyspace_publish();
     persist_before_replies();
     repl_cron();
     metrics_publish();

@@ -7,6 +7,7 @@
 #include "server/cmd.h"
 #include "server/errors.h"
 #include "server/handlers/handlers.h"
+#include "server/keyspace.h"
 #include "server/multi.h"
 
 void
@@ -45,7 +46,11 @@ cmd_exec(struct conn *c, struct resp_request *req)
         reply_null_array(&c->out, c->proto);
         return;
     }
+    /* Its effects reach a restart or a replica all together or not at
+     * all, as Redis wraps them in MULTI/EXEC. */
+    keyspace_group_begin();
     cmd_run_queued(c);
+    keyspace_group_end();
 }
 
 void

@@ -12,7 +12,7 @@
 #include "server/cmd.h"
 #include "server/errors.h"
 #include "server/handlers/handlers.h"
-#include "server/persist/persist.h"
+#include "server/keyspace.h"
 #include "server/repl/replication.h"
 #include "server/server.h"
 
@@ -117,7 +117,7 @@ cmd_psync(struct conn *c, struct resp_request *req)
     if (!num_parse_i64(req->argv[2], req->argvlen[2], &offset)) {
         offset = -1;
     }
-    persist_before_replies();       /* the pending effects join the stream */
+    keyspace_publish();             /* the pending effects join the stream */
     if (!repl_psync(c, req->argv[1], req->argvlen[1], offset)) {
         cmd_error(c, "ERR cannot start the synchronization");
     }
@@ -165,7 +165,7 @@ cmd_wait(struct conn *c, struct resp_request *req)
         cmd_error(c, "ERR timeout is negative");
         return;
     }
-    persist_before_replies();       /* this client's writes join the stream */
+    keyspace_publish();             /* this client's writes join the stream */
     if (n <= 0 || c->multi != NULL ||
         !repl_wait(c, (size_t)n, timeout)) {
         reply_int(&c->out, (int64_t)repl_acked_now());

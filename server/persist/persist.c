@@ -19,10 +19,10 @@
 #include "lib/mem.h"
 #include "server/clock.h"
 #include "server/journal.h"
+#include "server/persist/journal_file.h"
 #include "server/keyspace.h"
 #include "server/log.h"
 #include "server/server.h"
-#include "server/repl/replication.h"
 #include "server/snapshot.h"
 
 #define PATH_LEN 4200
@@ -423,12 +423,20 @@ persist_load(char *err, size_t errlen)
 
 /* ---- opening ----------------------------------------------------------- */
 
+/* The journal's sink (server/journal.h): each pass's records into the
+ * file's buffer; persist_before_replies() writes them. */
+static void
+take_records(const unsigned char *records, size_t len, bool complete)
+{
+    (void)journal_file_append(records, len, complete);
+}
+
 static int
 open_incr(const char *name, char *err, size_t errlen)
 {
     char path[PATH_LEN];
     file_path(path, sizeof(path), name);
-    return journal_open(path, err, errlen);
+    return journal_file_open(path, err, errlen);
 }
 
 /* A base of the keyspace as it is now, written in this process. */
@@ -527,7 +535,7 @@ persist_open(char *err, size_t errlen)
     size_after_rewrite = manifest_bytes(&current);
     effects_at_commit = ks_journal_effects;
     last_fsync_ms = clock_mono_now() / 1000000;
-    keyspace_journal_enable(true);
+    journal_attach(JOURNAL_SINK_FILE, take_records);
     return 0;
 }
 
@@ -557,7 +565,7 @@ update_refusing(void)
 static void
 note_failure(void)
 {
-    int e = journal_last_errno();
+    int e = journal_file_errno();
     if (!write_failing || e != write_errno) {
         log_warning("Error writing to the journal: %s (writes answer "
                     "-MISCONF until it works again)", strerror(e));
@@ -567,21 +575,19 @@ note_failure(void)
     update_refusing();
 }
 
-/* Everything listed and buffered into the file (and fsynced under
- * always). On success every generation so far is safe. */
+/* Everything the keyspace has not published yet published (to the
+ * replicas too, side by side), and what this file was handed written (and
+ * fsynced under always). On success every generation so far is safe. */
 static bool
 commit(void)
 {
-    bool ok = keyspace_journal_drain(clock_wall_now());
-    size_t fresh;
-    const unsigned char *records = journal_unfed(&fresh);
-    repl_feed_effects(records, fresh);
-    size_t bytes = journal_buffered();
-    ok = journal_write() == 0 && ok;
+    keyspace_publish();
+    size_t bytes = journal_file_buffered();
+    bool ok = journal_file_write() == 0;
     if (ok) {
         written_since_fsync += bytes;
         if (fsync_always() && (bytes > 0 || write_failing)) {
-            ok = journal_sync() == 0;
+            ok = journal_file_sync() == 0;
             written_since_fsync = 0;
         }
     }
@@ -605,12 +611,12 @@ commit(void)
 void
 persist_before_replies(void)
 {
-    if (!ks_journal_on) {
+    if (!journal_file_is_open()) {
         safe_gen = gen;
         return;
     }
     if (ks_journal_effects == effects_at_commit &&
-        journal_buffered() == 0) {
+        journal_file_buffered() == 0) {
         return;
     }
     if (write_failing) {
@@ -654,7 +660,7 @@ rewrite_finished(bool ok)
         file_name(m.f[0].name, NAME_LEN, rewrite_seq, 'b');
         m.f[0].seq = rewrite_seq;
         m.f[0].type = 'b';
-        if (journal_is_open()) {
+        if (journal_file_is_open()) {
             m.f[m.n++] = writing;
         }
         ok = manifest_write(&m, err, sizeof(err)) == 0;
@@ -719,7 +725,7 @@ start_new_incr(uint64_t seq, char *err, size_t errlen)
      * everysec runs off the loop as the file is given up. */
     if (!commit()) {
         snprintf(err, errlen, "writing the journal: %s",
-                 strerror(journal_last_errno()));
+                 strerror(journal_file_errno()));
         return -1;
     }
     struct aof_file *f = &m.f[m.n++];
@@ -755,7 +761,7 @@ persist_rewrite(char *err, size_t errlen)
         return -1;
     }
     uint64_t seq = next_seq++;
-    if (journal_is_open() && start_new_incr(seq, err, errlen) < 0) {
+    if (journal_file_is_open() && start_new_incr(seq, err, errlen) < 0) {
         return -1;
     }
     return persist_rewrite_seq(seq, err, errlen);
@@ -790,9 +796,9 @@ persist_rewrite_seq(uint64_t seq, char *err, size_t errlen)
 static bool
 rewrite_due(void)
 {
-    uint64_t size = manifest_bytes(&current) + journal_buffered();
+    uint64_t size = manifest_bytes(&current) + journal_file_buffered();
     uint64_t base = size_after_rewrite ? size_after_rewrite : 1;
-    return journal_is_open() && rewrite_child < 0 &&
+    return journal_file_is_open() && rewrite_child < 0 &&
            srv.conf.auto_aof_rewrite_percentage > 0 &&
            size >= (uint64_t)srv.conf.auto_aof_rewrite_min_size &&
            size > base &&
@@ -807,8 +813,8 @@ rewrite_due(void)
 static void
 watch_background_sync(void)
 {
-    int e = journal_background_sync_error();
-    if (journal_sync_running() || (e != 0) == sync_failing) {
+    int e = journal_file_sync_error();
+    if (journal_file_sync_running() || (e != 0) == sync_failing) {
         return;
     }
     sync_failing = e != 0;
@@ -828,7 +834,7 @@ persist_cron(void)
 {
     int64_t now_ms = clock_mono_now() / 1000000;
     reap_rewrite();
-    if (!ks_journal_on) {
+    if (!journal_file_is_open()) {
         return;
     }
     if (write_failing && now_ms - last_retry_ms >= RETRY_MS) {
@@ -837,8 +843,8 @@ persist_cron(void)
     }
     watch_background_sync();
     if (fsync_everysec() && (written_since_fsync > 0 || sync_failing) &&
-        now_ms - last_fsync_ms >= 1000 && !journal_sync_running()) {
-        journal_sync_background();
+        now_ms - last_fsync_ms >= 1000 && !journal_file_sync_running()) {
+        journal_file_sync_background();
         written_since_fsync = 0;
         last_fsync_ms = now_ms;
     }
@@ -858,16 +864,15 @@ persist_cron(void)
 static void
 stop_journal(void)
 {
-    if (!journal_is_open()) {
+    if (!journal_file_is_open()) {
         return;
     }
     if (!commit()) {
         log_warning("Writing the journal before closing it failed: %s",
-                    strerror(journal_last_errno()));
+                    strerror(journal_file_errno()));
     }
-    journal_close();
-    /* Replicas still need every write as a record. */
-    keyspace_journal_enable(repl_streaming());
+    journal_attach(JOURNAL_SINK_FILE, NULL);
+    journal_file_close();
     memset(&writing, 0, sizeof(writing));
     write_failing = sync_failing = false;
     update_refusing();
@@ -928,7 +933,7 @@ start_journal(char *err, size_t errlen)
     writing.seq = seq;
     writing.type = 'i';
     effects_at_commit = ks_journal_effects;
-    keyspace_journal_enable(true);
+    journal_attach(JOURNAL_SINK_FILE, take_records);
     if (persist_rewrite_seq(seq, err, errlen) < 0) {
         stop_journal();
         return -1;
@@ -940,13 +945,13 @@ start_journal(char *err, size_t errlen)
 int
 persist_apply_config(char *err, size_t errlen)
 {
-    /* The file, not ks_journal_on: a primary with replicas makes records
+    /* The file, not journal_on: a primary with replicas makes records
      * of every write with no journal open. */
-    if (srv.conf.appendonly && !journal_is_open()) {
+    if (srv.conf.appendonly && !journal_file_is_open()) {
         stop_rewrite();             /* a BGREWRITEAOF of the journal off */
         return start_journal(err, errlen);
     }
-    if (!srv.conf.appendonly && journal_is_open()) {
+    if (!srv.conf.appendonly && journal_file_is_open()) {
         stop_rewrite();
         stop_journal();
     }
@@ -957,7 +962,7 @@ void
 persist_info(struct persist_info *out)
 {
     memset(out, 0, sizeof(*out));
-    out->enabled = journal_is_open();
+    out->enabled = journal_file_is_open();
     out->rewrite_in_progress = rewrite_child > 0;
     out->last_rewrite_time_sec = last_rewrite_time_sec;
     out->current_rewrite_time_sec =
@@ -967,10 +972,10 @@ persist_info(struct persist_info *out)
     out->rewrites = rewrites;
     out->rewrites_consecutive_failures = rewrite_failures;
     out->last_write_ok = !write_failing && !sync_failing;
-    out->current_size = journal_is_open() ? manifest_bytes(&current) : 0;
+    out->current_size = journal_file_is_open() ? manifest_bytes(&current) : 0;
     out->base_size = size_after_rewrite;
-    out->buffer_length = journal_buffered();
-    out->fsync_in_progress = journal_sync_running();
-    out->fsyncs = journal_syncs();
-    out->last_fsync_us = journal_last_sync_ns() / 1000;
+    out->buffer_length = journal_file_buffered();
+    out->fsync_in_progress = journal_file_sync_running();
+    out->fsyncs = journal_file_syncs();
+    out->last_fsync_us = journal_file_last_sync_ns() / 1000;
 }

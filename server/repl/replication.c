@@ -138,6 +138,9 @@ repl_streaming(void)
 
 /* ---- backlog ----------------------------------------------------------- */
 
+static void feed_effects(const unsigned char *records, size_t len,
+                         bool complete);
+
 static bool
 backlog_create(void)
 {
@@ -147,8 +150,8 @@ backlog_create(void)
     backlog.size = (size_t)srv.conf.repl_backlog_size;
     backlog.p = mem_malloc(backlog.size);
     backlog.idx = backlog.histlen = 0;
-    if (backlog.p != NULL && !ks_journal_on) {
-        keyspace_journal_enable(true);  /* every write becomes a record */
+    if (backlog.p != NULL) {
+        journal_attach(JOURNAL_SINK_REPLICAS, feed_effects);
     }
     return backlog.p != NULL;
 }
@@ -221,10 +224,31 @@ stream_command(const char *name, const void *arg, size_t alen)
     stream_append("\r\n", 2);
 }
 
-void
-repl_feed_effects(const unsigned char *records, size_t len)
+/* The replicas' sink (server/journal.h): a primary's pass of records, as
+ * one CG.EFFECTS. A pass that lost records (out of memory) must not reach
+ * the replicas as if whole: the stream starts a new history (a new
+ * replication ID, as Redis's changeReplicationId()) and the replicas are
+ * dropped, so they come back for a full sync. */
+static void
+feed_effects(const unsigned char *records, size_t len, bool complete)
 {
-    if (backlog.p != NULL && len > 0 && !repl_is_replica()) {
+    if (backlog.p == NULL || repl_is_replica()) {
+        return;
+    }
+    if (!complete) {
+        log_warning("Records of a write were lost (out of memory): the "
+                    "replicas start over with a full sync");
+        memcpy(replid2, NO_REPLID, 41);
+        second_offset = -1;
+        server_random_id(srv.replid);
+        backlog.idx = backlog.histlen = 0;
+        for (struct peer *p = peers; p != NULL; p = p->next) {
+            p->c->requests |= CLIENT_KILLED;
+            client_note_fed(p->c);
+        }
+        return;
+    }
+    if (len > 0) {
         stream_command("CG.EFFECTS", records, len);
     }
 }
@@ -751,7 +775,8 @@ load_transfer(void)
     memcpy(replid2, NO_REPLID, 41);
     second_offset = -1;
     /* Our own journal (appendonly) gets the loaded keys as records. */
-    for (size_t i = 0; journal_is_open() && i < srv.ndbs; i++) {
+    for (size_t i = 0; journal_attached(JOURNAL_SINK_FILE) && i < srv.ndbs;
+         i++) {
         keyspace_journal_mark_all((int)i);
     }
     /* Replicas of ours followed the old data: they start over. */
@@ -770,8 +795,9 @@ load_transfer(void)
 static void
 apply_effects(const unsigned char *p, size_t len)
 {
-    struct journal_reader rd = { p, len, 0 };
+    struct journal_reader rd;
     struct journal_record rec;
+    journal_reader_records(&rd, p, len);
     int64_t now = clock_wall_now();
     char err[256];
     while (journal_next(&rd, &rec) == JOURNAL_RECORD) {
@@ -779,9 +805,7 @@ apply_effects(const unsigned char *p, size_t len)
             log_warning("Applying the primary's stream: %s", err);
         }
     }
-    if (journal_is_open()) {
-        (void)journal_add_raw(p, len);
-    }
+    journal_publish_upstream(p, len);      /* our own journal's */
 }
 
 /* One command of the stream: applied, counted, passed on to our own

@@ -60,9 +60,6 @@ void repl_teardown(void);
  * every write must become an effect record (keyspace journaling). */
 bool repl_streaming(void);
 
-/* The effect records of one loop pass, sent as one CG.EFFECTS. */
-void repl_feed_effects(const unsigned char *records, size_t len);
-
 /* PSYNC replid offset from client c (its REPLCONFs before): +CONTINUE
  * and the backlog, or +FULLRESYNC and a snapshot. The caller wrote the
  * pending effects first, so the snapshot stands at the stream's offset.

@@ -29,7 +29,7 @@ def incr_files(d):
 def records(path):
     """(offset, length) of each record of a journal file."""
     data = open(path, "rb").read()
-    assert data[:8] == b"CGJRNL01"
+    assert data[:8] == b"CGJRNL02"
     out, off = [], 8
     while off < len(data):
         n, = struct.unpack_from("<I", data, off)
@@ -227,6 +227,64 @@ def test_a_torn_last_record_loads_with_a_warning_at_every_cut(start_daemon,
         assert os.path.getsize(tpath) == off        # cut back to whole records
         assert t.stop() == []
         shutil.rmtree(trial)
+
+
+def test_a_transaction_is_one_record_and_a_torn_one_is_lost_whole(
+        start_daemon, tmp_path):
+    """MULTI/EXEC's effects are one group record (op 5, its record count
+    after the op): cut anywhere inside it, a restart has none of them and
+    everything before it."""
+    work = str(tmp_path / "data")
+    d = start(start_daemon, work, "--appendfsync", "always",
+              "--aof-load-truncated", "yes")
+    c = d.raw()
+    c.command("RL.FIXED", "before", 3, 60)
+    c.command("MULTI")
+    c.command("CL.THROTTLE", "a", 5, 1, 60)
+    c.command("RL.FIXED", "b", 3, 60)
+    c.command("DEL", "before")
+    assert c.command("EXEC").startswith(b"*3\r\n")
+    kill9(d)
+    path = incr_files(d)[-1]
+    off, length = records(path)[-1]
+    data = open(path, "rb").read()
+    assert data[off + 12] == 5                       # JOURNAL_GROUP
+    assert struct.unpack_from("<I", data, off + 13)[0] == 3
+    t = start(start_daemon, work, clock_ns=d.clock.ns)
+    assert t.raw().command("EXISTS", "a", "b", "before") == b":2\r\n"
+    assert t.stop() == []
+    for cut in sorted({off + 1, off + 12, off + 20, off + length // 2,
+                       off + length - 1}):
+        trial = str(tmp_path / ("cut%d" % cut))
+        shutil.copytree(work, trial)
+        tpath = os.path.join(trial, "appendonlydir", os.path.basename(path))
+        os.truncate(tpath, cut)
+        t = start(start_daemon, trial, clock_ns=d.clock.ns)
+        tc = t.raw()
+        assert tc.command("EXISTS", "a", "b") == b":0\r\n", cut
+        assert tc.command("EXISTS", "before") == b":1\r\n", cut
+        assert t.stop() == []
+        shutil.rmtree(trial)
+
+
+def test_a_version_1_journal_still_loads(start_daemon, tmp_path):
+    """Version 1 files ("CGJRNL01": the same records, no groups) load."""
+    work = str(tmp_path / "data")
+    d = start(start_daemon, work, "--appendfsync", "always")
+    c = d.raw()
+    c.command("RL.LOG", "log", 5, 60, "META", "alice")
+    c.command("CL.THROTTLE", "gcra", 5, 1, 3600)
+    c.command("RL.FIXED", "gone", 3, 60)
+    c.command("DEL", "gone")
+    before = fingerprint(d)
+    kill9(d)
+    path = incr_files(d)[-1]
+    data = open(path, "rb").read()
+    open(path, "wb").write(b"CGJRNL01" + data[8:])
+    t = start(start_daemon, work, clock_ns=d.clock.ns)
+    assert fingerprint(t) == before
+    assert "gone" not in str(before)
+    assert t.stop() == []
 
 
 def three_keys_stopped(start_daemon, work):

@@ -9,18 +9,75 @@
 #include "server/journal.h"
 #include "tests/unit/suites.h"
 
-/* The magic and the records buffered so far, as a file holds them. */
+/* What the two sinks were handed by the last journal_publish(). */
+struct capture {
+    unsigned char *p;
+    size_t len;
+    bool complete;
+    int calls;
+};
+static struct capture to_file, to_replicas;
+
+static void
+keep(struct capture *c, const unsigned char *records, size_t len,
+     bool complete)
+{
+    free(c->p);
+    c->p = malloc(len + 1);
+    ck_assert_ptr_nonnull(c->p);
+    memcpy(c->p, records, len);
+    c->len = len;
+    c->complete = complete;
+    c->calls++;
+}
+
+static void
+file_sink(const unsigned char *records, size_t len, bool complete)
+{
+    keep(&to_file, records, len, complete);
+}
+
+static void
+replicas_sink(const unsigned char *records, size_t len, bool complete)
+{
+    keep(&to_replicas, records, len, complete);
+}
+
+static void
+attach_sinks(void)
+{
+    journal_attach(JOURNAL_SINK_FILE, file_sink);
+}
+
+static void
+detach_sinks(void)
+{
+    journal_attach(JOURNAL_SINK_FILE, NULL);
+    journal_attach(JOURNAL_SINK_REPLICAS, NULL);
+    free(to_file.p);
+    free(to_replicas.p);
+    memset(&to_file, 0, sizeof(to_file));
+    memset(&to_replicas, 0, sizeof(to_replicas));
+}
+
+/* The magic (of version `magic`) and the records published, as a file
+ * holds them. */
+static unsigned char *
+file_with_magic(const char *magic, size_t *len)
+{
+    journal_publish();
+    unsigned char *f = malloc(JOURNAL_MAGIC_LEN + to_file.len);
+    ck_assert_ptr_nonnull(f);
+    memcpy(f, magic, JOURNAL_MAGIC_LEN);
+    memcpy(f + JOURNAL_MAGIC_LEN, to_file.p, to_file.len);
+    *len = JOURNAL_MAGIC_LEN + to_file.len;
+    return f;
+}
+
 static unsigned char *
 file_of_buffer(size_t *len)
 {
-    size_t n;
-    const unsigned char *recs = journal_unfed(&n);
-    unsigned char *f = malloc(JOURNAL_MAGIC_LEN + n);
-    ck_assert_ptr_nonnull(f);
-    memcpy(f, JOURNAL_MAGIC, JOURNAL_MAGIC_LEN);
-    memcpy(f + JOURNAL_MAGIC_LEN, recs, n);
-    *len = JOURNAL_MAGIC_LEN + n;
-    return f;
+    return file_with_magic(JOURNAL_MAGIC, len);
 }
 
 static void
@@ -50,7 +107,6 @@ START_TEST(test_records_read_back_as_written)
     ck_assert_int_eq(journal_next(&r, &rec), JOURNAL_RECORD);
     ck_assert(rec.op == JOURNAL_SWAP && rec.db == 1 && rec.db2 == 2);
     ck_assert_int_eq(journal_next(&r, &rec), JOURNAL_END);
-    journal_close();                    /* drops the buffer */
     free(f);
 }
 END_TEST
@@ -70,7 +126,6 @@ START_TEST(test_a_cut_anywhere_in_the_last_record_is_torn)
         ck_assert_int_eq(journal_next(&r, &rec), JOURNAL_TORN);
         ck_assert_uint_eq(r.off, last);
     }
-    journal_close();
     free(f);
 }
 END_TEST
@@ -93,7 +148,6 @@ START_TEST(test_a_flipped_byte_before_the_last_record_is_damage)
         ck_assert_uint_eq(r.off, second);
         f[at[i]] ^= 0x10;
     }
-    journal_close();
     free(f);
 }
 END_TEST
@@ -113,9 +167,154 @@ START_TEST(test_zeros_where_the_file_grew_are_a_torn_tail)
     }
     ck_assert_int_eq(journal_next(&r, &rec), JOURNAL_TORN);
     ck_assert(!journal_reader_init(&r, (const unsigned char *)"CGSNAP01", 8));
-    journal_close();
     free(f);
     free(g);
+}
+END_TEST
+
+START_TEST(test_both_sinks_get_the_same_pass_once)
+{
+    journal_attach(JOURNAL_SINK_REPLICAS, replicas_sink);
+    ck_assert(journal_on);
+    three_records();
+    ck_assert_uint_gt(journal_pending(), 0);
+    journal_publish();
+    ck_assert_int_eq(to_file.calls, 1);
+    ck_assert_int_eq(to_replicas.calls, 1);
+    ck_assert(to_file.complete && to_replicas.complete);
+    ck_assert_uint_eq(to_file.len, to_replicas.len);
+    ck_assert_mem_eq(to_file.p, to_replicas.p, to_file.len);
+    ck_assert_uint_eq(journal_pending(), 0);
+    journal_publish();                  /* nothing new: nobody called */
+    ck_assert_int_eq(to_file.calls, 1);
+    journal_publish_upstream("abc", 3); /* a primary's: the file only */
+    ck_assert_int_eq(to_file.calls, 2);
+    ck_assert_int_eq(to_replicas.calls, 1);
+    ck_assert_mem_eq(to_file.p, "abc", 3);
+}
+END_TEST
+
+START_TEST(test_no_sink_no_records)
+{
+    journal_attach(JOURNAL_SINK_FILE, NULL);
+    ck_assert(!journal_on);
+    ck_assert(!journal_attached(JOURNAL_SINK_FILE));
+}
+END_TEST
+
+START_TEST(test_a_groups_records_are_one_record)
+{
+    size_t len;
+    ck_assert(journal_add_del(0, "before", 6));
+    journal_group_begin();
+    three_records();
+    journal_group_begin();              /* nested: part of the outer */
+    ck_assert(journal_add_flush(JOURNAL_ALL_DBS));
+    journal_group_end();
+    journal_group_end();
+    unsigned char *f = file_of_buffer(&len);
+    struct journal_reader r, in;
+    struct journal_record rec;
+    ck_assert(journal_reader_init(&r, f, len));
+    ck_assert_int_eq(journal_next(&r, &rec), JOURNAL_RECORD);
+    ck_assert(rec.op == JOURNAL_DEL && rec.keylen == 6);
+    ck_assert_int_eq(journal_next(&r, &rec), JOURNAL_RECORD);
+    ck_assert_int_eq(rec.op, JOURNAL_GROUP);
+    ck_assert_uint_eq(rec.count, 4);
+    ck_assert_int_eq(journal_next(&r, &rec), JOURNAL_END);
+    /* Inside: the four records as written. */
+    ck_assert(journal_reader_init(&r, f, len));
+    ck_assert_int_eq(journal_next(&r, &rec), JOURNAL_RECORD);
+    ck_assert_int_eq(journal_next(&r, &rec), JOURNAL_RECORD);
+    journal_reader_records(&in, rec.state, rec.state_len);
+    uint8_t ops[] = { JOURNAL_SET, JOURNAL_DEL, JOURNAL_SWAP, JOURNAL_FLUSH };
+    for (int i = 0; i < 4; i++) {
+        struct journal_record x;
+        ck_assert_int_eq(journal_next(&in, &x), JOURNAL_RECORD);
+        ck_assert_int_eq(x.op, ops[i]);
+    }
+    ck_assert_int_eq(journal_next(&in, &rec), JOURNAL_END);
+    free(f);
+}
+END_TEST
+
+START_TEST(test_a_group_of_one_stays_a_plain_record)
+{
+    size_t len;
+    journal_group_begin();
+    ck_assert(journal_add_swap(4, 5));
+    journal_group_end();
+    journal_group_begin();              /* an empty group leaves nothing */
+    journal_group_end();
+    unsigned char *f = file_of_buffer(&len);
+    struct journal_reader r;
+    struct journal_record rec;
+    ck_assert(journal_reader_init(&r, f, len));
+    ck_assert_int_eq(journal_next(&r, &rec), JOURNAL_RECORD);
+    ck_assert(rec.op == JOURNAL_SWAP && rec.db == 4 && rec.db2 == 5);
+    ck_assert_int_eq(journal_next(&r, &rec), JOURNAL_END);
+    free(f);
+}
+END_TEST
+
+/* A cut anywhere inside a group loses the whole group, never a part. */
+START_TEST(test_a_torn_group_is_lost_whole)
+{
+    size_t len;
+    ck_assert(journal_add_del(0, "before", 6));
+    journal_group_begin();
+    three_records();
+    journal_group_end();
+    unsigned char *f = file_of_buffer(&len);
+    size_t group_at = JOURNAL_MAGIC_LEN + JOURNAL_HEADER_LEN + 1 + 4 + 6;
+    for (size_t cut = group_at + 1; cut < len; cut++) {
+        struct journal_reader r;
+        struct journal_record rec;
+        ck_assert(journal_reader_init(&r, f, cut));
+        ck_assert_int_eq(journal_next(&r, &rec), JOURNAL_RECORD);
+        ck_assert_int_eq(rec.op, JOURNAL_DEL);
+        ck_assert_int_eq(journal_next(&r, &rec), JOURNAL_TORN);
+        ck_assert_uint_eq(r.off, group_at);
+    }
+    free(f);
+}
+END_TEST
+
+START_TEST(test_an_element_effect_reads_back)
+{
+    size_t len;
+    ck_assert(journal_add_elem(2, 9, "list", 4, 777, 3, "elem", 4));
+    unsigned char *f = file_of_buffer(&len);
+    struct journal_reader r;
+    struct journal_record rec;
+    ck_assert(journal_reader_init(&r, f, len));
+    ck_assert_int_eq(journal_next(&r, &rec), JOURNAL_RECORD);
+    ck_assert_int_eq(rec.op, JOURNAL_ELEM);
+    ck_assert(rec.db == 2 && rec.type == 9 && rec.expire_at == 777 &&
+              rec.elem_op == 3);
+    ck_assert(rec.keylen == 4 && memcmp(rec.key, "list", 4) == 0);
+    ck_assert(rec.state_len == 4 && memcmp(rec.state, "elem", 4) == 0);
+    ck_assert_int_eq(journal_next(&r, &rec), JOURNAL_END);
+    free(f);
+}
+END_TEST
+
+/* Files of version 1 ("CGJRNL01") read as they always did. */
+START_TEST(test_a_version_1_file_reads)
+{
+    size_t len;
+    three_records();
+    unsigned char *f = file_with_magic(JOURNAL_MAGIC_V1, &len);
+    struct journal_reader r;
+    struct journal_record rec;
+    ck_assert(journal_reader_init(&r, f, len));
+    for (int i = 0; i < 3; i++) {
+        ck_assert_int_eq(journal_next(&r, &rec), JOURNAL_RECORD);
+    }
+    ck_assert_int_eq(journal_next(&r, &rec), JOURNAL_END);
+    memcpy(f, "CGJRNL03", 8);           /* a version this build lacks */
+    ck_assert(!journal_reader_init(&r, f, len));
+    free(f);
 }
 END_TEST
 
@@ -124,10 +323,18 @@ journal_suite(void)
 {
     Suite *s = suite_create("journal");
     TCase *tc = tcase_create("records");
+    tcase_add_checked_fixture(tc, attach_sinks, detach_sinks);
     tcase_add_test(tc, test_records_read_back_as_written);
     tcase_add_test(tc, test_a_cut_anywhere_in_the_last_record_is_torn);
     tcase_add_test(tc, test_a_flipped_byte_before_the_last_record_is_damage);
     tcase_add_test(tc, test_zeros_where_the_file_grew_are_a_torn_tail);
+    tcase_add_test(tc, test_both_sinks_get_the_same_pass_once);
+    tcase_add_test(tc, test_no_sink_no_records);
+    tcase_add_test(tc, test_a_groups_records_are_one_record);
+    tcase_add_test(tc, test_a_group_of_one_stays_a_plain_record);
+    tcase_add_test(tc, test_a_torn_group_is_lost_whole);
+    tcase_add_test(tc, test_an_element_effect_reads_back);
+    tcase_add_test(tc, test_a_version_1_file_reads);
     suite_add_tcase(s, tc);
     return s;
 }
