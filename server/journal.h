@@ -19,7 +19,7 @@
  *   u32 len, u32 ~len, u32 CRC-32C of the payload, payload of len bytes:
  *     u8 op, then
  *       JOURNAL_SET    u32 db, u8 type, u32 keylen, i64 expire_at, key,
- *                      state (keyspace_encode(), KS_ENCODING): the rest
+ *                      state (keytype_encode(), KS_ENCODING): the rest
  *       JOURNAL_DEL    u32 db, key: the rest
  *       JOURNAL_FLUSH  u32 db, or JOURNAL_ALL_DBS
  *       JOURNAL_SWAP   u32 a, u32 b

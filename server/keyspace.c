@@ -8,12 +8,6 @@
  * (volatile-ttl) is attempted only when it can work: the records and
  * arrays of every other key must hold at least the bytes missing.
  * Otherwise it would throw keys away and still answer -OOM.
- *
- * Encoding. keyspace_encode() writes a log or tiers state with only the
- * entries the key still keeps at `now`, so the bytes do not depend on when
- * a call last expired the arrays, and a reader never sees an empty state
- * for a live key (a live key's newest entry is kept, by the definition of
- * its expiry).
  */
 #include "server/keyspace.h"
 
@@ -32,55 +26,7 @@
 #define NS_PER_MS LIMIT_NS_PER_MS
 #define NS_PER_SEC LIMIT_NS_PER_SEC
 
-/* Bytes of the arrays keys own, by malloc's count. */
-static size_t owned_bytes;
-
-/* ---- types ------------------------------------------------------------- */
-
-size_t
-keyspace_state_size(uint8_t type)
-{
-    switch (type) {
-    case KEY_GCRA:
-        return sizeof(struct ks_gcra);
-    case KEY_FIXED:
-        return sizeof(struct fwin_state);
-    case KEY_SLIDING:
-        return sizeof(struct swin_state);
-    case KEY_LOG:
-        return sizeof(struct ks_log);
-    case KEY_TIERS:
-        return sizeof(struct ks_tiers);
-    case KEY_REDIS_GCRA:
-        return sizeof(struct ks_redis_gcra);
-    case KEY_COUNTER:
-        return sizeof(struct ks_counter);
-    default:
-        return 0;
-    }
-}
-
-const char *
-keyspace_type_name(uint8_t type)
-{
-    switch (type) {
-    case KEY_GCRA:
-    case KEY_REDIS_GCRA:
-        return "gcra";
-    case KEY_FIXED:
-        return "fixed";
-    case KEY_SLIDING:
-        return "sliding";
-    case KEY_LOG:
-        return "log";
-    case KEY_TIERS:
-        return "tiers";
-    case KEY_COUNTER:
-        return "string";
-    default:
-        return "none";
-    }
-}
+/* ---- Redis expiry ------------------------------------------------------ */
 
 int64_t
 keyspace_redis_expire_at_ms(int64_t unix_ms)
@@ -110,7 +56,7 @@ keyspace_upsert(const struct key_hint *h, const char *key, size_t len,
                 struct store_rec *r, uint8_t type)
 {
     return r != NULL ? r
-                     : keyspace_add(h, key, len, type, keyspace_state_size(type));
+                     : keyspace_add(h, key, len, type, keytype_state_size(type));
 }
 
 void
@@ -202,41 +148,12 @@ keyspace_redis_pttl(const struct store_rec *r, int64_t now_ns)
     if (r->expire_at == STORE_NEVER) {
         return -1;
     }
-    if (!keyspace_redis_expiry(r->type)) {
+    if (!keytype_redis_expiry(r->type)) {
         /* RL.* keys: the time until the state is fresh, rounded up. */
         int64_t left = r->expire_at - now_ns;
         return left / NS_PER_MS + (left % NS_PER_MS != 0);
     }
     return (r->expire_at / NS_PER_MS - 1) - now_ns / NS_PER_MS;
-}
-
-/* ---- owned arrays ------------------------------------------------------ */
-
-/* mem_realloc, counted in owned_bytes; no admission (loading). */
-static void *
-owned_realloc(void *p, size_t size)
-{
-    size_t before = mem_used();
-    void *q = mem_realloc(p, size);
-    if (q != NULL) {
-        owned_bytes += mem_used();
-        owned_bytes -= before;
-    }
-    return q;
-}
-
-void
-keyspace_free(void *p)
-{
-    size_t before = mem_used();
-    mem_free(p);
-    owned_bytes -= before - mem_used();
-}
-
-size_t
-keyspace_owned_bytes(void)
-{
-    return owned_bytes;
 }
 
 /* ---- the journal's view of writes ------------------------------------ */
@@ -257,16 +174,16 @@ static bool applying;
 static struct ks_buf jscratch;
 
 /* r's encoded state: a fixed-size state is its own encoding (see
- * keyspace_encode()), so it is read in place; a log or tiers state is
+ * keytype_encode()), so it is read in place; a log or tiers state is
  * encoded into the scratch buffer. */
 static bool
 journal_set(struct store_rec *r, uint32_t db, int64_t now)
 {
     const void *state = store_rec_state(r);
-    size_t len = keyspace_state_size(r->type);
+    size_t len = keytype_state_size(r->type);
     if (r->type == KEY_LOG || r->type == KEY_TIERS) {
         jscratch.len = 0;
-        if (!keyspace_encode(r, now, &jscratch)) {
+        if (!keytype_encode(r, now, &jscratch)) {
             return false;
         }
         state = jscratch.p;
@@ -412,11 +329,11 @@ keyspace_release(struct store_rec *r, void *arg)
     }
     if (r->type == KEY_LOG) {
         struct ks_log *ls = store_rec_state(r);
-        keyspace_free(ls->ring.e);
-        keyspace_free(ls->meta);
+        keytype_free(ls->ring.e);
+        keytype_free(ls->meta);
     } else if (r->type == KEY_TIERS) {
         struct ks_tiers *ts = store_rec_state(r);
-        keyspace_free(ts->st.b);
+        keytype_free(ts->st.b);
     }
 }
 
@@ -545,17 +462,17 @@ keyspace_move(struct store_rec *r, int to, int64_t now)
     struct ks_buf b = { 0 };
     struct store *dst = keyspace_db(to);
     size_t len = store_rec_keylen(r);
-    bool ok = dst != NULL && keyspace_encode(r, now, &b) &&
+    bool ok = dst != NULL && keytype_encode(r, now, &b) &&
               keyspace_admit(sizeof(*r) + len + b.len, r);
     struct store_rec *n = NULL;
     if (ok) {
         n = store_add(dst, store_rec_key(r), len, r->type,
-                      keyspace_state_size(r->type));
+                      keytype_state_size(r->type));
         ok = n != NULL;
     }
     if (ok) {
         n->expire_at = r->expire_at;        /* as stored, for the decoder */
-        ok = keyspace_decode(n, b.p, b.len, KS_ENCODING) == KS_DECODED;
+        ok = keytype_decode(n, b.p, b.len, KS_ENCODING) == KS_DECODED;
         int64_t expire_at = n->expire_at;
         n->expire_at = STORE_NEVER;
         if (ok) {
@@ -598,7 +515,7 @@ keyspace_totals(struct ks_totals *t)
 size_t
 keyspace_key_bytes(const struct store_rec *r)
 {
-    size_t n = store_rec_bytes(r, keyspace_state_size(r->type));
+    size_t n = store_rec_bytes(r, keytype_state_size(r->type));
     const void *state = store_rec_state((struct store_rec *)r);
     if (r->type == KEY_LOG) {
         const struct ks_log *ls = state;
@@ -643,7 +560,7 @@ deficit(size_t need)
 static bool
 eviction_can_help(size_t missing, const struct store_rec *keep)
 {
-    size_t evictable = owned_bytes;
+    size_t evictable = keytype_owned_bytes();
     for (size_t i = 0; i < srv.ndbs; i++) {
         evictable += srv.dbs[i] != NULL ? store_bytes(srv.dbs[i]) : 0;
     }
@@ -709,7 +626,7 @@ keyspace_realloc(void *p, size_t size, const struct store_rec *keep)
     if (size > old && !keyspace_admit(size - old, keep)) {
         return NULL;
     }
-    return owned_realloc(p, size);
+    return keytype_owned_realloc(p, size);
 }
 
 /* ---- lookup ------------------------------------------------------------ */
@@ -745,25 +662,6 @@ keyspace_lookup(struct key_hint *h, const char *key, size_t len, int64_t now)
 }
 
 /* ---- RL.LOG ------------------------------------------------------------ */
-
-/* (a + b) * unit in ns, saturating to STORE_NEVER. */
-static int64_t
-departure_ns(int64_t a, int64_t b, int64_t unit)
-{
-    int64_t sum, ns;
-    if (__builtin_add_overflow(a, b, &sum) ||
-        __builtin_mul_overflow(sum, unit, &ns)) {
-        return STORE_NEVER;
-    }
-    return ns;
-}
-
-int64_t
-keyspace_log_fresh_at(const struct ks_log *ls, int64_t now)
-{
-    const struct slog_entry *e = slog_newest(&ls->ring, 0);
-    return e == NULL ? now : departure_ns(e->t_ms, ls->keep_ms, NS_PER_MS);
-}
 
 /* The live META bytes of the log's entries. */
 static uint64_t
@@ -805,7 +703,7 @@ log_reserve_meta(struct store_rec *r, struct ks_log *ls, size_t mlen)
         e->meta_off = off;
         off += e->meta_len;
     }
-    keyspace_free(ls->meta);
+    keytype_free(ls->meta);
     ls->meta = buf;
     ls->meta_len = off;
     ls->meta_cap = (uint32_t)cap;
@@ -876,15 +774,6 @@ keyspace_log_append(struct ks_log *ls, int64_t now, int64_t cost,
 
 /* ---- RL.TIERS ---------------------------------------------------------- */
 
-int64_t
-keyspace_tiers_fresh_at(const struct ks_tiers *ts, int64_t now)
-{
-    if (ts->st.len == 0) {
-        return now;
-    }
-    return departure_ns(ts->st.b[ts->st.len - 1].sec, ts->keep, NS_PER_SEC);
-}
-
 bool
 keyspace_tiers_reserve(struct store_rec *r)
 {
@@ -903,227 +792,6 @@ keyspace_tiers_reserve(struct store_rec *r)
     return true;
 }
 
-/* ---- encoding ---------------------------------------------------------- */
-
-static bool
-put(struct ks_buf *b, const void *p, size_t n)
-{
-    if (n == 0) {
-        return true;    /* e.g. no META at all: p may be NULL */
-    }
-    if (n > SIZE_MAX / 2 - b->len) {
-        return false;
-    }
-    if (b->len + n > b->cap) {
-        size_t cap = b->cap ? b->cap * 2 : 256;
-        while (cap < b->len + n) {
-            cap *= 2;
-        }
-        unsigned char *q = mem_realloc(b->p, cap);
-        if (q == NULL) {
-            return false;
-        }
-        b->p = q;
-        b->cap = cap;
-    }
-    memcpy(b->p + b->len, p, n);
-    b->len += n;
-    return true;
-}
-
-/* Entries kept at now: the suffix after those older than keep_ms. */
-static uint32_t
-log_first_kept(const struct ks_log *ls, int64_t now)
-{
-    struct slog_params keep = { 1, 1, 0, ls->keep_ms };
-    keep.window = ls->keep_ms / 1000 + 1;   /* the window never cuts first */
-    return slog_uncounted(&keep, &ls->ring, now, NULL);
-}
-
-static bool
-encode_log(const struct ks_log *ls, int64_t now, struct ks_buf *b)
-{
-    uint32_t first = log_first_kept(ls, now);
-    uint32_t n = ls->ring.len - first;
-    bool ok = put(b, &ls->keep_ms, sizeof(ls->keep_ms)) &&
-              put(b, &n, sizeof(n));
-    for (uint32_t i = n; ok && i-- > 0;) {
-        const struct slog_entry *e = slog_newest(&ls->ring, i);
-        ok = put(b, &e->t_ms, sizeof(e->t_ms)) &&
-             put(b, &e->cost, sizeof(e->cost)) &&
-             put(b, &e->meta_len, sizeof(e->meta_len));
-    }
-    for (uint32_t i = n; ok && i-- > 0;) {
-        const struct slog_entry *e = slog_newest(&ls->ring, i);
-        /* No META at all: no arena either (meta may be NULL). */
-        ok = e->meta_len == 0 || put(b, ls->meta + e->meta_off, e->meta_len);
-    }
-    return ok;
-}
-
-static bool
-encode_tiers(const struct ks_tiers *ts, int64_t now, struct ks_buf *b)
-{
-    int64_t now_s = limit_floor_div(now, NS_PER_SEC);
-    uint32_t first = 0;
-    while (first < ts->st.len &&
-           departure_ns(ts->st.b[first].sec, ts->keep, 1) <= now_s) {
-        first++;
-    }
-    uint32_t n = ts->st.len - first;
-    return put(b, &ts->keep, sizeof(ts->keep)) && put(b, &n, sizeof(n)) &&
-           put(b, ts->st.b + first, (size_t)n * sizeof(*ts->st.b));
-}
-
-bool
-keyspace_encode(const struct store_rec *r, int64_t now, struct ks_buf *b)
-{
-    const void *state = store_rec_state((struct store_rec *)r);
-    if (r->type == KEY_LOG) {
-        return encode_log(state, now, b);
-    }
-    if (r->type == KEY_TIERS) {
-        return encode_tiers(state, now, b);
-    }
-    return put(b, state, keyspace_state_size(r->type));
-}
-
-/* One logged entry: time order, cost >= 1, META within its bound. */
-static bool
-read_log_entry(struct ks_reader *rd, struct slog_entry *e, int64_t prev_t)
-{
-    return ks_read(rd, &e->t_ms, sizeof(e->t_ms)) &&
-           ks_read(rd, &e->cost, sizeof(e->cost)) &&
-           ks_read(rd, &e->meta_len, sizeof(e->meta_len)) && e->cost >= 1 &&
-           e->t_ms >= prev_t && e->meta_len <= KS_META_MAX;
-}
-
-static enum ks_decode
-decode_log(struct ks_log *ls, struct ks_reader *rd)
-{
-    uint32_t n;
-    if (!ks_read(rd, &ls->keep_ms, sizeof(ls->keep_ms)) ||
-        !ks_read(rd, &n, sizeof(n)) || ls->keep_ms < 1000 ||
-        n > KS_LOG_ENTRIES_MAX ||
-        (size_t)n > rd->left / (2 * sizeof(int64_t) + sizeof(uint32_t))) {
-        return KS_MALFORMED;
-    }
-    if (n == 0) {
-        return rd->left == 0 ? KS_EMPTY : KS_MALFORMED;
-    }
-    ls->ring.e = owned_realloc(NULL, (size_t)n * sizeof(*ls->ring.e));
-    if (ls->ring.e == NULL) {
-        return KS_NOMEM;
-    }
-    ls->ring.cap = n;
-    uint32_t meta_total = 0;
-    int64_t prev_t = INT64_MIN;
-    for (uint32_t i = 0; i < n; i++) {
-        struct slog_entry *e = &ls->ring.e[i];
-        if (!read_log_entry(rd, e, prev_t) ||
-            __builtin_add_overflow(ls->ring.sum, e->cost, &ls->ring.sum)) {
-            return KS_MALFORMED;
-        }
-        prev_t = e->t_ms;
-        e->meta_off = meta_total;
-        meta_total += e->meta_len;  /* <= n * KS_META_MAX: fits */
-        ls->ring.len++;
-    }
-    if (rd->left != meta_total) {
-        return KS_MALFORMED;
-    }
-    ls->meta = owned_realloc(NULL, meta_total > 0 ? meta_total : 1);
-    if (ls->meta == NULL) {
-        return KS_NOMEM;
-    }
-    ls->meta_len = ls->meta_cap = meta_total;
-    return ks_read(rd, ls->meta, meta_total) ? KS_DECODED : KS_MALFORMED;
-}
-
-/* Buckets in strictly rising seconds, each holding units. */
-static bool
-tiers_buckets_valid(const struct tier_state *st)
-{
-    for (uint32_t i = 0; i < st->len; i++) {
-        if (st->b[i].count < 1 || (i > 0 && st->b[i].sec <= st->b[i - 1].sec)) {
-            return false;
-        }
-    }
-    return true;
-}
-
-/* Version 1 kept no retention; the record's expiry was the newest
- * bucket's departure from it. */
-static int64_t
-tiers_keep_from_expiry(const struct tier_state *st, int64_t expire_at)
-{
-    int64_t end_s = expire_at / NS_PER_SEC + (expire_at % NS_PER_SEC != 0);
-    int64_t keep;
-    if (__builtin_sub_overflow(end_s, st->b[st->len - 1].sec, &keep) ||
-        keep < 1) {
-        return 1;
-    }
-    return keep;
-}
-
-static enum ks_decode
-decode_tiers(struct ks_tiers *ts, struct ks_reader *rd, int version,
-             int64_t expire_at)
-{
-    uint32_t n;
-    if ((version >= 2 && !ks_read(rd, &ts->keep, sizeof(ts->keep))) ||
-        !ks_read(rd, &n, sizeof(n)) ||
-        rd->left != (size_t)n * sizeof(*ts->st.b) ||
-        (version >= 2 && ts->keep < 1)) {
-        return KS_MALFORMED;
-    }
-    if (n == 0) {
-        return KS_EMPTY;
-    }
-    ts->st.b = owned_realloc(NULL, rd->left);
-    if (ts->st.b == NULL) {
-        return KS_NOMEM;
-    }
-    ts->st.cap = ts->st.len = n;
-    if (!ks_read(rd, ts->st.b, rd->left) || !tiers_buckets_valid(&ts->st)) {
-        return KS_MALFORMED;
-    }
-    if (version < 2) {
-        ts->keep = tiers_keep_from_expiry(&ts->st, expire_at);
-    }
-    return KS_DECODED;
-}
-
-enum ks_decode
-keyspace_decode(struct store_rec *r, const unsigned char *p, size_t len,
-                int version)
-{
-    struct ks_reader rd = { p, len };
-    void *state = store_rec_state(r);
-    if (r->type == KEY_LOG) {
-        return decode_log(state, &rd);
-    }
-    if (r->type == KEY_TIERS) {
-        return decode_tiers(state, &rd, version, r->expire_at);
-    }
-    if (len != keyspace_state_size(r->type)) {
-        return KS_MALFORMED;
-    }
-    memcpy(state, p, len);
-    if (r->type == KEY_REDIS_GCRA &&
-        ((const struct ks_redis_gcra *)state)->tat_us < 0) {
-        return KS_MALFORMED;        /* Redis refuses a negative TAT too */
-    }
-    if (r->type == KEY_COUNTER) {
-        struct increx_value v;
-        keyspace_counter_get(r, &v);
-        if (v.is_float ? !isfinite(v.f) : v.f != (long double)v.i) {
-            return KS_MALFORMED;
-        }
-    }
-    return KS_DECODED;
-}
-
 /* ---- restoring from disk ----------------------------------------------- */
 
 /* The expiry of a restored record: a log's or tiers' follows from what it
@@ -1133,10 +801,10 @@ restored_expiry(struct store_rec *rec, int64_t stored, int64_t now)
 {
     const void *state = store_rec_state(rec);
     if (rec->type == KEY_LOG) {
-        return keyspace_log_fresh_at(state, now);
+        return keytype_log_fresh_at(state, now);
     }
     if (rec->type == KEY_TIERS) {
-        return keyspace_tiers_fresh_at(state, now);
+        return keytype_tiers_fresh_at(state, now);
     }
     return stored;
 }
@@ -1167,13 +835,13 @@ keyspace_restore(int db, uint8_t type, const char *key, size_t keylen,
     if (expire_at <= now) {
         return 0;                   /* went fresh while we were down */
     }
-    rec = store_add(s, key, keylen, type, keyspace_state_size(type));
+    rec = store_add(s, key, keylen, type, keytype_state_size(type));
     if (rec == NULL) {
         snprintf(err, errlen, "out of memory");
         return -1;
     }
     rec->expire_at = expire_at;     /* as stored, for the decoder */
-    enum ks_decode rc = keyspace_decode(rec, state, state_len, encoding);
+    enum ks_decode rc = keytype_decode(rec, state, state_len, encoding);
     int64_t fresh_at = rc == KS_DECODED ? restored_expiry(rec, expire_at, now)
                                         : now;
     rec->expire_at = STORE_NEVER;
@@ -1184,7 +852,7 @@ keyspace_restore(int db, uint8_t type, const char *key, size_t keylen,
         }
         snprintf(err, errlen, rc == KS_NOMEM ? "out of memory"
                                              : "malformed %s state",
-                 keyspace_type_name(type));
+                 keytype_name(type));
         return -1;
     }
     store_set_expire(s, rec, fresh_at);
@@ -1265,7 +933,7 @@ apply_record(const struct journal_record *rec, int64_t now, char *err,
          * element codec here. */
         snprintf(err, errlen, "element effect %u for a %s key, which "
                  "changes only whole", rec->elem_op,
-                 keyspace_type_name(rec->type));
+                 keytype_name(rec->type));
         return -1;
     default:
         if (!keyspace_swap((int)rec->db, (int)rec->db2)) {

@@ -90,7 +90,7 @@ write_record(struct store_rec *r, void *arg)
         return;                         /* fresh already: nothing to keep */
     }
     w->scratch.len = 0;
-    if (!keyspace_encode(r, w->now, &w->scratch)) {
+    if (!keytype_encode(r, w->now, &w->scratch)) {
         w->failed = true;
         return;
     }

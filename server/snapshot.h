@@ -7,7 +7,7 @@
  *   then key records, each database's after its marker:
  *     marker: u8 0, u32 db (before any, records are db 0's)
  *     record: u8 type, u32 keylen, i64 expire_at, u32 state_len, key,
- *             state (keyspace_encode() of the record, KS_ENCODING),
+ *             state (keytype_encode() of the record, KS_ENCODING),
  *   u64 records (key records, not markers),
  *   u32 CRC-32C of everything before it.
  * Read too: versions 1 to 3, whose record count follows written_at and

@@ -258,7 +258,7 @@ store_counter(struct conn *c, struct resp_request *req, struct store_rec *r,
         cmd_error(c, ERR_OOM);
         return false;
     }
-    keyspace_counter_put(r, v);
+    keytype_counter_put(r, v);
     int64_t at = r->expire_at;
     if (o->expiry == EXP_PERSIST) {
         at = STORE_NEVER;
@@ -291,7 +291,7 @@ cmd_increx(struct conn *c, struct resp_request *req)
         return;
     }
     if (r != NULL) {
-        keyspace_counter_get(r, &old);
+        keytype_counter_get(r, &old);
     }
     if (!o.p.by_float && old.is_float) {
         cmd_error(c, ERR_NOT_INTEGER);

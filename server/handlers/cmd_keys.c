@@ -40,7 +40,7 @@ cmd_get(struct conn *c, struct resp_request *req)
     if (r->type == KEY_COUNTER) {
         char text[INCREX_TEXT_MAX];
         struct increx_value v;
-        keyspace_counter_get(r, &v);
+        keytype_counter_get(r, &v);
         size_t n = increx_format(&v, text, sizeof(text));
         reply_bulk(&c->out, text, n);
         return;
@@ -73,7 +73,7 @@ cmd_ttl(struct conn *c, struct resp_request *req)
     int64_t pttl = keyspace_redis_pttl(r, now);
     if (pttl < 0) {
         reply_int(&c->out, pttl);
-    } else if (keyspace_redis_expiry(r->type)) {
+    } else if (keytype_redis_expiry(r->type)) {
         /* As Redis: the remaining milliseconds to the nearest second. */
         reply_int(&c->out, (pttl + 500) / 1000);
     } else {
@@ -150,7 +150,7 @@ void
 cmd_type(struct conn *c, struct resp_request *req)
 {
     struct store_rec *r = lookup_key(c, req, clock_wall_now());
-    reply_status(&c->out, r == NULL ? "none" : keyspace_type_name(r->type));
+    reply_status(&c->out, r == NULL ? "none" : keytype_name(r->type));
 }
 
 /* ---- SCAN and KEYS ----------------------------------------------------- */
@@ -171,7 +171,7 @@ collect_key(struct store_rec *r, void *arg)
 {
     struct key_list *l = arg;
     if (r->expire_at <= l->now ||
-        (l->type != NULL && strcasecmp(l->type, keyspace_type_name(r->type)) != 0) ||
+        (l->type != NULL && strcasecmp(l->type, keytype_name(r->type)) != 0) ||
         (l->pattern != NULL &&
          !glob_match(l->pattern, l->plen, store_rec_key(r), store_rec_keylen(r),
                      false))) {

@@ -83,7 +83,7 @@ log_commit(struct conn *c, struct resp_request *req, struct store_rec *r,
         if (!keyspace_log_reserve(r, p, now, o->meta_len,
                                   srv.conf.log_max_entries)) {
             cmd_error(c, ERR_OOM);
-            limit_keep_until(r, keyspace_log_fresh_at(ls, now), now);
+            limit_keep_until(r, keytype_log_fresh_at(ls, now), now);
             return false;
         }
         keyspace_log_append(ls, now, p->cost, o->meta, o->meta_len);
@@ -91,7 +91,7 @@ log_commit(struct conn *c, struct resp_request *req, struct store_rec *r,
         slog_refund(&ls->ring, -p->cost);
     }
     ls->keep_ms = keep_ms;
-    limit_keep_until(r, keyspace_log_fresh_at(ls, now), now);
+    limit_keep_until(r, keytype_log_fresh_at(ls, now), now);
     return true;
 }
 
@@ -254,12 +254,12 @@ tiers_commit(struct conn *c, struct resp_request *req, struct store_rec *r,
     if (p->cost > 0 && tier_needs_bucket(&ts->st, now) &&
         !keyspace_tiers_reserve(r)) {
         cmd_error(c, ERR_OOM);
-        limit_keep_until(r, keyspace_tiers_fresh_at(ts, now), now);
+        limit_keep_until(r, keytype_tiers_fresh_at(ts, now), now);
         return false;
     }
     tier_commit(&ts->st, now, p->cost);
     ts->keep = keep;
-    limit_keep_until(r, keyspace_tiers_fresh_at(ts, now), now);
+    limit_keep_until(r, keytype_tiers_fresh_at(ts, now), now);
     return true;
 }
 

@@ -22,7 +22,7 @@
  *    costs >= 1, the running sum right, META inside its arena, at least
  *    one entry) and expires exactly when its newest entry leaves its
  *    retention window;
- *  - keyspace_owned_bytes() equals what the keys' arrays hold;
+ *  - keytype_owned_bytes() equals what the keys' arrays hold;
  * at a save point, that a snapshot loaded into a fresh store at the same
  * instant has the same digest, and so has the journal (appendonly is on:
  * its base and every record since, replayed); and at the end, with every key and buffer
@@ -725,7 +725,7 @@ check_log(const struct store_rec *r, const struct ks_log *ls)
         prev = e->t_ms;
     }
     CHECK(sum == ls->ring.sum);
-    CHECK(r->expire_at == keyspace_log_fresh_at(ls, now_ns));
+    CHECK(r->expire_at == keytype_log_fresh_at(ls, now_ns));
 }
 
 static void
@@ -736,7 +736,7 @@ check_tiers(const struct store_rec *r, const struct ks_tiers *ts)
         CHECK(ts->st.b[i].count >= 1);
         CHECK(i == 0 || ts->st.b[i].sec > ts->st.b[i - 1].sec);
     }
-    CHECK(r->expire_at == keyspace_tiers_fresh_at(ts, now_ns));
+    CHECK(r->expire_at == keytype_tiers_fresh_at(ts, now_ns));
 }
 
 static void
@@ -757,7 +757,7 @@ scan_rec(struct store_rec *r, void *arg)
     if (r->type == KEY_COUNTER) {
         /* Kept as Redis keeps it: a float only when its text is no int. */
         struct increx_value v, again;
-        keyspace_counter_get(r, &v);
+        keytype_counter_get(r, &v);
         CHECK(v.is_float ? isfinite(v.f) : v.f == (long double)v.i);
         if (v.is_float) {
             increx_canonical(v.f, &again);
@@ -770,7 +770,7 @@ scan_rec(struct store_rec *r, void *arg)
         check_tiers(r, state);
     }
     s->buf.len = 0;
-    CHECK(keyspace_encode(r, now_ns, &s->buf));
+    CHECK(keytype_encode(r, now_ns, &s->buf));
     uint64_t h = fnv(&r->type, 1, UINT64_C(0xcbf29ce484222325));
     h = fnv(&s->db, sizeof(s->db), h);
     h = fnv(&r->expire_at, sizeof(r->expire_at), h);
@@ -799,7 +799,7 @@ keyspace_digest(bool whole_keys)
         } while (cursor != 0);
     }
     mem_free(s.buf.p);
-    CHECK(s.owned == keyspace_owned_bytes());
+    CHECK(s.owned == keytype_owned_bytes());
     return s.sum ^ s.live;
 }
 
@@ -1069,7 +1069,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     }
     (void)keyspace_digest(false);
     retire_server();
-    CHECK(keyspace_owned_bytes() == 0);
+    CHECK(keytype_owned_bytes() == 0);
     CHECK(mem_used() == baseline);
     return 0;
 }

@@ -1,0 +1,204 @@
+/*
+ * keytype.h - what each key type is: the tag a store record carries, the
+ * state the type keeps, its size and its name, the arrays it owns, and the
+ * one encoding of a state as bytes (for the snapshot, the journal and the
+ * replication stream) and back.
+ *
+ * A record's state is fixed-size for CL.THROTTLE, RL.FIXED, RL.SLIDING,
+ * GCRA and INCREX (copied as it is), and a small header pointing at arrays
+ * for RL.LOG and RL.TIERS (struct ks_log, struct ks_tiers), whose arrays
+ * grow with use. Growing one is the keyspace's (keyspace_realloc(), under
+ * maxmemory); this file counts what they hold (keytype_owned_bytes()).
+ * It knows nothing of databases, expiry timers or who is watching: those
+ * are the keyspace's (keyspace.h).
+ */
+#ifndef CELLGATE_KEYTYPE_H
+#define CELLGATE_KEYTYPE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "algorithms/increx.h"
+#include "algorithms/sliding_log.h"
+#include "algorithms/tiers.h"
+#include "server/store.h"
+
+enum key_type {
+    KEY_GCRA = 1,   /* CL.THROTTLE: struct ks_gcra */
+    KEY_FIXED,      /* RL.FIXED: struct fwin_state */
+    KEY_SLIDING,    /* RL.SLIDING: struct swin_state */
+    KEY_LOG,        /* RL.LOG: struct ks_log */
+    KEY_TIERS,      /* RL.TIERS: struct ks_tiers */
+    KEY_REDIS_GCRA, /* GCRA (Redis's command): struct ks_redis_gcra */
+    KEY_COUNTER     /* INCREX: struct ks_counter, a Redis string */
+};
+#define KEY_TYPE_FIRST KEY_GCRA
+#define KEY_TYPE_LAST KEY_COUNTER
+
+/* Types whose expiry is a Redis key's, to the millisecond: they live
+ * through the millisecond they expire at (PTTL, TTL as Redis). */
+static inline bool
+keytype_redis_expiry(uint8_t type)
+{
+    return type == KEY_GCRA || type == KEY_REDIS_GCRA || type == KEY_COUNTER;
+}
+
+struct ks_gcra {
+    uint64_t tat;   /* ns since the epoch, as redis-cell stores it */
+};
+
+/* An INCREX counter (struct increx_value) as a record keeps it: record
+ * states are 8-byte aligned and a long double wants 16, so its bytes are
+ * copied in and out (keytype_counter_get/put), never read in place. */
+struct ks_counter {
+    int64_t i;
+    uint8_t is_float;
+    unsigned char f[sizeof(long double)];
+};
+
+static inline void
+keytype_counter_get(const struct store_rec *r, struct increx_value *v)
+{
+    const struct ks_counter *k = store_rec_state((struct store_rec *)r);
+    v->i = k->i;
+    v->is_float = k->is_float != 0;
+    memcpy(&v->f, k->f, sizeof(v->f));
+}
+
+static inline void
+keytype_counter_put(struct store_rec *r, const struct increx_value *v)
+{
+    struct ks_counter *k = store_rec_state(r);
+    k->i = v->i;
+    k->is_float = v->is_float;
+    memcpy(k->f, &v->f, sizeof(k->f));
+}
+
+/* Redis's GCRA keeps its TAT in µs (>= 0) and is a type of its own: its
+ * keys answer WRONGTYPE to CL.THROTTLE and GET, as in Redis, and TYPE
+ * says "gcra" for both. */
+struct ks_redis_gcra {
+    int64_t tat_us;
+};
+
+/*
+ * RL.LOG: a ring of entries and an arena of their META bytes. The log
+ * keeps its entries for keep_ms, the longest window of a call that changed
+ * it (see sliding_log.h); the record lives until its newest entry leaves
+ * that window. Bounds, so one key's memory is bounded too: at most
+ * KS_LOG_ENTRIES_MAX entries of at most KS_META_MAX META bytes each, and
+ * the arena at most twice its live bytes (KS_LOG_META_CAP_MAX).
+ */
+#define KS_META_MAX 1024
+#define KS_LOG_ENTRIES_MAX 1000000
+#define KS_LOG_META_CAP_MAX                                                   \
+    ((uint64_t)2 * ((uint64_t)KS_LOG_ENTRIES_MAX * KS_META_MAX + KS_META_MAX))
+_Static_assert(KS_LOG_META_CAP_MAX <= UINT32_MAX,
+               "META offsets are 32-bit: the arena bound must fit");
+
+struct ks_log {
+    struct slog_ring ring;      /* ring.e: mem_malloc'd */
+    char *meta;                 /* META bytes of the entries, mem_malloc'd */
+    uint32_t meta_len;          /* bytes of the arena in use (live or not) */
+    uint32_t meta_cap;
+    int64_t keep_ms;            /* retention, >= 1000 while the key lives */
+};
+
+/* RL.TIERS: per-second buckets, kept for `keep` seconds (the largest
+ * window of a call that changed the key). */
+struct ks_tiers {
+    struct tier_state st;       /* st.b: mem_malloc'd */
+    int64_t keep;               /* retention in s, >= 1 while the key lives */
+};
+
+/* The record state size of a type (0 for an unknown one). The store does
+ * not keep it per record: the type implies it. */
+size_t keytype_state_size(uint8_t type);
+
+/* TYPE's answer for a record type ("none" for an unknown one). */
+const char *keytype_name(uint8_t type);
+
+/* ---- the arrays keys own ------------------------------------------------ */
+
+/* Bytes of the arrays RL.LOG and RL.TIERS keys own (malloc's usable
+ * sizes): what evicting them would give back, besides their records. */
+size_t keytype_owned_bytes(void);
+
+/* mem_realloc for such an array, counted in keytype_owned_bytes(), with
+ * no admission (loading; keyspace_realloc() admits first). NULL (p
+ * untouched) when out of memory. */
+void *keytype_owned_realloc(void *p, size_t size);
+
+/* mem_free for such an array. */
+void keytype_free(void *p);
+
+/* When a log or tiers record becomes fresh: its newest entry's departure
+ * from the retention window (saturating), or `now` when it holds none. */
+int64_t keytype_log_fresh_at(const struct ks_log *ls, int64_t now);
+int64_t keytype_tiers_fresh_at(const struct ks_tiers *ts, int64_t now);
+
+/* ---- encoding ---------------------------------------------------------- */
+
+/* A growable byte buffer (mem_malloc'd). */
+struct ks_buf {
+    unsigned char *p;
+    size_t len;
+    size_t cap;
+};
+
+/* A bounds-checked reader over stored bytes. */
+struct ks_reader {
+    const unsigned char *p;
+    size_t left;
+};
+
+/* Copy the next n bytes to out; false (nothing read) if fewer remain. */
+static inline bool
+ks_read(struct ks_reader *r, void *out, size_t n)
+{
+    if (r->left < n) {
+        return false;
+    }
+    if (n > 0) {
+        memcpy(out, r->p, n);
+    }
+    r->p += n;
+    r->left -= n;
+    return true;
+}
+
+/* Encodings: the first version, and today's (RL.TIERS keeps its retention;
+ * RL.LOG and RL.TIERS hold only what is live at the time of writing). */
+#define KS_ENCODING_V1 1
+#define KS_ENCODING 2
+
+/*
+ * Append r's state at `now` to b: the one function that turns a key's
+ * state into bytes, for every consumer that carries state (the snapshot
+ * today). Fixed-size states are written as they are; a log or tiers state
+ * holds only the entries or buckets the key still keeps at now, in time
+ * order, so the bytes are the same whenever a call happened to expire
+ * them. false when memory runs out.
+ *
+ *   gcra, fixed, sliding: the struct
+ *   log:   keep_ms i64, n u32, n x (t_ms i64, cost i64, meta_len u32),
+ *          then the META bytes of the entries, oldest first;
+ *   tiers: keep i64, n u32, n x (sec i64, count i64).
+ * Host byte order: the bytes are read back by the same build.
+ */
+bool keytype_encode(const struct store_rec *r, int64_t now,
+                     struct ks_buf *b);
+
+/* How a decode went: KS_DECODED, KS_EMPTY (a log or tiers state without
+ * entries: the key is fresh, drop it), KS_MALFORMED, KS_NOMEM. */
+enum ks_decode { KS_DECODED, KS_EMPTY, KS_MALFORMED, KS_NOMEM };
+
+/* Fill a new record of r->type (state zeroed) from encoded bytes of the
+ * given encoding version. On anything but KS_DECODED the caller removes
+ * the record (keyspace_release() frees what was built). */
+enum ks_decode keytype_decode(struct store_rec *r, const unsigned char *p,
+                               size_t len, int version);
+
+#endif
