@@ -537,7 +537,7 @@ keyspace_total_keys(void)
 static bool
 may_evict(void)
 {
-    return strcmp(srv.conf.maxmemory_policy, "volatile-ttl") == 0;
+    return srv.conf.maxmemory_policy == MAXMEMORY_VOLATILE_TTL;
 }
 
 /* Bytes over maxmemory once `need` more are taken (0 when within). */

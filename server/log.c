@@ -10,7 +10,6 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
-#include <strings.h>
 #include <sys/time.h>
 #include <time.h>
 #include <unistd.h>
@@ -21,30 +20,22 @@ static bool log_json;
 /* The file's name, for log_reopen (empty: standard error). */
 static char log_path[PATH_MAX];
 
+/* A JSON line's "level": the level as loglevel names it. */
 static const char *const level_names[] = { "debug", "verbose", "notice",
                                            "warning" };
 static const char level_marks[] = { '.', '-', '*', '#' };
 
-int
-log_set_level(const char *level)
+void
+log_set_level(enum log_level level)
 {
-    for (int i = 0; i <= LOG_WARNING; i++) {
-        if (strcasecmp(level, level_names[i]) == 0) {
-            log_min_level = (enum log_level)i;
-            return 0;
-        }
-    }
-    return -1;
+    log_min_level = level;
 }
 
 int
-log_setup(const char *level, const char *path, const char *format)
+log_setup(enum log_level level, const char *path, bool json)
 {
-    log_json = format != NULL && strcasecmp(format, "json") == 0;
-    if (log_set_level(level) < 0) {
-        errno = EINVAL;
-        return -1;
-    }
+    log_json = json;
+    log_set_level(level);
     if (path != NULL && path[0] != '\0') {
         if (strlen(path) >= sizeof(log_path)) {
             errno = ENAMETOOLONG;

@@ -315,7 +315,7 @@ on_sighup(uv_signal_t *h, int signum)
 {
     char err[CONF_ERR_LEN + 64];
     bool limits = srv.conf.limits_file[0] != '\0';
-    bool topology = strcmp(srv.conf.cluster_mode, "yes") == 0;
+    bool topology = srv.conf.cluster_mode == CLUSTER_MODE_YES;
     bool logfile = log_to_file();
     (void)h;
     (void)signum;
@@ -579,7 +579,7 @@ setup(void)
     char err[512];
     const char *what = srv.conf.appendonly ? "the journal" : "the snapshot";
     if (persist_load(err, sizeof(err)) < 0) {
-        if (strcmp(srv.conf.snapshot_load_errors, "start-empty") != 0) {
+        if (srv.conf.snapshot_load_errors != SNAPSHOT_LOAD_START_EMPTY) {
             fprintf(stderr, "cellgate: cannot load %s: %s (set "
                     "snapshot-load-errors start-empty to start without it)\n",
                     what, err);
@@ -697,8 +697,8 @@ main(int argc, char **argv)
         conf_deinit(&srv.conf);
         return 0;
     }
-    if (log_setup(srv.conf.loglevel, srv.conf.logfile, srv.conf.log_format) <
-        0) {
+    if (log_setup((enum log_level)srv.conf.loglevel, srv.conf.logfile,
+                  srv.conf.log_format == LOG_FORMAT_JSON) < 0) {
         fprintf(stderr, "cellgate: cannot open logfile '%s': %s\n",
                 srv.conf.logfile, strerror(errno));
         conf_deinit(&srv.conf);

@@ -536,13 +536,13 @@ persist_open(char *err, size_t errlen)
 static bool
 fsync_always(void)
 {
-    return strcmp(srv.conf.appendfsync, "always") == 0;
+    return srv.conf.appendfsync == APPENDFSYNC_ALWAYS;
 }
 
 static bool
 fsync_everysec(void)
 {
-    return strcmp(srv.conf.appendfsync, "everysec") == 0;
+    return srv.conf.appendfsync == APPENDFSYNC_EVERYSEC;
 }
 
 bool persist_refusing;
