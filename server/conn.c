@@ -716,9 +716,9 @@ process_input(struct conn *c)
             break;
         }
         prefetch_ahead(c, &req);
-        uint64_t effects = ks_journal_effects;
+        uint64_t effects = srv.journal_effects;
         run_request(c, &req);
-        if (ks_journal_effects != effects) {
+        if (srv.journal_effects != effects) {
             c->journal_gen = persist_generation();
         }
         if (c->requests != 0) {

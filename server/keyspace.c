@@ -183,9 +183,6 @@ keyspace_owned_bytes(void)
 
 /* ---- the journal's view of writes ------------------------------------ */
 
-bool ks_journal_on;
-uint64_t ks_journal_effects;
-
 struct dirty_rec {
     struct store_rec *r;
     uint32_t db;
@@ -222,7 +219,7 @@ journal_set(struct store_rec *r, uint32_t db, int64_t now)
 void
 keyspace_journal_mark(struct store_rec *r, int db)
 {
-    ks_journal_effects++;
+    srv.journal_effects++;
     if (r->flags & KS_REC_DIRTY) {
         return;
     }
@@ -280,7 +277,7 @@ keyspace_journal_enable(bool on)
         dirty[i].r->flags &= (uint8_t)~KS_REC_DIRTY;
     }
     ndirty = 0;
-    ks_journal_on = on;
+    srv.journal_on = on;
     if (!on) {
         mem_free(dirty);
         mem_free(jscratch.p);
@@ -300,7 +297,7 @@ journal_release(struct store_rec *r, uint32_t db)
         (void)keyspace_journal_drain(now);
     }
     if (!journal_muted && !applying && r->expire_at > now) {
-        ks_journal_effects++;
+        srv.journal_effects++;
         (void)journal_add_del(db, store_rec_key(r), store_rec_keylen(r));
     }
 }
@@ -308,9 +305,9 @@ journal_release(struct store_rec *r, uint32_t db)
 void
 keyspace_flush(int db)
 {
-    if (ks_journal_on) {
+    if (srv.journal_on) {
         (void)keyspace_journal_drain(clock_wall_now());
-        ks_journal_effects++;
+        srv.journal_effects++;
         if (!applying) {
             (void)journal_add_flush(db < 0 ? JOURNAL_ALL_DBS : (uint32_t)db);
         }
@@ -327,11 +324,11 @@ keyspace_flush(int db)
 void
 keyspace_release(struct store_rec *r, void *arg)
 {
-    if (multi_watched_keys != 0) {
+    if (srv.watched_keys != 0) {
         multi_touch((int)(intptr_t)arg, store_rec_key(r),
                     store_rec_keylen(r));
     }
-    if (ks_journal_on) {
+    if (srv.journal_on) {
         journal_release(r, (uint32_t)(intptr_t)arg);
     }
     if (r->type == KEY_LOG) {
@@ -429,10 +426,10 @@ keyspace_swap(int a, int b)
     if (keyspace_db(a) == NULL || keyspace_db(b) == NULL) {
         return false;
     }
-    if (ks_journal_on) {
+    if (srv.journal_on) {
         /* Listed records name their database: write them under the old. */
         (void)keyspace_journal_drain(clock_wall_now());
-        ks_journal_effects++;
+        srv.journal_effects++;
         if (!applying) {
             /* Written twice (here and as the stream's record), a swap
              * would undo itself when the journal is read back. */
@@ -473,7 +470,7 @@ keyspace_move(struct store_rec *r, int to, int64_t now)
         n->expire_at = STORE_NEVER;
         if (ok) {
             store_set_expire(dst, n, expire_at);
-            if (ks_journal_on) {
+            if (srv.journal_on) {
                 keyspace_journal_mark(n, to);
             }
         } else {
@@ -482,7 +479,7 @@ keyspace_move(struct store_rec *r, int to, int64_t now)
     }
     mem_free(b.p);
     if (ok) {
-        if (multi_watched_keys != 0) {
+        if (srv.watched_keys != 0) {
             multi_touch(to, store_rec_key(n), len);
         }
         store_remove(srv.store, r);         /* its watchers hear of it */

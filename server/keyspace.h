@@ -176,8 +176,6 @@ void keyspace_release(struct store_rec *r, void *arg);
  * state says so. FLUSHDB/FLUSHALL and SWAPDB are one record each.
  */
 #define KS_REC_DIRTY 1u
-extern bool ks_journal_on;
-extern uint64_t ks_journal_effects;   /* grows with every journaled write */
 void keyspace_journal_mark(struct store_rec *r, int db);
 
 /* Start (after loading) or stop (before exit) journaling writes; stopping
@@ -198,10 +196,10 @@ bool keyspace_journal_drain(int64_t now);
 static inline void
 keyspace_written(struct store_rec *r)
 {
-    if (multi_watched_keys != 0) {
+    if (srv.watched_keys != 0) {
         multi_touch(srv.db, store_rec_key(r), store_rec_keylen(r));
     }
-    if (ks_journal_on) {
+    if (srv.journal_on) {
         keyspace_journal_mark(r, srv.db);
     }
 }

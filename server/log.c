@@ -14,7 +14,10 @@
 #include <time.h>
 #include <unistd.h>
 
-enum log_level log_min_level = LOG_NOTICE;
+/* Static: only log_set_level() sets it, and no debug or verbose line is
+ * on a request's path, so the call to log_enabled() the macros make is no
+ * cost to speak of. */
+static enum log_level min_level = LOG_NOTICE;
 static int log_fd = STDERR_FILENO;
 static bool log_json;
 /* The file's name, for log_reopen (empty: standard error). */
@@ -28,7 +31,13 @@ static const char level_marks[] = { '.', '-', '*', '#' };
 void
 log_set_level(enum log_level level)
 {
-    log_min_level = level;
+    min_level = level;
+}
+
+bool
+log_enabled(enum log_level level)
+{
+    return level >= min_level;
 }
 
 int

@@ -3,8 +3,9 @@
  *
  *   12345:M 22 Nov 2026 02:19:20.123 * Ready to accept connections
  *
- * The level is checked before anything is formatted, so a disabled debug
- * line costs one comparison. Only server/ logs; lower layers return errors.
+ * The level is checked before the arguments are evaluated or anything is
+ * formatted, so a disabled debug line costs one call (no debug or verbose
+ * line is on a request's path). Only server/ logs; lower layers return errors.
  */
 #ifndef CELLGATE_LOG_H
 #define CELLGATE_LOG_H
@@ -22,8 +23,6 @@ enum log_level {
     LOG_WARNING = LOGLEVEL_WARNING
 };
 
-extern enum log_level log_min_level;
-
 /* path "" = stderr; json: one object per line instead of Redis's layout
  * (log-format). Returns 0, or -1 if the file cannot be opened (errno
  * set). */
@@ -37,12 +36,15 @@ int log_reopen(void);
 bool log_to_file(void);
 void log_set_level(enum log_level level);
 
+/* Is a line of this level logged (at or above loglevel)? */
+bool log_enabled(enum log_level level);
+
 void log_write(enum log_level level, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 
 #define log_at(level, ...)                                                    \
     do {                                                                      \
-        if ((level) >= log_min_level) {                                       \
+        if (log_enabled(level)) {                                             \
             log_write((level), __VA_ARGS__);                                  \
         }                                                                     \
     } while (0)

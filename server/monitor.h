@@ -22,9 +22,6 @@
 
 struct conn;
 
-/* Monitors connected: 0 lets the dispatcher skip feeding with one test. */
-extern size_t monitor_count;
-
 /* MONITOR: c gets every later command. */
 void monitor_add(struct conn *c);
 

@@ -71,6 +71,19 @@ struct server {
     /* DEBUG SET-ACTIVE-EXPIRE 0 stops the cron's expiry: keys then die
      * only when a command meets them (tests of lazy expiry). */
     bool active_expire_off;
+    /* Read on every command or write: kept here, where a read is one load
+     * as a global's would be (an accessor in the owner's file would be a
+     * call per command). Each has one writer, named. */
+    bool journal_on;              /* keyspace.c: writes are journaled
+                                     (keyspace_journal_enable) */
+    uint64_t journal_effects;     /* keyspace.c: grows with every
+                                     journaled write */
+    size_t watched_keys;          /* multi.c: keys WATCHed; 0 lets a
+                                     writer skip the lookup */
+    size_t monitors;              /* monitor.c: MONITOR clients; 0 lets
+                                     the dispatcher skip feeding them */
+    bool persist_refusing;        /* persist/: writes refused (-MISCONF) */
+    bool repl_following;          /* repl/: a replica (REPLICAOF) */
     /* runtime */
     size_t startup_allocated;     /* mem_used() once set up, before keys */
     bool shutting_down;

@@ -525,7 +525,7 @@ persist_open(char *err, size_t errlen)
     }
     remove_unlisted(&current, false);
     size_after_rewrite = manifest_bytes(&current);
-    effects_at_commit = ks_journal_effects;
+    effects_at_commit = srv.journal_effects;
     last_fsync_ms = clock_mono_now() / 1000000;
     keyspace_journal_enable(true);
     return 0;
@@ -545,13 +545,11 @@ fsync_everysec(void)
     return srv.conf.appendfsync == APPENDFSYNC_EVERYSEC;
 }
 
-bool persist_refusing;
-
 /* After write_failing or sync_failing changed. */
 static void
 update_refusing(void)
 {
-    persist_refusing = write_failing || sync_failing;
+    srv.persist_refusing = write_failing || sync_failing;
 }
 
 static void
@@ -598,18 +596,18 @@ commit(void)
     }
     safe_gen = gen;
     gen++;
-    effects_at_commit = ks_journal_effects;
+    effects_at_commit = srv.journal_effects;
     return true;
 }
 
 void
 persist_before_replies(void)
 {
-    if (!ks_journal_on) {
+    if (!srv.journal_on) {
         safe_gen = gen;
         return;
     }
-    if (ks_journal_effects == effects_at_commit &&
+    if (srv.journal_effects == effects_at_commit &&
         journal_buffered() == 0) {
         return;
     }
@@ -828,7 +826,7 @@ persist_cron(void)
 {
     int64_t now_ms = clock_mono_now() / 1000000;
     reap_rewrite();
-    if (!ks_journal_on) {
+    if (!srv.journal_on) {
         return;
     }
     if (write_failing && now_ms - last_retry_ms >= RETRY_MS) {
@@ -927,7 +925,7 @@ start_journal(char *err, size_t errlen)
     snprintf(writing.name, sizeof(writing.name), "%s", name);
     writing.seq = seq;
     writing.type = 'i';
-    effects_at_commit = ks_journal_effects;
+    effects_at_commit = srv.journal_effects;
     keyspace_journal_enable(true);
     if (persist_rewrite_seq(seq, err, errlen) < 0) {
         stop_journal();
@@ -940,7 +938,7 @@ start_journal(char *err, size_t errlen)
 int
 persist_apply_config(char *err, size_t errlen)
 {
-    /* The file, not ks_journal_on: a primary with replicas makes records
+    /* The file, not srv.journal_on: a primary with replicas makes records
      * of every write with no journal open. */
     if (srv.conf.appendonly && !journal_is_open()) {
         stop_rewrite();             /* a BGREWRITEAOF of the journal off */

@@ -128,8 +128,6 @@ mono_ms(void)
     return clock_mono_now() / 1000000;
 }
 
-bool repl_following;
-
 bool
 repl_streaming(void)
 {
@@ -147,7 +145,7 @@ backlog_create(void)
     backlog.size = (size_t)srv.conf.repl_backlog_size;
     backlog.p = mem_malloc(backlog.size);
     backlog.idx = backlog.histlen = 0;
-    if (backlog.p != NULL && !ks_journal_on) {
+    if (backlog.p != NULL && !srv.journal_on) {
         keyspace_journal_enable(true);  /* every write becomes a record */
     }
     return backlog.p != NULL;
@@ -1199,7 +1197,7 @@ repl_set_primary(const char *host, int port)
         }
         link_close();
         upstream.state = LINK_NONE;
-        repl_following = false;
+        srv.repl_following = false;
         upstream.host[0] = '\0';
         /* PSYNC2: replicas of the old primary may continue with us. */
         memcpy(replid2, srv.replid, 41);
@@ -1213,7 +1211,7 @@ repl_set_primary(const char *host, int port)
     snprintf(upstream.host, sizeof(upstream.host), "%s", host);
     upstream.port = port;
     upstream.state = LINK_CONNECT;
-    repl_following = true;
+    srv.repl_following = true;
     upstream.retry_ms = 0;
     upstream.down_since_s = clock_wall_us() / 1000000;
     log_notice("REPLICAOF %s:%d enabled (user request)", host, port);
@@ -1466,7 +1464,7 @@ repl_teardown(void)
 {
     repl_shutdown();
     upstream.state = LINK_NONE;
-    repl_following = false;
+    srv.repl_following = false;
     mem_free(upstream.in);
     upstream.in = NULL;
     upstream.in_cap = upstream.in_len = 0;
