@@ -51,12 +51,6 @@ static void on_close(uv_handle_t *h);
 static void run_pending_input(uv_idle_t *h);
 static void process_input(struct conn *c);
 
-int64_t
-conn_now_ms(void)
-{
-    return (int64_t)uv_now(srv.loop);
-}
-
 int
 conn_setup(uv_loop_t *loop)
 {
@@ -252,7 +246,7 @@ conn_create(bool is_unix)
         return NULL;
     }
     obuf_init(&c->out);
-    reply_buf_init(&c->rbuf, conn_now_ms());
+    reply_buf_init(&c->rbuf, clock_loop_ms());
     c->is_unix = is_unix;
     c->proto = 2;
     c->h.handle.data = c;
@@ -307,7 +301,7 @@ conn_accept(uv_stream_t *server, bool is_unix)
         return;
     }
     srv.stats.connections_received++;
-    c->created_ms = c->last_interaction_ms = conn_now_ms();
+    c->created_ms = c->last_interaction_ms = clock_loop_ms();
     if (!is_unix) {
         uv_tcp_nodelay(&c->h.tcp, 1);
     }
@@ -380,7 +374,7 @@ on_read(uv_stream_t *s, ssize_t nread, const uv_buf_t *buf)
         return;
     }
     srv.stats.net_input_bytes += (uint64_t)nread;
-    c->last_interaction_ms = conn_now_ms();
+    c->last_interaction_ms = clock_loop_ms();
     if (c->state != CONN_READING && c->state != CONN_PAUSED) {
         return; /* closing after a reply: ignore further input */
     }
@@ -401,7 +395,7 @@ static void
 pause_reading(struct conn *c)
 {
     c->state = CONN_PAUSED;
-    c->paused_since_ms = conn_now_ms();
+    c->paused_since_ms = clock_loop_ms();
     uv_read_stop(&c->h.stream);
 }
 

@@ -46,7 +46,4 @@ void conn_cron(int64_t now_ms);
 /* Close every client (shutdown). */
 void conn_close_all(void);
 
-/* Monotonic milliseconds as the loop last saw them. */
-int64_t conn_now_ms(void);
-
 #endif

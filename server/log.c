@@ -14,6 +14,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "server/clock.h"
+
 /* Static: only log_set_level() sets it, and no debug or verbose line is
  * on a request's path, so the call to log_enabled() the macros make is no
  * cost to speak of. */
@@ -168,9 +170,7 @@ log_write(enum log_level level, const char *fmt, ...)
 bool
 log_ratelimit(int64_t *last_ms, uint64_t *suppressed)
 {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    int64_t now = (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+    int64_t now = clock_mono_ms();
     if (now - *last_ms < 1000) {
         (*suppressed)++;
         return false;

@@ -195,7 +195,7 @@ on_cron(uv_timer_t *t)
         !uv_is_active((uv_handle_t *)&rehash_idle)) {
         uv_idle_start(&rehash_idle, on_rehash_idle);
     }
-    conn_cron(conn_now_ms());
+    conn_cron(clock_loop_ms());
     grpc_cron();
     if (srv.pause_end_ms == 0) {
         keyspace_cron(EVICT_BATCH);

@@ -64,8 +64,8 @@ struct server {
     size_t nclients;
     size_t grpc_clients;            /* gRPC connections (grpc.c) */
     uint64_t next_client_id;
-    /* CLIENT PAUSE: until pause_end_ms (uv_now; 0 = not paused) conn.c
-     * holds every command (pause_all) or those that write. */
+    /* CLIENT PAUSE: until pause_end_ms (clock_loop_ms; 0 = not paused)
+     * conn.c holds every command (pause_all) or those that write. */
     int64_t pause_end_ms;
     bool pause_all;
     /* DEBUG SET-ACTIVE-EXPIRE 0 stops the cron's expiry: keys then die

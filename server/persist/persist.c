@@ -526,7 +526,7 @@ persist_open(char *err, size_t errlen)
     remove_unlisted(&current, false);
     size_after_rewrite = manifest_bytes(&current);
     effects_at_commit = srv.journal_effects;
-    last_fsync_ms = clock_mono_now() / 1000000;
+    last_fsync_ms = clock_mono_ms();
     keyspace_journal_enable(true);
     return 0;
 }
@@ -824,7 +824,7 @@ watch_background_sync(void)
 void
 persist_cron(void)
 {
-    int64_t now_ms = clock_mono_now() / 1000000;
+    int64_t now_ms = clock_mono_ms();
     reap_rewrite();
     if (!srv.journal_on) {
         return;

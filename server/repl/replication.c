@@ -122,12 +122,6 @@ static struct {
     int64_t ack_ms;
 } upstream = { .transfer_fd = -1 };
 
-static int64_t
-mono_ms(void)
-{
-    return clock_mono_now() / 1000000;
-}
-
 bool
 repl_streaming(void)
 {
@@ -255,7 +249,7 @@ peer_get(struct conn *c)
         p->c = c;
         p->fd = -1;
         obuf_init(&p->pending);
-        p->ack_ms = mono_ms();
+        p->ack_ms = clock_mono_ms();
         const char *colon = strrchr(c->addr, ':');
         size_t n = colon ? (size_t)(colon - c->addr) : strlen(c->addr);
         snprintf(p->ip, sizeof(p->ip), "%.*s", (int)n, c->addr);
@@ -310,7 +304,7 @@ repl_replconf(struct conn *c, const char *key, size_t klen,
     } else if (klen == 3 && strncasecmp(key, "ack", 3) == 0 &&
                num_parse_i64(value, vlen, &v)) {
         p->ack_offset = v;
-        p->ack_ms = mono_ms();
+        p->ack_ms = clock_mono_ms();
         if (waiting != NULL) {
             check_waiting(p->ack_ms);
         }
@@ -1006,7 +1000,7 @@ on_link_read(uv_stream_t *s, ssize_t n, const uv_buf_t *buf)
         return;
     }
     upstream.in_len += (size_t)n;
-    upstream.last_io_ms = mono_ms();
+    upstream.last_io_ms = clock_mono_ms();
     link_input();
 }
 
@@ -1024,7 +1018,7 @@ on_link_connect(uv_connect_t *req, int status)
     log_notice("MASTER <-> REPLICA sync started");
     upstream.state = LINK_HANDSHAKE;
     upstream.step = 0;
-    upstream.last_io_ms = mono_ms();
+    upstream.last_io_ms = clock_mono_ms();
     uv_read_start((uv_stream_t *)&upstream.tcp, on_link_alloc, on_link_read);
     handshake_send();
 }
@@ -1068,7 +1062,7 @@ link_drop(const char *why)
     log_warning("Connection with the primary lost: %s", why);
     link_close();
     upstream.state = LINK_CONNECT;
-    upstream.retry_ms = mono_ms() + 1000;
+    upstream.retry_ms = clock_mono_ms() + 1000;
 }
 
 /* Could host be a name or an address at all? REPLICAOF takes any bytes
@@ -1235,7 +1229,7 @@ repl_same_primary(const char *host, int port)
 void
 repl_cron(void)
 {
-    int64_t now = mono_ms();
+    int64_t now = clock_mono_ms();
     primary_cron(now);
     if (upstream.state != LINK_NONE) {
         replica_cron(now);
@@ -1281,7 +1275,7 @@ repl_wait(struct conn *c, size_t replicas, int64_t timeout_ms)
      * there too (0 = as long as it takes). */
     int64_t deadline = 0;
     if (timeout_ms > 0 &&
-        __builtin_add_overflow(mono_ms(), timeout_ms, &deadline)) {
+        __builtin_add_overflow(clock_mono_ms(), timeout_ms, &deadline)) {
         deadline = 0;
     }
     c->wait_deadline_ms = deadline;
@@ -1317,7 +1311,7 @@ check_waiting(int64_t now)
 size_t
 repl_good_replicas(void)
 {
-    int64_t now = mono_ms();
+    int64_t now = clock_mono_ms();
     size_t n = 0;
     for (const struct peer *p = peers; p != NULL; p = p->next) {
         n += p->state == PEER_ONLINE &&
@@ -1352,7 +1346,7 @@ link_state_word(void)
 void
 repl_info(struct textbuf *t)
 {
-    int64_t now = mono_ms();
+    int64_t now = clock_mono_ms();
     if (upstream.state == LINK_NONE) {
         textbuf_printf(t, "role:master\r\n");
     } else {
