@@ -531,7 +531,8 @@ static const struct {
     int64_t value;
     const char *word;
 } enum_words[] = {
-#define EW(field, name, value, word) { name, offsetof(struct conf, field), value, word }
+#define EW(field, name, value, word)                                          \
+    { name, offsetof(struct conf, field), value, word }
     EW(cluster_mode, "cluster-mode", CLUSTER_MODE_NO, "no"),
     EW(cluster_mode, "cluster-mode", CLUSTER_MODE_EMULATED, "emulated"),
     EW(cluster_mode, "cluster-mode", CLUSTER_MODE_YES, "yes"),
