@@ -151,7 +151,9 @@ on_close(uv_handle_t *h)
     mem_free(c);
 }
 
-void
+/* Close now (memory goes in the close callback); safe to call from inside
+ * a command. */
+static void
 conn_close(struct conn *c)
 {
     if (c->state == CONN_CLOSING) {
@@ -188,7 +190,8 @@ finish_close(struct conn *c)
     }
 }
 
-void
+/* Reply what is queued, then close. */
+static void
 conn_close_after_reply(struct conn *c)
 {
     if (c->state == CONN_CLOSING) {
@@ -263,17 +266,8 @@ log_accept_error(int err)
     }
 }
 
-void
-conn_on_connection(uv_stream_t *server, int status, bool is_unix)
-{
-    if (status < 0) {
-        log_accept_error(status);
-        return;
-    }
-    conn_accept(server, is_unix);
-}
-
-void
+/* Accept a pending connection on `server`. */
+static void
 conn_accept(uv_stream_t *server, bool is_unix)
 {
     struct conn *c = conn_create(is_unix);
@@ -323,6 +317,16 @@ conn_accept(uv_stream_t *server, bool is_unix)
     log_debug("Accepted %s (id=%llu)", c->addr, (unsigned long long)c->id);
     c->state = CONN_READING;
     uv_read_start(&c->h.stream, on_alloc, on_read);
+}
+
+void
+conn_on_connection(uv_stream_t *server, int status, bool is_unix)
+{
+    if (status < 0) {
+        log_accept_error(status);
+        return;
+    }
+    conn_accept(server, is_unix);
 }
 
 /* ---- reading ---------------------------------------------------------- */

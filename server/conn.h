@@ -30,16 +30,6 @@ void conn_teardown(void);
  * (at most once a second) the error libuv reported. */
 void conn_on_connection(uv_stream_t *server, int status, bool is_unix);
 
-/* Accept a pending connection on `server`. */
-void conn_accept(uv_stream_t *server, bool is_unix);
-
-/* Close now (memory goes in the close callback); safe to call from inside
- * a command. */
-void conn_close(struct conn *c);
-
-/* Reply what is queued, then close. */
-void conn_close_after_reply(struct conn *c);
-
 /* Close clients idle longer than srv.conf.timeout. */
 void conn_cron(int64_t now_ms);
 

@@ -389,12 +389,6 @@ journal_background_sync_error(void)
     return sync_running ? 0 : sync_error;
 }
 
-uint64_t
-journal_file_size(void)
-{
-    return file_size;
-}
-
 int
 journal_last_errno(void)
 {

@@ -93,9 +93,8 @@ bool journal_sync_running(void);
  * worked (or one is running). */
 int journal_background_sync_error(void);
 
-/* The file's size (bytes written), the errno of the last failed write or
- * sync (0 after a good one), how long the last fsync took. */
-uint64_t journal_file_size(void);
+/* The errno of the last failed write or sync (0 after a good one), how
+ * long the last fsync took. */
 int journal_last_errno(void);
 int64_t journal_last_sync_ns(void);
 uint64_t journal_syncs(void);

@@ -35,9 +35,25 @@
 /* Bytes of the arrays keys own, by malloc's count. */
 static size_t owned_bytes;
 
+#define KS_EVICT_PER_CALL 1024      /* keys keyspace_admit() evicts at most */
+static bool keyspace_admit(size_t need, const struct store_rec *keep);
+
+/* How a decode went: KS_DECODED, KS_EMPTY (a log or tiers state without
+ * entries: the key is fresh, drop it), KS_MALFORMED, KS_NOMEM. */
+enum ks_decode { KS_DECODED, KS_EMPTY, KS_MALFORMED, KS_NOMEM };
+
+/* Fill a new record of r->type (state zeroed) from encoded bytes of the
+ * given encoding version. On anything but KS_DECODED the caller removes
+ * the record (keyspace_release() frees what was built). */
+static enum ks_decode keyspace_decode(struct store_rec *r,
+                                      const unsigned char *p, size_t len,
+                                      int version);
+
 /* ---- types ------------------------------------------------------------- */
 
-size_t
+/* The record state size of a type (0 for an unknown one). The store does
+ * not keep it per record: the type implies it. */
+static size_t
 keyspace_state_size(uint8_t type)
 {
     switch (type) {
@@ -82,7 +98,10 @@ keyspace_type_name(uint8_t type)
     }
 }
 
-int64_t
+/* A record expiring like a Redis key with PEXPIRE ttl_ms set at now:
+ * Redis keeps the key while now_ms <= set_ms + ttl_ms, so it dies at the
+ * first ns of the millisecond after. Saturates to STORE_NEVER. */
+static int64_t
 keyspace_redis_expire_at(int64_t now_ns, int64_t ttl_ms)
 {
     int64_t expire_ms, at;
@@ -167,7 +186,8 @@ owned_realloc(void *p, size_t size)
     return q;
 }
 
-void
+/* mem_free for such an array. */
+static void
 keyspace_free(void *p)
 {
     size_t before = mem_used();
@@ -321,7 +341,11 @@ keyspace_flush(int db)
     journal_muted = false;
 }
 
-void
+/* Frees what a record's state owns; the store calls it (store_set_release,
+ * arg: the database's number) before freeing any record: removed, expired,
+ * evicted or flushed, which is also when the transactions watching the key
+ * hear of it. */
+static void
 keyspace_release(struct store_rec *r, void *arg)
 {
     if (srv.watched_keys != 0) {
@@ -583,7 +607,18 @@ evict_until_fits(size_t need, const struct store_rec *keep, size_t budget)
     return n;
 }
 
-bool
+/*
+ * May the keyspace take `need` more bytes? Always, without maxmemory.
+ * Otherwise when used memory plus need stays within it; else, under
+ * volatile-ttl, by evicting the keys closest to fresh (never `keep`, the
+ * record being grown), at most KS_EVICT_PER_CALL of them per call. Nothing
+ * is evicted when all the evictable memory could not make the room: then,
+ * as with noeviction, the answer is no. When eviction makes progress but
+ * the per-call bound stops it short, the answer is yes, as Redis lets a
+ * command run while its eviction is still under way; keyspace_cron()
+ * carries on.
+ */
+static bool
 keyspace_admit(size_t need, const struct store_rec *keep)
 {
     if (srv.conf.maxmemory == 0) {
@@ -612,7 +647,10 @@ keyspace_cron(size_t budget)
     }
 }
 
-void *
+/* mem_realloc for an array a key owns: admitted first (keep = its record),
+ * counted in keyspace_owned_bytes(). NULL (p untouched) when refused or
+ * out of memory. */
+static void *
 keyspace_realloc(void *p, size_t size, const struct store_rec *keep)
 {
     size_t old = mem_usable(p);
@@ -1004,7 +1042,7 @@ decode_tiers(struct ks_tiers *ts, struct ks_reader *rd, int version,
     return KS_DECODED;
 }
 
-enum ks_decode
+static enum ks_decode
 keyspace_decode(struct store_rec *r, const unsigned char *p, size_t len,
                 int version)
 {

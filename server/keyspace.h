@@ -158,12 +158,6 @@ size_t keyspace_key_bytes(const struct store_rec *r);
  * exist. false (nothing moved) when memory is refused or runs out. */
 bool keyspace_move(struct store_rec *r, int to, int64_t now);
 
-/* Frees what a record's state owns; the store calls it (store_set_release,
- * arg: the database's number) before freeing any record: removed, expired,
- * evicted or flushed, which is also when the transactions watching the key
- * hear of it. */
-void keyspace_release(struct store_rec *r, void *arg);
-
 /* ---- the journal's view of writes --------------------------------------
  *
  * While the journal is on, a written record is flagged KS_REC_DIRTY and
@@ -208,17 +202,8 @@ keyspace_written(struct store_rec *r)
  * record. */
 void keyspace_flush(int db);
 
-/* The record state size of a type (0 for an unknown one). The store does
- * not keep it per record: the type implies it. */
-size_t keyspace_state_size(uint8_t type);
-
 /* TYPE's answer for a record type ("none" for an unknown one). */
 const char *keyspace_type_name(uint8_t type);
-
-/* A record expiring like a Redis key with PEXPIRE ttl_ms set at now:
- * Redis keeps the key while now_ms <= set_ms + ttl_ms, so it dies at the
- * first ns of the millisecond after. Saturates to STORE_NEVER. */
-int64_t keyspace_redis_expire_at(int64_t now_ns, int64_t ttl_ms);
 
 /* PTTL of a record (ms; -1 = no expiry): for CL.THROTTLE keys as Redis
  * reports it for the key redis-cell writes, for RL.* keys the time until
@@ -256,20 +241,6 @@ bool keyspace_store_state(const struct key_hint *h, const char *key,
                           const void *state, size_t size, int64_t fresh_at,
                           int64_t now);
 
-/*
- * May the keyspace take `need` more bytes? Always, without maxmemory.
- * Otherwise when used memory plus need stays within it; else, under
- * volatile-ttl, by evicting the keys closest to fresh (never `keep`, the
- * record being grown), at most KS_EVICT_PER_CALL of them per call. Nothing
- * is evicted when all the evictable memory could not make the room: then,
- * as with noeviction, the answer is no. When eviction makes progress but
- * the per-call bound stops it short, the answer is yes, as Redis lets a
- * command run while its eviction is still under way; keyspace_cron()
- * carries on.
- */
-#define KS_EVICT_PER_CALL 1024
-bool keyspace_admit(size_t need, const struct store_rec *keep);
-
 /* From cron: continue evicting while used memory is over maxmemory under
  * volatile-ttl (at most `budget` keys). */
 void keyspace_cron(size_t budget);
@@ -277,14 +248,6 @@ void keyspace_cron(size_t budget);
 /* Bytes of the arrays RL.LOG and RL.TIERS keys own (malloc's usable
  * sizes): what evicting them would give back, besides their records. */
 size_t keyspace_owned_bytes(void);
-
-/* mem_realloc for an array a key owns: admitted first (keep = its record),
- * counted in keyspace_owned_bytes(). NULL (p untouched) when refused or
- * out of memory. */
-void *keyspace_realloc(void *p, size_t size, const struct store_rec *keep);
-
-/* mem_free for such an array. */
-void keyspace_free(void *p);
 
 /* ---- RL.LOG and RL.TIERS state --------------------------------------- */
 
@@ -360,16 +323,6 @@ ks_read(struct ks_reader *r, void *out, size_t n)
  */
 bool keyspace_encode(const struct store_rec *r, int64_t now,
                      struct ks_buf *b);
-
-/* How a decode went: KS_DECODED, KS_EMPTY (a log or tiers state without
- * entries: the key is fresh, drop it), KS_MALFORMED, KS_NOMEM. */
-enum ks_decode { KS_DECODED, KS_EMPTY, KS_MALFORMED, KS_NOMEM };
-
-/* Fill a new record of r->type (state zeroed) from encoded bytes of the
- * given encoding version. On anything but KS_DECODED the caller removes
- * the record (keyspace_release() frees what was built). */
-enum ks_decode keyspace_decode(struct store_rec *r, const unsigned char *p,
-                               size_t len, int version);
 
 /* Put a key read back from disk into database db: a snapshot record
  * (replace false: the key must be new) or a journal record (replace true:

@@ -228,28 +228,9 @@ close_handle(uv_handle_t *h)
     }
 }
 
-/* A signal's shutdown: as Redis, a snapshot that cannot be written keeps
- * the server up (its keys are only in memory), saying so. */
-void
-server_shutdown(const char *why)
-{
-    if (srv.shutting_down) {
-        return;
-    }
-    if (snapshot_configured() && srv.store != NULL) {
-        char err[512];
-        snapshot_abort_child();
-        log_notice("Saving the final snapshot before exiting.");
-        if (snapshot_save(err, sizeof(err)) < 0) {
-            log_warning("%s received but errors trying to shut down the "
-                        "server, check the logs for more information", why);
-            return;
-        }
-    }
-    server_shutdown_save(why, false);
-}
-
-void
+/* Begin a graceful shutdown: stop listening, close clients, stop timers;
+ * save a snapshot first when told to. */
+static void
 server_shutdown_save(const char *why, bool save)
 {
     if (srv.shutting_down) {
@@ -285,6 +266,27 @@ server_shutdown_save(const char *why, bool save)
     conn_close_all();
     grpc_shutdown();
     conn_teardown();
+}
+
+/* A signal's shutdown: as Redis, a snapshot that cannot be written keeps
+ * the server up (its keys are only in memory), saying so. */
+static void
+server_shutdown(const char *why)
+{
+    if (srv.shutting_down) {
+        return;
+    }
+    if (snapshot_configured() && srv.store != NULL) {
+        char err[512];
+        snapshot_abort_child();
+        log_notice("Saving the final snapshot before exiting.");
+        if (snapshot_save(err, sizeof(err)) < 0) {
+            log_warning("%s received but errors trying to shut down the "
+                        "server, check the logs for more information", why);
+            return;
+        }
+    }
+    server_shutdown_save(why, false);
 }
 
 /* A client's SHUTDOWN, on the loop iteration after it (server.h). */

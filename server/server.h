@@ -132,9 +132,4 @@ void server_random_id(char out[41]);
  * listen on them. */
 void server_child_close_sockets(void);
 
-/* main.c: begin a graceful shutdown: stop listening, close clients, stop
- * timers; saves a snapshot first when save-interval is on (or as told). */
-void server_shutdown(const char *why);
-void server_shutdown_save(const char *why, bool save);
-
 #endif
