@@ -25,8 +25,10 @@ struct pubsub_subs;
 
 /* What a command asks of the connection layer (struct conn.requests). */
 enum client_request {
-    CLIENT_CLOSE_AFTER_REPLY = 1,   /* QUIT, CLIENT KILL of itself */
-    CLIENT_KILLED = 2,              /* CLIENT KILL: close this one now */
+    CLIENT_CLOSE_AFTER_REPLY = 1,   /* QUIT, SHUTDOWN, CLIENT KILL of
+                                     * itself */
+    CLIENT_KILLED = 2,              /* CLIENT KILL, or a replica dropped
+                                     * (replication.c): close it now */
     CLIENT_KILLS = 4,               /* this one killed others: sweep */
     CLIENT_AUTHENTICATED = 8,       /* AUTH passed: lift the small limits */
     CLIENT_UNPAUSES = 16,           /* CLIENT UNPAUSE: run the postponed */

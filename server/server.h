@@ -1,8 +1,10 @@
 /*
  * server.h - the process-wide state, one instance (`srv`, server.c).
  *
- * Like Redis's `server`, everything with process lifetime lives here: the
- * configuration, the loop, the keyspace, the client list and the counters.
+ * Like Redis's `server`, the process-wide state modules share lives here:
+ * the configuration, the loop, the keyspace, the client list, the
+ * counters and the flags read on every command. What one module alone
+ * uses is static in its file.
  */
 #ifndef CELLGATE_SERVER_H
 #define CELLGATE_SERVER_H

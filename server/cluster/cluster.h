@@ -11,8 +11,9 @@
 #include "protocol/resp.h"
 
 /* At start-up, after the configuration: with cluster-mode yes, read the
- * cluster-node lines of the config file and find this node. Returns 0, or
- * -1 with err set (a configuration error: do not start). */
+ * cluster-node lines of the config file and find this node; with
+ * emulated, map every slot to this node. Returns 0, or -1 with err set (a
+ * configuration error: do not start). */
 int cluster_setup(char *err, size_t errlen);
 
 /* Re-read the topology (CLUSTER RELOAD, SIGHUP). On success the new one

@@ -67,8 +67,9 @@ int persist_apply_config(char *err, size_t errlen);
 /* BGREWRITEAOF: 0, or -1 with err (Redis's words when one is running). */
 int persist_rewrite(char *err, size_t errlen);
 
-/* Are writes refused (-MISCONF)? Then persist_error() says why. Read per
- * command: a plain load of srv.persist_refusing, which this file keeps. */
+/* Are writes refused (-MISCONF)? Then persist_errno() says why (the
+ * errno of the failed write or fsync). Read per command: a plain load of
+ * srv.persist_refusing, which this file keeps. */
 static inline bool
 persist_refuses_writes(void)
 {
