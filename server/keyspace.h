@@ -3,12 +3,13 @@
  * each type keeps, how that state is written out and read back, and the
  * admission of new memory under maxmemory.
  *
- * A record's state is fixed-size for CL.THROTTLE, RL.FIXED and RL.SLIDING
- * (copied as it is), and a small header pointing at arrays for RL.LOG and
- * RL.TIERS (struct ks_log, struct ks_tiers), whose arrays grow with use.
- * Every allocation that grows the keyspace, a new record or a bigger
- * array, goes through keyspace_admit() first, so maxmemory bounds them
- * all, and every such array is counted in keyspace_owned_bytes().
+ * A record's state is fixed-size for CL.THROTTLE, GCRA, RL.FIXED,
+ * RL.SLIDING and INCREX (copied as it is), and a small header pointing at
+ * arrays for RL.LOG and RL.TIERS (struct ks_log, struct ks_tiers), whose
+ * arrays grow with use. Every allocation that grows the keyspace, a new
+ * record or a bigger array, goes through keyspace.c's admission
+ * (keyspace_admit()) first, so maxmemory bounds them all, and every such
+ * array is counted in keyspace_owned_bytes().
  */
 #ifndef CELLGATE_KEYSPACE_H
 #define CELLGATE_KEYSPACE_H
@@ -309,8 +310,8 @@ ks_read(struct ks_reader *r, void *out, size_t n)
 
 /*
  * Append r's state at `now` to b: the one function that turns a key's
- * state into bytes, for every consumer that carries state (the snapshot
- * today). Fixed-size states are written as they are; a log or tiers state
+ * state into bytes, for every consumer that carries state (the snapshot,
+ * the journal's and the replication stream's records, MOVE). Fixed-size states are written as they are; a log or tiers state
  * holds only the entries or buckets the key still keeps at now, in time
  * order, so the bytes are the same whenever a call happened to expire
  * them. false when memory runs out.
@@ -324,11 +325,6 @@ ks_read(struct ks_reader *r, void *out, size_t n)
 bool keyspace_encode(const struct store_rec *r, int64_t now,
                      struct ks_buf *b);
 
-/* Put a key read back from disk into database db: a snapshot record
- * (replace false: the key must be new) or a journal record (replace true:
- * it supersedes the key). State in the given encoding; a key already
- * fresh at now is dropped. 0, or -1 with err ("duplicate key", "malformed
- * gcra state", "out of memory", ...). */
 /* Apply one effect record (journal.h) read from the journal at start-up
  * or from a primary's replication stream: the key's new state, its
  * deletion, a flush, a swap. Nothing of it is journaled again here.
@@ -337,6 +333,11 @@ struct journal_record;
 int keyspace_apply_record(const struct journal_record *rec, int64_t now,
                           char *err, size_t errlen);
 
+/* Put a key read back from disk into database db: a snapshot record
+ * (replace false: the key must be new) or a journal record (replace true:
+ * it supersedes the key). State in the given encoding; a key already
+ * fresh at now is dropped. 0, or -1 with err ("duplicate key", "malformed
+ * gcra state", "out of memory", ...). */
 int keyspace_restore(int db, uint8_t type, const char *key, size_t keylen,
                      int64_t expire_at, const unsigned char *state,
                      size_t state_len, int encoding, bool replace,
