@@ -195,8 +195,8 @@ bytes_value(const struct conf *c, const struct conf_option *o)
 static bool
 is_string_type(enum conf_type t)
 {
-    return t == CONF_STRING || t == CONF_ENUM || t == CONF_BINARY ||
-           t == CONF_SAVE || t == CONF_PRIMARY;
+    return t == CONF_STRING || t == CONF_BINARY || t == CONF_SAVE ||
+           t == CONF_PRIMARY;
 }
 
 /* ---- numbers ---- */
@@ -530,21 +530,48 @@ conf_enum_list(const struct conf_option *o, char *buf, size_t buflen)
     }
 }
 
-static int
-set_enum(struct conf *c, const struct conf_option *o, const char *text,
-         char *err, size_t errlen)
+int
+conf_enum_value(const struct conf_option *o, const char *text)
 {
     const char *cursor = NULL;
     const char *word;
     size_t len;
+
+    for (int v = 0; enum_next(o, &cursor, &word, &len); v++) {
+        if (ascii_ieq(text, word, len)) {
+            return v;
+        }
+    }
+    return -1;
+}
+
+/* The word of value v, or false when v is none. */
+static bool
+enum_word(const struct conf_option *o, int64_t v, const char **word,
+          size_t *len)
+{
+    const char *cursor = NULL;
+
+    for (int64_t i = 0; enum_next(o, &cursor, word, len); i++) {
+        if (i == v) {
+            return true;
+        }
+    }
+    return false;
+}
+
+/* The word's place is kept, not the text: code compares options.h's enums,
+ * and CONFIG GET prints the table's spelling whatever case was typed. */
+static int
+set_enum(struct conf *c, const struct conf_option *o, const char *text,
+         char *err, size_t errlen)
+{
+    int v = conf_enum_value(o, text);
     char allowed[CONF_ERR_LEN / 2];
 
-    while (enum_next(o, &cursor, &word, &len)) {
-        if (ascii_ieq(text, word, len)) {
-            /* Store the table's spelling, so CONFIG GET shows "notice"
-             * whatever case the user typed. */
-            return set_string(c, o, word, len, err, errlen);
-        }
+    if (v >= 0) {
+        *num_field(c, o) = v;
+        return 0;
     }
     conf_enum_list(o, allowed, sizeof(allowed));
     err_set(err, errlen, "'%s' must be one of %s, got '%s'", o->name,
@@ -1301,8 +1328,14 @@ conf_format(const struct conf *c, const struct conf_option *o, char *buf,
     case CONF_OCTAL:
         n = snprintf(buf, buflen, "%" PRIo64, (uint64_t)num_value(c, o));
         break;
+    case CONF_ENUM: {
+        const char *word = "";
+        size_t len = 0;
+        enum_word(o, num_value(c, o), &word, &len);
+        n = snprintf(buf, buflen, "%.*s", (int)len, word);
+        break;
+    }
     case CONF_STRING:
-    case CONF_ENUM:
     case CONF_SAVE:
     case CONF_PRIMARY:
         n = snprintf(buf, buflen, "%s", str_value(c, o));
@@ -1377,6 +1410,7 @@ conf_format_alloc(const struct conf *c, const struct conf_option *o,
 {
     size_t size = o->type == CONF_BINARY ? bytes_value(c, o)->len + 1
                   : is_string_type(o->type) ? strlen(str_value(c, o)) + 1
+                  : o->type == CONF_ENUM ? strlen(o->desc) + 1 /* a word */
                   : 32;         /* any int64 in decimal or octal */
     char *buf = malloc(size);
     if (buf != NULL) {
@@ -1407,16 +1441,9 @@ conf_fault_of(const struct conf_option *o, const char *text)
     case CONF_BOOL:
         return parse_bool(o, text, &v, err, sizeof(err)) == 0
                    ? CONF_FAULT_NONE : CONF_FAULT_NOT_BOOL;
-    case CONF_ENUM: {
-        const char *cursor = NULL, *word;
-        size_t len;
-        while (enum_next(o, &cursor, &word, &len)) {
-            if (strlen(text) == len && ascii_ieq(text, word, len)) {
-                return CONF_FAULT_NONE;
-            }
-        }
-        return CONF_FAULT_NOT_ENUM;
-    }
+    case CONF_ENUM:
+        return conf_enum_value(o, text) >= 0 ? CONF_FAULT_NONE
+                                             : CONF_FAULT_NOT_ENUM;
     case CONF_OCTAL:
         return parse_octal(o, text, &v, err, sizeof(err)) == 0
                    ? CONF_FAULT_NONE : CONF_FAULT_NOT_INTEGER;

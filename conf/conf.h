@@ -26,15 +26,16 @@ struct conf_bytes {
 };
 
 /* One field per option: integers, sizes, booleans and octals as int64_t,
- * strings, enum words and save rules as malloc'd char * (never NULL after
- * conf_init), binary strings as struct conf_bytes. */
+ * enums as int64_t too (the place of the word, options.h's enums), strings
+ * and save rules as malloc'd char * (never NULL after conf_init), binary
+ * strings as struct conf_bytes. */
 #define CONF_FIELD(field, name, type, def, min, max, desc) CONF_FIELD_##type(field)
 #define CONF_FIELD_CONF_INT(f) int64_t f;
 #define CONF_FIELD_CONF_BYTES(f) int64_t f;
 #define CONF_FIELD_CONF_BOOL(f) int64_t f;
 #define CONF_FIELD_CONF_OCTAL(f) int64_t f;
 #define CONF_FIELD_CONF_STRING(f) char *f;
-#define CONF_FIELD_CONF_ENUM(f) char *f;
+#define CONF_FIELD_CONF_ENUM(f) int64_t f;
 #define CONF_FIELD_CONF_BINARY(f) struct conf_bytes f;
 #define CONF_FIELD_CONF_SAVE(f) char *f;
 #define CONF_FIELD_CONF_PRIMARY(f) char *f;
@@ -163,6 +164,11 @@ enum conf_fault conf_fault_of(const struct conf_option *o, const char *text);
 
 /* An enum option's words, "a, b, c", into buf (cut short if need be). */
 void conf_enum_list(const struct conf_option *o, char *buf, size_t buflen);
+
+/* The value (options.h's enums) an enum option's word stands for, any
+ * case; -1 when text is none of its words. For checks made on a value
+ * before it is set (CONFIG SET's). */
+int conf_enum_value(const struct conf_option *o, const char *text);
 
 /* Save rules (CONF_SAVE, Redis's "save"): "<seconds> <changes>" pairs, a
  * background snapshot once <seconds> have passed since the last one with

@@ -40,17 +40,6 @@ limits_unit_seconds(enum limits_unit u)
     return 0;
 }
 
-const char *
-limits_unit_name(enum limits_unit u)
-{
-    for (size_t i = 0; i < sizeof(units) / sizeof(units[0]); i++) {
-        if (units[i].unit == u) {
-            return units[i].name;
-        }
-    }
-    return NULL;
-}
-
 enum limits_unit
 limits_unit_parse(const char *s)
 {
@@ -78,7 +67,7 @@ free_rule(struct limits_rule *r)
     free(r);
 }
 
-void
+static void
 limits_free_node(struct limits_node *n)
 {
     for (size_t i = 0; i < n->nchildren; i++) {
@@ -252,7 +241,7 @@ find_wildcard(const struct limits_node *n, const char *s, size_t len)
     return NULL;
 }
 
-const struct limits_domain *
+static const struct limits_domain *
 limits_domain(const struct limits *l, const char *name, size_t len)
 {
     return find_sorted(l->domains, l->ndomains, sizeof(*l->domains),

@@ -104,19 +104,14 @@ void limits_free(struct limits *l);
 
 /* Building blocks of limits_load (limits.c): a domain's node tree. */
 struct limits_domain *limits_add_domain(struct limits *l, const char *name);
-const struct limits_domain *limits_domain(const struct limits *l,
-                                          const char *name, size_t len);
 /* Sort children, split wildcards, find duplicates. 0, or -1 with why
  * (and *at the offending node) when two entries share a composite key. */
 int limits_finish_node(struct limits_node *n, const char *path,
                        const struct limits_node **at, char *why,
                        size_t whylen);
-void limits_free_node(struct limits_node *n);
 
 /* Seconds in a unit (0 for UNKNOWN). */
 int64_t limits_unit_seconds(enum limits_unit u);
-/* "second", ... or NULL. */
-const char *limits_unit_name(enum limits_unit u);
 /* Case-insensitive, as that service reads units. */
 enum limits_unit limits_unit_parse(const char *s);
 

@@ -9,7 +9,8 @@
  *
  * Types: CONF_INT (decimal, bounds inclusive), CONF_BYTES (with units k kb m
  * mb g gb: 1k = 1000, 1kb = 1024), CONF_BOOL (yes/no), CONF_STRING (bounds
- * unused), CONF_ENUM (allowed words in the description's {...} list),
+ * unused), CONF_ENUM (allowed words in the description's {...} list, kept
+ * as the word's place in it: the enums below),
  * CONF_OCTAL (file permissions like 700), CONF_BINARY (a string of any
  * bytes, NUL included, kept whole: a password), CONF_SAVE (Redis's save
  * rules, see conf.h) and CONF_PRIMARY (replicaof's "<host> <port>").
@@ -176,5 +177,37 @@
     X(enable_protected_configs, "enable-protected-configs", CONF_ENUM, "no",  \
       0, 0, "who may CONFIG SET dir and dbfilename {no yes local}; set at "   \
       "start-up")
+
+/* The values of the CONF_ENUM options. The words are written once, in the
+ * {...} list of the option's description; the parser keeps the place of
+ * the word in that list, so every enum here lists its constants in the
+ * order of those words (tests/unit/check_conf.c checks each against its
+ * word). Code compares these, never the text. */
+enum conf_cluster_mode {
+    CLUSTER_MODE_NO, CLUSTER_MODE_EMULATED, CLUSTER_MODE_YES
+};
+enum conf_appendfsync {
+    APPENDFSYNC_ALWAYS, APPENDFSYNC_EVERYSEC, APPENDFSYNC_NO
+};
+enum conf_snapshot_load_errors {
+    SNAPSHOT_LOAD_REFUSE, SNAPSHOT_LOAD_START_EMPTY
+};
+enum conf_maxmemory_policy {
+    MAXMEMORY_NOEVICTION, MAXMEMORY_VOLATILE_TTL
+};
+enum conf_loglevel {
+    LOGLEVEL_DEBUG, LOGLEVEL_VERBOSE, LOGLEVEL_NOTICE, LOGLEVEL_WARNING
+};
+enum conf_log_format {
+    LOG_FORMAT_PLAIN, LOG_FORMAT_JSON
+};
+enum conf_supervised {
+    SUPERVISED_NO, SUPERVISED_SYSTEMD, SUPERVISED_AUTO
+};
+/* enable-debug-command and enable-protected-configs, as Redis shares one
+ * enum among its "enable-*" options. */
+enum conf_allowed {
+    ALLOWED_NO, ALLOWED_YES, ALLOWED_LOCAL
+};
 
 #endif

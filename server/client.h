@@ -25,8 +25,10 @@ struct pubsub_subs;
 
 /* What a command asks of the connection layer (struct conn.requests). */
 enum client_request {
-    CLIENT_CLOSE_AFTER_REPLY = 1,   /* QUIT, CLIENT KILL of itself */
-    CLIENT_KILLED = 2,              /* CLIENT KILL: close this one now */
+    CLIENT_CLOSE_AFTER_REPLY = 1,   /* QUIT, SHUTDOWN, CLIENT KILL of
+                                     * itself */
+    CLIENT_KILLED = 2,              /* CLIENT KILL, or a replica dropped
+                                     * (replication.c): close it now */
     CLIENT_KILLS = 4,               /* this one killed others: sweep */
     CLIENT_AUTHENTICATED = 8,       /* AUTH passed: lift the small limits */
     CLIENT_UNPAUSES = 16,           /* CLIENT UNPAUSE: run the postponed */
@@ -54,7 +56,7 @@ enum client_reply {
 struct reply_buf {
     size_t size;
     size_t peak;
-    int64_t peak_reset_ms;          /* monotonic */
+    int64_t peak_reset_ms;          /* the loop's clock (clock.h) */
 };
 
 /* A new client's (created at now_ms): Redis restarts its peak at the
@@ -112,9 +114,10 @@ struct conn {
     char *lib_ver;
     char addr[64];
     char laddr[64];
-    int64_t created_ms;             /* monotonic */
-    int64_t last_interaction_ms;    /* monotonic */
-    int64_t paused_since_ms;        /* monotonic, while CONN_PAUSED */
+    /* On the loop's clock (clock_loop_ms). */
+    int64_t created_ms;
+    int64_t last_interaction_ms;
+    int64_t paused_since_ms;        /* while CONN_PAUSED */
     struct cmd *last_cmd;
     bool reply_error;               /* the current command replied an error */
     /* Prefetch ring (conn.c prefetch_ahead): hashes of the keys of the
@@ -138,7 +141,7 @@ struct conn {
     struct pubsub_subs *subs;       /* channels and patterns (pubsub.c) */
     struct conn *next_fed;          /* client_note_fed(): got output */
     /* WAIT (replication.c): the stream offset and replica count it waits
-     * for, and when it gives up (monotonic ms; 0 = never). */
+     * for, and when it gives up (clock_mono_ms; 0 = never). */
     int64_t wait_offset;
     size_t wait_replicas;
     int64_t wait_deadline_ms;

@@ -6,6 +6,10 @@
 #include <stdbool.h>
 #include <time.h>
 
+#include <uv.h>
+
+#include "server/server.h"
+
 static wall_ns last_wall;
 static wall_ns batch_wall;
 static bool batch_open;
@@ -73,6 +77,18 @@ clock_mono_now(void)
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (mono_ns)ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
+int64_t
+clock_mono_ms(void)
+{
+    return clock_mono_now() / 1000000;
+}
+
+int64_t
+clock_loop_ms(void)
+{
+    return (int64_t)uv_now(srv.loop);
 }
 
 int64_t

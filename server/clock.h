@@ -1,5 +1,19 @@
 /*
- * clock.h - the limiter clock and the monotonic clock, typed apart.
+ * clock.h - the server's clocks, typed apart, one reader each:
+ *
+ *   the limiter clock   clock_wall_now()   wall_ns, see below
+ *   the calendar        clock_wall_us()    the wall clock as it is, in us
+ *   the monotonic clock clock_mono_now()   mono_ns; clock_mono_ms() in ms
+ *   the loop's clock    clock_loop_ms()    libuv's uv_now(): the monotonic
+ *                                          time the loop read at the start
+ *                                          of this iteration, in ms
+ *
+ * Durations and deadlines the code checks itself (replication's timeouts,
+ * the journal's fsync, slow commands, time slices) read the monotonic
+ * clock; those kept beside libuv's timers and compared once per loop
+ * iteration (a client's idle time, CLIENT PAUSE, gRPC stream timeouts)
+ * read the loop's, which costs no system call. A value of one is never
+ * compared with a value of another.
  *
  * The limiter clock is the wall clock (CLOCK_REALTIME through libc, as
  * redis-cell reads it, and as the conformance fake-clock shim intercepts
@@ -31,6 +45,12 @@ void clock_batch_close(void);
  * clock stepped back), then *last; *last follows the result. */
 wall_ns clock_clamp(wall_ns *last, wall_ns raw);
 mono_ns clock_mono_now(void);
+
+/* clock_mono_now() in milliseconds. */
+int64_t clock_mono_ms(void);
+
+/* The loop's clock (srv.loop's uv_now) in milliseconds. */
+int64_t clock_loop_ms(void);
 
 /* Raw wall clock in microseconds (TIME, INFO), not clamped. */
 int64_t clock_wall_us(void);

@@ -261,7 +261,7 @@ run(struct conn *c, struct cmd *cmd, struct resp_request *req)
         slowlog_note(c, req, nsec / 1000);
     }
     /* As Redis: after the command ran, admin commands never shown. */
-    if (monitor_count != 0 && !(cmd->flags & CMD_ADMIN)) {
+    if (srv.monitors != 0 && !(cmd->flags & CMD_ADMIN)) {
         monitor_feed(c, req);
     }
 }

@@ -51,12 +51,6 @@ static void on_close(uv_handle_t *h);
 static void run_pending_input(uv_idle_t *h);
 static void process_input(struct conn *c);
 
-int64_t
-conn_now_ms(void)
-{
-    return (int64_t)uv_now(srv.loop);
-}
-
 int
 conn_setup(uv_loop_t *loop)
 {
@@ -157,7 +151,9 @@ on_close(uv_handle_t *h)
     mem_free(c);
 }
 
-void
+/* Close now (memory goes in the close callback); safe to call from inside
+ * a command. */
+static void
 conn_close(struct conn *c)
 {
     if (c->state == CONN_CLOSING) {
@@ -194,7 +190,8 @@ finish_close(struct conn *c)
     }
 }
 
-void
+/* Reply what is queued, then close. */
+static void
 conn_close_after_reply(struct conn *c)
 {
     if (c->state == CONN_CLOSING) {
@@ -252,7 +249,7 @@ conn_create(bool is_unix)
         return NULL;
     }
     obuf_init(&c->out);
-    reply_buf_init(&c->rbuf, conn_now_ms());
+    reply_buf_init(&c->rbuf, clock_loop_ms());
     c->is_unix = is_unix;
     c->proto = 2;
     c->h.handle.data = c;
@@ -269,17 +266,8 @@ log_accept_error(int err)
     }
 }
 
-void
-conn_on_connection(uv_stream_t *server, int status, bool is_unix)
-{
-    if (status < 0) {
-        log_accept_error(status);
-        return;
-    }
-    conn_accept(server, is_unix);
-}
-
-void
+/* Accept a pending connection on `server`. */
+static void
 conn_accept(uv_stream_t *server, bool is_unix)
 {
     struct conn *c = conn_create(is_unix);
@@ -307,7 +295,7 @@ conn_accept(uv_stream_t *server, bool is_unix)
         return;
     }
     srv.stats.connections_received++;
-    c->created_ms = c->last_interaction_ms = conn_now_ms();
+    c->created_ms = c->last_interaction_ms = clock_loop_ms();
     if (!is_unix) {
         uv_tcp_nodelay(&c->h.tcp, 1);
     }
@@ -329,6 +317,16 @@ conn_accept(uv_stream_t *server, bool is_unix)
     log_debug("Accepted %s (id=%llu)", c->addr, (unsigned long long)c->id);
     c->state = CONN_READING;
     uv_read_start(&c->h.stream, on_alloc, on_read);
+}
+
+void
+conn_on_connection(uv_stream_t *server, int status, bool is_unix)
+{
+    if (status < 0) {
+        log_accept_error(status);
+        return;
+    }
+    conn_accept(server, is_unix);
 }
 
 /* ---- reading ---------------------------------------------------------- */
@@ -380,7 +378,7 @@ on_read(uv_stream_t *s, ssize_t nread, const uv_buf_t *buf)
         return;
     }
     srv.stats.net_input_bytes += (uint64_t)nread;
-    c->last_interaction_ms = conn_now_ms();
+    c->last_interaction_ms = clock_loop_ms();
     if (c->state != CONN_READING && c->state != CONN_PAUSED) {
         return; /* closing after a reply: ignore further input */
     }
@@ -401,7 +399,7 @@ static void
 pause_reading(struct conn *c)
 {
     c->state = CONN_PAUSED;
-    c->paused_since_ms = conn_now_ms();
+    c->paused_since_ms = clock_loop_ms();
     uv_read_stop(&c->h.stream);
 }
 
@@ -716,9 +714,9 @@ process_input(struct conn *c)
             break;
         }
         prefetch_ahead(c, &req);
-        uint64_t effects = ks_journal_effects;
+        uint64_t effects = srv.journal_effects;
         run_request(c, &req);
-        if (ks_journal_effects != effects) {
+        if (srv.journal_effects != effects) {
             c->journal_gen = persist_generation();
         }
         if (c->requests != 0) {

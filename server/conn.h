@@ -1,16 +1,28 @@
 /*
- * conn.h - a client connection and its state machine.
+ * conn.h - a client connection and its state machine (enum conn_state,
+ * client.h). A client accepted starts READING (CLOSE_AFTER_REPLY with an
+ * error past maxclients); only a READING client runs requests.
  *
- *   READING ──(unsent output > pause limit)──> PAUSED ──(drained)──> READING
- *      │                                         │
- *      └──(QUIT, protocol error, limit)──> CLOSE_AFTER_REPLY ──(flushed)──┐
- *      └──(peer gone, write error, hard output limit)──> CLOSING <────────┘
+ *   READING ──(unsent output > pause limit)──────────────> PAUSED
+ *   PAUSED ──(output drained to half the limit)──────────> READING
+ *   READING ──(CLIENT PAUSE holds its next request)──────> POSTPONED
+ *   POSTPONED ──(the pause ends)─────────────────────────> READING
+ *   READING ──(WAIT not answered at once)────────────────> BLOCKED
+ *   BLOCKED ──(the replicas acknowledged, or timed out)──> READING
+ *   READING, PAUSED ──(QUIT, SHUTDOWN, CLIENT KILL of itself, a protocol
+ *                      error, the query buffer limit)───> CLOSE_AFTER_REPLY
+ *   CLOSE_AFTER_REPLY ──(its output written)─────────────> CLOSING
+ *   PAUSED ──(client-output-pause-timeout)───────────────> CLOSING
+ *   READING, PAUSED, CLOSE_AFTER_REPLY ──(timeout)───────> CLOSING
+ *   any ──(peer gone, read or write error, hard output limit, out of
+ *          memory for replies, CLIENT KILL, shutdown)────> CLOSING
  *
  * Requests are executed as soon as they are framed and their replies are
  * appended to the output buffer in order; the buffer is flushed once per
- * loop iteration (conn_flush_pending() from the loop's prepare handle), so a
- * pipeline of N requests costs one write. Memory is freed only in the libuv
- * close callback.
+ * loop iteration (flush_all(), the loop's prepare handle), so a pipeline
+ * of N requests costs one write. A reply waits while the journal has not
+ * made its writes as safe as appendfsync asks (persist.h). Memory is
+ * freed only in the libuv close callback.
  */
 #ifndef CELLGATE_CONN_H
 #define CELLGATE_CONN_H
@@ -30,23 +42,13 @@ void conn_teardown(void);
  * (at most once a second) the error libuv reported. */
 void conn_on_connection(uv_stream_t *server, int status, bool is_unix);
 
-/* Accept a pending connection on `server`. */
-void conn_accept(uv_stream_t *server, bool is_unix);
-
-/* Close now (memory goes in the close callback); safe to call from inside
- * a command. */
-void conn_close(struct conn *c);
-
-/* Reply what is queued, then close. */
-void conn_close_after_reply(struct conn *c);
-
-/* Close clients idle longer than srv.conf.timeout. */
+/* From cron, now_ms on the loop's clock: end a CLIENT PAUSE whose time is
+ * up, close clients idle past timeout or PAUSED past
+ * client-output-pause-timeout, resize reply buffers, shrink idle query
+ * buffers. */
 void conn_cron(int64_t now_ms);
 
 /* Close every client (shutdown). */
 void conn_close_all(void);
-
-/* Monotonic milliseconds as the loop last saw them. */
-int64_t conn_now_ms(void);
 
 #endif

@@ -14,6 +14,7 @@
 
 #include "lib/crc32.h"
 #include "lib/mem.h"
+#include "server/server.h"
 
 static unsigned char *buf;
 static size_t buf_len, buf_cap;
@@ -22,7 +23,6 @@ static size_t group_start = SIZE_MAX;   /* offset of the open group's records */
 static int group_depth;
 
 static journal_sink_fn sinks[JOURNAL_SINKS];
-bool journal_on;
 
 /* ---- the buffer -------------------------------------------------------- */
 
@@ -233,11 +233,11 @@ void
 journal_attach(enum journal_sink which, journal_sink_fn fn)
 {
     sinks[which] = fn;
-    journal_on = false;
+    srv.journal_on = false;
     for (int i = 0; i < JOURNAL_SINKS; i++) {
-        journal_on |= sinks[i] != NULL;
+        srv.journal_on |= sinks[i] != NULL;
     }
-    if (!journal_on) {
+    if (!srv.journal_on) {
         /* Nobody takes records: drop what waits, and the memory. */
         mem_free(buf);
         buf = NULL;

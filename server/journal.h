@@ -105,10 +105,9 @@ enum journal_sink {
 };
 
 /* Attach fn as sink `which` (NULL detaches it). While any sink is
- * attached, journal_on is true and the keyspace makes records. */
+ * attached, srv.journal_on is true and the keyspace makes records. */
 void journal_attach(enum journal_sink which, journal_sink_fn fn);
 bool journal_attached(enum journal_sink which);
-extern bool journal_on;
 
 /* The pass's records to every attached sink, in the order of
  * enum journal_sink, then the buffer is empty. */

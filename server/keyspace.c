@@ -28,6 +28,9 @@
 
 /* ---- Redis expiry ------------------------------------------------------ */
 
+#define KS_EVICT_PER_CALL 1024      /* keys keyspace_admit() evicts at most */
+static bool keyspace_admit(size_t need, const struct store_rec *keep);
+
 int64_t
 keyspace_redis_expire_at_ms(int64_t unix_ms)
 {
@@ -39,7 +42,10 @@ keyspace_redis_expire_at_ms(int64_t unix_ms)
     return at;
 }
 
-int64_t
+/* A record expiring like a Redis key with PEXPIRE ttl_ms set at now:
+ * Redis keeps the key while now_ms <= set_ms + ttl_ms, so it dies at the
+ * first ns of the millisecond after. Saturates to STORE_NEVER. */
+static int64_t
 keyspace_redis_expire_at(int64_t now_ns, int64_t ttl_ms)
 {
     int64_t expire_ms;
@@ -158,8 +164,6 @@ keyspace_redis_pttl(const struct store_rec *r, int64_t now_ns)
 
 /* ---- the journal's view of writes ------------------------------------ */
 
-uint64_t ks_journal_effects;
-
 struct dirty_rec {
     struct store_rec *r;
     uint32_t db;
@@ -196,7 +200,7 @@ journal_set(struct store_rec *r, uint32_t db, int64_t now)
 void
 keyspace_journal_mark(struct store_rec *r, int db)
 {
-    ks_journal_effects++;
+    srv.journal_effects++;
     if (r->flags & KS_REC_DIRTY) {
         return;
     }
@@ -242,12 +246,12 @@ journal_drain(int64_t now)
     for (size_t i = 0; i < ndirty; i++) {
         struct store_rec *r = dirty[i].r;
         r->flags &= (uint8_t)~KS_REC_DIRTY;
-        if (journal_on) {
+        if (srv.journal_on) {
             (void)journal_set(r, dirty[i].db, now);
         }
     }
     ndirty = 0;
-    if (!journal_on && dirty != NULL) {
+    if (!srv.journal_on && dirty != NULL) {
         mem_free(dirty);
         mem_free(jscratch.p);
         dirty = NULL;
@@ -268,7 +272,7 @@ keyspace_publish(void)
 void
 keyspace_group_begin(void)
 {
-    if (journal_on) {
+    if (srv.journal_on) {
         journal_drain(clock_wall_now());   /* what came before stays out */
     }
     journal_group_begin();
@@ -277,7 +281,7 @@ keyspace_group_begin(void)
 void
 keyspace_group_end(void)
 {
-    if (journal_on) {
+    if (srv.journal_on) {
         journal_drain(clock_wall_now());
     }
     journal_group_end();
@@ -290,7 +294,7 @@ journal_release(struct store_rec *r, uint32_t db)
 {
     int64_t now = clock_wall_now();
     if (!journal_muted && !applying && r->expire_at > now) {
-        ks_journal_effects++;
+        srv.journal_effects++;
         (void)journal_add_del(db, store_rec_key(r), store_rec_keylen(r));
     }
 }
@@ -298,9 +302,9 @@ journal_release(struct store_rec *r, uint32_t db)
 void
 keyspace_flush(int db)
 {
-    if (journal_on) {
+    if (srv.journal_on) {
         journal_drain(clock_wall_now());
-        ks_journal_effects++;
+        srv.journal_effects++;
         if (!applying) {
             (void)journal_add_flush(db < 0 ? JOURNAL_ALL_DBS : (uint32_t)db);
         }
@@ -314,17 +318,21 @@ keyspace_flush(int db)
     journal_muted = false;
 }
 
-void
+/* Frees what a record's state owns; the store calls it (store_set_release,
+ * arg: the database's number) before freeing any record: removed, expired,
+ * evicted or flushed, which is also when the transactions watching the key
+ * hear of it. */
+static void
 keyspace_release(struct store_rec *r, void *arg)
 {
-    if (multi_watched_keys != 0) {
+    if (srv.watched_keys != 0) {
         multi_touch((int)(intptr_t)arg, store_rec_key(r),
                     store_rec_keylen(r));
     }
     if (r->flags & KS_REC_DIRTY) {
         journal_drain(clock_wall_now());    /* the list must not point at r */
     }
-    if (journal_on) {
+    if (srv.journal_on) {
         journal_release(r, (uint32_t)(intptr_t)arg);
     }
     if (r->type == KEY_LOG) {
@@ -433,10 +441,10 @@ keyspace_swap(int a, int b)
     if (keyspace_db(a) == NULL || keyspace_db(b) == NULL) {
         return false;
     }
-    if (journal_on) {
+    if (srv.journal_on) {
         /* Listed records name their database: write them under the old. */
         journal_drain(clock_wall_now());
-        ks_journal_effects++;
+        srv.journal_effects++;
         if (!applying) {
             /* Written twice (here and as the stream's record), a swap
              * would undo itself when the journal is read back. */
@@ -477,7 +485,7 @@ keyspace_move(struct store_rec *r, int to, int64_t now)
         n->expire_at = STORE_NEVER;
         if (ok) {
             store_set_expire(dst, n, expire_at);
-            if (journal_on) {
+            if (srv.journal_on) {
                 keyspace_journal_mark(n, to);
             }
         } else {
@@ -486,7 +494,7 @@ keyspace_move(struct store_rec *r, int to, int64_t now)
     }
     mem_free(b.p);
     if (ok) {
-        if (multi_watched_keys != 0) {
+        if (srv.watched_keys != 0) {
             multi_touch(to, store_rec_key(n), len);
         }
         store_remove(srv.store, r);         /* its watchers hear of it */
@@ -541,7 +549,7 @@ keyspace_total_keys(void)
 static bool
 may_evict(void)
 {
-    return strcmp(srv.conf.maxmemory_policy, "volatile-ttl") == 0;
+    return srv.conf.maxmemory_policy == MAXMEMORY_VOLATILE_TTL;
 }
 
 /* Bytes over maxmemory once `need` more are taken (0 when within). */
@@ -590,7 +598,18 @@ evict_until_fits(size_t need, const struct store_rec *keep, size_t budget)
     return n;
 }
 
-bool
+/*
+ * May the keyspace take `need` more bytes? Always, without maxmemory.
+ * Otherwise when used memory plus need stays within it; else, under
+ * volatile-ttl, by evicting the keys closest to fresh (never `keep`, the
+ * record being grown), at most KS_EVICT_PER_CALL of them per call. Nothing
+ * is evicted when all the evictable memory could not make the room: then,
+ * as with noeviction, the answer is no. When eviction makes progress but
+ * the per-call bound stops it short, the answer is yes, as Redis lets a
+ * command run while its eviction is still under way; keyspace_cron()
+ * carries on.
+ */
+static bool
 keyspace_admit(size_t need, const struct store_rec *keep)
 {
     if (srv.conf.maxmemory == 0) {
@@ -619,7 +638,10 @@ keyspace_cron(size_t budget)
     }
 }
 
-void *
+/* mem_realloc for an array a key owns: admitted first (keep = its record),
+ * counted in keytype_owned_bytes(). NULL (p untouched) when refused or
+ * out of memory. */
+static void *
 keyspace_realloc(void *p, size_t size, const struct store_rec *keep)
 {
     size_t old = mem_usable(p);

@@ -67,15 +67,9 @@ size_t keyspace_key_bytes(const struct store_rec *r);
  * exist. false (nothing moved) when memory is refused or runs out. */
 bool keyspace_move(struct store_rec *r, int to, int64_t now);
 
-/* Frees what a record's state owns; the store calls it (store_set_release,
- * arg: the database's number) before freeing any record: removed, expired,
- * evicted or flushed, which is also when the transactions watching the key
- * hear of it. */
-void keyspace_release(struct store_rec *r, void *arg);
-
 /* ---- effects: what the journal and the replicas receive -----------------
  *
- * While a sink takes records (journal_on, server/journal.h), a written
+ * While a sink takes records (srv.journal_on, server/journal.h), a written
  * record is flagged KS_REC_DIRTY and listed once; keyspace_publish() turns
  * each listed record into one JOURNAL_SET of its state at that time, so a
  * key written a thousand times in a loop pass costs one record, then
@@ -87,7 +81,6 @@ void keyspace_release(struct store_rec *r, void *arg);
  * record each; a transaction's effects are one JOURNAL_GROUP.
  */
 #define KS_REC_DIRTY 1u
-extern uint64_t ks_journal_effects;   /* grows with every journaled write */
 void keyspace_journal_mark(struct store_rec *r, int db);
 
 /* List every key of database db (a replica's journal after a full sync:
@@ -111,10 +104,10 @@ void keyspace_group_end(void);
 static inline void
 keyspace_written(struct store_rec *r)
 {
-    if (multi_watched_keys != 0) {
+    if (srv.watched_keys != 0) {
         multi_touch(srv.db, store_rec_key(r), store_rec_keylen(r));
     }
-    if (journal_on) {
+    if (srv.journal_on) {
         keyspace_journal_mark(r, srv.db);
     }
 }
@@ -166,10 +159,6 @@ bool keyspace_expire(int db, int64_t now, size_t budget);
  * record. */
 void keyspace_flush(int db);
 
-/* A record expiring like a Redis key with PEXPIRE ttl_ms set at now:
- * Redis keeps the key while now_ms <= set_ms + ttl_ms, so it dies at the
- * first ns of the millisecond after. Saturates to STORE_NEVER. */
-int64_t keyspace_redis_expire_at(int64_t now_ns, int64_t ttl_ms);
 
 /* PTTL of a record (ms; -1 = no expiry): for CL.THROTTLE keys as Redis
  * reports it for the key redis-cell writes, for RL.* keys the time until
@@ -207,28 +196,10 @@ bool keyspace_store_state(const struct key_hint *h, const char *key,
                           const void *state, size_t size, int64_t fresh_at,
                           int64_t now);
 
-/*
- * May the keyspace take `need` more bytes? Always, without maxmemory.
- * Otherwise when used memory plus need stays within it; else, under
- * volatile-ttl, by evicting the keys closest to fresh (never `keep`, the
- * record being grown), at most KS_EVICT_PER_CALL of them per call. Nothing
- * is evicted when all the evictable memory could not make the room: then,
- * as with noeviction, the answer is no. When eviction makes progress but
- * the per-call bound stops it short, the answer is yes, as Redis lets a
- * command run while its eviction is still under way; keyspace_cron()
- * carries on.
- */
-#define KS_EVICT_PER_CALL 1024
-bool keyspace_admit(size_t need, const struct store_rec *keep);
-
 /* From cron: continue evicting while used memory is over maxmemory under
  * volatile-ttl (at most `budget` keys). */
 void keyspace_cron(size_t budget);
 
-/* mem_realloc for an array a key owns: admitted first (keep = its record),
- * counted in keytype_owned_bytes(). NULL (p untouched) when refused or
- * out of memory. */
-void *keyspace_realloc(void *p, size_t size, const struct store_rec *keep);
 
 /* ---- RL.LOG and RL.TIERS state --------------------------------------- */
 
@@ -263,6 +234,11 @@ struct journal_record;
 int keyspace_apply_record(const struct journal_record *rec, int64_t now,
                           char *err, size_t errlen);
 
+/* Put a key read back from disk into database db: a snapshot record
+ * (replace false: the key must be new) or a journal record (replace true:
+ * it supersedes the key). State in the given encoding; a key already
+ * fresh at now is dropped. 0, or -1 with err ("duplicate key", "malformed
+ * gcra state", "out of memory", ...). */
 int keyspace_restore(int db, uint8_t type, const char *key, size_t keylen,
                      int64_t expire_at, const unsigned char *state,
                      size_t state_len, int encoding, bool replace,

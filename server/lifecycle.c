@@ -82,16 +82,15 @@ notify(const char *message)
 static void
 choose_supervisor(void)
 {
-    const char *mode = srv.conf.supervised;
     bool has_socket = getenv("NOTIFY_SOCKET") != NULL;
 
-    if (strcmp(mode, "systemd") == 0) {
+    if (srv.conf.supervised == SUPERVISED_SYSTEMD) {
         notify_systemd = true;
         if (!has_socket) {
             log_warning("systemd supervision requested, but the "
                         "NOTIFY_SOCKET environment variable was not found");
         }
-    } else if (strcmp(mode, "auto") == 0) {
+    } else if (srv.conf.supervised == SUPERVISED_AUTO) {
         notify_systemd = has_socket;
     }
     if (notify_systemd) {

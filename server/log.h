@@ -3,8 +3,9 @@
  *
  *   12345:M 22 Nov 2026 02:19:20.123 * Ready to accept connections
  *
- * The level is checked before anything is formatted, so a disabled debug
- * line costs one comparison. Only server/ logs; lower layers return errors.
+ * The level is checked before the arguments are evaluated or anything is
+ * formatted, so a disabled debug line costs one call (no debug or verbose
+ * line is on a request's path). Only server/ logs; lower layers return errors.
  */
 #ifndef CELLGATE_LOG_H
 #define CELLGATE_LOG_H
@@ -12,14 +13,20 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-enum log_level { LOG_DEBUG = 0, LOG_VERBOSE, LOG_NOTICE, LOG_WARNING };
+#include "conf/options.h"
 
-extern enum log_level log_min_level;
+/* The loglevel option's values, so srv.conf.loglevel is one. */
+enum log_level {
+    LOG_DEBUG = LOGLEVEL_DEBUG,
+    LOG_VERBOSE = LOGLEVEL_VERBOSE,
+    LOG_NOTICE = LOGLEVEL_NOTICE,
+    LOG_WARNING = LOGLEVEL_WARNING
+};
 
-/* level is "debug", "verbose", "notice" or "warning"; path "" = stderr;
- * format "plain" (Redis's layout) or "json" (one object per line).
- * Returns 0, or -1 if the file cannot be opened (errno set). */
-int log_setup(const char *level, const char *path, const char *format);
+/* path "" = stderr; json: one object per line instead of Redis's layout
+ * (log-format). Returns 0, or -1 if the file cannot be opened (errno
+ * set). */
+int log_setup(enum log_level level, const char *path, bool json);
 void log_teardown(void);
 
 /* Open the log file's name again (after logrotate moved the file away),
@@ -27,14 +34,17 @@ void log_teardown(void);
  * with errno set, the old file still in use. */
 int log_reopen(void);
 bool log_to_file(void);
-int log_set_level(const char *level);
+void log_set_level(enum log_level level);
+
+/* Is a line of this level logged (at or above loglevel)? */
+bool log_enabled(enum log_level level);
 
 void log_write(enum log_level level, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 
 #define log_at(level, ...)                                                    \
     do {                                                                      \
-        if ((level) >= log_min_level) {                                       \
+        if (log_enabled(level)) {                                             \
             log_write((level), __VA_ARGS__);                                  \
         }                                                                     \
     } while (0)

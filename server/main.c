@@ -191,7 +191,7 @@ on_cron(uv_timer_t *t)
         !uv_is_active((uv_handle_t *)&rehash_idle)) {
         uv_idle_start(&rehash_idle, on_rehash_idle);
     }
-    conn_cron(conn_now_ms());
+    conn_cron(clock_loop_ms());
     grpc_cron();
     if (srv.pause_end_ms == 0) {
         keyspace_cron(EVICT_BATCH);
@@ -225,28 +225,9 @@ close_handle(uv_handle_t *h)
     }
 }
 
-/* A signal's shutdown: as Redis, a snapshot that cannot be written keeps
- * the server up (its keys are only in memory), saying so. */
-void
-server_shutdown(const char *why)
-{
-    if (srv.shutting_down) {
-        return;
-    }
-    if (snapshot_configured() && srv.store != NULL) {
-        char err[512];
-        snapshot_abort_child();
-        log_notice("Saving the final snapshot before exiting.");
-        if (snapshot_save(err, sizeof(err)) < 0) {
-            log_warning("%s received but errors trying to shut down the "
-                        "server, check the logs for more information", why);
-            return;
-        }
-    }
-    server_shutdown_save(why, false);
-}
-
-void
+/* Begin a graceful shutdown: stop listening, close clients, stop timers;
+ * save a snapshot first when told to. */
+static void
 server_shutdown_save(const char *why, bool save)
 {
     if (srv.shutting_down) {
@@ -284,6 +265,27 @@ server_shutdown_save(const char *why, bool save)
     conn_teardown();
 }
 
+/* A signal's shutdown: as Redis, a snapshot that cannot be written keeps
+ * the server up (its keys are only in memory), saying so. */
+static void
+server_shutdown(const char *why)
+{
+    if (srv.shutting_down) {
+        return;
+    }
+    if (snapshot_configured() && srv.store != NULL) {
+        char err[512];
+        snapshot_abort_child();
+        log_notice("Saving the final snapshot before exiting.");
+        if (snapshot_save(err, sizeof(err)) < 0) {
+            log_warning("%s received but errors trying to shut down the "
+                        "server, check the logs for more information", why);
+            return;
+        }
+    }
+    server_shutdown_save(why, false);
+}
+
 /* A client's SHUTDOWN, on the loop iteration after it (server.h). */
 static void
 on_shutdown_request(uv_async_t *h)
@@ -312,7 +314,7 @@ on_sighup(uv_signal_t *h, int signum)
 {
     char err[CONF_ERR_LEN + 64];
     bool limits = srv.conf.limits_file[0] != '\0';
-    bool topology = strcmp(srv.conf.cluster_mode, "yes") == 0;
+    bool topology = srv.conf.cluster_mode == CLUSTER_MODE_YES;
     bool logfile = log_to_file();
     (void)h;
     (void)signum;
@@ -576,7 +578,7 @@ setup(void)
     char err[512];
     const char *what = srv.conf.appendonly ? "the journal" : "the snapshot";
     if (persist_load(err, sizeof(err)) < 0) {
-        if (strcmp(srv.conf.snapshot_load_errors, "start-empty") != 0) {
+        if (srv.conf.snapshot_load_errors != SNAPSHOT_LOAD_START_EMPTY) {
             fprintf(stderr, "cellgate: cannot load %s: %s (set "
                     "snapshot-load-errors start-empty to start without it)\n",
                     what, err);
@@ -694,8 +696,8 @@ main(int argc, char **argv)
         conf_deinit(&srv.conf);
         return 0;
     }
-    if (log_setup(srv.conf.loglevel, srv.conf.logfile, srv.conf.log_format) <
-        0) {
+    if (log_setup((enum log_level)srv.conf.loglevel, srv.conf.logfile,
+                  srv.conf.log_format == LOG_FORMAT_JSON) < 0) {
         fprintf(stderr, "cellgate: cannot open logfile '%s': %s\n",
                 srv.conf.logfile, strerror(errno));
         conf_deinit(&srv.conf);

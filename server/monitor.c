@@ -15,7 +15,6 @@
 #include "server/server.h"
 #include "lib/textbuf.h"
 
-size_t monitor_count;
 static struct conn *monitors;
 
 void
@@ -24,7 +23,7 @@ monitor_add(struct conn *c)
     c->monitor = true;
     c->next_monitor = monitors;
     monitors = c;
-    monitor_count++;
+    srv.monitors++;
 }
 
 void
@@ -35,7 +34,7 @@ monitor_remove(struct conn *c)
             *p = c->next_monitor;
             c->next_monitor = NULL;
             c->monitor = false;
-            monitor_count--;
+            srv.monitors--;
             return;
         }
     }

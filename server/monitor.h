@@ -1,13 +1,14 @@
 /*
  * monitor.h - MONITOR: the clients that see every command the server
- * runs, one line each in Redis's format (replicationFeedMonitors() in
- * Redis's replication.c):
+ * runs but the admin ones (as Redis), one line each in Redis's format
+ * (replicationFeedMonitors() in Redis's replication.c):
  *
  *   +<unix seconds>.<microseconds> [<db> <client address>] "CMD" "arg" ...
  *
  * each argument quoted as Redis's sdscatrepr() quotes it (\" \\ \n \r \t
- * \a \b, other bytes outside printable ASCII as \xhh), the password
- * arguments of AUTH and HELLO ... AUTH shown as "(redacted)".
+ * \a \b, other bytes outside printable ASCII as \xhh), the secrets
+ * (redact.h: passwords of AUTH, HELLO ... AUTH and CONFIG SET) shown as
+ * "(redacted)".
  *
  * The lines are appended to the monitors' output buffers here; the client
  * whose command was fed gets CLIENT_FEEDS, and conn.c then sends them and
@@ -21,9 +22,6 @@
 #include "protocol/resp.h"
 
 struct conn;
-
-/* Monitors connected: 0 lets the dispatcher skip feeding with one test. */
-extern size_t monitor_count;
 
 /* MONITOR: c gets every later command. */
 void monitor_add(struct conn *c);

@@ -6,7 +6,7 @@
  * each client keeps the entries it watches. When a key changes, its
  * watchers are marked dirty and stop watching anything (as in Redis: once
  * dirty, further changes cannot matter before EXEC). With nothing watched
- * a change costs one test of multi_watched_keys.
+ * a change costs one test of srv.watched_keys.
  *
  * Expiry. A key whose record expired but was not yet collected is still
  * in the store; EXEC looks every watched key up, which collects such a
@@ -35,7 +35,6 @@ struct watched_key {
     char key[];
 };
 
-size_t multi_watched_keys;
 static struct watched_key **buckets;
 static size_t nbuckets;             /* a power of two, or 0 */
 
@@ -123,7 +122,7 @@ grow_buckets(void)
 static struct watched_key *
 add_key(int db, const char *key, size_t len, uint64_t hash)
 {
-    if (multi_watched_keys >= nbuckets && !grow_buckets()) {
+    if (srv.watched_keys >= nbuckets && !grow_buckets()) {
         return NULL;
     }
     struct watched_key *e = mem_calloc(1, sizeof(*e) + len + 1);
@@ -139,7 +138,7 @@ add_key(int db, const char *key, size_t len, uint64_t hash)
     struct watched_key **b = bucket_of(hash);
     e->next = *b;
     *b = e;
-    multi_watched_keys++;
+    srv.watched_keys++;
     return e;
 }
 
@@ -153,7 +152,7 @@ remove_key(struct watched_key *e)
     *p = e->next;
     mem_free(e->clients);
     mem_free(e);
-    if (--multi_watched_keys == 0) {
+    if (--srv.watched_keys == 0) {
         mem_free(buckets);
         buckets = NULL;
         nbuckets = 0;

@@ -89,9 +89,6 @@ void multi_touch(int db, const char *key, size_t len);
  * (the key now holds the other database's state), as Redis. */
 void multi_touch_databases(int a, int b);
 
-/* Clients watching at least one key: 0 lets writers skip the lookup. */
-extern size_t multi_watched_keys;
-
 /* The memory a client's transaction holds (CLIENT LIST, the query-buffer
  * limit). */
 size_t multi_memory(const struct conn *c);

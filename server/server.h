@@ -1,8 +1,10 @@
 /*
  * server.h - the process-wide state, one instance (`srv`, server.c).
  *
- * Like Redis's `server`, everything with process lifetime lives here: the
- * configuration, the loop, the keyspace, the client list and the counters.
+ * Like Redis's `server`, the process-wide state modules share lives here:
+ * the configuration, the loop, the keyspace, the client list, the
+ * counters and the flags read on every command. What one module alone
+ * uses is static in its file.
  */
 #ifndef CELLGATE_SERVER_H
 #define CELLGATE_SERVER_H
@@ -64,13 +66,26 @@ struct server {
     size_t nclients;
     size_t grpc_clients;            /* gRPC connections (grpc.c) */
     uint64_t next_client_id;
-    /* CLIENT PAUSE: until pause_end_ms (uv_now; 0 = not paused) conn.c
-     * holds every command (pause_all) or those that write. */
+    /* CLIENT PAUSE: until pause_end_ms (clock_loop_ms; 0 = not paused)
+     * conn.c holds every command (pause_all) or those that write. */
     int64_t pause_end_ms;
     bool pause_all;
     /* DEBUG SET-ACTIVE-EXPIRE 0 stops the cron's expiry: keys then die
      * only when a command meets them (tests of lazy expiry). */
     bool active_expire_off;
+    /* Read on every command or write: kept here, where a read is one load
+     * as a global's would be (an accessor in the owner's file would be a
+     * call per command). Each has one writer, named. */
+    bool journal_on;              /* journal.c: a sink takes effect
+                                     records (journal_attach()) */
+    uint64_t journal_effects;     /* keyspace.c: grows with every
+                                     journaled write */
+    size_t watched_keys;          /* multi.c: keys WATCHed; 0 lets a
+                                     writer skip the lookup */
+    size_t monitors;              /* monitor.c: MONITOR clients; 0 lets
+                                     the dispatcher skip feeding them */
+    bool persist_refusing;        /* persist/: writes refused (-MISCONF) */
+    bool repl_following;          /* repl/: a replica (REPLICAOF) */
     /* runtime */
     size_t startup_allocated;     /* mem_used() once set up, before keys */
     bool shutting_down;
@@ -118,10 +133,5 @@ void server_random_id(char out[41]);
  * server its listening ports would stay bound, so a restart could not
  * listen on them. */
 void server_child_close_sockets(void);
-
-/* main.c: begin a graceful shutdown: stop listening, close clients, stop
- * timers; saves a snapshot first when save-interval is on (or as told). */
-void server_shutdown(const char *why);
-void server_shutdown_save(const char *why, bool save);
 
 #endif

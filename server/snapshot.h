@@ -30,7 +30,8 @@ int snapshot_save(char *err, size_t errlen);
 
 /* Write the keyspace to path (path.tmp-<pid>, fsync, rename, fsync of
  * the folder): a crash at any point leaves the old file or the new one.
- * The journal's base files are written with it too. 0, or -1 with err. */
+ * The journal's base files and a full sync's file are written with it
+ * too. 0, or -1 with err. */
 int snapshot_write(const char *path, char *err, size_t errlen);
 
 /* Start a background save in a forked child (copy-on-write gives it a

@@ -28,7 +28,6 @@
  */
 #include <stdio.h>
 #include <string.h>
-#include <strings.h>
 
 #include "server/clock.h"
 #include "server/cluster/cluster.h"
@@ -44,12 +43,6 @@
 static struct cluster_topo *topo;   /* NULL until emulated or yes is used */
 static bool routing;                /* cluster-mode yes: check keys */
 static bool promoted;               /* topo differs from the file's lines */
-
-static bool
-mode_is(const char *mode)
-{
-    return strcmp(srv.conf.cluster_mode, mode) == 0;
-}
 
 /* ---- loading --------------------------------------------------------- */
 
@@ -126,10 +119,10 @@ int
 cluster_setup(char *err, size_t errlen)
 {
     cluster_teardown();
-    if (mode_is("no")) {
+    if (srv.conf.cluster_mode == CLUSTER_MODE_NO) {
         return 0;
     }
-    routing = mode_is("yes");
+    routing = srv.conf.cluster_mode == CLUSTER_MODE_YES;
     if (routing && srv.conf.replicaof[0] != '\0') {
         snprintf(err, errlen, "replicaof is not used with cluster-mode yes: "
                  "write 'replicaof <primary id>' in this node's "
@@ -387,9 +380,9 @@ cluster_route(const struct resp_request *req, int first, int last, int step,
 }
 
 bool
-cluster_mode_settable(const char *value)
+cluster_mode_settable(int64_t mode)
 {
-    return !routing && strcasecmp(value, "yes") != 0;
+    return !routing && mode != CLUSTER_MODE_YES;
 }
 
 /* cluster-mode may change between no and emulated with CONFIG SET (yes is
@@ -397,7 +390,7 @@ cluster_mode_settable(const char *value)
 const struct cluster_topo *
 cluster_topology(char *err, size_t errlen)
 {
-    if (mode_is("no")) {
+    if (srv.conf.cluster_mode == CLUSTER_MODE_NO) {
         snprintf(err, errlen, "This instance has cluster support disabled");
         return NULL;
     }

@@ -11,8 +11,9 @@
 #include "protocol/resp.h"
 
 /* At start-up, after the configuration: with cluster-mode yes, read the
- * cluster-node lines of the config file and find this node. Returns 0, or
- * -1 with err set (a configuration error: do not start). */
+ * cluster-node lines of the config file and find this node; with
+ * emulated, map every slot to this node. Returns 0, or -1 with err set (a
+ * configuration error: do not start). */
 int cluster_setup(char *err, size_t errlen);
 
 /* Re-read the topology (CLUSTER RELOAD, SIGHUP). On success the new one
@@ -78,9 +79,10 @@ void cluster_lines_free(char *lines);
 /* CONFIG REWRITE wrote them. */
 void cluster_lines_saved(void);
 
-/* May CONFIG SET change cluster-mode to value? Between no and emulated
- * yes; to or from yes no (the topology is read at start-up). */
-bool cluster_mode_settable(const char *value);
+/* May CONFIG SET change cluster-mode to mode (options.h's enum; -1 for a
+ * word that is none)? Between no and emulated yes; to or from yes no (the
+ * topology is read at start-up). */
+bool cluster_mode_settable(int64_t mode);
 
 /* The topology the CLUSTER command describes (the emulated one is built
  * when first asked for), or NULL with err (cluster-mode no, no memory). */

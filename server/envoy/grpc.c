@@ -33,6 +33,7 @@
 
 #include "protocol/h2.h"
 #include "server/client.h"
+#include "server/clock.h"
 #include "server/log.h"
 #include "server/envoy/rls.h"
 #include "server/server.h"
@@ -65,12 +66,6 @@ static bool make_room(struct h2_budget *b, size_t need,
 
 /* What every session holds, and the limits h2.c applies to it. */
 static struct h2_budget budget = { .make_room = make_room };
-
-static int64_t
-now_ms(void)
-{
-    return (int64_t)(uv_now(srv.loop));
-}
 
 /* ---- closing ------------------------------------------------------------ */
 
@@ -323,7 +318,7 @@ on_read(uv_stream_t *s, ssize_t n, const uv_buf_t *buf)
         gconn_close(g);
         return;
     }
-    g->last_ms = now_ms();
+    g->last_ms = clock_loop_ms();
     apply_limits();
     int rc = h2_feed(g->h2, (const unsigned char *)buf->base, (size_t)n,
                      g->last_ms);
@@ -365,7 +360,7 @@ on_connection(uv_stream_t *server, int status)
         return;
     }
     g->id = ++srv.next_client_id;
-    g->created_ms = g->last_ms = now_ms();
+    g->created_ms = g->last_ms = clock_loop_ms();
     snprintf(g->addr, sizeof(g->addr), "?:0");
     snprintf(g->laddr, sizeof(g->laddr), "?:0");
     uv_tcp_init(srv.loop, &g->tcp);
@@ -436,7 +431,7 @@ grpc_setup(void)
 void
 grpc_cron(void)
 {
-    int64_t timeout_ms = srv.conf.timeout * 1000, now = now_ms();
+    int64_t timeout_ms = srv.conf.timeout * 1000, now = clock_loop_ms();
     int64_t stall_ms = srv.conf.grpc_stream_timeout;
     for (struct gconn *g = conns, *next; g != NULL; g = next) {
         next = g->next;

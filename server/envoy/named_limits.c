@@ -87,12 +87,6 @@ named_limits_teardown(void)
     rl_stats_reset();
 }
 
-bool
-named_limits_loaded(void)
-{
-    return running != NULL;
-}
-
 /* ---- one descriptor ----------------------------------------------------- */
 
 /* The rule a descriptor gets: Envoy's override (a plain fixed window, as

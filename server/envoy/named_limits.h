@@ -37,9 +37,6 @@ void named_limits_install(struct limits *l);
 
 void named_limits_teardown(void);
 
-/* Are limits loaded (limits-file set and read)? */
-bool named_limits_loaded(void);
-
 /* The most descriptors one request may hold. */
 #define NL_MAX_DESCRIPTORS 64
 

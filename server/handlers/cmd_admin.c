@@ -75,7 +75,7 @@ cmd_select(struct conn *c, struct resp_request *req)
     if (!cmd_arg_int(c, req, 1, NULL, &db)) {
         return;
     }
-    if (db != 0 && strcmp(srv.conf.cluster_mode, "no") != 0) {
+    if (db != 0 && srv.conf.cluster_mode != CLUSTER_MODE_NO) {
         cmd_error(c, "ERR SELECT is not allowed in cluster mode");
     } else if (db < 0 || (size_t)db >= srv.ndbs) {
         cmd_error(c, ERR_DB_RANGE);
@@ -91,7 +91,7 @@ void
 cmd_swapdb(struct conn *c, struct resp_request *req)
 {
     int a, b;
-    if (strcmp(srv.conf.cluster_mode, "no") != 0) {
+    if (srv.conf.cluster_mode != CLUSTER_MODE_NO) {
         cmd_error(c, "ERR SWAPDB is not allowed in cluster mode");
         return;
     }
@@ -118,7 +118,7 @@ void
 cmd_readonly(struct conn *c, struct resp_request *req)
 {
     /* As Redis: cluster commands, refused outside cluster mode. */
-    if (strcmp(srv.conf.cluster_mode, "no") == 0) {
+    if (srv.conf.cluster_mode == CLUSTER_MODE_NO) {
         cmd_error(c, "ERR This instance has cluster support disabled");
         return;
     }
@@ -353,9 +353,9 @@ is_protected(const char *name)
 static bool
 protected_allowed(const struct conn *c)
 {
-    const char *mode = srv.conf.enable_protected_configs;
-    return strcmp(mode, "yes") == 0 ||
-           (strcmp(mode, "local") == 0 && client_is_local(c));
+    return srv.conf.enable_protected_configs == ALLOWED_YES ||
+           (srv.conf.enable_protected_configs == ALLOWED_LOCAL &&
+            client_is_local(c));
 }
 
 /* Redis changes into a new dir (chdir) and answers why it could not:
@@ -409,8 +409,9 @@ config_set_check(struct conn *c, struct resp_request *req)
             why = "can't set protected config";
         } else if (o->type != CONF_BINARY && has_nul(req, i + 1)) {
             why = "argument must not contain a NUL byte";
-        } else if (strcmp(o->name, "cluster-mode") == 0 &&
-                   !cluster_mode_settable(req->argv[i + 1])) {
+        } else if (o == conf_find("cluster-mode") &&
+                   !cluster_mode_settable(
+                       conf_enum_value(o, req->argv[i + 1]))) {
             why = "cluster-mode yes is set at start-up only";
         }
         if (why != NULL) {
@@ -622,7 +623,7 @@ cmd_config_set(struct conn *c, struct resp_request *req)
     if (!ok) {
         return;
     }
-    log_set_level(srv.conf.loglevel);
+    log_set_level((enum log_level)srv.conf.loglevel);
     server_apply_limits();
     char err[512];
     if (persist_apply_config(err, sizeof(err)) < 0) {

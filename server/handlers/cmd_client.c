@@ -18,6 +18,7 @@
 #include "lib/num.h"
 #include "protocol/reply.h"
 #include "server/client.h"
+#include "server/clock.h"
 #include "server/cmd.h"
 #include "server/errors.h"
 #include "server/envoy/grpc.h"
@@ -29,12 +30,6 @@
 #include "server/multi.h"
 #include "server/server.h"
 #include "lib/textbuf.h"
-
-static int64_t
-now_ms(void)
-{
-    return (int64_t)uv_now(srv.loop);
-}
 
 void
 cmd_client(struct conn *c, struct resp_request *req)
@@ -301,7 +296,7 @@ cmd_client_list(struct conn *c, struct resp_request *req)
         return;
     }
     struct textbuf text = { 0 };
-    int64_t now = now_ms();
+    int64_t now = clock_loop_ms();
     for (struct conn *x = srv.clients; x != NULL; x = x->next) {
         if ((!by_id || id_listed(req, 3, x->id)) &&
             (!by_type || type_of(x) == type)) {
@@ -317,7 +312,7 @@ void
 cmd_client_info(struct conn *c, struct resp_request *req)
 {
     struct textbuf text = { 0 };
-    describe_client(c, req, &text, now_ms());
+    describe_client(c, req, &text, clock_loop_ms());
     reply_text(c, &text);
 }
 
@@ -446,7 +441,7 @@ cmd_client_kill(struct conn *c, struct resp_request *req)
     }
     /* Marked here, closed by conn.c once this command returns; the
      * caller itself only after its reply. */
-    int64_t killed = 0, now = now_ms();
+    int64_t killed = 0, now = clock_loop_ms();
     for (struct conn *x = srv.clients; x != NULL; x = x->next) {
         if (!(x->requests & CLIENT_KILLED) && kill_matches(&f, c, x, now)) {
             x->requests |= x == c ? CLIENT_CLOSE_AFTER_REPLY : CLIENT_KILLED;
@@ -517,7 +512,7 @@ cmd_client_pause(struct conn *c, struct resp_request *req)
      * pauses until CLIENT UNPAUSE here (the end saturates), where Redis's
      * end wraps negative and it does not pause at all. */
     int64_t end;
-    if (__builtin_add_overflow(now_ms(), ms, &end)) {
+    if (__builtin_add_overflow(clock_loop_ms(), ms, &end)) {
         end = INT64_MAX;
     }
     if (ms > 0) {

@@ -19,9 +19,9 @@
 static bool
 debug_allowed(const struct conn *c)
 {
-    const char *mode = srv.conf.enable_debug_command;
-    return strcmp(mode, "yes") == 0 ||
-           (strcmp(mode, "local") == 0 && client_is_local(c));
+    return srv.conf.enable_debug_command == ALLOWED_YES ||
+           (srv.conf.enable_debug_command == ALLOWED_LOCAL &&
+            client_is_local(c));
 }
 
 /* Redis reads the flag with atoi(): a word that is no number is 0. */

@@ -112,7 +112,7 @@ void
 cmd_move(struct conn *c, struct resp_request *req)
 {
     int db;
-    if (strcmp(srv.conf.cluster_mode, "no") != 0) {
+    if (srv.conf.cluster_mode != CLUSTER_MODE_NO) {
         cmd_error(c, "ERR MOVE is not allowed in cluster mode");
         return;
     }

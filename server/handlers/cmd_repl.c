@@ -45,7 +45,7 @@ cmd_replicaof(struct conn *c, struct resp_request *req)
 {
     int64_t port;
     char host[256];
-    if (strcmp(srv.conf.cluster_mode, "emulated") == 0) {
+    if (srv.conf.cluster_mode == CLUSTER_MODE_EMULATED) {
         cmd_error(c, "ERR REPLICAOF not allowed in cluster mode.");
         return;
     }

@@ -1,5 +1,5 @@
 /*
- * handlers.h - command handlers, for the table in cmd.c only.
+ * handlers.h - command handlers, for the table in commands.c only.
  */
 #ifndef CELLGATE_HANDLERS_H
 #define CELLGATE_HANDLERS_H
@@ -29,6 +29,8 @@ HANDLER(cmd_client_unblock);
 HANDLER(cmd_client_no_evict);
 HANDLER(cmd_reset);
 HANDLER(cmd_monitor);
+
+/* cmd_pubsub.c */
 HANDLER(cmd_subscribe);
 HANDLER(cmd_unsubscribe);
 HANDLER(cmd_psubscribe);
@@ -68,12 +70,6 @@ HANDLER(cmd_config_get);
 HANDLER(cmd_config_set);
 HANDLER(cmd_config_resetstat);
 HANDLER(cmd_config_rewrite);
-HANDLER(cmd_role);
-HANDLER(cmd_replicaof);
-HANDLER(cmd_replconf);
-HANDLER(cmd_psync);
-HANDLER(cmd_sync);
-HANDLER(cmd_wait);
 HANDLER(cmd_config_help);
 HANDLER(cmd_dbsize);
 HANDLER(cmd_flushall);
@@ -85,7 +81,17 @@ HANDLER(cmd_save);
 HANDLER(cmd_bgsave);
 HANDLER(cmd_bgrewriteaof);
 HANDLER(cmd_lastsave);
+
+/* info.c */
 HANDLER(cmd_info);
+
+/* cmd_repl.c */
+HANDLER(cmd_role);
+HANDLER(cmd_replicaof);
+HANDLER(cmd_replconf);
+HANDLER(cmd_psync);
+HANDLER(cmd_sync);
+HANDLER(cmd_wait);
 
 /* cmd_multi.c */
 HANDLER(cmd_multi);
@@ -139,13 +145,17 @@ HANDLER(cmd_scan);
 HANDLER(cmd_move);
 
 /* cmd_limit.c */
-HANDLER(cmd_increx);
 HANDLER(cmd_gcra);
 HANDLER(cmd_cl_throttle);
 HANDLER(cmd_rl_fixed);
+HANDLER(cmd_rl_sliding);
+
+/* cmd_increx.c */
+HANDLER(cmd_increx);
+
+/* cmd_rlcheck.c */
 HANDLER(cmd_rl_check);
 HANDLER(cmd_config_reload_limits);
-HANDLER(cmd_rl_sliding);
 
 /* cmd_log.c */
 HANDLER(cmd_rl_log);

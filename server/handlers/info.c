@@ -70,7 +70,7 @@ section_server(struct textbuf *t)
              "config_file:%s\r\n",
              REDIS_COMPAT_VERSION, CELLGATE_VERSION,
              /* Cluster clients read this to decide how to connect. */
-             strcmp(srv.conf.cluster_mode, "no") == 0 ? "standalone"
+             srv.conf.cluster_mode == CLUSTER_MODE_NO ? "standalone"
                                                       : "cluster",
              u.sysname, u.release,
              u.machine, (int)(sizeof(void *) * 8), uv_version_string(),
@@ -94,12 +94,14 @@ section_clients(struct textbuf *t)
 static void
 section_memory(struct textbuf *t)
 {
-    char h_used[32], h_rss[32], h_peak[32], h_max[32];
+    char h_used[32], h_rss[32], h_peak[32], h_max[32], policy[32];
     size_t used = mem_used(), rss = mem_rss(), peak = mem_peak();
     human(h_used, sizeof(h_used), (double)used);
     human(h_rss, sizeof(h_rss), (double)rss);
     human(h_peak, sizeof(h_peak), (double)peak);
     human(h_max, sizeof(h_max), (double)srv.conf.maxmemory);
+    conf_format(&srv.conf, conf_find("maxmemory-policy"), policy,
+                sizeof(policy));
     struct ks_totals tot;
     keyspace_totals(&tot);
     textbuf_printf(t, "# Memory\r\n"
@@ -120,7 +122,7 @@ section_memory(struct textbuf *t)
              used, h_used, rss, h_rss, peak, h_peak,
              used ? (double)rss / (double)used : 0.0,
              tot.rehash_overhead, grpc_memory(), grpc_request_memory(),
-             (long long)srv.conf.maxmemory, h_max, srv.conf.maxmemory_policy);
+             (long long)srv.conf.maxmemory, h_max, policy);
 }
 
 static void
@@ -305,7 +307,7 @@ section_cluster(struct textbuf *t)
 {
     textbuf_printf(t, "# Cluster\r\n"
              "cluster_enabled:%d\r\n",
-             strcmp(srv.conf.cluster_mode, "no") != 0);
+             srv.conf.cluster_mode != CLUSTER_MODE_NO);
 }
 
 static void

@@ -1,6 +1,6 @@
 /*
  * limit_cmd.h - what the limiter command handlers (cmd_limit.c,
- * cmd_log.c) share, in limit_cmd.c:
+ * cmd_log.c, cmd_increx.c, cmd_rlcheck.c) share, in limit_cmd.c:
  * option parsing, typed lookup, state write-back and the reply.
  */
 #ifndef CELLGATE_LIMIT_CMD_H

@@ -286,12 +286,6 @@ journal_file_sync_error(void)
     return sync_running ? 0 : sync_error;
 }
 
-uint64_t
-journal_file_bytes(void)
-{
-    return file_size;
-}
-
 int
 journal_file_errno(void)
 {

@@ -50,9 +50,8 @@ bool journal_file_sync_running(void);
  * worked (or one is running). */
 int journal_file_sync_error(void);
 
-/* The file's size (bytes written), the errno of the last failed write or
- * sync (0 after a good one), how long the last fsync took, fsyncs done. */
-uint64_t journal_file_bytes(void);
+/* The errno of the last failed write or sync (0 after a good one), how
+ * long the last fsync took, fsyncs done. */
 int journal_file_errno(void);
 int64_t journal_file_last_sync_ns(void);
 uint64_t journal_file_syncs(void);

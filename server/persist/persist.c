@@ -533,8 +533,8 @@ persist_open(char *err, size_t errlen)
     }
     remove_unlisted(&current, false);
     size_after_rewrite = manifest_bytes(&current);
-    effects_at_commit = ks_journal_effects;
-    last_fsync_ms = clock_mono_now() / 1000000;
+    effects_at_commit = srv.journal_effects;
+    last_fsync_ms = clock_mono_ms();
     journal_attach(JOURNAL_SINK_FILE, take_records);
     return 0;
 }
@@ -544,22 +544,20 @@ persist_open(char *err, size_t errlen)
 static bool
 fsync_always(void)
 {
-    return strcmp(srv.conf.appendfsync, "always") == 0;
+    return srv.conf.appendfsync == APPENDFSYNC_ALWAYS;
 }
 
 static bool
 fsync_everysec(void)
 {
-    return strcmp(srv.conf.appendfsync, "everysec") == 0;
+    return srv.conf.appendfsync == APPENDFSYNC_EVERYSEC;
 }
-
-bool persist_refusing;
 
 /* After write_failing or sync_failing changed. */
 static void
 update_refusing(void)
 {
-    persist_refusing = write_failing || sync_failing;
+    srv.persist_refusing = write_failing || sync_failing;
 }
 
 static void
@@ -604,7 +602,7 @@ commit(void)
     }
     safe_gen = gen;
     gen++;
-    effects_at_commit = ks_journal_effects;
+    effects_at_commit = srv.journal_effects;
     return true;
 }
 
@@ -615,7 +613,7 @@ persist_before_replies(void)
         safe_gen = gen;
         return;
     }
-    if (ks_journal_effects == effects_at_commit &&
+    if (srv.journal_effects == effects_at_commit &&
         journal_file_buffered() == 0) {
         return;
     }
@@ -832,7 +830,7 @@ watch_background_sync(void)
 void
 persist_cron(void)
 {
-    int64_t now_ms = clock_mono_now() / 1000000;
+    int64_t now_ms = clock_mono_ms();
     reap_rewrite();
     if (!journal_file_is_open()) {
         return;
@@ -932,7 +930,7 @@ start_journal(char *err, size_t errlen)
     snprintf(writing.name, sizeof(writing.name), "%s", name);
     writing.seq = seq;
     writing.type = 'i';
-    effects_at_commit = ks_journal_effects;
+    effects_at_commit = srv.journal_effects;
     journal_attach(JOURNAL_SINK_FILE, take_records);
     if (persist_rewrite_seq(seq, err, errlen) < 0) {
         stop_journal();
@@ -945,7 +943,7 @@ start_journal(char *err, size_t errlen)
 int
 persist_apply_config(char *err, size_t errlen)
 {
-    /* The file, not journal_on: a primary with replicas makes records
+    /* The file, not srv.journal_on: a primary with replicas makes records
      * of every write with no journal open. */
     if (srv.conf.appendonly && !journal_file_is_open()) {
         stop_rewrite();             /* a BGREWRITEAOF of the journal off */

@@ -32,6 +32,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "server/server.h"
+
 /* Start-up, before the loop runs: the journal's files when appendonly is
  * on and they exist, else the snapshot. 0, or -1 with err. */
 int persist_load(char *err, size_t errlen);
@@ -65,12 +67,13 @@ int persist_apply_config(char *err, size_t errlen);
 /* BGREWRITEAOF: 0, or -1 with err (Redis's words when one is running). */
 int persist_rewrite(char *err, size_t errlen);
 
-/* Are writes refused (-MISCONF)? Then persist_error() says why. */
-extern bool persist_refusing;       /* read per command: a plain load */
+/* Are writes refused (-MISCONF)? Then persist_errno() says why (the
+ * errno of the failed write or fsync). Read per command: a plain load of
+ * srv.persist_refusing, which this file keeps. */
 static inline bool
 persist_refuses_writes(void)
 {
-    return persist_refusing;
+    return srv.persist_refusing;
 }
 int persist_errno(void);
 

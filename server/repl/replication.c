@@ -122,14 +122,6 @@ static struct {
     int64_t ack_ms;
 } upstream = { .transfer_fd = -1 };
 
-static int64_t
-mono_ms(void)
-{
-    return clock_mono_now() / 1000000;
-}
-
-bool repl_following;
-
 bool
 repl_streaming(void)
 {
@@ -281,7 +273,7 @@ peer_get(struct conn *c)
         p->c = c;
         p->fd = -1;
         obuf_init(&p->pending);
-        p->ack_ms = mono_ms();
+        p->ack_ms = clock_mono_ms();
         const char *colon = strrchr(c->addr, ':');
         size_t n = colon ? (size_t)(colon - c->addr) : strlen(c->addr);
         snprintf(p->ip, sizeof(p->ip), "%.*s", (int)n, c->addr);
@@ -336,7 +328,7 @@ repl_replconf(struct conn *c, const char *key, size_t klen,
     } else if (klen == 3 && strncasecmp(key, "ack", 3) == 0 &&
                num_parse_i64(value, vlen, &v)) {
         p->ack_offset = v;
-        p->ack_ms = mono_ms();
+        p->ack_ms = clock_mono_ms();
         if (waiting != NULL) {
             check_waiting(p->ack_ms);
         }
@@ -1032,7 +1024,7 @@ on_link_read(uv_stream_t *s, ssize_t n, const uv_buf_t *buf)
         return;
     }
     upstream.in_len += (size_t)n;
-    upstream.last_io_ms = mono_ms();
+    upstream.last_io_ms = clock_mono_ms();
     link_input();
 }
 
@@ -1050,7 +1042,7 @@ on_link_connect(uv_connect_t *req, int status)
     log_notice("MASTER <-> REPLICA sync started");
     upstream.state = LINK_HANDSHAKE;
     upstream.step = 0;
-    upstream.last_io_ms = mono_ms();
+    upstream.last_io_ms = clock_mono_ms();
     uv_read_start((uv_stream_t *)&upstream.tcp, on_link_alloc, on_link_read);
     handshake_send();
 }
@@ -1094,7 +1086,7 @@ link_drop(const char *why)
     log_warning("Connection with the primary lost: %s", why);
     link_close();
     upstream.state = LINK_CONNECT;
-    upstream.retry_ms = mono_ms() + 1000;
+    upstream.retry_ms = clock_mono_ms() + 1000;
 }
 
 /* Could host be a name or an address at all? REPLICAOF takes any bytes
@@ -1223,7 +1215,7 @@ repl_set_primary(const char *host, int port)
         }
         link_close();
         upstream.state = LINK_NONE;
-        repl_following = false;
+        srv.repl_following = false;
         upstream.host[0] = '\0';
         /* PSYNC2: replicas of the old primary may continue with us. */
         memcpy(replid2, srv.replid, 41);
@@ -1237,7 +1229,7 @@ repl_set_primary(const char *host, int port)
     snprintf(upstream.host, sizeof(upstream.host), "%s", host);
     upstream.port = port;
     upstream.state = LINK_CONNECT;
-    repl_following = true;
+    srv.repl_following = true;
     upstream.retry_ms = 0;
     upstream.down_since_s = clock_wall_us() / 1000000;
     log_notice("REPLICAOF %s:%d enabled (user request)", host, port);
@@ -1261,7 +1253,7 @@ repl_same_primary(const char *host, int port)
 void
 repl_cron(void)
 {
-    int64_t now = mono_ms();
+    int64_t now = clock_mono_ms();
     primary_cron(now);
     if (upstream.state != LINK_NONE) {
         replica_cron(now);
@@ -1307,7 +1299,7 @@ repl_wait(struct conn *c, size_t replicas, int64_t timeout_ms)
      * there too (0 = as long as it takes). */
     int64_t deadline = 0;
     if (timeout_ms > 0 &&
-        __builtin_add_overflow(mono_ms(), timeout_ms, &deadline)) {
+        __builtin_add_overflow(clock_mono_ms(), timeout_ms, &deadline)) {
         deadline = 0;
     }
     c->wait_deadline_ms = deadline;
@@ -1343,7 +1335,7 @@ check_waiting(int64_t now)
 size_t
 repl_good_replicas(void)
 {
-    int64_t now = mono_ms();
+    int64_t now = clock_mono_ms();
     size_t n = 0;
     for (const struct peer *p = peers; p != NULL; p = p->next) {
         n += p->state == PEER_ONLINE &&
@@ -1378,7 +1370,7 @@ link_state_word(void)
 void
 repl_info(struct textbuf *t)
 {
-    int64_t now = mono_ms();
+    int64_t now = clock_mono_ms();
     if (upstream.state == LINK_NONE) {
         textbuf_printf(t, "role:master\r\n");
     } else {
@@ -1490,7 +1482,7 @@ repl_teardown(void)
 {
     repl_shutdown();
     upstream.state = LINK_NONE;
-    repl_following = false;
+    srv.repl_following = false;
     mem_free(upstream.in);
     upstream.in = NULL;
     upstream.in_cap = upstream.in_len = 0;

@@ -28,17 +28,19 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "server/server.h"
+
 struct conn;
 struct textbuf;
 
 /* ---- either role ------------------------------------------------------- */
 
-/* Read per command (READONLY): a plain flag, kept by this file. */
-extern bool repl_following;
+/* Read per command (READONLY): a plain load of srv.repl_following, which
+ * this file keeps. */
 static inline bool
 repl_is_replica(void)
 {
-    return repl_following;
+    return srv.repl_following;
 }
 
 /* From cron: pings, ACKs, timeouts, reconnecting, finished snapshots. */

@@ -970,8 +970,8 @@ fresh_server(void)
     CHECK(conf_init(&srv.conf) == 0);
     set_string(&srv.conf.dir, snapdir);
     set_string(&srv.conf.dbfilename, "fuzz.snap");
-    set_string(&srv.conf.loglevel, "warning");
-    log_set_level("warning");
+    srv.conf.loglevel = LOGLEVEL_WARNING;
+    log_set_level(LOG_WARNING);
     memset(&srv.stats, 0, sizeof(srv.stats));
     cmd_reset_stats();
     server_apply_limits();

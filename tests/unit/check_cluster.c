@@ -257,7 +257,7 @@ START_TEST(test_config_file_lines_are_read_and_skipped_by_options)
                "16001-16383\n");
     ck_assert_int_eq(conf_init(&c), 0);
     ck_assert_int_eq(conf_load_file(&c, path, err, sizeof(err)), 0);
-    ck_assert_str_eq(c.cluster_mode, "yes");
+    ck_assert_int_eq(c.cluster_mode, CLUSTER_MODE_YES);
     conf_deinit(&c);
     ck_assert_int_eq(conf_scan_directive(path, "cluster-node", add_words, t,
                                          err, sizeof(err)), 0);

@@ -184,7 +184,7 @@ START_TEST(test_init_sets_every_table_default)
     ck_assert_int_eq(cfg.log_max_entries, 10000);
     ck_assert_int_eq(cfg.tiers_max_window, 3600);
     ck_assert_int_eq(cfg.databases, 16);
-    ck_assert_str_eq(cfg.loglevel, "notice");
+    ck_assert_str_eq(fmt("loglevel"), "notice");
     ck_assert_str_eq(cfg.logfile, "");
 }
 END_TEST
@@ -246,7 +246,7 @@ START_TEST(test_deinit_nulls_strings_and_twice_is_harmless)
 {
     conf_deinit(&cfg);
     ck_assert_ptr_null(cfg.bind);
-    ck_assert_ptr_null(cfg.loglevel);
+    ck_assert_ptr_null(cfg.logfile);
     conf_deinit(&cfg);
     ck_assert_int_eq(conf_init(&cfg), 0);   /* teardown frees this one */
 }
@@ -511,13 +511,104 @@ START_TEST(test_enum_accepts_listed_words_in_any_case)
 
     for (size_t i = 0; i < sizeof(words) / sizeof(words[0]); i++) {
         set_ok("loglevel", words[i]);
-        ck_assert_str_eq(cfg.loglevel, words[i]);
+        ck_assert_str_eq(fmt("loglevel"), words[i]);
+        ck_assert_int_eq(cfg.loglevel, (int64_t)i);
     }
     /* stored in the table's spelling, whatever the user typed */
     set_ok("loglevel", "WARNING");
-    ck_assert_str_eq(cfg.loglevel, "warning");
+    ck_assert_str_eq(fmt("loglevel"), "warning");
     set_ok("loglevel", "Debug");
-    ck_assert_str_eq(cfg.loglevel, "debug");
+    ck_assert_str_eq(fmt("loglevel"), "debug");
+}
+END_TEST
+
+/* options.h's enums list their constants in the order of the words of
+ * their option's {...} list: every word of every enum option, here with
+ * the constant it must be. */
+static const struct {
+    const char *name;
+    size_t offset;
+    int64_t value;
+    const char *word;
+} enum_words[] = {
+#define EW(field, name, value, word)                                          \
+    { name, offsetof(struct conf, field), value, word }
+    EW(cluster_mode, "cluster-mode", CLUSTER_MODE_NO, "no"),
+    EW(cluster_mode, "cluster-mode", CLUSTER_MODE_EMULATED, "emulated"),
+    EW(cluster_mode, "cluster-mode", CLUSTER_MODE_YES, "yes"),
+    EW(appendfsync, "appendfsync", APPENDFSYNC_ALWAYS, "always"),
+    EW(appendfsync, "appendfsync", APPENDFSYNC_EVERYSEC, "everysec"),
+    EW(appendfsync, "appendfsync", APPENDFSYNC_NO, "no"),
+    EW(snapshot_load_errors, "snapshot-load-errors", SNAPSHOT_LOAD_REFUSE,
+       "refuse"),
+    EW(snapshot_load_errors, "snapshot-load-errors",
+       SNAPSHOT_LOAD_START_EMPTY, "start-empty"),
+    EW(maxmemory_policy, "maxmemory-policy", MAXMEMORY_NOEVICTION,
+       "noeviction"),
+    EW(maxmemory_policy, "maxmemory-policy", MAXMEMORY_VOLATILE_TTL,
+       "volatile-ttl"),
+    EW(loglevel, "loglevel", LOGLEVEL_DEBUG, "debug"),
+    EW(loglevel, "loglevel", LOGLEVEL_VERBOSE, "verbose"),
+    EW(loglevel, "loglevel", LOGLEVEL_NOTICE, "notice"),
+    EW(loglevel, "loglevel", LOGLEVEL_WARNING, "warning"),
+    EW(log_format, "log-format", LOG_FORMAT_PLAIN, "plain"),
+    EW(log_format, "log-format", LOG_FORMAT_JSON, "json"),
+    EW(supervised, "supervised", SUPERVISED_NO, "no"),
+    EW(supervised, "supervised", SUPERVISED_SYSTEMD, "systemd"),
+    EW(supervised, "supervised", SUPERVISED_AUTO, "auto"),
+    EW(enable_debug_command, "enable-debug-command", ALLOWED_NO, "no"),
+    EW(enable_debug_command, "enable-debug-command", ALLOWED_YES, "yes"),
+    EW(enable_debug_command, "enable-debug-command", ALLOWED_LOCAL, "local"),
+    EW(enable_protected_configs, "enable-protected-configs", ALLOWED_NO,
+       "no"),
+    EW(enable_protected_configs, "enable-protected-configs", ALLOWED_YES,
+       "yes"),
+    EW(enable_protected_configs, "enable-protected-configs", ALLOWED_LOCAL,
+       "local"),
+#undef EW
+};
+
+START_TEST(test_enum_constants_follow_the_words)
+{
+    size_t count;
+    const struct conf_option *all = conf_options(&count);
+    size_t n = sizeof(enum_words) / sizeof(enum_words[0]);
+
+    for (size_t i = 0; i < n; i++) {
+        const struct conf_option *o = opt(enum_words[i].name);
+        const int64_t *field =
+            (const int64_t *)(const void *)((const char *)&cfg +
+                                            enum_words[i].offset);
+
+        ck_assert_int_eq(o->type, CONF_ENUM);
+        ck_assert_uint_eq(o->offset, enum_words[i].offset);
+        set_ok(enum_words[i].name, enum_words[i].word);
+        ck_assert_int_eq(*field, enum_words[i].value);
+        ck_assert_str_eq(fmt(enum_words[i].name), enum_words[i].word);
+        ck_assert_int_eq(conf_enum_value(o, enum_words[i].word),
+                         enum_words[i].value);
+    }
+    /* ... and no enum option, nor a word of one, is missing here */
+    for (size_t k = 0; k < count; k++) {
+        char list[256];
+        size_t words = 1, listed = 0;
+
+        if (all[k].type != CONF_ENUM) {
+            continue;
+        }
+        conf_enum_list(&all[k], list, sizeof(list));
+        for (const char *p = list; (p = strstr(p, ", ")) != NULL; p += 2) {
+            words++;
+        }
+        for (size_t i = 0; i < n; i++) {
+            listed += strcmp(enum_words[i].name, all[k].name) == 0;
+        }
+        ck_assert_msg(listed == words, "%s: %zu words, %zu checked",
+                      all[k].name, words, listed);
+    }
+    ck_assert_int_eq(conf_enum_value(opt("loglevel"), "Warning"),
+                     LOGLEVEL_WARNING);
+    ck_assert_int_eq(conf_enum_value(opt("loglevel"), "warn"), -1);
 }
 END_TEST
 
@@ -614,7 +705,7 @@ START_TEST(test_file_tolerates_crlf_line_ends)
                                "loglevel debug\r\n"), 0);
     ck_assert_int_eq(cfg.port, 7003);
     ck_assert_str_eq(cfg.logfile, "x.log");
-    ck_assert_str_eq(cfg.loglevel, "debug");
+    ck_assert_str_eq(fmt("loglevel"), "debug");
 }
 END_TEST
 
@@ -622,7 +713,7 @@ START_TEST(test_file_names_are_case_insensitive)
 {
     ck_assert_int_eq(load_text("PORT 7004\nLogLevel WARNING\n"), 0);
     ck_assert_int_eq(cfg.port, 7004);
-    ck_assert_str_eq(cfg.loglevel, "warning");
+    ck_assert_str_eq(fmt("loglevel"), "warning");
 }
 END_TEST
 
@@ -867,7 +958,7 @@ START_TEST(test_args_override_the_file_and_last_wins)
     ck_assert_msg(rc == 0, "%s", err);
     ck_assert_int_eq(cfg.port, 7200);
     ck_assert_int_eq(cfg.hz, 20);
-    ck_assert_str_eq(cfg.loglevel, "warning");
+    ck_assert_str_eq(fmt("loglevel"), "warning");
     ck_assert_str_eq(cfg.logfile, "");
 }
 END_TEST
@@ -1340,6 +1431,7 @@ types_tcase(void)
     tcase_add_test(tc, test_string_takes_any_text_including_empty);
     tcase_add_test(tc, test_string_is_copied_and_replaced_without_leaking);
     tcase_add_test(tc, test_enum_accepts_listed_words_in_any_case);
+    tcase_add_test(tc, test_enum_constants_follow_the_words);
     tcase_add_test(tc, test_enum_rejects_other_words_and_lists_the_allowed);
     tcase_add_test(tc, test_octal_reads_octal_digits);
     tcase_add_test(tc, test_octal_rejects_out_of_range_and_non_octal);

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "server/journal.h"
+#include "server/server.h"
 #include "tests/unit/suites.h"
 
 /* What the two sinks were handed by the last journal_publish(). */
@@ -175,7 +176,7 @@ END_TEST
 START_TEST(test_both_sinks_get_the_same_pass_once)
 {
     journal_attach(JOURNAL_SINK_REPLICAS, replicas_sink);
-    ck_assert(journal_on);
+    ck_assert(srv.journal_on);
     three_records();
     ck_assert_uint_gt(journal_pending(), 0);
     journal_publish();
@@ -197,7 +198,7 @@ END_TEST
 START_TEST(test_no_sink_no_records)
 {
     journal_attach(JOURNAL_SINK_FILE, NULL);
-    ck_assert(!journal_on);
+    ck_assert(!srv.journal_on);
     ck_assert(!journal_attached(JOURNAL_SINK_FILE));
 }
 END_TEST
