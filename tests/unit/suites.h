@@ -26,5 +26,6 @@ Suite *cluster_suite(void);
 Suite *glob_suite(void);
 Suite *cmd_suite(void);
 Suite *limits_suite(void);
+Suite *keyspace_suite(void);
 
 #endif
