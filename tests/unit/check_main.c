@@ -33,6 +33,7 @@ main(void)
     srunner_add_suite(sr, glob_suite());
     srunner_add_suite(sr, cmd_suite());
     srunner_add_suite(sr, keyspace_suite());
+    srunner_add_suite(sr, snapshot_suite());
     srunner_run_all(sr, CK_NORMAL);
     int failed = srunner_ntests_failed(sr);
     srunner_free(sr);

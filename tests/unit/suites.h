@@ -27,5 +27,6 @@ Suite *glob_suite(void);
 Suite *cmd_suite(void);
 Suite *limits_suite(void);
 Suite *keyspace_suite(void);
+Suite *snapshot_suite(void);
 
 #endif
