@@ -28,5 +28,8 @@ Suite *cmd_suite(void);
 Suite *limits_suite(void);
 Suite *keyspace_suite(void);
 Suite *snapshot_suite(void);
+Suite *multi_suite(void);
+Suite *pubsub_suite(void);
+Suite *h2_suite(void);
 
 #endif
