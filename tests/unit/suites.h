@@ -31,5 +31,6 @@ Suite *snapshot_suite(void);
 Suite *multi_suite(void);
 Suite *pubsub_suite(void);
 Suite *h2_suite(void);
+Suite *manifest_suite(void);
 
 #endif
