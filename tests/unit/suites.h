@@ -32,5 +32,6 @@ Suite *multi_suite(void);
 Suite *pubsub_suite(void);
 Suite *h2_suite(void);
 Suite *manifest_suite(void);
+Suite *backlog_suite(void);
 
 #endif
