@@ -28,9 +28,6 @@
 
 /* ---- Redis expiry ------------------------------------------------------ */
 
-#define KS_EVICT_PER_CALL 1024      /* keys keyspace_admit() evicts at most */
-static bool keyspace_admit(size_t need, const struct store_rec *keep);
-
 int64_t
 keyspace_redis_expire_at_ms(int64_t unix_ms)
 {
@@ -598,18 +595,7 @@ evict_until_fits(size_t need, const struct store_rec *keep, size_t budget)
     return n;
 }
 
-/*
- * May the keyspace take `need` more bytes? Always, without maxmemory.
- * Otherwise when used memory plus need stays within it; else, under
- * volatile-ttl, by evicting the keys closest to fresh (never `keep`, the
- * record being grown), at most KS_EVICT_PER_CALL of them per call. Nothing
- * is evicted when all the evictable memory could not make the room: then,
- * as with noeviction, the answer is no. When eviction makes progress but
- * the per-call bound stops it short, the answer is yes, as Redis lets a
- * command run while its eviction is still under way; keyspace_cron()
- * carries on.
- */
-static bool
+bool
 keyspace_admit(size_t need, const struct store_rec *keep)
 {
     if (srv.conf.maxmemory == 0) {
@@ -638,10 +624,7 @@ keyspace_cron(size_t budget)
     }
 }
 
-/* mem_realloc for an array a key owns: admitted first (keep = its record),
- * counted in keytype_owned_bytes(). NULL (p untouched) when refused or
- * out of memory. */
-static void *
+void *
 keyspace_realloc(void *p, size_t size, const struct store_rec *keep)
 {
     size_t old = mem_usable(p);

@@ -196,6 +196,25 @@ bool keyspace_store_state(const struct key_hint *h, const char *key,
                           const void *state, size_t size, int64_t fresh_at,
                           int64_t now);
 
+/*
+ * May the keyspace take `need` more bytes? Always, without maxmemory.
+ * Otherwise when used memory plus need stays within it; else, under
+ * volatile-ttl, by evicting the keys closest to fresh (never `keep`, the
+ * record being grown), at most KS_EVICT_PER_CALL of them per call. Nothing
+ * is evicted when all the evictable memory could not make the room: then,
+ * as with noeviction, the answer is no. When eviction makes progress but
+ * the per-call bound stops it short, the answer is yes, as Redis lets a
+ * command run while its eviction is still under way; keyspace_cron()
+ * carries on.
+ */
+#define KS_EVICT_PER_CALL 1024
+bool keyspace_admit(size_t need, const struct store_rec *keep);
+
+/* mem_realloc for an array a key owns: admitted first (keep = its record),
+ * counted in keytype_owned_bytes(). NULL (p untouched) when refused or
+ * out of memory. */
+void *keyspace_realloc(void *p, size_t size, const struct store_rec *keep);
+
 /* From cron: continue evicting while used memory is over maxmemory under
  * volatile-ttl (at most `budget` keys). */
 void keyspace_cron(size_t budget);

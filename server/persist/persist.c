@@ -22,24 +22,13 @@
 #include "server/persist/journal_file.h"
 #include "server/keyspace.h"
 #include "server/log.h"
+#include "server/persist/manifest.h"
 #include "server/server.h"
 #include "server/snapshot.h"
 
 #define PATH_LEN 4200
-#define NAME_LEN 512
-#define MANIFEST_MAX 64             /* files one manifest may list */
+#define NAME_LEN MANIFEST_NAME_LEN
 #define RETRY_MS 1000               /* a failed write is tried again after */
-
-struct aof_file {
-    char name[NAME_LEN];
-    uint64_t seq;
-    char type;                      /* 'b' base, 'i' incr */
-};
-
-struct manifest {
-    struct aof_file f[MANIFEST_MAX];
-    size_t n;
-};
 
 static struct manifest current;     /* what the manifest on disk says */
 static struct aof_file writing;     /* the incr file appended to, if any */
@@ -121,28 +110,11 @@ manifest_bytes(const struct manifest *m)
     return n;
 }
 
-/* One "file <name> seq <n> type b|i" line; false when it is not one. */
-static bool
-parse_line(char *line, struct aof_file *f)
-{
-    char name[NAME_LEN], type[4];
-    unsigned long long seq;
-    if (sscanf(line, "file %511s seq %llu type %3s", name, &seq, type) != 3 ||
-        strchr(name, '/') != NULL || (type[0] != 'b' && type[0] != 'i') ||
-        type[1] != '\0') {
-        return false;
-    }
-    snprintf(f->name, sizeof(f->name), "%s", name);
-    f->seq = seq;
-    f->type = type[0];
-    return true;
-}
-
 /* 1: read into m; 0: there is none; -1: unreadable or malformed. */
 static int
 manifest_read(struct manifest *m, char *err, size_t errlen)
 {
-    char path[PATH_LEN], line[NAME_LEN + 64];
+    char path[PATH_LEN], line[MANIFEST_LINE_LEN];
     manifest_path(path, sizeof(path));
     FILE *f = fopen(path, "r");
     memset(m, 0, sizeof(*m));
@@ -156,20 +128,16 @@ manifest_read(struct manifest *m, char *err, size_t errlen)
     size_t lineno = 0;
     while (fgets(line, sizeof(line), f) != NULL) {
         lineno++;
-        if (line[0] == '\n' || line[0] == '#') {
-            continue;
-        }
-        if (m->n == MANIFEST_MAX || !parse_line(line, &m->f[m->n]) ||
-            (m->f[m->n].type == 'b' && m->n > 0)) {
+        int rc = manifest_add_line(m, line);
+        if (rc < 0) {
             snprintf(err, errlen, "%s: line %zu is not a manifest entry",
                      path, lineno);
             fclose(f);
             return -1;
         }
-        if (m->f[m->n].seq >= next_seq) {
-            next_seq = m->f[m->n].seq + 1;
+        if (rc > 0 && m->f[m->n - 1].seq >= next_seq) {
+            next_seq = m->f[m->n - 1].seq + 1;
         }
-        m->n++;
     }
     fclose(f);
     return 1;
@@ -181,13 +149,14 @@ static int
 manifest_write(const struct manifest *m, char *err, size_t errlen)
 {
     char path[PATH_LEN], tmp[PATH_LEN + 16], dir[PATH_LEN];
+    char entry[MANIFEST_LINE_LEN];
     manifest_path(path, sizeof(path));
     snprintf(tmp, sizeof(tmp), "%s.tmp", path);
     FILE *f = fopen(tmp, "w");
     bool ok = f != NULL;
     for (size_t i = 0; ok && i < m->n; i++) {
-        ok = fprintf(f, "file %s seq %llu type %c\n", m->f[i].name,
-                     (unsigned long long)m->f[i].seq, m->f[i].type) > 0;
+        ok = manifest_format_line(&m->f[i], entry, sizeof(entry)) > 0 &&
+             fputs(entry, f) >= 0;
     }
     ok = ok && fflush(f) == 0 && fsync(fileno(f)) == 0;
     if (f != NULL && fclose(f) != 0) {

@@ -29,6 +29,7 @@
 #include "server/log.h"
 #include "server/server.h"
 #include "server/snapshot.h"
+#include "server/repl/backlog.h"
 #include "lib/textbuf.h"
 
 #define NO_REPLID "0000000000000000000000000000000000000000"
@@ -39,10 +40,7 @@ static int64_t repl_offset;         /* bytes of the stream so far */
 static char replid2[41] = NO_REPLID;
 static int64_t second_offset = -1;
 
-static struct {
-    unsigned char *p;
-    size_t size, idx, histlen;
-} backlog;
+static struct repl_backlog backlog;
 
 /* ---- the primary's replicas -------------------------------------------- */
 
@@ -139,10 +137,7 @@ backlog_create(void)
     if (backlog.p != NULL) {
         return true;
     }
-    backlog.size = (size_t)srv.conf.repl_backlog_size;
-    backlog.p = mem_malloc(backlog.size);
-    backlog.idx = backlog.histlen = 0;
-    if (backlog.p != NULL) {
+    if (repl_backlog_init(&backlog, (size_t)srv.conf.repl_backlog_size)) {
         journal_attach(JOURNAL_SINK_REPLICAS, feed_effects);
     }
     return backlog.p != NULL;
@@ -151,19 +146,7 @@ backlog_create(void)
 static void
 backlog_append(const void *data, size_t n)
 {
-    const unsigned char *s = data;
-    while (backlog.p != NULL && n > 0) {
-        size_t k = backlog.size - backlog.idx;
-        k = k < n ? k : n;
-        memcpy(backlog.p + backlog.idx, s, k);
-        backlog.idx = (backlog.idx + k) % backlog.size;
-        backlog.histlen += k;
-        if (backlog.histlen > backlog.size) {
-            backlog.histlen = backlog.size;
-        }
-        s += k;
-        n -= k;
-    }
+    repl_backlog_append(&backlog, data, n);
 }
 
 /* Append the backlog from stream offset `from` (the next byte wanted) to
@@ -171,20 +154,7 @@ backlog_append(const void *data, size_t n)
 static bool
 backlog_copy_from(int64_t from, struct obuf *o)
 {
-    int64_t first = repl_offset - (int64_t)backlog.histlen + 1;
-    if (backlog.p == NULL || from < first || from > repl_offset + 1) {
-        return false;
-    }
-    size_t want = (size_t)(repl_offset + 1 - from);
-    size_t at = (backlog.idx + backlog.size - want) % backlog.size;
-    while (want > 0) {
-        size_t k = backlog.size - at;
-        k = k < want ? k : want;
-        obuf_append(o, backlog.p + at, k);
-        at = (at + k) % backlog.size;
-        want -= k;
-    }
-    return true;
+    return repl_backlog_copy(&backlog, repl_offset, from, o);
 }
 
 /* Bytes of the stream: the backlog, and every replica past its snapshot
@@ -1489,6 +1459,6 @@ repl_teardown(void)
     while (peers != NULL) {
         repl_forget(peers->c);
     }
-    mem_free(backlog.p);
-    backlog.p = NULL;
+    repl_backlog_free(&backlog);
+    journal_attach(JOURNAL_SINK_REPLICAS, NULL);
 }

@@ -32,6 +32,13 @@ main(void)
     srunner_add_suite(sr, limits_suite());
     srunner_add_suite(sr, glob_suite());
     srunner_add_suite(sr, cmd_suite());
+    srunner_add_suite(sr, keyspace_suite());
+    srunner_add_suite(sr, snapshot_suite());
+    srunner_add_suite(sr, multi_suite());
+    srunner_add_suite(sr, pubsub_suite());
+    srunner_add_suite(sr, h2_suite());
+    srunner_add_suite(sr, manifest_suite());
+    srunner_add_suite(sr, backlog_suite());
     srunner_run_all(sr, CK_NORMAL);
     int failed = srunner_ntests_failed(sr);
     srunner_free(sr);

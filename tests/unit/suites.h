@@ -26,5 +26,12 @@ Suite *cluster_suite(void);
 Suite *glob_suite(void);
 Suite *cmd_suite(void);
 Suite *limits_suite(void);
+Suite *keyspace_suite(void);
+Suite *snapshot_suite(void);
+Suite *multi_suite(void);
+Suite *pubsub_suite(void);
+Suite *h2_suite(void);
+Suite *manifest_suite(void);
+Suite *backlog_suite(void);
 
 #endif
