@@ -269,7 +269,8 @@ def test_bgsave_and_bgrewriteaof_during_a_replicas_snapshot(start_daemon, redis_
     ref_child = hold_child(redis_ref.proc.pid)
     pc = p.raw()
     try:
-        assert "Starting a snapshot for replication (pid %d)" % child in p.log()
+        assert harness.wait_until(
+            lambda: "Starting a snapshot for replication (pid %d)" % child in p.log(), 10)
         for cmd in (("BGSAVE",), ("BGSAVE", "SCHEDULE"), ("SAVE",)):
             assert raw_both(pc, ref, *cmd) == b"-ERR Background save already in progress\r\n"
         assert raw_both(pc, ref, "BGREWRITEAOF") == \
