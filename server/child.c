@@ -325,12 +325,17 @@ reap(void)
     if (got == run.pid) {
         ended(status, false);
     } else if (got < 0 && errno != EINTR) {
-        /* ECHILD: someone else reaped it; nothing will ever report it. */
+        /* ECHILD: someone else reaped it, and nothing will ever say how
+         * it ended: a failure, as an exit status of 255. */
         log_warning("waitpid() returned an error: %s. child pid = %d",
                     strerror(errno), (int)run.pid);
-        ended(0, true);
+        ended(255 << 8, false);
     }
 }
+
+/* A scheduled request whose start failed (fork, a full disk) stays
+ * scheduled and is tried again this much later, not every cron tick. */
+#define RETRY_FAILED_START_MS 5000
 
 /* A scheduled request whose turn came, in Redis's order. */
 static void
@@ -339,15 +344,21 @@ start_scheduled(void)
     static const enum child_kind order[] = {
         CHILD_REPL_SNAPSHOT, CHILD_REWRITE, CHILD_SNAPSHOT
     };
+    static int64_t retry_at_ms[CHILD_KINDS];
+    int64_t now = mono_ms();
     for (size_t i = 0; i < sizeof(order) / sizeof(order[0]) && run.pid < 0;
          i++) {
-        const struct child_ops *ops = scheduled[order[i]];
+        enum child_kind kind = order[i];
+        const struct child_ops *ops = scheduled[kind];
         char err[512];
-        if (ops == NULL || (ops->due != NULL && !ops->due())) {
+        if (ops == NULL || now < retry_at_ms[kind] ||
+            (ops->due != NULL && !ops->due())) {
             continue;
         }
         if (ops->start(err, sizeof(err)) == 0) {
-            scheduled[order[i]] = NULL;     /* child_fork() did, or no need */
+            scheduled[kind] = NULL;         /* child_fork() did, or no need */
+        } else {
+            retry_at_ms[kind] = now + RETRY_FAILED_START_MS;
         }
     }
 }

@@ -522,11 +522,27 @@ repl_psync(struct conn *c, const char *id, size_t idlen, int64_t offset)
     return full_resync(p);
 }
 
+/* A child that died before renaming its file leaves snapshot_write()'s
+ * temporary one, named after it: removed, as a failed BGSAVE's is. */
+static void
+remove_sync_temp(pid_t pid)
+{
+    char tmp[4400];
+    snprintf(tmp, sizeof(tmp), "%s.tmp-%d", sync_path, (int)pid);
+    if (unlink(tmp) == 0) {
+        log_notice("Removed the temporary file %s of a failed snapshot for "
+                   "replication", tmp);
+    }
+}
+
 /* The snapshot child ended: each replica that waited for it starts
  * receiving it (send_slices); the ones that came later get the next one. */
 static void
 sync_done(const struct child_exit *how)
 {
+    if (!how->ok) {
+        remove_sync_temp(how->pid);
+    }
     if (how->killed) {
         unlink(sync_path);          /* the server is stopping */
         return;

@@ -297,11 +297,16 @@ def temp_files(d):
 @pytest.mark.parametrize("how", ["SHUTDOWN", "SIGTERM"])
 @pytest.mark.parametrize("start,line", [
     ("BGSAVE", "There is a child saving an .rdb. Killing it!"),
-    ("BGREWRITEAOF", "There is a child rewriting the AOF. Killing it!")],
-    ids=["bgsave", "bgrewriteaof"])
+    ("BGREWRITEAOF", "There is a child rewriting the AOF. Killing it!"),
+    ("REPLICAOF", "There is a child saving an .rdb. Killing it!")],
+    ids=["bgsave", "bgrewriteaof", "replicas-snapshot"])
 def test_shutdown_kills_the_running_child_and_removes_its_file(start_daemon, how, start, line):
     d = cellgate(start_daemon)
-    assert d.raw().command(start).startswith(b"+Background")
+    if start == "REPLICAOF":
+        r = start_daemon(name="replica")
+        assert r.raw().command("REPLICAOF", "127.0.0.1", d.port) == b"+OK\r\n"
+    else:
+        assert d.raw().command(start).startswith(b"+Background")
     child = harness.wait_until(lambda: children_of(d.proc.pid), 10)[0]
     # Held while its temporary file exists, so the kill meets it writing.
     assert harness.wait_until(lambda: any("tmp-%d" % child in f for f in temp_files(d)), 10)
