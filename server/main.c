@@ -23,6 +23,7 @@
 
 #include "conf/conf.h"
 #include "lib/mem.h"
+#include "server/child.h"
 #include "server/clock.h"
 #include "server/cluster/cluster.h"
 #include "server/cmd.h"
@@ -199,9 +200,10 @@ on_cron(uv_timer_t *t)
     snapshot_cron();
     persist_cron();
     /* The expiries and evictions above join the stream first: a snapshot
-     * repl_cron forks then stands at the stream's offset. */
+     * for replicas forked from here on stands at the stream's offset. */
     keyspace_publish();
     persist_before_replies();
+    child_cron();
     repl_cron();
     metrics_publish();
     /* After a mass expiry the freed records sit in the allocator; give the
@@ -235,11 +237,11 @@ server_shutdown_save(const char *why, bool save)
     }
     srv.shutting_down = true;
     lifecycle_stopping();
+    child_kill_at_shutdown();
     repl_shutdown();
     persist_close();
     if (save && srv.store != NULL) {
         char err[512];
-        snapshot_abort_child();
         if (snapshot_save(err, sizeof(err)) < 0) {
             log_warning("Saving before exit failed: %s", err);
         }
@@ -273,9 +275,11 @@ server_shutdown(const char *why)
     if (srv.shutting_down) {
         return;
     }
+    /* As Redis: the child goes first (its file could replace the one
+     * written here). */
+    child_kill_at_shutdown();
     if (snapshot_configured() && srv.store != NULL) {
         char err[512];
-        snapshot_abort_child();
         log_notice("Saving the final snapshot before exiting.");
         if (snapshot_save(err, sizeof(err)) < 0) {
             log_warning("%s received but errors trying to shut down the "

@@ -8,14 +8,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <signal.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include "lib/crc32.h"
 #include "lib/file.h"
 #include "lib/mem.h"
+#include "server/child.h"
 #include "server/clock.h"
 #include "server/keyspace.h"
 #include "server/log.h"
@@ -41,7 +40,6 @@ _Static_assert(KEY_TYPE_FIRST > MARK_DB, "a marker is no key type");
               (2 * sizeof(int64_t) + sizeof(uint32_t) + KS_META_MAX))
 _Static_assert(STATE_MAX_LOAD <= UINT32_MAX, "state_len is 32-bit");
 
-static pid_t child = -1;
 static int64_t last_save_s;
 static int64_t last_attempt_s;
 static bool last_ok = true;
@@ -103,6 +101,7 @@ write_record(struct store_rec *r, void *arg)
     w_put(w, store_rec_key(r), keylen);
     w_put(w, w->scratch.p, state_len);
     w->records++;
+    child_report_progress(w->records);
     if (srv.conf.rdb_key_save_delay > 0) {
         usleep((useconds_t)srv.conf.rdb_key_save_delay);
     }
@@ -236,30 +235,98 @@ snapshot_save(char *err, size_t errlen)
     return rc;
 }
 
-int
-snapshot_bgsave(char *err, size_t errlen)
+/* ---- the background save ------------------------------------------------ */
+
+static int bgsave_work(void);
+static int bgsave_start(char *err, size_t errlen);
+static bool bgsave_due(void);
+static void bgsave_done(const struct child_exit *how);
+
+static const struct child_ops bgsave_ops = {
+    .kind = CHILD_SNAPSHOT,
+    .work = bgsave_work,
+    .start = bgsave_start,
+    .due = bgsave_due,
+    .done = bgsave_done,
+};
+
+/* In the child: it only reads its copy of the keyspace, and writes. */
+static int
+bgsave_work(void)
 {
-    if (child > 0) {
+    char err[256];
+    return save_to_disk(err, sizeof(err));
+}
+
+static int
+bgsave_start(char *err, size_t errlen)
+{
+    uint64_t changes = changes_now();
+    last_attempt_s = clock_wall_us() / 1000000;
+    pid_t pid = child_fork(&bgsave_ops, err, errlen);
+    if (pid < 0) {
+        last_ok = false;
+        log_warning("Can't save in background: %s", err);
+        return -1;
+    }
+    changes_at_fork = changes;
+    log_notice("Background saving started by pid %d", (int)pid);
+    return 0;
+}
+
+/* A scheduled BGSAVE, as Redis: at once after a good save, else only
+ * SAVE_RETRY_DELAY_S after the failed attempt. */
+#define SAVE_RETRY_DELAY_S 5
+static bool
+bgsave_due(void)
+{
+    return last_ok ||
+           clock_wall_us() / 1000000 - last_attempt_s > SAVE_RETRY_DELAY_S;
+}
+
+static void
+bgsave_done(const struct child_exit *how)
+{
+    if (how->killed) {
+        /* Stopped by the server itself (shutdown): no failed save, as
+         * Redis does not count a child it stops; its file goes. */
+        remove_child_tmp(how->pid);
+        return;
+    }
+    last_attempt_s = clock_wall_us() / 1000000;
+    last_ok = how->ok;
+    if (how->ok) {
+        last_save_s = last_attempt_s;
+        changes_at_save = changes_at_fork;
+        log_notice("Background saving terminated with success");
+    } else if (how->signal != 0) {
+        log_warning("Background saving terminated by signal %d", how->signal);
+        remove_child_tmp(how->pid);
+    } else {
+        log_warning("Background saving error");
+        remove_child_tmp(how->pid);
+    }
+}
+
+int
+snapshot_bgsave(unsigned how, char *err, size_t errlen)
+{
+    switch (child_request(&bgsave_ops, how, err, errlen)) {
+    case CHILD_STARTED:
+        return 0;
+    case CHILD_SCHEDULED:
+        return 1;
+    case CHILD_SAME_RUNS:
         snprintf(err, errlen, "Background save already in progress");
         return -1;
-    }
-    int64_t t0 = clock_mono_now();
-    changes_at_fork = changes_now();
-    pid_t pid = fork();
-    if (pid < 0) {
-        snprintf(err, errlen, "fork: %s", strerror(errno));
+    case CHILD_OTHER_RUNS:
+        snprintf(err, errlen, "Another child process is active (AOF?): "
+                 "can't BGSAVE right now. Use BGSAVE SCHEDULE in order to "
+                 "schedule a BGSAVE whenever possible.");
         return -1;
+    default:
+        return -1;                  /* err says why */
     }
-    if (pid == 0) {
-        server_child_close_sockets();
-        /* The child only reads its copy of the keyspace and writes. */
-        char cerr[256];
-        _exit(save_to_disk(cerr, sizeof(cerr)) == 0 ? 0 : 1);
-    }
-    child = pid;
-    log_notice("Background saving started by pid %d (fork took %lld us)",
-               (int)pid, (long long)((clock_mono_now() - t0) / 1000));
-    return 0;
 }
 
 /* save-interval: keys changed and the interval passed since the last
@@ -276,7 +343,6 @@ interval_due(int64_t now_s)
 /* A save rule is met as Redis meets one: enough changes, more than its
  * seconds since the last good save, and after a failed attempt at least
  * SAVE_RETRY_DELAY_S before the next. */
-#define SAVE_RETRY_DELAY_S 5
 static bool
 save_rule_due(int64_t now_s)
 {
@@ -298,29 +364,11 @@ save_rule_due(int64_t now_s)
 void
 snapshot_cron(void)
 {
-    int status;
-    if (child > 0 && waitpid(child, &status, WNOHANG) == child) {
-        last_attempt_s = clock_wall_us() / 1000000;
-        last_ok = WIFEXITED(status) && WEXITSTATUS(status) == 0;
-        if (last_ok) {
-            last_save_s = last_attempt_s;
-            changes_at_save = changes_at_fork;
-            log_notice("Background saving terminated with success");
-        } else if (WIFSIGNALED(status)) {
-            log_warning("Background saving terminated by signal %d",
-                        WTERMSIG(status));
-            remove_child_tmp(child);
-        } else {
-            log_warning("Background saving failed (status %d)", status);
-            remove_child_tmp(child);
-        }
-        child = -1;
-    }
     int64_t now_s = clock_wall_us() / 1000000;
-    if (child < 0 && (interval_due(now_s) || save_rule_due(now_s))) {
+    if (!child_running(CHILD_NONE) &&
+        (interval_due(now_s) || save_rule_due(now_s))) {
         char err[256];
-        last_attempt_s = now_s;
-        if (snapshot_bgsave(err, sizeof(err)) < 0) {
+        if (snapshot_bgsave(0, err, sizeof(err)) < 0) {
             log_warning("Periodic snapshot: %s", err);
         }
     }
@@ -332,18 +380,6 @@ snapshot_configured(void)
     return srv.conf.save_interval > 0 || srv.conf.save[0] != '\0';
 }
 
-void
-snapshot_abort_child(void)
-{
-    if (child > 0) {
-        int status;
-        kill(child, SIGKILL);
-        waitpid(child, &status, 0);
-        remove_child_tmp(child);
-        child = -1;
-    }
-}
-
 int64_t
 snapshot_last_save(void)
 {
@@ -353,7 +389,7 @@ snapshot_last_save(void)
 bool
 snapshot_in_progress(void)
 {
-    return child > 0;
+    return child_saving();
 }
 
 bool

@@ -34,21 +34,21 @@ int snapshot_save(char *err, size_t errlen);
  * too. 0, or -1 with err. */
 int snapshot_write(const char *path, char *err, size_t errlen);
 
-/* Start a background save in a forked child (copy-on-write gives it a
- * frozen keyspace; the loop stalls only for fork()). Returns 0, or -1 with
- * err (one is running already, or fork failed). */
-int snapshot_bgsave(char *err, size_t errlen);
+/* BGSAVE: a background save in a child (child.h; copy-on-write gives it
+ * a frozen keyspace, the loop stalls only for fork()). how: child.h's
+ * CHILD_MAY_WAIT (SCHEDULE), CHILD_IN_EXEC. Returns 0 (started), 1
+ * (scheduled: it starts when the running child ended) or -1 with err in
+ * Redis's words (a snapshot is being written, another child runs) or
+ * why fork failed. */
+int snapshot_bgsave(unsigned how, char *err, size_t errlen);
 
-/* From cron: reap a finished child, start the periodic save when
- * save-interval or a save rule says it is due. */
+/* From cron: start the periodic save when save-interval or a save rule
+ * says it is due and no background child runs. */
 void snapshot_cron(void);
 
 /* Are periodic snapshots on (save-interval or save rules)? Then the server
  * also saves when it exits. */
 bool snapshot_configured(void);
-
-/* Stop a background save (before a synchronous one at shutdown). */
-void snapshot_abort_child(void);
 
 /* Load dir/dbfilename into the (empty) databases at start-up. A missing file
  * is an empty start. Returns 0, or -1 with err (corrupt, truncated, wrong
@@ -61,7 +61,8 @@ int snapshot_load_file(const char *path, char *err, size_t errlen);
 
 /* For INFO and LASTSAVE. */
 int64_t snapshot_last_save(void);       /* unix seconds of the last good save */
-bool snapshot_in_progress(void);
+bool snapshot_in_progress(void);        /* a child writes one (Redis's RDB
+                                         * child: BGSAVE's or a replica's) */
 bool snapshot_last_ok(void);
 uint64_t snapshot_changes(void);        /* writes since the last save */
 

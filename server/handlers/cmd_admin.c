@@ -16,6 +16,7 @@
 #include "lib/mem.h"
 #include "lib/num.h"
 #include "protocol/reply.h"
+#include "server/child.h"
 #include "server/clock.h"
 #include "server/cluster/cluster.h"
 #include "server/cmd.h"
@@ -774,9 +775,11 @@ cmd_shutdown(struct conn *c, struct resp_request *req)
         return;
     }
     log_warning("User requested shutdown...");
+    /* As Redis: the child goes first, whatever the save (it could
+     * overwrite the file written here). */
+    child_kill_at_shutdown();
     if (save || (snapshot_configured() && !nosave)) {
         char err[512];
-        snapshot_abort_child();
         log_notice("Saving the final snapshot before exiting.");
         if (snapshot_save(err, sizeof(err)) < 0) {
             if (!force) {
@@ -807,31 +810,55 @@ cmd_save(struct conn *c, struct resp_request *req)
     }
 }
 
+/* Inside EXEC a background child is scheduled, never started, as Redis
+ * does (it starts from the cron, after the transaction). */
+static unsigned
+child_how(struct conn *c, bool may_wait)
+{
+    return (may_wait ? CHILD_MAY_WAIT : 0) |
+           (multi_open(c, c->multi) ? CHILD_IN_EXEC : 0);
+}
+
+/* BGSAVE [SCHEDULE], as Redis 7: refused while a snapshot is written;
+ * while a journal rewrite runs, refused or (SCHEDULE) scheduled. */
 void
 cmd_bgsave(struct conn *c, struct resp_request *req)
 {
     char err[512];
     if (req->argc > 2 || (req->argc == 2 && !cmd_arg_is(req, 1, "SCHEDULE"))) {
         cmd_error(c, ERR_SYNTAX);
-    } else if (snapshot_bgsave(err, sizeof(err)) < 0) {
-        cmd_errorf(c, "ERR %s", err);
-    } else {
+        return;
+    }
+    switch (snapshot_bgsave(child_how(c, req->argc == 2), err, sizeof(err))) {
+    case 0:
         reply_status(&c->out, "Background saving started");
+        break;
+    case 1:
+        reply_status(&c->out, "Background saving scheduled");
+        break;
+    default:
+        cmd_errorf(c, "ERR %s", err);
     }
 }
 
 /* As Redis 7: a base of the keyspace written by a child, whether the
- * journal is on or not. */
+ * journal is on or not; scheduled while another child runs. */
 void
 cmd_bgrewriteaof(struct conn *c, struct resp_request *req)
 {
     char err[512];
     (void)req;
-    if (persist_rewrite(err, sizeof(err)) < 0) {
-        cmd_errorf(c, "ERR %s", err);
-    } else {
+    switch (persist_rewrite(child_how(c, true), err, sizeof(err))) {
+    case 0:
         reply_status(&c->out, "Background append only file rewriting "
                               "started");
+        break;
+    case 1:
+        reply_status(&c->out, "Background append only file rewriting "
+                              "scheduled");
+        break;
+    default:
+        cmd_errorf(c, "ERR %s", err);
     }
 }
 

@@ -11,6 +11,7 @@
 
 #include "lib/mem.h"
 #include "protocol/reply.h"
+#include "server/child.h"
 #include "server/clock.h"
 #include "server/cmd.h"
 #include "server/client.h"
@@ -129,32 +130,57 @@ static void
 section_persistence(struct textbuf *t)
 {
     struct persist_info p;
+    struct child_info ch;
     persist_info(&p);
+    child_info(&ch);
     textbuf_printf(t, "# Persistence\r\n"
              "loading:0\r\n"
              "async_loading:0\r\n"
+             "current_cow_peak:%llu\r\n"
+             "current_cow_size:%llu\r\n"
+             "current_cow_size_age:%lld\r\n"
+             "current_fork_perc:%.2f\r\n"
+             "current_save_keys_processed:%llu\r\n"
+             "current_save_keys_total:%llu\r\n"
              "rdb_changes_since_last_save:%llu\r\n"
              "rdb_bgsave_in_progress:%d\r\n"
              "rdb_last_save_time:%lld\r\n"
              "rdb_last_bgsave_status:%s\r\n"
-             "aof_enabled:%d\r\n"
+             "rdb_last_bgsave_time_sec:%lld\r\n"
+             "rdb_current_bgsave_time_sec:%lld\r\n"
+             "rdb_saves:%llu\r\n"
+             "rdb_last_cow_size:%llu\r\n",
+             (unsigned long long)ch.cow_peak, (unsigned long long)ch.cow_size,
+             (long long)ch.cow_size_age, ch.fork_perc,
+             (unsigned long long)ch.keys_processed,
+             (unsigned long long)ch.keys_total,
+             (unsigned long long)snapshot_changes(),
+             snapshot_in_progress(), (long long)snapshot_last_save(),
+             snapshot_last_ok() ? "ok" : "err",
+             (long long)ch.last_snapshot_seconds,
+             (long long)ch.current_snapshot_seconds,
+             (unsigned long long)ch.snapshot_forks,
+             (unsigned long long)ch.last_snapshot_cow);
+    textbuf_printf(t, "aof_enabled:%d\r\n"
              "aof_rewrite_in_progress:%d\r\n"
-             "aof_rewrite_scheduled:0\r\n"
+             "aof_rewrite_scheduled:%d\r\n"
              "aof_last_rewrite_time_sec:%lld\r\n"
              "aof_current_rewrite_time_sec:%lld\r\n"
              "aof_last_bgrewrite_status:%s\r\n"
              "aof_rewrites:%llu\r\n"
              "aof_rewrites_consecutive_failures:%llu\r\n"
-             "aof_last_write_status:%s\r\n",
-             (unsigned long long)snapshot_changes(),
-             snapshot_in_progress(), (long long)snapshot_last_save(),
-             snapshot_last_ok() ? "ok" : "err", p.enabled,
-             p.rewrite_in_progress, (long long)p.last_rewrite_time_sec,
+             "aof_last_write_status:%s\r\n"
+             "aof_last_cow_size:%llu\r\n"
+             "module_fork_in_progress:0\r\n"
+             "module_fork_last_cow_size:0\r\n",
+             p.enabled, p.rewrite_in_progress, p.rewrite_scheduled,
+             (long long)p.last_rewrite_time_sec,
              (long long)p.current_rewrite_time_sec,
              p.last_rewrite_ok ? "ok" : "err",
              (unsigned long long)p.rewrites,
              (unsigned long long)p.rewrites_consecutive_failures,
-             p.last_write_ok ? "ok" : "err");
+             p.last_write_ok ? "ok" : "err",
+             (unsigned long long)ch.last_rewrite_cow);
     if (!p.last_write_ok) {
         /* Not a Redis field: why, without reading the log. */
         textbuf_printf(t, "aof_last_write_error:%s\r\n",
@@ -163,14 +189,15 @@ section_persistence(struct textbuf *t)
     if (p.enabled) {
         textbuf_printf(t, "aof_current_size:%llu\r\n"
                  "aof_base_size:%llu\r\n"
-                 "aof_pending_rewrite:0\r\n"
+                 "aof_pending_rewrite:%d\r\n"
                  "aof_buffer_length:%zu\r\n"
                  "aof_pending_bio_fsync:%d\r\n"
                  "aof_delayed_fsync:0\r\n"
                  "aof_fsyncs:%llu\r\n"
                  "aof_last_fsync_usec:%lld\r\n",
                  (unsigned long long)p.current_size,
-                 (unsigned long long)p.base_size, p.buffer_length,
+                 (unsigned long long)p.base_size, p.rewrite_scheduled,
+                 p.buffer_length,
                  p.fsync_in_progress, (unsigned long long)p.fsyncs,
                  (long long)p.last_fsync_us);
     }
@@ -181,7 +208,9 @@ section_stats(struct textbuf *t)
 {
     const struct server_stats *s = &srv.stats;
     struct ks_totals tot;
+    struct child_info ch;
     keyspace_totals(&tot);
+    child_info(&ch);
     textbuf_printf(t, "# Stats\r\n"
              "total_connections_received:%llu\r\n"
              "total_commands_processed:%llu\r\n"
@@ -194,6 +223,8 @@ section_stats(struct textbuf *t)
              "keyspace_misses:%llu\r\n"
              "pubsub_channels:%zu\r\n"
              "pubsub_patterns:%zu\r\n"
+             "latest_fork_usec:%lld\r\n"
+             "total_forks:%llu\r\n"
              "total_error_replies:%llu\r\n"
              "protocol_errors:%llu\r\n"
              "client_query_buffer_limit_disconnections:%llu\r\n"
@@ -213,6 +244,8 @@ section_stats(struct textbuf *t)
              (unsigned long long)s->keyspace_hits,
              (unsigned long long)s->keyspace_misses,
              pubsub_channel_total(), pubsub_numpat(),
+             (long long)ch.latest_fork_usec,
+             (unsigned long long)ch.total_forks,
              (unsigned long long)s->total_error_replies,
              (unsigned long long)s->protocol_errors,
              (unsigned long long)s->querybuf_limit_closes,

@@ -6,17 +6,16 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
 #include <unistd.h>
 #include <uv.h>
 
 #include "lib/file.h"
 #include "lib/mem.h"
+#include "server/child.h"
 #include "server/clock.h"
 #include "server/journal.h"
 #include "server/persist/journal_file.h"
@@ -47,7 +46,6 @@ static int64_t last_retry_ms;
 static int64_t last_fsync_ms;
 static uint64_t written_since_fsync;
 
-static pid_t rewrite_child = -1;
 static uint64_t rewrite_seq;
 static int64_t rewrite_started_s;
 static int64_t last_rewrite_time_sec = -1;
@@ -614,69 +612,93 @@ persist_errno(void)
 /* ---- rewriting --------------------------------------------------------- */
 
 static void stop_journal(void);
-static int persist_rewrite_seq(uint64_t seq, char *err, size_t errlen);
+static int rewrite_work(void);
+static int rewrite_start(char *err, size_t errlen);
+static void rewrite_done(const struct child_exit *how);
 
-static void
-rewrite_finished(bool ok)
+/* The journal's child (child.h): it writes base number rewrite_seq. */
+static const struct child_ops rewrite_ops = {
+    .kind = CHILD_REWRITE,
+    .work = rewrite_work,
+    .start = rewrite_start,
+    .done = rewrite_done,
+};
+
+/* The rewrite succeeded: the manifest names the new base and the incr
+ * file written since it forked. */
+static bool
+adopt_new_base(void)
 {
     char err[512];
-    int64_t now_s = clock_wall_us() / 1000000;
-    last_rewrite_time_sec = now_s - rewrite_started_s;
-    if (ok) {
-        struct manifest m = { .n = 1 };
-        file_name(m.f[0].name, NAME_LEN, rewrite_seq, 'b');
-        m.f[0].seq = rewrite_seq;
-        m.f[0].type = 'b';
-        if (journal_file_is_open()) {
-            m.f[m.n++] = writing;
-        }
-        ok = manifest_write(&m, err, sizeof(err)) == 0;
-        if (ok) {
-            current = m;
-            remove_unlisted(&current, true);
-            size_after_rewrite = manifest_bytes(&current);
-        } else {
-            log_warning("Journal rewrite: %s", err);
-        }
+    struct manifest m = { .n = 1 };
+    file_name(m.f[0].name, NAME_LEN, rewrite_seq, 'b');
+    m.f[0].seq = rewrite_seq;
+    m.f[0].type = 'b';
+    if (journal_file_is_open()) {
+        m.f[m.n++] = writing;
     }
-    if (enabling) {
+    if (manifest_write(&m, err, sizeof(err)) < 0) {
+        log_warning("Journal rewrite: %s", err);
+        return false;
+    }
+    current = m;
+    remove_unlisted(&current, true);
+    size_after_rewrite = manifest_bytes(&current);
+    return true;
+}
+
+/* CONFIG SET appendonly yes waited for this rewrite: the journal is on,
+ * or, when it failed, off again. */
+static void
+finish_enabling(bool ok)
+{
+    enabling = false;
+    if (ok) {
+        log_notice("The journal is on: its first base is written");
+    } else {
+        log_warning("Turning the journal on failed: it stays off");
+        stop_journal();
+        srv.conf.appendonly = 0;
+    }
+}
+
+static void
+log_rewrite_end(const struct child_exit *how)
+{
+    if (how->ok) {
+        log_notice("Background AOF rewrite terminated with success");
+    } else if (how->signal != 0) {
+        log_warning("Background AOF rewrite terminated by signal %d",
+                    how->signal);
+    } else {
+        log_warning("Background AOF rewrite terminated with error");
+    }
+}
+
+static void
+rewrite_done(const struct child_exit *how)
+{
+    if (how->killed) {
+        /* The server stopped it (shutdown, CONFIG SET appendonly): no
+         * failed rewrite; its base goes, and so does a pending enable. */
         enabling = false;
-        if (ok) {
-            log_notice("The journal is on: its first base is written");
-        } else {
-            log_warning("Turning the journal on failed: it stays off");
-            stop_journal();
-            srv.conf.appendonly = 0;
-        }
+        remove_unlisted(&current, false);
+        return;
+    }
+    log_rewrite_end(how);
+    last_rewrite_time_sec = how->seconds;
+    bool ok = how->ok && adopt_new_base();
+    if (enabling) {
+        finish_enabling(ok);
     }
     last_rewrite_ok = ok;
     rewrites += ok;
     rewrite_failures = ok ? 0 : rewrite_failures + 1;
     if (ok) {
-        log_notice("Background journal rewrite finished successfully");
+        log_notice("Background AOF rewrite finished successfully");
     } else {
         remove_unlisted(&current, true);    /* the dead child's base */
     }
-    rewrite_child = -1;
-}
-
-static void
-reap_rewrite(void)
-{
-    int status;
-    if (rewrite_child <= 0 || waitpid(rewrite_child, &status, WNOHANG) !=
-                                  rewrite_child) {
-        return;
-    }
-    bool ok = WIFEXITED(status) && WEXITSTATUS(status) == 0;
-    if (!ok) {
-        log_warning(WIFSIGNALED(status)
-                        ? "Background journal rewrite terminated by signal %d"
-                        : "Background journal rewrite terminated with error "
-                          "(status %d)",
-                    WIFSIGNALED(status) ? WTERMSIG(status) : status);
-    }
-    rewrite_finished(ok);
 }
 
 /* Switch writes to a new incr file listed after the old ones. */
@@ -713,13 +735,40 @@ start_new_incr(uint64_t seq, char *err, size_t errlen)
     return 0;
 }
 
-int
-persist_rewrite(char *err, size_t errlen)
+/* In the child: base number rewrite_seq. */
+static int
+rewrite_work(void)
 {
-    if (rewrite_child > 0) {
-        snprintf(err, errlen, "Background append only file rewriting "
-                 "already in progress");
+    char name[NAME_LEN], err[512];
+    file_name(name, sizeof(name), rewrite_seq, 'b');
+    return write_base_now(name, err, sizeof(err));
+}
+
+/* Fork the child that writes base number seq. */
+static int
+fork_rewrite(uint64_t seq, char *err, size_t errlen)
+{
+    rewrite_seq = seq;
+    pid_t pid = child_fork(&rewrite_ops, err, errlen);
+    if (pid < 0) {
+        log_warning("Can't rewrite append only file in background: %s", err);
         return -1;
+    }
+    rewrite_started_s = clock_wall_us() / 1000000;
+    log_notice("Background append only file rewriting started by pid %d",
+               (int)pid);
+    return 0;
+}
+
+/* child.h's start(): now, or when a scheduled rewrite's turn came. A
+ * journal being turned on gets the base of the incr file it opened;
+ * otherwise writes move to a new incr file first, so the base the child
+ * writes and that file hold every write between them. */
+static int
+rewrite_start(char *err, size_t errlen)
+{
+    if (enabling) {
+        return fork_rewrite(writing.seq, err, errlen);
     }
     char dir[PATH_LEN];
     dir_path(dir, sizeof(dir));
@@ -731,33 +780,30 @@ persist_rewrite(char *err, size_t errlen)
     if (journal_file_is_open() && start_new_incr(seq, err, errlen) < 0) {
         return -1;
     }
-    return persist_rewrite_seq(seq, err, errlen);
+    return fork_rewrite(seq, err, errlen);
 }
 
-/* Fork the child that writes base number seq. */
-static int
-persist_rewrite_seq(uint64_t seq, char *err, size_t errlen)
+int
+persist_rewrite(unsigned how, char *err, size_t errlen)
 {
-    char name[NAME_LEN];
-    file_name(name, sizeof(name), seq, 'b');
-    int64_t t0 = clock_mono_now();
-    pid_t pid = fork();
-    if (pid < 0) {
-        snprintf(err, errlen, "fork: %s", strerror(errno));
+    switch (child_request(&rewrite_ops, how, err, errlen)) {
+    case CHILD_STARTED:
+        return 0;
+    case CHILD_SCHEDULED:
+        /* As Redis: a rewrite asked for starts afresh, whatever failed
+         * before. */
+        rewrite_failures = 0;
+        return 1;
+    case CHILD_SAME_RUNS:
+        snprintf(err, errlen, "Background append only file rewriting "
+                 "already in progress");
         return -1;
+    case CHILD_OTHER_RUNS:
+        snprintf(err, errlen, "another background child runs");
+        return -1;
+    default:
+        return -1;                  /* err says why */
     }
-    if (pid == 0) {
-        server_child_close_sockets();
-        char cerr[512];
-        _exit(write_base_now(name, cerr, sizeof(cerr)) == 0 ? 0 : 1);
-    }
-    rewrite_child = pid;
-    rewrite_seq = seq;
-    rewrite_started_s = clock_wall_us() / 1000000;
-    log_notice("Background journal rewrite started by pid %d (fork took "
-               "%lld us)", (int)pid,
-               (long long)((clock_mono_now() - t0) / 1000));
-    return 0;
 }
 
 static bool
@@ -765,7 +811,7 @@ rewrite_due(void)
 {
     uint64_t size = manifest_bytes(&current) + journal_file_buffered();
     uint64_t base = size_after_rewrite ? size_after_rewrite : 1;
-    return journal_file_is_open() && rewrite_child < 0 &&
+    return journal_file_is_open() && !child_running(CHILD_NONE) &&
            srv.conf.auto_aof_rewrite_percentage > 0 &&
            size >= (uint64_t)srv.conf.auto_aof_rewrite_min_size &&
            size > base &&
@@ -800,7 +846,6 @@ void
 persist_cron(void)
 {
     int64_t now_ms = clock_mono_ms();
-    reap_rewrite();
     if (!journal_file_is_open()) {
         return;
     }
@@ -820,7 +865,7 @@ persist_cron(void)
         log_notice("Starting automatic rewriting of the journal: it grew "
                    "%llu%% past its size after the last rewrite",
                    (unsigned long long)srv.conf.auto_aof_rewrite_percentage);
-        if (persist_rewrite(err, sizeof(err)) < 0) {
+        if (persist_rewrite(0, err, sizeof(err)) < 0) {
             log_warning("Automatic journal rewrite: %s", err);
         }
     }
@@ -847,17 +892,17 @@ stop_journal(void)
     log_notice("Journal flushed and closed");
 }
 
+/* A rewrite running or scheduled is given up: killed (its done() removes
+ * its base), or forgotten, as Redis does when the AOF is turned off. */
 static void
 stop_rewrite(void)
 {
-    if (rewrite_child > 0) {
-        int status;
-        kill(rewrite_child, SIGKILL);
-        waitpid(rewrite_child, &status, 0);
-        rewrite_child = -1;
-        enabling = false;
-        remove_unlisted(&current, false);
+    if (child_running(CHILD_REWRITE)) {
+        log_notice("Killing running AOF rewrite child: %d", (int)child_pid());
+        child_kill();
     }
+    child_unschedule(CHILD_REWRITE);
+    enabling = false;
 }
 
 void
@@ -901,12 +946,20 @@ start_journal(char *err, size_t errlen)
     writing.type = 'i';
     effects_at_commit = srv.journal_effects;
     journal_attach(JOURNAL_SINK_FILE, take_records);
-    if (persist_rewrite_seq(seq, err, errlen) < 0) {
+    enabling = true;
+    switch (child_request(&rewrite_ops, CHILD_MAY_WAIT, err, errlen)) {
+    case CHILD_STARTED:
+        return 0;
+    case CHILD_SCHEDULED:
+        log_warning("AOF was enabled but there is already another "
+                    "background operation. An AOF background was scheduled "
+                    "to start when possible.");
+        return 0;
+    default:
+        enabling = false;
         stop_journal();
         return -1;
     }
-    enabling = true;
-    return 0;
 }
 
 int
@@ -915,7 +968,14 @@ persist_apply_config(char *err, size_t errlen)
     /* The file, not srv.journal_on: a primary with replicas makes records
      * of every write with no journal open. */
     if (srv.conf.appendonly && !journal_file_is_open()) {
-        stop_rewrite();             /* a BGREWRITEAOF of the journal off */
+        if (child_running(CHILD_REWRITE)) {
+            /* A BGREWRITEAOF of the journal off: its base misses the
+             * writes the new incr file is about to get. */
+            log_warning("AOF was enabled but there is already an AOF "
+                        "rewriting in background. Stopping background AOF "
+                        "and starting a rewrite now.");
+        }
+        stop_rewrite();
         return start_journal(err, errlen);
     }
     if (!srv.conf.appendonly && journal_file_is_open()) {
@@ -930,10 +990,11 @@ persist_info(struct persist_info *out)
 {
     memset(out, 0, sizeof(*out));
     out->enabled = journal_file_is_open();
-    out->rewrite_in_progress = rewrite_child > 0;
+    out->rewrite_in_progress = child_running(CHILD_REWRITE);
+    out->rewrite_scheduled = child_scheduled(CHILD_REWRITE);
     out->last_rewrite_time_sec = last_rewrite_time_sec;
     out->current_rewrite_time_sec =
-        rewrite_child > 0 ? clock_wall_us() / 1000000 - rewrite_started_s
+        out->rewrite_in_progress ? clock_wall_us() / 1000000 - rewrite_started_s
                           : -1;
     out->last_rewrite_ok = last_rewrite_ok;
     out->rewrites = rewrites;

@@ -64,8 +64,12 @@ void persist_cron(void);
  * -1 with err. */
 int persist_apply_config(char *err, size_t errlen);
 
-/* BGREWRITEAOF: 0, or -1 with err (Redis's words when one is running). */
-int persist_rewrite(char *err, size_t errlen);
+/* BGREWRITEAOF: a new base written by a background child (child.h).
+ * how: child.h's CHILD_MAY_WAIT, CHILD_IN_EXEC. 0 (started), 1
+ * (scheduled: it starts once the running child ended, as Redis 7.0
+ * schedules it behind a BGSAVE), or -1 with err (Redis's words when a
+ * rewrite runs already). */
+int persist_rewrite(unsigned how, char *err, size_t errlen);
 
 /* Are writes refused (-MISCONF)? Then persist_errno() says why (the
  * errno of the failed write or fsync). Read per command: a plain load of

@@ -7,13 +7,11 @@
 #include <fcntl.h>
 #include <netdb.h>
 #include <inttypes.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
 #include <unistd.h>
 #include <uv.h>
 
@@ -22,6 +20,7 @@
 #include "protocol/obuf.h"
 #include "protocol/reply.h"
 #include "protocol/resp.h"
+#include "server/child.h"
 #include "server/client.h"
 #include "server/clock.h"
 #include "server/journal.h"
@@ -73,7 +72,6 @@ struct peer {
 static struct peer *peers;
 static struct conn *waiting;        /* clients in WAIT */
 static void check_waiting(int64_t now);
-static pid_t sync_child = -1;
 static void close_snapshot(int fd);
 static char sync_path[4300];
 /* The stream position and id the running snapshot stands at: a replica
@@ -318,29 +316,73 @@ send_fullresync(struct peer *p, const char *replid, int64_t offset)
     p->syncing = true;
 }
 
-/* Fork the child that writes the snapshot, and tell every replica that
- * waited for one (PEER_WAIT_SNAPSHOT, not syncing) that it stands at the
- * stream's offset now: the stream they keep starts here. */
-static bool
-start_snapshot(void)
+/* ---- the primary: the snapshot child ------------------------------------ */
+
+static int sync_work(void);
+static int sync_start(char *err, size_t errlen);
+static void sync_done(const struct child_exit *how);
+
+/* A replica's full sync is a background child of its own kind (child.h):
+ * it waits behind a BGSAVE or a journal rewrite, as Redis's does. */
+static const struct child_ops sync_ops = {
+    .kind = CHILD_REPL_SNAPSHOT,
+    .work = sync_work,
+    .start = sync_start,
+    .done = sync_done,
+};
+
+/* In the child. */
+static int
+sync_work(void)
 {
-    if (sync_child > 0) {
-        return true;                /* the peers wait for the next one */
+    char err[256];
+    return snapshot_write(sync_path, err, sizeof(err));
+}
+
+/* Replicas that wait for a snapshot not yet started. */
+static bool
+peers_waiting(void)
+{
+    for (struct peer *p = peers; p != NULL; p = p->next) {
+        if (p->state == PEER_WAIT_SNAPSHOT && !p->syncing) {
+            return true;
+        }
+    }
+    return false;
+}
+
+/* No snapshot can be written for them: as Redis, they are dropped (and
+ * connect again). */
+static void
+drop_waiting_peers(void)
+{
+    for (struct peer *p = peers; p != NULL; p = p->next) {
+        if (p->state == PEER_WAIT_SNAPSHOT && !p->syncing) {
+            p->c->requests |= CLIENT_KILLED;
+            client_note_fed(p->c);
+        }
+    }
+}
+
+/* child.h's start(): fork the child that writes the snapshot, and tell
+ * every replica that waited for one (PEER_WAIT_SNAPSHOT, not syncing)
+ * that it stands at the stream's offset now: the stream they keep starts
+ * here. Nothing when none waits any more (a scheduled one whose replicas
+ * left). */
+static int
+sync_start(char *err, size_t errlen)
+{
+    if (!peers_waiting()) {
+        return 0;
     }
     snprintf(sync_path, sizeof(sync_path), "%s/temp-repl-%d.snap",
              srv.conf.dir, (int)getpid());
-    pid_t pid = fork();
+    pid_t pid = child_fork(&sync_ops, err, errlen);
     if (pid < 0) {
-        log_warning("Cannot fork for a replica's snapshot: %s",
-                    strerror(errno));
-        return false;
+        log_warning("Cannot fork for a replica's snapshot: %s", err);
+        drop_waiting_peers();
+        return -1;
     }
-    if (pid == 0) {
-        server_child_close_sockets();
-        char err[256];
-        _exit(snapshot_write(sync_path, err, sizeof(err)) == 0 ? 0 : 1);
-    }
-    sync_child = pid;
     sync_offset = repl_offset;
     memcpy(sync_replid, srv.replid, sizeof(sync_replid));
     for (struct peer *p = peers; p != NULL; p = p->next) {
@@ -352,7 +394,17 @@ start_snapshot(void)
     }
     log_notice("Starting a snapshot for replication (pid %d) at offset "
                "%" PRId64, (int)pid, repl_offset);
-    return true;
+    return 0;
+}
+
+/* A snapshot for the replicas waiting: now, or once the running child
+ * (a BGSAVE, a journal rewrite, the previous replica snapshot) ended. */
+static bool
+start_snapshot(void)
+{
+    char err[256];
+    return child_request(&sync_ops, CHILD_MAY_WAIT, err, sizeof(err)) !=
+           CHILD_FAILED;
 }
 
 /* A replica that asks while a snapshot is being written shares it, as
@@ -363,7 +415,8 @@ start_snapshot(void)
 static bool
 attach_to_running_snapshot(struct peer *p)
 {
-    if (sync_child <= 0 || memcmp(sync_replid, srv.replid, 41) != 0) {
+    if (!child_running(CHILD_REPL_SNAPSHOT) ||
+        memcmp(sync_replid, srv.replid, 41) != 0) {
         return false;
     }
     obuf_deinit(&p->pending);
@@ -377,12 +430,30 @@ attach_to_running_snapshot(struct peer *p)
     return true;
 }
 
+/* Another kind of child runs (child.h): the replica's snapshot starts
+ * after it, with Redis's words for why. */
+static bool
+full_resync_after_other_child(struct peer *p)
+{
+    log_notice("Replica %s:%d asks for synchronization: full resync; %s",
+               p->ip, p->port,
+               child_saving()
+                   ? "Can't attach the replica to the current BGSAVE. "
+                     "Waiting for next BGSAVE for SYNC"
+                   : "No BGSAVE in progress, but another BG operation is "
+                     "active. BGSAVE for replication delayed");
+    return start_snapshot();
+}
+
 static bool
 full_resync(struct peer *p)
 {
     p->state = PEER_WAIT_SNAPSHOT;
     p->syncing = false;
-    if (sync_child <= 0) {
+    if (child_running(CHILD_NONE) && !child_running(CHILD_REPL_SNAPSHOT)) {
+        return full_resync_after_other_child(p);
+    }
+    if (!child_running(CHILD_REPL_SNAPSHOT)) {
         log_notice("Replica %s:%d asks for synchronization: full resync",
                    p->ip, p->port);
         return start_snapshot();
@@ -437,11 +508,32 @@ repl_psync(struct conn *c, const char *id, size_t idlen, int64_t offset)
     return full_resync(p);
 }
 
+/* A child that died before renaming its file leaves snapshot_write()'s
+ * temporary one, named after it: removed, as a failed BGSAVE's is. */
+static void
+remove_sync_temp(pid_t pid)
+{
+    char tmp[4400];
+    snprintf(tmp, sizeof(tmp), "%s.tmp-%d", sync_path, (int)pid);
+    if (unlink(tmp) == 0) {
+        log_notice("Removed the temporary file %s of a failed snapshot for "
+                   "replication", tmp);
+    }
+}
+
 /* The snapshot child ended: each replica that waited for it starts
  * receiving it (send_slices); the ones that came later get the next one. */
 static void
-snapshot_done(bool ok)
+sync_done(const struct child_exit *how)
 {
+    if (!how->ok) {
+        remove_sync_temp(how->pid);
+    }
+    if (how->killed) {
+        unlink(sync_path);          /* the server is stopping */
+        return;
+    }
+    bool ok = how->ok;
     struct stat st;
     bool have = ok && stat(sync_path, &st) == 0;
     bool again = false;
@@ -469,7 +561,6 @@ snapshot_done(bool ok)
         p->syncing = false;
     }
     unlink(sync_path);              /* the open descriptors keep it */
-    sync_child = -1;
     if (again) {
         (void)start_snapshot();
     }
@@ -567,10 +658,6 @@ keep_waiting_replicas_alive(void)
 static void
 primary_cron(int64_t now)
 {
-    int status;
-    if (sync_child > 0 && waitpid(sync_child, &status, WNOHANG) == sync_child) {
-        snapshot_done(WIFEXITED(status) && WEXITSTATUS(status) == 0);
-    }
     send_slices();
     if (waiting != NULL) {
         check_waiting(now);
@@ -1429,13 +1516,10 @@ repl_role(struct conn *c)
 void
 repl_shutdown(void)
 {
-    if (sync_child > 0) {
-        int status;
-        kill(sync_child, SIGKILL);
-        waitpid(sync_child, &status, 0);
-        unlink(sync_path);
-        sync_child = -1;
+    if (child_running(CHILD_REPL_SNAPSHOT)) {
+        child_kill();               /* its done() removes the file */
     }
+    child_unschedule(CHILD_REPL_SNAPSHOT);
     link_close();
     if (resolving != NULL) {
         /* Not yet asked: the loop need not wait for it at exit. */
