@@ -89,7 +89,7 @@
  *
  * Memory
  * ------
- * Everything goes through protocol/mem.h (slots by mem_charge), so
+ * Everything goes through lib/mem.h (slots by mem_charge), so
  * mem_used() is exact.
  */
 #include "server/store.h"
