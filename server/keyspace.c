@@ -441,6 +441,11 @@ keyspace_swap(int a, int b)
     if (keyspace_db(a) == NULL || keyspace_db(b) == NULL) {
         return false;
     }
+    /* Keys of either may now hold other states: their watchers hear (a
+     * replica's too, which swaps from its primary's record). */
+    if (srv.watched_keys != 0) {
+        multi_touch_databases(a, b);
+    }
     if (srv.journal_on) {
         /* Listed records name their database: write them under the old. */
         journal_drain(clock_wall_now());
@@ -932,6 +937,12 @@ apply_record(const struct journal_record *rec, int64_t now, char *err,
     }
     switch (rec->op) {
     case JOURNAL_SET:
+        /* A replica's clients watching the key hear of it, as of any
+         * write; one it replaces has told them already, one it creates
+         * tells them here. */
+        if (srv.watched_keys != 0) {
+            multi_touch((int)rec->db, rec->key, rec->keylen);
+        }
         return keyspace_restore((int)rec->db, rec->type, rec->key,
                                 rec->keylen, rec->expire_at, rec->state,
                                 rec->state_len, KS_ENCODING, true, now, err,

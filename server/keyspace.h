@@ -116,10 +116,11 @@ keyspace_written(struct store_rec *r)
  *
  * Every change to a key goes through the keyspace: the functions below,
  * keyspace_add(), keyspace_move(), keyspace_flush(), keyspace_swap(),
- * keyspace_expire() (the wheel) and eviction (keyspace_admit()). Each one
- * tells the transactions watching the key, lists it for the effects the
- * journal and the replicas receive, and keeps the timer wheel right, so a
- * new command or type cannot forget one of them. `make check-deps` keeps
+ * keyspace_expire() (the wheel) and eviction (keyspace_admit()), and on a
+ * replica or at start-up keyspace_apply_record(). Each one tells the
+ * transactions watching the key (a replica's too), lists it for the
+ * effects the journal and the replicas receive, and keeps the timer wheel
+ * right, so a new command or type cannot forget one of them. `make check-deps` keeps
  * every other module off the store's write functions. A handler that
  * writes a state in place (store_rec_state()) says so with
  * keyspace_written() or keyspace_set_expire().
