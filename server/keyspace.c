@@ -432,6 +432,8 @@ keyspace_teardown(void)
     journal_muted = false;
 }
 
+static bool move_record(struct store_rec *r, int to, int64_t now);
+
 /* SWAPDBs done: writes no store counts, since each store is unchanged. */
 static uint64_t swaps;
 
@@ -471,6 +473,18 @@ keyspace_swap(int a, int b)
 
 bool
 keyspace_move(struct store_rec *r, int to, int64_t now)
+{
+    /* The key in its new database and gone from the old one: one record,
+     * so a restart or a replica never has it in both, or in neither (the
+     * DEL was written at once, the SET with the pass's records). */
+    keyspace_group_begin();
+    bool ok = move_record(r, to, now);
+    keyspace_group_end();
+    return ok;
+}
+
+static bool
+move_record(struct store_rec *r, int to, int64_t now)
 {
     struct ks_buf b = { 0 };
     struct store *dst = keyspace_db(to);

@@ -78,7 +78,9 @@ bool keyspace_move(struct store_rec *r, int to, int64_t now);
  * live key that goes away (DEL, MOVE, eviction, a write that leaves
  * nothing to keep) becomes a JOURNAL_DEL; one that went fresh needs no
  * record, its last state says so. FLUSHDB/FLUSHALL and SWAPDB are one
- * record each; a transaction's effects are one JOURNAL_GROUP.
+ * record each; a transaction's effects are one JOURNAL_GROUP, and so are
+ * a MOVE's (SET in the new database, DEL in the old) and a DEL's of
+ * several keys: a command's effects are all or nothing.
  */
 #define KS_REC_DIRTY 1u
 void keyspace_journal_mark(struct store_rec *r, int db);
