@@ -429,6 +429,8 @@ keyspace_teardown(void)
     journal_muted = false;
 }
 
+static bool move_record(struct store_rec *r, int to, int64_t now);
+
 /* SWAPDBs done: writes no store counts, since each store is unchanged. */
 static uint64_t swaps;
 
@@ -437,6 +439,11 @@ keyspace_swap(int a, int b)
 {
     if (keyspace_db(a) == NULL || keyspace_db(b) == NULL) {
         return false;
+    }
+    /* Keys of either may now hold other states: their watchers hear (a
+     * replica's too, which swaps from its primary's record). */
+    if (srv.watched_keys != 0) {
+        multi_touch_databases(a, b);
     }
     if (srv.journal_on) {
         /* Listed records name their database: write them under the old. */
@@ -463,6 +470,18 @@ keyspace_swap(int a, int b)
 
 bool
 keyspace_move(struct store_rec *r, int to, int64_t now)
+{
+    /* The key in its new database and gone from the old one: one record,
+     * so a restart or a replica never has it in both, or in neither (the
+     * DEL was written at once, the SET with the pass's records). */
+    keyspace_group_begin();
+    bool ok = move_record(r, to, now);
+    keyspace_group_end();
+    return ok;
+}
+
+static bool
+move_record(struct store_rec *r, int to, int64_t now)
 {
     struct ks_buf b = { 0 };
     struct store *dst = keyspace_db(to);
@@ -915,6 +934,12 @@ apply_record(const struct journal_record *rec, int64_t now, char *err,
     }
     switch (rec->op) {
     case JOURNAL_SET:
+        /* A replica's clients watching the key hear of it, as of any
+         * write; one it replaces has told them already, one it creates
+         * tells them here. */
+        if (srv.watched_keys != 0) {
+            multi_touch((int)rec->db, rec->key, rec->keylen);
+        }
         return keyspace_restore((int)rec->db, rec->type, rec->key,
                                 rec->keylen, rec->expire_at, rec->state,
                                 rec->state_len, KS_ENCODING, true, now, err,

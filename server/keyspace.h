@@ -78,7 +78,9 @@ bool keyspace_move(struct store_rec *r, int to, int64_t now);
  * live key that goes away (DEL, MOVE, eviction, a write that leaves
  * nothing to keep) becomes a JOURNAL_DEL; one that went fresh needs no
  * record, its last state says so. FLUSHDB/FLUSHALL and SWAPDB are one
- * record each; a transaction's effects are one JOURNAL_GROUP.
+ * record each; a transaction's effects are one JOURNAL_GROUP, and so are
+ * a MOVE's (SET in the new database, DEL in the old) and a DEL's of
+ * several keys: a command's effects are all or nothing.
  */
 #define KS_REC_DIRTY 1u
 void keyspace_journal_mark(struct store_rec *r, int db);
@@ -116,10 +118,11 @@ keyspace_written(struct store_rec *r)
  *
  * Every change to a key goes through the keyspace: the functions below,
  * keyspace_add(), keyspace_move(), keyspace_flush(), keyspace_swap(),
- * keyspace_expire() (the wheel) and eviction (keyspace_admit()). Each one
- * tells the transactions watching the key, lists it for the effects the
- * journal and the replicas receive, and keeps the timer wheel right, so a
- * new command or type cannot forget one of them. `make check-deps` keeps
+ * keyspace_expire() (the wheel) and eviction (keyspace_admit()), and on a
+ * replica or at start-up keyspace_apply_record(). Each one tells the
+ * transactions watching the key (a replica's too), lists it for the
+ * effects the journal and the replicas receive, and keeps the timer wheel
+ * right, so a new command or type cannot forget one of them. `make check-deps` keeps
  * every other module off the store's write functions. A handler that
  * writes a state in place (store_rec_state()) says so with
  * keyspace_written() or keyspace_set_expire().

@@ -104,9 +104,7 @@ cmd_swapdb(struct conn *c, struct resp_request *req)
         cmd_error(c, ERR_DB_RANGE);
         return;
     }
-    /* Keys of either may now hold other states: their watchers hear. */
-    multi_touch_databases(a, b);
-    if (!keyspace_swap(a, b)) {
+    if (!keyspace_swap(a, b)) {     /* the watchers hear of it there */
         cmd_error(c, ERR_NOMEM);
         return;
     }

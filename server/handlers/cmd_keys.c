@@ -100,8 +100,17 @@ cmd_del(struct conn *c, struct resp_request *req)
 {
     int64_t now = clock_wall_now();
     int64_t n = 0;
+    /* Several keys, one record: a restart or a replica has all of them
+     * gone or none (one key is one record already). */
+    bool group = req->argc > 2;
+    if (group) {
+        keyspace_group_begin();
+    }
     for (size_t i = 1; i < req->argc; i++) {
         n += keyspace_delete_key(srv.db, req->argv[i], req->argvlen[i], now);
+    }
+    if (group) {
+        keyspace_group_end();
     }
     reply_int(&c->out, n);
 }

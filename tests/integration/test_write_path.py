@@ -1,0 +1,526 @@
+"""The one write path, proved from the outside for every command that writes.
+
+The writing commands are the server's own list: every entry of COMMAND
+(subcommands included) flagged "write". Each must have sample invocations
+in SAMPLES below (a write-flagged command without one fails the test,
+naming it), and every sample, on a primary (journal on, fsync always) with
+one replica, all on one fake clock:
+
+  1. WATCH: a transaction watching the keys the sample touches, on the
+     primary and on the replica, is aborted by it (EXEC answers a null
+     array), and not without it; its effects are one journal record;
+  2. replication: after WAIT 1, the replica's view of the keyspace (every
+     key of every database: TYPE, PTTL and the type's own read-only view)
+     is the primary's, byte for byte;
+  3. the journal: kill -9 the primary, restart it on its files, and the
+     view is what it was before the kill;
+  4. the same command twice in MULTI/EXEC: one journal record, on the
+     replica, and through a kill -9 alike.
+
+Then keys the wheel expires, and keys evicted under maxmemory volatile-ttl,
+are gone from the replica and after a restart too.
+"""
+import os
+
+import pytest
+
+import harness
+from harness import resp_command
+from test_journal import incr_files, kill9, records
+from test_named_limits import limits_dir
+
+DATABASES = 16
+
+# ---- the writing commands, and what each sample touches -----------------
+
+
+class Sample:
+    """One invocation that really changes keys: `cmd` (run in database
+    `db`) after `setup` (commands run in database 0, SELECT allowed), and
+    the (db, key) pairs it changes, which WATCH must see."""
+
+    def __init__(self, cmd, touches, setup=(), db=0):
+        self.cmd = tuple(str(a) for a in cmd)
+        self.touches = list(touches)
+        self.setup = [tuple(str(a) for a in c) for c in setup]
+        self.db = db
+
+    def __repr__(self):
+        return " ".join(self.cmd)
+
+
+def S(*cmd, touches=None, setup=(), db=0):
+    return Sample(cmd, touches if touches is not None else [(db, cmd[1])],
+                  setup, db)
+
+
+SEEDS = [("CL.THROTTLE", "seed:gcra", 5, 1, 3600),
+         ("RL.LOG", "seed:log", 5, 600, "META", "seed"),
+         ("SELECT", 1), ("RL.FIXED", "seed:db1", 3, 600), ("SELECT", 0)]
+
+SAMPLES = {
+    "cl.throttle": [
+        S("CL.THROTTLE", "k", 5, 1, 60),
+        S("CL.THROTTLE", "k", 5, 1, 60, 3, setup=[("CL.THROTTLE", "k", 5, 1, 60)]),
+        S("CL.THROTTLE", "k", 0, 1, 10, "MS"),
+    ],
+    "gcra": [
+        S("GCRA", "k", 5, 10, 60),
+        S("GCRA", "k", 5, 10, 60, "TOKENS", 3, setup=[("GCRA", "k", 5, 10, 60)]),
+    ],
+    "increx": [
+        S("INCREX", "k", "BYINT", 3, "EX", 100),
+        S("INCREX", "k", "BYFLOAT", "2.5", "PX", 5000),
+        S("INCREX", "k", "PERSIST", setup=[("INCREX", "k", "BYINT", 7, "EX", 100)]),
+        S("INCREX", "k", "BYINT", 5, "UBOUND", 2, "SATURATE",
+          setup=[("INCREX", "k", "BYINT", 1, "PX", 90000)]),
+    ],
+    "rl.fixed": [
+        S("RL.FIXED", "k", 3, 60),
+        S("RL.FIXED", "k", 3, 60, "COST", 2, "ALIGN"),
+        S("RL.FIXED", "k", 3, 60, "COST", -1, setup=[("RL.FIXED", "k", 3, 60, "COST", 2)]),
+    ],
+    "rl.sliding": [
+        S("RL.SLIDING", "k", 3, 60),
+        S("RL.SLIDING", "k", 3, 60, "COST", 2, setup=[("RL.SLIDING", "k", 3, 60)]),
+    ],
+    "rl.log": [
+        S("RL.LOG", "k", 5, 60, "META", "alice"),
+        S("RL.LOG", "k", 5, 60, "META", "bob", "COST", 2,
+          setup=[("RL.LOG", "k", 5, 120, "META", "alice")]),
+        # A refund that empties the log: the key goes.
+        S("RL.LOG", "k", 5, 60, "COST", -1, setup=[("RL.LOG", "k", 5, 60)]),
+    ],
+    "rl.tiers": [
+        S("RL.TIERS", "k", 5, 1, 10, 10, "COST", 3),
+        S("RL.TIERS", "k", 5, 1, 10, 10, setup=[("RL.TIERS", "k", 5, 1, 10, 10)]),
+    ],
+    "rl.check": [
+        S("RL.CHECK", "api", "remote_address=10.0.0.1",
+          touches=[(0, "api_remote_address_10.0.0.1")]),
+        S("RL.CHECK", "api", "plan=gcra", touches=[(0, "api_plan_gcra")]),
+        S("RL.CHECK", "api", "plan=sliding", "HITS", 2,
+          touches=[(0, "api_plan_sliding")]),
+        S("RL.CHECK", "api", "path=/login", "user=bob", db=3,
+          touches=[(3, "api_path_/login_user_bob")]),
+    ],
+    "del": [
+        S("DEL", "k", setup=[("RL.FIXED", "k", 3, 60)]),
+        S("DEL", "a", "b", "nosuch", touches=[(0, "a"), (0, "b")],
+          setup=[("RL.LOG", "a", 3, 60, "META", "x"), ("CL.THROTTLE", "b", 5, 1, 60)]),
+        S("DEL", "k", db=2, touches=[(2, "k")],
+          setup=[("SELECT", 2), ("RL.TIERS", "k", 5, 1, 10, 10), ("SELECT", 0)]),
+    ],
+    "move": [
+        S("MOVE", "k", 7, touches=[(0, "k"), (7, "k")],
+          setup=[("RL.LOG", "k", 5, 60, "META", "m")]),
+        S("MOVE", "k", 0, db=4, touches=[(4, "k"), (0, "k")],
+          setup=[("SELECT", 4), ("CL.THROTTLE", "k", 5, 1, 60), ("SELECT", 0)]),
+    ],
+    "swapdb": [
+        S("SWAPDB", 5, 6, touches=[(5, "a"), (6, "b")],
+          setup=[("SELECT", 5), ("RL.FIXED", "a", 3, 60),
+                 ("SELECT", 6), ("RL.LOG", "b", 3, 60, "META", "b"), ("SELECT", 0)]),
+        S("SWAPDB", 0, 9, touches=[(0, "seed:gcra"), (9, "z")],
+          setup=[("SELECT", 9), ("INCREX", "z", "BYINT", 4, "EX", 50), ("SELECT", 0)]),
+    ],
+    "flushdb": [
+        S("FLUSHDB", touches=[(0, "seed:gcra"), (0, "seed:log")]),
+        S("FLUSHDB", db=1, touches=[(1, "seed:db1")]),
+    ],
+    "flushall": [
+        S("FLUSHALL", touches=[(0, "seed:gcra"), (1, "seed:db1")]),
+    ],
+}
+
+# Flagged write, yet no key can change: cellgate has no functions, so
+# FUNCTION FLUSH has nothing to delete. Each is still run and must leave
+# the primary, the replica and the journal as they were.
+WRITES_NO_KEY = {
+    "function|flush": [("FUNCTION", "FLUSH")],
+}
+
+
+# ---- RESP ------------------------------------------------------------------
+
+
+def parse(data, i=0):
+    """One RESP2/3 reply from data at i: (value, next i). Simple strings
+    and errors as bytes with their first byte, aggregates as lists."""
+    j = data.index(b"\r\n", i)
+    t, line = data[i:i + 1], data[i + 1:j]
+    i = j + 2
+    if t in (b"$", b"=", b"!"):
+        n = int(line)
+        if n < 0:
+            return None, i
+        return data[i:i + n], i + n + 2
+    if t in (b"*", b"~", b">", b"%", b"|"):
+        n = int(line)
+        if n < 0:
+            return None, i
+        if t in (b"%", b"|"):
+            n *= 2
+        out = []
+        for _ in range(n):
+            v, i = parse(data, i)
+            out.append(v)
+        return out, i
+    return t + line, i
+
+
+def pipeline(conn, cmds):
+    """Send every command at once; their raw replies, in order."""
+    out = []
+    for i in range(0, len(cmds), 1000):
+        chunk = cmds[i:i + 1000]
+        conn.send(b"".join(resp_command(*c) for c in chunk))
+        out += [conn.reply_bytes() for _ in chunk]
+    return out
+
+
+def writing_commands(conn):
+    """Every command and subcommand the server flags "write", by name."""
+    table, _ = parse(conn.command("COMMAND"))
+    out = set()
+
+    def walk(entry):
+        name, flags = entry[0].decode().lower(), entry[2]
+        if b"+write" in flags:
+            out.add(name)
+        if len(entry) > 9 and entry[9]:
+            for sub in entry[9]:
+                walk(sub)
+
+    for entry in table:
+        walk(entry)
+    return out
+
+
+# ---- what a daemon holds ------------------------------------------------
+
+# Each type's own read-only view of a key, beside TYPE and PTTL.
+TYPE_VIEW = {
+    b"+gcra\r\n": lambda k: [("GET", k), ("CL.THROTTLE", k, 1000000, 1, 60, 1, "PEEK")],
+    b"+fixed\r\n": lambda k: [("RL.FIXED", k, 1000000, 60, "PEEK")],
+    b"+sliding\r\n": lambda k: [("RL.SLIDING", k, 1000000, 60, "PEEK")],
+    b"+tiers\r\n": lambda k: [("RL.TIERS", k, 1000000, 1, 1000000, 10, "PEEK")],
+    b"+log\r\n": lambda k: [("RL.ENTRIES", k)],
+    b"+string\r\n": lambda k: [("GET", k)],
+}
+
+
+def view(d):
+    """Every key of every database: {(db, key): raw replies of TYPE, PTTL
+    and its type's view}. Exact bytes: the clock stands still."""
+    c = d.raw()
+    out = {}
+    for db in range(DATABASES):
+        assert c.command("SELECT", db) == b"+OK\r\n"
+        keys, _ = parse(c.command("KEYS", "*"))
+        keys = sorted(keys)
+        if not keys:
+            continue
+        heads = pipeline(c, [cmd for k in keys for cmd in (("TYPE", k), ("PTTL", k))])
+        more = [TYPE_VIEW.get(heads[2 * i], lambda k: [])(k) for i, k in enumerate(keys)]
+        tails = pipeline(c, [cmd for cmds in more for cmd in cmds])
+        for i, k in enumerate(keys):
+            n = len(more[i])
+            out[(db, k)] = tuple(heads[2 * i:2 * i + 2]) + tuple(tails[:n])
+            tails = tails[n:]
+    c.close()
+    return out
+
+
+# ---- a primary with a replica, on one clock ------------------------------
+
+
+class Pair:
+    """A journaled primary and a replica, sharing one fake clock; the
+    primary can be killed and restarted on its files and port."""
+
+    def __init__(self, start_daemon, tmp_path, *primary_args):
+        self.start_daemon = start_daemon
+        self.clock = harness.FakeClock(str(tmp_path / "clock"))
+        self.env = {"FAKECLOCK_FILE": self.clock.path}
+        self.work = str(tmp_path / "primary")
+        os.makedirs(self.work)
+        self.args = ("--dir", self.work, "--appendonly", "yes",
+                     "--appendfsync", "always",
+                     "--limits-file", limits_dir(tmp_path)) + primary_args
+        self.restarts = 0
+        self.p = start_daemon(*self.args, fakeclock=True, env=self.env,
+                              name="primary")
+        self.p.data = self.work
+        self.r = start_daemon("--replicaof", "127.0.0.1 %d" % self.p.port,
+                              fakeclock=True, env=self.env, name="replica")
+        self.wait_link()
+
+    def wait_link(self):
+        assert harness.wait_until(
+            lambda: self.r.info("replication").get("master_link_status") == "up",
+            20), "the replica never linked up"
+
+    def replicate(self, conn=None):
+        """WAIT 1 on conn (the writer's connection): the replica has it all."""
+        conn = conn or self.p.raw()
+        assert conn.command("WAIT", 1, 5000) == b":1\r\n"
+
+    def restart_primary(self):
+        """kill -9, then a primary on the same files (on a new port, which
+        the replica is told at once rather than on its next retry)."""
+        kill9(self.p)
+        self.restarts += 1
+        self.p = self.start_daemon(*self.args, fakeclock=True, env=self.env,
+                                   name="primary-%d" % self.restarts)
+        self.p.data = self.work
+        assert self.r.raw().command("REPLICAOF", "127.0.0.1", self.p.port) == b"+OK\r\n"
+        return self.p
+
+
+def run_setup(conn, cmds):
+    for c in cmds:
+        got = conn.command(*c)
+        assert not got.startswith(b"-"), (c, got)
+
+
+def exec_reply_ok(got, n):
+    value, _ = parse(got)
+    assert isinstance(value, list) and len(value) == n, got
+    errors = [v for v in value if isinstance(v, bytes) and v.startswith(b"-")]
+    assert errors == [], got
+
+
+def watch_all(conn, sample):
+    for db, key in sample.touches:
+        assert conn.command("SELECT", db) == b"+OK\r\n"
+        assert conn.command("WATCH", key) == b"+OK\r\n"
+    assert conn.command("MULTI") == b"+OK\r\n"
+    assert conn.command("PING") == b"+QUEUED\r\n"
+
+
+def watch_sees(pair, sample):
+    """WATCH on the keys the sample touches, MULTI, PING, on the primary
+    and on the replica (whose writes come from the stream); the sample
+    runs on another connection: each EXEC must answer a null array. A
+    control round without the sample first must EXEC normally. The
+    sample's effects are one journal record (all or nothing).
+    Returns the connection that wrote."""
+    p = pair.p
+    a, b, ra = p.raw(), p.raw(), pair.r.raw()
+    for conn in (a, ra):
+        watch_all(conn, sample)
+        assert conn.command("EXEC") == b"*1\r\n+PONG\r\n", "WATCH fired with no write"
+        watch_all(conn, sample)
+    assert b.command("SELECT", sample.db) == b"+OK\r\n"
+    path = incr_files(p)[-1]
+    n0 = len(records(path))
+    got = b.command(*sample.cmd)
+    assert not got.startswith(b"-"), got
+    assert len(records(path)) == n0 + 1, "%s: %d journal records, not one" \
+        % (sample, len(records(path)) - n0)
+    assert a.command("EXEC") == b"*-1\r\n", \
+        "%r did not abort a transaction watching %r" % (sample, sample.touches)
+    pair.replicate(b)
+    assert ra.command("EXEC") == b"*-1\r\n", \
+        "%r did not abort a transaction on the replica watching %r" \
+        % (sample, sample.touches)
+    a.close()
+    ra.close()
+    return b
+
+
+def prepare(pair, sample):
+    c = pair.p.raw()
+    assert c.command("FLUSHALL") == b"+OK\r\n"
+    run_setup(c, SEEDS)
+    run_setup(c, sample.setup)
+    c.close()
+
+
+def survives(pair, sample, what):
+    """The replica holds the primary's view; a kill -9 keeps it."""
+    before = view(pair.p)
+    assert view(pair.r) == before, "%s (%s): the replica differs" % (sample, what)
+    pair.restart_primary()
+    assert view(pair.p) == before, "%s (%s): differs after kill -9" % (sample, what)
+    return before
+
+
+def test_every_writing_command_has_samples(start_daemon):
+    d = start_daemon()
+    found = writing_commands(d.raw())
+    assert {"cl.throttle", "del", "flushall"} <= found, found   # the list is real
+    missing = sorted(found - set(SAMPLES) - set(WRITES_NO_KEY))
+    assert missing == [], ("commands flagged write with no sample in "
+                           "test_write_path.SAMPLES: %s" % ", ".join(missing))
+    stale = sorted((set(SAMPLES) | set(WRITES_NO_KEY)) - found)
+    assert stale == [], "samples for commands not flagged write: %s" % stale
+
+
+def all_samples():
+    return [(name, i) for name in sorted(SAMPLES) for i in range(len(SAMPLES[name]))]
+
+
+def test_every_write_is_watched_replicated_and_journaled(start_daemon, tmp_path):
+    pair = Pair(start_daemon, tmp_path)
+    found = writing_commands(pair.p.raw())
+    checked = set()
+    for name, i in all_samples():
+        if name not in found:
+            continue
+        sample = SAMPLES[name][i]
+        # One command, watched.
+        prepare(pair, sample)
+        start_view = view(pair.p)
+        watch_sees(pair, sample)
+        after = survives(pair, sample, "single")
+        assert after != start_view, "%s changed nothing" % sample
+        pair.wait_link()
+        # The same command twice in one transaction: one journal record.
+        prepare(pair, sample)
+        path = incr_files(pair.p)[-1]
+        n0 = len(records(path))
+        c = pair.p.raw()
+        assert c.command("SELECT", sample.db) == b"+OK\r\n"
+        got = pipeline(c, [("MULTI",), sample.cmd, sample.cmd, ("EXEC",)])
+        assert got[:3] == [b"+OK\r\n", b"+QUEUED\r\n", b"+QUEUED\r\n"], got
+        exec_reply_ok(got[3], 2)
+        recs = records(path)
+        assert len(recs) == n0 + 1, "%s twice in MULTI: %d journal records" \
+            % (sample, len(recs) - n0)
+        pair.replicate(c)
+        survives(pair, sample, "MULTI/EXEC")
+        pair.wait_link()
+        checked.add(name)
+    for name, cmds in sorted(WRITES_NO_KEY.items()):
+        if name not in found:
+            continue
+        prepare(pair, Sample(("PING",), []))
+        before = view(pair.p)
+        path = incr_files(pair.p)[-1]
+        n0 = len(records(path))
+        c = pair.p.raw()
+        run_setup(c, cmds)
+        assert len(records(path)) == n0, "%s wrote a journal record" % name
+        pair.replicate(c)
+        assert view(pair.p) == before == view(pair.r)
+        pair.restart_primary()
+        assert view(pair.p) == before
+        pair.wait_link()
+        checked.add(name)
+    assert checked == found
+
+
+def test_keys_the_wheel_expires_are_gone_on_the_replica_and_after_a_restart(
+        start_daemon, tmp_path):
+    pair = Pair(start_daemon, tmp_path)
+    c = pair.p.raw()
+    run_setup(c, [("CL.THROTTLE", "gcra", 0, 1, 10),
+                  ("GCRA", "redis-gcra", 0, 1, 10),
+                  ("RL.FIXED", "fixed", 3, 10),
+                  ("RL.SLIDING", "sliding", 3, 10),
+                  ("RL.LOG", "log", 3, 10, "META", "m"),
+                  ("RL.TIERS", "tiers", 3, 10),
+                  ("INCREX", "counter", "BYINT", 1, "EX", 10),
+                  ("SELECT", 3), ("RL.FIXED", "db3", 3, 10), ("SELECT", 0),
+                  ("RL.FIXED", "stays", 3, 3600)])
+    pair.replicate(c)
+    assert view(pair.r) == view(pair.p)
+    expired0 = pair.p.info("stats")["expired_keys"]
+    pair.clock.advance(seconds=30)
+    # No key is read meanwhile (a read would expire it lazily): the
+    # wheel does it, on both sides.
+    for d in (pair.p, pair.r):
+        assert harness.wait_until(lambda: d.info("keyspace").get("db0", {}).get("keys") == 1
+                                  and "db3" not in d.info("keyspace"), 10), d.name
+    assert pair.p.info("stats")["expired_keys"] - expired0 == 8
+    pair.replicate(c)
+    after = view(pair.p)
+    assert sorted(after) == [(0, b"stays")]
+    assert view(pair.r) == after
+    pair.restart_primary()
+    assert view(pair.p) == after
+    pair.wait_link()
+    assert view(pair.r) == after
+
+
+def add_keys(conn, prefix, n, period):
+    """n new CL.THROTTLE keys, pipelined; the replies."""
+    out = []
+    for start in range(0, n, 500):
+        out += pipeline(conn, [("CL.THROTTLE", "%s:%d" % (prefix, i), 5, 1, period)
+                               for i in range(start, min(n, start + 500))])
+    return out
+
+
+def test_evicted_keys_are_gone_on_the_replica_and_after_a_restart(
+        start_daemon, tmp_path):
+    pair = Pair(start_daemon, tmp_path, "--maxmemory-policy", "volatile-ttl")
+    c = pair.p.raw()
+    add_keys(c, "long", 2000, 86400)
+    add_keys(c, "short", 2000, 30)
+    pair.replicate(c)
+    used = pair.p.info("memory")["used_memory"]
+    assert c.command("CONFIG", "SET", "maxmemory", used + 64 * 1024) == b"+OK\r\n"
+    replies = add_keys(c, "new", 4000, 3600)
+    assert not [x for x in replies if x.startswith(b"-")], \
+        [x for x in replies if x.startswith(b"-")][:3]
+    # Eviction stops here: what the views compare is settled.
+    assert c.command("CONFIG", "SET", "maxmemory", 0) == b"+OK\r\n"
+    evicted = pair.p.info("stats")["evicted_keys"]
+    assert evicted > 0
+    pair.replicate(c)
+    before = view(pair.p)
+    short_left = sum(1 for (db, k) in before if k.startswith(b"short:"))
+    assert short_left < 2000                      # evicted: the closest to fresh
+    assert len(before) == 8000 - evicted
+    assert view(pair.r) == before
+    pair.restart_primary()
+    assert view(pair.p) == before
+    pair.wait_link()
+    assert view(pair.r) == before
+
+
+@pytest.mark.parametrize("cmd,setup,keys", [
+    (("MOVE", "k", 7), [("RL.LOG", "k", 5, 60, "META", "m")], [(0, "k"), (7, "k")]),
+    (("DEL", "a", "b"), [("RL.FIXED", "a", 3, 60), ("CL.THROTTLE", "b", 5, 1, 60)],
+     [(0, "a"), (0, "b")]),
+], ids=["move", "del-two-keys"])
+def test_a_command_torn_anywhere_in_the_journal_is_lost_whole(
+        start_daemon, tmp_path, cmd, setup, keys):
+    """A command's effects are one record: cut anywhere inside it, a
+    restart has the keys as before the command, never half of it (a MOVE
+    was a SET in the new database and a DEL in the old: cut between them,
+    the key came back in both)."""
+    work = str(tmp_path / "data")
+    os.makedirs(work)
+    d = start_daemon("--dir", work, "--appendonly", "yes", "--appendfsync", "always",
+                     "--aof-load-truncated", "yes", fakeclock=True)
+    d.data = work
+    c = d.raw()
+    run_setup(c, setup)
+    before = view(d)
+    assert not c.command(*cmd).startswith(b"-")
+    kill9(d)
+    path = incr_files(d)[-1]
+    off, length = records(path)[-1]
+    whole = open(path, "rb").read()
+    cuts = sorted({off + 1, off + 12, off + length // 2, off + length - 1} |
+                  {o for o, _ in records(path) if o > off})
+    for cut in cuts:
+        trial = str(tmp_path / ("cut%d" % cut))
+        os.makedirs(os.path.join(trial, "appendonlydir"))
+        for name in os.listdir(os.path.join(work, "appendonlydir")):
+            data = open(os.path.join(work, "appendonlydir", name), "rb").read()
+            if name == os.path.basename(path):
+                data = whole[:cut]
+            open(os.path.join(trial, "appendonlydir", name), "wb").write(data)
+        t = start_daemon("--dir", trial, "--appendonly", "yes",
+                         "--aof-load-truncated", "yes", fakeclock=d.clock.ns)
+        assert view(t) == before, "cut at %d of the record at %d" % (cut, off)
+        assert t.stop() == []
+    t = start_daemon("--dir", work, "--appendonly", "yes", fakeclock=d.clock.ns)
+    gone = view(t)
+    assert [k for k in keys if (k[0], k[1].encode()) in gone] != \
+        [k for k in keys if (k[0], k[1].encode()) in before]
