@@ -28,18 +28,8 @@
 #include "server/log.h"
 #include "server/server.h"
 #include "server/snapshot.h"
-#include "server/repl/backlog.h"
+#include "server/repl/stream.h"
 #include "lib/textbuf.h"
-
-#define NO_REPLID "0000000000000000000000000000000000000000"
-
-/* ---- the stream and its backlog ---------------------------------------- */
-
-static int64_t repl_offset;         /* bytes of the stream so far */
-static char replid2[41] = NO_REPLID;
-static int64_t second_offset = -1;
-
-static struct repl_backlog backlog;
 
 /* ---- the primary's replicas -------------------------------------------- */
 
@@ -121,47 +111,16 @@ static struct {
 bool
 repl_streaming(void)
 {
-    return backlog.p != NULL;
+    return stream_active();
 }
 
-/* ---- backlog ----------------------------------------------------------- */
+/* ---- the stream to the replicas ---------------------------------------- */
 
-static void feed_effects(const unsigned char *records, size_t len,
-                         bool complete);
-
-static bool
-backlog_create(void)
-{
-    if (backlog.p != NULL) {
-        return true;
-    }
-    if (repl_backlog_init(&backlog, (size_t)srv.conf.repl_backlog_size)) {
-        journal_attach(JOURNAL_SINK_REPLICAS, feed_effects);
-    }
-    return backlog.p != NULL;
-}
-
+/* The stream's tap: every replica past its snapshot gets the bytes, the
+ * others keep them until it is sent. */
 static void
-backlog_append(const void *data, size_t n)
+feed_peers(const void *data, size_t n)
 {
-    repl_backlog_append(&backlog, data, n);
-}
-
-/* Append the backlog from stream offset `from` (the next byte wanted) to
- * the end into o; false when the backlog no longer holds it. */
-static bool
-backlog_copy_from(int64_t from, struct obuf *o)
-{
-    return repl_backlog_copy(&backlog, repl_offset, from, o);
-}
-
-/* Bytes of the stream: the backlog, and every replica past its snapshot
- * (the others keep them until it is sent). */
-static void
-stream_append(const void *data, size_t n)
-{
-    backlog_append(data, n);
-    repl_offset += (int64_t)n;
     for (struct peer *p = peers; p != NULL; p = p->next) {
         if (p->state == PEER_ONLINE) {
             obuf_append(&p->c->out, data, n);
@@ -172,46 +131,21 @@ stream_append(const void *data, size_t n)
     }
 }
 
-/* One stream command of two arguments, as its RESP bytes. */
+/* Every replica is dropped (it comes back for a full sync): the data it
+ * followed is gone. */
 static void
-stream_command(const char *name, const void *arg, size_t alen)
+drop_replicas(void)
 {
-    char head[96];
-    int k = snprintf(head, sizeof(head), "*2\r\n$%zu\r\n%s\r\n$%zu\r\n",
-                     strlen(name), name, alen);
-    stream_append(head, (size_t)k);
-    stream_append(arg, alen);
-    stream_append("\r\n", 2);
+    for (struct peer *p = peers; p != NULL; p = p->next) {
+        p->c->requests |= CLIENT_KILLED;
+        client_note_fed(p->c);
+    }
 }
 
-/* The replicas' sink (server/journal.h): a primary's pass of records, as
- * one CG.EFFECTS. A pass that lost records (out of memory) must not reach
- * the replicas as if whole: the stream starts a new history (a new
- * replication ID, as Redis's changeReplicationId()) and the replicas are
- * dropped, so they come back for a full sync. */
-static void
-feed_effects(const unsigned char *records, size_t len, bool complete)
-{
-    if (backlog.p == NULL || repl_is_replica()) {
-        return;
-    }
-    if (!complete) {
-        log_warning("Records of a write were lost (out of memory): the "
-                    "replicas start over with a full sync");
-        memcpy(replid2, NO_REPLID, 41);
-        second_offset = -1;
-        server_random_id(srv.replid);
-        backlog.idx = backlog.histlen = 0;
-        for (struct peer *p = peers; p != NULL; p = p->next) {
-            p->c->requests |= CLIENT_KILLED;
-            client_note_fed(p->c);
-        }
-        return;
-    }
-    if (len > 0) {
-        stream_command("CG.EFFECTS", records, len);
-    }
-}
+static const struct stream_tap peers_tap = {
+    .bytes = feed_peers,
+    .lost = drop_replicas,
+};
 
 /* ---- the primary: replicas --------------------------------------------- */
 
@@ -383,7 +317,7 @@ sync_start(char *err, size_t errlen)
         drop_waiting_peers();
         return -1;
     }
-    sync_offset = repl_offset;
+    sync_offset = stream_offset();
     memcpy(sync_replid, srv.replid, sizeof(sync_replid));
     for (struct peer *p = peers; p != NULL; p = p->next) {
         if (p->state == PEER_WAIT_SNAPSHOT && !p->syncing) {
@@ -393,7 +327,7 @@ sync_start(char *err, size_t errlen)
         }
     }
     log_notice("Starting a snapshot for replication (pid %d) at offset "
-               "%" PRId64, (int)pid, repl_offset);
+               "%" PRId64, (int)pid, stream_offset());
     return 0;
 }
 
@@ -421,7 +355,7 @@ attach_to_running_snapshot(struct peer *p)
     }
     obuf_deinit(&p->pending);
     obuf_init(&p->pending);
-    if (!backlog_copy_from(sync_offset + 1, &p->pending)) {
+    if (!stream_copy_from(sync_offset + 1, &p->pending)) {
         obuf_deinit(&p->pending);
         obuf_init(&p->pending);
         return false;
@@ -475,16 +409,13 @@ repl_psync(struct conn *c, const char *id, size_t idlen, int64_t offset)
 {
     struct peer *p = peer_get(c);
     char line[128];
-    if (p == NULL || !backlog_create()) {
+    if (p == NULL || !stream_open(&peers_tap)) {
         return false;
     }
-    bool ours = idlen == 40 && memcmp(id, srv.replid, 40) == 0;
-    bool old = idlen == 40 && memcmp(id, replid2, 40) == 0 &&
-               offset <= second_offset;
-    if (ours || old) {
+    if (stream_knows(id, idlen, offset)) {
         struct obuf tail;
         obuf_init(&tail);
-        if (backlog_copy_from(offset, &tail)) {
+        if (stream_copy_from(offset, &tail)) {
             snprintf(line, sizeof(line), "+CONTINUE %s\r\n", srv.replid);
             obuf_append(&c->out, line, strlen(line));
             size_t bytes;
@@ -500,7 +431,7 @@ repl_psync(struct conn *c, const char *id, size_t idlen, int64_t offset)
             p->state = PEER_ONLINE;
             log_notice("Partial resynchronization request from %s:%d "
                        "accepted: sending %" PRId64 " bytes of backlog",
-                       p->ip, p->port, repl_offset + 1 - offset);
+                       p->ip, p->port, stream_offset() + 1 - offset);
             return true;
         }
         obuf_deinit(&tail);
@@ -729,7 +660,7 @@ static void
 send_ack(void)
 {
     char off[24];
-    snprintf(off, sizeof(off), "%" PRId64, repl_offset);
+    snprintf(off, sizeof(off), "%" PRId64, stream_offset());
     link_send_words("REPLCONF", "ACK", off);
 }
 
@@ -787,7 +718,7 @@ handshake_send(void)
         link_send_words("REPLCONF", "capa", "psync2");
         break;
     default:
-        snprintf(off, sizeof(off), "%" PRId64, repl_offset + 1);
+        snprintf(off, sizeof(off), "%" PRId64, stream_offset() + 1);
         link_send_words("PSYNC", srv.replid, off);
         break;
     }
@@ -819,24 +750,18 @@ load_transfer(void)
         return;
     }
     unlink(upstream.transfer_path);
-    memcpy(srv.replid, upstream.full_replid, 41);
-    repl_offset = upstream.full_offset;
-    memcpy(replid2, NO_REPLID, 41);
-    second_offset = -1;
+    /* The stream restarts here. */
+    stream_restart_at(upstream.full_replid, upstream.full_offset);
     /* Our own journal (appendonly) gets the loaded keys as records. */
     for (size_t i = 0; journal_attached(JOURNAL_SINK_FILE) && i < srv.ndbs;
          i++) {
         keyspace_journal_mark_all((int)i);
     }
     /* Replicas of ours followed the old data: they start over. */
-    for (struct peer *p = peers; p != NULL; p = p->next) {
-        p->c->requests |= CLIENT_KILLED;
-        client_note_fed(p->c);
-    }
+    drop_replicas();
     log_notice("MASTER <-> REPLICA sync: finished with success (%zu keys)",
                keyspace_total_keys());
-    backlog.idx = backlog.histlen = 0;  /* the stream restarts here */
-    (void)backlog_create();
+    (void)stream_open(&peers_tap);
     upstream.state = LINK_CONNECTED;
     upstream.ack_ms = 0;
 }
@@ -960,12 +885,10 @@ handshake_reply(const char *line)
         return true;
     } else if (strncmp(line, "+CONTINUE", 9) == 0) {
         if (strlen(line) >= 50 && memcmp(line + 10, srv.replid, 40) != 0) {
-            memcpy(replid2, srv.replid, 41);
-            second_offset = repl_offset + 1;
-            memcpy(srv.replid, line + 10, 40);
+            stream_switch_id(line + 10);
         }
         upstream.state = LINK_CONNECTED;
-        (void)backlog_create();
+        (void)stream_open(&peers_tap);
         log_notice("Successful partial resynchronization with the primary");
         return true;
     } else {
@@ -1267,6 +1190,7 @@ void
 repl_set_primary(const char *host, int port)
 {
     if (host == NULL) {
+        char id[41];
         if (upstream.state == LINK_NONE) {
             return;
         }
@@ -1275,10 +1199,9 @@ repl_set_primary(const char *host, int port)
         srv.repl_following = false;
         upstream.host[0] = '\0';
         /* PSYNC2: replicas of the old primary may continue with us. */
-        memcpy(replid2, srv.replid, 41);
-        second_offset = repl_offset + 1;
-        server_random_id(srv.replid);
-        (void)backlog_create();
+        server_random_id(id);
+        stream_switch_id(id);
+        (void)stream_open(&peers_tap);
         log_notice("MASTER MODE enabled (user request)");
         return;
     }
@@ -1339,7 +1262,7 @@ answer_wait(struct conn *c, size_t n)
 bool
 repl_wait(struct conn *c, size_t replicas, int64_t timeout_ms)
 {
-    int64_t target = repl_offset;
+    int64_t target = stream_offset();
     size_t n = acked(target);
     if (n >= replicas) {
         return false;               /* answered at once by the caller */
@@ -1368,7 +1291,7 @@ repl_wait(struct conn *c, size_t replicas, int64_t timeout_ms)
 size_t
 repl_acked_now(void)
 {
-    return acked(repl_offset);
+    return acked(stream_offset());
 }
 
 /* After an ACK or on cron: answer the WAITs that are met or timed out. */
@@ -1440,7 +1363,8 @@ repl_info(struct textbuf *t)
                        "slave_repl_offset:%" PRId64 "\r\n",
                        upstream.host, upstream.port, up ? "up" : "down",
                        up ? (long long)((now - upstream.last_io_ms) / 1000) : -1LL,
-                       upstream.state == LINK_TRANSFER, repl_offset, repl_offset);
+                       upstream.state == LINK_TRANSFER, stream_offset(),
+                       stream_offset());
         if (!up) {
             textbuf_printf(t, "master_link_down_since_seconds:%lld\r\n",
                            (long long)(clock_wall_us() / 1000000 -
@@ -1468,19 +1392,7 @@ repl_info(struct textbuf *t)
                                                         : "wait_bgsave",
                        p->ack_offset, (long long)((now - p->ack_ms) / 1000));
     }
-    int64_t first = backlog.p ? repl_offset - (int64_t)backlog.histlen + 1 : 0;
-    textbuf_printf(t, "master_failover_state:no-failover\r\n"
-                   "master_replid:%s\r\nmaster_replid2:%s\r\n"
-                   "master_repl_offset:%" PRId64 "\r\n"
-                   "second_repl_offset:%" PRId64 "\r\n"
-                   "repl_backlog_active:%d\r\n"
-                   "repl_backlog_size:%lld\r\n"
-                   "repl_backlog_first_byte_offset:%" PRId64 "\r\n"
-                   "repl_backlog_histlen:%zu\r\n",
-                   srv.replid, replid2, repl_offset, second_offset,
-                   backlog.p != NULL,
-                   (long long)srv.conf.repl_backlog_size,
-                   first, backlog.histlen);
+    stream_info(t);
 }
 
 void
@@ -1490,7 +1402,7 @@ repl_role(struct conn *c)
     if (upstream.state == LINK_NONE) {
         reply_array(&c->out, 3);
         reply_bulkz(&c->out, "master");
-        reply_int(&c->out, repl_offset);
+        reply_int(&c->out, stream_offset());
         reply_array(&c->out, repl_replica_count());
         for (const struct peer *p = peers; p != NULL; p = p->next) {
             if (p->state == PEER_HANDSHAKE) {
@@ -1510,7 +1422,7 @@ repl_role(struct conn *c)
     reply_bulkz(&c->out, upstream.host);
     reply_int(&c->out, upstream.port);
     reply_bulkz(&c->out, link_state_word());
-    reply_int(&c->out, repl_offset);
+    reply_int(&c->out, stream_offset());
 }
 
 void
@@ -1543,6 +1455,5 @@ repl_teardown(void)
     while (peers != NULL) {
         repl_forget(peers->c);
     }
-    repl_backlog_free(&backlog);
-    journal_attach(JOURNAL_SINK_REPLICAS, NULL);
+    stream_close();
 }
