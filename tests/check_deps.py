@@ -25,6 +25,9 @@ The rules:
     another; the core never on a wing, cmd, conn or main.
   - the wings' own rules (WING_RULES): persist/ and repl/ never depend on
     each other, envoy/ on no other wing, nothing in handlers/ on conn.
+  - inside repl/, top down (REPL_ORDER): replication (the wing's face),
+    replica (the link to a primary), primary (our replicas), stream,
+    backlog; a module depends only on those below it.
   - only the keyspace (and the store itself) calls the store's write
     functions (STORE_WRITES), seen in the object files; only the owner
     of background children (server/child) and daemonize's start-up fork
@@ -86,6 +89,9 @@ WING_RULES = [
     ("server/envoy", "server/cluster", "envoy/ depends on no other wing"),
     ("server/handlers", "server/conn", "handlers never reach the connection layer"),
 ]
+# The modules of repl/, top down: each depends only on those after it.
+REPL_ORDER = ["server/repl/replication", "server/repl/replica", "server/repl/primary",
+              "server/repl/stream", "server/repl/backlog"]
 # The store's write functions, and the modules that may call them.
 STORE_WRITES = {"store_create", "store_destroy", "store_set_release", "store_add",
                 "store_add_hashed", "store_set_expire", "store_remove", "store_flush",
@@ -185,6 +191,8 @@ def check_rule(a, b):
     for src, dst, why in WING_RULES:
         if folder_of(a) == src and (folder_of(b) == dst or b == dst):
             return why
+    if a in REPL_ORDER and b in REPL_ORDER and REPL_ORDER.index(b) < REPL_ORDER.index(a):
+        return "inside repl/, %s is above %s (REPL_ORDER)" % (b, a)
     (ia, na), (ib, nb) = server_floor(a), server_floor(b)
     if na == "handlers" and nb == "handlers":
         if b == "server/handlers/handlers":
@@ -261,6 +269,8 @@ def main():
     problems = []
     for folder in unplaced_folders(mods):
         problems.append("%s/ holds sources but no rule places it (FOLDERS, WINGS)" % folder)
+    for mod in sorted(m for m in mods if folder_of(m) == "server/repl" and m not in REPL_ORDER):
+        problems.append("%s is in repl/ but not in REPL_ORDER" % mod)
     for f in unbuilt:
         problems.append("%s has no object in %s: the build leaves it out" % (f, build))
     problems += symbol_rules(used)

@@ -16,10 +16,13 @@
  * offset the snapshot stands at.
  *
  * On the primary, a replica is a client that sent PSYNC (the rest of its
- * handshake: REPLCONF listening-port, capa, ACK). On a replica, the link
- * to the primary is this file's own TCP connection: PING, AUTH
- * (masterauth), REPLCONF, PSYNC, the snapshot, then the stream, with
- * REPLCONF ACK <offset> every second.
+ * handshake: REPLCONF listening-port, capa, ACK): primary.c. On a
+ * replica, the link to the primary is the wing's own TCP connection
+ * (replica.c): PING, AUTH (masterauth), REPLCONF, PSYNC, the snapshot,
+ * then the stream, with REPLCONF ACK <offset> every second. The stream's
+ * IDs, offset and backlog are stream.c's. This header is what the rest
+ * of the server calls; replication.c passes each call to the part that
+ * answers it.
  */
 #ifndef CELLGATE_REPLICATION_H
 #define CELLGATE_REPLICATION_H
@@ -36,7 +39,7 @@ struct textbuf;
 /* ---- either role ------------------------------------------------------- */
 
 /* Read per command (READONLY): a plain load of srv.repl_following, which
- * this file keeps. */
+ * replica.c keeps. */
 static inline bool
 repl_is_replica(void)
 {
