@@ -24,7 +24,7 @@
  * BGSAVE.
  *
  * The owner of each kind (snapshot.c, persist/persist.c,
- * repl/replication.c) hands in a struct child_ops: what the child does,
+ * repl/primary.c) hands in a struct child_ops: what the child does,
  * how to start one (the owner's own preparation, then child_fork()), and
  * what to do once it ended. This file calls back only through those
  * pointers, never an owner by name, so the core does not depend on the

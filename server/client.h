@@ -28,7 +28,7 @@ enum client_request {
     CLIENT_CLOSE_AFTER_REPLY = 1,   /* QUIT, SHUTDOWN, CLIENT KILL of
                                      * itself */
     CLIENT_KILLED = 2,              /* CLIENT KILL, or a replica dropped
-                                     * (replication.c): close it now */
+                                     * (repl/): close it now */
     CLIENT_KILLS = 4,               /* this one killed others: sweep */
     CLIENT_AUTHENTICATED = 8,       /* AUTH passed: lift the small limits */
     CLIENT_UNPAUSES = 16,           /* CLIENT UNPAUSE: run the postponed */
@@ -140,7 +140,7 @@ struct conn {
     struct conn *next_monitor;
     struct pubsub_subs *subs;       /* channels and patterns (pubsub.c) */
     struct conn *next_fed;          /* client_note_fed(): got output */
-    /* WAIT (replication.c): the stream offset and replica count it waits
+    /* WAIT (repl/primary.c): the stream offset and replica count it waits
      * for, and when it gives up (clock_mono_ms; 0 = never). */
     int64_t wait_offset;
     size_t wait_replicas;
