@@ -19,9 +19,10 @@
 /* Flags several rows share. */
 #define ADMIN (CMD_ADMIN | CMD_NOSCRIPT | CMD_LOADING | CMD_STALE)
 #define FASTRO (CMD_READONLY | CMD_FAST)
-/* MULTI, EXEC, DISCARD, WATCH, UNWATCH: run at once inside MULTI. */
-#define TX_CONTROL                                                            \
-    (CMD_NOSCRIPT | CMD_LOADING | CMD_STALE | CMD_ALLOW_BUSY | CMD_NOT_QUEUED)
+/* MULTI, EXEC, DISCARD, WATCH: run at once inside MULTI. UNWATCH is
+ * queued there, as Redis 7.0 queues it (TX_QUEUED). */
+#define TX_QUEUED (CMD_NOSCRIPT | CMD_LOADING | CMD_STALE | CMD_ALLOW_BUSY)
+#define TX_CONTROL (TX_QUEUED | CMD_NOT_QUEUED)
 
 static struct cmd client_subcommands[] = {
     { "client|setname", 3, CMD_NOSCRIPT | CMD_LOADING | CMD_STALE, 0, 0, 0, NULL,
@@ -395,7 +396,7 @@ static struct cmd table[] = {
       "transactions", "2.2.0",
       "Monitors changes to keys to determine the execution of a "
       "transaction.", "*key:key", cmd_watch, NULL, NULL, NO_STATS },
-    { "unwatch", 1, TX_CONTROL | CMD_FAST, 0, 0, 0, NULL,
+    { "unwatch", 1, TX_QUEUED | CMD_FAST, 0, 0, 0, NULL,
       "fast transaction", "transactions", "2.2.0",
       "Forgets about watched keys of a transaction.", "", cmd_unwatch, NULL,
       NULL, NO_STATS },

@@ -236,8 +236,14 @@ cmd_keys(struct conn *c, struct resp_request *req)
 static bool
 parse_cursor(const char *s, size_t len, uint64_t *out)
 {
-    bool negative = len > 0 && s[0] == '-';
-    size_t sign = len > 0 && (s[0] == '-' || s[0] == '+');
+    /* Redis reads the cursor with strtoul(), which takes an empty string
+     * for 0 (a lone sign, though, has no digits and is invalid). */
+    if (len == 0) {
+        *out = 0;
+        return true;
+    }
+    bool negative = s[0] == '-';
+    size_t sign = s[0] == '-' || s[0] == '+';
     if (!num_parse_u64_digits(s + sign, len - sign, out)) {
         return false;
     }

@@ -276,6 +276,10 @@ case("scan-bad-count", ("SCAN", "0", "COUNT", "x"))
 case("scan-zero-count", ("SCAN", "0", "COUNT", "0"))
 case("scan-syntax", ("SCAN", "0", "FOO"))
 case("scan-odd", ("SCAN", "0", "MATCH"))
+# Found by difftest.py (seed 1): strtoul() takes an empty cursor for 0.
+case("scan-empty-cursor", ("SCAN", ""))
+case("scan-empty-cursor-match", ("SCAN", "", "MATCH", "*"))
+case("scan-lone-sign-cursor", ("SCAN", "+"))
 case("dbsize-empty", ("DBSIZE",))
 case("flushall", ("FLUSHALL",))
 case("flushall-async", ("FLUSHALL", "ASYNC"))
@@ -326,6 +330,12 @@ case("multi-save-not-allowed", ("MULTI",), ("SAVE",), ("EXEC",))
 case("multi-shutdown-not-allowed", ("MULTI",), ("SHUTDOWN",), ("DISCARD",))
 case("unwatch", ("UNWATCH",))
 case("unwatch-arity", ("UNWATCH", "x"))
+# Found by the differential suite (difftest.py, seed 1): Redis 7.0 queues
+# UNWATCH inside MULTI and answers it in EXEC's array.
+case("unwatch-inside-multi-queued", ("MULTI",), ("UNWATCH",), ("PING",), ("EXEC",))
+case("unwatch-inside-multi-arity", ("MULTI",), ("UNWATCH", "x"), ("EXEC",))
+case("unwatch-inside-multi-after-watch", ("WATCH", "k"), ("MULTI",), ("UNWATCH",),
+     ("DEL", "k"), ("EXEC",))
 case("multi-arity", ("MULTI", "x"))
 case("discard-arity", ("DISCARD", "x"))
 case("multi-resp3", ("HELLO", "3"), ("MULTI",), ("PING",), ("EXEC",))
