@@ -555,9 +555,10 @@ class RedisServer:
     """Debian's redis-server on a free loopback port, no persistence: the
     reference a test compares cellgate's answers with."""
 
-    def __init__(self, workdir):
+    def __init__(self, workdir, extra_args=()):
         self.workdir = workdir
         os.makedirs(workdir, exist_ok=True)
+        self.extra_args = [str(a) for a in extra_args]
         self.proc = None
         self.port = None
         self._clients = []
@@ -567,7 +568,8 @@ class RedisServer:
             self.port = free_port()
             self.proc = subprocess.Popen(
                 [REDIS_SERVER, "--bind", "127.0.0.1", "--port", str(self.port),
-                 "--save", "", "--appendonly", "no", "--dir", self.workdir],
+                 "--save", "", "--appendonly", "no", "--dir", self.workdir]
+                + self.extra_args,
                 stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
             if wait_until(self._pong, START_TIMEOUT):
                 return self

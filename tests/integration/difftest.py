@@ -1,0 +1,1014 @@
+"""The differential suite: seeded random command sequences sent to cellgate
+and to Debian's redis-server 7.0.15, replies compared byte for byte.
+
+    python3 tests/integration/difftest.py [--seed S] [--commands N]
+        [--resp 2|3|both] [--only GET,SET,...] [--supported-only]
+        [--plant-limiters] [--stats] [--cellgate HOST:PORT] [--redis HOST:PORT]
+
+Without --cellgate/--redis it starts both servers on free loopback ports
+(harness.Daemon on $CELLGATE_BIN or ./cellgate, harness.RedisServer on
+/usr/bin/redis-server) and stops them at the end.
+
+The grammar (GRAMMAR below) has one entry per command of issue 27's list
+(strings, counters, expiry, keys, databases, transactions) plus PING and
+ECHO: each entry draws its arguments from small pools (keys with binary
+bytes and {hash tags}; values empty, binary, long, integer- and
+float-looking; numbers negative, zero, huge, overflowing, non-numeric,
+float; option words in random case, in random combinations, invalid ones
+too) and sometimes gets the wrong arity. CL.THROTTLE and INCREX are in the
+table too but marked cellgate-only: they are never sent to Redis and are
+not in the differential stream; --plant-limiters uses CL.THROTTLE to plant
+limiter keys in cellgate (mirrored by a hash in Redis) that the string
+commands marked `wrongtype` (INCR/INCRBY/INCRBYFLOAT/DECR/DECRBY, APPEND,
+SETRANGE, STRLEN) then meet, for WRONGTYPE checks. What a limiter key
+should answer to string commands is issue 27's to settle (GET of a
+CL.THROTTLE key answers its TAT, as redis-cell's string did, so the GET
+family is not flagged): the plant is groundwork, off by default, SCAN TYPE does
+not draw hash or gcra then (they tell the mirror from the limiter), and a planted
+key's own expiry (seconds) is not mirrored: it is planted again every
+PLANT_EVERY batches.
+
+The runner keeps one raw socket per server (no client library: the reply
+bytes are the server's), FLUSHALL on both at the start, then sends the same
+requests in small pipelined batches to both and reads exactly one reply per
+request with a RESP2/RESP3 parser. It runs the stream once per protocol
+(--resp both: RESP2, then HELLO 3 on fresh connections, each half of N).
+MULTI, EXEC, DISCARD and SCAN end a batch, so the generator knows whether a
+transaction is open (it keeps bodies short and never queues SCAN).
+
+Normalisation, the only ones allowed:
+  - KEYS: the elements of the reply are compared sorted;
+  - SCAN: the iteration is run to its end on each server (cursor 0 back,
+    at most SCAN_MAX_STEPS calls, the same options) and the keys are
+    compared as a set; replies that are not a cursor and an array (errors)
+    are compared byte for byte;
+  - TTL, PTTL, EXPIRETIME, PEXPIRETIME: non-negative integers within
+    TTL_TOLERANCE_MS (TTL, EXPIRETIME: that many ms rounded up to seconds,
+    plus 1 for the rounding): the two servers read their clocks at different
+    moments (one batch is read from cellgate before Redis answers it, and
+    an EXPIRE's deadline is taken from each server's own clock), which
+    under ASan on a loaded 2-core machine can be tens of ms apart.
+Inside an EXEC reply each element is compared by the rule of the command
+it answers.
+
+What the stream avoids instead of normalising: relative expiries are far
+ahead (>= 10000 s) or invalid, absolute ones far ahead or in the past, so
+no key expires between the two servers' reads; a SET with an EXAT/PXAT in
+the past is followed by EXISTS of its key, because Redis 7.0 keeps such a
+key (counted by DBSIZE) until something reads it or its active expiry
+cycle samples it, which is random; SCAN is only started from cursors that
+mean 0 or are invalid (where a scan resumes from another cursor is each
+server's own).
+
+On a mismatch it prints the seed, the protocol, the index, the request,
+both replies and the last HISTORY requests before it, and exits 1.
+At the end (--stats, or always on a mismatch) it prints how often each
+command, option word and error reply was exercised, and the grammar's
+commands and options never exercised.
+
+--supported-only asks cellgate COMMAND LIST at the start and drops the
+grammar entries it lacks (printing them); the rest must answer as Redis.
+"""
+import argparse
+import collections
+import os
+import random
+import socket
+import sys
+import tempfile
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+if HERE not in sys.path:
+    sys.path.insert(0, HERE)
+
+HISTORY = 20                 # requests printed before a mismatch
+BATCH_MAX = 16               # requests per pipelined batch
+MULTI_BODY_MAX = 12          # queued commands before EXEC/DISCARD is forced
+SCAN_MAX_STEPS = 100000      # SCAN calls of one full iteration
+IO_TIMEOUT = 60.0            # a guard only: replies are read by parsing
+TTL_TOLERANCE_MS = 1000      # see the module's docstring
+PLANT_EVERY = 200            # batches between two plants (--plant-limiters)
+P_WRONG_ARITY = 0.03
+
+# ---- argument pools ---------------------------------------------------------
+
+KEY_POOL = [b"k", b"k2", b"{t}a", b"{t}b", b"\x00bin\xff", b"sp ace", b"",
+            b"\r\n", b"key:1", b"\xe2\x82\xac", b"K" * 70]
+LIMITER_KEYS = [b"lim:a", b"{t}lim"]
+VALUE_POOL = [b"", b"v", b"0", b"1", b"-1", b"42", b"007", b"+5", b" 12", b"12 ",
+              b"9223372036854775807", b"-9223372036854775808",
+              b"9223372036854775808", b"123456789012345678901234567890",
+              b"3.14", b"-0.5", b"1e10", b"1.5e-3", b".5", b"5.", b"inf", b"nan",
+              b"0x1f", b"\x00\xff\r\n\x01", b"hello world", b"\r\n\r\n"]
+INT_POOL = [b"0", b"1", b"-1", b"2", b"10", b"100", b"-100", b"007",
+            b"9223372036854775807", b"-9223372036854775808",
+            b"9223372036854775808", b"-9223372036854775809",
+            b"99999999999999999999", b"abc", b"1.5", b"", b" 1", b"+1", b"1e3",
+            b"0x10", b"4294967296", b"-0"]
+FLOAT_POOL = [b"0", b"1", b"-1", b"1.5", b"-2.25", b"0.1", b"1e3", b"1E-2",
+              b"3.0e2", b".5", b"5.", b"+1.5", b"-0", b"inf", b"-inf", b"+inf",
+              b"nan", b"abc", b"", b" 1", b"1 ", b"0x10", b"1e400", b"-1e400",
+              b"1.7976931348623157e308", b"5e-324", b"123456789.123456789",
+              b"10.50", b"9223372036854775807"]
+PATTERNS = [b"*", b"k*", b"{t}*", b"?", b"k?", b"[a-z]*", b"[^k]*", b"[!k]*",
+            b"\\*", b"*\\", b"[", b"[a-", b"*a*", b"\x00*", b"K*K", b"",
+            b"{t}[ab]", b"*[\xff]*", b"k\\2", b"??????"]
+DB_POOL = [b"0", b"1", b"2", b"15", b"16", b"-1", b"x", b"99999999999", b"1.0"]
+TYPE_WORDS = [b"string", b"hash", b"list", b"set", b"zset", b"stream",
+              b"none", b"gcra", b"bogus"]
+
+
+class Gen:
+    """Draws arguments; records the option words it draws."""
+
+    def __init__(self, rng):
+        self.rng = rng
+        self.opts = []          # (command, option) drawn for this request
+        self.cmd = None
+        self.limiters = False   # may draw planted limiter keys
+        self.past = False       # drew an absolute expiry that is not ahead
+        self.planted = False    # limiter keys are planted (--plant-limiters)
+
+    def pick(self, pool):
+        return self.rng.choice(pool)
+
+    def chance(self, p):
+        return self.rng.random() < p
+
+    def case(self, word):
+        """word in random case (upper mostly)."""
+        r = self.rng.random()
+        if r < 0.6:
+            return word.upper()
+        if r < 0.8:
+            return word.lower()
+        return bytes(c ^ 0x20 if (65 <= (c & ~0x20) <= 90 and self.rng.random() < 0.5)
+                     else c for c in word)
+
+    def opt(self, word):
+        self.opts.append(word.upper().decode())
+        return self.case(word)
+
+    def bad_opt(self):
+        self.opts.append("<invalid>")
+        return self.pick([b"NOPE", b"EXX", b"", b"-", b"N X", b"\x00"])
+
+    def key(self, wrongtype=False):
+        if self.limiters and wrongtype and self.chance(0.15):
+            return self.pick(LIMITER_KEYS)
+        return self.pick(KEY_POOL)
+
+    def keys(self, lo=1, hi=4):
+        return [self.key() for _ in range(self.rng.randint(lo, hi))]
+
+    def val(self):
+        r = self.rng.random()
+        if r < 0.8:
+            return self.pick(VALUE_POOL)
+        if r < 0.9:
+            return bytes(self.rng.randrange(256) for _ in range(self.rng.randint(1, 40)))
+        if r < 0.99:
+            return b"x" * self.rng.randint(100, 2000)
+        return b"L" * self.rng.randint(20000, 70000)
+
+    def int_(self):
+        if self.chance(0.3):
+            return str(self.rng.randint(-1000, 1000)).encode()
+        return self.pick(INT_POOL)
+
+    def float_(self):
+        if self.chance(0.3):
+            return ("%.*f" % (self.rng.randint(0, 6), self.rng.uniform(-1e4, 1e4))).encode()
+        return self.pick(FLOAT_POOL)
+
+    def _rel(self, unit_ms):
+        """A relative expiry: far in the future (never reached while the run
+        lasts, so no key expires between the two servers' reads), zero,
+        negative, huge or not a number."""
+        r = self.rng.random()
+        if r < 0.6:
+            secs = self.rng.randint(10000, 10000000)
+            return str(secs * 1000 // unit_ms).encode()
+        if r < 0.7:
+            return b"0"
+        if r < 0.8:
+            return str(-self.rng.randint(1, 100000)).encode()
+        return self.pick([b"9223372036854775807", b"9223372036854775806",
+                          b"9223372036854", b"9223372036854775", b"-9223372036854775808",
+                          b"99999999999999999999", b"abc", b"1.5", b"", b"1e3"])
+
+    def _abs(self, unit_ms):
+        """An absolute expiry: in the past, far in the future, or bad."""
+        now_ms = int(time.time() * 1000)
+        r = self.rng.random()
+        if r < 0.4:
+            t = now_ms + self.rng.randint(10000, 10000000) * 1000
+            return str(t // unit_ms).encode()
+        self.past = True
+        if r < 0.7:
+            t = self.pick([1, 1000, now_ms - self.rng.randint(1000, 10 ** 9)])
+        elif r < 0.8:
+            t = 0
+        else:
+            return self._rel(unit_ms)
+        return str(t // unit_ms).encode()
+
+    def secs(self):
+        return self._rel(1000)
+
+    def ms(self):
+        return self._rel(1)
+
+    def unix_s(self):
+        return self._abs(1000)
+
+    def unix_ms(self):
+        return self._abs(1)
+
+    def expiry_opt(self, words=(b"EX", b"PX", b"EXAT", b"PXAT")):
+        w = self.pick(list(words))
+        num = {b"EX": self.secs, b"PX": self.ms, b"EXAT": self.unix_s,
+               b"PXAT": self.unix_ms}[w]()
+        out = [self.opt(w)]
+        if not self.chance(0.03):          # sometimes the number is missing
+            out.append(num)
+        return out
+
+    def db(self):
+        if self.chance(0.7):
+            return str(self.rng.randint(0, 3)).encode()
+        return self.pick(DB_POOL)
+
+    def pattern(self):
+        return self.pick(PATTERNS)
+
+    def shuffled_groups(self, groups):
+        """Options given as lists of words, in random order, flattened."""
+        self.rng.shuffle(groups)
+        return [w for g in groups for w in g]
+
+
+# ---- generators, one per command ----------------------------------------------
+
+def g_get(g): return [g.key(True)]
+def g_getdel(g): return [g.key(True)]
+def g_strlen(g): return [g.key(True)]
+def g_incr(g): return [g.key(True)]
+def g_decr(g): return [g.key(True)]
+def g_incrby(g): return [g.key(True), g.int_()]
+def g_decrby(g): return [g.key(True), g.int_()]
+def g_incrbyfloat(g): return [g.key(True), g.float_()]
+def g_append(g): return [g.key(True), g.val()]
+def g_getset(g): return [g.key(True), g.val()]
+def g_setnx(g): return [g.key(True), g.val()]
+def g_setex(g): return [g.key(), g.secs(), g.val()]
+def g_psetex(g): return [g.key(), g.ms(), g.val()]
+def g_getrange(g): return [g.key(True), g.int_(), g.int_()]
+
+
+def g_setrange(g):
+    # Offsets stay small or are out of range: never a 512 MB string.
+    off = g.pick([b"0", b"1", b"5", b"100", b"1000", b"-1", b"x", b"536870912",
+                  b"536870911", b"99999999999999999999", b"1.5"])
+    v = g.val()
+    if off == b"536870911" and v:
+        v = b""
+    return [g.key(True), off, v]
+
+
+def g_set(g):
+    groups = []
+    r = g.rng.random()
+    if r < 0.2:
+        groups.append([g.opt(b"NX")])
+    elif r < 0.4:
+        groups.append([g.opt(b"XX")])
+    elif r < 0.43:
+        groups += [[g.opt(b"NX")], [g.opt(b"XX")]]
+    if g.chance(0.25):
+        groups.append([g.opt(b"GET")])
+    r = g.rng.random()
+    if r < 0.45:
+        groups.append(g.expiry_opt())
+    elif r < 0.55:
+        groups.append([g.opt(b"KEEPTTL")])
+    elif r < 0.6:
+        groups += [g.expiry_opt(), g.expiry_opt() if g.chance(0.5) else [g.opt(b"KEEPTTL")]]
+    if g.chance(0.03):
+        groups.append([g.bad_opt()])
+    return [g.key(True), g.val()] + g.shuffled_groups(groups)
+
+
+def g_getex(g):
+    groups = []
+    r = g.rng.random()
+    if r < 0.6:
+        groups.append(g.expiry_opt())
+    elif r < 0.75:
+        groups.append([g.opt(b"PERSIST")])
+    elif r < 0.8:
+        groups += [g.expiry_opt(), [g.opt(b"PERSIST")] if g.chance(0.5) else g.expiry_opt()]
+    if g.chance(0.03):
+        groups.append([g.bad_opt()])
+    return [g.key(True)] + g.shuffled_groups(groups)
+
+
+def g_mget(g): return g.keys(1, 5)
+
+
+def g_mset(g):
+    out = []
+    for k in g.keys(1, 4):
+        out += [k, g.val()]
+    return out
+
+
+g_msetnx = g_mset
+
+
+def g_expire_like(num):
+    def gen(g):
+        out = [g.key(), num(g)]
+        r = g.rng.random()
+        words = [b"NX", b"XX", b"GT", b"LT"]
+        if r < 0.5:
+            out.append(g.opt(g.pick(words)))
+        elif r < 0.6:
+            out += [g.opt(g.pick(words)), g.opt(g.pick(words))]
+        elif r < 0.63:
+            out.append(g.bad_opt())
+        return out
+    return gen
+
+
+def g_key1(g): return [g.key()]
+def g_keys_n(g): return g.keys(1, 4)
+
+
+def g_rename(g): return [g.key(), g.key()]
+
+
+def g_copy(g):
+    groups = []
+    if g.chance(0.4):
+        groups.append([g.opt(b"DB"), g.db()] if not g.chance(0.03) else [g.opt(b"DB")])
+    if g.chance(0.4):
+        groups.append([g.opt(b"REPLACE")])
+    if g.chance(0.03):
+        groups.append([g.bad_opt()])
+    return [g.key(), g.key()] + g.shuffled_groups(groups)
+
+
+def g_keys(g): return [g.pattern()]
+
+
+def g_scan(g):
+    # Only cursors that mean 0 or are invalid: where a scan resumes from any
+    # other cursor is each server's own business.
+    cursor = b"0" if g.chance(0.9) else g.pick(
+        [b"x", b"1.5", b"", b"+", b"-", b"-0", b"99999999999999999999",
+         b"18446744073709551616", b"+0", b" 0", b"0 ", b"0x0", b"00"])
+    groups = []
+    if g.chance(0.4):
+        groups.append([g.opt(b"MATCH"), g.pattern()])
+    if g.chance(0.4):
+        groups.append([g.opt(b"COUNT"), g.pick([b"1", b"2", b"10", b"1000", b"0", b"-1",
+                                                b"x", b"99999999999999999999"])])
+    if g.chance(0.3):
+        # Planted keys are a hash in Redis and a limiter in cellgate.
+        words = [w for w in TYPE_WORDS if not g.planted or w not in (b"hash", b"gcra")]
+        groups.append([g.opt(b"TYPE"), g.case(g.pick(words))])
+    if g.chance(0.03):
+        groups.append([g.bad_opt()])
+    if g.chance(0.03) and groups:
+        groups[-1] = groups[-1][:1]        # an option without its value
+    return [cursor] + g.shuffled_groups(groups)
+
+
+def g_none(g): return []
+
+
+def g_select(g): return [g.db()]
+def g_move(g): return [g.key(), g.db()]
+def g_swapdb(g): return [g.db(), g.db()]
+
+
+def g_flush(g):
+    r = g.rng.random()
+    if r < 0.3:
+        return [g.opt(b"ASYNC")]
+    if r < 0.6:
+        return [g.opt(b"SYNC")]
+    if r < 0.7:
+        return [g.bad_opt()]
+    return []
+
+
+def g_watch(g): return g.keys(1, 3)
+
+
+def g_ping(g):
+    return [g.val()] if g.chance(0.5) else []
+
+
+def g_echo(g): return [g.val()]
+
+
+def g_cl_throttle(g):
+    return [g.pick(LIMITER_KEYS), b"5", b"10", b"60", b"1"]
+
+
+def g_increx(g):
+    return [g.pick(LIMITER_KEYS), b"1"]
+
+
+class Cmd:
+    """A grammar entry.
+
+    weight     relative frequency in the stream
+    options    the option words its generator may draw (coverage report)
+    wrongtype  a string command that may meet a planted limiter key
+    redis      False: cellgate-only, never sent to Redis nor in the stream
+    queue      may be queued inside MULTI
+    """
+
+    def __init__(self, name, gen, weight=1.0, options=(), wrongtype=False,
+                 redis=True, queue=True):
+        self.name = name
+        self.gen = gen
+        self.weight = weight
+        self.options = tuple(options)
+        self.wrongtype = wrongtype
+        self.redis = redis
+        self.queue = queue
+
+
+EXPIRE_OPTS = ("NX", "XX", "GT", "LT", "<invalid>")
+EXPIRY_WORDS = ("EX", "PX", "EXAT", "PXAT")
+
+GRAMMAR = [
+    # strings and counters
+    Cmd("GET", g_get, 3),
+    Cmd("SET", g_set, 4, ("NX", "XX", "GET", "KEEPTTL", "<invalid>") + EXPIRY_WORDS),
+    Cmd("SETNX", g_setnx),
+    Cmd("SETEX", g_setex),
+    Cmd("PSETEX", g_psetex),
+    Cmd("GETSET", g_getset),
+    Cmd("GETDEL", g_getdel),
+    Cmd("GETEX", g_getex, 1.5, EXPIRY_WORDS + ("PERSIST", "<invalid>")),
+    Cmd("MGET", g_mget),
+    Cmd("MSET", g_mset),
+    Cmd("MSETNX", g_msetnx),
+    Cmd("INCR", g_incr, wrongtype=True),
+    Cmd("INCRBY", g_incrby, wrongtype=True),
+    Cmd("INCRBYFLOAT", g_incrbyfloat, 1.5, wrongtype=True),
+    Cmd("DECR", g_decr, wrongtype=True),
+    Cmd("DECRBY", g_decrby, wrongtype=True),
+    Cmd("APPEND", g_append, wrongtype=True),
+    Cmd("STRLEN", g_strlen, wrongtype=True),
+    Cmd("GETRANGE", g_getrange),
+    Cmd("SETRANGE", g_setrange, wrongtype=True),
+    # expiry
+    Cmd("EXPIRE", g_expire_like(Gen.secs), 1.5, EXPIRE_OPTS),
+    Cmd("PEXPIRE", g_expire_like(Gen.ms), 1.5, EXPIRE_OPTS),
+    Cmd("EXPIREAT", g_expire_like(Gen.unix_s), 1.5, EXPIRE_OPTS),
+    Cmd("PEXPIREAT", g_expire_like(Gen.unix_ms), 1.5, EXPIRE_OPTS),
+    Cmd("TTL", g_key1, 2),
+    Cmd("PTTL", g_key1, 2),
+    Cmd("PERSIST", g_key1),
+    Cmd("EXPIRETIME", g_key1),
+    Cmd("PEXPIRETIME", g_key1),
+    # keys
+    Cmd("DEL", g_keys_n, 1.5),
+    Cmd("UNLINK", g_keys_n),
+    Cmd("EXISTS", g_keys_n, 1.5),
+    Cmd("TOUCH", g_keys_n),
+    Cmd("TYPE", g_key1, 1.5),
+    Cmd("RENAME", g_rename),
+    Cmd("RENAMENX", g_rename),
+    Cmd("COPY", g_copy, 1, ("DB", "REPLACE", "<invalid>")),
+    Cmd("KEYS", g_keys, 1),
+    Cmd("SCAN", g_scan, 1, ("MATCH", "COUNT", "TYPE", "<invalid>"), queue=False),
+    Cmd("DBSIZE", g_none, 1),
+    # databases
+    Cmd("SELECT", g_select, 1.5),
+    Cmd("MOVE", g_move),
+    Cmd("SWAPDB", g_swapdb, 0.5),
+    Cmd("FLUSHDB", g_flush, 0.2, ("ASYNC", "SYNC", "<invalid>")),
+    Cmd("FLUSHALL", g_flush, 0.15, ("ASYNC", "SYNC", "<invalid>")),
+    # transactions
+    Cmd("MULTI", g_none, 0.6),
+    Cmd("EXEC", g_none, 0.3),
+    Cmd("DISCARD", g_none, 0.15),
+    Cmd("WATCH", g_watch, 0.4),
+    Cmd("UNWATCH", g_none, 0.2),
+    # connection
+    Cmd("PING", g_ping, 0.5),
+    Cmd("ECHO", g_echo, 0.5),
+    # cellgate's limiters: never sent to Redis, only planted (--plant-limiters)
+    Cmd("CL.THROTTLE", g_cl_throttle, 0, redis=False),
+    Cmd("INCREX", g_increx, 0, redis=False),
+]
+BY_NAME = {c.name: c for c in GRAMMAR}
+TX_END = {"MULTI", "EXEC", "DISCARD", "SCAN"}      # end a batch
+
+
+def encode(args):
+    out = [b"*%d\r\n" % len(args)]
+    for a in args:
+        out.append(b"$%d\r\n%s\r\n" % (len(a), a))
+    return b"".join(out)
+
+
+# ---- RESP2/RESP3 reader -------------------------------------------------------
+
+class Incomplete(Exception):
+    pass
+
+
+class Node:
+    """One reply: its type byte, its raw bytes, its children (aggregates)."""
+    __slots__ = ("t", "raw", "kids")
+
+    def __init__(self, t, raw, kids=None):
+        self.t = t
+        self.raw = raw
+        self.kids = kids
+
+    def int_value(self):
+        if self.t == b":":
+            try:
+                return int(self.raw[1:-2])
+            except ValueError:
+                return None
+        return None
+
+
+AGG = {b"*": 1, b"~": 1, b">": 1, b"%": 2, b"|": 2}
+LINE = {b"+", b"-", b":", b"_", b",", b"#", b"("}
+BLOB = {b"$", b"=", b"!"}
+
+
+def parse(buf, pos):
+    """(Node, next pos) of the reply at buf[pos:], or Incomplete."""
+    end = buf.find(b"\r\n", pos)
+    if end < 0:
+        raise Incomplete
+    t = bytes(buf[pos:pos + 1])
+    head_end = end + 2
+    if t in LINE:
+        return Node(t, bytes(buf[pos:head_end])), head_end
+    try:
+        n = int(buf[pos + 1:end])
+    except ValueError:
+        raise ValueError("bad RESP header %r" % bytes(buf[pos:end + 2]))
+    if t in BLOB:
+        if n < 0:
+            return Node(t, bytes(buf[pos:head_end])), head_end
+        stop = head_end + n + 2
+        if len(buf) < stop:
+            raise Incomplete
+        if buf[stop - 2:stop] != b"\r\n":
+            raise ValueError("bulk not ended by CRLF at %d" % stop)
+        return Node(t, bytes(buf[pos:stop])), stop
+    if t in AGG:
+        if n < 0:
+            return Node(t, bytes(buf[pos:head_end]), None), head_end
+        kids = []
+        p = head_end
+        for _ in range(n * AGG[t]):
+            kid, p = parse(buf, p)
+            kids.append(kid)
+        if t == b"|":               # an attribute: the reply follows it
+            reply, p = parse(buf, p)
+            return Node(reply.t, bytes(buf[pos:p]), reply.kids), p
+        return Node(t, bytes(buf[pos:p]), kids), p
+    raise ValueError("unknown RESP type %r in %r" % (t, bytes(buf[pos:pos + 80])))
+
+
+class Conn:
+    """One raw socket; reads whole replies by parsing."""
+
+    def __init__(self, host, port, name):
+        self.name = name
+        self.sock = socket.create_connection((host, port), timeout=IO_TIMEOUT)
+        self.sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        self.buf = bytearray()
+
+    def send(self, data):
+        self.sock.sendall(data)
+
+    def reply(self):
+        while True:
+            try:
+                node, p = parse(self.buf, 0)
+            except Incomplete:
+                chunk = self.sock.recv(1 << 18)
+                if not chunk:
+                    raise EOFError("%s closed the connection (got so far %r)"
+                                   % (self.name, bytes(self.buf[:200])))
+                self.buf += chunk
+                continue
+            del self.buf[:p]
+            return node
+
+    def call(self, args):
+        self.send(encode(args))
+        return self.reply()
+
+    def close(self):
+        try:
+            self.sock.close()
+        except OSError:
+            pass
+
+
+# ---- comparison ------------------------------------------------------------------
+
+TTL_SECONDS = {"TTL", "EXPIRETIME"}
+TTL_MS = {"PTTL", "PEXPIRETIME"}
+
+
+# Errors that end with what the request said: counted by their fixed part.
+ERROR_HEADS = ("-ERR Unsupported option", "-ERR unknown command",
+               "-ERR unknown subcommand")
+
+
+def error_prefix(raw):
+    """An error's class for the stats: '-ERR' + its text up to the first
+    quote (the command or value named there) or the first digit; other
+    codes (-WRONGTYPE, -EXECABORT) by their first word."""
+    line = raw.split(b"\r\n", 1)[0].decode("latin-1")
+    if line.startswith("!"):
+        line = "-" + raw.split(b"\r\n")[1].decode("latin-1")
+    if not line.startswith("-ERR"):
+        return line.split(" ", 1)[0]
+    for head in ERROR_HEADS:
+        if line.startswith(head):
+            return head
+    text = line
+    for i, ch in enumerate(line):
+        if ch in "'\"" or (ch.isdigit() and i > 4):
+            text = line[:i]
+            break
+    return text.rstrip(" :(").rstrip()[:80]
+
+
+def same(name, a, b):
+    """Are replies a and b (Nodes) the same under name's normalisation?"""
+    if a.raw == b.raw:
+        return True
+    if a.t != b.t:
+        return False
+    if name == "KEYS" and a.kids is not None and b.kids is not None:
+        return sorted(k.raw for k in a.kids) == sorted(k.raw for k in b.kids)
+    if name in TTL_SECONDS or name in TTL_MS:
+        x, y = a.int_value(), b.int_value()
+        if x is None or y is None or x < 0 or y < 0:
+            return False
+        tol = TTL_TOLERANCE_MS if name in TTL_MS else -(-TTL_TOLERANCE_MS // 1000) + 1
+        return abs(x - y) <= tol
+    return False
+
+
+def same_exec(queued, a, b):
+    if a.raw == b.raw:
+        return True
+    if a.t != b.t or a.kids is None or b.kids is None or len(a.kids) != len(b.kids) \
+            or len(a.kids) != len(queued):
+        return False
+    return all(same(q, x, y) for q, x, y in zip(queued, a.kids, b.kids))
+
+
+# ---- the run -------------------------------------------------------------------
+
+class Mismatch(Exception):
+    pass
+
+
+class Stats:
+    def __init__(self):
+        self.commands = collections.Counter()
+        self.options = collections.Counter()      # "SET EX"
+        self.errors = collections.Counter()
+        self.arity = 0
+        self.total = 0
+
+    def count_errors(self, node):
+        if node.t in (b"-", b"!"):
+            self.errors[error_prefix(node.raw)] += 1
+        elif node.kids:
+            for k in node.kids:
+                self.count_errors(k)
+
+    def report(self, grammar, out):
+        p = lambda s="": print(s, file=out)
+        p("difftest stats: %d requests, %d with a wrong arity on purpose"
+          % (self.total, self.arity))
+        p("  commands:")
+        for name, n in sorted(self.commands.items(), key=lambda kv: (-kv[1], kv[0])):
+            p("    %-14s %d" % (name, n))
+        p("  options:")
+        for name, n in sorted(self.options.items(), key=lambda kv: (-kv[1], kv[0])):
+            p("    %-22s %d" % (name, n))
+        p("  error replies:")
+        for name, n in sorted(self.errors.items(), key=lambda kv: (-kv[1], kv[0])):
+            p("    %7d  %s" % (n, name))
+        missing_c, missing_o = self.never(grammar)
+        p("  never exercised: commands %s; options %s"
+          % (", ".join(missing_c) or "none", ", ".join(missing_o) or "none"))
+
+    def never(self, grammar):
+        cmds = [c.name for c in grammar if c.redis and not self.commands[c.name]]
+        opts = ["%s %s" % (c.name, o) for c in grammar if c.redis
+                for o in c.options if not self.options["%s %s" % (c.name, o)]]
+        return cmds, opts
+
+
+class Runner:
+    def __init__(self, cg_addr, ref_addr, seed, grammar, plant=False, out=sys.stdout):
+        self.cg_addr = cg_addr
+        self.ref_addr = ref_addr
+        self.seed = seed
+        self.grammar = [c for c in grammar if c.redis and c.weight > 0]
+        self.plant = plant
+        self.out = out
+        self.stats = Stats()
+        self.history = collections.deque(maxlen=HISTORY)
+
+    def connect(self, resp):
+        cg = Conn(*self.cg_addr, name="cellgate")
+        ref = Conn(*self.ref_addr, name="redis")
+        if resp == 3:
+            for c in (cg, ref):
+                hello = c.call([b"HELLO", b"3"])
+                if hello.t != b"%":
+                    raise RuntimeError("%s: HELLO 3 answered %r" % (c.name, hello.raw[:200]))
+        for c in (cg, ref):
+            for args in ([b"FLUSHALL"], [b"SELECT", b"0"]):
+                rep = c.call(args)
+                if rep.t != b"+":
+                    raise RuntimeError("%s: %s answered %r" % (c.name, args, rep.raw))
+        return cg, ref
+
+    def do_plant(self, cg, ref):
+        """Limiter keys in cellgate's current database, a hash of the same
+        name in Redis's: each must then answer WRONGTYPE alike."""
+        for k in LIMITER_KEYS:
+            cg.call([b"DEL", k])
+            ref.call([b"DEL", k])
+            cg.call([b"CL.THROTTLE", k, b"5", b"10", b"60", b"1"])
+            ref.call([b"HSET", k, b"f", b"v"])
+
+    def run(self, n, resp):
+        """n requests on fresh connections in protocol resp; raises Mismatch."""
+        rng = random.Random("%s/%d" % (self.seed, resp))
+        weights = [c.weight for c in self.grammar]
+        cg, ref = self.connect(resp)
+        in_multi = False
+        queued = []
+        done = 0
+        batches = 0
+        try:
+            while done < n:
+                if self.plant and not in_multi and batches % PLANT_EVERY == 0:
+                    self.do_plant(cg, ref)
+                batches += 1
+                batch = []       # (Cmd, args, arity flag)
+                size = min(rng.randint(1, BATCH_MAX), n - done)
+                while len(batch) < size:
+                    if in_multi and len(queued) + len(batch) >= MULTI_BODY_MAX:
+                        cmd = BY_NAME["EXEC"] if rng.random() < 0.8 else BY_NAME["DISCARD"]
+                    else:
+                        cmd = rng.choices(self.grammar, weights)[0]
+                    if in_multi and not cmd.queue:
+                        continue
+                    if not in_multi and cmd.name in ("EXEC", "DISCARD") and rng.random() < 0.8:
+                        continue     # mostly they close a transaction
+                    g = Gen(rng)
+                    g.limiters = self.plant and cmd.wrongtype
+                    g.planted = self.plant
+                    args = cmd.gen(g)
+                    wrong = False
+                    if rng.random() < P_WRONG_ARITY:
+                        wrong = True
+                        if args and rng.random() < 0.6:
+                            args = args[:rng.randrange(len(args))]
+                        else:
+                            args = args + [g.val()]
+                    full = [g.case(cmd.name.encode())] + args
+                    batch.append((cmd, full, wrong, g.opts))
+                    if g.past and cmd.name == "SET" and len(full) > 1:
+                        # Redis 7.0 stores a SET with a past EXAT/PXAT and
+                        # counts it in DBSIZE until it is read or its active
+                        # expiry cycle happens on it: at random. Reading it
+                        # at once makes both servers forget it now.
+                        batch.append((BY_NAME["EXISTS"], [b"EXISTS", full[1]], False, []))
+                    if cmd.name in TX_END:
+                        break
+                data = b"".join(encode(b[1]) for b in batch)
+                cg.send(data)
+                ref.send(data)
+                for i, (cmd, full, wrong, opts) in enumerate(batch):
+                    index = done + i
+                    st = self.stats
+                    st.total += 1
+                    st.commands[cmd.name] += 1
+                    st.arity += wrong
+                    for o in opts:
+                        st.options["%s %s" % (cmd.name, o)] += 1
+                    a = cg.reply()
+                    b = ref.reply()
+                    st.count_errors(b)
+                    ok = True
+                    shown_a, shown_b = a.raw, b.raw
+                    if cmd.name == "SCAN" and a.raw != b.raw:
+                        ok, shown_a, shown_b = self.full_scan(cg, ref, full, a, b)
+                    elif cmd.name == "SCAN" and b.kids is not None and len(b.kids) == 2 \
+                            and b.kids[0].raw != b"$1\r\n0\r\n":
+                        ok, shown_a, shown_b = self.full_scan(cg, ref, full, a, b)
+                    elif cmd.name == "EXEC" and in_multi:
+                        ok = same_exec(queued, a, b)
+                    else:
+                        ok = same(cmd.name, a, b)
+                    if not ok:
+                        self.mismatch(resp, index, full, shown_a, shown_b, in_multi, queued)
+                    self.history.append((index, full))
+                    # the transaction's state, from the reference's replies
+                    name = cmd.name
+                    if in_multi:
+                        if name in ("EXEC", "DISCARD") and not b.raw.startswith(
+                                b"-ERR wrong number"):
+                            in_multi = False
+                            queued = []
+                        elif b.raw == b"+QUEUED\r\n":
+                            queued.append(name)
+                    elif name == "MULTI" and b.raw == b"+OK\r\n":
+                        in_multi = True
+                        queued = []
+                done += len(batch)
+            if in_multi:
+                for c in (cg, ref):
+                    c.call([b"DISCARD"])
+        finally:
+            cg.close()
+            ref.close()
+
+    def full_scan(self, cg, ref, full, a, b):
+        """SCAN from cursor 0 to its end on each server: the key sets."""
+        def shape_ok(node):
+            return node.kids is not None and len(node.kids) == 2 \
+                and node.kids[0].t == b"$" and node.kids[1].kids is not None
+
+        if not (shape_ok(a) and shape_ok(b)):
+            return a.raw == b.raw, a.raw, b.raw
+        sets = []
+        for conn, first in ((cg, a), (ref, b)):
+            keys = set(k.raw for k in first.kids[1].kids)
+            node = first
+            steps = 1
+            while node.kids[0].raw != b"$1\r\n0\r\n":
+                if steps >= SCAN_MAX_STEPS:
+                    raise RuntimeError("%s: SCAN did not end within %d calls"
+                                       % (conn.name, SCAN_MAX_STEPS))
+                cursor = node.kids[0].raw.split(b"\r\n")[1]
+                node = conn.call([full[0], cursor] + full[2:])
+                steps += 1
+                if not shape_ok(node):
+                    return False, b"cursor %r answered %r" % (cursor, node.raw), b"(a cursor)"
+                keys.update(k.raw for k in node.kids[1].kids)
+            sets.append(keys)
+        shown = [b"full SCAN keys: " + b" ".join(sorted(s)) for s in sets]
+        return sets[0] == sets[1], shown[0], shown[1]
+
+    def mismatch(self, resp, index, full, a, b, in_multi, queued):
+        lines = ["MISMATCH (seed %s, RESP%d, request #%d%s)"
+                 % (self.seed, resp, index,
+                    ", inside MULTI after %s" % queued if in_multi else ""),
+                 "  request:  %r" % (full,),
+                 "  cellgate: %r" % (a[:2000],),
+                 "  redis:    %r" % (b[:2000],),
+                 "  the %d requests before it (on the same connection):" % len(self.history)]
+        for i, args in self.history:
+            lines.append("    #%d %r" % (i, args))
+        raise Mismatch("\n".join(lines))
+
+
+# ---- servers and the CLI ---------------------------------------------------------
+
+def cellgate_commands(addr):
+    """The command names cellgate knows (COMMAND LIST), upper case."""
+    c = Conn(*addr, name="cellgate")
+    try:
+        rep = c.call([b"COMMAND", b"LIST"])
+        if rep.kids is None:
+            raise RuntimeError("COMMAND LIST answered %r" % rep.raw[:200])
+        return {k.raw.split(b"\r\n")[1].decode().upper() for k in rep.kids}
+    finally:
+        c.close()
+
+
+def select_grammar(only=None, supported=None, out=sys.stdout):
+    """The grammar's entries for this run: --only's, then those cellgate
+    has (supported: COMMAND LIST's names, or None for all)."""
+    grammar = [c for c in GRAMMAR if c.redis]
+    if only:
+        want = {w.strip().upper() for w in only.split(",") if w.strip()}
+        unknown = want - set(BY_NAME)
+        if unknown:
+            raise SystemExit("difftest: --only names commands not in the grammar: %s"
+                             % ", ".join(sorted(unknown)))
+        grammar = [c for c in grammar if c.name in want]
+    if supported is not None:
+        dropped = [c.name for c in grammar if c.name not in supported]
+        grammar = [c for c in grammar if c.name in supported]
+        print("difftest: --supported-only dropped %d commands cellgate lacks: %s"
+              % (len(dropped), " ".join(dropped) or "none"), file=out)
+    return grammar
+
+
+def difftest(cg_addr, ref_addr, seed, commands, resp="both", only=None,
+             supported_only=False, plant=False, out=sys.stdout):
+    """Run the suite; returns (Stats, grammar, Mismatch or None)."""
+    supported = cellgate_commands(cg_addr) if supported_only else None
+    grammar = select_grammar(only, supported, out)
+    if not grammar:
+        raise SystemExit("difftest: no command left to send")
+    runner = Runner(cg_addr, ref_addr, seed, grammar, plant=plant, out=out)
+    versions = [2, 3] if resp == "both" else [int(resp)]
+    try:
+        for i, v in enumerate(versions):
+            share = commands // len(versions) + (1 if i < commands % len(versions) else 0)
+            runner.history.clear()
+            runner.run(share, v)
+    except Mismatch as m:
+        return runner.stats, grammar, m
+    return runner.stats, grammar, None
+
+
+def parse_addr(text):
+    host, _, port = text.rpartition(":")
+    return (host or "127.0.0.1", int(port))
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--seed", default=None, help="the run's seed (default: random, printed)")
+    ap.add_argument("--commands", type=int, default=100000, help="requests in all")
+    ap.add_argument("--resp", choices=["2", "3", "both"], default="both")
+    ap.add_argument("--only", default=None, help="comma-separated commands of the grammar")
+    ap.add_argument("--supported-only", action="store_true",
+                    help="drop the commands cellgate lacks (COMMAND LIST)")
+    ap.add_argument("--plant-limiters", action="store_true",
+                    help="plant CL.THROTTLE keys (a hash in Redis) for WRONGTYPE checks")
+    ap.add_argument("--stats", action="store_true", help="print the counts at the end")
+    ap.add_argument("--cellgate", default=None, help="HOST:PORT of a running cellgate")
+    ap.add_argument("--redis", default=None, help="HOST:PORT of a running redis-server")
+    args = ap.parse_args(argv)
+    seed = args.seed if args.seed is not None else str(random.SystemRandom().randrange(10 ** 9))
+    print("difftest: seed %s, %d commands, RESP %s" % (seed, args.commands, args.resp))
+
+    started = []
+    try:
+        if args.cellgate:
+            cg_addr = parse_addr(args.cellgate)
+        else:
+            import harness
+            d = harness.Daemon(tempfile.mkdtemp(prefix="cellgate-difftest-"), name="cellgate")
+            started.append(d)
+            d.start()
+            cg_addr = ("127.0.0.1", d.port)
+        if args.redis:
+            ref_addr = parse_addr(args.redis)
+        else:
+            import harness
+            r = harness.RedisServer(tempfile.mkdtemp(prefix="redis-difftest-"))
+            started.append(r)
+            r.start()
+            ref_addr = ("127.0.0.1", r.port)
+        t0 = time.monotonic()
+        stats, grammar, mismatch = difftest(cg_addr, ref_addr, seed, args.commands, args.resp,
+                                            args.only, args.supported_only,
+                                            args.plant_limiters)
+        took = time.monotonic() - t0
+        if args.stats or mismatch:
+            stats.report(grammar, sys.stdout)
+        if mismatch:
+            print(mismatch)
+            return 1
+        print("difftest: 0 mismatches over %d commands in %.1f s (seed %s)"
+              % (stats.total, took, seed))
+        return 0
+    finally:
+        problems = []
+        for s in started:
+            p = s.stop()
+            if p:
+                problems += p
+        if problems:
+            print("difftest: %s" % "; ".join(problems), file=sys.stderr)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

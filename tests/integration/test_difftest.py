@@ -1,0 +1,117 @@
+"""The differential suite (difftest.py), bounded: cellgate against Debian's
+redis-server 7.0.15 over the commands cellgate has (--supported-only, until
+issue 27's commands exist), and the engine itself checked on two Redis
+servers over the whole grammar (no false mismatch, every command and option
+drawn), that it reports a real difference, and its RESP reader.
+
+`make difftest` runs the same stream long (DIFFTEST_COMMANDS)."""
+import pytest
+
+import difftest
+import harness
+
+# Seeds and sizes: two seeds, each half RESP2 and half RESP3.
+SEEDS = ["ci-1", "ci-2"]
+COMMANDS = 10000
+
+
+def addr(server):
+    return ("127.0.0.1", server.port)
+
+
+def run(cg, ref, seed, commands, **kw):
+    stats, grammar, mismatch = difftest.difftest(cg, ref, seed, commands, **kw)
+    if mismatch is not None:
+        pytest.fail(str(mismatch), pytrace=False)
+    return stats, grammar
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_cellgate_answers_as_redis_over_its_commands(redis_server, module_daemon, seed):
+    stats, grammar = run(addr(module_daemon), addr(redis_server), seed, COMMANDS,
+                         supported_only=True)
+    assert stats.total >= COMMANDS
+    never_cmds, never_opts = stats.never(grammar)
+    assert never_cmds == [] and never_opts == [], (never_cmds, never_opts)
+    # The commands cellgate has today (the grammar may only grow).
+    for name in ("PING", "ECHO", "GET", "TTL", "PTTL", "EXISTS", "DEL", "TYPE", "KEYS",
+                 "SCAN", "DBSIZE", "SELECT", "SWAPDB", "MOVE", "FLUSHDB", "FLUSHALL",
+                 "MULTI", "EXEC", "DISCARD", "WATCH", "UNWATCH"):
+        assert stats.commands[name] > 0, name
+    assert stats.errors["-ERR wrong number of arguments for"] > 0
+
+
+@pytest.fixture(scope="module")
+def second_redis(tmp_path_factory):
+    ref = harness.RedisServer(str(tmp_path_factory.mktemp("redis-b")))
+    ref.start()
+    yield ref
+    ref.stop()
+
+
+def test_engine_finds_no_difference_between_two_redis_servers(redis_server, second_redis):
+    """The whole grammar: any mismatch here is the engine's own (a
+    normalisation missing, a cursor two servers cannot share, a key
+    expiring between the two reads), and every command and option is
+    drawn."""
+    stats, grammar = run(addr(second_redis), addr(redis_server), "engine", 20000)
+    never_cmds, never_opts = stats.never(grammar)
+    assert never_cmds == [] and never_opts == [], (never_cmds, never_opts)
+    assert {c.name for c in grammar} == {c.name for c in difftest.GRAMMAR if c.redis}
+    for err in ("-ERR syntax error", "-ERR value is not an integer or out of range",
+                "-ERR invalid expire time in", "-ERR value is not a valid float", "-EXECABORT"):
+        assert stats.errors[err] > 0, err
+
+
+def test_a_difference_is_reported_with_seed_request_replies_and_history(tmp_path,
+                                                                       redis_server):
+    small = harness.RedisServer(str(tmp_path / "small"), extra_args=["--databases", "8"])
+    small.start()
+    try:
+        stats, grammar, m = difftest.difftest(addr(small), addr(redis_server), "report", 5000,
+                                              only="SELECT,PING")
+    finally:
+        small.stop()
+    assert m is not None
+    text = str(m)
+    assert "MISMATCH (seed report, RESP2, request #" in text
+    assert "-ERR DB index is out of range" in text and "+OK" in text
+    assert "request:  [b'" in text and "the " in text
+
+
+def test_resp_reader_reads_every_type_in_pieces():
+    replies = [b"+OK\r\n", b"-ERR x\r\n", b":-5\r\n", b"$-1\r\n", b"$3\r\na\r\n\r\n",
+               b"*-1\r\n", b"*2\r\n$1\r\n0\r\n*0\r\n", b"_\r\n", b",1.5\r\n", b"#t\r\n",
+               b"(123\r\n", b"=7\r\ntxt:abc\r\n", b"!5\r\nERR x\r\n",
+               b"%1\r\n+a\r\n*1\r\n:1\r\n", b"~1\r\n+x\r\n",
+               b"|1\r\n+k\r\n+v\r\n:9\r\n"]
+    stream = b"".join(replies)
+    buf = bytearray()
+    got = []
+    for i in range(len(stream)):
+        buf += stream[i:i + 1]
+        while True:
+            try:
+                node, p = difftest.parse(buf, 0)
+            except difftest.Incomplete:
+                break
+            got.append(node.raw)
+            del buf[:p]
+    assert got == replies
+    assert not buf
+
+
+def test_normalisations_are_only_the_allowed_ones():
+    parse = lambda b: difftest.parse(bytearray(b), 0)[0]
+    keys_a = parse(b"*2\r\n$1\r\na\r\n$1\r\nb\r\n")
+    keys_b = parse(b"*2\r\n$1\r\nb\r\n$1\r\na\r\n")
+    assert difftest.same("KEYS", keys_a, keys_b)
+    assert not difftest.same("MGET", keys_a, keys_b)
+    assert difftest.same("PTTL", parse(b":1000\r\n"), parse(b":999\r\n"))
+    assert not difftest.same("PTTL", parse(b":-1\r\n"), parse(b":-2\r\n"))
+    assert not difftest.same("PTTL", parse(b":100000\r\n"), parse(b":1\r\n"))
+    assert difftest.same("TTL", parse(b":100\r\n"), parse(b":99\r\n"))
+    assert not difftest.same("GET", parse(b"$1\r\n1\r\n"), parse(b"$1\r\n2\r\n"))
+    assert difftest.error_prefix(b"-ERR wrong number of arguments for 'get' command\r\n") \
+        == "-ERR wrong number of arguments for"
+    assert difftest.error_prefix(b"-WRONGTYPE Operation against a key\r\n") == "-WRONGTYPE"
