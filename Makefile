@@ -10,6 +10,8 @@
 #   make install    binary, man page, config and systemd unit under PREFIX
 #                   (default /usr/local; DESTDIR stages them); make uninstall
 #   make deb        a Debian package in build-deb/ (dpkg-buildpackage)
+#   make difftest   DIFFTEST_COMMANDS (1000000) random commands to ./cellgate and
+#                   redis-server, replies compared byte for byte (RESP2 and RESP3)
 #
 # SANITIZE=1 builds into build-san/ with -fsanitize=address,undefined.
 
@@ -76,7 +78,7 @@ BENCH_PKGS := valgrind gnuplot-nox linux-perf nghttp2-client
 
 .PHONY: all run test test-unit test-integration bench-micro bench-journal \
         bench-replication bench-grpc sanitize \
-        bench bench-callgrind bench-perf deps clean check-deps fuzz test-fuzz repl-fuzz \
+        bench bench-callgrind bench-perf deps clean check-deps fuzz test-fuzz repl-fuzz difftest \
         docker-test \
         install install-files uninstall deb deb-deps build-deps test-deb
 
@@ -388,6 +390,21 @@ repl-fuzz: $(BIN)
 	CELLGATE_BIN=$(abspath $(BIN)) SANITIZE=$(SANITIZE) PYTHONDONTWRITEBYTECODE=1 \
 	  /usr/bin/python3 tests/integration/repl_fuzz.py \
 	  --seconds $(REPL_FUZZ_SECONDS) $(if $(REPL_FUZZ_SEED),--seed $(REPL_FUZZ_SEED))
+
+# The differential suite (tests/integration/difftest.py): seeded random
+# command sequences sent to cellgate and Debian's redis-server 7.0.15,
+# replies compared byte for byte in RESP2 and RESP3; prints how often each
+# command, option and error was exercised. DIFFTEST_SEED chooses the seed;
+# DIFFTEST_ARGS is --supported-only (the commands cellgate lacks are left
+# out) until issue 27's commands exist. make test runs it bounded
+# (tests/integration/test_difftest.py). SANITIZE=1 runs the ASan build.
+DIFFTEST_COMMANDS ?= 1000000
+DIFFTEST_SEED ?=
+DIFFTEST_ARGS ?= --supported-only
+difftest: $(BIN)
+	CELLGATE_BIN=$(abspath $(BIN)) SANITIZE=$(SANITIZE) PYTHONDONTWRITEBYTECODE=1 \
+	  /usr/bin/python3 tests/integration/difftest.py --commands $(DIFFTEST_COMMANDS) \
+	  --stats $(if $(DIFFTEST_SEED),--seed $(DIFFTEST_SEED)) $(DIFFTEST_ARGS)
 
 test-fuzz: $(FUZZ_RESP) $(FUZZ_CONF) $(FUZZ_CMD) $(FUZZ_GRPC)
 	@mkdir -p build-fuzz/brief-resp build-fuzz/brief-conf build-fuzz/brief-cmd \
