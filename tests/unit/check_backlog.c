@@ -22,31 +22,8 @@
 #include "server/repl/backlog.h"
 #include "server/repl/replication.h"
 #include "server/server.h"
+#include "tests/unit/fixture.h"
 #include "tests/unit/suites.h"
-
-/* All of o's bytes, taken out, as a NUL-terminated string (n: length). */
-static char *
-drain(struct obuf *o, size_t *n)
-{
-    size_t len = obuf_pending(o);
-    char *out = malloc(len + 1);
-    ck_assert_ptr_nonnull(out);
-    struct iovec iov[64];
-    size_t got = 0, bytes;
-    while (got < len) {
-        size_t k = obuf_iov(o, 0, iov, 64, &bytes);
-        for (size_t i = 0; i < k; i++) {
-            memcpy(out + got, iov[i].iov_base, iov[i].iov_len);
-            got += iov[i].iov_len;
-        }
-        obuf_consume(o, bytes);
-    }
-    out[len] = '\0';
-    if (n != NULL) {
-        *n = len;
-    }
-    return out;
-}
 
 /* Copy from `from` after `end` bytes: the bytes, or NULL when refused. */
 static char *
@@ -55,7 +32,7 @@ copy(const struct repl_backlog *b, int64_t end, int64_t from, size_t *n)
     struct obuf o;
     obuf_init(&o);
     bool ok = repl_backlog_copy(b, end, from, &o);
-    char *got = drain(&o, n);
+    char *got = fx_take(&o, n);
     obuf_deinit(&o);
     if (!ok) {
         ck_assert_uint_eq(*n, 0);   /* nothing appended when refused */
@@ -248,11 +225,7 @@ feed_del(const char *key, char **cmd)
 static struct conn *
 new_client(const char *addr)
 {
-    struct conn *c = calloc(1, sizeof(*c));
-    ck_assert_ptr_nonnull(c);
-    obuf_init(&c->out);
-    c->proto = 2;
-    c->authenticated = true;
+    struct conn *c = fx_client(2);
     snprintf(c->addr, sizeof(c->addr), "%s", addr);
     return c;
 }
@@ -337,7 +310,7 @@ START_TEST(test_psync_continues_and_the_stream_carries_effects)
     ck_assert_uint_eq(repl_replica_count(), 1);
     ck_assert(repl_is_replica_client(r1));
     snprintf(want, sizeof(want), "+CONTINUE %s\r\n", srv.replid);
-    char *got = drain(&r1->out, &n);
+    char *got = fx_take(&r1->out, &n);
     ck_assert_str_eq(got, want);
     free(got);
     expect_info("master_repl_offset:0\r\n");
@@ -352,7 +325,7 @@ START_TEST(test_psync_continues_and_the_stream_carries_effects)
     int head = snprintf(want, sizeof(want),
                         "*2\r\n$10\r\nCG.EFFECTS\r\n$%zu\r\n", rlen);
     size_t first_len = (size_t)head + rlen + 2;
-    got = drain(&r1->out, &n);
+    got = fx_take(&r1->out, &n);
     ck_assert_uint_eq(n, first_len);
     ck_assert_mem_eq(got, want, (size_t)head);
     ck_assert_mem_eq(got + head, copy_of, rlen);
@@ -383,14 +356,14 @@ START_TEST(test_psync_continues_and_the_stream_carries_effects)
     memcpy(all + first_len, second, second_len);
     free(got);
     size_t total = first_len + second_len;
-    got = drain(&r1->out, &n);                  /* online: it came live */
+    got = fx_take(&r1->out, &n);                  /* online: it came live */
     ck_assert_uint_eq(n, second_len);
     ck_assert_mem_eq(got, second, second_len);
     free(got);
 
     struct conn *r2 = new_client("10.0.0.2:6379");
     ck_assert(repl_psync(r2, srv.replid, 40, 1));
-    got = drain(&r2->out, &n);
+    got = fx_take(&r2->out, &n);
     size_t cont = strlen("+CONTINUE \r\n") + 40;
     ck_assert_uint_eq(n, cont + total);
     ck_assert_mem_eq(got + cont, all, total);
@@ -398,14 +371,14 @@ START_TEST(test_psync_continues_and_the_stream_carries_effects)
 
     struct conn *r3 = new_client("10.0.0.3:6379");
     ck_assert(repl_psync(r3, srv.replid, 40, (int64_t)first_len + 1));
-    got = drain(&r3->out, &n);
+    got = fx_take(&r3->out, &n);
     ck_assert_uint_eq(n, cont + second_len);
     ck_assert_mem_eq(got + cont, second, second_len);
     free(got);
 
     struct conn *r4 = new_client("10.0.0.4:6379");
     ck_assert(repl_psync(r4, srv.replid, 40, (int64_t)total + 1));
-    got = drain(&r4->out, &n);
+    got = fx_take(&r4->out, &n);
     ck_assert_uint_eq(n, cont);                 /* up to date */
     free(got);
     ck_assert_uint_eq(repl_replica_count(), 4);
@@ -416,7 +389,7 @@ START_TEST(test_psync_continues_and_the_stream_carries_effects)
     struct conn *rs[4] = { r1, r2, r3, r4 };
     expect_info("connected_slaves:4\r\n");
     for (int i = 0; i < 4; i++) {
-        got = drain(&rs[i]->out, &n);
+        got = fx_take(&rs[i]->out, &n);
         ck_assert_uint_eq(n, third_len);
         ck_assert_mem_eq(got, third, third_len);
         free(got);
@@ -441,18 +414,18 @@ START_TEST(test_wait_asks_for_acks_and_an_ack_answers_it)
     struct conn *w = new_client("127.0.0.1:5000");
     size_t n;
     ck_assert(repl_psync(r, srv.replid, 40, 1));
-    free(drain(&r->out, &n));
+    free(fx_take(&r->out, &n));
     char *cmd;
     (void)feed_del("abc", &cmd);
     free(cmd);
-    free(drain(&r->out, &n));
+    free(fx_take(&r->out, &n));
     int64_t offset = (int64_t)n;
     ck_assert_uint_eq(repl_acked_now(), 0);
 
     ck_assert(repl_wait(w, 1, 0));              /* it waits */
     static const char getack[] =
         "*3\r\n$8\r\nREPLCONF\r\n$6\r\nGETACK\r\n$1\r\n*\r\n";
-    char *got = drain(&r->out, &n);
+    char *got = fx_take(&r->out, &n);
     ck_assert_str_eq(got, getack);
     free(got);
     ck_assert_uint_eq(obuf_pending(&w->out), 0);
@@ -464,7 +437,7 @@ START_TEST(test_wait_asks_for_acks_and_an_ack_answers_it)
     ck_assert_uint_eq(obuf_pending(&w->out), 0);
     snprintf(num, sizeof(num), "%lld", (long long)offset);
     repl_replconf(r, "ack", 3, num, strlen(num));
-    got = drain(&w->out, &n);
+    got = fx_take(&w->out, &n);
     ck_assert_str_eq(got, ":1\r\n");
     free(got);
     ck_assert(w->requests & CLIENT_UNBLOCKED);

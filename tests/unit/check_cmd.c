@@ -16,6 +16,7 @@
 #include "server/commands.h"
 #include "server/keyspace.h"
 #include "server/server.h"
+#include "tests/unit/fixture.h"
 #include "tests/unit/suites.h"
 
 static struct conn *client;
@@ -47,71 +48,38 @@ teardown(void)
     conf_deinit(&srv.conf);
 }
 
-/* Run one command given as NULL-terminated words; its reply, as a
- * NUL-terminated string the caller frees. */
+/* Run one command for the suite's client (NULL-terminated words); its
+ * reply, which the caller frees. */
 static char *
 run(const char *first, ...)
 {
-    char *argv[16];
-    size_t lens[16];
-    size_t argc = 0;
     va_list ap;
     va_start(ap, first);
-    for (const char *a = first; a != NULL && argc < 16;
-         a = va_arg(ap, const char *)) {
-        argv[argc] = (char *)a;
-        lens[argc++] = strlen(a);
-    }
+    char *out = fx_vrun(client, first, ap);
     va_end(ap);
-    struct resp_request req = { argc, argv, lens, 0 };
-    client->hint.valid = false;
-    cmd_batch_begin();
-    cmd_execute(client, &req);
-
-    size_t n = obuf_pending(&client->out);
-    char *out = malloc(n + 1);
-    ck_assert_ptr_nonnull(out);
-    struct iovec iov[64];
-    size_t got = 0, bytes;
-    while (got < n) {
-        size_t k = obuf_iov(&client->out, 0, iov, 64, &bytes);
-        for (size_t i = 0; i < k; i++) {
-            memcpy(out + got, iov[i].iov_base, iov[i].iov_len);
-            got += iov[i].iov_len;
-        }
-        obuf_consume(&client->out, bytes);
-    }
-    out[n] = '\0';
     return out;
-}
-
-static void
-expect(const char *want, char *got)
-{
-    ck_assert_str_eq(got, want);
-    free(got);
 }
 
 START_TEST(test_unknown_command_in_redis_words)
 {
-    expect("-ERR unknown command 'nosuch', with args beginning with: 'a' "
+    fx_expect("-ERR unknown command 'nosuch', with args beginning with: 'a' "
            "'b' \r\n", run("nosuch", "a", "b", NULL));
 }
 END_TEST
 
 START_TEST(test_names_are_case_insensitive)
 {
-    expect("+PONG\r\n", run("pInG", NULL));
-    expect("*5\r\n:0\r\n:16\r\n:15\r\n:-1\r\n:2\r\n",
+    fx_expect("+PONG\r\n", run("pInG", NULL));
+    fx_expect("*5\r\n:0\r\n:16\r\n:15\r\n:-1\r\n:2\r\n",
            run("cl.THROTTLE", "user123", "15", "30", "60", NULL));
 }
 END_TEST
 
 START_TEST(test_arity_is_checked_before_the_handler)
 {
-    expect("-ERR wrong number of arguments for 'get' command\r\n",
+    fx_expect("-ERR wrong number of arguments for 'get' command\r\n",
            run("GET", NULL));
-    expect("-ERR wrong number of arguments for 'rl.fixed' command\r\n",
+    fx_expect("-ERR wrong number of arguments for 'rl.fixed' command\r\n",
            run("RL.FIXED", "k", "1", NULL));
     size_t n;
     struct cmd *t = cmd_table(&n);
@@ -126,21 +94,21 @@ END_TEST
 
 START_TEST(test_subcommands_have_their_own_table_and_arity)
 {
-    expect("-ERR unknown subcommand 'nosuch'. Try CONFIG HELP.\r\n",
+    fx_expect("-ERR unknown subcommand 'nosuch'. Try CONFIG HELP.\r\n",
            run("CONFIG", "nosuch", NULL));
-    expect("-ERR wrong number of arguments for 'client|setname' command\r\n",
+    fx_expect("-ERR wrong number of arguments for 'client|setname' command\r\n",
            run("CLIENT", "SETNAME", NULL));
-    expect("+OK\r\n", run("client", "setname", "me", NULL));
-    expect("$2\r\nme\r\n", run("CLIENT", "GETNAME", NULL));
+    fx_expect("+OK\r\n", run("client", "setname", "me", NULL));
+    fx_expect("$2\r\nme\r\n", run("CLIENT", "GETNAME", NULL));
 }
 END_TEST
 
 START_TEST(test_flags_gate_commands_before_auth)
 {
     client->authenticated = false;
-    expect("-NOAUTH Authentication required.\r\n", run("GET", "k", NULL));
+    fx_expect("-NOAUTH Authentication required.\r\n", run("GET", "k", NULL));
     /* no_auth commands run; AUTH without requirepass says so, as Redis. */
-    expect("-ERR AUTH <password> called without any password configured for "
+    fx_expect("-ERR AUTH <password> called without any password configured for "
            "the default user. Are you sure your configuration is correct?"
            "\r\n", run("AUTH", "x", NULL));
     char *got = run("HELLO", "3", NULL);
@@ -179,7 +147,7 @@ END_TEST
 
 START_TEST(test_commands_ask_the_connection_through_request_bits)
 {
-    expect("+OK\r\n", run("QUIT", NULL));
+    fx_expect("+OK\r\n", run("QUIT", NULL));
     ck_assert_uint_eq(client->requests & CLIENT_CLOSE_AFTER_REPLY,
                       CLIENT_CLOSE_AFTER_REPLY);
 }

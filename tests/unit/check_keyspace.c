@@ -24,6 +24,7 @@
 #include "server/keyspace.h"
 #include "server/multi.h"
 #include "server/server.h"
+#include "tests/unit/fixture.h"
 #include "tests/unit/suites.h"
 
 #define MS   INT64_C(1000000)
@@ -1051,12 +1052,7 @@ END_TEST
 static struct conn *
 new_client(void)
 {
-    struct conn *c = calloc(1, sizeof(*c));
-    ck_assert_ptr_nonnull(c);
-    obuf_init(&c->out);
-    c->proto = 2;
-    c->authenticated = true;
-    return c;
+    return fx_client(2);
 }
 
 static void

@@ -18,6 +18,7 @@
 #include "server/keyspace.h"
 #include "server/multi.h"
 #include "server/server.h"
+#include "tests/unit/fixture.h"
 #include "tests/unit/suites.h"
 
 #define MS   INT64_C(1000000)
@@ -29,12 +30,7 @@ static struct conn *a, *b;
 static struct conn *
 new_client(void)
 {
-    struct conn *c = calloc(1, sizeof(*c));
-    ck_assert_ptr_nonnull(c);
-    obuf_init(&c->out);
-    c->proto = 2;
-    c->authenticated = true;
-    return c;
+    return fx_client(2);
 }
 
 static void
@@ -80,45 +76,12 @@ teardown(void)
 static char *
 run(struct conn *c, const char *first, ...)
 {
-    char *argv[16];
-    size_t lens[16];
-    size_t argc = 0;
+    ck_assert(keyspace_select(c->db));
     va_list ap;
     va_start(ap, first);
-    for (const char *x = first; x != NULL && argc < 16;
-         x = va_arg(ap, const char *)) {
-        argv[argc] = (char *)x;
-        lens[argc++] = strlen(x);
-    }
+    char *out = fx_vrun(c, first, ap);
     va_end(ap);
-    ck_assert(keyspace_select(c->db));
-    struct resp_request req = { argc, argv, lens, 0 };
-    c->hint.valid = false;
-    cmd_batch_begin();
-    cmd_execute(c, &req);
-
-    size_t n = obuf_pending(&c->out);
-    char *out = malloc(n + 1);
-    ck_assert_ptr_nonnull(out);
-    struct iovec iov[64];
-    size_t got = 0, bytes;
-    while (got < n) {
-        size_t k = obuf_iov(&c->out, 0, iov, 64, &bytes);
-        for (size_t i = 0; i < k; i++) {
-            memcpy(out + got, iov[i].iov_base, iov[i].iov_len);
-            got += iov[i].iov_len;
-        }
-        obuf_consume(&c->out, bytes);
-    }
-    out[n] = '\0';
     return out;
-}
-
-static void
-expect(const char *want, char *got)
-{
-    ck_assert_str_eq(got, want);
-    free(got);
 }
 
 #define OK      "+OK\r\n"
@@ -140,50 +103,50 @@ key_exists(int db, const char *key)
 
 START_TEST(test_exec_runs_the_queue_in_order_and_answers_every_reply)
 {
-    expect(OK, run(a, "MULTI", NULL));
+    fx_expect(OK, run(a, "MULTI", NULL));
     ck_assert(multi_open(a, a->multi));
-    expect(QUEUED, run(a, "INCREX", "n", "BYINT", "5", NULL));
-    expect(QUEUED, run(a, "INCREX", "n", "BYINT", "2", NULL));
-    expect(QUEUED, run(a, "GET", "n", NULL));
+    fx_expect(QUEUED, run(a, "INCREX", "n", "BYINT", "5", NULL));
+    fx_expect(QUEUED, run(a, "INCREX", "n", "BYINT", "2", NULL));
+    fx_expect(QUEUED, run(a, "GET", "n", NULL));
     ck_assert_uint_eq(a->multi->ncmds, 3);
     ck_assert(!key_exists(0, "n"));             /* nothing ran yet */
-    expect("*3\r\n*2\r\n:5\r\n:5\r\n*2\r\n:7\r\n:2\r\n$1\r\n7\r\n",
+    fx_expect("*3\r\n*2\r\n:5\r\n:5\r\n*2\r\n:7\r\n:2\r\n$1\r\n7\r\n",
            run(a, "EXEC", NULL));
     ck_assert_ptr_null(a->multi);               /* no state left */
     ck_assert_uint_eq(multi_memory(a), 0);
-    expect("$1\r\n7\r\n", run(b, "GET", "n", NULL));
+    fx_expect("$1\r\n7\r\n", run(b, "GET", "n", NULL));
 }
 END_TEST
 
 START_TEST(test_discard_runs_nothing)
 {
-    expect(OK, run(a, "MULTI", NULL));
-    expect(QUEUED, run(a, "INCREX", "n", NULL));
-    expect(OK, run(a, "DISCARD", NULL));
+    fx_expect(OK, run(a, "MULTI", NULL));
+    fx_expect(QUEUED, run(a, "INCREX", "n", NULL));
+    fx_expect(OK, run(a, "DISCARD", NULL));
     ck_assert_ptr_null(a->multi);
     ck_assert(!key_exists(0, "n"));
-    expect("-ERR EXEC without MULTI\r\n", run(a, "EXEC", NULL));
-    expect("-ERR DISCARD without MULTI\r\n", run(a, "DISCARD", NULL));
+    fx_expect("-ERR EXEC without MULTI\r\n", run(a, "EXEC", NULL));
+    fx_expect("-ERR DISCARD without MULTI\r\n", run(a, "DISCARD", NULL));
 }
 END_TEST
 
 START_TEST(test_an_empty_transaction_answers_an_empty_array)
 {
-    expect(OK, run(a, "MULTI", NULL));
-    expect("*0\r\n", run(a, "EXEC", NULL));
+    fx_expect(OK, run(a, "MULTI", NULL));
+    fx_expect("*0\r\n", run(a, "EXEC", NULL));
 }
 END_TEST
 
 START_TEST(test_control_commands_inside_multi_are_answered_not_queued)
 {
-    expect(OK, run(a, "MULTI", NULL));
-    expect("-ERR MULTI calls can not be nested\r\n", run(a, "MULTI", NULL));
-    expect("-ERR WATCH inside MULTI is not allowed\r\n",
+    fx_expect(OK, run(a, "MULTI", NULL));
+    fx_expect("-ERR MULTI calls can not be nested\r\n", run(a, "MULTI", NULL));
+    fx_expect("-ERR WATCH inside MULTI is not allowed\r\n",
            run(a, "WATCH", "k", NULL));
-    expect(QUEUED, run(a, "INCREX", "k", NULL));
+    fx_expect(QUEUED, run(a, "INCREX", "k", NULL));
     ck_assert_uint_eq(a->multi->ncmds, 1);
     /* Neither refusal dirtied the transaction: it runs. */
-    expect("*1\r\n" INCR1, run(a, "EXEC", NULL));
+    fx_expect("*1\r\n" INCR1, run(a, "EXEC", NULL));
 }
 END_TEST
 
@@ -202,14 +165,14 @@ START_TEST(test_a_refused_command_aborts_the_transaction)
         "-ERR Command not allowed inside a transaction\r\n",
     };
     for (size_t i = 0; i < 3; i++) {
-        expect(OK, run(a, "MULTI", NULL));
-        expect(QUEUED, run(a, "INCREX", "n", NULL));
-        expect(why[i], run(a, refused[i][0], refused[i][1], NULL));
+        fx_expect(OK, run(a, "MULTI", NULL));
+        fx_expect(QUEUED, run(a, "INCREX", "n", NULL));
+        fx_expect(why[i], run(a, refused[i][0], refused[i][1], NULL));
         ck_assert(a->multi->flags & MULTI_DIRTY_EXEC);
         /* Once dirty, nothing more is kept. */
-        expect(QUEUED, run(a, "INCREX", "m", NULL));
+        fx_expect(QUEUED, run(a, "INCREX", "m", NULL));
         ck_assert_uint_eq(a->multi->ncmds, 1);
-        expect("-EXECABORT Transaction discarded because of previous "
+        fx_expect("-EXECABORT Transaction discarded because of previous "
                "errors.\r\n", run(a, "EXEC", NULL));
         ck_assert_ptr_null(a->multi);
         ck_assert(!key_exists(0, "n") && !key_exists(0, "m"));
@@ -225,12 +188,12 @@ START_TEST(test_the_queue_memory_is_counted_and_released)
     memset(big, 'v', 1000);
     big[1000] = '\0';
     ck_assert_uint_eq(multi_memory(a), 0);
-    expect(OK, run(a, "MULTI", NULL));
+    fx_expect(OK, run(a, "MULTI", NULL));
     size_t empty = multi_memory(a);
     ck_assert_uint_gt(empty, 0);
     size_t last = empty;
     for (int i = 0; i < 10; i++) {
-        expect(QUEUED, run(a, "ECHO", big, NULL));
+        fx_expect(QUEUED, run(a, "ECHO", big, NULL));
         size_t now = multi_memory(a);
         /* Each holds at least its argument bytes. */
         ck_assert_uint_ge(now, last + 1000 + 4);
@@ -251,12 +214,12 @@ END_TEST
 
 START_TEST(test_a_key_written_by_another_client_fails_exec)
 {
-    expect(OK, run(a, "WATCH", "k", NULL));
-    expect(INCR1, run(b, "INCREX", "k", NULL));
-    expect(OK, run(a, "MULTI", NULL));
-    expect(QUEUED, run(a, "INCREX", "k", "BYINT", "10", NULL));
-    expect(NULLARR, run(a, "EXEC", NULL));
-    expect("$1\r\n1\r\n", run(b, "GET", "k", NULL));    /* not run */
+    fx_expect(OK, run(a, "WATCH", "k", NULL));
+    fx_expect(INCR1, run(b, "INCREX", "k", NULL));
+    fx_expect(OK, run(a, "MULTI", NULL));
+    fx_expect(QUEUED, run(a, "INCREX", "k", "BYINT", "10", NULL));
+    fx_expect(NULLARR, run(a, "EXEC", NULL));
+    fx_expect("$1\r\n1\r\n", run(b, "GET", "k", NULL));    /* not run */
     ck_assert_ptr_null(a->multi);
     ck_assert_uint_eq(srv.watched_keys, 0);
 }
@@ -264,56 +227,56 @@ END_TEST
 
 START_TEST(test_an_untouched_watch_lets_exec_run)
 {
-    expect(INCR1, run(b, "INCREX", "k", NULL));
-    expect(OK, run(a, "WATCH", "k", "other", NULL));
+    fx_expect(INCR1, run(b, "INCREX", "k", NULL));
+    fx_expect(OK, run(a, "WATCH", "k", "other", NULL));
     ck_assert_uint_eq(srv.watched_keys, 2);
-    expect(INCR1, run(b, "INCREX", "unrelated", NULL));
+    fx_expect(INCR1, run(b, "INCREX", "unrelated", NULL));
     /* The same name in another database is another key. */
     b->db = 1;
-    expect(INCR1, run(b, "INCREX", "k", NULL));
+    fx_expect(INCR1, run(b, "INCREX", "k", NULL));
     b->db = 0;
-    expect(OK, run(a, "MULTI", NULL));
-    expect(QUEUED, run(a, "INCREX", "k", NULL));
-    expect("*1\r\n*2\r\n:2\r\n:1\r\n", run(a, "EXEC", NULL));
+    fx_expect(OK, run(a, "MULTI", NULL));
+    fx_expect(QUEUED, run(a, "INCREX", "k", NULL));
+    fx_expect("*1\r\n*2\r\n:2\r\n:1\r\n", run(a, "EXEC", NULL));
     ck_assert_uint_eq(srv.watched_keys, 0);       /* EXEC unwatches */
 }
 END_TEST
 
 START_TEST(test_unwatch_forgets_a_change)
 {
-    expect(OK, run(a, "WATCH", "k", NULL));
-    expect(INCR1, run(b, "INCREX", "k", NULL));
+    fx_expect(OK, run(a, "WATCH", "k", NULL));
+    fx_expect(INCR1, run(b, "INCREX", "k", NULL));
     ck_assert(a->multi->flags & MULTI_DIRTY_CAS);
-    expect(OK, run(a, "UNWATCH", NULL));
+    fx_expect(OK, run(a, "UNWATCH", NULL));
     ck_assert_ptr_null(a->multi);
-    expect(OK, run(a, "MULTI", NULL));
-    expect(QUEUED, run(a, "INCREX", "k", NULL));
-    expect("*1\r\n*2\r\n:2\r\n:1\r\n", run(a, "EXEC", NULL));
+    fx_expect(OK, run(a, "MULTI", NULL));
+    fx_expect(QUEUED, run(a, "INCREX", "k", NULL));
+    fx_expect("*1\r\n*2\r\n:2\r\n:1\r\n", run(a, "EXEC", NULL));
 }
 END_TEST
 
 /* A client's own write after its WATCH dirties it too (Redis). */
 START_TEST(test_a_clients_own_write_dirties_its_watch)
 {
-    expect(OK, run(a, "WATCH", "k", NULL));
-    expect(INCR1, run(a, "INCREX", "k", NULL));
-    expect(OK, run(a, "MULTI", NULL));
-    expect(QUEUED, run(a, "INCREX", "k", NULL));
-    expect(NULLARR, run(a, "EXEC", NULL));
+    fx_expect(OK, run(a, "WATCH", "k", NULL));
+    fx_expect(INCR1, run(a, "INCREX", "k", NULL));
+    fx_expect(OK, run(a, "MULTI", NULL));
+    fx_expect(QUEUED, run(a, "INCREX", "k", NULL));
+    fx_expect(NULLARR, run(a, "EXEC", NULL));
 }
 END_TEST
 
 START_TEST(test_two_watchers_of_a_key_both_hear_and_others_do_not)
 {
     struct conn *c = new_client();
-    expect(OK, run(a, "WATCH", "k", NULL));
-    expect(OK, run(b, "WATCH", "k", NULL));
-    expect(OK, run(c, "WATCH", "j", NULL));
-    expect(OK, run(a, "WATCH", "k", NULL));         /* again: once */
+    fx_expect(OK, run(a, "WATCH", "k", NULL));
+    fx_expect(OK, run(b, "WATCH", "k", NULL));
+    fx_expect(OK, run(c, "WATCH", "j", NULL));
+    fx_expect(OK, run(a, "WATCH", "k", NULL));         /* again: once */
     ck_assert_uint_eq(a->multi->nwatched, 1);
     ck_assert_uint_eq(srv.watched_keys, 2);
     struct conn *w = new_client();
-    expect(INCR1, run(w, "INCREX", "k", NULL));
+    fx_expect(INCR1, run(w, "INCREX", "k", NULL));
     ck_assert(a->multi->flags & MULTI_DIRTY_CAS);
     ck_assert(b->multi->flags & MULTI_DIRTY_CAS);
     ck_assert(!(c->multi->flags & MULTI_DIRTY_CAS));
@@ -328,46 +291,46 @@ END_TEST
 START_TEST(test_delete_expiry_flush_and_swap_dirty_the_watch)
 {
     /* DEL */
-    expect(INCR1, run(b, "INCREX", "k", NULL));
-    expect(OK, run(a, "WATCH", "k", NULL));
-    expect(":1\r\n", run(b, "DEL", "k", NULL));
-    expect(OK, run(a, "MULTI", NULL));
-    expect(NULLARR, run(a, "EXEC", NULL));
+    fx_expect(INCR1, run(b, "INCREX", "k", NULL));
+    fx_expect(OK, run(a, "WATCH", "k", NULL));
+    fx_expect(":1\r\n", run(b, "DEL", "k", NULL));
+    fx_expect(OK, run(a, "MULTI", NULL));
+    fx_expect(NULLARR, run(a, "EXEC", NULL));
 
     /* Expiry, found when EXEC looks (no write at all). */
-    expect(INCR1, run(b, "INCREX", "e", "BYINT", "1", "PX", "100", NULL));
-    expect(OK, run(a, "WATCH", "e", NULL));
+    fx_expect(INCR1, run(b, "INCREX", "e", "BYINT", "1", "PX", "100", NULL));
+    fx_expect(OK, run(a, "WATCH", "e", NULL));
     clock_set_fake_wall(T0 + 101 * MS);
-    expect(OK, run(a, "MULTI", NULL));
-    expect(NULLARR, run(a, "EXEC", NULL));
+    fx_expect(OK, run(a, "MULTI", NULL));
+    fx_expect(NULLARR, run(a, "EXEC", NULL));
 
     /* A key already dead when watched is no change later. */
-    expect(OK, run(a, "WATCH", "e", NULL));
-    expect(OK, run(a, "MULTI", NULL));
-    expect("*0\r\n", run(a, "EXEC", NULL));
+    fx_expect(OK, run(a, "WATCH", "e", NULL));
+    fx_expect(OK, run(a, "MULTI", NULL));
+    fx_expect("*0\r\n", run(a, "EXEC", NULL));
 
     /* FLUSHDB of the key's database; FLUSHDB of another one is not. */
-    expect(INCR1, run(b, "INCREX", "f", NULL));
-    expect(OK, run(a, "WATCH", "f", NULL));
+    fx_expect(INCR1, run(b, "INCREX", "f", NULL));
+    fx_expect(OK, run(a, "WATCH", "f", NULL));
     b->db = 2;
-    expect(OK, run(b, "FLUSHDB", NULL));
+    fx_expect(OK, run(b, "FLUSHDB", NULL));
     b->db = 0;
     ck_assert(!(a->multi->flags & MULTI_DIRTY_CAS));
-    expect(OK, run(b, "FLUSHALL", NULL));
-    expect(OK, run(a, "MULTI", NULL));
-    expect(NULLARR, run(a, "EXEC", NULL));
+    fx_expect(OK, run(b, "FLUSHALL", NULL));
+    fx_expect(OK, run(a, "MULTI", NULL));
+    fx_expect(NULLARR, run(a, "EXEC", NULL));
 
     /* SWAPDB: the watched name exists in one of the two databases. */
     b->db = 4;
-    expect(INCR1, run(b, "INCREX", "s", NULL));
+    fx_expect(INCR1, run(b, "INCREX", "s", NULL));
     b->db = 0;
-    expect(OK, run(a, "WATCH", "s", "absent", NULL));
-    expect(OK, run(b, "SWAPDB", "0", "5", NULL));
+    fx_expect(OK, run(a, "WATCH", "s", "absent", NULL));
+    fx_expect(OK, run(b, "SWAPDB", "0", "5", NULL));
     ck_assert(!(a->multi->flags & MULTI_DIRTY_CAS));    /* not in 0 or 5 */
-    expect(OK, run(b, "SWAPDB", "0", "4", NULL));
+    fx_expect(OK, run(b, "SWAPDB", "0", "4", NULL));
     ck_assert(a->multi->flags & MULTI_DIRTY_CAS);
-    expect(OK, run(a, "MULTI", NULL));
-    expect(NULLARR, run(a, "EXEC", NULL));
+    fx_expect(OK, run(a, "MULTI", NULL));
+    fx_expect(NULLARR, run(a, "EXEC", NULL));
     ck_assert(key_exists(0, "s"));
 }
 END_TEST
@@ -375,10 +338,10 @@ END_TEST
 START_TEST(test_a_failed_exec_answers_null_in_resp3_too)
 {
     a->proto = 3;
-    expect(OK, run(a, "WATCH", "k", NULL));
-    expect(INCR1, run(b, "INCREX", "k", NULL));
-    expect(OK, run(a, "MULTI", NULL));
-    expect("_\r\n", run(a, "EXEC", NULL));
+    fx_expect(OK, run(a, "WATCH", "k", NULL));
+    fx_expect(INCR1, run(b, "INCREX", "k", NULL));
+    fx_expect(OK, run(a, "MULTI", NULL));
+    fx_expect("_\r\n", run(a, "EXEC", NULL));
 }
 END_TEST
 
@@ -389,20 +352,20 @@ START_TEST(test_many_watched_keys_are_registered_and_released)
     char key[16];
     for (int i = 0; i < 200; i++) {
         snprintf(key, sizeof(key), "w%d", i);
-        expect(OK, run(a, "WATCH", key, NULL));
+        fx_expect(OK, run(a, "WATCH", key, NULL));
     }
     ck_assert_uint_eq(srv.watched_keys, 200);
     ck_assert_uint_eq(a->multi->nwatched, 200);
-    expect(INCR1, run(b, "INCREX", "w199x", NULL));
+    fx_expect(INCR1, run(b, "INCREX", "w199x", NULL));
     ck_assert(!(a->multi->flags & MULTI_DIRTY_CAS));
-    expect(OK, run(a, "MULTI", NULL));
-    expect(OK, run(a, "DISCARD", NULL));
+    fx_expect(OK, run(a, "MULTI", NULL));
+    fx_expect(OK, run(a, "DISCARD", NULL));
     ck_assert_uint_eq(srv.watched_keys, 0);
     for (int i = 0; i < 200; i++) {
         snprintf(key, sizeof(key), "w%d", i);
-        expect(OK, run(a, "WATCH", key, NULL));
+        fx_expect(OK, run(a, "WATCH", key, NULL));
     }
-    expect(INCR1, run(b, "INCREX", "w123", NULL));
+    fx_expect(INCR1, run(b, "INCREX", "w123", NULL));
     ck_assert(a->multi->flags & MULTI_DIRTY_CAS);
     ck_assert_uint_eq(srv.watched_keys, 0);  /* a dirty client unwatches */
 }

@@ -21,6 +21,7 @@
 #include "server/keyspace.h"
 #include "server/pubsub.h"
 #include "server/server.h"
+#include "tests/unit/fixture.h"
 #include "tests/unit/suites.h"
 
 #define NCLIENTS 4
@@ -32,12 +33,7 @@ static struct conn *cl[NCLIENTS];
 static struct conn *
 new_client(int proto)
 {
-    struct conn *c = calloc(1, sizeof(*c));
-    ck_assert_ptr_nonnull(c);
-    obuf_init(&c->out);
-    c->proto = proto;
-    c->authenticated = true;
-    return c;
+    return fx_client(proto);
 }
 
 static void
@@ -79,49 +75,7 @@ teardown(void)
 static char *
 take_output(struct conn *c)
 {
-    size_t n = obuf_pending(&c->out);
-    char *out = malloc(n + 1);
-    ck_assert_ptr_nonnull(out);
-    struct iovec iov[64];
-    size_t got = 0, bytes;
-    while (got < n) {
-        size_t k = obuf_iov(&c->out, 0, iov, 64, &bytes);
-        for (size_t i = 0; i < k; i++) {
-            memcpy(out + got, iov[i].iov_base, iov[i].iov_len);
-            got += iov[i].iov_len;
-        }
-        obuf_consume(&c->out, bytes);
-    }
-    out[n] = '\0';
-    return out;
-}
-
-static char *
-run(struct conn *c, const char *first, ...)
-{
-    char *argv[16];
-    size_t lens[16];
-    size_t argc = 0;
-    va_list ap;
-    va_start(ap, first);
-    for (const char *x = first; x != NULL && argc < 16;
-         x = va_arg(ap, const char *)) {
-        argv[argc] = (char *)x;
-        lens[argc++] = strlen(x);
-    }
-    va_end(ap);
-    struct resp_request req = { argc, argv, lens, 0 };
-    c->hint.valid = false;
-    cmd_batch_begin();
-    cmd_execute(c, &req);
-    return take_output(c);
-}
-
-static void
-expect(const char *want, char *got)
-{
-    ck_assert_str_eq(got, want);
-    free(got);
+    return fx_take(&c->out, NULL);
 }
 
 /* The clients client_note_fed() listed since the last call, as a bit
@@ -150,14 +104,14 @@ fed_mask(void)
 
 START_TEST(test_subscribe_answers_each_name_with_the_running_count)
 {
-    expect("*3\r\n$9\r\nsubscribe\r\n$1\r\na\r\n:1\r\n"
+    fx_expect("*3\r\n$9\r\nsubscribe\r\n$1\r\na\r\n:1\r\n"
            "*3\r\n$9\r\nsubscribe\r\n$1\r\nb\r\n:2\r\n",
-           run(cl[0], "SUBSCRIBE", "a", "b", NULL));
+           fx_run(cl[0], "SUBSCRIBE", "a", "b", NULL));
     /* Again: no new subscription, the same count. */
-    expect("*3\r\n$9\r\nsubscribe\r\n$1\r\na\r\n:2\r\n",
-           run(cl[0], "SUBSCRIBE", "a", NULL));
-    expect("*3\r\n$10\r\npsubscribe\r\n$2\r\nn*\r\n:3\r\n",
-           run(cl[0], "PSUBSCRIBE", "n*", NULL));
+    fx_expect("*3\r\n$9\r\nsubscribe\r\n$1\r\na\r\n:2\r\n",
+           fx_run(cl[0], "SUBSCRIBE", "a", NULL));
+    fx_expect("*3\r\n$10\r\npsubscribe\r\n$2\r\nn*\r\n:3\r\n",
+           fx_run(cl[0], "PSUBSCRIBE", "n*", NULL));
     ck_assert_uint_eq(pubsub_count(cl[0], false), 2);
     ck_assert_uint_eq(pubsub_count(cl[0], true), 1);
     size_t len;
@@ -175,23 +129,23 @@ END_TEST
 
 START_TEST(test_unsubscribe_without_names_drops_all_in_order)
 {
-    free(run(cl[0], "SUBSCRIBE", "x", "y", "z", NULL));
-    free(run(cl[0], "PSUBSCRIBE", "p*", NULL));
-    expect("*3\r\n$11\r\nunsubscribe\r\n$1\r\nx\r\n:3\r\n"
+    free(fx_run(cl[0], "SUBSCRIBE", "x", "y", "z", NULL));
+    free(fx_run(cl[0], "PSUBSCRIBE", "p*", NULL));
+    fx_expect("*3\r\n$11\r\nunsubscribe\r\n$1\r\nx\r\n:3\r\n"
            "*3\r\n$11\r\nunsubscribe\r\n$1\r\ny\r\n:2\r\n"
            "*3\r\n$11\r\nunsubscribe\r\n$1\r\nz\r\n:1\r\n",
-           run(cl[0], "UNSUBSCRIBE", NULL));
+           fx_run(cl[0], "UNSUBSCRIBE", NULL));
     ck_assert_uint_eq(pubsub_count(cl[0], false), 0);
     ck_assert_uint_eq(pubsub_channel_total(), 0);
     /* Nothing left: a null name. */
-    expect("*3\r\n$11\r\nunsubscribe\r\n$-1\r\n:1\r\n",
-           run(cl[0], "UNSUBSCRIBE", NULL));
+    fx_expect("*3\r\n$11\r\nunsubscribe\r\n$-1\r\n:1\r\n",
+           fx_run(cl[0], "UNSUBSCRIBE", NULL));
     /* A name never subscribed: answered, the count unchanged. */
-    expect("*3\r\n$12\r\npunsubscribe\r\n$2\r\nq*\r\n:1\r\n",
-           run(cl[0], "PUNSUBSCRIBE", "q*", NULL));
+    fx_expect("*3\r\n$12\r\npunsubscribe\r\n$2\r\nq*\r\n:1\r\n",
+           fx_run(cl[0], "PUNSUBSCRIBE", "q*", NULL));
     ck_assert_int_eq(pubsub_unsubscribe(cl[0], "q*", 2, true), 0);
-    expect("*3\r\n$12\r\npunsubscribe\r\n$2\r\np*\r\n:0\r\n",
-           run(cl[0], "PUNSUBSCRIBE", NULL));
+    fx_expect("*3\r\n$12\r\npunsubscribe\r\n$2\r\np*\r\n:0\r\n",
+           fx_run(cl[0], "PUNSUBSCRIBE", NULL));
     ck_assert_uint_eq(pubsub_numpat(), 0);
 }
 END_TEST
@@ -200,16 +154,16 @@ END_TEST
  * and RESET; a RESP3 one may do anything. */
 START_TEST(test_a_subscribed_resp2_client_is_limited)
 {
-    free(run(cl[0], "SUBSCRIBE", "c", NULL));
-    expect("-ERR Can't execute 'get': only (P|S)SUBSCRIBE / (P|S)UNSUBSCRIBE "
+    free(fx_run(cl[0], "SUBSCRIBE", "c", NULL));
+    fx_expect("-ERR Can't execute 'get': only (P|S)SUBSCRIBE / (P|S)UNSUBSCRIBE "
            "/ PING / QUIT / RESET are allowed in this context\r\n",
-           run(cl[0], "GET", "k", NULL));
-    char *pong = run(cl[0], "PING", NULL);
+           fx_run(cl[0], "GET", "k", NULL));
+    char *pong = fx_run(cl[0], "PING", NULL);
     ck_assert_int_ne(pong[0], '-');
     free(pong);
     cl[1]->proto = 3;
-    free(run(cl[1], "SUBSCRIBE", "c", NULL));
-    expect("_\r\n", run(cl[1], "GET", "k", NULL));
+    free(fx_run(cl[1], "SUBSCRIBE", "c", NULL));
+    fx_expect("_\r\n", fx_run(cl[1], "GET", "k", NULL));
 }
 END_TEST
 
@@ -220,18 +174,18 @@ END_TEST
 START_TEST(test_publish_reaches_exactly_the_subscribers_in_their_protocol)
 {
     cl[2]->proto = 3;
-    free(run(cl[0], "SUBSCRIBE", "news", NULL));
-    free(run(cl[1], "SUBSCRIBE", "other", NULL));
-    free(run(cl[2], "SUBSCRIBE", "news", NULL));
-    free(run(cl[2], "PSUBSCRIBE", "n*", NULL));
+    free(fx_run(cl[0], "SUBSCRIBE", "news", NULL));
+    free(fx_run(cl[1], "SUBSCRIBE", "other", NULL));
+    free(fx_run(cl[2], "SUBSCRIBE", "news", NULL));
+    free(fx_run(cl[2], "PSUBSCRIBE", "n*", NULL));
     ck_assert_uint_eq(fed_mask(), 0);
-    expect(":3\r\n", run(cl[3], "PUBLISH", "news", "hello", NULL));
+    fx_expect(":3\r\n", fx_run(cl[3], "PUBLISH", "news", "hello", NULL));
     ck_assert(cl[3]->requests & CLIENT_FEEDS);
     ck_assert_uint_eq(fed_mask(), (1u << 0) | (1u << 2));
-    expect("*3\r\n$7\r\nmessage\r\n$4\r\nnews\r\n$5\r\nhello\r\n",
+    fx_expect("*3\r\n$7\r\nmessage\r\n$4\r\nnews\r\n$5\r\nhello\r\n",
            take_output(cl[0]));
-    expect("", take_output(cl[1]));
-    expect(">3\r\n$7\r\nmessage\r\n$4\r\nnews\r\n$5\r\nhello\r\n"
+    fx_expect("", take_output(cl[1]));
+    fx_expect(">3\r\n$7\r\nmessage\r\n$4\r\nnews\r\n$5\r\nhello\r\n"
            ">4\r\n$8\r\npmessage\r\n$2\r\nn*\r\n$4\r\nnews\r\n$5\r\nhello\r\n",
            take_output(cl[2]));
     /* Binary-safe: the message as given, NULs included. */
@@ -242,7 +196,7 @@ START_TEST(test_publish_reaches_exactly_the_subscribers_in_their_protocol)
                      36);
     free(got);
     /* Nobody listens: nobody is fed. */
-    expect(":0\r\n", run(cl[3], "PUBLISH", "silence", "x", NULL));
+    fx_expect(":0\r\n", fx_run(cl[3], "PUBLISH", "silence", "x", NULL));
     ck_assert_uint_eq(fed_mask(), 0);
 }
 END_TEST
@@ -279,7 +233,7 @@ START_TEST(test_patterns_match_as_redis_globs)
             if (n != NULL) {
                 ck_assert_msg(pubsub_publish(n, strlen(n), "m", 1) == 0,
                               "%s should not match %s", cases[i].pattern, n);
-                expect("", take_output(cl[0]));
+                fx_expect("", take_output(cl[0]));
                 checked++;
             }
         }
@@ -316,9 +270,9 @@ END_TEST
 /* A client that goes away is taken off every channel and pattern. */
 START_TEST(test_a_forgotten_client_hears_nothing_more)
 {
-    free(run(cl[0], "SUBSCRIBE", "c1", "c2", NULL));
-    free(run(cl[0], "PSUBSCRIBE", "c*", NULL));
-    free(run(cl[1], "SUBSCRIBE", "c1", NULL));
+    free(fx_run(cl[0], "SUBSCRIBE", "c1", "c2", NULL));
+    free(fx_run(cl[0], "PSUBSCRIBE", "c*", NULL));
+    free(fx_run(cl[1], "SUBSCRIBE", "c1", NULL));
     ck_assert_uint_eq(pubsub_numsub("c1", 2), 2);
     pubsub_forget(cl[0]);
     ck_assert_ptr_null(cl[0]->subs);
@@ -338,23 +292,23 @@ END_TEST
 
 START_TEST(test_pubsub_counts_channels_subscribers_and_unique_patterns)
 {
-    free(run(cl[0], "SUBSCRIBE", "news.1", "news.2", "sport", NULL));
-    free(run(cl[1], "SUBSCRIBE", "news.1", NULL));
-    free(run(cl[1], "PSUBSCRIBE", "news.*", "x*", NULL));
-    free(run(cl[2], "PSUBSCRIBE", "news.*", NULL));
-    expect("*6\r\n$6\r\nnews.1\r\n:2\r\n$6\r\nnews.2\r\n:1\r\n"
+    free(fx_run(cl[0], "SUBSCRIBE", "news.1", "news.2", "sport", NULL));
+    free(fx_run(cl[1], "SUBSCRIBE", "news.1", NULL));
+    free(fx_run(cl[1], "PSUBSCRIBE", "news.*", "x*", NULL));
+    free(fx_run(cl[2], "PSUBSCRIBE", "news.*", NULL));
+    fx_expect("*6\r\n$6\r\nnews.1\r\n:2\r\n$6\r\nnews.2\r\n:1\r\n"
            "$4\r\nnone\r\n:0\r\n",
-           run(cl[3], "PUBSUB", "NUMSUB", "news.1", "news.2", "none", NULL));
-    expect(":2\r\n", run(cl[3], "PUBSUB", "NUMPAT", NULL));
+           fx_run(cl[3], "PUBSUB", "NUMSUB", "news.1", "news.2", "none", NULL));
+    fx_expect(":2\r\n", fx_run(cl[3], "PUBSUB", "NUMPAT", NULL));
     ck_assert_uint_eq(pubsub_channel_total(), 3);
     /* CHANNELS: each once, in table order; a pattern filters them. */
-    char *all = run(cl[3], "PUBSUB", "CHANNELS", NULL);
+    char *all = fx_run(cl[3], "PUBSUB", "CHANNELS", NULL);
     ck_assert(strncmp(all, "*3\r\n", 4) == 0);
     ck_assert_ptr_nonnull(strstr(all, "$6\r\nnews.1\r\n"));
     ck_assert_ptr_nonnull(strstr(all, "$6\r\nnews.2\r\n"));
     ck_assert_ptr_nonnull(strstr(all, "$5\r\nsport\r\n"));
     free(all);
-    char *news = run(cl[3], "PUBSUB", "CHANNELS", "news.*", NULL);
+    char *news = fx_run(cl[3], "PUBSUB", "CHANNELS", "news.*", NULL);
     ck_assert(strncmp(news, "*2\r\n", 4) == 0);
     ck_assert_ptr_null(strstr(news, "sport"));
     free(news);
