@@ -6,6 +6,7 @@
 #include "lib/mem.h"
 
 #include <malloc.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <unistd.h>
@@ -75,6 +76,29 @@ void
 mem_uncharge(size_t n)
 {
     used_bytes -= n;
+}
+
+bool
+mem_reserve(unsigned char **p, size_t *cap, size_t used, size_t more,
+            size_t first)
+{
+    if (*cap - used >= more) {
+        return true;
+    }
+    size_t want = *cap ? *cap : (first > 0 ? first : 1);
+    while (want - used < more) {
+        if (want > SIZE_MAX / 2) {
+            return false;
+        }
+        want *= 2;
+    }
+    unsigned char *q = mem_realloc(*p, want);
+    if (q == NULL) {
+        return false;
+    }
+    *p = q;
+    *cap = want;
+    return true;
 }
 
 size_t

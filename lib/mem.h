@@ -9,6 +9,7 @@
 #ifndef CELLGATE_MEM_H
 #define CELLGATE_MEM_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 void *mem_malloc(size_t size);
@@ -20,6 +21,13 @@ void mem_free(void *p);
  * (the store's slabs): counted as the pieces are taken and given back. */
 void mem_charge(size_t n);
 void mem_uncharge(size_t n);
+
+/* Room for `more` bytes after the `used` ones of the buffer *p of *cap
+ * bytes: its capacity doubled (from `first` when it has none) until they
+ * fit. false, with *p and *cap untouched, when the size would overflow or
+ * memory runs out. */
+bool mem_reserve(unsigned char **p, size_t *cap, size_t used, size_t more,
+                 size_t first);
 
 /* What the allocator really handed out for p (0 for NULL). */
 size_t mem_usable(const void *p);

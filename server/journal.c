@@ -41,21 +41,10 @@ grow(size_t n)
     if (buf_broken) {
         return false;
     }
-    size_t cap = buf_cap ? buf_cap : 64 * 1024;
-    while (cap - buf_len < n) {
-        if (cap > SIZE_MAX / 2) {
-            buf_broken = true;
-            return false;
-        }
-        cap *= 2;
-    }
-    unsigned char *p = mem_realloc(buf, cap);
-    if (p == NULL) {
+    if (!mem_reserve(&buf, &buf_cap, buf_len, n, 64 * 1024)) {
         buf_broken = true;
         return false;
     }
-    buf = p;
-    buf_cap = cap;
     return true;
 }
 

@@ -138,20 +138,8 @@ put(struct ks_buf *b, const void *p, size_t n)
     if (n == 0) {
         return true;    /* e.g. no META at all: p may be NULL */
     }
-    if (n > SIZE_MAX / 2 - b->len) {
+    if (!mem_reserve(&b->p, &b->cap, b->len, n, 256)) {
         return false;
-    }
-    if (b->len + n > b->cap) {
-        size_t cap = b->cap ? b->cap * 2 : 256;
-        while (cap < b->len + n) {
-            cap *= 2;
-        }
-        unsigned char *q = mem_realloc(b->p, cap);
-        if (q == NULL) {
-            return false;
-        }
-        b->p = q;
-        b->cap = cap;
     }
     memcpy(b->p + b->len, p, n);
     b->len += n;

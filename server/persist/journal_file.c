@@ -50,22 +50,9 @@ journal_file_append(const unsigned char *records, size_t len, bool complete)
     if (buf_broken) {
         return false;
     }
-    if (buf_cap - buf_len < len) {
-        size_t cap = buf_cap ? buf_cap : 64 * 1024;
-        while (cap - buf_len < len) {
-            if (cap > SIZE_MAX / 2) {
-                buf_broken = true;
-                return false;
-            }
-            cap *= 2;
-        }
-        unsigned char *p = mem_realloc(buf, cap);
-        if (p == NULL) {
-            buf_broken = true;
-            return false;
-        }
-        buf = p;
-        buf_cap = cap;
+    if (!mem_reserve(&buf, &buf_cap, buf_len, len, 64 * 1024)) {
+        buf_broken = true;
+        return false;
     }
     memcpy(buf + buf_len, records, len);
     buf_len += len;

@@ -28,6 +28,7 @@ Suite *cmd_suite(void);
 Suite *limits_suite(void);
 Suite *keyspace_suite(void);
 Suite *snapshot_suite(void);
+Suite *mem_suite(void);
 Suite *multi_suite(void);
 Suite *pubsub_suite(void);
 Suite *h2_suite(void);
