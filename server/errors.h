@@ -8,6 +8,7 @@
 
 #define ERR_SYNTAX "ERR syntax error"
 #define ERR_NOT_INTEGER "ERR value is not an integer or out of range"
+#define ERR_NOT_FLOAT "ERR value is not a valid float"
 #define ERR_NOMEM "ERR out of memory"
 #define ERR_WRONGTYPE                                                         \
     "WRONGTYPE Operation against a key holding the wrong kind of value"

@@ -10,11 +10,14 @@
  */
 #include "server/journal.h"
 
+#include "server/store.h"
+
 #include <string.h>
 
 #include "lib/crc32.h"
 #include "lib/mem.h"
 #include "server/server.h"
+#include "server/store.h"
 
 static unsigned char *buf;
 static size_t buf_len, buf_cap;
@@ -272,13 +275,15 @@ bool
 journal_reader_init(struct journal_reader *r, const unsigned char *b,
                     size_t len)
 {
-    if (len < JOURNAL_MAGIC_LEN ||
-        (memcmp(b, JOURNAL_MAGIC, JOURNAL_MAGIC_LEN) != 0 &&
-         memcmp(b, JOURNAL_MAGIC_V1, JOURNAL_MAGIC_LEN) != 0)) {
-        return false;
+    static const char *const magic[] = { JOURNAL_MAGIC_V1, JOURNAL_MAGIC_V2,
+                                         JOURNAL_MAGIC };
+    for (int v = 0; len >= JOURNAL_MAGIC_LEN && v < 3; v++) {
+        if (memcmp(b, magic[v], JOURNAL_MAGIC_LEN) == 0) {
+            *r = (struct journal_reader){ b, len, JOURNAL_MAGIC_LEN, v + 1 };
+            return true;
+        }
     }
-    *r = (struct journal_reader){ b, len, JOURNAL_MAGIC_LEN };
-    return true;
+    return false;
 }
 
 static bool
@@ -393,6 +398,11 @@ journal_next(struct journal_reader *r, struct journal_record *rec)
         !parse_payload(payload, hdr[0], rec)) {
         /* The last record, checksum wrong: the write did not finish. */
         return last ? JOURNAL_TORN : JOURNAL_DAMAGED;
+    }
+    rec->version = r->version;
+    if (r->version < 3 &&
+        (rec->op == JOURNAL_SET || rec->op == JOURNAL_ELEM)) {
+        rec->expire_at = store_expiry_from_ns(rec->expire_at);
     }
     r->off += JOURNAL_HEADER_LEN + hdr[0];
     return JOURNAL_RECORD;

@@ -18,7 +18,7 @@
  * Record (host byte order, like the snapshot):
  *   u32 len, u32 ~len, u32 CRC-32C of the payload, payload of len bytes:
  *     u8 op, then
- *       JOURNAL_SET    u32 db, u8 type, u32 keylen, i64 expire_at, key,
+ *       JOURNAL_SET    u32 db, u8 type, u32 keylen, i64 expire_at (ms), key,
  *                      state (keytype_encode(), KS_ENCODING): the rest
  *       JOURNAL_DEL    u32 db, key: the rest
  *       JOURNAL_FLUSH  u32 db, or JOURNAL_ALL_DBS
@@ -38,8 +38,10 @@
  * header is whole and the record runs past the end of the file) from a
  * damaged one (the header disagrees with itself).
  *
- * A journal file is JOURNAL_MAGIC then records. Version 1 files
- * ("CGJRNL01", no GROUP or ELEM records) load unchanged.
+ * A journal file is JOURNAL_MAGIC then records. Version 3 keeps expire_at
+ * as the Unix ms the key lives through (store.h); versions 1 ("CGJRNL01",
+ * no GROUP or ELEM records) and 2 kept the ns it was dead from, and the
+ * reader hands theirs over converted (store_expiry_from_ns()).
  */
 #ifndef CELLGATE_JOURNAL_H
 #define CELLGATE_JOURNAL_H
@@ -48,8 +50,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define JOURNAL_MAGIC "CGJRNL02"
+#define JOURNAL_MAGIC "CGJRNL03"
+#define JOURNAL_MAGIC_V2 "CGJRNL02"
 #define JOURNAL_MAGIC_V1 "CGJRNL01"
+#define JOURNAL_VERSION 3
 #define JOURNAL_MAGIC_LEN 8
 #define JOURNAL_HEADER_LEN 12
 #define JOURNAL_ALL_DBS UINT32_MAX
@@ -127,7 +131,8 @@ struct journal_record {
     uint8_t type;               /* SET, ELEM */
     uint8_t elem_op;            /* ELEM */
     uint32_t count;             /* GROUP: records in it */
-    int64_t expire_at;          /* SET, ELEM */
+    int64_t expire_at;          /* SET, ELEM: ms (store.h) */
+    int version;                /* of the file or stream it came from */
     const char *key;            /* SET, DEL, ELEM */
     size_t keylen;
     const unsigned char *state; /* SET: the state; ELEM: the element's
@@ -139,6 +144,7 @@ struct journal_reader {
     const unsigned char *buf;
     size_t len;
     size_t off;                 /* of the next record, or of the bad one */
+    int version;                /* JOURNAL_VERSION, or the file's */
 };
 
 enum journal_read {
@@ -153,12 +159,13 @@ enum journal_read {
 bool journal_reader_init(struct journal_reader *r, const unsigned char *buf,
                          size_t len);
 
-/* A reader over bare records (a stream's, a group's). */
+/* A reader over bare records of the given version (a stream's:
+ * JOURNAL_VERSION; a group's: its record's). */
 static inline void
 journal_reader_records(struct journal_reader *r, const unsigned char *buf,
-                       size_t len)
+                       size_t len, int version)
 {
-    *r = (struct journal_reader){ buf, len, 0 };
+    *r = (struct journal_reader){ buf, len, 0, version };
 }
 
 enum journal_read journal_next(struct journal_reader *r,

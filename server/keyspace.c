@@ -19,6 +19,7 @@
 #include "algorithms/fixed_window.h"
 #include "algorithms/sliding_window.h"
 #include "lib/mem.h"
+#include "lib/num.h"
 #include "server/clock.h"
 #include "server/journal.h"
 #include "server/server.h"
@@ -28,28 +29,22 @@
 
 /* ---- Redis expiry ------------------------------------------------------ */
 
-int64_t
-keyspace_redis_expire_at_ms(int64_t unix_ms)
-{
-    int64_t at;
-    if (__builtin_add_overflow(unix_ms, 1, &at) ||
-        __builtin_mul_overflow(at, NS_PER_MS, &at)) {
-        return STORE_NEVER;
-    }
-    return at;
-}
-
-/* A record expiring like a Redis key with PEXPIRE ttl_ms set at now:
- * Redis keeps the key while now_ms <= set_ms + ttl_ms, so it dies at the
- * first ns of the millisecond after. Saturates to STORE_NEVER. */
+/* A record expiring like a Redis key with PEXPIRE ttl_ms set at now (the
+ * key lives through now's millisecond plus ttl_ms). Saturates. */
 static int64_t
 keyspace_redis_expire_at(int64_t now_ns, int64_t ttl_ms)
 {
     int64_t expire_ms;
     if (__builtin_add_overflow(now_ns / NS_PER_MS, ttl_ms, &expire_ms)) {
-        return STORE_NEVER;
+        return ttl_ms < 0 ? 0 : INT64_MAX;
     }
-    return keyspace_redis_expire_at_ms(expire_ms);
+    return expire_ms;
+}
+
+int64_t
+keyspace_fresh_ms(int64_t fresh_at)
+{
+    return fresh_at / NS_PER_MS + (fresh_at % NS_PER_MS > 0);
 }
 
 /* ---- writes ------------------------------------------------------------ */
@@ -75,7 +70,7 @@ keyspace_keep_until(struct store_rec *r, int64_t fresh_at, int64_t now)
     if (fresh_at <= now) {
         store_remove(srv.store, r);
     } else {
-        keyspace_set_expire(r, fresh_at);
+        keyspace_set_expire(r, keyspace_fresh_ms(fresh_at));
     }
 }
 
@@ -108,21 +103,184 @@ keyspace_expire(int db, int64_t now, size_t budget)
     return store_expire_pending(s, now);
 }
 
+static struct store_rec *put_int(const struct key_hint *h, const char *key,
+                                 size_t len, struct store_rec *r, int64_t v);
+
 bool
 keyspace_store_gcra(const struct key_hint *h, const char *key, size_t len,
                     struct store_rec *r, uint64_t tat, int64_t ttl_ms,
                     int64_t now)
 {
-    r = keyspace_upsert(h, key, len, r, KEY_GCRA);
+    if (tat <= INT64_MAX) {
+        r = put_int(h, key, len, r, (int64_t)tat);  /* listed just below */
+    } else {
+        char text[KS_INT_TEXT];
+        r = keyspace_set_string(h, key, len, r, text, num_fmt_u64(text, tat));
+    }
     if (r == NULL) {
         return false;
     }
-    ((struct ks_gcra *)store_rec_state(r))->tat = tat;
     /* -1 ms is "no expiry"; below that redis-cell's PEXPIRE failed and the
      * key was left without a TTL. */
     keyspace_set_expire(r, ttl_ms < 0 ? STORE_NEVER
                                       : keyspace_redis_expire_at(now, ttl_ms));
     return true;
+}
+
+/* ---- strings ----------------------------------------------------------- */
+
+/* Set while a record being replaced is freed: its key lives on in the
+ * new record, whose state the journal gets, so no deletion is written. */
+static bool replacing;
+
+/* r replaced by a record of `type` (state zeroed) for the same key, with
+ * r's expiry. The new record is added before r goes, so when there is no
+ * room r stays as it was (NULL); r's watchers hear of it as it goes. */
+static struct store_rec *
+replace_record(const struct key_hint *h, struct store_rec *r, uint8_t type)
+{
+    size_t size = keytype_state_size(type);
+    size_t keylen = store_rec_keylen(r);
+    const char *key = store_rec_key(r);
+    if (!keyspace_admit(sizeof(*r) + keylen + size, r)) {
+        return NULL;
+    }
+    uint64_t hash = h->valid ? h->hash : store_key_hash(srv.store, key, keylen);
+    struct store_rec *n = store_add_hashed(srv.store, key, keylen, hash, type,
+                                           size);
+    if (n == NULL) {
+        return NULL;
+    }
+    int64_t expire_at = r->expire_at;
+    replacing = true;
+    store_remove(srv.store, r);
+    replacing = false;
+    if (expire_at != STORE_NEVER) {
+        store_set_expire(srv.store, n, expire_at);
+    }
+    return n;
+}
+
+/* The record to write a string of `type` into: r itself when it is one
+ * already (a KEY_STR's block freed), a new key, or r replaced. */
+static struct store_rec *
+string_record(const struct key_hint *h, const char *key, size_t len,
+              struct store_rec *r, uint8_t type)
+{
+    if (r == NULL) {
+        return keyspace_add(h, key, len, type, keytype_state_size(type));
+    }
+    if (r->type != type) {
+        return replace_record(h, r, type);
+    }
+    if (type == KEY_STR) {
+        struct ks_str *st = store_rec_state(r);
+        if (st->len > KS_STR_INLINE) {
+            keytype_free(st->u.heap.p);
+        }
+        memset(st, 0, sizeof(*st));
+    }
+    return r;
+}
+
+/* keyspace_set_int() but for telling the watchers and the journal, which
+ * the caller does (with the expiry it sets next). */
+static struct store_rec *
+put_int(const struct key_hint *h, const char *key, size_t len,
+        struct store_rec *r, int64_t v)
+{
+    r = string_record(h, key, len, r, KEY_INT);
+    if (r != NULL) {
+        ((struct ks_int *)store_rec_state(r))->v = v;
+    }
+    return r;
+}
+
+struct store_rec *
+keyspace_set_int(const struct key_hint *h, const char *key, size_t len,
+                 struct store_rec *r, int64_t v)
+{
+    r = put_int(h, key, len, r, v);
+    if (r != NULL) {
+        keyspace_written(r);
+    }
+    return r;
+}
+
+struct store_rec *
+keyspace_set_string(const struct key_hint *h, const char *key, size_t len,
+                    struct store_rec *r, const char *val, size_t vlen)
+{
+    int64_t v;
+    if (val != NULL && vlen < NUM_I64_MAXLEN && num_parse_i64(val, vlen, &v)) {
+        return keyspace_set_int(h, key, len, r, v);
+    }
+    if (vlen > UINT32_MAX) {
+        return NULL;
+    }
+    /* The block first, admitted while r still counts: when there is no
+     * room, nothing has changed. */
+    char *block = NULL;
+    if (vlen > KS_STR_INLINE) {
+        block = keyspace_realloc(NULL, vlen, r);
+        if (block == NULL) {
+            return NULL;
+        }
+    }
+    struct store_rec *n = string_record(h, key, len, r, KEY_STR);
+    if (n == NULL) {
+        keytype_free(block);
+        return NULL;
+    }
+    struct ks_str *st = store_rec_state(n);
+    st->len = (uint32_t)vlen;
+    if (block != NULL) {
+        st->u.heap.p = block;
+        st->u.heap.cap = (uint32_t)vlen;
+    }
+    if (vlen > 0) {
+        if (val != NULL) {
+            memcpy(keytype_str_bytes(st), val, vlen);
+        } else {
+            memset(keytype_str_bytes(st), 0, vlen);
+        }
+    }
+    keyspace_written(n);
+    return n;
+}
+
+size_t
+keyspace_string_bytes(size_t keylen, size_t vlen)
+{
+    return sizeof(struct store_rec) + store_key_space(keylen) +
+           sizeof(struct ks_str) + (vlen > KS_STR_INLINE ? vlen : 0);
+}
+
+char *
+keyspace_string_grow(struct store_rec *r, size_t newlen)
+{
+    struct ks_str *st = store_rec_state(r);
+    if (newlen > UINT32_MAX) {
+        return NULL;
+    }
+    if (newlen > st->u.heap.cap) {
+        /* As Redis's sdsMakeRoomFor: double, or 1 MiB more past 1 MiB, so
+         * a string appended to byte by byte costs O(n) in all. */
+        size_t cap = newlen < KS_GROW_STEP ? 2 * newlen : newlen + KS_GROW_STEP;
+        if (cap > UINT32_MAX) {
+            cap = UINT32_MAX;
+        }
+        char *p = keyspace_realloc(st->u.heap.p, cap, r);
+        if (p == NULL) {
+            return NULL;
+        }
+        st->u.heap.p = p;
+        st->u.heap.cap = (uint32_t)cap;
+    }
+    char *p = st->u.heap.p;
+    memset(p + st->len, 0, newlen - st->len);
+    st->len = (uint32_t)newlen;
+    return p;
 }
 
 bool
@@ -141,7 +299,7 @@ keyspace_store_state(const struct key_hint *h, const char *key, size_t len,
         return false;
     }
     memcpy(store_rec_state(r), state, size);
-    keyspace_set_expire(r, fresh_at);
+    keyspace_set_expire(r, keyspace_fresh_ms(fresh_at));
     return true;
 }
 
@@ -151,12 +309,8 @@ keyspace_redis_pttl(const struct store_rec *r, int64_t now_ns)
     if (r->expire_at == STORE_NEVER) {
         return -1;
     }
-    if (!keytype_redis_expiry(r->type)) {
-        /* RL.* keys: the time until the state is fresh, rounded up. */
-        int64_t left = r->expire_at - now_ns;
-        return left / NS_PER_MS + (left % NS_PER_MS != 0);
-    }
-    return (r->expire_at / NS_PER_MS - 1) - now_ns / NS_PER_MS;
+    int64_t left = r->expire_at - now_ns / NS_PER_MS;
+    return left < 0 ? 0 : left;
 }
 
 /* ---- the journal's view of writes ------------------------------------ */
@@ -182,7 +336,12 @@ journal_set(struct store_rec *r, uint32_t db, int64_t now)
 {
     const void *state = store_rec_state(r);
     size_t len = keytype_state_size(r->type);
-    if (r->type == KEY_LOG || r->type == KEY_TIERS) {
+    if (r->type == KEY_STR) {
+        /* A string's encoding is its bytes. */
+        struct ks_str *st = store_rec_state(r);
+        state = keytype_str_bytes(st);
+        len = st->len;
+    } else if (r->type == KEY_LOG || r->type == KEY_TIERS) {
         jscratch.len = 0;
         if (!keytype_encode(r, now, &jscratch)) {
             return false;
@@ -289,8 +448,8 @@ keyspace_group_end(void)
 static void
 journal_release(struct store_rec *r, uint32_t db)
 {
-    int64_t now = clock_wall_now();
-    if (!journal_muted && !applying && r->expire_at > now) {
+    if (!journal_muted && !applying && !replacing &&
+        !store_rec_dead(r, clock_wall_now())) {
         srv.journal_effects++;
         (void)journal_add_del(db, store_rec_key(r), store_rec_keylen(r));
     }
@@ -339,6 +498,11 @@ keyspace_release(struct store_rec *r, void *arg)
     } else if (r->type == KEY_TIERS) {
         struct ks_tiers *ts = store_rec_state(r);
         keytype_free(ts->st.b);
+    } else if (r->type == KEY_STR) {
+        struct ks_str *st = store_rec_state(r);
+        if (st->len > KS_STR_INLINE) {
+            keytype_free(st->u.heap.p);
+        }
     }
 }
 
@@ -356,6 +520,10 @@ rec_owned(const struct store_rec *r)
     if (r->type == KEY_TIERS) {
         const struct ks_tiers *ts = store_rec_state((struct store_rec *)r);
         return mem_usable(ts->st.b);
+    }
+    if (r->type == KEY_STR) {
+        const struct ks_str *st = store_rec_state((struct store_rec *)r);
+        return st->len > KS_STR_INLINE ? mem_usable(st->u.heap.p) : 0;
     }
     return 0;
 }
@@ -429,8 +597,6 @@ keyspace_teardown(void)
     journal_muted = false;
 }
 
-static bool move_record(struct store_rec *r, int to, int64_t now);
-
 /* SWAPDBs done: writes no store counts, since each store is unchanged. */
 static uint64_t swaps;
 
@@ -468,30 +634,20 @@ keyspace_swap(int a, int b)
     return true;
 }
 
-bool
-keyspace_move(struct store_rec *r, int to, int64_t now)
-{
-    /* The key in its new database and gone from the old one: one record,
-     * so a restart or a replica never has it in both, or in neither (the
-     * DEL was written at once, the SET with the pass's records). */
-    keyspace_group_begin();
-    bool ok = move_record(r, to, now);
-    keyspace_group_end();
-    return ok;
-}
-
-static bool
-move_record(struct store_rec *r, int to, int64_t now)
+/* A copy of r (a live record of the selected database: its state and
+ * expiry) as `key` in database `to`, where it must not exist; NULL when
+ * memory is refused or runs out. Its watchers hear, the journal lists it. */
+static struct store_rec *
+copy_record(struct store_rec *r, int to, const char *key, size_t len,
+            int64_t now)
 {
     struct ks_buf b = { 0 };
     struct store *dst = keyspace_db(to);
-    size_t len = store_rec_keylen(r);
     bool ok = dst != NULL && keytype_encode(r, now, &b) &&
               keyspace_admit(sizeof(*r) + len + b.len, r);
     struct store_rec *n = NULL;
     if (ok) {
-        n = store_add(dst, store_rec_key(r), len, r->type,
-                      keytype_state_size(r->type));
+        n = store_add(dst, key, len, r->type, keytype_state_size(r->type));
         ok = n != NULL;
     }
     if (ok) {
@@ -504,17 +660,71 @@ move_record(struct store_rec *r, int to, int64_t now)
             if (srv.journal_on) {
                 keyspace_journal_mark(n, to);
             }
+            if (srv.watched_keys != 0) {
+                multi_touch(to, key, len);
+            }
         } else {
             store_remove(dst, n);
+            n = NULL;
         }
     }
     mem_free(b.p);
+    return n;
+}
+
+/* Room for a copy of r named key (admitted first, so a refusal changes
+ * nothing), then the key of that name in database db gone, if there. */
+static bool
+make_room_for_copy(const struct store_rec *r, int db, const char *key,
+                   size_t len, int64_t now)
+{
+    size_t need = sizeof(*r) + len + keytype_state_size(r->type) +
+                  rec_owned(r);
+    if (!keyspace_admit(need, r)) {
+        return false;
+    }
+    (void)keyspace_delete_key(db, key, len, now);
+    return true;
+}
+
+bool
+keyspace_move(struct store_rec *r, int to, int64_t now)
+{
+    /* The key in its new database and gone from the old one: one record,
+     * so a restart or a replica never has it in both, or in neither (the
+     * DEL was written at once, the SET with the pass's records). */
+    keyspace_group_begin();
+    bool ok = copy_record(r, to, store_rec_key(r), store_rec_keylen(r),
+                          now) != NULL;
     if (ok) {
-        if (srv.watched_keys != 0) {
-            multi_touch(to, store_rec_key(n), len);
-        }
         store_remove(srv.store, r);         /* its watchers hear of it */
     }
+    keyspace_group_end();
+    return ok;
+}
+
+bool
+keyspace_rename(struct store_rec *r, const char *key, size_t len, int64_t now)
+{
+    keyspace_group_begin();
+    bool ok = make_room_for_copy(r, srv.db, key, len, now) &&
+              copy_record(r, srv.db, key, len, now) != NULL;
+    if (ok) {
+        store_remove(srv.store, r);
+    }
+    keyspace_group_end();
+    return ok;
+}
+
+bool
+keyspace_copy(struct store_rec *r, int to, const char *key, size_t len,
+              int64_t now)
+{
+    keyspace_group_begin();
+    bool ok = keyspace_db(to) != NULL &&
+              make_room_for_copy(r, to, key, len, now) &&
+              copy_record(r, to, key, len, now) != NULL;
+    keyspace_group_end();
     return ok;
 }
 
@@ -539,15 +749,7 @@ keyspace_totals(struct ks_totals *t)
 size_t
 keyspace_key_bytes(const struct store_rec *r)
 {
-    size_t n = store_rec_bytes(r, keytype_state_size(r->type));
-    const void *state = store_rec_state((struct store_rec *)r);
-    if (r->type == KEY_LOG) {
-        const struct ks_log *ls = state;
-        n += mem_usable(ls->ring.e) + mem_usable(ls->meta);
-    } else if (r->type == KEY_TIERS) {
-        n += mem_usable(((const struct ks_tiers *)state)->st.b);
-    }
-    return n;
+    return store_rec_bytes(r, keytype_state_size(r->type)) + rec_owned(r);
 }
 
 size_t
@@ -818,19 +1020,31 @@ keyspace_tiers_reserve(struct store_rec *r)
 
 /* ---- restoring from disk ----------------------------------------------- */
 
-/* The expiry of a restored record: a log's or tiers' follows from what it
- * holds (so it is right whatever version wrote it), the others' is read. */
+/* The expiry of a restored record (ms): as stored, but for a log or
+ * tiers state written before expiry could be set by hand (encoding 2 and
+ * before), where it follows from what the state holds. */
 static int64_t
-restored_expiry(struct store_rec *rec, int64_t stored, int64_t now)
+restored_expiry(struct store_rec *rec, int64_t stored, int encoding,
+                int64_t now)
 {
     const void *state = store_rec_state(rec);
+    if (encoding >= KS_ENCODING_EXPIRY_MS) {
+        return stored;
+    }
     if (rec->type == KEY_LOG) {
-        return keytype_log_fresh_at(state, now);
+        return keyspace_fresh_ms(keytype_log_fresh_at(state, now));
     }
     if (rec->type == KEY_TIERS) {
-        return keytype_tiers_fresh_at(state, now);
+        return keyspace_fresh_ms(keytype_tiers_fresh_at(state, now));
     }
     return stored;
+}
+
+/* Dead at now (ns) with expiry at (ms)? */
+static bool
+expired(int64_t at, int64_t now)
+{
+    return at != STORE_NEVER && now / NS_PER_MS > at;
 }
 
 int
@@ -856,8 +1070,13 @@ keyspace_restore(int db, uint8_t type, const char *key, size_t keylen,
     if (rec != NULL) {
         store_remove(s, rec);
     }
-    if (expire_at <= now) {
+    if (expired(expire_at, now)) {
         return 0;                   /* went fresh while we were down */
+    }
+    unsigned char upgraded[KS_UPGRADE_BUF];
+    if (!keytype_upgrade(&type, &state, &state_len, encoding, upgraded)) {
+        snprintf(err, errlen, "malformed %s state", keytype_name(type));
+        return -1;
     }
     rec = store_add(s, key, keylen, type, keytype_state_size(type));
     if (rec == NULL) {
@@ -866,10 +1085,11 @@ keyspace_restore(int db, uint8_t type, const char *key, size_t keylen,
     }
     rec->expire_at = expire_at;     /* as stored, for the decoder */
     enum ks_decode rc = keytype_decode(rec, state, state_len, encoding);
-    int64_t fresh_at = rc == KS_DECODED ? restored_expiry(rec, expire_at, now)
-                                        : now;
+    int64_t fresh_at = rc == KS_DECODED
+                           ? restored_expiry(rec, expire_at, encoding, now)
+                           : 0;
     rec->expire_at = STORE_NEVER;
-    if (rc != KS_DECODED || fresh_at <= now) {
+    if (rc != KS_DECODED || expired(fresh_at, now)) {
         store_remove(s, rec);
         if (rc == KS_DECODED || rc == KS_EMPTY) {
             return 0;               /* nothing left to keep */
@@ -897,7 +1117,8 @@ apply_group(const struct journal_record *group, int64_t now, char *err,
     struct journal_reader rd;
     struct journal_record rec;
     uint32_t n = 0;
-    journal_reader_records(&rd, group->state, group->state_len);
+    journal_reader_records(&rd, group->state, group->state_len,
+                           group->version);
     for (;;) {
         enum journal_read r = journal_next(&rd, &rec);
         if (r == JOURNAL_END) {
@@ -942,7 +1163,10 @@ apply_record(const struct journal_record *rec, int64_t now, char *err,
         }
         return keyspace_restore((int)rec->db, rec->type, rec->key,
                                 rec->keylen, rec->expire_at, rec->state,
-                                rec->state_len, KS_ENCODING, true, now, err,
+                                rec->state_len,
+                                rec->version >= 3 ? KS_ENCODING
+                                                  : KS_ENCODING_V2,
+                                true, now, err,
                                 errlen);
     case JOURNAL_DEL: {
         struct store *s = keyspace_db((int)rec->db);

@@ -67,6 +67,17 @@ size_t keyspace_key_bytes(const struct store_rec *r);
  * exist. false (nothing moved) when memory is refused or runs out. */
 bool keyspace_move(struct store_rec *r, int to, int64_t now);
 
+/* RENAME: r becomes `key` (in the same database), which is replaced if
+ * there; COPY: a copy of r becomes `key` in database to (replaced if
+ * there; to may be the selected database when the names differ). Each is
+ * one group of effects. false when memory is refused (nothing changed)
+ * or runs out (the replaced key may be gone, as the journal then says).
+ * r must not be the record `key` names. */
+bool keyspace_rename(struct store_rec *r, const char *key, size_t len,
+                     int64_t now);
+bool keyspace_copy(struct store_rec *r, int to, const char *key, size_t len,
+                   int64_t now);
+
 /* ---- effects: what the journal and the replicas receive -----------------
  *
  * While a sink takes records (srv.journal_on, server/journal.h), a written
@@ -135,11 +146,12 @@ struct store_rec *keyspace_upsert(const struct key_hint *h, const char *key,
                                   size_t len, struct store_rec *r,
                                   uint8_t type);
 
-/* r's state was written in place and its expiry is now expire_at
- * (STORE_NEVER: none), in the selected database. */
+/* r's state was written in place and its expiry is now expire_at (the
+ * Unix ms it lives through; STORE_NEVER: none), in the selected
+ * database. */
 void keyspace_set_expire(struct store_rec *r, int64_t expire_at);
 
-/* A limiter state written in place, kept until fresh_at, or the key
+/* A limiter state written in place, kept until fresh_at (ns), or the key
  * dropped when fresh_at <= now (its state equals "no key"). */
 void keyspace_keep_until(struct store_rec *r, int64_t fresh_at, int64_t now);
 
@@ -149,10 +161,9 @@ void keyspace_delete(struct store_rec *r);
 /* DEL of key in database db; false when it was not there. */
 bool keyspace_delete_key(int db, const char *key, size_t len, int64_t now);
 
-/* The expiry of a Redis key set with PEXPIREAT unix_ms: it lives through
- * that millisecond, so it dies at the first ns of the next. Saturates to
- * STORE_NEVER (the ns clock ends in the year 2262). */
-int64_t keyspace_redis_expire_at_ms(int64_t unix_ms);
+/* The expiry (ms) of a limiter state fresh at fresh_at (ns): it lives
+ * through the millisecond it goes fresh in, so it never dies before. */
+int64_t keyspace_fresh_ms(int64_t fresh_at);
 
 /* From cron: free at most budget keys of database db whose expiry has
  * come (the wheel); true while more are due. */
@@ -190,6 +201,32 @@ struct store_rec *keyspace_add(const struct key_hint *h, const char *key,
 bool keyspace_store_gcra(const struct key_hint *h, const char *key,
                          size_t len, struct store_rec *r, uint64_t tat,
                          int64_t ttl_ms, int64_t now);
+
+/* ---- strings ----------------------------------------------------------
+ *
+ * A string write replaces the key's value, as Redis's setKey() does: a new
+ * key, or r (the key looked up through h, of any type) holding the new
+ * bytes, its expiry kept as it was (a SET then sets or drops it). They
+ * tell the watchers and the journal. NULL when there is no room (-OOM):
+ * then nothing changed.
+ */
+struct store_rec *keyspace_set_string(const struct key_hint *h,
+                                      const char *key, size_t len,
+                                      struct store_rec *r, const char *val,
+                                      size_t vlen);
+struct store_rec *keyspace_set_int(const struct key_hint *h, const char *key,
+                                   size_t len, struct store_rec *r,
+                                   int64_t v);
+
+/* What a new string key of these lengths takes at most (admission). */
+size_t keyspace_string_bytes(size_t keylen, size_t vlen);
+
+/* A KEY_STR r of more than KS_STR_INLINE bytes made newlen bytes long (>=
+ * its length; the new ones zero), its block grown as Redis grows one;
+ * its bytes, or NULL when refused (nothing changed). The caller writes
+ * them, then calls keyspace_written(). */
+#define KS_GROW_STEP ((size_t)1 << 20)
+char *keyspace_string_grow(struct store_rec *r, size_t newlen);
 
 /* A fixed-size limiter state into r (or a new record of type for key)
  * until fresh_at, or the key dropped when fresh_at <= now. false when

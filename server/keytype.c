@@ -18,6 +18,7 @@
 #include "algorithms/fixed_window.h"
 #include "algorithms/sliding_window.h"
 #include "lib/mem.h"
+#include "lib/num.h"
 
 #define NS_PER_MS LIMIT_NS_PER_MS
 #define NS_PER_SEC LIMIT_NS_PER_SEC
@@ -31,8 +32,10 @@ size_t
 keytype_state_size(uint8_t type)
 {
     switch (type) {
-    case KEY_GCRA:
-        return sizeof(struct ks_gcra);
+    case KEY_INT:
+        return sizeof(struct ks_int);
+    case KEY_STR:
+        return sizeof(struct ks_str);
     case KEY_FIXED:
         return sizeof(struct fwin_state);
     case KEY_SLIDING:
@@ -43,8 +46,6 @@ keytype_state_size(uint8_t type)
         return sizeof(struct ks_tiers);
     case KEY_REDIS_GCRA:
         return sizeof(struct ks_redis_gcra);
-    case KEY_COUNTER:
-        return sizeof(struct ks_counter);
     default:
         return 0;
     }
@@ -54,7 +55,9 @@ const char *
 keytype_name(uint8_t type)
 {
     switch (type) {
-    case KEY_GCRA:
+    case KEY_INT:
+    case KEY_STR:
+        return "string";
     case KEY_REDIS_GCRA:
         return "gcra";
     case KEY_FIXED:
@@ -65,11 +68,42 @@ keytype_name(uint8_t type)
         return "log";
     case KEY_TIERS:
         return "tiers";
-    case KEY_COUNTER:
-        return "string";
     default:
         return "none";
     }
+}
+
+const char *
+keytype_string(const struct store_rec *r, char *buf, size_t *len)
+{
+    struct store_rec *w = (struct store_rec *)r;
+    if (r->type == KEY_INT) {
+        *len = num_fmt_i64(buf, ((const struct ks_int *)store_rec_state(w))->v);
+        return buf;
+    }
+    struct ks_str *st = store_rec_state(w);
+    *len = st->len;
+    return keytype_str_bytes(st);
+}
+
+enum ks_tat
+keytype_gcra_tat(const struct store_rec *r, uint64_t *tat)
+{
+    char buf[KS_INT_TEXT];
+    size_t len;
+    if (!keytype_is_string(r->type)) {
+        return KS_TAT_WRONGTYPE;
+    }
+    if (r->type == KEY_INT) {
+        int64_t v = ((const struct ks_int *)store_rec_state(
+                         (struct store_rec *)r))->v;
+        *tat = (uint64_t)v;
+        return v >= 0 ? KS_TAT_OK : KS_TAT_NOT_U64;
+    }
+    const char *s = keytype_string(r, buf, &len);
+    size_t plus = len > 0 && s[0] == '+';
+    return num_parse_u64_digits(s + plus, len - plus, tat) ? KS_TAT_OK
+                                                           : KS_TAT_NOT_U64;
 }
 
 /* ---- owned arrays ------------------------------------------------------ */
@@ -102,14 +136,14 @@ keytype_owned_bytes(void)
 
 /* ---- when a log or tiers state is fresh --------------------------------- */
 
-/* (a + b) * unit in ns, saturating to STORE_NEVER. */
+/* (a + b) * unit in ns, saturating to the end of the ns clock. */
 static int64_t
 departure_ns(int64_t a, int64_t b, int64_t unit)
 {
     int64_t sum, ns;
     if (__builtin_add_overflow(a, b, &sum) ||
         __builtin_mul_overflow(sum, unit, &ns)) {
-        return STORE_NEVER;
+        return INT64_MAX;
     }
     return ns;
 }
@@ -200,7 +234,32 @@ keytype_encode(const struct store_rec *r, int64_t now, struct ks_buf *b)
     if (r->type == KEY_TIERS) {
         return encode_tiers(state, now, b);
     }
+    if (r->type == KEY_STR) {
+        struct ks_str *st = (struct ks_str *)state;
+        return put(b, keytype_str_bytes(st), st->len);
+    }
     return put(b, state, keytype_state_size(r->type));
+}
+
+/* A string's bytes: inside the state when short, else in a block. */
+static enum ks_decode
+decode_str(struct ks_str *st, const unsigned char *p, size_t len)
+{
+    if (len > UINT32_MAX) {
+        return KS_MALFORMED;
+    }
+    if (len > KS_STR_INLINE) {
+        st->u.heap.p = keytype_owned_realloc(NULL, len);
+        if (st->u.heap.p == NULL) {
+            return KS_NOMEM;
+        }
+        st->u.heap.cap = (uint32_t)len;
+    }
+    st->len = (uint32_t)len;
+    if (len > 0) {
+        memcpy(keytype_str_bytes(st), p, len);
+    }
+    return KS_DECODED;
 }
 
 /* One logged entry: time order, cost >= 1, META within its bound. */
@@ -267,12 +326,12 @@ tiers_buckets_valid(const struct tier_state *st)
     return true;
 }
 
-/* Version 1 kept no retention; the record's expiry was the newest
- * bucket's departure from it. */
+/* Version 1 kept no retention; the record's expiry (read back as the ms
+ * it lives through) was the newest bucket's departure from it. */
 static int64_t
-tiers_keep_from_expiry(const struct tier_state *st, int64_t expire_at)
+tiers_keep_from_expiry(const struct tier_state *st, int64_t expire_ms)
 {
-    int64_t end_s = expire_at / NS_PER_SEC + (expire_at % NS_PER_SEC != 0);
+    int64_t end_s = expire_ms / 1000 + 1;
     int64_t keep;
     if (__builtin_sub_overflow(end_s, st->b[st->len - 1].sec, &keep) ||
         keep < 1) {
@@ -321,7 +380,10 @@ keytype_decode(struct store_rec *r, const unsigned char *p, size_t len,
     if (r->type == KEY_TIERS) {
         return decode_tiers(state, &rd, version, r->expire_at);
     }
-    if (len != keytype_state_size(r->type)) {
+    if (r->type == KEY_STR) {
+        return decode_str(state, p, len);
+    }
+    if (len != keytype_state_size(r->type) || r->type == KEY_COUNTER_V2) {
         return KS_MALFORMED;
     }
     memcpy(state, p, len);
@@ -329,13 +391,72 @@ keytype_decode(struct store_rec *r, const unsigned char *p, size_t len,
         ((const struct ks_redis_gcra *)state)->tat_us < 0) {
         return KS_MALFORMED;        /* Redis refuses a negative TAT too */
     }
-    if (r->type == KEY_COUNTER) {
-        struct increx_value v;
-        keytype_counter_get(r, &v);
-        if (v.is_float ? !isfinite(v.f) : v.f != (long double)v.i) {
-            return KS_MALFORMED;
+    return KS_DECODED;
+}
+
+/* ---- older encodings --------------------------------------------------- */
+
+/* INCREX's counter as encodings 1 and 2 kept it. */
+struct counter_v2 {
+    int64_t i;
+    uint8_t is_float;
+    unsigned char f[sizeof(long double)];
+};
+
+/* The string Redis holds for an old counter: its decimal, or the human
+ * text of its long double. */
+static bool
+upgrade_counter(uint8_t *type, const unsigned char **p, size_t *len,
+                unsigned char *buf)
+{
+    struct counter_v2 k;
+    long double f;
+    if (*len != sizeof(k)) {
+        return false;
+    }
+    memcpy(&k, *p, sizeof(k));
+    memcpy(&f, k.f, sizeof(f));
+    if (!k.is_float) {
+        *type = KEY_INT;
+        memcpy(buf, &k.i, sizeof(k.i));
+        *len = sizeof(k.i);
+    } else {
+        if (!isfinite(f)) {
+            return false;
+        }
+        *type = KEY_STR;
+        *len = increx_format_float(f, (char *)buf, KS_UPGRADE_BUF);
+        if (*len == 0) {
+            return false;
         }
     }
-    return KS_DECODED;
+    *p = buf;
+    return true;
+}
+
+bool
+keytype_upgrade(uint8_t *type, const unsigned char **p, size_t *len,
+                int encoding, unsigned char *buf)
+{
+    if (encoding >= KS_ENCODING_EXPIRY_MS) {
+        return true;
+    }
+    if (*type == KEY_COUNTER_V2) {
+        return upgrade_counter(type, p, len, buf);
+    }
+    if (*type == KEY_INT) {
+        /* CL.THROTTLE's TAT, a u64: a string of its decimal. */
+        uint64_t tat;
+        if (*len != sizeof(tat)) {
+            return false;
+        }
+        memcpy(&tat, *p, sizeof(tat));
+        if (tat > INT64_MAX) {
+            *type = KEY_STR;
+            *len = num_fmt_u64((char *)buf, tat);
+            *p = buf;
+        }
+    }
+    return true;
 }
 

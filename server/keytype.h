@@ -26,59 +26,84 @@
 #include "server/store.h"
 
 enum key_type {
-    KEY_GCRA = 1,   /* CL.THROTTLE: struct ks_gcra */
+    KEY_INT = 1,    /* a string holding a canonical int64: struct ks_int */
     KEY_FIXED,      /* RL.FIXED: struct fwin_state */
     KEY_SLIDING,    /* RL.SLIDING: struct swin_state */
     KEY_LOG,        /* RL.LOG: struct ks_log */
     KEY_TIERS,      /* RL.TIERS: struct ks_tiers */
     KEY_REDIS_GCRA, /* GCRA (Redis's command): struct ks_redis_gcra */
-    KEY_COUNTER     /* INCREX: struct ks_counter, a Redis string */
+    KEY_COUNTER_V2, /* INCREX's counter of encodings 1 and 2: read only,
+                     * loaded as a string (keytype_upgrade()) */
+    KEY_STR         /* any other string: struct ks_str */
 };
-#define KEY_TYPE_FIRST KEY_GCRA
-#define KEY_TYPE_LAST KEY_COUNTER
+#define KEY_TYPE_FIRST KEY_INT
+#define KEY_TYPE_LAST KEY_STR
+
+/*
+ * Strings. A Redis string is KEY_INT when its bytes are an int64 written
+ * as Redis's string2ll() wants it ("-12", not "+12", "012" or "-0"): then
+ * its 8 bytes are the state and a counter with its name and expiry fits a
+ * 48-byte slot (what INCR, INCRBY, SET NX EX of a number and CL.THROTTLE,
+ * whose TAT redis-cell keeps as a decimal string, write). Any other bytes
+ * are KEY_STR: up to KS_STR_INLINE of them inside the state, longer ones
+ * in a block of their own (counted in keytype_owned_bytes()). Which one a
+ * string is never shows: GET answers the same bytes, TYPE "string".
+ */
+static inline bool
+keytype_is_string(uint8_t type)
+{
+    return type == KEY_INT || type == KEY_STR;
+}
+
+struct ks_int {
+    int64_t v;
+};
+
+#define KS_STR_INLINE 12
+struct ks_str {
+    uint32_t len;
+    union {
+        char in[KS_STR_INLINE];         /* len <= KS_STR_INLINE */
+        struct __attribute__((packed)) {
+            uint32_t cap;
+            char *p;                    /* mem_malloc'd, cap bytes */
+        } heap;                         /* len > KS_STR_INLINE */
+    } u;
+};
+_Static_assert(sizeof(struct ks_str) == 16, "a string state is 16 bytes");
+
+static inline char *
+keytype_str_bytes(struct ks_str *s)
+{
+    return s->len <= KS_STR_INLINE ? s->u.in : s->u.heap.p;
+}
+
+/* A string key's bytes: KEY_STR's in place, KEY_INT's written in buf (at
+ * least KS_INT_TEXT bytes). */
+#define KS_INT_TEXT 24
+const char *keytype_string(const struct store_rec *r, char *buf, size_t *len);
+
+/* CL.THROTTLE's TAT in a key, as redis-cell reads its string: Rust's
+ * str::parse::<u64> (an optional '+', digits, leading zeros allowed).
+ * KS_TAT_WRONGTYPE for a key that is no string, KS_TAT_NOT_U64 for a
+ * string that is no such number (redis-cell aborts the whole server
+ * there; cellgate answers the error INCR would). */
+enum ks_tat { KS_TAT_OK, KS_TAT_WRONGTYPE, KS_TAT_NOT_U64 };
+enum ks_tat keytype_gcra_tat(const struct store_rec *r, uint64_t *tat);
 
 /* Types whose expiry is a Redis key's, to the millisecond: they live
- * through the millisecond they expire at (PTTL, TTL as Redis). */
+ * through the millisecond they expire at (PTTL, TTL as Redis); the
+ * limiters' keys live until their state is fresh, and TTL rounds up. */
 static inline bool
 keytype_redis_expiry(uint8_t type)
 {
-    return type == KEY_GCRA || type == KEY_REDIS_GCRA || type == KEY_COUNTER;
-}
-
-struct ks_gcra {
-    uint64_t tat;   /* ns since the epoch, as redis-cell stores it */
-};
-
-/* An INCREX counter (struct increx_value) as a record keeps it: record
- * states are 8-byte aligned and a long double wants 16, so its bytes are
- * copied in and out (keytype_counter_get/put), never read in place. */
-struct ks_counter {
-    int64_t i;
-    uint8_t is_float;
-    unsigned char f[sizeof(long double)];
-};
-
-static inline void
-keytype_counter_get(const struct store_rec *r, struct increx_value *v)
-{
-    const struct ks_counter *k = store_rec_state((struct store_rec *)r);
-    v->i = k->i;
-    v->is_float = k->is_float != 0;
-    memcpy(&v->f, k->f, sizeof(v->f));
-}
-
-static inline void
-keytype_counter_put(struct store_rec *r, const struct increx_value *v)
-{
-    struct ks_counter *k = store_rec_state(r);
-    k->i = v->i;
-    k->is_float = v->is_float;
-    memcpy(k->f, &v->f, sizeof(k->f));
+    return type != KEY_FIXED && type != KEY_SLIDING && type != KEY_LOG &&
+           type != KEY_TIERS;
 }
 
 /* Redis's GCRA keeps its TAT in µs (>= 0) and is a type of its own: its
  * keys answer WRONGTYPE to CL.THROTTLE and GET, as in Redis, and TYPE
- * says "gcra" for both. */
+ * says "gcra". */
 struct ks_redis_gcra {
     int64_t tat_us;
 };
@@ -169,10 +194,23 @@ ks_read(struct ks_reader *r, void *out, size_t n)
     return true;
 }
 
-/* Encodings: the first version, and today's (RL.TIERS keeps its retention;
- * RL.LOG and RL.TIERS hold only what is live at the time of writing). */
+/* Encodings: the first version; 2: RL.TIERS keeps its retention, RL.LOG
+ * and RL.TIERS hold only what is live at the time of writing; 3: expiry
+ * in ms and settable on every key, so a restored log or tiers key keeps
+ * the expiry it was written with. */
 #define KS_ENCODING_V1 1
-#define KS_ENCODING 2
+#define KS_ENCODING_V2 2
+#define KS_ENCODING_EXPIRY_MS 3
+#define KS_ENCODING 3
+
+/* A state of an older encoding as today's: encodings 1 and 2 had no
+ * strings but CL.THROTTLE's TAT (type 1, a u64) and INCREX's counter
+ * (KEY_COUNTER_V2); each becomes the string Redis would hold, KEY_INT or
+ * KEY_STR, its bytes in buf (at least KS_UPGRADE_BUF). Other states pass
+ * unchanged. false when the old state is malformed. */
+#define KS_UPGRADE_BUF 5120
+bool keytype_upgrade(uint8_t *type, const unsigned char **p, size_t *len,
+                     int encoding, unsigned char *buf);
 
 /*
  * Append r's state at `now` to b: the one function that turns a key's
@@ -182,6 +220,7 @@ ks_read(struct ks_reader *r, void *out, size_t n)
  * order, so the bytes are the same whenever a call happened to expire
  * them. false when memory runs out.
  *
+ *   int:   the int64;  str: the bytes;
  *   gcra, fixed, sliding: the struct
  *   log:   keep_ms i64, n u32, n x (t_ms i64, cost i64, meta_len u32),
  *          then the META bytes of the entries, oldest first;

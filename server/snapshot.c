@@ -24,11 +24,14 @@
 /* File versions: 1 and 2 hold database 0 in the state encoding of the same
  * number; 3 adds database markers, states in KS_ENCODING; 4 (written)
  * moves the record count to a trailer and checks with CRC-32C, so a file
- * is written in one pass, checksummed as it goes, never read back. */
+ * is written in one pass, checksummed as it goes, never read back; 5
+ * (written) keeps expiry as the ms a key lives through (store.h) and
+ * states in KS_ENCODING 3; before, the ns it was dead from, encoding 2. */
 #define VERSION_FIRST 1u
 #define VERSION_DBS 3u
 #define VERSION_TRAILER 4u
-#define VERSION VERSION_TRAILER
+#define VERSION_EXPIRY_MS 5u
+#define VERSION VERSION_EXPIRY_MS
 /* The type byte of a database marker: the records after it, up to the
  * next marker, belong to database u32 db (database 0 before any). */
 #define MARK_DB 0
@@ -84,7 +87,7 @@ write_record(struct store_rec *r, void *arg)
     struct writer *w = arg;
     unsigned char head[RECORD_HEAD];
     uint32_t keylen = (uint32_t)store_rec_keylen(r);
-    if (r->expire_at <= w->now || w->failed) {
+    if (store_rec_dead(r, w->now) || w->failed) {
         return;                         /* fresh already: nothing to keep */
     }
     w->scratch.len = 0;
@@ -411,6 +414,7 @@ struct loader {
     struct ks_reader r;
     int encoding;               /* of the states */
     bool markers;               /* the version has them */
+    bool expiry_ns;             /* before version 5 */
     int db;
     int64_t now;
 };
@@ -446,6 +450,9 @@ load_record(struct loader *l, uint8_t type, char *err, size_t errlen)
         r->left < (size_t)keylen + state_len) {
         snprintf(err, errlen, "truncated or malformed record");
         return -1;
+    }
+    if (l->expiry_ns) {
+        expire_at = store_expiry_from_ns(expire_at);
     }
     const char *key = (const char *)r->p;
     const unsigned char *state = r->p + keylen;
@@ -524,8 +531,11 @@ load_buffer(const unsigned char *buf, size_t len, char *err, size_t errlen)
     }
     struct loader l = {
         .r = r,
-        .encoding = version == 1 ? KS_ENCODING_V1 : KS_ENCODING,
+        .encoding = version == 1   ? KS_ENCODING_V1
+                    : version < VERSION_EXPIRY_MS ? KS_ENCODING_V2
+                                                  : KS_ENCODING,
         .markers = version >= VERSION_DBS,
+        .expiry_ns = version < VERSION_EXPIRY_MS,
         .db = 0,
         .now = clock_wall_now(),
     };

@@ -2,20 +2,22 @@
  * snapshot.h - the keyspace on disk, so a restart continues every limiter
  * where it stood instead of handing every client a fresh burst.
  *
- * File (host byte order, read back by the same build), version 4:
+ * File (host byte order, read back by the same build), version 5:
  *   "CGSNAP01", u32 version, u32 0, i64 written_at_ns,
  *   then key records, each database's after its marker:
  *     marker: u8 0, u32 db (before any, records are db 0's)
- *     record: u8 type, u32 keylen, i64 expire_at, u32 state_len, key,
+ *     record: u8 type, u32 keylen, i64 expire_at (ms, store.h),
+ *             u32 state_len, key,
  *             state (keytype_encode() of the record, KS_ENCODING),
  *   u64 records (key records, not markers),
  *   u32 CRC-32C of everything before it.
- * Read too: versions 1 to 3, whose record count follows written_at and
- * whose check is the IEEE CRC-32; 1 and 2 hold database 0 only, in the
- * state encoding of their number.
+ * Read too: version 4, whose expire_at is the ns a key was dead from and
+ * whose states are in encoding 2; versions 1 to 3, whose record count
+ * follows written_at and whose check is the IEEE CRC-32; 1 and 2 hold
+ * database 0 only, in the state encoding of their number.
  * A file holding a database this server lacks ('databases') is refused.
- * Times are wall-clock ns, like the limiters' own, so a record loaded after
- * a restart is exactly as fresh or stale as the clock says.
+ * A record loaded after a restart is exactly as fresh or stale as the
+ * wall clock says.
  */
 #ifndef CELLGATE_SNAPSHOT_H
 #define CELLGATE_SNAPSHOT_H

@@ -68,8 +68,8 @@
  *
  * Expiry
  * ------
- * A record is dead at `now` iff expire_at <= now (STORE_NEVER is never
- * dead). Correctness comes from store_lookup(), which frees a dead record
+ * A record is dead at `now` once now's millisecond is past expire_at
+ * (store_rec_dead(); STORE_NEVER is never dead), as Redis's keyIsExpired(). Correctness comes from store_lookup(), which frees a dead record
  * it meets and reports the key absent. The wheel only reclaims memory. It
  * reads a record's due from expire_at itself, so store_set_expire() moves
  * the timer only when the expiry comes earlier; a later one is found by
@@ -156,6 +156,7 @@ struct store {
     size_t count;               /* ht[0].used + ht[1].used */
     unsigned scanning;          /* > 0 while store_scan runs callbacks */
     size_t volatile_count;      /* records whose expire_at != STORE_NEVER */
+    __int128 volatile_sum;      /* the sum of their expire_at (INFO avg_ttl) */
     store_release_fn release;   /* frees what a record's state points to */
     void *release_arg;
     uint64_t expired;           /* dead records removed, lazily or not */
@@ -383,7 +384,7 @@ slab_init(struct store *s)
 static inline bool
 rec_dead(const struct store_rec *r, int64_t now)
 {
-    return r->expire_at != STORE_NEVER && r->expire_at <= now;
+    return store_rec_dead(r, now);
 }
 
 /* memcmp(a, b, n) == 0, without the call for keys of 4 to 16 bytes:
@@ -488,10 +489,19 @@ timer_entry(void *ctx, uint32_t h)
     return &rec_at(ctx, h)->timer;
 }
 
+/* The wheel counts in ns: a record is due at the first ns of the
+ * millisecond after the one it lives through (saturating: one that lives
+ * past the year 2262 is due at the end of the ns clock, which is never). */
 static int64_t
 timer_due(void *ctx, uint32_t h)
 {
-    return rec_at(ctx, h)->expire_at;
+    int64_t ms = rec_at(ctx, h)->expire_at;
+    int64_t due;
+    if (__builtin_add_overflow(ms, 1, &due) ||
+        __builtin_mul_overflow(due, STORE_NS_PER_MS, &due)) {
+        return INT64_MAX;
+    }
+    return due;
 }
 
 static void remove_handle(struct store *s, uint32_t h);
@@ -777,6 +787,7 @@ unlink_free(struct store *s, uint32_t *link, int ti)
     s->changes++;
     if (r->expire_at != STORE_NEVER) {
         s->volatile_count--;
+        s->volatile_sum -= r->expire_at;
     }
     wheel_cancel(s->wheel, h);
     rec_free(s, h);
@@ -961,6 +972,8 @@ store_set_expire(struct store *s, struct store_rec *r, int64_t expire_at)
 
     s->changes++;
     s->volatile_count += (expire_at != STORE_NEVER) - (old != STORE_NEVER);
+    s->volatile_sum += (expire_at != STORE_NEVER ? expire_at : 0) -
+                       (__int128)(old != STORE_NEVER ? old : 0);
     r->expire_at = expire_at;
     if (expire_at == STORE_NEVER) {
         if (wheel_entry_scheduled(&r->timer)) {
@@ -998,6 +1011,17 @@ size_t
 store_volatile(const struct store *s)
 {
     return s->volatile_count;
+}
+
+int64_t
+store_avg_ttl(const struct store *s, int64_t now)
+{
+    if (s->volatile_count == 0) {
+        return 0;
+    }
+    __int128 avg = s->volatile_sum / (__int128)s->volatile_count -
+                   now / STORE_NS_PER_MS;
+    return avg < 0 ? 0 : avg > INT64_MAX ? INT64_MAX : (int64_t)avg;
 }
 
 uint64_t
@@ -1040,6 +1064,7 @@ store_flush(struct store *s)
     s->rehashidx = 0;
     s->count = 0;
     s->volatile_count = 0;
+    s->volatile_sum = 0;
     s->changes++;
 }
 

@@ -9,10 +9,14 @@
  * the key bytes follow, then the algorithm state (8-aligned). A
  * CL.THROTTLE key of 16 bytes is one 48-byte slot.
  *
- * Expiry: a record whose expire_at (wall-clock ns) is <= now is dead.
- * store_lookup() checks that lazily on every access (correctness); the wheel
- * removes dead records in the background via store_expire() (memory), never
- * before they are dead. All times are passed in; nothing here reads a clock.
+ * Expiry: a record's expire_at is a Redis key's: the Unix time in ms it
+ * lives through, dead once the clock's millisecond is past it, any value a
+ * client may set (up to INT64_MAX ms, as Redis allows; a nanosecond clock
+ * would end in 2262). store_lookup() checks that lazily on every access
+ * (correctness); the wheel removes dead records in the background via
+ * store_expire() (memory), never before they are dead. Times passed in
+ * (`now`) are wall-clock ns, as the limiters read them; nothing here reads
+ * a clock.
  */
 #ifndef CELLGATE_STORE_H
 #define CELLGATE_STORE_H
@@ -23,7 +27,10 @@
 
 #include "server/wheel.h"
 
-#define STORE_NEVER INT64_MAX   /* expire_at of a record without expiry */
+/* expire_at of a record without expiry: below every time a record may
+ * hold (a key set to expire in the past is gone at once, never stored). */
+#define STORE_NEVER INT64_MIN
+#define STORE_NS_PER_MS INT64_C(1000000)
 #define STORE_LONG_KEY UINT16_MAX   /* keylen16: a uint32_t length leads */
 
 struct store_rec {
@@ -32,7 +39,7 @@ struct store_rec {
     uint8_t type;               /* algorithm tag, owned by the caller */
     uint8_t flags;              /* the caller's bits, 0 when added */
     uint16_t keylen16;          /* key length, or STORE_LONG_KEY */
-    int64_t expire_at;          /* wall-clock ns; STORE_NEVER = persistent */
+    int64_t expire_at;          /* Unix ms; STORE_NEVER = persistent */
     /* The key (after its uint32_t length when keylen16 is STORE_LONG_KEY),
      * padded to 8 bytes, then the state. */
     _Alignas(8) unsigned char data[];
@@ -69,6 +76,26 @@ static inline void *
 store_rec_state(struct store_rec *r)
 {
     return r->data + store_key_space(store_rec_keylen(r));
+}
+
+/* Is r dead at now (wall-clock ns)? Redis's rule: once the millisecond
+ * is past expire_at. */
+static inline bool
+store_rec_dead(const struct store_rec *r, int64_t now)
+{
+    return r->expire_at != STORE_NEVER && now / STORE_NS_PER_MS > r->expire_at;
+}
+
+/* An expiry as files before ms expiry kept it (wall-clock ns the record
+ * was dead from; INT64_MAX none) as the ms it lives through: the last
+ * whole ms before it, so it is never dead later than it was. */
+static inline int64_t
+store_expiry_from_ns(int64_t ns)
+{
+    if (ns == INT64_MAX) {
+        return STORE_NEVER;
+    }
+    return ns / STORE_NS_PER_MS + (ns % STORE_NS_PER_MS > 0) - 1;
 }
 
 struct store;
@@ -125,7 +152,7 @@ struct store_rec *store_add_hashed(struct store *s, const void *key,
                                    size_t keylen, uint64_t hash,
                                    uint8_t type, size_t state_size);
 
-/* Set when r dies. The wheel entry is moved only when the new time is
+/* Set the ms r lives through (STORE_NEVER: no expiry). The wheel entry is moved only when the new time is
  * earlier than the old one; a later time is picked up when the wheel
  * reaches the old one (lazy re-arm). */
 void store_set_expire(struct store *s, struct store_rec *r, int64_t expire_at);
@@ -143,6 +170,10 @@ size_t store_rehash_overhead(const struct store *s);
 
 /* Records with an expiry (INFO keyspace "expires"). */
 size_t store_volatile(const struct store *s);
+
+/* Their average time left at now (ns), in ms (INFO keyspace "avg_ttl",
+ * which Redis estimates by sampling; here it is exact). 0 when none. */
+int64_t store_avg_ttl(const struct store *s, int64_t now);
 
 /* Dead records removed since creation, by lookups or by the wheel. */
 uint64_t store_expired(const struct store *s);

@@ -269,9 +269,15 @@ decide_gcra(const struct limits_rule *r, const struct name *key,
                              r->requests_per_unit,
                              limits_unit_seconds(r->unit), clamp_i64(hits) };
     struct gcra_decision g;
-    struct store_rec *rec = lookup(&h, key, KEY_GCRA, peek, now);
-    uint64_t tat = rec != NULL ? ((struct ks_gcra *)store_rec_state(rec))->tat
-                               : 0;
+    struct store_rec *rec = keyspace_lookup(&h, key->p, key->len, now);
+    uint64_t tat = 0;
+    if (rec != NULL && keytype_gcra_tat(rec, &tat) != KS_TAT_OK) {
+        /* Not a TAT: as a key of another type, it gives way. */
+        if (!peek) {
+            keyspace_delete(rec);
+        }
+        rec = NULL;
+    }
     gcra_throttle(&p, rec != NULL, tat, now, &g);
     d->limited = g.limited;
     d->limit = g.limit;

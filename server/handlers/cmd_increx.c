@@ -240,6 +240,36 @@ reply_pair(struct conn *c, bool by_float, const struct increx_value *value,
     reply_value(c, by_float, applied);
 }
 
+/* The value a string key holds, read as INCRBY (an int64) or INCRBYFLOAT
+ * (a long double) reads it; false (the error sent) when it holds none. */
+static bool
+counter_value(struct conn *c, const struct store_rec *r, bool by_float,
+              struct increx_value *v)
+{
+    char buf[KS_INT_TEXT];
+    size_t len;
+    if (!keytype_is_string(r->type)) {
+        cmd_error(c, ERR_WRONGTYPE);
+        return false;
+    }
+    const char *s = keytype_string(r, buf, &len);
+    if (num_parse_i64(s, len, &v->i)) {
+        v->is_float = false;
+        v->f = (long double)v->i;
+        return true;
+    }
+    if (!by_float) {
+        cmd_error(c, ERR_NOT_INTEGER);
+        return false;
+    }
+    if (!num_parse_long_double(s, len, &v->f)) {
+        cmd_error(c, ERR_NOT_FLOAT);
+        return false;
+    }
+    v->is_float = true;
+    return true;
+}
+
 /* Write the new value and set the expiry the options say. */
 static bool
 store_counter(struct conn *c, struct resp_request *req, struct store_rec *r,
@@ -252,13 +282,19 @@ store_counter(struct conn *c, struct resp_request *req, struct store_rec *r,
         return false;
     }
     bool had_ttl = r != NULL && r->expire_at != STORE_NEVER;
-    r = keyspace_upsert(&c->hint, req->argv[1], req->argvlen[1], r,
-                        KEY_COUNTER);
+    if (v->is_float) {
+        char text[INCREX_TEXT_MAX];
+        size_t n = increx_format(v, text, sizeof(text));
+        r = keyspace_set_string(&c->hint, req->argv[1], req->argvlen[1], r,
+                                text, n);
+    } else {
+        r = keyspace_set_int(&c->hint, req->argv[1], req->argvlen[1], r,
+                             v->i);
+    }
     if (r == NULL) {
         cmd_error(c, ERR_OOM);
         return false;
     }
-    keytype_counter_put(r, v);
     int64_t at = r->expire_at;
     if (o->expiry == EXP_PERSIST) {
         at = STORE_NEVER;
@@ -267,9 +303,7 @@ store_counter(struct conn *c, struct resp_request *req, struct store_rec *r,
             keyspace_delete(r);     /* already past: as Redis, gone */
             return true;
         }
-        /* Past the ns clock's range (the year 2262) it never comes: the
-         * key keeps no expiry (Redis, counting ms, would keep it). */
-        at = keyspace_redis_expire_at_ms(when);
+        at = when;
     }
     keyspace_set_expire(r, at);
     return true;
@@ -281,20 +315,13 @@ cmd_increx(struct conn *c, struct resp_request *req)
     struct increx_opts o;
     struct increx_value old = { 0 }, value, applied;
     static const struct increx_value zero = { 0 };
-    bool ok;
     if (!parse_increx(c, req, &o)) {
         return;
     }
     int64_t now = clock_wall_now();
-    struct store_rec *r = lookup_typed(c, req, KEY_COUNTER, now, &ok);
-    if (!ok) {
-        return;
-    }
-    if (r != NULL) {
-        keytype_counter_get(r, &old);
-    }
-    if (!o.p.by_float && old.is_float) {
-        cmd_error(c, ERR_NOT_INTEGER);
+    struct store_rec *r = keyspace_lookup(&c->hint, req->argv[1],
+                                          req->argvlen[1], now);
+    if (r != NULL && !counter_value(c, r, o.p.by_float, &old)) {
         return;
     }
     if ((o.nx && r != NULL) || (o.xx && r == NULL)) {

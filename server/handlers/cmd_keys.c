@@ -1,10 +1,6 @@
 /*
- * cmd_keys.c - generic key commands on limiter keys: GET, PTTL, TTL,
- * EXISTS, DEL, TYPE.
- *
- * CL.THROTTLE keys behave as the Redis string key redis-cell would have
- * written: GET returns the stored TAT in decimal, PTTL/TTL follow the
- * millisecond expiry redis-cell sets.
+ * cmd_keys.c - the generic key commands, on keys of every type: EXISTS,
+ * DEL, UNLINK, TOUCH, TYPE, RENAME, RENAMENX, COPY, MOVE, KEYS, SCAN.
  */
 #include <stdbool.h>
 #include <string.h>
@@ -27,58 +23,6 @@ static struct store_rec *
 lookup_key(struct conn *c, const struct resp_request *req, int64_t now)
 {
     return keyspace_lookup(&c->hint, req->argv[1], req->argvlen[1], now);
-}
-
-void
-cmd_get(struct conn *c, struct resp_request *req)
-{
-    struct store_rec *r = lookup_key(c, req, clock_wall_now());
-    if (r == NULL) {
-        reply_null(&c->out, c->proto);
-        return;
-    }
-    if (r->type == KEY_COUNTER) {
-        char text[INCREX_TEXT_MAX];
-        struct increx_value v;
-        keytype_counter_get(r, &v);
-        size_t n = increx_format(&v, text, sizeof(text));
-        reply_bulk(&c->out, text, n);
-        return;
-    }
-    if (r->type != KEY_GCRA) {
-        cmd_error(c, ERR_WRONGTYPE);
-        return;
-    }
-    const struct ks_gcra *st = store_rec_state(r);
-    reply_bulk_u64(&c->out, st->tat);
-}
-
-void
-cmd_pttl(struct conn *c, struct resp_request *req)
-{
-    int64_t now = clock_wall_now();
-    struct store_rec *r = lookup_key(c, req, now);
-    reply_int(&c->out, r == NULL ? -2 : keyspace_redis_pttl(r, now));
-}
-
-void
-cmd_ttl(struct conn *c, struct resp_request *req)
-{
-    int64_t now = clock_wall_now();
-    struct store_rec *r = lookup_key(c, req, now);
-    if (r == NULL) {
-        reply_int(&c->out, -2);
-        return;
-    }
-    int64_t pttl = keyspace_redis_pttl(r, now);
-    if (pttl < 0) {
-        reply_int(&c->out, pttl);
-    } else if (keytype_redis_expiry(r->type)) {
-        /* As Redis: the remaining milliseconds to the nearest second. */
-        reply_int(&c->out, (pttl + 500) / 1000);
-    } else {
-        reply_int(&c->out, pttl / 1000 + (pttl % 1000 != 0));
-    }
 }
 
 void
@@ -113,6 +57,113 @@ cmd_del(struct conn *c, struct resp_request *req)
         keyspace_group_end();
     }
     reply_int(&c->out, n);
+}
+
+void
+cmd_unlink(struct conn *c, struct resp_request *req)
+{
+    cmd_del(c, req);    /* a key's memory goes at once either way */
+}
+
+void
+cmd_touch(struct conn *c, struct resp_request *req)
+{
+    cmd_exists(c, req); /* no LRU clock to touch: the count is the reply */
+}
+
+/* Redis's renameGenericCommand(). */
+static void
+rename_generic(struct conn *c, struct resp_request *req, bool nx)
+{
+    int64_t now = clock_wall_now();
+    struct store_rec *r = lookup_key(c, req, now);
+    if (r == NULL) {
+        cmd_error(c, "ERR no such key");
+        return;
+    }
+    if (req->argvlen[1] == req->argvlen[2] &&
+        memcmp(req->argv[1], req->argv[2], req->argvlen[1]) == 0) {
+        if (nx) {
+            reply_int(&c->out, 0);
+        } else {
+            reply_ok(&c->out);
+        }
+        return;
+    }
+    if (nx && store_lookup(srv.store, req->argv[2], req->argvlen[2], now)) {
+        reply_int(&c->out, 0);
+        return;
+    }
+    if (!keyspace_rename(r, req->argv[2], req->argvlen[2], now)) {
+        cmd_error(c, ERR_OOM);
+    } else if (nx) {
+        reply_int(&c->out, 1);
+    } else {
+        reply_ok(&c->out);
+    }
+}
+
+void
+cmd_rename(struct conn *c, struct resp_request *req)
+{
+    rename_generic(c, req, false);
+}
+
+void
+cmd_renamenx(struct conn *c, struct resp_request *req)
+{
+    rename_generic(c, req, true);
+}
+
+/* COPY source destination [DB destination-db] [REPLACE]. */
+void
+cmd_copy(struct conn *c, struct resp_request *req)
+{
+    int db = srv.db;
+    bool replace = false;
+    for (size_t j = 3; j < req->argc; j++) {
+        if (cmd_arg_is(req, j, "REPLACE")) {
+            replace = true;
+        } else if (cmd_arg_is(req, j, "DB") && j + 1 < req->argc) {
+            if (!cmd_arg_int(c, req, ++j, NULL, &db)) {
+                return;
+            }
+            if (db < 0 || (size_t)db >= srv.ndbs) {
+                cmd_error(c, ERR_DB_RANGE);
+                return;
+            }
+        } else {
+            cmd_error(c, ERR_SYNTAX);
+            return;
+        }
+    }
+    if (srv.conf.cluster_mode != CLUSTER_MODE_NO && (srv.db != 0 || db != 0)) {
+        cmd_error(c, "ERR Copying to another database is not allowed in "
+                     "cluster mode");
+        return;
+    }
+    if (db == srv.db && req->argvlen[1] == req->argvlen[2] &&
+        memcmp(req->argv[1], req->argv[2], req->argvlen[1]) == 0) {
+        cmd_error(c, "ERR source and destination objects are the same");
+        return;
+    }
+    int64_t now = clock_wall_now();
+    struct store_rec *r = lookup_key(c, req, now);
+    struct store *dst = keyspace_db(db);
+    if (dst == NULL) {
+        cmd_error(c, ERR_NOMEM);
+        return;
+    }
+    if (r == NULL || (!replace && store_lookup(dst, req->argv[2],
+                                               req->argvlen[2], now))) {
+        reply_int(&c->out, 0);
+        return;
+    }
+    if (!keyspace_copy(r, db, req->argv[2], req->argvlen[2], now)) {
+        cmd_error(c, ERR_OOM);
+        return;
+    }
+    reply_int(&c->out, 1);
 }
 
 /* MOVE key db: :1 when moved, :0 when the key is not here or already
@@ -179,7 +230,7 @@ static void
 collect_key(struct store_rec *r, void *arg)
 {
     struct key_list *l = arg;
-    if (r->expire_at <= l->now ||
+    if (store_rec_dead(r, l->now) ||
         (l->type != NULL && strcasecmp(l->type, keytype_name(r->type)) != 0) ||
         (l->pattern != NULL &&
          !glob_match(l->pattern, l->plen, store_rec_key(r), store_rec_keylen(r),

@@ -145,13 +145,17 @@ cmd_cl_throttle(struct conn *c, struct resp_request *req)
         return;
     }
     int64_t now = clock_wall_now();
-    bool ok;
-    struct store_rec *r = lookup_typed(c, req, KEY_GCRA, now, &ok);
-    if (!ok) {
-        return;
+    struct store_rec *r = keyspace_lookup(&c->hint, req->argv[1],
+                                          req->argvlen[1], now);
+    uint64_t tat = 0;
+    if (r != NULL) {
+        enum ks_tat t = keytype_gcra_tat(r, &tat);
+        if (t != KS_TAT_OK) {
+            cmd_error(c, t == KS_TAT_WRONGTYPE ? ERR_WRONGTYPE
+                                               : ERR_NOT_INTEGER);
+            return;
+        }
     }
-    uint64_t tat = r != NULL ? ((struct ks_gcra *)store_rec_state(r))->tat
-                             : 0;
     enum gcra_status st = gcra_throttle(&p, r != NULL, tat, now, &d);
     if (st == GCRA_ZERO_RATE) {
         cmd_error(c, "Cell error: Store error: Zero rates are not supported");
@@ -311,7 +315,7 @@ store_redis_gcra(struct conn *c, struct resp_request *req,
         return false;
     }
     ((struct ks_redis_gcra *)store_rec_state(r))->tat_us = new_tat_us;
-    keyspace_set_expire(r, keyspace_redis_expire_at_ms(new_tat_us / 1000));
+    keyspace_set_expire(r, new_tat_us / 1000);
     return true;
 }
 

@@ -134,15 +134,50 @@ HANDLER(cmd_command_getkeysandflags);
 HANDLER(cmd_command_help);
 
 /* cmd_keys.c */
-HANDLER(cmd_get);
-HANDLER(cmd_pttl);
-HANDLER(cmd_ttl);
 HANDLER(cmd_exists);
 HANDLER(cmd_del);
+HANDLER(cmd_unlink);
+HANDLER(cmd_touch);
 HANDLER(cmd_type);
 HANDLER(cmd_keys);
 HANDLER(cmd_scan);
 HANDLER(cmd_move);
+HANDLER(cmd_rename);
+HANDLER(cmd_renamenx);
+HANDLER(cmd_copy);
+
+/* cmd_expire.c */
+HANDLER(cmd_expire);
+HANDLER(cmd_pexpire);
+HANDLER(cmd_expireat);
+HANDLER(cmd_pexpireat);
+HANDLER(cmd_ttl);
+HANDLER(cmd_pttl);
+HANDLER(cmd_expiretime);
+HANDLER(cmd_pexpiretime);
+HANDLER(cmd_persist);
+
+/* cmd_string.c */
+HANDLER(cmd_get);
+HANDLER(cmd_set);
+HANDLER(cmd_setnx);
+HANDLER(cmd_setex);
+HANDLER(cmd_psetex);
+HANDLER(cmd_getset);
+HANDLER(cmd_getdel);
+HANDLER(cmd_getex);
+HANDLER(cmd_mget);
+HANDLER(cmd_mset);
+HANDLER(cmd_msetnx);
+HANDLER(cmd_incr);
+HANDLER(cmd_incrby);
+HANDLER(cmd_decr);
+HANDLER(cmd_decrby);
+HANDLER(cmd_incrbyfloat);
+HANDLER(cmd_append);
+HANDLER(cmd_strlen);
+HANDLER(cmd_getrange);
+HANDLER(cmd_setrange);
 
 /* cmd_limit.c */
 HANDLER(cmd_gcra);

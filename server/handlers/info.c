@@ -2,6 +2,7 @@
  * info.c - INFO, laid out as Redis lays it out: "# Section" headers,
  * "field:value" lines, CRLF line ends, a blank line between sections.
  */
+#include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
 #include <strings.h>
@@ -350,8 +351,9 @@ section_keyspace(struct textbuf *t)
     for (size_t i = 0; i < srv.ndbs; i++) {
         const struct store *s = srv.dbs[i];
         if (s != NULL && store_size(s) > 0) {
-            textbuf_printf(t, "db%zu:keys=%zu,expires=%zu,avg_ttl=0\r\n", i,
-                           store_size(s), store_volatile(s));
+            textbuf_printf(t, "db%zu:keys=%zu,expires=%zu,avg_ttl=%" PRId64
+                           "\r\n", i, store_size(s), store_volatile(s),
+                           store_avg_ttl(s, clock_wall_now()));
         }
     }
 }

@@ -240,7 +240,7 @@ apply_effects(const unsigned char *p, size_t len)
 {
     struct journal_reader rd;
     struct journal_record rec;
-    journal_reader_records(&rd, p, len);
+    journal_reader_records(&rd, p, len, JOURNAL_VERSION);
     int64_t now = clock_wall_now();
     char err[256];
     while (journal_next(&rd, &rec) == JOURNAL_RECORD) {

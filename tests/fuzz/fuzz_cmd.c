@@ -725,7 +725,7 @@ check_log(const struct store_rec *r, const struct ks_log *ls)
         prev = e->t_ms;
     }
     CHECK(sum == ls->ring.sum);
-    CHECK(r->expire_at == keytype_log_fresh_at(ls, now_ns));
+    CHECK(r->expire_at == keyspace_fresh_ms(keytype_log_fresh_at(ls, now_ns)));
 }
 
 static void
@@ -736,7 +736,8 @@ check_tiers(const struct store_rec *r, const struct ks_tiers *ts)
         CHECK(ts->st.b[i].count >= 1);
         CHECK(i == 0 || ts->st.b[i].sec > ts->st.b[i - 1].sec);
     }
-    CHECK(r->expire_at == keytype_tiers_fresh_at(ts, now_ns));
+    CHECK(r->expire_at ==
+          keyspace_fresh_ms(keytype_tiers_fresh_at(ts, now_ns)));
 }
 
 static void
@@ -749,21 +750,18 @@ scan_rec(struct store_rec *r, void *arg)
         s->owned += mem_usable(ls->ring.e) + mem_usable(ls->meta);
     } else if (r->type == KEY_TIERS) {
         s->owned += mem_usable(((const struct ks_tiers *)state)->st.b);
-    }
-    if (r->expire_at <= now_ns) {
-        return;                 /* dead, not yet collected: not a key */
-    }
-    CHECK(r->type >= KEY_TYPE_FIRST && r->type <= KEY_TYPE_LAST);
-    if (r->type == KEY_COUNTER) {
-        /* Kept as Redis keeps it: a float only when its text is no int. */
-        struct increx_value v, again;
-        keytype_counter_get(r, &v);
-        CHECK(v.is_float ? isfinite(v.f) : v.f == (long double)v.i);
-        if (v.is_float) {
-            increx_canonical(v.f, &again);
-            CHECK(again.is_float && again.f == v.f);
+    } else if (r->type == KEY_STR) {
+        const struct ks_str *st = state;
+        if (st->len > KS_STR_INLINE) {
+            CHECK(st->u.heap.p != NULL && st->u.heap.cap >= st->len);
+            s->owned += mem_usable(st->u.heap.p);
         }
     }
+    if (store_rec_dead(r, now_ns)) {
+        return;                 /* dead, not yet collected: not a key */
+    }
+    CHECK(r->type >= KEY_TYPE_FIRST && r->type <= KEY_TYPE_LAST &&
+          r->type != KEY_COUNTER_V2);
     if (r->type == KEY_LOG) {
         check_log(r, state);
     } else if (r->type == KEY_TIERS) {

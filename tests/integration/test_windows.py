@@ -94,7 +94,10 @@ def test_keys_disappear_once_fresh_again(fserver, fr):
     sliding(fr, "gone-s", 3, 5)
     assert fr.type("gone") == b"fixed" and fr.type("gone-s") == b"sliding"
     assert fr.pttl("gone") == 5000
+    # As a Redis key of PTTL 5000: it lives through that millisecond.
     fserver.clock.advance(seconds=5)
+    assert fr.exists("gone") == 1
+    fserver.clock.advance(ms=1)
     assert fr.exists("gone") == 0
     fserver.clock.advance(seconds=5)             # the sliding key: two windows
     assert fr.exists("gone-s") == 0

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "server/journal.h"
+#include "server/store.h"
 #include "server/server.h"
 #include "tests/unit/suites.h"
 
@@ -227,7 +228,7 @@ START_TEST(test_a_groups_records_are_one_record)
     ck_assert(journal_reader_init(&r, f, len));
     ck_assert_int_eq(journal_next(&r, &rec), JOURNAL_RECORD);
     ck_assert_int_eq(journal_next(&r, &rec), JOURNAL_RECORD);
-    journal_reader_records(&in, rec.state, rec.state_len);
+    journal_reader_records(&in, rec.state, rec.state_len, rec.version);
     uint8_t ops[] = { JOURNAL_SET, JOURNAL_DEL, JOURNAL_SWAP, JOURNAL_FLUSH };
     for (int i = 0; i < 4; i++) {
         struct journal_record x;
@@ -300,22 +301,37 @@ START_TEST(test_an_element_effect_reads_back)
 }
 END_TEST
 
-/* Files of version 1 ("CGJRNL01") read as they always did. */
-START_TEST(test_a_version_1_file_reads)
+/* Files of versions 1 and 2 read as they always did, their expiry (the
+ * ns a key was dead from) handed over as the ms it lives through. */
+START_TEST(test_version_1_and_2_files_read)
 {
-    size_t len;
-    three_records();
-    unsigned char *f = file_with_magic(JOURNAL_MAGIC_V1, &len);
-    struct journal_reader r;
-    struct journal_record rec;
-    ck_assert(journal_reader_init(&r, f, len));
-    for (int i = 0; i < 3; i++) {
+    static const char *const magic[] = { JOURNAL_MAGIC_V1, JOURNAL_MAGIC_V2 };
+    for (int v = 0; v < 2; v++) {
+        size_t len;
+        /* Dead from 1700000000123.000001 ms: lives through ...123. */
+        ck_assert(journal_add_set(3, 1, "key", 3, INT64_C(1700000000123000001),
+                                  "\x01", 1));
+        ck_assert(journal_add_set(3, 1, "exact", 5,
+                                  INT64_C(1700000000124000000), "\x01", 1));
+        ck_assert(journal_add_set(3, 1, "never", 5, INT64_MAX, "\x01", 1));
+        ck_assert(journal_add_swap(1, 2));
+        unsigned char *f = file_with_magic(magic[v], &len);
+        struct journal_reader r;
+        struct journal_record rec;
+        ck_assert(journal_reader_init(&r, f, len));
         ck_assert_int_eq(journal_next(&r, &rec), JOURNAL_RECORD);
+        ck_assert_int_eq(rec.version, v + 1);
+        ck_assert_int_eq(rec.expire_at, INT64_C(1700000000123));
+        ck_assert_int_eq(journal_next(&r, &rec), JOURNAL_RECORD);
+        ck_assert_int_eq(rec.expire_at, INT64_C(1700000000123));
+        ck_assert_int_eq(journal_next(&r, &rec), JOURNAL_RECORD);
+        ck_assert_int_eq(rec.expire_at, STORE_NEVER);
+        ck_assert_int_eq(journal_next(&r, &rec), JOURNAL_RECORD);
+        ck_assert_int_eq(journal_next(&r, &rec), JOURNAL_END);
+        memcpy(f, "CGJRNL04", 8);           /* a version this build lacks */
+        ck_assert(!journal_reader_init(&r, f, len));
+        free(f);
     }
-    ck_assert_int_eq(journal_next(&r, &rec), JOURNAL_END);
-    memcpy(f, "CGJRNL03", 8);           /* a version this build lacks */
-    ck_assert(!journal_reader_init(&r, f, len));
-    free(f);
 }
 END_TEST
 
@@ -335,7 +351,7 @@ journal_suite(void)
     tcase_add_test(tc, test_a_group_of_one_stays_a_plain_record);
     tcase_add_test(tc, test_a_torn_group_is_lost_whole);
     tcase_add_test(tc, test_an_element_effect_reads_back);
-    tcase_add_test(tc, test_a_version_1_file_reads);
+    tcase_add_test(tc, test_version_1_and_2_files_read);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -317,7 +317,7 @@ START_TEST(test_destroy_nulls_the_pointer_and_frees_everything)
 
     for (uint32_t i = 0; i < 1000; i++) {
         struct store_rec *r = add_key(s, i);
-        store_set_expire(s, r, T0 + (int64_t)(i + 1) * MS);
+        store_set_expire(s, r, T0 / MS + i + 1);
     }
     store_destroy(&s);
     ck_assert_ptr_null(s);
@@ -533,13 +533,17 @@ END_TEST
  * Expiry
  * --------------------------------------------------------------------- */
 
-START_TEST(test_lookup_at_expire_at_is_dead_and_one_ns_before_alive)
+/* A record lives through the millisecond of its expire_at (Redis's
+ * keyIsExpired: dead once now_ms > when) and not a ns more. */
+START_TEST(test_lookup_past_the_expiry_ms_is_dead_and_one_ns_before_alive)
 {
     struct store *s = store_create(seed_a, T0);
     struct store_rec *r = store_add(s, "k", 1, 0, 8);
-    int64_t at = T0 + 5 * MS + 123;
+    int64_t when = T0 / MS + 5;
+    int64_t at = (when + 1) * MS;       /* the first ns it is dead at */
 
-    store_set_expire(s, r, at);
+    store_set_expire(s, r, when);
+    ck_assert_ptr_eq(store_lookup(s, "k", 1, when * MS), r);
     ck_assert_ptr_eq(store_lookup(s, "k", 1, at - 1), r);
     ck_assert_uint_eq(store_size(s), 1);
     ck_assert_ptr_null(store_lookup(s, "k", 1, at));
@@ -558,14 +562,14 @@ START_TEST(test_expire_removes_dead_records_only_never_early)
 
     for (uint32_t i = 0; i < N; i++) {
         struct store_rec *r = add_key(s, i);
-        store_set_expire(s, r, T0 + (int64_t)(i + 1) * MS + MS / 2);
+        store_set_expire(s, r, T0 / MS + i + 1);
     }
     for (int64_t now = T0; now <= T0 + (N + 2) * MS; now += MS / 4) {
         removed += expire_calls(s, now, 4, SIZE_MAX);
         /* Every key not yet dead is still there (lookup of a live key does
          * not remove it; had the wheel removed it early, it would be NULL). */
         for (uint32_t i = 0; i < N; i++) {
-            int64_t at = T0 + (int64_t)(i + 1) * MS + MS / 2;
+            int64_t at = (T0 / MS + i + 2) * MS;    /* dead from */
             if (at > now) {
                 ck_assert_ptr_nonnull(find_key(s, i, now));
             }
@@ -586,7 +590,7 @@ START_TEST(test_expire_respects_its_budget)
     int64_t now = T0 + 10 * 1000 * MS;
 
     for (uint32_t i = 0; i < N; i++) {
-        store_set_expire(s, add_key(s, i), T0 + MS);
+        store_set_expire(s, add_key(s, i), T0 / MS + 1);
     }
     for (int i = 0; i < 100000 && removed < N; i++) {
         size_t got = store_expire(s, now, BUDGET);
@@ -606,13 +610,14 @@ START_TEST(test_extending_expiry_leaves_the_timer_in_place)
 
     struct store_rec *q = store_add(s, "q", 1, 0, 8);
 
-    store_set_expire(s, r, T0 + 10 * MS);
-    store_set_expire(s, q, T0 + 50 * MS);
+    /* Each record is dead from the ms after the one it lives through. */
+    store_set_expire(s, r, T0 / MS + 9);
+    store_set_expire(s, q, T0 / MS + 49);
     ck_assert(wheel_entry_scheduled(&r->timer));
     struct wheel_entry where = r->timer;
-    store_set_expire(s, r, T0 + 20 * MS);
-    store_set_expire(s, r, T0 + 30 * MS);
-    ck_assert_int_eq(r->expire_at, T0 + 30 * MS);
+    store_set_expire(s, r, T0 / MS + 19);
+    store_set_expire(s, r, T0 / MS + 29);
+    ck_assert_int_eq(r->expire_at, T0 / MS + 29);
     /* Same links: the entry was not touched. */
     ck_assert_uint_eq(r->timer.next, where.next);
     ck_assert_uint_eq(r->timer.prev, where.prev);
@@ -620,7 +625,7 @@ START_TEST(test_extending_expiry_leaves_the_timer_in_place)
     ck_assert_uint_eq(expire_calls(s, T0 + 15 * MS, 4, SIZE_MAX), 0);
     ck_assert_ptr_eq(store_lookup(s, "k", 1, T0 + 15 * MS), r);
     /* An earlier expiry does move it: it goes at 25 ms, not 30. */
-    store_set_expire(s, r, T0 + 25 * MS);
+    store_set_expire(s, r, T0 / MS + 24);
     ck_assert(wheel_entry_scheduled(&r->timer));
     ck_assert_uint_eq(expire_calls(s, T0 + 25 * MS, 4, SIZE_MAX), 1);
     ck_assert_uint_eq(store_size(s), 1);
@@ -635,13 +640,13 @@ START_TEST(test_extended_record_lives_until_its_final_expire_at)
     struct store_rec *r = store_add(s, "k", 1, 0, 8);
     int64_t now = T0;
 
-    store_set_expire(s, r, now + 10 * MS);
+    store_set_expire(s, r, now / MS + 9);
     /* 500 hits 1 ms apart, each pushing expiry to now + 10 ms: the original
      * timer fires many times over and must re-queue, never remove. */
     for (int hit = 0; hit < 500; hit++) {
         now += MS;
         ck_assert_ptr_eq(store_lookup(s, "k", 1, now), r);
-        store_set_expire(s, r, now + 10 * MS);
+        store_set_expire(s, r, now / MS + 9);
         ck_assert_uint_eq(expire_calls(s, now, 4, SIZE_MAX), 0);
     }
     int64_t final = now + 10 * MS;
@@ -668,7 +673,7 @@ START_TEST(test_never_records_do_not_expire)
     struct store_rec *r = store_add(s, "k", 1, 0, 8);
     struct store_rec *q = store_add(s, "q", 1, 0, 8);
 
-    store_set_expire(s, r, T0 + MS);
+    store_set_expire(s, r, T0 / MS + 1);
     store_set_expire(s, r, STORE_NEVER);
     ck_assert(!wheel_entry_scheduled(&r->timer));
     ck_assert_int_eq(r->expire_at, STORE_NEVER);
@@ -695,7 +700,7 @@ START_TEST(test_mem_used_returns_to_baseline_after_1m_keys_expire)
         size_t len = key_of(buf, i);
         struct store_rec *r = store_add(s, buf, len, 1, 8);
         ck_assert_ptr_nonnull(r);
-        store_set_expire(s, r, T0 + (int64_t)(i % 1000 + 1) * MS);
+        store_set_expire(s, r, T0 / MS + i % 1000 + 1);
     }
     ck_assert_uint_eq(store_size(s), N);
     ck_assert_uint_gt(mem_used(), created + (size_t)N * 48);
@@ -724,7 +729,7 @@ START_TEST(test_flush_removes_everything_and_returns_memory)
     size_t created = mem_used();
 
     for (uint32_t i = 0; i < 10000; i++) {
-        store_set_expire(s, add_key(s, i), T0 + (int64_t)(i % 50 + 1) * MS);
+        store_set_expire(s, add_key(s, i), T0 / MS + i % 50 + 1);
     }
     store_flush(s);
     ck_assert_uint_eq(store_size(s), 0);
@@ -883,7 +888,7 @@ START_TEST(test_lookup_inside_scan_callback_does_not_free)
     struct store_rec *dead = store_add(s, "dead", 4, 0, 8);
     uint32_t n = 0;
 
-    store_set_expire(s, dead, T0 + MS);
+    store_set_expire(s, dead, T0 / MS + 1);
     /* A grow in progress: lookups in the callback would otherwise step it. */
     while (n < 1024 || !store_cron(s, 0)) {
         (void)add_key(s, n++);
@@ -1073,7 +1078,7 @@ store_suite(void)
     tc = tcase_create("expiry");
     tcase_set_timeout(tc, 120);
     tcase_add_test(tc,
-                   test_lookup_at_expire_at_is_dead_and_one_ns_before_alive);
+                   test_lookup_past_the_expiry_ms_is_dead_and_one_ns_before_alive);
     tcase_add_test(tc, test_expire_removes_dead_records_only_never_early);
     tcase_add_test(tc, test_expire_respects_its_budget);
     tcase_add_test(tc, test_extending_expiry_leaves_the_timer_in_place);

@@ -1,0 +1,201 @@
+/*
+ * cmd_expire.c - expiry on keys of every type, as Redis 7.0 answers it:
+ * EXPIRE, PEXPIRE, EXPIREAT, PEXPIREAT (NX|XX|GT|LT), TTL, PTTL,
+ * EXPIRETIME, PEXPIRETIME, PERSIST.
+ *
+ * A key's expiry is the Unix ms it lives through (store.h), any value
+ * Redis accepts. A limiter key's own calls set it again whenever they
+ * change its state (to when the state is fresh), as redis-cell's
+ * CL.THROTTLE sets its key's TTL on every allowed call; in between, an
+ * EXPIRE or PERSIST holds (docs/commands.md).
+ */
+#include <stdbool.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "lib/num.h"
+#include "protocol/reply.h"
+#include "server/client.h"
+#include "server/clock.h"
+#include "server/cmd.h"
+#include "server/errors.h"
+#include "server/handlers/handlers.h"
+#include "server/keyspace.h"
+#include "server/server.h"
+
+#define NS_PER_MS INT64_C(1000000)
+
+enum { EXPIRE_NX = 1, EXPIRE_XX = 2, EXPIRE_GT = 4, EXPIRE_LT = 8 };
+
+/* NX | XX | GT | LT from argv[3] on, with Redis's errors. */
+static bool
+parse_expire_flags(struct conn *c, const struct resp_request *req,
+                   unsigned *flags)
+{
+    static const char *const words[] = { "nx", "xx", "gt", "lt" };
+    *flags = 0;
+    for (size_t j = 3; j < req->argc; j++) {
+        size_t w = 0;
+        while (w < 4 && !cmd_arg_is(req, j, words[w])) {
+            w++;
+        }
+        if (w == 4) {
+            /* Redis prints the option as a C string: up to a NUL. */
+            cmd_errorf(c, "ERR Unsupported option %.*s",
+                       (int)strnlen(req->argv[j], req->argvlen[j]),
+                       req->argv[j]);
+            return false;
+        }
+        *flags |= 1u << w;
+    }
+    if ((*flags & EXPIRE_NX) && (*flags & (EXPIRE_XX | EXPIRE_GT | EXPIRE_LT))) {
+        cmd_error(c, "ERR NX and XX, GT or LT options at the same time are "
+                     "not compatible");
+        return false;
+    }
+    if ((*flags & EXPIRE_GT) && (*flags & EXPIRE_LT)) {
+        cmd_error(c, "ERR GT and LT options at the same time are not "
+                     "compatible");
+        return false;
+    }
+    return true;
+}
+
+/* Does the condition let the new expiry `when` replace `current`
+ * (STORE_NEVER: none, an infinite TTL for GT and LT)? */
+static bool
+expire_allowed(unsigned flags, int64_t current, int64_t when)
+{
+    bool none = current == STORE_NEVER;
+    return !((flags & EXPIRE_NX) && !none) &&
+           !((flags & EXPIRE_XX) && none) &&
+           !((flags & EXPIRE_GT) && (none || when <= current)) &&
+           !((flags & EXPIRE_LT) && !none && when >= current);
+}
+
+/* Redis's expireGenericCommand(): base (ms) 0 for the *AT forms. */
+static void
+expire_generic(struct conn *c, struct resp_request *req, int64_t base,
+               bool seconds, const char *name)
+{
+    unsigned flags;
+    int64_t when;
+    int64_t now = clock_wall_now();
+    if (!parse_expire_flags(c, req, &flags)) {
+        return;
+    }
+    if (!num_parse_i64(req->argv[2], req->argvlen[2], &when)) {
+        cmd_error(c, ERR_NOT_INTEGER);
+        return;
+    }
+    bool bad = seconds && (when > INT64_MAX / 1000 || when < INT64_MIN / 1000);
+    if (!bad && seconds) {
+        when *= 1000;
+    }
+    if (bad || __builtin_add_overflow(when, base, &when)) {
+        cmd_errorf(c, "ERR invalid expire time in '%s' command", name);
+        return;
+    }
+    struct store_rec *r = keyspace_lookup(&c->hint, req->argv[1],
+                                          req->argvlen[1], now);
+    if (r == NULL || !expire_allowed(flags, r->expire_at, when)) {
+        reply_int(&c->out, 0);
+        return;
+    }
+    if (when <= now / NS_PER_MS) {
+        keyspace_delete(r);     /* already past: gone, as Redis */
+    } else {
+        keyspace_set_expire(r, when);
+    }
+    reply_int(&c->out, 1);
+}
+
+void
+cmd_expire(struct conn *c, struct resp_request *req)
+{
+    expire_generic(c, req, clock_wall_now() / NS_PER_MS, true, "expire");
+}
+
+void
+cmd_pexpire(struct conn *c, struct resp_request *req)
+{
+    expire_generic(c, req, clock_wall_now() / NS_PER_MS, false, "pexpire");
+}
+
+void
+cmd_expireat(struct conn *c, struct resp_request *req)
+{
+    expire_generic(c, req, 0, true, "expireat");
+}
+
+void
+cmd_pexpireat(struct conn *c, struct resp_request *req)
+{
+    expire_generic(c, req, 0, false, "pexpireat");
+}
+
+/* Redis's ttlGenericCommand(): the time left (or the time, absolute) in
+ * ms or rounded to seconds; -2 for no key, -1 for no expiry. */
+static void
+ttl_generic(struct conn *c, struct resp_request *req, bool ms, bool absolute)
+{
+    int64_t now = clock_wall_now();
+    struct store_rec *r = keyspace_lookup(&c->hint, req->argv[1],
+                                          req->argvlen[1], now);
+    if (r == NULL) {
+        reply_int(&c->out, -2);
+        return;
+    }
+    if (r->expire_at == STORE_NEVER) {
+        reply_int(&c->out, -1);
+        return;
+    }
+    int64_t t = absolute ? r->expire_at : keyspace_redis_pttl(r, now);
+    if (ms) {
+        reply_int(&c->out, t);
+    } else if (!absolute && !keytype_redis_expiry(r->type)) {
+        /* A limiter key: the seconds until it is fresh, rounded up. */
+        reply_int(&c->out, t / 1000 + (t % 1000 != 0));
+    } else {
+        /* (t + 500) / 1000 as Redis computes it, wrapping past INT64_MAX
+         * as its C does for an expiry within 500 ms of the end of time. */
+        reply_int(&c->out, (int64_t)((uint64_t)t + 500) / 1000);
+    }
+}
+
+void
+cmd_ttl(struct conn *c, struct resp_request *req)
+{
+    ttl_generic(c, req, false, false);
+}
+
+void
+cmd_pttl(struct conn *c, struct resp_request *req)
+{
+    ttl_generic(c, req, true, false);
+}
+
+void
+cmd_expiretime(struct conn *c, struct resp_request *req)
+{
+    ttl_generic(c, req, false, true);
+}
+
+void
+cmd_pexpiretime(struct conn *c, struct resp_request *req)
+{
+    ttl_generic(c, req, true, true);
+}
+
+void
+cmd_persist(struct conn *c, struct resp_request *req)
+{
+    struct store_rec *r = keyspace_lookup(&c->hint, req->argv[1],
+                                          req->argvlen[1], clock_wall_now());
+    if (r == NULL || r->expire_at == STORE_NEVER) {
+        reply_int(&c->out, 0);
+        return;
+    }
+    keyspace_set_expire(r, STORE_NEVER);
+    reply_int(&c->out, 1);
+}
