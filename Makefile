@@ -65,6 +65,9 @@ BENCH_FILL := $(BUILD)/bench-fill
 UNIT_LIB_OBJ := $(LIB_OBJ)
 REPLAY_BIN := $(BUILD)/gcra_replay
 VECTORS  := tests/conformance/cl_throttle_vectors.jsonl
+# The replay's own cases for what no recorded vector covers (a planted
+# string redis-cell cannot read, SET's and DEL's edges).
+REPLAY_MODEL := tests/unit/gcra_replay_model.jsonl
 
 PKGS := libuv1-dev libhiredis-dev check pkg-config redis-tools redis-server \
         redis-sentinel \
@@ -155,6 +158,7 @@ test: deps
 test-unit: $(UNIT_BIN) $(REPLAY_BIN)
 	CELLGATE_CONF=conf/cellgate.conf ./$(UNIT_BIN)
 	./$(REPLAY_BIN) $(VECTORS)
+	./$(REPLAY_BIN) $(REPLAY_MODEL)
 
 test-integration: $(BIN) $(BENCH_FILL)
 	CELLGATE_BIN=$(abspath $(BIN)) CELLGATE_FILL=$(abspath $(BENCH_FILL)) \
