@@ -541,7 +541,7 @@ def main():
                    f"3600 in db 9, flushed before each run, -r {meta.get('nx_keyspace', '?')}"
                    + ("" if meta.get("strings_cellgate", "measured") == "measured"
                       else f" (cellgate: {meta.get('strings_cellgate')})"))
-    out.append("  cpu us/req: the server process's user+system CPU time of the "
+    out.append("  cpu us/req: the server process's CPU time (its threads' schedstat) of the "
                "run / requests; srv %, cli %: CPU time / wall time of the server "
                "and of redis-benchmark (100 = one core busy)")
     out.append("")
