@@ -29,8 +29,8 @@
 # CG_ONLY=GET measures Redis's instructions for one of them.
 #
 # Knobs: CG_N_SMALL (20000), CG_N_LARGE (120000), CELLGATE_BIN (./cellgate),
-# CG_ONLY (a label: run that line only), BENCH_SEQ (build/bench-seq),
-# BENCH_FILL (build/bench-fill).
+# CG_ONLY (a label: run that line only), CG_STRINGS=0 (skip the string
+# lines), BENCH_SEQ (build/bench-seq), BENCH_FILL (build/bench-fill).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -152,6 +152,7 @@ DAEMON_ARGS="--appendonly yes --appendfsync always"
 report "CL.THROTTLE, appendonly yes always" CL.THROTTLE 'key:__rand_int__' 15 30 60
 DAEMON_ARGS=""
 # The string rows of make bench (see the header).
+[ "${CG_STRINGS:-1}" = 0 ] && report() { :; }
 report INCR+EXPIRE --seq INCR 'ctr:__rand_int__' ';' EXPIRE 'ctr:__rand_int__' 3600
 report SET_NX_EX -r 100000000 SET 'snx:__rand_int__' abcdefgh NX EX 3600
 report GET --fill-get GET 'get:__rand_int__'

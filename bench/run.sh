@@ -592,7 +592,8 @@ CG_OUT=$WORK/callgrind.txt
 : >"$CG_OUT"
 if [ "$aborted" = 0 ] && [ "${BENCH_CALLGRIND:-1}" != 0 ] && command -v valgrind >/dev/null; then
     echo "bench: instructions per request under callgrind"
-    phase bench/callgrind.sh "$CG_OUT"
+    # Its string lines only where the string rows measured cellgate.
+    CG_STRINGS=$STR_CG phase bench/callgrind.sh "$CG_OUT"
 fi
 
 # ---- kernel and user CPU per request (perf) -------------------------------
