@@ -49,6 +49,7 @@ done
 mkdir -p "$OUT"
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/cellgate-callgrind.XXXXXX")
 PID=""
+# shellcheck disable=SC2317  # invoked by the trap below
 cleanup() {
     if [ -n "$PID" ]; then
         kill -TERM "$PID" 2>/dev/null || true
