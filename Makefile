@@ -60,6 +60,8 @@ UNIT_OBJ := $(UNIT_SRC:%.c=$(BUILD)/%.o)
 UNIT_BIN := $(BUILD)/check_unit
 # Creates millions of keys fast (bench runs, the million-key tests).
 BENCH_FILL := $(BUILD)/bench-fill
+# redis-benchmark for a sequence of commands on one random key (INCR+EXPIRE).
+BENCH_SEQ  := $(BUILD)/bench-seq
 # Unit tests link every module but main.c (the process): the dispatcher
 # and the handlers run in them without sockets (check_cmd.c).
 UNIT_LIB_OBJ := $(LIB_OBJ)
@@ -265,8 +267,8 @@ docker-test: deps
 
 bench:
 	$(MAKE) deps EXTRA_PKGS="$(BENCH_PKGS)"
-	$(MAKE) all $(BENCH_FILL)
-	BENCH_FILL=$(BENCH_FILL) bash bench/run.sh
+	$(MAKE) all $(BENCH_FILL) $(BENCH_SEQ)
+	BENCH_FILL=$(BENCH_FILL) BENCH_SEQ=$(BENCH_SEQ) bash bench/run.sh
 	BENCH_FILL=$(BENCH_FILL) /usr/bin/python3 bench/journal.py
 	BENCH_FILL=$(BENCH_FILL) /usr/bin/python3 bench/replication.py
 	/usr/bin/python3 bench/grpc.py
@@ -312,12 +314,16 @@ $(BENCH_FILL): bench/fill.c
 	@mkdir -p $(BUILD)
 	$(CC) $(FINAL_CFLAGS) -o $@ $< $(DEPS_LIBS)
 
+$(BENCH_SEQ): bench/seq.c
+	@mkdir -p $(BUILD)
+	$(CC) $(FINAL_CFLAGS) -o $@ $< $(DEPS_LIBS)
+
 # Instructions per request inside the server (callgrind): the low-noise
 # figure to compare builds with. Also part of `make bench`.
 bench-callgrind:
 	$(MAKE) deps EXTRA_PKGS="$(BENCH_PKGS)"
-	$(MAKE) all
-	bash bench/callgrind.sh
+	$(MAKE) all $(BENCH_FILL) $(BENCH_SEQ)
+	BENCH_FILL=$(BENCH_FILL) BENCH_SEQ=$(BENCH_SEQ) bash bench/callgrind.sh
 
 # perf samples of the server process, kernel time included: how much of a
 # request's CPU is the socket work that callgrind cannot see. Also part of

@@ -19,24 +19,37 @@
 # the journal on (its files in a scratch folder), so the journal's cost per
 # request reads off against the CL.THROTTLE line of the same invocation.
 #
+# The string lines (last) send the commands of make bench's string rows:
+# INCR+EXPIRE pairs on one key (bench-seq; a pair counts as 2 requests),
+# SET NX EX on new keys (-r 100000000), GET of 100,000 keys that bench-fill
+# creates before the load (the same fill in both runs, so it cancels out)
+# and INCRBY. A line whose load gets an error reply (a cellgate without
+# string keys: ERR unknown command) prints n/a and the error, the other
+# lines still run, and the script exits 1. CELLGATE_BIN=redis-server
+# CG_ONLY=GET measures Redis's instructions for one of them.
+#
 # Knobs: CG_N_SMALL (20000), CG_N_LARGE (120000), CELLGATE_BIN (./cellgate),
-# CG_ONLY (a label: run that line only).
+# CG_ONLY (a label: run that line only), CG_STRINGS=0 (skip the string
+# lines), BENCH_SEQ (build/bench-seq), BENCH_FILL (build/bench-fill).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 N_SMALL=${CG_N_SMALL:-20000}
 N_LARGE=${CG_N_LARGE:-120000}
 BIN=${CELLGATE_BIN:-./cellgate}
+SEQ=${BENCH_SEQ:-build/bench-seq}
+FILL=${BENCH_FILL:-build/bench-fill}
 PY=/usr/bin/python3
 OUT=bench/results
 
 for t in valgrind callgrind_annotate redis-benchmark redis-cli awk; do
     command -v "$t" >/dev/null || { echo "callgrind: $t not found (make bench-callgrind installs valgrind)" >&2; exit 1; }
 done
-[ -x "$BIN" ] || { echo "callgrind: $BIN not built" >&2; exit 1; }
+[ -x "$BIN" ] || [ -x "$(command -v "$BIN")" ] || { echo "callgrind: $BIN not built" >&2; exit 1; }
 mkdir -p "$OUT"
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/cellgate-callgrind.XXXXXX")
 PID=""
+# shellcheck disable=SC2317  # invoked by the trap below
 cleanup() {
     if [ -n "$PID" ]; then
         kill -TERM "$PID" 2>/dev/null || true
@@ -48,9 +61,12 @@ trap cleanup EXIT
 
 . bench/lib.sh
 
-# total_ir n command...: Ir of one daemon lifetime serving n requests.
+# total_ir n [--tx | --seq | --fill-get] command...: Ir of one daemon
+# lifetime serving n requests (--fill-get: after bench-fill has created the
+# GET keys). On a failed load: the load's output on stderr, the daemon
+# stopped, status 1.
 total_ir() {
-    local n=$1 port out
+    local n=$1 port out rc=0
     shift
     port=$(free_port)
     out=$WORK/cg.$n
@@ -63,13 +79,32 @@ total_ir() {
         [ "$(redis-cli -p "$port" PING 2>/dev/null)" = PONG ] && break
         sleep 0.1
     done
-    if [ "$1" = --tx ]; then
-        # CL.THROTTLE inside MULTI/EXEC, 16 per transaction (tx_load.py).
-        timeout 300 "$PY" bench/tx_load.py "$port" "$n" >"$WORK/bench.out" 2>&1 ||
-            { cat "$WORK/bench.out" >&2; return 1; }
-    else
-        timeout 300 redis-benchmark -p "$port" -c 50 -P 16 -n "$n" -r 100000 -q "$@" \
-            >"$WORK/bench.out" 2>&1 || { cat "$WORK/bench.out" >&2; return 1; }
+    case $1 in
+        --tx)
+            # CL.THROTTLE inside MULTI/EXEC, 16 per transaction (tx_load.py).
+            timeout 300 "$PY" bench/tx_load.py "$port" "$n" >"$WORK/bench.out" 2>&1 || rc=1 ;;
+        --seq)
+            shift
+            timeout 300 "$SEQ" -p "$port" -c 50 -P 16 -n "$n" -r 100000 -q "$@" \
+                >"$WORK/bench.out" 2>&1 || rc=1 ;;
+        *)
+            if [ "$1" = --fill-get ]; then
+                shift
+                "$FILL" "$port" get: 0 100000 SET __key__ 17 EX 86400 \
+                    >"$WORK/bench.out" 2>&1 || rc=1
+            fi
+            [ "$rc" = 1 ] ||
+                timeout 300 redis-benchmark -p "$port" -c 50 -P 16 -n "$n" -r 100000 -q "$@" \
+                    >"$WORK/bench.out" 2>&1 || rc=1
+            # redis-benchmark 7 exits 1 on an error reply, but not always.
+            grep -q '^Error' "$WORK/bench.out" && rc=1 ;;
+    esac
+    if [ "$rc" = 1 ]; then
+        cat "$WORK/bench.out" >&2
+        kill -TERM "$PID" 2>/dev/null || true
+        wait "$PID" 2>/dev/null || true
+        PID=""
+        return 1
     fi
     kill -TERM "$PID"
     wait "$PID" || true
@@ -79,14 +114,22 @@ total_ir() {
 
 printf '%-44s %12s\n' "command (redis-benchmark -c 50 -P 16 -r 100000)" "Ir/request"
 DAEMON_ARGS=""
+FAILED=0
 report() { # label command...
     local label=$1 small large
     shift
     if [ -n "${CG_ONLY:-}" ] && [ "$CG_ONLY" != "$label" ]; then
         return 0
     fi
-    small=$(total_ir "$N_SMALL" "$@")
-    large=$(total_ir "$N_LARGE" "$@")
+    if ! small=$(total_ir "$N_SMALL" "$@" 2>"$WORK/err") ||
+       ! large=$(total_ir "$N_LARGE" "$@" 2>"$WORK/err"); then
+        tr '\r' '\n' <"$WORK/err" | grep -v '^ *$' >"$WORK/err.lines" || true
+        printf '%-44s %12s  %s\n' "$label" n/a \
+            "$(grep -m1 -io 'error.*' "$WORK/err.lines" | cut -c1-100)"
+        sed 's/^/    /' "$WORK/err.lines" | head -n 3 >&2
+        FAILED=1
+        return 0
+    fi
     if [ "$label" = CL.THROTTLE ]; then
         callgrind_annotate --threshold=99 "$WORK/cg.$N_LARGE" \
             >"$WORK/annotate" 2>/dev/null || true
@@ -109,4 +152,13 @@ report "CL.THROTTLE, appendonly yes everysec" CL.THROTTLE 'key:__rand_int__' 15 
 DAEMON_ARGS="--appendonly yes --appendfsync always"
 report "CL.THROTTLE, appendonly yes always" CL.THROTTLE 'key:__rand_int__' 15 30 60
 DAEMON_ARGS=""
-echo "profile of the CL.THROTTLE run: $OUT/callgrind-cl-throttle.txt"
+# The string rows of make bench (see the header).
+[ "${CG_STRINGS:-1}" = 0 ] && report() { :; }
+report INCR+EXPIRE --seq INCR 'ctr:__rand_int__' ';' EXPIRE 'ctr:__rand_int__' 3600
+report SET_NX_EX -r 100000000 SET 'snx:__rand_int__' abcdefgh NX EX 3600
+report GET --fill-get GET 'get:__rand_int__'
+report INCRBY INCRBY 'cnt:__rand_int__' 7
+if [ -z "${CG_ONLY:-}" ] || [ "$CG_ONLY" = CL.THROTTLE ]; then
+    echo "profile of the CL.THROTTLE run: $OUT/callgrind-cl-throttle.txt"
+fi
+exit "$FAILED"

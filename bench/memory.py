@@ -1,9 +1,34 @@
 #!/usr/bin/python3
-"""Memory per key of each limiter: start cellgate on a free loopback port,
-create N keys with 16-byte names per algorithm, and report the growth of
-INFO used_memory (and RSS) divided by N. Run: /usr/bin/python3 bench/memory.py [N]
+"""Memory per key: the growth of INFO used_memory (and RSS) divided by the
+keys, N keys with 16-byte names per case (200,000 by default).
+
+Starts cellgate and, beside it, a redis-server (`--save '' --appendonly no`)
+on free loopback ports, in this same invocation. Two groups of rows:
+
+  limiters      CL.THROTTLE, RL.*: cellgate only (redis-server has no such
+                commands)
+  string keys   INCR + EXPIRE counters and SET values: the same commands
+                to both servers, bytes per key of each and cellgate / Redis;
+                the TARGETS line checks the issue's bar (an INCR counter
+                with a TTL under a 16-byte name: at most 64 B in cellgate)
+
+Every string case checks what it created (each reply, DBSIZE, a value and a
+TTL) before it counts anything. A server that answers an error, say
+`ERR unknown command 'INCR'` from a cellgate without string keys, gets
+"n/a" and the error in its column, and the script exits 1 after printing
+everything else.
+
+Run:  /usr/bin/python3 bench/memory.py [N] [--only limiters|strings]
+                                       [--skip-cellgate]
+  --skip-cellgate   string rows on redis-server alone (for checking this
+                    script; the figures to quote need both servers)
+Environment: CELLGATE_BIN (./cellgate), REDIS_SERVER (redis-server).
+Needs the redis Python package (python3-redis).
 """
+import argparse
+import contextlib
 import os
+import shutil
 import socket
 import subprocess
 import sys
@@ -13,14 +38,41 @@ import redis
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 BIN = os.environ.get("CELLGATE_BIN", os.path.join(ROOT, "cellgate"))
+REDIS_SERVER = os.environ.get("REDIS_SERVER", "redis-server")
 
-CASES = [
+BATCH = 5000
+TTL = 3600
+TARGET_CASE = "INCR counter + EXPIRE (16-byte name)"
+TARGET_BYTES = 64
+
+LIMITER_CASES = [
     ("CL.THROTTLE", lambda k: ("CL.THROTTLE", k, 15, 30, 3600)),
     ("RL.FIXED", lambda k: ("RL.FIXED", k, 100, 3600)),
     ("RL.SLIDING", lambda k: ("RL.SLIDING", k, 100, 3600)),
     ("RL.LOG (1 entry)", lambda k: ("RL.LOG", k, 100, 3600)),
     ("RL.LOG (10 entries, 8-byte META)", None),
     ("RL.TIERS (2 tiers, 1 bucket)", lambda k: ("RL.TIERS", k, 10, 1, 100, 3600)),
+]
+
+VALUE_8 = b"abcdefgh"           # not a number: stored as a string by both
+VALUE_100 = bytes(range(33, 133))  # 100 bytes, printable and not a number
+
+
+def ok_reply(v):
+    return v is True or v == b"OK"
+
+
+# (name, commands for key k, expected reply of each, value GET returns,
+#  whether the key has a TTL). Replies as redis-py returns them.
+STRING_CASES = [
+    (TARGET_CASE, lambda k: [("INCR", k), ("EXPIRE", k, TTL)],
+     (lambda v: v == 1, lambda v: v == 1), b"1", True),
+    ("SET NX EX, value \"1\"", lambda k: [("SET", k, "1", "NX", "EX", TTL)],
+     (ok_reply,), b"1", True),
+    ("SET NX EX, 8-byte value", lambda k: [("SET", k, VALUE_8, "NX", "EX", TTL)],
+     (ok_reply,), VALUE_8, True),
+    ("SET, 100-byte value, no TTL", lambda k: [("SET", k, VALUE_100)],
+     (ok_reply,), VALUE_100, False),
 ]
 
 
@@ -34,52 +86,234 @@ def key(i):
     return "k:%014d" % i            # 16 bytes
 
 
-def fill(r, make, n, repeat=1, meta=False):
-    for start in range(0, n, 5000):
-        p = r.pipeline(transaction=False)
-        for i in range(start, min(n, start + 5000)):
-            for j in range(repeat):
-                if meta:
-                    p.execute_command("RL.LOG", key(i), 100, 3600, "META", "user%04d" % j)
-                else:
-                    p.execute_command(*make(key(i)))
-        p.execute()
+class CaseError(Exception):
+    """A server did not do what the case needs (an error reply, a wrong
+    count or value): its figure would mean nothing."""
 
 
-def main():
-    n = int(sys.argv[1]) if len(sys.argv) > 1 else 200000
-    port = free_port()
-    proc = subprocess.Popen([BIN, "--port", str(port), "--bind", "127.0.0.1", "--save", ""],
-                            stderr=subprocess.DEVNULL)
-    try:
-        r = redis.Redis(port=port)
-        for _ in range(100):
+class Server:
+    def __init__(self, label, argv):
+        self.label = label
+        self.port = free_port()
+        self.proc = subprocess.Popen(argv + ["--port", str(self.port)],
+                                     stdout=subprocess.DEVNULL,
+                                     stderr=subprocess.DEVNULL)
+        self.r = redis.Redis(port=self.port)
+        for _ in range(200):
+            if self.proc.poll() is not None:
+                raise SystemExit(f"memory: {label} exited at start "
+                                 f"(status {self.proc.returncode})")
             try:
-                r.ping()
+                self.r.ping()
                 break
             except redis.ConnectionError:
                 time.sleep(0.05)
-        print("memory per key, %d keys with 16-byte names (cellgate %s)"
-              % (n, r.info("server")["cellgate_version"]))
-        print("  %-34s %10s %10s" % ("limiter", "used/key", "rss/key"))
-        for name, make in CASES:
-            r.flushall()
-            time.sleep(0.3)
-            m0 = r.info("memory")
-            if make is None:
-                fill(r, None, n, repeat=10, meta=True)
+        else:
+            raise SystemExit(f"memory: {label} does not answer on port {self.port}")
+        info = self.r.info("server")
+        if info.get("process_id") != self.proc.pid:
+            raise SystemExit(f"memory: port {self.port} is answered by pid "
+                             f"{info.get('process_id')}, not the {label} we started")
+        self.version = info.get("cellgate_version") or info.get("redis_version", "?")
+
+    @contextlib.contextmanager
+    def filler(self):
+        """A connection of its own for the fill, closed before the sample
+        is taken, so that neither server counts its buffers (a pipeline
+        of 5,000 requests) in the keys' cost."""
+        r = redis.Redis(port=self.port)
+        try:
+            yield r
+        finally:
+            r.connection_pool.disconnect()
+
+    def stop(self):
+        if self.proc.poll() is None:
+            self.proc.terminate()
+            try:
+                self.proc.wait(10)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+
+    def settle(self):
+        """INFO memory once the key table has finished growing: cellgate
+        reports mem_overhead_db_hashtable_rehashing; Redis 7.0 does not, so
+        for both wait (up to 10 s) until used_memory holds still for 0.4 s."""
+        last, same = None, 0
+        for _ in range(100):
+            m = self.r.info("memory")
+            if m.get("mem_overhead_db_hashtable_rehashing", 0) == 0:
+                if m["used_memory"] == last:
+                    same += 1
+                    if same >= 2:
+                        return m
+                else:
+                    same = 0
+                last = m["used_memory"]
+            time.sleep(0.2)
+        return m
+
+
+def run_pipeline(r, commands, checks, first):
+    """Send commands (a list of tuples) in one pipeline; every reply must
+    pass its check (checks cycle over the commands of one key)."""
+    p = r.pipeline(transaction=False)
+    for c in commands:
+        p.execute_command(*c)
+    replies = p.execute(raise_on_error=False)
+    for j, v in enumerate(replies):
+        if isinstance(v, Exception):
+            raise CaseError(f"{' '.join(map(str, commands[j]))[:60]}: {v}")
+        if not checks[j % len(checks)](v):
+            raise CaseError(f"{' '.join(map(str, commands[j]))[:60]}: "
+                            f"unexpected reply {v!r} (key {first + j // len(checks)})")
+
+
+def fill_limiter(r, make, n, meta=False):
+    for start in range(0, n, BATCH):
+        p = r.pipeline(transaction=False)
+        for i in range(start, min(n, start + BATCH)):
+            if meta:
+                for j in range(10):
+                    p.execute_command("RL.LOG", key(i), 100, 3600, "META", "user%04d" % j)
             else:
-                fill(r, make, n)
-            assert r.dbsize() == n, (name, r.dbsize())
-            m1 = r.info("memory")
-            print("  %-34s %10.1f %10.1f" % (
-                name, (m1["used_memory"] - m0["used_memory"]) / n,
-                (m1["used_memory_rss"] - m0["used_memory_rss"]) / n))
-        r.flushall()
+                p.execute_command(*make(key(i)))
+        p.execute()
+
+
+def measure_string(srv, case, n):
+    """(used B/key, rss B/key) of one string case on one server."""
+    name, make, checks, value, has_ttl = case
+    srv.r.flushall()
+    m0 = srv.settle()
+    with srv.filler() as r:
+        for start in range(0, n, BATCH):
+            cmds = []
+            for i in range(start, min(n, start + BATCH)):
+                cmds += make(key(i))
+            run_pipeline(r, cmds, checks, start)
+        if r.dbsize() != n:
+            raise CaseError(f"DBSIZE {r.dbsize()} after {n} keys")
+        for i in (0, n - 1):
+            got = r.get(key(i))
+            if got != value:
+                raise CaseError(f"GET {key(i)} answered {got!r}, not {value!r}")
+            ttl = r.ttl(key(i))
+            if (0 < ttl <= TTL) if has_ttl else ttl == -1:
+                continue
+            raise CaseError(f"TTL {key(i)} answered {ttl}")
+    m1 = srv.settle()
+    srv.r.flushall()
+    return ((m1["used_memory"] - m0["used_memory"]) / n,
+            (m1["used_memory_rss"] - m0["used_memory_rss"]) / n)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("n", nargs="?", type=int, default=200000,
+                    help="keys per case (200000)")
+    ap.add_argument("--only", choices=("limiters", "strings"),
+                    help="one group of rows only")
+    ap.add_argument("--skip-cellgate", action="store_true",
+                    help="string rows on redis-server alone (testing this script)")
+    args = ap.parse_args()
+    n = args.n
+    if n < 1:
+        ap.error("N must be positive")
+    do_limiters = args.only != "strings" and not args.skip_cellgate
+    do_strings = args.only != "limiters"
+    if do_strings and shutil.which(REDIS_SERVER) is None:
+        raise SystemExit(f"memory: {REDIS_SERVER} not found (make deps installs "
+                         "redis-server); --only limiters runs without it")
+
+    servers = []
+    failed = False
+    try:
+        cg = None
+        if not args.skip_cellgate:
+            cg = Server("cellgate", [BIN, "--bind", "127.0.0.1", "--save", ""])
+            servers.append(cg)
+        rs = None
+        if do_strings:
+            rs = Server("redis-server", [REDIS_SERVER, "--bind", "127.0.0.1",
+                                         "--save", "", "--appendonly", "no"])
+            servers.append(rs)
+        print(f"memory per key, {n:,} keys with 16-byte names per case "
+              "(INFO used_memory and RSS growth / keys)")
+        for s in servers:
+            print(f"  {s.label:<13} {s.version} (pid {s.proc.pid}, port {s.port})")
+
+        if do_limiters:
+            print("")
+            print("  %-40s %10s %10s" % ("limiter (cellgate only)", "used/key", "rss/key"))
+            for name, make in LIMITER_CASES:
+                try:
+                    cg.r.flushall()
+                    m0 = cg.settle()
+                    with cg.filler() as r:
+                        fill_limiter(r, make, n, meta=make is None)
+                    if cg.r.dbsize() != n:
+                        raise CaseError(f"DBSIZE {cg.r.dbsize()} after {n} keys")
+                    m1 = cg.settle()
+                    print("  %-40s %10.1f %10.1f" % (
+                        name, (m1["used_memory"] - m0["used_memory"]) / n,
+                        (m1["used_memory_rss"] - m0["used_memory_rss"]) / n))
+                except (CaseError, redis.ResponseError) as e:
+                    failed = True
+                    print("  %-40s %10s   cellgate: %s" % (name, "n/a", str(e)[:150]))
+            cg.r.flushall()
+
+        results = {}
+        if do_strings:
+            print("")
+            print("  %-40s %10s %10s %8s %10s %10s" % (
+                "string keys (both servers)", "cellgate", "Redis", "cg/Redis",
+                "cg rss", "Redis rss"))
+            for case in STRING_CASES:
+                name = case[0]
+                row, errs = {}, []
+                for s in (cg, rs):
+                    if s is None:
+                        continue
+                    try:
+                        row[s.label] = measure_string(s, case, n)
+                    except (CaseError, redis.ResponseError) as e:
+                        failed = True
+                        errs.append(f"{s.label}: {str(e)[:150]}")
+                results[name] = row
+                c, rd = row.get("cellgate"), row.get("redis-server")
+
+                def f(v, i):
+                    return "n/a" if v is None else f"{v[i]:.1f}"
+                ratio = f"{c[0] / rd[0]:.2f}" if c and rd and rd[0] else "n/a"
+                print("  %-40s %10s %10s %8s %10s %10s" % (
+                    name, "skipped" if cg is None else f(c, 0), f(rd, 0), ratio,
+                    "skipped" if cg is None else f(c, 1), f(rd, 1)))
+                for e in errs:
+                    print(f"      {e}")
+
+            print("")
+            print("TARGETS (PASS, or MISS with the measured figure)")
+            row = results.get(TARGET_CASE, {})
+            c, rd = row.get("cellgate"), row.get("redis-server")
+            redis_txt = "n/a" if rd is None else f"{rd[0]:.1f} B"
+            if cg is None:
+                print(f"  skipped  memory: {TARGET_CASE}: cellgate not run "
+                      f"(--skip-cellgate); Redis {redis_txt}/key")
+            elif c is None:
+                print(f"  MISS  memory: {TARGET_CASE}: cellgate n/a (see the error "
+                      f"above); Redis {redis_txt}/key")
+            else:
+                verdict = "PASS" if c[0] <= TARGET_BYTES else "MISS"
+                print(f"  {verdict}  memory: {TARGET_CASE}, {n:,} keys: cellgate "
+                      f"{c[0]:.1f} B/key (target <= {TARGET_BYTES}); Redis "
+                      f"{redis_txt}/key" + (f", {c[0] / rd[0]:.2f}x" if rd else ""))
     finally:
-        proc.terminate()
-        proc.wait(10)
+        for s in servers:
+            s.stop()
+    return 1 if failed else 0
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

@@ -25,6 +25,14 @@
 #   BENCH_CALLGRIND=0 skip the instructions-per-request runs (bench/callgrind.sh)
 #   BENCH_PERF=0      skip the kernel/user CPU profile (bench/perf.sh)
 #   BENCH_FILL        the bench-fill binary (make bench builds it)  (build/bench-fill)
+#   BENCH_SEQ         the bench-seq binary (make bench builds it)   (build/bench-seq)
+#   BENCH_STRINGS=0   skip the string rows (INCR+EXPIRE, SET NX EX, GET, INCRBY)
+#   BENCH_STRINGS_CELLGATE=0  run the string rows on Redis only (for checking
+#                     this script against a cellgate without string keys; the
+#                     report then has no cellgate figure for them)
+#   BENCH_NX_KEYSPACE -r of the SET NX EX runs, in database 9, flushed
+#                     before each run, so nearly every SET creates its key
+#                                                                   (100000000)
 #   BENCH_STRICT=1    exit 1 when a target of the report fails
 #   BENCH_NO_INSTALL=1  never apt-get gnuplot-nox (the chart is skipped)
 #   CELLGATE_BIN      the binary to measure                         (./cellgate)
@@ -50,6 +58,10 @@ CELLGATE_BIN=${CELLGATE_BIN:-./cellgate}
 BIG_KEYS=${BENCH_BIG_KEYS:-10000000}
 MEM_KEYS=${BENCH_MEM_KEYS:-1000000}
 FILL=${BENCH_FILL:-build/bench-fill}
+SEQ=${BENCH_SEQ:-build/bench-seq}
+STRINGS=${BENCH_STRINGS:-1}
+STRINGS_CG=${BENCH_STRINGS_CELLGATE:-1}
+NX_KEYSPACE=${BENCH_NX_KEYSPACE:-100000000}
 PY=/usr/bin/python3
 [ -x "$PY" ] || PY=python3
 
@@ -57,7 +69,7 @@ PY=/usr/bin/python3
 # redis-cell README example), quantity 1.
 LIMIT_ARGS=(15 30 60)
 
-for v in REPS N1 NP NL1 NLP CLIENTS PIPE KEYSPACE RUN_TIMEOUT BIG_KEYS MEM_KEYS; do
+for v in REPS N1 NP NL1 NLP CLIENTS PIPE KEYSPACE RUN_TIMEOUT BIG_KEYS MEM_KEYS NX_KEYSPACE; do
     if ! [[ ${!v} =~ ^[1-9][0-9]*$ ]]; then
         echo "bench: $v must be a positive integer (got '${!v}')" >&2
         exit 2
@@ -68,6 +80,8 @@ die() { echo "bench: $*" >&2; exit 1; }
 
 [ -x "$CELLGATE_BIN" ] || die "$CELLGATE_BIN not found: run 'make' first (or use 'make bench')"
 [ -x "$FILL" ] || die "$FILL not found: 'make bench' builds it"
+[ "$STRINGS" = 0 ] || [ -x "$SEQ" ] ||
+    die "$SEQ not found: 'make bench' builds it (BENCH_STRINGS=0 skips the string rows)"
 [ "$MEM_KEYS" -le "$BIG_KEYS" ] || die "BENCH_MEM_KEYS must not exceed BENCH_BIG_KEYS"
 for t in redis-server redis-benchmark redis-cli timeout; do
     command -v "$t" >/dev/null || die "$t not found (make deps installs redis-server and redis-tools)"
@@ -202,6 +216,40 @@ echo "bench: sanity CL.THROTTLE bench:sanity ${LIMIT_ARGS[*]}: cellgate [${cg_re
 [ "$cg_reply" = "0 16 15 -1 2 " ] || die "cellgate CL.THROTTLE sanity reply is wrong: [$cg_reply]"
 [ "$lua_reply" = "0 16 15 -1 2 " ] || die "Lua GCRA sanity reply is wrong: [$lua_reply]"
 
+# Sanity of the string rows: the same commands on a fresh key must get the
+# same replies from both servers, or cellgate's figures for them would not
+# measure the same work. A cellgate without string keys (ERR unknown
+# command) fails the bench, the other rows still run, and its string runs
+# are skipped instead of failing one by one. STR_CG=1: measure cellgate too.
+STR_CG=0
+string_probe() { # port: the replies, one line
+    local c
+    for c in "SET bench:str 5 NX EX 100" "SET bench:str 6 NX EX 100" "GET bench:str" \
+             "INCR bench:str" "INCRBY bench:str 7" "EXPIRE bench:str 3600" "TTL bench:str" \
+             "INCR bench:ctr" "EXPIRE bench:ctr 3600" "GET bench:ctr" "DEL bench:str bench:ctr"; do
+        # shellcheck disable=SC2086  # the words of the command
+        printf '[%s] ' "$(redis-cli -h 127.0.0.1 -p "$1" $c 2>&1 | tr '\n' ' ')"
+    done
+}
+if [ "$STRINGS" != 0 ]; then
+    rs_str=$(string_probe "$RS_PORT")
+    cg_str=$(string_probe "$CG_PORT")
+    echo "bench: sanity of the string rows on Redis:    $rs_str"
+    echo "bench: sanity of the string rows on cellgate: $cg_str"
+    [ "$rs_str" = "[OK ] [ ] [5 ] [6 ] [13 ] [1 ] [3600 ] [1 ] [1 ] [1 ] [2 ] " ] ||
+        die "Redis answers the string sanity commands unexpectedly: $rs_str"
+    if [ "$STRINGS_CG" = 0 ]; then
+        echo "bench: BENCH_STRINGS_CELLGATE=0: the string rows run on Redis only (no cellgate figures)"
+    elif [ "$cg_str" = "$rs_str" ]; then
+        STR_CG=1
+    else
+        echo "bench: cellgate's string replies differ from Redis's (no string keys yet?):" \
+             "its string rows are skipped and the bench will fail" | tee -a "$FAILS" >&2
+        echo "    Redis    $rs_str" | tee -a "$FAILS" >&2
+        echo "    cellgate $cg_str" | tee -a "$FAILS" >&2
+    fi
+fi
+
 # raw.csv: our columns, then redis-benchmark's own --csv columns.
 echo '"rep","pipeline","clients","requests","server","test","server_cpu_s","client_cpu_s","wall_s","rps","avg_latency_ms","min_latency_ms","p50_latency_ms","p95_latency_ms","p99_latency_ms","max_latency_ms"' >"$RAW"
 
@@ -218,24 +266,46 @@ echo '"rep","pipeline","clients","requests","server","test","server_cpu_s","clie
     echo "n_1=$N1"
     echo "n_$PIPE=$NP"
     echo "pipelines=1 $PIPE"
+    echo "strings=$STRINGS"
+    if [ "$STRINGS" = 0 ]; then echo "strings_cellgate=skipped"
+    elif [ "$STRINGS_CG" = 0 ]; then echo "strings_cellgate=skipped"
+    elif [ "$STR_CG" = 1 ]; then echo "strings_cellgate=measured"
+    else echo "strings_cellgate=unsupported"; fi
+    echo "nx_keyspace=$NX_KEYSPACE"
 } >"$WORK/meta.txt"
 
-# CPU time (user + system, in clock ticks) a process has used so far: read
-# around every run, so the report can give the server's own CPU cost per
-# request, which the client's speed does not limit.
+# CPU time (user + system) a process has used so far: read around every
+# run, so the report can give the server's own CPU cost per request, which
+# the client's speed does not limit.
+# In nanoseconds, from the threads' schedstat (time on a CPU, user and
+# kernel), so that a run's figure is not rounded to 10 ms ticks (1-6 % of a
+# pipelined run's server CPU); /proc/PID/stat's ticks where schedstat is
+# missing.
 CLK_TCK=$(getconf CLK_TCK)
-cpu_ticks() {
-    awk '{ print $14 + $15 }' "/proc/$1/stat" 2>/dev/null || echo 0
+cpu_ns() {
+    if [ -r "/proc/$1/schedstat" ]; then
+        cat "/proc/$1/task/"*/schedstat 2>/dev/null | awk '{ s += $1 } END { printf "%.0f\n", s }'
+    else
+        awk -v hz="$CLK_TCK" '{ printf "%.0f\n", ($14 + $15) * 1e9 / hz }' \
+            "/proc/$1/stat" 2>/dev/null || echo 0
+    fi
 }
 
-# bench rep pipeline server test n redis-benchmark-args...
+# bench rep pipeline server test n [--seq] redis-benchmark-args...
 # One timed redis-benchmark run; appends its CSV rows to raw.csv, prefixed
 # with our columns. -t runs keep redis-benchmark's test names; a custom
 # command's row (named after the whole command line) is renamed to $test.
+# --seq: bench-seq instead (same options and CSV; the commands separated by
+# ';' share one random key per iteration, and n counts every command).
 FAILED=0
 bench() {
     local rep=$1 pipe=$2 server=$3 test=$4 n=$5 port rc=0 line name rest
+    local client=redis-benchmark
     shift 5
+    if [ "${1:-}" = --seq ]; then
+        client=$SEQ
+        shift
+    fi
     local pid
     case $server in
         cellgate) port=$CG_PORT pid=$CG_PID ;;
@@ -247,12 +317,12 @@ bench() {
     # redis-benchmark under timeout): with both, the report shows which
     # side was the bottleneck of a run.
     local TIMEFORMAT='%3U %3S %3R' client_s wall_s
-    cpu0=$(cpu_ticks "$pid")
-    { time timeout "$RUN_TIMEOUT" redis-benchmark -h 127.0.0.1 -p "$port" -c "$CLIENTS" \
+    cpu0=$(cpu_ns "$pid")
+    { time timeout "$RUN_TIMEOUT" "$client" -h 127.0.0.1 -p "$port" -c "$CLIENTS" \
         -P "$pipe" -n "$n" --csv "$@" >"$out" 2>"$err"; } 2>"$WORK/run.time" || rc=$?
-    cpu1=$(cpu_ticks "$pid")
+    cpu1=$(cpu_ns "$pid")
     local cpu_s
-    cpu_s=$(awk -v a="$cpu0" -v b="$cpu1" -v hz="$CLK_TCK" 'BEGIN { printf "%.2f", (b - a) / hz }')
+    cpu_s=$(awk -v a="$cpu0" -v b="$cpu1" 'BEGIN { printf "%.6f", (b - a) / 1e9 }')
     read -r client_s wall_s < <(awk 'END { printf "%.3f %.3f\n", $1 + $2, $3 }' "$WORK/run.time")
     local rows=0
     while IFS= read -r line; do
@@ -321,14 +391,76 @@ redis_incr()     { bench "$1" "$2" redis    INCR "$3" -r "$KEYSPACE" -t incr; }
 redis_lua()      { bench "$1" "$2" redis    LUA_GCRA "$4" -r "$KEYSPACE" \
                        EVALSHA "$SHA" 1 'key:__rand_int__' "${LIMIT_ARGS[@]}" 1; }
 
+# The string rows: the same commands to both servers, 16-byte key names
+# (a 4-byte prefix and redis-benchmark's 12 digits).
+#   INCR+EXPIRE  the counter idiom: INCR ctr:K then EXPIRE ctr:K 3600, the same
+#                K (bench-seq); after the first runs every K exists
+#   SET_NX_EX    SET snx:K abcdefgh NX EX 3600 in database 9, flushed before
+#                each run (untimed), over BENCH_NX_KEYSPACE: nearly every
+#                request creates its key
+#   GET          GET get:K over keys that hold "17" with a TTL (filled before
+#                the matrix)
+#   INCRBY       INCRBY cnt:K 7 (no TTL), like Redis's -t incr
+# Each test runs on both servers back to back, cellgate first on odd
+# repetitions and Redis first on even ones.
+quiet() { # pid: wait (up to 3 s) until it uses under 2 % of a CPU
+    local a b
+    for _ in $(seq 30); do
+        a=$(cpu_ns "$1")
+        sleep 0.1
+        b=$(cpu_ns "$1")
+        [ $((b - a)) -lt 2000000 ] && return 0
+    done
+}
+string_run() { # server rep pipeline n test
+    local server=$1 port pid
+    [ "$server" = cellgate ] && [ "$STR_CG" != 1 ] && return 0
+    case $server in
+        cellgate) port=$CG_PORT pid=$CG_PID ;;
+        *) port=$RS_PORT pid=$RS_PID ;;
+    esac
+    case $5 in
+        INCR+EXPIRE)
+            bench "$2" "$3" "$server" INCR+EXPIRE "$4" --seq -r "$KEYSPACE" \
+                INCR 'ctr:__rand_int__' ';' EXPIRE 'ctr:__rand_int__' 3600 ;;
+        SET_NX_EX)
+            redis-cli -h 127.0.0.1 -p "$port" -n 9 FLUSHDB >/dev/null
+            quiet "$pid"
+            bench "$2" "$3" "$server" SET_NX_EX "$4" --dbnum 9 -r "$NX_KEYSPACE" \
+                SET 'snx:__rand_int__' abcdefgh NX EX 3600 ;;
+        GET)
+            bench "$2" "$3" "$server" GET "$4" -r "$KEYSPACE" GET 'get:__rand_int__' ;;
+        INCRBY)
+            bench "$2" "$3" "$server" INCRBY "$4" -r "$KEYSPACE" INCRBY 'cnt:__rand_int__' 7 ;;
+    esac
+}
+string_pair() { # rep pipeline n test: both servers, in the repetition's order
+    [ "$STRINGS" = 0 ] && return 0
+    if [ $(($1 % 2)) = 1 ]; then
+        string_run cellgate "$@" && string_run redis "$@"
+    else
+        string_run redis "$@" && string_run cellgate "$@"
+    fi
+}
+strings_rep() { # rep pipeline n
+    if [ $(($1 % 2)) = 1 ]; then
+        string_pair "$@" INCR+EXPIRE && string_pair "$@" SET_NX_EX &&
+        string_pair "$@" GET && string_pair "$@" INCRBY
+    else
+        string_pair "$@" INCRBY && string_pair "$@" GET &&
+        string_pair "$@" SET_NX_EX && string_pair "$@" INCR+EXPIRE
+    fi
+}
+
 one_rep() { # rep pipeline n n_lua
     if [ $(($1 % 2)) = 1 ]; then
         cellgate_ping "$@" && redis_ping "$@" &&
         cellgate_limit "$@" && redis_incr "$@" && redis_lua "$@" &&
         cellgate_fixed "$@" && cellgate_sliding "$@" && cellgate_log "$@" &&
-        cellgate_entries "$@" && cellgate_tiers "$@"
+        cellgate_entries "$@" && cellgate_tiers "$@" && strings_rep "$1" "$2" "$3"
     else
-        redis_ping "$@" && cellgate_ping "$@" && cellgate_tiers "$@" &&
+        redis_ping "$@" && cellgate_ping "$@" && strings_rep "$1" "$2" "$3" &&
+        cellgate_tiers "$@" &&
         cellgate_log "$@" && cellgate_entries "$@" && cellgate_sliding "$@" &&
         cellgate_fixed "$@" && redis_incr "$@" && redis_lua "$@" &&
         cellgate_limit "$@"
@@ -340,6 +472,16 @@ for port in "$CG_PORT" "$RS_PORT"; do
     timeout "$RUN_TIMEOUT" redis-benchmark -h 127.0.0.1 -p "$port" -c "$CLIENTS" \
         -n 20000 -q -t ping_mbulk >/dev/null 2>&1 || true
 done
+
+# The keys the GET rows read: KEYSPACE counters holding "17" with a TTL.
+if [ "$STRINGS" != 0 ]; then
+    "$FILL" "$RS_PORT" get: 0 "$KEYSPACE" SET __key__ 17 EX 86400 ||
+        die "filling the GET keys of Redis failed"
+    if [ "$STR_CG" = 1 ]; then
+        "$FILL" "$CG_PORT" get: 0 "$KEYSPACE" SET __key__ 17 EX 86400 ||
+            die "filling the GET keys of cellgate failed"
+    fi
+fi
 
 echo "bench: cellgate pid $CG_PID on 127.0.0.1:$CG_PORT, redis-server pid $RS_PID on 127.0.0.1:$RS_PORT"
 echo "bench: $REPS reps x (-P 1: n=$N1, Lua n=$NL1 | -P $PIPE: n=$NP, Lua n=$NLP), -c $CLIENTS, -r $KEYSPACE"
@@ -438,7 +580,7 @@ echo "mem_keys=$MEM_KEYS" >>"$WORK/meta.txt"
 # phase script out: run one of the bench scripts into out; a failure is
 # reported with its output and fails the bench.
 phase() {
-    CELLGATE_BIN=$CELLGATE_BIN bash "$1" >"$2" 2>&1 || {
+    CELLGATE_BIN=$CELLGATE_BIN BENCH_SEQ=$SEQ BENCH_FILL=$FILL bash "$1" >"$2" 2>&1 || {
         echo "bench: $1 failed" | tee -a "$FAILS" >&2
         cat "$2" >&2
         FAILED=1
@@ -450,7 +592,8 @@ CG_OUT=$WORK/callgrind.txt
 : >"$CG_OUT"
 if [ "$aborted" = 0 ] && [ "${BENCH_CALLGRIND:-1}" != 0 ] && command -v valgrind >/dev/null; then
     echo "bench: instructions per request under callgrind"
-    phase bench/callgrind.sh "$CG_OUT"
+    # Its string lines only where the string rows measured cellgate.
+    CG_STRINGS=$STR_CG phase bench/callgrind.sh "$CG_OUT"
 fi
 
 # ---- kernel and user CPU per request (perf) -------------------------------

@@ -45,7 +45,20 @@ ROWS = [
     ("cellgate", "RL.TIERS", "cellgate RL.TIERS"),
     ("redis", "INCR", "Redis    INCR"),
     ("redis", "LUA_GCRA", "Redis    Lua GCRA (EVALSHA)"),
+    ("cellgate", "INCR+EXPIRE", "cellgate INCR+EXPIRE"),
+    ("redis", "INCR+EXPIRE", "Redis    INCR+EXPIRE"),
+    ("cellgate", "SET_NX_EX", "cellgate SET NX EX"),
+    ("redis", "SET_NX_EX", "Redis    SET NX EX"),
+    ("cellgate", "GET", "cellgate GET"),
+    ("redis", "GET", "Redis    GET"),
+    ("cellgate", "INCRBY", "cellgate INCRBY"),
+    ("redis", "INCRBY", "Redis    INCRBY"),
 ]
+
+# The string rows: the same commands on both servers. Their bar is the
+# server's CPU per command, cellgate's no more than Redis's, pipelined.
+STRING_TESTS = [("INCR+EXPIRE", "INCR+EXPIRE"), ("SET_NX_EX", "SET NX EX"),
+                ("GET", "GET"), ("INCRBY", "INCRBY")]
 
 # Ratios of median rps: (numerator, denominator, label).
 RATIOS = [
@@ -69,7 +82,8 @@ RATIOS = [
      "cellgate PING_MBULK  / Redis PING_MBULK"),
     (("cellgate", "PING_INLINE"), ("redis", "PING_INLINE"),
      "cellgate PING_INLINE / Redis PING_INLINE"),
-]
+] + [(("cellgate", t), ("redis", t), f"cellgate {name} / Redis {name}")
+     for t, name in STRING_TESTS]
 
 NUMERIC = ["rps", "avg_latency_ms", "min_latency_ms", "p50_latency_ms",
            "p95_latency_ms", "p99_latency_ms", "max_latency_ms"]
@@ -138,6 +152,9 @@ class Series:
         cpu = [1e6 * r["server_cpu_s"] / r["requests"] for r in self.rows
                if r["server_cpu_s"] is not None and r["requests"] > 0]
         self.cpu_us = statistics.median(cpu) if cpu else None
+        self.cpu_by_rep = {r["rep"]: 1e6 * r["server_cpu_s"] / r["requests"]
+                           for r in self.rows
+                           if r["server_cpu_s"] is not None and r["requests"] > 0}
         # How busy each side was (CPU time / wall time): a side near 100 %
         # (one core) is what limited the run.
         self.srv_busy = self._busy("server_cpu_s")
@@ -175,6 +192,18 @@ def ratio(series, num, den):
     return a.median / b.median, min(paired), max(paired)
 
 
+def cpu_ratio(series, num, den):
+    """ratio() for the server CPU per request (lower is cheaper)."""
+    a, b = series.get(num), series.get(den)
+    if not a or not b or not a.cpu_us or not b.cpu_us:
+        return None, None, None
+    paired = [a.cpu_by_rep[k] / b.cpu_by_rep[k] for k in a.cpu_by_rep
+              if k in b.cpu_by_rep and b.cpu_by_rep[k] > 0]
+    if not paired:
+        return a.cpu_us / b.cpu_us, None, None
+    return a.cpu_us / b.cpu_us, min(paired), max(paired)
+
+
 def table(pipeline, series, clients):
     out = []
     reps = max((s.n for s in series.values()), default=0)
@@ -203,6 +232,17 @@ def table(pipeline, series, clients):
         r, lo, hi = ratio(series, num, den)
         rng = "" if lo is None else f"{lo:.2f} - {hi:.2f}"
         out.append(f"  {label:<41} {fmt_ratio(r):>5}   {rng}")
+    if any(series.get((srv, t)) for t, _ in STRING_TESTS for srv in ("cellgate", "redis")):
+        out.append("")
+        out.append("  server CPU per request (us)    cellgate     Redis  cg/Redis   "
+                   "per-run paired ratios")
+        for t, name in STRING_TESTS:
+            a, b = series.get(("cellgate", t)), series.get(("redis", t))
+            r, lo, hi = cpu_ratio(series, ("cellgate", t), ("redis", t))
+            rng = "" if lo is None else f"{lo:.2f} - {hi:.2f}"
+            fa = "-" if not a or a.cpu_us is None else f"{a.cpu_us:.3f}"
+            fb = "-" if not b or b.cpu_us is None else f"{b.cpu_us:.3f}"
+            out.append(f"  {name:<29} {fa:>9} {fb:>9} {fmt_ratio(r):>9}   {rng}")
     return out
 
 
@@ -217,7 +257,7 @@ CHART_GROUPS = [
     ("RL.LOG", [("cellgate", "RL.LOG", 0)]),
     ("RL.ENTRIES", [("cellgate", "RL.ENTRIES", 0)]),
     ("RL.TIERS", [("cellgate", "RL.TIERS", 0)]),
-]
+] + [(name, [("cellgate", t, 0), ("redis", t, 1)]) for t, name in STRING_TESTS]
 SERIES_NAMES = ["cellgate", "Redis", "Redis + Lua GCRA script"]
 SERIES_COLORS = ["#1f6fb4", "#d62728", "#f2a33a"]
 
@@ -422,6 +462,29 @@ def targets(groups, pipeline, per_key, flat, meta):
         if incr is not None and p == pipeline:
             res.append(target(incr >= 1.0, f"-P {p}: CL.THROTTLE {incr:.2f}x Redis INCR "
                               f"(issue 2 bar >= 1.0; paired {ilo:.2f} - {ihi:.2f})"))
+        for t, name in STRING_TESTS:
+            a, b = g.get(("cellgate", t)), g.get(("redis", t))
+            if not b:
+                continue
+            what = f"-P {p}: {name} server CPU per command"
+            if not a:
+                if meta.get("strings_cellgate") == "skipped":
+                    res.append((None, f"skip  {what}: cellgate not run "
+                                f"(BENCH_STRINGS_CELLGATE=0); Redis {b.cpu_us:.3f} us"))
+                elif p == pipeline:
+                    res.append(target(False, f"{what}: no cellgate run (see FAILED RUNS); "
+                                      f"Redis {b.cpu_us:.3f} us"))
+                continue
+            r, lo, hi = cpu_ratio(g, ("cellgate", t), ("redis", t))
+            if r is None:
+                continue
+            rng = "" if lo is None else f"; paired runs {lo:.2f} - {hi:.2f}"
+            text = (f"{what}: cellgate {a.cpu_us:.3f} us, Redis {b.cpu_us:.3f} us "
+                    f"({r:.2f}x")
+            if p == pipeline:
+                res.append(target(r <= 1.0, text + f", target <= 1.00{rng})"))
+            else:
+                res.append((None, "info  " + text + f"{rng})"))
     if flat is not None:
         res.append(target(flat >= 0.8, f"flat cost: {meta.get('big_keys', '?')} live keys "
                           f"{flat:.2f}x 1,000 keys (target >= 0.8)"))
@@ -471,7 +534,14 @@ def main():
                "<prefix>:__rand_int__ 30 60, RL.ENTRIES log:__rand_int__, "
                "RL.TIERS <prefix>:__rand_int__ 10 1 30 60, all with -r "
                f"{meta.get('keyspace', '?')}")
-    out.append("  cpu us/req: the server process's user+system CPU time of the "
+    if meta.get("strings", "1") != "0":
+        out.append("  string rows, both servers: INCR ctr:K + EXPIRE ctr:K 3600 (bench-seq, "
+                   "one K per pair, counted as 2 requests), INCRBY cnt:K 7, GET get:K "
+                   f"(filled), -r {meta.get('keyspace', '?')}; SET snx:K abcdefgh NX EX "
+                   f"3600 in db 9, flushed before each run, -r {meta.get('nx_keyspace', '?')}"
+                   + ("" if meta.get("strings_cellgate", "measured") == "measured"
+                      else f" (cellgate: {meta.get('strings_cellgate')})"))
+    out.append("  cpu us/req: the server process's CPU time (its threads' schedstat) of the "
                "run / requests; srv %, cli %: CPU time / wall time of the server "
                "and of redis-benchmark (100 = one core busy)")
     out.append("")
