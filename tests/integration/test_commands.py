@@ -279,9 +279,12 @@ def test_command_list_filterby_pattern(server, r):
 
 def test_command_list_filterby_aclcat_and_module(server, r):
     assert sorted(r.command_list(category="write")) == [
-        b"cl.throttle", b"del", b"flushall", b"flushdb", b"function|flush", b"gcra",
-        b"increx", b"move", b"rl.check", b"rl.fixed", b"rl.log", b"rl.sliding", b"rl.tiers",
-        b"swapdb"]
+        b"append", b"cl.throttle", b"copy", b"decr", b"decrby", b"del", b"expire",
+        b"expireat", b"flushall", b"flushdb", b"function|flush", b"gcra", b"getdel",
+        b"getex", b"getset", b"incr", b"incrby", b"incrbyfloat", b"increx", b"move",
+        b"mset", b"msetnx", b"persist", b"pexpire", b"pexpireat", b"psetex", b"rename",
+        b"renamenx", b"rl.check", b"rl.fixed", b"rl.log", b"rl.sliding", b"rl.tiers",
+        b"set", b"setex", b"setnx", b"setrange", b"swapdb", b"unlink"]
     assert b"client|kill" in r.command_list(category="DANGEROUS")
     # Unknown categories (and "@write": Redis takes the bare name) match nothing.
     assert r.command_list(category="nosuchcat") == []
