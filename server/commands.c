@@ -541,9 +541,9 @@ static struct cmd table[] = {
       "write string slow", "string", "1.0.0",
       "Set the string value of a key",
       "key:key value:string ?condition:oneof=NX|XX ?GET:pure-token "
-      "?EX=seconds:integer ?PX=milliseconds:integer "
-      "?EXAT=unix-time-seconds:unix-time "
-      "?PXAT=unix-time-milliseconds:unix-time ?KEEPTTL:pure-token",
+      "?expiration:oneof=EX=seconds/integer|PX=milliseconds/integer|"
+      "EXAT=unix-time-seconds/unix-time|"
+      "PXAT=unix-time-milliseconds/unix-time|KEEPTTL",
       cmd_set, NULL, NULL, NO_STATS },
     { "setnx", 3, CMD_WRITE | CMD_DENYOOM | CMD_FAST, 1, 1, 1, "OW insert",
       "write string fast", "string", "1.0.0",
@@ -571,9 +571,9 @@ static struct cmd table[] = {
       "RW access update # RW and UPDATE because it changes the TTL",
       "write string fast", "string", "6.2.0",
       "Get the value of a key and optionally set its expiration",
-      "key:key ?EX=seconds:integer ?PX=milliseconds:integer "
-      "?EXAT=unix-time-seconds:unix-time "
-      "?PXAT=unix-time-milliseconds:unix-time ?PERSIST:pure-token",
+      "key:key ?expiration:oneof=EX=seconds/integer|PX=milliseconds/integer|"
+      "EXAT=unix-time-seconds/unix-time|"
+      "PXAT=unix-time-milliseconds/unix-time|PERSIST",
       cmd_getex, NULL, NULL, NO_STATS },
     { "mget", -2, FASTRO, 1, -1, 1, "RO access", "read string fast",
       "string", "1.0.0", "Get the values of all the given keys", "*key:key",

@@ -3,6 +3,7 @@
  * describes itself, so cluster-aware clients find key positions and
  * redis-cli builds its hints.
  */
+#include <ctype.h>
 #include <string.h>
 #include <strings.h>
 
@@ -351,12 +352,54 @@ cmd_command_info(struct conn *c, struct resp_request *req)
 
 /* ---- COMMAND DOCS ----------------------------------------------------- */
 
-/* The nested arguments of a "oneof=A|B" (pure tokens) or "block=a|b"
- * (integers; "a/type" another type: "block=key/key|value/string")
- * argument. redis-cli 7.0 walks the nested arguments of every oneof and
- * block and crashes when they are missing. */
+/* Where the arguments of a command are: which key argument comes next, and
+ * how many key specs there are. Redis gives each key argument the index
+ * of its key spec; here the i-th key argument has spec i (the last one
+ * when there are fewer). */
+struct doc_keys {
+    size_t next;
+    size_t specs;
+};
+
+/* The "key_spec_index" field of a key argument, 0 or 1 fields replied. */
+static size_t
+doc_key_fields(const struct doc_keys *k, const char *type, size_t len)
+{
+    return k->specs > 0 && len == 3 && memcmp(type, "key", 3) == 0;
+}
+
 static void
-reply_doc_nested(struct conn *c, const char *list, bool tokens)
+reply_doc_key_index(struct conn *c, struct doc_keys *k)
+{
+    reply_bulkz(&c->out, "key_spec_index");
+    reply_int(&c->out, (int64_t)(k->next < k->specs ? k->next : k->specs - 1));
+    k->next++;
+}
+
+/* Redis names a keyword argument after its token, in lower case ("nx"
+ * for NX): the len bytes at s so, NUL-terminated in out (size bytes). */
+static const char *
+token_name(char *out, size_t size, const char *s, size_t len)
+{
+    if (len >= size) {
+        len = size - 1;
+    }
+    for (size_t i = 0; i < len; i++) {
+        out[i] = (char)tolower((unsigned char)s[i]);
+    }
+    out[len] = '\0';
+    return out;
+}
+
+/* The nested arguments of a "oneof=..." or "block=..." argument, '|'
+ * between two, each "[TOKEN=]name[/type]": a bare word in a oneof is a
+ * keyword (pure token, "oneof=NX|XX"), a value takes its type after '/'
+ * ("EX=seconds/integer", "key/key"), integer when none ("block=a|b").
+ * redis-cli 7.0 walks the nested arguments of every oneof and block and
+ * crashes when they are missing. */
+static void
+reply_doc_nested(struct conn *c, const char *list, bool oneof,
+                 struct doc_keys *keys)
 {
     size_t n = 1;
     for (const char *p = list; *p != '\0'; p++) {
@@ -365,22 +408,42 @@ reply_doc_nested(struct conn *c, const char *list, bool tokens)
     reply_array(&c->out, n);
     while (n-- > 0) {
         size_t len = strcspn(list, "|");
-        const char *slash = tokens ? NULL : memchr(list, '/', len);
-        size_t name_len = slash != NULL ? (size_t)(slash - list) : len;
-        reply_map(&c->out, tokens ? 3 : 2, c->proto);
-        reply_bulkz(&c->out, "name");
-        reply_bulk(&c->out, list, name_len);
-        reply_bulkz(&c->out, "type");
-        if (tokens) {
-            reply_bulkz(&c->out, "pure-token");
-        } else if (slash != NULL) {
-            reply_bulk(&c->out, slash + 1, len - name_len - 1);
-        } else {
-            reply_bulkz(&c->out, "integer");
+        const char *name = list, *token = NULL, *type = "integer";
+        size_t name_len = len, token_len = 0, type_len = strlen(type);
+        const char *eq = memchr(list, '=', len);
+        if (eq != NULL) {
+            token = list;
+            token_len = (size_t)(eq - list);
+            name = eq + 1;
+            name_len = len - token_len - 1;
         }
-        if (tokens) {
+        const char *slash = memchr(name, '/', name_len);
+        if (slash != NULL) {
+            type = slash + 1;
+            type_len = (size_t)(name + name_len - type);
+            name_len = (size_t)(slash - name);
+        }
+        char lower[64];
+        if (oneof && eq == NULL && slash == NULL) {
+            token = list;
+            token_len = len;
+            name = token_name(lower, sizeof(lower), list, len);
+            name_len = strlen(name);
+            type = "pure-token";
+            type_len = strlen(type);
+        }
+        size_t key = doc_key_fields(keys, type, type_len);
+        reply_map(&c->out, 2 + key + (token != NULL), c->proto);
+        reply_bulkz(&c->out, "name");
+        reply_bulk(&c->out, name, name_len);
+        reply_bulkz(&c->out, "type");
+        reply_bulk(&c->out, type, type_len);
+        if (key) {
+            reply_doc_key_index(c, keys);
+        }
+        if (token != NULL) {
             reply_bulkz(&c->out, "token");
-            reply_bulk(&c->out, list, len);
+            reply_bulk(&c->out, token, token_len);
         }
         list += len + (list[len] == '|');
     }
@@ -402,10 +465,11 @@ reply_doc_flags(struct conn *c, bool optional, bool multiple)
 /* One argument from its word (modified in place): "name:type", split at
  * the last colon (so "ip:port:string" names ip:port). Prefixes: '?'
  * optional, '*' multiple. "TOKEN=name:type" is a value after a keyword
- * (redis-cli shows [COST n]); type "oneof=A|B" is a choice of keywords,
- * "block=a|b" a group of integers. */
+ * (redis-cli shows [COST n]), "TOKEN:pure-token" a keyword alone (named
+ * after it in lower case, as Redis); type "oneof=..." is a choice,
+ * "block=..." a group (their members: see reply_doc_nested). */
 static void
-reply_doc_arg(struct conn *c, char *w)
+reply_doc_arg(struct conn *c, char *w, struct doc_keys *keys)
 {
     bool optional = false, multiple = false;
     for (; *w == '?' || *w == '*'; w++) {
@@ -428,13 +492,21 @@ reply_doc_arg(struct conn *c, char *w)
         token = w;
         w = eq + 1;
     }
-    size_t fields = 2 + (token != NULL) + (optional || multiple) +
+    char lower[64];
+    const char *name = token == w ? token_name(lower, sizeof(lower), w,
+                                               strlen(w))
+                                  : w;
+    size_t key = doc_key_fields(keys, type, strlen(type));
+    size_t fields = 2 + key + (token != NULL) + (optional || multiple) +
                     (nested != NULL);
     reply_map(&c->out, fields, c->proto);
     reply_bulkz(&c->out, "name");
-    reply_bulkz(&c->out, w);
+    reply_bulkz(&c->out, name);
     reply_bulkz(&c->out, "type");
     reply_bulkz(&c->out, type);
+    if (key) {
+        reply_doc_key_index(c, keys);
+    }
     if (token != NULL) {
         reply_bulkz(&c->out, "token");
         reply_bulkz(&c->out, token);
@@ -444,14 +516,16 @@ reply_doc_arg(struct conn *c, char *w)
     }
     if (nested != NULL) {
         reply_bulkz(&c->out, "arguments");
-        reply_doc_nested(c, nested, strcmp(type, "oneof") == 0);
+        reply_doc_nested(c, nested, strcmp(type, "oneof") == 0, keys);
     }
 }
 
 /* The space-separated argument words of a command (see reply_doc_arg). */
 static void
-reply_doc_args(struct conn *c, const char *args)
+reply_doc_args(struct conn *c, const struct cmd *cmd)
 {
+    struct doc_keys keys = { 0, key_spec_count(cmd) };
+    const char *args = cmd->args;
     reply_array(&c->out, word_count(args));
     while (args != NULL && *args != '\0') {
         while (*args == ' ') {
@@ -461,14 +535,14 @@ reply_doc_args(struct conn *c, const char *args)
         if (n == 0) {
             break;
         }
-        char word[64];
+        char word[256];
         if (n >= sizeof(word)) {
             n = sizeof(word) - 1;
         }
         memcpy(word, args, n);
         word[n] = '\0';
         args += strcspn(args, " ");
-        reply_doc_arg(c, word);
+        reply_doc_arg(c, word, &keys);
     }
 }
 
@@ -488,7 +562,7 @@ reply_doc(struct conn *c, const struct cmd *cmd)
     reply_bulkz(&c->out, cmd->group);
     if (has_args) {
         reply_bulkz(&c->out, "arguments");
-        reply_doc_args(c, cmd->args);
+        reply_doc_args(c, cmd);
     }
     if (subs) {
         reply_bulkz(&c->out, "subcommands");
