@@ -68,7 +68,11 @@ struct cmd {
     int first_key;
     int last_key;            /* -1 = last argument */
     int key_step;
-    const char *key_flags;   /* key spec flags as Redis spells them, "RW access update" */
+    /* Key specs: flags as Redis spells them, "RW access update", then
+     * optionally '#' and the spec's notes; several specs are separated by
+     * '|', spec i then being the one key at first_key + i ("RW access
+     * delete|OW update" for RENAME). One spec covers all the keys. */
+    const char *key_flags;
     const char *acl;         /* ACL categories without '@', space separated */
     const char *group;
     const char *since;

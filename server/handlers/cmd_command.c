@@ -3,6 +3,7 @@
  * describes itself, so cluster-aware clients find key positions and
  * redis-cli builds its hints.
  */
+#include <ctype.h>
 #include <string.h>
 #include <strings.h>
 
@@ -13,49 +14,151 @@
 #include "lib/glob.h"
 #include "server/handlers/handlers.h"
 
-/* Number of space-separated words in s. */
+/* Number of space-separated words in the len bytes at s. */
 static size_t
-word_count(const char *s)
+word_count_n(const char *s, size_t len)
 {
     size_t n = 0;
-    while (s != NULL && *s != '\0') {
-        while (*s == ' ') {
+    const char *end = s + len;
+    while (s != NULL && s < end) {
+        while (s < end && *s == ' ') {
             s++;
         }
-        if (*s == '\0') {
+        if (s == end) {
             break;
         }
         n++;
-        s += strcspn(s, " ");
+        while (s < end && *s != ' ') {
+            s++;
+        }
     }
     return n;
 }
 
-/* Emit each word of s as a simple string (or bulk with prefix '@'). */
+static size_t
+word_count(const char *s)
+{
+    return s != NULL ? word_count_n(s, strlen(s)) : 0;
+}
+
+/* Emit each word of the len bytes at s as a simple string (with prefix
+ * '@' for acl). */
 static void
-reply_words(struct conn *c, const char *s, bool acl)
+reply_words_n(struct conn *c, const char *s, size_t len, bool acl)
 {
     char word[64];
-    while (s != NULL && *s != '\0') {
-        while (*s == ' ') {
+    const char *end = s + len;
+    while (s != NULL && s < end) {
+        while (s < end && *s == ' ') {
             s++;
         }
-        size_t n = strcspn(s, " ");
+        size_t n = 0;
+        while (s + n < end && s[n] != ' ') {
+            n++;
+        }
         if (n == 0) {
             break;
         }
-        if (n > sizeof(word) - 2) {
-            n = sizeof(word) - 2;
-        }
+        size_t w = n > sizeof(word) - 2 ? sizeof(word) - 2 : n;
         size_t off = 0;
         if (acl) {
             word[off++] = '@';
         }
-        memcpy(word + off, s, n);
-        word[off + n] = '\0';
+        memcpy(word + off, s, w);
+        word[off + w] = '\0';
         reply_status(&c->out, word);
-        s += strcspn(s, " ");
+        s += n;
     }
+}
+
+static void
+reply_words(struct conn *c, const char *s, bool acl)
+{
+    if (s != NULL) {
+        reply_words_n(c, s, strlen(s), acl);
+    }
+}
+
+/* ---- key specs ----------------------------------------------------------
+ * A row's key_flags (cmd.h) holds its key specs, '|' between two: each the
+ * flag words, then optionally '#' and the spec's notes. One spec covers
+ * the row's keys (first_key, last_key, key_step); with several, spec i is
+ * the one key at first_key + i (RENAME key newkey). */
+
+struct key_spec {
+    const char *flags;
+    size_t flags_len;
+    const char *notes;      /* NULL: none */
+    size_t notes_len;
+};
+
+/* How many key specs cmd has: none without keys, else one per '|' + 1. */
+static size_t
+key_spec_count(const struct cmd *cmd)
+{
+    if (cmd->first_key == 0) {
+        return 0;
+    }
+    size_t n = 1;
+    for (const char *p = cmd->key_flags; p != NULL && *p != '\0'; p++) {
+        n += *p == '|';
+    }
+    return n;
+}
+
+/* Key spec i of cmd (i < key_spec_count(cmd)). */
+static struct key_spec
+key_spec_at(const struct cmd *cmd, size_t i)
+{
+    struct key_spec ks = { "", 0, NULL, 0 };
+    const char *p = cmd->key_flags;
+    if (p == NULL) {
+        return ks;
+    }
+    for (; i > 0; i--) {
+        p = strchr(p, '|');
+        if (p == NULL) {
+            return ks;
+        }
+        p++;
+    }
+    size_t len = strcspn(p, "|");
+    const char *hash = memchr(p, '#', len);
+    ks.flags = p;
+    ks.flags_len = hash != NULL ? (size_t)(hash - p) : len;
+    if (hash != NULL) {
+        const char *n = hash + 1, *end = p + len;
+        while (n < end && *n == ' ') {
+            n++;
+        }
+        while (end > n && end[-1] == ' ') {
+            end--;
+        }
+        ks.notes = n;
+        ks.notes_len = (size_t)(end - n);
+    }
+    return ks;
+}
+
+/* The key spec that covers argument index `arg` of a command line (a key
+ * position of cmd), and its flags as Redis reports them for this line:
+ * SET's depend on its GET option, as Redis's setGetKeys() has it. */
+static struct key_spec
+key_spec_of_arg(const struct cmd *cmd, int arg, char **argv, size_t argc)
+{
+    size_t n = key_spec_count(cmd);
+    size_t i = n > 1 && arg > cmd->first_key ? (size_t)(arg - cmd->first_key) : 0;
+    struct key_spec ks = key_spec_at(cmd, i < n ? i : n - 1);
+    if (strcmp(cmd->name, "set") == 0) {
+        static const char rw[] = "RW access update", ow[] = "OW update";
+        bool get = false;
+        for (size_t a = 3; a < argc; a++) {
+            get |= strcasecmp(argv[a], "get") == 0;
+        }
+        ks.flags = get ? rw : ow;
+        ks.flags_len = get ? sizeof(rw) - 1 : sizeof(ow) - 1;
+    }
+    return ks;
 }
 
 static size_t
@@ -89,36 +192,42 @@ static void
 reply_key_specs(struct conn *c, const struct cmd *cmd)
 {
     int proto = c->proto;
+    size_t n = key_spec_count(cmd);
     /* Redis 7.0 answers the key specs as a set in RESP3. */
-    if (cmd->first_key == 0) {
-        reply_set(&c->out, 0, proto);
-        return;
+    reply_set(&c->out, n, proto);
+    for (size_t i = 0; i < n; i++) {
+        struct key_spec ks = key_spec_at(cmd, i);
+        reply_map(&c->out, 3 + (ks.notes != NULL), proto);
+        if (ks.notes != NULL) {
+            reply_bulkz(&c->out, "notes");
+            reply_bulk(&c->out, ks.notes, ks.notes_len);
+        }
+        reply_bulkz(&c->out, "flags");
+        reply_set(&c->out, word_count_n(ks.flags, ks.flags_len), proto);
+        reply_words_n(c, ks.flags, ks.flags_len, false);
+        reply_bulkz(&c->out, "begin_search");
+        reply_map(&c->out, 2, proto);
+        reply_bulkz(&c->out, "type");
+        reply_bulkz(&c->out, "index");
+        reply_bulkz(&c->out, "spec");
+        reply_map(&c->out, 1, proto);
+        reply_bulkz(&c->out, "index");
+        reply_int(&c->out, cmd->first_key + (n > 1 ? (int)i : 0));
+        reply_bulkz(&c->out, "find_keys");
+        reply_map(&c->out, 2, proto);
+        reply_bulkz(&c->out, "type");
+        reply_bulkz(&c->out, "range");
+        reply_bulkz(&c->out, "spec");
+        reply_map(&c->out, 3, proto);
+        reply_bulkz(&c->out, "lastkey");
+        reply_int(&c->out, n > 1 ? 0
+                           : cmd->last_key < 0 ? -1
+                           : cmd->last_key - cmd->first_key);
+        reply_bulkz(&c->out, "keystep");
+        reply_int(&c->out, n > 1 ? 1 : cmd->key_step);
+        reply_bulkz(&c->out, "limit");
+        reply_int(&c->out, 0);
     }
-    reply_set(&c->out, 1, proto);
-    reply_map(&c->out, 3, proto);
-    reply_bulkz(&c->out, "flags");
-    reply_set(&c->out, word_count(cmd->key_flags), proto);
-    reply_words(c, cmd->key_flags, false);
-    reply_bulkz(&c->out, "begin_search");
-    reply_map(&c->out, 2, proto);
-    reply_bulkz(&c->out, "type");
-    reply_bulkz(&c->out, "index");
-    reply_bulkz(&c->out, "spec");
-    reply_map(&c->out, 1, proto);
-    reply_bulkz(&c->out, "index");
-    reply_int(&c->out, cmd->first_key);
-    reply_bulkz(&c->out, "find_keys");
-    reply_map(&c->out, 2, proto);
-    reply_bulkz(&c->out, "type");
-    reply_bulkz(&c->out, "range");
-    reply_bulkz(&c->out, "spec");
-    reply_map(&c->out, 3, proto);
-    reply_bulkz(&c->out, "lastkey");
-    reply_int(&c->out, cmd->last_key < 0 ? -1 : cmd->last_key - cmd->first_key);
-    reply_bulkz(&c->out, "keystep");
-    reply_int(&c->out, cmd->key_step);
-    reply_bulkz(&c->out, "limit");
-    reply_int(&c->out, 0);
 }
 
 /* A command's flags as Redis shows them: a set of words, in Redis's
@@ -243,11 +352,54 @@ cmd_command_info(struct conn *c, struct resp_request *req)
 
 /* ---- COMMAND DOCS ----------------------------------------------------- */
 
-/* The nested arguments of a "oneof=A|B" (pure tokens) or "block=a|b"
- * (integers) argument. redis-cli 7.0 walks the nested arguments of every
- * oneof and block and crashes when they are missing. */
+/* Where the arguments of a command are: which key argument comes next, and
+ * how many key specs there are. Redis gives each key argument the index
+ * of its key spec; here the i-th key argument has spec i (the last one
+ * when there are fewer). */
+struct doc_keys {
+    size_t next;
+    size_t specs;
+};
+
+/* The "key_spec_index" field of a key argument, 0 or 1 fields replied. */
+static size_t
+doc_key_fields(const struct doc_keys *k, const char *type, size_t len)
+{
+    return k->specs > 0 && len == 3 && memcmp(type, "key", 3) == 0;
+}
+
 static void
-reply_doc_nested(struct conn *c, const char *list, bool tokens)
+reply_doc_key_index(struct conn *c, struct doc_keys *k)
+{
+    reply_bulkz(&c->out, "key_spec_index");
+    reply_int(&c->out, (int64_t)(k->next < k->specs ? k->next : k->specs - 1));
+    k->next++;
+}
+
+/* Redis names a keyword argument after its token, in lower case ("nx"
+ * for NX): the len bytes at s so, NUL-terminated in out (size bytes). */
+static const char *
+token_name(char *out, size_t size, const char *s, size_t len)
+{
+    if (len >= size) {
+        len = size - 1;
+    }
+    for (size_t i = 0; i < len; i++) {
+        out[i] = (char)tolower((unsigned char)s[i]);
+    }
+    out[len] = '\0';
+    return out;
+}
+
+/* The nested arguments of a "oneof=..." or "block=..." argument, '|'
+ * between two, each "[TOKEN=]name[/type]": a bare word in a oneof is a
+ * keyword (pure token, "oneof=NX|XX"), a value takes its type after '/'
+ * ("EX=seconds/integer", "key/key"), integer when none ("block=a|b").
+ * redis-cli 7.0 walks the nested arguments of every oneof and block and
+ * crashes when they are missing. */
+static void
+reply_doc_nested(struct conn *c, const char *list, bool oneof,
+                 struct doc_keys *keys)
 {
     size_t n = 1;
     for (const char *p = list; *p != '\0'; p++) {
@@ -256,14 +408,42 @@ reply_doc_nested(struct conn *c, const char *list, bool tokens)
     reply_array(&c->out, n);
     while (n-- > 0) {
         size_t len = strcspn(list, "|");
-        reply_map(&c->out, tokens ? 3 : 2, c->proto);
+        const char *name = list, *token = NULL, *type = "integer";
+        size_t name_len = len, token_len = 0, type_len = strlen(type);
+        const char *eq = memchr(list, '=', len);
+        if (eq != NULL) {
+            token = list;
+            token_len = (size_t)(eq - list);
+            name = eq + 1;
+            name_len = len - token_len - 1;
+        }
+        const char *slash = memchr(name, '/', name_len);
+        if (slash != NULL) {
+            type = slash + 1;
+            type_len = (size_t)(name + name_len - type);
+            name_len = (size_t)(slash - name);
+        }
+        char lower[64];
+        if (oneof && eq == NULL && slash == NULL) {
+            token = list;
+            token_len = len;
+            name = token_name(lower, sizeof(lower), list, len);
+            name_len = strlen(name);
+            type = "pure-token";
+            type_len = strlen(type);
+        }
+        size_t key = doc_key_fields(keys, type, type_len);
+        reply_map(&c->out, 2 + key + (token != NULL), c->proto);
         reply_bulkz(&c->out, "name");
-        reply_bulk(&c->out, list, len);
+        reply_bulk(&c->out, name, name_len);
         reply_bulkz(&c->out, "type");
-        reply_bulkz(&c->out, tokens ? "pure-token" : "integer");
-        if (tokens) {
+        reply_bulk(&c->out, type, type_len);
+        if (key) {
+            reply_doc_key_index(c, keys);
+        }
+        if (token != NULL) {
             reply_bulkz(&c->out, "token");
-            reply_bulk(&c->out, list, len);
+            reply_bulk(&c->out, token, token_len);
         }
         list += len + (list[len] == '|');
     }
@@ -285,10 +465,11 @@ reply_doc_flags(struct conn *c, bool optional, bool multiple)
 /* One argument from its word (modified in place): "name:type", split at
  * the last colon (so "ip:port:string" names ip:port). Prefixes: '?'
  * optional, '*' multiple. "TOKEN=name:type" is a value after a keyword
- * (redis-cli shows [COST n]); type "oneof=A|B" is a choice of keywords,
- * "block=a|b" a group of integers. */
+ * (redis-cli shows [COST n]), "TOKEN:pure-token" a keyword alone (named
+ * after it in lower case, as Redis); type "oneof=..." is a choice,
+ * "block=..." a group (their members: see reply_doc_nested). */
 static void
-reply_doc_arg(struct conn *c, char *w)
+reply_doc_arg(struct conn *c, char *w, struct doc_keys *keys)
 {
     bool optional = false, multiple = false;
     for (; *w == '?' || *w == '*'; w++) {
@@ -311,13 +492,21 @@ reply_doc_arg(struct conn *c, char *w)
         token = w;
         w = eq + 1;
     }
-    size_t fields = 2 + (token != NULL) + (optional || multiple) +
+    char lower[64];
+    const char *name = token == w ? token_name(lower, sizeof(lower), w,
+                                               strlen(w))
+                                  : w;
+    size_t key = doc_key_fields(keys, type, strlen(type));
+    size_t fields = 2 + key + (token != NULL) + (optional || multiple) +
                     (nested != NULL);
     reply_map(&c->out, fields, c->proto);
     reply_bulkz(&c->out, "name");
-    reply_bulkz(&c->out, w);
+    reply_bulkz(&c->out, name);
     reply_bulkz(&c->out, "type");
     reply_bulkz(&c->out, type);
+    if (key) {
+        reply_doc_key_index(c, keys);
+    }
     if (token != NULL) {
         reply_bulkz(&c->out, "token");
         reply_bulkz(&c->out, token);
@@ -327,14 +516,16 @@ reply_doc_arg(struct conn *c, char *w)
     }
     if (nested != NULL) {
         reply_bulkz(&c->out, "arguments");
-        reply_doc_nested(c, nested, strcmp(type, "oneof") == 0);
+        reply_doc_nested(c, nested, strcmp(type, "oneof") == 0, keys);
     }
 }
 
 /* The space-separated argument words of a command (see reply_doc_arg). */
 static void
-reply_doc_args(struct conn *c, const char *args)
+reply_doc_args(struct conn *c, const struct cmd *cmd)
 {
+    struct doc_keys keys = { 0, key_spec_count(cmd) };
+    const char *args = cmd->args;
     reply_array(&c->out, word_count(args));
     while (args != NULL && *args != '\0') {
         while (*args == ' ') {
@@ -344,14 +535,14 @@ reply_doc_args(struct conn *c, const char *args)
         if (n == 0) {
             break;
         }
-        char word[64];
+        char word[256];
         if (n >= sizeof(word)) {
             n = sizeof(word) - 1;
         }
         memcpy(word, args, n);
         word[n] = '\0';
         args += strcspn(args, " ");
-        reply_doc_arg(c, word);
+        reply_doc_arg(c, word, &keys);
     }
 }
 
@@ -371,7 +562,7 @@ reply_doc(struct conn *c, const struct cmd *cmd)
     reply_bulkz(&c->out, cmd->group);
     if (has_args) {
         reply_bulkz(&c->out, "arguments");
-        reply_doc_args(c, cmd->args);
+        reply_doc_args(c, cmd);
     }
     if (subs) {
         reply_bulkz(&c->out, "subcommands");
@@ -454,8 +645,9 @@ getkeys(struct conn *c, struct resp_request *req, bool with_flags)
         }
         reply_bulk(&c->out, argv[i], argvlen[i]);
         if (with_flags) {
-            reply_set(&c->out, word_count(cmd->key_flags), c->proto);
-            reply_words(c, cmd->key_flags, false);
+            struct key_spec ks = key_spec_of_arg(cmd, i, argv, argc);
+            reply_set(&c->out, word_count_n(ks.flags, ks.flags_len), c->proto);
+            reply_words_n(c, ks.flags, ks.flags_len, false);
         }
     }
 }

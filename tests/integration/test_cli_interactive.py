@@ -154,6 +154,26 @@ def test_hints_for_every_limiter(pane):
         assert pane.hint(typed) == shown
 
 
+# What redis-cli 7.0 draws against redis-server 7.0.15 for the same lines:
+# cellgate's docs of these commands are Redis's.
+REDIS_HINTS = [
+    ("SET ", "SET key value [NX|XX] [GET] [EX seconds|PX milliseconds|EXAT unix-time-seconds|"
+             "PXAT unix-time-milliseconds|KEEPTTL]"),
+    ("GETEX ", "GETEX key [EX seconds|PX milliseconds|EXAT unix-time-seconds|"
+               "PXAT unix-time-milliseconds|PERSIST]"),
+    ("MSET ", "MSET key value [key value ...]"),
+    ("EXPIRE k 10 ", "EXPIRE k 10 [NX|XX|GT|LT]"),
+    ("COPY ", "COPY source destination [DB destination-db] [REPLACE]"),
+    ("FLUSHALL ", "FLUSHALL [ASYNC|SYNC]"),
+    ("SCAN ", "SCAN cursor [MATCH pattern] [COUNT count] [TYPE type]"),
+]
+
+
+def test_hints_for_string_and_keyspace_commands_are_redis_s(pane):
+    for typed, shown in REDIS_HINTS:
+        assert pane.hint(typed) == shown
+
+
 def test_resp3_session_hints_and_replies(fserver, tmux_sock):
     """redis-cli -3: HELLO 3 first, so COMMAND DOCS arrives as RESP3 maps."""
     pane = open_pane(tmux_sock, fserver.port, "-3")

@@ -230,12 +230,14 @@ def test_command_docs_cl_throttle_has_arguments(r):
 def test_command_docs_token_values_and_choices(server):
     """The argument shapes redis-cli builds its hints from: a value after a
     keyword ([COST n]), and a oneof with its nested tokens (redis-cli 7.0
-    crashes on a oneof without them)."""
+    crashes on a oneof without them), named as Redis names them: a key with
+    its key spec's index, a keyword after its token in lower case."""
     conn = server.raw()
     reply = conn.command("COMMAND", "DOCS", "rl.entries")
     assert reply.endswith(
         b"$9\r\narguments\r\n*2\r\n"
-        b"*4\r\n$4\r\nname\r\n$3\r\nkey\r\n$4\r\ntype\r\n$3\r\nkey\r\n"
+        b"*6\r\n$4\r\nname\r\n$3\r\nkey\r\n$4\r\ntype\r\n$3\r\nkey\r\n"
+        b"$14\r\nkey_spec_index\r\n:0\r\n"
         b"*8\r\n$4\r\nname\r\n$1\r\nn\r\n$4\r\ntype\r\n$7\r\ninteger\r\n"
         b"$5\r\ntoken\r\n$5\r\nCOUNT\r\n$5\r\nflags\r\n*1\r\n+optional\r\n")
     conn.command("HELLO", "3")
@@ -244,9 +246,9 @@ def test_command_docs_token_values_and_choices(server):
         b"$9\r\narguments\r\n*1\r\n"
         b"%3\r\n$4\r\nname\r\n$7\r\nenabled\r\n$4\r\ntype\r\n$5\r\noneof\r\n"
         b"$9\r\narguments\r\n*2\r\n"
-        b"%3\r\n$4\r\nname\r\n$2\r\nON\r\n$4\r\ntype\r\n$10\r\npure-token\r\n"
+        b"%3\r\n$4\r\nname\r\n$2\r\non\r\n$4\r\ntype\r\n$10\r\npure-token\r\n"
         b"$5\r\ntoken\r\n$2\r\nON\r\n"
-        b"%3\r\n$4\r\nname\r\n$3\r\nOFF\r\n$4\r\ntype\r\n$10\r\npure-token\r\n"
+        b"%3\r\n$4\r\nname\r\n$3\r\noff\r\n$4\r\ntype\r\n$10\r\npure-token\r\n"
         b"$5\r\ntoken\r\n$3\r\nOFF\r\n")
 
 
@@ -279,9 +281,12 @@ def test_command_list_filterby_pattern(server, r):
 
 def test_command_list_filterby_aclcat_and_module(server, r):
     assert sorted(r.command_list(category="write")) == [
-        b"cl.throttle", b"del", b"flushall", b"flushdb", b"function|flush", b"gcra",
-        b"increx", b"move", b"rl.check", b"rl.fixed", b"rl.log", b"rl.sliding", b"rl.tiers",
-        b"swapdb"]
+        b"append", b"cl.throttle", b"copy", b"decr", b"decrby", b"del", b"expire",
+        b"expireat", b"flushall", b"flushdb", b"function|flush", b"gcra", b"getdel",
+        b"getex", b"getset", b"incr", b"incrby", b"incrbyfloat", b"increx", b"move",
+        b"mset", b"msetnx", b"persist", b"pexpire", b"pexpireat", b"psetex", b"rename",
+        b"renamenx", b"rl.check", b"rl.fixed", b"rl.log", b"rl.sliding", b"rl.tiers",
+        b"set", b"setex", b"setnx", b"setrange", b"swapdb", b"unlink"]
     assert b"client|kill" in r.command_list(category="DANGEROUS")
     # Unknown categories (and "@write": Redis takes the bare name) match nothing.
     assert r.command_list(category="nosuchcat") == []

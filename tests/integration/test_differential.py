@@ -380,6 +380,17 @@ case("command-getkeys-bad", ("COMMAND", "GETKEYS", "nosuch"))
 case("command-getkeys-arity", ("COMMAND", "GETKEYS", "GET"))
 case("command-getkeys-get", ("COMMAND", "GETKEYS", "GET", "k"))
 case("command-getkeys-del", ("COMMAND", "GETKEYS", "DEL", "a", "b"))
+# Keys and their flags where one spec is not all: SET's follow its GET option,
+# RENAME, RENAMENX and COPY have a spec per key, MSET's keys are every other.
+for name, line in [("set", ("SET", "k", "v", "EX", "10")), ("set-get", ("SET", "k", "v", "get")),
+                   ("rename", ("RENAME", "a", "b")), ("renamenx", ("RENAMENX", "a", "b")),
+                   ("copy", ("COPY", "a", "b", "DB", "1", "REPLACE")),
+                   ("mset", ("MSET", "a", "1", "b", "2")), ("mset-odd", ("MSET", "a", "1", "b")),
+                   ("msetnx", ("MSETNX", "a", "1", "b", "2")), ("getex", ("GETEX", "k", "PERSIST")),
+                   ("unlink", ("UNLINK", "a", "b")), ("touch", ("TOUCH", "a", "b")),
+                   ("copy-arity", ("COPY", "a"))]:
+    case("command-getkeysandflags-" + name, ("COMMAND", "GETKEYSANDFLAGS") + line)
+    case("command-getkeys-" + name, ("COMMAND", "GETKEYS") + line)
 case("command-unknown-sub", ("COMMAND", "NOSUCH"))
 case("slowlog-len-empty", ("SLOWLOG", "RESET"), ("SLOWLOG", "LEN"))
 case("slowlog-get-bad", ("SLOWLOG", "GET", "x"))
@@ -508,6 +519,60 @@ def test_command_info_of_every_redis_command_is_redis_s(pair, proto):
                     assert sub == theirs[sub_name], sub_name
             # No subcommands: an empty set in RESP3, as Redis 7.0 says it.
             assert (want[9][:1] == b"*") == (got[9][:1] == b"*"), name
+    finally:
+        for conv in convs:
+            conv.close()
+
+
+# ---- COMMAND DOCS -----------------------------------------------------------
+
+# The string, expiry and keyspace commands, whose docs are Redis's.
+DOCS_AS_REDIS = """set setnx setex psetex getset getdel getex mget mset msetnx incr incrby
+    incrbyfloat decr decrby append strlen getrange setrange expire pexpire expireat
+    pexpireat persist expiretime pexpiretime unlink rename renamenx touch copy get ttl
+    pttl exists del type keys scan dbsize move swapdb flushdb flushall select""".split()
+# What a row of cellgate's command table does not hold: a command's complexity,
+# history and deprecation, an argument's version.
+DOCS_NOT_KEPT = {b"complexity", b"history", b"doc_flags", b"deprecated_since",
+                 b"replaced_by"}
+ARG_NOT_KEPT = {b"since"}
+
+
+def resp_tree(data):
+    """A RESP2/3 reply as nested lists (maps as flat [k, v, ...] lists)."""
+    if data[:1] in (b"*", b"~", b"%", b">"):
+        return [resp_tree(e) for e in resp_elements(data)]
+    return data
+
+
+def docs_kept(tree, dropped=DOCS_NOT_KEPT):
+    """A command's (or an argument's) docs map without the fields cellgate
+    does not keep, as a dict."""
+    out = {}
+    for key, value in zip(tree[::2], tree[1::2]):
+        name = key.split(b"\r\n")[1]
+        if name in dropped:
+            continue
+        if name == b"arguments":
+            value = [docs_kept(a, ARG_NOT_KEPT) for a in value]
+        out[name] = value
+    return out
+
+
+@pytest.mark.parametrize("proto", ["2", "3"])
+def test_command_docs_of_the_string_and_keyspace_commands_are_redis_s(pair, proto):
+    """Summary, version, group and every argument (name, type, key spec,
+    token, flags, nested choices) as Redis documents them."""
+    ref, cg = pair
+    convs = [Conversation(ref.port), Conversation(cg.port)]
+    try:
+        for conv in convs:
+            conv.exchange(c("HELLO", proto))
+        for name in DOCS_AS_REDIS:
+            want, got = [resp_tree(conv.exchange(c("COMMAND", "DOCS", name), wait=0.1))
+                         for conv in convs]
+            assert got[0] == want[0], name
+            assert docs_kept(got[1]) == docs_kept(want[1]), name
     finally:
         for conv in convs:
             conv.close()

@@ -14,7 +14,8 @@ one replica, all on one fake clock:
      is the primary's, byte for byte;
   3. the journal: kill -9 the primary, restart it on its files, and the
      view is what it was before the kill;
-  4. the same command twice in MULTI/EXEC: one journal record, on the
+  4. the same command twice in MULTI/EXEC (or the sample's own pair, for
+     a command that cannot run twice, RENAME): one journal record, on the
      replica, and through a kill -9 alike.
 
 Then keys the wheel expires, and keys evicted under maxmemory volatile-ttl,
@@ -37,21 +38,29 @@ DATABASES = 16
 class Sample:
     """One invocation that really changes keys: `cmd` (run in database
     `db`) after `setup` (commands run in database 0, SELECT allowed), and
-    the (db, key) pairs it changes, which WATCH must see."""
+    the (db, key) pairs it changes, which WATCH must see. `multi`: the
+    commands of its MULTI/EXEC round, each answered without an error (cmd
+    twice unless given)."""
 
-    def __init__(self, cmd, touches, setup=(), db=0):
+    def __init__(self, cmd, touches, setup=(), db=0, multi=None):
         self.cmd = tuple(str(a) for a in cmd)
         self.touches = list(touches)
         self.setup = [tuple(str(a) for a in c) for c in setup]
         self.db = db
+        self.multi = ([tuple(str(a) for a in c) for c in multi] if multi is not None
+                      else [self.cmd, self.cmd])
 
     def __repr__(self):
         return " ".join(self.cmd)
 
 
-def S(*cmd, touches=None, setup=(), db=0):
+def S(*cmd, touches=None, setup=(), db=0, multi=None):
     return Sample(cmd, touches if touches is not None else [(db, cmd[1])],
-                  setup, db)
+                  setup, db, multi)
+
+
+# The fake clock's time (it stands still): EXPIREAT an hour later.
+NOW_S = harness.FAKE_EPOCH_NS // 1000000000
 
 
 SEEDS = [("CL.THROTTLE", "seed:gcra", 5, 1, 3600),
@@ -130,6 +139,69 @@ SAMPLES = {
     ],
     "flushall": [
         S("FLUSHALL", touches=[(0, "seed:gcra"), (1, "seed:db1")]),
+    ],
+    # ---- strings ----
+    "set": [
+        S("SET", "k", "v"),
+        S("SET", "k", "v", "EX", 100),
+        S("SET", "k", "v2", "GET", setup=[("SET", "k", "v1")]),
+        S("SET", "k", "v2", "KEEPTTL", setup=[("SET", "k", "v1", "PX", 5000)]),
+        S("SET", "k", "v", "NX", "PXAT", (NOW_S + 3600) * 1000),
+        # A limiter key becomes a string.
+        S("SET", "seed:gcra", "v"),
+    ],
+    "setnx": [S("SETNX", "k", "v")],
+    "setex": [S("SETEX", "k", 100, "v"),
+              S("SETEX", "k", 100, "v2", setup=[("SET", "k", "v1")])],
+    "psetex": [S("PSETEX", "k", 100000, "v")],
+    "getset": [S("GETSET", "k", "v2", setup=[("SET", "k", "v1", "EX", 100)])],
+    "getdel": [S("GETDEL", "k", setup=[("SET", "k", "v")])],
+    "getex": [
+        S("GETEX", "k", "EX", 100, setup=[("SET", "k", "v")]),
+        S("GETEX", "k", "PERSIST", setup=[("SET", "k", "v", "EX", 100)]),
+        S("GETEX", "k", "EXAT", NOW_S + 3600, setup=[("SET", "k", "v")]),
+    ],
+    "mset": [S("MSET", "a", 1, "b", 2, touches=[(0, "a"), (0, "b")],
+               setup=[("SET", "b", "old", "EX", 100)])],
+    "msetnx": [S("MSETNX", "a", 1, "b", 2, touches=[(0, "a"), (0, "b")])],
+    "incr": [S("INCR", "k"),
+             S("INCR", "k", setup=[("SET", "k", 41, "EX", 100)])],
+    "incrby": [S("INCRBY", "k", 5), S("INCRBY", "k", -7, setup=[("SET", "k", 3)])],
+    "incrbyfloat": [S("INCRBYFLOAT", "k", "2.5"),
+                    S("INCRBYFLOAT", "k", "0.1", setup=[("SET", "k", "1.2", "PX", 90000)])],
+    "decr": [S("DECR", "k"), S("DECR", "k", setup=[("SET", "k", 10)])],
+    "decrby": [S("DECRBY", "k", 5), S("DECRBY", "k", 5, setup=[("SET", "k", 10, "EX", 100)])],
+    "append": [S("APPEND", "k", "xyz"), S("APPEND", "k", "b", setup=[("SET", "k", "a")])],
+    "setrange": [S("SETRANGE", "k", 2, "xy", setup=[("SET", "k", "abcdef")]),
+                 S("SETRANGE", "k", 3, "z")],
+    # ---- expiry ----
+    "expire": [S("EXPIRE", "k", 100, setup=[("SET", "k", "v")]),
+               S("EXPIRE", "k", 0, setup=[("SET", "k", "v")]),       # deletes it
+               S("EXPIRE", "k", 50, "LT", setup=[("SET", "k", "v", "EX", 100)])],
+    "pexpire": [S("PEXPIRE", "k", 100000, setup=[("SET", "k", "v")])],
+    "expireat": [S("EXPIREAT", "k", NOW_S + 3600, setup=[("SET", "k", "v")]),
+                 S("EXPIREAT", "k", NOW_S - 1, setup=[("SET", "k", "v")])],   # deletes it
+    "pexpireat": [S("PEXPIREAT", "k", (NOW_S + 3600) * 1000, setup=[("SET", "k", "v")])],
+    "persist": [S("PERSIST", "k", setup=[("SET", "k", "v", "EX", 100)])],
+    # ---- the keyspace ----
+    "unlink": [S("UNLINK", "a", "b", "nosuch", touches=[(0, "a"), (0, "b")],
+                 setup=[("SET", "a", "v"), ("RL.FIXED", "b", 3, 60)])],
+    # RENAME and RENAMENX cannot run twice: the source is gone.
+    "rename": [
+        S("RENAME", "a", "b", touches=[(0, "a"), (0, "b")], setup=[("SET", "a", "v", "EX", 100)],
+          multi=[("RENAME", "a", "b"), ("RENAME", "b", "c")]),
+        S("RENAME", "seed:log", "b", touches=[(0, "seed:log"), (0, "b")],
+          setup=[("SET", "b", "old")],
+          multi=[("RENAME", "seed:log", "b"), ("RENAME", "b", "seed:log")]),
+    ],
+    "renamenx": [
+        S("RENAMENX", "a", "b", touches=[(0, "a"), (0, "b")], setup=[("SET", "a", "v")],
+          multi=[("RENAMENX", "a", "b"), ("RENAMENX", "b", "c")]),
+    ],
+    "copy": [
+        S("COPY", "a", "b", touches=[(0, "b")], setup=[("SET", "a", "v", "EX", 100)]),
+        S("COPY", "a", "b", "DB", 3, touches=[(3, "b")], setup=[("SET", "a", "v")]),
+        S("COPY", "seed:gcra", "b", "REPLACE", touches=[(0, "b")], setup=[("SET", "b", "x")]),
     ],
 }
 
@@ -383,12 +455,13 @@ def test_every_write_is_watched_replicated_and_journaled(start_daemon, tmp_path)
         n0 = len(records(path))
         c = pair.p.raw()
         assert c.command("SELECT", sample.db) == b"+OK\r\n"
-        got = pipeline(c, [("MULTI",), sample.cmd, sample.cmd, ("EXEC",)])
-        assert got[:3] == [b"+OK\r\n", b"+QUEUED\r\n", b"+QUEUED\r\n"], got
-        exec_reply_ok(got[3], 2)
+        n = len(sample.multi)
+        got = pipeline(c, [("MULTI",)] + sample.multi + [("EXEC",)])
+        assert got[:n + 1] == [b"+OK\r\n"] + [b"+QUEUED\r\n"] * n, got
+        exec_reply_ok(got[n + 1], n)
         recs = records(path)
-        assert len(recs) == n0 + 1, "%s twice in MULTI: %d journal records" \
-            % (sample, len(recs) - n0)
+        assert len(recs) == n0 + 1, "%s in MULTI: %d journal records" \
+            % (sample.multi, len(recs) - n0)
         pair.replicate(c)
         survives(pair, sample, "MULTI/EXEC")
         pair.wait_link()
