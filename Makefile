@@ -405,12 +405,12 @@ repl-fuzz: $(BIN)
 # command sequences sent to cellgate and Debian's redis-server 7.0.15,
 # replies compared byte for byte in RESP2 and RESP3; prints how often each
 # command, option and error was exercised. DIFFTEST_SEED chooses the seed;
-# DIFFTEST_ARGS is --supported-only (the commands cellgate lacks are left
-# out) until issue 27's commands exist. make test runs it bounded
-# (tests/integration/test_difftest.py). SANITIZE=1 runs the ASan build.
+# DIFFTEST_ARGS defaults to --plant-limiters (string commands meet limiter
+# keys too). make test runs it bounded (tests/integration/test_difftest.py).
+# SANITIZE=1 runs the ASan build.
 DIFFTEST_COMMANDS ?= 1000000
 DIFFTEST_SEED ?=
-DIFFTEST_ARGS ?= --supported-only
+DIFFTEST_ARGS ?= --plant-limiters
 difftest: $(BIN)
 	CELLGATE_BIN=$(abspath $(BIN)) SANITIZE=$(SANITIZE) PYTHONDONTWRITEBYTECODE=1 \
 	  /usr/bin/python3 tests/integration/difftest.py --commands $(DIFFTEST_COMMANDS) \

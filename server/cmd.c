@@ -308,7 +308,7 @@ keys_served_here(struct conn *c, const struct resp_request *req, int first,
     }
 }
 
-static bool peeks(const struct resp_request *req);
+static bool peeks(const struct cmd *cmd, const struct resp_request *req);
 
 /* A replica answers a READONLY client's reads (PEEKs included). */
 static bool
@@ -316,7 +316,7 @@ served_here(struct conn *c, const struct cmd *cmd,
             const struct resp_request *req)
 {
     int last = cmd_last_key(cmd, req->argc);
-    bool reads = !(cmd->flags & CMD_WRITE) || peeks(req);
+    bool reads = !(cmd->flags & CMD_WRITE) || peeks(cmd, req);
     return last < 0 || keys_served_here(c, req, cmd->first_key, last,
                                         cmd->key_step > 0 ? cmd->key_step
                                                           : 1,
@@ -341,8 +341,11 @@ queue(struct conn *c, struct cmd *cmd, struct resp_request *req)
 
 /* A limiter call with PEEK (an argument after the key) changes nothing. */
 static bool
-peeks(const struct resp_request *req)
+peeks(const struct cmd *cmd, const struct resp_request *req)
 {
+    if (!(cmd->flags & CMD_PEEKS)) {
+        return false;   /* "PEEK" is any other command's data */
+    }
     for (size_t i = 2; i < req->argc; i++) {
         if (req->argvlen[i] == 4 && strncasecmp(req->argv[i], "PEEK", 4) == 0) {
             return true;
@@ -375,7 +378,7 @@ refused_for_disk(const struct conn *c, const struct cmd *cmd,
     if (cmd->flags & CMD_EXEC) {
         return cmd_queue_writes(c);
     }
-    return ((cmd->flags & CMD_WRITE) && !peeks(req)) ||
+    return ((cmd->flags & CMD_WRITE) && !peeks(cmd, req)) ||
            strcmp(cmd->name, "ping") == 0;
 }
 
@@ -438,13 +441,13 @@ cmd_execute(struct conn *c, struct resp_request *req)
         return;
     }
     if (srv.conf.min_replicas_to_write > 0 && !repl_is_replica() &&
-        (cmd->flags & CMD_WRITE) && !peeks(req) &&
+        (cmd->flags & CMD_WRITE) && !peeks(cmd, req) &&
         repl_good_replicas() < (size_t)srv.conf.min_replicas_to_write) {
         reject(c, cmd, "NOREPLICAS Not enough good replicas to write.");
         return;
     }
     if (repl_is_replica() && srv.conf.replica_read_only &&
-        (cmd->flags & CMD_WRITE) && !peeks(req)) {
+        (cmd->flags & CMD_WRITE) && !peeks(cmd, req)) {
         reject(c, cmd, "READONLY You can't write against a read only "
                        "replica.");
         return;

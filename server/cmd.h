@@ -53,7 +53,8 @@ enum cmd_flag {
     CMD_ALLOW_BUSY = 1 << 14,
     /* cellgate's own, never shown: */
     CMD_NOT_QUEUED = 1 << 15,       /* runs at once inside MULTI (EXEC...) */
-    CMD_EXEC = 1 << 16              /* EXEC: a refusal aborts the MULTI */
+    CMD_EXEC = 1 << 16,             /* EXEC: a refusal aborts the MULTI */
+    CMD_PEEKS = 1 << 17             /* a write that PEEK makes a read */
 };
 #define CMD_FLAG_COUNT 15           /* the shown ones: bits 0..14 */
 #define CMD_SHOWN_FLAGS ((1u << CMD_FLAG_COUNT) - 1)

@@ -287,7 +287,7 @@ static struct cmd memory_subcommands[] = {
 };
 
 static struct cmd table[] = {
-    { "cl.throttle", -1, CMD_WRITE | CMD_DENYOOM | CMD_MODULE | CMD_FAST, 1, 1, 1,
+    { "cl.throttle", -1, CMD_WRITE | CMD_PEEKS | CMD_DENYOOM | CMD_MODULE | CMD_FAST, 1, 1, 1,
       "RW access update", "write fast", "ratelimit", "1.0.0",
       "GCRA rate limit, bit-exact with redis-cell: allow or deny one "
       "request of quantity tokens.",
@@ -309,26 +309,26 @@ static struct cmd table[] = {
       "?EXAT=unix-time-seconds:integer ?PXAT=unix-time-milliseconds:integer "
       "?PERSIST:pure-token ?ENX:pure-token ?NX:pure-token ?XX:pure-token",
       cmd_increx, NULL, NULL, NO_STATS },
-    { "rl.fixed", -4, CMD_WRITE | CMD_DENYOOM | CMD_FAST, 1, 1, 1, "RW access update",
+    { "rl.fixed", -4, CMD_WRITE | CMD_PEEKS | CMD_DENYOOM | CMD_FAST, 1, 1, 1, "RW access update",
       "write fast", "ratelimit", "0.1.0",
       "Fixed-window counter: at most limit units per window seconds.",
       "key:key limit:integer window:integer ?COST=n:integer "
       "?ALIGN:pure-token ?PEEK:pure-token ?MS:pure-token",
       cmd_rl_fixed, NULL, NULL, NO_STATS },
-    { "rl.check", -3, CMD_WRITE | CMD_DENYOOM | CMD_FAST, 0, 0, 0, NULL,
+    { "rl.check", -3, CMD_WRITE | CMD_PEEKS | CMD_DENYOOM | CMD_FAST, 0, 0, 0, NULL,
       "write fast", "ratelimit", "0.1.0",
       "A named limit of limits-file (envoyproxy/ratelimit's format): the "
       "decision Envoy's rate limit service gets for the same descriptor.",
       "domain:string *entry:string ?HITS=n:integer ?PEEK:pure-token "
       "?MS:pure-token", cmd_rl_check, NULL, NULL, NO_STATS },
-    { "rl.sliding", -4, CMD_WRITE | CMD_DENYOOM | CMD_FAST, 1, 1, 1, "RW access update",
+    { "rl.sliding", -4, CMD_WRITE | CMD_PEEKS | CMD_DENYOOM | CMD_FAST, 1, 1, 1, "RW access update",
       "write fast", "ratelimit", "0.1.0",
       "Sliding-window counter: the current window plus the weighted "
       "previous one.",
       "key:key limit:integer window:integer ?COST=n:integer "
       "?PEEK:pure-token ?MS:pure-token",
       cmd_rl_sliding, NULL, NULL, NO_STATS },
-    { "rl.log", -4, CMD_WRITE | CMD_DENYOOM | CMD_FAST, 1, 1, 1, "RW access update",
+    { "rl.log", -4, CMD_WRITE | CMD_PEEKS | CMD_DENYOOM | CMD_FAST, 1, 1, 1, "RW access update",
       "write fast", "ratelimit", "0.1.0",
       "Exact sliding log: every accepted request is kept with its cost "
       "and metadata for window seconds.",
@@ -340,7 +340,7 @@ static struct cmd table[] = {
       "The requests an RL.LOG key holds, newest first.",
       "key:key ?COUNT=n:integer",
       cmd_rl_entries, NULL, NULL, NO_STATS },
-    { "rl.tiers", -4, CMD_WRITE | CMD_DENYOOM | CMD_FAST, 1, 1, 1, "RW access update",
+    { "rl.tiers", -4, CMD_WRITE | CMD_PEEKS | CMD_DENYOOM | CMD_FAST, 1, 1, 1, "RW access update",
       "write fast", "ratelimit", "0.1.0",
       "Several sliding windows over per-second buckets, checked all or "
       "nothing.",

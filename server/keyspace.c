@@ -606,6 +606,9 @@ keyspace_swap(int a, int b)
     if (keyspace_db(a) == NULL || keyspace_db(b) == NULL) {
         return false;
     }
+    if (a == b) {
+        return true;        /* as Redis: nothing moves, no watcher hears */
+    }
     /* Keys of either may now hold other states: their watchers hear (a
      * replica's too, which swaps from its primary's record). */
     if (srv.watched_keys != 0) {

@@ -13,6 +13,7 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "lib/mem.h"
 #include "lib/num.h"
 #include "protocol/reply.h"
 #include "server/client.h"
@@ -27,6 +28,28 @@
 
 enum { EXPIRE_NX = 1, EXPIRE_XX = 2, EXPIRE_GT = 4, EXPIRE_LT = 8 };
 
+/* "Unsupported option <opt>", the option whole (of any length) as Redis's
+ * addReplyErrorFormat() makes it: up to a NUL (a C string), CRs and LFs
+ * at its end trimmed, the others made spaces. */
+static void
+error_option(struct conn *c, const char *opt, size_t len)
+{
+    static const char prefix[] = "ERR Unsupported option ";
+    size_t n = strnlen(opt, len);
+    while (n > 0 && (opt[n - 1] == '\r' || opt[n - 1] == '\n')) {
+        n--;
+    }
+    char *msg = mem_malloc(sizeof(prefix) - 1 + n);
+    if (msg == NULL) {
+        cmd_error(c, ERR_NOMEM);
+        return;
+    }
+    memcpy(msg, prefix, sizeof(prefix) - 1);
+    memcpy(msg + sizeof(prefix) - 1, opt, n);
+    cmd_error_bytes(c, msg, sizeof(prefix) - 1 + n);
+    mem_free(msg);
+}
+
 /* NX | XX | GT | LT from argv[3] on, with Redis's errors. */
 static bool
 parse_expire_flags(struct conn *c, const struct resp_request *req,
@@ -40,10 +63,7 @@ parse_expire_flags(struct conn *c, const struct resp_request *req,
             w++;
         }
         if (w == 4) {
-            /* Redis prints the option as a C string: up to a NUL. */
-            cmd_errorf(c, "ERR Unsupported option %.*s",
-                       (int)strnlen(req->argv[j], req->argvlen[j]),
-                       req->argv[j]);
+            error_option(c, req->argv[j], req->argvlen[j]);
             return false;
         }
         *flags |= 1u << w;
@@ -157,9 +177,9 @@ ttl_generic(struct conn *c, struct resp_request *req, bool ms, bool absolute)
         /* A limiter key: the seconds until it is fresh, rounded up. */
         reply_int(&c->out, t / 1000 + (t % 1000 != 0));
     } else {
-        /* (t + 500) / 1000 as Redis computes it, wrapping past INT64_MAX
-         * as its C does for an expiry within 500 ms of the end of time. */
-        reply_int(&c->out, (int64_t)((uint64_t)t + 500) / 1000);
+        /* Redis's (t + 500) / 1000, without its overflow near INT64_MAX
+         * (Redis's build gives the true quotient there too). */
+        reply_int(&c->out, t / 1000 + (t % 1000 >= 500));
     }
 }
 

@@ -148,17 +148,16 @@ cmd_cl_throttle(struct conn *c, struct resp_request *req)
     struct store_rec *r = keyspace_lookup(&c->hint, req->argv[1],
                                           req->argvlen[1], now);
     uint64_t tat = 0;
-    if (r != NULL) {
-        enum ks_tat t = keytype_gcra_tat(r, &tat);
-        if (t != KS_TAT_OK) {
-            cmd_error(c, t == KS_TAT_WRONGTYPE ? ERR_WRONGTYPE
-                                               : ERR_NOT_INTEGER);
-            return;
-        }
-    }
-    enum gcra_status st = gcra_throttle(&p, r != NULL, tat, now, &d);
+    enum ks_tat t = r != NULL ? keytype_gcra_tat(r, &tat) : KS_TAT_OK;
+    enum gcra_status st = gcra_throttle(&p, r != NULL && t == KS_TAT_OK, tat,
+                                        now, &d);
+    /* As redis-cell: the rate is checked before the key is read. */
     if (st == GCRA_ZERO_RATE) {
         cmd_error(c, "Cell error: Store error: Zero rates are not supported");
+        return;
+    }
+    if (t != KS_TAT_OK) {
+        cmd_error(c, t == KS_TAT_WRONGTYPE ? ERR_WRONGTYPE : ERR_NOT_INTEGER);
         return;
     }
     if (d.store && !o.peek && !store_decision(c, req, r, &d, now)) {

@@ -179,42 +179,6 @@ HANDLER(cmd_strlen);
 HANDLER(cmd_getrange);
 HANDLER(cmd_setrange);
 
-/* Strings: SET and its variants, the counters, ranges. */
-HANDLER(cmd_set);
-HANDLER(cmd_setnx);
-HANDLER(cmd_setex);
-HANDLER(cmd_psetex);
-HANDLER(cmd_getset);
-HANDLER(cmd_getdel);
-HANDLER(cmd_getex);
-HANDLER(cmd_mget);
-HANDLER(cmd_mset);
-HANDLER(cmd_msetnx);
-HANDLER(cmd_incr);
-HANDLER(cmd_incrby);
-HANDLER(cmd_incrbyfloat);
-HANDLER(cmd_decr);
-HANDLER(cmd_decrby);
-HANDLER(cmd_append);
-HANDLER(cmd_strlen);
-HANDLER(cmd_getrange);
-HANDLER(cmd_setrange);
-
-/* Expiry and the keyspace: (P)EXPIRE(AT), PERSIST, (P)EXPIRETIME, UNLINK,
- * RENAME(NX), TOUCH, COPY. */
-HANDLER(cmd_expire);
-HANDLER(cmd_pexpire);
-HANDLER(cmd_expireat);
-HANDLER(cmd_pexpireat);
-HANDLER(cmd_persist);
-HANDLER(cmd_expiretime);
-HANDLER(cmd_pexpiretime);
-HANDLER(cmd_unlink);
-HANDLER(cmd_rename);
-HANDLER(cmd_renamenx);
-HANDLER(cmd_touch);
-HANDLER(cmd_copy);
-
 /* cmd_limit.c */
 HANDLER(cmd_gcra);
 HANDLER(cmd_cl_throttle);

@@ -17,16 +17,15 @@ float-looking; numbers negative, zero, huge, overflowing, non-numeric,
 float; option words in random case, in random combinations, invalid ones
 too) and sometimes gets the wrong arity. CL.THROTTLE and INCREX are in the
 table too but marked cellgate-only: they are never sent to Redis and are
-not in the differential stream; --plant-limiters uses CL.THROTTLE to plant
-limiter keys in cellgate (mirrored by a hash in Redis) that the string
-commands marked `wrongtype` (INCR/INCRBY/INCRBYFLOAT/DECR/DECRBY, APPEND,
-SETRANGE, STRLEN) then meet, for WRONGTYPE checks. What a limiter key
-should answer to string commands is issue 27's to settle (GET of a
-CL.THROTTLE key answers its TAT, as redis-cell's string did, so the GET
-family is not flagged): the plant is groundwork, off by default, SCAN TYPE does
-not draw hash or gcra then (they tell the mirror from the limiter), and a planted
-key's own expiry (seconds) is not mirrored: it is planted again every
-PLANT_EVERY batches.
+not in the differential stream. --plant-limiters plants limiter keys in
+cellgate every PLANT_EVERY batches that the string commands marked
+`wrongtype` then meet: CL.THROTTLE keys, strings of their TAT as
+redis-cell's are, mirrored in Redis by a SET of the same bytes and PTTL
+(so GET, INCR, APPEND... answer alike), and RL.FIXED, RL.LOG, RL.TIERS and
+GCRA keys, mirrored by a hash (so every string command answers WRONGTYPE
+alike). SCAN TYPE then does not draw hash or gcra (they tell a mirror from
+its limiter), and the commands that show a key's type or expiry (TYPE,
+TTL...) never draw planted keys.
 
 The runner keeps one raw socket per server (no client library: the reply
 bytes are the server's), FLUSHALL on both at the start, then sends the same
@@ -82,7 +81,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 if HERE not in sys.path:
     sys.path.insert(0, HERE)
 
-HISTORY = 20                 # requests printed before a mismatch
+HISTORY = int(os.environ.get("DIFFTEST_HISTORY", "20"))                 # requests printed before a mismatch
 BATCH_MAX = 16               # requests per pipelined batch
 MULTI_BODY_MAX = 12          # queued commands before EXEC/DISCARD is forced
 SCAN_MAX_STEPS = 100000      # SCAN calls of one full iteration
@@ -95,7 +94,18 @@ P_WRONG_ARITY = 0.03
 
 KEY_POOL = [b"k", b"k2", b"{t}a", b"{t}b", b"\x00bin\xff", b"sp ace", b"",
             b"\r\n", b"key:1", b"\xe2\x82\xac", b"K" * 70]
-LIMITER_KEYS = [b"lim:a", b"{t}lim"]
+# Planted by --plant-limiters: CL.THROTTLE keys (strings, as redis-cell's:
+# mirrored in Redis by a SET of the same bytes and PTTL) and keys of the
+# other limiters (mirrored by a hash, so a string command answers
+# WRONGTYPE on both sides).
+PLANT_STRINGS = [b"lim:cl", b"{t}lim"]
+PLANT_OTHERS = [
+    (b"lim:fixed", [b"RL.FIXED", b"lim:fixed", b"5", b"3600"]),
+    (b"lim:log", [b"RL.LOG", b"lim:log", b"5", b"3600", b"META", b"m"]),
+    (b"{t}tiers", [b"RL.TIERS", b"{t}tiers", b"5", b"3600"]),
+    (b"lim:gcra", [b"GCRA", b"lim:gcra", b"5", b"10", b"3600"]),
+]
+LIMITER_KEYS = PLANT_STRINGS + [k for k, _ in PLANT_OTHERS]
 VALUE_POOL = [b"", b"v", b"0", b"1", b"-1", b"42", b"007", b"+5", b" 12", b"12 ",
               b"9223372036854775807", b"-9223372036854775808",
               b"9223372036854775808", b"123456789012345678901234567890",
@@ -449,13 +459,13 @@ EXPIRY_WORDS = ("EX", "PX", "EXAT", "PXAT")
 
 GRAMMAR = [
     # strings and counters
-    Cmd("GET", g_get, 3),
+    Cmd("GET", g_get, 3, wrongtype=True),
     Cmd("SET", g_set, 4, ("NX", "XX", "GET", "KEEPTTL", "<invalid>") + EXPIRY_WORDS),
-    Cmd("SETNX", g_setnx),
+    Cmd("SETNX", g_setnx, wrongtype=True),
     Cmd("SETEX", g_setex),
     Cmd("PSETEX", g_psetex),
-    Cmd("GETSET", g_getset),
-    Cmd("GETDEL", g_getdel),
+    Cmd("GETSET", g_getset, wrongtype=True),
+    Cmd("GETDEL", g_getdel, wrongtype=True),
     Cmd("GETEX", g_getex, 1.5, EXPIRY_WORDS + ("PERSIST", "<invalid>")),
     Cmd("MGET", g_mget),
     Cmd("MSET", g_mset),
@@ -467,7 +477,7 @@ GRAMMAR = [
     Cmd("DECRBY", g_decrby, wrongtype=True),
     Cmd("APPEND", g_append, wrongtype=True),
     Cmd("STRLEN", g_strlen, wrongtype=True),
-    Cmd("GETRANGE", g_getrange),
+    Cmd("GETRANGE", g_getrange, wrongtype=True),
     Cmd("SETRANGE", g_setrange, wrongtype=True),
     # expiry
     Cmd("EXPIRE", g_expire_like(Gen.secs), 1.5, EXPIRE_OPTS),
@@ -753,12 +763,26 @@ class Runner:
         return cg, ref
 
     def do_plant(self, cg, ref):
-        """Limiter keys in cellgate's current database, a hash of the same
-        name in Redis's: each must then answer WRONGTYPE alike."""
+        """Limiter keys in cellgate's current database and their mirrors in
+        Redis's: a CL.THROTTLE key is a string (its TAT, as redis-cell
+        keeps it), so Redis gets the same bytes and expiry; any other
+        limiter's key answers a string command WRONGTYPE, as a hash does."""
         for k in LIMITER_KEYS:
             cg.call([b"DEL", k])
             ref.call([b"DEL", k])
-            cg.call([b"CL.THROTTLE", k, b"5", b"10", b"60", b"1"])
+        for k in PLANT_STRINGS:
+            cg.call([b"CL.THROTTLE", k, b"5", b"10", b"3600", b"1"])
+            tat = cg.call([b"GET", k])
+            pttl = cg.call([b"PTTL", k]).int_value()
+            if tat.t != b"$" or pttl <= 0:
+                raise RuntimeError("cellgate: planted %r holds %r, PTTL %d"
+                                   % (k, tat.raw, pttl))
+            value = tat.raw.split(b"\r\n")[1]
+            ref.call([b"SET", k, value, b"PX", b"%d" % pttl])
+        for k, args in PLANT_OTHERS:
+            rep = cg.call(args)
+            if rep.t != b"*":
+                raise RuntimeError("cellgate: %r answered %r" % (args, rep.raw))
             ref.call([b"HSET", k, b"f", b"v"])
 
     def run(self, n, resp):
