@@ -716,9 +716,13 @@ def test_scan_and_keys_skip_keys_whose_state_is_fresh_again(fserver, fr):
 
 
 def test_scan_type_filter_and_errors(r):
-    r.execute_command("CL.THROTTLE", "t1", 1, 1, 60)
-    assert list(r.scan_iter(_type="gcra")) == [b"t1"]
-    assert list(r.scan_iter(_type="string")) == []
+    r.execute_command("CL.THROTTLE", "t1", 1, 1, 60)    # a string, as redis-cell's
+    r.execute_command("GCRA", "g1", 1, 1, 60)
+    assert list(r.scan_iter(_type="string")) == [b"t1"]
+    assert list(r.scan_iter(_type="STRING")) == [b"t1"]
+    assert list(r.scan_iter(_type="gcra")) == [b"g1"]
+    assert list(r.scan_iter(_type="hash")) == []
+    r.delete("g1")
     # As Redis (strtoul): a signed cursor is read, "-1" being 2^64 - 1: the
     # last bucket, so it ends the scan (with that bucket's keys, if any).
     cursor, keys = r.execute_command("SCAN", "-1")

@@ -3,6 +3,7 @@ client library's db=), SWAPDB, MOVE, FLUSHDB against FLUSHALL, INFO
 keyspace, and a snapshot that puts every key back in its database. The
 error replies are compared with redis-server in test_differential.py."""
 import os
+import re
 import struct
 import subprocess
 import zlib
@@ -35,9 +36,14 @@ def test_info_keyspace_lists_each_database_that_holds_keys(server):
         throttle(redis.Redis(port=server.port, db=9), "a")
     throttle(redis.Redis(port=server.port, db=9), "b")
     got = server.raw().command("INFO", "keyspace")
-    assert got.split(b"\r\n", 1)[1] == (b"# Keyspace\r\n"
-                                         b"db0:keys=1,expires=1,avg_ttl=0\r\n"
-                                         b"db9:keys=2,expires=2,avg_ttl=0\r\n\r\n")
+    # avg_ttl: the average ms left of the keys with an expiry (db0's key
+    # expires in 60 s, db9's in 120 s and 60 s).
+    m = re.fullmatch(rb"# Keyspace\r\ndb0:keys=1,expires=1,avg_ttl=(\d+)\r\n"
+                     rb"db9:keys=2,expires=2,avg_ttl=(\d+)\r\n\r\n",
+                     got.split(b"\r\n", 1)[1])
+    assert m, got
+    assert 50000 < int(m.group(1)) <= 60000, m.groups()
+    assert 80000 < int(m.group(2)) <= 90000, m.groups()
 
 
 def test_pipelined_clients_on_different_databases_never_mix(server):

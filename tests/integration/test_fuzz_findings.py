@@ -330,7 +330,10 @@ def test_a_time_past_the_clock_s_range_is_answered_not_overflowed(server, cmd):
     assert c.command("PING") == b"+PONG\r\n"
 
 
-def test_increx_pxat_past_the_ns_clock_keeps_the_key_without_expiry(server):
+def test_increx_pxat_at_the_end_of_time_is_kept_as_redis_keeps_it(server):
     r = server.client()
     assert r.execute_command("INCREX", "far", "PXAT", BIG) == [1, 1]
-    assert r.pttl("far") == -1          # beyond the year 2262: never
+    # Expiry is kept in ms over Redis's whole range (it once stopped at
+    # the ns clock's end, 2262, and dropped it).
+    assert r.execute_command("PEXPIRETIME", "far") == int(BIG)
+    assert r.pttl("far") > 2 ** 62

@@ -29,7 +29,7 @@ def incr_files(d):
 def records(path):
     """(offset, length) of each record of a journal file."""
     data = open(path, "rb").read()
-    assert data[:8] == b"CGJRNL02"
+    assert data[:8] == b"CGJRNL03"
     out, off = [], 8
     while off < len(data):
         n, = struct.unpack_from("<I", data, off)
@@ -267,8 +267,39 @@ def test_a_transaction_is_one_record_and_a_torn_one_is_lost_whole(
         shutil.rmtree(trial)
 
 
-def test_a_version_1_journal_still_loads(start_daemon, tmp_path):
-    """Version 1 files ("CGJRNL01": the same records, no groups) load."""
+def crc32c(data):
+    """CRC-32C (Castagnoli), as the journal checks each record."""
+    crc = 0xFFFFFFFF
+    for b in data:
+        crc ^= b
+        for _ in range(8):
+            crc = (crc >> 1) ^ (0x82F63B78 if crc & 1 else 0)
+    return crc ^ 0xFFFFFFFF
+
+
+def as_older_version(data, magic):
+    """A version 3 journal's bytes as versions 1 and 2 wrote them: the same
+    records, each SET's expiry the ns its key was dead from (the ms after
+    the one it lived through), not the ms it lives through."""
+    out, off = bytearray(magic), 8
+    while off < len(data):
+        n, = struct.unpack_from("<I", data, off)
+        payload = bytearray(data[off + 12:off + 12 + n])
+        if payload[0] == 1:                             # SET
+            ms, = struct.unpack_from("<q", payload, 10)
+            ns = 2 ** 63 - 1 if ms == -2 ** 63 else (ms + 1) * 1000000
+            struct.pack_into("<q", payload, 10, ns)
+        assert payload[0] in (1, 2), "no groups in an old file"
+        out += struct.pack("<III", n, n ^ 0xFFFFFFFF, crc32c(bytes(payload)))
+        out += payload
+        off += 12 + n
+    return bytes(out)
+
+
+@pytest.mark.parametrize("magic", [b"CGJRNL01", b"CGJRNL02"])
+def test_older_journal_versions_still_load(start_daemon, tmp_path, magic):
+    """Versions 1 ("CGJRNL01": no groups) and 2 (expiry in ns) load, their
+    keys as they were."""
     work = str(tmp_path / "data")
     d = start(start_daemon, work, "--appendfsync", "always")
     c = d.raw()
@@ -280,7 +311,7 @@ def test_a_version_1_journal_still_loads(start_daemon, tmp_path):
     kill9(d)
     path = incr_files(d)[-1]
     data = open(path, "rb").read()
-    open(path, "wb").write(b"CGJRNL01" + data[8:])
+    open(path, "wb").write(as_older_version(data, magic))
     t = start(start_daemon, work, clock_ns=d.clock.ns)
     assert fingerprint(t) == before
     assert "gone" not in str(before)

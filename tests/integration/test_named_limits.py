@@ -127,7 +127,7 @@ def test_cellgate_algorithm_picks_gcra_or_the_sliding_window(start_daemon, tmp_p
     assert check(c, "api", "plan=gcra")[:3] == [0, 2, 1]
     assert check(c, "api", "plan=gcra")[:3] == [0, 2, 0]
     assert check(c, "api", "plan=gcra")[:4] == [1, 2, 0, 30]
-    assert c.execute_command("TYPE", "api_plan_gcra") == b"gcra"
+    assert c.execute_command("TYPE", "api_plan_gcra") == b"string"   # as CL.THROTTLE's
     assert check(c, "api", "plan=sliding")[:3] == [0, 2, 1]
     assert c.execute_command("TYPE", "api_plan_sliding") == b"sliding"
 
