@@ -111,7 +111,10 @@ keyspace_store_gcra(const struct key_hint *h, const char *key, size_t len,
                     struct store_rec *r, uint64_t tat, int64_t ttl_ms,
                     int64_t now)
 {
-    if (tat <= INT64_MAX) {
+    if (r != NULL && r->type == KEY_INT && tat <= INT64_MAX) {
+        /* The hot path: the TAT in place, listed just below. */
+        ((struct ks_int *)store_rec_state(r))->v = (int64_t)tat;
+    } else if (tat <= INT64_MAX) {
         r = put_int(h, key, len, r, (int64_t)tat);  /* listed just below */
     } else {
         char text[KS_INT_TEXT];
