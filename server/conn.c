@@ -35,6 +35,10 @@
 
 #define CONN_MAX_REQS_PER_EVENT 1024
 #define CONN_READ_BUF (64 * 1024)
+/* A parser holding more than this once its input is all served gives it
+ * back at once (a big SET's argument is otherwise kept, and counted in
+ * used_memory, until the idle client's cron). */
+#define CONN_SHRINK_AFTER ((size_t)1 << 20)
 #define CONN_MAX_IOV 64
 
 static uv_prepare_t flush_handle;
@@ -699,6 +703,9 @@ process_input(struct conn *c)
             if (c->backlog) {
                 c->backlog = false;
                 uv_read_start(&c->h.stream, on_alloc, on_read);
+            }
+            if (resp_memory(c->parser) > CONN_SHRINK_AFTER) {
+                resp_shrink(c->parser);     /* no-op mid-request */
             }
             break;
         }

@@ -55,7 +55,8 @@ def kill9(d):
 
 def fingerprint(d):
     """Every key of every database: type, PTTL (the fake clock stands
-    still) and, for logs, the entries: what a restart must give back."""
+    still) and, for logs, the entries, for strings the value: what a
+    restart must give back."""
     c = d.raw()
     out = {}
     for db in range(16):
@@ -65,6 +66,8 @@ def fingerprint(d):
             entry = (c.command("TYPE", k), c.command("PTTL", k))
             if entry[0] == b"+log\r\n":
                 entry += (c.command("RL.ENTRIES", k),)
+            elif entry[0] == b"+string\r\n":
+                entry += (c.command("GET", k),)
             out[(db, k)] = entry
     return out
 
