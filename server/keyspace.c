@@ -877,14 +877,20 @@ keyspace_add(const struct key_hint *h, const char *key, size_t len,
 }
 
 struct store_rec *
-keyspace_lookup(struct key_hint *h, const char *key, size_t len, int64_t now)
+keyspace_lookup_write(struct key_hint *h, const char *key, size_t len,
+                      int64_t now)
 {
     if (!h->valid) {
         h->hash = store_key_hash(srv.store, key, len);
         h->valid = true;
     }
-    struct store_rec *r = store_lookup_hashed(srv.store, key, len, h->hash,
-                                              now);
+    return store_lookup_hashed(srv.store, key, len, h->hash, now);
+}
+
+struct store_rec *
+keyspace_lookup(struct key_hint *h, const char *key, size_t len, int64_t now)
+{
+    struct store_rec *r = keyspace_lookup_write(h, key, len, now);
     if (r != NULL) {
         srv.stats.keyspace_hits++;
     } else {

@@ -183,10 +183,13 @@ int64_t keyspace_redis_pttl(const struct store_rec *r, int64_t now_ns);
 
 /* The live record for key, through h (store.h's key hint: the connection
  * layer fills it from its prefetch, else it is filled here, so a lookup
- * and the add after it hash the key once).
- * Counts keyspace hits and misses (INFO). */
+ * and the add after it hash the key once). keyspace_lookup() is a read's
+ * and counts a keyspace hit or miss (INFO), keyspace_lookup_write() a
+ * write's and does not, as Redis's lookupKeyRead() and lookupKeyWrite(). */
 struct store_rec *keyspace_lookup(struct key_hint *h, const char *key,
                                   size_t len, int64_t now);
+struct store_rec *keyspace_lookup_write(struct key_hint *h, const char *key,
+                                        size_t len, int64_t now);
 
 /* Add key (just looked up through h and absent) as a new key of `type`,
  * within maxmemory (keyspace_admit). NULL when there is no room or no

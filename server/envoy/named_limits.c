@@ -193,7 +193,7 @@ static struct store_rec *
 lookup(struct key_hint *h, const struct name *key, uint8_t type,
        bool peek, int64_t now)
 {
-    struct store_rec *r = keyspace_lookup(h, key->p, key->len, now);
+    struct store_rec *r = keyspace_lookup_write(h, key->p, key->len, now);
     if (r != NULL && r->type != type) {
         if (!peek) {
             keyspace_delete(r);
@@ -269,7 +269,7 @@ decide_gcra(const struct limits_rule *r, const struct name *key,
                              r->requests_per_unit,
                              limits_unit_seconds(r->unit), clamp_i64(hits) };
     struct gcra_decision g;
-    struct store_rec *rec = keyspace_lookup(&h, key->p, key->len, now);
+    struct store_rec *rec = keyspace_lookup_write(&h, key->p, key->len, now);
     uint64_t tat = 0;
     if (rec != NULL && keytype_gcra_tat(rec, &tat) != KS_TAT_OK) {
         /* Not a TAT: as a key of another type, it gives way. */

@@ -116,8 +116,8 @@ expire_generic(struct conn *c, struct resp_request *req, int64_t base,
         cmd_errorf(c, "ERR invalid expire time in '%s' command", name);
         return;
     }
-    struct store_rec *r = keyspace_lookup(&c->hint, req->argv[1],
-                                          req->argvlen[1], now);
+    struct store_rec *r = keyspace_lookup_write(&c->hint, req->argv[1],
+                                                req->argvlen[1], now);
     if (r == NULL || !expire_allowed(flags, r->expire_at, when)) {
         reply_int(&c->out, 0);
         return;
@@ -210,8 +210,9 @@ cmd_pexpiretime(struct conn *c, struct resp_request *req)
 void
 cmd_persist(struct conn *c, struct resp_request *req)
 {
-    struct store_rec *r = keyspace_lookup(&c->hint, req->argv[1],
-                                          req->argvlen[1], clock_wall_now());
+    struct store_rec *r = keyspace_lookup_write(&c->hint, req->argv[1],
+                                                req->argvlen[1],
+                                                clock_wall_now());
     if (r == NULL || r->expire_at == STORE_NEVER) {
         reply_int(&c->out, 0);
         return;

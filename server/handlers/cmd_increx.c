@@ -319,7 +319,7 @@ cmd_increx(struct conn *c, struct resp_request *req)
         return;
     }
     int64_t now = clock_wall_now();
-    struct store_rec *r = keyspace_lookup(&c->hint, req->argv[1],
+    struct store_rec *r = keyspace_lookup_write(&c->hint, req->argv[1],
                                           req->argvlen[1], now);
     if (r != NULL && !counter_value(c, r, o.p.by_float, &old)) {
         return;

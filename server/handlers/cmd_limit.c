@@ -145,7 +145,7 @@ cmd_cl_throttle(struct conn *c, struct resp_request *req)
         return;
     }
     int64_t now = clock_wall_now();
-    struct store_rec *r = keyspace_lookup(&c->hint, req->argv[1],
+    struct store_rec *r = keyspace_lookup_write(&c->hint, req->argv[1],
                                           req->argvlen[1], now);
     uint64_t tat = 0;
     enum ks_tat t = r != NULL ? keytype_gcra_tat(r, &tat) : KS_TAT_OK;

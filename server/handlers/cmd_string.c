@@ -32,15 +32,20 @@
 
 /* ---- reading ----------------------------------------------------------- */
 
-/* Key i's live record into *r (NULL when absent); false (WRONGTYPE sent)
- * when it holds no string. Only argv[1] uses the connection's key hint. */
+/* How a command looks its key up: as a read (counted in INFO's keyspace
+ * hits and misses) or as a write (not), as Redis does. */
+enum lookup_kind { LOOKUP_READ, LOOKUP_WRITE };
+
+/* argv[1]'s live record into *r (NULL when absent); false (WRONGTYPE
+ * sent) when it holds no string. */
 static bool
-lookup_string(struct conn *c, const struct resp_request *req, size_t i,
-              int64_t now, struct store_rec **r)
+lookup_string(struct conn *c, const struct resp_request *req,
+              enum lookup_kind kind, int64_t now, struct store_rec **r)
 {
-    struct key_hint own = { false, 0 };
-    *r = keyspace_lookup(i == 1 ? &c->hint : &own, req->argv[i],
-                         req->argvlen[i], now);
+    *r = kind == LOOKUP_READ
+             ? keyspace_lookup(&c->hint, req->argv[1], req->argvlen[1], now)
+             : keyspace_lookup_write(&c->hint, req->argv[1], req->argvlen[1],
+                                     now);
     if (*r != NULL && !keytype_is_string((*r)->type)) {
         cmd_error(c, ERR_WRONGTYPE);
         return false;
@@ -61,7 +66,7 @@ void
 cmd_get(struct conn *c, struct resp_request *req)
 {
     struct store_rec *r;
-    if (!lookup_string(c, req, 1, clock_wall_now(), &r)) {
+    if (!lookup_string(c, req, LOOKUP_READ, clock_wall_now(), &r)) {
         return;
     }
     if (r == NULL) {
@@ -77,7 +82,7 @@ cmd_strlen(struct conn *c, struct resp_request *req)
     struct store_rec *r;
     char buf[KS_INT_TEXT];
     size_t len = 0;
-    if (!lookup_string(c, req, 1, clock_wall_now(), &r)) {
+    if (!lookup_string(c, req, LOOKUP_READ, clock_wall_now(), &r)) {
         return;
     }
     if (r != NULL) {
@@ -117,7 +122,7 @@ cmd_getrange(struct conn *c, struct resp_request *req)
         cmd_error(c, ERR_NOT_INTEGER);
         return;
     }
-    if (!lookup_string(c, req, 1, clock_wall_now(), &r)) {
+    if (!lookup_string(c, req, LOOKUP_READ, clock_wall_now(), &r)) {
         return;
     }
     if (r == NULL) {
@@ -329,7 +334,11 @@ set_generic(struct conn *c, struct resp_request *req, size_t vi,
     if (o->expire_arg != 0 && !expire_when(c, req, o, now, &when)) {
         return;
     }
-    r = keyspace_lookup(&c->hint, req->argv[1], req->argvlen[1], now);
+    /* SET reads the old value only for GET (a read, as Redis counts it). */
+    r = (o->flags & OPT_GET)
+            ? keyspace_lookup(&c->hint, req->argv[1], req->argvlen[1], now)
+            : keyspace_lookup_write(&c->hint, req->argv[1], req->argvlen[1],
+                                    now);
     if (o->flags & OPT_GET) {
         /* GET reads the old value first: another type refuses the SET. */
         if (r != NULL && !keytype_is_string(r->type)) {
@@ -417,7 +426,7 @@ void
 cmd_getdel(struct conn *c, struct resp_request *req)
 {
     struct store_rec *r;
-    if (!lookup_string(c, req, 1, clock_wall_now(), &r)) {
+    if (!lookup_string(c, req, LOOKUP_READ, clock_wall_now(), &r)) {
         return;
     }
     if (r == NULL) {
@@ -437,7 +446,7 @@ cmd_getex(struct conn *c, struct resp_request *req)
     int64_t now = clock_wall_now();
     int64_t when = 0;
     if (!parse_str_opts(c, req, 2, false, &o) ||
-        !lookup_string(c, req, 1, now, &r)) {
+        !lookup_string(c, req, LOOKUP_READ, now, &r)) {
         return;
     }
     if (r == NULL) {
@@ -470,7 +479,7 @@ mset_generic(struct conn *c, struct resp_request *req, bool nx)
     if (nx) {
         for (size_t i = 1; i < req->argc; i += 2) {
             struct key_hint own = { false, 0 };
-            if (keyspace_lookup(i == 1 ? &c->hint : &own, req->argv[i],
+            if (keyspace_lookup_write(i == 1 ? &c->hint : &own, req->argv[i],
                                 req->argvlen[i], now) != NULL) {
                 reply_int(&c->out, 0);
                 return;
@@ -492,8 +501,8 @@ mset_generic(struct conn *c, struct resp_request *req, bool nx)
     for (size_t i = 1; ok && i < req->argc; i += 2) {
         struct key_hint own = { false, 0 };
         struct key_hint *h = i == 1 ? &c->hint : &own;
-        struct store_rec *r = keyspace_lookup(h, req->argv[i],
-                                              req->argvlen[i], now);
+        struct store_rec *r = keyspace_lookup_write(h, req->argv[i],
+                                                    req->argvlen[i], now);
         r = keyspace_set_string(h, req->argv[i], req->argvlen[i], r,
                                 req->argv[i + 1], req->argvlen[i + 1]);
         if (r != NULL && r->expire_at != STORE_NEVER) {
@@ -555,7 +564,7 @@ incr_generic(struct conn *c, struct resp_request *req, int64_t incr)
 {
     struct store_rec *r;
     int64_t v;
-    if (!lookup_string(c, req, 1, clock_wall_now(), &r) ||
+    if (!lookup_string(c, req, LOOKUP_WRITE, clock_wall_now(), &r) ||
         !int_value(c, r, &v)) {
         return;
     }
@@ -622,7 +631,7 @@ cmd_incrbyfloat(struct conn *c, struct resp_request *req)
     char buf[KS_INT_TEXT];
     size_t len;
     long double value = 0, incr;
-    if (!lookup_string(c, req, 1, clock_wall_now(), &r)) {
+    if (!lookup_string(c, req, LOOKUP_WRITE, clock_wall_now(), &r)) {
         return;
     }
     if (r != NULL) {
@@ -718,7 +727,7 @@ cmd_append(struct conn *c, struct resp_request *req)
     char buf[KS_INT_TEXT];
     size_t oldlen = 0;
     size_t n = req->argvlen[2];
-    if (!lookup_string(c, req, 1, clock_wall_now(), &r)) {
+    if (!lookup_string(c, req, LOOKUP_WRITE, clock_wall_now(), &r)) {
         return;
     }
     if (r != NULL) {
@@ -749,7 +758,7 @@ cmd_setrange(struct conn *c, struct resp_request *req)
         cmd_error(c, "ERR offset is out of range");
         return;
     }
-    if (!lookup_string(c, req, 1, clock_wall_now(), &r)) {
+    if (!lookup_string(c, req, LOOKUP_WRITE, clock_wall_now(), &r)) {
         return;
     }
     if (r != NULL) {

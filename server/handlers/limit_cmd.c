@@ -94,7 +94,7 @@ struct store_rec *
 lookup_typed(struct conn *c, struct resp_request *req, uint8_t type,
              int64_t now, bool *ok)
 {
-    struct store_rec *r = keyspace_lookup(&c->hint, req->argv[1],
+    struct store_rec *r = keyspace_lookup_write(&c->hint, req->argv[1],
                                           req->argvlen[1], now);
     *ok = true;
     if (r != NULL && r->type != type) {
