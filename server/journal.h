@@ -30,10 +30,11 @@
  *                      torn group is dropped whole.
  *       JOURNAL_ELEM   u32 db, u8 type, u32 keylen, i64 expire_at,
  *                      u8 elem_op, key, then the element's bytes: the rest
- *                      (version 2): one element's change to a collection
- *                      (a list or sorted set that grows by one element is
- *                      not written whole); keyspace_apply_record() hands
- *                      it to the type's element codec.
+ *                      (version 2): a change to part of a key (a long
+ *                      string's bytes an APPEND wrote; one element of a
+ *                      list or sorted set), so a key that grows is not
+ *                      written whole; keyspace_apply_record() hands it to
+ *                      the type's element codec.
  * The header's ~len tells a torn tail (a prefix of a good record: the
  * header is whole and the record runs past the end of the file) from a
  * damaged one (the header disagrees with itself).

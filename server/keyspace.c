@@ -420,6 +420,36 @@ journal_drain(int64_t now)
 }
 
 void
+keyspace_string_written(struct store_rec *r, size_t off, size_t n)
+{
+    if (srv.watched_keys != 0) {
+        multi_touch(srv.db, store_rec_key(r), store_rec_keylen(r));
+    }
+    if (!srv.journal_on) {
+        return;
+    }
+    if (r->flags & KS_REC_DIRTY) {
+        srv.journal_effects++;      /* its whole state is on the way */
+        return;
+    }
+    /* Only the bytes written, so appending to a long string costs the
+     * journal and the replicas what was appended, not the string. */
+    struct ks_str *st = store_rec_state(r);
+    uint64_t at = off;
+    jscratch.len = 0;
+    if (!mem_reserve(&jscratch.p, &jscratch.cap, 0, sizeof(at) + n, 256)) {
+        keyspace_written(r);        /* no room to build it: the whole key */
+        return;
+    }
+    memcpy(jscratch.p, &at, sizeof(at));
+    memcpy(jscratch.p + sizeof(at), keytype_str_bytes(st) + off, n);
+    srv.journal_effects++;
+    (void)journal_add_elem((uint32_t)srv.db, KEY_STR, store_rec_key(r),
+                           store_rec_keylen(r), r->expire_at, KS_ELEM_RANGE,
+                           jscratch.p, sizeof(at) + n);
+}
+
+void
 keyspace_publish(void)
 {
     if (ndirty > 0) {
@@ -1120,6 +1150,70 @@ keyspace_restore(int db, uint8_t type, const char *key, size_t keylen,
 static int apply_record(const struct journal_record *rec, int64_t now,
                         char *err, size_t errlen);
 
+/* KS_ELEM_RANGE: a long string's bytes from an offset on (APPEND,
+ * SETRANGE), the string grown to hold them. A key gone by its expiry
+ * since has nothing to change. */
+static int
+apply_range(const struct journal_record *rec, struct store *s, int64_t now,
+            char *err, size_t errlen)
+{
+    uint64_t off;
+    struct store_rec *r = store_lookup(s, rec->key, rec->keylen, now);
+    if (rec->state_len < sizeof(off)) {
+        snprintf(err, errlen, "a malformed string range");
+        return -1;
+    }
+    memcpy(&off, rec->state, sizeof(off));
+    size_t n = rec->state_len - sizeof(off);
+    if (r == NULL && expired(rec->expire_at, now)) {
+        return 0;
+    }
+    struct ks_str *st = r != NULL ? store_rec_state(r) : NULL;
+    if (st == NULL || r->type != KEY_STR || st->len <= KS_STR_INLINE ||
+        off > UINT32_MAX - n) {
+        snprintf(err, errlen, "a string range for a key that holds no long "
+                 "string");
+        return -1;
+    }
+    size_t end = (size_t)off + n;
+    if (end > st->len) {
+        if (end > st->u.heap.cap) {
+            char *p = keytype_owned_realloc(st->u.heap.p, end);
+            if (p == NULL) {
+                snprintf(err, errlen, "out of memory");
+                return -1;
+            }
+            st->u.heap.p = p;
+            st->u.heap.cap = (uint32_t)end;
+        }
+        memset(st->u.heap.p + st->len, 0, end - st->len);
+        st->len = (uint32_t)end;
+    }
+    memcpy(st->u.heap.p + off, rec->state + sizeof(off), n);
+    if (srv.watched_keys != 0) {
+        multi_touch((int)rec->db, rec->key, rec->keylen);
+    }
+    return 0;
+}
+
+/* One element's change to a key (journal.h's JOURNAL_ELEM). */
+static int
+apply_elem(const struct journal_record *rec, int64_t now, char *err,
+           size_t errlen)
+{
+    struct store *s = keyspace_db((int)rec->db);
+    if (s == NULL) {
+        snprintf(err, errlen, "out of memory");
+        return -1;
+    }
+    if (rec->type == KEY_STR && rec->elem_op == KS_ELEM_RANGE) {
+        return apply_range(rec, s, now, err, errlen);
+    }
+    snprintf(err, errlen, "element effect %u for a %s key", rec->elem_op,
+             keytype_name(rec->type));
+    return -1;
+}
+
 /* A group's records, in order. The group's CRC covered them all, so each
  * must read whole: anything else is damage. */
 static int
@@ -1195,12 +1289,7 @@ apply_record(const struct journal_record *rec, int64_t now, char *err,
     case JOURNAL_GROUP:
         return apply_group(rec, now, err, errlen);
     case JOURNAL_ELEM:
-        /* No type changes by element yet: each collection type brings its
-         * element codec here. */
-        snprintf(err, errlen, "element effect %u for a %s key, which "
-                 "changes only whole", rec->elem_op,
-                 keytype_name(rec->type));
-        return -1;
+        return apply_elem(rec, now, err, errlen);
     default:
         if (!keyspace_swap((int)rec->db, (int)rec->db2)) {
             snprintf(err, errlen, "out of memory");

@@ -227,9 +227,16 @@ size_t keyspace_string_bytes(size_t keylen, size_t vlen);
 /* A KEY_STR r of more than KS_STR_INLINE bytes made newlen bytes long (>=
  * its length; the new ones zero), its block grown as Redis grows one;
  * its bytes, or NULL when refused (nothing changed). The caller writes
- * them, then calls keyspace_written(). */
+ * them, then calls keyspace_string_written(). */
 #define KS_GROW_STEP ((size_t)1 << 20)
 char *keyspace_string_grow(struct store_rec *r, size_t newlen);
+
+/* Bytes [off, off + n) of such a long string were written in place: the
+ * watchers hear, and the journal and the replicas get just those bytes
+ * (a JOURNAL_ELEM of KS_ELEM_RANGE), unless the key's whole state is
+ * listed already. */
+#define KS_ELEM_RANGE 1
+void keyspace_string_written(struct store_rec *r, size_t off, size_t n);
 
 /* A fixed-size limiter state into r (or a new record of type for key)
  * until fresh_at, or the key dropped when fresh_at <= now. false when

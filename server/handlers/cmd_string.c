@@ -693,7 +693,7 @@ splice_string(struct conn *c, struct resp_request *req, struct store_rec *r,
             return false;
         }
         memcpy(p + off, bytes, n);
-        keyspace_written(r);
+        keyspace_string_written(r, off, n);
         return true;
     }
     /* The old value is at most 20 bytes (an int's text, or inline). */
