@@ -1333,6 +1333,81 @@ END_TEST
 
 /* Deletions, flushes and swaps are records of their own, and reading the
  * records back into a fresh keyspace rebuilds what was there. */
+/* Bytes written into a long string in place reach the journal as just
+ * those bytes (KS_ELEM_RANGE), unless the key's whole state is listed
+ * already; replayed, they rebuild the string; one for a key that expired
+ * since changes nothing, one for a key that holds no long string is
+ * refused. */
+START_TEST(test_a_long_string_grows_in_the_journal_by_its_new_bytes)
+{
+    journal_enable(true);
+    static const char start[] = "the first forty bytes of a long string..";
+    struct store_rec *r = make_string("s", start, KEY_STR);
+    keyspace_set_expire(r, T0 / MS + 60000);
+    keyspace_publish();                 /* the key whole: one SET */
+    char *p = keyspace_string_grow(r, 40 + 6);
+    ck_assert_ptr_nonnull(p);
+    memcpy(p + 40, "append", 6);
+    keyspace_string_written(r, 40, 6);
+    p = keyspace_string_grow(r, 50);
+    memcpy(p + 48, "!!", 2);            /* a gap of two zeros before it */
+    keyspace_string_written(r, 48, 2);
+    keyspace_publish();
+    size_t len;
+    unsigned char *f = journal_bytes(&len);
+    struct journal_reader rd;
+    struct journal_record rec;
+    ck_assert(journal_reader_init(&rd, f, len));
+    ck_assert_int_eq(journal_next(&rd, &rec), JOURNAL_RECORD);  /* the SET */
+    ck_assert_int_eq(journal_next(&rd, &rec), JOURNAL_RECORD);
+    ck_assert_int_eq(rec.op, JOURNAL_ELEM);
+    ck_assert_uint_eq(rec.elem_op, KS_ELEM_RANGE);
+    ck_assert_uint_eq(rec.state_len, 8 + 6);
+    ck_assert_int_eq(journal_next(&rd, &rec), JOURNAL_RECORD);
+    ck_assert_uint_eq(rec.state_len, 8 + 2);
+    ck_assert_int_eq(journal_next(&rd, &rec), JOURNAL_END);
+    struct saved want;
+    save(find("s"), T0, &want);
+    journal_enable(false);
+
+    /* Replayed into a fresh keyspace: the same string. */
+    char err[ERRLEN];
+    fresh_keyspace();
+    ck_assert(journal_reader_init(&rd, f, len));
+    while (journal_next(&rd, &rec) == JOURNAL_RECORD) {
+        ck_assert_msg(keyspace_apply_record(&rec, T0, err, sizeof(err)) == 0,
+                      "%s", err);
+    }
+    struct saved got;
+    save(find("s"), T0, &got);
+    ck_assert_uint_eq(got.b.len, 50);
+    ck_assert_mem_eq(got.b.p, want.b.p, 50);
+    ck_assert_mem_eq(got.b.p + 40, "append\0\0!!", 10);
+    mem_free(got.b.p);
+
+    /* After the key expired, the SET drops it and the ranges skip it. */
+    fresh_keyspace();
+    int64_t later = T0 + 61 * SEC;
+    ck_assert(journal_reader_init(&rd, f, len));
+    while (journal_next(&rd, &rec) == JOURNAL_RECORD) {
+        ck_assert_msg(keyspace_apply_record(&rec, later, err, sizeof(err)) ==
+                      0, "%s", err);
+    }
+    ck_assert_uint_eq(keyspace_total_keys(), 0);
+
+    /* A range for a key that holds no long string is damage. */
+    fresh_keyspace();
+    make_string("s", "short", KEY_STR);
+    ck_assert(journal_reader_init(&rd, f, len));
+    ck_assert_int_eq(journal_next(&rd, &rec), JOURNAL_RECORD);
+    ck_assert_int_eq(journal_next(&rd, &rec), JOURNAL_RECORD);
+    ck_assert_int_eq(keyspace_apply_record(&rec, T0, err, sizeof(err)), -1);
+    ck_assert_str_eq(err, "a string range for a key that holds no long string");
+    free(f);
+    mem_free(want.b.p);
+}
+END_TEST
+
 START_TEST(test_journaled_effects_replay_into_a_fresh_keyspace)
 {
     journal_enable(true);
@@ -1448,6 +1523,7 @@ keyspace_suite(void)
     tcase_add_test(tc, test_removal_flush_and_expiry_dirty_the_watchers);
     tcase_add_test(tc, test_the_journal_lists_a_key_once_between_drains);
     tcase_add_test(tc, test_journaled_effects_replay_into_a_fresh_keyspace);
+    tcase_add_test(tc, test_a_long_string_grows_in_the_journal_by_its_new_bytes);
     suite_add_tcase(s, tc);
     return s;
 }
