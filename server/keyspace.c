@@ -114,6 +114,11 @@ keyspace_store_gcra(const struct key_hint *h, const char *key, size_t len,
     if (r != NULL && r->type == KEY_INT && tat <= INT64_MAX) {
         /* The hot path: the TAT in place, listed just below. */
         ((struct ks_int *)store_rec_state(r))->v = (int64_t)tat;
+    } else if (tat <= INT64_MAX && r == NULL) {
+        r = keyspace_add(h, key, len, KEY_INT, sizeof(struct ks_int));
+        if (r != NULL) {
+            ((struct ks_int *)store_rec_state(r))->v = (int64_t)tat;
+        }
     } else if (tat <= INT64_MAX) {
         r = put_int(h, key, len, r, (int64_t)tat);  /* listed just below */
     } else {

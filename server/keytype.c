@@ -87,18 +87,12 @@ keytype_string(const struct store_rec *r, char *buf, size_t *len)
 }
 
 enum ks_tat
-keytype_gcra_tat(const struct store_rec *r, uint64_t *tat)
+keytype_gcra_tat_text(const struct store_rec *r, uint64_t *tat)
 {
     char buf[KS_INT_TEXT];
     size_t len;
     if (!keytype_is_string(r->type)) {
         return KS_TAT_WRONGTYPE;
-    }
-    if (r->type == KEY_INT) {
-        int64_t v = ((const struct ks_int *)store_rec_state(
-                         (struct store_rec *)r))->v;
-        *tat = (uint64_t)v;
-        return v >= 0 ? KS_TAT_OK : KS_TAT_NOT_U64;
     }
     const char *s = keytype_string(r, buf, &len);
     size_t plus = len > 0 && s[0] == '+';

@@ -89,7 +89,20 @@ const char *keytype_string(const struct store_rec *r, char *buf, size_t *len);
  * string that is no such number (redis-cell aborts the whole server
  * there; cellgate answers the error INCR would). */
 enum ks_tat { KS_TAT_OK, KS_TAT_WRONGTYPE, KS_TAT_NOT_U64 };
-enum ks_tat keytype_gcra_tat(const struct store_rec *r, uint64_t *tat);
+enum ks_tat keytype_gcra_tat_text(const struct store_rec *r, uint64_t *tat);
+
+static inline enum ks_tat
+keytype_gcra_tat(const struct store_rec *r, uint64_t *tat)
+{
+    if (r->type != KEY_INT) {
+        return keytype_gcra_tat_text(r, tat);
+    }
+    /* The usual case, what CL.THROTTLE itself writes: an integer. */
+    int64_t v = ((const struct ks_int *)store_rec_state(
+                     (struct store_rec *)r))->v;
+    *tat = (uint64_t)v;
+    return v >= 0 ? KS_TAT_OK : KS_TAT_NOT_U64;
+}
 
 /* Types whose expiry is a Redis key's, to the millisecond: they live
  * through the millisecond they expire at (PTTL, TTL as Redis); the

@@ -107,6 +107,7 @@
 #define SHRINK_RATIO        8      /* shrink when count < size / 8 */
 #define REHASH_EMPTY_VISITS 10     /* empty buckets per moved bucket */
 #define WHEEL_TICK_NS       INT64_C(1000000)     /* 1 ms */
+#define AVG_TTL_SAMPLE      1024   /* expiries INFO's avg_ttl averages */
 
 /* Handles: class in the top bits, slot below; 0 is "no record". */
 #define CLASS_SHIFT     26
@@ -156,7 +157,6 @@ struct store {
     size_t count;               /* ht[0].used + ht[1].used */
     unsigned scanning;          /* > 0 while store_scan runs callbacks */
     size_t volatile_count;      /* records whose expire_at != STORE_NEVER */
-    __int128 volatile_sum;      /* the sum of their expire_at (INFO avg_ttl) */
     store_release_fn release;   /* frees what a record's state points to */
     void *release_arg;
     uint64_t expired;           /* dead records removed, lazily or not */
@@ -787,7 +787,6 @@ unlink_free(struct store *s, uint32_t *link, int ti)
     s->changes++;
     if (r->expire_at != STORE_NEVER) {
         s->volatile_count--;
-        s->volatile_sum -= r->expire_at;
     }
     wheel_cancel(s->wheel, h);
     rec_free(s, h);
@@ -972,8 +971,6 @@ store_set_expire(struct store *s, struct store_rec *r, int64_t expire_at)
 
     s->changes++;
     s->volatile_count += (expire_at != STORE_NEVER) - (old != STORE_NEVER);
-    s->volatile_sum += (expire_at != STORE_NEVER ? expire_at : 0) -
-                       (__int128)(old != STORE_NEVER ? old : 0);
     r->expire_at = expire_at;
     if (expire_at == STORE_NEVER) {
         if (wheel_entry_scheduled(&r->timer)) {
@@ -1013,15 +1010,44 @@ store_volatile(const struct store *s)
     return s->volatile_count;
 }
 
-int64_t
-store_avg_ttl(const struct store *s, int64_t now)
+/* A sample of the records' expiries for store_avg_ttl(). */
+struct ttl_sample {
+    int64_t now_ms;
+    size_t n;
+    __int128 sum;               /* ms left, over the n sampled */
+};
+
+static void
+sample_ttl(struct store_rec *r, void *arg)
 {
+    struct ttl_sample *t = arg;
+    if (r->expire_at != STORE_NEVER && r->expire_at >= t->now_ms) {
+        t->sum += r->expire_at - t->now_ms;
+        t->n++;
+    }
+}
+
+int64_t
+store_avg_ttl(struct store *s, int64_t now)
+{
+    struct ttl_sample t = { now / STORE_NS_PER_MS, 0, 0 };
+    uint64_t cursor = 0;
+    size_t buckets = 0;
     if (s->volatile_count == 0) {
         return 0;
     }
-    __int128 avg = s->volatile_sum / (__int128)s->volatile_count -
-                   now / STORE_NS_PER_MS;
-    return avg < 0 ? 0 : avg > INT64_MAX ? INT64_MAX : (int64_t)avg;
+    /* The reverse-binary cursor visits the table evenly from the start,
+     * so its first buckets are a fair sample (every one, in a small
+     * table). */
+    do {
+        cursor = store_scan(s, cursor, sample_ttl, &t);
+    } while (cursor != 0 && t.n < AVG_TTL_SAMPLE &&
+             ++buckets < 64 * AVG_TTL_SAMPLE);
+    if (t.n == 0) {
+        return 0;
+    }
+    __int128 avg = t.sum / (__int128)t.n;
+    return avg > INT64_MAX ? INT64_MAX : (int64_t)avg;
 }
 
 uint64_t
@@ -1064,7 +1090,6 @@ store_flush(struct store *s)
     s->rehashidx = 0;
     s->count = 0;
     s->volatile_count = 0;
-    s->volatile_sum = 0;
     s->changes++;
 }
 

@@ -171,9 +171,10 @@ size_t store_rehash_overhead(const struct store *s);
 /* Records with an expiry (INFO keyspace "expires"). */
 size_t store_volatile(const struct store *s);
 
-/* Their average time left at now (ns), in ms (INFO keyspace "avg_ttl",
- * which Redis estimates by sampling; here it is exact). 0 when none. */
-int64_t store_avg_ttl(const struct store *s, int64_t now);
+/* Their average time left at now (ns), in ms (INFO keyspace "avg_ttl"),
+ * as Redis estimates it: from a sample (of AVG_TTL_SAMPLE keys with an
+ * expiry; all of them in a smaller store). 0 when none. */
+int64_t store_avg_ttl(struct store *s, int64_t now);
 
 /* Dead records removed since creation, by lookups or by the wheel. */
 uint64_t store_expired(const struct store *s);

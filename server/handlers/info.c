@@ -349,7 +349,7 @@ section_keyspace(struct textbuf *t)
 {
     textbuf_printf(t, "# Keyspace\r\n");
     for (size_t i = 0; i < srv.ndbs; i++) {
-        const struct store *s = srv.dbs[i];
+        struct store *s = srv.dbs[i];
         if (s != NULL && store_size(s) > 0) {
             textbuf_printf(t, "db%zu:keys=%zu,expires=%zu,avg_ttl=%" PRId64
                            "\r\n", i, store_size(s), store_volatile(s),
