@@ -256,6 +256,15 @@ decode_str(struct ks_str *st, const unsigned char *p, size_t len)
     return KS_DECODED;
 }
 
+/* A log or tiers state holding nothing: before encoding 3 its key was
+ * fresh, so it goes (KS_EMPTY); since, an EXPIRE or PERSIST may keep such
+ * a key, which loads as it was. */
+static enum ks_decode
+empty_state(int version)
+{
+    return version >= KS_ENCODING_EXPIRY_MS ? KS_DECODED : KS_EMPTY;
+}
+
 /* One logged entry: time order, cost >= 1, META within its bound. */
 static bool
 read_log_entry(struct ks_reader *rd, struct slog_entry *e, int64_t prev_t)
@@ -267,7 +276,7 @@ read_log_entry(struct ks_reader *rd, struct slog_entry *e, int64_t prev_t)
 }
 
 static enum ks_decode
-decode_log(struct ks_log *ls, struct ks_reader *rd)
+decode_log(struct ks_log *ls, struct ks_reader *rd, int version)
 {
     uint32_t n;
     if (!ks_read(rd, &ls->keep_ms, sizeof(ls->keep_ms)) ||
@@ -277,7 +286,7 @@ decode_log(struct ks_log *ls, struct ks_reader *rd)
         return KS_MALFORMED;
     }
     if (n == 0) {
-        return rd->left == 0 ? KS_EMPTY : KS_MALFORMED;
+        return rd->left != 0 ? KS_MALFORMED : empty_state(version);
     }
     ls->ring.e = keytype_owned_realloc(NULL, (size_t)n * sizeof(*ls->ring.e));
     if (ls->ring.e == NULL) {
@@ -346,7 +355,7 @@ decode_tiers(struct ks_tiers *ts, struct ks_reader *rd, int version,
         return KS_MALFORMED;
     }
     if (n == 0) {
-        return KS_EMPTY;
+        return rd->left != 0 ? KS_MALFORMED : empty_state(version);
     }
     ts->st.b = keytype_owned_realloc(NULL, rd->left);
     if (ts->st.b == NULL) {
@@ -369,7 +378,7 @@ keytype_decode(struct store_rec *r, const unsigned char *p, size_t len,
     struct ks_reader rd = { p, len };
     void *state = store_rec_state(r);
     if (r->type == KEY_LOG) {
-        return decode_log(state, &rd);
+        return decode_log(state, &rd, version);
     }
     if (r->type == KEY_TIERS) {
         return decode_tiers(state, &rd, version, r->expire_at);

@@ -244,7 +244,8 @@ bool keytype_encode(const struct store_rec *r, int64_t now,
                      struct ks_buf *b);
 
 /* How a decode went: KS_DECODED, KS_EMPTY (a log or tiers state without
- * entries: the key is fresh, drop it), KS_MALFORMED, KS_NOMEM. */
+ * entries in an encoding before 3: the key is fresh, drop it),
+ * KS_MALFORMED, KS_NOMEM. */
 enum ks_decode { KS_DECODED, KS_EMPTY, KS_MALFORMED, KS_NOMEM };
 
 /* Fill a new record of r->type (state zeroed) from encoded bytes of the

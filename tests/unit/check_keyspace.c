@@ -735,9 +735,11 @@ START_TEST(test_each_broken_field_is_refused)
 }
 END_TEST
 
-/* A log or tiers state without entries is a key gone fresh: dropped, no
- * error; with bytes after its zero count it is malformed. */
-START_TEST(test_empty_log_and_tiers_are_dropped_not_refused)
+/* A log or tiers state without entries: in encoding 2 a key gone fresh,
+ * dropped without an error; since encoding 3 a key an EXPIRE or PERSIST
+ * kept, loaded as it was. With bytes after its zero count it is
+ * malformed. */
+START_TEST(test_empty_log_and_tiers_are_dropped_or_kept_by_encoding)
 {
     unsigned char log[12], tiers[12], more[13];
     int64_t keep = 60000, keep_s = 60;
@@ -747,15 +749,35 @@ START_TEST(test_empty_log_and_tiers_are_dropped_not_refused)
     memcpy(log + 8, &zero, 4);
     memcpy(tiers, &keep_s, 8);
     memcpy(tiers + 8, &zero, 4);
-    ck_assert_int_eq(restore_bytes(KEY_LOG, log, 12, T0 + SEC, err), 0);
-    ck_assert_ptr_null(find("bad"));
-    ck_assert_int_eq(restore_bytes(KEY_TIERS, tiers, 12, T0 + SEC, err), 0);
-    ck_assert_ptr_null(find("bad"));
+    ck_assert_int_eq(keyspace_restore(0, KEY_LOG, "l", 1, T0 / MS + 1000, log,
+                                      12, KS_ENCODING_V2, false, T0, err,
+                                      sizeof(err)), 0);
+    ck_assert_int_eq(keyspace_restore(0, KEY_TIERS, "t", 1, T0 / MS + 1000,
+                                      tiers, 12, KS_ENCODING_V2, false, T0,
+                                      err, sizeof(err)), 0);
+    ck_assert_uint_eq(keyspace_total_keys(), 0);
+    ck_assert_int_eq(keyspace_restore(0, KEY_LOG, "l", 1, STORE_NEVER, log,
+                                      12, KS_ENCODING, false, T0, err,
+                                      sizeof(err)), 0);
+    ck_assert_int_eq(keyspace_restore(0, KEY_TIERS, "t", 1, T0 / MS + 1000,
+                                      tiers, 12, KS_ENCODING, false, T0, err,
+                                      sizeof(err)), 0);
+    ck_assert_uint_eq(keyspace_total_keys(), 2);
+    const struct ks_log *ls = store_rec_state(find("l"));
+    ck_assert_uint_eq(ls->ring.len, 0);
+    ck_assert_int_eq(ls->keep_ms, 60000);
+    ck_assert_int_eq(find("l")->expire_at, STORE_NEVER);
+    struct saved s;
+    save(find("t"), T0, &s);                /* and it encodes as it came */
+    ck_assert_uint_eq(s.b.len, 12);
+    ck_assert_mem_eq(s.b.p, tiers, 12);
+    mem_free(s.b.p);
     memcpy(more, log, 12);
     more[12] = 'x';
-    ck_assert_int_eq(restore_bytes(KEY_LOG, more, 13, T0 + SEC, err), -1);
+    ck_assert_int_eq(restore_bytes(KEY_LOG, more, 13, T0 / MS + 1000, err),
+                     -1);
     ck_assert_str_eq(err, "malformed log state");
-    ck_assert_uint_eq(keyspace_total_keys(), 0);
+    fresh_keyspace();
     ck_assert_uint_eq(keytype_owned_bytes(), 0);
 }
 END_TEST
@@ -1500,7 +1522,7 @@ keyspace_suite(void)
     tcase_add_test(tc, test_move_keeps_state_and_expiry_in_the_other_database);
     tcase_add_test(tc, test_truncated_or_overlong_encodings_are_refused);
     tcase_add_test(tc, test_each_broken_field_is_refused);
-    tcase_add_test(tc, test_empty_log_and_tiers_are_dropped_not_refused);
+    tcase_add_test(tc, test_empty_log_and_tiers_are_dropped_or_kept_by_encoding);
     tcase_add_test(tc, test_restore_refuses_unknown_types_and_duplicates);
     tcase_add_test(tc, test_keys_already_fresh_are_dropped);
     tcase_add_test(tc, test_old_encodings_load_as_strings);
