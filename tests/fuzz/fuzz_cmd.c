@@ -806,6 +806,53 @@ keyspace_digest(bool whole_keys)
 /* FUZZ_CMD_TRACE=1 prints every command and the start of its reply. */
 static bool trace;
 
+/* FUZZ_CMD_LITERAL=file writes the input just run as a program of literal
+ * ops (every command spelt out, the clock steps and save points as they
+ * were): the same run, but one that no longer depends on how the
+ * generators read bytes, so a finding stays a reproducer when they change
+ * (make_cmd_seeds.py's format). A command of more than MAX_ARGS - 1
+ * arguments or an argument over 65535 bytes cannot be spelt out: it is
+ * reported and left out. */
+static const char *literal_path;
+static FILE *literal_out;
+
+static void
+literal_request(const struct req *r)
+{
+    if (literal_out == NULL) {
+        return;
+    }
+    bool fits = r->argc < MAX_ARGS;
+    for (size_t i = 0; i < r->argc; i++) {
+        fits &= r->len[i] <= UINT16_MAX;
+    }
+    if (!fits) {
+        fprintf(stderr, "fuzz_cmd: FUZZ_CMD_LITERAL: a command cannot be "
+                        "spelt out; left out\n");
+        return;
+    }
+    fputc(11, literal_out);
+    fputc((int)r->argc, literal_out);
+    for (size_t i = 0; i < r->argc; i++) {
+        fputc((int)(r->len[i] & 0xff), literal_out);
+        fputc((int)(r->len[i] >> 8), literal_out);
+        fwrite(r->argv[i], 1, r->len[i], literal_out);
+    }
+    fflush(literal_out);        /* the ops up to a crash are kept */
+}
+
+/* An op the literal form keeps as it was: its op byte, then the bytes
+ * from..to it read. */
+static void
+literal_raw(uint8_t op, const uint8_t *from, const uint8_t *to)
+{
+    if (literal_out != NULL) {
+        fputc(op, literal_out);
+        fwrite(from, 1, (size_t)(to - from), literal_out);
+        fflush(literal_out);
+    }
+}
+
 static void
 show_request(const struct req *r)
 {
@@ -921,6 +968,7 @@ run_op(struct input *in)
 {
     struct req r = { 0 };
     uint8_t op = in_byte(in);
+    const uint8_t *from = in->p;
     switch (op % 16) {
     case 0: case 1: case 2: case 3: case 4: case 5:
         gen_limiter(&r, in, in_byte(in));
@@ -939,14 +987,17 @@ run_op(struct input *in)
         break;
     case 12: case 13:
         step_clock(in);
+        literal_raw(12, from, in->p);
         return;
     case 14:
         save_and_reload();
+        literal_raw(14, from, from);
         return;
     default:
         gen_limiter(&r, in, 3);         /* RL.LOG, the richest state */
         break;
     }
+    literal_request(&r);
     run_request(&r);
     req_free(&r);
 }
@@ -1052,6 +1103,7 @@ LLVMFuzzerInitialize(int *argc, char ***argv)
     srv.loop = uv_default_loop();
     srv.start_wall_us = T0 / 1000;
     trace = getenv("FUZZ_CMD_TRACE") != NULL;
+    literal_path = getenv("FUZZ_CMD_LITERAL");
     CHECK(cmd_setup(command_table, command_count) == 0);
     return 0;
 }
@@ -1061,11 +1113,19 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     struct input in = { data, size };
     size_t baseline = mem_used();
+    if (literal_path != NULL) {
+        literal_out = fopen(literal_path, "wb");
+        CHECK(literal_out != NULL);
+    }
     fresh_server();
     for (int ops = 0; in.n > 0 && ops < 256; ops++) {
         run_op(&in);
     }
     (void)keyspace_digest(false);
+    if (literal_out != NULL) {
+        CHECK(fclose(literal_out) == 0);
+        literal_out = NULL;
+    }
     retire_server();
     CHECK(keytype_owned_bytes() == 0);
     CHECK(mem_used() == baseline);
