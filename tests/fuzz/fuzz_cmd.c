@@ -1330,13 +1330,17 @@ taint_after(const struct req *r, const char *reply, size_t n)
  *
  * may_hold_none() allows exactly these: such a key anywhere else is a bug
  * (check_log, check_tiers, scan_rec), and a reload's digest leaves them
- * out.
+ * out. FUZZ_CMD_STRICT_FRESH=1 allows neither (the seed
+ * persist-limiter-past-fresh then fails at once).
  */
+static bool strict_fresh;
+
 static bool
 may_hold_none(const struct store_rec *r)
 {
-    return r->expire_at == now_ns / 1000000 ||
-           is_tainted(store_rec_key(r), store_rec_keylen(r));
+    return !strict_fresh &&
+           (r->expire_at == now_ns / 1000000 ||
+            is_tainted(store_rec_key(r), store_rec_keylen(r)));
 }
 
 /* A log's or tiers' encoding (keep, then the count) holds no entry. */
@@ -1642,19 +1646,11 @@ static void
 set_expiry(const struct req *r, size_t first, struct set_opts *o)
 {
     int64_t now = clock_wall_now() / 1000000;
+    size_t timed = 0;           /* the last time word: only its value counts */
     for (size_t j = first; j < r->argc; j++) {
-        bool ex = word(r, j, "ex"), px = word(r, j, "px");
-        bool exat = word(r, j, "exat"), pxat = word(r, j, "pxat");
-        int64_t v;
-        if (ex || px || exat || pxat) {
-            CHECK(j + 1 < r->argc &&
-                  num_parse_i64(r->argv[j + 1], r->len[j + 1], &v));
-            CHECK(!((ex || exat) && __builtin_mul_overflow(v, 1000, &v)));
-            CHECK(!((ex || px) && __builtin_add_overflow(v, now, &v)));
-            o->timed = true;
-            o->at = exat || pxat;
-            o->when = v;
-            j++;
+        if (word(r, j, "ex") || word(r, j, "px") || word(r, j, "exat") ||
+            word(r, j, "pxat")) {
+            timed = j++;
         } else if (word(r, j, "keepttl")) {
             o->keepttl = true;
         } else if (word(r, j, "persist")) {
@@ -1664,6 +1660,18 @@ set_expiry(const struct req *r, size_t first, struct set_opts *o)
         } else if (word(r, j, "get")) {
             o->get = true;
         }
+    }
+    if (timed != 0) {
+        bool ex = word(r, timed, "ex"), px = word(r, timed, "px");
+        int64_t v;
+        CHECK(timed + 1 < r->argc &&
+              num_parse_i64(r->argv[timed + 1], r->len[timed + 1], &v));
+        CHECK(!((ex || word(r, timed, "exat")) &&
+                __builtin_mul_overflow(v, 1000, &v)));
+        CHECK(!((ex || px) && __builtin_add_overflow(v, now, &v)));
+        o->timed = true;
+        o->at = !ex && !px;
+        o->when = v;
     }
 }
 
@@ -2382,6 +2390,7 @@ LLVMFuzzerInitialize(int *argc, char ***argv)
     srv.start_wall_us = T0 / 1000;
     trace = getenv("FUZZ_CMD_TRACE") != NULL;
     literal_path = getenv("FUZZ_CMD_LITERAL");
+    strict_fresh = getenv("FUZZ_CMD_STRICT_FRESH") != NULL;
     CHECK(cmd_setup(command_table, command_count) == 0);
     return 0;
 }
