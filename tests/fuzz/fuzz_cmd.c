@@ -68,8 +68,9 @@
  * REPLY, WAIT), fork (BGSAVE, BGREWRITEAOF, PSYNC), change the role
  * (REPLICAOF, SLAVEOF, REPLCONF) or read the config file (CLUSTER RELOAD) are
  * skipped, as are CONFIG SETs of the snapshot path, the log and
- * appendonly (turning the journal on forks), which the driver owns, and
- * COPY once the keyspace holds 32 MB (memory stays bounded).
+ * appendonly (turning the journal on forks), which the driver owns, and,
+ * so that memory stays bounded, COPY once the keyspace holds 32 MB and a
+ * SETRANGE past 16 MB that would be carried out.
  */
 #include <dirent.h>
 #include <ftw.h>
@@ -996,6 +997,16 @@ skipped(const struct req *r)
      * databases and every name): past 32 MB of strings and arrays it is
      * passed over, so that an input's memory stays bounded. */
     if (word(r, 0, "copy") && keytype_owned_bytes() > ((size_t)32 << 20)) {
+        return true;
+    }
+    /* A SETRANGE spelt out may make a string of up to proto-max-bulk-len
+     * (512 MB): one past 16 MB is passed over, unless it is refused
+     * (beyond that limit) and allocates nothing. */
+    int64_t off;
+    if (word(r, 0, "setrange") && r->argc == 4 &&
+        num_parse_i64(r->argv[2], r->len[2], &off) &&
+        off > ((int64_t)16 << 20) &&
+        (uint64_t)off + r->len[3] <= (uint64_t)srv.conf.proto_max_bulk_len) {
         return true;
     }
     if (word(r, 0, "config") && word(r, 1, "set")) {
