@@ -3,26 +3,60 @@
  * through the real command table and handlers (cmd_execute) into an
  * in-process keyspace, with the wall clock injected and no sockets.
  *
- * An input is a small program (see run_op): commands built from the bytes
- * (every limiter with its options, key commands, KEYS/SCAN patterns,
- * CONFIG SET of every option, INFO, CLIENT, SLOWLOG, COMMAND, ...), raw
- * commands of any bytes, commands spelt out exactly (the seeds in
+ * An input is a small program (see run_op): commands built from the bytes,
+ * raw commands of any bytes, commands spelt out exactly (the seeds in
  * corpus/cmd, written by make_cmd_seeds.py, use those for the reproducers
- * of issue 14), clock steps (forward, backward, huge), and save-and-reload
- * points. After every command it checks what a user could
+ * of issue 14 and the string commands'), chains of commands on one key,
+ * clock steps (forward, backward, huge), and save-and-reload points. What
+ * is built:
+ *
+ *  - every limiter with its options (CL.THROTTLE, RL.FIXED, RL.SLIDING,
+ *    RL.LOG with META, RL.TIERS; COST, ALIGN, PEEK, MS, junk);
+ *  - the string commands: GET, SET (NX|XX, GET, EX|PX|EXAT|PXAT|KEEPTTL
+ *    in any mix, junk, a time word without its value), SETNX, SETEX,
+ *    PSETEX, GETSET, GETDEL, GETEX (EX|PX|EXAT|PXAT|PERSIST, or none),
+ *    MGET, MSET, MSETNX (an odd count too), INCR, INCRBY, DECR, DECRBY,
+ *    INCRBYFLOAT, APPEND, STRLEN, GETRANGE, SETRANGE; values that are
+ *    integers in any spelling (the int64 edges, "01", "+1", "-0"), floats
+ *    (inf, nan, 1e4932), bytes of any kind around the 12 kept inline, up
+ *    to 64 KB and now and then up to 2 MB; SETRANGE offsets up to 4 MB and
+ *    the refused ones (512 MB and over, negative);
+ *  - the expiry commands: EXPIRE, PEXPIRE, EXPIREAT, PEXPIREAT (NX|XX|GT|
+ *    LT, junk), TTL, PTTL, EXPIRETIME, PEXPIRETIME, PERSIST, with times
+ *    soon, now, just past, far, at the int64 edges and overflowing;
+ *  - the key commands: EXISTS, TOUCH, TYPE, DEL and UNLINK over several
+ *    keys, RENAME, RENAMENX, COPY (DB, REPLACE), MOVE, KEYS and SCAN
+ *    patterns;
+ *  - chains on one key: APPEND after APPEND, SETRANGE, counters meeting
+ *    text, a limiter's calls with EXPIRE, PERSIST and clock steps between;
+ *  - CONFIG SET of every option, INFO, CLIENT, SLOWLOG, COMMAND (GETKEYS
+ *    and GETKEYSANDFLAGS of every command above), transactions, SELECT,
+ *    SWAPDB.
+ *
+ * Every command draws its keys from the same few (k0..k5, empty, binary,
+ * up to 1 MB long), so string and expiry commands meet limiter keys and
+ * limiters meet strings. After every command it checks what a user could
  * notice going wrong:
  *
  *  - the reply is exactly one well-formed RESP value, and only RESP2
  *    types on a RESP2 connection;
- *  - a command that must not change the keyspace (PEEK, every read, every
- *    admin command, anything queued inside MULTI) did not: a digest of
- *    every live key, its expiry and its encoded state is the same before
- *    and after;
+ *  - a command that must not change the keyspace (PEEK, every read: GET,
+ *    MGET, STRLEN, GETRANGE, TTL, PTTL, (P)EXPIRETIME, TOUCH, EXISTS,
+ *    TYPE, GETEX without options, RL.ENTRIES; every admin command,
+ *    anything queued inside MULTI) did not: a digest of every live key,
+ *    its expiry and its encoded state is the same before and after;
+ *  - a write that answered success left what its reply says (check_effect:
+ *    SET's value and expiry, KEEPTTL's kept one, the counters' KEY_INT,
+ *    APPEND's and SETRANGE's bytes and length, an EXPIRE's time or the
+ *    key gone, PERSIST, DEL, a RENAME, COPY or MOVE carrying the record
+ *    whole), and one that answered "not done" left its key as it was;
  *  - every RL.LOG and RL.TIERS key is well formed (entries in time order,
  *    costs >= 1, the running sum right, META inside its arena, at least
- *    one entry) and expires exactly when its newest entry leaves its
- *    retention window;
- *  - keytype_owned_bytes() equals what the keys' arrays hold;
+ *    one entry) and, unless an expiry command reached its name (see
+ *    "limiter keys whose expiry a command set by hand"), expires exactly
+ *    when its newest entry leaves its retention window;
+ *  - keytype_owned_bytes() equals what the keys' arrays and long strings
+ *    hold;
  * at a save point, that a snapshot loaded into a fresh store at the same
  * instant has the same digest, and so has the journal (appendonly is on:
  * its base and every record since, replayed); and at the end, with every key and buffer
@@ -34,18 +68,23 @@
  * REPLY, WAIT), fork (BGSAVE, BGREWRITEAOF, PSYNC), change the role
  * (REPLICAOF, SLAVEOF, REPLCONF) or read the config file (CLUSTER RELOAD) are
  * skipped, as are CONFIG SETs of the snapshot path, the log and
- * appendonly (turning the journal on forks), which the driver owns.
+ * appendonly (turning the journal on forks), which the driver owns, and,
+ * so that memory stays bounded, COPY once the keyspace holds 32 MB and a
+ * SETRANGE past 16 MB that would be carried out.
  */
 #include <dirent.h>
+#include <ftw.h>
 #include <stdint.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "lib/mem.h"
+#include "lib/num.h"
 #include "protocol/obuf.h"
 #include "protocol/resp.h"
 #include "server/clock.h"
@@ -53,6 +92,7 @@
 #include "server/commands.h"
 #include "server/client.h"
 #include "server/keyspace.h"
+#include "server/keytype.h"
 #include "server/log.h"
 #include "server/monitor.h"
 #include "server/multi.h"
@@ -346,12 +386,395 @@ gen_limiter(struct req *r, struct input *in, uint8_t which)
     }
 }
 
+/* ---- strings, expiry and the key commands ------------------------------ */
+
+/* Bytes with their length (some hold a NUL). */
+struct bytes {
+    const char *s;
+    size_t len;
+};
+#define B(lit) { lit, sizeof(lit) - 1 }
+
+/* Integer arguments of the string commands: good ones, the int64 edges,
+ * and what string2ll refuses (signs, zeros, spaces, overflow, a NUL). */
+static const struct bytes int_args[] = {
+    B("0"), B("1"), B("-1"), B("2"), B("10"), B("42"), B("-100"), B("1000"),
+    B("9223372036854775807"), B("-9223372036854775808"),
+    B("9223372036854775806"), B("-9223372036854775807"),
+    B("9223372036854775808"), B("-9223372036854775809"),
+    B("18446744073709551616"), B("4294967296"), B("2147483648"), B("abc"),
+    B(""), B(" 1"), B("1 "), B("+1"), B("01"), B("-0"), B("1.0"), B("1e3"),
+    B("0x10"), B("1\0"), B("-"), B("12345678901234567890123"),
+};
+#define N_INT_ARGS (sizeof(int_args) / sizeof(int_args[0]))
+
+/* INCRBYFLOAT's increments and float-looking values: strtold's forms,
+ * the long double edges, what it refuses. */
+static const struct bytes float_args[] = {
+    B("0.1"), B("-0.1"), B("1.5"), B("3"), B("-3"), B("1e308"), B("-1e308"),
+    B("1e4932"), B("1.18973149535723176502e+4932"), B("1e-4950"), B("inf"),
+    B("-inf"), B("nan"), B("5.0e3"), B("0x1p3"), B(" 1"), B("1 "), B(""),
+    B("abc"), B("1e"), B(".5"), B("5."), B("-0"), B("0.000000000000000001"),
+    B("10.50"), B("1\0"), B("3.0e-5"), B("100000000000000000000"),
+};
+#define N_FLOAT_ARGS (sizeof(float_args) / sizeof(float_args[0]))
+
+static void
+add_int_arg(struct req *r, struct input *in)
+{
+    char buf[32];
+    uint8_t b = in_byte(in);
+    if (b < 96) {
+        snprintf(buf, sizeof(buf), "%d", (int)(b % 48) - 8);
+        add(r, buf);
+    } else if (b < 128) {
+        snprintf(buf, sizeof(buf), "%d", (int)in_u16(in) - 32768);
+        add(r, buf);
+    } else if (b < 144) {
+        /* Near the int64 edges, where INCRBY overflows. */
+        int64_t base = b & 1 ? INT64_MAX : INT64_MIN;
+        int64_t d = in_byte(in) % 8;
+        snprintf(buf, sizeof(buf), "%lld",
+                 (long long)(b & 1 ? base - d : base + d));
+        add(r, buf);
+    } else {
+        const struct bytes *v = &int_args[b % N_INT_ARGS];
+        add_bytes(r, v->s, v->len);
+    }
+}
+
+static void
+add_float_arg(struct req *r, struct input *in)
+{
+    uint8_t b = in_byte(in);
+    if (b < 64) {
+        add_int_arg(r, in);
+    } else {
+        const struct bytes *v = &float_args[b % N_FLOAT_ARGS];
+        add_bytes(r, v->s, v->len);
+    }
+}
+
+/* n bytes of a fixed pattern (so huge values cost no input). */
+static void
+add_filled(struct req *r, size_t n, uint8_t seed)
+{
+    char *v = malloc(n + 1);
+    CHECK(v != NULL);
+    for (size_t i = 0; i < n && i < 251; i++) {
+        v[i] = (char)(seed + i);
+    }
+    for (size_t done = 251; done < n; done *= 2) {     /* the period doubled */
+        memcpy(v + done, v, done < n - done ? done : n - done);
+    }
+    add_bytes(r, v, n);
+    free(v);
+}
+
+/* Big values while the keyspace's strings and arrays hold under 8 MB
+ * (more would only make every command slower), and not while a MULTI is
+ * open (what it queues lands later, all at once: 20 queued APPENDs of
+ * 2 MB made one 40 MB string). */
+static bool
+room_for_big(void)
+{
+    return keytype_owned_bytes() < ((size_t)8 << 20) &&
+           !multi_open(client, client->multi);
+}
+
+/*
+ * A string value: integers in any spelling (KEY_INT when canonical),
+ * floats, short bytes around the 12 a string keeps inline
+ * (KS_STR_INLINE), any bytes up to 1100, and now and then tens of KB or
+ * up to 2 MB (room_for_big()).
+ */
+static void
+add_value(struct req *r, struct input *in)
+{
+    static const size_t edges[] = { 0,  1,  11, 12, 13,  14,  19,  20,
+                                    21, 24, 25, 63, 64,  65,  127, 255,
+                                    256, 1023, 1024, 4096 };
+    uint8_t b = in_byte(in);
+    if (b < 48) {
+        add_int_arg(r, in);
+    } else if (b < 64) {
+        add_float_arg(r, in);
+    } else if (b < 112) {
+        add_blob(r, in, 24);
+    } else if (b < 144) {
+        add_filled(r, edges[in_byte(in) % (sizeof(edges) / sizeof(*edges))],
+                   b);
+    } else if (b < 208) {
+        add_blob(r, in, 1100);
+    } else if (b < 244 || !room_for_big()) {
+        add_filled(r, in_u16(in), b);                   /* up to 64 KB */
+    } else {
+        add_filled(r, ((size_t)in_byte(in) % 32 + 1) << 16, b);  /* 2 MB */
+    }
+}
+
+/* The wall clock the limiters see, in ms and s. */
+static int64_t
+now_ms(void)
+{
+    return now_ns / 1000000;
+}
+
+/*
+ * A time argument. unit: 0 seconds from now (EX, EXPIRE), 1 ms from now
+ * (PX, PEXPIRE), 2 Unix s (EXAT, EXPIREAT), 3 Unix ms (PXAT, PEXPIREAT).
+ * Mostly soon (a few ms to an hour), often already past or right now,
+ * sometimes the int64 edges, an overflow once scaled, or no integer.
+ */
+static void
+add_time(struct req *r, struct input *in, int unit)
+{
+    static const int64_t soon[] = { 1, 2, 3, 5, 10, 60, 100, 999, 1000,
+                                    1001, 3600, 86400 };
+    static const struct bytes edges[] = {
+        B("9223372036854775807"), B("-9223372036854775808"),
+        B("9223372036854775"), B("9223372036854776"), B("-9223372036854775"),
+        B("-9223372036854776"), B("9223372036854775808"), B("abc"), B("1.5"),
+        B(""), B("+5"), B("0"), B("-1"), B("253402300799"),
+        B("253402300799999"), B("9223372036854775806"),
+    };
+    char buf[32];
+    uint8_t b = in_byte(in);
+    bool abs = unit >= 2;
+    int64_t scale = unit == 0 || unit == 2 ? 1000 : 1;
+    int64_t base = abs ? now_ms() / scale : 0;
+    int64_t v;
+    if (b < 128) {
+        v = base + soon[b % (sizeof(soon) / sizeof(*soon))];
+    } else if (b < 168) {
+        v = base - (int64_t)(b % 4);    /* now, or just past */
+    } else if (b < 200) {
+        v = base + (int64_t)in_u16(in) - 1000;
+    } else {
+        const struct bytes *e = &edges[b % (sizeof(edges) / sizeof(*edges))];
+        add_bytes(r, e->s, e->len);
+        return;
+    }
+    snprintf(buf, sizeof(buf), "%lld", (long long)v);
+    add(r, buf);
+}
+
+/* SETRANGE's offset: small ones, around the inline size, up to 4 MB, and
+ * the ones it refuses (512 MB and over, negative, no integer). Never one
+ * just under 512 MB: that would be a 512 MB string. */
+static void
+add_offset(struct req *r, struct input *in)
+{
+    static const struct bytes bad[] = {
+        B("-1"), B("536870912"), B("536870913"), B("4294967296"),
+        B("9223372036854775807"), B("-9223372036854775808"), B("abc"), B(""),
+        B("1e3"), B("0x10"),
+    };
+    char buf[32];
+    uint8_t b = in_byte(in);
+    size_t off;
+    if (b < 96) {
+        off = b % 41;
+    } else if (b < 128) {
+        off = 10 + b % 6;
+    } else if (b < 176) {
+        off = in_u16(in);
+    } else if (b < 224) {
+        off = (size_t)in_u16(in) * (room_for_big() ? 64 : 1);  /* 4 MB */
+    } else {
+        const struct bytes *e = &bad[b % (sizeof(bad) / sizeof(*bad))];
+        add_bytes(r, e->s, e->len);
+        return;
+    }
+    snprintf(buf, sizeof(buf), "%zu", off);
+    add(r, buf);
+}
+
+/* SET's options, any mix and order: NX, XX, GET, KEEPTTL, EX/PX/EXAT/PXAT
+ * with a time, GETEX's PERSIST (a syntax error here), a time word with no
+ * value, junk. */
+static void
+add_set_options(struct req *r, struct input *in, bool getex)
+{
+    static const char *const timed[] = { "EX", "PX", "EXAT", "PXAT" };
+    static const char *const lower[] = { "ex", "px", "exat", "pxat" };
+    uint8_t n = in_byte(in) % (getex ? 3 : 4);
+    for (uint8_t i = 0; i < n; i++) {
+        uint8_t b = in_byte(in);
+        switch (b % 10) {
+        case 0:
+        case 1:
+        case 2:
+        case 3:
+            add(r, (b & 0xc0) == 0x40 ? lower[b % 4] : timed[b % 4]);
+            add_time(r, in, b % 4);
+            break;
+        case 4:
+            add(r, getex ? "PERSIST" : b & 0x40 ? "nx" : "NX");
+            break;
+        case 5:
+            add(r, getex ? "persist" : "XX");
+            break;
+        case 6:
+            add(r, getex ? "KEEPTTL" : "GET");
+            break;
+        case 7:
+            add(r, getex ? "GET" : b & 0x40 ? "keepttl" : "KEEPTTL");
+            break;
+        case 8:
+            add(r, timed[b / 10 % 4]);          /* maybe no value after */
+            break;
+        default:
+            add(r, b & 0x40 ? "PERSIST" : "EXX");
+            break;
+        }
+    }
+}
+
+/* One string command with its options: the writers (SET and its kin,
+ * the counters, APPEND, SETRANGE, MSET(NX)) and the readers (GET, MGET,
+ * STRLEN, GETRANGE, GETDEL, GETEX with and without options). */
+static void
+gen_string(struct req *r, struct input *in, uint8_t which)
+{
+    switch (which % 20) {
+    case 0:
+    case 1:
+    case 2:
+        add(r, which & 0x80 ? "set" : "SET");
+        add_key(r, in);
+        add_value(r, in);
+        add_set_options(r, in, false);
+        break;
+    case 3:
+        add(r, which & 0x80 ? "SETNX" : "GETSET");
+        add_key(r, in);
+        add_value(r, in);
+        break;
+    case 4:
+        add(r, which & 0x80 ? "SETEX" : "PSETEX");
+        add_key(r, in);
+        add_time(r, in, which & 0x80 ? 0 : 1);
+        add_value(r, in);
+        break;
+    case 5:
+        add(r, "GET");
+        add_key(r, in);
+        break;
+    case 6:
+        add(r, which & 0x80 ? "GETDEL" : "STRLEN");
+        add_key(r, in);
+        break;
+    case 7:
+        add(r, "GETEX");
+        add_key(r, in);
+        if (which & 0x80) {
+            add_set_options(r, in, true);
+        }
+        break;
+    case 8: {
+        add(r, "MGET");
+        uint8_t n = 1 + in_byte(in) % 6;
+        for (uint8_t i = 0; i < n; i++) {
+            add_key(r, in);
+        }
+        break;
+    }
+    case 9: {
+        /* An odd count of arguments now and then: the arity error. */
+        add(r, which & 0x80 ? "MSETNX" : "MSET");
+        uint8_t n = 1 + in_byte(in) % 4;
+        for (uint8_t i = 0; i < n; i++) {
+            add_key(r, in);
+            add_value(r, in);
+        }
+        if (in_byte(in) < 16) {
+            add_key(r, in);
+        }
+        break;
+    }
+    case 10:
+    case 11:
+        add(r, which & 0x80 ? "INCR" : "DECR");
+        add_key(r, in);
+        break;
+    case 12:
+        add(r, which & 0x80 ? "INCRBY" : "DECRBY");
+        add_key(r, in);
+        add_int_arg(r, in);
+        break;
+    case 13:
+        add(r, "INCRBYFLOAT");
+        add_key(r, in);
+        add_float_arg(r, in);
+        break;
+    case 14:
+    case 15:
+        add(r, "APPEND");
+        add_key(r, in);
+        add_value(r, in);
+        break;
+    case 16:
+        add(r, "SETRANGE");
+        add_key(r, in);
+        add_offset(r, in);
+        add_value(r, in);
+        break;
+    case 17:
+        add(r, "GETRANGE");
+        add_key(r, in);
+        add_int_arg(r, in);
+        add_int_arg(r, in);
+        break;
+    case 18:
+        /* A wrong number of arguments for one of them. */
+        add(r, in_byte(in) & 1 ? "SETRANGE" : "GETEX");
+        break;
+    default:
+        add(r, "SET");
+        add_key(r, in);
+        add_value(r, in);
+        add(r, which & 0x80 ? "KEEPTTL" : "GET");
+        break;
+    }
+}
+
+/* The expiry commands, on keys of every type (limiter keys among them). */
+static void
+gen_expire(struct req *r, struct input *in, uint8_t which)
+{
+    static const char *const setters[] = { "EXPIRE", "PEXPIRE", "EXPIREAT",
+                                           "PEXPIREAT" };
+    static const char *const readers[] = { "TTL", "PTTL", "EXPIRETIME",
+                                           "PEXPIRETIME", "PERSIST" };
+    static const char *const flags[] = { "NX", "XX", "GT", "LT", "nx",
+                                         "gt", "ZZ", "" };
+    if (which % 3 != 0) {
+        int unit = which / 3 % 4;
+        add(r, setters[unit]);
+        add_key(r, in);
+        add_time(r, in, unit);
+        uint8_t n = in_byte(in);
+        n = n < 128 ? 0 : n < 224 ? 1 : 2;
+        for (uint8_t i = 0; i < n; i++) {
+            add(r, flags[in_byte(in) % 8]);
+        }
+    } else {
+        add(r, readers[which / 3 % 5]);
+        add_key(r, in);
+    }
+}
+
+/* Key commands: the one-key readers, DEL, UNLINK, TOUCH, EXISTS over
+ * several keys, RENAME(NX), COPY (DB, REPLACE), MOVE, KEYS, SCAN. */
 static void
 gen_keys(struct req *r, struct input *in, uint8_t which)
 {
     static const char *const onekey[] = { "GET", "PTTL", "TTL", "TYPE",
                                           "EXISTS", "DEL", "RL.ENTRIES" };
-    switch (which % 4) {
+    static const char *const many[] = { "DEL", "UNLINK", "TOUCH", "EXISTS" };
+    static const char *const dbs[] = { "0", "1", "15", "16", "-1", "abc" };
+    switch (which % 8) {
     case 0:
     case 1:
         add(r, onekey[in_byte(in) % 7]);
@@ -368,7 +791,7 @@ gen_keys(struct req *r, struct input *in, uint8_t which)
         add(r, "KEYS");
         add_pattern(r, in);
         break;
-    default:
+    case 3:
         add(r, "SCAN");
         add_number(r, in, false);
         if (in_byte(in) & 1) {
@@ -380,9 +803,46 @@ gen_keys(struct req *r, struct input *in, uint8_t which)
             add_number(r, in, false);
         }
         if (in_byte(in) & 1) {
+            static const char *const types[] = { "log", "tiers", "string",
+                                                 "none" };
             add(r, "TYPE");
-            add(r, in_byte(in) & 1 ? "log" : "tiers");
+            add(r, types[in_byte(in) % 4]);
         }
+        break;
+    case 4: {
+        add(r, many[in_byte(in) % 4]);
+        uint8_t n = 1 + in_byte(in) % 5;
+        for (uint8_t i = 0; i < n; i++) {
+            add_key(r, in);
+        }
+        break;
+    }
+    case 5:
+        add(r, which & 0x80 ? "RENAMENX" : "RENAME");
+        add_key(r, in);
+        add_key(r, in);
+        break;
+    case 6: {
+        add(r, "COPY");
+        add_key(r, in);
+        add_key(r, in);
+        uint8_t b = in_byte(in);
+        if (b & 1) {
+            add(r, "DB");
+            add(r, dbs[b / 2 % 6]);
+        }
+        if (b & 0x40) {
+            add(r, b & 0x80 ? "REPLACE" : "replace");
+        }
+        if (b == 0xff) {
+            add(r, "DB");                       /* no value: syntax */
+        }
+        break;
+    }
+    default:
+        add(r, "MOVE");
+        add_key(r, in);
+        add(r, dbs[in_byte(in) % 6]);
         break;
     }
 }
@@ -410,6 +870,9 @@ gen_admin(struct req *r, struct input *in, uint8_t which)
         { "CLIENT", "KILL", "MAXAGE", "1" },
         { "FUNCTION", "LIST" }, { "INCREX", "k0", "BYFLOAT", "0.1" },
         { "INCREX", "k1", "EX", "1" }, { "GET", "k0" },
+        { "COMMAND", "DOCS", "set" }, { "COMMAND", "INFO", "getex", "copy" },
+        { "COMMAND", "GETKEYS", "RENAME", "k0" }, { "MEMORY", "USAGE", "k1" },
+        { "SWAPDB", "0", "0" }, { "COMMAND", "DOCS", "expire", "getrange" },
     };
     uint8_t b = in_byte(in);
     switch (which % 4) {
@@ -423,9 +886,19 @@ gen_admin(struct req *r, struct input *in, uint8_t which)
         break;
     case 2:
         add(r, b & 1 ? "CLIENT" : "COMMAND");
-        add(r, b & 1 ? "SETNAME" : "GETKEYS");
+        add(r, b & 1 ? "SETNAME" : (b & 6) == 6 ? "GETKEYSANDFLAGS"
+                                                : "GETKEYS");
         if (b & 1) {
             add_blob(r, in, 300);
+        } else if (b & 2) {
+            uint8_t w = in_byte(in);
+            if (w & 1) {
+                gen_string(r, in, w >> 1);
+            } else if (w & 2) {
+                gen_expire(r, in, w >> 2);
+            } else {
+                gen_keys(r, in, w >> 2);
+            }
         } else {
             gen_limiter(r, in, in_byte(in));
         }
@@ -450,7 +923,12 @@ static const char *const names[] = {
     "save", "lastsave", "readonly", "readwrite", "nosuch", "CL.THROTTLE",
     "multi", "exec", "discard", "watch", "unwatch", "swapdb", "move",
     "flushdb", "memory", "reset", "monitor", "function", "script", "gcra",
-    "GCRA", "increx", "INCREX",
+    "GCRA", "increx", "INCREX", "set", "setnx", "setex", "psetex", "getset",
+    "getdel", "getex", "mget", "mset", "msetnx", "incr", "incrby", "decr",
+    "decrby", "incrbyfloat", "append", "strlen", "getrange", "setrange",
+    "expire", "pexpire", "expireat", "pexpireat", "expiretime",
+    "pexpiretime", "persist", "unlink", "rename", "renamenx", "touch",
+    "copy", "SET", "GETEX", "SETRANGE", "EXPIRE",
 };
 
 /* Any command name with arguments of any bytes. */
@@ -515,6 +993,22 @@ skipped(const struct req *r)
         (word(r, 0, "cluster") && word(r, 1, "reload"))) {
         return true;
     }
+    /* COPY is the one command that multiplies big values (into 16
+     * databases and every name): past 32 MB of strings and arrays it is
+     * passed over, so that an input's memory stays bounded. */
+    if (word(r, 0, "copy") && keytype_owned_bytes() > ((size_t)32 << 20)) {
+        return true;
+    }
+    /* A SETRANGE spelt out may make a string of up to proto-max-bulk-len
+     * (512 MB): one past 16 MB is passed over, unless it is refused
+     * (beyond that limit) and allocates nothing. */
+    int64_t off;
+    if (word(r, 0, "setrange") && r->argc == 4 &&
+        num_parse_i64(r->argv[2], r->len[2], &off) &&
+        off > ((int64_t)16 << 20) &&
+        (uint64_t)off + r->len[3] <= (uint64_t)srv.conf.proto_max_bulk_len) {
+        return true;
+    }
     if (word(r, 0, "config") && word(r, 1, "set")) {
         for (size_t i = 2; i < r->argc; i += 2) {
             /* port and bind open listeners: sockets the driver has no
@@ -533,17 +1027,24 @@ skipped(const struct req *r)
     return false;
 }
 
-/* May this command change the keyspace? Limiters unless PEEK, DEL, the
- * flushes, SWAPDB, MOVE and EXEC. */
+/* May this command change the keyspace? Limiters unless PEEK, DEL,
+ * UNLINK, the flushes, SWAPDB, MOVE, RENAME(NX), COPY, EXEC, the string
+ * writers, the expiry setters and GETEX with an option. Everything else
+ * must leave the digest alone: GET, MGET, STRLEN, GETRANGE, TTL, PTTL,
+ * (P)EXPIRETIME, TOUCH, EXISTS, TYPE, GETEX without options, the
+ * limiters' PEEK, RL.ENTRIES, the admin commands. */
 static bool
 may_write(const struct req *r)
 {
-    static const char *const writers[] = { "cl.throttle", "rl.fixed",
-                                           "rl.sliding", "rl.log", "rl.tiers",
-                                           "del", "flushall", "flushdb",
-                                           "exec", "swapdb", "move", "gcra",
-                                           "increx" };
-    bool writer = false;
+    static const char *const writers[] = {
+        "cl.throttle", "rl.fixed", "rl.sliding", "rl.log", "rl.tiers",
+        "del", "unlink", "flushall", "flushdb", "exec", "swapdb", "move",
+        "gcra", "increx", "rename", "renamenx", "copy", "set", "setnx",
+        "setex", "psetex", "getset", "getdel", "mset", "msetnx", "incr",
+        "incrby", "decr", "decrby", "incrbyfloat", "append", "setrange",
+        "expire", "pexpire", "expireat", "pexpireat", "persist",
+    };
+    bool writer = word(r, 0, "getex") && r->argc > 2;
     for (size_t k = 0; k < sizeof(writers) / sizeof(writers[0]); k++) {
         writer |= word(r, 0, writers[k]);
     }
@@ -688,6 +1189,198 @@ resp_value(const char *p, size_t n, bool resp3, int depth)
     }
 }
 
+/* ---- limiter keys whose expiry a command set by hand ------------------- */
+
+/*
+ * A RL.LOG or RL.TIERS key expires when its newest entry leaves its
+ * retention: every call that changes it sets that expiry again, and
+ * RENAME, COPY, MOVE, SWAPDB and a reload carry it over unchanged. Since
+ * EXPIRE and PERSIST work on limiter keys too, one they reached holds the
+ * expiry they gave it until its next state-changing call, and only then.
+ * So check_log() and check_tiers() assert the exact expiry,
+ * keyspace_fresh_ms() of when the state is fresh, on every log and tiers
+ * key but those whose name is listed here: the names an EXPIRE, PEXPIRE,
+ * EXPIREAT, PEXPIREAT, PERSIST or GETEX named (queued inside MULTI or
+ * not, whatever it answered), and the destination of a RENAME, RENAMENX
+ * or COPY of a listed name. Names, not records: MOVE, SWAPDB and
+ * COPY ... DB carry a key between databases under its name. A name leaves
+ * the list when no database holds it (no MULTI open), or when a call that
+ * must have set its expiry again ran on it (an RL.LOG or RL.TIERS outside
+ * MULTI answering allowed, taking the default cost of 1, no PEEK) and no
+ * other database holds it. An expiry the limiters' own path gets wrong,
+ * or one any other command changes behind their back, is still caught on
+ * every key no expiry command reached.
+ */
+#define TAINT_MAX 64
+static struct {
+    char *p;
+    size_t len;
+} tainted[TAINT_MAX];
+static size_t ntainted;
+static bool taint_all;          /* more names than the list holds */
+
+static bool
+is_tainted(const char *key, size_t len)
+{
+    if (taint_all) {
+        return true;
+    }
+    for (size_t i = 0; i < ntainted; i++) {
+        if (tainted[i].len == len && memcmp(tainted[i].p, key, len) == 0) {
+            return true;
+        }
+    }
+    return false;
+}
+
+static void
+taint(const char *key, size_t len)
+{
+    if (is_tainted(key, len)) {
+        return;
+    }
+    if (ntainted == TAINT_MAX) {
+        taint_all = true;
+        return;
+    }
+    tainted[ntainted].p = malloc(len ? len : 1);
+    CHECK(tainted[ntainted].p != NULL);
+    memcpy(tainted[ntainted].p, key, len);
+    tainted[ntainted++].len = len;
+}
+
+static void
+untaint_at(size_t i)
+{
+    free(tainted[i].p);
+    tainted[i] = tainted[--ntainted];
+}
+
+static void
+taint_reset(void)
+{
+    while (ntainted > 0) {
+        untaint_at(0);
+    }
+    taint_all = false;
+}
+
+/* The live record of key in database db (NULL when none). A lookup, as a
+ * GET's: a dead record met is collected. */
+static struct store_rec *
+live_in(size_t db, const char *key, size_t len)
+{
+    if (db >= srv.ndbs || srv.dbs[db] == NULL) {
+        return NULL;
+    }
+    return store_lookup(srv.dbs[db], key, len, clock_wall_now());
+}
+
+/* Does a database other than skip (SIZE_MAX: none) hold key? */
+static bool
+held_elsewhere(const char *key, size_t len, size_t skip)
+{
+    for (size_t db = 0; db < srv.ndbs; db++) {
+        if (db != skip && live_in(db, key, len) != NULL) {
+            return true;
+        }
+    }
+    return false;
+}
+
+static bool word(const struct req *r, size_t i, const char *w);
+
+/* Before a command runs (or is queued): list what it may set by hand. */
+static void
+taint_before(const struct req *r)
+{
+    static const char *const setters[] = { "expire", "pexpire", "expireat",
+                                           "pexpireat", "persist", "getex" };
+    if (r->argc < 2) {
+        return;
+    }
+    for (size_t k = 0; k < sizeof(setters) / sizeof(*setters); k++) {
+        if (word(r, 0, setters[k])) {
+            taint(r->argv[1], r->len[1]);
+        }
+    }
+    if ((word(r, 0, "rename") || word(r, 0, "renamenx") ||
+         word(r, 0, "copy")) &&
+        r->argc >= 3 && is_tainted(r->argv[1], r->len[1])) {
+        taint(r->argv[2], r->len[2]);
+    }
+}
+
+/* After a command that ran outside MULTI: what leaves the list. */
+static void
+taint_after(const struct req *r, const char *reply, size_t n)
+{
+    if ((word(r, 0, "rl.log") || word(r, 0, "rl.tiers")) && r->argc >= 2 &&
+        n >= 8 && memcmp(reply, "*5\r\n:0\r\n", 8) == 0) {
+        bool plain = true;
+        for (size_t i = 2; i < r->argc; i++) {
+            plain &= !word(r, i, "peek") && !word(r, i, "cost");
+        }
+        for (size_t i = 0; plain && i < ntainted; i++) {
+            if (tainted[i].len == r->len[1] &&
+                memcmp(tainted[i].p, r->argv[1], r->len[1]) == 0 &&
+                !held_elsewhere(r->argv[1], r->len[1], (size_t)srv.db)) {
+                untaint_at(i);
+                break;
+            }
+        }
+    }
+    for (size_t i = 0; i < ntainted;) {
+        if (!held_elsewhere(tainted[i].p, tainted[i].len, SIZE_MAX)) {
+            untaint_at(i);
+        } else {
+            i++;
+        }
+    }
+}
+
+/*
+ * Two known cases, reported, where a live log or tiers key holds no entry
+ * (each one's departure from the retention is past): a load drops such a
+ * key (KS_EMPTY), so a reload, the journal or a replica's full sync loses
+ * a key the running server still has (EXISTS 1, TYPE log, its TTL), and
+ * a COST 0 or refund call, finding nothing to keep, leaves its array
+ * empty in memory:
+ *
+ *  - the last millisecond: keyspace_fresh_ms() rounds the moment the state
+ *    is fresh (F, always a whole ms for logs and tiers) up to the ms the
+ *    key lives through, so it lives through [F, F + 1 ms) too;
+ *  - an expiry set by hand past F (PERSIST, a long EXPIRE; its name is
+ *    listed above) keeps it for as long as that says.
+ *
+ * may_hold_none() allows exactly these: such a key anywhere else is a bug
+ * (check_log, check_tiers, scan_rec), and a reload's digest leaves them
+ * out. FUZZ_CMD_STRICT_FRESH=1 allows neither (the seed
+ * persist-limiter-past-fresh then fails at once).
+ */
+static bool strict_fresh;
+
+static bool
+may_hold_none(const struct store_rec *r)
+{
+    return !strict_fresh &&
+           (r->expire_at == now_ns / 1000000 ||
+            is_tainted(store_rec_key(r), store_rec_keylen(r)));
+}
+
+/* A log's or tiers' encoding (keep, then the count) holds no entry. */
+static bool
+encodes_none(const struct store_rec *r, const struct ks_buf *enc)
+{
+    uint32_t n;
+    if (r->type != KEY_LOG && r->type != KEY_TIERS) {
+        return false;
+    }
+    CHECK(enc->len >= sizeof(int64_t) + sizeof(n));
+    memcpy(&n, enc->p + sizeof(int64_t), sizeof(n));
+    return n == 0;
+}
+
 /* ---- keyspace checks --------------------------------------------------- */
 
 struct scan_state {
@@ -699,10 +1392,19 @@ struct scan_state {
     struct ks_buf buf;
 };
 
-static uint64_t
+/* FNV-1a, 8 bytes at a time (then the tail byte by byte) so megabyte
+ * strings hash fast: any change to the bytes changes it. The driver's own
+ * loop: no coverage to trace in it. */
+__attribute__((no_sanitize("coverage"))) static uint64_t
 fnv(const void *p, size_t n, uint64_t h)
 {
     const unsigned char *b = p;
+    for (; n >= 8; n -= 8, b += 8) {
+        uint64_t w;
+        memcpy(&w, b, sizeof(w));
+        h = (h ^ w) * UINT64_C(0x100000001b3);
+        h ^= h >> 32;
+    }
     for (size_t i = 0; i < n; i++) {
         h = (h ^ b[i]) * UINT64_C(0x100000001b3);
     }
@@ -713,7 +1415,9 @@ static void
 check_log(const struct store_rec *r, const struct ks_log *ls)
 {
     int64_t sum = 0, prev = INT64_MIN;
-    CHECK(ls->ring.len >= 1 && ls->ring.len <= ls->ring.cap);
+    bool by_hand = is_tainted(store_rec_key(r), store_rec_keylen(r));
+    CHECK((ls->ring.len >= 1 || may_hold_none(r)) &&
+          ls->ring.len <= ls->ring.cap);
     CHECK(ls->ring.head < ls->ring.cap && ls->keep_ms >= 1000);
     CHECK(ls->meta_len <= ls->meta_cap);
     for (uint32_t i = ls->ring.len; i-- > 0;) {
@@ -725,19 +1429,55 @@ check_log(const struct store_rec *r, const struct ks_log *ls)
         prev = e->t_ms;
     }
     CHECK(sum == ls->ring.sum);
-    CHECK(r->expire_at == keyspace_fresh_ms(keytype_log_fresh_at(ls, now_ns)));
+    /* (An emptied array says nothing of when it went fresh.) */
+    CHECK(r->expire_at ==
+              keyspace_fresh_ms(keytype_log_fresh_at(ls, now_ns)) ||
+          by_hand || ls->ring.len == 0);
 }
 
 static void
 check_tiers(const struct store_rec *r, const struct ks_tiers *ts)
 {
-    CHECK(ts->st.len >= 1 && ts->st.len <= ts->st.cap && ts->keep >= 1);
+    bool by_hand = is_tainted(store_rec_key(r), store_rec_keylen(r));
+    CHECK((ts->st.len >= 1 || may_hold_none(r)) &&
+          ts->st.len <= ts->st.cap && ts->keep >= 1);
     for (uint32_t i = 0; i < ts->st.len; i++) {
         CHECK(ts->st.b[i].count >= 1);
         CHECK(i == 0 || ts->st.b[i].sec > ts->st.b[i - 1].sec);
     }
     CHECK(r->expire_at ==
-          keyspace_fresh_ms(keytype_tiers_fresh_at(ts, now_ns)));
+              keyspace_fresh_ms(keytype_tiers_fresh_at(ts, now_ns)) ||
+          by_hand || ts->st.len == 0);
+}
+
+/*
+ * A key's state into h: its encoding (in enc; keytype_encode), but a
+ * string's bytes read in place, and unless whole, a string over 64 KB
+ * only sampled (its length, its first and last 4 KB, one word in 64
+ * between): megabyte strings would otherwise make every command hash
+ * megabytes twice. A read that wrote into the middle of a long string and
+ * nowhere else would go unseen around one command; a reload hashes every
+ * byte.
+ */
+static uint64_t
+hash_state(const struct store_rec *r, const struct ks_buf *enc, bool whole,
+           uint64_t h)
+{
+    if (r->type != KEY_STR) {
+        return fnv(enc->p, enc->len, h);
+    }
+    struct ks_str *st = store_rec_state((struct store_rec *)r);
+    const char *p = keytype_str_bytes(st);
+    size_t len = st->len;
+    h = fnv(&len, sizeof(len), h);
+    if (whole || len <= 65536) {
+        return fnv(p, len, h);
+    }
+    h = fnv(p, 4096, h);
+    for (size_t at = 4096; at + 8 <= len - 4096; at += 512) {
+        h = fnv(p + at, 8, h);
+    }
+    return fnv(p + len - 4096, 4096, h);
 }
 
 static void
@@ -768,7 +1508,15 @@ scan_rec(struct store_rec *r, void *arg)
         check_tiers(r, state);
     }
     s->buf.len = 0;
-    CHECK(keytype_encode(r, now_ns, &s->buf));
+    if (r->type != KEY_STR) {
+        CHECK(keytype_encode(r, now_ns, &s->buf));
+    }
+    if (encodes_none(r, &s->buf)) {
+        CHECK(may_hold_none(r));
+        if (s->whole_keys) {
+            return;             /* a reload drops it: see may_hold_none() */
+        }
+    }
     uint64_t h = fnv(&r->type, 1, UINT64_C(0xcbf29ce484222325));
     h = fnv(&s->db, sizeof(s->db), h);
     h = fnv(&r->expire_at, sizeof(r->expire_at), h);
@@ -777,7 +1525,7 @@ scan_rec(struct store_rec *r, void *arg)
     size_t keylen = store_rec_keylen(r);
     h = fnv(&keylen, sizeof(keylen), h);
     h = fnv(store_rec_key(r), s->whole_keys || keylen < 64 ? keylen : 64, h);
-    h = fnv(s->buf.p, s->buf.len, h);
+    h = hash_state(r, &s->buf, s->whole_keys, h);
     s->sum += h * UINT64_C(0x9e3779b97f4a7c15);
     s->live++;
 }
@@ -801,10 +1549,404 @@ keyspace_digest(bool whole_keys)
     return s.sum ^ s.live;
 }
 
+/* ---- what a write did -------------------------------------------------- */
+
+/* A record's type, expiry and state (not its name): what RENAME, COPY and
+ * MOVE must carry over whole. */
+static uint64_t
+rec_hash(const struct store_rec *r)
+{
+    struct ks_buf buf = { 0 };
+    if (r->type != KEY_STR) {
+        CHECK(keytype_encode(r, clock_wall_now(), &buf));
+    }
+    uint64_t h = fnv(&r->type, 1, UINT64_C(0xcbf29ce484222325));
+    h = fnv(&r->expire_at, sizeof(r->expire_at), h);
+    h = hash_state(r, &buf, false, h);
+    mem_free(buf.p);
+    return h;
+}
+
+/* argv[1]'s key before the command ran. */
+struct before {
+    bool checked;               /* its effect is checked */
+    bool present;
+    int64_t expire_at;          /* STORE_NEVER when absent */
+    uint64_t hash;
+};
+
+static struct store_rec *
+live(const struct req *r, size_t i)
+{
+    return live_in((size_t)srv.db, r->argv[i], r->len[i]);
+}
+
+/* Effects are checked outside MULTI (a queued command only answers
+ * QUEUED; EXEC's are not parsed), without maxmemory (a write may evict
+ * any key, one MSET just wrote among them), and on keys up to 64 KB (each
+ * lookup of a megabyte key hashes a megabyte: the checks would make such
+ * a command three times as slow; the digest still sees it). */
+static void
+note_before(const struct req *r, struct before *b)
+{
+    static const char *const checked[] = {
+        "set", "setex", "psetex", "setnx", "getset", "mset", "msetnx",
+        "getdel", "getex", "incr", "decr", "incrby", "decrby", "incrbyfloat",
+        "append", "setrange", "expire", "pexpire", "expireat", "pexpireat",
+        "persist", "del", "unlink", "rename", "renamenx", "copy", "move",
+    };
+    b->checked = false;
+    for (size_t k = 0; k < sizeof(checked) / sizeof(*checked); k++) {
+        b->checked |= word(r, 0, checked[k]);
+    }
+    b->checked &= r->argc >= 2 && !multi_open(client, client->multi) &&
+                  srv.conf.maxmemory == 0;
+    for (size_t i = 1; i < r->argc && i < 3; i++) {
+        b->checked &= r->len[i] <= 65536;   /* see above */
+    }
+    if (!b->checked) {
+        return;
+    }
+    struct store_rec *rec = live(r, 1);
+    b->present = rec != NULL;
+    b->expire_at = rec != NULL ? rec->expire_at : STORE_NEVER;
+    b->hash = rec != NULL ? rec_hash(rec) : 0;
+}
+
+static bool
+reply_is(const char *reply, size_t n, const char *s)
+{
+    return n == strlen(s) && memcmp(reply, s, n) == 0;
+}
+
+/* An integer reply's value. */
+static bool
+reply_integer(const char *reply, size_t n, int64_t *v)
+{
+    return n >= 4 && reply[0] == ':' && parse_int(reply + 1, n - 3, v);
+}
+
+/* A bulk reply's bytes (resp_value() checked its frame). */
+static bool
+reply_bulk_bytes(const char *reply, size_t n, const char **p, size_t *len)
+{
+    int64_t v;
+    size_t ll = line_len(reply + 1, n - 1);
+    if (reply[0] != '$' || !parse_int(reply + 1, ll, &v) || v < 0) {
+        return false;
+    }
+    *p = reply + 1 + ll + 2;
+    *len = (size_t)v;
+    return true;
+}
+
+/* Key i (in database db) is a string of exactly these bytes, expiring at
+ * expire_at. */
+static void
+expect_string_in(size_t db, const struct req *r, size_t i, const char *v,
+                 size_t len, int64_t expire_at)
+{
+    char buf[KS_INT_TEXT];
+    size_t got;
+    struct store_rec *rec = live_in(db, r->argv[i], r->len[i]);
+    CHECK(rec != NULL && keytype_is_string(rec->type));
+    const char *s = keytype_string(rec, buf, &got);
+    CHECK(got == len && (len == 0 || memcmp(s, v, len) == 0));
+    CHECK(rec->expire_at == expire_at);
+    if (rec->type == KEY_INT) {
+        CHECK(len <= 20);       /* an int64's text */
+    }
+}
+
+static void
+expect_string(const struct req *r, size_t i, const char *v, size_t len,
+              int64_t expire_at)
+{
+    expect_string_in((size_t)srv.db, r, i, v, len, expire_at);
+}
+
+/* The expiry a SET, SETEX, PSETEX or GETEX with options gave (the
+ * options parsed as the command did: it answered, so they were good):
+ * *when, or false for none; *keepttl, *persist, *cond (NX or XX), *get. */
+struct set_opts {
+    bool timed, keepttl, persist, cond, get, at;
+    int64_t when;
+};
+
+static void
+set_expiry(const struct req *r, size_t first, struct set_opts *o)
+{
+    int64_t now = clock_wall_now() / 1000000;
+    size_t timed = 0;           /* the last time word: only its value counts */
+    for (size_t j = first; j < r->argc; j++) {
+        if (word(r, j, "ex") || word(r, j, "px") || word(r, j, "exat") ||
+            word(r, j, "pxat")) {
+            timed = j++;
+        } else if (word(r, j, "keepttl")) {
+            o->keepttl = true;
+        } else if (word(r, j, "persist")) {
+            o->persist = true;
+        } else if (word(r, j, "nx") || word(r, j, "xx")) {
+            o->cond = true;
+        } else if (word(r, j, "get")) {
+            o->get = true;
+        }
+    }
+    if (timed != 0) {
+        bool ex = word(r, timed, "ex"), px = word(r, timed, "px");
+        int64_t v;
+        CHECK(timed + 1 < r->argc &&
+              num_parse_i64(r->argv[timed + 1], r->len[timed + 1], &v));
+        CHECK(!((ex || word(r, timed, "exat")) &&
+                __builtin_mul_overflow(v, 1000, &v)));
+        CHECK(!((ex || px) && __builtin_add_overflow(v, now, &v)));
+        o->timed = true;
+        o->at = !ex && !px;
+        o->when = v;
+    }
+}
+
+/* After SET, SETEX or PSETEX wrote value argv[vi]. */
+static void
+expect_set(const struct req *r, size_t vi, const struct set_opts *o,
+           const struct before *b)
+{
+    int64_t now = clock_wall_now() / 1000000;
+    if (o->timed && now > o->when) {
+        CHECK(live(r, 1) == NULL);      /* dead at once, as Redis */
+        return;
+    }
+    int64_t at = o->timed ? o->when
+                 : o->keepttl ? b->expire_at : STORE_NEVER;
+    expect_string(r, 1, r->argv[vi], r->len[vi], at);
+}
+
+/* The key unchanged: no write happened. */
+static void
+expect_unchanged(const struct req *r, const struct before *b)
+{
+    struct store_rec *rec = live(r, 1);
+    CHECK((rec != NULL) == b->present);
+    CHECK(rec == NULL || rec_hash(rec) == b->hash);
+}
+
+/*
+ * What a write that answered success must have left: SET and its kin,
+ * MSET(NX), GETDEL, GETEX, the counters, APPEND, SETRANGE, the expiry
+ * setters, PERSIST, DEL, UNLINK, RENAME(NX), COPY and MOVE each leave
+ * their keys as their reply says (the value, its type's bytes, the expiry,
+ * the record carried over whole); a write that answered "not done" left
+ * its key as it was. Replies themselves are the differential suite's
+ * (make difftest): this checks the keyspace behind them.
+ */
+static void
+check_effect(const struct req *r, const char *reply, size_t n,
+             const struct before *b)
+{
+    int64_t v;
+    const char *p;
+    size_t len;
+    int64_t now = clock_wall_now() / 1000000;
+    struct set_opts o = { 0 };
+    if (!b->checked || reply[0] == '-') {
+        return;
+    }
+    int64_t kept = b->expire_at;    /* a write that keeps the TTL */
+    if (word(r, 0, "set") && r->argc >= 3) {
+        set_expiry(r, 3, &o);
+        if (reply_is(reply, n, "+OK\r\n") || (o.get && !o.cond)) {
+            expect_set(r, 2, &o, b);
+        } else if (!o.get) {
+            expect_unchanged(r, b);     /* NX or XX: not set */
+        }
+    } else if ((word(r, 0, "setex") || word(r, 0, "psetex")) &&
+               r->argc == 4 && reply_is(reply, n, "+OK\r\n")) {
+        CHECK(num_parse_i64(r->argv[2], r->len[2], &v));
+        CHECK(!(word(r, 0, "setex") && __builtin_mul_overflow(v, 1000, &v)));
+        CHECK(!__builtin_add_overflow(v, now, &v));
+        o.timed = true;
+        o.when = v;
+        expect_set(r, 3, &o, b);
+    } else if (word(r, 0, "setnx") && r->argc == 3 &&
+               reply_integer(reply, n, &v)) {
+        if (v == 1) {
+            expect_string(r, 1, r->argv[2], r->len[2], STORE_NEVER);
+        } else {
+            expect_unchanged(r, b);
+        }
+    } else if (word(r, 0, "getset") && r->argc == 3) {
+        expect_string(r, 1, r->argv[2], r->len[2], STORE_NEVER);
+    } else if ((word(r, 0, "mset") || (word(r, 0, "msetnx") &&
+                                       reply_is(reply, n, ":1\r\n"))) &&
+               r->argc % 2 == 1) {
+        for (size_t i = 1; i < r->argc; i += 2) {
+            bool last = true;           /* a later pair sets it again */
+            for (size_t k = i + 2; k < r->argc; k += 2) {
+                last &= !(r->len[k] == r->len[i] &&
+                          memcmp(r->argv[k], r->argv[i], r->len[i]) == 0);
+            }
+            if (last) {
+                expect_string(r, i, r->argv[i + 1], r->len[i + 1],
+                              STORE_NEVER);
+            }
+        }
+    } else if (word(r, 0, "getdel") && reply[0] == '$' &&
+               !reply_is(reply, n, "$-1\r\n")) {
+        CHECK(live(r, 1) == NULL);
+    } else if (word(r, 0, "getex") && reply_bulk_bytes(reply, n, &p, &len)) {
+        set_expiry(r, 2, &o);
+        if (o.timed && o.at && o.when <= now) {
+            CHECK(live(r, 1) == NULL);  /* a time already past */
+        } else {
+            expect_string(r, 1, p, len,
+                          o.timed ? o.when
+                          : o.persist ? STORE_NEVER : b->expire_at);
+        }
+    } else if ((word(r, 0, "incr") || word(r, 0, "decr") ||
+                word(r, 0, "incrby") || word(r, 0, "decrby")) &&
+               reply_integer(reply, n, &v)) {
+        char text[32];
+        int k = snprintf(text, sizeof(text), "%lld", (long long)v);
+        expect_string(r, 1, text, (size_t)k, kept);
+        CHECK(live(r, 1)->type == KEY_INT);
+    } else if (word(r, 0, "incrbyfloat") &&
+               reply_bulk_bytes(reply, n, &p, &len)) {
+        expect_string(r, 1, p, len, kept);
+    } else if (word(r, 0, "append") && r->argc == 3 &&
+               reply_integer(reply, n, &v)) {
+        char buf[KS_INT_TEXT];
+        struct store_rec *rec = live(r, 1);
+        CHECK(rec != NULL && keytype_is_string(rec->type));
+        const char *s = keytype_string(rec, buf, &len);
+        CHECK((int64_t)len == v && len >= r->len[2]);
+        CHECK(r->len[2] == 0 ||
+              memcmp(s + len - r->len[2], r->argv[2], r->len[2]) == 0);
+        CHECK(rec->expire_at == kept);
+    } else if (word(r, 0, "setrange") && r->argc == 4 &&
+               reply_integer(reply, n, &v)) {
+        int64_t off;
+        char buf[KS_INT_TEXT];
+        CHECK(num_parse_i64(r->argv[2], r->len[2], &off) && off >= 0);
+        struct store_rec *rec = live(r, 1);
+        if (r->len[3] == 0) {
+            expect_unchanged(r, b);     /* nothing set */
+            return;
+        }
+        CHECK(rec != NULL && keytype_is_string(rec->type));
+        const char *s = keytype_string(rec, buf, &len);
+        CHECK((int64_t)len == v && (uint64_t)off + r->len[3] <= len);
+        CHECK(memcmp(s + off, r->argv[3], r->len[3]) == 0);
+        CHECK(rec->expire_at == kept);
+    } else if ((word(r, 0, "expire") || word(r, 0, "pexpire") ||
+                word(r, 0, "expireat") || word(r, 0, "pexpireat")) &&
+               r->argc >= 3 && reply_integer(reply, n, &v)) {
+        if (v == 0) {
+            expect_unchanged(r, b);
+            return;
+        }
+        int64_t when;
+        CHECK(num_parse_i64(r->argv[2], r->len[2], &when));
+        CHECK(!((word(r, 0, "expire") || word(r, 0, "expireat")) &&
+                __builtin_mul_overflow(when, 1000, &when)));
+        CHECK(!((word(r, 0, "expire") || word(r, 0, "pexpire")) &&
+                __builtin_add_overflow(when, now, &when)));
+        struct store_rec *rec = live(r, 1);
+        if (when <= now) {
+            CHECK(rec == NULL);         /* already past: deleted */
+        } else {
+            CHECK(rec != NULL && rec->expire_at == when);
+        }
+    } else if (word(r, 0, "persist") && reply_integer(reply, n, &v)) {
+        if (v == 0) {
+            expect_unchanged(r, b);
+        } else {
+            struct store_rec *rec = live(r, 1);
+            CHECK(rec != NULL && rec->expire_at == STORE_NEVER);
+        }
+    } else if (word(r, 0, "del") || word(r, 0, "unlink")) {
+        for (size_t i = 1; i < r->argc; i++) {
+            CHECK(live(r, i) == NULL);
+        }
+    } else if ((reply_is(reply, n, "+OK\r\n") && word(r, 0, "rename")) ||
+               (reply_is(reply, n, ":1\r\n") && word(r, 0, "renamenx"))) {
+        CHECK(r->argc == 3 && b->present);
+        struct store_rec *dst = live(r, 2);
+        CHECK(dst != NULL && rec_hash(dst) == b->hash);
+        if (r->len[1] != r->len[2] ||
+            memcmp(r->argv[1], r->argv[2], r->len[1]) != 0) {
+            CHECK(live(r, 1) == NULL);
+        }
+    } else if (word(r, 0, "copy") && reply_is(reply, n, ":1\r\n")) {
+        int64_t db = srv.db;
+        for (size_t j = 3; j + 1 < r->argc; j++) {
+            if (word(r, j, "db")) {
+                CHECK(num_parse_i64(r->argv[j + 1], r->len[j + 1], &db));
+                j++;
+            }
+        }
+        struct store_rec *dst = live_in((size_t)db, r->argv[2], r->len[2]);
+        CHECK(dst != NULL && rec_hash(dst) == b->hash);
+        expect_unchanged(r, b);
+    } else if (word(r, 0, "move") && reply_is(reply, n, ":1\r\n")) {
+        int64_t db;
+        CHECK(num_parse_i64(r->argv[2], r->len[2], &db));
+        struct store_rec *dst = live_in((size_t)db, r->argv[1], r->len[1]);
+        CHECK(dst != NULL && rec_hash(dst) == b->hash);
+        CHECK(live(r, 1) == NULL);
+    }
+}
+
 /* ---- running ----------------------------------------------------------- */
 
 /* FUZZ_CMD_TRACE=1 prints every command and the start of its reply. */
 static bool trace;
+
+/* FUZZ_CMD_LITERAL=file writes the input just run as a program of literal
+ * ops (every command spelt out, the clock steps and save points as they
+ * were): the same run, but one that no longer depends on how the
+ * generators read bytes, so a finding stays a reproducer when they change
+ * (make_cmd_seeds.py's format). A command of more than MAX_ARGS - 1
+ * arguments or an argument over 65535 bytes cannot be spelt out: it is
+ * reported and left out. */
+static const char *literal_path;
+static FILE *literal_out;
+
+static void
+literal_request(const struct req *r)
+{
+    if (literal_out == NULL) {
+        return;
+    }
+    bool fits = r->argc < MAX_ARGS;
+    for (size_t i = 0; i < r->argc; i++) {
+        fits &= r->len[i] <= UINT16_MAX;
+    }
+    if (!fits) {
+        fprintf(stderr, "fuzz_cmd: FUZZ_CMD_LITERAL: a command cannot be "
+                        "spelt out; left out\n");
+        return;
+    }
+    fputc(11, literal_out);
+    fputc((int)r->argc, literal_out);
+    for (size_t i = 0; i < r->argc; i++) {
+        fputc((int)(r->len[i] & 0xff), literal_out);
+        fputc((int)(r->len[i] >> 8), literal_out);
+        fwrite(r->argv[i], 1, r->len[i], literal_out);
+    }
+    fflush(literal_out);        /* the ops up to a crash are kept */
+}
+
+/* An op the literal form keeps as it was: its op byte, then the bytes
+ * from..to it read. */
+static void
+literal_raw(uint8_t op, const uint8_t *from, const uint8_t *to)
+{
+    if (literal_out != NULL) {
+        fputc(op, literal_out);
+        fwrite(from, 1, (size_t)(to - from), literal_out);
+        fflush(literal_out);
+    }
+}
 
 static void
 show_request(const struct req *r)
@@ -817,6 +1959,53 @@ show_request(const struct req *r)
     fputc('\n', stderr);
 }
 
+static void remove_journal_files(void);
+
+/* The journal's files, in bytes. */
+static size_t
+journal_bytes(void)
+{
+    char dir[sizeof(snapdir) + 32], path[sizeof(dir) + 300];
+    struct stat st;
+    size_t sum = 0;
+    snprintf(dir, sizeof(dir), "%s/appendonlydir", snapdir);
+    DIR *d = opendir(dir);
+    struct dirent *e;
+    while (d != NULL && (e = readdir(d)) != NULL) {
+        snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
+        if (e->d_name[0] != '.' && stat(path, &st) == 0) {
+            sum += (size_t)st.st_size;
+        }
+    }
+    if (d != NULL) {
+        closedir(d);
+    }
+    return sum;
+}
+
+/*
+ * What the loop does after each pass (conn.c's flush_all()): the pass's
+ * effects published and the journal written, so that the journal a save
+ * point replays is the one a running server leaves, and the pass's buffer
+ * stays a pass's (one held over a whole input grew by the megabyte
+ * strings written between each MSET, DEL or EXEC, which drain it: 64 MB
+ * in one). Each write journals the key's whole new state, so writes to
+ * megabyte strings fill the files fast: past 64 MB the journal starts
+ * over from a base of the keyspace as it is (as a rewrite leaves it).
+ */
+static void
+end_of_pass(void)
+{
+    keyspace_publish();
+    persist_before_replies();
+    if (journal_bytes() > ((size_t)64 << 20)) {
+        char err[512];
+        persist_close();
+        remove_journal_files();
+        CHECK(persist_open(err, sizeof(err)) == 0);
+    }
+}
+
 static void
 run_request(struct req *r)
 {
@@ -825,8 +2014,12 @@ run_request(struct req *r)
     }
     struct resp_request req = { r->argc, r->argv, r->len, 0 };
     bool writes = may_write(r);
+    bool queued = multi_open(client, client->multi);
     int proto = client->proto;
+    struct before b;
     uint64_t before = keyspace_digest(false);
+    note_before(r, &b);
+    taint_before(r);
 
     client->hint.valid = false;
     cmd_batch_begin();
@@ -853,20 +2046,70 @@ run_request(struct req *r)
         fprintf(stderr, "  -> %.*s\n", (int)(n < 300 ? n : 300), reply);
     }
     CHECK(n > 0 && resp_value(reply, n, resp3, 0) == n);
-    free(reply);
-
+    end_of_pass();
     uint64_t after = keyspace_digest(false);
     CHECK(writes || after == before);
+    check_effect(r, reply, n, &b);
+    if (!queued && !multi_open(client, client->multi)) {
+        taint_after(r, reply, n);
+    }
+    free(reply);
+}
+
+static void
+show_rec(struct store_rec *r, void *arg)
+{
+    size_t keylen = store_rec_keylen(r);
+    struct ks_buf buf = { 0 };
+    CHECK(keytype_encode(r, now_ns, &buf));
+    fprintf(stderr, "  db%zu '%.*s'%s type %d expire_at %lld%s state %zu "
+                    "bytes %016llx\n",
+            *(size_t *)arg, (int)(keylen < 40 ? keylen : 40),
+            store_rec_key(r), keylen > 40 ? "..." : "", r->type,
+            (long long)r->expire_at,
+            store_rec_dead(r, now_ns) ? " (dead)" : "", buf.len,
+            (unsigned long long)fnv(buf.p, buf.len, 0));
+    mem_free(buf.p);
+}
+
+/* With FUZZ_CMD_TRACE: every record, around each reload. */
+static void
+show_keyspace(const char *when)
+{
+    if (!trace) {
+        return;
+    }
+    fprintf(stderr, "keyspace %s:\n", when);
+    for (size_t i = 0; i < srv.ndbs; i++) {
+        uint64_t cursor = 0;
+        do {
+            cursor = srv.dbs[i] == NULL ? 0
+                                        : store_scan(srv.dbs[i], cursor,
+                                                     show_rec, &i);
+        } while (cursor != 0);
+    }
 }
 
 /* Save, load into a fresh store at the same instant, compare; the loaded
  * store carries on. Then the same through the journal: its files closed,
  * replayed into a fresh store, reopened. */
+/* Bytes a save point may still write and read back in this input: an
+ * input of a hundred save points over megabyte strings would take a
+ * minute, so past the budget save points are passed over. */
+#define RELOAD_BUDGET ((size_t)64 << 20)
+static size_t reload_budget;
+
 static void
 save_and_reload(void)
 {
     char err[512];
+    size_t cost = keytype_owned_bytes() + 65536;
+    if (cost > reload_budget) {
+        return;
+    }
+    reload_budget -= cost;
     uint64_t before = keyspace_digest(true);
+    show_keyspace("before a reload");
     CHECK(snapshot_save(err, sizeof(err)) == 0);
     persist_before_replies();       /* what the loop would have written */
     keyspace_teardown();
@@ -877,6 +2120,7 @@ save_and_reload(void)
         abort();
     }
     CHECK(keyspace_select(client->db));
+    show_keyspace("loaded from the snapshot");
     CHECK(keyspace_digest(true) == before);
     /* The journal's sink stayed attached: the journal already says all
      * this, and the loaded keys made no records. */
@@ -890,6 +2134,7 @@ save_and_reload(void)
         abort();
     }
     CHECK(keyspace_select(client->db));
+    show_keyspace("replayed from the journal");
     if (keyspace_digest(true) != before) {
         fprintf(stderr, "fuzz_cmd: the journal replays another keyspace\n");
         abort();
@@ -916,21 +2161,177 @@ step_clock(struct input *in)
     now_ns = clock_wall_now();
 }
 
+/* Argument i of r becomes these bytes. */
+static void
+set_arg(struct req *r, size_t i, const char *p, size_t len)
+{
+    if (i >= r->argc) {
+        return;
+    }
+    free(r->argv[i]);
+    r->argv[i] = malloc(len + 1);
+    CHECK(r->argv[i] != NULL);
+    memcpy(r->argv[i], p, len);
+    r->argv[i][len] = '\0';
+    r->len[i] = len;
+}
+
+/*
+ * A chain: up to 16 commands in a row on one key. APPEND after APPEND
+ * (values of any size: a string that grows past its inline bytes, then by
+ * megabytes), SETRANGE here and there (offsets up to 4 MB, gaps of zeros),
+ * counters that meet text (INCR after APPEND "1", INCRBYFLOAT on an int,
+ * APPEND on a counter), or a limiter's calls with EXPIRE, PERSIST, TTL and
+ * clock steps between them (an expiry set by hand, then overridden by
+ * the next call that changes the state, or outlived by the state).
+ */
+static void
+run_chain(struct input *in)
+{
+    static const char *const small[] = { "0", "1", "5", "-", ".5", "x",
+                                         "9", "00" };
+    struct req key = { 0 };
+    add_key(&key, in);
+    if (key.len[0] > 4096) {
+        key.len[0] = 4096;      /* a megabyte key, hashed by each step: slow */
+    }
+    uint8_t kind = in_byte(in);
+    uint8_t steps = 2 + in_byte(in) % 15;
+    for (uint8_t i = 0; i < steps && in->n > 0; i++) {
+        struct req r = { 0 };
+        uint8_t b = in_byte(in);
+        switch (kind % 4) {
+        case 0:
+            if (b < 216) {
+                add(&r, "APPEND");
+                add(&r, "");
+                add_value(&r, in);
+            } else {
+                add(&r, b & 1 ? "STRLEN" : "GETRANGE");
+                add(&r, "");
+                if (!(b & 1)) {
+                    add_int_arg(&r, in);
+                    add(&r, "-1");
+                }
+            }
+            break;
+        case 1:
+            if (b < 160) {
+                add(&r, "SETRANGE");
+                add(&r, "");
+                add_offset(&r, in);
+                add_value(&r, in);
+            } else if (b < 224) {
+                add(&r, "APPEND");
+                add(&r, "");
+                add_value(&r, in);
+            } else {
+                add(&r, b & 1 ? "GET" : "STRLEN");
+                add(&r, "");
+            }
+            break;
+        case 2:
+            switch (b % 8) {
+            case 0:
+            case 1:
+                add(&r, b & 8 ? "INCR" : "DECR");
+                add(&r, "");
+                break;
+            case 2:
+                add(&r, b & 8 ? "INCRBY" : "DECRBY");
+                add(&r, "");
+                add_int_arg(&r, in);
+                break;
+            case 3:
+                add(&r, "INCRBYFLOAT");
+                add(&r, "");
+                add_float_arg(&r, in);
+                break;
+            case 4:
+                add(&r, "APPEND");
+                add(&r, "");
+                add(&r, small[b / 8 % 8]);
+                break;
+            case 5:
+                add(&r, "SET");
+                add(&r, "");
+                add_int_arg(&r, in);
+                if (b & 8) {
+                    add(&r, "KEEPTTL");
+                }
+                break;
+            case 6:
+                gen_expire(&r, in, in_byte(in));
+                break;
+            default:
+                add(&r, b & 8 ? "GET" : "GETEX");
+                add(&r, "");
+                break;
+            }
+            break;
+        default:
+            switch (b % 8) {
+            case 0:
+            case 1:
+            case 2:
+                gen_limiter(&r, in, in_byte(in));
+                break;
+            case 3:
+            case 4:
+                gen_expire(&r, in, in_byte(in));
+                break;
+            case 5: {
+                const uint8_t *from = in->p;
+                step_clock(in);
+                literal_raw(12, from, in->p);
+                continue;
+            }
+            case 6:
+                add(&r, b & 8 ? "PERSIST" : "PTTL");
+                add(&r, "");
+                break;
+            default:
+                gen_keys(&r, in, 4 + (b & 8 ? 1 : 2));  /* RENAME, COPY */
+                break;
+            }
+            break;
+        }
+        set_arg(&r, 1, key.argv[0], key.len[0]);
+        literal_request(&r);
+        run_request(&r);
+        req_free(&r);
+    }
+    req_free(&key);
+}
+
 static void
 run_op(struct input *in)
 {
     struct req r = { 0 };
     uint8_t op = in_byte(in);
+    const uint8_t *from = in->p;
     switch (op % 16) {
-    case 0: case 1: case 2: case 3: case 4: case 5:
+    case 0: case 1: case 2:
         gen_limiter(&r, in, in_byte(in));
         break;
-    case 6: case 7:
+    case 3:
+        gen_limiter(&r, in, 3);         /* RL.LOG, the richest state */
+        break;
+    case 4: case 5: case 15:
+        gen_string(&r, in, in_byte(in));
+        break;
+    case 6:
         gen_keys(&r, in, in_byte(in));
         break;
-    case 8: case 9:
+    case 7:
+        gen_expire(&r, in, in_byte(in));
+        break;
+    case 8:
         gen_admin(&r, in, in_byte(in));
         break;
+    case 9:
+        run_chain(in);
+        return;
     case 10:
         gen_raw(&r, in);
         break;
@@ -939,14 +2340,14 @@ run_op(struct input *in)
         break;
     case 12: case 13:
         step_clock(in);
+        literal_raw(12, from, in->p);
         return;
     case 14:
         save_and_reload();
+        literal_raw(14, from, from);
         return;
-    default:
-        gen_limiter(&r, in, 3);         /* RL.LOG, the richest state */
-        break;
     }
+    literal_request(&r);
     run_request(&r);
     req_free(&r);
 }
@@ -1015,6 +2416,22 @@ remove_journal_files(void)
     }
 }
 
+static int
+remove_one(const char *path, const struct stat *st, int flag, struct FTW *f)
+{
+    (void)st;
+    (void)flag;
+    (void)f;
+    return remove(path);
+}
+
+/* At exit: the snapshot and journal directory go (it is in /dev/shm). */
+static void
+remove_snapdir(void)
+{
+    (void)nftw(snapdir, remove_one, 8, FTW_DEPTH | FTW_PHYS);
+}
+
 static void
 retire_server(void)
 {
@@ -1038,6 +2455,7 @@ retire_server(void)
     srv.nclients = 0;
     slowlog_teardown();
     cluster_teardown();
+    taint_reset();
 }
 
 int
@@ -1048,10 +2466,13 @@ LLVMFuzzerInitialize(int *argc, char ***argv)
     const char *base = access("/dev/shm", W_OK) == 0 ? "/dev/shm" : "/tmp";
     snprintf(snapdir, sizeof(snapdir), "%s/cellgate-fuzz-XXXXXX", base);
     CHECK(mkdtemp(snapdir) != NULL);
+    CHECK(atexit(remove_snapdir) == 0);
     CHECK(conf_init(&srv.conf) == 0);
     srv.loop = uv_default_loop();
     srv.start_wall_us = T0 / 1000;
     trace = getenv("FUZZ_CMD_TRACE") != NULL;
+    literal_path = getenv("FUZZ_CMD_LITERAL");
+    strict_fresh = getenv("FUZZ_CMD_STRICT_FRESH") != NULL;
     CHECK(cmd_setup(command_table, command_count) == 0);
     return 0;
 }
@@ -1061,11 +2482,20 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     struct input in = { data, size };
     size_t baseline = mem_used();
+    if (literal_path != NULL) {
+        literal_out = fopen(literal_path, "wb");
+        CHECK(literal_out != NULL);
+    }
     fresh_server();
+    reload_budget = RELOAD_BUDGET;
     for (int ops = 0; in.n > 0 && ops < 256; ops++) {
         run_op(&in);
     }
     (void)keyspace_digest(false);
+    if (literal_out != NULL) {
+        CHECK(fclose(literal_out) == 0);
+        literal_out = NULL;
+    }
     retire_server();
     CHECK(keytype_owned_bytes() == 0);
     CHECK(mem_used() == baseline);

@@ -1,7 +1,9 @@
 #!/usr/bin/env python3
 """Write the hand-made seeds of the command fuzzer (tests/fuzz/corpus/cmd):
-the reproducers of what the first command-level fuzzing found (issue 14),
-in fuzz_cmd.c's input format. Run from the repository root:
+the reproducers of what the first command-level fuzzing found (issue 14)
+and a start for the string, expiry and key commands, in fuzz_cmd.c's input
+format (a finding of its own generators is best kept as literal ops:
+FUZZ_CMD_LITERAL=file build-fuzz/fuzz_cmd crash-...). Run from the repository root:
 
     /usr/bin/python3 tests/fuzz/make_cmd_seeds.py
 """
@@ -87,6 +89,48 @@ SEEDS = {
     + cmd("RL.LOG", "y", 2, 60) + cmd("MULTI") + cmd("DEL", "x") + cmd("EXEC")
     + cmd("WATCH", "x") + cmd("FLUSHALL") + cmd("MULTI") + cmd("EXEC")
     + cmd("MULTI") + cmd("SAVE") + cmd("DISCARD") + cmd("UNWATCH"),
+    # The string commands, each with its options, good and bad numbers.
+    "strings": cmd("SET", "s", "v") + cmd("SET", "s", "w", "NX") + cmd("SET", "s", "x", "XX", "GET")
+    + cmd("SET", "s", b"0123456789abc", "EX", 10) + cmd("SET", "s", "y", "KEEPTTL")
+    + cmd("SET", "s", "z", "PX", 1500, "GET") + cmd("SET", "s", "z", "EXAT", 1893456100)
+    + cmd("SET", "s", "z", "PXAT", 1893456000000) + cmd("SET", "s", "z", "EX", 0)
+    + cmd("SET", "s", "z", "KEEPTTL", "EX", 5) + cmd("SETNX", "s", 1) + cmd("SETEX", "e", 5, "v")
+    + cmd("PSETEX", "e", 0, "v") + cmd("GETSET", "e", b"\0\r\n") + cmd("GETEX", "e")
+    + cmd("GETEX", "e", "PERSIST") + cmd("GETEX", "e", "EX", 100) + cmd("GETEX", "e", "PXAT", 1)
+    + cmd("GETDEL", "s") + cmd("MSET", "a", 1, "b", 2, "a", 3) + cmd("MSETNX", "a", 1, "c", 2)
+    + cmd("MGET", "a", "b", "c", "nope") + cmd("INCR", "a") + cmd("DECRBY", "a", "-9223372036854775808")
+    + cmd("INCRBY", "a", "9223372036854775807") + cmd("INCRBYFLOAT", "a", "1e4932")
+    + cmd("INCRBYFLOAT", "b", "0.1") + cmd("DECR", "b") + cmd("APPEND", "b", "1")
+    + cmd("STRLEN", "b") + cmd("GETRANGE", "b", -3, -1) + cmd("SETRANGE", "b", 20, "x")
+    + cmd("SETRANGE", "b", 536870912, "x") + cmd("SETRANGE", "b", -1, "x") + save_and_reload(),
+    # Expiry on strings and on every limiter; times past, now and at the edges.
+    "expiry": cmd("SET", "s", "v") + cmd("RL.LOG", "l", 5, 60) + cmd("RL.TIERS", "t", 5, 60)
+    + cmd("RL.FIXED", "f", 5, 60) + cmd("CL.THROTTLE", "g", 5, 1, 60)
+    + cmd("EXPIRE", "s", 10, "NX") + cmd("PEXPIRE", "s", 5000, "GT") + cmd("EXPIRE", "s", 20, "LT")
+    + cmd("EXPIREAT", "l", 1893456030) + cmd("PEXPIREAT", "t", "9223372036854775807")
+    + cmd("EXPIRE", "f", "9223372036854775807") + cmd("PERSIST", "g") + cmd("TTL", "l")
+    + cmd("PTTL", "t") + cmd("EXPIRETIME", "f") + cmd("PEXPIRETIME", "g") + save_and_reload()
+    + clock(S59) + cmd("RL.LOG", "l", 5, 60) + cmd("TTL", "l") + cmd("EXPIRE", "l", 0)
+    + cmd("EXISTS", "l") + cmd("EXPIRE", "s", 1, "NX", "XX") + cmd("EXPIRE", "s", 1, "ZZ"),
+    # A limiter key kept by PERSIST past the moment its state is fresh,
+    # then a refund that finds nothing (an empty log in memory), and a
+    # reload (which drops it): the known case fuzz_cmd.c's may_hold_none
+    # describes.
+    "persist-limiter-past-fresh": cmd("RL.LOG", "l", 5, 1) + cmd("RL.TIERS", "t", 5, 1)
+    + cmd("PERSIST", "l") + cmd("EXPIRE", "t", 3600) + clock(H1)
+    + cmd("RL.LOG", "l", 5, 1, "COST", 0) + cmd("RL.TIERS", "t", 5, 1, "COST", -1)
+    + cmd("RL.ENTRIES", "l") + save_and_reload() + cmd("RL.LOG", "l", 5, 1),
+    # RENAME, COPY, MOVE of limiter keys and strings, across databases.
+    "rename-copy-move": cmd("RL.LOG", "l", 5, 60, "META", "m") + cmd("SET", "s", b"x" * 40)
+    + cmd("RENAME", "l", "l2") + cmd("RENAMENX", "s", "l2") + cmd("COPY", "l2", "l3")
+    + cmd("COPY", "s", "l3", "REPLACE") + cmd("COPY", "l2", "x", "DB", 1) + cmd("MOVE", "s", 1)
+    + cmd("SELECT", 1) + cmd("RL.ENTRIES", "x") + cmd("GET", "s") + cmd("SELECT", 0)
+    + cmd("UNLINK", "l2", "l3", "nope") + cmd("TOUCH", "s", "x") + save_and_reload(),
+    # A string that grows past its 12 inline bytes, then by kilobytes.
+    "append-setrange": b"".join(cmd("APPEND", "a", b"%d" % i) for i in range(14))
+    + cmd("SETRANGE", "a", 4000, b"z" * 100) + cmd("APPEND", "a", b"y" * 1000)
+    + cmd("SETRANGE", "c", 0, "") + cmd("SETRANGE", "c", 5, "q") + cmd("INCR", "c")
+    + save_and_reload() + cmd("GETRANGE", "a", 0, -1),
 }
 
 
