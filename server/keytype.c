@@ -215,7 +215,7 @@ encode_tiers(const struct ks_tiers *ts, int64_t now, struct ks_buf *b)
     }
     uint32_t n = ts->st.len - first;
     return put(b, &ts->keep, sizeof(ts->keep)) && put(b, &n, sizeof(n)) &&
-           put(b, ts->st.b + first, (size_t)n * sizeof(*ts->st.b));
+           (n == 0 || put(b, ts->st.b + first, (size_t)n * sizeof(*ts->st.b)));
 }
 
 bool

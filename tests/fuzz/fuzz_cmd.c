@@ -1340,12 +1340,12 @@ taint_after(const struct req *r, const char *reply, size_t n)
 }
 
 /*
- * Two known cases, reported, where a live log or tiers key holds no entry
- * (each one's departure from the retention is past): a load drops such a
- * key (KS_EMPTY), so a reload, the journal or a replica's full sync loses
- * a key the running server still has (EXISTS 1, TYPE log, its TTL), and
- * a COST 0 or refund call, finding nothing to keep, leaves its array
- * empty in memory:
+ * Two cases where a live log or tiers key holds no entry (each one's
+ * departure from the retention is past); a load keeps such a key as it is
+ * (encoding 3: before, it dropped it, and a reload, the journal or a
+ * replica's full sync lost a key the running server still had), and a
+ * COST 0 or refund call, finding nothing to keep, leaves its array empty
+ * in memory:
  *
  *  - the last millisecond: keyspace_fresh_ms() rounds the moment the state
  *    is fresh (F, always a whole ms for logs and tiers) up to the ms the
@@ -1354,9 +1354,8 @@ taint_after(const struct req *r, const char *reply, size_t n)
  *    listed above) keeps it for as long as that says.
  *
  * may_hold_none() allows exactly these: such a key anywhere else is a bug
- * (check_log, check_tiers, scan_rec), and a reload's digest leaves them
- * out. FUZZ_CMD_STRICT_FRESH=1 allows neither (the seed
- * persist-limiter-past-fresh then fails at once).
+ * (check_log, check_tiers, scan_rec). FUZZ_CMD_STRICT_FRESH=1 allows
+ * neither (the seed persist-limiter-past-fresh then fails at once).
  */
 static bool strict_fresh;
 
@@ -1418,7 +1417,10 @@ check_log(const struct store_rec *r, const struct ks_log *ls)
     bool by_hand = is_tainted(store_rec_key(r), store_rec_keylen(r));
     CHECK((ls->ring.len >= 1 || may_hold_none(r)) &&
           ls->ring.len <= ls->ring.cap);
-    CHECK(ls->ring.head < ls->ring.cap && ls->keep_ms >= 1000);
+    /* A log loaded holding nothing has no ring yet, as a new one. */
+    CHECK((ls->ring.cap == 0 ? ls->ring.head == 0
+                             : ls->ring.head < ls->ring.cap) &&
+          ls->keep_ms >= 1000);
     CHECK(ls->meta_len <= ls->meta_cap);
     for (uint32_t i = ls->ring.len; i-- > 0;) {
         const struct slog_entry *e = slog_newest(&ls->ring, i);
@@ -1512,10 +1514,7 @@ scan_rec(struct store_rec *r, void *arg)
         CHECK(keytype_encode(r, now_ns, &s->buf));
     }
     if (encodes_none(r, &s->buf)) {
-        CHECK(may_hold_none(r));
-        if (s->whole_keys) {
-            return;             /* a reload drops it: see may_hold_none() */
-        }
+        CHECK(may_hold_none(r));    /* and a reload keeps it, as it is */
     }
     uint64_t h = fnv(&r->type, 1, UINT64_C(0xcbf29ce484222325));
     h = fnv(&s->db, sizeof(s->db), h);
