@@ -214,6 +214,7 @@ encode_tiers(const struct ks_tiers *ts, int64_t now, struct ks_buf *b)
         first++;
     }
     uint32_t n = ts->st.len - first;
+    /* No bucket at all (a key loaded empty): st.b is NULL, no offset. */
     return put(b, &ts->keep, sizeof(ts->keep)) && put(b, &n, sizeof(n)) &&
            (n == 0 || put(b, ts->st.b + first, (size_t)n * sizeof(*ts->st.b)));
 }

@@ -52,9 +52,10 @@
  *    whole), and one that answered "not done" left its key as it was;
  *  - every RL.LOG and RL.TIERS key is well formed (entries in time order,
  *    costs >= 1, the running sum right, META inside its arena, at least
- *    one entry) and, unless an expiry command reached its name (see
- *    "limiter keys whose expiry a command set by hand"), expires exactly
- *    when its newest entry leaves its retention window;
+ *    one entry but in the two cases may_hold_none() allows) and, unless an
+ *    expiry command reached its name (see "limiter keys whose expiry a
+ *    command set by hand"), expires exactly when its newest entry leaves
+ *    its retention window;
  *  - keytype_owned_bytes() equals what the keys' arrays and long strings
  *    hold;
  * at a save point, that a snapshot loaded into a fresh store at the same
@@ -1340,31 +1341,26 @@ taint_after(const struct req *r, const char *reply, size_t n)
 }
 
 /*
- * Two cases where a live log or tiers key holds no entry (each one's
- * departure from the retention is past); a load keeps such a key as it is
- * (encoding 3: before, it dropped it, and a reload, the journal or a
- * replica's full sync lost a key the running server still had), and a
- * COST 0 or refund call, finding nothing to keep, leaves its array empty
- * in memory:
+ * A live log or tiers key may hold no entry (each one's departure from its
+ * retention past; after a COST 0 or refund call even its array emptied,
+ * and a load gives it back as it was: encoding 3 keeps such keys) in two
+ * cases only:
  *
- *  - the last millisecond: keyspace_fresh_ms() rounds the moment the state
+ *  - its last millisecond: keyspace_fresh_ms() rounds the moment the state
  *    is fresh (F, always a whole ms for logs and tiers) up to the ms the
- *    key lives through, so it lives through [F, F + 1 ms) too;
+ *    key lives through, so it lives through [F, F + 1 ms) too (reported:
+ *    docs/commands.md says such a key goes as soon as it is fresh);
  *  - an expiry set by hand past F (PERSIST, a long EXPIRE; its name is
  *    listed above) keeps it for as long as that says.
  *
  * may_hold_none() allows exactly these: such a key anywhere else is a bug
- * (check_log, check_tiers, scan_rec). FUZZ_CMD_STRICT_FRESH=1 allows
- * neither (the seed persist-limiter-past-fresh then fails at once).
+ * (check_log, check_tiers, scan_rec). A reload must give them back whole.
  */
-static bool strict_fresh;
-
 static bool
 may_hold_none(const struct store_rec *r)
 {
-    return !strict_fresh &&
-           (r->expire_at == now_ns / 1000000 ||
-            is_tainted(store_rec_key(r), store_rec_keylen(r)));
+    return r->expire_at == now_ns / 1000000 ||
+           is_tainted(store_rec_key(r), store_rec_keylen(r));
 }
 
 /* A log's or tiers' encoding (keep, then the count) holds no entry. */
@@ -1417,8 +1413,8 @@ check_log(const struct store_rec *r, const struct ks_log *ls)
     bool by_hand = is_tainted(store_rec_key(r), store_rec_keylen(r));
     CHECK((ls->ring.len >= 1 || may_hold_none(r)) &&
           ls->ring.len <= ls->ring.cap);
-    /* A log loaded holding nothing has no ring yet, as a new one. */
-    CHECK((ls->ring.cap == 0 ? ls->ring.head == 0
+    /* (No array at all: a key loaded holding nothing.) */
+    CHECK((ls->ring.cap == 0 ? ls->ring.len == 0
                              : ls->ring.head < ls->ring.cap) &&
           ls->keep_ms >= 1000);
     CHECK(ls->meta_len <= ls->meta_cap);
@@ -1514,7 +1510,7 @@ scan_rec(struct store_rec *r, void *arg)
         CHECK(keytype_encode(r, now_ns, &s->buf));
     }
     if (encodes_none(r, &s->buf)) {
-        CHECK(may_hold_none(r));    /* and a reload keeps it, as it is */
+        CHECK(may_hold_none(r));
     }
     uint64_t h = fnv(&r->type, 1, UINT64_C(0xcbf29ce484222325));
     h = fnv(&s->db, sizeof(s->db), h);
@@ -2471,7 +2467,6 @@ LLVMFuzzerInitialize(int *argc, char ***argv)
     srv.start_wall_us = T0 / 1000;
     trace = getenv("FUZZ_CMD_TRACE") != NULL;
     literal_path = getenv("FUZZ_CMD_LITERAL");
-    strict_fresh = getenv("FUZZ_CMD_STRICT_FRESH") != NULL;
     CHECK(cmd_setup(command_table, command_count) == 0);
     return 0;
 }

@@ -112,10 +112,11 @@ SEEDS = {
     + cmd("PTTL", "t") + cmd("EXPIRETIME", "f") + cmd("PEXPIRETIME", "g") + save_and_reload()
     + clock(S59) + cmd("RL.LOG", "l", 5, 60) + cmd("TTL", "l") + cmd("EXPIRE", "l", 0)
     + cmd("EXISTS", "l") + cmd("EXPIRE", "s", 1, "NX", "XX") + cmd("EXPIRE", "s", 1, "ZZ"),
-    # A limiter key kept by PERSIST past the moment its state is fresh,
-    # then a refund that finds nothing (an empty log in memory), and a
-    # reload (which drops it): the known case fuzz_cmd.c's may_hold_none
-    # describes.
+    # A limiter key kept by PERSIST or EXPIRE past the moment its state is
+    # fresh, then a COST 0 or refund call that finds nothing (an empty
+    # array in memory), and a reload, which must give it back (a load
+    # dropped it before encoding 3 kept such keys; then encoding empty
+    # tiers took an offset of NULL).
     "persist-limiter-past-fresh": cmd("RL.LOG", "l", 5, 1) + cmd("RL.TIERS", "t", 5, 1)
     + cmd("PERSIST", "l") + cmd("EXPIRE", "t", 3600) + clock(H1)
     + cmd("RL.LOG", "l", 5, 1, "COST", 0) + cmd("RL.TIERS", "t", 5, 1, "COST", -1)
