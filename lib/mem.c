@@ -13,6 +13,7 @@
 
 static size_t used_bytes;
 static size_t peak_bytes;
+static size_t owned_bytes;
 
 static void
 account_alloc(void *p)
@@ -101,6 +102,20 @@ mem_reserve(unsigned char **p, size_t *cap, size_t used, size_t more,
     return true;
 }
 
+bool
+membuf_put(struct membuf *b, const void *p, size_t n)
+{
+    if (n == 0) {
+        return true;
+    }
+    if (!mem_reserve(&b->p, &b->cap, b->len, n, 256)) {
+        return false;
+    }
+    __builtin_memcpy(b->p + b->len, p, n);
+    b->len += n;
+    return true;
+}
+
 size_t
 mem_usable(const void *p)
 {
@@ -138,4 +153,31 @@ mem_rss(void)
     }
     fclose(f);
     return (size_t)rss * (size_t)sysconf(_SC_PAGESIZE);
+}
+
+void *
+mem_owned_realloc(void *p, size_t size)
+{
+    size_t old = p != NULL ? malloc_usable_size(p) : 0;
+    void *q = mem_realloc(p, size);
+    if (q != NULL) {
+        owned_bytes -= old;
+        owned_bytes += malloc_usable_size(q);
+    }
+    return q;
+}
+
+void
+mem_owned_free(void *p)
+{
+    if (p != NULL) {
+        owned_bytes -= malloc_usable_size(p);
+        mem_free(p);
+    }
+}
+
+size_t
+mem_owned_bytes(void)
+{
+    return owned_bytes;
 }

@@ -29,6 +29,26 @@ void mem_uncharge(size_t n);
 bool mem_reserve(unsigned char **p, size_t *cap, size_t used, size_t more,
                  size_t first);
 
+/* Memory that keys own beyond their records (long strings, logs,
+ * collections): allocated like the rest and counted in mem_used(), and
+ * also in mem_owned_bytes(), what evicting every key would give back
+ * besides the records. NULL (p untouched) when memory runs out. */
+void *mem_owned_realloc(void *p, size_t size);
+void mem_owned_free(void *p);
+size_t mem_owned_bytes(void);
+
+/* A growable byte buffer (mem_malloc'd; zeroed: empty): what encoders
+ * append to. */
+struct membuf {
+    unsigned char *p;
+    size_t len;
+    size_t cap;
+};
+
+/* Append n bytes (none: p may be NULL); false (b unchanged) when memory
+ * runs out. */
+bool membuf_put(struct membuf *b, const void *p, size_t n);
+
 /* What the allocator really handed out for p (0 for NULL). */
 size_t mem_usable(const void *p);
 

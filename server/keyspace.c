@@ -334,7 +334,7 @@ static bool journal_muted;          /* a flush writes one record, not one per ke
  * it came (a replica's stream) or reads it from the journal (start-up), so
  * the deletions, flushes and swaps it makes write none of their own. */
 static bool applying;
-static struct ks_buf jscratch;
+static struct membuf jscratch;
 
 /* r's encoded state: a fixed-size state is its own encoding (see
  * keytype_encode()), so it is read in place; a log or tiers state is
@@ -419,7 +419,7 @@ journal_drain(int64_t now)
         mem_free(dirty);
         mem_free(jscratch.p);
         dirty = NULL;
-        jscratch = (struct ks_buf){ 0 };
+        jscratch = (struct membuf){ 0 };
         dirty_cap = 0;
     }
 }
@@ -615,7 +615,7 @@ keyspace_teardown(void)
     mem_free(dirty);
     mem_free(jscratch.p);
     dirty = NULL;
-    jscratch = (struct ks_buf){ 0 };
+    jscratch = (struct membuf){ 0 };
     dirty_cap = 0;
     journal_muted = true;
     /* The selected store goes last: releasing a watched record hashes its
@@ -682,7 +682,7 @@ static struct store_rec *
 copy_record(struct store_rec *r, int to, const char *key, size_t len,
             int64_t now)
 {
-    struct ks_buf b = { 0 };
+    struct membuf b = { 0 };
     struct store *dst = keyspace_db(to);
     bool ok = dst != NULL && keytype_encode(r, now, &b) &&
               keyspace_admit(sizeof(*r) + len + b.len, r);

@@ -238,6 +238,50 @@ char *keyspace_string_grow(struct store_rec *r, size_t newlen);
 #define KS_ELEM_RANGE 1
 void keyspace_string_written(struct store_rec *r, size_t off, size_t n);
 
+/* ---- collections: lists, hashes, sorted sets --------------------------
+ *
+ * A collection's state is its type's struct (keytype.h: struct qlist,
+ * struct hmap, struct zset of lib/), written in place by the handlers
+ * through its module's functions. Growth is admitted first, as a new
+ * key is: keyspace_coll_admit() before an insert. A write that changes a
+ * few elements reaches the journal and the replicas as that change, an
+ * element effect (JOURNAL_ELEM of the type's op, its payload built by the
+ * type's module), so a big collection is not written whole per command:
+ *
+ *     struct membuf *b = keyspace_elem_begin(r);
+ *     ... change the collection ...
+ *     if (b != NULL && zset_effect_add(b, member, mlen, score))
+ *         keyspace_elem_end(r, ZSET_OP_ADD);
+ *     else if (b != NULL) keyspace_written(r);    (no memory: whole key)
+ *
+ * A write that is simpler to carry whole calls keyspace_written(r). Either
+ * way, keyspace_coll_done() after the write drops a collection left empty
+ * (Redis keeps no empty collection).
+ */
+
+/* A new empty collection of type for key (just looked up through h and
+ * absent), admitted with `need` more bytes for what the caller is about
+ * to insert. NULL when there is no room (-OOM). */
+struct store_rec *keyspace_coll_add(const struct key_hint *h, const char *key,
+                                    size_t len, uint8_t type, size_t need);
+
+/* May collection r grow by about `need` bytes (maxmemory)? r is never
+ * evicted for it. */
+bool keyspace_coll_admit(const struct store_rec *r, size_t need);
+
+/* Collection r (of the selected database) is about to change by an
+ * element op: the watchers hear of it. Returns an empty buffer for the
+ * op's payload, or NULL when none is wanted (no sink takes records, or
+ * r's whole state is listed already). */
+struct membuf *keyspace_elem_begin(struct store_rec *r);
+
+/* The payload built in keyspace_elem_begin()'s buffer, as op's effect. */
+void keyspace_elem_end(struct store_rec *r, uint8_t op);
+
+/* After a write to collection r: deleted when it holds nothing. true
+ * when it was (r is gone). */
+bool keyspace_coll_done(struct store_rec *r);
+
 /* A fixed-size limiter state into r (or a new record of type for key)
  * until fresh_at, or the key dropped when fresh_at <= now. false when
  * there is no room. */

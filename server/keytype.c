@@ -24,7 +24,6 @@
 #define NS_PER_SEC LIMIT_NS_PER_SEC
 
 /* Bytes of the arrays keys own, by malloc's count. */
-static size_t owned_bytes;
 
 /* ---- types ------------------------------------------------------------- */
 
@@ -105,27 +104,19 @@ keytype_gcra_tat_text(const struct store_rec *r, uint64_t *tat)
 void *
 keytype_owned_realloc(void *p, size_t size)
 {
-    size_t before = mem_used();
-    void *q = mem_realloc(p, size);
-    if (q != NULL) {
-        owned_bytes += mem_used();
-        owned_bytes -= before;
-    }
-    return q;
+    return mem_owned_realloc(p, size);
 }
 
 void
 keytype_free(void *p)
 {
-    size_t before = mem_used();
-    mem_free(p);
-    owned_bytes -= before - mem_used();
+    mem_owned_free(p);
 }
 
 size_t
 keytype_owned_bytes(void)
 {
-    return owned_bytes;
+    return mem_owned_bytes();
 }
 
 /* ---- when a log or tiers state is fresh --------------------------------- */
@@ -160,19 +151,6 @@ keytype_tiers_fresh_at(const struct ks_tiers *ts, int64_t now)
 
 /* ---- encoding ---------------------------------------------------------- */
 
-static bool
-put(struct ks_buf *b, const void *p, size_t n)
-{
-    if (n == 0) {
-        return true;    /* e.g. no META at all: p may be NULL */
-    }
-    if (!mem_reserve(&b->p, &b->cap, b->len, n, 256)) {
-        return false;
-    }
-    memcpy(b->p + b->len, p, n);
-    b->len += n;
-    return true;
-}
 
 /* Entries kept at now: the suffix after those older than keep_ms. */
 static uint32_t
@@ -184,28 +162,29 @@ log_first_kept(const struct ks_log *ls, int64_t now)
 }
 
 static bool
-encode_log(const struct ks_log *ls, int64_t now, struct ks_buf *b)
+encode_log(const struct ks_log *ls, int64_t now, struct membuf *b)
 {
     uint32_t first = log_first_kept(ls, now);
     uint32_t n = ls->ring.len - first;
-    bool ok = put(b, &ls->keep_ms, sizeof(ls->keep_ms)) &&
-              put(b, &n, sizeof(n));
+    bool ok = membuf_put(b, &ls->keep_ms, sizeof(ls->keep_ms)) &&
+              membuf_put(b, &n, sizeof(n));
     for (uint32_t i = n; ok && i-- > 0;) {
         const struct slog_entry *e = slog_newest(&ls->ring, i);
-        ok = put(b, &e->t_ms, sizeof(e->t_ms)) &&
-             put(b, &e->cost, sizeof(e->cost)) &&
-             put(b, &e->meta_len, sizeof(e->meta_len));
+        ok = membuf_put(b, &e->t_ms, sizeof(e->t_ms)) &&
+             membuf_put(b, &e->cost, sizeof(e->cost)) &&
+             membuf_put(b, &e->meta_len, sizeof(e->meta_len));
     }
     for (uint32_t i = n; ok && i-- > 0;) {
         const struct slog_entry *e = slog_newest(&ls->ring, i);
         /* No META at all: no arena either (meta may be NULL). */
-        ok = e->meta_len == 0 || put(b, ls->meta + e->meta_off, e->meta_len);
+        ok = e->meta_len == 0 ||
+             membuf_put(b, ls->meta + e->meta_off, e->meta_len);
     }
     return ok;
 }
 
 static bool
-encode_tiers(const struct ks_tiers *ts, int64_t now, struct ks_buf *b)
+encode_tiers(const struct ks_tiers *ts, int64_t now, struct membuf *b)
 {
     int64_t now_s = limit_floor_div(now, NS_PER_SEC);
     uint32_t first = 0;
@@ -215,12 +194,14 @@ encode_tiers(const struct ks_tiers *ts, int64_t now, struct ks_buf *b)
     }
     uint32_t n = ts->st.len - first;
     /* No bucket at all (a key loaded empty): st.b is NULL, no offset. */
-    return put(b, &ts->keep, sizeof(ts->keep)) && put(b, &n, sizeof(n)) &&
-           (n == 0 || put(b, ts->st.b + first, (size_t)n * sizeof(*ts->st.b)));
+    return membuf_put(b, &ts->keep, sizeof(ts->keep)) &&
+           membuf_put(b, &n, sizeof(n)) &&
+           (n == 0 ||
+            membuf_put(b, ts->st.b + first, (size_t)n * sizeof(*ts->st.b)));
 }
 
 bool
-keytype_encode(const struct store_rec *r, int64_t now, struct ks_buf *b)
+keytype_encode(const struct store_rec *r, int64_t now, struct membuf *b)
 {
     const void *state = store_rec_state((struct store_rec *)r);
     if (r->type == KEY_LOG) {
@@ -231,9 +212,9 @@ keytype_encode(const struct store_rec *r, int64_t now, struct ks_buf *b)
     }
     if (r->type == KEY_STR) {
         struct ks_str *st = (struct ks_str *)state;
-        return put(b, keytype_str_bytes(st), st->len);
+        return membuf_put(b, keytype_str_bytes(st), st->len);
     }
-    return put(b, state, keytype_state_size(r->type));
+    return membuf_put(b, state, keytype_state_size(r->type));
 }
 
 /* A string's bytes: inside the state when short, else in a block. */

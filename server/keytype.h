@@ -23,6 +23,7 @@
 #include "algorithms/increx.h"
 #include "algorithms/sliding_log.h"
 #include "algorithms/tiers.h"
+#include "lib/mem.h"
 #include "server/store.h"
 
 enum key_type {
@@ -179,13 +180,6 @@ int64_t keytype_tiers_fresh_at(const struct ks_tiers *ts, int64_t now);
 
 /* ---- encoding ---------------------------------------------------------- */
 
-/* A growable byte buffer (mem_malloc'd). */
-struct ks_buf {
-    unsigned char *p;
-    size_t len;
-    size_t cap;
-};
-
 /* A bounds-checked reader over stored bytes. */
 struct ks_reader {
     const unsigned char *p;
@@ -241,7 +235,7 @@ bool keytype_upgrade(uint8_t *type, const unsigned char **p, size_t *len,
  * Host byte order: the bytes are read back by the same build.
  */
 bool keytype_encode(const struct store_rec *r, int64_t now,
-                     struct ks_buf *b);
+                     struct membuf *b);
 
 /* How a decode went: KS_DECODED, KS_EMPTY (a log or tiers state without
  * entries in an encoding before 3: the key is fresh, drop it),

@@ -65,7 +65,7 @@ struct writer {
     int64_t now;
     uint32_t crc;               /* CRC-32C of every byte so far */
     bool failed;
-    struct ks_buf scratch;
+    struct membuf scratch;
 };
 
 static void

@@ -1365,7 +1365,7 @@ may_hold_none(const struct store_rec *r)
 
 /* A log's or tiers' encoding (keep, then the count) holds no entry. */
 static bool
-encodes_none(const struct store_rec *r, const struct ks_buf *enc)
+encodes_none(const struct store_rec *r, const struct membuf *enc)
 {
     uint32_t n;
     if (r->type != KEY_LOG && r->type != KEY_TIERS) {
@@ -1384,7 +1384,7 @@ struct scan_state {
     size_t owned;
     bool whole_keys;    /* hash every key byte (else its length and head) */
     size_t db;          /* of the records scanned */
-    struct ks_buf buf;
+    struct membuf buf;
 };
 
 /* FNV-1a, 8 bytes at a time (then the tail byte by byte) so megabyte
@@ -1458,7 +1458,7 @@ check_tiers(const struct store_rec *r, const struct ks_tiers *ts)
  * byte.
  */
 static uint64_t
-hash_state(const struct store_rec *r, const struct ks_buf *enc, bool whole,
+hash_state(const struct store_rec *r, const struct membuf *enc, bool whole,
            uint64_t h)
 {
     if (r->type != KEY_STR) {
@@ -1551,7 +1551,7 @@ keyspace_digest(bool whole_keys)
 static uint64_t
 rec_hash(const struct store_rec *r)
 {
-    struct ks_buf buf = { 0 };
+    struct membuf buf = { 0 };
     if (r->type != KEY_STR) {
         CHECK(keytype_encode(r, clock_wall_now(), &buf));
     }
@@ -2055,7 +2055,7 @@ static void
 show_rec(struct store_rec *r, void *arg)
 {
     size_t keylen = store_rec_keylen(r);
-    struct ks_buf buf = { 0 };
+    struct membuf buf = { 0 };
     CHECK(keytype_encode(r, now_ns, &buf));
     fprintf(stderr, "  db%zu '%.*s'%s type %d expire_at %lld%s state %zu "
                     "bytes %016llx\n",

@@ -239,7 +239,7 @@ struct saved {
     char key[32];
     size_t keylen;
     int64_t expire_at;
-    struct ks_buf b;
+    struct membuf b;
 };
 
 static void
@@ -356,7 +356,7 @@ assert_restored(const struct saved *s, const struct store_rec *orig_copy,
     default:
         ck_abort_msg("unknown type %u", r->type);
     }
-    struct ks_buf again = { 0 };
+    struct membuf again = { 0 };
     ck_assert(keytype_encode(r, now, &again));
     ck_assert_uint_eq(again.len, s->b.len);
     ck_assert_mem_eq(again.p, s->b.p, s->b.len);
@@ -418,7 +418,7 @@ START_TEST(test_restored_keys_survive_a_fresh_keyspace)
         ck_assert_ptr_nonnull(r);
         ck_assert_uint_eq(r->type, t);
         ck_assert_int_eq(r->expire_at, s[t].expire_at);
-        struct ks_buf again = { 0 };
+        struct membuf again = { 0 };
         ck_assert(keytype_encode(r, T0, &again));
         ck_assert_uint_eq(again.len, s[t].b.len);
         ck_assert_mem_eq(again.p, s[t].b.p, again.len);
@@ -505,7 +505,7 @@ START_TEST(test_log_encoding_holds_only_the_entries_kept_at_now)
         { 20 * SEC, 3, "mid" }, { 40 * SEC, 1, "new" },
     };
     make_log("kept", 30000, kept, 2);
-    struct ks_buf b = { 0 };
+    struct membuf b = { 0 };
     ck_assert(keytype_encode(find("kept"), now, &b));
     ck_assert_uint_eq(b.len, s.b.len);
     ck_assert_mem_eq(b.p, s.b.p, b.len);
@@ -572,7 +572,7 @@ START_TEST(test_move_keeps_state_and_expiry_in_the_other_database)
                                            T0);
         ck_assert_ptr_nonnull(r);
         ck_assert_int_eq(r->expire_at, s.expire_at);
-        struct ks_buf b = { 0 };
+        struct membuf b = { 0 };
         ck_assert(keytype_encode(r, T0, &b));
         ck_assert_uint_eq(b.len, s.b.len);
         ck_assert_mem_eq(b.p, s.b.p, b.len);
@@ -654,7 +654,7 @@ END_TEST
 #define LOG_MLEN(i) (LOG_E(i) + 16)
 
 static void
-expect_refused(uint8_t type, const struct ks_buf *b, int64_t expire_at,
+expect_refused(uint8_t type, const struct membuf *b, int64_t expire_at,
                const char *what)
 {
     char err[ERRLEN], want[64];
@@ -667,13 +667,13 @@ expect_refused(uint8_t type, const struct ks_buf *b, int64_t expire_at,
 }
 
 static void
-put_i64(struct ks_buf *b, size_t at, int64_t v)
+put_i64(struct membuf *b, size_t at, int64_t v)
 {
     memcpy(b->p + at, &v, sizeof(v));
 }
 
 static void
-put_u32(struct ks_buf *b, size_t at, uint32_t v)
+put_u32(struct membuf *b, size_t at, uint32_t v)
 {
     memcpy(b->p + at, &v, sizeof(v));
 }
@@ -686,7 +686,7 @@ START_TEST(test_each_broken_field_is_refused)
     save(find("t4"), T0, &log);
     save(find("t5"), T0, &tiers);
     save(find("t6"), T0, &rg);
-    struct ks_buf b = { 0 };
+    struct membuf b = { 0 };
     size_t checked = 0;
 #define MUTATE(src, stmt, what, type)                                       \
     do {                                                                    \
@@ -1489,7 +1489,7 @@ START_TEST(test_journaled_effects_replay_into_a_fresh_keyspace)
         struct store_rec *r = find(want[t].key);
         ck_assert_ptr_nonnull(r);
         ck_assert_int_eq(r->expire_at, want[t].expire_at);
-        struct ks_buf b = { 0 };
+        struct membuf b = { 0 };
         ck_assert(keytype_encode(r, T0, &b));
         ck_assert_uint_eq(b.len, want[t].b.len);
         ck_assert_mem_eq(b.p, want[t].b.p, b.len);

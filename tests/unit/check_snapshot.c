@@ -144,7 +144,7 @@ static const char *const key_names[] = {
 struct image {
     uint8_t type[NKEYS];
     int64_t expire_at[NKEYS];
-    struct ks_buf b[NKEYS];
+    struct membuf b[NKEYS];
     size_t size;
 };
 

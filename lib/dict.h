@@ -1,0 +1,96 @@
+/*
+ * dict.h - a hash table from byte-string keys to entries: the large
+ * encoding of hashes (field -> value) and of sorted sets (member -> its
+ * skiplist node), as Redis's dict is theirs.
+ *
+ * Chained, power-of-two buckets, keyed SipHash (dict_seed(), one random
+ * key per process, so a client cannot choose colliding names). An entry
+ * is one allocation: the link, a word for its owner (a sorted set's node,
+ * say), the key and then vlen bytes of value (a hash's), so a field and
+ * its value cost one block. The table doubles when it holds as many
+ * entries as buckets and halves when it falls under an eighth. Scanning
+ * uses Redis's reverse-binary cursor, so an entry present for a whole
+ * scan is returned at least once even when the table resizes in between.
+ *
+ * Every block is mem_owned_realloc'd (lib/mem.h). A zeroed struct dict is
+ * an empty one that owns nothing.
+ */
+#ifndef CELLGATE_DICT_H
+#define CELLGATE_DICT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct dict_entry {
+    struct dict_entry *next;
+    union {
+        void *p;
+        double d;
+    } owner;                /* the owner's word: zeroed when added */
+    uint32_t klen;
+    uint32_t vlen;
+    unsigned char kv[];     /* key, then value */
+};
+
+static inline const unsigned char *
+dict_key(const struct dict_entry *e)
+{
+    return e->kv;
+}
+
+static inline const unsigned char *
+dict_value(const struct dict_entry *e)
+{
+    return e->kv + e->klen;
+}
+
+struct dict {
+    struct dict_entry **t;  /* buckets; NULL when empty */
+    uint64_t mask;          /* buckets - 1 */
+    uint64_t used;          /* entries */
+    size_t owned;           /* bytes of the table and its entries */
+};
+
+/* The hash key of every dict (16 random bytes), set once at start-up. */
+void dict_seed(const unsigned char seed[16]);
+
+/* The entry for key, or NULL. */
+struct dict_entry *dict_find(const struct dict *d, const void *key,
+                             size_t klen);
+
+/* Add key (absent: the caller looked) with vlen bytes of value. NULL
+ * (nothing changed) when memory runs out. */
+struct dict_entry *dict_add(struct dict *d, const void *key, uint32_t klen,
+                            const void *val, uint32_t vlen);
+
+/* Entry e (of d) with a new value; the entry may move, its owner word
+ * kept. NULL (e untouched) when memory runs out. */
+struct dict_entry *dict_set_value(struct dict *d, struct dict_entry *e,
+                                  const void *val, uint32_t vlen);
+
+/* Unlink and free entry e of d. */
+void dict_remove(struct dict *d, struct dict_entry *e);
+
+/* Every entry once, in bucket order: it = 0 to start, NULL at the end.
+ * The dict must not change while walking. */
+struct dict_iter {
+    uint64_t bucket;
+    struct dict_entry *next;
+};
+struct dict_entry *dict_next(const struct dict *d, struct dict_iter *it);
+
+/* One step of a scan (HSCAN, ZSCAN): fn on every entry of the buckets the
+ * cursor names; the next cursor, 0 when the scan is done. */
+typedef void (*dict_scan_fn)(const struct dict_entry *e, void *arg);
+uint64_t dict_scan(const struct dict *d, uint64_t cursor, dict_scan_fn fn,
+                   void *arg);
+
+/* Room for n entries without a resize (a load knows its count). false
+ * when memory runs out. */
+bool dict_expand(struct dict *d, uint64_t n);
+
+/* Free every entry and the table: an empty dict again. */
+void dict_free(struct dict *d);
+
+#endif
