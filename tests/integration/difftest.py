@@ -125,6 +125,19 @@ PATTERNS = [b"*", b"k*", b"{t}*", b"?", b"k?", b"[a-z]*", b"[^k]*", b"[!k]*",
             b"\\*", b"*\\", b"[", b"[a-", b"*a*", b"\x00*", b"K*K", b"",
             b"{t}[ab]", b"*[\xff]*", b"k\\2", b"??????"]
 DB_POOL = [b"0", b"1", b"2", b"15", b"16", b"-1", b"x", b"99999999999", b"1.0"]
+# Keys the commands of one collection type draw most often (so that its
+# keys grow and its commands mostly meet their own type), the others' and
+# KEY_POOL's now and then (WRONGTYPE across every pair of types).
+HOME = {"list": [b"{t}l", b"l", b"l\xff"], "hash": [b"{t}h", b"h", b"h\xff"],
+        "zset": [b"{t}z", b"z", b"z\xff"]}
+HOME_ALL = [k for t in sorted(HOME) for k in HOME[t]]
+# The only keys the lex-range commands read: a sorted set there only ever
+# holds members of one score (0). Redis leaves lex ranges over members of
+# different scores unspecified, and in its skiplist encoding the answer
+# then depends on the nodes' random levels (two Redis servers differ).
+# Lists, hashes and strings land there too (WRONGTYPE), no other writer of
+# sorted sets (ZINCRBY, RENAME...) does.
+LEX_KEYS = [b"{t}lex", b"lex"]
 TYPE_WORDS = [b"string", b"hash", b"list", b"set", b"zset", b"stream",
               b"none", b"gcra", b"bogus"]
 
@@ -167,6 +180,10 @@ class Gen:
     def key(self, wrongtype=False):
         if self.limiters and wrongtype and self.chance(0.15):
             return self.pick(LIMITER_KEYS)
+        # The collections' own keys: a string command meets them now and
+        # then (WRONGTYPE), the key commands (DEL, TYPE, RENAME...) often.
+        if self.chance(0.1 if wrongtype else 0.3):
+            return self.pick(HOME_ALL)
         return self.pick(KEY_POOL)
 
     def keys(self, lo=1, hi=4):
@@ -433,6 +450,349 @@ def g_increx(g):
     return [g.pick(LIMITER_KEYS), b"1"]
 
 
+# ---- collections: lists, hashes, sorted sets (issue 28) ------------------------
+
+# Few members and fields, so that writes meet what earlier ones made; some
+# longer than 64 bytes (Redis 7.0 then leaves its listpack encoding) and
+# binary; several that sort next to each other for the lex ranges.
+MEMBER_POOL = [b"a", b"b", b"c", b"aa", b"ab", b"b\x00", b"", b"m1", b"m2", b"1",
+               b"-1", b"1.5", b"A", b"\x00\xff", b"\xe2\x82\xac", b"z" * 64,
+               b"y" * 65, b"\r\n", b"f", b"x"]
+SCORE_POOL = [b"0", b"0", b"0", b"1", b"-1", b"2", b"1.5", b"-2.5", b"inf", b"-inf",
+              b"+inf", b"nan", b"1e308", b"-0", b"abc", b"", b"0x10", b"1e400",
+              b"5e-324", b"9007199254740993", b"(1", b" 1", b"1.7976931348623157e308",
+              b"3.0e2", b".5", b"10"]
+SCORE_RANGE_POOL = [b"-inf", b"+inf", b"inf", b"(-inf", b"(+inf", b"0", b"(0", b"1",
+                    b"(1", b"-1", b"(-1", b"1.5", b"(1.5", b"2", b"(2", b"10", b"((1",
+                    b"(", b"[1", b"nan", b"(nan", b"abc", b"", b"1e400", b"-0", b"(-0",
+                    b"5e-324"]
+LEX_POOL = [b"-", b"+", b"[a", b"(a", b"[b", b"(b", b"[aa", b"(ab", b"[", b"(",
+            b"[\x00\xff", b"(m1", b"[m2", b"[zzz", b"(A", b"a", b"", b"-a", b"+b",
+            b"[" + b"z" * 64, b"(\xe2\x82\xac"]
+INDEX_POOL = [b"0", b"0", b"1", b"-1", b"2", b"-2", b"3", b"5", b"-5", b"10", b"-10",
+              b"100", b"-100", b"1000", b"9223372036854775807", b"-9223372036854775808",
+              b"9223372036854775808", b"-9223372036854775809", b"abc", b"1.5", b"",
+              b"+1", b" 1", b"0x1", b"4294967296", b"-4294967297"]
+COUNT_POOL = [b"0", b"1", b"2", b"3", b"5", b"10", b"100", b"-1", b"-5", b"x", b"",
+              b"1.5", b"9223372036854775807", b"-9223372036854775808",
+              b"99999999999999999999", b"4294967296"]
+# Cursors that mean 0 or are invalid (as for SCAN).
+HSCAN_CURSORS = [b"x", b"1.5", b"", b"-0", b"99999999999999999999",
+                 b"18446744073709551616", b" 0", b"0 ", b"0x0", b"+0"]
+# Where the generated bulk writes go (more than 128 elements at once):
+# their own short names, so later single writes still meet the few above.
+BULK_MAX = 200
+
+
+def member(g):
+    r = g.rng.random()
+    if r < 0.85:
+        return g.pick(MEMBER_POOL)
+    if r < 0.95:
+        return bytes(g.rng.randrange(256) for _ in range(g.rng.randint(1, 12)))
+    return b"L" * g.rng.randint(60, 300)
+
+
+def cval(g):
+    """An element or hash value: short mostly (so bulk writes stay small)."""
+    r = g.rng.random()
+    if r < 0.5:
+        return g.pick(MEMBER_POOL)
+    if r < 0.95:
+        return g.pick(VALUE_POOL)
+    return g.val()
+
+
+def score(g):
+    r = g.rng.random()
+    if r < 0.35:
+        return str(g.rng.randint(-5, 5)).encode()
+    if r < 0.45:
+        return ("%.*f" % (g.rng.randint(0, 3), g.rng.uniform(-10, 10))).encode()
+    return g.pick(SCORE_POOL)
+
+
+def srange(g):
+    if g.chance(0.45):
+        return ("(" if g.chance(0.4) else "").encode() + str(g.rng.randint(-5, 5)).encode()
+    return g.pick(SCORE_RANGE_POOL)
+
+
+def lex(g):
+    return g.pick(LEX_POOL)
+
+
+def index(g):
+    if g.chance(0.4):
+        return str(g.rng.randint(-8, 8)).encode()
+    return g.pick(INDEX_POOL)
+
+
+def count(g):
+    if g.chance(0.3):
+        return str(g.rng.randint(0, 8)).encode()
+    return g.pick(COUNT_POOL)
+
+
+def ckey(g, kind):
+    """A collection command's key: its type's HOME mostly, another type's
+    or one of KEY_POOL's (strings...) sometimes; a list or a hash command
+    LEX_KEYS now and then. A planted CL.THROTTLE key is a string on both
+    sides; the other limiters' keys are a hash in Redis, so hash commands
+    never draw those."""
+    if g.limiters and g.chance(0.06):
+        return g.pick(PLANT_STRINGS if kind == "hash" else LIMITER_KEYS)
+    if kind != "zset" and g.chance(0.04):
+        return g.pick(LEX_KEYS)
+    r = g.rng.random()
+    if r < 0.72:
+        return g.pick(HOME[kind])
+    if r < 0.86:
+        return g.pick(HOME_ALL)
+    return g.pick(KEY_POOL)
+
+
+def lkey(g): return ckey(g, "list")
+def hkey(g): return ckey(g, "hash")
+def zkey(g): return ckey(g, "zset")
+
+
+def lexkey(g):
+    if g.limiters and g.chance(0.06):
+        return g.pick(LIMITER_KEYS)
+    return g.pick(LEX_KEYS)
+
+
+def bulk_n(g):
+    return g.rng.randint(120, BULK_MAX)
+
+
+# lists
+
+def g_push(g):
+    if g.chance(0.04):
+        g.opts.append("<bulk>")
+        n = bulk_n(g)
+        return [lkey(g)] + [b"e%d" % g.rng.randrange(400) for _ in range(n)]
+    return [lkey(g)] + [cval(g) for _ in range(g.rng.randint(1, 4))]
+
+
+def g_pop(g):
+    if g.chance(0.5):
+        return [lkey(g), count(g)]
+    return [lkey(g)]
+
+
+def g_lkey1(g): return [lkey(g)]
+def g_zkey1(g): return [zkey(g)]
+def g_hkey1(g): return [hkey(g)]
+def g_lindex(g): return [lkey(g), index(g)]
+def g_lrange(g): return [lkey(g), index(g), index(g)]
+def g_ltrim(g): return [lkey(g), index(g), index(g)]
+def g_lrem(g): return [lkey(g), index(g) if g.chance(0.3) else count(g), cval(g)]
+def g_lset(g):
+    i = str(g.rng.randint(-3, 3)).encode() if g.chance(0.6) else index(g)
+    return [lkey(g), i, cval(g)]
+
+
+def g_lpos(g):
+    groups = []
+    if g.chance(0.4):
+        groups.append([g.opt(b"RANK"), g.pick([b"1", b"2", b"-1", b"-2", b"0", b"3",
+                                               b"-9223372036854775808",
+                                               b"9223372036854775807", b"x"])])
+    if g.chance(0.4):
+        groups.append([g.opt(b"COUNT"), count(g)])
+    if g.chance(0.3):
+        groups.append([g.opt(b"MAXLEN"), count(g)])
+    if g.chance(0.04):
+        groups.append([g.bad_opt()])
+    if g.chance(0.03) and groups:
+        groups[-1] = groups[-1][:1]
+    return [lkey(g), cval(g)] + g.shuffled_groups(groups)
+
+
+def g_linsert(g):
+    where = g.opt(g.pick([b"BEFORE", b"AFTER"])) if not g.chance(0.05) else g.bad_opt()
+    return [lkey(g), where, cval(g), cval(g)]
+
+
+def g_lmove(g):
+    ends = []
+    for _ in range(2):
+        ends.append(g.opt(g.pick([b"LEFT", b"RIGHT"])) if not g.chance(0.04)
+                    else g.bad_opt())
+    src = lkey(g)
+    dst = src if g.chance(0.25) else lkey(g)
+    return [src, dst] + ends
+
+
+# hashes
+
+def field(g):
+    return member(g)
+
+
+def g_hset(g):
+    if g.chance(0.04):
+        g.opts.append("<bulk>")
+        out = [hkey(g)]
+        for _ in range(bulk_n(g)):
+            out += [b"f%d" % g.rng.randrange(400), b"%d" % g.rng.randrange(1000)]
+        return out
+    out = [hkey(g)]
+    for _ in range(g.rng.randint(1, 3)):
+        out += [field(g), cval(g)]
+    return out
+
+
+def g_hsetnx(g): return [hkey(g), field(g), cval(g)]
+def g_hget(g): return [hkey(g), field(g)]
+def g_hfields(g): return [hkey(g)] + [field(g) for _ in range(g.rng.randint(1, 4))]
+def g_hincrby(g): return [hkey(g), field(g), g.int_()]
+def g_hincrbyfloat(g): return [hkey(g), field(g), g.float_()]
+
+
+def scan_opts(g):
+    groups = []
+    if g.chance(0.35):
+        groups.append([g.opt(b"MATCH"), g.pick(PATTERNS + [b"f*", b"a*", b"m?",
+                                                           b"[ab]*"])])
+    if g.chance(0.35):
+        groups.append([g.opt(b"COUNT"), g.pick([b"1", b"2", b"10", b"1000", b"0", b"-1",
+                                                b"x", b"99999999999999999999"])])
+    if g.chance(0.03):
+        groups.append([g.bad_opt()])
+    if g.chance(0.03) and groups:
+        groups[-1] = groups[-1][:1]
+    return g.shuffled_groups(groups)
+
+
+def g_hscan(g):
+    cursor = b"0" if g.chance(0.92) else g.pick(HSCAN_CURSORS)
+    return [hkey(g), cursor] + scan_opts(g)
+
+
+def g_zscan(g):
+    cursor = b"0" if g.chance(0.92) else g.pick(HSCAN_CURSORS)
+    return [zkey(g), cursor] + scan_opts(g)
+
+
+# sorted sets
+
+ZADD_FLAGS = [b"NX", b"XX", b"GT", b"LT", b"CH", b"INCR"]
+
+
+def g_zadd(g):
+    flags = []
+    for w in ZADD_FLAGS:
+        if g.chance(0.12):
+            flags.append(g.opt(w))
+    g.rng.shuffle(flags)
+    if g.chance(0.03):
+        flags.append(g.bad_opt())
+    lex_set = g.chance(0.3)       # members of score 0 in LEX_KEYS
+    key = lexkey(g) if lex_set else zkey(g)
+    if g.chance(0.04):
+        g.opts.append("<bulk>")
+        pairs = []
+        for _ in range(bulk_n(g)):
+            pairs += [b"0" if lex_set else b"%d" % g.rng.randrange(-50, 50),
+                      b"m%d" % g.rng.randrange(400)]
+        return [key] + flags + pairs
+    pairs = []
+    n = 1 if g.chance(0.5) else g.rng.randint(1, 4)
+    for _ in range(n):
+        pairs += [b"0" if lex_set else score(g), member(g)]
+    if g.chance(0.03):
+        pairs = pairs[:-1]                  # a score without its member
+    return [key] + flags + pairs
+
+
+def g_zrem(g): return [zkey(g)] + [member(g) for _ in range(g.rng.randint(1, 4))]
+def g_zscore(g): return [zkey(g), member(g)]
+def g_zmscore(g): return [zkey(g)] + [member(g) for _ in range(g.rng.randint(1, 4))]
+def g_zcount(g): return [zkey(g), srange(g), srange(g)]
+def g_zlexcount(g): return [lexkey(g), lex(g), lex(g)]
+def g_zincrby(g): return [zkey(g), score(g), member(g)]
+def g_zrank(g): return [zkey(g), member(g)]
+
+
+def limit(g):
+    out = [g.opt(b"LIMIT")]
+    if not g.chance(0.03):
+        out.append(g.pick([b"0", b"1", b"2", b"-1", b"5", b"100", b"x"]))
+        if not g.chance(0.03):
+            out.append(g.pick([b"0", b"1", b"2", b"3", b"-1", b"-5", b"10", b"x"]))
+    return out
+
+
+def g_zrange(g):
+    r = g.rng.random()
+    groups = []
+    key = zkey(g) if g.chance(0.8) else lexkey(g)
+    if r < 0.35:
+        by, start, stop = [g.opt(b"BYSCORE")], srange(g), srange(g)
+    elif r < 0.6:
+        by, start, stop = [g.opt(b"BYLEX")], lex(g), lex(g)
+        key = lexkey(g)
+    elif r < 0.63:
+        by, start, stop = [g.opt(b"BYSCORE"), g.opt(b"BYLEX")], srange(g), srange(g)
+    else:
+        by, start, stop = [], index(g), index(g)
+    if by:
+        groups.append(by)
+    if g.chance(0.4):
+        groups.append([g.opt(b"REV")])
+    if g.chance(0.4 if by else 0.05):
+        groups.append(limit(g))
+    if g.chance(0.4):
+        groups.append([g.opt(b"WITHSCORES")])
+    if g.chance(0.03):
+        groups.append([g.bad_opt()])
+    return [key, start, stop] + g.shuffled_groups(groups)
+
+
+def g_zrange_rank(g):
+    out = [zkey(g), index(g), index(g)]
+    if g.chance(0.5):
+        out.append(g.opt(b"WITHSCORES"))
+    elif g.chance(0.04):
+        out.append(g.bad_opt())
+    return out
+
+
+def g_zrangebyscore(g):
+    groups = []
+    if g.chance(0.4):
+        groups.append([g.opt(b"WITHSCORES")])
+    if g.chance(0.4):
+        groups.append(limit(g))
+    if g.chance(0.03):
+        groups.append([g.bad_opt()])
+    return [zkey(g), srange(g), srange(g)] + g.shuffled_groups(groups)
+
+
+def g_zrangebylex(g):
+    out = [lexkey(g), lex(g), lex(g)]
+    if g.chance(0.4):
+        out += limit(g)
+    if g.chance(0.04):
+        out.append(g.opt(b"WITHSCORES") if g.chance(0.5) else g.bad_opt())
+    return out
+
+
+def g_zremrangebyscore(g): return [zkey(g), srange(g), srange(g)]
+def g_zremrangebyrank(g): return [zkey(g), index(g), index(g)]
+def g_zremrangebylex(g): return [lexkey(g), lex(g), lex(g)]
+
+
+def g_zpop(g):
+    if g.chance(0.5):
+        return [zkey(g), count(g)]
+    return [zkey(g)]
+
+
 class Cmd:
     """A grammar entry.
 
@@ -516,12 +876,80 @@ GRAMMAR = [
     # connection
     Cmd("PING", g_ping, 0.5),
     Cmd("ECHO", g_echo, 0.5),
+    # lists
+    Cmd("LPUSH", g_push, 1.5, ("<bulk>",), wrongtype=True),
+    Cmd("RPUSH", g_push, 1.5, ("<bulk>",), wrongtype=True),
+    Cmd("LPUSHX", g_push, 0.7, wrongtype=True),
+    Cmd("RPUSHX", g_push, 0.7, wrongtype=True),
+    Cmd("LPOP", g_pop, wrongtype=True),
+    Cmd("RPOP", g_pop, wrongtype=True),
+    Cmd("LLEN", g_lkey1, 0.7, wrongtype=True),
+    Cmd("LINDEX", g_lindex, wrongtype=True),
+    Cmd("LRANGE", g_lrange, 1.5, wrongtype=True),
+    Cmd("LTRIM", g_ltrim, wrongtype=True),
+    Cmd("LREM", g_lrem, wrongtype=True),
+    Cmd("LSET", g_lset, wrongtype=True),
+    Cmd("LPOS", g_lpos, 1, ("RANK", "COUNT", "MAXLEN", "<invalid>"), wrongtype=True),
+    Cmd("LINSERT", g_linsert, 1, ("BEFORE", "AFTER", "<invalid>"), wrongtype=True),
+    Cmd("LMOVE", g_lmove, 1, ("LEFT", "RIGHT", "<invalid>"), wrongtype=True),
+    # hashes
+    Cmd("HSET", g_hset, 2, ("<bulk>",), wrongtype=True),
+    Cmd("HSETNX", g_hsetnx, wrongtype=True),
+    Cmd("HMSET", g_hset, 0.7, ("<bulk>",), wrongtype=True),
+    Cmd("HGET", g_hget, 1.5, wrongtype=True),
+    Cmd("HMGET", g_hfields, wrongtype=True),
+    Cmd("HDEL", g_hfields, wrongtype=True),
+    Cmd("HLEN", g_hkey1, 0.7, wrongtype=True),
+    Cmd("HEXISTS", g_hget, 0.7, wrongtype=True),
+    Cmd("HINCRBY", g_hincrby, wrongtype=True),
+    Cmd("HINCRBYFLOAT", g_hincrbyfloat, wrongtype=True),
+    Cmd("HGETALL", g_hkey1, wrongtype=True),
+    Cmd("HKEYS", g_hkey1, 0.7, wrongtype=True),
+    Cmd("HVALS", g_hkey1, 0.7, wrongtype=True),
+    Cmd("HSTRLEN", g_hget, 0.7, wrongtype=True),
+    Cmd("HSCAN", g_hscan, 1, ("MATCH", "COUNT", "<invalid>"), wrongtype=True, queue=False),
+    # sorted sets
+    Cmd("ZADD", g_zadd, 3, ("NX", "XX", "GT", "LT", "CH", "INCR", "<invalid>", "<bulk>"),
+        wrongtype=True),
+    Cmd("ZREM", g_zrem, wrongtype=True),
+    Cmd("ZSCORE", g_zscore, wrongtype=True),
+    Cmd("ZMSCORE", g_zmscore, 0.7, wrongtype=True),
+    Cmd("ZCARD", g_zkey1, 0.7, wrongtype=True),
+    Cmd("ZCOUNT", g_zcount, wrongtype=True),
+    Cmd("ZLEXCOUNT", g_zlexcount, wrongtype=True),
+    Cmd("ZINCRBY", g_zincrby, wrongtype=True),
+    Cmd("ZRANGE", g_zrange, 3, ("BYSCORE", "BYLEX", "REV", "LIMIT", "WITHSCORES",
+                                "<invalid>"), wrongtype=True),
+    Cmd("ZREVRANGE", g_zrange_rank, 1, ("WITHSCORES", "<invalid>"), wrongtype=True),
+    Cmd("ZRANGEBYSCORE", g_zrangebyscore, 1, ("WITHSCORES", "LIMIT", "<invalid>"),
+        wrongtype=True),
+    Cmd("ZREVRANGEBYSCORE", g_zrangebyscore, 1, ("WITHSCORES", "LIMIT", "<invalid>"),
+        wrongtype=True),
+    Cmd("ZRANGEBYLEX", g_zrangebylex, 1, ("LIMIT", "WITHSCORES", "<invalid>"),
+        wrongtype=True),
+    Cmd("ZREVRANGEBYLEX", g_zrangebylex, 1, ("LIMIT", "WITHSCORES", "<invalid>"),
+        wrongtype=True),
+    Cmd("ZREMRANGEBYSCORE", g_zremrangebyscore, 0.7, wrongtype=True),
+    Cmd("ZREMRANGEBYRANK", g_zremrangebyrank, 0.7, wrongtype=True),
+    Cmd("ZREMRANGEBYLEX", g_zremrangebylex, 0.7, wrongtype=True),
+    Cmd("ZRANK", g_zrank, wrongtype=True),
+    Cmd("ZREVRANK", g_zrank, wrongtype=True),
+    Cmd("ZPOPMIN", g_zpop, wrongtype=True),
+    Cmd("ZPOPMAX", g_zpop, wrongtype=True),
+    Cmd("ZSCAN", g_zscan, 1, ("MATCH", "COUNT", "<invalid>"), wrongtype=True, queue=False),
     # cellgate's limiters: never sent to Redis, only planted (--plant-limiters)
     Cmd("CL.THROTTLE", g_cl_throttle, 0, redis=False),
     Cmd("INCREX", g_increx, 0, redis=False),
 ]
 BY_NAME = {c.name: c for c in GRAMMAR}
-TX_END = {"MULTI", "EXEC", "DISCARD", "SCAN"}      # end a batch
+TX_END = {"MULTI", "EXEC", "DISCARD", "SCAN", "HSCAN", "ZSCAN"}   # end a batch
+# Replies whose order is Redis's hash table's when it keeps the key in one
+# (OBJECT ENCODING hashtable): compared as multisets then, byte for byte
+# otherwise. Asked of Redis right after the reply, so these end a batch
+# (in a transaction, EXEC or DISCARD follows them at once).
+ORDERED = {"HGETALL", "HKEYS", "HVALS"}
+KEY_SCANS = {"HSCAN", "ZSCAN"}
+UNORDERED_ENCODINGS = {b"hashtable", b"skiplist"}
 
 
 def encode(args):
@@ -665,12 +1093,25 @@ def error_prefix(raw):
     return text.rstrip(" :(").rstrip()[:80]
 
 
-def same(name, a, b):
-    """Are replies a and b (Nodes) the same under name's normalisation?"""
+def pairs(node):
+    """A flat [k1, v1, k2, v2...] or RESP3 map's kids as sorted pairs."""
+    k = [x.raw for x in node.kids]
+    return sorted(zip(k[0::2], k[1::2]))
+
+
+def same(name, a, b, encoding=None):
+    """Are replies a and b (Nodes) the same under name's normalisation?
+    encoding: a function giving Redis's OBJECT ENCODING of the request's
+    key (for ORDERED), called only when the bytes differ."""
     if a.raw == b.raw:
         return True
     if a.t != b.t:
         return False
+    if name in ORDERED and encoding is not None and a.kids is not None \
+            and b.kids is not None and encoding() in UNORDERED_ENCODINGS:
+        if name == "HGETALL":
+            return len(a.kids) % 2 == 0 and pairs(a) == pairs(b)
+        return sorted(k.raw for k in a.kids) == sorted(k.raw for k in b.kids)
     if name == "KEYS" and a.kids is not None and b.kids is not None:
         return sorted(k.raw for k in a.kids) == sorted(k.raw for k in b.kids)
     if name in TTL_SECONDS or name in TTL_MS:
@@ -682,13 +1123,21 @@ def same(name, a, b):
     return False
 
 
-def same_exec(queued, a, b):
+def cmd_name(full):
+    return full[0].decode("latin-1").upper()
+
+
+def same_exec(queued, a, b, encoding=None):
+    """queued: the queued requests' names; encoding: as for same, for the
+    last one (an ORDERED command is always the last queued)."""
     if a.raw == b.raw:
         return True
     if a.t != b.t or a.kids is None or b.kids is None or len(a.kids) != len(b.kids) \
             or len(a.kids) != len(queued):
         return False
-    return all(same(q, x, y) for q, x, y in zip(queued, a.kids, b.kids))
+    n = len(queued)
+    return all(same(q, x, y, encoding if i == n - 1 else None)
+               for i, (q, x, y) in enumerate(zip(queued, a.kids, b.kids)))
 
 
 # ---- the run -------------------------------------------------------------------
@@ -702,6 +1151,9 @@ class Stats:
         self.commands = collections.Counter()
         self.options = collections.Counter()      # "SET EX"
         self.errors = collections.Counter()
+        self.encodings = collections.Counter()    # "HGETALL hashtable"
+        self.ok = collections.Counter()           # replies per command...
+        self.failed = collections.Counter()       # ...that were not errors / were
         self.arity = 0
         self.total = 0
 
@@ -712,16 +1164,39 @@ class Stats:
             for k in node.kids:
                 self.count_errors(k)
 
+    def _reply(self, name, node):
+        if node.t in (b"-", b"!"):
+            self.failed[name] += 1
+        else:
+            self.ok[name] += 1
+
+    def count_reply(self, name, node, in_multi, queued):
+        """Per command, error replies and others (Redis's). A command
+        queued in a transaction counts by its element of EXEC's reply (or
+        its queuing error), not by +QUEUED."""
+        if in_multi and node.raw == b"+QUEUED\r\n":
+            return
+        if name == "EXEC" and in_multi and node.kids is not None \
+                and len(node.kids) == len(queued):
+            self.ok[name] += 1
+            for q, k in zip(queued, node.kids):
+                self._reply(q, k)
+            return
+        self._reply(name, node)
+
     def report(self, grammar, out):
         p = lambda s="": print(s, file=out)
         p("difftest stats: %d requests, %d with a wrong arity on purpose"
           % (self.total, self.arity))
-        p("  commands:")
+        p("  commands:            sent  ok replies  error replies")
         for name, n in sorted(self.commands.items(), key=lambda kv: (-kv[1], kv[0])):
-            p("    %-14s %d" % (name, n))
+            p("    %-16s %7d %11d %14d" % (name, n, self.ok[name], self.failed[name]))
         p("  options:")
         for name, n in sorted(self.options.items(), key=lambda kv: (-kv[1], kv[0])):
             p("    %-22s %d" % (name, n))
+        p("  Redis's encoding of the keys whose replies' order it decides:")
+        for name, n in sorted(self.encodings.items()):
+            p("    %-28s %d" % (name, n))
         p("  error replies:")
         for name, n in sorted(self.errors.items(), key=lambda kv: (-kv[1], kv[0])):
             p("    %7d  %s" % (n, name))
@@ -791,7 +1266,9 @@ class Runner:
         weights = [c.weight for c in self.grammar]
         cg, ref = self.connect(resp)
         in_multi = False
-        queued = []
+        queued = []          # names of the commands queued, in order
+        queued_keys = []     # and their first arguments
+        must_close = False   # an ORDERED command was queued: EXEC next
         done = 0
         batches = 0
         try:
@@ -802,7 +1279,8 @@ class Runner:
                 batch = []       # (Cmd, args, arity flag)
                 size = min(rng.randint(1, BATCH_MAX), n - done)
                 while len(batch) < size:
-                    if in_multi and len(queued) + len(batch) >= MULTI_BODY_MAX:
+                    if in_multi and (must_close or
+                                     len(queued) + len(batch) >= MULTI_BODY_MAX):
                         cmd = BY_NAME["EXEC"] if rng.random() < 0.8 else BY_NAME["DISCARD"]
                     else:
                         cmd = rng.choices(self.grammar, weights)[0]
@@ -829,7 +1307,9 @@ class Runner:
                         # expiry cycle happens on it: at random. Reading it
                         # at once makes both servers forget it now.
                         batch.append((BY_NAME["EXISTS"], [b"EXISTS", full[1]], False, []))
-                    if cmd.name in TX_END:
+                    if in_multi and cmd.name in ORDERED:
+                        must_close = True
+                    if cmd.name in TX_END or (cmd.name in ORDERED and not in_multi):
                         break
                 data = b"".join(encode(b[1]) for b in batch)
                 cg.send(data)
@@ -845,17 +1325,31 @@ class Runner:
                     a = cg.reply()
                     b = ref.reply()
                     st.count_errors(b)
+                    st.count_reply(cmd.name, b, in_multi, queued)
                     ok = True
                     shown_a, shown_b = a.raw, b.raw
-                    if cmd.name == "SCAN" and a.raw != b.raw:
+                    # Only the last request of a batch may ask Redis more.
+                    last = i == len(batch) - 1
+                    encoding = None
+                    if last and cmd.name in ORDERED and len(full) > 1 and b.kids:
+                        enc = self.encoding(ref, full[1], cmd.name)
+                        encoding = lambda enc=enc: enc
+                    elif last and cmd.name == "EXEC" and in_multi and queued \
+                            and queued[-1] in ORDERED and b.kids \
+                            and len(b.kids) == len(queued) and b.kids[-1].kids:
+                        enc = self.encoding(ref, queued_keys[-1], queued[-1])
+                        encoding = lambda enc=enc: enc
+                    if cmd.name in KEY_SCANS:
+                        ok, shown_a, shown_b = self.key_scan(cg, ref, full, a, b)
+                    elif cmd.name == "SCAN" and a.raw != b.raw:
                         ok, shown_a, shown_b = self.full_scan(cg, ref, full, a, b)
                     elif cmd.name == "SCAN" and b.kids is not None and len(b.kids) == 2 \
                             and b.kids[0].raw != b"$1\r\n0\r\n":
                         ok, shown_a, shown_b = self.full_scan(cg, ref, full, a, b)
                     elif cmd.name == "EXEC" and in_multi:
-                        ok = same_exec(queued, a, b)
+                        ok = same_exec(queued, a, b, encoding)
                     else:
-                        ok = same(cmd.name, a, b)
+                        ok = same(cmd.name, a, b, encoding)
                     if not ok:
                         self.mismatch(resp, index, full, shown_a, shown_b, in_multi, queued)
                     self.history.append((index, full))
@@ -865,12 +1359,16 @@ class Runner:
                         if name in ("EXEC", "DISCARD") and not b.raw.startswith(
                                 b"-ERR wrong number"):
                             in_multi = False
+                            must_close = False
                             queued = []
+                            queued_keys = []
                         elif b.raw == b"+QUEUED\r\n":
                             queued.append(name)
+                            queued_keys.append(full[1] if len(full) > 1 else b"")
                     elif name == "MULTI" and b.raw == b"+OK\r\n":
                         in_multi = True
                         queued = []
+                        queued_keys = []
                 done += len(batch)
             if in_multi:
                 for c in (cg, ref):
@@ -878,6 +1376,54 @@ class Runner:
         finally:
             cg.close()
             ref.close()
+
+    def encoding(self, ref, key, name=None):
+        """Redis's OBJECT ENCODING of key (b"" when it has none); counted
+        for name's line of the stats."""
+        rep = ref.call([b"OBJECT", b"ENCODING", key])
+        enc = b""
+        if rep.t in (b"$", b"+") and not rep.raw.startswith(b"$-1"):
+            enc = rep.raw.split(b"\r\n")[-2] if rep.t == b"$" else rep.raw[1:-2]
+        if name is not None:
+            self.stats.encodings["%s %s" % (name, enc.decode("latin-1") or "-")] += 1
+        return enc
+
+    def key_scan(self, cg, ref, full, a, b):
+        """HSCAN/ZSCAN: byte for byte, unless Redis keeps the key in a hash
+        table (its order, and its cursors, are its own): then the whole
+        iteration on each server, from cursor 0 to its end, and the
+        multisets of (field, value) / (member, score) pairs."""
+        def shape_ok(node):
+            return node.kids is not None and len(node.kids) == 2 \
+                and node.kids[0].t == b"$" and node.kids[1].kids is not None
+
+        if len(full) < 3 or not (shape_ok(a) and shape_ok(b)):
+            return a.raw == b.raw, a.raw, b.raw
+        enc = self.encoding(ref, full[1], cmd_name(full))
+        if enc not in UNORDERED_ENCODINGS or not (shape_ok(a) and shape_ok(b)):
+            return a.raw == b.raw, a.raw, b.raw
+        found = []
+        for conn, first in ((cg, a), (ref, b)):
+            got = []
+            node = first
+            steps = 1
+            while True:
+                kids = [k.raw for k in node.kids[1].kids]
+                got += list(zip(kids[0::2], kids[1::2]))
+                if node.kids[0].raw == b"$1\r\n0\r\n":
+                    break
+                if steps >= SCAN_MAX_STEPS:
+                    raise RuntimeError("%s: %s did not end within %d calls"
+                                       % (conn.name, full[0], SCAN_MAX_STEPS))
+                cursor = node.kids[0].raw.split(b"\r\n")[1]
+                node = conn.call(full[:2] + [cursor] + full[3:])
+                steps += 1
+                if not shape_ok(node):
+                    return False, b"cursor %r answered %r" % (cursor, node.raw), \
+                        b"(a cursor)"
+            found.append(sorted(got))
+        shown = [b"full %s (%s) pairs: %r" % (full[0], enc, f[:50]) for f in found]
+        return found[0] == found[1], shown[0], shown[1]
 
     def full_scan(self, cg, ref, full, a, b):
         """SCAN from cursor 0 to its end on each server: the key sets."""
