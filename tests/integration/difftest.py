@@ -10,8 +10,8 @@ Without --cellgate/--redis it starts both servers on free loopback ports
 /usr/bin/redis-server) and stops them at the end.
 
 The grammar (GRAMMAR below) has one entry per command of issue 27's list
-(strings, counters, expiry, keys, databases, transactions) plus PING and
-ECHO: each entry draws its arguments from small pools (keys with binary
+(strings, counters, expiry, keys, databases, transactions), of issue 28's
+(lists, hashes, sorted sets) plus PING and ECHO: each entry draws its arguments from small pools (keys with binary
 bytes and {hash tags}; values empty, binary, long, integer- and
 float-looking; numbers negative, zero, huge, overflowing, non-numeric,
 float; option words in random case, in random combinations, invalid ones
@@ -35,6 +35,17 @@ request with a RESP2/RESP3 parser. It runs the stream once per protocol
 MULTI, EXEC, DISCARD and SCAN end a batch, so the generator knows whether a
 transaction is open (it keeps bodies short and never queues SCAN).
 
+The collections' commands draw their keys mostly from their own type's
+few HOME keys, sometimes from another type's or KEY_POOL's (so every type
+meets every other: WRONGTYPE), and the key commands (DEL, TYPE, RENAME,
+COPY, EXPIRE, SCAN TYPE...) draw the HOME keys too. Members and fields are
+few (writes meet earlier ones), some past 64 bytes, binary; a few writes
+are bulk (120-200 elements) so Redis's listpack and hashtable/skiplist
+encodings both occur. The lex-range commands only read LEX_KEYS, where a
+sorted set only ever holds members of score 0: over different scores
+Redis leaves them unspecified (and its skiplist's answer depends on its
+random levels).
+
 Normalisation, the only ones allowed:
   - KEYS: the elements of the reply are compared sorted;
   - SCAN: the iteration is run to its end on each server (cursor 0 back,
@@ -47,6 +58,15 @@ Normalisation, the only ones allowed:
     moments (one batch is read from cellgate before Redis answers it, and
     an EXPIRE's deadline is taken from each server's own clock), which
     under ASan on a loaded 2-core machine can be tens of ms apart.
+  - HGETALL, HKEYS, HVALS: where Redis keeps the key in a hash table
+    (OBJECT ENCODING asked of Redis right after the reply: these end a
+    batch, and in a transaction EXEC or DISCARD follows them at once), the
+    (field, value) pairs or elements are compared as multisets; a listpack
+    one's reply byte for byte;
+  - HSCAN, ZSCAN (started only from cursors that mean 0 or are invalid):
+    byte for byte, unless Redis keeps the key as hashtable/skiplist: then
+    the iteration runs to its end on each server and the multisets of
+    pairs are compared.
 Inside an EXEC reply each element is compared by the rule of the command
 it answers.
 
@@ -62,8 +82,10 @@ server's own).
 On a mismatch it prints the seed, the protocol, the index, the request,
 both replies and the last HISTORY requests before it, and exits 1.
 At the end (--stats, or always on a mismatch) it prints how often each
-command, option word and error reply was exercised, and the grammar's
-commands and options never exercised.
+command was sent and how many of Redis's replies to it were errors or not
+(a queued command counts by its element of EXEC's reply), each option
+word and error reply, Redis's encodings of the keys of the order-sensitive
+replies, and the grammar's commands and options never exercised.
 
 --supported-only asks cellgate COMMAND LIST at the start and drops the
 grammar entries it lacks (printing them); the rest must answer as Redis.
@@ -406,7 +428,7 @@ def g_scan(g):
         # Planted keys are a hash in Redis and a limiter in cellgate.
         words = [w for w in TYPE_WORDS if not g.planted or w not in (b"hash", b"gcra")]
         groups.append([g.opt(b"TYPE"), g.case(g.pick(words))])
-    if g.chance(0.03):
+    if g.chance(0.08):
         groups.append([g.bad_opt()])
     if g.chance(0.03) and groups:
         groups[-1] = groups[-1][:1]        # an option without its value
@@ -427,7 +449,7 @@ def g_flush(g):
         return [g.opt(b"ASYNC")]
     if r < 0.6:
         return [g.opt(b"SYNC")]
-    if r < 0.7:
+    if r < 0.8:
         return [g.bad_opt()]
     return []
 
@@ -661,7 +683,7 @@ def scan_opts(g):
     if g.chance(0.35):
         groups.append([g.opt(b"COUNT"), g.pick([b"1", b"2", b"10", b"1000", b"0", b"-1",
                                                 b"x", b"99999999999999999999"])])
-    if g.chance(0.03):
+    if g.chance(0.06):
         groups.append([g.bad_opt()])
     if g.chance(0.03) and groups:
         groups[-1] = groups[-1][:1]
@@ -675,7 +697,8 @@ def g_hscan(g):
 
 def g_zscan(g):
     cursor = b"0" if g.chance(0.92) else g.pick(HSCAN_CURSORS)
-    return [zkey(g), cursor] + scan_opts(g)
+    # LEX_KEYS' sets are the ones most often past 128 members.
+    return [zkey(g) if g.chance(0.7) else lexkey(g), cursor] + scan_opts(g)
 
 
 # sorted sets
@@ -757,7 +780,7 @@ def g_zrange_rank(g):
     out = [zkey(g), index(g), index(g)]
     if g.chance(0.5):
         out.append(g.opt(b"WITHSCORES"))
-    elif g.chance(0.04):
+    if g.chance(0.08):
         out.append(g.bad_opt())
     return out
 
@@ -777,7 +800,7 @@ def g_zrangebylex(g):
     out = [lexkey(g), lex(g), lex(g)]
     if g.chance(0.4):
         out += limit(g)
-    if g.chance(0.04):
+    if g.chance(0.15):
         out.append(g.opt(b"WITHSCORES") if g.chance(0.5) else g.bad_opt())
     return out
 
@@ -907,7 +930,7 @@ GRAMMAR = [
     Cmd("HKEYS", g_hkey1, 0.7, wrongtype=True),
     Cmd("HVALS", g_hkey1, 0.7, wrongtype=True),
     Cmd("HSTRLEN", g_hget, 0.7, wrongtype=True),
-    Cmd("HSCAN", g_hscan, 1, ("MATCH", "COUNT", "<invalid>"), wrongtype=True, queue=False),
+    Cmd("HSCAN", g_hscan, 1.3, ("MATCH", "COUNT", "<invalid>"), wrongtype=True, queue=False),
     # sorted sets
     Cmd("ZADD", g_zadd, 3, ("NX", "XX", "GT", "LT", "CH", "INCR", "<invalid>", "<bulk>"),
         wrongtype=True),
@@ -936,7 +959,7 @@ GRAMMAR = [
     Cmd("ZREVRANK", g_zrank, wrongtype=True),
     Cmd("ZPOPMIN", g_zpop, wrongtype=True),
     Cmd("ZPOPMAX", g_zpop, wrongtype=True),
-    Cmd("ZSCAN", g_zscan, 1, ("MATCH", "COUNT", "<invalid>"), wrongtype=True, queue=False),
+    Cmd("ZSCAN", g_zscan, 1.3, ("MATCH", "COUNT", "<invalid>"), wrongtype=True, queue=False),
     # cellgate's limiters: never sent to Redis, only planted (--plant-limiters)
     Cmd("CL.THROTTLE", g_cl_throttle, 0, redis=False),
     Cmd("INCREX", g_increx, 0, redis=False),
