@@ -19,6 +19,15 @@ byte on a raw socket (+OK against a nil bulk, :1 against $1, ...).
     (i) SETEX / PSETEX bans (Spring Cloud Gateway, bucket4j, Laravel),
         MGET + SETEX + UNLINK (Symfony), INCRBYFLOAT + TTL
         (AspNetCoreRateLimit)
+    (j) lists (Redis's INCR page, rate limiter 2): LLEN, EXISTS, MULTI
+        RPUSH EXPIRE EXEC, RPUSHX
+    (k) the sorted-set sliding log: ZREMRANGEBYSCORE + ZADD + ZCARD +
+        EXPIRE in MULTI or a pipeline, ZRANGE 0 0 WITHSCORES
+    (l) Python limits' moving window: LINDEX, LPUSH, LTRIM, EXPIRE; LRANGE
+    (m) redis-semaphore: acquire (ZREMRANGEBYSCORE, ZCARD, ZADD, PEXPIRE),
+        refresh (ZSCORE), release (ZREM)
+    (n) Laravel's DurationLimiter: EXISTS, HMSET, HGET, HINCRBY, EXPIRE
+    (o) AspNetCoreRateLimit's older hash counter: HMGET, HSET, EXPIRE
 
 The libraries run these inside Lua scripts or pipelines; here each step is
 its own command, so the races the scripts exist to close are the pattern's
@@ -594,3 +603,311 @@ def test_i_aspnetcore_incrbyfloat_expire_ttl(srv, c):
     wait_gone(c, [key, wk], t_set, 1.0)
     assert c.ttl(key) == -2
     assert aspnet_count(c, key, 1, "1") == 1.0
+
+
+# ---- (j) lists: who used the quota (RPUSH, LLEN, RPUSHX, EXPIRE) ---------------
+
+def limit_api_call_list(c, ip, limit, window):
+    """Redis's INCR page, rate limiter 2: the list of this IP's requests
+    (its length the count); the first one creates it with its TTL in a
+    transaction, the later ones only append to a list that still exists.
+    Returns (allowed, LLEN seen, the write's replies)."""
+    current = c.llen(ip)
+    if current > limit:
+        return False, current, None
+    if not c.exists(ip):
+        p = c.pipeline(transaction=True)
+        p.rpush(ip, ip)
+        p.expire(ip, window)
+        return True, current, p.execute()
+    return True, current, c.rpushx(ip, ip)
+
+
+def test_j_list_rpush_llen_rpushx_expire(srv, c):
+    ip = "10.9.9.9"
+    t_set = time.monotonic()
+    got = [limit_api_call_list(c, ip, 3, 1) for _ in range(6)]
+    assert got == [(True, 0, [1, True]), (True, 1, 2), (True, 2, 3), (True, 3, 4),
+                   (False, 4, None), (False, 4, None)]
+    assert c.lrange(ip, 0, -1) == [ip] * 4
+    assert c.ttl(ip) == 1
+    assert_fresh_pttl(c, ip, 1000)
+    # RPUSHX on a key that is gone creates nothing.
+    assert c.rpushx("10.9.9.10", "x") == 0
+    assert c.exists("10.9.9.10") == 0
+
+    wk = "10.9.9.11"
+    assert srv.wire("LLEN", wk) == b":0\r\n"
+    assert srv.wire("RPUSHX", wk, wk) == b":0\r\n"
+    assert srv.wire("MULTI") == b"+OK\r\n"
+    assert srv.wire("RPUSH", wk, wk) == b"+QUEUED\r\n"
+    assert srv.wire("EXPIRE", wk, "1") == b"+QUEUED\r\n"
+    assert srv.wire("EXEC") == b"*2\r\n:1\r\n:1\r\n"
+    assert srv.wire("RPUSHX", wk, wk, wk) == b":3\r\n"
+    assert srv.wire("LLEN", wk) == b":3\r\n"
+    assert srv.wire("LRANGE", wk, "0", "-1") == b"*3\r\n" + b"$9\r\n10.9.9.11\r\n" * 3
+    assert srv.wire("TYPE", wk) == b"+list\r\n"
+    assert srv.wire("GET", wk).startswith(b"-WRONGTYPE ")
+
+    wait_gone(c, [ip, wk], t_set, 1.0)
+    assert c.llen(ip) == 0
+    assert limit_api_call_list(c, ip, 3, 1) == (True, 0, [1, True])
+
+
+# ---- (k) sorted-set sliding log (ZREMRANGEBYSCORE, ZADD, ZCARD, EXPIRE) -------
+
+def sliding_log_hit(c, key, now_ms, window_ms, member, transaction=True):
+    """The sorted-set sliding log: drop the entries older than the window,
+    log this request, count, keep the key as long as the window. In MULTI
+    (or a plain pipeline). Returns the four replies."""
+    p = c.pipeline(transaction=transaction)
+    p.zremrangebyscore(key, 0, now_ms - window_ms)
+    p.zadd(key, {member: now_ms})
+    p.zcard(key)
+    p.pexpire(key, window_ms) if window_ms % 1000 else p.expire(key, window_ms // 1000)
+    return p.execute()
+
+
+def test_k_sorted_set_sliding_log_multi_and_pipeline(srv, c):
+    key = "rl:k:log:user42"
+    window = 1000
+    base = int(time.time() * 1000)
+    t_set = time.monotonic()
+    got = [sliding_log_hit(c, key, base + i * 10, window, "req-%d" % i) for i in range(5)]
+    assert got == [[0, 1, n, True] for n in range(1, 6)]
+    limit = 3
+    assert [r[2] <= limit for r in got] == [True] * 3 + [False] * 2
+    assert_fresh_pttl(c, key, window)
+    # The oldest entry tells when the window frees a place.
+    assert c.zrange(key, 0, 0, withscores=True) == [("req-0", float(base))]
+    # Entries older than the window are dropped by the next hit.
+    later = base + window + 25        # req-0, req-1, req-2 now older
+    assert sliding_log_hit(c, key, later, window, "req-late") == [3, 1, 3, True]
+    assert c.zrange(key, 0, -1) == ["req-3", "req-4", "req-late"]
+    # The same member again only moves its score (ZADD answers 0).
+    assert sliding_log_hit(c, key, later + 1, window, "req-late",
+                           transaction=False) == [0, 0, 3, True]
+    assert c.zscore(key, "req-late") == float(later + 1)
+
+    wk = "rl:k:wire"
+    assert srv.wire("MULTI") == b"+OK\r\n"
+    assert srv.wire("ZREMRANGEBYSCORE", wk, "0", str(base - window)) == b"+QUEUED\r\n"
+    assert srv.wire("ZADD", wk, str(base), "a") == b"+QUEUED\r\n"
+    assert srv.wire("ZCARD", wk) == b"+QUEUED\r\n"
+    assert srv.wire("EXPIRE", wk, "1") == b"+QUEUED\r\n"
+    assert srv.wire("EXEC") == b"*4\r\n:0\r\n:1\r\n:1\r\n:1\r\n"
+    assert srv.wire("ZADD", wk, str(base + 1), "b") == b":1\r\n"
+    s0, s1 = str(base).encode(), str(base + 1).encode()
+    assert srv.wire("ZRANGE", wk, "0", "-1", "WITHSCORES") == \
+        b"*4\r\n$1\r\na\r\n$%d\r\n%s\r\n$1\r\nb\r\n$%d\r\n%s\r\n" % (len(s0), s0, len(s1), s1)
+    assert srv.wire("ZREMRANGEBYSCORE", wk, "-inf", "(" + str(base + 1)) == b":1\r\n"
+    assert srv.wire("ZCARD", wk) == b":1\r\n"
+    assert srv.wire("TYPE", wk) == b"+zset\r\n"
+
+    wait_gone(c, [key, wk], t_set, 1.0)
+    assert c.zcard(key) == 0
+
+
+# ---- (l) Python limits: moving window (LINDEX, LPUSH, LTRIM, EXPIRE) ----------
+
+def limits_acquire_moving_window(c, key, limit, expiry, amount=1, now=None):
+    """limits' acquire_moving_window script, step by step: the entry at
+    index limit - amount is the oldest that would stay; still inside the
+    window: refused. Else push this request's timestamps, keep only the
+    newest limit, and the key lives as long as the window."""
+    now = time.time() if now is None else now
+    if amount > limit:
+        return False
+    entry = c.lindex(key, limit - amount)
+    if entry is not None and float(entry) >= now - expiry:
+        return False
+    c.lpush(key, *([repr(now)] * amount))
+    assert c.ltrim(key, 0, limit - 1) is True
+    assert c.expire(key, expiry) is True
+    return True
+
+
+def limits_get_moving_window(c, key, limit, expiry, now=None):
+    """(oldest timestamp in the window, count): LRANGE over limit + 1."""
+    now = time.time() if now is None else now
+    count, oldest = 0, None
+    for item in c.lrange(key, 0, limit):
+        if float(item) > now - expiry:
+            count += 1
+            oldest = float(item)
+        else:
+            break
+    return oldest, count
+
+
+def test_l_python_limits_moving_window_lindex_lpush_ltrim_expire(srv, c):
+    key = "LIMITER/test/moving/10.10.10.10/3/1/second"
+    t0 = time.time()
+    t_set = time.monotonic()
+    got = [limits_acquire_moving_window(c, key, 3, 1, now=t0 + i * 0.001)
+           for i in range(5)]
+    assert got == [True, True, True, False, False]
+    assert c.llen(key) == 3
+    assert c.ttl(key) == 1
+    assert limits_get_moving_window(c, key, 3, 1, now=t0 + 0.01) == (t0, 3)
+    # Weighted: 2 units need the entry at index 1 to be outside the window.
+    assert limits_acquire_moving_window(c, key, 3, 1, amount=2, now=t0 + 0.01) is False
+    assert limits_acquire_moving_window(c, key, 3, 1, amount=4) is False
+    # A second later the two oldest entries have left the window (the one
+    # at index 1 decides): LTRIM keeps the newest 3.
+    later = t0 + 1.0015
+    assert limits_acquire_moving_window(c, key, 3, 1, amount=2, now=later) is True
+    assert c.lrange(key, 0, -1) == [repr(later)] * 2 + [repr(t0 + 0.002)]
+
+    wk = "LIMITER/wire"
+    assert srv.wire("LINDEX", wk, "2") == b"$-1\r\n"
+    assert srv.wire("LPUSH", wk, "1.5", "2.5") == b":2\r\n"
+    assert srv.wire("LTRIM", wk, "0", "0") == b"+OK\r\n"
+    assert srv.wire("LINDEX", wk, "0") == b"$3\r\n2.5\r\n"
+    assert srv.wire("LINDEX", wk, "-1") == b"$3\r\n2.5\r\n"
+    assert srv.wire("LTRIM", wk, "5", "10") == b"+OK\r\n"   # empties: key gone
+    assert srv.wire("EXISTS", wk) == b":0\r\n"
+    assert srv.wire("EXPIRE", wk, "1") == b":0\r\n"
+
+    wait_gone(c, [key], t_set, 1.0)
+    assert limits_get_moving_window(c, key, 3, 1) == (None, 0)
+
+
+# ---- (m) redis-semaphore: acquire, refresh, release ----------------------------
+
+def semaphore_acquire(c, key, identifier, limit, lock_timeout_ms, now_ms):
+    """redis-semaphore's acquire script: expire the holders whose lock
+    timed out, then take a place if one is free."""
+    c.zremrangebyscore(key, "-inf", now_ms - lock_timeout_ms)
+    if c.zcard(key) < limit:
+        c.zadd(key, {identifier: now_ms})
+        assert c.pexpire(key, lock_timeout_ms) is True
+        return 1
+    return 0
+
+
+def semaphore_refresh(c, key, identifier, lock_timeout_ms, now_ms):
+    if c.zscore(key, identifier) is not None:
+        c.zadd(key, {identifier: now_ms})
+        assert c.pexpire(key, lock_timeout_ms) is True
+        return 1
+    return 0
+
+
+def test_m_redis_semaphore_acquire_refresh_release(srv, c):
+    key = "semaphore:jobs"
+    timeout_ms = 1000
+    now = int(time.time() * 1000)
+    t_set = time.monotonic()
+    ids = ["3f1c-a", "3f1c-b", "3f1c-c"]
+    assert [semaphore_acquire(c, key, i, 2, timeout_ms, now + n)
+            for n, i in enumerate(ids)] == [1, 1, 0]
+    assert_fresh_pttl(c, key, timeout_ms)
+    assert semaphore_refresh(c, key, ids[0], timeout_ms, now + 10) == 1
+    assert semaphore_refresh(c, key, ids[2], timeout_ms, now + 10) == 0
+    assert c.zscore(key, ids[0]) == float(now + 10)
+    # release
+    assert c.zrem(key, ids[1]) == 1
+    assert c.zrem(key, ids[1]) == 0
+    assert semaphore_acquire(c, key, ids[2], 2, timeout_ms, now + 20) == 1
+    # A holder that did not refresh in time is dropped by the next acquire.
+    assert semaphore_acquire(c, key, "3f1c-d", 2, timeout_ms, now + 10 + timeout_ms) == 1
+    assert c.zrange(key, 0, -1) == [ids[2], "3f1c-d"]
+
+    wk = "semaphore:wire"
+    assert srv.wire("ZREMRANGEBYSCORE", wk, "-inf", "100") == b":0\r\n"
+    assert srv.wire("ZCARD", wk) == b":0\r\n"
+    assert srv.wire("ZADD", wk, "1700000000123", "id-1") == b":1\r\n"
+    assert srv.wire("PEXPIRE", wk, str(timeout_ms)) == b":1\r\n"
+    assert srv.wire("ZSCORE", wk, "id-1") == b"$13\r\n1700000000123\r\n"
+    assert srv.wire("ZSCORE", wk, "id-2") == b"$-1\r\n"
+    assert srv.wire("ZREM", wk, "id-1") == b":1\r\n"
+    assert srv.wire("EXISTS", wk) == b":0\r\n"     # empty: the key is gone
+
+    wait_gone(c, [key], t_set, timeout_ms / 1000)
+    assert c.zcard(key) == 0
+
+
+# ---- (n) Laravel's DurationLimiter (HMSET, HGET, HINCRBY, EXPIRE) -------------
+
+def laravel_duration_acquire(c, key, now, decay, max_locks):
+    """Laravel's DurationLimiter script, step by step: a new or finished
+    window is reset (HMSET start/end/count, EXPIRE twice the decay); within
+    it, count. Times are compared as strings, as the script's Lua does.
+    Returns (acquired, window end, remaining)."""
+    def reset():
+        assert c.execute_command("HMSET", key, "start", now, "end", now + decay,
+                                 "count", 1) is True
+        return c.expire(key, decay * 2)
+
+    if c.exists(key) == 0:
+        return reset(), now + decay, max_locks - 1
+    if str(now) >= c.hget(key, "start") and str(now) <= c.hget(key, "end"):
+        count = c.hincrby(key, "count", 1)
+        return count <= max_locks, int(c.hget(key, "end")), \
+            max_locks - int(c.hget(key, "count"))
+    return reset(), now + decay, max_locks - 1
+
+
+def test_n_laravel_hmset_hget_hincrby_expire(srv, c):
+    key = "laravel:duration:api:10.11.11.11"
+    now = int(time.time())
+    t_set = time.monotonic()
+    got = [laravel_duration_acquire(c, key, now, 1, 2) for _ in range(4)]
+    assert got == [(True, now + 1, 1), (True, now + 1, 0), (False, now + 1, -1),
+                   (False, now + 1, -2)]
+    assert c.hgetall(key) == {"start": str(now), "end": str(now + 1), "count": "4"}
+    assert c.ttl(key) == 2
+    # After the window the next call resets it.
+    assert laravel_duration_acquire(c, key, now + 2, 1, 2) == (True, now + 3, 1)
+    assert c.hget(key, "count") == "1"
+
+    wk = "laravel:wire"
+    assert srv.wire("HMSET", wk, "start", "100", "end", "160", "count", "1") == b"+OK\r\n"
+    assert srv.wire("HGET", wk, "start") == b"$3\r\n100\r\n"
+    assert srv.wire("HGET", wk, "none") == b"$-1\r\n"
+    assert srv.wire("HINCRBY", wk, "count", "1") == b":2\r\n"
+    assert srv.wire("HINCRBY", wk, "start", "-101") == b":-1\r\n"
+    assert srv.wire("HGETALL", wk) == (b"*6\r\n$5\r\nstart\r\n$2\r\n-1\r\n$3\r\nend\r\n"
+                                       b"$3\r\n160\r\n$5\r\ncount\r\n$1\r\n2\r\n")
+    assert srv.wire("EXPIRE", wk, "1") == b":1\r\n"
+    assert srv.wire("TYPE", wk) == b"+hash\r\n"
+
+    wait_gone(c, [key, wk], t_set, 2.0)
+    assert laravel_duration_acquire(c, key, now, 1, 2)[0] is True
+
+
+# ---- (o) AspNetCoreRateLimit's older hash strategy (HSET, HMGET, EXPIRE) ------
+
+def aspnet_hash_count(c, key, now, period_s):
+    """The counter as a hash (timestamp, count): HMGET both; a new window
+    is written with HSET and gets its EXPIRE; else count is set again."""
+    ts, count = c.hmget(key, ["timestamp", "count"])
+    if ts is None:
+        assert c.hset(key, mapping={"timestamp": now, "count": 1}) == 2
+        assert c.expire(key, period_s) is True
+        return now, 1
+    count = int(count) + 1
+    assert c.hset(key, "count", count) == 0
+    return int(ts), count
+
+
+def test_o_aspnetcore_hset_hmget(srv, c):
+    key = "rl:o:aspnet:10.12.12.12"
+    now = int(time.time())
+    t_set = time.monotonic()
+    assert [aspnet_hash_count(c, key, now, 1) for _ in range(3)] == \
+        [(now, 1), (now, 2), (now, 3)]
+    assert c.ttl(key) == 1
+    assert c.hmget(key, ["count", "none", "timestamp"]) == ["3", None, str(now)]
+
+    wk = "rl:o:wire"
+    assert srv.wire("HMGET", wk, "timestamp", "count") == b"*2\r\n$-1\r\n$-1\r\n"
+    assert srv.wire("HSET", wk, "timestamp", "1700000000", "count", "1") == b":2\r\n"
+    assert srv.wire("HSET", wk, "count", "2") == b":0\r\n"
+    assert srv.wire("HMGET", wk, "count", "x") == b"*2\r\n$1\r\n2\r\n$-1\r\n"
+    assert srv.wire("EXPIRE", wk, "1") == b":1\r\n"
+    assert srv.wire("HLEN", wk) == b":2\r\n"
+
+    wait_gone(c, [key, wk], t_set, 1.0)
+    assert c.hmget(key, ["timestamp", "count"]) == [None, None]
