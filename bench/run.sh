@@ -30,6 +30,10 @@
 #   BENCH_STRINGS_CELLGATE=0  run the string rows on Redis only (for checking
 #                     this script against a cellgate without string keys; the
 #                     report then has no cellgate figure for them)
+#   BENCH_COLL=0     skip the collection rows (sorted-set log, LPUSH+LTRIM,
+#                     HINCRBY)
+#   BENCH_COLL_CELLGATE=0  run the collection rows on Redis only
+#   BENCH_COLL_KEYSPACE  -r of the collection rows                 (10000)
 #   BENCH_NX_KEYSPACE -r of the SET NX EX runs, in database 9, flushed
 #                     before each run, so nearly every SET creates its key
 #                                                                   (100000000)
@@ -62,6 +66,9 @@ SEQ=${BENCH_SEQ:-build/bench-seq}
 STRINGS=${BENCH_STRINGS:-1}
 STRINGS_CG=${BENCH_STRINGS_CELLGATE:-1}
 NX_KEYSPACE=${BENCH_NX_KEYSPACE:-100000000}
+COLL=${BENCH_COLL:-1}
+COLL_CG_WANTED=${BENCH_COLL_CELLGATE:-1}
+COLL_KEYSPACE=${BENCH_COLL_KEYSPACE:-10000}
 PY=/usr/bin/python3
 [ -x "$PY" ] || PY=python3
 
@@ -69,7 +76,8 @@ PY=/usr/bin/python3
 # redis-cell README example), quantity 1.
 LIMIT_ARGS=(15 30 60)
 
-for v in REPS N1 NP NL1 NLP CLIENTS PIPE KEYSPACE RUN_TIMEOUT BIG_KEYS MEM_KEYS NX_KEYSPACE; do
+for v in REPS N1 NP NL1 NLP CLIENTS PIPE KEYSPACE RUN_TIMEOUT BIG_KEYS MEM_KEYS NX_KEYSPACE \
+         COLL_KEYSPACE; do
     if ! [[ ${!v} =~ ^[1-9][0-9]*$ ]]; then
         echo "bench: $v must be a positive integer (got '${!v}')" >&2
         exit 2
@@ -80,7 +88,7 @@ die() { echo "bench: $*" >&2; exit 1; }
 
 [ -x "$CELLGATE_BIN" ] || die "$CELLGATE_BIN not found: run 'make' first (or use 'make bench')"
 [ -x "$FILL" ] || die "$FILL not found: 'make bench' builds it"
-[ "$STRINGS" = 0 ] || [ -x "$SEQ" ] ||
+{ [ "$STRINGS" = 0 ] && [ "$COLL" = 0 ]; } || [ -x "$SEQ" ] ||
     die "$SEQ not found: 'make bench' builds it (BENCH_STRINGS=0 skips the string rows)"
 [ "$MEM_KEYS" -le "$BIG_KEYS" ] || die "BENCH_MEM_KEYS must not exceed BENCH_BIG_KEYS"
 for t in redis-server redis-benchmark redis-cli timeout; do
@@ -250,6 +258,38 @@ if [ "$STRINGS" != 0 ]; then
     fi
 fi
 
+# The same for the collection rows: a cellgate without lists, hashes and
+# sorted sets gets no figures for them (and fails the bench).
+COLL_CG=0
+coll_probe() { # port: the replies, one line
+    local c
+    for c in "ZADD bench:zl 5 m5" "ZADD bench:zl 6 m6" "ZREMRANGEBYSCORE bench:zl -inf (6" \
+             "ZCARD bench:zl" "LPUSH bench:l 1 2 3" "LTRIM bench:l 0 1" "LRANGE bench:l 0 -1" \
+             "HINCRBY bench:h count 1" "HINCRBY bench:h count 1" "HSET bench:h tokens 5" \
+             "DEL bench:zl bench:l bench:h"; do
+        # shellcheck disable=SC2086  # the words of the command
+        printf '[%s] ' "$(redis-cli -h 127.0.0.1 -p "$1" $c 2>&1 | tr '\n' ' ')"
+    done
+}
+if [ "$COLL" != 0 ]; then
+    rs_coll=$(coll_probe "$RS_PORT")
+    cg_coll=$(coll_probe "$CG_PORT")
+    echo "bench: sanity of the collection rows on Redis:    $rs_coll"
+    echo "bench: sanity of the collection rows on cellgate: $cg_coll"
+    [ "$rs_coll" = "[1 ] [1 ] [1 ] [1 ] [3 ] [OK ] [3 2 ] [1 ] [2 ] [1 ] [3 ] " ] ||
+        die "Redis answers the collection sanity commands unexpectedly: $rs_coll"
+    if [ "$COLL_CG_WANTED" = 0 ]; then
+        echo "bench: BENCH_COLL_CELLGATE=0: the collection rows run on Redis only"
+    elif [ "$cg_coll" = "$rs_coll" ]; then
+        COLL_CG=1
+    else
+        echo "bench: cellgate's collection replies differ from Redis's (no collections yet?):" \
+             "its collection rows are skipped and the bench will fail" | tee -a "$FAILS" >&2
+        echo "    Redis    $rs_coll" | tee -a "$FAILS" >&2
+        echo "    cellgate $cg_coll" | tee -a "$FAILS" >&2
+    fi
+fi
+
 # raw.csv: our columns, then redis-benchmark's own --csv columns.
 echo '"rep","pipeline","clients","requests","server","test","server_cpu_s","client_cpu_s","wall_s","rps","avg_latency_ms","min_latency_ms","p50_latency_ms","p95_latency_ms","p99_latency_ms","max_latency_ms"' >"$RAW"
 
@@ -272,6 +312,11 @@ echo '"rep","pipeline","clients","requests","server","test","server_cpu_s","clie
     elif [ "$STR_CG" = 1 ]; then echo "strings_cellgate=measured"
     else echo "strings_cellgate=unsupported"; fi
     echo "nx_keyspace=$NX_KEYSPACE"
+    echo "collections=$COLL"
+    echo "coll_keyspace=$COLL_KEYSPACE"
+    if [ "$COLL" = 0 ] || [ "$COLL_CG_WANTED" = 0 ]; then echo "collections_cellgate=skipped"
+    elif [ "$COLL_CG" = 1 ]; then echo "collections_cellgate=measured"
+    else echo "collections_cellgate=unsupported"; fi
 } >"$WORK/meta.txt"
 
 # CPU time (user + system) a process has used so far: read around every
@@ -452,14 +497,76 @@ strings_rep() { # rep pipeline n
     fi
 }
 
+# The collection rows: the same commands to both servers, over
+# COLL_KEYSPACE keys (16-byte names), filled before the matrix:
+#   ZLOG         the sorted-set sliding log, pipelined like its users do:
+#                ZADD zl:K I mI ; ZREMRANGEBYSCORE zl:K -inf (I-W ; ZCARD zl:K
+#                with I the iteration's number (bench-seq's __iter__,
+#                continued from run to run on each server) and W = 9 x the
+#                keys: a log holds this entry and ~9 earlier ones (10 on
+#                average, Poisson)
+#   LPUSH+LTRIM  LPUSH lst:K I ; LTRIM lst:K 0 9 over 10-element lists
+#   HINCRBY      HINCRBY hc:K count 1 over 2-field hashes
+ZLOG_W=$((9 * COLL_KEYSPACE))
+declare -A ZLOG_BASE=([cellgate]=0 [redis]=0)
+zlog_args() { # server: the bench-seq arguments of one ZLOG run
+    echo --seq -r "$COLL_KEYSPACE" --iter-base "${ZLOG_BASE[$1]}" \
+        ZADD 'zl:__rand_int__' __iter__ 'm__iter__' ';' \
+        ZREMRANGEBYSCORE 'zl:__rand_int__' -inf "(__iter-${ZLOG_W}__" ';' \
+        ZCARD 'zl:__rand_int__'
+}
+coll_run() { # server rep pipeline n test
+    local server=$1
+    [ "$server" = cellgate ] && [ "$COLL_CG" != 1 ] && return 0
+    case $5 in
+        ZLOG)
+            # shellcheck disable=SC2046  # the words of zlog_args
+            bench "$2" "$3" "$server" ZLOG "$4" $(zlog_args "$server") || return 1
+            ZLOG_BASE[$server]=$(( ${ZLOG_BASE[$server]} + ($4 + 2) / 3 )) ;;
+        LPUSH+LTRIM)
+            bench "$2" "$3" "$server" LPUSH+LTRIM "$4" --seq -r "$COLL_KEYSPACE" \
+                LPUSH 'lst:__rand_int__' 1700000000.123 ';' LTRIM 'lst:__rand_int__' 0 9 ;;
+        HINCRBY)
+            bench "$2" "$3" "$server" HINCRBY "$4" -r "$COLL_KEYSPACE" \
+                HINCRBY 'hc:__rand_int__' count 1 ;;
+    esac
+}
+coll_pair() { # rep pipeline n test: both servers, in the repetition's order
+    [ "$COLL" = 0 ] && return 0
+    if [ $(($1 % 2)) = 1 ]; then
+        coll_run cellgate "$@" && coll_run redis "$@"
+    else
+        coll_run redis "$@" && coll_run cellgate "$@"
+    fi
+}
+colls_rep() { # rep pipeline n
+    if [ $(($1 % 2)) = 1 ]; then
+        coll_pair "$@" ZLOG && coll_pair "$@" LPUSH+LTRIM && coll_pair "$@" HINCRBY
+    else
+        coll_pair "$@" HINCRBY && coll_pair "$@" LPUSH+LTRIM && coll_pair "$@" ZLOG
+    fi
+}
+# coll_fill port server: the keys of the collection rows, untimed: 10-element
+# lists, 2-field hashes, and logs run up to their steady state (W iterations).
+coll_fill() {
+    "$FILL" "$1" lst: 0 "$COLL_KEYSPACE" RPUSH __key__ 1 2 3 4 5 6 7 8 9 10 &&
+    "$FILL" "$1" hc: 0 "$COLL_KEYSPACE" HSET __key__ count 0 tokens 5 &&
+    # shellcheck disable=SC2046  # the words of zlog_args
+    timeout "$RUN_TIMEOUT" "$SEQ" -h 127.0.0.1 -p "$1" -c "$CLIENTS" -P "$PIPE" \
+        -n $((3 * ZLOG_W)) -q $(zlog_args "$2" | cut -d' ' -f2-) >/dev/null &&
+    ZLOG_BASE[$2]=$ZLOG_W
+}
+
 one_rep() { # rep pipeline n n_lua
     if [ $(($1 % 2)) = 1 ]; then
         cellgate_ping "$@" && redis_ping "$@" &&
         cellgate_limit "$@" && redis_incr "$@" && redis_lua "$@" &&
         cellgate_fixed "$@" && cellgate_sliding "$@" && cellgate_log "$@" &&
-        cellgate_entries "$@" && cellgate_tiers "$@" && strings_rep "$1" "$2" "$3"
+        cellgate_entries "$@" && cellgate_tiers "$@" && strings_rep "$1" "$2" "$3" &&
+        colls_rep "$1" "$2" "$3"
     else
         redis_ping "$@" && cellgate_ping "$@" && strings_rep "$1" "$2" "$3" &&
+        colls_rep "$1" "$2" "$3" &&
         cellgate_tiers "$@" &&
         cellgate_log "$@" && cellgate_entries "$@" && cellgate_sliding "$@" &&
         cellgate_fixed "$@" && redis_incr "$@" && redis_lua "$@" &&
@@ -480,6 +587,13 @@ if [ "$STRINGS" != 0 ]; then
     if [ "$STR_CG" = 1 ]; then
         "$FILL" "$CG_PORT" get: 0 "$KEYSPACE" SET __key__ 17 EX 86400 ||
             die "filling the GET keys of cellgate failed"
+    fi
+fi
+
+if [ "$COLL" != 0 ]; then
+    coll_fill "$RS_PORT" redis || die "filling the collection keys of Redis failed"
+    if [ "$COLL_CG" = 1 ]; then
+        coll_fill "$CG_PORT" cellgate || die "filling the collection keys of cellgate failed"
     fi
 fi
 

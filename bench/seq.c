@@ -2,7 +2,8 @@
  * bench/seq.c - redis-benchmark for a sequence of commands on one key.
  *
  *   bench-seq [-h HOST] [-p PORT] [-c CLIENTS] [-P PIPELINE] [-n REQUESTS]
- *             [-r KEYSPACE] [--csv] [-q] CMD ARG... [';' CMD ARG...]...
+ *             [-r KEYSPACE] [--iter-base N] [--csv] [-q]
+ *             CMD ARG... [';' CMD ARG...]...
  *
  * redis-benchmark draws a new random number for every `__rand_int__` of a
  * request, so it cannot send `INCR k` followed by `EXPIRE k 3600` on the
@@ -10,6 +11,14 @@
  * iteration, and every `__rand_int__` of one iteration is the same number
  * below KEYSPACE, written as 12 zero-padded digits like redis-benchmark's
  * (so `key:__rand_int__` is a 16-byte name).
+ *
+ * `__iter__` is the iteration's number, counted over all connections from
+ * N (--iter-base, 0 by default), and `__iter-W__` (W decimal) that number
+ * minus W: the score and the cutoff of a sliding log whose entries live W
+ * iterations. With keys drawn from KEYSPACE, such a log holds W / KEYSPACE
+ * entries on average once W iterations have run (Poisson). A later run
+ * continues the logs when its base is the previous run's base plus its
+ * iterations (REQUESTS / commands per iteration).
  *
  * Counting is redis-benchmark's: REQUESTS is the number of commands (an
  * INCR+EXPIRE pair is two; REQUESTS is rounded up to whole iterations, and
@@ -44,6 +53,7 @@
 #define MAX_CMDS 16
 #define MAX_ARGS 32
 #define RAND_TAG "__rand_int__"
+#define ITER_TAG "__iter"
 #define HIST_US 1000000       /* latency buckets of 1 us up to 1 s */
 
 struct cmd {
@@ -62,11 +72,13 @@ struct conn {
     int pos;                /* next command of the sequence */
     int want_out;           /* registered for EPOLLOUT */
     char key[13];           /* the iteration's 12 digits */
+    long long iter;         /* the iteration's number (__iter__) */
 };
 
 static struct cmd cmds[MAX_CMDS];
 static int ncmds;
 static long keyspace;
+static long long iter_next;    /* the next iteration's number */
 static long long *hist;     /* HIST_US + 1 buckets: the last one is >= 1 s */
 static long long lat_max_us, lat_min_us = -1, lat_sum_us, lat_count;
 
@@ -116,11 +128,42 @@ percentile(double q)
     return (double)lat_max_us / 1000.0;
 }
 
-/* Append one command in RESP to c->out, __rand_int__ replaced by c->key. */
+/* The next tag of a (__rand_int__, __iter__ or __iter-W__) at or after
+ * a: its start, its length in *len and what replaces it in out (NUL
+ * ended); NULL when there is none. */
+static const char *
+next_tag(const char *a, const struct conn *c, size_t *len, char out[32])
+{
+    for (const char *t = strstr(a, "__"); t != NULL; t = strstr(t + 1, "__")) {
+        if (strncmp(t, RAND_TAG, strlen(RAND_TAG)) == 0) {
+            *len = strlen(RAND_TAG);
+            memcpy(out, c->key, 13);
+            return t;
+        }
+        if (strncmp(t, ITER_TAG, strlen(ITER_TAG)) != 0) {
+            continue;
+        }
+        const char *p = t + strlen(ITER_TAG);
+        long long minus = 0;
+        if (*p == '-' && p[1] >= '0' && p[1] <= '9') {
+            char *end;
+            minus = strtoll(p + 1, &end, 10);
+            p = end;
+        }
+        if (strncmp(p, "__", 2) == 0) {
+            *len = (size_t)(p + 2 - t);
+            snprintf(out, 32, "%lld", c->iter - minus);
+            return t;
+        }
+    }
+    return NULL;
+}
+
+/* Append one command in RESP to c->out, its tags replaced (next_tag). */
 static void
 append_cmd(struct conn *c, const struct cmd *cmd)
 {
-    char arg[512];
+    char arg[512], rep[32];
     size_t need = 16;
     for (int i = 0; i < cmd->argc; i++) {
         need += strlen(cmd->argv[i]) + 64;
@@ -132,17 +175,19 @@ append_cmd(struct conn *c, const struct cmd *cmd)
     c->out_len += (size_t)sprintf(c->out + c->out_len, "*%d\r\n", cmd->argc);
     for (int i = 0; i < cmd->argc; i++) {
         const char *a = cmd->argv[i];
-        const char *tag = strstr(a, RAND_TAG);
+        size_t tlen;
+        const char *tag = next_tag(a, c, &tlen, rep);
         if (tag != NULL) {
             /* Every occurrence in the argument, as redis-benchmark does. */
             size_t n = 0;
-            while (tag != NULL && n + (size_t)(tag - a) + 13 < sizeof(arg)) {
+            while (tag != NULL
+                   && n + (size_t)(tag - a) + strlen(rep) + 1 < sizeof(arg)) {
                 memcpy(arg + n, a, (size_t)(tag - a));
                 n += (size_t)(tag - a);
-                memcpy(arg + n, c->key, 12);
-                n += 12;
-                a = tag + strlen(RAND_TAG);
-                tag = strstr(a, RAND_TAG);
+                memcpy(arg + n, rep, strlen(rep));
+                n += strlen(rep);
+                a = tag + tlen;
+                tag = next_tag(a, c, &tlen, rep);
             }
             snprintf(arg + n, sizeof(arg) - n, "%s", a);
             a = arg;
@@ -175,6 +220,7 @@ next_batch(struct conn *c, long pipeline, long *budget)
                 r /= 10;
             }
             c->key[12] = '\0';
+            c->iter = iter_next++;
         }
         append_cmd(c, &cmds[c->pos]);
         c->pos = (c->pos + 1) % ncmds;
@@ -249,7 +295,8 @@ usage(void)
 {
     fprintf(stderr,
             "usage: bench-seq [-h host] [-p port] [-c clients] [-P pipeline] "
-            "[-n requests] [-r keyspace] [--csv] [-q] CMD ARG... [';' CMD ARG...]\n");
+            "[-n requests] [-r keyspace] [--iter-base n] [--csv] [-q]\n"
+            "                 CMD ARG... [';' CMD ARG...]\n");
     exit(2);
 }
 
@@ -287,6 +334,8 @@ main(int argc, char **argv)
             requests = num_arg(argc, argv, &i);
         } else if (strcmp(o, "-r") == 0) {
             keyspace = num_arg(argc, argv, &i);
+        } else if (strcmp(o, "--iter-base") == 0) {
+            iter_next = num_arg(argc, argv, &i);
         } else if (strcmp(o, "--csv") == 0) {
             csv = 1;
         } else if (strcmp(o, "-q") == 0) {

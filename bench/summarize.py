@@ -53,12 +53,22 @@ ROWS = [
     ("redis", "GET", "Redis    GET"),
     ("cellgate", "INCRBY", "cellgate INCRBY"),
     ("redis", "INCRBY", "Redis    INCRBY"),
+    ("cellgate", "ZLOG", "cellgate ZADD+ZREMRANGE+ZCARD"),
+    ("redis", "ZLOG", "Redis    ZADD+ZREMRANGE+ZCARD"),
+    ("cellgate", "LPUSH+LTRIM", "cellgate LPUSH+LTRIM"),
+    ("redis", "LPUSH+LTRIM", "Redis    LPUSH+LTRIM"),
+    ("cellgate", "HINCRBY", "cellgate HINCRBY"),
+    ("redis", "HINCRBY", "Redis    HINCRBY"),
 ]
 
 # The string rows: the same commands on both servers. Their bar is the
 # server's CPU per command, cellgate's no more than Redis's, pipelined.
 STRING_TESTS = [("INCR+EXPIRE", "INCR+EXPIRE"), ("SET_NX_EX", "SET NX EX"),
                 ("GET", "GET"), ("INCRBY", "INCRBY")]
+# The collection rows (issue 28): the same commands on both servers too;
+# no bar yet, their CPU per command is reported beside the string rows'.
+COLL_TESTS = [("ZLOG", "ZADD+ZREMRANGE+ZCARD"), ("LPUSH+LTRIM", "LPUSH+LTRIM"),
+              ("HINCRBY", "HINCRBY")]
 
 # Ratios of median rps: (numerator, denominator, label).
 RATIOS = [
@@ -83,7 +93,7 @@ RATIOS = [
     (("cellgate", "PING_INLINE"), ("redis", "PING_INLINE"),
      "cellgate PING_INLINE / Redis PING_INLINE"),
 ] + [(("cellgate", t), ("redis", t), f"cellgate {name} / Redis {name}")
-     for t, name in STRING_TESTS]
+     for t, name in STRING_TESTS + COLL_TESTS]
 
 NUMERIC = ["rps", "avg_latency_ms", "min_latency_ms", "p50_latency_ms",
            "p95_latency_ms", "p99_latency_ms", "max_latency_ms"]
@@ -232,11 +242,12 @@ def table(pipeline, series, clients):
         r, lo, hi = ratio(series, num, den)
         rng = "" if lo is None else f"{lo:.2f} - {hi:.2f}"
         out.append(f"  {label:<41} {fmt_ratio(r):>5}   {rng}")
-    if any(series.get((srv, t)) for t, _ in STRING_TESTS for srv in ("cellgate", "redis")):
+    both = STRING_TESTS + COLL_TESTS
+    if any(series.get((srv, t)) for t, _ in both for srv in ("cellgate", "redis")):
         out.append("")
         out.append("  server CPU per request (us)    cellgate     Redis  cg/Redis   "
                    "per-run paired ratios")
-        for t, name in STRING_TESTS:
+        for t, name in both:
             a, b = series.get(("cellgate", t)), series.get(("redis", t))
             r, lo, hi = cpu_ratio(series, ("cellgate", t), ("redis", t))
             rng = "" if lo is None else f"{lo:.2f} - {hi:.2f}"
@@ -257,7 +268,7 @@ CHART_GROUPS = [
     ("RL.LOG", [("cellgate", "RL.LOG", 0)]),
     ("RL.ENTRIES", [("cellgate", "RL.ENTRIES", 0)]),
     ("RL.TIERS", [("cellgate", "RL.TIERS", 0)]),
-] + [(name, [("cellgate", t, 0), ("redis", t, 1)]) for t, name in STRING_TESTS]
+] + [(name, [("cellgate", t, 0), ("redis", t, 1)]) for t, name in STRING_TESTS + COLL_TESTS]
 SERIES_NAMES = ["cellgate", "Redis", "Redis + Lua GCRA script"]
 SERIES_COLORS = ["#1f6fb4", "#d62728", "#f2a33a"]
 
@@ -485,6 +496,20 @@ def targets(groups, pipeline, per_key, flat, meta):
                 res.append(target(r <= 1.0, text + f", target <= 1.00{rng})"))
             else:
                 res.append((None, "info  " + text + f"{rng})"))
+        for t, name in COLL_TESTS:
+            a, b = g.get(("cellgate", t)), g.get(("redis", t))
+            what = f"-P {p}: {name} server CPU per command"
+            if b and not a:
+                res.append((None, f"skip  {what}: no cellgate run "
+                            f"({meta.get('collections_cellgate', '?')}); "
+                            f"Redis {b.cpu_us:.3f} us"))
+                continue
+            r, lo, hi = cpu_ratio(g, ("cellgate", t), ("redis", t))
+            if r is None:
+                continue
+            rng = "" if lo is None else f"; paired runs {lo:.2f} - {hi:.2f}"
+            res.append((None, f"info  {what}: cellgate {a.cpu_us:.3f} us, Redis "
+                        f"{b.cpu_us:.3f} us ({r:.2f}x{rng})"))
     if flat is not None:
         res.append(target(flat >= 0.8, f"flat cost: {meta.get('big_keys', '?')} live keys "
                           f"{flat:.2f}x 1,000 keys (target >= 0.8)"))
@@ -541,6 +566,14 @@ def main():
                    f"3600 in db 9, flushed before each run, -r {meta.get('nx_keyspace', '?')}"
                    + ("" if meta.get("strings_cellgate", "measured") == "measured"
                       else f" (cellgate: {meta.get('strings_cellgate')})"))
+    if meta.get("collections", "0") != "0":
+        out.append("  collection rows, both servers, -r "
+                   f"{meta.get('coll_keyspace', '?')}: ZADD zl:K I mI + ZREMRANGEBYSCORE "
+                   "zl:K -inf (I-W + ZCARD zl:K (bench-seq, pipelined as sent; I the "
+                   "iteration, W 9 x the keys: ~10-entry logs), LPUSH lst:K v + LTRIM "
+                   "lst:K 0 9 (10-element lists), HINCRBY hc:K count 1 (2-field hashes)"
+                   + ("" if meta.get("collections_cellgate", "measured") == "measured"
+                      else f" (cellgate: {meta.get('collections_cellgate')})"))
     out.append("  cpu us/req: the server process's CPU time (its threads' schedstat) of the "
                "run / requests; srv %, cli %: CPU time / wall time of the server "
                "and of redis-benchmark (100 = one core busy)")
