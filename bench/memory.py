@@ -11,6 +11,11 @@ on free loopback ports, in this same invocation. Two groups of rows:
                 to both servers, bytes per key of each and cellgate / Redis;
                 the TARGETS line checks the issue's bar (an INCR counter
                 with a TTL under a 16-byte name: at most 64 B in cellgate)
+  collections   what rate limiters keep in lists, hashes and sorted sets
+                (issue 28), each key with a TTL, the same commands to both
+                servers: a 10-entry sorted-set log (13-digit ms scores,
+                15-byte members), a 10-entry list of 14-byte timestamps, a
+                2-field hash (Laravel's / AspNetCoreRateLimit's counters)
 
 Every string case checks what it created (each reply, DBSIZE, a value and a
 TTL) before it counts anything. A server that answers an error, say
@@ -18,10 +23,10 @@ TTL) before it counts anything. A server that answers an error, say
 "n/a" and the error in its column, and the script exits 1 after printing
 everything else.
 
-Run:  /usr/bin/python3 bench/memory.py [N] [--only limiters|strings]
-                                       [--skip-cellgate]
-  --skip-cellgate   string rows on redis-server alone (for checking this
-                    script; the figures to quote need both servers)
+Run:  /usr/bin/python3 bench/memory.py [N]
+                  [--only limiters|strings|collections] [--skip-cellgate]
+  --skip-cellgate   string and collection rows on redis-server alone (for
+                    checking this script; the figures to quote need both)
 Environment: CELLGATE_BIN (./cellgate), REDIS_SERVER (redis-server).
 Needs the redis Python package (python3-redis).
 """
@@ -73,6 +78,41 @@ STRING_CASES = [
      (ok_reply,), VALUE_8, True),
     ("SET, 100-byte value, no TTL", lambda k: [("SET", k, VALUE_100)],
      (ok_reply,), VALUE_100, False),
+]
+
+
+LOG_T0 = 1700000000000          # the logs' first timestamp (ms)
+
+
+def zlog(k):
+    """A sliding log of 10 requests, 100 ms apart, and its window."""
+    args = []
+    for j in range(10):
+        t = LOG_T0 + 100 * j
+        args += [t, "%013d-%d" % (t, j)]
+    return [("ZADD", k, *args), ("EXPIRE", k, TTL)]
+
+
+def tlist(k):
+    """limits' moving window: 10 timestamps, newest first."""
+    return [("LPUSH", k, *["%.3f" % (LOG_T0 / 1000 + j * 0.1) for j in range(10)]),
+            ("EXPIRE", k, TTL)]
+
+
+def hcounter(k):
+    return [("HSET", k, "count", 7, "ts", LOG_T0), ("EXPIRE", k, TTL)]
+
+
+def expect(n):
+    return lambda v: v == n
+
+
+# (name, commands for key k, expected reply of each, length command and
+#  length every key must have). Replies as redis-py returns them.
+COLL_CASES = [
+    ("sorted-set log, 10 entries + TTL", zlog, (expect(10), expect(1)), "ZCARD", 10),
+    ("list, 10 entries + TTL", tlist, (expect(10), expect(1)), "LLEN", 10),
+    ("hash, 2 fields + TTL", hcounter, (expect(2), expect(1)), "HLEN", 2),
 ]
 
 
@@ -209,11 +249,69 @@ def measure_string(srv, case, n):
             (m1["used_memory_rss"] - m0["used_memory_rss"]) / n)
 
 
+def measure_coll(srv, case, n):
+    """(used B/key, rss B/key) of one collection case on one server."""
+    name, make, checks, length_cmd, length = case
+    srv.r.flushall()
+    m0 = srv.settle()
+    with srv.filler() as r:
+        for start in range(0, n, BATCH):
+            cmds = []
+            for i in range(start, min(n, start + BATCH)):
+                cmds += make(key(i))
+            run_pipeline(r, cmds, checks, start)
+        if r.dbsize() != n:
+            raise CaseError(f"DBSIZE {r.dbsize()} after {n} keys")
+        for i in (0, n - 1):
+            got = r.execute_command(length_cmd, key(i))
+            if got != length:
+                raise CaseError(f"{length_cmd} {key(i)} answered {got!r}, not {length}")
+            ttl = r.ttl(key(i))
+            if not 0 < ttl <= TTL:
+                raise CaseError(f"TTL {key(i)} answered {ttl}")
+    m1 = srv.settle()
+    srv.r.flushall()
+    return ((m1["used_memory"] - m0["used_memory"]) / n,
+            (m1["used_memory_rss"] - m0["used_memory_rss"]) / n)
+
+
+def print_both(title, cases, measure, cg, rs, n):
+    """Rows of cases measured on both servers (cg None: skipped); returns
+    ({name: {label: figures}}, whether one failed)."""
+    print("")
+    print("  %-40s %10s %10s %8s %10s %10s" % (
+        title, "cellgate", "Redis", "cg/Redis", "cg rss", "Redis rss"))
+    results, failed = {}, False
+    for case in cases:
+        name = case[0]
+        row, errs = {}, []
+        for s in (cg, rs):
+            if s is None:
+                continue
+            try:
+                row[s.label] = measure(s, case, n)
+            except (CaseError, redis.ResponseError) as e:
+                failed = True
+                errs.append(f"{s.label}: {str(e)[:150]}")
+        results[name] = row
+        c, rd = row.get("cellgate"), row.get("redis-server")
+
+        def f(v, i):
+            return "n/a" if v is None else f"{v[i]:.1f}"
+        ratio = f"{c[0] / rd[0]:.2f}" if c and rd and rd[0] else "n/a"
+        print("  %-40s %10s %10s %8s %10s %10s" % (
+            name, "skipped" if cg is None else f(c, 0), f(rd, 0), ratio,
+            "skipped" if cg is None else f(c, 1), f(rd, 1)))
+        for e in errs:
+            print(f"      {e}")
+    return results, failed
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("n", nargs="?", type=int, default=200000,
                     help="keys per case (200000)")
-    ap.add_argument("--only", choices=("limiters", "strings"),
+    ap.add_argument("--only", choices=("limiters", "strings", "collections"),
                     help="one group of rows only")
     ap.add_argument("--skip-cellgate", action="store_true",
                     help="string rows on redis-server alone (testing this script)")
@@ -221,9 +319,10 @@ def main():
     n = args.n
     if n < 1:
         ap.error("N must be positive")
-    do_limiters = args.only != "strings" and not args.skip_cellgate
-    do_strings = args.only != "limiters"
-    if do_strings and shutil.which(REDIS_SERVER) is None:
+    do_limiters = args.only in (None, "limiters") and not args.skip_cellgate
+    do_strings = args.only in (None, "strings")
+    do_colls = args.only in (None, "collections")
+    if (do_strings or do_colls) and shutil.which(REDIS_SERVER) is None:
         raise SystemExit(f"memory: {REDIS_SERVER} not found (make deps installs "
                          "redis-server); --only limiters runs without it")
 
@@ -235,7 +334,7 @@ def main():
             cg = Server("cellgate", [BIN, "--bind", "127.0.0.1", "--save", ""])
             servers.append(cg)
         rs = None
-        if do_strings:
+        if do_strings or do_colls:
             rs = Server("redis-server", [REDIS_SERVER, "--bind", "127.0.0.1",
                                          "--save", "", "--appendonly", "no"])
             servers.append(rs)
@@ -309,6 +408,11 @@ def main():
                 print(f"  {verdict}  memory: {TARGET_CASE}, {n:,} keys: cellgate "
                       f"{c[0]:.1f} B/key (target <= {TARGET_BYTES}); Redis "
                       f"{redis_txt}/key" + (f", {c[0] / rd[0]:.2f}x" if rd else ""))
+
+        if do_colls:
+            _, bad = print_both("collections, TTL each (both servers)", COLL_CASES,
+                                measure_coll, cg, rs, n)
+            failed = failed or bad
     finally:
         for s in servers:
             s.stop()
