@@ -2,8 +2,8 @@
  * hmap.c - a Redis hash (lib/hmap.h).
  *
  * The compact encoding is a pack of field, value, field, value...; every
- * lookup walks it, which the limits keep short (at most 128 pairs of at
- * most 64 bytes each, about 17 KB).
+ * lookup walks it, as Redis walks its listpack, which the limits keep
+ * short (at most 512 pairs of at most 64 bytes each, about 67 KB).
  *
  * Encoded (hmap_encode), a hash is one byte for its encoding, then
  *  - compact: the pack's entry count and byte count (uint32 each) and its
@@ -23,7 +23,7 @@ enum { ENC_COMPACT = 0, ENC_LARGE = 1 };
 
 /* Redis converts a listpack when an insert could take it past 1 GiB
  * (lpSafeToAdd()); here, measured in the pack's bytes. Unreachable in
- * practice (the pack stays under 17 KB), kept so the rule is whole. */
+ * practice (the pack stays under 67 KB), kept so the rule is whole. */
 #define HMAP_SAFE_BYTES ((size_t)1 << 30)
 
 /* What a field costs in a dict beyond its bytes: the entry's header, the

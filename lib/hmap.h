@@ -37,7 +37,9 @@ struct hmap {
     struct dict *big;   /* the large one; NULL while compact */
 };
 
-#define HMAP_PACK_ENTRIES 128
+/* Redis 7.0.15's defaults (config.c): hash-max-listpack-entries is 512
+ * (zsets' is 128), hash-max-listpack-value 64. */
+#define HMAP_PACK_ENTRIES 512
 #define HMAP_PACK_VALUE 64
 
 /* The element effects (JOURNAL_ELEM ops of a hash): HMAP_OP_SET is

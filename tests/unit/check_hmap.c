@@ -72,7 +72,7 @@ START_TEST(test_compact_keeps_insertion_order)
 }
 END_TEST
 
-START_TEST(test_converts_at_the_129th_field_and_never_back)
+START_TEST(test_converts_at_the_513th_field_and_never_back)
 {
     struct hmap x = { 0 };
     char f[16];
@@ -83,14 +83,14 @@ START_TEST(test_converts_at_the_129th_field_and_never_back)
     ck_assert(hmap_is_compact(&x));
     ck_assert_int_eq(set_s(&x, "f7", "new"), HMAP_UPDATED);
     ck_assert(hmap_is_compact(&x));
-    ck_assert_int_eq(set_s(&x, "f128", "v"), HMAP_NEW);
+    ck_assert_int_eq(set_s(&x, "f512", "v"), HMAP_NEW);
     ck_assert(!hmap_is_compact(&x));
-    ck_assert_uint_eq(hmap_len(&x), 129);
+    ck_assert_uint_eq(hmap_len(&x), 513);
     struct pack_item v;
     ck_assert(hmap_get(&x, "f7", 2, &v));
     ck_assert_uint_eq(v.len, 3);
     ck_assert(memcmp(v.data, "new", 3) == 0);
-    for (int i = 0; i < 128; i++) {
+    for (int i = 0; i < 512; i++) {
         snprintf(f, sizeof(f), "f%d", i);
         ck_assert(del_s(&x, f));
     }
@@ -139,7 +139,7 @@ END_TEST
 
 /* ---- a model: pairs in insertion order, as the listpack keeps them --- */
 
-#define MAXF 300
+#define MAXF 700
 
 struct model {
     char f[MAXF][80];
@@ -233,20 +233,21 @@ random_field(char *out)
     if (rand() % 200 == 0) {
         random_string(out, 70);         /* now and then a long one */
     } else {
-        snprintf(out, 16, "f%d", rand() % 170);
+        snprintf(out, 16, "f%d", rand() % 600);
     }
 }
 
 START_TEST(test_random_operations_match_a_model)
 {
     static struct model m;
+    int converted = 0;
     for (int round = 0; round < 20; round++) {
         memset(&m, 0, sizeof(m));
         struct hmap x = { 0 };
         size_t before = mem_owned_bytes();
         srand((unsigned)round * 7919u + 1);
-        int adds = 40 + rand() % 60;
-        for (int step = 0; step < 3000; step++) {
+        int adds = 40 + rand() % 61;
+        for (int step = 0; step < 6000; step++) {
             char f[80], v[80];
             random_field(f);
             if (rand() % 100 < adds) {
@@ -262,9 +263,13 @@ START_TEST(test_random_operations_match_a_model)
             }
         }
         check_model(&x, &m);
+        converted += m.large;
         hmap_free(&x);
         ck_assert_uint_eq(mem_owned_bytes(), before);
     }
+    /* Both encodings were walked. */
+    ck_assert_int_gt(converted, 2);
+    ck_assert_int_lt(converted, 20);
 }
 END_TEST
 
@@ -313,14 +318,20 @@ START_TEST(test_encode_decode_round_trip)
     set_s(&x, "a", "again");
     round_trip(&x);
     char f[16];
-    for (int i = 0; i < 200; i++) {
+    for (int i = 0; hmap_len(&x) < HMAP_PACK_ENTRIES; i++) {
+        snprintf(f, sizeof(f), "f%d", i);
+        set_s(&x, f, f);
+    }
+    ck_assert(hmap_is_compact(&x));
+    round_trip(&x);                     /* the largest compact one */
+    for (int i = 0; i < 600; i++) {
         snprintf(f, sizeof(f), "f%d", i);
         set_s(&x, f, f);
     }
     ck_assert(!hmap_is_compact(&x));
     round_trip(&x);
     /* Large with few fields stays large through a load. */
-    for (int i = 0; i < 200; i++) {
+    for (int i = 0; i < 600; i++) {
         snprintf(f, sizeof(f), "f%d", i);
         del_s(&x, f);
     }
@@ -467,7 +478,7 @@ hmap_suite(void)
     TCase *tc = tcase_create("core");
     tcase_set_timeout(tc, 60);
     tcase_add_test(tc, test_compact_keeps_insertion_order);
-    tcase_add_test(tc, test_converts_at_the_129th_field_and_never_back);
+    tcase_add_test(tc, test_converts_at_the_513th_field_and_never_back);
     tcase_add_test(tc, test_converts_on_a_65_byte_field_or_value);
     tcase_add_test(tc, test_random_operations_match_a_model);
     tcase_add_test(tc, test_encode_decode_round_trip);
