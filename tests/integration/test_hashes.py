@@ -30,6 +30,10 @@ def same(both, *args):
     return got
 
 
+HASH_COMMANDS = ("hset", "hsetnx", "hmset", "hget", "hmget", "hdel", "hlen",
+                 "hexists", "hincrby", "hincrbyfloat", "hgetall", "hkeys",
+                 "hvals", "hstrlen", "hscan")
+
 F65 = "f" * 65
 V65 = "v" * 65
 
@@ -140,11 +144,23 @@ def test_replies_match_redis(both, proto):
 
 
 def test_command_info_matches_redis(both):
-    for name in ("hset", "hsetnx", "hmset", "hget", "hmget", "hdel", "hlen",
-                 "hexists", "hincrby", "hincrbyfloat", "hgetall", "hkeys",
-                 "hvals", "hstrlen", "hscan"):
+    for name in HASH_COMMANDS:
         same(both, "COMMAND", "INFO", name)
         same(both, "COMMAND", "GETKEYS", name, "k", "f", "v")
+
+
+@pytest.mark.parametrize("proto", ["2", "3"])
+def test_command_docs_match_redis(both, proto):
+    """Summary, version, group and arguments as Redis documents them (but
+    what no row of cellgate's table keeps: history, deprecation)."""
+    from test_differential import docs_kept, resp_tree
+    for c in both:
+        c.command("HELLO", proto)
+    for name in HASH_COMMANDS:
+        got, want = [resp_tree(c.command("COMMAND", "DOCS", name))
+                     for c in both]
+        assert got[0] == want[0], name
+        assert docs_kept(got[1]) == docs_kept(want[1]), name
 
 
 # ---- the listpack's order ------------------------------------------------
