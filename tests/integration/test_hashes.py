@@ -123,6 +123,14 @@ SCRIPT = [
     ("HSCAN", "h", "0", "COUNT", "x", "MATCH"),
     ("HSCAN", "nokey", "0", "COUNT", "x"), ("HSCAN", "nokey", "x"),
     ("HSCAN", "h"),
+    # COPY, RENAME and MOVE keep the hash, order included.
+    ("COPY", "h", "hc"), ("HGETALL", "hc"), ("HSET", "hc", "new", "1"),
+    ("HDEL", "hc", "c"), ("HGETALL", "hc"), ("HGETALL", "h"),
+    ("RENAME", "hc", "hr"), ("HGETALL", "hr"), ("MOVE", "hr", "1"),
+    ("SELECT", "1"), ("HGETALL", "hr"), ("HSET", "hr", "c", "back"),
+    ("HGETALL", "hr"), ("TYPE", "hr"), ("SELECT", "0"), ("EXISTS", "hr"),
+    ("SET", "h2s", "x"), ("COPY", "h", "h2s", "REPLACE"), ("HLEN", "h2s"),
+    ("SET", "h2s", "x"), ("GET", "h2s"),
     # Empty fields and values, binary bytes.
     ("HSET", "bin", "", "", "\x00\r\n", "\xff"),
     ("HGETALL", "bin"), ("HGET", "bin", ""), ("HSTRLEN", "bin", "\x00\r\n"),
