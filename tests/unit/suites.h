@@ -36,5 +36,6 @@ Suite *manifest_suite(void);
 Suite *backlog_suite(void);
 Suite *pack_suite(void);
 Suite *dict_suite(void);
+Suite *qlist_suite(void);
 
 #endif
