@@ -636,16 +636,14 @@ lmove_dest(struct conn *c, const struct resp_request *req, struct key_hint *h,
 
 /* The move itself: push on dr first, then pop from r (the same as pop
  * then push, also when they are one list), so memory running out leaves
- * both as they were. The two effects are one group. */
+ * both as they were. */
 static bool
 lmove_do(struct store_rec *r, struct store_rec *dr, bool from_head,
          bool to_head, const unsigned char *v, size_t len)
 {
-    keyspace_group_begin();
     struct membuf *b = keyspace_elem_begin(dr);
     if (!qlist_push(list_of(dr), to_head, v, len)) {
         (void)keyspace_coll_done(dr);
-        keyspace_group_end();
         return false;
     }
     effect_done(dr, b, b != NULL && qlist_effect_push(b, v, len),
@@ -655,7 +653,6 @@ lmove_do(struct store_rec *r, struct store_rec *dr, bool from_head,
     effect_done(r, b, b != NULL && qlist_effect_pop(b, 1),
                 from_head ? QLIST_OP_POP_HEAD : QLIST_OP_POP_TAIL);
     (void)keyspace_coll_done(r);
-    keyspace_group_end();
     return true;
 }
 
@@ -694,6 +691,10 @@ cmd_lmove(struct conn *c, struct resp_request *req)
     }
     size_t len = it.len;
     memcpy(v, it.data, len);
+    /* One group from the destination's creation on: both keys' effects
+     * reach a restart or a replica together (a group publishes what was
+     * pending when it opens, so it must open before the new key). */
+    keyspace_group_begin();
     dr = lmove_dest(c, req, &own, dr, len);
     if (dr != NULL && !same) {
         /* The source again: admission may have evicted it. */
@@ -710,5 +711,6 @@ cmd_lmove(struct conn *c, struct resp_request *req)
     } else {
         reply_bulk(&c->out, v, len);
     }
+    keyspace_group_end();
     mem_free(v);
 }
