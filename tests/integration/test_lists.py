@@ -331,3 +331,26 @@ def test_journal_bytes_per_lpush_do_not_grow_with_the_list(start_daemon,
     c = d.raw()
     assert c.command("LLEN", "k1e5") == b":100100\r\n"
     assert c.command("LINDEX", "k1e5", 0) == b"$6\r\nnew099\r\n"
+
+
+LIST_COMMANDS = ["lpush", "rpush", "lpushx", "rpushx", "lpop", "rpop", "llen",
+                 "lindex", "lrange", "ltrim", "lrem", "lset", "lpos",
+                 "linsert", "lmove"]
+
+
+@pytest.mark.parametrize("proto", [2, 3])
+def test_command_info_as_redis(server, redis_server, proto):
+    ours, theirs = conns(server, redis_server, proto)
+    same(ours, theirs, [("COMMAND", "INFO", name) for name in LIST_COMMANDS])
+    same(ours, theirs, [("COMMAND", "GETKEYS", "LMOVE", "a", "b", "LEFT",
+                         "RIGHT"),
+                        ("COMMAND", "GETKEYS", "LPUSH", "k", "a", "b")])
+
+
+def test_the_list_category(r):
+    assert sorted(r.command_list(category="list")) == sorted(
+        n.encode() for n in LIST_COMMANDS)
+    writes = set(r.command_list(category="write"))
+    assert sorted(n for n in LIST_COMMANDS if n.encode() in writes) == sorted(
+        ["lpush", "rpush", "lpushx", "rpushx", "lpop", "rpop", "ltrim",
+         "lrem", "lset", "linsert", "lmove"])
