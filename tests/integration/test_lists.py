@@ -13,6 +13,7 @@ import pytest
 import harness
 from harness import resp_command
 from test_journal import fingerprint, incr_files, kill9, start
+from test_replication import caught_up, follow, pair
 
 LONG_MIN = -(1 << 63)
 LONG_MAX = (1 << 63) - 1
@@ -354,3 +355,21 @@ def test_the_list_category(r):
     assert sorted(n for n in LIST_COMMANDS if n.encode() in writes) == sorted(
         ["lpush", "rpush", "lpushx", "rpushx", "lpop", "rpop", "ltrim",
          "lrem", "lset", "linsert", "lmove"])
+
+
+def test_a_replica_fed_list_writes_ends_equal(start_daemon):
+    """The replica gets the element effects (and a LMOVE's two as one
+    group), a full sync the whole lists: both end equal to the primary."""
+    p, r = pair(start_daemon)
+    c = p.raw()
+    for cmd in long_list_cmds(2000):
+        c.command(*cmd)
+    follow(r, p)                       # a full sync of long lists
+    for cmd in random_cmds(11, 3000):
+        c.command(*cmd)
+    c.command("MULTI")
+    c.command("LMOVE", "a", "fresh", "LEFT", "RIGHT")
+    c.command("RPUSH", "fresh", "x")
+    c.command("EXEC")
+    assert caught_up(p, r)
+    assert fingerprint(r) == fingerprint(p)
