@@ -195,6 +195,22 @@ HANDLER(cmd_hgetall);
 HANDLER(cmd_hkeys);
 HANDLER(cmd_hvals);
 HANDLER(cmd_hscan);
+/* cmd_list.c */
+HANDLER(cmd_lpush);
+HANDLER(cmd_rpush);
+HANDLER(cmd_lpushx);
+HANDLER(cmd_rpushx);
+HANDLER(cmd_lpop);
+HANDLER(cmd_rpop);
+HANDLER(cmd_llen);
+HANDLER(cmd_lindex);
+HANDLER(cmd_lrange);
+HANDLER(cmd_ltrim);
+HANDLER(cmd_lrem);
+HANDLER(cmd_lset);
+HANDLER(cmd_lpos);
+HANDLER(cmd_linsert);
+HANDLER(cmd_lmove);
 
 /* cmd_limit.c */
 HANDLER(cmd_gcra);

@@ -37,5 +37,6 @@ Suite *backlog_suite(void);
 Suite *pack_suite(void);
 Suite *dict_suite(void);
 Suite *hmap_suite(void);
+Suite *qlist_suite(void);
 
 #endif
