@@ -176,9 +176,18 @@ zp_insert_at(const struct pack *pk, double score, const void *m, size_t len)
     return off;
 }
 
+/* The score a pack keeps: Redis's listpack writes an integral score as
+ * an integer, so -0 comes back as 0 (a skiplist keeps -0). */
+static double
+zp_stored(double score)
+{
+    return score == 0 ? 0.0 : score;
+}
+
 static bool
 zp_insert(struct pack *pk, double score, const void *m, size_t len)
 {
+    score = zp_stored(score);
     struct pack_item items[2] = {
         { m, (uint32_t)len },
         { (const unsigned char *)&score, SCORE_BYTES },
@@ -192,6 +201,7 @@ static bool
 zp_move(struct pack *pk, uint32_t off, const void *m, size_t len,
         double score)
 {
+    score = zp_stored(score);
     uint32_t at = zp_insert_at(pk, score, m, len);
     struct pack_item items[2] = {
         { m, (uint32_t)len },
