@@ -230,4 +230,28 @@ HANDLER(cmd_rl_log);
 HANDLER(cmd_rl_entries);
 HANDLER(cmd_rl_tiers);
 
+/* cmd_zset.c */
+HANDLER(cmd_zadd);
+HANDLER(cmd_zincrby);
+HANDLER(cmd_zrem);
+HANDLER(cmd_zscore);
+HANDLER(cmd_zmscore);
+HANDLER(cmd_zcard);
+HANDLER(cmd_zcount);
+HANDLER(cmd_zlexcount);
+HANDLER(cmd_zrange);
+HANDLER(cmd_zrevrange);
+HANDLER(cmd_zrangebyscore);
+HANDLER(cmd_zrevrangebyscore);
+HANDLER(cmd_zrangebylex);
+HANDLER(cmd_zrevrangebylex);
+HANDLER(cmd_zremrangebyscore);
+HANDLER(cmd_zremrangebyrank);
+HANDLER(cmd_zremrangebylex);
+HANDLER(cmd_zrank);
+HANDLER(cmd_zrevrank);
+HANDLER(cmd_zpopmin);
+HANDLER(cmd_zpopmax);
+HANDLER(cmd_zscan);
+
 #endif
