@@ -18,6 +18,7 @@
 
 #include "algorithms/fixed_window.h"
 #include "algorithms/sliding_window.h"
+#include "lib/dict.h"
 #include "lib/mem.h"
 #include "lib/num.h"
 #include "server/clock.h"
@@ -335,10 +336,16 @@ static bool journal_muted;          /* a flush writes one record, not one per ke
  * the deletions, flushes and swaps it makes write none of their own. */
 static bool applying;
 static struct membuf jscratch;
+/* An element effect's payload, built by a handler between
+ * keyspace_elem_begin() and keyspace_elem_end(): apart from jscratch,
+ * which a drain in between (another key's release) may reuse. */
+static struct membuf escratch;
+#define KS_SCRATCH_KEEP ((size_t)1 << 20)
 
 /* r's encoded state: a fixed-size state is its own encoding (see
- * keytype_encode()), so it is read in place; a log or tiers state is
- * encoded into the scratch buffer. */
+ * keytype_encode()), so it is read in place, and so are a string's bytes;
+ * any other state (a log, tiers, a collection) is encoded into the
+ * scratch buffer, which a huge one does not keep. */
 static bool
 journal_set(struct store_rec *r, uint32_t db, int64_t now)
 {
@@ -349,7 +356,7 @@ journal_set(struct store_rec *r, uint32_t db, int64_t now)
         struct ks_str *st = store_rec_state(r);
         state = keytype_str_bytes(st);
         len = st->len;
-    } else if (r->type == KEY_LOG || r->type == KEY_TIERS) {
+    } else if (!keytype_is_fixed_size(r->type)) {
         jscratch.len = 0;
         if (!keytype_encode(r, now, &jscratch)) {
             return false;
@@ -357,8 +364,13 @@ journal_set(struct store_rec *r, uint32_t db, int64_t now)
         state = jscratch.p;
         len = jscratch.len;
     }
-    return journal_add_set(db, r->type, store_rec_key(r), store_rec_keylen(r),
-                           r->expire_at, state, len);
+    bool ok = journal_add_set(db, r->type, store_rec_key(r),
+                              store_rec_keylen(r), r->expire_at, state, len);
+    if (jscratch.cap > KS_SCRATCH_KEEP) {
+        mem_free(jscratch.p);
+        jscratch = (struct membuf){ 0 };
+    }
+    return ok;
 }
 
 void
@@ -424,34 +436,53 @@ journal_drain(int64_t now)
     }
 }
 
-void
-keyspace_string_written(struct store_rec *r, size_t off, size_t n)
+struct membuf *
+keyspace_elem_begin(struct store_rec *r)
 {
     if (srv.watched_keys != 0) {
         multi_touch(srv.db, store_rec_key(r), store_rec_keylen(r));
     }
     if (!srv.journal_on) {
-        return;
+        return NULL;
     }
     if (r->flags & KS_REC_DIRTY) {
         srv.journal_effects++;      /* its whole state is on the way */
-        return;
+        return NULL;
     }
+    escratch.len = 0;
+    return &escratch;
+}
+
+void
+keyspace_elem_end(struct store_rec *r, uint8_t op)
+{
+    srv.journal_effects++;
+    (void)journal_add_elem((uint32_t)srv.db, r->type, store_rec_key(r),
+                           store_rec_keylen(r), r->expire_at, op,
+                           escratch.p, escratch.len);
+    if (escratch.cap > KS_SCRATCH_KEEP) {
+        mem_free(escratch.p);       /* one huge payload keeps no block */
+        escratch = (struct membuf){ 0 };
+    }
+}
+
+void
+keyspace_string_written(struct store_rec *r, size_t off, size_t n)
+{
     /* Only the bytes written, so appending to a long string costs the
      * journal and the replicas what was appended, not the string. */
-    struct ks_str *st = store_rec_state(r);
-    uint64_t at = off;
-    jscratch.len = 0;
-    if (!mem_reserve(&jscratch.p, &jscratch.cap, 0, sizeof(at) + n, 256)) {
-        keyspace_written(r);        /* no room to build it: the whole key */
+    struct membuf *b = keyspace_elem_begin(r);
+    if (b == NULL) {
         return;
     }
-    memcpy(jscratch.p, &at, sizeof(at));
-    memcpy(jscratch.p + sizeof(at), keytype_str_bytes(st) + off, n);
-    srv.journal_effects++;
-    (void)journal_add_elem((uint32_t)srv.db, KEY_STR, store_rec_key(r),
-                           store_rec_keylen(r), r->expire_at, KS_ELEM_RANGE,
-                           jscratch.p, sizeof(at) + n);
+    struct ks_str *st = store_rec_state(r);
+    uint64_t at = off;
+    if (membuf_put(b, &at, sizeof(at)) &&
+        membuf_put(b, keytype_str_bytes(st) + off, n)) {
+        keyspace_elem_end(r, KS_ELEM_RANGE);
+    } else {
+        keyspace_written(r);        /* no room to build it: the whole key */
+    }
 }
 
 void
@@ -529,41 +560,14 @@ keyspace_release(struct store_rec *r, void *arg)
     if (srv.journal_on) {
         journal_release(r, (uint32_t)(intptr_t)arg);
     }
-    if (r->type == KEY_LOG) {
-        struct ks_log *ls = store_rec_state(r);
-        keytype_free(ls->ring.e);
-        keytype_free(ls->meta);
-    } else if (r->type == KEY_TIERS) {
-        struct ks_tiers *ts = store_rec_state(r);
-        keytype_free(ts->st.b);
-    } else if (r->type == KEY_STR) {
-        struct ks_str *st = store_rec_state(r);
-        if (st->len > KS_STR_INLINE) {
-            keytype_free(st->u.heap.p);
-        }
-    }
+    keytype_release(r);
 }
 
-/* What r's arrays hold (0 for other types or no record). */
+/* What r's arrays hold (0 for no record). */
 static size_t
 rec_owned(const struct store_rec *r)
 {
-    if (r == NULL) {
-        return 0;
-    }
-    if (r->type == KEY_LOG) {
-        const struct ks_log *ls = store_rec_state((struct store_rec *)r);
-        return mem_usable(ls->ring.e) + mem_usable(ls->meta);
-    }
-    if (r->type == KEY_TIERS) {
-        const struct ks_tiers *ts = store_rec_state((struct store_rec *)r);
-        return mem_usable(ts->st.b);
-    }
-    if (r->type == KEY_STR) {
-        const struct ks_str *st = store_rec_state((struct store_rec *)r);
-        return st->len > KS_STR_INLINE ? mem_usable(st->u.heap.p) : 0;
-    }
-    return 0;
+    return r != NULL ? keytype_rec_owned(r) : 0;
 }
 
 /* ---- databases --------------------------------------------------------- */
@@ -599,6 +603,7 @@ keyspace_init(const unsigned char seed[16], int64_t now)
 {
     (void)now;      /* a database's wheel starts when it is first used */
     memcpy(srv.seed, seed, sizeof(srv.seed));
+    dict_seed(seed);        /* the collections' tables hash alike */
     srv.ndbs = (size_t)srv.conf.databases;
     srv.dbs = mem_calloc(srv.ndbs, sizeof(*srv.dbs));
     return srv.dbs != NULL && keyspace_select(0) ? 0 : -1;
@@ -614,8 +619,10 @@ keyspace_teardown(void)
     ndirty = 0;
     mem_free(dirty);
     mem_free(jscratch.p);
+    mem_free(escratch.p);
     dirty = NULL;
     jscratch = (struct membuf){ 0 };
+    escratch = (struct membuf){ 0 };
     dirty_cap = 0;
     journal_muted = true;
     /* The selected store goes last: releasing a watched record hashes its
@@ -912,6 +919,40 @@ keyspace_add(const struct key_hint *h, const char *key, size_t len,
 }
 
 struct store_rec *
+keyspace_coll_add(const struct key_hint *h, const char *key, size_t len,
+                  uint8_t type, size_t need)
+{
+    size_t size = keytype_state_size(type);
+    if (!keyspace_admit(sizeof(struct store_rec) + len + size + need,
+                        NULL)) {
+        return NULL;
+    }
+    struct store_rec *r =
+        h->valid ? store_add_hashed(srv.store, key, len, h->hash, type, size)
+                 : store_add(srv.store, key, len, type, size);
+    if (r != NULL) {
+        keyspace_written(r);    /* new: its whole state is the effect */
+    }
+    return r;
+}
+
+bool
+keyspace_coll_admit(const struct store_rec *r, size_t need)
+{
+    return keyspace_admit(need, r);
+}
+
+bool
+keyspace_coll_done(struct store_rec *r)
+{
+    if (keytype_coll_len(r) > 0) {
+        return false;
+    }
+    keyspace_delete(r);
+    return true;
+}
+
+struct store_rec *
 keyspace_lookup_write(struct key_hint *h, const char *key, size_t len,
                       int64_t now)
 {
@@ -1201,6 +1242,38 @@ apply_range(const struct journal_record *rec, struct store *s, int64_t now,
     return 0;
 }
 
+/* A collection's element effect, replayed by its type's module. A key
+ * gone by its expiry since has nothing to change; one the effect leaves
+ * empty goes, as it went on the primary. */
+static int
+apply_coll(const struct journal_record *rec, struct store *s, int64_t now,
+           char *err, size_t errlen)
+{
+    struct store_rec *r = store_lookup(s, rec->key, rec->keylen, now);
+    if (r == NULL && expired(rec->expire_at, now)) {
+        return 0;
+    }
+    if (r == NULL || r->type != rec->type) {
+        snprintf(err, errlen, "a %s element effect for a key that holds "
+                 "no %s", keytype_name(rec->type), keytype_name(rec->type));
+        return -1;
+    }
+    int rc = keytype_coll_apply(r, rec->elem_op, rec->state, rec->state_len);
+    if (rc != COLL_OK) {
+        snprintf(err, errlen, rc == COLL_NOMEM ? "out of memory"
+                 : "a malformed %s element effect (op %u)",
+                 keytype_name(rec->type), rec->elem_op);
+        return -1;
+    }
+    if (srv.watched_keys != 0) {
+        multi_touch((int)rec->db, rec->key, rec->keylen);
+    }
+    if (keytype_coll_len(r) == 0) {
+        store_remove(s, r);
+    }
+    return 0;
+}
+
 /* One element's change to a key (journal.h's JOURNAL_ELEM). */
 static int
 apply_elem(const struct journal_record *rec, int64_t now, char *err,
@@ -1213,6 +1286,9 @@ apply_elem(const struct journal_record *rec, int64_t now, char *err,
     }
     if (rec->type == KEY_STR && rec->elem_op == KS_ELEM_RANGE) {
         return apply_range(rec, s, now, err, errlen);
+    }
+    if (keytype_is_coll(rec->type)) {
+        return apply_coll(rec, s, now, err, errlen);
     }
     snprintf(err, errlen, "element effect %u for a %s key", rec->elem_op,
              keytype_name(rec->type));

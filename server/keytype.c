@@ -45,6 +45,12 @@ keytype_state_size(uint8_t type)
         return sizeof(struct ks_tiers);
     case KEY_REDIS_GCRA:
         return sizeof(struct ks_redis_gcra);
+    case KEY_LIST:
+        return sizeof(struct qlist);
+    case KEY_HASH:
+        return sizeof(struct hmap);
+    case KEY_ZSET:
+        return sizeof(struct zset);
     default:
         return 0;
     }
@@ -67,6 +73,12 @@ keytype_name(uint8_t type)
         return "log";
     case KEY_TIERS:
         return "tiers";
+    case KEY_LIST:
+        return "list";
+    case KEY_HASH:
+        return "hash";
+    case KEY_ZSET:
+        return "zset";
     default:
         return "none";
     }
@@ -117,6 +129,100 @@ size_t
 keytype_owned_bytes(void)
 {
     return mem_owned_bytes();
+}
+
+size_t
+keytype_rec_owned(const struct store_rec *r)
+{
+    const void *state = store_rec_state((struct store_rec *)r);
+    switch (r->type) {
+    case KEY_LOG: {
+        const struct ks_log *ls = state;
+        return mem_usable(ls->ring.e) + mem_usable(ls->meta);
+    }
+    case KEY_TIERS:
+        return mem_usable(((const struct ks_tiers *)state)->st.b);
+    case KEY_STR: {
+        const struct ks_str *st = state;
+        return st->len > KS_STR_INLINE ? mem_usable(st->u.heap.p) : 0;
+    }
+    case KEY_LIST:
+        return qlist_owned(state);
+    case KEY_HASH:
+        return hmap_owned(state);
+    case KEY_ZSET:
+        return zset_owned(state);
+    default:
+        return 0;
+    }
+}
+
+void
+keytype_release(struct store_rec *r)
+{
+    void *state = store_rec_state(r);
+    switch (r->type) {
+    case KEY_LOG: {
+        struct ks_log *ls = state;
+        keytype_free(ls->ring.e);
+        keytype_free(ls->meta);
+        break;
+    }
+    case KEY_TIERS:
+        keytype_free(((struct ks_tiers *)state)->st.b);
+        break;
+    case KEY_STR: {
+        struct ks_str *st = state;
+        if (st->len > KS_STR_INLINE) {
+            keytype_free(st->u.heap.p);
+        }
+        break;
+    }
+    case KEY_LIST:
+        qlist_free(state);
+        break;
+    case KEY_HASH:
+        hmap_free(state);
+        break;
+    case KEY_ZSET:
+        zset_free(state);
+        break;
+    default:
+        break;
+    }
+}
+
+uint64_t
+keytype_coll_len(const struct store_rec *r)
+{
+    const void *state = store_rec_state((struct store_rec *)r);
+    switch (r->type) {
+    case KEY_LIST:
+        return qlist_len(state);
+    case KEY_HASH:
+        return hmap_len(state);
+    case KEY_ZSET:
+        return zset_len(state);
+    default:
+        return 0;
+    }
+}
+
+int
+keytype_coll_apply(struct store_rec *r, uint8_t op, const unsigned char *p,
+                   size_t len)
+{
+    void *state = store_rec_state(r);
+    switch (r->type) {
+    case KEY_LIST:
+        return qlist_apply(state, op, p, len);
+    case KEY_HASH:
+        return hmap_apply(state, op, p, len);
+    case KEY_ZSET:
+        return zset_apply(state, op, p, len);
+    default:
+        return COLL_MALFORMED;
+    }
 }
 
 /* ---- when a log or tiers state is fresh --------------------------------- */
@@ -210,11 +316,20 @@ keytype_encode(const struct store_rec *r, int64_t now, struct membuf *b)
     if (r->type == KEY_TIERS) {
         return encode_tiers(state, now, b);
     }
-    if (r->type == KEY_STR) {
+    switch (r->type) {
+    case KEY_STR: {
         struct ks_str *st = (struct ks_str *)state;
         return membuf_put(b, keytype_str_bytes(st), st->len);
     }
-    return membuf_put(b, state, keytype_state_size(r->type));
+    case KEY_LIST:
+        return qlist_encode(state, b);
+    case KEY_HASH:
+        return hmap_encode(state, b);
+    case KEY_ZSET:
+        return zset_encode(state, b);
+    default:
+        return membuf_put(b, state, keytype_state_size(r->type));
+    }
 }
 
 /* A string's bytes: inside the state when short, else in a block. */
@@ -353,6 +468,23 @@ decode_tiers(struct ks_tiers *ts, struct ks_reader *rd, int version,
     return KS_DECODED;
 }
 
+/* A collection's elements; an empty one is no key (Redis writes none). */
+static enum ks_decode
+decode_coll(struct store_rec *r, const unsigned char *p, size_t len)
+{
+    void *state = store_rec_state(r);
+    int rc = r->type == KEY_LIST   ? qlist_decode(state, p, len)
+             : r->type == KEY_HASH ? hmap_decode(state, p, len)
+                                   : zset_decode(state, p, len);
+    if (rc == COLL_NOMEM) {
+        return KS_NOMEM;
+    }
+    if (rc != COLL_OK || keytype_coll_len(r) == 0) {
+        return KS_MALFORMED;
+    }
+    return KS_DECODED;
+}
+
 enum ks_decode
 keytype_decode(struct store_rec *r, const unsigned char *p, size_t len,
                 int version)
@@ -367,6 +499,9 @@ keytype_decode(struct store_rec *r, const unsigned char *p, size_t len,
     }
     if (r->type == KEY_STR) {
         return decode_str(state, p, len);
+    }
+    if (keytype_is_coll(r->type)) {
+        return decode_coll(r, p, len);
     }
     if (len != keytype_state_size(r->type) || r->type == KEY_COUNTER_V2) {
         return KS_MALFORMED;

@@ -23,7 +23,10 @@
 #include "algorithms/increx.h"
 #include "algorithms/sliding_log.h"
 #include "algorithms/tiers.h"
+#include "lib/hmap.h"
 #include "lib/mem.h"
+#include "lib/qlist.h"
+#include "lib/zset.h"
 #include "server/store.h"
 
 enum key_type {
@@ -35,10 +38,31 @@ enum key_type {
     KEY_REDIS_GCRA, /* GCRA (Redis's command): struct ks_redis_gcra */
     KEY_COUNTER_V2, /* INCREX's counter of encodings 1 and 2: read only,
                      * loaded as a string (keytype_upgrade()) */
-    KEY_STR         /* any other string: struct ks_str */
+    KEY_STR,        /* any other string: struct ks_str */
+    KEY_LIST,       /* a Redis list: struct qlist (lib/qlist.h) */
+    KEY_HASH,       /* a Redis hash: struct hmap (lib/hmap.h) */
+    KEY_ZSET        /* a Redis sorted set: struct zset (lib/zset.h) */
 };
 #define KEY_TYPE_FIRST KEY_INT
-#define KEY_TYPE_LAST KEY_STR
+#define KEY_TYPE_LAST KEY_ZSET
+
+/* States that are their own encoding: a fixed-size struct, copied as it
+ * is (keytype_encode()). */
+static inline bool
+keytype_is_fixed_size(uint8_t type)
+{
+    return type == KEY_INT || type == KEY_FIXED || type == KEY_SLIDING ||
+           type == KEY_REDIS_GCRA || type == KEY_COUNTER_V2;
+}
+
+/* Redis's collections: their state is the module's struct, which owns
+ * the elements (counted in mem_owned_bytes()); the key never holds an
+ * empty one. */
+static inline bool
+keytype_is_coll(uint8_t type)
+{
+    return type >= KEY_LIST && type <= KEY_ZSET;
+}
 
 /*
  * Strings. A Redis string is KEY_INT when its bytes are an int64 written
@@ -161,6 +185,21 @@ const char *keytype_name(uint8_t type);
 
 /* ---- the arrays keys own ------------------------------------------------ */
 
+/* Bytes r's state owns outside its record (0 for a fixed-size one):
+ * MEMORY USAGE, what a copy of it takes. */
+size_t keytype_rec_owned(const struct store_rec *r);
+
+/* Free what r's state owns (the record is about to go). */
+void keytype_release(struct store_rec *r);
+
+/* Elements of collection r (0 for any other type). */
+uint64_t keytype_coll_len(const struct store_rec *r);
+
+/* Replay element effect op (journal.h's JOURNAL_ELEM) on collection r:
+ * COLL_OK, COLL_MALFORMED or COLL_NOMEM (lib/pack.h). */
+int keytype_coll_apply(struct store_rec *r, uint8_t op,
+                       const unsigned char *p, size_t len);
+
 /* Bytes of the arrays RL.LOG and RL.TIERS keys own (malloc's usable
  * sizes): what evicting them would give back, besides their records. */
 size_t keytype_owned_bytes(void);
@@ -229,6 +268,8 @@ bool keytype_upgrade(uint8_t *type, const unsigned char **p, size_t *len,
  *
  *   int:   the int64;  str: the bytes;
  *   gcra, fixed, sliding: the struct
+ *   list, hash, zset: their module's encoding (lib/qlist.h, lib/hmap.h,
+ *          lib/zset.h);
  *   log:   keep_ms i64, n u32, n x (t_ms i64, cost i64, meta_len u32),
  *          then the META bytes of the entries, oldest first;
  *   tiers: keep i64, n u32, n x (sec i64, count i64).

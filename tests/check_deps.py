@@ -16,7 +16,8 @@ The rules:
         conn, metrics                 (the connection layer, the exporter)
         commands                      (the table: names every handler)
         handlers/: cmd_*.c, info.c    (one command family each)
-        handlers/limit_cmd            (what the limiter handlers share)
+        handlers/limit_cmd, coll_cmd  (what the limiter handlers share;
+                                       what the key types' handlers share)
         cmd                           (dispatch, errors, statistics)
         the wings: persist/, repl/, cluster/, envoy/
         the core: every other file directly in server/
@@ -70,7 +71,7 @@ SERVER_FLOORS = [
     ("connections", ["server/conn", "server/metrics"]),
     ("table", ["server/commands"]),
     ("handlers", ["server/handlers/*"]),
-    ("handler support", ["server/handlers/limit_cmd"]),
+    ("handler support", ["server/handlers/limit_cmd", "server/handlers/coll_cmd"]),
     ("dispatcher", ["server/cmd"]),
     ("wings", ["server/persist/*", "server/repl/*", "server/cluster/*", "server/envoy/*"]),
     ("core", ["server/*"]),

@@ -14,6 +14,7 @@
 #include "server/client.h"
 #include "server/errors.h"
 #include "lib/glob.h"
+#include "server/handlers/coll_cmd.h"
 #include "server/handlers/handlers.h"
 #include "server/keyspace.h"
 #include "server/server.h"
@@ -290,28 +291,6 @@ cmd_keys(struct conn *c, struct resp_request *req)
     mem_free(l.recs);
 }
 
-/* A cursor as Redis reads it with strtoul: digits after an optional sign
- * (a '-' negates modulo 2^64), nothing else, within 64 bits. */
-static bool
-parse_cursor(const char *s, size_t len, uint64_t *out)
-{
-    /* Redis reads the cursor with strtoul(), which takes an empty string
-     * for 0 (a lone sign, though, has no digits and is invalid). */
-    if (len == 0) {
-        *out = 0;
-        return true;
-    }
-    bool negative = s[0] == '-';
-    size_t sign = s[0] == '-' || s[0] == '+';
-    if (!num_parse_u64_digits(s + sign, len - sign, out)) {
-        return false;
-    }
-    if (negative) {
-        *out = 0 - *out;
-    }
-    return true;
-}
-
 /* SCAN cursor [MATCH pattern] [COUNT n] [TYPE type], as in Redis: the
  * cursor is the store's reverse-binary bucket cursor, so a scan survives
  * table resizes; COUNT is the amount of work (buckets) per call. */
@@ -320,40 +299,16 @@ cmd_scan(struct conn *c, struct resp_request *req)
 {
     struct key_list l = { .now = clock_wall_now() };
     uint64_t cursor;
-    int64_t count = 10;
+    struct scan_opts o;
 
-    if (!parse_cursor(req->argv[1], req->argvlen[1], &cursor)) {
-        cmd_error(c, "ERR invalid cursor");
+    if (!coll_scan_cursor(c, req->argv[1], req->argvlen[1], &cursor) ||
+        !coll_scan_opts(c, req, 2, true, &o)) {
         return;
     }
-    for (size_t i = 2; i < req->argc; i += 2) {
-        if (i + 1 >= req->argc) {
-            cmd_error(c, ERR_SYNTAX);
-            return;
-        }
-        if (cmd_arg_is(req, i, "COUNT")) {
-            if (!num_parse_i64(req->argv[i + 1], req->argvlen[i + 1],
-                               &count)) {
-                cmd_error(c, ERR_NOT_INTEGER);
-                return;
-            }
-            if (count < 1) {
-                cmd_error(c, ERR_SYNTAX);
-                return;
-            }
-        } else if (cmd_arg_is(req, i, "MATCH")) {
-            l.pattern = req->argv[i + 1];
-            l.plen = req->argvlen[i + 1];
-            if (l.plen == 1 && l.pattern[0] == '*') {
-                l.pattern = NULL;
-            }
-        } else if (cmd_arg_is(req, i, "TYPE")) {
-            l.type = req->argv[i + 1];
-        } else {
-            cmd_error(c, ERR_SYNTAX);
-            return;
-        }
-    }
+    l.pattern = o.match;
+    l.plen = o.match_len;
+    l.type = o.type;
+    int64_t count = o.count;
     /* As Redis: visit buckets until count keys are collected, at most
      * count * 10 buckets per call. */
     int64_t visits = 0;

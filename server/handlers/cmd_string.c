@@ -22,6 +22,7 @@
 #include "server/clock.h"
 #include "server/cmd.h"
 #include "server/errors.h"
+#include "server/handlers/coll_cmd.h"
 #include "server/handlers/handlers.h"
 #include "server/keyspace.h"
 #include "server/server.h"
@@ -31,10 +32,6 @@
                      "(proto-max-bulk-len)"
 
 /* ---- reading ----------------------------------------------------------- */
-
-/* How a command looks its key up: as a read (counted in INFO's keyspace
- * hits and misses) or as a write (not), as Redis does. */
-enum lookup_kind { LOOKUP_READ, LOOKUP_WRITE };
 
 /* argv[1]'s live record into *r (NULL when absent); false (WRONGTYPE
  * sent) when it holds no string. */

@@ -53,10 +53,17 @@ def kill9(d):
     d.stopped = True
 
 
+def hash_pairs(c, key):
+    """A hash's (field, value) pairs, sorted, from HGETALL."""
+    parts = c.command("HGETALL", key).split(b"\r\n")[2:-1:2]
+    return sorted(zip(parts[0::2], parts[1::2]))
+
+
 def fingerprint(d):
     """Every key of every database: type, PTTL (the fake clock stands
-    still) and, for logs, the entries, for strings the value: what a
-    restart must give back."""
+    still) and, for logs, the entries, for strings the value, for lists,
+    hashes and sorted sets their elements (a hash's pairs sorted: a large
+    one's order is its table's): what a restart must give back."""
     c = d.raw()
     out = {}
     for db in range(16):
@@ -68,6 +75,12 @@ def fingerprint(d):
                 entry += (c.command("RL.ENTRIES", k),)
             elif entry[0] == b"+string\r\n":
                 entry += (c.command("GET", k),)
+            elif entry[0] == b"+list\r\n":
+                entry += (c.command("LRANGE", k, 0, -1),)
+            elif entry[0] == b"+zset\r\n":
+                entry += (c.command("ZRANGE", k, 0, -1, "WITHSCORES"),)
+            elif entry[0] == b"+hash\r\n":
+                entry += (hash_pairs(c, k),)
             out[(db, k)] = entry
     return out
 

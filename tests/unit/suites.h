@@ -34,5 +34,10 @@ Suite *pubsub_suite(void);
 Suite *h2_suite(void);
 Suite *manifest_suite(void);
 Suite *backlog_suite(void);
+Suite *pack_suite(void);
+Suite *zset_suite(void);
+Suite *dict_suite(void);
+Suite *hmap_suite(void);
+Suite *qlist_suite(void);
 
 #endif

@@ -1,0 +1,103 @@
+/*
+ * coll_cmd.c - what the handlers of Redis's key types share (see
+ * coll_cmd.h).
+ */
+#include "server/handlers/coll_cmd.h"
+
+#include "lib/glob.h"
+#include "lib/num.h"
+#include "server/client.h"
+#include "server/cmd.h"
+#include "server/errors.h"
+#include "server/keyspace.h"
+
+bool
+coll_lookup(struct conn *c, const char *key, size_t len, uint8_t type,
+            enum lookup_kind kind, int64_t now, struct store_rec **r)
+{
+    *r = kind == LOOKUP_READ ? keyspace_lookup(&c->hint, key, len, now)
+                             : keyspace_lookup_write(&c->hint, key, len, now);
+    if (*r != NULL && (*r)->type != type) {
+        cmd_error(c, ERR_WRONGTYPE);
+        return false;
+    }
+    return true;
+}
+
+struct store_rec *
+coll_reserve(struct conn *c, const char *key, size_t len, uint8_t type,
+             struct store_rec *r, size_t need)
+{
+    if (r == NULL) {
+        r = keyspace_coll_add(&c->hint, key, len, type, need);
+    } else if (!keyspace_coll_admit(r, need)) {
+        r = NULL;
+    }
+    if (r == NULL) {
+        cmd_error(c, ERR_OOM);
+    }
+    return r;
+}
+
+bool
+coll_scan_cursor(struct conn *c, const char *s, size_t len, uint64_t *cursor)
+{
+    /* strtoul() takes an empty string for 0; a lone sign has no digits.
+     * A '-' negates modulo 2^64, as strtoul does. */
+    if (len == 0) {
+        *cursor = 0;
+        return true;
+    }
+    size_t sign = s[0] == '-' || s[0] == '+';
+    if (!num_parse_u64_digits(s + sign, len - sign, cursor)) {
+        cmd_error(c, "ERR invalid cursor");
+        return false;
+    }
+    if (s[0] == '-') {
+        *cursor = 0 - *cursor;
+    }
+    return true;
+}
+
+bool
+coll_scan_opts(struct conn *c, const struct resp_request *req, size_t from,
+               bool allow_type, struct scan_opts *o)
+{
+    *o = (struct scan_opts){ .count = 10 };
+    for (size_t i = from; i < req->argc; i += 2) {
+        if (i + 1 >= req->argc) {
+            cmd_error(c, ERR_SYNTAX);
+            return false;
+        }
+        const char *v = req->argv[i + 1];
+        size_t vlen = req->argvlen[i + 1];
+        if (cmd_arg_is(req, i, "COUNT")) {
+            if (!num_parse_i64(v, vlen, &o->count)) {
+                cmd_error(c, ERR_NOT_INTEGER);
+                return false;
+            }
+            if (o->count < 1) {
+                cmd_error(c, ERR_SYNTAX);
+                return false;
+            }
+        } else if (cmd_arg_is(req, i, "MATCH")) {
+            bool all = vlen == 1 && v[0] == '*';
+            o->match = all ? NULL : v;
+            o->match_len = all ? 0 : vlen;
+        } else if (allow_type && cmd_arg_is(req, i, "TYPE")) {
+            o->type = v;
+            o->type_len = vlen;
+        } else {
+            cmd_error(c, ERR_SYNTAX);
+            return false;
+        }
+    }
+    return true;
+}
+
+bool
+coll_scan_match(const struct scan_opts *o, const void *s, size_t len)
+{
+    return o->match == NULL ||
+           glob_match(o->match, o->match_len, s, len, false);
+}

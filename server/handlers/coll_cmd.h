@@ -1,0 +1,58 @@
+/*
+ * coll_cmd.h - what the handlers of Redis's key types share (cmd_keys.c,
+ * cmd_list.c, cmd_hash.c, cmd_zset.c), in coll_cmd.c: the typed lookup
+ * with Redis's -WRONGTYPE, a collection made ready for an insert under
+ * maxmemory, and the arguments of the SCAN family.
+ */
+#ifndef CELLGATE_COLL_CMD_H
+#define CELLGATE_COLL_CMD_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "protocol/resp.h"
+#include "server/store.h"
+
+struct conn;
+
+/* How a command looks its key up: as a read (counted in INFO's keyspace
+ * hits and misses) or as a write (not), as Redis's lookupKeyRead() and
+ * lookupKeyWrite(). */
+enum lookup_kind { LOOKUP_READ, LOOKUP_WRITE };
+
+/* The live record of key into *r (NULL when absent); false (-WRONGTYPE
+ * sent) when it holds another type than `type`. Through c's key hint:
+ * key must be the request's first key. */
+bool coll_lookup(struct conn *c, const char *key, size_t len, uint8_t type,
+                 enum lookup_kind kind, int64_t now, struct store_rec **r);
+
+/* Collection r of `type` at key (NULL: absent, then a new empty one is
+ * added) with room for about `need` more bytes under maxmemory. NULL
+ * (-OOM sent, nothing changed) when refused. */
+struct store_rec *coll_reserve(struct conn *c, const char *key, size_t len,
+                               uint8_t type, struct store_rec *r,
+                               size_t need);
+
+/* A SCAN cursor as Redis reads it (strtoul: an optional sign, digits, an
+ * empty string for 0); false (-ERR invalid cursor sent) otherwise. */
+bool coll_scan_cursor(struct conn *c, const char *s, size_t len,
+                      uint64_t *cursor);
+
+/* [MATCH pattern] [COUNT n] (and [TYPE type] for SCAN itself) from
+ * argv[from] on, as Redis's scanGenericCommand() reads them; false with
+ * the error sent. match is NULL for none or "*". */
+struct scan_opts {
+    const char *match;
+    size_t match_len;
+    const char *type;       /* SCAN only; NULL when not given */
+    size_t type_len;
+    int64_t count;          /* 10 unless given */
+};
+bool coll_scan_opts(struct conn *c, const struct resp_request *req,
+                    size_t from, bool allow_type, struct scan_opts *o);
+
+/* Does an element's name pass MATCH (NULL: everything does)? */
+bool coll_scan_match(const struct scan_opts *o, const void *s, size_t len);
+
+#endif
