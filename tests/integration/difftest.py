@@ -661,9 +661,12 @@ def g_hset(g):
         out = [hkey(g)]
         # Redis 7.0 keeps up to 512 fields (hash-max-listpack-entries) in
         # its listpack: some bulk writes go past that.
-        n = g.rng.randint(500, 620) if g.chance(0.4) else bulk_n(g)
-        for _ in range(n):
-            out += [b"f%d" % g.rng.randrange(1000), b"%d" % g.rng.randrange(1000)]
+        if g.chance(0.4):
+            fields = g.rng.sample(range(1000), g.rng.randint(500, 620))
+        else:
+            fields = [g.rng.randrange(400) for _ in range(bulk_n(g))]
+        for f in fields:
+            out += [b"f%d" % f, b"%d" % g.rng.randrange(1000)]
         return out
     out = [hkey(g)]
     for _ in range(g.rng.randint(1, 3)):
