@@ -385,7 +385,7 @@ def g_expire_like(num):
             out.append(g.opt(g.pick(words)))
         elif r < 0.6:
             out += [g.opt(g.pick(words)), g.opt(g.pick(words))]
-        elif r < 0.63:
+        elif r < 0.66:
             out.append(g.bad_opt())
         return out
     return gen
@@ -404,7 +404,7 @@ def g_copy(g):
         groups.append([g.opt(b"DB"), g.db()] if not g.chance(0.03) else [g.opt(b"DB")])
     if g.chance(0.4):
         groups.append([g.opt(b"REPLACE")])
-    if g.chance(0.03):
+    if g.chance(0.06):
         groups.append([g.bad_opt()])
     return [g.key(), g.key()] + g.shuffled_groups(groups)
 
@@ -627,7 +627,7 @@ def g_lpos(g):
         groups.append([g.opt(b"COUNT"), count(g)])
     if g.chance(0.3):
         groups.append([g.opt(b"MAXLEN"), count(g)])
-    if g.chance(0.04):
+    if g.chance(0.08):
         groups.append([g.bad_opt()])
     if g.chance(0.03) and groups:
         groups[-1] = groups[-1][:1]

@@ -15,7 +15,7 @@ import harness
 # in the first two (SCAN TYPE then never asks for hashes: a planted key is
 # a hash in Redis), not in the third.
 SEEDS = [("ci-1", True), ("ci-2", True), ("ci-3", False)]
-COMMANDS = 10000
+COMMANDS = 20000
 
 # Issue 28's commands: each must have answered both an error and something
 # else in every run (an error at least through a wrong arity or WRONGTYPE).
