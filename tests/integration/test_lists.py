@@ -313,12 +313,14 @@ def test_the_acknowledged_lists_survive_kill_9(start_daemon, tmp_path):
 def journal_bytes_per_lpush(d, key, n):
     c = d.raw()
     for i in range(0, n, 1000):
-        c.command("RPUSH", key, *[b"e%d" % j for j in range(i, min(n, i + 1000))])
+        batch = [b"e%d" % j for j in range(i, min(n, i + 1000))]
+        c.command("RPUSH", key, *batch)
     c.command("PING")
     path = incr_files(d)[-1]
     size = os.path.getsize(path)
     for i in range(100):
-        assert c.command("LPUSH", key, b"new%03d" % i) == b":%d\r\n" % (n + i + 1)
+        reply = c.command("LPUSH", key, b"new%03d" % i)
+        assert reply == b":%d\r\n" % (n + i + 1)
     return (os.path.getsize(path) - size) / 100
 
 
