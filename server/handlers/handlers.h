@@ -179,6 +179,22 @@ HANDLER(cmd_strlen);
 HANDLER(cmd_getrange);
 HANDLER(cmd_setrange);
 
+/* cmd_hash.c */
+HANDLER(cmd_hset);
+HANDLER(cmd_hmset);
+HANDLER(cmd_hsetnx);
+HANDLER(cmd_hget);
+HANDLER(cmd_hmget);
+HANDLER(cmd_hdel);
+HANDLER(cmd_hlen);
+HANDLER(cmd_hstrlen);
+HANDLER(cmd_hexists);
+HANDLER(cmd_hincrby);
+HANDLER(cmd_hincrbyfloat);
+HANDLER(cmd_hgetall);
+HANDLER(cmd_hkeys);
+HANDLER(cmd_hvals);
+HANDLER(cmd_hscan);
 /* cmd_list.c */
 HANDLER(cmd_lpush);
 HANDLER(cmd_rpush);
@@ -213,5 +229,29 @@ HANDLER(cmd_config_reload_limits);
 HANDLER(cmd_rl_log);
 HANDLER(cmd_rl_entries);
 HANDLER(cmd_rl_tiers);
+
+/* cmd_zset.c */
+HANDLER(cmd_zadd);
+HANDLER(cmd_zincrby);
+HANDLER(cmd_zrem);
+HANDLER(cmd_zscore);
+HANDLER(cmd_zmscore);
+HANDLER(cmd_zcard);
+HANDLER(cmd_zcount);
+HANDLER(cmd_zlexcount);
+HANDLER(cmd_zrange);
+HANDLER(cmd_zrevrange);
+HANDLER(cmd_zrangebyscore);
+HANDLER(cmd_zrevrangebyscore);
+HANDLER(cmd_zrangebylex);
+HANDLER(cmd_zrevrangebylex);
+HANDLER(cmd_zremrangebyscore);
+HANDLER(cmd_zremrangebyrank);
+HANDLER(cmd_zremrangebylex);
+HANDLER(cmd_zrank);
+HANDLER(cmd_zrevrank);
+HANDLER(cmd_zpopmin);
+HANDLER(cmd_zpopmax);
+HANDLER(cmd_zscan);
 
 #endif

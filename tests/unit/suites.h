@@ -35,7 +35,9 @@ Suite *h2_suite(void);
 Suite *manifest_suite(void);
 Suite *backlog_suite(void);
 Suite *pack_suite(void);
+Suite *zset_suite(void);
 Suite *dict_suite(void);
+Suite *hmap_suite(void);
 Suite *qlist_suite(void);
 
 #endif
