@@ -343,8 +343,9 @@ static struct membuf escratch;
 #define KS_SCRATCH_KEEP ((size_t)1 << 20)
 
 /* r's encoded state: a fixed-size state is its own encoding (see
- * keytype_encode()), so it is read in place; a log or tiers state is
- * encoded into the scratch buffer. */
+ * keytype_encode()), so it is read in place, and so are a string's bytes;
+ * any other state (a log, tiers, a collection) is encoded into the
+ * scratch buffer, which a huge one does not keep. */
 static bool
 journal_set(struct store_rec *r, uint32_t db, int64_t now)
 {
@@ -355,7 +356,7 @@ journal_set(struct store_rec *r, uint32_t db, int64_t now)
         struct ks_str *st = store_rec_state(r);
         state = keytype_str_bytes(st);
         len = st->len;
-    } else if (r->type == KEY_LOG || r->type == KEY_TIERS) {
+    } else if (!keytype_is_fixed_size(r->type)) {
         jscratch.len = 0;
         if (!keytype_encode(r, now, &jscratch)) {
             return false;
@@ -363,8 +364,13 @@ journal_set(struct store_rec *r, uint32_t db, int64_t now)
         state = jscratch.p;
         len = jscratch.len;
     }
-    return journal_add_set(db, r->type, store_rec_key(r), store_rec_keylen(r),
-                           r->expire_at, state, len);
+    bool ok = journal_add_set(db, r->type, store_rec_key(r),
+                              store_rec_keylen(r), r->expire_at, state, len);
+    if (jscratch.cap > KS_SCRATCH_KEEP) {
+        mem_free(jscratch.p);
+        jscratch = (struct membuf){ 0 };
+    }
+    return ok;
 }
 
 void

@@ -46,6 +46,15 @@ enum key_type {
 #define KEY_TYPE_FIRST KEY_INT
 #define KEY_TYPE_LAST KEY_ZSET
 
+/* States that are their own encoding: a fixed-size struct, copied as it
+ * is (keytype_encode()). */
+static inline bool
+keytype_is_fixed_size(uint8_t type)
+{
+    return type == KEY_INT || type == KEY_FIXED || type == KEY_SLIDING ||
+           type == KEY_REDIS_GCRA || type == KEY_COUNTER_V2;
+}
+
 /* Redis's collections: their state is the module's struct, which owns
  * the elements (counted in mem_owned_bytes()); the key never holds an
  * empty one. */

@@ -179,6 +179,39 @@ HANDLER(cmd_strlen);
 HANDLER(cmd_getrange);
 HANDLER(cmd_setrange);
 
+/* cmd_hash.c */
+HANDLER(cmd_hset);
+HANDLER(cmd_hmset);
+HANDLER(cmd_hsetnx);
+HANDLER(cmd_hget);
+HANDLER(cmd_hmget);
+HANDLER(cmd_hdel);
+HANDLER(cmd_hlen);
+HANDLER(cmd_hstrlen);
+HANDLER(cmd_hexists);
+HANDLER(cmd_hincrby);
+HANDLER(cmd_hincrbyfloat);
+HANDLER(cmd_hgetall);
+HANDLER(cmd_hkeys);
+HANDLER(cmd_hvals);
+HANDLER(cmd_hscan);
+/* cmd_list.c */
+HANDLER(cmd_lpush);
+HANDLER(cmd_rpush);
+HANDLER(cmd_lpushx);
+HANDLER(cmd_rpushx);
+HANDLER(cmd_lpop);
+HANDLER(cmd_rpop);
+HANDLER(cmd_llen);
+HANDLER(cmd_lindex);
+HANDLER(cmd_lrange);
+HANDLER(cmd_ltrim);
+HANDLER(cmd_lrem);
+HANDLER(cmd_lset);
+HANDLER(cmd_lpos);
+HANDLER(cmd_linsert);
+HANDLER(cmd_lmove);
+
 /* cmd_limit.c */
 HANDLER(cmd_gcra);
 HANDLER(cmd_cl_throttle);

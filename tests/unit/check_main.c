@@ -40,8 +40,10 @@ main(void)
     srunner_add_suite(sr, manifest_suite());
     srunner_add_suite(sr, backlog_suite());
     srunner_add_suite(sr, dict_suite());
+    srunner_add_suite(sr, hmap_suite());
     srunner_add_suite(sr, mem_suite());
     srunner_add_suite(sr, pack_suite());
+    srunner_add_suite(sr, qlist_suite());
     srunner_add_suite(sr, zset_suite());
     srunner_run_all(sr, CK_NORMAL);
     int failed = srunner_ntests_failed(sr);

@@ -37,5 +37,7 @@ Suite *backlog_suite(void);
 Suite *pack_suite(void);
 Suite *zset_suite(void);
 Suite *dict_suite(void);
+Suite *hmap_suite(void);
+Suite *qlist_suite(void);
 
 #endif

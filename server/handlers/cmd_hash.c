@@ -1,0 +1,460 @@
+/*
+ * cmd_hash.c - Redis's hash commands, byte for byte as Redis 7.0 answers
+ * them: HSET, HMSET, HSETNX, HGET, HMGET, HDEL, HLEN, HSTRLEN, HEXISTS,
+ * HINCRBY, HINCRBYFLOAT, HGETALL, HKEYS, HVALS, HSCAN.
+ *
+ * The hash itself is lib/hmap.h (struct hmap, the key's state). A write
+ * is admitted first (coll_reserve), then made through the same calls its
+ * effect replays (hmap_prepare, then hmap_set of each pair; hmap_del), so
+ * the journal and the replicas get a few fields, not the hash, and the
+ * field order of a compact hash comes out the same there. Checks come in
+ * Redis's order, since which error a bad request gets is part of the
+ * reply.
+ */
+#include <math.h>
+#include <stdbool.h>
+#include <string.h>
+
+#include "algorithms/increx.h"
+#include "lib/hmap.h"
+#include "lib/mem.h"
+#include "lib/num.h"
+#include "protocol/reply.h"
+#include "server/client.h"
+#include "server/clock.h"
+#include "server/cmd.h"
+#include "server/errors.h"
+#include "server/handlers/coll_cmd.h"
+#include "server/handlers/handlers.h"
+#include "server/keyspace.h"
+
+static struct hmap *
+hash_of(struct store_rec *r)
+{
+    return store_rec_state(r);
+}
+
+/* argv[1]'s hash into *r (NULL when absent); false (WRONGTYPE sent) when
+ * the key holds something else. */
+static bool
+lookup_hash(struct conn *c, const struct resp_request *req,
+            enum lookup_kind kind, struct store_rec **r)
+{
+    return coll_lookup(c, req->argv[1], req->argvlen[1], KEY_HASH, kind,
+                       clock_wall_now(), r);
+}
+
+/* ---- writes ------------------------------------------------------------ */
+
+/* The n strings at s (field, value, ...) set into argv[1]'s hash r (NULL:
+ * absent), as HSET does: admitted, hmap_prepare() over them all, then
+ * each pair in order, told to the journal as one HMAP_OP_SET. The number
+ * of new fields, or -1 after an error reply. */
+static int64_t
+hash_set_pairs(struct conn *c, const struct resp_request *req,
+               struct store_rec *r, const char *const *s, const size_t *len,
+               size_t n)
+{
+    static const struct hmap empty;
+    size_t need = hmap_grow_bytes(r != NULL ? hash_of(r) : &empty, s, len,
+                                  n);
+    r = coll_reserve(c, req->argv[1], req->argvlen[1], KEY_HASH, r, need);
+    if (r == NULL) {
+        return -1;
+    }
+    struct hmap *h = hash_of(r);
+    struct membuf *b = keyspace_elem_begin(r);
+    int64_t created = 0;
+    bool failed = !hmap_prepare(h, s, len, n);
+    for (size_t i = 0; i < n && !failed; i += 2) {
+        int rc = hmap_set(h, s[i], len[i], s[i + 1], len[i + 1]);
+        failed = rc == HMAP_NOMEM;
+        created += rc == HMAP_NEW;
+    }
+    if (failed) {
+        /* Some pairs may be in: the journal gets the whole hash. */
+        keyspace_written(r);
+    } else if (b != NULL) {
+        if (hmap_effect_set(b, s, len, n)) {
+            keyspace_elem_end(r, HMAP_OP_SET);
+        } else {
+            keyspace_written(r);
+        }
+    }
+    (void)keyspace_coll_done(r);
+    if (failed) {
+        cmd_error(c, ERR_NOMEM);
+        return -1;
+    }
+    return created;
+}
+
+/* HSET key field value [field value ...], and HMSET (+OK). */
+static void
+hset_generic(struct conn *c, struct resp_request *req, bool hmset)
+{
+    struct store_rec *r;
+    if (req->argc % 2 == 1) {
+        cmd_errorf(c, ERR_WRONG_ARITY, hmset ? "hmset" : "hset");
+        return;
+    }
+    if (!lookup_hash(c, req, LOOKUP_WRITE, &r)) {
+        return;
+    }
+    int64_t created = hash_set_pairs(c, req, r,
+                                     (const char *const *)req->argv + 2,
+                                     req->argvlen + 2, req->argc - 2);
+    if (created < 0) {
+        return;
+    }
+    if (hmset) {
+        reply_ok(&c->out);
+    } else {
+        reply_int(&c->out, created);
+    }
+}
+
+void
+cmd_hset(struct conn *c, struct resp_request *req)
+{
+    hset_generic(c, req, false);
+}
+
+void
+cmd_hmset(struct conn *c, struct resp_request *req)
+{
+    hset_generic(c, req, true);
+}
+
+void
+cmd_hsetnx(struct conn *c, struct resp_request *req)
+{
+    struct store_rec *r;
+    if (!lookup_hash(c, req, LOOKUP_WRITE, &r)) {
+        return;
+    }
+    if (r != NULL &&
+        hmap_exists(hash_of(r), req->argv[2], req->argvlen[2])) {
+        reply_int(&c->out, 0);
+        return;
+    }
+    if (hash_set_pairs(c, req, r, (const char *const *)req->argv + 2,
+                       req->argvlen + 2, 2) >= 0) {
+        reply_int(&c->out, 1);
+    }
+}
+
+/* HINCRBY and HINCRBYFLOAT: argv[2] set to the n bytes of text in r
+ * (NULL: absent), as one pair; false after an error reply. */
+static bool
+set_result(struct conn *c, struct resp_request *req, struct store_rec *r,
+           const char *text, size_t n)
+{
+    const char *s[2] = { req->argv[2], text };
+    size_t len[2] = { req->argvlen[2], n };
+    return hash_set_pairs(c, req, r, s, len, 2) >= 0;
+}
+
+void
+cmd_hincrby(struct conn *c, struct resp_request *req)
+{
+    struct store_rec *r;
+    int64_t incr, value = 0;
+    struct pack_item v;
+    if (!num_parse_i64(req->argv[3], req->argvlen[3], &incr)) {
+        cmd_error(c, ERR_NOT_INTEGER);
+        return;
+    }
+    if (!lookup_hash(c, req, LOOKUP_WRITE, &r)) {
+        return;
+    }
+    if (r != NULL && hmap_get(hash_of(r), req->argv[2], req->argvlen[2], &v)
+        && !num_parse_i64((const char *)v.data, v.len, &value)) {
+        cmd_error(c, "ERR hash value is not an integer");
+        return;
+    }
+    if (__builtin_add_overflow(value, incr, &value)) {
+        cmd_error(c, "ERR increment or decrement would overflow");
+        return;
+    }
+    char text[NUM_I64_MAXLEN];
+    size_t n = num_fmt_i64(text, value);
+    if (set_result(c, req, r, text, n)) {
+        reply_int(&c->out, value);
+    }
+}
+
+/* HINCRBYFLOAT: long double arithmetic, the result stored as the text
+ * INCRBYFLOAT stores (ld2string's human form), which is also the reply. */
+void
+cmd_hincrbyfloat(struct conn *c, struct resp_request *req)
+{
+    struct store_rec *r;
+    long double incr, value = 0;
+    struct pack_item v;
+    if (!num_parse_long_double(req->argv[3], req->argvlen[3], &incr)) {
+        cmd_error(c, ERR_NOT_FLOAT);
+        return;
+    }
+    if (isnan(incr) || isinf(incr)) {
+        cmd_error(c, "ERR value is NaN or Infinity");
+        return;
+    }
+    if (!lookup_hash(c, req, LOOKUP_WRITE, &r)) {
+        return;
+    }
+    if (r != NULL && hmap_get(hash_of(r), req->argv[2], req->argvlen[2], &v)
+        && !num_parse_long_double((const char *)v.data, v.len, &value)) {
+        cmd_error(c, "ERR hash value is not a float");
+        return;
+    }
+    value += incr;
+    if (isnan(value) || isinf(value)) {
+        cmd_error(c, "ERR increment would produce NaN or Infinity");
+        return;
+    }
+    char text[INCREX_TEXT_MAX];
+    size_t n = increx_format_float(value, text, sizeof(text));
+    if (set_result(c, req, r, text, n)) {
+        reply_bulk(&c->out, text, n);
+    }
+}
+
+void
+cmd_hdel(struct conn *c, struct resp_request *req)
+{
+    struct store_rec *r;
+    if (!lookup_hash(c, req, LOOKUP_WRITE, &r)) {
+        return;
+    }
+    int64_t deleted = 0;
+    if (r != NULL) {
+        struct hmap *h = hash_of(r);
+        for (size_t i = 2; i < req->argc && hmap_len(h) > 0; i++) {
+            deleted += hmap_del(h, req->argv[i], req->argvlen[i]);
+        }
+    }
+    if (deleted > 0) {
+        /* Every field named: deleting one that is not there (any more)
+         * changes nothing on replay either. */
+        struct membuf *b = keyspace_elem_begin(r);
+        if (b != NULL) {
+            if (hmap_effect_del(b, (const char *const *)req->argv + 2,
+                                req->argvlen + 2, req->argc - 2)) {
+                keyspace_elem_end(r, HMAP_OP_DEL);
+            } else {
+                keyspace_written(r);
+            }
+        }
+        (void)keyspace_coll_done(r);
+    }
+    reply_int(&c->out, deleted);
+}
+
+/* ---- reads ------------------------------------------------------------- */
+
+static void
+reply_field(struct conn *c, const struct store_rec *r, const char *f,
+            size_t flen)
+{
+    struct pack_item v;
+    if (r != NULL && hmap_get(hash_of((struct store_rec *)r), f, flen, &v)) {
+        reply_bulk(&c->out, v.data, v.len);
+    } else {
+        reply_null(&c->out, c->proto);
+    }
+}
+
+void
+cmd_hget(struct conn *c, struct resp_request *req)
+{
+    struct store_rec *r;
+    if (lookup_hash(c, req, LOOKUP_READ, &r)) {
+        reply_field(c, r, req->argv[2], req->argvlen[2]);
+    }
+}
+
+void
+cmd_hmget(struct conn *c, struct resp_request *req)
+{
+    struct store_rec *r;
+    if (!lookup_hash(c, req, LOOKUP_READ, &r)) {
+        return;
+    }
+    reply_array(&c->out, req->argc - 2);
+    for (size_t i = 2; i < req->argc; i++) {
+        reply_field(c, r, req->argv[i], req->argvlen[i]);
+    }
+}
+
+void
+cmd_hlen(struct conn *c, struct resp_request *req)
+{
+    struct store_rec *r;
+    if (lookup_hash(c, req, LOOKUP_READ, &r)) {
+        reply_int(&c->out, r != NULL ? (int64_t)hmap_len(hash_of(r)) : 0);
+    }
+}
+
+void
+cmd_hstrlen(struct conn *c, struct resp_request *req)
+{
+    struct store_rec *r;
+    if (!lookup_hash(c, req, LOOKUP_READ, &r)) {
+        return;
+    }
+    size_t n = r != NULL ? hmap_value_len(hash_of(r), req->argv[2],
+                                          req->argvlen[2])
+                         : 0;
+    reply_int(&c->out, (int64_t)n);
+}
+
+void
+cmd_hexists(struct conn *c, struct resp_request *req)
+{
+    struct store_rec *r;
+    if (!lookup_hash(c, req, LOOKUP_READ, &r)) {
+        return;
+    }
+    bool in = r != NULL &&
+              hmap_exists(hash_of(r), req->argv[2], req->argvlen[2]);
+    reply_int(&c->out, in);
+}
+
+enum { WANT_FIELDS = 1, WANT_VALUES = 2 };
+
+/* HGETALL (a map in RESP3), HKEYS, HVALS: in the hash's order. */
+static void
+hgetall_generic(struct conn *c, struct resp_request *req, int want)
+{
+    struct store_rec *r;
+    if (!lookup_hash(c, req, LOOKUP_READ, &r)) {
+        return;
+    }
+    struct hmap *h = r != NULL ? hash_of(r) : NULL;
+    size_t n = h != NULL ? hmap_len(h) : 0;
+    if (want == (WANT_FIELDS | WANT_VALUES)) {
+        reply_map(&c->out, n, c->proto);
+    } else {
+        reply_array(&c->out, n);
+    }
+    if (h == NULL) {
+        return;
+    }
+    struct hmap_iter it = { 0 };
+    struct pack_item f, v;
+    while (hmap_next(h, &it, &f, &v)) {
+        if (want & WANT_FIELDS) {
+            reply_bulk(&c->out, f.data, f.len);
+        }
+        if (want & WANT_VALUES) {
+            reply_bulk(&c->out, v.data, v.len);
+        }
+    }
+}
+
+void
+cmd_hgetall(struct conn *c, struct resp_request *req)
+{
+    hgetall_generic(c, req, WANT_FIELDS | WANT_VALUES);
+}
+
+void
+cmd_hkeys(struct conn *c, struct resp_request *req)
+{
+    hgetall_generic(c, req, WANT_FIELDS);
+}
+
+void
+cmd_hvals(struct conn *c, struct resp_request *req)
+{
+    hgetall_generic(c, req, WANT_VALUES);
+}
+
+/* ---- HSCAN ------------------------------------------------------------- */
+
+/* The fields and values a step collected (they stay valid: nothing
+ * changes the hash while the reply is built). */
+struct scan_batch {
+    const struct scan_opts *o;
+    struct pack_item *items;    /* field, value, ... */
+    size_t len;                 /* items */
+    size_t cap;
+    uint64_t seen;              /* fields visited, matching or not */
+    bool oom;
+};
+
+static void
+collect_pair(const struct pack_item *f, const struct pack_item *v,
+             void *arg)
+{
+    struct scan_batch *s = arg;
+    s->seen++;
+    if (s->oom || !coll_scan_match(s->o, f->data, f->len)) {
+        return;
+    }
+    if (s->len + 2 > s->cap) {
+        size_t cap = s->cap != 0 ? s->cap * 2 : 32;
+        struct pack_item *items = mem_realloc(s->items,
+                                              cap * sizeof(*items));
+        if (items == NULL) {
+            s->oom = true;
+            return;
+        }
+        s->items = items;
+        s->cap = cap;
+    }
+    s->items[s->len++] = *f;
+    s->items[s->len++] = *v;
+}
+
+/* HSCAN key cursor [MATCH pattern] [COUNT count]. A compact hash answers
+ * whole with cursor 0, as Redis answers a listpack; a large one visits
+ * buckets until COUNT fields are visited (MATCH filters after, as in
+ * Redis), at most twenty times COUNT buckets (Redis counts fields and
+ * values, so its bounds are doubled). */
+void
+cmd_hscan(struct conn *c, struct resp_request *req)
+{
+    struct store_rec *r;
+    uint64_t cursor;
+    struct scan_opts o;
+    if (!coll_scan_cursor(c, req->argv[2], req->argvlen[2], &cursor) ||
+        !lookup_hash(c, req, LOOKUP_READ, &r)) {
+        return;
+    }
+    if (r == NULL) {
+        reply_array(&c->out, 2);
+        reply_bulk(&c->out, "0", 1);
+        reply_array(&c->out, 0);
+        return;
+    }
+    if (!coll_scan_opts(c, req, 3, false, &o)) {
+        return;
+    }
+    struct hmap *h = hash_of(r);
+    struct scan_batch s = { .o = &o };
+    if (hmap_is_compact(h)) {
+        cursor = hmap_scan(h, cursor, collect_pair, &s);
+    } else {
+        /* Redis's loop bound, in fields: count * 2 elements wanted, at
+         * most count * 2 * 10 further steps. */
+        uint64_t want = (uint64_t)o.count;
+        uint64_t steps = want > UINT64_MAX / 20 ? UINT64_MAX : want * 20;
+        do {
+            cursor = hmap_scan(h, cursor, collect_pair, &s);
+        } while (cursor != 0 && steps-- > 0 && !s.oom &&
+                 s.seen < want);
+    }
+    if (s.oom) {
+        cmd_error(c, ERR_NOMEM);
+    } else {
+        reply_array(&c->out, 2);
+        reply_bulk_u64(&c->out, cursor);
+        reply_array(&c->out, s.len);
+        for (size_t i = 0; i < s.len; i++) {
+            reply_bulk(&c->out, s.items[i].data, s.items[i].len);
+        }
+    }
+    mem_free(s.items);
+}
