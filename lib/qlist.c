@@ -250,17 +250,6 @@ merge_next(struct qlist *x, size_t i)
 
 /* ---- pushing and popping ----------------------------------------------- */
 
-static void
-varint_put(size_t v, unsigned char *out, size_t *n)
-{
-    *n = 0;
-    while (v >= 0x80) {
-        out[(*n)++] = (unsigned char)(v | 0x80);
-        v >>= 7;
-    }
-    out[(*n)++] = (unsigned char)v;
-}
-
 size_t
 qlist_elem_cost(size_t len)
 {
@@ -726,6 +715,18 @@ qlist_decode(struct qlist *x, const unsigned char *p, size_t len)
 }
 
 /* ---- element effects --------------------------------------------------- */
+
+/* len as a pack's entries spell it (lib/pack.h): out holds n bytes. */
+static void
+varint_put(size_t v, unsigned char *out, size_t *n)
+{
+    *n = 0;
+    while (v >= 0x80) {
+        out[(*n)++] = (unsigned char)(v | 0x80);
+        v >>= 7;
+    }
+    out[(*n)++] = (unsigned char)v;
+}
 
 static bool
 put_value(struct membuf *b, const void *v, size_t len)

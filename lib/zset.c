@@ -1116,18 +1116,20 @@ zset_remove_ranks(struct zset *x, uint64_t first, uint64_t n)
 }
 
 size_t
-zset_add_cost(const struct zset *x, size_t len)
+zset_add_cost(const struct zset *x, uint64_t n, size_t bytes, size_t maxlen)
 {
-    if (x->big == NULL && zp_count(&x->pk) + 1 <= ZSET_PACK_MAX_ENTRIES &&
-        len <= ZSET_PACK_MAX_VALUE) {
-        return pack_entry_size(len) + pack_entry_size(SCORE_BYTES);
-    }
     size_t node = sizeof(struct zs_node) + 2 * sizeof(struct zs_link);
-    size_t entry = sizeof(struct dict_entry) + len + 16;
-    size_t cost = node + entry + 2 * sizeof(void *);
+    size_t entry = sizeof(struct dict_entry) + 16;
+    uint64_t len = zset_len(x);
+    if (x->big == NULL && len + n <= ZSET_PACK_MAX_ENTRIES &&
+        maxlen <= ZSET_PACK_MAX_VALUE) {
+        return bytes + (size_t)n * (pack_entry_size(0) +
+                                    pack_entry_size(SCORE_BYTES));
+    }
+    size_t cost = bytes + (size_t)n * (node + entry + 2 * sizeof(void *));
     if (x->big == NULL) {
-        /* The conversion builds a node and an entry per member. */
-        cost += (size_t)zp_count(&x->pk) * (node + entry + 64) + 1024;
+        /* The conversion makes a node and an entry of every member. */
+        cost += x->pk.bytes + (size_t)len * (node + entry + 64) + 1024;
     }
     return cost;
 }

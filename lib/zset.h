@@ -185,7 +185,9 @@ bool zset_remove(struct zset *x, const void *m, size_t len);
 /* Remove the n members from rank first on. */
 void zset_remove_ranks(struct zset *x, uint64_t first, uint64_t n);
 
-/* Roughly what adding a member of len bytes costs (admission). */
-size_t zset_add_cost(const struct zset *x, size_t len);
+/* Roughly what adding n members of `bytes` bytes in all, the longest
+ * maxlen, costs (admission), a conversion included. */
+size_t zset_add_cost(const struct zset *x, uint64_t n, size_t bytes,
+                     size_t maxlen);
 
 #endif

@@ -349,6 +349,11 @@ static struct membuf escratch;
 static bool
 journal_set(struct store_rec *r, uint32_t db, int64_t now)
 {
+    if (keytype_is_coll(r->type) && keytype_coll_len(r) == 0) {
+        /* Emptied in this pass and on its way out: its DEL (written as
+         * it is released) says so; an empty collection is no state. */
+        return true;
+    }
     const void *state = store_rec_state(r);
     size_t len = keytype_state_size(r->type);
     if (r->type == KEY_STR) {

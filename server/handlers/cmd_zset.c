@@ -204,11 +204,13 @@ static size_t
 zadd_need(const struct zset *z, const struct resp_request *req,
           const struct zadd_opts *o)
 {
-    size_t need = 0;
+    size_t bytes = 0, maxlen = 0;
     for (size_t j = 0; j < o->pairs; j++) {
-        need += zset_add_cost(z, req->argvlen[o->first + 2 * j + 1]);
+        size_t len = req->argvlen[o->first + 2 * j + 1];
+        bytes += len;
+        maxlen = len > maxlen ? len : maxlen;
     }
-    return need;
+    return zset_add_cost(z, o->pairs, bytes, maxlen);
 }
 
 static void

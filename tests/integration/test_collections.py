@@ -83,7 +83,7 @@ def test_wrongtype_between_every_pair_of_types(start_daemon):
         key = keys[name]
         for cmd in (("CL.THROTTLE", key, 5, 10, 60), ("RL.FIXED", key, 5, 60),
                     ("RL.LOG", key, 5, 60), ("GCRA", key, 5, 10, 60),
-                    ("INCREX", key, 1)):
+                    ("INCREX", key, "BYINT", 1)):
             reply = c.command(*cmd)
             assert reply.startswith(b"-WRONGTYPE"), (cmd, reply)
         assert c.command("TYPE", key) == b"+%s\r\n" % name.encode()
@@ -98,7 +98,7 @@ def test_keyspace_commands_on_collections(start_daemon):
     c = d.raw()
     assert c.command("RPUSH", "l", "a", "b", "c") == b":3\r\n"
     assert c.command("HSET", "h", "f1", "v1", "f2", "v2") == b":2\r\n"
-    assert c.command("ZADD", "z", 1, "a", 2.5, "b") == b":2\r\n"
+    assert c.command("ZADD", "z", 1, "a", "2.5", "b") == b":2\r\n"
     assert c.command("SET", "s", "x") == b"+OK\r\n"
     for key, kind in (("l", b"list"), ("h", b"hash"), ("z", b"zset")):
         assert c.command("TYPE", key) == b"+" + kind + b"\r\n"
@@ -262,7 +262,7 @@ def test_a_million_member_zset_survives_rewrite_restart_and_full_sync(
     assert harness.wait_until(
         lambda: r.info("replication").get("master_link_status") == "up", 120)
     sync_stall = ping.end()
-    assert c.command("ZADD", "big", 5.5, member(5)) == b":0\r\n"
+    assert c.command("ZADD", "big", "5.5", member(5)) == b":0\r\n"
     assert caught_up(p, r)
     want = zset_digest(c, "big", N_BIG)
     assert zset_digest(rc, "big", N_BIG) == want
@@ -293,7 +293,7 @@ def test_a_replica_fed_every_type_ends_equal(start_daemon):
                     ("HINCRBY", "h" + k, "n", i), ("HDEL", "h" + k, "f%d" % (i % 7)),
                     ("ZADD", "z" + k, i % 13, "m%d" % (i % 11)),
                     ("ZREMRANGEBYSCORE", "z" + k, 0, i % 3),
-                    ("ZINCRBY", "z" + k, 0.5, "m1"), ("LPOP", "l" + k),
+                    ("ZINCRBY", "z" + k, "0.5", "m1"), ("LPOP", "l" + k),
                     ("LMOVE", "l" + k, "lk0", "LEFT", "RIGHT"),
                     ("ZPOPMIN", "z" + k), ("HSET", "h" + k, "x" * 70, i)):
             c.command(*cmd)

@@ -287,8 +287,7 @@ def test_command_list_filterby_aclcat_and_module(server, r):
     assert sorted(set(r.command_list(category="write")) - colls) == [
         b"append", b"cl.throttle", b"copy", b"decr", b"decrby", b"del", b"expire",
         b"expireat", b"flushall", b"flushdb", b"function|flush", b"gcra", b"getdel",
-        b"getex", b"getset", b"hdel", b"hincrby", b"hincrbyfloat", b"hmset",
-        b"hset", b"hsetnx", b"incr", b"incrby", b"incrbyfloat", b"increx", b"move",
+        b"getex", b"getset", b"incr", b"incrby", b"incrbyfloat", b"increx", b"move",
         b"mset", b"msetnx", b"persist", b"pexpire", b"pexpireat", b"psetex", b"rename",
         b"renamenx", b"rl.check", b"rl.fixed", b"rl.log", b"rl.sliding", b"rl.tiers",
         b"set", b"setex", b"setnx", b"setrange", b"swapdb", b"unlink"]

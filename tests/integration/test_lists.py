@@ -313,12 +313,14 @@ def test_the_acknowledged_lists_survive_kill_9(start_daemon, tmp_path):
 def journal_bytes_per_lpush(d, key, n):
     c = d.raw()
     for i in range(0, n, 1000):
-        c.command("RPUSH", key, *[b"e%d" % j for j in range(i, min(n, i + 1000))])
+        batch = [b"e%d" % j for j in range(i, min(n, i + 1000))]
+        c.command("RPUSH", key, *batch)
     c.command("PING")
     path = incr_files(d)[-1]
     size = os.path.getsize(path)
     for i in range(100):
-        assert c.command("LPUSH", key, b"new%03d" % i) == b":%d\r\n" % (n + i + 1)
+        reply = c.command("LPUSH", key, b"new%03d" % i)
+        assert reply == b":%d\r\n" % (n + i + 1)
     return (os.path.getsize(path) - size) / 100
 
 
@@ -373,3 +375,57 @@ def test_a_replica_fed_list_writes_ends_equal(start_daemon):
     c.command("EXEC")
     assert caught_up(p, r)
     assert fingerprint(r) == fingerprint(p)
+
+
+def test_watch_hears_list_writes_and_not_what_changes_nothing(start_daemon):
+    d = start_daemon()
+    c, other = d.raw(), d.raw()
+    other.command("RPUSH", "k", "a", "b", "c")
+    heard = [("RPUSH", "k", "x"), ("LPUSH", "k", "y"), ("RPUSHX", "k", "z"),
+             ("LPOP", "k"), ("RPOP", "k", 1), ("LSET", "k", 0, "s"),
+             ("LINSERT", "k", "BEFORE", "s", "i"), ("LREM", "k", 1, "i"),
+             ("LTRIM", "k", 0, -1),                 # Redis signals it too
+             ("LMOVE", "k", "k", "LEFT", "RIGHT"),
+             ("LMOVE", "other", "k", "LEFT", "LEFT")]
+    unheard = [("LREM", "k", 0, "nothing"), ("LINSERT", "k", "AFTER", "no",
+                                             "x"),
+               ("LPOP", "k", 0), ("LSET", "k", 99, "x"), ("LRANGE", "k", 0, 1),
+               ("LPUSHX", "missing", "x"), ("LPOS", "k", "s")]
+    other.command("RPUSH", "other", "o")
+    for w, want in [(w, b"*-1\r\n") for w in heard] + \
+                   [(w, b"*1\r\n+PONG\r\n") for w in unheard]:
+        assert c.command("WATCH", "k") == b"+OK\r\n"
+        other.command(*w)
+        assert c.command("MULTI") == b"+OK\r\n"
+        assert c.command("PING") == b"+QUEUED\r\n"
+        assert c.command("EXEC") == want, w
+
+
+def test_list_growth_is_admitted_under_maxmemory(start_daemon):
+    d = start_daemon("--maxmemory", "8mb")
+    c = d.raw()
+    oom = b"-OOM command not allowed when used memory > 'maxmemory'.\r\n"
+    value = b"v" * 1000
+    for n in range(20000):
+        reply = c.command("RPUSH", "l", value)
+        if reply == oom:
+            break
+        assert reply == b":%d\r\n" % (n + 1)
+    else:
+        pytest.fail("8 MB held 20 MB of list")
+    llen = c.command("LLEN", "l")
+    assert llen == b":%d\r\n" % n
+    # Every growth refused, nothing changed; reads and shrinking work.
+    for cmd in (("LPUSH", "l", value), ("LPUSH", "new", value),
+                ("LINSERT", "l", "BEFORE", value, value),
+                ("LSET", "l", 0, value * 2),
+                ("LMOVE", "l", "new", "LEFT", "LEFT")):
+        assert c.command(*cmd) == oom, cmd
+    assert c.command("LLEN", "l") == llen
+    assert c.command("EXISTS", "new") == b":0\r\n"
+    assert c.command("LPOP", "l", 2) == b"*2\r\n" + (
+        b"$1000\r\n" + value + b"\r\n") * 2
+    assert c.command("LTRIM", "l", 0, 99) == b"+OK\r\n"
+    assert c.command("LPUSH", "l", value) == b":101\r\n"
+    assert c.command("LMOVE", "l", "new", "LEFT", "LEFT") == \
+        b"$1000\r\n" + value + b"\r\n"

@@ -133,6 +133,32 @@ make_string(const char *key, const char *val, uint8_t type)
     return r;
 }
 
+/* A list, a hash and a sorted set of n elements each (n > 0), made as
+ * their handlers make them, with an expiry on the sorted set. */
+static void
+make_collections(const char *lkey, const char *hkey, const char *zkey, int n)
+{
+    struct key_hint h = { false, 0 };
+    struct store_rec *l = keyspace_coll_add(&h, lkey, strlen(lkey), KEY_LIST,
+                                            0);
+    struct store_rec *m = keyspace_coll_add(&h, hkey, strlen(hkey), KEY_HASH,
+                                            0);
+    struct store_rec *z = keyspace_coll_add(&h, zkey, strlen(zkey), KEY_ZSET,
+                                            0);
+    ck_assert(l != NULL && m != NULL && z != NULL);
+    for (int i = 0; i < n; i++) {
+        char v[16];
+        double got;
+        int len = snprintf(v, sizeof(v), "e%d", i);
+        ck_assert(qlist_push(store_rec_state(l), i % 2 == 0, v, (size_t)len));
+        ck_assert_int_eq(hmap_set(store_rec_state(m), v, (size_t)len, "val",
+                                  3), HMAP_NEW);
+        ck_assert_int_eq(zset_add(store_rec_state(z), v, (size_t)len,
+                                  i * 1.5, 0, &got), ZSET_ADDED);
+    }
+    keyspace_set_expire(z, T0 / MS + 60000);
+}
+
 /* Types a record can have (KEY_COUNTER_V2 is only ever read from disk). */
 static bool
 live_type(int t)
@@ -226,6 +252,7 @@ make_every_type(void)
     make_tiers("t5", 60, tier_items, sizeof(tier_items) / sizeof(*tier_items));
     make_state("t6", KEY_REDIS_GCRA, &rg, sizeof(rg), T0 + 900 * MS);
     make_string("t8", "a string longer than the inline bytes", KEY_STR);
+    make_collections("t9", "t10", "t11", 5);
     return KEY_TYPE_LAST - KEY_TYPE_FIRST;     /* all but KEY_COUNTER_V2 */
 }
 
@@ -353,6 +380,13 @@ assert_restored(const struct saved *s, const struct store_rec *orig_copy,
         ck_assert_int_eq(((const struct ks_redis_gcra *)x)->tat_us,
                          ((const struct ks_redis_gcra *)y)->tat_us);
         break;
+    case KEY_LIST:
+    case KEY_HASH:
+    case KEY_ZSET:
+        /* Element by element: the encodings compared below are. */
+        ck_assert_uint_gt(keytype_coll_len(r), 0);
+        ck_assert_uint_eq(keytype_coll_len(orig_copy), keytype_coll_len(r));
+        break;
     default:
         ck_abort_msg("unknown type %u", r->type);
     }
@@ -373,7 +407,7 @@ assert_restored(const struct saved *s, const struct store_rec *orig_copy,
 START_TEST(test_every_type_round_trips_field_by_field_with_its_expiry)
 {
     size_t n = make_every_type();
-    ck_assert_uint_eq(n, 7);
+    ck_assert_uint_eq(n, 10);
     ck_assert_uint_eq(keyspace_total_keys(), n);
     size_t types = 0;
     for (int t = KEY_TYPE_FIRST; t <= KEY_TYPE_LAST; t++) {
@@ -579,7 +613,7 @@ START_TEST(test_move_keeps_state_and_expiry_in_the_other_database)
         mem_free(b.p);
         mem_free(s.b.p);
     }
-    ck_assert_uint_eq(store_size(keyspace_db(5)), 7);
+    ck_assert_uint_eq(store_size(keyspace_db(5)), 10);
     ck_assert_uint_eq(store_size(srv.store), 0);
 }
 END_TEST
@@ -641,7 +675,7 @@ START_TEST(test_truncated_or_overlong_encodings_are_refused)
         mem_free(s.b.p);
     }
     ck_assert_uint_gt(cuts, 6 * 8);
-    ck_assert_uint_eq(keyspace_total_keys(), 7);
+    ck_assert_uint_eq(keyspace_total_keys(), 10);
 }
 END_TEST
 
@@ -796,7 +830,7 @@ START_TEST(test_restore_refuses_unknown_types_and_duplicates)
                                       (const unsigned char *)&tat, 8,
                                       KS_ENCODING, false, T0, err,
                                       sizeof(err)), -1);
-    ck_assert_str_eq(err, "unknown key type 9");
+    ck_assert_str_eq(err, "unknown key type 12");
     ck_assert_int_eq(keyspace_restore(0, KEY_INT, "k", 1, T0 / MS + 1000,
                                       (const unsigned char *)&tat, 8,
                                       KS_ENCODING, false, T0, err,
@@ -1474,11 +1508,11 @@ START_TEST(test_journaled_effects_replay_into_a_fresh_keyspace)
         ck_assert_msg(keyspace_apply_record(&rec, T0, err, sizeof(err)) == 0,
                       "%s", err);
     }
-    ck_assert_uint_eq(ops[JOURNAL_SET], 9);
+    ck_assert_uint_eq(ops[JOURNAL_SET], 12);
     ck_assert_uint_eq(ops[JOURNAL_DEL], 1);
     ck_assert_uint_eq(ops[JOURNAL_SWAP], 1);
     ck_assert_uint_eq(ops[JOURNAL_FLUSH], 1);
-    ck_assert_uint_eq(store_size(keyspace_db(0)), 7);
+    ck_assert_uint_eq(store_size(keyspace_db(0)), 10);
     ck_assert_uint_eq(store_size(keyspace_db(2)), 0);
     ck_assert_uint_eq(store_size(keyspace_db(3)), 1);
     ck_assert_ptr_nonnull(store_lookup(keyspace_db(3), "in2", 3, T0));
