@@ -342,8 +342,6 @@ def test_journal_replay_after_kill9_equals_acknowledged_state(start_daemon, tmp_
         b"*2\r\n$1\r\n0\r\n*2\r\n$100\r\n" + b"y" * 100 + b"\r\n$1\r\n1\r\n")
 
 
-@pytest.mark.xfail(strict=True, reason="keyspace.c: releasing a dirty collection "
-                   "left empty journals its empty state, which a load refuses")
 def test_a_set_made_and_emptied_in_one_pass_replays(start_daemon, tmp_path):
     """Made and emptied in one transaction: no key, before and after."""
     work = str(tmp_path / "data")
