@@ -21,6 +21,8 @@
 
 static unsigned char *buf;
 static size_t buf_len, buf_cap;
+/* A buffer grown past this by one pass is given back after it. */
+#define JOURNAL_BUF_KEEP ((size_t)1 << 20)
 static bool buf_broken;             /* an add ran out of memory */
 static size_t group_start = SIZE_MAX;   /* offset of the open group's records */
 static int group_depth;
@@ -258,6 +260,11 @@ journal_publish(void)
     }
     buf_len = 0;
     buf_broken = false;
+    if (buf_cap > JOURNAL_BUF_KEEP) {
+        mem_free(buf);      /* a huge pass (a big key written whole) */
+        buf = NULL;         /* keeps no memory after it */
+        buf_cap = 0;
+    }
 }
 
 void

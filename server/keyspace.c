@@ -687,6 +687,21 @@ keyspace_swap(int a, int b)
     return true;
 }
 
+/* The new record of a copy or a move: its expiry set, its watchers told,
+ * listed for the journal. */
+static void
+new_record_written(struct store *dst, struct store_rec *n, int to,
+                   int64_t expire_at)
+{
+    store_set_expire(dst, n, expire_at);
+    if (srv.journal_on) {
+        keyspace_journal_mark(n, to);
+    }
+    if (srv.watched_keys != 0) {
+        multi_touch(to, store_rec_key(n), store_rec_keylen(n));
+    }
+}
+
 /* A copy of r (a live record of the selected database: its state and
  * expiry) as `key` in database `to`, where it must not exist; NULL when
  * memory is refused or runs out. Its watchers hear, the journal lists it. */
@@ -709,13 +724,7 @@ copy_record(struct store_rec *r, int to, const char *key, size_t len,
         int64_t expire_at = n->expire_at;
         n->expire_at = STORE_NEVER;
         if (ok) {
-            store_set_expire(dst, n, expire_at);
-            if (srv.journal_on) {
-                keyspace_journal_mark(n, to);
-            }
-            if (srv.watched_keys != 0) {
-                multi_touch(to, key, len);
-            }
+            new_record_written(dst, n, to, expire_at);
         } else {
             store_remove(dst, n);
             n = NULL;
@@ -725,14 +734,36 @@ copy_record(struct store_rec *r, int to, const char *key, size_t len,
     return n;
 }
 
-/* Room for a copy of r named key (admitted first, so a refusal changes
- * nothing), then the key of that name in database db gone, if there. */
-static bool
-make_room_for_copy(const struct store_rec *r, int db, const char *key,
-                   size_t len, int64_t now)
+/* r's state and expiry handed to a new record `key` in database `to`
+ * (where it must not exist), as Redis's RENAME and MOVE hand over the
+ * object: what r owns (a long string, a log, a collection of any size)
+ * changes hands, never copied; r is left owning nothing, for the caller
+ * to remove. NULL (r unchanged) when memory is refused or runs out. */
+static struct store_rec *
+take_record(struct store_rec *r, int to, const char *key, size_t len)
 {
-    size_t need = sizeof(*r) + len + keytype_state_size(r->type) +
-                  rec_owned(r);
+    size_t size = keytype_state_size(r->type);
+    struct store *dst = keyspace_db(to);
+    if (dst == NULL || !keyspace_admit(sizeof(*r) + len + size, r)) {
+        return NULL;
+    }
+    struct store_rec *n = store_add(dst, key, len, r->type, size);
+    if (n == NULL) {
+        return NULL;
+    }
+    /* A zeroed state owns nothing, for every type (keytype_release()). */
+    memcpy(store_rec_state(n), store_rec_state(r), size);
+    memset(store_rec_state(r), 0, size);
+    new_record_written(dst, n, to, r->expire_at);
+    return n;
+}
+
+/* Room for `need` bytes (admitted first, so a refusal changes nothing),
+ * then the key `key` of database db gone, if there. */
+static bool
+make_room(const struct store_rec *r, size_t need, int db, const char *key,
+          size_t len, int64_t now)
+{
     if (!keyspace_admit(need, r)) {
         return false;
     }
@@ -746,9 +777,10 @@ keyspace_move(struct store_rec *r, int to, int64_t now)
     /* The key in its new database and gone from the old one: one record,
      * so a restart or a replica never has it in both, or in neither (the
      * DEL was written at once, the SET with the pass's records). */
+    (void)now;
     keyspace_group_begin();
-    bool ok = copy_record(r, to, store_rec_key(r), store_rec_keylen(r),
-                          now) != NULL;
+    bool ok = take_record(r, to, store_rec_key(r), store_rec_keylen(r)) !=
+              NULL;
     if (ok) {
         store_remove(srv.store, r);         /* its watchers hear of it */
     }
@@ -759,9 +791,10 @@ keyspace_move(struct store_rec *r, int to, int64_t now)
 bool
 keyspace_rename(struct store_rec *r, const char *key, size_t len, int64_t now)
 {
+    size_t need = sizeof(*r) + len + keytype_state_size(r->type);
     keyspace_group_begin();
-    bool ok = make_room_for_copy(r, srv.db, key, len, now) &&
-              copy_record(r, srv.db, key, len, now) != NULL;
+    bool ok = make_room(r, need, srv.db, key, len, now) &&
+              take_record(r, srv.db, key, len) != NULL;
     if (ok) {
         store_remove(srv.store, r);
     }
@@ -773,9 +806,11 @@ bool
 keyspace_copy(struct store_rec *r, int to, const char *key, size_t len,
               int64_t now)
 {
+    size_t need = sizeof(*r) + len + keytype_state_size(r->type) +
+                  rec_owned(r);
     keyspace_group_begin();
     bool ok = keyspace_db(to) != NULL &&
-              make_room_for_copy(r, to, key, len, now) &&
+              make_room(r, need, to, key, len, now) &&
               copy_record(r, to, key, len, now) != NULL;
     keyspace_group_end();
     return ok;

@@ -70,7 +70,9 @@ bool keyspace_move(struct store_rec *r, int to, int64_t now);
 /* RENAME: r becomes `key` (in the same database), which is replaced if
  * there; COPY: a copy of r becomes `key` in database to (replaced if
  * there; to may be the selected database when the names differ). Each is
- * one group of effects. false when memory is refused (nothing changed)
+ * one group of effects. RENAME and MOVE hand r's state over as it is (a
+ * collection of any size changes hands in O(1), as in Redis); COPY
+ * copies it through its encoding. false when memory is refused (nothing changed)
  * or runs out (the replaced key may be gone, as the journal then says).
  * r must not be the record `key` names. */
 bool keyspace_rename(struct store_rec *r, const char *key, size_t len,

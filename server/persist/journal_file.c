@@ -29,6 +29,8 @@ static int fd = -1;
 static uint64_t file_size;
 static unsigned char *buf;
 static size_t buf_len, buf_cap;
+/* A buffer grown past this is given back once written. */
+#define BUF_KEEP ((size_t)1 << 20)
 static bool buf_broken;             /* records were lost before the buffer */
 static int last_errno;
 
@@ -214,6 +216,11 @@ journal_file_write(void)
     file_size += buf_len;
     buf_len = 0;
     last_errno = 0;
+    if (buf_cap > BUF_KEEP) {
+        mem_free(buf);      /* written: a huge batch keeps no memory */
+        buf = NULL;
+        buf_cap = 0;
+    }
     return 0;
 }
 
