@@ -340,6 +340,11 @@ static struct membuf jscratch;
  * keyspace_elem_begin() and keyspace_elem_end(): apart from jscratch,
  * which a drain in between (another key's release) may reuse. */
 static struct membuf escratch;
+/* The record of the last element effect, and srv.journal_effects right
+ * after it: while nothing came after it, a collection it emptied needs no
+ * DEL (its replay empties the key, which then goes: apply_coll()). */
+static const struct store_rec *elem_last;
+static uint64_t elem_last_effects;
 #define KS_SCRATCH_KEEP ((size_t)1 << 20)
 
 /* r's encoded state: a fixed-size state is its own encoding (see
@@ -465,6 +470,8 @@ keyspace_elem_end(struct store_rec *r, uint8_t op)
     (void)journal_add_elem((uint32_t)srv.db, r->type, store_rec_key(r),
                            store_rec_keylen(r), r->expire_at, op,
                            escratch.p, escratch.len);
+    elem_last = r;
+    elem_last_effects = srv.journal_effects;
     if (escratch.cap > KS_SCRATCH_KEEP) {
         mem_free(escratch.p);       /* one huge payload keeps no block */
         escratch = (struct membuf){ 0 };
@@ -988,7 +995,14 @@ keyspace_coll_done(struct store_rec *r)
     if (keytype_coll_len(r) > 0) {
         return false;
     }
+    /* Emptied by the element effect just written: that record says it
+     * all, so the command stays one record. */
+    bool said = srv.journal_on && r == elem_last &&
+                elem_last_effects == srv.journal_effects &&
+                !(r->flags & KS_REC_DIRTY);
+    journal_muted = said;
     keyspace_delete(r);
+    journal_muted = false;
     return true;
 }
 

@@ -198,8 +198,54 @@ SAMPLES = {
         S("RENAMENX", "a", "b", touches=[(0, "a"), (0, "b")], setup=[("SET", "a", "v")],
           multi=[("RENAMENX", "a", "b"), ("RENAMENX", "b", "c")]),
     ],
+    # ---- lists ----
+    "lpush": [S("LPUSH", "l", "a", "b"), S("LPUSH", "l", "c", setup=[("RPUSH", "l", "x")])],
+    "rpush": [S("RPUSH", "l", "a", "b", setup=[("RPUSH", "l", "x"), ("EXPIRE", "l", 100)])],
+    "lpushx": [S("LPUSHX", "l", "a", setup=[("RPUSH", "l", "x")])],
+    "rpushx": [S("RPUSHX", "l", "a", "b", setup=[("RPUSH", "l", "x")])],
+    "lpop": [S("LPOP", "l", setup=[("RPUSH", "l", "x", "y")]),
+             S("LPOP", "l", 5, setup=[("RPUSH", "l", "x", "y")],
+               multi=[("LPOP", "l", 5), ("RPUSH", "l", "z")])],
+    "rpop": [S("RPOP", "l", 2, setup=[("RPUSH", "l", *range(300))])],
+    "ltrim": [S("LTRIM", "l", 1, -2, setup=[("RPUSH", "l", *range(10))])],
+    "lrem": [S("LREM", "l", -1, "x", setup=[("RPUSH", "l", "x", "y", "x", "x")])],
+    "lset": [S("LSET", "l", -1, "new", setup=[("RPUSH", "l", "x", "y")])],
+    "linsert": [S("LINSERT", "l", "BEFORE", "y", "w", setup=[("RPUSH", "l", "x", "y")])],
+    "lmove": [
+        S("LMOVE", "l", "m", "LEFT", "RIGHT", touches=[(0, "l"), (0, "m")],
+          setup=[("RPUSH", "l", "x", "y", "z")]),
+        S("LMOVE", "l", "l", "RIGHT", "LEFT", setup=[("RPUSH", "l", "x", "y", "z")]),
+    ],
+    # ---- hashes ----
+    "hset": [S("HSET", "h", "f", "v", "g", "w"),
+             S("HSET", "h", "f", "x" * 100, setup=[("HSET", "h", "a", 1, "b", 2)])],
+    "hsetnx": [S("HSETNX", "h", "g", "v", setup=[("HSET", "h", "f", "v")],
+                 multi=[("HSETNX", "h", "g", "v"), ("HSETNX", "h", "i", "v")])],
+    "hmset": [S("HMSET", "h", "f", "v", "g", "w", setup=[("HSET", "h", "g", 1)])],
+    "hdel": [S("HDEL", "h", "f", setup=[("HSET", "h", "f", 1, "g", 2)],
+               multi=[("HDEL", "h", "f"), ("HDEL", "h", "g")])],
+    "hincrby": [S("HINCRBY", "h", "n", 5, setup=[("HSET", "h", "f", "v")])],
+    "hincrbyfloat": [S("HINCRBYFLOAT", "h", "n", "1.5", setup=[("HSET", "h", "n", "2")])],
+    # ---- sorted sets ----
+    "zadd": [S("ZADD", "z", 1, "a", "2.5", "b"),
+             S("ZADD", "z", "GT", "CH", 7, "m1", setup=[("ZADD", "z", *[
+                 x for i in range(200) for x in (i, "m%d" % i)])]),
+             S("ZADD", "z", "INCR", "2.5", "a", setup=[("ZADD", "z", 1, "a")],
+               multi=[("ZADD", "z", "INCR", "2.5", "a"), ("ZADD", "z", 0, "b")])],
+    "zincrby": [S("ZINCRBY", "z", "0.25", "a", setup=[("ZADD", "z", 1, "a", 2, "b")])],
+    "zrem": [S("ZREM", "z", "a", setup=[("ZADD", "z", 1, "a", 2, "b")],
+               multi=[("ZREM", "z", "a"), ("ZREM", "z", "b")])],
+    "zremrangebyscore": [S("ZREMRANGEBYSCORE", "z", "-inf", "(2",
+                           setup=[("ZADD", "z", 1, "a", 2, "b", 3, "c")])],
+    "zremrangebyrank": [S("ZREMRANGEBYRANK", "z", 0, 1,
+                          setup=[("ZADD", "z", 1, "a", 2, "b", 3, "c")])],
+    "zremrangebylex": [S("ZREMRANGEBYLEX", "z", "[a", "(c",
+                         setup=[("ZADD", "z", 0, "a", 0, "b", 0, "c")])],
+    "zpopmin": [S("ZPOPMIN", "z", setup=[("ZADD", "z", 1, "a", 2, "b", 3, "c")])],
+    "zpopmax": [S("ZPOPMAX", "z", 2, setup=[("ZADD", "z", 1, "a", 2, "b", 3, "c")])],
     "copy": [
         S("COPY", "a", "b", touches=[(0, "b")], setup=[("SET", "a", "v", "EX", 100)]),
+        S("COPY", "l", "b", touches=[(0, "b")], setup=[("RPUSH", "l", "x", "y")]),
         S("COPY", "a", "b", "DB", 3, touches=[(3, "b")], setup=[("SET", "a", "v")]),
         S("COPY", "seed:gcra", "b", "REPLACE", touches=[(0, "b")], setup=[("SET", "b", "x")]),
     ],
@@ -279,7 +325,21 @@ TYPE_VIEW = {
     b"+tiers\r\n": lambda k: [("RL.TIERS", k, 1000000, 1, 1000000, 10, "PEEK")],
     b"+log\r\n": lambda k: [("RL.ENTRIES", k)],
     b"+string\r\n": lambda k: [("GET", k)],
+    b"+list\r\n": lambda k: [("LRANGE", k, 0, -1)],
+    b"+hash\r\n": lambda k: [("HGETALL", k)],   # small ones: Redis's order
+    b"+zset\r\n": lambda k: [("ZRANGE", k, 0, -1, "WITHSCORES")],
 }
+
+
+def hash_in_order(reply):
+    """HGETALL's reply as it must be equal everywhere: as it is for a hash
+    Redis keeps as a listpack (up to 512 fields of up to 64 bytes: its
+    order is part of the state), its pairs sorted for a larger one (a hash
+    table's order is its own, as on Redis's replicas)."""
+    flat, _ = parse(reply)
+    if len(flat) <= 2 * 512 and all(len(x) <= 64 for x in flat):
+        return reply
+    return sorted(zip(flat[0::2], flat[1::2]))
 
 
 def view(d):
@@ -298,7 +358,9 @@ def view(d):
         tails = pipeline(c, [cmd for cmds in more for cmd in cmds])
         for i, k in enumerate(keys):
             n = len(more[i])
-            out[(db, k)] = tuple(heads[2 * i:2 * i + 2]) + tuple(tails[:n])
+            out[(db, k)] = tuple(heads[2 * i:2 * i + 2]) + tuple(
+                hash_in_order(t) if heads[2 * i] == b"+hash\r\n" else t
+                for t in tails[:n])
             tails = tails[n:]
     c.close()
     return out
