@@ -27,8 +27,23 @@
  *  - the key commands: EXISTS, TOUCH, TYPE, DEL and UNLINK over several
  *    keys, RENAME, RENAMENX, COPY (DB, REPLACE), MOVE, KEYS and SCAN
  *    patterns;
+ *  - Redis's lists (LPUSH, RPUSH, LPUSHX, RPUSHX, LPOP and RPOP with a
+ *    count, LTRIM, LREM, LSET, LINSERT, LMOVE, LRANGE, LINDEX, LLEN, LPOS
+ *    with RANK|COUNT|MAXLEN), hashes (HSET, HMSET, HSETNX, HDEL, HINCRBY,
+ *    HINCRBYFLOAT, HGET, HMGET, HEXISTS, HSTRLEN, HLEN, HGETALL, HKEYS,
+ *    HVALS, HSCAN) and sorted sets (ZADD with NX|XX|GT|LT|CH|INCR,
+ *    ZINCRBY, ZREM, ZREMRANGEBYSCORE|RANK|LEX, ZPOPMIN, ZPOPMAX, ZSCORE,
+ *    ZMSCORE, ZCARD, ZCOUNT, ZLEXCOUNT, ZRANK, ZREVRANK, ZRANGE by rank,
+ *    BYSCORE and BYLEX with REV, LIMIT, WITHSCORES, ZREVRANGE,
+ *    Z[REV]RANGEBYSCORE, Z[REV]RANGEBYLEX, ZSCAN), on the same keys as
+ *    everything else; elements that repeat, around 64 bytes, of any size;
+ *    scores, score bounds and lex bounds in every spelling, refused ones
+ *    too; writes of up to 46 elements;
  *  - chains on one key: APPEND after APPEND, SETRANGE, counters meeting
  *    text, a limiter's calls with EXPIRE, PERSIST and clock steps between;
+ *    a collection's commands, growing it past its compact bounds (128
+ *    members, 512 fields), with EXPIRE, RENAME, COPY, MOVE, clock steps
+ *    and save points between;
  *  - CONFIG SET of every option, INFO, CLIENT, SLOWLOG, COMMAND (GETKEYS
  *    and GETKEYSANDFLAGS of every command above), transactions, SELECT,
  *    SWAPDB.
@@ -49,15 +64,24 @@
  *    SET's value and expiry, KEEPTTL's kept one, the counters' KEY_INT,
  *    APPEND's and SETRANGE's bytes and length, an EXPIRE's time or the
  *    key gone, PERSIST, DEL, a RENAME, COPY or MOVE carrying the record
- *    whole), and one that answered "not done" left its key as it was;
+ *    whole; a push's length and end element, HSET's, HSETNX's, HINCRBY's
+ *    and HINCRBYFLOAT's fields, HDEL's and ZREM's names gone, ZINCRBY's
+ *    and a plain ZADD's scores), and one that answered "not done" left
+ *    its key as it was;
+ *  - every list, hash and sorted set is well formed, walked element by
+ *    element (never empty, its length, a compact hash or set within
+ *    Redis's bounds, a set in score and member order without NaN; at a
+ *    save point every element found again by HGET, ZSCORE, ZRANK and a
+ *    list walked back), and the digest covers its elements (a large
+ *    hash's in any order: its table's order is per process);
  *  - every RL.LOG and RL.TIERS key is well formed (entries in time order,
  *    costs >= 1, the running sum right, META inside its arena, at least
  *    one entry but in the two cases may_hold_none() allows) and, unless an
  *    expiry command reached its name (see "limiter keys whose expiry a
  *    command set by hand"), expires exactly when its newest entry leaves
  *    its retention window;
- *  - keytype_owned_bytes() equals what the keys' arrays and long strings
- *    hold;
+ *  - keytype_owned_bytes() equals what the keys' arrays, long strings and
+ *    collections hold;
  * at a save point, that a snapshot loaded into a fresh store at the same
  * instant has the same digest, and so has the journal (appendonly is on:
  * its base and every record since, replayed); and at the end, with every key and buffer
@@ -2268,6 +2292,8 @@ note_before(const struct req *r, struct before *b)
         "getdel", "getex", "incr", "decr", "incrby", "decrby", "incrbyfloat",
         "append", "setrange", "expire", "pexpire", "expireat", "pexpireat",
         "persist", "del", "unlink", "rename", "renamenx", "copy", "move",
+        "lpush", "rpush", "lpushx", "rpushx", "hset", "hmset", "hsetnx",
+        "hincrby", "hincrbyfloat", "hdel", "zrem", "zincrby", "zadd",
     };
     b->checked = false;
     for (size_t k = 0; k < sizeof(checked) / sizeof(*checked); k++) {
@@ -2404,6 +2430,154 @@ expect_unchanged(const struct req *r, const struct before *b)
     CHECK(rec == NULL || rec_hash(rec) == b->hash);
 }
 
+/* ---- what a collection write did --------------------------------------- */
+
+/* Key i: absent, or of this type (a reply other than -WRONGTYPE says so). */
+static struct store_rec *
+coll_rec(const struct req *r, size_t i, uint8_t type)
+{
+    struct store_rec *rec = live(r, i);
+    CHECK(rec == NULL || rec->type == type);
+    return rec;
+}
+
+static bool
+arg_is(const struct req *r, size_t i, const void *p, size_t len)
+{
+    return r->len[i] == len && (len == 0 || memcmp(r->argv[i], p, len) == 0);
+}
+
+/* Argument i named again further on (every step arguments). */
+static bool
+named_again(const struct req *r, size_t i, size_t step)
+{
+    for (size_t k = i + step; k < r->argc; k += step) {
+        if (arg_is(r, k, r->argv[i], r->len[i])) {
+            return true;
+        }
+    }
+    return false;
+}
+
+/* A double reply (RESP2 bulk, RESP3 ','), as strtod reads it. */
+static bool
+reply_score(const char *reply, size_t n, double *d)
+{
+    char buf[64];
+    const char *p = reply + 1;
+    size_t len;
+    if (reply[0] == '$') {
+        if (!reply_bulk_bytes(reply, n, &p, &len)) {
+            return false;
+        }
+    } else if (reply[0] == ',') {
+        len = n - 3;
+    } else {
+        return false;
+    }
+    CHECK(len < sizeof(buf));
+    memcpy(buf, p, len);
+    buf[len] = '\0';
+    *d = strtod(buf, NULL);
+    return true;
+}
+
+/* Field f of hash rec holds exactly v. */
+static void
+expect_field(struct store_rec *rec, const char *f, size_t flen,
+             const char *v, size_t vlen)
+{
+    struct pack_item it;
+    CHECK(rec != NULL);
+    CHECK(hmap_get(store_rec_state(rec), f, flen, &it) && it.len == vlen &&
+          (vlen == 0 || memcmp(it.data, v, vlen) == 0));
+}
+
+/*
+ * The collection writes whose reply says what they left: a push's new
+ * length and the element at its end; HSET's and HMSET's fields (the last
+ * value named for each), HSETNX's when it answered 1, HINCRBY's and
+ * HINCRBYFLOAT's new value as replied, HDEL's and ZREM's names gone;
+ * ZINCRBY's score as replied, a plain ZADD's integer scores.
+ */
+static void
+check_coll_effect(const struct req *r, const char *reply, size_t n)
+{
+    static const char *const zflags[] = { "nx", "xx", "gt", "lt", "ch",
+                                          "incr" };
+    int64_t v;
+    double d;
+    const char *p;
+    size_t len;
+    struct store_rec *rec;
+    struct pack_item it;
+    bool head = word(r, 0, "lpush") || word(r, 0, "lpushx");
+    if ((head || word(r, 0, "rpush") || word(r, 0, "rpushx")) &&
+        reply_integer(reply, n, &v)) {
+        rec = coll_rec(r, 1, KEY_LIST);
+        CHECK((rec == NULL) == (v == 0));
+        if (rec != NULL) {
+            const struct qlist *x = store_rec_state(rec);
+            CHECK(qlist_len(x) == (uint64_t)v);
+            qlist_index(x, head ? 0 : qlist_len(x) - 1, &it);
+            CHECK(arg_is(r, r->argc - 1, it.data, it.len));
+        }
+    } else if ((word(r, 0, "hset") || word(r, 0, "hmset")) &&
+               r->argc % 2 == 0) {
+        rec = coll_rec(r, 1, KEY_HASH);
+        for (size_t i = 2; i + 1 < r->argc; i += 2) {
+            if (!named_again(r, i, 2)) {
+                expect_field(rec, r->argv[i], r->len[i], r->argv[i + 1],
+                             r->len[i + 1]);
+            }
+        }
+    } else if (word(r, 0, "hsetnx") && reply_is(reply, n, ":1\r\n")) {
+        expect_field(coll_rec(r, 1, KEY_HASH), r->argv[2], r->len[2],
+                     r->argv[3], r->len[3]);
+    } else if (word(r, 0, "hincrby") && reply_integer(reply, n, &v)) {
+        char text[32];
+        int k = snprintf(text, sizeof(text), "%lld", (long long)v);
+        expect_field(coll_rec(r, 1, KEY_HASH), r->argv[2], r->len[2], text,
+                     (size_t)k);
+    } else if (word(r, 0, "hincrbyfloat") &&
+               reply_bulk_bytes(reply, n, &p, &len)) {
+        expect_field(coll_rec(r, 1, KEY_HASH), r->argv[2], r->len[2], p, len);
+    } else if (word(r, 0, "hdel") || word(r, 0, "zrem")) {
+        bool hash = word(r, 0, "hdel");
+        rec = coll_rec(r, 1, hash ? KEY_HASH : KEY_ZSET);
+        for (size_t i = 2; rec != NULL && i < r->argc; i++) {
+            CHECK(hash ? !hmap_exists(store_rec_state(rec), r->argv[i],
+                                      r->len[i])
+                       : !zset_score(store_rec_state(rec), r->argv[i],
+                                     r->len[i], &d));
+        }
+    } else if (word(r, 0, "zincrby") && r->argc == 4 &&
+               reply_score(reply, n, &d)) {
+        double got;
+        rec = coll_rec(r, 1, KEY_ZSET);
+        CHECK(rec != NULL && zset_score(store_rec_state(rec), r->argv[3],
+                                        r->len[3], &got) && got == d);
+    } else if (word(r, 0, "zadd") && reply_integer(reply, n, &v) &&
+               r->argc % 2 == 0) {
+        for (size_t k = 0; k < sizeof(zflags) / sizeof(*zflags); k++) {
+            if (word(r, 2, zflags[k])) {
+                return;                 /* options: not a plain ZADD */
+            }
+        }
+        rec = coll_rec(r, 1, KEY_ZSET);
+        for (size_t i = 2; i + 1 < r->argc; i += 2) {
+            double got;
+            if (num_parse_i64(r->argv[i], r->len[i], &v) &&
+                !named_again(r, i + 1, 2)) {
+                CHECK(rec != NULL &&
+                      zset_score(store_rec_state(rec), r->argv[i + 1],
+                                 r->len[i + 1], &got) &&
+                      got == (double)v);
+            }
+        }
+    }
+}
+
 /*
  * What a write that answered success must have left: SET and its kin,
  * MSET(NX), GETDEL, GETEX, the counters, APPEND, SETRANGE, the expiry
@@ -2425,6 +2599,7 @@ check_effect(const struct req *r, const char *reply, size_t n,
     if (!b->checked || reply[0] == '-') {
         return;
     }
+    check_coll_effect(r, reply, n);
     int64_t kept = b->expire_at;    /* a write that keeps the TTL */
     if (word(r, 0, "set") && r->argc >= 3) {
         set_expiry(r, 3, &o);
