@@ -482,7 +482,8 @@ struct lpos {
 static bool
 lpos_options(struct conn *c, const struct resp_request *req, struct lpos *o)
 {
-    for (size_t j = 3; j < req->argc; j++) {
+    /* Each option takes a value: two arguments a step. */
+    for (size_t j = 3; j < req->argc; j += 2) {
         bool more = j + 1 < req->argc;
         int64_t v = 0;
         if (more && cmd_arg_is(req, j, "RANK")) {
@@ -509,7 +510,6 @@ lpos_options(struct conn *c, const struct resp_request *req, struct lpos *o)
             cmd_error(c, ERR_SYNTAX);
             return false;
         }
-        j++;
     }
     return true;
 }

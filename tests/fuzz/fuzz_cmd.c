@@ -27,8 +27,23 @@
  *  - the key commands: EXISTS, TOUCH, TYPE, DEL and UNLINK over several
  *    keys, RENAME, RENAMENX, COPY (DB, REPLACE), MOVE, KEYS and SCAN
  *    patterns;
+ *  - Redis's lists (LPUSH, RPUSH, LPUSHX, RPUSHX, LPOP and RPOP with a
+ *    count, LTRIM, LREM, LSET, LINSERT, LMOVE, LRANGE, LINDEX, LLEN, LPOS
+ *    with RANK|COUNT|MAXLEN), hashes (HSET, HMSET, HSETNX, HDEL, HINCRBY,
+ *    HINCRBYFLOAT, HGET, HMGET, HEXISTS, HSTRLEN, HLEN, HGETALL, HKEYS,
+ *    HVALS, HSCAN) and sorted sets (ZADD with NX|XX|GT|LT|CH|INCR,
+ *    ZINCRBY, ZREM, ZREMRANGEBYSCORE|RANK|LEX, ZPOPMIN, ZPOPMAX, ZSCORE,
+ *    ZMSCORE, ZCARD, ZCOUNT, ZLEXCOUNT, ZRANK, ZREVRANK, ZRANGE by rank,
+ *    BYSCORE and BYLEX with REV, LIMIT, WITHSCORES, ZREVRANGE,
+ *    Z[REV]RANGEBYSCORE, Z[REV]RANGEBYLEX, ZSCAN), on the same keys as
+ *    everything else; elements that repeat, around 64 bytes, of any size;
+ *    scores, score bounds and lex bounds in every spelling, refused ones
+ *    too; writes of up to 46 elements;
  *  - chains on one key: APPEND after APPEND, SETRANGE, counters meeting
  *    text, a limiter's calls with EXPIRE, PERSIST and clock steps between;
+ *    a collection's commands, growing it past its compact bounds (128
+ *    members, 512 fields), with EXPIRE, RENAME, COPY, MOVE, clock steps
+ *    and save points between;
  *  - CONFIG SET of every option, INFO, CLIENT, SLOWLOG, COMMAND (GETKEYS
  *    and GETKEYSANDFLAGS of every command above), transactions, SELECT,
  *    SWAPDB.
@@ -49,15 +64,24 @@
  *    SET's value and expiry, KEEPTTL's kept one, the counters' KEY_INT,
  *    APPEND's and SETRANGE's bytes and length, an EXPIRE's time or the
  *    key gone, PERSIST, DEL, a RENAME, COPY or MOVE carrying the record
- *    whole), and one that answered "not done" left its key as it was;
+ *    whole; a push's length and end element, HSET's, HSETNX's, HINCRBY's
+ *    and HINCRBYFLOAT's fields, HDEL's and ZREM's names gone, ZINCRBY's
+ *    and a plain ZADD's scores), and one that answered "not done" left
+ *    its key as it was;
+ *  - every list, hash and sorted set is well formed, walked element by
+ *    element (never empty, its length, a compact hash or set within
+ *    Redis's bounds, a set in score and member order without NaN; at a
+ *    save point every element found again by HGET, ZSCORE, ZRANK and a
+ *    list walked back), and the digest covers its elements (a large
+ *    hash's in any order: its table's order is per process);
  *  - every RL.LOG and RL.TIERS key is well formed (entries in time order,
  *    costs >= 1, the running sum right, META inside its arena, at least
  *    one entry but in the two cases may_hold_none() allows) and, unless an
  *    expiry command reached its name (see "limiter keys whose expiry a
  *    command set by hand"), expires exactly when its newest entry leaves
  *    its retention window;
- *  - keytype_owned_bytes() equals what the keys' arrays and long strings
- *    hold;
+ *  - keytype_owned_bytes() equals what the keys' arrays, long strings and
+ *    collections hold;
  * at a save point, that a snapshot loaded into a fresh store at the same
  * instant has the same digest, and so has the journal (appendonly is on:
  * its base and every record since, replayed); and at the end, with every key and buffer
@@ -848,6 +872,533 @@ gen_keys(struct req *r, struct input *in, uint8_t which)
     }
 }
 
+/* ---- lists, hashes and sorted sets -------------------------------------- */
+
+/*
+ * An element, field or member: a few that repeat (so LREM, LINSERT, LPOS,
+ * HDEL, ZREM and the lex ranges meet them), numbers (HINCRBY's fields
+ * hold them), bytes of any kind around the 64 a compact hash or sorted set
+ * keeps, and now and then any string value (up to megabytes).
+ */
+static void
+add_member(struct req *r, struct input *in)
+{
+    static const struct bytes pool[] = {
+        B("a"), B("b"), B("c"), B("1"), B("-1"), B("10"), B("1.5"), B(""),
+        B("\0\r\n"), B("m1"), B("f1"), B("zz"), B("9223372036854775807"),
+    };
+    char buf[16];
+    uint8_t b = in_byte(in);
+    if (b < 96) {
+        const struct bytes *v = &pool[b % (sizeof(pool) / sizeof(*pool))];
+        add_bytes(r, v->s, v->len);
+    } else if (b < 176) {
+        snprintf(buf, sizeof(buf), "m%d", b % 40);
+        add(r, buf);
+    } else if (b < 216) {
+        add_blob(r, in, 80);
+    } else if (b < 240) {
+        add_filled(r, 60 + in_byte(in) % 10, b);        /* 60..69 bytes */
+    } else {
+        add_value(r, in);
+    }
+}
+
+/* A score: small integers (ties: members then order by their bytes),
+ * Redis's float spellings, the infinities, and what it refuses. */
+static void
+add_score(struct req *r, struct input *in)
+{
+    static const struct bytes floats[] = {
+        B("1.5"), B("-0.25"), B("+inf"), B("-inf"), B("inf"), B("-0"),
+        B("1e308"), B("-1e308"), B("1e-320"), B("3.0000000000000001"),
+        B("0x10"), B(" 1"), B("nan"), B("abc"), B(""), B("1e400"),
+        B("+1"), B("2.5e3"), B("Infinity"), B("-nan"),
+    };
+    char buf[16];
+    uint8_t b = in_byte(in);
+    if (b < 144) {
+        snprintf(buf, sizeof(buf), "%d", (int)(b % 41) - 20);
+        add(r, buf);
+    } else if (b < 224) {
+        const struct bytes *v = &floats[b % (sizeof(floats) /
+                                             sizeof(*floats))];
+        add_bytes(r, v->s, v->len);
+    } else {
+        add_float_arg(r, in);
+    }
+}
+
+/* A ZRANGEBYSCORE bound: a score, "(" and a score, or junk. */
+static void
+add_score_bound(struct req *r, struct input *in)
+{
+    static const char *const fixed[] = { "-inf", "+inf", "(-inf", "(+inf",
+                                         "(", "((1", "(1.5", "(0", "x" };
+    char buf[16];
+    uint8_t b = in_byte(in);
+    if (b < 112) {
+        snprintf(buf, sizeof(buf), "%s%d", b & 1 ? "(" : "",
+                 (int)(b / 2 % 41) - 20);
+        add(r, buf);
+    } else if (b < 200) {
+        add(r, fixed[b % (sizeof(fixed) / sizeof(*fixed))]);
+    } else {
+        add_score(r, in);
+    }
+}
+
+/* A ZRANGEBYLEX bound: -, +, "[" or "(" and a member, or junk. */
+static void
+add_lex_bound(struct req *r, struct input *in)
+{
+    uint8_t b = in_byte(in);
+    if (b < 48) {
+        add(r, b & 1 ? "-" : "+");
+    } else if (b < 224) {
+        struct req m = { 0 };
+        add_member(&m, in);
+        char *v = malloc(m.len[0] + 1);
+        CHECK(v != NULL);
+        v[0] = b & 1 ? '(' : '[';
+        memcpy(v + 1, m.argv[0], m.len[0]);
+        add_bytes(r, v, m.len[0] + 1);
+        free(v);
+        req_free(&m);
+    } else {
+        add(r, b & 1 ? "a" : "");               /* no bracket: refused */
+    }
+}
+
+/* A count or index argument: small ones either side of 0, a few large,
+ * the int64 edges and junk (add_int_arg). */
+static void
+add_index(struct req *r, struct input *in)
+{
+    char buf[16];
+    uint8_t b = in_byte(in);
+    if (b < 200) {
+        snprintf(buf, sizeof(buf), "%d", (int)(b % 25) - 8);
+        add(r, buf);
+    } else {
+        add_int_arg(r, in);
+    }
+}
+
+/* Up to 46 elements (23 pairs) named b<base+i>, from two bytes of input:
+ * a collection grows past 128 entries (a sorted set's compact bound) or
+ * 512 (a hash's) in a chain of such writes. */
+static void
+add_many(struct req *r, struct input *in, bool pairs, bool scored)
+{
+    uint8_t n = 1 + in_byte(in) % (pairs ? 23 : 46);
+    unsigned base = (unsigned)in_byte(in) * 23;
+    char buf[24];
+    for (uint8_t i = 0; i < n; i++) {
+        if (pairs && scored) {
+            snprintf(buf, sizeof(buf), "%u", (base + i) % 97);
+            add(r, buf);
+        }
+        snprintf(buf, sizeof(buf), "b%u", base + i);
+        add(r, buf);
+        if (pairs && !scored) {
+            add(r, buf + 1);
+        }
+    }
+}
+
+static void
+gen_list(struct req *r, struct input *in, uint8_t which)
+{
+    static const char *const push[] = { "LPUSH", "RPUSH", "LPUSHX",
+                                        "RPUSHX" };
+    static const char *const side[] = { "LEFT", "RIGHT", "left", "UP" };
+    switch (which % 16) {
+    case 0:
+    case 1:
+    case 2: {
+        add(r, push[which / 16 % 4]);
+        add_key(r, in);
+        uint8_t n = 1 + in_byte(in) % 6;
+        for (uint8_t i = 0; i < n; i++) {
+            add_member(r, in);
+        }
+        break;
+    }
+    case 3:
+        add(r, push[which / 16 % 2]);
+        add_key(r, in);
+        add_many(r, in, false, false);
+        break;
+    case 4:
+    case 5:
+        add(r, which & 0x80 ? "LPOP" : "RPOP");
+        add_key(r, in);
+        if (which & 0x40) {
+            add_index(r, in);           /* a count: 0, negative, junk */
+        }
+        break;
+    case 6:
+        add(r, "LTRIM");
+        add_key(r, in);
+        add_index(r, in);
+        add_index(r, in);
+        break;
+    case 7:
+        add(r, "LREM");
+        add_key(r, in);
+        add_index(r, in);
+        add_member(r, in);
+        break;
+    case 8:
+        add(r, "LSET");
+        add_key(r, in);
+        add_index(r, in);
+        add_member(r, in);
+        break;
+    case 9:
+        add(r, "LINSERT");
+        add_key(r, in);
+        add(r, which & 0x80 ? "BEFORE" : which & 0x40 ? "after" : "AFTER");
+        add_member(r, in);
+        add_member(r, in);
+        break;
+    case 10:
+        add(r, "LMOVE");
+        add_key(r, in);
+        add_key(r, in);
+        add(r, side[in_byte(in) % 4]);
+        add(r, side[in_byte(in) % 4]);
+        break;
+    case 11:
+        add(r, "LRANGE");
+        add_key(r, in);
+        add_index(r, in);
+        add_index(r, in);
+        break;
+    case 12: {
+        static const char *const opts[] = { "RANK", "COUNT", "MAXLEN",
+                                            "rank", "NOPE" };
+        add(r, "LPOS");
+        add_key(r, in);
+        add_member(r, in);
+        uint8_t n = in_byte(in) % 4;
+        for (uint8_t i = 0; i < n; i++) {
+            add(r, opts[in_byte(in) % 5]);
+            add_index(r, in);
+        }
+        break;
+    }
+    case 13:
+        add(r, which & 0x80 ? "LLEN" : "LINDEX");
+        add_key(r, in);
+        if (!(which & 0x80)) {
+            add_index(r, in);
+        }
+        break;
+    default:
+        add(r, which & 0x80 ? "LINDEX" : "LSET");   /* arity errors */
+        add_key(r, in);
+        break;
+    }
+}
+
+static void
+gen_hash(struct req *r, struct input *in, uint8_t which)
+{
+    static const char *const reads[] = { "HGET", "HEXISTS", "HSTRLEN" };
+    static const char *const whole[] = { "HGETALL", "HKEYS", "HVALS",
+                                         "HLEN" };
+    switch (which % 14) {
+    case 0:
+    case 1:
+    case 2: {
+        add(r, which & 0x80 ? "HMSET" : "HSET");
+        add_key(r, in);
+        uint8_t n = 1 + in_byte(in) % 4;
+        for (uint8_t i = 0; i < n; i++) {
+            add_member(r, in);
+            add_member(r, in);
+        }
+        if (in_byte(in) < 8) {
+            add_member(r, in);          /* a field without its value */
+        }
+        break;
+    }
+    case 3:
+        add(r, "HSET");
+        add_key(r, in);
+        add_many(r, in, true, false);
+        break;
+    case 4:
+        add(r, "HSETNX");
+        add_key(r, in);
+        add_member(r, in);
+        add_member(r, in);
+        break;
+    case 5:
+    case 6: {
+        add(r, "HDEL");
+        add_key(r, in);
+        uint8_t n = 1 + in_byte(in) % 4;
+        for (uint8_t i = 0; i < n; i++) {
+            add_member(r, in);
+        }
+        break;
+    }
+    case 7:
+        add(r, "HINCRBY");
+        add_key(r, in);
+        add_member(r, in);
+        add_int_arg(r, in);
+        break;
+    case 8:
+        add(r, "HINCRBYFLOAT");
+        add_key(r, in);
+        add_member(r, in);
+        add_float_arg(r, in);
+        break;
+    case 9:
+        add(r, reads[which / 16 % 3]);
+        add_key(r, in);
+        add_member(r, in);
+        break;
+    case 10: {
+        add(r, "HMGET");
+        add_key(r, in);
+        uint8_t n = 1 + in_byte(in) % 4;
+        for (uint8_t i = 0; i < n; i++) {
+            add_member(r, in);
+        }
+        break;
+    }
+    case 11:
+        add(r, whole[which / 16 % 4]);
+        add_key(r, in);
+        break;
+    case 12:
+        add(r, "HSCAN");
+        add_key(r, in);
+        add_number(r, in, false);
+        if (in_byte(in) & 1) {
+            add(r, "MATCH");
+            add_pattern(r, in);
+        }
+        if (in_byte(in) & 1) {
+            add(r, "COUNT");
+            add_number(r, in, false);
+        }
+        break;
+    default:
+        add(r, which & 0x80 ? "HINCRBYFLOAT" : "HGET");  /* arity errors */
+        add_key(r, in);
+        break;
+    }
+}
+
+/* ZRANGE's and its elders' options: REV, LIMIT, WITHSCORES, BYSCORE,
+ * BYLEX, in any mix (so the errors of the wrong mixes too). */
+static void
+add_zrange_options(struct req *r, struct input *in, bool modern)
+{
+    uint8_t n = in_byte(in) % 4;
+    for (uint8_t i = 0; i < n; i++) {
+        uint8_t b = in_byte(in);
+        switch (b % 6) {
+        case 0:
+        case 1:
+            add(r, b & 8 ? "withscores" : "WITHSCORES");
+            break;
+        case 2:
+            add(r, "LIMIT");
+            add_index(r, in);
+            add_index(r, in);
+            break;
+        case 3:
+            add(r, modern ? "REV" : "NOPE");
+            break;
+        case 4:
+            add(r, modern ? (b & 8 ? "BYSCORE" : "BYLEX") : "LIMIT");
+            break;
+        default:
+            add(r, "LIMIT");            /* maybe short of its numbers */
+            add_index(r, in);
+            break;
+        }
+    }
+}
+
+static void
+gen_zset(struct req *r, struct input *in, uint8_t which)
+{
+    static const char *const flags[] = { "NX", "XX", "GT", "LT", "CH",
+                                         "INCR", "nx", "ch" };
+    switch (which % 20) {
+    case 0:
+    case 1:
+    case 2: {
+        add(r, "ZADD");
+        add_key(r, in);
+        uint8_t f = in_byte(in);
+        for (uint8_t i = 0; i < 8; i++) {
+            if (f & (1u << i) && in_byte(in) < 64) {
+                add(r, flags[i]);
+            }
+        }
+        uint8_t n = f & 0x20 ? 1 : 1 + in_byte(in) % 4;   /* INCR: one */
+        for (uint8_t i = 0; i < n; i++) {
+            add_score(r, in);
+            add_member(r, in);
+        }
+        if (in_byte(in) < 8) {
+            add_score(r, in);           /* a score without its member */
+        }
+        break;
+    }
+    case 3:
+        add(r, "ZADD");
+        add_key(r, in);
+        if (which & 0x80) {
+            add(r, which & 0x40 ? "GT" : "CH");
+        }
+        add_many(r, in, true, true);
+        break;
+    case 4:
+        add(r, "ZINCRBY");
+        add_key(r, in);
+        add_score(r, in);
+        add_member(r, in);
+        break;
+    case 5: {
+        add(r, which & 0x80 ? "ZREM" : "ZMSCORE");
+        add_key(r, in);
+        uint8_t n = 1 + in_byte(in) % 4;
+        for (uint8_t i = 0; i < n; i++) {
+            add_member(r, in);
+        }
+        break;
+    }
+    case 6:
+        add(r, which & 0x80 ? "ZREMRANGEBYSCORE" : "ZCOUNT");
+        add_key(r, in);
+        add_score_bound(r, in);
+        add_score_bound(r, in);
+        break;
+    case 7:
+        add(r, which & 0x80 ? "ZREMRANGEBYRANK" : "ZREMRANGEBYLEX");
+        add_key(r, in);
+        if (which & 0x80) {
+            add_index(r, in);
+            add_index(r, in);
+        } else {
+            add_lex_bound(r, in);
+            add_lex_bound(r, in);
+        }
+        break;
+    case 8:
+        add(r, which & 0x80 ? "ZPOPMIN" : "ZPOPMAX");
+        add_key(r, in);
+        if (which & 0x40) {
+            add_index(r, in);
+        }
+        break;
+    case 9:
+    case 10: {
+        /* ZRANGE by rank, BYSCORE or BYLEX (the bounds to match, mostly). */
+        uint8_t b = in_byte(in);
+        add(r, "ZRANGE");
+        add_key(r, in);
+        if (b % 3 == 0) {
+            add_index(r, in);
+            add_index(r, in);
+        } else if (b % 3 == 1) {
+            add_score_bound(r, in);
+            add_score_bound(r, in);
+            add(r, "BYSCORE");
+        } else {
+            add_lex_bound(r, in);
+            add_lex_bound(r, in);
+            add(r, "BYLEX");
+        }
+        add_zrange_options(r, in, true);
+        break;
+    }
+    case 11:
+        add(r, which & 0x80 ? "ZREVRANGE" : "ZRANGE");
+        add_key(r, in);
+        add_index(r, in);
+        add_index(r, in);
+        add_zrange_options(r, in, false);
+        break;
+    case 12:
+    case 13:
+        add(r, which & 0x80 ? "ZREVRANGEBYSCORE" : "ZRANGEBYSCORE");
+        add_key(r, in);
+        add_score_bound(r, in);
+        add_score_bound(r, in);
+        add_zrange_options(r, in, false);
+        break;
+    case 14:
+        add(r, which & 0x80 ? "ZREVRANGEBYLEX" : "ZRANGEBYLEX");
+        add_key(r, in);
+        add_lex_bound(r, in);
+        add_lex_bound(r, in);
+        if (in_byte(in) & 1) {
+            add(r, "LIMIT");
+            add_index(r, in);
+            add_index(r, in);
+        }
+        break;
+    case 15:
+        add(r, "ZLEXCOUNT");
+        add_key(r, in);
+        add_lex_bound(r, in);
+        add_lex_bound(r, in);
+        break;
+    case 16:
+        add(r, which & 0x80 ? "ZRANK" : which & 0x40 ? "ZREVRANK" : "ZSCORE");
+        add_key(r, in);
+        add_member(r, in);
+        break;
+    case 17:
+        add(r, "ZCARD");
+        add_key(r, in);
+        break;
+    case 18:
+        add(r, "ZSCAN");
+        add_key(r, in);
+        add_number(r, in, false);
+        if (in_byte(in) & 1) {
+            add(r, "MATCH");
+            add_pattern(r, in);
+        }
+        if (in_byte(in) & 1) {
+            add(r, "COUNT");
+            add_number(r, in, false);
+        }
+        break;
+    default:
+        add(r, which & 0x80 ? "ZADD" : "ZINCRBY");      /* arity errors */
+        add_key(r, in);
+        add_score(r, in);
+        break;
+    }
+}
+
+/* One collection command of any of the three types. */
+static void
+gen_coll(struct req *r, struct input *in, uint8_t which)
+{
+    uint8_t w = in_byte(in);
+    if (which % 3 == 0) {
+        gen_list(r, in, w);
+    } else if (which % 3 == 1) {
+        gen_hash(r, in, w);
+    } else {
+        gen_zset(r, in, w);
+    }
+}
+
 static void
 gen_admin(struct req *r, struct input *in, uint8_t which)
 {
@@ -895,6 +1446,8 @@ gen_admin(struct req *r, struct input *in, uint8_t which)
             uint8_t w = in_byte(in);
             if (w & 1) {
                 gen_string(r, in, w >> 1);
+            } else if (w & 4) {
+                gen_coll(r, in, w >> 3);
             } else if (w & 2) {
                 gen_expire(r, in, w >> 2);
             } else {
@@ -929,7 +1482,15 @@ static const char *const names[] = {
     "decrby", "incrbyfloat", "append", "strlen", "getrange", "setrange",
     "expire", "pexpire", "expireat", "pexpireat", "expiretime",
     "pexpiretime", "persist", "unlink", "rename", "renamenx", "touch",
-    "copy", "SET", "GETEX", "SETRANGE", "EXPIRE",
+    "copy", "SET", "GETEX", "SETRANGE", "EXPIRE", "lpush", "rpush",
+    "lpushx", "rpushx", "lpop", "rpop", "llen", "lindex", "lrange", "ltrim",
+    "lrem", "lset", "lpos", "linsert", "lmove", "hset", "hsetnx", "hmset",
+    "hget", "hmget", "hdel", "hlen", "hstrlen", "hexists", "hincrby",
+    "hincrbyfloat", "hgetall", "hkeys", "hvals", "hscan", "zadd", "zincrby",
+    "zrem", "zscore", "zmscore", "zcard", "zcount", "zlexcount", "zrange",
+    "zrevrange", "zrangebyscore", "zrevrangebyscore", "zrangebylex",
+    "zrevrangebylex", "zremrangebyscore", "zremrangebyrank",
+    "zremrangebylex", "zrank", "zrevrank", "zpopmin", "zpopmax", "zscan",
 };
 
 /* Any command name with arguments of any bytes. */
@@ -1043,7 +1604,11 @@ may_write(const struct req *r)
         "gcra", "increx", "rename", "renamenx", "copy", "set", "setnx",
         "setex", "psetex", "getset", "getdel", "mset", "msetnx", "incr",
         "incrby", "decr", "decrby", "incrbyfloat", "append", "setrange",
-        "expire", "pexpire", "expireat", "pexpireat", "persist",
+        "expire", "pexpire", "expireat", "pexpireat", "persist", "lpush",
+        "rpush", "lpushx", "rpushx", "lpop", "rpop", "ltrim", "lrem", "lset",
+        "linsert", "lmove", "hset", "hsetnx", "hmset", "hdel", "hincrby",
+        "hincrbyfloat", "zadd", "zincrby", "zrem", "zremrangebyscore",
+        "zremrangebyrank", "zremrangebylex", "zpopmin", "zpopmax",
     };
     bool writer = word(r, 0, "getex") && r->argc > 2;
     for (size_t k = 0; k < sizeof(writers) / sizeof(writers[0]); k++) {
@@ -1449,6 +2014,146 @@ check_tiers(const struct store_rec *r, const struct ks_tiers *ts)
 }
 
 /*
+ * A collection's state into h, element by element, as a client sees it
+ * (not its encoding's bytes: a large hash's encoding follows its table,
+ * whose order a reload's fresh keys change): a list's elements in order;
+ * a hash's pairs in order while it is compact (HGETALL's order then is
+ * Redis's and part of what a reload keeps), in any order once large; a
+ * sorted set's members and scores in order. Which of its two encodings a
+ * hash or a sorted set is in counts too (HSCAN and ZSCAN show it). On the
+ * way, what must hold of every collection: never empty, its length what
+ * the walk met, a compact hash or set within Redis's bounds, a set in
+ * score then member order with no NaN; when whole (a reload), every
+ * element found again by its own lookup (HGET, ZSCORE, ZRANK) and a list
+ * walked back from its tail.
+ */
+struct list_walk {
+    uint64_t h, n, len;
+    bool back;
+};
+
+static bool
+list_elem(void *arg, uint64_t i, const unsigned char *p, size_t len)
+{
+    struct list_walk *w = arg;
+    CHECK(i == (w->back ? w->len - 1 - w->n : w->n));
+    w->h = fnv(&len, sizeof(len), w->h);
+    w->h = fnv(p, len, w->h);
+    w->n++;
+    return true;
+}
+
+static uint64_t
+hash_list(const struct qlist *x, bool whole, uint64_t h)
+{
+    uint64_t n = qlist_len(x);
+    CHECK(n >= 1);
+    struct list_walk w = { h, 0, n, false };
+    qlist_walk(x, 0, false, list_elem, &w);
+    CHECK(w.n == n);
+    if (whole) {
+        struct list_walk back = { 0, 0, n, true };
+        qlist_walk(x, n - 1, true, list_elem, &back);
+        CHECK(back.n == n);
+    }
+    return fnv(&n, sizeof(n), w.h);
+}
+
+static uint64_t
+hash_hmap(const struct hmap *x, bool whole, uint64_t h)
+{
+    struct hmap_iter it = { 0 };
+    struct pack_item f, v;
+    uint64_t n = 0, sum = 0;
+    bool compact = hmap_is_compact(x);
+    while (hmap_next(x, &it, &f, &v)) {
+        uint64_t e = fnv(&f.len, sizeof(f.len), UINT64_C(0xcbf29ce484222325));
+        e = fnv(f.data, f.len, e);
+        e = fnv(&v.len, sizeof(v.len), e);
+        e = fnv(v.data, v.len, e);
+        if (compact) {
+            CHECK(f.len <= HMAP_PACK_VALUE && v.len <= HMAP_PACK_VALUE);
+            h = fnv(&e, sizeof(e), h);
+        } else {
+            sum += e * UINT64_C(0x9e3779b97f4a7c15);
+        }
+        if (whole) {
+            struct pack_item got;
+            CHECK(hmap_get(x, f.data, f.len, &got) && got.len == v.len &&
+                  (v.len == 0 || memcmp(got.data, v.data, v.len) == 0));
+        }
+        n++;
+    }
+    CHECK(n >= 1 && n == hmap_len(x));
+    CHECK(!compact || n <= HMAP_PACK_ENTRIES);
+    h = fnv(&compact, sizeof(compact), h);
+    h = fnv(&n, sizeof(n), h);
+    return fnv(&sum, sizeof(sum), h);
+}
+
+/* Redis's order of a sorted set: by score, ties by the members' bytes. */
+static bool
+zset_before(double a, const unsigned char *am, size_t alen, double b,
+            const unsigned char *bm, size_t blen)
+{
+    if (a != b) {
+        return a < b;
+    }
+    int c = memcmp(am, bm, alen < blen ? alen : blen);
+    return c < 0 || (c == 0 && alen < blen);
+}
+
+static uint64_t
+hash_zset(const struct zset *x, bool whole, uint64_t h)
+{
+    uint64_t n = zset_len(x), i = 0;
+    bool compact = zset_is_compact(x);
+    CHECK(n >= 1 && (!compact || n <= ZSET_PACK_MAX_ENTRIES));
+    static struct zset_iter it;         /* a compact set's offsets: big */
+    const unsigned char *pm = NULL;
+    size_t plen = 0;
+    double ps = 0;
+    zset_iter_at(&it, x, 0);
+    do {
+        const unsigned char *m;
+        size_t len;
+        double s, got;
+        uint64_t rank;
+        zset_iter_get(&it, &m, &len, &s);
+        CHECK(!isnan(s) && (!compact || len <= ZSET_PACK_MAX_VALUE));
+        CHECK(i == 0 || zset_before(ps, pm, plen, s, m, len));
+        if (whole) {
+            CHECK(zset_score(x, m, len, &got) &&
+                  memcmp(&got, &s, sizeof(s)) == 0);
+            CHECK(zset_rank(x, m, len, false, &rank) && rank == i);
+        }
+        h = fnv(&len, sizeof(len), h);
+        h = fnv(m, len, h);
+        h = fnv(&s, sizeof(s), h);
+        pm = m;
+        plen = len;
+        ps = s;
+        i++;
+    } while (zset_iter_next(&it));
+    CHECK(i == n);
+    return fnv(&compact, sizeof(compact), h);
+}
+
+static uint64_t
+hash_coll(const struct store_rec *r, bool whole, uint64_t h)
+{
+    const void *state = store_rec_state((struct store_rec *)r);
+    switch (r->type) {
+    case KEY_LIST:
+        return hash_list(state, whole, h);
+    case KEY_HASH:
+        return hash_hmap(state, whole, h);
+    default:
+        return hash_zset(state, whole, h);
+    }
+}
+
+/*
  * A key's state into h: its encoding (in enc; keytype_encode), but a
  * string's bytes read in place, and unless whole, a string over 64 KB
  * only sampled (its length, its first and last 4 KB, one word in 64
@@ -1461,6 +2166,9 @@ static uint64_t
 hash_state(const struct store_rec *r, const struct membuf *enc, bool whole,
            uint64_t h)
 {
+    if (keytype_is_coll(r->type)) {
+        return hash_coll(r, whole, h);
+    }
     if (r->type != KEY_STR) {
         return fnv(enc->p, enc->len, h);
     }
@@ -1483,17 +2191,12 @@ scan_rec(struct store_rec *r, void *arg)
 {
     struct scan_state *s = arg;
     const void *state = store_rec_state(r);
-    if (r->type == KEY_LOG) {
-        const struct ks_log *ls = state;
-        s->owned += mem_usable(ls->ring.e) + mem_usable(ls->meta);
-    } else if (r->type == KEY_TIERS) {
-        s->owned += mem_usable(((const struct ks_tiers *)state)->st.b);
-    } else if (r->type == KEY_STR) {
+    /* Arrays, long strings, collections' packs and tables. */
+    s->owned += keytype_rec_owned(r);
+    if (r->type == KEY_STR) {
         const struct ks_str *st = state;
-        if (st->len > KS_STR_INLINE) {
-            CHECK(st->u.heap.p != NULL && st->u.heap.cap >= st->len);
-            s->owned += mem_usable(st->u.heap.p);
-        }
+        CHECK(st->len <= KS_STR_INLINE ||
+              (st->u.heap.p != NULL && st->u.heap.cap >= st->len));
     }
     if (store_rec_dead(r, now_ns)) {
         return;                 /* dead, not yet collected: not a key */
@@ -1506,7 +2209,7 @@ scan_rec(struct store_rec *r, void *arg)
         check_tiers(r, state);
     }
     s->buf.len = 0;
-    if (r->type != KEY_STR) {
+    if (r->type != KEY_STR && !keytype_is_coll(r->type)) {
         CHECK(keytype_encode(r, now_ns, &s->buf));
     }
     if (encodes_none(r, &s->buf)) {
@@ -1552,7 +2255,7 @@ static uint64_t
 rec_hash(const struct store_rec *r)
 {
     struct membuf buf = { 0 };
-    if (r->type != KEY_STR) {
+    if (r->type != KEY_STR && !keytype_is_coll(r->type)) {
         CHECK(keytype_encode(r, clock_wall_now(), &buf));
     }
     uint64_t h = fnv(&r->type, 1, UINT64_C(0xcbf29ce484222325));
@@ -1589,6 +2292,8 @@ note_before(const struct req *r, struct before *b)
         "getdel", "getex", "incr", "decr", "incrby", "decrby", "incrbyfloat",
         "append", "setrange", "expire", "pexpire", "expireat", "pexpireat",
         "persist", "del", "unlink", "rename", "renamenx", "copy", "move",
+        "lpush", "rpush", "lpushx", "rpushx", "hset", "hmset", "hsetnx",
+        "hincrby", "hincrbyfloat", "hdel", "zrem", "zincrby", "zadd",
     };
     b->checked = false;
     for (size_t k = 0; k < sizeof(checked) / sizeof(*checked); k++) {
@@ -1725,6 +2430,154 @@ expect_unchanged(const struct req *r, const struct before *b)
     CHECK(rec == NULL || rec_hash(rec) == b->hash);
 }
 
+/* ---- what a collection write did --------------------------------------- */
+
+/* Key i: absent, or of this type (a reply other than -WRONGTYPE says so). */
+static struct store_rec *
+coll_rec(const struct req *r, size_t i, uint8_t type)
+{
+    struct store_rec *rec = live(r, i);
+    CHECK(rec == NULL || rec->type == type);
+    return rec;
+}
+
+static bool
+arg_is(const struct req *r, size_t i, const void *p, size_t len)
+{
+    return r->len[i] == len && (len == 0 || memcmp(r->argv[i], p, len) == 0);
+}
+
+/* Argument i named again further on (every step arguments). */
+static bool
+named_again(const struct req *r, size_t i, size_t step)
+{
+    for (size_t k = i + step; k < r->argc; k += step) {
+        if (arg_is(r, k, r->argv[i], r->len[i])) {
+            return true;
+        }
+    }
+    return false;
+}
+
+/* A double reply (RESP2 bulk, RESP3 ','), as strtod reads it. */
+static bool
+reply_score(const char *reply, size_t n, double *d)
+{
+    char buf[64];
+    const char *p = reply + 1;
+    size_t len;
+    if (reply[0] == '$') {
+        if (!reply_bulk_bytes(reply, n, &p, &len)) {
+            return false;
+        }
+    } else if (reply[0] == ',') {
+        len = n - 3;
+    } else {
+        return false;
+    }
+    CHECK(len < sizeof(buf));
+    memcpy(buf, p, len);
+    buf[len] = '\0';
+    *d = strtod(buf, NULL);
+    return true;
+}
+
+/* Field f of hash rec holds exactly v. */
+static void
+expect_field(struct store_rec *rec, const char *f, size_t flen,
+             const char *v, size_t vlen)
+{
+    struct pack_item it;
+    CHECK(rec != NULL);
+    CHECK(hmap_get(store_rec_state(rec), f, flen, &it) && it.len == vlen &&
+          (vlen == 0 || memcmp(it.data, v, vlen) == 0));
+}
+
+/*
+ * The collection writes whose reply says what they left: a push's new
+ * length and the element at its end; HSET's and HMSET's fields (the last
+ * value named for each), HSETNX's when it answered 1, HINCRBY's and
+ * HINCRBYFLOAT's new value as replied, HDEL's and ZREM's names gone;
+ * ZINCRBY's score as replied, a plain ZADD's integer scores.
+ */
+static void
+check_coll_effect(const struct req *r, const char *reply, size_t n)
+{
+    static const char *const zflags[] = { "nx", "xx", "gt", "lt", "ch",
+                                          "incr" };
+    int64_t v;
+    double d;
+    const char *p;
+    size_t len;
+    struct store_rec *rec;
+    struct pack_item it;
+    bool head = word(r, 0, "lpush") || word(r, 0, "lpushx");
+    if ((head || word(r, 0, "rpush") || word(r, 0, "rpushx")) &&
+        reply_integer(reply, n, &v)) {
+        rec = coll_rec(r, 1, KEY_LIST);
+        CHECK((rec == NULL) == (v == 0));
+        if (rec != NULL) {
+            const struct qlist *x = store_rec_state(rec);
+            CHECK(qlist_len(x) == (uint64_t)v);
+            qlist_index(x, head ? 0 : qlist_len(x) - 1, &it);
+            CHECK(arg_is(r, r->argc - 1, it.data, it.len));
+        }
+    } else if ((word(r, 0, "hset") || word(r, 0, "hmset")) &&
+               r->argc % 2 == 0) {
+        rec = coll_rec(r, 1, KEY_HASH);
+        for (size_t i = 2; i + 1 < r->argc; i += 2) {
+            if (!named_again(r, i, 2)) {
+                expect_field(rec, r->argv[i], r->len[i], r->argv[i + 1],
+                             r->len[i + 1]);
+            }
+        }
+    } else if (word(r, 0, "hsetnx") && reply_is(reply, n, ":1\r\n")) {
+        expect_field(coll_rec(r, 1, KEY_HASH), r->argv[2], r->len[2],
+                     r->argv[3], r->len[3]);
+    } else if (word(r, 0, "hincrby") && reply_integer(reply, n, &v)) {
+        char text[32];
+        int k = snprintf(text, sizeof(text), "%lld", (long long)v);
+        expect_field(coll_rec(r, 1, KEY_HASH), r->argv[2], r->len[2], text,
+                     (size_t)k);
+    } else if (word(r, 0, "hincrbyfloat") &&
+               reply_bulk_bytes(reply, n, &p, &len)) {
+        expect_field(coll_rec(r, 1, KEY_HASH), r->argv[2], r->len[2], p, len);
+    } else if (word(r, 0, "hdel") || word(r, 0, "zrem")) {
+        bool hash = word(r, 0, "hdel");
+        rec = coll_rec(r, 1, hash ? KEY_HASH : KEY_ZSET);
+        for (size_t i = 2; rec != NULL && i < r->argc; i++) {
+            CHECK(hash ? !hmap_exists(store_rec_state(rec), r->argv[i],
+                                      r->len[i])
+                       : !zset_score(store_rec_state(rec), r->argv[i],
+                                     r->len[i], &d));
+        }
+    } else if (word(r, 0, "zincrby") && r->argc == 4 &&
+               reply_score(reply, n, &d)) {
+        double got;
+        rec = coll_rec(r, 1, KEY_ZSET);
+        CHECK(rec != NULL && zset_score(store_rec_state(rec), r->argv[3],
+                                        r->len[3], &got) && got == d);
+    } else if (word(r, 0, "zadd") && reply_integer(reply, n, &v) &&
+               r->argc % 2 == 0) {
+        for (size_t k = 0; k < sizeof(zflags) / sizeof(*zflags); k++) {
+            if (word(r, 2, zflags[k])) {
+                return;                 /* options: not a plain ZADD */
+            }
+        }
+        rec = coll_rec(r, 1, KEY_ZSET);
+        for (size_t i = 2; i + 1 < r->argc; i += 2) {
+            double got;
+            if (num_parse_i64(r->argv[i], r->len[i], &v) &&
+                !named_again(r, i + 1, 2)) {
+                CHECK(rec != NULL &&
+                      zset_score(store_rec_state(rec), r->argv[i + 1],
+                                 r->len[i + 1], &got) &&
+                      got == (double)v);
+            }
+        }
+    }
+}
+
 /*
  * What a write that answered success must have left: SET and its kin,
  * MSET(NX), GETDEL, GETEX, the counters, APPEND, SETRANGE, the expiry
@@ -1746,6 +2599,7 @@ check_effect(const struct req *r, const char *reply, size_t n,
     if (!b->checked || reply[0] == '-') {
         return;
     }
+    check_coll_effect(r, reply, n);
     int64_t kept = b->expire_at;    /* a write that keeps the TTL */
     if (word(r, 0, "set") && r->argc >= 3) {
         set_expiry(r, 3, &o);
@@ -2299,6 +3153,67 @@ run_chain(struct input *in)
     req_free(&key);
 }
 
+/*
+ * A collection's chain: up to 32 commands in a row on one key of one
+ * type. Writes of up to 46 elements at a time (so a sorted set passes its
+ * 128 compact entries and a hash its 512 within a chain), the type's
+ * other writes and reads between them, and now and then an EXPIRE, a
+ * RENAME, COPY or MOVE of the key, a clock step or a save point.
+ */
+static void
+run_coll_chain(struct input *in)
+{
+    static const uint8_t fill[] = { 3, 3, 3 };  /* gen_list/hash/zset's */
+    struct req key = { 0 };
+    add_key(&key, in);
+    if (key.len[0] > 4096) {
+        key.len[0] = 4096;
+    }
+    uint8_t kind = in_byte(in) % 3;
+    uint8_t steps = 2 + in_byte(in) % 31;
+    for (uint8_t i = 0; i < steps && in->n > 0; i++) {
+        struct req r = { 0 };
+        uint8_t b = in_byte(in);
+        if (b < 96) {
+            uint8_t w = (uint8_t)(fill[kind] + (b & 0xc0));
+            if (kind == 0) {
+                gen_list(&r, in, w);
+            } else if (kind == 1) {
+                gen_hash(&r, in, w);
+            } else {
+                gen_zset(&r, in, w);
+            }
+        } else if (b < 232) {
+            uint8_t w = in_byte(in);
+            if (kind == 0) {
+                gen_list(&r, in, w);
+            } else if (kind == 1) {
+                gen_hash(&r, in, w);
+            } else {
+                gen_zset(&r, in, w);
+            }
+        } else if (b < 240) {
+            gen_expire(&r, in, in_byte(in));
+        } else if (b < 248) {
+            gen_keys(&r, in, 5 + b % 3);        /* RENAME, COPY, MOVE */
+        } else if (b < 252) {
+            const uint8_t *from = in->p;
+            step_clock(in);
+            literal_raw(12, from, in->p);
+            continue;
+        } else {
+            save_and_reload();
+            literal_raw(14, in->p, in->p);
+            continue;
+        }
+        set_arg(&r, 1, key.argv[0], key.len[0]);
+        literal_request(&r);
+        run_request(&r);
+        req_free(&r);
+    }
+    req_free(&key);
+}
+
 static void
 run_op(struct input *in)
 {
@@ -2306,15 +3221,21 @@ run_op(struct input *in)
     uint8_t op = in_byte(in);
     const uint8_t *from = in->p;
     switch (op % 16) {
-    case 0: case 1: case 2:
+    case 0: case 1:
         gen_limiter(&r, in, in_byte(in));
+        break;
+    case 2:
+        gen_coll(&r, in, in_byte(in));
         break;
     case 3:
         gen_limiter(&r, in, 3);         /* RL.LOG, the richest state */
         break;
-    case 4: case 5: case 15:
+    case 4: case 5:
         gen_string(&r, in, in_byte(in));
         break;
+    case 15:
+        run_coll_chain(in);
+        return;
     case 6:
         gen_keys(&r, in, in_byte(in));
         break;

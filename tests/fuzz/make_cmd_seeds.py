@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Write the hand-made seeds of the command fuzzer (tests/fuzz/corpus/cmd):
 the reproducers of what the first command-level fuzzing found (issue 14)
-and a start for the string, expiry and key commands, in fuzz_cmd.c's input
+and a start for the string, expiry and key commands and for the lists,
+hashes and sorted sets, in fuzz_cmd.c's input
 format (a finding of its own generators is best kept as literal ops:
 FUZZ_CMD_LITERAL=file build-fuzz/fuzz_cmd crash-...). Run from the repository root:
 
@@ -19,6 +20,7 @@ MS1, MS999, S1, S1_1, S59, H1, D1, BACK5, NS1, MS500 = range(10)
 
 
 def cmd(*args):
+    assert len(args) < 48, args[0]      # fuzz_cmd.c's MAX_ARGS
     out = bytes([LITERAL, len(args)])
     for a in args:
         a = a if isinstance(a, bytes) else str(a).encode()
@@ -132,6 +134,62 @@ SEEDS = {
     + cmd("SETRANGE", "a", 4000, b"z" * 100) + cmd("APPEND", "a", b"y" * 1000)
     + cmd("SETRANGE", "c", 0, "") + cmd("SETRANGE", "c", 5, "q") + cmd("INCR", "c")
     + save_and_reload() + cmd("GETRANGE", "a", 0, -1),
+    # Lists: pushes, pops with counts, the in-place writes, LMOVE (one list
+    # and two), LPOS, long elements, a reload.
+    "lists": cmd("RPUSH", "l", "a", "b", "c", "a", b"\0\r\n") + cmd("LPUSH", "l", "z")
+    + cmd("LPUSHX", "nope", "x") + cmd("RPUSHX", "l", b"y" * 300) + cmd("LINSERT", "l", "BEFORE", "a", "i")
+    + cmd("LINSERT", "l", "AFTER", "none", "i") + cmd("LSET", "l", -1, "last") + cmd("LSET", "l", 99, "x")
+    + cmd("LREM", "l", -1, "a") + cmd("LPOS", "l", "a", "RANK", -1, "COUNT", 0, "MAXLEN", 10)
+    + cmd("LRANGE", "l", -100, 100) + cmd("LINDEX", "l", -2) + cmd("LMOVE", "l", "l", "LEFT", "RIGHT")
+    + cmd("LMOVE", "l", "m", "RIGHT", "LEFT") + cmd("LTRIM", "l", 1, -2) + cmd("LPOP", "l", 2)
+    + cmd("RPOP", "m", 0) + cmd("RPOP", "m", -1) + cmd("SET", "s", "v") + cmd("LPUSH", "s", "x")
+    + save_and_reload() + cmd("RPOP", "l", 100) + cmd("LLEN", "l"),
+    # A list of thousands of elements in a few writes, trimmed, reloaded.
+    "list-big": b"".join(cmd("RPUSH", "big", *[b"e%d" % (i * 45 + j) for j in range(45)])
+                         for i in range(6))
+    + cmd("LPUSH", "big", b"w" * 1000) + cmd("LINSERT", "big", "AFTER", "e200", "mid")
+    + cmd("LREM", "big", 0, "e7") + cmd("LSET", "big", 300, "set") + save_and_reload()
+    + cmd("LTRIM", "big", 100, -100) + cmd("LRANGE", "big", 0, 5) + save_and_reload(),
+    # Hashes: every write, counters, a value past 64 bytes (large from then
+    # on, in any order), HSCAN, a reload.
+    "hashes": cmd("HSET", "h", "f1", "v1", "f2", "v2", "f1", "again") + cmd("HSETNX", "h", "f2", "no")
+    + cmd("HMSET", "h", "n", "10", "x", "1.5") + cmd("HINCRBY", "h", "n", "-11")
+    + cmd("HINCRBY", "h", "x", 1) + cmd("HINCRBYFLOAT", "h", "x", "1e308") + cmd("HINCRBYFLOAT", "h", "new", "0.1")
+    + cmd("HDEL", "h", "f2", "none") + cmd("HSTRLEN", "h", "f1") + cmd("HGETALL", "h")
+    + cmd("HSCAN", "h", 0, "MATCH", "f*", "COUNT", 1) + save_and_reload()
+    + cmd("HSET", "h", "long", b"v" * 65) + cmd("HKEYS", "h") + cmd("HSCAN", "h", 0, "COUNT", 1)
+    + cmd("HDEL", "h", "long") + save_and_reload() + cmd("HVALS", "h") + cmd("HSET", "s", "a", "b"),
+    # A hash past 512 fields in a dozen writes.
+    "hash-big": b"".join(cmd("HSET", "hb", *sum([[b"%d" % (i * 22 + j), b""] for j in range(22)], []))
+                         for i in range(24))
+    + cmd("HLEN", "hb") + cmd("HDEL", "hb", "0", "1", "2") + save_and_reload() + cmd("HGET", "hb", "100"),
+    # Sorted sets: ZADD's options, INCR, ties, infinities, the ranges by
+    # score, rank and lex, pops, a reload.
+    "zsets": cmd("ZADD", "z", 1, "a", 1, "b", 2, "c", "-inf", "lo", "+inf", "hi")
+    + cmd("ZADD", "z", "NX", "CH", 5, "a", 6, "new") + cmd("ZADD", "z", "XX", "GT", "CH", 0, "b", 3, "c")
+    + cmd("ZADD", "z", "LT", "INCR", -1, "c") + cmd("ZADD", "z", "INCR", "+inf", "hi")
+    + cmd("ZADD", "z", "INCR", "-inf", "hi") + cmd("ZADD", "z", "nan", "x") + cmd("ZINCRBY", "z", "1.5", "d")
+    + cmd("ZRANGE", "z", 0, -1, "WITHSCORES") + cmd("ZRANGE", "z", "(1", "+inf", "BYSCORE", "LIMIT", 1, 2)
+    + cmd("ZRANGE", "z", "[c", "-", "BYLEX", "REV") + cmd("ZREVRANGEBYSCORE", "z", "+inf", "(1", "WITHSCORES")
+    + cmd("ZRANGEBYLEX", "z", "-", "(c") + cmd("ZCOUNT", "z", "-inf", "(2") + cmd("ZLEXCOUNT", "z", "[a", "+")
+    + cmd("ZRANK", "z", "c") + cmd("ZREVRANK", "z", "c") + cmd("ZMSCORE", "z", "a", "none")
+    + cmd("ZSCAN", "z", 0, "COUNT", 1) + save_and_reload() + cmd("ZREMRANGEBYLEX", "z", "[a", "[b")
+    + cmd("ZREMRANGEBYSCORE", "z", "(0", 2) + cmd("ZREMRANGEBYRANK", "z", 0, 0)
+    + cmd("ZPOPMAX", "z", 2) + cmd("ZPOPMIN", "z") + cmd("ZREM", "z", "new", "none") + save_and_reload(),
+    # A sorted set past 128 members and one with a member past 64 bytes.
+    "zset-big": b"".join(cmd("ZADD", "zb", *sum([[b"%d" % ((i * 22 + j) % 17), b"m%d" % (i * 22 + j)]
+                                                 for j in range(22)], [])) for i in range(7))
+    + cmd("ZADD", "zl", 1, b"m" * 65) + cmd("ZSCAN", "zb", 0, "COUNT", 5)
+    + cmd("ZREMRANGEBYRANK", "zb", 0, 100) + save_and_reload() + cmd("ZRANGE", "zb", 0, -1),
+    # Collections among the key commands: WRONGTYPE, SET over them,
+    # RENAME, COPY, MOVE, EXPIRE of them, across databases.
+    "collections-keys": cmd("RPUSH", "l", "a") + cmd("HSET", "h", "f", "v") + cmd("ZADD", "z", 1, "m")
+    + cmd("GET", "l") + cmd("HSET", "l", "f", "v") + cmd("ZADD", "h", 1, "m") + cmd("LPUSH", "z", "x")
+    + cmd("INCR", "h") + cmd("RENAME", "l", "l2") + cmd("COPY", "h", "h2") + cmd("COPY", "z", "h2", "REPLACE")
+    + cmd("MOVE", "h", 1) + cmd("COPY", "l2", "x", "DB", 2) + cmd("EXPIRE", "l2", 10) + cmd("PERSIST", "l2")
+    + cmd("SET", "h2", "v") + cmd("TYPE", "l2") + cmd("SCAN", 0, "TYPE", "list") + save_and_reload()
+    + clock(S59) + cmd("EXPIRE", "l2", 1) + clock(S1_1) + cmd("LLEN", "l2") + cmd("DEL", "z", "x")
+    + save_and_reload(),
 }
 
 

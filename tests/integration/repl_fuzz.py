@@ -19,8 +19,21 @@ MSET, MSETNX, INCR(BY), DECR(BY), INCRBYFLOAT, APPEND, SETRANGE and the
 reads GET, MGET, STRLEN, GETRANGE, with values of any bytes up to 300 KB;
 EXPIRE, PEXPIRE, EXPIREAT, PEXPIREAT with NX|XX|GT|LT, PERSIST, TTL, PTTL,
 (P)EXPIRETIME on keys of every kind, limiters' too; RENAME, RENAMENX, COPY
-with DB and REPLACE, UNLINK, TOUCH, across kinds), sometimes a step of the
-clock, and a fault drawn at random:
+with DB and REPLACE, UNLINK, TOUCH, across kinds; Redis's lists: LPUSH,
+RPUSH, LPUSHX, RPUSHX, LPOP and RPOP with a count, LTRIM, LREM, LSET,
+LINSERT, LMOVE and the reads LRANGE, LINDEX, LLEN, LPOS with RANK|COUNT|
+MAXLEN; hashes: HSET, HMSET, HSETNX, HDEL, HINCRBY, HINCRBYFLOAT and the
+reads HGET, HMGET, HEXISTS, HSTRLEN, HLEN, HGETALL, HKEYS, HVALS, HSCAN;
+sorted sets: ZADD with NX|XX|GT|LT|CH|INCR, ZINCRBY, ZREM,
+ZREMRANGEBYSCORE|RANK|LEX, ZPOPMIN, ZPOPMAX and the reads ZRANGE (by rank,
+BYSCORE, BYLEX, REV, LIMIT, WITHSCORES), ZSCORE, ZRANK, ZREVRANK, ZCARD,
+ZCOUNT, ZLEXCOUNT, ZSCAN), sometimes a step of the clock, and a fault
+drawn at random. Every kind's commands now and then name a key of another
+kind (WRONGTYPE; SET, RENAME, COPY, MOVE, EXPIRE, DEL of collections), and
+collections are sometimes big: one write of hundreds to thousands of
+elements (past a sorted set's 128 and a hash's 512 compact entries),
+members and values over 64 bytes, lists of thousands (both encodings, and
+element effects of every size, cross the faults):
 
     link-drop         CLIENT KILL TYPE replica on a node that has replicas
     restart-data      kill -9 of a replica, restarted on its data dir
@@ -43,7 +56,10 @@ After each step (sometimes) and at the end of the round, once every node's
 offset equals its primary's (bounded wait), every key of every database on
 every node is compared: TYPE, PTTL and its state (GET of a string, a
 CL.THROTTLE or INCREX key, RL.ENTRIES of a log, a PEEK ... MS of the other
-limiters, a log or tiers key that keeps no entry included).
+limiters, a log or tiers key that keeps no entry included; a list's
+LRANGE 0 -1, a sorted set's ZRANGE 0 -1 WITHSCORES, a hash's HGETALL in
+its order while it is compact, its pairs in any order once large: see
+HashState).
 After a kill -9 preceded by a WAIT that every replica acknowledged, the new
 primary must hold exactly what the dead one held when WAIT answered; a node
 killed at a quiet point and restarted alone on its data (appendonly) must
@@ -103,6 +119,19 @@ RGCRA_P = [(5, 10, "60"), (0, 1, "1.5"), (3, 2, "10")]
 VALUES = [b"0", b"1", b"-1", b"42", b"9223372036854775807", b"-9223372036854775808",
           b"01", b"+1", b"-0", b"1.5", b"3e2", b"abc", b"", b"x" * 12, b"y" * 13,
           b"\x00\r\n\xff", b"18446744073709551615"]
+
+
+# Elements, fields and members that repeat, around the 64 bytes a compact
+# hash or sorted set keeps; scores and ranges in Redis's spellings.
+MEMBERS = [b"a", b"b", b"c", b"1", b"-2", b"10", b"1.5", b"", b"\x00\r\n\xff",
+           b"x" * 64, b"y" * 65, b"n1", b"f1"]
+SCORES = ["1.5", "-0.25", "2.5e3", "-0", "+inf", "-inf", "inf", "1e300",
+          "3.0000000000000001", "-1e-300", "0.1"]
+BAD_SCORES = ["nan", "x", "", "1e"]
+SCORE_MIN = ["-inf", "0", "(1", "-5", "(-inf", "2.5", "x"]
+SCORE_MAX = ["+inf", "5", "(10", "0", "(+inf", "-1", "inf"]
+LEX_MIN = ["-", "[a", "(b", "[m1", "(m5", "+", "[", "x"]
+LEX_MAX = ["+", "[c", "(m9", "[m2", "(z", "-", "(", "[\xff"]
 
 
 class Finding(AssertionError):
@@ -306,7 +335,7 @@ class Round:
         r = self.rng
         # Now and then a name of another kind: WRONGTYPE must be alike too.
         if r.random() < 0.03:
-            kind = r.choice(["g", "f", "s", "l", "t", "r", "c", "x"])
+            kind = r.choice(["g", "f", "s", "l", "t", "r", "c", "x", "q", "h", "z"])
         return "%s:%d" % (kind, r.randrange(NKEYS))
 
     def expiry(self):
@@ -337,7 +366,7 @@ class Round:
         """Mostly a string's name; sometimes a limiter's (WRONGTYPE, or SET
         replacing it)."""
         r = self.rng
-        return self.key("v") if r.random() < 0.85 else self.key(r.choice("gfsltrcx"))
+        return self.key("v") if r.random() < 0.85 else self.key(r.choice("gfsltrcxqhz"))
 
     def string_command(self):
         """One of Redis's string commands, with its options."""
@@ -392,7 +421,7 @@ class Round:
     def expiry_command(self):
         """An expiry command on a key of any kind, limiters' included."""
         r = self.rng
-        k = self.key(r.choice("gfsltrcxvv"))
+        k = self.key(r.choice("gfsltrcxvvqhzqhz"))
         now_ms = self.clock.ns // 1000000
         w = r.random()
         if w < 0.6:
@@ -412,8 +441,8 @@ class Round:
     def key_command(self):
         """RENAME(NX), COPY, UNLINK, TOUCH across every kind of key."""
         r = self.rng
-        a = self.key(r.choice("gfsltrcxv"))
-        b = self.key(r.choice("gfsltrcxv"))
+        a = self.key(r.choice("gfsltrcxvqhzqhz"))
+        b = self.key(r.choice("gfsltrcxvqhzqhz"))
         w = r.random()
         if w < 0.3:
             return [r.choice(["RENAME", "RENAMENX"]), a, b]
@@ -425,9 +454,192 @@ class Round:
                 args.append("REPLACE")
             return args
         if w < 0.85:
-            return ["UNLINK"] + [self.key(r.choice("gfsltrcxv"))
+            return ["UNLINK"] + [self.key(r.choice("gfsltrcxvqhz"))
                                  for _ in range(r.randint(1, 3))]
         return [r.choice(["TOUCH", "EXISTS"]), a, b]
+
+    # ---- lists, hashes, sorted sets ---------------------------------------
+
+    def coll_key(self, kind):
+        """Mostly a collection of this kind; sometimes a name of another
+        collection, a string or a limiter (WRONGTYPE)."""
+        r = self.rng
+        if r.random() < 0.08:
+            return self.key(r.choice("qhzvglx"))
+        return self.key(kind)
+
+    def member(self):
+        """An element, field or member: a few that repeat (so LREM, LINSERT,
+        HDEL and ZREM meet them), numbers, any bytes, and now and then one
+        over the 64 bytes a compact hash or sorted set keeps."""
+        r = self.rng
+        w = r.random()
+        if w < 0.5:
+            return r.choice(MEMBERS)
+        if w < 0.8:
+            return "m%d" % r.randrange(200)
+        if w < 0.95:
+            return r.randbytes(r.randint(0, 30))
+        return r.randbytes(1) * r.randint(65, 400)
+
+    def many(self, pairs):
+        """Arguments for a big write: hundreds or thousands of elements
+        (pairs: a score or field before each), past every compact bound."""
+        r = self.rng
+        n = r.choice([129, 200, 513, 600, r.randint(130, 3000)])
+        out = []
+        tag = r.randrange(1000)
+        for i in range(n):
+            m = "b%d:%d" % (tag, i) if r.random() < 0.97 else self.member()
+            if pairs == "score":
+                out += [self.score(good=True), m]
+            elif pairs == "value":
+                out += [m, self.member()]
+            else:
+                out.append(m)
+        return out
+
+    def score(self, good=False):
+        """A score: small integers (ties, so members order by their
+        bytes), Redis's spellings of floats and infinities, rarely one it
+        refuses."""
+        r = self.rng
+        w = r.random()
+        if w < 0.6:
+            return r.randint(-20, 20)
+        if w < 0.97 or good:
+            return r.choice(SCORES)
+        return r.choice(BAD_SCORES)
+
+    def list_command(self):
+        r = self.rng
+        k = self.coll_key("q")
+        w = r.random()
+        if w < 0.3:
+            args = [r.choice(["LPUSH", "RPUSH", "LPUSH", "RPUSH", "LPUSHX",
+                              "RPUSHX"]), k]
+            if r.random() < 0.03:
+                return args + self.many(None)
+            return args + [self.member() for _ in range(r.randint(1, 6))]
+        if w < 0.45:
+            args = [r.choice(["LPOP", "RPOP"]), k]
+            if r.random() < 0.5:
+                args.append(r.choice([0, 1, 2, 5, 100, -1]))
+            return args
+        if w < 0.52:
+            return ["LTRIM", k, r.choice([0, 1, 2, -3, -100, 5, 200]),
+                    r.choice([-1, -2, 0, 3, 10, 150, 1000, -200])]
+        if w < 0.59:
+            return ["LREM", k, r.choice([0, 1, -1, 2, -3, 100]), self.member()]
+        if w < 0.65:
+            return ["LSET", k, r.choice([0, -1, 1, 5, -3, 300, -1000]), self.member()]
+        if w < 0.72:
+            return ["LINSERT", k, r.choice(["BEFORE", "AFTER"]), self.member(),
+                    self.member()]
+        if w < 0.80:
+            return ["LMOVE", k, self.coll_key("q"), r.choice(["LEFT", "RIGHT"]),
+                    r.choice(["LEFT", "RIGHT"])]
+        if w < 0.88:
+            return ["LRANGE", k, r.randint(-10, 10), r.choice([-1, 3, 50, -5])]
+        if w < 0.94:
+            args = ["LPOS", k, self.member()]
+            if r.random() < 0.4:
+                args += ["RANK", r.choice([1, 2, -1, -2])]
+            if r.random() < 0.4:
+                args += ["COUNT", r.choice([0, 1, 3])]
+            if r.random() < 0.2:
+                args += ["MAXLEN", r.choice([0, 1, 10])]
+            return args
+        if r.random() < 0.5:
+            return ["LLEN", k]
+        return ["LINDEX", k, r.choice([0, -1, 1, 5, -3, 300])]
+
+    def hash_command(self):
+        r = self.rng
+        k = self.coll_key("h")
+        w = r.random()
+        if w < 0.35:
+            args = [r.choice(["HSET", "HSET", "HMSET"]), k]
+            if r.random() < 0.03:
+                return args + self.many("value")
+            for _ in range(r.randint(1, 4)):
+                args += [self.member(), self.member()]
+            return args
+        if w < 0.42:
+            return ["HSETNX", k, self.member(), self.member()]
+        if w < 0.55:
+            return ["HDEL", k] + [self.member() for _ in range(r.randint(1, 4))]
+        if w < 0.65:
+            return ["HINCRBY", k, r.choice(["n1", "n2", "m1"]) if r.random() < 0.7
+                    else self.member(), r.choice([1, -1, 7, 1000, "9223372036854775807",
+                                                  "x"])]
+        if w < 0.72:
+            return ["HINCRBYFLOAT", k, r.choice(["f1", "f2", "n1"]) if r.random() < 0.7
+                    else self.member(), r.choice(["0.1", "-1.5", "3e2", "1", "1e308",
+                                                  "x"])]
+        if w < 0.8:
+            return [r.choice(["HGET", "HEXISTS", "HSTRLEN"]), k, self.member()]
+        if w < 0.85:
+            return ["HMGET", k] + [self.member() for _ in range(r.randint(1, 4))]
+        if w < 0.93:
+            return [r.choice(["HGETALL", "HKEYS", "HVALS", "HLEN"]), k]
+        return ["HSCAN", k, r.choice([0, 0, 1, 3]), "COUNT", r.choice([1, 10, 1000])]
+
+    def zset_command(self):
+        r = self.rng
+        k = self.coll_key("z")
+        w = r.random()
+        if w < 0.35:
+            args = ["ZADD", k]
+            for opt in ("NX", "XX", "GT", "LT", "CH"):
+                if r.random() < 0.12:
+                    args.append(opt)
+            if r.random() < 0.03:
+                return args + self.many("score")
+            if r.random() < 0.12:
+                return args + ["INCR", self.score(), self.member()]
+            for _ in range(r.randint(1, 4)):
+                args += [self.score(), self.member()]
+            return args
+        if w < 0.42:
+            return ["ZINCRBY", k, self.score(), self.member()]
+        if w < 0.52:
+            return ["ZREM", k] + [self.member() for _ in range(r.randint(1, 4))]
+        if w < 0.57:
+            return ["ZREMRANGEBYSCORE", k, r.choice(SCORE_MIN), r.choice(SCORE_MAX)]
+        if w < 0.61:
+            return ["ZREMRANGEBYRANK", k, r.randint(-10, 10), r.choice([-1, 2, 5, -100])]
+        if w < 0.65:
+            return ["ZREMRANGEBYLEX", k, r.choice(LEX_MIN), r.choice(LEX_MAX)]
+        if w < 0.72:
+            args = [r.choice(["ZPOPMIN", "ZPOPMAX"]), k]
+            if r.random() < 0.5:
+                args.append(r.choice([0, 1, 3, 50, -1]))
+            return args
+        if w < 0.85:
+            v = r.random()
+            if v < 0.4:
+                args = ["ZRANGE", k, r.randint(-5, 5), r.choice([-1, 3, 100])]
+            elif v < 0.7:
+                args = ["ZRANGE", k, r.choice(SCORE_MIN), r.choice(SCORE_MAX), "BYSCORE"]
+            else:
+                args = ["ZRANGE", k, r.choice(LEX_MIN), r.choice(LEX_MAX), "BYLEX"]
+            if r.random() < 0.3:
+                args.append("REV")
+            if v >= 0.4 and r.random() < 0.3:
+                args += ["LIMIT", r.randint(0, 3), r.choice([-1, 1, 5])]
+            if v < 0.7 and r.random() < 0.5:
+                args.append("WITHSCORES")
+            return args
+        if w < 0.92:
+            return [r.choice(["ZSCORE", "ZRANK", "ZREVRANK"]), k, self.member()]
+        if w < 0.94:
+            return ["ZCARD", k]
+        if w < 0.96:
+            return ["ZCOUNT", k, r.choice(SCORE_MIN), r.choice(SCORE_MAX)] \
+                if r.random() < 0.5 else \
+                ["ZLEXCOUNT", k, r.choice(LEX_MIN), r.choice(LEX_MAX)]
+        return ["ZSCAN", k, 0, "COUNT", r.choice([1, 10, 1000])]
 
     def command(self):
         """One random write (or read) for the primary."""
@@ -439,6 +651,12 @@ class Round:
             return self.expiry_command()
         if w < 0.36:
             return self.key_command()
+        if w < 0.46:
+            return self.list_command()
+        if w < 0.54:
+            return self.hash_command()
+        if w < 0.64:
+            return self.zset_command()
         w = r.random()
         if w < 0.14:
             k = self.key("g")
@@ -510,9 +728,9 @@ class Round:
             return ["RL.CHECK", "fz", r.choice(
                 ["remote_address=10.0.0.%d" % r.randrange(4), "plan=gcra", "plan=sliding"])]
         if w < 0.75:
-            return ["DEL"] + [self.key(r.choice("gfsltrcx")) for _ in range(r.randint(1, 3))]
+            return ["DEL"] + [self.key(r.choice("gfsltrcxqhz")) for _ in range(r.randint(1, 3))]
         if w < 0.79:
-            return ["MOVE", self.key(r.choice("gfsltrcx")), r.randrange(DBS)]
+            return ["MOVE", self.key(r.choice("gfsltrcxqhz")), r.randrange(DBS)]
         if w < 0.80:
             return ["SWAPDB", r.randrange(DBS), r.randrange(DBS)]
         if w < 0.805:
@@ -928,6 +1146,8 @@ def fingerprint(raw):
             t = raw.command("TYPE", k)
             entry = [t, raw.command("PTTL", k)]
             entry += [raw.command(*a) for a in state_reads(k, t)]
+            if t == b"+hash\r\n":
+                entry.append(hash_state(raw, k))
             out[(db, k)] = tuple(entry)
     raw.command("SELECT", 0)
     return out
@@ -956,7 +1176,67 @@ def state_reads(k, t):
     if t == b"+tiers\r\n":
         spec = TIERS_P[i] if kind == b"t:" else (5, 1)
         return [("RL.TIERS", k) + tuple(spec) + ("PEEK", "MS")]
+    if t == b"+list\r\n":
+        return [("LRANGE", k, 0, -1)]
+    if t == b"+zset\r\n":
+        return [("ZRANGE", k, 0, -1, "WITHSCORES")]
     return []
+
+
+def bulks(reply):
+    """The bulk strings of a RESP2 array reply, in order (None for a nil
+    one), binary ones included."""
+    i = reply.index(b"\r\n")
+    assert reply[:1] == b"*", reply[:80]
+    out = []
+    for _ in range(int(reply[1:i])):
+        i += 2
+        j = reply.index(b"\r\n", i)
+        n = int(reply[i + 1:j])
+        out.append(None if n < 0 else reply[j + 2:j + 2 + n])
+        i = j if n < 0 else j + 2 + n
+    return out
+
+
+class HashState:
+    """A hash as HGETALL shows it. Its order is part of what a replica
+    must reproduce while the hash is compact (Redis's listpack: up to 512
+    fields of up to 64 bytes, never converted back); a large one's order is
+    its table's (keyed per process), so only its pairs compare. The
+    encoding is not shown by any command here but HSCAN's: a compact hash
+    answers HSCAN 0 COUNT 1 with every field and cursor 0, a large one
+    (nearly always) does not. So two nodes' orders compare when both
+    answered so and the pairs are small; a large hash that shrank and
+    whose table holds every field in its last bucket on both nodes could
+    pass for compact (then a reordered chain is no finding: Redis's
+    replicas differ there too), which the small-count rule makes rare."""
+
+    def __init__(self, pairs, one_shot):
+        self.pairs = pairs
+        self.sorted = sorted(pairs)
+        large = len(pairs) > 512 or any(len(f) > 64 or len(v) > 64 for f, v in pairs)
+        self.ordered = one_shot and not large
+
+    def __eq__(self, other):
+        if not isinstance(other, HashState):
+            return NotImplemented
+        if self.sorted != other.sorted:
+            return False
+        return not (self.ordered and other.ordered) or self.pairs == other.pairs
+
+    __hash__ = None
+
+    def __repr__(self):
+        return "hash(%s%d pairs: %r)" % ("ordered, " if self.ordered else "",
+                                        len(self.pairs), self.pairs[:6])
+
+
+def hash_state(raw, k):
+    flat = bulks(raw.command("HGETALL", k))
+    pairs = list(zip(flat[0::2], flat[1::2]))
+    scan = raw.command("HSCAN", k, 0, "COUNT", 1)
+    one_shot = scan.startswith(b"*2\r\n$1\r\n0\r\n*%d\r\n" % len(flat))
+    return HashState(pairs, one_shot)
 
 
 def diff(na, a, nb, b):
