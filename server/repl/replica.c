@@ -243,6 +243,11 @@ apply_effects(const unsigned char *p, size_t len)
     journal_reader_records(&rd, p, len, JOURNAL_VERSION);
     int64_t now = clock_wall_now();
     char err[256];
+    /* What waits for our journal goes first: the keys a full sync just
+     * loaded (load_transfer() listed them) must reach the file as they
+     * were loaded, before the stream's records that follow them change
+     * them (a list push replayed on top of a pushed state twice). */
+    keyspace_publish();
     while (journal_next(&rd, &rec) == JOURNAL_RECORD) {
         if (keyspace_apply_record(&rec, now, err, sizeof(err)) < 0) {
             log_warning("Applying the primary's stream: %s", err);

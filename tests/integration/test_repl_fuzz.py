@@ -198,10 +198,6 @@ def test_a_replica_restarted_on_its_journal_holds_what_it_held(start_daemon):
         assert again.stop() == []
 
 
-@pytest.mark.xfail(strict=True, reason="keyspace.c: releasing a record listed for "
-                   "the pass drains the list, so a collection emptied in the pass it "
-                   "was written whole in is journaled as an empty state (unloadable) "
-                   "before its deletion; the fix belongs in keyspace.c (journal_set)")
 def test_a_collection_made_and_emptied_in_one_pass_restarts(start_daemon):
     """Fuzzer finding (collections, round seed 28001): a list, hash or
     sorted set created and emptied in one loop pass (a transaction, or
@@ -228,10 +224,6 @@ def test_a_collection_made_and_emptied_in_one_pass_restarts(start_daemon):
         again.stop()
 
 
-@pytest.mark.xfail(strict=True, reason="replica.c: a full sync's keys are marked for "
-                   "the pass and journaled only when drained, after stream records "
-                   "applied in the same pass (as their state then): a replayed element "
-                   "effect is applied twice; the drain belongs before the stream")
 def test_a_replica_journals_its_full_sync_before_the_stream_after_it(start_daemon):
     """Fuzzer finding (collections, round seed 28009): a replica with
     appendonly loads its full sync and marks every key for its journal; the
