@@ -1,19 +1,33 @@
 /*
  * check_dict.c - the hash table (lib/dict.c): random operations against a
- * plain array model, the bytes it owns, scans that see every entry present
- * throughout across resizes, and expand.
+ * plain array model while resizes are under way both ways, the bytes it
+ * owns, entry pointers that survive resizes, scans that see every entry
+ * present throughout across resizes and halfway through one, the bound
+ * on the entries one add moves, allocation failures, and expand.
  */
 #include <check.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
+#include <unistd.h>
 
 #include "lib/dict.h"
 #include "lib/mem.h"
 #include "tests/unit/suites.h"
 
 #define NKEYS 600
+
+/* Under AddressSanitizer an address-space limit cannot make malloc fail:
+ * its allocator reserves its whole region up front. */
+#if defined(__SANITIZE_ADDRESS__)
+#define UNDER_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define UNDER_ASAN 1
+#endif
+#endif
 
 /* The model: key i is "k<i>" (or the empty key for i == 0), present or
  * not, and its value. */
@@ -32,36 +46,88 @@ key_of(unsigned i, char *buf)
     return (uint32_t)snprintf(buf, 16, "k%u", i);
 }
 
-/* Every entry, the count and the bytes owned agree with the model. */
-static void
-check_against(const struct dict *d, const struct model *m)
+/* The bytes of d's tables. */
+static size_t
+tables_owned(const struct dict *d)
 {
-    uint64_t n = 0;
-    size_t owned = d->t != NULL ? mem_usable(d->t) : 0;
-    for (unsigned i = 0; i < NKEYS; i++) {
+    return mem_usable(d->t) + mem_usable(d->t1);
+}
+
+/* The shape of a resize under way: old buckets below rehash_idx empty,
+ * two different sizes. */
+static void
+check_shape(const struct dict *d)
+{
+    if (d->t == NULL) {
+        ck_assert_ptr_null(d->t1);
+        ck_assert_uint_eq(d->used, 0);
+        return;
+    }
+    if (d->t1 == NULL) {
+        return;
+    }
+    ck_assert_uint_ne(d->mask, d->mask1);
+    ck_assert_uint_le(d->rehash_idx, d->mask);
+    for (uint64_t b = 0; b < d->rehash_idx; b++) {
+        ck_assert_ptr_null(d->t[b]);
+    }
+}
+
+/* Every entry once, the count and the bytes owned agree with the model
+ * of n keys (present[i], val[i], vlen[i]). */
+static void
+check_model(struct dict *d, unsigned n, const bool *present,
+            unsigned char (*val)[40], const uint32_t *vlen)
+{
+    check_shape(d);
+    uint64_t count = 0;
+    size_t owned = 0;
+    static unsigned char walked_count[1u << 16];
+    ck_assert_uint_le(n, sizeof(walked_count));
+    memset(walked_count, 0, n);
+    struct dict_iter it = {0};
+    uint64_t walked = 0;
+    for (struct dict_entry *e = dict_next(d, &it); e != NULL;
+         e = dict_next(d, &it)) {
+        char buf[16];
+        ck_assert_uint_lt(e->klen, sizeof(buf));
+        memcpy(buf, dict_key(e), e->klen);
+        buf[e->klen] = '\0';
+        unsigned i = e->klen == 0 ? 0 : (unsigned)strtoul(buf + 1, NULL, 10);
+        ck_assert_uint_lt(i, n);
+        ck_assert(present[i]);
+        ck_assert_uint_eq(walked_count[i], 0);
+        walked_count[i] = 1;
+        walked++;
+        owned += mem_usable(e);
+    }
+    /* The finds after the walk: they may move entries. */
+    for (unsigned i = 0; i < n; i++) {
         char k[16];
         uint32_t kl = key_of(i, k);
         struct dict_entry *e = dict_find(d, k, kl);
-        if (!m->present[i]) {
+        if (!present[i]) {
             ck_assert_ptr_null(e);
             continue;
         }
         ck_assert_ptr_nonnull(e);
         ck_assert_uint_eq(e->klen, kl);
-        ck_assert_uint_eq(e->vlen, m->vlen[i]);
-        ck_assert(memcmp(dict_value(e), m->val[i], e->vlen) == 0);
-        n++;
+        ck_assert_uint_eq(e->vlen, vlen[i]);
+        ck_assert(memcmp(dict_value(e), val[i], e->vlen) == 0);
+        count++;
     }
-    ck_assert_uint_eq(d->used, n);
-    struct dict_iter it = {0};
-    uint64_t walked = 0;
-    for (struct dict_entry *e = dict_next(d, &it); e != NULL;
-         e = dict_next(d, &it)) {
-        walked++;
-        owned += mem_usable(e);
-    }
-    ck_assert_uint_eq(walked, n);
-    ck_assert_uint_eq(d->owned, owned);
+    ck_assert_uint_eq(d->used, count);
+    ck_assert_uint_eq(walked, count);
+    /* The tables now: the finds may have ended a resize. */
+    ck_assert_uint_eq(d->owned, owned + tables_owned(d));
+    check_shape(d);
+}
+
+static void
+check_against(struct dict *d, const struct model *m)
+{
+    check_model(d, NKEYS, m->present, (unsigned char (*)[40])m->val,
+                m->vlen);
 }
 
 START_TEST(test_random_operations_match_a_model)
