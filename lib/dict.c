@@ -126,10 +126,11 @@ rehash_step(struct dict *d, uint64_t n)
         }
         struct dict_entry **b = &d->t[d->rehash_idx];
         if (*b == NULL) {
-            d->rehash_idx++;
-            if (empty-- == 0) {
+            if (empty == 0) {
                 break;
             }
+            empty--;
+            d->rehash_idx++;
             continue;
         }
         struct dict_entry *e = *b;
