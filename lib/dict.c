@@ -1,10 +1,22 @@
 /*
  * dict.c - the hash table of lib/dict.h.
  *
- * Resizes happen at once, not incrementally as Redis's do: the tables
- * here belong to one key each and a resize touches only its entries, and
- * doing it at once keeps a single table, which the scan cursor below
- * relies on (no second table to visit).
+ * Resizes are incremental, as Redis's are. A resize allocates the new
+ * table (t1) and leaves the entries where they are; from then on every
+ * dict_add, dict_find, dict_set_value and dict_remove (and dict_rehash,
+ * for a caller with time to spare) first moves a few entries over, from
+ * the old table's bucket rehash_idx up, by relinking them: an entry is
+ * never reallocated by a move, so pointers to it stay good. Old buckets
+ * below rehash_idx are empty; the one at rehash_idx may be half moved.
+ * A lookup therefore looks in both tables, an add goes to the new one,
+ * and when the old table is empty it is freed and the new one takes its
+ * place. A table that cannot be allocated postpones the resize: long
+ * chains are slower, never wrong.
+ *
+ * The bound on one step is in entries, not buckets: at most
+ * DICT_STEP_ENTRIES entries move, and at most DICT_STEP_EMPTY empty
+ * buckets are passed, so no single operation does more than that much
+ * rehashing however long a chain is.
  */
 #include "lib/dict.h"
 
@@ -37,13 +49,127 @@ entry_size(uint32_t klen, uint32_t vlen)
     return offsetof(struct dict_entry, kv) + (size_t)klen + vlen;
 }
 
-struct dict_entry *
-dict_find(const struct dict *d, const void *key, size_t klen)
+static bool
+rehashing(const struct dict *d)
 {
-    if (d->t == NULL) {
+    return d->t1 != NULL;
+}
+
+/* A zeroed table of n buckets (a power of two), counted in d->owned;
+ * NULL when memory runs out. */
+static struct dict_entry **
+table_new(struct dict *d, uint64_t n)
+{
+    if (n > SIZE_MAX / sizeof(struct dict_entry *)) {
         return NULL;
     }
-    struct dict_entry *e = d->t[dict_hash(key, klen) & d->mask];
+    struct dict_entry **t = mem_owned_realloc(NULL, n * sizeof(*t));
+    if (t == NULL) {
+        return NULL;
+    }
+    memset(t, 0, n * sizeof(*t));
+    d->owned += mem_usable(t);
+    return t;
+}
+
+static void
+table_free(struct dict *d, struct dict_entry **t)
+{
+    d->owned -= mem_usable(t);
+    mem_owned_free(t);
+}
+
+/* Start moving the entries into a table of n buckets (a power of two,
+ * not the current size); an empty dict just gets it. false (d
+ * unchanged) when memory runs out. */
+static bool
+resize_start(struct dict *d, uint64_t n)
+{
+    struct dict_entry **t = table_new(d, n);
+    if (t == NULL) {
+        return false;
+    }
+    if (d->t == NULL) {
+        d->t = t;
+        d->mask = n - 1;
+    } else {
+        d->t1 = t;
+        d->mask1 = n - 1;
+        d->rehash_idx = 0;
+    }
+    return true;
+}
+
+/* The old table is empty: the new one takes its place. */
+static void
+resize_end(struct dict *d)
+{
+    table_free(d, d->t);
+    d->t = d->t1;
+    d->mask = d->mask1;
+    d->t1 = NULL;
+    d->mask1 = 0;
+    d->rehash_idx = 0;
+}
+
+/* Move up to n entries into the new table, passing at most 10 * n empty
+ * buckets; the entries moved. */
+static uint64_t
+rehash_step(struct dict *d, uint64_t n)
+{
+    uint64_t moved = 0;
+    uint64_t empty = n > UINT64_MAX / 10 ? UINT64_MAX : n * 10;
+    while (rehashing(d) && moved < n) {
+        if (d->rehash_idx > d->mask) {
+            resize_end(d);
+            break;
+        }
+        struct dict_entry **b = &d->t[d->rehash_idx];
+        if (*b == NULL) {
+            if (empty == 0) {
+                break;
+            }
+            empty--;
+            d->rehash_idx++;
+            continue;
+        }
+        struct dict_entry *e = *b;
+        *b = e->next;
+        struct dict_entry **nb = &d->t1[dict_hash(e->kv, e->klen) & d->mask1];
+        e->next = *nb;
+        *nb = e;
+        moved++;
+    }
+    /* Done as soon as the last bucket is empty, not one call later. */
+    while (rehashing(d) && d->rehash_idx <= d->mask
+           && d->t[d->rehash_idx] == NULL && empty > 0) {
+        d->rehash_idx++;
+        empty--;
+    }
+    if (rehashing(d) && d->rehash_idx > d->mask) {
+        resize_end(d);
+    }
+    return moved;
+}
+
+/* The share of a resize every operation carries. */
+static void
+rehash_some(struct dict *d)
+{
+    if (rehashing(d)) {
+        (void)rehash_step(d, DICT_STEP_ENTRIES);
+    }
+}
+
+uint64_t
+dict_rehash(struct dict *d, uint64_t n)
+{
+    return rehash_step(d, n);
+}
+
+static struct dict_entry *
+chain_find(struct dict_entry *e, const void *key, size_t klen)
+{
     for (; e != NULL; e = e->next) {
         if (e->klen == klen && memcmp(e->kv, key, klen) == 0) {
             return e;
@@ -52,38 +178,37 @@ dict_find(const struct dict *d, const void *key, size_t klen)
     return NULL;
 }
 
-/* Move every entry into a table of n buckets (a power of two). false
- * (d unchanged) when memory runs out. */
-static bool
-dict_rehash(struct dict *d, uint64_t n)
+struct dict_entry *
+dict_find(struct dict *d, const void *key, size_t klen)
 {
-    if (n > SIZE_MAX / sizeof(struct dict_entry *)) {
-        return false;
+    if (d->t == NULL) {
+        return NULL;
     }
-    struct dict_entry **t = mem_owned_realloc(NULL, n * sizeof(*t));
-    if (t == NULL) {
-        return false;
+    rehash_some(d);
+    uint64_t h = dict_hash(key, klen);
+    struct dict_entry *e = NULL;
+    if (!rehashing(d) || (h & d->mask) >= d->rehash_idx) {
+        e = chain_find(d->t[h & d->mask], key, klen);
     }
-    memset(t, 0, n * sizeof(*t));
-    uint64_t mask = n - 1;
-    if (d->t != NULL) {
-        for (uint64_t b = 0; b <= d->mask; b++) {
-            struct dict_entry *e = d->t[b];
-            while (e != NULL) {
-                struct dict_entry *next = e->next;
-                uint64_t nb = dict_hash(e->kv, e->klen) & mask;
-                e->next = t[nb];
-                t[nb] = e;
-                e = next;
-            }
+    if (e == NULL && rehashing(d)) {
+        e = chain_find(d->t1[h & d->mask1], key, klen);
+    }
+    return e;
+}
+
+/* The smallest power of two of buckets, DICT_MIN_BUCKETS or more, that
+ * is at least n; 0 when there is none. */
+static uint64_t
+buckets_for(uint64_t n)
+{
+    uint64_t want = DICT_MIN_BUCKETS;
+    while (want < n) {
+        if (want > UINT64_MAX / 2) {
+            return 0;
         }
-        d->owned -= mem_usable(d->t);
-        mem_owned_free(d->t);
+        want *= 2;
     }
-    d->t = t;
-    d->mask = mask;
-    d->owned += mem_usable(t);
-    return true;
+    return want;
 }
 
 struct dict_entry *
@@ -95,13 +220,20 @@ dict_add(struct dict *d, const void *key, uint32_t klen, const void *val,
         return NULL;
     }
     if (d->t == NULL) {
-        if (!dict_rehash(d, DICT_MIN_BUCKETS)) {
+        if (!resize_start(d, DICT_MIN_BUCKETS)) {
             mem_owned_free(e);
             return NULL;
         }
+    } else if (rehashing(d)) {
+        rehash_some(d);
     } else if (d->used >= d->mask + 1) {
-        /* A failed doubling only lengthens the chains: still correct. */
-        (void)dict_rehash(d, (d->mask + 1) * 2);
+        /* A failed allocation only postpones the doubling: the chains
+         * grow longer meanwhile, still correct, and the next add tries
+         * again. */
+        uint64_t n = buckets_for(d->used + 1);
+        if (n > d->mask + 1) {
+            (void)resize_start(d, n);
+        }
     }
     e->owner.p = NULL;
     e->klen = klen;
@@ -112,7 +244,9 @@ dict_add(struct dict *d, const void *key, uint32_t klen, const void *val,
     if (vlen > 0) {
         memcpy(e->kv + klen, val, vlen);
     }
-    struct dict_entry **head = &d->t[dict_hash(key, klen) & d->mask];
+    uint64_t h = dict_hash(key, klen);
+    struct dict_entry **head = rehashing(d) ? &d->t1[h & d->mask1]
+                                            : &d->t[h & d->mask];
     e->next = *head;
     *head = e;
     d->used++;
@@ -120,11 +254,22 @@ dict_add(struct dict *d, const void *key, uint32_t klen, const void *val,
     return e;
 }
 
-/* The link that points at e (its bucket's head or its predecessor's). */
+/* The link that points at e (its bucket's head or its predecessor's),
+ * in whichever table holds it. */
 static struct dict_entry **
 dict_link(const struct dict *d, const struct dict_entry *e)
 {
-    struct dict_entry **l = &d->t[dict_hash(e->kv, e->klen) & d->mask];
+    uint64_t h = dict_hash(e->kv, e->klen);
+    if (!rehashing(d) || (h & d->mask) >= d->rehash_idx) {
+        for (struct dict_entry **l = &d->t[h & d->mask]; *l != NULL;
+             l = &(*l)->next) {
+            if (*l == e) {
+                return l;
+            }
+        }
+    }
+    /* Not in the old table: then in the new one. */
+    struct dict_entry **l = &d->t1[h & d->mask1];
     while (*l != e) {
         l = &(*l)->next;
     }
@@ -135,6 +280,7 @@ struct dict_entry *
 dict_set_value(struct dict *d, struct dict_entry *e, const void *val,
                uint32_t vlen)
 {
+    rehash_some(d);
     struct dict_entry **l = dict_link(d, e);
     size_t old = mem_usable(e);
     struct dict_entry *n = mem_owned_realloc(e, entry_size(e->klen, vlen));
@@ -153,32 +299,49 @@ dict_set_value(struct dict *d, struct dict_entry *e, const void *val,
 void
 dict_remove(struct dict *d, struct dict_entry *e)
 {
+    rehash_some(d);
     struct dict_entry **l = dict_link(d, e);
     *l = e->next;
     d->owned -= mem_usable(e);
     mem_owned_free(e);
     d->used--;
     if (d->used == 0) {
-        /* Empty owns nothing, as a zeroed dict. */
-        d->owned -= mem_usable(d->t);
-        mem_owned_free(d->t);
+        /* Empty owns nothing, as a zeroed dict: a resize under way has
+         * nothing left to move. */
+        table_free(d, d->t);
+        if (rehashing(d)) {
+            table_free(d, d->t1);
+        }
         d->t = NULL;
         d->mask = 0;
-    } else if (d->mask + 1 > DICT_MIN_BUCKETS
+        d->t1 = NULL;
+        d->mask1 = 0;
+        d->rehash_idx = 0;
+    } else if (!rehashing(d) && d->mask + 1 > DICT_MIN_BUCKETS
                && d->used < (d->mask + 1) / 8) {
-        /* A failed halving only keeps the larger table. */
-        (void)dict_rehash(d, (d->mask + 1) / 2);
+        /* Down to the fewest buckets that hold every entry. A failed
+         * allocation only keeps the larger table for now. */
+        (void)resize_start(d, buckets_for(d->used));
     }
 }
 
 struct dict_entry *
 dict_next(const struct dict *d, struct dict_iter *it)
 {
+    /* it->bucket counts the old table's buckets, then the new one's. */
     while (it->next == NULL) {
-        if (d->t == NULL || it->bucket > d->mask) {
+        if (d->t == NULL) {
             return NULL;
         }
-        it->next = d->t[it->bucket++];
+        uint64_t b = it->bucket;
+        if (b <= d->mask) {
+            it->next = d->t[b];
+        } else if (rehashing(d) && b - (d->mask + 1) <= d->mask1) {
+            it->next = d->t1[b - (d->mask + 1)];
+        } else {
+            return NULL;
+        }
+        it->bucket++;
     }
     struct dict_entry *e = it->next;
     it->next = e->next;
@@ -201,54 +364,101 @@ rev64(uint64_t v)
     return (v >> 32) | (v << 32);
 }
 
+/* Increment the cursor's bits under mask from the top down. */
+static uint64_t
+cursor_next(uint64_t cursor, uint64_t mask)
+{
+    cursor |= ~mask;
+    cursor = rev64(cursor);
+    cursor++;
+    return rev64(cursor);
+}
+
+static void
+scan_chain(const struct dict_entry *e, dict_scan_fn fn, void *arg)
+{
+    while (e != NULL) {
+        const struct dict_entry *next = e->next;
+        fn(e, arg);
+        e = next;
+    }
+}
+
 uint64_t
 dict_scan(const struct dict *d, uint64_t cursor, dict_scan_fn fn, void *arg)
 {
     if (d->t == NULL) {
         return 0;
     }
-    for (const struct dict_entry *e = d->t[cursor & d->mask]; e != NULL;
-         e = e->next) {
-        fn(e, arg);
+    if (!rehashing(d)) {
+        scan_chain(d->t[cursor & d->mask], fn, arg);
+        /* Increment the cursor's masked bits from the top down: the
+         * buckets a bucket splits into (or merges from) when the table
+         * grows (or shrinks) come next to each other in this order, so
+         * none is missed. */
+        return cursor_next(cursor, d->mask);
     }
-    /* Increment the cursor's masked bits from the top down: the buckets
-     * a bucket splits into (or merges from) when the table doubles (or
-     * halves) come next to each other in this order, so none is missed. */
-    cursor |= ~d->mask;
-    cursor = rev64(cursor);
-    cursor++;
-    return rev64(cursor);
+    /* Both tables: the small one's bucket, then every bucket of the
+     * large one that expands it (where its entries go when the table
+     * grows, or come from when it shrinks), so the half-moved bucket
+     * is seen whole either way. */
+    struct dict_entry *const *small = d->t, *const *large = d->t1;
+    uint64_t ms = d->mask, ml = d->mask1;
+    if (ms > ml) {
+        small = d->t1;
+        large = d->t;
+        ms = d->mask1;
+        ml = d->mask;
+    }
+    scan_chain(small[cursor & ms], fn, arg);
+    do {
+        scan_chain(large[cursor & ml], fn, arg);
+        cursor = cursor_next(cursor, ml);
+    } while (cursor & (ms ^ ml));
+    return cursor;
 }
 
 bool
 dict_expand(struct dict *d, uint64_t n)
 {
-    uint64_t want = DICT_MIN_BUCKETS;
-    while (want < n) {
-        if (want > UINT64_MAX / 2) {
-            return false;
+    uint64_t want = buckets_for(n);
+    if (want == 0) {
+        return false;
+    }
+    if (rehashing(d)) {
+        if (want <= d->mask1 + 1) {
+            return true;
         }
-        want *= 2;
+        /* A larger table than the one under way: finish this resize
+         * first (a caller that knows its count pays once). */
+        while (rehashing(d)) {
+            (void)rehash_step(d, UINT64_MAX / 16);
+        }
     }
     if (d->t != NULL && want <= d->mask + 1) {
         return true;
     }
-    return dict_rehash(d, want);
+    return resize_start(d, want);
 }
 
 void
 dict_free(struct dict *d)
 {
-    if (d->t != NULL) {
-        for (uint64_t b = 0; b <= d->mask; b++) {
-            struct dict_entry *e = d->t[b];
+    struct dict_entry **tables[2] = { d->t, d->t1 };
+    uint64_t masks[2] = { d->mask, d->mask1 };
+    for (int i = 0; i < 2; i++) {
+        if (tables[i] == NULL) {
+            continue;
+        }
+        for (uint64_t b = 0; b <= masks[i]; b++) {
+            struct dict_entry *e = tables[i][b];
             while (e != NULL) {
                 struct dict_entry *next = e->next;
                 mem_owned_free(e);
                 e = next;
             }
         }
-        mem_owned_free(d->t);
+        mem_owned_free(tables[i]);
     }
     memset(d, 0, sizeof(*d));
 }

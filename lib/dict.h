@@ -8,9 +8,17 @@
  * is one allocation: the link, a word for its owner (a sorted set's node,
  * say), the key and then vlen bytes of value (a hash's), so a field and
  * its value cost one block. The table doubles when it holds as many
- * entries as buckets and halves when it falls under an eighth. Scanning
- * uses Redis's reverse-binary cursor, so an entry present for a whole
- * scan is returned at least once even when the table resizes in between.
+ * entries as buckets and shrinks to the fewest buckets that hold them all
+ * when it falls under an eighth. A resize is incremental, as Redis's:
+ * the new table is allocated and every add, find, set_value and remove
+ * moves at most DICT_STEP_ENTRIES entries into it (dict_rehash moves more
+ * on request), lookups consult both tables meanwhile, adds go to the new
+ * one. Entries move by relinking, never by reallocation: an entry pointer
+ * dict_add or dict_find returned stays good until the entry is removed or
+ * its value set. A table that cannot be allocated postpones the resize.
+ * Scanning uses Redis's reverse-binary cursor, so an entry present for a
+ * whole scan is returned at least once even when the table resizes in
+ * between, or is halfway through a resize.
  *
  * Every block is mem_owned_realloc'd (lib/mem.h). A zeroed struct dict is
  * an empty one that owns nothing.
@@ -46,18 +54,25 @@ dict_value(const struct dict_entry *e)
 }
 
 struct dict {
-    struct dict_entry **t;  /* buckets; NULL when empty */
+    struct dict_entry **t;  /* buckets (the old ones during a resize);
+                             * NULL when empty */
     uint64_t mask;          /* buckets - 1 */
-    uint64_t used;          /* entries */
-    size_t owned;           /* bytes of the table and its entries */
+    uint64_t used;          /* entries, in both tables */
+    size_t owned;           /* bytes of the tables and the entries */
+    struct dict_entry **t1; /* the new buckets during a resize, else NULL */
+    uint64_t mask1;         /* their count - 1 */
+    uint64_t rehash_idx;    /* t's buckets below it have moved to t1 */
 };
+
+/* The most entries one operation moves between the tables. */
+#define DICT_STEP_ENTRIES 4
 
 /* The hash key of every dict (16 random bytes), set once at start-up. */
 void dict_seed(const unsigned char seed[16]);
 
-/* The entry for key, or NULL. */
-struct dict_entry *dict_find(const struct dict *d, const void *key,
-                             size_t klen);
+/* The entry for key, or NULL. Moves a few entries of a resize under
+ * way, so not while walking d with dict_next. */
+struct dict_entry *dict_find(struct dict *d, const void *key, size_t klen);
 
 /* Add key (absent: the caller looked) with vlen bytes of value. NULL
  * (nothing changed) when memory runs out. */
@@ -72,8 +87,10 @@ struct dict_entry *dict_set_value(struct dict *d, struct dict_entry *e,
 /* Unlink and free entry e of d. */
 void dict_remove(struct dict *d, struct dict_entry *e);
 
-/* Every entry once, in bucket order: it = 0 to start, NULL at the end.
- * The dict must not change while walking. */
+/* Every entry once, in bucket order (the old table's, then the new
+ * one's): it = 0 to start, NULL at the end. Moves nothing; the dict
+ * must not change while walking (no add, find, set_value, remove or
+ * rehash on it). */
 struct dict_iter {
     uint64_t bucket;
     struct dict_entry *next;
@@ -86,9 +103,16 @@ typedef void (*dict_scan_fn)(const struct dict_entry *e, void *arg);
 uint64_t dict_scan(const struct dict *d, uint64_t cursor, dict_scan_fn fn,
                    void *arg);
 
-/* Room for n entries without a resize (a load knows its count). false
- * when memory runs out. */
+/* Room for n entries without a resize (a load knows its count): a table
+ * that large, into which a non-empty dict's entries then move a few at a
+ * time (a smaller resize under way is finished at once first). Never
+ * shrinks. false when memory runs out. */
 bool dict_expand(struct dict *d, uint64_t n);
+
+/* Move up to n entries of a resize under way into the new table
+ * (passing at most 10 * n empty buckets), for a caller with time to
+ * spare; the entries moved. Nothing to do when no resize is under way. */
+uint64_t dict_rehash(struct dict *d, uint64_t n);
 
 /* Free every entry and the table: an empty dict again. */
 void dict_free(struct dict *d);
