@@ -3,12 +3,14 @@
  *
  * Resizes are incremental, as Redis's are. A resize allocates the new
  * table (t1) and leaves the entries where they are; from then on every
- * dict_add, dict_find, dict_set_value and dict_remove (and dict_rehash,
- * for a caller with time to spare) first moves a few entries over, from
+ * dict_add, dict_set_value and dict_remove (and dict_rehash, for a caller
+ * with time to spare) first moves a few entries over, from
  * the old table's bucket rehash_idx up, by relinking them: an entry is
  * never reallocated by a move, so pointers to it stay good. Old buckets
  * below rehash_idx are empty; the one at rehash_idx may be half moved.
- * A lookup therefore looks in both tables, an add goes to the new one,
+ * A lookup therefore looks in both tables and moves nothing (a read
+ * never changes the dict, so one may look entries up while walking it),
+ * an add goes to the new one,
  * and when the old table is empty it is freed and the new one takes its
  * place. A table that cannot be allocated postpones the resize: long
  * chains are slower, never wrong.
@@ -179,12 +181,11 @@ chain_find(struct dict_entry *e, const void *key, size_t klen)
 }
 
 struct dict_entry *
-dict_find(struct dict *d, const void *key, size_t klen)
+dict_find(const struct dict *d, const void *key, size_t klen)
 {
     if (d->t == NULL) {
         return NULL;
     }
-    rehash_some(d);
     uint64_t h = dict_hash(key, klen);
     struct dict_entry *e = NULL;
     if (!rehashing(d) || (h & d->mask) >= d->rehash_idx) {

@@ -10,7 +10,7 @@
  * its value cost one block. The table doubles when it holds as many
  * entries as buckets and shrinks to the fewest buckets that hold them all
  * when it falls under an eighth. A resize is incremental, as Redis's:
- * the new table is allocated and every add, find, set_value and remove
+ * the new table is allocated and every add, set_value and remove
  * moves at most DICT_STEP_ENTRIES entries into it (dict_rehash moves more
  * on request), lookups consult both tables meanwhile, adds go to the new
  * one. Entries move by relinking, never by reallocation: an entry pointer
@@ -70,9 +70,10 @@ struct dict {
 /* The hash key of every dict (16 random bytes), set once at start-up. */
 void dict_seed(const unsigned char seed[16]);
 
-/* The entry for key, or NULL. Moves a few entries of a resize under
- * way, so not while walking d with dict_next. */
-struct dict_entry *dict_find(struct dict *d, const void *key, size_t klen);
+/* The entry for key, or NULL. A read: it moves nothing, so it may be
+ * called while walking d with dict_next. */
+struct dict_entry *dict_find(const struct dict *d, const void *key,
+                             size_t klen);
 
 /* Add key (absent: the caller looked) with vlen bytes of value. NULL
  * (nothing changed) when memory runs out. */

@@ -618,9 +618,9 @@ START_TEST(test_no_add_moves_more_than_a_few_entries)
 END_TEST
 
 /* dict_rehash does what it is asked and no more, and finishes a resize
- * a caller drives alone; a dict that only answers finds finishes its
- * resize too. */
-START_TEST(test_rehash_steps_and_finds_finish_a_resize)
+ * a caller drives alone; finds move nothing, so a walk with dict_next
+ * that looks every entry up meets each once, halfway through a resize. */
+START_TEST(test_rehash_steps_finish_a_resize_finds_move_nothing)
 {
     struct dict d = {0};
     ck_assert_uint_eq(dict_rehash(&d, 10), 0);
@@ -637,17 +637,21 @@ START_TEST(test_rehash_steps_and_finds_finish_a_resize)
     ck_assert_uint_eq(d.mask + 1, 2048);
     ck_assert_uint_le(moved, 1024);
     ck_assert_uint_eq(dict_rehash(&d, 10), 0);
-    /* Grow again, then only finds. */
+    /* Grow again; then walk, looking each entry up as it is met. */
     for (unsigned i = 1025; i < 2049; i++) {
         add_key(&d, i);
     }
     ck_assert_ptr_nonnull(d.t1);
-    for (unsigned i = 0; d.t1 != NULL; i = (i + 1) % 2049) {
-        char k[16];
-        uint32_t kl = (uint32_t)snprintf(k, sizeof(k), "k%u", i);
-        ck_assert_ptr_nonnull(dict_find(&d, k, kl));
+    uint64_t idx = d.rehash_idx, walked = 0;
+    struct dict_iter it = {0};
+    struct dict_entry *e;
+    while ((e = dict_next(&d, &it)) != NULL) {
+        ck_assert_ptr_eq(dict_find(&d, dict_key(e), e->klen), e);
+        walked++;
     }
-    ck_assert_uint_eq(d.mask + 1, 4096);
+    ck_assert_uint_eq(walked, 2049);
+    ck_assert_uint_eq(d.rehash_idx, idx);
+    ck_assert_ptr_nonnull(d.t1);
     dict_free(&d);
 }
 END_TEST
@@ -885,7 +889,7 @@ dict_suite(void)
     tcase_add_test(tc, test_scan_of_a_still_table_mid_shrink_returns_each_once);
     tcase_add_test(tc, test_scans_spanning_many_resizes_return_every_stable_entry);
     tcase_add_test(tc, test_no_add_moves_more_than_a_few_entries);
-    tcase_add_test(tc, test_rehash_steps_and_finds_finish_a_resize);
+    tcase_add_test(tc, test_rehash_steps_finish_a_resize_finds_move_nothing);
     tcase_add_test(tc, test_emptied_or_freed_mid_resize_owns_nothing);
     tcase_add_test(tc, test_expand_of_a_full_dict_resizes_incrementally);
     tcase_add_test(tc, test_allocation_failures_postpone_or_fail_cleanly);
