@@ -363,34 +363,14 @@ hmap_encode(const struct hmap *x, struct membuf *b)
 }
 
 /* A reader of bytes that checks every length against what is left. */
-struct reader {
-    const unsigned char *p;
-    size_t left;
-};
-
 static bool
-take(struct reader *r, void *out, size_t n)
-{
-    if (r->left < n) {
-        return false;
-    }
-    memcpy(out, r->p, n);
-    r->p += n;
-    r->left -= n;
-    return true;
-}
-
-static bool
-take_string(struct reader *r, struct pack_item *s)
+take_string(struct membuf_reader *r, struct pack_item *s)
 {
     uint32_t len;
-    if (!take(r, &len, sizeof(len)) || r->left < len) {
+    if (!membuf_read(r, &len, sizeof(len)) || !membuf_skip(r, len, &s->data)) {
         return false;
     }
-    s->data = r->p;
     s->len = len;
-    r->p += len;
-    r->left -= len;
     return true;
 }
 
@@ -423,10 +403,11 @@ compact_valid(const struct pack *pk)
 }
 
 static int
-decode_compact(struct hmap *x, struct reader *r)
+decode_compact(struct hmap *x, struct membuf_reader *r)
 {
     uint32_t count, bytes;
-    if (!take(r, &count, sizeof(count)) || !take(r, &bytes, sizeof(bytes)) ||
+    if (!membuf_read(r, &count, sizeof(count)) ||
+        !membuf_read(r, &bytes, sizeof(bytes)) ||
         r->left != bytes || !pack_valid(r->p, bytes, count)) {
         return COLL_MALFORMED;
     }
@@ -447,11 +428,11 @@ decode_compact(struct hmap *x, struct reader *r)
 }
 
 static int
-decode_large(struct hmap *x, struct reader *r)
+decode_large(struct hmap *x, struct membuf_reader *r)
 {
     uint64_t n;
     /* Each field takes at least 8 bytes: a bound on a bad count. */
-    if (!take(r, &n, sizeof(n)) || n > r->left / 8) {
+    if (!membuf_read(r, &n, sizeof(n)) || n > r->left / 8) {
         return COLL_MALFORMED;
     }
     x->big = dict_new();
@@ -474,9 +455,9 @@ decode_large(struct hmap *x, struct reader *r)
 int
 hmap_decode(struct hmap *x, const unsigned char *p, size_t len)
 {
-    struct reader r = { p, len };
+    struct membuf_reader r = { p, len };
     unsigned char enc;
-    if (!take(&r, &enc, 1)) {
+    if (!membuf_read(&r, &enc, 1)) {
         return COLL_MALFORMED;
     }
     switch (enc) {
@@ -523,8 +504,8 @@ static bool
 payload_valid(const unsigned char *p, size_t len, uint32_t *n,
               size_t *longest, size_t *sum)
 {
-    struct reader r = { p, len };
-    if (!take(&r, n, sizeof(*n))) {
+    struct membuf_reader r = { p, len };
+    if (!membuf_read(&r, n, sizeof(*n))) {
         return false;
     }
     *longest = 0;
@@ -541,7 +522,7 @@ payload_valid(const unsigned char *p, size_t len, uint32_t *n,
 }
 
 static int
-apply_set(struct hmap *x, struct reader *r, uint32_t n, size_t longest,
+apply_set(struct hmap *x, struct membuf_reader *r, uint32_t n, size_t longest,
           size_t sum)
 {
     if (n % 2 != 0) {
@@ -569,7 +550,7 @@ hmap_apply(struct hmap *x, uint8_t op, const unsigned char *p, size_t len)
     if (!payload_valid(p, len, &n, &longest, &sum)) {
         return COLL_MALFORMED;
     }
-    struct reader r = { p + sizeof(n), len - sizeof(n) };
+    struct membuf_reader r = { p + sizeof(n), len - sizeof(n) };
     switch (op) {
     case HMAP_OP_SET:
         return apply_set(x, &r, n, longest, sum);

@@ -49,6 +49,41 @@ struct membuf {
  * runs out. */
 bool membuf_put(struct membuf *b, const void *p, size_t n);
 
+/* A bounds-checked reader over encoded bytes (what a membuf was filled
+ * with, read back from a file or a stream). */
+struct membuf_reader {
+    const unsigned char *p;
+    size_t left;
+};
+
+/* Copy the next n bytes to out; false (nothing read) if fewer remain. */
+static inline bool
+membuf_read(struct membuf_reader *r, void *out, size_t n)
+{
+    if (r->left < n) {
+        return false;
+    }
+    if (n > 0) {
+        __builtin_memcpy(out, r->p, n);
+    }
+    r->p += n;
+    r->left -= n;
+    return true;
+}
+
+/* The next n bytes where they lie (*at); false if fewer remain. */
+static inline bool
+membuf_skip(struct membuf_reader *r, size_t n, const unsigned char **at)
+{
+    if (r->left < n) {
+        return false;
+    }
+    *at = r->p;
+    r->p += n;
+    r->left -= n;
+    return true;
+}
+
 /* What the allocator really handed out for p (0 for NULL). */
 size_t mem_usable(const void *p);
 

@@ -1175,44 +1175,24 @@ zset_encode(const struct zset *x, struct membuf *b)
     return true;
 }
 
-/* A reader over encoded bytes. */
-struct rd {
-    const unsigned char *p;
-    size_t left;
-};
-
-static bool
-rd_get(struct rd *r, void *out, size_t n)
-{
-    if (r->left < n) {
-        return false;
-    }
-    memcpy(out, r->p, n);
-    r->p += n;
-    r->left -= n;
-    return true;
-}
-
 /* The next member (and score when score != NULL). */
 static bool
-rd_member(struct rd *r, const unsigned char **m, size_t *len, double *score)
+rd_member(struct membuf_reader *r, const unsigned char **m, size_t *len,
+          double *score)
 {
     uint32_t l;
-    if (!rd_get(r, &l, sizeof(l)) || r->left < l) {
+    if (!membuf_read(r, &l, sizeof(l)) || !membuf_skip(r, l, m)) {
         return false;
     }
-    *m = r->p;
     *len = l;
-    r->p += l;
-    r->left -= l;
-    return score == NULL || (rd_get(r, score, sizeof(*score)) &&
+    return score == NULL || (membuf_read(r, score, sizeof(*score)) &&
                              !isnan(*score));
 }
 
 #define PAIR_MIN (sizeof(uint32_t) + sizeof(double))
 
 static int
-decode_compact(struct zset *x, struct rd *r, uint64_t n)
+decode_compact(struct zset *x, struct membuf_reader *r, uint64_t n)
 {
     struct pack_item items[2 * ZSET_PACK_MAX_ENTRIES];
     if (n > ZSET_PACK_MAX_ENTRIES) {
@@ -1252,7 +1232,7 @@ decode_compact(struct zset *x, struct rd *r, uint64_t n)
 }
 
 static int
-decode_big(struct zset *x, struct rd *r, uint64_t n)
+decode_big(struct zset *x, struct membuf_reader *r, uint64_t n)
 {
     x->big = big_new();
     if (x->big == NULL || !dict_expand(&x->big->d, n)) {
@@ -1276,10 +1256,10 @@ decode_big(struct zset *x, struct rd *r, uint64_t n)
 int
 zset_decode(struct zset *x, const unsigned char *p, size_t len)
 {
-    struct rd r = { p, len };
+    struct membuf_reader r = { p, len };
     uint8_t kind;
     uint64_t n;
-    if (!rd_get(&r, &kind, 1) || !rd_get(&r, &n, sizeof(n)) ||
+    if (!membuf_read(&r, &kind, 1) || !membuf_read(&r, &n, sizeof(n)) ||
         n > r.left / PAIR_MIN) {
         return COLL_MALFORMED;
     }
@@ -1308,7 +1288,7 @@ zset_effect_rem(struct membuf *b, const void *m, size_t len)
 static bool
 payload_valid(const unsigned char *p, size_t len, bool scores)
 {
-    struct rd r = { p, len };
+    struct membuf_reader r = { p, len };
     while (r.left > 0) {
         const unsigned char *m;
         size_t l;
@@ -1327,7 +1307,7 @@ zset_apply(struct zset *x, uint8_t op, const unsigned char *p, size_t len)
         !payload_valid(p, len, op == ZSET_OP_ADD)) {
         return COLL_MALFORMED;
     }
-    struct rd r = { p, len };
+    struct membuf_reader r = { p, len };
     while (r.left > 0) {
         const unsigned char *m;
         size_t l;

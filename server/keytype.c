@@ -364,20 +364,20 @@ empty_state(int version)
 
 /* One logged entry: time order, cost >= 1, META within its bound. */
 static bool
-read_log_entry(struct ks_reader *rd, struct slog_entry *e, int64_t prev_t)
+read_log_entry(struct membuf_reader *rd, struct slog_entry *e, int64_t prev_t)
 {
-    return ks_read(rd, &e->t_ms, sizeof(e->t_ms)) &&
-           ks_read(rd, &e->cost, sizeof(e->cost)) &&
-           ks_read(rd, &e->meta_len, sizeof(e->meta_len)) && e->cost >= 1 &&
+    return membuf_read(rd, &e->t_ms, sizeof(e->t_ms)) &&
+           membuf_read(rd, &e->cost, sizeof(e->cost)) &&
+           membuf_read(rd, &e->meta_len, sizeof(e->meta_len)) && e->cost >= 1 &&
            e->t_ms >= prev_t && e->meta_len <= KS_META_MAX;
 }
 
 static enum ks_decode
-decode_log(struct ks_log *ls, struct ks_reader *rd, int version)
+decode_log(struct ks_log *ls, struct membuf_reader *rd, int version)
 {
     uint32_t n;
-    if (!ks_read(rd, &ls->keep_ms, sizeof(ls->keep_ms)) ||
-        !ks_read(rd, &n, sizeof(n)) || ls->keep_ms < 1000 ||
+    if (!membuf_read(rd, &ls->keep_ms, sizeof(ls->keep_ms)) ||
+        !membuf_read(rd, &n, sizeof(n)) || ls->keep_ms < 1000 ||
         n > KS_LOG_ENTRIES_MAX ||
         (size_t)n > rd->left / (2 * sizeof(int64_t) + sizeof(uint32_t))) {
         return KS_MALFORMED;
@@ -411,7 +411,7 @@ decode_log(struct ks_log *ls, struct ks_reader *rd, int version)
         return KS_NOMEM;
     }
     ls->meta_len = ls->meta_cap = meta_total;
-    return ks_read(rd, ls->meta, meta_total) ? KS_DECODED : KS_MALFORMED;
+    return membuf_read(rd, ls->meta, meta_total) ? KS_DECODED : KS_MALFORMED;
 }
 
 /* Buckets in strictly rising seconds, each holding units. */
@@ -441,12 +441,12 @@ tiers_keep_from_expiry(const struct tier_state *st, int64_t expire_ms)
 }
 
 static enum ks_decode
-decode_tiers(struct ks_tiers *ts, struct ks_reader *rd, int version,
+decode_tiers(struct ks_tiers *ts, struct membuf_reader *rd, int version,
              int64_t expire_at)
 {
     uint32_t n;
-    if ((version >= 2 && !ks_read(rd, &ts->keep, sizeof(ts->keep))) ||
-        !ks_read(rd, &n, sizeof(n)) ||
+    if ((version >= 2 && !membuf_read(rd, &ts->keep, sizeof(ts->keep))) ||
+        !membuf_read(rd, &n, sizeof(n)) ||
         rd->left != (size_t)n * sizeof(*ts->st.b) ||
         (version >= 2 && ts->keep < 1)) {
         return KS_MALFORMED;
@@ -459,7 +459,7 @@ decode_tiers(struct ks_tiers *ts, struct ks_reader *rd, int version,
         return KS_NOMEM;
     }
     ts->st.cap = ts->st.len = n;
-    if (!ks_read(rd, ts->st.b, rd->left) || !tiers_buckets_valid(&ts->st)) {
+    if (!membuf_read(rd, ts->st.b, rd->left) || !tiers_buckets_valid(&ts->st)) {
         return KS_MALFORMED;
     }
     if (version < 2) {
@@ -489,7 +489,7 @@ enum ks_decode
 keytype_decode(struct store_rec *r, const unsigned char *p, size_t len,
                 int version)
 {
-    struct ks_reader rd = { p, len };
+    struct membuf_reader rd = { p, len };
     void *state = store_rec_state(r);
     if (r->type == KEY_LOG) {
         return decode_log(state, &rd, version);

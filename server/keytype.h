@@ -219,27 +219,6 @@ int64_t keytype_tiers_fresh_at(const struct ks_tiers *ts, int64_t now);
 
 /* ---- encoding ---------------------------------------------------------- */
 
-/* A bounds-checked reader over stored bytes. */
-struct ks_reader {
-    const unsigned char *p;
-    size_t left;
-};
-
-/* Copy the next n bytes to out; false (nothing read) if fewer remain. */
-static inline bool
-ks_read(struct ks_reader *r, void *out, size_t n)
-{
-    if (r->left < n) {
-        return false;
-    }
-    if (n > 0) {
-        memcpy(out, r->p, n);
-    }
-    r->p += n;
-    r->left -= n;
-    return true;
-}
-
 /* Encodings: the first version; 2: RL.TIERS keeps its retention, RL.LOG
  * and RL.TIERS hold only what is live at the time of writing; 3: expiry
  * in ms and settable on every key, so a restored log or tiers key keeps

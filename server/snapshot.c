@@ -411,7 +411,7 @@ snapshot_changes(void)
 
 /* Where records go while loading: the database of the last marker. */
 struct loader {
-    struct ks_reader r;
+    struct membuf_reader r;
     int encoding;               /* of the states */
     bool markers;               /* the version has them */
     bool expiry_ns;             /* before version 5 */
@@ -425,7 +425,7 @@ static int
 load_marker(struct loader *l, char *err, size_t errlen)
 {
     uint32_t db;
-    if (!l->markers || !ks_read(&l->r, &db, 4)) {
+    if (!l->markers || !membuf_read(&l->r, &db, 4)) {
         snprintf(err, errlen, "truncated or malformed record");
         return -1;
     }
@@ -441,11 +441,11 @@ load_marker(struct loader *l, char *err, size_t errlen)
 static int
 load_record(struct loader *l, uint8_t type, char *err, size_t errlen)
 {
-    struct ks_reader *r = &l->r;
+    struct membuf_reader *r = &l->r;
     uint32_t keylen, state_len;
     int64_t expire_at;
-    if (!ks_read(r, &keylen, 4) ||
-        !ks_read(r, &expire_at, 8) || !ks_read(r, &state_len, 4) ||
+    if (!membuf_read(r, &keylen, 4) ||
+        !membuf_read(r, &expire_at, 8) || !membuf_read(r, &state_len, 4) ||
         keylen > KEY_MAX_LOAD || state_len > STATE_MAX_LOAD ||
         r->left < (size_t)keylen + state_len) {
         snprintf(err, errlen, "truncated or malformed record");
@@ -468,7 +468,7 @@ static int
 load_item(struct loader *l, uint64_t *records, char *err, size_t errlen)
 {
     uint8_t type;
-    if (!ks_read(&l->r, &type, 1)) {
+    if (!membuf_read(&l->r, &type, 1)) {
         snprintf(err, errlen, "truncated or malformed record");
         return -1;
     }
@@ -520,14 +520,14 @@ load_buffer(const unsigned char *buf, size_t len, char *err, size_t errlen)
     }
     /* Header: magic, version, 0, written_at; the count after it before
      * version 4, in the trailer (before the CRC) from 4 on. */
-    struct ks_reader r = { buf + 24, len - 24 - 4 };
+    struct membuf_reader r = { buf + 24, len - 24 - 4 };
     memcpy(&written, buf + 16, 8);
     (void)written;
     if (version >= VERSION_TRAILER) {
         memcpy(&records, buf + len - 12, 8);
         r.left -= 8;
     } else {
-        (void)ks_read(&r, &records, 8);     /* the size check covers it */
+        (void)membuf_read(&r, &records, 8);     /* the size check covers it */
     }
     struct loader l = {
         .r = r,
