@@ -21,10 +21,11 @@ WARN     := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes \
             -Wmissing-prototypes -Wwrite-strings
 OPT      ?= -O2
 DEBUG    ?= -g
-DEPS_CFLAGS := $(shell pkg-config --cflags libuv hiredis libmicrohttpd yaml-0.1 \
-                 libnghttp2 libprotobuf-c 2>/dev/null)
-DEPS_LIBS   := $(shell pkg-config --libs libuv hiredis libmicrohttpd yaml-0.1 \
-                 libnghttp2 libprotobuf-c 2>/dev/null)
+# Scripts run on Debian's Lua 5.1 with its cjson and bit modules.
+DEPS_PC     := libuv hiredis libmicrohttpd yaml-0.1 libnghttp2 libprotobuf-c \
+               lua5.1 lua5.1-cjson lua5.1-bitop
+DEPS_CFLAGS := $(shell pkg-config --cflags $(DEPS_PC) 2>/dev/null)
+DEPS_LIBS   := $(shell pkg-config --libs $(DEPS_PC) 2>/dev/null)
 CHECK_LIBS  := $(shell pkg-config --libs check 2>/dev/null)
 
 ifeq ($(SANITIZE),1)
@@ -77,7 +78,8 @@ PKGS := libuv1-dev libhiredis-dev check pkg-config redis-tools redis-server \
         libmicrohttpd-dev libyaml-dev libnghttp2-dev libprotobuf-c-dev \
         protobuf-c-compiler protobuf-compiler python3-grpcio \
         python3-protobuf python3-prometheus-client tmux golang-go \
-        golang-gopkg-redis.v5-dev groff-base systemd
+        golang-gopkg-redis.v5-dev groff-base systemd \
+        liblua5.1-0-dev lua-cjson-dev lua-bitop-dev
 # Only `make bench`, `make bench-callgrind` and `make bench-perf` need these.
 BENCH_PKGS := valgrind gnuplot-nox linux-perf nghttp2-client
 
@@ -136,7 +138,8 @@ deps:
 # What building alone needs (make install on a fresh machine). Elsewhere
 # than Debian and its derivatives (no dpkg), installing them is the user's.
 BUILD_PKGS := gcc make pkg-config libuv1-dev libhiredis-dev libmicrohttpd-dev \
-              libyaml-dev libnghttp2-dev libprotobuf-c-dev protobuf-c-compiler
+              libyaml-dev libnghttp2-dev libprotobuf-c-dev protobuf-c-compiler \
+              liblua5.1-0-dev lua-cjson-dev lua-bitop-dev
 build-deps:
 	@command -v dpkg >/dev/null 2>&1 || exit 0; \
 	$(call apt_install,$(BUILD_PKGS),)
