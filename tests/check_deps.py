@@ -18,6 +18,8 @@ The rules:
         handlers/: cmd_*.c, info.c    (one command family each)
         handlers/limit_cmd, coll_cmd  (what the limiter handlers share;
                                        what the key types' handlers share)
+        script/                       (Lua scripts: they run commands
+                                       through the dispatcher)
         cmd                           (dispatch, errors, statistics)
         the wings: persist/, repl/, cluster/, envoy/
         the core: every other file directly in server/
@@ -25,7 +27,8 @@ The rules:
     A module depends only on floors below its own; handlers never on one
     another; the core never on a wing, cmd, conn or main.
   - the wings' own rules (WING_RULES): persist/ and repl/ never depend on
-    each other, envoy/ on no other wing, nothing in handlers/ on conn.
+    each other, envoy/ on no other wing, nothing in handlers/ or script/
+    on conn.
   - inside repl/, top down (REPL_ORDER): replication (the wing's face),
     replica (the link to a primary), primary (our replicas), stream,
     backlog; a module depends only on those below it.
@@ -60,8 +63,8 @@ FOLDER_MAY = {
 }
 # The folders under server/ (its wings); a source folder not named here
 # fails the check.
-WINGS = ["server/handlers", "server/persist", "server/repl", "server/cluster",
-         "server/envoy"]
+WINGS = ["server/handlers", "server/script", "server/persist", "server/repl",
+         "server/cluster", "server/envoy"]
 # Floors inside server/, top down: each with the modules on it, as exact
 # names or fnmatch patterns ("server/*" is a file directly in server/).
 # A module takes the first floor that names it exactly, else the first
@@ -72,6 +75,7 @@ SERVER_FLOORS = [
     ("table", ["server/commands"]),
     ("handlers", ["server/handlers/*"]),
     ("handler support", ["server/handlers/limit_cmd", "server/handlers/coll_cmd"]),
+    ("scripts", ["server/script/*"]),
     ("dispatcher", ["server/cmd"]),
     ("wings", ["server/persist/*", "server/repl/*", "server/cluster/*", "server/envoy/*"]),
     ("core", ["server/*"]),
@@ -79,7 +83,7 @@ SERVER_FLOORS = [
     ("wheel", ["server/wheel"]),
 ]
 # Floors whose modules may depend on one another (loops still fail).
-SAME_FLOOR_OK = {"connections", "wings", "core"}
+SAME_FLOOR_OK = {"connections", "scripts", "wings", "core"}
 # (from folder, to folder, why): a module in the first may not depend on
 # one in the second.
 WING_RULES = [
@@ -89,6 +93,7 @@ WING_RULES = [
     ("server/envoy", "server/repl", "envoy/ depends on no other wing"),
     ("server/envoy", "server/cluster", "envoy/ depends on no other wing"),
     ("server/handlers", "server/conn", "handlers never reach the connection layer"),
+    ("server/script", "server/conn", "scripts never reach the connection layer"),
 ]
 # The modules of repl/, top down: each depends only on those after it.
 REPL_ORDER = ["server/repl/replication", "server/repl/replica", "server/repl/primary",
