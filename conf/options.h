@@ -144,6 +144,12 @@
       "memory ceiling for keys in bytes; 0 = no limit")                       \
     X(maxmemory_policy, "maxmemory-policy", CONF_ENUM, "noeviction", 0, 0,    \
       "at the ceiling {noeviction volatile-ttl}")                             \
+    X(busy_reply_threshold, "busy-reply-threshold", CONF_INT, "5000", 0,      \
+      2147483647, "ms a script runs before other clients get -BUSY "          \
+      "(Redis's lua-time-limit); 0 = never")                                  \
+    X(lua_memory_limit, "lua-memory-limit", CONF_BYTES, "256mb", 1048576,     \
+      1125899906842624LL, "most bytes the scripts' Lua heap may hold "        \
+      "(used_memory_lua), apart from maxmemory")                              \
     X(log_max_entries, "log-max-entries", CONF_INT, "10000", 1, 1000000,      \
       "largest RL.LOG limit: bounds the entries one log key keeps")           \
     X(tiers_max_window, "tiers-max-window", CONF_INT, "3600", 1, 86400,       \

@@ -266,6 +266,18 @@ run(struct conn *c, struct cmd *cmd, struct resp_request *req)
     }
 }
 
+void
+cmd_call(struct conn *c, struct cmd *cmd, struct resp_request *req)
+{
+    /* Timed from its own start; the outer command (EVAL) keeps its mark,
+     * so its time includes the commands it ran, as Redis counts it. */
+    mono_ns outer = batch_mark;
+    batch_mark = clock_mono_now();
+    srv.stats.commands_processed++;
+    run(c, cmd, req);
+    batch_mark = outer;
+}
+
 /* A command refused before it ran (arity, auth, not in a transaction):
  * inside MULTI the transaction is then dirty, and a refused EXEC ends it
  * with -EXECABORT and the reason, as Redis's rejectCommand (which says
@@ -616,6 +628,15 @@ cmd_count_decision(struct conn *c, bool limited)
 }
 
 static void count_error(const char *msg);
+
+void
+cmd_count_refusal(struct cmd *cmd, const char *msg)
+{
+    if (cmd != NULL) {
+        cmd->stats.rejected_calls++;
+    }
+    count_error(msg);
+}
 
 void
 cmd_error(struct conn *c, const char *msg)

@@ -99,6 +99,17 @@ void cmd_batch_begin(void);
  * queue it instead. */
 void cmd_execute(struct conn *c, struct resp_request *req);
 
+/* Run a command a script called (redis.call) on the script's client c,
+ * cmd found and checked by the caller: timed, counted, slow-logged and
+ * fed to MONITOR as any command, without the checks of a client's
+ * request (the script engine makes Redis's own for scripts). */
+void cmd_call(struct conn *c, struct cmd *cmd, struct resp_request *req);
+
+/* A command a script called was refused before it ran (msg: "CODE
+ * text"): count it as Redis does, in INFO errorstats and the command's
+ * rejected calls (cmd may be NULL: an unknown command). */
+void cmd_count_refusal(struct cmd *cmd, const char *msg);
+
 /* EXEC's work once the transaction may run: check the queued keys' slot
  * (cluster-mode yes), then run every queued command, their replies in one
  * array, and end the transaction. */

@@ -36,6 +36,7 @@
 #include "server/envoy/grpc.h"
 #include "server/metrics.h"
 #include "server/envoy/named_limits.h"
+#include "server/script/script.h"
 #include "server/server.h"
 #include "server/slowlog.h"
 #include "server/persist/persist.h"
@@ -578,6 +579,10 @@ setup(void)
         log_warning("Out of memory creating the keyspace");
         return -1;
     }
+    if (script_init() < 0) {
+        log_warning("Out of memory creating the Lua state for scripts");
+        return -1;
+    }
     srv.startup_allocated = mem_used();        /* MEMORY STATS */
     char err[512];
     const char *what = srv.conf.appendonly ? "the journal" : "the snapshot";
@@ -653,6 +658,7 @@ teardown(bool bye)
     cluster_teardown();
     named_limits_teardown();
     keyspace_teardown();
+    script_teardown();
     slowlog_teardown();
     lifecycle_exit();
     if (bye) {

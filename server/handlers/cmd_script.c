@@ -1,8 +1,8 @@
 /*
- * cmd_script.c - FUNCTION LIST/FLUSH and SCRIPT EXISTS/FLUSH answered as
- * a Redis with no functions or scripts loaded answers them: test
- * harnesses and admin tools call them before and after their work, and
- * cellgate runs no code sent to it.
+ * cmd_script.c - EVAL, EVALSHA and their _RO forms, SCRIPT (the engine is
+ * the script/ wing), and FUNCTION LIST/FLUSH answered as a Redis with no
+ * functions loaded answers them: test harnesses and admin tools call
+ * them, and cellgate has no FUNCTION LOAD.
  */
 #include <string.h>
 #include <strings.h>
@@ -12,6 +12,7 @@
 #include "server/cmd.h"
 #include "server/errors.h"
 #include "server/handlers/handlers.h"
+#include "server/script/script.h"
 
 void
 cmd_function(struct conn *c, struct resp_request *req)
@@ -61,23 +62,92 @@ cmd_function_flush(struct conn *c, struct resp_request *req)
     }
 }
 
-/* SCRIPT EXISTS sha1 ...: none is cached. */
+/* SCRIPT EXISTS sha1 ...: 1 or 0 for each. */
 void
 cmd_script_exists(struct conn *c, struct resp_request *req)
 {
     reply_array(&c->out, req->argc - 2);
     for (size_t i = 2; i < req->argc; i++) {
-        reply_int(&c->out, 0);
+        reply_int(&c->out, script_exists(req->argv[i], req->argvlen[i]));
     }
 }
 
+/* SCRIPT FLUSH [ASYNC|SYNC]: both forget every script at once (the Lua
+ * state is small; there is nothing to hand to a thread). */
 void
 cmd_script_flush(struct conn *c, struct resp_request *req)
 {
     if (req->argc > 3 || (req->argc == 3 && !cmd_arg_is(req, 2, "async") &&
                           !cmd_arg_is(req, 2, "sync"))) {
         cmd_error(c, "ERR SCRIPT FLUSH only support SYNC|ASYNC option");
-    } else {
-        reply_ok(&c->out);
+        return;
     }
+    script_flush();
+    reply_ok(&c->out);
+}
+
+void
+cmd_script_load(struct conn *c, struct resp_request *req)
+{
+    script_load(c, req->argv[2], req->argvlen[2]);
+}
+
+void
+cmd_script_kill(struct conn *c, struct resp_request *req)
+{
+    (void)req;
+    script_kill(c);
+}
+
+/* Redis's text, without SCRIPT DEBUG (cellgate has no script debugger). */
+void
+cmd_script_help(struct conn *c, struct resp_request *req)
+{
+    (void)req;
+    static const char *const lines[] = {
+        "SCRIPT <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+        "EXISTS <sha1> [<sha1> ...]",
+        "    Return information about the existence of the scripts in the "
+        "script cache.",
+        "FLUSH [ASYNC|SYNC]",
+        "    Flush the Lua scripts cache. Very dangerous on replicas.",
+        "    When called without the optional mode argument, the behavior "
+        "is determined by the",
+        "    lazyfree-lazy-user-flush configuration directive. Valid modes "
+        "are:",
+        "    * ASYNC: Asynchronously flush the scripts cache.",
+        "    * SYNC: Synchronously flush the scripts cache.",
+        "KILL",
+        "    Kill the currently executing Lua script.",
+        "LOAD <script>",
+        "    Load a script into the scripts cache without executing it.",
+        "HELP",
+        "    Prints this help.",
+        NULL
+    };
+    cmd_reply_help(c, lines);
+}
+
+void
+cmd_eval(struct conn *c, struct resp_request *req)
+{
+    script_eval(c, req, false, false);
+}
+
+void
+cmd_evalsha(struct conn *c, struct resp_request *req)
+{
+    script_eval(c, req, true, false);
+}
+
+void
+cmd_eval_ro(struct conn *c, struct resp_request *req)
+{
+    script_eval(c, req, false, true);
+}
+
+void
+cmd_evalsha_ro(struct conn *c, struct resp_request *req)
+{
+    script_eval(c, req, true, true);
 }

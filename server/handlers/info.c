@@ -20,6 +20,7 @@
 #include "server/envoy/grpc.h"
 #include "server/handlers/handlers.h"
 #include "server/keyspace.h"
+#include "server/script/script.h"
 #include "server/server.h"
 #include "server/persist/persist.h"
 #include "server/pubsub.h"
@@ -102,6 +103,12 @@ section_memory(struct textbuf *t)
     human(h_rss, sizeof(h_rss), (double)rss);
     human(h_peak, sizeof(h_peak), (double)peak);
     human(h_max, sizeof(h_max), (double)srv.conf.maxmemory);
+    /* Scripts: the Lua heap (apart from used_memory) and the cache's
+     * bookkeeping (in it), by Redis's names. */
+    char h_lua[32], h_scripts[32];
+    size_t lua = script_lua_memory(), scripts = script_cache_memory();
+    human(h_lua, sizeof(h_lua), (double)lua);
+    human(h_scripts, sizeof(h_scripts), (double)scripts);
     conf_format(&srv.conf, conf_find("maxmemory-policy"), policy,
                 sizeof(policy));
     struct ks_totals tot;
@@ -113,6 +120,19 @@ section_memory(struct textbuf *t)
              "used_memory_rss_human:%s\r\n"
              "used_memory_peak:%zu\r\n"
              "used_memory_peak_human:%s\r\n"
+             "used_memory_lua:%zu\r\n"
+             "used_memory_vm_eval:%zu\r\n"
+             "used_memory_lua_human:%s\r\n"
+             "used_memory_scripts_eval:%zu\r\n"
+             "number_of_cached_scripts:%zu\r\n"
+             "number_of_functions:0\r\n"
+             "number_of_libraries:0\r\n"
+             "used_memory_vm_functions:0\r\n"
+             "used_memory_vm_total:%zu\r\n"
+             "used_memory_vm_total_human:%s\r\n"
+             "used_memory_functions:0\r\n"
+             "used_memory_scripts:%zu\r\n"
+             "used_memory_scripts_human:%s\r\n"
              "mem_fragmentation_ratio:%.2f\r\n"
              "mem_overhead_db_hashtable_rehashing:%zu\r\n"
              "mem_clients_grpc:%zu\r\n"
@@ -122,6 +142,8 @@ section_memory(struct textbuf *t)
              "maxmemory_policy:%s\r\n"
              "mem_allocator:libc\r\n",
              used, h_used, rss, h_rss, peak, h_peak,
+             lua, lua, h_lua, scripts, script_count(), lua, h_lua, scripts,
+             h_scripts,
              used ? (double)rss / (double)used : 0.0,
              tot.rehash_overhead, grpc_memory(), grpc_request_memory(),
              (long long)srv.conf.maxmemory, h_max, policy);

@@ -1,0 +1,609 @@
+/*
+ * engine.c - running Lua scripts: the state, its heap, EVAL and SCRIPT.
+ * See script.h for the design.
+ *
+ * A call: find the compiled function by the body's SHA1 (compiling an
+ * EVAL's body the first time), check what the script's #!lua flags ask
+ * of the server's state (Redis's scriptPrepareForRun), set KEYS and ARGV,
+ * run it under an error handler that notes where it failed, and write
+ * its value (or its error, with Redis's " script: <sha>, on
+ * @user_script:<line>." suffix) as the reply. Its effects form one group
+ * in the journal: a replica or a restart sees all of them or none.
+ *
+ * The count hook runs every 100,000 Lua instructions, as Redis's does:
+ * it is where a script that runs too long is noticed and can be stopped.
+ */
+#include "server/script/script.h"
+
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <lauxlib.h>
+#include <lua.h>
+
+#include "lib/mem.h"
+#include "lib/num.h"
+#include "lib/sha1.h"
+#include "protocol/reply.h"
+#include "server/client.h"
+#include "server/clock.h"
+#include "server/cluster/cluster.h"
+#include "server/cluster/cluster_topo.h"
+#include "server/cmd.h"
+#include "server/errors.h"
+#include "server/keyspace.h"
+#include "server/log.h"
+#include "server/monitor.h"
+#include "server/persist/persist.h"
+#include "server/repl/replication.h"
+#include "server/script/api.h"
+#include "server/script/cache.h"
+#include "server/script/convert.h"
+#include "server/script/sandbox.h"
+#include "server/server.h"
+
+#define HOOK_INSTRUCTIONS 100000
+#define SHEBANG_MAX_FLAGS 16
+
+static lua_State *L;
+static size_t lua_bytes;            /* the Lua heap: used_memory_lua */
+static int handler_ref = LUA_NOREF; /* the error handler, in the registry */
+static int tostring_ref = LUA_NOREF;
+static struct script_run *running;
+static mono_ns run_started;
+static bool slow_logged;
+
+/* ---- the Lua heap --------------------------------------------------------
+ * Lua's own allocator, counted apart from used_memory and bounded by
+ * lua-memory-limit: refusing to grow makes Lua raise "not enough memory"
+ * in the script; shrinking never fails, as Lua requires. */
+
+static void *
+lua_heap(void *ud, void *ptr, size_t osize, size_t nsize)
+{
+    (void)ud;
+    if (nsize == 0) {
+        free(ptr);
+        lua_bytes -= osize;
+        return NULL;
+    }
+    if (nsize > osize &&
+        lua_bytes - osize + nsize > (size_t)srv.conf.lua_memory_limit &&
+        L != NULL) {
+        return NULL;
+    }
+    void *p = realloc(ptr, nsize);
+    if (p == NULL && nsize > osize) {
+        return NULL;
+    }
+    if (p == NULL) {
+        p = ptr;        /* a shrink that failed: the block stays */
+    }
+    lua_bytes = lua_bytes - osize + nsize;
+    return p;
+}
+
+/* ---- the error handler ---------------------------------------------------
+ * Redis's __redis__err__handler, in C: an error becomes a table
+ * {err=..., source=..., line=...} naming the Lua function that raised it
+ * (the script's line when a C function such as redis.call raised). */
+
+static void
+push_tostring(lua_State *S, int idx)
+{
+    lua_rawgeti(S, LUA_REGISTRYINDEX, tostring_ref);
+    lua_pushvalue(S, idx);
+    if (lua_pcall(S, 1, 1, 0) != 0 || !lua_isstring(S, -1)) {
+        lua_pop(S, 1);
+        lua_pushliteral(S, "?");
+    }
+}
+
+static int
+error_handler(lua_State *S)
+{
+    lua_Debug ar;
+    bool found = lua_getstack(S, 1, &ar) && lua_getinfo(S, "nSl", &ar);
+    if (found && strcmp(ar.what, "C") == 0) {
+        found = lua_getstack(S, 2, &ar) && lua_getinfo(S, "nSl", &ar);
+    }
+    if (!lua_istable(S, 1)) {
+        lua_pushliteral(S, "ERR ");
+        push_tostring(S, 1);
+        lua_concat(S, 2);
+        lua_newtable(S);
+        lua_insert(S, -2);
+        lua_setfield(S, -2, "err");
+        lua_replace(S, 1);
+    }
+    lua_settop(S, 1);
+    if (found) {
+        lua_pushstring(S, ar.source);
+        lua_setfield(S, 1, "source");
+        lua_pushinteger(S, ar.currentline);
+        lua_setfield(S, 1, "line");
+    }
+    return 1;
+}
+
+/* ---- the count hook ------------------------------------------------------ */
+
+static void
+count_hook(lua_State *S, lua_Debug *ar)
+{
+    (void)ar;
+    if (running == NULL || srv.conf.busy_reply_threshold == 0) {
+        return;
+    }
+    int64_t ms = (clock_mono_now() - run_started) / 1000000;
+    if (!slow_logged && ms >= srv.conf.busy_reply_threshold) {
+        slow_logged = true;
+        log_warning("Slow script detected: still in execution after %" PRId64
+                    " milliseconds. You can try killing the script using "
+                    "the SCRIPT KILL command.", ms);
+    }
+    (void)S;
+}
+
+/* ---- the state ------------------------------------------------------------ */
+
+static int
+keep_in_registry(lua_State *S, lua_CFunction f)
+{
+    lua_pushcfunction(S, f);
+    return luaL_ref(S, LUA_REGISTRYINDEX);
+}
+
+int
+script_init(void)
+{
+    lua_bytes = 0;
+    lua_State *S = lua_newstate(lua_heap, NULL);
+    if (S == NULL) {
+        return -1;
+    }
+    if (sandbox_open(S) != 0 || api_register(S) != 0) {
+        lua_close(S);
+        return -1;
+    }
+    lua_getglobal(S, "tostring");
+    tostring_ref = luaL_ref(S, LUA_REGISTRYINDEX);
+    handler_ref = keep_in_registry(S, error_handler);
+    if (tostring_ref == LUA_REFNIL || handler_ref == LUA_REFNIL ||
+        sandbox_seal(S) != 0) {
+        lua_close(S);
+        return -1;
+    }
+    L = S;
+    return 0;
+}
+
+void
+script_teardown(void)
+{
+    cache_flush();
+    if (L != NULL) {
+        lua_close(L);
+        L = NULL;
+    }
+    api_teardown();
+}
+
+void
+script_flush(void)
+{
+    cache_flush();
+    if (L != NULL) {
+        lua_close(L);
+        L = NULL;
+    }
+    if (script_init() != 0) {
+        log_warning("SCRIPT FLUSH: no memory for a new Lua state; scripts "
+                    "answer an error until one can be made");
+    }
+}
+
+/* ---- compiling -------------------------------------------------------- */
+
+/* Redis's evalExtractShebangFlags(): the #!lua line's flags, and its
+ * length (kept out of the compiled body, its line feed kept so that line
+ * numbers stay the user's). false with err set. */
+static bool
+shebang_flags(const char *body, size_t len, unsigned *flags, size_t *skip,
+              char *err, size_t errlen)
+{
+    static const struct {
+        const char *word;
+        unsigned flag;
+    } words[] = {
+        { "no-writes", SCRIPT_NO_WRITES },
+        { "allow-oom", SCRIPT_ALLOW_OOM },
+        { "allow-stale", SCRIPT_ALLOW_STALE },
+        { "no-cluster", SCRIPT_NO_CLUSTER },
+        { "allow-cross-slot-keys", SCRIPT_ALLOW_CROSS_SLOT },
+    };
+    *flags = SCRIPT_COMPAT;
+    *skip = 0;
+    if (len < 2 || body[0] != '#' || body[1] != '!') {
+        return true;
+    }
+    const char *end = memchr(body, '\n', len);
+    if (end == NULL) {
+        snprintf(err, errlen, "ERR Invalid script shebang");
+        return false;
+    }
+    *skip = (size_t)(end - body);
+    /* The words, split at blanks as sdssplitargs() splits them for the
+     * plain words a shebang holds. */
+    const char *p = body, *stop = end;
+    const char *word = NULL;
+    size_t wlen = 0;
+    bool first = true;
+    unsigned f = 0;
+    while (p <= stop) {
+        if (p == stop || *p == ' ' || *p == '\t' || *p == '\r') {
+            if (word != NULL) {
+                if (first) {
+                    if (wlen != 5 || memcmp(word, "#!lua", 5) != 0) {
+                        snprintf(err, errlen, "ERR Unexpected engine in "
+                                 "script shebang: %.*s", (int)wlen, word);
+                        return false;
+                    }
+                    first = false;
+                } else if (wlen >= 6 && memcmp(word, "flags=", 6) == 0) {
+                    const char *q = word + 6, *wend = word + wlen;
+                    while (q <= wend) {
+                        const char *comma = memchr(q, ',', (size_t)(wend - q));
+                        const char *fe = comma != NULL ? comma : wend;
+                        size_t i = 0;
+                        for (; i < sizeof(words) / sizeof(words[0]); i++) {
+                            if (strlen(words[i].word) == (size_t)(fe - q) &&
+                                memcmp(words[i].word, q, (size_t)(fe - q)) == 0) {
+                                f |= words[i].flag;
+                                break;
+                            }
+                        }
+                        if (i == sizeof(words) / sizeof(words[0]) &&
+                            fe > q) {
+                            snprintf(err, errlen, "ERR Unexpected flag in "
+                                     "script shebang: %.*s", (int)(fe - q), q);
+                            return false;
+                        }
+                        q = fe + 1;
+                    }
+                } else {
+                    snprintf(err, errlen, "ERR Unknown lua shebang option: "
+                             "%.*s", (int)wlen, word);
+                    return false;
+                }
+                word = NULL;
+            }
+        } else if (word == NULL) {
+            word = p;
+            wlen = 1;
+        } else {
+            wlen++;
+        }
+        p++;
+    }
+    *flags = f;
+    return true;
+}
+
+/* The script of body, compiled now if it is new. NULL after replying the
+ * error to c. */
+static struct script_entry *
+compile(struct conn *c, const char *body, size_t len, bool loaded)
+{
+    uint8_t sha[20];
+    sha1(body, len, sha);
+    struct script_entry *e = cache_find(sha);
+    if (e != NULL) {
+        return e;
+    }
+    char err[256];
+    unsigned flags;
+    size_t skip;
+    if (!shebang_flags(body, len, &flags, &skip, err, sizeof(err))) {
+        cmd_error(c, err);
+        return NULL;
+    }
+    if (luaL_loadbuffer(L, body + skip, len - skip, "@user_script") != 0) {
+        const char *why = lua_tostring(L, -1);
+        cmd_errorf(c, "ERR Error compiling script (new function): %s",
+                   why != NULL ? why : "?");
+        lua_pop(L, 1);
+        return NULL;
+    }
+    e = cache_add(L, sha, flags, loaded);
+    if (e == NULL) {
+        cmd_error(c, ERR_NOMEM);
+    }
+    return e;
+}
+
+/* ---- running -------------------------------------------------------- */
+
+/* Redis's scriptPrepareForRun() and the refusals processCommand() gives
+ * a script whose #!lua line makes it a write: NULL, or the error. */
+static const char *
+refusal(const struct script_entry *e, bool read_only, bool oom, char *buf,
+        size_t buflen)
+{
+    unsigned f = e->flags;
+    if (f & SCRIPT_COMPAT) {
+        return NULL;
+    }
+    bool writes = !(f & SCRIPT_NO_WRITES);
+    if (writes && !(f & SCRIPT_ALLOW_OOM) && oom) {
+        return ERR_OOM;
+    }
+    if (writes && persist_refuses_writes()) {
+        snprintf(buf, buflen, "MISCONF Errors writing to the AOF file: %s",
+                 strerror(persist_errno()));
+        return buf;
+    }
+    if (writes && srv.conf.min_replicas_to_write > 0 && !repl_is_replica() &&
+        repl_good_replicas() < (size_t)srv.conf.min_replicas_to_write) {
+        return "NOREPLICAS Not enough good replicas to write.";
+    }
+    if (writes && repl_is_replica() && srv.conf.replica_read_only) {
+        return "READONLY You can't write against a read only replica.";
+    }
+    if ((f & SCRIPT_NO_CLUSTER) && srv.conf.cluster_mode != 0) {
+        return "ERR Can not run script on cluster, 'no-cluster' flag is "
+               "set.";
+    }
+    if (writes && read_only) {
+        return "ERR Can not execute a script with write flag using *_ro "
+               "command.";
+    }
+    return NULL;
+}
+
+/* KEYS or ARGV: a table of n strings, a global of the script's. */
+static void
+set_array(const char *name, char **argv, size_t *lens, size_t n)
+{
+    lua_createtable(L, (int)n, 0);
+    for (size_t i = 0; i < n; i++) {
+        lua_pushlstring(L, argv[i], lens[i]);
+        lua_rawseti(L, -2, (int)i + 1);
+    }
+    sandbox_set_global(L, name);
+}
+
+/* The failed script's error table (or string) on top of L, as its reply:
+ * "-CODE text script: <sha>, on @user_script:<line>." */
+static void
+reply_failure(struct conn *c, const struct script_entry *e)
+{
+    char sha[41];
+    for (int i = 0; i < 20; i++) {
+        static const char hex[] = "0123456789abcdef";
+        sha[2 * i] = hex[e->sha[i] >> 4];
+        sha[2 * i + 1] = hex[e->sha[i] & 15];
+    }
+    sha[40] = '\0';
+    if (!lua_istable(L, -1)) {
+        const char *msg = lua_isstring(L, -1) ? lua_tostring(L, -1)
+                                              : "execution failure";
+        cmd_errorf(c, "ERR Error running script f_%s, %.100s", sha, msg);
+        return;
+    }
+    lua_getfield(L, -1, "err");
+    lua_getfield(L, -2, "source");
+    lua_getfield(L, -3, "line");
+    lua_getfield(L, -4, "ignore_error_stats_update");
+    const char *msg = lua_isstring(L, -4) ? lua_tostring(L, -4) : "";
+    const char *source = lua_isstring(L, -3) ? lua_tostring(L, -3) : NULL;
+    const char *line = lua_isstring(L, -2) ? lua_tostring(L, -2) : NULL;
+    bool counted = lua_isboolean(L, -1) && lua_toboolean(L, -1);
+    luaL_Buffer b;
+    luaL_buffinit(L, &b);
+    luaL_addstring(&b, msg);
+    if (source != NULL && line != NULL) {
+        luaL_addstring(&b, " script: ");
+        luaL_addstring(&b, sha);
+        luaL_addstring(&b, ", on ");
+        luaL_addstring(&b, source);
+        luaL_addstring(&b, ":");
+        luaL_addstring(&b, line);
+        luaL_addstring(&b, ".");
+    }
+    luaL_pushresult(&b);
+    size_t len;
+    const char *text = lua_tolstring(L, -1, &len);
+    if (counted) {
+        reply_error(&c->out, text, len);
+        c->reply_error = true;
+    } else {
+        cmd_error_bytes(c, text, len);
+    }
+    lua_pop(L, 5);
+}
+
+static void
+call_function(struct conn *c, struct script_entry *e, struct script_run *r,
+              struct resp_request *req, size_t nkeys)
+{
+    lua_rawgeti(L, LUA_REGISTRYINDEX, handler_ref);
+    lua_rawgeti(L, LUA_REGISTRYINDEX, e->ref);
+    set_array("KEYS", req->argv + 3, req->argvlen + 3, nkeys);
+    set_array("ARGV", req->argv + 3 + nkeys, req->argvlen + 3 + nkeys,
+              req->argc - 3 - nkeys);
+    running = r;
+    run_started = clock_mono_now();
+    slow_logged = false;
+    api_begin(r);
+    if (srv.conf.busy_reply_threshold > 0) {
+        lua_sethook(L, count_hook, LUA_MASKCOUNT, HOOK_INSTRUCTIONS);
+    }
+    int rc = lua_pcall(L, 0, 1, -2);
+    lua_sethook(L, NULL, 0, 0);
+    if (rc != 0) {
+        reply_failure(c, e);
+    } else {
+        script_lua_to_reply(L, c);
+    }
+    lua_pop(L, rc != 0 ? 2 : 1);   /* the error (or nothing) and handler */
+    api_end();
+    running = NULL;
+}
+
+/* Redis's getLongLongFromObjectOrReply() and its numkeys checks. */
+static bool
+parse_numkeys(struct conn *c, const struct resp_request *req, size_t *out)
+{
+    int64_t n;
+    if (!num_parse_i64(req->argv[2], req->argvlen[2], &n)) {
+        cmd_error(c, ERR_NOT_INTEGER);
+        return false;
+    }
+    if (n > (int64_t)req->argc - 3) {
+        cmd_error(c, "ERR Number of keys can't be greater than number of "
+                     "args");
+        return false;
+    }
+    if (n < 0) {
+        cmd_error(c, "ERR Number of keys can't be negative");
+        return false;
+    }
+    *out = (size_t)n;
+    return true;
+}
+
+static struct script_entry *
+find_script(struct conn *c, const struct resp_request *req, bool by_sha)
+{
+    if (!by_sha) {
+        struct script_entry *e = compile(c, req->argv[1], req->argvlen[1],
+                                         false);
+        if (e != NULL) {
+            cache_touch(e);
+        }
+        return e;
+    }
+    uint8_t sha[20];
+    struct script_entry *e = NULL;
+    if (cache_sha_parse(req->argv[1], req->argvlen[1], sha)) {
+        e = cache_find(sha);
+    }
+    if (e == NULL) {
+        cmd_error(c, "NOSCRIPT No matching script. Please use EVAL.");
+        return NULL;
+    }
+    cache_touch(e);
+    return e;
+}
+
+void
+script_eval(struct conn *c, struct resp_request *req, bool by_sha,
+            bool read_only)
+{
+    /* As Redis: the EVAL line comes before its commands' in MONITOR. */
+    if (srv.monitors != 0) {
+        monitor_feed(c, req);
+    }
+    if (by_sha && req->argvlen[1] != 40) {
+        cmd_error(c, "NOSCRIPT No matching script. Please use EVAL.");
+        return;
+    }
+    size_t nkeys;
+    if (!parse_numkeys(c, req, &nkeys)) {
+        return;
+    }
+    if (L == NULL && script_init() != 0) {
+        cmd_error(c, ERR_NOMEM);
+        return;
+    }
+    struct script_entry *e = find_script(c, req, by_sha);
+    if (e == NULL) {
+        return;
+    }
+    char buf[256];
+    bool oom = !keyspace_admit(0, NULL);
+    const char *why = refusal(e, read_only, oom, buf, sizeof(buf));
+    if (why != NULL) {
+        cmd_error(c, why);
+        return;
+    }
+    struct script_run r = {
+        .caller = c,
+        .flags = e->flags,
+        .read_only = read_only ||
+                     (!(e->flags & SCRIPT_COMPAT) &&
+                      (e->flags & SCRIPT_NO_WRITES)),
+        .oom_at_start = oom,
+        .slot = -1,
+        .repl = SCRIPT_REPL_ALL,
+    };
+    if (e->flags & SCRIPT_COMPAT) {
+        r.flags |= SCRIPT_ALLOW_CROSS_SLOT;
+    }
+    if (cluster_routing() && nkeys > 0) {
+        r.slot = (int)cluster_keyslot(req->argv[3], req->argvlen[3]);
+    }
+    int db = c->db;
+    keyspace_group_begin();
+    call_function(c, e, &r, req, nkeys);
+    keyspace_group_end();
+    if (srv.db != db) {
+        (void)keyspace_select(db);  /* the script's SELECT was its own */
+    }
+}
+
+void
+script_load(struct conn *c, const char *body, size_t len)
+{
+    if (L == NULL && script_init() != 0) {
+        cmd_error(c, ERR_NOMEM);
+        return;
+    }
+    struct script_entry *e = compile(c, body, len, true);
+    if (e == NULL) {
+        return;
+    }
+    cache_keep(e);
+    char hex[41];
+    for (int i = 0; i < 20; i++) {
+        static const char digits[] = "0123456789abcdef";
+        hex[2 * i] = digits[e->sha[i] >> 4];
+        hex[2 * i + 1] = digits[e->sha[i] & 15];
+    }
+    reply_bulk(&c->out, hex, 40);
+}
+
+bool
+script_exists(const char *sha, size_t len)
+{
+    uint8_t bin[20];
+    return cache_sha_parse(sha, len, bin) && cache_find(bin) != NULL;
+}
+
+/* No script can be running when another client's command runs: the loop
+ * runs one thing at a time. */
+void
+script_kill(struct conn *c)
+{
+    cmd_error(c, "NOTBUSY No scripts in execution right now.");
+}
+
+size_t
+script_lua_memory(void)
+{
+    return lua_bytes;
+}
+
+size_t
+script_count(void)
+{
+    return cache_count();
+}
+
+size_t
+script_cache_memory(void)
+{
+    return cache_memory();
+}

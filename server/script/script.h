@@ -1,0 +1,52 @@
+/*
+ * script.h - Lua scripts (EVAL, EVALSHA, SCRIPT): the wing's face.
+ *
+ * One Lua state (Debian's Lua 5.1) for every script, as Redis keeps one.
+ * A script runs on the loop thread, inside its EVAL, as any command runs:
+ * a rate limiter's script must stay as cheap as Redis's, and a script is
+ * atomic because nothing else runs meanwhile. Its commands run through
+ * the dispatcher on a script client (api.h); its effects reach the
+ * journal and the replicas as one group, as EXEC's do. The Lua heap is
+ * its own (used_memory_lua), bounded by lua-memory-limit and outside
+ * maxmemory, so a script's tables never evict a limiter's key.
+ */
+#ifndef CELLGATE_SCRIPT_H
+#define CELLGATE_SCRIPT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "protocol/resp.h"
+
+struct conn;
+
+/* Make the Lua state. 0, or -1 when memory ran out. */
+int script_init(void);
+void script_teardown(void);
+
+/* EVAL / EVALSHA (by_sha) and their _RO forms (read_only): run the
+ * script with the request's keys and arguments, its reply to c. */
+void script_eval(struct conn *c, struct resp_request *req, bool by_sha,
+                 bool read_only);
+
+/* SCRIPT LOAD: compile and keep body until SCRIPT FLUSH; its SHA1 (or the
+ * compile error) to c. */
+void script_load(struct conn *c, const char *body, size_t len);
+
+/* SCRIPT EXISTS: is the script of this SHA1 (40 hex digits, any case)
+ * cached? */
+bool script_exists(const char *sha, size_t len);
+
+/* SCRIPT FLUSH: forget every script, with a new Lua state. */
+void script_flush(void);
+
+/* SCRIPT KILL: its reply to c. */
+void script_kill(struct conn *c);
+
+/* INFO: the Lua heap, the scripts cached and their bookkeeping. */
+size_t script_lua_memory(void);
+size_t script_count(void);
+size_t script_cache_memory(void);
+
+#endif
