@@ -39,5 +39,7 @@ Suite *zset_suite(void);
 Suite *dict_suite(void);
 Suite *hmap_suite(void);
 Suite *qlist_suite(void);
+Suite *sha1_suite(void);
+Suite *reply_read_suite(void);
 
 #endif
