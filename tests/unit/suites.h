@@ -39,5 +39,6 @@ Suite *zset_suite(void);
 Suite *dict_suite(void);
 Suite *hmap_suite(void);
 Suite *qlist_suite(void);
+Suite *sandbox_suite(void);
 
 #endif
