@@ -41,5 +41,6 @@ Suite *hmap_suite(void);
 Suite *qlist_suite(void);
 Suite *sha1_suite(void);
 Suite *reply_read_suite(void);
+Suite *sandbox_suite(void);
 
 #endif
