@@ -41,5 +41,6 @@ Suite *hmap_suite(void);
 Suite *qlist_suite(void);
 Suite *sha1_suite(void);
 Suite *reply_read_suite(void);
+Suite *convert_suite(void);
 
 #endif
