@@ -47,27 +47,44 @@ reply_ok(struct obuf *o)
     return obuf_append(o, "+OK\r\n", 5);
 }
 
-int
-reply_error(struct obuf *o, const char *msg, size_t len)
+/* s with each CR and LF turned into a space, copied in the runs between
+ * them: the text of a line that must stay one line whatever s holds. */
+static int
+append_mapped(struct obuf *o, const char *s, size_t len)
 {
-    if (obuf_append(o, "-", 1) < 0) {
-        return -1;
-    }
-    /* Copy in runs between CR/LF bytes, which become spaces. */
     size_t start = 0;
     for (size_t i = 0; i < len; i++) {
-        if (msg[i] == '\r' || msg[i] == '\n') {
-            if (obuf_append(o, msg + start, i - start) < 0 ||
+        if (s[i] == '\r' || s[i] == '\n') {
+            if (obuf_append(o, s + start, i - start) < 0 ||
                 obuf_append(o, " ", 1) < 0) {
                 return -1;
             }
             start = i + 1;
         }
     }
-    if (obuf_append(o, msg + start, len - start) < 0) {
+    return obuf_append(o, s + start, len - start);
+}
+
+/* type, s mapped, CRLF. */
+static int
+line_mapped(struct obuf *o, char type, const char *s, size_t len)
+{
+    if (obuf_append(o, &type, 1) < 0 || append_mapped(o, s, len) < 0) {
         return -1;
     }
     return obuf_append(o, "\r\n", 2);
+}
+
+int
+reply_error(struct obuf *o, const char *msg, size_t len)
+{
+    return line_mapped(o, '-', msg, len);
+}
+
+int
+reply_status_bytes(struct obuf *o, const char *s, size_t len)
+{
+    return line_mapped(o, '+', s, len);
 }
 
 int
@@ -177,11 +194,33 @@ reply_set(struct obuf *o, size_t n, int proto)
 int
 reply_verbatim(struct obuf *o, const char *s, size_t len, int proto)
 {
+    return reply_verbatim_as(o, s, len, "txt", proto);
+}
+
+int
+reply_verbatim_as(struct obuf *o, const char *s, size_t len,
+                  const char format[3], int proto)
+{
     if (proto < 3) {
         return reply_bulk(o, s, len);
     }
     if (reply_header(o, '=', (int64_t)len + 4) < 0 ||
-        obuf_append(o, "txt:", 4) < 0 || obuf_append(o, s, len) < 0) {
+        obuf_append(o, format, 3) < 0 || obuf_append(o, ":", 1) < 0 ||
+        obuf_append(o, s, len) < 0) {
+        return -1;
+    }
+    return obuf_append(o, "\r\n", 2);
+}
+
+int
+reply_big_number(struct obuf *o, const char *s, size_t len, int proto)
+{
+    if (proto >= 3) {
+        return line_mapped(o, '(', s, len);
+    }
+    /* Mapping keeps the length, so the bulk's header holds. */
+    if (reply_header(o, '$', (int64_t)len) < 0 ||
+        append_mapped(o, s, len) < 0) {
         return -1;
     }
     return obuf_append(o, "\r\n", 2);

@@ -20,6 +20,9 @@ int reply_ok(struct obuf *o);                             /* +OK */
  * LF inside it are turned into spaces so the reply stays one line. */
 int reply_error(struct obuf *o, const char *msg, size_t len);
 int reply_errorz(struct obuf *o, const char *msg);
+/* +s of len bytes, CR and LF turned into spaces (a status whose text came
+ * from elsewhere: a script's {ok=...}). */
+int reply_status_bytes(struct obuf *o, const char *s, size_t len);
 int reply_int(struct obuf *o, int64_t v);
 int reply_bulk(struct obuf *o, const void *s, size_t len);
 int reply_bulkz(struct obuf *o, const char *s);
@@ -38,6 +41,13 @@ int reply_map(struct obuf *o, size_t pairs, int proto);   /* %n or *2n */
 int reply_set(struct obuf *o, size_t n, int proto);       /* ~n or *n */
 /* Verbatim text (RESP3 "=len\r\ntxt:...") or a bulk string in RESP2. */
 int reply_verbatim(struct obuf *o, const char *s, size_t len, int proto);
+/* reply_verbatim() with another three-byte format than "txt". */
+int reply_verbatim_as(struct obuf *o, const char *s, size_t len,
+                      const char format[3], int proto);
+/* A big number ("(digits" in RESP3, a bulk string in RESP2); the text is
+ * sent as given, CR and LF turned into spaces, as Redis sends a script's
+ * {big_number=...}. */
+int reply_big_number(struct obuf *o, const char *s, size_t len, int proto);
 
 /* The five-integer limiter reply in one go (the hot path). */
 int reply_int5(struct obuf *o, const int64_t v[5]);

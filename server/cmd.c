@@ -665,17 +665,16 @@ cmd_error_bytes(struct conn *c, const char *msg, size_t len)
     reply_error(&c->out, msg, len);
 }
 
-/* Count an error reply by its code (first word), for INFO errorstats. */
+/* Count an error under code[0..len), for INFO errorstats. */
 static void
-count_error(const char *msg)
+count_error_code(const char *code, size_t len)
 {
-    size_t len = strcspn(msg, " ");
     srv.stats.total_error_replies++;
     if (len >= NAME_MAX_LEN) {
         len = NAME_MAX_LEN - 1;
     }
     for (size_t i = 0; i < error_stats_len; i++) {
-        if (strncmp(error_stats[i].code, msg, len) == 0 &&
+        if (strncmp(error_stats[i].code, code, len) == 0 &&
             error_stats[i].code[len] == '\0') {
             error_stats[i].count++;
             return;
@@ -683,9 +682,43 @@ count_error(const char *msg)
     }
     if (error_stats_len < ERROR_CODES_MAX) {
         struct error_stat *e = &error_stats[error_stats_len++];
-        memcpy(e->code, msg, len);
+        memcpy(e->code, code, len);
         e->code[len] = '\0';
         e->count = 1;
+    }
+}
+
+/* Count an error reply by its code (first word). */
+static void
+count_error(const char *msg)
+{
+    count_error_code(msg, strcspn(msg, " "));
+}
+
+/* Redis looks for the code's end only in the first 32 bytes of "-msg"
+ * (afterErrorReply): a code of up to 30 bytes. */
+#define SCRIPT_CODE_MAX 30
+
+void
+cmd_error_script(struct conn *c, const char *msg, size_t len, bool counted)
+{
+    c->reply_error = true;
+    reply_error(&c->out, msg, len);
+    if (!counted) {
+        return;
+    }
+    /* The code is read from the text as sent: CR and LF went out as
+     * spaces, so they end it too. */
+    size_t scan = len < SCRIPT_CODE_MAX + 1 ? len : SCRIPT_CODE_MAX + 1;
+    size_t end = 0;
+    while (end < scan && msg[end] != ' ' && msg[end] != '\r' &&
+           msg[end] != '\n') {
+        end++;
+    }
+    if (end < scan) {
+        count_error_code(msg, end);
+    } else {
+        count_error_code("ERR", 3);
     }
 }
 

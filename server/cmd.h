@@ -147,6 +147,16 @@ void cmd_errorf(struct conn *c, const char *fmt, ...)
  * become spaces, as reply_error() does). */
 void cmd_error_bytes(struct conn *c, const char *msg, size_t len);
 
+/* The error reply a script returned ({err=...}, luaReplyToRedisReply):
+ * -msg with CR and LF turned into spaces (msg holds no leading '-'), the
+ * command counted as failed, and, when counted, the error counted as
+ * Redis counts one: under its first word when that ends within msg's
+ * first 31 bytes, else under ERR. counted is false for an error a
+ * redis.call or redis.pcall returned (its command already counted it:
+ * Redis's ignore_error_stats_update). */
+void cmd_error_script(struct conn *c, const char *msg, size_t len,
+                      bool counted);
+
 /* Error statistics: the i-th code and count; NULL past the end. */
 const char *cmd_error_stat(size_t i, uint64_t *count);
 

@@ -48,6 +48,7 @@ main(void)
     srunner_add_suite(sr, sha1_suite());
     srunner_add_suite(sr, reply_read_suite());
     srunner_add_suite(sr, sandbox_suite());
+    srunner_add_suite(sr, convert_suite());
     srunner_run_all(sr, CK_NORMAL);
     int failed = srunner_ntests_failed(sr);
     srunner_free(sr);

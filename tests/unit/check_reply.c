@@ -378,6 +378,36 @@ START_TEST(test_verbatim_keeps_newlines_inside)
 }
 END_TEST
 
+START_TEST(test_verbatim_as_takes_its_format)
+{
+    ck_assert_int_eq(reply_verbatim_as(&ob, "# x", 3, "mkd", 3), 0);
+    expect("=7\r\nmkd:# x\r\n");
+    clear();
+    ck_assert_int_eq(reply_verbatim_as(&ob, "# x", 3, "mkd", 2), 0);
+    expect("$3\r\n# x\r\n");
+}
+END_TEST
+
+START_TEST(test_status_bytes_stays_one_line)
+{
+    ck_assert_int_eq(reply_status_bytes(&ob, "a\r\nb\0c\n", 7), 0);
+    expect_n("+a  b\0c \r\n", 10);
+}
+END_TEST
+
+START_TEST(test_big_number_in_both_protocols)
+{
+    ck_assert_int_eq(reply_big_number(&ob, "-12345678901234567890", 21, 3), 0);
+    expect("(-12345678901234567890\r\n");
+    clear();
+    ck_assert_int_eq(reply_big_number(&ob, "1\r\n2", 4, 3), 0);
+    expect("(1  2\r\n");
+    clear();
+    ck_assert_int_eq(reply_big_number(&ob, "1\r\n2", 4, 2), 0);
+    expect("$4\r\n1  2\r\n");
+}
+END_TEST
+
 START_TEST(test_map_reply_composes_in_order_in_both_protocols)
 {
     /* A HELLO-like map: RESP2 flattens it, RESP3 keeps its type bytes. */
@@ -550,6 +580,9 @@ reply_suite(void)
     tcase_add_test(tc, test_verbatim_is_a_plain_bulk_in_resp2);
     tcase_add_test(tc, test_empty_verbatim_in_both_protocols);
     tcase_add_test(tc, test_verbatim_keeps_newlines_inside);
+    tcase_add_test(tc, test_verbatim_as_takes_its_format);
+    tcase_add_test(tc, test_status_bytes_stays_one_line);
+    tcase_add_test(tc, test_big_number_in_both_protocols);
     tcase_add_test(tc, test_map_reply_composes_in_order_in_both_protocols);
     suite_add_tcase(s, tc);
 

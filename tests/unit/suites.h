@@ -42,5 +42,6 @@ Suite *qlist_suite(void);
 Suite *sha1_suite(void);
 Suite *reply_read_suite(void);
 Suite *sandbox_suite(void);
+Suite *convert_suite(void);
 
 #endif
