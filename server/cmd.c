@@ -35,9 +35,9 @@
 
 const char *const cmd_flag_words[CMD_FLAG_COUNT] = {
     "write", "readonly", "denyoom", "module", "admin", "pubsub", "noscript",
-    "loading",
-    "stale", "skip_slowlog", "fast", "no_auth", "no_async_loading",
-    "no_multi", "allow_busy"
+    "loading", "stale", "skip_monitor", "skip_slowlog", "fast", "no_auth",
+    "no_mandatory_keys", "no_async_loading", "no_multi", "movablekeys",
+    "allow_busy"
 };
 
 const uint64_t cmd_hist_bounds_us[CMD_HIST_BUCKETS] = {
@@ -260,8 +260,9 @@ run(struct conn *c, struct cmd *cmd, struct resp_request *req)
     if (!(cmd->flags & CMD_SKIP_SLOWLOG)) {
         slowlog_note(c, req, nsec / 1000);
     }
-    /* As Redis: after the command ran, admin commands never shown. */
-    if (srv.monitors != 0 && !(cmd->flags & CMD_ADMIN)) {
+    /* As Redis: after the command ran; admin commands are never shown,
+     * and a skip_monitor one (EVAL) feeds MONITOR itself. */
+    if (srv.monitors != 0 && !(cmd->flags & (CMD_ADMIN | CMD_SKIP_MONITOR))) {
         monitor_feed(c, req);
     }
 }
@@ -355,15 +356,21 @@ peeks(const struct cmd *cmd, const struct resp_request *req)
 }
 
 bool
-cmd_queue_writes(const struct conn *c)
+cmd_queue_has(const struct conn *c, unsigned flags)
 {
     const struct multi *m = c->multi;
     for (size_t i = 0; m != NULL && i < m->ncmds; i++) {
-        if (m->cmds[i].cmd->flags & CMD_WRITE) {
+        if (m->cmds[i].cmd->flags & flags) {
             return true;
         }
     }
     return false;
+}
+
+bool
+cmd_queue_writes(const struct conn *c)
+{
+    return cmd_queue_has(c, CMD_WRITE);
 }
 
 /* While the journal cannot be written, as Redis: writes (an EXEC holding
@@ -422,7 +429,8 @@ cmd_execute(struct conn *c, struct resp_request *req)
         reject(c, cmd, ERR_NOAUTH);
         return;
     }
-    if (c->monitor && (cmd->flags & (CMD_WRITE | CMD_READONLY))) {
+    if (c->monitor &&
+        (cmd->flags & (CMD_WRITE | CMD_READONLY | CMD_MAY_REPLICATE))) {
         /* Redis flags a monitor as a replica, which may not. */
         reject(c, cmd, "ERR Replica can't interact with the keyspace");
         return;

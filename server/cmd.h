@@ -34,7 +34,9 @@ struct cmd_stats {
     uint64_t hist[CMD_HIST_BUCKETS]; /* calls per duration bucket */
 };
 
-/* Command flags (COMMAND shows them as words, in this order, as Redis). */
+/* Command flags. The shown ones are bits 0 .. CMD_FLAG_COUNT - 1, in the
+ * order COMMAND shows their words (Redis 7.0's); then cellgate's hidden
+ * ones. No bit is stored anywhere: the layout may change. */
 enum cmd_flag {
     CMD_WRITE = 1 << 0,
     CMD_READONLY = 1 << 1,
@@ -45,18 +47,24 @@ enum cmd_flag {
     CMD_NOSCRIPT = 1 << 6,
     CMD_LOADING = 1 << 7,
     CMD_STALE = 1 << 8,
-    CMD_SKIP_SLOWLOG = 1 << 9,      /* AUTH, HELLO: passwords */
-    CMD_FAST = 1 << 10,
-    CMD_NO_AUTH = 1 << 11,          /* runs before AUTH */
-    CMD_NO_ASYNC_LOADING = 1 << 12,
-    CMD_NO_MULTI = 1 << 13,
-    CMD_ALLOW_BUSY = 1 << 14,
+    CMD_SKIP_MONITOR = 1 << 9,      /* not fed to MONITOR after it ran */
+    CMD_SKIP_SLOWLOG = 1 << 10,     /* AUTH, HELLO: passwords */
+    CMD_FAST = 1 << 11,
+    CMD_NO_AUTH = 1 << 12,          /* runs before AUTH */
+    CMD_NO_MANDATORY_KEYS = 1 << 13, /* may have no keys (EVAL ... 0) */
+    CMD_NO_ASYNC_LOADING = 1 << 14,
+    CMD_NO_MULTI = 1 << 15,
+    CMD_MOVABLE_KEYS = 1 << 16,     /* set by cmd_setup(): keynum key spec */
+    CMD_ALLOW_BUSY = 1 << 17,
+    /* Hidden, as Redis hides it: may replicate without being a write
+     * (EVAL, EVALSHA): CLIENT PAUSE WRITE holds it, a MONITOR may not. */
+    CMD_MAY_REPLICATE = 1 << 18,
     /* cellgate's own, never shown: */
-    CMD_NOT_QUEUED = 1 << 15,       /* runs at once inside MULTI (EXEC...) */
-    CMD_EXEC = 1 << 16,             /* EXEC: a refusal aborts the MULTI */
-    CMD_PEEKS = 1 << 17             /* a write that PEEK makes a read */
+    CMD_NOT_QUEUED = 1 << 19,       /* runs at once inside MULTI (EXEC...) */
+    CMD_EXEC = 1 << 20,             /* EXEC: a refusal aborts the MULTI */
+    CMD_PEEKS = 1 << 21             /* a write that PEEK makes a read */
 };
-#define CMD_FLAG_COUNT 15           /* the shown ones: bits 0..14 */
+#define CMD_FLAG_COUNT 18           /* the shown ones: bits 0..17 */
 #define CMD_SHOWN_FLAGS ((1u << CMD_FLAG_COUNT) - 1)
 
 /* The word of flag bit i (0 <= i < CMD_FLAG_COUNT). */
@@ -104,9 +112,13 @@ void cmd_execute(struct conn *c, struct resp_request *req);
  * array, and end the transaction. */
 void cmd_run_queued(struct conn *c);
 
-/* Does the transaction c would EXEC hold a write command? (CLIENT PAUSE
- * WRITE holds such an EXEC; a failing journal refuses it.) */
+/* Does the transaction c would EXEC hold a write command? (A failing
+ * journal refuses such an EXEC.) */
 bool cmd_queue_writes(const struct conn *c);
+
+/* Does it hold a command with any of these flags? (CLIENT PAUSE WRITE
+ * holds an EXEC of a write or a may-replicate command, as Redis.) */
+bool cmd_queue_has(const struct conn *c, unsigned flags);
 
 /* For container commands: dispatch req->argv[1] in the subcommand table
  * of `parent`, with the arity check and Redis's unknown-subcommand error. */

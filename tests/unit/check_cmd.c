@@ -128,6 +128,22 @@ START_TEST(test_flags_show_as_words_in_redis_order)
 }
 END_TEST
 
+START_TEST(test_every_shown_flag_has_its_word)
+{
+    for (int i = 0; i < CMD_FLAG_COUNT; i++) {
+        ck_assert_ptr_nonnull(cmd_flag_words[i]);
+    }
+    ck_assert_str_eq(cmd_flag_words[9], "skip_monitor");
+    ck_assert_str_eq(cmd_flag_words[13], "no_mandatory_keys");
+    ck_assert_str_eq(cmd_flag_words[16], "movablekeys");
+    ck_assert_str_eq(cmd_flag_words[CMD_FLAG_COUNT - 1], "allow_busy");
+    ck_assert_uint_eq(CMD_SKIP_MONITOR, 1u << 9);
+    ck_assert_uint_eq(CMD_MOVABLE_KEYS, 1u << 16);
+    ck_assert_uint_eq(CMD_SHOWN_FLAGS & (CMD_MAY_REPLICATE | CMD_NOT_QUEUED |
+                                         CMD_EXEC | CMD_PEEKS), 0);
+}
+END_TEST
+
 START_TEST(test_errors_are_counted_by_code)
 {
     free(run("GET", NULL));
@@ -165,6 +181,7 @@ cmd_suite(void)
     tcase_add_test(tc, test_subcommands_have_their_own_table_and_arity);
     tcase_add_test(tc, test_flags_gate_commands_before_auth);
     tcase_add_test(tc, test_flags_show_as_words_in_redis_order);
+    tcase_add_test(tc, test_every_shown_flag_has_its_word);
     tcase_add_test(tc, test_errors_are_counted_by_code);
     tcase_add_test(tc, test_commands_ask_the_connection_through_request_bits);
     suite_add_tcase(s, tc);
