@@ -80,7 +80,11 @@ struct cmd {
     /* Key specs: flags as Redis spells them, "RW access update", then
      * optionally '#' and the spec's notes; several specs are separated by
      * '|', spec i then being the one key at first_key + i ("RW access
-     * delete|OW update" for RENAME). One spec covers all the keys. */
+     * delete|OW update" for RENAME). One spec covers all the keys. A
+     * keynum spec (the keys counted by an argument) starts with
+     * "keynum(index,keynumidx,firstkey,keystep) " and is the row's only
+     * one; its row has first_key, last_key and key_step 0, as Redis shows
+     * them (see struct cmd_keynum). */
     const char *key_flags;
     const char *acl;         /* ACL categories without '@', space separated */
     const char *group;
@@ -96,8 +100,9 @@ struct cmd {
     struct cmd_stats stats;
 };
 
-/* Take the command table (commands.c) and build its lookup index.
- * Returns 0 or -1. */
+/* Take the command table (commands.c) and build its lookup index; flag
+ * the rows with a keynum key spec CMD_MOVABLE_KEYS, as Redis derives it.
+ * Returns 0, or -1 for a bad name or key spec. */
 int cmd_setup(struct cmd *table, size_t count);
 
 /* Start timing a batch of requests from one read (see cmd.c). */
@@ -130,6 +135,40 @@ void cmd_dispatch_subcommand(struct conn *c, struct resp_request *req,
  * the line is too short to hold them. Keys are argv[first_key], then every
  * key_step words up to that index. */
 int cmd_last_key(const struct cmd *cmd, size_t argc);
+
+/* Redis's keynum key spec (EVAL's: "keynum(2,0,1,1)"): the search begins
+ * at argument `index`; argument index + keynumidx counts the keys, which
+ * start at index + firstkey, every keystep arguments. */
+struct cmd_keynum {
+    int index;
+    int keynumidx;
+    int firstkey;
+    int keystep;
+};
+
+/* cmd's keynum spec in *out, or false when it has none. */
+bool cmd_keynum_spec(const struct cmd *cmd, struct cmd_keynum *out);
+
+/* The keys of one command line: argv[first], argv[first + step], ...
+ * up to argv[last]. */
+struct cmd_keys {
+    int first;
+    int last;
+    int step;
+    /* false: found as Redis's getkeys function finds them when the key
+     * spec cannot (EVAL's numkeys " 1" or "01", read by atoi()), which
+     * gives them no flags (COMMAND GETKEYSANDFLAGS shows none) */
+    bool flagged;
+};
+
+/* The keys of the command line req (argv[0] the command's name) for cmd,
+ * by its key spec, range or keynum, as Redis finds them for cluster
+ * routing and COMMAND GETKEYS: false when there are none (no key spec, a
+ * line too short for its range, EVAL's numkeys 0, negative, not a number
+ * or beyond the line's arguments). The dispatcher routes by them
+ * (cluster-mode yes); the handler still checks the numkeys it reads. */
+bool cmd_request_keys(const struct cmd *cmd, const struct resp_request *req,
+                      struct cmd_keys *out);
 
 /* Case-insensitive lookup of a top-level command. */
 struct cmd *cmd_lookup(const char *name, size_t len);
