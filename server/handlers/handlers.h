@@ -48,6 +48,13 @@ HANDLER(cmd_function_flush);
 HANDLER(cmd_script);
 HANDLER(cmd_script_exists);
 HANDLER(cmd_script_flush);
+HANDLER(cmd_script_load);
+HANDLER(cmd_script_kill);
+HANDLER(cmd_script_help);
+HANDLER(cmd_eval);
+HANDLER(cmd_evalsha);
+HANDLER(cmd_eval_ro);
+HANDLER(cmd_evalsha_ro);
 
 /* cmd_memory.c */
 HANDLER(cmd_memory);
