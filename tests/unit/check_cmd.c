@@ -222,6 +222,34 @@ START_TEST(test_keynum_specs_find_the_keys_numkeys_counts)
 }
 END_TEST
 
+START_TEST(test_eval_shows_its_keynum_spec_as_redis)
+{
+    char *got = run("COMMAND", "INFO", "eval", NULL);
+    ck_assert_ptr_nonnull(strstr(got, "$4\r\neval\r\n:-3\r\n*5\r\n"
+                                      "+noscript\r\n+stale\r\n"
+                                      "+skip_monitor\r\n"
+                                      "+no_mandatory_keys\r\n"
+                                      "+movablekeys\r\n:0\r\n:0\r\n:0\r\n"));
+    ck_assert_ptr_nonnull(strstr(got, "$9\r\nfind_keys\r\n*4\r\n"
+                                      "$4\r\ntype\r\n$6\r\nkeynum\r\n"
+                                      "$4\r\nspec\r\n*6\r\n"
+                                      "$9\r\nkeynumidx\r\n:0\r\n"
+                                      "$8\r\nfirstkey\r\n:1\r\n"
+                                      "$7\r\nkeystep\r\n:1\r\n"));
+    free(got);
+    fx_expect("*2\r\n$1\r\na\r\n$1\r\nb\r\n",
+              run("COMMAND", "GETKEYS", "EVAL", "s", "2", "a", "b", "c", NULL));
+    fx_expect("*0\r\n", run("COMMAND", "GETKEYS", "EVAL", "s", "0", NULL));
+    fx_expect("*0\r\n", run("COMMAND", "GETKEYS", "EVAL", "s", "x", NULL));
+    fx_expect("*1\r\n*2\r\n$1\r\na\r\n*0\r\n",
+              run("COMMAND", "GETKEYSANDFLAGS", "EVAL", "s", "01", "a", NULL));
+    fx_expect("-ERR Invalid number of arguments specified for command\r\n",
+              run("COMMAND", "GETKEYS", "EVAL", "s", NULL));
+    fx_expect("-ERR The command has no key arguments\r\n",
+              run("COMMAND", "GETKEYS", "SCRIPT", "LOAD", "s", NULL));
+}
+END_TEST
+
 START_TEST(test_bad_keynum_specs_are_refused_at_setup)
 {
     const char *bad[] = { "keynum(2,0,1) RW", "keynum(0,0,1,1) RW",
@@ -283,6 +311,7 @@ cmd_suite(void)
     tcase_add_test(tc, test_every_shown_flag_has_its_word);
     tcase_add_test(tc, test_keynum_specs_find_the_keys_numkeys_counts);
     tcase_add_test(tc, test_bad_keynum_specs_are_refused_at_setup);
+    tcase_add_test(tc, test_eval_shows_its_keynum_spec_as_redis);
     tcase_add_test(tc, test_errors_are_counted_by_code);
     tcase_add_test(tc, test_commands_ask_the_connection_through_request_bits);
     suite_add_tcase(s, tc);
