@@ -229,6 +229,9 @@ case("reset-after-state", ("HELLO", "3"), ("SELECT", "4"), ("CLIENT", "SETNAME",
 case("reset-inside-multi", ("MULTI",), ("RESET",), ("EXEC",))
 case("monitor-arity", ("MONITOR", "x"))
 case("monitor-in-multi", ("MULTI",), ("MONITOR",), ("EXEC",))
+# A monitor may not run scripts: EVAL may replicate, EVAL_RO reads.
+case("monitor-eval", ("MONITOR",), ("EVAL", "return 1", "0"), ("EVAL_RO", "return 1", "0"),
+     ("EVALSHA", "e0e1f9fabfc9d4800c877a703b823ac0578ff8db", "0"))
 case("function-list", ("FUNCTION", "LIST"))
 case("function-list-options", ("FUNCTION", "LIST", "WITHCODE", "LIBRARYNAME", "x*"))
 case("function-list-no-name", ("FUNCTION", "LIST", "LIBRARYNAME"))
