@@ -11,6 +11,7 @@
 #include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 
@@ -35,9 +36,9 @@
 
 const char *const cmd_flag_words[CMD_FLAG_COUNT] = {
     "write", "readonly", "denyoom", "module", "admin", "pubsub", "noscript",
-    "loading",
-    "stale", "skip_slowlog", "fast", "no_auth", "no_async_loading",
-    "no_multi", "allow_busy"
+    "loading", "stale", "skip_monitor", "skip_slowlog", "fast", "no_auth",
+    "no_mandatory_keys", "no_async_loading", "no_multi", "movablekeys",
+    "allow_busy"
 };
 
 const uint64_t cmd_hist_bounds_us[CMD_HIST_BUCKETS] = {
@@ -79,6 +80,37 @@ name_hash(const char *name, size_t len)
     return (h * 0x85ebca6bu) >> 24;
 }
 
+bool
+cmd_keynum_spec(const struct cmd *cmd, struct cmd_keynum *out)
+{
+    const char *s = cmd->key_flags;
+    int end = 0;
+    if (s == NULL || strncmp(s, "keynum(", 7) != 0) {
+        return false;
+    }
+    return sscanf(s + 7, "%d,%d,%d,%d)%n", &out->index, &out->keynumidx,
+                  &out->firstkey, &out->keystep, &end) == 4 && end > 0;
+}
+
+/* A row's key specs as cmd.h describes them; a keynum row is flagged
+ * movablekeys. False for one Redis could not have. */
+static bool
+setup_key_specs(struct cmd *cmd)
+{
+    struct cmd_keynum kn;
+    if (cmd->key_flags == NULL || strstr(cmd->key_flags, "keynum") == NULL) {
+        return true;
+    }
+    if (!cmd_keynum_spec(cmd, &kn) || strchr(cmd->key_flags, '|') != NULL ||
+        cmd->first_key != 0 || cmd->last_key != 0 || cmd->key_step != 0 ||
+        kn.index < 1 || kn.keynumidx < 0 || kn.firstkey < 1 ||
+        kn.keystep < 1) {
+        return false;
+    }
+    cmd->flags |= CMD_MOVABLE_KEYS;
+    return true;
+}
+
 int
 cmd_setup(struct cmd *commands, size_t count)
 {
@@ -87,6 +119,15 @@ cmd_setup(struct cmd *commands, size_t count)
     _Static_assert(INDEX_SIZE == 256, "name_hash yields 8 bits");
     memset(index_slots, 0, sizeof(index_slots));
     for (size_t i = 0; i < table_len; i++) {
+        if (!setup_key_specs(&table[i])) {
+            return -1;
+        }
+        for (struct cmd *s = table[i].subcommands; s != NULL && s->name;
+             s++) {
+            if (!setup_key_specs(s)) {
+                return -1;
+            }
+        }
         size_t len = strlen(table[i].name);
         if (len == 0 || len >= NAME_MAX_LEN) {
             return -1;
@@ -182,6 +223,73 @@ cmd_last_key(const struct cmd *cmd, size_t argc)
     return (int)last;
 }
 
+/* A keynum spec's keys, as Redis's getKeysUsingKeySpecs() finds them:
+ * numkeys a strict integer >= 0 (truncated to an int, as Redis does), the
+ * keys inside the line. False when it cannot tell. */
+static bool
+keynum_spec_keys(const struct cmd_keynum *kn, const struct resp_request *req,
+                 struct cmd_keys *out)
+{
+    int64_t argc = (int64_t)req->argc, numkeys;
+    int64_t at = (int64_t)kn->index + kn->keynumidx;
+    if (!num_parse_i64(req->argv[at], req->argvlen[at], &numkeys) ||
+        numkeys < 0) {
+        return false;
+    }
+    int64_t n = (int64_t)(uint32_t)(uint64_t)numkeys;   /* (int)numkeys */
+    if (n > INT_MAX) {
+        n -= (int64_t)UINT32_MAX + 1;
+    }
+    int64_t first = (int64_t)kn->index + kn->firstkey;
+    int64_t last = first + n - 1;
+    if (last >= argc || last < first || first >= argc) {
+        return false;
+    }
+    *out = (struct cmd_keys){ (int)first, (int)last, kn->keystep, true };
+    return true;
+}
+
+/* What Redis does when the spec cannot tell: its getkeys function
+ * (genericGetKeys) reads numkeys with atoi() and takes that many keys if
+ * the line holds them, without flags. */
+static bool
+keynum_getkeys(const struct cmd_keynum *kn, const struct resp_request *req,
+               struct cmd_keys *out)
+{
+    int64_t argc = (int64_t)req->argc;
+    int64_t at = (int64_t)kn->index + kn->keynumidx;
+    int64_t first = (int64_t)kn->index + kn->firstkey;
+    int num = atoi(req->argv[at]);       /* NUL-terminated (resp.h) */
+    if (num < 1 || num > (argc - first) / kn->keystep) {
+        return false;
+    }
+    *out = (struct cmd_keys){ (int)first,
+                              (int)(first + (int64_t)(num - 1) * kn->keystep),
+                              kn->keystep, false };
+    return true;
+}
+
+bool
+cmd_request_keys(const struct cmd *cmd, const struct resp_request *req,
+                 struct cmd_keys *out)
+{
+    struct cmd_keynum kn;
+    if (!(cmd->flags & CMD_MOVABLE_KEYS) || !cmd_keynum_spec(cmd, &kn)) {
+        int last = cmd_last_key(cmd, req->argc);
+        if (last < 0) {
+            return false;
+        }
+        *out = (struct cmd_keys){ cmd->first_key, last,
+                                  cmd->key_step > 0 ? cmd->key_step : 1,
+                                  true };
+        return true;
+    }
+    if ((int64_t)kn.index + kn.keynumidx >= (int64_t)req->argc) {
+        return false;                   /* shorter than its arity allows */
+    }
+    return keynum_spec_keys(&kn, req, out) || keynum_getkeys(&kn, req, out);
+}
+
 static bool
 arity_ok(const struct cmd *cmd, size_t argc)
 {
@@ -260,8 +368,9 @@ run(struct conn *c, struct cmd *cmd, struct resp_request *req)
     if (!(cmd->flags & CMD_SKIP_SLOWLOG)) {
         slowlog_note(c, req, nsec / 1000);
     }
-    /* As Redis: after the command ran, admin commands never shown. */
-    if (srv.monitors != 0 && !(cmd->flags & CMD_ADMIN)) {
+    /* As Redis: after the command ran; admin commands are never shown,
+     * and a skip_monitor one (EVAL) feeds MONITOR itself. */
+    if (srv.monitors != 0 && !(cmd->flags & (CMD_ADMIN | CMD_SKIP_MONITOR))) {
         monitor_feed(c, req);
     }
 }
@@ -327,12 +436,11 @@ static bool
 served_here(struct conn *c, const struct cmd *cmd,
             const struct resp_request *req)
 {
-    int last = cmd_last_key(cmd, req->argc);
+    struct cmd_keys keys;
     bool reads = !(cmd->flags & CMD_WRITE) || peeks(cmd, req);
-    return last < 0 || keys_served_here(c, req, cmd->first_key, last,
-                                        cmd->key_step > 0 ? cmd->key_step
-                                                          : 1,
-                                        c->replica_reads && reads);
+    return !cmd_request_keys(cmd, req, &keys) ||
+           keys_served_here(c, req, keys.first, keys.last, keys.step,
+                            c->replica_reads && reads);
 }
 
 /* Inside MULTI: queue the command (+QUEUED) unless it may not be, or its
@@ -367,15 +475,21 @@ peeks(const struct cmd *cmd, const struct resp_request *req)
 }
 
 bool
-cmd_queue_writes(const struct conn *c)
+cmd_queue_has(const struct conn *c, unsigned flags)
 {
     const struct multi *m = c->multi;
     for (size_t i = 0; m != NULL && i < m->ncmds; i++) {
-        if (m->cmds[i].cmd->flags & CMD_WRITE) {
+        if (m->cmds[i].cmd->flags & flags) {
             return true;
         }
     }
     return false;
+}
+
+bool
+cmd_queue_writes(const struct conn *c)
+{
+    return cmd_queue_has(c, CMD_WRITE);
 }
 
 /* While the journal cannot be written, as Redis: writes (an EXEC holding
@@ -434,7 +548,8 @@ cmd_execute(struct conn *c, struct resp_request *req)
         reject(c, cmd, ERR_NOAUTH);
         return;
     }
-    if (c->monitor && (cmd->flags & (CMD_WRITE | CMD_READONLY))) {
+    if (c->monitor &&
+        (cmd->flags & (CMD_WRITE | CMD_READONLY | CMD_MAY_REPLICATE))) {
         /* Redis flags a monitor as a replica, which may not. */
         reject(c, cmd, "ERR Replica can't interact with the keyspace");
         return;
@@ -492,9 +607,10 @@ queue_served_here(struct conn *c)
     /* One key of each command suffices: each was routed when queued. */
     for (size_t i = 0; ok && i < m->ncmds; i++) {
         const struct multi_cmd *q = &m->cmds[i];
-        if (cmd_last_key(q->cmd, q->req.argc) >= 0) {
-            argv[keys.argc] = q->req.argv[q->cmd->first_key];
-            lens[keys.argc++] = q->req.argvlen[q->cmd->first_key];
+        struct cmd_keys k;
+        if (cmd_request_keys(q->cmd, &q->req, &k)) {
+            argv[keys.argc] = q->req.argv[k.first];
+            lens[keys.argc++] = q->req.argvlen[k.first];
         }
     }
     keys.argv = argv;

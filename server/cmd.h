@@ -34,7 +34,9 @@ struct cmd_stats {
     uint64_t hist[CMD_HIST_BUCKETS]; /* calls per duration bucket */
 };
 
-/* Command flags (COMMAND shows them as words, in this order, as Redis). */
+/* Command flags. The shown ones are bits 0 .. CMD_FLAG_COUNT - 1, in the
+ * order COMMAND shows their words (Redis 7.0's); then cellgate's hidden
+ * ones. No bit is stored anywhere: the layout may change. */
 enum cmd_flag {
     CMD_WRITE = 1 << 0,
     CMD_READONLY = 1 << 1,
@@ -45,18 +47,24 @@ enum cmd_flag {
     CMD_NOSCRIPT = 1 << 6,
     CMD_LOADING = 1 << 7,
     CMD_STALE = 1 << 8,
-    CMD_SKIP_SLOWLOG = 1 << 9,      /* AUTH, HELLO: passwords */
-    CMD_FAST = 1 << 10,
-    CMD_NO_AUTH = 1 << 11,          /* runs before AUTH */
-    CMD_NO_ASYNC_LOADING = 1 << 12,
-    CMD_NO_MULTI = 1 << 13,
-    CMD_ALLOW_BUSY = 1 << 14,
+    CMD_SKIP_MONITOR = 1 << 9,      /* not fed to MONITOR after it ran */
+    CMD_SKIP_SLOWLOG = 1 << 10,     /* AUTH, HELLO: passwords */
+    CMD_FAST = 1 << 11,
+    CMD_NO_AUTH = 1 << 12,          /* runs before AUTH */
+    CMD_NO_MANDATORY_KEYS = 1 << 13, /* may have no keys (EVAL ... 0) */
+    CMD_NO_ASYNC_LOADING = 1 << 14,
+    CMD_NO_MULTI = 1 << 15,
+    CMD_MOVABLE_KEYS = 1 << 16,     /* set by cmd_setup(): keynum key spec */
+    CMD_ALLOW_BUSY = 1 << 17,
+    /* Hidden, as Redis hides it: may replicate without being a write
+     * (EVAL, EVALSHA): CLIENT PAUSE WRITE holds it, a MONITOR may not. */
+    CMD_MAY_REPLICATE = 1 << 18,
     /* cellgate's own, never shown: */
-    CMD_NOT_QUEUED = 1 << 15,       /* runs at once inside MULTI (EXEC...) */
-    CMD_EXEC = 1 << 16,             /* EXEC: a refusal aborts the MULTI */
-    CMD_PEEKS = 1 << 17             /* a write that PEEK makes a read */
+    CMD_NOT_QUEUED = 1 << 19,       /* runs at once inside MULTI (EXEC...) */
+    CMD_EXEC = 1 << 20,             /* EXEC: a refusal aborts the MULTI */
+    CMD_PEEKS = 1 << 21             /* a write that PEEK makes a read */
 };
-#define CMD_FLAG_COUNT 15           /* the shown ones: bits 0..14 */
+#define CMD_FLAG_COUNT 18           /* the shown ones: bits 0..17 */
 #define CMD_SHOWN_FLAGS ((1u << CMD_FLAG_COUNT) - 1)
 
 /* The word of flag bit i (0 <= i < CMD_FLAG_COUNT). */
@@ -72,7 +80,11 @@ struct cmd {
     /* Key specs: flags as Redis spells them, "RW access update", then
      * optionally '#' and the spec's notes; several specs are separated by
      * '|', spec i then being the one key at first_key + i ("RW access
-     * delete|OW update" for RENAME). One spec covers all the keys. */
+     * delete|OW update" for RENAME). One spec covers all the keys. A
+     * keynum spec (the keys counted by an argument) starts with
+     * "keynum(index,keynumidx,firstkey,keystep) " and is the row's only
+     * one; its row has first_key, last_key and key_step 0, as Redis shows
+     * them (see struct cmd_keynum). */
     const char *key_flags;
     const char *acl;         /* ACL categories without '@', space separated */
     const char *group;
@@ -88,8 +100,9 @@ struct cmd {
     struct cmd_stats stats;
 };
 
-/* Take the command table (commands.c) and build its lookup index.
- * Returns 0 or -1. */
+/* Take the command table (commands.c) and build its lookup index; flag
+ * the rows with a keynum key spec CMD_MOVABLE_KEYS, as Redis derives it.
+ * Returns 0, or -1 for a bad name or key spec. */
 int cmd_setup(struct cmd *table, size_t count);
 
 /* Start timing a batch of requests from one read (see cmd.c). */
@@ -115,9 +128,13 @@ void cmd_count_refusal(struct cmd *cmd, const char *msg);
  * array, and end the transaction. */
 void cmd_run_queued(struct conn *c);
 
-/* Does the transaction c would EXEC hold a write command? (CLIENT PAUSE
- * WRITE holds such an EXEC; a failing journal refuses it.) */
+/* Does the transaction c would EXEC hold a write command? (A failing
+ * journal refuses such an EXEC.) */
 bool cmd_queue_writes(const struct conn *c);
+
+/* Does it hold a command with any of these flags? (CLIENT PAUSE WRITE
+ * holds an EXEC of a write or a may-replicate command, as Redis.) */
+bool cmd_queue_has(const struct conn *c, unsigned flags);
 
 /* For container commands: dispatch req->argv[1] in the subcommand table
  * of `parent`, with the arity check and Redis's unknown-subcommand error. */
@@ -129,6 +146,40 @@ void cmd_dispatch_subcommand(struct conn *c, struct resp_request *req,
  * the line is too short to hold them. Keys are argv[first_key], then every
  * key_step words up to that index. */
 int cmd_last_key(const struct cmd *cmd, size_t argc);
+
+/* Redis's keynum key spec (EVAL's: "keynum(2,0,1,1)"): the search begins
+ * at argument `index`; argument index + keynumidx counts the keys, which
+ * start at index + firstkey, every keystep arguments. */
+struct cmd_keynum {
+    int index;
+    int keynumidx;
+    int firstkey;
+    int keystep;
+};
+
+/* cmd's keynum spec in *out, or false when it has none. */
+bool cmd_keynum_spec(const struct cmd *cmd, struct cmd_keynum *out);
+
+/* The keys of one command line: argv[first], argv[first + step], ...
+ * up to argv[last]. */
+struct cmd_keys {
+    int first;
+    int last;
+    int step;
+    /* false: found as Redis's getkeys function finds them when the key
+     * spec cannot (EVAL's numkeys " 1" or "01", read by atoi()), which
+     * gives them no flags (COMMAND GETKEYSANDFLAGS shows none) */
+    bool flagged;
+};
+
+/* The keys of the command line req (argv[0] the command's name) for cmd,
+ * by its key spec, range or keynum, as Redis finds them for cluster
+ * routing and COMMAND GETKEYS: false when there are none (no key spec, a
+ * line too short for its range, EVAL's numkeys 0, negative, not a number
+ * or beyond the line's arguments). The dispatcher routes by them
+ * (cluster-mode yes); the handler still checks the numkeys it reads. */
+bool cmd_request_keys(const struct cmd *cmd, const struct resp_request *req,
+                      struct cmd_keys *out);
 
 /* Case-insensitive lookup of a top-level command. */
 struct cmd *cmd_lookup(const char *name, size_t len);

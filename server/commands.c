@@ -254,17 +254,41 @@ static struct cmd function_subcommands[] = {
 };
 
 static struct cmd script_subcommands[] = {
+    { "script|load", 3, CMD_NOSCRIPT | CMD_STALE, 0, 0, 0, NULL,
+      "slow scripting", "scripting", "2.6.0",
+      "Load the specified Lua script into the script cache.",
+      "script:string", cmd_script_load, NULL,
+      "request_policy:all_nodes response_policy:all_succeeded", NO_STATS },
     { "script|exists", -3, CMD_NOSCRIPT, 0, 0, 0, NULL, "slow scripting",
-      "scripting", "2.6.0", "Determines whether server-side Lua scripts "
-      "exist in the script cache (none in cellgate).", "*sha1:string",
+      "scripting", "2.6.0", "Check existence of scripts in the script "
+      "cache.", "*sha1:string",
       cmd_script_exists, NULL, "request_policy:all_shards response_policy:agg_logical_and", NO_STATS },
     { "script|flush", -2, CMD_NOSCRIPT, 0, 0, 0, NULL, "slow scripting",
-      "scripting", "2.6.0", "Removes all server-side Lua scripts from the "
-      "script cache (none in cellgate).", "?flush-type:oneof=ASYNC|SYNC",
+      "scripting", "2.6.0", "Remove all the scripts from the script cache.",
+      "?async:oneof=ASYNC|SYNC",
       cmd_script_flush, NULL, "request_policy:all_nodes response_policy:all_succeeded", NO_STATS },
+    { "script|kill", 2, CMD_NOSCRIPT | CMD_ALLOW_BUSY, 0, 0, 0, NULL,
+      "slow scripting", "scripting", "2.6.0",
+      "Kill the script currently in execution.", "", cmd_script_kill, NULL,
+      "request_policy:all_shards response_policy:one_succeeded", NO_STATS },
+    { "script|help", 2, CMD_LOADING | CMD_STALE, 0, 0, 0, NULL,
+      "slow scripting", "scripting", "5.0.0",
+      "Show helpful text about the different subcommands", "",
+      cmd_script_help, NULL, NULL, NO_STATS },
     { NULL, 0, 0, 0, 0, 0, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL,
       NULL, NO_STATS }
 };
+
+/* EVAL and its kin: the keys are counted by numkeys (a keynum key spec,
+ * so no legacy positions and movablekeys); EVAL feeds MONITOR itself,
+ * before the script's own commands (skip_monitor). */
+#define EVAL_FLAGS (CMD_NOSCRIPT | CMD_STALE | CMD_SKIP_MONITOR |            \
+                    CMD_NO_MANDATORY_KEYS)
+#define EVAL_KEYS "keynum(2,0,1,1) "
+#define EVAL_RW_NOTE "# We cannot tell how the keys will be used so we "     \
+                     "assume the worst, RW and UPDATE"
+#define EVAL_RO_NOTE "# We cannot tell how the keys will be used so we "     \
+                     "assume the worst, RO and ACCESS"
 
 static struct cmd memory_subcommands[] = {
     { "memory|usage", -3, CMD_READONLY, 2, 2, 1, "RO", "read slow", "server",
@@ -441,8 +465,28 @@ static struct cmd table[] = {
       "A container for function commands.", "", cmd_function,
       function_subcommands, NULL, NO_STATS },
     { "script", -2, 0, 0, 0, 0, NULL, "slow", "scripting", "2.6.0",
-      "A container for Lua scripts management commands.", "", cmd_script,
+      "A container for Lua scripts management commands", "", cmd_script,
       script_subcommands, NULL, NO_STATS },
+    { "eval", -3, EVAL_FLAGS | CMD_MAY_REPLICATE, 0, 0, 0,
+      EVAL_KEYS "RW access update " EVAL_RW_NOTE, "slow scripting",
+      "scripting", "2.6.0", "Execute a Lua script server side",
+      "script:string numkeys:integer ?*key:key ?*arg:string", cmd_eval,
+      NULL, NULL, NO_STATS },
+    { "evalsha", -3, EVAL_FLAGS | CMD_MAY_REPLICATE, 0, 0, 0,
+      EVAL_KEYS "RW access update", "slow scripting", "scripting", "2.6.0",
+      "Execute a Lua script server side",
+      "sha1:string numkeys:integer ?*key:key ?*arg:string", cmd_evalsha,
+      NULL, NULL, NO_STATS },
+    { "eval_ro", -3, EVAL_FLAGS | CMD_READONLY, 0, 0, 0,
+      EVAL_KEYS "RO access " EVAL_RO_NOTE, "slow scripting", "scripting",
+      "7.0.0", "Execute a read-only Lua script server side",
+      "script:string numkeys:integer ?*key:key ?*arg:string", cmd_eval_ro,
+      NULL, NULL, NO_STATS },
+    { "evalsha_ro", -3, EVAL_FLAGS | CMD_READONLY, 0, 0, 0,
+      EVAL_KEYS "RO access", "slow scripting", "scripting", "7.0.0",
+      "Execute a read-only Lua script server side",
+      "sha1:string numkeys:integer ?*key:key ?*arg:string", cmd_evalsha_ro,
+      NULL, NULL, NO_STATS },
     { "client", -2, 0, 0, 0, 0, NULL, "slow", "connection", "2.4.0",
       "A container for client connection commands.", "", cmd_client,
       client_subcommands, NULL, NO_STATS },

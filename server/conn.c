@@ -560,8 +560,9 @@ flush_monitors(void)
 /* ---- CLIENT PAUSE ----------------------------------------------------- */
 
 /* Must this request wait for the pause to end? As Redis: under PAUSE ALL
- * every command, under PAUSE WRITE a write or an EXEC holding one; one
- * Redis refuses before (unknown, wrong arity) never waits. */
+ * every command, under PAUSE WRITE a write or may-replicate command (EVAL)
+ * or an EXEC holding one; one Redis refuses before (unknown, wrong arity)
+ * never waits. */
 static bool
 must_wait(const struct conn *c, const struct resp_request *req)
 {
@@ -570,8 +571,9 @@ must_wait(const struct conn *c, const struct resp_request *req)
                                        : req->argc < (size_t)-cmd->arity)) {
         return false;
     }
-    return srv.pause_all || (cmd->flags & CMD_WRITE) ||
-           ((cmd->flags & CMD_EXEC) && cmd_queue_writes(c));
+    unsigned replicates = CMD_WRITE | CMD_MAY_REPLICATE;
+    return srv.pause_all || (cmd->flags & replicates) ||
+           ((cmd->flags & CMD_EXEC) && cmd_queue_has(c, replicates));
 }
 
 /* Hold req (its argv stays valid: nothing is read or parsed meanwhile)

@@ -83,7 +83,8 @@ reply_words(struct conn *c, const char *s, bool acl)
  * A row's key_flags (cmd.h) holds its key specs, '|' between two: each the
  * flag words, then optionally '#' and the spec's notes. One spec covers
  * the row's keys (first_key, last_key, key_step); with several, spec i is
- * the one key at first_key + i (RENAME key newkey). */
+ * the one key at first_key + i (RENAME key newkey). A keynum spec (EVAL's)
+ * is the row's only one, its flags after "keynum(...) ". */
 
 struct key_spec {
     const char *flags;
@@ -96,6 +97,10 @@ struct key_spec {
 static size_t
 key_spec_count(const struct cmd *cmd)
 {
+    struct cmd_keynum kn;
+    if (cmd_keynum_spec(cmd, &kn)) {
+        return 1;
+    }
     if (cmd->first_key == 0) {
         return 0;
     }
@@ -122,6 +127,10 @@ key_spec_at(const struct cmd *cmd, size_t i)
         }
         p++;
     }
+    if (strncmp(p, "keynum(", 7) == 0) {
+        p = strchr(p, ')') + 1;         /* cmd_setup() checked it */
+        p += strspn(p, " ");
+    }
     size_t len = strcspn(p, "|");
     const char *hash = memchr(p, '#', len);
     ks.flags = p;
@@ -142,10 +151,15 @@ key_spec_at(const struct cmd *cmd, size_t i)
 
 /* The key spec that covers argument index `arg` of a command line (a key
  * position of cmd), and its flags as Redis reports them for this line:
- * SET's depend on its GET option, as Redis's setGetKeys() has it. */
+ * SET's depend on its GET option, as Redis's setGetKeys() has it; keys
+ * found without the spec (cmd_keys.flagged) have none. */
 static struct key_spec
-key_spec_of_arg(const struct cmd *cmd, int arg, char **argv, size_t argc)
+key_spec_of_arg(const struct cmd *cmd, int arg, char **argv, size_t argc,
+                bool flagged)
 {
+    if (!flagged) {
+        return (struct key_spec){ "", 0, NULL, 0 };
+    }
     size_t n = key_spec_count(cmd);
     size_t i = n > 1 && arg > cmd->first_key ? (size_t)(arg - cmd->first_key) : 0;
     struct key_spec ks = key_spec_at(cmd, i < n ? i : n - 1);
@@ -193,6 +207,8 @@ reply_key_specs(struct conn *c, const struct cmd *cmd)
 {
     int proto = c->proto;
     size_t n = key_spec_count(cmd);
+    struct cmd_keynum kn;
+    bool keynum = cmd_keynum_spec(cmd, &kn);
     /* Redis 7.0 answers the key specs as a set in RESP3. */
     reply_set(&c->out, n, proto);
     for (size_t i = 0; i < n; i++) {
@@ -212,6 +228,22 @@ reply_key_specs(struct conn *c, const struct cmd *cmd)
         reply_bulkz(&c->out, "spec");
         reply_map(&c->out, 1, proto);
         reply_bulkz(&c->out, "index");
+        if (keynum) {
+            reply_int(&c->out, kn.index);
+            reply_bulkz(&c->out, "find_keys");
+            reply_map(&c->out, 2, proto);
+            reply_bulkz(&c->out, "type");
+            reply_bulkz(&c->out, "keynum");
+            reply_bulkz(&c->out, "spec");
+            reply_map(&c->out, 3, proto);
+            reply_bulkz(&c->out, "keynumidx");
+            reply_int(&c->out, kn.keynumidx);
+            reply_bulkz(&c->out, "firstkey");
+            reply_int(&c->out, kn.firstkey);
+            reply_bulkz(&c->out, "keystep");
+            reply_int(&c->out, kn.keystep);
+            continue;
+        }
         reply_int(&c->out, cmd->first_key + (n > 1 ? (int)i : 0));
         reply_bulkz(&c->out, "find_keys");
         reply_map(&c->out, 2, proto);
@@ -623,7 +655,7 @@ getkeys(struct conn *c, struct resp_request *req, bool with_flags)
         cmd_error(c, "ERR Invalid command specified");
         return;
     }
-    if (cmd->first_key == 0) {
+    if (key_spec_count(cmd) == 0) {
         cmd_error(c, "ERR The command has no key arguments");
         return;
     }
@@ -632,20 +664,27 @@ getkeys(struct conn *c, struct resp_request *req, bool with_flags)
         cmd_error(c, "ERR Invalid number of arguments specified for command");
         return;
     }
-    int last = cmd_last_key(cmd, argc);
-    if (last < 0) {
-        cmd_error(c, "ERR Invalid arguments specified for command");
+    struct resp_request line = { argc, argv, argvlen, 0 };
+    struct cmd_keys keys;
+    if (!cmd_request_keys(cmd, &line, &keys)) {
+        /* As Redis: none found is no error where keys are optional (EVAL
+         * with numkeys 0, or one it would refuse). */
+        if (cmd->flags & CMD_NO_MANDATORY_KEYS) {
+            reply_array(&c->out, 0);
+        } else {
+            cmd_error(c, "ERR Invalid arguments specified for command");
+        }
         return;
     }
-    int step = cmd->key_step > 0 ? cmd->key_step : 1;
-    reply_array(&c->out, (size_t)((last - cmd->first_key) / step + 1));
-    for (int i = cmd->first_key; i <= last; i += step) {
+    reply_array(&c->out, (size_t)((keys.last - keys.first) / keys.step + 1));
+    for (int i = keys.first; i <= keys.last; i += keys.step) {
         if (with_flags) {
             reply_array(&c->out, 2);
         }
         reply_bulk(&c->out, argv[i], argvlen[i]);
         if (with_flags) {
-            struct key_spec ks = key_spec_of_arg(cmd, i, argv, argc);
+            struct key_spec ks = key_spec_of_arg(cmd, i, argv, argc,
+                                                 keys.flagged);
             reply_set(&c->out, word_count_n(ks.flags, ks.flags_len), c->proto);
             reply_words_n(c, ks.flags, ks.flags_len, false);
         }

@@ -154,6 +154,42 @@ def test_moved_crossslot_and_keyless_commands(cluster):
     rc.close()
 
 
+def test_eval_is_routed_by_the_keys_numkeys_counts(cluster):
+    """EVAL's keys are the numkeys arguments after it: routed by them before
+    the script runs (MOVED, CROSSSLOT), as Redis; with none (numkeys 0, or
+    one EVAL refuses) it runs on any node."""
+    raw = cluster.nodes[0].raw()
+    redirect = (b"-MOVED", b"-CROSSSLOT", b"-CLUSTERDOWN")
+    moved_foo = b"-MOVED 12182 127.0.0.1:%d\r\n" % cluster.ports[2]
+    for name, script in (("EVAL", "return 1"), ("EVALSHA", "e0e1f9fabfc9d4800c877a703b823ac0578ff8db"),
+                         ("EVAL_RO", "return 1"), ("EVALSHA_RO", "e0e1f9fabfc9d4800c877a703b823ac0578ff8db")):
+        assert raw.command(name, script, 1, "foo") == moved_foo, name
+        assert raw.command(name, script, 1, "foo", "arg") == moved_foo, name
+        assert raw.command(name, script, 2, "{a}1", "{b}1") == (
+            b"-CROSSSLOT Keys in request don't hash to the same slot\r\n"), name
+    assert raw.command("EVAL", "return 1", 2, "{x}1", "{x}2").startswith(
+        b"-MOVED %d " % keyslot("x"))
+    # The arguments after the keys do not route: "foo" is an argument here.
+    own = keys_on_each_node("own", 1)[0][0]
+    tagged = ["{%s}1" % own, "{%s}2" % own]
+    for line in ((0,), (0, "foo"), (1, own, "foo"), (2, tagged[0], tagged[1]),
+                 (3, "foo"), (-1, "foo"), ("x", "foo")):
+        reply = raw.command("EVAL", "return 1", *line)
+        assert not reply.startswith(redirect), (line, reply)
+    # Inside MULTI: refused when queued (EXEC aborts), and EXEC's keys, EVAL's
+    # among them, must share one slot.
+    assert raw.command("MULTI") == b"+OK\r\n"
+    assert raw.command("EVAL", "return 1", 1, "foo") == moved_foo
+    assert raw.command("EXEC").startswith(b"-EXECABORT")
+    two = keys_on_each_node("mine", 2)[0]
+    assert keyslot(two[0]) != keyslot(two[1])
+    assert raw.command("MULTI") == b"+OK\r\n"
+    assert raw.command("GET", two[0]) == b"+QUEUED\r\n"
+    assert raw.command("EVAL", "return 1", 1, two[1]) == b"+QUEUED\r\n"
+    assert raw.command("EXEC") == (
+        b"-CROSSSLOT Keys in request don't hash to the same slot\r\n")
+
+
 def test_cluster_options_are_fixed_at_start(cluster, start_daemon):
     r = cluster.nodes[0].client()
     for name, value in (("cluster-node-id", IDS[1]), ("cluster-announce-port", "1"),

@@ -229,6 +229,9 @@ case("reset-after-state", ("HELLO", "3"), ("SELECT", "4"), ("CLIENT", "SETNAME",
 case("reset-inside-multi", ("MULTI",), ("RESET",), ("EXEC",))
 case("monitor-arity", ("MONITOR", "x"))
 case("monitor-in-multi", ("MULTI",), ("MONITOR",), ("EXEC",))
+# A monitor may not run scripts: EVAL may replicate, EVAL_RO reads.
+case("monitor-eval", ("MONITOR",), ("EVAL", "return 1", "0"), ("EVAL_RO", "return 1", "0"),
+     ("EVALSHA", "e0e1f9fabfc9d4800c877a703b823ac0578ff8db", "0"))
 case("function-list", ("FUNCTION", "LIST"))
 case("function-list-options", ("FUNCTION", "LIST", "WITHCODE", "LIBRARYNAME", "x*"))
 case("function-list-no-name", ("FUNCTION", "LIST", "LIBRARYNAME"))
@@ -403,6 +406,26 @@ for name, line in [("set", ("SET", "k", "v", "EX", "10")), ("set-get", ("SET", "
                    ("copy-arity", ("COPY", "a"))]:
     case("command-getkeysandflags-" + name, ("COMMAND", "GETKEYSANDFLAGS") + line)
     case("command-getkeys-" + name, ("COMMAND", "GETKEYS") + line)
+# EVAL's keys are counted by numkeys (a keynum spec): none for 0 or a numkeys
+# EVAL would refuse (an empty array, no error: its keys are optional); what
+# the spec cannot read, Redis's atoi() does, giving keys without flags; its
+# numkeys is an int (4294967297 is 1).
+for name, line in [("eval", ("EVAL", "return 1", "2", "a", "b", "c")),
+                   ("eval-0", ("EVAL", "x", "0")), ("eval-0-args", ("EVAL", "x", "0", "a")),
+                   ("eval-nan", ("EVAL", "x", "abc", "a")), ("eval-neg", ("EVAL", "x", "-1", "a")),
+                   ("eval-past", ("EVAL", "x", "3", "a", "b")),
+                   ("eval-big", ("EVAL", "x", "99999999999999999999", "a")),
+                   ("eval-int-wrap", ("EVAL", "x", "4294967297", "a")),
+                   ("eval-int-neg", ("EVAL", "x", "2147483648", "a")),
+                   ("eval-atoi-space", ("EVAL", "x", " 1", "a")),
+                   ("eval-atoi-zero", ("EVAL", "x", "01", "a", "b")),
+                   ("eval-atoi-frac", ("EVAL", "x", "2.9", "a", "b")),
+                   ("eval-arity", ("EVAL", "x")), ("evalsha", ("EVALSHA", "x", "1", "a")),
+                   ("eval-ro", ("EVAL_RO", "x", "2", "a", "b")),
+                   ("evalsha-ro", ("EVALSHA_RO", "x", "1", "a", "b")),
+                   ("script-load", ("SCRIPT", "LOAD", "return 1"))]:
+    case("command-getkeysandflags-" + name, ("COMMAND", "GETKEYSANDFLAGS") + line)
+    case("command-getkeys-" + name, ("COMMAND", "GETKEYS") + line)
 case("command-unknown-sub", ("COMMAND", "NOSUCH"))
 case("slowlog-len-empty", ("SLOWLOG", "RESET"), ("SLOWLOG", "LEN"))
 case("slowlog-get-bad", ("SLOWLOG", "GET", "x"))
@@ -556,11 +579,13 @@ def test_command_info_of_every_redis_command_is_redis_s(pair, proto):
 
 # ---- COMMAND DOCS -----------------------------------------------------------
 
-# The string, expiry and keyspace commands, whose docs are Redis's.
+# The string, expiry, keyspace and scripting commands, whose docs are Redis's.
 DOCS_AS_REDIS = """set setnx setex psetex getset getdel getex mget mset msetnx incr incrby
     incrbyfloat decr decrby append strlen getrange setrange expire pexpire expireat
     pexpireat persist expiretime pexpiretime unlink rename renamenx touch copy get ttl
-    pttl exists del type keys scan dbsize move swapdb flushdb flushall select""".split()
+    pttl exists del type keys scan dbsize move swapdb flushdb flushall select
+    eval evalsha eval_ro evalsha_ro script|load script|exists script|flush
+    script|kill script|help""".split()
 # What a row of cellgate's command table does not hold: a command's complexity,
 # history and deprecation, an argument's version.
 DOCS_NOT_KEPT = {b"complexity", b"history", b"doc_flags", b"deprecated_since",
@@ -590,7 +615,7 @@ def docs_kept(tree, dropped=DOCS_NOT_KEPT):
 
 
 @pytest.mark.parametrize("proto", ["2", "3"])
-def test_command_docs_of_the_string_and_keyspace_commands_are_redis_s(pair, proto):
+def test_command_docs_of_the_string_keyspace_and_scripting_commands_are_redis_s(pair, proto):
     """Summary, version, group and every argument (name, type, key spec,
     token, flags, nested choices) as Redis documents them."""
     ref, cg = pair

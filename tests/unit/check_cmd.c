@@ -128,6 +128,149 @@ START_TEST(test_flags_show_as_words_in_redis_order)
 }
 END_TEST
 
+START_TEST(test_every_shown_flag_has_its_word)
+{
+    for (int i = 0; i < CMD_FLAG_COUNT; i++) {
+        ck_assert_ptr_nonnull(cmd_flag_words[i]);
+    }
+    ck_assert_str_eq(cmd_flag_words[9], "skip_monitor");
+    ck_assert_str_eq(cmd_flag_words[13], "no_mandatory_keys");
+    ck_assert_str_eq(cmd_flag_words[16], "movablekeys");
+    ck_assert_str_eq(cmd_flag_words[CMD_FLAG_COUNT - 1], "allow_busy");
+    ck_assert_uint_eq(CMD_SKIP_MONITOR, 1u << 9);
+    ck_assert_uint_eq(CMD_MOVABLE_KEYS, 1u << 16);
+    ck_assert_uint_eq(CMD_SHOWN_FLAGS & (CMD_MAY_REPLICATE | CMD_NOT_QUEUED |
+                                         CMD_EXEC | CMD_PEEKS), 0);
+}
+END_TEST
+
+/* A request of the NULL-terminated words (copied), for the key finders. */
+static struct resp_request
+line_of(const char *const *words)
+{
+    static char store[16][32];
+    static char *argv[16];
+    static size_t lens[16];
+    size_t n = 0;
+    for (; words[n] != NULL; n++) {
+        lens[n] = strlen(words[n]);
+        memcpy(store[n], words[n], lens[n] + 1);
+        argv[n] = store[n];
+    }
+    return (struct resp_request){ n, argv, lens, 0 };
+}
+
+START_TEST(test_keynum_specs_find_the_keys_numkeys_counts)
+{
+    struct cmd rows[] = {
+        { "k", -3, 0, 0, 0, 0, "keynum(2,0,1,1) RW access # n", NULL, NULL,
+          NULL, NULL, NULL, NULL, NULL, NULL, { 0, 0, 0, 0, 0, 0, { 0 } } },
+        { "r", -2, 0, 1, -1, 1, "RO", NULL, NULL, NULL, NULL, NULL, NULL,
+          NULL, NULL, { 0, 0, 0, 0, 0, 0, { 0 } } },
+    };
+    ck_assert_int_eq(cmd_setup(rows, 2), 0);
+    ck_assert(rows[0].flags & CMD_MOVABLE_KEYS);
+    ck_assert(!(rows[1].flags & CMD_MOVABLE_KEYS));
+    struct cmd_keynum kn;
+    ck_assert(cmd_keynum_spec(&rows[0], &kn));
+    ck_assert_int_eq(kn.index, 2);
+    ck_assert_int_eq(kn.keynumidx, 0);
+    ck_assert_int_eq(kn.firstkey, 1);
+    ck_assert_int_eq(kn.keystep, 1);
+    ck_assert(!cmd_keynum_spec(&rows[1], &kn));
+
+    struct cmd_keys k;
+    const char *two[] = { "k", "s", "2", "a", "b", "c", NULL };
+    struct resp_request req = line_of(two);
+    ck_assert(cmd_request_keys(&rows[0], &req, &k));
+    ck_assert_int_eq(k.first, 3);
+    ck_assert_int_eq(k.last, 4);
+    ck_assert_int_eq(k.step, 1);
+    ck_assert(k.flagged);
+    /* None: 0, negative, past the line, not a number, beyond an int. */
+    const char *none[] = { "0", "-1", "4", "abc", "-0", "2147483648",
+                           "99999999999999999999", "" };
+    for (size_t i = 0; i < sizeof(none) / sizeof(none[0]); i++) {
+        const char *w[] = { "k", "s", none[i], "a", "b", "c", NULL };
+        req = line_of(w);
+        ck_assert_msg(!cmd_request_keys(&rows[0], &req, &k), "%s", none[i]);
+    }
+    /* Redis's numkeys is an int: 4294967297 is 1. */
+    const char *wrap[] = { "k", "s", "4294967297", "a", NULL };
+    req = line_of(wrap);
+    ck_assert(cmd_request_keys(&rows[0], &req, &k));
+    ck_assert_int_eq(k.first, 3);
+    ck_assert_int_eq(k.last, 3);
+    ck_assert(k.flagged);
+    /* What the spec refuses, atoi() reads: the keys come without flags. */
+    const char *atoi_one[] = { " 1", "01", "+1", "1.0", "1x" };
+    for (size_t i = 0; i < sizeof(atoi_one) / sizeof(atoi_one[0]); i++) {
+        const char *w[] = { "k", "s", atoi_one[i], "a", NULL };
+        req = line_of(w);
+        ck_assert_msg(cmd_request_keys(&rows[0], &req, &k), "%s", atoi_one[i]);
+        ck_assert_int_eq(k.first, 3);
+        ck_assert_int_eq(k.last, 3);
+        ck_assert(!k.flagged);
+    }
+    /* Range specs as before. */
+    const char *range[] = { "r", "x", "y", NULL };
+    req = line_of(range);
+    ck_assert(cmd_request_keys(&rows[1], &req, &k));
+    ck_assert_int_eq(k.first, 1);
+    ck_assert_int_eq(k.last, 2);
+    ck_assert(k.flagged);
+}
+END_TEST
+
+START_TEST(test_eval_shows_its_keynum_spec_as_redis)
+{
+    char *got = run("COMMAND", "INFO", "eval", NULL);
+    ck_assert_ptr_nonnull(strstr(got, "$4\r\neval\r\n:-3\r\n*5\r\n"
+                                      "+noscript\r\n+stale\r\n"
+                                      "+skip_monitor\r\n"
+                                      "+no_mandatory_keys\r\n"
+                                      "+movablekeys\r\n:0\r\n:0\r\n:0\r\n"));
+    ck_assert_ptr_nonnull(strstr(got, "$9\r\nfind_keys\r\n*4\r\n"
+                                      "$4\r\ntype\r\n$6\r\nkeynum\r\n"
+                                      "$4\r\nspec\r\n*6\r\n"
+                                      "$9\r\nkeynumidx\r\n:0\r\n"
+                                      "$8\r\nfirstkey\r\n:1\r\n"
+                                      "$7\r\nkeystep\r\n:1\r\n"));
+    free(got);
+    fx_expect("*2\r\n$1\r\na\r\n$1\r\nb\r\n",
+              run("COMMAND", "GETKEYS", "EVAL", "s", "2", "a", "b", "c", NULL));
+    fx_expect("*0\r\n", run("COMMAND", "GETKEYS", "EVAL", "s", "0", NULL));
+    fx_expect("*0\r\n", run("COMMAND", "GETKEYS", "EVAL", "s", "x", NULL));
+    fx_expect("*1\r\n*2\r\n$1\r\na\r\n*0\r\n",
+              run("COMMAND", "GETKEYSANDFLAGS", "EVAL", "s", "01", "a", NULL));
+    fx_expect("-ERR Invalid number of arguments specified for command\r\n",
+              run("COMMAND", "GETKEYS", "EVAL", "s", NULL));
+    fx_expect("-ERR The command has no key arguments\r\n",
+              run("COMMAND", "GETKEYS", "SCRIPT", "LOAD", "s", NULL));
+}
+END_TEST
+
+START_TEST(test_bad_keynum_specs_are_refused_at_setup)
+{
+    const char *bad[] = { "keynum(2,0,1) RW", "keynum(0,0,1,1) RW",
+                          "keynum(2,0,1,0) RW", "keynum(2,0,1,1 RW",
+                          "keynum(2,0,1,1) RW|RO" };
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        struct cmd row[] = {
+            { "k", -3, 0, 0, 0, 0, bad[i], NULL, NULL, NULL, NULL, NULL,
+              NULL, NULL, NULL, { 0, 0, 0, 0, 0, 0, { 0 } } },
+        };
+        ck_assert_msg(cmd_setup(row, 1) == -1, "%s", bad[i]);
+    }
+    /* Its legacy key positions are 0 0 0, as Redis shows them. */
+    struct cmd legacy[] = {
+        { "k", -3, 0, 2, 2, 1, "keynum(2,0,1,1) RW", NULL, NULL, NULL, NULL,
+          NULL, NULL, NULL, NULL, { 0, 0, 0, 0, 0, 0, { 0 } } },
+    };
+    ck_assert_int_eq(cmd_setup(legacy, 1), -1);
+}
+END_TEST
+
 START_TEST(test_errors_are_counted_by_code)
 {
     free(run("GET", NULL));
@@ -165,6 +308,10 @@ cmd_suite(void)
     tcase_add_test(tc, test_subcommands_have_their_own_table_and_arity);
     tcase_add_test(tc, test_flags_gate_commands_before_auth);
     tcase_add_test(tc, test_flags_show_as_words_in_redis_order);
+    tcase_add_test(tc, test_every_shown_flag_has_its_word);
+    tcase_add_test(tc, test_keynum_specs_find_the_keys_numkeys_counts);
+    tcase_add_test(tc, test_bad_keynum_specs_are_refused_at_setup);
+    tcase_add_test(tc, test_eval_shows_its_keynum_spec_as_redis);
     tcase_add_test(tc, test_errors_are_counted_by_code);
     tcase_add_test(tc, test_commands_ask_the_connection_through_request_bits);
     suite_add_tcase(s, tc);
