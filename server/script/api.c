@@ -701,6 +701,12 @@ api_end(void)
     obuf_consume(&script_client.out, obuf_pending(&script_client.out));
 }
 
+int
+api_script_proto(void)
+{
+    return script_client.proto;
+}
+
 void
 api_teardown(void)
 {

@@ -57,6 +57,10 @@ int api_register(lua_State *L);
 void api_begin(struct script_run *run);
 void api_end(void);
 
+/* The protocol the running script chose with redis.setresp() (2 by
+ * default): its own value's reply follows Redis's rules for it. */
+int api_script_proto(void);
+
 /* The script client: its memory is given back (SCRIPT FLUSH, exit). */
 void api_teardown(void);
 

@@ -309,7 +309,7 @@ compile(struct conn *c, const char *body, size_t len, bool loaded)
         cmd_error(c, err);
         return NULL;
     }
-    if (luaL_loadbuffer(L, body + skip, len - skip, "@user_script") != 0) {
+    if (sandbox_load(L, body + skip, len - skip, "@user_script") != 0) {
         const char *why = lua_tostring(L, -1);
         cmd_errorf(c, "ERR Error compiling script (new function): %s",
                    why != NULL ? why : "?");
@@ -371,7 +371,10 @@ set_array(const char *name, char **argv, size_t *lens, size_t n)
         lua_pushlstring(L, argv[i], lens[i]);
         lua_rawseti(L, -2, (int)i + 1);
     }
-    sandbox_set_global(L, name);
+    sandbox_push_globals(L);
+    lua_insert(L, -2);
+    lua_setfield(L, -2, name);
+    lua_pop(L, 1);
 }
 
 /* The failed script's error table (or string) on top of L, as its reply:
@@ -415,12 +418,11 @@ reply_failure(struct conn *c, const struct script_entry *e)
     luaL_pushresult(&b);
     size_t len;
     const char *text = lua_tolstring(L, -1, &len);
-    if (counted) {
-        reply_error(&c->out, text, len);
-        c->reply_error = true;
-    } else {
-        cmd_error_bytes(c, text, len);
+    if (len > 0 && text[0] == '-') {
+        text++;
+        len--;
     }
+    cmd_error_script(c, text, len, !counted);
     lua_pop(L, 5);
 }
 
@@ -445,7 +447,7 @@ call_function(struct conn *c, struct script_entry *e, struct script_run *r,
     if (rc != 0) {
         reply_failure(c, e);
     } else {
-        script_lua_to_reply(L, c);
+        script_lua_to_reply(L, c, api_script_proto());
     }
     lua_pop(L, rc != 0 ? 2 : 1);   /* the error (or nothing) and handler */
     api_end();
