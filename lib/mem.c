@@ -1,11 +1,19 @@
 /*
  * mem.c - counted allocation (see mem.h).
  *
- * One process, one event loop thread: the counters need no atomics.
+ * The event loop's thread does nearly all the allocating, with plain
+ * counters. The one other thread that allocates (the busy server, while a
+ * script runs too long: see conn.h) adds its bytes to a counter of its
+ * own, atomic because the loop's thread reads it; a block one thread
+ * allocates and the other frees moves bytes between the two, and only
+ * their sum means anything. The owned bytes (keys') are the loop
+ * thread's alone.
  */
 #include "lib/mem.h"
 
 #include <malloc.h>
+#include <stdatomic.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,16 +22,37 @@
 static size_t used_bytes;
 static size_t peak_bytes;
 static size_t owned_bytes;
+static _Atomic size_t side_bytes;       /* the other thread's, wrapping */
+static _Thread_local bool side_thread;
+
+static void
+count(size_t add, size_t sub)
+{
+    if (__builtin_expect(side_thread, 0)) {
+        atomic_fetch_add_explicit(&side_bytes, add - sub,
+                                  memory_order_relaxed);
+        return;
+    }
+    used_bytes += add - sub;
+    size_t all = used_bytes + atomic_load_explicit(&side_bytes,
+                                                   memory_order_relaxed);
+    if (add > sub && all > peak_bytes) {
+        peak_bytes = all;
+    }
+}
 
 static void
 account_alloc(void *p)
 {
     if (p != NULL) {
-        used_bytes += malloc_usable_size(p);
-        if (used_bytes > peak_bytes) {
-            peak_bytes = used_bytes;
-        }
+        count(malloc_usable_size(p), 0);
     }
+}
+
+void
+mem_side_thread(void)
+{
+    side_thread = true;
 }
 
 void *
@@ -50,8 +79,7 @@ mem_realloc(void *p, size_t size)
     if (q == NULL) {
         return NULL; /* the old block is untouched and still counted */
     }
-    used_bytes -= old;
-    account_alloc(q);
+    count(malloc_usable_size(q), old);
     return q;
 }
 
@@ -59,7 +87,7 @@ void
 mem_free(void *p)
 {
     if (p != NULL) {
-        used_bytes -= malloc_usable_size(p);
+        count(0, malloc_usable_size(p));
         free(p);
     }
 }
@@ -67,16 +95,13 @@ mem_free(void *p)
 void
 mem_charge(size_t n)
 {
-    used_bytes += n;
-    if (used_bytes > peak_bytes) {
-        peak_bytes = used_bytes;
-    }
+    count(n, 0);
 }
 
 void
 mem_uncharge(size_t n)
 {
-    used_bytes -= n;
+    count(0, n);
 }
 
 bool
@@ -125,7 +150,8 @@ mem_usable(const void *p)
 size_t
 mem_used(void)
 {
-    return used_bytes;
+    return used_bytes + atomic_load_explicit(&side_bytes,
+                                             memory_order_relaxed);
 }
 
 size_t

@@ -90,6 +90,10 @@ size_t mem_usable(const void *p);
 /* Bytes currently allocated through these functions. */
 size_t mem_used(void);
 
+/* The calling thread is the one besides the event loop's that allocates
+ * (conn.c's busy server): its bytes are counted apart, atomically. */
+void mem_side_thread(void);
+
 /* Largest mem_used() seen since start. */
 size_t mem_peak(void);
 

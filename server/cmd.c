@@ -375,6 +375,23 @@ run(struct conn *c, struct cmd *cmd, struct resp_request *req)
     }
 }
 
+struct cmd *
+cmd_resolve(struct cmd *cmd, const struct resp_request *req)
+{
+    if (cmd->subcommands == NULL || req->argc < 2) {
+        return cmd;
+    }
+    size_t plen = strlen(cmd->name);
+    for (struct cmd *s = cmd->subcommands; s->name != NULL; s++) {
+        const char *sname = s->name + plen + 1;
+        if (strlen(sname) == req->argvlen[1] &&
+            strcasecmp(sname, req->argv[1]) == 0) {
+            return s;
+        }
+    }
+    return cmd;
+}
+
 void
 cmd_call(struct conn *c, struct cmd *cmd, struct resp_request *req)
 {

@@ -112,6 +112,11 @@ void cmd_batch_begin(void);
  * queue it instead. */
 void cmd_execute(struct conn *c, struct resp_request *req);
 
+/* The row whose flags count for req: a container's subcommand (CONFIG
+ * GET, SCRIPT KILL), or cmd itself when argv[1] names none. Reads the
+ * table only, so any thread may call it. */
+struct cmd *cmd_resolve(struct cmd *cmd, const struct resp_request *req);
+
 /* Run a command a script called (redis.call) on the script's client c,
  * cmd found and checked by the caller: timed, counted, slow-logged and
  * fed to MONITOR as any command, without the checks of a client's

@@ -19,6 +19,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "lib/mem.h"
 #include "protocol/reply.h"
@@ -124,6 +125,27 @@ queue_input(struct conn *c)
     /* An active idle handle makes the loop poll without blocking, so the
      * queued requests run on the next iteration even if no byte arrives. */
     uv_idle_start(&input_handle, run_pending_input);
+}
+
+static void protocol_error(struct conn *c, const char *msg);
+
+void
+conn_wake(struct conn *c, bool protocol_failed)
+{
+    if (protocol_failed) {
+        protocol_error(c, resp_error(c->parser));
+    }
+    if (c->state == CONN_POSTPONED) {
+        /* Its held request runs first (or waits again for CLIENT PAUSE,
+         * as process_input() checks every request). */
+        c->state = CONN_READING;
+    }
+    if (c->state == CONN_READING) {
+        queue_input(c);
+    }
+    if (obuf_pending(&c->out) > 0) {
+        queue_write(c);
+    }
 }
 
 static void
@@ -270,6 +292,36 @@ log_accept_error(int err)
     }
 }
 
+/* A connection just opened (accepted by the loop, or adopted from the
+ * busy server): counted, named, numbered, listed and read from. */
+static void
+attach(struct conn *c)
+{
+    srv.stats.connections_received++;
+    c->created_ms = c->last_interaction_ms = clock_loop_ms();
+    if (!c->is_unix) {
+        uv_tcp_nodelay(&c->h.tcp, 1);
+    }
+    describe_peer(c);
+    if (srv.nclients + srv.grpc_clients >= (size_t)srv.conf.maxclients) {
+        srv.stats.rejected_connections++;
+        c->state = CONN_CLOSE_AFTER_REPLY;
+        reply_errorz(&c->out, "ERR max number of clients reached");
+        queue_write(c);
+        return;
+    }
+    c->id = ++srv.next_client_id;
+    c->next = srv.clients;
+    if (srv.clients != NULL) {
+        srv.clients->prev = c;
+    }
+    srv.clients = c;
+    srv.nclients++;
+    log_debug("Accepted %s (id=%llu)", c->addr, (unsigned long long)c->id);
+    c->state = CONN_READING;
+    uv_read_start(&c->h.stream, on_alloc, on_read);
+}
+
 /* Accept a pending connection on `server`. */
 static void
 conn_accept(uv_stream_t *server, bool is_unix)
@@ -298,29 +350,46 @@ conn_accept(uv_stream_t *server, bool is_unix)
         mem_free(c);
         return;
     }
-    srv.stats.connections_received++;
-    c->created_ms = c->last_interaction_ms = clock_loop_ms();
-    if (!is_unix) {
-        uv_tcp_nodelay(&c->h.tcp, 1);
-    }
-    describe_peer(c);
-    if (srv.nclients + srv.grpc_clients >= (size_t)srv.conf.maxclients) {
-        srv.stats.rejected_connections++;
-        c->state = CONN_CLOSE_AFTER_REPLY;
-        reply_errorz(&c->out, "ERR max number of clients reached");
-        queue_write(c);
+    attach(c);
+}
+
+struct conn *
+conn_prepare(bool is_unix)
+{
+    return conn_create(is_unix);
+}
+
+void
+conn_adopt(struct conn *c, int fd, bool protocol_failed)
+{
+    int rc = c->is_unix ? uv_pipe_init(srv.loop, &c->h.pipe, 0)
+                        : uv_tcp_init(srv.loop, &c->h.tcp);
+    if (rc != 0) {
+        log_accept_error(rc);
+        close(fd);
+        resp_destroy(&c->parser);
+        obuf_deinit(&c->out);
+        mem_free(c);
         return;
     }
-    c->id = ++srv.next_client_id;
-    c->next = srv.clients;
-    if (srv.clients != NULL) {
-        srv.clients->prev = c;
+    c->h.handle.data = c;
+    rc = c->is_unix ? uv_pipe_open(&c->h.pipe, fd)
+                    : uv_tcp_open(&c->h.tcp, fd);
+    if (rc != 0) {
+        log_accept_error(rc);
+        close(fd);
+        c->state = CONN_CLOSING;
+        uv_close(&c->h.handle, on_close);
+        return;
     }
-    srv.clients = c;
-    srv.nclients++;
-    log_debug("Accepted %s (id=%llu)", c->addr, (unsigned long long)c->id);
-    c->state = CONN_READING;
-    uv_read_start(&c->h.stream, on_alloc, on_read);
+    /* What the busy server framed and held, or answered and could not
+     * write, is the connection's first business. */
+    struct resp_request held = c->held;
+    attach(c);
+    if (c->state == CONN_READING && held.argc != 0) {
+        c->state = CONN_POSTPONED;
+    }
+    conn_wake(c, protocol_failed);
 }
 
 void

@@ -51,4 +51,18 @@ void conn_cron(int64_t now_ms);
 /* Close every client (shutdown). */
 void conn_close_all(void);
 
+/* The busy server (busy.c) read or answered for c while the loop's thread
+ * ran a script: the loop takes it back (a request it held runs first,
+ * output it left is written, buffered requests are read; a protocol
+ * error it met is answered and the client closed, as on_read() does). */
+void conn_wake(struct conn *c, bool protocol_failed);
+
+/* For the busy server's thread: a connection not yet on the loop (its
+ * parser and output buffer made, no handle), NULL when memory ran out. */
+struct conn *conn_prepare(bool is_unix);
+
+/* Back on the loop's thread: the connection the busy server accepted on
+ * fd (conn_prepare()'s c) joins the loop, then as conn_wake(). */
+void conn_adopt(struct conn *c, int fd, bool protocol_failed);
+
 #endif

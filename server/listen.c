@@ -281,3 +281,17 @@ listen_warn_open_bind(FILE *also)
     }
     return open_bind;
 }
+
+size_t
+listen_tcp_fds(int *fds, size_t max)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < nlive && n < max; i++) {
+        uv_os_fd_t fd;
+        if (live[i] != NULL &&
+            uv_fileno((const uv_handle_t *)&live[i]->h, &fd) == 0) {
+            fds[n++] = fd;
+        }
+    }
+    return n;
+}

@@ -37,6 +37,10 @@ enum listen_change {
  * were, and the log says why. srv.tcp_port follows the port. */
 enum listen_change listen_tcp_change(const char *bind, int64_t port);
 
+/* The TCP listeners' sockets (at most max of them into fds), for the
+ * busy server, which accepts while a script runs too long. */
+size_t listen_tcp_fds(int *fds, size_t max);
+
 /* Shutdown: close every TCP listener. */
 void listen_tcp_close(void);
 

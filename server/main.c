@@ -36,6 +36,7 @@
 #include "server/envoy/grpc.h"
 #include "server/metrics.h"
 #include "server/envoy/named_limits.h"
+#include "server/busy.h"
 #include "server/script/script.h"
 #include "server/server.h"
 #include "server/slowlog.h"
@@ -117,6 +118,10 @@ listen_unix(void)
         return -1;
     }
     have_unix_listener = true;
+    uv_os_fd_t fd;
+    if (uv_fileno((const uv_handle_t *)&unix_listener, &fd) == 0) {
+        busy_unix_listener(fd);
+    }
     return 0;
 }
 
@@ -579,6 +584,8 @@ setup(void)
         log_warning("Out of memory creating the keyspace");
         return -1;
     }
+    static const struct script_busy_ops busy_ops = { busy_start, busy_stop };
+    script_set_busy_ops(&busy_ops);
     if (script_init() < 0) {
         log_warning("Out of memory creating the Lua state for scripts");
         return -1;

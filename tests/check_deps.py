@@ -13,7 +13,8 @@ The rules:
     never depends on a higher one or a sibling (algorithms: lib only).
   - inside server/, the floors, top down:
         main                          (the process)
-        conn, metrics                 (the connection layer, the exporter)
+        conn, metrics, busy           (the connection layer, the exporter,
+                                       the busy server)
         commands                      (the table: names every handler)
         handlers/: cmd_*.c, info.c    (one command family each)
         handlers/limit_cmd, coll_cmd  (what the limiter handlers share;
@@ -71,7 +72,7 @@ WINGS = ["server/handlers", "server/script", "server/persist", "server/repl",
 # whose pattern matches.
 SERVER_FLOORS = [
     ("main", ["server/main"]),
-    ("connections", ["server/conn", "server/metrics"]),
+    ("connections", ["server/conn", "server/metrics", "server/busy"]),
     ("table", ["server/commands"]),
     ("handlers", ["server/handlers/*"]),
     ("handler support", ["server/handlers/limit_cmd", "server/handlers/coll_cmd"]),

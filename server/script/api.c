@@ -175,25 +175,6 @@ args_to_request(lua_State *L, struct resp_request *req)
 
 /* ---- Redis's checks for a script's command ------------------------------ */
 
-/* A container's subcommand row (CONFIG GET...), whose flags are the ones
- * that count; the container itself when argv[1] names none. */
-static struct cmd *
-resolve(struct cmd *cmd, const struct resp_request *req)
-{
-    if (cmd->subcommands == NULL || req->argc < 2) {
-        return cmd;
-    }
-    size_t plen = strlen(cmd->name);
-    for (struct cmd *s = cmd->subcommands; s->name != NULL; s++) {
-        const char *sname = s->name + plen + 1;
-        if (strlen(sname) == req->argvlen[1] &&
-            strcasecmp(sname, req->argv[1]) == 0) {
-            return s;
-        }
-    }
-    return cmd;
-}
-
 static bool
 arity_ok(const struct cmd *cmd, size_t argc)
 {
@@ -380,7 +361,7 @@ call(lua_State *L, bool raise)
     lua_settop(L, 0);
     char buf[256];
     struct cmd *cmd = cmd_lookup(req.argv[0], req.argvlen[0]);
-    struct cmd *row = cmd != NULL ? resolve(cmd, &req) : NULL;
+    struct cmd *row = cmd != NULL ? cmd_resolve(cmd, &req) : NULL;
     why = refused(row, &req, buf, sizeof(buf));
     if (why != NULL) {
         push_refusal(L, row, why);

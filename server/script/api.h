@@ -42,7 +42,8 @@ struct script_run {
     struct conn *caller;
     unsigned flags;             /* enum script_flag of the script */
     bool read_only;             /* EVAL_RO, or no-writes */
-    bool wrote;                 /* a write command ran: SCRIPT KILL may not */
+    _Atomic bool wrote;         /* a write command ran: SCRIPT KILL may
+                                 * not (the busy server's thread reads it) */
     bool oom_at_start;          /* used memory was over maxmemory */
     int slot;                   /* cluster: the slot its keys use; -1 */
     unsigned repl;              /* enum script_repl */

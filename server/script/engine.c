@@ -16,6 +16,7 @@
 #include "server/script/script.h"
 
 #include <inttypes.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -52,7 +53,12 @@ static int handler_ref = LUA_NOREF; /* the error handler, in the registry */
 static int tostring_ref = LUA_NOREF;
 static struct script_run *running;
 static mono_ns run_started;
-static bool slow_logged;
+static const struct script_busy_ops *busy_ops;
+static bool busy;                   /* the busy server runs */
+/* Set by the busy server's thread, read by the count hook. */
+static _Atomic(struct script_run *) busy_run;
+static atomic_bool kill_requested;
+static atomic_bool shutdown_requested;
 
 /* ---- the Lua heap --------------------------------------------------------
  * Lua's own allocator, counted apart from used_memory and bounded by
@@ -127,23 +133,94 @@ error_handler(lua_State *S)
     return 1;
 }
 
-/* ---- the count hook ------------------------------------------------------ */
+/* ---- the count hook and the busy server -------------------------------
+ * Every 100,000 instructions: past busy-reply-threshold the busy server
+ * starts (conn.h) and other clients get -BUSY; once it runs, a SCRIPT
+ * KILL or SHUTDOWN NOSAVE it received stops the script with Redis's
+ * error, and the hook then fires on every line, as Redis sets it, so a
+ * script that catches the error with pcall meets it again at once. */
+
+void
+script_set_busy_ops(const struct script_busy_ops *ops)
+{
+    busy_ops = ops;
+}
+
+static void count_hook(lua_State *S, lua_Debug *ar);
+
+static void
+raise_killed(lua_State *S)
+{
+    lua_sethook(S, count_hook, LUA_MASKLINE, 0);
+    lua_newtable(S);
+    lua_pushliteral(S, "ERR Script killed by user with SCRIPT KILL...");
+    lua_setfield(S, -2, "err");
+    lua_error(S);
+}
 
 static void
 count_hook(lua_State *S, lua_Debug *ar)
 {
     (void)ar;
-    if (running == NULL || srv.conf.busy_reply_threshold == 0) {
+    if (running == NULL) {
+        return;
+    }
+    if (busy && (atomic_load(&kill_requested) ||
+                 atomic_load(&shutdown_requested))) {
+        if (atomic_load(&kill_requested)) {
+            log_warning("Lua script killed by user with SCRIPT KILL.");
+        }
+        raise_killed(S);
+    }
+    if (busy || srv.conf.busy_reply_threshold == 0) {
         return;
     }
     int64_t ms = (clock_mono_now() - run_started) / 1000000;
-    if (!slow_logged && ms >= srv.conf.busy_reply_threshold) {
-        slow_logged = true;
-        log_warning("Slow script detected: still in execution after %" PRId64
-                    " milliseconds. You can try killing the script using "
-                    "the SCRIPT KILL command.", ms);
+    if (ms < srv.conf.busy_reply_threshold) {
+        return;
     }
-    (void)S;
+    log_warning("Slow script detected: still in execution after %" PRId64
+                " milliseconds. You can try killing the script using the "
+                "SCRIPT KILL command.", ms);
+    if (busy_ops != NULL) {
+        atomic_store(&busy_run, running);
+        busy_ops->start(running->caller);
+        busy = true;
+    }
+}
+
+static void
+busy_end(void)
+{
+    if (busy) {
+        busy_ops->stop();
+        busy = false;
+    }
+    atomic_store(&busy_run, NULL);
+    atomic_store(&kill_requested, false);
+    if (atomic_exchange(&shutdown_requested, false)) {
+        server_request_shutdown(false);
+    }
+}
+
+enum script_kill_verdict
+script_request_kill(void)
+{
+    struct script_run *r = atomic_load(&busy_run);
+    if (r == NULL) {
+        return SCRIPT_KILL_NOTBUSY;
+    }
+    if (atomic_load(&r->wrote)) {
+        return SCRIPT_KILL_UNKILLABLE;
+    }
+    atomic_store(&kill_requested, true);
+    return SCRIPT_KILL_OK;
+}
+
+void
+script_request_shutdown(void)
+{
+    atomic_store(&shutdown_requested, true);
 }
 
 /* ---- the state ------------------------------------------------------------ */
@@ -437,13 +514,13 @@ call_function(struct conn *c, struct script_entry *e, struct script_run *r,
               req->argc - 3 - nkeys);
     running = r;
     run_started = clock_mono_now();
-    slow_logged = false;
     api_begin(r);
     if (srv.conf.busy_reply_threshold > 0) {
         lua_sethook(L, count_hook, LUA_MASKCOUNT, HOOK_INSTRUCTIONS);
     }
     int rc = lua_pcall(L, 0, 1, -2);
     lua_sethook(L, NULL, 0, 0);
+    busy_end();
     if (rc != 0) {
         reply_failure(c, e);
     } else {

@@ -44,6 +44,28 @@ void script_flush(void);
 /* SCRIPT KILL: its reply to c. */
 void script_kill(struct conn *c);
 
+/* ---- a script that runs too long ----------------------------------------
+ * Past busy-reply-threshold the count hook starts the busy server, which
+ * answers other clients while the loop's thread is inside Lua; it lives
+ * in the connection layer, above this wing, which main.c hands it to. */
+struct script_busy_ops {
+    void (*start)(struct conn *caller);     /* on the loop's thread */
+    void (*stop)(void);                     /* joins the busy thread */
+};
+void script_set_busy_ops(const struct script_busy_ops *ops);
+
+/* What the busy server's thread may ask (thread-safe). SCRIPT KILL: */
+enum script_kill_verdict {
+    SCRIPT_KILL_OK,
+    SCRIPT_KILL_NOTBUSY,
+    SCRIPT_KILL_UNKILLABLE          /* it wrote: stopping would tear it */
+};
+enum script_kill_verdict script_request_kill(void);
+
+/* SHUTDOWN NOSAVE: the script stops (written or not) and the server
+ * shuts down without saving once it has. */
+void script_request_shutdown(void);
+
 /* INFO: the Lua heap, the scripts cached and their bookkeeping. */
 size_t script_lua_memory(void);
 size_t script_count(void);

@@ -331,3 +331,103 @@ def test_monitor_shows_the_eval_then_its_commands(server):
     second = m.recv_until(b"\r\n")
     assert b'"EVAL"' in first, first
     assert b"[0 lua]" in second and b'"SET" "mk" "v"' in second, second
+
+
+# ---- a script that runs too long ------------------------------------------
+
+LOOP = "local i = 0 while true do i = i + 1 end"
+WRITE_THEN_LOOP = "redis.call('SET', 'w', 'v') " + LOOP
+
+
+def start_long_script(port, body):
+    """A client running body (it never returns by itself); returns it once
+    other clients are answered -BUSY (within a bounded wait)."""
+    runner = RawConn(port=port, timeout=30)
+    runner.send(harness.resp_command("EVAL", body, 0))
+    probe = RawConn(port=port, timeout=10)
+    try:
+        assert harness.wait_until(
+            lambda: probe.command("PING").startswith(b"-BUSY"), 20, 0.05), \
+            "no -BUSY within 20 s"
+    finally:
+        probe.close()
+    return runner
+
+
+def busy_session(port):
+    """What each client sees around a long script killed with SCRIPT KILL,
+    and around one that wrote and cannot be."""
+    conn = RawConn(port=port)
+    assert conn.command("CONFIG", "SET", "busy-reply-threshold", "100") == b"+OK\r\n"
+    conn.close()
+    seen = []
+    runner = start_long_script(port, LOOP)
+    other = RawConn(port=port, timeout=10)     # connected during the script
+    for cmd in (("PING",), ("GET", "k"), ("SET", "k", "v"), ("SHUTDOWN",),
+                ("SCRIPT", "FLUSH"), ("EVAL", "return 1", 0)):
+        seen.append(other.command(*cmd))
+    seen.append(other.command("SCRIPT", "KILL"))
+    seen.append(runner.reply_bytes())
+    seen.append(other.command("PING"))
+    seen.append(other.command("SCRIPT", "KILL"))
+    runner.close()
+    runner = start_long_script(port, WRITE_THEN_LOOP)
+    seen.append(other.command("SCRIPT", "KILL"))
+    other.close()
+    return seen, runner
+
+
+@pytest.mark.parametrize("which", ["redis-server", "cellgate"])
+def test_a_long_script_makes_others_busy_until_killed_as_redis(
+        which, start_daemon, tmp_path):
+    if which == "redis-server":
+        server = harness.RedisServer(str(tmp_path / "redis"))
+        server.start()
+    else:
+        server = start_daemon()
+    try:
+        seen, runner = busy_session(server.port)
+        busy = (b"-BUSY Redis is busy running a script. You can only call "
+                b"SCRIPT KILL or SHUTDOWN NOSAVE.\r\n")
+        sha = sha1(LOOP).encode()
+        assert seen == [busy] * 6 + [
+            b"+OK\r\n",
+            b"-ERR Script killed by user with SCRIPT KILL... script: " + sha +
+            b", on @user_script:1.\r\n",
+            b"+PONG\r\n",
+            b"-NOTBUSY No scripts in execution right now.\r\n",
+            b"-UNKILLABLE Sorry the script already executed write commands "
+            b"against the dataset. You can either wait the script termination "
+            b"or kill the server in a hard way using the SHUTDOWN NOSAVE "
+            b"command.\r\n"]
+        # SHUTDOWN NOSAVE still works: the server stops.
+        stopper = RawConn(port=server.port, timeout=10)
+        stopper.send(harness.resp_command("SHUTDOWN", "NOSAVE"))
+        assert server.proc.wait(20) == 0
+        runner.close()
+        stopper.close()
+    finally:
+        if which == "redis-server":
+            server.stop()
+        else:
+            server.stopped = True
+
+
+def test_allow_busy_commands_are_answered_once_the_script_ends(start_daemon):
+    """cellgate's one difference: AUTH, HELLO, MULTI, WATCH... (Redis's
+    allow-busy commands besides SCRIPT KILL and SHUTDOWN) wait for the
+    script instead of being answered during it; order is kept."""
+    d = start_daemon("--busy-reply-threshold", "100")
+    runner = start_long_script(d.port, LOOP)
+    c = RawConn(port=d.port, timeout=10)
+    c.send(harness.resp_command("MULTI") + harness.resp_command("PING"))
+    killer = RawConn(port=d.port, timeout=10)
+    assert killer.command("SCRIPT", "KILL") == b"+OK\r\n"
+    assert runner.reply_bytes().startswith(b"-ERR Script killed by user")
+    assert c.reply_bytes() == b"+OK\r\n"
+    assert c.reply_bytes() == b"+QUEUED\r\n"
+    assert c.command("EXEC") == b"*1\r\n+PONG\r\n"
+    for x in (runner, c, killer):
+        x.close()
+    assert d.info("stats")["total_error_replies"] >= 1
+    assert "errorstat_BUSY" in d.info("errorstats")
