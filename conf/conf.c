@@ -54,6 +54,14 @@ static const struct conf_option options[] = {
 
 static const size_t noptions = sizeof(options) / sizeof(options[0]);
 
+#define CONF_ALIAS_ROW(field, alias) { alias, offsetof(struct conf, field) },
+
+static const struct conf_alias aliases[] = {
+    CONF_ALIASES(CONF_ALIAS_ROW)
+};
+
+static const size_t naliases = sizeof(aliases) / sizeof(aliases[0]);
+
 /* Size units, as Redis memtoll accepts them. */
 static const struct {
     const char *suffix;
@@ -639,18 +647,83 @@ conf_options(size_t *count)
     return options;
 }
 
+/* The row whose field is at offset (an alias's option). */
+static const struct conf_option *
+option_at(size_t offset)
+{
+    for (size_t i = 0; i < noptions; i++) {
+        if (options[i].offset == offset) {
+            return &options[i];
+        }
+    }
+    return NULL;
+}
+
 const struct conf_option *
-conf_find(const char *name)
+conf_lookup(const char *name, const char **spelling)
 {
     if (name == NULL) {
         return NULL;
     }
     for (size_t i = 0; i < noptions; i++) {
         if (ascii_ieq(name, options[i].name, strlen(options[i].name))) {
+            if (spelling != NULL) {
+                *spelling = options[i].name;
+            }
             return &options[i];
         }
     }
+    for (size_t i = 0; i < naliases; i++) {
+        if (ascii_ieq(name, aliases[i].name, strlen(aliases[i].name))) {
+            if (spelling != NULL) {
+                *spelling = aliases[i].name;
+            }
+            return option_at(aliases[i].offset);
+        }
+    }
     return NULL;
+}
+
+const struct conf_option *
+conf_find(const char *name)
+{
+    return conf_lookup(name, NULL);
+}
+
+const struct conf_alias *
+conf_aliases(size_t *count)
+{
+    if (count != NULL) {
+        *count = naliases;
+    }
+    return aliases;
+}
+
+const char *
+conf_alias(const struct conf_option *o)
+{
+    for (size_t i = 0; i < naliases; i++) {
+        if (aliases[i].offset == o->offset) {
+            return aliases[i].name;
+        }
+    }
+    return NULL;
+}
+
+/* The row of the option the user named, under the name they used: for an
+ * alias a copy of its option's row in *tmp with the alias as its name, so
+ * every error the setters word names what the file or command line said.
+ * The copy sets the same field (the offset is the option's). */
+static const struct conf_option *
+as_named(const struct conf_option *o, const char *spelling,
+         struct conf_option *tmp)
+{
+    if (spelling == NULL || spelling == o->name) {
+        return o;
+    }
+    *tmp = *o;
+    tmp->name = spelling;
+    return tmp;
 }
 
 /* ---- setting ---- */
@@ -709,14 +782,17 @@ int
 conf_set(struct conf *c, const char *name, const char *value, char *err,
          size_t errlen)
 {
-    const struct conf_option *o = conf_find(name);
+    const char *spelling = NULL;
+    const struct conf_option *o = conf_lookup(name, &spelling);
+    struct conf_option tmp;
 
     if (o == NULL) {
         err_set(err, errlen, "unknown option '%s'",
                 name != NULL ? name : "");
         return -1;
     }
-    return conf_set_option(c, o, value, err, errlen);
+    return conf_set_option(c, as_named(o, spelling, &tmp), value, err,
+                           errlen);
 }
 
 int
@@ -851,6 +927,8 @@ set_words(struct file_load *f, char *const *words, const size_t *lens,
 {
     struct conf *c = f->c;
     const struct conf_option *o;
+    const char *spelling = NULL;
+    struct conf_option tmp;
 
     if (strlen(words[0]) != lens[0]) {
         err_set(why, whylen, "an option name cannot contain a NUL byte");
@@ -859,11 +937,12 @@ set_words(struct file_load *f, char *const *words, const size_t *lens,
     if (conf_is_directive(words[0])) {
         return 0;               /* its owner reads it */
     }
-    o = conf_find(words[0]);
+    o = conf_lookup(words[0], &spelling);
     if (o == NULL) {
         err_set(why, whylen, "unknown option '%s'", words[0]);
         return -1;
     }
+    o = as_named(o, spelling, &tmp);
     if (nwords == 1) {
         err_set(why, whylen, "'%s' wants a value", o->name);
         return -1;
@@ -1201,7 +1280,12 @@ load_pair(struct conf *c, int argc, char **argv, int i, char *err,
     if (i + 1 < argc && !is_long_option(argv[i + 1])) {
         value = argv[i + 1];
     }
-    const struct conf_option *o = conf_find(name);
+    const char *spelling = NULL;
+    struct conf_option tmp;
+    const struct conf_option *o = conf_lookup(name, &spelling);
+    if (o != NULL) {
+        o = as_named(o, spelling, &tmp);
+    }
     if (o != NULL && o->type == CONF_SAVE && value != NULL) {
         return load_save_args(c, o, argc, argv, i, err, errlen);
     }
@@ -1401,6 +1485,9 @@ conf_describe(FILE *out)
         describe_range(o, range, sizeof(range));
         fprintf(out, "%s %s%s%s  (%s%s)\n    %s\n", o->name, quote, o->def,
                 quote, type_name(o->type), range, o->desc);
+        if (conf_alias(o) != NULL) {
+            fprintf(out, "    alias: %s\n", conf_alias(o));
+        }
     }
 }
 

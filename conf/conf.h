@@ -86,8 +86,9 @@ int conf_scan_directive(const char *path, const char *name,
                         size_t errlen);
 bool conf_is_directive(const char *word);
 
-/* Set one option from text, as the file or "--name value" would. A
- * rejected value leaves the option unchanged.
+/* Set one option from text, as the file or "--name value" would; name may
+ * be an alias, which the error then names. A rejected value leaves the
+ * option unchanged.
  * Returns 0, or -1 with err = what is wrong (without a location). */
 int conf_set(struct conf *c, const char *name, const char *value, char *err,
              size_t errlen);
@@ -132,10 +133,28 @@ bool conf_replicaof(const char *value, char *host, size_t hostlen,
 int conf_validate(const struct conf *c, const char *names[2], char *err,
                   size_t errlen);
 
-/* The table (count may be NULL), and lookup by name (case-insensitive;
- * NULL if unknown). */
+/* The table (count may be NULL), and lookup by name or alias (options.h's
+ * CONF_ALIASES; case-insensitive; NULL if unknown): an alias finds the row
+ * of its option. */
 const struct conf_option *conf_options(size_t *count);
 const struct conf_option *conf_find(const char *name);
+
+/* conf_find(), and in *spelling (when not NULL) the table's spelling of
+ * the name found: the row's name, or the alias. Two names of one option
+ * are two spellings: Redis keeps them apart where they show (CONFIG GET
+ * lists both, CONFIG SET names the one given, and takes both in one call). */
+const struct conf_option *conf_lookup(const char *name,
+                                      const char **spelling);
+
+/* An alias: its name and the offset of its option's field (the option is
+ * the row with that offset). The table (count may be NULL), and option
+ * o's alias, or NULL when it has none. */
+struct conf_alias {
+    const char *name;
+    size_t offset;
+};
+const struct conf_alias *conf_aliases(size_t *count);
+const char *conf_alias(const struct conf_option *o);
 
 /* The current value as CONFIG GET prints it (sizes in plain bytes, booleans
  * as yes/no, octal as octal digits). Returns the length written (always
@@ -187,7 +206,10 @@ struct conf_save_rule {
  * CONF_SAVE_RULES_MAX); returns how many. */
 size_t conf_save_rules(const char *value, struct conf_save_rule *out);
 
-/* Print every option with its default and description (--describe-config). */
+/* Print every option with its default and description (--describe-config):
+ * "name default  (type[, min to max])", the description indented by four
+ * spaces, and "    alias: name" under an option Redis also knows by an
+ * alias. */
 void conf_describe(FILE *out);
 
 #endif

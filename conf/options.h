@@ -5,7 +5,8 @@
  *
  * It drives the struct conf fields, default initialisation, the file and
  * command-line parser, CONFIG GET, --describe-config, and a unit test that
- * checks conf/cellgate.conf documents exactly these options.
+ * checks conf/cellgate.conf documents exactly these options. Redis's
+ * other names for some of them are CONF_ALIASES, below the table.
  *
  * Types: CONF_INT (decimal, bounds inclusive), CONF_BYTES (with units k kb m
  * mb g gb: 1k = 1000, 1kb = 1024), CONF_BOOL (yes/no), CONF_STRING (bounds
@@ -145,8 +146,8 @@
     X(maxmemory_policy, "maxmemory-policy", CONF_ENUM, "noeviction", 0, 0,    \
       "at the ceiling {noeviction volatile-ttl}")                             \
     X(busy_reply_threshold, "busy-reply-threshold", CONF_INT, "5000", 0,      \
-      2147483647, "ms a script runs before other clients get -BUSY "          \
-      "(Redis's lua-time-limit); 0 = never")                                  \
+      9223372036854775807LL, "ms a script runs before other clients get "     \
+      "-BUSY; 0 = never")                                                     \
     X(lua_memory_limit, "lua-memory-limit", CONF_BYTES, "256mb", 1048576,     \
       1125899906842624LL, "most bytes the scripts' Lua heap may hold "        \
       "(used_memory_lua), apart from maxmemory")                              \
@@ -183,6 +184,31 @@
     X(enable_protected_configs, "enable-protected-configs", CONF_ENUM, "no",  \
       0, 0, "who may CONFIG SET dir and dbfilename {no yes local}; set at "   \
       "start-up")
+
+/*
+ * Redis's other names for options, beside the table: one row per alias,
+ *
+ *   A(field, "alias")
+ *
+ * the field naming the option of the table above (a typo does not
+ * compile). These are the aliases Redis 7.0.15 gives the options cellgate
+ * has (config.c's createXConfig(name, alias, ...)); an option has at most
+ * one, as there. An alias is taken wherever its option's name is: the
+ * file, "--alias value", CONFIG SET; CONFIG GET answers it under its own
+ * name, and a pattern matching both names lists both, as Redis does.
+ * CONFIG REWRITE writes the option's name on a line that used the alias.
+ * --describe-config (so the man page) names it under its option.
+ */
+#define CONF_ALIASES(A)                                                       \
+    A(replicaof, "slaveof")                                                   \
+    A(replica_read_only, "slave-read-only")                                   \
+    A(replica_priority, "slave-priority")                                     \
+    A(replica_announce_ip, "slave-announce-ip")                               \
+    A(replica_announce_port, "slave-announce-port")                           \
+    A(min_replicas_to_write, "min-slaves-to-write")                           \
+    A(min_replicas_max_lag, "min-slaves-max-lag")                             \
+    A(repl_ping_replica_period, "repl-ping-slave-period")                     \
+    A(busy_reply_threshold, "lua-time-limit")
 
 /* The values of the CONF_ENUM options. The words are written once, in the
  * {...} list of the option's description; the parser keeps the place of

@@ -278,16 +278,38 @@ cmd_config(struct conn *c, struct resp_request *req)
     cmd_dispatch_subcommand(c, req, cmd_lookup("config", 6));
 }
 
-static bool
-any_pattern_matches(struct resp_request *req, const char *name)
+/* The name CONFIG GET answers for the option name (a row's name or an
+ * alias), or NULL when no argument asks for it. As Redis 7.0: an argument
+ * without a glob character ([, * or ?) is looked up, in any case, and
+ * answered as it was typed; a pattern (up to a NUL, as Redis reads it)
+ * matches every name in any case, an alias as well as its option, and
+ * answers the table's spelling. The first argument that asks for a name
+ * gives its key, so a name asked twice is answered once. */
+static const char *
+config_get_key(const struct resp_request *req, const char *name)
 {
+    size_t namelen = strlen(name);
     for (size_t i = 2; i < req->argc; i++) {
-        if (glob_match(req->argv[i], req->argvlen[i], name, strlen(name),
-                       true)) {
-            return true;
+        const char *arg = req->argv[i];
+        size_t len = strlen(arg);
+        if (strpbrk(arg, "[*?") == NULL) {
+            if (len == req->argvlen[i] && len == namelen &&
+                strncasecmp(arg, name, len) == 0) {
+                return arg;
+            }
+        } else if (glob_match(arg, len, name, namelen, true)) {
+            return name;
         }
     }
-    return false;
+    return NULL;
+}
+
+/* Every name CONFIG GET knows: each row's, then its alias if it has one.
+ * Redis answers in the order of its hash table, a random one. */
+static const char *
+config_get_name(const struct conf_option *o, int which)
+{
+    return which == 0 ? o->name : conf_alias(o);
 }
 
 void
@@ -297,14 +319,22 @@ cmd_config_get(struct conn *c, struct resp_request *req)
     const struct conf_option *opts = conf_options(&nopts);
     size_t matches = 0;
     for (size_t i = 0; i < nopts; i++) {
-        matches += any_pattern_matches(req, opts[i].name);
+        for (int k = 0; k < 2; k++) {
+            const char *name = config_get_name(&opts[i], k);
+            matches += name != NULL && config_get_key(req, name) != NULL;
+        }
     }
     reply_map(&c->out, matches, c->proto);
     for (size_t i = 0; i < nopts; i++) {
-        if (any_pattern_matches(req, opts[i].name)) {
+        for (int k = 0; k < 2; k++) {
+            const char *name = config_get_name(&opts[i], k);
+            const char *key = name != NULL ? config_get_key(req, name) : NULL;
+            if (key == NULL) {
+                continue;
+            }
             size_t n;
             char *value = conf_format_alloc(&srv.conf, &opts[i], &n);
-            reply_bulkz(&c->out, opts[i].name);
+            reply_bulkz(&c->out, key);
             if (value != NULL) {
                 reply_bulk(&c->out, value, n);
             } else {
@@ -378,6 +408,16 @@ has_nul(const struct resp_request *req, size_t i)
     return memchr(req->argv[i], '\0', req->argvlen[i]) != NULL;
 }
 
+/* The table's spelling of the name argument i gives (conf_lookup): the
+ * option's name or its alias, as Redis names the option in most errors. */
+static const char *
+config_set_spelling(const struct resp_request *req, size_t i)
+{
+    const char *spelling = NULL;
+    (void)conf_lookup(req->argv[i], &spelling);
+    return spelling;
+}
+
 /* Check every name first, so a bad pair changes nothing. Names and values
  * are binary: a NUL byte in either is refused, never read as the end. */
 static bool
@@ -391,10 +431,19 @@ config_set_check(struct conn *c, struct resp_request *req)
                         "CONFIG SET - '%.128s'", req->argv[i]);
             return false;
         }
+        /* Redis's order, and it names the argument as typed. An alias
+         * and its option are two names to it: only a name given twice (in
+         * any case) is a duplicate; both names set it, the later wins. */
+        const char *spelling = config_set_spelling(req, i);
         const char *why = NULL;
+        if (!is_mutable(o->name)) {
+            why = "can't set immutable config";
+        } else if (is_protected(o->name) && !protected_allowed(c)) {
+            why = "can't set protected config";
+        }
         for (size_t j = 2; j < i && why == NULL; j += 2) {
-            if (conf_find(req->argv[j]) == o) {
-                why = "duplicate parameter";    /* Redis names this one */
+            if (config_set_spelling(req, j) == spelling) {
+                why = "duplicate parameter";
             }
         }
         if (why != NULL) {
@@ -402,11 +451,7 @@ config_set_check(struct conn *c, struct resp_request *req)
                         "argument '%.128s') - %s", req->argv[i], why);
             return false;
         }
-        if (!is_mutable(o->name)) {
-            why = "can't set immutable config";
-        } else if (is_protected(o->name) && !protected_allowed(c)) {
-            why = "can't set protected config";
-        } else if (o->type != CONF_BINARY && has_nul(req, i + 1)) {
+        if (o->type != CONF_BINARY && has_nul(req, i + 1)) {
             why = "argument must not contain a NUL byte";
         } else if (o == conf_find("cluster-mode") &&
                    !cluster_mode_settable(
@@ -415,7 +460,7 @@ config_set_check(struct conn *c, struct resp_request *req)
         }
         if (why != NULL) {
             cmd_errorf(c, "ERR CONFIG SET failed (possibly related to "
-                        "argument '%s') - %s", o->name, why);
+                        "argument '%s') - %s", spelling, why);
             return false;
         }
     }
@@ -477,7 +522,7 @@ config_set_blamed(const struct resp_request *req, size_t pairs,
     for (size_t k = 0; k < pairs; k++) {
         const struct conf_option *o = conf_find(req->argv[2 + 2 * k]);
         if (o == conf_find(names[0]) || o == conf_find(names[1])) {
-            return o->name;
+            return config_set_spelling(req, 2 + 2 * k);
         }
     }
     return names[0];
@@ -557,7 +602,8 @@ config_set_apply(struct conn *c, struct resp_request *req, char **old,
             config_set_rollback(req, old, oldlen, k + 1);
             redis_words(o, req->argv[3 + 2 * k], err, sizeof(err));
             cmd_errorf(c, "ERR CONFIG SET failed (possibly related to "
-                        "argument '%s') - %s", o->name, err);
+                        "argument '%s') - %s",
+                       config_set_spelling(req, 2 + 2 * k), err);
             return false;
         }
     }

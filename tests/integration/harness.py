@@ -555,10 +555,11 @@ class RedisServer:
     """Debian's redis-server on a free loopback port, no persistence: the
     reference a test compares cellgate's answers with."""
 
-    def __init__(self, workdir, extra_args=()):
+    def __init__(self, workdir, extra_args=(), config_file=None):
         self.workdir = workdir
         os.makedirs(workdir, exist_ok=True)
         self.extra_args = [str(a) for a in extra_args]
+        self.config_file = config_file     # first, as redis-server takes it
         self.proc = None
         self.port = None
         self._clients = []
@@ -567,7 +568,8 @@ class RedisServer:
         for _ in range(5):
             self.port = free_port()
             self.proc = subprocess.Popen(
-                [REDIS_SERVER, "--bind", "127.0.0.1", "--port", str(self.port),
+                [REDIS_SERVER] + ([self.config_file] if self.config_file else [])
+                + ["--bind", "127.0.0.1", "--port", str(self.port),
                  "--save", "", "--appendonly", "no", "--dir", self.workdir]
                 + self.extra_args,
                 stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)

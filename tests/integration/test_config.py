@@ -6,6 +6,7 @@ import subprocess
 
 import pytest
 
+import harness
 from harness import BIN, REPO
 
 SHIPPED_CONF = os.path.join(REPO, "conf", "cellgate.conf")
@@ -524,3 +525,231 @@ def test_dir_and_dbfilename_are_protected_as_in_redis(tmp_path, start_daemon):
                          capture_output=True, text=True, timeout=10)
     assert bad.returncode != 0
     assert "dbfilename can't be a path, just a filename" in bad.stderr
+
+
+# ---- aliases: Redis's other names for options (options.h's CONF_ALIASES) ----
+
+# Redis 7.0.15's aliases of the options cellgate has: (alias, name).
+ALIASES = [
+    ("slaveof", "replicaof"),
+    ("slave-read-only", "replica-read-only"),
+    ("slave-priority", "replica-priority"),
+    ("slave-announce-ip", "replica-announce-ip"),
+    ("slave-announce-port", "replica-announce-port"),
+    ("min-slaves-to-write", "min-replicas-to-write"),
+    ("min-slaves-max-lag", "min-replicas-max-lag"),
+    ("repl-ping-slave-period", "repl-ping-replica-period"),
+    ("lua-time-limit", "busy-reply-threshold"),
+]
+
+
+def both_say(ours, theirs, *cmd):
+    """The same raw reply from cellgate and redis-server; that reply."""
+    got, want = ours.command(*cmd), theirs.command(*cmd)
+    assert got == want, (cmd, got, want)
+    return got
+
+
+def test_describe_config_names_each_alias_under_its_option():
+    code, out, err = run("--describe-config")
+    assert code == 0
+    under = {}
+    name = None
+    for line in out.splitlines():
+        if line and not line[0].isspace():
+            name = line.split()[0]
+        elif line.startswith("    alias: "):
+            under[line[len("    alias: "):]] = name
+    assert under == dict(ALIASES)
+
+
+@pytest.mark.parametrize("proto", [2, 3])
+def test_config_get_of_an_alias_is_redis_s(start_daemon, redis_server, proto):
+    d = start_daemon()
+    ours, theirs = d.raw(), harness.RawConn(port=redis_server.port)
+    if proto == 3:
+        assert ours.command("HELLO", "3")[:1] == theirs.command("HELLO", "3")[:1] == b"%"
+    for alias, name in ALIASES:
+        # One name: answered as it was typed, in any case.
+        for asked in (alias, name, alias.upper(), "Slave" + alias[5:]
+                      if alias.startswith("slave") else alias.title()):
+            both_say(ours, theirs, "CONFIG", "GET", asked)
+        both_say(ours, theirs, "CONFIG", "GET", alias, alias.upper())
+        both_say(ours, theirs, "CONFIG", "GET", "nosuch", alias)
+    # Several names or patterns: Redis answers in its hash table's order (a
+    # random one), so the pairs are compared as a map, on the names both
+    # servers have (Redis has more slave-* and *time* options; cellgate a
+    # few of its own).
+    ours_r = d.client(decode_responses=True)
+    theirs_r = redis_server.client()       # CONFIG GET's answer decoded too
+    common = set(ours_r.config_get("*")) & set(theirs_r.config_get("*"))
+    for alias, name in ALIASES:
+        assert alias in common and name in common
+    for pattern in ("lua-time-limit", "busy*", "*time*", "*slave*", "*replica*",
+                    "*SLAVE*", "lua-time-[lm]imit", "min-*-to-write", "*"):
+        got = ours_r.config_get(pattern)
+        want = theirs_r.config_get(pattern)
+        got = {k: v for k, v in got.items() if k in common}
+        want = {k: v for k, v in want.items() if k in common}
+        if pattern == "*":      # ports, folders, ... are the servers' own
+            for alias, name in ALIASES:
+                assert got[alias] == got[name] == want[alias] == want[name]
+            continue
+        assert got == want, pattern
+    # Both names asked at once: two pairs of one value.
+    both = ours_r.config_get("busy-reply-threshold")
+    assert both == {"busy-reply-threshold": "5000"}
+    pairs = ours.command("CONFIG", "GET", "lua-time-limit", "busy-reply-threshold",
+                         "LUA-TIME-LIMIT")
+    assert pairs.startswith(b"%2\r\n" if proto == 3 else b"*4\r\n")
+    assert pairs.count(b"$4\r\n5000\r\n") == 2
+
+
+# What CONFIG SET answers, with aliases, in the order of the list: every
+# reply the same bytes on both servers. Each value set is put back after.
+ALIAS_SETS = [
+    ("CONFIG", "SET", "lua-time-limit", "100"),
+    ("CONFIG", "GET", "busy-reply-threshold"),
+    ("CONFIG", "GET", "lua-time-limit"),
+    # Two names of one option are two parameters: both set, the later wins.
+    ("CONFIG", "SET", "lua-time-limit", "1", "busy-reply-threshold", "2"),
+    ("CONFIG", "GET", "lua-time-limit"),
+    ("CONFIG", "SET", "busy-reply-threshold", "3", "lua-time-limit", "4"),
+    ("CONFIG", "GET", "busy-reply-threshold"),
+    # One name twice, in any case, is a duplicate, named as typed.
+    ("CONFIG", "SET", "lua-time-limit", "3", "lua-time-limit", "4"),
+    ("CONFIG", "SET", "LUA-time-limit", "3", "Lua-Time-Limit", "4"),
+    ("CONFIG", "GET", "busy-reply-threshold"),
+    # A bad value names the table's spelling of the name given.
+    ("CONFIG", "SET", "lua-time-limit", "abc"),
+    ("CONFIG", "SET", "LUA-TIME-LIMIT", "abc"),
+    ("CONFIG", "SET", "lua-time-limit", "-1"),
+    ("CONFIG", "SET", "busy-reply-threshold", "-1"),
+    ("CONFIG", "SET", "lua-time-limit", "9223372036854775808"),
+    ("CONFIG", "SET", "slave-read-only", "maybe"),
+    ("CONFIG", "SET", "SLAVE-READ-ONLY", "maybe"),
+    ("CONFIG", "SET", "slave-priority", "x"),
+    ("CONFIG", "SET", "slave-priority", "-1"),
+    ("CONFIG", "SET", "slave-announce-port", "70000"),
+    ("CONFIG", "SET", "min-slaves-to-write", "-1"),
+    ("CONFIG", "SET", "min-slaves-max-lag", "x"),
+    ("CONFIG", "SET", "repl-ping-slave-period", "0"),
+    # A pair after a bad one changes nothing.
+    ("CONFIG", "SET", "slave-priority", "5", "lua-time-limit", "x"),
+    ("CONFIG", "GET", "replica-priority"),
+    # Immutable: named as typed.
+    ("CONFIG", "SET", "slaveof", "127.0.0.1 1"),
+    ("CONFIG", "SET", "SLAVEOF", "127.0.0.1 1"),
+    ("CONFIG", "SET", "replicaof", "127.0.0.1 1"),
+    ("CONFIG", "SET", "DATABASES", "3"),
+    ("CONFIG", "SET", "slaveof", "x", "lua-time-limit", "x"),
+    # Every other alias sets its option.
+    ("CONFIG", "SET", "slave-read-only", "no", "slave-priority", "7",
+     "slave-announce-ip", "10.0.0.9", "slave-announce-port", "7001",
+     "min-slaves-max-lag", "20", "repl-ping-slave-period", "5"),
+    ("CONFIG", "GET", "replica-read-only"), ("CONFIG", "GET", "slave-read-only"),
+    ("CONFIG", "GET", "replica-priority"), ("CONFIG", "GET", "slave-priority"),
+    ("CONFIG", "GET", "replica-announce-ip"), ("CONFIG", "GET", "slave-announce-ip"),
+    ("CONFIG", "GET", "replica-announce-port"), ("CONFIG", "GET", "slave-announce-port"),
+    ("CONFIG", "GET", "min-replicas-max-lag"), ("CONFIG", "GET", "min-slaves-max-lag"),
+    ("CONFIG", "GET", "repl-ping-replica-period"),
+    ("CONFIG", "GET", "repl-ping-slave-period"),
+    ("CONFIG", "SET", "min-slaves-to-write", "0"),
+    ("CONFIG", "GET", "min-replicas-to-write"),
+    # And back, by the other names.
+    ("CONFIG", "SET", "replica-read-only", "yes", "replica-priority", "100",
+     "replica-announce-ip", "", "replica-announce-port", "0",
+     "min-replicas-max-lag", "10", "repl-ping-replica-period", "10",
+     "busy-reply-threshold", "5000"),
+    ("CONFIG", "GET", "slave-read-only"), ("CONFIG", "GET", "lua-time-limit"),
+]
+
+
+def test_config_set_of_an_alias_is_redis_s(start_daemon, redis_server):
+    d = start_daemon()
+    ours, theirs = d.raw(), harness.RawConn(port=redis_server.port)
+    try:
+        for cmd in ALIAS_SETS:
+            both_say(ours, theirs, *cmd)
+    finally:
+        theirs.command("CONFIG", "SET", "replica-read-only", "yes",
+                       "replica-priority", "100", "replica-announce-ip", "",
+                       "replica-announce-port", "0", "min-replicas-max-lag", "10",
+                       "repl-ping-replica-period", "10", "busy-reply-threshold",
+                       "5000", "min-replicas-to-write", "0")
+
+
+ALIAS_CONF = ("# aliases, as Redis 7.0 still takes them\n"
+              "lua-time-limit 100\n"
+              "SLAVE-READ-ONLY no\n"
+              "min-slaves-to-write 0\n"
+              "slave-priority 100\n"
+              "busy-reply-threshold 300\n"
+              "repl-ping-slave-period 5\n"
+              "slaveof 127.0.0.5 0\n")
+
+
+def test_config_file_aliases_and_their_rewrite_are_redis_s(tmp_path, start_daemon):
+    ours_conf, theirs_conf = tmp_path / "cellgate.conf", tmp_path / "redis.conf"
+    ours_conf.write_text(ALIAS_CONF)
+    theirs_conf.write_text(ALIAS_CONF)
+    assert run("--test-config", str(ours_conf)) == (0, "cellgate: configuration OK\n", "")
+    d = start_daemon(config_file=str(ours_conf))
+    ref = harness.RedisServer(str(tmp_path / "redis"), config_file=str(theirs_conf))
+    ref.start()
+    try:
+        ours, theirs = d.raw(), harness.RawConn(port=ref.port)
+        for alias, name in ALIASES:
+            both_say(ours, theirs, "CONFIG", "GET", alias)
+            both_say(ours, theirs, "CONFIG", "GET", name)
+        assert both_say(ours, theirs, "CONFIG", "GET", "lua-time-limit") == \
+            b"*2\r\n$14\r\nlua-time-limit\r\n$3\r\n300\r\n"     # the later line
+        both_say(ours, theirs, "CONFIG", "SET", "slave-announce-port", "7",
+                 "min-slaves-max-lag", "20")
+        both_say(ours, theirs, "CONFIG", "REWRITE")
+        mine, redis_s = ours_conf.read_text(), theirs_conf.read_text()
+    finally:
+        ref.stop()
+    marker = "# Generated by CONFIG REWRITE"
+    # Above the marker: each line that set an option by either name now
+    # sets it by its name, with its running value. (Redis blanks the line
+    # of the second busy-reply-threshold; cellgate drops it.)
+    head = lambda text: [l for l in text.split(marker)[0].splitlines() if l]
+    assert head(mine) == head(redis_s) == [
+        "# aliases, as Redis 7.0 still takes them",
+        "busy-reply-threshold 300",
+        "replica-read-only no",
+        "min-replicas-to-write 0",
+        "replica-priority 100",
+        "repl-ping-replica-period 5",
+        "replicaof 127.0.0.5 0",
+    ]
+    # Below it, options the file did not set, by their names too.
+    for text in (mine, redis_s):
+        tail = text.split(marker)[1].splitlines()
+        assert "replica-announce-port 7" in tail and "min-replicas-max-lag 20" in tail
+        assert not any(a in text for a, _ in ALIASES if a != "slaveof")
+        assert "slaveof" not in text
+    # The rewritten file loads back into the same values.
+    before = {n: ours.command("CONFIG", "GET", n) for a, n in ALIASES}
+    assert d.stop() == []
+    d2 = start_daemon(config_file=str(ours_conf), port=d.port)
+    c2 = d2.raw()
+    assert {n: c2.command("CONFIG", "GET", n) for a, n in ALIASES} == before
+
+
+def test_command_line_takes_aliases(start_daemon):
+    d = start_daemon("--lua-time-limit", "250", "--slave-priority", "9",
+                     "--min-slaves-max-lag", "3")
+    r = d.client(decode_responses=True)
+    assert r.config_get("busy-reply-threshold") == {"busy-reply-threshold": "250"}
+    assert r.config_get("slave-priority") == {"slave-priority": "9"}
+    assert r.config_get("min-replicas-max-lag") == {"min-replicas-max-lag": "3"}
+    code, out, err = run("--test-config", "--slave-read-only", "maybe")
+    assert (code, out, err) == (
+        1, "", "cellgate: --slave-read-only: 'slave-read-only' must be yes or no, "
+        "got 'maybe'\n")
+    code, out, err = run("--test-config", "--lua-time-limit", "-5")
+    assert (code, out, err) == (
+        1, "", "cellgate: --lua-time-limit: 'lua-time-limit' must be between 0 and "
+        "9223372036854775807, got '-5'\n")

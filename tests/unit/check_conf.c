@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <unistd.h>
 
 #include "conf/conf.h"
@@ -1202,6 +1203,203 @@ START_TEST(test_describe_lists_every_option_with_default_and_description)
 }
 END_TEST
 
+/* ---- aliases (options.h's CONF_ALIASES) ---- */
+
+/* Redis 7.0.15's aliases of the options cellgate has (config.c's
+ * createXConfig(name, alias, ...)), the alias first. */
+static const char *const redis_aliases[][2] = {
+    { "slaveof", "replicaof" },
+    { "slave-read-only", "replica-read-only" },
+    { "slave-priority", "replica-priority" },
+    { "slave-announce-ip", "replica-announce-ip" },
+    { "slave-announce-port", "replica-announce-port" },
+    { "min-slaves-to-write", "min-replicas-to-write" },
+    { "min-slaves-max-lag", "min-replicas-max-lag" },
+    { "repl-ping-slave-period", "repl-ping-replica-period" },
+    { "lua-time-limit", "busy-reply-threshold" },
+};
+#define NREDIS_ALIASES (sizeof(redis_aliases) / sizeof(redis_aliases[0]))
+
+START_TEST(test_aliases_are_redis_s_and_find_their_option)
+{
+    size_t n;
+    const struct conf_alias *a = conf_aliases(&n);
+    size_t nopts;
+    const struct conf_option *t = conf_options(&nopts);
+
+    ck_assert_ptr_eq(conf_aliases(NULL), a);
+    ck_assert_uint_eq(n, NREDIS_ALIASES);
+    for (size_t i = 0; i < NREDIS_ALIASES; i++) {
+        const char *spelling = NULL;
+        const struct conf_option *o = conf_lookup(redis_aliases[i][0],
+                                                  &spelling);
+
+        ck_assert_msg(o != NULL, "no alias %s", redis_aliases[i][0]);
+        ck_assert_ptr_eq(o, opt(redis_aliases[i][1]));
+        ck_assert_str_eq(spelling, redis_aliases[i][0]);
+        ck_assert_str_eq(conf_alias(o), redis_aliases[i][0]);
+        ck_assert_ptr_eq(conf_find(redis_aliases[i][0]), o);
+    }
+    /* Each alias row names one option, by the offset of its field, and
+     * no option has two (conf_alias answers the first). */
+    for (size_t i = 0; i < n; i++) {
+        size_t owners = 0;
+        for (size_t j = 0; j < nopts; j++) {
+            owners += t[j].offset == a[i].offset;
+            ck_assert_msg(strcasecmp(t[j].name, a[i].name) != 0,
+                          "alias %s is an option's name", a[i].name);
+        }
+        ck_assert_uint_eq(owners, 1);
+        for (size_t j = 0; j < i; j++) {
+            ck_assert_uint_ne(a[j].offset, a[i].offset);
+        }
+    }
+    /* An option's own name is its spelling; options without an alias. */
+    const char *spelling = NULL;
+    ck_assert_ptr_eq(conf_lookup("Busy-Reply-Threshold", &spelling),
+                     opt("busy-reply-threshold"));
+    ck_assert_str_eq(spelling, "busy-reply-threshold");
+    ck_assert_ptr_null(conf_alias(opt("port")));
+    ck_assert_ptr_null(conf_lookup("lua-time", &spelling));
+    ck_assert_ptr_null(conf_lookup("lua-time-limitx", NULL));
+    ck_assert_ptr_null(conf_lookup("slave", NULL));
+    ck_assert_ptr_null(conf_lookup(NULL, NULL));
+}
+END_TEST
+
+START_TEST(test_alias_lookup_is_case_insensitive_and_spells_the_table)
+{
+    const char *spelling = NULL;
+
+    ck_assert_ptr_eq(conf_lookup("LUA-TIME-LIMIT", &spelling),
+                     opt("busy-reply-threshold"));
+    ck_assert_str_eq(spelling, "lua-time-limit");
+    ck_assert_ptr_eq(conf_lookup("Slave-Read-Only", &spelling),
+                     opt("replica-read-only"));
+    ck_assert_str_eq(spelling, "slave-read-only");
+}
+END_TEST
+
+START_TEST(test_alias_sets_its_option)
+{
+    set_ok("lua-time-limit", "100");
+    ck_assert_int_eq(cfg.busy_reply_threshold, 100);
+    set_ok("SLAVE-READ-ONLY", "no");
+    ck_assert_int_eq(cfg.replica_read_only, 0);
+    set_ok("slaveof", "10.0.0.1 6379");
+    ck_assert_str_eq(cfg.replicaof, "10.0.0.1 6379");
+    set_ok("slave-announce-ip", "10.1.1.1");
+    ck_assert_str_eq(cfg.replica_announce_ip, "10.1.1.1");
+    set_ok("slave-priority", "7");
+    set_ok("slave-announce-port", "7001");
+    set_ok("min-slaves-to-write", "2");
+    set_ok("min-slaves-max-lag", "3");
+    set_ok("repl-ping-slave-period", "4");
+    ck_assert_int_eq(cfg.replica_priority, 7);
+    ck_assert_int_eq(cfg.replica_announce_port, 7001);
+    ck_assert_int_eq(cfg.min_replicas_to_write, 2);
+    ck_assert_int_eq(cfg.min_replicas_max_lag, 3);
+    ck_assert_int_eq(cfg.repl_ping_replica_period, 4);
+    /* One option: the last name set wins, as on Redis. */
+    set_ok("busy-reply-threshold", "300");
+    ck_assert_str_eq(fmt("lua-time-limit"), "300");
+}
+END_TEST
+
+START_TEST(test_alias_errors_name_the_alias)
+{
+    set_fails("lua-time-limit", "abc",
+              "'lua-time-limit' must be an integer, got 'abc'");
+    set_fails("LUA-TIME-LIMIT", "-1",
+              "'lua-time-limit' must be between 0 and 9223372036854775807, "
+              "got '-1'");
+    set_fails("slave-read-only", "maybe",
+              "'slave-read-only' must be yes or no, got 'maybe'");
+    set_fails("busy-reply-threshold", "abc",
+              "'busy-reply-threshold' must be an integer, got 'abc'");
+    set_fails("lua-time-limit", NULL, "'lua-time-limit' wants a value");
+}
+END_TEST
+
+START_TEST(test_file_takes_aliases)
+{
+    ck_assert_msg(load_text("lua-time-limit 100\nSLAVE-READ-ONLY no\n"
+                            "slaveof 10.0.0.1 6379\nmin-slaves-to-write 3\n"
+                            "repl-ping-slave-period 5\n") == 0, "%s", err);
+    ck_assert_int_eq(cfg.busy_reply_threshold, 100);
+    ck_assert_int_eq(cfg.replica_read_only, 0);
+    ck_assert_str_eq(cfg.replicaof, "10.0.0.1 6379");
+    ck_assert_int_eq(cfg.min_replicas_to_write, 3);
+    ck_assert_int_eq(cfg.repl_ping_replica_period, 5);
+    /* Either name of one option: the later line wins. */
+    ck_assert_int_eq(load_text("lua-time-limit 1\nbusy-reply-threshold 2\n"),
+                     0);
+    ck_assert_int_eq(cfg.busy_reply_threshold, 2);
+    ck_assert_int_eq(load_text("busy-reply-threshold 3\nlua-time-limit 4\n"),
+                     0);
+    ck_assert_int_eq(cfg.busy_reply_threshold, 4);
+    file_fails("# x\nlua-time-limit soon\n",
+               "2: 'lua-time-limit' must be an integer, got 'soon'");
+    file_fails("slaveof x\n", "1: 'slaveof' wants \"<host> <port>\" (port 0 "
+               "to 65535), got \"x\"");
+    file_fails("slave-read-only\n", "1: 'slave-read-only' wants a value");
+    file_fails("slave-read-only yes no\n", "1: 'slave-read-only' takes one "
+               "value, got 2 (quote a value that has spaces)");
+}
+END_TEST
+
+START_TEST(test_args_take_aliases)
+{
+    const char *const ok[] = { "--lua-time-limit", "250", "--slaveof",
+                               "10.0.0.2", "6380", "--slave-priority", "9",
+                               NULL };
+    const char *const bad[] = { "--slave-announce-port", "70000", NULL };
+    const char *const bad_primary[] = { "--slaveof", "h", "x", NULL };
+
+    ck_assert_msg(run_args(ok) == 0, "%s", err);
+    ck_assert_int_eq(cfg.busy_reply_threshold, 250);
+    ck_assert_str_eq(cfg.replicaof, "10.0.0.2 6380");
+    ck_assert_int_eq(cfg.replica_priority, 9);
+    ck_assert_int_eq(run_args(bad), -1);
+    expect_msg("--slave-announce-port: 'slave-announce-port' must be between "
+               "0 and 65535, got '70000'");
+    ck_assert_int_eq(run_args(bad_primary), -1);
+    expect_msg("--slaveof: 'slaveof' wants \"<host> <port>\" (port 0 to "
+               "65535), got \"h x\"");
+}
+END_TEST
+
+START_TEST(test_describe_names_each_alias_under_its_option)
+{
+    FILE *f = tmpfile();
+    char text[65536];
+    size_t len;
+
+    ck_assert_ptr_nonnull(f);
+    conf_describe(f);
+    rewind(f);
+    len = fread(text, 1, sizeof(text) - 1, f);
+    fclose(f);
+    text[len] = '\0';
+    ck_assert_ptr_nonnull(strstr(text,
+        "busy-reply-threshold 5000  (int, 0 to 9223372036854775807)\n"
+        "    ms a script runs before other clients get -BUSY; 0 = never\n"
+        "    alias: lua-time-limit\n"));
+    for (size_t i = 0; i < NREDIS_ALIASES; i++) {
+        char line[128];
+        snprintf(line, sizeof(line), "\n    alias: %s\n",
+                 redis_aliases[i][0]);
+        ck_assert_msg(strstr(text, line) != NULL, "no '%s'", line + 1);
+    }
+    /* Only under the options that have one. */
+    size_t count = 0;
+    for (const char *p = text; (p = strstr(p, "    alias: ")) != NULL; p++) {
+        count++;
+    }
+    ck_assert_uint_eq(count, NREDIS_ALIASES);
+}
+END_TEST
+
 /* ---- the shipped conf/cellgate.conf ---- */
 
 static const char *
@@ -1380,6 +1578,43 @@ START_TEST(test_shipped_conf_has_a_comment_block_per_option)
         snprintf(head, sizeof(head), "\n# %s: ", t[i].name);
         ck_assert_msg(strstr(text, head) != NULL, "no '# %s:' block",
                       t[i].name);
+    }
+    free(text);
+}
+END_TEST
+
+/* Each alias is named in its option's comment block, the block above the
+ * option's line: "# Redis's older name <alias> is taken too." */
+START_TEST(test_shipped_conf_names_each_alias_in_its_option_s_block)
+{
+    char *text = read_shipped();
+    size_t n;
+    const struct conf_alias *a = conf_aliases(&n);
+    size_t nopts;
+    const struct conf_option *t = conf_options(&nopts);
+
+    for (size_t i = 0; i < n; i++) {
+        const struct conf_option *o = NULL;
+        char head[128], line[128], note[160];
+
+        for (size_t j = 0; j < nopts; j++) {
+            if (t[j].offset == a[i].offset) {
+                o = &t[j];
+            }
+        }
+        ck_assert_ptr_nonnull(o);
+        snprintf(head, sizeof(head), "\n# %s: ", o->name);
+        snprintf(line, sizeof(line), "\n%s ", o->name);
+        snprintf(note, sizeof(note),
+                 "\n# Redis's older name %s is taken too.\n", a[i].name);
+        const char *block = strstr(text, head);
+        const char *end = block != NULL ? strstr(block, line) : NULL;
+        const char *at = block != NULL ? strstr(block, note) : NULL;
+        ck_assert_msg(at != NULL && end != NULL && at < end,
+                      "no '%s' in the block of %s", note + 1, o->name);
+        /* ... and not as a setting of its own (the file sets names). */
+        snprintf(line, sizeof(line), "\n%s ", a[i].name);
+        ck_assert_ptr_null(strstr(text, line));
     }
     free(text);
 }
@@ -1585,10 +1820,56 @@ START_TEST(test_rewritten_text_loads_back_to_the_same_values)
 }
 END_TEST
 
+/* As Redis: a line that set an option by its alias gets the option's
+ * name and running value; a later line of the same option (by either
+ * name) goes. */
+START_TEST(test_rewrite_writes_the_option_s_name_on_an_alias_line)
+{
+    ck_assert_int_eq(conf_set(&cfg, "lua-time-limit", "200", err,
+                              sizeof(err)), 0);
+    ck_assert_int_eq(conf_set(&cfg, "slave-announce-port", "7", err,
+                              sizeof(err)), 0);
+    char *out = rewritten("# head\nlua-time-limit 100\nSLAVE-READ-ONLY yes\n"
+                          "min-slaves-to-write 0\nbusy-reply-threshold 300\n"
+                          "slaveof 10.0.0.1 6379\n");
+    ck_assert_str_eq(out,
+        "# head\nbusy-reply-threshold 200\nreplica-read-only yes\n"
+        "min-replicas-to-write 0\nreplicaof \"\"\n"
+        "\n# Generated by CONFIG REWRITE\nreplica-announce-port 7\n");
+    char *again = rewritten(out);
+    ck_assert_str_eq(again, out);
+    free(again);
+    free(out);
+    /* Without a conf (a cluster failover's rewrite) lines stay as written. */
+    size_t n;
+    out = conf_rewrite_text(NULL, NULL, "lua-time-limit 1\n", 17, &n);
+    ck_assert_str_eq(out, "lua-time-limit 1\n");
+    free(out);
+}
+END_TEST
+
+static TCase *
+alias_tcase(void)
+{
+    TCase *tc = tcase("aliases");
+
+    tcase_add_test(tc, test_aliases_are_redis_s_and_find_their_option);
+    tcase_add_test(tc,
+        test_alias_lookup_is_case_insensitive_and_spells_the_table);
+    tcase_add_test(tc, test_alias_sets_its_option);
+    tcase_add_test(tc, test_alias_errors_name_the_alias);
+    tcase_add_test(tc, test_file_takes_aliases);
+    tcase_add_test(tc, test_args_take_aliases);
+    tcase_add_test(tc, test_describe_names_each_alias_under_its_option);
+    return tc;
+}
+
 static TCase *
 rewrite_tcase(void)
 {
     TCase *tc = tcase("rewrite");
+
+    tcase_add_test(tc, test_rewrite_writes_the_option_s_name_on_an_alias_line);
 
     tcase_add_test(tc, test_rewrite_of_defaults_changes_nothing_but_duplicates);
     tcase_add_test(tc, test_rewrite_writes_values_as_redis_does);
@@ -1608,6 +1889,8 @@ shipped_tcase(void)
     tcase_add_test(tc,
         test_shipped_conf_sets_each_option_once_to_the_table_text);
     tcase_add_test(tc, test_shipped_conf_has_a_comment_block_per_option);
+    tcase_add_test(tc,
+        test_shipped_conf_names_each_alias_in_its_option_s_block);
     return tc;
 }
 
@@ -1621,6 +1904,7 @@ conf_suite(void)
     suite_add_tcase(s, file_tcase());
     suite_add_tcase(s, args_tcase());
     suite_add_tcase(s, output_tcase());
+    suite_add_tcase(s, alias_tcase());
     suite_add_tcase(s, shipped_tcase());
     suite_add_tcase(s, rewrite_tcase());
     return s;
