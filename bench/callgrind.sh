@@ -28,9 +28,15 @@
 # lines still run, and the script exits 1. CELLGATE_BIN=redis-server
 # CG_ONLY=GET measures Redis's instructions for one of them.
 #
+# The script lines (last) send the script rows of make bench: EVALSHA of the
+# fixed-window script (INCR, EXPIRE on the first hit; SCRIPT LOAD first),
+# EVAL of its body, and RL.FIXED for the same limit.
+#
 # Knobs: CG_N_SMALL (20000), CG_N_LARGE (120000), CELLGATE_BIN (./cellgate),
 # CG_ONLY (a label: run that line only), CG_STRINGS=0 (skip the string
-# lines), BENCH_SEQ (build/bench-seq), BENCH_FILL (build/bench-fill).
+# lines), CG_SCRIPTS=0 (skip the script lines), CG_PROFILE_EVALSHA=file (the
+# EVALSHA run's profile), BENCH_SEQ (build/bench-seq), BENCH_FILL
+# (build/bench-fill).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -61,7 +67,7 @@ trap cleanup EXIT
 
 . bench/lib.sh
 
-# total_ir n [--tx | --seq | --fill-get] command...: Ir of one daemon
+# total_ir n [--tx | --seq | --fill-get | --load body sha] command...: Ir of one daemon
 # lifetime serving n requests (--fill-get: after bench-fill has created the
 # GET keys). On a failed load: the load's output on stderr, the daemon
 # stopped, status 1.
@@ -88,6 +94,11 @@ total_ir() {
             timeout 300 "$SEQ" -p "$port" -c 50 -P 16 -n "$n" -r 100000 -q "$@" \
                 >"$WORK/bench.out" 2>&1 || rc=1 ;;
         *)
+            if [ "$1" = --load ]; then
+                # SCRIPT LOAD of the body first (both runs: it cancels out).
+                [ "$(redis-cli -p "$port" SCRIPT LOAD "$2" 2>&1)" = "$3" ] || rc=1
+                shift 3
+            fi
             if [ "$1" = --fill-get ]; then
                 shift
                 "$FILL" "$port" get: 0 100000 SET __key__ 17 EX 86400 \
@@ -135,6 +146,11 @@ report() { # label command...
             >"$WORK/annotate" 2>/dev/null || true
         head -n 60 "$WORK/annotate" >"$OUT/callgrind-cl-throttle.txt"
     fi
+    if [ "$label" = EVALSHA_FW ] && [ -n "${CG_PROFILE_EVALSHA:-}" ]; then
+        callgrind_annotate --threshold=99 "$WORK/cg.$N_LARGE" \
+            >"$WORK/annotate" 2>/dev/null || true
+        head -n 80 "$WORK/annotate" >"$CG_PROFILE_EVALSHA"
+    fi
     printf '%-44s %12.0f\n' "$label" \
         "$(awk -v a="$large" -v b="$small" -v n="$N_LARGE" -v m="$N_SMALL" \
             'BEGIN { print (a - b) / (n - m) }')"
@@ -153,11 +169,23 @@ DAEMON_ARGS="--appendonly yes --appendfsync always"
 report "CL.THROTTLE, appendonly yes always" CL.THROTTLE 'key:__rand_int__' 15 30 60
 DAEMON_ARGS=""
 # The string rows of make bench (see the header).
-[ "${CG_STRINGS:-1}" = 0 ] && report() { :; }
-report INCR+EXPIRE --seq INCR 'ctr:__rand_int__' ';' EXPIRE 'ctr:__rand_int__' 3600
-report SET_NX_EX -r 100000000 SET 'snx:__rand_int__' abcdefgh NX EX 3600
-report GET --fill-get GET 'get:__rand_int__'
-report INCRBY INCRBY 'cnt:__rand_int__' 7
+if [ "${CG_STRINGS:-1}" != 0 ]; then
+    report INCR+EXPIRE --seq INCR 'ctr:__rand_int__' ';' EXPIRE 'ctr:__rand_int__' 3600
+    report SET_NX_EX -r 100000000 SET 'snx:__rand_int__' abcdefgh NX EX 3600
+    report GET --fill-get GET 'get:__rand_int__'
+    report INCRBY INCRBY 'cnt:__rand_int__' 7
+fi
+# The script rows of make bench: the fixed window (INCR, EXPIRE on the
+# first hit) through EVALSHA after SCRIPT LOAD and through EVAL, and
+# RL.FIXED for the same limit. CG_SCRIPTS=0 skips them;
+# CG_PROFILE_EVALSHA=file writes the EVALSHA run's profile there.
+FW_BODY="local n = redis.call('INCR', KEYS[1]) if n == 1 then redis.call('EXPIRE', KEYS[1], ARGV[1]) end return n"
+FW_SHA=$(printf '%s' "$FW_BODY" | sha1sum | cut -d' ' -f1)
+if [ "${CG_SCRIPTS:-1}" != 0 ]; then
+    report EVALSHA_FW --load "$FW_BODY" "$FW_SHA" EVALSHA "$FW_SHA" 1 'fws:__rand_int__' 60
+    report EVAL_FW EVAL "$FW_BODY" 1 'fwe:__rand_int__' 60
+    report RL.FIXED_FW RL.FIXED 'fwr:__rand_int__' 1000 60
+fi
 if [ -z "${CG_ONLY:-}" ] || [ "$CG_ONLY" = CL.THROTTLE ]; then
     echo "profile of the CL.THROTTLE run: $OUT/callgrind-cl-throttle.txt"
 fi

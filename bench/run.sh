@@ -37,6 +37,13 @@
 #   BENCH_NX_KEYSPACE -r of the SET NX EX runs, in database 9, flushed
 #                     before each run, so nearly every SET creates its key
 #                                                                   (100000000)
+#   BENCH_SCRIPTS=0   skip the script rows (EVALSHA and EVAL of bench/fixed_window.lua
+#                     on both servers, RL.FIXED with the same limit on cellgate)
+#   BENCH_SCRIPTS_CELLGATE=0  run the script rows on Redis only
+#   BENCH_ONLY_SCRIPTS=1  run the script rows alone: no other row, no memory,
+#                     flat-cost, callgrind or perf phase (bench/results/scripts.txt)
+#   BENCH_N_SCRIPT    requests per script run at -P 1               (BENCH_N)
+#   BENCH_N_SCRIPT_PIPELINE  the same at -P BENCH_PIPELINE  (BENCH_N_PIPELINE / 4)
 #   BENCH_STRICT=1    exit 1 when a target of the report fails
 #   BENCH_NO_INSTALL=1  never apt-get gnuplot-nox (the chart is skipped)
 #   CELLGATE_BIN      the binary to measure                         (./cellgate)
@@ -69,6 +76,14 @@ NX_KEYSPACE=${BENCH_NX_KEYSPACE:-100000000}
 COLL=${BENCH_COLL:-1}
 COLL_CG_WANTED=${BENCH_COLL_CELLGATE:-1}
 COLL_KEYSPACE=${BENCH_COLL_KEYSPACE:-10000}
+SCRIPTS=${BENCH_SCRIPTS:-1}
+SCRIPTS_CG_WANTED=${BENCH_SCRIPTS_CELLGATE:-1}
+ONLY_SCRIPTS=${BENCH_ONLY_SCRIPTS:-0}
+NS1=${BENCH_N_SCRIPT:-$N1}
+NSP=${BENCH_N_SCRIPT_PIPELINE:-$((NP / 4))}
+if [ "$ONLY_SCRIPTS" = 1 ]; then
+    SCRIPTS=1 STRINGS=0 COLL=0
+fi
 PY=/usr/bin/python3
 [ -x "$PY" ] || PY=python3
 
@@ -77,7 +92,7 @@ PY=/usr/bin/python3
 LIMIT_ARGS=(15 30 60)
 
 for v in REPS N1 NP NL1 NLP CLIENTS PIPE KEYSPACE RUN_TIMEOUT BIG_KEYS MEM_KEYS NX_KEYSPACE \
-         COLL_KEYSPACE; do
+         COLL_KEYSPACE NS1 NSP; do
     if ! [[ ${!v} =~ ^[1-9][0-9]*$ ]]; then
         echo "bench: $v must be a positive integer (got '${!v}')" >&2
         exit 2
@@ -290,6 +305,69 @@ if [ "$COLL" != 0 ]; then
     fi
 fi
 
+# The script rows: the fixed window as a script (INCR, EXPIRE on the first
+# hit, the count returned; the client compares it with its limit), loaded
+# with SCRIPT LOAD on both servers and called through EVALSHA, and the same
+# body sent whole through EVAL (node-redis, the NestJS storage); beside them
+# RL.FIXED on cellgate, the native command for the same limit. FW_LIMIT is
+# never reached during the bench (about 30 calls a key a minute): every call
+# takes the path that writes the key, as every script call INCRs.
+# Before any timing, the decision check: on a fresh key, EVALSHA's and
+# EVAL's counts are 1..7 on both servers, and RL.FIXED with limit 5 allows
+# exactly the calls whose count is <= 5, with remaining = 5 - count.
+FW_BODY="local n = redis.call('INCR', KEYS[1]) if n == 1 then redis.call('EXPIRE', KEYS[1], ARGV[1]) end return n"
+FW_WINDOW=60
+FW_LIMIT=1000
+FW_SHA=""
+SCR_CG=0
+DECISION=()
+fw_counts() { # port command...: the replies of 7 calls, one line
+    local port=$1 i
+    shift
+    for i in 1 2 3 4 5 6 7; do
+        printf '%s ' "$(redis-cli -h 127.0.0.1 -p "$port" "$@" 2>&1 | tr '\n' ' ' | sed 's/ *$//')"
+    done
+}
+if [ "$SCRIPTS" != 0 ]; then
+    FW_SHA=$(redis-cli -h 127.0.0.1 -p "$RS_PORT" SCRIPT LOAD "$FW_BODY")
+    [ "$FW_SHA" = "$(printf '%s' "$FW_BODY" | sha1sum | cut -d' ' -f1)" ] ||
+        die "SCRIPT LOAD of the fixed-window script on Redis answered '$FW_SHA'"
+    rs_sha=$(fw_counts "$RS_PORT" EVALSHA "$FW_SHA" 1 bench:fw "$FW_WINDOW")
+    rs_eval=$(fw_counts "$RS_PORT" EVAL "$FW_BODY" 1 bench:fwe "$FW_WINDOW")
+    rs_ttl=$(redis-cli -h 127.0.0.1 -p "$RS_PORT" TTL bench:fw)
+    DECISION=("1 Redis:    EVALSHA counts [${rs_sha% }], EVAL counts [${rs_eval% }], TTL $rs_ttl")
+    echo "bench: decision check on ${DECISION[0]#1 }"
+    [ "$rs_sha" = "1 2 3 4 5 6 7 " ] && [ "$rs_eval" = "$rs_sha" ] ||
+        die "Redis answers the fixed-window script unexpectedly"
+    if [ "$SCRIPTS_CG_WANTED" = 0 ]; then
+        echo "bench: BENCH_SCRIPTS_CELLGATE=0: the script rows run on Redis only"
+    else
+        cg_sha_reply=$(redis-cli -h 127.0.0.1 -p "$CG_PORT" SCRIPT LOAD "$FW_BODY" 2>&1)
+        cg_sha=$(fw_counts "$CG_PORT" EVALSHA "$FW_SHA" 1 bench:fw "$FW_WINDOW")
+        cg_eval=$(fw_counts "$CG_PORT" EVAL "$FW_BODY" 1 bench:fwe "$FW_WINDOW")
+        cg_ttl=$(redis-cli -h 127.0.0.1 -p "$CG_PORT" TTL bench:fw 2>&1)
+        DECISION+=("2 cellgate: EVALSHA counts [${cg_sha% }], EVAL counts [${cg_eval% }], TTL $cg_ttl")
+        echo "bench: decision check on ${DECISION[1]#2 }"
+        decided=1
+        i=0
+        for n in $cg_sha; do
+            i=$((i + 1))
+            rl=$(redis-cli -h 127.0.0.1 -p "$CG_PORT" RL.FIXED bench:rf 5 "$FW_WINDOW" 2>&1 | tr '\n' ' ')
+            if [ "$n" -le 5 ]; then want="0 5 $((5 - n)) -1 "; else want="1 5 0 "; fi
+            DECISION+=("3$i call $i: script count $n ($([ "$n" -le 5 ] && echo allowed || echo limited) at limit 5), RL.FIXED bench:rf 5 $FW_WINDOW -> [${rl% }]")
+            echo "bench:   ${DECISION[-1]#3$i }"
+            case $rl in "$want"*) ;; *) decided=0 ;; esac
+        done
+        if [ "$cg_sha_reply" = "$FW_SHA" ] && [ "$cg_sha" = "$rs_sha" ] &&
+           [ "$cg_eval" = "$rs_eval" ] && [ "$cg_ttl" = "$rs_ttl" ] && [ "$decided" = 1 ]; then
+            SCR_CG=1
+        else
+            echo "bench: cellgate's script or RL.FIXED replies differ (SCRIPT LOAD: $cg_sha_reply):" \
+                 "its script rows are skipped and the bench will fail" | tee -a "$FAILS" >&2
+        fi
+    fi
+fi
+
 # raw.csv: our columns, then redis-benchmark's own --csv columns.
 echo '"rep","pipeline","clients","requests","server","test","server_cpu_s","client_cpu_s","wall_s","rps","avg_latency_ms","min_latency_ms","p50_latency_ms","p95_latency_ms","p99_latency_ms","max_latency_ms"' >"$RAW"
 
@@ -314,6 +392,17 @@ echo '"rep","pipeline","clients","requests","server","test","server_cpu_s","clie
     echo "nx_keyspace=$NX_KEYSPACE"
     echo "collections=$COLL"
     echo "coll_keyspace=$COLL_KEYSPACE"
+    echo "scripts=$SCRIPTS"
+    echo "only_scripts=$ONLY_SCRIPTS"
+    echo "fw_limit=$FW_LIMIT"
+    echo "fw_window=$FW_WINDOW"
+    echo "fw_body=$FW_BODY"
+    for d in "${DECISION[@]}"; do echo "decision_${d%% *}=${d#* }"; done
+    echo "n_script_1=$NS1"
+    echo "n_script_$PIPE=$NSP"
+    if [ "$SCRIPTS" = 0 ] || [ "$SCRIPTS_CG_WANTED" = 0 ]; then echo "scripts_cellgate=skipped"
+    elif [ "$SCR_CG" = 1 ]; then echo "scripts_cellgate=measured"
+    else echo "scripts_cellgate=unsupported"; fi
     if [ "$COLL" = 0 ] || [ "$COLL_CG_WANTED" = 0 ]; then echo "collections_cellgate=skipped"
     elif [ "$COLL_CG" = 1 ]; then echo "collections_cellgate=measured"
     else echo "collections_cellgate=unsupported"; fi
@@ -373,8 +462,9 @@ bench() {
     while IFS= read -r line; do
         line=${line%$'\r'}
         case $line in '"test"'*|'') continue ;; esac
-        name=${line%%,*}
-        rest=${line#*,}
+        # The name is quoted and may hold commas (an EVAL's body), never a quote.
+        name=${line%%\",*}\"
+        rest=${line#*\",}
         [ "$test" = "-" ] || name="\"$test\""
         printf '%s,%s,%s,%s,"%s",%s,%s,%s,%s,%s\n' "$rep" "$pipe" "$CLIENTS" "$n" \
             "$server" "$name" "$cpu_s" "$client_s" "$wall_s" "$rest" >>"$RAW"
@@ -390,7 +480,7 @@ bench() {
         } | tee -a "$FAILS" >&2
     fi
     printf '  rep %d  -P %-3s %-8s %-22s %s\n' "$rep" "$pipe" "$server" "$label" \
-        "$(tail -n +2 "$out" | cut -d, -f2 | tr -d '"' | tr '\n' ' ')rps"
+        "$(tail -n +2 "$out" | sed 's/^"[^"]*",//' | cut -d, -f1 | tr -d '"' | tr '\n' ' ')rps"
     # A server that died takes the rest of the matrix with it.
     if ! kill -0 "$CG_PID" 2>/dev/null; then
         echo "bench: cellgate (pid $CG_PID) died during '$label'; last log lines:" | tee -a "$FAILS" >&2
@@ -557,6 +647,42 @@ coll_fill() {
     ZLOG_BASE[$2]=$ZLOG_W
 }
 
+# The script rows (see the decision check above), -r KEYSPACE, 16-byte key
+# names: EVALSHA_FW and EVAL_FW on both servers back to back (cellgate first
+# on odd repetitions), then RL.FIXED_FW on cellgate.
+script_run() { # server rep pipeline n test
+    local server=$1
+    [ "$server" = cellgate ] && [ "$SCR_CG" != 1 ] && return 0
+    case $5 in
+        EVALSHA_FW)
+            bench "$2" "$3" "$server" EVALSHA_FW "$4" -r "$KEYSPACE" \
+                EVALSHA "$FW_SHA" 1 'fws:__rand_int__' "$FW_WINDOW" ;;
+        EVAL_FW)
+            bench "$2" "$3" "$server" EVAL_FW "$4" -r "$KEYSPACE" \
+                EVAL "$FW_BODY" 1 'fwe:__rand_int__' "$FW_WINDOW" ;;
+        RL.FIXED_FW)
+            bench "$2" "$3" "$server" RL.FIXED_FW "$4" -r "$KEYSPACE" \
+                RL.FIXED 'fwr:__rand_int__' "$FW_LIMIT" "$FW_WINDOW" ;;
+    esac
+}
+script_pair() { # rep pipeline n test: both servers, in the repetition's order
+    if [ $(($1 % 2)) = 1 ]; then
+        script_run cellgate "$@" && script_run redis "$@"
+    else
+        script_run redis "$@" && script_run cellgate "$@"
+    fi
+}
+scripts_rep() { # rep pipeline n (n: requests of a script run)
+    [ "$SCRIPTS" = 0 ] && return 0
+    if [ $(($1 % 2)) = 1 ]; then
+        script_pair "$@" EVALSHA_FW && script_pair "$@" EVAL_FW &&
+        script_run cellgate "$1" "$2" "$3" RL.FIXED_FW
+    else
+        script_run cellgate "$1" "$2" "$3" RL.FIXED_FW &&
+        script_pair "$@" EVAL_FW && script_pair "$@" EVALSHA_FW
+    fi
+}
+
 one_rep() { # rep pipeline n n_lua
     if [ $(($1 % 2)) = 1 ]; then
         cellgate_ping "$@" && redis_ping "$@" &&
@@ -598,12 +724,18 @@ if [ "$COLL" != 0 ]; then
 fi
 
 echo "bench: cellgate pid $CG_PID on 127.0.0.1:$CG_PORT, redis-server pid $RS_PID on 127.0.0.1:$RS_PORT"
-echo "bench: $REPS reps x (-P 1: n=$N1, Lua n=$NL1 | -P $PIPE: n=$NP, Lua n=$NLP), -c $CLIENTS, -r $KEYSPACE"
+echo "bench: $REPS reps x (-P 1: n=$N1, Lua n=$NL1, scripts n=$NS1 | -P $PIPE: n=$NP, Lua n=$NLP, scripts n=$NSP), -c $CLIENTS, -r $KEYSPACE$([ "$ONLY_SCRIPTS" = 1 ] && echo ', script rows only')"
 start=$SECONDS
 aborted=0
 for rep in $(seq "$REPS"); do
-    one_rep "$rep" 1 "$N1" "$NL1" || { aborted=1; break; }
-    one_rep "$rep" "$PIPE" "$NP" "$NLP" || { aborted=1; break; }
+    if [ "$ONLY_SCRIPTS" != 1 ]; then
+        one_rep "$rep" 1 "$N1" "$NL1" || { aborted=1; break; }
+    fi
+    scripts_rep "$rep" 1 "$NS1" || { aborted=1; break; }
+    if [ "$ONLY_SCRIPTS" != 1 ]; then
+        one_rep "$rep" "$PIPE" "$NP" "$NLP" || { aborted=1; break; }
+    fi
+    scripts_rep "$rep" "$PIPE" "$NSP" || { aborted=1; break; }
 done
 echo "bench: runs took $((SECONDS - start)) s"
 
@@ -668,7 +800,7 @@ flat_rep() { # rep: 1,000 keys on the main cellgate vs BIG_KEYS on the big one
     else "${big[@]}" && "${small[@]}"; fi
 }
 
-if [ "$aborted" = 0 ]; then
+if [ "$aborted" = 0 ] && [ "$ONLY_SCRIPTS" != 1 ]; then
     start=$SECONDS
     echo "bench: filling $BIG_KEYS CL.THROTTLE keys for the memory and flat-cost runs"
     redis-cli -h 127.0.0.1 -p "$CG_PORT" FLUSHALL >/dev/null
@@ -704,14 +836,16 @@ phase() {
 # ---- instructions per request (callgrind) --------------------------------
 CG_OUT=$WORK/callgrind.txt
 : >"$CG_OUT"
-if [ "$aborted" = 0 ] && [ "${BENCH_CALLGRIND:-1}" != 0 ] && command -v valgrind >/dev/null; then
+if [ "$aborted" = 0 ] && [ "$ONLY_SCRIPTS" != 1 ] && [ "${BENCH_CALLGRIND:-1}" != 0 ] &&
+   command -v valgrind >/dev/null; then
     echo "bench: instructions per request under callgrind"
     # Its string lines only where the string rows measured cellgate.
     CG_STRINGS=$STR_CG phase bench/callgrind.sh "$CG_OUT"
 fi
 
 # ---- kernel and user CPU per request (perf) -------------------------------
-if [ "$aborted" = 0 ] && [ "${BENCH_PERF:-1}" != 0 ] && command -v perf >/dev/null; then
+if [ "$aborted" = 0 ] && [ "$ONLY_SCRIPTS" != 1 ] && [ "${BENCH_PERF:-1}" != 0 ] &&
+   command -v perf >/dev/null; then
     echo "bench: server CPU by kernel and user space under perf"
     phase bench/perf.sh "$WORK/perf.txt"
 fi
@@ -719,10 +853,19 @@ fi
 [ "$aborted" = 1 ] && FAILED=1
 [ "$FAILED" = 1 ] && KEEP_WORK=1
 
+# BENCH_ONLY_SCRIPTS=1 leaves latest.* alone: its report is
+# bench/results/scripts.txt, its runs scripts.csv.
+OUTDIR=bench/results
+[ "$ONLY_SCRIPTS" = 1 ] && OUTDIR=$WORK/out
 sum_rc=0
 "$PY" bench/summarize.py --raw "$RAW" --meta "$WORK/meta.txt" --failures "$FAILS" \
     --memory "$MEM" --callgrind "$CG_OUT" \
-    --pipeline "$PIPE" --outdir bench/results || sum_rc=$?
+    --pipeline "$PIPE" --outdir "$OUTDIR" || sum_rc=$?
+if [ "$ONLY_SCRIPTS" = 1 ] && [ -f "$OUTDIR/latest.txt" ]; then
+    cp "$OUTDIR/latest.txt" bench/results/scripts.txt
+    cp "$RAW" bench/results/scripts.csv
+    echo "bench: report in bench/results/scripts.txt, runs in bench/results/scripts.csv"
+fi
 
 if [ "$FAILED" = 1 ]; then
     echo "bench: FAILED: some runs failed (see above and $WORK)" >&2

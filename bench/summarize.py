@@ -59,6 +59,11 @@ ROWS = [
     ("redis", "LPUSH+LTRIM", "Redis    LPUSH+LTRIM"),
     ("cellgate", "HINCRBY", "cellgate HINCRBY"),
     ("redis", "HINCRBY", "Redis    HINCRBY"),
+    ("cellgate", "EVALSHA_FW", "cellgate EVALSHA fixed window"),
+    ("redis", "EVALSHA_FW", "Redis    EVALSHA fixed window"),
+    ("cellgate", "EVAL_FW", "cellgate EVAL fixed window"),
+    ("redis", "EVAL_FW", "Redis    EVAL fixed window"),
+    ("cellgate", "RL.FIXED_FW", "cellgate RL.FIXED same limit"),
 ]
 
 # The string rows: the same commands on both servers. Their bar is the
@@ -69,6 +74,11 @@ STRING_TESTS = [("INCR+EXPIRE", "INCR+EXPIRE"), ("SET_NX_EX", "SET NX EX"),
 # no bar yet, their CPU per command is reported beside the string rows'.
 COLL_TESTS = [("ZLOG", "ZADD+ZREMRANGE+ZCARD"), ("LPUSH+LTRIM", "LPUSH+LTRIM"),
               ("HINCRBY", "HINCRBY")]
+# The script rows (issue 31): the fixed window as a script (INCR, EXPIRE on
+# the first hit) through EVALSHA and through EVAL on both servers; their bar
+# is the server's CPU per call, cellgate's no more than Redis's, pipelined.
+# Beside them RL.FIXED on cellgate, the native command for the same limit.
+SCRIPT_TESTS = [("EVALSHA_FW", "EVALSHA fixed window"), ("EVAL_FW", "EVAL fixed window")]
 
 # Ratios of median rps: (numerator, denominator, label).
 RATIOS = [
@@ -93,7 +103,12 @@ RATIOS = [
     (("cellgate", "PING_INLINE"), ("redis", "PING_INLINE"),
      "cellgate PING_INLINE / Redis PING_INLINE"),
 ] + [(("cellgate", t), ("redis", t), f"cellgate {name} / Redis {name}")
-     for t, name in STRING_TESTS + COLL_TESTS]
+     for t, name in STRING_TESTS + COLL_TESTS + SCRIPT_TESTS] + [
+    (("cellgate", "RL.FIXED_FW"), ("cellgate", "EVALSHA_FW"),
+     "cellgate RL.FIXED / cellgate EVALSHA fixed window"),
+    (("cellgate", "RL.FIXED_FW"), ("redis", "EVALSHA_FW"),
+     "cellgate RL.FIXED / Redis EVALSHA fixed window"),
+]
 
 NUMERIC = ["rps", "avg_latency_ms", "min_latency_ms", "p50_latency_ms",
            "p95_latency_ms", "p99_latency_ms", "max_latency_ms"]
@@ -214,7 +229,9 @@ def cpu_ratio(series, num, den):
     return a.cpu_us / b.cpu_us, min(paired), max(paired)
 
 
-def table(pipeline, series, clients):
+def table(pipeline, series, clients, sparse=False):
+    """sparse: leave out the rows and ratios that have no run (a bench of
+    some rows only, as BENCH_ONLY_SCRIPTS=1)."""
     out = []
     reps = max((s.n for s in series.values()), default=0)
     out.append(f"-P {pipeline}  (-c {clients}, median of {reps} "
@@ -227,7 +244,8 @@ def table(pipeline, series, clients):
     for server, test, name in ROWS:
         s = series.get((server, test))
         if not s:
-            out.append(f"  {name:<29} {'-':>4}  (no successful run)")
+            if not sparse:
+                out.append(f"  {name:<29} {'-':>4}  (no successful run)")
             continue
         req = "/".join(str(x) for x in s.requests)
         out.append(f"  {name:<29} {s.n:>4} {req:>9} {fmt_rps(s.median):>11} "
@@ -240,9 +258,12 @@ def table(pipeline, series, clients):
     out.append("  ratios of median rps              ratio   per-run paired ratios")
     for num, den, label in RATIOS:
         r, lo, hi = ratio(series, num, den)
+        if sparse and r is None:
+            continue
         rng = "" if lo is None else f"{lo:.2f} - {hi:.2f}"
         out.append(f"  {label:<41} {fmt_ratio(r):>5}   {rng}")
-    both = STRING_TESTS + COLL_TESTS
+    both = [(t, n) for t, n in STRING_TESTS + COLL_TESTS + SCRIPT_TESTS
+            if not sparse or series.get(("cellgate", t)) or series.get(("redis", t))]
     if any(series.get((srv, t)) for t, _ in both for srv in ("cellgate", "redis")):
         out.append("")
         out.append("  server CPU per request (us)    cellgate     Redis  cg/Redis   "
@@ -254,6 +275,22 @@ def table(pipeline, series, clients):
             fa = "-" if not a or a.cpu_us is None else f"{a.cpu_us:.3f}"
             fb = "-" if not b or b.cpu_us is None else f"{b.cpu_us:.3f}"
             out.append(f"  {name:<29} {fa:>9} {fb:>9} {fmt_ratio(r):>9}   {rng}")
+    native = series.get(("cellgate", "RL.FIXED_FW"))
+    if native and native.cpu_us:
+        out.append("")
+        out.append("  server CPU per decision (us)   RL.FIXED  script   RL.FIXED/script  "
+                   "per-run paired ratios")
+        for srv, t, name in (("cellgate", "EVALSHA_FW", "cellgate EVALSHA"),
+                             ("cellgate", "EVAL_FW", "cellgate EVAL"),
+                             ("redis", "EVALSHA_FW", "Redis EVALSHA"),
+                             ("redis", "EVAL_FW", "Redis EVAL")):
+            b = series.get((srv, t))
+            if not b or not b.cpu_us:
+                continue
+            r, lo, hi = cpu_ratio(series, ("cellgate", "RL.FIXED_FW"), (srv, t))
+            rng = "" if lo is None else f"{lo:.2f} - {hi:.2f}"
+            out.append(f"  RL.FIXED vs {name:<18} {native.cpu_us:>9.3f} {b.cpu_us:>7.3f} "
+                       f"{fmt_ratio(r):>17}   {rng}")
     return out
 
 
@@ -268,7 +305,10 @@ CHART_GROUPS = [
     ("RL.LOG", [("cellgate", "RL.LOG", 0)]),
     ("RL.ENTRIES", [("cellgate", "RL.ENTRIES", 0)]),
     ("RL.TIERS", [("cellgate", "RL.TIERS", 0)]),
-] + [(name, [("cellgate", t, 0), ("redis", t, 1)]) for t, name in STRING_TESTS + COLL_TESTS]
+] + [(name, [("cellgate", t, 0), ("redis", t, 1)])
+     for t, name in STRING_TESTS + COLL_TESTS + SCRIPT_TESTS] + [
+    ("RL.FIXED same limit", [("cellgate", "RL.FIXED_FW", 0)]),
+]
 SERIES_NAMES = ["cellgate", "Redis", "Redis + Lua GCRA script"]
 SERIES_COLORS = ["#1f6fb4", "#d62728", "#f2a33a"]
 
@@ -496,6 +536,27 @@ def targets(groups, pipeline, per_key, flat, meta):
                 res.append(target(r <= 1.0, text + f", target <= 1.00{rng})"))
             else:
                 res.append((None, "info  " + text + f"{rng})"))
+        for t, name in SCRIPT_TESTS:
+            a, b = g.get(("cellgate", t)), g.get(("redis", t))
+            what = f"-P {p}: {name} server CPU per call"
+            if b and not a:
+                if meta.get("scripts_cellgate") == "skipped":
+                    res.append((None, f"skip  {what}: cellgate not run "
+                                f"(BENCH_SCRIPTS_CELLGATE=0); Redis {b.cpu_us:.3f} us"))
+                elif p == pipeline:
+                    res.append(target(False, f"{what}: no cellgate run (see FAILED RUNS); "
+                                      f"Redis {b.cpu_us:.3f} us"))
+                continue
+            r, lo, hi = cpu_ratio(g, ("cellgate", t), ("redis", t))
+            if r is None:
+                continue
+            rng = "" if lo is None else f"; paired runs {lo:.2f} - {hi:.2f}"
+            text = (f"{what}: cellgate {a.cpu_us:.3f} us, Redis {b.cpu_us:.3f} us "
+                    f"({r:.2f}x")
+            if p == pipeline and t == "EVALSHA_FW":
+                res.append(target(r <= 1.0, text + f", target <= 1.00{rng})"))
+            else:
+                res.append((None, "info  " + text + f"{rng})"))
         for t, name in COLL_TESTS:
             a, b = g.get(("cellgate", t)), g.get(("redis", t))
             what = f"-P {p}: {name} server CPU per command"
@@ -554,11 +615,12 @@ def main():
     if meta.get("loadavg_start"):
         out.append(f"  {'loadavg':<9} {meta['loadavg_start']} at start, "
                    f"{meta.get('loadavg_end', '?')} at end")
-    out.append("  CL.THROTTLE key:__rand_int__ 15 30 60 and EVALSHA <gcra.lua> 1 "
-               "key:__rand_int__ 15 30 60 1, INCR, RL.FIXED/RL.SLIDING/RL.LOG "
-               "<prefix>:__rand_int__ 30 60, RL.ENTRIES log:__rand_int__, "
-               "RL.TIERS <prefix>:__rand_int__ 10 1 30 60, all with -r "
-               f"{meta.get('keyspace', '?')}")
+    if meta.get("only_scripts") != "1":
+        out.append("  CL.THROTTLE key:__rand_int__ 15 30 60 and EVALSHA <gcra.lua> 1 "
+                   "key:__rand_int__ 15 30 60 1, INCR, RL.FIXED/RL.SLIDING/RL.LOG "
+                   "<prefix>:__rand_int__ 30 60, RL.ENTRIES log:__rand_int__, "
+                   "RL.TIERS <prefix>:__rand_int__ 10 1 30 60, all with -r "
+                   f"{meta.get('keyspace', '?')}")
     if meta.get("strings", "1") != "0":
         out.append("  string rows, both servers: INCR ctr:K + EXPIRE ctr:K 3600 (bench-seq, "
                    "one K per pair, counted as 2 requests), INCRBY cnt:K 7, GET get:K "
@@ -574,12 +636,24 @@ def main():
                    "lst:K 0 9 (10-element lists), HINCRBY hc:K count 1 (2-field hashes)"
                    + ("" if meta.get("collections_cellgate", "measured") == "measured"
                       else f" (cellgate: {meta.get('collections_cellgate')})"))
+    if meta.get("scripts", "0") != "0":
+        out.append(f"  script rows, -r {meta.get('keyspace', '?')}: EVALSHA <sha> 1 fws:K "
+                   f"{meta.get('fw_window', '?')} (loaded with SCRIPT LOAD on both servers) "
+                   f"and EVAL <body> 1 fwe:K {meta.get('fw_window', '?')} on both servers, "
+                   f"RL.FIXED fwr:K {meta.get('fw_limit', '?')} {meta.get('fw_window', '?')} "
+                   "on cellgate; the body: " + meta.get("fw_body", "?")
+                   + ("" if meta.get("scripts_cellgate", "measured") == "measured"
+                      else f" (cellgate: {meta.get('scripts_cellgate')})"))
+    decision = sorted((k, v) for k, v in meta.items() if k.startswith("decision_"))
+    if decision:
+        out.append("  decision check before the runs (fresh keys; RL.FIXED with limit 5):")
+        out += [f"    {v}" for _, v in decision]
     out.append("  cpu us/req: the server process's CPU time (its threads' schedstat) of the "
                "run / requests; srv %, cli %: CPU time / wall time of the server "
                "and of redis-benchmark (100 = one core busy)")
     out.append("")
     for p in pipelines:
-        out += table(p, groups[p], clients)
+        out += table(p, groups[p], clients, sparse=meta.get("only_scripts") == "1")
         out.append("")
 
     flat_lines, flat = flat_section(groups.get(args.pipeline, {}))
