@@ -29,6 +29,18 @@ static int group_depth;
 
 static journal_sink_fn sinks[JOURNAL_SINKS];
 
+/* redis.set_repl(): where the records from an offset of the pass's buffer
+ * on go (a mask of sinks, JOURNAL_TO_ALL until a script narrows it). Kept
+ * as boundaries rather than per record, so the common pass pays nothing:
+ * only a pass that has some is filtered per sink at publish. */
+#define JOURNAL_BOUNDS_MAX 256
+static struct {
+    size_t off;
+    unsigned sinks;
+} bounds[JOURNAL_BOUNDS_MAX];
+static size_t nbounds;
+static unsigned current_sinks = JOURNAL_TO_ALL;
+
 /* ---- the buffer -------------------------------------------------------- */
 
 static bool grow(size_t n);
@@ -203,6 +215,11 @@ wrap_group(void)
     uint32_t len = (uint32_t)(1 + 4 + inner);
     p[JOURNAL_HEADER_LEN] = JOURNAL_GROUP;
     memcpy(p + JOURNAL_HEADER_LEN + 1, &n, 4);
+    for (size_t i = 0; i < nbounds; i++) {
+        if (bounds[i].off >= group_start) {
+            bounds[i].off += HEAD;      /* its record moved behind the head */
+        }
+    }
     uint32_t hdr[3] = { len, ~len,
                         crc32c_update(0, p + JOURNAL_HEADER_LEN, len) };
     memcpy(p, hdr, sizeof(hdr));
@@ -247,19 +264,122 @@ journal_attached(enum journal_sink which)
 }
 
 void
+journal_set_sinks(unsigned to)
+{
+    if (to == current_sinks) {
+        return;
+    }
+    if (nbounds > 0 && bounds[nbounds - 1].off == buf_len) {
+        nbounds--;                      /* nothing was added under it */
+    }
+    if (nbounds == JOURNAL_BOUNDS_MAX) {
+        buf_broken = true;              /* the pass cannot be told apart */
+    } else {
+        bounds[nbounds].off = buf_len;
+        bounds[nbounds].sinks = to;
+        nbounds++;
+    }
+    current_sinks = to;
+}
+
+/* The sinks the record at off goes to. */
+static unsigned
+sinks_at(size_t off)
+{
+    unsigned to = JOURNAL_TO_ALL;
+    for (size_t i = 0; i < nbounds && bounds[i].off <= off; i++) {
+        to = bounds[i].sinks;
+    }
+    return to;
+}
+
+static size_t
+record_end(size_t off)
+{
+    uint32_t len;
+    memcpy(&len, buf + off, 4);
+    return off + JOURNAL_HEADER_LEN + len;
+}
+
+/* A group's records that go to sink `which`, appended to out: as a group
+ * again when they are two or more. */
+static bool
+filter_group(struct membuf *out, size_t off, enum journal_sink which)
+{
+    enum { HEAD = JOURNAL_HEADER_LEN + 1 + 4 };
+    size_t end = record_end(off), mark = out->len;
+    uint32_t n = 0;
+    unsigned char head[HEAD] = { 0 };
+    if (!membuf_put(out, head, HEAD)) {
+        return false;
+    }
+    for (size_t r = off + HEAD; r < end; r = record_end(r)) {
+        if ((sinks_at(r) >> which) & 1) {
+            if (!membuf_put(out, buf + r, record_end(r) - r)) {
+                return false;
+            }
+            n++;
+        }
+    }
+    unsigned char *p = out->p + mark;
+    if (n < 2) {
+        memmove(p, p + HEAD, out->len - mark - HEAD);   /* bare, or none */
+        out->len -= HEAD;
+        return true;
+    }
+    uint32_t len = (uint32_t)(out->len - mark - JOURNAL_HEADER_LEN);
+    p[JOURNAL_HEADER_LEN] = JOURNAL_GROUP;
+    memcpy(p + JOURNAL_HEADER_LEN + 1, &n, 4);
+    uint32_t hdr[3] = { len, ~len,
+                        crc32c_update(0, p + JOURNAL_HEADER_LEN, len) };
+    memcpy(p, hdr, sizeof(hdr));
+    return true;
+}
+
+/* The pass's records for sink `which` alone, when set_repl narrowed some. */
+static void
+publish_filtered(enum journal_sink which)
+{
+    struct membuf out = { 0 };
+    bool ok = !buf_broken;
+    for (size_t off = 0; ok && off < buf_len; off = record_end(off)) {
+        if (buf[off + JOURNAL_HEADER_LEN] == JOURNAL_GROUP) {
+            ok = filter_group(&out, off, which);
+        } else if ((sinks_at(off) >> which) & 1) {
+            ok = membuf_put(&out, buf + off, record_end(off) - off);
+        }
+    }
+    static const unsigned char none[1];
+    sinks[which](out.p != NULL ? out.p : none, out.len, ok);
+    mem_free(out.p);
+}
+
+void
 journal_publish(void)
 {
     static const unsigned char none[1];
     if (buf_len == 0 && !buf_broken) {
+        nbounds = 0;
         return;
     }
     for (int i = 0; i < JOURNAL_SINKS; i++) {
-        if (sinks[i] != NULL) {
+        if (sinks[i] == NULL) {
+            continue;
+        }
+        if (nbounds > 0) {
+            publish_filtered((enum journal_sink)i);
+        } else {
             sinks[i](buf != NULL ? buf : none, buf_len, !buf_broken);
         }
     }
     buf_len = 0;
     buf_broken = false;
+    nbounds = 0;
+    if (current_sinks != JOURNAL_TO_ALL) {
+        bounds[nbounds].off = 0;        /* a script's narrowing goes on */
+        bounds[nbounds].sinks = current_sinks;
+        nbounds = 1;
+    }
     if (buf_cap > JOURNAL_BUF_KEEP) {
         mem_free(buf);      /* a huge pass (a big key written whole) */
         buf = NULL;         /* keeps no memory after it */

@@ -93,6 +93,12 @@ bool journal_add_elem(uint32_t db, uint8_t type, const char *key,
 void journal_group_begin(void);
 void journal_group_end(void);
 
+/* redis.set_repl(): the records added from now on go only to the sinks
+ * of the mask `to` (bit i = enum journal_sink i; JOURNAL_TO_ALL, the
+ * default, or none at all), until the next call. A group holding records
+ * for different sinks reaches each sink holding only its own. */
+void journal_set_sinks(unsigned to);
+
 /* Bytes of records waiting for journal_publish(). */
 size_t journal_pending(void);
 
@@ -108,6 +114,7 @@ enum journal_sink {
     JOURNAL_SINK_REPLICAS,      /* a primary's replication stream */
     JOURNAL_SINKS
 };
+#define JOURNAL_TO_ALL ((1u << JOURNAL_SINKS) - 1)   /* journal_set_sinks() */
 
 /* Attach fn as sink `which` (NULL detaches it). While any sink is
  * attached, srv.journal_on is true and the keyspace makes records. */

@@ -516,6 +516,15 @@ keyspace_group_begin(void)
 }
 
 void
+keyspace_journal_sinks(unsigned to)
+{
+    if (srv.journal_on) {
+        journal_drain(clock_wall_now());   /* what came before goes to all */
+    }
+    journal_set_sinks(to);
+}
+
+void
 keyspace_group_end(void)
 {
     if (srv.journal_on) {

@@ -113,6 +113,11 @@ void keyspace_publish(void);
 void keyspace_group_begin(void);
 void keyspace_group_end(void);
 
+/* redis.set_repl(): the effects from now on reach only the journal file
+ * (bit 0), the replicas (bit 1), both (JOURNAL_TO_ALL, the default) or
+ * neither, as Redis's REPL_AOF, REPL_REPLICA, REPL_ALL and REPL_NONE. */
+void keyspace_journal_sinks(unsigned to);
+
 /* A command wrote r's state or expiry in place (in the selected database):
  * the transactions watching the key hear of it, and the journal lists it
  * (one test each when neither is on). */

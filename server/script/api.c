@@ -554,6 +554,8 @@ api_set_repl(lua_State *L)
         return lua_error(L);
     }
     run->repl = (unsigned)flags;
+    /* Redis's REPL_AOF and REPL_REPLICA are the sinks' bits. */
+    keyspace_journal_sinks((unsigned)flags);
     return 0;
 }
 

@@ -628,6 +628,9 @@ script_eval(struct conn *c, struct resp_request *req, bool by_sha,
     keyspace_group_begin();
     call_function(c, e, &r, req, nkeys);
     keyspace_group_end();
+    if (r.repl != SCRIPT_REPL_ALL) {
+        keyspace_journal_sinks(SCRIPT_REPL_ALL);
+    }
     if (srv.db != db) {
         (void)keyspace_select(db);  /* the script's SELECT was its own */
     }

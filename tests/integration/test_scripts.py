@@ -431,3 +431,42 @@ def test_allow_busy_commands_are_answered_once_the_script_ends(start_daemon):
         x.close()
     assert d.info("stats")["total_error_replies"] >= 1
     assert "errorstat_BUSY" in d.info("errorstats")
+
+
+def test_set_repl_sends_each_effect_where_the_script_says(start_daemon, tmp_path):
+    """redis.set_repl(): REPL_AOF effects reach only the journal, REPL_REPLICA
+    only the replicas, REPL_NONE neither, REPL_ALL both; the script's group
+    reaches each with its own effects only."""
+    work = str(tmp_path / "primary")
+    os.makedirs(work)
+    p = start_daemon("--dir", work, "--appendonly", "yes", "--appendfsync", "always")
+    r = start_daemon("--replicaof", "127.0.0.1", str(p.port))
+    assert harness.wait_until(
+        lambda: r.info("replication").get("master_link_status") == "up", 20)
+    c = p.raw()
+    body = ("redis.call('SET', 'all1', 1) "
+            "redis.set_repl(redis.REPL_AOF) redis.call('SET', 'aof', 1) "
+            "redis.call('INCR', 'all1') "
+            "redis.set_repl(redis.REPL_REPLICA) redis.call('SET', 'replica', 1) "
+            "redis.set_repl(redis.REPL_NONE) redis.call('SET', 'none', 1) "
+            "redis.set_repl(redis.REPL_ALL) redis.call('SET', 'all2', 1) "
+            "redis.call('RPUSH', 'list', 'x') return 1")
+    assert c.command("EVAL", body, 0) == b":1\r\n"
+    # The next script replicates everything again.
+    assert c.command("EVAL", "return redis.call('SET', 'after', 1)", 0) == b"+OK\r\n"
+    assert c.command("WAIT", 1, 5000) == b":1\r\n"
+    names = ["all1", "aof", "replica", "none", "all2", "list", "after"]
+
+    def present(conn):
+        return {n for n in names if conn.command("EXISTS", n) == b":1\r\n"}
+
+    rc = r.raw()
+    assert present(rc) == {"all1", "replica", "all2", "list", "after"}
+    # all1 was written under ALL and then changed under AOF: the replica
+    # keeps the first value.
+    assert rc.command("GET", "all1") == b"$1\r\n1\r\n"
+    kill9(p)
+    p2 = start_daemon("--dir", work, "--appendonly", "yes")
+    c2 = p2.raw()
+    assert present(c2) == {"all1", "aof", "all2", "list", "after"}
+    assert c2.command("GET", "all1") == b"$1\r\n2\r\n"

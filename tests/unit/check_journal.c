@@ -196,6 +196,62 @@ START_TEST(test_both_sinks_get_the_same_pass_once)
 }
 END_TEST
 
+/* The ops of the records (a group's inner ones after a 'G') one sink got. */
+static void
+ops_of(const struct capture *c, char *out)
+{
+    struct journal_reader r, in;
+    struct journal_record rec, x;
+    journal_reader_records(&r, c->p, c->len, JOURNAL_VERSION);
+    while (journal_next(&r, &rec) == JOURNAL_RECORD) {
+        if (rec.op != JOURNAL_GROUP) {
+            *out++ = (char)('0' + rec.op);
+            continue;
+        }
+        *out++ = 'G';
+        journal_reader_records(&in, rec.state, rec.state_len, rec.version);
+        while (journal_next(&in, &x) == JOURNAL_RECORD) {
+            *out++ = (char)('0' + x.op);
+        }
+    }
+    *out = '\0';
+}
+
+START_TEST(test_set_sinks_narrows_records_and_groups_per_sink)
+{
+    char file[32], replicas[32];
+    journal_attach(JOURNAL_SINK_REPLICAS, replicas_sink);
+    ck_assert(journal_add_flush(0));                    /* 3: to both */
+    journal_group_begin();
+    ck_assert(journal_add_del(0, "a", 1));              /* 2: both */
+    journal_set_sinks(1u << JOURNAL_SINK_FILE);
+    ck_assert(journal_add_swap(1, 2));                  /* 4: file */
+    journal_set_sinks(1u << JOURNAL_SINK_REPLICAS);
+    ck_assert(journal_add_flush(1));                    /* 3: replicas */
+    journal_set_sinks(0);
+    ck_assert(journal_add_del(0, "b", 1));              /* 2: neither */
+    journal_set_sinks(JOURNAL_TO_ALL);
+    ck_assert(journal_add_swap(3, 4));                  /* 4: both */
+    journal_group_end();
+    journal_group_begin();
+    journal_set_sinks(1u << JOURNAL_SINK_FILE);
+    ck_assert(journal_add_del(0, "c", 1));              /* 2: file, alone */
+    journal_set_sinks(JOURNAL_TO_ALL);
+    journal_group_end();
+    journal_publish();
+    ops_of(&to_file, file);
+    ops_of(&to_replicas, replicas);
+    ck_assert_str_eq(file, "3G2442");
+    ck_assert_str_eq(replicas, "3G234");
+    ck_assert(to_file.complete && to_replicas.complete);
+    /* The next pass goes to both again, whole. */
+    ck_assert(journal_add_del(0, "d", 1));
+    journal_publish();
+    ck_assert_uint_eq(to_file.len, to_replicas.len);
+    ck_assert_mem_eq(to_file.p, to_replicas.p, to_file.len);
+}
+END_TEST
+
 START_TEST(test_no_sink_no_records)
 {
     journal_attach(JOURNAL_SINK_FILE, NULL);
@@ -352,6 +408,7 @@ journal_suite(void)
     tcase_add_test(tc, test_a_torn_group_is_lost_whole);
     tcase_add_test(tc, test_an_element_effect_reads_back);
     tcase_add_test(tc, test_version_1_and_2_files_read);
+    tcase_add_test(tc, test_set_sinks_narrows_records_and_groups_per_sink);
     suite_add_tcase(s, tc);
     return s;
 }
