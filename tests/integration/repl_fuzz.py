@@ -27,7 +27,9 @@ reads HGET, HMGET, HEXISTS, HSTRLEN, HLEN, HGETALL, HKEYS, HVALS, HSCAN;
 sorted sets: ZADD with NX|XX|GT|LT|CH|INCR, ZINCRBY, ZREM,
 ZREMRANGEBYSCORE|RANK|LEX, ZPOPMIN, ZPOPMAX and the reads ZRANGE (by rank,
 BYSCORE, BYLEX, REV, LIMIT, WITHSCORES), ZSCORE, ZRANK, ZREVRANK, ZCARD,
-ZCOUNT, ZLEXCOUNT, ZSCAN), sometimes a step of the clock, and a fault
+ZCOUNT, ZLEXCOUNT, ZSCAN), Lua scripts (EVAL) running a few of those
+through redis.pcall (their effects reach the replicas as one group),
+sometimes a step of the clock, and a fault
 drawn at random. Every kind's commands now and then name a key of another
 kind (WRONGTYPE; SET, RENAME, COPY, MOVE, EXPIRE, DEL of collections), and
 collections are sometimes big: one write of hundreds to thousands of
@@ -136,6 +138,17 @@ LEX_MAX = ["+", "[c", "(m9", "[m2", "(z", "-", "(", "[\xff"]
 
 class Finding(AssertionError):
     pass
+
+
+def lua_quote(arg):
+    """arg as a Lua string literal: every byte but letters and digits
+    escaped as \\ddd, so any value survives."""
+    if isinstance(arg, bytes):
+        data = arg
+    else:
+        data = str(arg).encode()
+    return '"' + "".join(chr(b) if chr(b).isalnum() and b < 128 else "\\%d" % b
+                         for b in data) + '"'
 
 
 def _int(reply):
@@ -641,10 +654,24 @@ class Round:
                 ["ZLEXCOUNT", k, r.choice(LEX_MIN), r.choice(LEX_MAX)]
         return ["ZSCAN", k, 0, "COUNT", r.choice([1, 10, 1000])]
 
-    def command(self):
+    def script_command(self):
+        """EVAL of a body calling 1-4 random commands with redis.pcall (an
+        error inside does not stop the rest, as in a script that checks)."""
+        r = self.rng
+        calls = []
+        while len(calls) < r.randint(1, 4):
+            cmd = self.command(in_script=True)
+            if cmd[0] in ("WAIT", "RL.CHECK"):
+                continue        # not allowed in a script / not Redis's
+            calls.append("redis.pcall(%s)" % ", ".join(lua_quote(a) for a in cmd))
+        return ["EVAL", " ".join(calls) + " return 1", 0]
+
+    def command(self, in_script=False):
         """One random write (or read) for the primary."""
         r = self.rng
         w = r.random()
+        if not in_script and w < 0.05:
+            return self.script_command()
         if w < 0.22:
             return self.string_command()
         if w < 0.31:
