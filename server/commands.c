@@ -388,7 +388,8 @@ static struct cmd table[] = {
       "Stops listening to messages published to channels that match one or "
       "more patterns.", "?*pattern:pattern", cmd_punsubscribe, NULL,
       NULL, NO_STATS },
-    { "publish", 3, CMD_PUBSUB | CMD_LOADING | CMD_STALE | CMD_FAST, 0, 0, 0,
+    { "publish", 3, CMD_PUBSUB | CMD_LOADING | CMD_STALE | CMD_FAST |
+      CMD_MAY_REPLICATE, 0, 0, 0,
       NULL, "pubsub fast", "pubsub", "2.0.0", "Posts a message to a channel.",
       "channel:string message:string", cmd_publish, NULL, NULL, NO_STATS },
     { "pubsub", -2, 0, 0, 0, 0, NULL, "slow", "pubsub", "2.8.0",

@@ -30,6 +30,8 @@
 #include "server/persist/persist.h"
 #include "server/pubsub.h"
 #include "server/repl/replication.h"
+#include "server/script/script.h"
+#include "server/handlers/handlers.h"
 #include "server/monitor.h"
 #include "server/multi.h"
 #include "server/server.h"
@@ -641,7 +643,13 @@ must_wait(const struct conn *c, const struct resp_request *req)
         return false;
     }
     unsigned replicates = CMD_WRITE | CMD_MAY_REPLICATE;
-    return srv.pause_all || (cmd->flags & replicates) ||
+    unsigned flags = cmd->flags;
+    if (cmd->proc == cmd_eval || cmd->proc == cmd_eval_ro) {
+        flags = script_request_flags(flags, req, false);
+    } else if (cmd->proc == cmd_evalsha || cmd->proc == cmd_evalsha_ro) {
+        flags = script_request_flags(flags, req, true);
+    }
+    return srv.pause_all || (flags & replicates) ||
            ((cmd->flags & CMD_EXEC) && cmd_queue_has(c, replicates));
 }
 

@@ -186,7 +186,9 @@ arity_ok(const struct cmd *cmd, size_t argc)
 static const char *
 write_refused(const struct cmd *cmd, char *buf, size_t buflen)
 {
-    if (run->read_only && (cmd->flags & CMD_WRITE)) {
+    /* As Redis: a may-replicate command (PUBLISH) counts as a write, so
+     * that a read-only script may run during CLIENT PAUSE WRITE. */
+    if (run->read_only && (cmd->flags & (CMD_WRITE | CMD_MAY_REPLICATE))) {
         return "Write commands are not allowed from read-only scripts.";
     }
     if (!(cmd->flags & CMD_WRITE) || run->wrote) {
@@ -362,6 +364,9 @@ call(lua_State *L, bool raise)
     char buf[256];
     struct cmd *cmd = cmd_lookup(req.argv[0], req.argvlen[0]);
     struct cmd *row = cmd != NULL ? cmd_resolve(cmd, &req) : NULL;
+    if (row != NULL && row->subcommands != NULL && req.argc >= 2) {
+        row = NULL;     /* as Redis's lookupCommand: no such subcommand */
+    }
     why = refused(row, &req, buf, sizeof(buf));
     if (why != NULL) {
         push_refusal(L, row, why);

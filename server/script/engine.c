@@ -400,6 +400,53 @@ compile(struct conn *c, const char *body, size_t len, bool loaded)
     return e;
 }
 
+unsigned
+script_request_flags(unsigned cmd_flags, const struct resp_request *req,
+                     bool by_sha)
+{
+    if (req->argc < 2 || (by_sha && req->argvlen[1] != 40)) {
+        return cmd_flags;
+    }
+    unsigned f;
+    uint8_t sha[20];
+    struct script_entry *e = NULL;
+    if (by_sha) {
+        if (cache_sha_parse(req->argv[1], req->argvlen[1], sha)) {
+            e = cache_find(sha);
+        }
+        if (e == NULL) {
+            return cmd_flags;
+        }
+        f = e->flags;
+    } else {
+        sha1(req->argv[1], req->argvlen[1], sha);
+        e = cache_find(sha);
+        char err[256];
+        size_t skip;
+        if (e != NULL) {
+            f = e->flags;
+        } else if (!shebang_flags(req->argv[1], req->argvlen[1], &f, &skip,
+                                  err, sizeof(err))) {
+            return cmd_flags;
+        }
+    }
+    if (f & SCRIPT_COMPAT) {
+        return cmd_flags;
+    }
+    cmd_flags &= ~(unsigned)(CMD_STALE | CMD_DENYOOM | CMD_WRITE |
+                             CMD_MAY_REPLICATE);
+    if (!(f & (SCRIPT_ALLOW_OOM | SCRIPT_NO_WRITES))) {
+        cmd_flags |= CMD_DENYOOM;
+    }
+    if (!(f & SCRIPT_NO_WRITES)) {
+        cmd_flags |= CMD_WRITE;
+    }
+    if (f & SCRIPT_ALLOW_STALE) {
+        cmd_flags |= CMD_STALE;
+    }
+    return cmd_flags;
+}
+
 /* ---- running -------------------------------------------------------- */
 
 /* Redis's scriptPrepareForRun() and the refusals processCommand() gives

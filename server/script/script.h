@@ -30,6 +30,15 @@ void script_teardown(void);
 void script_eval(struct conn *c, struct resp_request *req, bool by_sha,
                  bool read_only);
 
+/* Redis's evalGetCommandFlags(): the flags an EVAL-family request
+ * (cmd_flags its command's) has once its script's #!lua flags are known
+ * (a cached script's, or an EVAL body's shebang): with flags, write and
+ * deny-oom unless no-writes (or allow-oom) says otherwise, stale with
+ * allow-stale, and never may-replicate; without, cmd_flags unchanged.
+ * CLIENT PAUSE WRITE holds a request by these. */
+unsigned script_request_flags(unsigned cmd_flags,
+                              const struct resp_request *req, bool by_sha);
+
 /* SCRIPT LOAD: compile and keep body until SCRIPT FLUSH; its SHA1 (or the
  * compile error) to c. */
 void script_load(struct conn *c, const char *body, size_t len);
