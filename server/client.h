@@ -136,6 +136,8 @@ struct conn {
     unsigned requests;              /* enum client_request bits */
     enum client_reply reply_mode;
     bool monitor;                   /* MONITOR: gets every command (monitor.c) */
+    bool script;                    /* the scripts' client (script/api.c):
+                                     * MONITOR names it "lua" */
     bool replica_reads;             /* READONLY: a cluster replica may answer */
     struct conn *next_monitor;
     struct pubsub_subs *subs;       /* channels and patterns (pubsub.c) */

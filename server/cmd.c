@@ -814,7 +814,16 @@ count_error_code(const char *code, size_t len)
         }
     }
     if (error_stats_len < ERROR_CODES_MAX) {
-        struct error_stat *e = &error_stats[error_stats_len++];
+        /* Kept in byte order, as Redis's radix tree lists them in INFO. */
+        size_t at = 0;
+        while (at < error_stats_len &&
+               strncmp(error_stats[at].code, code, len) < 0) {
+            at++;
+        }
+        memmove(&error_stats[at + 1], &error_stats[at],
+                (error_stats_len - at) * sizeof(error_stats[0]));
+        error_stats_len++;
+        struct error_stat *e = &error_stats[at];
         memcpy(e->code, code, len);
         e->code[len] = '\0';
         e->count = 1;

@@ -62,7 +62,11 @@ enum cmd_flag {
     /* cellgate's own, never shown: */
     CMD_NOT_QUEUED = 1 << 19,       /* runs at once inside MULTI (EXEC...) */
     CMD_EXEC = 1 << 20,             /* EXEC: a refusal aborts the MULTI */
-    CMD_PEEKS = 1 << 21             /* a write that PEEK makes a read */
+    CMD_PEEKS = 1 << 21,            /* a write that PEEK makes a read */
+    CMD_SCRIPT_BODY = 1 << 22,      /* EVAL, EVAL_RO: the script's #!lua
+                                     * line sets the flags that count */
+    CMD_SCRIPT_SHA = 1 << 23        /* EVALSHA, EVALSHA_RO: the same, the
+                                     * script named by its SHA1 */
 };
 #define CMD_FLAG_COUNT 18           /* the shown ones: bits 0..17 */
 #define CMD_SHOWN_FLAGS ((1u << CMD_FLAG_COUNT) - 1)

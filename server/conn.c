@@ -31,7 +31,6 @@
 #include "server/pubsub.h"
 #include "server/repl/replication.h"
 #include "server/script/script.h"
-#include "server/handlers/handlers.h"
 #include "server/monitor.h"
 #include "server/multi.h"
 #include "server/server.h"
@@ -644,10 +643,9 @@ must_wait(const struct conn *c, const struct resp_request *req)
     }
     unsigned replicates = CMD_WRITE | CMD_MAY_REPLICATE;
     unsigned flags = cmd->flags;
-    if (cmd->proc == cmd_eval || cmd->proc == cmd_eval_ro) {
-        flags = script_request_flags(flags, req, false);
-    } else if (cmd->proc == cmd_evalsha || cmd->proc == cmd_evalsha_ro) {
-        flags = script_request_flags(flags, req, true);
+    if (cmd->flags & (CMD_SCRIPT_BODY | CMD_SCRIPT_SHA)) {
+        flags = script_request_flags(flags, req,
+                                     (cmd->flags & CMD_SCRIPT_SHA) != 0);
     }
     return srv.pause_all || (flags & replicates) ||
            ((cmd->flags & CMD_EXEC) && cmd_queue_has(c, replicates));

@@ -920,6 +920,14 @@ evict_until_fits(size_t need, const struct store_rec *keep, size_t budget)
     return n;
 }
 
+static bool admit_past_maxmemory;
+
+void
+keyspace_admit_past_maxmemory(bool on)
+{
+    admit_past_maxmemory = on;
+}
+
 bool
 keyspace_admit(size_t need, const struct store_rec *keep)
 {
@@ -931,10 +939,11 @@ keyspace_admit(size_t need, const struct store_rec *keep)
         return true;
     }
     if (!may_evict() || !eviction_can_help(missing, keep)) {
-        return false;
+        return admit_past_maxmemory;
     }
     size_t evicted = evict_until_fits(need, keep, KS_EVICT_PER_CALL);
-    return deficit(need) == 0 || evicted == KS_EVICT_PER_CALL;
+    return deficit(need) == 0 || evicted == KS_EVICT_PER_CALL ||
+           admit_past_maxmemory;
 }
 
 void

@@ -311,6 +311,11 @@ bool keyspace_store_state(const struct key_hint *h, const char *key,
 #define KS_EVICT_PER_CALL 1024
 bool keyspace_admit(size_t need, const struct store_rec *keep);
 
+/* While a script runs: memory is admitted past maxmemory when eviction
+ * cannot make room, as Redis checks maxmemory once, before a command (the
+ * script), and never halfway through it (script.h). */
+void keyspace_admit_past_maxmemory(bool on);
+
 /* mem_realloc for an array a key owns: admitted first (keep = its record),
  * counted in keytype_owned_bytes(). NULL (p untouched) when refused or
  * out of memory. */

@@ -80,7 +80,8 @@ monitor_feed(struct conn *c, const struct resp_request *req)
     textbuf_printf(&t, "+%" PRId64 ".%06" PRId64 " [%d %s%s] ",
                    us / 1000000, us % 1000000, c->db,
                    c->is_unix ? "unix:" : "",
-                   c->is_unix ? srv.conf.unixsocket : c->addr);
+                   c->script ? "lua"
+                   : c->is_unix ? srv.conf.unixsocket : c->addr);
     for (size_t i = 0; i < req->argc; i++) {
         if (redact_arg(req, i)) {
             textbuf_append(&t, "\"(redacted)\"", 12);

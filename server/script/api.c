@@ -300,7 +300,9 @@ client_init(void)
     obuf_init(&script_client.out);
     script_client.authenticated = true;
     script_client.proto = 2;
-    snprintf(script_client.addr, sizeof(script_client.addr), "lua");
+    script_client.script = true;
+    /* What SLOWLOG shows of it, as Redis shows its Lua client. */
+    snprintf(script_client.addr, sizeof(script_client.addr), "?:0");
     client_ready = true;
 }
 

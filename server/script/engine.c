@@ -673,7 +673,12 @@ script_eval(struct conn *c, struct resp_request *req, bool by_sha,
     }
     int db = c->db;
     keyspace_group_begin();
+    /* As Redis: maxmemory was checked as the script began (a script
+     * started over it may not write: api.c), never during it, so a
+     * script that began may finish what it writes. */
+    keyspace_admit_past_maxmemory(true);
     call_function(c, e, &r, req, nkeys);
+    keyspace_admit_past_maxmemory(false);
     keyspace_group_end();
     if (r.repl != SCRIPT_REPL_ALL) {
         keyspace_journal_sinks(SCRIPT_REPL_ALL);
