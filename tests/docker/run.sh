@@ -53,6 +53,8 @@ podman run -d --name "$NAME" -p "127.0.0.1:$port:6379" "$IMAGE" >/dev/null 2>&1
 check "container answers PING on the published port" wait_pong "$port"
 check "CL.THROTTLE through redis-cli" \
     test "$(redis-cli -p "$port" CL.THROTTLE user123 15 30 60 | tr '\n' ' ')" = "0 16 15 -1 2 "
+check "a Lua script with cjson and bit (the image carries their libraries)" \
+    test "$(redis-cli -p "$port" EVAL "return cjson.encode({bit.band(12, 10)})" 0)" = "[8]"
 check "HEALTHCHECK (cellgate --ping) reports healthy" \
     podman healthcheck run "$NAME"
 check "SAVE writes the snapshot into /data as the unprivileged user" \
