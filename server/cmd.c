@@ -462,11 +462,30 @@ served_here(struct conn *c, const struct cmd *cmd,
 
 /* Inside MULTI: queue the command (+QUEUED) unless it may not be, or its
  * keys are served elsewhere; either refusal makes EXEC abort. */
+static void upper_name(const char *name, char out[NAME_MAX_LEN]);
+
 static void
 queue(struct conn *c, struct cmd *cmd, struct resp_request *req)
 {
     if (cmd->flags & CMD_NO_MULTI) {
         reject(c, cmd, "ERR Command not allowed inside a transaction");
+        return;
+    }
+    /* A container's subcommand is looked up and its arity checked before
+     * it is queued, as Redis does: a wrong one makes EXEC abort. */
+    struct cmd *sub = cmd_resolve(cmd, req);
+    char msg[256];
+    if (cmd->subcommands != NULL && sub == cmd) {
+        char upper[NAME_MAX_LEN];
+        upper_name(cmd->name, upper);
+        snprintf(msg, sizeof(msg), "ERR unknown subcommand '%.128s'. Try %s "
+                 "HELP.", req->argv[1], upper);
+        reject(c, cmd, msg);
+        return;
+    }
+    if (sub != cmd && !arity_ok(sub, req->argc)) {
+        snprintf(msg, sizeof(msg), ERR_WRONG_ARITY, sub->name);
+        reject(c, sub, msg);
         return;
     }
     if (!multi_queue(c, cmd, req)) {

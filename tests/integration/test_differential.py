@@ -329,6 +329,10 @@ case("config-set-maxclients-zero", ("CONFIG", "SET", "maxclients", "0"))
 # ---- transactions ----------------------------------------------------------
 case("multi-exec", ("MULTI",), ("PING",), ("ECHO", "x"), ("EXEC",))
 case("multi-exec-empty", ("MULTI",), ("EXEC",))
+# A subcommand's arity and name are checked before it is queued.
+case("multi-subcommand-arity", ("MULTI",), ("SCRIPT", "LOAD"), ("CLIENT", "SETNAME"),
+     ("SCRIPT", "LOAD", "a", "b"), ("PING",), ("EXEC",))
+case("multi-unknown-subcommand", ("MULTI",), ("CONFIG", "NOPE"), ("EXEC",))
 case("multi-nested", ("MULTI",), ("MULTI",), ("EXEC",))
 case("exec-without-multi", ("EXEC",))
 case("discard-without-multi", ("DISCARD",))
