@@ -937,8 +937,9 @@ resp_value(const char *p, size_t n, bool resp3, int depth)
     case '#':
         return ll == 1 && (body[0] == 't' || body[0] == 'f') ? head : 0;
     case ',':
-    case '(':
         return ll > 0 ? head : 0;
+    case '(':
+        return head;    /* {big_number=''} is "(\r\n" in Redis too */
     case '$':
     case '!':
     case '=':
