@@ -490,8 +490,6 @@ api_error_reply(lua_State *L)
     return 1;
 }
 
-/* redis.log(level, ...): the words joined by spaces, into cellgate's log
- * at the level Redis's LL_* number names. */
 /* A Lua number as Redis's C cast of it on x86-64 (cvttsd2si): truncated,
  * and INT_MIN when NaN or out of int's range (a plain cast would be
  * undefined there). */
@@ -504,6 +502,8 @@ number_to_int(lua_Number n)
     return (int)n;
 }
 
+/* redis.log(level, ...): the words joined by spaces, into cellgate's log
+ * at the level Redis's LL_* number names. */
 static int
 api_log(lua_State *L)
 {
