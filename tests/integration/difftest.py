@@ -853,7 +853,8 @@ SCRIPT_FEATURES = ("<call>", "<pcall>", "<int>", "<float>", "<huge>",
                    "<runtime error>", "<lua pcall>", "<global write>",
                    "<global read>", "<readonly table>", "<setresp3>", "<KEYS>", "<ARGV>",
                    "<random>", "<loop>", "<denied>", "<bad args>", "<shebang>",
-                   "<numkeys>", "<big_number>", "<lua lib>", "<deep>", "<select>")
+                   "<numkeys>", "<big_number>", "<lua lib>", "<deep>", "<select>",
+                   "<syntax error>")
 SCRIPT_RECENT = 300     # EVALSHA only of the last EVALs (cellgate forgets beyond 500)
 
 
@@ -892,6 +893,7 @@ class ScriptGen:
         self.nlocals = 0
         self.lines = []
         self.past_keys = []
+        self.deep = None        # a local nested deep: mostly returned
 
     def feat(self, name):
         self.g.opts.append(name)
@@ -914,7 +916,7 @@ class ScriptGen:
             self.feat("<denied>")
             words = self.rng.choice(SCRIPT_DENIED)
             return ", ".join(lua_str(w) for w in words), None
-        if self.rng.random() < 0.03:
+        if self.rng.random() < 0.06:
             self.feat("<bad args>")
             return self.rng.choice(["", "{}", "'get', {}", "'get', nil", "'set', 'k', true",
                                     "'get', 1.5", "nil", "'incrby', 'k', 2.5",
@@ -1166,8 +1168,9 @@ class ScriptGen:
             # past Redis's depth of conversion (a Lua stack limit) or not
             self.feat("<deep>")
             name = self.local()
+            self.deep = name
             return "local %s = %s for i = 1, %d do %s = %s end" % (
-                name, self.value(2), self.rng.choice([10, 100, 2000, 7990, 7996, 9000]),
+                name, self.value(2), self.rng.choice([10, 2000, 7990, 7996, 9000, 10000]),
                 name, self.rng.choice(["{%s}", "{1, %s}", "{%s, 2}", "{map={a=%s}}",
                                        "{set={[%s]=true}}"]) % name)
         # SELECT, then reads only (a key a script SETs with a past EXAT is
@@ -1188,7 +1191,13 @@ class ScriptGen:
         for _ in range(self.rng.randint(0, 6)):
             lines.append(self.statement())
         r = self.rng.random()
-        if r < 0.1:
+        if self.deep and r < 0.7:
+            lines.append("return %s" % self.deep)
+        elif r < 0.02:
+            self.feat("<syntax error>")
+            lines.append(self.rng.choice(["return 1 +", "local = 1", "return {", "x y z",
+                                          "return 'open", "end", "\x1bLua"]))
+        elif r < 0.1:
             lines.append("return %s, %s" % (self.value(), self.value()))
         elif r < 0.15:
             pass                                 # no return: nil
