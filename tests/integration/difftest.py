@@ -871,9 +871,8 @@ def lua_str(b):
 
 class Scripts:
     """The SHA1s the generators may name: loaded ones (SCRIPT LOAD) and the
-    last EVALs'. Both servers see the same requests, so a wrong guess (a
-    script that did not compile, a FLUSH in a discarded transaction) is
-    wrong on both alike."""
+    last EVALs' (see note). A FLUSH in a discarded transaction forgets
+    them here only: fewer to name, no false mismatch."""
 
     def __init__(self):
         self.loaded = []
@@ -882,6 +881,26 @@ class Scripts:
     def sha(self, body):
         import hashlib
         return hashlib.sha1(body).hexdigest().encode()
+
+    def note(self, name, full, reply, in_multi):
+        """After the reply: a script compiled (SCRIPT LOAD answered its
+        SHA1, or EVAL ran it: not a refusal before compiling). Only then:
+        an EVAL that was not run (a wrong arity, queued and discarded)
+        must not make an old body recent again, since cellgate forgets
+        EVAL-only bodies beyond 500 and Redis 7.0 never does."""
+        if in_multi or len(full) < 3:
+            return
+        raw = reply.raw
+        if name == "SCRIPT LOAD" and raw.startswith(b"$40\r\n"):
+            self.loaded.append(self.sha(full[2]))
+            if len(self.loaded) > 200:
+                del self.loaded[:100]
+        elif name in ("EVAL", "EVAL_RO") and not raw.startswith(
+                (b"-ERR wrong number", b"-ERR Number of keys",
+                 b"-ERR value is not an integer", b"-ERR Error compiling",
+                 b"-ERR Invalid script shebang", b"-ERR Unexpected flag",
+                 b"-ERR Unknown lua shebang")):
+            self.recent.append(self.sha(full[1]))
 
 
 class ScriptGen:
@@ -980,12 +999,10 @@ class ScriptGen:
                                 "string.format('%d:%s', 7, 'x')", "('x'):upper()"])
 
     def err_text(self):
-        """A string for redis.error_reply: not one starting with CR or LF
-        (see /work/notes/script-mismatches.md, 3)."""
-        text = self.string()
-        while text.startswith(('"\\013', '"\\010')):
-            text = '"' + text[5:]
-        return text
+        """A string for redis.error_reply: without CR or LF (a CR or LF at
+        the start of its text or after its code word: see
+        /work/notes/script-mismatches.md, 3)."""
+        return self.string().replace("\\013", "").replace("\\010", "")
 
     def var(self):
         if self.nlocals and self.rng.random() < 0.6:
@@ -1226,8 +1243,6 @@ def script_keys_args(g, sg):
 def g_eval(g):
     sg = ScriptGen(g)
     body = sg.body()
-    if g.scripts is not None:
-        g.scripts.recent.append(g.scripts.sha(body))
     g.past_keys = sg.past_keys
     return [body] + script_keys_args(g, sg)
 
@@ -1254,10 +1269,6 @@ def g_evalsha(g):
 def g_script_load(g):
     sg = ScriptGen(g)
     body = sg.body()
-    if g.scripts is not None:
-        g.scripts.loaded.append(g.scripts.sha(body))
-        if len(g.scripts.loaded) > 200:
-            del g.scripts.loaded[:100]
     g.opts[:] = []      # features are counted on EVAL
     return [body]
 
@@ -1871,6 +1882,7 @@ class Runner:
                     if not ok:
                         self.mismatch(resp, index, full, shown_a, shown_b, in_multi, queued)
                     self.history.append((index, full))
+                    self.scripts.note(cmd.name, full, b, in_multi)
                     # the transaction's state, from the reference's replies
                     name = cmd.name
                     if in_multi:
