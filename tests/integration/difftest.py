@@ -94,6 +94,7 @@ import argparse
 import collections
 import os
 import random
+import re
 import socket
 import sys
 import tempfile
@@ -854,7 +855,8 @@ SCRIPT_FEATURES = ("<call>", "<pcall>", "<int>", "<float>", "<huge>",
                    "<global read>", "<readonly table>", "<setresp3>", "<KEYS>", "<ARGV>",
                    "<random>", "<loop>", "<denied>", "<bad args>", "<shebang>",
                    "<numkeys>", "<big_number>", "<lua lib>", "<deep>", "<select>",
-                   "<syntax error>")
+                   "<syntax error>", "<number arg>")
+LUA_NUMERAL = re.compile(rb"^-?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?$")
 SCRIPT_RECENT = 300     # EVALSHA only of the last EVALs (cellgate forgets beyond 500)
 
 
@@ -922,9 +924,13 @@ class ScriptGen:
         return "v%d" % self.nlocals
 
     def arg(self, a):
+        """An argument of redis.call: its bytes, or now and then the Lua
+        number it spells (Redis sends an integral one as %lld, any other
+        as %.17g: 0.1 becomes 0.10000000000000001)."""
         r = self.rng.random()
-        if r < 0.03 and a.lstrip(b"-").isdigit() and len(a) < 10:
-            return a.decode()       # a number: Redis sends its integer form
+        if r < 0.12 and LUA_NUMERAL.match(a) and len(a) < 40:
+            self.feat("<number arg>")
+            return a.decode()
         return lua_str(a)
 
     def command(self):
