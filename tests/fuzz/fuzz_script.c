@@ -41,9 +41,10 @@
  * scripts with loops, and check they end.
  *
  * After every request it checks the reply is exactly one well-formed
- * RESP value (RESP2 types only on a RESP2 connection), and at the end of
- * the input, with the Lua state closed and every key freed, that
- * mem_used() is back where it started.
+ * RESP value (RESP2 types only on a RESP2 connection), after every
+ * script that the Lua heap is within lua-memory-limit (give or take the
+ * KEYS and ARGV tables), and at the end of the input, with the Lua state
+ * closed and every key freed, that mem_used() is back where it started.
  */
 #include <dirent.h>
 #include <ftw.h>
@@ -1063,6 +1064,9 @@ eval(struct input *in, const char *cmd, const char *body, size_t bodylen)
         len[argc++] = strlen(w);
     }
     run(argc, argv, len, NULL, 0);
+    /* lua-memory-limit held: past it only by the KEYS and ARGV tables and
+     * the error reply, made outside the script's protected call */
+    CHECK(script_lua_memory() <= (size_t)LUA_LIMIT + ((size_t)1 << 20));
 }
 
 static void
