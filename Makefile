@@ -338,7 +338,10 @@ bench-perf:
 
 # libFuzzer drivers (clang): the request parser, the config parser, and
 # the command path (random commands through the real handlers into an
-# in-process keyspace, tests/fuzz/fuzz_cmd.c). `make fuzz` fuzzes each for
+# in-process keyspace, tests/fuzz/fuzz_cmd.c), and Lua scripts through
+# EVAL on the same in-process server (tests/fuzz/fuzz_script.c, with
+# lua-memory-limit 8mb; each run bounded by -timeout since a script cannot
+# be stopped yet). `make fuzz` fuzzes each for
 # FUZZ_SECONDS (FUZZ_CMD_SECONDS for the command path); `make test-fuzz`
 # (part of make test) replays the committed seed corpora and fuzzes each
 # briefly. New inputs go to build-fuzz/, never into the committed corpus.
