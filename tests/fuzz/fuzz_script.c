@@ -620,11 +620,14 @@ stmt(struct gen *g)
         }
         break;
     case 12:        /* errors */
+    {
+        unsigned k = in_pick(in, 4);
         sb_s(b, (const char *const[]){ "error(", "error({err=", "error(redis.error_reply(",
-                                       "assert(false, " }[in_pick(in, 4)]);
+                                       "assert(false, " }[k]);
         expr(g);
-        sb_s(b, (const char *const[]){ ")", "})", "))", ")" }[in_pick(in, 4)]);
+        sb_s(b, (const char *const[]){ ")", "})", "))", ")" }[k]);
         break;
+    }
     case 13:
         sb_s(b, (const char *const[]){ "local x = nil + 1", "local x = nil .. 'a'",
                                        "local x = ({}).a.b", "nosuch()",
@@ -1008,8 +1011,9 @@ run(size_t argc, char **argv, size_t *len, char *out, size_t outlen)
         obuf_consume(&client->out, bytes);
     }
     if (trace) {
-        fprintf(stderr, "> %.*s\n  -> %.*s\n", (int)(len[argc > 1]),
-                argv[argc > 1], (int)(n < 300 ? n : 300), reply);
+        size_t shown = argc > 2 && strcmp(argv[0], "SCRIPT") == 0 ? 2 : argc > 1;
+        fprintf(stderr, "> %s %.*s\n  -> %.*s\n", argv[0], (int)len[shown],
+                argv[shown], (int)(n < 300 ? n : 300), reply);
     }
     CHECK(n > 0 && resp_value(reply, n, proto == 3 || client->proto == 3, 0) == n);
     if (out != NULL) {
