@@ -418,10 +418,17 @@ reply_failure(struct conn *c, const struct script_entry *e)
         cmd_errorf(c, "ERR Error running script f_%s, %.100s", sha, msg);
         return;
     }
-    lua_getfield(L, -1, "err");
-    lua_getfield(L, -2, "source");
-    lua_getfield(L, -3, "line");
-    lua_getfield(L, -4, "ignore_error_stats_update");
+    /* Raw reads: an __index that raises would raise here, outside any
+     * protected call, and Lua's panic ends the process (Redis 7.0.15's
+     * lua_getfield does: error(setmetatable({}, {__index=error})) kills
+     * it). */
+    int t = lua_gettop(L);
+    static const char *const fields[] = { "err", "source", "line",
+                                          "ignore_error_stats_update" };
+    for (int i = 0; i < 4; i++) {
+        lua_pushstring(L, fields[i]);
+        lua_rawget(L, t);
+    }
     const char *msg = lua_isstring(L, -4) ? lua_tostring(L, -4) : "";
     const char *source = lua_isstring(L, -3) ? lua_tostring(L, -3) : NULL;
     const char *line = lua_isstring(L, -2) ? lua_tostring(L, -2) : NULL;

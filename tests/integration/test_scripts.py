@@ -256,6 +256,19 @@ def test_a_script_out_of_lua_memory_does_not_kill_the_server_nor_the_next(start_
     assert int(d.info("memory")["used_memory_lua"]) < 1024 * 1024
 
 
+def test_an_error_table_whose_index_raises_does_not_kill_the_server(server):
+    """fuzz_script: reading the error table's fields ran its __index outside
+    any protected call: a Lua panic ended the process (redis-server 7.0.15
+    dies the same way). cellgate reads them raw."""
+    c = server.raw()
+    meta = "{__index=function() error('meta') end}"
+    got = c.command("EVAL", "error(setmetatable({err='E x'}, %s))" % meta, 0)
+    assert got.startswith(b"-E x script: "), got
+    got = c.command("EVAL", "error(setmetatable({}, %s))" % meta, 0)
+    assert got.startswith(b"-"), got
+    assert c.command("PING") == b"+PONG\r\n"
+
+
 def kill9(d):
     d.proc.kill()
     d.proc.wait(10)
