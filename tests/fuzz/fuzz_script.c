@@ -337,13 +337,31 @@ table_expr(struct gen *g)
         expr(g);
         sb_s(g->b, "}}");
         return;
-    case 8:
+    case 8: {   /* metamethods that raise, wherever the engine reads */
+        static const char *const metas[] = {
+            "__index=function() error('meta') end, ",
+            "__newindex=function() error('newindex') end, ",
+            "__tostring=function() return {} end, ",
+            "__tostring=function() error('ts') end, ",
+            "__len=function() error('len') end, ",
+            "__index=function(t, k) return t[k] end, ",
+            "__concat=function() error('cat') end, ",
+            "__eq=function() error('eq') end, __lt=function() error('lt') end, ",
+            "__metatable=false, ",
+        };
         sb_s(g->b, "setmetatable({");
+        if (in_pick(g->in, 2)) {
+            sb_s(g->b, (const char *const[]){ "err=", "ok=", "double=", "map=",
+                                              "set=" }[in_pick(g->in, 5)]);
+        }
         expr(g);
-        sb_s(g->b, "}, {__index=function() error('meta') end, "
-                   "__tostring=function() return {} end, "
-                   "__len=function() error('len') end})");
+        sb_s(g->b, "}, {");
+        for (unsigned i = 1 + in_pick(g->in, 3); i > 0; i--) {
+            sb_s(g->b, metas[in_pick(g->in, sizeof(metas) / sizeof(*metas))]);
+        }
+        sb_s(g->b, "})");
         return;
+    }
     default:
         sb_s(g->b, "{");
         for (unsigned i = in_pick(g->in, 6); i > 0; i--) {
