@@ -880,6 +880,7 @@ class Scripts:
         self.loaded = []
         self.recent = collections.deque(maxlen=SCRIPT_RECENT)   # (sha, evals then)
         self.evals = 0          # EVALs generated: each compiles one body at most
+        self.past = {}          # SHA1 -> keys its body SETs with a past EXAT
 
     def recent_shas(self):
         """The recent bodies fewer than SCRIPT_RECENT EVALs (of any kind:
@@ -922,6 +923,7 @@ class ScriptGen:
         self.lines = []
         self.past_keys = []
         self.deep = None        # a local nested deep: mostly returned
+        self.selected = False   # the script SELECTed another database
 
     def feat(self, name):
         self.g.opts.append(name)
@@ -936,8 +938,15 @@ class ScriptGen:
         as %.17g: 0.1 becomes 0.10000000000000001)."""
         r = self.rng.random()
         if r < 0.12 and LUA_NUMERAL.match(a) and len(a) < 40:
-            self.feat("<number arg>")
-            return a.decode()
+            # Only where Redis then gets the same integer or a
+            # non-integer: "1e3" or "007" as numbers would turn an invalid
+            # expiry into 1000 ms or 7 ms, and keys would expire while the
+            # run lasts (each server's active expiry is its own).
+            v = float(a)
+            if (a.lstrip(b"-").isdigit() and a == b"%d" % int(a)) or \
+                    (v == v and abs(v) != float("inf") and v != int(v)):
+                self.feat("<number arg>")
+                return a.decode()
         return lua_str(a)
 
     def command(self):
@@ -953,9 +962,16 @@ class ScriptGen:
             return self.rng.choice(["", "{}", "'get', {}", "'get', nil", "'set', 'k', true",
                                     "'get', 1.5", "nil", "'incrby', 'k', 2.5",
                                     "'set', 'k', -0.25"]), None
-        cmd = self.rng.choice(SCRIPT_CMDS)
-        sub = Gen(self.rng)
-        args = cmd.gen(sub)
+        for _ in range(10):
+            cmd = self.rng.choice(SCRIPT_CMDS)
+            sub = Gen(self.rng)
+            args = cmd.gen(sub)
+            # After the script's SELECT, a key SET with a past EXAT would be
+            # in a database past_keys' EXISTS does not read.
+            if not (self.selected and sub.past and cmd.name == "SET"):
+                break
+        else:
+            cmd, args = BY_NAME["PING"], []
         if sub.past and cmd.name == "SET":
             self.past_keys.append(args[0])
         words = [cmd.name.encode()] + args
@@ -1203,9 +1219,9 @@ class ScriptGen:
                 name, self.value(2), self.rng.choice([10, 2000, 7990, 7996, 9000, 10000]),
                 name, self.rng.choice(["{%s}", "{1, %s}", "{%s, 2}", "{map={a=%s}}",
                                        "{set={[%s]=true}}"]) % name)
-        # SELECT, then reads only (a key a script SETs with a past EXAT is
-        # read in the caller's database, see past_keys)
+        # SELECT (then no SET with a past EXAT: see command)
         self.feat("<select>")
+        self.selected = True
         name = self.local()
         return "local %s = {redis.pcall('select', %s), redis.call('dbsize'), " \
                "redis.call('exists', %s)}" % (name, lua_str(self.g.db()),
@@ -1259,6 +1275,8 @@ def g_eval(g):
     g.past_keys = sg.past_keys
     if g.scripts is not None:
         g.scripts.evals += 1
+        if sg.past_keys:
+            g.scripts.past[g.scripts.sha(body)] = sg.past_keys
     return [body] + script_keys_args(g, sg)
 
 
@@ -1278,6 +1296,9 @@ def g_evalsha(g):
         g.opts.append("<unknown>")
         sha = g.pick([b"0" * 40, b"ffffffffffffffffffffffffffffffffffffffff", b"abc", b"",
                       b"E0E1F9FABFC9D4800C877A703B823AC0578FF8DA"])
+    if s is not None:
+        # its SET with a past EXAT runs again: read its keys after it too
+        g.past_keys = s.past.get(sha, [])
     if g.chance(0.2):
         sha = sha.upper()
     return [sha] + script_keys_args(g, sg)
@@ -1286,6 +1307,8 @@ def g_evalsha(g):
 def g_script_load(g):
     sg = ScriptGen(g)
     body = sg.body()
+    if g.scripts is not None and sg.past_keys:
+        g.scripts.past[g.scripts.sha(body)] = sg.past_keys
     g.opts[:] = []      # features are counted on EVAL
     return [body]
 
