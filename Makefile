@@ -406,6 +406,7 @@ fuzz: $(FUZZ_RESP) $(FUZZ_CONF) $(FUZZ_CMD) $(FUZZ_GRPC) $(FUZZ_SCRIPT)
 	    -max_len=4096 build-fuzz/found-cmd tests/fuzz/corpus/cmd
 	./$(FUZZ_GRPC) -max_total_time=$(FUZZ_SECONDS) -print_final_stats=1 \
 	    build-fuzz/found-grpc tests/fuzz/corpus/grpc
+	LSAN_OPTIONS=suppressions=tests/fuzz/lsan-script.supp \
 	./$(FUZZ_SCRIPT) -max_total_time=$(FUZZ_SECONDS) -print_final_stats=1 \
 	    -max_len=4096 -timeout=60 build-fuzz/found-script tests/fuzz/corpus/script
 	$(MAKE) repl-fuzz
@@ -444,7 +445,9 @@ test-fuzz: $(FUZZ_RESP) $(FUZZ_CONF) $(FUZZ_CMD) $(FUZZ_GRPC) $(FUZZ_SCRIPT)
 	./$(FUZZ_GRPC) -runs=0 tests/fuzz/corpus/grpc
 	./$(FUZZ_GRPC) -max_total_time=$(FUZZ_BRIEF) build-fuzz/brief-grpc \
 	    tests/fuzz/corpus/grpc
+	LSAN_OPTIONS=suppressions=tests/fuzz/lsan-script.supp \
 	./$(FUZZ_SCRIPT) -runs=0 tests/fuzz/corpus/script
+	LSAN_OPTIONS=suppressions=tests/fuzz/lsan-script.supp \
 	./$(FUZZ_SCRIPT) -max_total_time=$(FUZZ_BRIEF) -max_len=4096 -timeout=60 \
 	    build-fuzz/brief-script tests/fuzz/corpus/script
 	@echo "test-fuzz: the five fuzzers ran their corpus and fuzzed briefly without a finding"
