@@ -338,7 +338,10 @@ bench-perf:
 
 # libFuzzer drivers (clang): the request parser, the config parser, and
 # the command path (random commands through the real handlers into an
-# in-process keyspace, tests/fuzz/fuzz_cmd.c). `make fuzz` fuzzes each for
+# in-process keyspace, tests/fuzz/fuzz_cmd.c), and Lua scripts through
+# EVAL on the same in-process server (tests/fuzz/fuzz_script.c, with
+# lua-memory-limit 8mb; each run bounded by -timeout since a script cannot
+# be stopped yet). `make fuzz` fuzzes each for
 # FUZZ_SECONDS (FUZZ_CMD_SECONDS for the command path); `make test-fuzz`
 # (part of make test) replays the committed seed corpora and fuzzes each
 # briefly. New inputs go to build-fuzz/, never into the committed corpus.
@@ -358,11 +361,13 @@ FUZZ_RESP    := build-fuzz/fuzz_resp
 FUZZ_CONF    := build-fuzz/fuzz_conf
 FUZZ_CMD     := build-fuzz/fuzz_cmd
 FUZZ_GRPC    := build-fuzz/fuzz_grpc
+FUZZ_SCRIPT  := build-fuzz/fuzz_script
 # The command and gRPC drivers link the whole server (the messages' C
 # generated into build/gen); main() is renamed away.
 FUZZ_PB_SRC  := $(PROTOS:%.proto=build/gen/%.pb-c.c)
 FUZZ_CMD_SRC := tests/fuzz/fuzz_cmd.c $(LIB_SRC) $(FUZZ_PB_SRC) server/main.c
 FUZZ_GRPC_SRC := tests/fuzz/fuzz_grpc.c $(LIB_SRC) $(FUZZ_PB_SRC) server/main.c
+FUZZ_SCRIPT_SRC := tests/fuzz/fuzz_script.c $(LIB_SRC) $(FUZZ_PB_SRC) server/main.c
 
 FUZZ_RESP_SRC := tests/fuzz/fuzz_resp.c protocol/resp.c $(wildcard lib/*.c)
 FUZZ_CONF_SRC := tests/fuzz/fuzz_conf.c conf/conf.c $(wildcard lib/*.c)
@@ -385,9 +390,14 @@ $(FUZZ_GRPC): $(FUZZ_GRPC_SRC) $(ALL_HDR)
 	clang $(FUZZ_CFLAGS) -Dmain=cellgate_main -o $@ $(FUZZ_GRPC_SRC) \
 	    $(DEPS_LIBS) -lm
 
-fuzz: $(FUZZ_RESP) $(FUZZ_CONF) $(FUZZ_CMD) $(FUZZ_GRPC)
+$(FUZZ_SCRIPT): $(FUZZ_SCRIPT_SRC) $(ALL_HDR)
+	@mkdir -p build-fuzz
+	clang $(FUZZ_CFLAGS) -Dmain=cellgate_main -o $@ $(FUZZ_SCRIPT_SRC) \
+	    $(DEPS_LIBS) -lm
+
+fuzz: $(FUZZ_RESP) $(FUZZ_CONF) $(FUZZ_CMD) $(FUZZ_GRPC) $(FUZZ_SCRIPT)
 	@mkdir -p build-fuzz/found-resp build-fuzz/found-conf build-fuzz/found-cmd \
-	    build-fuzz/found-grpc
+	    build-fuzz/found-grpc build-fuzz/found-script
 	./$(FUZZ_RESP) -max_total_time=$(FUZZ_SECONDS) -print_final_stats=1 \
 	    build-fuzz/found-resp tests/fuzz/corpus/resp
 	./$(FUZZ_CONF) -max_total_time=$(FUZZ_SECONDS) -print_final_stats=1 \
@@ -396,6 +406,9 @@ fuzz: $(FUZZ_RESP) $(FUZZ_CONF) $(FUZZ_CMD) $(FUZZ_GRPC)
 	    -max_len=4096 build-fuzz/found-cmd tests/fuzz/corpus/cmd
 	./$(FUZZ_GRPC) -max_total_time=$(FUZZ_SECONDS) -print_final_stats=1 \
 	    build-fuzz/found-grpc tests/fuzz/corpus/grpc
+	LSAN_OPTIONS=suppressions=tests/fuzz/lsan-script.supp \
+	./$(FUZZ_SCRIPT) -max_total_time=$(FUZZ_SECONDS) -print_final_stats=1 \
+	    -max_len=4096 -timeout=60 build-fuzz/found-script tests/fuzz/corpus/script
 	$(MAKE) repl-fuzz
 
 # SANITIZE=1 runs it on the ASan+UBSan build.
@@ -419,9 +432,9 @@ difftest: $(BIN)
 	  /usr/bin/python3 tests/integration/difftest.py --commands $(DIFFTEST_COMMANDS) \
 	  --stats $(if $(DIFFTEST_SEED),--seed $(DIFFTEST_SEED)) $(DIFFTEST_ARGS)
 
-test-fuzz: $(FUZZ_RESP) $(FUZZ_CONF) $(FUZZ_CMD) $(FUZZ_GRPC)
+test-fuzz: $(FUZZ_RESP) $(FUZZ_CONF) $(FUZZ_CMD) $(FUZZ_GRPC) $(FUZZ_SCRIPT)
 	@mkdir -p build-fuzz/brief-resp build-fuzz/brief-conf build-fuzz/brief-cmd \
-	    build-fuzz/brief-grpc
+	    build-fuzz/brief-grpc build-fuzz/brief-script
 	./$(FUZZ_RESP) -max_total_time=$(FUZZ_BRIEF) build-fuzz/brief-resp \
 	    tests/fuzz/corpus/resp
 	./$(FUZZ_CONF) -max_total_time=$(FUZZ_BRIEF) build-fuzz/brief-conf \
@@ -432,7 +445,12 @@ test-fuzz: $(FUZZ_RESP) $(FUZZ_CONF) $(FUZZ_CMD) $(FUZZ_GRPC)
 	./$(FUZZ_GRPC) -runs=0 tests/fuzz/corpus/grpc
 	./$(FUZZ_GRPC) -max_total_time=$(FUZZ_BRIEF) build-fuzz/brief-grpc \
 	    tests/fuzz/corpus/grpc
-	@echo "test-fuzz: the four fuzzers ran their corpus and fuzzed briefly without a finding"
+	LSAN_OPTIONS=suppressions=tests/fuzz/lsan-script.supp \
+	./$(FUZZ_SCRIPT) -runs=0 tests/fuzz/corpus/script
+	LSAN_OPTIONS=suppressions=tests/fuzz/lsan-script.supp \
+	./$(FUZZ_SCRIPT) -max_total_time=$(FUZZ_BRIEF) -max_len=4096 -timeout=60 \
+	    build-fuzz/brief-script tests/fuzz/corpus/script
+	@echo "test-fuzz: the five fuzzers ran their corpus and fuzzed briefly without a finding"
 
 # The layering (tests/check_deps.py): lib <- protocol, algorithms, conf
 # <- server, and inside server the floors main > conn > the table >

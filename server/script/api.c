@@ -17,6 +17,7 @@
  */
 #include "server/script/api.h"
 
+#include <limits.h>
 #include <stdio.h>
 #include <string.h>
 #include <strings.h>
@@ -477,6 +478,18 @@ api_error_reply(lua_State *L)
     return 1;
 }
 
+/* A Lua number as Redis's C cast of it on x86-64 (cvttsd2si): truncated,
+ * and INT_MIN when NaN or out of int's range (a plain cast would be
+ * undefined there). */
+static int
+number_to_int(lua_Number n)
+{
+    if (!(n > (lua_Number)INT_MIN - 1 && n < (lua_Number)INT_MAX + 1)) {
+        return INT_MIN;
+    }
+    return (int)n;
+}
+
 /* redis.log(level, ...): the words joined by spaces, into cellgate's log
  * at the level Redis's LL_* number names. */
 static int
@@ -491,7 +504,7 @@ api_log(lua_State *L)
         push_error(L, "First argument must be a number (log level).");
         return lua_error(L);
     }
-    int level = (int)lua_tonumber(L, 1);
+    int level = number_to_int(lua_tonumber(L, 1));
     static const enum log_level levels[] = {
         LOG_DEBUG, LOG_VERBOSE, LOG_NOTICE, LOG_WARNING
     };
@@ -533,7 +546,7 @@ api_setresp(lua_State *L)
         push_error(L, "redis.setresp() requires one argument.");
         return lua_error(L);
     }
-    int resp = (int)lua_tonumber(L, 1);
+    int resp = number_to_int(lua_tonumber(L, 1));
     if (resp != 2 && resp != 3) {
         push_error(L, "RESP version must be 2 or 3.");
         return lua_error(L);
@@ -554,7 +567,7 @@ api_set_repl(lua_State *L)
         push_error(L, "redis.set_repl() requires two arguments.");
         return lua_error(L);
     }
-    int flags = (int)lua_tonumber(L, -1);
+    int flags = number_to_int(lua_tonumber(L, -1));
     if ((flags & ~SCRIPT_REPL_ALL) != 0) {
         push_error(L, "Invalid replication flags. Use REPL_AOF, "
                       "REPL_REPLICA, REPL_ALL or REPL_NONE.");

@@ -49,6 +49,7 @@
 
 static lua_State *L;
 static size_t lua_bytes;            /* the Lua heap: used_memory_lua */
+static bool bounded;                /* lua-memory-limit applies (see lua_heap) */
 static int handler_ref = LUA_NOREF; /* the error handler, in the registry */
 static int tostring_ref = LUA_NOREF;
 static struct script_run *running;
@@ -63,7 +64,11 @@ static atomic_bool shutdown_requested;
 /* ---- the Lua heap --------------------------------------------------------
  * Lua's own allocator, counted apart from used_memory and bounded by
  * lua-memory-limit: refusing to grow makes Lua raise "not enough memory"
- * in the script; shrinking never fails, as Lua requires. */
+ * in the script; shrinking never fails, as Lua requires. The limit holds
+ * only inside the protected calls that compile and run a script
+ * (bounded): outside them (KEYS and ARGV, the cache's reference, the
+ * error reply) an error would be unprotected, and Lua's panic exits the
+ * process, so those few allocations may go past it. */
 
 static void *
 lua_heap(void *ud, void *ptr, size_t osize, size_t nsize)
@@ -76,7 +81,7 @@ lua_heap(void *ud, void *ptr, size_t osize, size_t nsize)
     }
     if (nsize > osize &&
         lua_bytes - osize + nsize > (size_t)srv.conf.lua_memory_limit &&
-        L != NULL) {
+        L != NULL && bounded) {
         return NULL;
     }
     void *p = realloc(ptr, nsize);
@@ -281,6 +286,20 @@ script_flush(void)
     }
 }
 
+/* After a script or a compilation: a full collection when it ran out of
+ * memory or left the heap past half its limit, so that the garbage of a
+ * script that failed does not make the next ones fail too (Lua 5.1 has no
+ * emergency collection; its incremental steps run only as it allocates,
+ * and at the limit nothing allocates). */
+static void
+relieve(int rc)
+{
+    if (L != NULL && (rc == LUA_ERRMEM ||
+                      lua_bytes > (size_t)srv.conf.lua_memory_limit / 2)) {
+        lua_gc(L, LUA_GCCOLLECT, 0);
+    }
+}
+
 /* ---- compiling -------------------------------------------------------- */
 
 /* Redis's evalExtractShebangFlags(): the #!lua line's flags, and its
@@ -386,11 +405,15 @@ compile(struct conn *c, const char *body, size_t len, bool loaded)
         cmd_error(c, err);
         return NULL;
     }
-    if (sandbox_load(L, body + skip, len - skip, "@user_script") != 0) {
+    bounded = true;
+    int rc = sandbox_load(L, body + skip, len - skip, "@user_script");
+    bounded = false;
+    if (rc != 0) {
         const char *why = lua_tostring(L, -1);
         cmd_errorf(c, "ERR Error compiling script (new function): %s",
                    why != NULL ? why : "?");
         lua_pop(L, 1);
+        relieve(rc);
         return NULL;
     }
     e = cache_add(L, sha, flags, loaded);
@@ -519,10 +542,17 @@ reply_failure(struct conn *c, const struct script_entry *e)
         cmd_errorf(c, "ERR Error running script f_%s, %.100s", sha, msg);
         return;
     }
-    lua_getfield(L, -1, "err");
-    lua_getfield(L, -2, "source");
-    lua_getfield(L, -3, "line");
-    lua_getfield(L, -4, "ignore_error_stats_update");
+    /* Raw reads: an __index that raises would raise here, outside any
+     * protected call, and Lua's panic ends the process (Redis 7.0.15's
+     * lua_getfield does: error(setmetatable({}, {__index=error})) kills
+     * it). */
+    int t = lua_gettop(L);
+    static const char *const fields[] = { "err", "source", "line",
+                                          "ignore_error_stats_update" };
+    for (int i = 0; i < 4; i++) {
+        lua_pushstring(L, fields[i]);
+        lua_rawget(L, t);
+    }
     const char *msg = lua_isstring(L, -4) ? lua_tostring(L, -4) : "";
     const char *source = lua_isstring(L, -3) ? lua_tostring(L, -3) : NULL;
     const char *line = lua_isstring(L, -2) ? lua_tostring(L, -2) : NULL;
@@ -565,7 +595,9 @@ call_function(struct conn *c, struct script_entry *e, struct script_run *r,
     if (srv.conf.busy_reply_threshold > 0) {
         lua_sethook(L, count_hook, LUA_MASKCOUNT, HOOK_INSTRUCTIONS);
     }
+    bounded = true;
     int rc = lua_pcall(L, 0, 1, -2);
+    bounded = false;
     lua_sethook(L, NULL, 0, 0);
     busy_end();
     if (rc != 0) {
@@ -576,6 +608,7 @@ call_function(struct conn *c, struct script_entry *e, struct script_run *r,
     lua_pop(L, rc != 0 ? 2 : 1);   /* the error (or nothing) and handler */
     api_end();
     running = NULL;
+    relieve(rc);
 }
 
 /* Redis's getLongLongFromObjectOrReply() and its numkeys checks. */

@@ -94,6 +94,7 @@ import argparse
 import collections
 import os
 import random
+import re
 import socket
 import sys
 import tempfile
@@ -102,6 +103,10 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 if HERE not in sys.path:
     sys.path.insert(0, HERE)
+
+# A script's reply may nest ~8000 deep (Redis's conversion stops at a Lua
+# stack limit): the reader recurses once a level.
+sys.setrecursionlimit(max(sys.getrecursionlimit(), 40000))
 
 HISTORY = int(os.environ.get("DIFFTEST_HISTORY", "20"))                 # requests printed before a mismatch
 BATCH_MAX = 16               # requests per pipelined batch
@@ -174,6 +179,8 @@ class Gen:
         self.limiters = False   # may draw planted limiter keys
         self.past = False       # drew an absolute expiry that is not ahead
         self.planted = False    # limiter keys are planted (--plant-limiters)
+        self.scripts = None     # the run's Scripts (SHA1s EVALSHA may name)
+        self.past_keys = []     # keys a script SET with a past EXAT/PXAT
 
     def pick(self, pool):
         return self.rng.choice(pool)
@@ -822,6 +829,516 @@ def g_zpop(g):
     return [zkey(g)]
 
 
+# ---- scripts: EVAL, EVALSHA, EVAL_RO, SCRIPT LOAD|EXISTS|FLUSH -------------------
+
+# The grammar's commands a generated script may call (redis.call and
+# redis.pcall, on the same keys as the plain stream): not the scans and
+# transactions (their replies' order or a script's refusal of them are
+# drawn apart, see SCRIPT_DENIED), not the limiters, not SELECT (a key a
+# script SETs with a past EXAT is read right after it, in the caller's
+# database: see past_keys).
+SCRIPT_SKIP = {"SCAN", "HSCAN", "ZSCAN", "MULTI", "EXEC", "DISCARD", "WATCH", "UNWATCH",
+               "CL.THROTTLE", "INCREX", "SELECT"}
+# Replies whose order is Redis's hash table's (or KEYS'): a script returns
+# their length. TTL and friends: whether positive (the clocks differ).
+SCRIPT_COUNTED = {"HGETALL", "HKEYS", "HVALS", "KEYS"}
+SCRIPT_TIMED = {"TTL", "PTTL", "EXPIRETIME", "PEXPIRETIME"}
+SCRIPT_DENIED = [[b"multi"], [b"exec"], [b"watch", b"k"], [b"eval", b"return 1", b"0"],
+                 [b"script", b"load", b"return 1"], [b"subscribe", b"c"], [b"nosuch"],
+                 [b"hello", b"3"]]
+# What a generated script did: the coverage report's "options" of EVAL.
+SCRIPT_FEATURES = ("<call>", "<pcall>", "<int>", "<float>", "<huge>",
+                   "<negative>", "<string>", "<bool>", "<nil>", "<array>", "<holes>",
+                   "<nested>", "<ok>", "<err>", "<double>", "<map>", "<set>",
+                   "<status_reply>", "<error_reply>", "<error()>", "<error({err})>",
+                   "<runtime error>", "<lua pcall>", "<global write>",
+                   "<global read>", "<readonly table>", "<setresp3>", "<KEYS>", "<ARGV>",
+                   "<random>", "<loop>", "<denied>", "<bad args>", "<shebang>",
+                   "<numkeys>", "<big_number>", "<lua lib>", "<deep>", "<select>",
+                   "<syntax error>", "<number arg>")
+LUA_NUMERAL = re.compile(rb"^-?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?$")
+SCRIPT_RECENT = 300     # EVALSHA only of bodies fewer EVALs ago (cellgate forgets beyond 500)
+
+
+def lua_str(b):
+    """bytes as a Lua string literal (every other byte as \\ddd)."""
+    out = []
+    for c in b:
+        if 32 <= c < 127 and c not in (34, 92):
+            out.append(chr(c))
+        else:
+            out.append("\\%03d" % c)
+    return '"' + "".join(out) + '"'
+
+
+class Scripts:
+    """The SHA1s the generators may name: loaded ones (SCRIPT LOAD) and the
+    last EVALs' (see note). A FLUSH in a discarded transaction forgets
+    them here only: fewer to name, no false mismatch."""
+
+    def __init__(self):
+        self.loaded = []
+        self.recent = collections.deque(maxlen=SCRIPT_RECENT)   # (sha, evals then)
+        self.evals = 0          # EVALs generated: each compiles one body at most
+        self.past = {}          # SHA1 -> keys its body SETs with a past EXAT
+
+    def recent_shas(self):
+        """The recent bodies fewer than SCRIPT_RECENT EVALs (of any kind:
+        in MULTI too, not noted) ago: not one of them can have been pushed
+        out of cellgate's 500 since."""
+        return [sha for sha, at in self.recent if self.evals - at < SCRIPT_RECENT]
+
+    def sha(self, body):
+        import hashlib
+        return hashlib.sha1(body).hexdigest().encode()
+
+    def note(self, name, full, reply, in_multi):
+        """After the reply: a script compiled (SCRIPT LOAD answered its
+        SHA1, or EVAL ran it: not a refusal before compiling). Only then:
+        an EVAL that was not run (a wrong arity, queued and discarded)
+        must not make an old body recent again, since cellgate forgets
+        EVAL-only bodies beyond 500 and Redis 7.0 never does."""
+        if in_multi or len(full) < 3:
+            return
+        raw = reply.raw
+        if name == "SCRIPT LOAD" and raw.startswith(b"$40\r\n"):
+            self.loaded.append(self.sha(full[2]))
+            if len(self.loaded) > 200:
+                del self.loaded[:100]
+        elif name in ("EVAL", "EVAL_RO") and not raw.startswith(
+                (b"-ERR wrong number", b"-ERR Number of keys",
+                 b"-ERR value is not an integer", b"-ERR Error compiling",
+                 b"-ERR Invalid script shebang", b"-ERR Unexpected flag",
+                 b"-ERR Unknown lua shebang")):
+            self.recent.append((self.sha(full[1]), self.evals))
+
+
+class ScriptGen:
+    """One generated script: statements, then a return."""
+
+    def __init__(self, g, resp3=False):
+        self.g = g
+        self.rng = g.rng
+        self.nlocals = 0
+        self.lines = []
+        self.past_keys = []
+        self.deep = None        # a local nested deep: mostly returned
+        self.selected = False   # the script SELECTed another database
+
+    def feat(self, name):
+        self.g.opts.append(name)
+
+    def local(self):
+        self.nlocals += 1
+        return "v%d" % self.nlocals
+
+    def arg(self, a):
+        """An argument of redis.call: its bytes, or now and then the Lua
+        number it spells (Redis sends an integral one as %lld, any other
+        as %.17g: 0.1 becomes 0.10000000000000001)."""
+        r = self.rng.random()
+        if r < 0.12 and LUA_NUMERAL.match(a) and len(a) < 40:
+            # Only where Redis then gets the same integer or a
+            # non-integer: "1e3" or "007" as numbers would turn an invalid
+            # expiry into 1000 ms or 7 ms, and keys would expire while the
+            # run lasts (each server's active expiry is its own).
+            v = float(a)
+            if (a.lstrip(b"-").isdigit() and a == b"%d" % int(a)) or \
+                    (v == v and abs(v) != float("inf") and v != int(v)):
+                self.feat("<number arg>")
+                return a.decode()
+        return lua_str(a)
+
+    def command(self):
+        """(lua argument list, post) of a call to one of the grammar's
+        commands; post wraps the reply."""
+        g = self.g
+        if self.rng.random() < 0.04:
+            self.feat("<denied>")
+            words = self.rng.choice(SCRIPT_DENIED)
+            return ", ".join(lua_str(w) for w in words), None
+        if self.rng.random() < 0.06:
+            self.feat("<bad args>")
+            return self.rng.choice(["", "{}", "'get', {}", "'get', nil", "'set', 'k', true",
+                                    "'get', 1.5", "nil", "'incrby', 'k', 2.5",
+                                    "'set', 'k', -0.25"]), None
+        for _ in range(10):
+            cmd = self.rng.choice(SCRIPT_CMDS)
+            sub = Gen(self.rng)
+            args = cmd.gen(sub)
+            # After the script's SELECT, a key SET with a past EXAT would be
+            # in a database past_keys' EXISTS does not read.
+            if not (self.selected and sub.past and cmd.name == "SET"):
+                break
+        else:
+            cmd, args = BY_NAME["PING"], []
+        if sub.past and cmd.name == "SET":
+            self.past_keys.append(args[0])
+        words = [cmd.name.encode()] + args
+        text = ", ".join([lua_str(g.case(words[0]))] + [self.arg(a) for a in words[1:]])
+        post = None
+        if cmd.name in SCRIPT_COUNTED:
+            post = "count"
+        elif cmd.name in SCRIPT_TIMED:
+            post = "timed"
+        return text, post
+
+    def call(self, protected=None):
+        """An expression: redis.call or redis.pcall of a command."""
+        text, post = self.command()
+        if protected is None:
+            protected = self.rng.random() < 0.4
+        self.feat("<pcall>" if protected else "<call>")
+        how = "redis.pcall" if protected else "redis.call"
+        e = "%s(%s)" % (how, text)
+        if post == "count":
+            return "(function(r) if type(r) == 'table' and not r.err then return #r end " \
+                   "return r end)(%s)" % e
+        if post == "timed":
+            return "(function(r) if type(r) == 'number' and r > 0 then return 1 end " \
+                   "return r end)(%s)" % e
+        return e
+
+    def number(self):
+        r = self.rng.random()
+        if r < 0.4:
+            self.feat("<int>")
+            return str(self.rng.randint(-100, 100))
+        if r < 0.7:
+            self.feat("<float>")
+            return self.rng.choice(["3.99", "-3.99", "-0.5", "0.5", "1.5e3", "-2.25", "0.1",
+                                    "1/3", "-1/3", "100.0001"])
+        if r < 0.85:
+            self.feat("<huge>")
+            return self.rng.choice(["1e100", "-1e100", "2^53", "2^53+1", "2^63", "-2^63",
+                                    "2^62", "9007199254740993", "1e308", "0/0", "1/0", "-1/0",
+                                    "123456789012345678901234567890", "-9.2e18"])
+        self.feat("<negative>")
+        return str(-self.rng.randint(1, 10 ** 12))
+
+    def string(self):
+        self.feat("<string>")
+        r = self.rng.random()
+        if r < 0.5:
+            return lua_str(self.g.val() if self.rng.random() < 0.5 else
+                           self.rng.choice(MEMBER_POOL))
+        return self.rng.choice(['""', '"x"', '"OK"', '"a\\0b"', '"\\r\\n"', '"1"', '"-5"',
+                                '"3.5"', '"ERR fake"', '"-ERR x"', '"  pad"',
+                                "string.rep('ab', 40)", "tostring(12.5)", "'a' .. 1",
+                                "string.format('%d:%s', 7, 'x')", "('x'):upper()"])
+
+    def err_text(self):
+        """A string for redis.error_reply: without CR or LF (a CR or LF at
+        the start of its text or after its code word: see
+        /work/notes/script-mismatches.md, 3)."""
+        return self.string().replace("\\013", "").replace("\\010", "")
+
+    def var(self):
+        if self.nlocals and self.rng.random() < 0.6:
+            return "v%d" % self.rng.randint(1, self.nlocals)
+        if self.rng.random() < 0.5:
+            self.feat("<KEYS>")
+            return self.rng.choice(["KEYS[1]", "KEYS[2]", "#KEYS", "KEYS"])
+        self.feat("<ARGV>")
+        return self.rng.choice(["ARGV[1]", "ARGV[2]", "#ARGV", "ARGV", "tonumber(ARGV[1])"])
+
+    def table(self, depth):
+        r = self.rng.random()
+        if r < 0.35:
+            n = self.rng.randint(0, 5)
+            items = []
+            for _ in range(n):
+                if self.rng.random() < 0.15:
+                    self.feat("<holes>")
+                    items.append("nil")
+                else:
+                    items.append(self.value(depth + 1))
+            self.feat("<array>")
+            return "{" + ", ".join(items) + "}"
+        if r < 0.45:
+            self.feat("<ok>")
+            return "{ok=%s}" % (self.string() if self.rng.random() < 0.8 else self.value(depth + 1))
+        if r < 0.55:
+            self.feat("<err>")
+            return "{err=%s}" % (self.string() if self.rng.random() < 0.8 else self.value(depth + 1))
+        if r < 0.65:
+            self.feat("<double>")
+            return "{double=%s}" % (self.number() if self.rng.random() < 0.85 else self.string())
+        if r < 0.72:
+            self.feat("<map>")
+            # one field at most: a Lua table's order is its hash's
+            if self.rng.random() < 0.2:
+                return "{map={}}"
+            return "{map={[%s]=%s}}" % (self.string(), self.value(depth + 1))
+        if r < 0.78:
+            self.feat("<set>")
+            if self.rng.random() < 0.2:
+                return "{set={}}"
+            return "{set={[%s]=true}}" % self.string()
+        if r < 0.82:
+            self.feat("<big_number>")
+            return "{big_number=%s}" % self.rng.choice(['"123"', '"-1"', '"1e5"', '"12345678901234567890"'])
+        self.feat("<nested>")
+        return "{%s, {%s, {%s}}, %s}" % (self.value(depth + 1), self.value(depth + 1),
+                                         self.value(depth + 1), self.value(depth + 1))
+
+    def value(self, depth=0):
+        r = self.rng.random()
+        if depth > 2:
+            r = r * 0.45
+        if r < 0.12:
+            return self.number()
+        if r < 0.24:
+            return self.string()
+        if r < 0.3:
+            self.feat("<bool>")
+            return self.rng.choice(["true", "false"])
+        if r < 0.33:
+            self.feat("<nil>")
+            return "nil"
+        if r < 0.45:
+            return self.var()
+        if r < 0.65:
+            return self.table(depth)
+        if r < 0.8:
+            return self.call()
+        if r < 0.87:
+            if self.rng.random() < 0.5:
+                self.feat("<status_reply>")
+                return "redis.status_reply(%s)" % self.string()
+            self.feat("<error_reply>")
+            return "redis.error_reply(%s)" % self.err_text()
+        if r < 0.93:
+            self.feat("<lua pcall>")
+            return "{pcall(function() %s end)}" % self.failing()
+        self.feat("<lua lib>")
+        return self.rng.choice([
+            "tostring(%s)" % self.number(), "type(%s)" % self.var(),
+            "(%s) .. ''" % self.string(), "#(%s)" % self.string(),
+            "redis.sha1hex(%s)" % self.string(), "select('#', %s, nil)" % self.number(),
+            "{unpack({1, 2, 3}, %s, %s)}" % (self.rng.randint(-2, 3), self.rng.randint(0, 5)),
+            "{unpack({}, 1, %s)}" % self.rng.choice(["1e8", "2^31", "-2^31", "10"]),
+            "bit.tohex(%s)" % self.number(), "bit.band(%s, 255)" % self.number(),
+            "bit.bor(%s, 1)" % self.number(), "tonumber(%s)" % self.string(),
+            "string.format('%%5.2f|%%q|%%d', %s, %s, %s)" % (self.number(), self.string(),
+                                                          self.rng.randint(-9, 9)),
+            "{pcall(redis.call%s)}" % self.rng.choice(["", ", 'get'", ", 'ping'",
+                                                       ", 'incr', 'k'"]),
+            "redis.status_reply(%s)" % self.rng.choice(["nil", "{}", "1"]),
+            "redis.error_reply(%s)" % self.rng.choice(["nil", "{}", "12"]),
+            "redis.sha1hex()", "loadstring(%s)" % self.string(),
+            "(loadstring('return ' .. %s) or type)()" % self.rng.choice(
+                ["'1'", "'1 +'", "'{1, 2}'", "'KEYS'", "'nosuch'"]),
+            "math.huge", "-math.huge", "math.floor(%s)" % self.number(),
+            "math.fmod(%s, 3)" % self.number(), "string.rep('ab', %d)" % self.rng.randint(0, 50),
+            "table.concat({%s, %s}, ',')" % (self.string(), self.number()),
+            "function() end", "coroutine.create(function() end)",
+            "(function(...) return select('#', ...) end)(%s, nil, nil)" % self.var(),
+        ])
+
+    def failing(self):
+        """A statement that raises, or may."""
+        r = self.rng.random()
+        if r < 0.2:
+            self.feat("<error()>")
+            return "error(%s)" % self.rng.choice([self.string(), '"boom"', "'x', 0", "'lvl', 2",
+                                                  self.number()])
+        if r < 0.35:
+            self.feat("<error({err})>")
+            # Not a text starting with '-': cellgate drops that '-' (see
+            # /work/notes/script-mismatches.md, 1).
+            text = self.rng.choice([self.string(), '"MYERR code"', '"ERR plain"'])
+            if text.startswith('"-') or text.startswith('"\\045'):
+                text = '"ERR plain"'
+            return "error({err=%s})" % text
+        if r < 0.45:
+            self.feat("<error()>")
+            return "error(redis.error_reply(%s))" % self.err_text()
+        if r < 0.65:
+            self.feat("<runtime error>")
+            return self.rng.choice(["local x = nil + 1", "local x = {} .. 'a'",
+                                    "local x = ('a')()", "local x = #nil",
+                                    "local x = string.rep()", "local x = ({}).a.b",
+                                    "local x = 1 < 'a'", "local x = math.floor('z')",
+                                    "local x = string.sub()", "local x = tonumber()",
+                                    "local x = redis.call('get', KEYS[1]) + 1"])
+        if r < 0.75:
+            self.feat("<global write>")
+            return self.rng.choice(["x = 1", "_G.y = 2", "function f() end",
+                                    "rawset(_G, 'z', 1)"])
+        if r < 0.85:
+            self.feat("<global read>")
+            return self.rng.choice(["local x = nosuch", "local x = print",
+                                    "local x = os.time()", "local x = a.b"])
+        if r < 0.92:
+            self.feat("<readonly table>")
+            return self.rng.choice(["redis.call = nil", "string.x = 1", "table.insert = nil",
+                                    "getmetatable('').__index = {}", "redis = nil"])
+        return "local x = %s" % self.call(protected=False)
+
+    def statement(self):
+        r = self.rng.random()
+        if r < 0.35:
+            return "local %s = %s" % (self.local(), self.value())
+        if r < 0.55:
+            e = self.call()
+            return "local _ = " + e if e.startswith("(") else e
+        if r < 0.63:
+            return self.failing()
+        if r < 0.71:
+            self.feat("<lua pcall>")
+            name = self.local()
+            return "local %s = {pcall(function() %s end)}" % (name, self.failing())
+        if r < 0.76:
+            self.feat("<setresp3>")
+            return "redis.setresp(%s)" % self.rng.choice(["3", "3", "2", "4"])
+        if r < 0.81:
+            self.feat("<random>")
+            name = self.local()
+            return "math.randomseed(%d) local %s = {math.random(100), math.random(), " \
+                   "math.random(5, 10)}" % (self.rng.randint(0, 1000), name)
+        if r < 0.88:
+            self.feat("<loop>")
+            name = self.local()
+            return "local %s = 0 for i = 1, %d do %s = %s + 1 %s end" % (
+                name, self.rng.randint(1, 5), name, name,
+                "redis.pcall('incr', KEYS[1] or 'k')" if self.rng.random() < 0.5 else "")
+        if r < 0.94:
+            self.feat("<setresp3>")
+            name = self.local()
+            return "redis.setresp(3) local %s = %s" % (name, self.call())
+        if r < 0.96:
+            name = self.local()
+            return "local %s = %s" % (name, self.table(0))
+        if r < 0.98:
+            # past Redis's depth of conversion (a Lua stack limit) or not
+            self.feat("<deep>")
+            name = self.local()
+            self.deep = name
+            return "local %s = %s for i = 1, %d do %s = %s end" % (
+                name, self.value(2), self.rng.choice([10, 2000, 7990, 7996, 9000, 10000]),
+                name, self.rng.choice(["{%s}", "{1, %s}", "{%s, 2}", "{map={a=%s}}",
+                                       "{set={[%s]=true}}"]) % name)
+        # SELECT (then no SET with a past EXAT: see command)
+        self.feat("<select>")
+        self.selected = True
+        name = self.local()
+        return "local %s = {redis.pcall('select', %s), redis.call('dbsize'), " \
+               "redis.call('exists', %s)}" % (name, lua_str(self.g.db()),
+                                               lua_str(self.g.key()))
+
+    def body(self):
+        lines = []
+        if self.rng.random() < 0.04:
+            self.feat("<shebang>")
+            lines.append(self.rng.choice(["#!lua", "#!lua flags=no-writes",
+                                          "#!lua flags=allow-oom", "#!lua flags=bogus",
+                                          "#!lua name=x", "#!lua flags=no-writes,allow-stale"]))
+        for _ in range(self.rng.randint(0, 6)):
+            lines.append(self.statement())
+        r = self.rng.random()
+        if self.deep and r < 0.7:
+            lines.append("return %s" % self.deep)
+        elif r < 0.02:
+            self.feat("<syntax error>")
+            lines.append(self.rng.choice(["return 1 +", "local = 1", "return {", "x y z",
+                                          "return 'open", "end", "\x1bLua"]))
+        elif r < 0.1:
+            lines.append("return %s, %s" % (self.value(), self.value()))
+        elif r < 0.15:
+            pass                                 # no return: nil
+        else:
+            lines.append("return %s" % self.value())
+        sep = "\n" if self.rng.random() < 0.7 else " "
+        return sep.join(lines).encode()
+
+
+SCRIPT_KEY_WORDS = None
+
+
+def script_keys_args(g, sg):
+    """numkeys, its keys and the arguments (sometimes a wrong numkeys)."""
+    nkeys = g.rng.choice([0, 1, 1, 2, 2, 3])
+    keys = [g.key() if g.rng.random() < 0.6 else g.pick(HOME_ALL) for _ in range(nkeys)]
+    argv = [g.val() if g.rng.random() < 0.5 else g.int_() for _ in range(g.rng.randint(0, 3))]
+    if g.chance(0.03):
+        sg.feat("<numkeys>")
+        n = g.pick([b"-1", b"x", b"%d" % (nkeys + len(argv) + 1), b"", b"1.5"])
+    else:
+        n = b"%d" % nkeys
+    return [n] + keys + argv
+
+
+def g_eval(g):
+    sg = ScriptGen(g)
+    body = sg.body()
+    g.past_keys = sg.past_keys
+    if g.scripts is not None:
+        g.scripts.evals += 1
+        if sg.past_keys:
+            g.scripts.past[g.scripts.sha(body)] = sg.past_keys
+    return [body] + script_keys_args(g, sg)
+
+
+def g_evalsha(g):
+    sg = ScriptGen(g)
+    s = g.scripts
+    r = g.rng.random()
+    if s is not None and s.loaded and r < 0.5:
+        g.opts.append("<loaded>")
+        sha = g.pick(s.loaded)
+    elif s is not None and s.recent_shas() and r < 0.85:
+        g.opts.append("<evaled>")
+        sha = g.pick(s.recent_shas())
+    else:
+        # (not the SHA1 of any body the grammar may write, as "return 1":
+        # Redis would keep that one forever, cellgate not)
+        g.opts.append("<unknown>")
+        sha = g.pick([b"0" * 40, b"ffffffffffffffffffffffffffffffffffffffff", b"abc", b"",
+                      b"E0E1F9FABFC9D4800C877A703B823AC0578FF8DA"])
+    if s is not None:
+        # its SET with a past EXAT runs again: read its keys after it too
+        g.past_keys = s.past.get(sha, [])
+    if g.chance(0.2):
+        sha = sha.upper()
+    return [sha] + script_keys_args(g, sg)
+
+
+def g_script_load(g):
+    sg = ScriptGen(g)
+    body = sg.body()
+    if g.scripts is not None and sg.past_keys:
+        g.scripts.past[g.scripts.sha(body)] = sg.past_keys
+    g.opts[:] = []      # features are counted on EVAL
+    return [body]
+
+
+def g_script_exists(g):
+    s = g.scripts
+    out = []
+    for _ in range(g.rng.randint(1, 4)):
+        r = g.rng.random()
+        if s is not None and s.loaded and r < 0.4:
+            out.append(g.pick(s.loaded))
+        elif s is not None and s.recent_shas() and r < 0.8:
+            out.append(g.pick(s.recent_shas()))
+        else:
+            out.append(g.pick([b"0" * 40, b"abc", b"", b"x" * 40]))
+    return out
+
+
+def g_script_flush(g):
+    if g.scripts is not None:
+        g.scripts.loaded = []
+        g.scripts.recent.clear()
+    r = g.rng.random()
+    if r < 0.3:
+        return [g.opt(b"ASYNC")]
+    if r < 0.6:
+        return [g.opt(b"SYNC")]
+    return []
+
+
 class Cmd:
     """A grammar entry.
 
@@ -830,11 +1347,14 @@ class Cmd:
     wrongtype  a string command that may meet a planted limiter key
     redis      False: cellgate-only, never sent to Redis nor in the stream
     queue      may be queued inside MULTI
+
+    A name of two words (SCRIPT LOAD) is sent as two arguments.
     """
 
     def __init__(self, name, gen, weight=1.0, options=(), wrongtype=False,
                  redis=True, queue=True):
         self.name = name
+        self.words = [w.encode() for w in name.split(" ")]   # SCRIPT LOAD: two
         self.gen = gen
         self.weight = weight
         self.options = tuple(options)
@@ -966,11 +1486,21 @@ GRAMMAR = [
     Cmd("ZPOPMIN", g_zpop, wrongtype=True),
     Cmd("ZPOPMAX", g_zpop, wrongtype=True),
     Cmd("ZSCAN", g_zscan, 1.3, ("MATCH", "COUNT", "<invalid>"), wrongtype=True, queue=False),
+    # scripts (generated Lua bodies over the grammar's commands, see ScriptGen)
+    Cmd("EVAL", g_eval, 6, SCRIPT_FEATURES),
+    Cmd("EVAL_RO", g_eval, 1),
+    Cmd("EVALSHA", g_evalsha, 2, ("<loaded>", "<evaled>", "<unknown>")),
+    Cmd("EVALSHA_RO", g_evalsha, 0.5),
+    Cmd("SCRIPT LOAD", g_script_load, 1),
+    Cmd("SCRIPT EXISTS", g_script_exists, 0.7),
+    Cmd("SCRIPT FLUSH", g_script_flush, 0.03),
     # cellgate's limiters: never sent to Redis, only planted (--plant-limiters)
     Cmd("CL.THROTTLE", g_cl_throttle, 0, redis=False),
     Cmd("INCREX", g_increx, 0, redis=False),
 ]
 BY_NAME = {c.name: c for c in GRAMMAR}
+SCRIPT_CMDS = [c for c in GRAMMAR if c.redis and c.name not in SCRIPT_SKIP
+               and not c.name.startswith(("EVAL", "SCRIPT"))]
 TX_END = {"MULTI", "EXEC", "DISCARD", "SCAN", "HSCAN", "ZSCAN"}   # end a batch
 # Replies whose order is Redis's hash table's when it keeps the key in one
 # (OBJECT ENCODING hashtable): compared as multisets then, byte for byte
@@ -1109,6 +1639,9 @@ def error_prefix(raw):
     line = raw.split(b"\r\n", 1)[0].decode("latin-1")
     if line.startswith("!"):
         line = "-" + raw.split(b"\r\n")[1].decode("latin-1")
+    cut = line.find(" script: ")        # a script's error: its SHA1 and line
+    if cut > 0:
+        line = line[:cut]
     if not line.startswith("-ERR"):
         return line.split(" ", 1)[0]
     for head in ERROR_HEADS:
@@ -1250,6 +1783,7 @@ class Runner:
         self.out = out
         self.stats = Stats()
         self.history = collections.deque(maxlen=HISTORY)
+        self.scripts = Scripts()
 
     def connect(self, resp):
         cg = Conn(*self.cg_addr, name="cellgate")
@@ -1320,15 +1854,18 @@ class Runner:
                     g = Gen(rng)
                     g.limiters = self.plant and cmd.wrongtype
                     g.planted = self.plant
+                    g.scripts = self.scripts
                     args = cmd.gen(g)
                     wrong = False
-                    if rng.random() < P_WRONG_ARITY:
+                    # Not a subcommand's inside MULTI: cellgate queues it
+                    # (see /work/notes/script-mismatches.md, 2).
+                    if rng.random() < P_WRONG_ARITY and not (in_multi and len(cmd.words) > 1):
                         wrong = True
                         if args and rng.random() < 0.6:
                             args = args[:rng.randrange(len(args))]
                         else:
                             args = args + [g.val()]
-                    full = [g.case(cmd.name.encode())] + args
+                    full = [g.case(w) for w in cmd.words] + args
                     batch.append((cmd, full, wrong, g.opts))
                     if g.past and cmd.name == "SET" and len(full) > 1:
                         # Redis 7.0 stores a SET with a past EXAT/PXAT and
@@ -1336,6 +1873,9 @@ class Runner:
                         # expiry cycle happens on it: at random. Reading it
                         # at once makes both servers forget it now.
                         batch.append((BY_NAME["EXISTS"], [b"EXISTS", full[1]], False, []))
+                    for k in g.past_keys:
+                        # the same for a key a script SET so
+                        batch.append((BY_NAME["EXISTS"], [b"EXISTS", k], False, []))
                     if in_multi and cmd.name in ORDERED:
                         must_close = True
                     if cmd.name in TX_END or (cmd.name in ORDERED and not in_multi):
@@ -1382,6 +1922,7 @@ class Runner:
                     if not ok:
                         self.mismatch(resp, index, full, shown_a, shown_b, in_multi, queued)
                     self.history.append((index, full))
+                    self.scripts.note(cmd.name, full, b, in_multi)
                     # the transaction's state, from the reference's replies
                     name = cmd.name
                     if in_multi:

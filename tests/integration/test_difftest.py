@@ -41,6 +41,31 @@ COLLECTION_ERRORS = ["-ERR min or max not valid string range item",
                      "-ERR hash value is not an integer", "-ERR invalid cursor"]
 
 
+# The scripts' commands: each answered both an error and something else
+# (SCRIPT EXISTS never fails but for a wrong arity, rare: not asserted).
+SCRIPT_COMMANDS = ["EVAL", "EVAL_RO", "EVALSHA", "EVALSHA_RO", "SCRIPT LOAD"]
+# Errors only a script's paths give.
+SCRIPT_ERRORS = ["-NOSCRIPT", "-ERR user_script",
+                 "-ERR Write commands are not allowed from read-only scripts.",
+                 "-ERR Error compiling script (new function): user_script",
+                 "-ERR Number of keys can",
+                 "-ERR This Redis command is not allowed from script",
+                 "-ERR Lua redis lib command arguments must be strings or integers",
+                 "-ERR Please specify at least one argument for this redis lib call",
+                 "-ERR Attempt to modify a readonly table",
+                 "-ERR Unknown Redis command called from script",
+                 "-ERR reached lua stack limit"]
+
+
+def assert_scripts_covered(stats):
+    for name in SCRIPT_COMMANDS:
+        assert stats.ok[name] > 0 and stats.failed[name] > 0, \
+            (name, stats.ok[name], stats.failed[name])
+    assert stats.ok["SCRIPT EXISTS"] > 0
+    for err in SCRIPT_ERRORS:
+        assert stats.errors[err] > 0, (err, sorted(e for e in stats.errors if "script" in e))
+
+
 def assert_collections_covered(stats):
     for name in COLLECTION_COMMANDS:
         assert stats.commands[name] > 0, name
@@ -75,6 +100,7 @@ def test_cellgate_answers_as_redis(redis_server, module_daemon, seed, plant):
                 "-WRONGTYPE", "-EXECABORT"):
         assert stats.errors[err] > 0, err
     assert_collections_covered(stats)
+    assert_scripts_covered(stats)
 
 
 @pytest.fixture(scope="module")
@@ -98,6 +124,7 @@ def test_engine_finds_no_difference_between_two_redis_servers(redis_server, seco
                 "-ERR invalid expire time in", "-ERR value is not a valid float", "-EXECABORT"):
         assert stats.errors[err] > 0, err
     assert_collections_covered(stats)
+    assert_scripts_covered(stats)
     for err in COLLECTION_ERRORS:
         assert stats.errors[err] > 0, err
 

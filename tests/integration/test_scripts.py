@@ -240,6 +240,35 @@ def test_the_lua_heap_is_bounded_and_apart_from_maxmemory(start_daemon):
     assert int(d.info("memory")["used_memory"]) < used + 256 * 1024
 
 
+def test_a_script_out_of_lua_memory_does_not_kill_the_server_nor_the_next(start_daemon):
+    """fuzz_script: the garbage of a script that ran out of memory left the
+    heap at the limit, and the next EVAL's KEYS table (made outside any
+    protected call) raised a Lua panic: the process exited."""
+    d = start_daemon("--lua-memory-limit", "2mb")
+    c = d.raw()
+    loaded = c.command("SCRIPT", "LOAD", "return #KEYS")[5:-2].decode()
+    fill = "local t = {} for i = 1, 1e7 do t[i] = {} end return #t"
+    for _ in range(3):
+        got = c.command("EVAL", fill, 0)
+        assert got.startswith(b"-ERR") and b"not enough memory" in got, got
+    assert c.command("EVALSHA", loaded, 3, "a" * 100000, "b" * 100000, "c") == b":3\r\n"
+    assert c.command("EVAL", "return 1", 0) == b":1\r\n"
+    assert int(d.info("memory")["used_memory_lua"]) < 1024 * 1024
+
+
+def test_an_error_table_whose_index_raises_does_not_kill_the_server(server):
+    """fuzz_script: reading the error table's fields ran its __index outside
+    any protected call: a Lua panic ended the process (redis-server 7.0.15
+    dies the same way). cellgate reads them raw."""
+    c = server.raw()
+    meta = "{__index=function() error('meta') end}"
+    got = c.command("EVAL", "error(setmetatable({err='E x'}, %s))" % meta, 0)
+    assert got.startswith(b"-E x script: "), got
+    got = c.command("EVAL", "error(setmetatable({}, %s))" % meta, 0)
+    assert got.startswith(b"-"), got
+    assert c.command("PING") == b"+PONG\r\n"
+
+
 def kill9(d):
     d.proc.kill()
     d.proc.wait(10)
