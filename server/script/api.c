@@ -74,6 +74,10 @@ push_error(lua_State *L, const char *msg)
             text = space + 1;
         }
     }
+    /* Trimmed of CR and LF at both ends, as Redis's sdstrim(). */
+    while (*text == '\r' || *text == '\n') {
+        text++;
+    }
     size_t text_len = strlen(text);
     while (text_len > 0 && (text[text_len - 1] == '\r' ||
                             text[text_len - 1] == '\n')) {

@@ -572,10 +572,7 @@ reply_failure(struct conn *c, const struct script_entry *e)
     luaL_pushresult(&b);
     size_t len;
     const char *text = lua_tolstring(L, -1, &len);
-    if (len > 0 && text[0] == '-') {
-        text++;
-        len--;
-    }
+    /* As Redis's "-%s": an err that starts with '-' keeps it ("--5"). */
     cmd_error_script(c, text, len, !counted);
     lua_pop(L, 5);
 }
