@@ -179,8 +179,7 @@ answer(struct busy_client *b, const struct resp_request *req)
         return false;
     }
     struct cmd *cmd = cmd_resolve(top, req);
-    if (cmd->arity > 0 ? req->argc != (size_t)cmd->arity
-                       : req->argc < (size_t)-cmd->arity) {
+    if (!cmd_arity_ok(cmd, req->argc)) {
         return false;
     }
     requests++;

@@ -290,8 +290,8 @@ cmd_request_keys(const struct cmd *cmd, const struct resp_request *req,
     return keynum_spec_keys(&kn, req, out) || keynum_getkeys(&kn, req, out);
 }
 
-static bool
-arity_ok(const struct cmd *cmd, size_t argc)
+bool
+cmd_arity_ok(const struct cmd *cmd, size_t argc)
 {
     if (cmd->arity >= 0) {
         return argc == (size_t)cmd->arity;
@@ -483,7 +483,7 @@ queue(struct conn *c, struct cmd *cmd, struct resp_request *req)
         reject(c, cmd, msg);
         return;
     }
-    if (sub != cmd && !arity_ok(sub, req->argc)) {
+    if (sub != cmd && !cmd_arity_ok(sub, req->argc)) {
         snprintf(msg, sizeof(msg), ERR_WRONG_ARITY, sub->name);
         reject(c, sub, msg);
         return;
@@ -575,7 +575,7 @@ cmd_execute(struct conn *c, struct resp_request *req)
         reply_unknown_command(c, req);
         return;
     }
-    if (!arity_ok(cmd, req->argc)) {
+    if (!cmd_arity_ok(cmd, req->argc)) {
         snprintf(msg, sizeof(msg), ERR_WRONG_ARITY, cmd->name);
         reject(c, cmd, msg);
         return;
@@ -703,7 +703,7 @@ cmd_dispatch_subcommand(struct conn *c, struct resp_request *req,
     for (struct cmd *s = parent->subcommands; s->name != NULL; s++) {
         const char *sname = s->name + plen + 1;
         if (strlen(sname) == req->argvlen[1] && strcasecmp(sname, sub) == 0) {
-            if (!arity_ok(s, req->argc)) {
+            if (!cmd_arity_ok(s, req->argc)) {
                 s->stats.rejected_calls++;
                 cmd_errorf(c, ERR_WRONG_ARITY, s->name);
                 return;

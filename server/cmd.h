@@ -190,6 +190,10 @@ struct cmd_keys {
 bool cmd_request_keys(const struct cmd *cmd, const struct resp_request *req,
                       struct cmd_keys *out);
 
+/* Does argc (the name included) fit cmd's arity (N exactly, -N at
+ * least)? */
+bool cmd_arity_ok(const struct cmd *cmd, size_t argc);
+
 /* Case-insensitive lookup of a top-level command. */
 struct cmd *cmd_lookup(const char *name, size_t len);
 

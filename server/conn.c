@@ -637,8 +637,7 @@ static bool
 must_wait(const struct conn *c, const struct resp_request *req)
 {
     const struct cmd *cmd = cmd_lookup(req->argv[0], req->argvlen[0]);
-    if (cmd == NULL || (cmd->arity > 0 ? req->argc != (size_t)cmd->arity
-                                       : req->argc < (size_t)-cmd->arity)) {
+    if (cmd == NULL || !cmd_arity_ok(cmd, req->argc)) {
         return false;
     }
     unsigned replicates = CMD_WRITE | CMD_MAY_REPLICATE;

@@ -180,13 +180,6 @@ args_to_request(lua_State *L, struct resp_request *req)
 
 /* ---- Redis's checks for a script's command ------------------------------ */
 
-static bool
-arity_ok(const struct cmd *cmd, size_t argc)
-{
-    return cmd->arity > 0 ? argc == (size_t)cmd->arity
-                          : argc >= (size_t)-cmd->arity;
-}
-
 /* scriptVerifyWriteCommandAllow(): NULL, or why the write may not run. */
 static const char *
 write_refused(const struct cmd *cmd, char *buf, size_t buflen)
@@ -277,7 +270,7 @@ refused(struct cmd *cmd, const struct resp_request *req, char *buf,
     if (cmd == NULL) {
         return "Unknown Redis command called from script";
     }
-    if (!arity_ok(cmd, req->argc)) {
+    if (!cmd_arity_ok(cmd, req->argc)) {
         return "Wrong number of args calling Redis command from script";
     }
     if (cmd->flags & CMD_NOSCRIPT) {

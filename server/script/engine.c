@@ -524,18 +524,25 @@ set_array(const char *name, char **argv, size_t *lens, size_t n)
     lua_pop(L, 1);
 }
 
+/* The script's SHA1 as Redis names it: 40 lowercase hex digits. */
+static void
+sha_hex(const struct script_entry *e, char out[41])
+{
+    static const char digits[] = "0123456789abcdef";
+    for (int i = 0; i < 20; i++) {
+        out[2 * i] = digits[e->sha[i] >> 4];
+        out[2 * i + 1] = digits[e->sha[i] & 15];
+    }
+    out[40] = '\0';
+}
+
 /* The failed script's error table (or string) on top of L, as its reply:
  * "-CODE text script: <sha>, on @user_script:<line>." */
 static void
 reply_failure(struct conn *c, const struct script_entry *e)
 {
     char sha[41];
-    for (int i = 0; i < 20; i++) {
-        static const char hex[] = "0123456789abcdef";
-        sha[2 * i] = hex[e->sha[i] >> 4];
-        sha[2 * i + 1] = hex[e->sha[i] & 15];
-    }
-    sha[40] = '\0';
+    sha_hex(e, sha);
     if (!lua_istable(L, -1)) {
         const char *msg = lua_isstring(L, -1) ? lua_tostring(L, -1)
                                               : "execution failure";
@@ -731,11 +738,7 @@ script_load(struct conn *c, const char *body, size_t len)
     }
     cache_keep(e);
     char hex[41];
-    for (int i = 0; i < 20; i++) {
-        static const char digits[] = "0123456789abcdef";
-        hex[2 * i] = digits[e->sha[i] >> 4];
-        hex[2 * i + 1] = digits[e->sha[i] & 15];
-    }
+    sha_hex(e, hex);
     reply_bulk(&c->out, hex, 40);
 }
 
