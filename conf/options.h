@@ -38,6 +38,12 @@
       "most clients connected at once; more get an error and are closed")     \
     X(timeout, "timeout", CONF_INT, "0", 0, 2147483647,                       \
       "close a client idle for this many seconds; 0 = never")                 \
+    X(io_threads, "io-threads", CONF_INT, "1", 1, 128,                        \
+      "threads doing client I/O, the main thread included (it runs every "   \
+      "command); 1 = the main thread does it all; set at start-up")          \
+    X(io_threads_do_reads, "io-threads-do-reads", CONF_BOOL, "no", 0, 0,      \
+      "accepted for Redis's configs: I/O threads always read; set at "       \
+      "start-up")                                                             \
     X(client_query_buffer_limit, "client-query-buffer-limit", CONF_BYTES,     \
       "1gb", 1048576, 1073741824LL,                                           \
       "most unparsed input bytes buffered for one client (1mb to 1gb)")       \

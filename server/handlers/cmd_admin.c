@@ -361,6 +361,7 @@ is_mutable(const char *name)
                                          "daemonize", "supervised",
                                          "pidfile", "enable-debug-command",
                                          "enable-protected-configs",
+                                         "io-threads", "io-threads-do-reads",
                                          NULL };
     for (size_t i = 0; fixed[i] != NULL; i++) {
         if (strcmp(name, fixed[i]) == 0) {

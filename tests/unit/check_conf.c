@@ -195,7 +195,7 @@ START_TEST(test_every_default_is_within_its_own_bounds_and_valid)
     size_t n;
     const struct conf_option *t = conf_options(&n);
 
-    ck_assert_uint_eq(n, 69);
+    ck_assert_uint_eq(n, 71);
     for (size_t i = 0; i < n; i++) {
         char buf[64];
 
