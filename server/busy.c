@@ -304,7 +304,7 @@ busy_main(void *arg)
     sigset_t all;
     sigfillset(&all);
     pthread_sigmask(SIG_BLOCK, &all, NULL);    /* the loop's to handle */
-    mem_side_thread();
+    mem_thread_slot(MEM_SLOTS - 1);
     /* Requests already framed and waiting in the clients' buffers. */
     for (struct busy_client *b = clients; b != NULL; b = b->next) {
         (void)answer_framed(b);
