@@ -172,6 +172,58 @@ obuf_consume(struct obuf *o, size_t n)
 }
 
 void
+obuf_move(struct obuf *dst, struct obuf *src)
+{
+    if (src->pending == 0) {
+        return;
+    }
+    struct obuf_chunk *t = dst->tail;
+    if (t != NULL && src->head == src->tail &&
+        OBUF_CHUNK_SIZE - t->used >= src->pending) {
+        /* A few replies: copied behind dst's, src's chunk kept for the
+         * next ones. */
+        memcpy(t->data + t->used, src->head->data + src->head_sent,
+               src->pending);
+        t->used += src->pending;
+        dst->pending += src->pending;
+        chunk_put(src, src->head);
+    } else if (src->head_sent == 0) {
+        if (t == NULL) {
+            dst->head = src->head;
+            dst->head_sent = 0;
+        } else {
+            t->next = src->head;
+        }
+        dst->tail = src->tail;
+        dst->pending += src->pending;
+    } else {
+        (void)obuf_append(dst, src->head->data + src->head_sent,
+                          src->head->used - src->head_sent);
+        for (struct obuf_chunk *c = src->head->next; c != NULL; c = c->next) {
+            (void)obuf_append(dst, c->data, c->used);
+        }
+        struct obuf_chunk *c = src->head;
+        while (c != NULL) {
+            struct obuf_chunk *next = c->next;
+            chunk_put(src, c);
+            c = next;
+        }
+    }
+    src->head = src->tail = NULL;
+    src->head_sent = 0;
+    src->pending = 0;
+}
+
+void
+obuf_pass_spare(struct obuf *to, struct obuf *from)
+{
+    if (to->spare == NULL && from->spare != NULL) {
+        to->spare = from->spare;
+        from->spare = NULL;
+    }
+}
+
+void
 obuf_stats(const struct obuf *o, struct obuf_stats *st)
 {
     memset(st, 0, sizeof(*st));

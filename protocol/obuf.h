@@ -54,6 +54,17 @@ obuf_pending(const struct obuf *o)
     return o->pending;
 }
 
+/* Append every unsent byte of src to dst and leave src empty: its chunks
+ * are moved, not copied (a few bytes are copied into dst's last chunk
+ * instead); src keeps its spare chunk. An I/O thread takes the replies a
+ * client's commands left this way, and writes them while more are
+ * appended to src. */
+void obuf_move(struct obuf *dst, struct obuf *src);
+
+/* Give from's spare chunk to `to` if it has none (the writer's drained
+ * chunk goes back to the reply buffer: no allocation per batch). */
+void obuf_pass_spare(struct obuf *to, struct obuf *from);
+
 /* What CLIENT LIST reports, in Redis's terms: obl = bytes waiting in the
  * head chunk (Redis's fixed reply buffer), oll = the chunks behind it (its
  * reply list), omem = the bytes those chunks take. */

@@ -33,7 +33,8 @@ BIN = os.path.abspath(os.environ.get("CELLGATE_BIN") or os.path.join(REPO, "cell
 SANITIZE = os.environ.get("SANITIZE", "0") == "1"
 
 # Lines that mean a sanitizer found something, wherever they appear in the log.
-SANITIZER_MARKERS = ("ERROR: AddressSanitizer", "runtime error:", "LeakSanitizer")
+SANITIZER_MARKERS = ("ERROR: AddressSanitizer", "runtime error:", "LeakSanitizer",
+                     "WARNING: ThreadSanitizer")
 
 START_TIMEOUT = 15.0     # seconds until the daemon must answer PING
 STOP_TIMEOUT = 15.0      # seconds after SIGTERM until it must have exited
