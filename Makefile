@@ -7,6 +7,7 @@
 #   make bench      cellgate vs redis-server with redis-benchmark (bench/run.sh)
 #   make bench-callgrind  instructions per request inside cellgate (bench/callgrind.sh)
 #   make bench-perf  where the server's CPU time goes, kernel included (bench/perf.sh)
+#   make bench-ping  server CPU per CL.THROTTLE against Redis's per PING (bench/ping_ratio.sh)
 #   make install    binary, man page, config and systemd unit under PREFIX
 #                   (default /usr/local; DESTDIR stages them); make uninstall
 #   make deb        a Debian package in build-deb/ (dpkg-buildpackage)
@@ -85,7 +86,7 @@ BENCH_PKGS := valgrind gnuplot-nox linux-perf nghttp2-client
 
 .PHONY: all run test test-unit test-integration bench-micro bench-journal \
         bench-replication bench-grpc sanitize \
-        bench bench-callgrind bench-perf deps clean check-deps fuzz test-fuzz repl-fuzz difftest \
+        bench bench-callgrind bench-perf bench-ping deps clean check-deps fuzz test-fuzz repl-fuzz difftest \
         docker-test \
         install install-files uninstall deb deb-deps build-deps test-deb
 
@@ -327,6 +328,15 @@ bench-callgrind:
 	$(MAKE) deps EXTRA_PKGS="$(BENCH_PKGS)"
 	$(MAKE) all $(BENCH_FILL) $(BENCH_SEQ)
 	BENCH_FILL=$(BENCH_FILL) BENCH_SEQ=$(BENCH_SEQ) bash bench/callgrind.sh
+
+# Is a CL.THROTTLE cheaper for the server than Redis's PING? Server CPU per
+# request of both at -P 1 and -P 16 (9 interleaved repetitions), syscalls
+# per request and instructions per request by function
+# (bench/results/ping-ratio.txt).
+bench-ping:
+	$(MAKE) deps EXTRA_PKGS="$(BENCH_PKGS)"
+	$(MAKE) all
+	bash bench/ping_ratio.sh
 
 # perf samples of the server process, kernel time included: how much of a
 # request's CPU is the socket work that callgrind cannot see. Also part of
