@@ -173,6 +173,50 @@ decide_allowed(struct gcra_decision *out, i128 new_tat, i128 ttl)
     return out->ttl_ms < -1 ? GCRA_EXPIRE_ERROR : GCRA_OK;
 }
 
+/*
+ * The same decision in int64_t when every instant and duration is below
+ * 2^61 ns in magnitude (now, the stored TAT, the increment and dvt: a TAT
+ * until the year 2043, an increment or burst window of up to 73 years):
+ * then no sum or difference below can leave int64_t, so each value equals
+ * the i128 one and every branch goes the same way. gcra_throttle() checks
+ * the bounds and otherwise computes in i128.
+ */
+#define FAST_BOUND (INT64_C(1) << 61)
+
+static enum gcra_status
+throttle_i64(struct gcra_decision *out, bool has_tat, int64_t tat,
+             int64_t now, int64_t ei, int64_t dvt, int64_t increment)
+{
+    int64_t tat_ns = has_tat ? tat : now;
+    int64_t new_tat = (now > tat_ns ? now : tat_ns) + increment;
+    int64_t diff = now - (new_tat - dvt);
+    int64_t ttl;
+    enum gcra_status status = GCRA_OK;
+
+    if (diff < 0) {
+        ttl = tat_ns - now;
+        out->limited = true;
+        out->retry_after_ns = increment <= dvt ? -diff : GCRA_NO_RETRY;
+        out->store = false;
+        out->new_tat = 0;
+        out->ttl_ms = 0;
+    } else {
+        ttl = new_tat - now;
+        out->limited = false;
+        out->retry_after_ns = GCRA_NO_RETRY;
+        out->store = true;
+        out->new_tat = (uint64_t)new_tat;
+        out->ttl_ms = ttl / NS_PER_MS;
+        status = out->ttl_ms < -1 ? GCRA_EXPIRE_ERROR : GCRA_OK;
+    }
+    out->reset_after_ns = ttl;
+    int64_t next = dvt - ttl;
+    out->remaining = next > -ei ? f64_to_i64((double)(next / NS_PER_US) /
+                                             (double)(ei / NS_PER_US))
+                                : 0;
+    return status;
+}
+
 enum gcra_status
 gcra_throttle(const struct gcra_params *p, bool has_tat, uint64_t tat,
               int64_t now, struct gcra_decision *out)
@@ -189,6 +233,12 @@ gcra_throttle(const struct gcra_params *p, bool has_tat, uint64_t tat,
     }
 
     int64_t increment = wrap_mul(ei, p->quantity);
+    if (now >= 0 && now < FAST_BOUND && (!has_tat || tat < FAST_BOUND) &&
+        ei > 0 && ei < FAST_BOUND && increment >= 0 &&
+        increment < FAST_BOUND && dvt >= 0 && dvt < FAST_BOUND) {
+        return throttle_i64(out, has_tat, (int64_t)tat, now, ei, dvt,
+                            increment);
+    }
     i128 now_ns = now;
     i128 tat_ns = has_tat ? (i128)tat : now_ns;
     i128 new_tat = (now_ns > tat_ns ? now_ns : tat_ns) + increment;
