@@ -21,7 +21,9 @@
  *  - remaining truncates both operands to whole microseconds before an f64
  *    division; the reply seconds add 1 only for a fractional part >= 1 ms.
  *
- * Pure: no clock, no allocation, no I/O. The caller owns the key.
+ * Pure: no clock, no allocation, no I/O (the one memo, of the last rate's
+ * emission interval, is a cache of a pure function). The caller owns the
+ * key.
  */
 #include "algorithms/gcra.h"
 
@@ -97,17 +99,28 @@ f64_to_i64(double x)
 static int64_t
 emission_interval(int64_t count, int64_t period)
 {
-    i128 period_ns = (i128)period * NS_PER_SEC;
-
-    if (count == 0 || period_ns == 0) {
-        return 0;
+    /* A client sends the same rate with nearly every call: the last
+     * answer is kept (per thread), which saves the division and its
+     * checks. (0, 0) -> 0 is a true answer to start from. */
+    static _Thread_local int64_t memo_count, memo_period, memo_ei;
+    if (count == memo_count && period == memo_period) {
+        return memo_ei;
     }
-    /* Same rounding either way; the 64-bit conversion is inline, the
-     * 128-bit one a libgcc call. */
-    double period_f = period_ns >= INT64_MIN && period_ns <= INT64_MAX
-                          ? (double)(int64_t)period_ns
-                          : (double)period_ns;
-    return f64_to_i64(period_f / (double)count);
+    i128 period_ns = (i128)period * NS_PER_SEC;
+    int64_t ei = 0;
+
+    if (count != 0 && period_ns != 0) {
+        /* Same rounding either way; the 64-bit conversion is inline, the
+         * 128-bit one a libgcc call. */
+        double period_f = period_ns >= INT64_MIN && period_ns <= INT64_MAX
+                              ? (double)(int64_t)period_ns
+                              : (double)period_ns;
+        ei = f64_to_i64(period_f / (double)count);
+    }
+    memo_count = count;
+    memo_period = period;
+    memo_ei = ei;
+    return ei;
 }
 
 /*
