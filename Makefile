@@ -335,8 +335,8 @@ bench-callgrind:
 # (bench/results/ping-ratio.txt).
 bench-ping:
 	$(MAKE) deps EXTRA_PKGS="$(BENCH_PKGS)"
-	$(MAKE) all
-	bash bench/ping_ratio.sh
+	$(MAKE) all $(BENCH_FILL)
+	BENCH_FILL=$(BENCH_FILL) bash bench/ping_ratio.sh
 
 # perf samples of the server process, kernel time included: how much of a
 # request's CPU is the socket work that callgrind cannot see. Also part of
