@@ -187,14 +187,17 @@ decide_allowed(struct gcra_decision *out, i128 new_tat, i128 ttl)
 }
 
 /*
- * The same decision in int64_t when every instant and duration is below
- * 2^61 ns in magnitude (now, the stored TAT, the increment and dvt: a TAT
- * until the year 2043, an increment or burst window of up to 73 years):
- * then no sum or difference below can leave int64_t, so each value equals
- * the i128 one and every branch goes the same way. gcra_throttle() checks
- * the bounds and otherwise computes in i128.
+ * The same decision in int64_t when now, the stored TAT and the increment
+ * are in [0, 2^62) (a TAT until the year 2116) and dvt and ei are
+ * positive: new_tat < 2^63, and the request is limited when new_tat - now
+ * (in [0, 2^63)) exceeds dvt, a comparison that, unlike now - (new_tat -
+ * dvt), cannot overflow. Every other value below stays in int64_t too
+ * (remaining's dvt - ttl: ttl < 0 only when limited with tat < now, where
+ * dvt < increment < 2^62), so each equals the i128 one and every branch
+ * goes the same way. gcra_throttle() checks the bounds and otherwise
+ * computes in i128.
  */
-#define FAST_BOUND (INT64_C(1) << 61)
+#define FAST_BOUND (INT64_C(1) << 62)
 
 static enum gcra_status
 throttle_i64(struct gcra_decision *out, bool has_tat, int64_t tat,
@@ -202,19 +205,20 @@ throttle_i64(struct gcra_decision *out, bool has_tat, int64_t tat,
 {
     int64_t tat_ns = has_tat ? tat : now;
     int64_t new_tat = (now > tat_ns ? now : tat_ns) + increment;
-    int64_t diff = now - (new_tat - dvt);
+    int64_t ahead = new_tat - now;
     int64_t ttl;
     enum gcra_status status = GCRA_OK;
 
-    if (diff < 0) {
+    if (ahead > dvt) {
+        /* diff = now - (new_tat - dvt) = dvt - ahead < 0 */
         ttl = tat_ns - now;
         out->limited = true;
-        out->retry_after_ns = increment <= dvt ? -diff : GCRA_NO_RETRY;
+        out->retry_after_ns = increment <= dvt ? ahead - dvt : GCRA_NO_RETRY;
         out->store = false;
         out->new_tat = 0;
         out->ttl_ms = 0;
     } else {
-        ttl = new_tat - now;
+        ttl = ahead;
         out->limited = false;
         out->retry_after_ns = GCRA_NO_RETRY;
         out->store = true;
@@ -247,8 +251,7 @@ gcra_throttle(const struct gcra_params *p, bool has_tat, uint64_t tat,
 
     int64_t increment = wrap_mul(ei, p->quantity);
     if (now >= 0 && now < FAST_BOUND && (!has_tat || tat < FAST_BOUND) &&
-        ei > 0 && ei < FAST_BOUND && increment >= 0 &&
-        increment < FAST_BOUND && dvt >= 0 && dvt < FAST_BOUND) {
+        ei > 0 && increment >= 0 && increment < FAST_BOUND && dvt >= 0) {
         return throttle_i64(out, has_tat, (int64_t)tat, now, ei, dvt,
                             increment);
     }
