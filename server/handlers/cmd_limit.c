@@ -87,23 +87,14 @@ parse_cell_arg(struct conn *c, const struct resp_request *req, size_t i,
     const char *s = req->argv[i];
     size_t len = req->argvlen[i];
     if (len - 1 < 18) {     /* 1 to 18 digits cannot overflow */
-        /* Two digits a step: half the multiply chain. */
         uint64_t v = 0;
         size_t k = 0;
-        for (; k + 2 <= len; k += 2) {
-            unsigned hi = (unsigned char)s[k] - (unsigned)'0';
-            unsigned lo = (unsigned char)s[k + 1] - (unsigned)'0';
-            if ((hi | lo) > 9) {
+        for (; k < len; k++) {
+            unsigned d = (unsigned char)s[k] - (unsigned)'0';
+            if (d > 9) {
                 break;
             }
-            v = v * 100 + hi * 10 + lo;
-        }
-        if (k + 1 == len) {
-            unsigned d = (unsigned char)s[k] - (unsigned)'0';
-            if (d <= 9) {
-                v = v * 10 + d;
-                k++;
-            }
+            v = v * 10 + d;
         }
         if (k == len) {
             *out = (int64_t)v;
