@@ -30,6 +30,31 @@ def median(xs):
     return statistics.median(xs) if xs else float("nan")
 
 
+LABELS = {"cellgate": "cellgate CL.THROTTLE", "cellgate-b": "cellgate-b CL.THROTTLE",
+          "redis": "Redis PING_MBULK"}
+
+
+def paired(a, b):
+    """Per-repetition ratios a/b of two servers' us/req lists."""
+    bd = {x[0]: x[1] for x in b}
+    return [(rep, us / bd[rep]) for rep, us, _ in a if rep in bd]
+
+
+def ratio_line(title, a, b, bar):
+    pairs = paired(a, b)
+    if not pairs:
+        return True
+    pr = [x[1] for x in pairs]
+    rm = median([x[1] for x in a]) / median([x[1] for x in b])
+    ok = median(pr) <= 1.0
+    print(f"  {title}: paired ratios per repetition "
+          + " ".join(f"{r:.2f}" for _, r in sorted(pairs)))
+    print(f"    median of paired ratios {median(pr):.3f} (range {min(pr):.2f}-{max(pr):.2f}),"
+          f" ratio of medians {rm:.3f}"
+          + (f"  -> {'MET' if ok else 'MISSED'} (bar: <= 1.00)" if bar else ""))
+    return ok
+
+
 def runs(path):
     rows = list(csv.DictReader(open(path)))
     by = {}                       # (pipeline, server) -> [(rep, us/req, row)]
@@ -43,36 +68,28 @@ def runs(path):
     print("server CPU per request (us): threads' schedstat around each run / requests")
     print()
     for p in pipes:
-        cg = by.get((p, "cellgate"), [])
-        rs = by.get((p, "redis"), [])
-        print(f"-P {p}  (-c {cg[0][2]['clients'] if cg else '?'}, "
-              f"{len(cg)} + {len(rs)} runs, {cg[0][2]['requests'] if cg else '?'} requests each)")
+        servers = [sv for sv in ("cellgate", "cellgate-b", "redis") if (p, sv) in by]
+        first = by[(p, servers[0])][0][2]
+        counts = " + ".join(str(len(by[(p, sv)])) for sv in servers)
+        print(f"-P {p}  (-c {first['clients']}, {counts} runs, {first['requests']} requests each)")
         print(f"  {'run':<30} {'median':>8} {'min':>8} {'max':>8}"
               f" {'median rps':>11} {'srv %':>6} {'cli %':>6}")
-        for label, xs in (("cellgate CL.THROTTLE", cg), ("Redis PING_MBULK", rs)):
+        for sv in servers:
+            xs = by[(p, sv)]
             us = [x[1] for x in xs]
             rps = [float(x[2]["rps"]) for x in xs]
             srv = [100 * float(x[2]["server_cpu_s"]) / float(x[2]["wall_s"])
                    for x in xs if float(x[2]["wall_s"]) > 0]
             cli = [100 * float(x[2]["client_cpu_s"]) / float(x[2]["wall_s"])
                    for x in xs if float(x[2]["wall_s"]) > 0]
-            print(f"  {label:<30} {median(us):8.3f} {min(us):8.3f} {max(us):8.3f}"
+            print(f"  {LABELS[sv]:<30} {median(us):8.3f} {min(us):8.3f} {max(us):8.3f}"
                   f" {median(rps):11,.0f} {median(srv):6.0f} {median(cli):6.0f}")
-        pairs = []
-        rsd = {x[0]: x[1] for x in rs}
-        for rep, us, _ in cg:
-            if rep in rsd:
-                pairs.append((rep, us / rsd[rep]))
-        if pairs:
-            rm = median([x[1] for x in cg]) / median([x[1] for x in rs])
-            pr = [x[1] for x in pairs]
-            ok = median(pr) <= 1.0
-            verdict_ok &= ok
-            print(f"  paired ratios per repetition: "
-                  + " ".join(f"{r:.2f}" for _, r in sorted(pairs)))
-            print(f"  cellgate / Redis: median of paired ratios {median(pr):.3f}"
-                  f" (range {min(pr):.2f}-{max(pr):.2f}), ratio of medians {rm:.3f}"
-                  f"  -> {'MET' if ok else 'MISSED'} (bar: <= 1.00)")
+        rs = by.get((p, "redis"), [])
+        verdict_ok &= ratio_line("cellgate / Redis", by.get((p, "cellgate"), []), rs, True)
+        if (p, "cellgate-b") in by:
+            ratio_line("cellgate-b / Redis", by[(p, "cellgate-b")], rs, True)
+            ratio_line("cellgate-b / cellgate", by[(p, "cellgate-b")],
+                       by.get((p, "cellgate"), []), False)
         print()
     return 0 if verdict_ok else 3
 

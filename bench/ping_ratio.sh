@@ -68,6 +68,10 @@
 #   PR_CG_KEEP     a folder to keep each line's two callgrind outputs in
 #   PR_ONLY_CALLGRIND=1  no timed runs, no syscall counts: instructions only
 #   CELLGATE_BIN   (./cellgate)   REDIS_BIN (redis-server)
+#   CELLGATE_BIN_B a second cellgate build (say, the one before a change):
+#                  it runs beside the first in every repetition (the three
+#                  servers' order rotating), gets its own rows, syscall and
+#                  callgrind lines, and the report adds B over A, paired
 #   PR_OUT, PR_CSV the report and the runs
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -133,37 +137,46 @@ wait_ours() {
     return 1
 }
 
-# server_cmd cellgate|redis port: the server's command line, in CMD.
+# The servers: name, binary, log; the ports and pids once started.
+declare -A BIN=([cellgate]=$CELLGATE_BIN [redis]=$REDIS_BIN) PORT=() PID=()
+SERVERS=(cellgate redis)
+if [ -n "${CELLGATE_BIN_B:-}" ]; then
+    [ -x "$CELLGATE_BIN_B" ] || die "$CELLGATE_BIN_B not found"
+    BIN[cellgate-b]=$CELLGATE_BIN_B
+    SERVERS=(cellgate cellgate-b redis)
+fi
+is_cellgate() { [ "$1" != redis ]; }
+
+# server_cmd server port: the server's command line, in CMD.
 server_cmd() {
-    if [ "$1" = cellgate ]; then CMD=("$CELLGATE_BIN")
-    else CMD=("$REDIS_BIN"); fi
-    CMD+=(--port "$2" --bind 127.0.0.1 --save "" --appendonly no --io-threads 1 --dir "$WORK")
+    CMD=("${BIN[$1]}" --port "$2" --bind 127.0.0.1 --save "" --appendonly no \
+         --io-threads 1 --dir "$WORK")
 }
 
-start_server() { # name: sets <NAME>_PORT and <NAME>_PID
-    local name=$1 port pid
+start_server() { # server: sets PORT[server] and PID[server]
+    local port pid
     for _ in 1 2 3 4 5; do
         port=$(free_port)
-        if [ "$name" = CG ]; then server_cmd cellgate "$port"; else server_cmd redis "$port"; fi
-        "${CMD[@]}" >>"$WORK/$name.log" 2>&1 &
+        server_cmd "$1" "$port"
+        "${CMD[@]}" >>"$WORK/$1.log" 2>&1 &
         pid=$!
         if wait_ours "$port" "$pid"; then
             PIDS+=("$pid")
-            printf -v "${name}_PORT" '%s' "$port"
-            printf -v "${name}_PID" '%s' "$pid"
+            PORT[$1]=$port
+            PID[$1]=$pid
             return 0
         fi
         kill -TERM "$pid" 2>/dev/null || true
         wait "$pid" 2>/dev/null || true
     done
-    die "$name did not start"
+    die "$1 did not start"
 }
 
-# load_args port pipeline clients n: redis-benchmark's arguments for one run
-# on one server, in LOAD.
+# load_args server port pipeline clients n: redis-benchmark's arguments for
+# one run, in LOAD.
 load_args() {
-    LOAD=(-h 127.0.0.1 -p "$1" -c "$3" -P "$2" -n "$4" --csv)
-    if [ "$1" = "$CG_PORT" ]; then
+    LOAD=(-h 127.0.0.1 -p "$2" -c "$4" -P "$3" -n "$5" --csv)
+    if is_cellgate "$1"; then
         LOAD+=(-r "$KEYSPACE" CL.THROTTLE 'key:__rand_int__' "${LIMIT[@]}")
     else
         LOAD+=(-t ping_mbulk)
@@ -173,12 +186,10 @@ load_args() {
 FAILED=0
 # run rep pipeline server n: one timed run, appended to the CSV.
 run() {
-    local rep=$1 pipe=$2 server=$3 n=$4 port pid c0 c1 rc=0
+    local rep=$1 pipe=$2 server=$3 n=$4 port=${PORT[$3]} pid=${PID[$3]} c0 c1 rc=0
     local TIMEFORMAT='%3U %3S %3R' cli wall rps
-    if [ "$server" = cellgate ]; then port=$CG_PORT pid=$CG_PID
-    else port=$RS_PORT pid=$RS_PID; fi
     c0=$(cpu_ns "$pid")
-    load_args "$port" "$pipe" "$CLIENTS" "$n"
+    load_args "$server" "$port" "$pipe" "$CLIENTS" "$n"
     { time timeout "$RUN_TIMEOUT" redis-benchmark "${LOAD[@]}" \
         >"$WORK/run.out" 2>"$WORK/run.err"; } 2>"$WORK/run.time" || rc=$?
     c1=$(cpu_ns "$pid")
@@ -187,43 +198,46 @@ run() {
     if [ "$rc" != 0 ] || [ -z "$rps" ] || grep -qi error "$WORK/run.err" "$WORK/run.out"; then
         echo "ping_ratio: rep $rep -P $pipe $server failed (exit $rc):" >&2
         head -n 5 "$WORK/run.err" "$WORK/run.out" >&2
-        tail -n 5 "$WORK/CG.log" "$WORK/RS.log" >&2 || true
+        tail -n 5 "$WORK/$server.log" >&2 || true
         FAILED=1
         return 1
     fi
     printf '%s,%s,%s,%s,%s,%s,%s,%s,%s\n' "$rep" "$pipe" "$CLIENTS" "$n" "$server" \
         "$(awk -v a="$c0" -v b="$c1" 'BEGIN { printf "%.6f", (b - a) / 1e9 }')" \
         "$cli" "$wall" "$rps" >>"$WORK/runs.csv"
-    printf '  rep %d -P %-3s %-8s %7.3f us/req %11s rps\n' "$rep" "$pipe" "$server" \
+    printf '  rep %d -P %-3s %-10s %7.3f us/req %11s rps\n' "$rep" "$pipe" "$server" \
         "$(awk -v a="$c0" -v b="$c1" -v n="$n" 'BEGIN { print (b - a) / 1e3 / n }')" "$rps"
 }
 
-pair() { # rep pipeline n: both servers, in the repetition's order
-    if [ $(($1 % 2)) = 1 ]; then
-        run "$1" "$2" cellgate "$3" && run "$1" "$2" redis "$3"
-    else
-        run "$1" "$2" redis "$3" && run "$1" "$2" cellgate "$3"
-    fi
+# every rep pipeline n: each server once, the order rotating from one
+# repetition to the next (with two servers: cellgate first on odd ones).
+every() {
+    local k=${#SERVERS[@]} i
+    for i in $(seq 0 $((k - 1))); do
+        run "$1" "$2" "${SERVERS[$(((i + $1 - 1) % k))]}" "$3" || return 1
+    done
 }
 
-start_server CG
-start_server RS
-sanity=$(redis-cli -h 127.0.0.1 -p "$CG_PORT" CL.THROTTLE bench:sanity 15 30 60 | tr '\n' ' ')
-[ "$sanity" = "0 16 15 -1 2 " ] || die "cellgate's CL.THROTTLE answers [$sanity], not [0 16 15 -1 2]"
+for server in "${SERVERS[@]}"; do
+    start_server "$server"
+    is_cellgate "$server" || continue
+    sanity=$(redis-cli -h 127.0.0.1 -p "${PORT[$server]}" CL.THROTTLE bench:sanity 15 30 60 | tr '\n' ' ')
+    [ "$sanity" = "0 16 15 -1 2 " ] || die "$server's CL.THROTTLE answers [$sanity], not [0 16 15 -1 2]"
+done
 
 {
     echo "date:      $(date -u +%Y-%m-%dT%H:%M:%SZ)"
     echo "host:      $(uname -n) $(uname -r), $(nproc) CPUs, $(grep -m1 'model name' /proc/cpuinfo | sed 's/.*: //')"
-    echo "cellgate:  $("$CELLGATE_BIN" --version 2>&1 | head -n 1) ($(git rev-parse --short HEAD 2>/dev/null || echo '?')$(git diff --quiet HEAD -- lib protocol algorithms conf server 2>/dev/null || echo ', sources changed since'))"
+    echo "cellgate:  $("$CELLGATE_BIN" --version 2>&1 | head -n 1) (tree $(git rev-parse --short HEAD 2>/dev/null || echo '?')$(git diff --quiet HEAD -- lib protocol algorithms conf server 2>/dev/null || echo ', sources changed since'))"
     echo "redis:     $("$REDIS_BIN" --version | sed 's/ sha=.*//'), $(redis-benchmark --version)"
-    server_cmd cellgate PORT
-    echo "servers:   ${CMD[*]/#$WORK/TMP}" | sed 's/--save  /--save "" /'
-    server_cmd redis PORT
-    echo "           ${CMD[*]/#$WORK/TMP}" | sed 's/--save  /--save "" /'
+    for server in "${SERVERS[@]}"; do
+        server_cmd "$server" PORT
+        printf '%-10s %s\n' "$server:" "${CMD[*]/#$WORK/TMP}" | sed 's/--save  /--save "" /'
+    done
     echo "load:      cellgate: redis-benchmark -c $CLIENTS -P {1,$PIPE} -r $KEYSPACE CL.THROTTLE key:__rand_int__ ${LIMIT[*]}"
     echo "           over $KEYSPACE keys that bench-fill creates first (callgrind runs too)"
     echo "           Redis:    redis-benchmark -c $CLIENTS -P {1,$PIPE} -t ping_mbulk"
-    echo "runs:      $REPS repetitions x (-P 1: $N1 requests, -P $PIPE: $NP requests) per server, alternating"
+    echo "runs:      $REPS repetitions x (-P 1: $N1 requests, -P $PIPE: $NP requests) per server, the order rotating from one repetition to the next"
     echo "loadavg:   $(cut -d' ' -f1-3 /proc/loadavg) at the start"
 } >"$WORK/head.txt"
 cat "$WORK/head.txt"
@@ -232,21 +246,24 @@ ONLY_CG=${PR_ONLY_CALLGRIND:-0}
 [ "$ONLY_CG" = 1 ] && REPS=0 PR_SYSCALLS=0
 # Warm-up, not recorded: the loopback path, both servers' code, and
 # cellgate's key table at its working size.
-[ "$ONLY_CG" = 1 ] || for port in "$CG_PORT" "$RS_PORT"; do
-    timeout "$RUN_TIMEOUT" redis-benchmark -h 127.0.0.1 -p "$port" -c "$CLIENTS" -P "$PIPE" \
-        -n 200000 -q -t ping_mbulk >/dev/null 2>&1 || true
+for server in "${SERVERS[@]}"; do
+    [ "$ONLY_CG" = 1 ] && break
+    timeout "$RUN_TIMEOUT" redis-benchmark -h 127.0.0.1 -p "${PORT[$server]}" -c "$CLIENTS" \
+        -P "$PIPE" -n 200000 -q -t ping_mbulk >/dev/null 2>&1 || true
+    is_cellgate "$server" || continue
+    "$FILL" "${PORT[$server]}" key: 0 "$KEYSPACE" CL.THROTTLE __key__ "${LIMIT[@]}" >/dev/null ||
+        die "filling $server's $KEYSPACE keys failed"
+    timeout "$RUN_TIMEOUT" redis-benchmark -h 127.0.0.1 -p "${PORT[$server]}" -c "$CLIENTS" \
+        -P "$PIPE" -n "$NP" -r "$KEYSPACE" -q CL.THROTTLE 'key:__rand_int__' "${LIMIT[@]}" \
+        >/dev/null 2>&1 || true
 done
-[ "$ONLY_CG" = 1 ] || "$FILL" "$CG_PORT" key: 0 "$KEYSPACE" CL.THROTTLE __key__ "${LIMIT[@]}" >/dev/null ||
-    die "filling cellgate's $KEYSPACE keys failed"
-[ "$ONLY_CG" = 1 ] || timeout "$RUN_TIMEOUT" redis-benchmark -h 127.0.0.1 -p "$CG_PORT" -c "$CLIENTS" -P "$PIPE" \
-    -n "$NP" -r "$KEYSPACE" -q CL.THROTTLE 'key:__rand_int__' "${LIMIT[@]}" >/dev/null 2>&1 || true
 
 echo '"rep","pipeline","clients","requests","server","server_cpu_s","client_cpu_s","wall_s","rps"' \
     >"$WORK/runs.csv"
 start=$SECONDS
 for rep in $(seq "$REPS"); do
-    pair "$rep" 1 "$N1" || break
-    pair "$rep" "$PIPE" "$NP" || break
+    every "$rep" 1 "$N1" || break
+    every "$rep" "$PIPE" "$NP" || break
 done
 echo "ping_ratio: timed runs took $((SECONDS - start)) s; loadavg $(cut -d' ' -f1-3 /proc/loadavg)"
 echo "loadavg:   $(cut -d' ' -f1-3 /proc/loadavg) after the timed runs" >>"$WORK/head.txt"
@@ -260,18 +277,17 @@ if [ "${PR_SYSCALLS:-1}" != 0 ] && [ "$FAILED" = 0 ] && command -v perf >/dev/nu
         events+=",syscalls:sys_enter_$e"
     done
     for pipe in 1 "$PIPE"; do
-        for server in cellgate redis; do
-            if [ "$server" = cellgate ]; then port=$CG_PORT pid=$CG_PID n=$N1
-            else port=$RS_PORT pid=$RS_PID n=$N1; fi
+        for server in "${SERVERS[@]}"; do
+            n=$N1
             [ "$pipe" = 1 ] || n=$NP
             f=$WORK/sys.$server.$pipe
             printf '# requests %s\n# %s -P %s\n' "$n" \
-                "$([ "$server" = cellgate ] && echo 'cellgate CL.THROTTLE' || echo 'Redis PING_MBULK')" \
+                "$(is_cellgate "$server" && echo "$server CL.THROTTLE" || echo 'Redis PING_MBULK')" \
                 "$pipe" >"$f"
-            perf stat -x, -e "$events" -p "$pid" -o "$WORK/perf.out" &
+            perf stat -x, -e "$events" -p "${PID[$server]}" -o "$WORK/perf.out" &
             perf_pid=$!
             sleep 0.3
-            load_args "$port" "$pipe" "$CLIENTS" "$n"
+            load_args "$server" "${PORT[$server]}" "$pipe" "$CLIENTS" "$n"
             timeout "$RUN_TIMEOUT" redis-benchmark "${LOAD[@]}" >/dev/null 2>&1 || FAILED=1
             kill -INT "$perf_pid"
             wait "$perf_pid" || true
@@ -296,12 +312,12 @@ cg_total() {
         [ "$(redis-cli -p "$port" PING 2>/dev/null)" = PONG ] && break
         sleep 0.1
     done
-    if [ "$server" = cellgate ] && [ "$6" != ping ]; then
+    if is_cellgate "$server" && [ "$6" != ping ]; then
         # Both runs: it cancels out of the difference.
         "$FILL" "$port" key: 0 "$KEYSPACE" CL.THROTTLE __key__ "${LIMIT[@]}" \
             >"$WORK/cg.fill" 2>&1 || FAILED=1
     fi
-    if [ "$server" = redis ] || [ "$6" = ping ]; then
+    if ! is_cellgate "$server" || [ "$6" = ping ]; then
         timeout 600 redis-benchmark -p "$port" -c "$clients" -P "$pipe" -n "$n" -q \
             -t ping_mbulk >"$WORK/cg.bench" 2>&1 || FAILED=1
     else
@@ -341,6 +357,11 @@ if [ "${PR_CALLGRIND:-1}" != 0 ] && [ "$FAILED" = 0 ] && command -v valgrind >/d
         cg_line "Redis PING_MBULK -P 1 -c $CLIENTS" redis ping 1 "$CLIENTS" "$CG_N1_SMALL" "$CG_N1_LARGE"
         cg_line "cellgate CL.THROTTLE -P 1 -c 1 (one request per loop pass)" cellgate throttle 1 1 "$CG_C1_SMALL" "$CG_C1_LARGE"
         cg_line "Redis PING_MBULK -P 1 -c 1 (one request per loop pass)" redis ping 1 1 "$CG_C1_SMALL" "$CG_C1_LARGE"
+        if [ -n "${CELLGATE_BIN_B:-}" ]; then
+            cg_line "cellgate-b CL.THROTTLE -P $PIPE -c $CLIENTS" cellgate-b throttle "$PIPE" "$CLIENTS" "$CG_N_SMALL" "$CG_N_LARGE"
+            cg_line "cellgate-b CL.THROTTLE -P 1 -c $CLIENTS" cellgate-b throttle 1 "$CLIENTS" "$CG_N1_SMALL" "$CG_N1_LARGE"
+            cg_line "cellgate-b CL.THROTTLE -P 1 -c 1 (one request per loop pass)" cellgate-b throttle 1 1 "$CG_C1_SMALL" "$CG_C1_LARGE"
+        fi
     } >"$WORK/cg.txt"
 fi
 
