@@ -78,12 +78,15 @@ pool_on(void)
     return pool_state > 0;
 }
 
-/* A chunk no obuf holds any more. */
+/* A chunk no obuf holds any more. In the pool its `used` holds the bytes
+ * mem_malloc() counted for it (malloc_usable_size()), to count them again
+ * when it is taken. */
 static void
 chunk_release(struct obuf_chunk *c)
 {
     if (pool_len < POOL_MAX && pool_on()) {
-        mem_uncharge(malloc_usable_size(c));
+        c->used = malloc_usable_size(c);
+        mem_uncharge(c->used);
         c->next = pool;
         pool = c;
         pool_len++;
@@ -102,7 +105,7 @@ chunk_acquire(void)
     }
     pool = c->next;
     pool_len--;
-    mem_charge(malloc_usable_size(c));
+    mem_charge(c->used);
     return c;
 }
 
