@@ -1126,20 +1126,38 @@ check_output_limits(struct conn *c)
     return true;
 }
 
-/* Warm the cache for the keys of the next two requests framed ahead while
- * this one runs, so their store lookups do not each wait for two cache
- * misses (bucket, then record): the bucket two ahead, the record (its
- * bucket now in cache) one ahead. The request just taken hands its key's
- * hash to keyspace_lookup()/keyspace_add() through c->hint. */
+/* Warm the cache for the keys of the requests framed ahead, so their store
+ * lookups do not each wait for two cache misses (bucket, then record), a
+ * window of PREFETCH_AHEAD requests: as a batch starts, the buckets of its
+ * first requests, then their records (loaded side by side, the misses
+ * overlap); after each request, the bucket of the one entering the window
+ * and the record of the one before it (its bucket prefetched a request
+ * ago). The request just taken hands its key's hash to keyspace_lookup()
+ * and keyspace_add() through c->hint. */
+#define PREFETCH_AHEAD 8
+
+static void
+prefetch_batch(struct conn *c)
+{
+    uint64_t h[PREFETCH_AHEAD];
+    size_t n = 0;
+    while (n < PREFETCH_AHEAD && resp_queued_hash(c->parser, n, &h[n])) {
+        store_prefetch_hash(srv.store, h[n++]);
+    }
+    for (size_t i = 0; i < n; i++) {
+        store_prefetch_record(srv.store, h[i]);
+    }
+}
+
 static void
 prefetch_ahead(struct conn *c)
 {
     uint64_t h;
     c->hint.valid = resp_taken_hash(c->parser, &c->hint.hash);
-    if (resp_queued_hash(c->parser, 0, &h)) {
+    if (resp_queued_hash(c->parser, PREFETCH_AHEAD - 2, &h)) {
         store_prefetch_record(srv.store, h);
     }
-    if (resp_queued_hash(c->parser, 1, &h)) {
+    if (resp_queued_hash(c->parser, PREFETCH_AHEAD - 1, &h)) {
         store_prefetch_hash(srv.store, h);
     }
 }
@@ -1372,6 +1390,7 @@ next_request(struct conn *c, struct resp_request *req, size_t budget)
              * more: resp_next() frames it then, or says why not. */
             return resp_next(c->parser, req);
         }
+        prefetch_batch(c);
     }
     return resp_next(c->parser, req);
 }
@@ -1464,6 +1483,7 @@ process_input(struct conn *c)
     if (c->home == 0) {
         frame_ahead(c, budget);
     }
+    prefetch_batch(c);
     c->batch_qbuf = resp_buffered(c->parser);
     while (c->state == CONN_READING) {
         if (budget-- == 0) {
@@ -1873,11 +1893,19 @@ return_idle_homed(void)
     }
 }
 
+/* Handed over, not started: back to its thread, which answers it. */
+static void
+unrun(struct conn *c)
+{
+    iothread_hand(c, c->home, HOP_BACK);
+}
+
 void
 conn_busy_start(struct conn *caller)
 {
     struct conn **lent;
     int *fds;
+    iothreads_unrun(unrun);
     return_idle_homed();
     size_t n = choose_lent(caller, &lent, &fds);
     busy_lend_start(lent, fds, n, &lender_ops);

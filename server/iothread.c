@@ -158,6 +158,16 @@ hopq_len(struct hopq *q)
  * in order. */
 #define DRAIN_GROUP 16
 
+/* The group a thread is acting on (a thread's drains never nest): on the
+ * main thread, what an act() that runs for long (a script past
+ * busy-reply-threshold) has not reached yet may be given back
+ * (iothreads_unrun()). */
+static _Thread_local struct {
+    struct conn *c;
+    unsigned hops;
+} group[DRAIN_GROUP];
+static _Thread_local size_t group_next, group_len;
+
 static size_t
 hopq_drain(struct hopq *q, bool to_main,
            void (*act)(struct conn *c, unsigned hops),
@@ -165,31 +175,45 @@ hopq_drain(struct hopq *q, bool to_main,
 {
     size_t done = 0;
     for (size_t n = hopq_len(q); n > 0;) {
-        struct conn *group[DRAIN_GROUP];
-        unsigned hops[DRAIN_GROUP];
         size_t k = 0;
         while (k < DRAIN_GROUP && n > 0 &&
-               (group[k] = hopq_pop(q, &hops[k], to_main)) != NULL) {
+               (group[k].c = hopq_pop(q, &group[k].hops, to_main)) != NULL) {
             k++;
             n--;
         }
         if (k == 0) {
             break;
         }
+        group_len = k;
         for (int phase = 0; prepare != NULL && phase < 2; phase++) {
             for (size_t i = 0; i < k; i++) {
-                prepare(group[i], phase);
+                prepare(group[i].c, phase);
             }
         }
-        for (size_t i = 0; i < k; i++) {
-            act(group[i], hops[i]);
+        for (group_next = 0; group_next < group_len;) {
+            size_t i = group_next++;
+            if (group[i].hops != 0) {
+                act(group[i].c, group[i].hops);
+            }
         }
+        group_len = 0;
         done += k;
         if (k < DRAIN_GROUP) {
             break;
         }
     }
     return done;
+}
+
+void
+iothreads_unrun(void (*back)(struct conn *c))
+{
+    for (size_t i = group_next; i < group_len; i++) {
+        if (group[i].hops == HOP_RUN) {
+            group[i].hops = 0;
+            back(group[i].c);
+        }
+    }
 }
 
 /* Poll once more without blocking: work just came, more may follow, and a

@@ -102,6 +102,12 @@ void iothread_forget(unsigned t);
 size_t iothreads_drain(void);
 void iothreads_before_poll(void);
 
+/* From inside an act of iothreads_drain() that runs long (a script past
+ * busy-reply-threshold): the clients handed over with HOP_RUN in the same
+ * group, not reached yet, are given to back() instead (the main thread
+ * holds them; back() hands them back to be answered). */
+void iothreads_unrun(void (*back)(struct conn *c));
+
 /* Hand c over: from the main thread to thread t (HOP_BACK...), or from an
  * I/O thread to the main thread (t = 0, HOP_RUN...). */
 void iothread_hand(struct conn *c, unsigned t, unsigned hops);
