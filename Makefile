@@ -8,6 +8,7 @@
 #   make bench-callgrind  instructions per request inside cellgate (bench/callgrind.sh)
 #   make bench-perf  where the server's CPU time goes, kernel included (bench/perf.sh)
 #   make bench-ping  server CPU per CL.THROTTLE against Redis's per PING (bench/ping_ratio.sh)
+#   make bench-threads  per-thread CPU per request, io-threads 2 against 1 (bench/threads.py)
 #   make install    binary, man page, config and systemd unit under PREFIX
 #                   (default /usr/local; DESTDIR stages them); make uninstall
 #   make deb        a Debian package in build-deb/ (dpkg-buildpackage)
@@ -86,7 +87,7 @@ BENCH_PKGS := valgrind gnuplot-nox linux-perf nghttp2-client
 
 .PHONY: all run test test-unit test-integration bench-micro bench-journal \
         bench-replication bench-grpc sanitize \
-        bench bench-callgrind bench-perf bench-ping deps clean check-deps fuzz test-fuzz repl-fuzz difftest \
+        bench bench-callgrind bench-perf bench-ping bench-threads deps clean check-deps fuzz test-fuzz repl-fuzz difftest \
         docker-test \
         install install-files uninstall deb deb-deps build-deps test-deb
 
@@ -337,6 +338,14 @@ bench-ping:
 	$(MAKE) deps EXTRA_PKGS="$(BENCH_PKGS)"
 	$(MAKE) all $(BENCH_FILL)
 	BENCH_FILL=$(BENCH_FILL) bash bench/ping_ratio.sh
+
+# The I/O threads: the executing thread's and every thread's CPU per
+# non-pipelined CL.THROTTLE with io-threads 2 against io-threads 1, the
+# capacity that implies, latencies (bench/results/threads.txt).
+bench-threads:
+	$(MAKE) deps EXTRA_PKGS="$(BENCH_PKGS)"
+	$(MAKE) all
+	/usr/bin/python3 bench/threads.py
 
 # perf samples of the server process, kernel time included: how much of a
 # request's CPU is the socket work that callgrind cannot see. Also part of

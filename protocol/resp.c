@@ -920,6 +920,11 @@ resp_frame_ahead(struct resp_parser *p, size_t max_reqs,
         if (!queue_reserve(p)) {
             break;              /* resp_next() frames them one by one */
         }
+        if (!p->mid_request && p->reader->pos == p->reader->len &&
+            p->pend_end == p->pend_start) {
+            compact(p);         /* all taken: no need to try */
+            break;
+        }
         uint64_t from = stream_pos(p);
         enum resp_status st = frame_one(p, &req);
         if (st == RESP_AGAIN) {
@@ -977,6 +982,13 @@ bool
 resp_failed(const struct resp_parser *p)
 {
     return p->q_error;
+}
+
+bool
+resp_drained(const struct resp_parser *p)
+{
+    return p->q_len == 0 && !p->q_error && !p->mid_request &&
+           p->reader->pos == p->reader->len && p->pend_end == p->pend_start;
 }
 
 void

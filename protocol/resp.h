@@ -90,6 +90,10 @@ bool resp_taken_hash(const struct resp_parser *p, uint64_t *hash);
  * answers it once the queue is taken. */
 bool resp_failed(const struct resp_parser *p);
 
+/* Is everything fed taken (no request queued, none begun, no byte left)?
+ * resp_next() would answer AGAIN. */
+bool resp_drained(const struct resp_parser *p);
+
 /* Put the request resp_next() just took from the queue back at its head
  * (CLIENT PAUSE holds it; the busy server leaves it for the main thread):
  * only right after taking it from the queue. */

@@ -1378,13 +1378,16 @@ carry_out_requests(struct conn *c)
  * thread). A homed client's thread frames for it: with its queue taken,
  * it goes back to that thread (AGAIN) rather than be parsed here. */
 static enum resp_status
-next_request(struct conn *c, struct resp_request *req, size_t budget)
+next_request(struct conn *c, struct resp_request *req)
 {
     if (resp_queued(c->parser) == 0) {
         if (c->home != 0) {
             return resp_failed(c->parser) ? RESP_ERROR : RESP_AGAIN;
         }
-        frame_ahead(c, budget);
+        if (resp_drained(c->parser)) {
+            return RESP_AGAIN;      /* the common end of a batch */
+        }
+        frame_ahead(c, CONN_MAX_REQS_PER_EVENT);
         if (resp_queued(c->parser) == 0) {
             /* Short of bytes, a protocol error, or no memory to queue one
              * more: resp_next() frames it then, or says why not. */
@@ -1491,7 +1494,7 @@ process_input(struct conn *c)
             break;
         }
         bool queued = resp_queued(c->parser) > 0;
-        enum resp_status st = next_request(c, &req, budget + 1);
+        enum resp_status st = next_request(c, &req);
         if (st == RESP_AGAIN) {
             input_drained(c);
             break;
