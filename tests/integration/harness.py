@@ -11,6 +11,12 @@ Everything here talks to the daemon over 127.0.0.1 (or a unix socket) only.
 Environment:
     CELLGATE_BIN   the binary under test (default: <repo>/cellgate)
     SANITIZE       1 when CELLGATE_BIN is the ASan+UBSan build
+    CELLGATE_IO_THREADS
+                   N: every cellgate daemon the tests start gets
+                   --io-threads N (replicas and daemons started with a
+                   config file too), unless the test sets io-threads
+                   itself (an argument, or a line of its config file);
+                   make test-integration-threads sets it
 """
 import os
 import signal
@@ -31,6 +37,29 @@ PYTHON = "/usr/bin/python3"
 
 BIN = os.path.abspath(os.environ.get("CELLGATE_BIN") or os.path.join(REPO, "cellgate"))
 SANITIZE = os.environ.get("SANITIZE", "0") == "1"
+IO_THREADS = os.environ.get("CELLGATE_IO_THREADS", "").strip()
+if IO_THREADS and not IO_THREADS.isdigit():
+    raise SystemExit("CELLGATE_IO_THREADS=%r: want a number of threads" % IO_THREADS)
+
+
+def io_thread_args(args=(), config_file=None):
+    """["--io-threads", N] under CELLGATE_IO_THREADS=N, for a daemon whose
+    own arguments (args) and config file set no io-threads; else []. Every
+    place a test starts the binary as a server adds these."""
+    if not IO_THREADS:
+        return []
+    if any(str(a) == "--io-threads" for a in args):
+        return []
+    if config_file:
+        try:
+            with open(config_file, "r", errors="replace") as f:
+                for line in f:
+                    words = line.split()
+                    if words and words[0].lower() == "io-threads":
+                        return []
+        except OSError:
+            pass        # the daemon reports a missing file itself
+    return ["--io-threads", IO_THREADS]
 
 # Lines that mean a sanitizer found something, wherever they appear in the log.
 SANITIZER_MARKERS = ("ERROR: AddressSanitizer", "runtime error:", "LeakSanitizer")
@@ -300,6 +329,9 @@ class Daemon:
         argv = [BIN]
         if self.config_file:
             argv.append(self.config_file)
+        # CELLGATE_IO_THREADS (make test-integration-threads), before the
+        # test's own arguments.
+        argv += io_thread_args(self.extra_args, self.config_file)
         # Snapshots go to the daemon's own folder, never the test's cwd;
         # without a config file the save rules are off unless the test sets
         # them (a shutdown then writes nothing, as tests expect). The
