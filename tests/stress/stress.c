@@ -1021,6 +1021,7 @@ struct op {
 struct worker {
     int idx, tid;
     char name[24];
+    char who[160];              /* name, server id, address: for reports */
     struct rng r;
     struct cx main, side;
     struct dbm db[NDB];
@@ -1562,7 +1563,7 @@ check_parsed(struct worker *w, const struct op *o, const char *p, size_t n)
     if (bad != NULL) {
         struct sbuf g = { 0 };
         escape(&g, p, n, 300);
-        failf(w->name, kind_name[o->k], "expected %s, got \"%s\"", bad,
+        failf(w->who, kind_name[o->k], "expected %s, got \"%s\"", bad,
               g.p ? g.p : "");
         sb_free(&g);
         return -1;
@@ -1593,13 +1594,13 @@ check_one(struct worker *w, int at, const char *p, size_t n, bool busy)
             }
             return 0;
         }
-        failf(w->name, kind_name[o->k], "-BUSY while no script could be "
+        failf(w->who, kind_name[o->k], "-BUSY while no script could be "
               "running (or for a command that is never refused)");
         return -1;
     }
     if (o->queued) {
         if (n != 9 || memcmp(p, "+QUEUED\r\n", 9) != 0) {
-            fail_mismatch(w->name, kind_name[o->k], "+QUEUED\r\n", 9, p, n);
+            fail_mismatch(w->who, kind_name[o->k], "+QUEUED\r\n", 9, p, n);
             return -1;
         }
         return 0;
@@ -1609,7 +1610,7 @@ check_one(struct worker *w, int at, const char *p, size_t n, bool busy)
     }
     if (expect(w, o, &w->expb)) {
         if (w->expb.len != n || memcmp(w->expb.p, p, n) != 0) {
-            fail_mismatch(w->name, kind_name[o->k], w->expb.p, w->expb.len, p, n);
+            fail_mismatch(w->who, kind_name[o->k], w->expb.p, w->expb.len, p, n);
             return -1;
         }
         apply_exact(w, o);
@@ -1627,7 +1628,7 @@ check_exec(struct worker *w, int at, const char *p, size_t n)
     char head[16];
     int hl = snprintf(head, sizeof(head), "*%d\r\n", x->n);
     if (n < (size_t)hl || memcmp(p, head, (size_t)hl) != 0) {
-        fail_mismatch(w->name, "EXEC", head, (size_t)hl, p, n < 64 ? n : 64);
+        fail_mismatch(w->who, "EXEC", head, (size_t)hl, p, n < 64 ? n : 64);
         return -1;
     }
     size_t off = (size_t)hl;
@@ -1638,7 +1639,7 @@ check_exec(struct worker *w, int at, const char *p, size_t n)
         }
         size_t used;
         if (resp_scan(p + off, n - off, &used, 0) != 1) {
-            failf(w->name, "EXEC", "element %d is not a whole reply", seen);
+            failf(w->who, "EXEC", "element %d is not a whole reply", seen);
             return -1;
         }
         w->ops[i].queued = false;       /* now it runs */
@@ -1651,7 +1652,7 @@ check_exec(struct worker *w, int at, const char *p, size_t n)
         seen++;
     }
     if (off != n || seen != x->n) {
-        failf(w->name, "EXEC", "%d elements expected, reply of %zu bytes", x->n, n);
+        failf(w->who, "EXEC", "%d elements expected, reply of %zu bytes", x->n, n);
         return -1;
     }
     return 0;
@@ -1685,7 +1686,7 @@ lost_at(struct worker *w, int from, int at, const char *p, size_t n,
         } else if (o->k != K_EXEC && expect(w, o, &w->expb)) {
             ok = n <= w->expb.len && memcmp(p, w->expb.p, n) == 0;
             if (!ok) {
-                fail_mismatch(w->name, kind_name[o->k], w->expb.p,
+                fail_mismatch(w->who, kind_name[o->k], w->expb.p,
                               w->expb.len, p, n);
                 return B_FAIL;
             }
@@ -1695,14 +1696,14 @@ lost_at(struct worker *w, int from, int at, const char *p, size_t n,
         if (!ok) {
             struct sbuf g = { 0 };
             escape(&g, p, n, 200);
-            failf(w->name, kind_name[o->k], "connection closed after \"%s\", "
+            failf(w->who, kind_name[o->k], "connection closed after \"%s\", "
                   "not a prefix of the reply expected", g.p);
             sb_free(&g);
             return B_FAIL;
         }
     }
     if (!expected && !cx_kill_excused(&w->main)) {
-        failf(w->name, at < w->nops ? kind_name[w->ops[at].k] : "(after)",
+        failf(w->who, at < w->nops ? kind_name[w->ops[at].k] : "(after)",
               "connection closed by the server, and no CLIENT KILL could "
               "have reached it (request %d of %d)", at + 1, w->nops);
         return B_FAIL;
@@ -1737,7 +1738,7 @@ run_batch(struct worker *w, int delay_ms, bool expect_eof)
     atomic_fetch_add(&st_batches, 1);
     int s = cx_send(&w->main, w->reqb.p, w->reqb.len);
     if (s < 0) {
-        failf(w->name, "send", "timed out sending %zu bytes of requests",
+        failf(w->who, "send", "timed out sending %zu bytes of requests",
               w->reqb.len);
         return B_FAIL;
     }
@@ -1770,7 +1771,7 @@ run_batch(struct worker *w, int delay_ms, bool expect_eof)
         }
         struct sbuf g = { 0 };
         escape(&g, p, n, 300);
-        failf(w->name, kind_name[w->ops[at].k], "%s (request %d of %d); "
+        failf(w->who, kind_name[w->ops[at].k], "%s (request %d of %d); "
               "received \"%s\"", r == -1 ? "no reply within the I/O timeout"
               : "bytes that are not RESP", at + 1, w->nops, g.p ? g.p : "");
         sb_free(&g);
@@ -1779,7 +1780,7 @@ run_batch(struct worker *w, int delay_ms, bool expect_eof)
     if (expect_eof) {
         int e = cx_expect_eof(&w->main, opt.io_timeout_ms);
         if (e != 1) {
-            failf(w->name, "QUIT", e == 0 ? "bytes after the last reply "
+            failf(w->who, "QUIT", e == 0 ? "bytes after the last reply "
                   "instead of the connection closing" : "the connection "
                   "stayed open");
             return B_FAIL;
@@ -1847,7 +1848,7 @@ setup_once(struct worker *w)
 {
     char why[128];
     if (cx_open(&w->main, &victims[w->idx].kills, why, sizeof(why)) != 0) {
-        failf(w->name, "connect", "%s", why);
+        failf(w->who, "connect", "%s", why);
         return B_FAIL;
     }
     w->cur_db = 0;
@@ -1860,7 +1861,7 @@ setup_once(struct worker *w)
     req(&rq, "CLIENT", "SETNAME", w->name, NULL);
     req(&rq, "CLIENT", "ID", NULL);
     if (cx_send(&w->main, rq.p, rq.len) < 0) {
-        failf(w->name, "setup", "timed out sending");
+        failf(w->who, "setup", "timed out sending");
         rc = B_FAIL;
         goto done;
     }
@@ -1870,7 +1871,7 @@ setup_once(struct worker *w)
         int r = cx_next(&w->main, &p, &n, opt.io_timeout_ms);
         if (r == 0) {
             if (!cx_kill_excused(&w->main)) {
-                failf(w->name, "setup", "connection closed unexpectedly");
+                failf(w->who, "setup", "connection closed unexpectedly");
                 rc = B_FAIL;
             } else {
                 rc = B_LOST;
@@ -1878,7 +1879,7 @@ setup_once(struct worker *w)
             break;
         }
         if (r < 0) {
-            failf(w->name, "setup", "no reply (or not RESP)");
+            failf(w->who, "setup", "no reply (or not RESP)");
             rc = B_FAIL;
             break;
         }
@@ -1895,18 +1896,18 @@ setup_once(struct worker *w)
                 }
             }
             if (!ok) {
-                fail_mismatch(w->name, "HELLO 3", "%7\r\n...", 9, p, n);
+                fail_mismatch(w->who, "HELLO 3", "%7\r\n...", 9, p, n);
                 rc = B_FAIL;
             }
             w->main.proto = 3;
         } else if (step == 1) {
             if (n != 5 || memcmp(p, "+OK\r\n", 5) != 0) {
-                fail_mismatch(w->name, "CLIENT SETNAME", "+OK\r\n", 5, p, n);
+                fail_mismatch(w->who, "CLIENT SETNAME", "+OK\r\n", 5, p, n);
                 rc = B_FAIL;
             }
         } else {
             if (v.t != ':' || v.i < 1 || (resp3 && v.i != w->main.id)) {
-                failf(w->name, "CLIENT ID", "a positive id (HELLO said %lld)",
+                failf(w->who, "CLIENT ID", "a positive id (HELLO said %lld)",
                       w->main.id);
                 rc = B_FAIL;
             }
@@ -1920,6 +1921,8 @@ done:
     sb_free(&out);
     if (rc == B_OK) {
         victim_up(w->idx, &w->main);
+        snprintf(w->who, sizeof(w->who), "%s (client id %lld, %s, RESP%d)",
+                 w->name, w->main.id, w->main.addr, w->main.proto);
     } else {
         cx_close(&w->main);
     }
@@ -1938,7 +1941,7 @@ setup(struct worker *w)
         }
         sleep_ms(5);
     }
-    failf(w->name, "setup", "killed 50 times in a row while connecting");
+    failf(w->who, "setup", "killed 50 times in a row while connecting");
     return B_FAIL;
 }
 
@@ -1991,10 +1994,10 @@ barrier_kill(struct worker *w, long long id)
         struct cx t;
         cx_init(&t);
         if (cx_open(&t, NULL, why, sizeof(why)) != 0) {
-            failf(w->name, "connect (barrier)", "%s", why);
+            failf(w->who, "connect (barrier)", "%s", why);
             break;
         }
-        int r = cx_call(&t, w->name, "CLIENT KILL ID (barrier)", &rq, &out);
+        int r = cx_call(&t, w->who, "CLIENT KILL ID (barrier)", &rq, &out);
         bool excused = r == 0 && cx_kill_excused(&t);
         cx_free(&t);
         if (r < 0) {
@@ -2007,7 +2010,7 @@ barrier_kill(struct worker *w, long long id)
                                        memcmp(out.p, ":1\r\n", 4) == 0)) {
             rc = B_OK;
         } else {
-            fail_mismatch(w->name, "CLIENT KILL ID (barrier)", ":0 or :1", 8,
+            fail_mismatch(w->who, "CLIENT KILL ID (barrier)", ":0 or :1", 8,
                           out.p, out.len);
         }
         break;
@@ -2023,10 +2026,10 @@ side_open(struct worker *w)
     for (int attempt = 0; attempt < 5 && w->side.fd < 0; attempt++) {
         char why[128];
         if (cx_open(&w->side, NULL, why, sizeof(why)) != 0) {
-            failf(w->name, "connect (side)", "%s", why);
+            failf(w->who, "connect (side)", "%s", why);
             return -1;
         }
-        int rc = conn_id(&w->side, w->name);
+        int rc = conn_id(&w->side, w->who);
         if (rc == B_FAIL) {
             return -1;
         }
@@ -2054,20 +2057,20 @@ side_call(struct worker *w, const char *op, struct sbuf *rq, const char *want,
 {
     struct sbuf tmp = { 0 };
     struct sbuf *o = out ? out : &tmp;
-    int r = cx_call(&w->side, w->name, op, rq, o);
+    int r = cx_call(&w->side, w->who, op, rq, o);
     int rc = B_OK;
     if (r < 0) {
         rc = B_FAIL;
     } else if (r == 0) {
         if (!cx_kill_excused(&w->side)) {
-            failf(w->name, op, "side connection closed unexpectedly");
+            failf(w->who, op, "side connection closed unexpectedly");
             rc = B_FAIL;
         } else {
             cx_close(&w->side);
             rc = B_LOST;
         }
     } else if (want && (o->len != strlen(want) || memcmp(o->p, want, o->len))) {
-        fail_mismatch(w->name, op, want, strlen(want), o->p, o->len);
+        fail_mismatch(w->who, op, want, strlen(want), o->p, o->len);
         rc = B_FAIL;
     }
     sb_free(&tmp);
@@ -2415,7 +2418,9 @@ op_kill(struct worker *w)
     int form = (int)rnd_below(&w->r, 20);
     int64_t t = now_ms();
     int64_t last = atomic_load(&last_kill_all_ms);
-    bool kill_all = form == 0 && t - last > 5000 &&
+    /* (The first chance after 5 s always takes it: every run has one.) */
+    bool kill_all = (form == 0 || atomic_load(&st_kill_all) == 0) &&
+                    t - last > 5000 &&
                     atomic_compare_exchange_strong(&last_kill_all_ms, &last, t);
     char idtxt[24], addr[64] = "";
     int vi = -1;
@@ -2458,7 +2463,7 @@ op_kill(struct worker *w)
     }
     uint64_t end0 = atomic_load(&busy_end);
     struct sbuf out = { 0 };
-    int r = cx_call(&w->main, w->name, op, &rq, &out);
+    int r = cx_call(&w->main, w->who, op, &rq, &out);
     if (kc != NULL) {
         atomic_fetch_add(&kc->done, 1);
     }
@@ -2467,7 +2472,7 @@ op_kill(struct worker *w)
         rc = B_FAIL;
     } else if (r == 0) {
         if (!cx_kill_excused(&w->main)) {
-            failf(w->name, op, "connection closed unexpectedly");
+            failf(w->who, op, "connection closed unexpectedly");
             rc = B_FAIL;
         } else {
             victim_down(w);
@@ -2497,7 +2502,7 @@ op_kill(struct worker *w)
         if (!ok) {
             struct sbuf g = { 0 };
             escape(&g, out.p, out.len, 200);
-            failf(w->name, op, "unexpected reply \"%s\"", g.p);
+            failf(w->who, op, "unexpected reply \"%s\"", g.p);
             sb_free(&g);
             rc = B_FAIL;
         }
@@ -2546,7 +2551,7 @@ op_mid_request(struct worker *w)
     cx_init(&t);
     char why[128];
     if (cx_open(&t, NULL, why, sizeof(why)) != 0) {
-        failf(w->name, "connect", "%s", why);
+        failf(w->who, "connect", "%s", why);
         return B_FAIL;
     }
     struct sbuf rq = { 0 };
@@ -2560,7 +2565,7 @@ op_mid_request(struct worker *w)
     cx_free(&t);
     sb_free(&rq);
     if (s < 0) {
-        failf(w->name, "half a request", "timed out sending");
+        failf(w->who, "half a request", "timed out sending");
         return B_FAIL;
     }
     atomic_fetch_add(&st_mid, 1);
@@ -2579,10 +2584,10 @@ op_mid_pipeline(struct worker *w)
     cx_init(&t);
     char why[128];
     if (cx_open(&t, NULL, why, sizeof(why)) != 0) {
-        failf(w->name, "connect", "%s", why);
+        failf(w->who, "connect", "%s", why);
         return B_FAIL;
     }
-    int rc = conn_id(&t, w->name);
+    int rc = conn_id(&t, w->who);
     if (rc != B_OK) {
         cx_free(&t);
         return rc == B_LOST ? B_OK : rc;
@@ -2597,7 +2602,7 @@ op_mid_pipeline(struct worker *w)
     sb_free(&rq);
     if (s < 0) {
         cx_free(&t);
-        failf(w->name, "unread pipeline", "timed out sending");
+        failf(w->who, "unread pipeline", "timed out sending");
         return B_FAIL;
     }
     if (chance(&w->r, 500)) {
@@ -2633,7 +2638,7 @@ op_hard(struct worker *w)
     int s = cx_send(&w->main, rq.p, rq.len);
     int rc = B_LOST;
     if (s < 0) {
-        failf(w->name, "hard limit", "timed out sending");
+        failf(w->who, "hard limit", "timed out sending");
         rc = B_FAIL;
     } else {
         int64_t deadline = now_ms() + opt.io_timeout_ms;
@@ -2646,13 +2651,13 @@ op_hard(struct worker *w)
         if (!w->main.eof) {
             struct sbuf g = { 0 };
             escape(&g, p, got, 100);
-            failf(w->name, "GET past client-output-hard-limit", "the "
+            failf(w->who, "GET past client-output-hard-limit", "the "
                   "connection stayed open (%s bytes of reply: \"%s\")",
                   got > want.len ? "more than the ECHO's" : "so far", g.p ? g.p : "");
             sb_free(&g);
             rc = B_FAIL;
         } else if (got > want.len || memcmp(p, want.p, got) != 0) {
-            fail_mismatch(w->name, "GET past client-output-hard-limit "
+            fail_mismatch(w->who, "GET past client-output-hard-limit "
                           "(a prefix, then the close)", want.p, want.len, p,
                           got);
             rc = B_FAIL;
@@ -2681,7 +2686,7 @@ side_settle(struct worker *w, int i)
         rv_parse(out.p, &v);
         long long x = 0;
         if ((!v.null && !rv_num(&v, &x)) || x < c->lo || x > c->hi) {
-            failf(w->name, "GET (side)", "a number in [%lld, %lld]", c->lo, c->hi);
+            failf(w->who, "GET (side)", "a number in [%lld, %lld]", c->lo, c->hi);
             rc = B_FAIL;
         } else {
             c->lo = c->hi = x;
@@ -2693,8 +2698,50 @@ side_settle(struct worker *w, int i)
     return rc;
 }
 
-/* CLIENT PAUSE WRITE or ALL on main; on the side socket a request the
- * pause holds gets no reply until CLIENT UNPAUSE, then its right one. */
+/* CLIENT UNPAUSE from main, or from another client (a connection of its
+ * own): +OK. B_OK, B_LOST (main was killed), B_FAIL. */
+static int
+unpause(struct worker *w, bool other)
+{
+    if (!other) {
+        batch_reset(w);
+        b_ok(w, "CLIENT", "UNPAUSE", NULL);
+        return run_batch(w, 0, false);
+    }
+    struct sbuf rq = { 0 }, out = { 0 };
+    req(&rq, "CLIENT", "UNPAUSE", NULL);
+    int rc = B_FAIL;
+    for (int attempt = 0; attempt < 5; attempt++) {
+        struct cx t;
+        char why[128];
+        cx_init(&t);
+        if (cx_open(&t, NULL, why, sizeof(why)) != 0) {
+            failf(w->who, "connect (UNPAUSE)", "%s", why);
+            break;
+        }
+        int r = cx_call(&t, w->who, "CLIENT UNPAUSE (another client)", &rq, &out);
+        bool excused = r == 0 && cx_kill_excused(&t);
+        cx_free(&t);
+        if (excused) {
+            continue;
+        }
+        if (r == 1 && out.len == 5 && memcmp(out.p, "+OK\r\n", 5) == 0) {
+            rc = B_OK;
+        } else if (r >= 0) {
+            fail_mismatch(w->who, "CLIENT UNPAUSE (another client)", "+OK\r\n",
+                          5, out.p, out.len);
+        }
+        break;
+    }
+    sb_free(&rq);
+    sb_free(&out);
+    return rc;
+}
+
+/* CLIENT PAUSE WRITE (3 s) or ALL (1.5 s) on main; on the side socket a
+ * request the pause holds gets no reply until CLIENT UNPAUSE (from main
+ * or another client), then its right one. Under ALL the UNPAUSE is held
+ * too, as Redis 7.0 holds it, so the pause runs out. */
 static int
 op_pause(struct worker *w)
 {
@@ -2713,14 +2760,15 @@ op_pause(struct worker *w)
     }
     atomic_fetch_add(&st_pauses, 1);
     batch_reset(w);
-    b_ok(w, "CLIENT", "PAUSE", "3000", all ? "ALL" : "WRITE", NULL);
+    int hold_ms = all ? 1500 : 3000;
+    b_ok(w, "CLIENT", "PAUSE", all ? "1500" : "3000", all ? "ALL" : "WRITE", NULL);
     int64_t t_sent = now_ms();
     rc = run_batch(w, 0, false);
     if (rc != B_OK) {
         goto out;
     }
-    /* The pause lasts at least until t_sent + 3000 (the server's loop
-     * clock read it after we sent): before t_sent + 2500, held means held. */
+    /* The pause lasts at least until t_sent + hold_ms (the server's loop
+     * clock read it after we sent): until 500 ms before, held means held. */
     snprintf(tag, sizeof(tag), "%s:pause", w->name);
     req(&rq, "PING", tag, NULL);
     req(&rq, "INCR", w->key_c[i], NULL);
@@ -2744,17 +2792,15 @@ op_pause(struct worker *w)
     }
     const char *p = w->side.buf ? w->side.buf + w->side.off : "";
     size_t got = cx_unread(&w->side);
-    if (side_ok && !w->side.eof && now_ms() < t_sent + 2500 &&
+    if (side_ok && !w->side.eof && now_ms() < t_sent + hold_ms - 500 &&
         (got != early || memcmp(p, want.p, early) != 0)) {
-        fail_mismatch(w->name, all ? "CLIENT PAUSE ALL (replies before "
+        fail_mismatch(w->who, all ? "CLIENT PAUSE ALL (replies before "
                       "UNPAUSE)" : "CLIENT PAUSE WRITE (replies before UNPAUSE)",
                       want.p, early, p, got);
         rc = B_FAIL;
         goto out;
     }
-    batch_reset(w);
-    b_ok(w, "CLIENT", "UNPAUSE", NULL);
-    rc = run_batch(w, 0, false);
+    rc = unpause(w, chance(&w->r, 500));
     if (rc == B_FAIL) {
         goto out;
     }
@@ -2772,20 +2818,20 @@ op_pause(struct worker *w)
         c->lo = c->hi = c->lo + 1;
         cx_consume(&w->side, got);
     } else if (side_ok && !w->side.eof && got >= want.len) {
-        fail_mismatch(w->name, "held requests after CLIENT UNPAUSE", want.p,
+        fail_mismatch(w->who, "held requests after CLIENT UNPAUSE", want.p,
                       want.len, p, got);
         rc = B_FAIL;
     } else if (side_ok && !w->side.eof) {
-        fail_mismatch(w->name, "held requests after CLIENT UNPAUSE (no "
+        fail_mismatch(w->who, "held requests after CLIENT UNPAUSE (no "
                       "more within the I/O timeout)", want.p, want.len, p, got);
         rc = B_FAIL;
     } else if (memcmp(p, want.p, got < want.len ? got : want.len) != 0 ||
                got > want.len) {
-        fail_mismatch(w->name, "held requests after CLIENT UNPAUSE (closed)",
+        fail_mismatch(w->who, "held requests after CLIENT UNPAUSE (closed)",
                       want.p, want.len, p, got);
         rc = B_FAIL;
     } else if (side_ok && !cx_kill_excused(&w->side)) {
-        failf(w->name, "CLIENT PAUSE", "side connection closed unexpectedly");
+        failf(w->who, "CLIENT PAUSE", "side connection closed unexpectedly");
         rc = B_FAIL;
     } else {
         c->hi++;
@@ -2840,7 +2886,7 @@ op_churn(struct worker *w)
     uint64_t end0 = atomic_load(&busy_end);
     for (int j = 0; j < n && rc == B_OK; j++) {
         if (cx_open(&t[j], NULL, why, sizeof(why)) != 0) {
-            failf(w->name, "connect (churn)", "%s", why);
+            failf(w->who, "connect (churn)", "%s", why);
             rc = B_FAIL;
             break;
         }
@@ -2867,7 +2913,7 @@ op_churn(struct worker *w)
         if (r != 1 || !((len == 7 && memcmp(p, "+PONG\r\n", 7) == 0) ||
                         (busy && len == sizeof(BUSY_LINE) - 1 &&
                          memcmp(p, BUSY_LINE, len) == 0))) {
-            fail_mismatch(w->name, "PING (churn)", "+PONG\r\n", 7, p,
+            fail_mismatch(w->who, "PING (churn)", "+PONG\r\n", 7, p,
                           r == 1 || r == 0 ? len : 0);
             rc = B_FAIL;
             break;
@@ -2879,14 +2925,14 @@ op_churn(struct worker *w)
                 continue;
             }
             if (r != 1 || len != 5 || memcmp(p, "+OK\r\n", 5) != 0) {
-                fail_mismatch(w->name, "QUIT (churn)", "+OK\r\n", 5, p,
+                fail_mismatch(w->who, "QUIT (churn)", "+OK\r\n", 5, p,
                               r == 1 || r == 0 ? len : 0);
                 rc = B_FAIL;
                 break;
             }
             cx_consume(&t[j], len);
             if (cx_expect_eof(&t[j], opt.io_timeout_ms) != 1) {
-                failf(w->name, "QUIT (churn)", "the connection did not close");
+                failf(w->who, "QUIT (churn)", "the connection did not close");
                 rc = B_FAIL;
                 break;
             }
@@ -3006,7 +3052,7 @@ worker_main(void *arg)
         }
     }
     if (rc == B_LOST) {
-        failf(w->name, "final check", "lost the connection 10 times");
+        failf(w->who, "final check", "lost the connection 10 times");
     }
     victim_down(w);
     cx_close(&w->main);
@@ -4175,6 +4221,10 @@ main(int argc, char **argv)
 
     int64_t start = now_ms();
     g_end_ms = start + (int64_t)opt.seconds * 1000;
+    /* The first TYPE normal kill 5 s in, the first flood 2 s in. */
+    atomic_store(&last_kill_all_ms, start);
+    atomic_store(&last_flood_ms, start - 6000);
+    atomic_store(&last_hard_ms, start);
     pthread_rwlockattr_t ra;
     pthread_rwlockattr_init(&ra);
     pthread_rwlockattr_setkind_np(&ra, PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP);
@@ -4247,6 +4297,7 @@ main(int argc, char **argv)
         w->tid = nthreads++;
         w->r.s = opt.seed * 1000003u + (uint64_t)i;
         snprintf(w->name, sizeof(w->name), "w%d", i);
+        snprintf(w->who, sizeof(w->who), "w%d", i);
         snprintf(thread_name[w->tid], sizeof(thread_name[0]), "%s", w->name);
         cx_init(&w->main);
         cx_init(&w->side);
