@@ -1031,6 +1031,7 @@ struct worker {
     bool thr_dirty;
     long long watch_v;          /* GET of the watched shared key */
     int watch_g;
+    int txn_seq;                /* numbers this worker's transactions */
     uint64_t pubseq;
     uint64_t *confirmed;        /* seqs of stable publishes answered */
     size_t nconf, capconf;
@@ -2184,8 +2185,6 @@ b_tx_prefix(struct worker *w)
     b_ok(w, "UNWATCH", NULL);
 }
 
-static int txn_seq;
-
 static void
 b_queued_begin(struct worker *w)
 {
@@ -2218,7 +2217,7 @@ op_tx(struct worker *w)
     batch_reset(w);
     b_tx_prefix(w);
     b_queued_begin(w);
-    int from = w->nops, t = ++txn_seq;
+    int from = w->nops, t = ++w->txn_seq;
     int n = 1 + (int)rnd_below(&w->r, 8);
     for (int j = 0; j < n; j++) {
         uint64_t k = rnd_below(&w->r, 6);
@@ -2252,7 +2251,7 @@ op_watch_won(struct worker *w)
     b_ok(w, "WATCH", w->key_c[i], NULL);
     b_getnum(w, i);
     b_queued_begin(w);
-    int from = w->nops, t = ++txn_seq;
+    int from = w->nops, t = ++w->txn_seq;
     b_incr(w, i);
     mark_queued(w, from, t);
     b_exec(w, from, t);
@@ -2294,7 +2293,7 @@ op_watch_lost(struct worker *w)
     c->lo = c->hi = c->lo + 1;
     batch_reset(w);
     b_queued_begin(w);
-    int from = w->nops, t = ++txn_seq;
+    int from = w->nops, t = ++w->txn_seq;
     b_incr(w, i);
     mark_queued(w, from, t);
     add_op(w, K_EXEC_NIL);
@@ -2324,7 +2323,7 @@ op_watch_shared(struct worker *w)
     }
     batch_reset(w);
     b_queued_begin(w);
-    int from = w->nops, t = ++txn_seq;
+    int from = w->nops, t = ++w->txn_seq;
     struct op *q = add_op(w, K_SHARED_INCR);
     q->i = w->watch_g;
     req(&w->reqb, "INCR", key, NULL);
@@ -2342,7 +2341,7 @@ op_discard(struct worker *w)
     b_tx_prefix(w);
     int i = (int)rnd_below(&w->r, NCTR);
     b_queued_begin(w);
-    int from = w->nops, t = ++txn_seq;
+    int from = w->nops, t = ++w->txn_seq;
     b_incr(w, i);
     b_set(w, 10);
     mark_queued(w, from, t);
@@ -2360,7 +2359,7 @@ op_execabort(struct worker *w)
     b_tx_prefix(w);
     int i = (int)rnd_below(&w->r, NCTR);
     b_queued_begin(w);
-    int from = w->nops, t = ++txn_seq;
+    int from = w->nops, t = ++w->txn_seq;
     b_incr(w, i);
     mark_queued(w, from, t);
     struct op *o = add_op(w, K_ERR);
