@@ -26,15 +26,16 @@ if [ $# -lt 2 ]; then
     echo "usage: $0 CELLGATE_BIN STRESS_BIN [daemon args...]" >&2
     exit 2
 fi
-bin="$1"
-driver="$2"
-shift 2
-for f in "$bin" "$driver"; do
-    if [ ! -x "$f" ]; then
+for f in "$1" "$2"; do
+    if [ ! -x "$f" ] || [ -d "$f" ]; then
         echo "run.sh: $f is not an executable (build it first)" >&2
         exit 2
     fi
 done
+# Absolute paths: "cellgate" alone would be looked up in PATH.
+bin="$(cd "$(dirname "$1")" && pwd)/$(basename "$1")"
+driver="$(cd "$(dirname "$2")" && pwd)/$(basename "$2")"
+shift 2
 command -v redis-cli >/dev/null || { echo "run.sh: redis-cli missing (apt-get install redis-tools)" >&2; exit 2; }
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
