@@ -98,7 +98,7 @@ PKGS := libuv1-dev libhiredis-dev check pkg-config redis-tools redis-server \
 BENCH_PKGS := valgrind gnuplot-nox linux-perf nghttp2-client
 
 .PHONY: all run test test-unit test-integration bench-micro bench-journal \
-        stress test-stress test-tsan test-integration-threads \
+        stress stress-reference test-stress test-tsan test-integration-threads \
         bench-replication bench-grpc sanitize \
         bench bench-callgrind bench-perf deps clean check-deps fuzz test-fuzz repl-fuzz difftest \
         docker-test \
@@ -249,6 +249,13 @@ stress: $(BIN) $(STRESS_BIN)
 test-stress:
 	$(MAKE) stress SANITIZE= STRESS_ARGS="--appendonly yes --appendfsync always $(STRESS_ARGS)"
 	$(MAKE) stress SANITIZE=1
+
+# The driver against Debian's redis-server 7.0.15 with io-threads 2 and
+# threaded reads (Redis 7.0 really does the socket work on its I/O
+# threads), without CL.THROTTLE: every reply it expects is Redis's.
+stress-reference: $(STRESS_BIN)
+	STRESS_SECONDS=$(STRESS_SECONDS) STRESS_SEED=$(STRESS_SEED) STRESS_REFERENCE=1 \
+	  bash tests/stress/run.sh /usr/bin/redis-server $(STRESS_BIN) $(STRESS_ARGS)
 
 # The ThreadSanitizer daemon under the driver (journal on: its file
 # retirement runs on libuv's thread pool), then the threaded integration

@@ -13,6 +13,10 @@
 #                    (default 60; a sanitizer build is slow)
 #   SANITIZE         1: the binary is the ASan+UBSan build; thread: the
 #                    ThreadSanitizer build (tests/stress/tsan.supp)
+#   STRESS_REFERENCE 1: the binary is Debian's redis-server (make
+#                    stress-reference), started with the same limits in
+#                    its own words and io-threads 2 with threaded reads;
+#                    the driver runs with --reference
 #
 # The daemon runs with --io-threads 2, small output limits
 # (client-output-pause-limit 256kb, client-output-hard-limit 8mb) and
@@ -45,6 +49,7 @@ io_timeout="${STRESS_IO_TIMEOUT:-60}"
 sanitize="${SANITIZE:-0}"
 seed_args=()
 [ -n "${STRESS_SEED:-}" ] && seed_args=(--seed "$STRESS_SEED")
+[ "${STRESS_REFERENCE:-0}" = 1 ] && seed_args+=(--reference)
 
 case "$sanitize" in
 1)
@@ -76,10 +81,17 @@ start=$(date +%s)
 started=0
 for attempt in 1 2 3 4 5; do
     port="$(free_port)"
-    "$bin" --port "$port" --bind 127.0.0.1 --save "" --appendonly no --dir "$work" \
-        --io-threads 2 --client-output-pause-limit 256kb \
-        --client-output-hard-limit 8mb --busy-reply-threshold 100 \
-        --maxclients 2000 "$@" >>"$log" 2>&1 &
+    if [ "${STRESS_REFERENCE:-0}" = 1 ]; then
+        "$bin" --port "$port" --bind 127.0.0.1 --save "" --appendonly no --dir "$work" \
+            --io-threads 2 --io-threads-do-reads yes \
+            --client-output-buffer-limit "normal 8mb 8mb 0 pubsub 8mb 8mb 0" \
+            --busy-reply-threshold 100 --maxclients 2000 "$@" >>"$log" 2>&1 &
+    else
+        "$bin" --port "$port" --bind 127.0.0.1 --save "" --appendonly no --dir "$work" \
+            --io-threads 2 --client-output-pause-limit 256kb \
+            --client-output-hard-limit 8mb --busy-reply-threshold 100 \
+            --maxclients 2000 "$@" >>"$log" 2>&1 &
+    fi
     pid=$!
     for _ in $(seq 1 600); do          # up to 60 s (a TSan build starts slowly)
         kill -0 "$pid" 2>/dev/null || break
@@ -97,14 +109,15 @@ for attempt in 1 2 3 4 5; do
     fi
     wait "$pid" 2>/dev/null || true
     pid=""
-    grep -q "listening socket" "$log" || break    # not a lost race for the port
+    # Not a lost race for the port: give up.
+    grep -q "listening socket\|Address already in use" "$log" || break
 done
 if [ "$started" != 1 ]; then
     echo "run.sh: cellgate did not start:" >&2
     tail -n 50 "$log" >&2
     exit 1
 fi
-echo "stress: cellgate $bin (pid $pid, port $port, SANITIZE=$sanitize) $*"
+echo "stress: daemon $bin (pid $pid, port $port, SANITIZE=$sanitize) $*"
 
 rc=0
 timeout -k 10 $((seconds + 3 * io_timeout + 120)) "$driver" --port "$port" \

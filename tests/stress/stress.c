@@ -4,7 +4,12 @@
  * deterministic.
  *
  *   stress --port P [--host 127.0.0.1] [--seconds 30] [--seed N]
- *          [--workers 64] [--io-timeout 60]
+ *          [--workers 64] [--io-timeout 60] [--reference]
+ *
+ * --reference runs it against Debian's redis-server 7.0.15 instead (make
+ * stress-reference: io-threads 2 with threaded reads, which Redis 7.0
+ * really uses), without CL.THROTTLE: the replies it expects are Redis's,
+ * and that run shows it.
  *
  * It starts nothing: tests/stress/run.sh starts the daemon (a free
  * loopback port, --io-threads 2, small output limits, busy-reply-threshold
@@ -105,7 +110,7 @@ static struct {
     int churn_subs;
     int monitors;
     int io_timeout_ms;
-    bool verbose;
+    bool reference;             /* Debian's redis-server, not cellgate */
 } opt = { "127.0.0.1", 0, 0, 30, 64, 2, 6, 2, 60000, false };
 
 static struct {
@@ -2113,7 +2118,11 @@ op_mix(struct worker *w)
         } else if (k < 74) {
             b_eval_incr(w, i, (int)rnd_below(&w->r, 3));
         } else if (k < 80) {
-            b_throttle(w);
+            if (opt.reference) {
+                b_echo(w, true);        /* redis-server has no CL.THROTTLE */
+            } else {
+                b_throttle(w);
+            }
         } else if (k < 83 && w->nops + 3 <= MAX_DEPTH) {
             b_select(w, 1);
             b_incr(w, i);
@@ -4082,6 +4091,31 @@ config_get(const char *name)
     return x;
 }
 
+/* redis-server's hard limit: "normal <hard> <soft> <seconds> ..." of
+ * client-output-buffer-limit, which must be the same for pubsub. */
+static long long
+reference_hard_limit(void)
+{
+    struct sbuf rq = { 0 }, out = { 0 };
+    req(&rq, "CONFIG", "GET", "client-output-buffer-limit", NULL);
+    ctl_call("CONFIG GET", &rq, &out);
+    struct rv v;
+    rv_parse(out.p, &v);
+    long long normal = -1, pubsub = -2;
+    if (v.t == '*' && v.n == 2 && v.el[1].t == '$') {
+        char tmp[256];
+        snprintf(tmp, sizeof(tmp), "%.*s", (int)v.el[1].len, v.el[1].s);
+        char *p = strstr(tmp, "normal ");
+        char *q = strstr(tmp, "pubsub ");
+        normal = p ? strtoll(p + 7, NULL, 10) : -1;
+        pubsub = q ? strtoll(q + 7, NULL, 10) : -2;
+    }
+    rv_free(&v);
+    sb_free(&rq);
+    sb_free(&out);
+    return normal == pubsub ? normal : -1;
+}
+
 static long long
 info_field(const char *section, const char *field)
 {
@@ -4115,11 +4149,15 @@ usage(void)
     fprintf(stderr,
             "usage: stress --port P [--host 127.0.0.1] [--seconds 30] "
             "[--seed N]\n"
-            "              [--workers 64] [--io-timeout SECONDS] [--verbose]\n"
+            "              [--workers 64] [--io-timeout SECONDS] [--reference]\n"
             "Runs against a fresh cellgate (FLUSHALL first) with "
             "client-output-hard-limit\n"
             "<= 64mb and busy-reply-threshold 1..1000 (tests/stress/run.sh "
-            "starts one).\n");
+            "starts one).\n"
+            "--reference: against Debian's redis-server instead (no "
+            "CL.THROTTLE; the hard limit\n"
+            "is client-output-buffer-limit's, the same for normal and "
+            "pubsub).\n");
     exit(2);
 }
 
@@ -4142,8 +4180,8 @@ main(int argc, char **argv)
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         const char *v = i + 1 < argc ? argv[i + 1] : NULL;
-        if (strcmp(a, "--verbose") == 0) {
-            opt.verbose = true;
+        if (strcmp(a, "--reference") == 0) {
+            opt.reference = true;
             continue;
         }
         if (v == NULL) {
@@ -4189,14 +4227,19 @@ main(int argc, char **argv)
     cx_init(&ctl);
 
     /* The daemon as it must be for this run. */
-    dconf.hard_limit = config_get("client-output-hard-limit");
-    dconf.pause_limit = config_get("client-output-pause-limit");
+    if (opt.reference) {
+        dconf.hard_limit = reference_hard_limit();
+        dconf.pause_limit = 0;
+    } else {
+        dconf.hard_limit = config_get("client-output-hard-limit");
+        dconf.pause_limit = config_get("client-output-pause-limit");
+    }
     dconf.busy_ms = config_get("busy-reply-threshold");
     dconf.maxclients = config_get("maxclients");
     config_get("io-threads");
     if (dconf.hard_limit <= 0 || dconf.hard_limit > 64LL << 20 ||
         dconf.busy_ms <= 0 || dconf.busy_ms > 1000 || dconf.maxclients < 400) {
-        fprintf(stderr, "stress: the daemon has client-output-hard-limit %lld, "
+        fprintf(stderr, "stress: the daemon has an output hard limit of %lld, "
                 "busy-reply-threshold %lld, maxclients %lld: this run needs a "
                 "hard limit of at most 64mb, a threshold of 1..1000 ms and "
                 "maxclients of at least 400\n", dconf.hard_limit, dconf.busy_ms,
