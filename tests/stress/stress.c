@@ -26,9 +26,11 @@
  *    values over 64 KB; MULTI/EXEC, WATCH (won, lost to another client of
  *    its own, and contested on shared keys), DISCARD, EXECABORT; CLIENT
  *    REPLY OFF/SKIP/ON; CLIENT PAUSE WRITE/ALL with a request held on a
- *    second socket until CLIENT UNPAUSE; CLIENT KILL of others (ID, ADDR,
- *    the old form, TYPE normal) and of itself; QUIT; disconnects in the
- *    middle of a request or of an unread pipeline; slow readers past
+ *    second socket until CLIENT UNPAUSE (from the pauser or another
+ *    client); CLIENT KILL of others (ID, ADDR, the old form, TYPE normal)
+ *    and of itself; QUIT; disconnects in the middle of a request or of an
+ *    unread pipeline (then a CLIENT KILL of that connection as a barrier:
+ *    the server may still run what it had read); slow readers past
  *    client-output-pause-limit; a reply past client-output-hard-limit
  *    (closed, nothing of it sent); connect/close churn; INFO and CLIENT
  *    LIST.
@@ -50,8 +52,8 @@
  *    run under a read lock the buster takes for writing.
  *
  * A client that loses its connection must have been the target of a
- * CLIENT KILL issued since it connected (counters bumped before the kill
- * is sent), or have asked for it (QUIT, a reply past the hard limit, a
+ * CLIENT KILL not done yet when it connected (counters bumped before the
+ * kill is sent and after its reply), or have asked for it (QUIT, a reply past the hard limit, a
  * subscriber flooded); what it received must be a prefix of what it
  * expected. Requests whose replies never came make the model uncertain
  * (a counter in a range, a string unknown) until a later reply settles it.
@@ -3080,9 +3082,8 @@ struct frame {
 };
 
 static void
-frame_of(const char *p, struct rv *v, struct frame *f)
+frame_of(struct rv *v, struct frame *f)
 {
-    (void)p;
     memset(f, 0, sizeof(*f));
     f->kind = -1;
     if ((v->t == '*' || v->t == '>') && v->n == 3 && rv_is(&v->el[0], "message") &&
@@ -3190,7 +3191,7 @@ stable_main(void *arg)
         struct rv v;
         rv_parse(p, &v);
         struct frame f;
-        frame_of(p, &v, &f);
+        frame_of(&v, &f);
         const char *bad = NULL;
         int k = f.kind < 0 ? -1 : channel_index(f.ch, f.chlen, "st", NSTABLE_CH);
         int wi = -1;
@@ -3289,7 +3290,7 @@ churn_frame(struct churn *s, const char *p, size_t n)
     struct rv v;
     rv_parse(p, &v);
     struct frame f;
-    frame_of(p, &v, &f);
+    frame_of(&v, &f);
     const char *bad = NULL;
     int k = f.kind < 0 ? -1 : channel_index(f.ch, f.chlen, "ch", NCHURN_CH);
     int wi;
@@ -3509,7 +3510,7 @@ churn_flood(struct churn *s)
         struct rv v;
         rv_parse(p, &v);
         struct frame f;
-        frame_of(p, &v, &f);
+        frame_of(&v, &f);
         if (f.kind == 0 && f.chlen == strlen(ch) && memcmp(f.ch, ch, f.chlen) == 0) {
             snprintf(val, 16, "F%05d:", next);
             fill_value(val + 7, MSG - 7, (uint64_t)next + 77);
