@@ -177,6 +177,7 @@ tail_with_room(struct obuf *o, size_t n)
         t->next = c;
         o->tail = c;
     }
+    o->chunks++;
     return c;
 }
 
@@ -258,6 +259,7 @@ obuf_consume(struct obuf *o, size_t n)
         n -= left;
         o->head = h->next;
         o->head_sent = 0;
+        o->chunks--;
         if (o->head == NULL) {
             o->tail = NULL;
         }
@@ -282,6 +284,8 @@ obuf_move(struct obuf *dst, struct obuf *src)
         dst->pending += src->pending;
         chunk_put(src, src->head);
     } else if (src->head_sent == 0) {
+        /* Linked: the room left in dst's last chunk stays unused
+         * (obuf_held() counts it). */
         if (t == NULL) {
             dst->head = src->head;
             dst->head_sent = 0;
@@ -290,6 +294,7 @@ obuf_move(struct obuf *dst, struct obuf *src)
         }
         dst->tail = src->tail;
         dst->pending += src->pending;
+        dst->chunks += src->chunks;
     } else {
         (void)obuf_append(dst, src->head->data + src->head_sent,
                           src->head->used - src->head_sent);
@@ -306,6 +311,7 @@ obuf_move(struct obuf *dst, struct obuf *src)
     src->head = src->tail = NULL;
     src->head_sent = 0;
     src->pending = 0;
+    src->chunks = 0;
 }
 
 void
@@ -329,6 +335,15 @@ obuf_stats(const struct obuf *o, struct obuf_stats *st)
         st->oll++;
         st->omem += sizeof(*c);
     }
+}
+
+size_t
+obuf_held(const struct obuf *o)
+{
+    if (o->head == NULL) {
+        return 0;
+    }
+    return (o->chunks - 1) * OBUF_CHUNK_SIZE + o->tail->used - o->head_sent;
 }
 
 void

@@ -25,6 +25,7 @@ struct obuf {
     struct obuf_chunk *spare;   /* one drained chunk kept for reuse */
     size_t head_sent;           /* bytes of head already consumed */
     size_t pending;             /* bytes appended and not yet consumed */
+    size_t chunks;              /* in the list (the spare aside) */
     bool oom;                   /* an append failed: the stream is broken */
 };
 
@@ -74,6 +75,11 @@ struct obuf_stats {
     size_t omem;
 };
 void obuf_stats(const struct obuf *o, struct obuf_stats *st);
+
+/* The unsent bytes with the room left between them (obuf_move() and
+ * obuf_reserve() may leave a chunk's end unused before the next one):
+ * what the chunks from the first unsent byte to the last one hold. */
+size_t obuf_held(const struct obuf *o);
 
 /* Release the spare chunk (idle connections hold no buffer memory). */
 void obuf_shrink(struct obuf *o);

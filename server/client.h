@@ -104,7 +104,7 @@ struct conn {
     uv_write_t wreq;
     struct obuf wbuf;               /* home != 0: the replies being
                                      * written, taken from out */
-    _Atomic size_t wpending;        /* wbuf's unsent bytes, for the main
+    _Atomic size_t wpending;        /* obuf_held(wbuf), for the main
                                      * thread's output limits */
     bool gone;                      /* the main thread holds it */
     bool eof;                       /* the peer went (or a read failed) */
@@ -115,6 +115,9 @@ struct conn {
     bool reading;                   /* its socket is read (uv_read_start) */
     bool migrate_asked;             /* HOP_MIGRATE, once its write is done */
     bool waits_busy;                /* a request waits for the script */
+    bool slot_freed;                /* its thread closed its socket before
+                                     * the main thread forgot it (conn.c:
+                                     * closed_early) */
     int read_error;                 /* the failed read's, for the log */
     struct membuf side;             /* bytes read while gone */
     int64_t last_interaction_ms;    /* its loop's clock (uv_now) */

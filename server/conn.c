@@ -71,6 +71,14 @@ static _Thread_local bool read_buf_busy;
 /* An I/O thread's clients whose next request waits for a script. */
 static _Thread_local struct conn *waiting_busy;
 static int64_t warn_last_ms;
+/* Clients whose I/O thread closed their socket (the peer went, or the
+ * reply before a close was written) and that the main thread has not
+ * forgotten yet: they hold no slot under maxclients, so a client that
+ * reconnects the moment it sees its socket closed is let in as it would
+ * be without threads. (If the main thread forgets one meanwhile too, it
+ * is subtracted twice until its HOP_CLOSED: a moment, at worst one more
+ * client than maxclients.) */
+static _Atomic size_t closed_early;
 static uint64_t warn_suppressed;
 
 static void flush_all(uv_prepare_t *h);
@@ -420,7 +428,9 @@ admit(struct conn *c)
 {
     srv.stats.connections_received++;
     c->created_ms = c->last_interaction_ms = clock_loop_ms();
-    if (srv.nclients + srv.grpc_clients >= (size_t)srv.conf.maxclients) {
+    size_t gone = atomic_load_explicit(&closed_early, memory_order_relaxed);
+    size_t held = srv.nclients > gone ? srv.nclients - gone : 0;
+    if (held + srv.grpc_clients >= (size_t)srv.conf.maxclients) {
         srv.stats.rejected_connections++;
         c->state = CONN_CLOSE_AFTER_REPLY;
         reply_errorz(&c->out, "ERR max number of clients reached");
@@ -711,6 +721,10 @@ on_io_close(uv_handle_t *h)
 static void
 io_close(struct conn *c)
 {
+    if (!c->slot_freed) {
+        c->slot_freed = true;
+        atomic_fetch_add_explicit(&closed_early, 1, memory_order_relaxed);
+    }
     c->state = CONN_CLOSING;
     io_set_reading(c);
     if (!uv_is_closing(&c->h.handle)) {
@@ -728,6 +742,7 @@ close_handle(uv_handle_t *h)
 
 static void io_write(struct conn *c);
 static void note_unsent(struct conn *c);
+static void after_drain(struct conn *c);
 
 /* The replies left in out are this thread's to write now. */
 static void
@@ -815,6 +830,13 @@ io_resume(struct conn *c)
         return;
     }
     take_aside(c);
+    if (c->state == CONN_PAUSED) {
+        after_drain(c);     /* written at once, maybe: read on now */
+        if (c->state == CONN_PAUSED) {
+            io_set_reading(c);
+        }
+        return;
+    }
     io_set_reading(c);
     io_dispatch(c);
 }
@@ -875,10 +897,13 @@ at_thread(struct conn *c, unsigned hops)
         c->gone = false;
     }
     if (hops & HOP_KILL) {
-        if (!c->gone && c->state != CONN_CLOSING) {
-            io_close(c);    /* gone: it is on its way to the main thread,
-                             * which hands it back to be closed */
-        }
+        if (!c->gone && !uv_is_closing(&c->h.handle)) {
+            /* (The main thread forgot it: its slot is free already.) */
+            c->state = CONN_CLOSING;
+            io_set_reading(c);
+            uv_close(&c->h.handle, on_io_close);
+        }   /* gone: it is on its way to the main thread, which hands it
+             * back to be closed */
         return;
     }
     if (hops & HOP_MIGRATE) {
@@ -935,7 +960,7 @@ static void
 note_unsent(struct conn *c)
 {
     if (c->home != 0) {
-        atomic_store_explicit(&c->wpending, obuf_pending(&c->wbuf),
+        atomic_store_explicit(&c->wpending, obuf_held(&c->wbuf),
                               memory_order_relaxed);
     }
 }
@@ -981,14 +1006,10 @@ write_out(struct conn *c)
         note_unsent(c);
         return;
     }
-    /* A client homed on an I/O thread keeps the drained chunk, which goes
-     * back to its reply buffer with the next batch (no allocation per
-     * batch across threads; the cron gives it back once the client is
-     * quiet); one homed here gives it back now. */
+    /* The drained chunk goes back now (to the thread's pool of chunks,
+     * obuf.c), so used_memory holds no buffer of an idle client. */
     note_unsent(c);
-    if (c->home == 0) {
-        obuf_shrink(o);
-    }
+    obuf_shrink(o);
     if (!c->gone && c->state == CONN_CLOSE_AFTER_REPLY) {
         if (c->home == 0) {
             conn_close(c);
@@ -1071,15 +1092,21 @@ on_write(uv_write_t *req, int status)
         }
         return;
     }
-    after_drain(c);
+    if (c->home == 0) {
+        after_drain(c);
+        if (c->state != CONN_CLOSING) {
+            queue_write(c);
+        }
+        return;
+    }
+    /* Written on first: the rest may go at once (the kernel's buffer can
+     * take a paused client's whole backlog), and only then is it known
+     * whether a paused client reads on. */
+    write_out(c);
     if (c->state == CONN_CLOSING) {
         return;
     }
-    if (c->home == 0) {
-        queue_write(c);
-        return;
-    }
-    write_out(c);
+    after_drain(c);
     if (c->state != CONN_CLOSING) {
         io_dispatch(c);
     }
@@ -1639,6 +1666,9 @@ static void
 at_main(struct conn *c, unsigned hops)
 {
     if (hops & HOP_CLOSED) {
+        if (c->slot_freed) {
+            atomic_fetch_sub_explicit(&closed_early, 1, memory_order_relaxed);
+        }
         if (!c->closing) {
             if (c->read_error != 0) {
                 log_verbose("Client %s: %s", c->addr,

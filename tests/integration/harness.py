@@ -430,7 +430,15 @@ class Daemon:
                     break
                 got += chunk
             # With requirepass the server is up when it asks for AUTH.
-            return got == b"+PONG\r\n" or got.startswith(b"-NOAUTH ")
+            up = got == b"+PONG\r\n" or got.startswith(b"-NOAUTH ")
+            if up:
+                # The probe is gone from the server when start() returns
+                # (a test of maxclients counts on it): it closes its side
+                # of the socket once it reads this end's EOF.
+                s.shutdown(socket.SHUT_WR)
+                while s.recv(256):
+                    pass
+            return up
         except OSError:
             return False
         finally:
