@@ -264,13 +264,19 @@ static bool
 answer_buffered(struct lent_client *b)
 {
     struct conn *c = b->c;
-    (void)resp_frame_ahead(c->parser, BUSY_FRAME_AHEAD, &cmd_frame_ops);
-    bool all = busy_answer(c);
+    /* Framing stops where a batch ends (HELLO, AUTH, RESET), so frame
+     * again once all is answered, until nothing more is framed: the
+     * client waits for those replies and sends nothing more. */
+    size_t framed;
+    do {
+        framed = resp_frame_ahead(c->parser, BUSY_FRAME_AHEAD, &cmd_frame_ops);
+        if (!busy_answer(c)) {
+            write_out(b);
+            unpoll(b);
+            return false;
+        }
+    } while (framed > 0 && !resp_failed(c->parser));
     write_out(b);
-    if (!all) {
-        unpoll(b);
-        return false;
-    }
     if (resp_failed(c->parser)) {
         b->protocol_failed = true;
         unpoll(b);

@@ -93,6 +93,30 @@ static void close_handle(uv_handle_t *h);
 static void thread_woken(void);
 static void warm_up(struct conn *c, int phase);
 
+#ifdef __SANITIZE_THREAD__
+/* sanitizer_common's syscall hook (libtsan exports it; GCC ships no
+ * header for it). */
+void __sanitizer_syscall_pre_impl_close(long fd);
+#endif
+
+/* Close a client's socket handle. libuv closes the descriptor with a raw
+ * syscall(SYS_close) (uv__close_nocancel), which ThreadSanitizer does not
+ * see: when the main thread's next accept() got the same number, TSan took
+ * the new socket for the old one an I/O thread had used. libuv's own TSan
+ * build reports the close through the sanitizer's syscall hook; so does
+ * this, for every client socket, on whichever thread closes it. */
+static void
+close_socket(uv_handle_t *h, uv_close_cb cb)
+{
+#ifdef __SANITIZE_THREAD__
+    uv_os_fd_t fd;
+    if (uv_fileno(h, &fd) == 0) {
+        __sanitizer_syscall_pre_impl_close(fd);
+    }
+#endif
+    uv_close(h, cb);
+}
+
 static const struct iothread_ops hand_offs = {
     at_thread, at_main, close_handle, thread_woken, warm_up
 };
@@ -139,7 +163,7 @@ close_queued(struct conn *c)
     }
     c->state = CONN_CLOSING;
     if (!uv_is_closing(&c->h.handle)) {
-        uv_close(&c->h.handle, on_close);
+        close_socket(&c->h.handle, on_close);
     }
 }
 
@@ -173,13 +197,21 @@ main_holds(const struct conn *c)
 }
 
 static void
-queue_write(struct conn *c)
+list_write(struct conn *c)
 {
-    if (!c->write_queued && c->state != CONN_CLOSING) {
+    if (!c->write_queued) {
         c->write_queued = true;
         /* Order does not matter between clients; push front. */
         c->next_pending = write_list;
         write_list = c;
+    }
+}
+
+static void
+queue_write(struct conn *c)
+{
+    if (c->state != CONN_CLOSING) {
+        list_write(c);
     }
 }
 
@@ -229,9 +261,36 @@ client_list_remove(struct conn *c)
 
 /* ---- memory ------------------------------------------------------------- */
 
+/* Take c off one of the main thread's lists (the lender holds it now, or
+ * it goes). */
+static void
+unlist(struct conn *c, struct conn **list, bool input)
+{
+    for (struct conn **p = list; *p != NULL;
+         p = input ? &(*p)->next_input : &(*p)->next_pending) {
+        if (*p == c) {
+            *p = input ? c->next_input : c->next_pending;
+            break;
+        }
+    }
+    if (input) {
+        c->input_queued = false;
+    } else {
+        c->write_queued = false;
+    }
+}
+
 static void
 free_conn(struct conn *c)
 {
+    /* Still listed when something let it go while it waited there (a
+     * migrating client's socket arrived after it closed, say). */
+    if (c->write_queued) {
+        unlist(c, &write_list, false);
+    }
+    if (c->input_queued) {
+        unlist(c, &input_list, true);
+    }
     multi_discard(c);               /* a disconnect discards the MULTI */
     resp_destroy(&c->parser);
     obuf_deinit(&c->out);
@@ -271,9 +330,11 @@ forget_client(struct conn *c)
     }
 }
 
-/* Close a homed client's socket side: the main thread holds it, or its
- * thread does (which then closes it), or it is on its way to the main
- * thread (which then hands it back to be closed: at_main()). */
+/* Close a homed client's socket side: the main thread holds it (and hands
+ * it back to be closed at the flush, once done with it: the command that
+ * closed it, and the batch it was in, still read it), or its thread does
+ * (which then closes it), or it is on its way to the main thread (which
+ * then hands it back to be closed: at_main()). */
 static void
 close_homed(struct conn *c)
 {
@@ -282,9 +343,8 @@ close_homed(struct conn *c)
         return;                 /* its socket comes: at_main() closes it */
     }
     if (c->at_main) {
-        c->at_main = false;
         c->state = CONN_CLOSING;
-        iothread_hand(c, c->home, HOP_BACK | HOP_KILL);
+        list_write(c);          /* flush_one() hands it */
     } else {
         iothread_hand(c, c->home, HOP_KILL);
     }
@@ -311,7 +371,7 @@ conn_close(struct conn *c)
      * after any in-flight write was cancelled. */
     uv_read_stop(&c->h.stream);
     if (!c->write_queued && !c->input_queued && !c->lent) {
-        uv_close(&c->h.handle, on_close);
+        close_socket(&c->h.handle, on_close);
     }
 }
 
@@ -321,7 +381,7 @@ finish_close(struct conn *c)
 {
     if (c->home == 0 && c->state == CONN_CLOSING && !c->write_queued &&
         !c->input_queued && !c->lent && !uv_is_closing(&c->h.handle)) {
-        uv_close(&c->h.handle, on_close);
+        close_socket(&c->h.handle, on_close);
     }
 }
 
@@ -506,7 +566,7 @@ accept_for_thread(uv_stream_t *server, struct conn *c)
     } else if (rc == 0) {
         describe_peer(c, NULL);
     }
-    uv_close(&a->handle, free_handle);
+    close_socket(&a->handle, free_handle);
     if (rc != 0) {
         log_accept_error(rc);
         free_conn(c);
@@ -551,7 +611,7 @@ conn_accept(uv_stream_t *server, bool is_unix)
         if (rc != 0) {
             log_accept_error(rc);
             c->state = CONN_CLOSING;
-            uv_close(&c->h.handle, on_close);
+            close_socket(&c->h.handle, on_close);
             return;
         }
     } else {
@@ -728,7 +788,7 @@ io_close(struct conn *c)
     c->state = CONN_CLOSING;
     io_set_reading(c);
     if (!uv_is_closing(&c->h.handle)) {
-        uv_close(&c->h.handle, on_io_close);
+        close_socket(&c->h.handle, on_io_close);
     }
 }
 
@@ -737,12 +797,12 @@ close_handle(uv_handle_t *h)
 {
     struct conn *c = h->data;
     c->state = CONN_CLOSING;
-    uv_close(h, on_io_close);
+    close_socket(h, on_io_close);
 }
 
 static void io_write(struct conn *c);
 static void note_unsent(struct conn *c);
-static void after_drain(struct conn *c);
+static bool after_drain(struct conn *c);
 
 /* The replies left in out are this thread's to write now. */
 static void
@@ -773,28 +833,37 @@ answer_while_busy(struct conn *c)
 static void
 io_dispatch(struct conn *c)
 {
-    if (c->state != CONN_READING || c->waits_busy) {
-        return;         /* the drain or the script's end calls again */
-    }
-    frame_ahead(c, CONN_MAX_REQS_PER_EVENT);
-    /* A whole batch: more may wait unframed, so read no more for now. */
-    c->full = resp_queued(c->parser) >= CONN_MAX_REQS_PER_EVENT;
-    io_set_reading(c);
-    if (resp_queued(c->parser) == 0 && !resp_failed(c->parser)) {
-        if (resp_memory(c->parser) > CONN_SHRINK_AFTER) {
-            resp_shrink(c->parser);
+    for (;;) {
+        if (c->state != CONN_READING || c->waits_busy) {
+            return;     /* the drain or the script's end calls again */
         }
+        frame_ahead(c, CONN_MAX_REQS_PER_EVENT);
+        /* A whole batch: more may wait unframed, so read no more now. */
+        c->full = resp_queued(c->parser) >= CONN_MAX_REQS_PER_EVENT;
+        io_set_reading(c);
+        if (resp_queued(c->parser) == 0 && !resp_failed(c->parser)) {
+            if (resp_memory(c->parser) > CONN_SHRINK_AFTER) {
+                resp_shrink(c->parser);
+            }
+            return;
+        }
+        if (busy_active()) {
+            if (!answer_while_busy(c)) {
+                return;
+            }
+            if (resp_queued(c->parser) == 0 && !resp_failed(c->parser)) {
+                /* All answered while busy: framing stopped where the
+                 * batch ended (HELLO, AUTH, RESET: ends_batch()), or at a
+                 * limit, so what follows is framed now; the client waits
+                 * for those replies and sends nothing more. */
+                continue;
+            }
+        }
+        obuf_pass_spare(&c->out, &c->wbuf);
+        c->gone = true;
+        iothread_hand(c, 0, HOP_RUN);
         return;
     }
-    if (busy_active() && !answer_while_busy(c)) {
-        return;
-    }
-    if (resp_queued(c->parser) == 0 && !resp_failed(c->parser)) {
-        return;         /* all answered while busy */
-    }
-    obuf_pass_spare(&c->out, &c->wbuf);
-    c->gone = true;
-    iothread_hand(c, 0, HOP_RUN);
 }
 
 /* Bytes read while the main thread held c go to its parser now. */
@@ -831,8 +900,7 @@ io_resume(struct conn *c)
     }
     take_aside(c);
     if (c->state == CONN_PAUSED) {
-        after_drain(c);     /* written at once, maybe: read on now */
-        if (c->state == CONN_PAUSED) {
+        if (!after_drain(c)) {      /* written at once, maybe: read on */
             io_set_reading(c);
         }
         return;
@@ -859,7 +927,7 @@ io_migrate(struct conn *c)
     io_set_reading(c);
     c->stopped = false;         /* (the main loop reads it from now on) */
     c->reading = false;
-    uv_close(&c->h.handle, on_migrated);
+    close_socket(&c->h.handle, on_migrated);
 }
 
 /* A new client's socket, for this loop. */
@@ -873,7 +941,7 @@ io_adopt(struct conn *c)
         close(fd);
         c->state = CONN_CLOSING;
         if (uv_is_active(&c->h.handle) || rc != UV_EINVAL) {
-            uv_close(&c->h.handle, on_io_close);
+            close_socket(&c->h.handle, on_io_close);
         } else {
             iothread_hand(c, 0, HOP_CLOSED);
         }
@@ -905,7 +973,7 @@ at_thread(struct conn *c, unsigned hops)
             /* (The main thread forgot it: its slot is free already.) */
             c->state = CONN_CLOSING;
             io_set_reading(c);
-            uv_close(&c->h.handle, on_io_close);
+            close_socket(&c->h.handle, on_io_close);
         }   /* gone: it is on its way to the main thread, which hands it
              * back to be closed */
         return;
@@ -1059,13 +1127,18 @@ resume_reading(struct conn *c)
     queue_input(c);
 }
 
-static void
+/* A paused client whose output drained below half the pause limit reads
+ * on: true when it did (an I/O thread's client may be the main thread's
+ * by then, handed over with what it framed: touch it no more). */
+static bool
 after_drain(struct conn *c)
 {
     if (c->state == CONN_PAUSED &&
         obuf_pending(writing(c)) <= (size_t)srv.conf.output_pause_limit / 2) {
         resume_reading(c);
+        return true;
     }
+    return false;
 }
 
 static void
@@ -1107,11 +1180,9 @@ on_write(uv_write_t *req, int status)
      * take a paused client's whole backlog), and only then is it known
      * whether a paused client reads on. */
     write_out(c);
-    if (c->state == CONN_CLOSING) {
-        return;
-    }
-    after_drain(c);
-    if (c->state != CONN_CLOSING) {
+    if (c->state == CONN_PAUSED) {
+        (void)after_drain(c);   /* reading on dispatches what it has */
+    } else if (c->state != CONN_CLOSING) {
         io_dispatch(c);
     }
 }
@@ -1746,6 +1817,15 @@ flush_one(struct conn *c)
     if (c->home != 0 && !c->at_main) {
         return;                 /* handed on already (closed) */
     }
+    if (c->home != 0 && c->closing) {
+        if (c->input_queued) {
+            list_write(c);      /* the input walker drops it first */
+            return;
+        }
+        c->at_main = false;
+        iothread_hand(c, c->home, HOP_BACK | HOP_KILL);
+        return;
+    }
     if (c->state == CONN_CLOSING) {
         finish_close(c);
         return;
@@ -1857,24 +1937,6 @@ lendable(const struct conn *c, const struct conn *caller)
            c->journal_gen <= persist_safe();
 }
 
-/* Take c off the main thread's lists: the lender holds it now. */
-static void
-unlist(struct conn *c, struct conn **list, bool input)
-{
-    for (struct conn **p = list; *p != NULL;
-         p = input ? &(*p)->next_input : &(*p)->next_pending) {
-        if (*p == c) {
-            *p = input ? c->next_input : c->next_pending;
-            break;
-        }
-    }
-    if (input) {
-        c->input_queued = false;
-    } else {
-        c->write_queued = false;
-    }
-}
-
 static size_t
 choose_lent(struct conn *caller, struct conn ***lent, int **fds)
 {
@@ -1978,7 +2040,7 @@ take_back(struct conn *c, int fd, bool accepted, bool protocol_failed)
             if (rc == UV_EINVAL) {
                 free_conn(c);
             } else {
-                uv_close(&c->h.handle, on_close);
+                close_socket(&c->h.handle, on_close);
             }
             return;
         }

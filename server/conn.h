@@ -46,8 +46,11 @@
  * loop iteration (flush_all(), the loop's prepare handle), so a pipeline
  * of N requests costs one write. A reply waits while the journal has not
  * made its writes as safe as appendfsync asks (persist.h). Memory is
- * freed once the socket is closed (libuv's close callback, or the main
- * thread told by the home thread: HOP_CLOSED).
+ * freed once the socket is closed (libuv's close callback; for a client
+ * homed on an I/O thread, once that thread has said the socket is closed,
+ * HOP_CLOSED, and then, asked, that it holds nothing more of the client,
+ * HOP_RELEASE answered by HOP_FREED: a hand-off made before the main
+ * thread learnt of the close may still be on its way).
  */
 #ifndef CELLGATE_CONN_H
 #define CELLGATE_CONN_H

@@ -216,6 +216,29 @@ def test_a_reply_decided_as_a_long_script_begins_is_answered(start_daemon,
         rd.close()
 
 
+@pytest.mark.parametrize("threads", ["1", "2"])
+def test_what_follows_a_big_request_is_answered_while_busy(start_daemon,
+                                                           threads):
+    """Framing ahead stops after 64 KB of arguments; a pipeline whose big
+    SET is answered -BUSY while a script runs gets the rest of its replies
+    then too (they were left unframed, and the client, waiting for them,
+    sent nothing more to frame them by), not once the script ends."""
+    d = start_daemon("--io-threads", threads, "--busy-reply-threshold", "10")
+    r = RawConn(port=d.port, timeout=10)
+    rs = RawConn(port=d.port, timeout=10)
+    rs.send(resp_command("EVAL", "while 1 do end", 0))
+    assert wait_until(lambda: r.command("PING").startswith(b"-BUSY"), 10)
+    busy = (b"-BUSY Redis is busy running a script. You can only call "
+            b"SCRIPT KILL or SHUTDOWN NOSAVE.\r\n")
+    r.send(resp_command("SET", "big", "x" * 100000) + resp_command("PING") +
+           resp_command("GET", "big"))
+    assert r.recv_exact(3 * len(busy), timeout=5) == busy * 3
+    assert r.command("SCRIPT", "KILL") == b"+OK\r\n"
+    assert rs.reply_bytes(timeout=10).startswith(
+        b"-ERR Script killed by user with SCRIPT KILL")
+    assert r.command("PING") == b"+PONG\r\n"
+
+
 def test_replies_wait_for_the_journal_on_io_threads(start_daemon):
     """appendfsync always: a reply the client got was fsynced first, so a
     kill -9 right after loses none of the counts it saw."""

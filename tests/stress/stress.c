@@ -1737,6 +1737,35 @@ lost_at(struct worker *w, int from, int at, const char *p, size_t n,
 
 static void victim_down(struct worker *w);
 
+/* After a reply that did not come: what the server says of the connection
+ * (its CLIENT LIST line, asked on a new connection), so the failure shows
+ * whether the server still reads it, holds output for it or forgot it. */
+static void
+describe_stuck(const char *who, long long id)
+{
+    struct cx t;
+    cx_init(&t);
+    char why[128], idtxt[24];
+    struct sbuf rq = { 0 }, out = { 0 };
+    snprintf(idtxt, sizeof(idtxt), "%lld", id);
+    req(&rq, "CLIENT", "LIST", "ID", idtxt, NULL);
+    if (cx_open(&t, NULL, why, sizeof(why)) != 0) {
+        fprintf(stderr, "stress: %s: CLIENT LIST ID %s: %s\n", who, idtxt, why);
+    } else if (cx_send(&t, rq.p, rq.len) >= 0) {
+        const char *p;
+        size_t n;
+        int r = cx_next(&t, &p, &n, opt.io_timeout_ms);
+        struct sbuf g = { 0 };
+        escape(&g, p, r == 1 ? n : 0, 600);
+        fprintf(stderr, "stress: %s: the server's CLIENT LIST ID %s: %s\n",
+                who, idtxt, r == 1 ? (g.p ? g.p : "") : "no reply");
+        sb_free(&g);
+    }
+    sb_free(&rq);
+    sb_free(&out);
+    cx_free(&t);
+}
+
 /* Send w->reqb on main and check every reply of w->ops. delay_ms: wait
  * that long before reading (a slow reader). expect_eof: the last request
  * closes the connection (QUIT). */
@@ -1784,6 +1813,9 @@ run_batch(struct worker *w, int delay_ms, bool expect_eof)
               "received \"%s\"", r == -1 ? "no reply within the I/O timeout"
               : "bytes that are not RESP", at + 1, w->nops, g.p ? g.p : "");
         sb_free(&g);
+        if (r == -1) {
+            describe_stuck(w->who, w->main.id);
+        }
         return B_FAIL;
     }
     if (expect_eof) {
