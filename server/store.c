@@ -14,14 +14,16 @@
  * 8 * class bytes), the rest a slot within that class's chunks of
  * SLAB_SLOTS slots. A record is the 24-byte header of store.h, the key
  * padded to 8 bytes, then the state: a CL.THROTTLE key of 16 bytes takes
- * one 48-byte slot and a 4-byte bucket, with no allocator header or
- * rounding per key. Records too large for the biggest class (long keys)
- * get a slot of the BIG class holding a pointer to a block of their own.
+ * one 48-byte slot, a 4-byte bucket and its 4-byte handle in a wheel slot,
+ * with no allocator header or rounding per key. Records too large for the
+ * biggest class (long keys) get a slot of the BIG class holding a pointer
+ * to a block of their own (at BIG_PTR: the slot's first 4 bytes are the
+ * free list's link while it is free, and the pointer is then NULL).
  *
- * Why handles: a pointer costs 8 bytes and the record holds three links
- * (hash chain, timer next and prev); as 4-byte handles they save 12 bytes
- * a key, and the buckets halve. Resolving a handle is two loads (the
- * class's chunk array, tiny and hot in cache) and a multiply.
+ * Why handles: a pointer costs 8 bytes; as 4-byte handles the hash chain
+ * link and the wheel's entries are half that, and the buckets halve.
+ * Resolving a handle is two loads (the class's chunk array, tiny and hot
+ * in cache) and a multiply.
  *
  * Slabs
  * -----
@@ -69,13 +71,31 @@
  * Expiry
  * ------
  * A record is dead at `now` once now's millisecond is past expire_at
- * (store_rec_dead(); STORE_NEVER is never dead), as Redis's keyIsExpired(). Correctness comes from store_lookup(), which frees a dead record
- * it meets and reports the key absent. The wheel only reclaims memory. It
- * reads a record's due from expire_at itself, so store_set_expire() moves
- * the timer only when the expiry comes earlier; a later one is found by
- * the wheel when it reaches the old slot, which re-places the entry
- * (HAProxy's lazy re-queue): a key hit a million times costs one timer
- * move, not a million.
+ * (store_rec_dead(); STORE_NEVER is never dead), as Redis's
+ * keyIsExpired(). Correctness comes from store_lookup(), which frees a
+ * dead record it meets and reports the key absent. The wheel only
+ * reclaims memory. It reads a record's due from expire_at itself, so
+ * store_set_expire() moves the timer only when the expiry comes earlier; a
+ * later one is found by the wheel when it reaches the old slot, which
+ * re-places the entry (HAProxy's lazy re-queue): a key hit a million times
+ * costs one timer move, not a million.
+ *
+ * The wheel's slots are arrays of handles, and a record's `timer` names
+ * the slot it is placed in (wheel.h); a handle left in another slot, by a
+ * move or by a record removed before its time, is stale and dropped when
+ * the wheel meets it. Such a handle may name a slot freed since, reused by
+ * another record, or in a chunk given back to the allocator: the wheel
+ * asks rec_if_live(), which answers from the slab's bookkeeping (the
+ * chunk's memory, its `fresh` mark, a free slot's timer left at
+ * WHEEL_TAG_NONE) and never reads memory the slab gave back. The wheel
+ * bounds the stale handles it keeps by compacting its slots (wheel.c).
+ *
+ * When the wheel has no memory for a slot's block, the record is left
+ * unplaced (timer WHEEL_TAG_NONE with an expiry) and wheel_lost() counts
+ * it; store_expire() then scans the table, RESYNC_BUCKETS buckets per
+ * call, and places every such record again, until a whole pass ends with
+ * nothing new lost. Lookups stay exact meanwhile: a dead record is never
+ * returned, placed or not.
  *
  * Scanning
  * --------
@@ -89,8 +109,8 @@
  *
  * Memory
  * ------
- * Everything goes through lib/mem.h (slots by mem_charge), so
- * mem_used() is exact.
+ * Everything goes through lib/mem.h (slots by mem_charge, the wheel's
+ * blocks by mem_malloc), so mem_used() is exact.
  */
 #include "server/store.h"
 
@@ -119,9 +139,12 @@
 #define CLASSES         (CLASS_BIG + 1)
 #define CLASS_UNIT      8           /* class c has slots of 8 * c bytes */
 #define SMALL_MAX       ((size_t)(CLASS_BIG - 1) * CLASS_UNIT)
+/* A BIG slot: the free list's link in its first 4 bytes, the record's
+ * pointer at BIG_PTR (NULL while the slot is free). */
+#define BIG_SLOT        16
+#define BIG_PTR         8
+#define RESYNC_BUCKETS  64          /* buckets a lost-timer scan step visits */
 
-_Static_assert(((uint32_t)CLASS_BIG << CLASS_SHIFT | SLOT_MASK)
-               <= WHEEL_ID_MAX, "handles must be valid wheel ids");
 _Static_assert(sizeof(struct store_rec) == 24, "record header is 24 bytes");
 
 struct chunk {
@@ -167,6 +190,11 @@ struct store {
     struct wheel *wheel;
     int64_t fire_now;           /* `now` of the store_expire() running */
     size_t fire_removed;
+    /* Records the wheel could not place (no memory for a slot's block):
+     * found again by a scan of the table (see "Expiry"). */
+    uint64_t lost_seen;         /* wheel_lost() when the scan started */
+    uint64_t resync_cursor;
+    bool resyncing;
     /* The record last found or added and its handle: the common write
      * after a lookup needs the handle without walking the chain again. */
     struct store_rec *last;
@@ -199,17 +227,48 @@ slot_addr(const struct store *s, uint32_t h)
            + (size_t)(i & (SLAB_SLOTS - 1)) * k->slot_size;
 }
 
+static inline struct store_rec *
+big_rec(const unsigned char *slot)
+{
+    struct store_rec *r;
+    memcpy(&r, slot + BIG_PTR, sizeof(r));
+    return r;
+}
+
 /* The record a handle names (h != 0). */
 static inline struct store_rec *
 rec_at(const struct store *s, uint32_t h)
 {
     unsigned char *p = slot_addr(s, h);
     if (class_of(h) == CLASS_BIG) {
-        struct store_rec *r;
-        memcpy(&r, p, sizeof(r));
-        return r;
+        return big_rec(p);
     }
     return (struct store_rec *)(void *)p;
+}
+
+/* The record h names, or NULL when it names none now: a slot free or
+ * never used, a chunk given back to the allocator, a class dropped. The
+ * wheel asks this of handles it took from its slots, which may have been
+ * freed or reused since: nothing here reads memory the slab gave back.
+ * A free small slot keeps its record's timer (WHEEL_TAG_NONE, as every
+ * record is taken off the wheel before it is freed): the free list's link
+ * overwrites only the first 4 bytes. */
+static struct store_rec *
+rec_if_live(const struct store *s, uint32_t h)
+{
+    unsigned c = class_of(h);
+    uint32_t i = h & SLOT_MASK;
+    if (c == 0 || c >= CLASSES || (i >> SLAB_SHIFT) >= s->cls[c].nchunks) {
+        return NULL;
+    }
+    const struct slab_class *k = &s->cls[c];
+    const struct chunk *ch = &k->chunk[i >> SLAB_SHIFT];
+    uint32_t slot = i & (SLAB_SLOTS - 1);
+    if (ch->mem == NULL || slot >= ch->fresh) {
+        return NULL;
+    }
+    unsigned char *p = ch->mem + (size_t)slot * k->slot_size;
+    return c == CLASS_BIG ? big_rec(p) : (struct store_rec *)(void *)p;
 }
 
 static void
@@ -374,7 +433,7 @@ slab_init(struct store *s)
     for (unsigned c = 1; c < CLASS_BIG; c++) {
         s->cls[c].slot_size = c * CLASS_UNIT;
     }
-    s->cls[CLASS_BIG].slot_size = sizeof(struct store_rec *);
+    s->cls[CLASS_BIG].slot_size = BIG_SLOT;
 }
 
 /* ------------------------------------------------------------------------
@@ -455,7 +514,7 @@ rec_alloc(struct store *s, size_t size, uint32_t *h)
         return NULL;
     }
     s->bytes += mem_usable(r);
-    memcpy(slot_addr(s, *h), &r, sizeof(r));
+    memcpy(slot_addr(s, *h) + BIG_PTR, &r, sizeof(r));
     return r;
 }
 
@@ -468,9 +527,12 @@ rec_free(struct store *s, uint32_t h)
     if (s->release != NULL) {
         s->release(r, s->release_arg);
     }
+    assert(r->timer == WHEEL_TAG_NONE);
     if (class_of(h) == CLASS_BIG) {
+        static struct store_rec *const none = NULL;
         s->bytes -= mem_usable(r);
         mem_free(r);
+        memcpy(slot_addr(s, h) + BIG_PTR, &none, sizeof(none));
     }
     if (s->last_h == h) {
         s->last = NULL;
@@ -480,28 +542,53 @@ rec_free(struct store *s, uint32_t h)
 }
 
 /* ------------------------------------------------------------------------
- * Wheel callbacks: the timer links and due live in the record
+ * Wheel callbacks: the slot tag and the due live in the record
  * --------------------------------------------------------------------- */
-
-static struct wheel_entry *
-timer_entry(void *ctx, uint32_t h)
-{
-    return &rec_at(ctx, h)->timer;
-}
 
 /* The wheel counts in ns: a record is due at the first ns of the
  * millisecond after the one it lives through (saturating: one that lives
  * past the year 2262 is due at the end of the ns clock, which is never). */
 static int64_t
-timer_due(void *ctx, uint32_t h)
+rec_due(const struct store_rec *r)
 {
-    int64_t ms = rec_at(ctx, h)->expire_at;
+    int64_t ms = r->expire_at;
     int64_t due;
     if (__builtin_add_overflow(ms, 1, &due) ||
         __builtin_mul_overflow(due, STORE_NS_PER_MS, &due)) {
         return INT64_MAX;
     }
     return due;
+}
+
+/* A handle the wheel took from a slot: maybe freed or reused since. */
+static unsigned
+timer_placed(void *ctx, uint32_t h, int64_t *due)
+{
+    const struct store_rec *r = rec_if_live(ctx, h);
+    if (r == NULL || r->timer == WHEEL_TAG_NONE) {
+        return WHEEL_TAG_NONE;
+    }
+    *due = rec_due(r);
+    return r->timer;
+}
+
+/* A handle of a live record (the store is scheduling or cancelling it). */
+static unsigned
+timer_tag(void *ctx, uint32_t h)
+{
+    return rec_at(ctx, h)->timer;
+}
+
+static void
+timer_set_tag(void *ctx, uint32_t h, unsigned tag)
+{
+    rec_at(ctx, h)->timer = (uint16_t)tag;
+}
+
+static int64_t
+timer_due(void *ctx, uint32_t h)
+{
+    return rec_due(rec_at(ctx, h));
 }
 
 static void remove_handle(struct store *s, uint32_t h);
@@ -519,7 +606,9 @@ timer_fire(void *ctx, uint32_t h)
 }
 
 static const struct wheel_ops timer_ops = {
-    .entry = timer_entry,
+    .placed = timer_placed,
+    .tag = timer_tag,
+    .set_tag = timer_set_tag,
     .due = timer_due,
     .fire = timer_fire,
 };
@@ -933,7 +1022,7 @@ store_add_hashed(struct store *s, const void *key, size_t keylen,
     if (r == NULL) {
         return NULL;
     }
-    wheel_entry_init(&r->timer);
+    r->timer = WHEEL_TAG_NONE;
     r->expire_at = STORE_NEVER;
     r->type = type;
     r->flags = 0;
@@ -973,15 +1062,16 @@ store_set_expire(struct store *s, struct store_rec *r, int64_t expire_at)
     s->volatile_count += (expire_at != STORE_NEVER) - (old != STORE_NEVER);
     r->expire_at = expire_at;
     if (expire_at == STORE_NEVER) {
-        if (wheel_entry_scheduled(&r->timer)) {
+        if (r->timer != WHEEL_TAG_NONE) {
             wheel_cancel(s->wheel, handle_of(s, r));
         }
         return;
     }
     /* Lazy re-arm: a later expiry leaves the timer where it is; the wheel
-     * reads expire_at when it gets there and re-places the entry. */
-    if (!wheel_entry_scheduled(&r->timer) || expire_at < old) {
-        wheel_schedule(s->wheel, handle_of(s, r));
+     * reads expire_at when it gets there and re-places the entry. One the
+     * wheel had no memory for is found again by store_expire()'s scan. */
+    if (r->timer == WHEEL_TAG_NONE || expire_at < old) {
+        (void)wheel_schedule(s->wheel, handle_of(s, r));
     }
 }
 
@@ -1085,6 +1175,8 @@ store_flush(struct store *s)
     table_flush(s, &s->ht[1]);
     slab_free_all(s);
     wheel_clear(s->wheel);
+    s->resyncing = false;       /* nothing left to look for */
+    s->lost_seen = wheel_lost(s->wheel);
     s->last = NULL;
     s->last_h = 0;
     s->rehashidx = 0;
@@ -1099,6 +1191,41 @@ store_changes(const struct store *s)
     return s->changes;
 }
 
+/* A record with an expiry the wheel holds no entry for (it had no memory
+ * for one): placed again. */
+static void
+rearm_lost(struct store_rec *r, void *arg)
+{
+    struct store *s = arg;
+    if (r->expire_at != STORE_NEVER && r->timer == WHEEL_TAG_NONE) {
+        (void)wheel_schedule(s->wheel, handle_of(s, r));
+    }
+}
+
+/* A step of the scan for records the wheel lost: started when it lost
+ * some, over again when it lost more during a pass, until a whole pass
+ * ends with nothing new lost. */
+static void
+resync_step(struct store *s)
+{
+    if (!s->resyncing) {
+        if (wheel_lost(s->wheel) == s->lost_seen) {
+            return;
+        }
+        s->resyncing = true;
+        s->lost_seen = wheel_lost(s->wheel);
+        s->resync_cursor = 0;
+    }
+    for (int i = 0; i < RESYNC_BUCKETS; i++) {
+        s->resync_cursor = store_scan(s, s->resync_cursor, rearm_lost, s);
+        if (s->resync_cursor == 0) {
+            s->resyncing = wheel_lost(s->wheel) != s->lost_seen;
+            s->lost_seen = wheel_lost(s->wheel);
+            return;
+        }
+    }
+}
+
 size_t
 store_expire(struct store *s, int64_t now, size_t budget)
 {
@@ -1106,27 +1233,21 @@ store_expire(struct store *s, int64_t now, size_t budget)
     s->fire_now = now;
     s->fire_removed = 0;
     (void)wheel_advance(s->wheel, now, budget);
+    resync_step(s);
     return s->fire_removed;
 }
 
 bool
 store_evict_soonest(struct store *s, const struct store_rec *keep)
 {
-    uint32_t h = wheel_first(s->wheel);
-    uint32_t keep_h = 0;
+    uint32_t h = wheel_first(s->wheel, 0);
 
     if (h != 0 && keep != NULL && rec_at(s, h) == keep) {
-        /* Take keep off the wheel for a moment to see the next one. */
-        keep_h = h;
-        wheel_cancel(s->wheel, keep_h);
-        h = wheel_first(s->wheel);
+        h = wheel_first(s->wheel, h);
     }
     if (h != 0) {
         remove_handle(s, h);
         s->evicted++;
-    }
-    if (keep_h != 0) {
-        wheel_schedule(s->wheel, keep_h);
     }
     return h != 0;
 }
@@ -1168,7 +1289,8 @@ store_rec_bytes(const struct store_rec *r, size_t state_size)
 bool
 store_expire_pending(const struct store *s, int64_t now)
 {
-    return wheel_pending(s->wheel, now);
+    return wheel_pending(s->wheel, now) || s->resyncing ||
+           wheel_lost(s->wheel) != s->lost_seen;
 }
 
 bool

@@ -4,10 +4,12 @@
  * A chained hash table with a keyed hash (SipHash, random seed per process)
  * and incremental rehashing in both directions: no call ever moves the whole
  * table at once. Records live in slabs and link to each other by 32-bit
- * handles, and each embeds its timer-wheel links, so one 24-byte header
- * holds the chain link, the timer, the tag, the key length and the expiry;
- * the key bytes follow, then the algorithm state (8-aligned). A
- * CL.THROTTLE key of 16 bytes is one 48-byte slot.
+ * handles; the timer wheel holds the handles of the records with an
+ * expiry in arrays, and a record keeps only the name of the wheel slot it
+ * is placed in, so one 24-byte header holds the chain link, that slot's
+ * name, the type tag, the key length and the expiry; the key bytes
+ * follow, then the algorithm state (8-aligned). A CL.THROTTLE key of 16
+ * bytes is one 48-byte slot and 4 bytes in a wheel slot.
  *
  * Expiry: a record's expire_at is a Redis key's: the Unix time in ms it
  * lives through, dead once the clock's millisecond is past it, any value a
@@ -35,7 +37,7 @@
 
 struct store_rec {
     uint32_t hnext;             /* hash chain: handle of the next record */
-    struct wheel_entry timer;   /* expiry timer links (handles) */
+    uint16_t timer;             /* wheel slot it is placed in (wheel.h) */
     uint8_t type;               /* algorithm tag, owned by the caller */
     uint8_t flags;              /* the caller's bits, 0 when added */
     uint16_t keylen16;          /* key length, or STORE_LONG_KEY */
@@ -152,9 +154,9 @@ struct store_rec *store_add_hashed(struct store *s, const void *key,
                                    size_t keylen, uint64_t hash,
                                    uint8_t type, size_t state_size);
 
-/* Set the ms r lives through (STORE_NEVER: no expiry). The wheel entry is moved only when the new time is
- * earlier than the old one; a later time is picked up when the wheel
- * reaches the old one (lazy re-arm). */
+/* Set the ms r lives through (STORE_NEVER: no expiry). The wheel entry is
+ * moved only when the new time is earlier than the old one; a later time
+ * is picked up when the wheel reaches the old one (lazy re-arm). */
 void store_set_expire(struct store *s, struct store_rec *r, int64_t expire_at);
 
 /* Remove and free r. */
