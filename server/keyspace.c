@@ -431,7 +431,7 @@ journal_drain(int64_t now)
 {
     for (size_t i = 0; i < ndirty; i++) {
         struct store_rec *r = dirty[i].r;
-        r->flags &= (uint8_t)~KS_REC_DIRTY;
+        r->flags = 0;    /* KS_REC_DIRTY is its one bit */
         if (srv.journal_on) {
             (void)journal_set(r, dirty[i].db, now);
         }
@@ -635,7 +635,7 @@ keyspace_teardown(void)
 {
     /* Tearing down changes no key: no records, the list dropped. */
     for (size_t i = 0; i < ndirty; i++) {
-        dirty[i].r->flags &= (uint8_t)~KS_REC_DIRTY;
+        dirty[i].r->flags = 0;    /* KS_REC_DIRTY is its one bit */
     }
     ndirty = 0;
     mem_free(dirty);
@@ -853,7 +853,8 @@ keyspace_totals(struct ks_totals *t)
 size_t
 keyspace_key_bytes(const struct store_rec *r)
 {
-    return store_rec_bytes(r, keytype_state_size(r->type)) + rec_owned(r);
+    return store_rec_bytes(srv.store, r, keytype_state_size(r->type)) +
+           rec_owned(r);
 }
 
 size_t

@@ -59,7 +59,8 @@ struct ks_totals {
 void keyspace_totals(struct ks_totals *t);
 
 /* MEMORY USAGE: the bytes key r holds: its record's slot (key, state,
- * expiry, the name of its wheel slot) and the arrays its state owns. */
+ * expiry, the name of its wheel slot), its handle in that wheel slot, and
+ * the arrays its state owns. */
 size_t keyspace_key_bytes(const struct store_rec *r);
 
 /* MOVE: r (a live record of the selected database) becomes the same key

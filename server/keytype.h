@@ -45,6 +45,7 @@ enum key_type {
 };
 #define KEY_TYPE_FIRST KEY_INT
 #define KEY_TYPE_LAST KEY_ZSET
+_Static_assert(KEY_TYPE_LAST <= STORE_TYPE_MAX, "a record's tag is 4 bits");
 
 /* States that are their own encoding: a fixed-size struct, copied as it
  * is (keytype_encode()). */

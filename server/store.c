@@ -10,15 +10,27 @@
  *     ht[0]  bucket[size]  ->  h -> h -> 0     (hnext chains of handles)
  *     ht[1]  bucket[size]  ->  ...             (only while rehashing)
  *
- * A handle names a slot in a slab: its top bits pick a size class (slots of
- * 8 * class bytes), the rest a slot within that class's chunks of
- * SLAB_SLOTS slots. A record is the 24-byte header of store.h, the key
- * padded to 8 bytes, then the state: a CL.THROTTLE key of 16 bytes takes
- * one 48-byte slot, a 4-byte bucket and its 4-byte handle in a wheel slot,
- * with no allocator header or rounding per key. Records too large for the
- * biggest class (long keys) get a slot of the BIG class holding a pointer
- * to a block of their own (at BIG_PTR: the slot's first 4 bytes are the
- * free list's link while it is free, and the pointer is then NULL).
+ * A handle names a slot in a slab: its top bits pick a size class, the rest
+ * a slot within that class's chunks of SLAB_SLOTS slots. A record is the
+ * 15-byte header of store.h and the key, then its state: packed right
+ * after the key when under STORE_PACKED_BELOW bytes (read with memcpy),
+ * else 8-aligned after padding, as the types keep structs there. Size
+ * classes are 1 byte apart from 20 to 48 bytes, where short keys with
+ * small states lie, then coarser (class_ranges, up to 512); a packed
+ * record takes the class of its exact size there, an aligned one, a
+ * multiple of 8 bytes, a class of a multiple of 8, so its slots are
+ * 8-aligned. A CL.THROTTLE key or an INCR counter of 16 bytes takes one
+ * 40-byte slot (15 + 16, a byte of padding, 8), a 4-byte bucket (4.2 bytes
+ * a key at 1 M keys) and its 4-byte handle in a wheel slot, with no
+ * allocator header or rounding per key; a packed state of 4 bytes would
+ * make it 35. Records too large for the biggest class (long keys) get a
+ * slot of the BIG class holding a pointer to a block of their own (at
+ * BIG_PTR: the slot's first 4 bytes are the free list's link while it is
+ * free, and the pointer is then NULL).
+ *
+ * Records lie at any byte, so the header is a packed struct, the chain
+ * links are read and written through memcpy (link_get(), link_set()),
+ * and a record may straddle two cache lines (the prefetch covers both).
  *
  * Why handles: a pointer costs 8 bytes; as 4-byte handles the hash chain
  * link and the wheel's entries are half that, and the buckets halve.
@@ -115,6 +127,7 @@
 #include "server/store.h"
 
 #include <assert.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -135,17 +148,34 @@
 #define SLAB_SHIFT      10
 #define SLAB_SLOTS      (UINT32_C(1) << SLAB_SHIFT)  /* slots per chunk */
 #define CHUNKS_MAX      (UINT32_C(1) << (CLASS_SHIFT - SLAB_SHIFT))
-#define CLASS_BIG       62          /* slots hold a pointer to the record */
+#define CLASS_BIG       60          /* slots hold a pointer to the record */
 #define CLASSES         (CLASS_BIG + 1)
-#define CLASS_UNIT      8           /* class c has slots of 8 * c bytes */
-#define SMALL_MAX       ((size_t)(CLASS_BIG - 1) * CLASS_UNIT)
+#define CLASS_FIRST     20          /* class 1's slot size */
+#define SMALL_MAX       ((size_t)512)
 /* A BIG slot: the free list's link in its first 4 bytes, the record's
  * pointer at BIG_PTR (NULL while the slot is free). */
 #define BIG_SLOT        16
 #define BIG_PTR         8
 #define RESYNC_BUCKETS  64          /* buckets a lost-timer scan step visits */
+#define PREFETCH_SPAN   (sizeof(struct store_rec) + 16 + 8)
 
-_Static_assert(sizeof(struct store_rec) == 24, "record header is 24 bytes");
+_Static_assert(sizeof(struct store_rec) == 15, "record header is 15 bytes");
+_Static_assert(offsetof(struct store_rec, data) == 15, "data follows it");
+
+/* Slot sizes past CLASS_FIRST: `step` bytes apart up to `upto`. 1 byte
+ * apart where the records of short keys with small states lie (a
+ * CL.THROTTLE key of 16 bytes with its packed TAT is 35 bytes), coarser
+ * above. Every multiple of 8 from 24 to 128 is a class and so is every
+ * class above 64, so an aligned record, a multiple of 8 bytes, always
+ * gets an 8-aligned slot. */
+static const struct {
+    uint16_t upto;
+    uint16_t step;
+} class_ranges[] = {
+    { 48, 1 }, { 64, 2 }, { 128, 8 }, { 256, 16 }, { 384, 32 }, { 512, 64 },
+};
+#define CLASS_RANGES (sizeof(class_ranges) / sizeof(class_ranges[0]))
+_Static_assert(CLASS_BIG <= UINT8_MAX, "a class fits size_class[]");
 
 struct chunk {
     unsigned char *mem;     /* NULL: this chunk id is idle */
@@ -430,9 +460,17 @@ slab_free_all(struct store *s)
 static void
 slab_init(struct store *s)
 {
-    for (unsigned c = 1; c < CLASS_BIG; c++) {
-        s->cls[c].slot_size = c * CLASS_UNIT;
+    unsigned c = 1;
+    uint32_t size = CLASS_FIRST;
+
+    s->cls[c++].slot_size = size;
+    for (size_t i = 0; i < CLASS_RANGES; i++) {
+        while (size < class_ranges[i].upto) {
+            size += class_ranges[i].step;
+            s->cls[c++].slot_size = size;
+        }
     }
+    assert(c == CLASS_BIG && size == SMALL_MAX);
     s->cls[CLASS_BIG].slot_size = BIG_SLOT;
 }
 
@@ -479,20 +517,50 @@ rec_hash(const struct store *s, const struct store_rec *r)
     return store_hash(s, store_rec_key(r), store_rec_keylen(r));
 }
 
-/* The bytes of a record for this key and state. */
+static inline bool
+packs(size_t state_size)
+{
+    return state_size < STORE_PACKED_BELOW;
+}
+
+/* Bytes of data[] before the state. */
+static inline size_t
+state_offset(size_t keylen, bool packed)
+{
+    size_t ks = store_key_space(keylen);
+    return ks + (packed ? 0 : store_state_pad(ks));
+}
+
+/* The bytes of a record for this key and state: an aligned state is
+ * padded to 8 bytes too, so the record is a multiple of 8. */
 static inline size_t
 rec_size(size_t keylen, size_t state_size)
 {
-    return sizeof(struct store_rec) + store_key_space(keylen)
-           + ((state_size + 7) & ~(size_t)7);
+    bool packed = packs(state_size);
+    return sizeof(struct store_rec) + state_offset(keylen, packed)
+           + (packed ? state_size : (state_size + 7) & ~(size_t)7);
 }
 
-/* The class of a record of `size` bytes. */
+/* The class of each record size up to SMALL_MAX: the smallest of at
+ * least that many bytes. Filled once (class_table_init()), read only. */
+static uint8_t size_class[SMALL_MAX + 1];
+
+static void
+class_table_init(const struct store *s)
+{
+    unsigned c = 1;
+    for (size_t size = 0; size <= SMALL_MAX; size++) {
+        while (s->cls[c].slot_size < size) {
+            c++;
+        }
+        size_class[size] = (uint8_t)c;
+    }
+}
+
 static inline unsigned
 class_for(size_t size)
 {
-    return size <= SMALL_MAX
-           ? (unsigned)((size + CLASS_UNIT - 1) / CLASS_UNIT) : CLASS_BIG;
+    return size <= SMALL_MAX ? size_class[size] : CLASS_BIG;
 }
 
 /* Allocate a record of `size` bytes; its handle in *h. NULL when out of
@@ -572,23 +640,10 @@ timer_placed(void *ctx, uint32_t h, int64_t *due)
     return r->timer;
 }
 
-/* A handle of a live record (the store is scheduling or cancelling it). */
-static unsigned
-timer_tag(void *ctx, uint32_t h)
-{
-    return rec_at(ctx, h)->timer;
-}
-
 static void
 timer_set_tag(void *ctx, uint32_t h, unsigned tag)
 {
     rec_at(ctx, h)->timer = (uint16_t)tag;
-}
-
-static int64_t
-timer_due(void *ctx, uint32_t h)
-{
-    return rec_due(rec_at(ctx, h));
 }
 
 static void remove_handle(struct store *s, uint32_t h);
@@ -607,11 +662,22 @@ timer_fire(void *ctx, uint32_t h)
 
 static const struct wheel_ops timer_ops = {
     .placed = timer_placed,
-    .tag = timer_tag,
     .set_tag = timer_set_tag,
-    .due = timer_due,
     .fire = timer_fire,
 };
+
+/* Place r (handle h) on the wheel by its expiry. */
+static void
+arm(struct store *s, struct store_rec *r, uint32_t h)
+{
+    (void)wheel_schedule(s->wheel, h, r->timer, rec_due(r));
+}
+
+static void
+disarm(struct store *s, struct store_rec *r, uint32_t h)
+{
+    wheel_cancel(s->wheel, h, r->timer);
+}
 
 /* ------------------------------------------------------------------------
  * Tables
@@ -761,6 +827,29 @@ rehash_step(struct store *s)
  * Finding and unlinking
  * --------------------------------------------------------------------- */
 
+/* A link is where a handle is kept: a bucket, or a record's hnext, which
+ * lies at any byte (the header is packed), so both are read and written
+ * through memcpy. */
+static inline uint32_t
+link_get(const void *link)
+{
+    uint32_t h;
+    memcpy(&h, link, sizeof(h));
+    return h;
+}
+
+static inline void
+link_set(void *link, uint32_t h)
+{
+    memcpy(link, &h, sizeof(h));
+}
+
+static inline void *
+next_link(struct store_rec *r)
+{
+    return (unsigned char *)r + offsetof(struct store_rec, hnext);
+}
+
 /* Where a chain search starts in table i, or NULL if the table has no
  * bucket for h (unallocated, or an ht[0] bucket already moved). */
 static inline uint32_t *
@@ -780,18 +869,18 @@ table_head(struct store *s, int i, uint64_t h)
 
 /* The link (bucket slot or hnext field) that holds key's handle, or NULL;
  * *ti is set to the table holding it. */
-static uint32_t *
+static void *
 find_key(struct store *s, uint64_t h, const void *key, size_t keylen, int *ti)
 {
     for (int i = 0; i < 2; i++) {
-        uint32_t *link = table_head(s, i, h);
-        while (link != NULL && *link != 0) {
-            struct store_rec *r = rec_at(s, *link);
+        void *link = table_head(s, i, h);
+        while (link != NULL && link_get(link) != 0) {
+            struct store_rec *r = rec_at(s, link_get(link));
             if (rec_matches(r, key, keylen)) {
                 *ti = i;
                 return link;
             }
-            link = &r->hnext;
+            link = next_link(r);
         }
     }
     return NULL;
@@ -816,30 +905,31 @@ store_prefetch_record(struct store *s, uint64_t h)
     for (int i = 0; i < 2 && s->count > 0; i++) {
         uint32_t *head = table_head(s, i, h);
         if (head != NULL && *head != 0) {
-            /* A 48-byte record may straddle two cache lines. */
+            /* A record lies at any byte: its header, a 16-byte key and an
+             * 8-byte state may straddle two cache lines. */
             const char *r = (const char *)rec_at(s, *head);
             __builtin_prefetch(r);
-            __builtin_prefetch(r + 47);
+            __builtin_prefetch(r + PREFETCH_SPAN - 1);
         }
     }
 }
 
 /* As find_key, for a known record; its handle in *hp. */
-static uint32_t *
+static void *
 find_rec(struct store *s, const struct store_rec *r, int *ti, uint32_t *hp)
 {
     uint64_t h = rec_hash(s, r);
 
     for (int i = 0; i < 2; i++) {
-        uint32_t *link = table_head(s, i, h);
-        while (link != NULL && *link != 0) {
-            struct store_rec *q = rec_at(s, *link);
+        void *link = table_head(s, i, h);
+        while (link != NULL && link_get(link) != 0) {
+            struct store_rec *q = rec_at(s, link_get(link));
             if (q == r) {
                 *ti = i;
-                *hp = *link;
+                *hp = link_get(link);
                 return link;
             }
-            link = &q->hnext;
+            link = next_link(q);
         }
     }
     return NULL;
@@ -855,29 +945,29 @@ handle_of(struct store *s, const struct store_rec *r)
     if (r == s->last) {
         return s->last_h;
     }
-    uint32_t *link = find_rec(s, r, &ti, &h);
+    void *link = find_rec(s, r, &ti, &h);
     assert(link != NULL);
     (void)link;
     return h;
 }
 
-/* Unlink the record *link holds (in table ti), cancel its timer and free
+/* Unlink the record link holds (in table ti), cancel its timer and free
  * it. */
 static void
-unlink_free(struct store *s, uint32_t *link, int ti)
+unlink_free(struct store *s, void *link, int ti)
 {
-    uint32_t h = *link;
+    uint32_t h = link_get(link);
     struct store_rec *r = rec_at(s, h);
 
     assert(s->scanning == 0);
-    *link = r->hnext;
+    link_set(link, r->hnext);
     s->ht[ti].used--;
     s->count--;
     s->changes++;
     if (r->expire_at != STORE_NEVER) {
         s->volatile_count--;
     }
-    wheel_cancel(s->wheel, h);
+    disarm(s, r, h);
     rec_free(s, h);
     table_resize_if_needed(s);
 }
@@ -887,7 +977,7 @@ remove_handle(struct store *s, uint32_t h)
 {
     int ti;
     uint32_t found = 0;
-    uint32_t *link = find_rec(s, rec_at(s, h), &ti, &found);
+    void *link = find_rec(s, rec_at(s, h), &ti, &found);
 
     assert(link != NULL && found == h);
     if (link != NULL) {
@@ -908,6 +998,9 @@ store_create(const unsigned char seed[16], int64_t now)
     }
     siphash_key(seed, &s->k0, &s->k1);
     slab_init(s);
+    if (size_class[SMALL_MAX] == 0) {
+        class_table_init(s);    /* the same for every store */
+    }
     s->wheel = wheel_create(now, WHEEL_TICK_NS, &timer_ops, s);
     if (s->wheel == NULL) {
         mem_free(s);
@@ -953,14 +1046,15 @@ store_lookup_hashed(struct store *s, const void *key, size_t keylen,
     if (keylen == 0) {
         key = "";       /* memcmp wants a valid pointer */
     }
-    uint32_t *link = find_key(s, h, key, keylen, &ti);
+    void *link = find_key(s, h, key, keylen, &ti);
     if (link == NULL) {
         return NULL;
     }
-    struct store_rec *r = rec_at(s, *link);
+    uint32_t found = link_get(link);
+    struct store_rec *r = rec_at(s, found);
     if (!rec_dead(r, now)) {
         s->last = r;
-        s->last_h = *link;
+        s->last_h = found;
         return r;
     }
     /* Lazy expiry. Inside a scan callback the chain is being walked, so the
@@ -1006,7 +1100,8 @@ store_add_hashed(struct store *s, const void *key, size_t keylen,
     uint32_t h;
 
     assert(s->scanning == 0);
-    if (keylen > STORE_KEY_MAX || state_size > STORE_STATE_MAX) {
+    if (keylen > STORE_KEY_MAX || state_size > STORE_STATE_MAX ||
+        type > STORE_TYPE_MAX) {
         return NULL;
     }
     if (keylen == 0) {
@@ -1016,29 +1111,28 @@ store_add_hashed(struct store *s, const void *key, size_t keylen,
     if (s->ht[0].size == 0 && !table_resize(s, TABLE_MIN)) {
         return NULL;
     }
+    bool packed = packs(state_size);
     size_t key_space = store_key_space(keylen);
-    size_t state_space = (state_size + 7) & ~(size_t)7;
-    struct store_rec *r = rec_alloc(s, rec_size(keylen, state_size), &h);
+    size_t size = rec_size(keylen, state_size);
+    struct store_rec *r = rec_alloc(s, size, &h);
     if (r == NULL) {
         return NULL;
     }
     r->timer = WHEEL_TAG_NONE;
     r->expire_at = STORE_NEVER;
-    r->type = type;
+    r->type = type & STORE_TYPE_MAX;
     r->flags = 0;
+    r->packed = packed;
     if (keylen >= STORE_LONG_KEY) {
         uint32_t len = (uint32_t)keylen;
-        r->keylen16 = STORE_LONG_KEY;
+        r->keylen8 = STORE_LONG_KEY;
         memcpy(r->data, &len, sizeof(len));
     } else {
-        r->keylen16 = (uint16_t)keylen;
+        r->keylen8 = (uint8_t)keylen;
     }
-    /* Zero the key's padding and the state, then copy the key in. */
-    if (key_space > 0) {
-        memset(r->data + key_space - 8, 0, 8);
-    }
-    memset(r->data + key_space, 0, state_space);
+    /* The key, then zeroes to the end: padding and state. */
     memcpy((char *)store_rec_key(r), key, keylen);
+    memset(r->data + key_space, 0, size - sizeof(*r) - key_space);
 
     /* While rehashing, ht[0] only drains; new records go to ht[1]. */
     struct table *t = &s->ht[rehashing(s) ? 1 : 0];
@@ -1063,7 +1157,7 @@ store_set_expire(struct store *s, struct store_rec *r, int64_t expire_at)
     r->expire_at = expire_at;
     if (expire_at == STORE_NEVER) {
         if (r->timer != WHEEL_TAG_NONE) {
-            wheel_cancel(s->wheel, handle_of(s, r));
+            disarm(s, r, handle_of(s, r));
         }
         return;
     }
@@ -1071,7 +1165,7 @@ store_set_expire(struct store *s, struct store_rec *r, int64_t expire_at)
      * reads expire_at when it gets there and re-places the entry. One the
      * wheel had no memory for is found again by store_expire()'s scan. */
     if (r->timer == WHEEL_TAG_NONE || expire_at < old) {
-        (void)wheel_schedule(s->wheel, handle_of(s, r));
+        arm(s, r, handle_of(s, r));
     }
 }
 
@@ -1080,7 +1174,7 @@ store_remove(struct store *s, struct store_rec *r)
 {
     int ti;
     uint32_t h;
-    uint32_t *link = find_rec(s, r, &ti, &h);
+    void *link = find_rec(s, r, &ti, &h);
 
     assert(link != NULL);
     if (link != NULL) {
@@ -1198,7 +1292,7 @@ rearm_lost(struct store_rec *r, void *arg)
 {
     struct store *s = arg;
     if (r->expire_at != STORE_NEVER && r->timer == WHEEL_TAG_NONE) {
-        (void)wheel_schedule(s->wheel, handle_of(s, r));
+        arm(s, r, handle_of(s, r));
     }
 }
 
@@ -1277,13 +1371,15 @@ store_table_bytes(const struct store *s)
 }
 
 size_t
-store_rec_bytes(const struct store_rec *r, size_t state_size)
+store_rec_bytes(const struct store *s, const struct store_rec *r,
+                size_t state_size)
 {
     size_t size = rec_size(store_rec_keylen(r), state_size);
+    size_t timer = r->timer != WHEEL_TAG_NONE ? sizeof(uint32_t) : 0;
     if (size <= SMALL_MAX) {
-        return (size_t)class_for(size) * CLASS_UNIT;    /* its slot */
+        return s->cls[class_for(size)].slot_size + timer;
     }
-    return mem_usable(r) + sizeof(struct store_rec *);
+    return mem_usable(r) + BIG_SLOT + timer;
 }
 
 bool

@@ -696,11 +696,10 @@ wheel_lost(const struct wheel *w)
  * --------------------------------------------------------------------- */
 
 bool
-wheel_schedule(struct wheel *w, uint32_t id)
+wheel_schedule(struct wheel *w, uint32_t id, unsigned old, int64_t due)
 {
     assert(id != 0);
-    unsigned old = w->ops->tag(w->ctx, id);
-    unsigned s = slot_for(w, w->ops->due(w->ctx, id));
+    unsigned s = slot_for(w, due);
 
     if (old == w->name[s]) {
         return true;    /* its entry there reads the new due in time */
@@ -720,9 +719,8 @@ wheel_schedule(struct wheel *w, uint32_t id)
 }
 
 void
-wheel_cancel(struct wheel *w, uint32_t id)
+wheel_cancel(struct wheel *w, uint32_t id, unsigned old)
 {
-    unsigned old = w->ops->tag(w->ctx, id);
     if (old == WHEEL_TAG_NONE) {
         return;
     }

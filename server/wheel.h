@@ -36,23 +36,19 @@
  *                      cancelled, freed or reused since they were put
  *                      there: for those it must answer without touching
  *                      memory id no longer owns.
- *   tag(ctx, id)       the tag of an id the caller handed the wheel just
- *                      now (wheel_schedule(), wheel_cancel()): a live one.
- *   set_tag(ctx, id, t) remember t for id (WHEEL_TAG_NONE: unscheduled).
- *   due(ctx, id)       when id is due now (ns). It may move later while id
- *                      is scheduled (lazy re-arm: the wheel re-places the
- *                      entry when it gets there); to move it earlier, call
+ *                      An id's due may move later while it is scheduled
+ *                      (lazy re-arm: the wheel re-places the entry when it
+ *                      gets there); to move it earlier, call
  *                      wheel_schedule() again.
- *   fire(ctx, id)      id is due (due(id) <= now) and already unscheduled
+ *   set_tag(ctx, id, t) remember t for id (WHEEL_TAG_NONE: unscheduled).
+ *   fire(ctx, id)      id is due (its due <= now) and already unscheduled
  *                      (tag WHEEL_TAG_NONE): the callback may free it,
  *                      schedule it again, or schedule or cancel any other
  *                      entry.
  */
 struct wheel_ops {
     unsigned (*placed)(void *ctx, uint32_t id, int64_t *due);
-    unsigned (*tag)(void *ctx, uint32_t id);
     void (*set_tag)(void *ctx, uint32_t id, unsigned tag);
-    int64_t (*due)(void *ctx, uint32_t id);
     void (*fire)(void *ctx, uint32_t id);
 };
 
@@ -63,14 +59,15 @@ struct wheel *wheel_create(int64_t now_ns, int64_t tick_ns,
                            const struct wheel_ops *ops, void *ctx);
 void wheel_destroy(struct wheel **w);
 
-/* Place id where its due belongs (id != 0), moving it if already
- * scheduled. A due in the past fires at the next wheel_advance(). false
- * when a slot had no room and memory ran out: id is then not scheduled
- * (its tag WHEEL_TAG_NONE), and wheel_lost() counts it. */
-bool wheel_schedule(struct wheel *w, uint32_t id);
+/* Place id (!= 0), whose tag is `tag` now, where `due` belongs, moving it
+ * if already scheduled; its tag is set through ops->set_tag(). A due in
+ * the past fires at the next wheel_advance(). false when a slot had no
+ * room and memory ran out: id is then not scheduled (its tag
+ * WHEEL_TAG_NONE), and wheel_lost() counts it. */
+bool wheel_schedule(struct wheel *w, uint32_t id, unsigned tag, int64_t due);
 
-/* Unschedule id; a no-op if it is not scheduled. */
-void wheel_cancel(struct wheel *w, uint32_t id);
+/* Unschedule id, whose tag is `tag` now; a no-op for WHEEL_TAG_NONE. */
+void wheel_cancel(struct wheel *w, uint32_t id, unsigned tag);
 
 /* Fire entries whose due is <= now, at most `budget` of them; entries met
  * whose due moved past now are re-placed, stale ones dropped. Returns the

@@ -49,22 +49,11 @@ rec_placed(void *ctx, uint32_t id, int64_t *due)
     return r->tag;
 }
 
-static unsigned
-rec_tag(void *ctx, uint32_t id)
-{
-    return ((struct bench *)ctx)->recs[id - 1].tag;
-}
 
 static void
 rec_set_tag(void *ctx, uint32_t id, unsigned tag)
 {
     ((struct bench *)ctx)->recs[id - 1].tag = tag;
-}
-
-static int64_t
-rec_due(void *ctx, uint32_t id)
-{
-    return ((struct bench *)ctx)->recs[id - 1].due;
 }
 
 static void
@@ -74,8 +63,7 @@ rec_fire(void *ctx, uint32_t id)
     b->sum += b->recs[id - 1].payload;
 }
 
-static const struct wheel_ops rec_ops = { rec_placed, rec_tag, rec_set_tag,
-                                          rec_due, rec_fire };
+static const struct wheel_ops rec_ops = { rec_placed, rec_set_tag, rec_fire };
 
 static uint64_t rng_state = 88172645463325252u;
 
@@ -109,7 +97,7 @@ schedule_all(struct wheel *w, struct rec *recs, size_t n)
 {
     for (size_t i = 0; i < n; i++) {
         recs[i].due = START + 1 + (int64_t)(rng_next() % HOUR);
-        (void)wheel_schedule(w, (uint32_t)i + 1);
+        (void)wheel_schedule(w, (uint32_t)i + 1, recs[i].tag, recs[i].due);
     }
 }
 

@@ -715,7 +715,9 @@ START_TEST(test_mem_used_returns_to_baseline_after_1m_keys_expire)
         store_set_expire(s, r, T0 / MS + i % 1000 + 1);
     }
     ck_assert_uint_eq(store_size(s), N);
-    ck_assert_uint_gt(mem_used(), created + (size_t)N * 48);
+    /* Records of 40 bytes (a 10-byte key, 8 bytes of state) and their
+     * handles in the wheel. */
+    ck_assert_uint_gt(mem_used(), created + (size_t)N * (40 + 4));
 
     size_t removed = 0;
     int64_t now = T0 + 2000 * MS;
@@ -730,6 +732,7 @@ START_TEST(test_mem_used_returns_to_baseline_after_1m_keys_expire)
     ck_assert_uint_eq(mem_used(), base);
 }
 END_TEST
+
 
 /* ------------------------------------------------------------------------
  * The wheel's entries outliving their records
@@ -1133,7 +1136,10 @@ END_TEST
  * Slabs
  * --------------------------------------------------------------------- */
 
-START_TEST(test_a_16_byte_key_with_8_bytes_of_state_costs_one_48_byte_slot)
+/* used_memory's growth per record of a 16-byte key with `state` bytes of
+ * state, and where the state lies in it. */
+static size_t
+cost_of_16_byte_keys(size_t state, size_t *state_at)
 {
     enum { N = 4096 };
     struct store *s = store_create(seed_a, T0);
@@ -1142,23 +1148,76 @@ START_TEST(test_a_16_byte_key_with_8_bytes_of_state_costs_one_48_byte_slot)
     /* Grow the table first so the delta below is records only. */
     for (uint32_t i = 0; i < N; i++) {
         snprintf(key, sizeof(key), "warm:%011u", i);
-        ck_assert_ptr_nonnull(store_add(s, key, 16, 1, 8));
+        ck_assert_ptr_nonnull(store_add(s, key, 16, 1, state));
     }
     finish_rehash(s);
     size_t before = mem_used();
     for (uint32_t i = 0; i < N / 2; i++) {
         snprintf(key, sizeof(key), "user:%011u", i);
-        struct store_rec *r = store_add(s, key, 16, 1, 8);
+        struct store_rec *r = store_add(s, key, 16, 1, state);
         ck_assert_ptr_nonnull(r);
-        ck_assert_uint_eq((uintptr_t)store_rec_state(r) % 8, 0);
-        ck_assert_ptr_eq((char *)store_rec_state(r), (char *)r + 24 + 16);
+        *state_at = (size_t)((char *)store_rec_state(r) - (char *)r);
+        ck_assert_uint_eq(store_rec_bytes(s, r, state),
+                          (mem_used() - before) / (i + 1));
     }
-    ck_assert_uint_eq(mem_used() - before, (size_t)(N / 2) * 48);
+    size_t per_record = (mem_used() - before) / (N / 2);
+    ck_assert_uint_eq(mem_used() - before, per_record * (N / 2));
     store_destroy(&s);
+    return per_record;
+}
+
+/* The 15-byte header, the key, then a state of 8 bytes 8-aligned (one
+ * byte of padding): 40 bytes. A 4-byte state is packed right after the
+ * key: 35 bytes, in a class of exactly that size. */
+START_TEST(test_16_byte_keys_cost_40_bytes_with_8_of_state_35_with_4)
+{
+    size_t at;
+
+    ck_assert_uint_eq(cost_of_16_byte_keys(8, &at), 40);
+    ck_assert_uint_eq(at, 32);
+    ck_assert_uint_eq(cost_of_16_byte_keys(4, &at), 35);
+    ck_assert_uint_eq(at, 31);
+    ck_assert_uint_eq(cost_of_16_byte_keys(16, &at), 48);
+    ck_assert_uint_eq(at, 32);
 }
 END_TEST
 
-START_TEST(test_keys_of_64k_bytes_and_more_keep_their_length)
+/* Every key length up to the largest class: a packed record gets a slot
+ * of at least its size, of exactly its size up to 48 bytes, at most 64
+ * bytes more above; an aligned one a multiple of 8 with its state
+ * 8-aligned; a record past 512 bytes a block of its own. */
+START_TEST(test_every_record_size_gets_a_slot_that_fits_it)
+{
+    static char key[600];
+    struct store *s = store_create(seed_a, T0);
+    struct store *t = store_create(seed_a, T0);
+    memset(key, 'k', sizeof(key));
+
+    for (size_t len = 0; len < sizeof(key); len++) {
+        struct store_rec *p = store_add(s, key, len, 1, 4);
+        struct store_rec *a = store_add(t, key, len, 1, 8);
+        ck_assert_ptr_nonnull(p);
+        ck_assert_ptr_nonnull(a);
+        size_t psize = 15 + len + (len >= 255 ? 4 : 0) + 4;
+        size_t pslot = store_rec_bytes(s, p, 4);
+        ck_assert_uint_ge(pslot, psize);
+        if (psize <= 48) {
+            ck_assert_uint_eq(pslot, psize < 20 ? 20 : psize);
+        } else if (psize <= 512) {
+            ck_assert_uint_lt(pslot, psize + 64);
+        }
+        ck_assert_uint_eq((uintptr_t)store_rec_state(a) % 8, 0);
+        size_t aslot = store_rec_bytes(t, a, 8);
+        if (aslot <= 512) {
+            ck_assert_uint_eq(aslot % 8, 0);
+        }
+    }
+    store_destroy(&s);
+    store_destroy(&t);
+}
+END_TEST
+
+START_TEST(test_keys_past_255_and_64k_bytes_keep_their_length)
 {
     enum { LONG = 70000 };
     struct store *s = store_create(seed_a, T0);
@@ -1166,16 +1225,16 @@ START_TEST(test_keys_of_64k_bytes_and_more_keep_their_length)
     ck_assert_ptr_nonnull(big);
     memset(big, 'x', LONG + 1);
 
-    size_t lens[] = { 65534, 65535, 65536, LONG };
-    struct store_rec *rec[4];
-    for (int i = 0; i < 4; i++) {
+    size_t lens[] = { 254, 255, 256, 65535, 65536, LONG };
+    struct store_rec *rec[6];
+    for (int i = 0; i < 6; i++) {
         rec[i] = store_add(s, big, lens[i], 2, 16);
         ck_assert_ptr_nonnull(rec[i]);
         ck_assert_uint_eq(store_rec_keylen(rec[i]), lens[i]);
         ck_assert_uint_eq((uintptr_t)store_rec_state(rec[i]) % 8, 0);
         memset(store_rec_state(rec[i]), i + 1, 16);
     }
-    for (int i = 0; i < 4; i++) {
+    for (int i = 0; i < 6; i++) {
         struct store_rec *r = store_lookup(s, big, lens[i], T0);
         ck_assert_ptr_eq(r, rec[i]);
         ck_assert_mem_eq(store_rec_key(r), big, lens[i]);
@@ -1183,8 +1242,11 @@ START_TEST(test_keys_of_64k_bytes_and_more_keep_their_length)
     }
     ck_assert_ptr_null(store_lookup(s, big, LONG + 1, T0));
     store_remove(s, rec[1]);
+    store_remove(s, rec[3]);
+    ck_assert_ptr_null(store_lookup(s, big, 255, T0));
     ck_assert_ptr_null(store_lookup(s, big, 65535, T0));
-    ck_assert_ptr_eq(store_lookup(s, big, 65536, T0), rec[2]);
+    ck_assert_ptr_eq(store_lookup(s, big, 256, T0), rec[2]);
+    ck_assert_ptr_eq(store_lookup(s, big, 65536, T0), rec[4]);
     store_destroy(&s);
     free(big);
 }
@@ -1285,8 +1347,9 @@ store_suite(void)
 
     tc = tcase_create("slabs");
     tcase_add_test(tc,
-                   test_a_16_byte_key_with_8_bytes_of_state_costs_one_48_byte_slot);
-    tcase_add_test(tc, test_keys_of_64k_bytes_and_more_keep_their_length);
+                   test_16_byte_keys_cost_40_bytes_with_8_of_state_35_with_4);
+    tcase_add_test(tc, test_every_record_size_gets_a_slot_that_fits_it);
+    tcase_add_test(tc, test_keys_past_255_and_64k_bytes_keep_their_length);
     tcase_add_test(tc, test_freed_slots_are_reused_and_empty_chunks_returned);
     suite_add_tcase(s, tc);
 

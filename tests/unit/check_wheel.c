@@ -71,13 +71,6 @@ item_placed(void *ctx, uint32_t wid, int64_t *due)
     return registry[wid]->tag;
 }
 
-static unsigned
-item_tag(void *ctx, uint32_t wid)
-{
-    (void)ctx;
-    return item_by_id(wid)->tag;
-}
-
 static void
 item_set_tag(void *ctx, uint32_t wid, unsigned tag)
 {
@@ -89,13 +82,6 @@ static bool
 scheduled(const struct item *it)
 {
     return it->tag != WHEEL_TAG_NONE;
-}
-
-static int64_t
-item_due(void *ctx, uint32_t wid)
-{
-    (void)ctx;
-    return item_by_id(wid)->due;
 }
 
 struct clock;
@@ -129,9 +115,7 @@ on_fire(void *arg, uint32_t wid)
 
 static const struct wheel_ops item_ops = {
     .placed = item_placed,
-    .tag = item_tag,
     .set_tag = item_set_tag,
-    .due = item_due,
     .fire = on_fire,
 };
 
@@ -179,7 +163,7 @@ static void
 arm(struct wheel *w, struct item *it, int64_t due)
 {
     it->due = due;
-    CHEAP_ASSERT(wheel_schedule(w, it->wid));
+    CHEAP_ASSERT(wheel_schedule(w, it->wid, it->tag, due));
 }
 
 static void
@@ -514,7 +498,7 @@ START_TEST(cancel_prevents_firing)
     item_init(&b, 1);
     schedule(&c, &a, 5 * MS);
     schedule(&c, &b, 5 * MS);
-    wheel_cancel(c.w, a.wid);
+    wheel_cancel(c.w, a.wid, a.tag);
     ck_assert(!scheduled(&a));
     ck_assert_uint_eq(wheel_count(c.w), 1);
     ck_assert_uint_eq(advance_to(&c, HOUR, ALL), 1);
@@ -531,10 +515,10 @@ START_TEST(cancel_of_unscheduled_entry_is_noop)
 
     clock_init(&c, 0, MS);
     item_init(&it, 0);
-    wheel_cancel(c.w, it.wid);
+    wheel_cancel(c.w, it.wid, it.tag);
     schedule(&c, &it, MS);
-    wheel_cancel(c.w, it.wid);
-    wheel_cancel(c.w, it.wid);
+    wheel_cancel(c.w, it.wid, it.tag);
+    wheel_cancel(c.w, it.wid, it.tag);
     ck_assert_uint_eq(wheel_count(c.w), 0);
     clock_fini(&c);
 }
@@ -548,7 +532,7 @@ START_TEST(cancel_then_reschedule_fires_once_at_new_due)
     clock_init(&c, 0, MS);
     item_init(&it, 0);
     schedule(&c, &it, DAY);
-    wheel_cancel(c.w, it.wid);
+    wheel_cancel(c.w, it.wid, it.tag);
     schedule(&c, &it, 2 * DAY);
     ck_assert_uint_eq(advance_to(&c, 2 * DAY - 1, ALL), 0);
     ck_assert_uint_eq(advance_to(&c, 2 * DAY, ALL), 1);
@@ -577,7 +561,7 @@ START_TEST(move_and_cancel_during_cut_short_cascade)
         schedule(&c, &it[i], it[i].due + MS);  /* likely same slot */
     }
     for (int i = 1; i < N; i += 3) {
-        wheel_cancel(c.w, it[i].wid);
+        wheel_cancel(c.w, it[i].wid, it[i].tag);
     }
     ck_assert_uint_eq(wheel_count(c.w), N - (N + 1) / 3);
     for (int64_t t = base - 1; wheel_count(c.w) > 0; t += MS) {
@@ -658,7 +642,7 @@ static void
 hook_cancel_partner(struct clock *c, struct item *it)
 {
     struct item *pair = c->hook_arg;
-    wheel_cancel(c->w, (pair[1 - it->id]).wid);
+    wheel_cancel(c->w, (pair[1 - it->id]).wid, (pair[1 - it->id]).tag);
 }
 
 START_TEST(callback_can_cancel_another_due_entry)
@@ -939,8 +923,8 @@ START_TEST(count_is_exact_through_schedule_move_cancel_fire)
     }
     ck_assert_uint_eq(wheel_count(c.w), 100);
     for (int i = 0; i < 10; i++) {
-        wheel_cancel(c.w, it[i].wid);
-        wheel_cancel(c.w, it[i].wid);
+        wheel_cancel(c.w, it[i].wid, it[i].tag);
+        wheel_cancel(c.w, it[i].wid, it[i].tag);
     }
     ck_assert_uint_eq(wheel_count(c.w), 90);
     ck_assert_uint_eq(advance_to(&c, 50 * SEC, ALL), 40);
@@ -1040,7 +1024,7 @@ model_schedule(struct model *m, int id, int64_t due)
 static void
 model_cancel(struct model *m, int id)
 {
-    wheel_cancel(m->c.w, (m->item[id]).wid);
+    wheel_cancel(m->c.w, (m->item[id]).wid, (m->item[id]).tag);
     if (m->scheduled[id]) {
         m->count--;
     }
@@ -1181,7 +1165,7 @@ START_TEST(moved_and_cancelled_ids_leave_stale_entries_dropped_in_time)
         schedule(&c, &it[i], EPOCH + 10 * MS);      /* earlier: moved */
     }
     for (int i = N / 2; i < N * 3 / 4; i++) {
-        wheel_cancel(c.w, it[i].wid);
+        wheel_cancel(c.w, it[i].wid, it[i].tag);
     }
     ck_assert_uint_eq(wheel_count(c.w), N * 3 / 4);
     ck_assert_uint_eq(wheel_stale(c.w), N * 3 / 4);
@@ -1210,7 +1194,7 @@ START_TEST(freed_id_reused_in_the_same_slot_fires_once_at_its_due)
     clock_init(&c, EPOCH, MS);
     item_init(old, 0);
     schedule(&c, old, EPOCH + HOUR);
-    wheel_cancel(c.w, old->wid);
+    wheel_cancel(c.w, old->wid, old->tag);
     uint32_t wid = old->wid;
     registry[wid] = NULL;           /* freed: its id names nothing */
     free(old);
@@ -1245,7 +1229,7 @@ START_TEST(entries_of_freed_ids_are_dropped_without_firing)
         schedule(&c, &it[i], EPOCH + (i % 300) * SEC);
     }
     for (int i = 0; i < N; i++) {
-        wheel_cancel(c.w, it[i].wid);
+        wheel_cancel(c.w, it[i].wid, it[i].tag);
         registry[it[i].wid] = NULL;
     }
     ck_assert_uint_eq(wheel_count(c.w), 0);
@@ -1279,7 +1263,7 @@ START_TEST(stale_entries_stay_bounded_under_cancel_and_reschedule_churn)
     }
     for (int r = 0; r < ROUNDS; r++) {
         for (int i = 0; i < N; i++) {
-            wheel_cancel(c.w, it[i].wid);
+            wheel_cancel(c.w, it[i].wid, it[i].tag);
             schedule(&c, &it[i], EPOCH + DAY + i);
             size_t stale = wheel_stale(c.w);
             most = stale > most ? stale : most;
@@ -1315,13 +1299,13 @@ START_TEST(first_skips_the_given_id_and_drops_stale_ones_in_front)
     schedule(&c, &gone, EPOCH + 3 * MS);
     schedule(&c, &a, EPOCH + 5 * MS);
     schedule(&c, &b, EPOCH + 5 * MS);
-    wheel_cancel(c.w, gone.wid);
+    wheel_cancel(c.w, gone.wid, gone.tag);
     ck_assert_uint_eq(wheel_stale(c.w), 1);
     ck_assert_uint_eq(wheel_first(c.w, 0), a.wid);
     ck_assert_uint_eq(wheel_stale(c.w), 0);
     ck_assert_uint_eq(wheel_first(c.w, a.wid), b.wid);
     ck_assert_uint_eq(wheel_first(c.w, b.wid), a.wid);
-    wheel_cancel(c.w, b.wid);
+    wheel_cancel(c.w, b.wid, b.tag);
     ck_assert_uint_eq(wheel_first(c.w, a.wid), 0);
     ck_assert(scheduled(&a));
     clock_fini(&c);
@@ -1389,9 +1373,9 @@ START_TEST(first_names_soonest_entry_and_zero_when_empty)
     schedule(&c, &b, EPOCH + 5 * MS);
     ck_assert_uint_eq(wheel_first(c.w, 0), b.wid);
     ck_assert(scheduled(&b));
-    wheel_cancel(c.w, b.wid);
+    wheel_cancel(c.w, b.wid, b.tag);
     ck_assert_uint_eq(wheel_first(c.w, 0), a.wid);
-    wheel_cancel(c.w, a.wid);
+    wheel_cancel(c.w, a.wid, a.tag);
     ck_assert_uint_eq(wheel_first(c.w, 0), 0);
     clock_fini(&c);
 }
