@@ -13,20 +13,20 @@
  * A handle names a slot in a slab: its top bits pick a size class, the rest
  * a slot within that class's chunks of SLAB_SLOTS slots. A record is the
  * 15-byte header of store.h and the key, then its state: packed right
- * after the key when under STORE_PACKED_BELOW bytes (read with memcpy),
- * else 8-aligned after padding, as the types keep structs there. Size
- * classes are 1 byte apart from 20 to 48 bytes, where short keys with
- * small states lie, then coarser (class_ranges, up to 512); a packed
- * record takes the class of its exact size there, an aligned one, a
- * multiple of 8 bytes, a class of a multiple of 8, so its slots are
- * 8-aligned. A CL.THROTTLE key or an INCR counter of 16 bytes takes one
- * 40-byte slot (15 + 16, a byte of padding, 8), a 4-byte bucket (4.2 bytes
- * a key at 1 M keys) and its 4-byte handle in a wheel slot, with no
- * allocator header or rounding per key; a packed state of 4 bytes would
- * make it 35. Records too large for the biggest class (long keys) get a
- * slot of the BIG class holding a pointer to a block of their own (at
- * BIG_PTR: the slot's first 4 bytes are the free list's link while it is
- * free, and the pointer is then NULL).
+ * after the key when under STORE_PACKED_BELOW bytes (read with memcpy:
+ * KEY_INT's 4 bytes), else 8-aligned after padding, as the types keep
+ * structs there. Size classes are 1 byte apart from 20 to 48 bytes, where
+ * short keys with small states lie, then coarser (class_ranges, up to
+ * 512); a packed record takes the class of its exact size there, an
+ * aligned one, a multiple of 8 bytes, a class of a multiple of 8, so its
+ * slots are 8-aligned. A CL.THROTTLE key or an INCR counter of 16 bytes
+ * takes one 35-byte slot (15 + 16 + 4), a 4-byte bucket (4.2 bytes a key
+ * at 1 M keys) and its 4-byte handle in a wheel slot, with no allocator
+ * header or rounding per key; with 8 bytes of state it takes 40. Records
+ * too large for the biggest class (long keys) get a slot of the BIG class
+ * holding a pointer to a block of their own (at BIG_PTR: the slot's first
+ * 4 bytes are the free list's link while it is free, and the pointer is
+ * then NULL).
  *
  * Records lie at any byte, so the header is a packed struct, the chain
  * links are read and written through memcpy (link_get(), link_set()),

@@ -10,8 +10,8 @@
  * type tag and a bit of the caller's, that slot's name, the key length
  * and the expiry; the key bytes follow, then the algorithm state (packed
  * right after the key when it is under 8 bytes, else 8-aligned). A
- * CL.THROTTLE key of 16 bytes with its 8-byte TAT is one 40-byte slot and
- * 4 bytes in a wheel slot.
+ * CL.THROTTLE key of 16 bytes with its TAT in 4 bytes (keytype.h) is one
+ * 35-byte slot and 4 bytes in a wheel slot.
  *
  * Expiry: a record's expire_at is a Redis key's: the Unix time in ms it
  * lives through, dead once the clock's millisecond is past it, any value a
