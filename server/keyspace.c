@@ -70,15 +70,15 @@ static struct store_rec *replace_record(const struct key_hint *h,
 static struct store_rec *
 move_leaning_int(struct store_rec *r, int64_t expire_at)
 {
-    int64_t v = keytype_int(r);
-    if (keytype_int_state_size(v, expire_at) > KS_INT_SMALL) {
+    struct ks_int_form f = keytype_int_form(keytype_int(r), expire_at);
+    if (!f.small) {
         r = replace_record(NULL, r, KEY_INT, sizeof(struct ks_int), false);
         if (r == NULL) {
             return NULL;
         }
     }
     store_set_expire(srv.store, r, expire_at);
-    (void)keytype_int_set(r, v, true);  /* it fits: checked above */
+    (void)keytype_int_put(r, &f);       /* it fits: checked above */
     return r;
 }
 
@@ -146,14 +146,15 @@ static struct store_rec *
 int_record(const struct key_hint *h, const char *key, size_t len,
            struct store_rec *r, int64_t v, int64_t lean_on)
 {
-    if (r != NULL && r->type == KEY_INT && keytype_int_set_at(r, v, lean_on)) {
+    struct ks_int_form f = keytype_int_form(v, lean_on);
+    if (r != NULL && r->type == KEY_INT && keytype_int_put(r, &f)) {
         return r;
     }
-    size_t size = keytype_int_state_size(v, lean_on);
+    size_t size = keytype_int_form_size(&f);
     r = r == NULL ? keyspace_add(h, key, len, KEY_INT, size)
                   : replace_record(h, r, KEY_INT, size, true);
     if (r != NULL) {
-        (void)keytype_int_set_at(r, v, lean_on);    /* sized for it */
+        (void)keytype_int_put(r, &f);   /* sized for it */
     }
     return r;
 }

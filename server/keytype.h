@@ -80,13 +80,15 @@ keytype_is_coll(uint8_t type)
  * store.h), so a counter or a TAT with a 16-byte name and its expiry is a
  * 35-byte record. The 4-byte word u: bit 0 clear, the value is
  * (u >> 1) - KS_INT_BIAS: any counter within +-2^30; bit 0 set, the value
- * is the record's expire_at * 10^6 + (u >> 1) - KS_INT_BIAS: a TAT, in ns,
- * which CL.THROTTLE writes with the expiry redis-cell gives it, trunc((TAT -
- * now) / 1 ms) ms after now, so that it lies within 2 ms after the
- * expiry's own ns. A value that fits neither takes a record of 8 bytes
- * (not packed); so does one leaning on its expiry when the expiry moves
- * away from it (keyspace_set_expire()). Only keytype_int() reads these
- * bytes and only keytype_int_set() writes them.
+ * is the record's expire_at * 10^6 + (u >> 1) - KS_INT_BIAS, modulo 2^64
+ * (so no expiry is out of range): a TAT, in ns, which CL.THROTTLE writes
+ * with the expiry redis-cell gives it, trunc((TAT - now) / 1 ms) ms after
+ * now, so that it lies within 2 ms after the expiry's own ns. A value
+ * that fits neither takes a record of 8 bytes (not packed); so does one
+ * leaning on its expiry when the expiry moves away from it
+ * (keyspace_set_expire()). Only the functions below read and write these
+ * bytes: keytype_int() and keytype_int_leans(), keytype_int_put() with a
+ * form from keytype_int_form() (once per write), keytype_int_set().
  */
 static inline bool
 keytype_is_string(uint8_t type)
@@ -102,22 +104,26 @@ struct ks_int {
 #define KS_INT_BIAS     (INT64_C(1) << 30)
 
 /* The 4-byte word for v (see above), leaning on expire_at (ms; STORE_NEVER
- * for none) if it must; false when v fits no word. */
+ * for none) if it must; false when v fits no word. The distance from the
+ * expiry's ns is taken modulo 2^64, as keytype_int() adds it back: exact
+ * even where expire_at * 10^6 leaves int64. */
 static inline bool
 keytype_int_word(int64_t v, int64_t expire_at, uint32_t *u)
 {
-    int64_t base, d;
-    if (v >= -KS_INT_BIAS && v < KS_INT_BIAS) {
-        *u = (uint32_t)(v + KS_INT_BIAS) << 1;
+    uint64_t d = (uint64_t)v + KS_INT_BIAS;
+    if (d < 2 * KS_INT_BIAS) {
+        *u = (uint32_t)d << 1;
         return true;
     }
-    if (expire_at == STORE_NEVER ||
-        __builtin_mul_overflow(expire_at, STORE_NS_PER_MS, &base) ||
-        __builtin_sub_overflow(v, base, &d) || d < -KS_INT_BIAS ||
-        d >= KS_INT_BIAS) {
+    if (expire_at == STORE_NEVER) {
         return false;
     }
-    *u = (uint32_t)(d + KS_INT_BIAS) << 1 | 1;
+    d = (uint64_t)v - (uint64_t)expire_at * (uint64_t)STORE_NS_PER_MS +
+        KS_INT_BIAS;
+    if (d >= 2 * KS_INT_BIAS) {
+        return false;
+    }
+    *u = (uint32_t)d << 1 | 1;
     return true;
 }
 
@@ -137,7 +143,7 @@ keytype_int(const struct store_rec *r)
     if (!(u & 1)) {
         return v;
     }
-    /* Computed without overflow when it was written (keytype_int_word). */
+    /* Modulo 2^64, as keytype_int_word() took the distance. */
     return (int64_t)((uint64_t)r->expire_at * (uint64_t)STORE_NS_PER_MS +
                      (uint64_t)v);
 }
@@ -154,24 +160,57 @@ keytype_int_leans(const struct store_rec *r)
     return u & 1;
 }
 
-/* Write v into KEY_INT r, leaning (if it must) on expire_at: the expiry r
- * has, or the one the caller gives it right after (STORE_NEVER: lean on
- * none); false (r unchanged) when r's 4 bytes cannot hold it: the caller
- * replaces r by a record of 8. */
+/* A KEY_INT value as a record holds it, leaning (if it must) on an expiry:
+ * in a 4-byte word when `small`, else as the int64. Made once per write
+ * (keytype_int_form()), then written into a record of either size. */
+struct ks_int_form {
+    int64_t v;
+    uint32_t word;
+    bool small;
+};
+
+/* v's form next to expire_at: the expiry its record has, or the one the
+ * caller gives it right after (STORE_NEVER: lean on none). */
+static inline struct ks_int_form
+keytype_int_form(int64_t v, int64_t expire_at)
+{
+    struct ks_int_form f = { v, 0, false };
+    f.small = keytype_int_word(v, expire_at, &f.word);
+    return f;
+}
+
+/* The state bytes a new record needs for f. */
+static inline size_t
+keytype_int_form_size(const struct ks_int_form *f)
+{
+    return f->small ? KS_INT_SMALL : sizeof(struct ks_int);
+}
+
+/* Write f into KEY_INT r; false (r unchanged) when r's 4 bytes cannot
+ * hold it: the caller replaces r by a record of 8. */
+static inline bool
+keytype_int_put(struct store_rec *r, const struct ks_int_form *f)
+{
+    void *state = store_rec_state(r);
+    if (!store_rec_packed(r)) {
+        memcpy(state, &f->v, sizeof(f->v));
+        return true;
+    }
+    if (!f->small) {
+        return false;
+    }
+    memcpy(state, &f->word, sizeof(f->word));
+    return true;
+}
+
+/* Write v into KEY_INT r, leaning (if it must) on expire_at, as
+ * keytype_int_form(); false (r unchanged) when r's 4 bytes cannot hold
+ * it. */
 static inline bool
 keytype_int_set_at(struct store_rec *r, int64_t v, int64_t expire_at)
 {
-    void *state = store_rec_state(r);
-    uint32_t u = 0;
-    if (!store_rec_packed(r)) {
-        memcpy(state, &v, sizeof(v));
-        return true;
-    }
-    if (!keytype_int_word(v, expire_at, &u)) {
-        return false;
-    }
-    memcpy(state, &u, sizeof(u));
-    return true;
+    struct ks_int_form f = keytype_int_form(v, expire_at);
+    return keytype_int_put(r, &f);
 }
 
 /* keytype_int_set_at() with r's own expiry when `lean` (a write that
@@ -187,9 +226,8 @@ keytype_int_set(struct store_rec *r, int64_t v, bool lean)
 static inline size_t
 keytype_int_state_size(int64_t v, int64_t expire_at)
 {
-    uint32_t u = 0;
-    return keytype_int_word(v, expire_at, &u) ? KS_INT_SMALL
-                                               : sizeof(struct ks_int);
+    struct ks_int_form f = keytype_int_form(v, expire_at);
+    return keytype_int_form_size(&f);
 }
 
 #define KS_STR_INLINE 12

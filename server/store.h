@@ -105,7 +105,10 @@ store_rec_packed(const struct store_rec *r)
 static inline void *
 store_rec_state(struct store_rec *r)
 {
-    size_t ks = store_key_space(store_rec_keylen(r));
+    size_t ks = r->keylen8;
+    if (ks == STORE_LONG_KEY) {
+        ks = store_key_space(store_rec_keylen(r));
+    }
     return r->data + ks + (r->packed ? 0 : store_state_pad(ks));
 }
 

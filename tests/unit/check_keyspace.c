@@ -1666,10 +1666,17 @@ START_TEST(test_a_tat_keeps_its_value_to_the_ns_when_its_expiry_moves)
 }
 END_TEST
 
+/* expire_ms's ns plus d, modulo 2^64 (as the 4-byte form counts). */
+static int64_t
+wrapped_ns(int64_t expire_ms, uint64_t d)
+{
+    return (int64_t)((uint64_t)expire_ms * (uint64_t)MS + d);
+}
+
 /* The int64 of every form (4 bytes on its own, 4 leaning on the expiry,
  * 8) encodes as itself and restores to the same value, expiry and form,
  * also at the edges where 4 bytes stop holding it and where the expiry's
- * ns would leave int64. */
+ * ns leave int64 (the distance is taken modulo 2^64, so still exact). */
 START_TEST(test_every_integer_form_round_trips_through_its_encoding)
 {
     const int64_t last = INT64_MAX / MS;        /* last ms with an ns */
@@ -1690,9 +1697,12 @@ START_TEST(test_every_integer_form_round_trips_through_its_encoding)
         { T0 + 5 * MS + (INT64_C(1) << 30), T0 / MS + 5, false },
         { T0, STORE_NEVER, false },
         { INT64_MAX, last, true },              /* 775807 ns after */
-        { INT64_MAX, last + 1, false },         /* its ns: past int64 */
+        { INT64_MAX, last + 1, true },          /* its ns past int64 */
+        { wrapped_ns(INT64_MAX, 7), INT64_MAX, true },
         { 5, INT64_MAX, true },
         { INT64_MIN, INT64_MAX, false },
+        { INT64_MIN, last + 1, true },      /* next to it, modulo 2^64 */
+        { INT64_C(1) << 62, last + 1, false },
     };
     char err[ERRLEN];
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
