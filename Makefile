@@ -7,13 +7,24 @@
 #   make bench      cellgate vs redis-server with redis-benchmark (bench/run.sh)
 #   make bench-callgrind  instructions per request inside cellgate (bench/callgrind.sh)
 #   make bench-perf  where the server's CPU time goes, kernel included (bench/perf.sh)
+#   make bench-ping  server CPU per CL.THROTTLE against Redis's per PING (bench/ping_ratio.sh)
+#   make bench-threads  per-thread CPU per request, io-threads 2 against 1 (bench/threads.py)
 #   make install    binary, man page, config and systemd unit under PREFIX
 #                   (default /usr/local; DESTDIR stages them); make uninstall
 #   make deb        a Debian package in build-deb/ (dpkg-buildpackage)
 #   make difftest   DIFFTEST_COMMANDS (1000000) random commands to ./cellgate and
 #                   redis-server, replies compared byte for byte (RESP2 and RESP3)
 #
-# SANITIZE=1 builds into build-san/ with -fsanitize=address,undefined.
+#   make test-stress  the stress driver (tests/stress/) against the plain and
+#                   the ASan+UBSan daemon, io-threads 2 (STRESS_SECONDS each)
+#   make test-tsan  the stress driver against the ThreadSanitizer daemon
+#   make test-integration-threads  the threaded subset of the integration
+#                   suite (CELLGATE_IO_THREADS=2)
+#
+# SANITIZE=1 builds into build-san/ with -fsanitize=address,undefined;
+# SANITIZE=thread into build-tsan/ with -fsanitize=thread (gcc's TSan:
+# libuv, hiredis and Lua are Debian's, not instrumented, see
+# tests/stress/tsan.supp).
 
 CC       ?= cc
 STD      := -std=c11 -D_GNU_SOURCE
@@ -32,6 +43,11 @@ ifeq ($(SANITIZE),1)
 BUILD    := build-san
 SAN      := -fsanitize=address,undefined -fno-omit-frame-pointer \
             -fno-sanitize-recover=undefined
+BIN      := $(BUILD)/cellgate
+else ifeq ($(SANITIZE),thread)
+BUILD    := build-tsan
+SAN      := -fsanitize=thread -fno-omit-frame-pointer
+OPT      := -O1
 BIN      := $(BUILD)/cellgate
 else
 BUILD    := build
@@ -79,13 +95,14 @@ PKGS := libuv1-dev libhiredis-dev check pkg-config redis-tools redis-server \
         protobuf-c-compiler protobuf-compiler python3-grpcio \
         python3-protobuf python3-prometheus-client tmux golang-go \
         golang-gopkg-redis.v5-dev groff-base systemd \
-        liblua5.1-0-dev lua-cjson-dev lua-bitop-dev python3-limits
+        liblua5.1-0-dev lua-cjson-dev lua-bitop-dev python3-limits libtsan2
 # Only `make bench`, `make bench-callgrind` and `make bench-perf` need these.
 BENCH_PKGS := valgrind gnuplot-nox linux-perf nghttp2-client
 
 .PHONY: all run test test-unit test-integration bench-micro bench-journal \
+        stress stress-reference test-stress test-tsan test-integration-threads \
         bench-replication bench-grpc sanitize \
-        bench bench-callgrind bench-perf deps clean check-deps fuzz test-fuzz repl-fuzz difftest \
+        bench bench-callgrind bench-perf bench-ping bench-threads deps clean check-deps fuzz test-fuzz repl-fuzz difftest \
         docker-test \
         install install-files uninstall deb deb-deps build-deps test-deb
 
@@ -155,10 +172,13 @@ test: deps
 	$(MAKE) test-unit
 	$(MAKE) test-deb
 	$(MAKE) test-integration
+	$(MAKE) test-integration-threads
 	$(MAKE) SANITIZE=1 test-unit
 	$(MAKE) SANITIZE=1 test-integration
+	$(MAKE) test-stress STRESS_SECONDS=$(TEST_STRESS_SECONDS)
+	$(MAKE) test-tsan STRESS_SECONDS=$(TEST_STRESS_SECONDS)
 	$(MAKE) test-fuzz
-	@echo "make test: all suites passed (plain and ASan+UBSan)"
+	@echo "make test: all suites passed (plain, ASan+UBSan, TSan)"
 
 test-unit: $(UNIT_BIN) $(REPLAY_BIN)
 	CELLGATE_CONF=conf/cellgate.conf ./$(UNIT_BIN)
@@ -171,6 +191,90 @@ test-integration: $(BIN) $(BENCH_FILL)
 
 sanitize:
 	$(MAKE) SANITIZE=1 all
+
+# ---- the threaded subset of the integration suite -------------------------
+# Every daemon the tests start gets --io-threads 2 (CELLGATE_IO_THREADS,
+# tests/integration/harness.py). The files cover each area the I/O
+# threads touch: limiters (throttle, conformance, windows, log_tiers,
+# named_limits), strings, transactions, scripts and -BUSY (scripts,
+# scripts_states), WAIT, CLIENT PAUSE/KILL/REPLY and MONITOR
+# (client_commands), pub/sub, output limits, maxclients and timeout
+# (limits, abuse), the journal under appendfsync always (journal),
+# replication, gRPC, the protocol, AUTH, databases, INFO and metrics, and
+# what forks or exits with threads running (lifecycle: daemonize; snapshot;
+# children: SHUTDOWN during a child). The -k leaves out the slowest tests
+# whose threading another test covers already, to stay near 2 minutes on a
+# 2-core machine.
+THREADS_SUBSET := $(addprefix tests/integration/test_,$(addsuffix .py, \
+    throttle conformance windows log_tiers named_limits strings \
+    transactions scripts scripts_states client_commands pubsub limits abuse \
+    journal replication grpc protocol io_threads auth databases commands \
+    metrics hotpath lifecycle snapshot children))
+THREADS_DESELECT := not (killing_the_rewrite_child_or_the_parent or \
+    torn_last_record_loads or (kill_9_under_load and everysec) or \
+    big_strings_survive_kill_9 or replica_gets_big_strings or \
+    (test_children and not (shutdown_kills or info_reports_the_running_child)))
+test-integration-threads: $(BIN) $(BENCH_FILL)
+	CELLGATE_IO_THREADS=2 CELLGATE_BIN=$(abspath $(BIN)) \
+	  CELLGATE_FILL=$(abspath $(BENCH_FILL)) SANITIZE=$(SANITIZE) \
+	  bash tests/integration/run.sh $(THREADS_SUBSET) -k "$(THREADS_DESELECT)"
+
+# ---- stress and ThreadSanitizer --------------------------------------------
+# The stress driver (tests/stress/stress.c): one binary on libc and
+# pthreads (and lib/sha1.c, for the scripts' names), built plain whatever
+# SANITIZE is: the daemon is what the sanitizers watch.
+# tests/stress/run.sh starts $(BIN) (plain, SANITIZE=1 or SANITIZE=thread)
+# on a free loopback port with io-threads 2 and small output limits, runs
+# the driver STRESS_SECONDS with STRESS_SEED (fixed by default, so a
+# failure names a seed that repeats each client's sequence of requests;
+# STRESS_SEED= picks a new one, printed), stops the daemon by its PID and
+# fails on a sanitizer report. STRESS_ARGS are more daemon arguments.
+STRESS_BIN     := build/stress
+STRESS_SECONDS ?= 30
+STRESS_SEED    ?= 1
+STRESS_ARGS    ?=
+# What make test gives each of its three runs (about 30 s each with the
+# daemon's start and stop).
+TEST_STRESS_SECONDS ?= 25
+
+$(STRESS_BIN): tests/stress/stress.c lib/sha1.c lib/sha1.h
+	@mkdir -p build
+	$(CC) $(STD) $(WARN) -O2 -g -I. -pthread -o $@ tests/stress/stress.c lib/sha1.c
+
+stress: $(BIN) $(STRESS_BIN)
+	STRESS_SECONDS=$(STRESS_SECONDS) STRESS_SEED=$(STRESS_SEED) \
+	  SANITIZE=$(SANITIZE) bash tests/stress/run.sh $(BIN) $(STRESS_BIN) \
+	  $(STRESS_ARGS)
+
+# The plain daemon with the journal holding replies for fsync (appendfsync
+# always), then the ASan+UBSan one.
+test-stress:
+	$(MAKE) stress SANITIZE= STRESS_ARGS="--appendonly yes --appendfsync always $(STRESS_ARGS)"
+	$(MAKE) stress SANITIZE=1
+
+# The driver against Debian's redis-server 7.0.15 with io-threads 2 and
+# threaded reads (Redis 7.0 really does the socket work on its I/O
+# threads), without CL.THROTTLE: every reply it expects is Redis's.
+stress-reference: $(STRESS_BIN)
+	STRESS_SECONDS=$(STRESS_SECONDS) STRESS_SEED=$(STRESS_SEED) STRESS_REFERENCE=1 \
+	  bash tests/stress/run.sh /usr/bin/redis-server $(STRESS_BIN) $(STRESS_ARGS)
+
+# The ThreadSanitizer daemon under the driver (journal on: its file
+# retirement runs on libuv's thread pool), then, with io-threads 2, the
+# integration tests of what crosses clients (scripts and the busy server's
+# thread, CLIENT PAUSE/KILL/REPLY, MONITOR, pub/sub, transactions, abuse
+# and limits, the io-threads options): about 45 s under TSan. The whole
+# threaded subset under TSan: make SANITIZE=thread test-integration-threads.
+# tests/stress/tsan.supp says what is suppressed and why (third-party
+# libraries only).
+TSAN_SUBSET := $(addprefix tests/integration/test_,$(addsuffix .py, \
+    scripts client_commands pubsub transactions abuse io_threads))
+test-tsan:
+	$(MAKE) stress SANITIZE=thread STRESS_ARGS="--appendonly yes --appendfsync everysec $(STRESS_ARGS)"
+	$(MAKE) SANITIZE=thread build-tsan/bench-fill
+	CELLGATE_IO_THREADS=2 CELLGATE_BIN=$(abspath build-tsan/cellgate) \
+	  CELLGATE_FILL=$(abspath build-tsan/bench-fill) SANITIZE=thread \
+	  bash tests/integration/run.sh $(TSAN_SUBSET)
 
 # ---- install ---------------------------------------------------------------
 # make install [PREFIX=/usr/local] [DESTDIR=/staging/root]: the binary, its
@@ -328,6 +432,23 @@ bench-callgrind:
 	$(MAKE) all $(BENCH_FILL) $(BENCH_SEQ)
 	BENCH_FILL=$(BENCH_FILL) BENCH_SEQ=$(BENCH_SEQ) bash bench/callgrind.sh
 
+# Is a CL.THROTTLE cheaper for the server than Redis's PING? Server CPU per
+# request of both at -P 1 and -P 16 (9 interleaved repetitions), syscalls
+# per request and instructions per request by function
+# (bench/results/ping-ratio.txt).
+bench-ping:
+	$(MAKE) deps EXTRA_PKGS="$(BENCH_PKGS)"
+	$(MAKE) all $(BENCH_FILL)
+	BENCH_FILL=$(BENCH_FILL) bash bench/ping_ratio.sh
+
+# The I/O threads: the executing thread's and every thread's CPU per
+# non-pipelined CL.THROTTLE with io-threads 2 against io-threads 1, the
+# capacity that implies, latencies (bench/results/threads.txt).
+bench-threads:
+	$(MAKE) deps EXTRA_PKGS="$(BENCH_PKGS)"
+	$(MAKE) all
+	/usr/bin/python3 bench/threads.py
+
 # perf samples of the server process, kernel time included: how much of a
 # request's CPU is the socket work that callgrind cannot see. Also part of
 # `make bench`.
@@ -461,4 +582,4 @@ check-deps: $(LIB_OBJ) $(MAIN_OBJ)
 	@! grep -n '#include <\(uv\|hiredis\)' algorithms/*.[ch] conf/*.[ch] lib/*.[ch]
 
 clean:
-	rm -rf build build-san build-fuzz build-deb cellgate
+	rm -rf build build-san build-tsan build-fuzz build-deb cellgate

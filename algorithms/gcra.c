@@ -21,7 +21,9 @@
  *  - remaining truncates both operands to whole microseconds before an f64
  *    division; the reply seconds add 1 only for a fractional part >= 1 ms.
  *
- * Pure: no clock, no allocation, no I/O. The caller owns the key.
+ * Pure: no clock, no allocation, no I/O (the one memo, of the last rate's
+ * emission interval, is a cache of a pure function). The caller owns the
+ * key.
  */
 #include "algorithms/gcra.h"
 
@@ -97,17 +99,28 @@ f64_to_i64(double x)
 static int64_t
 emission_interval(int64_t count, int64_t period)
 {
-    i128 period_ns = (i128)period * NS_PER_SEC;
-
-    if (count == 0 || period_ns == 0) {
-        return 0;
+    /* A client sends the same rate with nearly every call: the last
+     * answer is kept (per thread), which saves the division and its
+     * checks. (0, 0) -> 0 is a true answer to start from. */
+    static _Thread_local int64_t memo_count, memo_period, memo_ei;
+    if (count == memo_count && period == memo_period) {
+        return memo_ei;
     }
-    /* Same rounding either way; the 64-bit conversion is inline, the
-     * 128-bit one a libgcc call. */
-    double period_f = period_ns >= INT64_MIN && period_ns <= INT64_MAX
-                          ? (double)(int64_t)period_ns
-                          : (double)period_ns;
-    return f64_to_i64(period_f / (double)count);
+    i128 period_ns = (i128)period * NS_PER_SEC;
+    int64_t ei = 0;
+
+    if (count != 0 && period_ns != 0) {
+        /* Same rounding either way; the 64-bit conversion is inline, the
+         * 128-bit one a libgcc call. */
+        double period_f = period_ns >= INT64_MIN && period_ns <= INT64_MAX
+                              ? (double)(int64_t)period_ns
+                              : (double)period_ns;
+        ei = f64_to_i64(period_f / (double)count);
+    }
+    memo_count = count;
+    memo_period = period;
+    memo_ei = ei;
+    return ei;
 }
 
 /*
@@ -173,6 +186,54 @@ decide_allowed(struct gcra_decision *out, i128 new_tat, i128 ttl)
     return out->ttl_ms < -1 ? GCRA_EXPIRE_ERROR : GCRA_OK;
 }
 
+/*
+ * The same decision in int64_t when now, the stored TAT and the increment
+ * are in [0, 2^62) (a TAT until the year 2116) and dvt and ei are
+ * positive: new_tat < 2^63, and the request is limited when new_tat - now
+ * (in [0, 2^63)) exceeds dvt, a comparison that, unlike now - (new_tat -
+ * dvt), cannot overflow. Every other value below stays in int64_t too
+ * (remaining's dvt - ttl: ttl < 0 only when limited with tat < now, where
+ * dvt < increment < 2^62), so each equals the i128 one and every branch
+ * goes the same way. gcra_throttle() checks the bounds and otherwise
+ * computes in i128.
+ */
+#define FAST_BOUND (INT64_C(1) << 62)
+
+static enum gcra_status
+throttle_i64(struct gcra_decision *out, bool has_tat, int64_t tat,
+             int64_t now, int64_t ei, int64_t dvt, int64_t increment)
+{
+    int64_t tat_ns = has_tat ? tat : now;
+    int64_t new_tat = (now > tat_ns ? now : tat_ns) + increment;
+    int64_t ahead = new_tat - now;
+    int64_t ttl;
+    enum gcra_status status = GCRA_OK;
+
+    if (ahead > dvt) {
+        /* diff = now - (new_tat - dvt) = dvt - ahead < 0 */
+        ttl = tat_ns - now;
+        out->limited = true;
+        out->retry_after_ns = increment <= dvt ? ahead - dvt : GCRA_NO_RETRY;
+        out->store = false;
+        out->new_tat = 0;
+        out->ttl_ms = 0;
+    } else {
+        ttl = ahead;
+        out->limited = false;
+        out->retry_after_ns = GCRA_NO_RETRY;
+        out->store = true;
+        out->new_tat = (uint64_t)new_tat;
+        out->ttl_ms = ttl / NS_PER_MS;
+        status = out->ttl_ms < -1 ? GCRA_EXPIRE_ERROR : GCRA_OK;
+    }
+    out->reset_after_ns = ttl;
+    int64_t next = dvt - ttl;
+    out->remaining = next > -ei ? f64_to_i64((double)(next / NS_PER_US) /
+                                             (double)(ei / NS_PER_US))
+                                : 0;
+    return status;
+}
+
 enum gcra_status
 gcra_throttle(const struct gcra_params *p, bool has_tat, uint64_t tat,
               int64_t now, struct gcra_decision *out)
@@ -189,6 +250,11 @@ gcra_throttle(const struct gcra_params *p, bool has_tat, uint64_t tat,
     }
 
     int64_t increment = wrap_mul(ei, p->quantity);
+    if (now >= 0 && now < FAST_BOUND && (!has_tat || tat < FAST_BOUND) &&
+        ei > 0 && increment >= 0 && increment < FAST_BOUND && dvt >= 0) {
+        return throttle_i64(out, has_tat, (int64_t)tat, now, ei, dvt,
+                            increment);
+    }
     i128 now_ns = now;
     i128 tat_ns = has_tat ? (i128)tat : now_ns;
     i128 new_tat = (now_ns > tat_ns ? now_ns : tat_ns) + increment;

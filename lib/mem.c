@@ -1,13 +1,19 @@
 /*
  * mem.c - counted allocation (see mem.h).
  *
- * The event loop's thread does nearly all the allocating, with plain
- * counters. The one other thread that allocates (the busy server, while a
- * script runs too long: see conn.h) adds its bytes to a counter of its
- * own, atomic because the loop's thread reads it; a block one thread
- * allocates and the other frees moves bytes between the two, and only
- * their sum means anything. The owned bytes (keys') are the loop
- * thread's alone.
+ * Several threads allocate: the main thread (commands, keys), the I/O
+ * threads (their clients' query buffers and replies) and the busy
+ * server's thread. Each counts in a slot of its own, written only by it
+ * (a relaxed load and store, no locked instruction on the allocation
+ * path), and mem_used() sums the slots. A block one thread allocates and
+ * another frees moves bytes between two slots, so a slot alone may go
+ * "negative" (it wraps): only the sum means anything. Slots sit on their
+ * own cache lines, so threads counting side by side do not share one.
+ *
+ * The peak is the main thread's to keep: it compares its own count plus
+ * the others' as last summed (mem_used(), called by INFO and the cron)
+ * on every allocation, and mem_used() checks the exact sum. The owned
+ * bytes (keys') are the main thread's alone.
  */
 #include "lib/mem.h"
 
@@ -19,25 +25,39 @@
 #include <stdlib.h>
 #include <unistd.h>
 
-static size_t used_bytes;
+struct slot {
+    _Atomic size_t used;                /* wraps: see above */
+    char pad[64 - sizeof(size_t)];
+};
+
+static struct slot slots[MEM_SLOTS];
+static _Atomic unsigned nslots = 1;     /* slots in use: [0, nslots) */
+static _Thread_local struct slot *mine = &slots[0];
+static size_t others_seen;              /* main: the others' last sum */
 static size_t peak_bytes;
 static size_t owned_bytes;
-static _Atomic size_t side_bytes;       /* the other thread's, wrapping */
-static _Thread_local bool side_thread;
 
 static void
 count(size_t add, size_t sub)
 {
-    if (__builtin_expect(side_thread, 0)) {
-        atomic_fetch_add_explicit(&side_bytes, add - sub,
-                                  memory_order_relaxed);
-        return;
+    size_t now = atomic_load_explicit(&mine->used, memory_order_relaxed) +
+                 add - sub;
+    atomic_store_explicit(&mine->used, now, memory_order_relaxed);
+    if (mine == &slots[0] && add > sub && now + others_seen > peak_bytes) {
+        peak_bytes = now + others_seen;
     }
-    used_bytes += add - sub;
-    size_t all = used_bytes + atomic_load_explicit(&side_bytes,
-                                                   memory_order_relaxed);
-    if (add > sub && all > peak_bytes) {
-        peak_bytes = all;
+}
+
+void
+mem_thread_slot(unsigned slot)
+{
+    if (slot >= MEM_SLOTS) {
+        slot = MEM_SLOTS - 1;
+    }
+    mine = &slots[slot];
+    unsigned n = atomic_load_explicit(&nslots, memory_order_relaxed);
+    while (n <= slot &&
+           !atomic_compare_exchange_weak(&nslots, &n, slot + 1)) {
     }
 }
 
@@ -47,12 +67,6 @@ account_alloc(void *p)
     if (p != NULL) {
         count(malloc_usable_size(p), 0);
     }
-}
-
-void
-mem_side_thread(void)
-{
-    side_thread = true;
 }
 
 void *
@@ -150,8 +164,20 @@ mem_usable(const void *p)
 size_t
 mem_used(void)
 {
-    return used_bytes + atomic_load_explicit(&side_bytes,
-                                             memory_order_relaxed);
+    size_t others = 0;
+    unsigned n = atomic_load_explicit(&nslots, memory_order_relaxed);
+    for (unsigned i = 1; i < n; i++) {
+        others += atomic_load_explicit(&slots[i].used, memory_order_relaxed);
+    }
+    size_t all = atomic_load_explicit(&slots[0].used, memory_order_relaxed) +
+                 others;
+    if (mine == &slots[0]) {
+        others_seen = others;
+        if (all > peak_bytes) {
+            peak_bytes = all;
+        }
+    }
+    return all;
 }
 
 size_t

@@ -3,7 +3,9 @@
  * so INFO can report used_memory the way Redis's zmalloc does.
  *
  * The count uses malloc_usable_size(), i.e. what the allocator really handed
- * out, so it follows the allocator's rounding. Every function returns NULL on
+ * out, so it follows the allocator's rounding. Any thread may allocate and
+ * free (each counts in a slot of its own: mem_thread_slot()); mem_used()
+ * and mem_peak() are the main thread's to call. Every function returns NULL on
  * failure like malloc; callers must handle it.
  */
 #ifndef CELLGATE_MEM_H
@@ -90,9 +92,12 @@ size_t mem_usable(const void *p);
 /* Bytes currently allocated through these functions. */
 size_t mem_used(void);
 
-/* The calling thread is the one besides the event loop's that allocates
- * (conn.c's busy server): its bytes are counted apart, atomically. */
-void mem_side_thread(void);
+/* Threads that allocate count in slots of their own (mem.c): slot 0 is
+ * the main thread's (every thread's until it picks one), 1..N-1 the I/O
+ * threads', MEM_SLOTS - 1 the busy server's. Called once, first thing,
+ * by each thread that allocates. */
+#define MEM_SLOTS 130
+void mem_thread_slot(unsigned slot);
 
 /* Largest mem_used() seen since start. */
 size_t mem_peak(void);

@@ -155,23 +155,60 @@ digits_u64(uint64_t v)
     }
 }
 
+/* The same for v < 2^32, in one ladder of comparisons. */
+static inline size_t
+digits_u32(uint32_t v)
+{
+    if (v < 100000) {
+        return v < 100 ? 1 + (v >= 10)
+                       : v < 10000 ? 3 + (v >= 1000) : 5;
+    }
+    return v < 10000000 ? 6 + (v >= 1000000)
+                        : v < 1000000000 ? 8 + (v >= 100000000) : 10;
+}
+
+/* Two digits of d < 100 at p. */
+static inline void
+put_pair(char *p, unsigned d)
+{
+    p[0] = digit_pairs[2 * d];
+    p[1] = digit_pairs[2 * d + 1];
+}
+
 size_t
 num_fmt_u64(char *buf, uint64_t v)
 {
-    size_t n = digits_u64(v);
-    char *p = buf + n;
+    size_t n;
+    char *p;
+    if (v <= UINT32_MAX) {
+        /* Nearly every value: 32-bit divisions are cheaper. */
+        uint32_t w = (uint32_t)v;
+        n = digits_u32(w);
+        p = buf + n;
+        while (w >= 100) {
+            uint32_t q = w / 100;
+            p -= 2;
+            put_pair(p, w - q * 100);
+            w = q;
+        }
+        if (w >= 10) {
+            put_pair(p - 2, w);
+        } else {
+            p[-1] = (char)('0' + w);
+        }
+        return n;
+    }
+    n = digits_u64(v);
+    p = buf + n;
     /* Fill from the right, two digits at a time. */
     while (v >= 100) {
-        unsigned pair = (unsigned)(v % 100) * 2;
+        unsigned pair = (unsigned)(v % 100);
         v /= 100;
         p -= 2;
-        p[0] = digit_pairs[pair];
-        p[1] = digit_pairs[pair + 1];
+        put_pair(p, pair);
     }
     if (v >= 10) {
-        p -= 2;
-        p[0] = digit_pairs[v * 2];
-        p[1] = digit_pairs[v * 2 + 1];
+        put_pair(p - 2, (unsigned)v);
     } else {
         p[-1] = (char)('0' + v);
     }

@@ -4,18 +4,110 @@
  * Every chunk has the same capacity, so a drained chunk can be reused for the
  * next reply without a trip through the allocator: a pipelining client keeps
  * cycling through one or two chunks.
+ *
+ * A chunk an obuf gives back (its second drained chunk, the spare that
+ * obuf_shrink() releases, what obuf_deinit() finds) goes to a small pool
+ * of the thread's instead of free(), and the next obuf of the thread that
+ * needs one takes it from there. Unpipelined, every reply used to cost a
+ * 16 KB malloc() and free() (a client's reply is written and its spare
+ * released in the same loop pass); now it costs a list push and pop. A
+ * pooled chunk is uncounted (mem_uncharge()), as a freed one is: the
+ * allocator would keep those bytes in its bins all the same. So used_memory
+ * and every obuf's accounting are what they were.
  */
 #include "protocol/obuf.h"
 
+#include <malloc.h>
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "lib/mem.h"
+
+/* Chunks a thread keeps for reuse: one per client written in a loop pass
+ * is what a busy unpipelined server cycles through. */
+#define POOL_MAX 16
 
 struct obuf_chunk {
     struct obuf_chunk *next;
     size_t used;
     char data[OBUF_CHUNK_SIZE];
 };
+
+/* Per thread: the loop's, and any other that writes replies (the busy
+ * server), each with its own, so no lock. A thread that ends (the busy
+ * server's does) frees its pool on the way out. */
+static _Thread_local struct obuf_chunk *pool;
+static _Thread_local unsigned pool_len;
+static _Thread_local int pool_state;   /* 0: not known yet, 1: on, -1: off */
+static pthread_key_t pool_key;
+static bool pool_key_made;
+static pthread_once_t pool_once = PTHREAD_ONCE_INIT;
+
+static void
+pool_drain(void *unused)
+{
+    (void)unused;
+    while (pool != NULL) {
+        struct obuf_chunk *next = pool->next;
+        free(pool);                     /* uncounted already */
+        pool = next;
+    }
+    pool_len = 0;
+}
+
+static void
+pool_key_create(void)
+{
+    pool_key_made = pthread_key_create(&pool_key, pool_drain) == 0;
+}
+
+/* Pool in this thread only if it will be drained when the thread ends
+ * (the key's value just has to be non-NULL for that). */
+static bool
+pool_on(void)
+{
+    if (pool_state == 0) {
+        pool_state = pthread_once(&pool_once, pool_key_create) == 0 &&
+                             pool_key_made &&
+                             pthread_setspecific(pool_key, &pool_state) == 0
+                         ? 1
+                         : -1;
+    }
+    return pool_state > 0;
+}
+
+/* A chunk no obuf holds any more. In the pool its `used` holds the bytes
+ * mem_malloc() counted for it (malloc_usable_size()), to count them again
+ * when it is taken. */
+static void
+chunk_release(struct obuf_chunk *c)
+{
+    if (pool_len < POOL_MAX && pool_on()) {
+        c->used = malloc_usable_size(c);
+        mem_uncharge(c->used);
+        c->next = pool;
+        pool = c;
+        pool_len++;
+    } else {
+        mem_free(c);
+    }
+}
+
+/* A chunk for an obuf, counted as mem_malloc() counts it. */
+static struct obuf_chunk *
+chunk_acquire(void)
+{
+    struct obuf_chunk *c = pool;
+    if (c == NULL) {
+        return mem_malloc(sizeof(*c));
+    }
+    pool = c->next;
+    pool_len--;
+    mem_charge(c->used);
+    return c;
+}
 
 void
 obuf_init(struct obuf *o)
@@ -29,10 +121,12 @@ obuf_deinit(struct obuf *o)
     struct obuf_chunk *c = o->head;
     while (c != NULL) {
         struct obuf_chunk *next = c->next;
-        mem_free(c);
+        chunk_release(c);
         c = next;
     }
-    mem_free(o->spare);
+    if (o->spare != NULL) {
+        chunk_release(o->spare);
+    }
     memset(o, 0, sizeof(*o));
 }
 
@@ -43,7 +137,7 @@ chunk_get(struct obuf *o)
     if (c != NULL) {
         o->spare = NULL;
     } else {
-        c = mem_malloc(sizeof(*c));
+        c = chunk_acquire();
         if (c == NULL) {
             o->oom = true;
             return NULL;
@@ -60,7 +154,7 @@ chunk_put(struct obuf *o, struct obuf_chunk *c)
     if (o->spare == NULL) {
         o->spare = c;
     } else {
-        mem_free(c);
+        chunk_release(c);
     }
 }
 
@@ -83,6 +177,7 @@ tail_with_room(struct obuf *o, size_t n)
         t->next = c;
         o->tail = c;
     }
+    o->chunks++;
     return c;
 }
 
@@ -164,10 +259,67 @@ obuf_consume(struct obuf *o, size_t n)
         n -= left;
         o->head = h->next;
         o->head_sent = 0;
+        o->chunks--;
         if (o->head == NULL) {
             o->tail = NULL;
         }
         chunk_put(o, h);
+    }
+}
+
+void
+obuf_move(struct obuf *dst, struct obuf *src)
+{
+    if (src->pending == 0) {
+        return;
+    }
+    struct obuf_chunk *t = dst->tail;
+    if (t != NULL && src->head == src->tail &&
+        OBUF_CHUNK_SIZE - t->used >= src->pending) {
+        /* A few replies: copied behind dst's, src's chunk kept for the
+         * next ones. */
+        memcpy(t->data + t->used, src->head->data + src->head_sent,
+               src->pending);
+        t->used += src->pending;
+        dst->pending += src->pending;
+        chunk_put(src, src->head);
+    } else if (src->head_sent == 0) {
+        /* Linked: the room left in dst's last chunk stays unused
+         * (obuf_held() counts it). */
+        if (t == NULL) {
+            dst->head = src->head;
+            dst->head_sent = 0;
+        } else {
+            t->next = src->head;
+        }
+        dst->tail = src->tail;
+        dst->pending += src->pending;
+        dst->chunks += src->chunks;
+    } else {
+        (void)obuf_append(dst, src->head->data + src->head_sent,
+                          src->head->used - src->head_sent);
+        for (struct obuf_chunk *c = src->head->next; c != NULL; c = c->next) {
+            (void)obuf_append(dst, c->data, c->used);
+        }
+        struct obuf_chunk *c = src->head;
+        while (c != NULL) {
+            struct obuf_chunk *next = c->next;
+            chunk_put(src, c);
+            c = next;
+        }
+    }
+    src->head = src->tail = NULL;
+    src->head_sent = 0;
+    src->pending = 0;
+    src->chunks = 0;
+}
+
+void
+obuf_pass_spare(struct obuf *to, struct obuf *from)
+{
+    if (to->spare == NULL && from->spare != NULL) {
+        to->spare = from->spare;
+        from->spare = NULL;
     }
 }
 
@@ -185,9 +337,20 @@ obuf_stats(const struct obuf *o, struct obuf_stats *st)
     }
 }
 
+size_t
+obuf_held(const struct obuf *o)
+{
+    if (o->head == NULL) {
+        return 0;
+    }
+    return (o->chunks - 1) * OBUF_CHUNK_SIZE + o->tail->used - o->head_sent;
+}
+
 void
 obuf_shrink(struct obuf *o)
 {
-    mem_free(o->spare);
-    o->spare = NULL;
+    if (o->spare != NULL) {
+        chunk_release(o->spare);
+        o->spare = NULL;
+    }
 }

@@ -25,6 +25,7 @@ struct obuf {
     struct obuf_chunk *spare;   /* one drained chunk kept for reuse */
     size_t head_sent;           /* bytes of head already consumed */
     size_t pending;             /* bytes appended and not yet consumed */
+    size_t chunks;              /* in the list (the spare aside) */
     bool oom;                   /* an append failed: the stream is broken */
 };
 
@@ -54,6 +55,17 @@ obuf_pending(const struct obuf *o)
     return o->pending;
 }
 
+/* Append every unsent byte of src to dst and leave src empty: its chunks
+ * are moved, not copied (a few bytes are copied into dst's last chunk
+ * instead); src keeps its spare chunk. An I/O thread takes the replies a
+ * client's commands left this way, and writes them while more are
+ * appended to src. */
+void obuf_move(struct obuf *dst, struct obuf *src);
+
+/* Give from's spare chunk to `to` if it has none (the writer's drained
+ * chunk goes back to the reply buffer: no allocation per batch). */
+void obuf_pass_spare(struct obuf *to, struct obuf *from);
+
 /* What CLIENT LIST reports, in Redis's terms: obl = bytes waiting in the
  * head chunk (Redis's fixed reply buffer), oll = the chunks behind it (its
  * reply list), omem = the bytes those chunks take. */
@@ -63,6 +75,11 @@ struct obuf_stats {
     size_t omem;
 };
 void obuf_stats(const struct obuf *o, struct obuf_stats *st);
+
+/* The unsent bytes with the room left between them (obuf_move() and
+ * obuf_reserve() may leave a chunk's end unused before the next one):
+ * what the chunks from the first unsent byte to the last one hold. */
+size_t obuf_held(const struct obuf *o);
 
 /* Release the spare chunk (idle connections hold no buffer memory). */
 void obuf_shrink(struct obuf *o);

@@ -226,21 +226,32 @@ reply_big_number(struct obuf *o, const char *s, size_t len, int proto)
     return obuf_append(o, "\r\n", 2);
 }
 
-/* num_fmt_i64, with the one-digit values and -1 (the "allowed" retry_after)
- * that fill most limiter replies written in place. */
+/* ":<v>\r\n" at p (room for HDR_MAX bytes); the length. The one- and
+ * two-digit values and -1 (the "allowed" retry_after) that fill most
+ * limiter replies are written digit by digit, the rest by num_fmt_i64. */
 static inline size_t
-fmt_small_first(char *p, int64_t v)
+put_int_line(char *p, int64_t v)
 {
+    size_t n;
+    p[0] = ':';
     if ((uint64_t)v < 10) {
-        p[0] = (char)('0' + v);
-        return 1;
+        p[1] = (char)('0' + v);
+        n = 2;
+    } else if ((uint64_t)v < 100) {
+        unsigned tens = (unsigned)v / 10;
+        p[1] = (char)('0' + tens);
+        p[2] = (char)('0' + ((unsigned)v - 10 * tens));
+        n = 3;
+    } else if (v == -1) {
+        p[1] = '-';
+        p[2] = '1';
+        n = 3;
+    } else {
+        n = 1 + num_fmt_i64(p + 1, v);
     }
-    if (v == -1) {
-        p[0] = '-';
-        p[1] = '1';
-        return 2;
-    }
-    return num_fmt_i64(p, v);
+    p[n] = '\r';
+    p[n + 1] = '\n';
+    return n + 2;
 }
 
 int
@@ -250,15 +261,13 @@ reply_int5(struct obuf *o, const int64_t v[5])
     if (p == NULL) {
         return -1;
     }
-    size_t len = 0;
     memcpy(p, "*5\r\n", 4);
-    len += 4;
-    for (int i = 0; i < 5; i++) {
-        p[len++] = ':';
-        len += fmt_small_first(p + len, v[i]);
-        p[len++] = '\r';
-        p[len++] = '\n';
-    }
+    size_t len = 4;
+    len += put_int_line(p + len, v[0]);
+    len += put_int_line(p + len, v[1]);
+    len += put_int_line(p + len, v[2]);
+    len += put_int_line(p + len, v[3]);
+    len += put_int_line(p + len, v[4]);
     obuf_commit(o, len);
     return 0;
 }

@@ -24,6 +24,16 @@
  * beyond WINDOW unparsed bytes waits in `pend` and is handed over as
  * hiredis consumes; before answering AGAIN everything is handed over, so
  * a request longer than the window still frames exactly as before.
+ *
+ * Framing ahead: resp_frame_ahead() frames every complete request it may
+ * and queues them, each request's arguments kept in the arena behind the
+ * ones before it, so all stay valid together until resp_next() takes
+ * them in order (an I/O thread frames a whole pipeline; the main thread
+ * runs it without parsing). Pointers into the arena are made when a
+ * request is taken, since framing another may move the arena. The arena
+ * is reset only when the queue is empty and a new request is framed, so
+ * the request taken last stays valid until then, and resp_unread() can
+ * put it back at the head of the queue.
  */
 #include "protocol/resp.h"
 
@@ -43,6 +53,11 @@
 #define ARGS_PREALLOC 1024   /* most slots reserved from an announced count */
 #define COMPACT_AT 1024      /* drop consumed bytes once this many pile up */
 #define WINDOW (8 * 1024)    /* bytes of input hiredis holds unparsed */
+/* Framing ahead stops once the queue holds this much (one request more
+ * at most): a deep pipeline waits in the query buffer, as in Redis, not
+ * as argument vectors. */
+#define AHEAD_BYTES (64 * 1024)
+#define AHEAD_ARGS 4096
 
 struct resp_parser {
     redisReader *reader;
@@ -64,13 +79,20 @@ struct resp_parser {
      * whoever drops bytes from the front of buf (compact(), hiredis after
      * a reply) adds them to it. */
     uint64_t base;
-    uint64_t key_off;        /* argv[1] of the request being built, or
-                                NO_OFFSET */
-    /* resp_peek_ahead()'s memory: the request at stream offset pk_from
-     * ends at pk_end (0: not known), so the next call does not parse it
-     * again to find the request after it. */
-    uint64_t pk_from;
-    uint64_t pk_end;
+    /* Requests framed ahead, taken from q[q_head]; the arguments of
+     * [0, keep_args) and arena bytes [0, keep_bytes) are theirs (and the
+     * last taken one's), so the request being built starts behind them. */
+    struct framed *q;
+    size_t q_head;
+    size_t q_len;
+    size_t q_cap;
+    uint64_t q_raw;          /* their bytes as they came in */
+    size_t keep_args;
+    size_t keep_bytes;
+    size_t req_first;        /* the request being built: its first */
+    size_t req_bytes;        /* argument and arena byte */
+    bool q_error;            /* framing ahead met a protocol error: it is
+                                the answer once the queue is taken */
     /* Input not yet handed to hiredis, bytes [pend_start, pend_end). */
     char *pend;
     size_t pend_start;
@@ -78,7 +100,16 @@ struct resp_parser {
     size_t pend_cap;
 };
 
-#define NO_OFFSET UINT64_MAX
+/* A request framed ahead: its arguments are offs/lens[first, first +
+ * argc); raw is the bytes it took in the stream. */
+struct framed {
+    size_t first;
+    size_t argc;
+    uint64_t raw;
+    uint64_t hash;           /* resp_frame_ops's hash of argv[1] */
+    bool hashed;
+    bool is_inline;
+};
 
 /* A marker object: the argv lives in the parser, hiredis only needs a
  * non-NULL pointer to know an element was accepted. */
@@ -202,24 +233,32 @@ args_push(struct resp_parser *p, const char *s, size_t len)
     return 0;
 }
 
+/* Start a request, behind those framed ahead. */
 static void
 args_reset(struct resp_parser *p)
 {
-    p->nargs = 0;
-    p->arena_len = 0;
-    p->key_off = NO_OFFSET;
+    p->nargs = p->req_first = p->keep_args;
+    p->arena_len = p->req_bytes = p->keep_bytes;
+}
+
+/* The request of arguments [first, first + argc), pointers made now. */
+static void
+args_view(struct resp_parser *p, size_t first, size_t argc,
+          struct resp_request *req, int is_inline)
+{
+    for (size_t i = first; i < first + argc; i++) {
+        p->ptrs[i] = p->arena + p->offs[i];
+    }
+    req->argc = argc;
+    req->argv = p->ptrs + first;
+    req->argvlen = p->lens + first;
+    req->is_inline = is_inline;
 }
 
 static void
 args_finish(struct resp_parser *p, struct resp_request *req, int is_inline)
 {
-    for (size_t i = 0; i < p->nargs; i++) {
-        p->ptrs[i] = p->arena + p->offs[i];
-    }
-    req->argc = p->nargs;
-    req->argv = p->ptrs;
-    req->argvlen = p->lens;
-    req->is_inline = is_inline;
+    args_view(p, p->req_first, p->nargs - p->req_first, req, is_inline);
 }
 
 /* ---- hiredis object functions ---------------------------------------- */
@@ -265,13 +304,6 @@ obj_string(const redisReadTask *task, char *str, size_t len)
         p->cb_error = bulk_too_long(p);
         return NULL;
     }
-    if (p->nargs == 1) {
-        /* hiredis hands over the bulk in place, inside its buffer. */
-        const redisReader *r = p->reader;
-        p->key_off = str >= r->buf && str <= r->buf + r->len
-                         ? p->base + (uint64_t)(str - r->buf)
-                         : NO_OFFSET;
-    }
     if (args_push(p, str, len) < 0) {
         p->cb_error = "ERR Protocol error: out of memory";
         return NULL;
@@ -293,7 +325,7 @@ obj_array(const redisReadTask *task, int elements)
     size_t want = (size_t)elements < ARGS_PREALLOC ? (size_t)elements
                                                    : ARGS_PREALLOC;
     args_reset(p);
-    if (args_reserve(p, want) < 0) {
+    if (args_reserve(p, p->nargs + want) < 0) {
         p->cb_error = "ERR Protocol error: out of memory";
         return NULL;
     }
@@ -337,7 +369,6 @@ resp_create(const struct resp_limits *lim)
         return NULL;
     }
     p->lim = lim;
-    p->key_off = NO_OFFSET;
     p->reader = redisReaderCreateWithFunctions(&object_functions);
     if (p->reader == NULL || args_reserve(p, ARGS_MIN) < 0) {
         resp_destroy(&p);
@@ -364,6 +395,7 @@ resp_destroy(struct resp_parser **pp)
     mem_free(p->offs);
     mem_free(p->lens);
     mem_free(p->ptrs);
+    mem_free(p->q);
     mem_free(p);
     *pp = NULL;
 }
@@ -381,9 +413,12 @@ resp_buffered(const struct resp_parser *p)
     /* hiredis hands over the elements of a request as they arrive: the
      * ones already copied out still belong to the unfinished request. */
     if (p->mid_request) {
-        n += p->arena_len + p->nargs * (2 * sizeof(size_t) + sizeof(char *));
+        n += p->arena_len - p->req_bytes +
+             (p->nargs - p->req_first) * (2 * sizeof(size_t) + sizeof(char *));
     }
-    return n;
+    /* Requests framed ahead are still the query buffer's, as pipelined
+     * requests not yet run are in Redis's. */
+    return n + (size_t)p->q_raw;
 }
 
 size_t
@@ -466,6 +501,7 @@ resp_feed(struct resp_parser *p, const char *buf, size_t n)
     }
     if (resp_buffered(p) + n > cap) {
         set_error(p, "ERR Protocol error: client query buffer limit reached");
+        p->q_error = true;
         return -1;
     }
     /* What fits the window goes to hiredis now, the rest waits. */
@@ -477,6 +513,7 @@ resp_feed(struct resp_parser *p, const char *buf, size_t n)
     if ((direct > 0 && redisReaderFeed(p->reader, buf, direct) != REDIS_OK) ||
         pend_append(p, buf + direct, n - direct) < 0) {
         set_error(p, "ERR Protocol error: out of memory");
+        p->q_error = true;
         return -1;
     }
     return 0;
@@ -504,17 +541,34 @@ void
 resp_shrink(struct resp_parser *p)
 {
     redisReader *r = p->reader;
-    if (p->mid_request || r->pos != r->len || p->pend_end != p->pend_start) {
+    if (p->mid_request || r->pos != r->len || p->pend_end != p->pend_start ||
+        p->q_len > 0) {
         return;
     }
     /* An empty, large reader buffer is freed by the next feed (maxbuf);
-     * the arena and the waiting buffer we can release now. */
+     * the arena, the waiting buffer and the queue we can release now, and
+     * the argument slots a deep pipeline grew go back to the first few. */
     mem_free(p->arena);
     p->arena = NULL;
     p->arena_cap = p->arena_len = 0;
     mem_free(p->pend);
     p->pend = NULL;
     p->pend_cap = p->pend_start = p->pend_end = 0;
+    mem_free(p->q);
+    p->q = NULL;
+    p->q_cap = p->q_head = 0;
+    p->keep_args = p->keep_bytes = p->req_first = p->req_bytes = 0;
+    if (p->args_cap > ARGS_MIN) {
+        mem_free(p->offs);
+        mem_free(p->lens);
+        mem_free(p->ptrs);
+        p->offs = NULL;
+        p->lens = NULL;
+        p->ptrs = NULL;
+        p->args_cap = 0;
+        p->nargs = 0;
+        (void)args_reserve(p, ARGS_MIN);    /* else on the next request */
+    }
 }
 
 /* ---- inline commands -------------------------------------------------- */
@@ -538,7 +592,7 @@ split_inline(struct resp_parser *p, const char *s, size_t end)
         if (st == ARGS_END) {
             return 0;
         }
-        if (p->nargs >= p->lim->max_args) {
+        if (p->nargs - p->req_first >= p->lim->max_args) {
             return -2;          /* one word too many, whatever its quotes */
         }
         if (st != ARGS_WORD) {
@@ -592,7 +646,7 @@ next_inline(struct resp_parser *p, struct resp_request *req)
         return RESP_ERROR;
     }
     r->pos += linelen + 1;
-    if (p->nargs == 0) {
+    if (p->nargs == p->req_first) {
         return RESP_AGAIN;
     }
     args_finish(p, req, 1);
@@ -761,169 +815,9 @@ next_multibulk(struct resp_parser *p, struct resp_request *req)
     return RESP_REQUEST;
 }
 
-/* ---- peeking ahead ---------------------------------------------------- */
-
-/* Read "<c><digits>\r\n" at *at (bounded by end); advances *at. Only a
- * hint for prefetching, so anything unusual just answers false. */
-static bool
-peek_header_slow(const char **at, const char *end, char c, int64_t *n)
-{
-    const char *s = *at;
-    uint64_t v;
-    if (s >= end || *s != c) {
-        return false;
-    }
-    s++;
-    /* At most 18 digits: any count or length the limits allow. */
-    const char *cr = memchr(s, '\r', end - s > 19 ? 19 : (size_t)(end - s));
-    if (cr == NULL || cr + 1 >= end || cr[1] != '\n' ||
-        !num_parse_u64_digits(s, (size_t)(cr - s), &v) || v > INT64_MAX) {
-        return false;
-    }
-    *n = (int64_t)v;
-    *at = cr + 2;
-    return true;
-}
-
-/* The same, inline for the one- and two-digit counts and lengths that
- * nearly every request has. */
-static inline bool
-peek_header(const char **at, const char *end, char c, int64_t *n)
-{
-    const unsigned char *s = (const unsigned char *)*at;
-    if (end - *at >= 5 && s[0] == (unsigned char)c) {
-        unsigned d0 = s[1] - (unsigned)'0';
-        unsigned d1 = s[2] - (unsigned)'0';
-        if (d0 <= 9 && s[2] == '\r' && s[3] == '\n') {
-            *n = d0;
-            *at += 4;
-            return true;
-        }
-        if (d0 <= 9 && d1 <= 9 && s[3] == '\r' && s[4] == '\n') {
-            *n = d0 * 10 + d1;
-            *at += 5;
-            return true;
-        }
-    }
-    return peek_header_slow(at, end, c, n);
-}
-
-/* One bulk string at *at: its bytes and length; advances past it. */
-static inline bool
-peek_bulk(const char **at, const char *end, const char **str, size_t *len)
-{
-    int64_t n;
-    if (!peek_header(at, end, '$', &n) || (uint64_t)n + 2 >
-                                              (uint64_t)(end - *at)) {
-        return false;
-    }
-    *str = *at;
-    *len = (size_t)n;
-    *at += n + 2;
-    return true;
-}
-
-bool
-resp_peek_key(const struct resp_parser *p, unsigned skip, const char **key,
-              size_t *keylen)
-{
-    const redisReader *r = p->reader;
-    const char *at = r->buf + r->pos;
-    const char *end = r->buf + r->len;
-    if (p->mid_request) {
-        return false;
-    }
-    for (unsigned i = 0;; i++) {
-        int64_t count;
-        const char *s;
-        size_t n;
-        if (!peek_header(&at, end, '*', &count)) {
-            return false;
-        }
-        if (i == skip) {
-            return count >= 2 && peek_bulk(&at, end, &s, &n) &&
-                   peek_bulk(&at, end, key, keylen);
-        }
-        while (count-- > 0) {
-            if (!peek_bulk(&at, end, &s, &n)) {
-                return false;
-            }
-        }
-    }
-}
-
-/* Skip one whole multibulk of at least one argument at *at. */
-static bool
-peek_skip_request(const char **at, const char *end)
-{
-    int64_t count;
-    const char *s;
-    size_t n;
-    if (!peek_header(at, end, '*', &count) || count < 1) {
-        return false;
-    }
-    while (count-- > 0) {
-        if (!peek_bulk(at, end, &s, &n)) {
-            return false;
-        }
-    }
-    return true;
-}
-
-bool
-resp_peek_ahead(struct resp_parser *p, const char **key, size_t *keylen,
-                uint64_t *key_off)
-{
-    const redisReader *r = p->reader;
-    const char *end = r->buf + r->len;
-    uint64_t next = p->base + r->pos;   /* the request framed next */
-    const char *at;
-    int64_t count;
-    const char *s;
-    size_t n;
-
-    if (p->mid_request) {
-        return false;
-    }
-    if (p->pk_end != 0 && p->pk_from == next) {
-        at = r->buf + (p->pk_end - p->base);  /* parsed by the last call */
-    } else {
-        at = r->buf + r->pos;
-        if (!peek_skip_request(&at, end)) {
-            return false;
-        }
-    }
-    p->pk_from = p->base + (uint64_t)(at - r->buf);
-    p->pk_end = 0;
-    if (!peek_header(&at, end, '*', &count) || count < 1) {
-        return false;
-    }
-    /* Walk all its arguments: argv[1] is the key, and where it ends is
-     * what the next call starts from (even when it has no key). */
-    bool found = false;
-    for (int64_t i = 0; i < count; i++) {
-        if (!peek_bulk(&at, end, &s, &n)) {
-            return found;
-        }
-        if (i == 1) {
-            *key = s;
-            *keylen = n;
-            *key_off = p->base + (uint64_t)(s - r->buf);
-            found = true;
-        }
-    }
-    p->pk_end = p->base + (uint64_t)(at - r->buf);
-    return found;
-}
-
-uint64_t
-resp_key_offset(const struct resp_parser *p)
-{
-    return p->key_off;
-}
-
-enum resp_status
-resp_next(struct resp_parser *p, struct resp_request *req)
+/* Frame the next request from the buffered bytes (none framed ahead). */
+static enum resp_status
+frame_one(struct resp_parser *p, struct resp_request *req)
 {
     redisReader *r = p->reader;
     for (;;) {
@@ -955,4 +849,170 @@ resp_next(struct resp_parser *p, struct resp_request *req)
             return RESP_AGAIN;
         }
     }
+}
+
+/* Bytes of the stream consumed so far (framed or skipped). */
+static uint64_t
+stream_pos(const struct resp_parser *p)
+{
+    return p->base + p->reader->pos;
+}
+
+/* The queue is empty: the next request may reuse the whole arena (unless
+ * one is half built behind what was kept). */
+static void
+release_kept(struct resp_parser *p)
+{
+    if (p->q_len == 0 && !p->mid_request) {
+        p->q_head = 0;
+        p->keep_args = 0;
+        p->keep_bytes = 0;
+    }
+}
+
+static bool
+queue_reserve(struct resp_parser *p)
+{
+    size_t want = p->q_head + p->q_len + 1;
+    if (want <= p->q_cap) {
+        return true;
+    }
+    size_t cap = p->q_cap ? p->q_cap * 2 : 16;
+    while (cap < want) {
+        cap *= 2;
+    }
+    struct framed *q = mem_realloc(p->q, cap * sizeof(*q));
+    if (q == NULL) {
+        return false;
+    }
+    p->q = q;
+    p->q_cap = cap;
+    return true;
+}
+
+/* Keep the request just framed (arguments [keep_args, nargs)). */
+static void
+queue_push(struct resp_parser *p, const struct resp_request *req,
+           uint64_t raw, const struct resp_frame_ops *ops)
+{
+    struct framed *f = &p->q[p->q_head + p->q_len++];
+    f->first = p->req_first;
+    f->argc = req->argc;
+    f->raw = raw;
+    f->is_inline = req->is_inline != 0;
+    f->hashed = req->argc >= 2 && ops != NULL && ops->hash != NULL;
+    f->hash = f->hashed ? ops->hash(req->argv[1], req->argvlen[1], ops->arg)
+                        : 0;
+    p->q_raw += raw;
+    p->keep_args = p->nargs;
+    p->keep_bytes = p->arena_len;
+}
+
+size_t
+resp_frame_ahead(struct resp_parser *p, size_t max_reqs,
+                 const struct resp_frame_ops *ops)
+{
+    size_t framed = 0;
+    release_kept(p);
+    while (framed < max_reqs && !p->q_error && p->q_len < max_reqs &&
+           p->keep_bytes < AHEAD_BYTES && p->keep_args < AHEAD_ARGS) {
+        struct resp_request req;
+        if (!queue_reserve(p)) {
+            break;              /* resp_next() frames them one by one */
+        }
+        if (!p->mid_request && p->reader->pos == p->reader->len &&
+            p->pend_end == p->pend_start) {
+            compact(p);         /* all taken: no need to try */
+            break;
+        }
+        uint64_t from = stream_pos(p);
+        enum resp_status st = frame_one(p, &req);
+        if (st == RESP_AGAIN) {
+            break;
+        }
+        if (st == RESP_ERROR) {
+            p->q_error = true;  /* resp_next() answers it in its turn */
+            break;
+        }
+        queue_push(p, &req, stream_pos(p) - from, ops);
+        framed++;
+        if (ops != NULL && ops->stop != NULL && ops->stop(&req, ops->arg)) {
+            break;
+        }
+    }
+    return framed;
+}
+
+size_t
+resp_queued(const struct resp_parser *p)
+{
+    return p->q_len;
+}
+
+bool
+resp_queued_hash(const struct resp_parser *p, size_t k, uint64_t *hash)
+{
+    if (k >= p->q_len || !p->q[p->q_head + k].hashed) {
+        return false;
+    }
+    *hash = p->q[p->q_head + k].hash;
+    return true;
+}
+
+bool
+resp_taken_hash(const struct resp_parser *p, uint64_t *hash)
+{
+    if (p->q_head == 0 || !p->q[p->q_head - 1].hashed) {
+        return false;
+    }
+    *hash = p->q[p->q_head - 1].hash;
+    return true;
+}
+
+static void
+queue_take(struct resp_parser *p, struct resp_request *req)
+{
+    const struct framed *f = &p->q[p->q_head++];
+    p->q_len--;
+    p->q_raw -= f->raw;
+    args_view(p, f->first, f->argc, req, f->is_inline);
+}
+
+bool
+resp_failed(const struct resp_parser *p)
+{
+    return p->q_error;
+}
+
+bool
+resp_drained(const struct resp_parser *p)
+{
+    return p->q_len == 0 && !p->q_error && !p->mid_request &&
+           p->reader->pos == p->reader->len && p->pend_end == p->pend_start;
+}
+
+void
+resp_unread(struct resp_parser *p)
+{
+    p->q_head--;
+    p->q_len++;
+    p->q_raw += p->q[p->q_head].raw;
+}
+
+enum resp_status
+resp_next(struct resp_parser *p, struct resp_request *req)
+{
+    if (p->q_len > 0) {
+        queue_take(p, req);
+        return RESP_REQUEST;
+    }
+    if (p->q_error) {
+        return RESP_ERROR;
+    }
+    release_kept(p);
+    /* Taken now (no queue): no hash to tell, as resp_taken_hash() asks. */
+    p->q_head = 0;
+    enum resp_status st = frame_one(p, req);
+    p->q_error = st == RESP_ERROR;
+    return st;
 }

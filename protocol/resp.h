@@ -31,8 +31,9 @@ enum resp_status {
 };
 
 /* One request. argv[i] points at argvlen[i] bytes followed by a NUL (args
- * are binary-safe; the NUL is only a convenience). Valid until the next
- * resp_next() or resp_feed(). */
+ * are binary-safe; the NUL is only a convenience), copies of the input:
+ * valid until resp_next() frames or takes another request (feeding more
+ * bytes leaves them alone). */
 struct resp_request {
     size_t argc;
     char **argv;
@@ -55,35 +56,56 @@ void resp_set_limits(struct resp_parser *p, const struct resp_limits *lim);
  * limit or out of memory); the parser is then unusable. */
 int resp_feed(struct resp_parser *p, const char *buf, size_t n);
 
-/* Frame the next request from the buffered bytes. */
+/* The next request: the queue's head (see resp_frame_ahead()), or one
+ * framed now from the buffered bytes. */
 enum resp_status resp_next(struct resp_parser *p, struct resp_request *req);
 
-/* Without consuming anything, find the second argument (the key of most
- * commands) of the request that follows `skip` complete multibulk requests
- * in the buffer, for prefetching. The pointer is into the buffer and valid
- * until the next resp_next()/resp_feed(). False if that request is not
- * fully buffered or is not a multibulk with at least two arguments. */
-bool resp_peek_key(const struct resp_parser *p, unsigned skip,
-                   const char **key, size_t *keylen);
+/* Framing ahead (an I/O thread frames a pipeline, the main thread runs
+ * it): hash(key, len, arg) is asked for each request's argv[1] (NULL: no
+ * hashes), stop(req, arg) may end the batch after a request (one that
+ * changes how what follows must be framed, as AUTH changes the limits). */
+struct resp_frame_ops {
+    uint64_t (*hash)(const char *key, size_t len, void *arg);
+    bool (*stop)(const struct resp_request *req, void *arg);
+    void *arg;
+};
 
-/* resp_peek_key(p, 1, ...), for a caller that asks once per framed
- * request: it remembers where the request it parsed ends, so each
- * buffered request is parsed once for peeking, not twice. *key_off gets
- * the key's stream offset (see resp_key_offset()). */
-bool resp_peek_ahead(struct resp_parser *p, const char **key,
-                     size_t *keylen, uint64_t *key_off);
+/* Frame complete requests ahead into the parser's queue, until it holds
+ * max_reqs or the input is short; a protocol error stops it and is
+ * resp_next()'s answer once the queue is taken. Every queued request's
+ * argv stays valid until resp_next() takes the one after it. Returns how
+ * many it framed. */
+size_t resp_frame_ahead(struct resp_parser *p, size_t max_reqs,
+                        const struct resp_frame_ops *ops);
 
-/* Stream offset (bytes fed before it) of argv[1] of the request last
- * framed, or UINT64_MAX (inline request, or fewer than two arguments).
- * A peeked key with the same offset and length is the same bytes. */
-uint64_t resp_key_offset(const struct resp_parser *p);
+/* Requests framed ahead and not taken yet. */
+size_t resp_queued(const struct resp_parser *p);
+
+/* The hash of argv[1] of the k-th queued request (0: taken next), or of
+ * the request resp_next() took last; false when it has none. */
+bool resp_queued_hash(const struct resp_parser *p, size_t k, uint64_t *hash);
+bool resp_taken_hash(const struct resp_parser *p, uint64_t *hash);
+
+/* Did framing meet a protocol error (or resp_feed() fail)? resp_next()
+ * answers it once the queue is taken. */
+bool resp_failed(const struct resp_parser *p);
+
+/* Is everything fed taken (no request queued, none begun, no byte left)?
+ * resp_next() would answer AGAIN. */
+bool resp_drained(const struct resp_parser *p);
+
+/* Put the request resp_next() just took from the queue back at its head
+ * (CLIENT PAUSE holds it; the busy server leaves it for the main thread):
+ * only right after taking it from the queue. */
+void resp_unread(struct resp_parser *p);
 
 /* Reply text for the last error, e.g. "ERR Protocol error: invalid bulk
  * length" (no leading '-', no CRLF). */
 const char *resp_error(const struct resp_parser *p);
 
-/* Bytes held for requests not yet framed (what the query buffer limit
- * counts): unparsed input plus the arguments of an unfinished request. */
+/* Bytes held for requests not yet run (what the query buffer limit
+ * counts): unparsed input, the arguments of an unfinished request and the
+ * requests framed ahead, as they came in. */
 size_t resp_buffered(const struct resp_parser *p);
 
 /* Bytes of memory the parser holds (buffer and argument arena). */

@@ -10,11 +10,13 @@
 #ifndef CELLGATE_CLIENT_H
 #define CELLGATE_CLIENT_H
 
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
 
 #include <uv.h>
 
+#include "lib/mem.h"
 #include "protocol/obuf.h"
 #include "protocol/resp.h"
 #include "server/store.h"
@@ -27,9 +29,8 @@ struct pubsub_subs;
 enum client_request {
     CLIENT_CLOSE_AFTER_REPLY = 1,   /* QUIT, SHUTDOWN, CLIENT KILL of
                                      * itself */
-    CLIENT_KILLED = 2,              /* CLIENT KILL, or a replica dropped
-                                     * (repl/): close it now */
-    CLIENT_KILLS = 4,               /* this one killed others: sweep */
+    CLIENT_KILLS = 4,               /* this one marked others killed
+                                     * (struct conn's killed): sweep */
     CLIENT_AUTHENTICATED = 8,       /* AUTH passed: lift the small limits */
     CLIENT_UNPAUSES = 16,           /* CLIENT UNPAUSE: run the postponed */
     CLIENT_FEEDS = 32,              /* MONITOR lines or PUBLISH messages
@@ -85,49 +86,105 @@ enum conn_state {
     CONN_CLOSING
 };
 
+/* Who may touch which fields (conn.h says more): the "home" fields are
+ * its socket's thread's (its I/O thread, or the main thread for a client
+ * homed there); the "main" fields are the main thread's; every other
+ * field belongs to whichever thread holds the client, which a hand-off
+ * (iothread.h) passes on. The main thread reads the rest of a client it
+ * does not hold only while the I/O threads are paused. */
 struct conn {
+    /* home */
     union {
         uv_handle_t handle;
         uv_stream_t stream;
         uv_tcp_t tcp;
         uv_pipe_t pipe;
     } h;
-    enum conn_state state;
+    size_t inflight;                /* bytes handed to uv_write */
+    uv_write_t wreq;
+    struct obuf wbuf;               /* home != 0: the replies being
+                                     * written, taken from out */
+    _Atomic size_t wpending;        /* obuf_held(wbuf), for the main
+                                     * thread's output limits */
+    bool gone;                      /* the main thread holds it */
+    bool eof;                       /* the peer went (or a read failed) */
+    bool eof_told;                  /* ... and the main thread was told */
+    bool stopped;                   /* not read while gone: side is full */
+    bool full;                      /* its parser holds a whole batch not
+                                     * framed yet: not read meanwhile */
+    bool reading;                   /* its socket is read (uv_read_start) */
+    bool migrate_asked;             /* HOP_MIGRATE, once its write is done */
+    bool waits_busy;                /* a request waits for the script */
+    bool slot_freed;                /* its thread closed its socket before
+                                     * the main thread forgot it (conn.c:
+                                     * closed_early) */
+    int read_error;                 /* the failed read's, for the log */
+    struct membuf side;             /* bytes read while gone */
+    int64_t last_interaction_ms;    /* its loop's clock (uv_now) */
+    struct conn *next_waiting_busy; /* its thread's list of waits_busy */
+    /* main */
+    unsigned home;                  /* the I/O thread of its socket, 0 =
+                                     * the main loop's */
+    bool at_main;                   /* home != 0: the main thread holds it */
+    bool closing;                   /* home != 0: closed on the main side,
+                                     * its socket goes next */
+    bool migrating;                 /* its socket moves to the main loop */
+    bool killed;                    /* CLIENT KILL, or a replica dropped
+                                     * (repl/): closed once the command
+                                     * returns */
+    bool lent;                      /* to the busy server (busy.h) */
+    int adopt_fd;                   /* HOP_ADOPT / HOP_ADOPTED's socket */
     struct conn *prev;              /* srv.clients */
     struct conn *next;
     struct conn *next_pending;      /* write list */
     struct conn *next_input;        /* input list */
+    struct conn *next_postponed;    /* CLIENT PAUSE's held clients */
     bool write_queued;
     bool input_queued;
-    bool is_unix;
-    bool backlog;                   /* not read until its requests ran */
-    bool authenticated;             /* AUTH done, or no requirepass */
-    struct resp_parser *parser;
-    struct obuf out;
-    size_t inflight;                /* bytes handed to uv_write */
-    uv_write_t wreq;
+    bool postponed_listed;
     uint64_t id;
-    int proto;                      /* 2 or 3 */
-    int db;
     char *name;
     char *lib_name;
     char *lib_ver;
     char addr[64];
     char laddr[64];
-    /* On the loop's clock (clock_loop_ms). */
-    int64_t created_ms;
-    int64_t last_interaction_ms;
+    int64_t created_ms;             /* the main loop's clock */
+    bool monitor;                   /* MONITOR: gets every command (monitor.c) */
+    bool script;                    /* the scripts' client (script/api.c):
+                                     * MONITOR names it "lua" */
+    struct conn *next_monitor;
+    struct pubsub_subs *subs;       /* channels and patterns (pubsub.c) */
+    struct conn *next_fed;          /* client_note_fed(): got output */
+    bool fed;
+    /* WAIT (repl/primary.c): the stream offset and replica count it waits
+     * for, and when it gives up (clock_mono_ms; 0 = never). */
+    int64_t wait_offset;
+    size_t wait_replicas;
+    int64_t wait_deadline_ms;
+    struct conn *next_waiting;
+    /* Hand-off links (iothread.c: under its queues' mutexes). */
+    struct conn *hop_main_next;
+    unsigned hop_main_bits;
+    bool hop_main_queued;
+    struct conn *hop_io_next;
+    unsigned hop_io_bits;
+    bool hop_io_queued;
+    /* the holder's */
+    enum conn_state state;
+    bool is_unix;
+    bool backlog;                   /* not read until its requests ran */
+    bool authenticated;             /* AUTH done, or no requirepass */
+    bool querybuf_overflow;         /* the parser's error is the query
+                                     * buffer limit (logged, counted) */
+    struct resp_parser *parser;
+    struct obuf out;
+    int proto;                      /* 2 or 3 */
+    int db;
     int64_t paused_since_ms;        /* while CONN_PAUSED */
     struct cmd *last_cmd;
     bool reply_error;               /* the current command replied an error */
-    /* Prefetch ring (conn.c prefetch_ahead): hashes of the keys of the
-     * next two pipelined requests with their stream offsets, and the hash
-     * of the current request's argv[1] once known (from the ring or from
-     * keyspace_lookup()), exact whenever hint.valid. */
-    bool pf_valid[2];
-    uint64_t pf_hash[2];
-    size_t pf_len[2];
-    uint64_t pf_off[2];
+    /* The hash of the current request's argv[1] once known (framed ahead
+     * with it, or from keyspace_lookup()), exact whenever hint.valid. */
     struct key_hint hint;
     struct multi *multi;            /* MULTI and WATCH state (multi.c) */
     /* The journal generation this client's last write went into: its
@@ -135,27 +192,21 @@ struct conn {
     uint64_t journal_gen;
     unsigned requests;              /* enum client_request bits */
     enum client_reply reply_mode;
-    bool monitor;                   /* MONITOR: gets every command (monitor.c) */
-    bool script;                    /* the scripts' client (script/api.c):
-                                     * MONITOR names it "lua" */
     bool replica_reads;             /* READONLY: a cluster replica may answer */
-    struct conn *next_monitor;
-    struct pubsub_subs *subs;       /* channels and patterns (pubsub.c) */
-    struct conn *next_fed;          /* client_note_fed(): got output */
-    /* WAIT (repl/primary.c): the stream offset and replica count it waits
-     * for, and when it gives up (clock_mono_ms; 0 = never). */
-    int64_t wait_offset;
-    size_t wait_replicas;
-    int64_t wait_deadline_ms;
-    struct conn *next_waiting;
-    bool fed;
-    struct resp_request held;       /* CONN_POSTPONED: the request held */
     /* CLIENT LIST's qbuf of the running client, as Redis counts it: its
      * query buffer as the batch being run began, the requests already run
      * included (Redis trims them only once the batch is done). */
     size_t batch_qbuf;
     struct reply_buf rbuf;          /* CLIENT LIST's rbs= and rbp= */
 };
+
+/* Replies not yet sent: composed (out) and being written (wbuf). The
+ * main thread reads wbuf only with the I/O threads paused. */
+static inline size_t
+client_unsent(const struct conn *c)
+{
+    return obuf_pending(&c->out) + obuf_pending(&c->wbuf);
+}
 
 /* CLIENT SETNAME, HELLO SETNAME: 0, 1 when the name holds a space, a
  * newline or a byte outside printable ASCII (Redis's rule), -1 when memory

@@ -6,6 +6,7 @@
  * no hash over the whole name, usually one case-folding comparison.
  */
 #include "server/cmd.h"
+#include "server/keyspace.h"
 
 #include <ctype.h>
 #include <limits.h>
@@ -203,6 +204,28 @@ cmd_lookup(const char *name, size_t len)
     return NULL;
 }
 
+/* AUTH, HELLO and RESET change the limits the requests after them are
+ * framed with. Only 4- and 5-letter names qualify: most requests answer
+ * false on their length alone. */
+static bool
+ends_batch(const struct resp_request *req, void *arg)
+{
+    (void)arg;
+    size_t len = req->argc > 0 ? req->argvlen[0] : 0;
+    return (len == 4 && cmd_arg_is(req, 0, "auth")) ||
+           (len == 5 && (cmd_arg_is(req, 0, "hello") ||
+                         cmd_arg_is(req, 0, "reset")));
+}
+
+static uint64_t
+key_hash(const char *key, size_t len, void *arg)
+{
+    (void)arg;
+    return keyspace_key_hash(key, len);
+}
+
+const struct resp_frame_ops cmd_frame_ops = { key_hash, ends_batch, NULL };
+
 struct cmd *
 cmd_table(size_t *count)
 {
@@ -338,6 +361,30 @@ cmd_batch_begin(void)
     batch_mark = clock_mono_now();
 }
 
+static void (*clients_enter)(void);
+static void (*clients_leave)(void);
+
+void
+cmd_set_clients_guard(void (*enter)(void), void (*leave)(void))
+{
+    clients_enter = enter;
+    clients_leave = leave;
+}
+
+/* Run the handler; one that reads other clients' buffers while the I/O
+ * threads, which hold them, wait. */
+static void
+run_proc(struct conn *c, struct cmd *cmd, struct resp_request *req)
+{
+    if (!(cmd->flags & CMD_READS_CLIENTS) || clients_enter == NULL) {
+        cmd->proc(c, req);
+        return;
+    }
+    clients_enter();
+    cmd->proc(c, req);
+    clients_leave();
+}
+
 static void
 run(struct conn *c, struct cmd *cmd, struct resp_request *req)
 {
@@ -348,7 +395,7 @@ run(struct conn *c, struct cmd *cmd, struct resp_request *req)
         cmd->proc(c, req);
         return;
     }
-    cmd->proc(c, req);
+    run_proc(c, cmd, req);
     mono_ns end = clock_mono_now();
     uint64_t nsec = (uint64_t)(end - batch_mark);
     /* Summed in ns: a CL.THROTTLE takes well under a µs, and whole µs per

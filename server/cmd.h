@@ -65,8 +65,11 @@ enum cmd_flag {
     CMD_PEEKS = 1 << 21,            /* a write that PEEK makes a read */
     CMD_SCRIPT_BODY = 1 << 22,      /* EVAL, EVAL_RO: the script's #!lua
                                      * line sets the flags that count */
-    CMD_SCRIPT_SHA = 1 << 23        /* EVALSHA, EVALSHA_RO: the same, the
+    CMD_SCRIPT_SHA = 1 << 23,       /* EVALSHA, EVALSHA_RO: the same, the
                                      * script named by its SHA1 */
+    CMD_READS_CLIENTS = 1 << 24     /* reads other clients' buffers (CLIENT
+                                     * LIST): runs with the I/O threads
+                                     * paused (cmd_set_clients_guard) */
 };
 #define CMD_FLAG_COUNT 18           /* the shown ones: bits 0..17 */
 #define CMD_SHOWN_FLAGS ((1u << CMD_FLAG_COUNT) - 1)
@@ -108,6 +111,10 @@ struct cmd {
  * the rows with a keynum key spec CMD_MOVABLE_KEYS, as Redis derives it.
  * Returns 0, or -1 for a bad name or key spec. */
 int cmd_setup(struct cmd *table, size_t count);
+
+/* What the dispatcher calls around a CMD_READS_CLIENTS command (main.c
+ * gives the connection layer's pause and resume of the I/O threads). */
+void cmd_set_clients_guard(void (*enter)(void), void (*leave)(void));
 
 /* Start timing a batch of requests from one read (see cmd.c). */
 void cmd_batch_begin(void);
@@ -193,6 +200,12 @@ bool cmd_request_keys(const struct cmd *cmd, const struct resp_request *req,
 /* Does argc (the name included) fit cmd's arity (N exactly, -N at
  * least)? */
 bool cmd_arity_ok(const struct cmd *cmd, size_t argc);
+
+/* How requests are framed ahead for this dispatcher (resp.h): with the
+ * hash keyspace_lookup() takes for argv[1], and stopping after AUTH,
+ * HELLO and RESET, which change the limits the requests after them are
+ * framed with. Any thread may use it. */
+extern const struct resp_frame_ops cmd_frame_ops;
 
 /* Case-insensitive lookup of a top-level command. */
 struct cmd *cmd_lookup(const char *name, size_t len);

@@ -1,10 +1,20 @@
 /*
- * conn.c - client connections (see conn.h for the state machine).
+ * conn.c - client connections (see conn.h for the states and who holds
+ * what).
+ *
+ * Two sides, one file: the socket side (reading, framing ahead, writing,
+ * closing the socket) runs on the client's home thread, an I/O thread or
+ * the main thread; the main side (running requests, the states CLIENT
+ * PAUSE and WAIT hold, the request bits commands set, the journal's rule
+ * for replies, the clients' cron) runs on the main thread. A client homed
+ * on the main loop (every client with io-threads 1) has both sides on one
+ * thread, and nothing is handed over: its socket side calls the main side
+ * directly.
  *
  * Fairness and limits, all enforced here:
- *  - at most CONN_MAX_REQS_PER_EVENT requests run per read callback; a
- *    client with more buffered requests is queued and resumed on the next
- *    loop iteration (an active idle handle keeps poll from blocking);
+ *  - at most CONN_MAX_REQS_PER_EVENT requests run per turn of a client;
+ *    a client with more buffered requests is queued and resumed on the
+ *    next loop iteration (an active idle handle keeps poll from blocking);
  *  - a client whose unsent output passes client-output-pause-limit stops
  *    being read (the kernel's TCP window then pushes back on it) until its
  *    output drains below half of that;
@@ -16,6 +26,7 @@
  */
 #include "server/conn.h"
 
+#include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -23,8 +34,10 @@
 
 #include "lib/mem.h"
 #include "protocol/reply.h"
+#include "server/busy.h"
 #include "server/clock.h"
 #include "server/cmd.h"
+#include "server/iothread.h"
 #include "server/keyspace.h"
 #include "server/log.h"
 #include "server/persist/persist.h"
@@ -42,20 +55,66 @@
  * used_memory, until the idle client's cron). */
 #define CONN_SHRINK_AFTER ((size_t)1 << 20)
 #define CONN_MAX_IOV 64
+/* Bytes an I/O thread reads for a client the main thread holds before it
+ * stops reading it (the kernel then holds the rest). */
+#define CONN_SIDE_MAX ((size_t)64 << 10)
 
 static uv_prepare_t flush_handle;
 static uv_idle_t input_handle;
 static struct conn *write_list;      /* clients with output to flush */
 static struct conn *input_list;      /* clients with requests left to run */
-static char read_buf[CONN_READ_BUF]; /* hiredis copies what we feed it */
-static bool read_buf_busy;
+static struct conn *postponed;       /* held by CLIENT PAUSE */
+/* One read buffer per thread: its bytes are fed to the parser (or kept
+ * aside) before the read callback returns. */
+static _Thread_local char read_buf[CONN_READ_BUF];
+static _Thread_local bool read_buf_busy;
+/* An I/O thread's clients whose next request waits for a script. */
+static _Thread_local struct conn *waiting_busy;
 static int64_t warn_last_ms;
+/* Clients whose I/O thread closed their socket (the peer went, or the
+ * reply before a close was written) and that the main thread has not
+ * forgotten yet: they hold no slot under maxclients, so a client that
+ * reconnects the moment it sees its socket closed is let in as it would
+ * be without threads. (If the main thread forgets one meanwhile too, it
+ * is subtracted twice until its HOP_CLOSED: a moment, at worst one more
+ * client than maxclients.) */
+static _Atomic size_t closed_early;
 static uint64_t warn_suppressed;
 
 static void flush_all(uv_prepare_t *h);
 static void on_close(uv_handle_t *h);
 static void run_pending_input(uv_idle_t *h);
 static void process_input(struct conn *c);
+static void on_alloc(uv_handle_t *h, size_t suggested, uv_buf_t *buf);
+static void on_read(uv_stream_t *s, ssize_t nread, const uv_buf_t *buf);
+static void at_thread(struct conn *c, unsigned hops);
+static void at_main(struct conn *c, unsigned hops);
+static void close_handle(uv_handle_t *h);
+static void thread_woken(void);
+static void warm_up(struct conn *c, int phase);
+
+static const struct iothread_ops hand_offs = {
+    at_thread, at_main, close_handle, thread_woken, warm_up
+};
+
+/* ---- framing ------------------------------------------------------------ */
+
+
+/* Frame what c has buffered, as far as the limits it is framed with may
+ * hold: a client before AUTH (requirepass) gets the smaller limits, which
+ * its AUTH lifts, so it is framed a request at a time. */
+static void
+frame_ahead(struct conn *c, size_t max)
+{
+    if (!c->authenticated && max > 1) {
+        max = resp_queued(c->parser) == 0 ? 1 : 0;
+    }
+    if (max > 0) {
+        (void)resp_frame_ahead(c->parser, max, &cmd_frame_ops);
+    }
+}
+
+/* ---- set-up ------------------------------------------------------------ */
 
 int
 conn_setup(uv_loop_t *loop)
@@ -65,7 +124,7 @@ conn_setup(uv_loop_t *loop)
         return -1;
     }
     uv_prepare_start(&flush_handle, flush_all);
-    return 0;
+    return iothreads_start(loop, (unsigned)srv.conf.io_threads, &hand_offs);
 }
 
 /* Close a client that sits on the write or input queue at shutdown: the
@@ -75,6 +134,9 @@ close_queued(struct conn *c)
 {
     c->write_queued = false;
     c->input_queued = false;
+    if (c->home != 0) {
+        return;                 /* its thread closes it: iothreads_stop() */
+    }
     c->state = CONN_CLOSING;
     if (!uv_is_closing(&c->h.handle)) {
         uv_close(&c->h.handle, on_close);
@@ -94,20 +156,27 @@ conn_teardown(void)
         input_list = c->next_input;
         close_queued(c);
     }
+    iothreads_stop();
     uv_prepare_stop(&flush_handle);
     uv_idle_stop(&input_handle);
     uv_close((uv_handle_t *)&flush_handle, NULL);
     uv_close((uv_handle_t *)&input_handle, NULL);
 }
 
-/* ---- lists ------------------------------------------------------------ */
+/* ---- the main thread's lists -------------------------------------------- */
+
+/* Does the main thread hold c (its socket side aside)? */
+static inline bool
+main_holds(const struct conn *c)
+{
+    return c->home == 0 || c->at_main;
+}
 
 static void
 queue_write(struct conn *c)
 {
     if (!c->write_queued && c->state != CONN_CLOSING) {
         c->write_queued = true;
-        c->next_pending = NULL;
         /* Order does not matter between clients; push front. */
         c->next_pending = write_list;
         write_list = c;
@@ -128,25 +197,20 @@ queue_input(struct conn *c)
     uv_idle_start(&input_handle, run_pending_input);
 }
 
-static void protocol_error(struct conn *c, const char *msg);
-
-void
-conn_wake(struct conn *c, bool protocol_failed)
+static void
+unlist_postponed(struct conn *c)
 {
-    if (protocol_failed) {
-        protocol_error(c, resp_error(c->parser));
+    if (!c->postponed_listed) {
+        return;
     }
-    if (c->state == CONN_POSTPONED) {
-        /* Its held request runs first (or waits again for CLIENT PAUSE,
-         * as process_input() checks every request). */
-        c->state = CONN_READING;
+    for (struct conn **p = &postponed; *p != NULL; p = &(*p)->next_postponed) {
+        if (*p == c) {
+            *p = c->next_postponed;
+            break;
+        }
     }
-    if (c->state == CONN_READING) {
-        queue_input(c);
-    }
-    if (obuf_pending(&c->out) > 0) {
-        queue_write(c);
-    }
+    c->postponed_listed = false;
+    c->next_postponed = NULL;
 }
 
 static void
@@ -163,46 +227,90 @@ client_list_remove(struct conn *c)
     c->prev = c->next = NULL;
 }
 
-/* ---- closing ---------------------------------------------------------- */
+/* ---- memory ------------------------------------------------------------- */
 
 static void
-on_close(uv_handle_t *h)
+free_conn(struct conn *c)
 {
-    struct conn *c = h->data;
     multi_discard(c);               /* a disconnect discards the MULTI */
     resp_destroy(&c->parser);
     obuf_deinit(&c->out);
+    obuf_deinit(&c->wbuf);
+    mem_free(c->side.p);
     mem_free(c->name);
     mem_free(c->lib_name);
     mem_free(c->lib_ver);
     mem_free(c);
 }
 
-/* Close now (memory goes in the close callback); safe to call from inside
- * a command. */
 static void
-conn_close(struct conn *c)
+on_close(uv_handle_t *h)
 {
-    if (c->state == CONN_CLOSING) {
-        return;
-    }
+    free_conn(h->data);
+}
+
+/* ---- closing (main thread) ---------------------------------------------- */
+
+/* What the main thread forgets of a client that goes: its registries,
+ * the client list and counts. Once. */
+static void
+forget_client(struct conn *c)
+{
     bool counted = c->prev != NULL || srv.clients == c;
-    c->state = CONN_CLOSING;
     if (c->monitor) {
         monitor_remove(c);
     }
     pubsub_forget(c);
     repl_forget(c);
     client_unfed(c);
+    unlist_postponed(c);
     if (counted) {
         client_list_remove(c);
         srv.nclients--;
+        io_clients_add(c->home, -1);
     }
+}
+
+/* Close a homed client's socket side: the main thread holds it, or its
+ * thread does (which then closes it), or it is on its way to the main
+ * thread (which then hands it back to be closed: at_main()). */
+static void
+close_homed(struct conn *c)
+{
+    c->closing = true;
+    if (c->migrating) {
+        return;                 /* its socket comes: at_main() closes it */
+    }
+    if (c->at_main) {
+        c->at_main = false;
+        c->state = CONN_CLOSING;
+        iothread_hand(c, c->home, HOP_BACK | HOP_KILL);
+    } else {
+        iothread_hand(c, c->home, HOP_KILL);
+    }
+}
+
+/* Close now (memory goes once the socket is closed); safe to call from
+ * inside a command. */
+static void
+conn_close(struct conn *c)
+{
+    /* (A client homed on an I/O thread that the main thread does not hold:
+     * its state is its thread's to read.) */
+    if (c->closing || (main_holds(c) && c->state == CONN_CLOSING)) {
+        return;
+    }
+    forget_client(c);
+    if (c->home != 0) {
+        close_homed(c);
+        return;
+    }
+    c->state = CONN_CLOSING;
     /* Still on write_list or input queue: those walkers skip CLOSING
      * clients and drop them; memory goes only when libuv calls on_close,
      * after any in-flight write was cancelled. */
     uv_read_stop(&c->h.stream);
-    if (!c->write_queued && !c->input_queued) {
+    if (!c->write_queued && !c->input_queued && !c->lent) {
         uv_close(&c->h.handle, on_close);
     }
 }
@@ -211,8 +319,8 @@ conn_close(struct conn *c)
 static void
 finish_close(struct conn *c)
 {
-    if (c->state == CONN_CLOSING && !c->write_queued && !c->input_queued &&
-        !uv_is_closing(&c->h.handle)) {
+    if (c->home == 0 && c->state == CONN_CLOSING && !c->write_queued &&
+        !c->input_queued && !c->lent && !uv_is_closing(&c->h.handle)) {
         uv_close(&c->h.handle, on_close);
     }
 }
@@ -225,22 +333,29 @@ conn_close_after_reply(struct conn *c)
         return;
     }
     c->state = CONN_CLOSE_AFTER_REPLY;
-    uv_read_stop(&c->h.stream);
+    if (c->home == 0) {
+        uv_read_stop(&c->h.stream);
+    }
     queue_write(c);
 }
 
 void
 conn_close_all(void)
 {
-    while (srv.clients != NULL) {
-        conn_close(srv.clients);
+    struct conn *c = srv.clients;
+    while (c != NULL) {
+        struct conn *next = c->next;
+        conn_close(c);
+        c = next;
     }
 }
 
-/* ---- accept ----------------------------------------------------------- */
+/* ---- accept ------------------------------------------------------------- */
 
+/* Name the peer and the local end, as CLIENT LIST shows them, from the
+ * handle that accepted c's socket. */
 static void
-describe_peer(struct conn *c)
+describe_peer(struct conn *c, uv_tcp_t *tcp)
 {
     struct sockaddr_storage ss;
     int len = sizeof(ss);
@@ -249,17 +364,14 @@ describe_peer(struct conn *c)
         snprintf(c->laddr, sizeof(c->laddr), "%s", srv.conf.unixsocket);
         return;
     }
-    if (uv_tcp_getpeername(&c->h.tcp, (struct sockaddr *)&ss, &len) == 0) {
+    if (uv_tcp_getpeername(tcp, (struct sockaddr *)&ss, &len) == 0) {
         client_format_addr(&ss, c->addr, sizeof(c->addr));
     }
     len = sizeof(ss);
-    if (uv_tcp_getsockname(&c->h.tcp, (struct sockaddr *)&ss, &len) == 0) {
+    if (uv_tcp_getsockname(tcp, (struct sockaddr *)&ss, &len) == 0) {
         client_format_addr(&ss, c->laddr, sizeof(c->laddr));
     }
 }
-
-static void on_alloc(uv_handle_t *h, size_t suggested, uv_buf_t *buf);
-static void on_read(uv_stream_t *s, ssize_t nread, const uv_buf_t *buf);
 
 static struct conn *
 conn_create(bool is_unix)
@@ -279,6 +391,7 @@ conn_create(bool is_unix)
     reply_buf_init(&c->rbuf, clock_loop_ms());
     c->is_unix = is_unix;
     c->proto = 2;
+    c->adopt_fd = -1;
     c->h.handle.data = c;
     return c;
 }
@@ -293,23 +406,35 @@ log_accept_error(int err)
     }
 }
 
-/* A connection just opened (accepted by the loop, or adopted from the
- * busy server): counted, named, numbered, listed and read from. */
-static void
-attach(struct conn *c)
+/* Open c's socket fd on loop (c->h is free). */
+static int
+open_handle(struct conn *c, uv_loop_t *loop, int fd)
+{
+    int rc = c->is_unix ? uv_pipe_init(loop, &c->h.pipe, 0)
+                        : uv_tcp_init(loop, &c->h.tcp);
+    if (rc != 0) {
+        return rc;
+    }
+    c->h.handle.data = c;
+    rc = c->is_unix ? uv_pipe_open(&c->h.pipe, fd)
+                    : uv_tcp_open(&c->h.tcp, fd);
+    return rc;
+}
+
+/* Counted, named, numbered and listed; false (and its error queued, to be
+ * sent before it closes) past maxclients. */
+static bool
+admit(struct conn *c)
 {
     srv.stats.connections_received++;
     c->created_ms = c->last_interaction_ms = clock_loop_ms();
-    if (!c->is_unix) {
-        uv_tcp_nodelay(&c->h.tcp, 1);
-    }
-    describe_peer(c);
-    if (srv.nclients + srv.grpc_clients >= (size_t)srv.conf.maxclients) {
+    size_t gone = atomic_load_explicit(&closed_early, memory_order_relaxed);
+    size_t held = srv.nclients > gone ? srv.nclients - gone : 0;
+    if (held + srv.grpc_clients >= (size_t)srv.conf.maxclients) {
         srv.stats.rejected_connections++;
         c->state = CONN_CLOSE_AFTER_REPLY;
         reply_errorz(&c->out, "ERR max number of clients reached");
-        queue_write(c);
-        return;
+        return false;
     }
     c->id = ++srv.next_client_id;
     c->next = srv.clients;
@@ -318,9 +443,89 @@ attach(struct conn *c)
     }
     srv.clients = c;
     srv.nclients++;
-    log_debug("Accepted %s (id=%llu)", c->addr, (unsigned long long)c->id);
+    io_clients_add(0, 1);       /* the main loop's, until handed over */
     c->state = CONN_READING;
+    log_debug("Accepted %s (id=%llu)", c->addr, (unsigned long long)c->id);
+    return true;
+}
+
+/* A connection the main loop holds (accepted, or by the busy server):
+ * admitted and read from. */
+static void
+attach(struct conn *c)
+{
+    if (!c->is_unix) {
+        uv_tcp_nodelay(&c->h.tcp, 1);
+    }
+    describe_peer(c, &c->h.tcp);
+    if (!admit(c)) {
+        queue_write(c);
+        return;
+    }
     uv_read_start(&c->h.stream, on_alloc, on_read);
+}
+
+static void
+free_handle(uv_handle_t *h)
+{
+    mem_free(h);
+}
+
+/* With I/O threads, a client accepted goes to the one with the fewest
+ * clients: the main loop accepts it on a handle of its own, which hands a
+ * copy of the socket over and closes (the thread opens the copy on its
+ * loop: HOP_ADOPT), in the order the clients came. */
+static void
+accept_for_thread(uv_stream_t *server, struct conn *c)
+{
+    union {
+        uv_handle_t handle;
+        uv_stream_t stream;
+        uv_tcp_t tcp;
+        uv_pipe_t pipe;
+    } *a = mem_malloc(sizeof(*a));
+    int rc = a == NULL ? UV_ENOMEM
+             : c->is_unix ? uv_pipe_init(srv.loop, &a->pipe, 0)
+                          : uv_tcp_init(srv.loop, &a->tcp);
+    if (rc != 0) {
+        log_accept_error(rc);
+        mem_free(a);
+        free_conn(c);
+        return;
+    }
+    uv_os_fd_t fd;
+    int copy = -1;
+    rc = uv_accept(server, &a->stream);
+    if (rc == 0 && uv_fileno(&a->handle, &fd) == 0) {
+        copy = dup(fd);
+        rc = copy < 0 ? uv_translate_sys_error(errno) : 0;
+    }
+    if (rc == 0 && !c->is_unix) {
+        uv_tcp_nodelay(&a->tcp, 1);
+        describe_peer(c, &a->tcp);
+    } else if (rc == 0) {
+        describe_peer(c, NULL);
+    }
+    uv_close(&a->handle, free_handle);
+    if (rc != 0) {
+        log_accept_error(rc);
+        free_conn(c);
+        return;
+    }
+    if (!admit(c)) {
+        /* The error goes from the main loop. */
+        if (open_handle(c, srv.loop, copy) != 0) {
+            close(copy);
+            free_conn(c);
+            return;
+        }
+        queue_write(c);
+        return;
+    }
+    c->adopt_fd = copy;
+    io_clients_add(0, -1);
+    c->home = iothread_assign();
+    iothread_hand(c, c->home, HOP_ADOPT);
 }
 
 /* Accept a pending connection on `server`. */
@@ -332,6 +537,10 @@ conn_accept(uv_stream_t *server, bool is_unix)
     if (c == NULL) {
         /* Accept and drop it, or the listener stays readable forever. */
         log_accept_error(UV_ENOMEM);
+        return;
+    }
+    if (iothreads_count() > 1) {
+        accept_for_thread(server, c);
         return;
     }
     rc = is_unix ? uv_pipe_init(srv.loop, &c->h.pipe, 0)
@@ -354,45 +563,6 @@ conn_accept(uv_stream_t *server, bool is_unix)
     attach(c);
 }
 
-struct conn *
-conn_prepare(bool is_unix)
-{
-    return conn_create(is_unix);
-}
-
-void
-conn_adopt(struct conn *c, int fd, bool protocol_failed)
-{
-    int rc = c->is_unix ? uv_pipe_init(srv.loop, &c->h.pipe, 0)
-                        : uv_tcp_init(srv.loop, &c->h.tcp);
-    if (rc != 0) {
-        log_accept_error(rc);
-        close(fd);
-        resp_destroy(&c->parser);
-        obuf_deinit(&c->out);
-        mem_free(c);
-        return;
-    }
-    c->h.handle.data = c;
-    rc = c->is_unix ? uv_pipe_open(&c->h.pipe, fd)
-                    : uv_tcp_open(&c->h.tcp, fd);
-    if (rc != 0) {
-        log_accept_error(rc);
-        close(fd);
-        c->state = CONN_CLOSING;
-        uv_close(&c->h.handle, on_close);
-        return;
-    }
-    /* What the busy server framed and held, or answered and could not
-     * write, is the connection's first business. */
-    struct resp_request held = c->held;
-    attach(c);
-    if (c->state == CONN_READING && held.argc != 0) {
-        c->state = CONN_POSTPONED;
-    }
-    conn_wake(c, protocol_failed);
-}
-
 void
 conn_on_connection(uv_stream_t *server, int status, bool is_unix)
 {
@@ -403,15 +573,15 @@ conn_on_connection(uv_stream_t *server, int status, bool is_unix)
     conn_accept(server, is_unix);
 }
 
-/* ---- reading ---------------------------------------------------------- */
+/* ---- reading (the home thread) -------------------------------------------- */
 
 static void
 on_alloc(uv_handle_t *h, size_t suggested, uv_buf_t *buf)
 {
     (void)h;
     (void)suggested;
-    /* One buffer serves every client: its bytes are fed to the parser
-     * before on_read returns. */
+    /* One buffer serves every client of the thread: its bytes are fed to
+     * the parser before on_read returns. */
     if (read_buf_busy) {
         buf->base = NULL;
         buf->len = 0;
@@ -426,11 +596,79 @@ static void
 protocol_error(struct conn *c, const char *msg)
 {
     srv.stats.protocol_errors++;
-    if (log_ratelimit(&warn_last_ms, &warn_suppressed)) {
-        log_verbose("Closing client %s after protocol error: %s", c->addr, msg);
+    if (c->querybuf_overflow) {
+        srv.stats.querybuf_limit_closes++;
+        log_warning("Closing client %s: %s", c->addr, msg);
+    } else if (log_ratelimit(&warn_last_ms, &warn_suppressed)) {
+        log_verbose("Closing client %s after protocol error: %s", c->addr,
+                    msg);
     }
     cmd_error(c, msg);
     conn_close_after_reply(c);
+}
+
+/* An I/O thread reads a client's socket exactly when there is room for
+ * what it sends: not once the peer is gone, not while the side buffer is
+ * full or the parser holds a whole batch not framed yet (the kernel then
+ * holds the rest, and TCP pushes back), and, while this thread holds it,
+ * only when it is READING (not PAUSED by its output, not closing). */
+static void
+io_set_reading(struct conn *c)
+{
+    bool want = !c->eof && !c->stopped && !c->full &&
+                (c->gone || c->state == CONN_READING);
+    if (want == c->reading || uv_is_closing(&c->h.handle)) {
+        return;
+    }
+    c->reading = want;
+    if (want) {
+        uv_read_start(&c->h.stream, on_alloc, on_read);
+    } else {
+        uv_read_stop(&c->h.stream);
+    }
+}
+
+/* Bytes for a client its thread does not hold: kept aside until it comes
+ * back, up to CONN_SIDE_MAX, then the socket waits. */
+static void
+keep_aside(struct conn *c, const char *buf, size_t n)
+{
+    if (!membuf_put(&c->side, buf, n)) {
+        c->eof = true;          /* out of memory: the client goes */
+        c->read_error = UV_ENOMEM;
+    }
+    if (c->side.len >= CONN_SIDE_MAX || c->eof) {
+        c->stopped = true;
+        io_set_reading(c);
+    }
+}
+
+static void io_close(struct conn *c);
+static void io_dispatch(struct conn *c);
+
+/* The peer is gone (or a read failed). */
+static void
+read_ended(struct conn *c, ssize_t nread)
+{
+    if (nread != UV_EOF) {
+        c->read_error = (int)nread;
+    }
+    if (c->home == 0) {
+        if (c->read_error != 0) {
+            log_verbose("Reading from client %s: %s", c->addr,
+                        uv_strerror(c->read_error));
+        }
+        conn_close(c);
+        return;
+    }
+    c->eof = true;
+    io_set_reading(c);
+    if (!c->gone) {
+        io_close(c);
+    } else if (!c->eof_told) {
+        c->eof_told = true;
+        iothread_hand(c, 0, HOP_EOF);
+    }
 }
 
 static void
@@ -440,51 +678,450 @@ on_read(uv_stream_t *s, ssize_t nread, const uv_buf_t *buf)
     if (buf->base == read_buf) {
         read_buf_busy = false;
     }
-    if (nread == 0 || c->state == CONN_CLOSING) {
+    /* (Held by the main thread, a client's state is not ours to read.) */
+    if (nread == 0 || (!c->gone && c->state == CONN_CLOSING)) {
         return;
     }
     if (nread < 0) {
-        if (nread != UV_EOF) {
-            log_verbose("Reading from client %s: %s", c->addr,
-                        uv_strerror((int)nread));
-        }
-        conn_close(c);
+        read_ended(c, nread);
         return;
     }
-    srv.stats.net_input_bytes += (uint64_t)nread;
-    c->last_interaction_ms = clock_loop_ms();
+    struct io_counters *k = io_counters_mine();
+    io_count(&k->reads, 1);
+    io_count(&k->bytes_in, (uint64_t)nread);
+    c->last_interaction_ms = (int64_t)uv_now(s->loop);
+    if (c->gone) {
+        keep_aside(c, buf->base, (size_t)nread);
+        return;
+    }
     if (c->state != CONN_READING && c->state != CONN_PAUSED) {
         return; /* closing after a reply: ignore further input */
     }
     if (resp_feed(c->parser, buf->base, (size_t)nread) < 0) {
-        srv.stats.querybuf_limit_closes++;
-        log_warning("Closing client %s: %s", c->addr, resp_error(c->parser));
-        /* Replies to what was framed already go first. */
-        process_input(c);
-        if (c->state == CONN_READING || c->state == CONN_PAUSED) {
-            protocol_error(c, resp_error(c->parser));
-        }
-        return;
+        c->querybuf_overflow = true;    /* answered once what came runs */
     }
-    process_input(c);
+    if (c->home == 0) {
+        process_input(c);
+    } else {
+        io_dispatch(c);
+    }
+}
+
+/* ---- an I/O thread's side ------------------------------------------------ */
+
+static void
+on_io_close(uv_handle_t *h)
+{
+    struct conn *c = h->data;
+    iothread_hand(c, 0, HOP_CLOSED);    /* the main thread frees it */
+}
+
+/* Close the socket of a client this thread holds; the main thread frees
+ * the client once told (HOP_CLOSED). */
+static void
+io_close(struct conn *c)
+{
+    if (!c->slot_freed) {
+        c->slot_freed = true;
+        atomic_fetch_add_explicit(&closed_early, 1, memory_order_relaxed);
+    }
+    c->state = CONN_CLOSING;
+    io_set_reading(c);
+    if (!uv_is_closing(&c->h.handle)) {
+        uv_close(&c->h.handle, on_io_close);
+    }
 }
 
 static void
-pause_reading(struct conn *c)
+close_handle(uv_handle_t *h)
 {
-    c->state = CONN_PAUSED;
-    c->paused_since_ms = clock_loop_ms();
-    uv_read_stop(&c->h.stream);
+    struct conn *c = h->data;
+    c->state = CONN_CLOSING;
+    uv_close(h, on_io_close);
+}
+
+static void io_write(struct conn *c);
+static void note_unsent(struct conn *c);
+static void after_drain(struct conn *c);
+
+/* The replies left in out are this thread's to write now. */
+static void
+take_replies(struct conn *c)
+{
+    obuf_move(&c->wbuf, &c->out);
+    note_unsent(c);
+}
+
+/* A script runs too long: answer what c framed as Redis does then; a
+ * request only the main thread can answer waits, with c, until the
+ * script is over (the thread is then woken: conn_busy_stop()). */
+static bool
+answer_while_busy(struct conn *c)
+{
+    bool all = busy_answer(c);
+    take_replies(c);
+    io_write(c);
+    if (!all && !c->waits_busy) {
+        c->waits_busy = true;
+        c->next_waiting_busy = waiting_busy;
+        waiting_busy = c;
+    }
+    return all;
+}
+
+/* Frame what c has buffered and hand it to the main thread to run. */
+static void
+io_dispatch(struct conn *c)
+{
+    if (c->state != CONN_READING || c->waits_busy) {
+        return;         /* the drain or the script's end calls again */
+    }
+    frame_ahead(c, CONN_MAX_REQS_PER_EVENT);
+    /* A whole batch: more may wait unframed, so read no more for now. */
+    c->full = resp_queued(c->parser) >= CONN_MAX_REQS_PER_EVENT;
+    io_set_reading(c);
+    if (resp_queued(c->parser) == 0 && !resp_failed(c->parser)) {
+        if (resp_memory(c->parser) > CONN_SHRINK_AFTER) {
+            resp_shrink(c->parser);
+        }
+        return;
+    }
+    if (busy_active() && !answer_while_busy(c)) {
+        return;
+    }
+    if (resp_queued(c->parser) == 0 && !resp_failed(c->parser)) {
+        return;         /* all answered while busy */
+    }
+    obuf_pass_spare(&c->out, &c->wbuf);
+    c->gone = true;
+    iothread_hand(c, 0, HOP_RUN);
+}
+
+/* Bytes read while the main thread held c go to its parser now. */
+static void
+take_aside(struct conn *c)
+{
+    if (c->side.len > 0) {
+        if (resp_feed(c->parser, (const char *)c->side.p, c->side.len) < 0) {
+            c->querybuf_overflow = true;
+        }
+        c->side.len = 0;
+        if (c->side.cap > CONN_SIDE_MAX) {
+            mem_free(c->side.p);
+            c->side = (struct membuf){ 0 };
+        }
+    }
+    c->stopped = false;
+}
+
+/* c is this thread's again: write what the main thread left, then read
+ * and frame on. */
+static void
+io_resume(struct conn *c)
+{
+    c->gone = false;
+    take_replies(c);
+    io_write(c);
+    if (c->state == CONN_CLOSING) {
+        return;
+    }
+    if (c->eof) {
+        io_close(c);
+        return;
+    }
+    take_aside(c);
+    if (c->state == CONN_PAUSED) {
+        after_drain(c);     /* written at once, maybe: read on now */
+        if (c->state == CONN_PAUSED) {
+            io_set_reading(c);
+        }
+        return;
+    }
+    io_set_reading(c);
+    io_dispatch(c);
+}
+
+/* The main thread wants c's socket on its own loop: a copy of it goes
+ * over once this loop has let go of it (HOP_ADOPTED). */
+static void
+on_migrated(uv_handle_t *h)
+{
+    struct conn *c = h->data;
+    iothread_hand(c, 0, HOP_ADOPTED);
+}
+
+static void
+io_migrate(struct conn *c)
+{
+    uv_os_fd_t fd;
+    c->adopt_fd = uv_fileno(&c->h.handle, &fd) == 0 ? dup(fd) : -1;
+    c->stopped = true;
+    io_set_reading(c);
+    c->stopped = false;         /* (the main loop reads it from now on) */
+    c->reading = false;
+    uv_close(&c->h.handle, on_migrated);
+}
+
+/* A new client's socket, for this loop. */
+static void
+io_adopt(struct conn *c)
+{
+    int fd = c->adopt_fd;
+    c->adopt_fd = -1;
+    int rc = open_handle(c, iothread_loop(iothread_self()), fd);
+    if (rc != 0) {
+        close(fd);
+        c->state = CONN_CLOSING;
+        if (uv_is_active(&c->h.handle) || rc != UV_EINVAL) {
+            uv_close(&c->h.handle, on_io_close);
+        } else {
+            iothread_hand(c, 0, HOP_CLOSED);
+        }
+        return;
+    }
+    c->last_interaction_ms = (int64_t)uv_now(c->h.handle.loop);
+    c->reading = false;
+    io_set_reading(c);
+}
+
+static void
+at_thread(struct conn *c, unsigned hops)
+{
+    if (hops & HOP_ADOPT) {
+        io_adopt(c);
+        if (c->state == CONN_CLOSING) {
+            return;
+        }
+    }
+    if (hops & HOP_BACK) {
+        c->gone = false;
+    }
+    if (hops & HOP_KILL) {
+        if (!c->gone && !uv_is_closing(&c->h.handle)) {
+            /* (The main thread forgot it: its slot is free already.) */
+            c->state = CONN_CLOSING;
+            io_set_reading(c);
+            uv_close(&c->h.handle, on_io_close);
+        }   /* gone: it is on its way to the main thread, which hands it
+             * back to be closed */
+        return;
+    }
+    if (hops & HOP_MIGRATE) {
+        if (c->inflight > 0) {
+            c->migrate_asked = true;    /* on_write does it: a cancelled
+                                         * write would lose its bytes */
+        } else {
+            io_migrate(c);
+        }
+        return;
+    }
+    if (hops & (HOP_BACK | HOP_ADOPT)) {
+        io_resume(c);
+    }
+}
+
+/* ---- writing (the home thread) -------------------------------------------- */
+
+static void on_write(uv_write_t *req, int status);
+
+/* The buffer c's socket side writes from: a client homed on the main loop
+ * writes its replies as they are; an I/O thread writes what it took from
+ * them (wbuf), so more may be appended meanwhile. */
+static inline struct obuf *
+writing(struct conn *c)
+{
+    return c->home == 0 ? &c->out : &c->wbuf;
+}
+
+static size_t
+fill_bufs(struct obuf *o, uv_buf_t *bufs, size_t *bytes)
+{
+    struct iovec iov[CONN_MAX_IOV];
+    size_t n = obuf_iov(o, 0, iov, CONN_MAX_IOV, bytes);
+    for (size_t i = 0; i < n; i++) {
+        bufs[i] = uv_buf_init(iov[i].iov_base, (unsigned)iov[i].iov_len);
+    }
+    return n;
+}
+
+/* A write failed: the client goes (from its home thread). */
+static void
+write_failed(struct conn *c, int err)
+{
+    if (c->home == 0) {
+        log_verbose("Writing to client %s: %s", c->addr, uv_strerror(err));
+        conn_close(c);
+    } else {
+        read_ended(c, err);     /* as a read that failed */
+    }
+}
+
+static void
+note_unsent(struct conn *c)
+{
+    if (c->home != 0) {
+        atomic_store_explicit(&c->wpending, obuf_held(&c->wbuf),
+                              memory_order_relaxed);
+    }
+}
+
+/* Write what is queued: try a direct write first; hand the rest to
+ * uv_write, whose bytes stay untouched until on_write. */
+static void
+write_out(struct conn *c)
+{
+    uv_buf_t bufs[CONN_MAX_IOV];
+    size_t bytes;
+    struct io_counters *k = io_counters_mine();
+    struct obuf *o = writing(c);
+
+    if (!c->gone) {
+        c->rbuf.peak = reply_buf_peak(&c->rbuf, obuf_pending(o));
+    }
+    while (obuf_pending(o) > 0) {
+        size_t n = fill_bufs(o, bufs, &bytes);
+        int w = uv_try_write(&c->h.stream, bufs, (unsigned)n);
+        if (w == UV_EAGAIN || w == UV_ENOSYS) {
+            break;
+        }
+        if (w < 0) {
+            write_failed(c, w);
+            return;
+        }
+        io_count(&k->writes, 1);
+        io_count(&k->bytes_out, (uint64_t)w);
+        obuf_consume(o, (size_t)w);
+        if ((size_t)w < bytes) {
+            break; /* the kernel buffer is full */
+        }
+    }
+    if (obuf_pending(o) > 0) {
+        size_t n = fill_bufs(o, bufs, &bytes);
+        int rc = uv_write(&c->wreq, &c->h.stream, bufs, (unsigned)n, on_write);
+        if (rc != 0) {
+            write_failed(c, rc);
+            return;
+        }
+        c->inflight = bytes;
+        note_unsent(c);
+        return;
+    }
+    /* The drained chunk goes back now (to the thread's pool of chunks,
+     * obuf.c), so used_memory holds no buffer of an idle client. */
+    note_unsent(c);
+    obuf_shrink(o);
+    if (!c->gone && c->state == CONN_CLOSE_AFTER_REPLY) {
+        if (c->home == 0) {
+            conn_close(c);
+        } else {
+            io_close(c);
+        }
+    }
+}
+
+/* An I/O thread writes c, which it holds. */
+static void
+io_write(struct conn *c)
+{
+    if (c->inflight == 0 && c->state != CONN_CLOSING) {
+        write_out(c);
+    }
+}
+
+/* The main thread writes a client homed on it, once its decisions are
+ * saved as appendfsync asks. */
+static void
+flush_conn(struct conn *c)
+{
+    if (c->inflight > 0 || c->state == CONN_CLOSING) {
+        return;
+    }
+    write_out(c);
 }
 
 static void
 resume_reading(struct conn *c)
 {
     c->state = CONN_READING;
+    if (c->home != 0) {
+        take_aside(c);
+        io_set_reading(c);
+        io_dispatch(c);
+        return;
+    }
     if (!c->backlog) {
         uv_read_start(&c->h.stream, on_alloc, on_read);
     }
     queue_input(c);
+}
+
+static void
+after_drain(struct conn *c)
+{
+    if (c->state == CONN_PAUSED &&
+        obuf_pending(writing(c)) <= (size_t)srv.conf.output_pause_limit / 2) {
+        resume_reading(c);
+    }
+}
+
+static void
+on_write(uv_write_t *req, int status)
+{
+    struct conn *c = req->handle->data;
+    size_t sent = c->inflight;
+    c->inflight = 0;
+    if (uv_is_closing(&c->h.handle) || c->eof ||
+        (!c->gone && c->state == CONN_CLOSING)) {
+        return; /* cancelled by uv_close; on_close frees */
+    }
+    if (status < 0) {
+        write_failed(c, status);
+        return;
+    }
+    struct io_counters *k = io_counters_mine();
+    io_count(&k->writes, 1);
+    io_count(&k->bytes_out, sent);
+    obuf_consume(writing(c), sent);
+    note_unsent(c);
+    if (c->gone) {
+        /* The main thread holds it: only what was taken is written. */
+        if (c->migrate_asked) {
+            io_migrate(c);
+        } else {
+            write_out(c);
+        }
+        return;
+    }
+    if (c->home == 0) {
+        after_drain(c);
+        if (c->state != CONN_CLOSING) {
+            queue_write(c);
+        }
+        return;
+    }
+    /* Written on first: the rest may go at once (the kernel's buffer can
+     * take a paused client's whole backlog), and only then is it known
+     * whether a paused client reads on. */
+    write_out(c);
+    if (c->state == CONN_CLOSING) {
+        return;
+    }
+    after_drain(c);
+    if (c->state != CONN_CLOSING) {
+        io_dispatch(c);
+    }
+}
+
+/* ---- running requests (the main thread) ----------------------------------- */
+
+static void
+pause_reading(struct conn *c)
+{
+    c->state = CONN_PAUSED;
+    c->paused_since_ms = clock_loop_ms();
+    if (c->home == 0) {
+        uv_read_stop(&c->h.stream);
+    }
 }
 
 /* Enforce the output limits after each command. Returns false when the
@@ -493,6 +1130,9 @@ static bool
 check_output_limits(struct conn *c)
 {
     size_t pending = obuf_pending(&c->out);
+    if (c->home != 0) {
+        pending += atomic_load_explicit(&c->wpending, memory_order_relaxed);
+    }
     if (c->out.oom) {
         log_warning("Closing client %s: out of memory for its replies",
                     c->addr);
@@ -513,35 +1153,39 @@ check_output_limits(struct conn *c)
     return true;
 }
 
-/* Pipelined requests are already in the buffer: warm the cache for the
- * keys of the next two while this one runs, so their store lookups do not
- * each wait for two cache misses (bucket, then record). A two-slot ring
- * carries each key's hash from its bucket prefetch (two requests ahead)
- * to its record prefetch (one ahead) to its lookup (c->hint). A peeked
- * key is a hint for this request only if it sits at the stream offset of
- * this request's argv[1]: then it is the same bytes, the hash is exact,
- * and the lookup and an add after it need no hash of their own. */
-static void
-prefetch_ahead(struct conn *c, const struct resp_request *req)
-{
-    const char *key;
-    size_t len;
+/* Warm the cache for the keys of the requests framed ahead, so their store
+ * lookups do not each wait for two cache misses (bucket, then record), a
+ * window of PREFETCH_AHEAD requests: as a batch starts, the buckets of its
+ * first requests, then their records (loaded side by side, the misses
+ * overlap); after each request, the bucket of the one entering the window
+ * and the record of the one before it (its bucket prefetched a request
+ * ago). The request just taken hands its key's hash to keyspace_lookup()
+ * and keyspace_add() through c->hint. */
+#define PREFETCH_AHEAD 8
 
-    c->hint.valid = c->pf_valid[0] && req->argc >= 2 &&
-                        c->pf_len[0] == req->argvlen[1] &&
-                        c->pf_off[0] == resp_key_offset(c->parser);
-    c->hint.hash = c->pf_hash[0];
-    c->pf_valid[0] = c->pf_valid[1];
-    c->pf_hash[0] = c->pf_hash[1];
-    c->pf_len[0] = c->pf_len[1];
-    c->pf_off[0] = c->pf_off[1];
-    if (c->pf_valid[0]) {
-        store_prefetch_record(srv.store, c->pf_hash[0]);
+static void
+prefetch_batch(struct conn *c)
+{
+    uint64_t h[PREFETCH_AHEAD];
+    size_t n = 0;
+    while (n < PREFETCH_AHEAD && resp_queued_hash(c->parser, n, &h[n])) {
+        store_prefetch_hash(srv.store, h[n++]);
     }
-    c->pf_valid[1] = resp_peek_ahead(c->parser, &key, &len, &c->pf_off[1]);
-    if (c->pf_valid[1]) {
-        c->pf_hash[1] = store_prefetch_bucket(srv.store, key, len);
-        c->pf_len[1] = len;
+    for (size_t i = 0; i < n; i++) {
+        store_prefetch_record(srv.store, h[i]);
+    }
+}
+
+static void
+prefetch_ahead(struct conn *c)
+{
+    uint64_t h;
+    c->hint.valid = resp_taken_hash(c->parser, &c->hint.hash);
+    if (resp_queued_hash(c->parser, PREFETCH_AHEAD - 2, &h)) {
+        store_prefetch_record(srv.store, h);
+    }
+    if (resp_queued_hash(c->parser, PREFETCH_AHEAD - 1, &h)) {
+        store_prefetch_hash(srv.store, h);
     }
 }
 
@@ -568,7 +1212,7 @@ close_killed(void)
     struct conn *x = srv.clients;
     while (x != NULL) {
         struct conn *next = x->next;
-        if (x->requests & CLIENT_KILLED) {
+        if (x->killed) {
             conn_close(x);
         }
         x = next;
@@ -592,7 +1236,7 @@ queue_feed(struct conn *m, const char *what)
 }
 
 /* Send what was appended for other clients (PUBLISH messages, the
- * replication stream). */
+ * replication stream, a WAIT's answer). */
 static void
 flush_fed(void)
 {
@@ -600,7 +1244,7 @@ flush_fed(void)
     while (m != NULL) {
         struct conn *next = m->next_fed;
         m->next_fed = NULL;
-        if (m->requests & CLIENT_KILLED) {
+        if (m->killed) {
             conn_close(m);          /* a replica whose sync failed */
             m = next;
             continue;
@@ -650,14 +1294,20 @@ must_wait(const struct conn *c, const struct resp_request *req)
            ((cmd->flags & CMD_EXEC) && cmd_queue_has(c, replicates));
 }
 
-/* Hold req (its argv stays valid: nothing is read or parsed meanwhile)
- * until the pause ends. */
+/* Hold the request just taken (it goes back to the head of the parser's
+ * queue, its argv untouched: nothing is framed meanwhile) until the pause
+ * ends. */
 static void
-postpone(struct conn *c, const struct resp_request *req)
+postpone(struct conn *c)
 {
-    c->held = *req;
+    resp_unread(c->parser);
     c->state = CONN_POSTPONED;
-    if (!c->backlog) {
+    if (!c->postponed_listed) {
+        c->postponed_listed = true;
+        c->next_postponed = postponed;
+        postponed = c;
+    }
+    if (c->home == 0 && !c->backlog) {
         c->backlog = true;
         uv_read_stop(&c->h.stream);
     }
@@ -670,7 +1320,11 @@ wake_postponed(void)
 {
     srv.pause_end_ms = 0;
     srv.pause_all = false;
-    for (struct conn *x = srv.clients; x != NULL; x = x->next) {
+    while (postponed != NULL) {
+        struct conn *x = postponed;
+        postponed = x->next_postponed;
+        x->next_postponed = NULL;
+        x->postponed_listed = false;
         if (x->state == CONN_POSTPONED) {
             x->state = CONN_READING;
             queue_input(x);
@@ -746,6 +1400,107 @@ carry_out_requests(struct conn *c)
     }
 }
 
+/* The next request to run: the head of the parser's queue, framed ahead
+ * (by the client's I/O thread, or here for a client homed on the main
+ * thread). A homed client's thread frames for it: with its queue taken,
+ * it goes back to that thread (AGAIN) rather than be parsed here. */
+static enum resp_status
+next_request(struct conn *c, struct resp_request *req)
+{
+    if (resp_queued(c->parser) == 0) {
+        if (c->home != 0) {
+            return resp_failed(c->parser) ? RESP_ERROR : RESP_AGAIN;
+        }
+        if (resp_drained(c->parser)) {
+            return RESP_AGAIN;      /* the common end of a batch */
+        }
+        frame_ahead(c, CONN_MAX_REQS_PER_EVENT);
+        if (resp_queued(c->parser) == 0) {
+            /* Short of bytes, a protocol error, or no memory to queue one
+             * more: resp_next() frames it then, or says why not. */
+            return resp_next(c->parser, req);
+        }
+        prefetch_batch(c);
+    }
+    return resp_next(c->parser, req);
+}
+
+/* Fairness: let other clients run. Stop reading this one until its
+ * backlog is done, so complete requests do not pile up in its query
+ * buffer (and trip its limit) meanwhile. */
+static void
+hold_backlog(struct conn *c)
+{
+    if (c->home == 0 && !c->backlog) {
+        c->backlog = true;
+        uv_read_stop(&c->h.stream);
+    }
+    queue_input(c);
+}
+
+/* All its input is served: read again, and give back a big parser. */
+static void
+input_drained(struct conn *c)
+{
+    if (c->home != 0) {
+        return;                 /* its thread reads and shrinks */
+    }
+    if (c->backlog) {
+        c->backlog = false;
+        uv_read_start(&c->h.stream, on_alloc, on_read);
+    }
+    if (resp_memory(c->parser) > CONN_SHRINK_AFTER) {
+        resp_shrink(c->parser);     /* no-op mid-request */
+    }
+}
+
+/* Run one request taken; false when the client must not run more now. */
+static bool
+run_one(struct conn *c, struct resp_request *req)
+{
+    uint64_t effects = srv.journal_effects;
+    run_request(c, req);
+    if (srv.journal_effects != effects) {
+        c->journal_gen = persist_generation();
+    }
+    if (c->requests != 0) {
+        carry_out_requests(c);
+    }
+    if (c->state == CONN_BLOCKED) {
+        /* WAIT: nothing after it runs before its answer. */
+        if (c->home == 0 && !c->backlog) {
+            c->backlog = true;
+            uv_read_stop(&c->h.stream);
+        }
+        return false;
+    }
+    if (c->multi != NULL && !within_query_limit(c)) {
+        return false;
+    }
+    return check_output_limits(c);
+}
+
+/* The main thread is done with c for now: a homed client goes back to its
+ * thread at the next flush (after the journal, replies or not), unless
+ * something still holds it here. */
+static void
+after_batch(struct conn *c)
+{
+    if (c->state == CONN_CLOSING || c->closing) {
+        return;
+    }
+    if (c->home == 0) {
+        if (obuf_pending(&c->out) > 0) {
+            queue_write(c);
+        }
+        return;
+    }
+    if (c->state != CONN_POSTPONED && c->state != CONN_BLOCKED &&
+        !c->input_queued) {
+        queue_write(c);
+    }
+}
+
 static void
 process_input(struct conn *c)
 {
@@ -755,75 +1510,45 @@ process_input(struct conn *c)
     cmd_batch_begin();
     clock_batch_open();
     (void)keyspace_select(c->db);   /* it exists: SELECT made it */
+    if (c->home == 0) {
+        frame_ahead(c, budget);
+    }
+    prefetch_batch(c);
     c->batch_qbuf = resp_buffered(c->parser);
     while (c->state == CONN_READING) {
         if (budget-- == 0) {
-            /* Fairness: let other clients run. Stop reading this one until
-             * its backlog is done, so complete requests do not pile up in
-             * its query buffer (and trip its limit) meanwhile. */
-            if (!c->backlog) {
-                c->backlog = true;
-                uv_read_stop(&c->h.stream);
-            }
-            queue_input(c);
+            hold_backlog(c);
             break;
         }
-        enum resp_status st = RESP_REQUEST;
-        if (c->held.argc != 0) {
-            req = c->held;                  /* postponed by CLIENT PAUSE */
-            c->held.argc = 0;
-        } else {
-            st = resp_next(c->parser, &req);
-        }
+        bool queued = resp_queued(c->parser) > 0;
+        enum resp_status st = next_request(c, &req);
         if (st == RESP_AGAIN) {
-            if (c->backlog) {
-                c->backlog = false;
-                uv_read_start(&c->h.stream, on_alloc, on_read);
-            }
-            if (resp_memory(c->parser) > CONN_SHRINK_AFTER) {
-                resp_shrink(c->parser);     /* no-op mid-request */
-            }
+            input_drained(c);
             break;
         }
         if (st == RESP_ERROR) {
             protocol_error(c, resp_error(c->parser));
             break;
         }
-        /* For every framed request: it also sets (or clears) this
-         * request's key hash, which keyspace_lookup()/keyspace_add()
-         * trust; skipping it would leave the previous request's. */
         if (srv.pause_end_ms != 0 && must_wait(c, &req)) {
-            postpone(c, &req);
-            break;
-        }
-        prefetch_ahead(c, &req);
-        uint64_t effects = srv.journal_effects;
-        run_request(c, &req);
-        if (srv.journal_effects != effects) {
-            c->journal_gen = persist_generation();
-        }
-        if (c->requests != 0) {
-            carry_out_requests(c);
-        }
-        if (c->state == CONN_BLOCKED) {
-            /* WAIT: nothing after it runs before its answer. */
-            if (!c->backlog) {
-                c->backlog = true;
-                uv_read_stop(&c->h.stream);
+            if (queued || resp_queued(c->parser) > 0 ||
+                c->home != 0) {
+                postpone(c);
+            } else {
+                /* Framed outside the queue (no memory to queue it): it
+                 * cannot be held, so it runs. */
+                prefetch_ahead(c);
+                (void)run_one(c, &req);
             }
             break;
         }
-        if (c->multi != NULL && !within_query_limit(c)) {
-            break;
-        }
-        if (!check_output_limits(c)) {
+        prefetch_ahead(c);
+        if (!run_one(c, &req)) {
             break;
         }
     }
     clock_batch_close();
-    if (c->state != CONN_CLOSING && obuf_pending(&c->out) > 0) {
-        queue_write(c);
-    }
+    after_batch(c);
 }
 
 static void
@@ -838,107 +1563,194 @@ run_pending_input(uv_idle_t *h)
         list = c->next_input;
         c->next_input = NULL;
         c->input_queued = false;
+        if (!main_holds(c) || c->closing) {
+            continue;           /* handed on meanwhile (closed) */
+        }
         if (c->state == CONN_READING) {
-            process_input(c); /* may queue it again */
+            process_input(c);   /* may queue it again */
         } else {
+            after_batch(c);
             finish_close(c);
         }
     }
 }
 
-/* ---- writing ---------------------------------------------------------- */
+/* ---- hand-offs to the main thread ------------------------------------------ */
 
-static void on_write(uv_write_t *req, int status);
-
-static size_t
-fill_bufs(struct conn *c, uv_buf_t *bufs, size_t *bytes)
+/* Must c's socket be on the main loop? The main thread appends to these
+ * clients' output outside their own requests (messages, MONITOR lines,
+ * the replication stream), which it may only do to a client it holds. */
+static bool
+needs_main_loop(const struct conn *c)
 {
-    struct iovec iov[CONN_MAX_IOV];
-    size_t n = obuf_iov(&c->out, 0, iov, CONN_MAX_IOV, bytes);
-    for (size_t i = 0; i < n; i++) {
-        bufs[i] = uv_buf_init(iov[i].iov_base, (unsigned)iov[i].iov_len);
-    }
-    return n;
+    return c->monitor || pubsub_count(c, false) + pubsub_count(c, true) > 0 ||
+           repl_is_replica_client(c);
 }
 
-/* Write what is queued: try a direct write first; hand the rest to
- * uv_write, whose bytes stay untouched until on_write. */
+/* A homed client the main thread is done with: back to its thread, or
+ * its socket brought over when it must live here now. */
 static void
-flush_conn(struct conn *c)
+hand_back(struct conn *c)
 {
-    uv_buf_t bufs[CONN_MAX_IOV];
-    size_t bytes;
+    if (needs_main_loop(c)) {
+        if (!c->migrating) {
+            c->migrating = true;
+            iothread_hand(c, c->home, HOP_MIGRATE);
+        }
+        return;
+    }
+    c->at_main = false;
+    iothread_hand(c, c->home, HOP_BACK);
+}
 
-    if (c->inflight > 0 || c->state == CONN_CLOSING) {
+/* The socket of a client the main thread holds arrived (HOP_ADOPTED): it
+ * is homed here from now on. */
+static void
+adopt_here(struct conn *c)
+{
+    int fd = c->adopt_fd;
+    c->adopt_fd = -1;
+    iothread_forget(c->home);
+    io_clients_add(0, 1);
+    c->home = 0;
+    c->at_main = false;
+    c->migrating = false;
+    c->gone = false;
+    if (c->closing || fd < 0) {
+        if (fd >= 0) {
+            close(fd);
+        }
+        if (!c->closing) {
+            forget_client(c);
+        }
+        free_conn(c);
+        return;
+    }
+    /* What its thread had not written yet goes first. */
+    obuf_move(&c->wbuf, &c->out);
+    struct obuf taken = c->out;
+    c->out = c->wbuf;
+    c->wbuf = taken;
+    int rc = open_handle(c, srv.loop, fd);
+    if (rc != 0) {
+        log_warning("Moving client %s to the main thread: %s", c->addr,
+                    uv_strerror(rc));
+        close(fd);
+        forget_client(c);
+        free_conn(c);
+        return;
+    }
+    if (c->eof) {
+        conn_close(c);
+        return;
+    }
+    c->stopped = false;
+    if (c->side.len > 0) {
+        if (resp_feed(c->parser, (const char *)c->side.p, c->side.len) < 0) {
+            c->querybuf_overflow = true;
+        }
+        c->side.len = 0;
+    }
+    /* Read from now on, or once what holds it (a pause, WAIT, its output)
+     * lets go and its input drains. */
+    if (c->state == CONN_READING) {
+        uv_read_start(&c->h.stream, on_alloc, on_read);
+    } else {
+        c->backlog = true;
+    }
+    queue_write(c);
+    queue_input(c);
+}
+
+static void
+at_main(struct conn *c, unsigned hops)
+{
+    if (hops & HOP_CLOSED) {
+        if (c->slot_freed) {
+            atomic_fetch_sub_explicit(&closed_early, 1, memory_order_relaxed);
+        }
+        if (!c->closing) {
+            if (c->read_error != 0) {
+                log_verbose("Client %s: %s", c->addr,
+                            uv_strerror(c->read_error));
+            }
+            c->closing = true;
+            forget_client(c);
+        }
+        free_conn(c);
+        return;
+    }
+    if (hops & HOP_ADOPTED) {
+        adopt_here(c);
+        return;
+    }
+    if (hops & HOP_RUN) {
+        c->at_main = true;
+        if (c->closing) {
+            c->at_main = false;
+            iothread_hand(c, c->home, HOP_BACK | HOP_KILL);
+            return;
+        }
+        if (c->state == CONN_READING) {
+            process_input(c);
+        } else {
+            after_batch(c);
+        }
+    }
+    if ((hops & HOP_EOF) && c->at_main) {
+        conn_close(c);
+    }
+}
+
+/* A group of clients handed over at once (iothreads_drain()): the key of
+ * each one's first request is fetched into the cache before any runs, the
+ * buckets first (phase 0), then the records they lead to (phase 1), so
+ * one client's cache misses overlap another's, as a pipeline's do. */
+static void
+warm_up(struct conn *c, int phase)
+{
+    uint64_t h;
+    if (c->parser == NULL || c->db < 0 || (size_t)c->db >= srv.ndbs ||
+        srv.dbs[c->db] == NULL || !resp_queued_hash(c->parser, 0, &h)) {
+        return;
+    }
+    if (phase == 0) {
+        store_prefetch_hash(srv.dbs[c->db], h);
+    } else {
+        store_prefetch_record(srv.dbs[c->db], h);
+    }
+}
+
+/* ---- the flush pass (the main thread) ------------------------------------- */
+
+/* Replies leave once the journal has their decisions as appendfsync asks;
+ * a client homed on an I/O thread goes back to it, to be written there. */
+static void
+flush_one(struct conn *c)
+{
+    if (c->home != 0 && !c->at_main) {
+        return;                 /* handed on already (closed) */
+    }
+    if (c->state == CONN_CLOSING) {
+        finish_close(c);
         return;
     }
     if (c->journal_gen > persist_safe()) {
         queue_write(c);             /* its decisions are not saved yet */
         return;
     }
-    c->rbuf.peak = reply_buf_peak(&c->rbuf, obuf_pending(&c->out));
-    while (obuf_pending(&c->out) > 0) {
-        size_t n = fill_bufs(c, bufs, &bytes);
-        int w = uv_try_write(&c->h.stream, bufs, (unsigned)n);
-        if (w == UV_EAGAIN || w == UV_ENOSYS) {
-            break;
+    if (c->home != 0) {
+        if (!c->migrating && !c->input_queued &&
+            c->state != CONN_POSTPONED && c->state != CONN_BLOCKED) {
+            hand_back(c);       /* (a migrating one waits for its socket) */
         }
-        if (w < 0) {
-            log_verbose("Writing to client %s: %s", c->addr, uv_strerror(w));
-            conn_close(c);
-            return;
-        }
-        srv.stats.net_output_bytes += (uint64_t)w;
-        obuf_consume(&c->out, (size_t)w);
-        if ((size_t)w < bytes) {
-            break; /* the kernel buffer is full */
-        }
-    }
-    if (obuf_pending(&c->out) > 0) {
-        size_t n = fill_bufs(c, bufs, &bytes);
-        int rc = uv_write(&c->wreq, &c->h.stream, bufs, (unsigned)n, on_write);
-        if (rc != 0) {
-            log_verbose("Writing to client %s: %s", c->addr, uv_strerror(rc));
-            conn_close(c);
-            return;
-        }
-        c->inflight = bytes;
         return;
     }
-    obuf_shrink(&c->out);
-    if (c->state == CONN_CLOSE_AFTER_REPLY) {
-        conn_close(c);
-    }
-}
-
-static void
-after_drain(struct conn *c)
-{
-    if (c->state == CONN_PAUSED &&
-        obuf_pending(&c->out) <= (size_t)srv.conf.output_pause_limit / 2) {
-        resume_reading(c);
-    }
-}
-
-static void
-on_write(uv_write_t *req, int status)
-{
-    struct conn *c = req->handle->data;
-    size_t sent = c->inflight;
-    c->inflight = 0;
-    if (c->state == CONN_CLOSING) {
-        return; /* cancelled by uv_close; on_close frees */
-    }
-    if (status < 0) {
-        log_verbose("Writing to client %s: %s", c->addr, uv_strerror(status));
-        conn_close(c);
-        return;
-    }
-    srv.stats.net_output_bytes += sent;
-    obuf_consume(&c->out, sent);
-    after_drain(c);
+    flush_conn(c);
     if (c->state != CONN_CLOSING) {
-        queue_write(c);
+        after_drain(c);
+    } else {
+        finish_close(c);
     }
 }
 
@@ -946,6 +1758,7 @@ static void
 flush_all(uv_prepare_t *h)
 {
     (void)h;
+    (void)iothreads_drain();        /* what the I/O threads handed over */
     keyspace_publish();             /* the pass's effects, to every sink */
     persist_before_replies();       /* the journal's written (and fsynced) */
     flush_fed();                    /* the replication stream it fed */
@@ -956,20 +1769,42 @@ flush_all(uv_prepare_t *h)
         list = c->next_pending;
         c->write_queued = false;
         c->next_pending = NULL;
-        if (c->state == CONN_CLOSING) {
-            finish_close(c);
-            continue;
-        }
-        flush_conn(c);
-        if (c->state != CONN_CLOSING) {
-            after_drain(c);
-        } else {
-            finish_close(c);
-        }
+        flush_one(c);
     }
+    iothreads_before_poll();
 }
 
 /* ---- cron ------------------------------------------------------------- */
+
+static void
+cron_one(struct conn *c, int64_t now_ms, int64_t timeout_ms,
+         int64_t pause_ms)
+{
+    /* Redis resizes a few clients per tick; all of them here. */
+    reply_buf_cron(&c->rbuf, client_unsent(c), now_ms);
+    if (pause_ms > 0 && c->state == CONN_PAUSED &&
+        now_ms - c->paused_since_ms > pause_ms) {
+        srv.stats.output_limit_closes++;
+        log_warning("Closing client %s: it has not read its replies for "
+                    "%lld s (client-output-pause-timeout)", c->addr,
+                    (long long)srv.conf.output_pause_timeout);
+        conn_close(c);
+    } else if (timeout_ms > 0 && c->state != CONN_POSTPONED &&
+               c->state != CONN_BLOCKED && !c->monitor &&
+               now_ms - c->last_interaction_ms > timeout_ms &&
+               c->inflight == 0) {
+        /* As Redis: blocked clients and monitors never time out. */
+        srv.stats.idle_timeout_closes++;
+        log_verbose("Closing idle client %s", c->addr);
+        conn_close(c);
+    } else if (c->state == CONN_READING && c->inflight == 0 &&
+               client_unsent(c) == 0 && resp_queued(c->parser) == 0 &&
+               !c->gone) {
+        resp_shrink(c->parser);
+        obuf_shrink(&c->out);
+        obuf_shrink(&c->wbuf);
+    }
+}
 
 void
 conn_cron(int64_t now_ms)
@@ -979,32 +1814,238 @@ conn_cron(int64_t now_ms)
     }
     int64_t timeout_ms = srv.conf.timeout * 1000;
     int64_t pause_ms = srv.conf.output_pause_timeout * 1000;
+    /* The I/O threads hold most clients: they wait while this reads and
+     * resizes them. */
+    iothreads_pause();
     struct conn *c = srv.clients;
     while (c != NULL) {
         struct conn *next = c->next;
-        /* Redis resizes a few clients per tick; all of them here. */
-        reply_buf_cron(&c->rbuf, obuf_pending(&c->out), now_ms);
-        if (pause_ms > 0 && c->state == CONN_PAUSED &&
-            now_ms - c->paused_since_ms > pause_ms) {
-            srv.stats.output_limit_closes++;
-            log_warning("Closing client %s: it has not read its replies for "
-                        "%lld s (client-output-pause-timeout)", c->addr,
-                        (long long)srv.conf.output_pause_timeout);
-            conn_close(c);
-        } else if (timeout_ms > 0 && c->state != CONN_POSTPONED &&
-                   c->state != CONN_BLOCKED &&
-                   !c->monitor &&
-                   now_ms - c->last_interaction_ms > timeout_ms &&
-                   c->inflight == 0) {
-            /* As Redis: blocked clients and monitors never time out. */
-            srv.stats.idle_timeout_closes++;
-            log_verbose("Closing idle client %s", c->addr);
-            conn_close(c);
-        } else if (c->state == CONN_READING && c->inflight == 0 &&
-                   obuf_pending(&c->out) == 0 && c->held.argc == 0) {
-            /* (A held request's argv lives in the parser's buffer.) */
-            resp_shrink(c->parser);
+        if (!c->lent && !c->migrating) {
+            cron_one(c, now_ms, timeout_ms, pause_ms);
         }
         c = next;
     }
+    iothreads_resume();
+}
+
+/* ---- a script that runs too long -------------------------------------------- */
+
+/* A client the lender may take: homed here, reading, with nothing the
+ * journal still holds, and none the script's commands can reach. */
+static bool
+lendable(const struct conn *c, const struct conn *caller)
+{
+    return c != caller && c->home == 0 && c->state == CONN_READING &&
+           !c->monitor && !c->lent &&
+           pubsub_count(c, false) + pubsub_count(c, true) == 0 &&
+           !repl_is_replica_client(c) && c->inflight == 0 &&
+           c->journal_gen <= persist_safe();
+}
+
+/* Take c off the main thread's lists: the lender holds it now. */
+static void
+unlist(struct conn *c, struct conn **list, bool input)
+{
+    for (struct conn **p = list; *p != NULL;
+         p = input ? &(*p)->next_input : &(*p)->next_pending) {
+        if (*p == c) {
+            *p = input ? c->next_input : c->next_pending;
+            break;
+        }
+    }
+    if (input) {
+        c->input_queued = false;
+    } else {
+        c->write_queued = false;
+    }
+}
+
+static size_t
+choose_lent(struct conn *caller, struct conn ***lent, int **fds)
+{
+    size_t n = 0, cap = 0;
+    *lent = NULL;
+    *fds = NULL;
+    for (struct conn *c = srv.clients; c != NULL; c = c->next) {
+        uv_os_fd_t fd;
+        if (!lendable(c, caller) || uv_fileno(&c->h.handle, &fd) != 0) {
+            continue;
+        }
+        if (n == cap) {
+            size_t ncap = cap ? cap * 2 : 64;
+            struct conn **l = mem_realloc(*lent, ncap * sizeof(*l));
+            int *f = l != NULL ? mem_realloc(*fds, ncap * sizeof(*f)) : NULL;
+            if (l != NULL) {
+                *lent = l;
+            }
+            if (f == NULL) {
+                break;          /* the rest wait for the script */
+            }
+            *fds = f;
+            cap = ncap;
+        }
+        if (c->write_queued) {
+            unlist(c, &write_list, false);
+        }
+        if (c->input_queued) {
+            unlist(c, &input_list, true);
+        }
+        c->lent = true;
+        (*lent)[n] = c;
+        (*fds)[n] = fd;
+        n++;
+    }
+    return n;
+}
+
+static struct conn *
+prepare_for_lender(bool is_unix)
+{
+    return conn_create(is_unix);
+}
+
+static const struct busy_lender_ops lender_ops = { prepare_for_lender };
+
+/* Homed clients the main thread holds and has not started: their threads
+ * answer them while the script runs. */
+static void
+return_idle_homed(void)
+{
+    for (struct conn *c = srv.clients; c != NULL; c = c->next) {
+        if (c->home != 0 && c->at_main && !c->migrating &&
+            c->state == CONN_READING && c->journal_gen <= persist_safe() &&
+            (c->input_queued || c->write_queued)) {
+            if (c->write_queued) {
+                unlist(c, &write_list, false);
+            }
+            if (c->input_queued) {
+                unlist(c, &input_list, true);
+            }
+            hand_back(c);
+        }
+    }
+}
+
+/* Handed over, not started: back to its thread, which answers it. */
+static void
+unrun(struct conn *c)
+{
+    iothread_hand(c, c->home, HOP_BACK);
+}
+
+void
+conn_busy_start(struct conn *caller)
+{
+    struct conn **lent;
+    int *fds;
+    iothreads_unrun(unrun);
+    return_idle_homed();
+    size_t n = choose_lent(caller, &lent, &fds);
+    busy_lend_start(lent, fds, n, &lender_ops);
+    mem_free(lent);
+    mem_free(fds);
+    busy_set(true);
+    /* The I/O threads answer what they frame from now on, and take back,
+     * unstarted, what waits in the main thread's queues. */
+    iothreads_poke();
+}
+
+/* The lender gives a client back (the main thread's again). */
+static void
+take_back(struct conn *c, int fd, bool accepted, bool protocol_failed)
+{
+    if (accepted) {
+        int rc = open_handle(c, srv.loop, fd);
+        if (rc != 0) {
+            log_accept_error(rc);
+            close(fd);
+            c->state = CONN_CLOSING;
+            if (rc == UV_EINVAL) {
+                free_conn(c);
+            } else {
+                uv_close(&c->h.handle, on_close);
+            }
+            return;
+        }
+        attach(c);
+        if (c->home != 0 || c->state != CONN_READING) {
+            return;     /* an I/O thread reads it on: its queue goes along */
+        }
+    }
+    c->lent = false;
+    if (protocol_failed && c->state == CONN_READING) {
+        protocol_error(c, resp_error(c->parser));
+    }
+    if (c->state == CONN_CLOSING) {
+        finish_close(c);
+        return;
+    }
+    if (c->state == CONN_READING) {
+        queue_input(c);
+    }
+    if (obuf_pending(&c->out) > 0) {
+        queue_write(c);
+    }
+}
+
+void
+conn_busy_stop(void)
+{
+    busy_set(false);
+    busy_lend_stop(take_back);
+    /* Parking the I/O threads wakes each; they send on, at once, what
+     * waited for the script (busy_over() at their next wake-up), and what
+     * they answered is added up meanwhile. */
+    iothreads_pause();
+    busy_collect();
+    iothreads_resume();
+}
+
+/* Handed to the main thread, not started, and a script now runs too
+ * long: this thread answers it after all. */
+static void
+reclaimed(struct conn *c)
+{
+    c->gone = false;
+    take_aside(c);
+    io_set_reading(c);
+    io_dispatch(c);
+}
+
+/* On an I/O thread, at each wake-up: while a script runs too long, take
+ * back what waits unstarted for the main thread and answer it; once it is
+ * over, send on what waited for it. */
+static void
+thread_woken(void)
+{
+    if (busy_active()) {
+        iothread_reclaim(HOP_RUN, reclaimed);
+        return;
+    }
+    if (waiting_busy == NULL) {
+        return;
+    }
+    struct conn *list = waiting_busy;
+    waiting_busy = NULL;
+    while (list != NULL) {
+        struct conn *c = list;
+        list = c->next_waiting_busy;
+        c->next_waiting_busy = NULL;
+        c->waits_busy = false;
+        if (c->state != CONN_CLOSING) {
+            io_dispatch(c);
+        }
+    }
+}
+
+void
+conn_clients_enter(void)
+{
+    iothreads_pause();
+}
+
+void
+conn_clients_leave(void)
+{
+    iothreads_resume();
 }

@@ -17,12 +17,37 @@
  *   any ──(peer gone, read or write error, hard output limit, out of
  *          memory for replies, CLIENT KILL, shutdown)────> CLOSING
  *
+ * Threads. Each client's socket has a home: the main loop, or one I/O
+ * thread's loop (io-threads > 1: every client but subscribers, monitors
+ * and replicas, whose sockets move to the main loop because the main
+ * thread writes to them outside their own requests). One thread holds a
+ * client at a time, and only it touches the client's state, parser and
+ * output buffer; a hand-off (iothread.h) passes the client on:
+ *
+ *   home thread: read, frame requests ahead ──(HOP_RUN)──> main thread
+ *   main thread: run them, replies appended, then the journal
+ *                ──(HOP_BACK, once the replies may leave)──> home thread
+ *   home thread: write the replies, read on
+ *
+ * POSTPONED and BLOCKED clients stay with the main thread until released;
+ * a PAUSED one with its home thread until its output drains. While the
+ * main thread holds a client, its home thread keeps reading its socket
+ * into a side buffer (up to 64 KB, then it stops), fed to the parser when
+ * the client comes back. The socket itself, its in-flight write and the
+ * side buffer are always the home thread's; the client list, the
+ * registries (monitors, subscribers, replicas) and the kill marks always
+ * the main thread's, which reads the rest of a client it does not hold
+ * only with the I/O threads paused (CLIENT LIST, the cron). With
+ * io-threads 1 every client is homed on the main loop and nothing is
+ * handed over.
+ *
  * Requests are executed as soon as they are framed and their replies are
  * appended to the output buffer in order; the buffer is flushed once per
  * loop iteration (flush_all(), the loop's prepare handle), so a pipeline
  * of N requests costs one write. A reply waits while the journal has not
  * made its writes as safe as appendfsync asks (persist.h). Memory is
- * freed only in the libuv close callback.
+ * freed once the socket is closed (libuv's close callback, or the main
+ * thread told by the home thread: HOP_CLOSED).
  */
 #ifndef CELLGATE_CONN_H
 #define CELLGATE_CONN_H
@@ -34,8 +59,10 @@
 
 #include "server/client.h"
 
-/* Set up the loop-wide pieces (prepare/idle handles, read buffer). */
+/* Set up the loop-wide pieces (prepare/idle handles) and start the I/O
+ * threads io-threads asks for; -1 when one cannot be made. */
 int conn_setup(uv_loop_t *loop);
+/* Once every client is closed: stop the I/O threads, release the rest. */
 void conn_teardown(void);
 
 /* A listener's connection callback: accept the client, or count and log
@@ -45,24 +72,25 @@ void conn_on_connection(uv_stream_t *server, int status, bool is_unix);
 /* From cron, now_ms on the loop's clock: end a CLIENT PAUSE whose time is
  * up, close clients idle past timeout or PAUSED past
  * client-output-pause-timeout, resize reply buffers, shrink idle query
- * buffers. */
+ * buffers (the I/O threads paused meanwhile). */
 void conn_cron(int64_t now_ms);
 
 /* Close every client (shutdown). */
 void conn_close_all(void);
 
-/* The busy server (busy.c) read or answered for c while the loop's thread
- * ran a script: the loop takes it back (a request it held runs first,
- * output it left is written, buffered requests are read; a protocol
- * error it met is answered and the client closed, as on_read() does). */
-void conn_wake(struct conn *c, bool protocol_failed);
+/* The script engine's busy ops (script.h; main.c hands them over): a
+ * script ran past busy-reply-threshold, on the main thread inside Lua.
+ * start: clients homed on an I/O thread that the main thread holds but
+ * has not started go back to be answered there; those homed on the main
+ * loop are lent to the busy server's lender (busy.h); the busy flag goes
+ * up. stop: the flag goes down, the lender is joined and what it held is
+ * taken back, the answers are counted. */
+void conn_busy_start(struct conn *caller);
+void conn_busy_stop(void);
 
-/* For the busy server's thread: a connection not yet on the loop (its
- * parser and output buffer made, no handle), NULL when memory ran out. */
-struct conn *conn_prepare(bool is_unix);
-
-/* Back on the loop's thread: the connection the busy server accepted on
- * fd (conn_prepare()'s c) joins the loop, then as conn_wake(). */
-void conn_adopt(struct conn *c, int fd, bool protocol_failed);
+/* The dispatcher's guard around commands that read other clients
+ * (CMD_READS_CLIENTS): the I/O threads paused, then resumed. */
+void conn_clients_enter(void);
+void conn_clients_leave(void);
 
 #endif

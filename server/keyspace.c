@@ -20,6 +20,7 @@
 #include "algorithms/sliding_window.h"
 #include "lib/dict.h"
 #include "lib/mem.h"
+#include "lib/siphash.h"
 #include "lib/num.h"
 #include "server/clock.h"
 #include "server/journal.h"
@@ -662,11 +663,22 @@ keyspace_select(int i)
     return true;
 }
 
+/* Every database's hash key, from srv.seed: set once at start-up, before
+ * any I/O thread, and only read afterwards. */
+static uint64_t hash_k0, hash_k1;
+
+uint64_t
+keyspace_key_hash(const char *key, size_t len)
+{
+    return siphash(hash_k0, hash_k1, len == 0 ? "" : key, len, 1, 3);
+}
+
 int
 keyspace_init(const unsigned char seed[16], int64_t now)
 {
     (void)now;      /* a database's wheel starts when it is first used */
     memcpy(srv.seed, seed, sizeof(srv.seed));
+    siphash_key(seed, &hash_k0, &hash_k1);
     dict_seed(seed);        /* the collections' tables hash alike */
     srv.ndbs = (size_t)srv.conf.databases;
     srv.dbs = mem_calloc(srv.ndbs, sizeof(*srv.dbs));

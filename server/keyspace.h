@@ -28,6 +28,10 @@
  * all hashing with srv.seed so a key hashes alike in each. Commands use
  * srv.store, the selected one. keyspace_init() makes database 0 and
  * selects it (-1 when out of memory); keyspace_teardown() frees them all. */
+/* The hash every database's table gives key (the same seed): what a
+ * request's key hint carries (store.h's struct key_hint). Thread-safe. */
+uint64_t keyspace_key_hash(const char *key, size_t len);
+
 int keyspace_init(const unsigned char seed[16], int64_t now);
 void keyspace_teardown(void);
 

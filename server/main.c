@@ -584,8 +584,10 @@ setup(void)
         log_warning("Out of memory creating the keyspace");
         return -1;
     }
-    static const struct script_busy_ops busy_ops = { busy_start, busy_stop };
+    static const struct script_busy_ops busy_ops = { conn_busy_start,
+                                                     conn_busy_stop };
     script_set_busy_ops(&busy_ops);
+    cmd_set_clients_guard(conn_clients_enter, conn_clients_leave);
     if (script_init() < 0) {
         log_warning("Out of memory creating the Lua state for scripts");
         return -1;

@@ -33,8 +33,6 @@ struct server_stats {
     uint64_t evicted_keys_base;   /* store_evicted() at CONFIG RESETSTAT */
     uint64_t keyspace_hits;
     uint64_t keyspace_misses;
-    uint64_t net_input_bytes;
-    uint64_t net_output_bytes;
     uint64_t protocol_errors;
     uint64_t querybuf_limit_closes;
     uint64_t output_limit_closes;

@@ -116,15 +116,12 @@ trim(size_t max)
     ring_len = max;
 }
 
-void
-slowlog_note(const struct conn *c, const struct resp_request *req,
-             uint64_t usec)
+/* Keep the entry of a slow command (out of line: slowlog_note() is on
+ * every command's path and should not pay for this part's registers). */
+__attribute__((noinline)) static void
+record(const struct conn *c, const struct resp_request *req, uint64_t usec,
+       size_t max)
 {
-    int64_t slower = srv.conf.slowlog_log_slower_than;
-    size_t max = (size_t)srv.conf.slowlog_max_len;
-    if (slower < 0 || usec < (uint64_t)slower || max == 0) {
-        return;
-    }
     trim(max - 1);
     if (ring_cap < max) {
         struct slow_entry **r = mem_realloc(ring, max * sizeof(*r));
@@ -138,6 +135,18 @@ slowlog_note(const struct conn *c, const struct resp_request *req,
     if (e != NULL) {
         ring[ring_len++] = e;
     }
+}
+
+void
+slowlog_note(const struct conn *c, const struct resp_request *req,
+             uint64_t usec)
+{
+    int64_t slower = srv.conf.slowlog_log_slower_than;
+    size_t max = (size_t)srv.conf.slowlog_max_len;
+    if (slower < 0 || usec < (uint64_t)slower || max == 0) {
+        return;
+    }
+    record(c, req, usec, max);
 }
 
 void

@@ -886,16 +886,22 @@ find_key(struct store *s, uint64_t h, const void *key, size_t keylen, int *ti)
     return NULL;
 }
 
-uint64_t
-store_prefetch_bucket(struct store *s, const void *key, size_t keylen)
+void
+store_prefetch_hash(struct store *s, uint64_t h)
 {
-    uint64_t h = store_hash(s, keylen == 0 ? "" : key, keylen);
     for (int i = 0; i < 2 && s->count > 0; i++) {
         uint32_t *head = table_head(s, i, h);
         if (head != NULL) {
             __builtin_prefetch(head);
         }
     }
+}
+
+uint64_t
+store_prefetch_bucket(struct store *s, const void *key, size_t keylen)
+{
+    uint64_t h = store_hash(s, keylen == 0 ? "" : key, keylen);
+    store_prefetch_hash(s, h);
     return h;
 }
 

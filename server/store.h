@@ -160,6 +160,7 @@ struct store_rec *store_lookup_hashed(struct store *s, const void *key,
  * cache, fetch the first record of its chain. */
 uint64_t store_prefetch_bucket(struct store *s, const void *key,
                                size_t keylen);
+void store_prefetch_hash(struct store *s, uint64_t hash);  /* the bucket */
 void store_prefetch_record(struct store *s, uint64_t hash);
 
 /* Add a record for a key that store_lookup() just reported absent. The state

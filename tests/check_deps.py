@@ -13,8 +13,9 @@ The rules:
     never depends on a higher one or a sibling (algorithms: lib only).
   - inside server/, the floors, top down:
         main                          (the process)
-        conn, metrics, busy           (the connection layer, the exporter,
-                                       the busy server)
+        conn, iothread, metrics, busy (the connection layer, its I/O
+                                       threads, the exporter, the busy
+                                       server)
         commands                      (the table: names every handler)
         handlers/: cmd_*.c, info.c    (one command family each)
         handlers/limit_cmd, coll_cmd  (what the limiter handlers share;
@@ -72,7 +73,8 @@ WINGS = ["server/handlers", "server/script", "server/persist", "server/repl",
 # whose pattern matches.
 SERVER_FLOORS = [
     ("main", ["server/main"]),
-    ("connections", ["server/conn", "server/metrics", "server/busy"]),
+    ("connections", ["server/conn", "server/iothread", "server/metrics",
+                     "server/busy"]),
     ("table", ["server/commands"]),
     ("handlers", ["server/handlers/*"]),
     ("handler support", ["server/handlers/limit_cmd", "server/handlers/coll_cmd"]),

@@ -24,6 +24,7 @@
 #include "server/errors.h"
 #include "lib/glob.h"
 #include "server/handlers/handlers.h"
+#include "server/iostats.h"
 #include "server/keyspace.h"
 #include "server/listen.h"
 #include "server/log.h"
@@ -692,6 +693,7 @@ cmd_config_resetstat(struct conn *c, struct resp_request *req)
     keyspace_totals(&tot);
     srv.stats.expired_keys_base = tot.expired;
     srv.stats.evicted_keys_base = tot.evicted;
+    io_figures_reset();
     cmd_reset_stats();
     reply_ok(&c->out);
 }

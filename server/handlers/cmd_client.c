@@ -162,8 +162,13 @@ describe_client(const struct conn *x, const struct resp_request *req,
     size_t qbuf = req != NULL ? x->batch_qbuf : resp_buffered(x->parser);
     size_t qmem = resp_memory(x->parser);
     size_t mmem = multi_memory(x);
+    struct obuf_stats wb;
     client_flags(x, flags);
     obuf_stats(&x->out, &ob);
+    obuf_stats(&x->wbuf, &wb);      /* an I/O thread writes these */
+    ob.obl += wb.obl;
+    ob.oll += wb.oll;
+    ob.omem += wb.omem;
     if (uv_fileno(&x->h.handle, &fd) != 0) {
         fd = -1;
     }
@@ -180,10 +185,10 @@ describe_client(const struct conn *x, const struct resp_request *req,
         pubsub_count(x, false), pubsub_count(x, true),
         multi_open(x, x->multi) ? (long long)x->multi->ncmds : -1LL, qbuf,
         qmem > qbuf ? qmem - qbuf : 0, argv_bytes(req), mmem, x->rbuf.size,
-        reply_buf_peak(&x->rbuf, obuf_pending(&x->out)), ob.obl, ob.oll,
+        reply_buf_peak(&x->rbuf, client_unsent(x)), ob.obl, ob.oll,
         ob.omem, qmem + mmem + ob.omem + (x->out.head != NULL
                                               ? OBUF_CHUNK_SIZE : 0),
-        obuf_pending(&x->out) > 0 ? "w" : "",
+        client_unsent(x) > 0 ? "w" : "",
         x->last_cmd != NULL ? x->last_cmd->name : "NULL", x->proto,
         x->lib_name ? x->lib_name : "", x->lib_ver ? x->lib_ver : "");
 }
@@ -443,8 +448,12 @@ cmd_client_kill(struct conn *c, struct resp_request *req)
      * caller itself only after its reply. */
     int64_t killed = 0, now = clock_loop_ms();
     for (struct conn *x = srv.clients; x != NULL; x = x->next) {
-        if (!(x->requests & CLIENT_KILLED) && kill_matches(&f, c, x, now)) {
-            x->requests |= x == c ? CLIENT_CLOSE_AFTER_REPLY : CLIENT_KILLED;
+        if (!x->killed && kill_matches(&f, c, x, now)) {
+            if (x == c) {
+                c->requests |= CLIENT_CLOSE_AFTER_REPLY;
+            } else {
+                x->killed = true;
+            }
             c->requests |= CLIENT_KILLS;
             killed++;
         }

@@ -77,37 +77,61 @@ reply_cell_parse_error(struct conn *c, const char *arg, size_t len)
     mem_free(msg);
 }
 
+/* argv[i] as redis-cell reads an integer (num_parse_i64_rust), inline for
+ * plain digits (what nearly every call sends); false after replying its
+ * error. */
+static inline bool
+parse_cell_arg(struct conn *c, const struct resp_request *req, size_t i,
+               int64_t *out)
+{
+    const char *s = req->argv[i];
+    size_t len = req->argvlen[i];
+    if (len - 1 < 18) {     /* 1 to 18 digits cannot overflow */
+        uint64_t v = 0;
+        size_t k = 0;
+        for (; k < len; k++) {
+            unsigned d = (unsigned char)s[k] - (unsigned)'0';
+            if (d > 9) {
+                break;
+            }
+            v = v * 10 + d;
+        }
+        if (k == len) {
+            *out = (int64_t)v;
+            return true;
+        }
+    }
+    if (!num_parse_i64_rust(s, len, out)) {
+        reply_cell_parse_error(c, s, len);
+        return false;
+    }
+    return true;
+}
+
 /* Fill p from argv[2..]; the quantity is argv[5] unless it is an option.
  * Returns false after replying the error. */
 static bool
 parse_throttle_args(struct conn *c, struct resp_request *req,
                     struct gcra_params *p, struct limit_opts *o)
 {
-    size_t nums = 3;        /* max_burst count period [quantity] */
-    size_t i;
-    memset(o, 0, sizeof(*o));
+    bool quantity = false;  /* max_burst count period [quantity] */
+    o->peek = o->ms = false;
     p->quantity = 1;
     if (req->argc >= 6 && !parse_option(req->argv[5], req->argvlen[5], o)) {
-        nums = 4;
+        quantity = true;
     }
     /* Everything after argv[5] must be an option; redis-cell answers its
      * usage error for any other extra argument. */
-    for (i = 6; i < req->argc; i++) {
+    for (size_t i = 6; i < req->argc; i++) {
         if (!parse_option(req->argv[i], req->argvlen[i], o)) {
             cmd_error(c, CELL_USAGE);
             return false;
         }
     }
-    int64_t *fields[4] = { &p->max_burst, &p->count, &p->period,
-                           &p->quantity };
-    for (i = 0; i < nums; i++) {
-        if (!num_parse_i64_rust(req->argv[2 + i], req->argvlen[2 + i],
-                                fields[i])) {
-            reply_cell_parse_error(c, req->argv[2 + i], req->argvlen[2 + i]);
-            return false;
-        }
-    }
-    return true;
+    return parse_cell_arg(c, req, 2, &p->max_burst) &&
+           parse_cell_arg(c, req, 3, &p->count) &&
+           parse_cell_arg(c, req, 4, &p->period) &&
+           (!quantity || parse_cell_arg(c, req, 5, &p->quantity));
 }
 
 static int64_t

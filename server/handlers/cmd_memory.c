@@ -63,10 +63,12 @@ clients_bytes(void)
 {
     size_t n = 0;
     for (struct conn *x = srv.clients; x != NULL; x = x->next) {
-        struct obuf_stats ob;
+        struct obuf_stats ob, wb;
         obuf_stats(&x->out, &ob);
-        n += resp_memory(x->parser) + multi_memory(x) + ob.omem +
-             (x->out.head != NULL ? OBUF_CHUNK_SIZE : 0);
+        obuf_stats(&x->wbuf, &wb);
+        n += resp_memory(x->parser) + multi_memory(x) + ob.omem + wb.omem +
+             (x->out.head != NULL ? OBUF_CHUNK_SIZE : 0) +
+             (x->wbuf.head != NULL ? OBUF_CHUNK_SIZE : 0);
     }
     return n;
 }

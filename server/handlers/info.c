@@ -19,6 +19,7 @@
 #include "server/errors.h"
 #include "server/envoy/grpc.h"
 #include "server/handlers/handlers.h"
+#include "server/iostats.h"
 #include "server/keyspace.h"
 #include "server/script/script.h"
 #include "server/server.h"
@@ -70,7 +71,8 @@ section_server(struct textbuf *t)
              "uptime_in_days:%lld\r\n"
              "hz:%lld\r\n"
              "executable:%s\r\n"
-             "config_file:%s\r\n",
+             "config_file:%s\r\n"
+             "io_threads_active:%d\r\n",
              REDIS_COMPAT_VERSION, CELLGATE_VERSION,
              /* Cluster clients read this to decide how to connect. */
              srv.conf.cluster_mode == CLUSTER_MODE_NO ? "standalone"
@@ -79,7 +81,8 @@ section_server(struct textbuf *t)
              u.machine, (int)(sizeof(void *) * 8), uv_version_string(),
              (int)getpid(), srv.run_id, srv.tcp_port, (long long)now_us,
              (long long)up, (long long)(up / 86400), (long long)srv.conf.hz,
-             srv.executable, srv.config_file ? srv.config_file : "");
+             srv.executable, srv.config_file ? srv.config_file : "",
+             io_threads_running() > 1);
 }
 
 static void
@@ -232,8 +235,11 @@ section_stats(struct textbuf *t)
     const struct server_stats *s = &srv.stats;
     struct ks_totals tot;
     struct child_info ch;
+    struct io_figures io, main_io;
     keyspace_totals(&tot);
     child_info(&ch);
+    io_figures_total(&io);
+    io_figures_of(0, &main_io);
     textbuf_printf(t, "# Stats\r\n"
              "total_connections_received:%llu\r\n"
              "total_commands_processed:%llu\r\n"
@@ -249,6 +255,10 @@ section_stats(struct textbuf *t)
              "latest_fork_usec:%lld\r\n"
              "total_forks:%llu\r\n"
              "total_error_replies:%llu\r\n"
+             "total_reads_processed:%llu\r\n"
+             "total_writes_processed:%llu\r\n"
+             "io_threaded_reads_processed:%llu\r\n"
+             "io_threaded_writes_processed:%llu\r\n"
              "protocol_errors:%llu\r\n"
              "client_query_buffer_limit_disconnections:%llu\r\n"
              "client_output_buffer_limit_disconnections:%llu\r\n"
@@ -259,8 +269,8 @@ section_stats(struct textbuf *t)
              "accept_errors:%llu\r\n",
              (unsigned long long)s->connections_received,
              (unsigned long long)s->commands_processed,
-             (unsigned long long)s->net_input_bytes,
-             (unsigned long long)s->net_output_bytes,
+             (unsigned long long)io.bytes_in,
+             (unsigned long long)io.bytes_out,
              (unsigned long long)s->rejected_connections,
              (unsigned long long)(tot.expired - s->expired_keys_base),
              (unsigned long long)(tot.evicted - s->evicted_keys_base),
@@ -270,6 +280,9 @@ section_stats(struct textbuf *t)
              (long long)ch.latest_fork_usec,
              (unsigned long long)ch.total_forks,
              (unsigned long long)s->total_error_replies,
+             (unsigned long long)io.reads, (unsigned long long)io.writes,
+             (unsigned long long)(io.reads - main_io.reads),
+             (unsigned long long)(io.writes - main_io.writes),
              (unsigned long long)s->protocol_errors,
              (unsigned long long)s->querybuf_limit_closes,
              (unsigned long long)s->output_limit_closes,
@@ -278,6 +291,20 @@ section_stats(struct textbuf *t)
              (unsigned long long)s->grpc_memory_limit_closes,
              (unsigned long long)s->grpc_stream_timeouts,
              (unsigned long long)s->accept_errors);
+}
+
+/* Redis 8's: each thread that serves clients, the main thread first. */
+static void
+section_threads(struct textbuf *t)
+{
+    textbuf_printf(t, "# Threads\r\n");
+    for (unsigned i = 0; i < io_threads_running(); i++) {
+        struct io_figures f;
+        io_figures_of(i, &f);
+        textbuf_printf(t, "io_thread_%u:clients=%u,reads=%llu,writes=%llu\r\n",
+                       i, io_clients_of(i), (unsigned long long)f.reads,
+                       (unsigned long long)f.writes);
+    }
 }
 
 static void
@@ -394,6 +421,7 @@ static const struct section sections[] = {
     { "stats", section_stats, true },
     { "replication", section_replication, true },
     { "cpu", section_cpu, true },
+    { "threads", section_threads, true },
     { "commandstats", section_commandstats, false },
     { "limits", section_limits, true },
     { "errorstats", section_errorstats, true },

@@ -97,7 +97,7 @@ void
 primary_drop_replicas(void)
 {
     for (struct peer *p = peers; p != NULL; p = p->next) {
-        p->c->requests |= CLIENT_KILLED;
+        p->c->killed = true;
         client_note_fed(p->c);
     }
 }
@@ -273,7 +273,7 @@ drop_waiting_peers(void)
 {
     for (struct peer *p = peers; p != NULL; p = p->next) {
         if (p->state == PEER_WAIT_SNAPSHOT && !p->syncing) {
-            p->c->requests |= CLIENT_KILLED;
+            p->c->killed = true;
             client_note_fed(p->c);
         }
     }
@@ -465,7 +465,7 @@ sync_done(const struct child_exit *how)
         p->fd = have ? open(sync_path, O_RDONLY | O_CLOEXEC) : -1;
         if (p->fd < 0) {
             log_warning("Replica %s:%d: no snapshot to send", p->ip, p->port);
-            p->c->requests |= CLIENT_KILLED;
+            p->c->killed = true;
             client_note_fed(p->c);
             continue;
         }
@@ -520,7 +520,7 @@ send_slices(void)
             if (n <= 0) {
                 log_warning("Reading the snapshot for replica %s:%d failed",
                             p->ip, p->port);
-                p->c->requests |= CLIENT_KILLED;
+                p->c->killed = true;
                 p->left = -1;
                 break;
             }
@@ -536,7 +536,7 @@ send_slices(void)
             log_notice("Synchronization with replica %s:%d succeeded",
                        p->ip, p->port);
         }
-        if (sent > 0 || (p->c->requests & CLIENT_KILLED)) {
+        if (sent > 0 || p->c->killed) {
             client_note_fed(p->c);
         }
     }

@@ -10,7 +10,14 @@ Everything here talks to the daemon over 127.0.0.1 (or a unix socket) only.
 
 Environment:
     CELLGATE_BIN   the binary under test (default: <repo>/cellgate)
-    SANITIZE       1 when CELLGATE_BIN is the ASan+UBSan build
+    SANITIZE       1 when CELLGATE_BIN is the ASan+UBSan build, thread
+                   when it is the ThreadSanitizer build
+    CELLGATE_IO_THREADS
+                   N: every cellgate daemon the tests start gets
+                   --io-threads N (replicas and daemons started with a
+                   config file too), unless the test sets io-threads
+                   itself (an argument, or a line of its config file);
+                   make test-integration-threads sets it
 """
 import os
 import signal
@@ -30,12 +37,42 @@ CONFORMANCE = os.path.join(REPO, "tests", "conformance")
 PYTHON = "/usr/bin/python3"
 
 BIN = os.path.abspath(os.environ.get("CELLGATE_BIN") or os.path.join(REPO, "cellgate"))
-SANITIZE = os.environ.get("SANITIZE", "0") == "1"
+# A sanitizer build (ASan+UBSan, or ThreadSanitizer): slower, so some
+# bounds are wider.
+SANITIZE = os.environ.get("SANITIZE", "0") in ("1", "thread")
+IO_THREADS = os.environ.get("CELLGATE_IO_THREADS", "").strip()
+if IO_THREADS and not IO_THREADS.isdigit():
+    raise SystemExit("CELLGATE_IO_THREADS=%r: want a number of threads" % IO_THREADS)
+
+
+def io_thread_args(args=(), config_file=None):
+    """["--io-threads", N] under CELLGATE_IO_THREADS=N, for a daemon whose
+    own arguments (args) and config file set no io-threads; else []. Every
+    place a test starts the binary as a server adds these."""
+    if not IO_THREADS:
+        return []
+    if any(str(a) == "--io-threads" for a in args):
+        return []
+    if config_file:
+        try:
+            with open(config_file, "r", errors="replace") as f:
+                for line in f:
+                    words = line.split()
+                    if words and words[0].lower() == "io-threads":
+                        return []
+        except OSError:
+            pass        # the daemon reports a missing file itself
+    return ["--io-threads", IO_THREADS]
 
 # Lines that mean a sanitizer found something, wherever they appear in the log.
-SANITIZER_MARKERS = ("ERROR: AddressSanitizer", "runtime error:", "LeakSanitizer")
+SANITIZER_MARKERS = ("ERROR: AddressSanitizer", "runtime error:", "LeakSanitizer",
+                     "WARNING: ThreadSanitizer", "ThreadSanitizer:")
+# The ThreadSanitizer build's suppressions (third-party libraries only).
+TSAN_SUPP = os.path.join(REPO, "tests", "stress", "tsan.supp")
 
-START_TIMEOUT = 15.0     # seconds until the daemon must answer PING
+# Seconds until the daemon must answer PING: loading a journal of long
+# strings takes a ThreadSanitizer build over 15 s on a busy 2-core machine.
+START_TIMEOUT = 60.0 if SANITIZE else 15.0
 STOP_TIMEOUT = 15.0      # seconds after SIGTERM until it must have exited
 IO_TIMEOUT = 10.0        # default socket timeout of every client
 
@@ -64,11 +101,14 @@ def free_port():
 
 
 def sanitizer_env(env):
-    """Route ASan/UBSan/LSan reports to the daemon's stderr and make them fatal."""
+    """Route ASan/UBSan/LSan/TSan reports to the daemon's stderr and make
+    them fail the test (fatal, or a non-zero exit at the end for TSan)."""
     env.setdefault("ASAN_OPTIONS",
                    "detect_leaks=1:abort_on_error=0:exitcode=99:halt_on_error=1")
     env.setdefault("UBSAN_OPTIONS", "print_stacktrace=1:halt_on_error=1")
     env.setdefault("LSAN_OPTIONS", "exitcode=99")
+    env.setdefault("TSAN_OPTIONS", "suppressions=%s:halt_on_error=0:exitcode=66:"
+                   "second_deadlock_stack=1" % TSAN_SUPP)
     return env
 
 
@@ -300,6 +340,9 @@ class Daemon:
         argv = [BIN]
         if self.config_file:
             argv.append(self.config_file)
+        # CELLGATE_IO_THREADS (make test-integration-threads), before the
+        # test's own arguments.
+        argv += io_thread_args(self.extra_args, self.config_file)
         # Snapshots go to the daemon's own folder, never the test's cwd;
         # without a config file the save rules are off unless the test sets
         # them (a shutdown then writes nothing, as tests expect). The
@@ -387,7 +430,15 @@ class Daemon:
                     break
                 got += chunk
             # With requirepass the server is up when it asks for AUTH.
-            return got == b"+PONG\r\n" or got.startswith(b"-NOAUTH ")
+            up = got == b"+PONG\r\n" or got.startswith(b"-NOAUTH ")
+            if up:
+                # The probe is gone from the server when start() returns
+                # (a test of maxclients counts on it): it closes its side
+                # of the socket once it reads this end's EOF.
+                s.shutdown(socket.SHUT_WR)
+                while s.recv(256):
+                    pass
+            return up
         except OSError:
             return False
         finally:

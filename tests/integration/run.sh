@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Integration tests: the real cellgate binary over TCP / unix sockets.
 #
-#   CELLGATE_BIN=/abs/path/cellgate SANITIZE=0|1 bash tests/integration/run.sh [pytest args]
+#   CELLGATE_BIN=/abs/path/cellgate SANITIZE=0|1|thread bash tests/integration/run.sh [pytest args]
 #
 # Called by `make test-integration` from the repo root. Under SANITIZE=1 the
 # binary is the ASan+UBSan build: sanitizer reports go to the daemon's stderr,
@@ -15,7 +15,11 @@ cd "$repo"
 
 SANITIZE="${SANITIZE:-0}"
 if [ -z "${CELLGATE_BIN:-}" ]; then
-    if [ "$SANITIZE" = "1" ]; then CELLGATE_BIN="$repo/build-san/cellgate"; else CELLGATE_BIN="$repo/cellgate"; fi
+    case "$SANITIZE" in
+    1) CELLGATE_BIN="$repo/build-san/cellgate" ;;
+    thread) CELLGATE_BIN="$repo/build-tsan/cellgate" ;;
+    *) CELLGATE_BIN="$repo/cellgate" ;;
+    esac
 fi
 case "$CELLGATE_BIN" in /*) ;; *) CELLGATE_BIN="$repo/$CELLGATE_BIN" ;; esac
 if [ ! -x "$CELLGATE_BIN" ]; then
@@ -25,6 +29,7 @@ fi
 export CELLGATE_BIN SANITIZE
 # bench/fill.c makes a million keys for the tests that need that many.
 build="$repo/build"; [ "$SANITIZE" = "1" ] && build="$repo/build-san"
+[ "$SANITIZE" = "thread" ] && build="$repo/build-tsan"
 CELLGATE_FILL="${CELLGATE_FILL:-$build/bench-fill}"
 if [ ! -x "$CELLGATE_FILL" ]; then
     echo "run.sh: $CELLGATE_FILL is not an executable (build it first: make ${CELLGATE_FILL#$repo/})" >&2
@@ -44,6 +49,12 @@ if [ "$SANITIZE" = "1" ]; then
     export UBSAN_OPTIONS="${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}"
     export LSAN_OPTIONS="${LSAN_OPTIONS:-exitcode=99}"
     marks=(-m "not slow")    # the million-key test is slow under ASan
+elif [ "$SANITIZE" = "thread" ]; then
+    # ThreadSanitizer: every report printed, the exit code 66 at the end
+    # (the harness fails the test that owned the daemon); the suppressions
+    # are for third-party libraries only (tests/stress/tsan.supp).
+    export TSAN_OPTIONS="${TSAN_OPTIONS:-suppressions=$repo/tests/stress/tsan.supp:halt_on_error=0:exitcode=66:second_deadlock_stack=1}"
+    marks=(-m "not slow")
 fi
 
 # No bytecode or cache directories in the checkout.

@@ -10,6 +10,7 @@ import zlib
 
 import redis
 
+import harness
 from harness import BIN
 
 
@@ -190,7 +191,8 @@ def test_a_snapshot_with_more_databases_than_configured_is_refused(start_daemon,
     throttle(redis.Redis(port=d.port, db=9))
     assert d.raw().command("SAVE") == b"+OK\r\n"
     assert d.stop() == []
-    out = subprocess.run([BIN, "--port", "0", "--unixsocket", str(tmp_path / "x.sock"),
+    out = subprocess.run([BIN, *harness.io_thread_args(), "--port", "0",
+                          "--unixsocket", str(tmp_path / "x.sock"),
                           "--dir", snapdir, "--databases", "4"],
                          capture_output=True, text=True, timeout=20)
     assert out.returncode == 1

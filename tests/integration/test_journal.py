@@ -353,7 +353,8 @@ def flip(path, at, bits):
 def start_fails(work, *args):
     """Start-up on work's files that must fail: (exit code, stderr)."""
     env = harness.sanitizer_env(dict(os.environ))
-    p = subprocess.run([BIN, "--dir", work, *JOURNAL, "--port", "0", *args],
+    p = subprocess.run([BIN, *harness.io_thread_args(args), "--dir", work, *JOURNAL,
+                        "--port", "0", *args],
                        capture_output=True, text=True, timeout=30, env=env)
     return p.returncode, p.stderr
 

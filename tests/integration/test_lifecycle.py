@@ -134,7 +134,8 @@ def test_systemd_without_notify_socket_warns_and_serves(start_daemon):
 
 def run_daemonized(tmp_path, *args):
     port = harness.free_port()
-    p = subprocess.run([BIN, "--port", str(port), "--bind", "127.0.0.1", "--save", "",
+    p = subprocess.run([BIN, *harness.io_thread_args(args), "--port", str(port),
+                        "--bind", "127.0.0.1", "--save", "",
                         "--dir", str(tmp_path), "--daemonize", "yes"] + list(args),
                        capture_output=True, text=True, timeout=60,
                        env=harness.sanitizer_env(dict(os.environ)), cwd=str(tmp_path))
@@ -186,7 +187,8 @@ def test_daemonize_that_cannot_start_exits_1_with_the_reason(tmp_path):
     port = holder.getsockname()[1]
     pidfile = tmp_path / "cellgate.pid"
     try:
-        p = subprocess.run([BIN, "--port", str(port), "--bind", "127.0.0.1", "--save", "",
+        p = subprocess.run([BIN, *harness.io_thread_args(), "--port", str(port),
+                            "--bind", "127.0.0.1", "--save", "",
                             "--daemonize", "yes", "--pidfile", str(pidfile)],
                            capture_output=True, text=True, timeout=60,
                            env=harness.sanitizer_env(dict(os.environ)), cwd=str(tmp_path))

@@ -90,7 +90,9 @@ def test_a_start_that_fails_writes_no_snapshot(start_daemon, tmp_path):
     empty = str(tmp_path / "empty")
     os.makedirs(empty)
     for folder in (data, empty):
-        out = subprocess.run([harness.BIN, SHIPPED_CONF, "--port", str(d.port), "--dir", folder],
+        out = subprocess.run([harness.BIN, SHIPPED_CONF,
+                              *harness.io_thread_args(config_file=SHIPPED_CONF),
+                              "--port", str(d.port), "--dir", folder],
                              capture_output=True, text=True, timeout=20)
         assert out.returncode == 1
     assert (os.stat(path).st_mtime_ns, open(path, "rb").read()) == before

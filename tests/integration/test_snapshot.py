@@ -160,7 +160,8 @@ def test_a_corrupt_snapshot_stops_start_up_with_a_clear_message(start_daemon, tm
     else:
         data = data[:len(data) // 2]
     open(path, "wb").write(bytes(data))
-    out = subprocess.run([BIN, "--port", "0", "--unixsocket", str(tmp_path / "x.sock"),
+    out = subprocess.run([BIN, *harness.io_thread_args(), "--port", "0",
+                          "--unixsocket", str(tmp_path / "x.sock"),
                           "--dir", snapdir], capture_output=True, text=True, timeout=20)
     assert out.returncode == 1
     assert "cannot load the snapshot: %s: checksum mismatch" % path in out.stderr

@@ -599,6 +599,78 @@ START_TEST(test_deinit_of_an_unused_obuf_frees_nothing)
 }
 END_TEST
 
+/* ------------------------------------------------------------------------
+ * Moving one obuf's bytes behind another's (an I/O thread's writer)
+ * --------------------------------------------------------------------- */
+
+START_TEST(test_move_of_a_few_bytes_copies_them_behind)
+{
+    struct obuf src;
+    obuf_init(&src);
+    ck_assert_int_eq(obuf_append(&ob, "abc", 3), 0);
+    ck_assert_int_eq(obuf_append(&src, "def", 3), 0);
+    obuf_move(&ob, &src);
+    assert_unsent(&ob, "abcdef", 6);
+    ck_assert_uint_eq(obuf_pending(&src), 0);
+    ck_assert_uint_eq(obuf_held(&ob), 6);
+    ck_assert_uint_eq(obuf_held(&src), 0);
+    obuf_deinit(&src);
+}
+END_TEST
+
+START_TEST(test_move_of_chunks_links_them_and_held_counts_the_gap)
+{
+    struct obuf src;
+    obuf_init(&src);
+    char *b = blob(3 * OBUF_CHUNK_SIZE, 21);
+    ck_assert_int_eq(obuf_append(&ob, b, 100), 0);
+    ck_assert_int_eq(obuf_append(&src, b + 100, 2 * OBUF_CHUNK_SIZE), 0);
+    obuf_move(&ob, &src);
+    assert_unsent(&ob, b, 100 + 2 * OBUF_CHUNK_SIZE);
+    /* The first chunk's room after its 100 bytes is held, unused. */
+    ck_assert_uint_eq(obuf_held(&ob), 3 * OBUF_CHUNK_SIZE);
+    obuf_consume(&ob, 100);
+    ck_assert_uint_eq(obuf_held(&ob), 2 * OBUF_CHUNK_SIZE);
+    obuf_consume(&ob, OBUF_CHUNK_SIZE + 5);
+    ck_assert_uint_eq(obuf_held(&ob), OBUF_CHUNK_SIZE - 5);
+    assert_unsent(&ob, b + 100 + OBUF_CHUNK_SIZE + 5, OBUF_CHUNK_SIZE - 5);
+    obuf_deinit(&src);
+    free(b);
+}
+END_TEST
+
+START_TEST(test_move_from_a_partly_sent_obuf_copies_the_rest)
+{
+    struct obuf src;
+    obuf_init(&src);
+    char *b = blob(2 * OBUF_CHUNK_SIZE, 22);
+    ck_assert_int_eq(obuf_append(&src, b, 2 * OBUF_CHUNK_SIZE), 0);
+    obuf_consume(&src, 7);
+    ck_assert_int_eq(obuf_append(&ob, "x", 1), 0);
+    obuf_move(&ob, &src);
+    ck_assert_uint_eq(obuf_pending(&ob), 2 * OBUF_CHUNK_SIZE - 6);
+    ck_assert_uint_eq(obuf_held(&ob), obuf_pending(&ob));
+    obuf_consume(&ob, 1);
+    assert_unsent(&ob, b + 7, 2 * OBUF_CHUNK_SIZE - 7);
+    obuf_deinit(&src);
+    free(b);
+}
+END_TEST
+
+START_TEST(test_held_equals_pending_without_gaps)
+{
+    char *b = blob(BLOB_SIZE, 23);
+    ck_assert_uint_eq(obuf_held(&ob), 0);
+    ck_assert_int_eq(obuf_append(&ob, b, BLOB_SIZE), 0);
+    ck_assert_uint_eq(obuf_held(&ob), BLOB_SIZE);
+    obuf_consume(&ob, OBUF_CHUNK_SIZE + 3);
+    ck_assert_uint_eq(obuf_held(&ob), BLOB_SIZE - OBUF_CHUNK_SIZE - 3);
+    obuf_consume(&ob, obuf_pending(&ob));
+    ck_assert_uint_eq(obuf_held(&ob), 0);
+    free(b);
+}
+END_TEST
+
 Suite *
 obuf_suite(void)
 {
@@ -666,6 +738,14 @@ obuf_suite(void)
     tcase_add_test(tc, test_shrink_keeps_pending_bytes);
     tcase_add_test(tc, test_deinit_returns_mem_used_to_baseline);
     tcase_add_test(tc, test_deinit_of_an_unused_obuf_frees_nothing);
+    suite_add_tcase(s, tc);
+
+    tc = tcase_create("move");
+    tcase_add_checked_fixture(tc, setup, teardown);
+    tcase_add_test(tc, test_move_of_a_few_bytes_copies_them_behind);
+    tcase_add_test(tc, test_move_of_chunks_links_them_and_held_counts_the_gap);
+    tcase_add_test(tc, test_move_from_a_partly_sent_obuf_copies_the_rest);
+    tcase_add_test(tc, test_held_equals_pending_without_gaps);
     suite_add_tcase(s, tc);
 
     return s;

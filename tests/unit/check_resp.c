@@ -7,7 +7,8 @@
  * one buffer, split at every byte, pipelined by the thousand. Every limit
  * and every malformed header is checked for the exact error text Redis
  * sends. An argv is read only between the resp_next() that produced it and
- * the next resp_next()/resp_feed(), which is all resp.h promises.
+ * the next resp_next() (requests framed ahead: until the one after them is
+ * taken), which is all resp.h promises.
  *
  * Tests named in "BUG A" to "BUG E" comments found defects in resp.c (now
  * fixed); they stay as regression tests.
@@ -1176,47 +1177,196 @@ START_TEST(test_memory_counts_the_parser)
 END_TEST
 
 /* ------------------------------------------------------------------------
- * peeking ahead (prefetch hints)
+ * framing ahead (an I/O thread frames a pipeline; its argv all stay valid
+ * until taken)
  * --------------------------------------------------------------------- */
 
-START_TEST(test_peek_finds_key_of_next_and_following_request)
+/* A test hash: the key's length and first byte, so each is recognisable. */
+static uint64_t
+test_hash(const char *key, size_t len, void *arg)
 {
-    const char *key;
-    size_t len;
-    feed("*3\r\n$3\r\nGET\r\n$2\r\nk1\r\n$1\r\nx\r\n"
-         "*2\r\n$3\r\nGET\r\n$3\r\nkk2\r\n");
-    ck_assert(resp_peek_key(rp, 0, &key, &len));
-    ck_assert_uint_eq(len, 2);
-    ck_assert_mem_eq(key, "k1", 2);
-    ck_assert(resp_peek_key(rp, 1, &key, &len));
-    ck_assert_uint_eq(len, 3);
-    ck_assert_mem_eq(key, "kk2", 3);
-    ck_assert(!resp_peek_key(rp, 2, &key, &len));
-    /* Peeking consumed nothing. */
-    expect_req(0, "GET", "k1", "x", NULL);
-    ck_assert(resp_peek_key(rp, 0, &key, &len));
-    ck_assert_mem_eq(key, "kk2", 3);
+    (void)arg;
+    return (uint64_t)len << 8 | (unsigned char)(len > 0 ? key[0] : 0);
+}
+
+static bool
+stop_at_auth(const struct resp_request *req, void *arg)
+{
+    (void)arg;
+    return req->argvlen[0] == 4 && memcmp(req->argv[0], "AUTH", 4) == 0;
+}
+
+static const struct resp_frame_ops test_ops = { test_hash, stop_at_auth,
+                                                NULL };
+
+START_TEST(test_frame_ahead_keeps_every_argv_until_taken)
+{
+    struct resp_request a, b, c;
+    feed("*3\r\n$3\r\nSET\r\n$2\r\nk1\r\n$1\r\nx\r\n"
+         "PING inline\r\n"
+         "*2\r\n$3\r\nGET\r\n$3\r\nkk2\r\n"
+         "*2\r\n$3\r\nGET\r\n$4\r\npa");            /* partial */
+    ck_assert_uint_eq(resp_frame_ahead(rp, 100, &test_ops), 3);
+    ck_assert_uint_eq(resp_queued(rp), 3);
+    uint64_t h;
+    ck_assert(resp_queued_hash(rp, 0, &h));
+    ck_assert_uint_eq(h, (2 << 8) | 'k');
+    ck_assert(resp_queued_hash(rp, 1, &h));         /* inline: "inline" */
+    ck_assert_uint_eq(h, (6 << 8) | 'i');
+    ck_assert(!resp_queued_hash(rp, 3, &h));
+    ck_assert_int_eq(resp_next(rp, &a), RESP_REQUEST);
+    ck_assert(resp_taken_hash(rp, &h));
+    ck_assert_uint_eq(h, (2 << 8) | 'k');
+    ck_assert_int_eq(resp_next(rp, &b), RESP_REQUEST);
+    ck_assert_int_eq(resp_next(rp, &c), RESP_REQUEST);
+    /* All three are still there, NUL-terminated, whatever is fed. */
+    feed("ss\r\n");
+    ck_assert_str_eq(a.argv[0], "SET");
+    ck_assert_str_eq(a.argv[2], "x");
+    ck_assert_int_eq(b.is_inline, 1);
+    ck_assert_str_eq(b.argv[1], "inline");
+    ck_assert_str_eq(c.argv[1], "kk2");
+    ck_assert_uint_eq(c.argvlen[1], 3);
+    /* The queue taken, resp_next() frames on its own. */
+    expect_req(0, "GET", "pass", NULL);
+    expect_again();
 }
 END_TEST
 
-START_TEST(test_peek_refuses_partial_inline_and_keyless_requests)
+START_TEST(test_frame_ahead_survives_the_arena_moving)
 {
-    const char *key;
-    size_t len;
-    feed("*2\r\n$3\r\nGET\r\n$5\r\nab");
-    ck_assert(!resp_peek_key(rp, 0, &key, &len));
-    resp_destroy(&rp);
-    rp = resp_create(&lim);
-    feed("PING k\r\n");
-    ck_assert(!resp_peek_key(rp, 0, &key, &len));
-    resp_destroy(&rp);
-    rp = resp_create(&lim);
-    feed("*1\r\n$4\r\nPING\r\n");
-    ck_assert(!resp_peek_key(rp, 0, &key, &len));
-    resp_destroy(&rp);
-    rp = resp_create(&lim);
-    feed("*2\r\n$3\r\nGET\r\n$99999999999999999999\r\n");
-    ck_assert(!resp_peek_key(rp, 0, &key, &len));
+    /* 200 requests of growing keys: the arena is reallocated many times
+     * while they are framed, and every one is read back intact. */
+    char buf[256];
+    for (int i = 0; i < 200; i++) {
+        char key[200];
+        int klen = 1 + i % 150;
+        memset(key, 'a' + i % 26, (size_t)klen);
+        int n = snprintf(buf, sizeof(buf),
+                         "*2\r\n$3\r\nGET\r\n$%d\r\n%.*s\r\n", klen, klen, key);
+        feed_n(buf, (size_t)n);
+    }
+    ck_assert_uint_eq(resp_frame_ahead(rp, 1000, NULL), 200);
+    for (int i = 0; i < 200; i++) {
+        struct resp_request req;
+        uint64_t h;
+        ck_assert_int_eq(resp_next(rp, &req), RESP_REQUEST);
+        ck_assert(!resp_taken_hash(rp, &h));     /* no hash function */
+        ck_assert_uint_eq(req.argvlen[1], (size_t)(1 + i % 150));
+        ck_assert_int_eq(req.argv[1][0], 'a' + i % 26);
+        ck_assert_int_eq(req.argv[1][req.argvlen[1]], '\0');
+    }
+    expect_again();
+}
+END_TEST
+
+START_TEST(test_frame_ahead_stops_where_told_and_at_its_bound)
+{
+    feed("*1\r\n$4\r\nPING\r\n*2\r\n$4\r\nAUTH\r\n$1\r\np\r\n"
+         "*1\r\n$4\r\nPING\r\n*1\r\n$4\r\nPING\r\n");
+    ck_assert_uint_eq(resp_frame_ahead(rp, 100, &test_ops), 2);  /* AUTH */
+    ck_assert_uint_eq(resp_frame_ahead(rp, 3, &test_ops), 1);    /* bound */
+    ck_assert_uint_eq(resp_queued(rp), 3);
+    expect_req(0, "PING", NULL);
+    expect_req(0, "AUTH", "p", NULL);
+    expect_req(0, "PING", NULL);
+    expect_req(0, "PING", NULL);     /* framed by resp_next() itself */
+    expect_again();
+}
+END_TEST
+
+START_TEST(test_frame_ahead_answers_an_error_in_its_turn)
+{
+    struct resp_request req;
+    feed(PING_MBULK "*1\r\n$4\r\nECHO\r\n" "*x\r\n" PING_MBULK);
+    ck_assert_uint_eq(resp_frame_ahead(rp, 100, &test_ops), 2);
+    ck_assert(resp_failed(rp));
+    expect_req(0, "PING", NULL);
+    expect_req(0, "ECHO", NULL);
+    ck_assert_int_eq(resp_next(rp, &req), RESP_ERROR);
+    ck_assert_str_eq(resp_error(rp), ERR_MBULK_LEN);
+}
+END_TEST
+
+START_TEST(test_unread_puts_the_request_back)
+{
+    struct resp_request req, again;
+    feed("*2\r\n$3\r\nGET\r\n$1\r\na\r\n*2\r\n$3\r\nGET\r\n$1\r\nb\r\n");
+    ck_assert_uint_eq(resp_frame_ahead(rp, 100, &test_ops), 2);
+    ck_assert_int_eq(resp_next(rp, &req), RESP_REQUEST);
+    ck_assert_str_eq(req.argv[1], "a");
+    resp_unread(rp);
+    ck_assert_uint_eq(resp_queued(rp), 2);
+    /* Framing more behind it leaves it alone (CLIENT PAUSE holds it while
+     * more input comes). */
+    feed("*2\r\n$3\r\nGET\r\n$1\r\nc\r\n");
+    ck_assert_uint_eq(resp_frame_ahead(rp, 100, &test_ops), 1);
+    ck_assert_int_eq(resp_next(rp, &again), RESP_REQUEST);
+    ck_assert_str_eq(again.argv[1], "a");
+    expect_req(0, "GET", "b", NULL);
+    expect_req(0, "GET", "c", NULL);
+    expect_again();
+}
+END_TEST
+
+START_TEST(test_queued_requests_count_as_buffered)
+{
+    feed(PING_MBULK PING_MBULK "PI");
+    size_t all = resp_buffered(rp);
+    ck_assert_uint_eq(all, 2 * (sizeof(PING_MBULK) - 1) + 2);
+    ck_assert_uint_eq(resp_frame_ahead(rp, 100, &test_ops), 2);
+    ck_assert_uint_eq(resp_buffered(rp), all);
+    expect_req(0, "PING", NULL);
+    ck_assert_uint_eq(resp_buffered(rp), all - (sizeof(PING_MBULK) - 1));
+    expect_req(0, "PING", NULL);
+    expect_again();
+    ck_assert_uint_eq(resp_buffered(rp), 2);
+}
+END_TEST
+
+/* A long pipeline fed in odd pieces, inline and empty requests mixed in,
+ * framed ahead as an I/O thread frames it (after every piece) and taken
+ * in between: everything comes out once, in order, each hash of argv[1]
+ * the hash of the bytes taken. */
+START_TEST(test_frame_ahead_in_pieces_keeps_order_and_hashes)
+{
+    enum { NREQ = 400, PIECE = 1499 };
+    static char stream[NREQ * 400];
+    size_t n = 0;
+    for (int i = 0; i < NREQ; i++) {
+        if (i % 50 == 17) {
+            n += (size_t)sprintf(stream + n, "PING %d\r\n", i);
+        } else if (i % 50 == 33) {
+            n += (size_t)sprintf(stream + n, "*0\r\n");
+        } else {
+            int klen = 1 + (i * 37) % 150;
+            n += (size_t)sprintf(stream + n, "*3\r\n$3\r\nSET\r\n$%d\r\n",
+                                 klen);
+            for (int k = 0; k < klen; k++) {
+                stream[n++] = (char)('a' + (i + k) % 26);
+            }
+            n += (size_t)sprintf(stream + n, "\r\n$2\r\nvv\r\n");
+        }
+    }
+    size_t taken = 0;
+    for (size_t at = 0; at < n; at += PIECE) {
+        feed_n(stream + at, at + PIECE <= n ? PIECE : n - at);
+        (void)resp_frame_ahead(rp, 7, &test_ops);
+        for (int k = 0; k < 3 && resp_queued(rp) > 0; k++) {
+            struct resp_request req;
+            uint64_t h;
+            ck_assert_int_eq(resp_next(rp, &req), RESP_REQUEST);
+            ck_assert(resp_taken_hash(rp, &h));
+            ck_assert_uint_eq(h, test_hash(req.argv[1], req.argvlen[1],
+                                           NULL));
+            taken++;
+        }
+    }
+    struct resp_request req;
+    while (resp_next(rp, &req) == RESP_REQUEST) {
+        taken++;
+    }
+    ck_assert_uint_eq(taken, NREQ - NREQ / 50);
 }
 END_TEST
 
@@ -1285,89 +1435,6 @@ START_TEST(test_requests_longer_than_the_window_frame_whole)
         expect_req(0, "PING", NULL);
         expect_again();
     }
-}
-END_TEST
-
-/* Drive resp_peek_ahead() as conn.c does: one call per framed request,
- * over a pipeline fed in odd-sized pieces, with inline and empty requests
- * mixed in and more than 1 KB in flight (hiredis drops consumed bytes
- * from the front of its buffer). Whenever a framed request's argv[1] sits
- * at the stream offset of a key peeked two requests earlier, the peeked
- * bytes must be that argument: the exactness the store's hash reuse
- * relies on. */
-START_TEST(test_peek_ahead_offsets_name_the_framed_key)
-{
-    enum { NREQ = 400, PIECE = 1499 };
-    static char stream[NREQ * 400];
-    size_t n = 0;
-    for (int i = 0; i < NREQ; i++) {
-        if (i % 50 == 17) {
-            n += (size_t)sprintf(stream + n, "PING\r\n");
-        } else if (i % 50 == 33) {
-            n += (size_t)sprintf(stream + n, "*0\r\n");
-        } else {
-            int klen = 1 + (i * 37) % 150;
-            n += (size_t)sprintf(stream + n, "*3\r\n$3\r\nSET\r\n$%d\r\n", klen);
-            for (int k = 0; k < klen; k++) {
-                stream[n++] = (char)('a' + (i + k) % 26);
-            }
-            n += (size_t)sprintf(stream + n, "\r\n$2\r\nvv\r\n");
-        }
-    }
-    char peeked[2][200];
-    size_t peeked_len[2] = { 0, 0 };
-    uint64_t peeked_off[2] = { UINT64_MAX, UINT64_MAX };
-    bool peeked_ok[2] = { false, false };
-    size_t framed = 0, hinted = 0;
-    for (size_t at = 0; at < n; at += PIECE) {
-        feed_n(stream + at, at + PIECE <= n ? PIECE : n - at);
-        struct resp_request req;
-        while (resp_next(rp, &req) == RESP_REQUEST) {
-            framed++;
-            /* Offsets count from the first byte fed. */
-            if (req.argc >= 2 && !req.is_inline) {
-                ck_assert_uint_le(resp_key_offset(rp) + req.argvlen[1], n);
-                ck_assert_mem_eq(stream + resp_key_offset(rp), req.argv[1],
-                                 req.argvlen[1]);
-            }
-            if (peeked_ok[0] && req.argc >= 2 &&
-                peeked_off[0] == resp_key_offset(rp) &&
-                peeked_len[0] == req.argvlen[1]) {
-                ck_assert_mem_eq(peeked[0], req.argv[1], req.argvlen[1]);
-                hinted++;
-            }
-            peeked_ok[0] = peeked_ok[1];
-            peeked_len[0] = peeked_len[1];
-            peeked_off[0] = peeked_off[1];
-            memcpy(peeked[0], peeked[1], sizeof(peeked[0]));
-            const char *key;
-            size_t len;
-            peeked_ok[1] = resp_peek_ahead(rp, &key, &len, &peeked_off[1]);
-            if (peeked_ok[1]) {
-                ck_assert_uint_lt(len, sizeof(peeked[1]));
-                ck_assert_mem_eq(stream + peeked_off[1], key, len);
-                memcpy(peeked[1], key, len);
-                peeked_len[1] = len;
-            }
-        }
-    }
-    ck_assert_uint_eq(framed, NREQ - NREQ / 50);
-    /* Most plain requests were complete two requests ahead. */
-    ck_assert_uint_gt(hinted, framed / 2);
-}
-END_TEST
-
-START_TEST(test_key_offset_is_unknown_for_inline_and_one_argument)
-{
-    struct resp_request req;
-    feed("PING k\r\n*1\r\n$4\r\nPING\r\n*2\r\n$3\r\nGET\r\n$1\r\nk\r\n");
-    ck_assert_int_eq(resp_next(rp, &req), RESP_REQUEST);
-    ck_assert_uint_eq(resp_key_offset(rp), UINT64_MAX);
-    ck_assert_int_eq(resp_next(rp, &req), RESP_REQUEST);
-    ck_assert_uint_eq(resp_key_offset(rp), UINT64_MAX);
-    ck_assert_int_eq(resp_next(rp, &req), RESP_REQUEST);
-    /* "PING k\r\n*1\r\n$4\r\nPING\r\n*2\r\n$3\r\nGET\r\n$1\r\n" */
-    ck_assert_uint_eq(resp_key_offset(rp), 8 + 14 + 17);
 }
 END_TEST
 
@@ -1478,14 +1545,17 @@ resp_suite(void)
     tcase_add_test(tc, test_10000_alternating_inline_and_multibulk_pings);
     suite_add_tcase(s, tc);
 
-    tc = tcase_create("peek");
+    tc = tcase_create("ahead");
     tcase_add_checked_fixture(tc, setup, teardown);
-    tcase_add_test(tc, test_peek_finds_key_of_next_and_following_request);
-    tcase_add_test(tc, test_peek_refuses_partial_inline_and_keyless_requests);
-    tcase_add_test(tc, test_peek_ahead_offsets_name_the_framed_key);
+    tcase_add_test(tc, test_frame_ahead_keeps_every_argv_until_taken);
+    tcase_add_test(tc, test_frame_ahead_survives_the_arena_moving);
+    tcase_add_test(tc, test_frame_ahead_stops_where_told_and_at_its_bound);
+    tcase_add_test(tc, test_frame_ahead_answers_an_error_in_its_turn);
+    tcase_add_test(tc, test_unread_puts_the_request_back);
+    tcase_add_test(tc, test_queued_requests_count_as_buffered);
+    tcase_add_test(tc, test_frame_ahead_in_pieces_keeps_order_and_hashes);
     tcase_add_test(tc, test_one_large_feed_frames_every_request_in_order);
     tcase_add_test(tc, test_requests_longer_than_the_window_frame_whole);
-    tcase_add_test(tc, test_key_offset_is_unknown_for_inline_and_one_argument);
     suite_add_tcase(s, tc);
 
     tc = tcase_create("lifecycle");
