@@ -893,6 +893,10 @@ at_thread(struct conn *c, unsigned hops)
             return;
         }
     }
+    if (hops & HOP_RELEASE) {
+        iothread_hand(c, 0, HOP_FREED);     /* the last this loop does */
+        return;
+    }
     if (hops & HOP_BACK) {
         c->gone = false;
     }
@@ -1677,6 +1681,17 @@ at_main(struct conn *c, unsigned hops)
             c->closing = true;
             forget_client(c);
         }
+        /* A HOP_KILL (or HOP_MIGRATE) may have crossed the HOP_CLOSED:
+         * its thread may still hold it queued or be acting on it, so the
+         * memory goes once the thread has let go of it. */
+        if (iothreads_running()) {
+            iothread_hand(c, c->home, HOP_RELEASE);
+        } else {
+            free_conn(c);
+        }
+        return;
+    }
+    if (hops & HOP_FREED) {
         free_conn(c);
         return;
     }

@@ -55,6 +55,7 @@ struct iothread {
 
 static struct iothread threads[IOTHREADS_MAX];
 static unsigned nthreads = 1;           /* io-threads: 1 = none */
+static bool joined;                     /* iothreads_stop() ended them */
 static const struct iothread_ops *hop_ops;
 static uv_async_t main_wake;
 static uv_check_t main_after_poll;
@@ -490,6 +491,7 @@ iothreads_stop(void)
             (void)uv_loop_close(&threads[t].loop);
         }
     }
+    joined = true;
     (void)iothreads_drain();    /* their clients' last hand-offs */
     uv_close((uv_handle_t *)&main_wake, NULL);
     uv_close((uv_handle_t *)&main_after_poll, NULL);
@@ -502,6 +504,12 @@ unsigned
 iothreads_count(void)
 {
     return nthreads;
+}
+
+bool
+iothreads_running(void)
+{
+    return nthreads > 1 && !joined;
 }
 
 unsigned

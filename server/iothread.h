@@ -48,11 +48,17 @@ enum hop {
     HOP_EOF = 1 << 1,           /* its peer went while you hold it */
     HOP_CLOSED = 1 << 2,        /* its socket is closed: free it */
     HOP_ADOPTED = 1 << 3,       /* its socket, moved to your loop */
+    HOP_FREED = 1 << 8,         /* its thread let go of it for good */
     /* to an I/O thread */
     HOP_BACK = 1 << 4,          /* you hold it again: write, read on */
     HOP_KILL = 1 << 5,          /* close its socket */
     HOP_ADOPT = 1 << 6,         /* a new client's socket, for your loop */
-    HOP_MIGRATE = 1 << 7        /* move its socket to the main loop */
+    HOP_MIGRATE = 1 << 7,       /* move its socket to the main loop */
+    HOP_RELEASE = 1 << 9        /* its socket is closed and the main thread
+                                 * forgot it: answer HOP_FREED, touch it no
+                                 * more (a hand-off made before the main
+                                 * thread learnt of the close may still be
+                                 * queued behind, or being acted on) */
 };
 
 /* conn.c's side of a hand-off, called on the receiving thread. stop is
@@ -80,6 +86,10 @@ void iothreads_stop(void);
 
 /* io-threads as running: 1 when there are no I/O threads. */
 unsigned iothreads_count(void);
+
+/* Whether the I/O threads still run their loops (false once
+ * iothreads_stop() has joined them, and without threads). */
+bool iothreads_running(void);
 
 /* The calling thread's number: 0 for the main thread. */
 unsigned iothread_self(void);
