@@ -25,9 +25,20 @@ everything else.
 
 Run:  /usr/bin/python3 bench/memory.py [N]
                   [--only limiters|strings|collections] [--skip-cellgate]
+      /usr/bin/python3 bench/memory.py --at 1000000,10000000 [--skip-redis]
   --skip-cellgate   string and collection rows on redis-server alone (for
                     checking this script; the figures to quote need both)
-Environment: CELLGATE_BIN (./cellgate), REDIS_SERVER (redis-server).
+  --at N1,N2,...    the issue's memory bar at millions of keys: the keys
+                    are made by build/bench-fill (16-byte names, "key:" and
+                    12 digits, as bench/run.sh's memory rows), one count
+                    after the other on the same server, and sampled at each
+                    count once the key table has finished growing: a
+                    CL.THROTTLE key (as bench/run.sh fills them: one token
+                    a day) on cellgate, and an INCR counter with EXPIRE
+                    3600 on cellgate and on Redis (--skip-redis: cellgate
+                    alone)
+Environment: CELLGATE_BIN (./cellgate), REDIS_SERVER (redis-server),
+BENCH_FILL (build/bench-fill, for --at).
 Needs the redis Python package (python3-redis).
 """
 import argparse
@@ -44,6 +55,7 @@ import redis
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 BIN = os.environ.get("CELLGATE_BIN", os.path.join(ROOT, "cellgate"))
 REDIS_SERVER = os.environ.get("REDIS_SERVER", "redis-server")
+FILL = os.environ.get("BENCH_FILL", os.path.join(ROOT, "build", "bench-fill"))
 
 BATCH = 5000
 TTL = 3600
@@ -275,6 +287,99 @@ def measure_coll(srv, case, n):
             (m1["used_memory_rss"] - m0["used_memory_rss"]) / n)
 
 
+# --at: (name, bench-fill commands for each key, servers, GET's answer or
+# None, the TTL range a key must have). The limiter's arguments are
+# bench/run.sh's memory rows'.
+AT_CASES = [
+    ("CL.THROTTLE (bench-fill, 1 token a day)",
+     [["CL.THROTTLE", "__key__", "100000", "1", "86400"]], ("cellgate",),
+     None, (86000, 86400)),
+    (TARGET_CASE,
+     [["INCR", "__key__"], ["EXPIRE", "__key__", str(TTL)]],
+     ("cellgate", "redis-server"), b"1", (TTL - 600, TTL)),
+]
+
+
+def fill_range(srv, commands, first, count):
+    """bench-fill each command over keys [first, first + count)."""
+    for c in commands:
+        subprocess.run([FILL, str(srv.port), "key:", str(first), str(count)] + c,
+                       check=True, stdout=subprocess.DEVNULL)
+
+
+def check_at(srv, n, value, ttl_range):
+    """The keys bench-fill made, as a user sees them."""
+    if srv.r.dbsize() != n:
+        raise CaseError(f"DBSIZE {srv.r.dbsize()} after {n} keys")
+    for i in (0, n - 1):
+        k = "key:%012d" % i
+        if value is not None and srv.r.get(k) != value:
+            raise CaseError(f"GET {k} answered {srv.r.get(k)!r}, not {value!r}")
+        ttl = srv.r.ttl(k)
+        if not ttl_range[0] <= ttl <= ttl_range[1]:
+            raise CaseError(f"TTL {k} answered {ttl}")
+
+
+def measure_at(srv, case, points):
+    """used_memory growth per key at each count of points (ascending)."""
+    name, commands, _, value, ttl_range = case
+    srv.r.flushall()
+    m0 = srv.settle()
+    out, done = [], 0
+    for n in points:
+        fill_range(srv, commands, done, n - done)
+        done = n
+        check_at(srv, n, value, ttl_range)
+        m = srv.settle()
+        out.append(((m["used_memory"] - m0["used_memory"]) / n,
+                    (m["used_memory_rss"] - m0["used_memory_rss"]) / n))
+    srv.r.flushall()
+    return out
+
+
+def run_at(points, with_redis):
+    """The --at rows; returns whether one failed."""
+    if not os.access(FILL, os.X_OK):
+        raise SystemExit(f"memory: {FILL} not built (make build/bench-fill)")
+    servers = {}
+    failed = False
+    try:
+        servers["cellgate"] = Server("cellgate", [BIN, "--bind", "127.0.0.1",
+                                                  "--save", ""])
+        if with_redis:
+            servers["redis-server"] = Server(
+                "redis-server", [REDIS_SERVER, "--bind", "127.0.0.1", "--save",
+                                 "", "--appendonly", "no"])
+        print("memory per key at " + ", ".join(f"{n:,}" for n in points) +
+              " keys with 16-byte names (bench-fill; INFO used_memory and RSS "
+              "growth / keys)")
+        for s in servers.values():
+            print(f"  {s.label:<13} {s.version} (pid {s.proc.pid}, port {s.port})")
+        print("")
+        print("  %-40s %-13s %12s %10s %10s" % ("case", "server", "keys",
+                                               "used/key", "rss/key"))
+        for case in AT_CASES:
+            for label in case[2]:
+                s = servers.get(label)
+                if s is None:
+                    continue
+                try:
+                    rows = measure_at(s, case, points)
+                except (CaseError, redis.ResponseError,
+                        subprocess.CalledProcessError) as e:
+                    failed = True
+                    print("  %-40s %-13s %12s   %s" % (case[0], label, "n/a",
+                                                       str(e)[:150]))
+                    continue
+                for n, (used, rss) in zip(points, rows):
+                    print("  %-40s %-13s %12s %10.1f %10.1f" % (
+                        case[0], label, f"{n:,}", used, rss))
+    finally:
+        for s in servers.values():
+            s.stop()
+    return failed
+
+
 def print_both(title, cases, measure, cg, rs, n):
     """Rows of cases measured on both servers (cg None: skipped); returns
     ({name: {label: figures}}, whether one failed)."""
@@ -315,7 +420,20 @@ def main():
                     help="one group of rows only")
     ap.add_argument("--skip-cellgate", action="store_true",
                     help="string rows on redis-server alone (testing this script)")
+    ap.add_argument("--at", metavar="N1,N2,...",
+                    help="CL.THROTTLE keys and INCR counters filled by "
+                         "bench-fill, sampled at each count")
+    ap.add_argument("--skip-redis", action="store_true",
+                    help="with --at: cellgate alone")
     args = ap.parse_args()
+    if args.at is not None:
+        try:
+            points = sorted({int(x) for x in args.at.split(",")})
+        except ValueError:
+            ap.error("--at wants counts separated by commas")
+        if points[0] < 1:
+            ap.error("--at counts must be positive")
+        return 1 if run_at(points, not args.skip_redis) else 0
     n = args.n
     if n < 1:
         ap.error("N must be positive")

@@ -59,11 +59,43 @@ keyspace_upsert(const struct key_hint *h, const char *key, size_t len,
                      : keyspace_add(h, key, len, type, keytype_state_size(type));
 }
 
-void
+static struct store_rec *replace_record(const struct key_hint *h,
+                                        struct store_rec *r, uint8_t type,
+                                        size_t size, bool admit);
+
+/* A new expiry for KEY_INT r whose value leans on the old one (a TAT, see
+ * keytype.h): the value kept as it was, in r's 4 bytes when they still
+ * hold it, else in a record of 8 that replaces r. That record's 4 more
+ * bytes are not admitted under maxmemory, as Redis's EXPIRE is never
+ * refused for it. NULL when memory ran out (r unchanged). */
+static struct store_rec *
+move_leaning_int(struct store_rec *r, int64_t expire_at)
+{
+    struct ks_int_form f = keytype_int_form(keytype_int(r), expire_at);
+    if (!f.small) {
+        r = replace_record(NULL, r, KEY_INT, sizeof(struct ks_int), false);
+        if (r == NULL) {
+            return NULL;
+        }
+    }
+    store_set_expire(srv.store, r, expire_at);
+    (void)keytype_int_put(r, &f);       /* it fits: checked above */
+    return r;
+}
+
+struct store_rec *
 keyspace_set_expire(struct store_rec *r, int64_t expire_at)
 {
-    store_set_expire(srv.store, r, expire_at);
+    if (r->type == KEY_INT && keytype_int_leans(r)) {
+        r = move_leaning_int(r, expire_at);
+        if (r == NULL) {
+            return NULL;
+        }
+    } else {
+        store_set_expire(srv.store, r, expire_at);
+    }
     keyspace_written(r);
+    return r;
 }
 
 void
@@ -72,7 +104,8 @@ keyspace_keep_until(struct store_rec *r, int64_t fresh_at, int64_t now)
     if (fresh_at <= now) {
         store_remove(srv.store, r);
     } else {
-        keyspace_set_expire(r, keyspace_fresh_ms(fresh_at));
+        /* A limiter's state never leans on its expiry: r stays. */
+        (void)keyspace_set_expire(r, keyspace_fresh_ms(fresh_at));
     }
 }
 
@@ -105,35 +138,48 @@ keyspace_expire(int db, int64_t now, size_t budget)
     return store_expire_pending(s, now);
 }
 
-static struct store_rec *put_int(const struct key_hint *h, const char *key,
-                                 size_t len, struct store_rec *r, int64_t v);
+/* The record holding v, leaning (keytype.h) on lean_on: STORE_NEVER, or
+ * the expiry the caller gives it right after. r itself when its bytes
+ * hold v so (the hot path of CL.THROTTLE and of every counter), else a new
+ * key, or r replaced (its expiry kept), sized for v. NULL when there is no
+ * room. The caller tells the watchers and the journal. */
+static struct store_rec *
+int_record(const struct key_hint *h, const char *key, size_t len,
+           struct store_rec *r, int64_t v, int64_t lean_on)
+{
+    struct ks_int_form f = keytype_int_form(v, lean_on);
+    if (r != NULL && r->type == KEY_INT && keytype_int_put(r, &f)) {
+        return r;
+    }
+    size_t size = keytype_int_form_size(&f);
+    r = r == NULL ? keyspace_add(h, key, len, KEY_INT, size)
+                  : replace_record(h, r, KEY_INT, size, true);
+    if (r != NULL) {
+        (void)keytype_int_put(r, &f);   /* sized for it */
+    }
+    return r;
+}
 
 bool
 keyspace_store_gcra(const struct key_hint *h, const char *key, size_t len,
                     struct store_rec *r, uint64_t tat, int64_t ttl_ms,
                     int64_t now)
 {
-    if (r != NULL && r->type == KEY_INT && tat <= INT64_MAX) {
-        /* The hot path: the TAT in place, listed just below. */
-        ((struct ks_int *)store_rec_state(r))->v = (int64_t)tat;
-    } else if (tat <= INT64_MAX && r == NULL) {
-        r = keyspace_add(h, key, len, KEY_INT, sizeof(struct ks_int));
-        if (r != NULL) {
-            ((struct ks_int *)store_rec_state(r))->v = (int64_t)tat;
-        }
-    } else if (tat <= INT64_MAX) {
-        r = put_int(h, key, len, r, (int64_t)tat);  /* listed just below */
-    } else {
+    /* -1 ms is "no expiry"; below that redis-cell's PEXPIRE failed and the
+     * key was left without a TTL. */
+    int64_t expire_at = ttl_ms < 0 ? STORE_NEVER
+                                   : keyspace_redis_expire_at(now, ttl_ms);
+    if (tat > INT64_MAX) {
         char text[KS_INT_TEXT];
         r = keyspace_set_string(h, key, len, r, text, num_fmt_u64(text, tat));
+        return r != NULL && keyspace_set_expire(r, expire_at) != NULL;
     }
+    r = int_record(h, key, len, r, (int64_t)tat, expire_at);
     if (r == NULL) {
         return false;
     }
-    /* -1 ms is "no expiry"; below that redis-cell's PEXPIRE failed and the
-     * key was left without a TTL. */
-    keyspace_set_expire(r, ttl_ms < 0 ? STORE_NEVER
-                                      : keyspace_redis_expire_at(now, ttl_ms));
+    store_set_expire(srv.store, r, expire_at);
+    keyspace_written(r);
     return true;
 }
 
@@ -143,19 +189,22 @@ keyspace_store_gcra(const struct key_hint *h, const char *key, size_t len,
  * new record, whose state the journal gets, so no deletion is written. */
 static bool replacing;
 
-/* r replaced by a record of `type` (state zeroed) for the same key, with
- * r's expiry. The new record is added before r goes, so when there is no
- * room r stays as it was (NULL); r's watchers hear of it as it goes. */
+/* r replaced by a record of `type` with `size` bytes of state (zeroed) for
+ * the same key (looked up through h, or NULL), with r's expiry, admitted
+ * under maxmemory when `admit`. The new record is added before r goes, so
+ * when there is no room r stays as it was (NULL); r's watchers hear of it
+ * as it goes. */
 static struct store_rec *
-replace_record(const struct key_hint *h, struct store_rec *r, uint8_t type)
+replace_record(const struct key_hint *h, struct store_rec *r, uint8_t type,
+               size_t size, bool admit)
 {
-    size_t size = keytype_state_size(type);
     size_t keylen = store_rec_keylen(r);
     const char *key = store_rec_key(r);
-    if (!keyspace_admit(sizeof(*r) + keylen + size, r)) {
+    if (admit && !keyspace_admit(sizeof(*r) + keylen + size, r)) {
         return NULL;
     }
-    uint64_t hash = h->valid ? h->hash : store_key_hash(srv.store, key, keylen);
+    uint64_t hash = h != NULL && h->valid
+                        ? h->hash : store_key_hash(srv.store, key, keylen);
     struct store_rec *n = store_add_hashed(srv.store, key, keylen, hash, type,
                                            size);
     if (n == NULL) {
@@ -181,7 +230,7 @@ string_record(const struct key_hint *h, const char *key, size_t len,
         return keyspace_add(h, key, len, type, keytype_state_size(type));
     }
     if (r->type != type) {
-        return replace_record(h, r, type);
+        return replace_record(h, r, type, keytype_state_size(type), true);
     }
     if (type == KEY_STR) {
         struct ks_str *st = store_rec_state(r);
@@ -193,24 +242,12 @@ string_record(const struct key_hint *h, const char *key, size_t len,
     return r;
 }
 
-/* keyspace_set_int() but for telling the watchers and the journal, which
- * the caller does (with the expiry it sets next). */
-static struct store_rec *
-put_int(const struct key_hint *h, const char *key, size_t len,
-        struct store_rec *r, int64_t v)
-{
-    r = string_record(h, key, len, r, KEY_INT);
-    if (r != NULL) {
-        ((struct ks_int *)store_rec_state(r))->v = v;
-    }
-    return r;
-}
-
 struct store_rec *
 keyspace_set_int(const struct key_hint *h, const char *key, size_t len,
                  struct store_rec *r, int64_t v)
 {
-    r = put_int(h, key, len, r, v);
+    /* Leaning on no expiry, which a SET or INCREX may set next. */
+    r = int_record(h, key, len, r, v, STORE_NEVER);
     if (r != NULL) {
         keyspace_written(r);
     }
@@ -350,8 +387,9 @@ static uint64_t elem_last_effects;
 
 /* r's encoded state: a fixed-size state is its own encoding (see
  * keytype_encode()), so it is read in place, and so are a string's bytes;
- * any other state (a log, tiers, a collection) is encoded into the
- * scratch buffer, which a huge one does not keep. */
+ * an integer's int64 is read out of its record's 4 or 8 bytes; any other
+ * state (a log, tiers, a collection) is encoded into the scratch buffer,
+ * which a huge one does not keep. */
 static bool
 journal_set(struct store_rec *r, uint32_t db, int64_t now)
 {
@@ -362,7 +400,12 @@ journal_set(struct store_rec *r, uint32_t db, int64_t now)
     }
     const void *state = store_rec_state(r);
     size_t len = keytype_state_size(r->type);
-    if (r->type == KEY_STR) {
+    struct ks_int k;
+    if (r->type == KEY_INT) {
+        /* Its encoding is the int64, whatever its record holds. */
+        k.v = keytype_int(r);
+        state = &k;
+    } else if (r->type == KEY_STR) {
         /* A string's encoding is its bytes. */
         struct ks_str *st = store_rec_state(r);
         state = keytype_str_bytes(st);
@@ -432,7 +475,7 @@ journal_drain(int64_t now)
 {
     for (size_t i = 0; i < ndirty; i++) {
         struct store_rec *r = dirty[i].r;
-        r->flags &= (uint8_t)~KS_REC_DIRTY;
+        r->flags = 0;    /* KS_REC_DIRTY is its one bit */
         if (srv.journal_on) {
             (void)journal_set(r, dirty[i].db, now);
         }
@@ -647,7 +690,7 @@ keyspace_teardown(void)
 {
     /* Tearing down changes no key: no records, the list dropped. */
     for (size_t i = 0; i < ndirty; i++) {
-        dirty[i].r->flags &= (uint8_t)~KS_REC_DIRTY;
+        dirty[i].r->flags = 0;    /* KS_REC_DIRTY is its one bit */
     }
     ndirty = 0;
     mem_free(dirty);
@@ -743,7 +786,7 @@ copy_record(struct store_rec *r, int to, const char *key, size_t len,
               keyspace_admit(sizeof(*r) + len + b.len, r);
     struct store_rec *n = NULL;
     if (ok) {
-        n = store_add(dst, key, len, r->type, keytype_state_size(r->type));
+        n = store_add(dst, key, len, r->type, keytype_rec_state_size(r));
         ok = n != NULL;
     }
     if (ok) {
@@ -770,7 +813,7 @@ copy_record(struct store_rec *r, int to, const char *key, size_t len,
 static struct store_rec *
 take_record(struct store_rec *r, int to, const char *key, size_t len)
 {
-    size_t size = keytype_state_size(r->type);
+    size_t size = keytype_rec_state_size(r);
     struct store *dst = keyspace_db(to);
     if (dst == NULL || !keyspace_admit(sizeof(*r) + len + size, r)) {
         return NULL;
@@ -865,7 +908,8 @@ keyspace_totals(struct ks_totals *t)
 size_t
 keyspace_key_bytes(const struct store_rec *r)
 {
-    return store_rec_bytes(r, keytype_state_size(r->type)) + rec_owned(r);
+    return store_rec_bytes(srv.store, r, keytype_rec_state_size(r)) +
+           rec_owned(r);
 }
 
 size_t
@@ -1250,12 +1294,16 @@ keyspace_restore(int db, uint8_t type, const char *key, size_t keylen,
         snprintf(err, errlen, "malformed %s state", keytype_name(type));
         return -1;
     }
-    rec = store_add(s, key, keylen, type, keytype_state_size(type));
+    rec = store_add(s, key, keylen, type,
+                    keytype_decoded_state_size(type, state, state_len,
+                                               expire_at));
     if (rec == NULL) {
         snprintf(err, errlen, "out of memory");
         return -1;
     }
-    rec->expire_at = expire_at;     /* as stored, for the decoder */
+    /* As stored, for the decoder: a KEY_INT's value may lean on it, so it
+     * is set to the same again below (restored_expiry() keeps it). */
+    rec->expire_at = expire_at;
     enum ks_decode rc = keytype_decode(rec, state, state_len, encoding);
     int64_t fresh_at = rc == KS_DECODED
                            ? restored_expiry(rec, expire_at, encoding, now)

@@ -63,7 +63,8 @@ struct ks_totals {
 void keyspace_totals(struct ks_totals *t);
 
 /* MEMORY USAGE: the bytes key r holds: its record's slot (key, state,
- * expiry, timer links) and the arrays its state owns. */
+ * expiry, the name of its wheel slot), its handle in that wheel slot, and
+ * the arrays its state owns. */
 size_t keyspace_key_bytes(const struct store_rec *r);
 
 /* MOVE: r (a live record of the selected database) becomes the same key
@@ -159,8 +160,12 @@ struct store_rec *keyspace_upsert(const struct key_hint *h, const char *key,
 
 /* r's state was written in place and its expiry is now expire_at (the
  * Unix ms it lives through; STORE_NEVER: none), in the selected
- * database. */
-void keyspace_set_expire(struct store_rec *r, int64_t expire_at);
+ * database. Returns r, or the record that replaced it: a KEY_INT whose
+ * value leaned on its old expiry and needs 8 bytes now (keytype.h); NULL
+ * when memory ran out for that (r unchanged: the caller answers -OOM).
+ * Use the record returned, never r, after the call. */
+struct store_rec *keyspace_set_expire(struct store_rec *r,
+                                      int64_t expire_at);
 
 /* A limiter state written in place, kept until fresh_at (ns), or the key
  * dropped when fresh_at <= now (its state equals "no key"). */

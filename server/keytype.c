@@ -84,12 +84,24 @@ keytype_name(uint8_t type)
     }
 }
 
+size_t
+keytype_decoded_state_size(uint8_t type, const unsigned char *p, size_t len,
+                           int64_t expire_at)
+{
+    struct ks_int k;
+    if (type != KEY_INT || len != sizeof(k)) {
+        return keytype_state_size(type);
+    }
+    memcpy(&k, p, sizeof(k));
+    return keytype_int_state_size(k.v, expire_at);
+}
+
 const char *
 keytype_string(const struct store_rec *r, char *buf, size_t *len)
 {
     struct store_rec *w = (struct store_rec *)r;
     if (r->type == KEY_INT) {
-        *len = num_fmt_i64(buf, ((const struct ks_int *)store_rec_state(w))->v);
+        *len = num_fmt_i64(buf, keytype_int(r));
         return buf;
     }
     struct ks_str *st = store_rec_state(w);
@@ -317,6 +329,10 @@ keytype_encode(const struct store_rec *r, int64_t now, struct membuf *b)
         return encode_tiers(state, now, b);
     }
     switch (r->type) {
+    case KEY_INT: {
+        struct ks_int k = { keytype_int(r) };
+        return membuf_put(b, &k, sizeof(k));
+    }
     case KEY_STR: {
         struct ks_str *st = (struct ks_str *)state;
         return membuf_put(b, keytype_str_bytes(st), st->len);
@@ -505,6 +521,13 @@ keytype_decode(struct store_rec *r, const unsigned char *p, size_t len,
     }
     if (len != keytype_state_size(r->type) || r->type == KEY_COUNTER_V2) {
         return KS_MALFORMED;
+    }
+    if (r->type == KEY_INT) {
+        /* Into a record sized by keytype_decoded_state_size() for the
+         * expiry it has now. */
+        struct ks_int k;
+        memcpy(&k, p, sizeof(k));
+        return keytype_int_set(r, k.v, true) ? KS_DECODED : KS_MALFORMED;
     }
     memcpy(state, p, len);
     if (r->type == KEY_REDIS_GCRA &&

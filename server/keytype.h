@@ -45,9 +45,11 @@ enum key_type {
 };
 #define KEY_TYPE_FIRST KEY_INT
 #define KEY_TYPE_LAST KEY_ZSET
+_Static_assert(KEY_TYPE_LAST <= STORE_TYPE_MAX, "a record's tag is 4 bits");
 
-/* States that are their own encoding: a fixed-size struct, copied as it
- * is (keytype_encode()). */
+/* States of a fixed-size encoding: a struct copied as it is
+ * (keytype_encode()), but KEY_INT's int64, which its record may hold in 4
+ * bytes (keytype_int()). */
 static inline bool
 keytype_is_fixed_size(uint8_t type)
 {
@@ -66,13 +68,27 @@ keytype_is_coll(uint8_t type)
 
 /*
  * Strings. A Redis string is KEY_INT when its bytes are an int64 written
- * as Redis's string2ll() wants it ("-12", not "+12", "012" or "-0"): then
- * its 8 bytes are the state and a counter with its name and expiry fits a
- * 48-byte slot (what INCR, INCRBY, SET NX EX of a number and CL.THROTTLE,
- * whose TAT redis-cell keeps as a decimal string, write). Any other bytes
- * are KEY_STR: up to KS_STR_INLINE of them inside the state, longer ones
- * in a block of their own (counted in keytype_owned_bytes()). Which one a
+ * as Redis's string2ll() wants it ("-12", not "+12", "012" or "-0"): what
+ * INCR, INCRBY, SET NX EX of a number and CL.THROTTLE, whose TAT
+ * redis-cell keeps as a decimal string, write. Any other bytes are
+ * KEY_STR: up to KS_STR_INLINE of them inside the state, longer ones in a
+ * block of their own (counted in keytype_owned_bytes()). Which one a
  * string is never shows: GET answers the same bytes, TYPE "string".
+ *
+ * A KEY_INT's value is encoded as an int64 (struct ks_int) in files and
+ * effects, but its record holds it in 4 bytes when it can (a packed state,
+ * store.h), so a counter or a TAT with a 16-byte name and its expiry is a
+ * 35-byte record. The 4-byte word u: bit 0 clear, the value is
+ * (u >> 1) - KS_INT_BIAS: any counter within +-2^30; bit 0 set, the value
+ * is the record's expire_at * 10^6 + (u >> 1) - KS_INT_BIAS, modulo 2^64
+ * (so no expiry is out of range): a TAT, in ns, which CL.THROTTLE writes
+ * with the expiry redis-cell gives it, trunc((TAT - now) / 1 ms) ms after
+ * now, so that it lies within 2 ms after the expiry's own ns. A value
+ * that fits neither takes a record of 8 bytes (not packed); so does one
+ * leaning on its expiry when the expiry moves away from it
+ * (keyspace_set_expire()). Only the functions below read and write these
+ * bytes: keytype_int() and keytype_int_leans(), keytype_int_put() with a
+ * form from keytype_int_form() (once per write), keytype_int_set().
  */
 static inline bool
 keytype_is_string(uint8_t type)
@@ -83,6 +99,136 @@ keytype_is_string(uint8_t type)
 struct ks_int {
     int64_t v;
 };
+
+#define KS_INT_SMALL    4                       /* bytes of a packed one */
+#define KS_INT_BIAS     (INT64_C(1) << 30)
+
+/* The 4-byte word for v (see above), leaning on expire_at (ms; STORE_NEVER
+ * for none) if it must; false when v fits no word. The distance from the
+ * expiry's ns is taken modulo 2^64, as keytype_int() adds it back: exact
+ * even where expire_at * 10^6 leaves int64. */
+static inline bool
+keytype_int_word(int64_t v, int64_t expire_at, uint32_t *u)
+{
+    uint64_t d = (uint64_t)v + KS_INT_BIAS;
+    if (d < 2 * KS_INT_BIAS) {
+        *u = (uint32_t)d << 1;
+        return true;
+    }
+    if (expire_at == STORE_NEVER) {
+        return false;
+    }
+    d = (uint64_t)v - (uint64_t)expire_at * (uint64_t)STORE_NS_PER_MS +
+        KS_INT_BIAS;
+    if (d >= 2 * KS_INT_BIAS) {
+        return false;
+    }
+    *u = (uint32_t)d << 1 | 1;
+    return true;
+}
+
+/* KEY_INT r's value. */
+static inline int64_t
+keytype_int(const struct store_rec *r)
+{
+    const void *state = store_rec_state((struct store_rec *)r);
+    if (!store_rec_packed(r)) {
+        int64_t v;
+        memcpy(&v, state, sizeof(v));
+        return v;
+    }
+    uint32_t u;
+    memcpy(&u, state, sizeof(u));
+    int64_t v = (int64_t)(u >> 1) - KS_INT_BIAS;
+    if (!(u & 1)) {
+        return v;
+    }
+    /* Modulo 2^64, as keytype_int_word() took the distance. */
+    return (int64_t)((uint64_t)r->expire_at * (uint64_t)STORE_NS_PER_MS +
+                     (uint64_t)v);
+}
+
+/* Does KEY_INT r's value lean on its expiry (bit 0 of a packed word)? */
+static inline bool
+keytype_int_leans(const struct store_rec *r)
+{
+    uint32_t u;
+    if (!store_rec_packed(r)) {
+        return false;
+    }
+    memcpy(&u, store_rec_state((struct store_rec *)r), sizeof(u));
+    return u & 1;
+}
+
+/* A KEY_INT value as a record holds it, leaning (if it must) on an expiry:
+ * in a 4-byte word when `small`, else as the int64. Made once per write
+ * (keytype_int_form()), then written into a record of either size. */
+struct ks_int_form {
+    int64_t v;
+    uint32_t word;
+    bool small;
+};
+
+/* v's form next to expire_at: the expiry its record has, or the one the
+ * caller gives it right after (STORE_NEVER: lean on none). */
+static inline struct ks_int_form
+keytype_int_form(int64_t v, int64_t expire_at)
+{
+    struct ks_int_form f = { v, 0, false };
+    f.small = keytype_int_word(v, expire_at, &f.word);
+    return f;
+}
+
+/* The state bytes a new record needs for f. */
+static inline size_t
+keytype_int_form_size(const struct ks_int_form *f)
+{
+    return f->small ? KS_INT_SMALL : sizeof(struct ks_int);
+}
+
+/* Write f into KEY_INT r; false (r unchanged) when r's 4 bytes cannot
+ * hold it: the caller replaces r by a record of 8. */
+static inline bool
+keytype_int_put(struct store_rec *r, const struct ks_int_form *f)
+{
+    void *state = store_rec_state(r);
+    if (!store_rec_packed(r)) {
+        memcpy(state, &f->v, sizeof(f->v));
+        return true;
+    }
+    if (!f->small) {
+        return false;
+    }
+    memcpy(state, &f->word, sizeof(f->word));
+    return true;
+}
+
+/* Write v into KEY_INT r, leaning (if it must) on expire_at, as
+ * keytype_int_form(); false (r unchanged) when r's 4 bytes cannot hold
+ * it. */
+static inline bool
+keytype_int_set_at(struct store_rec *r, int64_t v, int64_t expire_at)
+{
+    struct ks_int_form f = keytype_int_form(v, expire_at);
+    return keytype_int_put(r, &f);
+}
+
+/* keytype_int_set_at() with r's own expiry when `lean` (a write that
+ * changes the expiry next must not lean: SET, INCREX). */
+static inline bool
+keytype_int_set(struct store_rec *r, int64_t v, bool lean)
+{
+    return keytype_int_set_at(r, v, lean ? r->expire_at : STORE_NEVER);
+}
+
+/* The state bytes a KEY_INT record needs for v: KS_INT_SMALL when a word
+ * holds it (leaning on expire_at, STORE_NEVER for no leaning), else 8. */
+static inline size_t
+keytype_int_state_size(int64_t v, int64_t expire_at)
+{
+    struct ks_int_form f = keytype_int_form(v, expire_at);
+    return keytype_int_form_size(&f);
+}
 
 #define KS_STR_INLINE 12
 struct ks_str {
@@ -123,8 +269,7 @@ keytype_gcra_tat(const struct store_rec *r, uint64_t *tat)
         return keytype_gcra_tat_text(r, tat);
     }
     /* The usual case, what CL.THROTTLE itself writes: an integer. */
-    int64_t v = ((const struct ks_int *)store_rec_state(
-                     (struct store_rec *)r))->v;
+    int64_t v = keytype_int(r);
     *tat = (uint64_t)v;
     return v >= 0 ? KS_TAT_OK : KS_TAT_NOT_U64;
 }
@@ -176,9 +321,26 @@ struct ks_tiers {
     int64_t keep;               /* retention in s, >= 1 while the key lives */
 };
 
-/* The record state size of a type (0 for an unknown one). The store does
- * not keep it per record: the type implies it. */
+/* The state size of a type in its encoding (0 for an unknown one): a
+ * record's too, but KEY_INT's, which may be smaller
+ * (keytype_rec_state_size()). The store does not keep it per record. */
 size_t keytype_state_size(uint8_t type);
+
+/* The state bytes record r holds. */
+static inline size_t
+keytype_rec_state_size(const struct store_rec *r)
+{
+    if (r->type == KEY_INT && store_rec_packed(r)) {
+        return KS_INT_SMALL;
+    }
+    return keytype_state_size(r->type);
+}
+
+/* The state bytes a new record of type needs for the encoded state p
+ * (len bytes) with expiry expire_at: keytype_state_size(type), but for a
+ * KEY_INT whose value fits 4 bytes. */
+size_t keytype_decoded_state_size(uint8_t type, const unsigned char *p,
+                                  size_t len, int64_t expire_at);
 
 /* TYPE's answer for a record type ("none" for an unknown one). */
 const char *keytype_name(uint8_t type);

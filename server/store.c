@@ -10,18 +10,32 @@
  *     ht[0]  bucket[size]  ->  h -> h -> 0     (hnext chains of handles)
  *     ht[1]  bucket[size]  ->  ...             (only while rehashing)
  *
- * A handle names a slot in a slab: its top bits pick a size class (slots of
- * 8 * class bytes), the rest a slot within that class's chunks of
- * SLAB_SLOTS slots. A record is the 24-byte header of store.h, the key
- * padded to 8 bytes, then the state: a CL.THROTTLE key of 16 bytes takes
- * one 48-byte slot and a 4-byte bucket, with no allocator header or
- * rounding per key. Records too large for the biggest class (long keys)
- * get a slot of the BIG class holding a pointer to a block of their own.
+ * A handle names a slot in a slab: its top bits pick a size class, the rest
+ * a slot within that class's chunks of SLAB_SLOTS slots. A record is the
+ * 15-byte header of store.h and the key, then its state: packed right
+ * after the key when under STORE_PACKED_BELOW bytes (read with memcpy:
+ * KEY_INT's 4 bytes), else 8-aligned after padding, as the types keep
+ * structs there. Size classes are 1 byte apart from 20 to 48 bytes, where
+ * short keys with small states lie, then coarser (class_ranges, up to
+ * 512); a packed record takes the class of its exact size there, an
+ * aligned one, a multiple of 8 bytes, a class of a multiple of 8, so its
+ * slots are 8-aligned. A CL.THROTTLE key or an INCR counter of 16 bytes
+ * takes one 35-byte slot (15 + 16 + 4), a 4-byte bucket (4.2 bytes a key
+ * at 1 M keys) and its 4-byte handle in a wheel slot, with no allocator
+ * header or rounding per key; with 8 bytes of state it takes 40. Records
+ * too large for the biggest class (long keys) get a slot of the BIG class
+ * holding a pointer to a block of their own (at BIG_PTR: the slot's first
+ * 4 bytes are the free list's link while it is free, and the pointer is
+ * then NULL).
  *
- * Why handles: a pointer costs 8 bytes and the record holds three links
- * (hash chain, timer next and prev); as 4-byte handles they save 12 bytes
- * a key, and the buckets halve. Resolving a handle is two loads (the
- * class's chunk array, tiny and hot in cache) and a multiply.
+ * Records lie at any byte, so the header is a packed struct, the chain
+ * links are read and written through memcpy (link_get(), link_set()),
+ * and a record may straddle two cache lines (the prefetch covers both).
+ *
+ * Why handles: a pointer costs 8 bytes; as 4-byte handles the hash chain
+ * link and the wheel's entries are half that, and the buckets halve.
+ * Resolving a handle is two loads (the class's chunk array, tiny and hot
+ * in cache) and a multiply.
  *
  * Slabs
  * -----
@@ -69,13 +83,31 @@
  * Expiry
  * ------
  * A record is dead at `now` once now's millisecond is past expire_at
- * (store_rec_dead(); STORE_NEVER is never dead), as Redis's keyIsExpired(). Correctness comes from store_lookup(), which frees a dead record
- * it meets and reports the key absent. The wheel only reclaims memory. It
- * reads a record's due from expire_at itself, so store_set_expire() moves
- * the timer only when the expiry comes earlier; a later one is found by
- * the wheel when it reaches the old slot, which re-places the entry
- * (HAProxy's lazy re-queue): a key hit a million times costs one timer
- * move, not a million.
+ * (store_rec_dead(); STORE_NEVER is never dead), as Redis's
+ * keyIsExpired(). Correctness comes from store_lookup(), which frees a
+ * dead record it meets and reports the key absent. The wheel only
+ * reclaims memory. It reads a record's due from expire_at itself, so
+ * store_set_expire() moves the timer only when the expiry comes earlier; a
+ * later one is found by the wheel when it reaches the old slot, which
+ * re-places the entry (HAProxy's lazy re-queue): a key hit a million times
+ * costs one timer move, not a million.
+ *
+ * The wheel's slots are arrays of handles, and a record's `timer` names
+ * the slot it is placed in (wheel.h); a handle left in another slot, by a
+ * move or by a record removed before its time, is stale and dropped when
+ * the wheel meets it. Such a handle may name a slot freed since, reused by
+ * another record, or in a chunk given back to the allocator: the wheel
+ * asks rec_if_live(), which answers from the slab's bookkeeping (the
+ * chunk's memory, its `fresh` mark, a free slot's timer left at
+ * WHEEL_TAG_NONE) and never reads memory the slab gave back. The wheel
+ * bounds the stale handles it keeps by compacting its slots (wheel.c).
+ *
+ * When the wheel has no memory for a slot's block, the record is left
+ * unplaced (timer WHEEL_TAG_NONE with an expiry) and wheel_lost() counts
+ * it; store_expire() then scans the table, RESYNC_BUCKETS buckets per
+ * call, and places every such record again, until a whole pass ends with
+ * nothing new lost. Lookups stay exact meanwhile: a dead record is never
+ * returned, placed or not.
  *
  * Scanning
  * --------
@@ -89,12 +121,13 @@
  *
  * Memory
  * ------
- * Everything goes through lib/mem.h (slots by mem_charge), so
- * mem_used() is exact.
+ * Everything goes through lib/mem.h (slots by mem_charge, the wheel's
+ * blocks by mem_malloc), so mem_used() is exact.
  */
 #include "server/store.h"
 
 #include <assert.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -115,14 +148,34 @@
 #define SLAB_SHIFT      10
 #define SLAB_SLOTS      (UINT32_C(1) << SLAB_SHIFT)  /* slots per chunk */
 #define CHUNKS_MAX      (UINT32_C(1) << (CLASS_SHIFT - SLAB_SHIFT))
-#define CLASS_BIG       62          /* slots hold a pointer to the record */
+#define CLASS_BIG       60          /* slots hold a pointer to the record */
 #define CLASSES         (CLASS_BIG + 1)
-#define CLASS_UNIT      8           /* class c has slots of 8 * c bytes */
-#define SMALL_MAX       ((size_t)(CLASS_BIG - 1) * CLASS_UNIT)
+#define CLASS_FIRST     20          /* class 1's slot size */
+#define SMALL_MAX       ((size_t)512)
+/* A BIG slot: the free list's link in its first 4 bytes, the record's
+ * pointer at BIG_PTR (NULL while the slot is free). */
+#define BIG_SLOT        16
+#define BIG_PTR         8
+#define RESYNC_BUCKETS  64          /* buckets a lost-timer scan step visits */
+#define PREFETCH_SPAN   (sizeof(struct store_rec) + 16 + 8)
 
-_Static_assert(((uint32_t)CLASS_BIG << CLASS_SHIFT | SLOT_MASK)
-               <= WHEEL_ID_MAX, "handles must be valid wheel ids");
-_Static_assert(sizeof(struct store_rec) == 24, "record header is 24 bytes");
+_Static_assert(sizeof(struct store_rec) == 15, "record header is 15 bytes");
+_Static_assert(offsetof(struct store_rec, data) == 15, "data follows it");
+
+/* Slot sizes past CLASS_FIRST: `step` bytes apart up to `upto`. 1 byte
+ * apart where the records of short keys with small states lie (a
+ * CL.THROTTLE key of 16 bytes with its packed TAT is 35 bytes), coarser
+ * above. Every multiple of 8 from 24 to 128 is a class and so is every
+ * class above 64, so an aligned record, a multiple of 8 bytes, always
+ * gets an 8-aligned slot. */
+static const struct {
+    uint16_t upto;
+    uint16_t step;
+} class_ranges[] = {
+    { 48, 1 }, { 64, 2 }, { 128, 8 }, { 256, 16 }, { 384, 32 }, { 512, 64 },
+};
+#define CLASS_RANGES (sizeof(class_ranges) / sizeof(class_ranges[0]))
+_Static_assert(CLASS_BIG <= UINT8_MAX, "a class fits size_class[]");
 
 struct chunk {
     unsigned char *mem;     /* NULL: this chunk id is idle */
@@ -167,6 +220,11 @@ struct store {
     struct wheel *wheel;
     int64_t fire_now;           /* `now` of the store_expire() running */
     size_t fire_removed;
+    /* Records the wheel could not place (no memory for a slot's block):
+     * found again by a scan of the table (see "Expiry"). */
+    uint64_t lost_seen;         /* wheel_lost() when the scan started */
+    uint64_t resync_cursor;
+    bool resyncing;
     /* The record last found or added and its handle: the common write
      * after a lookup needs the handle without walking the chain again. */
     struct store_rec *last;
@@ -199,17 +257,48 @@ slot_addr(const struct store *s, uint32_t h)
            + (size_t)(i & (SLAB_SLOTS - 1)) * k->slot_size;
 }
 
+static inline struct store_rec *
+big_rec(const unsigned char *slot)
+{
+    struct store_rec *r;
+    memcpy(&r, slot + BIG_PTR, sizeof(r));
+    return r;
+}
+
 /* The record a handle names (h != 0). */
 static inline struct store_rec *
 rec_at(const struct store *s, uint32_t h)
 {
     unsigned char *p = slot_addr(s, h);
     if (class_of(h) == CLASS_BIG) {
-        struct store_rec *r;
-        memcpy(&r, p, sizeof(r));
-        return r;
+        return big_rec(p);
     }
     return (struct store_rec *)(void *)p;
+}
+
+/* The record h names, or NULL when it names none now: a slot free or
+ * never used, a chunk given back to the allocator, a class dropped. The
+ * wheel asks this of handles it took from its slots, which may have been
+ * freed or reused since: nothing here reads memory the slab gave back.
+ * A free small slot keeps its record's timer (WHEEL_TAG_NONE, as every
+ * record is taken off the wheel before it is freed): the free list's link
+ * overwrites only the first 4 bytes. */
+static struct store_rec *
+rec_if_live(const struct store *s, uint32_t h)
+{
+    unsigned c = class_of(h);
+    uint32_t i = h & SLOT_MASK;
+    if (c == 0 || c >= CLASSES || (i >> SLAB_SHIFT) >= s->cls[c].nchunks) {
+        return NULL;
+    }
+    const struct slab_class *k = &s->cls[c];
+    const struct chunk *ch = &k->chunk[i >> SLAB_SHIFT];
+    uint32_t slot = i & (SLAB_SLOTS - 1);
+    if (ch->mem == NULL || slot >= ch->fresh) {
+        return NULL;
+    }
+    unsigned char *p = ch->mem + (size_t)slot * k->slot_size;
+    return c == CLASS_BIG ? big_rec(p) : (struct store_rec *)(void *)p;
 }
 
 static void
@@ -371,10 +460,18 @@ slab_free_all(struct store *s)
 static void
 slab_init(struct store *s)
 {
-    for (unsigned c = 1; c < CLASS_BIG; c++) {
-        s->cls[c].slot_size = c * CLASS_UNIT;
+    unsigned c = 1;
+    uint32_t size = CLASS_FIRST;
+
+    s->cls[c++].slot_size = size;
+    for (size_t i = 0; i < CLASS_RANGES; i++) {
+        while (size < class_ranges[i].upto) {
+            size += class_ranges[i].step;
+            s->cls[c++].slot_size = size;
+        }
     }
-    s->cls[CLASS_BIG].slot_size = sizeof(struct store_rec *);
+    assert(c == CLASS_BIG && size == SMALL_MAX);
+    s->cls[CLASS_BIG].slot_size = BIG_SLOT;
 }
 
 /* ------------------------------------------------------------------------
@@ -420,20 +517,50 @@ rec_hash(const struct store *s, const struct store_rec *r)
     return store_hash(s, store_rec_key(r), store_rec_keylen(r));
 }
 
-/* The bytes of a record for this key and state. */
+static inline bool
+packs(size_t state_size)
+{
+    return state_size < STORE_PACKED_BELOW;
+}
+
+/* Bytes of data[] before the state. */
+static inline size_t
+state_offset(size_t keylen, bool packed)
+{
+    size_t ks = store_key_space(keylen);
+    return ks + (packed ? 0 : store_state_pad(ks));
+}
+
+/* The bytes of a record for this key and state: an aligned state is
+ * padded to 8 bytes too, so the record is a multiple of 8. */
 static inline size_t
 rec_size(size_t keylen, size_t state_size)
 {
-    return sizeof(struct store_rec) + store_key_space(keylen)
-           + ((state_size + 7) & ~(size_t)7);
+    bool packed = packs(state_size);
+    return sizeof(struct store_rec) + state_offset(keylen, packed)
+           + (packed ? state_size : (state_size + 7) & ~(size_t)7);
 }
 
-/* The class of a record of `size` bytes. */
+/* The class of each record size up to SMALL_MAX: the smallest of at
+ * least that many bytes. Filled once (class_table_init()), read only. */
+static uint8_t size_class[SMALL_MAX + 1];
+
+static void
+class_table_init(const struct store *s)
+{
+    unsigned c = 1;
+    for (size_t size = 0; size <= SMALL_MAX; size++) {
+        while (s->cls[c].slot_size < size) {
+            c++;
+        }
+        size_class[size] = (uint8_t)c;
+    }
+}
+
 static inline unsigned
 class_for(size_t size)
 {
-    return size <= SMALL_MAX
-           ? (unsigned)((size + CLASS_UNIT - 1) / CLASS_UNIT) : CLASS_BIG;
+    return size <= SMALL_MAX ? size_class[size] : CLASS_BIG;
 }
 
 /* Allocate a record of `size` bytes; its handle in *h. NULL when out of
@@ -455,7 +582,7 @@ rec_alloc(struct store *s, size_t size, uint32_t *h)
         return NULL;
     }
     s->bytes += mem_usable(r);
-    memcpy(slot_addr(s, *h), &r, sizeof(r));
+    memcpy(slot_addr(s, *h) + BIG_PTR, &r, sizeof(r));
     return r;
 }
 
@@ -468,9 +595,12 @@ rec_free(struct store *s, uint32_t h)
     if (s->release != NULL) {
         s->release(r, s->release_arg);
     }
+    assert(r->timer == WHEEL_TAG_NONE);
     if (class_of(h) == CLASS_BIG) {
+        static struct store_rec *const none = NULL;
         s->bytes -= mem_usable(r);
         mem_free(r);
+        memcpy(slot_addr(s, h) + BIG_PTR, &none, sizeof(none));
     }
     if (s->last_h == h) {
         s->last = NULL;
@@ -480,28 +610,40 @@ rec_free(struct store *s, uint32_t h)
 }
 
 /* ------------------------------------------------------------------------
- * Wheel callbacks: the timer links and due live in the record
+ * Wheel callbacks: the slot tag and the due live in the record
  * --------------------------------------------------------------------- */
-
-static struct wheel_entry *
-timer_entry(void *ctx, uint32_t h)
-{
-    return &rec_at(ctx, h)->timer;
-}
 
 /* The wheel counts in ns: a record is due at the first ns of the
  * millisecond after the one it lives through (saturating: one that lives
  * past the year 2262 is due at the end of the ns clock, which is never). */
 static int64_t
-timer_due(void *ctx, uint32_t h)
+rec_due(const struct store_rec *r)
 {
-    int64_t ms = rec_at(ctx, h)->expire_at;
+    int64_t ms = r->expire_at;
     int64_t due;
     if (__builtin_add_overflow(ms, 1, &due) ||
         __builtin_mul_overflow(due, STORE_NS_PER_MS, &due)) {
         return INT64_MAX;
     }
     return due;
+}
+
+/* A handle the wheel took from a slot: maybe freed or reused since. */
+static unsigned
+timer_placed(void *ctx, uint32_t h, int64_t *due)
+{
+    const struct store_rec *r = rec_if_live(ctx, h);
+    if (r == NULL || r->timer == WHEEL_TAG_NONE) {
+        return WHEEL_TAG_NONE;
+    }
+    *due = rec_due(r);
+    return r->timer;
+}
+
+static void
+timer_set_tag(void *ctx, uint32_t h, unsigned tag)
+{
+    rec_at(ctx, h)->timer = (uint16_t)tag;
 }
 
 static void remove_handle(struct store *s, uint32_t h);
@@ -519,10 +661,23 @@ timer_fire(void *ctx, uint32_t h)
 }
 
 static const struct wheel_ops timer_ops = {
-    .entry = timer_entry,
-    .due = timer_due,
+    .placed = timer_placed,
+    .set_tag = timer_set_tag,
     .fire = timer_fire,
 };
+
+/* Place r (handle h) on the wheel by its expiry. */
+static void
+arm(struct store *s, struct store_rec *r, uint32_t h)
+{
+    (void)wheel_schedule(s->wheel, h, r->timer, rec_due(r));
+}
+
+static void
+disarm(struct store *s, struct store_rec *r, uint32_t h)
+{
+    wheel_cancel(s->wheel, h, r->timer);
+}
 
 /* ------------------------------------------------------------------------
  * Tables
@@ -672,6 +827,29 @@ rehash_step(struct store *s)
  * Finding and unlinking
  * --------------------------------------------------------------------- */
 
+/* A link is where a handle is kept: a bucket, or a record's hnext, which
+ * lies at any byte (the header is packed), so both are read and written
+ * through memcpy. */
+static inline uint32_t
+link_get(const void *link)
+{
+    uint32_t h;
+    memcpy(&h, link, sizeof(h));
+    return h;
+}
+
+static inline void
+link_set(void *link, uint32_t h)
+{
+    memcpy(link, &h, sizeof(h));
+}
+
+static inline void *
+next_link(struct store_rec *r)
+{
+    return (unsigned char *)r + offsetof(struct store_rec, hnext);
+}
+
 /* Where a chain search starts in table i, or NULL if the table has no
  * bucket for h (unallocated, or an ht[0] bucket already moved). */
 static inline uint32_t *
@@ -691,18 +869,18 @@ table_head(struct store *s, int i, uint64_t h)
 
 /* The link (bucket slot or hnext field) that holds key's handle, or NULL;
  * *ti is set to the table holding it. */
-static uint32_t *
+static void *
 find_key(struct store *s, uint64_t h, const void *key, size_t keylen, int *ti)
 {
     for (int i = 0; i < 2; i++) {
-        uint32_t *link = table_head(s, i, h);
-        while (link != NULL && *link != 0) {
-            struct store_rec *r = rec_at(s, *link);
+        void *link = table_head(s, i, h);
+        while (link != NULL && link_get(link) != 0) {
+            struct store_rec *r = rec_at(s, link_get(link));
             if (rec_matches(r, key, keylen)) {
                 *ti = i;
                 return link;
             }
-            link = &r->hnext;
+            link = next_link(r);
         }
     }
     return NULL;
@@ -733,30 +911,31 @@ store_prefetch_record(struct store *s, uint64_t h)
     for (int i = 0; i < 2 && s->count > 0; i++) {
         uint32_t *head = table_head(s, i, h);
         if (head != NULL && *head != 0) {
-            /* A 48-byte record may straddle two cache lines. */
+            /* A record lies at any byte: its header, a 16-byte key and an
+             * 8-byte state may straddle two cache lines. */
             const char *r = (const char *)rec_at(s, *head);
             __builtin_prefetch(r);
-            __builtin_prefetch(r + 47);
+            __builtin_prefetch(r + PREFETCH_SPAN - 1);
         }
     }
 }
 
 /* As find_key, for a known record; its handle in *hp. */
-static uint32_t *
+static void *
 find_rec(struct store *s, const struct store_rec *r, int *ti, uint32_t *hp)
 {
     uint64_t h = rec_hash(s, r);
 
     for (int i = 0; i < 2; i++) {
-        uint32_t *link = table_head(s, i, h);
-        while (link != NULL && *link != 0) {
-            struct store_rec *q = rec_at(s, *link);
+        void *link = table_head(s, i, h);
+        while (link != NULL && link_get(link) != 0) {
+            struct store_rec *q = rec_at(s, link_get(link));
             if (q == r) {
                 *ti = i;
-                *hp = *link;
+                *hp = link_get(link);
                 return link;
             }
-            link = &q->hnext;
+            link = next_link(q);
         }
     }
     return NULL;
@@ -772,29 +951,29 @@ handle_of(struct store *s, const struct store_rec *r)
     if (r == s->last) {
         return s->last_h;
     }
-    uint32_t *link = find_rec(s, r, &ti, &h);
+    void *link = find_rec(s, r, &ti, &h);
     assert(link != NULL);
     (void)link;
     return h;
 }
 
-/* Unlink the record *link holds (in table ti), cancel its timer and free
+/* Unlink the record link holds (in table ti), cancel its timer and free
  * it. */
 static void
-unlink_free(struct store *s, uint32_t *link, int ti)
+unlink_free(struct store *s, void *link, int ti)
 {
-    uint32_t h = *link;
+    uint32_t h = link_get(link);
     struct store_rec *r = rec_at(s, h);
 
     assert(s->scanning == 0);
-    *link = r->hnext;
+    link_set(link, r->hnext);
     s->ht[ti].used--;
     s->count--;
     s->changes++;
     if (r->expire_at != STORE_NEVER) {
         s->volatile_count--;
     }
-    wheel_cancel(s->wheel, h);
+    disarm(s, r, h);
     rec_free(s, h);
     table_resize_if_needed(s);
 }
@@ -804,7 +983,7 @@ remove_handle(struct store *s, uint32_t h)
 {
     int ti;
     uint32_t found = 0;
-    uint32_t *link = find_rec(s, rec_at(s, h), &ti, &found);
+    void *link = find_rec(s, rec_at(s, h), &ti, &found);
 
     assert(link != NULL && found == h);
     if (link != NULL) {
@@ -825,6 +1004,9 @@ store_create(const unsigned char seed[16], int64_t now)
     }
     siphash_key(seed, &s->k0, &s->k1);
     slab_init(s);
+    if (size_class[SMALL_MAX] == 0) {
+        class_table_init(s);    /* the same for every store */
+    }
     s->wheel = wheel_create(now, WHEEL_TICK_NS, &timer_ops, s);
     if (s->wheel == NULL) {
         mem_free(s);
@@ -870,14 +1052,15 @@ store_lookup_hashed(struct store *s, const void *key, size_t keylen,
     if (keylen == 0) {
         key = "";       /* memcmp wants a valid pointer */
     }
-    uint32_t *link = find_key(s, h, key, keylen, &ti);
+    void *link = find_key(s, h, key, keylen, &ti);
     if (link == NULL) {
         return NULL;
     }
-    struct store_rec *r = rec_at(s, *link);
+    uint32_t found = link_get(link);
+    struct store_rec *r = rec_at(s, found);
     if (!rec_dead(r, now)) {
         s->last = r;
-        s->last_h = *link;
+        s->last_h = found;
         return r;
     }
     /* Lazy expiry. Inside a scan callback the chain is being walked, so the
@@ -923,7 +1106,8 @@ store_add_hashed(struct store *s, const void *key, size_t keylen,
     uint32_t h;
 
     assert(s->scanning == 0);
-    if (keylen > STORE_KEY_MAX || state_size > STORE_STATE_MAX) {
+    if (keylen > STORE_KEY_MAX || state_size > STORE_STATE_MAX ||
+        type > STORE_TYPE_MAX) {
         return NULL;
     }
     if (keylen == 0) {
@@ -933,29 +1117,28 @@ store_add_hashed(struct store *s, const void *key, size_t keylen,
     if (s->ht[0].size == 0 && !table_resize(s, TABLE_MIN)) {
         return NULL;
     }
+    bool packed = packs(state_size);
     size_t key_space = store_key_space(keylen);
-    size_t state_space = (state_size + 7) & ~(size_t)7;
-    struct store_rec *r = rec_alloc(s, rec_size(keylen, state_size), &h);
+    size_t size = rec_size(keylen, state_size);
+    struct store_rec *r = rec_alloc(s, size, &h);
     if (r == NULL) {
         return NULL;
     }
-    wheel_entry_init(&r->timer);
+    r->timer = WHEEL_TAG_NONE;
     r->expire_at = STORE_NEVER;
-    r->type = type;
+    r->type = type & STORE_TYPE_MAX;
     r->flags = 0;
+    r->packed = packed;
     if (keylen >= STORE_LONG_KEY) {
         uint32_t len = (uint32_t)keylen;
-        r->keylen16 = STORE_LONG_KEY;
+        r->keylen8 = STORE_LONG_KEY;
         memcpy(r->data, &len, sizeof(len));
     } else {
-        r->keylen16 = (uint16_t)keylen;
+        r->keylen8 = (uint8_t)keylen;
     }
-    /* Zero the key's padding and the state, then copy the key in. */
-    if (key_space > 0) {
-        memset(r->data + key_space - 8, 0, 8);
-    }
-    memset(r->data + key_space, 0, state_space);
+    /* The key, then zeroes to the end: padding and state. */
     memcpy((char *)store_rec_key(r), key, keylen);
+    memset(r->data + key_space, 0, size - sizeof(*r) - key_space);
 
     /* While rehashing, ht[0] only drains; new records go to ht[1]. */
     struct table *t = &s->ht[rehashing(s) ? 1 : 0];
@@ -979,15 +1162,16 @@ store_set_expire(struct store *s, struct store_rec *r, int64_t expire_at)
     s->volatile_count += (expire_at != STORE_NEVER) - (old != STORE_NEVER);
     r->expire_at = expire_at;
     if (expire_at == STORE_NEVER) {
-        if (wheel_entry_scheduled(&r->timer)) {
-            wheel_cancel(s->wheel, handle_of(s, r));
+        if (r->timer != WHEEL_TAG_NONE) {
+            disarm(s, r, handle_of(s, r));
         }
         return;
     }
     /* Lazy re-arm: a later expiry leaves the timer where it is; the wheel
-     * reads expire_at when it gets there and re-places the entry. */
-    if (!wheel_entry_scheduled(&r->timer) || expire_at < old) {
-        wheel_schedule(s->wheel, handle_of(s, r));
+     * reads expire_at when it gets there and re-places the entry. One the
+     * wheel had no memory for is found again by store_expire()'s scan. */
+    if (r->timer == WHEEL_TAG_NONE || expire_at < old) {
+        arm(s, r, handle_of(s, r));
     }
 }
 
@@ -996,7 +1180,7 @@ store_remove(struct store *s, struct store_rec *r)
 {
     int ti;
     uint32_t h;
-    uint32_t *link = find_rec(s, r, &ti, &h);
+    void *link = find_rec(s, r, &ti, &h);
 
     assert(link != NULL);
     if (link != NULL) {
@@ -1091,6 +1275,8 @@ store_flush(struct store *s)
     table_flush(s, &s->ht[1]);
     slab_free_all(s);
     wheel_clear(s->wheel);
+    s->resyncing = false;       /* nothing left to look for */
+    s->lost_seen = wheel_lost(s->wheel);
     s->last = NULL;
     s->last_h = 0;
     s->rehashidx = 0;
@@ -1105,6 +1291,41 @@ store_changes(const struct store *s)
     return s->changes;
 }
 
+/* A record with an expiry the wheel holds no entry for (it had no memory
+ * for one): placed again. */
+static void
+rearm_lost(struct store_rec *r, void *arg)
+{
+    struct store *s = arg;
+    if (r->expire_at != STORE_NEVER && r->timer == WHEEL_TAG_NONE) {
+        arm(s, r, handle_of(s, r));
+    }
+}
+
+/* A step of the scan for records the wheel lost: started when it lost
+ * some, over again when it lost more during a pass, until a whole pass
+ * ends with nothing new lost. */
+static void
+resync_step(struct store *s)
+{
+    if (!s->resyncing) {
+        if (wheel_lost(s->wheel) == s->lost_seen) {
+            return;
+        }
+        s->resyncing = true;
+        s->lost_seen = wheel_lost(s->wheel);
+        s->resync_cursor = 0;
+    }
+    for (int i = 0; i < RESYNC_BUCKETS; i++) {
+        s->resync_cursor = store_scan(s, s->resync_cursor, rearm_lost, s);
+        if (s->resync_cursor == 0) {
+            s->resyncing = wheel_lost(s->wheel) != s->lost_seen;
+            s->lost_seen = wheel_lost(s->wheel);
+            return;
+        }
+    }
+}
+
 size_t
 store_expire(struct store *s, int64_t now, size_t budget)
 {
@@ -1112,27 +1333,21 @@ store_expire(struct store *s, int64_t now, size_t budget)
     s->fire_now = now;
     s->fire_removed = 0;
     (void)wheel_advance(s->wheel, now, budget);
+    resync_step(s);
     return s->fire_removed;
 }
 
 bool
 store_evict_soonest(struct store *s, const struct store_rec *keep)
 {
-    uint32_t h = wheel_first(s->wheel);
-    uint32_t keep_h = 0;
+    uint32_t h = wheel_first(s->wheel, 0);
 
     if (h != 0 && keep != NULL && rec_at(s, h) == keep) {
-        /* Take keep off the wheel for a moment to see the next one. */
-        keep_h = h;
-        wheel_cancel(s->wheel, keep_h);
-        h = wheel_first(s->wheel);
+        h = wheel_first(s->wheel, h);
     }
     if (h != 0) {
         remove_handle(s, h);
         s->evicted++;
-    }
-    if (keep_h != 0) {
-        wheel_schedule(s->wheel, keep_h);
     }
     return h != 0;
 }
@@ -1162,19 +1377,22 @@ store_table_bytes(const struct store *s)
 }
 
 size_t
-store_rec_bytes(const struct store_rec *r, size_t state_size)
+store_rec_bytes(const struct store *s, const struct store_rec *r,
+                size_t state_size)
 {
     size_t size = rec_size(store_rec_keylen(r), state_size);
+    size_t timer = r->timer != WHEEL_TAG_NONE ? sizeof(uint32_t) : 0;
     if (size <= SMALL_MAX) {
-        return (size_t)class_for(size) * CLASS_UNIT;    /* its slot */
+        return s->cls[class_for(size)].slot_size + timer;
     }
-    return mem_usable(r) + sizeof(struct store_rec *);
+    return mem_usable(r) + BIG_SLOT + timer;
 }
 
 bool
 store_expire_pending(const struct store *s, int64_t now)
 {
-    return wheel_pending(s->wheel, now);
+    return wheel_pending(s->wheel, now) || s->resyncing ||
+           wheel_lost(s->wheel) != s->lost_seen;
 }
 
 bool

@@ -4,10 +4,14 @@
  * A chained hash table with a keyed hash (SipHash, random seed per process)
  * and incremental rehashing in both directions: no call ever moves the whole
  * table at once. Records live in slabs and link to each other by 32-bit
- * handles, and each embeds its timer-wheel links, so one 24-byte header
- * holds the chain link, the timer, the tag, the key length and the expiry;
- * the key bytes follow, then the algorithm state (8-aligned). A
- * CL.THROTTLE key of 16 bytes is one 48-byte slot.
+ * handles; the timer wheel holds the handles of the records with an
+ * expiry in arrays, and a record keeps only the name of the wheel slot it
+ * is placed in, so one packed 15-byte header holds the chain link, the
+ * type tag and a bit of the caller's, that slot's name, the key length
+ * and the expiry; the key bytes follow, then the algorithm state (packed
+ * right after the key when it is under 8 bytes, else 8-aligned). A
+ * CL.THROTTLE key of 16 bytes with its TAT in 4 bytes (keytype.h) is one
+ * 35-byte slot and 4 bytes in a wheel slot.
  *
  * Expiry: a record's expire_at is a Redis key's: the Unix time in ms it
  * lives through, dead once the clock's millisecond is past it, any value a
@@ -31,27 +35,40 @@
  * hold (a key set to expire in the past is gone at once, never stored). */
 #define STORE_NEVER INT64_MIN
 #define STORE_NS_PER_MS INT64_C(1000000)
-#define STORE_LONG_KEY UINT16_MAX   /* keylen16: a uint32_t length leads */
+#define STORE_LONG_KEY UINT8_MAX    /* keylen8: a uint32_t length leads */
+#define STORE_TYPE_MAX 15           /* the type tag is 4 bits */
+/* States of fewer bytes than this are packed: stored right after the key,
+ * unaligned, and read with memcpy; larger ones start 8-aligned. */
+#define STORE_PACKED_BELOW 8
 
-struct store_rec {
+/*
+ * A record: a 15-byte header, the key, then the state. Records lie at any
+ * byte in their slab (size classes 1 byte apart where keys are short), so
+ * the header is packed and every field is read unaligned; a state of
+ * STORE_PACKED_BELOW bytes or more starts 8-aligned (padding after the
+ * key, the record's size a multiple of 8), as the types keep structs there.
+ */
+struct __attribute__((packed)) store_rec {
     uint32_t hnext;             /* hash chain: handle of the next record */
-    struct wheel_entry timer;   /* expiry timer links (handles) */
-    uint8_t type;               /* algorithm tag, owned by the caller */
-    uint8_t flags;              /* the caller's bits, 0 when added */
-    uint16_t keylen16;          /* key length, or STORE_LONG_KEY */
+    uint16_t type : 4;          /* algorithm tag, owned by the caller */
+    uint16_t flags : 1;         /* a bit the caller owns, 0 when added */
+    uint16_t packed : 1;        /* the state is packed (see above) */
+    uint16_t timer : WHEEL_TAG_BITS; /* its wheel slot's name (wheel.h) */
+    uint8_t keylen8;            /* key length, or STORE_LONG_KEY */
     int64_t expire_at;          /* Unix ms; STORE_NEVER = persistent */
-    /* The key (after its uint32_t length when keylen16 is STORE_LONG_KEY),
-     * padded to 8 bytes, then the state. */
-    _Alignas(8) unsigned char data[];
+    /* The key (after its uint32_t length when keylen8 is STORE_LONG_KEY),
+     * then the state. */
+    unsigned char data[];
 };
+_Static_assert(4 + WHEEL_TAG_BITS + 1 + 1 == 16, "type..timer fill 16 bits");
 
 static inline size_t
 store_rec_keylen(const struct store_rec *r)
 {
     uint32_t len;
 
-    if (r->keylen16 != STORE_LONG_KEY) {
-        return r->keylen16;
+    if (r->keylen8 != STORE_LONG_KEY) {
+        return r->keylen8;
     }
     __builtin_memcpy(&len, r->data, sizeof(len));
     return len;
@@ -61,21 +78,38 @@ static inline const char *
 store_rec_key(const struct store_rec *r)
 {
     return (const char *)r->data
-           + (r->keylen16 == STORE_LONG_KEY ? sizeof(uint32_t) : 0);
+           + (r->keylen8 == STORE_LONG_KEY ? sizeof(uint32_t) : 0);
 }
 
-/* Bytes of data[] before the state: the key (and its length) padded. */
+/* Bytes of data[] the key takes (with its length, for a long key). */
 static inline size_t
 store_key_space(size_t keylen)
 {
-    size_t n = keylen + (keylen >= STORE_LONG_KEY ? sizeof(uint32_t) : 0);
-    return (n + 7) & ~(size_t)7;
+    return keylen + (keylen >= STORE_LONG_KEY ? sizeof(uint32_t) : 0);
+}
+
+/* Bytes between the end of the key and an aligned state. */
+static inline size_t
+store_state_pad(size_t key_space)
+{
+    return (0 - (sizeof(struct store_rec) + key_space)) & 7;
+}
+
+/* Is r's state packed (fewer than STORE_PACKED_BELOW bytes, unaligned)? */
+static inline bool
+store_rec_packed(const struct store_rec *r)
+{
+    return r->packed;
 }
 
 static inline void *
 store_rec_state(struct store_rec *r)
 {
-    return r->data + store_key_space(store_rec_keylen(r));
+    size_t ks = r->keylen8;
+    if (ks == STORE_LONG_KEY) {
+        ks = store_key_space(store_rec_keylen(r));
+    }
+    return r->data + ks + (r->packed ? 0 : store_state_pad(ks));
 }
 
 /* Is r dead at now (wall-clock ns)? Redis's rule: once the millisecond
@@ -130,8 +164,9 @@ void store_prefetch_hash(struct store *s, uint64_t hash);  /* the bucket */
 void store_prefetch_record(struct store *s, uint64_t hash);
 
 /* Add a record for a key that store_lookup() just reported absent. The state
- * is zeroed and the record has no expiry. NULL if memory ran out or
- * keylen/state_size are too large. */
+ * is zeroed (packed when state_size < STORE_PACKED_BELOW) and the record
+ * has no expiry. NULL if memory ran out, keylen or state_size are too
+ * large, or type is above STORE_TYPE_MAX. */
 struct store_rec *store_add(struct store *s, const void *key, size_t keylen,
                             uint8_t type, size_t state_size);
 
@@ -153,9 +188,9 @@ struct store_rec *store_add_hashed(struct store *s, const void *key,
                                    size_t keylen, uint64_t hash,
                                    uint8_t type, size_t state_size);
 
-/* Set the ms r lives through (STORE_NEVER: no expiry). The wheel entry is moved only when the new time is
- * earlier than the old one; a later time is picked up when the wheel
- * reaches the old one (lazy re-arm). */
+/* Set the ms r lives through (STORE_NEVER: no expiry). The wheel entry is
+ * moved only when the new time is earlier than the old one; a later time
+ * is picked up when the wheel reaches the old one (lazy re-arm). */
 void store_set_expire(struct store *s, struct store_rec *r, int64_t expire_at);
 
 /* Remove and free r. */
@@ -191,9 +226,11 @@ size_t store_bytes(const struct store *s);
 /* Bytes of the hash table's bucket arrays (both while rehashing). */
 size_t store_table_bytes(const struct store *s);
 
-/* Bytes record r takes (its slab slot, or its block and the slot pointing
- * at it); state_size is its type's (the store does not keep it). */
-size_t store_rec_bytes(const struct store_rec *r, size_t state_size);
+/* Bytes record r takes: its slab slot (or its block and the slot pointing
+ * at it) and, while it is on the wheel, its handle there; state_size is
+ * its state's (the store does not keep it). */
+size_t store_rec_bytes(const struct store *s, const struct store_rec *r,
+                       size_t state_size);
 
 /* Records evicted since creation. */
 uint64_t store_evicted(const struct store *s);

@@ -11,11 +11,11 @@
  *
  * `cur` is the first tick not yet fully processed. Every tick before it is
  * over, so entries there are due; in tick cur itself (the one `now` is in)
- * only entries with due <= now are. wheel_advance() hands whole slots of
- * past ticks to the expired list, and scans the slot of now's tick once per
- * call for entries already due. So an entry fires in the first call whose
- * now >= due (budget permitting): never early, and late only by the gap
- * between calls, not rounded up to a tick.
+ * only entries with due <= now are. wheel_advance() drains whole slots of
+ * past ticks, and the slot of now's tick once per call, firing what is
+ * due by now. So an entry fires in the first call whose now >= due
+ * (budget permitting): never early, and late only by the gap between
+ * calls, not rounded up to a tick.
  *
  * Levels
  * ------
@@ -45,47 +45,103 @@
  * The Linux wheel drops cascading because almost all kernel timers are
  * cancelled before they expire. Ours are the opposite: they reclaim dead
  * keys and are re-armed lazily (the store moves an entry only to an earlier
- * time and re-arms it from the callback otherwise), so nearly every entry
+ * time and lets the wheel re-place it otherwise), so nearly every entry
  * fires. Without cascading, an entry at level 3 would fire up to 4.4 min
  * late and keep a dead key that long. When cur enters a slot's region at
  * level >= 1, its entries are re-placed by their `due`, each one at a lower
  * level: an entry moves at most once per level it passes through (about
  * three times for an hour-long TTL), which amortizes to O(1).
  *
- * Bounded work
- * ------------
- * Occupancy bits are exact (an unlink that empties a slot clears its bit:
- * a list head's id names its slot), so every slot visit moves,
- * fires or examines at least one entry. A call fires at most `budget`
- * entries and does at most work_limit(budget) units of other work (an
- * entry cascaded or examined, a slot spliced). What is left over (part of
- * a slot, part of a cascade) stays in place and the next call resumes it.
+ * Slots are arrays of ids
+ * -----------------------
+ * A slot is a queue of 32-bit ids in blocks (struct block), taken from the
+ * head and added at the tail. A slot's first block is 64 bytes and each
+ * next one twice its predecessor, up to 4 KB: a slot of a few ids costs
+ * little, a big one 4 bytes an id and 0.6 % more. A block is freed as soon
+ * as its last id is taken; nothing ever copies or walks a whole slot in
+ * one step. The entries themselves are not linked: the per-id state is
+ * the caller's tag alone, 10 bits.
  *
- * Entries and dues
- * ----------------
- * Entries are 32-bit ids with two 32-bit links kept by the caller; list
- * heads are ids above WHEEL_ID_MAX, resolved to the wheel's own array. An
- * entry's due is asked of the caller each time it is placed or looked at,
- * and may have moved later since it was placed (the store's lazy re-arm):
- * an entry found in a slot whose time has come but whose due is still
- * ahead is simply placed again by its new due.
+ * Tags and stale entries
+ * ----------------------
+ * An id's tag is the name of the slot it is placed in. To place an id is to
+ * append it to a slot and set its tag to the slot's name; to move it, to
+ * append it to another slot and change the tag; to cancel it, to clear the
+ * tag. The copy left behind is *stale*: whoever takes an id from slot s
+ * asks its tag (ops->placed(), which gives its due with it) and drops it
+ * when the tag is not s's name. placed() answers for any id ever placed,
+ * freed and reused ones too. A reused id placed elsewhere, or nowhere, has
+ * another tag; one placed in s again (a key deleted and made again with
+ * the same TTL) cannot be told from its own old copy, so both count as
+ * placed there: whichever is met first is handled (fired if due, else
+ * re-placed, which changes the tag) and the other is stale by then, or is
+ * handled the same way. Firing
+ * is always checked against the id's due, so a stale copy can never make
+ * anything fire early; at worst it costs one more look.
+ *
+ * Names: the 704 slots have 705 names (1..705), one of them spare. A slot
+ * being compacted (below) takes the spare as its new name and gives its
+ * old one back when done: ids it has moved behind the compaction, and ids
+ * placed in it meanwhile, carry the new name, so an old copy of one of
+ * them met later in the pass is known stale. Both names count as the slot
+ * while the compaction lasts.
+ *
+ * Each slot counts the ids it holds (n) and, of them, the stale ones: a
+ * move or a cancel adds one to the old slot's stale count, taking a stale
+ * id subtracts one. Both are exact whatever the order of events: a slot
+ * holds one entry for each id whose tag names it, plus its stale ones.
+ *
+ * Compaction
+ * ----------
+ * Stale entries are dropped when their slot's time comes, which for a slot
+ * of level 3 or more is hours or days away. A workload that deletes keys,
+ * or moves their expiry earlier, faster than that would pile them up, so
+ * once the stale entries of levels >= 1 outnumber the scheduled ids by
+ * more than WHEEL_STALE_FLOOR, the slot holding most of them is compacted:
+ * the ids it holds are taken from the head, and each one still placed
+ * there, met for the first time, is appended again at the tail under the
+ * slot's new name. Each schedule or cancel does WHEEL_COMPACT_STEPS of
+ * that (as a rehash moves a bucket per lookup) and wheel_advance() does
+ * more with the work it has left. The chosen slot is at least as stale as
+ * the average, so more than half of what it holds is stale: each step
+ * drops more stale entries than the schedules and cancels paying for it
+ * add, and the slots hold about twice the scheduled ids at most, plus the
+ * floor. Level 0 is left alone: its slots empty within 64 ticks anyway.
  *
  * Firing
  * ------
- * Due entries go onto the `expired` list (a whole slot is spliced in O(1))
- * and are popped from it one by one, each unlinked before the callback
- * runs. The callback may therefore free its entry, reschedule it, or
- * cancel or schedule any other entry, including ones still waiting on the
- * expired list. An entry scheduled with a due that is already past (also
- * from a callback) fires in the next call, not the current one, so a
- * callback that keeps re-arming cannot spin. Entries left on the expired
- * list by the budget stay there; `expired_due` bounds their dues, and if
- * the clock went back below it, they wait for the clock to catch up.
+ * A level-0 slot whose tick has come is drained: the ids it holds when the
+ * drain starts are taken one by one, each fired if due (its tag cleared
+ * first), re-placed if its due moved later, dropped if stale. For a tick
+ * that is over, cur moves past it first, so what the callbacks schedule
+ * (also in the past: such a due joins tick cur) lands in other slots. The
+ * slot of now's own tick is drained once per call, and what the callbacks
+ * or re-placed ids append to it waits behind the ids counted at the start,
+ * for the next call: a callback that keeps re-arming cannot spin. A drain
+ * cut short by the budget is resumed first by the next call. If the clock
+ * went back below the end of a drained tick, the drain waits for it.
  *
- * The clock going back is harmless: cur never moves back, nothing behind
- * now's tick is processed, and every firing is checked against `now`
- * (whole slots only for ticks before now's). Entries then wait until the
- * clock is back where it was, at most.
+ * The clock going back is otherwise harmless: cur never moves back,
+ * nothing behind now's tick is processed, and every firing is checked
+ * against `now`. Entries then wait until the clock is back where it was,
+ * at most.
+ *
+ * Bounded work
+ * ------------
+ * A call fires at most `budget` entries and does at most work_limit(budget)
+ * steps of other work (an id re-placed, dropped or compacted). Occupancy
+ * bits are exact (a slot's bit is set while it holds ids, stale ones
+ * included), so every slot visit takes at least one id. What is left over
+ * (part of a drain, of a cascade, of a compaction) stays and the next call
+ * resumes it.
+ *
+ * Memory
+ * ------
+ * Blocks come from lib/mem.h, so used_memory counts them. When one cannot
+ * be had, the id being placed is left unscheduled (tag WHEEL_TAG_NONE) and
+ * counted in wheel_lost(); the caller finds such ids again (the store
+ * scans for them, store.c). An id is never lost otherwise: it leaves a
+ * slot only when fired, re-placed, or stale.
  */
 #include "server/wheel.h"
 
@@ -98,27 +154,63 @@
 #define WHEEL_SLOTS     (1 << WHEEL_BITS)   /* 64: one uint64_t map */
 #define WHEEL_LEVELS    11                  /* 11 * 6 >= 64 bits */
 #define WHEEL_MASK      ((uint64_t)WHEEL_SLOTS - 1)
-#define WHEEL_HEADS     (WHEEL_LEVELS * WHEEL_SLOTS + 1)
+#define WHEEL_QUEUES    (WHEEL_LEVELS * WHEEL_SLOTS)
+#define WHEEL_NAMES     (WHEEL_QUEUES + 1)  /* one spare */
+#define NO_SLOT         UINT16_MAX
 
-/* List heads are ids HEAD_ID0 + i: i = level * 64 + slot for the slots,
- * EXPIRED_HEAD for the expired list (which has no occupancy bit). */
-#define HEAD_ID0        (WHEEL_ID_MAX + 1)
-#define EXPIRED_HEAD    (WHEEL_LEVELS * WHEEL_SLOTS)
+_Static_assert(WHEEL_NAMES < (1u << WHEEL_TAG_BITS),
+               "every slot name must fit a tag");
 
 /* Work other than firing allowed per call: a multiple of the fire budget,
  * with a floor so that a tiny budget still gets through a big slot. */
 #define WHEEL_WORK_PER_FIRE     8
 #define WHEEL_WORK_MIN          4096
 
+/* Compaction: started once the stale entries of levels >= 1 exceed the
+ * scheduled ids by this many; steps paid by each schedule and cancel. */
+#define WHEEL_STALE_FLOOR       4096
+#define WHEEL_COMPACT_STEPS     4
+
+/* Blocks of 64 bytes to 4 KB. */
+#define BLOCK_MIN_BYTES         64
+#define BLOCK_MAX_BYTES         4096
+
+struct block {
+    struct block *next;
+    uint32_t start;         /* first id not taken yet */
+    uint32_t end;           /* ids written */
+    uint32_t cap;
+    uint32_t id[];
+};
+
+struct queue {
+    struct block *head;
+    struct block *tail;
+    size_t n;               /* ids held, stale ones included */
+    size_t stale;
+};
+
 struct wheel {
-    struct wheel_entry head[WHEEL_HEADS];   /* slot lists, then expired */
-    uint64_t occupied[WHEEL_LEVELS];    /* bit s: slot s is non-empty */
+    struct queue q[WHEEL_QUEUES];       /* slot: level * 64 + digit */
+    uint16_t name[WHEEL_QUEUES];        /* a slot's name: its ids' tag */
+    uint16_t slot_named[WHEEL_NAMES + 1]; /* name -> slot, or NO_SLOT */
+    uint16_t spare;                     /* the name no slot has */
+    uint64_t occupied[WHEEL_LEVELS];    /* bit s: slot s holds ids */
     uint32_t levels;                    /* bit l: occupied[l] != 0 */
-    int64_t expired_due;                /* >= every due on `expired` */
+    uint16_t drain;                     /* slot being drained, or NO_SLOT */
+    size_t drain_left;                  /* its ids still to take */
+    int64_t drain_wait;                 /* fire nothing before this now */
+    uint16_t compact;                   /* slot compacted, or NO_SLOT */
+    uint16_t compact_old;               /* its name before */
+    size_t compact_left;                /* its ids still to take */
+    bool compact_stuck;                 /* its last step found no memory */
+    size_t stale_high;                  /* stale entries of levels >= 1 */
     uint64_t cur;                       /* first tick not fully processed */
     uint64_t tick_ns;
     int64_t origin;                     /* ns at which tick 0 starts */
-    size_t count;
+    size_t count;                       /* ids scheduled */
+    size_t entries;                     /* ids the slots hold */
+    uint64_t lost;
     const struct wheel_ops *ops;
     void *ctx;
 };
@@ -131,81 +223,23 @@ struct wheel_event {
     unsigned slot;
 };
 
-/* ------------------------------------------------------------------------
- * Intrusive circular lists of ids, with a head node
- * --------------------------------------------------------------------- */
-
-static inline uint32_t
-head_id(unsigned index)
+static inline unsigned
+slot_index(unsigned level, unsigned digit_)
 {
-    return HEAD_ID0 + index;
+    return level * WHEEL_SLOTS + digit_;
 }
 
-static inline uint32_t
-slot_id(unsigned level, unsigned slot)
+static inline unsigned
+slot_level(unsigned s)
 {
-    return head_id(level * WHEEL_SLOTS + slot);
+    return s / WHEEL_SLOTS;
 }
 
-static inline struct wheel_entry *
-ent(const struct wheel *w, uint32_t id)
-{
-    if (id >= HEAD_ID0) {
-        return (struct wheel_entry *)&w->head[id - HEAD_ID0];
-    }
-    return w->ops->entry(w->ctx, id);
-}
-
-static inline int64_t
-due_of(const struct wheel *w, uint32_t id)
-{
-    return w->ops->due(w->ctx, id);
-}
-
-static inline void
-list_init(struct wheel *w, unsigned index)
-{
-    w->head[index].next = w->head[index].prev = head_id(index);
-}
-
+/* Is the id whose tag is `tag` placed in slot s? */
 static inline bool
-list_empty(const struct wheel *w, uint32_t head)
+names_slot(const struct wheel *w, unsigned s, unsigned tag)
 {
-    return ent(w, head)->next == head;
-}
-
-static inline uint32_t
-list_first(const struct wheel *w, uint32_t head)
-{
-    return ent(w, head)->next;
-}
-
-static inline void
-list_append(struct wheel *w, uint32_t head, uint32_t id)
-{
-    struct wheel_entry *h = ent(w, head);
-    struct wheel_entry *e = ent(w, id);
-    e->prev = h->prev;
-    e->next = head;
-    ent(w, h->prev)->next = id;
-    h->prev = id;
-}
-
-/* Move every node of `from` to the tail of `to`, leaving `from` empty. */
-static void
-list_splice(struct wheel *w, uint32_t to, uint32_t from)
-{
-    struct wheel_entry *t = ent(w, to);
-    struct wheel_entry *f = ent(w, from);
-
-    if (f->next == from) {
-        return;
-    }
-    ent(w, f->next)->prev = t->prev;
-    ent(w, t->prev)->next = f->next;
-    ent(w, f->prev)->next = to;
-    t->prev = f->prev;
-    f->next = f->prev = from;
+    return tag == w->name[s] || (s == w->compact && tag == w->compact_old);
 }
 
 /* ------------------------------------------------------------------------
@@ -213,37 +247,270 @@ list_splice(struct wheel *w, uint32_t to, uint32_t from)
  * --------------------------------------------------------------------- */
 
 static inline void
-mark_occupied(struct wheel *w, unsigned level, unsigned slot)
+mark_occupied(struct wheel *w, unsigned s)
 {
-    w->occupied[level] |= UINT64_C(1) << slot;
+    unsigned level = slot_level(s);
+    w->occupied[level] |= UINT64_C(1) << (s % WHEEL_SLOTS);
     w->levels |= UINT32_C(1) << level;
 }
 
 static inline void
-mark_empty(struct wheel *w, unsigned level, unsigned slot)
+mark_empty(struct wheel *w, unsigned s)
 {
-    w->occupied[level] &= ~(UINT64_C(1) << slot);
+    unsigned level = slot_level(s);
+    w->occupied[level] &= ~(UINT64_C(1) << (s % WHEEL_SLOTS));
     if (w->occupied[level] == 0) {
         w->levels &= ~(UINT32_C(1) << level);
     }
 }
 
-/* Unlink id from whatever list holds it. If that emptied the list, its
- * neighbours were both the head, and a slot head's id names its bit. */
-static void
-unlink_entry(struct wheel *w, uint32_t id)
-{
-    struct wheel_entry *e = ent(w, id);
-    uint32_t next = e->next;
-    uint32_t prev = e->prev;
+/* ------------------------------------------------------------------------
+ * Queues of ids in blocks
+ * --------------------------------------------------------------------- */
 
-    ent(w, prev)->next = next;
-    ent(w, next)->prev = prev;
-    e->next = e->prev = 0;
-    if (next == prev && next >= HEAD_ID0
-        && next - HEAD_ID0 != EXPIRED_HEAD) {
-        unsigned index = next - HEAD_ID0;
-        mark_empty(w, index / WHEEL_SLOTS, index % WHEEL_SLOTS);
+/* A block twice the size of the tail's, from 64 bytes up to 4 KB. */
+static struct block *
+block_new(const struct block *tail)
+{
+    size_t bytes = BLOCK_MIN_BYTES;
+    if (tail != NULL) {
+        bytes = sizeof(*tail) + (size_t)tail->cap * sizeof(tail->id[0]);
+        bytes = bytes >= BLOCK_MAX_BYTES / 2 ? BLOCK_MAX_BYTES : 2 * bytes;
+    }
+    struct block *b = mem_malloc(bytes);
+    if (b != NULL) {
+        b->next = NULL;
+        b->start = b->end = 0;
+        b->cap = (uint32_t)((bytes - sizeof(*b)) / sizeof(b->id[0]));
+    }
+    return b;
+}
+
+/* A new tail block for slot s; false when memory ran out. */
+static bool
+queue_grow(struct queue *q)
+{
+    struct block *b = block_new(q->tail);
+    if (b == NULL) {
+        return false;
+    }
+    if (q->tail != NULL) {
+        q->tail->next = b;
+    } else {
+        q->head = b;
+    }
+    q->tail = b;
+    return true;
+}
+
+/* Append id to slot s; false when a block was needed and memory ran out. */
+static inline bool
+queue_push(struct wheel *w, unsigned s, uint32_t id)
+{
+    struct queue *q = &w->q[s];
+
+    if ((q->tail == NULL || q->tail->end == q->tail->cap) && !queue_grow(q)) {
+        return false;
+    }
+    struct block *b = q->tail;
+    b->id[b->end++] = id;
+    if (q->n++ == 0) {
+        mark_occupied(w, s);
+    }
+    w->entries++;
+    return true;
+}
+
+/* The id at the head of slot s (which holds some). */
+static inline uint32_t
+queue_head(const struct wheel *w, unsigned s)
+{
+    const struct block *b = w->q[s].head;
+    return b->id[b->start];
+}
+
+static void compact_end(struct wheel *w);
+
+/* Take the id at the head of slot s (which holds some). A drain or a
+ * compaction of s counts it as one of the ids it had to take. */
+static uint32_t
+queue_pop(struct wheel *w, unsigned s)
+{
+    struct queue *q = &w->q[s];
+    struct block *b = q->head;
+    uint32_t id = b->id[b->start++];
+
+    if (b->start == b->end) {
+        q->head = b->next;
+        if (q->head == NULL) {
+            q->tail = NULL;
+        }
+        mem_free(b);
+    }
+    if (--q->n == 0) {
+        mark_empty(w, s);
+    }
+    w->entries--;
+    if (s == w->drain && --w->drain_left == 0) {
+        w->drain = NO_SLOT;     /* the ids it counted are all taken */
+    }
+    if (s == w->compact && --w->compact_left == 0) {
+        compact_end(w);
+    }
+    return id;
+}
+
+static void
+queue_free(struct queue *q)
+{
+    struct block *b = q->head;
+    while (b != NULL) {
+        struct block *next = b->next;
+        mem_free(b);
+        b = next;
+    }
+    memset(q, 0, sizeof(*q));
+}
+
+/* ------------------------------------------------------------------------
+ * Stale entries
+ * --------------------------------------------------------------------- */
+
+static void
+stale_less(struct wheel *w, unsigned s)
+{
+    assert(w->q[s].stale > 0);
+    w->q[s].stale--;
+    if (slot_level(s) > 0) {
+        w->stale_high--;
+    }
+}
+
+/* An id left slot s without its entry: that entry is stale now. */
+static void
+stale_more(struct wheel *w, unsigned s)
+{
+    w->q[s].stale++;
+    if (slot_level(s) > 0) {
+        w->stale_high++;
+    }
+}
+
+/* The id just taken from slot s: is it placed there (then *due is its
+ * due)? If not, it was a stale entry, now gone. */
+static bool
+taken_is_placed(struct wheel *w, unsigned s, uint32_t id, int64_t *due)
+{
+    if (names_slot(w, s, w->ops->placed(w->ctx, id, due))) {
+        return true;
+    }
+    stale_less(w, s);
+    return false;
+}
+
+/* Is id, found in slot s, placed there? */
+static bool
+found_is_placed(const struct wheel *w, unsigned s, uint32_t id)
+{
+    int64_t due;
+    return names_slot(w, s, w->ops->placed(w->ctx, id, &due));
+}
+
+/* id, whose tag is `tag` (not WHEEL_TAG_NONE), leaves its slot. */
+static void
+leave(struct wheel *w, unsigned tag)
+{
+    stale_more(w, w->slot_named[tag]);
+}
+
+/* The slot of levels >= 1 with the most stale entries (NO_SLOT if none). */
+static unsigned
+stalest_slot(const struct wheel *w)
+{
+    unsigned best = NO_SLOT;
+    size_t most = 0;
+    for (unsigned s = WHEEL_SLOTS; s < WHEEL_QUEUES; s++) {
+        if (w->q[s].stale > most) {
+            most = w->q[s].stale;
+            best = s;
+        }
+    }
+    return best;
+}
+
+/* Slot s takes the spare name: what it holds now is taken once, each id
+ * still placed there moved behind under the new name. */
+static void
+compact_start(struct wheel *w, unsigned s)
+{
+    w->compact = (uint16_t)s;
+    w->compact_old = w->name[s];
+    w->compact_left = w->q[s].n;
+    w->name[s] = w->spare;
+    w->slot_named[w->spare] = (uint16_t)s;
+}
+
+/* Every id the compaction had to take is taken: no id carries the old
+ * name any more, which becomes the spare. */
+static void
+compact_end(struct wheel *w)
+{
+    w->slot_named[w->compact_old] = NO_SLOT;
+    w->spare = w->compact_old;
+    w->compact = NO_SLOT;
+}
+
+/* Up to `steps` ids of the slot being compacted: one placed there under
+ * its old name goes back at the tail under the new one; any other (stale,
+ * or a second copy of an id moved behind already) goes. Returns the steps
+ * taken; stops early when memory runs out (the next call resumes). */
+static size_t
+compact(struct wheel *w, size_t steps)
+{
+    size_t done = 0;
+    while (done < steps && w->compact != NO_SLOT) {
+        unsigned s = w->compact;
+        uint32_t id = queue_head(w, s);
+        int64_t due;
+        bool first = w->ops->placed(w->ctx, id, &due) == w->compact_old;
+        if (first) {
+            w->compact_stuck = !queue_push(w, s, id);
+            if (w->compact_stuck) {
+                break;
+            }
+            w->ops->set_tag(w->ctx, id, w->name[s]);
+        }
+        (void)queue_pop(w, s);      /* may end the compaction */
+        if (!first) {
+            stale_less(w, s);
+        }
+        done++;
+    }
+    return done;
+}
+
+/* Start a compaction of the stalest slot, and do a few steps of it. */
+static void
+compact_more(struct wheel *w)
+{
+    if (w->compact == NO_SLOT) {
+        unsigned s = stalest_slot(w);
+        if (s == NO_SLOT) {
+            return;
+        }
+        compact_start(w, s);
+    }
+    (void)compact(w, WHEEL_COMPACT_STEPS);
+}
+
+/* After a schedule or a cancel: compaction's share, when the stale
+ * entries outgrow the scheduled ids or a compaction is under way. */
+static inline void
+compact_some(struct wheel *w)
+{
+    if (w->compact != NO_SLOT ||
+        w->stale_high > w->count + WHEEL_STALE_FLOOR) {
+        compact_more(w);
     }
 }
 
@@ -270,6 +537,13 @@ due_tick(const struct wheel *w, int64_t due)
     return tick_of(w, due, &tick) ? tick : 0;
 }
 
+/* The last ns of `tick`, which is over (before now): no overflow. */
+static inline int64_t
+tick_end(const struct wheel *w, uint64_t tick)
+{
+    return (int64_t)((uint64_t)w->origin + (tick + 1) * w->tick_ns - 1);
+}
+
 /* ------------------------------------------------------------------------
  * Placement
  * --------------------------------------------------------------------- */
@@ -289,43 +563,43 @@ region_start(uint64_t cur, unsigned level, unsigned slot)
     return high | (uint64_t)slot << (level * WHEEL_BITS);
 }
 
-/* Link id into the slot for tick (>= cur): level by the highest bit where
- * tick and cur differ (h2o's placement). */
-static void
-link_tick(struct wheel *w, uint32_t id, uint64_t tick)
+/* The slot for a due: level by the highest bit where its tick and cur
+ * differ (h2o's placement). A due in a tick that is already over joins
+ * the slot of tick cur: the next drain fires it. */
+static unsigned
+slot_for(const struct wheel *w, int64_t due)
 {
+    uint64_t tick = due_tick(w, due);
+    if (tick < w->cur) {
+        tick = w->cur;
+    }
     uint64_t diff = tick ^ w->cur;
     unsigned level = diff == 0
                      ? 0 : (unsigned)(63 - __builtin_clzll(diff)) / WHEEL_BITS;
-    unsigned slot = digit(tick, level);
-    uint32_t head = slot_id(level, slot);
-
-    assert(tick >= w->cur);
-    if (list_empty(w, head)) {
-        mark_occupied(w, level, slot);
-    }
-    list_append(w, head, id);
+    return slot_index(level, digit(tick, level));
 }
 
-/* Keep `expired_due` an upper bound of the dues on the expired list. */
-static inline void
-note_expired(struct wheel *w, int64_t due)
+/* Append id to slot s and name s in its tag; false when memory ran out. */
+static bool
+put(struct wheel *w, unsigned s, uint32_t id)
 {
-    if (list_empty(w, head_id(EXPIRED_HEAD)) || due > w->expired_due) {
-        w->expired_due = due;
+    if (!queue_push(w, s, id)) {
+        return false;
     }
+    w->ops->set_tag(w->ctx, id, w->name[s]);
+    return true;
 }
 
-/* Put the unlinked entry id where a due belongs. A due in a tick that is
- * already over joins the slot of tick cur: the next call fires it (by
- * splice, or by its scan, which compares each due with now). Not straight
- * onto the expired list, where a callback re-arming its entry in the past
- * would have it fire again and again within one call. */
+/* id, taken from its slot while scheduled, placed again by its due; when
+ * memory runs out it is unscheduled and counted lost. */
 static void
-place(struct wheel *w, uint32_t id, int64_t due)
+replace(struct wheel *w, uint32_t id, int64_t due)
 {
-    uint64_t tick = due_tick(w, due);
-    link_tick(w, id, tick < w->cur ? w->cur : tick);
+    if (!put(w, slot_for(w, due), id)) {
+        w->ops->set_tag(w->ctx, id, WHEEL_TAG_NONE);
+        w->count--;
+        w->lost++;
+    }
 }
 
 /* ------------------------------------------------------------------------
@@ -351,12 +625,21 @@ align_down(int64_t t, int64_t tick_ns)
 void
 wheel_clear(struct wheel *w)
 {
-    for (unsigned i = 0; i < WHEEL_HEADS; i++) {
-        list_init(w, i);
+    for (unsigned s = 0; s < WHEEL_QUEUES; s++) {
+        queue_free(&w->q[s]);
+        w->name[s] = (uint16_t)(s + 1);
+        w->slot_named[s + 1] = (uint16_t)s;
     }
+    w->spare = WHEEL_NAMES;
+    w->slot_named[WHEEL_NAMES] = NO_SLOT;
+    w->slot_named[WHEEL_TAG_NONE] = NO_SLOT;
     memset(w->occupied, 0, sizeof(w->occupied));
     w->levels = 0;
-    w->count = 0;
+    w->drain = w->compact = NO_SLOT;
+    w->drain_left = w->compact_left = 0;
+    w->compact_stuck = false;
+    w->stale_high = 0;
+    w->count = w->entries = 0;
 }
 
 struct wheel *
@@ -378,14 +661,14 @@ wheel_create(int64_t now_ns, int64_t tick_ns, const struct wheel_ops *ops,
     return w;
 }
 
-/* Entries still scheduled are not touched: they belong to the caller and
- * may already be gone. Their links dangle; wheel_entry_init() resets them. */
+/* The callers' tags of entries still scheduled are left as they are. */
 void
 wheel_destroy(struct wheel **w)
 {
     if (w == NULL || *w == NULL) {
         return;
     }
+    wheel_clear(*w);
     mem_free(*w);
     *w = NULL;
 }
@@ -396,42 +679,73 @@ wheel_count(const struct wheel *w)
     return w->count;
 }
 
+size_t
+wheel_stale(const struct wheel *w)
+{
+    return w->entries - w->count;
+}
+
+uint64_t
+wheel_lost(const struct wheel *w)
+{
+    return w->lost;
+}
+
 /* ------------------------------------------------------------------------
  * Schedule and cancel
  * --------------------------------------------------------------------- */
 
-void
-wheel_schedule(struct wheel *w, uint32_t id)
+bool
+wheel_schedule(struct wheel *w, uint32_t id, unsigned old, int64_t due)
 {
-    assert(id != 0 && id <= WHEEL_ID_MAX);
-    if (wheel_entry_scheduled(ent(w, id))) {
-        unlink_entry(w, id);
-    } else {
-        w->count++;
+    assert(id != 0);
+    unsigned s = slot_for(w, due);
+
+    if (old == w->name[s]) {
+        return true;    /* its entry there reads the new due in time */
     }
-    place(w, id, due_of(w, id));
+    if (old != WHEEL_TAG_NONE) {
+        leave(w, old);
+        w->count--;
+    }
+    if (!put(w, s, id)) {
+        w->ops->set_tag(w->ctx, id, WHEEL_TAG_NONE);
+        w->lost++;
+        return false;
+    }
+    w->count++;
+    compact_some(w);
+    return true;
 }
 
 void
-wheel_cancel(struct wheel *w, uint32_t id)
+wheel_cancel(struct wheel *w, uint32_t id, unsigned old)
 {
-    if (!wheel_entry_scheduled(ent(w, id))) {
+    if (old == WHEEL_TAG_NONE) {
         return;
     }
-    unlink_entry(w, id);
+    leave(w, old);
+    w->ops->set_tag(w->ctx, id, WHEEL_TAG_NONE);
     w->count--;
+    compact_some(w);
 }
 
 /* ------------------------------------------------------------------------
  * Advance
  * --------------------------------------------------------------------- */
 
-/* The next slot to fire or cascade; false if the wheel is empty. */
+/* The next slot to drain or cascade; false if the wheel holds none. The
+ * slot being drained is not one (it is behind cur, or its new ids wait
+ * for the drain to end). */
 static bool
 next_event(const struct wheel *w, struct wheel_event *ev)
 {
     uint64_t cur = w->cur;
+    uint64_t occupied0 = w->occupied[0];
 
+    if (w->drain != NO_SLOT) {
+        occupied0 &= ~(UINT64_C(1) << w->drain);
+    }
     /* A slot at level >= 1 under cur's own digit is a cascade due now: cur
      * landed on its region's start, or the last cascade was cut short. It
      * goes first, as its entries may be due in tick cur. */
@@ -443,11 +757,17 @@ next_event(const struct wheel *w, struct wheel_event *ev)
             return true;
         }
     }
-    if (w->levels == 0) {
-        return false;
+    unsigned level = 0;
+    uint64_t occupied = occupied0;
+    if (occupied == 0) {
+        uint32_t higher = w->levels & ~UINT32_C(1);
+        if (higher == 0) {
+            return false;
+        }
+        level = (unsigned)__builtin_ctz(higher);
+        occupied = w->occupied[level];
     }
-    unsigned level = (unsigned)__builtin_ctz(w->levels);
-    uint64_t ahead = w->occupied[level] & (UINT64_MAX << digit(cur, level));
+    uint64_t ahead = occupied & (UINT64_MAX << digit(cur, level));
     /* Slots behind cur's digit are always empty: cur never passes an
      * occupied slot's region start without processing it. */
     assert(ahead != 0);
@@ -456,78 +776,53 @@ next_event(const struct wheel *w, struct wheel_event *ev)
     return true;
 }
 
-/* Re-place up to `limit` entries of a slot whose region cur has entered:
- * each lands at a lower level (or back at a higher one, when its due moved
- * later). Returns the number moved. */
+/* Re-place up to `limit` ids of slot s, whose region cur has entered: each
+ * lands at a lower level (or at a higher one, when its due moved later),
+ * never back in s; stale ones go. Returns the ids taken. */
 static size_t
-cascade(struct wheel *w, unsigned level, unsigned slot, size_t limit)
+cascade(struct wheel *w, unsigned s, size_t limit)
 {
-    uint32_t head = slot_id(level, slot);
     size_t moved = 0;
-
-    while (moved < limit && !list_empty(w, head)) {
-        uint32_t id = list_first(w, head);
-        unlink_entry(w, id);
-        place(w, id, due_of(w, id));
+    while (moved < limit && w->q[s].n > 0) {
+        uint32_t id = queue_pop(w, s);
+        int64_t due;
+        if (taken_is_placed(w, s, id, &due)) {
+            replace(w, id, due);
+        }
         moved++;
     }
     return moved;
 }
 
-/* A level-0 slot of a tick before now's: all of it was due when placed. */
+/* Start draining level-0 slot s: the ids it holds now. wait: the drain
+ * fires nothing while now is below it (a tick already over: its last ns;
+ * now's own tick: INT64_MIN, as its ids are compared with now one by
+ * one). */
 static void
-expire_slot(struct wheel *w, unsigned slot, uint64_t tick)
+drain_start(struct wheel *w, unsigned s, int64_t wait)
 {
-    /* Its dues were at most the tick's last ns, which is before now, so
-     * the sum cannot overflow. */
-    note_expired(w, (int64_t)((uint64_t)w->origin
-                              + (tick + 1) * w->tick_ns - 1));
-    list_splice(w, head_id(EXPIRED_HEAD), slot_id(0, slot));
-    mark_empty(w, 0, slot);
-    w->cur = tick + 1;
+    w->drain = (uint16_t)s;
+    w->drain_left = w->q[s].n;
+    w->drain_wait = wait;
 }
 
-/* The level-0 slot of now's own tick: move the entries due by `now` to the
- * expired list, looking at `limit` entries at most. Entries looked at and
- * kept go to the back, so a cut-short scan resumes with fresh ones. */
-static size_t
-scan_slot(struct wheel *w, unsigned slot, int64_t now, size_t limit)
-{
-    uint32_t head = slot_id(0, slot);
-    uint32_t last = ent(w, head)->prev;
-    size_t seen = 0;
-
-    while (seen < limit && !list_empty(w, head)) {
-        uint32_t id = list_first(w, head);
-        int64_t due = due_of(w, id);
-        unlink_entry(w, id);
-        if (due <= now) {
-            note_expired(w, due);
-            list_append(w, head_id(EXPIRED_HEAD), id);
-        } else {
-            place(w, id, due);
-        }
-        seen++;
-        if (id == last) {
-            break;
-        }
-    }
-    return seen;
-}
-
-/* Fire the first expired entry, or re-place it if its due moved past now
- * since it was placed. Returns true if it fired. */
+/* Take the next id of the drain: fire it if due, else re-place it, or
+ * drop it as stale. Returns true if it fired. */
 static bool
-fire_first(struct wheel *w, int64_t now)
+drain_one(struct wheel *w, int64_t now)
 {
-    uint32_t id = list_first(w, head_id(EXPIRED_HEAD));
-    int64_t due = due_of(w, id);
+    unsigned s = w->drain;
+    uint32_t id = queue_pop(w, s);     /* counts drain_left down */
+    int64_t due;
 
-    unlink_entry(w, id);
-    if (due > now) {
-        place(w, id, due);
+    if (!taken_is_placed(w, s, id, &due)) {
         return false;
     }
+    if (due > now) {
+        replace(w, id, due);
+        return false;
+    }
+    w->ops->set_tag(w->ctx, id, WHEEL_TAG_NONE);
     w->count--;
     w->ops->fire(w->ctx, id);   /* id may be gone after this */
     return true;
@@ -555,17 +850,17 @@ wheel_advance(struct wheel *w, int64_t now, size_t budget)
     if (!tick_of(w, now, &until)) {
         return 0;   /* before the wheel's start: nothing can be due */
     }
-    while (fired < budget) {
+    while (fired < budget && work < max_work) {
         struct wheel_event ev;
 
-        if (!list_empty(w, head_id(EXPIRED_HEAD))) {
-            if (w->expired_due > now) {
+        if (w->drain != NO_SLOT) {
+            if (w->drain_wait > now) {
                 break;      /* the clock went back: wait for it */
             }
-            if (fire_first(w, now)) {
+            if (drain_one(w, now)) {
                 fired++;
-            } else if (++work >= max_work) {
-                break;
+            } else {
+                work++;
             }
         } else if (!next_event(w, &ev) || ev.tick > until) {
             /* Nothing due up to now; never move cur backwards. */
@@ -573,23 +868,23 @@ wheel_advance(struct wheel *w, int64_t now, size_t budget)
                 w->cur = until;
             }
             break;
-        } else if (work >= max_work) {
-            break;
         } else if (ev.level > 0) {
             w->cur = ev.tick;
-            work += cascade(w, ev.level, ev.slot, max_work - work);
+            work += cascade(w, slot_index(ev.level, ev.slot), max_work - work);
         } else if (ev.tick < until) {
-            expire_slot(w, ev.slot, ev.tick);
-            work++;
+            w->cur = ev.tick + 1;
+            drain_start(w, ev.slot, tick_end(w, ev.tick));
         } else if (!scanned) {
-            /* Once per call: entries the callbacks add to this tick are
-             * left for the next call, or this could spin. */
+            /* Once per call: ids added to this tick meanwhile wait. */
             w->cur = ev.tick;
-            work += scan_slot(w, ev.slot, now, max_work - work);
+            drain_start(w, ev.slot, INT64_MIN);
             scanned = true;
         } else {
             break;
         }
+    }
+    if (work < max_work && fired < budget) {
+        (void)compact(w, max_work - work);
     }
     return fired;
 }
@@ -600,31 +895,73 @@ wheel_pending(const struct wheel *w, int64_t now)
     uint64_t until;
     struct wheel_event ev;
 
-    if (!list_empty(w, head_id(EXPIRED_HEAD))) {
-        return w->expired_due <= now;
+    if (w->drain != NO_SLOT) {
+        return w->drain_wait <= now;
+    }
+    if (w->compact != NO_SLOT && !w->compact_stuck) {
+        return true;    /* a caller looping on this would spin otherwise */
     }
     if (!tick_of(w, now, &until) || !next_event(w, &ev)) {
         return false;
     }
     /* Whole past ticks and cascades up to now are work; the tick `now` is
-     * in is scanned once per wheel_advance() and is not reported, or a
+     * in is drained once per wheel_advance() and is not reported, or a
      * caller looping on this would spin on entries due later in it. */
     return ev.tick < until || (ev.level > 0 && ev.tick <= until);
 }
 
-uint32_t
-wheel_first(const struct wheel *w)
-{
-    struct wheel_event ev;
+/* ------------------------------------------------------------------------
+ * The soonest entry
+ * --------------------------------------------------------------------- */
 
-    if (!list_empty(w, head_id(EXPIRED_HEAD))) {
-        return list_first(w, head_id(EXPIRED_HEAD));
+/* How far past its head wheel_first() looks into a slot for an id other
+ * than the one to skip. */
+#define FIRST_LOOK      64
+
+/* A placed id of slot s other than skip, or 0: stale ids at its head are
+ * dropped, then a few more are looked at. */
+static uint32_t
+first_in_slot(struct wheel *w, unsigned s, uint32_t skip)
+{
+    const struct queue *q = &w->q[s];
+    while (q->n > 0 && !found_is_placed(w, s, queue_head(w, s))) {
+        (void)queue_pop(w, s);
+        stale_less(w, s);
     }
-    if (!next_event(w, &ev)) {
-        return 0;
+    size_t looked = 0;
+    for (const struct block *b = q->head; b != NULL; b = b->next) {
+        for (uint32_t i = b->start; i < b->end; i++) {
+            uint32_t id = b->id[i];
+            if (id != skip && found_is_placed(w, s, id)) {
+                return id;
+            }
+            if (++looked > FIRST_LOOK) {
+                return 0;
+            }
+        }
     }
-    /* Entries of a level-0 slot share their tick; a higher slot's are
-     * within its range, so this is among the earliest, not always the
-     * very earliest (good enough to choose what to evict). */
-    return list_first(w, slot_id(ev.level, ev.slot));
+    return 0;
+}
+
+uint32_t
+wheel_first(struct wheel *w, uint32_t skip)
+{
+    uint32_t id = 0;
+    if (w->drain != NO_SLOT) {
+        id = first_in_slot(w, w->drain, skip);
+    }
+    /* Level by level from cur's digit on: each level's slots lie within
+     * the current region of the next one, so this goes roughly by time
+     * (good enough to choose what to evict). */
+    for (unsigned level = 0; id == 0 && level < WHEEL_LEVELS; level++) {
+        uint64_t ahead = w->occupied[level] &
+                         (UINT64_MAX << digit(w->cur, level));
+        for (; id == 0 && ahead != 0; ahead &= ahead - 1) {
+            unsigned s = slot_index(level, (unsigned)__builtin_ctzll(ahead));
+            if (s != w->drain) {
+                id = first_in_slot(w, s, skip);
+            }
+        }
+    }
+    return id;
 }

@@ -1,14 +1,21 @@
 /*
- * wheel.h - hierarchical timer wheel of intrusive entries.
+ * wheel.h - hierarchical timer wheel whose slots are arrays of ids.
  *
  * Time is an input (int64 ns), never read here, so tests drive it by hand.
  * Entries fire late, never early: an entry scheduled for `due` is handed to
  * the fire callback only by a wheel_advance() whose `now` >= due. Work per
  * wheel_advance() call is bounded by `budget` (fired entries) plus a bounded
- * number of slot visits, so a mass expiry cannot stall the event loop; the
+ * number of other steps, so a mass expiry cannot stall the event loop; the
  * rest is picked up by the next call.
  *
- * The wheel knows nothing about what embeds an entry.
+ * The wheel knows nothing about what it schedules. An entry is a 32-bit id
+ * chosen by the caller (0 means "none"); the caller keeps, per id, a small
+ * tag naming the slot the id is placed in (WHEEL_TAG_BITS bits, 0 when it
+ * is on no slot) and the id's due. A slot holds the ids placed in it, 4
+ * bytes each, in blocks; nothing links the entries themselves. Moving or
+ * cancelling an id only changes its tag: the copy left in its old slot is
+ * stale, recognised by its tag no longer naming that slot, and dropped when
+ * met (see wheel.c).
  */
 #ifndef CELLGATE_WHEEL_H
 #define CELLGATE_WHEEL_H
@@ -17,33 +24,31 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/*
- * An entry is named by a 32-bit id chosen by the caller (1..WHEEL_ID_MAX;
- * 0 means "none"), and its links live wherever the caller keeps them: the
- * wheel finds them through ops->entry(). Two 32-bit links instead of two
- * pointers and a due keep the per-key cost of the store small.
- */
-#define WHEEL_ID_MAX UINT32_C(0xFFFFEFFF)   /* ids above are the wheel's own */
-
-struct wheel_entry {
-    uint32_t next;
-    uint32_t prev;      /* 0 when not scheduled */
-};
+#define WHEEL_TAG_NONE 0u
+#define WHEEL_TAG_BITS 10   /* tags 1..704: 11 levels of 64 slots */
 
 /*
  * What the wheel asks of its caller:
- *   entry(ctx, id)  the links of entry id
- *   due(ctx, id)    when id is due now (ns). It may move later while id is
- *                   scheduled (lazy re-arm: the wheel re-places the entry
- *                   when it gets there); to move it earlier, call
- *                   wheel_schedule() again.
- *   fire(ctx, id)   id is due (due(id) <= now) and already unlinked: the
- *                   callback may free it, schedule it again, or schedule or
- *                   cancel any other entry.
+ *   placed(ctx, id, &due) the tag set_tag() last gave id and, unless it is
+ *                      WHEEL_TAG_NONE, id's due; WHEEL_TAG_NONE when id
+ *                      names nothing scheduled any more. The wheel asks it
+ *                      of every id it takes from a slot, including ids
+ *                      cancelled, freed or reused since they were put
+ *                      there: for those it must answer without touching
+ *                      memory id no longer owns.
+ *                      An id's due may move later while it is scheduled
+ *                      (lazy re-arm: the wheel re-places the entry when it
+ *                      gets there); to move it earlier, call
+ *                      wheel_schedule() again.
+ *   set_tag(ctx, id, t) remember t for id (WHEEL_TAG_NONE: unscheduled).
+ *   fire(ctx, id)      id is due (its due <= now) and already unscheduled
+ *                      (tag WHEEL_TAG_NONE): the callback may free it,
+ *                      schedule it again, or schedule or cancel any other
+ *                      entry.
  */
 struct wheel_ops {
-    struct wheel_entry *(*entry)(void *ctx, uint32_t id);
-    int64_t (*due)(void *ctx, uint32_t id);
+    unsigned (*placed)(void *ctx, uint32_t id, int64_t *due);
+    void (*set_tag)(void *ctx, uint32_t id, unsigned tag);
     void (*fire)(void *ctx, uint32_t id);
 };
 
@@ -54,41 +59,44 @@ struct wheel *wheel_create(int64_t now_ns, int64_t tick_ns,
                            const struct wheel_ops *ops, void *ctx);
 void wheel_destroy(struct wheel **w);
 
-static inline void
-wheel_entry_init(struct wheel_entry *e)
-{
-    e->next = e->prev = 0;
-}
+/* Place id (!= 0), whose tag is `tag` now, where `due` belongs, moving it
+ * if already scheduled; its tag is set through ops->set_tag(). A due in
+ * the past fires at the next wheel_advance(). false when a slot had no
+ * room and memory ran out: id is then not scheduled (its tag
+ * WHEEL_TAG_NONE), and wheel_lost() counts it. */
+bool wheel_schedule(struct wheel *w, uint32_t id, unsigned tag, int64_t due);
 
-static inline bool
-wheel_entry_scheduled(const struct wheel_entry *e)
-{
-    return e->prev != 0;
-}
+/* Unschedule id, whose tag is `tag` now; a no-op for WHEEL_TAG_NONE. */
+void wheel_cancel(struct wheel *w, uint32_t id, unsigned tag);
 
-/* Insert id where its due belongs, or move it there if already scheduled.
- * A due in the past fires at the next wheel_advance(). */
-void wheel_schedule(struct wheel *w, uint32_t id);
-
-/* Unlink id; a no-op if it is not scheduled. */
-void wheel_cancel(struct wheel *w, uint32_t id);
-
-/* Fire (unlinked first) entries whose due is <= now, at most `budget` of
- * them; entries met whose due moved past now are re-placed. Returns the
+/* Fire entries whose due is <= now, at most `budget` of them; entries met
+ * whose due moved past now are re-placed, stale ones dropped. Returns the
  * number fired. */
 size_t wheel_advance(struct wheel *w, int64_t now, size_t budget);
 
 /* True while wheel_advance(now) still has work it left for a later call
- * (its budget or work cap ended it early). */
+ * (its budget or work cap ended it early, or a slot full of stale entries
+ * is being compacted). */
 bool wheel_pending(const struct wheel *w, int64_t now);
 
-/* One of the entries due soonest (the earliest slot's first), or 0 when
- * the wheel is empty; it stays scheduled. */
-uint32_t wheel_first(const struct wheel *w);
+/* One of the entries due soonest other than `skip` (0: none to skip), or
+ * 0 when there is none; it stays scheduled. Stale entries met at the
+ * front of a slot are dropped on the way. */
+uint32_t wheel_first(struct wheel *w, uint32_t skip);
 
-/* Forget every entry at once (their links are left as they are). */
+/* Forget every entry at once and free the slots' arrays (the callers'
+ * tags are left as they are). */
 void wheel_clear(struct wheel *w);
 
+/* Ids scheduled. */
 size_t wheel_count(const struct wheel *w);
+
+/* Entries the slots hold that no longer name their id's place (the id
+ * moved or was cancelled since): what compaction bounds (wheel.c). */
+size_t wheel_stale(const struct wheel *w);
+
+/* Placements that failed for lack of memory since creation: the ids
+ * concerned are unscheduled, and the caller schedules them again. */
+uint64_t wheel_lost(const struct wheel *w);
 
 #endif

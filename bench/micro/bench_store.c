@@ -131,9 +131,9 @@ main(int argc, char **argv)
     printf("keys %zu (found %zu), rehash in progress after inserts: %s\n",
            store_size(s), found, rehashing ? "yes" : "no");
     printf("mem_used %zu bytes = %.1f bytes/key "
-           "(record %zu + buckets; key %d, state %d)\n",
+           "(record %.1f + buckets; key %d, state %d)\n",
            used, (double)used / (double)n,
-           sizeof(struct store_rec) + STATE_SIZE + KEYLEN, KEYLEN,
+           (double)store_bytes(s) / (double)store_size(s), KEYLEN,
            STATE_SIZE);
 
     t = now_ns();

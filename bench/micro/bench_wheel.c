@@ -28,28 +28,32 @@
 #define REARMS      3
 
 struct rec {
-    struct wheel_entry timer;
+    unsigned tag;               /* the slot it is placed in */
     int64_t due;
     uint64_t payload;           /* stands in for the rest of a record */
 };
 
-/* The wheel names entries by id (1..n here, rec id - 1); it finds their
- * links and due through these callbacks, as the store's records. */
+/* The wheel names entries by id (1..n here, rec id - 1); it keeps their
+ * tags and reads their due through these callbacks, as the store's
+ * records. */
 struct bench {
     struct rec *recs;
     uint64_t sum;               /* payloads of fired entries */
 };
 
-static struct wheel_entry *
-rec_entry(void *ctx, uint32_t id)
+static unsigned
+rec_placed(void *ctx, uint32_t id, int64_t *due)
 {
-    return &((struct bench *)ctx)->recs[id - 1].timer;
+    const struct rec *r = &((struct bench *)ctx)->recs[id - 1];
+    *due = r->due;
+    return r->tag;
 }
 
-static int64_t
-rec_due(void *ctx, uint32_t id)
+
+static void
+rec_set_tag(void *ctx, uint32_t id, unsigned tag)
 {
-    return ((struct bench *)ctx)->recs[id - 1].due;
+    ((struct bench *)ctx)->recs[id - 1].tag = tag;
 }
 
 static void
@@ -59,7 +63,7 @@ rec_fire(void *ctx, uint32_t id)
     b->sum += b->recs[id - 1].payload;
 }
 
-static const struct wheel_ops rec_ops = { rec_entry, rec_due, rec_fire };
+static const struct wheel_ops rec_ops = { rec_placed, rec_set_tag, rec_fire };
 
 static uint64_t rng_state = 88172645463325252u;
 
@@ -93,7 +97,7 @@ schedule_all(struct wheel *w, struct rec *recs, size_t n)
 {
     for (size_t i = 0; i < n; i++) {
         recs[i].due = START + 1 + (int64_t)(rng_next() % HOUR);
-        wheel_schedule(w, (uint32_t)i + 1);
+        (void)wheel_schedule(w, (uint32_t)i + 1, recs[i].tag, recs[i].due);
     }
 }
 
@@ -152,7 +156,7 @@ main(int argc, char **argv)
         return EXIT_FAILURE;
     }
     for (size_t i = 0; i < n; i++) {
-        wheel_entry_init(&recs[i].timer);
+        recs[i].tag = WHEEL_TAG_NONE;
         recs[i].payload = i;
     }
 
@@ -181,6 +185,9 @@ main(int argc, char **argv)
     printf("checksum %llu (fired %zu of %zu)\n", (unsigned long long)b.sum,
            fired, n);
     wheel_destroy(&w);
+    for (size_t i = 0; i < n; i++) {
+        recs[i].tag = WHEEL_TAG_NONE;
+    }
     report_call_latency(recs, n, budget);
 
     mem_free(recs);

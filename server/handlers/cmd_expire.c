@@ -124,8 +124,9 @@ expire_generic(struct conn *c, struct resp_request *req, int64_t base,
     }
     if (when <= now / NS_PER_MS) {
         keyspace_delete(r);     /* already past: gone, as Redis */
-    } else {
-        keyspace_set_expire(r, when);
+    } else if (keyspace_set_expire(r, when) == NULL) {
+        cmd_error(c, ERR_OOM);  /* a TAT needed 8 bytes: see keytype.h */
+        return;
     }
     reply_int(&c->out, 1);
 }
@@ -217,6 +218,9 @@ cmd_persist(struct conn *c, struct resp_request *req)
         reply_int(&c->out, 0);
         return;
     }
-    keyspace_set_expire(r, STORE_NEVER);
+    if (keyspace_set_expire(r, STORE_NEVER) == NULL) {
+        cmd_error(c, ERR_OOM);  /* a TAT needed 8 bytes: see keytype.h */
+        return;
+    }
     reply_int(&c->out, 1);
 }

@@ -305,7 +305,11 @@ store_counter(struct conn *c, struct resp_request *req, struct store_rec *r,
         }
         at = when;
     }
-    keyspace_set_expire(r, at);
+    /* The value just written leans on no expiry: r stays (keytype.h). */
+    if (keyspace_set_expire(r, at) == NULL) {
+        cmd_error(c, ERR_OOM);
+        return false;
+    }
     return true;
 }
 

@@ -338,7 +338,7 @@ store_redis_gcra(struct conn *c, struct resp_request *req,
         return false;
     }
     ((struct ks_redis_gcra *)store_rec_state(r))->tat_us = new_tat_us;
-    keyspace_set_expire(r, new_tat_us / 1000);
+    (void)keyspace_set_expire(r, new_tat_us / 1000); /* no KEY_INT: r */
     return true;
 }
 

@@ -366,11 +366,19 @@ set_generic(struct conn *c, struct resp_request *req, size_t vi,
         cmd_error(c, ERR_OOM);
         return;
     }
+    /* The value just written leans on no expiry: r stays (keytype.h). */
     if (o->expire_arg != 0) {
         /* One already past is dead at once, as in Redis. */
-        keyspace_set_expire(r, when);
+        r = keyspace_set_expire(r, when);
     } else if (!(o->flags & OPT_KEEPTTL) && r->expire_at != STORE_NEVER) {
-        keyspace_set_expire(r, STORE_NEVER);
+        r = keyspace_set_expire(r, STORE_NEVER);
+    }
+    if (r == NULL) {
+        if (old.p != old.buf) {
+            mem_free(old.p);
+        }
+        cmd_error(c, ERR_OOM);
+        return;
     }
     if (o->flags & OPT_GET) {
         reply_old_value(c, &old);
@@ -453,14 +461,23 @@ cmd_getex(struct conn *c, struct resp_request *req)
     if (o.expire_arg != 0 && !expire_when(c, req, &o, now, &when)) {
         return;
     }
-    reply_string(c, r);
     if ((o.flags & (OPT_EXAT | OPT_PXAT)) && when <= now / NS_PER_MS) {
+        reply_string(c, r);
         keyspace_delete(r);     /* a time already past: gone, as Redis */
-    } else if (o.expire_arg != 0) {
-        keyspace_set_expire(r, when);
-    } else if ((o.flags & OPT_PERSIST) && r->expire_at != STORE_NEVER) {
-        keyspace_set_expire(r, STORE_NEVER);
+        return;
     }
+    /* First, as the expiry may move the value to another record (a TAT
+     * that leaned on the old one, keytype.h), or find no memory for it. */
+    if (o.expire_arg != 0) {
+        r = keyspace_set_expire(r, when);
+    } else if ((o.flags & OPT_PERSIST) && r->expire_at != STORE_NEVER) {
+        r = keyspace_set_expire(r, STORE_NEVER);
+    }
+    if (r == NULL) {
+        cmd_error(c, ERR_OOM);
+        return;
+    }
+    reply_string(c, r);
 }
 
 /* ---- MSET and MSETNX ------------------------------------------------------ */
@@ -503,7 +520,7 @@ mset_generic(struct conn *c, struct resp_request *req, bool nx)
         r = keyspace_set_string(h, req->argv[i], req->argvlen[i], r,
                                 req->argv[i + 1], req->argvlen[i + 1]);
         if (r != NULL && r->expire_at != STORE_NEVER) {
-            keyspace_set_expire(r, STORE_NEVER);
+            r = keyspace_set_expire(r, STORE_NEVER);
         }
         ok = r != NULL;
     }
@@ -543,8 +560,7 @@ int_value(struct conn *c, const struct store_rec *r, int64_t *v)
         return true;
     }
     if (r->type == KEY_INT) {
-        *v = ((const struct ks_int *)store_rec_state(
-                  (struct store_rec *)r))->v;
+        *v = keytype_int(r);
         return true;
     }
     const char *s = keytype_string(r, buf, &len);
@@ -569,9 +585,9 @@ incr_generic(struct conn *c, struct resp_request *req, int64_t incr)
         cmd_error(c, "ERR increment or decrement would overflow");
         return;
     }
-    if (r != NULL && r->type == KEY_INT) {
-        /* The hot path of every counter: the value in place. */
-        ((struct ks_int *)store_rec_state(r))->v = v;
+    if (r != NULL && r->type == KEY_INT && keytype_int_set(r, v, true)) {
+        /* The hot path of every counter: the value in place (INCR keeps
+         * the expiry, so a TAT may lean on it). */
         keyspace_written(r);
     } else if (keyspace_set_int(&c->hint, req->argv[1], req->argvlen[1], r,
                                 v) == NULL) {

@@ -2215,9 +2215,11 @@ scan_rec(struct store_rec *r, void *arg)
     if (encodes_none(r, &s->buf)) {
         CHECK(may_hold_none(r));
     }
-    uint64_t h = fnv(&r->type, 1, UINT64_C(0xcbf29ce484222325));
+    uint8_t type = r->type;             /* header fields are packed */
+    int64_t expire_at = r->expire_at;
+    uint64_t h = fnv(&type, 1, UINT64_C(0xcbf29ce484222325));
     h = fnv(&s->db, sizeof(s->db), h);
-    h = fnv(&r->expire_at, sizeof(r->expire_at), h);
+    h = fnv(&expire_at, sizeof(expire_at), h);
     /* A command never changes a key's bytes, so around a command its
      * length and head tell keys apart; a reload compares them whole. */
     size_t keylen = store_rec_keylen(r);
@@ -2258,8 +2260,10 @@ rec_hash(const struct store_rec *r)
     if (r->type != KEY_STR && !keytype_is_coll(r->type)) {
         CHECK(keytype_encode(r, clock_wall_now(), &buf));
     }
-    uint64_t h = fnv(&r->type, 1, UINT64_C(0xcbf29ce484222325));
-    h = fnv(&r->expire_at, sizeof(r->expire_at), h);
+    uint8_t type = r->type;             /* header fields are packed */
+    int64_t expire_at = r->expire_at;
+    uint64_t h = fnv(&type, 1, UINT64_C(0xcbf29ce484222325));
+    h = fnv(&expire_at, sizeof(expire_at), h);
     h = hash_state(r, &buf, false, h);
     mem_free(buf.p);
     return h;

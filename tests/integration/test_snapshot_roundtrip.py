@@ -2,7 +2,9 @@
 
 Random limiter traffic (every algorithm, COST and refunds, PEEK, MS, META of
 any bytes, ALIGN, windows that change from call to call, DEL, the clock
-jumping) on one daemon; after each batch it saves, a second daemon loads
+jumping; on CL.THROTTLE's keys also PEXPIRE, PERSIST and INCRBY, which move
+a TAT away from the expiry it is kept next to) on one daemon; after each
+batch it saves, a second daemon loads
 that snapshot at the same instant, and every key is compared: its type, its
 PTTL, and what the state says through reads that change nothing (GET,
 RL.ENTRIES, PEEK with fixed parameters).
@@ -44,6 +46,11 @@ def random_command(rnd):
     key = rnd.choice(KEYS[kind])
     if rnd.random() < 0.03:
         return ["DEL", key]
+    if kind == "gcra" and rnd.random() < 0.08:
+        return rnd.choice([["PEXPIRE", key, rnd.randrange(1, 10 ** 7)],
+                           ["PEXPIRE", key, rnd.randrange(1, 3000)],
+                           ["PERSIST", key],
+                           ["INCRBY", key, rnd.randrange(-5, 6)]])
     if kind == "gcra":
         cmd = ["CL.THROTTLE", key, rnd.randrange(0, 6), rnd.randrange(1, 10),
                rnd.choice(WINDOWS)]

@@ -262,6 +262,28 @@ def test_get_returns_the_tat_in_nanoseconds(fserver, fr):
     assert fr.get("g") == str(t0 + 4000000000).encode()
 
 
+def test_the_tat_stays_exact_when_its_expiry_is_moved(fserver, fr):
+    # The record keeps the TAT next to the expiry CL.THROTTLE sets with it;
+    # commands that move the expiry away keep both exact, to the ns and
+    # the ms, and a later CL.THROTTLE carries on from the same TAT.
+    t0 = fserver.clock.ns
+    assert throttle(fr, "e", 4, 1, 60) == [0, 5, 4, -1, 60]
+    tat = str(t0 + 60 * 10 ** 9).encode()
+    assert fr.pexpire("e", 5000) is True
+    assert (fr.get("e"), fr.pttl("e")) == (tat, 5000)
+    assert fr.persist("e") is True
+    assert (fr.get("e"), fr.pttl("e")) == (tat, -1)
+    assert fr.getex("e", px=90000) == tat
+    assert (fr.get("e"), fr.pttl("e")) == (tat, 90000)
+    assert fr.expireat("e", t0 // 10 ** 9 + 10 ** 10) is True
+    assert fr.get("e") == tat
+    assert fr.execute_command("EXPIRETIME", "e") == t0 // 10 ** 9 + 10 ** 10
+    assert throttle(fr, "e", 4, 1, 60) == [0, 5, 3, -1, 120]
+    assert (fr.get("e"), fr.pttl("e")) == (str(t0 + 120 * 10 ** 9).encode(), 120000)
+    assert fr.incrby("e", 7) == t0 + 120 * 10 ** 9 + 7
+    assert fr.pttl("e") == 120000
+
+
 def test_get_of_a_missing_key_is_nil(fserver):
     assert fserver.raw().command("GET", "nothing") == b"$-1\r\n"
 

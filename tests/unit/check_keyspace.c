@@ -20,6 +20,8 @@
 #include "protocol/obuf.h"
 #include "server/client.h"
 #include "server/clock.h"
+#include "server/cmd.h"
+#include "server/commands.h"
 #include "server/journal.h"
 #include "server/keyspace.h"
 #include "server/multi.h"
@@ -346,8 +348,7 @@ assert_restored(const struct saved *s, const struct store_rec *orig_copy,
     const void *y = store_rec_state((struct store_rec *)r);
     switch (r->type) {
     case KEY_INT:
-        ck_assert_int_eq(((const struct ks_int *)x)->v,
-                         ((const struct ks_int *)y)->v);
+        ck_assert_int_eq(keytype_int(orig_copy), keytype_int(r));
         break;
     case KEY_STR: {
         struct ks_str *sx = (struct ks_str *)x, *sy = (struct ks_str *)y;
@@ -460,8 +461,7 @@ START_TEST(test_restored_keys_survive_a_fresh_keyspace)
         mem_free(s[t].b.p);
     }
     /* The specific values, read back. */
-    const struct ks_int *g = store_rec_state(find("t1"));
-    ck_assert_int_eq(g->v, T0 + 123456789);
+    ck_assert_int_eq(keytype_int(find("t1")), T0 + 123456789);
     const struct fwin_state *fw = store_rec_state(find("t2"));
     ck_assert_int_eq(fw->start, T0 - 3 * SEC);
     ck_assert_int_eq(fw->count, 7);
@@ -841,7 +841,7 @@ START_TEST(test_restore_refuses_unknown_types_and_duplicates)
                                       KS_ENCODING, false, T0, err,
                                       sizeof(err)), -1);
     ck_assert_str_eq(err, "duplicate key");
-    ck_assert_int_eq(((struct ks_int *)store_rec_state(find("k")))->v, 5);
+    ck_assert_int_eq(keytype_int(find("k")), 5);
     /* A journal record supersedes the key, its type and expiry too. */
     struct fwin_state fw = { T0, 2 };
     ck_assert_int_eq(keyspace_restore(0, KEY_FIXED, "k", 1, T0 / MS + 3000,
@@ -927,7 +927,7 @@ START_TEST(test_old_encodings_load_as_strings)
                                       (const unsigned char *)&tat, 8,
                                       KS_ENCODING_V2, false, T0, err,
                                       sizeof(err)), 0);
-    ck_assert_int_eq(((struct ks_int *)store_rec_state(find("small")))->v,
+    ck_assert_int_eq(keytype_int(find("small")),
                      42);
     struct {
         int64_t i;
@@ -955,7 +955,7 @@ START_TEST(test_old_encodings_load_as_strings)
                                       (const unsigned char *)&k, sizeof(k),
                                       KS_ENCODING_V2, false, T0, err,
                                       sizeof(err)), 0);
-    ck_assert_int_eq(((struct ks_int *)store_rec_state(find("i")))->v, -7);
+    ck_assert_int_eq(keytype_int(find("i")), -7);
     /* An infinite float was never a counter; today the type is no more. */
     f = INFINITY;
     k.is_float = 1;
@@ -1542,6 +1542,203 @@ START_TEST(test_journaled_effects_replay_into_a_fresh_keyspace)
 }
 END_TEST
 
+
+/* ------------------------------------------------------------------------
+ * An integer's record: 4 bytes of state when they hold it, else 8
+ * --------------------------------------------------------------------- */
+
+#define K16 "ctr:000000000001"      /* a 16-byte name */
+
+static void
+setup_commands(void)
+{
+    setup();
+    ck_assert_int_eq(cmd_setup(command_table, command_count), 0);
+}
+
+/* GET's answer for an integer. */
+static char *
+bulk_of(int64_t v)
+{
+    static char buf[64];
+    char digits[32];
+    int n = snprintf(digits, sizeof(digits), "%lld", (long long)v);
+    snprintf(buf, sizeof(buf), "$%d\r\n%s\r\n", n, digits);
+    return buf;
+}
+
+static char *
+int_reply(int64_t v)
+{
+    static char buf[32];
+    snprintf(buf, sizeof(buf), ":%lld\r\n", (long long)v);
+    return buf;
+}
+
+/* A counter with a 16-byte name is a 35-byte record (and 4 bytes in the
+ * wheel with a TTL) until it leaves +-2^30; then 40, its TTL kept. */
+START_TEST(test_a_counter_takes_4_bytes_until_it_outgrows_them)
+{
+    struct conn *c = fx_client(2);
+    fx_expect(":5\r\n", fx_run(c, "INCRBY", K16, "5", NULL));
+    ck_assert(store_rec_packed(find(K16)));
+    fx_expect(":35\r\n", fx_run(c, "MEMORY", "USAGE", K16, NULL));
+    fx_expect(":1\r\n", fx_run(c, "EXPIRE", K16, "100", NULL));
+    fx_expect(":100000\r\n", fx_run(c, "PTTL", K16, NULL));
+    fx_expect(":39\r\n", fx_run(c, "MEMORY", "USAGE", K16, NULL));
+    fx_expect(":1073741823\r\n",
+              fx_run(c, "INCRBY", K16, "1073741818", NULL));
+    ck_assert(store_rec_packed(find(K16)));
+    fx_expect(":1073741824\r\n", fx_run(c, "INCR", K16, NULL));
+    ck_assert(!store_rec_packed(find(K16)));
+    fx_expect(bulk_of(1073741824), fx_run(c, "GET", K16, NULL));
+    fx_expect(":100000\r\n", fx_run(c, "PTTL", K16, NULL));
+    fx_expect(":44\r\n", fx_run(c, "MEMORY", "USAGE", K16, NULL));
+    fx_expect(":1073741823\r\n", fx_run(c, "DECR", K16, NULL));
+    /* The other end, and the extremes. */
+    fx_expect("+OK\r\n", fx_run(c, "SET", "n", "-1073741824", NULL));
+    ck_assert(store_rec_packed(find("n")));
+    fx_expect(":-1073741825\r\n", fx_run(c, "DECR", "n", NULL));
+    ck_assert(!store_rec_packed(find("n")));
+    fx_expect("+OK\r\n",
+              fx_run(c, "SET", "m", "9223372036854775807", NULL));
+    fx_expect(bulk_of(INT64_MAX), fx_run(c, "GET", "m", NULL));
+    fx_expect("-ERR increment or decrement would overflow\r\n",
+              fx_run(c, "INCR", "m", NULL));
+    fx_expect("+OK\r\n",
+              fx_run(c, "SET", "m", "-9223372036854775807", NULL));
+    fx_expect(":-9223372036854775808\r\n", fx_run(c, "DECR", "m", NULL));
+    fx_expect(bulk_of(INT64_MIN), fx_run(c, "GET", "m", NULL));
+    free_client(c);
+}
+END_TEST
+
+/* CL.THROTTLE's TAT leans on the expiry it writes with it: 4 bytes. An
+ * EXPIRE, PERSIST or GETEX that moves the expiry away keeps the value to
+ * the ns (in a record of 8 bytes when 4 no longer hold it) and PTTL to the
+ * ms; one that keeps it within reach keeps the 4 bytes; INCR keeps
+ * leaning. */
+START_TEST(test_a_tat_keeps_its_value_to_the_ns_when_its_expiry_moves)
+{
+    struct conn *c = fx_client(2);
+    int64_t tat = T0 + 2 * SEC + 123;   /* 123 ns past its expiry's ms */
+    struct key_hint h = { false, 0 };
+    const char *keys[] = { "t1", "t2", "t3", "t4", "t5" };
+    for (int i = 0; i < 5; i++) {
+        ck_assert(keyspace_store_gcra(&h, keys[i], 2, NULL, (uint64_t)tat,
+                                      2000, T0));
+        ck_assert(keytype_int_leans(find(keys[i])));
+        fx_expect(bulk_of(tat), fx_run(c, "GET", keys[i], NULL));
+        fx_expect(":2000\r\n", fx_run(c, "PTTL", keys[i], NULL));
+    }
+    /* Far from it: 8 bytes, same value. */
+    fx_expect(":1\r\n", fx_run(c, "PEXPIRE", "t1", "5000", NULL));
+    ck_assert(!store_rec_packed(find("t1")));
+    fx_expect(bulk_of(tat), fx_run(c, "GET", "t1", NULL));
+    fx_expect(":5000\r\n", fx_run(c, "PTTL", "t1", NULL));
+    /* Within a second of it: still 4 bytes, same value. */
+    fx_expect(":1\r\n", fx_run(c, "PEXPIRE", "t2", "2500", NULL));
+    ck_assert(keytype_int_leans(find("t2")));
+    fx_expect(bulk_of(tat), fx_run(c, "GET", "t2", NULL));
+    fx_expect(":2500\r\n", fx_run(c, "PTTL", "t2", NULL));
+    /* No expiry left to lean on. */
+    fx_expect(":1\r\n", fx_run(c, "PERSIST", "t3", NULL));
+    ck_assert(!store_rec_packed(find("t3")));
+    fx_expect(bulk_of(tat), fx_run(c, "GET", "t3", NULL));
+    fx_expect(":-1\r\n", fx_run(c, "PTTL", "t3", NULL));
+    fx_expect(bulk_of(tat), fx_run(c, "GETEX", "t4", "PX", "90000", NULL));
+    fx_expect(bulk_of(tat), fx_run(c, "GET", "t4", NULL));
+    fx_expect(":90000\r\n", fx_run(c, "PTTL", "t4", NULL));
+    fx_expect(int_reply(tat + 1), fx_run(c, "INCR", "t5", NULL));
+    ck_assert(keytype_int_leans(find("t5")));
+    fx_expect(":2000\r\n", fx_run(c, "PTTL", "t5", NULL));
+    /* redis-cell's -1 ms: no expiry to lean on, 8 bytes. */
+    ck_assert(keyspace_store_gcra(&h, "t6", 2, NULL, (uint64_t)tat, -1, T0));
+    ck_assert(!store_rec_packed(find("t6")));
+    fx_expect(bulk_of(tat), fx_run(c, "GET", "t6", NULL));
+    fx_expect(":-1\r\n", fx_run(c, "PTTL", "t6", NULL));
+    /* CL.THROTTLE on the widened key writes both again. */
+    ck_assert(keyspace_store_gcra(&h, "t1", 2, find("t1"),
+                                  (uint64_t)tat + 7, 2000, T0));
+    fx_expect(bulk_of(tat + 7), fx_run(c, "GET", "t1", NULL));
+    fx_expect(":2000\r\n", fx_run(c, "PTTL", "t1", NULL));
+    free_client(c);
+}
+END_TEST
+
+/* expire_ms's ns plus d, modulo 2^64 (as the 4-byte form counts). */
+static int64_t
+wrapped_ns(int64_t expire_ms, uint64_t d)
+{
+    return (int64_t)((uint64_t)expire_ms * (uint64_t)MS + d);
+}
+
+/* The int64 of every form (4 bytes on its own, 4 leaning on the expiry,
+ * 8) encodes as itself and restores to the same value, expiry and form,
+ * also at the edges where 4 bytes stop holding it and where the expiry's
+ * ns leave int64 (the distance is taken modulo 2^64, so still exact). */
+START_TEST(test_every_integer_form_round_trips_through_its_encoding)
+{
+    const int64_t last = INT64_MAX / MS;        /* last ms with an ns */
+    const struct {
+        int64_t v;
+        int64_t expire_at;
+        bool packed;
+    } cases[] = {
+        { 0, STORE_NEVER, true },
+        { -1, T0 / MS + 5, true },
+        { (INT64_C(1) << 30) - 1, STORE_NEVER, true },
+        { -(INT64_C(1) << 30), STORE_NEVER, true },
+        { INT64_C(1) << 30, STORE_NEVER, false },
+        { INT64_MIN, STORE_NEVER, false },
+        { INT64_MAX, T0 / MS + 5, false },
+        { T0 + 5 * MS + 999999, T0 / MS + 5, true },
+        { T0 + 5 * MS - (INT64_C(1) << 30), T0 / MS + 5, true },
+        { T0 + 5 * MS + (INT64_C(1) << 30), T0 / MS + 5, false },
+        { T0, STORE_NEVER, false },
+        { INT64_MAX, last, true },              /* 775807 ns after */
+        { INT64_MAX, last + 1, true },          /* its ns past int64 */
+        { wrapped_ns(INT64_MAX, 7), INT64_MAX, true },
+        { 5, INT64_MAX, true },
+        { INT64_MIN, INT64_MAX, false },
+        { INT64_MIN, last + 1, true },      /* next to it, modulo 2^64 */
+        { INT64_C(1) << 62, last + 1, false },
+    };
+    char err[ERRLEN];
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        char key[16];
+        snprintf(key, sizeof(key), "i%zu", i);
+        struct ks_int k = { cases[i].v };
+        ck_assert_int_eq(keyspace_restore(0, KEY_INT, key, strlen(key),
+                                          cases[i].expire_at,
+                                          (const unsigned char *)&k,
+                                          sizeof(k), KS_ENCODING, false, T0,
+                                          err, sizeof(err)), 0);
+        struct store_rec *r = find(key);
+        ck_assert_ptr_nonnull(r);
+        ck_assert_msg(store_rec_packed(r) == cases[i].packed, "case %zu", i);
+        ck_assert_int_eq(keytype_int(r), cases[i].v);
+        ck_assert_int_eq(r->expire_at, cases[i].expire_at);
+        struct membuf b = { 0 };
+        ck_assert(keytype_encode(r, T0, &b));
+        ck_assert_uint_eq(b.len, sizeof(k));
+        ck_assert_mem_eq(b.p, &k, sizeof(k));
+        /* MOVE and COPY carry the form and the value over. */
+        ck_assert(keyspace_copy(r, 1, key, strlen(key), T0));
+        ck_assert(keyspace_move(r, 2, T0));
+        for (int db = 1; db <= 2; db++) {
+            struct store_rec *q = store_lookup(keyspace_db(db), key,
+                                               strlen(key), T0);
+            ck_assert_ptr_nonnull(q);
+            ck_assert_int_eq(keytype_int(q), cases[i].v);
+            ck_assert_int_eq(q->expire_at, cases[i].expire_at);
+            ck_assert(store_rec_packed(q) == cases[i].packed);
+        }
+        mem_free(b.p);
+    }
+}
+END_TEST
+
 Suite *
 keyspace_suite(void)
 {
@@ -1560,6 +1757,14 @@ keyspace_suite(void)
     tcase_add_test(tc, test_restore_refuses_unknown_types_and_duplicates);
     tcase_add_test(tc, test_keys_already_fresh_are_dropped);
     tcase_add_test(tc, test_old_encodings_load_as_strings);
+    suite_add_tcase(s, tc);
+
+    tc = tcase_create("int_records");
+    tcase_add_checked_fixture(tc, setup_commands, teardown);
+    tcase_add_test(tc, test_a_counter_takes_4_bytes_until_it_outgrows_them);
+    tcase_add_test(tc,
+                   test_a_tat_keeps_its_value_to_the_ns_when_its_expiry_moves);
+    tcase_add_test(tc, test_every_integer_form_round_trips_through_its_encoding);
     suite_add_tcase(s, tc);
 
     tc = tcase_create("admission");

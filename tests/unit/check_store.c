@@ -153,7 +153,7 @@ START_TEST(test_added_record_is_found_with_zeroed_state_and_its_key)
     ck_assert_uint_eq(r->type, 7);
     ck_assert_uint_eq(store_rec_keylen(r), 5);
     ck_assert_int_eq(r->expire_at, STORE_NEVER);
-    ck_assert(!wheel_entry_scheduled(&r->timer));
+    ck_assert(r->timer == WHEEL_TAG_NONE);
     ck_assert_uint_eq((uintptr_t)store_rec_state(r) % 8, 0);
     static const unsigned char zero[24];
     ck_assert_mem_eq(store_rec_state(r), zero, sizeof(zero));
@@ -482,12 +482,13 @@ START_TEST(test_remove_during_rehash_keeps_the_other_keys)
 }
 END_TEST
 
-START_TEST(test_add_returns_null_when_memory_runs_out)
+#if !defined(UNDER_ASAN)
+/* Lower the address-space limit to what the process maps now plus
+ * `headroom` bytes (never above the limit it had, saved in *old); false
+ * when /proc cannot say how much it maps. */
+static bool
+limit_address_space(rlim_t headroom, struct rlimit *old)
 {
-#if defined(UNDER_ASAN)
-    return;     /* the plain build runs this test */
-#else
-    struct rlimit old;
     unsigned long pages = 0;
     FILE *f = fopen("/proc/self/statm", "r");
 
@@ -495,21 +496,33 @@ START_TEST(test_add_returns_null_when_memory_runs_out)
         if (f != NULL) {
             fclose(f);
         }
-        return;     /* no /proc: nothing to measure the limit against */
+        return false;
     }
     fclose(f);
-    ck_assert_int_eq(getrlimit(RLIMIT_AS, &old), 0);
-    struct rlimit lim = old;
-    lim.rlim_cur = (rlim_t)pages * (rlim_t)sysconf(_SC_PAGESIZE)
-                   + ((rlim_t)64 << 20);
-    if (old.rlim_cur != RLIM_INFINITY && old.rlim_cur < lim.rlim_cur) {
-        lim.rlim_cur = old.rlim_cur;
+    ck_assert_int_eq(getrlimit(RLIMIT_AS, old), 0);
+    struct rlimit lim = *old;
+    lim.rlim_cur = (rlim_t)pages * (rlim_t)sysconf(_SC_PAGESIZE) + headroom;
+    if (old->rlim_cur != RLIM_INFINITY && old->rlim_cur < lim.rlim_cur) {
+        lim.rlim_cur = old->rlim_cur;
     }
+    ck_assert_int_eq(setrlimit(RLIMIT_AS, &lim), 0);
+    return true;
+}
+#endif
 
+START_TEST(test_add_returns_null_when_memory_runs_out)
+{
+#if defined(UNDER_ASAN)
+    return;     /* the plain build runs this test */
+#else
+    struct rlimit old;
     struct store *s = store_create(seed_a, T0);
     static char key[4096];
     uint32_t n = 0;
-    ck_assert_int_eq(setrlimit(RLIMIT_AS, &lim), 0);
+    if (!limit_address_space((rlim_t)64 << 20, &old)) {
+        store_destroy(&s);
+        return;     /* no /proc: nothing to measure the limit against */
+    }
     /* 64 MB of headroom holds about 16,000 records of 4 KB. */
     for (; n < 100000; n++) {
         memcpy(key, &n, sizeof(n));
@@ -613,20 +626,19 @@ START_TEST(test_extending_expiry_leaves_the_timer_in_place)
     /* Each record is dead from the ms after the one it lives through. */
     store_set_expire(s, r, T0 / MS + 9);
     store_set_expire(s, q, T0 / MS + 49);
-    ck_assert(wheel_entry_scheduled(&r->timer));
-    struct wheel_entry where = r->timer;
+    ck_assert(r->timer != WHEEL_TAG_NONE);
+    unsigned where = r->timer;
     store_set_expire(s, r, T0 / MS + 19);
     store_set_expire(s, r, T0 / MS + 29);
     ck_assert_int_eq(r->expire_at, T0 / MS + 29);
     /* Same links: the entry was not touched. */
-    ck_assert_uint_eq(r->timer.next, where.next);
-    ck_assert_uint_eq(r->timer.prev, where.prev);
+    ck_assert_uint_eq(r->timer, where);
     /* Reaching the old time re-places it instead of removing it. */
     ck_assert_uint_eq(expire_calls(s, T0 + 15 * MS, 4, SIZE_MAX), 0);
     ck_assert_ptr_eq(store_lookup(s, "k", 1, T0 + 15 * MS), r);
     /* An earlier expiry does move it: it goes at 25 ms, not 30. */
     store_set_expire(s, r, T0 / MS + 24);
-    ck_assert(wheel_entry_scheduled(&r->timer));
+    ck_assert(r->timer != WHEEL_TAG_NONE);
     ck_assert_uint_eq(expire_calls(s, T0 + 25 * MS, 4, SIZE_MAX), 1);
     ck_assert_uint_eq(store_size(s), 1);
     ck_assert_ptr_eq(store_lookup(s, "q", 1, T0 + 25 * MS), q);
@@ -675,9 +687,9 @@ START_TEST(test_never_records_do_not_expire)
 
     store_set_expire(s, r, T0 / MS + 1);
     store_set_expire(s, r, STORE_NEVER);
-    ck_assert(!wheel_entry_scheduled(&r->timer));
+    ck_assert(r->timer == WHEEL_TAG_NONE);
     ck_assert_int_eq(r->expire_at, STORE_NEVER);
-    ck_assert(!wheel_entry_scheduled(&q->timer));
+    ck_assert(q->timer == WHEEL_TAG_NONE);
     ck_assert_uint_eq(expire_calls(s, T0 + 3600 * 1000 * MS, 64, SIZE_MAX),
                       0);
     ck_assert_ptr_eq(store_lookup(s, "k", 1, INT64_MAX - 1), r);
@@ -703,7 +715,9 @@ START_TEST(test_mem_used_returns_to_baseline_after_1m_keys_expire)
         store_set_expire(s, r, T0 / MS + i % 1000 + 1);
     }
     ck_assert_uint_eq(store_size(s), N);
-    ck_assert_uint_gt(mem_used(), created + (size_t)N * 48);
+    /* Records of 40 bytes (a 10-byte key, 8 bytes of state) and their
+     * handles in the wheel. */
+    ck_assert_uint_gt(mem_used(), created + (size_t)N * (40 + 4));
 
     size_t removed = 0;
     int64_t now = T0 + 2000 * MS;
@@ -716,6 +730,180 @@ START_TEST(test_mem_used_returns_to_baseline_after_1m_keys_expire)
     ck_assert_uint_le(mem_used(), created + 256);
     store_destroy(&s);
     ck_assert_uint_eq(mem_used(), base);
+}
+END_TEST
+
+
+/* ------------------------------------------------------------------------
+ * The wheel's entries outliving their records
+ * --------------------------------------------------------------------- */
+
+/* A key removed before its expiry leaves its handle in a wheel slot; the
+ * next key takes the freed slot, hence the same handle, with an expiry in
+ * the same wheel slot. It goes once, at its own expiry. */
+START_TEST(test_a_key_made_in_a_freed_slot_expires_once_at_its_own_time)
+{
+    struct store *s = store_create(seed_a, T0);
+    (void)add_key(s, 0);        /* keeps the chunk: its free slot is reused */
+    struct store_rec *r = add_key(s, 1);
+
+    store_set_expire(s, r, T0 / MS + 3600000);
+    store_remove(s, r);
+    struct store_rec *q = add_key(s, 2);
+    ck_assert_ptr_eq(q, r);                 /* the same slot */
+    store_set_expire(s, q, T0 / MS + 3600004);
+    ck_assert_uint_eq(expire_calls(s, T0 + 3600000 * MS, 8, SIZE_MAX), 0);
+    ck_assert_uint_eq(expire_calls(s, T0 + 3600004 * MS, 8, SIZE_MAX), 0);
+    ck_assert_ptr_eq(find_key(s, 2, T0 + 3600004 * MS), q);
+    ck_assert_uint_eq(expire_calls(s, T0 + 3600005 * MS, 8, SIZE_MAX), 1);
+    ck_assert_uint_eq(store_size(s), 1);
+    ck_assert_ptr_null(find_key(s, 2, T0 + 3600005 * MS));
+    ck_assert_uint_eq(store_expired(s), 1);
+    store_destroy(&s);
+}
+END_TEST
+
+/* Keys removed before their expiry, all of them: their chunks go back to
+ * the allocator while the wheel still holds their handles, and new keys
+ * reuse the chunk ids. The wheel drops those handles without reading the
+ * memory given back (AddressSanitizer checks that in make SANITIZE=1) and
+ * the new keys go at their own time. */
+START_TEST(test_wheel_entries_into_chunks_given_back_are_dropped_unread)
+{
+    enum { N = 3000, NEW = 10 };
+    struct store *s = store_create(seed_a, T0);
+    struct store_rec **rec = calloc(N, sizeof(*rec));
+    ck_assert_ptr_nonnull(rec);
+
+    size_t created = mem_used();
+    for (uint32_t i = 0; i < N; i++) {
+        rec[i] = add_key(s, i);
+        store_set_expire(s, rec[i], T0 / MS + 3600000 + i);
+    }
+    for (uint32_t i = 0; i < N; i++) {
+        store_remove(s, rec[i]);
+    }
+    finish_rehash(s);
+    ck_assert_uint_eq(store_bytes(s), 0);   /* every chunk given back */
+    ck_assert_uint_gt(mem_used(), created); /* the wheel's slots remain */
+    for (uint32_t i = 0; i < NEW; i++) {
+        store_set_expire(s, add_key(s, N + i), T0 / MS + 7200000);
+    }
+    ck_assert(expire_until_size(s, T0 + 3600000 * MS + N * MS, NEW, SIZE_MAX,
+                                100));
+    ck_assert_uint_eq(expire_calls(s, T0 + 3600000 * MS + N * MS, 8,
+                                   SIZE_MAX), 0);
+    ck_assert_uint_eq(store_size(s), NEW);
+    ck_assert(expire_until_size(s, T0 + 7200001 * MS, 0, SIZE_MAX, 100));
+    ck_assert_uint_eq(store_expired(s), NEW);
+    store_destroy(&s);
+    free(rec);
+}
+END_TEST
+
+/* Keys deleted and made again with the same TTL, round after round: the
+ * handles their old timers leave in the wheel are compacted away, so
+ * used memory stays where one round put it. */
+START_TEST(test_deleting_and_adding_keys_with_a_ttl_keeps_memory_bounded)
+{
+    enum { N = 20000, ROUNDS = 30 };
+    struct store *s = store_create(seed_a, T0);
+    size_t created = mem_used();
+    size_t one_round = 0;
+
+    for (int round = 0; round <= ROUNDS; round++) {
+        for (uint32_t i = 0; i < N; i++) {
+            struct store_rec *r = find_key(s, i, T0);
+            if (r != NULL) {
+                store_remove(s, r);
+            }
+            store_set_expire(s, add_key(s, i), T0 / MS + 3600000);
+        }
+        finish_rehash(s);
+        if (round == 0) {
+            one_round = mem_used();
+        }
+    }
+    ck_assert_uint_le(mem_used(), one_round + (size_t)N * sizeof(uint32_t));
+    ck_assert(expire_until_size(s, T0 + 3600001 * MS, 0, 10000, 1000));
+    finish_rehash(s);
+    ck_assert_uint_le(mem_used(), created + 256);
+    store_destroy(&s);
+}
+END_TEST
+
+#if !defined(UNDER_ASAN)
+/* Take every byte malloc can still give (under a lowered address-space
+ * limit), as a chain of blocks; give_back() returns them. */
+static void **
+exhaust_memory(void)
+{
+    void **chain = NULL;
+    const size_t sizes[] = { 1 << 16, 4096, 256, 64, 16 };
+    for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
+        void **b;
+        while ((b = malloc(sizes[i])) != NULL) {
+            *b = chain;
+            chain = b;
+        }
+    }
+    return chain;
+}
+
+static void
+give_back(void **chain)
+{
+    while (chain != NULL) {
+        void **next = *chain;
+        free(chain);
+        chain = next;
+    }
+}
+#endif
+
+/* With no memory for a block of a wheel slot, a record's timer cannot be
+ * placed; once memory is back the store finds the record again and it
+ * still goes when dead, not before. */
+START_TEST(test_a_record_the_wheel_had_no_memory_for_still_expires)
+{
+#if defined(UNDER_ASAN)
+    return;     /* the plain build runs this test */
+#else
+    enum { N = 200 };
+    struct rlimit old;
+    struct store *s = store_create(seed_a, T0);
+    struct store_rec *rec[N];
+    for (uint32_t i = 0; i < N; i++) {
+        rec[i] = add_key(s, i);
+    }
+    if (!limit_address_space((rlim_t)16 << 20, &old)) {
+        store_destroy(&s);
+        return;     /* no /proc: nothing to measure the limit against */
+    }
+    void **chain = exhaust_memory();
+    /* Dues 70 ms apart: each in a wheel slot of its own, none of which
+     * has a block yet. */
+    for (uint32_t i = 0; i < N; i++) {
+        store_set_expire(s, rec[i], T0 / MS + 1 + 70 * i);
+    }
+    size_t unplaced = 0;
+    for (uint32_t i = 0; i < N; i++) {
+        unplaced += rec[i]->timer == WHEEL_TAG_NONE;
+        ck_assert_int_eq(rec[i]->expire_at, T0 / MS + 1 + 70 * i);
+    }
+    give_back(chain);
+    ck_assert_int_eq(setrlimit(RLIMIT_AS, &old), 0);
+    ck_assert_uint_gt(unplaced, 0);
+    ck_assert(store_expire_pending(s, T0));
+    ck_assert_uint_eq(expire_calls(s, T0 + MS, 16, SIZE_MAX), 0);
+    ck_assert_uint_eq(store_size(s), N);
+    for (uint32_t i = 0; i < N; i++) {
+        ck_assert(rec[i]->timer != WHEEL_TAG_NONE);
+    }
+    ck_assert(expire_until_size(s, T0 + (2 + 70 * N) * MS, 0, SIZE_MAX, 100));
+    ck_assert_uint_eq(store_expired(s), N);
+    store_destroy(&s);
+#endif
 }
 END_TEST
 
@@ -948,7 +1136,10 @@ END_TEST
  * Slabs
  * --------------------------------------------------------------------- */
 
-START_TEST(test_a_16_byte_key_with_8_bytes_of_state_costs_one_48_byte_slot)
+/* used_memory's growth per record of a 16-byte key with `state` bytes of
+ * state, and where the state lies in it. */
+static size_t
+cost_of_16_byte_keys(size_t state, size_t *state_at)
 {
     enum { N = 4096 };
     struct store *s = store_create(seed_a, T0);
@@ -957,23 +1148,76 @@ START_TEST(test_a_16_byte_key_with_8_bytes_of_state_costs_one_48_byte_slot)
     /* Grow the table first so the delta below is records only. */
     for (uint32_t i = 0; i < N; i++) {
         snprintf(key, sizeof(key), "warm:%011u", i);
-        ck_assert_ptr_nonnull(store_add(s, key, 16, 1, 8));
+        ck_assert_ptr_nonnull(store_add(s, key, 16, 1, state));
     }
     finish_rehash(s);
     size_t before = mem_used();
     for (uint32_t i = 0; i < N / 2; i++) {
         snprintf(key, sizeof(key), "user:%011u", i);
-        struct store_rec *r = store_add(s, key, 16, 1, 8);
+        struct store_rec *r = store_add(s, key, 16, 1, state);
         ck_assert_ptr_nonnull(r);
-        ck_assert_uint_eq((uintptr_t)store_rec_state(r) % 8, 0);
-        ck_assert_ptr_eq((char *)store_rec_state(r), (char *)r + 24 + 16);
+        *state_at = (size_t)((char *)store_rec_state(r) - (char *)r);
+        ck_assert_uint_eq(store_rec_bytes(s, r, state),
+                          (mem_used() - before) / (i + 1));
     }
-    ck_assert_uint_eq(mem_used() - before, (size_t)(N / 2) * 48);
+    size_t per_record = (mem_used() - before) / (N / 2);
+    ck_assert_uint_eq(mem_used() - before, per_record * (N / 2));
     store_destroy(&s);
+    return per_record;
+}
+
+/* The 15-byte header, the key, then a state of 8 bytes 8-aligned (one
+ * byte of padding): 40 bytes. A 4-byte state is packed right after the
+ * key: 35 bytes, in a class of exactly that size. */
+START_TEST(test_16_byte_keys_cost_40_bytes_with_8_of_state_35_with_4)
+{
+    size_t at;
+
+    ck_assert_uint_eq(cost_of_16_byte_keys(8, &at), 40);
+    ck_assert_uint_eq(at, 32);
+    ck_assert_uint_eq(cost_of_16_byte_keys(4, &at), 35);
+    ck_assert_uint_eq(at, 31);
+    ck_assert_uint_eq(cost_of_16_byte_keys(16, &at), 48);
+    ck_assert_uint_eq(at, 32);
 }
 END_TEST
 
-START_TEST(test_keys_of_64k_bytes_and_more_keep_their_length)
+/* Every key length up to the largest class: a packed record gets a slot
+ * of at least its size, of exactly its size up to 48 bytes, at most 64
+ * bytes more above; an aligned one a multiple of 8 with its state
+ * 8-aligned; a record past 512 bytes a block of its own. */
+START_TEST(test_every_record_size_gets_a_slot_that_fits_it)
+{
+    static char key[600];
+    struct store *s = store_create(seed_a, T0);
+    struct store *t = store_create(seed_a, T0);
+    memset(key, 'k', sizeof(key));
+
+    for (size_t len = 0; len < sizeof(key); len++) {
+        struct store_rec *p = store_add(s, key, len, 1, 4);
+        struct store_rec *a = store_add(t, key, len, 1, 8);
+        ck_assert_ptr_nonnull(p);
+        ck_assert_ptr_nonnull(a);
+        size_t psize = 15 + len + (len >= 255 ? 4 : 0) + 4;
+        size_t pslot = store_rec_bytes(s, p, 4);
+        ck_assert_uint_ge(pslot, psize);
+        if (psize <= 48) {
+            ck_assert_uint_eq(pslot, psize < 20 ? 20 : psize);
+        } else if (psize <= 512) {
+            ck_assert_uint_lt(pslot, psize + 64);
+        }
+        ck_assert_uint_eq((uintptr_t)store_rec_state(a) % 8, 0);
+        size_t aslot = store_rec_bytes(t, a, 8);
+        if (aslot <= 512) {
+            ck_assert_uint_eq(aslot % 8, 0);
+        }
+    }
+    store_destroy(&s);
+    store_destroy(&t);
+}
+END_TEST
+
+START_TEST(test_keys_past_255_and_64k_bytes_keep_their_length)
 {
     enum { LONG = 70000 };
     struct store *s = store_create(seed_a, T0);
@@ -981,16 +1225,16 @@ START_TEST(test_keys_of_64k_bytes_and_more_keep_their_length)
     ck_assert_ptr_nonnull(big);
     memset(big, 'x', LONG + 1);
 
-    size_t lens[] = { 65534, 65535, 65536, LONG };
-    struct store_rec *rec[4];
-    for (int i = 0; i < 4; i++) {
+    size_t lens[] = { 254, 255, 256, 65535, 65536, LONG };
+    struct store_rec *rec[6];
+    for (int i = 0; i < 6; i++) {
         rec[i] = store_add(s, big, lens[i], 2, 16);
         ck_assert_ptr_nonnull(rec[i]);
         ck_assert_uint_eq(store_rec_keylen(rec[i]), lens[i]);
         ck_assert_uint_eq((uintptr_t)store_rec_state(rec[i]) % 8, 0);
         memset(store_rec_state(rec[i]), i + 1, 16);
     }
-    for (int i = 0; i < 4; i++) {
+    for (int i = 0; i < 6; i++) {
         struct store_rec *r = store_lookup(s, big, lens[i], T0);
         ck_assert_ptr_eq(r, rec[i]);
         ck_assert_mem_eq(store_rec_key(r), big, lens[i]);
@@ -998,8 +1242,11 @@ START_TEST(test_keys_of_64k_bytes_and_more_keep_their_length)
     }
     ck_assert_ptr_null(store_lookup(s, big, LONG + 1, T0));
     store_remove(s, rec[1]);
+    store_remove(s, rec[3]);
+    ck_assert_ptr_null(store_lookup(s, big, 255, T0));
     ck_assert_ptr_null(store_lookup(s, big, 65535, T0));
-    ck_assert_ptr_eq(store_lookup(s, big, 65536, T0), rec[2]);
+    ck_assert_ptr_eq(store_lookup(s, big, 256, T0), rec[2]);
+    ck_assert_ptr_eq(store_lookup(s, big, 65536, T0), rec[4]);
     store_destroy(&s);
     free(big);
 }
@@ -1087,10 +1334,22 @@ store_suite(void)
     tcase_add_test(tc, test_mem_used_returns_to_baseline_after_1m_keys_expire);
     suite_add_tcase(s, tc);
 
+    tc = tcase_create("stale_timers");
+    tcase_set_timeout(tc, 120);
+    tcase_add_test(tc,
+                   test_a_key_made_in_a_freed_slot_expires_once_at_its_own_time);
+    tcase_add_test(tc,
+                   test_wheel_entries_into_chunks_given_back_are_dropped_unread);
+    tcase_add_test(tc,
+                   test_deleting_and_adding_keys_with_a_ttl_keeps_memory_bounded);
+    tcase_add_test(tc, test_a_record_the_wheel_had_no_memory_for_still_expires);
+    suite_add_tcase(s, tc);
+
     tc = tcase_create("slabs");
     tcase_add_test(tc,
-                   test_a_16_byte_key_with_8_bytes_of_state_costs_one_48_byte_slot);
-    tcase_add_test(tc, test_keys_of_64k_bytes_and_more_keep_their_length);
+                   test_16_byte_keys_cost_40_bytes_with_8_of_state_35_with_4);
+    tcase_add_test(tc, test_every_record_size_gets_a_slot_that_fits_it);
+    tcase_add_test(tc, test_keys_past_255_and_64k_bytes_keep_their_length);
     tcase_add_test(tc, test_freed_slots_are_reused_and_empty_chunks_returned);
     suite_add_tcase(s, tc);
 

@@ -33,7 +33,7 @@
     } while (0)
 
 struct item {
-    struct wheel_entry timer;
+    unsigned tag;       /* what the wheel keeps per id (item_ops.tag) */
     int64_t due;        /* what the wheel reads through item_ops.due */
     uint32_t wid;       /* the item's wheel id: its index in `registry` */
     int id;
@@ -53,22 +53,35 @@ static uint32_t registry_n;
 static struct item *
 item_by_id(uint32_t wid)
 {
-    CHEAP_ASSERT(wid >= 1 && wid <= registry_n);
+    CHEAP_ASSERT(wid >= 1 && wid <= registry_n && registry[wid] != NULL);
     return registry[wid];
 }
 
-static struct wheel_entry *
-item_entry(void *ctx, uint32_t wid)
+/* A freed item's id answers "not scheduled" (registry NULL), as the
+ * store's records do once their slot is free. */
+static unsigned
+item_placed(void *ctx, uint32_t wid, int64_t *due)
 {
     (void)ctx;
-    return &item_by_id(wid)->timer;
+    CHEAP_ASSERT(wid >= 1 && wid <= registry_n);
+    if (registry[wid] == NULL || registry[wid]->tag == WHEEL_TAG_NONE) {
+        return WHEEL_TAG_NONE;
+    }
+    *due = registry[wid]->due;
+    return registry[wid]->tag;
 }
 
-static int64_t
-item_due(void *ctx, uint32_t wid)
+static void
+item_set_tag(void *ctx, uint32_t wid, unsigned tag)
 {
     (void)ctx;
-    return item_by_id(wid)->due;
+    item_by_id(wid)->tag = tag;
+}
+
+static bool
+scheduled(const struct item *it)
+{
+    return it->tag != WHEEL_TAG_NONE;
 }
 
 struct clock;
@@ -90,7 +103,7 @@ on_fire(void *arg, uint32_t wid)
     struct clock *c = arg;
     struct item *it = item_by_id(wid);
 
-    CHEAP_ASSERT(!wheel_entry_scheduled(&it->timer));
+    CHEAP_ASSERT(!scheduled(it));
     CHEAP_ASSERT(it->due <= c->now);
     it->fires++;
     it->fired_at = c->now;
@@ -101,8 +114,8 @@ on_fire(void *arg, uint32_t wid)
 }
 
 static const struct wheel_ops item_ops = {
-    .entry = item_entry,
-    .due = item_due,
+    .placed = item_placed,
+    .set_tag = item_set_tag,
     .fire = on_fire,
 };
 
@@ -136,7 +149,7 @@ static void
 item_init(struct item *it, int id)
 {
     CHEAP_ASSERT(registry_n + 1 < REGISTRY_MAX);
-    wheel_entry_init(&it->timer);
+    it->tag = WHEEL_TAG_NONE;
     it->due = 0;
     it->wid = ++registry_n;
     registry[it->wid] = it;
@@ -150,14 +163,14 @@ static void
 arm(struct wheel *w, struct item *it, int64_t due)
 {
     it->due = due;
-    wheel_schedule(w, it->wid);
+    CHEAP_ASSERT(wheel_schedule(w, it->wid, it->tag, due));
 }
 
 static void
 schedule(struct clock *c, struct item *it, int64_t due)
 {
     arm(c->w, it, due);
-    CHEAP_ASSERT(wheel_entry_scheduled(&it->timer));
+    CHEAP_ASSERT(scheduled(it));
 }
 
 /* A lone entry due at `due` does not fire at due - 1 ns, fires at due. */
@@ -485,8 +498,8 @@ START_TEST(cancel_prevents_firing)
     item_init(&b, 1);
     schedule(&c, &a, 5 * MS);
     schedule(&c, &b, 5 * MS);
-    wheel_cancel(c.w, a.wid);
-    ck_assert(!wheel_entry_scheduled(&a.timer));
+    wheel_cancel(c.w, a.wid, a.tag);
+    ck_assert(!scheduled(&a));
     ck_assert_uint_eq(wheel_count(c.w), 1);
     ck_assert_uint_eq(advance_to(&c, HOUR, ALL), 1);
     ck_assert_int_eq(a.fires, 0);
@@ -502,10 +515,10 @@ START_TEST(cancel_of_unscheduled_entry_is_noop)
 
     clock_init(&c, 0, MS);
     item_init(&it, 0);
-    wheel_cancel(c.w, it.wid);
+    wheel_cancel(c.w, it.wid, it.tag);
     schedule(&c, &it, MS);
-    wheel_cancel(c.w, it.wid);
-    wheel_cancel(c.w, it.wid);
+    wheel_cancel(c.w, it.wid, it.tag);
+    wheel_cancel(c.w, it.wid, it.tag);
     ck_assert_uint_eq(wheel_count(c.w), 0);
     clock_fini(&c);
 }
@@ -519,7 +532,7 @@ START_TEST(cancel_then_reschedule_fires_once_at_new_due)
     clock_init(&c, 0, MS);
     item_init(&it, 0);
     schedule(&c, &it, DAY);
-    wheel_cancel(c.w, it.wid);
+    wheel_cancel(c.w, it.wid, it.tag);
     schedule(&c, &it, 2 * DAY);
     ck_assert_uint_eq(advance_to(&c, 2 * DAY - 1, ALL), 0);
     ck_assert_uint_eq(advance_to(&c, 2 * DAY, ALL), 1);
@@ -548,7 +561,7 @@ START_TEST(move_and_cancel_during_cut_short_cascade)
         schedule(&c, &it[i], it[i].due + MS);  /* likely same slot */
     }
     for (int i = 1; i < N; i += 3) {
-        wheel_cancel(c.w, it[i].wid);
+        wheel_cancel(c.w, it[i].wid, it[i].tag);
     }
     ck_assert_uint_eq(wheel_count(c.w), N - (N + 1) / 3);
     for (int64_t t = base - 1; wheel_count(c.w) > 0; t += MS) {
@@ -601,6 +614,7 @@ static void
 hook_free(struct clock *c, struct item *it)
 {
     (void)c;
+    registry[it->wid] = NULL;
     free(it);
 }
 
@@ -623,12 +637,12 @@ START_TEST(callback_can_free_its_entry)
 END_TEST
 
 /* Same-tick entries: whichever fires first cancels the other, which is
- * then waiting on the wheel's expired list. */
+ * then waiting in the same drain. */
 static void
 hook_cancel_partner(struct clock *c, struct item *it)
 {
     struct item *pair = c->hook_arg;
-    wheel_cancel(c->w, (pair[1 - it->id]).wid);
+    wheel_cancel(c->w, (pair[1 - it->id]).wid, (pair[1 - it->id]).tag);
 }
 
 START_TEST(callback_can_cancel_another_due_entry)
@@ -680,7 +694,7 @@ START_TEST(entry_rearmed_due_by_its_callback_fires_next_call)
     for (int i = 1; i <= 4; i++) {
         ck_assert_uint_eq(advance_to(&c, 2 * HOUR + 2, ALL), 1);
         ck_assert_int_eq(it.fires, i);
-        ck_assert(wheel_entry_scheduled(&it.timer));
+        ck_assert(scheduled(&it));
     }
     clock_fini(&c);
 }
@@ -699,7 +713,7 @@ START_TEST(callback_can_schedule_another_entry)
     item_init(&b, 1);
     schedule(&c, &a, 2 * MS);
     ck_assert_uint_eq(advance_to(&c, 2 * MS, ALL), 1);
-    ck_assert(wheel_entry_scheduled(&b.timer));
+    ck_assert(scheduled(&b));
     ck_assert_uint_eq(advance_to(&c, 7 * MS - 1, ALL), 0);
     ck_assert_uint_eq(advance_to(&c, 7 * MS, ALL), 1);
     ck_assert_int_eq(b.fired_at, 7 * MS);
@@ -909,8 +923,8 @@ START_TEST(count_is_exact_through_schedule_move_cancel_fire)
     }
     ck_assert_uint_eq(wheel_count(c.w), 100);
     for (int i = 0; i < 10; i++) {
-        wheel_cancel(c.w, it[i].wid);
-        wheel_cancel(c.w, it[i].wid);
+        wheel_cancel(c.w, it[i].wid, it[i].tag);
+        wheel_cancel(c.w, it[i].wid, it[i].tag);
     }
     ck_assert_uint_eq(wheel_count(c.w), 90);
     ck_assert_uint_eq(advance_to(&c, 50 * SEC, ALL), 40);
@@ -1010,7 +1024,7 @@ model_schedule(struct model *m, int id, int64_t due)
 static void
 model_cancel(struct model *m, int id)
 {
-    wheel_cancel(m->c.w, (m->item[id]).wid);
+    wheel_cancel(m->c.w, (m->item[id]).wid, (m->item[id]).tag);
     if (m->scheduled[id]) {
         m->count--;
     }
@@ -1052,7 +1066,7 @@ model_check(struct model *m, bool full)
 {
     CHEAP_ASSERT(wheel_count(m->c.w) == m->count);
     for (int i = 0; i < MODEL_ITEMS; i++) {
-        CHEAP_ASSERT(wheel_entry_scheduled(&m->item[i].timer)
+        CHEAP_ASSERT(scheduled(&m->item[i])
                      == m->scheduled[i]);
         if (full && m->scheduled[i]) {
             CHEAP_ASSERT(m->due[i] > m->c.now);
@@ -1128,6 +1142,176 @@ START_TEST(random_ops_match_reference_model)
 }
 END_TEST
 
+
+/* ------------------------------------------------------------------------
+ * stale entries: ids moved, cancelled, freed and reused
+ * --------------------------------------------------------------------- */
+
+/* A move or a cancel leaves the old entry behind, counted stale until its
+ * slot's time comes; nothing fires for it. */
+START_TEST(moved_and_cancelled_ids_leave_stale_entries_dropped_in_time)
+{
+    enum { N = 100 };
+    struct clock c;
+    struct item it[N];
+
+    clock_init(&c, EPOCH, MS);
+    for (int i = 0; i < N; i++) {
+        item_init(&it[i], i);
+        schedule(&c, &it[i], EPOCH + HOUR);
+    }
+    ck_assert_uint_eq(wheel_stale(c.w), 0);
+    for (int i = 0; i < N / 2; i++) {
+        schedule(&c, &it[i], EPOCH + 10 * MS);      /* earlier: moved */
+    }
+    for (int i = N / 2; i < N * 3 / 4; i++) {
+        wheel_cancel(c.w, it[i].wid, it[i].tag);
+    }
+    ck_assert_uint_eq(wheel_count(c.w), N * 3 / 4);
+    ck_assert_uint_eq(wheel_stale(c.w), N * 3 / 4);
+    ck_assert_uint_eq(advance_to(&c, EPOCH + 10 * MS, ALL), N / 2);
+    ck_assert_uint_eq(advance_to(&c, EPOCH + HOUR - 1, ALL), 0);
+    ck_assert_uint_eq(advance_to(&c, EPOCH + HOUR, ALL), N / 4);
+    for (int i = 0; i < N; i++) {
+        ck_assert_int_eq(it[i].fires, i < N / 2 || i >= N * 3 / 4);
+    }
+    ck_assert_uint_eq(wheel_count(c.w), 0);
+    ck_assert_uint_eq(wheel_stale(c.w), 0);
+    clock_fini(&c);
+}
+END_TEST
+
+/* The store frees a record and reuses its handle: the wheel still holds
+ * the old id, in a slot the new owner may be placed in too. It fires
+ * once, at the new owner's due, and asks nothing of the freed item. */
+START_TEST(freed_id_reused_in_the_same_slot_fires_once_at_its_due)
+{
+    struct clock c;
+    struct item *old = malloc(sizeof(*old));
+    struct item reused;
+
+    ck_assert_ptr_nonnull(old);
+    clock_init(&c, EPOCH, MS);
+    item_init(old, 0);
+    schedule(&c, old, EPOCH + HOUR);
+    wheel_cancel(c.w, old->wid, old->tag);
+    uint32_t wid = old->wid;
+    registry[wid] = NULL;           /* freed: its id names nothing */
+    free(old);
+    ck_assert_uint_eq(advance_to(&c, EPOCH + MS, ALL), 0);
+    /* The id comes back for another item, due in the same slot. */
+    reused = (struct item){ .wid = wid, .id = 1, .fired_at = -1 };
+    registry[wid] = &reused;
+    schedule(&c, &reused, EPOCH + HOUR + 5 * MS);
+    ck_assert_uint_eq(wheel_stale(c.w), 1);
+    ck_assert_uint_eq(advance_to(&c, EPOCH + HOUR + 5 * MS - 1, ALL), 0);
+    ck_assert_uint_eq(advance_to(&c, EPOCH + HOUR + 5 * MS, ALL), 1);
+    ck_assert_int_eq(reused.fires, 1);
+    ck_assert_int_eq(reused.fired_at, EPOCH + HOUR + 5 * MS);
+    ck_assert_uint_eq(advance_to(&c, EPOCH + 2 * HOUR, ALL), 0);
+    ck_assert_uint_eq(wheel_stale(c.w), 0);
+    clock_fini(&c);
+}
+END_TEST
+
+/* Ids cancelled and freed for good: the wheel drops their entries when it
+ * gets there, asking only whether they are still placed. */
+START_TEST(entries_of_freed_ids_are_dropped_without_firing)
+{
+    enum { N = 3000 };
+    struct clock c;
+    struct item *it = calloc(N, sizeof(*it));
+
+    ck_assert_ptr_nonnull(it);
+    clock_init(&c, EPOCH, MS);
+    for (int i = 0; i < N; i++) {
+        item_init(&it[i], i);
+        schedule(&c, &it[i], EPOCH + (i % 300) * SEC);
+    }
+    for (int i = 0; i < N; i++) {
+        wheel_cancel(c.w, it[i].wid, it[i].tag);
+        registry[it[i].wid] = NULL;
+    }
+    ck_assert_uint_eq(wheel_count(c.w), 0);
+    ck_assert_uint_eq(wheel_stale(c.w), N);
+    for (int64_t t = EPOCH; t <= EPOCH + 301 * SEC; t += 100 * MS) {
+        CHEAP_ASSERT(advance_to(&c, t, ALL) == 0);
+    }
+    ck_assert_uint_eq(wheel_stale(c.w), 0);
+    ck_assert(!wheel_pending(c.w, EPOCH + 301 * SEC));
+    clock_fini(&c);
+    free(it);
+}
+END_TEST
+
+/* Keys deleted and made again with the same TTL, round after round, long
+ * before their slot's time comes: compaction keeps the stale entries to
+ * about the scheduled ones (plus a floor), not one per round, and every
+ * item still fires exactly once at its due. */
+START_TEST(stale_entries_stay_bounded_under_cancel_and_reschedule_churn)
+{
+    enum { N = 20000, ROUNDS = 40, FLOOR = 4096 };
+    struct clock c;
+    struct item *it = calloc(N, sizeof(*it));
+    size_t most = 0;
+
+    ck_assert_ptr_nonnull(it);
+    clock_init(&c, EPOCH, MS);
+    for (int i = 0; i < N; i++) {
+        item_init(&it[i], i);
+        schedule(&c, &it[i], EPOCH + DAY + i);
+    }
+    for (int r = 0; r < ROUNDS; r++) {
+        for (int i = 0; i < N; i++) {
+            wheel_cancel(c.w, it[i].wid, it[i].tag);
+            schedule(&c, &it[i], EPOCH + DAY + i);
+            size_t stale = wheel_stale(c.w);
+            most = stale > most ? stale : most;
+        }
+        advance_to(&c, EPOCH + r * MS, ALL);
+    }
+    ck_assert_uint_le(most, 2 * N + FLOOR);
+    while (wheel_pending(c.w, c.now)) {
+        advance_to(&c, c.now, ALL);
+    }
+    ck_assert_uint_le(wheel_stale(c.w), N + FLOOR);
+    ck_assert_uint_eq(wheel_count(c.w), N);
+    ck_assert_uint_eq(advance_to(&c, EPOCH + DAY - 1, ALL), 0);
+    ck_assert_uint_eq(advance_to(&c, EPOCH + DAY + N, ALL), N);
+    for (int i = 0; i < N; i++) {
+        CHEAP_ASSERT(it[i].fires == 1);
+    }
+    ck_assert_uint_eq(wheel_stale(c.w), 0);
+    clock_fini(&c);
+    free(it);
+}
+END_TEST
+
+START_TEST(first_skips_the_given_id_and_drops_stale_ones_in_front)
+{
+    struct clock c;
+    struct item a, b, gone;
+
+    clock_init(&c, EPOCH, MS);
+    item_init(&gone, 0);
+    item_init(&a, 1);
+    item_init(&b, 2);
+    schedule(&c, &gone, EPOCH + 3 * MS);
+    schedule(&c, &a, EPOCH + 5 * MS);
+    schedule(&c, &b, EPOCH + 5 * MS);
+    wheel_cancel(c.w, gone.wid, gone.tag);
+    ck_assert_uint_eq(wheel_stale(c.w), 1);
+    ck_assert_uint_eq(wheel_first(c.w, 0), a.wid);
+    ck_assert_uint_eq(wheel_stale(c.w), 0);
+    ck_assert_uint_eq(wheel_first(c.w, a.wid), b.wid);
+    ck_assert_uint_eq(wheel_first(c.w, b.wid), a.wid);
+    wheel_cancel(c.w, b.wid, b.tag);
+    ck_assert_uint_eq(wheel_first(c.w, a.wid), 0);
+    ck_assert(scheduled(&a));
+    clock_fini(&c);
+}
+END_TEST
+
 /* ------------------------------------------------------------------------
  * suite
  * --------------------------------------------------------------------- */
@@ -1148,7 +1332,7 @@ START_TEST(due_moved_later_without_schedule_fires_at_new_due)
     schedule(&c, &it, EPOCH + 10 * MS);
     it.due = EPOCH + 30 * MS;
     ck_assert_uint_eq(advance_to(&c, EPOCH + 15 * MS, ALL), 0);
-    ck_assert(wheel_entry_scheduled(&it.timer));
+    ck_assert(scheduled(&it));
     ck_assert_uint_eq(wheel_count(c.w), 1);
     ck_assert_uint_eq(advance_to(&c, EPOCH + 30 * MS - 1, ALL), 0);
     ck_assert_uint_eq(advance_to(&c, EPOCH + 30 * MS, ALL), 1);
@@ -1182,17 +1366,17 @@ START_TEST(first_names_soonest_entry_and_zero_when_empty)
     struct item a, b;
 
     clock_init(&c, EPOCH, MS);
-    ck_assert_uint_eq(wheel_first(c.w), 0);
+    ck_assert_uint_eq(wheel_first(c.w, 0), 0);
     item_init(&a, 0);
     item_init(&b, 1);
     schedule(&c, &a, EPOCH + HOUR);
     schedule(&c, &b, EPOCH + 5 * MS);
-    ck_assert_uint_eq(wheel_first(c.w), b.wid);
-    ck_assert(wheel_entry_scheduled(&b.timer));
-    wheel_cancel(c.w, b.wid);
-    ck_assert_uint_eq(wheel_first(c.w), a.wid);
-    wheel_cancel(c.w, a.wid);
-    ck_assert_uint_eq(wheel_first(c.w), 0);
+    ck_assert_uint_eq(wheel_first(c.w, 0), b.wid);
+    ck_assert(scheduled(&b));
+    wheel_cancel(c.w, b.wid, b.tag);
+    ck_assert_uint_eq(wheel_first(c.w, 0), a.wid);
+    wheel_cancel(c.w, a.wid, a.tag);
+    ck_assert_uint_eq(wheel_first(c.w, 0), 0);
     clock_fini(&c);
 }
 END_TEST
@@ -1209,10 +1393,10 @@ START_TEST(clear_forgets_every_entry)
     }
     wheel_clear(c.w);
     ck_assert_uint_eq(wheel_count(c.w), 0);
-    ck_assert_uint_eq(wheel_first(c.w), 0);
+    ck_assert_uint_eq(wheel_first(c.w, 0), 0);
     ck_assert_uint_eq(advance_to(&c, EPOCH + 10 * HOUR, ALL), 0);
     /* Entries can be scheduled afresh after a clear. */
-    wheel_entry_init(&it[0].timer);
+    it[0].tag = WHEEL_TAG_NONE;
     schedule(&c, &it[0], EPOCH + 11 * HOUR);
     ck_assert_uint_eq(advance_to(&c, EPOCH + 11 * HOUR, ALL), 1);
     clock_fini(&c);
@@ -1288,6 +1472,15 @@ wheel_suite(void)
 
     tc = tcase_create("count");
     tcase_add_test(tc, count_is_exact_through_schedule_move_cancel_fire);
+    suite_add_tcase(s, tc);
+
+    tc = tcase_create("stale");
+    tcase_set_timeout(tc, 60);
+    tcase_add_test(tc, moved_and_cancelled_ids_leave_stale_entries_dropped_in_time);
+    tcase_add_test(tc, freed_id_reused_in_the_same_slot_fires_once_at_its_due);
+    tcase_add_test(tc, entries_of_freed_ids_are_dropped_without_firing);
+    tcase_add_test(tc, stale_entries_stay_bounded_under_cancel_and_reschedule_churn);
+    tcase_add_test(tc, first_skips_the_given_id_and_drops_stale_ones_in_front);
     suite_add_tcase(s, tc);
 
     tc = tcase_create("model");
