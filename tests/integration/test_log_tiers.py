@@ -5,6 +5,7 @@ import time
 import pytest
 import redis
 
+from harness import wait_until
 from test_windows import _hammer
 
 SEC = 1000000000
@@ -121,4 +122,10 @@ def test_log_and_tiers_memory_returns_when_keys_expire(fserver, fr):
         time.sleep(0.1)
         deadline -= 1
     assert fr.dbsize() == 0
-    assert fr.info("memory")["used_memory"] <= base + 64 * 1024
+    # The pipeline's input stays in this client's parser until the cron
+    # finds the client idle (a tick that finds its DBSIZE in flight skips
+    # it: with I/O threads the main thread may hold it then), so the memory
+    # is back within a few ticks, not at once.
+    assert wait_until(
+        lambda: fr.info("memory")["used_memory"] <= base + 64 * 1024, 5), \
+        fr.info("memory")["used_memory"] - base
