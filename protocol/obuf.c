@@ -14,6 +14,15 @@
  * pooled chunk is uncounted (mem_uncharge()), as a freed one is: the
  * allocator would keep those bytes in its bins all the same. So used_memory
  * and every obuf's accounting are what they were.
+ *
+ * A chunk a full pool has no room for goes to the depot, shared by the
+ * threads under a mutex, and an empty pool takes from there before it
+ * allocates. With I/O threads the pools are never balanced: the main
+ * thread takes a chunk for each client's replies, the client's I/O thread
+ * gives it back once they are written. Without the depot the main thread
+ * would malloc() 16 KB per unpipelined reply and the I/O thread free() it,
+ * and glibc, seeing the heap's top free, gave it back to the kernel and
+ * took it again thousands of times a second (brk() and page faults).
  */
 #include "protocol/obuf.h"
 
@@ -28,6 +37,9 @@
 /* Chunks a thread keeps for reuse: one per client written in a loop pass
  * is what a busy unpipelined server cycles through. */
 #define POOL_MAX 16
+/* Chunks the depot keeps (1 MB): the replies of a few hundred clients in
+ * flight between the threads. */
+#define DEPOT_MAX 64
 
 struct obuf_chunk {
     struct obuf_chunk *next;
@@ -44,6 +56,10 @@ static _Thread_local int pool_state;   /* 0: not known yet, 1: on, -1: off */
 static pthread_key_t pool_key;
 static bool pool_key_made;
 static pthread_once_t pool_once = PTHREAD_ONCE_INIT;
+
+static pthread_mutex_t depot_mu = PTHREAD_MUTEX_INITIALIZER;
+static struct obuf_chunk *depot;
+static unsigned depot_len;
 
 static void
 pool_drain(void *unused)
@@ -81,18 +97,47 @@ pool_on(void)
 /* A chunk no obuf holds any more. In the pool its `used` holds the bytes
  * mem_malloc() counted for it (malloc_usable_size()), to count them again
  * when it is taken. */
+static bool
+depot_put(struct obuf_chunk *c)
+{
+    pthread_mutex_lock(&depot_mu);
+    bool room = depot_len < DEPOT_MAX;
+    if (room) {
+        c->next = depot;
+        depot = c;
+        depot_len++;
+    }
+    pthread_mutex_unlock(&depot_mu);
+    return room;
+}
+
+static struct obuf_chunk *
+depot_take(void)
+{
+    pthread_mutex_lock(&depot_mu);
+    struct obuf_chunk *c = depot;
+    if (c != NULL) {
+        depot = c->next;
+        depot_len--;
+    }
+    pthread_mutex_unlock(&depot_mu);
+    return c;
+}
+
 static void
 chunk_release(struct obuf_chunk *c)
 {
+    size_t size = malloc_usable_size(c);
+    c->used = size;
     if (pool_len < POOL_MAX && pool_on()) {
-        c->used = malloc_usable_size(c);
-        mem_uncharge(c->used);
         c->next = pool;
         pool = c;
         pool_len++;
-    } else {
+    } else if (!depot_put(c)) {
         mem_free(c);
+        return;
     }
+    mem_uncharge(size);
 }
 
 /* A chunk for an obuf, counted as mem_malloc() counts it. */
@@ -100,13 +145,23 @@ static struct obuf_chunk *
 chunk_acquire(void)
 {
     struct obuf_chunk *c = pool;
-    if (c == NULL) {
+    if (c != NULL) {
+        pool = c->next;
+        pool_len--;
+    } else if ((c = depot_take()) == NULL) {
         return mem_malloc(sizeof(*c));
     }
-    pool = c->next;
-    pool_len--;
     mem_charge(c->used);
     return c;
+}
+
+size_t
+obuf_depot_len(void)
+{
+    pthread_mutex_lock(&depot_mu);
+    size_t n = depot_len;
+    pthread_mutex_unlock(&depot_mu);
+    return n;
 }
 
 void

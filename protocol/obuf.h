@@ -66,6 +66,9 @@ void obuf_move(struct obuf *dst, struct obuf *src);
  * chunk goes back to the reply buffer: no allocation per batch). */
 void obuf_pass_spare(struct obuf *to, struct obuf *from);
 
+/* Chunks waiting in the depot shared by the threads (obuf.c): for tests. */
+size_t obuf_depot_len(void);
+
 /* What CLIENT LIST reports, in Redis's terms: obl = bytes waiting in the
  * head chunk (Redis's fixed reply buffer), oll = the chunks behind it (its
  * reply list), omem = the bytes those chunks take. */

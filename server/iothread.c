@@ -13,18 +13,24 @@
  * more without blocking (more tend to follow, and being woken costs a
  * write, a read and two context switches). Otherwise it raises its
  * `sleeping` flag just before it polls, then looks at its queues under
- * their mutexes; a producer pushes under the mutex, then reads the flag.
- * Whichever order the two critical sections take, one of them sees the
- * other (the mutex orders them), so either the consumer finds the client
- * before it polls, or the producer finds the flag up and wakes it. The
- * check callback, right after the poll, lowers the flag.
+ * their mutexes; a producer pushes under the mutex, then takes the flag
+ * down (an atomic exchange). Whichever order the two critical sections
+ * take, one of them sees the other (the mutex orders them), so either the
+ * consumer finds the client before it polls, or the producer finds the
+ * flag up and wakes it; only the producer that took it down wakes it, so
+ * a sleep costs one wake-up however many push. The check callback, right
+ * after the poll, lowers the flag.
  */
 #include "server/iothread.h"
 
+#include <errno.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
 
 #include "lib/mem.h"
 #include "server/client.h"
@@ -37,15 +43,28 @@ struct hopq {
     size_t len;
 };
 
+/* A wake-up one thread sends another's loop: an eventfd the loop polls.
+ * Not libuv's uv_async_t: its receiver spins, then calls sched_yield(),
+ * while a send it sees begun has not finished, and with a client on the
+ * other core that is a wake-up in ten, each a context switch more. */
+struct waker {
+    int fd;
+    uv_poll_t poll;
+    void (*woken)(void *arg);
+    void *arg;
+};
+
 struct iothread {
     unsigned id;
     pthread_t tid;
     uv_loop_t loop;
-    uv_async_t wake;
+    struct waker wake;
     uv_prepare_t before_poll;
     uv_check_t after_poll;
     uv_idle_t spin;             /* active: the next poll does not block */
     bool worked;                /* hand-offs were acted on since it polled */
+    bool batching;              /* in its poll's callbacks: wake main after */
+    bool owes_main;             /* handed main clients while batching */
     _Atomic bool sleeping;
     _Atomic bool stopping;
     bool started;
@@ -57,7 +76,7 @@ static struct iothread threads[IOTHREADS_MAX];
 static unsigned nthreads = 1;           /* io-threads: 1 = none */
 static bool joined;                     /* iothreads_stop() ended them */
 static const struct iothread_ops *hop_ops;
-static uv_async_t main_wake;
+static struct waker main_wake;
 static uv_check_t main_after_poll;
 static uv_idle_t main_spin;
 static bool main_worked;
@@ -72,6 +91,62 @@ static pthread_cond_t pause_cv = PTHREAD_COND_INITIALIZER;
 static bool pause_requested;
 static unsigned parked;
 static unsigned pause_depth;
+
+/* ---- wake-ups ---------------------------------------------------------- */
+
+static void
+waker_readable(uv_poll_t *h, int status, int events)
+{
+    (void)status;
+    (void)events;
+    struct waker *w = h->data;
+    uint64_t n;
+    /* Reset the count; sends that land after it poll readable again. */
+    while (read(w->fd, &n, sizeof(n)) < 0 && errno == EINTR) {
+    }
+    w->woken(w->arg);
+}
+
+static int
+waker_init(struct waker *w, uv_loop_t *loop, void (*woken)(void *arg),
+           void *arg)
+{
+    w->fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+    if (w->fd < 0) {
+        return -1;
+    }
+    w->woken = woken;
+    w->arg = arg;
+    w->poll.data = w;
+    if (uv_poll_init(loop, &w->poll, w->fd) != 0 ||
+        uv_poll_start(&w->poll, UV_READABLE, waker_readable) != 0) {
+        close(w->fd);
+        w->fd = -1;
+        return -1;
+    }
+    return 0;
+}
+
+static void
+waker_send(struct waker *w)
+{
+    uint64_t one = 1;
+    /* Fails only with EAGAIN once the count nears 2^64: it is readable
+     * then already. */
+    while (write(w->fd, &one, sizeof(one)) < 0 && errno == EINTR) {
+    }
+}
+
+/* The poll handle is closed by whoever walks the loop's handles; the
+ * descriptor only once the loop has stopped using it. */
+static void
+waker_close_fd(struct waker *w)
+{
+    if (w->fd >= 0) {
+        close(w->fd);
+        w->fd = -1;
+    }
+}
 
 /* ---- queues ------------------------------------------------------------ */
 
@@ -254,7 +329,7 @@ iothreads_pause(void)
     pause_requested = true;
     pthread_mutex_unlock(&pause_mu);
     for (unsigned t = 1; t < nthreads; t++) {
-        uv_async_send(&threads[t].wake);
+        waker_send(&threads[t].wake);
     }
     pthread_mutex_lock(&pause_mu);
     while (parked < nthreads - 1) {
@@ -284,7 +359,8 @@ close_own(uv_handle_t *h, void *arg)
     if (uv_is_closing(h)) {
         return;
     }
-    if (h == (uv_handle_t *)&t->wake || h == (uv_handle_t *)&t->before_poll ||
+    if (h == (uv_handle_t *)&t->wake.poll ||
+        h == (uv_handle_t *)&t->before_poll ||
         h == (uv_handle_t *)&t->after_poll || h == (uv_handle_t *)&t->spin) {
         uv_close(h, NULL);
     } else {
@@ -299,9 +375,9 @@ thread_act(struct conn *c, unsigned hops)
 }
 
 static void
-thread_wake(uv_async_t *h)
+thread_wake(void *arg)
 {
-    struct iothread *t = h->data;
+    struct iothread *t = arg;
     park_if_asked();
     t->worked |= hopq_drain(&t->to_io, false, thread_act, NULL) > 0;
     if (atomic_load(&t->stopping)) {
@@ -312,9 +388,8 @@ thread_wake(uv_async_t *h)
 }
 
 static void
-thread_before_poll(uv_prepare_t *h)
+thread_ready_to_poll(struct iothread *t)
 {
-    struct iothread *t = h->data;
     park_if_asked();
     t->worked |= hopq_drain(&t->to_io, false, thread_act, NULL) > 0;
     if (atomic_load(&t->stopping)) {
@@ -332,11 +407,36 @@ thread_before_poll(uv_prepare_t *h)
     }
 }
 
+/* Between its prepare and check callbacks a thread's loop only polls and
+ * runs what the poll found: the clients read there are handed to the main
+ * thread with one wake-up after the last, not one each (the main thread
+ * would wake for the first, run it alone and sleep again). */
+static void
+thread_before_poll(uv_prepare_t *h)
+{
+    struct iothread *t = h->data;
+    thread_ready_to_poll(t);
+    t->batching = true;
+}
+
+static void
+wake_main(void)
+{
+    if (atomic_exchange(&main_sleeping, false)) {
+        waker_send(&main_wake);
+    }
+}
+
 static void
 thread_after_poll(uv_check_t *h)
 {
     struct iothread *t = h->data;
     atomic_store_explicit(&t->sleeping, false, memory_order_relaxed);
+    t->batching = false;
+    if (t->owes_main) {
+        t->owes_main = false;
+        wake_main();
+    }
 }
 
 static void *
@@ -362,11 +462,13 @@ thread_setup(struct iothread *t, unsigned id)
     t->id = id;
     hopq_init(&t->to_io);
     hopq_init(&t->to_main);
-    if (uv_loop_init(&t->loop) != 0 ||
-        uv_async_init(&t->loop, &t->wake, thread_wake) != 0) {
+    if (uv_loop_init(&t->loop) != 0) {
         return -1;
     }
-    t->wake.data = t;
+    if (waker_init(&t->wake, &t->loop, thread_wake, t) != 0) {
+        (void)uv_loop_close(&t->loop);
+        return -1;
+    }
     uv_prepare_init(&t->loop, &t->before_poll);
     uv_check_init(&t->loop, &t->after_poll);
     uv_idle_init(&t->loop, &t->spin);
@@ -416,9 +518,9 @@ main_has_work(void)
 }
 
 static void
-main_wake_cb(uv_async_t *h)
+main_wake_cb(void *arg)
 {
-    (void)h;
+    (void)arg;
     (void)iothreads_drain();
 }
 
@@ -458,7 +560,10 @@ iothreads_start(uv_loop_t *main_loop, unsigned n,
     if (n > IOTHREADS_MAX) {
         n = IOTHREADS_MAX;
     }
-    uv_async_init(main_loop, &main_wake, main_wake_cb);
+    if (waker_init(&main_wake, main_loop, main_wake_cb, NULL) != 0) {
+        log_warning("Cannot start the I/O threads: %s", strerror(errno));
+        return -1;
+    }
     uv_check_init(main_loop, &main_after_poll);
     uv_idle_init(main_loop, &main_spin);
     uv_check_start(&main_after_poll, main_after_poll_cb);
@@ -483,17 +588,19 @@ iothreads_stop(void)
     }
     for (unsigned t = 1; t < nthreads; t++) {
         atomic_store(&threads[t].stopping, true);
-        uv_async_send(&threads[t].wake);
+        waker_send(&threads[t].wake);
     }
     for (unsigned t = 1; t < nthreads; t++) {
         if (threads[t].started) {
             pthread_join(threads[t].tid, NULL);
             (void)uv_loop_close(&threads[t].loop);
+            waker_close_fd(&threads[t].wake);
         }
     }
     joined = true;
     (void)iothreads_drain();    /* their clients' last hand-offs */
-    uv_close((uv_handle_t *)&main_wake, NULL);
+    uv_close((uv_handle_t *)&main_wake.poll, NULL);
+    waker_close_fd(&main_wake);
     uv_close((uv_handle_t *)&main_after_poll, NULL);
     uv_close((uv_handle_t *)&main_spin, NULL);
     nthreads = 1;
@@ -554,7 +661,7 @@ void
 iothreads_poke(void)
 {
     for (unsigned t = 1; t < nthreads; t++) {
-        uv_async_send(&threads[t].wake);
+        waker_send(&threads[t].wake);
     }
 }
 
@@ -607,15 +714,17 @@ iothread_hand(struct conn *c, unsigned t, unsigned hops)
     if (t == 0) {
         struct iothread *from = &threads[self_id];
         hopq_push(&from->to_main, c, hops, true);
-        if (atomic_load(&main_sleeping)) {
-            uv_async_send(&main_wake);
+        if (from->batching) {
+            from->owes_main = true;
+        } else {
+            wake_main();
         }
         return;
     }
     struct iothread *to = &threads[t];
     hopq_push(&to->to_io, c, hops, false);
-    if (atomic_load(&to->sleeping)) {
-        uv_async_send(&to->wake);
+    if (atomic_exchange(&to->sleeping, false)) {
+        waker_send(&to->wake);
     }
 }
 

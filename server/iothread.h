@@ -12,7 +12,7 @@
  * do (enum hop bits). Each thread has two queues, one each way, each a
  * mutex and a list linked through the client (struct conn's hop fields),
  * so ThreadSanitizer sees every hand-off. A receiver is woken
- * (uv_async_send) only when it sleeps in its poll or is about to: each
+ * (an eventfd write) only when it sleeps in its poll or is about to: each
  * loop raises an atomic flag before it polls and lowers it after, and
  * looks at its queues again once the flag is up, so no push is missed and
  * a busy receiver is never woken. What a hand-off means to the client is

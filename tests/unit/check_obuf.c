@@ -9,6 +9,7 @@
  * baseline). Byte patterns are pseudo-random and include NUL, CR and LF so
  * a shifted or repeated byte cannot go unnoticed.
  */
+#include <pthread.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -671,6 +672,52 @@ START_TEST(test_held_equals_pending_without_gaps)
 }
 END_TEST
 
+/* ------------------------------------------------------------------------
+ * The depot: chunks one thread's pool has no room for, for another's
+ * (an I/O thread gives back what the main thread took)
+ * --------------------------------------------------------------------- */
+
+#define THREAD_CHUNKS 20
+#define POOL_MAX      16    /* obuf.c's: what a thread keeps for itself */
+
+static void *
+release_many(void *unused)
+{
+    (void)unused;
+    struct obuf o;
+    obuf_init(&o);
+    char *b = blob(THREAD_CHUNKS * OBUF_CHUNK_SIZE, 31);
+    ck_assert_int_eq(obuf_append(&o, b, THREAD_CHUNKS * OBUF_CHUNK_SIZE), 0);
+    obuf_deinit(&o);
+    free(b);
+    return NULL;
+}
+
+static void *
+take_one(void *unused)
+{
+    (void)unused;
+    struct obuf o;
+    obuf_init(&o);
+    ck_assert_int_eq(obuf_append(&o, "x", 1), 0);
+    obuf_deinit(&o);
+    return NULL;
+}
+
+START_TEST(test_chunks_past_a_full_pool_go_to_the_depot_for_another_thread)
+{
+    size_t before = obuf_depot_len();
+    pthread_t t;
+    ck_assert_int_eq(pthread_create(&t, NULL, release_many, NULL), 0);
+    ck_assert_int_eq(pthread_join(t, NULL), 0);
+    ck_assert_uint_eq(obuf_depot_len(), before + THREAD_CHUNKS - POOL_MAX);
+    /* A thread with an empty pool takes from the depot before malloc(). */
+    ck_assert_int_eq(pthread_create(&t, NULL, take_one, NULL), 0);
+    ck_assert_int_eq(pthread_join(t, NULL), 0);
+    ck_assert_uint_eq(obuf_depot_len(), before + THREAD_CHUNKS - POOL_MAX - 1);
+}
+END_TEST
+
 Suite *
 obuf_suite(void)
 {
@@ -746,6 +793,11 @@ obuf_suite(void)
     tcase_add_test(tc, test_move_of_chunks_links_them_and_held_counts_the_gap);
     tcase_add_test(tc, test_move_from_a_partly_sent_obuf_copies_the_rest);
     tcase_add_test(tc, test_held_equals_pending_without_gaps);
+    suite_add_tcase(s, tc);
+
+    tc = tcase_create("depot");
+    tcase_add_test(tc,
+                   test_chunks_past_a_full_pool_go_to_the_depot_for_another_thread);
     suite_add_tcase(s, tc);
 
     return s;
