@@ -2,8 +2,9 @@
 #
 #   make            build ./cellgate
 #   make run        install missing Debian packages, build, run with conf/cellgate.conf
-#   make test       install, build, unit + integration tests, then all again under
-#                   AddressSanitizer + UndefinedBehaviorSanitizer
+#   make test       install, build, then every suite: unit, integration (all of
+#                   it under AddressSanitizer + UndefinedBehaviorSanitizer),
+#                   stress, ThreadSanitizer, fuzzers; each part's time at the end
 #   make bench      cellgate vs redis-server with redis-benchmark (bench/run.sh)
 #   make bench-callgrind  instructions per request inside cellgate (bench/callgrind.sh)
 #   make bench-perf  where the server's CPU time goes, kernel included (bench/perf.sh)
@@ -90,7 +91,7 @@ REPLAY_MODEL := tests/unit/gcra_replay_model.jsonl
 
 PKGS := libuv1-dev libhiredis-dev check pkg-config redis-tools redis-server \
         redis-sentinel \
-        python3-redis python3-pytest gcc make clang libclang-rt-14-dev \
+        python3-redis python3-pytest python3-pytest-xdist gcc make clang libclang-rt-14-dev \
         libmicrohttpd-dev libyaml-dev libnghttp2-dev libprotobuf-c-dev \
         protobuf-c-compiler protobuf-compiler python3-grpcio \
         python3-protobuf python3-prometheus-client tmux golang-go \
@@ -99,7 +100,8 @@ PKGS := libuv1-dev libhiredis-dev check pkg-config redis-tools redis-server \
 # Only `make bench`, `make bench-callgrind` and `make bench-perf` need these.
 BENCH_PKGS := valgrind gnuplot-nox linux-perf nghttp2-client
 
-.PHONY: all run test test-unit test-integration bench-micro bench-journal \
+.PHONY: all run test test-unit test-integration test-integration-plain \
+        build-daemon build-tests bench-micro bench-journal \
         stress stress-reference test-stress test-tsan test-integration-threads \
         bench-replication bench-grpc sanitize \
         bench bench-callgrind bench-perf bench-ping bench-threads deps clean check-deps fuzz test-fuzz repl-fuzz difftest \
@@ -165,19 +167,28 @@ run: deps
 	$(MAKE) all
 	./cellgate conf/cellgate.conf
 
+# make test: every part in turn, each timed (tests/parts.sh prints the
+# times at the end). Builds use every core. The ASan+UBSan build runs the
+# whole integration suite; the plain build runs the threaded subset and
+# what the sanitizers change (test-integration-plain), so no test is left
+# out and none runs twice on one build for nothing.
+NPROC := $(shell nproc 2>/dev/null || echo 2)
 test: deps
-	$(MAKE) all
-	$(MAKE) check-deps
-	$(MAKE) bench-micro MICRO_N=20000
-	$(MAKE) test-unit
-	$(MAKE) test-deb
-	$(MAKE) test-integration
-	$(MAKE) test-integration-threads
-	$(MAKE) SANITIZE=1 test-unit
-	$(MAKE) SANITIZE=1 test-integration
-	$(MAKE) test-stress STRESS_SECONDS=$(TEST_STRESS_SECONDS)
-	$(MAKE) test-tsan STRESS_SECONDS=$(TEST_STRESS_SECONDS)
-	$(MAKE) test-fuzz
+	@bash tests/parts.sh \
+	  "build" "$(MAKE) -j$(NPROC) build-tests" \
+	  "layering (check-deps)" "$(MAKE) check-deps" \
+	  "micro benchmark" "$(MAKE) bench-micro MICRO_N=20000" \
+	  "unit" "$(MAKE) test-unit" \
+	  "Debian package" "$(MAKE) test-deb" \
+	  "integration, plain" "$(MAKE) test-integration-plain" \
+	  "integration, io-threads 2" "$(MAKE) test-integration-threads" \
+	  "build, ASan+UBSan" "$(MAKE) -j$(NPROC) SANITIZE=1 build-tests" \
+	  "unit, ASan+UBSan" "$(MAKE) SANITIZE=1 test-unit" \
+	  "integration, ASan+UBSan" "$(MAKE) SANITIZE=1 test-integration" \
+	  "stress, plain and ASan" "$(MAKE) test-stress STRESS_SECONDS=$(TEST_STRESS_SECONDS)" \
+	  "build, TSan" "$(MAKE) -j$(NPROC) SANITIZE=thread build-daemon" \
+	  "stress and subset, TSan" "$(MAKE) test-tsan STRESS_SECONDS=$(TEST_STRESS_SECONDS)" \
+	  "fuzzers" "$(MAKE) -j$(NPROC) test-fuzz"
 	@echo "make test: all suites passed (plain, ASan+UBSan, TSan)"
 
 test-unit: $(UNIT_BIN) $(REPLAY_BIN)
@@ -185,9 +196,22 @@ test-unit: $(UNIT_BIN) $(REPLAY_BIN)
 	./$(REPLAY_BIN) $(VECTORS)
 	./$(REPLAY_BIN) $(REPLAY_MODEL)
 
+# The suite runs in TEST_JOBS pytest processes (pytest-xdist), a test file
+# to each at a time (--dist loadfile: a file's module fixtures start once):
+# its tests mostly wait on daemons, so two processes keep both cores busy.
+TEST_JOBS ?= 2
+XDIST := $(if $(filter-out 1,$(TEST_JOBS)),-n $(TEST_JOBS) --dist loadfile)
 test-integration: $(BIN) $(BENCH_FILL)
 	CELLGATE_BIN=$(abspath $(BIN)) CELLGATE_FILL=$(abspath $(BENCH_FILL)) \
-	  SANITIZE=$(SANITIZE) bash tests/integration/run.sh
+	  SANITIZE=$(SANITIZE) bash tests/integration/run.sh $(XDIST)
+
+# The plain build's share of the suite next to the threaded subset: the
+# slow tests the sanitizer run skips, and the tests whose outcome rests on
+# used_memory, which counts the allocator's block sizes (ASan's allocator
+# sizes blocks otherwise): the markers in tests/integration/conftest.py.
+test-integration-plain: $(BIN) $(BENCH_FILL)
+	CELLGATE_BIN=$(abspath $(BIN)) CELLGATE_FILL=$(abspath $(BENCH_FILL)) \
+	  SANITIZE= bash tests/integration/run.sh -m "slow or allocator"
 
 sanitize:
 	$(MAKE) SANITIZE=1 all
@@ -217,7 +241,7 @@ THREADS_DESELECT := not (killing_the_rewrite_child_or_the_parent or \
 test-integration-threads: $(BIN) $(BENCH_FILL)
 	CELLGATE_IO_THREADS=2 CELLGATE_BIN=$(abspath $(BIN)) \
 	  CELLGATE_FILL=$(abspath $(BENCH_FILL)) SANITIZE=$(SANITIZE) \
-	  bash tests/integration/run.sh $(THREADS_SUBSET) -k "$(THREADS_DESELECT)"
+	  bash tests/integration/run.sh $(XDIST) $(THREADS_SUBSET) -k "$(THREADS_DESELECT)"
 
 # ---- stress and ThreadSanitizer --------------------------------------------
 # The stress driver (tests/stress/stress.c): one binary on libc and
@@ -240,6 +264,11 @@ TEST_STRESS_SECONDS ?= 25
 $(STRESS_BIN): tests/stress/stress.c lib/sha1.c lib/sha1.h
 	@mkdir -p build
 	$(CC) $(STD) $(WARN) -O2 -g -I. -pthread -o $@ tests/stress/stress.c lib/sha1.c
+
+# What the tests run, built for SANITIZE's build (make -j builds it on
+# every core; the test targets alone would build it one file at a time).
+build-daemon: $(BIN) $(BENCH_FILL) $(STRESS_BIN)
+build-tests: build-daemon $(UNIT_BIN) $(REPLAY_BIN)
 
 stress: $(BIN) $(STRESS_BIN)
 	STRESS_SECONDS=$(STRESS_SECONDS) STRESS_SEED=$(STRESS_SEED) \

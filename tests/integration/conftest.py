@@ -19,6 +19,11 @@ import harness
 
 def pytest_configure(config):
     config.addinivalue_line("markers", "slow: long-running (skipped under SANITIZE=1 by run.sh)")
+    # What the plain build runs besides the threaded subset (make test runs
+    # every test on the ASan+UBSan build): a test whose outcome rests on
+    # used_memory, which counts the allocator's sizes, and ASan's allocator
+    # sizes blocks differently from glibc's.
+    config.addinivalue_line("markers", "allocator: rests on used_memory (run on the plain build too)")
 
 
 @pytest.hookimpl(hookwrapper=True)

@@ -43,6 +43,11 @@ if ! "$PY" -c 'import pytest, redis' 2>/dev/null; then
     exit 2
 fi
 
+if [[ " $* " == *" -n "* ]] && ! "$PY" -c 'import xdist' 2>/dev/null; then
+    echo "run.sh: -n needs pytest-xdist (apt-get install python3-pytest-xdist)" >&2
+    exit 2
+fi
+
 marks=()
 if [ "$SANITIZE" = "1" ]; then
     export ASAN_OPTIONS="${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=0:exitcode=99:halt_on_error=1}"

@@ -7,6 +7,8 @@ import socket
 import threading
 import time
 
+import pytest
+
 from harness import resp_command, wait_until
 
 
@@ -23,6 +25,7 @@ def assert_healthy(d, n=50):
     assert r.execute_command("CL.THROTTLE", "keep:0", 5, 1, 3600, "PEEK")[2] == 4
 
 
+@pytest.mark.allocator
 def test_client_pipelining_100mb_without_reading_is_closed_others_unaffected(start_daemon):
     d = start_daemon("--client-output-pause-limit", "1mb", "--client-output-pause-timeout", "1")
     seed_keys(d.client())

@@ -7,6 +7,7 @@ import subprocess
 import threading
 import time
 
+import pytest
 import redis
 
 import harness
@@ -218,6 +219,7 @@ def test_reset_ends_authentication_transaction_database_and_name(start_daemon):
     assert c.command("EXEC") == b"-ERR EXEC without MULTI\r\n"
 
 
+@pytest.mark.allocator
 def test_memory_usage_follows_what_a_key_holds(server):
     r = server.client()
     r.execute_command("CL.THROTTLE", "g", 1, 1, 60)
@@ -236,6 +238,7 @@ def test_memory_usage_follows_what_a_key_holds(server):
     assert r.memory_usage("log") is None
 
 
+@pytest.mark.allocator
 def test_memory_stats_counts_keys_per_database(server):
     r = server.client()
     r3 = redis.Redis(port=server.port, db=3)

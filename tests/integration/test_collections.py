@@ -144,6 +144,7 @@ def test_watch_hears_every_collection_write(start_daemon):
         assert c.command("EXEC") == b"*-1\r\n", w
 
 
+@pytest.mark.allocator
 def test_a_growing_collection_is_admitted_under_maxmemory(start_daemon):
     d = start_daemon("--maxmemory", "8mb")
     c = d.raw()
@@ -229,6 +230,7 @@ class Pinger:
 N_BIG = 1000000
 
 
+@pytest.mark.allocator
 def test_a_million_member_zset_survives_rewrite_restart_and_full_sync(
         start_daemon, tmp_path, record_property):
     work = str(tmp_path / "data")

@@ -25,6 +25,7 @@ def create_keys(r, prefix, n, args, batch=1000):
         assert all(rep[0] == 0 for rep in replies)
 
 
+@pytest.mark.allocator
 def test_twenty_thousand_keys_expire_and_memory_returns(fserver, fr):
     clock = fserver.clock
     base = used_memory(fr)
@@ -112,6 +113,7 @@ def test_far_future_keys_survive_a_big_clock_jump(fserver, fr):
     assert wait_until(lambda: fr.dbsize() == 0, 10)
 
 
+@pytest.mark.allocator
 def test_deleted_and_flushed_keys_release_memory(fserver, fr):
     base = used_memory(fr)
     create_keys(fr, "del", 5000, (0, 1, 3600))
@@ -176,6 +178,7 @@ def test_debug_is_refused_unless_enabled_and_local_means_loopback(
         b"Try DEBUG HELP.\r\n")
 
 
+@pytest.mark.allocator
 @pytest.mark.slow
 def test_a_million_keys_expire_and_memory_returns(start_daemon):
     d = start_daemon("--hz", "50", fakeclock=True, name="cellgate-million")

@@ -33,6 +33,7 @@ def test_log_max_entries_stops_at_a_million(server, r):
     assert r.config_set("log-max-entries", 10000)
 
 
+@pytest.mark.allocator
 def test_a_log_key_with_many_windows_stays_within_log_max_entries(start_daemon):
     # Windows of 1 s and of a day on one log: the day's entries are kept,
     # but never more than log-max-entries of them, META included.
@@ -110,6 +111,7 @@ def test_a_call_with_a_shorter_window_counts_only_its_window(start_daemon, cmd):
 
 # ---- 4. maxmemory bounds keys that grow; eviction only when it helps --------
 
+@pytest.mark.allocator
 def test_maxmemory_bounds_a_growing_log(start_daemon):
     d = start_daemon("--maxmemory", "4mb", "--log-max-entries", "1000000")
     r = d.client()
@@ -127,6 +129,7 @@ def test_maxmemory_bounds_a_growing_log(start_daemon):
     assert r.execute_command("RL.ENTRIES", "big", "COUNT", 1)[0][2] == meta
 
 
+@pytest.mark.allocator
 def test_maxmemory_bounds_new_tiers_buckets(start_daemon):
     # Each key gains a bucket a second; the arrays hit the ceiling.
     d = start_daemon("--maxmemory", "1mb", fakeclock=True)
@@ -145,6 +148,7 @@ def test_maxmemory_bounds_new_tiers_buckets(start_daemon):
     assert r.info("memory")["used_memory"] <= 1048576 + 64 * 1024
 
 
+@pytest.mark.allocator
 def test_eviction_that_cannot_help_evicts_nothing(start_daemon):
     d = start_daemon("--maxmemory", "2mb", "--maxmemory-policy", "volatile-ttl")
     r = d.client()
@@ -224,6 +228,7 @@ def test_meta_after_an_entry_without_meta(server, r):
 
 # ---- 7. no CONFIG SET locks clients out; values are binary ------------------
 
+@pytest.mark.allocator
 @pytest.mark.parametrize("name,value,why", [
     ("proto-max-args", "1", "between 1024 and"),
     ("proto-max-args", "1\x00junk", "NUL byte"),
@@ -249,6 +254,7 @@ def test_config_set_name_with_a_nul_is_unknown(server):
     assert got == b"-ERR Unknown option or number of arguments for CONFIG SET - 'maxmemory'\r\n"
 
 
+@pytest.mark.allocator
 def test_config_set_rolls_back_an_option_named_twice(server, r):
     with pytest.raises(redis.ResponseError):
         r.execute_command("CONFIG", "SET", "maxmemory", "1mb", "maxmemory", "2mb",

@@ -329,6 +329,7 @@ def test_watch_as_redis(server, redis_server, write, aborts):
         other.close()
 
 
+@pytest.mark.allocator
 def test_a_write_that_does_not_fit_maxmemory_changes_nothing(start_daemon):
     d = start_daemon("--maxmemory", "8mb")
     c = d.raw()

@@ -4,6 +4,8 @@ import socket
 import threading
 import time
 
+import pytest
+
 from harness import resp_command, wait_until
 
 PONG = b"+PONG\r\n"
@@ -141,6 +143,7 @@ def _pipeline_without_reading(sock, request, total, seconds):
     return sent
 
 
+@pytest.mark.allocator
 def test_slow_reader_is_paused_and_does_not_grow_server_memory(start_daemon):
     d = start_daemon("--client-output-hard-limit", "4mb", "--client-output-pause-limit", "1mb")
     watcher = d.client(decode_responses=True)
@@ -185,6 +188,7 @@ def test_slow_reader_is_paused_and_does_not_grow_server_memory(start_daemon):
     assert pong(other)
 
 
+@pytest.mark.allocator
 def test_reply_over_hard_output_limit_closes_only_that_client(start_daemon):
     d = start_daemon("--client-output-hard-limit", "4mb", "--client-output-pause-limit", "1mb")
     other = d.raw()

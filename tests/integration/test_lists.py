@@ -401,6 +401,7 @@ def test_watch_hears_list_writes_and_not_what_changes_nothing(start_daemon):
         assert c.command("EXEC") == want, w
 
 
+@pytest.mark.allocator
 def test_list_growth_is_admitted_under_maxmemory(start_daemon):
     d = start_daemon("--maxmemory", "8mb")
     c = d.raw()

@@ -107,6 +107,7 @@ def test_fifty_clients_get_exactly_the_limit(fserver, command, args, limit):
     assert _hammer(fserver, command, "hammer-" + command, args) == limit
 
 
+@pytest.mark.allocator
 def test_log_and_tiers_memory_returns_when_keys_expire(fserver, fr):
     base = fr.info("memory")["used_memory"]
     p = fr.pipeline(transaction=False)

@@ -17,6 +17,7 @@ def add_keys(r, prefix, n, period):
     return out
 
 
+@pytest.mark.allocator
 def test_noeviction_refuses_new_keys_and_keeps_existing_ones(start_daemon):
     d = start_daemon("--maxmemory", "1mb")
     r = d.client()
@@ -50,6 +51,7 @@ def test_noeviction_refuses_new_keys_and_keeps_existing_ones(start_daemon):
     assert r.execute_command("RL.FIXED", "brand-new-2", 5, 60)[0] == 0
 
 
+@pytest.mark.allocator
 def test_volatile_ttl_evicts_the_keys_closest_to_fresh(start_daemon):
     d = start_daemon("--maxmemory", "1mb", "--maxmemory-policy", "volatile-ttl")
     r = d.client()

@@ -2,6 +2,7 @@
 file committed), run every limiter command against the daemon: each client in
 its default (both open with HELLO 3 and speak RESP3) and in the other
 protocol, with exact replies and errors (see tests/clients/clients.mjs)."""
+import fcntl
 import json
 import os
 import shutil
@@ -34,11 +35,14 @@ def ensure_node_modules():
                              timeout=30).stdout.strip()
     assert int(version.lstrip("v").split(".")[0]) >= 20, \
         "ioredis 6 and node-redis 6 need Node.js 20 or later (their engines field); found " + version
-    if not installed_matches_lock():
-        out = subprocess.run(["npm", "ci", "--no-audit", "--no-fund", "--silent"],
-                             cwd=CLIENTS, capture_output=True, text=True, timeout=300)
-        assert out.returncode == 0, out.stderr[-2000:]
-    assert installed_matches_lock()
+    # One install at a time: make test runs the suite in two processes.
+    with open(os.path.join(CLIENTS, "node_modules.lock"), "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not installed_matches_lock():
+            out = subprocess.run(["npm", "ci", "--no-audit", "--no-fund", "--silent"],
+                                 cwd=CLIENTS, capture_output=True, text=True, timeout=300)
+            assert out.returncode == 0, out.stderr[-2000:]
+        assert installed_matches_lock()
 
 
 def test_ioredis_and_node_redis_run_every_limiter(start_daemon):

@@ -226,6 +226,7 @@ def test_eval_only_scripts_are_forgotten_beyond_500_loaded_ones_never(server):
     assert int(server.info("memory")["number_of_cached_scripts"]) == 501
 
 
+@pytest.mark.allocator
 def test_the_lua_heap_is_bounded_and_apart_from_maxmemory(start_daemon):
     d = start_daemon("--lua-memory-limit", "2mb", "--maxmemory", "10mb")
     c = d.raw()
@@ -244,6 +245,7 @@ def test_the_lua_heap_is_bounded_and_apart_from_maxmemory(start_daemon):
     assert int(d.info("memory")["used_memory"]) < used + 256 * 1024
 
 
+@pytest.mark.allocator
 def test_a_script_out_of_lua_memory_does_not_kill_the_server_nor_the_next(start_daemon):
     """fuzz_script: the garbage of a script that ran out of memory left the
     heap at the limit, and the next EVAL's KEYS table (made outside any

@@ -176,6 +176,7 @@ def test_client_pause_write_holds_scripts_that_may_write_as_redis(
 
 # ---- maxmemory ---------------------------------------------------------------
 
+@pytest.mark.allocator
 def test_scripts_past_maxmemory_as_redis(start_daemon, tmp_path):
     """maxmemory 1 with noeviction: every server is past it from the start.
     A #!lua flags=allow-oom script writes all the same, and so does a
@@ -207,6 +208,7 @@ def test_scripts_past_maxmemory_as_redis(start_daemon, tmp_path):
         ref.stop()
 
 
+@pytest.mark.allocator
 def test_a_script_that_began_under_maxmemory_finishes_its_writes(start_daemon):
     """Redis checks maxmemory before a command, never during one: a script
     that began under the ceiling writes all it means to, past it too."""

@@ -3,6 +3,8 @@ finishes a rehash on its own between requests, so a big table does not
 keep paying for two tables long after the keys arrived."""
 import time
 
+import pytest
+
 
 def rehash_overhead(r):
     return r.info("memory")["mem_overhead_db_hashtable_rehashing"]
@@ -23,6 +25,7 @@ def wait_settled(r, seconds):
     return rehash_overhead(r)
 
 
+@pytest.mark.allocator
 def test_growth_past_a_power_of_two_settles_without_more_requests(r):
     # 65,536 keys fill a 65,536-bucket table; the next key starts a move to
     # 131,072 buckets. A thousand more requests move a thousand buckets;

@@ -48,6 +48,7 @@ def build_big(c):
     return {k: digest(c, k) for k in ("big", "n", "short", "text", "f")}
 
 
+@pytest.mark.allocator
 def test_values_up_to_proto_max_bulk_len(start_daemon):
     d = start_daemon("--proto-max-bulk-len", "4mb")
     c = d.raw()
@@ -111,6 +112,7 @@ def test_a_replica_gets_big_strings_by_full_sync_and_stream(start_daemon):
     assert {k: digest(r.raw(), k) for k in keys} == {k: digest(pc, k) for k in keys}
 
 
+@pytest.mark.allocator
 def test_a_write_that_does_not_fit_maxmemory_changes_nothing(start_daemon):
     d = start_daemon("--maxmemory", "32mb")
     c = d.raw()

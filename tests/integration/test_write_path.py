@@ -589,6 +589,7 @@ def add_keys(conn, prefix, n, period):
     return out
 
 
+@pytest.mark.allocator
 def test_evicted_keys_are_gone_on_the_replica_and_after_a_restart(
         start_daemon, tmp_path):
     pair = Pair(start_daemon, tmp_path, "--maxmemory-policy", "volatile-ttl")
