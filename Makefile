@@ -191,16 +191,18 @@ test: deps
 	  "fuzzers" "$(MAKE) -j$(NPROC) test-fuzz"
 	@echo "make test: all suites passed (plain, ASan+UBSan, TSan)"
 
+# TEST_JOBS processes run the tests side by side: the unit suites one
+# process each (tests/unit/run.sh), the integration suite in pytest-xdist
+# processes, a test file to each at a time (--dist loadfile: a file's
+# module fixtures start once; its tests mostly wait on daemons).
+TEST_JOBS ?= 2
+XDIST := $(if $(filter-out 1,$(TEST_JOBS)),-n $(TEST_JOBS) --dist loadfile)
+
 test-unit: $(UNIT_BIN) $(REPLAY_BIN)
-	CELLGATE_CONF=conf/cellgate.conf ./$(UNIT_BIN)
+	CELLGATE_CONF=conf/cellgate.conf bash tests/unit/run.sh ./$(UNIT_BIN) $(TEST_JOBS)
 	./$(REPLAY_BIN) $(VECTORS)
 	./$(REPLAY_BIN) $(REPLAY_MODEL)
 
-# The suite runs in TEST_JOBS pytest processes (pytest-xdist), a test file
-# to each at a time (--dist loadfile: a file's module fixtures start once):
-# its tests mostly wait on daemons, so two processes keep both cores busy.
-TEST_JOBS ?= 2
-XDIST := $(if $(filter-out 1,$(TEST_JOBS)),-n $(TEST_JOBS) --dist loadfile)
 test-integration: $(BIN) $(BENCH_FILL)
 	CELLGATE_BIN=$(abspath $(BIN)) CELLGATE_FILL=$(abspath $(BENCH_FILL)) \
 	  SANITIZE=$(SANITIZE) bash tests/integration/run.sh $(XDIST)
