@@ -213,7 +213,7 @@ test-integration: $(BIN) $(BENCH_FILL)
 # sizes blocks otherwise): the markers in tests/integration/conftest.py.
 test-integration-plain: $(BIN) $(BENCH_FILL)
 	CELLGATE_BIN=$(abspath $(BIN)) CELLGATE_FILL=$(abspath $(BENCH_FILL)) \
-	  SANITIZE= bash tests/integration/run.sh -m "slow or allocator"
+	  SANITIZE= bash tests/integration/run.sh $(XDIST) -m "slow or allocator"
 
 sanitize:
 	$(MAKE) SANITIZE=1 all
@@ -517,9 +517,6 @@ FUZZ_SCRIPT  := build-fuzz/fuzz_script
 # The command and gRPC drivers link the whole server (the messages' C
 # generated into build/gen); main() is renamed away.
 FUZZ_PB_SRC  := $(PROTOS:%.proto=build/gen/%.pb-c.c)
-FUZZ_CMD_SRC := tests/fuzz/fuzz_cmd.c $(LIB_SRC) $(FUZZ_PB_SRC) server/main.c
-FUZZ_GRPC_SRC := tests/fuzz/fuzz_grpc.c $(LIB_SRC) $(FUZZ_PB_SRC) server/main.c
-FUZZ_SCRIPT_SRC := tests/fuzz/fuzz_script.c $(LIB_SRC) $(FUZZ_PB_SRC) server/main.c
 
 FUZZ_RESP_SRC := tests/fuzz/fuzz_resp.c protocol/resp.c $(wildcard lib/*.c)
 FUZZ_CONF_SRC := tests/fuzz/fuzz_conf.c conf/conf.c $(wildcard lib/*.c)
@@ -532,19 +529,19 @@ $(FUZZ_CONF): $(FUZZ_CONF_SRC) conf/conf.h conf/options.h $(wildcard lib/*.h)
 	@mkdir -p build-fuzz
 	clang $(FUZZ_CFLAGS) -o $@ $(FUZZ_CONF_SRC)
 
-$(FUZZ_CMD): $(FUZZ_CMD_SRC) $(ALL_HDR)
-	@mkdir -p build-fuzz
-	clang $(FUZZ_CFLAGS) -Dmain=cellgate_main -o $@ $(FUZZ_CMD_SRC) \
-	    $(DEPS_LIBS) -lm
+# The server's objects, compiled once for the three drivers that link it
+# (one clang per file, so make -j uses every core; one clang invocation
+# per driver compiled the server three times, a file at a time).
+FUZZ_SERVER_OBJ := $(patsubst %.c,build-fuzz/obj/%.o,$(LIB_SRC) $(FUZZ_PB_SRC) server/main.c)
 
-$(FUZZ_GRPC): $(FUZZ_GRPC_SRC) $(ALL_HDR)
-	@mkdir -p build-fuzz
-	clang $(FUZZ_CFLAGS) -Dmain=cellgate_main -o $@ $(FUZZ_GRPC_SRC) \
-	    $(DEPS_LIBS) -lm
+build-fuzz/obj/%.o: %.c | $(PB_HDR)
+	@mkdir -p $(dir $@)
+	clang $(FUZZ_CFLAGS) -Dmain=cellgate_main -MMD -MP -c -o $@ $<
 
-$(FUZZ_SCRIPT): $(FUZZ_SCRIPT_SRC) $(ALL_HDR)
-	@mkdir -p build-fuzz
-	clang $(FUZZ_CFLAGS) -Dmain=cellgate_main -o $@ $(FUZZ_SCRIPT_SRC) \
+-include $(FUZZ_SERVER_OBJ:.o=.d)
+
+$(FUZZ_CMD) $(FUZZ_GRPC) $(FUZZ_SCRIPT): build-fuzz/%: tests/fuzz/%.c $(FUZZ_SERVER_OBJ)
+	clang $(FUZZ_CFLAGS) -Dmain=cellgate_main -o $@ $< $(FUZZ_SERVER_OBJ) \
 	    $(DEPS_LIBS) -lm
 
 fuzz: $(FUZZ_RESP) $(FUZZ_CONF) $(FUZZ_CMD) $(FUZZ_GRPC) $(FUZZ_SCRIPT)
