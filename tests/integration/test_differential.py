@@ -709,6 +709,16 @@ def test_client_info_fields_qbuf_and_reply_buffer_as_redis(pair):
         conv = Conversation(port)
         try:
             first = client_info(conv)[0]
+            # Redis's cron sets a client's rbp to what its buffer holds (0
+            # between replies) when it comes round to it: a loaded machine
+            # can let it in before the first CLIENT INFO. The reading to
+            # compare is the one before it, on a new connection.
+            for _ in range(5):
+                if port != ref.port or first[b"rbp"] != b"0":
+                    break
+                conv.close()
+                conv = Conversation(port)
+                first = client_info(conv)[0]
             # Pipelined: the batch is 73 bytes, whichever request asks.
             batch = (b"*2\r\n$6\r\nCLIENT\r\n$4\r\nINFO\r\nPING\r\n"
                      b"*2\r\n$6\r\nCLIENT\r\n$4\r\nINFO\r\nECHO 12345678\r\n")
