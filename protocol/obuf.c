@@ -94,9 +94,6 @@ pool_on(void)
     return pool_state > 0;
 }
 
-/* A chunk no obuf holds any more. In the pool its `used` holds the bytes
- * mem_malloc() counted for it (malloc_usable_size()), to count them again
- * when it is taken. */
 static bool
 depot_put(struct obuf_chunk *c)
 {
@@ -124,6 +121,9 @@ depot_take(void)
     return c;
 }
 
+/* A chunk no obuf holds any more. In the pool or the depot its `used`
+ * holds the bytes mem_malloc() counted for it (malloc_usable_size()), to
+ * count them again when it is taken. */
 static void
 chunk_release(struct obuf_chunk *c)
 {
