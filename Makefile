@@ -605,8 +605,10 @@ test-fuzz: $(FUZZ_RESP) $(FUZZ_CONF) $(FUZZ_CMD) $(FUZZ_GRPC) $(FUZZ_SCRIPT)
 # <- server, and inside server the floors main > conn > the table >
 # handlers > dispatcher > keyspace and the rest > store > wheel, with no
 # loops; what a file includes and the symbols its object uses both count.
+# With it, the rule of errors.h: an error text is spelled in one place.
 check-deps: $(LIB_OBJ) $(MAIN_OBJ)
 	/usr/bin/python3 tests/check_deps.py $(BUILD)
+	/usr/bin/python3 tests/check_errors.py
 	@! grep -n '#include <\(uv\|hiredis\)' algorithms/*.[ch] conf/*.[ch] lib/*.[ch]
 
 clean:

@@ -49,6 +49,10 @@
 #include "lib/num.h"
 
 #define ERR_LEN 128
+/* Redis's protocol errors that more than one place gives. */
+#define PROTO_ERR_BULK_LEN "ERR Protocol error: invalid bulk length"
+#define PROTO_ERR_MBULK_LEN "ERR Protocol error: invalid multibulk length"
+#define PROTO_ERR_NOMEM "ERR Protocol error: out of memory"
 #define ARGS_MIN 16          /* argv slots allocated before a count is seen */
 #define ARGS_PREALLOC 1024   /* most slots reserved from an announced count */
 #define COMPACT_AT 1024      /* drop consumed bytes once this many pile up */
@@ -289,7 +293,7 @@ bulk_too_long(const struct resp_parser *p)
 {
     return p->lim->unauthenticated
                ? "ERR Protocol error: unauthenticated bulk length"
-               : "ERR Protocol error: invalid bulk length";
+               : PROTO_ERR_BULK_LEN;
 }
 
 static void *
@@ -305,7 +309,7 @@ obj_string(const redisReadTask *task, char *str, size_t len)
         return NULL;
     }
     if (args_push(p, str, len) < 0) {
-        p->cb_error = "ERR Protocol error: out of memory";
+        p->cb_error = PROTO_ERR_NOMEM;
         return NULL;
     }
     return &accepted;
@@ -326,7 +330,7 @@ obj_array(const redisReadTask *task, int elements)
                                                    : ARGS_PREALLOC;
     args_reset(p);
     if (args_reserve(p, p->nargs + want) < 0) {
-        p->cb_error = "ERR Protocol error: out of memory";
+        p->cb_error = PROTO_ERR_NOMEM;
         return NULL;
     }
     return &accepted;
@@ -345,7 +349,7 @@ obj_nil(const redisReadTask *task)
 {
     task_parser(task)->cb_error =
         task->type == REDIS_REPLY_ARRAY ? type_error(REDIS_REPLY_ARRAY)
-                                        : "ERR Protocol error: invalid bulk length";
+                                        : PROTO_ERR_BULK_LEN;
     return NULL;
 }
 
@@ -469,7 +473,7 @@ pend_feed(struct resp_parser *p, size_t n)
         return 0;
     }
     if (redisReaderFeed(p->reader, p->pend + p->pend_start, n) != REDIS_OK) {
-        set_error(p, "ERR Protocol error: out of memory");
+        set_error(p, PROTO_ERR_NOMEM);
         return -1;
     }
     p->pend_start += n;
@@ -512,7 +516,7 @@ resp_feed(struct resp_parser *p, const char *buf, size_t n)
     }
     if ((direct > 0 && redisReaderFeed(p->reader, buf, direct) != REDIS_OK) ||
         pend_append(p, buf + direct, n - direct) < 0) {
-        set_error(p, "ERR Protocol error: out of memory");
+        set_error(p, PROTO_ERR_NOMEM);
         p->q_error = true;
         return -1;
     }
@@ -638,7 +642,7 @@ next_inline(struct resp_parser *p, struct resp_request *req)
         return RESP_ERROR;
     }
     if (rc == -3) {
-        set_error(p, "ERR Protocol error: out of memory");
+        set_error(p, PROTO_ERR_NOMEM);
         return RESP_ERROR;
     }
     if (rc < 0) {
@@ -693,14 +697,14 @@ check_multibulk_header(struct resp_parser *p, int64_t *count)
     if (cr[1] != '\n' ||
         !num_parse_i64(start + 1, (size_t)(cr - start - 1), count) ||
         *count > INT32_MAX) {
-        set_error(p, "ERR Protocol error: invalid multibulk length");
+        set_error(p, PROTO_ERR_MBULK_LEN);
         return RESP_ERROR;
     }
     if (*count > 0 && (size_t)*count > p->lim->max_args) {
         set_error(p, p->lim->unauthenticated
                          ? "ERR Protocol error: unauthenticated multibulk "
                            "length"
-                         : "ERR Protocol error: invalid multibulk length");
+                         : PROTO_ERR_MBULK_LEN);
         return RESP_ERROR;
     }
     return RESP_REQUEST;
@@ -727,7 +731,7 @@ check_pending_bulk(struct resp_parser *p)
         return RESP_AGAIN;
     }
     if (!num_parse_i64(start, (size_t)(cr - start), &len) || len < 0) {
-        set_error(p, "ERR Protocol error: invalid bulk length");
+        set_error(p, PROTO_ERR_BULK_LEN);
         return RESP_ERROR;
     }
     if ((uint64_t)len > p->lim->max_bulk) {
@@ -765,7 +769,7 @@ reader_error(struct resp_parser *p)
             decode_type_byte(e + sizeof(type_prefix) - 1);
         set_error(p, msg);
     } else if (strstr(e, "ulk string length") != NULL) {
-        set_error(p, "ERR Protocol error: invalid bulk length");
+        set_error(p, PROTO_ERR_BULK_LEN);
     } else if (strstr(e, "ulti-bulk length") != NULL) {
         set_error(p, type_error(REDIS_REPLY_ARRAY));
     } else if (strstr(e, "integer") != NULL) {

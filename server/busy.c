@@ -26,6 +26,7 @@
 #include "protocol/resp.h"
 #include "server/client.h"
 #include "server/cmd.h"
+#include "server/errors.h"
 #include "server/iothread.h"
 #include "server/listen.h"
 #include "server/log.h"
@@ -38,9 +39,6 @@
 #define BUSY_FRAME_AHEAD 1024
 /* The lender's counting slot: past every I/O thread's. */
 #define LENDER_SLOT IOTHREADS_MAX
-
-#define ERR_BUSY "BUSY Redis is busy running a script. You can only call " \
-                 "SCRIPT KILL or SHUTDOWN NOSAVE."
 
 static atomic_bool active;
 
@@ -110,7 +108,7 @@ answer_script_kill(struct conn *c)
         reply_ok(&c->out);
         break;
     case SCRIPT_KILL_NOTBUSY:
-        reply_errorz(&c->out, "NOTBUSY No scripts in execution right now.");
+        reply_errorz(&c->out, ERR_NOTBUSY);
         break;
     case SCRIPT_KILL_UNKILLABLE:
         reply_errorz(&c->out,

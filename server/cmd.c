@@ -24,9 +24,8 @@
 #include "server/client.h"
 #include "server/errors.h"
 #include "server/monitor.h"
-#include "server/persist/persist.h"
+#include "server/guard.h"
 #include "server/pubsub.h"
-#include "server/repl/replication.h"
 #include "server/multi.h"
 #include "server/server.h"
 #include "server/slowlog.h"
@@ -575,20 +574,40 @@ cmd_queue_writes(const struct conn *c)
     return cmd_queue_has(c, CMD_WRITE);
 }
 
-/* While the journal cannot be written, as Redis: writes (an EXEC holding
- * one included) and PING are refused with -MISCONF; reads and PEEKs run. */
-static bool
-refused_for_disk(const struct conn *c, const struct cmd *cmd,
-                 const struct resp_request *req)
+/* As Redis: under PAUSE ALL every command waits, under PAUSE WRITE a write
+ * or may-replicate command (EVAL, unless its script says no-writes) or an
+ * EXEC holding one; one Redis refuses before (unknown, wrong arity) never
+ * waits. */
+bool
+cmd_pause_holds(const struct conn *c, const struct resp_request *req)
 {
-    if (!persist_refuses_writes()) {
+    const struct cmd *cmd = cmd_lookup(req->argv[0], req->argvlen[0]);
+    if (cmd == NULL || !cmd_arity_ok(cmd, req->argc)) {
         return false;
     }
-    if (cmd->flags & CMD_EXEC) {
-        return cmd_queue_writes(c);
+    unsigned replicates = CMD_WRITE | CMD_MAY_REPLICATE;
+    unsigned flags = cmd->request_flags != NULL ? cmd->request_flags(cmd, req)
+                                                : cmd->flags;
+    return srv.pause_all || (flags & replicates) ||
+           ((cmd->flags & CMD_EXEC) && cmd_queue_has(c, replicates));
+}
+
+/* The server's state against the command (guard.h), as Redis's
+ * processCommand() asks: a write (not a PEEK) meets MISCONF, NOREPLICAS
+ * and READONLY; PING and an EXEC holding a write meet MISCONF alone. */
+static enum guard_verdict
+state_refuses(const struct conn *c, const struct cmd *cmd,
+              const struct resp_request *req)
+{
+    if ((cmd->flags & CMD_WRITE) && !peeks(cmd, req)) {
+        return guard_write(GUARD_AS_COMMAND, false);
     }
-    return ((cmd->flags & CMD_WRITE) && !peeks(cmd, req)) ||
-           strcmp(cmd->name, "ping") == 0;
+    if (!guard_disk_refuses()) {
+        return GUARD_RUN;
+    }
+    bool misconf_too = (cmd->flags & CMD_EXEC) ? cmd_queue_writes(c)
+                                               : strcmp(cmd->name, "ping") == 0;
+    return misconf_too ? GUARD_MISCONF : GUARD_RUN;
 }
 
 /* A RESP2 client subscribed to something may only (un)subscribe, PING,
@@ -644,22 +663,9 @@ cmd_execute(struct conn *c, struct resp_request *req)
         multi_flag_refused(c);          /* inside MULTI, EXEC aborts */
         return;
     }
-    if (refused_for_disk(c, cmd, req)) {
-        snprintf(msg, sizeof(msg), "MISCONF Errors writing to the AOF file: "
-                 "%s", strerror(persist_errno()));
-        reject(c, cmd, msg);
-        return;
-    }
-    if (srv.conf.min_replicas_to_write > 0 && !repl_is_replica() &&
-        (cmd->flags & CMD_WRITE) && !peeks(cmd, req) &&
-        repl_good_replicas() < (size_t)srv.conf.min_replicas_to_write) {
-        reject(c, cmd, "NOREPLICAS Not enough good replicas to write.");
-        return;
-    }
-    if (repl_is_replica() && srv.conf.replica_read_only &&
-        (cmd->flags & CMD_WRITE) && !peeks(cmd, req)) {
-        reject(c, cmd, "READONLY You can't write against a read only "
-                       "replica.");
+    enum guard_verdict v = state_refuses(c, cmd, req);
+    if (v != GUARD_RUN) {
+        reject(c, cmd, guard_error(v, msg, sizeof(msg)));
         return;
     }
     if (refused_while_subscribed(c, cmd)) {

@@ -105,6 +105,11 @@ struct cmd {
     struct cmd *subcommands; /* terminated by a row with name NULL */
     const char *tips;        /* Redis's command tips, space separated */
     struct cmd_stats stats;
+    /* The flags one request runs with when they are not the row's, as
+     * Redis's getCommandFlags() asks EVAL's script (its #!lua line); NULL
+     * for the row's own. */
+    unsigned (*request_flags)(const struct cmd *cmd,
+                              const struct resp_request *req);
 };
 
 /* Take the command table (commands.c) and build its lookup index; flag
@@ -147,6 +152,9 @@ void cmd_run_queued(struct conn *c);
 /* Does the transaction c would EXEC hold a write command? (A failing
  * journal refuses such an EXEC.) */
 bool cmd_queue_writes(const struct conn *c);
+
+/* Must req wait for CLIENT PAUSE to end? (srv.pause_all: PAUSE ALL.) */
+bool cmd_pause_holds(const struct conn *c, const struct resp_request *req);
 
 /* Does it hold a command with any of these flags? (CLIENT PAUSE WRITE
  * holds an EXEC of a write or a may-replicate command, as Redis.) */

@@ -9,9 +9,11 @@
 
 #include "server/cmd.h"
 #include "server/handlers/handlers.h"
+#include "server/script/script.h"
 
 /* Statistics start at zero (INFO commandstats, # Limits). */
-#define NO_STATS { 0, 0, 0, 0, 0, 0, { 0 } }
+#define NO_STATS { 0, 0, 0, 0, 0, 0, { 0 } }, NULL
+#define SCRIPT_FLAGS_ROW { 0, 0, 0, 0, 0, 0, { 0 } }, script_request_flags
 
 /* Redis's most common command tip. */
 #define NONDET "nondeterministic_output"
@@ -472,22 +474,22 @@ static struct cmd table[] = {
       EVAL_KEYS "RW access update " EVAL_RW_NOTE, "slow scripting",
       "scripting", "2.6.0", "Execute a Lua script server side",
       "script:string numkeys:integer ?*key:key ?*arg:string", cmd_eval,
-      NULL, NULL, NO_STATS },
+      NULL, NULL, SCRIPT_FLAGS_ROW },
     { "evalsha", -3, EVAL_FLAGS | CMD_SCRIPT_SHA | CMD_MAY_REPLICATE, 0, 0, 0,
       EVAL_KEYS "RW access update", "slow scripting", "scripting", "2.6.0",
       "Execute a Lua script server side",
       "sha1:string numkeys:integer ?*key:key ?*arg:string", cmd_evalsha,
-      NULL, NULL, NO_STATS },
+      NULL, NULL, SCRIPT_FLAGS_ROW },
     { "eval_ro", -3, EVAL_FLAGS | CMD_SCRIPT_BODY | CMD_READONLY, 0, 0, 0,
       EVAL_KEYS "RO access " EVAL_RO_NOTE, "slow scripting", "scripting",
       "7.0.0", "Execute a read-only Lua script server side",
       "script:string numkeys:integer ?*key:key ?*arg:string", cmd_eval_ro,
-      NULL, NULL, NO_STATS },
+      NULL, NULL, SCRIPT_FLAGS_ROW },
     { "evalsha_ro", -3, EVAL_FLAGS | CMD_SCRIPT_SHA | CMD_READONLY, 0, 0, 0,
       EVAL_KEYS "RO access", "slow scripting", "scripting", "7.0.0",
       "Execute a read-only Lua script server side",
       "sha1:string numkeys:integer ?*key:key ?*arg:string", cmd_evalsha_ro,
-      NULL, NULL, NO_STATS },
+      NULL, NULL, SCRIPT_FLAGS_ROW },
     { "client", -2, 0, 0, 0, 0, NULL, "slow", "connection", "2.4.0",
       "A container for client connection commands.", "", cmd_client,
       client_subcommands, NULL, NO_STATS },

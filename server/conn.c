@@ -43,7 +43,6 @@
 #include "server/persist/persist.h"
 #include "server/pubsub.h"
 #include "server/repl/replication.h"
-#include "server/script/script.h"
 #include "server/monitor.h"
 #include "server/multi.h"
 #include "server/server.h"
@@ -1348,27 +1347,6 @@ flush_monitors(void)
 
 /* ---- CLIENT PAUSE ----------------------------------------------------- */
 
-/* Must this request wait for the pause to end? As Redis: under PAUSE ALL
- * every command, under PAUSE WRITE a write or may-replicate command (EVAL)
- * or an EXEC holding one; one Redis refuses before (unknown, wrong arity)
- * never waits. */
-static bool
-must_wait(const struct conn *c, const struct resp_request *req)
-{
-    const struct cmd *cmd = cmd_lookup(req->argv[0], req->argvlen[0]);
-    if (cmd == NULL || !cmd_arity_ok(cmd, req->argc)) {
-        return false;
-    }
-    unsigned replicates = CMD_WRITE | CMD_MAY_REPLICATE;
-    unsigned flags = cmd->flags;
-    if (cmd->flags & (CMD_SCRIPT_BODY | CMD_SCRIPT_SHA)) {
-        flags = script_request_flags(flags, req,
-                                     (cmd->flags & CMD_SCRIPT_SHA) != 0);
-    }
-    return srv.pause_all || (flags & replicates) ||
-           ((cmd->flags & CMD_EXEC) && cmd_queue_has(c, replicates));
-}
-
 /* Hold the request just taken (it goes back to the head of the parser's
  * queue, its argv untouched: nothing is framed meanwhile) until the pause
  * ends. */
@@ -1605,7 +1583,7 @@ process_input(struct conn *c)
             protocol_error(c, resp_error(c->parser));
             break;
         }
-        if (srv.pause_end_ms != 0 && must_wait(c, &req)) {
+        if (srv.pause_end_ms != 0 && cmd_pause_holds(c, &req)) {
             if (queued || resp_queued(c->parser) > 0 ||
                 c->home != 0) {
                 postpone(c);

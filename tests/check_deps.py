@@ -23,6 +23,8 @@ The rules:
         script/                       (Lua scripts: they run commands
                                        through the dispatcher)
         cmd                           (dispatch, errors, statistics)
+        guard                         (the server's state against a
+                                       write, asked by cmd and script/)
         the wings: persist/, repl/, cluster/, envoy/
         the core: every other file directly in server/
         store, then wheel             (the table, its timer wheel)
@@ -80,6 +82,7 @@ SERVER_FLOORS = [
     ("handler support", ["server/handlers/limit_cmd", "server/handlers/coll_cmd"]),
     ("scripts", ["server/script/*"]),
     ("dispatcher", ["server/cmd"]),
+    ("guards", ["server/guard"]),
     ("wings", ["server/persist/*", "server/repl/*", "server/cluster/*", "server/envoy/*"]),
     ("core", ["server/*"]),
     ("store", ["server/store"]),

@@ -292,7 +292,7 @@ cmd_client_list(struct conn *c, struct resp_request *req)
         by_id = true;
     } else if (req->argc == 4 && cmd_arg_is(req, 2, "TYPE")) {
         if (!type_name(req, 3, &type)) {
-            cmd_errorf(c, "ERR Unknown client type '%.128s'", req->argv[3]);
+            cmd_errorf(c, ERR_CLIENT_TYPE, req->argv[3]);
             return;
         }
         by_type = true;
@@ -391,7 +391,7 @@ parse_kill_option(struct conn *c, const struct resp_request *req, size_t i,
         f->max_age = v;
     } else if (cmd_arg_is(req, i, "TYPE")) {
         if (!type_name(req, i + 1, &f->type)) {
-            cmd_errorf(c, "ERR Unknown client type '%.128s'", val);
+            cmd_errorf(c, ERR_CLIENT_TYPE, val);
             return false;
         }
         f->has_type = true;
@@ -510,11 +510,11 @@ cmd_client_pause(struct conn *c, struct resp_request *req)
         all = cmd_arg_is(req, 3, "all");
     }
     if (!num_parse_i64(req->argv[2], req->argvlen[2], &ms)) {
-        cmd_error(c, "ERR timeout is not an integer or out of range");
+        cmd_error(c, ERR_TIMEOUT_NOT_INTEGER);
         return;
     }
     if (ms < 0) {
-        cmd_error(c, "ERR timeout is negative");
+        cmd_error(c, ERR_TIMEOUT_NEGATIVE);
         return;
     }
     /* Redis 7.0 answers +OK to a pause past the clock's range too; it

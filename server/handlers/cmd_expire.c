@@ -113,7 +113,7 @@ expire_generic(struct conn *c, struct resp_request *req, int64_t base,
         when *= 1000;
     }
     if (bad || __builtin_add_overflow(when, base, &when)) {
-        cmd_errorf(c, "ERR invalid expire time in '%s' command", name);
+        cmd_errorf(c, ERR_EXPIRE_TIME, name);
         return;
     }
     struct store_rec *r = keyspace_lookup_write(&c->hint, req->argv[1],

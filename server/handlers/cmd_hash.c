@@ -174,7 +174,7 @@ cmd_hincrby(struct conn *c, struct resp_request *req)
         return;
     }
     if (__builtin_add_overflow(value, incr, &value)) {
-        cmd_error(c, "ERR increment or decrement would overflow");
+        cmd_error(c, ERR_INCR_OVERFLOW);
         return;
     }
     char text[NUM_I64_MAXLEN];
@@ -210,7 +210,7 @@ cmd_hincrbyfloat(struct conn *c, struct resp_request *req)
     }
     value += incr;
     if (isnan(value) || isinf(value)) {
-        cmd_error(c, "ERR increment would produce NaN or Infinity");
+        cmd_error(c, ERR_INCR_NAN);
         return;
     }
     char text[INCREX_TEXT_MAX];

@@ -85,7 +85,7 @@ parse_expiry(struct conn *c, const struct resp_request *req, size_t i,
         return false;
     }
     if (o->expiry_arg <= 0) {
-        cmd_error(c, "ERR invalid expire time in 'increx' command");
+        cmd_errorf(c, ERR_EXPIRE_TIME, "increx");
         return false;
     }
     return true;
@@ -194,7 +194,7 @@ expiry_ms(struct conn *c, const struct increx_opts *o, int64_t now_ms,
         bad = __builtin_add_overflow(v, now_ms, &v);
     }
     if (bad) {
-        cmd_error(c, "ERR invalid expire time in 'increx' command");
+        cmd_errorf(c, ERR_EXPIRE_TIME, "increx");
         return false;
     }
     *out = v;

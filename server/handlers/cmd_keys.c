@@ -87,7 +87,7 @@ rename_generic(struct conn *c, struct resp_request *req, bool nx)
     int64_t now = clock_wall_now();
     struct store_rec *r = lookup_key_write(c, req, now);
     if (r == NULL) {
-        cmd_error(c, "ERR no such key");
+        cmd_error(c, ERR_NO_SUCH_KEY);
         return;
     }
     if (req->argvlen[1] == req->argvlen[2] &&
@@ -153,7 +153,7 @@ cmd_copy(struct conn *c, struct resp_request *req)
     }
     if (db == srv.db && req->argvlen[1] == req->argvlen[2] &&
         memcmp(req->argv[1], req->argv[2], req->argvlen[1]) == 0) {
-        cmd_error(c, "ERR source and destination objects are the same");
+        cmd_error(c, ERR_SAME_OBJECT);
         return;
     }
     int64_t now = clock_wall_now();
@@ -193,7 +193,7 @@ cmd_move(struct conn *c, struct resp_request *req)
         return;
     }
     if (db == srv.db) {
-        cmd_error(c, "ERR source and destination objects are the same");
+        cmd_error(c, ERR_SAME_OBJECT);
         return;
     }
     int64_t now = clock_wall_now();

@@ -26,9 +26,7 @@
 #include "server/keyspace.h"
 #include "server/server.h"
 
-#define ERR_NO_SUCH_KEY "ERR no such key"
 #define ERR_INDEX_RANGE "ERR index out of range"
-#define ERR_POSITIVE "ERR value is out of range, must be positive"
 #define ERR_RANK_ZERO                                                         \
     "ERR RANK can't be zero: use 1 to start from the first match, 2 from "    \
     "the second ... or use negative to start from the end of the list"

@@ -158,11 +158,11 @@ cmd_wait(struct conn *c, struct resp_request *req)
         return;
     }
     if (!num_parse_i64(req->argv[2], req->argvlen[2], &timeout)) {
-        cmd_error(c, "ERR timeout is not an integer or out of range");
+        cmd_error(c, ERR_TIMEOUT_NOT_INTEGER);
         return;
     }
     if (timeout < 0) {
-        cmd_error(c, "ERR timeout is negative");
+        cmd_error(c, ERR_TIMEOUT_NEGATIVE);
         return;
     }
     keyspace_publish();             /* this client's writes join the stream */

@@ -236,7 +236,7 @@ parse_str_opts(struct conn *c, const struct resp_request *req, size_t first,
 static void
 error_expire_time(struct conn *c, const char *name)
 {
-    cmd_errorf(c, "ERR invalid expire time in '%s' command", name);
+    cmd_errorf(c, ERR_EXPIRE_TIME, name);
 }
 
 /* The expiry argument as the Unix ms the key lives through (Redis's
@@ -582,7 +582,7 @@ incr_generic(struct conn *c, struct resp_request *req, int64_t incr)
         return;
     }
     if (__builtin_add_overflow(v, incr, &v)) {
-        cmd_error(c, "ERR increment or decrement would overflow");
+        cmd_error(c, ERR_INCR_OVERFLOW);
         return;
     }
     if (r != NULL && r->type == KEY_INT && keytype_int_set(r, v, true)) {
@@ -660,7 +660,7 @@ cmd_incrbyfloat(struct conn *c, struct resp_request *req)
     }
     value += incr;
     if (isnan(value) || isinf(value)) {
-        cmd_error(c, "ERR increment would produce NaN or Infinity");
+        cmd_error(c, ERR_INCR_NAN);
         return;
     }
     char text[INCREX_TEXT_MAX];

@@ -33,7 +33,6 @@
 #define ERR_NAN "ERR resulting score is not a number (NaN)"
 #define ERR_RANGE_FLOAT "ERR min or max is not a float"
 #define ERR_RANGE_LEX "ERR min or max not valid string range item"
-#define ERR_POSITIVE "ERR value is out of range, must be positive"
 
 /* ---- lookup and writing ---------------------------------------------------- */
 

@@ -32,9 +32,9 @@
 #include "server/cluster/cluster_topo.h"
 #include "server/cmd.h"
 #include "server/errors.h"
+#include "server/guard.h"
 #include "server/keyspace.h"
 #include "server/log.h"
-#include "server/persist/persist.h"
 #include "server/repl/replication.h"
 #include "server/script/convert.h"
 #include "server/server.h"
@@ -160,7 +160,7 @@ args_to_request(lua_State *L, struct resp_request *req)
         bytes += lua_objlen(L, i) + 1;
     }
     if (!reserve_args((size_t)argc, bytes)) {
-        return "-ERR out of memory";
+        return "-" ERR_NOMEM;
     }
     char *at = arena;
     for (int i = 1; i <= argc; i++) {
@@ -192,20 +192,15 @@ write_refused(const struct cmd *cmd, char *buf, size_t buflen)
     if (!(cmd->flags & CMD_WRITE) || run->wrote) {
         return NULL;    /* a script that wrote cannot stop halfway */
     }
-    if (repl_is_replica() && srv.conf.replica_read_only &&
-        !repl_is_replica_client(run->caller)) {
-        return "-READONLY You can't write against a read only replica.";
+    enum guard_verdict v = guard_write(GUARD_AS_SCRIPT_CALL,
+                                       repl_is_replica_client(run->caller));
+    if (v == GUARD_RUN) {
+        return NULL;
     }
-    if (persist_refuses_writes()) {
-        snprintf(buf, buflen, "-MISCONF Errors writing to the AOF file: %s",
-                 strerror(persist_errno()));
-        return buf;
-    }
-    if (srv.conf.min_replicas_to_write > 0 && !repl_is_replica() &&
-        repl_good_replicas() < (size_t)srv.conf.min_replicas_to_write) {
-        return "-NOREPLICAS Not enough good replicas to write.";
-    }
-    return NULL;
+    /* The '-' marks an error reply of its own code, not a script error. */
+    char text[256];
+    snprintf(buf, buflen, "-%s", guard_error(v, text, sizeof(text)));
+    return buf;
 }
 
 /* scriptVerifyOOM(): over maxmemory when the script began, a command that
@@ -376,7 +371,7 @@ call(lua_State *L, bool raise)
     cmd_call(&script_client, cmd, &req);
     hand_requests_to_caller();
     if (!push_reply(L)) {
-        push_error(L, "-ERR out of memory");
+        push_error(L, "-" ERR_NOMEM);
         return raise ? lua_error(L) : 1;
     }
     if (raise && lua_istable(L, -1)) {

@@ -33,11 +33,10 @@
 #include "server/cluster/cluster_topo.h"
 #include "server/cmd.h"
 #include "server/errors.h"
+#include "server/guard.h"
 #include "server/keyspace.h"
 #include "server/log.h"
 #include "server/monitor.h"
-#include "server/persist/persist.h"
-#include "server/repl/replication.h"
 #include "server/script/api.h"
 #include "server/script/cache.h"
 #include "server/script/convert.h"
@@ -424,9 +423,10 @@ compile(struct conn *c, const char *body, size_t len, bool loaded)
 }
 
 unsigned
-script_request_flags(unsigned cmd_flags, const struct resp_request *req,
-                     bool by_sha)
+script_request_flags(const struct cmd *cmd, const struct resp_request *req)
 {
+    unsigned cmd_flags = cmd->flags;
+    bool by_sha = (cmd->flags & CMD_SCRIPT_SHA) != 0;
     if (req->argc < 2 || (by_sha && req->argvlen[1] != 40)) {
         return cmd_flags;
     }
@@ -486,17 +486,10 @@ refusal(const struct script_entry *e, bool read_only, bool oom, char *buf,
     if (writes && !(f & SCRIPT_ALLOW_OOM) && oom) {
         return ERR_OOM;
     }
-    if (writes && persist_refuses_writes()) {
-        snprintf(buf, buflen, "MISCONF Errors writing to the AOF file: %s",
-                 strerror(persist_errno()));
-        return buf;
-    }
-    if (writes && srv.conf.min_replicas_to_write > 0 && !repl_is_replica() &&
-        repl_good_replicas() < (size_t)srv.conf.min_replicas_to_write) {
-        return "NOREPLICAS Not enough good replicas to write.";
-    }
-    if (writes && repl_is_replica() && srv.conf.replica_read_only) {
-        return "READONLY You can't write against a read only replica.";
+    enum guard_verdict v = writes ? guard_write(GUARD_AS_COMMAND, false)
+                                  : GUARD_RUN;
+    if (v != GUARD_RUN) {
+        return guard_error(v, buf, buflen);
     }
     if ((f & SCRIPT_NO_CLUSTER) && srv.conf.cluster_mode != 0) {
         return "ERR Can not run script on cluster, 'no-cluster' flag is "
@@ -654,7 +647,7 @@ find_script(struct conn *c, const struct resp_request *req, bool by_sha)
         e = cache_find(sha);
     }
     if (e == NULL) {
-        cmd_error(c, "NOSCRIPT No matching script. Please use EVAL.");
+        cmd_error(c, ERR_NOSCRIPT);
         return NULL;
     }
     cache_touch(e);
@@ -670,7 +663,7 @@ script_eval(struct conn *c, struct resp_request *req, bool by_sha,
         monitor_feed(c, req);
     }
     if (by_sha && req->argvlen[1] != 40) {
-        cmd_error(c, "NOSCRIPT No matching script. Please use EVAL.");
+        cmd_error(c, ERR_NOSCRIPT);
         return;
     }
     size_t nkeys;
@@ -754,7 +747,7 @@ script_exists(const char *sha, size_t len)
 void
 script_kill(struct conn *c)
 {
-    cmd_error(c, "NOTBUSY No scripts in execution right now.");
+    cmd_error(c, ERR_NOTBUSY);
 }
 
 size_t

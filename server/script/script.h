@@ -19,6 +19,8 @@
 
 #include "protocol/resp.h"
 
+struct cmd;
+
 struct conn;
 
 /* Make the Lua state. 0, or -1 when memory ran out. */
@@ -30,14 +32,15 @@ void script_teardown(void);
 void script_eval(struct conn *c, struct resp_request *req, bool by_sha,
                  bool read_only);
 
-/* Redis's evalGetCommandFlags(): the flags an EVAL-family request
- * (cmd_flags its command's) has once its script's #!lua flags are known
- * (a cached script's, or an EVAL body's shebang): with flags, write and
- * deny-oom unless no-writes (or allow-oom) says otherwise, stale with
- * allow-stale, and never may-replicate; without, cmd_flags unchanged.
- * CLIENT PAUSE WRITE holds a request by these. */
-unsigned script_request_flags(unsigned cmd_flags,
-                              const struct resp_request *req, bool by_sha);
+/* Redis's evalGetCommandFlags(), the EVAL family's rows' request_flags
+ * (cmd.h): the flags a request has once its script's #!lua flags are
+ * known (a cached script's, or an EVAL body's shebang; EVALSHA's rows
+ * carry CMD_SCRIPT_SHA): with flags, write and deny-oom unless no-writes
+ * (or allow-oom) says otherwise, stale with allow-stale, and never
+ * may-replicate; without, the row's flags unchanged. CLIENT PAUSE WRITE
+ * holds a request by these. */
+unsigned script_request_flags(const struct cmd *cmd,
+                              const struct resp_request *req);
 
 /* SCRIPT LOAD: compile and keep body until SCRIPT FLUSH; its SHA1 (or the
  * compile error) to c. */

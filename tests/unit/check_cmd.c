@@ -164,9 +164,9 @@ START_TEST(test_keynum_specs_find_the_keys_numkeys_counts)
 {
     struct cmd rows[] = {
         { "k", -3, 0, 0, 0, 0, "keynum(2,0,1,1) RW access # n", NULL, NULL,
-          NULL, NULL, NULL, NULL, NULL, NULL, { 0, 0, 0, 0, 0, 0, { 0 } } },
+          NULL, NULL, NULL, NULL, NULL, NULL, { 0, 0, 0, 0, 0, 0, { 0 } }, NULL },
         { "r", -2, 0, 1, -1, 1, "RO", NULL, NULL, NULL, NULL, NULL, NULL,
-          NULL, NULL, { 0, 0, 0, 0, 0, 0, { 0 } } },
+          NULL, NULL, { 0, 0, 0, 0, 0, 0, { 0 } }, NULL },
     };
     ck_assert_int_eq(cmd_setup(rows, 2), 0);
     ck_assert(rows[0].flags & CMD_MOVABLE_KEYS);
@@ -258,14 +258,14 @@ START_TEST(test_bad_keynum_specs_are_refused_at_setup)
     for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
         struct cmd row[] = {
             { "k", -3, 0, 0, 0, 0, bad[i], NULL, NULL, NULL, NULL, NULL,
-              NULL, NULL, NULL, { 0, 0, 0, 0, 0, 0, { 0 } } },
+              NULL, NULL, NULL, { 0, 0, 0, 0, 0, 0, { 0 } }, NULL },
         };
         ck_assert_msg(cmd_setup(row, 1) == -1, "%s", bad[i]);
     }
     /* Its legacy key positions are 0 0 0, as Redis shows them. */
     struct cmd legacy[] = {
         { "k", -3, 0, 2, 2, 1, "keynum(2,0,1,1) RW", NULL, NULL, NULL, NULL,
-          NULL, NULL, NULL, NULL, { 0, 0, 0, 0, 0, 0, { 0 } } },
+          NULL, NULL, NULL, NULL, { 0, 0, 0, 0, 0, 0, { 0 } }, NULL },
     };
     ck_assert_int_eq(cmd_setup(legacy, 1), -1);
 }
