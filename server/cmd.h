@@ -1,7 +1,8 @@
 /*
  * cmd.h - the command table: lookup, arity check, dispatch, statistics.
  *
- * Every command is one row: name, Redis arity rule (N = exactly N
+ * Every command is one row of struct cmd (commands.c writes them with
+ * designated initializers): name, Redis arity rule (N = exactly N
  * arguments including the name, -N = at least N), COMMAND metadata, docs
  * and handler. Container commands (CLIENT, COMMAND, CONFIG) have a
  * subcommand table of the same shape, named "client|setname" like Redis 7.
@@ -77,6 +78,7 @@ enum cmd_flag {
 /* The word of flag bit i (0 <= i < CMD_FLAG_COUNT). */
 extern const char *const cmd_flag_words[CMD_FLAG_COUNT];
 
+/* A row of the table; the fields a row leaves out are 0 or NULL. */
 struct cmd {
     const char *name;        /* lower case, "parent|sub" for subcommands */
     int arity;
