@@ -41,6 +41,11 @@ const char *const cmd_flag_words[CMD_FLAG_COUNT] = {
     "allow_busy"
 };
 
+const char *const cmd_key_flag_words[CMD_KEY_FLAG_COUNT] = {
+    "RO", "RW", "OW", "RM", "access", "update", "insert", "delete",
+    "not_key", "incomplete", "variable_flags"
+};
+
 const uint64_t cmd_hist_bounds_us[CMD_HIST_BUCKETS] = {
     10, 25, 50, 100, 250, 500, 1000, 2500, 5000, 10000, 50000, 100000
 };
@@ -83,28 +88,39 @@ name_hash(const char *name, size_t len)
 bool
 cmd_keynum_spec(const struct cmd *cmd, struct cmd_keynum *out)
 {
-    const char *s = cmd->key_flags;
-    int end = 0;
-    if (s == NULL || strncmp(s, "keynum(", 7) != 0) {
+    if (cmd->keynum == NULL) {
         return false;
     }
-    return sscanf(s + 7, "%d,%d,%d,%d)%n", &out->index, &out->keynumidx,
-                  &out->firstkey, &out->keystep, &end) == 4 && end > 0;
+    *out = *cmd->keynum;
+    return true;
 }
 
-/* A row's key specs as cmd.h describes them; a keynum row is flagged
- * movablekeys. False for one Redis could not have. */
+size_t
+cmd_key_spec_count(const struct cmd *cmd)
+{
+    size_t n = 0;
+    while (n < CMD_KEY_SPECS_MAX && cmd->key_specs[n].flags != 0) {
+        n++;
+    }
+    return n;
+}
+
+/* Do a row's keys and key specs agree, as struct cmd has them? The types
+ * rule out a misspelt flag or a malformed keynum; this, what they cannot:
+ * specs for a row with keys only, one for a keynum row, which shows no
+ * legacy positions, and keynum numbers Redis could follow. A keynum row is
+ * flagged movablekeys. */
 static bool
 setup_key_specs(struct cmd *cmd)
 {
-    struct cmd_keynum kn;
-    if (cmd->key_flags == NULL || strstr(cmd->key_flags, "keynum") == NULL) {
-        return true;
+    const struct cmd_keynum *kn = cmd->keynum;
+    size_t n = cmd_key_spec_count(cmd);
+    if (kn == NULL) {
+        return (n > 0) == (cmd->first_key != 0);
     }
-    if (!cmd_keynum_spec(cmd, &kn) || strchr(cmd->key_flags, '|') != NULL ||
-        cmd->first_key != 0 || cmd->last_key != 0 || cmd->key_step != 0 ||
-        kn.index < 1 || kn.keynumidx < 0 || kn.firstkey < 1 ||
-        kn.keystep < 1) {
+    if (n != 1 || cmd->first_key != 0 || cmd->last_key != 0 ||
+        cmd->key_step != 0 || kn->index < 1 || kn->keynumidx < 0 ||
+        kn->firstkey < 1 || kn->keystep < 1) {
         return false;
     }
     cmd->flags |= CMD_MOVABLE_KEYS;
@@ -295,8 +311,8 @@ bool
 cmd_request_keys(const struct cmd *cmd, const struct resp_request *req,
                  struct cmd_keys *out)
 {
-    struct cmd_keynum kn;
-    if (!(cmd->flags & CMD_MOVABLE_KEYS) || !cmd_keynum_spec(cmd, &kn)) {
+    const struct cmd_keynum *kn = cmd->keynum;
+    if (!(cmd->flags & CMD_MOVABLE_KEYS) || kn == NULL) {
         int last = cmd_last_key(cmd, req->argc);
         if (last < 0) {
             return false;
@@ -306,10 +322,10 @@ cmd_request_keys(const struct cmd *cmd, const struct resp_request *req,
                                   true };
         return true;
     }
-    if ((int64_t)kn.index + kn.keynumidx >= (int64_t)req->argc) {
+    if ((int64_t)kn->index + kn->keynumidx >= (int64_t)req->argc) {
         return false;                   /* shorter than its arity allows */
     }
-    return keynum_spec_keys(&kn, req, out) || keynum_getkeys(&kn, req, out);
+    return keynum_spec_keys(kn, req, out) || keynum_getkeys(kn, req, out);
 }
 
 bool

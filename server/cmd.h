@@ -1,10 +1,12 @@
 /*
  * cmd.h - the command table: lookup, arity check, dispatch, statistics.
  *
- * Every command is one row: name, Redis arity rule (N = exactly N
- * arguments including the name, -N = at least N), COMMAND metadata, docs
- * and handler. Container commands (CLIENT, COMMAND, CONFIG) have a
- * subcommand table of the same shape, named "client|setname" like Redis 7.
+ * Every command is one row of struct cmd (commands.c writes them with
+ * designated initializers): name, Redis arity rule (N = exactly N
+ * arguments including the name, -N = at least N), flags, keys and their
+ * key specs (data, as Redis's commands.def has them), docs and handler.
+ * Container commands (CLIENT, COMMAND, CONFIG) have a subcommand table of
+ * the same shape, named "client|setname" like Redis 7.
  */
 #ifndef CELLGATE_CMD_H
 #define CELLGATE_CMD_H
@@ -63,11 +65,10 @@ enum cmd_flag {
     CMD_NOT_QUEUED = 1 << 19,       /* runs at once inside MULTI (EXEC...) */
     CMD_EXEC = 1 << 20,             /* EXEC: a refusal aborts the MULTI */
     CMD_PEEKS = 1 << 21,            /* a write that PEEK makes a read */
-    CMD_SCRIPT_BODY = 1 << 22,      /* EVAL, EVAL_RO: the script's #!lua
-                                     * line sets the flags that count */
-    CMD_SCRIPT_SHA = 1 << 23,       /* EVALSHA, EVALSHA_RO: the same, the
-                                     * script named by its SHA1 */
-    CMD_READS_CLIENTS = 1 << 24     /* reads other clients' buffers (CLIENT
+    CMD_SCRIPT_SHA = 1 << 22,       /* EVALSHA, EVALSHA_RO: the script
+                                     * is named by its SHA1 (for their
+                                     * request_flags, script.h) */
+    CMD_READS_CLIENTS = 1 << 23     /* reads other clients' buffers (CLIENT
                                      * LIST): runs with the I/O threads
                                      * paused (cmd_set_clients_guard) */
 };
@@ -77,22 +78,64 @@ enum cmd_flag {
 /* The word of flag bit i (0 <= i < CMD_FLAG_COUNT). */
 extern const char *const cmd_flag_words[CMD_FLAG_COUNT];
 
+/* Key spec flags, as Redis spells them (RW, access, update...): bit i is
+ * the word cmd_key_flag_words[i], the order COMMAND shows them in
+ * (Redis 7.0's). Like the command flags, no bit is stored anywhere. */
+enum cmd_key_flag {
+    CMD_KEY_RO = 1 << 0,
+    CMD_KEY_RW = 1 << 1,
+    CMD_KEY_OW = 1 << 2,
+    CMD_KEY_RM = 1 << 3,
+    CMD_KEY_ACCESS = 1 << 4,
+    CMD_KEY_UPDATE = 1 << 5,
+    CMD_KEY_INSERT = 1 << 6,
+    CMD_KEY_DELETE = 1 << 7,
+    CMD_KEY_NOT_KEY = 1 << 8,
+    CMD_KEY_INCOMPLETE = 1 << 9,
+    CMD_KEY_VARIABLE_FLAGS = 1 << 10
+};
+#define CMD_KEY_FLAG_COUNT 11
+
+extern const char *const cmd_key_flag_words[CMD_KEY_FLAG_COUNT];
+
+/* One key spec as COMMAND INFO shows it: its flags and Redis's notes on
+ * it. Where its keys are is the row's (struct cmd). */
+struct cmd_key_spec {
+    unsigned flags;          /* enum cmd_key_flag bits; 0: no spec */
+    const char *notes;       /* NULL: none */
+};
+
+/* Most key specs a row has (RENAME's two). */
+#define CMD_KEY_SPECS_MAX 2
+
+/* Redis's keynum key spec (EVAL's: index 2, keynumidx 0, firstkey 1,
+ * keystep 1): the search begins at argument `index`; argument index +
+ * keynumidx counts the keys, which start at index + firstkey, every
+ * keystep arguments. */
+struct cmd_keynum {
+    int index;
+    int keynumidx;
+    int firstkey;
+    int keystep;
+};
+
+/* A row of the table; the fields a row leaves out are 0 or NULL. */
 struct cmd {
     const char *name;        /* lower case, "parent|sub" for subcommands */
     int arity;
     unsigned flags;          /* enum cmd_flag bits */
+    /* The keys, Redis's legacy range: argv[first_key], then every
+     * key_step arguments up to last_key (-1 = the last argument); 0 0 0
+     * for none, and for a keynum row, as Redis shows them. */
     int first_key;
-    int last_key;            /* -1 = last argument */
+    int last_key;
     int key_step;
-    /* Key specs: flags as Redis spells them, "RW access update", then
-     * optionally '#' and the spec's notes; several specs are separated by
-     * '|', spec i then being the one key at first_key + i ("RW access
-     * delete|OW update" for RENAME). One spec covers all the keys. A
-     * keynum spec (the keys counted by an argument) starts with
-     * "keynum(index,keynumidx,firstkey,keystep) " and is the row's only
-     * one; its row has first_key, last_key and key_step 0, as Redis shows
-     * them (see struct cmd_keynum). */
-    const char *key_flags;
+    /* The keys counted by an argument (EVAL's numkeys), or NULL. */
+    const struct cmd_keynum *keynum;
+    /* The key specs, one for each row with keys: it covers all of them;
+     * with two, spec i is the one key at first_key + i (RENAME key
+     * newkey). A keynum row has one. cmd_setup() refuses others. */
+    struct cmd_key_spec key_specs[CMD_KEY_SPECS_MAX];
     const char *acl;         /* ACL categories without '@', space separated */
     const char *group;
     const char *since;
@@ -114,7 +157,8 @@ struct cmd {
 
 /* Take the command table (commands.c) and build its lookup index; flag
  * the rows with a keynum key spec CMD_MOVABLE_KEYS, as Redis derives it.
- * Returns 0, or -1 for a bad name or key spec. */
+ * Returns 0, or -1 for a bad name or a row whose keys and key specs do
+ * not agree (see struct cmd). */
 int cmd_setup(struct cmd *table, size_t count);
 
 /* What the dispatcher calls around a CMD_READS_CLIENTS command (main.c
@@ -171,18 +215,12 @@ void cmd_dispatch_subcommand(struct conn *c, struct resp_request *req,
  * key_step words up to that index. */
 int cmd_last_key(const struct cmd *cmd, size_t argc);
 
-/* Redis's keynum key spec (EVAL's: "keynum(2,0,1,1)"): the search begins
- * at argument `index`; argument index + keynumidx counts the keys, which
- * start at index + firstkey, every keystep arguments. */
-struct cmd_keynum {
-    int index;
-    int keynumidx;
-    int firstkey;
-    int keystep;
-};
-
 /* cmd's keynum spec in *out, or false when it has none. */
 bool cmd_keynum_spec(const struct cmd *cmd, struct cmd_keynum *out);
+
+/* How many key specs cmd has (0 without keys): its leading ones with
+ * flags. */
+size_t cmd_key_spec_count(const struct cmd *cmd);
 
 /* The keys of one command line: argv[first], argv[first + step], ...
  * up to argv[last]. */

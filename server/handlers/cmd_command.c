@@ -14,48 +14,31 @@
 #include "lib/glob.h"
 #include "server/handlers/handlers.h"
 
-/* Number of space-separated words in the len bytes at s. */
+/* Number of space-separated words in s (NULL: none). */
 static size_t
-word_count_n(const char *s, size_t len)
+word_count(const char *s)
 {
     size_t n = 0;
-    const char *end = s + len;
-    while (s != NULL && s < end) {
-        while (s < end && *s == ' ') {
-            s++;
-        }
-        if (s == end) {
+    while (s != NULL && *s != '\0') {
+        s += strspn(s, " ");
+        if (*s == '\0') {
             break;
         }
         n++;
-        while (s < end && *s != ' ') {
-            s++;
-        }
+        s += strcspn(s, " ");
     }
     return n;
 }
 
-static size_t
-word_count(const char *s)
-{
-    return s != NULL ? word_count_n(s, strlen(s)) : 0;
-}
-
-/* Emit each word of the len bytes at s as a simple string (with prefix
- * '@' for acl). */
+/* Emit each word of s (NULL: none) as a simple string (with prefix '@'
+ * for acl). */
 static void
-reply_words_n(struct conn *c, const char *s, size_t len, bool acl)
+reply_words(struct conn *c, const char *s, bool acl)
 {
     char word[64];
-    const char *end = s + len;
-    while (s != NULL && s < end) {
-        while (s < end && *s == ' ') {
-            s++;
-        }
-        size_t n = 0;
-        while (s + n < end && s[n] != ' ') {
-            n++;
-        }
+    while (s != NULL && *s != '\0') {
+        s += strspn(s, " ");
+        size_t n = strcspn(s, " ");
         if (n == 0) {
             break;
         }
@@ -71,106 +54,54 @@ reply_words_n(struct conn *c, const char *s, size_t len, bool acl)
     }
 }
 
+/* Flag bits as Redis shows them: a set of the words[i] of the bits i
+ * (i < count) set, in that order. */
 static void
-reply_words(struct conn *c, const char *s, bool acl)
+reply_flag_words(struct conn *c, unsigned flags, const char *const *words,
+                 int count)
 {
-    if (s != NULL) {
-        reply_words_n(c, s, strlen(s), acl);
+    flags &= (1u << count) - 1;
+    reply_set(&c->out, (size_t)__builtin_popcount(flags), c->proto);
+    for (int i = 0; i < count; i++) {
+        if (flags & (1u << i)) {
+            reply_status(&c->out, words[i]);
+        }
     }
+}
+
+/* A key spec's flags: Redis's words, in Redis's order (cmd.h). */
+static void
+reply_key_flags(struct conn *c, unsigned flags)
+{
+    reply_flag_words(c, flags, cmd_key_flag_words, CMD_KEY_FLAG_COUNT);
 }
 
 /* ---- key specs ----------------------------------------------------------
- * A row's key_flags (cmd.h) holds its key specs, '|' between two: each the
- * flag words, then optionally '#' and the spec's notes. One spec covers
- * the row's keys (first_key, last_key, key_step); with several, spec i is
- * the one key at first_key + i (RENAME key newkey). A keynum spec (EVAL's)
- * is the row's only one, its flags after "keynum(...) ". */
-
-struct key_spec {
-    const char *flags;
-    size_t flags_len;
-    const char *notes;      /* NULL: none */
-    size_t notes_len;
-};
-
-/* How many key specs cmd has: none without keys, else one per '|' + 1. */
-static size_t
-key_spec_count(const struct cmd *cmd)
-{
-    struct cmd_keynum kn;
-    if (cmd_keynum_spec(cmd, &kn)) {
-        return 1;
-    }
-    if (cmd->first_key == 0) {
-        return 0;
-    }
-    size_t n = 1;
-    for (const char *p = cmd->key_flags; p != NULL && *p != '\0'; p++) {
-        n += *p == '|';
-    }
-    return n;
-}
-
-/* Key spec i of cmd (i < key_spec_count(cmd)). */
-static struct key_spec
-key_spec_at(const struct cmd *cmd, size_t i)
-{
-    struct key_spec ks = { "", 0, NULL, 0 };
-    const char *p = cmd->key_flags;
-    if (p == NULL) {
-        return ks;
-    }
-    for (; i > 0; i--) {
-        p = strchr(p, '|');
-        if (p == NULL) {
-            return ks;
-        }
-        p++;
-    }
-    if (strncmp(p, "keynum(", 7) == 0) {
-        p = strchr(p, ')') + 1;         /* cmd_setup() checked it */
-        p += strspn(p, " ");
-    }
-    size_t len = strcspn(p, "|");
-    const char *hash = memchr(p, '#', len);
-    ks.flags = p;
-    ks.flags_len = hash != NULL ? (size_t)(hash - p) : len;
-    if (hash != NULL) {
-        const char *n = hash + 1, *end = p + len;
-        while (n < end && *n == ' ') {
-            n++;
-        }
-        while (end > n && end[-1] == ' ') {
-            end--;
-        }
-        ks.notes = n;
-        ks.notes_len = (size_t)(end - n);
-    }
-    return ks;
-}
+ * A row's key specs (cmd.h): one covers the row's keys (first_key,
+ * last_key, key_step); with several, spec i is the one key at first_key +
+ * i (RENAME key newkey). A keynum row (EVAL's) has one. */
 
 /* The key spec that covers argument index `arg` of a command line (a key
  * position of cmd), and its flags as Redis reports them for this line:
  * SET's depend on its GET option, as Redis's setGetKeys() has it; keys
  * found without the spec (cmd_keys.flagged) have none. */
-static struct key_spec
+static struct cmd_key_spec
 key_spec_of_arg(const struct cmd *cmd, int arg, char **argv, size_t argc,
                 bool flagged)
 {
     if (!flagged) {
-        return (struct key_spec){ "", 0, NULL, 0 };
+        return (struct cmd_key_spec){ 0, NULL };
     }
-    size_t n = key_spec_count(cmd);
+    size_t n = cmd_key_spec_count(cmd);
     size_t i = n > 1 && arg > cmd->first_key ? (size_t)(arg - cmd->first_key) : 0;
-    struct key_spec ks = key_spec_at(cmd, i < n ? i : n - 1);
+    struct cmd_key_spec ks = cmd->key_specs[i < n ? i : n - 1];
     if (strcmp(cmd->name, "set") == 0) {
-        static const char rw[] = "RW access update", ow[] = "OW update";
         bool get = false;
         for (size_t a = 3; a < argc; a++) {
             get |= strcasecmp(argv[a], "get") == 0;
         }
-        ks.flags = get ? rw : ow;
-        ks.flags_len = get ? sizeof(rw) - 1 : sizeof(ow) - 1;
+        ks.flags = get ? CMD_KEY_RW | CMD_KEY_ACCESS | CMD_KEY_UPDATE
+                       : CMD_KEY_OW | CMD_KEY_UPDATE;
     }
     return ks;
 }
@@ -206,21 +137,20 @@ static void
 reply_key_specs(struct conn *c, const struct cmd *cmd)
 {
     int proto = c->proto;
-    size_t n = key_spec_count(cmd);
+    size_t n = cmd_key_spec_count(cmd);
     struct cmd_keynum kn;
     bool keynum = cmd_keynum_spec(cmd, &kn);
     /* Redis 7.0 answers the key specs as a set in RESP3. */
     reply_set(&c->out, n, proto);
     for (size_t i = 0; i < n; i++) {
-        struct key_spec ks = key_spec_at(cmd, i);
-        reply_map(&c->out, 3 + (ks.notes != NULL), proto);
-        if (ks.notes != NULL) {
+        const struct cmd_key_spec *ks = &cmd->key_specs[i];
+        reply_map(&c->out, 3 + (ks->notes != NULL), proto);
+        if (ks->notes != NULL) {
             reply_bulkz(&c->out, "notes");
-            reply_bulk(&c->out, ks.notes, ks.notes_len);
+            reply_bulkz(&c->out, ks->notes);
         }
         reply_bulkz(&c->out, "flags");
-        reply_set(&c->out, word_count_n(ks.flags, ks.flags_len), proto);
-        reply_words_n(c, ks.flags, ks.flags_len, false);
+        reply_key_flags(c, ks->flags);
         reply_bulkz(&c->out, "begin_search");
         reply_map(&c->out, 2, proto);
         reply_bulkz(&c->out, "type");
@@ -262,20 +192,6 @@ reply_key_specs(struct conn *c, const struct cmd *cmd)
     }
 }
 
-/* A command's flags as Redis shows them: a set of words, in Redis's
- * order. */
-static void
-reply_flags(struct conn *c, unsigned flags)
-{
-    flags &= CMD_SHOWN_FLAGS;
-    reply_set(&c->out, (size_t)__builtin_popcount(flags), c->proto);
-    for (int i = 0; i < CMD_FLAG_COUNT; i++) {
-        if (flags & (1u << i)) {
-            reply_status(&c->out, cmd_flag_words[i]);
-        }
-    }
-}
-
 /* The 10-field entry: name, arity, flags, first key, last key, step, ACL
  * categories, tips, key specs, subcommands. */
 static void
@@ -284,7 +200,7 @@ reply_entry(struct conn *c, const struct cmd *cmd)
     reply_array(&c->out, 10);
     reply_bulkz(&c->out, cmd->name);
     reply_int(&c->out, cmd->arity);
-    reply_flags(c, cmd->flags);
+    reply_flag_words(c, cmd->flags, cmd_flag_words, CMD_FLAG_COUNT);
     reply_int(&c->out, cmd->first_key);
     reply_int(&c->out, cmd->last_key);
     reply_int(&c->out, cmd->key_step);
@@ -556,7 +472,7 @@ reply_doc_arg(struct conn *c, char *w, struct doc_keys *keys)
 static void
 reply_doc_args(struct conn *c, const struct cmd *cmd)
 {
-    struct doc_keys keys = { 0, key_spec_count(cmd) };
+    struct doc_keys keys = { 0, cmd_key_spec_count(cmd) };
     const char *args = cmd->args;
     reply_array(&c->out, word_count(args));
     while (args != NULL && *args != '\0') {
@@ -655,7 +571,7 @@ getkeys(struct conn *c, struct resp_request *req, bool with_flags)
         cmd_error(c, "ERR Invalid command specified");
         return;
     }
-    if (key_spec_count(cmd) == 0) {
+    if (cmd_key_spec_count(cmd) == 0) {
         cmd_error(c, "ERR The command has no key arguments");
         return;
     }
@@ -683,10 +599,9 @@ getkeys(struct conn *c, struct resp_request *req, bool with_flags)
         }
         reply_bulk(&c->out, argv[i], argvlen[i]);
         if (with_flags) {
-            struct key_spec ks = key_spec_of_arg(cmd, i, argv, argc,
-                                                 keys.flagged);
-            reply_set(&c->out, word_count_n(ks.flags, ks.flags_len), c->proto);
-            reply_words_n(c, ks.flags, ks.flags_len, false);
+            struct cmd_key_spec ks = key_spec_of_arg(cmd, i, argv, argc,
+                                                     keys.flagged);
+            reply_key_flags(c, ks.flags);
         }
     }
 }

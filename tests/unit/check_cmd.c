@@ -162,11 +162,13 @@ line_of(const char *const *words)
 
 START_TEST(test_keynum_specs_find_the_keys_numkeys_counts)
 {
+    static const struct cmd_keynum keynum = { 2, 0, 1, 1 };
     struct cmd rows[] = {
-        { "k", -3, 0, 0, 0, 0, "keynum(2,0,1,1) RW access # n", NULL, NULL,
-          NULL, NULL, NULL, NULL, NULL, NULL, { 0, 0, 0, 0, 0, 0, { 0 } }, NULL },
-        { "r", -2, 0, 1, -1, 1, "RO", NULL, NULL, NULL, NULL, NULL, NULL,
-          NULL, NULL, { 0, 0, 0, 0, 0, 0, { 0 } }, NULL },
+        { .name = "k", .arity = -3, .keynum = &keynum,
+          .key_specs = { { .flags = CMD_KEY_RW | CMD_KEY_ACCESS,
+                           .notes = "n" } } },
+        { .name = "r", .arity = -2, .first_key = 1, .last_key = -1,
+          .key_step = 1, .key_specs = { { .flags = CMD_KEY_RO } } },
     };
     ck_assert_int_eq(cmd_setup(rows, 2), 0);
     ck_assert(rows[0].flags & CMD_MOVABLE_KEYS);
@@ -252,22 +254,42 @@ END_TEST
 
 START_TEST(test_bad_keynum_specs_are_refused_at_setup)
 {
-    const char *bad[] = { "keynum(2,0,1) RW", "keynum(0,0,1,1) RW",
-                          "keynum(2,0,1,0) RW", "keynum(2,0,1,1 RW",
-                          "keynum(2,0,1,1) RW|RO" };
+    /* A misspelt flag or a malformed keynum no longer compiles; what
+     * the types allow and Redis could not follow: */
+    static const struct cmd_keynum bad[] = {
+        { 2, 0, 1, 0 }, { 0, 0, 1, 1 }, { 2, 0, 0, 1 }, { 2, -1, 1, 1 }
+    };
     for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
         struct cmd row[] = {
-            { "k", -3, 0, 0, 0, 0, bad[i], NULL, NULL, NULL, NULL, NULL,
-              NULL, NULL, NULL, { 0, 0, 0, 0, 0, 0, { 0 } }, NULL },
+            { .name = "k", .arity = -3, .keynum = &bad[i],
+              .key_specs = { { .flags = CMD_KEY_RW } } },
         };
-        ck_assert_msg(cmd_setup(row, 1) == -1, "%s", bad[i]);
+        ck_assert_msg(cmd_setup(row, 1) == -1, "%zu", i);
     }
+    /* A keynum spec is the row's only one ("RW|RO"). */
+    static const struct cmd_keynum good = { 2, 0, 1, 1 };
+    struct cmd two[] = {
+        { .name = "k", .arity = -3, .keynum = &good,
+          .key_specs = { { .flags = CMD_KEY_RW }, { .flags = CMD_KEY_RO } } },
+    };
+    ck_assert_int_eq(cmd_setup(two, 1), -1);
     /* Its legacy key positions are 0 0 0, as Redis shows them. */
     struct cmd legacy[] = {
-        { "k", -3, 0, 2, 2, 1, "keynum(2,0,1,1) RW", NULL, NULL, NULL, NULL,
-          NULL, NULL, NULL, NULL, { 0, 0, 0, 0, 0, 0, { 0 } }, NULL },
+        { .name = "k", .arity = -3, .first_key = 2, .last_key = 2,
+          .key_step = 1, .keynum = &good,
+          .key_specs = { { .flags = CMD_KEY_RW } } },
     };
     ck_assert_int_eq(cmd_setup(legacy, 1), -1);
+    /* Keys without a spec, a spec without keys. */
+    struct cmd unspecified[] = {
+        { .name = "k", .arity = 2, .first_key = 1, .last_key = 1,
+          .key_step = 1 },
+    };
+    ck_assert_int_eq(cmd_setup(unspecified, 1), -1);
+    struct cmd keyless[] = {
+        { .name = "k", .arity = 1, .key_specs = { { .flags = CMD_KEY_RO } } },
+    };
+    ck_assert_int_eq(cmd_setup(keyless, 1), -1);
 }
 END_TEST
 
