@@ -18,9 +18,7 @@
 
 #include "algorithms/fixed_window.h"
 #include "algorithms/sliding_window.h"
-#include "lib/dict.h"
 #include "lib/mem.h"
-#include "lib/siphash.h"
 #include "lib/num.h"
 #include "server/clock.h"
 #include "server/journal.h"
@@ -635,54 +633,15 @@ rec_owned(const struct store_rec *r)
     return r != NULL ? keytype_rec_owned(r) : 0;
 }
 
-/* ---- databases --------------------------------------------------------- */
-
-struct store *
-keyspace_db(int i)
-{
-    if (srv.dbs[i] == NULL) {
-        struct store *s = store_create(srv.seed, clock_wall_now());
-        if (s == NULL) {
-            return NULL;
-        }
-        store_set_release(s, keyspace_release, (void *)(intptr_t)i);
-        srv.dbs[i] = s;
-    }
-    return srv.dbs[i];
-}
-
-bool
-keyspace_select(int i)
-{
-    struct store *s = keyspace_db(i);
-    if (s == NULL) {
-        return false;
-    }
-    srv.store = s;
-    srv.db = i;
-    return true;
-}
-
-/* Every database's hash key, from srv.seed: set once at start-up, before
- * any I/O thread, and only read afterwards. */
-static uint64_t hash_k0, hash_k1;
-
-uint64_t
-keyspace_key_hash(const char *key, size_t len)
-{
-    return siphash(hash_k0, hash_k1, len == 0 ? "" : key, len, 1, 3);
-}
+/* ---- databases: keyspace_db.c holds them, their keys change here ------- */
 
 int
 keyspace_init(const unsigned char seed[16], int64_t now)
 {
     (void)now;      /* a database's wheel starts when it is first used */
-    memcpy(srv.seed, seed, sizeof(srv.seed));
-    siphash_key(seed, &hash_k0, &hash_k1);
-    dict_seed(seed);        /* the collections' tables hash alike */
-    srv.ndbs = (size_t)srv.conf.databases;
-    srv.dbs = mem_calloc(srv.ndbs, sizeof(*srv.dbs));
-    return srv.dbs != NULL && keyspace_select(0) ? 0 : -1;
+    /* Every store a database makes frees its records through the write
+     * path: WATCH and the journal hear of each. */
+    return keyspace_db_init(seed, keyspace_release);
 }
 
 void
@@ -701,25 +660,9 @@ keyspace_teardown(void)
     escratch = (struct membuf){ 0 };
     dirty_cap = 0;
     journal_muted = true;
-    /* The selected store goes last: releasing a watched record hashes its
-     * key with srv.store (multi.c), which must still be there. */
-    for (size_t i = 0; srv.dbs != NULL && i < srv.ndbs; i++) {
-        if (srv.dbs[i] != srv.store) {
-            store_destroy(&srv.dbs[i]);
-        }
-    }
-    for (size_t i = 0; srv.dbs != NULL && i < srv.ndbs; i++) {
-        store_destroy(&srv.dbs[i]);
-    }
-    mem_free(srv.dbs);
-    srv.dbs = NULL;
-    srv.store = NULL;
-    srv.ndbs = 0;
+    keyspace_db_destroy();
     journal_muted = false;
 }
-
-/* SWAPDBs done: writes no store counts, since each store is unchanged. */
-static uint64_t swaps;
 
 bool
 keyspace_swap(int a, int b)
@@ -745,16 +688,7 @@ keyspace_swap(int a, int b)
             (void)journal_add_swap((uint32_t)a, (uint32_t)b);
         }
     }
-    struct store *t = srv.dbs[a];
-    srv.dbs[a] = srv.dbs[b];
-    srv.dbs[b] = t;
-    /* Each store tells its releases which database it is now. */
-    store_set_release(srv.dbs[a], keyspace_release, (void *)(intptr_t)a);
-    store_set_release(srv.dbs[b], keyspace_release, (void *)(intptr_t)b);
-    if (srv.db == a || srv.db == b) {
-        srv.store = srv.dbs[srv.db];
-    }
-    swaps++;                /* a write, for the snapshot's count */
+    keyspace_db_exchange(a, b);
     return true;
 }
 
@@ -887,41 +821,6 @@ keyspace_copy(struct store_rec *r, int to, const char *key, size_t len,
     return ok;
 }
 
-void
-keyspace_totals(struct ks_totals *t)
-{
-    memset(t, 0, sizeof(*t));
-    t->changes = swaps;
-    for (size_t i = 0; i < srv.ndbs; i++) {
-        const struct store *s = srv.dbs[i];
-        if (s != NULL) {
-            t->keys += store_size(s);
-            t->volatile_keys += store_volatile(s);
-            t->expired += store_expired(s);
-            t->evicted += store_evicted(s);
-            t->changes += store_changes(s);
-            t->rehash_overhead += store_rehash_overhead(s);
-        }
-    }
-}
-
-size_t
-keyspace_key_bytes(const struct store_rec *r)
-{
-    return store_rec_bytes(srv.store, r, keytype_rec_state_size(r)) +
-           rec_owned(r);
-}
-
-size_t
-keyspace_total_keys(void)
-{
-    size_t n = 0;
-    for (size_t i = 0; i < srv.ndbs; i++) {
-        n += srv.dbs[i] != NULL ? store_size(srv.dbs[i]) : 0;
-    }
-    return n;
-}
-
 /* ---- admission --------------------------------------------------------- */
 
 static bool
@@ -1022,6 +921,13 @@ keyspace_realloc(void *p, size_t size, const struct store_rec *keep)
         return NULL;
     }
     return keytype_owned_realloc(p, size);
+}
+
+size_t
+keyspace_key_bytes(const struct store_rec *r)
+{
+    return store_rec_bytes(srv.store, r, keytype_rec_state_size(r)) +
+           rec_owned(r);
 }
 
 /* ---- lookup ------------------------------------------------------------ */
