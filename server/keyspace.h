@@ -330,13 +330,8 @@ void keyspace_log_append(struct ks_log *ls, int64_t now, int64_t cost,
 /* Room for one more bucket in r's tiers (doubling, admitted). */
 bool keyspace_tiers_reserve(struct store_rec *r);
 
-/* ---- restoring ------------------------------------------------------- */
+/* ---- restoring: keyspace_apply.c ------------------------------------ */
 
-/* Put a key read back from disk into database db: a snapshot record
- * (replace false: the key must be new) or a journal record (replace true:
- * it supersedes the key). State in the given encoding; a key already
- * fresh at now is dropped. 0, or -1 with err ("duplicate key", "malformed
- * gcra state", "out of memory", ...). */
 /* Apply one effect record (journal.h) read from the journal at start-up
  * or from a primary's replication stream: the key's new state, its
  * deletion, a flush, a swap. Nothing of it is journaled again here.
@@ -354,5 +349,9 @@ int keyspace_restore(int db, uint8_t type, const char *key, size_t keylen,
                      int64_t expire_at, const unsigned char *state,
                      size_t state_len, int encoding, bool replace,
                      int64_t now, char *err, size_t errlen);
+
+/* For keyspace_apply.c: while on, the deletions, flushes and swaps made
+ * write no effect record (keyspace_apply_record() is replaying one). */
+void keyspace_applying(bool on);
 
 #endif

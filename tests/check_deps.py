@@ -36,8 +36,9 @@ The rules:
     backlog; a module depends only on those below it.
   - only the keyspace (and the store itself) calls the store's write
     functions (STORE_WRITES), seen in the object files: keyspace.c any,
-    keyspace_db.c those that make and free a database's store
-    (STORE_WRITERS); only the owner
+    keyspace_db.c those that make and free a database's store,
+    keyspace_apply.c those that put a restored key in (STORE_WRITERS);
+    only the owner
     of background children (server/child) and daemonize's start-up fork
     (server/lifecycle) call fork().
   - no two modules depend on each other, directly or in a loop.
@@ -109,12 +110,17 @@ REPL_ORDER = ["server/repl/replication", "server/repl/replica", "server/repl/pri
 # free the stores and never a record: the lifecycle functions only, so a
 # store they make frees its records through the hook the write path hands
 # them (store_set_release), and every record still changes in keyspace.c.
+# Keys put back from a snapshot, the journal or a primary
+# (server/keyspace_apply) are decoded straight into the store, past the
+# write path on purpose (admitted and journaled where first written): the
+# record writes they need (add, set its expiry, remove), no more.
 STORE_WRITES = {"store_create", "store_destroy", "store_set_release", "store_add",
                 "store_add_hashed", "store_set_expire", "store_remove", "store_flush",
                 "store_evict_soonest", "store_expire"}
 STORE_LIFECYCLE = {"store_create", "store_destroy", "store_set_release"}
 STORE_WRITERS = {"server/keyspace": STORE_WRITES, "server/store": STORE_WRITES,
-                 "server/keyspace_db": STORE_LIFECYCLE}
+                 "server/keyspace_db": STORE_LIFECYCLE,
+                 "server/keyspace_apply": {"store_add", "store_set_expire", "store_remove"}}
 # Who may fork.
 FORKERS = {"server/child", "server/lifecycle"}
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.M)
