@@ -1,5 +1,14 @@
 /*
- * keyspace.c - limiter keys (see keyspace.h).
+ * keyspace.c - the one write path every change to a key takes, lookup,
+ * and admission under maxmemory (see keyspace.h).
+ *
+ * Around it. The databases (keyspace_db.c) lie below: each store they
+ * make is hooked to this file's keyspace_release() (handed down by
+ * keyspace_init()), so a record freed in any database for any reason
+ * still passes it, and nothing there knows what a write is. Keys put back from a snapshot, the journal
+ * or a primary (keyspace_apply.c) lie above: they go into the store as
+ * they were written elsewhere, and keyspace_applying() keeps this file
+ * from journaling what their replay deletes, flushes or swaps.
  *
  * Memory. A limiter's record is a store slot; RL.LOG and RL.TIERS keys
  * also own arrays that grow as they are used. Both kinds of growth pass
@@ -13,14 +22,11 @@
 
 #include <stdint.h>
 #include <math.h>
-#include <stdio.h>
 #include <string.h>
 
 #include "algorithms/fixed_window.h"
 #include "algorithms/sliding_window.h"
-#include "lib/dict.h"
 #include "lib/mem.h"
-#include "lib/siphash.h"
 #include "lib/num.h"
 #include "server/clock.h"
 #include "server/journal.h"
@@ -369,9 +375,10 @@ struct dirty_rec {
 static struct dirty_rec *dirty;
 static size_t ndirty, dirty_cap;
 static bool journal_muted;          /* a flush writes one record, not one per key */
-/* keyspace_apply_record() is at work: its caller journals the record as
- * it came (a replica's stream) or reads it from the journal (start-up), so
- * the deletions, flushes and swaps it makes write none of their own. */
+/* keyspace_apply_record() is at work (keyspace_applying()): its caller
+ * journals the record as it came (a replica's stream) or reads it from the
+ * journal (start-up), so the deletions, flushes and swaps it makes write
+ * none of their own. */
 static bool applying;
 static struct membuf jscratch;
 /* An element effect's payload, built by a handler between
@@ -608,6 +615,12 @@ keyspace_flush(int db)
     journal_muted = false;
 }
 
+void
+keyspace_applying(bool on)
+{
+    applying = on;
+}
+
 /* Frees what a record's state owns; the store calls it (store_set_release,
  * arg: the database's number) before freeing any record: removed, expired,
  * evicted or flushed, which is also when the transactions watching the key
@@ -635,54 +648,15 @@ rec_owned(const struct store_rec *r)
     return r != NULL ? keytype_rec_owned(r) : 0;
 }
 
-/* ---- databases --------------------------------------------------------- */
-
-struct store *
-keyspace_db(int i)
-{
-    if (srv.dbs[i] == NULL) {
-        struct store *s = store_create(srv.seed, clock_wall_now());
-        if (s == NULL) {
-            return NULL;
-        }
-        store_set_release(s, keyspace_release, (void *)(intptr_t)i);
-        srv.dbs[i] = s;
-    }
-    return srv.dbs[i];
-}
-
-bool
-keyspace_select(int i)
-{
-    struct store *s = keyspace_db(i);
-    if (s == NULL) {
-        return false;
-    }
-    srv.store = s;
-    srv.db = i;
-    return true;
-}
-
-/* Every database's hash key, from srv.seed: set once at start-up, before
- * any I/O thread, and only read afterwards. */
-static uint64_t hash_k0, hash_k1;
-
-uint64_t
-keyspace_key_hash(const char *key, size_t len)
-{
-    return siphash(hash_k0, hash_k1, len == 0 ? "" : key, len, 1, 3);
-}
+/* ---- databases: keyspace_db.c holds them, their keys change here ------- */
 
 int
 keyspace_init(const unsigned char seed[16], int64_t now)
 {
     (void)now;      /* a database's wheel starts when it is first used */
-    memcpy(srv.seed, seed, sizeof(srv.seed));
-    siphash_key(seed, &hash_k0, &hash_k1);
-    dict_seed(seed);        /* the collections' tables hash alike */
-    srv.ndbs = (size_t)srv.conf.databases;
-    srv.dbs = mem_calloc(srv.ndbs, sizeof(*srv.dbs));
-    return srv.dbs != NULL && keyspace_select(0) ? 0 : -1;
+    /* Every store a database makes frees its records through the write
+     * path: WATCH and the journal hear of each. */
+    return keyspace_db_init(seed, keyspace_release);
 }
 
 void
@@ -701,25 +675,9 @@ keyspace_teardown(void)
     escratch = (struct membuf){ 0 };
     dirty_cap = 0;
     journal_muted = true;
-    /* The selected store goes last: releasing a watched record hashes its
-     * key with srv.store (multi.c), which must still be there. */
-    for (size_t i = 0; srv.dbs != NULL && i < srv.ndbs; i++) {
-        if (srv.dbs[i] != srv.store) {
-            store_destroy(&srv.dbs[i]);
-        }
-    }
-    for (size_t i = 0; srv.dbs != NULL && i < srv.ndbs; i++) {
-        store_destroy(&srv.dbs[i]);
-    }
-    mem_free(srv.dbs);
-    srv.dbs = NULL;
-    srv.store = NULL;
-    srv.ndbs = 0;
+    keyspace_db_destroy();
     journal_muted = false;
 }
-
-/* SWAPDBs done: writes no store counts, since each store is unchanged. */
-static uint64_t swaps;
 
 bool
 keyspace_swap(int a, int b)
@@ -745,16 +703,7 @@ keyspace_swap(int a, int b)
             (void)journal_add_swap((uint32_t)a, (uint32_t)b);
         }
     }
-    struct store *t = srv.dbs[a];
-    srv.dbs[a] = srv.dbs[b];
-    srv.dbs[b] = t;
-    /* Each store tells its releases which database it is now. */
-    store_set_release(srv.dbs[a], keyspace_release, (void *)(intptr_t)a);
-    store_set_release(srv.dbs[b], keyspace_release, (void *)(intptr_t)b);
-    if (srv.db == a || srv.db == b) {
-        srv.store = srv.dbs[srv.db];
-    }
-    swaps++;                /* a write, for the snapshot's count */
+    keyspace_db_exchange(a, b);
     return true;
 }
 
@@ -887,41 +836,6 @@ keyspace_copy(struct store_rec *r, int to, const char *key, size_t len,
     return ok;
 }
 
-void
-keyspace_totals(struct ks_totals *t)
-{
-    memset(t, 0, sizeof(*t));
-    t->changes = swaps;
-    for (size_t i = 0; i < srv.ndbs; i++) {
-        const struct store *s = srv.dbs[i];
-        if (s != NULL) {
-            t->keys += store_size(s);
-            t->volatile_keys += store_volatile(s);
-            t->expired += store_expired(s);
-            t->evicted += store_evicted(s);
-            t->changes += store_changes(s);
-            t->rehash_overhead += store_rehash_overhead(s);
-        }
-    }
-}
-
-size_t
-keyspace_key_bytes(const struct store_rec *r)
-{
-    return store_rec_bytes(srv.store, r, keytype_rec_state_size(r)) +
-           rec_owned(r);
-}
-
-size_t
-keyspace_total_keys(void)
-{
-    size_t n = 0;
-    for (size_t i = 0; i < srv.ndbs; i++) {
-        n += srv.dbs[i] != NULL ? store_size(srv.dbs[i]) : 0;
-    }
-    return n;
-}
-
 /* ---- admission --------------------------------------------------------- */
 
 static bool
@@ -1022,6 +936,13 @@ keyspace_realloc(void *p, size_t size, const struct store_rec *keep)
         return NULL;
     }
     return keytype_owned_realloc(p, size);
+}
+
+size_t
+keyspace_key_bytes(const struct store_rec *r)
+{
+    return store_rec_bytes(srv.store, r, keytype_rec_state_size(r)) +
+           rec_owned(r);
 }
 
 /* ---- lookup ------------------------------------------------------------ */
@@ -1232,292 +1153,4 @@ keyspace_tiers_reserve(struct store_rec *r)
     ts->st.b = b;
     ts->st.cap = cap;
     return true;
-}
-
-/* ---- restoring from disk ----------------------------------------------- */
-
-/* The expiry of a restored record (ms): as stored, but for a log or
- * tiers state written before expiry could be set by hand (encoding 2 and
- * before), where it follows from what the state holds. */
-static int64_t
-restored_expiry(struct store_rec *rec, int64_t stored, int encoding,
-                int64_t now)
-{
-    const void *state = store_rec_state(rec);
-    if (encoding >= KS_ENCODING_EXPIRY_MS) {
-        return stored;
-    }
-    if (rec->type == KEY_LOG) {
-        return keyspace_fresh_ms(keytype_log_fresh_at(state, now));
-    }
-    if (rec->type == KEY_TIERS) {
-        return keyspace_fresh_ms(keytype_tiers_fresh_at(state, now));
-    }
-    return stored;
-}
-
-/* Dead at now (ns) with expiry at (ms)? */
-static bool
-expired(int64_t at, int64_t now)
-{
-    return at != STORE_NEVER && now / NS_PER_MS > at;
-}
-
-int
-keyspace_restore(int db, uint8_t type, const char *key, size_t keylen,
-                 int64_t expire_at, const unsigned char *state,
-                 size_t state_len, int encoding, bool replace, int64_t now,
-                 char *err, size_t errlen)
-{
-    struct store *s = keyspace_db(db);
-    if (type < KEY_TYPE_FIRST || type > KEY_TYPE_LAST) {
-        snprintf(err, errlen, "unknown key type %u", type);
-        return -1;
-    }
-    if (s == NULL) {
-        snprintf(err, errlen, "out of memory");
-        return -1;
-    }
-    struct store_rec *rec = store_lookup(s, key, keylen, now);
-    if (rec != NULL && !replace) {
-        snprintf(err, errlen, "duplicate key");
-        return -1;
-    }
-    if (rec != NULL) {
-        store_remove(s, rec);
-    }
-    if (expired(expire_at, now)) {
-        return 0;                   /* went fresh while we were down */
-    }
-    unsigned char upgraded[KS_UPGRADE_BUF];
-    if (!keytype_upgrade(&type, &state, &state_len, encoding, upgraded)) {
-        snprintf(err, errlen, "malformed %s state", keytype_name(type));
-        return -1;
-    }
-    rec = store_add(s, key, keylen, type,
-                    keytype_decoded_state_size(type, state, state_len,
-                                               expire_at));
-    if (rec == NULL) {
-        snprintf(err, errlen, "out of memory");
-        return -1;
-    }
-    /* As stored, for the decoder: a KEY_INT's value may lean on it, so it
-     * is set to the same again below (restored_expiry() keeps it). */
-    rec->expire_at = expire_at;
-    enum ks_decode rc = keytype_decode(rec, state, state_len, encoding);
-    int64_t fresh_at = rc == KS_DECODED
-                           ? restored_expiry(rec, expire_at, encoding, now)
-                           : 0;
-    rec->expire_at = STORE_NEVER;
-    if (rc != KS_DECODED || expired(fresh_at, now)) {
-        store_remove(s, rec);
-        if (rc == KS_DECODED || rc == KS_EMPTY) {
-            return 0;               /* nothing left to keep */
-        }
-        snprintf(err, errlen, rc == KS_NOMEM ? "out of memory"
-                                             : "malformed %s state",
-                 keytype_name(type));
-        return -1;
-    }
-    store_set_expire(s, rec, fresh_at);
-    return 0;
-}
-
-/* ---- applying an effect record ---------------------------------------- */
-
-static int apply_record(const struct journal_record *rec, int64_t now,
-                        char *err, size_t errlen);
-
-/* KS_ELEM_RANGE: a long string's bytes from an offset on (APPEND,
- * SETRANGE), the string grown to hold them. A key gone by its expiry
- * since has nothing to change. */
-static int
-apply_range(const struct journal_record *rec, struct store *s, int64_t now,
-            char *err, size_t errlen)
-{
-    uint64_t off;
-    struct store_rec *r = store_lookup(s, rec->key, rec->keylen, now);
-    if (rec->state_len < sizeof(off)) {
-        snprintf(err, errlen, "a malformed string range");
-        return -1;
-    }
-    memcpy(&off, rec->state, sizeof(off));
-    size_t n = rec->state_len - sizeof(off);
-    if (r == NULL && expired(rec->expire_at, now)) {
-        return 0;
-    }
-    struct ks_str *st = r != NULL ? store_rec_state(r) : NULL;
-    if (st == NULL || r->type != KEY_STR || st->len <= KS_STR_INLINE ||
-        off > UINT32_MAX - n) {
-        snprintf(err, errlen, "a string range for a key that holds no long "
-                 "string");
-        return -1;
-    }
-    size_t end = (size_t)off + n;
-    if (end > st->len) {
-        if (end > st->u.heap.cap) {
-            char *p = keytype_owned_realloc(st->u.heap.p, end);
-            if (p == NULL) {
-                snprintf(err, errlen, "out of memory");
-                return -1;
-            }
-            st->u.heap.p = p;
-            st->u.heap.cap = (uint32_t)end;
-        }
-        memset(st->u.heap.p + st->len, 0, end - st->len);
-        st->len = (uint32_t)end;
-    }
-    memcpy(st->u.heap.p + off, rec->state + sizeof(off), n);
-    if (srv.watched_keys != 0) {
-        multi_touch((int)rec->db, rec->key, rec->keylen);
-    }
-    return 0;
-}
-
-/* A collection's element effect, replayed by its type's module. A key
- * gone by its expiry since has nothing to change; one the effect leaves
- * empty goes, as it went on the primary. */
-static int
-apply_coll(const struct journal_record *rec, struct store *s, int64_t now,
-           char *err, size_t errlen)
-{
-    struct store_rec *r = store_lookup(s, rec->key, rec->keylen, now);
-    if (r == NULL && expired(rec->expire_at, now)) {
-        return 0;
-    }
-    if (r == NULL || r->type != rec->type) {
-        snprintf(err, errlen, "a %s element effect for a key that holds "
-                 "no %s", keytype_name(rec->type), keytype_name(rec->type));
-        return -1;
-    }
-    int rc = keytype_coll_apply(r, rec->elem_op, rec->state, rec->state_len);
-    if (rc != COLL_OK) {
-        snprintf(err, errlen, rc == COLL_NOMEM ? "out of memory"
-                 : "a malformed %s element effect (op %u)",
-                 keytype_name(rec->type), rec->elem_op);
-        return -1;
-    }
-    if (srv.watched_keys != 0) {
-        multi_touch((int)rec->db, rec->key, rec->keylen);
-    }
-    if (keytype_coll_len(r) == 0) {
-        store_remove(s, r);
-    }
-    return 0;
-}
-
-/* One element's change to a key (journal.h's JOURNAL_ELEM). */
-static int
-apply_elem(const struct journal_record *rec, int64_t now, char *err,
-           size_t errlen)
-{
-    struct store *s = keyspace_db((int)rec->db);
-    if (s == NULL) {
-        snprintf(err, errlen, "out of memory");
-        return -1;
-    }
-    if (rec->type == KEY_STR && rec->elem_op == KS_ELEM_RANGE) {
-        return apply_range(rec, s, now, err, errlen);
-    }
-    if (keytype_is_coll(rec->type)) {
-        return apply_coll(rec, s, now, err, errlen);
-    }
-    snprintf(err, errlen, "element effect %u for a %s key", rec->elem_op,
-             keytype_name(rec->type));
-    return -1;
-}
-
-/* A group's records, in order. The group's CRC covered them all, so each
- * must read whole: anything else is damage. */
-static int
-apply_group(const struct journal_record *group, int64_t now, char *err,
-            size_t errlen)
-{
-    struct journal_reader rd;
-    struct journal_record rec;
-    uint32_t n = 0;
-    journal_reader_records(&rd, group->state, group->state_len,
-                           group->version);
-    for (;;) {
-        enum journal_read r = journal_next(&rd, &rec);
-        if (r == JOURNAL_END) {
-            break;
-        }
-        if (r != JOURNAL_RECORD || rec.op == JOURNAL_GROUP) {
-            snprintf(err, errlen, "a damaged record inside a group");
-            return -1;
-        }
-        if (apply_record(&rec, now, err, errlen) < 0) {
-            return -1;
-        }
-        n++;
-    }
-    if (n != group->count) {
-        snprintf(err, errlen, "a group of %u records holds %u",
-                 group->count, n);
-        return -1;
-    }
-    return 0;
-}
-
-static int
-apply_record(const struct journal_record *rec, int64_t now, char *err,
-             size_t errlen)
-{
-    bool all = rec->op == JOURNAL_FLUSH && rec->db == JOURNAL_ALL_DBS;
-    if ((!all && rec->db >= srv.ndbs) ||
-        (rec->op == JOURNAL_SWAP && rec->db2 >= srv.ndbs)) {
-        snprintf(err, errlen, "it holds keys of database %u, but this "
-                 "server has %zu databases (see 'databases')",
-                 rec->db >= srv.ndbs ? rec->db : rec->db2, srv.ndbs);
-        return -1;
-    }
-    switch (rec->op) {
-    case JOURNAL_SET:
-        /* A replica's clients watching the key hear of it, as of any
-         * write; one it replaces has told them already, one it creates
-         * tells them here. */
-        if (srv.watched_keys != 0) {
-            multi_touch((int)rec->db, rec->key, rec->keylen);
-        }
-        return keyspace_restore((int)rec->db, rec->type, rec->key,
-                                rec->keylen, rec->expire_at, rec->state,
-                                rec->state_len,
-                                rec->version >= 3 ? KS_ENCODING
-                                                  : KS_ENCODING_V2,
-                                true, now, err,
-                                errlen);
-    case JOURNAL_DEL: {
-        struct store *s = keyspace_db((int)rec->db);
-        struct store_rec *r =
-            s ? store_lookup(s, rec->key, rec->keylen, now) : NULL;
-        if (r != NULL) {
-            store_remove(s, r);
-        }
-        return 0;
-    }
-    case JOURNAL_FLUSH:
-        keyspace_flush(all ? -1 : (int)rec->db);
-        return 0;
-    case JOURNAL_GROUP:
-        return apply_group(rec, now, err, errlen);
-    case JOURNAL_ELEM:
-        return apply_elem(rec, now, err, errlen);
-    default:
-        if (!keyspace_swap((int)rec->db, (int)rec->db2)) {
-            snprintf(err, errlen, "out of memory");
-            return -1;
-        }
-        return 0;
-    }
-}
-
-int
-keyspace_apply_record(const struct journal_record *rec, int64_t now,
-                      char *err, size_t errlen)
-{
-    applying = true;
-    int rc = apply_record(rec, now, err, errlen);
-    applying = false;
-    return rc;
 }

@@ -1,8 +1,9 @@
 /*
- * keyspace.h - the keys: the databases, the one path every change to a
- * key takes (WATCH, the effects the journal and the replicas receive, the
- * expiry wheel), lookup, and the admission of new memory under maxmemory.
- * What each type's state is and how it becomes bytes is keytype.h's.
+ * keyspace.h - the keys: the one path every change to a key takes (WATCH,
+ * the effects the journal and the replicas receive, the expiry wheel),
+ * lookup, and the admission of new memory under maxmemory. The databases
+ * that hold the keys are keyspace_db.h's (included here); what each
+ * type's state is and how it becomes bytes is keytype.h's.
  *
  * Every allocation that grows the keyspace, a new record or a bigger
  * array, goes through keyspace_admit() first, so maxmemory bounds them
@@ -17,6 +18,7 @@
 #include <string.h>
 
 #include "server/journal.h"
+#include "server/keyspace_db.h"
 #include "server/keytype.h"
 #include "server/multi.h"
 #include "server/server.h"
@@ -24,43 +26,17 @@
 
 /* ---- databases --------------------------------------------------------- */
 
-/* The databases (SELECT): srv.ndbs stores, each created when first used,
- * all hashing with srv.seed so a key hashes alike in each. Commands use
- * srv.store, the selected one. keyspace_init() makes database 0 and
- * selects it (-1 when out of memory); keyspace_teardown() frees them all. */
-/* The hash every database's table gives key (the same seed): what a
- * request's key hint carries (store.h's struct key_hint). Thread-safe. */
-uint64_t keyspace_key_hash(const char *key, size_t len);
-
+/* The databases themselves, which one is selected and their hash are
+ * keyspace_db.h's. keyspace_init() makes database 0 and selects it (-1
+ * when out of memory), every store it makes freeing its records through
+ * the write path (keyspace_release()); keyspace_teardown() frees them
+ * all, as no change to a key. */
 int keyspace_init(const unsigned char seed[16], int64_t now);
 void keyspace_teardown(void);
-
-/* Database i (0 <= i < srv.ndbs), made when first asked for; NULL when out
- * of memory. */
-struct store *keyspace_db(int i);
-
-/* Make database i the one commands use (srv.store, srv.db); false when it
- * could not be made. */
-bool keyspace_select(int i);
 
 /* Swap databases a and b (SWAPDB): their stores change places, so the
  * clients of each see the other's keys. false when out of memory. */
 bool keyspace_swap(int a, int b);
-
-/* Keys in every database. */
-size_t keyspace_total_keys(void);
-
-/* The stores' counters summed over every database (INFO, metrics, the
- * snapshot's count of changes). */
-struct ks_totals {
-    size_t keys;
-    size_t volatile_keys;
-    uint64_t expired;
-    uint64_t evicted;
-    uint64_t changes;
-    size_t rehash_overhead;
-};
-void keyspace_totals(struct ks_totals *t);
 
 /* MEMORY USAGE: the bytes key r holds: its record's slot (key, state,
  * expiry, the name of its wheel slot), its handle in that wheel slot, and
@@ -146,7 +122,8 @@ keyspace_written(struct store_rec *r)
  * transactions watching the key (a replica's too), lists it for the
  * effects the journal and the replicas receive, and keeps the timer wheel
  * right, so a new command or type cannot forget one of them. `make check-deps` keeps
- * every other module off the store's write functions. A handler that
+ * every other module off the store's write functions (keyspace_db.c only
+ * makes, swaps and frees the stores). A handler that
  * writes a state in place (store_rec_state()) says so with
  * keyspace_written() or keyspace_set_expire().
  */
@@ -353,13 +330,8 @@ void keyspace_log_append(struct ks_log *ls, int64_t now, int64_t cost,
 /* Room for one more bucket in r's tiers (doubling, admitted). */
 bool keyspace_tiers_reserve(struct store_rec *r);
 
-/* ---- restoring ------------------------------------------------------- */
+/* ---- restoring: keyspace_apply.c ------------------------------------ */
 
-/* Put a key read back from disk into database db: a snapshot record
- * (replace false: the key must be new) or a journal record (replace true:
- * it supersedes the key). State in the given encoding; a key already
- * fresh at now is dropped. 0, or -1 with err ("duplicate key", "malformed
- * gcra state", "out of memory", ...). */
 /* Apply one effect record (journal.h) read from the journal at start-up
  * or from a primary's replication stream: the key's new state, its
  * deletion, a flush, a swap. Nothing of it is journaled again here.
@@ -377,5 +349,9 @@ int keyspace_restore(int db, uint8_t type, const char *key, size_t keylen,
                      int64_t expire_at, const unsigned char *state,
                      size_t state_len, int encoding, bool replace,
                      int64_t now, char *err, size_t errlen);
+
+/* For keyspace_apply.c: while on, the deletions, flushes and swaps made
+ * write no effect record (keyspace_apply_record() is replaying one). */
+void keyspace_applying(bool on);
 
 #endif

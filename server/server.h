@@ -52,7 +52,7 @@ struct server {
     char executable[4096];
     uv_loop_t *loop;
     struct store *store;          /* the database the running command
-                                     uses (SELECT); keyspace.c sets it */
+                                     uses (SELECT); keyspace_db.c sets it */
     int db;                       /* its number */
     struct store **dbs;           /* conf.databases, NULL until used */
     size_t ndbs;

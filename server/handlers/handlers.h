@@ -72,12 +72,6 @@ HANDLER(cmd_select);
 HANDLER(cmd_hello);
 HANDLER(cmd_auth);
 HANDLER(cmd_readonly);
-HANDLER(cmd_config);
-HANDLER(cmd_config_get);
-HANDLER(cmd_config_set);
-HANDLER(cmd_config_resetstat);
-HANDLER(cmd_config_rewrite);
-HANDLER(cmd_config_help);
 HANDLER(cmd_dbsize);
 HANDLER(cmd_flushall);
 HANDLER(cmd_flushdb);
@@ -88,6 +82,14 @@ HANDLER(cmd_save);
 HANDLER(cmd_bgsave);
 HANDLER(cmd_bgrewriteaof);
 HANDLER(cmd_lastsave);
+
+/* cmd_config.c */
+HANDLER(cmd_config);
+HANDLER(cmd_config_get);
+HANDLER(cmd_config_set);
+HANDLER(cmd_config_resetstat);
+HANDLER(cmd_config_rewrite);
+HANDLER(cmd_config_help);
 
 /* info.c */
 HANDLER(cmd_info);
