@@ -12,6 +12,7 @@
  * and persistence follow the new values.
  */
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -183,6 +184,15 @@ config_set_spelling(const struct resp_request *req, size_t i)
     return spelling;
 }
 
+/* Redis's CONFIG SET failure: the argument it blames (at most max bytes
+ * of it) and why. */
+static void
+config_set_failed(struct conn *c, const char *arg, int max, const char *why)
+{
+    cmd_errorf(c, "ERR CONFIG SET failed (possibly related to argument "
+               "'%.*s') - %s", max, arg, why);
+}
+
 /* Check every name first, so a bad pair changes nothing. Names and values
  * are binary: a NUL byte in either is refused, never read as the end. */
 static bool
@@ -212,8 +222,7 @@ config_set_check(struct conn *c, struct resp_request *req)
             }
         }
         if (why != NULL) {
-            cmd_errorf(c, "ERR CONFIG SET failed (possibly related to "
-                        "argument '%.128s') - %s", req->argv[i], why);
+            config_set_failed(c, req->argv[i], 128, why);
             return false;
         }
         if (o->type != CONF_BINARY && has_nul(req, i + 1)) {
@@ -224,8 +233,7 @@ config_set_check(struct conn *c, struct resp_request *req)
             why = "cluster-mode yes is set at start-up only";
         }
         if (why != NULL) {
-            cmd_errorf(c, "ERR CONFIG SET failed (possibly related to "
-                        "argument '%s') - %s", spelling, why);
+            config_set_failed(c, spelling, INT_MAX, why);
             return false;
         }
     }
@@ -358,25 +366,22 @@ config_set_apply(struct conn *c, struct resp_request *req, char **old,
                                ? dir_unusable(req->argv[3 + 2 * k]) : NULL;
         if (unusable != NULL) {
             config_set_rollback(req, old, oldlen, k + 1);
-            cmd_errorf(c, "ERR CONFIG SET failed (possibly related to "
-                        "argument 'dir') - %s", unusable);
+            config_set_failed(c, "dir", INT_MAX, unusable);
             return false;
         }
         if (conf_set_bytes(&srv.conf, o, req->argv[3 + 2 * k],
                            req->argvlen[3 + 2 * k], err, sizeof(err)) < 0) {
             config_set_rollback(req, old, oldlen, k + 1);
             redis_words(o, req->argv[3 + 2 * k], err, sizeof(err));
-            cmd_errorf(c, "ERR CONFIG SET failed (possibly related to "
-                        "argument '%s') - %s",
-                       config_set_spelling(req, 2 + 2 * k), err);
+            config_set_failed(c, config_set_spelling(req, 2 + 2 * k), INT_MAX,
+                              err);
             return false;
         }
     }
     if (conf_validate(&srv.conf, names, err, sizeof(err)) < 0) {
         config_set_rollback(req, old, oldlen, pairs);
-        cmd_errorf(c, "ERR CONFIG SET failed (possibly related to argument "
-                      "'%s') - %s", config_set_blamed(req, pairs, names),
-                   err);
+        config_set_failed(c, config_set_blamed(req, pairs, names), INT_MAX,
+                          err);
         return false;
     }
     /* A new limits-file is read before anything moves, so a file that
@@ -385,17 +390,15 @@ config_set_apply(struct conn *c, struct resp_request *req, char **old,
     bool new_limits = config_set_names(req, pairs, "limits-file");
     if (new_limits && named_limits_load_new(&limits, err, sizeof(err)) < 0) {
         config_set_rollback(req, old, oldlen, pairs);
-        cmd_errorf(c, "ERR CONFIG SET failed (possibly related to argument "
-                      "'limits-file') - %s", err);
+        config_set_failed(c, "limits-file", INT_MAX, err);
         return false;
     }
     const char *why = config_set_listen(req, pairs, names);
     if (why != NULL) {
         limits_free(limits);
         config_set_rollback(req, old, oldlen, pairs);
-        cmd_errorf(c, "ERR CONFIG SET failed (possibly related to argument "
-                      "'%s') - %s", config_set_blamed(req, pairs, names),
-                   why);
+        config_set_failed(c, config_set_blamed(req, pairs, names), INT_MAX,
+                          why);
         return false;
     }
     if (new_limits) {
@@ -438,8 +441,7 @@ cmd_config_set(struct conn *c, struct resp_request *req)
     char err[512];
     if (persist_apply_config(err, sizeof(err)) < 0) {
         srv.conf.appendonly = 0;
-        cmd_errorf(c, "ERR CONFIG SET failed (possibly related to argument "
-                      "'appendonly') - %s", err);
+        config_set_failed(c, "appendonly", INT_MAX, err);
         return;
     }
     reply_ok(&c->out);
