@@ -89,17 +89,6 @@ count_refused(struct cmd *cmd)
     a->refused_other++;
 }
 
-static bool
-has_word(const struct resp_request *req, const char *word)
-{
-    for (size_t i = 1; i < req->argc; i++) {
-        if (cmd_arg_is(req, i, word)) {
-            return true;
-        }
-    }
-    return false;
-}
-
 static void
 answer_script_kill(struct conn *c)
 {
@@ -129,28 +118,20 @@ answer(struct conn *c, const struct resp_request *req)
         !c->authenticated) {
         return false;
     }
-    struct cmd *top = cmd_lookup(req->argv[0], req->argvlen[0]);
-    if (top == NULL) {
+    struct cmd *cmd = NULL;
+    switch (cmd_while_busy(req, &cmd)) {
+    case CMD_BUSY_MAIN_THREAD:
         return false;
-    }
-    struct cmd *cmd = cmd_resolve(top, req);
-    if (!cmd_arity_ok(cmd, req->argc)) {
-        return false;
-    }
-    if (!(cmd->flags & CMD_ALLOW_BUSY)) {
+    case CMD_BUSY_REFUSED:
         count_refused(cmd);
         reply_errorz(&c->out, ERR_BUSY);
-    } else if (strcmp(cmd->name, "script|kill") == 0) {
+        break;
+    case CMD_BUSY_SCRIPT_KILL:
         answer_script_kill(c);
-    } else if (strcmp(cmd->name, "shutdown") == 0 && !has_word(req, "abort")) {
-        if (!has_word(req, "nosave")) {
-            count_refused(cmd);
-            reply_errorz(&c->out, ERR_BUSY);
-        } else {
-            script_request_shutdown();  /* no reply: the server exits */
-        }
-    } else {
-        return false;
+        break;
+    case CMD_BUSY_SHUTDOWN_NOSAVE:
+        script_request_shutdown();      /* no reply: the server exits */
+        break;
     }
     my_answers()->requests++;
     return true;

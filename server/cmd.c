@@ -590,6 +590,42 @@ cmd_queue_writes(const struct conn *c)
     return cmd_queue_has(c, CMD_WRITE);
 }
 
+static bool
+has_word(const struct resp_request *req, const char *word)
+{
+    for (size_t i = 1; i < req->argc; i++) {
+        if (cmd_arg_is(req, i, word)) {
+            return true;
+        }
+    }
+    return false;
+}
+
+enum cmd_busy_answer
+cmd_while_busy(const struct resp_request *req, struct cmd **out)
+{
+    struct cmd *top = cmd_lookup(req->argv[0], req->argvlen[0]);
+    if (top == NULL) {
+        return CMD_BUSY_MAIN_THREAD;
+    }
+    struct cmd *cmd = cmd_resolve(top, req);
+    *out = cmd;
+    if (!cmd_arity_ok(cmd, req->argc)) {
+        return CMD_BUSY_MAIN_THREAD;
+    }
+    if (!(cmd->flags & CMD_ALLOW_BUSY)) {
+        return CMD_BUSY_REFUSED;
+    }
+    if (strcmp(cmd->name, "script|kill") == 0) {
+        return CMD_BUSY_SCRIPT_KILL;
+    }
+    if (strcmp(cmd->name, "shutdown") == 0 && !has_word(req, "abort")) {
+        return has_word(req, "nosave") ? CMD_BUSY_SHUTDOWN_NOSAVE
+                                       : CMD_BUSY_REFUSED;
+    }
+    return CMD_BUSY_MAIN_THREAD;
+}
+
 /* As Redis: under PAUSE ALL every command waits, under PAUSE WRITE a write
  * or may-replicate command (EVAL, unless its script says no-writes) or an
  * EXEC holding one; one Redis refuses before (unknown, wrong arity) never

@@ -197,6 +197,21 @@ void cmd_run_queued(struct conn *c);
  * journal refuses such an EXEC.) */
 bool cmd_queue_writes(const struct conn *c);
 
+/* How a request is answered while a script runs past busy-reply-threshold
+ * (Redis's processCommand() with a busy script): -BUSY unless its command
+ * may run then, SCRIPT KILL and SHUTDOWN NOSAVE at once; the rest of the
+ * allow-busy commands (AUTH, HELLO, ...) and what Redis refuses before
+ * (unknown, wrong arity) on the main thread. Reads the table only, so
+ * any thread may ask. */
+enum cmd_busy_answer {
+    CMD_BUSY_MAIN_THREAD,   /* only the main thread can answer it */
+    CMD_BUSY_REFUSED,       /* -BUSY (ERR_BUSY) */
+    CMD_BUSY_SCRIPT_KILL,
+    CMD_BUSY_SHUTDOWN_NOSAVE,
+};
+enum cmd_busy_answer cmd_while_busy(const struct resp_request *req,
+                                    struct cmd **cmd);
+
 /* Must req wait for CLIENT PAUSE to end? (srv.pause_all: PAUSE ALL.) */
 bool cmd_pause_holds(const struct conn *c, const struct resp_request *req);
 
