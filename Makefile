@@ -605,10 +605,12 @@ test-fuzz: $(FUZZ_RESP) $(FUZZ_CONF) $(FUZZ_CMD) $(FUZZ_GRPC) $(FUZZ_SCRIPT)
 # <- server, and inside server the floors main > conn > the table >
 # handlers > dispatcher > keyspace and the rest > store > wheel, with no
 # loops; what a file includes and the symbols its object uses both count.
-# With it, the rule of errors.h: an error text is spelled in one place.
+# With it, the rule of errors.h (an error text is spelled in one place) and
+# the length of a function (at most 80 lines).
 check-deps: $(LIB_OBJ) $(MAIN_OBJ)
 	/usr/bin/python3 tests/check_deps.py $(BUILD)
 	/usr/bin/python3 tests/check_errors.py
+	/usr/bin/python3 tests/check_functions.py
 	@! grep -n '#include <\(uv\|hiredis\)' algorithms/*.[ch] conf/*.[ch] lib/*.[ch]
 
 clean:

@@ -566,6 +566,28 @@ load_config(int argc, char **argv)
     return 0;
 }
 
+/* The journal or snapshot back into the keyspace; a file that cannot be
+ * loaded stops the start unless snapshot-load-errors says start-empty. */
+static int
+load_data(void)
+{
+    char err[512];
+    const char *what = srv.conf.appendonly ? "the journal" : "the snapshot";
+    if (persist_load(err, sizeof(err)) >= 0) {
+        return 0;
+    }
+    if (srv.conf.snapshot_load_errors != SNAPSHOT_LOAD_START_EMPTY) {
+        fprintf(stderr, "cellgate: cannot load %s: %s (set "
+                "snapshot-load-errors start-empty to start without it)\n",
+                what, err);
+        log_warning("Cannot load %s: %s", what, err);
+        return -1;
+    }
+    log_warning("Cannot load %s, starting EMPTY as snapshot-load-errors "
+                "says: %s", what, err);
+    return 0;
+}
+
 static int
 setup(void)
 {
@@ -593,19 +615,10 @@ setup(void)
         return -1;
     }
     srv.startup_allocated = mem_used();        /* MEMORY STATS */
-    char err[512];
-    const char *what = srv.conf.appendonly ? "the journal" : "the snapshot";
-    if (persist_load(err, sizeof(err)) < 0) {
-        if (srv.conf.snapshot_load_errors != SNAPSHOT_LOAD_START_EMPTY) {
-            fprintf(stderr, "cellgate: cannot load %s: %s (set "
-                    "snapshot-load-errors start-empty to start without it)\n",
-                    what, err);
-            log_warning("Cannot load %s: %s", what, err);
-            return -1;
-        }
-        log_warning("Cannot load %s, starting EMPTY as snapshot-load-errors "
-                    "says: %s", what, err);
+    if (load_data() < 0) {
+        return -1;
     }
+    char err[512];
     srv.loop = uv_default_loop();
     /* Every handle server_shutdown() closes exists from here on, so a
      * failure below can shut down cleanly. */

@@ -304,9 +304,11 @@ relieve(int rc)
 /* Redis's evalExtractShebangFlags(): the #!lua line's flags, and its
  * length (kept out of the compiled body, its line feed kept so that line
  * numbers stay the user's). false with err set. */
+/* The words of a shebang's flags=..., comma separated, into *f; false
+ * with Redis's error for a word it does not know. */
 static bool
-shebang_flags(const char *body, size_t len, unsigned *flags, size_t *skip,
-              char *err, size_t errlen)
+shebang_flag_words(const char *q, const char *wend, unsigned *f, char *err,
+                   size_t errlen)
 {
     static const struct {
         const char *word;
@@ -318,6 +320,53 @@ shebang_flags(const char *body, size_t len, unsigned *flags, size_t *skip,
         { "no-cluster", SCRIPT_NO_CLUSTER },
         { "allow-cross-slot-keys", SCRIPT_ALLOW_CROSS_SLOT },
     };
+    while (q <= wend) {
+        const char *comma = memchr(q, ',', (size_t)(wend - q));
+        const char *fe = comma != NULL ? comma : wend;
+        size_t i = 0;
+        for (; i < sizeof(words) / sizeof(words[0]); i++) {
+            if (strlen(words[i].word) == (size_t)(fe - q) &&
+                memcmp(words[i].word, q, (size_t)(fe - q)) == 0) {
+                *f |= words[i].flag;
+                break;
+            }
+        }
+        if (i == sizeof(words) / sizeof(words[0]) && fe > q) {
+            snprintf(err, errlen, "ERR Unexpected flag in script shebang: "
+                     "%.*s", (int)(fe - q), q);
+            return false;
+        }
+        q = fe + 1;
+    }
+    return true;
+}
+
+/* One word of the shebang line: the first must be "#!lua", the others
+ * flags=...; false with Redis's error. */
+static bool
+shebang_word(const char *word, size_t wlen, bool first, unsigned *f,
+             char *err, size_t errlen)
+{
+    if (first) {
+        if (wlen != 5 || memcmp(word, "#!lua", 5) != 0) {
+            snprintf(err, errlen, "ERR Unexpected engine in script shebang: "
+                     "%.*s", (int)wlen, word);
+            return false;
+        }
+        return true;
+    }
+    if (wlen >= 6 && memcmp(word, "flags=", 6) == 0) {
+        return shebang_flag_words(word + 6, word + wlen, f, err, errlen);
+    }
+    snprintf(err, errlen, "ERR Unknown lua shebang option: %.*s", (int)wlen,
+             word);
+    return false;
+}
+
+static bool
+shebang_flags(const char *body, size_t len, unsigned *flags, size_t *skip,
+              char *err, size_t errlen)
+{
     *flags = SCRIPT_COMPAT;
     *skip = 0;
     if (len < 2 || body[0] != '#' || body[1] != '!') {
@@ -331,47 +380,17 @@ shebang_flags(const char *body, size_t len, unsigned *flags, size_t *skip,
     *skip = (size_t)(end - body);
     /* The words, split at blanks as sdssplitargs() splits them for the
      * plain words a shebang holds. */
-    const char *p = body, *stop = end;
     const char *word = NULL;
     size_t wlen = 0;
     bool first = true;
     unsigned f = 0;
-    while (p <= stop) {
-        if (p == stop || *p == ' ' || *p == '\t' || *p == '\r') {
+    for (const char *p = body; p <= end; p++) {
+        if (p == end || *p == ' ' || *p == '\t' || *p == '\r') {
             if (word != NULL) {
-                if (first) {
-                    if (wlen != 5 || memcmp(word, "#!lua", 5) != 0) {
-                        snprintf(err, errlen, "ERR Unexpected engine in "
-                                 "script shebang: %.*s", (int)wlen, word);
-                        return false;
-                    }
-                    first = false;
-                } else if (wlen >= 6 && memcmp(word, "flags=", 6) == 0) {
-                    const char *q = word + 6, *wend = word + wlen;
-                    while (q <= wend) {
-                        const char *comma = memchr(q, ',', (size_t)(wend - q));
-                        const char *fe = comma != NULL ? comma : wend;
-                        size_t i = 0;
-                        for (; i < sizeof(words) / sizeof(words[0]); i++) {
-                            if (strlen(words[i].word) == (size_t)(fe - q) &&
-                                memcmp(words[i].word, q, (size_t)(fe - q)) == 0) {
-                                f |= words[i].flag;
-                                break;
-                            }
-                        }
-                        if (i == sizeof(words) / sizeof(words[0]) &&
-                            fe > q) {
-                            snprintf(err, errlen, "ERR Unexpected flag in "
-                                     "script shebang: %.*s", (int)(fe - q), q);
-                            return false;
-                        }
-                        q = fe + 1;
-                    }
-                } else {
-                    snprintf(err, errlen, "ERR Unknown lua shebang option: "
-                             "%.*s", (int)wlen, word);
+                if (!shebang_word(word, wlen, first, &f, err, errlen)) {
                     return false;
                 }
+                first = false;
                 word = NULL;
             }
         } else if (word == NULL) {
@@ -380,7 +399,6 @@ shebang_flags(const char *body, size_t len, unsigned *flags, size_t *skip,
         } else {
             wlen++;
         }
-        p++;
     }
     *flags = f;
     return true;
