@@ -25,7 +25,6 @@
 #include "server/errors.h"
 #include "server/handlers/handlers.h"
 #include "server/keyspace.h"
-#include "server/handlers/limit_cmd.h"
 #include "server/server.h"
 
 enum increx_expiry { EXP_KEEP, EXP_EX, EXP_PX, EXP_EXAT, EXP_PXAT,

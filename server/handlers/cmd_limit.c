@@ -205,64 +205,69 @@ void
 cmd_rl_fixed(struct conn *c, struct resp_request *req)
 {
     struct fwin_params p;
-    struct rl_opts o;
+    struct limit_cmd_opts o;
     struct fwin_state next;
     struct limit_decision d;
     bool ok;
 
-    if (!parse_limit_window(c, req, &p.limit, &p.window) ||
-        !parse_rl_options(c, req, 4, RL_COST | RL_ALIGN | RL_PEEK | RL_MS,
-                          &o)) {
+    if (!limit_cmd_parse_limit_window(c, req, &p.limit, &p.window) ||
+        !limit_cmd_parse_options(c, req, 4,
+                                 LIMIT_CMD_COST | LIMIT_CMD_ALIGN |
+                                     LIMIT_CMD_PEEK | LIMIT_CMD_MS,
+                                 &o)) {
         return;
     }
     p.cost = o.cost;
     p.align = o.align;
     int64_t now = clock_wall_now();
-    struct store_rec *r = lookup_typed(c, req, KEY_FIXED, now, &ok);
+    struct store_rec *r = limit_cmd_lookup(c, req, KEY_FIXED, now, &ok);
     if (!ok) {
         return;
     }
-    if (!check_status(c, fwin_apply(&p, r != NULL,
-                                    r ? store_rec_state(r) : NULL, now,
-                                    &next, &d))) {
+    if (!limit_cmd_check_status(c, fwin_apply(&p, r != NULL,
+                                              r ? store_rec_state(r) : NULL,
+                                              now, &next, &d))) {
         return;
     }
-    if (!o.peek && !commit_state(c, req, r, KEY_FIXED, &next, sizeof(next),
-                                 d.fresh_at, now)) {
+    if (!o.peek && !limit_cmd_commit_state(c, req, r, KEY_FIXED, &next,
+                                           sizeof(next), d.fresh_at, now)) {
         return;
     }
-    reply_decision(c, &d, o.ms);
+    limit_cmd_reply_decision(c, &d, o.ms);
 }
 
 void
 cmd_rl_sliding(struct conn *c, struct resp_request *req)
 {
     struct swin_params p;
-    struct rl_opts o;
+    struct limit_cmd_opts o;
     struct swin_state next;
     struct limit_decision d;
     bool ok;
 
-    if (!parse_limit_window(c, req, &p.limit, &p.window) ||
-        !parse_rl_options(c, req, 4, RL_COST | RL_PEEK | RL_MS, &o)) {
+    if (!limit_cmd_parse_limit_window(c, req, &p.limit, &p.window) ||
+        !limit_cmd_parse_options(c, req, 4,
+                                 LIMIT_CMD_COST | LIMIT_CMD_PEEK |
+                                     LIMIT_CMD_MS,
+                                 &o)) {
         return;
     }
     p.cost = o.cost;
     int64_t now = clock_wall_now();
-    struct store_rec *r = lookup_typed(c, req, KEY_SLIDING, now, &ok);
+    struct store_rec *r = limit_cmd_lookup(c, req, KEY_SLIDING, now, &ok);
     if (!ok) {
         return;
     }
-    if (!check_status(c, swin_apply(&p, r != NULL,
-                                    r ? store_rec_state(r) : NULL, now,
-                                    &next, &d))) {
+    if (!limit_cmd_check_status(c, swin_apply(&p, r != NULL,
+                                              r ? store_rec_state(r) : NULL,
+                                              now, &next, &d))) {
         return;
     }
-    if (!o.peek && !commit_state(c, req, r, KEY_SLIDING, &next,
-                                 sizeof(next), d.fresh_at, now)) {
+    if (!o.peek && !limit_cmd_commit_state(c, req, r, KEY_SLIDING, &next,
+                                           sizeof(next), d.fresh_at, now)) {
         return;
     }
-    reply_decision(c, &d, o.ms);
+    limit_cmd_reply_decision(c, &d, o.ms);
 }
 
 /* ---- GCRA (Redis's command) ------------------------------------------- */
@@ -352,7 +357,7 @@ cmd_gcra(struct conn *c, struct resp_request *req)
         return;
     }
     int64_t now = clock_wall_now();
-    struct store_rec *r = lookup_typed(c, req, KEY_REDIS_GCRA, now, &ok);
+    struct store_rec *r = limit_cmd_lookup(c, req, KEY_REDIS_GCRA, now, &ok);
     if (!ok) {
         return;
     }
