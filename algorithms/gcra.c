@@ -29,9 +29,7 @@
 
 #include <math.h>
 
-#define NS_PER_US  LIMIT_NS_PER_US
-#define NS_PER_MS  LIMIT_NS_PER_MS
-#define NS_PER_SEC LIMIT_NS_PER_SEC
+#include "lib/time.h"
 
 /* "Allowed" / "never" marker of retry_after: Duration::seconds(-1). */
 #define GCRA_NO_RETRY (-NS_PER_SEC)

@@ -22,12 +22,10 @@
 #include "lib/mem.h"
 #include "lib/siphash.h"
 #include "lib/num.h"
+#include "lib/time.h"
 #include "server/clock.h"
 #include "server/journal.h"
 #include "server/server.h"
-
-#define NS_PER_MS LIMIT_NS_PER_MS
-#define NS_PER_SEC LIMIT_NS_PER_SEC
 
 /* ---- Redis expiry ------------------------------------------------------ */
 

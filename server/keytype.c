@@ -19,9 +19,7 @@
 #include "algorithms/sliding_window.h"
 #include "lib/mem.h"
 #include "lib/num.h"
-
-#define NS_PER_MS LIMIT_NS_PER_MS
-#define NS_PER_SEC LIMIT_NS_PER_SEC
+#include "lib/time.h"
 
 /* Bytes of the arrays keys own, by malloc's count. */
 

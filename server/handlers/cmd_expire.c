@@ -15,6 +15,7 @@
 
 #include "lib/mem.h"
 #include "lib/num.h"
+#include "lib/time.h"
 #include "protocol/reply.h"
 #include "server/client.h"
 #include "server/clock.h"
@@ -23,8 +24,6 @@
 #include "server/handlers/handlers.h"
 #include "server/keyspace.h"
 #include "server/server.h"
-
-#define NS_PER_MS INT64_C(1000000)
 
 enum { EXPIRE_NX = 1, EXPIRE_XX = 2, EXPIRE_GT = 4, EXPIRE_LT = 8 };
 

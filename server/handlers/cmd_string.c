@@ -17,6 +17,7 @@
 #include "algorithms/increx.h"
 #include "lib/mem.h"
 #include "lib/num.h"
+#include "lib/time.h"
 #include "protocol/reply.h"
 #include "server/client.h"
 #include "server/clock.h"
@@ -27,7 +28,6 @@
 #include "server/keyspace.h"
 #include "server/server.h"
 
-#define NS_PER_MS INT64_C(1000000)
 #define ERR_TOO_LONG "ERR string exceeds maximum allowed size " \
                      "(proto-max-bulk-len)"
 

@@ -9,6 +9,7 @@
 #include <strings.h>
 
 #include "lib/num.h"
+#include "lib/time.h"
 #include "protocol/reply.h"
 #include "server/client.h"
 #include "server/cmd.h"
@@ -128,7 +129,7 @@ limit_cmd_keep_until(struct store_rec *r, int64_t fresh_at, int64_t now)
 static int64_t
 rl_duration(int64_t ns, bool ms)
 {
-    return limit_ceil_div(ns, ms ? LIMIT_NS_PER_MS : LIMIT_NS_PER_SEC);
+    return limit_ceil_div(ns, ms ? NS_PER_MS : NS_PER_SEC);
 }
 
 void
