@@ -290,7 +290,7 @@ gcra_reply_seconds(gcra_ns_t ns)
     }
     int64_t secs = (int64_t)div_i128(ns, NS_PER_SEC);
     int32_t subsec = (int32_t)mod_i128(ns, NS_PER_SEC);
-    int64_t whole = f64_to_i64((double)secs + (double)subsec / 1e9);
+    int64_t whole = f64_to_i64((double)secs + (double)subsec / NS_PER_SEC);
 
     if (subsec / NS_PER_MS > 0) {
         whole += 1;

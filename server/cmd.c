@@ -18,6 +18,7 @@
 
 #include "lib/mem.h"
 #include "lib/num.h"
+#include "lib/time.h"
 #include "protocol/reply.h"
 #include "server/clock.h"
 #include "server/cluster/cluster.h"
@@ -403,7 +404,7 @@ run(struct conn *c, struct cmd *cmd, struct resp_request *req)
     cmd->stats.calls++;
     cmd->stats.nsec += nsec;
     for (size_t k = 0; k < CMD_HIST_BUCKETS; k++) {
-        if (nsec <= cmd_hist_bounds_us[k] * 1000) {
+        if (nsec <= cmd_hist_bounds_us[k] * NS_PER_US) {
             cmd->stats.hist[k]++;
             break;
         }
@@ -413,7 +414,7 @@ run(struct conn *c, struct cmd *cmd, struct resp_request *req)
         cmd->stats.failed_calls++;
     }
     if (!(cmd->flags & CMD_SKIP_SLOWLOG)) {
-        slowlog_note(c, req, nsec / 1000);
+        slowlog_note(c, req, nsec / NS_PER_US);
     }
     /* As Redis: after the command ran; admin commands are never shown,
      * and a skip_monitor one (EVAL) feeds MONITOR itself. */

@@ -33,6 +33,7 @@
 #include <unistd.h>
 
 #include "lib/mem.h"
+#include "lib/time.h"
 #include "protocol/reply.h"
 #include "server/busy.h"
 #include "server/clock.h"
@@ -1907,8 +1908,8 @@ conn_cron(int64_t now_ms)
     if (srv.pause_end_ms != 0 && now_ms >= srv.pause_end_ms) {
         wake_postponed();
     }
-    int64_t timeout_ms = srv.conf.timeout * 1000;
-    int64_t pause_ms = srv.conf.output_pause_timeout * 1000;
+    int64_t timeout_ms = srv.conf.timeout * MS_PER_SEC;
+    int64_t pause_ms = srv.conf.output_pause_timeout * MS_PER_SEC;
     /* The I/O threads hold most clients: they wait while this reads and
      * resizes them. */
     iothreads_pause();

@@ -1163,7 +1163,7 @@ log_reserve_slot(struct store_rec *r, struct ks_log *ls,
     /* While the log keeps just this call's window, every entry counts and
      * an allowed request leaves len < limit: no more slots than limit. */
     int64_t bound = max_entries;
-    if (ls->keep_ms <= p->window * 1000 && p->limit < bound) {
+    if (ls->keep_ms <= p->window * MS_PER_SEC && p->limit < bound) {
         bound = p->limit;
     }
     uint64_t want = ring->cap ? (uint64_t)ring->cap * 2 : 4;

@@ -107,9 +107,10 @@ expire_generic(struct conn *c, struct resp_request *req, int64_t base,
         cmd_error(c, ERR_NOT_INTEGER);
         return;
     }
-    bool bad = seconds && (when > INT64_MAX / 1000 || when < INT64_MIN / 1000);
+    bool bad = seconds && (when > INT64_MAX / MS_PER_SEC ||
+                           when < INT64_MIN / MS_PER_SEC);
     if (!bad && seconds) {
-        when *= 1000;
+        when *= MS_PER_SEC;
     }
     if (bad || __builtin_add_overflow(when, base, &when)) {
         cmd_errorf(c, "ERR invalid expire time in '%s' command", name);
@@ -175,11 +176,11 @@ ttl_generic(struct conn *c, struct resp_request *req, bool ms, bool absolute)
         reply_int(&c->out, t);
     } else if (!absolute && !keytype_redis_expiry(r->type)) {
         /* A limiter key: the seconds until it is fresh, rounded up. */
-        reply_int(&c->out, t / 1000 + (t % 1000 != 0));
+        reply_int(&c->out, t / MS_PER_SEC + (t % MS_PER_SEC != 0));
     } else {
         /* Redis's (t + 500) / 1000, without its overflow near INT64_MAX
          * (Redis's build gives the true quotient there too). */
-        reply_int(&c->out, t / 1000 + (t % 1000 >= 500));
+        reply_int(&c->out, t / MS_PER_SEC + (t % MS_PER_SEC >= 500));
     }
 }
 

@@ -20,6 +20,7 @@
 #include "algorithms/sliding_window.h"
 #include "lib/mem.h"
 #include "lib/num.h"
+#include "lib/time.h"
 #include "protocol/reply.h"
 #include "server/clock.h"
 #include "server/cmd.h"
@@ -378,7 +379,7 @@ store_redis_gcra(struct conn *c, struct resp_request *req,
         return false;
     }
     ((struct ks_redis_gcra *)store_rec_state(r))->tat_us = new_tat_us;
-    (void)keyspace_set_expire(r, new_tat_us / 1000); /* no KEY_INT: r */
+    (void)keyspace_set_expire(r, new_tat_us / US_PER_MS); /* no KEY_INT: r */
     return true;
 }
 
@@ -400,7 +401,7 @@ cmd_gcra(struct conn *c, struct resp_request *req)
                       ? ((struct ks_redis_gcra *)store_rec_state(r))->tat_us
                       : 0;
     /* Redis's clock: the command's millisecond, in µs. */
-    switch (redis_gcra_decide(&p, r != NULL, tat, now / 1000000 * 1000,
+    switch (redis_gcra_decide(&p, r != NULL, tat, now / NS_PER_MS * US_PER_MS,
                               &d)) {
     case REDIS_GCRA_OVERFLOW_TOKENS:
         cmd_error(c, "ERR GCRA limiting uses microsecond accuracy. "

@@ -16,6 +16,7 @@
 #include "algorithms/tiers.h"
 #include "lib/mem.h"
 #include "lib/num.h"
+#include "lib/time.h"
 #include "protocol/reply.h"
 #include "server/clock.h"
 #include "server/cmd.h"
@@ -60,7 +61,7 @@ parse_log_args(struct conn *c, struct resp_request *req,
 static int64_t
 log_keep_after(const struct ks_log *ls, const struct slog_params *p)
 {
-    int64_t window_ms = p->window * 1000;   /* slog_decide checked it */
+    int64_t window_ms = p->window * MS_PER_SEC; /* slog_decide checked it */
     return ls != NULL && ls->keep_ms > window_ms ? ls->keep_ms : window_ms;
 }
 
@@ -170,7 +171,8 @@ cmd_rl_entries(struct conn *c, struct resp_request *req)
         return;
     }
     const struct ks_log *ls = store_rec_state(r);
-    struct slog_params keep = { 1, ls->keep_ms / 1000 + 1, 0, ls->keep_ms };
+    struct slog_params keep = { 1, ls->keep_ms / MS_PER_SEC + 1, 0,
+                                ls->keep_ms };
     uint32_t n = ls->ring.len - slog_uncounted(&keep, &ls->ring, now, NULL);
     if ((int64_t)n > count) {
         n = (uint32_t)count;

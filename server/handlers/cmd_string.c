@@ -252,12 +252,12 @@ expire_when(struct conn *c, const struct resp_request *req,
         return false;
     }
     bool seconds = o->flags & (OPT_EX | OPT_EXAT);
-    if (v <= 0 || (seconds && v > INT64_MAX / 1000)) {
+    if (v <= 0 || (seconds && v > INT64_MAX / MS_PER_SEC)) {
         error_expire_time(c, o->name);
         return false;
     }
     if (seconds) {
-        v *= 1000;
+        v *= MS_PER_SEC;
     }
     if ((o->flags & (OPT_EX | OPT_PX)) &&
         __builtin_add_overflow(v, now / NS_PER_MS, &v)) {
