@@ -12,7 +12,6 @@
 #include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 
@@ -283,7 +282,7 @@ keynum_getkeys(const struct cmd_keynum *kn, const struct resp_request *req,
     int64_t argc = (int64_t)req->argc;
     int64_t at = (int64_t)kn->index + kn->keynumidx;
     int64_t first = (int64_t)kn->index + kn->firstkey;
-    int num = atoi(req->argv[at]);       /* NUL-terminated (resp.h) */
+    int num = num_atoi(req->argv[at]);   /* NUL-terminated (resp.h) */
     if (num < 1 || num > (argc - first) / kn->keystep) {
         return false;
     }
