@@ -21,6 +21,8 @@
  */
 #include "algorithms/fixed_window.h"
 
+#include "lib/time.h"
+
 /* limit >= 1, window >= 1 s and now >= 0, and W in ns fits int64. */
 static enum limit_status
 window_ns(const struct fwin_params *p, int64_t now, int64_t *w)
@@ -28,7 +30,7 @@ window_ns(const struct fwin_params *p, int64_t now, int64_t *w)
     if (p->limit < 1 || p->window < 1 || now < 0) {
         return LIMIT_EINVAL;
     }
-    if (!limit_mul(p->window, LIMIT_NS_PER_SEC, w)) {
+    if (!limit_mul(p->window, NS_PER_SEC, w)) {
         return LIMIT_EOVERFLOW;
     }
     return LIMIT_OK;

@@ -29,9 +29,7 @@
 
 #include <math.h>
 
-#define NS_PER_US  LIMIT_NS_PER_US
-#define NS_PER_MS  LIMIT_NS_PER_MS
-#define NS_PER_SEC LIMIT_NS_PER_SEC
+#include "lib/time.h"
 
 /* "Allowed" / "never" marker of retry_after: Duration::seconds(-1). */
 #define GCRA_NO_RETRY (-NS_PER_SEC)
@@ -292,7 +290,7 @@ gcra_reply_seconds(gcra_ns_t ns)
     }
     int64_t secs = (int64_t)div_i128(ns, NS_PER_SEC);
     int32_t subsec = (int32_t)mod_i128(ns, NS_PER_SEC);
-    int64_t whole = f64_to_i64((double)secs + (double)subsec / 1e9);
+    int64_t whole = f64_to_i64((double)secs + (double)subsec / NS_PER_SEC);
 
     if (subsec / NS_PER_MS > 0) {
         whole += 1;

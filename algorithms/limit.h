@@ -13,10 +13,6 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#define LIMIT_NS_PER_SEC INT64_C(1000000000)
-#define LIMIT_NS_PER_MS INT64_C(1000000)
-#define LIMIT_NS_PER_US INT64_C(1000)
-
 /* 128-bit integers, where a product of two int64 must be exact. */
 __extension__ typedef __int128 limit_i128;
 #define LIMIT_NEVER INT64_MAX      /* "no expiry" / "never allowed" */

@@ -7,7 +7,7 @@
 
 #include <math.h>
 
-#define US_PER_S 1000000.0
+#include "lib/time.h"
 
 /* a - b, saturated: the steps Redis does in plain C can pass the range
  * only with TATs no caller of Redis's could write. */
@@ -25,7 +25,7 @@ sat_sub(int64_t a, int64_t b)
 static int64_t
 emission_interval(const struct redis_gcra_params *p)
 {
-    int64_t t = (int64_t)(p->period_s * US_PER_S /
+    int64_t t = (int64_t)(p->period_s * US_PER_SEC /
                           (double)p->tokens_per_period + 0.5);
     return t > 0 ? t : 1;
 }
@@ -60,7 +60,7 @@ redis_gcra_decide(const struct redis_gcra_params *p, bool has_tat,
     out->store = !out->limited;
     if (out->limited) {
         if (increment <= tau) {
-            out->retry_after_s = (int64_t)ceil(-(double)diff / US_PER_S);
+            out->retry_after_s = (int64_t)ceil(-(double)diff / US_PER_SEC);
         }
         ttl = sat_sub(tat_us, now_us);
     } else {
@@ -68,6 +68,6 @@ redis_gcra_decide(const struct redis_gcra_params *p, bool has_tat,
     }
     int64_t next = sat_sub(tau, ttl);
     out->remaining = next > -t ? next / t : 0;
-    out->reset_after_s = (int64_t)ceil((double)ttl / US_PER_S);
+    out->reset_after_s = (int64_t)ceil((double)ttl / US_PER_SEC);
     return REDIS_GCRA_OK;
 }

@@ -24,8 +24,7 @@
 
 #include <string.h>
 
-#define NS_PER_MS LIMIT_NS_PER_MS
-#define MS_PER_SEC INT64_C(1000)
+#include "lib/time.h"
 
 /* The window of one decision, in the units the ring and replies use, and
  * the entries it counts: [first, len) of the ring, costing used. */

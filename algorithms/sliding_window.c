@@ -30,6 +30,8 @@
  */
 #include "algorithms/sliding_window.h"
 
+#include "lib/time.h"
+
 typedef limit_i128 i128;
 
 /* The state rolled to the window holding `now`. */
@@ -56,7 +58,7 @@ make_view(const struct swin_params *p, int64_t now, struct view *v)
     if (p->limit < 1 || p->window < 1 || now < 0) {
         return LIMIT_EINVAL;
     }
-    if (!limit_mul(p->window, LIMIT_NS_PER_SEC, &v->w)) {
+    if (!limit_mul(p->window, NS_PER_SEC, &v->w)) {
         return LIMIT_EOVERFLOW;
     }
     v->e = now % v->w;

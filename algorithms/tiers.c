@@ -26,7 +26,7 @@
 
 #include <string.h>
 
-#define NS_PER_SEC LIMIT_NS_PER_SEC
+#include "lib/time.h"
 
 /* One tier's verdict on the request. */
 struct tier_eval {

@@ -24,6 +24,7 @@
 #include <yaml.h>
 
 #include "lib/file.h"
+#include "lib/num.h"
 
 #define MAX_FILE_BYTES (64 << 20)
 #define MAX_VISITS 2000000          /* nodes walked per file, aliases too */
@@ -95,7 +96,7 @@ static bool
 is_float(const yaml_node_t *n)
 {
     const char *s = text(n);
-    char *end;
+    double d;
     if (!plain(n) || s[0] == '\0') {
         return false;
     }
@@ -103,8 +104,7 @@ is_float(const yaml_node_t *n)
         strcasecmp(s, "+.inf") == 0 || strcasecmp(s, ".nan") == 0) {
         return true;
     }
-    (void)strtod(s, &end);
-    return *end == '\0' && strpbrk(s, ".eE") != NULL;
+    return num_strtod_str(s, &d) && strpbrk(s, ".eE") != NULL;
 }
 
 /* ---- the key check (before anything is read) -------------------------- */
@@ -248,16 +248,15 @@ static int
 get_u32(struct loader *ld, yaml_node_t *m, const char *name, uint32_t *out)
 {
     yaml_node_t *v = get(ld, m, name);
-    char *end;
+    uint64_t x;
     *out = 0;
     if (v == NULL) {
         return 0;
     }
-    errno = 0;
-    unsigned long long x = plain(v) && text(v)[0] >= '0' && text(v)[0] <= '9'
-                           ? strtoull(text(v), &end, 10) : 0;
-    if (!plain(v) || text(v)[0] < '0' || text(v)[0] > '9' || *end != '\0' ||
-        errno != 0 || x > UINT32_MAX) {
+    /* Digits only (leading zeros allowed), as strtoull read them when the
+     * text had to start with a digit and end with the number. */
+    if (!plain(v) || !num_parse_u64_digits(text(v), strlen(text(v)), &x) ||
+        x > UINT32_MAX) {
         return fail(ld, v, "%s must be an integer from 0 to 4294967295",
                     name);
     }

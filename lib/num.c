@@ -1,7 +1,9 @@
 /*
  * num.c - decimal parsing and formatting without libc's locale-aware and
  * errno-driven strtoll, and without snprintf on the reply path (doubles
- * alone go through strtod, as Redis's string2d does; the C locale).
+ * alone go through strtod, as Redis's string2d does; the C locale). The
+ * numbers Redis reads with atoi or a bare strtod are read here too, by
+ * functions named after the C rule they keep (num_atoi, num_strtod...).
  */
 #include "lib/num.h"
 
@@ -248,26 +250,98 @@ num_parse_u64_digits(const char *s, size_t len, uint64_t *out)
     return parse_magnitude(s, len, UINT64_MAX, out);
 }
 
+/* strtod over s[0..len) copied into buf (room for len + 1 bytes) with a
+ * NUL after it, since s need not end in one; *whole tells whether the
+ * number took all len bytes (a NUL inside stops strtod short). errno is as
+ * strtod leaves it. */
+static double
+strtod_copy(const char *s, size_t len, char *buf, bool *whole)
+{
+    char *end;
+    memcpy(buf, s, len);
+    buf[len] = '\0';
+    errno = 0;
+    double v = strtod(buf, &end);
+    *whole = (size_t)(end - buf) == len;
+    return v;
+}
+
 bool
 num_parse_double(const char *s, size_t len, double *out)
 {
     char buf[NUM_DOUBLE_MAXLEN + 1];
-    char *end;
+    bool whole;
     if (len == 0 || len > NUM_DOUBLE_MAXLEN ||
         isspace((unsigned char)s[0])) {
         return false;
     }
-    memcpy(buf, s, len);
-    buf[len] = '\0';                  /* a NUL inside stops strtod short */
-    errno = 0;
-    double v = strtod(buf, &end);
-    if ((size_t)(end - buf) != len || isnan(v) ||
+    double v = strtod_copy(s, len, buf, &whole);
+    if (!whole || isnan(v) ||
         (errno == ERANGE &&
          (v == HUGE_VAL || v == -HUGE_VAL || fpclassify(v) == FP_ZERO))) {
         return false;
     }
     *out = v;
     return true;
+}
+
+bool
+num_strtod(const char *s, size_t len, double *out)
+{
+    char buf[NUM_STRTOD_MAXLEN + 1];
+    bool whole;
+    if (len == 0 || len > NUM_STRTOD_MAXLEN) {
+        return false;
+    }
+    double v = strtod_copy(s, len, buf, &whole);
+    if (!whole) {
+        return false;
+    }
+    *out = v;
+    return true;
+}
+
+bool
+num_strtod_str(const char *s, double *out)
+{
+    char *end;
+    double v = strtod(s, &end);
+    if (*end != '\0') {
+        return false;
+    }
+    *out = v;
+    return true;
+}
+
+int64_t
+num_atoll(const char *s)
+{
+    while (*s == ' ' || (*s >= '\t' && *s <= '\r')) {
+        s++;                            /* isspace in the C locale */
+    }
+    bool negative = *s == '-';
+    if (*s == '-' || *s == '+') {
+        s++;
+    }
+    uint64_t limit = negative ? (uint64_t)INT64_MAX + 1 : (uint64_t)INT64_MAX;
+    uint64_t mag = 0;
+    for (; *s >= '0' && *s <= '9'; s++) {
+        unsigned d = (unsigned)(*s - '0');
+        if (mag > (limit - d) / 10) {
+            mag = limit;                /* strtoll's clamp */
+            break;
+        }
+        mag = mag * 10 + d;
+    }
+    return apply_sign(mag, negative);
+}
+
+int
+num_atoi(const char *s)
+{
+    /* glibc's atoi is (int)strtol: the conversion keeps the low 32 bits
+     * (GCC's documented rule for an int too narrow for the value). */
+    return (int)num_atoll(s);
 }
 
 bool

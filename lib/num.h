@@ -7,6 +7,10 @@
  * the digits, and the value must fit in int64. num_parse_i64_rust follows
  * Rust's str::parse::<i64> instead (what redis-cell uses): an optional '+' or
  * '-', then one or more digits, leading zeros allowed.
+ *
+ * A few numbers Redis reads with C's own functions instead, and cellgate
+ * reads them with the same rule, named here after the C function: atoi
+ * (num_atoi, num_atoll) and strtod (num_strtod, num_strtod_str).
  */
 #ifndef CELLGATE_NUM_H
 #define CELLGATE_NUM_H
@@ -39,6 +43,30 @@ bool num_parse_double(const char *s, size_t len, double *out);
  * with strtold and inputs up to NUM_LDOUBLE_MAXLEN - 1 bytes. */
 #define NUM_LDOUBLE_MAXLEN 5120
 bool num_parse_long_double(const char *s, size_t len, long double *out);
+
+/* C's strtoll(s, NULL, 10) over the NUL-terminated s (atoll's rule with
+ * its overflow defined): blanks skipped (the C locale's isspace), an
+ * optional sign, then the digits up to the first other byte; 0 without
+ * any, INT64_MIN or INT64_MAX past the range, as strtoll clamps. */
+int64_t num_atoll(const char *s);
+
+/* C's atoi(s) as glibc computes it, (int)strtol(s, NULL, 10): num_atoll's
+ * value cut to int (its low 32 bits), so "4294967297" reads 1. Redis reads
+ * EVAL's numkeys so where its key finder must guess (genericGetKeys). */
+int num_atoi(const char *s);
+
+/* C's strtod over exactly s[0..len), 1 to NUM_STRTOD_MAXLEN bytes (s need
+ * not be NUL-terminated): true when the number takes every byte, so a NUL
+ * inside ends it short. Every form strtod reads passes as it reads it:
+ * leading blanks, '+', hex, "inf", "nan", an overflow as +-HUGE_VAL. */
+#define NUM_STRTOD_MAXLEN 5120  /* Redis's MAX_LONG_DOUBLE_CHARS */
+bool num_strtod(const char *s, size_t len, double *out);
+
+/* C's strtod over the NUL-terminated s: true when nothing follows the
+ * number ("" reads 0, as strtod leaves it; a blank after it fails), with
+ * strtod's forms as num_strtod. Redis's reading of a score range's bound
+ * (zslParseRange), which refuses NaN after it. */
+bool num_strtod_str(const char *s, double *out);
 
 /* Write v in decimal to buf (at least NUM_I64_MAXLEN bytes, not
  * NUL-terminated); return the length. */

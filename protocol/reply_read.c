@@ -12,14 +12,11 @@
  */
 #include "protocol/reply_read.h"
 
-#include <stdlib.h>
 #include <string.h>
 
 #include "lib/num.h"
 
 #define MIN_TOKEN_LEN 3
-/* Redis writes no longer double (MAX_LONG_DOUBLE_CHARS). */
-#define DOUBLE_TEXT_MAX 5120
 
 void
 reply_reader_init(struct reply_reader *r, const char *buf, size_t len)
@@ -60,18 +57,13 @@ read_payload(const char *p, const char *end, int64_t len, const char **next)
     return true;
 }
 
+/* A double's text as strtod reads all of it (Redis writes "inf", "-inf"
+ * and "nan" among them), no longer than Redis's longest double
+ * (NUM_STRTOD_MAXLEN); a leading space refused, though strtod skips it. */
 static bool
 parse_double(const char *s, size_t len, double *out)
 {
-    char buf[DOUBLE_TEXT_MAX + 1];
-    if (len == 0 || len > DOUBLE_TEXT_MAX || s[0] == ' ') {
-        return false;
-    }
-    memcpy(buf, s, len);
-    buf[len] = '\0';
-    char *stop;
-    *out = strtod(buf, &stop);
-    return stop == buf + len;   /* a NUL inside stops it short */
+    return len > 0 && s[0] != ' ' && num_strtod(s, len, out);
 }
 
 static bool

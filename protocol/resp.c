@@ -504,7 +504,7 @@ resp_feed(struct resp_parser *p, const char *buf, size_t n)
         cap = p->lim->max_bulk + p->lim->max_inline;
     }
     if (resp_buffered(p) + n > cap) {
-        set_error(p, "ERR Protocol error: client query buffer limit reached");
+        set_error(p, RESP_ERR_QUERYBUF);
         p->q_error = true;
         return -1;
     }

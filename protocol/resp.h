@@ -15,6 +15,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* The error of a client past max_query: the parser's, and the connection
+ * layer's for a MULTI queue that grows past it. */
+#define RESP_ERR_QUERYBUF "ERR Protocol error: client query buffer limit reached"
+
 struct resp_limits {
     size_t max_query;    /* most unparsed bytes buffered */
     size_t max_bulk;     /* longest bulk string argument */

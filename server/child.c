@@ -11,6 +11,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "lib/time.h"
 #include "server/clock.h"
 #include "server/keyspace.h"
 #include "server/log.h"
@@ -223,7 +224,7 @@ child_fork(const struct child_ops *ops, char *err, size_t errlen)
     close_fd(&fds[1]);
     stats.forks++;
     stats.snapshot_forks += is_snapshot(ops->kind);
-    stats.fork_usec = (clock_mono_now() - t0) / 1000;
+    stats.fork_usec = (clock_mono_now() - t0) / NS_PER_US;
     run.pid = pid;
     run.ops = ops;
     run.started_s = wall_s();
@@ -429,7 +430,9 @@ child_info(struct child_info *out)
     }
     out->cow_peak = run.cow_peak;
     out->cow_size = run.cow_size;
-    out->cow_size_age = run.cow_at_ms ? (mono_ms() - run.cow_at_ms) / 1000 : 0;
+    out->cow_size_age = run.cow_at_ms
+                            ? (mono_ms() - run.cow_at_ms) / MS_PER_SEC
+                            : 0;
     out->keys_processed = run.keys_processed;
     out->keys_total = run.keys_total;
     out->fork_perc = run.keys_total ? (double)run.keys_processed /

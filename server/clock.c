@@ -8,6 +8,7 @@
 
 #include <uv.h>
 
+#include "lib/time.h"
 #include "server/server.h"
 
 static wall_ns last_wall;
@@ -49,7 +50,7 @@ read_wall(void)
     }
     clock_gettime(CLOCK_REALTIME, &ts);
     return clock_clamp(&last_wall,
-                       (wall_ns)ts.tv_sec * 1000000000LL + ts.tv_nsec);
+                       (wall_ns)ts.tv_sec * NS_PER_SEC + ts.tv_nsec);
 }
 
 wall_ns
@@ -76,7 +77,7 @@ clock_mono_now(void)
 {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (mono_ns)ts.tv_sec * 1000000000LL + ts.tv_nsec;
+    return (mono_ns)ts.tv_sec * NS_PER_SEC + ts.tv_nsec;
 }
 
 int64_t
@@ -96,8 +97,8 @@ clock_wall_us(void)
 {
     struct timespec ts;
     if (fake_wall != 0) {
-        return fake_wall / 1000;
+        return fake_wall / NS_PER_US;
     }
     clock_gettime(CLOCK_REALTIME, &ts);
-    return (int64_t)ts.tv_sec * 1000000LL + ts.tv_nsec / 1000;
+    return (int64_t)ts.tv_sec * US_PER_SEC + ts.tv_nsec / NS_PER_US;
 }

@@ -12,12 +12,12 @@
 #include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 
 #include "lib/mem.h"
 #include "lib/num.h"
+#include "lib/time.h"
 #include "protocol/reply.h"
 #include "server/clock.h"
 #include "server/cluster/cluster.h"
@@ -297,7 +297,7 @@ keynum_getkeys(const struct cmd_keynum *kn, const struct resp_request *req,
     int64_t argc = (int64_t)req->argc;
     int64_t at = (int64_t)kn->index + kn->keynumidx;
     int64_t first = (int64_t)kn->index + kn->firstkey;
-    int num = atoi(req->argv[at]);       /* NUL-terminated (resp.h) */
+    int num = num_atoi(req->argv[at]);   /* NUL-terminated (resp.h) */
     if (num < 1 || num > (argc - first) / kn->keystep) {
         return false;
     }
@@ -418,7 +418,7 @@ run(struct conn *c, struct cmd *cmd, struct resp_request *req)
     cmd->stats.calls++;
     cmd->stats.nsec += nsec;
     for (size_t k = 0; k < CMD_HIST_BUCKETS; k++) {
-        if (nsec <= cmd_hist_bounds_us[k] * 1000) {
+        if (nsec <= cmd_hist_bounds_us[k] * NS_PER_US) {
             cmd->stats.hist[k]++;
             break;
         }
@@ -428,7 +428,7 @@ run(struct conn *c, struct cmd *cmd, struct resp_request *req)
         cmd->stats.failed_calls++;
     }
     if (!(cmd->flags & CMD_SKIP_SLOWLOG)) {
-        slowlog_note(c, req, nsec / 1000);
+        slowlog_note(c, req, nsec / NS_PER_US);
     }
     /* As Redis: after the command ran; admin commands are never shown,
      * and a skip_monitor one (EVAL) feeds MONITOR itself. */
@@ -540,8 +540,8 @@ queue(struct conn *c, struct cmd *cmd, struct resp_request *req)
     if (cmd->subcommands != NULL && sub == cmd) {
         char upper[NAME_MAX_LEN];
         upper_name(cmd->name, upper);
-        snprintf(msg, sizeof(msg), "ERR unknown subcommand '%.128s'. Try %s "
-                 "HELP.", req->argv[1], upper);
+        snprintf(msg, sizeof(msg), ERR_UNKNOWN_SUBCOMMAND, req->argv[1],
+                 upper);
         reject(c, cmd, msg);
         return;
     }
@@ -819,8 +819,7 @@ cmd_dispatch_subcommand(struct conn *c, struct resp_request *req,
     }
     char upper[NAME_MAX_LEN];
     upper_name(parent->name, upper);
-    cmd_errorf(c, "ERR unknown subcommand '%.128s'. Try %s HELP.", sub,
-                upper);
+    cmd_errorf(c, ERR_UNKNOWN_SUBCOMMAND, sub, upper);
 }
 
 void

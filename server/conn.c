@@ -33,6 +33,7 @@
 #include <unistd.h>
 
 #include "lib/mem.h"
+#include "lib/time.h"
 #include "protocol/reply.h"
 #include "server/busy.h"
 #include "server/clock.h"
@@ -1274,8 +1275,7 @@ within_query_limit(struct conn *c)
     srv.stats.querybuf_limit_closes++;
     log_warning("Closing client %s: its MULTI queue passed "
                 "client-query-buffer-limit", c->addr);
-    protocol_error(c, "ERR Protocol error: client query buffer limit "
-                      "reached");
+    protocol_error(c, RESP_ERR_QUERYBUF);
     return false;
 }
 
@@ -1885,8 +1885,8 @@ conn_cron(int64_t now_ms)
     if (srv.pause_end_ms != 0 && now_ms >= srv.pause_end_ms) {
         wake_postponed();
     }
-    int64_t timeout_ms = srv.conf.timeout * 1000;
-    int64_t pause_ms = srv.conf.output_pause_timeout * 1000;
+    int64_t timeout_ms = srv.conf.timeout * MS_PER_SEC;
+    int64_t pause_ms = srv.conf.output_pause_timeout * MS_PER_SEC;
     /* The I/O threads hold most clients: they wait while this reads and
      * resizes them. */
     iothreads_pause();

@@ -17,6 +17,7 @@
 #define ERR_OOM "OOM command not allowed when used memory > 'maxmemory'."
 #define ERR_NOAUTH "NOAUTH Authentication required."
 #define ERR_LIMIT_WINDOW "ERR limit and window must be positive"
+#define ERR_UNKNOWN_SUBCOMMAND "ERR unknown subcommand '%.128s'. Try %s HELP."
 #define ERR_WRONG_ARITY "ERR wrong number of arguments for '%s' command"
 #define ERR_DB_RANGE "ERR DB index is out of range"
 /* The server's state refusing a write (guard.c). */

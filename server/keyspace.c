@@ -28,12 +28,10 @@
 #include "algorithms/sliding_window.h"
 #include "lib/mem.h"
 #include "lib/num.h"
+#include "lib/time.h"
 #include "server/clock.h"
 #include "server/journal.h"
 #include "server/server.h"
-
-#define NS_PER_MS LIMIT_NS_PER_MS
-#define NS_PER_SEC LIMIT_NS_PER_SEC
 
 /* ---- Redis expiry ------------------------------------------------------ */
 
@@ -1086,7 +1084,7 @@ log_reserve_slot(struct store_rec *r, struct ks_log *ls,
     /* While the log keeps just this call's window, every entry counts and
      * an allowed request leaves len < limit: no more slots than limit. */
     int64_t bound = max_entries;
-    if (ls->keep_ms <= p->window * 1000 && p->limit < bound) {
+    if (ls->keep_ms <= p->window * MS_PER_SEC && p->limit < bound) {
         bound = p->limit;
     }
     uint64_t want = ring->cap ? (uint64_t)ring->cap * 2 : 4;

@@ -21,6 +21,7 @@
 #include <string.h>
 
 #include "algorithms/limit.h"
+#include "lib/time.h"
 #include "server/journal.h"
 #include "server/keyspace.h"
 #include "server/server.h"
@@ -51,7 +52,7 @@ restored_expiry(struct store_rec *rec, int64_t stored, int encoding,
 static bool
 expired(int64_t at, int64_t now)
 {
-    return at != STORE_NEVER && now / LIMIT_NS_PER_MS > at;
+    return at != STORE_NEVER && now / NS_PER_MS > at;
 }
 
 int

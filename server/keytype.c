@@ -19,9 +19,7 @@
 #include "algorithms/sliding_window.h"
 #include "lib/mem.h"
 #include "lib/num.h"
-
-#define NS_PER_MS LIMIT_NS_PER_MS
-#define NS_PER_SEC LIMIT_NS_PER_SEC
+#include "lib/time.h"
 
 /* Bytes of the arrays keys own, by malloc's count. */
 
@@ -275,7 +273,8 @@ static uint32_t
 log_first_kept(const struct ks_log *ls, int64_t now)
 {
     struct slog_params keep = { 1, 1, 0, ls->keep_ms };
-    keep.window = ls->keep_ms / 1000 + 1;   /* the window never cuts first */
+    /* The window never cuts first. */
+    keep.window = ls->keep_ms / MS_PER_SEC + 1;
     return slog_uncounted(&keep, &ls->ring, now, NULL);
 }
 
@@ -393,7 +392,7 @@ decode_log(struct ks_log *ls, struct membuf_reader *rd, int version)
 {
     uint32_t n;
     if (!membuf_read(rd, &ls->keep_ms, sizeof(ls->keep_ms)) ||
-        !membuf_read(rd, &n, sizeof(n)) || ls->keep_ms < 1000 ||
+        !membuf_read(rd, &n, sizeof(n)) || ls->keep_ms < MS_PER_SEC ||
         n > KS_LOG_ENTRIES_MAX ||
         (size_t)n > rd->left / (2 * sizeof(int64_t) + sizeof(uint32_t))) {
         return KS_MALFORMED;
@@ -447,7 +446,7 @@ tiers_buckets_valid(const struct tier_state *st)
 static int64_t
 tiers_keep_from_expiry(const struct tier_state *st, int64_t expire_ms)
 {
-    int64_t end_s = expire_ms / 1000 + 1;
+    int64_t end_s = expire_ms / MS_PER_SEC + 1;
     int64_t keep;
     if (__builtin_sub_overflow(end_s, st->b[st->len - 1].sec, &keep) ||
         keep < 1) {

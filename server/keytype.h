@@ -26,6 +26,7 @@
 #include "lib/hmap.h"
 #include "lib/mem.h"
 #include "lib/qlist.h"
+#include "lib/time.h"
 #include "lib/zset.h"
 #include "server/store.h"
 
@@ -118,7 +119,7 @@ keytype_int_word(int64_t v, int64_t expire_at, uint32_t *u)
     if (expire_at == STORE_NEVER) {
         return false;
     }
-    d = (uint64_t)v - (uint64_t)expire_at * (uint64_t)STORE_NS_PER_MS +
+    d = (uint64_t)v - (uint64_t)expire_at * (uint64_t)NS_PER_MS +
         KS_INT_BIAS;
     if (d >= 2 * KS_INT_BIAS) {
         return false;
@@ -144,7 +145,7 @@ keytype_int(const struct store_rec *r)
         return v;
     }
     /* Modulo 2^64, as keytype_int_word() took the distance. */
-    return (int64_t)((uint64_t)r->expire_at * (uint64_t)STORE_NS_PER_MS +
+    return (int64_t)((uint64_t)r->expire_at * (uint64_t)NS_PER_MS +
                      (uint64_t)v);
 }
 

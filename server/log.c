@@ -14,6 +14,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "lib/time.h"
 #include "server/clock.h"
 
 /* Static: only log_set_level() sets it, and no debug or verbose line is
@@ -147,7 +148,7 @@ log_write(enum log_level level, const char *fmt, ...)
                           &tm);
         n += snprintf(line + n, sizeof(line) - (size_t)n,
                       ".%03dZ\",\"pid\":%d,\"level\":\"%s\",\"message\":\"",
-                      (int)(tv.tv_usec / 1000), (int)getpid(),
+                      (int)(tv.tv_usec / US_PER_MS), (int)getpid(),
                       level_names[level]);
         n = (int)json_escape(line, (size_t)n, sizeof(line) - 3, msg);
         line[n++] = '"';
@@ -157,7 +158,7 @@ log_write(enum log_level level, const char *fmt, ...)
         n += (int)strftime(line + n, sizeof(line) - (size_t)n,
                            "%d %b %Y %H:%M:%S", &tm);
         n += snprintf(line + n, sizeof(line) - (size_t)n, ".%03d %c %s",
-                      (int)(tv.tv_usec / 1000), level_marks[level], msg);
+                      (int)(tv.tv_usec / US_PER_MS), level_marks[level], msg);
         if (n > (int)sizeof(line) - 2) {
             n = (int)sizeof(line) - 2; /* truncated */
         }
@@ -171,7 +172,7 @@ bool
 log_ratelimit(int64_t *last_ms, uint64_t *suppressed)
 {
     int64_t now = clock_mono_ms();
-    if (now - *last_ms < 1000) {
+    if (now - *last_ms < MS_PER_SEC) {
         (*suppressed)++;
         return false;
     }

@@ -23,6 +23,7 @@
 
 #include "conf/conf.h"
 #include "lib/mem.h"
+#include "lib/time.h"
 #include "server/child.h"
 #include "server/clock.h"
 #include "server/cluster/cluster.h"
@@ -178,7 +179,7 @@ on_rehash_idle(uv_idle_t *h)
 static void
 follow_hz(uv_timer_t *t)
 {
-    uint64_t every = (uint64_t)(1000 / srv.conf.hz);
+    uint64_t every = (uint64_t)(MS_PER_SEC / srv.conf.hz);
     every = every ? every : 1;
     if (uv_timer_get_repeat(t) != every) {
         uv_timer_set_repeat(t, every);
@@ -653,7 +654,7 @@ setup(void)
         repl_set_primary(host, port);   /* connects from the first cron */
     }
     cluster_follow_role();              /* cluster-mode yes: its line's */
-    uint64_t every = (uint64_t)(1000 / srv.conf.hz);
+    uint64_t every = (uint64_t)(MS_PER_SEC / srv.conf.hz);
     uv_timer_start(&cron_timer, on_cron, every, every ? every : 1);
     uv_signal_start(&sigint_handle, on_signal, SIGINT);
     uv_signal_start(&sigterm_handle, on_signal, SIGTERM);

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "lib/mem.h"
+#include "lib/time.h"
 #include "server/clock.h"
 #include "server/cmd.h"
 #include "server/keyspace.h"
@@ -86,13 +87,14 @@ render_histogram(struct textbuf *b, const struct cmd *cmds, size_t n)
             cum += s->hist[k];
             textbuf_printf(b, "cellgate_command_duration_seconds_bucket{command=\"%s\","
                 "le=\"%g\"} %llu\n", cmds[i].name,
-                (double)cmd_hist_bounds_us[k] / 1e6, (unsigned long long)cum);
+                (double)cmd_hist_bounds_us[k] / US_PER_SEC,
+                (unsigned long long)cum);
         }
         textbuf_printf(b, "cellgate_command_duration_seconds_bucket{command=\"%s\","
             "le=\"+Inf\"} %llu\n", cmds[i].name,
             (unsigned long long)s->calls);
         textbuf_printf(b, "cellgate_command_duration_seconds_sum{command=\"%s\"} %.6f\n",
-            cmds[i].name, (double)s->nsec / 1e9);
+            cmds[i].name, (double)s->nsec / NS_PER_SEC);
         textbuf_printf(b, "cellgate_command_duration_seconds_count{command=\"%s\"} "
             "%llu\n", cmds[i].name, (unsigned long long)s->calls);
     }
@@ -150,7 +152,7 @@ render(struct textbuf *b)
     family(b, "cellgate_journal_last_fsync_seconds", "gauge",
            "How long the last fsync of the journal took.");
     textbuf_printf(b, "cellgate_journal_last_fsync_seconds %.6f\n",
-        (double)p.last_fsync_us / 1e6);
+        (double)p.last_fsync_us / US_PER_SEC);
     rl_stats_render(b);
     family(b, "cellgate_uptime_seconds", "gauge", "Seconds since start.");
     textbuf_printf(b, "cellgate_uptime_seconds %lld\n",

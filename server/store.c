@@ -133,6 +133,7 @@
 
 #include "lib/mem.h"
 #include "lib/siphash.h"
+#include "lib/time.h"
 
 #define STORE_KEY_MAX       ((size_t)512 << 20)  /* 512 MiB, Redis's limit */
 #define STORE_STATE_MAX     UINT16_MAX
@@ -622,7 +623,7 @@ rec_due(const struct store_rec *r)
     int64_t ms = r->expire_at;
     int64_t due;
     if (__builtin_add_overflow(ms, 1, &due) ||
-        __builtin_mul_overflow(due, STORE_NS_PER_MS, &due)) {
+        __builtin_mul_overflow(due, NS_PER_MS, &due)) {
         return INT64_MAX;
     }
     return due;
@@ -1220,7 +1221,7 @@ sample_ttl(struct store_rec *r, void *arg)
 int64_t
 store_avg_ttl(struct store *s, int64_t now)
 {
-    struct ttl_sample t = { now / STORE_NS_PER_MS, 0, 0 };
+    struct ttl_sample t = { now / NS_PER_MS, 0, 0 };
     uint64_t cursor = 0;
     size_t buckets = 0;
     if (s->volatile_count == 0) {

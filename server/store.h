@@ -29,12 +29,12 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "lib/time.h"
 #include "server/wheel.h"
 
 /* expire_at of a record without expiry: below every time a record may
  * hold (a key set to expire in the past is gone at once, never stored). */
 #define STORE_NEVER INT64_MIN
-#define STORE_NS_PER_MS INT64_C(1000000)
 #define STORE_LONG_KEY UINT8_MAX    /* keylen8: a uint32_t length leads */
 #define STORE_TYPE_MAX 15           /* the type tag is 4 bits */
 /* States of fewer bytes than this are packed: stored right after the key,
@@ -117,7 +117,7 @@ store_rec_state(struct store_rec *r)
 static inline bool
 store_rec_dead(const struct store_rec *r, int64_t now)
 {
-    return r->expire_at != STORE_NEVER && now / STORE_NS_PER_MS > r->expire_at;
+    return r->expire_at != STORE_NEVER && now / NS_PER_MS > r->expire_at;
 }
 
 /* An expiry as files before ms expiry kept it (wall-clock ns the record
@@ -129,7 +129,7 @@ store_expiry_from_ns(int64_t ns)
     if (ns == INT64_MAX) {
         return STORE_NEVER;
     }
-    return ns / STORE_NS_PER_MS + (ns % STORE_NS_PER_MS > 0) - 1;
+    return ns / NS_PER_MS + (ns % NS_PER_MS > 0) - 1;
 }
 
 struct store;

@@ -18,6 +18,7 @@ CODES = ("ERR|WRONGTYPE|OOM|NOAUTH|MISCONF|NOREPLICAS|READONLY|BUSY|NOTBUSY|"
          "NOSCRIPT|UNKILLABLE|EXECABORT|MOVED|ASK|CROSSSLOT|CLUSTERDOWN|"
          "TRYAGAIN|LOADING|MASTERDOWN|NOPROTO|WRONGPASS|NOPERM|BUSYKEY")
 LITERAL = re.compile(r'"-?((?:%s) (?:[^"\\]|\\.)+)"' % CODES)
+JOINED = re.compile(r'("(?:[^"\\\n]|\\.)*)"\s*"((?:[^"\\\n]|\\.)*)"')
 COMMENT = re.compile(r'/\*.*?\*/|//[^\n]*', re.S)
 
 
@@ -37,6 +38,13 @@ def main():
             text = f.read()
         # Comments become blank lines of the same count, so line numbers hold.
         text = COMMENT.sub(lambda m: "\n" * m.group(0).count("\n"), text)
+        # Adjacent literals are one string, as the compiler joins them (the
+        # newlines kept at the end, so the line numbers after hold).
+        joined = None
+        while joined != text:
+            joined, text = text, JOINED.sub(
+                lambda m: m.group(1) + m.group(2) + '"' +
+                "\n" * m.group(0).count("\n"), text)
         for m in LITERAL.finditer(text):
             if not re.search(r"[A-Za-z]{2}", re.sub(r"%[-.0-9]*[a-z]+", "",
                                                    m.group(1).split(" ", 1)[1])):

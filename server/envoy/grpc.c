@@ -31,6 +31,7 @@
 #include <string.h>
 #include <uv.h>
 
+#include "lib/time.h"
 #include "protocol/h2.h"
 #include "server/client.h"
 #include "server/clock.h"
@@ -431,7 +432,7 @@ grpc_setup(void)
 void
 grpc_cron(void)
 {
-    int64_t timeout_ms = srv.conf.timeout * 1000, now = clock_loop_ms();
+    int64_t timeout_ms = srv.conf.timeout * MS_PER_SEC, now = clock_loop_ms();
     int64_t stall_ms = srv.conf.grpc_stream_timeout;
     for (struct gconn *g = conns, *next; g != NULL; g = next) {
         next = g->next;

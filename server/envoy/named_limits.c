@@ -16,6 +16,7 @@
 #include "algorithms/gcra.h"
 #include "algorithms/sliding_window.h"
 #include "lib/mem.h"
+#include "lib/time.h"
 #include "server/keyspace.h"
 #include "server/log.h"
 #include "server/envoy/rl_stats.h"
@@ -294,7 +295,7 @@ static bool
 decide(const struct limits_rule *r, bool shadow, const struct name *key,
        uint64_t hits, bool peek, int64_t now, struct nl_status *st)
 {
-    int64_t unit_ns = limits_unit_seconds(r->unit) * 1000000000LL;
+    int64_t unit_ns = limits_unit_seconds(r->unit) * NS_PER_SEC;
     struct limit_decision d = { true, r->requests_per_unit, 0, -1, 0, 0 };
     bool ok = true;
     if (r->requests_per_unit > 0) {     /* 0 refuses all: no state */

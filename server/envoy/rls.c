@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "lib/time.h"
 #include "protocol/health.pb-c.h"
 #include "protocol/rls.pb-c.h"
 #include "server/clock.h"
@@ -143,7 +144,7 @@ read_descriptors(const Request *req, struct nl_descriptor *d,
 static int64_t
 ceil_seconds(int64_t ns)
 {
-    return ns <= 0 ? 0 : ns / 1000000000 + (ns % 1000000000 != 0);
+    return ns <= 0 ? 0 : ns / NS_PER_SEC + (ns % NS_PER_SEC != 0);
 }
 
 /* The status whose limit headers envoyproxy/ratelimit sends: the one with

@@ -16,6 +16,7 @@
 #include <strings.h>
 
 #include "lib/num.h"
+#include "lib/time.h"
 #include "protocol/reply.h"
 #include "server/client.h"
 #include "server/clock.h"
@@ -180,8 +181,9 @@ describe_client(const struct conn *x, const struct resp_request *req,
         "tot-mem=%zu events=r%s cmd=%s user=default redir=-1 resp=%d "
         "lib-name=%s lib-ver=%s\n",
         x->id, x->addr, x->laddr, (int)fd, x->name ? x->name : "",
-        (long long)((now - x->created_ms) / 1000),
-        (long long)((now - x->last_interaction_ms) / 1000), flags, x->db,
+        (long long)((now - x->created_ms) / MS_PER_SEC),
+        (long long)((now - x->last_interaction_ms) / MS_PER_SEC), flags,
+        x->db,
         pubsub_count(x, false), pubsub_count(x, true),
         multi_open(x, x->multi) ? (long long)x->multi->ncmds : -1LL, qbuf,
         qmem > qbuf ? qmem - qbuf : 0, argv_bytes(req), mmem, x->rbuf.size,
@@ -253,8 +255,9 @@ describe_grpc_client(const struct grpc_client *g, struct textbuf *t,
         "events=r%s cmd=NULL user=default redir=-1 resp=0 lib-name= "
         "lib-ver=\n",
         g->id, g->addr, g->laddr, g->fd,
-        (long long)((now - g->created_ms) / 1000),
-        (long long)((now - g->last_ms) / 1000), g->qbuf, g->qbuf_free, g->omem,
+        (long long)((now - g->created_ms) / MS_PER_SEC),
+        (long long)((now - g->last_ms) / MS_PER_SEC), g->qbuf, g->qbuf_free,
+        g->omem,
         g->tot_mem, g->omem > 0 ? "w" : "");
 }
 
@@ -344,7 +347,8 @@ kill_matches(const struct kill_filter *f, const struct conn *self,
            (f->addr == NULL || strcmp(f->addr, x->addr) == 0) &&
            (f->laddr == NULL || strcmp(f->laddr, x->laddr) == 0) &&
            (!f->skipme || x != self) &&
-           (f->max_age == 0 || (now - x->created_ms) / 1000 >= f->max_age);
+           (f->max_age == 0 ||
+            (now - x->created_ms) / MS_PER_SEC >= f->max_age);
 }
 
 struct grpc_kill {
@@ -362,7 +366,8 @@ grpc_kill_matches(const struct grpc_client *g, void *arg)
            (!f->has_type || f->type == TYPE_NORMAL) &&
            (f->addr == NULL || strcmp(f->addr, g->addr) == 0) &&
            (f->laddr == NULL || strcmp(f->laddr, g->laddr) == 0) &&
-           (f->max_age == 0 || (k->now - g->created_ms) / 1000 >= f->max_age);
+           (f->max_age == 0 ||
+            (k->now - g->created_ms) / MS_PER_SEC >= f->max_age);
 }
 
 /* One "option value" pair of the new form: false after replying. */

@@ -10,6 +10,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "lib/num.h"
 #include "protocol/reply.h"
 #include "server/client.h"
 #include "server/cmd.h"
@@ -22,22 +23,6 @@ debug_allowed(const struct conn *c)
     return srv.conf.enable_debug_command == ALLOWED_YES ||
            (srv.conf.enable_debug_command == ALLOWED_LOCAL &&
             client_is_local(c));
-}
-
-/* Redis reads the flag with atoi(): a word that is no number is 0. */
-static bool
-atoi_nonzero(const char *s)
-{
-    while (*s == ' ' || (*s >= '\t' && *s <= '\r')) {
-        s++;
-    }
-    if (*s == '+' || *s == '-') {
-        s++;
-    }
-    while (*s == '0') {
-        s++;
-    }
-    return *s >= '1' && *s <= '9';
 }
 
 static void
@@ -73,7 +58,10 @@ cmd_debug(struct conn *c, struct resp_request *req)
         debug_help(c);
     } else if (req->argc == 3 &&
                strcasecmp(req->argv[1], "set-active-expire") == 0) {
-        srv.active_expire_off = !atoi_nonzero(req->argv[2]);
+        /* Redis reads the flag with atoi(): a word that is no number is
+         * 0. Read whole (num_atoll, no cut to 32 bits): 4294967296 is on,
+         * as it always was here, where glibc's atoi would read 0. */
+        srv.active_expire_off = num_atoll(req->argv[2]) == 0;
         reply_ok(&c->out);
     } else {
         cmd_errorf(c, "ERR unknown subcommand or wrong number of arguments "

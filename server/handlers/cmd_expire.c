@@ -15,6 +15,7 @@
 
 #include "lib/mem.h"
 #include "lib/num.h"
+#include "lib/time.h"
 #include "protocol/reply.h"
 #include "server/client.h"
 #include "server/clock.h"
@@ -23,8 +24,6 @@
 #include "server/handlers/handlers.h"
 #include "server/keyspace.h"
 #include "server/server.h"
-
-#define NS_PER_MS INT64_C(1000000)
 
 enum { EXPIRE_NX = 1, EXPIRE_XX = 2, EXPIRE_GT = 4, EXPIRE_LT = 8 };
 
@@ -108,9 +107,10 @@ expire_generic(struct conn *c, struct resp_request *req, int64_t base,
         cmd_error(c, ERR_NOT_INTEGER);
         return;
     }
-    bool bad = seconds && (when > INT64_MAX / 1000 || when < INT64_MIN / 1000);
+    bool bad = seconds && (when > INT64_MAX / MS_PER_SEC ||
+                           when < INT64_MIN / MS_PER_SEC);
     if (!bad && seconds) {
-        when *= 1000;
+        when *= MS_PER_SEC;
     }
     if (bad || __builtin_add_overflow(when, base, &when)) {
         cmd_errorf(c, ERR_EXPIRE_TIME, name);
@@ -176,11 +176,11 @@ ttl_generic(struct conn *c, struct resp_request *req, bool ms, bool absolute)
         reply_int(&c->out, t);
     } else if (!absolute && !keytype_redis_expiry(r->type)) {
         /* A limiter key: the seconds until it is fresh, rounded up. */
-        reply_int(&c->out, t / 1000 + (t % 1000 != 0));
+        reply_int(&c->out, t / MS_PER_SEC + (t % MS_PER_SEC != 0));
     } else {
         /* Redis's (t + 500) / 1000, without its overflow near INT64_MAX
          * (Redis's build gives the true quotient there too). */
-        reply_int(&c->out, t / 1000 + (t % 1000 >= 500));
+        reply_int(&c->out, t / MS_PER_SEC + (t % MS_PER_SEC >= 500));
     }
 }
 

@@ -18,6 +18,7 @@
 
 #include "algorithms/increx.h"
 #include "lib/num.h"
+#include "lib/time.h"
 #include "protocol/reply.h"
 #include "server/client.h"
 #include "server/clock.h"
@@ -25,7 +26,6 @@
 #include "server/errors.h"
 #include "server/handlers/handlers.h"
 #include "server/keyspace.h"
-#include "server/handlers/limit_cmd.h"
 #include "server/server.h"
 
 enum increx_expiry { EXP_KEEP, EXP_EX, EXP_PX, EXP_EXAT, EXP_PXAT,
@@ -188,7 +188,7 @@ expiry_ms(struct conn *c, const struct increx_opts *o, int64_t now_ms,
     int64_t v = o->expiry_arg;
     bool bad = false;
     if (o->expiry == EXP_EX || o->expiry == EXP_EXAT) {
-        bad = __builtin_mul_overflow(v, (int64_t)1000, &v);
+        bad = __builtin_mul_overflow(v, MS_PER_SEC, &v);
     }
     if (!bad && (o->expiry == EXP_EX || o->expiry == EXP_PX)) {
         bad = __builtin_add_overflow(v, now_ms, &v);

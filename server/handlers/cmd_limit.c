@@ -6,7 +6,9 @@
  * (shared/spec/cl-throttle.md); the cellgate options PEEK and MS may follow
  * the optional quantity and change nothing when absent. GCRA is Redis's
  * own command of that name (docs/commands.md), with its checks, texts and
- * arithmetic (algorithms/redis_gcra.h).
+ * arithmetic (algorithms/redis_gcra.h). RL.FIXED and RL.SLIDING are one
+ * handler (rl_window) over a table of what differs between the two
+ * algorithms, so the two commands cannot drift apart.
  */
 #include <stdio.h>
 #include <string.h>
@@ -18,6 +20,7 @@
 #include "algorithms/sliding_window.h"
 #include "lib/mem.h"
 #include "lib/num.h"
+#include "lib/time.h"
 #include "protocol/reply.h"
 #include "server/clock.h"
 #include "server/cmd.h"
@@ -201,68 +204,106 @@ cmd_cl_throttle(struct conn *c, struct resp_request *req)
 
 /* ---- RL.FIXED and RL.SLIDING ------------------------------------------ */
 
-void
-cmd_rl_fixed(struct conn *c, struct resp_request *req)
+/* What a windowed limiter's call carries, whichever algorithm it names:
+ * the positional "limit window" and the options. */
+struct window_call {
+    int64_t limit;
+    int64_t window;
+    struct limit_cmd_opts o;
+};
+
+/* The one state buffer either algorithm writes its next state into. */
+union window_state {
+    struct fwin_state fixed;
+    struct swin_state sliding;
+};
+
+/* What differs between RL.FIXED and RL.SLIDING: the key type, the options
+ * each takes (ALIGN is the fixed window's alone), the state's size and the
+ * algorithm (behind its params struct). Everything else is one handler. */
+struct window_algo {
+    uint8_t type;
+    unsigned options;
+    size_t state_size;
+    enum limit_status (*apply)(const struct window_call *w, bool has_state,
+                               const void *st, int64_t now,
+                               union window_state *next,
+                               struct limit_decision *d);
+};
+
+static enum limit_status
+fixed_apply(const struct window_call *w, bool has_state, const void *st,
+            int64_t now, union window_state *next, struct limit_decision *d)
 {
-    struct fwin_params p;
-    struct rl_opts o;
-    struct fwin_state next;
+    struct fwin_params p = { .limit = w->limit, .window = w->window,
+                             .cost = w->o.cost, .align = w->o.align };
+    return fwin_apply(&p, has_state, st, now, &next->fixed, d);
+}
+
+static enum limit_status
+sliding_apply(const struct window_call *w, bool has_state, const void *st,
+              int64_t now, union window_state *next,
+              struct limit_decision *d)
+{
+    struct swin_params p = { .limit = w->limit, .window = w->window,
+                             .cost = w->o.cost };
+    return swin_apply(&p, has_state, st, now, &next->sliding, d);
+}
+
+static const struct window_algo fixed_window = {
+    KEY_FIXED,
+    LIMIT_CMD_COST | LIMIT_CMD_ALIGN | LIMIT_CMD_PEEK | LIMIT_CMD_MS,
+    sizeof(struct fwin_state), fixed_apply
+};
+
+static const struct window_algo sliding_window = {
+    KEY_SLIDING, LIMIT_CMD_COST | LIMIT_CMD_PEEK | LIMIT_CMD_MS,
+    sizeof(struct swin_state), sliding_apply
+};
+
+/* key limit window [options]: parse, decide at one `now`, write the state
+ * back unless PEEK, reply the decision. */
+static void
+rl_window(struct conn *c, struct resp_request *req,
+          const struct window_algo *a)
+{
+    struct window_call w;
+    union window_state next;
     struct limit_decision d;
     bool ok;
 
-    if (!parse_limit_window(c, req, &p.limit, &p.window) ||
-        !parse_rl_options(c, req, 4, RL_COST | RL_ALIGN | RL_PEEK | RL_MS,
-                          &o)) {
+    if (!limit_cmd_parse_limit_window(c, req, &w.limit, &w.window) ||
+        !limit_cmd_parse_options(c, req, 4, a->options, &w.o)) {
         return;
     }
-    p.cost = o.cost;
-    p.align = o.align;
     int64_t now = clock_wall_now();
-    struct store_rec *r = lookup_typed(c, req, KEY_FIXED, now, &ok);
+    struct store_rec *r = limit_cmd_lookup(c, req, a->type, now, &ok);
     if (!ok) {
         return;
     }
-    if (!check_status(c, fwin_apply(&p, r != NULL,
-                                    r ? store_rec_state(r) : NULL, now,
-                                    &next, &d))) {
+    if (!limit_cmd_check_status(c, a->apply(&w, r != NULL,
+                                            r ? store_rec_state(r) : NULL,
+                                            now, &next, &d))) {
         return;
     }
-    if (!o.peek && !commit_state(c, req, r, KEY_FIXED, &next, sizeof(next),
-                                 d.fresh_at, now)) {
+    if (!w.o.peek && !limit_cmd_commit_state(c, req, r, a->type, &next,
+                                             a->state_size, d.fresh_at,
+                                             now)) {
         return;
     }
-    reply_decision(c, &d, o.ms);
+    limit_cmd_reply_decision(c, &d, w.o.ms);
+}
+
+void
+cmd_rl_fixed(struct conn *c, struct resp_request *req)
+{
+    rl_window(c, req, &fixed_window);
 }
 
 void
 cmd_rl_sliding(struct conn *c, struct resp_request *req)
 {
-    struct swin_params p;
-    struct rl_opts o;
-    struct swin_state next;
-    struct limit_decision d;
-    bool ok;
-
-    if (!parse_limit_window(c, req, &p.limit, &p.window) ||
-        !parse_rl_options(c, req, 4, RL_COST | RL_PEEK | RL_MS, &o)) {
-        return;
-    }
-    p.cost = o.cost;
-    int64_t now = clock_wall_now();
-    struct store_rec *r = lookup_typed(c, req, KEY_SLIDING, now, &ok);
-    if (!ok) {
-        return;
-    }
-    if (!check_status(c, swin_apply(&p, r != NULL,
-                                    r ? store_rec_state(r) : NULL, now,
-                                    &next, &d))) {
-        return;
-    }
-    if (!o.peek && !commit_state(c, req, r, KEY_SLIDING, &next,
-                                 sizeof(next), d.fresh_at, now)) {
-        return;
-    }
-    reply_decision(c, &d, o.ms);
+    rl_window(c, req, &sliding_window);
 }
 
 /* ---- GCRA (Redis's command) ------------------------------------------- */
@@ -297,7 +338,7 @@ parse_gcra_args(struct conn *c, const struct resp_request *req,
         return false;
     }
     if (!num_parse_i64(req->argv[2], req->argvlen[2], &burst) || burst < 0) {
-        cmd_error(c, "ERR value is out of range, must be positive");
+        cmd_error(c, ERR_POSITIVE);
         return false;
     }
     p->limit = burst < INT64_MAX ? burst + 1 : burst;
@@ -305,7 +346,7 @@ parse_gcra_args(struct conn *c, const struct resp_request *req,
         return false;
     }
     if (!num_parse_double(req->argv[4], req->argvlen[4], &p->period_s)) {
-        cmd_error(c, "ERR value is not a valid float");
+        cmd_error(c, ERR_NOT_FLOAT);
         return false;
     }
     if (!(p->period_s > 0 && p->period_s < 1e12)) {
@@ -338,7 +379,7 @@ store_redis_gcra(struct conn *c, struct resp_request *req,
         return false;
     }
     ((struct ks_redis_gcra *)store_rec_state(r))->tat_us = new_tat_us;
-    (void)keyspace_set_expire(r, new_tat_us / 1000); /* no KEY_INT: r */
+    (void)keyspace_set_expire(r, new_tat_us / US_PER_MS); /* no KEY_INT: r */
     return true;
 }
 
@@ -352,7 +393,7 @@ cmd_gcra(struct conn *c, struct resp_request *req)
         return;
     }
     int64_t now = clock_wall_now();
-    struct store_rec *r = lookup_typed(c, req, KEY_REDIS_GCRA, now, &ok);
+    struct store_rec *r = limit_cmd_lookup(c, req, KEY_REDIS_GCRA, now, &ok);
     if (!ok) {
         return;
     }
@@ -360,7 +401,7 @@ cmd_gcra(struct conn *c, struct resp_request *req)
                       ? ((struct ks_redis_gcra *)store_rec_state(r))->tat_us
                       : 0;
     /* Redis's clock: the command's millisecond, in µs. */
-    switch (redis_gcra_decide(&p, r != NULL, tat, now / 1000000 * 1000,
+    switch (redis_gcra_decide(&p, r != NULL, tat, now / NS_PER_MS * US_PER_MS,
                               &d)) {
     case REDIS_GCRA_OVERFLOW_TOKENS:
         cmd_error(c, "ERR GCRA limiting uses microsecond accuracy. "

@@ -16,6 +16,7 @@
 #include "algorithms/tiers.h"
 #include "lib/mem.h"
 #include "lib/num.h"
+#include "lib/time.h"
 #include "protocol/reply.h"
 #include "server/clock.h"
 #include "server/cmd.h"
@@ -32,11 +33,13 @@
 
 static bool
 parse_log_args(struct conn *c, struct resp_request *req,
-               struct slog_params *p, struct rl_opts *o)
+               struct slog_params *p, struct limit_cmd_opts *o)
 {
-    if (!parse_limit_window(c, req, &p->limit, &p->window) ||
-        !parse_rl_options(c, req, 4, RL_COST | RL_META | RL_PEEK | RL_MS,
-                          o)) {
+    if (!limit_cmd_parse_limit_window(c, req, &p->limit, &p->window) ||
+        !limit_cmd_parse_options(c, req, 4,
+                                 LIMIT_CMD_COST | LIMIT_CMD_META |
+                                     LIMIT_CMD_PEEK | LIMIT_CMD_MS,
+                                 o)) {
         return false;
     }
     if (p->limit > srv.conf.log_max_entries) {
@@ -58,7 +61,7 @@ parse_log_args(struct conn *c, struct resp_request *req,
 static int64_t
 log_keep_after(const struct ks_log *ls, const struct slog_params *p)
 {
-    int64_t window_ms = p->window * 1000;   /* slog_decide checked it */
+    int64_t window_ms = p->window * MS_PER_SEC; /* slog_decide checked it */
     return ls != NULL && ls->keep_ms > window_ms ? ls->keep_ms : window_ms;
 }
 
@@ -67,7 +70,8 @@ log_keep_after(const struct ks_log *ls, const struct slog_params *p)
  * before (a key created for it is removed). */
 static bool
 log_commit(struct conn *c, struct resp_request *req, struct store_rec *r,
-           struct slog_params *p, const struct rl_opts *o, int64_t now)
+           struct slog_params *p, const struct limit_cmd_opts *o,
+           int64_t now)
 {
     if (r == NULL) {
         r = keyspace_add(&c->hint, req->argv[1], req->argvlen[1], KEY_LOG,
@@ -83,7 +87,7 @@ log_commit(struct conn *c, struct resp_request *req, struct store_rec *r,
         if (!keyspace_log_reserve(r, p, now, o->meta_len,
                                   srv.conf.log_max_entries)) {
             cmd_error(c, ERR_OOM);
-            limit_keep_until(r, keytype_log_fresh_at(ls, now), now);
+            limit_cmd_keep_until(r, keytype_log_fresh_at(ls, now), now);
             return false;
         }
         keyspace_log_append(ls, now, p->cost, o->meta, o->meta_len);
@@ -91,7 +95,7 @@ log_commit(struct conn *c, struct resp_request *req, struct store_rec *r,
         slog_refund(&ls->ring, -p->cost);
     }
     ls->keep_ms = keep_ms;
-    limit_keep_until(r, keytype_log_fresh_at(ls, now), now);
+    limit_cmd_keep_until(r, keytype_log_fresh_at(ls, now), now);
     return true;
 }
 
@@ -107,7 +111,7 @@ cmd_rl_log(struct conn *c, struct resp_request *req)
 {
     static const struct slog_ring empty;
     struct slog_params p;
-    struct rl_opts o;
+    struct limit_cmd_opts o;
     struct limit_decision d;
     bool ok;
 
@@ -115,7 +119,7 @@ cmd_rl_log(struct conn *c, struct resp_request *req)
         return;
     }
     int64_t now = clock_wall_now();
-    struct store_rec *r = lookup_typed(c, req, KEY_LOG, now, &ok);
+    struct store_rec *r = limit_cmd_lookup(c, req, KEY_LOG, now, &ok);
     if (!ok) {
         return;
     }
@@ -124,8 +128,8 @@ cmd_rl_log(struct conn *c, struct resp_request *req)
     if (ls != NULL && !o.peek) {
         slog_expire(&ls->ring, ls->keep_ms, now);
     }
-    if (!check_status(c, slog_decide(&p, ls ? &ls->ring : &empty, now,
-                                     &d))) {
+    if (!limit_cmd_check_status(c, slog_decide(&p, ls ? &ls->ring : &empty,
+                                               now, &d))) {
         return;
     }
     if (!o.peek && !d.limited && p.cost != 0 &&
@@ -133,7 +137,7 @@ cmd_rl_log(struct conn *c, struct resp_request *req)
         !log_commit(c, req, r, &p, &o, now)) {
         return;
     }
-    reply_decision(c, &d, o.ms);
+    limit_cmd_reply_decision(c, &d, o.ms);
 }
 
 /* RL.ENTRIES key [COUNT n]: newest first, [time_ms, cost, meta|nil], the
@@ -158,7 +162,7 @@ cmd_rl_entries(struct conn *c, struct resp_request *req)
         return;
     }
     int64_t now = clock_wall_now();
-    struct store_rec *r = lookup_typed(c, req, KEY_LOG, now, &ok);
+    struct store_rec *r = limit_cmd_lookup(c, req, KEY_LOG, now, &ok);
     if (!ok) {
         return;
     }
@@ -167,7 +171,8 @@ cmd_rl_entries(struct conn *c, struct resp_request *req)
         return;
     }
     const struct ks_log *ls = store_rec_state(r);
-    struct slog_params keep = { 1, ls->keep_ms / 1000 + 1, 0, ls->keep_ms };
+    struct slog_params keep = { 1, ls->keep_ms / MS_PER_SEC + 1, 0,
+                                ls->keep_ms };
     uint32_t n = ls->ring.len - slog_uncounted(&keep, &ls->ring, now, NULL);
     if ((int64_t)n > count) {
         n = (uint32_t)count;
@@ -254,12 +259,12 @@ tiers_commit(struct conn *c, struct resp_request *req, struct store_rec *r,
     if (p->cost > 0 && tier_needs_bucket(&ts->st, now) &&
         !keyspace_tiers_reserve(r)) {
         cmd_error(c, ERR_OOM);
-        limit_keep_until(r, keytype_tiers_fresh_at(ts, now), now);
+        limit_cmd_keep_until(r, keytype_tiers_fresh_at(ts, now), now);
         return false;
     }
     tier_commit(&ts->st, now, p->cost);
     ts->keep = keep;
-    limit_keep_until(r, keytype_tiers_fresh_at(ts, now), now);
+    limit_cmd_keep_until(r, keytype_tiers_fresh_at(ts, now), now);
     return true;
 }
 
@@ -271,20 +276,23 @@ cmd_rl_tiers(struct conn *c, struct resp_request *req)
     static const struct tier_state empty;
     struct tier_limit tiers[TIERS_MAX];
     struct tier_params p = { 0 };
-    struct rl_opts o;
+    struct limit_cmd_opts o;
     struct limit_decision d;
     size_t next;
     int64_t max_window;
     bool ok;
 
     if (!parse_tiers(c, req, tiers, &p.ntiers, &next, &max_window) ||
-        !parse_rl_options(c, req, next, RL_COST | RL_PEEK | RL_MS, &o)) {
+        !limit_cmd_parse_options(c, req, next,
+                                 LIMIT_CMD_COST | LIMIT_CMD_PEEK |
+                                     LIMIT_CMD_MS,
+                                 &o)) {
         return;
     }
     p.tiers = tiers;
     p.cost = o.cost;
     int64_t now = clock_wall_now();
-    struct store_rec *r = lookup_typed(c, req, KEY_TIERS, now, &ok);
+    struct store_rec *r = limit_cmd_lookup(c, req, KEY_TIERS, now, &ok);
     if (!ok) {
         return;
     }
@@ -293,7 +301,8 @@ cmd_rl_tiers(struct conn *c, struct resp_request *req)
     if (ts != NULL && !o.peek) {
         tier_expire(&ts->st, ts->keep, now);
     }
-    if (!check_status(c, tier_decide(&p, ts ? &ts->st : &empty, now, &d))) {
+    if (!limit_cmd_check_status(c, tier_decide(&p, ts ? &ts->st : &empty,
+                                               now, &d))) {
         return;
     }
     if (!o.peek && !d.limited && p.cost != 0 &&
@@ -301,5 +310,5 @@ cmd_rl_tiers(struct conn *c, struct resp_request *req)
         !tiers_commit(c, req, r, &p, max_window, now)) {
         return;
     }
-    reply_decision(c, &d, o.ms);
+    limit_cmd_reply_decision(c, &d, o.ms);
 }

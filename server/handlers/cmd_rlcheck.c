@@ -125,7 +125,7 @@ cmd_rl_check(struct conn *c, struct resp_request *req)
     struct limit_decision dec = { st.code == NL_OVER_LIMIT,
                                   st.requests_per_unit, st.remaining,
                                   st.retry_ns, st.reset_ns, 0 };
-    reply_decision(c, &dec, a.ms);
+    limit_cmd_reply_decision(c, &dec, a.ms);
 }
 
 /* CONFIG RELOAD-LIMITS: limits-file again, whole, or an error and the

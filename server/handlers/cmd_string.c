@@ -17,6 +17,7 @@
 #include "algorithms/increx.h"
 #include "lib/mem.h"
 #include "lib/num.h"
+#include "lib/time.h"
 #include "protocol/reply.h"
 #include "server/client.h"
 #include "server/clock.h"
@@ -27,7 +28,6 @@
 #include "server/keyspace.h"
 #include "server/server.h"
 
-#define NS_PER_MS INT64_C(1000000)
 #define ERR_TOO_LONG "ERR string exceeds maximum allowed size " \
                      "(proto-max-bulk-len)"
 
@@ -252,12 +252,12 @@ expire_when(struct conn *c, const struct resp_request *req,
         return false;
     }
     bool seconds = o->flags & (OPT_EX | OPT_EXAT);
-    if (v <= 0 || (seconds && v > INT64_MAX / 1000)) {
+    if (v <= 0 || (seconds && v > INT64_MAX / MS_PER_SEC)) {
         error_expire_time(c, o->name);
         return false;
     }
     if (seconds) {
-        v *= 1000;
+        v *= MS_PER_SEC;
     }
     if ((o->flags & (OPT_EX | OPT_PX)) &&
         __builtin_add_overflow(v, now / NS_PER_MS, &v)) {

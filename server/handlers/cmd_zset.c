@@ -15,7 +15,6 @@
 #include <errno.h>
 #include <math.h>
 #include <stdbool.h>
-#include <stdlib.h>
 #include <string.h>
 
 #include "lib/mem.h"
@@ -397,30 +396,15 @@ cmd_zrevrank(struct conn *c, struct resp_request *req)
 /* ---- ranges: parsing ------------------------------------------------------------ */
 
 /* One bound of a score range as Redis's zslParseRange() reads it: "(" for
- * an open one, then strtod() over the rest (so leading blanks, "", hex
- * and "inf" pass), nothing after the number, no NaN. */
+ * an open one, then strtod() over the rest up to its NUL (so leading
+ * blanks, "", hex and "inf" pass, and bytes after a NUL inside are not
+ * looked at), nothing after the number, no NaN. s is an argument: a NUL
+ * follows its len bytes (resp.h). */
 static bool
 parse_score_bound(const char *s, size_t len, double *v, bool *ex)
 {
-    char stack[128];
     *ex = len > 0 && s[0] == '(';
-    if (*ex) {
-        s++;
-        len--;
-    }
-    char *buf = len < sizeof(stack) ? stack : mem_malloc(len + 1);
-    if (buf == NULL) {
-        return false;
-    }
-    memcpy(buf, s, len);
-    buf[len] = '\0';
-    char *end;
-    *v = strtod(buf, &end);
-    bool ok = *end == '\0' && !isnan(*v);
-    if (buf != stack) {
-        mem_free(buf);
-    }
-    return ok;
+    return num_strtod_str(s + *ex, v) && !isnan(*v);
 }
 
 static bool

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "lib/mem.h"
+#include "lib/time.h"
 #include "protocol/reply.h"
 #include "server/child.h"
 #include "server/clock.h"
@@ -52,7 +53,7 @@ section_server(struct textbuf *t)
     struct utsname u;
     int64_t now_us = clock_wall_us();
     int64_t up = (int64_t)((uint64_t)clock_mono_now() - srv.start_mono_ns) /
-                 1000000000;
+                 NS_PER_SEC;
     uname(&u);
     textbuf_printf(t, "# Server\r\n"
              "redis_version:%s\r\n"
@@ -335,8 +336,8 @@ add_cmdstats(struct textbuf *t, const struct cmd *cmds, size_t n)
             textbuf_printf(t, "cmdstat_%s:calls=%llu,usec=%llu,usec_per_call=%.2f,"
                      "rejected_calls=%llu,failed_calls=%llu\r\n",
                      cmds[i].name, (unsigned long long)s->calls,
-                     (unsigned long long)(s->nsec / 1000),
-                     s->calls ? (double)s->nsec / 1000.0 / (double)s->calls
+                     (unsigned long long)(s->nsec / NS_PER_US),
+                     s->calls ? (double)s->nsec / NS_PER_US / (double)s->calls
                               : 0.0,
                      (unsigned long long)s->rejected_calls,
                      (unsigned long long)s->failed_calls);

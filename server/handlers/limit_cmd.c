@@ -9,6 +9,7 @@
 #include <strings.h>
 
 #include "lib/num.h"
+#include "lib/time.h"
 #include "protocol/reply.h"
 #include "server/client.h"
 #include "server/cmd.h"
@@ -22,31 +23,31 @@ is_word(const char *arg, size_t len, const char *word)
     return len == strlen(word) && strcasecmp(arg, word) == 0;
 }
 
-
 /* Keywords after the positional arguments, in any order, any case. */
 bool
-parse_rl_options(struct conn *c, struct resp_request *req, size_t from,
-                 unsigned allowed, struct rl_opts *o)
+limit_cmd_parse_options(struct conn *c, struct resp_request *req,
+                        size_t from, unsigned allowed,
+                        struct limit_cmd_opts *o)
 {
     memset(o, 0, sizeof(*o));
     o->cost = 1;
     for (size_t i = from; i < req->argc; i++) {
         const char *a = req->argv[i];
         size_t len = req->argvlen[i];
-        if ((allowed & RL_COST) && is_word(a, len, "COST") &&
+        if ((allowed & LIMIT_CMD_COST) && is_word(a, len, "COST") &&
             i + 1 < req->argc) {
             i++;
             if (!num_parse_i64(req->argv[i], req->argvlen[i], &o->cost)) {
                 cmd_error(c, ERR_NOT_INTEGER);
                 return false;
             }
-        } else if ((allowed & RL_ALIGN) && is_word(a, len, "ALIGN")) {
+        } else if ((allowed & LIMIT_CMD_ALIGN) && is_word(a, len, "ALIGN")) {
             o->align = true;
-        } else if ((allowed & RL_PEEK) && is_word(a, len, "PEEK")) {
+        } else if ((allowed & LIMIT_CMD_PEEK) && is_word(a, len, "PEEK")) {
             o->peek = true;
-        } else if ((allowed & RL_MS) && is_word(a, len, "MS")) {
+        } else if ((allowed & LIMIT_CMD_MS) && is_word(a, len, "MS")) {
             o->ms = true;
-        } else if ((allowed & RL_META) && is_word(a, len, "META") &&
+        } else if ((allowed & LIMIT_CMD_META) && is_word(a, len, "META") &&
                    i + 1 < req->argc) {
             i++;
             o->meta = req->argv[i];
@@ -61,8 +62,8 @@ parse_rl_options(struct conn *c, struct resp_request *req, size_t from,
 
 /* "limit window" at argv[2..3]: strict integers, both at least 1. */
 bool
-parse_limit_window(struct conn *c, struct resp_request *req, int64_t *limit,
-                   int64_t *window)
+limit_cmd_parse_limit_window(struct conn *c, struct resp_request *req,
+                             int64_t *limit, int64_t *window)
 {
     if (!num_parse_i64(req->argv[2], req->argvlen[2], limit) ||
         !num_parse_i64(req->argv[3], req->argvlen[3], window)) {
@@ -77,7 +78,7 @@ parse_limit_window(struct conn *c, struct resp_request *req, int64_t *limit,
 }
 
 bool
-check_status(struct conn *c, enum limit_status st)
+limit_cmd_check_status(struct conn *c, enum limit_status st)
 {
     if (st == LIMIT_OK) {
         return true;
@@ -91,8 +92,8 @@ check_status(struct conn *c, enum limit_status st)
 /* The looked-up record of argv[1] if it has `type`; on another type the
  * ERR_WRONGTYPE error is sent and *ok cleared. */
 struct store_rec *
-lookup_typed(struct conn *c, struct resp_request *req, uint8_t type,
-             int64_t now, bool *ok)
+limit_cmd_lookup(struct conn *c, struct resp_request *req, uint8_t type,
+                 int64_t now, bool *ok)
 {
     struct store_rec *r = keyspace_lookup_write(&c->hint, req->argv[1],
                                           req->argvlen[1], now);
@@ -107,9 +108,9 @@ lookup_typed(struct conn *c, struct resp_request *req, uint8_t type,
 /* Store the new state until it is fresh again, or drop the key when the
  * state already equals "no key". */
 bool
-commit_state(struct conn *c, struct resp_request *req, struct store_rec *r,
-             uint8_t type, const void *state, size_t size, int64_t fresh_at,
-             int64_t now)
+limit_cmd_commit_state(struct conn *c, struct resp_request *req,
+                       struct store_rec *r, uint8_t type, const void *state,
+                       size_t size, int64_t fresh_at, int64_t now)
 {
     if (!keyspace_store_state(&c->hint, req->argv[1], req->argvlen[1], r,
                               type, state, size, fresh_at, now)) {
@@ -120,7 +121,7 @@ commit_state(struct conn *c, struct resp_request *req, struct store_rec *r,
 }
 
 void
-limit_keep_until(struct store_rec *r, int64_t fresh_at, int64_t now)
+limit_cmd_keep_until(struct store_rec *r, int64_t fresh_at, int64_t now)
 {
     keyspace_keep_until(r, fresh_at, now);
 }
@@ -128,11 +129,12 @@ limit_keep_until(struct store_rec *r, int64_t fresh_at, int64_t now)
 static int64_t
 rl_duration(int64_t ns, bool ms)
 {
-    return limit_ceil_div(ns, ms ? LIMIT_NS_PER_MS : LIMIT_NS_PER_SEC);
+    return limit_ceil_div(ns, ms ? NS_PER_MS : NS_PER_SEC);
 }
 
 void
-reply_decision(struct conn *c, const struct limit_decision *d, bool ms)
+limit_cmd_reply_decision(struct conn *c, const struct limit_decision *d,
+                         bool ms)
 {
     int64_t v[5] = { d->limited ? 1 : 0, d->limit, d->remaining,
                      d->limited ? rl_duration(d->retry_after_ns, ms) : -1,

@@ -15,6 +15,7 @@
 
 #include "lib/file.h"
 #include "lib/mem.h"
+#include "lib/time.h"
 #include "server/child.h"
 #include "server/clock.h"
 #include "server/journal.h"
@@ -855,7 +856,7 @@ persist_cron(void)
     }
     watch_background_sync();
     if (fsync_everysec() && (written_since_fsync > 0 || sync_failing) &&
-        now_ms - last_fsync_ms >= 1000 && !journal_file_sync_running()) {
+        now_ms - last_fsync_ms >= MS_PER_SEC && !journal_file_sync_running()) {
         journal_file_sync_background();
         written_since_fsync = 0;
         last_fsync_ms = now_ms;
@@ -1005,5 +1006,5 @@ persist_info(struct persist_info *out)
     out->buffer_length = journal_file_buffered();
     out->fsync_in_progress = journal_file_sync_running();
     out->fsyncs = journal_file_syncs();
-    out->last_fsync_us = journal_file_last_sync_ns() / 1000;
+    out->last_fsync_us = journal_file_last_sync_ns() / NS_PER_US;
 }

@@ -26,6 +26,7 @@
 #include "lib/mem.h"
 #include "lib/num.h"
 #include "lib/textbuf.h"
+#include "lib/time.h"
 #include "protocol/obuf.h"
 #include "protocol/reply.h"
 #include "server/child.h"
@@ -564,14 +565,15 @@ primary_cron(int64_t now)
     if (waiting != NULL) {
         check_waiting(now);
     }
-    if (now - last_newline_ms >= 1000) {
+    if (now - last_newline_ms >= MS_PER_SEC) {
         last_newline_ms = now;
         keep_waiting_replicas_alive();
     }
     /* A replica passes its primary's PINGs on; its own would shift its
      * replicas' offsets from the primary's. */
     if (peers != NULL && !srv.repl_following &&
-        now - last_ping_ms >= srv.conf.repl_ping_replica_period * 1000) {
+        now - last_ping_ms >=
+            srv.conf.repl_ping_replica_period * MS_PER_SEC) {
         static const char ping[] = "*1\r\n$4\r\nPING\r\n";
         last_ping_ms = now;
         stream_append(ping, sizeof(ping) - 1);
@@ -659,7 +661,7 @@ primary_good_replicas(void)
     size_t n = 0;
     for (const struct peer *p = peers; p != NULL; p = p->next) {
         n += p->state == PEER_ONLINE &&
-             now - p->ack_ms <= srv.conf.min_replicas_max_lag * 1000;
+             now - p->ack_ms <= srv.conf.min_replicas_max_lag * MS_PER_SEC;
     }
     return n;
 }
@@ -694,7 +696,8 @@ primary_info(struct textbuf *t, int64_t now)
                        p->state == PEER_ONLINE ? "online"
                        : p->state == PEER_SEND_SNAPSHOT ? "send_bulk"
                                                         : "wait_bgsave",
-                       p->ack_offset, (long long)((now - p->ack_ms) / 1000));
+                       p->ack_offset,
+                       (long long)((now - p->ack_ms) / MS_PER_SEC));
     }
 }
 

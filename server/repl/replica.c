@@ -25,6 +25,7 @@
 #include "lib/mem.h"
 #include "lib/num.h"
 #include "lib/textbuf.h"
+#include "lib/time.h"
 #include "protocol/reply.h"
 #include "protocol/resp.h"
 #include "server/client.h"
@@ -544,7 +545,7 @@ link_drop(const char *why)
     log_warning("Connection with the primary lost: %s", why);
     link_close();
     upstream.state = LINK_CONNECT;
-    upstream.retry_ms = clock_mono_ms() + 1000;
+    upstream.retry_ms = clock_mono_ms() + MS_PER_SEC;
 }
 
 /* Could host be a name or an address at all? REPLICAOF takes any bytes
@@ -656,11 +657,12 @@ replica_cron(int64_t now)
     }
     if ((upstream.state == LINK_HANDSHAKE || upstream.state == LINK_CONNECTED ||
          upstream.state == LINK_TRANSFER) &&
-        now - upstream.last_io_ms > srv.conf.repl_timeout * 1000) {
+        now - upstream.last_io_ms > srv.conf.repl_timeout * MS_PER_SEC) {
         link_drop("timeout");
         return;
     }
-    if (upstream.state == LINK_CONNECTED && now - upstream.ack_ms >= 1000) {
+    if (upstream.state == LINK_CONNECTED &&
+        now - upstream.ack_ms >= MS_PER_SEC) {
         upstream.ack_ms = now;
         send_ack();
     }
@@ -733,7 +735,8 @@ replica_info(struct textbuf *t, int64_t now)
                    "slave_read_repl_offset:%" PRId64 "\r\n"
                    "slave_repl_offset:%" PRId64 "\r\n",
                    upstream.host, upstream.port, up ? "up" : "down",
-                   up ? (long long)((now - upstream.last_io_ms) / 1000) : -1LL,
+                   up ? (long long)((now - upstream.last_io_ms) / MS_PER_SEC)
+                      : -1LL,
                    upstream.state == LINK_TRANSFER, stream_offset(),
                    stream_offset());
     if (!up) {

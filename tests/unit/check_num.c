@@ -7,9 +7,15 @@
  * tables of vectors; every rejected input must also leave *out untouched,
  * so a caller never reads a half-parsed value. Formatting is checked byte
  * for byte, including the two values whose magnitude does not fit int64.
+ * The functions named after a C rule (num_atoll, num_atoi, num_strtod,
+ * num_strtod_str) are checked against that C function itself, over the
+ * edge cases where the rules of the other parsers differ.
  */
+#include <limits.h>
+#include <math.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "lib/num.h"
@@ -344,6 +350,144 @@ START_TEST(test_fmt_then_strict_parse_round_trips_boundaries)
 }
 END_TEST
 
+/* ------------------------------------------------------------------------
+ * num_atoll, num_atoi: C's strtoll and glibc's atoi
+ * --------------------------------------------------------------------- */
+
+/* Where the C rule and Redis's string2ll part ways: blanks, signs, junk
+ * after the digits, no digits, leading zeros, hex, floats, overflow. */
+static const char *const atoi_vectors[] = {
+    "", "0", "12", "  12", "\t\n\v\f\r12", "12abc", "12 34", "abc", "+5",
+    "-5", "-0", "+0", "+-1", "-+1", " - 1", "007", "0x1A", "1e3", "1.9",
+    "inf", "nan", "2147483647", "2147483648", "-2147483648", "-2147483649",
+    "4294967296", "4294967297", "-4294967296", "9223372036854775807",
+    "9223372036854775808", "-9223372036854775808", "-9223372036854775809",
+    "99999999999999999999999", "-99999999999999999999999",
+};
+#define N_ATOI_VECTORS (sizeof(atoi_vectors) / sizeof(atoi_vectors[0]))
+
+START_TEST(test_atoll_is_strtoll_base_10)
+{
+    for (size_t i = 0; i < N_ATOI_VECTORS; i++) {
+        const char *s = atoi_vectors[i];
+        ck_assert_msg(num_atoll(s) == (int64_t)strtoll(s, NULL, 10),
+                      "num_atoll(\"%s\")", s);
+    }
+}
+END_TEST
+
+START_TEST(test_atoll_clamps_and_stops_at_the_first_non_digit)
+{
+    ck_assert_int_eq(num_atoll(""), 0);
+    ck_assert_int_eq(num_atoll("  -12abc"), -12);
+    ck_assert_int_eq(num_atoll("0x1A"), 0);
+    ck_assert_int_eq(num_atoll("-0"), 0);
+    ck_assert_int_eq(num_atoll("9223372036854775808"), INT64_MAX);
+    ck_assert_int_eq(num_atoll("-9223372036854775809"), INT64_MIN);
+    ck_assert_int_eq(num_atoll("-9223372036854775808"), INT64_MIN);
+}
+END_TEST
+
+START_TEST(test_atoi_is_glibc_atoi)
+{
+    for (size_t i = 0; i < N_ATOI_VECTORS; i++) {
+        const char *s = atoi_vectors[i];
+        ck_assert_msg(num_atoi(s) == (int)strtol(s, NULL, 10),
+                      "num_atoi(\"%s\")", s);
+    }
+    /* The values cut to their low 32 bits, as glibc's atoi returns them. */
+    ck_assert_int_eq(num_atoi("4294967297"), 1);
+    ck_assert_int_eq(num_atoi("4294967296"), 0);
+    ck_assert_int_eq(num_atoi("2147483648"), INT_MIN);
+    ck_assert_int_eq(num_atoi("99999999999999999999"), -1);
+    ck_assert_int_eq(num_atoi(" 3 keys"), 3);
+}
+END_TEST
+
+/* ------------------------------------------------------------------------
+ * num_strtod, num_strtod_str: C's strtod
+ * --------------------------------------------------------------------- */
+
+/* strtod's forms that num_parse_double refuses pass both: blanks before,
+ * '+', hex, "inf", "nan", overflow and underflow. */
+static const char *const strtod_accepts[] = {
+    "1.5", "  1", "\t-2", "+1", "-0", "0x10", "0x1p3", "inf", "-Infinity",
+    "nan", "NAN", "1e999", "-1e999", "1e-999", ".5", "5.", "1e3",
+};
+
+/* Not a number taking the whole text. */
+static const char *const strtod_rejects[] = {
+    "1 ", "12abc", "abc", "-", "+", ".", "e3", "1e", "0x", " ", "1,5",
+};
+
+START_TEST(test_strtod_takes_every_strtod_form)
+{
+    for (size_t i = 0; i < sizeof(strtod_accepts) / sizeof(*strtod_accepts);
+         i++) {
+        const char *s = strtod_accepts[i];
+        double want = strtod(s, NULL), got = 0.5, got_str = 0.5;
+        ck_assert_msg(num_strtod(s, strlen(s), &got), "num_strtod %s", s);
+        ck_assert_msg(num_strtod_str(s, &got_str), "num_strtod_str %s", s);
+        ck_assert_msg(isnan(want) ? isnan(got) && isnan(got_str)
+                                  : memcmp(&got, &want, sizeof(want)) == 0 &&
+                                        memcmp(&got_str, &want,
+                                               sizeof(want)) == 0,
+                      "value of %s", s);
+    }
+}
+END_TEST
+
+START_TEST(test_strtod_refuses_text_after_the_number)
+{
+    for (size_t i = 0; i < sizeof(strtod_rejects) / sizeof(*strtod_rejects);
+         i++) {
+        const char *s = strtod_rejects[i];
+        double out = 0.25;
+        ck_assert_msg(!num_strtod(s, strlen(s), &out), "num_strtod %s", s);
+        ck_assert_msg(!num_strtod_str(s, &out), "num_strtod_str %s", s);
+        ck_assert(out == 0.25);
+    }
+}
+END_TEST
+
+START_TEST(test_strtod_reads_len_bytes_and_a_nul_inside_ends_it_short)
+{
+    double out = 0.25;
+    ck_assert(num_strtod("1.5xyz", 3, &out));
+    ck_assert(out == 1.5);
+    ck_assert(!num_strtod("1\0" "2", 3, &out));
+    ck_assert(!num_strtod("", 0, &out));
+    ck_assert(out == 1.5);
+}
+END_TEST
+
+START_TEST(test_strtod_takes_up_to_num_strtod_maxlen_bytes)
+{
+    static char buf[NUM_STRTOD_MAXLEN + 2];
+    double out = 0.25;
+    memset(buf, '0', sizeof(buf) - 1);
+    buf[NUM_STRTOD_MAXLEN - 1] = '7';
+    ck_assert(num_strtod(buf, NUM_STRTOD_MAXLEN, &out));
+    ck_assert(out == 7.0);
+    ck_assert(!num_strtod(buf, NUM_STRTOD_MAXLEN + 1, &out));
+    ck_assert(out == 7.0);
+}
+END_TEST
+
+START_TEST(test_strtod_str_reads_up_to_the_nul)
+{
+    double out = 0.25;
+    /* "" reads 0, as strtod leaves it (Redis's "(" bound is 0 open). */
+    ck_assert(num_strtod_str("", &out));
+    ck_assert(out == 0.0);
+    /* Bytes after a NUL are not looked at. */
+    ck_assert(num_strtod_str("2\0" "junk", &out));
+    ck_assert(out == 2.0);
+    ck_assert(num_strtod_str("-0", &out));
+    ck_assert(out == 0.0 && signbit(out));
+}
+END_TEST
+
 Suite *
 num_suite(void)
 {
@@ -373,6 +517,21 @@ num_suite(void)
     tcase_add_test(tc, test_fmt_u64_zero_and_max);
     tcase_add_test(tc, test_fmt_u64_matches_snprintf_at_every_digit_count);
     tcase_add_test(tc, test_fmt_then_strict_parse_round_trips_boundaries);
+    suite_add_tcase(s, tc);
+
+    tc = tcase_create("atoi");
+    tcase_add_test(tc, test_atoll_is_strtoll_base_10);
+    tcase_add_test(tc, test_atoll_clamps_and_stops_at_the_first_non_digit);
+    tcase_add_test(tc, test_atoi_is_glibc_atoi);
+    suite_add_tcase(s, tc);
+
+    tc = tcase_create("strtod");
+    tcase_add_test(tc, test_strtod_takes_every_strtod_form);
+    tcase_add_test(tc, test_strtod_refuses_text_after_the_number);
+    tcase_add_test(tc,
+                   test_strtod_reads_len_bytes_and_a_nul_inside_ends_it_short);
+    tcase_add_test(tc, test_strtod_takes_up_to_num_strtod_maxlen_bytes);
+    tcase_add_test(tc, test_strtod_str_reads_up_to_the_nul);
     suite_add_tcase(s, tc);
 
     return s;
