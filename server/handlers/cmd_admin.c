@@ -28,7 +28,7 @@
 
 
 void
-cmd_ping(struct conn *c, struct resp_request *req)
+ping_command(struct conn *c, struct resp_request *req)
 {
     if (req->argc > 2) {
         cmd_errorf(c, ERR_WRONG_ARITY, "ping");
@@ -47,13 +47,13 @@ cmd_ping(struct conn *c, struct resp_request *req)
 }
 
 void
-cmd_echo(struct conn *c, struct resp_request *req)
+echo_command(struct conn *c, struct resp_request *req)
 {
     reply_bulk(&c->out, req->argv[1], req->argvlen[1]);
 }
 
 void
-cmd_quit(struct conn *c, struct resp_request *req)
+quit_command(struct conn *c, struct resp_request *req)
 {
     (void)req;
     reply_ok(&c->out);
@@ -61,7 +61,7 @@ cmd_quit(struct conn *c, struct resp_request *req)
 }
 
 void
-cmd_select(struct conn *c, struct resp_request *req)
+select_command(struct conn *c, struct resp_request *req)
 {
     int db;
     if (!cmd_arg_int(c, req, 1, NULL, &db)) {
@@ -80,7 +80,7 @@ cmd_select(struct conn *c, struct resp_request *req)
 }
 
 void
-cmd_swapdb(struct conn *c, struct resp_request *req)
+swapdb_command(struct conn *c, struct resp_request *req)
 {
     int a, b;
     if (srv.conf.cluster_mode != CLUSTER_MODE_NO) {
@@ -105,7 +105,7 @@ cmd_swapdb(struct conn *c, struct resp_request *req)
 /* READONLY / READWRITE: may a replica of a cluster answer this client's
  * reads of its primary's slots (cluster.h cluster_route)? */
 void
-cmd_readonly(struct conn *c, struct resp_request *req)
+readonly_command(struct conn *c, struct resp_request *req)
 {
     /* As Redis: cluster commands, refused outside cluster mode. */
     if (srv.conf.cluster_mode == CLUSTER_MODE_NO) {
@@ -165,7 +165,7 @@ check_credentials(struct conn *c, const char *user, size_t ulen,
 }
 
 void
-cmd_auth(struct conn *c, struct resp_request *req)
+auth_command(struct conn *c, struct resp_request *req)
 {
     if (req->argc > 3) {
         cmd_error(c, ERR_SYNTAX);
@@ -209,7 +209,7 @@ reply_hello(struct conn *c)
 }
 
 void
-cmd_hello(struct conn *c, struct resp_request *req)
+hello_command(struct conn *c, struct resp_request *req)
 {
     int64_t ver = c->proto;
     const char *setname = NULL;
@@ -264,7 +264,7 @@ cmd_hello(struct conn *c, struct resp_request *req)
 /* ---- keyspace and server ---------------------------------------------- */
 
 void
-cmd_dbsize(struct conn *c, struct resp_request *req)
+dbsize_command(struct conn *c, struct resp_request *req)
 {
     (void)req;
     reply_int(&c->out, (int64_t)store_size(srv.store));
@@ -285,19 +285,19 @@ flush(struct conn *c, struct resp_request *req, bool all)
 }
 
 void
-cmd_flushall(struct conn *c, struct resp_request *req)
+flushall_command(struct conn *c, struct resp_request *req)
 {
     flush(c, req, true);
 }
 
 void
-cmd_flushdb(struct conn *c, struct resp_request *req)
+flushdb_command(struct conn *c, struct resp_request *req)
 {
     flush(c, req, false);
 }
 
 void
-cmd_time(struct conn *c, struct resp_request *req)
+time_command(struct conn *c, struct resp_request *req)
 {
     (void)req;
     int64_t us = clock_wall_us();
@@ -311,7 +311,7 @@ cmd_time(struct conn *c, struct resp_request *req)
  * server stays up, unless FORCE); the journal is flushed on the way out.
  * NOW changes nothing: no replicas are waited for. */
 void
-cmd_shutdown(struct conn *c, struct resp_request *req)
+shutdown_command(struct conn *c, struct resp_request *req)
 {
     bool nosave = false, save = false, force = false, abort_req = false;
     for (size_t i = 1; i < req->argc; i++) {
@@ -359,7 +359,7 @@ cmd_shutdown(struct conn *c, struct resp_request *req)
 }
 
 void
-cmd_save(struct conn *c, struct resp_request *req)
+save_command(struct conn *c, struct resp_request *req)
 {
     char err[512];
     (void)req;
@@ -384,7 +384,7 @@ child_how(struct conn *c, bool may_wait)
 /* BGSAVE [SCHEDULE], as Redis 7: refused while a snapshot is written;
  * while a journal rewrite runs, refused or (SCHEDULE) scheduled. */
 void
-cmd_bgsave(struct conn *c, struct resp_request *req)
+bgsave_command(struct conn *c, struct resp_request *req)
 {
     char err[512];
     if (req->argc > 2 || (req->argc == 2 && !cmd_arg_is(req, 1, "SCHEDULE"))) {
@@ -406,7 +406,7 @@ cmd_bgsave(struct conn *c, struct resp_request *req)
 /* As Redis 7: a base of the keyspace written by a child, whether the
  * journal is on or not; scheduled while another child runs. */
 void
-cmd_bgrewriteaof(struct conn *c, struct resp_request *req)
+bgrewriteaof_command(struct conn *c, struct resp_request *req)
 {
     char err[512];
     (void)req;
@@ -425,7 +425,7 @@ cmd_bgrewriteaof(struct conn *c, struct resp_request *req)
 }
 
 void
-cmd_lastsave(struct conn *c, struct resp_request *req)
+lastsave_command(struct conn *c, struct resp_request *req)
 {
     (void)req;
     reply_int(&c->out, snapshot_last_save());

@@ -33,7 +33,7 @@
 #include "lib/textbuf.h"
 
 void
-cmd_client(struct conn *c, struct resp_request *req)
+client_command(struct conn *c, struct resp_request *req)
 {
     cmd_dispatch_subcommand(c, req, cmd_lookup("client", 6));
 }
@@ -41,7 +41,7 @@ cmd_client(struct conn *c, struct resp_request *req)
 /* ---- names ------------------------------------------------------------ */
 
 void
-cmd_client_setname(struct conn *c, struct resp_request *req)
+client_setname_command(struct conn *c, struct resp_request *req)
 {
     int rc = client_set_name(c, req->argv[2], req->argvlen[2]);
     if (rc != 0) {
@@ -52,7 +52,7 @@ cmd_client_setname(struct conn *c, struct resp_request *req)
 }
 
 void
-cmd_client_getname(struct conn *c, struct resp_request *req)
+client_getname_command(struct conn *c, struct resp_request *req)
 {
     (void)req;
     if (c->name == NULL) {
@@ -63,7 +63,7 @@ cmd_client_getname(struct conn *c, struct resp_request *req)
 }
 
 void
-cmd_client_setinfo(struct conn *c, struct resp_request *req)
+client_setinfo_command(struct conn *c, struct resp_request *req)
 {
     bool version = cmd_arg_is(req, 2, "lib-ver");
     if (!version && !cmd_arg_is(req, 2, "lib-name")) {
@@ -82,7 +82,7 @@ cmd_client_setinfo(struct conn *c, struct resp_request *req)
 }
 
 void
-cmd_client_id(struct conn *c, struct resp_request *req)
+client_id_command(struct conn *c, struct resp_request *req)
 {
     (void)req;
     reply_int(&c->out, (int64_t)c->id);
@@ -280,7 +280,7 @@ list_grpc_client(const struct grpc_client *g, void *arg)
 }
 
 void
-cmd_client_list(struct conn *c, struct resp_request *req)
+client_list_command(struct conn *c, struct resp_request *req)
 {
     bool by_id = false, by_type = false;
     enum client_type type = TYPE_NORMAL;
@@ -317,7 +317,7 @@ cmd_client_list(struct conn *c, struct resp_request *req)
 }
 
 void
-cmd_client_info(struct conn *c, struct resp_request *req)
+client_info_command(struct conn *c, struct resp_request *req)
 {
     struct textbuf text = { 0 };
     describe_client(c, req, &text, clock_loop_ms());
@@ -438,7 +438,7 @@ parse_kill_filter(struct conn *c, const struct resp_request *req,
 }
 
 void
-cmd_client_kill(struct conn *c, struct resp_request *req)
+client_kill_command(struct conn *c, struct resp_request *req)
 {
     struct kill_filter f;
     bool old_form = req->argc == 3;
@@ -479,7 +479,7 @@ cmd_client_kill(struct conn *c, struct resp_request *req)
 /* conn.c drops the replies the mode says; OFF and SKIP answer nothing
  * themselves, ON answers +OK (sent even after OFF). */
 void
-cmd_client_reply(struct conn *c, struct resp_request *req)
+client_reply_command(struct conn *c, struct resp_request *req)
 {
     if (cmd_arg_is(req, 2, "on")) {
         c->reply_mode = CLIENT_REPLY_ON;
@@ -499,7 +499,7 @@ cmd_client_reply(struct conn *c, struct resp_request *req)
  * every client (ALL) or those that write (WRITE); a second pause only
  * lengthens it or makes it stricter, as Redis. */
 void
-cmd_client_pause(struct conn *c, struct resp_request *req)
+client_pause_command(struct conn *c, struct resp_request *req)
 {
     bool all = true;
     int64_t ms;
@@ -539,7 +539,7 @@ cmd_client_pause(struct conn *c, struct resp_request *req)
 }
 
 void
-cmd_client_unpause(struct conn *c, struct resp_request *req)
+client_unpause_command(struct conn *c, struct resp_request *req)
 {
     (void)req;
     srv.pause_end_ms = 0;
@@ -552,7 +552,7 @@ cmd_client_unpause(struct conn *c, struct resp_request *req)
  * unblock: the checks and answer of Redis for a client that is not
  * blocked. */
 void
-cmd_client_unblock(struct conn *c, struct resp_request *req)
+client_unblock_command(struct conn *c, struct resp_request *req)
 {
     int64_t id;
     if (req->argc > 4) {
@@ -572,7 +572,7 @@ cmd_client_unblock(struct conn *c, struct resp_request *req)
 }
 
 void
-cmd_client_no_evict(struct conn *c, struct resp_request *req)
+client_no_evict_command(struct conn *c, struct resp_request *req)
 {
     /* cellgate never evicts clients; the flag is accepted for clients
      * that set it. */
@@ -584,7 +584,7 @@ cmd_client_no_evict(struct conn *c, struct resp_request *req)
 }
 
 void
-cmd_client_help(struct conn *c, struct resp_request *req)
+client_help_command(struct conn *c, struct resp_request *req)
 {
     static const char *const lines[] = {
         "CLIENT <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
@@ -639,7 +639,7 @@ cmd_client_help(struct conn *c, struct resp_request *req)
  * pattern, database 0, RESP2, no
  * name, replies on, and authenticated again only without requirepass. */
 void
-cmd_reset(struct conn *c, struct resp_request *req)
+reset_command(struct conn *c, struct resp_request *req)
 {
     (void)req;
     multi_discard(c);
@@ -660,7 +660,7 @@ cmd_reset(struct conn *c, struct resp_request *req)
 /* ---- MONITOR ---------------------------------------------------------- */
 
 void
-cmd_monitor(struct conn *c, struct resp_request *req)
+monitor_command(struct conn *c, struct resp_request *req)
 {
     (void)req;
     if (c->monitor) {

@@ -16,7 +16,7 @@
 #include "server/server.h"
 #include "lib/textbuf.h"
 
-/* The topology, for the command running now (cmd_cluster made sure). */
+/* The topology, for the command running now (cluster_command made sure). */
 static const struct cluster_topo *topo;
 
 /* ---- CLUSTER --------------------------------------------------------- */
@@ -64,7 +64,7 @@ cluster_enabled(struct conn *c)
 }
 
 void
-cmd_cluster(struct conn *c, struct resp_request *req)
+cluster_command(struct conn *c, struct resp_request *req)
 {
     if (!cluster_enabled(c)) {
         return;
@@ -73,20 +73,20 @@ cmd_cluster(struct conn *c, struct resp_request *req)
 }
 
 void
-cmd_cluster_keyslot(struct conn *c, struct resp_request *req)
+cluster_keyslot_command(struct conn *c, struct resp_request *req)
 {
     reply_int(&c->out, cluster_keyslot(req->argv[2], req->argvlen[2]));
 }
 
 void
-cmd_cluster_myid(struct conn *c, struct resp_request *req)
+cluster_myid_command(struct conn *c, struct resp_request *req)
 {
     (void)req;
     reply_bulkz(&c->out, topo->nodes[topo->myself].id);
 }
 
 void
-cmd_cluster_reload(struct conn *c, struct resp_request *req)
+cluster_reload_command(struct conn *c, struct resp_request *req)
 {
     char err[CONF_ERR_LEN + 64];
     (void)req;
@@ -134,7 +134,7 @@ reply_slots_node(struct conn *c, size_t i)
 
 /* Each range: first, last, its primary, then the primary's replicas. */
 void
-cmd_cluster_slots(struct conn *c, struct resp_request *req)
+cluster_slots_command(struct conn *c, struct resp_request *req)
 {
     unsigned slot = 0, first, last;
     size_t node;
@@ -200,7 +200,7 @@ reply_shard_node(struct conn *c, size_t i)
 
 /* One entry per shard: its primary's slots, the primary, its replicas. */
 void
-cmd_cluster_shards(struct conn *c, struct resp_request *req)
+cluster_shards_command(struct conn *c, struct resp_request *req)
 {
     size_t shards = 0;
     (void)req;
@@ -247,7 +247,7 @@ nodes_line(const struct conn *c, struct textbuf *t, size_t i)
 }
 
 void
-cmd_cluster_nodes(struct conn *c, struct resp_request *req)
+cluster_nodes_command(struct conn *c, struct resp_request *req)
 {
     struct textbuf t = { NULL, 0, 0, false };
     (void)req;
@@ -265,7 +265,7 @@ cmd_cluster_nodes(struct conn *c, struct resp_request *req)
 /* CLUSTER REPLICAS|SLAVES <id>: the NODES lines of its replicas, each a
  * bulk string, as Redis. */
 void
-cmd_cluster_replicas(struct conn *c, struct resp_request *req)
+cluster_replicas_command(struct conn *c, struct resp_request *req)
 {
     size_t p = cluster_topo_find_id(topo, req->argv[2], req->argvlen[2]);
     if (p == topo->nnodes) {
@@ -294,7 +294,7 @@ cmd_cluster_replicas(struct conn *c, struct resp_request *req)
 /* CLUSTER PROMOTE <id>: what Sentinel's client-reconfig-script sends every
  * node after a failover (cluster.h cluster_promote). */
 void
-cmd_cluster_promote(struct conn *c, struct resp_request *req)
+cluster_promote_command(struct conn *c, struct resp_request *req)
 {
     char err[CONF_ERR_LEN + 128];
     if (!cluster_routing()) {
@@ -310,7 +310,7 @@ cmd_cluster_promote(struct conn *c, struct resp_request *req)
 }
 
 void
-cmd_cluster_info(struct conn *c, struct resp_request *req)
+cluster_info_command(struct conn *c, struct resp_request *req)
 {
     char info[512];
     unsigned assigned = cluster_topo_assigned(topo);
@@ -339,7 +339,7 @@ cmd_cluster_info(struct conn *c, struct resp_request *req)
 }
 
 void
-cmd_cluster_help(struct conn *c, struct resp_request *req)
+cluster_help_command(struct conn *c, struct resp_request *req)
 {
     static const char *const lines[] = {
         "CLUSTER <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",

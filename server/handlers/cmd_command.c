@@ -221,7 +221,7 @@ reply_entry(struct conn *c, const struct cmd *cmd)
 }
 
 void
-cmd_command(struct conn *c, struct resp_request *req)
+command_command(struct conn *c, struct resp_request *req)
 {
     size_t n;
     struct cmd *t;
@@ -237,7 +237,7 @@ cmd_command(struct conn *c, struct resp_request *req)
 }
 
 void
-cmd_command_count(struct conn *c, struct resp_request *req)
+command_count_command(struct conn *c, struct resp_request *req)
 {
     size_t n;
     (void)req;
@@ -275,7 +275,7 @@ find_any(const char *name, size_t len)
 }
 
 void
-cmd_command_info(struct conn *c, struct resp_request *req)
+command_info_command(struct conn *c, struct resp_request *req)
 {
     size_t n;
     struct cmd *t;
@@ -522,7 +522,7 @@ reply_doc(struct conn *c, const struct cmd *cmd)
 }
 
 void
-cmd_command_docs(struct conn *c, struct resp_request *req)
+command_docs_command(struct conn *c, struct resp_request *req)
 {
     size_t n;
     struct cmd *t = cmd_table(&n);
@@ -607,13 +607,13 @@ getkeys(struct conn *c, struct resp_request *req, bool with_flags)
 }
 
 void
-cmd_command_getkeys(struct conn *c, struct resp_request *req)
+command_getkeys_command(struct conn *c, struct resp_request *req)
 {
     getkeys(c, req, false);
 }
 
 void
-cmd_command_getkeysandflags(struct conn *c, struct resp_request *req)
+command_getkeysandflags_command(struct conn *c, struct resp_request *req)
 {
     getkeys(c, req, true);
 }
@@ -687,7 +687,7 @@ list_walk(struct conn *c, const struct cmd *t, size_t n,
 }
 
 void
-cmd_command_list(struct conn *c, struct resp_request *req)
+command_list_command(struct conn *c, struct resp_request *req)
 {
     static const char *const kinds[] = { "module", "aclcat", "pattern" };
     struct list_query q = { LIST_ALL, NULL, 0 };
@@ -716,7 +716,7 @@ cmd_command_list(struct conn *c, struct resp_request *req)
 }
 
 void
-cmd_command_help(struct conn *c, struct resp_request *req)
+command_help_command(struct conn *c, struct resp_request *req)
 {
     static const char *const lines[] = {
         "COMMAND <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",

@@ -38,7 +38,7 @@
 #include "server/server.h"
 
 void
-cmd_config(struct conn *c, struct resp_request *req)
+config_command(struct conn *c, struct resp_request *req)
 {
     cmd_dispatch_subcommand(c, req, cmd_lookup("config", 6));
 }
@@ -78,7 +78,7 @@ config_get_name(const struct conf_option *o, int which)
 }
 
 void
-cmd_config_get(struct conn *c, struct resp_request *req)
+config_get_command(struct conn *c, struct resp_request *req)
 {
     size_t nopts;
     const struct conf_option *opts = conf_options(&nopts);
@@ -408,7 +408,7 @@ config_set_apply(struct conn *c, struct resp_request *req, char **old,
 }
 
 void
-cmd_config_set(struct conn *c, struct resp_request *req)
+config_set_command(struct conn *c, struct resp_request *req)
 {
     size_t pairs = (req->argc - 2) / 2;
 
@@ -448,7 +448,7 @@ cmd_config_set(struct conn *c, struct resp_request *req)
 }
 
 void
-cmd_config_resetstat(struct conn *c, struct resp_request *req)
+config_resetstat_command(struct conn *c, struct resp_request *req)
 {
     (void)req;
     int64_t logged = srv.stats.accept_error_logged_ms;
@@ -466,7 +466,7 @@ cmd_config_resetstat(struct conn *c, struct resp_request *req)
 /* CONFIG REWRITE, as Redis: the file this server was started with, brought
  * up to the running values (conf/rewrite.h). */
 void
-cmd_config_rewrite(struct conn *c, struct resp_request *req)
+config_rewrite_command(struct conn *c, struct resp_request *req)
 {
     char err[512];
     (void)req;
@@ -493,7 +493,7 @@ cmd_config_rewrite(struct conn *c, struct resp_request *req)
 }
 
 void
-cmd_config_help(struct conn *c, struct resp_request *req)
+config_help_command(struct conn *c, struct resp_request *req)
 {
     static const char *const lines[] = {
         "CONFIG <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",

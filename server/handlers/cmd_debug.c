@@ -44,7 +44,7 @@ debug_help(struct conn *c)
 }
 
 void
-cmd_debug(struct conn *c, struct resp_request *req)
+debug_command(struct conn *c, struct resp_request *req)
 {
     if (!debug_allowed(c)) {
         cmd_error(c, "ERR DEBUG command not allowed. If the "

@@ -132,25 +132,25 @@ expire_generic(struct conn *c, struct resp_request *req, int64_t base,
 }
 
 void
-cmd_expire(struct conn *c, struct resp_request *req)
+expire_command(struct conn *c, struct resp_request *req)
 {
     expire_generic(c, req, clock_wall_now() / NS_PER_MS, true, "expire");
 }
 
 void
-cmd_pexpire(struct conn *c, struct resp_request *req)
+pexpire_command(struct conn *c, struct resp_request *req)
 {
     expire_generic(c, req, clock_wall_now() / NS_PER_MS, false, "pexpire");
 }
 
 void
-cmd_expireat(struct conn *c, struct resp_request *req)
+expireat_command(struct conn *c, struct resp_request *req)
 {
     expire_generic(c, req, 0, true, "expireat");
 }
 
 void
-cmd_pexpireat(struct conn *c, struct resp_request *req)
+pexpireat_command(struct conn *c, struct resp_request *req)
 {
     expire_generic(c, req, 0, false, "pexpireat");
 }
@@ -185,31 +185,31 @@ ttl_generic(struct conn *c, struct resp_request *req, bool ms, bool absolute)
 }
 
 void
-cmd_ttl(struct conn *c, struct resp_request *req)
+ttl_command(struct conn *c, struct resp_request *req)
 {
     ttl_generic(c, req, false, false);
 }
 
 void
-cmd_pttl(struct conn *c, struct resp_request *req)
+pttl_command(struct conn *c, struct resp_request *req)
 {
     ttl_generic(c, req, true, false);
 }
 
 void
-cmd_expiretime(struct conn *c, struct resp_request *req)
+expiretime_command(struct conn *c, struct resp_request *req)
 {
     ttl_generic(c, req, false, true);
 }
 
 void
-cmd_pexpiretime(struct conn *c, struct resp_request *req)
+pexpiretime_command(struct conn *c, struct resp_request *req)
 {
     ttl_generic(c, req, true, true);
 }
 
 void
-cmd_persist(struct conn *c, struct resp_request *req)
+persist_command(struct conn *c, struct resp_request *req)
 {
     struct store_rec *r = keyspace_lookup_write(&c->hint, req->argv[1],
                                                 req->argvlen[1],

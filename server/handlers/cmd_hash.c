@@ -115,19 +115,19 @@ hset_generic(struct conn *c, struct resp_request *req, bool hmset)
 }
 
 void
-cmd_hset(struct conn *c, struct resp_request *req)
+hset_command(struct conn *c, struct resp_request *req)
 {
     hset_generic(c, req, false);
 }
 
 void
-cmd_hmset(struct conn *c, struct resp_request *req)
+hmset_command(struct conn *c, struct resp_request *req)
 {
     hset_generic(c, req, true);
 }
 
 void
-cmd_hsetnx(struct conn *c, struct resp_request *req)
+hsetnx_command(struct conn *c, struct resp_request *req)
 {
     struct store_rec *r;
     if (!lookup_hash(c, req, LOOKUP_WRITE, &r)) {
@@ -156,7 +156,7 @@ set_result(struct conn *c, struct resp_request *req, struct store_rec *r,
 }
 
 void
-cmd_hincrby(struct conn *c, struct resp_request *req)
+hincrby_command(struct conn *c, struct resp_request *req)
 {
     struct store_rec *r;
     int64_t incr, value = 0;
@@ -187,7 +187,7 @@ cmd_hincrby(struct conn *c, struct resp_request *req)
 /* HINCRBYFLOAT: long double arithmetic, the result stored as the text
  * INCRBYFLOAT stores (ld2string's human form), which is also the reply. */
 void
-cmd_hincrbyfloat(struct conn *c, struct resp_request *req)
+hincrbyfloat_command(struct conn *c, struct resp_request *req)
 {
     struct store_rec *r;
     long double incr, value = 0;
@@ -221,7 +221,7 @@ cmd_hincrbyfloat(struct conn *c, struct resp_request *req)
 }
 
 void
-cmd_hdel(struct conn *c, struct resp_request *req)
+hdel_command(struct conn *c, struct resp_request *req)
 {
     struct store_rec *r;
     if (!lookup_hash(c, req, LOOKUP_WRITE, &r)) {
@@ -266,7 +266,7 @@ reply_field(struct conn *c, const struct store_rec *r, const char *f,
 }
 
 void
-cmd_hget(struct conn *c, struct resp_request *req)
+hget_command(struct conn *c, struct resp_request *req)
 {
     struct store_rec *r;
     if (lookup_hash(c, req, LOOKUP_READ, &r)) {
@@ -275,7 +275,7 @@ cmd_hget(struct conn *c, struct resp_request *req)
 }
 
 void
-cmd_hmget(struct conn *c, struct resp_request *req)
+hmget_command(struct conn *c, struct resp_request *req)
 {
     struct store_rec *r;
     if (!lookup_hash(c, req, LOOKUP_READ, &r)) {
@@ -288,7 +288,7 @@ cmd_hmget(struct conn *c, struct resp_request *req)
 }
 
 void
-cmd_hlen(struct conn *c, struct resp_request *req)
+hlen_command(struct conn *c, struct resp_request *req)
 {
     struct store_rec *r;
     if (lookup_hash(c, req, LOOKUP_READ, &r)) {
@@ -297,7 +297,7 @@ cmd_hlen(struct conn *c, struct resp_request *req)
 }
 
 void
-cmd_hstrlen(struct conn *c, struct resp_request *req)
+hstrlen_command(struct conn *c, struct resp_request *req)
 {
     struct store_rec *r;
     if (!lookup_hash(c, req, LOOKUP_READ, &r)) {
@@ -310,7 +310,7 @@ cmd_hstrlen(struct conn *c, struct resp_request *req)
 }
 
 void
-cmd_hexists(struct conn *c, struct resp_request *req)
+hexists_command(struct conn *c, struct resp_request *req)
 {
     struct store_rec *r;
     if (!lookup_hash(c, req, LOOKUP_READ, &r)) {
@@ -354,19 +354,19 @@ hgetall_generic(struct conn *c, struct resp_request *req, int want)
 }
 
 void
-cmd_hgetall(struct conn *c, struct resp_request *req)
+hgetall_command(struct conn *c, struct resp_request *req)
 {
     hgetall_generic(c, req, WANT_FIELDS | WANT_VALUES);
 }
 
 void
-cmd_hkeys(struct conn *c, struct resp_request *req)
+hkeys_command(struct conn *c, struct resp_request *req)
 {
     hgetall_generic(c, req, WANT_FIELDS);
 }
 
 void
-cmd_hvals(struct conn *c, struct resp_request *req)
+hvals_command(struct conn *c, struct resp_request *req)
 {
     hgetall_generic(c, req, WANT_VALUES);
 }
@@ -414,7 +414,7 @@ collect_pair(const struct pack_item *f, const struct pack_item *v,
  * Redis), at most twenty times COUNT buckets (Redis counts fields and
  * values, so its bounds are doubled). */
 void
-cmd_hscan(struct conn *c, struct resp_request *req)
+hscan_command(struct conn *c, struct resp_request *req)
 {
     struct store_rec *r;
     uint64_t cursor;

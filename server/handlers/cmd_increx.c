@@ -314,7 +314,7 @@ store_counter(struct conn *c, struct resp_request *req, struct store_rec *r,
 }
 
 void
-cmd_increx(struct conn *c, struct resp_request *req)
+increx_command(struct conn *c, struct resp_request *req)
 {
     struct increx_opts o;
     struct increx_value old = { 0 }, value, applied;

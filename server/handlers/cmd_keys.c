@@ -34,7 +34,7 @@ lookup_key_write(struct conn *c, const struct resp_request *req, int64_t now)
 }
 
 void
-cmd_exists(struct conn *c, struct resp_request *req)
+exists_command(struct conn *c, struct resp_request *req)
 {
     int64_t now = clock_wall_now();
     int64_t n = 0;
@@ -49,7 +49,7 @@ cmd_exists(struct conn *c, struct resp_request *req)
 }
 
 void
-cmd_del(struct conn *c, struct resp_request *req)
+del_command(struct conn *c, struct resp_request *req)
 {
     int64_t now = clock_wall_now();
     int64_t n = 0;
@@ -69,15 +69,15 @@ cmd_del(struct conn *c, struct resp_request *req)
 }
 
 void
-cmd_unlink(struct conn *c, struct resp_request *req)
+unlink_command(struct conn *c, struct resp_request *req)
 {
-    cmd_del(c, req);    /* a key's memory goes at once either way */
+    del_command(c, req);    /* a key's memory goes at once either way */
 }
 
 void
-cmd_touch(struct conn *c, struct resp_request *req)
+touch_command(struct conn *c, struct resp_request *req)
 {
-    cmd_exists(c, req); /* no LRU clock to touch: the count is the reply */
+    exists_command(c, req); /* no LRU clock to touch: the count is the reply */
 }
 
 /* Redis's renameGenericCommand(). */
@@ -113,20 +113,20 @@ rename_generic(struct conn *c, struct resp_request *req, bool nx)
 }
 
 void
-cmd_rename(struct conn *c, struct resp_request *req)
+rename_command(struct conn *c, struct resp_request *req)
 {
     rename_generic(c, req, false);
 }
 
 void
-cmd_renamenx(struct conn *c, struct resp_request *req)
+renamenx_command(struct conn *c, struct resp_request *req)
 {
     rename_generic(c, req, true);
 }
 
 /* COPY source destination [DB destination-db] [REPLACE]. */
 void
-cmd_copy(struct conn *c, struct resp_request *req)
+copy_command(struct conn *c, struct resp_request *req)
 {
     int db = srv.db;
     bool replace = false;
@@ -178,7 +178,7 @@ cmd_copy(struct conn *c, struct resp_request *req)
 /* MOVE key db: :1 when moved, :0 when the key is not here or already
  * there; Redis's errors in Redis's order. */
 void
-cmd_move(struct conn *c, struct resp_request *req)
+move_command(struct conn *c, struct resp_request *req)
 {
     int db;
     if (srv.conf.cluster_mode != CLUSTER_MODE_NO) {
@@ -216,7 +216,7 @@ cmd_move(struct conn *c, struct resp_request *req)
 }
 
 void
-cmd_type(struct conn *c, struct resp_request *req)
+type_command(struct conn *c, struct resp_request *req)
 {
     struct store_rec *r = lookup_key(c, req, clock_wall_now());
     reply_status(&c->out, r == NULL ? "none" : keytype_name(r->type));
@@ -272,7 +272,7 @@ reply_key_list(struct conn *c, const struct key_list *l)
 }
 
 void
-cmd_keys(struct conn *c, struct resp_request *req)
+keys_command(struct conn *c, struct resp_request *req)
 {
     struct key_list l = { .pattern = req->argv[1], .plen = req->argvlen[1],
                           .now = clock_wall_now() };
@@ -295,7 +295,7 @@ cmd_keys(struct conn *c, struct resp_request *req)
  * cursor is the store's reverse-binary bucket cursor, so a scan survives
  * table resizes; COUNT is the amount of work (buckets) per call. */
 void
-cmd_scan(struct conn *c, struct resp_request *req)
+scan_command(struct conn *c, struct resp_request *req)
 {
     struct key_list l = { .now = clock_wall_now() };
     uint64_t cursor;

@@ -158,7 +158,7 @@ store_decision(struct conn *c, struct resp_request *req,
 }
 
 void
-cmd_cl_throttle(struct conn *c, struct resp_request *req)
+cl_throttle_command(struct conn *c, struct resp_request *req)
 {
     struct gcra_params p;
     struct limit_opts o;
@@ -295,13 +295,13 @@ rl_window(struct conn *c, struct resp_request *req,
 }
 
 void
-cmd_rl_fixed(struct conn *c, struct resp_request *req)
+rl_fixed_command(struct conn *c, struct resp_request *req)
 {
     rl_window(c, req, &fixed_window);
 }
 
 void
-cmd_rl_sliding(struct conn *c, struct resp_request *req)
+rl_sliding_command(struct conn *c, struct resp_request *req)
 {
     rl_window(c, req, &sliding_window);
 }
@@ -384,7 +384,7 @@ store_redis_gcra(struct conn *c, struct resp_request *req,
 }
 
 void
-cmd_gcra(struct conn *c, struct resp_request *req)
+gcra_command(struct conn *c, struct resp_request *req)
 {
     struct redis_gcra_params p;
     struct redis_gcra_decision d;

@@ -145,25 +145,25 @@ push_generic(struct conn *c, struct resp_request *req, bool head, bool xx)
 }
 
 void
-cmd_lpush(struct conn *c, struct resp_request *req)
+lpush_command(struct conn *c, struct resp_request *req)
 {
     push_generic(c, req, true, false);
 }
 
 void
-cmd_rpush(struct conn *c, struct resp_request *req)
+rpush_command(struct conn *c, struct resp_request *req)
 {
     push_generic(c, req, false, false);
 }
 
 void
-cmd_lpushx(struct conn *c, struct resp_request *req)
+lpushx_command(struct conn *c, struct resp_request *req)
 {
     push_generic(c, req, true, true);
 }
 
 void
-cmd_rpushx(struct conn *c, struct resp_request *req)
+rpushx_command(struct conn *c, struct resp_request *req)
 {
     push_generic(c, req, false, true);
 }
@@ -224,13 +224,13 @@ pop_generic(struct conn *c, struct resp_request *req, bool head,
 }
 
 void
-cmd_lpop(struct conn *c, struct resp_request *req)
+lpop_command(struct conn *c, struct resp_request *req)
 {
     pop_generic(c, req, true, "lpop");
 }
 
 void
-cmd_rpop(struct conn *c, struct resp_request *req)
+rpop_command(struct conn *c, struct resp_request *req)
 {
     pop_generic(c, req, false, "rpop");
 }
@@ -238,7 +238,7 @@ cmd_rpop(struct conn *c, struct resp_request *req)
 /* ---- reading ----------------------------------------------------------- */
 
 void
-cmd_llen(struct conn *c, struct resp_request *req)
+llen_command(struct conn *c, struct resp_request *req)
 {
     struct store_rec *r;
     if (!lookup_list(c, req, LOOKUP_READ, &r)) {
@@ -248,7 +248,7 @@ cmd_llen(struct conn *c, struct resp_request *req)
 }
 
 void
-cmd_lindex(struct conn *c, struct resp_request *req)
+lindex_command(struct conn *c, struct resp_request *req)
 {
     struct store_rec *r;
     int64_t index;
@@ -302,7 +302,7 @@ reply_some(void *arg, uint64_t index, const unsigned char *p, size_t len)
 }
 
 void
-cmd_lrange(struct conn *c, struct resp_request *req)
+lrange_command(struct conn *c, struct resp_request *req)
 {
     int64_t start, stop;
     uint64_t s, e;
@@ -324,7 +324,7 @@ cmd_lrange(struct conn *c, struct resp_request *req)
 /* ---- writing in place --------------------------------------------------- */
 
 void
-cmd_ltrim(struct conn *c, struct resp_request *req)
+ltrim_command(struct conn *c, struct resp_request *req)
 {
     int64_t start, stop;
     uint64_t s = 1, e = 0;           /* nothing kept unless in range */
@@ -354,7 +354,7 @@ cmd_ltrim(struct conn *c, struct resp_request *req)
 }
 
 void
-cmd_lset(struct conn *c, struct resp_request *req)
+lset_command(struct conn *c, struct resp_request *req)
 {
     struct store_rec *r;
     int64_t index;
@@ -392,7 +392,7 @@ cmd_lset(struct conn *c, struct resp_request *req)
 }
 
 void
-cmd_lrem(struct conn *c, struct resp_request *req)
+lrem_command(struct conn *c, struct resp_request *req)
 {
     int64_t count;
     struct store_rec *r;
@@ -420,7 +420,7 @@ cmd_lrem(struct conn *c, struct resp_request *req)
 }
 
 void
-cmd_linsert(struct conn *c, struct resp_request *req)
+linsert_command(struct conn *c, struct resp_request *req)
 {
     bool after;
     struct store_rec *r;
@@ -549,7 +549,7 @@ lpos_one(void *arg, uint64_t at, const unsigned char *p, size_t len)
 }
 
 void
-cmd_lpos(struct conn *c, struct resp_request *req)
+lpos_command(struct conn *c, struct resp_request *req)
 {
     struct lpos o = { .v = req->argv[2], .len = req->argvlen[2], .rank = 1,
                       .count = -1, .match_index = -1 };
@@ -655,7 +655,7 @@ lmove_do(struct store_rec *r, struct store_rec *dr, bool from_head,
 }
 
 void
-cmd_lmove(struct conn *c, struct resp_request *req)
+lmove_command(struct conn *c, struct resp_request *req)
 {
     bool from_head, to_head;
     struct store_rec *r, *dr;

@@ -107,7 +107,7 @@ log_commit(struct conn *c, struct resp_request *req, struct store_rec *r,
  * longer keeps, which changes no answer.
  */
 void
-cmd_rl_log(struct conn *c, struct resp_request *req)
+rl_log_command(struct conn *c, struct resp_request *req)
 {
     static const struct slog_ring empty;
     struct slog_params p;
@@ -143,7 +143,7 @@ cmd_rl_log(struct conn *c, struct resp_request *req)
 /* RL.ENTRIES key [COUNT n]: newest first, [time_ms, cost, meta|nil], the
  * entries the log keeps. Read-only. */
 void
-cmd_rl_entries(struct conn *c, struct resp_request *req)
+rl_entries_command(struct conn *c, struct resp_request *req)
 {
     int64_t count = INT64_MAX;
     bool ok;
@@ -271,7 +271,7 @@ tiers_commit(struct conn *c, struct resp_request *req, struct store_rec *r,
 /* RL.TIERS: buckets kept for the largest window of a call that changed
  * the key, each tier counting its own window (as RL.LOG). */
 void
-cmd_rl_tiers(struct conn *c, struct resp_request *req)
+rl_tiers_command(struct conn *c, struct resp_request *req)
 {
     static const struct tier_state empty;
     struct tier_limit tiers[TIERS_MAX];

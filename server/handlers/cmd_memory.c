@@ -21,7 +21,7 @@
 #include "server/server.h"
 
 void
-cmd_memory(struct conn *c, struct resp_request *req)
+memory_command(struct conn *c, struct resp_request *req)
 {
     cmd_dispatch_subcommand(c, req, cmd_lookup("memory", 6));
 }
@@ -29,7 +29,7 @@ cmd_memory(struct conn *c, struct resp_request *req)
 /* MEMORY USAGE key [SAMPLES count]: SAMPLES is checked as Redis checks
  * it; every key is measured whole. */
 void
-cmd_memory_usage(struct conn *c, struct resp_request *req)
+memory_usage_command(struct conn *c, struct resp_request *req)
 {
     for (size_t i = 3; i < req->argc; i += 2) {
         int64_t n;
@@ -119,7 +119,7 @@ non_empty_databases(void)
 }
 
 void
-cmd_memory_stats(struct conn *c, struct resp_request *req)
+memory_stats_command(struct conn *c, struct resp_request *req)
 {
     (void)req;
     size_t used = mem_used(), peak = mem_peak(), rss = mem_rss();
@@ -148,7 +148,7 @@ cmd_memory_stats(struct conn *c, struct resp_request *req)
 }
 
 void
-cmd_memory_malloc_stats(struct conn *c, struct resp_request *req)
+memory_malloc_stats_command(struct conn *c, struct resp_request *req)
 {
     (void)req;
     /* Redis's answer when not built with jemalloc. */
@@ -157,7 +157,7 @@ cmd_memory_malloc_stats(struct conn *c, struct resp_request *req)
 }
 
 void
-cmd_memory_purge(struct conn *c, struct resp_request *req)
+memory_purge_command(struct conn *c, struct resp_request *req)
 {
     (void)req;
     mem_trim();
@@ -165,7 +165,7 @@ cmd_memory_purge(struct conn *c, struct resp_request *req)
 }
 
 void
-cmd_memory_help(struct conn *c, struct resp_request *req)
+memory_help_command(struct conn *c, struct resp_request *req)
 {
     static const char *const lines[] = {
         "MEMORY <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",

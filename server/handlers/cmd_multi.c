@@ -11,7 +11,7 @@
 #include "server/multi.h"
 
 void
-cmd_multi(struct conn *c, struct resp_request *req)
+multi_command(struct conn *c, struct resp_request *req)
 {
     (void)req;
     if (multi_open(c, c->multi)) {
@@ -27,7 +27,7 @@ cmd_multi(struct conn *c, struct resp_request *req)
  * watched key that changed (or expired) gives a null array; either way,
  * and after running, the transaction is over. */
 void
-cmd_exec(struct conn *c, struct resp_request *req)
+exec_command(struct conn *c, struct resp_request *req)
 {
     (void)req;
     if (!multi_open(c, c->multi)) {
@@ -54,7 +54,7 @@ cmd_exec(struct conn *c, struct resp_request *req)
 }
 
 void
-cmd_discard(struct conn *c, struct resp_request *req)
+discard_command(struct conn *c, struct resp_request *req)
 {
     (void)req;
     if (!multi_open(c, c->multi)) {
@@ -66,7 +66,7 @@ cmd_discard(struct conn *c, struct resp_request *req)
 }
 
 void
-cmd_watch(struct conn *c, struct resp_request *req)
+watch_command(struct conn *c, struct resp_request *req)
 {
     if (multi_open(c, c->multi)) {
         cmd_error(c, "ERR WATCH inside MULTI is not allowed");
@@ -85,7 +85,7 @@ cmd_watch(struct conn *c, struct resp_request *req)
 }
 
 void
-cmd_unwatch(struct conn *c, struct resp_request *req)
+unwatch_command(struct conn *c, struct resp_request *req)
 {
     (void)req;
     multi_unwatch(c);

@@ -63,31 +63,31 @@ unsubscribe(struct conn *c, struct resp_request *req, bool pattern)
 }
 
 void
-cmd_subscribe(struct conn *c, struct resp_request *req)
+subscribe_command(struct conn *c, struct resp_request *req)
 {
     subscribe(c, req, false);
 }
 
 void
-cmd_psubscribe(struct conn *c, struct resp_request *req)
+psubscribe_command(struct conn *c, struct resp_request *req)
 {
     subscribe(c, req, true);
 }
 
 void
-cmd_unsubscribe(struct conn *c, struct resp_request *req)
+unsubscribe_command(struct conn *c, struct resp_request *req)
 {
     unsubscribe(c, req, false);
 }
 
 void
-cmd_punsubscribe(struct conn *c, struct resp_request *req)
+punsubscribe_command(struct conn *c, struct resp_request *req)
 {
     unsubscribe(c, req, true);
 }
 
 void
-cmd_publish(struct conn *c, struct resp_request *req)
+publish_command(struct conn *c, struct resp_request *req)
 {
     size_t n = pubsub_publish(req->argv[1], req->argvlen[1], req->argv[2],
                               req->argvlen[2]);
@@ -98,13 +98,13 @@ cmd_publish(struct conn *c, struct resp_request *req)
 }
 
 void
-cmd_pubsub(struct conn *c, struct resp_request *req)
+pubsub_command(struct conn *c, struct resp_request *req)
 {
     cmd_dispatch_subcommand(c, req, cmd_lookup("pubsub", 6));
 }
 
 void
-cmd_pubsub_channels(struct conn *c, struct resp_request *req)
+pubsub_channels_command(struct conn *c, struct resp_request *req)
 {
     struct pubsub_iter it = { 0, NULL };
     const char *name;
@@ -125,7 +125,7 @@ cmd_pubsub_channels(struct conn *c, struct resp_request *req)
 }
 
 void
-cmd_pubsub_numsub(struct conn *c, struct resp_request *req)
+pubsub_numsub_command(struct conn *c, struct resp_request *req)
 {
     reply_array(&c->out, 2 * (req->argc - 2));
     for (size_t i = 2; i < req->argc; i++) {
@@ -136,7 +136,7 @@ cmd_pubsub_numsub(struct conn *c, struct resp_request *req)
 }
 
 void
-cmd_pubsub_numpat(struct conn *c, struct resp_request *req)
+pubsub_numpat_command(struct conn *c, struct resp_request *req)
 {
     (void)req;
     reply_int(&c->out, (int64_t)pubsub_numpat());

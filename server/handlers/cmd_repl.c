@@ -41,7 +41,7 @@ replicaof_in_cluster(struct conn *c, const char *host, int port)
 
 /* REPLICAOF host port | NO ONE, as Redis 7 answers it. */
 void
-cmd_replicaof(struct conn *c, struct resp_request *req)
+replicaof_command(struct conn *c, struct resp_request *req)
 {
     int64_t port;
     char host[256];
@@ -88,7 +88,7 @@ cmd_replicaof(struct conn *c, struct resp_request *req)
 /* REPLCONF <option> <value> ...: a replica's handshake and its ACKs
  * (which get no reply, as in Redis). */
 void
-cmd_replconf(struct conn *c, struct resp_request *req)
+replconf_command(struct conn *c, struct resp_request *req)
 {
     if (req->argc % 2 == 0) {
         cmd_error(c, ERR_SYNTAX);
@@ -105,7 +105,7 @@ cmd_replconf(struct conn *c, struct resp_request *req)
 }
 
 void
-cmd_psync(struct conn *c, struct resp_request *req)
+psync_command(struct conn *c, struct resp_request *req)
 {
     int64_t offset;
     if (repl_is_replica() && !repl_link_up()) {
@@ -124,14 +124,14 @@ cmd_psync(struct conn *c, struct resp_request *req)
 }
 
 void
-cmd_sync(struct conn *c, struct resp_request *req)
+sync_command(struct conn *c, struct resp_request *req)
 {
     (void)req;
     cmd_error(c, "ERR SYNC is not supported: replicas must use PSYNC");
 }
 
 void
-cmd_role(struct conn *c, struct resp_request *req)
+role_command(struct conn *c, struct resp_request *req)
 {
     (void)req;
     repl_role(c);
@@ -142,7 +142,7 @@ cmd_role(struct conn *c, struct resp_request *req)
  * timeout ms (0: as long as it takes) until numreplicas did. Inside MULTI
  * it answers at once. */
 void
-cmd_wait(struct conn *c, struct resp_request *req)
+wait_command(struct conn *c, struct resp_request *req)
 {
     int64_t n, timeout;
     if (repl_is_replica()) {

@@ -91,7 +91,7 @@ parse_check(struct conn *c, struct resp_request *req, struct check_args *a)
 }
 
 void
-cmd_rl_check(struct conn *c, struct resp_request *req)
+rl_check_command(struct conn *c, struct resp_request *req)
 {
     struct check_args a;
     struct nl_status st;
@@ -131,7 +131,7 @@ cmd_rl_check(struct conn *c, struct resp_request *req)
 /* CONFIG RELOAD-LIMITS: limits-file again, whole, or an error and the
  * running limits stay. */
 void
-cmd_config_reload_limits(struct conn *c, struct resp_request *req)
+config_reload_limits_command(struct conn *c, struct resp_request *req)
 {
     char err[CONF_ERR_LEN + 64];
     (void)req;

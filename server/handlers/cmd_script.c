@@ -15,20 +15,20 @@
 #include "server/script/script.h"
 
 void
-cmd_function(struct conn *c, struct resp_request *req)
+function_command(struct conn *c, struct resp_request *req)
 {
     cmd_dispatch_subcommand(c, req, cmd_lookup("function", 8));
 }
 
 void
-cmd_script(struct conn *c, struct resp_request *req)
+script_command(struct conn *c, struct resp_request *req)
 {
     cmd_dispatch_subcommand(c, req, cmd_lookup("script", 6));
 }
 
 /* FUNCTION LIST [WITHCODE] [LIBRARYNAME pattern]: no libraries. */
 void
-cmd_function_list(struct conn *c, struct resp_request *req)
+function_list_command(struct conn *c, struct resp_request *req)
 {
     bool withcode = false, name = false;
     for (size_t i = 2; i < req->argc; i++) {
@@ -50,7 +50,7 @@ cmd_function_list(struct conn *c, struct resp_request *req)
 }
 
 void
-cmd_function_flush(struct conn *c, struct resp_request *req)
+function_flush_command(struct conn *c, struct resp_request *req)
 {
     if (req->argc > 3) {
         cmd_error_subcommand_syntax(c, req);
@@ -64,7 +64,7 @@ cmd_function_flush(struct conn *c, struct resp_request *req)
 
 /* SCRIPT EXISTS sha1 ...: 1 or 0 for each. */
 void
-cmd_script_exists(struct conn *c, struct resp_request *req)
+script_exists_command(struct conn *c, struct resp_request *req)
 {
     reply_array(&c->out, req->argc - 2);
     for (size_t i = 2; i < req->argc; i++) {
@@ -75,7 +75,7 @@ cmd_script_exists(struct conn *c, struct resp_request *req)
 /* SCRIPT FLUSH [ASYNC|SYNC]: both forget every script at once (the Lua
  * state is small; there is nothing to hand to a thread). */
 void
-cmd_script_flush(struct conn *c, struct resp_request *req)
+script_flush_command(struct conn *c, struct resp_request *req)
 {
     if (req->argc > 3 || (req->argc == 3 && !cmd_arg_is(req, 2, "async") &&
                           !cmd_arg_is(req, 2, "sync"))) {
@@ -87,13 +87,13 @@ cmd_script_flush(struct conn *c, struct resp_request *req)
 }
 
 void
-cmd_script_load(struct conn *c, struct resp_request *req)
+script_load_command(struct conn *c, struct resp_request *req)
 {
     script_load(c, req->argv[2], req->argvlen[2]);
 }
 
 void
-cmd_script_kill(struct conn *c, struct resp_request *req)
+script_kill_command(struct conn *c, struct resp_request *req)
 {
     (void)req;
     script_kill(c);
@@ -101,7 +101,7 @@ cmd_script_kill(struct conn *c, struct resp_request *req)
 
 /* Redis's text, without SCRIPT DEBUG (cellgate has no script debugger). */
 void
-cmd_script_help(struct conn *c, struct resp_request *req)
+script_help_command(struct conn *c, struct resp_request *req)
 {
     (void)req;
     static const char *const lines[] = {
@@ -129,25 +129,25 @@ cmd_script_help(struct conn *c, struct resp_request *req)
 }
 
 void
-cmd_eval(struct conn *c, struct resp_request *req)
+eval_command(struct conn *c, struct resp_request *req)
 {
     script_eval(c, req, false, false);
 }
 
 void
-cmd_evalsha(struct conn *c, struct resp_request *req)
+evalsha_command(struct conn *c, struct resp_request *req)
 {
     script_eval(c, req, true, false);
 }
 
 void
-cmd_eval_ro(struct conn *c, struct resp_request *req)
+eval_ro_command(struct conn *c, struct resp_request *req)
 {
     script_eval(c, req, false, true);
 }
 
 void
-cmd_evalsha_ro(struct conn *c, struct resp_request *req)
+evalsha_ro_command(struct conn *c, struct resp_request *req)
 {
     script_eval(c, req, true, true);
 }

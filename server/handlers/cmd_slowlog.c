@@ -10,7 +10,7 @@
 #include "server/slowlog.h"
 
 void
-cmd_slowlog(struct conn *c, struct resp_request *req)
+slowlog_command(struct conn *c, struct resp_request *req)
 {
     cmd_dispatch_subcommand(c, req, cmd_lookup("slowlog", 7));
 }
@@ -31,7 +31,7 @@ reply_entry(struct conn *c, const struct slow_entry *e)
 }
 
 void
-cmd_slowlog_get(struct conn *c, struct resp_request *req)
+slowlog_get_command(struct conn *c, struct resp_request *req)
 {
     int64_t count = 10;
     if (req->argc == 3 &&
@@ -53,14 +53,14 @@ cmd_slowlog_get(struct conn *c, struct resp_request *req)
 }
 
 void
-cmd_slowlog_len(struct conn *c, struct resp_request *req)
+slowlog_len_command(struct conn *c, struct resp_request *req)
 {
     (void)req;
     reply_int(&c->out, (int64_t)slowlog_len());
 }
 
 void
-cmd_slowlog_reset(struct conn *c, struct resp_request *req)
+slowlog_reset_command(struct conn *c, struct resp_request *req)
 {
     (void)req;
     slowlog_reset();
@@ -68,7 +68,7 @@ cmd_slowlog_reset(struct conn *c, struct resp_request *req)
 }
 
 void
-cmd_slowlog_help(struct conn *c, struct resp_request *req)
+slowlog_help_command(struct conn *c, struct resp_request *req)
 {
     static const char *const lines[] = {
         "SLOWLOG <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",

@@ -60,7 +60,7 @@ reply_string(struct conn *c, const struct store_rec *r)
 }
 
 void
-cmd_get(struct conn *c, struct resp_request *req)
+get_command(struct conn *c, struct resp_request *req)
 {
     struct store_rec *r;
     if (!lookup_string(c, req, LOOKUP_READ, clock_wall_now(), &r)) {
@@ -74,7 +74,7 @@ cmd_get(struct conn *c, struct resp_request *req)
 }
 
 void
-cmd_strlen(struct conn *c, struct resp_request *req)
+strlen_command(struct conn *c, struct resp_request *req)
 {
     struct store_rec *r;
     char buf[KS_INT_TEXT];
@@ -89,7 +89,7 @@ cmd_strlen(struct conn *c, struct resp_request *req)
 }
 
 void
-cmd_mget(struct conn *c, struct resp_request *req)
+mget_command(struct conn *c, struct resp_request *req)
 {
     int64_t now = clock_wall_now();
     reply_array(&c->out, req->argc - 1);
@@ -108,7 +108,7 @@ cmd_mget(struct conn *c, struct resp_request *req)
 
 /* GETRANGE key start end, Redis's index arithmetic included. */
 void
-cmd_getrange(struct conn *c, struct resp_request *req)
+getrange_command(struct conn *c, struct resp_request *req)
 {
     int64_t start, end;
     struct store_rec *r;
@@ -390,7 +390,7 @@ set_generic(struct conn *c, struct resp_request *req, size_t vi,
 }
 
 void
-cmd_set(struct conn *c, struct resp_request *req)
+set_command(struct conn *c, struct resp_request *req)
 {
     struct str_opts o = { .name = "set" };
     if (parse_str_opts(c, req, 3, true, &o)) {
@@ -399,21 +399,21 @@ cmd_set(struct conn *c, struct resp_request *req)
 }
 
 void
-cmd_setnx(struct conn *c, struct resp_request *req)
+setnx_command(struct conn *c, struct resp_request *req)
 {
     struct str_opts o = { .flags = OPT_NX, .name = "setnx" };
     set_generic(c, req, 2, &o, SET_REPLY_NUMBER);
 }
 
 void
-cmd_setex(struct conn *c, struct resp_request *req)
+setex_command(struct conn *c, struct resp_request *req)
 {
     struct str_opts o = { .flags = OPT_EX, .expire_arg = 2, .name = "setex" };
     set_generic(c, req, 3, &o, SET_REPLY_OK);
 }
 
 void
-cmd_psetex(struct conn *c, struct resp_request *req)
+psetex_command(struct conn *c, struct resp_request *req)
 {
     struct str_opts o = { .flags = OPT_PX, .expire_arg = 2,
                           .name = "psetex" };
@@ -421,14 +421,14 @@ cmd_psetex(struct conn *c, struct resp_request *req)
 }
 
 void
-cmd_getset(struct conn *c, struct resp_request *req)
+getset_command(struct conn *c, struct resp_request *req)
 {
     struct str_opts o = { .flags = OPT_GET, .name = "getset" };
     set_generic(c, req, 2, &o, SET_REPLY_OK);
 }
 
 void
-cmd_getdel(struct conn *c, struct resp_request *req)
+getdel_command(struct conn *c, struct resp_request *req)
 {
     struct store_rec *r;
     if (!lookup_string(c, req, LOOKUP_READ, clock_wall_now(), &r)) {
@@ -444,7 +444,7 @@ cmd_getdel(struct conn *c, struct resp_request *req)
 
 /* GETEX key [EX s | PX ms | EXAT unix_s | PXAT unix_ms | PERSIST]. */
 void
-cmd_getex(struct conn *c, struct resp_request *req)
+getex_command(struct conn *c, struct resp_request *req)
 {
     struct str_opts o = { .name = "getex" };
     struct store_rec *r;
@@ -535,13 +535,13 @@ mset_generic(struct conn *c, struct resp_request *req, bool nx)
 }
 
 void
-cmd_mset(struct conn *c, struct resp_request *req)
+mset_command(struct conn *c, struct resp_request *req)
 {
     mset_generic(c, req, false);
 }
 
 void
-cmd_msetnx(struct conn *c, struct resp_request *req)
+msetnx_command(struct conn *c, struct resp_request *req)
 {
     mset_generic(c, req, true);
 }
@@ -598,19 +598,19 @@ incr_generic(struct conn *c, struct resp_request *req, int64_t incr)
 }
 
 void
-cmd_incr(struct conn *c, struct resp_request *req)
+incr_command(struct conn *c, struct resp_request *req)
 {
     incr_generic(c, req, 1);
 }
 
 void
-cmd_decr(struct conn *c, struct resp_request *req)
+decr_command(struct conn *c, struct resp_request *req)
 {
     incr_generic(c, req, -1);
 }
 
 void
-cmd_incrby(struct conn *c, struct resp_request *req)
+incrby_command(struct conn *c, struct resp_request *req)
 {
     int64_t incr;
     if (!num_parse_i64(req->argv[2], req->argvlen[2], &incr)) {
@@ -621,7 +621,7 @@ cmd_incrby(struct conn *c, struct resp_request *req)
 }
 
 void
-cmd_decrby(struct conn *c, struct resp_request *req)
+decrby_command(struct conn *c, struct resp_request *req)
 {
     int64_t incr;
     if (!num_parse_i64(req->argv[2], req->argvlen[2], &incr)) {
@@ -638,7 +638,7 @@ cmd_decrby(struct conn *c, struct resp_request *req)
 /* INCRBYFLOAT: long double arithmetic, the result kept as the text Redis
  * keeps (ld2string's human form), which is also the reply. */
 void
-cmd_incrbyfloat(struct conn *c, struct resp_request *req)
+incrbyfloat_command(struct conn *c, struct resp_request *req)
 {
     struct store_rec *r;
     char buf[KS_INT_TEXT];
@@ -734,7 +734,7 @@ splice_string(struct conn *c, struct resp_request *req, struct store_rec *r,
 }
 
 void
-cmd_append(struct conn *c, struct resp_request *req)
+append_command(struct conn *c, struct resp_request *req)
 {
     struct store_rec *r;
     char buf[KS_INT_TEXT];
@@ -755,7 +755,7 @@ cmd_append(struct conn *c, struct resp_request *req)
 }
 
 void
-cmd_setrange(struct conn *c, struct resp_request *req)
+setrange_command(struct conn *c, struct resp_request *req)
 {
     struct store_rec *r;
     char buf[KS_INT_TEXT];

@@ -281,13 +281,13 @@ zadd_generic(struct conn *c, struct resp_request *req, unsigned flags)
 }
 
 void
-cmd_zadd(struct conn *c, struct resp_request *req)
+zadd_command(struct conn *c, struct resp_request *req)
 {
     zadd_generic(c, req, 0);
 }
 
 void
-cmd_zincrby(struct conn *c, struct resp_request *req)
+zincrby_command(struct conn *c, struct resp_request *req)
 {
     zadd_generic(c, req, ZSET_INCR);
 }
@@ -295,7 +295,7 @@ cmd_zincrby(struct conn *c, struct resp_request *req)
 /* ---- ZREM, reading one member ------------------------------------------------ */
 
 void
-cmd_zrem(struct conn *c, struct resp_request *req)
+zrem_command(struct conn *c, struct resp_request *req)
 {
     struct store_rec *r;
     if (!lookup(c, req, LOOKUP_WRITE, &r)) {
@@ -321,7 +321,7 @@ cmd_zrem(struct conn *c, struct resp_request *req)
 }
 
 void
-cmd_zcard(struct conn *c, struct resp_request *req)
+zcard_command(struct conn *c, struct resp_request *req)
 {
     struct store_rec *r;
     if (!lookup(c, req, LOOKUP_READ, &r)) {
@@ -331,7 +331,7 @@ cmd_zcard(struct conn *c, struct resp_request *req)
 }
 
 void
-cmd_zscore(struct conn *c, struct resp_request *req)
+zscore_command(struct conn *c, struct resp_request *req)
 {
     struct store_rec *r;
     double s;
@@ -347,7 +347,7 @@ cmd_zscore(struct conn *c, struct resp_request *req)
 }
 
 void
-cmd_zmscore(struct conn *c, struct resp_request *req)
+zmscore_command(struct conn *c, struct resp_request *req)
 {
     struct store_rec *r;
     if (!lookup(c, req, LOOKUP_READ, &r)) {
@@ -382,13 +382,13 @@ zrank_generic(struct conn *c, struct resp_request *req, bool reverse)
 }
 
 void
-cmd_zrank(struct conn *c, struct resp_request *req)
+zrank_command(struct conn *c, struct resp_request *req)
 {
     zrank_generic(c, req, false);
 }
 
 void
-cmd_zrevrank(struct conn *c, struct resp_request *req)
+zrevrank_command(struct conn *c, struct resp_request *req)
 {
     zrank_generic(c, req, true);
 }
@@ -457,7 +457,7 @@ parse_lex(const struct resp_request *req, size_t min, size_t max,
 /* ---- ZCOUNT, ZLEXCOUNT -------------------------------------------------------- */
 
 void
-cmd_zcount(struct conn *c, struct resp_request *req)
+zcount_command(struct conn *c, struct resp_request *req)
 {
     struct zset_range range;
     struct store_rec *r;
@@ -473,7 +473,7 @@ cmd_zcount(struct conn *c, struct resp_request *req)
 }
 
 void
-cmd_zlexcount(struct conn *c, struct resp_request *req)
+zlexcount_command(struct conn *c, struct resp_request *req)
 {
     struct zset_lex range;
     struct store_rec *r;
@@ -719,37 +719,37 @@ zrange_generic(struct conn *c, struct resp_request *req, enum rtype type,
 }
 
 void
-cmd_zrange(struct conn *c, struct resp_request *req)
+zrange_command(struct conn *c, struct resp_request *req)
 {
     zrange_generic(c, req, BY_AUTO, DIR_AUTO);
 }
 
 void
-cmd_zrevrange(struct conn *c, struct resp_request *req)
+zrevrange_command(struct conn *c, struct resp_request *req)
 {
     zrange_generic(c, req, BY_RANK, DIR_REV);
 }
 
 void
-cmd_zrangebyscore(struct conn *c, struct resp_request *req)
+zrangebyscore_command(struct conn *c, struct resp_request *req)
 {
     zrange_generic(c, req, BY_SCORE, DIR_FWD);
 }
 
 void
-cmd_zrevrangebyscore(struct conn *c, struct resp_request *req)
+zrevrangebyscore_command(struct conn *c, struct resp_request *req)
 {
     zrange_generic(c, req, BY_SCORE, DIR_REV);
 }
 
 void
-cmd_zrangebylex(struct conn *c, struct resp_request *req)
+zrangebylex_command(struct conn *c, struct resp_request *req)
 {
     zrange_generic(c, req, BY_LEX, DIR_FWD);
 }
 
 void
-cmd_zrevrangebylex(struct conn *c, struct resp_request *req)
+zrevrangebylex_command(struct conn *c, struct resp_request *req)
 {
     zrange_generic(c, req, BY_LEX, DIR_REV);
 }
@@ -855,19 +855,19 @@ zremrange_generic(struct conn *c, struct resp_request *req, enum rtype type)
 }
 
 void
-cmd_zremrangebyrank(struct conn *c, struct resp_request *req)
+zremrangebyrank_command(struct conn *c, struct resp_request *req)
 {
     zremrange_generic(c, req, BY_RANK);
 }
 
 void
-cmd_zremrangebyscore(struct conn *c, struct resp_request *req)
+zremrangebyscore_command(struct conn *c, struct resp_request *req)
 {
     zremrange_generic(c, req, BY_SCORE);
 }
 
 void
-cmd_zremrangebylex(struct conn *c, struct resp_request *req)
+zremrangebylex_command(struct conn *c, struct resp_request *req)
 {
     zremrange_generic(c, req, BY_LEX);
 }
@@ -922,13 +922,13 @@ zpop_generic(struct conn *c, struct resp_request *req, bool max)
 }
 
 void
-cmd_zpopmin(struct conn *c, struct resp_request *req)
+zpopmin_command(struct conn *c, struct resp_request *req)
 {
     zpop_generic(c, req, false);
 }
 
 void
-cmd_zpopmax(struct conn *c, struct resp_request *req)
+zpopmax_command(struct conn *c, struct resp_request *req)
 {
     zpop_generic(c, req, true);
 }
@@ -968,7 +968,7 @@ reply_scan_score(struct conn *c, double s)
 }
 
 void
-cmd_zscan(struct conn *c, struct resp_request *req)
+zscan_command(struct conn *c, struct resp_request *req)
 {
     uint64_t cursor;
     struct store_rec *r;

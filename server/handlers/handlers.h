@@ -1,5 +1,10 @@
 /*
  * handlers.h - command handlers, for the table in commands.c only.
+ *
+ * A handler is named for its command with a _command suffix (SET's is
+ * set_command, CLIENT KILL's client_kill_command), as Redis names its
+ * setCommand: the cmd_ prefix belongs to the dispatcher (cmd.h), which a
+ * handler calls and never the other way round.
  */
 #ifndef CELLGATE_HANDLERS_H
 #define CELLGATE_HANDLERS_H
@@ -13,254 +18,254 @@ struct conn;
 #define HANDLER(name) void name(struct conn *c, struct resp_request *req)
 
 /* cmd_client.c */
-HANDLER(cmd_client);
-HANDLER(cmd_client_setname);
-HANDLER(cmd_client_getname);
-HANDLER(cmd_client_setinfo);
-HANDLER(cmd_client_id);
-HANDLER(cmd_client_list);
-HANDLER(cmd_client_info);
-HANDLER(cmd_client_help);
-HANDLER(cmd_client_kill);
-HANDLER(cmd_client_reply);
-HANDLER(cmd_client_pause);
-HANDLER(cmd_client_unpause);
-HANDLER(cmd_client_unblock);
-HANDLER(cmd_client_no_evict);
-HANDLER(cmd_reset);
-HANDLER(cmd_monitor);
+HANDLER(client_command);
+HANDLER(client_setname_command);
+HANDLER(client_getname_command);
+HANDLER(client_setinfo_command);
+HANDLER(client_id_command);
+HANDLER(client_list_command);
+HANDLER(client_info_command);
+HANDLER(client_help_command);
+HANDLER(client_kill_command);
+HANDLER(client_reply_command);
+HANDLER(client_pause_command);
+HANDLER(client_unpause_command);
+HANDLER(client_unblock_command);
+HANDLER(client_no_evict_command);
+HANDLER(reset_command);
+HANDLER(monitor_command);
 
 /* cmd_pubsub.c */
-HANDLER(cmd_subscribe);
-HANDLER(cmd_unsubscribe);
-HANDLER(cmd_psubscribe);
-HANDLER(cmd_punsubscribe);
-HANDLER(cmd_publish);
-HANDLER(cmd_pubsub);
-HANDLER(cmd_pubsub_channels);
-HANDLER(cmd_pubsub_numsub);
-HANDLER(cmd_pubsub_numpat);
+HANDLER(subscribe_command);
+HANDLER(unsubscribe_command);
+HANDLER(psubscribe_command);
+HANDLER(punsubscribe_command);
+HANDLER(publish_command);
+HANDLER(pubsub_command);
+HANDLER(pubsub_channels_command);
+HANDLER(pubsub_numsub_command);
+HANDLER(pubsub_numpat_command);
 
 /* cmd_script.c */
-HANDLER(cmd_function);
-HANDLER(cmd_function_list);
-HANDLER(cmd_function_flush);
-HANDLER(cmd_script);
-HANDLER(cmd_script_exists);
-HANDLER(cmd_script_flush);
-HANDLER(cmd_script_load);
-HANDLER(cmd_script_kill);
-HANDLER(cmd_script_help);
-HANDLER(cmd_eval);
-HANDLER(cmd_evalsha);
-HANDLER(cmd_eval_ro);
-HANDLER(cmd_evalsha_ro);
+HANDLER(function_command);
+HANDLER(function_list_command);
+HANDLER(function_flush_command);
+HANDLER(script_command);
+HANDLER(script_exists_command);
+HANDLER(script_flush_command);
+HANDLER(script_load_command);
+HANDLER(script_kill_command);
+HANDLER(script_help_command);
+HANDLER(eval_command);
+HANDLER(evalsha_command);
+HANDLER(eval_ro_command);
+HANDLER(evalsha_ro_command);
 
 /* cmd_memory.c */
-HANDLER(cmd_memory);
-HANDLER(cmd_memory_usage);
-HANDLER(cmd_memory_stats);
-HANDLER(cmd_memory_malloc_stats);
-HANDLER(cmd_memory_purge);
-HANDLER(cmd_memory_help);
+HANDLER(memory_command);
+HANDLER(memory_usage_command);
+HANDLER(memory_stats_command);
+HANDLER(memory_malloc_stats_command);
+HANDLER(memory_purge_command);
+HANDLER(memory_help_command);
 
 /* cmd_admin.c */
-HANDLER(cmd_ping);
-HANDLER(cmd_echo);
-HANDLER(cmd_quit);
-HANDLER(cmd_select);
-HANDLER(cmd_hello);
-HANDLER(cmd_auth);
-HANDLER(cmd_readonly);
-HANDLER(cmd_dbsize);
-HANDLER(cmd_flushall);
-HANDLER(cmd_flushdb);
-HANDLER(cmd_swapdb);
-HANDLER(cmd_time);
-HANDLER(cmd_shutdown);
-HANDLER(cmd_save);
-HANDLER(cmd_bgsave);
-HANDLER(cmd_bgrewriteaof);
-HANDLER(cmd_lastsave);
+HANDLER(ping_command);
+HANDLER(echo_command);
+HANDLER(quit_command);
+HANDLER(select_command);
+HANDLER(hello_command);
+HANDLER(auth_command);
+HANDLER(readonly_command);
+HANDLER(dbsize_command);
+HANDLER(flushall_command);
+HANDLER(flushdb_command);
+HANDLER(swapdb_command);
+HANDLER(time_command);
+HANDLER(shutdown_command);
+HANDLER(save_command);
+HANDLER(bgsave_command);
+HANDLER(bgrewriteaof_command);
+HANDLER(lastsave_command);
 
 /* cmd_config.c */
-HANDLER(cmd_config);
-HANDLER(cmd_config_get);
-HANDLER(cmd_config_set);
-HANDLER(cmd_config_resetstat);
-HANDLER(cmd_config_rewrite);
-HANDLER(cmd_config_help);
+HANDLER(config_command);
+HANDLER(config_get_command);
+HANDLER(config_set_command);
+HANDLER(config_resetstat_command);
+HANDLER(config_rewrite_command);
+HANDLER(config_help_command);
 
 /* info.c */
-HANDLER(cmd_info);
+HANDLER(info_command);
 
 /* cmd_repl.c */
-HANDLER(cmd_role);
-HANDLER(cmd_replicaof);
-HANDLER(cmd_replconf);
-HANDLER(cmd_psync);
-HANDLER(cmd_sync);
-HANDLER(cmd_wait);
+HANDLER(role_command);
+HANDLER(replicaof_command);
+HANDLER(replconf_command);
+HANDLER(psync_command);
+HANDLER(sync_command);
+HANDLER(wait_command);
 
 /* cmd_multi.c */
-HANDLER(cmd_multi);
-HANDLER(cmd_exec);
-HANDLER(cmd_discard);
-HANDLER(cmd_watch);
-HANDLER(cmd_unwatch);
+HANDLER(multi_command);
+HANDLER(exec_command);
+HANDLER(discard_command);
+HANDLER(watch_command);
+HANDLER(unwatch_command);
 
 /* cmd_cluster.c */
-HANDLER(cmd_cluster);
-HANDLER(cmd_cluster_keyslot);
-HANDLER(cmd_cluster_myid);
-HANDLER(cmd_cluster_slots);
-HANDLER(cmd_cluster_shards);
-HANDLER(cmd_cluster_nodes);
-HANDLER(cmd_cluster_promote);
-HANDLER(cmd_cluster_replicas);
-HANDLER(cmd_cluster_info);
-HANDLER(cmd_cluster_help);
-HANDLER(cmd_cluster_reload);
+HANDLER(cluster_command);
+HANDLER(cluster_keyslot_command);
+HANDLER(cluster_myid_command);
+HANDLER(cluster_slots_command);
+HANDLER(cluster_shards_command);
+HANDLER(cluster_nodes_command);
+HANDLER(cluster_promote_command);
+HANDLER(cluster_replicas_command);
+HANDLER(cluster_info_command);
+HANDLER(cluster_help_command);
+HANDLER(cluster_reload_command);
 
 /* cmd_debug.c */
-HANDLER(cmd_debug);
+HANDLER(debug_command);
 
 /* cmd_slowlog.c */
-HANDLER(cmd_slowlog);
-HANDLER(cmd_slowlog_get);
-HANDLER(cmd_slowlog_len);
-HANDLER(cmd_slowlog_reset);
-HANDLER(cmd_slowlog_help);
+HANDLER(slowlog_command);
+HANDLER(slowlog_get_command);
+HANDLER(slowlog_len_command);
+HANDLER(slowlog_reset_command);
+HANDLER(slowlog_help_command);
 
 /* cmd_command.c */
-HANDLER(cmd_command);
-HANDLER(cmd_command_count);
-HANDLER(cmd_command_info);
-HANDLER(cmd_command_docs);
-HANDLER(cmd_command_list);
-HANDLER(cmd_command_getkeys);
-HANDLER(cmd_command_getkeysandflags);
-HANDLER(cmd_command_help);
+HANDLER(command_command);
+HANDLER(command_count_command);
+HANDLER(command_info_command);
+HANDLER(command_docs_command);
+HANDLER(command_list_command);
+HANDLER(command_getkeys_command);
+HANDLER(command_getkeysandflags_command);
+HANDLER(command_help_command);
 
 /* cmd_keys.c */
-HANDLER(cmd_exists);
-HANDLER(cmd_del);
-HANDLER(cmd_unlink);
-HANDLER(cmd_touch);
-HANDLER(cmd_type);
-HANDLER(cmd_keys);
-HANDLER(cmd_scan);
-HANDLER(cmd_move);
-HANDLER(cmd_rename);
-HANDLER(cmd_renamenx);
-HANDLER(cmd_copy);
+HANDLER(exists_command);
+HANDLER(del_command);
+HANDLER(unlink_command);
+HANDLER(touch_command);
+HANDLER(type_command);
+HANDLER(keys_command);
+HANDLER(scan_command);
+HANDLER(move_command);
+HANDLER(rename_command);
+HANDLER(renamenx_command);
+HANDLER(copy_command);
 
 /* cmd_expire.c */
-HANDLER(cmd_expire);
-HANDLER(cmd_pexpire);
-HANDLER(cmd_expireat);
-HANDLER(cmd_pexpireat);
-HANDLER(cmd_ttl);
-HANDLER(cmd_pttl);
-HANDLER(cmd_expiretime);
-HANDLER(cmd_pexpiretime);
-HANDLER(cmd_persist);
+HANDLER(expire_command);
+HANDLER(pexpire_command);
+HANDLER(expireat_command);
+HANDLER(pexpireat_command);
+HANDLER(ttl_command);
+HANDLER(pttl_command);
+HANDLER(expiretime_command);
+HANDLER(pexpiretime_command);
+HANDLER(persist_command);
 
 /* cmd_string.c */
-HANDLER(cmd_get);
-HANDLER(cmd_set);
-HANDLER(cmd_setnx);
-HANDLER(cmd_setex);
-HANDLER(cmd_psetex);
-HANDLER(cmd_getset);
-HANDLER(cmd_getdel);
-HANDLER(cmd_getex);
-HANDLER(cmd_mget);
-HANDLER(cmd_mset);
-HANDLER(cmd_msetnx);
-HANDLER(cmd_incr);
-HANDLER(cmd_incrby);
-HANDLER(cmd_decr);
-HANDLER(cmd_decrby);
-HANDLER(cmd_incrbyfloat);
-HANDLER(cmd_append);
-HANDLER(cmd_strlen);
-HANDLER(cmd_getrange);
-HANDLER(cmd_setrange);
+HANDLER(get_command);
+HANDLER(set_command);
+HANDLER(setnx_command);
+HANDLER(setex_command);
+HANDLER(psetex_command);
+HANDLER(getset_command);
+HANDLER(getdel_command);
+HANDLER(getex_command);
+HANDLER(mget_command);
+HANDLER(mset_command);
+HANDLER(msetnx_command);
+HANDLER(incr_command);
+HANDLER(incrby_command);
+HANDLER(decr_command);
+HANDLER(decrby_command);
+HANDLER(incrbyfloat_command);
+HANDLER(append_command);
+HANDLER(strlen_command);
+HANDLER(getrange_command);
+HANDLER(setrange_command);
 
 /* cmd_hash.c */
-HANDLER(cmd_hset);
-HANDLER(cmd_hmset);
-HANDLER(cmd_hsetnx);
-HANDLER(cmd_hget);
-HANDLER(cmd_hmget);
-HANDLER(cmd_hdel);
-HANDLER(cmd_hlen);
-HANDLER(cmd_hstrlen);
-HANDLER(cmd_hexists);
-HANDLER(cmd_hincrby);
-HANDLER(cmd_hincrbyfloat);
-HANDLER(cmd_hgetall);
-HANDLER(cmd_hkeys);
-HANDLER(cmd_hvals);
-HANDLER(cmd_hscan);
+HANDLER(hset_command);
+HANDLER(hmset_command);
+HANDLER(hsetnx_command);
+HANDLER(hget_command);
+HANDLER(hmget_command);
+HANDLER(hdel_command);
+HANDLER(hlen_command);
+HANDLER(hstrlen_command);
+HANDLER(hexists_command);
+HANDLER(hincrby_command);
+HANDLER(hincrbyfloat_command);
+HANDLER(hgetall_command);
+HANDLER(hkeys_command);
+HANDLER(hvals_command);
+HANDLER(hscan_command);
 /* cmd_list.c */
-HANDLER(cmd_lpush);
-HANDLER(cmd_rpush);
-HANDLER(cmd_lpushx);
-HANDLER(cmd_rpushx);
-HANDLER(cmd_lpop);
-HANDLER(cmd_rpop);
-HANDLER(cmd_llen);
-HANDLER(cmd_lindex);
-HANDLER(cmd_lrange);
-HANDLER(cmd_ltrim);
-HANDLER(cmd_lrem);
-HANDLER(cmd_lset);
-HANDLER(cmd_lpos);
-HANDLER(cmd_linsert);
-HANDLER(cmd_lmove);
+HANDLER(lpush_command);
+HANDLER(rpush_command);
+HANDLER(lpushx_command);
+HANDLER(rpushx_command);
+HANDLER(lpop_command);
+HANDLER(rpop_command);
+HANDLER(llen_command);
+HANDLER(lindex_command);
+HANDLER(lrange_command);
+HANDLER(ltrim_command);
+HANDLER(lrem_command);
+HANDLER(lset_command);
+HANDLER(lpos_command);
+HANDLER(linsert_command);
+HANDLER(lmove_command);
 
 /* cmd_limit.c */
-HANDLER(cmd_gcra);
-HANDLER(cmd_cl_throttle);
-HANDLER(cmd_rl_fixed);
-HANDLER(cmd_rl_sliding);
+HANDLER(gcra_command);
+HANDLER(cl_throttle_command);
+HANDLER(rl_fixed_command);
+HANDLER(rl_sliding_command);
 
 /* cmd_increx.c */
-HANDLER(cmd_increx);
+HANDLER(increx_command);
 
 /* cmd_rlcheck.c */
-HANDLER(cmd_rl_check);
-HANDLER(cmd_config_reload_limits);
+HANDLER(rl_check_command);
+HANDLER(config_reload_limits_command);
 
 /* cmd_log.c */
-HANDLER(cmd_rl_log);
-HANDLER(cmd_rl_entries);
-HANDLER(cmd_rl_tiers);
+HANDLER(rl_log_command);
+HANDLER(rl_entries_command);
+HANDLER(rl_tiers_command);
 
 /* cmd_zset.c */
-HANDLER(cmd_zadd);
-HANDLER(cmd_zincrby);
-HANDLER(cmd_zrem);
-HANDLER(cmd_zscore);
-HANDLER(cmd_zmscore);
-HANDLER(cmd_zcard);
-HANDLER(cmd_zcount);
-HANDLER(cmd_zlexcount);
-HANDLER(cmd_zrange);
-HANDLER(cmd_zrevrange);
-HANDLER(cmd_zrangebyscore);
-HANDLER(cmd_zrevrangebyscore);
-HANDLER(cmd_zrangebylex);
-HANDLER(cmd_zrevrangebylex);
-HANDLER(cmd_zremrangebyscore);
-HANDLER(cmd_zremrangebyrank);
-HANDLER(cmd_zremrangebylex);
-HANDLER(cmd_zrank);
-HANDLER(cmd_zrevrank);
-HANDLER(cmd_zpopmin);
-HANDLER(cmd_zpopmax);
-HANDLER(cmd_zscan);
+HANDLER(zadd_command);
+HANDLER(zincrby_command);
+HANDLER(zrem_command);
+HANDLER(zscore_command);
+HANDLER(zmscore_command);
+HANDLER(zcard_command);
+HANDLER(zcount_command);
+HANDLER(zlexcount_command);
+HANDLER(zrange_command);
+HANDLER(zrevrange_command);
+HANDLER(zrangebyscore_command);
+HANDLER(zrevrangebyscore_command);
+HANDLER(zrangebylex_command);
+HANDLER(zrevrangebylex_command);
+HANDLER(zremrangebyscore_command);
+HANDLER(zremrangebyrank_command);
+HANDLER(zremrangebylex_command);
+HANDLER(zrank_command);
+HANDLER(zrevrank_command);
+HANDLER(zpopmin_command);
+HANDLER(zpopmax_command);
+HANDLER(zscan_command);
 
 #endif

@@ -457,7 +457,7 @@ select_sections(struct resp_request *req, bool *want)
 }
 
 void
-cmd_info(struct conn *c, struct resp_request *req)
+info_command(struct conn *c, struct resp_request *req)
 {
     struct textbuf t = { NULL, 0, 0, false };
     bool want[NSECTIONS] = { false };
