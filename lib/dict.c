@@ -15,6 +15,9 @@
  * place. A table that cannot be allocated postpones the resize: long
  * chains are slower, never wrong.
  *
+ * Every block comes and goes through block_realloc() and block_free(),
+ * which pick the allocator of the dict's class (keys' or the server's).
+ *
  * The bound on one step is in entries, not buckets: at most
  * DICT_STEP_ENTRIES entries move, and at most DICT_STEP_EMPTY empty
  * buckets are passed, so no single operation does more than that much
@@ -45,6 +48,26 @@ dict_hash(const void *key, size_t klen)
     return siphash(seed_k0, seed_k1, key, klen, 1, 3);
 }
 
+_Static_assert(sizeof(struct dict) == 7 * sizeof(uint64_t),
+               "the class bit must not grow every hash's dict");
+
+/* A block of d's, counted as its class says (lib/dict.h). */
+static void *
+block_realloc(const struct dict *d, void *p, size_t size)
+{
+    return d->server ? mem_realloc(p, size) : mem_owned_realloc(p, size);
+}
+
+static void
+block_free(const struct dict *d, void *p)
+{
+    if (d->server) {
+        mem_free(p);
+    } else {
+        mem_owned_free(p);
+    }
+}
+
 static size_t
 entry_size(uint32_t klen, uint32_t vlen)
 {
@@ -65,7 +88,7 @@ table_new(struct dict *d, uint64_t n)
     if (n > SIZE_MAX / sizeof(struct dict_entry *)) {
         return NULL;
     }
-    struct dict_entry **t = mem_owned_realloc(NULL, n * sizeof(*t));
+    struct dict_entry **t = block_realloc(d, NULL, n * sizeof(*t));
     if (t == NULL) {
         return NULL;
     }
@@ -78,7 +101,7 @@ static void
 table_free(struct dict *d, struct dict_entry **t)
 {
     d->owned -= mem_usable(t);
-    mem_owned_free(t);
+    block_free(d, t);
 }
 
 /* Start moving the entries into a table of n buckets (a power of two,
@@ -216,13 +239,13 @@ struct dict_entry *
 dict_add(struct dict *d, const void *key, uint32_t klen, const void *val,
          uint32_t vlen)
 {
-    struct dict_entry *e = mem_owned_realloc(NULL, entry_size(klen, vlen));
+    struct dict_entry *e = block_realloc(d, NULL, entry_size(klen, vlen));
     if (e == NULL) {
         return NULL;
     }
     if (d->t == NULL) {
         if (!resize_start(d, DICT_MIN_BUCKETS)) {
-            mem_owned_free(e);
+            block_free(d, e);
             return NULL;
         }
     } else if (rehashing(d)) {
@@ -284,7 +307,7 @@ dict_set_value(struct dict *d, struct dict_entry *e, const void *val,
     rehash_some(d);
     struct dict_entry **l = dict_link(d, e);
     size_t old = mem_usable(e);
-    struct dict_entry *n = mem_owned_realloc(e, entry_size(e->klen, vlen));
+    struct dict_entry *n = block_realloc(d, e, entry_size(e->klen, vlen));
     if (n == NULL) {
         return NULL;
     }
@@ -304,7 +327,7 @@ dict_remove(struct dict *d, struct dict_entry *e)
     struct dict_entry **l = dict_link(d, e);
     *l = e->next;
     d->owned -= mem_usable(e);
-    mem_owned_free(e);
+    block_free(d, e);
     d->used--;
     if (d->used == 0) {
         /* Empty owns nothing, as a zeroed dict: a resize under way has
@@ -455,11 +478,13 @@ dict_free(struct dict *d)
             struct dict_entry *e = tables[i][b];
             while (e != NULL) {
                 struct dict_entry *next = e->next;
-                mem_owned_free(e);
+                block_free(d, e);
                 e = next;
             }
         }
-        mem_owned_free(tables[i]);
+        block_free(d, tables[i]);
     }
+    unsigned server = d->server;
     memset(d, 0, sizeof(*d));
+    d->server = server;
 }

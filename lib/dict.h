@@ -1,7 +1,8 @@
 /*
  * dict.h - a hash table from byte-string keys to entries: the large
  * encoding of hashes (field -> value) and of sorted sets (member -> its
- * skiplist node), as Redis's dict is theirs.
+ * skiplist node), as Redis's dict is theirs, and every table of the
+ * server's own but the key table (server/store.c).
  *
  * Chained, power-of-two buckets, keyed SipHash (dict_seed(), one random
  * key per process, so a client cannot choose colliding names). An entry
@@ -20,8 +21,12 @@
  * whole scan is returned at least once even when the table resizes in
  * between, or is halfway through a resize.
  *
- * Every block is mem_owned_realloc'd (lib/mem.h). A zeroed struct dict is
- * an empty one that owns nothing.
+ * Every block of a zeroed struct dict (an empty one that owns nothing) is
+ * mem_owned_realloc'd (lib/mem.h): the bytes are keys', which eviction
+ * counts on getting back. The server's own tables start as DICT_SERVER
+ * instead: their blocks are mem_realloc'd, in used_memory like the rest
+ * but not in mem_owned_bytes(), since evicting every key would not free
+ * them.
  */
 #ifndef CELLGATE_DICT_H
 #define CELLGATE_DICT_H
@@ -58,11 +63,20 @@ struct dict {
                              * NULL when empty */
     uint64_t mask;          /* buckets - 1 */
     uint64_t used;          /* entries, in both tables */
-    size_t owned;           /* bytes of the tables and the entries */
+    /* The bit of the memory's class shares the word of the byte count
+     * (which never nears 2^63), so a hash's or sorted set's dict stays
+     * seven words: keys pay nothing for the server's tables. */
+    size_t owned : 63;      /* bytes of the tables and the entries */
+    size_t server : 1;      /* 1: the server's memory, not keys' */
     struct dict_entry **t1; /* the new buckets during a resize, else NULL */
     uint64_t mask1;         /* their count - 1 */
     uint64_t rehash_idx;    /* t's buckets below it have moved to t1 */
 };
+
+/* An empty dict of the server's memory (see above): `struct dict d =
+ * DICT_SERVER;` or `*d = (struct dict)DICT_SERVER;`. dict_free keeps the
+ * class. */
+#define DICT_SERVER { .server = 1 }
 
 /* The most entries one operation moves between the tables. */
 #define DICT_STEP_ENTRIES 4

@@ -1,12 +1,15 @@
 /*
  * multi.c - see multi.h.
  *
- * WATCH. A registry maps each watched key to the clients watching it (a
- * chained table keyed with the store's SipHash, grown by doubling), and
- * each client keeps the entries it watches. When a key changes, its
- * watchers are marked dirty and stop watching anything (as in Redis: once
- * dirty, further changes cannot matter before EXEC). With nothing watched
- * a change costs one test of srv.watched_keys.
+ * WATCH. A registry per database maps each watched key to the clients
+ * watching it (a lib/dict of the server's memory, so keyed SipHash: a
+ * client cannot pile the keys it watches into one bucket; the key as it
+ * is, so a change looks it up without copying it), and each client keeps
+ * the entries it watches (a dict entry stays where it is until removed).
+ * When a key changes, its watchers are marked dirty and stop watching
+ * anything (as in Redis: once dirty, further changes cannot matter before
+ * EXEC). With nothing watched a change costs one test of
+ * srv.watched_keys, and the registries are freed.
  *
  * Expiry. A key whose record expired but was not yet collected is still
  * in the store; EXEC looks every watched key up, which collects such a
@@ -18,25 +21,25 @@
 
 #include <string.h>
 
+#include "lib/dict.h"
 #include "lib/mem.h"
 #include "server/client.h"
 #include "server/clock.h"
 #include "server/server.h"
 #include "server/store.h"
 
+/* The clients watching one key: the owner block of the key's entry in
+ * its database's registry (one allocation, grown by doubling). */
 struct watched_key {
-    struct watched_key *next;       /* bucket chain */
-    uint64_t hash;
     int db;
-    struct conn **clients;
-    size_t nclients;
-    size_t cap;
-    size_t len;
-    char key[];
+    size_t n, cap;
+    struct conn *c[];
 };
 
-static struct watched_key **buckets;
-static size_t nbuckets;             /* a power of two, or 0 */
+/* A registry per database, made with the first WATCH and freed with the
+ * last UNWATCH: nregistry of them (srv.ndbs then), or NULL. */
+static struct dict *registry;
+static size_t nregistry;
 
 /* ---- the client's state ------------------------------------------------ */
 
@@ -65,98 +68,87 @@ state_release_if_idle(struct conn *c)
 
 /* ---- the registry ------------------------------------------------------ */
 
-/* Every database hashes with the same key (srv.seed); the number of the
- * database is mixed in so its keys spread apart. */
-static uint64_t
-key_hash(int db, const char *key, size_t len)
-{
-    return store_key_hash(srv.store, key, len) ^
-           ((uint64_t)db * UINT64_C(0x9e3779b97f4a7c15));
-}
-
-static struct watched_key **
-bucket_of(uint64_t hash)
-{
-    return &buckets[hash & (nbuckets - 1)];
-}
-
 static struct watched_key *
-find_key(int db, const char *key, size_t len, uint64_t hash)
+watchers(const struct dict_entry *e)
 {
-    if (nbuckets == 0) {
+    return e->owner.p;
+}
+
+static struct dict_entry *
+find_key(int db, const char *key, size_t len)
+{
+    if (registry == NULL || (size_t)db >= nregistry) {
         return NULL;
     }
-    for (struct watched_key *e = *bucket_of(hash); e != NULL; e = e->next) {
-        if (e->hash == hash && e->db == db && e->len == len &&
-            memcmp(e->key, key, len) == 0) {
-            return e;
+    return dict_find(&registry[db], key, len);
+}
+
+/* Nothing watched any more: the registries go (each owns nothing). */
+static void
+registry_release_if_idle(void)
+{
+    if (srv.watched_keys == 0) {
+        mem_free(registry);
+        registry = NULL;
+        nregistry = 0;
+    }
+}
+
+/* A registry entry for key of db, watched by nobody yet; NULL when memory
+ * runs out. */
+static struct dict_entry *
+add_key(int db, const char *key, size_t len)
+{
+    if (registry == NULL) {
+        registry = mem_malloc(srv.ndbs * sizeof(*registry));
+        if (registry == NULL) {
+            return NULL;
+        }
+        nregistry = srv.ndbs;
+        for (size_t i = 0; i < nregistry; i++) {
+            registry[i] = (struct dict)DICT_SERVER;
         }
     }
-    return NULL;
-}
-
-/* Keep the chains short: double the buckets at one key per bucket. */
-static bool
-grow_buckets(void)
-{
-    size_t n = nbuckets ? nbuckets * 2 : 16;
-    struct watched_key **b = mem_calloc(n, sizeof(*b));
-    if (b == NULL) {
-        return false;
-    }
-    for (size_t i = 0; i < nbuckets; i++) {
-        struct watched_key *e = buckets[i];
-        while (e != NULL) {
-            struct watched_key *next = e->next;
-            e->next = b[e->hash & (n - 1)];
-            b[e->hash & (n - 1)] = e;
-            e = next;
-        }
-    }
-    mem_free(buckets);
-    buckets = b;
-    nbuckets = n;
-    return true;
-}
-
-static struct watched_key *
-add_key(int db, const char *key, size_t len, uint64_t hash)
-{
-    if (srv.watched_keys >= nbuckets && !grow_buckets()) {
+    struct watched_key *w = mem_malloc(sizeof(*w));
+    struct dict_entry *e = NULL;
+    if (w == NULL || len > UINT32_MAX ||
+        (e = dict_add(&registry[db], key, (uint32_t)len, NULL, 0)) == NULL) {
+        mem_free(w);
+        registry_release_if_idle();
         return NULL;
     }
-    struct watched_key *e = mem_calloc(1, sizeof(*e) + len + 1);
-    if (e == NULL) {
-        return NULL;
-    }
-    e->hash = hash;
-    e->db = db;
-    e->len = len;
-    if (len > 0) {
-        memcpy(e->key, key, len);
-    }
-    struct watched_key **b = bucket_of(hash);
-    e->next = *b;
-    *b = e;
+    *w = (struct watched_key){ .db = db };
+    e->owner.p = w;
     srv.watched_keys++;
     return e;
 }
 
 static void
-remove_key(struct watched_key *e)
+remove_key(struct dict_entry *e)
 {
-    struct watched_key **p = bucket_of(e->hash);
-    while (*p != e) {
-        p = &(*p)->next;
+    struct watched_key *w = watchers(e);
+    dict_remove(&registry[w->db], e);
+    mem_free(w);
+    srv.watched_keys--;
+    registry_release_if_idle();
+}
+
+/* One more client watching e's key; false when memory runs out. */
+static bool
+add_watcher(struct dict_entry *e, struct conn *c)
+{
+    struct watched_key *w = watchers(e);
+    if (w->n == w->cap) {
+        size_t cap = w->cap ? w->cap * 2 : 4;
+        w = mem_realloc(w, sizeof(*w) + cap * sizeof(*w->c));
+        if (w == NULL) {
+            return false;
+        }
+        w->cap = cap;
+        e->owner.p = w;
     }
-    *p = e->next;
-    mem_free(e->clients);
-    mem_free(e);
-    if (--srv.watched_keys == 0) {
-        mem_free(buckets);
-        buckets = NULL;
-        nbuckets = 0;
-    }
+    w->c[w->n++] = c;
+    return true;
 }
 
 static bool
@@ -181,15 +173,15 @@ unwatch_all(struct conn *c)
 {
     struct multi *m = c->multi;
     for (size_t i = 0; m != NULL && i < m->nwatched; i++) {
-        struct watched_key *e = m->watched[i];
-        for (size_t k = 0; k < e->nclients; k++) {
-            if (e->clients[k] == c) {
-                e->clients[k] = e->clients[--e->nclients];
+        struct watched_key *w = watchers(m->watched[i]);
+        for (size_t k = 0; k < w->n; k++) {
+            if (w->c[k] == c) {
+                w->c[k] = w->c[--w->n];
                 break;
             }
         }
-        if (e->nclients == 0) {
-            remove_key(e);
+        if (w->n == 0) {
+            remove_key(m->watched[i]);
         }
     }
     if (m != NULL) {
@@ -202,14 +194,13 @@ unwatch_all(struct conn *c)
 bool
 multi_watch(struct conn *c, const char *key, size_t len)
 {
-    uint64_t hash = key_hash(srv.db, key, len);
     struct multi *m = state_of(c);
     if (m == NULL) {
         return false;
     }
     /* A dead record is collected now, not counted as a change later. */
     (void)store_lookup(srv.store, key, len, clock_wall_now());
-    struct watched_key *e = find_key(srv.db, key, len, hash);
+    struct dict_entry *e = find_key(srv.db, key, len);
     for (size_t i = 0; e != NULL && i < m->nwatched; i++) {
         if (m->watched[i] == e) {
             return true;        /* already watched */
@@ -219,17 +210,15 @@ multi_watch(struct conn *c, const char *key, size_t len)
               sizeof(*m->watched))) {
         return false;
     }
-    if (e == NULL && (e = add_key(srv.db, key, len, hash)) == NULL) {
+    if (e == NULL && (e = add_key(srv.db, key, len)) == NULL) {
         return false;
     }
-    if (!grow((void **)&e->clients, &e->cap, e->nclients + 1,
-              sizeof(*e->clients))) {
-        if (e->nclients == 0) {
+    if (!add_watcher(e, c)) {
+        if (watchers(e)->n == 0) {
             remove_key(e);
         }
         return false;
     }
-    e->clients[e->nclients++] = c;
     m->watched[m->nwatched++] = e;
     return true;
 }
@@ -247,12 +236,13 @@ multi_unwatch(struct conn *c)
 void
 multi_touch(int db, const char *key, size_t len)
 {
-    struct watched_key *e = find_key(db, key, len, key_hash(db, key, len));
-    /* Each dirty client stops watching, which shrinks e (and frees it with
-     * the last one): take them from the end. */
-    while (e != NULL && e->nclients > 0) {
-        struct conn *c = e->clients[e->nclients - 1];
-        bool last = e->nclients == 1;
+    struct dict_entry *e = find_key(db, key, len);
+    /* Each dirty client stops watching, which shrinks the watchers (and
+     * frees e with the last one): take them from the end. */
+    while (e != NULL && watchers(e)->n > 0) {
+        struct watched_key *w = watchers(e);
+        struct conn *c = w->c[w->n - 1];
+        bool last = w->n == 1;
         c->multi->flags |= MULTI_DIRTY_CAS;
         unwatch_all(c);
         if (last) {
@@ -261,12 +251,40 @@ multi_touch(int db, const char *key, size_t len)
     }
 }
 
-/* Does key exist (live) in database db? */
+/* A watched key, copied out of the registry. */
+struct key_copy {
+    int db;
+    uint32_t len;
+    char key[];
+};
+
+/* Does key k exist (live) in database db? */
 static bool
-exists_in(int db, const struct watched_key *e, int64_t now)
+exists_in(int db, const struct key_copy *k, int64_t now)
 {
     return srv.dbs[db] != NULL &&
-           store_lookup(srv.dbs[db], e->key, e->len, now) != NULL;
+           store_lookup(srv.dbs[db], k->key, k->len, now) != NULL;
+}
+
+/* Append copies of the keys watched in db to *keys (out of memory: that
+ * key is left out, its watchers not told). */
+static void
+copy_keys(int db, struct key_copy ***keys, size_t *n, size_t *cap)
+{
+    struct dict_iter it = { 0, NULL };
+    const struct dict_entry *e;
+    while (db < (int)nregistry &&
+           (e = dict_next(&registry[db], &it)) != NULL) {
+        struct key_copy *k = mem_malloc(sizeof(*k) + e->klen);
+        if (k == NULL || !grow((void **)keys, cap, *n + 1, sizeof(**keys))) {
+            mem_free(k);
+            continue;
+        }
+        k->db = db;
+        k->len = e->klen;
+        memcpy(k->key, dict_key(e), e->klen);
+        (*keys)[(*n)++] = k;
+    }
 }
 
 void
@@ -274,22 +292,11 @@ multi_touch_databases(int a, int b)
 {
     /* Copies of the keys watched in a or b first: looking keys up and
      * touching them both change the registry. */
-    struct watched_key **keys = NULL;
+    struct key_copy **keys = NULL;
     size_t n = 0, cap = 0;
-    for (size_t i = 0; i < nbuckets; i++) {
-        for (struct watched_key *e = buckets[i]; e != NULL; e = e->next) {
-            if (e->db != a && e->db != b) {
-                continue;
-            }
-            struct watched_key *k = mem_malloc(sizeof(*k) + e->len + 1);
-            if (k == NULL || !grow((void **)&keys, &cap, n + 1,
-                                   sizeof(*keys))) {
-                mem_free(k);
-                continue;       /* out of memory: that watch is not told */
-            }
-            memcpy(k, e, sizeof(*k) + e->len + 1);
-            keys[n++] = k;
-        }
+    copy_keys(a, &keys, &n, &cap);
+    if (b != a) {
+        copy_keys(b, &keys, &n, &cap);
     }
     int64_t now = clock_wall_now();
     for (size_t i = 0; i < n; i++) {
@@ -309,9 +316,11 @@ multi_watched_changed(struct conn *c)
     for (size_t i = 0; i < m->nwatched && !(m->flags & MULTI_DIRTY_CAS);
          i++) {
         /* Collecting an expired record touches the key. */
-        const struct watched_key *e = m->watched[i];
-        if (srv.dbs[e->db] != NULL) {
-            (void)store_lookup(srv.dbs[e->db], e->key, e->len, now);
+        const struct dict_entry *e = m->watched[i];
+        int db = watchers(e)->db;
+        if (srv.dbs[db] != NULL) {
+            (void)store_lookup(srv.dbs[db], (const char *)dict_key(e),
+                               e->klen, now);
         }
     }
     return (m->flags & MULTI_DIRTY_CAS) != 0;

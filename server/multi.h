@@ -34,7 +34,7 @@ struct multi_cmd {
     struct resp_request req;
 };
 
-struct watched_key;
+struct dict_entry;
 
 struct multi {
     unsigned flags;
@@ -42,7 +42,7 @@ struct multi {
     size_t ncmds;
     size_t cap;
     size_t bytes;               /* the queue's memory (query-buffer limit) */
-    struct watched_key **watched;
+    struct dict_entry **watched;    /* the keys' entries in the registry */
     size_t nwatched;
     size_t capwatched;
 };

@@ -7,25 +7,18 @@
 #include <string.h>
 #include <sys/types.h>
 
+#include "lib/dict.h"
 #include "lib/mem.h"
-#include "lib/siphash.h"
 #include "protocol/reply.h"
 #include "server/client.h"
 #include "lib/glob.h"
-#include "server/server.h"
 
-struct channel {
-    struct channel *next;       /* hash chain */
-    struct conn **subs;
-    size_t nsubs, cap;
-    size_t len;
-    char name[];
-};
-
-struct pattern {
-    struct conn *c;
-    size_t len;
-    char *name;
+/* The clients subscribed to one channel or pattern, in the order they
+ * subscribed: the owner block of its name's entry (one allocation, grown
+ * by doubling). */
+struct subscribers {
+    size_t n, cap;
+    struct conn *c[];
 };
 
 /* A client's subscriptions, by name, in order. */
@@ -40,22 +33,11 @@ struct pubsub_subs {
     struct name_list patterns;
 };
 
-static struct channel **table;
-static size_t nbuckets, nchannels;
-static struct pattern *patterns;
-static size_t npatterns, patterns_cap;
+/* Each channel, and each pattern, to its subscribers. */
+static struct dict channels = DICT_SERVER;
+static struct dict patterns = DICT_SERVER;
 
 /* ---- helpers ----------------------------------------------------------- */
-
-/* Channel names are the client's: keyed as the key table is (srv.seed),
- * so nobody can pile them into one bucket. */
-static uint64_t
-hash_name(const char *s, size_t len)
-{
-    uint64_t k0, k1;
-    siphash_key(srv.seed, &k0, &k1);
-    return siphash(k0, k1, s, len, 1, 3);
-}
 
 static bool
 grow_array(void **p, size_t *cap, size_t need, size_t size)
@@ -145,93 +127,78 @@ list_free(struct name_list *l)
     mem_free(l->len);
 }
 
-/* ---- the channel table ------------------------------------------------- */
+/* ---- the tables ------------------------------------------------------ */
 
-static struct channel **
-slot_of(const char *name, size_t len)
+static struct dict *
+table_of(bool pattern)
 {
-    struct channel **p = &table[hash_name(name, len) & (nbuckets - 1)];
-    while (*p != NULL && !same((*p)->name, (*p)->len, name, len)) {
-        p = &(*p)->next;
-    }
-    return p;
+    return pattern ? &patterns : &channels;
 }
 
-static bool
-grow_table(void)
+static struct subscribers *
+subs_of(const struct dict_entry *e)
 {
-    size_t n = nbuckets ? nbuckets * 2 : 16;
-    struct channel **t = mem_calloc(n, sizeof(*t));
-    if (t == NULL) {
-        return false;
-    }
-    for (size_t i = 0; i < nbuckets; i++) {
-        for (struct channel *ch = table[i], *next; ch != NULL; ch = next) {
-            next = ch->next;
-            struct channel **b = &t[hash_name(ch->name, ch->len) & (n - 1)];
-            ch->next = *b;
-            *b = ch;
+    return e != NULL ? e->owner.p : NULL;
+}
+
+/* c subscribed to name in d (the name added if new); false, d as it was,
+ * when memory runs out. A name's value is a NUL, so the names PUBSUB
+ * CHANNELS walks (pubsub_channel_next) are C strings too. */
+static bool
+table_add(struct dict *d, const char *name, size_t len, struct conn *c)
+{
+    struct dict_entry *e = dict_find(d, name, len);
+    struct subscribers *s = subs_of(e);
+    if (s == NULL || s->n == s->cap) {
+        size_t cap = s != NULL ? s->cap * 2 : 4;
+        struct subscribers *g = mem_realloc(s, sizeof(*g) +
+                                               cap * sizeof(*g->c));
+        if (g == NULL) {
+            return false;
         }
+        if (s == NULL) {
+            g->n = 0;
+            if (len > UINT32_MAX ||
+                (e = dict_add(d, name, (uint32_t)len, "", 1)) == NULL) {
+                mem_free(g);
+                return false;
+            }
+        }
+        g->cap = cap;
+        e->owner.p = s = g;
     }
-    mem_free(table);
-    table = t;
-    nbuckets = n;
+    s->c[s->n++] = c;
     return true;
 }
 
-static struct channel *
-channel_get(const char *name, size_t len)
-{
-    if (nchannels >= nbuckets && !grow_table() && nbuckets == 0) {
-        return NULL;
-    }
-    struct channel **p = slot_of(name, len);
-    if (*p == NULL) {
-        struct channel *ch = mem_calloc(1, sizeof(*ch) + len + 1);
-        if (ch == NULL) {
-            return NULL;
-        }
-        memcpy(ch->name, name, len);
-        ch->len = len;
-        *p = ch;
-        nchannels++;
-    }
-    return *p;
-}
-
+/* c no longer subscribed to name in d (the name gone with its last). */
 static void
-channel_drop_sub(const char *name, size_t len, struct conn *c)
+table_drop(struct dict *d, const char *name, size_t len, struct conn *c)
 {
-    struct channel **p = nbuckets ? slot_of(name, len) : NULL;
-    struct channel *ch = p ? *p : NULL;
-    for (size_t i = 0; ch != NULL && i < ch->nsubs; i++) {
-        if (ch->subs[i] == c) {
-            memmove(&ch->subs[i], &ch->subs[i + 1],
-                    (ch->nsubs - i - 1) * sizeof(*ch->subs));
-            ch->nsubs--;
+    struct dict_entry *e = dict_find(d, name, len);
+    struct subscribers *s = subs_of(e);
+    for (size_t i = 0; s != NULL && i < s->n; i++) {
+        if (s->c[i] == c) {
+            memmove(&s->c[i], &s->c[i + 1], (s->n - i - 1) * sizeof(*s->c));
+            s->n--;
             break;
         }
     }
-    if (ch != NULL && ch->nsubs == 0) {
-        *p = ch->next;
-        mem_free(ch->subs);
-        mem_free(ch);
-        nchannels--;
+    if (s != NULL && s->n == 0) {
+        mem_free(s);
+        dict_remove(d, e);
     }
 }
 
 static void
-pattern_drop(const char *name, size_t len, struct conn *c)
+table_free(struct dict *d)
 {
-    for (size_t i = 0; i < npatterns; i++) {
-        if (patterns[i].c == c &&
-            same(patterns[i].name, patterns[i].len, name, len)) {
-            memmove(&patterns[i], &patterns[i + 1],
-                    (npatterns - i - 1) * sizeof(*patterns));
-            npatterns--;
-            return;
-        }
+    struct dict_iter it = { 0, NULL };
+    const struct dict_entry *e;
+    while ((e = dict_next(d, &it)) != NULL) {
+        mem_free(e->owner.p);
     }
+    dict_free(d);
 }
 
 /* ---- subscribing ------------------------------------------------------- */
@@ -246,31 +213,13 @@ pubsub_subscribe(struct conn *c, const char *name, size_t len, bool pattern)
     if (list_find(l, name, len) >= 0) {
         return 0;
     }
-    if (pattern) {
-        if (!grow_array((void **)&patterns, &patterns_cap, npatterns + 1,
-                        sizeof(*patterns)) ||
-            !list_add(l, name, len)) {
-            return -1;
-        }
-        patterns[npatterns++] = (struct pattern){ c, len, l->name[l->n - 1] };
-        return 1;
-    }
-    struct channel *ch = channel_get(name, len);
-    if (ch == NULL ||
-        !grow_array((void **)&ch->subs, &ch->cap, ch->nsubs + 1,
-                    sizeof(*ch->subs))) {
-        if (ch != NULL && ch->nsubs == 0) {
-            channel_drop_sub(name, len, c);
-        }
+    if (!table_add(table_of(pattern), name, len, c)) {
         return -1;
     }
     if (!list_add(l, name, len)) {
-        if (ch->nsubs == 0) {
-            channel_drop_sub(name, len, c);
-        }
+        table_drop(table_of(pattern), name, len, c);
         return -1;
     }
-    ch->subs[ch->nsubs++] = c;
     return 1;
 }
 
@@ -285,11 +234,7 @@ pubsub_unsubscribe(struct conn *c, const char *name, size_t len,
     if (i < 0) {
         return 0;
     }
-    if (pattern) {
-        pattern_drop(name, len, c);
-    } else {
-        channel_drop_sub(name, len, c);
-    }
+    table_drop(table_of(pattern), name, len, c);
     list_remove(l, (size_t)i);
     return 1;
 }
@@ -376,19 +321,26 @@ pubsub_publish(const char *channel, size_t clen, const char *msg,
                size_t mlen)
 {
     size_t receivers = 0;
-    struct channel *ch = nbuckets ? *slot_of(channel, clen) : NULL;
-    for (size_t i = 0; ch != NULL && i < ch->nsubs; i++) {
-        const char *s[3] = { "message", channel, msg };
+    const struct subscribers *s = subs_of(dict_find(&channels, channel, clen));
+    for (size_t i = 0; s != NULL && i < s->n; i++) {
+        const char *str[3] = { "message", channel, msg };
         const size_t l[3] = { 7, clen, mlen };
-        push(ch->subs[i], 3, s, l);
+        push(s->c[i], 3, str, l);
         receivers++;
     }
-    for (size_t i = 0; i < npatterns; i++) {
-        const struct pattern *p = &patterns[i];
-        if (glob_match(p->name, p->len, channel, clen, false)) {
-            const char *s[4] = { "pmessage", p->name, channel, msg };
-            const size_t l[4] = { 8, p->len, clen, mlen };
-            push(p->c, 4, s, l);
+    /* Delivering changes no table: walking one meanwhile is safe. */
+    struct dict_iter it = { 0, NULL };
+    const struct dict_entry *e;
+    while ((e = dict_next(&patterns, &it)) != NULL) {
+        const char *p = (const char *)dict_key(e);
+        if (!glob_match(p, e->klen, channel, clen, false)) {
+            continue;
+        }
+        s = subs_of(e);
+        for (size_t i = 0; i < s->n; i++) {
+            const char *str[4] = { "pmessage", p, channel, msg };
+            const size_t l[4] = { 8, e->klen, clen, mlen };
+            push(s->c[i], 4, str, l);
             receivers++;
         }
     }
@@ -400,55 +352,39 @@ pubsub_publish(const char *channel, size_t clen, const char *msg,
 size_t
 pubsub_channel_total(void)
 {
-    return nchannels;
+    return channels.used;
 }
 
 const char *
 pubsub_channel_next(struct pubsub_iter *it, size_t *len)
 {
-    const struct channel *ch = it->at;
-    if (ch != NULL) {
-        ch = ch->next;
-    }
-    while (ch == NULL && it->bucket < nbuckets) {
-        ch = table[it->bucket++];
-    }
-    it->at = ch;
-    if (ch == NULL) {
+    struct dict_iter di = { it->bucket, it->at };
+    const struct dict_entry *e = dict_next(&channels, &di);
+    it->bucket = di.bucket;
+    it->at = di.next;
+    if (e == NULL) {
         return NULL;
     }
-    *len = ch->len;
-    return ch->name;
+    *len = e->klen;
+    return (const char *)dict_key(e);
 }
 
 size_t
 pubsub_numsub(const char *channel, size_t len)
 {
-    const struct channel *ch = nbuckets ? *slot_of(channel, len) : NULL;
-    return ch != NULL ? ch->nsubs : 0;
+    const struct subscribers *s = subs_of(dict_find(&channels, channel, len));
+    return s != NULL ? s->n : 0;
 }
 
 size_t
 pubsub_numpat(void)
 {
-    size_t unique = 0;
-    for (size_t i = 0; i < npatterns; i++) {
-        size_t j = 0;
-        while (j < i && !same(patterns[j].name, patterns[j].len,
-                              patterns[i].name, patterns[i].len)) {
-            j++;
-        }
-        unique += j == i;
-    }
-    return unique;
+    return patterns.used;
 }
 
 void
 pubsub_teardown(void)
 {
-    mem_free(table);
-    mem_free(patterns);
-    table = NULL;
-    patterns = NULL;
-    nbuckets = nchannels = npatterns = patterns_cap = 0;
+    table_free(&channels);
+    table_free(&patterns);
 }

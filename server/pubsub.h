@@ -8,11 +8,15 @@
  * keyspace: they are written into the subscribers' output buffers at once
  * and never stored.
  *
- * A channel maps to the clients subscribed to it (a chained hash table of
- * channel names); patterns are one list of (pattern, client) pairs, as
- * Redis 7.0 keeps them, matched with glob.c on every PUBLISH. A client's
- * own subscriptions sit in c->subs so UNSUBSCRIBE without arguments, a
- * disconnect and RESET can drop them all.
+ * A channel maps to the clients subscribed to it, and a pattern to its
+ * clients, as Redis 7 keeps them: two lib/dict tables of the server's
+ * memory, keyed SipHash with the process's seed, so nobody can pile
+ * names into one bucket. Every PUBLISH matches each pattern once with
+ * glob.c, walking the patterns in the table's order as Redis walks its
+ * dict (a client of two matching patterns hears the two in that order);
+ * a channel's or a pattern's clients hear in the order they subscribed.
+ * A client's own subscriptions sit in c->subs, in order, so UNSUBSCRIBE
+ * without arguments, a disconnect and RESET can drop them all.
  *
  * Commands never call the connection layer: pubsub_publish() appends to
  * each subscriber's output buffer and lists it (client_note_fed); conn.c
@@ -55,12 +59,13 @@ size_t pubsub_publish(const char *channel, size_t clen, const char *msg,
                       size_t mlen);
 
 /* PUBSUB and INFO: channels with at least one subscriber, walked in table
- * order (start with a zeroed iterator; NULL at the end); the subscriber
- * count of one channel; the patterns subscribed (unique, as Redis
- * counts them). */
+ * order (start with a zeroed iterator; NULL at the end; each name is
+ * followed by a NUL); the subscriber count of one channel; the patterns
+ * subscribed (unique, as Redis counts them). */
+struct dict_entry;
 struct pubsub_iter {
-    size_t bucket;
-    const void *at;
+    uint64_t bucket;            /* a struct dict_iter's, kept apart */
+    struct dict_entry *at;
 };
 size_t pubsub_channel_total(void);
 const char *pubsub_channel_next(struct pubsub_iter *it, size_t *len);

@@ -1,128 +1,86 @@
 /*
- * rl_stats.c - the named limits' counters (see rl_stats.h): an open
- * addressing table of (domain, key) -> counters, growing by doubling to
- * RL_STATS_MAX keys (plus the "__other__" ones), entries in the order
- * they were first counted (so the scrape is stable).
+ * rl_stats.c - the named limits' counters (see rl_stats.h): a lib/dict
+ * from (domain, key) to the place of its counters in an array kept in
+ * the order they were first counted (so the scrape is stable), growing
+ * by doubling to RL_STATS_MAX keys (plus the "__other__" ones). The dict
+ * is of the server's memory (used_memory, not keys') and keyed SipHash
+ * with the process's seed: request values reach stats keys, and nobody
+ * can pile them into one bucket.
  */
 #include "server/envoy/rl_stats.h"
 
 #include <stdbool.h>
 #include <string.h>
 
+#include "lib/dict.h"
 #include "lib/mem.h"
-#include "lib/siphash.h"
-#include "server/server.h"
 #include "lib/textbuf.h"
 
+/* A counted name: its entry in names, whose key is the domain's length
+ * (a uint32_t), the domain and the key, so no two pairs share one. */
 struct entry {
-    char *domain;                   /* NUL-terminated copies */
-    char *key;
+    const struct dict_entry *name;
     struct rl_stats_delta c;
 };
 
-static struct entry *entries;       /* in first-counted order */
-static size_t nentries;
-static uint32_t *slots;             /* index + 1 into entries; 0 = empty */
-static size_t nslots;
+static struct dict names = DICT_SERVER;  /* -> index into entries (value) */
+static struct entry *entries;            /* in first-counted order */
+static size_t nentries, capentries;
+static struct membuf lookup;             /* the last name looked up */
 
-/* Domains and descriptor keys come from callers: keyed as the key table
- * is (srv.seed), the domain's hash folded into the key of the second. */
-static uint64_t
-hash(const char *d, size_t dlen, const char *k, size_t klen)
-{
-    uint64_t k0, k1;
-    siphash_key(srv.seed, &k0, &k1);
-    uint64_t hd = siphash(k0, k1, d, dlen, 1, 3);
-    return siphash(k0 ^ hd, k1, k, klen, 1, 3);
-}
-
+/* The dict key of (d, k) into lookup; false without memory. */
 static bool
-same(const struct entry *e, const char *d, size_t dlen, const char *k,
-     size_t klen)
+make_name(const char *d, size_t dlen, const char *k, size_t klen)
 {
-    return strlen(e->domain) == dlen && memcmp(e->domain, d, dlen) == 0 &&
-           strlen(e->key) == klen && memcmp(e->key, k, klen) == 0;
+    uint32_t l = (uint32_t)dlen;
+    lookup.len = 0;
+    return dlen <= UINT32_MAX && membuf_put(&lookup, &l, sizeof(l)) &&
+           membuf_put(&lookup, d, dlen) && membuf_put(&lookup, k, klen) &&
+           lookup.len <= UINT32_MAX;
 }
 
-static char *
-copy(const char *s, size_t len)
-{
-    char *p = mem_malloc(len + 1);
-    if (p != NULL) {
-        memcpy(p, s, len);
-        p[len] = '\0';
-    }
-    return p;
-}
-
-static size_t
-slot_of(const struct entry *e)
-{
-    size_t i = (size_t)(hash(e->domain, strlen(e->domain), e->key,
-                             strlen(e->key)) % nslots);
-    while (slots[i] != 0) {
-        i = (i + 1) % nslots;
-    }
-    return i;
-}
-
-/* Room for one more entry, the slots at most half full: the table grows
- * by doubling, from 64 entries. false without memory. */
+/* Room for one more entry: the array grows by doubling, from 64 entries.
+ * false without memory. */
 static bool
 room(void)
 {
-    size_t cap = nslots / 2;
-    if (nentries < cap) {
+    if (nentries < capentries) {
         return true;
     }
-    size_t ncap = cap ? cap * 2 : 64;
+    size_t ncap = capentries ? capentries * 2 : 64;
     struct entry *e = mem_realloc(entries, ncap * sizeof(*e));
     if (e == NULL) {
         return false;
     }
     entries = e;
-    uint32_t *fresh = mem_calloc(ncap * 2, sizeof(*fresh));
-    if (fresh == NULL) {
-        return false;
-    }
-    mem_free(slots);
-    slots = fresh;
-    nslots = ncap * 2;
-    for (size_t i = 0; i < nentries; i++) {
-        slots[slot_of(&entries[i])] = (uint32_t)(i + 1);
-    }
+    capentries = ncap;
     return true;
 }
 
-/* The entry of (d, k), added when there is room (cap: the key limit, or
- * twice it for "__other__" entries); NULL otherwise. */
+/* The entry of (d, k), added when there is room (limit: the key limit,
+ * or twice it for "__other__" entries); NULL otherwise. */
 static struct entry *
-find(const char *d, size_t dlen, const char *k, size_t klen, size_t cap)
+find(const char *d, size_t dlen, const char *k, size_t klen, size_t limit)
 {
-    if (nslots > 0) {
-        size_t i = (size_t)(hash(d, dlen, k, klen) % nslots);
-        for (; slots[i] != 0; i = (i + 1) % nslots) {
-            struct entry *e = &entries[slots[i] - 1];
-            if (same(e, d, dlen, k, klen)) {
-                return e;
-            }
-        }
-    }
-    if (nentries >= cap || !room()) {
+    if (!make_name(d, dlen, k, klen)) {
         return NULL;
     }
-    struct entry *e = &entries[nentries];
-    memset(e, 0, sizeof(*e));
-    e->domain = copy(d, dlen);
-    e->key = copy(k, klen);
-    if (e->domain == NULL || e->key == NULL) {
-        mem_free(e->domain);
-        mem_free(e->key);
+    const struct dict_entry *e = dict_find(&names, lookup.p, lookup.len);
+    uint32_t i;
+    if (e != NULL) {
+        memcpy(&i, dict_value(e), sizeof(i));
+        return &entries[i];
+    }
+    if (nentries >= limit || !room()) {
         return NULL;
     }
-    nentries++;
-    slots[slot_of(e)] = (uint32_t)nentries;
-    return e;
+    i = (uint32_t)nentries;
+    e = dict_add(&names, lookup.p, (uint32_t)lookup.len, &i, sizeof(i));
+    if (e == NULL) {
+        return NULL;
+    }
+    entries[nentries++] = (struct entry){ .name = e };
+    return &entries[i];
 }
 
 void
@@ -147,31 +105,12 @@ rl_stats_add(const char *domain, size_t dlen, const char *key, size_t klen,
 void
 rl_stats_reset(void)
 {
-    for (size_t i = 0; i < nentries; i++) {
-        mem_free(entries[i].domain);
-        mem_free(entries[i].key);
-    }
+    dict_free(&names);
     mem_free(entries);
-    mem_free(slots);
+    mem_free(lookup.p);
     entries = NULL;
-    slots = NULL;
-    nentries = 0;
-    nslots = 0;
-}
-
-/* A label value with \, " and newline escaped. */
-static void
-label(struct textbuf *b, const char *s)
-{
-    for (; *s != '\0'; s++) {
-        if (*s == '\\' || *s == '"') {
-            textbuf_printf(b, "\\%c", *s);
-        } else if (*s == '\n') {
-            textbuf_printf(b, "\\n");
-        } else {
-            textbuf_append(b, s, 1);
-        }
-    }
+    nentries = capentries = 0;
+    lookup = (struct membuf){ NULL, 0, 0 };
 }
 
 static uint64_t
@@ -186,12 +125,44 @@ counter(const struct rl_stats_delta *c, size_t n)
     }
 }
 
+/* A label value with \, " and newline escaped; it ends at a NUL, which
+ * Prometheus's text cannot escape. */
+static void
+label(struct textbuf *b, const char *s, size_t len)
+{
+    for (size_t i = 0; i < len && s[i] != '\0'; i++) {
+        if (s[i] == '\\' || s[i] == '"') {
+            textbuf_printf(b, "\\%c", s[i]);
+        } else if (s[i] == '\n') {
+            textbuf_printf(b, "\\n");
+        } else {
+            textbuf_append(b, &s[i], 1);
+        }
+    }
+}
+
+/* One series: e's counter n under its domain and key. */
+static void
+series(struct textbuf *b, const char *family, const struct entry *e,
+       size_t n)
+{
+    const unsigned char *p = dict_key(e->name);
+    uint32_t dlen;
+    memcpy(&dlen, p, sizeof(dlen));
+    const char *domain = (const char *)p + sizeof(dlen);
+    textbuf_printf(b, "ratelimit_service_rate_limit_%s{domain=\"", family);
+    label(b, domain, dlen);
+    textbuf_printf(b, "\",key=\"");
+    label(b, domain + dlen, e->name->klen - sizeof(dlen) - dlen);
+    textbuf_printf(b, "\"} %llu\n", (unsigned long long)counter(&e->c, n));
+}
+
 void
 rl_stats_render(struct textbuf *b)
 {
-    static const char *const names[] = { "total_hits", "over_limit",
-                                         "near_limit", "within_limit",
-                                         "shadow_mode" };
+    static const char *const families[] = { "total_hits", "over_limit",
+                                            "near_limit", "within_limit",
+                                            "shadow_mode" };
     static const char *const help[] = {
         "Hits counted against named limits (hits_addend weighs).",
         "Hits over the limit (shadow mode included).",
@@ -201,15 +172,9 @@ rl_stats_render(struct textbuf *b)
     for (size_t n = 0; n < 5; n++) {
         textbuf_printf(b, "# HELP ratelimit_service_rate_limit_%s %s\n"
                        "# TYPE ratelimit_service_rate_limit_%s counter\n",
-                       names[n], help[n], names[n]);
+                       families[n], help[n], families[n]);
         for (size_t i = 0; i < nentries; i++) {
-            textbuf_printf(b, "ratelimit_service_rate_limit_%s{domain=\"",
-                           names[n]);
-            label(b, entries[i].domain);
-            textbuf_printf(b, "\",key=\"");
-            label(b, entries[i].key);
-            textbuf_printf(b, "\"} %llu\n",
-                           (unsigned long long)counter(&entries[i].c, n));
+            series(b, families[n], &entries[i], n);
         }
     }
 }

@@ -1,10 +1,11 @@
 /*
  * cache.c - the scripts compiled so far. See cache.h.
  *
- * A small chained hash table of its own rather than lib/dict.c: the dict
- * counts its memory as keys' memory, which eviction estimates from, and
- * scripts are not keys. A SHA1 is already uniform, so its first bytes are
- * the hash.
+ * A lib/dict from the SHA1 to the script's entry (the dict entry's owner
+ * word; the entry's sha points at the dict's copy of the key), of the
+ * server's memory: in used_memory, not in the keys' memory eviction
+ * estimates from, since scripts are not keys. The entries EVAL alone
+ * sent are also on a list by last use, the oldest forgotten first.
  */
 #include "server/script/cache.h"
 
@@ -12,11 +13,10 @@
 
 #include <lauxlib.h>
 
+#include "lib/dict.h"
 #include "lib/mem.h"
 
-static struct script_entry **buckets;
-static size_t nbuckets;             /* a power of two, or 0 */
-static size_t count;
+static struct dict scripts = DICT_SERVER;
 static size_t eval_only;
 static struct script_entry *newest; /* EVAL-only scripts by last use */
 static struct script_entry *oldest;
@@ -48,51 +48,11 @@ cache_sha_parse(const char *hex, size_t len, uint8_t sha[20])
     return true;
 }
 
-static size_t
-bucket_of(const uint8_t sha[20], size_t n)
-{
-    uint64_t h;
-    memcpy(&h, sha, sizeof(h));
-    return (size_t)(h & (n - 1));
-}
-
 struct script_entry *
 cache_find(const uint8_t sha[20])
 {
-    if (nbuckets == 0) {
-        return NULL;
-    }
-    for (struct script_entry *e = buckets[bucket_of(sha, nbuckets)];
-         e != NULL; e = e->chain) {
-        if (memcmp(e->sha, sha, 20) == 0) {
-            return e;
-        }
-    }
-    return NULL;
-}
-
-static bool
-grow(void)
-{
-    size_t n = nbuckets == 0 ? 16 : nbuckets * 2;
-    struct script_entry **b = mem_calloc(n, sizeof(*b));
-    if (b == NULL) {
-        return false;
-    }
-    for (size_t i = 0; i < nbuckets; i++) {
-        struct script_entry *e = buckets[i];
-        while (e != NULL) {
-            struct script_entry *next = e->chain;
-            size_t j = bucket_of(e->sha, n);
-            e->chain = b[j];
-            b[j] = e;
-            e = next;
-        }
-    }
-    mem_free(buckets);
-    buckets = b;
-    nbuckets = n;
-    return true;
+    const struct dict_entry *d = dict_find(&scripts, sha, 20);
+    return d != NULL ? d->owner.p : NULL;
 }
 
 static void
@@ -128,43 +88,36 @@ lru_push(struct script_entry *e)
 static void
 remove_entry(struct script_entry *e)
 {
-    struct script_entry **p = &buckets[bucket_of(e->sha, nbuckets)];
-    while (*p != e) {
-        p = &(*p)->chain;
-    }
-    *p = e->chain;
     if (!e->loaded) {
         lru_unlink(e);
         eval_only--;
     }
     luaL_unref(owner, LUA_REGISTRYINDEX, e->ref);
-    count--;
+    dict_remove(&scripts, dict_find(&scripts, e->sha, 20));
     mem_free(e);
 }
 
 struct script_entry *
 cache_add(lua_State *L, const uint8_t sha[20], unsigned flags, bool loaded)
 {
-    struct script_entry *e = NULL;
-    if ((count < nbuckets || grow()) &&
-        (e = mem_calloc(1, sizeof(*e))) != NULL) {
-        e->ref = luaL_ref(L, LUA_REGISTRYINDEX);
-        if (e->ref == LUA_REFNIL || e->ref == LUA_NOREF) {
-            mem_free(e);
-            return NULL;
-        }
-    } else {
+    struct script_entry *e = mem_calloc(1, sizeof(*e));
+    struct dict_entry *d = NULL;
+    if (e == NULL || (d = dict_add(&scripts, sha, 20, NULL, 0)) == NULL) {
+        mem_free(e);
         lua_pop(L, 1);
         return NULL;
     }
+    e->ref = luaL_ref(L, LUA_REGISTRYINDEX);
+    if (e->ref == LUA_REFNIL || e->ref == LUA_NOREF) {
+        dict_remove(&scripts, d);
+        mem_free(e);
+        return NULL;
+    }
     owner = L;
-    memcpy(e->sha, sha, 20);
+    d->owner.p = e;
+    e->sha = dict_key(d);
     e->flags = flags;
     e->loaded = loaded;
-    size_t b = bucket_of(sha, nbuckets);
-    e->chain = buckets[b];
-    buckets[b] = e;
-    count++;
     if (!loaded) {
         lru_push(e);
         if (++eval_only > CACHE_EVAL_MAX) {
@@ -196,17 +149,13 @@ cache_keep(struct script_entry *e)
 void
 cache_flush(void)
 {
-    for (size_t i = 0; i < nbuckets; i++) {
-        struct script_entry *e = buckets[i];
-        while (e != NULL) {
-            struct script_entry *next = e->chain;
-            mem_free(e);
-            e = next;
-        }
+    struct dict_iter it = { 0, NULL };
+    const struct dict_entry *d;
+    while ((d = dict_next(&scripts, &it)) != NULL) {
+        mem_free(d->owner.p);
     }
-    mem_free(buckets);
-    buckets = NULL;
-    nbuckets = count = eval_only = 0;
+    dict_free(&scripts);
+    eval_only = 0;
     newest = oldest = NULL;
     owner = NULL;
 }
@@ -214,12 +163,11 @@ cache_flush(void)
 size_t
 cache_count(void)
 {
-    return count;
+    return scripts.used;
 }
 
 size_t
 cache_memory(void)
 {
-    return count * sizeof(struct script_entry) +
-           nbuckets * sizeof(struct script_entry *);
+    return scripts.owned + scripts.used * sizeof(struct script_entry);
 }

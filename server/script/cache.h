@@ -21,11 +21,10 @@
 #define CACHE_EVAL_MAX 500
 
 struct script_entry {
-    uint8_t sha[20];
+    const uint8_t *sha;             /* its 20 bytes: the table's key */
     int ref;                        /* the function, in L's registry */
     unsigned flags;                 /* enum script_flag (api.h) */
     bool loaded;                    /* SCRIPT LOAD: never forgotten */
-    struct script_entry *chain;     /* the bucket's next */
     struct script_entry *newer;     /* EVAL-only scripts, by last use */
     struct script_entry *older;
 };

@@ -3,7 +3,8 @@
  * plain array model while resizes are under way both ways, the bytes it
  * owns, entry pointers that survive resizes, scans that see every entry
  * present throughout across resizes and halfway through one, the bound
- * on the entries one add moves, allocation failures, and expand.
+ * on the entries one add moves, allocation failures, expand, and the
+ * server's dicts, whose memory is not keys'.
  */
 #include <check.h>
 #include <stdbool.h>
@@ -684,6 +685,49 @@ START_TEST(test_emptied_or_freed_mid_resize_owns_nothing)
 }
 END_TEST
 
+/* A dict of the server's memory: every byte it holds is in mem_used()
+ * and none in mem_owned_bytes() (eviction's estimate), through growth, a
+ * value set, shrinking, emptying mid-resize and dict_free, after which it
+ * is still the server's; a keys' dict beside it still counts as keys'. */
+START_TEST(test_a_server_dict_counts_in_used_memory_not_keys)
+{
+    struct dict d = DICT_SERVER, keys = {0};
+    size_t used = mem_used(), owned = mem_owned_bytes();
+    for (int round = 0; round < 2; round++) {
+        for (unsigned i = 0; i < 1000; i++) {
+            add_key(&d, i);
+        }
+        struct dict_entry *e = dict_find(&d, "k7", 2);
+        ck_assert_ptr_nonnull(dict_set_value(&d, e, "a longer value", 14));
+        ck_assert_uint_eq(mem_owned_bytes(), owned);
+        ck_assert_uint_eq(mem_used() - used, d.owned);
+        for (unsigned i = 0; i < 990; i++) {
+            remove_key(&d, i);
+        }
+        ck_assert_uint_eq(mem_used() - used, d.owned);
+        add_key(&keys, 1);
+        ck_assert_uint_eq(mem_owned_bytes() - owned, keys.owned);
+        ck_assert_uint_eq(mem_used() - used, d.owned + keys.owned);
+        dict_free(&keys);
+        if (round == 0) {
+            dict_free(&d);
+        } else {
+            for (unsigned i = 990; i < 1000; i++) {
+                remove_key(&d, i);
+            }
+        }
+        ck_assert(d.server);
+        ck_assert_ptr_null(d.t);
+        ck_assert_uint_eq(d.owned, 0);
+        ck_assert_uint_eq(mem_used(), used);
+        ck_assert_uint_eq(mem_owned_bytes(), owned);
+    }
+    struct dict z = DICT_SERVER;
+    ck_assert_ptr_null(dict_find(&z, "a", 1));
+    ck_assert_uint_eq(z.used, 0);
+}
+END_TEST
+
 /* dict_expand on a dict with entries starts a resize into the larger
  * table; one asked for during a smaller resize finishes that first. */
 START_TEST(test_expand_of_a_full_dict_resizes_incrementally)
@@ -891,6 +935,7 @@ dict_suite(void)
     tcase_add_test(tc, test_no_add_moves_more_than_a_few_entries);
     tcase_add_test(tc, test_rehash_steps_finish_a_resize_finds_move_nothing);
     tcase_add_test(tc, test_emptied_or_freed_mid_resize_owns_nothing);
+    tcase_add_test(tc, test_a_server_dict_counts_in_used_memory_not_keys);
     tcase_add_test(tc, test_expand_of_a_full_dict_resizes_incrementally);
     tcase_add_test(tc, test_allocation_failures_postpone_or_fail_cleanly);
     tcase_set_timeout(tc, 120);
