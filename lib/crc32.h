@@ -1,9 +1,9 @@
 /*
  * crc32.h - the two CRC-32s of the tree, both reflected:
  *   crc32_update   IEEE 802.3 (polynomial 0xEDB88320, zlib's): snapshot
- *                  files;
- *   crc32c_update  Castagnoli (0x82F63B78, iSCSI's): journal records, one
- *                  per write, so it must cost next to nothing: x86-64's
+ *                  files of versions 1 to 3, read back;
+ *   crc32c_update  Castagnoli (0x82F63B78, iSCSI's): snapshot files since
+ *                  and journal records, one per write, so it must cost next to nothing: x86-64's
  *                  SSE4.2 crc32 instruction does 8 bytes a step where the
  *                  CPU has it, a table a byte at a time where not.
  * Check values ("123456789"): 0xCBF43926 and 0xE3069283.

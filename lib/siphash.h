@@ -1,7 +1,7 @@
 /*
  * siphash.h - SipHash-c-d (Aumasson and Bernstein, 2012), the keyed hash of
- * every table whose names a client chooses (the key table, pub/sub
- * channels, the gRPC statistics): with a random key per process, no
+ * every table whose names a client chooses (the key table, WATCH's
+ * registry, pub/sub channels, the gRPC statistics, lib/dict.c's tables): with a random key per process, no
  * client can make its names collide in one bucket. Written from the
  * paper: the state is four 64-bit words initialised from the key and four
  * constants;

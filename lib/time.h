@@ -1,6 +1,6 @@
 /*
  * time.h - the units of time as int64 constants: the one home of the
- * conversions between seconds, milliseconds, microseconds and nanoseconds
+ * factors between seconds, milliseconds, microseconds and nanoseconds
  * (the clocks give ns, a key expires in ms, Redis's GCRA counts µs). In
  * lib/, the lowest floor, so every folder may include it (make check-deps).
  */

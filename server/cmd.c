@@ -1,5 +1,9 @@
 /*
- * cmd.c - command table and dispatch (see cmd.h).
+ * cmd.c - dispatch (see cmd.h): the lookup over the table commands.c hands
+ * in (cmd_setup), arity, auth, cluster verdicts, MULTI's queue, running,
+ * timing and counting a handler, and the error replies. The rules that
+ * refuse a write for the server's state are guard.c's; the handlers,
+ * handlers/.
  *
  * Lookup is an open-addressed index built once at start-up, probed from
  * the name's length and first and last bytes: no lower-casing copy and

@@ -1,5 +1,6 @@
 /*
- * cmd.h - the command table: lookup, arity check, dispatch, statistics.
+ * cmd.h - the dispatcher: the shape of the command table (struct cmd),
+ * lookup, arity check, dispatch, error replies, statistics.
  *
  * Every command is one row of struct cmd (commands.c writes them with
  * designated initializers): name, Redis arity rule (N = exactly N

@@ -4,8 +4,8 @@
  * place that hands them to both.
  *
  * A record says what a key became, never which command made it so: the
- * key, its database, its type, its new state and expiry (absolute
- * wall-clock ns). Replaying a record twice therefore changes nothing,
+ * key, its database, its type, its new state and expiry (absolute: the
+ * Unix ms it lives through). Replaying a record twice therefore changes nothing,
  * except SWAP, which is only ever written once, in order. keyspace.c is the
  * only producer: it decides what goes in (and coalesces a key written many
  * times in one loop pass into one record). Once per pass,

@@ -10,8 +10,8 @@
  * they were written elsewhere, and keyspace_applying() keeps this file
  * from journaling what their replay deletes, flushes or swaps.
  *
- * Memory. A limiter's record is a store slot; RL.LOG and RL.TIERS keys
- * also own arrays that grow as they are used. Both kinds of growth pass
+ * Memory. A key's record is a store slot; RL.LOG and RL.TIERS keys, long
+ * strings and collections also own blocks that grow as they are used. Both kinds of growth pass
  * keyspace_admit(), the one place maxmemory is enforced, so a key that
  * keeps growing is bounded exactly like a stream of new keys. Eviction
  * (volatile-ttl) is attempted only when it can work: the records and

@@ -123,7 +123,8 @@ keyspace_written(struct store_rec *r)
  * effects the journal and the replicas receive, and keeps the timer wheel
  * right, so a new command or type cannot forget one of them. `make check-deps` keeps
  * every other module off the store's write functions (keyspace_db.c only
- * makes, swaps and frees the stores). A handler that
+ * makes, swaps and frees the stores; keyspace_apply.c puts restored keys
+ * in). A handler that
  * writes a state in place (store_rec_state()) says so with
  * keyspace_written() or keyspace_set_expire().
  */

@@ -5,9 +5,10 @@
  * replication stream) and back.
  *
  * A record's state is fixed-size for CL.THROTTLE, RL.FIXED, RL.SLIDING,
- * GCRA and INCREX (copied as it is), and a small header pointing at arrays
- * for RL.LOG and RL.TIERS (struct ks_log, struct ks_tiers), whose arrays
- * grow with use. Growing one is the keyspace's (keyspace_realloc(), under
+ * GCRA and INCREX (copied as it is), and a small header pointing at what
+ * it owns for RL.LOG and RL.TIERS (struct ks_log, struct ks_tiers), a
+ * long string (struct ks_str) and Redis's list, hash and sorted set
+ * (lib/'s struct qlist, hmap and zset), which grow with use. Growing one is the keyspace's (keyspace_realloc(), under
  * maxmemory); this file counts what they hold (keytype_owned_bytes()).
  * It knows nothing of databases, expiry timers or who is watching: those
  * are the keyspace's (keyspace.h).

@@ -6,7 +6,8 @@
  *
  * One libuv loop serves everything: TCP and unix-socket listeners, client
  * connections (conn.c), the cron timer (key expiry through the store's
- * timer wheel, incremental rehashing, idle clients) and SIGINT/SIGTERM.
+ * timer wheel, incremental rehashing, idle clients), SIGINT/SIGTERM and
+ * SIGHUP.
  */
 #include <errno.h>
 #include <fcntl.h>

@@ -1,5 +1,5 @@
 /*
- * store.c - the keyspace (see store.h).
+ * store.c - the key table (see store.h).
  *
  * Layout
  * ------

@@ -1,5 +1,6 @@
 /*
- * store.h - the keyspace: binary-safe key -> limiter record.
+ * store.h - the key table: binary-safe key -> record of any type
+ * (keytype.h), one per database (keyspace_db.h).
  *
  * A chained hash table with a keyed hash (SipHash, random seed per process)
  * and incremental rehashing in both directions: no call ever moves the whole

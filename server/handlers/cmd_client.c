@@ -1,7 +1,7 @@
 /*
  * cmd_client.c - the CLIENT family (SETNAME, GETNAME, SETINFO, ID, LIST,
- * INFO, KILL, REPLY, PAUSE, UNPAUSE, UNBLOCK, NO-EVICT, HELP) and RESET,
- * with Redis 7's replies and error texts (networking.c in Redis).
+ * INFO, KILL, REPLY, PAUSE, UNPAUSE, UNBLOCK, NO-EVICT, HELP), RESET and
+ * MONITOR, with Redis 7's replies and error texts (networking.c in Redis).
  *
  * What a subcommand asks of the connections it does not run on (close
  * them, wake the postponed ones) is a request bit (client.h) that conn.c

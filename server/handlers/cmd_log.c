@@ -3,7 +3,7 @@
  * sliding log with per-request metadata), RL.ENTRIES, and RL.TIERS
  * (several windows over per-second buckets, all or nothing).
  *
- * Their states (struct ks_log, struct ks_tiers, keyspace.h) point at
+ * Their states (struct ks_log, struct ks_tiers, keytype.h) point at
  * arrays the keyspace grows under maxmemory; the arrays are bounded by
  * log-max-entries and tiers-max-window.
  */

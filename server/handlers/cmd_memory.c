@@ -2,8 +2,8 @@
  * cmd_memory.c - MEMORY USAGE, STATS, MALLOC-STATS, PURGE, HELP, with
  * Redis 7's replies for what cellgate can report truthfully: a key's bytes
  * are what it really holds (keyspace_key_bytes()), and MEMORY STATS leaves
- * out the fields of machinery cellgate does not have (replication, AOF,
- * Lua, jemalloc's own counters).
+ * out the fields cellgate does not count apart (the replication backlog,
+ * the AOF buffer, Lua's caches) and jemalloc's own counters.
  */
 #include <string.h>
 #include <strings.h>

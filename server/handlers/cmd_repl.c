@@ -1,6 +1,6 @@
 /*
- * cmd_repl.c - REPLICAOF (SLAVEOF), REPLCONF, PSYNC, SYNC, ROLE: Redis's
- * replication commands (replication.h does the work).
+ * cmd_repl.c - REPLICAOF (SLAVEOF), REPLCONF, PSYNC, SYNC, WAIT, ROLE:
+ * Redis's replication commands (replication.h does the work).
  */
 #include <stdio.h>
 #include <string.h>
