@@ -58,13 +58,13 @@ static int report_out = -1;
 static int64_t
 mono_ms(void)
 {
-    return clock_mono_now() / 1000000;
+    return clock_mono_now() / NS_PER_MS;
 }
 
 static int64_t
 wall_s(void)
 {
-    return clock_wall_us() / 1000000;
+    return clock_wall_us() / US_PER_SEC;
 }
 
 static bool

@@ -83,7 +83,7 @@ clock_mono_now(void)
 int64_t
 clock_mono_ms(void)
 {
-    return clock_mono_now() / 1000000;
+    return clock_mono_now() / NS_PER_MS;
 }
 
 int64_t

@@ -157,7 +157,7 @@ render(struct textbuf *b)
     family(b, "cellgate_uptime_seconds", "gauge", "Seconds since start.");
     textbuf_printf(b, "cellgate_uptime_seconds %lld\n",
         (long long)(((uint64_t)clock_mono_now() - srv.start_mono_ns) /
-                    1000000000ULL));
+                    (uint64_t)NS_PER_SEC));
 }
 
 void

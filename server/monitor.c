@@ -14,6 +14,7 @@
 #include "server/redact.h"
 #include "server/server.h"
 #include "lib/textbuf.h"
+#include "lib/time.h"
 
 static struct conn *monitors;
 
@@ -78,7 +79,7 @@ monitor_feed(struct conn *c, const struct resp_request *req)
     struct textbuf t = { 0 };
     int64_t us = clock_wall_us();
     textbuf_printf(&t, "+%" PRId64 ".%06" PRId64 " [%d %s%s] ",
-                   us / 1000000, us % 1000000, c->db,
+                   us / US_PER_SEC, us % US_PER_SEC, c->db,
                    c->is_unix ? "unix:" : "",
                    c->script ? "lua"
                    : c->is_unix ? srv.conf.unixsocket : c->addr);

@@ -9,6 +9,7 @@
 #include <strings.h>
 
 #include "lib/mem.h"
+#include "lib/time.h"
 #include "server/client.h"
 #include "server/clock.h"
 #include "server/redact.h"
@@ -94,7 +95,7 @@ entry_create(const struct conn *c, const struct resp_request *req,
         }
     }
     e->id = next_id++;
-    e->time = clock_wall_us() / 1000000;
+    e->time = clock_wall_us() / US_PER_SEC;
     e->usec = usec;
     snprintf(e->addr, sizeof(e->addr), "%s", c->addr);
     snprintf(e->name, sizeof(e->name), "%s", c->name ? c->name : "");

@@ -14,6 +14,7 @@
 #include "lib/crc32.h"
 #include "lib/file.h"
 #include "lib/mem.h"
+#include "lib/time.h"
 #include "server/child.h"
 #include "server/clock.h"
 #include "server/keyspace.h"
@@ -224,14 +225,14 @@ snapshot_save(char *err, size_t errlen)
     uint64_t changes = changes_now();
     int64_t t0 = clock_mono_now();
     int rc = save_to_disk(err, errlen);
-    last_attempt_s = clock_wall_us() / 1000000;
+    last_attempt_s = clock_wall_us() / US_PER_SEC;
     last_ok = rc == 0;
     if (rc == 0) {
         last_save_s = last_attempt_s;
         changes_at_save = changes;
         log_notice("DB saved on disk (%zu keys, %lld ms)",
                    keyspace_total_keys(),
-                   (long long)((clock_mono_now() - t0) / 1000000));
+                   (long long)((clock_mono_now() - t0) / NS_PER_MS));
     } else {
         log_warning("Snapshot failed: %s", err);
     }
@@ -265,7 +266,7 @@ static int
 bgsave_start(char *err, size_t errlen)
 {
     uint64_t changes = changes_now();
-    last_attempt_s = clock_wall_us() / 1000000;
+    last_attempt_s = clock_wall_us() / US_PER_SEC;
     pid_t pid = child_fork(&bgsave_ops, err, errlen);
     if (pid < 0) {
         last_ok = false;
@@ -284,7 +285,7 @@ static bool
 bgsave_due(void)
 {
     return last_ok ||
-           clock_wall_us() / 1000000 - last_attempt_s > SAVE_RETRY_DELAY_S;
+           clock_wall_us() / US_PER_SEC - last_attempt_s > SAVE_RETRY_DELAY_S;
 }
 
 static void
@@ -296,7 +297,7 @@ bgsave_done(const struct child_exit *how)
         remove_child_tmp(how->pid);
         return;
     }
-    last_attempt_s = clock_wall_us() / 1000000;
+    last_attempt_s = clock_wall_us() / US_PER_SEC;
     last_ok = how->ok;
     if (how->ok) {
         last_save_s = last_attempt_s;
@@ -338,7 +339,7 @@ static bool
 interval_due(int64_t now_s)
 {
     int64_t since = last_attempt_s ? last_attempt_s
-                                   : srv.start_wall_us / 1000000;
+                                   : srv.start_wall_us / US_PER_SEC;
     return srv.conf.save_interval > 0 && snapshot_changes() > 0 &&
            now_s - since >= srv.conf.save_interval;
 }
@@ -367,7 +368,7 @@ save_rule_due(int64_t now_s)
 void
 snapshot_cron(void)
 {
-    int64_t now_s = clock_wall_us() / 1000000;
+    int64_t now_s = clock_wall_us() / US_PER_SEC;
     if (!child_running(CHILD_NONE) &&
         (interval_due(now_s) || save_rule_due(now_s))) {
         char err[256];
@@ -386,7 +387,7 @@ snapshot_configured(void)
 int64_t
 snapshot_last_save(void)
 {
-    return last_save_s ? last_save_s : srv.start_wall_us / 1000000;
+    return last_save_s ? last_save_s : srv.start_wall_us / US_PER_SEC;
 }
 
 bool
@@ -577,7 +578,7 @@ snapshot_load_file(const char *path, char *err, size_t errlen)
         return -1;
     }
     last_save_s = stat(path, &st) == 0 ? (int64_t)st.st_mtime
-                                       : clock_wall_us() / 1000000;
+                                       : clock_wall_us() / US_PER_SEC;
     changes_at_save = changes_now();
     return 0;
 }

@@ -25,6 +25,7 @@
 #include "server/pubsub.h"
 #include "server/snapshot.h"
 #include "lib/textbuf.h"
+#include "lib/time.h"
 
 
 void
@@ -302,7 +303,7 @@ time_command(struct conn *c, struct resp_request *req)
     (void)req;
     int64_t us = clock_wall_us();
     reply_array(&c->out, 2);
-    reply_bulk_i64(&c->out, us / 1000000);
+    reply_bulk_i64(&c->out, us / US_PER_SEC);
     reply_bulk_i64(&c->out, us % 1000000);
 }
 

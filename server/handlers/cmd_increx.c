@@ -278,7 +278,7 @@ store_counter(struct conn *c, struct resp_request *req, struct store_rec *r,
 {
     int64_t when = 0;
     if (o->expiry >= EXP_EX && o->expiry <= EXP_PXAT &&
-        !expiry_ms(c, o, now / 1000000, &when)) {
+        !expiry_ms(c, o, now / NS_PER_MS, &when)) {
         return false;
     }
     bool had_ttl = r != NULL && r->expire_at != STORE_NEVER;
@@ -299,7 +299,7 @@ store_counter(struct conn *c, struct resp_request *req, struct store_rec *r,
     if (o->expiry == EXP_PERSIST) {
         at = STORE_NEVER;
     } else if (o->expiry != EXP_KEEP && !(o->enx && had_ttl)) {
-        if (when <= now / 1000000) {
+        if (when <= now / NS_PER_MS) {
             keyspace_delete(r);     /* already past: as Redis, gone */
             return true;
         }

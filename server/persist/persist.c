@@ -453,7 +453,7 @@ set_aside_damaged(char *err, size_t errlen)
     char mname[NAME_LEN];
     dir_path(dir, sizeof(dir));
     snprintf(aside, sizeof(aside), "%s/damaged-%lld", dir,
-             (long long)(clock_wall_us() / 1000000));
+             (long long)(clock_wall_us() / US_PER_SEC));
     if (mkdir(aside, 0755) != 0 && errno != EEXIST) {
         snprintf(err, errlen, "cannot create %s: %s", aside, strerror(errno));
         return -1;
@@ -755,7 +755,7 @@ fork_rewrite(uint64_t seq, char *err, size_t errlen)
         log_warning("Can't rewrite append only file in background: %s", err);
         return -1;
     }
-    rewrite_started_s = clock_wall_us() / 1000000;
+    rewrite_started_s = clock_wall_us() / US_PER_SEC;
     log_notice("Background append only file rewriting started by pid %d",
                (int)pid);
     return 0;
@@ -995,7 +995,7 @@ persist_info(struct persist_info *out)
     out->rewrite_scheduled = child_scheduled(CHILD_REWRITE);
     out->last_rewrite_time_sec = last_rewrite_time_sec;
     out->current_rewrite_time_sec =
-        out->rewrite_in_progress ? clock_wall_us() / 1000000 - rewrite_started_s
+        out->rewrite_in_progress ? clock_wall_us() / US_PER_SEC - rewrite_started_s
                           : -1;
     out->last_rewrite_ok = last_rewrite_ok;
     out->rewrites = rewrites;

@@ -540,7 +540,7 @@ link_drop(const char *why)
         return;
     }
     if (upstream.state == LINK_CONNECTED || upstream.state == LINK_TRANSFER) {
-        upstream.down_since_s = clock_wall_us() / 1000000;
+        upstream.down_since_s = clock_wall_us() / US_PER_SEC;
     }
     log_warning("Connection with the primary lost: %s", why);
     link_close();
@@ -699,7 +699,7 @@ replica_set_primary(const char *host, int port)
     upstream.state = LINK_CONNECT;
     srv.repl_following = true;
     upstream.retry_ms = 0;
-    upstream.down_since_s = clock_wall_us() / 1000000;
+    upstream.down_since_s = clock_wall_us() / US_PER_SEC;
     log_notice("REPLICAOF %s:%d enabled (user request)", host, port);
 }
 
@@ -741,7 +741,7 @@ replica_info(struct textbuf *t, int64_t now)
                    stream_offset());
     if (!up) {
         textbuf_printf(t, "master_link_down_since_seconds:%lld\r\n",
-                       (long long)(clock_wall_us() / 1000000 -
+                       (long long)(clock_wall_us() / US_PER_SEC -
                                    upstream.down_since_s));
     }
     textbuf_printf(t, "slave_priority:%lld\r\nslave_read_only:%d\r\n"

@@ -26,6 +26,7 @@
 #include "lib/mem.h"
 #include "lib/num.h"
 #include "lib/sha1.h"
+#include "lib/time.h"
 #include "protocol/reply.h"
 #include "server/client.h"
 #include "server/clock.h"
@@ -179,7 +180,7 @@ count_hook(lua_State *S, lua_Debug *ar)
     if (busy || srv.conf.busy_reply_threshold == 0) {
         return;
     }
-    int64_t ms = (clock_mono_now() - run_started) / 1000000;
+    int64_t ms = (clock_mono_now() - run_started) / NS_PER_MS;
     if (ms < srv.conf.busy_reply_threshold) {
         return;
     }
