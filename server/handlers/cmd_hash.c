@@ -114,17 +114,8 @@ hset_generic(struct conn *c, struct resp_request *req, bool hmset)
     }
 }
 
-void
-hset_command(struct conn *c, struct resp_request *req)
-{
-    hset_generic(c, req, false);
-}
-
-void
-hmset_command(struct conn *c, struct resp_request *req)
-{
-    hset_generic(c, req, true);
-}
+HANDLER_VARIANT(hset_command, hset_generic, false)
+HANDLER_VARIANT(hmset_command, hset_generic, true)
 
 void
 hsetnx_command(struct conn *c, struct resp_request *req)
@@ -353,23 +344,9 @@ hgetall_generic(struct conn *c, struct resp_request *req, int want)
     }
 }
 
-void
-hgetall_command(struct conn *c, struct resp_request *req)
-{
-    hgetall_generic(c, req, WANT_FIELDS | WANT_VALUES);
-}
-
-void
-hkeys_command(struct conn *c, struct resp_request *req)
-{
-    hgetall_generic(c, req, WANT_FIELDS);
-}
-
-void
-hvals_command(struct conn *c, struct resp_request *req)
-{
-    hgetall_generic(c, req, WANT_VALUES);
-}
+HANDLER_VARIANT(hgetall_command, hgetall_generic, WANT_FIELDS | WANT_VALUES)
+HANDLER_VARIANT(hkeys_command, hgetall_generic, WANT_FIELDS)
+HANDLER_VARIANT(hvals_command, hgetall_generic, WANT_VALUES)
 
 /* ---- HSCAN ------------------------------------------------------------- */
 

@@ -144,29 +144,10 @@ push_generic(struct conn *c, struct resp_request *req, bool head, bool xx)
     reply_int(&c->out, (int64_t)qlist_len(x));
 }
 
-void
-lpush_command(struct conn *c, struct resp_request *req)
-{
-    push_generic(c, req, true, false);
-}
-
-void
-rpush_command(struct conn *c, struct resp_request *req)
-{
-    push_generic(c, req, false, false);
-}
-
-void
-lpushx_command(struct conn *c, struct resp_request *req)
-{
-    push_generic(c, req, true, true);
-}
-
-void
-rpushx_command(struct conn *c, struct resp_request *req)
-{
-    push_generic(c, req, false, true);
-}
+HANDLER_VARIANT(lpush_command, push_generic, true, false)
+HANDLER_VARIANT(rpush_command, push_generic, false, false)
+HANDLER_VARIANT(lpushx_command, push_generic, true, true)
+HANDLER_VARIANT(rpushx_command, push_generic, false, true)
 
 /* ---- popping ----------------------------------------------------------- */
 
@@ -223,17 +204,8 @@ pop_generic(struct conn *c, struct resp_request *req, bool head,
     (void)keyspace_coll_done(r);
 }
 
-void
-lpop_command(struct conn *c, struct resp_request *req)
-{
-    pop_generic(c, req, true, "lpop");
-}
-
-void
-rpop_command(struct conn *c, struct resp_request *req)
-{
-    pop_generic(c, req, false, "rpop");
-}
+HANDLER_VARIANT(lpop_command, pop_generic, true, "lpop")
+HANDLER_VARIANT(rpop_command, pop_generic, false, "rpop")
 
 /* ---- reading ----------------------------------------------------------- */
 

@@ -534,17 +534,8 @@ mset_generic(struct conn *c, struct resp_request *req, bool nx)
     }
 }
 
-void
-mset_command(struct conn *c, struct resp_request *req)
-{
-    mset_generic(c, req, false);
-}
-
-void
-msetnx_command(struct conn *c, struct resp_request *req)
-{
-    mset_generic(c, req, true);
-}
+HANDLER_VARIANT(mset_command, mset_generic, false)
+HANDLER_VARIANT(msetnx_command, mset_generic, true)
 
 /* ---- counters ------------------------------------------------------------- */
 
@@ -597,17 +588,8 @@ incr_generic(struct conn *c, struct resp_request *req, int64_t incr)
     reply_int(&c->out, v);
 }
 
-void
-incr_command(struct conn *c, struct resp_request *req)
-{
-    incr_generic(c, req, 1);
-}
-
-void
-decr_command(struct conn *c, struct resp_request *req)
-{
-    incr_generic(c, req, -1);
-}
+HANDLER_VARIANT(incr_command, incr_generic, 1)
+HANDLER_VARIANT(decr_command, incr_generic, -1)
 
 void
 incrby_command(struct conn *c, struct resp_request *req)

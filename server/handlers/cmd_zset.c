@@ -280,17 +280,8 @@ zadd_generic(struct conn *c, struct resp_request *req, unsigned flags)
     zadd_reply(c, &o, added, updated, processed, score);
 }
 
-void
-zadd_command(struct conn *c, struct resp_request *req)
-{
-    zadd_generic(c, req, 0);
-}
-
-void
-zincrby_command(struct conn *c, struct resp_request *req)
-{
-    zadd_generic(c, req, ZSET_INCR);
-}
+HANDLER_VARIANT(zadd_command, zadd_generic, 0)
+HANDLER_VARIANT(zincrby_command, zadd_generic, ZSET_INCR)
 
 /* ---- ZREM, reading one member ------------------------------------------------ */
 
@@ -381,17 +372,8 @@ zrank_generic(struct conn *c, struct resp_request *req, bool reverse)
     }
 }
 
-void
-zrank_command(struct conn *c, struct resp_request *req)
-{
-    zrank_generic(c, req, false);
-}
-
-void
-zrevrank_command(struct conn *c, struct resp_request *req)
-{
-    zrank_generic(c, req, true);
-}
+HANDLER_VARIANT(zrank_command, zrank_generic, false)
+HANDLER_VARIANT(zrevrank_command, zrank_generic, true)
 
 /* ---- ranges: parsing ------------------------------------------------------------ */
 
@@ -718,41 +700,12 @@ zrange_generic(struct conn *c, struct resp_request *req, enum rtype type,
     (void)zrange_walk(c, z, &q, true);
 }
 
-void
-zrange_command(struct conn *c, struct resp_request *req)
-{
-    zrange_generic(c, req, BY_AUTO, DIR_AUTO);
-}
-
-void
-zrevrange_command(struct conn *c, struct resp_request *req)
-{
-    zrange_generic(c, req, BY_RANK, DIR_REV);
-}
-
-void
-zrangebyscore_command(struct conn *c, struct resp_request *req)
-{
-    zrange_generic(c, req, BY_SCORE, DIR_FWD);
-}
-
-void
-zrevrangebyscore_command(struct conn *c, struct resp_request *req)
-{
-    zrange_generic(c, req, BY_SCORE, DIR_REV);
-}
-
-void
-zrangebylex_command(struct conn *c, struct resp_request *req)
-{
-    zrange_generic(c, req, BY_LEX, DIR_FWD);
-}
-
-void
-zrevrangebylex_command(struct conn *c, struct resp_request *req)
-{
-    zrange_generic(c, req, BY_LEX, DIR_REV);
-}
+HANDLER_VARIANT(zrange_command, zrange_generic, BY_AUTO, DIR_AUTO)
+HANDLER_VARIANT(zrevrange_command, zrange_generic, BY_RANK, DIR_REV)
+HANDLER_VARIANT(zrangebyscore_command, zrange_generic, BY_SCORE, DIR_FWD)
+HANDLER_VARIANT(zrevrangebyscore_command, zrange_generic, BY_SCORE, DIR_REV)
+HANDLER_VARIANT(zrangebylex_command, zrange_generic, BY_LEX, DIR_FWD)
+HANDLER_VARIANT(zrevrangebylex_command, zrange_generic, BY_LEX, DIR_REV)
 
 /* ---- removing ranges ---------------------------------------------------------- */
 
@@ -854,23 +807,9 @@ zremrange_generic(struct conn *c, struct resp_request *req, enum rtype type)
     reply_int(&c->out, (int64_t)n);
 }
 
-void
-zremrangebyrank_command(struct conn *c, struct resp_request *req)
-{
-    zremrange_generic(c, req, BY_RANK);
-}
-
-void
-zremrangebyscore_command(struct conn *c, struct resp_request *req)
-{
-    zremrange_generic(c, req, BY_SCORE);
-}
-
-void
-zremrangebylex_command(struct conn *c, struct resp_request *req)
-{
-    zremrange_generic(c, req, BY_LEX);
-}
+HANDLER_VARIANT(zremrangebyrank_command, zremrange_generic, BY_RANK)
+HANDLER_VARIANT(zremrangebyscore_command, zremrange_generic, BY_SCORE)
+HANDLER_VARIANT(zremrangebylex_command, zremrange_generic, BY_LEX)
 
 /* ---- ZPOPMIN, ZPOPMAX ----------------------------------------------------------- */
 
@@ -921,17 +860,8 @@ zpop_generic(struct conn *c, struct resp_request *req, bool max)
     zw_end(&w, ZSET_OP_REM);
 }
 
-void
-zpopmin_command(struct conn *c, struct resp_request *req)
-{
-    zpop_generic(c, req, false);
-}
-
-void
-zpopmax_command(struct conn *c, struct resp_request *req)
-{
-    zpop_generic(c, req, true);
-}
+HANDLER_VARIANT(zpopmin_command, zpop_generic, false)
+HANDLER_VARIANT(zpopmax_command, zpop_generic, true)
 
 /* ---- ZSCAN ---------------------------------------------------------------------- */
 
