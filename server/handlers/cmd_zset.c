@@ -436,40 +436,6 @@ parse_lex(const struct resp_request *req, size_t min, size_t max,
            parse_lex_bound(req->argv[max], req->argvlen[max], &r->max);
 }
 
-/* ---- ZCOUNT, ZLEXCOUNT -------------------------------------------------------- */
-
-void
-zcount_command(struct conn *c, struct resp_request *req)
-{
-    struct zset_range range;
-    struct store_rec *r;
-    if (!parse_range(req, 2, 3, &range)) {
-        cmd_error(c, ERR_RANGE_FLOAT);
-        return;
-    }
-    if (!lookup(c, req, LOOKUP_READ, &r)) {
-        return;
-    }
-    reply_int(&c->out,
-              r == NULL ? 0 : (int64_t)zset_count_range(zs_of(r), &range));
-}
-
-void
-zlexcount_command(struct conn *c, struct resp_request *req)
-{
-    struct zset_lex range;
-    struct store_rec *r;
-    if (!parse_lex(req, 2, 3, &range)) {
-        cmd_error(c, ERR_RANGE_LEX);
-        return;
-    }
-    if (!lookup(c, req, LOOKUP_READ, &r)) {
-        return;
-    }
-    reply_int(&c->out,
-              r == NULL ? 0 : (int64_t)zset_count_lex(zs_of(r), &range));
-}
-
 /* ---- the ZRANGE family -------------------------------------------------------- */
 
 enum rtype { BY_AUTO, BY_RANK, BY_SCORE, BY_LEX };
@@ -485,6 +451,52 @@ struct zrange {
     struct zset_range score;
     struct zset_lex lex;
 };
+
+/* q's range (of q->type) from argv[min] and argv[max]; false after the
+ * error. */
+static bool
+parse_bounds(struct conn *c, const struct resp_request *req, size_t min,
+             size_t max, struct zrange *q)
+{
+    if (q->type == BY_RANK) {
+        if (!num_parse_i64(req->argv[min], req->argvlen[min], &q->start) ||
+            !num_parse_i64(req->argv[max], req->argvlen[max], &q->end)) {
+            cmd_error(c, ERR_NOT_INTEGER);
+            return false;
+        }
+    } else if (q->type == BY_SCORE) {
+        if (!parse_range(req, min, max, &q->score)) {
+            cmd_error(c, ERR_RANGE_FLOAT);
+            return false;
+        }
+    } else if (!parse_lex(req, min, max, &q->lex)) {
+        cmd_error(c, ERR_RANGE_LEX);
+        return false;
+    }
+    return true;
+}
+
+/* ---- ZCOUNT, ZLEXCOUNT -------------------------------------------------------- */
+
+static void
+zcount_generic(struct conn *c, struct resp_request *req, enum rtype type)
+{
+    struct zrange q = { .type = type };
+    struct store_rec *r;
+    if (!parse_bounds(c, req, 2, 3, &q) ||
+        !lookup(c, req, LOOKUP_READ, &r)) {
+        return;
+    }
+    uint64_t n = 0;
+    if (r != NULL) {
+        n = type == BY_SCORE ? zset_count_range(zs_of(r), &q.score)
+                             : zset_count_lex(zs_of(r), &q.lex);
+    }
+    reply_int(&c->out, (int64_t)n);
+}
+
+HANDLER_VARIANT(zcount_command, zcount_generic, BY_SCORE)
+HANDLER_VARIANT(zlexcount_command, zcount_generic, BY_LEX)
 
 /* One member of a range reply. */
 static void
@@ -544,9 +556,9 @@ zrange_rank(struct conn *c, const struct zset *z, const struct zrange *q)
 
 /* Is the member still in the range, walking away from where it starts? */
 static bool
-still_in(const struct zrange *q, const unsigned char *m, size_t len,
-         double s)
+still_in(const unsigned char *m, size_t len, double s, const void *arg)
 {
+    const struct zrange *q = arg;
     bool rev = q->dir == DIR_REV;
     if (q->type == BY_SCORE) {
         return rev ? zset_score_gte_min(s, &q->score)
@@ -596,7 +608,7 @@ zrange_walk(struct conn *c, const struct zset *z, const struct zrange *q,
             break;
         }
         zset_iter_get(&it, &m, &len, &s);
-        if (!still_in(q, m, len, s)) {
+        if (!still_in(m, len, s, q)) {
             break;
         }
         if (reply) {
@@ -668,19 +680,7 @@ zrange_generic(struct conn *c, struct resp_request *req, enum rtype type,
         min = 3;        /* the range is given as max, min */
         max = 2;
     }
-    if (q.type == BY_RANK) {
-        if (!num_parse_i64(req->argv[min], req->argvlen[min], &q.start) ||
-            !num_parse_i64(req->argv[max], req->argvlen[max], &q.end)) {
-            cmd_error(c, ERR_NOT_INTEGER);
-            return;
-        }
-    } else if (q.type == BY_SCORE) {
-        if (!parse_range(req, min, max, &q.score)) {
-            cmd_error(c, ERR_RANGE_FLOAT);
-            return;
-        }
-    } else if (!parse_lex(req, min, max, &q.lex)) {
-        cmd_error(c, ERR_RANGE_LEX);
+    if (!parse_bounds(c, req, min, max, &q)) {
         return;
     }
     struct store_rec *r;
@@ -730,26 +730,6 @@ remove_ranks(struct zwrite *w, uint64_t first, uint64_t n)
     zset_remove_ranks(z, first, n);
 }
 
-/* How many members from rank `at` on are in the range (walking up). */
-static uint64_t
-run_in_range(const struct zset *z, uint64_t at, const struct zrange *q)
-{
-    uint64_t n = 0;
-    struct zset_iter it;
-    zset_iter_at(&it, z, at);
-    do {
-        const unsigned char *m;
-        size_t len;
-        double s;
-        zset_iter_get(&it, &m, &len, &s);
-        if (!still_in(q, m, len, s)) {
-            break;
-        }
-        n++;
-    } while (zset_iter_next(&it));
-    return n;
-}
-
 /* The rank of the first member a ZREMRANGEBYSCORE/LEX deletes (Redis
  * then deletes while the members stay within max). */
 static bool
@@ -763,21 +743,9 @@ static void
 zremrange_generic(struct conn *c, struct resp_request *req, enum rtype type)
 {
     struct zrange q = { .type = type, .dir = DIR_FWD, .limit = -1 };
-    if (type == BY_RANK) {
-        if (!num_parse_i64(req->argv[2], req->argvlen[2], &q.start) ||
-            !num_parse_i64(req->argv[3], req->argvlen[3], &q.end)) {
-            cmd_error(c, ERR_NOT_INTEGER);
-            return;
-        }
-    } else if (type == BY_SCORE && !parse_range(req, 2, 3, &q.score)) {
-        cmd_error(c, ERR_RANGE_FLOAT);
-        return;
-    } else if (type == BY_LEX && !parse_lex(req, 2, 3, &q.lex)) {
-        cmd_error(c, ERR_RANGE_LEX);
-        return;
-    }
     struct store_rec *r;
-    if (!lookup(c, req, LOOKUP_WRITE, &r)) {
+    if (!parse_bounds(c, req, 2, 3, &q) ||
+        !lookup(c, req, LOOKUP_WRITE, &r)) {
         return;
     }
     if (r == NULL) {
@@ -799,7 +767,7 @@ zremrange_generic(struct conn *c, struct resp_request *req, enum rtype type)
         first = (uint64_t)start;
         n = (uint64_t)(end - start + 1);
     } else if (remove_start(z, &q, &first)) {
-        n = run_in_range(z, first, &q);
+        n = zset_run_while(z, first, still_in, &q);
     }
     struct zwrite w = { .r = r };
     remove_ranks(&w, first, n);
