@@ -199,13 +199,11 @@ hincrbyfloat_command(struct conn *c, struct resp_request *req)
         cmd_error(c, "ERR hash value is not a float");
         return;
     }
-    value += incr;
-    if (isnan(value) || isinf(value)) {
-        cmd_error(c, ERR_INCR_NAN);
+    char text[INCREX_TEXT_MAX];
+    size_t n;
+    if (!coll_add_float(c, value, incr, text, &n)) {
         return;
     }
-    char text[INCREX_TEXT_MAX];
-    size_t n = increx_format_float(value, text, sizeof(text));
     if (set_result(c, req, r, text, n)) {
         reply_bulk(&c->out, text, n);
     }

@@ -640,13 +640,11 @@ incrbyfloat_command(struct conn *c, struct resp_request *req)
         cmd_error(c, ERR_NOT_FLOAT);
         return;
     }
-    value += incr;
-    if (isnan(value) || isinf(value)) {
-        cmd_error(c, ERR_INCR_NAN);
+    char text[INCREX_TEXT_MAX];
+    size_t n;
+    if (!coll_add_float(c, value, incr, text, &n)) {
         return;
     }
-    char text[INCREX_TEXT_MAX];
-    size_t n = increx_format_float(value, text, sizeof(text));
     if (keyspace_set_string(&c->hint, req->argv[1], req->argvlen[1], r, text,
                             n) == NULL) {
         cmd_error(c, ERR_OOM);

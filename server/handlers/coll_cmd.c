@@ -4,6 +4,9 @@
  */
 #include "server/handlers/coll_cmd.h"
 
+#include <math.h>
+
+#include "algorithms/increx.h"
 #include "lib/glob.h"
 #include "lib/num.h"
 #include "server/client.h"
@@ -100,4 +103,17 @@ coll_scan_match(const struct scan_opts *o, const void *s, size_t len)
 {
     return o->match == NULL ||
            glob_match(o->match, o->match_len, s, len, false);
+}
+
+bool
+coll_add_float(struct conn *c, long double value, long double incr,
+               char *text, size_t *n)
+{
+    value += incr;
+    if (isnan(value) || isinf(value)) {
+        cmd_error(c, ERR_INCR_NAN);
+        return false;
+    }
+    *n = increx_format_float(value, text, INCREX_TEXT_MAX);
+    return true;
 }

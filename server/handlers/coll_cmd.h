@@ -55,4 +55,10 @@ bool coll_scan_opts(struct conn *c, const struct resp_request *req,
 /* Does an element's name pass MATCH (NULL: everything does)? */
 bool coll_scan_match(const struct scan_opts *o, const void *s, size_t len);
 
+/* value + incr as INCRBYFLOAT and HINCRBYFLOAT store it and reply with it
+ * (ld2string's human form) in text, INCREX_TEXT_MAX bytes, its length in
+ * *n; false after the error when the sum is NaN or infinite. */
+bool coll_add_float(struct conn *c, long double value, long double incr,
+                    char *text, size_t *n);
+
 #endif
