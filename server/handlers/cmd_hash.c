@@ -394,17 +394,7 @@ hscan_command(struct conn *c, struct resp_request *req)
     struct store_rec *r;
     uint64_t cursor;
     struct scan_opts o;
-    if (!coll_scan_cursor(c, req->argv[2], req->argvlen[2], &cursor) ||
-        !lookup_hash(c, req, LOOKUP_READ, &r)) {
-        return;
-    }
-    if (r == NULL) {
-        reply_array(&c->out, 2);
-        reply_bulk(&c->out, "0", 1);
-        reply_array(&c->out, 0);
-        return;
-    }
-    if (!coll_scan_opts(c, req, 3, false, &o)) {
+    if (!coll_scan_start(c, req, KEY_HASH, &cursor, &r, &o)) {
         return;
     }
     struct hmap *h = hash_of(r);
@@ -424,9 +414,7 @@ hscan_command(struct conn *c, struct resp_request *req)
     if (s.oom) {
         cmd_error(c, ERR_NOMEM);
     } else {
-        reply_array(&c->out, 2);
-        reply_bulk_u64(&c->out, cursor);
-        reply_array(&c->out, s.len);
+        coll_scan_reply_head(c, cursor, s.len);
         for (size_t i = 0; i < s.len; i++) {
             reply_bulk(&c->out, s.items[i].data, s.items[i].len);
         }

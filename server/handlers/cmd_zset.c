@@ -871,17 +871,7 @@ zscan_command(struct conn *c, struct resp_request *req)
     uint64_t cursor;
     struct store_rec *r;
     struct scan_opts o;
-    if (!coll_scan_cursor(c, req->argv[2], req->argvlen[2], &cursor) ||
-        !lookup(c, req, LOOKUP_READ, &r)) {
-        return;
-    }
-    if (r == NULL) {
-        reply_array(&c->out, 2);
-        reply_bulk(&c->out, "0", 1);
-        reply_array(&c->out, 0);
-        return;
-    }
-    if (!coll_scan_opts(c, req, 3, false, &o)) {
+    if (!coll_scan_start(c, req, KEY_ZSET, &cursor, &r, &o)) {
         return;
     }
     const struct zset *z = zs_of(r);
@@ -911,9 +901,7 @@ zscan_command(struct conn *c, struct resp_request *req)
             items[kept++] = items[i];
         }
     }
-    reply_array(&c->out, 2);
-    reply_bulk_u64(&c->out, cursor);
-    reply_array(&c->out, 2 * kept);
+    coll_scan_reply_head(c, cursor, 2 * kept);
     for (size_t i = 0; i < kept; i++) {
         reply_bulk(&c->out, items[i].m, items[i].len);
         reply_scan_score(c, items[i].score);

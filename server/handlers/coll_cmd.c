@@ -9,7 +9,9 @@
 #include "algorithms/increx.h"
 #include "lib/glob.h"
 #include "lib/num.h"
+#include "protocol/reply.h"
 #include "server/client.h"
+#include "server/clock.h"
 #include "server/cmd.h"
 #include "server/errors.h"
 #include "server/keyspace.h"
@@ -96,6 +98,32 @@ coll_scan_opts(struct conn *c, const struct resp_request *req, size_t from,
         }
     }
     return true;
+}
+
+bool
+coll_scan_start(struct conn *c, const struct resp_request *req, uint8_t type,
+                uint64_t *cursor, struct store_rec **r, struct scan_opts *o)
+{
+    if (!coll_scan_cursor(c, req->argv[2], req->argvlen[2], cursor) ||
+        !coll_lookup(c, req->argv[1], req->argvlen[1], type, LOOKUP_READ,
+                     clock_wall_now(), r)) {
+        return false;
+    }
+    if (*r == NULL) {
+        reply_array(&c->out, 2);
+        reply_bulk(&c->out, "0", 1);
+        reply_array(&c->out, 0);
+        return false;
+    }
+    return coll_scan_opts(c, req, 3, false, o);
+}
+
+void
+coll_scan_reply_head(struct conn *c, uint64_t cursor, size_t n)
+{
+    reply_array(&c->out, 2);
+    reply_bulk_u64(&c->out, cursor);
+    reply_array(&c->out, n);
 }
 
 bool
