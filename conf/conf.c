@@ -39,6 +39,8 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -1350,25 +1352,43 @@ rule_broken(const char *names[2], const char *a, const char *b)
     return -1;
 }
 
+/* Options that must stay in order: small below big, or (may_equal) not
+ * above it. A row a rule, so the next one is a line here. */
+static const struct order_rule {
+    const char *small, *big;
+    size_t small_at, big_at;        /* offsetof their int64_t fields */
+    bool may_equal;
+} order_rules[] = {
+    { "client-output-pause-limit", "client-output-hard-limit",
+      offsetof(struct conf, output_pause_limit),
+      offsetof(struct conf, output_hard_limit), false },
+    { "proto-max-bulk-len", "client-query-buffer-limit",
+      offsetof(struct conf, proto_max_bulk_len),
+      offsetof(struct conf, client_query_buffer_limit), true },
+};
+
+static int64_t
+field_at(const struct conf *c, size_t at)
+{
+    int64_t v;
+    memcpy(&v, (const char *)c + at, sizeof(v));
+    return v;
+}
+
 int
 conf_validate(const struct conf *c, const char *names[2], char *err,
               size_t errlen)
 {
-    if (c->output_pause_limit >= c->output_hard_limit) {
-        err_set(err, errlen,
-                "'client-output-pause-limit' (%" PRId64 ") must be below "
-                "'client-output-hard-limit' (%" PRId64 ")",
-                c->output_pause_limit, c->output_hard_limit);
-        return rule_broken(names, "client-output-pause-limit",
-                           "client-output-hard-limit");
-    }
-    if (c->proto_max_bulk_len > c->client_query_buffer_limit) {
-        err_set(err, errlen,
-                "'proto-max-bulk-len' (%" PRId64 ") must not exceed "
-                "'client-query-buffer-limit' (%" PRId64 ")",
-                c->proto_max_bulk_len, c->client_query_buffer_limit);
-        return rule_broken(names, "proto-max-bulk-len",
-                           "client-query-buffer-limit");
+    for (size_t i = 0; i < sizeof(order_rules) / sizeof(order_rules[0]);
+         i++) {
+        const struct order_rule *o = &order_rules[i];
+        int64_t small = field_at(c, o->small_at), big = field_at(c, o->big_at);
+        if (o->may_equal ? small > big : small >= big) {
+            err_set(err, errlen, "'%s' (%" PRId64 ") must %s '%s' (%" PRId64
+                    ")", o->small, small,
+                    o->may_equal ? "not exceed" : "be below", o->big, big);
+            return rule_broken(names, o->small, o->big);
+        }
     }
     return 0;
 }

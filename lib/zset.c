@@ -818,27 +818,18 @@ zset_last_in_lex(const struct zset *x, const struct zset_lex *r,
 }
 
 uint64_t
-zset_count_range(const struct zset *x, const struct zset_range *r)
+zset_run_while(const struct zset *x, uint64_t at, zset_elem_test in,
+               const void *arg)
 {
-    uint64_t first, last, n = 0;
-    if (!zset_first_in_range(x, r, &first)) {
-        return 0;
-    }
-    if (x->big != NULL) {
-        n = x->big->length - first;
-        if (zset_last_in_range(x, r, &last)) {
-            n -= x->big->length - 1 - last;
-        }
-        return n;
-    }
+    uint64_t n = 0;
     struct zset_iter it;
-    zset_iter_at(&it, x, first);
+    zset_iter_at(&it, x, at);
     do {
         const unsigned char *m;
         size_t len;
         double s;
         zset_iter_get(&it, &m, &len, &s);
-        if (!zset_score_lte_max(s, r)) {
+        if (!in(m, len, s, arg)) {
             break;
         }
         n++;
@@ -846,33 +837,57 @@ zset_count_range(const struct zset *x, const struct zset_range *r)
     return n;
 }
 
+/* A range's count from the rank of its first element: a skiplist's from
+ * the rank of its last (NULL: none), a listpack's by walking while `in`
+ * holds, as Redis counts in each (ZLEXCOUNT over differing scores tells
+ * the two apart). */
+static uint64_t
+count_from(const struct zset *x, uint64_t first, const uint64_t *last,
+           zset_elem_test in, const void *r)
+{
+    if (x->big == NULL) {
+        return zset_run_while(x, first, in, r);
+    }
+    uint64_t n = x->big->length - first;
+    if (last != NULL) {
+        n -= x->big->length - 1 - *last;
+    }
+    return n;
+}
+
+static bool
+score_below_max(const unsigned char *m, size_t len, double s, const void *r)
+{
+    (void)m;
+    (void)len;
+    return zset_score_lte_max(s, r);
+}
+
+static bool
+lex_below_max(const unsigned char *m, size_t len, double s, const void *r)
+{
+    (void)s;
+    return zset_lex_lte_max(m, len, r);
+}
+
+uint64_t
+zset_count_range(const struct zset *x, const struct zset_range *r)
+{
+    uint64_t first, last;
+    bool any = zset_first_in_range(x, r, &first);
+    bool ends = any && x->big != NULL && zset_last_in_range(x, r, &last);
+    return any ? count_from(x, first, ends ? &last : NULL, score_below_max, r)
+               : 0;
+}
+
 uint64_t
 zset_count_lex(const struct zset *x, const struct zset_lex *r)
 {
-    uint64_t first, last, n = 0;
-    if (!zset_first_in_lex(x, r, &first)) {
-        return 0;
-    }
-    if (x->big != NULL) {
-        n = x->big->length - first;
-        if (zset_last_in_lex(x, r, &last)) {
-            n -= x->big->length - 1 - last;
-        }
-        return n;
-    }
-    struct zset_iter it;
-    zset_iter_at(&it, x, first);
-    do {
-        const unsigned char *m;
-        size_t len;
-        double s;
-        zset_iter_get(&it, &m, &len, &s);
-        if (!zset_lex_lte_max(m, len, r)) {
-            break;
-        }
-        n++;
-    } while (zset_iter_next(&it));
-    return n;
+    uint64_t first, last;
+    bool any = zset_first_in_lex(x, r, &first);
+    bool ends = any && x->big != NULL && zset_last_in_lex(x, r, &last);
+    return any ? count_from(x, first, ends ? &last : NULL, lex_below_max, r)
+               : 0;
 }
 
 /* ---- walking ---------------------------------------------------------------- */

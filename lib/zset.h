@@ -124,6 +124,13 @@ bool zset_last_in_lex(const struct zset *x, const struct zset_lex *r,
 uint64_t zset_count_range(const struct zset *x, const struct zset_range *r);
 uint64_t zset_count_lex(const struct zset *x, const struct zset_lex *r);
 
+/* How many elements from rank `at` on pass `in`, walking up to the first
+ * that does not (at must be a rank of x). */
+typedef bool (*zset_elem_test)(const unsigned char *m, size_t len,
+                               double score, const void *arg);
+uint64_t zset_run_while(const struct zset *x, uint64_t at, zset_elem_test in,
+                        const void *arg);
+
 /* Walking members in order from a rank, either way. The set must not
  * change while walking. */
 struct zset_iter {

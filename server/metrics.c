@@ -32,25 +32,37 @@ family(struct textbuf *b, const char *name, const char *type, const char *help)
     textbuf_printf(b, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
 }
 
+/* fn for each command that runs, a container's subcommands in its place
+ * (the container itself counts nothing), as the per-command families
+ * list them. */
+typedef void (*command_render_fn)(struct textbuf *b, const struct cmd *cmd);
+
 static void
-render_requests(struct textbuf *b, const struct cmd *cmds, size_t n)
+each_runnable(struct textbuf *b, const struct cmd *cmds, size_t n,
+              command_render_fn fn)
 {
     for (size_t i = 0; i < n && cmds[i].name != NULL; i++) {
-        const struct cmd_stats *s = &cmds[i].stats;
         if (cmds[i].subcommands != NULL) {
-            render_requests(b, cmds[i].subcommands, SIZE_MAX);
-            continue;
+            each_runnable(b, cmds[i].subcommands, SIZE_MAX, fn);
+        } else {
+            fn(b, &cmds[i]);
         }
-        if (s->calls == 0 && s->rejected_calls == 0) {
-            continue;
-        }
-        textbuf_printf(b, "cellgate_requests_total{command=\"%s\",outcome=\"ok\"} %llu\n",
-            cmds[i].name,
-            (unsigned long long)(s->calls - s->failed_calls));
-        textbuf_printf(b, "cellgate_requests_total{command=\"%s\",outcome=\"error\"} "
-            "%llu\n", cmds[i].name,
-            (unsigned long long)(s->failed_calls + s->rejected_calls));
     }
+}
+
+static void
+render_requests(struct textbuf *b, const struct cmd *cmd)
+{
+    const struct cmd_stats *s = &cmd->stats;
+    if (s->calls == 0 && s->rejected_calls == 0) {
+        return;
+    }
+    textbuf_printf(b, "cellgate_requests_total{command=\"%s\",outcome=\"ok\"} %llu\n",
+        cmd->name,
+        (unsigned long long)(s->calls - s->failed_calls));
+    textbuf_printf(b, "cellgate_requests_total{command=\"%s\",outcome=\"error\"} "
+        "%llu\n", cmd->name,
+        (unsigned long long)(s->failed_calls + s->rejected_calls));
 }
 
 static void
@@ -71,33 +83,27 @@ render_decisions(struct textbuf *b, const struct cmd *cmds, size_t n)
 }
 
 static void
-render_histogram(struct textbuf *b, const struct cmd *cmds, size_t n)
+render_histogram(struct textbuf *b, const struct cmd *cmd)
 {
-    for (size_t i = 0; i < n && cmds[i].name != NULL; i++) {
-        const struct cmd_stats *s = &cmds[i].stats;
-        if (cmds[i].subcommands != NULL) {
-            render_histogram(b, cmds[i].subcommands, SIZE_MAX);
-            continue;
-        }
-        if (s->calls == 0) {
-            continue;
-        }
-        uint64_t cum = 0;
-        for (size_t k = 0; k < CMD_HIST_BUCKETS; k++) {
-            cum += s->hist[k];
-            textbuf_printf(b, "cellgate_command_duration_seconds_bucket{command=\"%s\","
-                "le=\"%g\"} %llu\n", cmds[i].name,
-                (double)cmd_hist_bounds_us[k] / US_PER_SEC,
-                (unsigned long long)cum);
-        }
-        textbuf_printf(b, "cellgate_command_duration_seconds_bucket{command=\"%s\","
-            "le=\"+Inf\"} %llu\n", cmds[i].name,
-            (unsigned long long)s->calls);
-        textbuf_printf(b, "cellgate_command_duration_seconds_sum{command=\"%s\"} %.6f\n",
-            cmds[i].name, (double)s->nsec / NS_PER_SEC);
-        textbuf_printf(b, "cellgate_command_duration_seconds_count{command=\"%s\"} "
-            "%llu\n", cmds[i].name, (unsigned long long)s->calls);
+    const struct cmd_stats *s = &cmd->stats;
+    if (s->calls == 0) {
+        return;
     }
+    uint64_t cum = 0;
+    for (size_t k = 0; k < CMD_HIST_BUCKETS; k++) {
+        cum += s->hist[k];
+        textbuf_printf(b, "cellgate_command_duration_seconds_bucket{command=\"%s\","
+            "le=\"%g\"} %llu\n", cmd->name,
+            (double)cmd_hist_bounds_us[k] / US_PER_SEC,
+            (unsigned long long)cum);
+    }
+    textbuf_printf(b, "cellgate_command_duration_seconds_bucket{command=\"%s\","
+        "le=\"+Inf\"} %llu\n", cmd->name,
+        (unsigned long long)s->calls);
+    textbuf_printf(b, "cellgate_command_duration_seconds_sum{command=\"%s\"} %.6f\n",
+        cmd->name, (double)s->nsec / NS_PER_SEC);
+    textbuf_printf(b, "cellgate_command_duration_seconds_count{command=\"%s\"} "
+        "%llu\n", cmd->name, (unsigned long long)s->calls);
 }
 
 static void
@@ -107,13 +113,13 @@ render(struct textbuf *b)
     const struct cmd *cmds = cmd_table(&n);
     family(b, "cellgate_requests_total", "counter",
            "Requests by command and outcome.");
-    render_requests(b, cmds, n);
+    each_runnable(b, cmds, n, render_requests);
     family(b, "cellgate_limiter_requests_total", "counter",
            "Limiter requests by command and decision.");
     render_decisions(b, cmds, n);
     family(b, "cellgate_command_duration_seconds", "histogram",
            "Time spent in the server per command.");
-    render_histogram(b, cmds, n);
+    each_runnable(b, cmds, n, render_histogram);
     struct ks_totals tot;
     keyspace_totals(&tot);
     family(b, "cellgate_keys", "gauge", "Limiter keys held.");

@@ -285,17 +285,8 @@ flush(struct conn *c, struct resp_request *req, bool all)
     reply_ok(&c->out);
 }
 
-void
-flushall_command(struct conn *c, struct resp_request *req)
-{
-    flush(c, req, true);
-}
-
-void
-flushdb_command(struct conn *c, struct resp_request *req)
-{
-    flush(c, req, false);
-}
+HANDLER_VARIANT(flushall_command, flush, true)
+HANDLER_VARIANT(flushdb_command, flush, false)
 
 void
 time_command(struct conn *c, struct resp_request *req)

@@ -32,11 +32,8 @@
 #include "server/server.h"
 #include "lib/textbuf.h"
 
-void
-client_command(struct conn *c, struct resp_request *req)
-{
-    cmd_dispatch_subcommand(c, req, cmd_lookup("client", 6));
-}
+HANDLER_VARIANT(client_command, cmd_dispatch_subcommand,
+                cmd_lookup("client", 6))
 
 /* ---- names ------------------------------------------------------------ */
 

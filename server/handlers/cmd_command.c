@@ -606,17 +606,8 @@ getkeys(struct conn *c, struct resp_request *req, bool with_flags)
     }
 }
 
-void
-command_getkeys_command(struct conn *c, struct resp_request *req)
-{
-    getkeys(c, req, false);
-}
-
-void
-command_getkeysandflags_command(struct conn *c, struct resp_request *req)
-{
-    getkeys(c, req, true);
-}
+HANDLER_VARIANT(command_getkeys_command, getkeys, false)
+HANDLER_VARIANT(command_getkeysandflags_command, getkeys, true)
 
 /* ---- COMMAND LIST ----------------------------------------------------- */
 

@@ -37,11 +37,8 @@
 #include "server/persist/persist.h"
 #include "server/server.h"
 
-void
-config_command(struct conn *c, struct resp_request *req)
-{
-    cmd_dispatch_subcommand(c, req, cmd_lookup("config", 6));
-}
+HANDLER_VARIANT(config_command, cmd_dispatch_subcommand,
+                cmd_lookup("config", 6))
 
 /* The name CONFIG GET answers for the option name (a row's name or an
  * alias), or NULL when no argument asks for it. As Redis 7.0: an argument

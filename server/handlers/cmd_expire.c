@@ -131,29 +131,12 @@ expire_generic(struct conn *c, struct resp_request *req, int64_t base,
     reply_int(&c->out, 1);
 }
 
-void
-expire_command(struct conn *c, struct resp_request *req)
-{
-    expire_generic(c, req, clock_wall_now() / NS_PER_MS, true, "expire");
-}
-
-void
-pexpire_command(struct conn *c, struct resp_request *req)
-{
-    expire_generic(c, req, clock_wall_now() / NS_PER_MS, false, "pexpire");
-}
-
-void
-expireat_command(struct conn *c, struct resp_request *req)
-{
-    expire_generic(c, req, 0, true, "expireat");
-}
-
-void
-pexpireat_command(struct conn *c, struct resp_request *req)
-{
-    expire_generic(c, req, 0, false, "pexpireat");
-}
+HANDLER_VARIANT(expire_command, expire_generic,
+                clock_wall_now() / NS_PER_MS, true, "expire")
+HANDLER_VARIANT(pexpire_command, expire_generic,
+                clock_wall_now() / NS_PER_MS, false, "pexpire")
+HANDLER_VARIANT(expireat_command, expire_generic, 0, true, "expireat")
+HANDLER_VARIANT(pexpireat_command, expire_generic, 0, false, "pexpireat")
 
 /* Redis's ttlGenericCommand(): the time left (or the time, absolute) in
  * ms or rounded to seconds; -2 for no key, -1 for no expiry. */
@@ -184,29 +167,10 @@ ttl_generic(struct conn *c, struct resp_request *req, bool ms, bool absolute)
     }
 }
 
-void
-ttl_command(struct conn *c, struct resp_request *req)
-{
-    ttl_generic(c, req, false, false);
-}
-
-void
-pttl_command(struct conn *c, struct resp_request *req)
-{
-    ttl_generic(c, req, true, false);
-}
-
-void
-expiretime_command(struct conn *c, struct resp_request *req)
-{
-    ttl_generic(c, req, false, true);
-}
-
-void
-pexpiretime_command(struct conn *c, struct resp_request *req)
-{
-    ttl_generic(c, req, true, true);
-}
+HANDLER_VARIANT(ttl_command, ttl_generic, false, false)
+HANDLER_VARIANT(pttl_command, ttl_generic, true, false)
+HANDLER_VARIANT(expiretime_command, ttl_generic, false, true)
+HANDLER_VARIANT(pexpiretime_command, ttl_generic, true, true)
 
 void
 persist_command(struct conn *c, struct resp_request *req)

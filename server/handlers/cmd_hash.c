@@ -114,17 +114,8 @@ hset_generic(struct conn *c, struct resp_request *req, bool hmset)
     }
 }
 
-void
-hset_command(struct conn *c, struct resp_request *req)
-{
-    hset_generic(c, req, false);
-}
-
-void
-hmset_command(struct conn *c, struct resp_request *req)
-{
-    hset_generic(c, req, true);
-}
+HANDLER_VARIANT(hset_command, hset_generic, false)
+HANDLER_VARIANT(hmset_command, hset_generic, true)
 
 void
 hsetnx_command(struct conn *c, struct resp_request *req)
@@ -208,13 +199,11 @@ hincrbyfloat_command(struct conn *c, struct resp_request *req)
         cmd_error(c, "ERR hash value is not a float");
         return;
     }
-    value += incr;
-    if (isnan(value) || isinf(value)) {
-        cmd_error(c, ERR_INCR_NAN);
+    char text[INCREX_TEXT_MAX];
+    size_t n;
+    if (!coll_add_float(c, value, incr, text, &n)) {
         return;
     }
-    char text[INCREX_TEXT_MAX];
-    size_t n = increx_format_float(value, text, sizeof(text));
     if (set_result(c, req, r, text, n)) {
         reply_bulk(&c->out, text, n);
     }
@@ -353,23 +342,9 @@ hgetall_generic(struct conn *c, struct resp_request *req, int want)
     }
 }
 
-void
-hgetall_command(struct conn *c, struct resp_request *req)
-{
-    hgetall_generic(c, req, WANT_FIELDS | WANT_VALUES);
-}
-
-void
-hkeys_command(struct conn *c, struct resp_request *req)
-{
-    hgetall_generic(c, req, WANT_FIELDS);
-}
-
-void
-hvals_command(struct conn *c, struct resp_request *req)
-{
-    hgetall_generic(c, req, WANT_VALUES);
-}
+HANDLER_VARIANT(hgetall_command, hgetall_generic, WANT_FIELDS | WANT_VALUES)
+HANDLER_VARIANT(hkeys_command, hgetall_generic, WANT_FIELDS)
+HANDLER_VARIANT(hvals_command, hgetall_generic, WANT_VALUES)
 
 /* ---- HSCAN ------------------------------------------------------------- */
 
@@ -419,17 +394,7 @@ hscan_command(struct conn *c, struct resp_request *req)
     struct store_rec *r;
     uint64_t cursor;
     struct scan_opts o;
-    if (!coll_scan_cursor(c, req->argv[2], req->argvlen[2], &cursor) ||
-        !lookup_hash(c, req, LOOKUP_READ, &r)) {
-        return;
-    }
-    if (r == NULL) {
-        reply_array(&c->out, 2);
-        reply_bulk(&c->out, "0", 1);
-        reply_array(&c->out, 0);
-        return;
-    }
-    if (!coll_scan_opts(c, req, 3, false, &o)) {
+    if (!coll_scan_start(c, req, KEY_HASH, &cursor, &r, &o)) {
         return;
     }
     struct hmap *h = hash_of(r);
@@ -449,9 +414,7 @@ hscan_command(struct conn *c, struct resp_request *req)
     if (s.oom) {
         cmd_error(c, ERR_NOMEM);
     } else {
-        reply_array(&c->out, 2);
-        reply_bulk_u64(&c->out, cursor);
-        reply_array(&c->out, s.len);
+        coll_scan_reply_head(c, cursor, s.len);
         for (size_t i = 0; i < s.len; i++) {
             reply_bulk(&c->out, s.items[i].data, s.items[i].len);
         }

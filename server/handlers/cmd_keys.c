@@ -112,17 +112,8 @@ rename_generic(struct conn *c, struct resp_request *req, bool nx)
     }
 }
 
-void
-rename_command(struct conn *c, struct resp_request *req)
-{
-    rename_generic(c, req, false);
-}
-
-void
-renamenx_command(struct conn *c, struct resp_request *req)
-{
-    rename_generic(c, req, true);
-}
+HANDLER_VARIANT(rename_command, rename_generic, false)
+HANDLER_VARIANT(renamenx_command, rename_generic, true)
 
 /* COPY source destination [DB destination-db] [REPLACE]. */
 void

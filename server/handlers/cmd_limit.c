@@ -294,17 +294,8 @@ rl_window(struct conn *c, struct resp_request *req,
     limit_cmd_reply_decision(c, &d, w.o.ms);
 }
 
-void
-rl_fixed_command(struct conn *c, struct resp_request *req)
-{
-    rl_window(c, req, &fixed_window);
-}
-
-void
-rl_sliding_command(struct conn *c, struct resp_request *req)
-{
-    rl_window(c, req, &sliding_window);
-}
+HANDLER_VARIANT(rl_fixed_command, rl_window, &fixed_window)
+HANDLER_VARIANT(rl_sliding_command, rl_window, &sliding_window)
 
 /* ---- GCRA (Redis's command) ------------------------------------------- */
 

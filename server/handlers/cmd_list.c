@@ -144,29 +144,10 @@ push_generic(struct conn *c, struct resp_request *req, bool head, bool xx)
     reply_int(&c->out, (int64_t)qlist_len(x));
 }
 
-void
-lpush_command(struct conn *c, struct resp_request *req)
-{
-    push_generic(c, req, true, false);
-}
-
-void
-rpush_command(struct conn *c, struct resp_request *req)
-{
-    push_generic(c, req, false, false);
-}
-
-void
-lpushx_command(struct conn *c, struct resp_request *req)
-{
-    push_generic(c, req, true, true);
-}
-
-void
-rpushx_command(struct conn *c, struct resp_request *req)
-{
-    push_generic(c, req, false, true);
-}
+HANDLER_VARIANT(lpush_command, push_generic, true, false)
+HANDLER_VARIANT(rpush_command, push_generic, false, false)
+HANDLER_VARIANT(lpushx_command, push_generic, true, true)
+HANDLER_VARIANT(rpushx_command, push_generic, false, true)
 
 /* ---- popping ----------------------------------------------------------- */
 
@@ -223,17 +204,8 @@ pop_generic(struct conn *c, struct resp_request *req, bool head,
     (void)keyspace_coll_done(r);
 }
 
-void
-lpop_command(struct conn *c, struct resp_request *req)
-{
-    pop_generic(c, req, true, "lpop");
-}
-
-void
-rpop_command(struct conn *c, struct resp_request *req)
-{
-    pop_generic(c, req, false, "rpop");
-}
+HANDLER_VARIANT(lpop_command, pop_generic, true, "lpop")
+HANDLER_VARIANT(rpop_command, pop_generic, false, "rpop")
 
 /* ---- reading ----------------------------------------------------------- */
 
@@ -247,30 +219,43 @@ llen_command(struct conn *c, struct resp_request *req)
     reply_int(&c->out, r == NULL ? 0 : (int64_t)qlist_len(list_of(r)));
 }
 
+/* Where LINDEX's and LSET's index (argv[2]) is in argv[1]'s list; they
+ * answer a missing key or element each their own way. */
+enum list_spot { SPOT_FOUND, SPOT_ANSWERED, SPOT_NO_KEY, SPOT_NO_ELEMENT };
+
+static enum list_spot
+find_index(struct conn *c, const struct resp_request *req,
+           enum lookup_kind kind, struct store_rec **r, uint64_t *at)
+{
+    int64_t index;
+    if (!lookup_list(c, req, kind, r)) {
+        return SPOT_ANSWERED;
+    }
+    if (*r == NULL) {
+        return SPOT_NO_KEY;
+    }
+    if (!num_parse_i64(req->argv[2], req->argvlen[2], &index)) {
+        cmd_error(c, ERR_NOT_INTEGER);
+        return SPOT_ANSWERED;
+    }
+    return list_index(index, qlist_len(list_of(*r)), at) ? SPOT_FOUND
+                                                         : SPOT_NO_ELEMENT;
+}
+
 void
 lindex_command(struct conn *c, struct resp_request *req)
 {
     struct store_rec *r;
-    int64_t index;
     uint64_t at;
-    if (!lookup_list(c, req, LOOKUP_READ, &r)) {
-        return;
-    }
-    if (r == NULL) {
-        reply_null(&c->out, c->proto);
-        return;
-    }
-    if (!num_parse_i64(req->argv[2], req->argvlen[2], &index)) {
-        cmd_error(c, ERR_NOT_INTEGER);
-        return;
-    }
-    struct qlist *x = list_of(r);
-    if (!list_index(index, qlist_len(x), &at)) {
-        reply_null(&c->out, c->proto);
+    enum list_spot spot = find_index(c, req, LOOKUP_READ, &r, &at);
+    if (spot != SPOT_FOUND) {
+        if (spot != SPOT_ANSWERED) {
+            reply_null(&c->out, c->proto);
+        }
         return;
     }
     struct pack_item it;
-    qlist_index(x, at, &it);
+    qlist_index(list_of(r), at, &it);
     reply_bulk(&c->out, it.data, it.len);
 }
 
@@ -357,24 +342,16 @@ void
 lset_command(struct conn *c, struct resp_request *req)
 {
     struct store_rec *r;
-    int64_t index;
     uint64_t at;
-    if (!lookup_list(c, req, LOOKUP_WRITE, &r)) {
-        return;
-    }
-    if (r == NULL) {
-        cmd_error(c, ERR_NO_SUCH_KEY);
-        return;
-    }
-    if (!num_parse_i64(req->argv[2], req->argvlen[2], &index)) {
-        cmd_error(c, ERR_NOT_INTEGER);
+    enum list_spot spot = find_index(c, req, LOOKUP_WRITE, &r, &at);
+    if (spot != SPOT_FOUND) {
+        if (spot != SPOT_ANSWERED) {
+            cmd_error(c, spot == SPOT_NO_KEY ? ERR_NO_SUCH_KEY
+                                             : ERR_INDEX_RANGE);
+        }
         return;
     }
     struct qlist *x = list_of(r);
-    if (!list_index(index, qlist_len(x), &at)) {
-        cmd_error(c, ERR_INDEX_RANGE);
-        return;
-    }
     const char *v = req->argv[3];
     size_t len = req->argvlen[3];
     if (!keyspace_coll_admit(r, qlist_elem_cost(len))) {

@@ -20,11 +20,8 @@
 #include "server/multi.h"
 #include "server/server.h"
 
-void
-memory_command(struct conn *c, struct resp_request *req)
-{
-    cmd_dispatch_subcommand(c, req, cmd_lookup("memory", 6));
-}
+HANDLER_VARIANT(memory_command, cmd_dispatch_subcommand,
+                cmd_lookup("memory", 6))
 
 /* MEMORY USAGE key [SAMPLES count]: SAMPLES is checked as Redis checks
  * it; every key is measured whole. */

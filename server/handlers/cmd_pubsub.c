@@ -62,29 +62,10 @@ unsubscribe(struct conn *c, struct resp_request *req, bool pattern)
     }
 }
 
-void
-subscribe_command(struct conn *c, struct resp_request *req)
-{
-    subscribe(c, req, false);
-}
-
-void
-psubscribe_command(struct conn *c, struct resp_request *req)
-{
-    subscribe(c, req, true);
-}
-
-void
-unsubscribe_command(struct conn *c, struct resp_request *req)
-{
-    unsubscribe(c, req, false);
-}
-
-void
-punsubscribe_command(struct conn *c, struct resp_request *req)
-{
-    unsubscribe(c, req, true);
-}
+HANDLER_VARIANT(subscribe_command, subscribe, false)
+HANDLER_VARIANT(psubscribe_command, subscribe, true)
+HANDLER_VARIANT(unsubscribe_command, unsubscribe, false)
+HANDLER_VARIANT(punsubscribe_command, unsubscribe, true)
 
 void
 publish_command(struct conn *c, struct resp_request *req)
@@ -97,11 +78,8 @@ publish_command(struct conn *c, struct resp_request *req)
     reply_int(&c->out, (int64_t)n);
 }
 
-void
-pubsub_command(struct conn *c, struct resp_request *req)
-{
-    cmd_dispatch_subcommand(c, req, cmd_lookup("pubsub", 6));
-}
+HANDLER_VARIANT(pubsub_command, cmd_dispatch_subcommand,
+                cmd_lookup("pubsub", 6))
 
 void
 pubsub_channels_command(struct conn *c, struct resp_request *req)

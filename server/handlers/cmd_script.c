@@ -14,17 +14,10 @@
 #include "server/handlers/handlers.h"
 #include "server/script/script.h"
 
-void
-function_command(struct conn *c, struct resp_request *req)
-{
-    cmd_dispatch_subcommand(c, req, cmd_lookup("function", 8));
-}
-
-void
-script_command(struct conn *c, struct resp_request *req)
-{
-    cmd_dispatch_subcommand(c, req, cmd_lookup("script", 6));
-}
+HANDLER_VARIANT(function_command, cmd_dispatch_subcommand,
+                cmd_lookup("function", 8))
+HANDLER_VARIANT(script_command, cmd_dispatch_subcommand,
+                cmd_lookup("script", 6))
 
 /* FUNCTION LIST [WITHCODE] [LIBRARYNAME pattern]: no libraries. */
 void
@@ -128,26 +121,7 @@ script_help_command(struct conn *c, struct resp_request *req)
     cmd_reply_help(c, lines);
 }
 
-void
-eval_command(struct conn *c, struct resp_request *req)
-{
-    script_eval(c, req, false, false);
-}
-
-void
-evalsha_command(struct conn *c, struct resp_request *req)
-{
-    script_eval(c, req, true, false);
-}
-
-void
-eval_ro_command(struct conn *c, struct resp_request *req)
-{
-    script_eval(c, req, false, true);
-}
-
-void
-evalsha_ro_command(struct conn *c, struct resp_request *req)
-{
-    script_eval(c, req, true, true);
-}
+HANDLER_VARIANT(eval_command, script_eval, false, false)
+HANDLER_VARIANT(evalsha_command, script_eval, true, false)
+HANDLER_VARIANT(eval_ro_command, script_eval, false, true)
+HANDLER_VARIANT(evalsha_ro_command, script_eval, true, true)

@@ -9,11 +9,8 @@
 #include "server/handlers/handlers.h"
 #include "server/slowlog.h"
 
-void
-slowlog_command(struct conn *c, struct resp_request *req)
-{
-    cmd_dispatch_subcommand(c, req, cmd_lookup("slowlog", 7));
-}
+HANDLER_VARIANT(slowlog_command, cmd_dispatch_subcommand,
+                cmd_lookup("slowlog", 7))
 
 static void
 reply_entry(struct conn *c, const struct slow_entry *e)

@@ -534,17 +534,8 @@ mset_generic(struct conn *c, struct resp_request *req, bool nx)
     }
 }
 
-void
-mset_command(struct conn *c, struct resp_request *req)
-{
-    mset_generic(c, req, false);
-}
-
-void
-msetnx_command(struct conn *c, struct resp_request *req)
-{
-    mset_generic(c, req, true);
-}
+HANDLER_VARIANT(mset_command, mset_generic, false)
+HANDLER_VARIANT(msetnx_command, mset_generic, true)
 
 /* ---- counters ------------------------------------------------------------- */
 
@@ -597,17 +588,8 @@ incr_generic(struct conn *c, struct resp_request *req, int64_t incr)
     reply_int(&c->out, v);
 }
 
-void
-incr_command(struct conn *c, struct resp_request *req)
-{
-    incr_generic(c, req, 1);
-}
-
-void
-decr_command(struct conn *c, struct resp_request *req)
-{
-    incr_generic(c, req, -1);
-}
+HANDLER_VARIANT(incr_command, incr_generic, 1)
+HANDLER_VARIANT(decr_command, incr_generic, -1)
 
 void
 incrby_command(struct conn *c, struct resp_request *req)
@@ -658,13 +640,11 @@ incrbyfloat_command(struct conn *c, struct resp_request *req)
         cmd_error(c, ERR_NOT_FLOAT);
         return;
     }
-    value += incr;
-    if (isnan(value) || isinf(value)) {
-        cmd_error(c, ERR_INCR_NAN);
+    char text[INCREX_TEXT_MAX];
+    size_t n;
+    if (!coll_add_float(c, value, incr, text, &n)) {
         return;
     }
-    char text[INCREX_TEXT_MAX];
-    size_t n = increx_format_float(value, text, sizeof(text));
     if (keyspace_set_string(&c->hint, req->argv[1], req->argvlen[1], r, text,
                             n) == NULL) {
         cmd_error(c, ERR_OOM);

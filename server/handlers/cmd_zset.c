@@ -280,17 +280,8 @@ zadd_generic(struct conn *c, struct resp_request *req, unsigned flags)
     zadd_reply(c, &o, added, updated, processed, score);
 }
 
-void
-zadd_command(struct conn *c, struct resp_request *req)
-{
-    zadd_generic(c, req, 0);
-}
-
-void
-zincrby_command(struct conn *c, struct resp_request *req)
-{
-    zadd_generic(c, req, ZSET_INCR);
-}
+HANDLER_VARIANT(zadd_command, zadd_generic, 0)
+HANDLER_VARIANT(zincrby_command, zadd_generic, ZSET_INCR)
 
 /* ---- ZREM, reading one member ------------------------------------------------ */
 
@@ -381,17 +372,8 @@ zrank_generic(struct conn *c, struct resp_request *req, bool reverse)
     }
 }
 
-void
-zrank_command(struct conn *c, struct resp_request *req)
-{
-    zrank_generic(c, req, false);
-}
-
-void
-zrevrank_command(struct conn *c, struct resp_request *req)
-{
-    zrank_generic(c, req, true);
-}
+HANDLER_VARIANT(zrank_command, zrank_generic, false)
+HANDLER_VARIANT(zrevrank_command, zrank_generic, true)
 
 /* ---- ranges: parsing ------------------------------------------------------------ */
 
@@ -454,40 +436,6 @@ parse_lex(const struct resp_request *req, size_t min, size_t max,
            parse_lex_bound(req->argv[max], req->argvlen[max], &r->max);
 }
 
-/* ---- ZCOUNT, ZLEXCOUNT -------------------------------------------------------- */
-
-void
-zcount_command(struct conn *c, struct resp_request *req)
-{
-    struct zset_range range;
-    struct store_rec *r;
-    if (!parse_range(req, 2, 3, &range)) {
-        cmd_error(c, ERR_RANGE_FLOAT);
-        return;
-    }
-    if (!lookup(c, req, LOOKUP_READ, &r)) {
-        return;
-    }
-    reply_int(&c->out,
-              r == NULL ? 0 : (int64_t)zset_count_range(zs_of(r), &range));
-}
-
-void
-zlexcount_command(struct conn *c, struct resp_request *req)
-{
-    struct zset_lex range;
-    struct store_rec *r;
-    if (!parse_lex(req, 2, 3, &range)) {
-        cmd_error(c, ERR_RANGE_LEX);
-        return;
-    }
-    if (!lookup(c, req, LOOKUP_READ, &r)) {
-        return;
-    }
-    reply_int(&c->out,
-              r == NULL ? 0 : (int64_t)zset_count_lex(zs_of(r), &range));
-}
-
 /* ---- the ZRANGE family -------------------------------------------------------- */
 
 enum rtype { BY_AUTO, BY_RANK, BY_SCORE, BY_LEX };
@@ -503,6 +451,52 @@ struct zrange {
     struct zset_range score;
     struct zset_lex lex;
 };
+
+/* q's range (of q->type) from argv[min] and argv[max]; false after the
+ * error. */
+static bool
+parse_bounds(struct conn *c, const struct resp_request *req, size_t min,
+             size_t max, struct zrange *q)
+{
+    if (q->type == BY_RANK) {
+        if (!num_parse_i64(req->argv[min], req->argvlen[min], &q->start) ||
+            !num_parse_i64(req->argv[max], req->argvlen[max], &q->end)) {
+            cmd_error(c, ERR_NOT_INTEGER);
+            return false;
+        }
+    } else if (q->type == BY_SCORE) {
+        if (!parse_range(req, min, max, &q->score)) {
+            cmd_error(c, ERR_RANGE_FLOAT);
+            return false;
+        }
+    } else if (!parse_lex(req, min, max, &q->lex)) {
+        cmd_error(c, ERR_RANGE_LEX);
+        return false;
+    }
+    return true;
+}
+
+/* ---- ZCOUNT, ZLEXCOUNT -------------------------------------------------------- */
+
+static void
+zcount_generic(struct conn *c, struct resp_request *req, enum rtype type)
+{
+    struct zrange q = { .type = type };
+    struct store_rec *r;
+    if (!parse_bounds(c, req, 2, 3, &q) ||
+        !lookup(c, req, LOOKUP_READ, &r)) {
+        return;
+    }
+    uint64_t n = 0;
+    if (r != NULL) {
+        n = type == BY_SCORE ? zset_count_range(zs_of(r), &q.score)
+                             : zset_count_lex(zs_of(r), &q.lex);
+    }
+    reply_int(&c->out, (int64_t)n);
+}
+
+HANDLER_VARIANT(zcount_command, zcount_generic, BY_SCORE)
+HANDLER_VARIANT(zlexcount_command, zcount_generic, BY_LEX)
 
 /* One member of a range reply. */
 static void
@@ -562,9 +556,9 @@ zrange_rank(struct conn *c, const struct zset *z, const struct zrange *q)
 
 /* Is the member still in the range, walking away from where it starts? */
 static bool
-still_in(const struct zrange *q, const unsigned char *m, size_t len,
-         double s)
+still_in(const unsigned char *m, size_t len, double s, const void *arg)
 {
+    const struct zrange *q = arg;
     bool rev = q->dir == DIR_REV;
     if (q->type == BY_SCORE) {
         return rev ? zset_score_gte_min(s, &q->score)
@@ -614,7 +608,7 @@ zrange_walk(struct conn *c, const struct zset *z, const struct zrange *q,
             break;
         }
         zset_iter_get(&it, &m, &len, &s);
-        if (!still_in(q, m, len, s)) {
+        if (!still_in(m, len, s, q)) {
             break;
         }
         if (reply) {
@@ -686,19 +680,7 @@ zrange_generic(struct conn *c, struct resp_request *req, enum rtype type,
         min = 3;        /* the range is given as max, min */
         max = 2;
     }
-    if (q.type == BY_RANK) {
-        if (!num_parse_i64(req->argv[min], req->argvlen[min], &q.start) ||
-            !num_parse_i64(req->argv[max], req->argvlen[max], &q.end)) {
-            cmd_error(c, ERR_NOT_INTEGER);
-            return;
-        }
-    } else if (q.type == BY_SCORE) {
-        if (!parse_range(req, min, max, &q.score)) {
-            cmd_error(c, ERR_RANGE_FLOAT);
-            return;
-        }
-    } else if (!parse_lex(req, min, max, &q.lex)) {
-        cmd_error(c, ERR_RANGE_LEX);
+    if (!parse_bounds(c, req, min, max, &q)) {
         return;
     }
     struct store_rec *r;
@@ -718,41 +700,12 @@ zrange_generic(struct conn *c, struct resp_request *req, enum rtype type,
     (void)zrange_walk(c, z, &q, true);
 }
 
-void
-zrange_command(struct conn *c, struct resp_request *req)
-{
-    zrange_generic(c, req, BY_AUTO, DIR_AUTO);
-}
-
-void
-zrevrange_command(struct conn *c, struct resp_request *req)
-{
-    zrange_generic(c, req, BY_RANK, DIR_REV);
-}
-
-void
-zrangebyscore_command(struct conn *c, struct resp_request *req)
-{
-    zrange_generic(c, req, BY_SCORE, DIR_FWD);
-}
-
-void
-zrevrangebyscore_command(struct conn *c, struct resp_request *req)
-{
-    zrange_generic(c, req, BY_SCORE, DIR_REV);
-}
-
-void
-zrangebylex_command(struct conn *c, struct resp_request *req)
-{
-    zrange_generic(c, req, BY_LEX, DIR_FWD);
-}
-
-void
-zrevrangebylex_command(struct conn *c, struct resp_request *req)
-{
-    zrange_generic(c, req, BY_LEX, DIR_REV);
-}
+HANDLER_VARIANT(zrange_command, zrange_generic, BY_AUTO, DIR_AUTO)
+HANDLER_VARIANT(zrevrange_command, zrange_generic, BY_RANK, DIR_REV)
+HANDLER_VARIANT(zrangebyscore_command, zrange_generic, BY_SCORE, DIR_FWD)
+HANDLER_VARIANT(zrevrangebyscore_command, zrange_generic, BY_SCORE, DIR_REV)
+HANDLER_VARIANT(zrangebylex_command, zrange_generic, BY_LEX, DIR_FWD)
+HANDLER_VARIANT(zrevrangebylex_command, zrange_generic, BY_LEX, DIR_REV)
 
 /* ---- removing ranges ---------------------------------------------------------- */
 
@@ -777,26 +730,6 @@ remove_ranks(struct zwrite *w, uint64_t first, uint64_t n)
     zset_remove_ranks(z, first, n);
 }
 
-/* How many members from rank `at` on are in the range (walking up). */
-static uint64_t
-run_in_range(const struct zset *z, uint64_t at, const struct zrange *q)
-{
-    uint64_t n = 0;
-    struct zset_iter it;
-    zset_iter_at(&it, z, at);
-    do {
-        const unsigned char *m;
-        size_t len;
-        double s;
-        zset_iter_get(&it, &m, &len, &s);
-        if (!still_in(q, m, len, s)) {
-            break;
-        }
-        n++;
-    } while (zset_iter_next(&it));
-    return n;
-}
-
 /* The rank of the first member a ZREMRANGEBYSCORE/LEX deletes (Redis
  * then deletes while the members stay within max). */
 static bool
@@ -810,21 +743,9 @@ static void
 zremrange_generic(struct conn *c, struct resp_request *req, enum rtype type)
 {
     struct zrange q = { .type = type, .dir = DIR_FWD, .limit = -1 };
-    if (type == BY_RANK) {
-        if (!num_parse_i64(req->argv[2], req->argvlen[2], &q.start) ||
-            !num_parse_i64(req->argv[3], req->argvlen[3], &q.end)) {
-            cmd_error(c, ERR_NOT_INTEGER);
-            return;
-        }
-    } else if (type == BY_SCORE && !parse_range(req, 2, 3, &q.score)) {
-        cmd_error(c, ERR_RANGE_FLOAT);
-        return;
-    } else if (type == BY_LEX && !parse_lex(req, 2, 3, &q.lex)) {
-        cmd_error(c, ERR_RANGE_LEX);
-        return;
-    }
     struct store_rec *r;
-    if (!lookup(c, req, LOOKUP_WRITE, &r)) {
+    if (!parse_bounds(c, req, 2, 3, &q) ||
+        !lookup(c, req, LOOKUP_WRITE, &r)) {
         return;
     }
     if (r == NULL) {
@@ -846,7 +767,7 @@ zremrange_generic(struct conn *c, struct resp_request *req, enum rtype type)
         first = (uint64_t)start;
         n = (uint64_t)(end - start + 1);
     } else if (remove_start(z, &q, &first)) {
-        n = run_in_range(z, first, &q);
+        n = zset_run_while(z, first, still_in, &q);
     }
     struct zwrite w = { .r = r };
     remove_ranks(&w, first, n);
@@ -854,23 +775,9 @@ zremrange_generic(struct conn *c, struct resp_request *req, enum rtype type)
     reply_int(&c->out, (int64_t)n);
 }
 
-void
-zremrangebyrank_command(struct conn *c, struct resp_request *req)
-{
-    zremrange_generic(c, req, BY_RANK);
-}
-
-void
-zremrangebyscore_command(struct conn *c, struct resp_request *req)
-{
-    zremrange_generic(c, req, BY_SCORE);
-}
-
-void
-zremrangebylex_command(struct conn *c, struct resp_request *req)
-{
-    zremrange_generic(c, req, BY_LEX);
-}
+HANDLER_VARIANT(zremrangebyrank_command, zremrange_generic, BY_RANK)
+HANDLER_VARIANT(zremrangebyscore_command, zremrange_generic, BY_SCORE)
+HANDLER_VARIANT(zremrangebylex_command, zremrange_generic, BY_LEX)
 
 /* ---- ZPOPMIN, ZPOPMAX ----------------------------------------------------------- */
 
@@ -921,17 +828,8 @@ zpop_generic(struct conn *c, struct resp_request *req, bool max)
     zw_end(&w, ZSET_OP_REM);
 }
 
-void
-zpopmin_command(struct conn *c, struct resp_request *req)
-{
-    zpop_generic(c, req, false);
-}
-
-void
-zpopmax_command(struct conn *c, struct resp_request *req)
-{
-    zpop_generic(c, req, true);
-}
+HANDLER_VARIANT(zpopmin_command, zpop_generic, false)
+HANDLER_VARIANT(zpopmax_command, zpop_generic, true)
 
 /* ---- ZSCAN ---------------------------------------------------------------------- */
 
@@ -973,17 +871,7 @@ zscan_command(struct conn *c, struct resp_request *req)
     uint64_t cursor;
     struct store_rec *r;
     struct scan_opts o;
-    if (!coll_scan_cursor(c, req->argv[2], req->argvlen[2], &cursor) ||
-        !lookup(c, req, LOOKUP_READ, &r)) {
-        return;
-    }
-    if (r == NULL) {
-        reply_array(&c->out, 2);
-        reply_bulk(&c->out, "0", 1);
-        reply_array(&c->out, 0);
-        return;
-    }
-    if (!coll_scan_opts(c, req, 3, false, &o)) {
+    if (!coll_scan_start(c, req, KEY_ZSET, &cursor, &r, &o)) {
         return;
     }
     const struct zset *z = zs_of(r);
@@ -1013,9 +901,7 @@ zscan_command(struct conn *c, struct resp_request *req)
             items[kept++] = items[i];
         }
     }
-    reply_array(&c->out, 2);
-    reply_bulk_u64(&c->out, cursor);
-    reply_array(&c->out, 2 * kept);
+    coll_scan_reply_head(c, cursor, 2 * kept);
     for (size_t i = 0; i < kept; i++) {
         reply_bulk(&c->out, items[i].m, items[i].len);
         reply_scan_score(c, items[i].score);

@@ -4,9 +4,14 @@
  */
 #include "server/handlers/coll_cmd.h"
 
+#include <math.h>
+
+#include "algorithms/increx.h"
 #include "lib/glob.h"
 #include "lib/num.h"
+#include "protocol/reply.h"
 #include "server/client.h"
+#include "server/clock.h"
 #include "server/cmd.h"
 #include "server/errors.h"
 #include "server/keyspace.h"
@@ -96,8 +101,47 @@ coll_scan_opts(struct conn *c, const struct resp_request *req, size_t from,
 }
 
 bool
+coll_scan_start(struct conn *c, const struct resp_request *req, uint8_t type,
+                uint64_t *cursor, struct store_rec **r, struct scan_opts *o)
+{
+    if (!coll_scan_cursor(c, req->argv[2], req->argvlen[2], cursor) ||
+        !coll_lookup(c, req->argv[1], req->argvlen[1], type, LOOKUP_READ,
+                     clock_wall_now(), r)) {
+        return false;
+    }
+    if (*r == NULL) {
+        reply_array(&c->out, 2);
+        reply_bulk(&c->out, "0", 1);
+        reply_array(&c->out, 0);
+        return false;
+    }
+    return coll_scan_opts(c, req, 3, false, o);
+}
+
+void
+coll_scan_reply_head(struct conn *c, uint64_t cursor, size_t n)
+{
+    reply_array(&c->out, 2);
+    reply_bulk_u64(&c->out, cursor);
+    reply_array(&c->out, n);
+}
+
+bool
 coll_scan_match(const struct scan_opts *o, const void *s, size_t len)
 {
     return o->match == NULL ||
            glob_match(o->match, o->match_len, s, len, false);
+}
+
+bool
+coll_add_float(struct conn *c, long double value, long double incr,
+               char *text, size_t *n)
+{
+    value += incr;
+    if (isnan(value) || isinf(value)) {
+        cmd_error(c, ERR_INCR_NAN);
+        return false;
+    }
+    *n = increx_format_float(value, text, INCREX_TEXT_MAX);
+    return true;
 }

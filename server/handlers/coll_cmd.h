@@ -52,7 +52,24 @@ struct scan_opts {
 bool coll_scan_opts(struct conn *c, const struct resp_request *req,
                     size_t from, bool allow_type, struct scan_opts *o);
 
+/* HSCAN's and ZSCAN's start: the cursor (argv[2]), key's record of
+ * `type` into *r and the options (argv[3] on). False when answered
+ * already: an error, or an absent key's empty page (its options are not
+ * read, as Redis does not). */
+bool coll_scan_start(struct conn *c, const struct resp_request *req,
+                     uint8_t type, uint64_t *cursor, struct store_rec **r,
+                     struct scan_opts *o);
+
+/* A SCAN page's head: the next cursor, then an array of n elements. */
+void coll_scan_reply_head(struct conn *c, uint64_t cursor, size_t n);
+
 /* Does an element's name pass MATCH (NULL: everything does)? */
 bool coll_scan_match(const struct scan_opts *o, const void *s, size_t len);
+
+/* value + incr as INCRBYFLOAT and HINCRBYFLOAT store it and reply with it
+ * (ld2string's human form) in text, INCREX_TEXT_MAX bytes, its length in
+ * *n; false after the error when the sum is NaN or infinite. */
+bool coll_add_float(struct conn *c, long double value, long double incr,
+                    char *text, size_t *n);
 
 #endif

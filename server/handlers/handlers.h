@@ -17,6 +17,13 @@ struct conn;
 
 #define HANDLER(name) void name(struct conn *c, struct resp_request *req)
 
+/* A handler that is a shared body with its command's settings (ZRANGE and
+ * ZREVRANGEBYLEX are both zrange_generic()): one line a command, a table
+ * whose rows say what sets the commands apart, where a function each
+ * wrote the same five lines again. Used at file scope, without ';'. */
+#define HANDLER_VARIANT(name, body, ...) \
+    HANDLER(name) { body(c, req, __VA_ARGS__); }
+
 /* cmd_client.c */
 HANDLER(client_command);
 HANDLER(client_setname_command);
