@@ -655,8 +655,11 @@ static enum guard_verdict
 state_refuses(const struct conn *c, const struct cmd *cmd,
               const struct resp_request *req)
 {
-    if ((cmd->flags & CMD_WRITE) && !peeks(cmd, req)) {
-        return guard_write(GUARD_AS_COMMAND, false);
+    if (cmd->flags & CMD_WRITE) {
+        /* PEEK looked for only when a rule refuses: never on the path of
+         * a write that runs. */
+        enum guard_verdict v = guard_write(GUARD_AS_COMMAND, false);
+        return v != GUARD_RUN && peeks(cmd, req) ? GUARD_RUN : v;
     }
     if (!guard_disk_refuses()) {
         return GUARD_RUN;

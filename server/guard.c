@@ -1,6 +1,6 @@
 /*
- * guard.c - the rules that refuse a write for the server's state (see
- * guard.h), each written once, its text beside it in errors.h.
+ * guard.c - the texts of the verdicts guard.h's rules give (the rules
+ * themselves are inline there: every write asks them).
  */
 #include "server/guard.h"
 
@@ -9,46 +9,6 @@
 
 #include "server/errors.h"
 #include "server/persist/persist.h"
-#include "server/repl/replication.h"
-#include "server/server.h"
-
-bool
-guard_disk_refuses(void)
-{
-    return persist_refuses_writes();
-}
-
-/* min-replicas-to-write: a primary with fewer good replicas refuses. */
-static bool
-too_few_replicas(void)
-{
-    return srv.conf.min_replicas_to_write > 0 && !repl_is_replica() &&
-           repl_good_replicas() < (size_t)srv.conf.min_replicas_to_write;
-}
-
-static bool
-read_only_replica(bool from_primary)
-{
-    return repl_is_replica() && srv.conf.replica_read_only && !from_primary;
-}
-
-enum guard_verdict
-guard_write(enum guard_order order, bool from_primary)
-{
-    if (order == GUARD_AS_SCRIPT_CALL && read_only_replica(from_primary)) {
-        return GUARD_READONLY;
-    }
-    if (guard_disk_refuses()) {
-        return GUARD_MISCONF;
-    }
-    if (too_few_replicas()) {
-        return GUARD_NOREPLICAS;
-    }
-    if (order == GUARD_AS_COMMAND && read_only_replica(from_primary)) {
-        return GUARD_READONLY;
-    }
-    return GUARD_RUN;
-}
 
 const char *
 guard_error(enum guard_verdict v, char *buf, size_t len)

@@ -17,6 +17,10 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "server/persist/persist.h"
+#include "server/repl/replication.h"
+#include "server/server.h"
+
 enum guard_verdict {
     GUARD_RUN = 0,
     GUARD_MISCONF,      /* the journal cannot be written */
@@ -30,14 +34,51 @@ enum guard_order {
     GUARD_AS_SCRIPT_CALL, /* a script's redis.call: READONLY first */
 };
 
-/* The first rule that refuses a write now, in `order`; GUARD_RUN when
- * none does. from_primary: the write comes from this replica's primary
- * (a script the replication link runs), which READONLY lets through. */
-enum guard_verdict guard_write(enum guard_order order, bool from_primary);
-
 /* The journal refuses writes, and PING with them (Redis's -MISCONF is for
  * "write commands and PING"). */
-bool guard_disk_refuses(void);
+static inline bool
+guard_disk_refuses(void)
+{
+    return persist_refuses_writes();
+}
+
+/* min-replicas-to-write: a primary with fewer good replicas refuses. */
+static inline bool
+guard_too_few_replicas(void)
+{
+    return srv.conf.min_replicas_to_write > 0 && !repl_is_replica() &&
+           repl_good_replicas() < (size_t)srv.conf.min_replicas_to_write;
+}
+
+static inline bool
+guard_read_only_replica(bool from_primary)
+{
+    return repl_is_replica() && srv.conf.replica_read_only && !from_primary;
+}
+
+/* The first rule that refuses a write now, in `order`; GUARD_RUN when
+ * none does. from_primary: the write comes from this replica's primary
+ * (a script the replication link runs), which READONLY lets through.
+ * Inline: every write a client sends asks it, and each rule is a test of
+ * a flag or two. */
+static inline enum guard_verdict
+guard_write(enum guard_order order, bool from_primary)
+{
+    if (order == GUARD_AS_SCRIPT_CALL &&
+        guard_read_only_replica(from_primary)) {
+        return GUARD_READONLY;
+    }
+    if (guard_disk_refuses()) {
+        return GUARD_MISCONF;
+    }
+    if (guard_too_few_replicas()) {
+        return GUARD_NOREPLICAS;
+    }
+    if (order == GUARD_AS_COMMAND && guard_read_only_replica(from_primary)) {
+        return GUARD_READONLY;
+    }
+    return GUARD_RUN;
+}
 
 /* The verdict's error reply, as Redis words it ("CODE text", no '-'):
  * a constant, or buf when the text carries a detail (MISCONF's cause).
