@@ -149,12 +149,8 @@ rl_entries_command(struct conn *c, struct resp_request *req)
     bool ok;
     if (req->argc == 4 && req->argvlen[2] == 5 &&
         strncasecmp(req->argv[2], "COUNT", 5) == 0) {
-        if (!num_parse_i64(req->argv[3], req->argvlen[3], &count)) {
-            cmd_error(c, ERR_NOT_INTEGER);
-            return;
-        }
-        if (count < 0) {
-            cmd_error(c, "ERR COUNT must be positive");
+        if (!cmd_arg_nonneg(c, req, 3, ERR_NOT_INTEGER,
+                            "ERR COUNT must be positive", &count)) {
             return;
         }
     } else if (req->argc != 2) {

@@ -743,12 +743,8 @@ setrange_command(struct conn *c, struct resp_request *req)
     size_t oldlen = 0;
     size_t n = req->argvlen[3];
     /* Redis reads the offset as a long: 64 bits here. */
-    if (!num_parse_i64(req->argv[2], req->argvlen[2], &offset)) {
-        cmd_error(c, ERR_NOT_INTEGER);
-        return;
-    }
-    if (offset < 0) {
-        cmd_error(c, "ERR offset is out of range");
+    if (!cmd_arg_nonneg(c, req, 2, ERR_NOT_INTEGER,
+                        "ERR offset is out of range", &offset)) {
         return;
     }
     if (!lookup_string(c, req, LOOKUP_WRITE, clock_wall_now(), &r)) {
