@@ -103,17 +103,26 @@ rename_generic(struct conn *c, struct resp_request *req, bool nx)
         reply_int(&c->out, 0);
         return;
     }
-    if (!keyspace_rename(r, req->argv[2], req->argvlen[2], now)) {
-        cmd_error(c, ERR_OOM);
-    } else if (nx) {
-        reply_int(&c->out, 1);
-    } else {
-        reply_ok(&c->out);
-    }
+    bool ok = keyspace_rename(r, req->argv[2], req->argvlen[2], now);
+    coll_reply_nx_write(c, ok, nx);
 }
 
 HANDLER_VARIANT(rename_command, rename_generic, false)
 HANDLER_VARIANT(renamenx_command, rename_generic, true)
+
+/* COPY's and MOVE's database argument i: an int, then in range. */
+static bool
+arg_db(struct conn *c, const struct resp_request *req, size_t i, int *db)
+{
+    if (!cmd_arg_int(c, req, i, NULL, db)) {
+        return false;
+    }
+    if (*db < 0 || (size_t)*db >= srv.ndbs) {
+        cmd_error(c, ERR_DB_RANGE);
+        return false;
+    }
+    return true;
+}
 
 /* COPY source destination [DB destination-db] [REPLACE]. */
 void
@@ -125,11 +134,7 @@ copy_command(struct conn *c, struct resp_request *req)
         if (cmd_arg_is(req, j, "REPLACE")) {
             replace = true;
         } else if (cmd_arg_is(req, j, "DB") && j + 1 < req->argc) {
-            if (!cmd_arg_int(c, req, ++j, NULL, &db)) {
-                return;
-            }
-            if (db < 0 || (size_t)db >= srv.ndbs) {
-                cmd_error(c, ERR_DB_RANGE);
+            if (!arg_db(c, req, ++j, &db)) {
                 return;
             }
         } else {
@@ -176,11 +181,7 @@ move_command(struct conn *c, struct resp_request *req)
         cmd_error(c, "ERR MOVE is not allowed in cluster mode");
         return;
     }
-    if (!cmd_arg_int(c, req, 2, NULL, &db)) {
-        return;
-    }
-    if (db < 0 || (size_t)db >= srv.ndbs) {
-        cmd_error(c, ERR_DB_RANGE);
+    if (!arg_db(c, req, 2, &db)) {
         return;
     }
     if (db == srv.db) {

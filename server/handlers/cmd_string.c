@@ -398,34 +398,25 @@ set_command(struct conn *c, struct resp_request *req)
     }
 }
 
-void
-setnx_command(struct conn *c, struct resp_request *req)
+/* SETNX, SETEX, PSETEX and GETSET: SET with its options fixed, the value
+ * at argv[vi] and the time (if any) at argv[expire_arg]. */
+static void
+set_fixed(struct conn *c, struct resp_request *req, unsigned flags,
+          size_t expire_arg, const char *name, size_t vi,
+          enum set_reply kind)
 {
-    struct str_opts o = { .flags = OPT_NX, .name = "setnx" };
-    set_generic(c, req, 2, &o, SET_REPLY_NUMBER);
+    struct str_opts o = { .flags = flags, .expire_arg = expire_arg,
+                          .name = name };
+    set_generic(c, req, vi, &o, kind);
 }
 
-void
-setex_command(struct conn *c, struct resp_request *req)
-{
-    struct str_opts o = { .flags = OPT_EX, .expire_arg = 2, .name = "setex" };
-    set_generic(c, req, 3, &o, SET_REPLY_OK);
-}
-
-void
-psetex_command(struct conn *c, struct resp_request *req)
-{
-    struct str_opts o = { .flags = OPT_PX, .expire_arg = 2,
-                          .name = "psetex" };
-    set_generic(c, req, 3, &o, SET_REPLY_OK);
-}
-
-void
-getset_command(struct conn *c, struct resp_request *req)
-{
-    struct str_opts o = { .flags = OPT_GET, .name = "getset" };
-    set_generic(c, req, 2, &o, SET_REPLY_OK);
-}
+HANDLER_VARIANT(setnx_command, set_fixed, OPT_NX, 0, "setnx", 2,
+                SET_REPLY_NUMBER)
+HANDLER_VARIANT(setex_command, set_fixed, OPT_EX, 2, "setex", 3, SET_REPLY_OK)
+HANDLER_VARIANT(psetex_command, set_fixed, OPT_PX, 2, "psetex", 3,
+                SET_REPLY_OK)
+HANDLER_VARIANT(getset_command, set_fixed, OPT_GET, 0, "getset", 2,
+                SET_REPLY_OK)
 
 void
 getdel_command(struct conn *c, struct resp_request *req)
@@ -525,13 +516,7 @@ mset_generic(struct conn *c, struct resp_request *req, bool nx)
         ok = r != NULL;
     }
     keyspace_group_end();
-    if (!ok) {
-        cmd_error(c, ERR_OOM);
-    } else if (nx) {
-        reply_int(&c->out, 1);
-    } else {
-        reply_ok(&c->out);
-    }
+    coll_reply_nx_write(c, ok, nx);
 }
 
 HANDLER_VARIANT(mset_command, mset_generic, false)
