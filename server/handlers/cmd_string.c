@@ -185,6 +185,26 @@ opt_ok(const struct str_opts *o, unsigned not)
     return (o->flags & not) == 0;
 }
 
+/* The flag of a timed option word at argv[j] (EX, PX, EXAT, PXAT), 0 for
+ * any other word. Each excludes KEEPTTL, PERSIST and the other three. */
+static unsigned
+timed_opt(const struct resp_request *req, size_t j)
+{
+    static const struct {
+        const char *word;
+        unsigned flag;
+    } timed[] = {
+        { "EX", OPT_EX }, { "PX", OPT_PX },
+        { "EXAT", OPT_EXAT }, { "PXAT", OPT_PXAT },
+    };
+    for (size_t i = 0; i < sizeof(timed) / sizeof(timed[0]); i++) {
+        if (cmd_arg_is(req, j, timed[i].word)) {
+            return timed[i].flag;
+        }
+    }
+    return 0;
+}
+
 /* Parse options from argv[first] on; is_set: SET's (NX, XX, GET,
  * KEEPTTL), else GETEX's (PERSIST). false after the syntax error. */
 static bool
@@ -193,6 +213,7 @@ parse_str_opts(struct conn *c, const struct resp_request *req, size_t first,
 {
     for (size_t j = first; j < req->argc; j++) {
         bool next = j + 1 < req->argc;
+        unsigned t;
         if (is_set && cmd_arg_is(req, j, "NX") && opt_ok(o, OPT_XX)) {
             o->flags |= OPT_NX;
         } else if (is_set && cmd_arg_is(req, j, "XX") && opt_ok(o, OPT_NX)) {
@@ -205,25 +226,9 @@ parse_str_opts(struct conn *c, const struct resp_request *req, size_t first,
         } else if (!is_set && cmd_arg_is(req, j, "PERSIST") &&
                    opt_ok(o, OPT_EXPIRY | OPT_KEEPTTL)) {
             o->flags |= OPT_PERSIST;
-        } else if (cmd_arg_is(req, j, "EX") && next &&
-                   opt_ok(o, OPT_KEEPTTL | OPT_PERSIST | OPT_EXAT | OPT_PX |
-                                 OPT_PXAT)) {
-            o->flags |= OPT_EX;
-            o->expire_arg = ++j;
-        } else if (cmd_arg_is(req, j, "PX") && next &&
-                   opt_ok(o, OPT_KEEPTTL | OPT_PERSIST | OPT_EX | OPT_EXAT |
-                                 OPT_PXAT)) {
-            o->flags |= OPT_PX;
-            o->expire_arg = ++j;
-        } else if (cmd_arg_is(req, j, "EXAT") && next &&
-                   opt_ok(o, OPT_KEEPTTL | OPT_PERSIST | OPT_EX | OPT_PX |
-                                 OPT_PXAT)) {
-            o->flags |= OPT_EXAT;
-            o->expire_arg = ++j;
-        } else if (cmd_arg_is(req, j, "PXAT") && next &&
-                   opt_ok(o, OPT_KEEPTTL | OPT_PERSIST | OPT_EX | OPT_EXAT |
-                                 OPT_PX)) {
-            o->flags |= OPT_PXAT;
+        } else if ((t = timed_opt(req, j)) != 0 && next &&
+                   opt_ok(o, OPT_KEEPTTL | OPT_PERSIST | (OPT_EXPIRY & ~t))) {
+            o->flags |= t;
             o->expire_arg = ++j;
         } else {
             cmd_error(c, ERR_SYNTAX);
