@@ -124,6 +124,25 @@ arg_db(struct conn *c, const struct resp_request *req, size_t i, int *db)
     return true;
 }
 
+/* COPY's and MOVE's checks past the arguments: -ERR when source and
+ * destination are the same object, then argv[1]'s record into *r (looked
+ * up for writing when `write`) and database db; NULL after an error. */
+static struct store *
+copy_target(struct conn *c, const struct resp_request *req, int db,
+            bool same, bool write, int64_t now, struct store_rec **r)
+{
+    if (same) {
+        cmd_error(c, ERR_SAME_OBJECT);
+        return NULL;
+    }
+    *r = write ? lookup_key_write(c, req, now) : lookup_key(c, req, now);
+    struct store *dst = keyspace_db(db);
+    if (dst == NULL) {
+        cmd_error(c, ERR_NOMEM);
+    }
+    return dst;
+}
+
 /* COPY source destination [DB destination-db] [REPLACE]. */
 void
 copy_command(struct conn *c, struct resp_request *req)
@@ -147,16 +166,12 @@ copy_command(struct conn *c, struct resp_request *req)
                      "cluster mode");
         return;
     }
-    if (db == srv.db && req->argvlen[1] == req->argvlen[2] &&
-        memcmp(req->argv[1], req->argv[2], req->argvlen[1]) == 0) {
-        cmd_error(c, ERR_SAME_OBJECT);
-        return;
-    }
+    bool same = db == srv.db && req->argvlen[1] == req->argvlen[2] &&
+                memcmp(req->argv[1], req->argv[2], req->argvlen[1]) == 0;
     int64_t now = clock_wall_now();
-    struct store_rec *r = lookup_key(c, req, now);
-    struct store *dst = keyspace_db(db);
+    struct store_rec *r;
+    struct store *dst = copy_target(c, req, db, same, false, now, &r);
     if (dst == NULL) {
-        cmd_error(c, ERR_NOMEM);
         return;
     }
     if (r == NULL || (!replace && store_lookup(dst, req->argv[2],
@@ -184,15 +199,10 @@ move_command(struct conn *c, struct resp_request *req)
     if (!arg_db(c, req, 2, &db)) {
         return;
     }
-    if (db == srv.db) {
-        cmd_error(c, ERR_SAME_OBJECT);
-        return;
-    }
     int64_t now = clock_wall_now();
-    struct store_rec *r = lookup_key_write(c, req, now);
-    struct store *dst = keyspace_db(db);
+    struct store_rec *r;
+    struct store *dst = copy_target(c, req, db, db == srv.db, true, now, &r);
     if (dst == NULL) {
-        cmd_error(c, ERR_NOMEM);
         return;
     }
     if (r == NULL ||
