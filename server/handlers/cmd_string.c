@@ -50,6 +50,22 @@ lookup_string(struct conn *c, const struct resp_request *req,
     return true;
 }
 
+/* GET's, GETDEL's and GETEX's read of argv[1]: true with its string in
+ * *r, false when answered already (WRONGTYPE, or a null when absent). */
+static bool
+lookup_string_found(struct conn *c, const struct resp_request *req,
+                    int64_t now, struct store_rec **r)
+{
+    if (!lookup_string(c, req, LOOKUP_READ, now, r)) {
+        return false;
+    }
+    if (*r == NULL) {
+        reply_null(&c->out, c->proto);
+        return false;
+    }
+    return true;
+}
+
 static void
 reply_string(struct conn *c, const struct store_rec *r)
 {
@@ -63,12 +79,7 @@ void
 get_command(struct conn *c, struct resp_request *req)
 {
     struct store_rec *r;
-    if (!lookup_string(c, req, LOOKUP_READ, clock_wall_now(), &r)) {
-        return;
-    }
-    if (r == NULL) {
-        reply_null(&c->out, c->proto);
-    } else {
+    if (lookup_string_found(c, req, clock_wall_now(), &r)) {
         reply_string(c, r);
     }
 }
@@ -427,11 +438,7 @@ void
 getdel_command(struct conn *c, struct resp_request *req)
 {
     struct store_rec *r;
-    if (!lookup_string(c, req, LOOKUP_READ, clock_wall_now(), &r)) {
-        return;
-    }
-    if (r == NULL) {
-        reply_null(&c->out, c->proto);
+    if (!lookup_string_found(c, req, clock_wall_now(), &r)) {
         return;
     }
     reply_string(c, r);
@@ -447,11 +454,7 @@ getex_command(struct conn *c, struct resp_request *req)
     int64_t now = clock_wall_now();
     int64_t when = 0;
     if (!parse_str_opts(c, req, 2, false, &o) ||
-        !lookup_string(c, req, LOOKUP_READ, now, &r)) {
-        return;
-    }
-    if (r == NULL) {
-        reply_null(&c->out, c->proto);
+        !lookup_string_found(c, req, now, &r)) {
         return;
     }
     if (o.expire_arg != 0 && !expire_when(c, req, &o, now, &when)) {
