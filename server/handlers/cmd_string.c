@@ -584,31 +584,28 @@ incr_generic(struct conn *c, struct resp_request *req, int64_t incr)
 HANDLER_VARIANT(incr_command, incr_generic, 1)
 HANDLER_VARIANT(decr_command, incr_generic, -1)
 
-void
-incrby_command(struct conn *c, struct resp_request *req)
+/* INCRBY and DECRBY: the amount argv[2], negated for DECRBY (whose
+ * INT64_MIN has no negation). */
+static void
+incrby_generic(struct conn *c, struct resp_request *req, bool negate)
 {
     int64_t incr;
     if (!num_parse_i64(req->argv[2], req->argvlen[2], &incr)) {
         cmd_error(c, ERR_NOT_INTEGER);
         return;
+    }
+    if (negate) {
+        if (incr == INT64_MIN) {
+            cmd_error(c, "ERR decrement would overflow");
+            return;
+        }
+        incr = -incr;
     }
     incr_generic(c, req, incr);
 }
 
-void
-decrby_command(struct conn *c, struct resp_request *req)
-{
-    int64_t incr;
-    if (!num_parse_i64(req->argv[2], req->argvlen[2], &incr)) {
-        cmd_error(c, ERR_NOT_INTEGER);
-        return;
-    }
-    if (incr == INT64_MIN) {
-        cmd_error(c, "ERR decrement would overflow");
-        return;
-    }
-    incr_generic(c, req, -incr);
-}
+HANDLER_VARIANT(incrby_command, incrby_generic, false)
+HANDLER_VARIANT(decrby_command, incrby_generic, true)
 
 /* INCRBYFLOAT: long double arithmetic, the result kept as the text Redis
  * keeps (ld2string's human form), which is also the reply. */
