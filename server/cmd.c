@@ -864,6 +864,40 @@ cmd_arg_int(struct conn *c, const struct resp_request *req, size_t i,
     return true;
 }
 
+bool
+cmd_arg_nonneg(struct conn *c, const struct resp_request *req, size_t i,
+               const char *nan_err, const char *neg_err, int64_t *out)
+{
+    if (!num_parse_i64(req->argv[i], req->argvlen[i], out)) {
+        cmd_error(c, nan_err);
+        return false;
+    }
+    if (*out < 0) {
+        cmd_error(c, neg_err);
+        return false;
+    }
+    return true;
+}
+
+bool
+cmd_arg_timeout(struct conn *c, const struct resp_request *req, size_t i,
+                int64_t *out)
+{
+    return cmd_arg_nonneg(c, req, i, ERR_TIMEOUT_NOT_INTEGER,
+                          ERR_TIMEOUT_NEGATIVE, out);
+}
+
+void
+cmd_reply_reload(struct conn *c, int (*reload)(char *err, size_t len))
+{
+    char err[CONF_ERR_LEN + 64];
+    if (reload(err, sizeof(err)) != 0) {
+        cmd_errorf(c, "ERR %s", err);
+        return;
+    }
+    reply_ok(&c->out);
+}
+
 void
 cmd_reply_help(struct conn *c, const char *const *lines)
 {

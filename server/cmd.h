@@ -311,6 +311,19 @@ bool cmd_arg_is(const struct resp_request *req, size_t i, const char *word);
 bool cmd_arg_int(struct conn *c, const struct resp_request *req, size_t i,
                  const char *msg, int *out);
 
+/* Argument i as a 64-bit integer that may not be negative: false after
+ * replying nan_err (not an integer) or neg_err (below 0), in that order. */
+bool cmd_arg_nonneg(struct conn *c, const struct resp_request *req, size_t i,
+                    const char *nan_err, const char *neg_err, int64_t *out);
+
+/* A timeout argument (CLIENT PAUSE, WAIT): Redis's two errors for one
+ * that is not an integer or is negative. */
+bool cmd_arg_timeout(struct conn *c, const struct resp_request *req,
+                     size_t i, int64_t *out);
+
+/* Run a reload that fills err on failure: "-ERR <err>" then, else +OK. */
+void cmd_reply_reload(struct conn *c, int (*reload)(char *err, size_t len));
+
 /* Redis's addReplySubcommandSyntaxError(): a subcommand called with
  * arguments it does not take ("... for 'PAUSE'. Try CLIENT HELP."). */
 void cmd_error_subcommand_syntax(struct conn *c,

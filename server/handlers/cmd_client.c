@@ -511,12 +511,7 @@ client_pause_command(struct conn *c, struct resp_request *req)
         }
         all = cmd_arg_is(req, 3, "all");
     }
-    if (!num_parse_i64(req->argv[2], req->argvlen[2], &ms)) {
-        cmd_error(c, ERR_TIMEOUT_NOT_INTEGER);
-        return;
-    }
-    if (ms < 0) {
-        cmd_error(c, ERR_TIMEOUT_NEGATIVE);
+    if (!cmd_arg_timeout(c, req, 2, &ms)) {
         return;
     }
     /* Redis 7.0 answers +OK to a pause past the clock's range too; it

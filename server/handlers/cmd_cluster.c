@@ -88,13 +88,8 @@ cluster_myid_command(struct conn *c, struct resp_request *req)
 void
 cluster_reload_command(struct conn *c, struct resp_request *req)
 {
-    char err[CONF_ERR_LEN + 64];
     (void)req;
-    if (cluster_reload(err, sizeof(err)) != 0) {
-        cmd_errorf(c, "ERR %s", err);
-        return;
-    }
-    reply_status(&c->out, "OK");
+    cmd_reply_reload(c, cluster_reload);
 }
 
 static size_t

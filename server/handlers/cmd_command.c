@@ -132,6 +132,20 @@ reply_tips(struct conn *c, const char *tips)
     }
 }
 
+/* One part of a key spec (begin_search, find_keys): its name, then a map
+ * of its type and a spec map of nfields fields (the caller's to write). */
+static void
+reply_spec_part(struct conn *c, const char *part, const char *type,
+                size_t nfields)
+{
+    reply_bulkz(&c->out, part);
+    reply_map(&c->out, 2, c->proto);
+    reply_bulkz(&c->out, "type");
+    reply_bulkz(&c->out, type);
+    reply_bulkz(&c->out, "spec");
+    reply_map(&c->out, nfields, c->proto);
+}
+
 /* Element 9: key specifications, Redis 7's layout. */
 static void
 reply_key_specs(struct conn *c, const struct cmd *cmd)
@@ -151,21 +165,11 @@ reply_key_specs(struct conn *c, const struct cmd *cmd)
         }
         reply_bulkz(&c->out, "flags");
         reply_key_flags(c, ks->flags);
-        reply_bulkz(&c->out, "begin_search");
-        reply_map(&c->out, 2, proto);
-        reply_bulkz(&c->out, "type");
-        reply_bulkz(&c->out, "index");
-        reply_bulkz(&c->out, "spec");
-        reply_map(&c->out, 1, proto);
+        reply_spec_part(c, "begin_search", "index", 1);
         reply_bulkz(&c->out, "index");
         if (keynum) {
             reply_int(&c->out, kn.index);
-            reply_bulkz(&c->out, "find_keys");
-            reply_map(&c->out, 2, proto);
-            reply_bulkz(&c->out, "type");
-            reply_bulkz(&c->out, "keynum");
-            reply_bulkz(&c->out, "spec");
-            reply_map(&c->out, 3, proto);
+            reply_spec_part(c, "find_keys", "keynum", 3);
             reply_bulkz(&c->out, "keynumidx");
             reply_int(&c->out, kn.keynumidx);
             reply_bulkz(&c->out, "firstkey");
@@ -175,12 +179,7 @@ reply_key_specs(struct conn *c, const struct cmd *cmd)
             continue;
         }
         reply_int(&c->out, cmd->first_key + (n > 1 ? (int)i : 0));
-        reply_bulkz(&c->out, "find_keys");
-        reply_map(&c->out, 2, proto);
-        reply_bulkz(&c->out, "type");
-        reply_bulkz(&c->out, "range");
-        reply_bulkz(&c->out, "spec");
-        reply_map(&c->out, 3, proto);
+        reply_spec_part(c, "find_keys", "range", 3);
         reply_bulkz(&c->out, "lastkey");
         reply_int(&c->out, n > 1 ? 0
                            : cmd->last_key < 0 ? -1

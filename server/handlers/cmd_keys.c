@@ -103,17 +103,45 @@ rename_generic(struct conn *c, struct resp_request *req, bool nx)
         reply_int(&c->out, 0);
         return;
     }
-    if (!keyspace_rename(r, req->argv[2], req->argvlen[2], now)) {
-        cmd_error(c, ERR_OOM);
-    } else if (nx) {
-        reply_int(&c->out, 1);
-    } else {
-        reply_ok(&c->out);
-    }
+    bool ok = keyspace_rename(r, req->argv[2], req->argvlen[2], now);
+    coll_reply_nx_write(c, ok, nx);
 }
 
 HANDLER_VARIANT(rename_command, rename_generic, false)
 HANDLER_VARIANT(renamenx_command, rename_generic, true)
+
+/* COPY's and MOVE's database argument i: an int, then in range. */
+static bool
+arg_db(struct conn *c, const struct resp_request *req, size_t i, int *db)
+{
+    if (!cmd_arg_int(c, req, i, NULL, db)) {
+        return false;
+    }
+    if (*db < 0 || (size_t)*db >= srv.ndbs) {
+        cmd_error(c, ERR_DB_RANGE);
+        return false;
+    }
+    return true;
+}
+
+/* COPY's and MOVE's checks past the arguments: -ERR when source and
+ * destination are the same object, then argv[1]'s record into *r (looked
+ * up for writing when `write`) and database db; NULL after an error. */
+static struct store *
+copy_target(struct conn *c, const struct resp_request *req, int db,
+            bool same, bool write, int64_t now, struct store_rec **r)
+{
+    if (same) {
+        cmd_error(c, ERR_SAME_OBJECT);
+        return NULL;
+    }
+    *r = write ? lookup_key_write(c, req, now) : lookup_key(c, req, now);
+    struct store *dst = keyspace_db(db);
+    if (dst == NULL) {
+        cmd_error(c, ERR_NOMEM);
+    }
+    return dst;
+}
 
 /* COPY source destination [DB destination-db] [REPLACE]. */
 void
@@ -125,11 +153,7 @@ copy_command(struct conn *c, struct resp_request *req)
         if (cmd_arg_is(req, j, "REPLACE")) {
             replace = true;
         } else if (cmd_arg_is(req, j, "DB") && j + 1 < req->argc) {
-            if (!cmd_arg_int(c, req, ++j, NULL, &db)) {
-                return;
-            }
-            if (db < 0 || (size_t)db >= srv.ndbs) {
-                cmd_error(c, ERR_DB_RANGE);
+            if (!arg_db(c, req, ++j, &db)) {
                 return;
             }
         } else {
@@ -142,16 +166,12 @@ copy_command(struct conn *c, struct resp_request *req)
                      "cluster mode");
         return;
     }
-    if (db == srv.db && req->argvlen[1] == req->argvlen[2] &&
-        memcmp(req->argv[1], req->argv[2], req->argvlen[1]) == 0) {
-        cmd_error(c, ERR_SAME_OBJECT);
-        return;
-    }
+    bool same = db == srv.db && req->argvlen[1] == req->argvlen[2] &&
+                memcmp(req->argv[1], req->argv[2], req->argvlen[1]) == 0;
     int64_t now = clock_wall_now();
-    struct store_rec *r = lookup_key(c, req, now);
-    struct store *dst = keyspace_db(db);
+    struct store_rec *r;
+    struct store *dst = copy_target(c, req, db, same, false, now, &r);
     if (dst == NULL) {
-        cmd_error(c, ERR_NOMEM);
         return;
     }
     if (r == NULL || (!replace && store_lookup(dst, req->argv[2],
@@ -176,22 +196,13 @@ move_command(struct conn *c, struct resp_request *req)
         cmd_error(c, "ERR MOVE is not allowed in cluster mode");
         return;
     }
-    if (!cmd_arg_int(c, req, 2, NULL, &db)) {
-        return;
-    }
-    if (db < 0 || (size_t)db >= srv.ndbs) {
-        cmd_error(c, ERR_DB_RANGE);
-        return;
-    }
-    if (db == srv.db) {
-        cmd_error(c, ERR_SAME_OBJECT);
+    if (!arg_db(c, req, 2, &db)) {
         return;
     }
     int64_t now = clock_wall_now();
-    struct store_rec *r = lookup_key_write(c, req, now);
-    struct store *dst = keyspace_db(db);
+    struct store_rec *r;
+    struct store *dst = copy_target(c, req, db, db == srv.db, true, now, &r);
     if (dst == NULL) {
-        cmd_error(c, ERR_NOMEM);
         return;
     }
     if (r == NULL ||

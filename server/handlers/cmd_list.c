@@ -368,6 +368,22 @@ lset_command(struct conn *c, struct resp_request *req)
     reply_ok(&c->out);
 }
 
+/* LREM's and LINSERT's lookup: argv[1]'s list for writing, or false when
+ * answered already (its error, or :0 for an absent key). */
+static bool
+lookup_list_write(struct conn *c, const struct resp_request *req,
+                  struct store_rec **r)
+{
+    if (!lookup_list(c, req, LOOKUP_WRITE, r)) {
+        return false;
+    }
+    if (*r == NULL) {
+        reply_int(&c->out, 0);
+        return false;
+    }
+    return true;
+}
+
 void
 lrem_command(struct conn *c, struct resp_request *req)
 {
@@ -377,11 +393,7 @@ lrem_command(struct conn *c, struct resp_request *req)
         cmd_error(c, ERR_NOT_INTEGER);
         return;
     }
-    if (!lookup_list(c, req, LOOKUP_WRITE, &r)) {
-        return;
-    }
-    if (r == NULL) {
-        reply_int(&c->out, 0);
+    if (!lookup_list_write(c, req, &r)) {
         return;
     }
     const char *v = req->argv[3];
@@ -409,11 +421,7 @@ linsert_command(struct conn *c, struct resp_request *req)
         cmd_error(c, ERR_SYNTAX);
         return;
     }
-    if (!lookup_list(c, req, LOOKUP_WRITE, &r)) {
-        return;
-    }
-    if (r == NULL) {
-        reply_int(&c->out, 0);
+    if (!lookup_list_write(c, req, &r)) {
         return;
     }
     const char *pivot = req->argv[3], *v = req->argv[4];

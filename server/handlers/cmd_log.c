@@ -65,6 +65,21 @@ log_keep_after(const struct ks_log *ls, const struct slog_params *p)
     return ls != NULL && ls->keep_ms > window_ms ? ls->keep_ms : window_ms;
 }
 
+/* RL.LOG's and RL.TIERS' record for a change: r, or argv[1] made a new
+ * key of type (state of size bytes) when r is NULL; NULL after -OOM. */
+static struct store_rec *
+key_made(struct conn *c, const struct resp_request *req, struct store_rec *r,
+         uint8_t type, size_t size)
+{
+    if (r == NULL) {
+        r = keyspace_add(&c->hint, req->argv[1], req->argvlen[1], type, size);
+        if (r == NULL) {
+            cmd_error(c, ERR_OOM);
+        }
+    }
+    return r;
+}
+
 /* Record an allowed take or refund into r (created when NULL). Replies
  * the error and returns false when memory is refused; the log is then as
  * before (a key created for it is removed). */
@@ -73,13 +88,9 @@ log_commit(struct conn *c, struct resp_request *req, struct store_rec *r,
            struct slog_params *p, const struct limit_cmd_opts *o,
            int64_t now)
 {
+    r = key_made(c, req, r, KEY_LOG, sizeof(struct ks_log));
     if (r == NULL) {
-        r = keyspace_add(&c->hint, req->argv[1], req->argvlen[1], KEY_LOG,
-                         sizeof(struct ks_log));
-        if (r == NULL) {
-            cmd_error(c, ERR_OOM);
-            return false;
-        }
+        return false;
     }
     struct ks_log *ls = store_rec_state(r);
     int64_t keep_ms = log_keep_after(ls->ring.len > 0 ? ls : NULL, p);
@@ -149,12 +160,8 @@ rl_entries_command(struct conn *c, struct resp_request *req)
     bool ok;
     if (req->argc == 4 && req->argvlen[2] == 5 &&
         strncasecmp(req->argv[2], "COUNT", 5) == 0) {
-        if (!num_parse_i64(req->argv[3], req->argvlen[3], &count)) {
-            cmd_error(c, ERR_NOT_INTEGER);
-            return;
-        }
-        if (count < 0) {
-            cmd_error(c, "ERR COUNT must be positive");
+        if (!cmd_arg_nonneg(c, req, 3, ERR_NOT_INTEGER,
+                            "ERR COUNT must be positive", &count)) {
             return;
         }
     } else if (req->argc != 2) {
@@ -245,13 +252,9 @@ static bool
 tiers_commit(struct conn *c, struct resp_request *req, struct store_rec *r,
              const struct tier_params *p, int64_t max_window, int64_t now)
 {
+    r = key_made(c, req, r, KEY_TIERS, sizeof(struct ks_tiers));
     if (r == NULL) {
-        r = keyspace_add(&c->hint, req->argv[1], req->argvlen[1], KEY_TIERS,
-                         sizeof(struct ks_tiers));
-        if (r == NULL) {
-            cmd_error(c, ERR_OOM);
-            return false;
-        }
+        return false;
     }
     struct ks_tiers *ts = store_rec_state(r);
     int64_t keep = ts->st.len > 0 && ts->keep > max_window ? ts->keep

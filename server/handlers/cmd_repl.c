@@ -157,12 +157,7 @@ wait_command(struct conn *c, struct resp_request *req)
         cmd_error(c, ERR_NOT_INTEGER);
         return;
     }
-    if (!num_parse_i64(req->argv[2], req->argvlen[2], &timeout)) {
-        cmd_error(c, ERR_TIMEOUT_NOT_INTEGER);
-        return;
-    }
-    if (timeout < 0) {
-        cmd_error(c, ERR_TIMEOUT_NEGATIVE);
+    if (!cmd_arg_timeout(c, req, 2, &timeout)) {
         return;
     }
     keyspace_publish();             /* this client's writes join the stream */

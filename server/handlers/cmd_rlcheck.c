@@ -133,11 +133,6 @@ rl_check_command(struct conn *c, struct resp_request *req)
 void
 config_reload_limits_command(struct conn *c, struct resp_request *req)
 {
-    char err[CONF_ERR_LEN + 64];
     (void)req;
-    if (named_limits_reload(err, sizeof(err)) != 0) {
-        cmd_errorf(c, "ERR %s", err);
-        return;
-    }
-    reply_ok(&c->out);
+    cmd_reply_reload(c, named_limits_reload);
 }

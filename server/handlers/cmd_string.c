@@ -50,6 +50,22 @@ lookup_string(struct conn *c, const struct resp_request *req,
     return true;
 }
 
+/* GET's, GETDEL's and GETEX's read of argv[1]: true with its string in
+ * *r, false when answered already (WRONGTYPE, or a null when absent). */
+static bool
+lookup_string_found(struct conn *c, const struct resp_request *req,
+                    int64_t now, struct store_rec **r)
+{
+    if (!lookup_string(c, req, LOOKUP_READ, now, r)) {
+        return false;
+    }
+    if (*r == NULL) {
+        reply_null(&c->out, c->proto);
+        return false;
+    }
+    return true;
+}
+
 static void
 reply_string(struct conn *c, const struct store_rec *r)
 {
@@ -63,12 +79,7 @@ void
 get_command(struct conn *c, struct resp_request *req)
 {
     struct store_rec *r;
-    if (!lookup_string(c, req, LOOKUP_READ, clock_wall_now(), &r)) {
-        return;
-    }
-    if (r == NULL) {
-        reply_null(&c->out, c->proto);
-    } else {
+    if (lookup_string_found(c, req, clock_wall_now(), &r)) {
         reply_string(c, r);
     }
 }
@@ -185,6 +196,26 @@ opt_ok(const struct str_opts *o, unsigned not)
     return (o->flags & not) == 0;
 }
 
+/* The flag of a timed option word at argv[j] (EX, PX, EXAT, PXAT), 0 for
+ * any other word. Each excludes KEEPTTL, PERSIST and the other three. */
+static unsigned
+timed_opt(const struct resp_request *req, size_t j)
+{
+    static const struct {
+        const char *word;
+        unsigned flag;
+    } timed[] = {
+        { "EX", OPT_EX }, { "PX", OPT_PX },
+        { "EXAT", OPT_EXAT }, { "PXAT", OPT_PXAT },
+    };
+    for (size_t i = 0; i < sizeof(timed) / sizeof(timed[0]); i++) {
+        if (cmd_arg_is(req, j, timed[i].word)) {
+            return timed[i].flag;
+        }
+    }
+    return 0;
+}
+
 /* Parse options from argv[first] on; is_set: SET's (NX, XX, GET,
  * KEEPTTL), else GETEX's (PERSIST). false after the syntax error. */
 static bool
@@ -193,6 +224,7 @@ parse_str_opts(struct conn *c, const struct resp_request *req, size_t first,
 {
     for (size_t j = first; j < req->argc; j++) {
         bool next = j + 1 < req->argc;
+        unsigned t;
         if (is_set && cmd_arg_is(req, j, "NX") && opt_ok(o, OPT_XX)) {
             o->flags |= OPT_NX;
         } else if (is_set && cmd_arg_is(req, j, "XX") && opt_ok(o, OPT_NX)) {
@@ -205,25 +237,9 @@ parse_str_opts(struct conn *c, const struct resp_request *req, size_t first,
         } else if (!is_set && cmd_arg_is(req, j, "PERSIST") &&
                    opt_ok(o, OPT_EXPIRY | OPT_KEEPTTL)) {
             o->flags |= OPT_PERSIST;
-        } else if (cmd_arg_is(req, j, "EX") && next &&
-                   opt_ok(o, OPT_KEEPTTL | OPT_PERSIST | OPT_EXAT | OPT_PX |
-                                 OPT_PXAT)) {
-            o->flags |= OPT_EX;
-            o->expire_arg = ++j;
-        } else if (cmd_arg_is(req, j, "PX") && next &&
-                   opt_ok(o, OPT_KEEPTTL | OPT_PERSIST | OPT_EX | OPT_EXAT |
-                                 OPT_PXAT)) {
-            o->flags |= OPT_PX;
-            o->expire_arg = ++j;
-        } else if (cmd_arg_is(req, j, "EXAT") && next &&
-                   opt_ok(o, OPT_KEEPTTL | OPT_PERSIST | OPT_EX | OPT_PX |
-                                 OPT_PXAT)) {
-            o->flags |= OPT_EXAT;
-            o->expire_arg = ++j;
-        } else if (cmd_arg_is(req, j, "PXAT") && next &&
-                   opt_ok(o, OPT_KEEPTTL | OPT_PERSIST | OPT_EX | OPT_EXAT |
-                                 OPT_PX)) {
-            o->flags |= OPT_PXAT;
+        } else if ((t = timed_opt(req, j)) != 0 && next &&
+                   opt_ok(o, OPT_KEEPTTL | OPT_PERSIST | (OPT_EXPIRY & ~t))) {
+            o->flags |= t;
             o->expire_arg = ++j;
         } else {
             cmd_error(c, ERR_SYNTAX);
@@ -398,44 +414,31 @@ set_command(struct conn *c, struct resp_request *req)
     }
 }
 
-void
-setnx_command(struct conn *c, struct resp_request *req)
+/* SETNX, SETEX, PSETEX and GETSET: SET with its options fixed, the value
+ * at argv[vi] and the time (if any) at argv[expire_arg]. */
+static void
+set_fixed(struct conn *c, struct resp_request *req, unsigned flags,
+          size_t expire_arg, const char *name, size_t vi,
+          enum set_reply kind)
 {
-    struct str_opts o = { .flags = OPT_NX, .name = "setnx" };
-    set_generic(c, req, 2, &o, SET_REPLY_NUMBER);
+    struct str_opts o = { .flags = flags, .expire_arg = expire_arg,
+                          .name = name };
+    set_generic(c, req, vi, &o, kind);
 }
 
-void
-setex_command(struct conn *c, struct resp_request *req)
-{
-    struct str_opts o = { .flags = OPT_EX, .expire_arg = 2, .name = "setex" };
-    set_generic(c, req, 3, &o, SET_REPLY_OK);
-}
-
-void
-psetex_command(struct conn *c, struct resp_request *req)
-{
-    struct str_opts o = { .flags = OPT_PX, .expire_arg = 2,
-                          .name = "psetex" };
-    set_generic(c, req, 3, &o, SET_REPLY_OK);
-}
-
-void
-getset_command(struct conn *c, struct resp_request *req)
-{
-    struct str_opts o = { .flags = OPT_GET, .name = "getset" };
-    set_generic(c, req, 2, &o, SET_REPLY_OK);
-}
+HANDLER_VARIANT(setnx_command, set_fixed, OPT_NX, 0, "setnx", 2,
+                SET_REPLY_NUMBER)
+HANDLER_VARIANT(setex_command, set_fixed, OPT_EX, 2, "setex", 3, SET_REPLY_OK)
+HANDLER_VARIANT(psetex_command, set_fixed, OPT_PX, 2, "psetex", 3,
+                SET_REPLY_OK)
+HANDLER_VARIANT(getset_command, set_fixed, OPT_GET, 0, "getset", 2,
+                SET_REPLY_OK)
 
 void
 getdel_command(struct conn *c, struct resp_request *req)
 {
     struct store_rec *r;
-    if (!lookup_string(c, req, LOOKUP_READ, clock_wall_now(), &r)) {
-        return;
-    }
-    if (r == NULL) {
-        reply_null(&c->out, c->proto);
+    if (!lookup_string_found(c, req, clock_wall_now(), &r)) {
         return;
     }
     reply_string(c, r);
@@ -451,11 +454,7 @@ getex_command(struct conn *c, struct resp_request *req)
     int64_t now = clock_wall_now();
     int64_t when = 0;
     if (!parse_str_opts(c, req, 2, false, &o) ||
-        !lookup_string(c, req, LOOKUP_READ, now, &r)) {
-        return;
-    }
-    if (r == NULL) {
-        reply_null(&c->out, c->proto);
+        !lookup_string_found(c, req, now, &r)) {
         return;
     }
     if (o.expire_arg != 0 && !expire_when(c, req, &o, now, &when)) {
@@ -525,13 +524,7 @@ mset_generic(struct conn *c, struct resp_request *req, bool nx)
         ok = r != NULL;
     }
     keyspace_group_end();
-    if (!ok) {
-        cmd_error(c, ERR_OOM);
-    } else if (nx) {
-        reply_int(&c->out, 1);
-    } else {
-        reply_ok(&c->out);
-    }
+    coll_reply_nx_write(c, ok, nx);
 }
 
 HANDLER_VARIANT(mset_command, mset_generic, false)
@@ -591,31 +584,28 @@ incr_generic(struct conn *c, struct resp_request *req, int64_t incr)
 HANDLER_VARIANT(incr_command, incr_generic, 1)
 HANDLER_VARIANT(decr_command, incr_generic, -1)
 
-void
-incrby_command(struct conn *c, struct resp_request *req)
+/* INCRBY and DECRBY: the amount argv[2], negated for DECRBY (whose
+ * INT64_MIN has no negation). */
+static void
+incrby_generic(struct conn *c, struct resp_request *req, bool negate)
 {
     int64_t incr;
     if (!num_parse_i64(req->argv[2], req->argvlen[2], &incr)) {
         cmd_error(c, ERR_NOT_INTEGER);
         return;
+    }
+    if (negate) {
+        if (incr == INT64_MIN) {
+            cmd_error(c, "ERR decrement would overflow");
+            return;
+        }
+        incr = -incr;
     }
     incr_generic(c, req, incr);
 }
 
-void
-decrby_command(struct conn *c, struct resp_request *req)
-{
-    int64_t incr;
-    if (!num_parse_i64(req->argv[2], req->argvlen[2], &incr)) {
-        cmd_error(c, ERR_NOT_INTEGER);
-        return;
-    }
-    if (incr == INT64_MIN) {
-        cmd_error(c, "ERR decrement would overflow");
-        return;
-    }
-    incr_generic(c, req, -incr);
-}
+HANDLER_VARIANT(incrby_command, incrby_generic, false)
+HANDLER_VARIANT(decrby_command, incrby_generic, true)
 
 /* INCRBYFLOAT: long double arithmetic, the result kept as the text Redis
  * keeps (ld2string's human form), which is also the reply. */
@@ -743,12 +733,8 @@ setrange_command(struct conn *c, struct resp_request *req)
     size_t oldlen = 0;
     size_t n = req->argvlen[3];
     /* Redis reads the offset as a long: 64 bits here. */
-    if (!num_parse_i64(req->argv[2], req->argvlen[2], &offset)) {
-        cmd_error(c, ERR_NOT_INTEGER);
-        return;
-    }
-    if (offset < 0) {
-        cmd_error(c, "ERR offset is out of range");
+    if (!cmd_arg_nonneg(c, req, 2, ERR_NOT_INTEGER,
+                        "ERR offset is out of range", &offset)) {
         return;
     }
     if (!lookup_string(c, req, LOOKUP_WRITE, clock_wall_now(), &r)) {

@@ -145,3 +145,15 @@ coll_add_float(struct conn *c, long double value, long double incr,
     *n = increx_format_float(value, text, INCREX_TEXT_MAX);
     return true;
 }
+
+void
+coll_reply_nx_write(struct conn *c, bool ok, bool nx)
+{
+    if (!ok) {
+        cmd_error(c, ERR_OOM);
+    } else if (nx) {
+        reply_int(&c->out, 1);
+    } else {
+        reply_ok(&c->out);
+    }
+}

@@ -72,4 +72,8 @@ bool coll_scan_match(const struct scan_opts *o, const void *s, size_t len);
 bool coll_add_float(struct conn *c, long double value, long double incr,
                     char *text, size_t *n);
 
+/* The end of a write with an NX variant (RENAME/RENAMENX, MSET/MSETNX):
+ * -OOM when it failed, else :1 for the NX form and +OK for the other. */
+void coll_reply_nx_write(struct conn *c, bool ok, bool nx);
+
 #endif
