@@ -526,19 +526,32 @@ api_log(lua_State *L)
     return 0;
 }
 
+/* The one number a run-time setting takes, as an int: false (the error
+ * pushed) outside a script or with other than one argument. */
+static bool
+setting_arg(lua_State *L, const char *outside, const char *argc, int *v)
+{
+    if (run == NULL) {
+        push_error(L, outside);
+        return false;
+    }
+    if (lua_gettop(L) != 1) {
+        push_error(L, argc);
+        return false;
+    }
+    *v = number_to_int(lua_tonumber(L, 1));
+    return true;
+}
+
 static int
 api_setresp(lua_State *L)
 {
-    if (run == NULL) {
-        push_error(L, "redis.setresp can only be called inside a script "
-                      "invocation");
+    int resp;
+    if (!setting_arg(L, "redis.setresp can only be called inside a script "
+                        "invocation",
+                     "redis.setresp() requires one argument.", &resp)) {
         return lua_error(L);
     }
-    if (lua_gettop(L) != 1) {
-        push_error(L, "redis.setresp() requires one argument.");
-        return lua_error(L);
-    }
-    int resp = number_to_int(lua_tonumber(L, 1));
     if (resp != 2 && resp != 3) {
         push_error(L, "RESP version must be 2 or 3.");
         return lua_error(L);
@@ -550,16 +563,12 @@ api_setresp(lua_State *L)
 static int
 api_set_repl(lua_State *L)
 {
-    if (run == NULL) {
-        push_error(L, "redis.set_repl can only be called inside a script "
-                      "invocation");
+    int flags;
+    if (!setting_arg(L, "redis.set_repl can only be called inside a script "
+                        "invocation",
+                     "redis.set_repl() requires two arguments.", &flags)) {
         return lua_error(L);
     }
-    if (lua_gettop(L) != 1) {
-        push_error(L, "redis.set_repl() requires two arguments.");
-        return lua_error(L);
-    }
-    int flags = number_to_int(lua_tonumber(L, -1));
     if ((flags & ~SCRIPT_REPL_ALL) != 0) {
         push_error(L, "Invalid replication flags. Use REPL_AOF, "
                       "REPL_REPLICA, REPL_ALL or REPL_NONE.");
