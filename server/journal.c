@@ -435,32 +435,41 @@ all_zero(const unsigned char *p, size_t n)
     return true;
 }
 
+/* A SET's or ELEM's payload after the op: db, type, key length and
+ * expiry, `fixed` bytes in all, then the key and the state. */
+static bool
+keyed(const unsigned char *p, size_t len, size_t fixed,
+      struct journal_record *rec)
+{
+    uint32_t kl;
+    if (len < fixed) {
+        return false;
+    }
+    memcpy(&rec->db, p, 4);
+    rec->type = p[4];
+    memcpy(&kl, p + 5, 4);
+    memcpy(&rec->expire_at, p + 9, 8);
+    if (kl > len - fixed) {
+        return false;
+    }
+    rec->key = (const char *)p + fixed;
+    rec->keylen = kl;
+    rec->state = p + fixed + kl;
+    rec->state_len = len - fixed - kl;
+    return true;
+}
+
 /* The payload's fields; false when they do not add up. */
 static bool
 parse_payload(const unsigned char *p, size_t len, struct journal_record *rec)
 {
-    uint32_t kl;
     memset(rec, 0, sizeof(*rec));
     rec->op = p[0];
     p++;
     len--;
     switch (rec->op) {
     case JOURNAL_SET:
-        if (len < 17) {
-            return false;
-        }
-        memcpy(&rec->db, p, 4);
-        rec->type = p[4];
-        memcpy(&kl, p + 5, 4);
-        memcpy(&rec->expire_at, p + 9, 8);
-        if (kl > len - 17) {
-            return false;
-        }
-        rec->key = (const char *)p + 17;
-        rec->keylen = kl;
-        rec->state = p + 17 + kl;
-        rec->state_len = len - 17 - kl;
-        return true;
+        return keyed(p, len, 17, rec);
     case JOURNAL_DEL:
         if (len < 4) {
             return false;
@@ -488,21 +497,10 @@ parse_payload(const unsigned char *p, size_t len, struct journal_record *rec)
         rec->state_len = len - 4;
         return true;
     case JOURNAL_ELEM:
-        if (len < 18) {
+        if (!keyed(p, len, 18, rec)) {
             return false;
         }
-        memcpy(&rec->db, p, 4);
-        rec->type = p[4];
-        memcpy(&kl, p + 5, 4);
-        memcpy(&rec->expire_at, p + 9, 8);
         rec->elem_op = p[17];
-        if (kl > len - 18) {
-            return false;
-        }
-        rec->key = (const char *)p + 18;
-        rec->keylen = kl;
-        rec->state = p + 18 + kl;
-        rec->state_len = len - 18 - kl;
         return true;
     default:
         return false;
