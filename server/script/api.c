@@ -340,20 +340,35 @@ hand_requests_to_caller(void)
     script_client.requests = 0;
 }
 
+enum request_rc { REQUEST_OK, REQUEST_OUTSIDE, REQUEST_BAD_ARGS };
+
+/* The script's request from its arguments; otherwise the error pushed
+ * (`outside` when no script runs). */
+static enum request_rc
+script_request(lua_State *L, const char *outside, struct resp_request *req)
+{
+    if (run == NULL) {
+        push_error(L, outside);
+        return REQUEST_OUTSIDE;
+    }
+    const char *why = args_to_request(L, req);
+    if (why != NULL) {
+        push_error(L, why);
+        return REQUEST_BAD_ARGS;
+    }
+    return REQUEST_OK;
+}
+
 /* redis.call (raise true) and redis.pcall. */
 static int
 call(lua_State *L, bool raise)
 {
-    if (run == NULL) {
-        push_error(L, "redis.call/pcall can only be called inside a script "
-                      "invocation");
-        return lua_error(L);
-    }
     struct resp_request req;
-    const char *why = args_to_request(L, &req);
-    if (why != NULL) {
-        push_error(L, why);
-        return raise ? lua_error(L) : 1;
+    enum request_rc rc = script_request(L, "redis.call/pcall can only be "
+                                        "called inside a script invocation",
+                                        &req);
+    if (rc != REQUEST_OK) {
+        return raise || rc == REQUEST_OUTSIDE ? lua_error(L) : 1;
     }
     lua_settop(L, 0);
     char buf[256];
@@ -362,7 +377,7 @@ call(lua_State *L, bool raise)
     if (row != NULL && row->subcommands != NULL && req.argc >= 2) {
         row = NULL;     /* as Redis's lookupCommand: no such subcommand */
     }
-    why = refused(row, &req, buf, sizeof(buf));
+    const char *why = refused(row, &req, buf, sizeof(buf));
     if (why != NULL) {
         push_refusal(L, row, why);
         return raise ? lua_error(L) : 1;
@@ -592,15 +607,9 @@ api_replicate_commands(lua_State *L)
 static int
 api_acl_check_cmd(lua_State *L)
 {
-    if (run == NULL) {
-        push_error(L, "redis.acl_check_cmd can only be called inside a "
-                      "script invocation");
-        return lua_error(L);
-    }
     struct resp_request req;
-    const char *why = args_to_request(L, &req);
-    if (why != NULL) {
-        push_error(L, why);
+    if (script_request(L, "redis.acl_check_cmd can only be called inside a "
+                          "script invocation", &req) != REQUEST_OK) {
         return lua_error(L);
     }
     if (cmd_lookup(req.argv[0], req.argvlen[0]) == NULL) {
