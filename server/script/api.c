@@ -453,11 +453,22 @@ api_sha1hex(lua_State *L)
     return 1;
 }
 
-static int
-api_status_reply(lua_State *L)
+/* redis.status_reply's and redis.error_reply's argument check: exactly
+ * one string, else the error pushed. */
+static bool
+one_string_arg(lua_State *L)
 {
     if (lua_gettop(L) != 1 || lua_type(L, -1) != LUA_TSTRING) {
         push_error(L, "wrong number or type of arguments");
+        return false;
+    }
+    return true;
+}
+
+static int
+api_status_reply(lua_State *L)
+{
+    if (!one_string_arg(L)) {
         return 1;
     }
     lua_newtable(L);
@@ -469,8 +480,7 @@ api_status_reply(lua_State *L)
 static int
 api_error_reply(lua_State *L)
 {
-    if (lua_gettop(L) != 1 || lua_type(L, -1) != LUA_TSTRING) {
-        push_error(L, "wrong number or type of arguments");
+    if (!one_string_arg(L)) {
         return 1;
     }
     const char *err = lua_tostring(L, -1);
