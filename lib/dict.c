@@ -372,32 +372,6 @@ dict_next(const struct dict *d, struct dict_iter *it)
     return e;
 }
 
-static uint64_t
-rev64(uint64_t v)
-{
-    v = ((v >> 1) & UINT64_C(0x5555555555555555))
-        | ((v & UINT64_C(0x5555555555555555)) << 1);
-    v = ((v >> 2) & UINT64_C(0x3333333333333333))
-        | ((v & UINT64_C(0x3333333333333333)) << 2);
-    v = ((v >> 4) & UINT64_C(0x0f0f0f0f0f0f0f0f))
-        | ((v & UINT64_C(0x0f0f0f0f0f0f0f0f)) << 4);
-    v = ((v >> 8) & UINT64_C(0x00ff00ff00ff00ff))
-        | ((v & UINT64_C(0x00ff00ff00ff00ff)) << 8);
-    v = ((v >> 16) & UINT64_C(0x0000ffff0000ffff))
-        | ((v & UINT64_C(0x0000ffff0000ffff)) << 16);
-    return (v >> 32) | (v << 32);
-}
-
-/* Increment the cursor's bits under mask from the top down. */
-static uint64_t
-cursor_next(uint64_t cursor, uint64_t mask)
-{
-    cursor |= ~mask;
-    cursor = rev64(cursor);
-    cursor++;
-    return rev64(cursor);
-}
-
 static void
 scan_chain(const struct dict_entry *e, dict_scan_fn fn, void *arg)
 {
@@ -420,7 +394,7 @@ dict_scan(const struct dict *d, uint64_t cursor, dict_scan_fn fn, void *arg)
          * buckets a bucket splits into (or merges from) when the table
          * grows (or shrinks) come next to each other in this order, so
          * none is missed. */
-        return cursor_next(cursor, d->mask);
+        return dict_cursor_next(cursor, d->mask);
     }
     /* Both tables: the small one's bucket, then every bucket of the
      * large one that expands it (where its entries go when the table
@@ -437,7 +411,7 @@ dict_scan(const struct dict *d, uint64_t cursor, dict_scan_fn fn, void *arg)
     scan_chain(small[cursor & ms], fn, arg);
     do {
         scan_chain(large[cursor & ml], fn, arg);
-        cursor = cursor_next(cursor, ml);
+        cursor = dict_cursor_next(cursor, ml);
     } while (cursor & (ms ^ ml));
     return cursor;
 }

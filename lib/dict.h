@@ -112,6 +112,28 @@ struct dict_iter {
 };
 struct dict_entry *dict_next(const struct dict *d, struct dict_iter *it);
 
+/* v's 64 bits in reverse order. */
+static inline uint64_t
+dict_rev64(uint64_t v)
+{
+    v = ((v >> 1) & UINT64_C(0x5555555555555555))
+        | ((v & UINT64_C(0x5555555555555555)) << 1);
+    v = ((v >> 2) & UINT64_C(0x3333333333333333))
+        | ((v & UINT64_C(0x3333333333333333)) << 2);
+    v = ((v >> 4) & UINT64_C(0x0f0f0f0f0f0f0f0f))
+        | ((v & UINT64_C(0x0f0f0f0f0f0f0f0f)) << 4);
+    return __builtin_bswap64(v);
+}
+
+/* Redis's reverse-binary scan cursor after v over a table of mask + 1
+ * buckets: its bits under mask incremented from the top bit down (the
+ * key table's SCAN, server/store.c, steps the same way). */
+static inline uint64_t
+dict_cursor_next(uint64_t v, uint64_t mask)
+{
+    return dict_rev64(dict_rev64(v | ~mask) + 1);
+}
+
 /* One step of a scan (HSCAN, ZSCAN): fn on every entry of the buckets the
  * cursor names; the next cursor, 0 when the scan is done. */
 typedef void (*dict_scan_fn)(const struct dict_entry *e, void *arg);

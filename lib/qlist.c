@@ -752,6 +752,17 @@ qlist_effect_push(struct membuf *b, const void *v, size_t len)
     return put_value(b, v, len);
 }
 
+/* ok, or (not ok) b cut back to the was bytes it held before a partial
+ * write. */
+static bool
+kept(struct membuf *b, size_t was, bool ok)
+{
+    if (!ok) {
+        b->len = was;
+    }
+    return ok;
+}
+
 bool
 qlist_effect_pop(struct membuf *b, uint64_t n)
 {
@@ -762,22 +773,14 @@ bool
 qlist_effect_trim(struct membuf *b, uint64_t start, uint64_t stop)
 {
     size_t was = b->len;
-    if (put_u64(b, start) && put_u64(b, stop)) {
-        return true;
-    }
-    b->len = was;
-    return false;
+    return kept(b, was, put_u64(b, start) && put_u64(b, stop));
 }
 
 bool
 qlist_effect_set(struct membuf *b, uint64_t i, const void *v, size_t len)
 {
     size_t was = b->len;
-    if (put_u64(b, i) && put_value(b, v, len)) {
-        return true;
-    }
-    b->len = was;
-    return false;
+    return kept(b, was, put_u64(b, i) && put_value(b, v, len));
 }
 
 bool
@@ -786,23 +789,15 @@ qlist_effect_insert(struct membuf *b, bool after, const void *pivot,
 {
     size_t was = b->len;
     unsigned char where = after;
-    if (membuf_put(b, &where, 1) && put_value(b, pivot, plen) &&
-        put_value(b, v, len)) {
-        return true;
-    }
-    b->len = was;
-    return false;
+    return kept(b, was, membuf_put(b, &where, 1) &&
+                            put_value(b, pivot, plen) && put_value(b, v, len));
 }
 
 bool
 qlist_effect_rem(struct membuf *b, int64_t count, const void *v, size_t len)
 {
     size_t was = b->len;
-    if (put_u64(b, (uint64_t)count) && put_value(b, v, len)) {
-        return true;
-    }
-    b->len = was;
-    return false;
+    return kept(b, was, put_u64(b, (uint64_t)count) && put_value(b, v, len));
 }
 
 /* A reader of effect payloads: false once anything is missing. */

@@ -615,113 +615,57 @@ zp_get(const struct pack *pk, const uint32_t *offs, uint32_t i,
     (void)zp_pair(pk, offs[i], m, s);
 }
 
-bool
-zset_first_in_range(const struct zset *x, const struct zset_range *r,
-                    uint64_t *rank)
-{
-    uint64_t n = zset_len(x);
-    if (range_empty(r) || n == 0) {
-        return false;
-    }
-    if (x->big != NULL) {
-        const struct zset_big *b = x->big;
-        if (!zset_score_gte_min(b->tail->score, r) ||
-            !zset_score_lte_max(b->head->lv[0].fwd->score, r)) {
-            return false;
-        }
-        struct zs_node *p = b->head;
-        uint64_t t = 0;
-        for (int i = (int)b->level - 1; i >= 0; i--) {
-            while (p->lv[i].fwd != NULL &&
-                   !zset_score_gte_min(p->lv[i].fwd->score, r)) {
-                t += p->lv[i].span;
-                p = p->lv[i].fwd;
-            }
-        }
-        if (!zset_score_lte_max(p->lv[0].fwd->score, r)) {
-            return false;
-        }
-        *rank = t;
-        return true;
-    }
-    uint32_t offs[ZSET_PACK_MAX_ENTRIES + 1];
-    uint32_t cnt = zp_offsets(&x->pk, offs);
-    struct pack_item m;
-    double s;
-    zp_get(&x->pk, offs, cnt - 1, &m, &s);
-    if (!zset_score_gte_min(s, r)) {
-        return false;
-    }
-    zp_get(&x->pk, offs, 0, &m, &s);
-    if (!zset_score_lte_max(s, r)) {
-        return false;
-    }
-    for (uint32_t i = 0; i < cnt; i++) {
-        zp_get(&x->pk, offs, i, &m, &s);
-        if (zset_score_gte_min(s, r)) {
-            *rank = i;
-            return zset_score_lte_max(s, r);
-        }
-    }
-    return false;
-}
-
-bool
-zset_last_in_range(const struct zset *x, const struct zset_range *r,
-                   uint64_t *rank)
-{
-    uint64_t n = zset_len(x);
-    if (range_empty(r) || n == 0) {
-        return false;
-    }
-    if (x->big != NULL) {
-        const struct zset_big *b = x->big;
-        if (!zset_score_gte_min(b->tail->score, r) ||
-            !zset_score_lte_max(b->head->lv[0].fwd->score, r)) {
-            return false;
-        }
-        struct zs_node *p = b->head;
-        uint64_t t = 0;
-        for (int i = (int)b->level - 1; i >= 0; i--) {
-            while (p->lv[i].fwd != NULL &&
-                   zset_score_lte_max(p->lv[i].fwd->score, r)) {
-                t += p->lv[i].span;
-                p = p->lv[i].fwd;
-            }
-        }
-        if (p == b->head || !zset_score_gte_min(p->score, r)) {
-            return false;
-        }
-        *rank = t - 1;
-        return true;
-    }
-    uint32_t offs[ZSET_PACK_MAX_ENTRIES + 1];
-    uint32_t cnt = zp_offsets(&x->pk, offs);
-    struct pack_item m;
-    double s;
-    zp_get(&x->pk, offs, cnt - 1, &m, &s);
-    if (!zset_score_gte_min(s, r)) {
-        return false;
-    }
-    zp_get(&x->pk, offs, 0, &m, &s);
-    if (!zset_score_lte_max(s, r)) {
-        return false;
-    }
-    for (uint32_t i = cnt; i-- > 0;) {
-        zp_get(&x->pk, offs, i, &m, &s);
-        if (zset_score_lte_max(s, r)) {
-            *rank = i;
-            return zset_score_gte_min(s, r);
-        }
-    }
-    return false;
-}
-
-/* zslIsInLexRange()/zzlIsInLexRange(): may any member be in r? */
 static bool
-lex_maybe(const struct zset *x, const struct zset_lex *r)
+score_above_min(const unsigned char *m, size_t len, double s, const void *r)
 {
-    if (lex_empty(r) || zset_len(x) == 0) {
+    (void)m;
+    (void)len;
+    return zset_score_gte_min(s, r);
+}
+
+static bool
+score_below_max(const unsigned char *m, size_t len, double s, const void *r)
+{
+    (void)m;
+    (void)len;
+    return zset_score_lte_max(s, r);
+}
+
+static bool
+lex_above_min(const unsigned char *m, size_t len, double s, const void *r)
+{
+    (void)s;
+    return zset_lex_gte_min(m, len, r);
+}
+
+static bool
+lex_below_max(const unsigned char *m, size_t len, double s, const void *r)
+{
+    (void)s;
+    return zset_lex_lte_max(m, len, r);
+}
+
+/* A range's two ends as element tests: by score or by member. */
+struct zbounds {
+    zset_elem_test above_min;
+    zset_elem_test below_max;
+};
+
+static const struct zbounds score_bounds = {score_above_min, score_below_max};
+static const struct zbounds lex_bounds = {lex_above_min, lex_below_max};
+
+static bool
+node_in(zset_elem_test t, const struct zs_node *n, const void *r)
+{
+    return t(node_m(n), node_len(n), n->score, r);
+}
+
+/* zslIsInRange()/zslIsInLexRange() and their listpack twins: may any
+ * member be in r (the last not below it, the first not above it)? */
+static bool
+range_maybe(const struct zset *x, const struct zbounds *o, const void *r)
+{
+    if (zset_len(x) == 0) {
         return false;
     }
     struct zset_iter it;
@@ -730,35 +674,44 @@ lex_maybe(const struct zset *x, const struct zset_lex *r)
     double s;
     zset_iter_at(&it, x, zset_len(x) - 1);
     zset_iter_get(&it, &m, &len, &s);
-    if (!zset_lex_gte_min(m, len, r)) {
+    if (!o->above_min(m, len, s, r)) {
         return false;
     }
     zset_iter_at(&it, x, 0);
     zset_iter_get(&it, &m, &len, &s);
-    return zset_lex_lte_max(m, len, r);
+    return o->below_max(m, len, s, r);
 }
 
-bool
-zset_first_in_lex(const struct zset *x, const struct zset_lex *r,
-                  uint64_t *rank)
+/* Down the skiplist past every node whose test is `pass`: the last such
+ * node (the head if none) and its rank + 1 in *t. */
+static struct zs_node *
+big_past(const struct zset_big *b, zset_elem_test test, bool pass,
+         const void *r, uint64_t *t)
 {
-    if (!lex_maybe(x, r)) {
+    struct zs_node *p = b->head;
+    *t = 0;
+    for (int i = (int)b->level - 1; i >= 0; i--) {
+        while (p->lv[i].fwd != NULL &&
+               node_in(test, p->lv[i].fwd, r) == pass) {
+            *t += p->lv[i].span;
+            p = p->lv[i].fwd;
+        }
+    }
+    return p;
+}
+
+static bool
+first_in(const struct zset *x, const struct zbounds *o, const void *r,
+         uint64_t *rank)
+{
+    if (!range_maybe(x, o, r)) {
         return false;
     }
     if (x->big != NULL) {
-        const struct zset_big *b = x->big;
-        struct zs_node *p = b->head;
-        uint64_t t = 0;
-        for (int i = (int)b->level - 1; i >= 0; i--) {
-            while (p->lv[i].fwd != NULL &&
-                   !zset_lex_gte_min(node_m(p->lv[i].fwd),
-                                     node_len(p->lv[i].fwd), r)) {
-                t += p->lv[i].span;
-                p = p->lv[i].fwd;
-            }
-        }
+        uint64_t t;
+        struct zs_node *p = big_past(x->big, o->above_min, false, r, &t);
         p = p->lv[0].fwd;
-        if (p == NULL || !zset_lex_lte_max(node_m(p), node_len(p), r)) {
+        if (p == NULL || !node_in(o->below_max, p, r)) {
             return false;
         }
         *rank = t;
@@ -770,34 +723,26 @@ zset_first_in_lex(const struct zset *x, const struct zset_lex *r,
         struct pack_item m;
         double s;
         zp_get(&x->pk, offs, i, &m, &s);
-        if (zset_lex_gte_min(m.data, m.len, r)) {
+        if (o->above_min(m.data, m.len, s, r)) {
             *rank = i;
-            return zset_lex_lte_max(m.data, m.len, r);
+            return o->below_max(m.data, m.len, s, r);
         }
     }
     return false;
 }
 
-bool
-zset_last_in_lex(const struct zset *x, const struct zset_lex *r,
-                 uint64_t *rank)
+static bool
+last_in(const struct zset *x, const struct zbounds *o, const void *r,
+        uint64_t *rank)
 {
-    if (!lex_maybe(x, r)) {
+    if (!range_maybe(x, o, r)) {
         return false;
     }
     if (x->big != NULL) {
         const struct zset_big *b = x->big;
-        struct zs_node *p = b->head;
-        uint64_t t = 0;
-        for (int i = (int)b->level - 1; i >= 0; i--) {
-            while (p->lv[i].fwd != NULL &&
-                   zset_lex_lte_max(node_m(p->lv[i].fwd),
-                                    node_len(p->lv[i].fwd), r)) {
-                t += p->lv[i].span;
-                p = p->lv[i].fwd;
-            }
-        }
-        if (p == b->head || !zset_lex_gte_min(node_m(p), node_len(p), r)) {
+        uint64_t t;
+        struct zs_node *p = big_past(b, o->below_max, true, r, &t);
+        if (p == b->head || !node_in(o->above_min, p, r)) {
             return false;
         }
         *rank = t - 1;
@@ -809,12 +754,40 @@ zset_last_in_lex(const struct zset *x, const struct zset_lex *r,
         struct pack_item m;
         double s;
         zp_get(&x->pk, offs, i, &m, &s);
-        if (zset_lex_lte_max(m.data, m.len, r)) {
+        if (o->below_max(m.data, m.len, s, r)) {
             *rank = i;
-            return zset_lex_gte_min(m.data, m.len, r);
+            return o->above_min(m.data, m.len, s, r);
         }
     }
     return false;
+}
+
+bool
+zset_first_in_range(const struct zset *x, const struct zset_range *r,
+                    uint64_t *rank)
+{
+    return !range_empty(r) && first_in(x, &score_bounds, r, rank);
+}
+
+bool
+zset_last_in_range(const struct zset *x, const struct zset_range *r,
+                   uint64_t *rank)
+{
+    return !range_empty(r) && last_in(x, &score_bounds, r, rank);
+}
+
+bool
+zset_first_in_lex(const struct zset *x, const struct zset_lex *r,
+                  uint64_t *rank)
+{
+    return !lex_empty(r) && first_in(x, &lex_bounds, r, rank);
+}
+
+bool
+zset_last_in_lex(const struct zset *x, const struct zset_lex *r,
+                 uint64_t *rank)
+{
+    return !lex_empty(r) && last_in(x, &lex_bounds, r, rank);
 }
 
 uint64_t
@@ -853,21 +826,6 @@ count_from(const struct zset *x, uint64_t first, const uint64_t *last,
         n -= x->big->length - 1 - *last;
     }
     return n;
-}
-
-static bool
-score_below_max(const unsigned char *m, size_t len, double s, const void *r)
-{
-    (void)m;
-    (void)len;
-    return zset_score_lte_max(s, r);
-}
-
-static bool
-lex_below_max(const unsigned char *m, size_t len, double s, const void *r)
-{
-    (void)s;
-    return zset_lex_lte_max(m, len, r);
 }
 
 uint64_t

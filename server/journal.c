@@ -65,6 +65,33 @@ grow(size_t n)
     return true;
 }
 
+/* Room for a record of len payload bytes (too_big, or len over the
+ * limit, breaks the buffer): its payload, NULL when there is none. */
+static inline unsigned char *
+record_open(size_t len, bool too_big)
+{
+    if (too_big || len > JOURNAL_RECORD_MAX) {
+        buf_broken = true;
+        return NULL;
+    }
+    if (!reserve(JOURNAL_HEADER_LEN + len)) {
+        return NULL;
+    }
+    return buf + buf_len + JOURNAL_HEADER_LEN;
+}
+
+/* The record record_open() made room for, its payload written: its
+ * header (length, its complement, the payload's CRC) and into the buffer. */
+static inline void
+record_close(size_t len)
+{
+    unsigned char *p = buf + buf_len;
+    uint32_t hdr[3] = { (uint32_t)len, ~(uint32_t)len,
+                        crc32c_update(0, p + JOURNAL_HEADER_LEN, len) };
+    memcpy(p, hdr, sizeof(hdr));
+    buf_len += JOURNAL_HEADER_LEN + len;
+}
+
 /* A record whose payload is op, `fixed` bytes of fixed fields, then two
  * tails: reserved whole, filled in place, its CRC taken where it lies. */
 static bool
@@ -72,23 +99,15 @@ add_record(uint8_t op, const void *fixed, size_t fixed_len, const void *a,
            size_t alen, const void *b, size_t blen)
 {
     size_t len = 1 + fixed_len + alen + blen;
-    if (len > JOURNAL_RECORD_MAX) {
-        buf_broken = true;
+    unsigned char *payload = record_open(len, false);
+    if (payload == NULL) {
         return false;
     }
-    if (!reserve(JOURNAL_HEADER_LEN + len)) {
-        return false;
-    }
-    unsigned char *p = buf + buf_len;
-    unsigned char *payload = p + JOURNAL_HEADER_LEN;
-    uint32_t hdr[3] = { (uint32_t)len, ~(uint32_t)len, 0 };
     payload[0] = op;
     memcpy(payload + 1, fixed, fixed_len);
     memcpy(payload + 1 + fixed_len, a, alen);
     memcpy(payload + 1 + fixed_len + alen, b, blen);
-    hdr[2] = crc32c_update(0, payload, len);
-    memcpy(p, hdr, sizeof(hdr));
-    buf_len += JOURNAL_HEADER_LEN + len;
+    record_close(len);
     return true;
 }
 
@@ -101,16 +120,10 @@ journal_add_set(uint32_t db, uint8_t type, const char *key, size_t keylen,
     enum { FIXED = 1 + 4 + 1 + 4 + 8 };
     size_t len = FIXED + keylen + state_len;
     uint32_t kl = (uint32_t)keylen;
-    if (keylen > UINT32_MAX || len > JOURNAL_RECORD_MAX) {
-        buf_broken = true;
+    unsigned char *q = record_open(len, keylen > UINT32_MAX);
+    if (q == NULL) {
         return false;
     }
-    if (!reserve(JOURNAL_HEADER_LEN + len)) {
-        return false;
-    }
-    unsigned char *p = buf + buf_len;
-    unsigned char *q = p + JOURNAL_HEADER_LEN;
-    uint32_t hdr[3] = { (uint32_t)len, ~(uint32_t)len, 0 };
     q[0] = JOURNAL_SET;
     memcpy(q + 1, &db, 4);
     q[5] = type;
@@ -118,9 +131,7 @@ journal_add_set(uint32_t db, uint8_t type, const char *key, size_t keylen,
     memcpy(q + 10, &expire_at, 8);
     memcpy(q + FIXED, key, keylen);
     memcpy(q + FIXED + keylen, state, state_len);
-    hdr[2] = crc32c_update(0, q, len);
-    memcpy(p, hdr, sizeof(hdr));
-    buf_len += JOURNAL_HEADER_LEN + len;
+    record_close(len);
     return true;
 }
 
@@ -424,32 +435,41 @@ all_zero(const unsigned char *p, size_t n)
     return true;
 }
 
+/* A SET's or ELEM's payload after the op: db, type, key length and
+ * expiry, `fixed` bytes in all, then the key and the state. */
+static bool
+keyed(const unsigned char *p, size_t len, size_t fixed,
+      struct journal_record *rec)
+{
+    uint32_t kl;
+    if (len < fixed) {
+        return false;
+    }
+    memcpy(&rec->db, p, 4);
+    rec->type = p[4];
+    memcpy(&kl, p + 5, 4);
+    memcpy(&rec->expire_at, p + 9, 8);
+    if (kl > len - fixed) {
+        return false;
+    }
+    rec->key = (const char *)p + fixed;
+    rec->keylen = kl;
+    rec->state = p + fixed + kl;
+    rec->state_len = len - fixed - kl;
+    return true;
+}
+
 /* The payload's fields; false when they do not add up. */
 static bool
 parse_payload(const unsigned char *p, size_t len, struct journal_record *rec)
 {
-    uint32_t kl;
     memset(rec, 0, sizeof(*rec));
     rec->op = p[0];
     p++;
     len--;
     switch (rec->op) {
     case JOURNAL_SET:
-        if (len < 17) {
-            return false;
-        }
-        memcpy(&rec->db, p, 4);
-        rec->type = p[4];
-        memcpy(&kl, p + 5, 4);
-        memcpy(&rec->expire_at, p + 9, 8);
-        if (kl > len - 17) {
-            return false;
-        }
-        rec->key = (const char *)p + 17;
-        rec->keylen = kl;
-        rec->state = p + 17 + kl;
-        rec->state_len = len - 17 - kl;
-        return true;
+        return keyed(p, len, 17, rec);
     case JOURNAL_DEL:
         if (len < 4) {
             return false;
@@ -477,21 +497,10 @@ parse_payload(const unsigned char *p, size_t len, struct journal_record *rec)
         rec->state_len = len - 4;
         return true;
     case JOURNAL_ELEM:
-        if (len < 18) {
+        if (!keyed(p, len, 18, rec)) {
             return false;
         }
-        memcpy(&rec->db, p, 4);
-        rec->type = p[4];
-        memcpy(&kl, p + 5, 4);
-        memcpy(&rec->expire_at, p + 9, 8);
         rec->elem_op = p[17];
-        if (kl > len - 18) {
-            return false;
-        }
-        rec->key = (const char *)p + 18;
-        rec->keylen = kl;
-        rec->state = p + 18 + kl;
-        rec->state_len = len - 18 - kl;
         return true;
     default:
         return false;

@@ -32,6 +32,15 @@ family(struct textbuf *b, const char *name, const char *type, const char *help)
     textbuf_printf(b, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
 }
 
+/* A family of one unlabelled sample. */
+static void
+one(struct textbuf *b, const char *name, const char *type, const char *help,
+    uint64_t v)
+{
+    family(b, name, type, help);
+    textbuf_printf(b, "%s %llu\n", name, (unsigned long long)v);
+}
+
 /* fn for each command that runs, a container's subcommands in its place
  * (the container itself counts nothing), as the per-command families
  * list them. */
@@ -122,48 +131,34 @@ render(struct textbuf *b)
     each_runnable(b, cmds, n, render_histogram);
     struct ks_totals tot;
     keyspace_totals(&tot);
-    family(b, "cellgate_keys", "gauge", "Limiter keys held.");
-    textbuf_printf(b, "cellgate_keys %zu\n", tot.keys);
-    family(b, "cellgate_used_memory_bytes", "gauge",
-           "Bytes allocated (INFO used_memory).");
-    textbuf_printf(b, "cellgate_used_memory_bytes %zu\n", mem_used());
-    family(b, "cellgate_connected_clients", "gauge", "Connected clients.");
-    textbuf_printf(b, "cellgate_connected_clients %zu\n",
-                   server_connected_clients(repl_replica_count()));
-    family(b, "cellgate_expired_keys_total", "counter",
-           "Keys removed once their state was fresh again.");
-    textbuf_printf(b, "cellgate_expired_keys_total %llu\n",
-        (unsigned long long)tot.expired);
-    family(b, "cellgate_evicted_keys_total", "counter",
-           "Keys evicted under maxmemory.");
-    textbuf_printf(b, "cellgate_evicted_keys_total %llu\n",
-        (unsigned long long)tot.evicted);
-    family(b, "cellgate_connections_received_total", "counter",
-           "Connections accepted.");
-    textbuf_printf(b, "cellgate_connections_received_total %llu\n",
-        (unsigned long long)srv.stats.connections_received);
+    one(b, "cellgate_keys", "gauge", "Limiter keys held.", tot.keys);
+    one(b, "cellgate_used_memory_bytes", "gauge",
+        "Bytes allocated (INFO used_memory).", mem_used());
+    one(b, "cellgate_connected_clients", "gauge", "Connected clients.",
+        server_connected_clients(repl_replica_count()));
+    one(b, "cellgate_expired_keys_total", "counter",
+        "Keys removed once their state was fresh again.", tot.expired);
+    one(b, "cellgate_evicted_keys_total", "counter",
+        "Keys evicted under maxmemory.", tot.evicted);
+    one(b, "cellgate_connections_received_total", "counter",
+        "Connections accepted.", srv.stats.connections_received);
     struct persist_info p;
     persist_info(&p);
-    family(b, "cellgate_journal_bytes", "gauge",
-           "Bytes of the journal's files (base and incr); 0 when it is off.");
-    textbuf_printf(b, "cellgate_journal_bytes %llu\n",
-        (unsigned long long)p.current_size);
-    family(b, "cellgate_journal_write_ok", "gauge",
-           "1 while the journal is written, 0 while writes fail (-MISCONF).");
-    textbuf_printf(b, "cellgate_journal_write_ok %d\n", p.last_write_ok);
-    family(b, "cellgate_journal_fsyncs_total", "counter",
-           "fsyncs of the journal.");
-    textbuf_printf(b, "cellgate_journal_fsyncs_total %llu\n",
-        (unsigned long long)p.fsyncs);
+    one(b, "cellgate_journal_bytes", "gauge",
+        "Bytes of the journal's files (base and incr); 0 when it is off.",
+        p.current_size);
+    one(b, "cellgate_journal_write_ok", "gauge",
+        "1 while the journal is written, 0 while writes fail (-MISCONF).",
+        p.last_write_ok);
+    one(b, "cellgate_journal_fsyncs_total", "counter",
+        "fsyncs of the journal.", p.fsyncs);
     family(b, "cellgate_journal_last_fsync_seconds", "gauge",
            "How long the last fsync of the journal took.");
     textbuf_printf(b, "cellgate_journal_last_fsync_seconds %.6f\n",
         (double)p.last_fsync_us / US_PER_SEC);
     rl_stats_render(b);
-    family(b, "cellgate_uptime_seconds", "gauge", "Seconds since start.");
-    textbuf_printf(b, "cellgate_uptime_seconds %lld\n",
-        (long long)(((uint64_t)clock_mono_now() - srv.start_mono_ns) /
-                    (uint64_t)NS_PER_SEC));
+    one(b, "cellgate_uptime_seconds", "gauge", "Seconds since start.",
+        ((uint64_t)clock_mono_now() - srv.start_mono_ns) / (uint64_t)NS_PER_SEC);
 }
 
 void

@@ -131,6 +131,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "lib/dict.h"
 #include "lib/mem.h"
 #include "lib/siphash.h"
 #include "lib/time.h"
@@ -1418,28 +1419,6 @@ store_cron(struct store *s, size_t steps)
  * Scan
  * --------------------------------------------------------------------- */
 
-static inline uint64_t
-rev64(uint64_t v)
-{
-    v = ((v >> 1) & UINT64_C(0x5555555555555555))
-        | ((v & UINT64_C(0x5555555555555555)) << 1);
-    v = ((v >> 2) & UINT64_C(0x3333333333333333))
-        | ((v & UINT64_C(0x3333333333333333)) << 2);
-    v = ((v >> 4) & UINT64_C(0x0f0f0f0f0f0f0f0f))
-        | ((v & UINT64_C(0x0f0f0f0f0f0f0f0f)) << 4);
-    return __builtin_bswap64(v);
-}
-
-/* Increment the cursor's bits under mask, counting from the top bit down. */
-static inline uint64_t
-cursor_next(uint64_t v, uint64_t mask)
-{
-    v |= ~mask;
-    v = rev64(v);
-    v++;
-    return rev64(v);
-}
-
 static void
 scan_bucket(struct store *s, uint32_t h, store_scan_fn fn, void *arg)
 {
@@ -1461,7 +1440,7 @@ store_scan(struct store *s, uint64_t v, store_scan_fn fn, void *arg)
     if (!rehashing(s)) {
         const struct table *t = &s->ht[0];
         scan_bucket(s, t->bucket[v & t->mask], fn, arg);
-        v = cursor_next(v, t->mask);
+        v = dict_cursor_next(v, t->mask);
     } else {
         /* Visit the small table's bucket, then every bucket of the large
          * table whose index has the same low bits (its expansion). */
@@ -1476,7 +1455,7 @@ store_scan(struct store *s, uint64_t v, store_scan_fn fn, void *arg)
         scan_bucket(s, small->bucket[v & m0], fn, arg);
         do {
             scan_bucket(s, large->bucket[v & m1], fn, arg);
-            v = cursor_next(v, m1);
+            v = dict_cursor_next(v, m1);
         } while (v & (m0 ^ m1));
     }
     s->scanning--;

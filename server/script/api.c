@@ -340,20 +340,35 @@ hand_requests_to_caller(void)
     script_client.requests = 0;
 }
 
+enum request_rc { REQUEST_OK, REQUEST_OUTSIDE, REQUEST_BAD_ARGS };
+
+/* The script's request from its arguments; otherwise the error pushed
+ * (`outside` when no script runs). */
+static enum request_rc
+script_request(lua_State *L, const char *outside, struct resp_request *req)
+{
+    if (run == NULL) {
+        push_error(L, outside);
+        return REQUEST_OUTSIDE;
+    }
+    const char *why = args_to_request(L, req);
+    if (why != NULL) {
+        push_error(L, why);
+        return REQUEST_BAD_ARGS;
+    }
+    return REQUEST_OK;
+}
+
 /* redis.call (raise true) and redis.pcall. */
 static int
 call(lua_State *L, bool raise)
 {
-    if (run == NULL) {
-        push_error(L, "redis.call/pcall can only be called inside a script "
-                      "invocation");
-        return lua_error(L);
-    }
     struct resp_request req;
-    const char *why = args_to_request(L, &req);
-    if (why != NULL) {
-        push_error(L, why);
-        return raise ? lua_error(L) : 1;
+    enum request_rc rc = script_request(L, "redis.call/pcall can only be "
+                                        "called inside a script invocation",
+                                        &req);
+    if (rc != REQUEST_OK) {
+        return raise || rc == REQUEST_OUTSIDE ? lua_error(L) : 1;
     }
     lua_settop(L, 0);
     char buf[256];
@@ -362,7 +377,7 @@ call(lua_State *L, bool raise)
     if (row != NULL && row->subcommands != NULL && req.argc >= 2) {
         row = NULL;     /* as Redis's lookupCommand: no such subcommand */
     }
-    why = refused(row, &req, buf, sizeof(buf));
+    const char *why = refused(row, &req, buf, sizeof(buf));
     if (why != NULL) {
         push_refusal(L, row, why);
         return raise ? lua_error(L) : 1;
@@ -438,11 +453,22 @@ api_sha1hex(lua_State *L)
     return 1;
 }
 
-static int
-api_status_reply(lua_State *L)
+/* redis.status_reply's and redis.error_reply's argument check: exactly
+ * one string, else the error pushed. */
+static bool
+one_string_arg(lua_State *L)
 {
     if (lua_gettop(L) != 1 || lua_type(L, -1) != LUA_TSTRING) {
         push_error(L, "wrong number or type of arguments");
+        return false;
+    }
+    return true;
+}
+
+static int
+api_status_reply(lua_State *L)
+{
+    if (!one_string_arg(L)) {
         return 1;
     }
     lua_newtable(L);
@@ -454,8 +480,7 @@ api_status_reply(lua_State *L)
 static int
 api_error_reply(lua_State *L)
 {
-    if (lua_gettop(L) != 1 || lua_type(L, -1) != LUA_TSTRING) {
-        push_error(L, "wrong number or type of arguments");
+    if (!one_string_arg(L)) {
         return 1;
     }
     const char *err = lua_tostring(L, -1);
@@ -526,19 +551,32 @@ api_log(lua_State *L)
     return 0;
 }
 
+/* The one number a run-time setting takes, as an int: false (the error
+ * pushed) outside a script or with other than one argument. */
+static bool
+setting_arg(lua_State *L, const char *outside, const char *argc, int *v)
+{
+    if (run == NULL) {
+        push_error(L, outside);
+        return false;
+    }
+    if (lua_gettop(L) != 1) {
+        push_error(L, argc);
+        return false;
+    }
+    *v = number_to_int(lua_tonumber(L, 1));
+    return true;
+}
+
 static int
 api_setresp(lua_State *L)
 {
-    if (run == NULL) {
-        push_error(L, "redis.setresp can only be called inside a script "
-                      "invocation");
+    int resp;
+    if (!setting_arg(L, "redis.setresp can only be called inside a script "
+                        "invocation",
+                     "redis.setresp() requires one argument.", &resp)) {
         return lua_error(L);
     }
-    if (lua_gettop(L) != 1) {
-        push_error(L, "redis.setresp() requires one argument.");
-        return lua_error(L);
-    }
-    int resp = number_to_int(lua_tonumber(L, 1));
     if (resp != 2 && resp != 3) {
         push_error(L, "RESP version must be 2 or 3.");
         return lua_error(L);
@@ -550,16 +588,12 @@ api_setresp(lua_State *L)
 static int
 api_set_repl(lua_State *L)
 {
-    if (run == NULL) {
-        push_error(L, "redis.set_repl can only be called inside a script "
-                      "invocation");
+    int flags;
+    if (!setting_arg(L, "redis.set_repl can only be called inside a script "
+                        "invocation",
+                     "redis.set_repl() requires two arguments.", &flags)) {
         return lua_error(L);
     }
-    if (lua_gettop(L) != 1) {
-        push_error(L, "redis.set_repl() requires two arguments.");
-        return lua_error(L);
-    }
-    int flags = number_to_int(lua_tonumber(L, -1));
     if ((flags & ~SCRIPT_REPL_ALL) != 0) {
         push_error(L, "Invalid replication flags. Use REPL_AOF, "
                       "REPL_REPLICA, REPL_ALL or REPL_NONE.");
@@ -583,15 +617,9 @@ api_replicate_commands(lua_State *L)
 static int
 api_acl_check_cmd(lua_State *L)
 {
-    if (run == NULL) {
-        push_error(L, "redis.acl_check_cmd can only be called inside a "
-                      "script invocation");
-        return lua_error(L);
-    }
     struct resp_request req;
-    const char *why = args_to_request(L, &req);
-    if (why != NULL) {
-        push_error(L, why);
+    if (script_request(L, "redis.acl_check_cmd can only be called inside a "
+                          "script invocation", &req) != REQUEST_OK) {
         return lua_error(L);
     }
     if (cmd_lookup(req.argv[0], req.argvlen[0]) == NULL) {

@@ -261,25 +261,28 @@ script_init(void)
     return 0;
 }
 
-void
-script_teardown(void)
+/* Every cached script and the Lua state that ran them, gone. */
+static void
+drop_state(void)
 {
     cache_flush();
     if (L != NULL) {
         lua_close(L);
         L = NULL;
     }
+}
+
+void
+script_teardown(void)
+{
+    drop_state();
     api_teardown();
 }
 
 void
 script_flush(void)
 {
-    cache_flush();
-    if (L != NULL) {
-        lua_close(L);
-        L = NULL;
-    }
+    drop_state();
     if (script_init() != 0) {
         log_warning("SCRIPT FLUSH: no memory for a new Lua state; scripts "
                     "answer an error until one can be made");
