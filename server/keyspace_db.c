@@ -18,7 +18,6 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "lib/dict.h"
 #include "lib/mem.h"
 #include "lib/siphash.h"
 #include "server/clock.h"
@@ -69,7 +68,6 @@ keyspace_db_init(const unsigned char seed[16], store_release_fn fn)
     release = fn;
     memcpy(srv.seed, seed, sizeof(srv.seed));
     siphash_key(seed, &hash_k0, &hash_k1);
-    dict_seed(seed);        /* the collections' tables hash alike */
     srv.ndbs = (size_t)srv.conf.databases;
     srv.dbs = mem_calloc(srv.ndbs, sizeof(*srv.dbs));
     return srv.dbs != NULL && keyspace_select(0) ? 0 : -1;

@@ -23,6 +23,7 @@
 #include <unistd.h>
 
 #include "conf/conf.h"
+#include "lib/dict.h"
 #include "lib/mem.h"
 #include "lib/time.h"
 #include "server/child.h"
@@ -604,6 +605,10 @@ setup(void)
     if (cmd_setup(command_table, command_count) < 0) {
         return -1;
     }
+    /* Once a process: WATCH's registry, the channels, the script cache and
+     * the gRPC statistics are dicts that outlive any keyspace, and an entry
+     * hashed under one key is lost under another. */
+    dict_seed(seed);
     if (keyspace_init(seed, clock_wall_now()) < 0) {
         log_warning("Out of memory creating the keyspace");
         return -1;

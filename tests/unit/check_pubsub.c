@@ -12,6 +12,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "lib/dict.h"
 #include "lib/mem.h"
 #include "protocol/obuf.h"
 #include "server/client.h"
@@ -327,13 +328,15 @@ END_TEST
 
 #define NCHAN 64
 
-/* Subscribe cl[0] to NCHAN channels (in order, or reversed) under seed,
- * and the order the table walks them in (indexes into the names). */
+/* Subscribe cl[0] to NCHAN channels (in order, or reversed) under seed
+ * (the process's dict key, which main.c sets once), and the order the
+ * table walks them in (indexes into the names). */
 static void
 walk_order(const unsigned char *seed, bool reversed, int order[NCHAN])
 {
     keyspace_teardown();
     ck_assert_int_eq(keyspace_init(seed, 0), 0);
+    dict_seed(seed);
     for (int i = 0; i < NCHAN; i++) {
         char name[16];
         int k = reversed ? NCHAN - 1 - i : i;
