@@ -111,7 +111,7 @@ static struct cmd client_subcommands[] = {
     { .name = "client|help", .arity = 2, .flags = CMD_LOADING | CMD_STALE,
       .acl = "slow connection", .group = "connection", .since = "5.0.0",
       .summary = "Returns helpful text about the different subcommands.",
-      .proc = client_help_command },
+      .proc = help_command },
     { .name = NULL }
 };
 
@@ -149,7 +149,7 @@ static struct cmd command_subcommands[] = {
     { .name = "command|help", .arity = 2, .flags = CMD_LOADING | CMD_STALE,
       .acl = "slow connection", .group = "server", .since = "5.0.0",
       .summary = "Returns helpful text about the different subcommands.",
-      .proc = command_help_command },
+      .proc = help_command },
     { .name = NULL }
 };
 
@@ -184,7 +184,7 @@ static struct cmd config_subcommands[] = {
     { .name = "config|help", .arity = 2, .flags = CMD_LOADING | CMD_STALE,
       .acl = "slow", .group = "server", .since = "5.0.0",
       .summary = "Returns helpful text about the different subcommands.",
-      .proc = config_help_command },
+      .proc = help_command },
     { .name = NULL }
 };
 
@@ -231,7 +231,7 @@ static struct cmd cluster_subcommands[] = {
       .proc = cluster_slots_command, .tips = NONDET },
     { .name = "cluster|help", .arity = 2, CLUSTER_OWN,
       .summary = "Returns helpful text about the different subcommands.",
-      .proc = cluster_help_command },
+      .proc = help_command },
     { .name = NULL }
 };
 
@@ -257,7 +257,7 @@ static struct cmd slowlog_subcommands[] = {
       .tips = "request_policy:all_nodes response_policy:all_succeeded" },
     { .name = "slowlog|help", .arity = 2, SLOWLOG_HELP,
       .summary = "Show helpful text about the different subcommands.",
-      .proc = slowlog_help_command },
+      .proc = help_command },
     { .name = NULL }
 };
 
@@ -316,7 +316,7 @@ static struct cmd script_subcommands[] = {
     { .name = "script|help", .arity = 2, .flags = CMD_LOADING | CMD_STALE,
       .acl = "slow scripting", .group = "scripting", .since = "5.0.0",
       .summary = "Show helpful text about the different subcommands",
-      .proc = script_help_command },
+      .proc = help_command },
     { .name = NULL }
 };
 
@@ -358,7 +358,7 @@ static struct cmd memory_subcommands[] = {
     { .name = "memory|help", .arity = 2, .flags = CMD_LOADING | CMD_STALE,
       .acl = "slow", .group = "server", .since = "4.0.0",
       .summary = "Returns helpful text about the different subcommands.",
-      .proc = memory_help_command },
+      .proc = help_command },
     { .name = NULL }
 };
 

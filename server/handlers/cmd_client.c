@@ -575,55 +575,6 @@ client_no_evict_command(struct conn *c, struct resp_request *req)
     reply_ok(&c->out);
 }
 
-void
-client_help_command(struct conn *c, struct resp_request *req)
-{
-    static const char *const lines[] = {
-        "CLIENT <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
-        "GETNAME", "    Return the name of the current connection.",
-        "ID", "    Return the ID of the current connection.",
-        "INFO", "    Return information about the current client connection.",
-        "KILL <ip:port>", "    Kill connection made from <ip:port>.",
-        "KILL <option> <value> [<option> <value> [...]]",
-        "    Kill connections. Options are:",
-        "    * ADDR (<ip:port>|<unixsocket>:0)",
-        "      Kill connections made from the specified address",
-        "    * LADDR (<ip:port>|<unixsocket>:0)",
-        "      Kill connections made to specified local address",
-        "    * TYPE (NORMAL|MASTER|REPLICA|PUBSUB)",
-        "      Kill connections by type.",
-        "    * USER <username>",
-        "      Kill connections authenticated by <username>.",
-        "    * SKIPME (YES|NO)",
-        "      Skip killing current connection (default: yes).",
-        "    * ID <client-id>",
-        "      Kill connections by client id.",
-        "    * MAXAGE <maxage>",
-        "      Kill connections older than the specified age.",
-        "LIST [options ...]",
-        "    Return information about client connections. Options:",
-        "    * TYPE (NORMAL|MASTER|REPLICA|PUBSUB)",
-        "      Return clients of specified type.",
-        "UNPAUSE", "    Stop the current client pause, resuming traffic.",
-        "PAUSE <timeout> [WRITE|ALL]",
-        "    Suspend all, or just write, clients for <timeout> milliseconds.",
-        "REPLY (ON|OFF|SKIP)",
-        "    Control the replies sent to the current connection.",
-        "SETNAME <name>",
-        "    Assign the name <name> to the current connection.",
-        "SETINFO <option> <value>",
-        "    Set client meta attr. Options are:",
-        "    * LIB-NAME: the client lib name.",
-        "    * LIB-VER: the client lib version.",
-        "UNBLOCK <clientid> [TIMEOUT|ERROR]",
-        "    Unblock the specified blocked client (none block in cellgate).",
-        "NO-EVICT (ON|OFF)", "    Accepted; cellgate never evicts clients.",
-        "HELP", "    Print this help.", NULL
-    };
-    (void)req;
-    cmd_reply_help(c, lines);
-}
-
 /* ---- RESET ------------------------------------------------------------ */
 
 /* RESET: the connection as new, as Redis's clearClientConnectionState():

@@ -333,26 +333,3 @@ cluster_info_command(struct conn *c, struct resp_request *req)
     reply_verbatim(&c->out, info, (size_t)n, c->proto);
 }
 
-void
-cluster_help_command(struct conn *c, struct resp_request *req)
-{
-    static const char *const lines[] = {
-        "CLUSTER <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
-        "INFO", "    Return information about the cluster.",
-        "KEYSLOT <key>", "    Return the hash slot for <key>.",
-        "MYID", "    Return the node id.",
-        "NODES", "    Return cluster configuration seen by node.",
-        "PROMOTE <node-id>", "    Make <node-id> the primary of its shard "
-        "and save the topology",
-        "    (after a failover; cluster-mode yes).",
-        "RELOAD", "    Re-read the cluster-node lines of the config file "
-        "(cluster-mode yes).",
-        "REPLICAS <node-id>", "    Return <node-id> replicas.",
-        "SHARDS", "    Return information about slot range mappings.",
-        "SLAVES <node-id>", "    Return <node-id> replicas.",
-        "SLOTS", "    Return information about slots range mappings.",
-        "HELP", "    Print this help.", NULL
-    };
-    (void)req;
-    cmd_reply_help(c, lines);
-}

@@ -705,28 +705,3 @@ command_list_command(struct conn *c, struct resp_request *req)
     list_walk(c, t, n, &q, true);
 }
 
-void
-command_help_command(struct conn *c, struct resp_request *req)
-{
-    static const char *const lines[] = {
-        "COMMAND <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
-        "(no subcommand)", "    Return details about all commands.",
-        "COUNT", "    Return the total number of commands in this server.",
-        "LIST", "    Return a list of all commands in this server.",
-        "INFO [<command-name> ...]",
-        "    Return details about multiple commands.",
-        "    If no command names are given, documentation details for all",
-        "    commands are returned.",
-        "DOCS [<command-name> ...]",
-        "    Return documentation details about multiple commands.",
-        "    If no command names are given, documentation details for all",
-        "    commands are returned.",
-        "GETKEYS <full-command>",
-        "    Return the keys from a full command.",
-        "GETKEYSANDFLAGS <full-command>",
-        "    Return the keys and the access flags from a full command.",
-        "HELP", "    Prints this help.", NULL
-    };
-    (void)req;
-    cmd_reply_help(c, lines);
-}

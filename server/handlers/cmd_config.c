@@ -489,21 +489,3 @@ config_rewrite_command(struct conn *c, struct resp_request *req)
     reply_ok(&c->out);
 }
 
-void
-config_help_command(struct conn *c, struct resp_request *req)
-{
-    static const char *const lines[] = {
-        "CONFIG <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
-        "GET <pattern>",
-        "    Return parameters matching the glob-like <pattern> and their "
-        "values.",
-        "SET <directive> <value>",
-        "    Set the configuration <directive> to <value>.",
-        "RESETSTAT", "    Reset statistics reported by the INFO command.",
-        "REWRITE", "    Rewrite the configuration file.",
-        "RELOAD-LIMITS", "    Re-read the named limits of limits-file.",
-        "HELP", "    Prints this help.", NULL
-    };
-    (void)req;
-    cmd_reply_help(c, lines);
-}

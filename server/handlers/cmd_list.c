@@ -80,30 +80,6 @@ list_index(int64_t index, uint64_t len, uint64_t *at)
     return true;
 }
 
-/* LRANGE's and LTRIM's range: [*start, *end] within the list, false when
- * it holds nothing. */
-static bool
-list_range(int64_t start, int64_t end, uint64_t len, uint64_t *s,
-           uint64_t *e)
-{
-    int64_t n = (int64_t)len;
-    if (start < 0) {
-        start = start < -n ? 0 : n + start;
-    }
-    if (end < 0) {
-        end = end < -n ? -1 : n + end;
-    }
-    if (start > end || start >= n) {
-        return false;
-    }
-    if (end >= n) {
-        end = n - 1;
-    }
-    *s = (uint64_t)start;
-    *e = (uint64_t)end;
-    return true;
-}
-
 /* ---- pushing ----------------------------------------------------------- */
 
 static void
@@ -296,7 +272,7 @@ lrange_command(struct conn *c, struct resp_request *req)
         !lookup_list(c, req, LOOKUP_READ, &r)) {
         return;
     }
-    if (r == NULL || !list_range(start, stop, qlist_len(list_of(r)), &s,
+    if (r == NULL || !coll_rank_range(start, stop, qlist_len(list_of(r)), &s,
                                  &e)) {
         reply_array(&c->out, 0);
         return;
@@ -324,7 +300,7 @@ ltrim_command(struct conn *c, struct resp_request *req)
     }
     struct qlist *x = list_of(r);
     uint64_t len = qlist_len(x);
-    (void)list_range(start, stop, len, &s, &e);
+    (void)coll_rank_range(start, stop, len, &s, &e);
     /* Redis tells the watchers even when nothing goes. */
     struct membuf *b = keyspace_elem_begin(r);
     if (s == 0 && e == len - 1) {

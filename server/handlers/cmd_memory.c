@@ -161,21 +161,3 @@ memory_purge_command(struct conn *c, struct resp_request *req)
     reply_ok(&c->out);
 }
 
-void
-memory_help_command(struct conn *c, struct resp_request *req)
-{
-    static const char *const lines[] = {
-        "MEMORY <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
-        "MALLOC-STATS",
-        "    Return internal statistics report from the memory allocator.",
-        "PURGE",
-        "    Attempt to purge dirty pages for reclamation by the allocator.",
-        "STATS", "    Return information about the memory usage of the server.",
-        "USAGE <key> [SAMPLES <count>]",
-        "    Return memory in bytes used by <key> and its value (all of it: "
-        "SAMPLES is accepted).",
-        "HELP", "    Prints this help.", NULL
-    };
-    (void)req;
-    cmd_reply_help(c, lines);
-}

@@ -92,34 +92,6 @@ script_kill_command(struct conn *c, struct resp_request *req)
     script_kill(c);
 }
 
-/* Redis's text, without SCRIPT DEBUG (cellgate has no script debugger). */
-void
-script_help_command(struct conn *c, struct resp_request *req)
-{
-    (void)req;
-    static const char *const lines[] = {
-        "SCRIPT <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
-        "EXISTS <sha1> [<sha1> ...]",
-        "    Return information about the existence of the scripts in the "
-        "script cache.",
-        "FLUSH [ASYNC|SYNC]",
-        "    Flush the Lua scripts cache. Very dangerous on replicas.",
-        "    When called without the optional mode argument, the behavior "
-        "is determined by the",
-        "    lazyfree-lazy-user-flush configuration directive. Valid modes "
-        "are:",
-        "    * ASYNC: Asynchronously flush the scripts cache.",
-        "    * SYNC: Synchronously flush the scripts cache.",
-        "KILL",
-        "    Kill the currently executing Lua script.",
-        "LOAD <script>",
-        "    Load a script into the scripts cache without executing it.",
-        "HELP",
-        "    Prints this help.",
-        NULL
-    };
-    cmd_reply_help(c, lines);
-}
 
 HANDLER_VARIANT(eval_command, script_eval, false, false)
 HANDLER_VARIANT(evalsha_command, script_eval, true, false)

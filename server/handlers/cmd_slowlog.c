@@ -64,22 +64,3 @@ slowlog_reset_command(struct conn *c, struct resp_request *req)
     reply_ok(&c->out);
 }
 
-void
-slowlog_help_command(struct conn *c, struct resp_request *req)
-{
-    static const char *const lines[] = {
-        "SLOWLOG <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
-        "GET [<count>]",
-        "    Return top <count> entries from the slowlog (default: 10, -1 "
-        "mean all).",
-        "    Entries are made of:",
-        "    id, timestamp, time in microseconds, arguments array, client IP "
-        "and port,",
-        "    client name",
-        "LEN", "    Return the length of the slowlog.",
-        "RESET", "    Reset the slowlog.",
-        "HELP", "    Print this help.", NULL
-    };
-    (void)req;
-    cmd_reply_help(c, lines);
-}

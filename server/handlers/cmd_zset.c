@@ -521,29 +521,16 @@ reply_range_len(struct conn *c, bool withscores, uint64_t n)
 static void
 zrange_rank(struct conn *c, const struct zset *z, const struct zrange *q)
 {
-    int64_t llen = (int64_t)zset_len(z), start = q->start, end = q->end;
+    uint64_t llen = zset_len(z), start, end;
     bool rev = q->dir == DIR_REV;
-    if (start < 0) {
-        start = llen + start;
-    }
-    if (end < 0) {
-        end = llen + end;
-    }
-    if (start < 0) {
-        start = 0;
-    }
-    if (start > end || start >= llen) {
+    if (!coll_rank_range(q->start, q->end, llen, &start, &end)) {
         reply_array(&c->out, 0);
         return;
     }
-    if (end >= llen) {
-        end = llen - 1;
-    }
-    uint64_t n = (uint64_t)(end - start + 1);
+    uint64_t n = end - start + 1;
     reply_range_len(c, q->withscores, n);
     struct zset_iter it;
-    zset_iter_at(&it, z, rev ? (uint64_t)(llen - 1 - start)
-                             : (uint64_t)start);
+    zset_iter_at(&it, z, rev ? llen - 1 - start : start);
     for (uint64_t i = 0; i < n; i++) {
         const unsigned char *m;
         size_t len;
@@ -755,17 +742,12 @@ zremrange_generic(struct conn *c, struct resp_request *req, enum rtype type)
     struct zset *z = zs_of(r);
     uint64_t first = 0, n = 0;
     if (type == BY_RANK) {
-        int64_t llen = (int64_t)zset_len(z), start = q.start, end = q.end;
-        start = start < 0 ? llen + start : start;
-        end = end < 0 ? llen + end : end;
-        start = start < 0 ? 0 : start;
-        if (start > end || start >= llen) {
+        uint64_t last;
+        if (!coll_rank_range(q.start, q.end, zset_len(z), &first, &last)) {
             reply_int(&c->out, 0);
             return;
         }
-        end = end >= llen ? llen - 1 : end;
-        first = (uint64_t)start;
-        n = (uint64_t)(end - start + 1);
+        n = last - first + 1;
     } else if (remove_start(z, &q, &first)) {
         n = zset_run_while(z, first, still_in, &q);
     }

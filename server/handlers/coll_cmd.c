@@ -157,3 +157,25 @@ coll_reply_nx_write(struct conn *c, bool ok, bool nx)
         reply_ok(&c->out);
     }
 }
+
+bool
+coll_rank_range(int64_t start, int64_t end, uint64_t len, uint64_t *s,
+                uint64_t *e)
+{
+    int64_t n = (int64_t)len;
+    if (start < 0) {
+        start = start < -n ? 0 : n + start;
+    }
+    if (end < 0) {
+        end = end < -n ? -1 : n + end;
+    }
+    if (start > end || start >= n) {
+        return false;
+    }
+    if (end >= n) {
+        end = n - 1;
+    }
+    *s = (uint64_t)start;
+    *e = (uint64_t)end;
+    return true;
+}

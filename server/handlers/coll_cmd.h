@@ -66,6 +66,12 @@ void coll_scan_reply_head(struct conn *c, uint64_t cursor, size_t n);
 /* Does an element's name pass MATCH (NULL: everything does)? */
 bool coll_scan_match(const struct scan_opts *o, const void *s, size_t len);
 
+/* A range of ranks as LRANGE, LTRIM, ZRANGE and ZREMRANGEBYRANK read
+ * it (a negative index counts from the end): [*s, *e] within len
+ * elements, false when it holds none. */
+bool coll_rank_range(int64_t start, int64_t end, uint64_t len, uint64_t *s,
+                     uint64_t *e);
+
 /* value + incr as INCRBYFLOAT and HINCRBYFLOAT store it and reply with it
  * (ld2string's human form) in text, INCREX_TEXT_MAX bytes, its length in
  * *n; false after the error when the sum is NaN or infinite. */

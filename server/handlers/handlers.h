@@ -24,6 +24,9 @@ struct conn;
 #define HANDLER_VARIANT(name, body, ...) \
     HANDLER(name) { body(c, req, __VA_ARGS__); }
 
+/* cmd_help.c: every container's HELP (CLIENT HELP, CONFIG HELP, ...). */
+HANDLER(help_command);
+
 /* cmd_client.c */
 HANDLER(client_command);
 HANDLER(client_setname_command);
@@ -32,7 +35,6 @@ HANDLER(client_setinfo_command);
 HANDLER(client_id_command);
 HANDLER(client_list_command);
 HANDLER(client_info_command);
-HANDLER(client_help_command);
 HANDLER(client_kill_command);
 HANDLER(client_reply_command);
 HANDLER(client_pause_command);
@@ -62,7 +64,6 @@ HANDLER(script_exists_command);
 HANDLER(script_flush_command);
 HANDLER(script_load_command);
 HANDLER(script_kill_command);
-HANDLER(script_help_command);
 HANDLER(eval_command);
 HANDLER(evalsha_command);
 HANDLER(eval_ro_command);
@@ -74,7 +75,6 @@ HANDLER(memory_usage_command);
 HANDLER(memory_stats_command);
 HANDLER(memory_malloc_stats_command);
 HANDLER(memory_purge_command);
-HANDLER(memory_help_command);
 
 /* cmd_admin.c */
 HANDLER(ping_command);
@@ -101,7 +101,6 @@ HANDLER(config_get_command);
 HANDLER(config_set_command);
 HANDLER(config_resetstat_command);
 HANDLER(config_rewrite_command);
-HANDLER(config_help_command);
 
 /* info.c */
 HANDLER(info_command);
@@ -131,7 +130,6 @@ HANDLER(cluster_nodes_command);
 HANDLER(cluster_promote_command);
 HANDLER(cluster_replicas_command);
 HANDLER(cluster_info_command);
-HANDLER(cluster_help_command);
 HANDLER(cluster_reload_command);
 
 /* cmd_debug.c */
@@ -142,7 +140,6 @@ HANDLER(slowlog_command);
 HANDLER(slowlog_get_command);
 HANDLER(slowlog_len_command);
 HANDLER(slowlog_reset_command);
-HANDLER(slowlog_help_command);
 
 /* cmd_command.c */
 HANDLER(command_command);
@@ -152,7 +149,6 @@ HANDLER(command_docs_command);
 HANDLER(command_list_command);
 HANDLER(command_getkeys_command);
 HANDLER(command_getkeysandflags_command);
-HANDLER(command_help_command);
 
 /* cmd_keys.c */
 HANDLER(exists_command);

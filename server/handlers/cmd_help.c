@@ -1,0 +1,184 @@
+/*
+ * cmd_help.c - the HELP subcommand of every container command (CLIENT
+ * HELP, CONFIG HELP, ...): one handler, and the texts as data, Redis 7.0's
+ * words, with cellgate's own lines where it serves a subcommand
+ * differently or has one Redis lacks (CLUSTER PROMOTE, CONFIG
+ * RELOAD-LIMITS). A text is named for the command that asks for it, so a
+ * new container command adds a table and a row, not a function. DEBUG,
+ * which Redis does not make a container, answers its HELP itself.
+ */
+#include <stddef.h>
+#include <strings.h>
+
+#include "protocol/reply.h"
+#include "server/client.h"
+#include "server/cmd.h"
+#include "server/handlers/handlers.h"
+
+static const char *const client_help[] = {
+    "CLIENT <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+    "GETNAME", "    Return the name of the current connection.",
+    "ID", "    Return the ID of the current connection.",
+    "INFO", "    Return information about the current client connection.",
+    "KILL <ip:port>", "    Kill connection made from <ip:port>.",
+    "KILL <option> <value> [<option> <value> [...]]",
+    "    Kill connections. Options are:",
+    "    * ADDR (<ip:port>|<unixsocket>:0)",
+    "      Kill connections made from the specified address",
+    "    * LADDR (<ip:port>|<unixsocket>:0)",
+    "      Kill connections made to specified local address",
+    "    * TYPE (NORMAL|MASTER|REPLICA|PUBSUB)",
+    "      Kill connections by type.",
+    "    * USER <username>",
+    "      Kill connections authenticated by <username>.",
+    "    * SKIPME (YES|NO)",
+    "      Skip killing current connection (default: yes).",
+    "    * ID <client-id>",
+    "      Kill connections by client id.",
+    "    * MAXAGE <maxage>",
+    "      Kill connections older than the specified age.",
+    "LIST [options ...]",
+    "    Return information about client connections. Options:",
+    "    * TYPE (NORMAL|MASTER|REPLICA|PUBSUB)",
+    "      Return clients of specified type.",
+    "UNPAUSE", "    Stop the current client pause, resuming traffic.",
+    "PAUSE <timeout> [WRITE|ALL]",
+    "    Suspend all, or just write, clients for <timeout> milliseconds.",
+    "REPLY (ON|OFF|SKIP)",
+    "    Control the replies sent to the current connection.",
+    "SETNAME <name>",
+    "    Assign the name <name> to the current connection.",
+    "SETINFO <option> <value>",
+    "    Set client meta attr. Options are:",
+    "    * LIB-NAME: the client lib name.",
+    "    * LIB-VER: the client lib version.",
+    "UNBLOCK <clientid> [TIMEOUT|ERROR]",
+    "    Unblock the specified blocked client (none block in cellgate).",
+    "NO-EVICT (ON|OFF)", "    Accepted; cellgate never evicts clients.",
+    "HELP", "    Print this help.", NULL
+};
+
+static const char *const cluster_help[] = {
+    "CLUSTER <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+    "INFO", "    Return information about the cluster.",
+    "KEYSLOT <key>", "    Return the hash slot for <key>.",
+    "MYID", "    Return the node id.",
+    "NODES", "    Return cluster configuration seen by node.",
+    "PROMOTE <node-id>", "    Make <node-id> the primary of its shard "
+    "and save the topology",
+    "    (after a failover; cluster-mode yes).",
+    "RELOAD", "    Re-read the cluster-node lines of the config file "
+    "(cluster-mode yes).",
+    "REPLICAS <node-id>", "    Return <node-id> replicas.",
+    "SHARDS", "    Return information about slot range mappings.",
+    "SLAVES <node-id>", "    Return <node-id> replicas.",
+    "SLOTS", "    Return information about slots range mappings.",
+    "HELP", "    Print this help.", NULL
+};
+
+static const char *const command_help[] = {
+    "COMMAND <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+    "(no subcommand)", "    Return details about all commands.",
+    "COUNT", "    Return the total number of commands in this server.",
+    "LIST", "    Return a list of all commands in this server.",
+    "INFO [<command-name> ...]",
+    "    Return details about multiple commands.",
+    "    If no command names are given, documentation details for all",
+    "    commands are returned.",
+    "DOCS [<command-name> ...]",
+    "    Return documentation details about multiple commands.",
+    "    If no command names are given, documentation details for all",
+    "    commands are returned.",
+    "GETKEYS <full-command>",
+    "    Return the keys from a full command.",
+    "GETKEYSANDFLAGS <full-command>",
+    "    Return the keys and the access flags from a full command.",
+    "HELP", "    Prints this help.", NULL
+};
+
+static const char *const config_help[] = {
+    "CONFIG <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+    "GET <pattern>",
+    "    Return parameters matching the glob-like <pattern> and their "
+    "values.",
+    "SET <directive> <value>",
+    "    Set the configuration <directive> to <value>.",
+    "RESETSTAT", "    Reset statistics reported by the INFO command.",
+    "REWRITE", "    Rewrite the configuration file.",
+    "RELOAD-LIMITS", "    Re-read the named limits of limits-file.",
+    "HELP", "    Prints this help.", NULL
+};
+
+static const char *const memory_help[] = {
+    "MEMORY <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+    "MALLOC-STATS",
+    "    Return internal statistics report from the memory allocator.",
+    "PURGE",
+    "    Attempt to purge dirty pages for reclamation by the allocator.",
+    "STATS", "    Return information about the memory usage of the server.",
+    "USAGE <key> [SAMPLES <count>]",
+    "    Return memory in bytes used by <key> and its value (all of it: "
+    "SAMPLES is accepted).",
+    "HELP", "    Prints this help.", NULL
+};
+
+static const char *const script_help[] = {
+    "SCRIPT <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+    "EXISTS <sha1> [<sha1> ...]",
+    "    Return information about the existence of the scripts in the "
+    "script cache.",
+    "FLUSH [ASYNC|SYNC]",
+    "    Flush the Lua scripts cache. Very dangerous on replicas.",
+    "    When called without the optional mode argument, the behavior "
+    "is determined by the",
+    "    lazyfree-lazy-user-flush configuration directive. Valid modes "
+    "are:",
+    "    * ASYNC: Asynchronously flush the scripts cache.",
+    "    * SYNC: Synchronously flush the scripts cache.",
+    "KILL",
+    "    Kill the currently executing Lua script.",
+    "LOAD <script>",
+    "    Load a script into the scripts cache without executing it.",
+    "HELP",
+    "    Prints this help.",
+    NULL
+};
+
+static const char *const slowlog_help[] = {
+    "SLOWLOG <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+    "GET [<count>]",
+    "    Return top <count> entries from the slowlog (default: 10, -1 "
+    "mean all).",
+    "    Entries are made of:",
+    "    id, timestamp, time in microseconds, arguments array, client IP "
+    "and port,",
+    "    client name",
+    "LEN", "    Return the length of the slowlog.",
+    "RESET", "    Reset the slowlog.",
+    "HELP", "    Print this help.", NULL
+};
+
+static const struct {
+    const char *command;
+    const char *const *lines;   /* NULL-terminated */
+} texts[] = {
+    { "client", client_help },   { "cluster", cluster_help },
+    { "command", command_help }, { "config", config_help },
+    { "memory", memory_help },   { "script", script_help },
+    { "slowlog", slowlog_help },
+};
+
+/* "<command> HELP": the text of argv[0]. The command table names this
+ * handler only for the commands above; another would get an empty
+ * array. */
+void
+help_command(struct conn *c, struct resp_request *req)
+{
+    for (size_t i = 0; i < sizeof(texts) / sizeof(texts[0]); i++) {
+        if (strcasecmp(req->argv[0], texts[i].command) == 0) {
+            cmd_reply_help(c, texts[i].lines);
+            return;
+        }
+    }
+    reply_array(&c->out, 0);
+}
