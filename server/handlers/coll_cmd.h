@@ -2,7 +2,7 @@
  * coll_cmd.h - what the handlers of Redis's key types share (cmd_keys.c,
  * cmd_list.c, cmd_hash.c, cmd_zset.c), in coll_cmd.c: the typed lookup
  * with Redis's -WRONGTYPE, a collection made ready for an insert under
- * maxmemory, and the arguments of the SCAN family.
+ * maxmemory, the arguments of the SCAN family and a range of ranks.
  */
 #ifndef CELLGATE_COLL_CMD_H
 #define CELLGATE_COLL_CMD_H
