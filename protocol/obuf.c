@@ -33,6 +33,7 @@
 #include <string.h>
 
 #include "lib/mem.h"
+#include "lib/slist.h"
 
 /* Chunks a thread keeps for reuse: one per client written in a loop pass
  * is what a busy unpipelined server cycles through. */
@@ -173,11 +174,8 @@ obuf_init(struct obuf *o)
 void
 obuf_deinit(struct obuf *o)
 {
-    struct obuf_chunk *c = o->head;
-    while (c != NULL) {
-        struct obuf_chunk *next = c->next;
+    SL_DRAIN(struct obuf_chunk, c, o->head, next) {
         chunk_release(c);
-        c = next;
     }
     if (o->spare != NULL) {
         chunk_release(o->spare);

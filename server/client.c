@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "lib/mem.h"
+#include "lib/slist.h"
 
 /* Redis allows names of printable ASCII without spaces ('!'..'~'). */
 static bool
@@ -69,8 +70,7 @@ client_note_fed(struct conn *c)
 {
     if (!c->fed) {
         c->fed = true;
-        c->next_fed = fed;
-        fed = c;
+        SL_PUSH(fed, c, next_fed);
     }
 }
 
@@ -91,12 +91,7 @@ client_unfed(struct conn *c)
     if (!c->fed) {
         return;
     }
-    for (struct conn **p = &fed; *p != NULL; p = &(*p)->next_fed) {
-        if (*p == c) {
-            *p = c->next_fed;
-            break;
-        }
-    }
+    SL_UNLINK(struct conn, fed, c, next_fed);
     c->fed = false;
 }
 

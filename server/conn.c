@@ -33,6 +33,7 @@
 #include <unistd.h>
 
 #include "lib/mem.h"
+#include "lib/slist.h"
 #include "lib/time.h"
 #include "protocol/reply.h"
 #include "server/busy.h"
@@ -170,14 +171,10 @@ close_queued(struct conn *c)
 void
 conn_teardown(void)
 {
-    while (write_list != NULL) {
-        struct conn *c = write_list;
-        write_list = c->next_pending;
+    SL_DRAIN(struct conn, c, write_list, next_pending) {
         close_queued(c);
     }
-    while (input_list != NULL) {
-        struct conn *c = input_list;
-        input_list = c->next_input;
+    SL_DRAIN(struct conn, c, input_list, next_input) {
         close_queued(c);
     }
     iothreads_stop();
@@ -202,8 +199,7 @@ list_write(struct conn *c)
     if (!c->write_queued) {
         c->write_queued = true;
         /* Order does not matter between clients; push front. */
-        c->next_pending = write_list;
-        write_list = c;
+        SL_PUSH(write_list, c, next_pending);
     }
 }
 
@@ -222,8 +218,7 @@ queue_input(struct conn *c)
         return;
     }
     c->input_queued = true;
-    c->next_input = input_list;
-    input_list = c;
+    SL_PUSH(input_list, c, next_input);
     /* An active idle handle makes the loop poll without blocking, so the
      * queued requests run on the next iteration even if no byte arrives. */
     uv_idle_start(&input_handle, run_pending_input);
@@ -235,12 +230,7 @@ unlist_postponed(struct conn *c)
     if (!c->postponed_listed) {
         return;
     }
-    for (struct conn **p = &postponed; *p != NULL; p = &(*p)->next_postponed) {
-        if (*p == c) {
-            *p = c->next_postponed;
-            break;
-        }
-    }
+    SL_UNLINK(struct conn, postponed, c, next_postponed);
     c->postponed_listed = false;
     c->next_postponed = NULL;
 }
@@ -261,22 +251,18 @@ client_list_remove(struct conn *c)
 
 /* ---- memory ------------------------------------------------------------- */
 
-/* Take c off one of the main thread's lists (the lender holds it now, or
- * it goes). */
+/* Take c off the main thread's write and input lists, those it is on (the
+ * lender holds it now, or it goes). */
 static void
-unlist(struct conn *c, struct conn **list, bool input)
+unlist_queued(struct conn *c)
 {
-    for (struct conn **p = list; *p != NULL;
-         p = input ? &(*p)->next_input : &(*p)->next_pending) {
-        if (*p == c) {
-            *p = input ? c->next_input : c->next_pending;
-            break;
-        }
-    }
-    if (input) {
-        c->input_queued = false;
-    } else {
+    if (c->write_queued) {
+        SL_UNLINK(struct conn, write_list, c, next_pending);
         c->write_queued = false;
+    }
+    if (c->input_queued) {
+        SL_UNLINK(struct conn, input_list, c, next_input);
+        c->input_queued = false;
     }
 }
 
@@ -285,12 +271,7 @@ free_conn(struct conn *c)
 {
     /* Still listed when something let it go while it waited there (a
      * migrating client's socket arrived after it closed, say). */
-    if (c->write_queued) {
-        unlist(c, &write_list, false);
-    }
-    if (c->input_queued) {
-        unlist(c, &input_list, true);
-    }
+    unlist_queued(c);
     multi_discard(c);               /* a disconnect discards the MULTI */
     resp_destroy(&c->parser);
     obuf_deinit(&c->out);
@@ -823,8 +804,7 @@ answer_while_busy(struct conn *c)
     io_write(c);
     if (!all && !c->waits_busy) {
         c->waits_busy = true;
-        c->next_waiting_busy = waiting_busy;
-        waiting_busy = c;
+        SL_PUSH(waiting_busy, c, next_waiting_busy);
     }
     return all;
 }
@@ -1314,13 +1294,10 @@ queue_feed(struct conn *m, const char *what)
 static void
 flush_fed(void)
 {
-    struct conn *m = client_take_fed();
-    while (m != NULL) {
-        struct conn *next = m->next_fed;
-        m->next_fed = NULL;
+    struct conn *list = client_take_fed();
+    SL_DRAIN(struct conn, m, list, next_fed) {
         if (m->killed) {
             conn_close(m);          /* a replica whose sync failed */
-            m = next;
             continue;
         }
         if ((m->requests & CLIENT_UNBLOCKED) && m->state == CONN_BLOCKED) {
@@ -1329,7 +1306,6 @@ flush_fed(void)
             queue_input(m);         /* its pipeline goes on */
         }
         queue_feed(m, m->subs != NULL ? "pub/sub" : "fed");
-        m = next;
     }
 }
 
@@ -1357,8 +1333,7 @@ postpone(struct conn *c)
     c->state = CONN_POSTPONED;
     if (!c->postponed_listed) {
         c->postponed_listed = true;
-        c->next_postponed = postponed;
-        postponed = c;
+        SL_PUSH(postponed, c, next_postponed);
     }
     if (c->home == 0 && !c->backlog) {
         c->backlog = true;
@@ -1373,10 +1348,7 @@ wake_postponed(void)
 {
     srv.pause_end_ms = 0;
     srv.pause_all = false;
-    while (postponed != NULL) {
-        struct conn *x = postponed;
-        postponed = x->next_postponed;
-        x->next_postponed = NULL;
+    SL_DRAIN(struct conn, x, postponed, next_postponed) {
         x->postponed_listed = false;
         if (x->state == CONN_POSTPONED) {
             x->state = CONN_READING;
@@ -1835,13 +1807,8 @@ flush_all(uv_prepare_t *h)
     keyspace_publish();             /* the pass's effects, to every sink */
     persist_before_replies();       /* the journal's written (and fsynced) */
     flush_fed();                    /* the replication stream it fed */
-    struct conn *list = write_list;
-    write_list = NULL;
-    while (list != NULL) {
-        struct conn *c = list;
-        list = c->next_pending;
+    SL_DRAIN(struct conn, c, write_list, next_pending) {
         c->write_queued = false;
-        c->next_pending = NULL;
         flush_one(c);
     }
     iothreads_before_poll();
@@ -1939,12 +1906,7 @@ choose_lent(struct conn *caller, struct conn ***lent, int **fds)
             *fds = f;
             cap = ncap;
         }
-        if (c->write_queued) {
-            unlist(c, &write_list, false);
-        }
-        if (c->input_queued) {
-            unlist(c, &input_list, true);
-        }
+        unlist_queued(c);
         c->lent = true;
         (*lent)[n] = c;
         (*fds)[n] = fd;
@@ -1970,12 +1932,7 @@ return_idle_homed(void)
         if (c->home != 0 && c->at_main && !c->migrating &&
             c->state == CONN_READING && c->journal_gen <= persist_safe() &&
             (c->input_queued || c->write_queued)) {
-            if (c->write_queued) {
-                unlist(c, &write_list, false);
-            }
-            if (c->input_queued) {
-                unlist(c, &input_list, true);
-            }
+            unlist_queued(c);
             hand_back(c);
         }
     }
@@ -2077,15 +2034,7 @@ thread_woken(void)
         iothread_reclaim(HOP_RUN, reclaimed);
         return;
     }
-    if (waiting_busy == NULL) {
-        return;
-    }
-    struct conn *list = waiting_busy;
-    waiting_busy = NULL;
-    while (list != NULL) {
-        struct conn *c = list;
-        list = c->next_waiting_busy;
-        c->next_waiting_busy = NULL;
+    SL_DRAIN(struct conn, c, waiting_busy, next_waiting_busy) {
         c->waits_busy = false;
         if (c->state != CONN_CLOSING) {
             io_dispatch(c);

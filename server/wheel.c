@@ -149,6 +149,7 @@
 #include <string.h>
 
 #include "lib/mem.h"
+#include "lib/slist.h"
 
 #define WHEEL_BITS      6
 #define WHEEL_SLOTS     (1 << WHEEL_BITS)   /* 64: one uint64_t map */
@@ -363,11 +364,8 @@ queue_pop(struct wheel *w, unsigned s)
 static void
 queue_free(struct queue *q)
 {
-    struct block *b = q->head;
-    while (b != NULL) {
-        struct block *next = b->next;
+    SL_DRAIN(struct block, b, q->head, next) {
         mem_free(b);
-        b = next;
     }
     memset(q, 0, sizeof(*q));
 }

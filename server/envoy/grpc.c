@@ -29,6 +29,7 @@
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/queue.h>
 #include <uv.h>
 
 #include "lib/time.h"
@@ -48,7 +49,7 @@ struct gconn {
     int64_t created_ms, last_ms;
     bool paused;
     bool closing;
-    struct gconn *prev, *next;
+    TAILQ_ENTRY(gconn) link;        /* conns */
 };
 
 struct gwrite {
@@ -60,7 +61,8 @@ struct gwrite {
 
 static uv_tcp_t listener;
 static bool listening;
-static struct gconn *conns;         /* newest first */
+/* Newest first. */
+static TAILQ_HEAD(gconn_list, gconn) conns = TAILQ_HEAD_INITIALIZER(conns);
 
 static bool make_room(struct h2_budget *b, size_t need,
                       const struct h2_conn *asking);
@@ -83,14 +85,7 @@ gconn_close(struct gconn *g)
         return;
     }
     g->closing = true;
-    if (g->prev != NULL) {
-        g->prev->next = g->next;
-    } else {
-        conns = g->next;
-    }
-    if (g->next != NULL) {
-        g->next->prev = g->prev;
-    }
+    TAILQ_REMOVE(&conns, g, link);
     srv.grpc_clients--;
     /* Its memory goes now, not in the close callback: make_room counts on
      * it, and nothing reads the session once the connection is closing. */
@@ -116,8 +111,8 @@ static struct gconn *
 largest_other(const struct h2_conn *asking)
 {
     size_t most = h2_request_memory(asking);
-    struct gconn *largest = NULL;
-    for (struct gconn *g = conns; g != NULL; g = g->next) {
+    struct gconn *largest = NULL, *g;
+    TAILQ_FOREACH(g, &conns, link) {
         if (g->h2 != NULL && g->h2 != asking &&
             h2_request_memory(g->h2) > most) {
             most = h2_request_memory(g->h2);
@@ -366,11 +361,7 @@ on_connection(uv_stream_t *server, int status)
     snprintf(g->laddr, sizeof(g->laddr), "?:0");
     uv_tcp_init(srv.loop, &g->tcp);
     g->tcp.data = g;
-    g->next = conns;
-    if (conns != NULL) {
-        conns->prev = g;
-    }
-    conns = g;
+    TAILQ_INSERT_HEAD(&conns, g, link);
     srv.grpc_clients++;
     srv.stats.connections_received++;
     if (uv_accept(server, (uv_stream_t *)&g->tcp) != 0) {
@@ -434,8 +425,8 @@ grpc_cron(void)
 {
     int64_t timeout_ms = srv.conf.timeout * MS_PER_SEC, now = clock_loop_ms();
     int64_t stall_ms = srv.conf.grpc_stream_timeout;
-    for (struct gconn *g = conns, *next; g != NULL; g = next) {
-        next = g->next;
+    for (struct gconn *g = TAILQ_FIRST(&conns), *next; g != NULL; g = next) {
+        next = TAILQ_NEXT(g, link);
         if (timeout_ms > 0 && now - g->last_ms > timeout_ms &&
             h2_pending(g->h2) == 0) {
             srv.stats.idle_timeout_closes++;
@@ -473,11 +464,8 @@ void
 grpc_each_client(void (*fn)(const struct grpc_client *c, void *arg),
                  void *arg)
 {
-    struct gconn *g = conns;
-    while (g != NULL && g->next != NULL) {
-        g = g->next;
-    }
-    for (; g != NULL; g = g->prev) {
+    struct gconn *g;
+    TAILQ_FOREACH_REVERSE(g, &conns, gconn_list, link) {
         struct grpc_client c;
         describe(g, &c);
         fn(&c, arg);
@@ -488,9 +476,9 @@ size_t
 grpc_kill(bool (*match)(const struct grpc_client *c, void *arg), void *arg)
 {
     size_t n = 0;
-    for (struct gconn *g = conns, *next; g != NULL; g = next) {
+    for (struct gconn *g = TAILQ_FIRST(&conns), *next; g != NULL; g = next) {
         struct grpc_client c;
-        next = g->next;
+        next = TAILQ_NEXT(g, link);
         describe(g, &c);
         if (match(&c, arg)) {
             gconn_close(g);
@@ -503,8 +491,8 @@ grpc_kill(bool (*match)(const struct grpc_client *c, void *arg), void *arg)
 void
 grpc_shutdown(void)
 {
-    while (conns != NULL) {
-        gconn_close(conns);
+    while (!TAILQ_EMPTY(&conns)) {
+        gconn_close(TAILQ_FIRST(&conns));
     }
     if (listening) {
         uv_close((uv_handle_t *)&listener, NULL);

@@ -18,8 +18,8 @@
 
 static struct dict scripts = DICT_SERVER;
 static size_t eval_only;
-static struct script_entry *newest; /* EVAL-only scripts by last use */
-static struct script_entry *oldest;
+/* The EVAL-only scripts by last use, the newest first. */
+static TAILQ_HEAD(script_lru, script_entry) lru = TAILQ_HEAD_INITIALIZER(lru);
 static lua_State *owner;            /* the state the references are in */
 
 static int
@@ -56,40 +56,10 @@ cache_find(const uint8_t sha[20])
 }
 
 static void
-lru_unlink(struct script_entry *e)
-{
-    if (e->newer != NULL) {
-        e->newer->older = e->older;
-    } else {
-        newest = e->older;
-    }
-    if (e->older != NULL) {
-        e->older->newer = e->newer;
-    } else {
-        oldest = e->newer;
-    }
-    e->newer = e->older = NULL;
-}
-
-static void
-lru_push(struct script_entry *e)
-{
-    e->older = newest;
-    e->newer = NULL;
-    if (newest != NULL) {
-        newest->newer = e;
-    }
-    newest = e;
-    if (oldest == NULL) {
-        oldest = e;
-    }
-}
-
-static void
 remove_entry(struct script_entry *e)
 {
     if (!e->loaded) {
-        lru_unlink(e);
+        TAILQ_REMOVE(&lru, e, by_use);
         eval_only--;
     }
     luaL_unref(owner, LUA_REGISTRYINDEX, e->ref);
@@ -119,9 +89,9 @@ cache_add(lua_State *L, const uint8_t sha[20], unsigned flags, bool loaded)
     e->flags = flags;
     e->loaded = loaded;
     if (!loaded) {
-        lru_push(e);
+        TAILQ_INSERT_HEAD(&lru, e, by_use);
         if (++eval_only > CACHE_EVAL_MAX) {
-            remove_entry(oldest);
+            remove_entry(TAILQ_LAST(&lru, script_lru));
         }
     }
     return e;
@@ -130,9 +100,9 @@ cache_add(lua_State *L, const uint8_t sha[20], unsigned flags, bool loaded)
 void
 cache_touch(struct script_entry *e)
 {
-    if (!e->loaded && newest != e) {
-        lru_unlink(e);
-        lru_push(e);
+    if (!e->loaded && TAILQ_FIRST(&lru) != e) {
+        TAILQ_REMOVE(&lru, e, by_use);
+        TAILQ_INSERT_HEAD(&lru, e, by_use);
     }
 }
 
@@ -140,7 +110,7 @@ void
 cache_keep(struct script_entry *e)
 {
     if (!e->loaded) {
-        lru_unlink(e);
+        TAILQ_REMOVE(&lru, e, by_use);
         eval_only--;
         e->loaded = true;
     }
@@ -156,7 +126,7 @@ cache_flush(void)
     }
     dict_free(&scripts);
     eval_only = 0;
-    newest = oldest = NULL;
+    TAILQ_INIT(&lru);
     owner = NULL;
 }
 

@@ -15,6 +15,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/queue.h>
 
 #include <lua.h>
 
@@ -25,8 +26,7 @@ struct script_entry {
     int ref;                        /* the function, in L's registry */
     unsigned flags;                 /* enum script_flag (api.h) */
     bool loaded;                    /* SCRIPT LOAD: never forgotten */
-    struct script_entry *newer;     /* EVAL-only scripts, by last use */
-    struct script_entry *older;
+    TAILQ_ENTRY(script_entry) by_use;   /* EVAL-only scripts (cache.c) */
 };
 
 /* 40 hex digits, any case, into the 20 bytes; false if not a SHA1. */
