@@ -214,7 +214,7 @@ save_to_disk(char *err, size_t errlen)
 static uint64_t
 changes_now(void)
 {
-    struct ks_totals t;
+    struct store_usage t;
     keyspace_totals(&t);
     return t.changes;
 }
