@@ -65,10 +65,7 @@ struct h2_conn {
                                            so its headers need no lookup */
     struct h2_budget *budget;
     size_t max_message;
-    size_t bytes;                       /* all it holds (h2_memory) */
-    size_t requests;                    /* of which body buffers */
-    size_t received;                    /* body bytes in them */
-    size_t nstreams;
+    struct h2_usage held;               /* h2_usage() */
     int64_t now_ms;                     /* of the bytes being fed */
     int32_t *ready;                     /* ended streams, oldest first */
     size_t nready, capready, headready;
@@ -81,14 +78,14 @@ struct h2_conn {
 static void
 charge(struct h2_conn *h, size_t n)
 {
-    h->bytes += n;
+    h->held.memory += n;
     h->budget->used += n;
 }
 
 static void
 uncharge(struct h2_conn *h, size_t n)
 {
-    h->bytes -= n;
+    h->held.memory -= n;
     h->budget->used -= n;
 }
 
@@ -97,7 +94,7 @@ static void
 charge_request(struct h2_conn *h, size_t n)
 {
     charge(h, n);
-    h->requests += n;
+    h->held.request_memory += n;
     h->budget->requests += n;
 }
 
@@ -105,7 +102,7 @@ static void
 uncharge_request(struct h2_conn *h, size_t n)
 {
     uncharge(h, n);
-    h->requests -= n;
+    h->held.request_memory -= n;
     h->budget->requests -= n;
 }
 
@@ -236,7 +233,7 @@ release_in(struct h2_conn *h, struct stream *s)
         free(s->in);
         uncharge_request(h, s->incap);
     }
-    h->received -= s->inlen;
+    h->held.request_bytes -= s->inlen;
     s->in = NULL;
     s->inlen = s->incap = 0;
 }
@@ -281,7 +278,7 @@ new_stream(struct h2_conn *h, int32_t id)
         h->oldest = s;
     }
     h->streams = s;
-    h->nstreams++;
+    h->held.streams++;
     charge(h, sizeof(*s));
     return s;
 }
@@ -304,7 +301,7 @@ free_stream(struct h2_conn *h, struct stream *s)
     }
     release_in(h, s);
     release_out(h, s);
-    h->nstreams--;
+    h->held.streams--;
     uncharge(h, sizeof(*s));
     if (nspare < SPARE_KEEP) {
         s->next = spare;
@@ -472,7 +469,7 @@ grow_body(struct h2_conn *h, struct stream *s, const uint8_t *data,
     bool from_small = s->in == s->small;
     size_t more = from_small ? cap : cap - s->incap;
     if (h->budget->session_max != 0 &&
-        h->requests + more > h->budget->session_max) {
+        h->held.request_memory + more > h->budget->session_max) {
         return answer_at_limit(h, s, "the connection's requests hold more "
                                "memory than the server allows");
     }
@@ -522,7 +519,7 @@ on_data_chunk(nghttp2_session *session, uint8_t flags, int32_t id,
     }
     memcpy(s->in + s->inlen, data, len);
     s->inlen += len;
-    h->received += len;
+    h->held.request_bytes += len;
     return 0;
 }
 
@@ -775,7 +772,7 @@ h2_free(struct h2_conn *h)
     }
     free(h->ready);
     uncharge(h, h->capready * sizeof(*h->ready));
-    uncharge(h, sizeof(*h));            /* h->bytes is 0 now */
+    uncharge(h, sizeof(*h));            /* h->held.memory is 0 now */
     free(h);
 }
 
@@ -893,26 +890,14 @@ h2_oldest_stream_ms(const struct h2_conn *h)
     return INT64_MAX;
 }
 
-size_t
-h2_memory(const struct h2_conn *h)
+struct h2_usage
+h2_usage(const struct h2_conn *h)
 {
-    return h->bytes;
+    return h->held;
 }
 
 size_t
 h2_request_memory(const struct h2_conn *h)
 {
-    return h->requests;
-}
-
-size_t
-h2_request_bytes(const struct h2_conn *h)
-{
-    return h->received;
-}
-
-size_t
-h2_streams(const struct h2_conn *h)
-{
-    return h->nstreams;
+    return h->held.request_memory;
 }

@@ -47,9 +47,9 @@ struct h2_conn;
 
 /* The memory of the sessions that share a budget (grpc.c's one for all
  * of grpc-port). Every byte h2.c allocates for a session is counted, in
- * the session (h2_memory) and in its budget (used): its streams, their
- * request bodies and answers, and nghttp2's own allocations, which go
- * through h2.c's allocator. Request bodies are counted apart as well
+ * the session (h2_usage(): memory) and in its budget (used): its streams,
+ * their request bodies and answers, and nghttp2's own allocations, which
+ * go through h2.c's allocator. Request bodies are counted apart as well
  * (h2_request_memory, requests): they are what a peer makes a session
  * hold in proportion to what it sends, and what the limits bound. The
  * rest is bounded per session by HTTP/2's settings (max_streams, the
@@ -129,13 +129,19 @@ size_t h2_pending(const struct h2_conn *h);
  * when timeout_ms is 0. */
 size_t h2_expire(struct h2_conn *h, int64_t now_ms, int64_t timeout_ms);
 
-/* What the session holds: all its memory (h2_memory), its request bodies'
- * buffers (h2_request_memory, what the limits bound) and the bytes in
- * them (h2_request_bytes), and its streams. */
-size_t h2_memory(const struct h2_conn *h);
+/* What the session holds (CLIENT LIST's figures). */
+struct h2_usage {
+    size_t memory;              /* all of it */
+    size_t request_memory;      /* of which its request bodies' buffers:
+                                   what the limits bound */
+    size_t request_bytes;       /* the bytes in them */
+    size_t streams;
+};
+struct h2_usage h2_usage(const struct h2_conn *h);
+
+/* Its request memory alone, for the budget's checks on every body that
+ * grows (grpc.c looks for the session holding the most). */
 size_t h2_request_memory(const struct h2_conn *h);
-size_t h2_request_bytes(const struct h2_conn *h);
-size_t h2_streams(const struct h2_conn *h);
 
 /* The headers of the oldest stream not reset yet came at this time;
  * INT64_MAX when there is none. */

@@ -265,7 +265,7 @@ child_request(const struct child_ops *ops, unsigned how, char *err,
         scheduled[ops->kind] = ops;
         return CHILD_SCHEDULED;
     }
-    return ops->start(err, errlen) == 0 ? CHILD_STARTED : CHILD_FAILED;
+    return ops->start(ops, err, errlen) == 0 ? CHILD_STARTED : CHILD_FAILED;
 }
 
 /* ---- reaping ------------------------------------------------------------ */
@@ -356,7 +356,7 @@ start_scheduled(void)
             (ops->due != NULL && !ops->due())) {
             continue;
         }
-        if (ops->start(err, sizeof(err)) == 0) {
+        if (ops->start(ops, err, sizeof(err)) == 0) {
             scheduled[kind] = NULL;         /* child_fork() did, or no need */
         } else {
             retry_at_ms[kind] = now + RETRY_FAILED_START_MS;

@@ -66,10 +66,11 @@ struct child_ops {
     enum child_kind kind;
     /* In the child, once it closed its parent's sockets: 0 = success. */
     int (*work)(void);
-    /* In the parent: the owner's preparation, child_fork(), its log line.
-     * 0 when started (or when nothing is needed any more), -1 with err.
-     * Called by child_request(), and by child_cron() for a scheduled one. */
-    int (*start)(char *err, size_t errlen);
+    /* In the parent: the owner's preparation, child_fork(self), its log
+     * line. 0 when started (or when nothing is needed any more), -1 with
+     * err. Called by child_request(), and by child_cron() for a scheduled
+     * one; self is the table it was called through. */
+    int (*start)(const struct child_ops *self, char *err, size_t errlen);
     /* May a scheduled one start now (NULL: yes)? BGSAVE waits after a
      * failed attempt, as Redis does. */
     bool (*due)(void);

@@ -111,19 +111,13 @@ keyspace_db_exchange(int a, int b)
 }
 
 void
-keyspace_totals(struct ks_totals *t)
+keyspace_totals(struct store_usage *t)
 {
     memset(t, 0, sizeof(*t));
     t->changes = swaps;
     for (size_t i = 0; i < srv.ndbs; i++) {
-        const struct store *s = srv.dbs[i];
-        if (s != NULL) {
-            t->keys += store_size(s);
-            t->volatile_keys += store_volatile(s);
-            t->expired += store_expired(s);
-            t->evicted += store_evicted(s);
-            t->changes += store_changes(s);
-            t->rehash_overhead += store_rehash_overhead(s);
+        if (srv.dbs[i] != NULL) {
+            store_usage_add(t, srv.dbs[i]);
         }
     }
 }

@@ -30,16 +30,8 @@ bool keyspace_select(int i);
 size_t keyspace_total_keys(void);
 
 /* The stores' counters summed over every database (INFO, metrics, the
- * snapshot's count of changes). */
-struct ks_totals {
-    size_t keys;
-    size_t volatile_keys;
-    uint64_t expired;
-    uint64_t evicted;
-    uint64_t changes;
-    size_t rehash_overhead;
-};
-void keyspace_totals(struct ks_totals *t);
+ * snapshot's count of changes); a SWAPDB counts as a change. */
+void keyspace_totals(struct store_usage *t);
 
 /* ---- for keyspace.c only: the databases' lifecycle ---------------------
  *

@@ -129,7 +129,7 @@ render(struct textbuf *b)
     family(b, "cellgate_command_duration_seconds", "histogram",
            "Time spent in the server per command.");
     each_runnable(b, cmds, n, render_histogram);
-    struct ks_totals tot;
+    struct store_usage tot;
     keyspace_totals(&tot);
     one(b, "cellgate_keys", "gauge", "Limiter keys held.", tot.keys);
     one(b, "cellgate_used_memory_bytes", "gauge",

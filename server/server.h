@@ -29,8 +29,8 @@ struct server_stats {
     uint64_t connections_received;
     uint64_t rejected_connections;
     uint64_t commands_processed;
-    uint64_t expired_keys_base;   /* store_expired() at CONFIG RESETSTAT */
-    uint64_t evicted_keys_base;   /* store_evicted() at CONFIG RESETSTAT */
+    uint64_t expired_keys_base;   /* keyspace_totals().expired, at RESETSTAT */
+    uint64_t evicted_keys_base;   /* keyspace_totals().evicted, at RESETSTAT */
     uint64_t keyspace_hits;
     uint64_t keyspace_misses;
     uint64_t protocol_errors;

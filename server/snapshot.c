@@ -214,7 +214,7 @@ save_to_disk(char *err, size_t errlen)
 static uint64_t
 changes_now(void)
 {
-    struct ks_totals t;
+    struct store_usage t;
     keyspace_totals(&t);
     return t.changes;
 }
@@ -241,19 +241,6 @@ snapshot_save(char *err, size_t errlen)
 
 /* ---- the background save ------------------------------------------------ */
 
-static int bgsave_work(void);
-static int bgsave_start(char *err, size_t errlen);
-static bool bgsave_due(void);
-static void bgsave_done(const struct child_exit *how);
-
-static const struct child_ops bgsave_ops = {
-    .kind = CHILD_SNAPSHOT,
-    .work = bgsave_work,
-    .start = bgsave_start,
-    .due = bgsave_due,
-    .done = bgsave_done,
-};
-
 /* In the child: it only reads its copy of the keyspace, and writes. */
 static int
 bgsave_work(void)
@@ -263,11 +250,11 @@ bgsave_work(void)
 }
 
 static int
-bgsave_start(char *err, size_t errlen)
+bgsave_start(const struct child_ops *self, char *err, size_t errlen)
 {
     uint64_t changes = changes_now();
     last_attempt_s = clock_wall_us() / US_PER_SEC;
-    pid_t pid = child_fork(&bgsave_ops, err, errlen);
+    pid_t pid = child_fork(self, err, errlen);
     if (pid < 0) {
         last_ok = false;
         log_warning("Can't save in background: %s", err);
@@ -311,6 +298,13 @@ bgsave_done(const struct child_exit *how)
         remove_child_tmp(how->pid);
     }
 }
+
+/* BGSAVE's and the save rules' child (child.h). */
+static const struct child_ops bgsave_ops = {
+    .kind = CHILD_SNAPSHOT,
+    .work = bgsave_work,            /* in the child; the rest in the parent */
+    .start = bgsave_start, .due = bgsave_due, .done = bgsave_done,
+};
 
 int
 snapshot_bgsave(unsigned how, char *err, size_t errlen)

@@ -1196,10 +1196,25 @@ store_size(const struct store *s)
     return s->count;
 }
 
-size_t
-store_volatile(const struct store *s)
+void
+store_usage_add(struct store_usage *sum, const struct store *s)
 {
-    return s->volatile_count;
+    size_t bucket = sizeof(*s->ht[0].bucket);
+    sum->keys += s->count;
+    sum->volatile_keys += s->volatile_count;
+    sum->expired += s->expired;
+    sum->evicted += s->evicted;
+    sum->changes += s->changes;
+    sum->rehash_overhead += rehashing(s) ? s->ht[0].size * bucket : 0;
+    sum->table_bytes += (s->ht[0].size + s->ht[1].size) * bucket;
+}
+
+struct store_usage
+store_usage(const struct store *s)
+{
+    struct store_usage u = { 0 };
+    store_usage_add(&u, s);
+    return u;
 }
 
 /* A sample of the records' expiries for store_avg_ttl(). */
@@ -1242,12 +1257,6 @@ store_avg_ttl(struct store *s, int64_t now)
     return avg > INT64_MAX ? INT64_MAX : (int64_t)avg;
 }
 
-uint64_t
-store_expired(const struct store *s)
-{
-    return s->expired;
-}
-
 /* Release every record's owned state and big blocks; the slabs go after. */
 static void
 table_flush(struct store *s, struct table *t)
@@ -1285,12 +1294,6 @@ store_flush(struct store *s)
     s->count = 0;
     s->volatile_count = 0;
     s->changes++;
-}
-
-uint64_t
-store_changes(const struct store *s)
-{
-    return s->changes;
 }
 
 /* A record with an expiry the wheel holds no entry for (it had no memory
@@ -1358,24 +1361,6 @@ size_t
 store_bytes(const struct store *s)
 {
     return s->bytes;
-}
-
-uint64_t
-store_evicted(const struct store *s)
-{
-    return s->evicted;
-}
-
-size_t
-store_rehash_overhead(const struct store *s)
-{
-    return rehashing(s) ? s->ht[0].size * sizeof(*s->ht[0].bucket) : 0;
-}
-
-size_t
-store_table_bytes(const struct store *s)
-{
-    return (s->ht[0].size + s->ht[1].size) * sizeof(*s->ht[0].bucket);
 }
 
 size_t

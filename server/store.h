@@ -200,44 +200,49 @@ void store_remove(struct store *s, struct store_rec *r);
 /* Number of records (live, plus dead ones not yet collected). */
 size_t store_size(const struct store *s);
 
-/* Bytes of the bucket array being drained while the table grows or
- * shrinks (0 when no rehash is running): INFO's
- * mem_overhead_db_hashtable_rehashing, as in Redis 7.4. */
-size_t store_rehash_overhead(const struct store *s);
+/* A store's counters, for the readers that want several at once (INFO,
+ * metrics, MEMORY STATS, the snapshot's count of changes). */
+struct store_usage {
+    size_t keys;                /* store_size() */
+    size_t volatile_keys;       /* with an expiry (INFO keyspace "expires") */
+    uint64_t expired;           /* dead records removed since creation, by
+                                   lookups or by the wheel */
+    uint64_t evicted;           /* records evicted since creation */
+    uint64_t changes;           /* writes (expiry set, removal, flush): a
+                                   cheap "dirty" counter */
+    size_t rehash_overhead;     /* bytes of the bucket array being drained
+                                   while the table grows or shrinks (0 when
+                                   no rehash runs): INFO's
+                                   mem_overhead_db_hashtable_rehashing, as
+                                   in Redis 7.4 */
+    size_t table_bytes;         /* of the hash table's bucket arrays (both
+                                   while rehashing) */
+};
+struct store_usage store_usage(const struct store *s);
 
-/* Records with an expiry (INFO keyspace "expires"). */
-size_t store_volatile(const struct store *s);
+/* Add s's counters to *sum (keyspace_totals() over the databases). */
+void store_usage_add(struct store_usage *sum, const struct store *s);
 
-/* Their average time left at now (ns), in ms (INFO keyspace "avg_ttl"),
- * as Redis estimates it: from a sample (of AVG_TTL_SAMPLE keys with an
- * expiry; all of them in a smaller store). 0 when none. */
+/* The average time left at now (ns) of the records with an expiry, in ms
+ * (INFO keyspace "avg_ttl"), as Redis estimates it: from a sample (of
+ * AVG_TTL_SAMPLE keys with an expiry; all of them in a smaller store). 0
+ * when none. */
 int64_t store_avg_ttl(struct store *s, int64_t now);
-
-/* Dead records removed since creation, by lookups or by the wheel. */
-uint64_t store_expired(const struct store *s);
 
 /* Evict one of the records closest to their expiry (volatile-ttl), never
  * `keep` (may be NULL); false when no other record has an expiry. */
 bool store_evict_soonest(struct store *s, const struct store_rec *keep);
 
 /* Bytes the records take: their slots and the blocks of big records (not
- * what their states own, nor the hash table). */
+ * what their states own, nor the hash table). What eviction may win back,
+ * read on its own. */
 size_t store_bytes(const struct store *s);
-
-/* Bytes of the hash table's bucket arrays (both while rehashing). */
-size_t store_table_bytes(const struct store *s);
 
 /* Bytes record r takes: its slab slot (or its block and the slot pointing
  * at it) and, while it is on the wheel, its handle there; state_size is
  * its state's (the store does not keep it). */
 size_t store_rec_bytes(const struct store *s, const struct store_rec *r,
                        size_t state_size);
-
-/* Records evicted since creation. */
-uint64_t store_evicted(const struct store *s);
-
-/* Writes so far (expiry set, removal, flush): a cheap "dirty" counter. */
-uint64_t store_changes(const struct store *s);
 
 /* Remove every record. */
 void store_flush(struct store *s);

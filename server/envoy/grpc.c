@@ -453,10 +453,11 @@ describe(const struct gconn *g, struct grpc_client *c)
     c->fd = (int)fd;
     c->created_ms = g->created_ms;
     c->last_ms = g->last_ms;
-    c->qbuf = h2_request_bytes(g->h2);
-    c->qbuf_free = h2_request_memory(g->h2) - c->qbuf;
+    struct h2_usage held = h2_usage(g->h2);
+    c->qbuf = held.request_bytes;
+    c->qbuf_free = held.request_memory - held.request_bytes;
     c->omem = g->unsent;
-    c->tot_mem = h2_memory(g->h2) + g->unsent;
+    c->tot_mem = held.memory + g->unsent;
 }
 
 /* Oldest first, as RESP clients are listed (by id). */

@@ -451,7 +451,7 @@ config_resetstat_command(struct conn *c, struct resp_request *req)
     int64_t logged = srv.stats.accept_error_logged_ms;
     memset(&srv.stats, 0, sizeof(srv.stats));
     srv.stats.accept_error_logged_ms = logged;
-    struct ks_totals tot;
+    struct store_usage tot;
     keyspace_totals(&tot);
     srv.stats.expired_keys_base = tot.expired;
     srv.stats.evicted_keys_base = tot.evicted;

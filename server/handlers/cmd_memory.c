@@ -95,11 +95,12 @@ reply_databases(struct conn *c, size_t *tables)
         if (s == NULL || store_size(s) == 0) {
             continue;
         }
+        size_t bytes = store_usage(s).table_bytes;
         snprintf(name, sizeof(name), "db.%zu", i);
         reply_bulkz(&c->out, name);
         reply_map(&c->out, 1, c->proto);
-        stat_int(c, "overhead.hashtable.main", store_table_bytes(s));
-        *tables += store_table_bytes(s);
+        stat_int(c, "overhead.hashtable.main", bytes);
+        *tables += bytes;
         n++;
     }
     return n;

@@ -115,7 +115,7 @@ section_memory(struct textbuf *t)
     human(h_scripts, sizeof(h_scripts), (double)scripts);
     conf_format(&srv.conf, conf_find("maxmemory-policy"), policy,
                 sizeof(policy));
-    struct ks_totals tot;
+    struct store_usage tot;
     keyspace_totals(&tot);
     textbuf_printf(t, "# Memory\r\n"
              "used_memory:%zu\r\n"
@@ -234,7 +234,7 @@ static void
 section_stats(struct textbuf *t)
 {
     const struct server_stats *s = &srv.stats;
-    struct ks_totals tot;
+    struct store_usage tot;
     struct child_info ch;
     struct io_figures io, main_io;
     keyspace_totals(&tot);
@@ -401,8 +401,9 @@ section_keyspace(struct textbuf *t)
     for (size_t i = 0; i < srv.ndbs; i++) {
         struct store *s = srv.dbs[i];
         if (s != NULL && store_size(s) > 0) {
+            struct store_usage u = store_usage(s);
             textbuf_printf(t, "db%zu:keys=%zu,expires=%zu,avg_ttl=%" PRId64
-                           "\r\n", i, store_size(s), store_volatile(s),
+                           "\r\n", i, u.keys, u.volatile_keys,
                            store_avg_ttl(s, clock_wall_now()));
         }
     }

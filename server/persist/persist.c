@@ -613,17 +613,6 @@ persist_errno(void)
 /* ---- rewriting --------------------------------------------------------- */
 
 static void stop_journal(void);
-static int rewrite_work(void);
-static int rewrite_start(char *err, size_t errlen);
-static void rewrite_done(const struct child_exit *how);
-
-/* The journal's child (child.h): it writes base number rewrite_seq. */
-static const struct child_ops rewrite_ops = {
-    .kind = CHILD_REWRITE,
-    .work = rewrite_work,
-    .start = rewrite_start,
-    .done = rewrite_done,
-};
 
 /* The rewrite succeeded: the manifest names the new base and the incr
  * file written since it forked. */
@@ -747,10 +736,11 @@ rewrite_work(void)
 
 /* Fork the child that writes base number seq. */
 static int
-fork_rewrite(uint64_t seq, char *err, size_t errlen)
+fork_rewrite(const struct child_ops *ops, uint64_t seq, char *err,
+             size_t errlen)
 {
     rewrite_seq = seq;
-    pid_t pid = child_fork(&rewrite_ops, err, errlen);
+    pid_t pid = child_fork(ops, err, errlen);
     if (pid < 0) {
         log_warning("Can't rewrite append only file in background: %s", err);
         return -1;
@@ -766,10 +756,10 @@ fork_rewrite(uint64_t seq, char *err, size_t errlen)
  * otherwise writes move to a new incr file first, so the base the child
  * writes and that file hold every write between them. */
 static int
-rewrite_start(char *err, size_t errlen)
+rewrite_start(const struct child_ops *self, char *err, size_t errlen)
 {
     if (enabling) {
-        return fork_rewrite(writing.seq, err, errlen);
+        return fork_rewrite(self, writing.seq, err, errlen);
     }
     char dir[PATH_LEN];
     dir_path(dir, sizeof(dir));
@@ -781,8 +771,15 @@ rewrite_start(char *err, size_t errlen)
     if (journal_file_is_open() && start_new_incr(seq, err, errlen) < 0) {
         return -1;
     }
-    return fork_rewrite(seq, err, errlen);
+    return fork_rewrite(self, seq, err, errlen);
 }
+
+/* The journal's child (child.h): it writes base number rewrite_seq. */
+static const struct child_ops rewrite_ops = {
+    .kind = CHILD_REWRITE,
+    .work = rewrite_work,           /* in the child; the rest in the parent */
+    .start = rewrite_start, .done = rewrite_done,
+};
 
 int
 persist_rewrite(unsigned how, char *err, size_t errlen)

@@ -234,19 +234,6 @@ send_fullresync(struct peer *p, const char *replid, int64_t offset)
 
 /* ---- the snapshot child ------------------------------------------------ */
 
-static int sync_work(void);
-static int sync_start(char *err, size_t errlen);
-static void sync_done(const struct child_exit *how);
-
-/* A replica's full sync is a background child of its own kind (child.h):
- * it waits behind a BGSAVE or a journal rewrite, as Redis's does. */
-static const struct child_ops sync_ops = {
-    .kind = CHILD_REPL_SNAPSHOT,
-    .work = sync_work,
-    .start = sync_start,
-    .done = sync_done,
-};
-
 /* In the child. */
 static int
 sync_work(void)
@@ -286,14 +273,14 @@ drop_waiting_peers(void)
  * here. Nothing when none waits any more (a scheduled one whose replicas
  * left). */
 static int
-sync_start(char *err, size_t errlen)
+sync_start(const struct child_ops *self, char *err, size_t errlen)
 {
     if (!peers_waiting()) {
         return 0;
     }
     snprintf(sync_path, sizeof(sync_path), "%s/temp-repl-%d.snap",
              srv.conf.dir, (int)getpid());
-    pid_t pid = child_fork(&sync_ops, err, errlen);
+    pid_t pid = child_fork(self, err, errlen);
     if (pid < 0) {
         log_warning("Cannot fork for a replica's snapshot: %s", err);
         drop_waiting_peers();
@@ -312,6 +299,18 @@ sync_start(char *err, size_t errlen)
                "%" PRId64, (int)pid, stream_offset());
     return 0;
 }
+
+/* Below, with the sending: it may start the next snapshot, through this
+ * table (start_snapshot()). */
+static void sync_done(const struct child_exit *how);
+
+/* A replica's full sync is a background child of its own kind (child.h):
+ * it waits behind a BGSAVE or a journal rewrite, as Redis's does. */
+static const struct child_ops sync_ops = {
+    .kind = CHILD_REPL_SNAPSHOT,
+    .work = sync_work,              /* in the child; the rest in the parent */
+    .start = sync_start, .done = sync_done,
+};
 
 /* A snapshot for the replicas waiting: now, or once the running child
  * (a BGSAVE, a journal rewrite, the previous replica snapshot) ended. */

@@ -156,7 +156,7 @@ struct conn_run {
 static void
 close_conn(struct conn_run *r, int k)
 {
-    size_t before = r->budget.used, held = h2_memory(r->conn[k]);
+    size_t before = r->budget.used, held = h2_usage(r->conn[k]).memory;
     size_t requests = r->budget.requests;
     size_t held_requests = h2_request_memory(r->conn[k]);
     h2_free(r->conn[k]);
@@ -217,10 +217,10 @@ check_limits(const struct conn_run *r)
             continue;
         }
         CHECK(b->session_max == 0 || h2_request_memory(h) <= b->session_max);
-        CHECK(h2_memory(h) >= h2_request_memory(h));
-        CHECK(h2_memory(h) - h2_request_memory(h) <= OVERHEAD_MAX);
-        CHECK(h2_streams(h) <= 2 * MAX_STREAMS);
-        used += h2_memory(h);
+        CHECK(h2_usage(h).memory >= h2_request_memory(h));
+        CHECK(h2_usage(h).memory - h2_request_memory(h) <= OVERHEAD_MAX);
+        CHECK(h2_usage(h).streams <= 2 * MAX_STREAMS);
+        used += h2_usage(h).memory;
         requests += h2_request_memory(h);
     }
     CHECK(b->used == used && b->requests == requests);

@@ -278,7 +278,7 @@ START_TEST(test_a_unary_call_in_and_its_answer_out)
     client_init(&c);
     struct h2_conn *h = h2_new(MAX_MESSAGE, 100, &budget);
     ck_assert_ptr_nonnull(h);
-    ck_assert_uint_eq(budget.used, h2_memory(h));
+    ck_assert_uint_eq(budget.used, h2_usage(h).memory);
     int32_t id = submit_grpc(&c, &b, "hello");
     ck_assert_int_eq(pump(&c, h, 1000), 0);
     /* The server's SETTINGS reached the client. */
@@ -287,7 +287,7 @@ START_TEST(test_a_unary_call_in_and_its_answer_out)
 
     struct h2_call call;
     ck_assert_uint_eq(h2_pending(h), 1);
-    ck_assert_uint_eq(h2_request_bytes(h), 5 + 5);
+    ck_assert_uint_eq(h2_usage(h).request_bytes, 5 + 5);
     ck_assert(h2_next_call(h, &call));
     ck_assert_int_eq(call.stream, id);
     ck_assert_str_eq(call.path, "/envoy.service.ratelimit.v3."
@@ -309,7 +309,7 @@ START_TEST(test_a_unary_call_in_and_its_answer_out)
     ck_assert_mem_eq(x->data, "\0\0\0\0\6world!", 11);
     ck_assert(x->closed);
     ck_assert_uint_eq(x->close_code, NGHTTP2_NO_ERROR);
-    ck_assert_uint_eq(h2_streams(h), 0);
+    ck_assert_uint_eq(h2_usage(h).streams, 0);
     ck_assert(!h2_done(h));
     h2_free(h);
     client_free(&c);
@@ -511,7 +511,7 @@ START_TEST(test_a_message_over_the_largest_is_refused_and_not_kept)
     ck_assert_int_eq(call.refused, GRPC_OK);
     ck_assert_uint_eq(call.len, MAX_MESSAGE);
     /* Only the one accepted is held. */
-    ck_assert_uint_eq(h2_request_bytes(h), MAX_MESSAGE + 5);
+    ck_assert_uint_eq(h2_usage(h).request_bytes, MAX_MESSAGE + 5);
     ck_assert_int_eq(h2_answer(h, over, GRPC_RESOURCE_EXHAUSTED,
                                "the message is larger than the server "
                                "accepts", NULL, 0), 0);
@@ -519,7 +519,7 @@ START_TEST(test_a_message_over_the_largest_is_refused_and_not_kept)
     ck_assert_int_eq(pump(&c, h, 0), 0);
     ck_assert_str_eq(seen_of(&c, over)->grpc_status, "8");
     ck_assert_str_eq(seen_of(&c, at)->grpc_status, "0");
-    ck_assert_uint_eq(h2_request_bytes(h), 0);
+    ck_assert_uint_eq(h2_usage(h).request_bytes, 0);
     h2_free(h);
     client_free(&c);
 }
@@ -548,14 +548,14 @@ START_TEST(test_streams_over_the_maximum_are_refused)
     ck_assert(h2_next_call(h, &call));
     ck_assert_int_eq(call.stream, ids[1]);
     ck_assert(!h2_next_call(h, &call));
-    ck_assert_uint_eq(h2_streams(h), 2);
+    ck_assert_uint_eq(h2_usage(h).streams, 2);
     ck_assert_uint_eq(nghttp2_session_get_remote_settings(
                           c.s, NGHTTP2_SETTINGS_MAX_CONCURRENT_STREAMS), 2);
     for (int i = 0; i < 2; i++) {
         ck_assert_int_eq(h2_answer(h, ids[i], GRPC_OK, NULL, NULL, 0), 0);
     }
     ck_assert_int_eq(pump(&c, h, 0), 0);
-    ck_assert_uint_eq(h2_streams(h), 0);
+    ck_assert_uint_eq(h2_usage(h).streams, 0);
     h2_free(h);
     client_free(&c);
 }
@@ -684,7 +684,7 @@ START_TEST(test_stalled_streams_are_reset_at_the_timeout)
                                         nva, 5, NULL);
     ck_assert_int_gt(id, 0);
     ck_assert_int_eq(pump(&c, h, 1000), 0);
-    ck_assert_uint_eq(h2_streams(h), 1);
+    ck_assert_uint_eq(h2_usage(h).streams, 1);
     ck_assert_int_eq(h2_oldest_stream_ms(h), 1000);
     ck_assert_uint_eq(h2_expire(h, 999999, 0), 0);      /* 0: never */
     ck_assert_uint_eq(h2_expire(h, 1500, 500), 0);
@@ -695,7 +695,7 @@ START_TEST(test_stalled_streams_are_reset_at_the_timeout)
     ck_assert_int_eq(pump(&c, h, 1501), 0);
     ck_assert(seen_of(&c, id)->closed);
     ck_assert_uint_eq(seen_of(&c, id)->close_code, NGHTTP2_CANCEL);
-    ck_assert_uint_eq(h2_streams(h), 0);
+    ck_assert_uint_eq(h2_usage(h).streams, 0);
     h2_free(h);
     client_free(&c);
 }
@@ -711,23 +711,23 @@ START_TEST(test_memory_is_charged_to_the_session_and_its_budget)
     memset(msg, 'q', 3000);
     client_init(&c);
     struct h2_conn *h = h2_new(MAX_MESSAGE, 100, &budget);
-    size_t idle = h2_memory(h);
+    size_t idle = h2_usage(h).memory;
     ck_assert_uint_gt(idle, 0);
     int32_t id = submit_grpc(&c, &b, msg);
     ck_assert_int_eq(pump(&c, h, 0), 0);
-    ck_assert_uint_eq(budget.used, h2_memory(h));
+    ck_assert_uint_eq(budget.used, h2_usage(h).memory);
     /* The body's buffer holds exactly what the prefix declared. */
     ck_assert_uint_eq(h2_request_memory(h), 3005);
-    ck_assert_uint_eq(h2_request_bytes(h), 3005);
+    ck_assert_uint_eq(h2_usage(h).request_bytes, 3005);
     ck_assert_uint_eq(budget.requests, 3005);
-    ck_assert_uint_ge(h2_memory(h), idle + 3005);
+    ck_assert_uint_ge(h2_usage(h).memory, idle + 3005);
     ck_assert_int_eq(h2_answer(h, id, GRPC_OK, NULL,
                                (const unsigned char *)msg, 3000), 0);
     ck_assert_uint_eq(h2_request_memory(h), 0);
     ck_assert_int_eq(pump(&c, h, 0), 0);
     ck_assert_uint_eq(seen_of(&c, id)->datalen, 3005);
-    ck_assert_uint_eq(budget.used, h2_memory(h));
-    ck_assert_uint_eq(h2_streams(h), 0);
+    ck_assert_uint_eq(budget.used, h2_usage(h).memory);
+    ck_assert_uint_eq(h2_usage(h).streams, 0);
     h2_free(h);
     client_free(&c);
 }

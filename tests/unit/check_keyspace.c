@@ -999,7 +999,7 @@ set_room(size_t room)
 static uint64_t
 evicted(void)
 {
-    struct ks_totals t;
+    struct store_usage t;
     keyspace_totals(&t);
     return t.evicted;
 }

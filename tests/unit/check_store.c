@@ -758,7 +758,7 @@ START_TEST(test_a_key_made_in_a_freed_slot_expires_once_at_its_own_time)
     ck_assert_uint_eq(expire_calls(s, T0 + 3600005 * MS, 8, SIZE_MAX), 1);
     ck_assert_uint_eq(store_size(s), 1);
     ck_assert_ptr_null(find_key(s, 2, T0 + 3600005 * MS));
-    ck_assert_uint_eq(store_expired(s), 1);
+    ck_assert_uint_eq(store_usage(s).expired, 1);
     store_destroy(&s);
 }
 END_TEST
@@ -795,7 +795,7 @@ START_TEST(test_wheel_entries_into_chunks_given_back_are_dropped_unread)
                                    SIZE_MAX), 0);
     ck_assert_uint_eq(store_size(s), NEW);
     ck_assert(expire_until_size(s, T0 + 7200001 * MS, 0, SIZE_MAX, 100));
-    ck_assert_uint_eq(store_expired(s), NEW);
+    ck_assert_uint_eq(store_usage(s).expired, NEW);
     store_destroy(&s);
     free(rec);
 }
@@ -901,7 +901,7 @@ START_TEST(test_a_record_the_wheel_had_no_memory_for_still_expires)
         ck_assert(rec[i]->timer != WHEEL_TAG_NONE);
     }
     ck_assert(expire_until_size(s, T0 + (2 + 70 * N) * MS, 0, SIZE_MAX, 100));
-    ck_assert_uint_eq(store_expired(s), N);
+    ck_assert_uint_eq(store_usage(s).expired, N);
     store_destroy(&s);
 #endif
 }
