@@ -178,6 +178,11 @@ struct conn {
                                      * buffer limit (logged, counted) */
     struct resp_parser *parser;
     struct obuf out;
+    /* While CLIENT REPLY OFF or SKIP mutes a command (its replies go to a
+     * buffer conn.c drops), where pushes still go: Redis 7.0 sends
+     * (un)subscribe confirmations and messages to a muted client. NULL:
+     * c->out. Read it through client_push_out(). */
+    struct obuf *unmuted_out;
     int proto;                      /* 2 or 3 */
     int db;
     int64_t paused_since_ms;        /* while CONN_PAUSED */
@@ -231,6 +236,14 @@ void client_format_addr(const struct sockaddr_storage *ss, char *out,
  * module below the connection layer calls into it. client_unfed() takes a
  * closing client off the list. */
 void client_note_fed(struct conn *c);
+
+/* The buffer a push to c goes to: its output, also while a command of
+ * c's runs muted by CLIENT REPLY OFF or SKIP (unmuted_out). */
+static inline struct obuf *
+client_push_out(struct conn *c)
+{
+    return c->unmuted_out != NULL ? c->unmuted_out : &c->out;
+}
 struct conn *client_take_fed(void);
 void client_unfed(struct conn *c);
 

@@ -1361,7 +1361,8 @@ wake_postponed(void)
 
 /* Run a command whose reply CLIENT REPLY OFF or SKIP drops: it writes to
  * a buffer of its own, kept only when it was CLIENT REPLY ON (its +OK is
- * sent, as Redis sends it). */
+ * sent, as Redis sends it). Pushes go to the kept buffer meanwhile
+ * (client_push_out()): Redis sends them to a muted client too. */
 static void
 run_muted(struct conn *c, struct resp_request *req)
 {
@@ -1370,7 +1371,9 @@ run_muted(struct conn *c, struct resp_request *req)
         c->reply_mode = CLIENT_REPLY_SKIP;
     }
     obuf_init(&c->out);
+    c->unmuted_out = &kept;
     cmd_execute(c, req);
+    c->unmuted_out = NULL;
     struct obuf muted = c->out;
     c->out = kept;
     if (c->reply_mode == CLIENT_REPLY_ON) {

@@ -285,15 +285,16 @@ pubsub_forget(struct conn *c)
 static void
 push(struct conn *c, size_t n, const char *const *s, const size_t *len)
 {
+    struct obuf *out = client_push_out(c);
     if (c->proto == 3) {
         char head[24];
         int k = snprintf(head, sizeof(head), ">%zu\r\n", n);
-        obuf_append(&c->out, head, (size_t)k);
+        obuf_append(out, head, (size_t)k);
     } else {
-        reply_array(&c->out, n);
+        reply_array(out, n);
     }
     for (size_t i = 0; i < n; i++) {
-        reply_bulk(&c->out, s[i], len[i]);
+        reply_bulk(out, s[i], len[i]);
     }
     client_note_fed(c);
 }
@@ -302,18 +303,19 @@ void
 pubsub_reply(struct conn *c, const char *kind, const char *name, size_t len,
              size_t count)
 {
+    struct obuf *out = client_push_out(c);
     if (c->proto == 3) {
-        obuf_append(&c->out, ">3\r\n", 4);
+        obuf_append(out, ">3\r\n", 4);
     } else {
-        reply_array(&c->out, 3);
+        reply_array(out, 3);
     }
-    reply_bulkz(&c->out, kind);
+    reply_bulkz(out, kind);
     if (name != NULL) {
-        reply_bulk(&c->out, name, len);
+        reply_bulk(out, name, len);
     } else {
-        reply_null(&c->out, c->proto);
+        reply_null(out, c->proto);
     }
-    reply_int(&c->out, (int64_t)count);
+    reply_int(out, (int64_t)count);
 }
 
 size_t

@@ -133,6 +133,7 @@
 
 #include "lib/dict.h"
 #include "lib/mem.h"
+#include "lib/rand.h"
 #include "lib/siphash.h"
 #include "lib/time.h"
 
@@ -1355,6 +1356,47 @@ store_evict_soonest(struct store *s, const struct store_rec *keep)
         s->evicted++;
     }
     return h != 0;
+}
+
+/* Bucket i of both tables counted as one row (ht[1] after ht[0]). */
+static uint32_t
+bucket_head(const struct store *s, uint64_t i)
+{
+    if (i < s->ht[0].size) {
+        return s->ht[0].bucket[i];
+    }
+    return s->ht[1].bucket[i - s->ht[0].size];
+}
+
+/* Draws from a table nearly empty (after mass deletes, before it shrinks)
+ * could miss for long: past this many, walk on from the last draw. */
+#define RANDOM_DRAWS 128
+
+struct store_rec *
+store_random(struct store *s)
+{
+    if (s->count == 0) {
+        return NULL;
+    }
+    uint64_t buckets = s->ht[0].size + s->ht[1].size;
+    uint64_t i = rand_below(buckets);
+    uint32_t h = bucket_head(s, i);
+    for (int draw = 1; h == 0 && draw < RANDOM_DRAWS; draw++) {
+        i = rand_below(buckets);
+        h = bucket_head(s, i);
+    }
+    for (uint64_t step = 0; h == 0 && step < buckets; step++) {
+        i = i + 1 == buckets ? 0 : i + 1;   /* count > 0: one is found */
+        h = bucket_head(s, i);
+    }
+    size_t chain = 0;
+    for (uint32_t x = h; x != 0; x = rec_at(s, x)->hnext) {
+        chain++;
+    }
+    for (uint64_t pick = chain > 1 ? rand_below(chain) : 0; pick > 0; pick--) {
+        h = rec_at(s, h)->hnext;
+    }
+    return h != 0 ? rec_at(s, h) : NULL;
 }
 
 size_t

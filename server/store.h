@@ -200,6 +200,11 @@ void store_remove(struct store *s, struct store_rec *r);
 /* Number of records (live, plus dead ones not yet collected). */
 size_t store_size(const struct store *s);
 
+/* A record drawn at random, as Redis's dictGetRandomKey draws one (a
+ * random non-empty bucket, then a random record of its chain: not every
+ * record equally likely, but no walk); dead ones too. NULL when empty. */
+struct store_rec *store_random(struct store *s);
+
 /* A store's counters, for the readers that want several at once (INFO,
  * metrics, MEMORY STATS, the snapshot's count of changes). */
 struct store_usage {

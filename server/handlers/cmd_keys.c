@@ -293,6 +293,55 @@ keys_command(struct conn *c, struct resp_request *req)
     mem_free(l.recs);
 }
 
+/* ---- RANDOMKEY --------------------------------------------------------- */
+
+/* Draws that may meet dead keys (expired, not yet collected) before
+ * RANDOMKEY looks for a live one by walking the table instead. */
+#define RANDOMKEY_DRAWS 100
+
+struct first_live {
+    int64_t now;
+    struct store_rec *found;
+};
+
+static void
+note_first_live(struct store_rec *r, void *arg)
+{
+    struct first_live *f = arg;
+    if (f->found == NULL && !store_rec_dead(r, f->now)) {
+        f->found = r;
+    }
+}
+
+/* A live key of the selected database, drawn at random (store_random()),
+ * or nil. Redis deletes the expired keys it draws; here a read writes
+ * nothing, so dead ones are drawn past, and when every draw met one, a
+ * walk finds a live key if there is any. */
+void
+randomkey_command(struct conn *c, struct resp_request *req)
+{
+    (void)req;
+    struct first_live f = { clock_wall_now(), NULL };
+    for (int draw = 0; draw < RANDOMKEY_DRAWS && f.found == NULL; draw++) {
+        struct store_rec *r = store_random(srv.store);
+        if (r == NULL) {
+            break;
+        }
+        note_first_live(r, &f);
+    }
+    if (f.found == NULL && store_size(srv.store) > 0) {
+        uint64_t cursor = 0;
+        do {
+            cursor = store_scan(srv.store, cursor, note_first_live, &f);
+        } while (cursor != 0 && f.found == NULL);
+    }
+    if (f.found == NULL) {
+        reply_null(&c->out, c->proto);
+        return;
+    }
+    reply_bulk(&c->out, store_rec_key(f.found), store_rec_keylen(f.found));
+}
+
 /* SCAN cursor [MATCH pattern] [COUNT n] [TYPE type], as in Redis: the
  * cursor is the store's reverse-binary bucket cursor, so a scan survives
  * table resizes; COUNT is the amount of work (buckets) per call. */

@@ -157,6 +157,7 @@ HANDLER(unlink_command);
 HANDLER(touch_command);
 HANDLER(type_command);
 HANDLER(keys_command);
+HANDLER(randomkey_command);
 HANDLER(scan_command);
 HANDLER(move_command);
 HANDLER(rename_command);

@@ -838,7 +838,7 @@ def g_zpop(g):
 # script SETs with a past EXAT is read right after it, in the caller's
 # database: see past_keys).
 SCRIPT_SKIP = {"SCAN", "HSCAN", "ZSCAN", "MULTI", "EXEC", "DISCARD", "WATCH", "UNWATCH",
-               "CL.THROTTLE", "INCREX", "SELECT"}
+               "CL.THROTTLE", "INCREX", "SELECT", "RANDOMKEY"}
 # Replies whose order is Redis's hash table's (or KEYS'): a script returns
 # their length. TTL and friends: whether positive (the clocks differ).
 SCRIPT_COUNTED = {"HGETALL", "HKEYS", "HVALS", "KEYS"}
@@ -1410,6 +1410,7 @@ GRAMMAR = [
     Cmd("KEYS", g_keys, 1),
     Cmd("SCAN", g_scan, 1, ("MATCH", "COUNT", "TYPE", "<invalid>"), queue=False),
     Cmd("DBSIZE", g_none, 1),
+    Cmd("RANDOMKEY", g_none, 0.5),
     # databases
     Cmd("SELECT", g_select, 1.5),
     Cmd("MOVE", g_move),
@@ -1674,6 +1675,8 @@ def same(name, a, b, encoding=None):
         if name == "HGETALL":
             return len(a.kids) % 2 == 0 and pairs(a) == pairs(b)
         return sorted(k.raw for k in a.kids) == sorted(k.raw for k in b.kids)
+    if name == "RANDOMKEY":             # a key drawn at random: both or none
+        return a.t == b.t == b"$" and b"$-1\r\n" not in (a.raw, b.raw)
     if name == "KEYS" and a.kids is not None and b.kids is not None:
         return sorted(k.raw for k in a.kids) == sorted(k.raw for k in b.kids)
     if name in TTL_SECONDS or name in TTL_MS:

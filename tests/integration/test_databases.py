@@ -242,3 +242,45 @@ def test_a_version_3_snapshot_still_loads(start_daemon, tmp_path):
     c = d2.client()
     c.execute_command("SELECT", 2)
     assert throttle(c, "old") == [1, 2, 0, 60, 120]
+
+
+# ---- RANDOMKEY -------------------------------------------------------------
+
+def test_randomkey_draws_every_live_key_of_the_selected_database(server):
+    conn = server.raw()
+    assert conn.command("SELECT", 5) == b"+OK\r\n"
+    assert conn.command("FLUSHDB") == b"+OK\r\n"
+    assert conn.command("RANDOMKEY") == b"$-1\r\n"
+    assert conn.command("RANDOMKEY", "x") == (
+        b"-ERR wrong number of arguments for 'randomkey' command\r\n")
+    names = [b"k%d" % i for i in range(10)]
+    for n in names:
+        conn.command("SET", n, "v")
+    conn.command("SELECT", 6)
+    conn.command("SET", "elsewhere", "v")
+    conn.command("SELECT", 5)
+    seen = set()
+    for _ in range(500):                # 10 keys: each missed ~1e-22
+        reply = conn.command("RANDOMKEY")
+        seen.add(reply.split(b"\r\n")[1])
+    assert seen == set(names)
+    assert conn.command("HELLO", "3").startswith(b"%7")
+    conn.command("FLUSHDB")
+    assert conn.command("RANDOMKEY") == b"_\r\n"
+
+
+def test_randomkey_never_answers_an_expired_key(start_daemon):
+    """Keys past their expiry but not yet collected are drawn past: with
+    active expiry off, 300 of them and one live key, the live one is the
+    only answer; with none live, nil, as Redis (which deletes them)."""
+    d = start_daemon("--enable-debug-command", "local", fakeclock=True)
+    conn = d.raw()
+    assert conn.command("DEBUG", "SET-ACTIVE-EXPIRE", "0") == b"+OK\r\n"
+    for i in range(300):
+        conn.command("SET", "gone%d" % i, "v", "PX", 1000)
+    d.clock.advance(seconds=2)
+    assert conn.command("DBSIZE") == b":300\r\n"    # none collected yet
+    assert conn.command("RANDOMKEY") == b"$-1\r\n"
+    conn.command("SET", "live", "v")
+    for _ in range(20):
+        assert conn.command("RANDOMKEY") == b"$4\r\nlive\r\n"

@@ -76,6 +76,48 @@ def test_a_subscriber_and_a_publisher_get_redis_bytes(server, redis_server):
                        b"this context\r\n")
 
 
+def muted_subscriber(port, proto):
+    """A subscriber under CLIENT REPLY OFF, then SKIP: every byte it
+    receives up to CLIENT REPLY ON's +OK."""
+    sub, pub = harness.RawConn(port=port), harness.RawConn(port=port)
+    try:
+        sub.command("HELLO", proto)
+        sub.send(resp_command("CLIENT", "REPLY", "OFF"))
+        sub.send(resp_command("SUBSCRIBE", "x", "y"))
+        sub.send(resp_command("PSUBSCRIBE", "p*"))
+        sub.send(resp_command("PING"))              # muted: no PONG
+        got = [sub.reply_bytes() for _ in range(3)]
+        pub.command("PUBLISH", "x", "hi")
+        got.append(sub.reply_bytes())
+        sub.send(resp_command("UNSUBSCRIBE", "x"))
+        sub.send(resp_command("CLIENT", "REPLY", "SKIP"))
+        sub.send(resp_command("SUBSCRIBE", "z"))
+        sub.send(resp_command("PUNSUBSCRIBE"))
+        sub.send(resp_command("UNSUBSCRIBE", "y", "z"))
+        sub.send(resp_command("CLIENT", "REPLY", "ON"))
+        for _ in range(6):                          # bounded: +OK is last
+            got.append(sub.reply_bytes())
+            if got[-1] == b"+OK\r\n":
+                break
+        return got
+    finally:
+        sub.close()
+        pub.close()
+
+
+@pytest.mark.parametrize("proto", [2, 3])
+def test_subscribe_confirmations_and_messages_reach_a_muted_client(
+        server, redis_server, proto):
+    """Redis 7.0 sends (un)subscribe confirmations and messages to a client
+    whose replies CLIENT REPLY OFF or SKIP mutes; the other replies are
+    dropped."""
+    ours = muted_subscriber(server.port, proto)
+    assert ours == muted_subscriber(redis_server.port, proto)
+    head = b">3\r\n" if proto == 3 else b"*3\r\n"
+    assert ours[0] == head + b"$9\r\nsubscribe\r\n$1\r\nx\r\n:1\r\n"
+    assert len(ours) == 10 and ours[-1] == b"+OK\r\n"
+
+
 def test_redis_py_pubsub_receives_messages_and_pattern_messages(server):
     r = server.client()
     p = r.pubsub()

@@ -975,6 +975,40 @@ START_TEST(test_scan_of_a_stable_table_reports_each_key_once)
 }
 END_TEST
 
+/* RANDOMKEY's draw: every record can come up, and a table emptied to
+ * one record (its buckets nearly all empty) still yields it. */
+START_TEST(test_random_draws_every_record_and_finds_a_lone_one)
+{
+    enum { N = 64, DRAWS = 20000 };
+    unsigned hits[N] = { 0 };
+    struct store *s = store_create(seed_a, T0);
+
+    ck_assert_ptr_null(store_random(s));
+    for (uint32_t i = 0; i < N; i++) {
+        (void)add_key(s, i);
+    }
+    for (int d = 0; d < DRAWS; d++) {
+        struct store_rec *r = store_random(s);
+        ck_assert_ptr_nonnull(r);
+        hits[rec_index(r)]++;
+    }
+    for (uint32_t i = 0; i < N; i++) {
+        ck_assert_uint_gt(hits[i], 0);      /* each missed ~ e^-300 */
+    }
+    for (uint32_t i = 0; i + 1 < N; i++) {
+        remove_key(s, i);
+    }
+    for (int d = 0; d < 100; d++) {
+        struct store_rec *r = store_random(s);
+        ck_assert_ptr_nonnull(r);
+        ck_assert_uint_eq(rec_index(r), N - 1);
+    }
+    remove_key(s, N - 1);
+    ck_assert_ptr_null(store_random(s));
+    store_destroy(&s);
+}
+END_TEST
+
 START_TEST(test_scan_of_an_empty_store_ends_at_once)
 {
     unsigned count[1] = { 0 };
@@ -1362,6 +1396,7 @@ store_suite(void)
     tcase_set_timeout(tc, 60);
     tcase_add_test(tc, test_scan_of_a_stable_table_reports_each_key_once);
     tcase_add_test(tc, test_scan_of_an_empty_store_ends_at_once);
+    tcase_add_test(tc, test_random_draws_every_record_and_finds_a_lone_one);
     tcase_add_test(tc, test_scan_interleaved_with_growth_sees_every_live_key);
     tcase_add_test(tc, test_scan_interleaved_with_shrink_sees_every_live_key);
     tcase_add_test(tc, test_lookup_inside_scan_callback_does_not_free);
