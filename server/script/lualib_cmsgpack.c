@@ -67,9 +67,10 @@ grow(struct packing *p, size_t more)
     if (more > SIZE_MAX / 2 - p->len) {
         luaL_error(p->L, "not enough memory");
     }
+    size_t need = p->len + more;
     size_t cap = p->cap;
-    while (cap < p->len + more) {
-        cap = cap * 2 + 64;
+    while (cap < need) {
+        cap = cap > SIZE_MAX / 4 ? need : cap * 2 + 64;
     }
     unsigned char *bytes = lua_newuserdata(p->L, cap);
     if (p->len > 0) {

@@ -280,6 +280,18 @@ get_integer(const char *p, int endian, bool is_signed, size_t size)
     return (lua_Number)(int64_t)v;
 }
 
+/* A float or double read in the format's order (the host is little
+ * endian). */
+static void
+get_reversed(void *value, const char *p, size_t size, int endian)
+{
+    char bytes[sizeof(double)];
+    for (size_t i = 0; i < size; i++) {
+        bytes[i] = p[endian == BIG_ENDIAN_FMT ? size - 1 - i : i];
+    }
+    memcpy(value, bytes, size);
+}
+
 static void
 check_room(lua_State *L, size_t pos, size_t size, size_t len)
 {
@@ -301,21 +313,13 @@ unpack_option(lua_State *L, struct format *f, int opt, const char *data,
         return 0;
     case 'f': {
         float v;
-        char bytes[sizeof v];
-        for (size_t i = 0; i < sizeof v; i++) {
-            bytes[i] = data[pos + (f->endian == BIG_ENDIAN_FMT ? sizeof v - 1 - i : i)];
-        }
-        memcpy(&v, bytes, sizeof v);
+        get_reversed(&v, data + pos, sizeof v, f->endian);
         lua_pushnumber(L, v);
         return 1;
     }
     case 'd': {
         double v;
-        char bytes[sizeof v];
-        for (size_t i = 0; i < sizeof v; i++) {
-            bytes[i] = data[pos + (f->endian == BIG_ENDIAN_FMT ? sizeof v - 1 - i : i)];
-        }
-        memcpy(&v, bytes, sizeof v);
+        get_reversed(&v, data + pos, sizeof v, f->endian);
         lua_pushnumber(L, v);
         return 1;
     }
