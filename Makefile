@@ -34,7 +34,8 @@ WARN     := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes \
 OPT      ?= -O2
 DEBUG    ?= -g
 # Scripts run on Debian's Lua 5.1 with its cjson and bit modules, and
-# msgpack-c's packer under cmsgpack.
+# msgpack-c's packer under cmsgpack (its inline functions: the binary
+# needs libmsgpack-dev to build, no msgpack library to run).
 DEPS_PC     := libuv hiredis libmicrohttpd yaml-0.1 libnghttp2 libprotobuf-c \
                lua5.1 lua5.1-cjson lua5.1-bitop msgpack
 DEPS_CFLAGS := $(shell pkg-config --cflags $(DEPS_PC) 2>/dev/null)
