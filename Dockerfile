@@ -7,7 +7,7 @@ RUN apt-get update \
  && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends \
       gcc make libc6-dev pkg-config libuv1-dev libhiredis-dev libmicrohttpd-dev \
       libyaml-dev libnghttp2-dev libprotobuf-c-dev protobuf-c-compiler \
-      liblua5.1-0-dev lua-cjson-dev lua-bitop-dev \
+      liblua5.1-0-dev lua-cjson-dev lua-bitop-dev libmsgpack-dev \
  && rm -rf /var/lib/apt/lists/*
 WORKDIR /src
 COPY Makefile ./

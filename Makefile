@@ -33,9 +33,11 @@ WARN     := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes \
             -Wmissing-prototypes -Wwrite-strings
 OPT      ?= -O2
 DEBUG    ?= -g
-# Scripts run on Debian's Lua 5.1 with its cjson and bit modules.
+# Scripts run on Debian's Lua 5.1 with its cjson and bit modules, and
+# msgpack-c's packer under cmsgpack (its inline functions: the binary
+# needs libmsgpack-dev to build, no msgpack library to run).
 DEPS_PC     := libuv hiredis libmicrohttpd yaml-0.1 libnghttp2 libprotobuf-c \
-               lua5.1 lua5.1-cjson lua5.1-bitop
+               lua5.1 lua5.1-cjson lua5.1-bitop msgpack
 DEPS_CFLAGS := $(shell pkg-config --cflags $(DEPS_PC) 2>/dev/null)
 DEPS_LIBS   := $(shell pkg-config --libs $(DEPS_PC) 2>/dev/null)
 CHECK_LIBS  := $(shell pkg-config --libs check 2>/dev/null)
@@ -96,7 +98,8 @@ PKGS := libuv1-dev libhiredis-dev check pkg-config redis-tools redis-server \
         protobuf-c-compiler protobuf-compiler python3-grpcio \
         python3-protobuf python3-prometheus-client tmux golang-go \
         golang-gopkg-redis.v5-dev groff-base systemd \
-        liblua5.1-0-dev lua-cjson-dev lua-bitop-dev python3-limits libtsan2
+        liblua5.1-0-dev lua-cjson-dev lua-bitop-dev libmsgpack-dev \
+        python3-limits libtsan2
 # Only `make bench`, `make bench-callgrind` and `make bench-perf` need these.
 BENCH_PKGS := valgrind gnuplot-nox linux-perf nghttp2-client
 
@@ -158,7 +161,7 @@ deps:
 # than Debian and its derivatives (no dpkg), installing them is the user's.
 BUILD_PKGS := gcc make pkg-config libuv1-dev libhiredis-dev libmicrohttpd-dev \
               libyaml-dev libnghttp2-dev libprotobuf-c-dev protobuf-c-compiler \
-              liblua5.1-0-dev lua-cjson-dev lua-bitop-dev
+              liblua5.1-0-dev lua-cjson-dev lua-bitop-dev libmsgpack-dev
 build-deps:
 	@command -v dpkg >/dev/null 2>&1 || exit 0; \
 	$(call apt_install,$(BUILD_PKGS),)

@@ -26,6 +26,8 @@
  */
 #include "server/script/sandbox.h"
 
+#include "server/script/lualibs.h"
+
 #include <limits.h>
 #include <math.h>
 #include <stdbool.h>
@@ -395,7 +397,8 @@ table_foreach(lua_State *L)
 /* ---- opening ---------------------------------------------------------- */
 
 /* Open a library as Redis does, then make it the global `name` (cjson
- * and bit from Debian return their table; not all set the global). */
+ * and bit from Debian return their table; not all set the global;
+ * struct and cmsgpack are lualibs.h's). */
 static void
 open_library(lua_State *L, const char *name, lua_CFunction open)
 {
@@ -407,33 +410,6 @@ open_library(lua_State *L, const char *name, lua_CFunction open)
     } else {
         lua_pop(L, 1);
     }
-}
-
-/* The stubs' __index: the library is named by upvalue 1. */
-static int
-library_missing(lua_State *L)
-{
-    const char *library = lua_tostring(L, lua_upvalueindex(1));
-    if (lua_type(L, 2) == LUA_TSTRING) {
-        return luaL_error(L, "%s.%s is not available in cellgate", library,
-                          lua_tostring(L, 2));
-    }
-    return luaL_error(L, "%s is not available in cellgate", library);
-}
-
-/* struct and cmsgpack: Debian has them for no Lua 5.1, so the globals are
- * tables (as in Redis: type() and pairs(_G) agree) whose every field read
- * says so. */
-static void
-stub_library(lua_State *L, const char *name)
-{
-    lua_newtable(L);
-    lua_createtable(L, 0, 1);
-    lua_pushstring(L, name);
-    lua_pushcclosure(L, library_missing, 1);
-    lua_setfield(L, -2, "__index");
-    lua_setmetatable(L, -2);
-    lua_setglobal(L, name);
 }
 
 /* Set t[name] (t on top of the stack) to f with upvalues: views, then
@@ -495,6 +471,8 @@ replace_base_functions(lua_State *L, int views)
     lua_pop(L, 1);
 }
 
+static void see_through_top(lua_State *L);
+
 static int
 open_protected(lua_State *L)
 {
@@ -504,8 +482,9 @@ open_protected(lua_State *L)
     open_library(L, LUA_MATHLIBNAME, luaopen_math);
     open_library(L, "cjson", luaopen_cjson);
     open_library(L, "bit", luaopen_bit);
-    stub_library(L, "struct");
-    stub_library(L, "cmsgpack");
+    open_library(L, "struct", lualib_struct_open);
+    lualib_cmsgpack_views(see_through_top);
+    open_library(L, "cmsgpack", lualib_cmsgpack_open);
     hide_globals(L);
 
     lua_newtable(L);
@@ -525,6 +504,31 @@ sandbox_open(lua_State *L)
         return -1;
     }
     return 0;
+}
+
+/* For cmsgpack.pack, which walks tables as Redis's Lua shows them: the
+ * real table in place of the view on top of the stack. Two free slots
+ * or nothing is done (the stack is then at Lua's bound anyway). */
+static void
+see_through_top(lua_State *L)
+{
+    if (!lua_checkstack(L, 2)) {
+        return;
+    }
+    lua_pushlightuserdata(L, (void *)&views_key);
+    lua_rawget(L, LUA_REGISTRYINDEX);
+    if (!lua_istable(L, -1)) {
+        lua_pop(L, 1);
+        return;
+    }
+    lua_pushvalue(L, -2);
+    lua_rawget(L, -2);
+    if (lua_isnil(L, -1)) {
+        lua_pop(L, 2);
+    } else {
+        lua_replace(L, -3);
+        lua_pop(L, 1);
+    }
 }
 
 /* ---- sealing ---------------------------------------------------------- */

@@ -17,8 +17,8 @@
 #include <lua.h>
 
 /* Open the libraries a script sees, as Redis 7.0.15 loads them (base,
- * table, string, math, cjson, bit; struct and cmsgpack as stubs that say
- * they are not available), hide what it hides (print, dofile, loadfile,
+ * table, string, math, cjson, bit, and lualibs.h's struct and cmsgpack),
+ * hide what it hides (print, dofile, loadfile,
  * setfenv, getfenv, newproxy; debug, os, io and package are never
  * opened), math.random as 7.0's, loadstring and load refusing bytecode.
  * 0, or -1 when memory ran out (L is then unusable for scripts). */

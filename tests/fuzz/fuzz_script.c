@@ -31,7 +31,11 @@
  *    string.rep of large sizes, table.concat and unpack of large ranges,
  *    all bounded by lua-memory-limit, which the driver sets to 8 MB;
  *    cjson.encode of deep and odd structures, cjson.decode of deep and
- *    odd text; loadstring of generated text.
+ *    odd text; loadstring of generated text;
+ *  - the libraries Redis adds: cmsgpack.pack of any value, unpack,
+ *    unpack_one and unpack_limit of raw bytes, huge declared counts and
+ *    deep nesting at any offset; struct.pack, unpack and size of formats
+ *    drawn from every option (bad ones too) with any values.
  *
  * Loops and recursion are bounded by the generator (at most ~10^5 trips a
  * statement, 16 statements a script). TODO: the engine has no way to end
@@ -519,6 +523,107 @@ expr(struct gen *g)
     g->depth--;
 }
 
+/* cmsgpack: pack of any value (tables deep and cyclic too), unpack of
+ * raw bytes, huge declared counts and deep nesting, the offsets. */
+static void
+msgpack_stmt(struct gen *g)
+{
+    struct input *in = g->in;
+    struct sb *b = g->b;
+    static const char *const offsets[] = { "0", "1", "2", "-1", "1e9", "2^40", "'x'", "1.5" };
+    sb_f(b, "local v%d = {pcall(", ++g->locals);
+    switch (in_pick(in, 6)) {
+    case 0:
+        sb_s(b, "cmsgpack.pack, ");
+        expr(g);
+        sb_s(b, ", ");
+        table_expr(g);
+        break;
+    case 1:
+        sb_s(b, "function() return cmsgpack.unpack(cmsgpack.pack(");
+        table_expr(g);
+        sb_s(b, ", ");
+        expr(g);
+        sb_s(b, ")) end");
+        break;
+    case 2:
+        sb_s(b, "cmsgpack.unpack, ");
+        sb_lua_bytes(b, in, 40);
+        break;
+    case 3:
+        sb_s(b, "cmsgpack.unpack_one, ");
+        sb_lua_bytes(b, in, 24);
+        sb_f(b, ", %s", offsets[in_pick(in, 8)]);
+        break;
+    case 4:
+        sb_s(b, "cmsgpack.unpack_limit, ");
+        sb_lua_bytes(b, in, 24);
+        sb_f(b, ", %s, %s", offsets[in_pick(in, 8)], offsets[in_pick(in, 8)]);
+        break;
+    default:
+        sb_s(b, "cmsgpack.unpack, string.rep(");
+        sb_s(b, (const char *const[]){ "'\\221\\255\\255\\255\\255'", "'\\145'",
+                                       "'\\220\\255\\255'", "'\\129\\1'",
+                                       "'\\1'", "'\\144'" }[in_pick(in, 6)]);
+        sb_f(b, ", %d)", 1 + (int)in_u16(in) % 12000);
+        break;
+    }
+    sb_s(b, ")}");
+}
+
+/* A struct format of a few options, sizes and alignments included. */
+static void
+struct_format(struct gen *g)
+{
+    static const char *const options[] = {
+        "<", ">", "!", "!4", "!3", " ", "b", "B", "h", "H", "l", "L", "T", "i", "I",
+        "i3", "I16", "i40", "f", "d", "x", "c", "c0", "c2", "s", "z", "=", "i0",
+    };
+    unsigned n = 1 + in_pick(g->in, 6);
+    sb_s(g->b, "'");
+    for (unsigned i = 0; i < n; i++) {
+        sb_s(g->b, options[in_pick(g->in, sizeof options / sizeof options[0])]);
+    }
+    sb_s(g->b, "'");
+}
+
+/* struct: pack of any values, unpack of raw bytes at any position,
+ * size, and round trips. */
+static void
+struct_stmt(struct gen *g)
+{
+    struct input *in = g->in;
+    struct sb *b = g->b;
+    sb_f(b, "local v%d = {pcall(", ++g->locals);
+    switch (in_pick(in, 4)) {
+    case 0:
+        sb_s(b, "struct.pack, ");
+        struct_format(g);
+        for (unsigned i = in_pick(in, 4); i > 0; i--) {
+            sb_s(b, ", ");
+            expr(g);
+        }
+        break;
+    case 1:
+        sb_s(b, "struct.unpack, ");
+        struct_format(g);
+        sb_s(b, ", ");
+        sb_lua_bytes(b, in, 40);
+        sb_s(b, (const char *const[]){ "", ", 1", ", 3", ", 0", ", -1", ", 1e9" }[in_pick(in, 6)]);
+        break;
+    case 2:
+        sb_s(b, "struct.size, ");
+        struct_format(g);
+        break;
+    default:
+        sb_s(b, "function() local f = ");
+        struct_format(g);
+        sb_s(b, " return struct.unpack(f, struct.pack(f, 1, -2, 'abc', 2^40, 0.5)) end");
+        break;
+    }
+    sb_s(b, ")}");
+}
+
 /* A statement; locals it defines are v<n>. */
 static void
 stmt(struct gen *g)
@@ -729,6 +834,12 @@ stmt(struct gen *g)
         sb_f(b, "local v%d = 0 for i = 1, %d do v%d = v%d + #redis.call('lrange', 'l', 0, -1) end",
              g->locals + 1, 1 + (int)in_pick(in, 50), g->locals + 1, g->locals + 1);
         g->locals++;
+        break;
+    case 24:
+        msgpack_stmt(g);
+        break;
+    case 25:
+        struct_stmt(g);
         break;
     default:
         sb_f(b, "local v%d = ", ++g->locals);

@@ -55,6 +55,7 @@ static const struct {
     { "reply_read", reply_read_suite },
     { "sandbox", sandbox_suite },
     { "convert", convert_suite },
+    { "lualibs", lualibs_suite },
 };
 
 #define NSUITES (sizeof(suites) / sizeof(suites[0]))

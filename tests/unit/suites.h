@@ -43,5 +43,6 @@ Suite *sha1_suite(void);
 Suite *reply_read_suite(void);
 Suite *sandbox_suite(void);
 Suite *convert_suite(void);
+Suite *lualibs_suite(void);
 
 #endif
