@@ -40,5 +40,7 @@
 #define ERR_CLIENT_TYPE "ERR Unknown client type '%.128s'"
 #define ERR_CLIENT_NAME                                                       \
     "ERR Client names cannot contain spaces, newlines or special characters."
+/* FUNCTION RESTORE's payload that does not hold libraries. */
+#define ERR_FUNCTIONS_PAYLOAD "ERR failed loading the given functions payload"
 
 #endif

@@ -686,3 +686,30 @@ sandbox_push_globals(lua_State *L)
         lua_pushvalue(L, LUA_GLOBALSINDEX);
     }
 }
+
+/* ---- FUNCTION LOAD's tables (function.c) ------------------------------- */
+
+void
+sandbox_undefined_raises(lua_State *L)
+{
+    lua_createtable(L, 0, 1);
+    lua_pushcfunction(L, missing_global);
+    lua_setfield(L, -2, "__index");
+    lua_setmetatable(L, -2);
+}
+
+void
+sandbox_view(lua_State *L)
+{
+    struct sealing s;
+    int real = lua_gettop(L);
+    lua_pushlightuserdata(L, (void *)&views_key);
+    lua_rawget(L, LUA_REGISTRYINDEX);
+    luaL_checktype(L, -1, LUA_TTABLE);
+    s.views = lua_gettop(L);
+    lua_newtable(L);
+    s.made = lua_gettop(L);
+    push_view(L, real, &s);
+    lua_replace(L, real);
+    lua_settop(L, real);
+}
