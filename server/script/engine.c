@@ -913,6 +913,10 @@ script_function_load(struct conn *c, const char *code, size_t len,
         cmd_error(c, ERR_NOMEM);
         return;
     }
+    if (!keyspace_admit(0, NULL)) {     /* deny-oom, as Redis's row */
+        cmd_error(c, ERR_OOM);
+        return;
+    }
     const char *name;
     size_t name_len;
     char err[600];
@@ -974,6 +978,10 @@ script_function_restore(struct conn *c, const char *payload, size_t len,
 {
     struct membuf set = { 0 };
     char err[600];
+    if (!keyspace_admit(0, NULL)) {     /* deny-oom, as Redis's row */
+        cmd_error(c, ERR_OOM);
+        return;
+    }
     if (L == NULL && script_init() != 0) {
         cmd_error(c, ERR_NOMEM);
         return;
