@@ -926,11 +926,35 @@ function_replace_set(lua_State *L, const unsigned char *p, size_t len,
     return 0;
 }
 
-/* One library of a RESTORE: a library of this name that was there before
- * is an error (APPEND) or replaced (REPLACE); one the payload held twice
- * is Redis's error for a second LOAD. */
+/* APPEND: a library of the payload's name already loaded is an error,
+ * before any library is loaded (Redis checks every name first). */
 static bool
-restore_one(lua_State *L, const char *code, size_t len, bool replace,
+restore_collides(const unsigned char *p, size_t len, char *err,
+                 size_t errlen)
+{
+    struct membuf_reader r = { p, len };
+    uint32_t n;
+    const unsigned char *code;
+    bool clash = false;
+    while (!clash && membuf_read(&r, &n, 4) && membuf_skip(&r, n, &code)) {
+        struct meta m;
+        char why[64];
+        if (read_meta((const char *)code, n, &m, why, sizeof(why)) &&
+            library_find(m.name, m.name_len) != NULL) {
+            snprintf(err, errlen, "ERR Library %.*s already exists",
+                     (int)m.name_len, m.name);
+            clash = true;
+        }
+        mem_free(m.words);
+    }
+    return clash;
+}
+
+/* One library of a RESTORE: a library of this name that was there before
+ * is replaced (REPLACE; APPEND checked for them first); one the payload
+ * held twice is Redis's error for a second LOAD. */
+static bool
+restore_one(lua_State *L, const char *code, size_t len,
             struct membuf *mine, char *err, size_t errlen)
 {
     struct meta m;
@@ -939,11 +963,6 @@ restore_one(lua_State *L, const char *code, size_t len, bool replace,
     bool before = old != NULL;
     for (size_t i = 0; old != NULL && i < mine->len / sizeof(old); i++) {
         before &= memcmp(mine->p + i * sizeof(old), &old, sizeof(old)) != 0;
-    }
-    if (ok && before && !replace) {
-        snprintf(err, errlen, "ERR Library %.*s already exists",
-                 (int)m.name_len, m.name);
-        ok = false;
     }
     struct fn_library *lib = NULL;
     if (ok && check_meta(&m, err, errlen)) {
@@ -969,6 +988,11 @@ function_restore(lua_State *L, const unsigned char *p, size_t len,
         mem_free(old.p);
         return -1;
     }
+    if (policy == FN_RESTORE_APPEND &&
+        restore_collides(p, len, err, errlen)) {
+        mem_free(old.p);
+        return -1;
+    }
     if (policy == FN_RESTORE_FLUSH) {
         function_flush(L);
     }
@@ -980,8 +1004,7 @@ function_restore(lua_State *L, const unsigned char *p, size_t len,
         if (!membuf_read(&r, &n, 4) || !membuf_skip(&r, n, &code)) {
             snprintf(err, errlen, ERR_FUNCTIONS_PAYLOAD);
             rc = -1;
-        } else if (!restore_one(L, (const char *)code, n,
-                                policy == FN_RESTORE_REPLACE, &mine, err,
+        } else if (!restore_one(L, (const char *)code, n, &mine, err,
                                 errlen)) {
             rc = -1;
         }
