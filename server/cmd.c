@@ -623,6 +623,12 @@ cmd_while_busy(const struct resp_request *req, struct cmd **out)
     if (strcmp(cmd->name, "script|kill") == 0) {
         return CMD_BUSY_SCRIPT_KILL;
     }
+    if (strcmp(cmd->name, "function|kill") == 0) {
+        return CMD_BUSY_FUNCTION_KILL;
+    }
+    if (strcmp(cmd->name, "function|stats") == 0) {
+        return CMD_BUSY_FUNCTION_STATS;
+    }
     if (strcmp(cmd->name, "shutdown") == 0 && !has_word(req, "abort")) {
         return has_word(req, "nosave") ? CMD_BUSY_SHUTDOWN_NOSAVE
                                        : CMD_BUSY_REFUSED;

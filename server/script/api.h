@@ -47,6 +47,7 @@ struct script_run {
     bool oom_at_start;          /* used memory was over maxmemory */
     int slot;                   /* cluster: the slot its keys use; -1 */
     unsigned repl;              /* enum script_repl */
+    const char *function;       /* FCALL's function; NULL: EVAL's script */
 };
 
 /* Register the `redis` table (and Valkey's `server` alias) in L's

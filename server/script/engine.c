@@ -216,7 +216,7 @@ busy_end(void)
 }
 
 enum script_kill_verdict
-script_request_kill(void)
+script_request_kill(bool function)
 {
     struct script_run *r = atomic_load(&busy_run);
     if (r == NULL) {
@@ -225,8 +225,18 @@ script_request_kill(void)
     if (atomic_load(&r->wrote)) {
         return SCRIPT_KILL_UNKILLABLE;
     }
+    if ((r->function != NULL) != function) {
+        return SCRIPT_KILL_OTHER_KIND;
+    }
     atomic_store(&kill_requested, true);
     return SCRIPT_KILL_OK;
+}
+
+bool
+script_busy_function(void)
+{
+    struct script_run *r = atomic_load(&busy_run);
+    return r != NULL && r->function != NULL;
 }
 
 void
@@ -768,6 +778,7 @@ run_script(struct conn *c, unsigned flags, int ref, const char *name,
         .oom_at_start = oom,
         .slot = -1,
         .repl = SCRIPT_REPL_ALL,
+        .function = fcall ? name : NULL,
     };
     if (flags & SCRIPT_COMPAT) {
         r.flags |= SCRIPT_ALLOW_CROSS_SLOT;
@@ -999,8 +1010,9 @@ script_function_restore(struct conn *c, const char *payload, size_t len,
     relieve(0);
 }
 
-/* FUNCTION STATS on the loop's thread: no function runs (the busy server
- * answers while one does, busy.c). */
+/* FUNCTION STATS: on the loop's thread, when no function runs; on the busy
+ * server's while one does (busy.c), the function, its command and its
+ * time so far, which stay as they are while it runs. */
 void
 script_function_stats(struct conn *c)
 {

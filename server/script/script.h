@@ -93,13 +93,20 @@ struct script_busy_ops {
 };
 void script_set_busy_ops(const struct script_busy_ops *ops);
 
-/* What the busy server's thread may ask (thread-safe). SCRIPT KILL: */
+/* What the busy server's thread may ask (thread-safe). SCRIPT KILL
+ * (function false) and FUNCTION KILL (true): */
 enum script_kill_verdict {
     SCRIPT_KILL_OK,
     SCRIPT_KILL_NOTBUSY,
-    SCRIPT_KILL_UNKILLABLE          /* it wrote: stopping would tear it */
+    SCRIPT_KILL_UNKILLABLE,         /* it wrote: stopping would tear it */
+    SCRIPT_KILL_OTHER_KIND          /* SCRIPT KILL of a function, or the
+                                     * reverse: Redis's -BUSY */
 };
-enum script_kill_verdict script_request_kill(void);
+enum script_kill_verdict script_request_kill(bool function);
+
+/* Is what runs too long a function (FCALL) rather than an EVAL's script?
+ * Its -BUSY names FUNCTION KILL. */
+bool script_busy_function(void);
 
 /* SHUTDOWN NOSAVE: the script stops (written or not) and the server
  * shuts down without saving once it has. */

@@ -387,3 +387,62 @@ def test_a_replica_gets_libraries_by_full_sync_and_by_the_stream(start_daemon):
     pc.set("sync", 2)
     assert pc.wait(1, 5000) == 1
     assert names(r) == []
+
+
+LOOPS = ("#!lua name=loops\nredis.register_function{function_name='spin', "
+         "callback=function() local i = 0 while true do i = i + 1 end end, "
+         "flags={'no-writes'}}\nredis.register_function('wspin', function() "
+         "redis.call('SET', 'w', 1) while true do end end)")
+
+
+def busy_function_session(port):
+    """What the clients see around a function that runs too long: -BUSY
+    naming FUNCTION KILL, FUNCTION STATS's running_script, SCRIPT KILL
+    refused, FUNCTION KILL; then one that wrote and cannot be killed."""
+    conn = RawConn(port=port)
+    conn.command("FUNCTION", "FLUSH")
+    conn.command("CONFIG", "SET", "busy-reply-threshold", "100")
+    conn.command("FUNCTION", "LOAD", LOOPS)
+    conn.close()
+    runner = RawConn(port=port, timeout=30)
+    runner.send(harness.resp_command("FCALL", "spin", 1, "key", "arg"))
+    other = RawConn(port=port, timeout=10)
+    assert harness.wait_until(
+        lambda: other.command("PING").startswith(b"-BUSY"), 20, 0.05)
+    seen = [other.command("GET", "k"), other.command("SCRIPT", "KILL")]
+    stats = other.command("FUNCTION", "STATS")
+    # duration_ms varies: its digits out.
+    at = stats.index(b"duration_ms\r\n:") + len(b"duration_ms\r\n:")
+    seen.append(stats[:at] + stats[stats.index(b"\r\n", at):])
+    seen.append(other.command("FUNCTION", "KILL"))
+    seen.append(runner.reply_bytes())
+    seen.append(other.command("FUNCTION", "KILL"))
+    runner.send(harness.resp_command("FCALL", "wspin", 0))
+    assert harness.wait_until(
+        lambda: other.command("PING").startswith(b"-BUSY"), 20, 0.05)
+    seen.append(other.command("FUNCTION", "KILL"))
+    other.close()
+    return seen, runner
+
+
+def test_a_long_function_is_busy_and_killed_as_redis(redis_server, start_daemon,
+                                                      tmp_path):
+    ref = harness.RedisServer(str(tmp_path / "redis"))
+    ref.start()
+    cg = start_daemon()
+    try:
+        outcomes = []
+        for server in (ref, cg):
+            seen, runner = busy_function_session(server.port)
+            outcomes.append(seen)
+            stopper = RawConn(port=server.port, timeout=10)
+            stopper.send(harness.resp_command("SHUTDOWN", "NOSAVE"))
+            assert server.proc.wait(20) == 0
+            runner.close()
+            stopper.close()
+        assert outcomes[1] == outcomes[0]
+        assert outcomes[0][0] == (b"-BUSY Redis is busy running a script. You can "
+                                  b"only call FUNCTION KILL or SHUTDOWN NOSAVE.\r\n")
+    finally:
+        ref.stop()
+        cg.stopped = True
