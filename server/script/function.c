@@ -15,7 +15,8 @@
  * apart all the same: its chunk's globals are an environment E that reads
  * through a switch table S. While the library loads, S reads the load
  * globals, {redis = {register_function, log, LOG_*, REDIS_VERSION,
- * REDIS_VERSION_NUM}}, and nothing else, as Redis 7.0's LIBRARY_API; once
+ * REDIS_VERSION_NUM}}, and nothing else, as Redis 7.0's LIBRARY_API (and
+ * Valkey's alias server, as the scripts have it); once
  * loaded, S reads the scripts' read-only globals, so a callback sees what
  * an EVAL sees (redis.call, cjson, ...; no KEYS or ARGV: engine.c clears
  * them). E is a read-only view (sandbox.c), so a library never writes a
@@ -535,6 +536,11 @@ build_env(lua_State *L)
     sandbox_undefined_raises(L);
     lua_newtable(L);                            /* the load globals */
     lua_insert(L, -2);
+    /* Valkey's name for it too, as the scripts' globals have it:
+     * rate-limiter-flexible's Valkey store registers its functions with
+     * server.register_function. */
+    lua_pushvalue(L, -1);
+    lua_setfield(L, -3, "server");
     lua_setfield(L, -2, "redis");
     sandbox_undefined_raises(L);
     sandbox_view(L);

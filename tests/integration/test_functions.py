@@ -425,8 +425,7 @@ def busy_function_session(port):
     return seen, runner
 
 
-def test_a_long_function_is_busy_and_killed_as_redis(redis_server, start_daemon,
-                                                      tmp_path):
+def test_a_long_function_is_busy_and_killed_as_redis(start_daemon, tmp_path):
     ref = harness.RedisServer(str(tmp_path / "redis"))
     ref.start()
     cg = start_daemon()
@@ -446,3 +445,42 @@ def test_a_long_function_is_busy_and_killed_as_redis(redis_server, start_daemon,
     finally:
         ref.stop()
         cg.stopped = True
+
+
+# rate-limiter-flexible 11.4.0's RateLimiterValkeyGlide loads its limiter as
+# a library (FUNCTION LOAD REPLACE) written for Valkey, registering with
+# server.register_function and calling server.call, then runs it by FCALL.
+# The text as lib/RateLimiterValkeyGlide.js builds it from its default.
+VALKEY_GLIDE_CONSUME = """#!lua name=ratelimiterflexible
+        local function consume(KEYS, ARGV)
+          local key = KEYS[1]
+local pointsToConsume = tonumber(ARGV[1])
+if tonumber(ARGV[2]) > 0 then
+  server.call('set', key, "0", 'EX', ARGV[2], 'NX')
+  local consumed = server.call('incrby', key, pointsToConsume)
+  local pttl = server.call('pttl', key)
+  return {consumed, pttl}
+end
+local consumed = server.call('incrby', key, pointsToConsume)
+local pttl = server.call('pttl', key)
+return {consumed, pttl}
+        end
+        server.register_function('consume', consume)"""
+
+
+def test_a_valkey_library_loads_with_the_server_alias(pair):
+    """cellgate's scripts have Valkey's alias `server` beside `redis`, and so
+    does a library while it loads (compat.md); Redis 7.0.15 has neither."""
+    ref, cg = pair
+    c = RawConn(port=cg.port)
+    c.command("FUNCTION", "FLUSH")
+    assert c.command("FUNCTION", "LOAD", "REPLACE", VALKEY_GLIDE_CONSUME) == \
+        b"$19\r\nratelimiterflexible\r\n"
+    assert c.command("FCALL", "consume", 1, "rl:k", "1", "60").startswith(b"*2\r\n:1\r\n:")
+    assert c.command("FCALL", "consume", 1, "rl:k", "2", "60").startswith(b"*2\r\n:3\r\n:")
+    c.command("FUNCTION", "FLUSH")
+    c.close()
+    r = RawConn(port=ref.port)
+    assert b"nonexistent global variable 'server'" in \
+        r.command("FUNCTION", "LOAD", "REPLACE", VALKEY_GLIDE_CONSUME)
+    r.close()
