@@ -355,28 +355,18 @@ static bool
 shebang_flag_words(const char *q, const char *wend, unsigned *f, char *err,
                    size_t errlen)
 {
-    static const struct {
-        const char *word;
-        unsigned flag;
-    } words[] = {
-        { "no-writes", SCRIPT_NO_WRITES },
-        { "allow-oom", SCRIPT_ALLOW_OOM },
-        { "allow-stale", SCRIPT_ALLOW_STALE },
-        { "no-cluster", SCRIPT_NO_CLUSTER },
-        { "allow-cross-slot-keys", SCRIPT_ALLOW_CROSS_SLOT },
-    };
     while (q <= wend) {
         const char *comma = memchr(q, ',', (size_t)(wend - q));
         const char *fe = comma != NULL ? comma : wend;
         size_t i = 0;
-        for (; i < sizeof(words) / sizeof(words[0]); i++) {
-            if (strlen(words[i].word) == (size_t)(fe - q) &&
-                memcmp(words[i].word, q, (size_t)(fe - q)) == 0) {
-                *f |= words[i].flag;
+        for (; i < SCRIPT_FLAG_WORDS; i++) {
+            if (strlen(script_flag_words[i].word) == (size_t)(fe - q) &&
+                memcmp(script_flag_words[i].word, q, (size_t)(fe - q)) == 0) {
+                *f |= script_flag_words[i].flag;
                 break;
             }
         }
-        if (i == sizeof(words) / sizeof(words[0]) && fe > q) {
+        if (i == SCRIPT_FLAG_WORDS && fe > q) {
             snprintf(err, errlen, "ERR Unexpected flag in script shebang: "
                      "%.*s", (int)(fe - q), q);
             return false;

@@ -324,16 +324,6 @@ struct fn_args {
 static bool
 read_flags(lua_State *L, unsigned *flags)
 {
-    static const struct {
-        const char *word;
-        unsigned flag;
-    } words[] = {
-        { "no-writes", SCRIPT_NO_WRITES },
-        { "allow-oom", SCRIPT_ALLOW_OOM },
-        { "allow-stale", SCRIPT_ALLOW_STALE },
-        { "no-cluster", SCRIPT_NO_CLUSTER },
-        { "allow-cross-slot-keys", SCRIPT_ALLOW_CROSS_SLOT },
-    };
     for (int j = 1;; j++) {
         lua_pushinteger(L, j);
         lua_gettable(L, -2);
@@ -343,15 +333,15 @@ read_flags(lua_State *L, unsigned *flags)
         }
         const char *w = lua_isstring(L, -1) ? lua_tostring(L, -1) : NULL;
         size_t i = 0;
-        while (w != NULL && i < sizeof(words) / sizeof(words[0]) &&
-               strcasecmp(words[i].word, w) != 0) {
+        while (w != NULL && i < SCRIPT_FLAG_WORDS &&
+               strcasecmp(script_flag_words[i].word, w) != 0) {
             i++;
         }
         lua_pop(L, 1);
-        if (w == NULL || i == sizeof(words) / sizeof(words[0])) {
+        if (w == NULL || i == SCRIPT_FLAG_WORDS) {
             return false;
         }
-        *flags |= words[i].flag;
+        *flags |= script_flag_words[i].flag;
     }
 }
 
@@ -805,24 +795,14 @@ listed(const struct fn_library *lib, const char *pattern, size_t plen)
 static void
 reply_flags(struct conn *c, unsigned flags)
 {
-    static const struct {
-        const char *word;
-        unsigned flag;
-    } words[] = {
-        { "no-writes", SCRIPT_NO_WRITES },
-        { "allow-oom", SCRIPT_ALLOW_OOM },
-        { "allow-stale", SCRIPT_ALLOW_STALE },
-        { "no-cluster", SCRIPT_NO_CLUSTER },
-        { "allow-cross-slot-keys", SCRIPT_ALLOW_CROSS_SLOT },
-    };
     size_t n = 0;
-    for (size_t i = 0; i < sizeof(words) / sizeof(words[0]); i++) {
-        n += (flags & words[i].flag) != 0;
+    for (size_t i = 0; i < SCRIPT_FLAG_WORDS; i++) {
+        n += (flags & script_flag_words[i].flag) != 0;
     }
     reply_set(&c->out, n, c->proto);
-    for (size_t i = 0; i < sizeof(words) / sizeof(words[0]); i++) {
-        if (flags & words[i].flag) {
-            reply_status(&c->out, words[i].word);
+    for (size_t i = 0; i < SCRIPT_FLAG_WORDS; i++) {
+        if (flags & script_flag_words[i].flag) {
+            reply_status(&c->out, script_flag_words[i].word);
         }
     }
 }
