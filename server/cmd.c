@@ -730,7 +730,8 @@ cmd_execute(struct conn *c, struct resp_request *req)
         return;
     }
     /* A container's write subcommand (FUNCTION LOAD) is a write. */
-    enum guard_verdict v = state_refuses(c, cmd_resolve(cmd, req), req);
+    enum guard_verdict v = state_refuses(
+        c, cmd->subcommands != NULL ? cmd_resolve(cmd, req) : cmd, req);
     if (v != GUARD_RUN) {
         reject(c, cmd, guard_error(v, msg, sizeof(msg)));
         return;
