@@ -89,10 +89,20 @@ count_refused(struct cmd *cmd)
     a->refused_other++;
 }
 
-static void
-answer_script_kill(struct conn *c)
+/* The -BUSY of what runs: an EVAL's script or a function. */
+static const char *
+busy_error(void)
 {
-    switch (script_request_kill()) {
+    return script_busy_function() ? ERR_BUSY_FUNCTION : ERR_BUSY;
+}
+
+static void
+answer_script_kill(struct conn *c, bool function)
+{
+    switch (script_request_kill(function)) {
+    case SCRIPT_KILL_OTHER_KIND:
+        reply_errorz(&c->out, busy_error());
+        break;
     case SCRIPT_KILL_OK:
         reply_ok(&c->out);
         break;
@@ -124,10 +134,19 @@ answer(struct conn *c, const struct resp_request *req)
         return false;
     case CMD_BUSY_REFUSED:
         count_refused(cmd);
-        reply_errorz(&c->out, ERR_BUSY);
+        reply_errorz(&c->out, busy_error());
         break;
     case CMD_BUSY_SCRIPT_KILL:
-        answer_script_kill(c);
+    case CMD_BUSY_FUNCTION_KILL:
+        answer_script_kill(c, cmd_while_busy(req, &cmd) ==
+                                  CMD_BUSY_FUNCTION_KILL);
+        break;
+    case CMD_BUSY_FUNCTION_STATS:
+        if (script_busy_function()) {
+            script_function_stats(c);
+        } else {
+            reply_errorz(&c->out, ERR_BUSY);
+        }
         break;
     case CMD_BUSY_SHUTDOWN_NOSAVE:
         script_request_shutdown();      /* no reply: the server exits */

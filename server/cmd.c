@@ -623,6 +623,12 @@ cmd_while_busy(const struct resp_request *req, struct cmd **out)
     if (strcmp(cmd->name, "script|kill") == 0) {
         return CMD_BUSY_SCRIPT_KILL;
     }
+    if (strcmp(cmd->name, "function|kill") == 0) {
+        return CMD_BUSY_FUNCTION_KILL;
+    }
+    if (strcmp(cmd->name, "function|stats") == 0) {
+        return CMD_BUSY_FUNCTION_STATS;
+    }
     if (strcmp(cmd->name, "shutdown") == 0 && !has_word(req, "abort")) {
         return has_word(req, "nosave") ? CMD_BUSY_SHUTDOWN_NOSAVE
                                        : CMD_BUSY_REFUSED;
@@ -641,6 +647,7 @@ cmd_pause_holds(const struct conn *c, const struct resp_request *req)
     if (cmd == NULL || !cmd_arity_ok(cmd, req->argc)) {
         return false;
     }
+    cmd = cmd_resolve(cmd_lookup(req->argv[0], req->argvlen[0]), req);
     unsigned replicates = CMD_WRITE | CMD_MAY_REPLICATE;
     unsigned flags = cmd->request_flags != NULL ? cmd->request_flags(cmd, req)
                                                 : cmd->flags;
@@ -722,7 +729,9 @@ cmd_execute(struct conn *c, struct resp_request *req)
         multi_flag_refused(c);          /* inside MULTI, EXEC aborts */
         return;
     }
-    enum guard_verdict v = state_refuses(c, cmd, req);
+    /* A container's write subcommand (FUNCTION LOAD) is a write. */
+    enum guard_verdict v = state_refuses(
+        c, cmd->subcommands != NULL ? cmd_resolve(cmd, req) : cmd, req);
     if (v != GUARD_RUN) {
         reject(c, cmd, guard_error(v, msg, sizeof(msg)));
         return;

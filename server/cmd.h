@@ -209,6 +209,8 @@ enum cmd_busy_answer {
     CMD_BUSY_REFUSED,       /* -BUSY (ERR_BUSY) */
     CMD_BUSY_SCRIPT_KILL,
     CMD_BUSY_SHUTDOWN_NOSAVE,
+    CMD_BUSY_FUNCTION_KILL,
+    CMD_BUSY_FUNCTION_STATS,
 };
 enum cmd_busy_answer cmd_while_busy(const struct resp_request *req,
                                     struct cmd **cmd);

@@ -27,6 +27,8 @@
 /* A script running past busy-reply-threshold (busy.c, SCRIPT KILL). */
 #define ERR_BUSY "BUSY Redis is busy running a script. You can only call " \
                  "SCRIPT KILL or SHUTDOWN NOSAVE."
+#define ERR_BUSY_FUNCTION "BUSY Redis is busy running a script. You can "  \
+                          "only call FUNCTION KILL or SHUTDOWN NOSAVE."
 #define ERR_NOTBUSY "NOTBUSY No scripts in execution right now."
 #define ERR_POSITIVE "ERR value is out of range, must be positive"
 #define ERR_NOSCRIPT "NOSCRIPT No matching script. Please use EVAL."
@@ -40,5 +42,7 @@
 #define ERR_CLIENT_TYPE "ERR Unknown client type '%.128s'"
 #define ERR_CLIENT_NAME                                                       \
     "ERR Client names cannot contain spaces, newlines or special characters."
+/* FUNCTION RESTORE's payload that does not hold libraries. */
+#define ERR_FUNCTIONS_PAYLOAD "ERR failed loading the given functions payload"
 
 #endif

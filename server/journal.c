@@ -174,6 +174,21 @@ journal_add_elem(uint32_t db, uint8_t type, const char *key, size_t keylen,
                       elem_len);
 }
 
+bool
+journal_add_functions(const void *set, size_t len)
+{
+    unsigned char *q = record_open(1 + len, set == NULL && len != 0);
+    if (q == NULL) {
+        return false;
+    }
+    q[0] = JOURNAL_FUNCTIONS;
+    if (len > 0) {
+        memcpy(q + 1, set, len);
+    }
+    record_close(1 + len);
+    return true;
+}
+
 size_t
 journal_pending(void)
 {
@@ -501,6 +516,10 @@ parse_payload(const unsigned char *p, size_t len, struct journal_record *rec)
             return false;
         }
         rec->elem_op = p[17];
+        return true;
+    case JOURNAL_FUNCTIONS:
+        rec->state = p;
+        rec->state_len = len;
         return true;
     default:
         return false;

@@ -35,6 +35,8 @@
  *                      list or sorted set), so a key that grows is not
  *                      written whole; keyspace_apply_record() hands it to
  *                      the type's element codec.
+ *       JOURNAL_FUNCTIONS  FUNCTION's whole set of libraries after a change
+ *                      (funcset.h's bytes): the rest; an empty rest, none.
  * The header's ~len tells a torn tail (a prefix of a good record: the
  * header is whole and the record runs past the end of the file) from a
  * damaged one (the header disagrees with itself).
@@ -69,6 +71,7 @@ enum journal_op {
     JOURNAL_SWAP = 4,
     JOURNAL_GROUP = 5,
     JOURNAL_ELEM = 6,
+    JOURNAL_FUNCTIONS = 7,
 };
 
 /* ---- the pass's records ------------------------------------------------ */
@@ -82,6 +85,9 @@ bool journal_add_set(uint32_t db, uint8_t type, const char *key,
 bool journal_add_del(uint32_t db, const char *key, size_t keylen);
 bool journal_add_flush(uint32_t db);
 bool journal_add_swap(uint32_t a, uint32_t b);
+/* The function set's bytes (funcset.h); set NULL with len nonzero: they
+ * could not be made, and the pass is marked incomplete. */
+bool journal_add_functions(const void *set, size_t len);
 bool journal_add_elem(uint32_t db, uint8_t type, const char *key,
                       size_t keylen, int64_t expire_at, uint8_t elem_op,
                       const void *elem, size_t elem_len);
@@ -144,7 +150,8 @@ struct journal_record {
     const char *key;            /* SET, DEL, ELEM */
     size_t keylen;
     const unsigned char *state; /* SET: the state; ELEM: the element's
-                                 * bytes; GROUP: its records */
+                                 * bytes; GROUP: its records; FUNCTIONS:
+                                 * the set */
     size_t state_len;
 };
 

@@ -22,6 +22,7 @@
 
 #include "algorithms/limit.h"
 #include "lib/time.h"
+#include "server/funcset.h"
 #include "server/journal.h"
 #include "server/keyspace.h"
 #include "server/server.h"
@@ -295,6 +296,8 @@ apply_record(const struct journal_record *rec, int64_t now, char *err,
         return apply_group(rec, now, err, errlen);
     case JOURNAL_ELEM:
         return apply_elem(rec, now, err, errlen);
+    case JOURNAL_FUNCTIONS:
+        return funcset_replace(rec->state, rec->state_len, err, errlen);
     default:
         if (!keyspace_swap((int)rec->db, (int)rec->db2)) {
             snprintf(err, errlen, "out of memory");

@@ -17,6 +17,7 @@
 #include "lib/time.h"
 #include "server/child.h"
 #include "server/clock.h"
+#include "server/funcset.h"
 #include "server/keyspace.h"
 #include "server/log.h"
 #include "server/server.h"
@@ -27,16 +28,23 @@
  * moves the record count to a trailer and checks with CRC-32C, so a file
  * is written in one pass, checksummed as it goes, never read back; 5
  * (written) keeps expiry as the ms a key lives through (store.h) and
- * states in KS_ENCODING 3; before, the ns it was dead from, encoding 2. */
+ * states in KS_ENCODING 3; before, the ns it was dead from, encoding 2;
+ * 6 (written) may hold FUNCTION's libraries (MARK_FUNCTIONS). */
 #define VERSION_FIRST 1u
 #define VERSION_DBS 3u
 #define VERSION_TRAILER 4u
 #define VERSION_EXPIRY_MS 5u
-#define VERSION VERSION_EXPIRY_MS
+#define VERSION_FUNCTIONS 6u
+#define VERSION VERSION_FUNCTIONS
 /* The type byte of a database marker: the records after it, up to the
  * next marker, belong to database u32 db (database 0 before any). */
 #define MARK_DB 0
 _Static_assert(KEY_TYPE_FIRST > MARK_DB, "a marker is no key type");
+/* The type byte of FUNCTION's libraries, before the first database's
+ * marker when there are any: u32 len, then the set's bytes (funcset.h).
+ * Redis's RDB opcode for a library, from the top of the byte's range,
+ * where no key type will reach. Not counted as a record. */
+#define MARK_FUNCTIONS 0xF5
 #define KEY_MAX_LOAD (512u << 20)
 /* The largest state a running server can hold: a full log of META. */
 #define STATE_MAX_LOAD                                                        \
@@ -128,8 +136,28 @@ write_db(struct writer *w, size_t i)
     } while (cursor != 0 && !w->failed);
 }
 
-/* One pass: header, every database's live records, the record count, the
- * CRC of it all; then fsync. */
+/* The libraries, when there are any (the set's bytes could not be made:
+ * the file fails, as a key that cannot be encoded does). */
+static void
+write_functions(struct writer *w)
+{
+    w->scratch.len = 0;
+    if (!funcset_encode(&w->scratch)) {
+        w->failed = true;
+        return;
+    }
+    if (w->scratch.len == 0) {
+        return;
+    }
+    uint8_t mark = MARK_FUNCTIONS;
+    uint32_t len = (uint32_t)w->scratch.len;
+    w_put(w, &mark, sizeof(mark));
+    w_put(w, &len, sizeof(len));
+    w_put(w, w->scratch.p, w->scratch.len);
+}
+
+/* One pass: header, the libraries, every database's live records, the
+ * record count, the CRC of it all; then fsync. */
 static int
 write_file(const char *tmp, char *err, size_t errlen)
 {
@@ -146,6 +174,7 @@ write_file(const char *tmp, char *err, size_t errlen)
     w_put(&w, &version, sizeof(version));
     w_put(&w, &zero, sizeof(zero));
     w_put(&w, &w.now, sizeof(w.now));
+    write_functions(&w);
     for (size_t i = 0; i < srv.ndbs && !w.failed; i++) {
         write_db(&w, i);
     }
@@ -216,7 +245,7 @@ changes_now(void)
 {
     struct store_usage t;
     keyspace_totals(&t);
-    return t.changes;
+    return t.changes + funcset_changes();
 }
 
 int
@@ -410,6 +439,7 @@ struct loader {
     int encoding;               /* of the states */
     bool markers;               /* the version has them */
     bool expiry_ns;             /* before version 5 */
+    bool functions;             /* the version may hold them */
     int db;
     int64_t now;
 };
@@ -458,6 +488,20 @@ load_record(struct loader *l, uint8_t type, char *err, size_t errlen)
                             errlen);
 }
 
+/* The libraries' item (its type byte read). */
+static int
+load_functions(struct loader *l, char *err, size_t errlen)
+{
+    uint32_t len;
+    const unsigned char *set;
+    if (!l->functions || !membuf_read(&l->r, &len, 4) ||
+        !membuf_skip(&l->r, len, &set)) {
+        snprintf(err, errlen, "truncated or malformed record");
+        return -1;
+    }
+    return funcset_replace(set, len, err, errlen);
+}
+
 /* The next item: a marker, or a record (counted in *records). */
 static int
 load_item(struct loader *l, uint64_t *records, char *err, size_t errlen)
@@ -469,6 +513,9 @@ load_item(struct loader *l, uint64_t *records, char *err, size_t errlen)
     }
     if (type == MARK_DB) {
         return load_marker(l, err, errlen);
+    }
+    if (type == MARK_FUNCTIONS) {
+        return load_functions(l, err, errlen);
     }
     (*records)++;
     return load_record(l, type, err, errlen);
@@ -531,12 +578,16 @@ load_buffer(const unsigned char *buf, size_t len, char *err, size_t errlen)
                                                   : KS_ENCODING,
         .markers = version >= VERSION_DBS,
         .expiry_ns = version < VERSION_EXPIRY_MS,
+        .functions = version >= VERSION_FUNCTIONS,
         .db = 0,
         .now = clock_wall_now(),
     };
     /* Up to the count or checksum: a database's marker may end the
      * records when every key of it went fresh while it was written. */
     uint64_t loaded = 0;
+    if (funcset_replace(NULL, 0, err, errlen) < 0) {    /* the file's only */
+        return -1;
+    }
     while (l.r.left > 0) {
         if (load_item(&l, &loaded, err, errlen) < 0) {
             return -1;

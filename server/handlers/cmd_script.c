@@ -1,8 +1,7 @@
 /*
- * cmd_script.c - EVAL, EVALSHA and their _RO forms, SCRIPT (the engine is
- * the script/ wing), and FUNCTION LIST/FLUSH answered as a Redis with no
- * functions loaded answers them: test harnesses and admin tools call
- * them, and cellgate has no FUNCTION LOAD.
+ * cmd_script.c - EVAL, EVALSHA and their _RO forms, SCRIPT, FUNCTION and
+ * FCALL/FCALL_RO: their arguments read here, the work done by the script/
+ * wing.
  */
 #include <string.h>
 #include <strings.h>
@@ -19,29 +18,33 @@ HANDLER_VARIANT(function_command, cmd_dispatch_subcommand,
 HANDLER_VARIANT(script_command, cmd_dispatch_subcommand,
                 cmd_lookup("script", 6))
 
-/* FUNCTION LIST [WITHCODE] [LIBRARYNAME pattern]: no libraries. */
+/* FUNCTION LIST [WITHCODE] [LIBRARYNAME pattern], in any order. */
 void
 function_list_command(struct conn *c, struct resp_request *req)
 {
-    bool withcode = false, name = false;
+    bool withcode = false;
+    const char *pattern = NULL;
+    size_t plen = 0;
     for (size_t i = 2; i < req->argc; i++) {
         if (!withcode && cmd_arg_is(req, i, "withcode")) {
             withcode = true;
-        } else if (!name && cmd_arg_is(req, i, "libraryname")) {
+        } else if (pattern == NULL && cmd_arg_is(req, i, "libraryname")) {
             if (i + 1 >= req->argc) {
                 cmd_error(c, "ERR library name argument was not given");
                 return;
             }
-            name = true;
             i++;
+            pattern = req->argv[i];
+            plen = req->argvlen[i];
         } else {
             cmd_errorf(c, "ERR Unknown argument %.128s", req->argv[i]);
             return;
         }
     }
-    reply_array(&c->out, 0);
+    script_function_list(c, withcode, pattern, plen);
 }
 
+/* FUNCTION FLUSH [ASYNC|SYNC]: both at once (the libraries are small). */
 void
 function_flush_command(struct conn *c, struct resp_request *req)
 {
@@ -51,8 +54,81 @@ function_flush_command(struct conn *c, struct resp_request *req)
                !cmd_arg_is(req, 2, "sync")) {
         cmd_error(c, "ERR FUNCTION FLUSH only supports SYNC|ASYNC option");
     } else {
-        reply_ok(&c->out);
+        script_function_flush(c);
     }
+}
+
+/* FUNCTION LOAD [REPLACE] code: every word before the last an option. */
+void
+function_load_command(struct conn *c, struct resp_request *req)
+{
+    bool replace = false;
+    size_t i = 2;
+    while (i < req->argc - 1) {
+        if (!cmd_arg_is(req, i, "replace")) {
+            cmd_errorf(c, "ERR Unknown option given: %.128s", req->argv[i]);
+            return;
+        }
+        replace = true;
+        i++;
+    }
+    if (i >= req->argc) {
+        cmd_error(c, "ERR Function code is missing");
+        return;
+    }
+    script_function_load(c, req->argv[i], req->argvlen[i], replace);
+}
+
+void
+function_delete_command(struct conn *c, struct resp_request *req)
+{
+    script_function_delete(c, req->argv[2], req->argvlen[2]);
+}
+
+void
+function_dump_command(struct conn *c, struct resp_request *req)
+{
+    (void)req;
+    script_function_dump(c);
+}
+
+/* FUNCTION RESTORE payload [FLUSH|APPEND|REPLACE]. */
+void
+function_restore_command(struct conn *c, struct resp_request *req)
+{
+    static const char *const policies[] = { "append", "replace", "flush" };
+    int policy = 0;
+    if (req->argc > 4) {
+        cmd_error_subcommand_syntax(c, req);
+        return;
+    }
+    if (req->argc == 4) {
+        for (policy = 0; policy < 3; policy++) {
+            if (cmd_arg_is(req, 3, policies[policy])) {
+                break;
+            }
+        }
+        if (policy == 3) {
+            cmd_error(c, "ERR Wrong restore policy given, value should be "
+                         "either FLUSH, APPEND or REPLACE.");
+            return;
+        }
+    }
+    script_function_restore(c, req->argv[2], req->argvlen[2], policy);
+}
+
+void
+function_stats_command(struct conn *c, struct resp_request *req)
+{
+    (void)req;
+    script_function_stats(c);
+}
+
+void
+function_kill_command(struct conn *c, struct resp_request *req)
+{
+    (void)req;
+    script_function_kill(c);
 }
 
 /* SCRIPT EXISTS sha1 ...: 1 or 0 for each. */
@@ -97,3 +173,5 @@ HANDLER_VARIANT(eval_command, script_eval, false, false)
 HANDLER_VARIANT(evalsha_command, script_eval, true, false)
 HANDLER_VARIANT(eval_ro_command, script_eval, false, true)
 HANDLER_VARIANT(evalsha_ro_command, script_eval, true, true)
+HANDLER_VARIANT(fcall_command, script_fcall, false)
+HANDLER_VARIANT(fcall_ro_command, script_fcall, true)

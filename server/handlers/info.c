@@ -111,8 +111,9 @@ section_memory(struct textbuf *t)
      * bookkeeping (in it), by Redis's names. */
     char h_lua[32], h_scripts[32];
     size_t lua = script_lua_memory(), scripts = script_cache_memory();
+    size_t functions = script_function_memory();
     human(h_lua, sizeof(h_lua), (double)lua);
-    human(h_scripts, sizeof(h_scripts), (double)scripts);
+    human(h_scripts, sizeof(h_scripts), (double)(scripts + functions));
     conf_format(&srv.conf, conf_find("maxmemory-policy"), policy,
                 sizeof(policy));
     struct store_usage tot;
@@ -129,12 +130,12 @@ section_memory(struct textbuf *t)
              "used_memory_lua_human:%s\r\n"
              "used_memory_scripts_eval:%zu\r\n"
              "number_of_cached_scripts:%zu\r\n"
-             "number_of_functions:0\r\n"
-             "number_of_libraries:0\r\n"
+             "number_of_functions:%zu\r\n"
+             "number_of_libraries:%zu\r\n"
              "used_memory_vm_functions:0\r\n"
              "used_memory_vm_total:%zu\r\n"
              "used_memory_vm_total_human:%s\r\n"
-             "used_memory_functions:0\r\n"
+             "used_memory_functions:%zu\r\n"
              "used_memory_scripts:%zu\r\n"
              "used_memory_scripts_human:%s\r\n"
              "mem_fragmentation_ratio:%.2f\r\n"
@@ -146,8 +147,9 @@ section_memory(struct textbuf *t)
              "maxmemory_policy:%s\r\n"
              "mem_allocator:libc\r\n",
              used, h_used, rss, h_rss, peak, h_peak,
-             lua, lua, h_lua, scripts, script_count(), lua, h_lua, scripts,
-             h_scripts,
+             lua, lua, h_lua, scripts, script_count(), script_function_count(),
+             script_library_count(), lua, h_lua, functions,
+             scripts + functions, h_scripts,
              used ? (double)rss / (double)used : 0.0,
              tot.rehash_overhead, grpc_memory(), grpc_request_memory(),
              (long long)srv.conf.maxmemory, h_max, policy);

@@ -54,6 +54,14 @@ static size_t argv_cap;
 static char *arena;
 static size_t arena_cap;
 
+const struct script_flag_word script_flag_words[SCRIPT_FLAG_WORDS] = {
+    { "no-writes", SCRIPT_NO_WRITES },
+    { "allow-oom", SCRIPT_ALLOW_OOM },
+    { "allow-stale", SCRIPT_ALLOW_STALE },
+    { "no-cluster", SCRIPT_NO_CLUSTER },
+    { "allow-cross-slot-keys", SCRIPT_ALLOW_CROSS_SLOT },
+};
+
 /* ---- errors ------------------------------------------------------------- */
 
 /* Redis's luaPushError(): an error table {err="CODE msg"}; a message

@@ -30,6 +30,15 @@ enum script_flag {
     SCRIPT_COMPAT = 1 << 5              /* no #! line: Redis 6's rules */
 };
 
+/* The flags' words, in Redis's order (scripts_flags_def): a #!lua line's,
+ * register_function's (any case there) and FUNCTION LIST's. */
+struct script_flag_word {
+    const char *word;
+    unsigned flag;
+};
+#define SCRIPT_FLAG_WORDS 5
+extern const struct script_flag_word script_flag_words[SCRIPT_FLAG_WORDS];
+
 /* redis.set_repl()'s flags, Redis's values (REPL_AOF, REPL_REPLICA). */
 enum script_repl {
     SCRIPT_REPL_NONE = 0,
@@ -47,6 +56,7 @@ struct script_run {
     bool oom_at_start;          /* used memory was over maxmemory */
     int slot;                   /* cluster: the slot its keys use; -1 */
     unsigned repl;              /* enum script_repl */
+    const char *function;       /* FCALL's function; NULL: EVAL's script */
 };
 
 /* Register the `redis` table (and Valkey's `server` alias) in L's

@@ -122,6 +122,8 @@ cache_flush(void)
     struct dict_iter it = { 0, NULL };
     const struct dict_entry *d;
     while ((d = dict_next(&scripts, &it)) != NULL) {
+        const struct script_entry *e = d->owner.p;
+        luaL_unref(owner, LUA_REGISTRYINDEX, e->ref);
         mem_free(d->owner.p);
     }
     dict_free(&scripts);

@@ -46,7 +46,8 @@ void cache_touch(struct script_entry *e);
 /* SCRIPT LOAD of a script EVAL had sent: kept from now on. */
 void cache_keep(struct script_entry *e);
 
-/* Forget every script (the Lua state they live in is closed apart). */
+/* Forget every script, its reference in the Lua state dropped (the state
+ * is closed apart, or lives on for FUNCTION's libraries). */
 void cache_flush(void);
 
 size_t cache_count(void);

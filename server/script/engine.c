@@ -34,6 +34,7 @@
 #include "server/cluster/cluster_topo.h"
 #include "server/cmd.h"
 #include "server/errors.h"
+#include "server/funcset.h"
 #include "server/guard.h"
 #include "server/keyspace.h"
 #include "server/log.h"
@@ -41,6 +42,8 @@
 #include "server/script/api.h"
 #include "server/script/cache.h"
 #include "server/script/convert.h"
+#include "server/script/function.h"
+#include "server/script/payload.h"
 #include "server/script/sandbox.h"
 #include "server/server.h"
 
@@ -53,6 +56,10 @@ static bool bounded;                /* lua-memory-limit applies (see lua_heap) *
 static int handler_ref = LUA_NOREF; /* the error handler, in the registry */
 static int tostring_ref = LUA_NOREF;
 static struct script_run *running;
+/* What FUNCTION STATS says of the running function; NULL: none (or an
+ * EVAL's script). */
+static const char *running_function;
+static const struct resp_request *running_request;
 static mono_ns run_started;
 static const struct script_busy_ops *busy_ops;
 static bool busy;                   /* the busy server runs */
@@ -209,7 +216,7 @@ busy_end(void)
 }
 
 enum script_kill_verdict
-script_request_kill(void)
+script_request_kill(bool function)
 {
     struct script_run *r = atomic_load(&busy_run);
     if (r == NULL) {
@@ -218,8 +225,18 @@ script_request_kill(void)
     if (atomic_load(&r->wrote)) {
         return SCRIPT_KILL_UNKILLABLE;
     }
+    if ((r->function != NULL) != function) {
+        return SCRIPT_KILL_OTHER_KIND;
+    }
     atomic_store(&kill_requested, true);
     return SCRIPT_KILL_OK;
+}
+
+bool
+script_busy_function(void)
+{
+    struct script_run *r = atomic_load(&busy_run);
+    return r != NULL && r->function != NULL;
 }
 
 void
@@ -235,6 +252,18 @@ keep_in_registry(lua_State *S, lua_CFunction f)
 {
     lua_pushcfunction(S, f);
     return luaL_ref(S, LUA_REGISTRYINDEX);
+}
+
+/* A snapshot's or a record's libraries, instead of the ones loaded. */
+static int
+replace_functions(const unsigned char *p, size_t len, char *err,
+                  size_t errlen)
+{
+    if (L == NULL && script_init() != 0) {
+        snprintf(err, errlen, "no memory for the Lua state");
+        return -1;
+    }
+    return function_replace_set(L, p, len, err, errlen);
 }
 
 int
@@ -258,6 +287,9 @@ script_init(void)
         return -1;
     }
     L = S;
+    static const struct funcset_ops funcset = { function_encode_set,
+                                                replace_functions };
+    funcset_set_ops(&funcset);
     return 0;
 }
 
@@ -266,6 +298,8 @@ static void
 drop_state(void)
 {
     cache_flush();
+    function_flush(L);
+    function_state_closed();
     if (L != NULL) {
         lua_close(L);
         L = NULL;
@@ -282,6 +316,13 @@ script_teardown(void)
 void
 script_flush(void)
 {
+    /* The libraries stay, and the state they live in with them: only the
+     * scripts' references go, and their garbage at once. */
+    if (L != NULL && function_library_count() > 0) {
+        cache_flush();
+        lua_gc(L, LUA_GCCOLLECT, 0);
+        return;
+    }
     drop_state();
     if (script_init() != 0) {
         log_warning("SCRIPT FLUSH: no memory for a new Lua state; scripts "
@@ -314,28 +355,18 @@ static bool
 shebang_flag_words(const char *q, const char *wend, unsigned *f, char *err,
                    size_t errlen)
 {
-    static const struct {
-        const char *word;
-        unsigned flag;
-    } words[] = {
-        { "no-writes", SCRIPT_NO_WRITES },
-        { "allow-oom", SCRIPT_ALLOW_OOM },
-        { "allow-stale", SCRIPT_ALLOW_STALE },
-        { "no-cluster", SCRIPT_NO_CLUSTER },
-        { "allow-cross-slot-keys", SCRIPT_ALLOW_CROSS_SLOT },
-    };
     while (q <= wend) {
         const char *comma = memchr(q, ',', (size_t)(wend - q));
         const char *fe = comma != NULL ? comma : wend;
         size_t i = 0;
-        for (; i < sizeof(words) / sizeof(words[0]); i++) {
-            if (strlen(words[i].word) == (size_t)(fe - q) &&
-                memcmp(words[i].word, q, (size_t)(fe - q)) == 0) {
-                *f |= words[i].flag;
+        for (; i < SCRIPT_FLAG_WORDS; i++) {
+            if (strlen(script_flag_words[i].word) == (size_t)(fe - q) &&
+                memcmp(script_flag_words[i].word, q, (size_t)(fe - q)) == 0) {
+                *f |= script_flag_words[i].flag;
                 break;
             }
         }
-        if (i == sizeof(words) / sizeof(words[0]) && fe > q) {
+        if (i == SCRIPT_FLAG_WORDS && fe > q) {
             snprintf(err, errlen, "ERR Unexpected flag in script shebang: "
                      "%.*s", (int)(fe - q), q);
             return false;
@@ -444,6 +475,8 @@ compile(struct conn *c, const char *body, size_t len, bool loaded)
     return e;
 }
 
+static unsigned flags_to_cmd_flags(unsigned cmd_flags, unsigned f);
+
 unsigned
 script_request_flags(const struct cmd *cmd, const struct resp_request *req)
 {
@@ -478,6 +511,13 @@ script_request_flags(const struct cmd *cmd, const struct resp_request *req)
     if (f & SCRIPT_COMPAT) {
         return cmd_flags;
     }
+    return flags_to_cmd_flags(cmd_flags, f);
+}
+
+/* Redis's scriptFlagsToCmdFlags(). */
+static unsigned
+flags_to_cmd_flags(unsigned cmd_flags, unsigned f)
+{
     cmd_flags &= ~(unsigned)(CMD_STALE | CMD_DENYOOM | CMD_WRITE |
                              CMD_MAY_REPLICATE);
     if (!(f & (SCRIPT_ALLOW_OOM | SCRIPT_NO_WRITES))) {
@@ -497,10 +537,8 @@ script_request_flags(const struct cmd *cmd, const struct resp_request *req)
 /* Redis's scriptPrepareForRun() and the refusals processCommand() gives
  * a script whose #!lua line makes it a write: NULL, or the error. */
 static const char *
-refusal(const struct script_entry *e, bool read_only, bool oom, char *buf,
-        size_t buflen)
+refusal(unsigned f, bool read_only, bool oom, char *buf, size_t buflen)
 {
-    unsigned f = e->flags;
     if (f & SCRIPT_COMPAT) {
         return NULL;
     }
@@ -554,10 +592,8 @@ sha_hex(const struct script_entry *e, char out[41])
 /* The failed script's error table (or string) on top of L, as its reply:
  * "-CODE text script: <sha>, on @user_script:<line>." */
 static void
-reply_failure(struct conn *c, const struct script_entry *e)
+reply_failure(struct conn *c, const char *sha)
 {
-    char sha[41];
-    sha_hex(e, sha);
     if (!lua_istable(L, -1)) {
         const char *msg = lua_isstring(L, -1) ? lua_tostring(L, -1)
                                               : "execution failure";
@@ -599,15 +635,48 @@ reply_failure(struct conn *c, const struct script_entry *e)
     lua_pop(L, 5);
 }
 
+/* FCALL's keys and arguments: two tables, the function's arguments; and
+ * no KEYS or ARGV an EVAL left behind (a function reading them meets
+ * Redis's error for an undefined global). */
 static void
-call_function(struct conn *c, struct script_entry *e, struct script_run *r,
-              struct resp_request *req, size_t nkeys)
+push_fcall_args(struct resp_request *req, size_t nkeys)
+{
+    sandbox_push_globals(L);
+    lua_pushnil(L);
+    lua_setfield(L, -2, "KEYS");
+    lua_pushnil(L);
+    lua_setfield(L, -2, "ARGV");
+    lua_pop(L, 1);
+    char **argv = req->argv + 3;
+    size_t *lens = req->argvlen + 3;
+    for (int t = 0; t < 2; t++) {
+        size_t n = t == 0 ? nkeys : req->argc - 3 - nkeys;
+        lua_createtable(L, (int)n, 0);
+        for (size_t i = 0; i < n; i++) {
+            lua_pushlstring(L, argv[i], lens[i]);
+            lua_rawseti(L, -2, (int)i + 1);
+        }
+        argv += n;
+        lens += n;
+    }
+}
+
+/* Run the function of ref: an EVAL's script (KEYS and ARGV set) or, when
+ * fcall, a library's function (keys and arguments its two arguments);
+ * name is what its errors say it is. */
+static void
+call_function(struct conn *c, int ref, const char *name, struct script_run *r,
+              struct resp_request *req, size_t nkeys, bool fcall)
 {
     lua_rawgeti(L, LUA_REGISTRYINDEX, handler_ref);
-    lua_rawgeti(L, LUA_REGISTRYINDEX, e->ref);
-    set_array("KEYS", req->argv + 3, req->argvlen + 3, nkeys);
-    set_array("ARGV", req->argv + 3 + nkeys, req->argvlen + 3 + nkeys,
-              req->argc - 3 - nkeys);
+    lua_rawgeti(L, LUA_REGISTRYINDEX, ref);
+    if (fcall) {
+        push_fcall_args(req, nkeys);
+    } else {
+        set_array("KEYS", req->argv + 3, req->argvlen + 3, nkeys);
+        set_array("ARGV", req->argv + 3 + nkeys, req->argvlen + 3 + nkeys,
+                  req->argc - 3 - nkeys);
+    }
     running = r;
     run_started = clock_mono_now();
     api_begin(r);
@@ -615,12 +684,12 @@ call_function(struct conn *c, struct script_entry *e, struct script_run *r,
         lua_sethook(L, count_hook, LUA_MASKCOUNT, HOOK_INSTRUCTIONS);
     }
     bounded = true;
-    int rc = lua_pcall(L, 0, 1, -2);
+    int rc = lua_pcall(L, fcall ? 2 : 0, 1, fcall ? -4 : -2);
     bounded = false;
     lua_sethook(L, NULL, 0, 0);
     busy_end();
     if (rc != 0) {
-        reply_failure(c, e);
+        reply_failure(c, name);
     } else {
         script_lua_to_reply(L, c, api_script_proto());
     }
@@ -632,11 +701,12 @@ call_function(struct conn *c, struct script_entry *e, struct script_run *r,
 
 /* Redis's getLongLongFromObjectOrReply() and its numkeys checks. */
 static bool
-parse_numkeys(struct conn *c, const struct resp_request *req, size_t *out)
+parse_numkeys(struct conn *c, const struct resp_request *req, size_t *out,
+              const char *not_integer)
 {
     int64_t n;
     if (!num_parse_i64(req->argv[2], req->argvlen[2], &n)) {
-        cmd_error(c, ERR_NOT_INTEGER);
+        cmd_error(c, not_integer);
         return false;
     }
     if (n > (int64_t)req->argc - 3) {
@@ -676,6 +746,53 @@ find_script(struct conn *c, const struct resp_request *req, bool by_sha)
     return e;
 }
 
+/* Check what the flags ask of the server's state, then run the script
+ * or function of ref as one group of effects. */
+static void
+run_script(struct conn *c, unsigned flags, int ref, const char *name,
+           struct resp_request *req, size_t nkeys, bool read_only,
+           bool fcall)
+{
+    char buf[256];
+    bool oom = !keyspace_admit(0, NULL);
+    const char *why = refusal(flags, read_only, oom, buf, sizeof(buf));
+    if (why != NULL) {
+        cmd_error(c, why);
+        return;
+    }
+    struct script_run r = {
+        .caller = c,
+        .flags = flags,
+        .read_only = read_only ||
+                     (!(flags & SCRIPT_COMPAT) && (flags & SCRIPT_NO_WRITES)),
+        .oom_at_start = oom,
+        .slot = -1,
+        .repl = SCRIPT_REPL_ALL,
+        .function = fcall ? name : NULL,
+    };
+    if (flags & SCRIPT_COMPAT) {
+        r.flags |= SCRIPT_ALLOW_CROSS_SLOT;
+    }
+    if (cluster_routing() && nkeys > 0) {
+        r.slot = (int)cluster_keyslot(req->argv[3], req->argvlen[3]);
+    }
+    int db = c->db;
+    keyspace_group_begin();
+    /* As Redis: maxmemory was checked as the script began (a script
+     * started over it may not write: api.c), never during it, so a
+     * script that began may finish what it writes. */
+    keyspace_admit_past_maxmemory(true);
+    call_function(c, ref, name, &r, req, nkeys, fcall);
+    keyspace_admit_past_maxmemory(false);
+    keyspace_group_end();
+    if (r.repl != SCRIPT_REPL_ALL) {
+        keyspace_journal_sinks(SCRIPT_REPL_ALL);
+    }
+    if (srv.db != db) {
+        (void)keyspace_select(db);  /* the script's SELECT was its own */
+    }
+}
+
 void
 script_eval(struct conn *c, struct resp_request *req, bool by_sha,
             bool read_only)
@@ -689,7 +806,7 @@ script_eval(struct conn *c, struct resp_request *req, bool by_sha,
         return;
     }
     size_t nkeys;
-    if (!parse_numkeys(c, req, &nkeys)) {
+    if (!parse_numkeys(c, req, &nkeys, ERR_NOT_INTEGER)) {
         return;
     }
     if (L == NULL && script_init() != 0) {
@@ -700,44 +817,9 @@ script_eval(struct conn *c, struct resp_request *req, bool by_sha,
     if (e == NULL) {
         return;
     }
-    char buf[256];
-    bool oom = !keyspace_admit(0, NULL);
-    const char *why = refusal(e, read_only, oom, buf, sizeof(buf));
-    if (why != NULL) {
-        cmd_error(c, why);
-        return;
-    }
-    struct script_run r = {
-        .caller = c,
-        .flags = e->flags,
-        .read_only = read_only ||
-                     (!(e->flags & SCRIPT_COMPAT) &&
-                      (e->flags & SCRIPT_NO_WRITES)),
-        .oom_at_start = oom,
-        .slot = -1,
-        .repl = SCRIPT_REPL_ALL,
-    };
-    if (e->flags & SCRIPT_COMPAT) {
-        r.flags |= SCRIPT_ALLOW_CROSS_SLOT;
-    }
-    if (cluster_routing() && nkeys > 0) {
-        r.slot = (int)cluster_keyslot(req->argv[3], req->argvlen[3]);
-    }
-    int db = c->db;
-    keyspace_group_begin();
-    /* As Redis: maxmemory was checked as the script began (a script
-     * started over it may not write: api.c), never during it, so a
-     * script that began may finish what it writes. */
-    keyspace_admit_past_maxmemory(true);
-    call_function(c, e, &r, req, nkeys);
-    keyspace_admit_past_maxmemory(false);
-    keyspace_group_end();
-    if (r.repl != SCRIPT_REPL_ALL) {
-        keyspace_journal_sinks(SCRIPT_REPL_ALL);
-    }
-    if (srv.db != db) {
-        (void)keyspace_select(db);  /* the script's SELECT was its own */
-    }
+    char sha[41];
+    sha_hex(e, sha);
+    run_script(c, e->flags, e->ref, sha, req, nkeys, read_only, false);
 }
 
 void
@@ -788,4 +870,190 @@ size_t
 script_cache_memory(void)
 {
     return cache_memory();
+}
+
+/* ---- functions ----------------------------------------------------------- */
+
+unsigned
+script_fcall_request_flags(const struct cmd *cmd,
+                           const struct resp_request *req)
+{
+    const struct fn_function *f =
+        req->argc >= 2 ? function_find(req->argv[1], req->argvlen[1]) : NULL;
+    return f != NULL ? flags_to_cmd_flags(cmd->flags, f->flags) : cmd->flags;
+}
+
+void
+script_fcall(struct conn *c, struct resp_request *req, bool read_only)
+{
+    /* As Redis: the FCALL line comes before its commands' in MONITOR. */
+    if (srv.monitors != 0) {
+        monitor_feed(c, req);
+    }
+    struct fn_function *f = function_find(req->argv[1], req->argvlen[1]);
+    if (f == NULL) {
+        cmd_error(c, "ERR Function not found");
+        return;
+    }
+    size_t nkeys;
+    if (!parse_numkeys(c, req, &nkeys, "ERR Bad number of keys provided")) {
+        return;
+    }
+    running_function = f->name;
+    running_request = req;
+    run_script(c, f->flags, f->ref, f->name, req, nkeys, read_only, true);
+    running_function = NULL;
+    running_request = NULL;
+}
+
+void
+script_function_load(struct conn *c, const char *code, size_t len,
+                     bool replace)
+{
+    if (L == NULL && script_init() != 0) {
+        cmd_error(c, ERR_NOMEM);
+        return;
+    }
+    if (!keyspace_admit(0, NULL)) {     /* deny-oom, as Redis's row */
+        cmd_error(c, ERR_OOM);
+        return;
+    }
+    const char *name;
+    size_t name_len;
+    char err[600];
+    bool ok = function_load(L, code, len, replace ? FN_REPLACE : FN_LOAD,
+                            &name, &name_len, err, sizeof(err));
+    relieve(0);
+    if (!ok) {
+        cmd_error(c, err);
+        return;
+    }
+    reply_bulk(&c->out, name, name_len);
+    funcset_changed();
+}
+
+void
+script_function_delete(struct conn *c, const char *name, size_t len)
+{
+    if (!function_delete(L, name, len)) {
+        cmd_error(c, "ERR Library not found");
+        return;
+    }
+    funcset_changed();
+    reply_ok(&c->out);
+}
+
+void
+script_function_flush(struct conn *c)
+{
+    function_flush(L);
+    if (L != NULL) {
+        lua_gc(L, LUA_GCCOLLECT, 0);
+    }
+    funcset_changed();
+    reply_ok(&c->out);
+}
+
+void
+script_function_list(struct conn *c, bool withcode, const char *pattern,
+                     size_t plen)
+{
+    function_list(c, withcode, pattern, plen);
+}
+
+void
+script_function_dump(struct conn *c)
+{
+    struct membuf b = { 0 };
+    if (!payload_dump(&b)) {
+        cmd_error(c, ERR_NOMEM);
+    } else {
+        reply_bulk(&c->out, b.p, b.len);
+    }
+    mem_free(b.p);
+}
+
+void
+script_function_restore(struct conn *c, const char *payload, size_t len,
+                        int policy)
+{
+    struct membuf set = { 0 };
+    char err[600];
+    if (!keyspace_admit(0, NULL)) {     /* deny-oom, as Redis's row */
+        cmd_error(c, ERR_OOM);
+        return;
+    }
+    if (L == NULL && script_init() != 0) {
+        cmd_error(c, ERR_NOMEM);
+        return;
+    }
+    if (payload_read((const unsigned char *)payload, len, &set, err,
+                     sizeof(err)) < 0 ||
+        function_restore(L, set.p, set.len, (enum fn_restore)policy, err,
+                         sizeof(err)) < 0) {
+        cmd_error(c, err);
+    } else {
+        funcset_changed();
+        reply_ok(&c->out);
+    }
+    mem_free(set.p);
+    relieve(0);
+}
+
+/* FUNCTION STATS: on the loop's thread, when no function runs; on the busy
+ * server's while one does (busy.c), the function, its command and its
+ * time so far, which stay as they are while it runs. */
+void
+script_function_stats(struct conn *c)
+{
+    reply_map(&c->out, 2, c->proto);
+    reply_bulkz(&c->out, "running_script");
+    if (running_function == NULL) {
+        reply_null(&c->out, c->proto);
+    } else {
+        const struct resp_request *req = running_request;
+        reply_map(&c->out, 3, c->proto);
+        reply_bulkz(&c->out, "name");
+        reply_bulkz(&c->out, running_function);
+        reply_bulkz(&c->out, "command");
+        reply_array(&c->out, req->argc);
+        for (size_t i = 0; i < req->argc; i++) {
+            reply_bulk(&c->out, req->argv[i], req->argvlen[i]);
+        }
+        reply_bulkz(&c->out, "duration_ms");
+        reply_int(&c->out, (clock_mono_now() - run_started) / NS_PER_MS);
+    }
+    reply_bulkz(&c->out, "engines");
+    reply_map(&c->out, 1, c->proto);
+    reply_bulkz(&c->out, "LUA");
+    reply_map(&c->out, 2, c->proto);
+    reply_bulkz(&c->out, "libraries_count");
+    reply_int(&c->out, (int64_t)function_library_count());
+    reply_bulkz(&c->out, "functions_count");
+    reply_int(&c->out, (int64_t)function_count());
+}
+
+/* As SCRIPT KILL: nothing runs while the loop's thread answers. */
+void
+script_function_kill(struct conn *c)
+{
+    cmd_error(c, ERR_NOTBUSY);
+}
+
+size_t
+script_library_count(void)
+{
+    return function_library_count();
+}
+
+size_t
+script_function_count(void)
+{
+    return function_count();
+}
+
+size_t
+script_function_memory(void)
+{
+    return function_memory();
 }

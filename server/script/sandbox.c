@@ -642,16 +642,23 @@ seal_string_metatable(lua_State *L, const struct sealing *s)
     lua_pop(L, 2);
 }
 
+/* The views known so far and a table of those this seal makes, pushed. */
+static void
+sealing_begin(lua_State *L, struct sealing *s)
+{
+    lua_pushlightuserdata(L, (void *)&views_key);
+    lua_rawget(L, LUA_REGISTRYINDEX);
+    luaL_checktype(L, -1, LUA_TTABLE);
+    s->views = lua_gettop(L);
+    lua_newtable(L);
+    s->made = lua_gettop(L);
+}
+
 static int
 seal_protected(lua_State *L)
 {
     struct sealing s;
-    lua_pushlightuserdata(L, (void *)&views_key);
-    lua_rawget(L, LUA_REGISTRYINDEX);
-    luaL_checktype(L, -1, LUA_TTABLE);
-    s.views = lua_gettop(L);
-    lua_newtable(L);
-    s.made = lua_gettop(L);
+    sealing_begin(L, &s);
 
     lua_pushvalue(L, LUA_GLOBALSINDEX);
     int globals = lua_gettop(L);
@@ -689,4 +696,26 @@ sandbox_push_globals(lua_State *L)
         lua_pop(L, 1);
         lua_pushvalue(L, LUA_GLOBALSINDEX);
     }
+}
+
+/* ---- FUNCTION LOAD's tables (function.c) ------------------------------- */
+
+void
+sandbox_undefined_raises(lua_State *L)
+{
+    lua_createtable(L, 0, 1);
+    lua_pushcfunction(L, missing_global);
+    lua_setfield(L, -2, "__index");
+    lua_setmetatable(L, -2);
+}
+
+void
+sandbox_view(lua_State *L)
+{
+    struct sealing s;
+    int real = lua_gettop(L);
+    sealing_begin(L, &s);
+    push_view(L, real, &s);
+    lua_replace(L, real);
+    lua_settop(L, real);
 }

@@ -43,4 +43,13 @@ void sandbox_push_globals(lua_State *L);
 int sandbox_load(lua_State *L, const char *buf, size_t len,
                  const char *chunkname);
 
+/* FUNCTION LOAD's environments (function.c), inside a protected call (both
+ * raise when memory runs out). sandbox_undefined_raises(): reading a
+ * missing field of the table on top raises Redis's error for an undefined
+ * global, as the globals' do. sandbox_view(): the table on top replaced by
+ * its read-only view (every table it reaches viewed too), whose writes
+ * raise Redis's "Attempt to modify a readonly table". */
+void sandbox_undefined_raises(lua_State *L);
+void sandbox_view(lua_State *L);
+
 #endif

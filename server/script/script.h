@@ -56,6 +56,33 @@ void script_flush(void);
 /* SCRIPT KILL: its reply to c. */
 void script_kill(struct conn *c);
 
+/* ---- functions (function.c) -------------------------------------------
+ * FUNCTION LOAD, DELETE, FLUSH, LIST, DUMP, RESTORE, STATS, KILL and
+ * FCALL/FCALL_RO: each its reply to c; a change to the libraries is
+ * recorded for the journal and the replicas (funcset.h). */
+void script_fcall(struct conn *c, struct resp_request *req, bool read_only);
+/* The FCALL rows' request_flags, as script_request_flags() for EVAL's:
+ * the function's flags make the command's (fcallGetCommandFlags). */
+unsigned script_fcall_request_flags(const struct cmd *cmd,
+                                    const struct resp_request *req);
+void script_function_load(struct conn *c, const char *code, size_t len,
+                          bool replace);
+void script_function_delete(struct conn *c, const char *name, size_t len);
+void script_function_flush(struct conn *c);
+void script_function_list(struct conn *c, bool withcode, const char *pattern,
+                          size_t plen);
+void script_function_dump(struct conn *c);
+/* policy: 0 APPEND, 1 REPLACE, 2 FLUSH (function.h's enum fn_restore). */
+void script_function_restore(struct conn *c, const char *payload, size_t len,
+                             int policy);
+void script_function_stats(struct conn *c);
+void script_function_kill(struct conn *c);
+
+/* INFO: the libraries, their functions, their bookkeeping. */
+size_t script_library_count(void);
+size_t script_function_count(void);
+size_t script_function_memory(void);
+
 /* ---- a script that runs too long ----------------------------------------
  * Past busy-reply-threshold the count hook starts the busy server, which
  * answers other clients while the loop's thread is inside Lua; it lives
@@ -66,13 +93,20 @@ struct script_busy_ops {
 };
 void script_set_busy_ops(const struct script_busy_ops *ops);
 
-/* What the busy server's thread may ask (thread-safe). SCRIPT KILL: */
+/* What the busy server's thread may ask (thread-safe). SCRIPT KILL
+ * (function false) and FUNCTION KILL (true): */
 enum script_kill_verdict {
     SCRIPT_KILL_OK,
     SCRIPT_KILL_NOTBUSY,
-    SCRIPT_KILL_UNKILLABLE          /* it wrote: stopping would tear it */
+    SCRIPT_KILL_UNKILLABLE,         /* it wrote: stopping would tear it */
+    SCRIPT_KILL_OTHER_KIND          /* SCRIPT KILL of a function, or the
+                                     * reverse: Redis's -BUSY */
 };
-enum script_kill_verdict script_request_kill(void);
+enum script_kill_verdict script_request_kill(bool function);
+
+/* Is what runs too long a function (FCALL) rather than an EVAL's script?
+ * Its -BUSY names FUNCTION KILL. */
+bool script_busy_function(void);
 
 /* SHUTDOWN NOSAVE: the script stops (written or not) and the server
  * shuts down without saving once it has. */

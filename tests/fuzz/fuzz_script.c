@@ -9,8 +9,12 @@
  * (gen_script: statements and expressions of a grammar, see below),
  * scripts of raw bytes (filtered: see raw_script), SCRIPT LOAD, EVALSHA of
  * a loaded or a bogus SHA1, SCRIPT EXISTS and FLUSH, HELLO 2/3, SELECT and
- * plain writes of every type on the keys the scripts use. What a
- * generated script does:
+ * plain writes of every type on the keys the scripts use; and functions:
+ * FUNCTION LOAD [REPLACE] of libraries whose one function's body is a
+ * generated script (a generated statement run at load time now and then),
+ * FCALL and FCALL_RO of them, FUNCTION DELETE, FLUSH, LIST, STATS, and a
+ * FUNCTION DUMP restored with each policy, whole or with a bit flipped.
+ * What a generated script does:
  *
  *  - returns every kind of value: numbers (floats, negatives, huge, NaN,
  *    inf), strings (binary, CRLF, long), booleans, nil, nested tables with
@@ -1202,11 +1206,111 @@ eval(struct input *in, const char *cmd, const char *body, size_t bodylen)
     CHECK(script_lua_memory() <= (size_t)LUA_LIMIT + ((size_t)1 << 20));
 }
 
+/* FUNCTION LOAD [REPLACE] of a library of one of four names registering
+ * a function of a generated body (a callback's keys and args its
+ * arguments), in either form, with drawn flags, now and then with a
+ * generated statement run while it loads (the load-time sandbox). */
+static void
+function_load(struct input *in)
+{
+    struct sb b = { 0 };
+    unsigned n = in_pick(in, 4);
+    char head[64];
+    snprintf(head, sizeof(head), "#!lua name=%s\n",
+             in_pick(in, 16) ? (const char *const[]){ "la", "lb", "lc",
+                                                     "ld" }[n]
+                             : "bad-name");
+    sb_s(&b, head);
+    if (in_pick(in, 8) == 0) {
+        struct gen g = { in, &b, 0, 0 };
+        stmt(&g);
+        sb_s(&b, "\n");
+    }
+    static const char *const flags[] = {
+        "", "'no-writes'", "'allow-oom'", "'no-writes', 'allow-stale'",
+        "'no-cluster'", "'allow-cross-slot-keys'", "'bogus'", "1",
+    };
+    char reg[160];
+    bool named = in_pick(in, 2);
+    if (named) {
+        snprintf(reg, sizeof(reg), "redis.register_function{function_name="
+                 "'f%u', flags={%s}, callback=function(keys, args) ", n,
+                 flags[in_pick(in, 8)]);
+    } else {
+        snprintf(reg, sizeof(reg), "redis.register_function('f%u', "
+                 "function(keys, args) ", n);
+    }
+    sb_s(&b, reg);
+    gen_script(in, &b);
+    sb_s(&b, named ? " end}" : " end)");
+    bool replace = in_pick(in, 2);
+    char *argv[4] = { (char *)"FUNCTION", (char *)"LOAD", (char *)"REPLACE",
+                      b.p };
+    size_t len[4] = { 8, 4, 7, b.len };
+    if (!replace) {
+        argv[2] = b.p;
+        len[2] = b.len;
+    }
+    run(replace ? 4 : 3, argv, len, NULL, 0);
+    free(b.p);
+}
+
+/* The other FUNCTION subcommands, and a dump restored whole or damaged. */
+static void
+function_admin(struct input *in)
+{
+    static const char *const names[] = { "la", "lb", "lc", "ld", "nope" };
+    switch (in_pick(in, 6)) {
+    case 0:
+        run_words((const char *const[]){ "FUNCTION", "DELETE",
+                                         names[in_pick(in, 5)] }, 3);
+        break;
+    case 1:
+        if (in_pick(in, 4) == 0) {
+            run_words((const char *const[]){ "FUNCTION", "FLUSH" }, 2);
+        }
+        break;
+    case 2:
+        run_words((const char *const[]){ "FUNCTION", "LIST", "WITHCODE",
+                                         "LIBRARYNAME", "l*" },
+                  2 + in_pick(in, 4));
+        break;
+    case 3:
+        run_words((const char *const[]){ "FUNCTION", "STATS" }, 2);
+        break;
+    default: {
+        static char dump[1 << 16];
+        char *argv[4] = { (char *)"FUNCTION", (char *)"DUMP" };
+        size_t lens[4] = { 8, 4 };
+        run(2, argv, lens, dump, sizeof(dump));
+        /* The bulk's bytes: "$<len>\r\n" then len bytes, when whole. */
+        char *body = strstr(dump, "\r\n");
+        long len = dump[0] == '$' ? strtol(dump + 1, NULL, 10) : -1;
+        if (body == NULL || len < 0 ||
+            (size_t)len + (size_t)(body + 2 - dump) + 2 > sizeof(dump)) {
+            break;
+        }
+        if (len > 0 && in_pick(in, 3) == 0) {
+            body[2 + in_pick(in, (unsigned)len)] ^= 1;      /* damaged */
+        }
+        argv[1] = (char *)"RESTORE";
+        lens[1] = 7;
+        argv[2] = body + 2;
+        lens[2] = (size_t)len;
+        argv[3] = (char *)(const char *const[]){ "APPEND", "REPLACE",
+                                                 "FLUSH" }[in_pick(in, 3)];
+        lens[3] = strlen(argv[3]);
+        run(4, argv, lens, NULL, 0);
+        break;
+    }
+    }
+}
+
 static void
 run_op(struct input *in)
 {
     struct sb b = { 0 };
-    switch (in_pick(in, 16)) {
+    switch (in_pick(in, 20)) {
     case 0:
     case 1:
     case 2:
@@ -1268,6 +1372,18 @@ run_op(struct input *in)
         run_words(writes[i], argc);
         break;
     }
+    case 16:
+        function_load(in);
+        break;
+    case 17: {
+        const char *f = (const char *const[]){ "f0", "f1", "f2", "f3",
+                                               "nope" }[in_pick(in, 5)];
+        eval(in, in_pick(in, 3) ? "FCALL" : "FCALL_RO", f, strlen(f));
+        break;
+    }
+    case 18:
+        function_admin(in);
+        break;
     default:
         if (raw_script(in, &b)) {
             eval(in, "EVAL", b.p, b.len);

@@ -371,7 +371,7 @@ START_TEST(test_a_flipped_bit_anywhere_is_refused)
     for (size_t at = 0; at < len; at++) {
         f[at] ^= 0x08;
         write_bytes(f, len);
-        expect_refused(at < 12 ? "not a cellgate snapshot of version 1 to 5"
+        expect_refused(at < 12 ? "not a cellgate snapshot of version 1 to 6"
                                : "checksum mismatch: the file is corrupt "
                                  "or truncated");
         f[at] ^= 0x08;
@@ -525,7 +525,7 @@ END_TEST
 
 START_TEST(test_versions_the_loader_does_not_know_are_refused)
 {
-    static const uint32_t versions[] = { 0, 6, 0xffffffffu };
+    static const uint32_t versions[] = { 0, 7, 0xffffffffu };
     struct fbuf b;
     struct fwin_state fw = { T0, 4 };
     for (size_t i = 0; i < 3; i++) {
@@ -535,14 +535,14 @@ START_TEST(test_versions_the_loader_does_not_know_are_refused)
             memcpy(b.p + 8, &versions[i], 4);
             frecord(&b, KEY_FIXED, "fw", T0 + 60 * SEC, &fw, sizeof(fw));
             ffinish(&b, like, 1);
-            expect_refused("not a cellgate snapshot of version 1 to 5");
+            expect_refused("not a cellgate snapshot of version 1 to 6");
         }
     }
     /* Another magic, likewise. */
     fheader(&b, 4, 0);
     memcpy(b.p, "CGJRNL01", 8);
     ffinish(&b, 4, 0);
-    expect_refused("not a cellgate snapshot of version 1 to 5");
+    expect_refused("not a cellgate snapshot of version 1 to 6");
     /* Versions 1 and 2 have no database markers. */
     for (uint32_t v = 1; v <= 2; v++) {
         fheader(&b, v, 0);
