@@ -217,3 +217,185 @@ def test_bad_values_are_refused_with_redis_s_error_bytes(server, redis_server,
                                                          name, value):
     assert raw_error(server.raw(), name, value) == \
         raw_error(harness.RawConn(port=redis_server.port), name, value)
+
+
+# Values other than the default for the options that are not booleans or
+# integers (those flip, or take their default plus one), each valid in
+# both servers. Kept at their defaults, so that both servers start as the
+# test's children: daemonize (no fork), watchdog-period (a SIGALRM
+# watchdog under a loaded machine), tls-port, tls-replication and
+# tls-cluster (they would load certificates), activedefrag (Debian's
+# redis-server, built on the system's jemalloc, refuses it).
+OTHER_VALUES = {
+    "bind": "127.0.0.1", "save": "900 1", "timeout": "3600",
+    "client-query-buffer-limit": "512mb", "proto-max-bulk-len": "256mb",
+    "maxmemory": "100mb",
+    "requirepass": "pw", "masterauth": "pw2", "masteruser": "u",
+    "aclfile": None, "unixsocket": None, "unixsocketperm": "700",
+    "dir": None, "pidfile": None, "logfile": None, "port": None,
+    "cluster-port": None,
+    "dbfilename": "x.rdb", "appendfilename": "x.aof", "appenddirname": "xdir",
+    "cluster-config-file": "nodes-x.conf", "cluster-announce-ip": "10.0.0.1",
+    "cluster-announce-hostname": "host-a", "replica-announce-ip": "10.0.0.2",
+    "syslog-ident": "cg", "server_cpulist": "0", "bio_cpulist": "0",
+    "aof_rewrite_cpulist": "0", "bgsave_cpulist": "0",
+    "ignore-warnings": "ARM64-COW-BUG", "proc-title-template": "{title} {port}",
+    "bind-source-addr": "127.0.0.1", "supervised": "auto",
+    "syslog-facility": "local1", "repl-diskless-load": "swapdb",
+    "loglevel": "verbose", "maxmemory-policy": "volatile-ttl",
+    "appendfsync": "always", "oom-score-adj": "absolute",
+    "acl-pubsub-default": "allchannels", "sanitize-dump-payload": "yes",
+    "enable-protected-configs": "yes", "enable-debug-command": "yes",
+    "enable-module-command": "yes", "cluster-preferred-endpoint-type":
+    "hostname", "propagation-error-behavior": "panic",
+    "tls-auth-clients": "no", "tls-cert-file": "/nonexistent/c.pem",
+    "tls-key-file": "/nonexistent/k.pem", "tls-key-file-pass": "kp",
+    "tls-client-cert-file": "/nonexistent/cc.pem",
+    "tls-client-key-file": "/nonexistent/ck.pem",
+    "tls-client-key-file-pass": "ckp", "tls-dh-params-file": "/nonexistent/dh",
+    "tls-ca-cert-file": "/nonexistent/ca.pem", "tls-ca-cert-dir": "/nonexistent",
+    "tls-protocols": "TLSv1.2", "tls-ciphers": "DEFAULT",
+    "tls-ciphersuites": "TLS_AES_128_GCM_SHA256",
+    "client-output-buffer-limit": "pubsub 64mb 16mb 90",
+    "oom-score-adj-values": "0 100 900", "notify-keyspace-events": "KEA",
+    "latency-tracking-info-percentiles": "50 99.99",
+    "shutdown-on-sigint": "save now", "shutdown-on-sigterm": "nosave force",
+    "maxmemory-clients": "10%", "replicaof": "127.0.0.1 1",
+}
+KEPT_DEFAULT = {"daemonize", "watchdog-period", "tls-port", "tls-replication",
+                "tls-cluster", "activedefrag"}
+# Each server has its own: not compared.
+OWN = {"port", "dir", "pidfile", "logfile", "unixsocket", "cluster-port"}
+HIDDEN = ["rdb-key-save-delay", "key-load-delay", "watchdog-period",
+          "use-exit-on-panic", "loading-process-events-interval-bytes"]
+
+
+def text(reply):
+    """A CONFIG GET reply as str: redis-py gives str or bytes by version."""
+    def s(x):
+        return x.decode() if isinstance(x, bytes) else x
+    return {s(k): s(v) for k, v in reply.items()}
+
+
+def non_default(name, default):
+    if name in OTHER_VALUES:
+        return OTHER_VALUES[name]
+    if default in ("yes", "no"):
+        return "no" if default == "yes" else "yes"
+    return str(int(default) + 1)
+
+
+def every_option_file(path, values, workdir, port):
+    own = {"port": str(port), "dir": workdir, "daemonize": "no",
+           "pidfile": os.path.join(workdir, "server.pid"),
+           "logfile": os.path.join(workdir, "server.log"),
+           "unixsocket": os.path.join(workdir, "s.sock"),
+           "aclfile": os.path.join(os.path.dirname(workdir), "users.acl")}
+    with open(path, "w") as f:
+        for name, value in sorted(values.items()):
+            value = own.get(name, value)
+            f.write('%s "%s"\n' % (name, value.replace('"', '\\"')))
+
+
+def test_every_redis_option_set_off_its_default_answers_as_redis_s(
+        tmp_path, redis_server):
+    ref = redis_server.client()
+    defaults = text(ref.config_get("*"))
+    for name in HIDDEN:
+        defaults.update(text(ref.config_get(name)))
+    aliases = {"slaveof", "slave-read-only", "slave-priority",
+               "slave-announce-ip", "slave-announce-port",
+               "min-slaves-to-write", "min-slaves-max-lag",
+               "repl-ping-slave-period", "lua-time-limit",
+               "cluster-slave-no-failover", "slave-lazy-flush",
+               "slave-serve-stale-data", "slave-ignore-maxmemory",
+               "cluster-slave-validity-factor", "list-max-ziplist-size",
+               "hash-max-ziplist-entries", "zset-max-ziplist-entries",
+               "hash-max-ziplist-value", "zset-max-ziplist-value"}
+    values = {n: non_default(n, v) for n, v in defaults.items()
+              if n not in aliases and n not in KEPT_DEFAULT}
+    assert len(values) + len(KEPT_DEFAULT) == 178
+    with open(tmp_path / "users.acl", "w") as f:
+        f.write("user default on >pw ~* &* +@all\n")
+    cdir, rdir = tmp_path / "cellgate", tmp_path / "redis"
+    cdir.mkdir()
+    rdir.mkdir()
+    cport, rport = harness.free_port(), harness.free_port()
+    values["cluster-port"] = str(harness.free_port())
+    cconf, rconf = str(tmp_path / "c.conf"), str(tmp_path / "r.conf")
+    every_option_file(cconf, values, str(cdir), cport)
+    # Redis refuses replicaof beside cluster-enabled: cellgate alone has it
+    every_option_file(rconf, {k: v for k, v in values.items()
+                              if k != "replicaof"}, str(rdir), rport)
+    check = subprocess.run([harness.BIN, cconf, "--test-config"],
+                           capture_output=True,
+                           env=harness.sanitizer_env(dict(os.environ)))
+    assert check.returncode == 0, check.stderr
+    proc = start_cellgate(str(cdir), cconf)
+    rproc, theirs = start_redis(str(rdir), rconf, rport, password="pw")
+    try:
+        ours = wait_ready(proc, cport, password="pw")
+        for name in sorted(set(values) - OWN - {"replicaof"}):
+            assert text(ours.config_get(name)) == \
+                text(theirs.config_get(name)), name
+            # (the reference runs with --bind 127.0.0.1, Redis's default is
+            # "* -::*")
+            assert name == "bind" or \
+                text(ours.config_get(name)) != {name: defaults[name]}, name
+        assert text(ours.config_get("replicaof")) == {"replicaof":
+                                                      "127.0.0.1 1"}
+    finally:
+        stop(rproc, theirs)
+        stop(proc, ours)
+
+
+def test_config_rewrite_then_restart_keeps_redis_s_options(start_daemon,
+                                                           tmp_path):
+    conf = tmp_path / "rw.conf"
+    conf.write_text("client-output-buffer-limit normal 0 0 0\n"
+                    "client-output-buffer-limit replica 256mb 64mb 60\n"
+                    "lazyfree-lazy-eviction no\n")
+    d = start_daemon(config_file=str(conf))
+    r = d.client(decode_responses=True)
+    changed = {"client-output-buffer-limit": "pubsub 64mb 16mb 90",
+               "lazyfree-lazy-eviction": "yes", "maxmemory-clients": "10%",
+               "notify-keyspace-events": "KEA", "tcp-keepalive": "60",
+               "oom-score-adj-values": "0 100 900",
+               "latency-tracking-info-percentiles": "50 99.99",
+               "shutdown-on-sigint": "now save", "list-max-ziplist-size": "-3",
+               "hash-max-listpack-value": "1kb", "activedefrag": "yes",
+               "proc-title-template": "{title} {port}"}
+    for name, value in changed.items():
+        assert r.config_set(name, value)
+    want = {name: r.config_get(name)[name] for name in changed}
+    assert r.config_rewrite()
+    d.stop()
+    d.start()
+    r = d.client(decode_responses=True)
+    assert {name: r.config_get(name)[name] for name in changed} == want
+    assert want["client-output-buffer-limit"] == \
+        "normal 0 0 0 slave 268435456 67108864 60 pubsub 67108864 16777216 90"
+    assert want["shutdown-on-sigint"] == "save now"
+    text = conf.read_text()
+    assert text.count("client-output-buffer-limit") == 1
+    assert "lazyfree-lazy-eviction yes\n" in text
+
+
+def test_tcp_keepalive_sets_probes_on_new_client_sockets(start_daemon):
+    d = start_daemon("--tcp-keepalive", "200")
+
+    def timers():
+        out = subprocess.run(["ss", "-tno", "state", "established",
+                              "( sport = :%d )" % d.port],
+                             capture_output=True, text=True).stdout
+        return [line for line in out.splitlines()[1:] if line.strip()]
+    a = d.raw()
+    assert a.command("PING") == b"+PONG\r\n"
+    lines = timers()
+    assert lines and all("keepalive" in line for line in lines), lines
+    assert a.command("CONFIG", "SET", "tcp-keepalive", "0") == b"+OK\r\n"
+    b = d.raw()
+    assert b.command("PING") == b"+PONG\r\n"
+    lines = timers()
+    assert len(lines) == 2
+    assert sum("keepalive" in line for line in lines) == 1, lines
