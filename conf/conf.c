@@ -910,6 +910,23 @@ conf_is_directive(const char *word)
     return false;
 }
 
+/* Names Redis 7.0.15 still reads from a file and ignores (config.c's
+ * deprecated_configs, each with exactly one value): so a redis.conf of an
+ * older Redis loads here as it does there. */
+static bool
+is_deprecated(const char *name, size_t nvalues)
+{
+    static const char *const names[] = { "list-max-ziplist-entries",
+                                         "list-max-ziplist-value",
+                                         "lua-replicate-commands" };
+    for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+        if (nvalues == 1 && ascii_ieq(names[i], name, strlen(name))) {
+            return true;
+        }
+    }
+    return false;
+}
+
 /* Words of a line kept: a name and a value, or a name and the words of
  * the most save rules, plus one to tell a trailing # comment apart. */
 #define LINE_WORDS_MAX (2 * CONF_SAVE_RULES_MAX + 2)
@@ -990,6 +1007,9 @@ set_words(struct file_load *f, char *const *words, const size_t *lens,
         return 0;               /* its owner reads it */
     }
     o = conf_lookup(words[0], &spelling);
+    if (o == NULL && is_deprecated(words[0], nwords - 1)) {
+        return 0;
+    }
     if (o == NULL) {
         err_set(why, whylen, "unknown option '%s'", words[0]);
         return -1;
@@ -1342,6 +1362,9 @@ load_pair(struct conf *c, int argc, char **argv, int i, char *err,
     const struct conf_option *o = conf_lookup(name, &spelling);
     if (o != NULL) {
         o = as_named(o, spelling, &tmp);
+    }
+    if (o == NULL && value != NULL && is_deprecated(name, 1)) {
+        return 2;
     }
     if (o != NULL && value != NULL && (o->type == CONF_SAVE ||
                                        (o->type == CONF_SPECIAL &&

@@ -284,8 +284,10 @@ parse_events(const char *old, const struct words *in, char *out,
     }
     size_t len = 0;
     if ((flags & EVENTS_ALL) == EVENTS_ALL) {
+        /* Redis prints A alone for the classes: d and n, kept, go
+         * unsaid (notify.c's keyspaceEventsFlagsToString) */
         out[len++] = 'A';
-        flags &= ~EVENTS_ALL;
+        flags &= ~(EVENTS_ALL | 3u << 9);
     }
     for (size_t b = 0; b < sizeof(event_letters) - 1 && len + 1 < outlen;
          b++) {
