@@ -56,14 +56,15 @@ bind_address(const char *word)
     return strcmp(addr, "::*") == 0 ? "::" : addr;
 }
 
-/* Failures Redis 7.0 steps over (the host has no such address, or no
- * IPv6 at all): that address is skipped, the others listen. */
+/* Failures Redis 7.0 steps over: an address the host does not have, for
+ * an optional (-) one, and no support for its family (no IPv6) for any:
+ * that address is skipped, the others listen. */
 static bool
-is_skippable(int rc)
+is_skippable(int rc, const char *word)
 {
-    return rc == UV_EADDRNOTAVAIL || rc == UV_EAFNOSUPPORT ||
-           rc == UV_EPROTONOSUPPORT || rc == UV_ENOPROTOOPT ||
-           rc == UV_ESOCKTNOSUPPORT;
+    return (rc == UV_EADDRNOTAVAIL && word[0] == '-') ||
+           rc == UV_EAFNOSUPPORT || rc == UV_EPROTONOSUPPORT ||
+           rc == UV_ENOPROTOOPT || rc == UV_ESOCKTNOSUPPORT;
 }
 
 /* A listener on the address of the bind word, or NULL after logging
@@ -100,7 +101,7 @@ open_listener(const char *word, int port, bool *skipped)
         log_warning("Could not create server TCP listening socket %s:%d: %s",
                     addr, port, uv_strerror(rc));
         close_listener(l);
-        *skipped = is_skippable(rc);
+        *skipped = is_skippable(rc, word);
         return NULL;
     }
     return l;
