@@ -334,7 +334,7 @@
       "nodes.conf", 0, 0,                                                     \
       "cellgate's cluster topology is the cluster-node lines of this "        \
       "file")                                                                 \
-    X(cluster_announce_hostname, "cluster-announce-hostname", CONF_STRING,    \
+    X(cluster_announce_hostname, "cluster-announce-hostname", CONF_SPECIAL,    \
       "", 0, 0,                                                               \
       "cellgate's CLUSTER SLOTS/SHARDS announce cluster-announce-ip")         \
     X(syslog_ident, "syslog-ident", CONF_STRING, "redis", 0, 0,               \
@@ -351,7 +351,7 @@
     X(ignore_warnings, "ignore-warnings", CONF_STRING, "", 0, 0,              \
       "Redis's start-up warnings to silence (ARM64-COW-BUG); cellgate "       \
       "has none of them")                                                     \
-    X(proc_title_template, "proc-title-template", CONF_STRING,                \
+    X(proc_title_template, "proc-title-template", CONF_SPECIAL,                \
       "{title} {listen-addr} {server-mode}", 0, 0,                            \
       "see set-proc-title")                                                   \
     X(bind_source_addr, "bind-source-addr", CONF_STRING, "", 0, 0,            \

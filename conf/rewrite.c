@@ -15,6 +15,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "conf/special.h"
 #include "lib/file.h"
 #include "lib/num.h"
 
@@ -159,11 +160,14 @@ put_primary(struct text *t, const char *v, size_t n)
 
 /* A special value (conf/special.h) as Redis writes one: its words bare,
  * "bind 127.0.0.1 -::1", or "" when it has none; quoted whole when a
- * word could not stand bare (the loader splits a quoted value again). */
+ * word could not stand bare (the loader splits a quoted value again), or
+ * when the option takes one word that has spaces. */
 static void
-put_words(struct text *t, const char *v, size_t n)
+put_words(struct text *t, const struct conf_option *o, const char *v,
+          size_t n)
 {
-    bool bare = n > 0;
+    bool bare = n > 0 && (conf_special_multi(o->name) ||
+                          memchr(v, ' ', n) == NULL);
     for (size_t i = 0; i < n; i++) {
         unsigned char ch = (unsigned char)v[i];
         bare &= is_printable(ch) && ch != '"' && ch != '\'' &&
@@ -200,7 +204,7 @@ put_option(struct text *t, const struct conf *c, const struct conf_option *o)
         put_primary(t, v, n);
         break;
     case CONF_SPECIAL:
-        put_words(t, v, n);
+        put_words(t, o, v, n);
         break;
     case CONF_SAVE:
         if (n == 0) {

@@ -373,6 +373,76 @@ parse_mem_or_percent(const char *old, const struct words *in, char *out,
     return -1;
 }
 
+/* proc-title-template: Redis's sdstemplate() over its variables ({{ is
+ * a brace), which must not come out empty when the title is (run-time
+ * variables, the config file and the socket, count as set). */
+static int
+parse_proc_title(const char *old, const struct words *in, char *out,
+                 size_t outlen, const char **why)
+{
+    static const char *const vars[] = { "title", "listen-addr",
+                                        "server-mode", "config-file", "port",
+                                        "tls-port", "unixsocket" };
+    const char *p = in->n == 1 ? in->w[0] : "";
+    bool filled = false;
+    (void)old;
+    while (*p != '\0') {
+        const char *brace = strchr(p, '{');
+        size_t var = 0;
+        for (const char *q = p; q < (brace ? brace : p + strlen(p)); q++) {
+            filled |= *q != ' ';
+        }
+        if (brace == NULL) {
+            break;
+        }
+        if (brace[1] == '{') {
+            filled = true;
+            p = brace + 2;
+            continue;
+        }
+        const char *end = strchr(brace + 1, '}');
+        size_t len = end != NULL ? (size_t)(end - brace - 1) : 0;
+        while (end != NULL && var < 7 && (strlen(vars[var]) != len ||
+               strncmp(brace + 1, vars[var], len) != 0)) {
+            var++;
+        }
+        if (end == NULL || var == 7) {
+            filled = false;
+            break;
+        }
+        filled |= var != 0 && var != 2;     /* title and server-mode: "" */
+        p = end + 1;
+    }
+    if (!filled) {
+        *why = "template format is invalid or contains unknown variables";
+        return -1;
+    }
+    snprintf(out, outlen, "%s", in->w[0]);
+    return 0;
+}
+
+/* cluster-announce-hostname: letters, digits, - and ., shorter than 256
+ * bytes (Redis's NET_HOST_STR_LEN); "" is none. */
+static int
+parse_hostname(const char *old, const struct words *in, char *out,
+               size_t outlen, const char **why)
+{
+    const char *v = in->n == 1 ? in->w[0] : "";
+    (void)old;
+    if (strlen(v) >= 256) {
+        *why = "Hostnames must be less than 256 characters";
+        return -1;
+    }
+    if (v[strspn(v, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+                    "0123456789-.")] != '\0') {
+        *why = "Hostnames may only contain alphanumeric characters, "
+               "hyphens or dots";
+        return -1;
+    }
+    snprintf(out, outlen, "%s", v);
+    return 0;
+}
+
 static const struct special {
     const char *name;
     bool multi;             /* Redis's MULTI_ARG_CONFIG */
@@ -386,6 +456,8 @@ static const struct special {
     { "shutdown-on-sigint", true, parse_shutdown },
     { "shutdown-on-sigterm", true, parse_shutdown },
     { "maxmemory-clients", false, parse_mem_or_percent },
+    { "proc-title-template", false, parse_proc_title },
+    { "cluster-announce-hostname", false, parse_hostname },
 };
 
 static const struct special *
@@ -425,7 +497,13 @@ conf_special_parse(const char *name, const char *old, const char *value,
         why = "out of memory";
         rc = text != NULL ? 0 : -1;
     } else {
-        split_words(buf, &in);
+        if (s->multi) {
+            split_words(buf, &in);
+        } else {                        /* one word, spaces and all */
+            in.w[0] = buf;
+            in.n = 1;
+            in.too_many = false;
+        }
         rc = s->parse(old != NULL ? old : "", &in, text, SPECIAL_OUT_MAX,
                       &why);
     }

@@ -208,6 +208,8 @@ BAD_VALUES = [
     ("latency-tracking-info-percentiles", "101"),
     ("maxmemory-clients", "ten"), ("maxmemory-clients", "101%"),
     ("bind", " ".join("127.0.0.%d" % i for i in range(1, 18))),
+    ("proc-title-template", "{title}"), ("proc-title-template", "{bad} x"),
+    ("cluster-announce-hostname", "bad_host"),
     ("no-such-option", "1"),
 ]
 
