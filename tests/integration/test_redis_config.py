@@ -40,7 +40,8 @@ def start_cellgate(workdir, conf, *args):
     harness's Daemon would add --bind 127.0.0.1, which the Debian file's
     two addresses must not be replaced by)."""
     log = open(os.path.join(workdir, "cellgate.out"), "ab")
-    proc = subprocess.Popen([harness.BIN, conf] + list(args),
+    args = harness.io_thread_args(args, conf) + list(args)
+    proc = subprocess.Popen([harness.BIN, conf] + args,
                             stdout=log, stderr=log, stdin=subprocess.DEVNULL,
                             env=harness.sanitizer_env(dict(os.environ)),
                             cwd=workdir)
