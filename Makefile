@@ -522,13 +522,13 @@ FUZZ_SCRIPT  := build-fuzz/fuzz_script
 FUZZ_PB_SRC  := $(PROTOS:%.proto=build/gen/%.pb-c.c)
 
 FUZZ_RESP_SRC := tests/fuzz/fuzz_resp.c protocol/resp.c $(wildcard lib/*.c)
-FUZZ_CONF_SRC := tests/fuzz/fuzz_conf.c conf/conf.c $(wildcard lib/*.c)
+FUZZ_CONF_SRC := tests/fuzz/fuzz_conf.c conf/conf.c conf/special.c $(wildcard lib/*.c)
 
 $(FUZZ_RESP): $(FUZZ_RESP_SRC) protocol/resp.h $(wildcard lib/*.h)
 	@mkdir -p build-fuzz
 	clang $(FUZZ_CFLAGS) -o $@ $(FUZZ_RESP_SRC) $(DEPS_LIBS)
 
-$(FUZZ_CONF): $(FUZZ_CONF_SRC) conf/conf.h conf/options.h $(wildcard lib/*.h)
+$(FUZZ_CONF): $(FUZZ_CONF_SRC) conf/conf.h conf/options.h conf/special.h $(wildcard lib/*.h)
 	@mkdir -p build-fuzz
 	clang $(FUZZ_CFLAGS) -o $@ $(FUZZ_CONF_SRC)
 

@@ -44,6 +44,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "conf/special.h"
 #include "lib/args.h"
 #include "lib/num.h"
 
@@ -206,7 +207,7 @@ static bool
 is_string_type(enum conf_type t)
 {
     return t == CONF_STRING || t == CONF_BINARY || t == CONF_SAVE ||
-           t == CONF_PRIMARY;
+           t == CONF_PRIMARY || t == CONF_SPECIAL;
 }
 
 /* ---- numbers ---- */
@@ -366,6 +367,7 @@ parse_number(const struct conf_option *o, const char *text, int64_t *out,
     case CONF_BINARY:
     case CONF_SAVE:
     case CONF_PRIMARY:
+    case CONF_SPECIAL:
         break;
     }
     err_set(err, errlen, "'%s' is not a numeric option", o->name);
@@ -589,6 +591,26 @@ set_enum(struct conf *c, const struct conf_option *o, const char *text,
     return -1;
 }
 
+/* ---- values with a syntax of their own (special.h) ---- */
+
+/* The canonical text replaces the old one; the parser sees the old one
+ * (client-output-buffer-limit changes only the classes it names). */
+static int
+set_special(struct conf *c, const struct conf_option *o, const char *text,
+            char *err, size_t errlen)
+{
+    char *canonical;
+    char **field = str_field(c, o);
+
+    if (conf_special_parse(o->name, *field, text, &canonical, err,
+                           errlen) != 0) {
+        return -1;
+    }
+    free(*field);
+    *field = canonical;
+    return 0;
+}
+
 /* ---- primaries (replicaof) ---- */
 
 /* "<host> <port>" (conf.h), or "" / "no one" for none, kept as given. */
@@ -758,6 +780,9 @@ conf_set_option(struct conf *c, const struct conf_option *o,
     if (o->type == CONF_PRIMARY) {
         return set_primary(c, o, value, err, errlen);
     }
+    if (o->type == CONF_SPECIAL) {
+        return set_special(c, o, value, err, errlen);
+    }
     if (parse_number(o, value, &v, err, errlen) != 0) {
         return -1;
     }
@@ -885,6 +910,23 @@ conf_is_directive(const char *word)
     return false;
 }
 
+/* Names Redis 7.0.15 still reads from a file and ignores (config.c's
+ * deprecated_configs, each with exactly one value): so a redis.conf of an
+ * older Redis loads here as it does there. */
+static bool
+is_deprecated(const char *name, size_t nvalues)
+{
+    static const char *const names[] = { "list-max-ziplist-entries",
+                                         "list-max-ziplist-value",
+                                         "lua-replicate-commands" };
+    for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+        if (nvalues == 1 && ascii_ieq(names[i], name, strlen(name))) {
+            return true;
+        }
+    }
+    return false;
+}
+
 /* Words of a line kept: a name and a value, or a name and the words of
  * the most save rules, plus one to tell a trailing # comment apart. */
 #define LINE_WORDS_MAX (2 * CONF_SAVE_RULES_MAX + 2)
@@ -921,8 +963,33 @@ set_save_words(struct file_load *f, const struct conf_option *o,
     return set_save(f->c, o, joined, why, whylen);
 }
 
-/* Apply the words of a line: a name and exactly one value (save rules:
- * any number). */
+/* The words of a line of an option that takes several (bind 127.0.0.1
+ * -::1, client-output-buffer-limit normal 0 0 0): joined with a space,
+ * as Redis splits one quoted value into its words. */
+static int
+set_multi_words(struct conf *c, const struct conf_option *o,
+                char *const *words, const size_t *lens, size_t n, char *why,
+                size_t whylen)
+{
+    char joined[LINE_WORDS_MAX * 64];
+    size_t len = 0;
+
+    joined[0] = '\0';
+    for (size_t i = 0; i < n; i++) {
+        if (i >= LINE_WORDS_MAX - 1 || strlen(words[i]) != lens[i] ||
+            len + lens[i] + 2 > sizeof(joined)) {
+            err_set(why, whylen, "'%s' takes at most %d words", o->name,
+                    LINE_WORDS_MAX - 2);
+            return -1;
+        }
+        len += (size_t)snprintf(joined + len, sizeof(joined) - len, "%s%s",
+                                i ? " " : "", words[i]);
+    }
+    return conf_set_option(c, o, joined, why, whylen);
+}
+
+/* Apply the words of a line: a name and exactly one value (save rules
+ * and Redis's multi-word options: any number). */
 static int
 set_words(struct file_load *f, char *const *words, const size_t *lens,
           size_t nwords, bool comment_after, char *why, size_t whylen)
@@ -940,6 +1007,9 @@ set_words(struct file_load *f, char *const *words, const size_t *lens,
         return 0;               /* its owner reads it */
     }
     o = conf_lookup(words[0], &spelling);
+    if (o == NULL && is_deprecated(words[0], nwords - 1)) {
+        return 0;
+    }
     if (o == NULL) {
         err_set(why, whylen, "unknown option '%s'", words[0]);
         return -1;
@@ -952,6 +1022,10 @@ set_words(struct file_load *f, char *const *words, const size_t *lens,
     if (o->type == CONF_SAVE) {
         return set_save_words(f, o, words + 1, lens + 1, nwords - 1, why,
                               whylen);
+    }
+    if (o->type == CONF_SPECIAL && conf_special_multi(o->name)) {
+        return set_multi_words(c, o, words + 1, lens + 1, nwords - 1, why,
+                               whylen);
     }
     if (o->type == CONF_PRIMARY && nwords == 3 && !comment_after) {
         if (strlen(words[1]) != lens[1] || strlen(words[2]) != lens[2]) {
@@ -1218,11 +1292,12 @@ is_long_option(const char *arg)
     return arg[0] == '-' && arg[1] == '-';
 }
 
-/* "--save 3600 1 300 100" (as redis-server takes it) or "--save ''": every
+/* "--save 3600 1 300 100" (as redis-server takes it) or "--save ''", and
+ * so every option of several words ("--bind 127.0.0.1 ::1"): every
  * argument up to the next --option, joined. Returns how many arguments it
  * used, or -1 with err. */
 static int
-load_save_args(struct conf *c, const struct conf_option *o, int argc,
+load_multi_args(struct conf *c, const struct conf_option *o, int argc,
                char **argv, int i, char *err, size_t errlen)
 {
     char joined[LINE_WORDS_MAX * 24] = "";
@@ -1233,7 +1308,7 @@ load_save_args(struct conf *c, const struct conf_option *o, int argc,
     for (; j < argc && !is_long_option(argv[j]); j++) {
         size_t n = strlen(argv[j]);
         if (len + n + 2 > sizeof(joined)) {
-            err_set(err, errlen, "--%s: Invalid save parameters", o->name);
+            err_set(err, errlen, "--%s: too many words", o->name);
             return -1;
         }
         len += (size_t)snprintf(joined + len, sizeof(joined) - len, "%s%s",
@@ -1288,8 +1363,13 @@ load_pair(struct conf *c, int argc, char **argv, int i, char *err,
     if (o != NULL) {
         o = as_named(o, spelling, &tmp);
     }
-    if (o != NULL && o->type == CONF_SAVE && value != NULL) {
-        return load_save_args(c, o, argc, argv, i, err, errlen);
+    if (o == NULL && value != NULL && is_deprecated(name, 1)) {
+        return 2;
+    }
+    if (o != NULL && value != NULL && (o->type == CONF_SAVE ||
+                                       (o->type == CONF_SPECIAL &&
+                                        conf_special_multi(o->name)))) {
+        return load_multi_args(c, o, argc, argv, i, err, errlen);
     }
     if (o != NULL && o->type == CONF_PRIMARY && value != NULL &&
         strchr(value, ' ') == NULL && i + 2 < argc &&
@@ -1442,6 +1522,7 @@ conf_format(const struct conf *c, const struct conf_option *o, char *buf,
     case CONF_STRING:
     case CONF_SAVE:
     case CONF_PRIMARY:
+    case CONF_SPECIAL:
         n = snprintf(buf, buflen, "%s", str_value(c, o));
         break;
     case CONF_BINARY: {
@@ -1474,6 +1555,7 @@ type_name(enum conf_type t)
     case CONF_BINARY: return "string";
     case CONF_SAVE: return "save rules";
     case CONF_PRIMARY: return "host port";
+    case CONF_SPECIAL: return "words";
     }
     return "?";
 }
@@ -1499,7 +1581,8 @@ conf_describe(FILE *out)
         const char *quote = o->type == CONF_STRING ||
                                     o->type == CONF_BINARY ||
                                     o->type == CONF_SAVE ||
-                                    o->type == CONF_PRIMARY ? "\"" : "";
+                                    o->type == CONF_PRIMARY ||
+                                    o->type == CONF_SPECIAL ? "\"" : "";
         char range[64];
 
         describe_range(o, range, sizeof(range));

@@ -16,7 +16,8 @@
 #include "conf/options.h"
 
 enum conf_type { CONF_INT, CONF_BYTES, CONF_BOOL, CONF_STRING, CONF_ENUM,
-                 CONF_OCTAL, CONF_BINARY, CONF_SAVE, CONF_PRIMARY };
+                 CONF_OCTAL, CONF_BINARY, CONF_SAVE, CONF_PRIMARY,
+                 CONF_SPECIAL };
 
 /* A CONF_BINARY value: any bytes, a NUL among them (a password). p is
  * malloc'd, never NULL after conf_init, and NUL-terminated past len. */
@@ -26,8 +27,8 @@ struct conf_bytes {
 };
 
 /* One field per option: integers, sizes, booleans and octals as int64_t,
- * enums as int64_t too (the place of the word, options.h's enums), strings
- * and save rules as malloc'd char * (never NULL after conf_init), binary
+ * enums as int64_t too (the place of the word, options.h's enums), strings,
+ * save rules and special values (their canonical text) as malloc'd char * (never NULL after conf_init), binary
  * strings as struct conf_bytes. */
 #define CONF_FIELD(field, name, type, def, min, max, desc) CONF_FIELD_##type(field)
 #define CONF_FIELD_CONF_INT(f) int64_t f;
@@ -39,6 +40,7 @@ struct conf_bytes {
 #define CONF_FIELD_CONF_BINARY(f) struct conf_bytes f;
 #define CONF_FIELD_CONF_SAVE(f) char *f;
 #define CONF_FIELD_CONF_PRIMARY(f) char *f;
+#define CONF_FIELD_CONF_SPECIAL(f) char *f;
 
 struct conf {
     CONF_OPTIONS(CONF_FIELD)

@@ -15,6 +15,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "conf/special.h"
 #include "lib/file.h"
 #include "lib/num.h"
 
@@ -157,6 +158,28 @@ put_primary(struct text *t, const char *v, size_t n)
     put(t, sp, n - hostlen);        /* " <port>" */
 }
 
+/* A special value (conf/special.h) as Redis writes one: its words bare,
+ * "bind 127.0.0.1 -::1", or "" when it has none; quoted whole when a
+ * word could not stand bare (the loader splits a quoted value again), or
+ * when the option takes one word that has spaces. */
+static void
+put_words(struct text *t, const struct conf_option *o, const char *v,
+          size_t n)
+{
+    bool bare = n > 0 && (conf_special_multi(o->name) ||
+                          memchr(v, ' ', n) == NULL);
+    for (size_t i = 0; i < n; i++) {
+        unsigned char ch = (unsigned char)v[i];
+        bare &= is_printable(ch) && ch != '"' && ch != '\'' &&
+                (ch != ' ' || (i > 0 && i + 1 < n && v[i + 1] != ' '));
+    }
+    if (bare) {
+        put(t, v, n);
+    } else {
+        put_quoted(t, v, n);
+    }
+}
+
 /* "name value\n" for option o's running value. */
 static void
 put_option(struct text *t, const struct conf *c, const struct conf_option *o)
@@ -179,6 +202,9 @@ put_option(struct text *t, const struct conf *c, const struct conf_option *o)
         break;
     case CONF_PRIMARY:
         put_primary(t, v, n);
+        break;
+    case CONF_SPECIAL:
+        put_words(t, o, v, n);
         break;
     case CONF_SAVE:
         if (n == 0) {

@@ -27,9 +27,12 @@
 #include "server/conn.h"
 
 #include <errno.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include "lib/mem.h"
@@ -490,6 +493,27 @@ admit(struct conn *c)
     return true;
 }
 
+/* A client's TCP socket as Redis's tcp-keepalive sets it (anetKeepAlive):
+ * probes after that many idle seconds, then every third of it, three
+ * unanswered ones close it; a dead peer frees its client. 0 = none. A
+ * socket that refuses is served all the same. */
+static void
+set_keepalive(uv_tcp_t *tcp)
+{
+    int64_t idle = srv.conf.tcp_keepalive;
+    uv_os_fd_t fd;
+    if (idle <= 0 || uv_fileno((const uv_handle_t *)tcp, &fd) != 0) {
+        return;
+    }
+    int yes = 1, secs = (int)idle, every = secs / 3 > 0 ? secs / 3 : 1,
+        count = 3;
+    (void)(setsockopt(fd, SOL_SOCKET, SO_KEEPALIVE, &yes, sizeof(yes)) ||
+           setsockopt(fd, IPPROTO_TCP, TCP_KEEPIDLE, &secs, sizeof(secs)) ||
+           setsockopt(fd, IPPROTO_TCP, TCP_KEEPINTVL, &every,
+                      sizeof(every)) ||
+           setsockopt(fd, IPPROTO_TCP, TCP_KEEPCNT, &count, sizeof(count)));
+}
+
 /* A connection the main loop holds (accepted, or by the busy server):
  * admitted and read from. */
 static void
@@ -497,6 +521,7 @@ attach(struct conn *c)
 {
     if (!c->is_unix) {
         uv_tcp_nodelay(&c->h.tcp, 1);
+        set_keepalive(&c->h.tcp);
     }
     describe_peer(c, &c->h.tcp);
     if (!admit(c)) {
@@ -543,6 +568,7 @@ accept_for_thread(uv_stream_t *server, struct conn *c)
     }
     if (rc == 0 && !c->is_unix) {
         uv_tcp_nodelay(&a->tcp, 1);
+        set_keepalive(&a->tcp);
         describe_peer(c, &a->tcp);
     } else if (rc == 0) {
         describe_peer(c, NULL);

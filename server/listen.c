@@ -44,15 +44,41 @@ is_ipv6(const char *addr)
     return strchr(addr, ':') != NULL;
 }
 
-/* A listener on addr:port, or NULL after logging why. */
+/* Redis's spellings of a bind word: a leading - makes it optional, *
+ * is every IPv4 address, ::* every IPv6 one. The address to bind. */
+static const char *
+bind_address(const char *word)
+{
+    const char *addr = word[0] == '-' ? word + 1 : word;
+    if (strcmp(addr, "*") == 0) {
+        return "0.0.0.0";
+    }
+    return strcmp(addr, "::*") == 0 ? "::" : addr;
+}
+
+/* Failures Redis 7.0 steps over: an address the host does not have, for
+ * an optional (-) one, and no support for its family (no IPv6) for any:
+ * that address is skipped, the others listen. */
+static bool
+is_skippable(int rc, const char *word)
+{
+    return (rc == UV_EADDRNOTAVAIL && word[0] == '-') ||
+           rc == UV_EAFNOSUPPORT || rc == UV_EPROTONOSUPPORT ||
+           rc == UV_ENOPROTOOPT || rc == UV_ESOCKTNOSUPPORT;
+}
+
+/* A listener on the address of the bind word, or NULL after logging
+ * why; *skipped when the failure is one Redis steps over. */
 static struct listener *
-open_listener(const char *addr, int port)
+open_listener(const char *word, int port, bool *skipped)
 {
     struct sockaddr_storage ss;
+    const char *addr = bind_address(word);
     int rc = is_ipv6(addr) ? uv_ip6_addr(addr, port, (struct sockaddr_in6 *)&ss)
                            : uv_ip4_addr(addr, port, (struct sockaddr_in *)&ss);
-    if (rc != 0 || strlen(addr) >= sizeof(((struct listener *)0)->addr)) {
-        log_warning("Invalid bind address '%s'", addr);
+    *skipped = false;
+    if (rc != 0 || strlen(word) >= sizeof(((struct listener *)0)->addr)) {
+        log_warning("Invalid bind address '%s'", word);
         return NULL;
     }
     struct listener *l = mem_calloc(1, sizeof(*l));
@@ -61,7 +87,7 @@ open_listener(const char *addr, int port)
                     "out of memory", addr, port);
         return NULL;
     }
-    snprintf(l->addr, sizeof(l->addr), "%s", addr);
+    snprintf(l->addr, sizeof(l->addr), "%s", word);
     l->port = port;
     l->h.data = l;
     uv_tcp_init(srv.loop, &l->h);
@@ -75,6 +101,7 @@ open_listener(const char *addr, int port)
         log_warning("Could not create server TCP listening socket %s:%d: %s",
                     addr, port, uv_strerror(rc));
         close_listener(l);
+        *skipped = is_skippable(rc, word);
         return NULL;
     }
     return l;
@@ -109,21 +136,25 @@ give_back(struct listener *l)
 }
 
 /* Listeners for each of the n addresses into next[]: the live one on the
- * same address and port, or a new one. False when one cannot be opened:
- * the new ones are closed and the live ones are live again. */
+ * same address and port, or a new one (NULL for one skipped). False when
+ * one cannot be opened: the new ones are closed and the live ones are
+ * live again. */
 static bool
 open_set(char *const *addrs, size_t n, int port, struct listener **next,
          bool *reused)
 {
     for (size_t i = 0; i < n; i++) {
+        bool skipped = false;
         next[i] = take_live(addrs[i], port);
         reused[i] = next[i] != NULL;
         if (next[i] == NULL) {
-            next[i] = open_listener(addrs[i], port);
+            next[i] = open_listener(addrs[i], port, &skipped);
         }
-        if (next[i] == NULL) {
+        if (next[i] == NULL && !skipped) {
             for (size_t j = 0; j < i; j++) {
-                if (reused[j]) {
+                if (next[j] == NULL) {
+                    continue;
+                } else if (reused[j]) {
                     give_back(next[j]);
                 } else {
                     close_listener(next[j]);
@@ -248,8 +279,9 @@ listen_tcp_close(void)
 }
 
 static bool
-is_loopback(const char *addr)
+is_loopback(const char *word)
 {
+    const char *addr = bind_address(word);
     return strncmp(addr, "127.", 4) == 0 || strcmp(addr, "::1") == 0;
 }
 

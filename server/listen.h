@@ -8,6 +8,11 @@
  * old ones closed; if one cannot be opened, those just opened are closed
  * and the old ones serve on, so a refused change changes nothing. Clients
  * already connected stay connected either way.
+ *
+ * bind's words are Redis 7's: "-addr" is skipped when the host does not
+ * have that address (any IPv6 one is on a host without IPv6),
+ * "*" is every IPv4 address and "::*" every IPv6 one (Debian's
+ * redis.conf binds "127.0.0.1 -::1").
  */
 #ifndef CELLGATE_LISTEN_H
 #define CELLGATE_LISTEN_H

@@ -17,7 +17,9 @@ arg_is(const struct resp_request *req, size_t i, const char *word)
 static bool
 is_password_option(const struct resp_request *req, size_t i)
 {
-    return arg_is(req, i, "requirepass") || arg_is(req, i, "masterauth");
+    /* Redis's SENSITIVE_CONFIG options */
+    return arg_is(req, i, "requirepass") || arg_is(req, i, "masterauth") ||
+           arg_is(req, i, "masteruser");
 }
 
 bool

@@ -107,30 +107,65 @@ config_get_command(struct conn *c, struct resp_request *req)
     }
 }
 
-/* Options that only take effect at start-up. */
+/* Redis 7.0.15's IMMUTABLE_CONFIG options (config.c): CONFIG SET refuses
+ * them whatever the value, as Redis does, and Redis's "CONFIG sanity"
+ * test skips them. */
 static bool
-is_mutable(const char *name)
+is_redis_immutable(const char *name)
 {
-    static const char *const fixed[] = { "unixsocket",
-                                         "databases",
-                                         "appenddirname", "appendfilename",
-                                         "replicaof",
-                                         "unixsocketperm", "tcp-backlog",
-                                         "logfile", "cluster-node-id",
-                                         "cluster-announce-ip",
-                                         "cluster-announce-port",
-                                         "grpc-port", "grpc-bind",
-                                         "daemonize", "supervised",
-                                         "pidfile", "enable-debug-command",
-                                         "enable-protected-configs",
-                                         "io-threads", "io-threads-do-reads",
-                                         NULL };
+    static const char *const fixed[] = {
+        "rdbchecksum", "daemonize", "io-threads-do-reads",
+        "always-show-logo", "set-proc-title", "syslog-enabled",
+        "cluster-enabled", "disable-thp", "aclfile", "unixsocket",
+        "pidfile", "cluster-config-file", "syslog-ident", "appendfilename",
+        "appenddirname", "server_cpulist", "bio_cpulist",
+        "aof_rewrite_cpulist", "bgsave_cpulist", "logfile", "supervised",
+        "syslog-facility", "enable-protected-configs",
+        "enable-debug-command", "enable-module-command", "databases",
+        "io-threads", "tcp-backlog", "cluster-port", "unixsocketperm",
+        "socket-mark-id", "replicaof", NULL };
     for (size_t i = 0; fixed[i] != NULL; i++) {
         if (strcmp(name, fixed[i]) == 0) {
-            return false;
+            return true;
         }
     }
-    return true;
+    return false;
+}
+
+/* Options cellgate takes at start-up only where Redis changes them at
+ * run time (or that only cellgate has). CONFIG GET lists them, so CONFIG
+ * SET takes the value they have (a no-op, as Redis's sanity test sets
+ * every value it read back) and refuses any other as immutable. */
+static bool
+is_startup_only(const char *name)
+{
+    static const char *const fixed[] = { "cluster-node-id",
+                                         "cluster-announce-ip",
+                                         "cluster-announce-port",
+                                         "grpc-port", "grpc-bind", NULL };
+    for (size_t i = 0; fixed[i] != NULL; i++) {
+        if (strcmp(name, fixed[i]) == 0) {
+            return true;
+        }
+    }
+    return false;
+}
+
+/* May CONFIG SET give option o this value? */
+static bool
+is_settable(const struct conf_option *o, const char *value)
+{
+    if (is_redis_immutable(o->name)) {
+        return false;
+    }
+    if (!is_startup_only(o->name)) {
+        return true;
+    }
+    size_t n;
+    char *now = conf_format_alloc(&srv.conf, o, &n);
+    bool same = now != NULL && strcasecmp(now, value) == 0;
+    free(now);
+    return same;
 }
 
 /* Options a client could use to make the server write files where it
@@ -208,7 +243,7 @@ config_set_check(struct conn *c, struct resp_request *req)
          * any case) is a duplicate; both names set it, the later wins. */
         const char *spelling = config_set_spelling(req, i);
         const char *why = NULL;
-        if (!is_mutable(o->name)) {
+        if (!is_settable(o, req->argv[i + 1])) {
             why = "can't set immutable config";
         } else if (is_protected(o->name) && !protected_allowed(c)) {
             why = "can't set protected config";

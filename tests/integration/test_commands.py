@@ -470,7 +470,10 @@ def test_config_get(server, r):
     assert everything["maxclients"] == "10000"
     assert everything["bind"] == "127.0.0.1"
     assert r.config_get("max*") == {"maxclients": "10000", "maxmemory": "0",
-                                    "maxmemory-policy": "noeviction"}
+                                    "maxmemory-policy": "noeviction",
+                                    "maxmemory-clients": "0",
+                                    "maxmemory-samples": "5",
+                                    "maxmemory-eviction-tenacity": "10"}
     assert r.config_get("nothing-like-this") == {}
 
 

@@ -540,6 +540,16 @@ ALIASES = [
     ("min-slaves-max-lag", "min-replicas-max-lag"),
     ("repl-ping-slave-period", "repl-ping-replica-period"),
     ("lua-time-limit", "busy-reply-threshold"),
+    ("cluster-slave-no-failover", "cluster-replica-no-failover"),
+    ("slave-lazy-flush", "replica-lazy-flush"),
+    ("slave-serve-stale-data", "replica-serve-stale-data"),
+    ("slave-ignore-maxmemory", "replica-ignore-maxmemory"),
+    ("cluster-slave-validity-factor", "cluster-replica-validity-factor"),
+    ("list-max-ziplist-size", "list-max-listpack-size"),
+    ("hash-max-ziplist-entries", "hash-max-listpack-entries"),
+    ("zset-max-ziplist-entries", "zset-max-listpack-entries"),
+    ("hash-max-ziplist-value", "hash-max-listpack-value"),
+    ("zset-max-ziplist-value", "zset-max-listpack-value"),
 ]
 
 
