@@ -988,6 +988,19 @@ set_multi_words(struct conf *c, const struct conf_option *o,
     return conf_set_option(c, o, joined, why, whylen);
 }
 
+/* A special value's error is Redis's text, which CONFIG SET answers
+ * as it is; a file's line names the option before it. */
+static int
+named_error(const struct conf_option *o, int rc, char *why, size_t whylen)
+{
+    if (rc != 0 && o->type == CONF_SPECIAL) {
+        char text[CONF_ERR_LEN];
+        snprintf(text, sizeof(text), "%s", why);
+        err_set(why, whylen, "'%s': %s", o->name, text);
+    }
+    return rc;
+}
+
 /* Apply the words of a line: a name and exactly one value (save rules
  * and Redis's multi-word options: any number). */
 static int
@@ -1024,8 +1037,9 @@ set_words(struct file_load *f, char *const *words, const size_t *lens,
                               whylen);
     }
     if (o->type == CONF_SPECIAL && conf_special_multi(o->name)) {
-        return set_multi_words(c, o, words + 1, lens + 1, nwords - 1, why,
-                               whylen);
+        return named_error(o, set_multi_words(c, o, words + 1, lens + 1,
+                                              nwords - 1, why, whylen),
+                           why, whylen);
     }
     if (o->type == CONF_PRIMARY && nwords == 3 && !comment_after) {
         if (strlen(words[1]) != lens[1] || strlen(words[2]) != lens[2]) {
@@ -1049,7 +1063,8 @@ set_words(struct file_load *f, char *const *words, const size_t *lens,
                 "spaces)", o->name, nwords - 1);
         return -1;
     }
-    return conf_set_bytes(c, o, words[1], lens[1], why, whylen);
+    return named_error(o, conf_set_bytes(c, o, words[1], lens[1], why,
+                                         whylen), why, whylen);
 }
 
 /* Split a NUL-terminated line into words, keeping the first max of them

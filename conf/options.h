@@ -397,8 +397,9 @@
       "Redis's quicklist node size; cellgate's list nodes have a size "       \
       "of their own")                                                         \
     X(tcp_keepalive, "tcp-keepalive", CONF_INT, "300", 0, 2147483647,         \
-      "seconds between TCP keepalive probes on client connections; 0 = "      \
-      "none")                                                                 \
+      "a client's TCP connection idle this many seconds gets keepalive "      \
+      "probes, every third of it after, and three unanswered close it; 0 = "  \
+      "none; new connections follow a change")                               \
     X(cluster_migration_barrier, "cluster-migration-barrier", CONF_INT,       \
       "1", 0, 2147483647,                                                     \
       "cellgate's cluster does not move replicas")                            \

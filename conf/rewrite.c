@@ -180,6 +180,34 @@ put_words(struct text *t, const struct conf_option *o, const char *v,
     }
 }
 
+/* client-output-buffer-limit as Redis writes it back: a line a class,
+ * sizes in units ("client-output-buffer-limit slave 256mb 64mb 60"), so
+ * redis.conf's three lines stay three. v is the canonical text, "<class>
+ * <hard> <soft> <seconds>" three times; the name is already out. */
+static void
+put_obuf_lines(struct text *t, const char *v)
+{
+    char cls[16], hard[24], soft[24], secs[24];
+    int used = 0;
+    for (int i = 0; i < 3; i++) {
+        if (sscanf(v, "%15s %23s %23s %23s%n", cls, hard, soft, secs,
+                   &used) != 4) {
+            break;
+        }
+        v += used;
+        if (i > 0) {
+            puts_(t, "\nclient-output-buffer-limit ");
+        }
+        puts_(t, cls);
+        puts_(t, " ");
+        put_bytes(t, hard, strlen(hard));
+        puts_(t, " ");
+        put_bytes(t, soft, strlen(soft));
+        puts_(t, " ");
+        puts_(t, secs);
+    }
+}
+
 /* "name value\n" for option o's running value. */
 static void
 put_option(struct text *t, const struct conf *c, const struct conf_option *o)
@@ -204,7 +232,11 @@ put_option(struct text *t, const struct conf *c, const struct conf_option *o)
         put_primary(t, v, n);
         break;
     case CONF_SPECIAL:
-        put_words(t, o, v, n);
+        if (strcmp(o->name, "client-output-buffer-limit") == 0) {
+            put_obuf_lines(t, v);
+        } else {
+            put_words(t, o, v, n);
+        }
         break;
     case CONF_SAVE:
         if (n == 0) {
