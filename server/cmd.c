@@ -643,11 +643,12 @@ cmd_while_busy(const struct resp_request *req, struct cmd **out)
 bool
 cmd_pause_holds(const struct conn *c, const struct resp_request *req)
 {
-    const struct cmd *cmd = cmd_lookup(req->argv[0], req->argvlen[0]);
-    if (cmd == NULL || !cmd_arity_ok(cmd, req->argc)) {
+    struct cmd *top = cmd_lookup(req->argv[0], req->argvlen[0]);
+    if (top == NULL || !cmd_arity_ok(top, req->argc)) {
         return false;
     }
-    cmd = cmd_resolve(cmd_lookup(req->argv[0], req->argvlen[0]), req);
+    /* A container's write subcommand (FUNCTION LOAD) is held too. */
+    const struct cmd *cmd = cmd_resolve(top, req);
     unsigned replicates = CMD_WRITE | CMD_MAY_REPLICATE;
     unsigned flags = cmd->request_flags != NULL ? cmd->request_flags(cmd, req)
                                                 : cmd->flags;

@@ -286,7 +286,7 @@ static struct cmd function_subcommands[] = {
     { .name = "function|flush", .arity = -2, .flags = CMD_WRITE | CMD_NOSCRIPT,
       .acl = "write slow scripting", .group = "scripting", .since = "7.0.0",
       .summary = "Deleting all functions",
-      .args = "?flush-type:oneof=ASYNC|SYNC", .proc = function_flush_command,
+      .args = "?async:oneof=ASYNC|SYNC", .proc = function_flush_command,
       .tips = "request_policy:all_shards response_policy:all_succeeded" },
     { .name = "function|load", .arity = -3,
       .flags = CMD_WRITE | CMD_DENYOOM | CMD_NOSCRIPT,

@@ -295,12 +295,6 @@ function_find(const char *name, size_t len)
     return e != NULL ? e->owner.p : NULL;
 }
 
-bool
-function_library_exists(const char *name, size_t len)
-{
-    return library_find(name, len) != NULL;
-}
-
 /* ---- redis.register_function ------------------------------------------ */
 
 /* Raise {err="ERR msg"}, as Redis's luaPushError() then luaError(). */

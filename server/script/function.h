@@ -42,7 +42,6 @@ bool function_load(lua_State *L, const char *code, size_t len, unsigned how,
                    size_t errlen);
 
 struct fn_function *function_find(const char *name, size_t len);
-bool function_library_exists(const char *name, size_t len);
 
 /* FUNCTION DELETE: false when there is no such library. */
 bool function_delete(lua_State *L, const char *name, size_t len);

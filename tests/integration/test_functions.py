@@ -484,3 +484,28 @@ def test_a_valkey_library_loads_with_the_server_alias(pair):
     assert b"nonexistent global variable 'server'" in \
         r.command("FUNCTION", "LOAD", "REPLACE", VALKEY_GLIDE_CONSUME)
     r.close()
+
+
+def pause_session(port):
+    """CLIENT PAUSE WRITE holds FUNCTION LOAD and FCALL of a function that
+    may write, not FCALL of a no-writes one; all run once unpaused."""
+    admin, held, reader = (RawConn(port=port, timeout=10) for _ in range(3))
+    admin.command("FUNCTION", "FLUSH")
+    admin.command("FUNCTION", "LOAD", GETTER)
+    assert admin.command("CLIENT", "PAUSE", 100000, "WRITE") == b"+OK\r\n"
+    held.send(harness.resp_command("FUNCTION", "LOAD", SETTER))
+    seen = [reader.command("FCALL", "get1", 1, "k"),
+            reader.command("FUNCTION", "LIST", "LIBRARYNAME", "setter")]
+    assert admin.command("CLIENT", "UNPAUSE") == b"+OK\r\n"
+    seen.append(held.reply_bytes())
+    seen.append(reader.command("FCALL", "set1", 1, "k", "v"))
+    for c in (admin, held, reader):
+        c.close()
+    return seen
+
+
+def test_client_pause_write_holds_library_changes_and_write_functions(pair):
+    ref, cg = pair
+    want = pause_session(ref.port)
+    assert want[1] == b"*0\r\n" and want[2] == b"$6\r\nsetter\r\n"
+    assert pause_session(cg.port) == want
