@@ -36,6 +36,7 @@
 #include "lib/slist.h"
 #include "lib/time.h"
 #include "protocol/reply.h"
+#include "server/blocked.h"
 #include "server/busy.h"
 #include "server/clock.h"
 #include "server/cmd.h"
@@ -302,6 +303,7 @@ forget_client(struct conn *c)
     }
     pubsub_forget(c);
     repl_forget(c);
+    blocked_forget(c);
     client_unfed(c);
     unlist_postponed(c);
     if (counted) {
@@ -1479,12 +1481,24 @@ input_drained(struct conn *c)
     }
 }
 
+/* A client blocked on keys was served: its reply waits for the journal
+ * to hold the pop, as the reply of the command itself would. */
+static void
+served_blocked(struct conn *c)
+{
+    c->journal_gen = persist_generation();
+}
+
 /* Run one request taken; false when the client must not run more now. */
 static bool
 run_one(struct conn *c, struct resp_request *req)
 {
     uint64_t effects = srv.journal_effects;
     run_request(c, req);
+    if (blocked_nready != 0) {
+        /* The keys it made ready, once it (its EXEC, its script) ran. */
+        blocked_serve(served_blocked);
+    }
     if (srv.journal_effects != effects) {
         c->journal_gen = persist_generation();
     }

@@ -18,6 +18,7 @@
 #include "lib/num.h"
 #include "lib/time.h"
 #include "protocol/reply.h"
+#include "server/blocked.h"
 #include "server/client.h"
 #include "server/clock.h"
 #include "server/cmd.h"
@@ -125,7 +126,7 @@ client_flags(const struct conn *x, char *out)
     if (x->multi != NULL && (x->multi->flags & MULTI_DIRTY_CAS)) {
         *p++ = 'd';
     }
-    if (x->state == CONN_POSTPONED) {
+    if (x->state == CONN_POSTPONED || blocked_on_keys(x)) {
         *p++ = 'b';
     }
     if (x->state == CONN_CLOSE_AFTER_REPLY ||
@@ -540,9 +541,9 @@ client_unpause_command(struct conn *c, struct resp_request *req)
     reply_ok(&c->out);
 }
 
-/* Nothing in cellgate blocks a client on a key, so there is nothing to
- * unblock: the checks and answer of Redis for a client that is not
- * blocked. */
+/* A client blocked on keys (BLPOP...) is answered as its timeout would
+ * (a null array) or with -UNBLOCKED, and its pipeline goes on; :0 for
+ * any other (WAIT included: see compat.md). */
 void
 client_unblock_command(struct conn *c, struct resp_request *req)
 {
@@ -560,7 +561,21 @@ client_unblock_command(struct conn *c, struct resp_request *req)
         cmd_error(c, ERR_NOT_INTEGER);
         return;
     }
-    reply_int(&c->out, 0);
+    struct conn *x = srv.clients;
+    while (x != NULL && (x->id != (uint64_t)id || !blocked_on_keys(x))) {
+        x = x->next;
+    }
+    if (x == NULL) {
+        reply_int(&c->out, 0);
+        return;
+    }
+    if (req->argc == 4 && cmd_arg_is(req, 3, "error")) {
+        cmd_error(x, "UNBLOCKED client unblocked via CLIENT UNBLOCK");
+        blocked_end(x);
+    } else {
+        blocked_time_out(x);
+    }
+    reply_int(&c->out, 1);
 }
 
 void
