@@ -184,7 +184,6 @@ coll_rank_range(int64_t start, int64_t end, uint64_t len, uint64_t *s,
 /* ---- the pops of several keys ------------------------------------------- */
 
 #define ERR_TIMEOUT_FLOAT "ERR timeout is not a float or out of range"
-#define ERR_TIMEOUT_NEGATIVE "ERR timeout is negative"
 
 bool
 coll_block_timeout(struct conn *c, const struct resp_request *req, size_t i,
