@@ -737,11 +737,15 @@ on_read(uv_stream_t *s, ssize_t nread, const uv_buf_t *buf)
         keep_aside(c, buf->base, (size_t)nread);
         return;
     }
-    if (c->state != CONN_READING && c->state != CONN_PAUSED) {
+    bool waits = c->state == CONN_BLOCKED && c->blocked != NULL;
+    if (c->state != CONN_READING && c->state != CONN_PAUSED && !waits) {
         return; /* closing after a reply: ignore further input */
     }
     if (resp_feed(c->parser, buf->base, (size_t)nread) < 0) {
         c->querybuf_overflow = true;    /* answered once what came runs */
+    }
+    if (waits) {
+        return;     /* run once its blocking pop is answered */
     }
     if (c->home == 0) {
         process_input(c);
@@ -1506,8 +1510,11 @@ run_one(struct conn *c, struct resp_request *req)
         carry_out_requests(c);
     }
     if (c->state == CONN_BLOCKED) {
-        /* WAIT: nothing after it runs before its answer. */
-        if (c->home == 0 && !c->backlog) {
+        /* WAIT, a blocking pop: nothing after it runs before its answer.
+         * A blocking pop's socket is still read (on_read keeps what
+         * comes), so a client that goes leaves its keys' queues at once,
+         * as in Redis. */
+        if (c->home == 0 && !c->backlog && c->blocked == NULL) {
             c->backlog = true;
             uv_read_stop(&c->h.stream);
         }

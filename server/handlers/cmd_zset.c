@@ -900,7 +900,7 @@ serve_zpop(struct conn *c, const struct resp_request *req, const char *key,
         max = !o.first;
         count = o.count;
     } else {
-        max = req->argv[0][5] == 'x' || req->argv[0][5] == 'X';
+        max = req->argv[0][6] == 'a' || req->argv[0][6] == 'A';
     }
     zpop_keyed(c, r, key, len, max, count);
     return keyspace_lookup_write(&h, key, len, clock_wall_now()) == NULL
