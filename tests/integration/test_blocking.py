@@ -219,3 +219,186 @@ def play_with_ids(port, steps):
     fixed = [tuple(str(first + int(a[8:])) if isinstance(a, str) and
                    a.startswith("CLIENTID") else a for a in s) for s in steps]
     return play(port, fixed)
+
+
+# ---- the non-blocking forms and every error, byte for byte -----------------
+
+ERRORS = [
+    ["BLPOP", "k", "-1"], ["BLPOP", "k", "abc"], ["BLPOP", "k", "1e400"],
+    ["BLPOP", "k", "inf"], ["BLPOP", "k", "nan"], ["BLPOP", "k", " 1"],
+    ["BLPOP", "k", ""], ["BRPOP", "k"], ["BLMOVE", "k", "d", "UP", "LEFT", "0"],
+    ["BLMOVE", "k", "d", "LEFT", "LEFT", "x"], ["BRPOPLPUSH", "k", "d", "-0.5"],
+    ["BZPOPMIN", "k", "-1"], ["BZPOPMAX", "k", "x"], ["BLMPOP", "0", "0", "x", "LEFT"],
+    ["BLMPOP", "-1", "1", "x", "LEFT"], ["BLMPOP", "0.01", "1", "x", "LEFT", "COUNT", "0"],
+    ["BLMPOP", "a", "1", "x", "LEFT"], ["BLMPOP", "0.01", "a", "x", "LEFT"],
+    ["BLMPOP", "a", "1", "x", "MIDDLE"], ["BZMPOP", "a", "2", "x", "MIN"],
+    ["LMPOP", "0", "x", "LEFT"], ["LMPOP", "-1", "x", "LEFT"], ["LMPOP", "a", "x", "LEFT"],
+    ["LMPOP", "3", "x", "LEFT"], ["LMPOP", "1000000000000", "x", "LEFT"],
+    ["LMPOP", "9223372036854775807", "x", "LEFT"], ["LMPOP", "1", "x", "MIDDLE"],
+    ["LMPOP", "1", "x", "LEFT", "COUNT"], ["LMPOP", "1", "x", "LEFT", "COUNT", "-1"],
+    ["LMPOP", "1", "x", "LEFT", "COUNT", "1", "COUNT", "2"], ["LMPOP", "1", "x", "k", "LEFT"],
+    ["ZMPOP", "1", "x", "MIDDLE"], ["ZMPOP", "1", "x", "min", "count", "0"],
+    ["ZMPOP", "1", "x", "min", "foo"], ["ZMPOP", "1", "z"], ["RPOPLPUSH", "x"],
+    ["CLIENT", "UNBLOCK", "999999"], ["CLIENT", "UNBLOCK", "999999", "TIMEOUT"],
+    ["CLIENT", "UNBLOCK", "999999", "foo"], ["CLIENT", "UNBLOCK", "abc"],
+    ["CLIENT", "UNBLOCK", "1", "ERROR", "x"],
+]
+
+FORMS = [
+    ["RPUSH", "l", "a", "b", "c"], ["ZADD", "z", "1", "a", "2", "b", "3", "c", "-1.5", "d"],
+    ["SET", "str", "v"],
+    ["LMPOP", "1", "l", "left"], ["LMPOP", "2", "nokey", "l", "RIGHT", "COUNT", "5"],
+    ["LMPOP", "1", "nokey", "LEFT"], ["LMPOP", "2", "nokey", "str", "LEFT"],
+    ["LMPOP", "2", "l", "str", "LEFT"], ["ZMPOP", "1", "z", "MIN"],
+    ["ZMPOP", "2", "nokey", "z", "max", "COUNT", "2"], ["ZMPOP", "1", "z", "MAX", "COUNT", "9"],
+    ["EXISTS", "z"], ["ZMPOP", "1", "str", "MIN"], ["ZMPOP", "1", "nokey", "MIN"],
+    ["RPUSH", "l", "1", "2", "3"], ["RPOPLPUSH", "l", "l2"], ["RPOPLPUSH", "l", "l"],
+    ["RPOPLPUSH", "nokey", "l"], ["RPOPLPUSH", "str", "l"], ["RPOPLPUSH", "l", "str"],
+    ["LRANGE", "l", "0", "-1"], ["LRANGE", "l2", "0", "-1"],
+    ["BLPOP", "nokey", "l", "0"], ["BRPOP", "str", "l", "0"], ["BRPOP", "l", "str", "0"],
+    ["RPUSH", "l", "p", "q", "r"], ["BLMOVE", "l", "l3", "RIGHT", "LEFT", "0"], ["BLMOVE", "l", "str", "LEFT", "LEFT", "0"],
+    ["BLMOVE", "str", "l", "LEFT", "LEFT", "0"], ["BRPOPLPUSH", "l2", "l3", "0"],
+    ["ZADD", "z", "1", "a", "2", "b"], ["BZPOPMIN", "nokey", "z", "0"],
+    ["BZPOPMAX", "z", "0"], ["BZPOPMIN", "str", "0"],
+    ["RPUSH", "l", "x", "y"], ["BLMPOP", "0", "2", "nokey", "l", "LEFT", "COUNT", "1"],
+    ["ZADD", "z", "5", "e", "6", "f"], ["BZMPOP", "0", "1", "z", "MAX", "COUNT", "10"],
+    ["EVAL", "return redis.call('blpop', KEYS[1], 0)", "1", "k"],
+    ["EVAL", "return redis.pcall('brpoplpush', KEYS[1], 'd', 0)", "1", "k"],
+    ["EVAL", "return redis.pcall('blmove', KEYS[1], 'd', 'left', 'left', 0)", "1", "k"],
+    ["EVAL", "return redis.pcall('brpop', KEYS[1], 0)", "1", "k"],
+    ["EVAL", "return redis.pcall('bzpopmin', KEYS[1], 0)", "1", "k"],
+    ["EVAL", "return redis.call('blmpop', 0, 1, KEYS[1], 'left')", "1", "k"],
+    ["EVAL", "return redis.call('bzmpop', 0, 1, KEYS[1], 'min')", "1", "k"],
+    ["EVAL", "redis.call('rpush', KEYS[1], 'a'); "
+     "return redis.call('blmpop', 0, 1, KEYS[1], 'left')", "1", "k"],
+    ["COMMAND", "INFO", "blpop", "brpop", "blmove", "brpoplpush", "blmpop", "bzpopmin",
+     "bzpopmax", "bzmpop", "lmpop", "zmpop", "rpoplpush"],
+    ["COMMAND", "GETKEYS", "blmpop", "0", "2", "a", "b", "left"],
+    ["COMMAND", "GETKEYS", "zmpop", "2", "a", "b", "min"],
+    ["COMMAND", "GETKEYS", "blpop", "a", "b", "0"],
+    ["COMMAND", "GETKEYSANDFLAGS", "brpoplpush", "a", "b", "0"],
+]
+
+
+def conversation(port, proto, steps):
+    conn = harness.RawConn(port)
+    try:
+        conn.command("FLUSHALL")
+        if proto == 3:
+            conn.command("HELLO", "3")
+        return [conn.command(*s) for s in steps]
+    finally:
+        conn.close()
+
+
+@pytest.mark.parametrize("proto", [2, 3])
+@pytest.mark.parametrize("steps", [ERRORS, FORMS], ids=["errors", "forms"])
+def test_same_bytes_as_redis(both, steps, proto):
+    ref, ours = both
+    assert conversation(ours.port, proto, steps) == conversation(ref.port, proto, steps)
+
+
+# ---- what INFO and CLIENT LIST show -----------------------------------------
+
+def test_info_and_client_list_show_the_blocked(both):
+    for s in both:
+        waiter, timed, ctl = (harness.RawConn(s.port) for _ in range(3))
+        try:
+            ctl.command("FLUSHALL")
+            wid = int(waiter.command("CLIENT", "ID")[1:-2])
+            tid = int(timed.command("CLIENT", "ID")[1:-2])
+            waiter.send(harness.resp_command("BLPOP", "k", "0"))
+            wait_blocked(ctl, 1)
+            timed.send(harness.resp_command("BZPOPMIN", "z", "100"))
+            wait_blocked(ctl, 2)
+            info = ctl.command("INFO", "clients")
+            assert b"blocked_clients:2\r\n" in info
+            assert b"clients_in_timeout_table:1\r\n" in info
+            line = [x for x in ctl.command("CLIENT", "LIST", "ID", wid).split(b"\n")
+                    if b"id=%d " % wid in x][0]
+            assert b" flags=b " in line and b" cmd=blpop " in line
+            ctl.command("RPUSH", "k", "a")
+            assert waiter.reply_bytes() == b"*2\r\n$1\r\nk\r\n$1\r\na\r\n"
+            assert b" flags=N " in ctl.command("CLIENT", "LIST", "ID", wid)
+            ctl.command("CLIENT", "UNBLOCK", tid)
+            assert timed.reply_bytes() == b"*-1\r\n"
+            info = ctl.command("INFO", "clients")
+            assert b"blocked_clients:0\r\n" in info
+            assert b"clients_in_timeout_table:0\r\n" in info
+        finally:
+            for c in (waiter, timed, ctl):
+                c.close()
+
+
+# ---- what only cellgate shows: the journal, a replica, I/O threads ---------
+
+def serve_some(d):
+    """Blocked clients of every kind served by pushes: the pops' effects
+    (and a BLMOVE's push) are what the journal and a replica must hold."""
+    c, w = d.raw(), [d.raw() for _ in range(4)]
+    c.command("RPUSH", "keep", "k1", "k2")
+    c.command("ZADD", "zkeep", "1", "a", "2", "b")
+    w[0].send(harness.resp_command("BLPOP", "q", "0"))
+    w[1].send(harness.resp_command("BLMOVE", "src", "dst", "LEFT", "RIGHT", "0"))
+    w[2].send(harness.resp_command("BZPOPMIN", "z", "0"))
+    w[3].send(harness.resp_command("BLMPOP", "0", "1", "m", "RIGHT", "COUNT", "2"))
+    wait_blocked(c, 4)
+    c.command("RPUSH", "q", "1", "2", "3")
+    c.command("RPUSH", "src", "moved", "stays")
+    c.command("ZADD", "z", "1", "low", "2", "high")
+    c.command("MULTI")
+    c.command("RPUSH", "m", "a", "b", "c")
+    c.command("EXEC")
+    replies = [x.reply_bytes() for x in w]
+    assert replies == [b"*2\r\n$1\r\nq\r\n$1\r\n1\r\n", b"$5\r\nmoved\r\n",
+                       b"*3\r\n$1\r\nz\r\n$3\r\nlow\r\n$1\r\n1\r\n",
+                       b"*2\r\n$1\r\nm\r\n*2\r\n$1\r\nc\r\n$1\r\nb\r\n"]
+    return c
+
+
+def test_journal_after_kill9_holds_the_pops(start_daemon, tmp_path):
+    work = str(tmp_path / "data")
+    d = start(start_daemon, work)
+    c = serve_some(d)
+    assert c.command("LRANGE", "q", "0", "-1") == b"*2\r\n$1\r\n2\r\n$1\r\n3\r\n"
+    want = fingerprint(d)
+    kill9(d)
+    d2 = start(start_daemon, work)
+    assert fingerprint(d2) == want
+
+
+def test_a_replica_ends_equal_and_refuses_blocking_pops(start_daemon):
+    p = start_daemon(fakeclock=True, name="primary")
+    r = start_daemon(fakeclock=True, name="replica")
+    r.clock.set(p.clock.ns)
+    rc = r.raw()
+    assert rc.command("REPLICAOF", "127.0.0.1", p.port) == b"+OK\r\n"
+    assert harness.wait_until(
+        lambda: r.info("replication").get("master_link_status") == "up", 10)
+    serve_some(p)
+    want = p.info("replication")["master_repl_offset"]
+    assert harness.wait_until(
+        lambda: r.info("replication")["slave_repl_offset"] == want, 10)
+    assert fingerprint(r) == fingerprint(p)
+    # As Redis: a blocking pop is a write, which a read-only replica
+    # refuses (Redis answers the same text).
+    assert rc.command("BLPOP", "q", "0").startswith(b"-READONLY ")
+
+
+def test_io_threads_deliver_the_served_reply(start_daemon):
+    d = start_daemon("--io-threads", "3")
+    ctl = d.raw()
+    waiters = [d.raw() for _ in range(6)]
+    for i, w in enumerate(waiters):
+        w.send(harness.resp_command("BLPOP", "k", "0") + harness.resp_command("PING"))
+        wait_blocked(ctl, i + 1)
+    ctl.command("RPUSH", "k", *[str(i) for i in range(6)])
+    for i, w in enumerate(waiters):
+        assert w.reply_bytes() == b"*2\r\n$1\r\nk\r\n$1\r\n%d\r\n" % i
+        assert w.reply_bytes() == b"+PONG\r\n"
+    waiters[0].send(harness.resp_command("BRPOP", "k", "0.01"))
+    assert waiters[0].reply_bytes() == b"*-1\r\n"
+    waiters[1].send(harness.resp_command("BRPOP", "k", "0"))
+    wait_blocked(ctl, 1)
+    waiters[1].close()
+    wait_blocked(ctl, 0)
