@@ -13,11 +13,12 @@ The grammar (GRAMMAR below) has one entry per command of issue 27's list
 (strings, counters, expiry, keys, databases, transactions), of issue 28's
 (lists, hashes, sorted sets), of issue 37's list moves and pops of several
 keys (RPOPLPUSH, LMPOP, ZMPOP) and blocking pops (BLPOP, BRPOP, BLMOVE,
-BRPOPLPUSH, BLMPOP, BZPOPMIN, BZPOPMAX, BZMPOP: with a timeout of a few ms
-outside a transaction, any inside one, so a pop on an empty key answers
-nil on both servers and the one-client stream never hangs; who is served
-when several clients wait is test_blocking.py's driver's) plus PING and
-ECHO: each entry draws its arguments from small pools (keys with binary
+BRPOPLPUSH, BLMPOP, BZPOPMIN, BZPOPMAX, BZMPOP: inside a transaction with
+any timeout, since a transaction never waits (an empty key answers nil at
+once); outside one after a push to their first key, so they answer at
+once and the one-client stream never hangs; who is served when several
+clients wait, and timeouts, are test_blocking.py's) plus PING and ECHO:
+each entry draws its arguments from small pools (keys with binary
 bytes and {hash tags}; values empty, binary, long, integer- and
 float-looking; numbers negative, zero, huge, overflowing, non-numeric,
 float; option words in random case, in random combinations, invalid ones
@@ -666,9 +667,9 @@ def g_lmove(g):
 # list moves, the pops of several keys and the blocking pops
 
 def block_timeout(g):
-    """A blocking pop's timeout. Outside MULTI a tiny one (1 to 5 ms: an
-    empty key answers nil on both servers after it, so the stream never
-    hangs) or an invalid one; inside MULTI any (a transaction never
+    """A blocking pop's timeout. Outside MULTI a tiny one (1 to 5 ms; the
+    runner pushes to its first key first, see feed_first_key, so it never
+    waits) or an invalid one; inside MULTI any (a transaction never
     blocks: an empty key answers nil at once)."""
     if g.chance(0.1):
         return g.pick([b"-1", b"x", b"", b"nan", b"inf", b"1e400", b" 1", b"-0.5"])
@@ -701,6 +702,19 @@ def mpop_args(g, keyf, sides):
         if g.chance(0.04):
             out += [b"COUNT", b"1"]
     return out
+
+
+def feed_first_key(name, args):
+    """The request a blocking pop outside MULTI follows: a push to its
+    first key, so that it answers at once (popping, or -WRONGTYPE when the
+    key holds another type; a bad timeout or numkeys is refused first).
+    Redis checks a waiting client's timeout only when its loop wakes (on
+    an event or its 100 ms cron), so an empty key costs up to 100 ms
+    there even with a 1 ms timeout."""
+    key = args[2] if name in ("BLMPOP", "BZMPOP") else args[0]
+    if name.startswith("BZ"):
+        return (BY_NAME["ZADD"], [b"ZADD", key, b"1", b"fed"], False, [])
+    return (BY_NAME["RPUSH"], [b"RPUSH", key, b"fed"], False, [])
 
 
 def g_lmpop(g): return mpop_args(g, lkey, [b"LEFT", b"RIGHT"])
@@ -1939,6 +1953,8 @@ class Runner:
                         else:
                             args = args + [g.val()]
                     full = [g.case(w) for w in cmd.words] + args
+                    if cmd.blocking and not in_multi:
+                        batch.append(feed_first_key(cmd.name, args))
                     batch.append((cmd, full, wrong, g.opts))
                     if g.past and cmd.name == "SET" and len(full) > 1:
                         # Redis 7.0 stores a SET with a past EXAT/PXAT and
