@@ -1526,6 +1526,17 @@ run_one(struct conn *c, struct resp_request *req)
     return check_output_limits(c);
 }
 
+/* A client homed on an I/O thread that waits in a blocking pop with
+ * replies before it still unsent (a pipeline's): the main thread holds it
+ * while it waits, so its socket moves to the main loop, which writes them
+ * now, as Redis does. */
+static bool
+waits_with_replies(const struct conn *c)
+{
+    return c->home != 0 && c->state == CONN_BLOCKED && c->blocked != NULL &&
+           obuf_pending(&c->out) > 0;
+}
+
 /* The main thread is done with c for now: a homed client goes back to its
  * thread at the next flush (after the journal, replies or not), unless
  * something still holds it here. */
@@ -1541,8 +1552,8 @@ after_batch(struct conn *c)
         }
         return;
     }
-    if (c->state != CONN_POSTPONED && c->state != CONN_BLOCKED &&
-        !c->input_queued) {
+    if ((c->state != CONN_POSTPONED && c->state != CONN_BLOCKED &&
+         !c->input_queued) || waits_with_replies(c)) {
         queue_write(c);
     }
 }
@@ -1699,7 +1710,8 @@ adopt_here(struct conn *c)
     }
     /* Read from now on, or once what holds it (a pause, WAIT, its output)
      * lets go and its input drains. */
-    if (c->state == CONN_READING) {
+    if (c->state == CONN_READING ||
+        (c->state == CONN_BLOCKED && c->blocked != NULL)) {
         uv_read_start(&c->h.stream, on_alloc, on_read);
     } else {
         c->backlog = true;
@@ -1809,6 +1821,9 @@ flush_one(struct conn *c)
         if (!c->migrating && !c->input_queued &&
             c->state != CONN_POSTPONED && c->state != CONN_BLOCKED) {
             hand_back(c);       /* (a migrating one waits for its socket) */
+        } else if (!c->migrating && waits_with_replies(c)) {
+            c->migrating = true;
+            iothread_hand(c, c->home, HOP_MIGRATE);
         }
         return;
     }

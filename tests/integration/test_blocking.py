@@ -402,3 +402,18 @@ def test_io_threads_deliver_the_served_reply(start_daemon):
     wait_blocked(ctl, 1)
     waiters[1].close()
     wait_blocked(ctl, 0)
+    # A reply pipelined before the pop goes out while it waits (its
+    # socket moves to the main loop), and what follows runs after it.
+    w = waiters[2]
+    w.send(harness.resp_command("PING") + harness.resp_command("BLPOP", "k", "0") +
+           harness.resp_command("PING"))
+    assert w.reply_bytes() == b"+PONG\r\n"
+    wait_blocked(ctl, 1)
+    ctl.command("RPUSH", "k", "last")
+    assert w.reply_bytes() == b"*2\r\n$1\r\nk\r\n$4\r\nlast\r\n"
+    assert w.reply_bytes() == b"+PONG\r\n"
+    # Stopped with clients waiting (one with a timer): a clean exit (the
+    # harness checks the exit code and the sanitizers' reports).
+    waiters[3].send(harness.resp_command("BLPOP", "k", "100"))
+    waiters[4].send(harness.resp_command("BZPOPMIN", "k", "0"))
+    wait_blocked(ctl, 2)
