@@ -30,8 +30,8 @@ def blocked_count(ctl):
 
 def wait_blocked(ctl, n):
     """Until the server counts n clients blocked (bounded)."""
-    assert harness.wait_until(lambda: blocked_count(ctl) == n, 10), \
-        "blocked_clients never reached %d" % n
+    assert harness.wait_until(lambda: blocked_count(ctl) == n, 10,
+                              interval=0.002), "blocked_clients never reached %d" % n
 
 
 def play(port, steps, nclients=4):
