@@ -273,7 +273,11 @@ release(struct conn *c)
     mem_free(b);
     c->blocked = NULL;
     if (registry != NULL && blocked_nclients == 0) {
-        mem_free(registry);     /* every queue went with its last waiter */
+        /* Every queue went with its last waiter: the tables go too. */
+        for (size_t i = 0; i < srv.ndbs; i++) {
+            dict_free(&registry[i]);
+        }
+        mem_free(registry);
         registry = NULL;
     }
 }
