@@ -417,3 +417,27 @@ def test_io_threads_deliver_the_served_reply(start_daemon):
     waiters[3].send(harness.resp_command("BLPOP", "k", "100"))
     waiters[4].send(harness.resp_command("BZPOPMIN", "k", "0"))
     wait_blocked(ctl, 2)
+
+
+def test_client_unblock_answers_a_wait_as_redis(both):
+    """WAIT with no replica waits (for ever with timeout 0): CLIENT UNBLOCK
+    answers it with the count a timeout would give, or -UNBLOCKED."""
+    for unblock_type, want in ((("TIMEOUT",), b":0\r\n"), (("ERROR",),
+                               b"-UNBLOCKED client unblocked via CLIENT UNBLOCK\r\n")):
+        got = []
+        for s in both:
+            w, ctl = harness.RawConn(s.port), harness.RawConn(s.port)
+            try:
+                wid = int(w.command("CLIENT", "ID")[1:-2])
+                w.send(harness.resp_command("WAIT", "1", "0") +
+                       harness.resp_command("PING"))
+                assert harness.wait_until(
+                    lambda: b" flags=b " in ctl.command("CLIENT", "LIST", "ID", wid),
+                    10, interval=0.002)
+                got.append((ctl.command("CLIENT", "UNBLOCK", wid, *unblock_type),
+                            w.reply_bytes(), w.reply_bytes(),
+                            ctl.command("CLIENT", "UNBLOCK", wid)))
+            finally:
+                w.close()
+                ctl.close()
+        assert got[0] == got[1] == [(b":1\r\n", want, b"+PONG\r\n", b":0\r\n")][0]
