@@ -21,6 +21,7 @@
 #include "protocol/resp.h"
 #include "server/store.h"
 
+struct blocked;
 struct cmd;
 struct multi;
 struct pubsub_subs;
@@ -36,7 +37,8 @@ enum client_request {
     CLIENT_FEEDS = 32,              /* MONITOR lines or PUBLISH messages
                                      * were queued to others */
     CLIENT_DEAUTHENTICATED = 64,    /* RESET: the small limits again */
-    CLIENT_UNBLOCKED = 128          /* WAIT is answered: read on */
+    CLIENT_UNBLOCKED = 128          /* WAIT or a blocking pop is
+                                     * answered: read on */
 };
 
 /* CLIENT REPLY: whether a command's reply is sent (conn.c drops it). */
@@ -81,7 +83,8 @@ enum conn_state {
     CONN_READING,
     CONN_PAUSED,                    /* its output is over the pause limit */
     CONN_POSTPONED,                 /* CLIENT PAUSE holds its next request */
-    CONN_BLOCKED,                   /* WAIT has not answered yet */
+    CONN_BLOCKED,                   /* WAIT or a blocking pop has not
+                                     * answered yet */
     CONN_CLOSE_AFTER_REPLY,
     CONN_CLOSING
 };
@@ -162,6 +165,9 @@ struct conn {
     size_t wait_replicas;
     int64_t wait_deadline_ms;
     struct conn *next_waiting;
+    /* BLPOP and the other blocking pops: what it waits on (blocked.c),
+     * NULL when it does not. */
+    struct blocked *blocked;
     /* Hand-off links (iothread.c: under its queues' mutexes). */
     struct conn *hop_main_next;
     unsigned hop_main_bits;

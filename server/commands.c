@@ -98,9 +98,9 @@ static struct cmd client_subcommands[] = {
     { .name = "client|unblock", .arity = -3, .flags = ADMIN,
       .acl = "admin slow dangerous connection", .group = "connection",
       .since = "5.0.0",
-      .summary = "Unblocks a client blocked by a blocking command (none block "
-                 "in cellgate: always 0).",
-      .args = "client-id:integer ?unblock-type:oneof=TIMEOUT|ERROR",
+      .summary = "Unblock a client blocked in a blocking command from a "
+                 "different connection",
+      .args = "client-id:integer ?timeout_error:oneof=TIMEOUT|ERROR",
       .proc = client_unblock_command },
     { .name = "client|no-evict", .arity = 3, .flags = ADMIN,
       .acl = "admin slow dangerous connection", .group = "connection",
@@ -361,6 +361,15 @@ static struct cmd script_subcommands[] = {
       .summary = "Show helpful text about the different subcommands",
       .proc = help_command },
     { .name = NULL }
+};
+
+/* LMPOP and ZMPOP count their keys at argument 1, BLMPOP and BZMPOP at
+ * argument 2 (after the timeout). */
+static const struct cmd_keynum mpop_keynum = {
+    .index = 1, .keynumidx = 0, .firstkey = 1, .keystep = 1
+};
+static const struct cmd_keynum bmpop_keynum = {
+    .index = 2, .keynumidx = 0, .firstkey = 1, .keystep = 1
 };
 
 /* EVAL and its kin: the keys are counted by numkeys (a keynum key spec,
@@ -1139,6 +1148,62 @@ static struct cmd table[] = {
       .args = "source:key destination:key wherefrom:oneof=LEFT|RIGHT "
               "whereto:oneof=LEFT|RIGHT",
       .proc = lmove_command },
+    { .name = "rpoplpush", .arity = 3, .flags = CMD_WRITE | CMD_DENYOOM,
+      .first_key = 1, .last_key = 2, .key_step = 1,
+      .key_specs = { SPEC_RW_ACCESS_DELETE, SPEC_RW_INSERT },
+      .acl = "write list slow", .group = "list", .since = "1.2.0",
+      .summary = "Remove the last element in a list, prepend it to another "
+                 "list and return it",
+      .args = "source:key destination:key", .proc = rpoplpush_command },
+    { .name = "lmpop", .arity = -4, .flags = CMD_WRITE,
+      .keynum = &mpop_keynum, .key_specs = { SPEC_RW_ACCESS_DELETE },
+      .acl = "write list slow", .group = "list", .since = "7.0.0",
+      .summary = "Pop elements from a list",
+      .args = "numkeys:integer *key:key where:oneof=LEFT|RIGHT "
+              "?COUNT=count:integer",
+      .proc = lmpop_command },
+    { .name = "blpop", .arity = -3,
+      .flags = CMD_WRITE | CMD_NOSCRIPT | CMD_BLOCKING,
+      .first_key = 1, .last_key = -2, .key_step = 1,
+      .key_specs = { SPEC_RW_ACCESS_DELETE },
+      .acl = "write list slow blocking", .group = "list", .since = "2.0.0",
+      .summary = "Remove and get the first element in a list, or block until "
+                 "one is available",
+      .args = "*key:key timeout:double", .proc = blpop_command },
+    { .name = "brpop", .arity = -3,
+      .flags = CMD_WRITE | CMD_NOSCRIPT | CMD_BLOCKING,
+      .first_key = 1, .last_key = -2, .key_step = 1,
+      .key_specs = { SPEC_RW_ACCESS_DELETE },
+      .acl = "write list slow blocking", .group = "list", .since = "2.0.0",
+      .summary = "Remove and get the last element in a list, or block until "
+                 "one is available",
+      .args = "*key:key timeout:double", .proc = brpop_command },
+    { .name = "blmove", .arity = 6,
+      .flags = CMD_WRITE | CMD_DENYOOM | CMD_NOSCRIPT | CMD_BLOCKING,
+      .first_key = 1, .last_key = 2, .key_step = 1,
+      .key_specs = { SPEC_RW_ACCESS_DELETE, SPEC_RW_INSERT },
+      .acl = "write list slow blocking", .group = "list", .since = "6.2.0",
+      .summary = "Pop an element from a list, push it to another list and "
+                 "return it; or block until one is available",
+      .args = "source:key destination:key wherefrom:oneof=LEFT|RIGHT "
+              "whereto:oneof=LEFT|RIGHT timeout:double",
+      .proc = blmove_command },
+    { .name = "brpoplpush", .arity = 4,
+      .flags = CMD_WRITE | CMD_DENYOOM | CMD_NOSCRIPT | CMD_BLOCKING,
+      .first_key = 1, .last_key = 2, .key_step = 1,
+      .key_specs = { SPEC_RW_ACCESS_DELETE, SPEC_RW_INSERT },
+      .acl = "write list slow blocking", .group = "list", .since = "2.2.0",
+      .summary = "Pop an element from a list, push it to another list and "
+                 "return it; or block until one is available",
+      .args = "source:key destination:key timeout:double",
+      .proc = brpoplpush_command },
+    { .name = "blmpop", .arity = -5, .flags = CMD_WRITE | CMD_BLOCKING,
+      .keynum = &bmpop_keynum, .key_specs = { SPEC_RW_ACCESS_DELETE },
+      .acl = "write list slow blocking", .group = "list", .since = "7.0.0",
+      .summary = "Pop elements from a list, or block until one is available",
+      .args = "timeout:double numkeys:integer *key:key "
+              "where:oneof=LEFT|RIGHT ?COUNT=count:integer",
+      .proc = blmpop_command },
     /* Expiry. */
     { .name = "pttl", .arity = 2, .flags = FASTRO,
       .first_key = 1, .last_key = 1, .key_step = 1,
@@ -1432,6 +1497,40 @@ static struct cmd table[] = {
       .summary = "Remove and return members with the highest scores in a "
                  "sorted set",
       .args = "key:key ?count:integer", .proc = zpopmax_command },
+    { .name = "zmpop", .arity = -4, .flags = CMD_WRITE,
+      .keynum = &mpop_keynum, .key_specs = { SPEC_RW_ACCESS_DELETE },
+      .acl = "write sortedset slow", .group = "sorted-set", .since = "7.0.0",
+      .summary = "Remove and return members with scores in a sorted set",
+      .args = "numkeys:integer *key:key where:oneof=MIN|MAX "
+              "?COUNT=count:integer",
+      .proc = zmpop_command },
+    { .name = "bzpopmin", .arity = -3,
+      .flags = CMD_WRITE | CMD_NOSCRIPT | CMD_BLOCKING | CMD_FAST,
+      .first_key = 1, .last_key = -2, .key_step = 1,
+      .key_specs = { SPEC_RW_ACCESS_DELETE },
+      .acl = "write sortedset fast blocking", .group = "sorted-set",
+      .since = "5.0.0",
+      .summary = "Remove and return the member with the lowest score from "
+                 "one or more sorted sets, or block until one is available",
+      .args = "*key:key timeout:double", .proc = bzpopmin_command },
+    { .name = "bzpopmax", .arity = -3,
+      .flags = CMD_WRITE | CMD_NOSCRIPT | CMD_BLOCKING | CMD_FAST,
+      .first_key = 1, .last_key = -2, .key_step = 1,
+      .key_specs = { SPEC_RW_ACCESS_DELETE },
+      .acl = "write sortedset fast blocking", .group = "sorted-set",
+      .since = "5.0.0",
+      .summary = "Remove and return the member with the highest score from "
+                 "one or more sorted sets, or block until one is available",
+      .args = "*key:key timeout:double", .proc = bzpopmax_command },
+    { .name = "bzmpop", .arity = -5, .flags = CMD_WRITE | CMD_BLOCKING,
+      .keynum = &bmpop_keynum, .key_specs = { SPEC_RW_ACCESS_DELETE },
+      .acl = "write sortedset slow blocking", .group = "sorted-set",
+      .since = "7.0.0",
+      .summary = "Remove and return members with scores in a sorted set or "
+                 "block until one is available",
+      .args = "timeout:double numkeys:integer *key:key where:oneof=MIN|MAX "
+              "?COUNT=count:integer",
+      .proc = bzmpop_command },
     { .name = "zscan", .arity = -3, .flags = CMD_READONLY,
       .first_key = 1, .last_key = 1, .key_step = 1,
       .key_specs = { SPEC_RO_ACCESS },

@@ -39,6 +39,7 @@
 #include "lib/slist.h"
 #include "lib/time.h"
 #include "protocol/reply.h"
+#include "server/blocked.h"
 #include "server/busy.h"
 #include "server/clock.h"
 #include "server/cmd.h"
@@ -305,6 +306,7 @@ forget_client(struct conn *c)
     }
     pubsub_forget(c);
     repl_forget(c);
+    blocked_forget(c);
     client_unfed(c);
     unlist_postponed(c);
     if (counted) {
@@ -761,11 +763,15 @@ on_read(uv_stream_t *s, ssize_t nread, const uv_buf_t *buf)
         keep_aside(c, buf->base, (size_t)nread);
         return;
     }
-    if (c->state != CONN_READING && c->state != CONN_PAUSED) {
+    bool waits = c->state == CONN_BLOCKED && c->blocked != NULL;
+    if (c->state != CONN_READING && c->state != CONN_PAUSED && !waits) {
         return; /* closing after a reply: ignore further input */
     }
     if (resp_feed(c->parser, buf->base, (size_t)nread) < 0) {
         c->querybuf_overflow = true;    /* answered once what came runs */
+    }
+    if (waits) {
+        return;     /* run once its blocking pop is answered */
     }
     if (c->home == 0) {
         process_input(c);
@@ -1508,12 +1514,24 @@ input_drained(struct conn *c)
     }
 }
 
+/* A client blocked on keys was served: its reply waits for the journal
+ * to hold the pop, as the reply of the command itself would. */
+static void
+served_blocked(struct conn *c)
+{
+    c->journal_gen = persist_generation();
+}
+
 /* Run one request taken; false when the client must not run more now. */
 static bool
 run_one(struct conn *c, struct resp_request *req)
 {
     uint64_t effects = srv.journal_effects;
     run_request(c, req);
+    if (blocked_nready != 0) {
+        /* The keys it made ready, once it (its EXEC, its script) ran. */
+        blocked_serve(served_blocked);
+    }
     if (srv.journal_effects != effects) {
         c->journal_gen = persist_generation();
     }
@@ -1521,8 +1539,11 @@ run_one(struct conn *c, struct resp_request *req)
         carry_out_requests(c);
     }
     if (c->state == CONN_BLOCKED) {
-        /* WAIT: nothing after it runs before its answer. */
-        if (c->home == 0 && !c->backlog) {
+        /* WAIT, a blocking pop: nothing after it runs before its answer.
+         * A blocking pop's socket is still read (on_read keeps what
+         * comes), so a client that goes leaves its keys' queues at once,
+         * as in Redis. */
+        if (c->home == 0 && !c->backlog && c->blocked == NULL) {
             c->backlog = true;
             uv_read_stop(&c->h.stream);
         }
@@ -1532,6 +1553,17 @@ run_one(struct conn *c, struct resp_request *req)
         return false;
     }
     return check_output_limits(c);
+}
+
+/* A client homed on an I/O thread that waits in a blocking pop with
+ * replies before it still unsent (a pipeline's): the main thread holds it
+ * while it waits, so its socket moves to the main loop, which writes them
+ * now, as Redis does. */
+static bool
+waits_with_replies(const struct conn *c)
+{
+    return c->home != 0 && c->state == CONN_BLOCKED && c->blocked != NULL &&
+           obuf_pending(&c->out) > 0;
 }
 
 /* The main thread is done with c for now: a homed client goes back to its
@@ -1549,8 +1581,8 @@ after_batch(struct conn *c)
         }
         return;
     }
-    if (c->state != CONN_POSTPONED && c->state != CONN_BLOCKED &&
-        !c->input_queued) {
+    if ((c->state != CONN_POSTPONED && c->state != CONN_BLOCKED &&
+         !c->input_queued) || waits_with_replies(c)) {
         queue_write(c);
     }
 }
@@ -1707,7 +1739,8 @@ adopt_here(struct conn *c)
     }
     /* Read from now on, or once what holds it (a pause, WAIT, its output)
      * lets go and its input drains. */
-    if (c->state == CONN_READING) {
+    if (c->state == CONN_READING ||
+        (c->state == CONN_BLOCKED && c->blocked != NULL)) {
         uv_read_start(&c->h.stream, on_alloc, on_read);
     } else {
         c->backlog = true;
@@ -1817,6 +1850,9 @@ flush_one(struct conn *c)
         if (!c->migrating && !c->input_queued &&
             c->state != CONN_POSTPONED && c->state != CONN_BLOCKED) {
             hand_back(c);       /* (a migrating one waits for its socket) */
+        } else if (!c->migrating && waits_with_replies(c)) {
+            c->migrating = true;
+            iothread_hand(c, c->home, HOP_MIGRATE);
         }
         return;
     }

@@ -29,6 +29,7 @@
 #include "lib/mem.h"
 #include "lib/num.h"
 #include "lib/time.h"
+#include "server/blocked.h"
 #include "server/clock.h"
 #include "server/journal.h"
 #include "server/server.h"
@@ -702,7 +703,18 @@ keyspace_swap(int a, int b)
         }
     }
     keyspace_db_exchange(a, b);
+    if (blocked_nclients != 0) {
+        blocked_signal_db(a);
+        blocked_signal_db(b);
+    }
     return true;
+}
+
+/* Can a client wait for a key of this type (blocked.h)? */
+static bool
+may_block(uint8_t type)
+{
+    return type == KEY_LIST || type == KEY_ZSET;
 }
 
 /* The new record of a copy or a move: its expiry set, its watchers told,
@@ -717,6 +729,9 @@ new_record_written(struct store *dst, struct store_rec *n, int to,
     }
     if (srv.watched_keys != 0) {
         multi_touch(to, store_rec_key(n), store_rec_keylen(n));
+    }
+    if (blocked_nclients != 0 && may_block(n->type)) {
+        blocked_signal(to, store_rec_key(n), store_rec_keylen(n));
     }
 }
 
@@ -972,6 +987,9 @@ keyspace_coll_add(const struct key_hint *h, const char *key, size_t len,
                  : store_add(srv.store, key, len, type, size);
     if (r != NULL) {
         keyspace_written(r);    /* new: its whole state is the effect */
+        if (blocked_nclients != 0 && may_block(type)) {
+            blocked_signal(srv.db, key, len);
+        }
     }
     return r;
 }

@@ -18,6 +18,7 @@
 #include "lib/num.h"
 #include "lib/time.h"
 #include "protocol/reply.h"
+#include "server/blocked.h"
 #include "server/client.h"
 #include "server/clock.h"
 #include "server/cmd.h"
@@ -104,7 +105,8 @@ type_of(const struct conn *x)
 
 /* Redis's flag letters for what cellgate has: O monitor, P subscribed,
  * x MULTI, d a
- * watched key changed, b postponed by CLIENT PAUSE, c closing after its
+ * watched key changed, b postponed by CLIENT PAUSE or waiting (a
+ * blocking pop, WAIT), c closing after its
  * reply; N for none. */
 static void
 client_flags(const struct conn *x, char *out)
@@ -125,7 +127,7 @@ client_flags(const struct conn *x, char *out)
     if (x->multi != NULL && (x->multi->flags & MULTI_DIRTY_CAS)) {
         *p++ = 'd';
     }
-    if (x->state == CONN_POSTPONED) {
+    if (x->state == CONN_POSTPONED || x->state == CONN_BLOCKED) {
         *p++ = 'b';
     }
     if (x->state == CONN_CLOSE_AFTER_REPLY ||
@@ -540,9 +542,9 @@ client_unpause_command(struct conn *c, struct resp_request *req)
     reply_ok(&c->out);
 }
 
-/* Nothing in cellgate blocks a client on a key, so there is nothing to
- * unblock: the checks and answer of Redis for a client that is not
- * blocked. */
+/* A client blocked on keys (BLPOP...) or in WAIT is answered as its
+ * timeout would (a null array, WAIT's count of replicas) or with
+ * -UNBLOCKED, and its pipeline goes on; :0 for any other. */
 void
 client_unblock_command(struct conn *c, struct resp_request *req)
 {
@@ -560,7 +562,28 @@ client_unblock_command(struct conn *c, struct resp_request *req)
         cmd_error(c, ERR_NOT_INTEGER);
         return;
     }
-    reply_int(&c->out, 0);
+    struct conn *x = srv.clients;
+    while (x != NULL && x->id != (uint64_t)id) {
+        x = x->next;
+    }
+    bool error = req->argc == 4 && cmd_arg_is(req, 3, "error");
+    if (x == NULL || x == c || x->state != CONN_BLOCKED) {
+        reply_int(&c->out, 0);
+        return;
+    }
+    if (error) {
+        cmd_error(x, "UNBLOCKED client unblocked via CLIENT UNBLOCK");
+    }
+    if (blocked_on_keys(x)) {
+        if (error) {
+            blocked_end(x);
+        } else {
+            blocked_time_out(x);
+        }
+    } else {
+        (void)repl_unwait(x, !error);   /* WAIT: CONN_BLOCKED's other use */
+    }
+    reply_int(&c->out, 1);
 }
 
 void

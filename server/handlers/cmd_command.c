@@ -182,7 +182,7 @@ reply_key_specs(struct conn *c, const struct cmd *cmd)
         reply_spec_part(c, "find_keys", "range", 3);
         reply_bulkz(&c->out, "lastkey");
         reply_int(&c->out, n > 1 ? 0
-                           : cmd->last_key < 0 ? -1
+                           : cmd->last_key < 0 ? cmd->last_key
                            : cmd->last_key - cmd->first_key);
         reply_bulkz(&c->out, "keystep");
         reply_int(&c->out, n > 1 ? 1 : cmd->key_step);

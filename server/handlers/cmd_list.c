@@ -1,7 +1,11 @@
 /*
  * cmd_list.c - Redis's list commands, byte for byte as Redis 7.0 answers
  * them: LPUSH, RPUSH, LPUSHX, RPUSHX, LPOP, RPOP, LLEN, LINDEX, LRANGE,
- * LTRIM, LREM, LSET, LPOS, LINSERT, LMOVE.
+ * LTRIM, LREM, LSET, LPOS, LINSERT, LMOVE, RPOPLPUSH, LMPOP, and the
+ * blocking BLPOP, BRPOP, BLMOVE, BRPOPLPUSH and BLMPOP: a blocking pop
+ * that finds its keys empty hands blocked.c its arguments and the
+ * function that serves it once a key is ready (serve_pop(), serve_move()),
+ * which pops through the same code as the command itself.
  *
  * A list is a struct qlist (lib/qlist.h) in its key's record. Every write
  * reaches the journal and the replicas as the element effect it made
@@ -19,6 +23,7 @@
 #include "protocol/reply.h"
 #include "server/client.h"
 #include "server/clock.h"
+#include "server/blocked.h"
 #include "server/cmd.h"
 #include "server/errors.h"
 #include "server/handlers/coll_cmd.h"
@@ -615,21 +620,14 @@ lmove_do(struct store_rec *r, struct store_rec *dr, bool from_head,
     return true;
 }
 
-void
-lmove_command(struct conn *c, struct resp_request *req)
+/* The move from r, argv[1]'s list, to argv[2] (LMOVE, RPOPLPUSH, and
+ * their blocking forms once the source holds something). */
+static void
+lmove_from(struct conn *c, const struct resp_request *req,
+           struct store_rec *r, bool from_head, bool to_head)
 {
-    bool from_head, to_head;
-    struct store_rec *r, *dr;
+    struct store_rec *dr;
     int64_t now = clock_wall_now();
-    if (!parse_side(c, req, 3, &from_head) ||
-        !parse_side(c, req, 4, &to_head) ||
-        !lookup_list(c, req, LOOKUP_WRITE, &r)) {
-        return;
-    }
-    if (r == NULL) {
-        reply_null(&c->out, c->proto);
-        return;
-    }
     struct key_hint own = { false, 0 };
     bool same = req->argvlen[1] == req->argvlen[2] &&
                 memcmp(req->argv[1], req->argv[2], req->argvlen[1]) == 0;
@@ -672,4 +670,235 @@ lmove_command(struct conn *c, struct resp_request *req)
     }
     keyspace_group_end();
     mem_free(v);
+}
+
+void
+lmove_command(struct conn *c, struct resp_request *req)
+{
+    bool from_head, to_head;
+    struct store_rec *r;
+    if (!parse_side(c, req, 3, &from_head) ||
+        !parse_side(c, req, 4, &to_head) ||
+        !lookup_list(c, req, LOOKUP_WRITE, &r)) {
+        return;
+    }
+    if (r == NULL) {
+        reply_null(&c->out, c->proto);
+        return;
+    }
+    lmove_from(c, req, r, from_head, to_head);
+}
+
+void
+rpoplpush_command(struct conn *c, struct resp_request *req)
+{
+    struct store_rec *r;
+    if (!lookup_list(c, req, LOOKUP_WRITE, &r)) {
+        return;
+    }
+    if (r == NULL) {
+        reply_null(&c->out, c->proto);
+        return;
+    }
+    lmove_from(c, req, r, false, true);
+}
+
+/* ---- LMPOP and the blocking pops ----------------------------------------- */
+
+/* Pop from r (key's list): BLPOP's [key, element] (count -1), or LMPOP's
+ * [key, [up to count elements]]. */
+static void
+pop_keyed(struct conn *c, struct store_rec *r, const char *key, size_t len,
+          bool head, int64_t count)
+{
+    struct qlist *x = list_of(r);
+    uint64_t n = count < 0 ? 1 : (uint64_t)count;
+    n = n < qlist_len(x) ? n : qlist_len(x);
+    reply_array(&c->out, 2);
+    reply_bulk(&c->out, key, len);
+    if (count >= 0) {
+        reply_array(&c->out, n);
+    }
+    struct membuf *b = keyspace_elem_begin(r);
+    (void)qlist_pop(x, head, n, reply_elem, c);
+    effect_done(r, b, b != NULL && qlist_effect_pop(b, n),
+                head ? QLIST_OP_POP_HEAD : QLIST_OP_POP_TAIL);
+    (void)keyspace_coll_done(r);
+}
+
+/* Pop from the first of nkeys keys from argv[first] that holds a list:
+ * 1 when done, 0 when every one is empty, -1 after -WRONGTYPE (a key
+ * before the first list holding another type). */
+static int
+pop_first(struct conn *c, const struct resp_request *req, size_t first,
+          size_t nkeys, bool head, int64_t count)
+{
+    for (size_t i = first; i < first + nkeys; i++) {
+        struct store_rec *r;
+        if (!coll_lookup_key(c, req->argv[i], req->argvlen[i], KEY_LIST,
+                             &r)) {
+            return -1;
+        }
+        if (r != NULL) {
+            pop_keyed(c, r, req->argv[i], req->argvlen[i], head, count);
+            return 1;
+        }
+    }
+    return 0;
+}
+
+void
+lmpop_command(struct conn *c, struct resp_request *req)
+{
+    struct coll_mpop o;
+    if (!coll_mpop_args(c, req, 1, "LEFT", "RIGHT", &o)) {
+        return;
+    }
+    if (pop_first(c, req, o.first_key, o.nkeys, o.first, o.count) == 0) {
+        reply_null_array(&c->out, c->proto);
+    }
+}
+
+/* A ready key's list for a waiting client: ABSENT or NOT_SERVED, or
+ * NULL with *r. */
+static enum blocked_served
+ready_list(const char *key, size_t len, struct store_rec **r)
+{
+    struct key_hint h = { false, 0 };
+    *r = keyspace_lookup_write(&h, key, len, clock_wall_now());
+    if (*r == NULL) {
+        return BLOCKED_ABSENT;
+    }
+    return (*r)->type == KEY_LIST ? BLOCKED_SERVED : BLOCKED_NOT_SERVED;
+}
+
+static enum blocked_served
+served_from(const char *key, size_t len)
+{
+    struct key_hint h = { false, 0 };
+    return keyspace_lookup_write(&h, key, len, clock_wall_now()) == NULL
+               ? BLOCKED_SERVED_GONE
+               : BLOCKED_SERVED;
+}
+
+/* BLPOP's, BRPOP's and BLMPOP's turn on a ready key. */
+static enum blocked_served
+serve_pop(struct conn *c, const struct resp_request *req, const char *key,
+          size_t len)
+{
+    struct store_rec *r;
+    enum blocked_served s = ready_list(key, len, &r);
+    if (s != BLOCKED_SERVED) {
+        return s;
+    }
+    bool head;
+    int64_t count = -1;
+    if (req->argvlen[0] == 6) {                 /* BLMPOP */
+        struct coll_mpop o;
+        (void)coll_mpop_args(c, req, 2, "LEFT", "RIGHT", &o);
+        head = o.first;
+        count = o.count;
+    } else {
+        head = req->argv[0][1] == 'l' || req->argv[0][1] == 'L';
+    }
+    pop_keyed(c, r, key, len, head, count);
+    return served_from(key, len);
+}
+
+/* Every key empty: c waits on them (nkeys from argv[first]), or is
+ * answered as a timeout at once where it may not wait. */
+static void
+wait_or_nil(struct conn *c, struct resp_request *req, size_t first,
+            size_t nkeys, int64_t ms, blocked_serve_fn serve, bool array)
+{
+    if (!coll_may_block(c)) {
+        if (array) {
+            reply_null_array(&c->out, c->proto);
+        } else {
+            reply_null(&c->out, c->proto);
+        }
+    } else if (!blocked_wait(c, req, first, nkeys, ms, BLOCKED_LIST, serve)) {
+        cmd_error(c, ERR_NOMEM);
+    }
+}
+
+static void
+bpop_generic(struct conn *c, struct resp_request *req, bool head)
+{
+    int64_t ms;
+    if (!coll_block_timeout(c, req, req->argc - 1, &ms)) {
+        return;
+    }
+    if (pop_first(c, req, 1, req->argc - 2, head, -1) == 0) {
+        wait_or_nil(c, req, 1, req->argc - 2, ms, serve_pop, true);
+    }
+}
+
+HANDLER_VARIANT(blpop_command, bpop_generic, true)
+HANDLER_VARIANT(brpop_command, bpop_generic, false)
+
+void
+blmpop_command(struct conn *c, struct resp_request *req)
+{
+    struct coll_mpop o;
+    int64_t ms;
+    if (!coll_mpop_args(c, req, 2, "LEFT", "RIGHT", &o) ||
+        !coll_block_timeout(c, req, 1, &ms)) {
+        return;
+    }
+    if (pop_first(c, req, o.first_key, o.nkeys, o.first, o.count) == 0) {
+        wait_or_nil(c, req, o.first_key, o.nkeys, ms, serve_pop, true);
+    }
+}
+
+/* BLMOVE's and BRPOPLPUSH's turn on their ready source. */
+static enum blocked_served
+serve_move(struct conn *c, const struct resp_request *req, const char *key,
+           size_t len)
+{
+    struct store_rec *r;
+    enum blocked_served s = ready_list(key, len, &r);
+    if (s != BLOCKED_SERVED) {
+        return s;
+    }
+    bool from_head = false, to_head = true;     /* BRPOPLPUSH */
+    if (req->argc == 6) {
+        from_head = cmd_arg_is(req, 3, "LEFT");
+        to_head = cmd_arg_is(req, 4, "LEFT");
+    }
+    lmove_from(c, req, r, from_head, to_head);
+    return served_from(key, len);
+}
+
+static void
+bmove_generic(struct conn *c, struct resp_request *req, bool from_head,
+              bool to_head)
+{
+    int64_t ms;
+    struct store_rec *r;
+    if (!coll_block_timeout(c, req, req->argc - 1, &ms) ||
+        !lookup_list(c, req, LOOKUP_WRITE, &r)) {
+        return;
+    }
+    if (r == NULL) {
+        wait_or_nil(c, req, 1, 1, ms, serve_move, false);
+    } else {
+        lmove_from(c, req, r, from_head, to_head);
+    }
+}
+
+void
+blmove_command(struct conn *c, struct resp_request *req)
+{
+    bool from_head, to_head;
+    if (parse_side(c, req, 3, &from_head) &&
+        parse_side(c, req, 4, &to_head)) {
+        bmove_generic(c, req, from_head, to_head);
+    }
+}
+
+void
+brpoplpush_command(struct conn *c, struct resp_request *req)
+{
+    bmove_generic(c, req, false, true);
 }

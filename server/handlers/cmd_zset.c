@@ -3,7 +3,9 @@
  * answers them: ZADD (NX|XX|GT|LT|CH|INCR), ZINCRBY, ZREM, ZSCORE,
  * ZMSCORE, ZCARD, ZCOUNT, ZLEXCOUNT, ZRANGE (BYSCORE|BYLEX, REV, LIMIT,
  * WITHSCORES), ZREVRANGE, Z[REV]RANGEBYSCORE, Z[REV]RANGEBYLEX,
- * ZREMRANGEBYSCORE/RANK/LEX, ZRANK, ZREVRANK, ZPOPMIN, ZPOPMAX, ZSCAN.
+ * ZREMRANGEBYSCORE/RANK/LEX, ZRANK, ZREVRANK, ZPOPMIN, ZPOPMAX, ZSCAN,
+ * ZMPOP and the blocking BZPOPMIN, BZPOPMAX and BZMPOP (served by
+ * serve_zpop() once blocked.c finds a key they wait on ready).
  *
  * The set is lib/zset.h's, in place in the key's record. Checks come in
  * Redis's order (options, then numbers, then the key's type), since which
@@ -27,6 +29,7 @@
 #include "server/errors.h"
 #include "server/handlers/coll_cmd.h"
 #include "server/handlers/handlers.h"
+#include "server/blocked.h"
 #include "server/keyspace.h"
 
 #define ERR_NAN "ERR resulting score is not a number (NaN)"
@@ -763,6 +766,34 @@ HANDLER_VARIANT(zremrangebylex_command, zremrange_generic, BY_LEX)
 
 /* ---- ZPOPMIN, ZPOPMAX ----------------------------------------------------------- */
 
+/* Pop n members (n at most the set's size) from r's low end (or high:
+ * max), each replied after the caller's header: member and score, or
+ * within an array of its own (nested). */
+static void
+zpop_members(struct conn *c, struct store_rec *r, bool max, uint64_t n,
+             bool nested)
+{
+    struct zset *z = zs_of(r);
+    uint64_t len = zset_len(z);
+    struct zset_iter it;
+    zset_iter_at(&it, z, max ? len - 1 : 0);
+    for (uint64_t i = 0; i < n; i++) {
+        const unsigned char *m;
+        size_t mlen;
+        double s;
+        zset_iter_get(&it, &m, &mlen, &s);
+        if (nested) {
+            reply_array(&c->out, 2);
+        }
+        reply_bulk(&c->out, m, mlen);
+        reply_double(&c->out, s, c->proto);
+        (void)(max ? zset_iter_prev(&it) : zset_iter_next(&it));
+    }
+    struct zwrite w = { .r = r };
+    remove_ranks(&w, max ? len - n : 0, n);
+    zw_end(&w, ZSET_OP_REM);
+}
+
 static void
 zpop_generic(struct conn *c, struct resp_request *req, bool max)
 {
@@ -787,31 +818,137 @@ zpop_generic(struct conn *c, struct resp_request *req, bool max)
         return;
     }
     bool nested = c->proto >= 3 && count != -1;
-    struct zset *z = zs_of(r);
-    uint64_t len = zset_len(z), n = count == -1 ? 1 : (uint64_t)count;
+    uint64_t len = zset_len(zs_of(r)), n = count == -1 ? 1 : (uint64_t)count;
     n = n > len ? len : n;
     reply_array(&c->out, nested ? n : 2 * n);
-    struct zset_iter it;
-    zset_iter_at(&it, z, max ? len - 1 : 0);
-    for (uint64_t i = 0; i < n; i++) {
-        const unsigned char *m;
-        size_t mlen;
-        double s;
-        zset_iter_get(&it, &m, &mlen, &s);
-        if (nested) {
-            reply_array(&c->out, 2);
-        }
-        reply_bulk(&c->out, m, mlen);
-        reply_double(&c->out, s, c->proto);
-        (void)(max ? zset_iter_prev(&it) : zset_iter_next(&it));
-    }
-    struct zwrite w = { .r = r };
-    remove_ranks(&w, max ? len - n : 0, n);
-    zw_end(&w, ZSET_OP_REM);
+    zpop_members(c, r, max, n, nested);
 }
 
 HANDLER_VARIANT(zpopmin_command, zpop_generic, false)
 HANDLER_VARIANT(zpopmax_command, zpop_generic, true)
+
+/* ---- ZMPOP and the blocking pops ----------------------------------------------- */
+
+/* Pop from r (key's set): BZPOPMIN's [key, member, score] (count -1), or
+ * ZMPOP's [key, [[member, score] ...]] of up to count members. */
+static void
+zpop_keyed(struct conn *c, struct store_rec *r, const char *key, size_t len,
+           bool max, int64_t count)
+{
+    uint64_t size = zset_len(zs_of(r));
+    uint64_t n = count < 0 ? 1 : (uint64_t)count;
+    n = n < size ? n : size;
+    reply_array(&c->out, count < 0 ? 3 : 2);
+    reply_bulk(&c->out, key, len);
+    if (count >= 0) {
+        reply_array(&c->out, n);
+    }
+    zpop_members(c, r, max, n, count >= 0);
+}
+
+/* Pop from the first of nkeys keys from argv[first] holding a set: 1
+ * when done, 0 when none does, -1 after -WRONGTYPE. */
+static int
+zpop_first(struct conn *c, const struct resp_request *req, size_t first,
+           size_t nkeys, bool max, int64_t count)
+{
+    for (size_t i = first; i < first + nkeys; i++) {
+        struct store_rec *r;
+        if (!coll_lookup_key(c, req->argv[i], req->argvlen[i], KEY_ZSET,
+                             &r)) {
+            return -1;
+        }
+        if (r != NULL) {
+            zpop_keyed(c, r, req->argv[i], req->argvlen[i], max, count);
+            return 1;
+        }
+    }
+    return 0;
+}
+
+void
+zmpop_command(struct conn *c, struct resp_request *req)
+{
+    struct coll_mpop o;
+    if (!coll_mpop_args(c, req, 1, "MIN", "MAX", &o)) {
+        return;
+    }
+    if (zpop_first(c, req, o.first_key, o.nkeys, !o.first, o.count) == 0) {
+        reply_null_array(&c->out, c->proto);
+    }
+}
+
+/* BZPOPMIN's, BZPOPMAX's and BZMPOP's turn on a ready key. */
+static enum blocked_served
+serve_zpop(struct conn *c, const struct resp_request *req, const char *key,
+           size_t len)
+{
+    struct key_hint h = { false, 0 };
+    struct store_rec *r = keyspace_lookup_write(&h, key, len,
+                                                clock_wall_now());
+    if (r == NULL) {
+        return BLOCKED_ABSENT;
+    }
+    if (r->type != KEY_ZSET) {
+        return BLOCKED_NOT_SERVED;
+    }
+    bool max;
+    int64_t count = -1;
+    if (req->argvlen[0] == 6) {                 /* BZMPOP */
+        struct coll_mpop o;
+        (void)coll_mpop_args(c, req, 2, "MIN", "MAX", &o);
+        max = !o.first;
+        count = o.count;
+    } else {
+        max = req->argv[0][6] == 'a' || req->argv[0][6] == 'A';
+    }
+    zpop_keyed(c, r, key, len, max, count);
+    return keyspace_lookup_write(&h, key, len, clock_wall_now()) == NULL
+               ? BLOCKED_SERVED_GONE
+               : BLOCKED_SERVED;
+}
+
+/* Every key empty: wait on them, or the timeout's answer at once. */
+static void
+zwait_or_nil(struct conn *c, struct resp_request *req, size_t first,
+             size_t nkeys, int64_t ms)
+{
+    if (!coll_may_block(c)) {
+        reply_null_array(&c->out, c->proto);
+    } else if (!blocked_wait(c, req, first, nkeys, ms, BLOCKED_ZSET,
+                             serve_zpop)) {
+        cmd_error(c, ERR_NOMEM);
+    }
+}
+
+static void
+bzpop_generic(struct conn *c, struct resp_request *req, bool max)
+{
+    int64_t ms;
+    if (!coll_block_timeout(c, req, req->argc - 1, &ms)) {
+        return;
+    }
+    if (zpop_first(c, req, 1, req->argc - 2, max, -1) == 0) {
+        zwait_or_nil(c, req, 1, req->argc - 2, ms);
+    }
+}
+
+HANDLER_VARIANT(bzpopmin_command, bzpop_generic, false)
+HANDLER_VARIANT(bzpopmax_command, bzpop_generic, true)
+
+void
+bzmpop_command(struct conn *c, struct resp_request *req)
+{
+    struct coll_mpop o;
+    int64_t ms;
+    if (!coll_mpop_args(c, req, 2, "MIN", "MAX", &o) ||
+        !coll_block_timeout(c, req, 1, &ms)) {
+        return;
+    }
+    if (zpop_first(c, req, o.first_key, o.nkeys, !o.first, o.count) == 0) {
+        zwait_or_nil(c, req, o.first_key, o.nkeys, ms);
+    }
+}
 
 /* ---- ZSCAN ---------------------------------------------------------------------- */
 

@@ -82,4 +82,34 @@ bool coll_add_float(struct conn *c, long double value, long double incr,
  * -OOM when it failed, else :1 for the NX form and +OK for the other. */
 void coll_reply_nx_write(struct conn *c, bool ok, bool nx);
 
+/* ---- the pops of several keys, blocking or not (cmd_list.c, cmd_zset.c) */
+
+/* A blocking pop's timeout in seconds (argv[i]) as Redis reads it: a
+ * long double, in ms rounded up, 0 for ever; false after Redis's error
+ * for one that is not a number or is negative. */
+bool coll_block_timeout(struct conn *c, const struct resp_request *req,
+                        size_t i, int64_t *ms);
+
+/* May c wait for a key? Not inside EXEC nor from a script (Redis's
+ * CLIENT_DENY_BLOCKING): they are answered as a timeout at once. */
+bool coll_may_block(const struct conn *c);
+
+/* As coll_lookup() for a write, of a key that need not be argv[1] (no
+ * key hint). */
+bool coll_lookup_key(struct conn *c, const char *key, size_t len,
+                     uint8_t type, struct store_rec **r);
+
+/* LMPOP's and ZMPOP's arguments from numkeys (argv[at]): the keys, the
+ * side (first: the word w0, LEFT or MIN, rather than w1) and COUNT (1
+ * unless given); false after Redis's error. */
+struct coll_mpop {
+    size_t first_key;
+    size_t nkeys;
+    bool first;
+    int64_t count;
+};
+bool coll_mpop_args(struct conn *c, const struct resp_request *req,
+                    size_t at, const char *w0, const char *w1,
+                    struct coll_mpop *o);
+
 #endif

@@ -237,6 +237,13 @@ HANDLER(lset_command);
 HANDLER(lpos_command);
 HANDLER(linsert_command);
 HANDLER(lmove_command);
+HANDLER(rpoplpush_command);
+HANDLER(lmpop_command);
+HANDLER(blpop_command);
+HANDLER(brpop_command);
+HANDLER(blmpop_command);
+HANDLER(blmove_command);
+HANDLER(brpoplpush_command);
 
 /* cmd_limit.c */
 HANDLER(gcra_command);
@@ -279,5 +286,9 @@ HANDLER(zrevrank_command);
 HANDLER(zpopmin_command);
 HANDLER(zpopmax_command);
 HANDLER(zscan_command);
+HANDLER(zmpop_command);
+HANDLER(bzpopmin_command);
+HANDLER(bzpopmax_command);
+HANDLER(bzmpop_command);
 
 #endif

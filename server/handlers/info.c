@@ -16,6 +16,7 @@
 #include "server/child.h"
 #include "server/clock.h"
 #include "server/cmd.h"
+#include "server/blocked.h"
 #include "server/client.h"
 #include "server/errors.h"
 #include "server/envoy/grpc.h"
@@ -92,10 +93,12 @@ section_clients(struct textbuf *t)
     textbuf_printf(t, "# Clients\r\n"
              "connected_clients:%zu\r\n"
              "maxclients:%lld\r\n"
-             "blocked_clients:0\r\n"
-             "tracking_clients:0\r\n",
+             "blocked_clients:%zu\r\n"
+             "tracking_clients:0\r\n"
+             "clients_in_timeout_table:%zu\r\n",
              server_connected_clients(repl_replica_count()),
-             (long long)srv.conf.maxclients);
+             (long long)srv.conf.maxclients, blocked_nclients,
+             blocked_with_timeout());
 }
 
 static void

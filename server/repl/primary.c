@@ -629,6 +629,25 @@ primary_wait(struct conn *c, size_t replicas, int64_t timeout_ms)
     return true;
 }
 
+bool
+primary_unwait(struct conn *c, bool answer)
+{
+    for (struct conn **w = &waiting; *w != NULL; w = &(*w)->next_waiting) {
+        if (*w == c) {
+            *w = c->next_waiting;
+            c->next_waiting = NULL;
+            if (answer) {
+                answer_wait(c, acked(c->wait_offset));
+            } else {
+                c->requests |= CLIENT_UNBLOCKED;
+                client_note_fed(c);
+            }
+            return true;
+        }
+    }
+    return false;
+}
+
 size_t
 primary_acked_now(void)
 {

@@ -23,7 +23,7 @@ struct textbuf;
 bool primary_open_stream(void);
 
 /* As repl_psync, repl_replconf, repl_forget, repl_is_replica_client,
- * repl_replica_count, repl_wait, repl_acked_now, repl_good_replicas
+ * repl_replica_count, repl_wait, repl_unwait, repl_acked_now, repl_good_replicas
  * (replication.h). */
 bool primary_psync(struct conn *c, const char *replid, size_t idlen,
                    int64_t offset);
@@ -33,6 +33,7 @@ void primary_forget(struct conn *c);
 bool primary_is_replica_client(const struct conn *c);
 size_t primary_replica_count(void);
 bool primary_wait(struct conn *c, size_t replicas, int64_t timeout_ms);
+bool primary_unwait(struct conn *c, bool answer);
 size_t primary_acked_now(void);
 size_t primary_good_replicas(void);
 

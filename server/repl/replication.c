@@ -112,6 +112,12 @@ repl_wait(struct conn *c, size_t replicas, int64_t timeout_ms)
     return primary_wait(c, replicas, timeout_ms);
 }
 
+bool
+repl_unwait(struct conn *c, bool answer)
+{
+    return primary_unwait(c, answer);
+}
+
 size_t
 repl_acked_now(void)
 {

@@ -92,6 +92,11 @@ size_t repl_replica_count(void);
 bool repl_wait(struct conn *c, size_t replicas, int64_t timeout_ms);
 size_t repl_acked_now(void);
 
+/* CLIENT UNBLOCK of a client in WAIT: false when it does not wait; else it
+ * waits no more, answered as its timeout would (answer) or not (the
+ * caller replied an error). */
+bool repl_unwait(struct conn *c, bool answer);
+
 /* Replicas online whose last ACK is at most min-replicas-max-lag old. */
 size_t repl_good_replicas(void);
 

@@ -28,11 +28,12 @@
  *    keys, RENAME, RENAMENX, COPY (DB, REPLACE), MOVE, KEYS and SCAN
  *    patterns;
  *  - Redis's lists (LPUSH, RPUSH, LPUSHX, RPUSHX, LPOP and RPOP with a
- *    count, LTRIM, LREM, LSET, LINSERT, LMOVE, LRANGE, LINDEX, LLEN, LPOS
+ *    count, LTRIM, LREM, LSET, LINSERT, LMOVE, RPOPLPUSH, LMPOP, LRANGE,
+ *    LINDEX, LLEN, LPOS
  *    with RANK|COUNT|MAXLEN), hashes (HSET, HMSET, HSETNX, HDEL, HINCRBY,
  *    HINCRBYFLOAT, HGET, HMGET, HEXISTS, HSTRLEN, HLEN, HGETALL, HKEYS,
  *    HVALS, HSCAN) and sorted sets (ZADD with NX|XX|GT|LT|CH|INCR,
- *    ZINCRBY, ZREM, ZREMRANGEBYSCORE|RANK|LEX, ZPOPMIN, ZPOPMAX, ZSCORE,
+ *    ZINCRBY, ZREM, ZREMRANGEBYSCORE|RANK|LEX, ZPOPMIN, ZPOPMAX, ZMPOP, ZSCORE,
  *    ZMSCORE, ZCARD, ZCOUNT, ZLEXCOUNT, ZRANK, ZREVRANK, ZRANGE by rank,
  *    BYSCORE and BYLEX with REV, LIMIT, WITHSCORES, ZREVRANGE,
  *    Z[REV]RANGEBYSCORE, Z[REV]RANGEBYLEX, ZSCAN), on the same keys as
@@ -1007,6 +1008,30 @@ add_many(struct req *r, struct input *in, bool pairs, bool scored)
     }
 }
 
+/* LMPOP's and ZMPOP's arguments: numkeys (mostly the count of the keys
+ * that follow), the keys, a side (w0, w1 or junk) and maybe COUNT. */
+static void
+add_mpop(struct req *r, struct input *in, const char *w0, const char *w1)
+{
+    char buf[16];
+    uint8_t b = in_byte(in);
+    uint8_t n = 1 + b % 3;
+    if (b >= 240) {
+        add_index(r, in);
+    } else {
+        snprintf(buf, sizeof(buf), "%u", n);
+        add(r, buf);
+    }
+    for (uint8_t i = 0; i < n; i++) {
+        add_key(r, in);
+    }
+    add(r, b & 0x10 ? w0 : b & 0x20 ? w1 : "MIDDLE");
+    if (b & 0x40) {
+        add(r, "COUNT");
+        add_index(r, in);
+    }
+}
+
 static void
 gen_list(struct req *r, struct input *in, uint8_t which)
 {
@@ -1094,6 +1119,16 @@ gen_list(struct req *r, struct input *in, uint8_t which)
         add_key(r, in);
         if (!(which & 0x80)) {
             add_index(r, in);
+        }
+        break;
+    case 14:
+        if (which & 0x80) {
+            add(r, "RPOPLPUSH");
+            add_key(r, in);
+            add_key(r, in);
+        } else {
+            add(r, "LMPOP");
+            add_mpop(r, in, "LEFT", "right");
         }
         break;
     default:
@@ -1296,6 +1331,11 @@ gen_zset(struct req *r, struct input *in, uint8_t which)
         }
         break;
     case 8:
+        if (which & 0x20) {
+            add(r, "ZMPOP");
+            add_mpop(r, in, "MIN", "max");
+            break;
+        }
         add(r, which & 0x80 ? "ZPOPMIN" : "ZPOPMAX");
         add_key(r, in);
         if (which & 0x40) {
@@ -1491,6 +1531,7 @@ static const char *const names[] = {
     "zrevrange", "zrangebyscore", "zrevrangebyscore", "zrangebylex",
     "zrevrangebylex", "zremrangebyscore", "zremrangebyrank",
     "zremrangebylex", "zrank", "zrevrank", "zpopmin", "zpopmax", "zscan",
+    "rpoplpush", "lmpop", "zmpop",
 };
 
 /* Any command name with arguments of any bytes. */
@@ -1609,6 +1650,7 @@ may_write(const struct req *r)
         "linsert", "lmove", "hset", "hsetnx", "hmset", "hdel", "hincrby",
         "hincrbyfloat", "zadd", "zincrby", "zrem", "zremrangebyscore",
         "zremrangebyrank", "zremrangebylex", "zpopmin", "zpopmax",
+        "rpoplpush", "lmpop", "zmpop",
     };
     bool writer = word(r, 0, "getex") && r->argc > 2;
     for (size_t k = 0; k < sizeof(writers) / sizeof(writers[0]); k++) {

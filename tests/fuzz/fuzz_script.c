@@ -232,10 +232,12 @@ static const char *const commands[] = {
     "keys", "scan", "hscan", "zscan", "flushdb", "info", "time", "randomkey",
     "cl.throttle", "rl.fixed", "gcra", "increx", "object", "memory",
     "command", "client", "config", "slowlog", "lastsave", "touch", "unlink",
+    "rpoplpush", "lmpop", "zmpop", "blmpop", "bzmpop",
     /* refused in a script */
     "eval", "evalsha", "script", "multi", "exec", "watch", "subscribe",
     "shutdown", "monitor", "hello", "auth", "quit", "reset", "bgsave", "save",
-    "debug", "sync", "replicaof", "blpop", "function", "fcall",
+    "debug", "sync", "replicaof", "blpop", "brpoplpush", "bzpopmax", "function",
+    "fcall",
     /* unknown, odd */
     "nosuch", "", "GET", "Set", "get\\0",
 };

@@ -11,7 +11,14 @@ Without --cellgate/--redis it starts both servers on free loopback ports
 
 The grammar (GRAMMAR below) has one entry per command of issue 27's list
 (strings, counters, expiry, keys, databases, transactions), of issue 28's
-(lists, hashes, sorted sets) plus PING and ECHO: each entry draws its arguments from small pools (keys with binary
+(lists, hashes, sorted sets), of issue 37's list moves and pops of several
+keys (RPOPLPUSH, LMPOP, ZMPOP) and blocking pops (BLPOP, BRPOP, BLMOVE,
+BRPOPLPUSH, BLMPOP, BZPOPMIN, BZPOPMAX, BZMPOP: inside a transaction with
+any timeout, since a transaction never waits (an empty key answers nil at
+once); outside one after a push to their first key, so they answer at
+once and the one-client stream never hangs; who is served when several
+clients wait, and timeouts, are test_blocking.py's) plus PING and ECHO:
+each entry draws its arguments from small pools (keys with binary
 bytes and {hash tags}; values empty, binary, long, integer- and
 float-looking; numbers negative, zero, huge, overflowing, non-numeric,
 float; option words in random case, in random combinations, invalid ones
@@ -181,6 +188,7 @@ class Gen:
         self.planted = False    # limiter keys are planted (--plant-limiters)
         self.scripts = None     # the run's Scripts (SHA1s EVALSHA may name)
         self.past_keys = []     # keys a script SET with a past EXAT/PXAT
+        self.in_multi = False   # drawn for a transaction (blocking pops)
 
     def pick(self, pool):
         return self.rng.choice(pool)
@@ -654,6 +662,65 @@ def g_lmove(g):
     src = lkey(g)
     dst = src if g.chance(0.25) else lkey(g)
     return [src, dst] + ends
+
+
+# list moves, the pops of several keys and the blocking pops
+
+def block_timeout(g):
+    """A blocking pop's timeout. Outside MULTI a tiny one (1 to 5 ms; the
+    runner pushes to its first key first, see feed_first_key, so it never
+    waits) or an invalid one; inside MULTI any (a transaction never
+    blocks: an empty key answers nil at once)."""
+    if g.chance(0.1):
+        return g.pick([b"-1", b"x", b"", b"nan", b"inf", b"1e400", b" 1", b"-0.5"])
+    if g.in_multi:
+        return g.pick([b"0", b"0.5", b"100", b"1e-9", b"0.001", b"-0.0001", b"3"])
+    return g.pick([b"0.001", b"0.002", b"0.005", b".003", b"1e-3", b"1e-9"])
+
+
+def g_rpoplpush(g):
+    src = lkey(g)
+    return [src, src if g.chance(0.25) else lkey(g)]
+
+
+def g_bpop(g): return [lkey(g) for _ in range(g.rng.randint(1, 3))] + [block_timeout(g)]
+def g_bzpop(g): return [zkey(g) for _ in range(g.rng.randint(1, 3))] + [block_timeout(g)]
+def g_brpoplpush(g): return g_rpoplpush(g) + [block_timeout(g)]
+def g_blmove(g): return g_lmove(g) + [block_timeout(g)]
+
+
+def mpop_args(g, keyf, sides):
+    """numkeys, the keys, the side and maybe COUNT (LMPOP, ZMPOP)."""
+    keys = [keyf(g) for _ in range(g.rng.randint(1, 3))]
+    n = str(len(keys)).encode()
+    if g.chance(0.06):
+        n = g.pick([b"0", b"-1", b"x", b"9", b"9223372036854775807", b""])
+    side = g.opt(g.pick(sides)) if not g.chance(0.05) else g.bad_opt()
+    out = [n] + keys + [side]
+    if g.chance(0.5):
+        out += [g.opt(b"COUNT"), count(g)]
+        if g.chance(0.04):
+            out += [b"COUNT", b"1"]
+    return out
+
+
+def feed_first_key(name, args):
+    """The request a blocking pop outside MULTI follows: a push to its
+    first key, so that it answers at once (popping, or -WRONGTYPE when the
+    key holds another type; a bad timeout or numkeys is refused first).
+    Redis checks a waiting client's timeout only when its loop wakes (on
+    an event or its 100 ms cron), so an empty key costs up to 100 ms
+    there even with a 1 ms timeout."""
+    key = args[2] if name in ("BLMPOP", "BZMPOP") else args[0]
+    if name.startswith("BZ"):
+        return (BY_NAME["ZADD"], [b"ZADD", key, b"1", b"fed"], False, [])
+    return (BY_NAME["RPUSH"], [b"RPUSH", key, b"fed"], False, [])
+
+
+def g_lmpop(g): return mpop_args(g, lkey, [b"LEFT", b"RIGHT"])
+def g_zmpop(g): return mpop_args(g, zkey, [b"MIN", b"MAX"])
+def g_blmpop(g): return [block_timeout(g)] + g_lmpop(g)
+def g_bzmpop(g): return [block_timeout(g)] + g_zmpop(g)
 
 
 # hashes
@@ -1347,12 +1414,15 @@ class Cmd:
     wrongtype  a string command that may meet a planted limiter key
     redis      False: cellgate-only, never sent to Redis nor in the stream
     queue      may be queued inside MULTI
+    blocking   a blocking pop: its timeout is tiny outside MULTI (see
+               block_timeout), and it never gets a wrong arity there (the
+               timeout's place could then hold 0)
 
     A name of two words (SCRIPT LOAD) is sent as two arguments.
     """
 
     def __init__(self, name, gen, weight=1.0, options=(), wrongtype=False,
-                 redis=True, queue=True):
+                 redis=True, queue=True, blocking=False):
         self.name = name
         self.words = [w.encode() for w in name.split(" ")]   # SCRIPT LOAD: two
         self.gen = gen
@@ -1361,6 +1431,7 @@ class Cmd:
         self.wrongtype = wrongtype
         self.redis = redis
         self.queue = queue
+        self.blocking = blocking
 
 
 EXPIRE_OPTS = ("NX", "XX", "GT", "LT", "<invalid>")
@@ -1442,6 +1513,15 @@ GRAMMAR = [
     Cmd("LPOS", g_lpos, 1, ("RANK", "COUNT", "MAXLEN", "<invalid>"), wrongtype=True),
     Cmd("LINSERT", g_linsert, 1, ("BEFORE", "AFTER", "<invalid>"), wrongtype=True),
     Cmd("LMOVE", g_lmove, 1, ("LEFT", "RIGHT", "<invalid>"), wrongtype=True),
+    Cmd("RPOPLPUSH", g_rpoplpush, 0.7, wrongtype=True),
+    Cmd("LMPOP", g_lmpop, 1, ("LEFT", "RIGHT", "COUNT", "<invalid>"), wrongtype=True),
+    Cmd("BLPOP", g_bpop, 0.5, wrongtype=True, blocking=True),
+    Cmd("BRPOP", g_bpop, 0.5, wrongtype=True, blocking=True),
+    Cmd("BLMOVE", g_blmove, 0.5, ("LEFT", "RIGHT", "<invalid>"), wrongtype=True,
+        blocking=True),
+    Cmd("BRPOPLPUSH", g_brpoplpush, 0.4, wrongtype=True, blocking=True),
+    Cmd("BLMPOP", g_blmpop, 0.5, ("LEFT", "RIGHT", "COUNT", "<invalid>"), wrongtype=True,
+        blocking=True),
     # hashes
     Cmd("HSET", g_hset, 2, ("<bulk>",), wrongtype=True),
     Cmd("HSETNX", g_hsetnx, wrongtype=True),
@@ -1487,6 +1567,11 @@ GRAMMAR = [
     Cmd("ZPOPMIN", g_zpop, wrongtype=True),
     Cmd("ZPOPMAX", g_zpop, wrongtype=True),
     Cmd("ZSCAN", g_zscan, 1.3, ("MATCH", "COUNT", "<invalid>"), wrongtype=True, queue=False),
+    Cmd("ZMPOP", g_zmpop, 1, ("MIN", "MAX", "COUNT", "<invalid>"), wrongtype=True),
+    Cmd("BZPOPMIN", g_bzpop, 0.5, wrongtype=True, blocking=True),
+    Cmd("BZPOPMAX", g_bzpop, 0.5, wrongtype=True, blocking=True),
+    Cmd("BZMPOP", g_bzmpop, 0.5, ("MIN", "MAX", "COUNT", "<invalid>"), wrongtype=True,
+        blocking=True),
     # scripts (generated Lua bodies over the grammar's commands, see ScriptGen)
     Cmd("EVAL", g_eval, 6, SCRIPT_FEATURES),
     Cmd("EVAL_RO", g_eval, 1),
@@ -1858,17 +1943,21 @@ class Runner:
                     g.limiters = self.plant and cmd.wrongtype
                     g.planted = self.plant
                     g.scripts = self.scripts
+                    g.in_multi = in_multi
                     args = cmd.gen(g)
                     wrong = False
                     # Not a subcommand's inside MULTI: cellgate queues it
                     # (see /work/notes/script-mismatches.md, 2).
-                    if rng.random() < P_WRONG_ARITY and not (in_multi and len(cmd.words) > 1):
+                    if rng.random() < P_WRONG_ARITY and not (in_multi and len(cmd.words) > 1) \
+                            and not (cmd.blocking and not in_multi):
                         wrong = True
                         if args and rng.random() < 0.6:
                             args = args[:rng.randrange(len(args))]
                         else:
                             args = args + [g.val()]
                     full = [g.case(w) for w in cmd.words] + args
+                    if cmd.blocking and not in_multi:
+                        batch.append(feed_first_key(cmd.name, args))
                     batch.append((cmd, full, wrong, g.opts))
                     if g.past and cmd.name == "SET" and len(full) > 1:
                         # Redis 7.0 stores a SET with a past EXAT/PXAT and

@@ -21,11 +21,13 @@ EXPIRE, PEXPIRE, EXPIREAT, PEXPIREAT with NX|XX|GT|LT, PERSIST, TTL, PTTL,
 (P)EXPIRETIME on keys of every kind, limiters' too; RENAME, RENAMENX, COPY
 with DB and REPLACE, UNLINK, TOUCH, across kinds; Redis's lists: LPUSH,
 RPUSH, LPUSHX, RPUSHX, LPOP and RPOP with a count, LTRIM, LREM, LSET,
-LINSERT, LMOVE and the reads LRANGE, LINDEX, LLEN, LPOS with RANK|COUNT|
+LINSERT, LMOVE, RPOPLPUSH, LMPOP, the blocking BLPOP, BRPOP, BLMOVE,
+BRPOPLPUSH and BLMPOP (a timeout of 1 ms) and the reads LRANGE, LINDEX, LLEN, LPOS with RANK|COUNT|
 MAXLEN; hashes: HSET, HMSET, HSETNX, HDEL, HINCRBY, HINCRBYFLOAT and the
 reads HGET, HMGET, HEXISTS, HSTRLEN, HLEN, HGETALL, HKEYS, HVALS, HSCAN;
 sorted sets: ZADD with NX|XX|GT|LT|CH|INCR, ZINCRBY, ZREM,
-ZREMRANGEBYSCORE|RANK|LEX, ZPOPMIN, ZPOPMAX and the reads ZRANGE (by rank,
+ZREMRANGEBYSCORE|RANK|LEX, ZPOPMIN, ZPOPMAX, ZMPOP, BZPOPMIN, BZPOPMAX,
+BZMPOP and the reads ZRANGE (by rank,
 BYSCORE, BYLEX, REV, LIMIT, WITHSCORES), ZSCORE, ZRANK, ZREVRANK, ZCARD,
 ZCOUNT, ZLEXCOUNT, ZSCAN), Lua scripts (EVAL) running a few of those
 through redis.pcall (their effects reach the replicas as one group),
@@ -550,8 +552,7 @@ class Round:
             return ["LINSERT", k, r.choice(["BEFORE", "AFTER"]), self.member(),
                     self.member()]
         if w < 0.80:
-            return ["LMOVE", k, self.coll_key("q"), r.choice(["LEFT", "RIGHT"]),
-                    r.choice(["LEFT", "RIGHT"])]
+            return self.list_move(k)
         if w < 0.88:
             return ["LRANGE", k, r.randint(-10, 10), r.choice([-1, 3, 50, -5])]
         if w < 0.94:
@@ -598,6 +599,26 @@ class Round:
             return [r.choice(["HGETALL", "HKEYS", "HVALS", "HLEN"]), k]
         return ["HSCAN", k, r.choice([0, 0, 1, 3]), "COUNT", r.choice([1, 10, 1000])]
 
+    def list_move(self, k):
+        """LMOVE, RPOPLPUSH, LMPOP and the blocking list pops, these with
+        a timeout of a millisecond (an empty key answers nil at once)."""
+        r = self.rng
+        side = lambda: r.choice(["LEFT", "RIGHT"])
+        v = r.random()
+        if v < 0.3:
+            return ["LMOVE", k, self.coll_key("q"), side(), side()]
+        if v < 0.45:
+            return ["RPOPLPUSH", k, self.coll_key("q")]
+        if v < 0.6:
+            return ["LMPOP", 2, k, self.coll_key("q"), side(), "COUNT", r.choice([1, 3, 50])]
+        if v < 0.75:
+            return [r.choice(["BLPOP", "BRPOP"]), k, self.coll_key("q"), "0.001"]
+        if v < 0.85:
+            return ["BLMOVE", k, self.coll_key("q"), side(), side(), "0.001"]
+        if v < 0.92:
+            return ["BRPOPLPUSH", k, self.coll_key("q"), "0.001"]
+        return ["BLMPOP", "0.001", 1, k, side(), "COUNT", r.choice([1, 2, 9])]
+
     def zset_command(self):
         r = self.rng
         k = self.coll_key("z")
@@ -625,6 +646,14 @@ class Round:
         if w < 0.65:
             return ["ZREMRANGEBYLEX", k, r.choice(LEX_MIN), r.choice(LEX_MAX)]
         if w < 0.72:
+            v = r.random()
+            if v < 0.2:
+                return ["ZMPOP", 2, k, self.coll_key("z"), r.choice(["MIN", "MAX"]),
+                        "COUNT", r.choice([1, 4, 100])]
+            if v < 0.3:
+                return [r.choice(["BZPOPMIN", "BZPOPMAX"]), k, "0.001"]
+            if v < 0.4:
+                return ["BZMPOP", "0.001", 1, k, r.choice(["MIN", "MAX"])]
             args = [r.choice(["ZPOPMIN", "ZPOPMAX"]), k]
             if r.random() < 0.5:
                 args.append(r.choice([0, 1, 3, 50, -1]))

@@ -26,7 +26,9 @@ COLLECTION_COMMANDS = """
     ZRANGEBYSCORE ZREVRANGEBYSCORE ZRANGEBYLEX ZREVRANGEBYLEX ZREMRANGEBYSCORE
     ZREMRANGEBYRANK ZREMRANGEBYLEX ZRANK ZREVRANK ZPOPMIN ZPOPMAX ZSCAN
     HSET HSETNX HMSET HGET HMGET HDEL HLEN HEXISTS HINCRBY HINCRBYFLOAT HGETALL
-    HKEYS HVALS HSTRLEN HSCAN""".split()
+    HKEYS HVALS HSTRLEN HSCAN
+    RPOPLPUSH LMPOP ZMPOP BLPOP BRPOP BLMOVE BRPOPLPUSH BLMPOP BZPOPMIN BZPOPMAX
+    BZMPOP""".split()
 # The replies whose order is Redis's hash table's: met in both encodings.
 ENCODINGS = ["HGETALL listpack", "HGETALL hashtable", "HKEYS listpack",
              "HKEYS hashtable", "HVALS listpack", "HVALS hashtable",
@@ -38,7 +40,11 @@ COLLECTION_ERRORS = ["-ERR min or max not valid string range item",
                      "-ERR syntax error, WITHSCORES not supported in combination with BYLEX",
                      "-ERR INCR option supports a single increment-element pair",
                      "-ERR GT, LT, and/or NX options at the same time are not compatible",
-                     "-ERR hash value is not an integer", "-ERR invalid cursor"]
+                     "-ERR hash value is not an integer", "-ERR invalid cursor",
+                     "-ERR timeout is negative",
+                     "-ERR timeout is not a float or out of range",
+                     "-ERR numkeys should be greater than",
+                     "-ERR count should be greater than"]
 
 
 # The scripts' commands: each answered both an error and something else

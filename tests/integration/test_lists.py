@@ -338,7 +338,8 @@ def test_journal_bytes_per_lpush_do_not_grow_with_the_list(start_daemon,
 
 LIST_COMMANDS = ["lpush", "rpush", "lpushx", "rpushx", "lpop", "rpop", "llen",
                  "lindex", "lrange", "ltrim", "lrem", "lset", "lpos",
-                 "linsert", "lmove"]
+                 "linsert", "lmove", "rpoplpush", "lmpop", "blpop", "brpop", "blmove",
+                 "brpoplpush", "blmpop"]
 
 
 @pytest.mark.parametrize("proto", [2, 3])
@@ -356,7 +357,8 @@ def test_the_list_category(r):
     writes = set(r.command_list(category="write"))
     assert sorted(n for n in LIST_COMMANDS if n.encode() in writes) == sorted(
         ["lpush", "rpush", "lpushx", "rpushx", "lpop", "rpop", "ltrim",
-         "lrem", "lset", "linsert", "lmove"])
+         "lrem", "lset", "linsert", "lmove", "rpoplpush", "lmpop", "blpop", "brpop",
+         "blmove", "brpoplpush", "blmpop"])
 
 
 def test_a_replica_fed_list_writes_ends_equal(start_daemon):
