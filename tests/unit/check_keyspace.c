@@ -384,6 +384,7 @@ assert_restored(const struct saved *s, const struct store_rec *orig_copy,
     case KEY_LIST:
     case KEY_HASH:
     case KEY_ZSET:
+    case KEY_SET:
         /* Element by element: the encodings compared below are. */
         ck_assert_uint_gt(keytype_coll_len(r), 0);
         ck_assert_uint_eq(keytype_coll_len(orig_copy), keytype_coll_len(r));
@@ -830,7 +831,7 @@ START_TEST(test_restore_refuses_unknown_types_and_duplicates)
                                       (const unsigned char *)&tat, 8,
                                       KS_ENCODING, false, T0, err,
                                       sizeof(err)), -1);
-    ck_assert_str_eq(err, "unknown key type 12");
+    ck_assert_str_eq(err, "unknown key type 13");
     ck_assert_int_eq(keyspace_restore(0, KEY_INT, "k", 1, T0 / MS + 1000,
                                       (const unsigned char *)&tat, 8,
                                       KS_ENCODING, false, T0, err,
