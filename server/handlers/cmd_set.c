@@ -845,8 +845,7 @@ sintercard_command(struct conn *c, struct resp_request *req)
         return;
     }
     if ((uint64_t)numkeys > req->argc - 2) {
-        cmd_error(c, "ERR Number of keys can't be greater than number of "
-                     "args");
+        cmd_error(c, ERR_NUMKEYS_OVER_ARGS);
         return;
     }
     for (size_t j = 2 + (size_t)numkeys; j < req->argc; j++) {
