@@ -81,7 +81,6 @@ set_add_members(struct conn *c, const struct resp_request *req, size_t key,
         return -1;
     }
     struct set *x = set_of(r);
-    struct membuf *b = keyspace_elem_begin(r);
     int64_t added = 0;
     bool failed = false;
     for (size_t i = 0; i < n && !failed; i++) {
@@ -89,10 +88,12 @@ set_add_members(struct conn *c, const struct resp_request *req, size_t key,
         failed = rc == SET_NOMEM;
         added += rc == SET_NEW;
     }
+    /* Told only when something changed: the watchers of a set whose
+     * members were all there already hear nothing, as in Redis. */
     if (failed) {
         keyspace_written(r);    /* some may be in: the whole set */
-    } else {
-        effect_members(r, b, SET_OP_ADD, s, len, n);
+    } else if (added > 0) {
+        effect_members(r, keyspace_elem_begin(r), SET_OP_ADD, s, len, n);
     }
     (void)keyspace_coll_done(r);
     if (failed) {
@@ -126,7 +127,6 @@ srem_command(struct conn *c, struct resp_request *req)
     }
     int64_t removed = 0;
     if (r != NULL) {
-        struct membuf *b = keyspace_elem_begin(r);
         struct set *x = set_of(r);
         for (size_t i = 2; i < req->argc && set_len(x) > 0; i++) {
             removed += set_rem(x, req->argv[i], req->argvlen[i]);
@@ -134,7 +134,7 @@ srem_command(struct conn *c, struct resp_request *req)
         /* Every member named: removing one that is not there (any more)
          * changes nothing on replay either. */
         if (removed > 0) {
-            effect_members(r, b, SET_OP_REM,
+            effect_members(r, keyspace_elem_begin(r), SET_OP_REM,
                            (const char *const *)req->argv + 2,
                            req->argvlen + 2, req->argc - 2);
             (void)keyspace_coll_done(r);
