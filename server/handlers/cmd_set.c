@@ -305,13 +305,15 @@ srandmember_command(struct conn *c, struct resp_request *req)
 
 /* ---- SPOP --------------------------------------------------------------- */
 
-/* The members SPOP takes from x when it keeps `keep` of them, Redis's
- * third case: the kept ones drawn at random, the others taken in the
- * set's order. Into the effect payload p (opened). false when memory runs
- * out. */
-static bool
-spop_all_but(const struct set *x, uint64_t keep, struct membuf *p)
+/* SPOP of all but `keep` members (Redis's third case, keep * 5 <= the
+ * count): the kept ones drawn at random into a new set built by adding,
+ * as Redis builds it (an all-integer one is an intset again, whatever the
+ * set was), which becomes the key's; the others answered in the set's
+ * order. The journal gets the kept set whole, the smaller of the two. */
+static void
+spop_keep(struct conn *c, struct store_rec *r, uint64_t keep)
 {
+    struct set *x = set_of(r);
     struct set kept = { 0 };
     bool ok = true;
     while (ok && set_len(&kept) < keep) {
@@ -319,31 +321,33 @@ spop_all_but(const struct set *x, uint64_t keep, struct membuf *p)
         set_random(x, &m);
         ok = set_add(&kept, m.data, m.len) != SET_NOMEM;
     }
+    if (!ok) {
+        set_free(&kept);
+        cmd_error(c, ERR_NOMEM);
+        return;
+    }
+    reply_set(&c->out, set_len(x) - keep, c->proto);
     struct set_iter it = { 0 };
     struct pack_item m;
-    while (ok && set_next(x, &it, &m)) {
+    while (set_next(x, &it, &m)) {
         if (!set_has(&kept, m.data, m.len)) {
-            ok = set_effect_push(p, m.data, m.len);
+            reply_bulk(&c->out, m.data, m.len);
         }
     }
-    set_free(&kept);
-    return ok;
+    set_free(x);
+    *x = kept;
+    keyspace_written(r);
 }
 
 /* The members SPOP takes, count of them (< x's size), into the effect
- * payload p, as Redis chooses them. */
+ * payload p: distinct random draws, from a copy of the set that loses
+ * each member drawn (Redis's second case). */
 static bool
 spop_choose(const struct set *x, uint64_t count, struct membuf *p)
 {
-    uint64_t remaining = set_len(x) - count;
     if (!set_effect_open(p)) {
         return false;
     }
-    if (remaining * 5 <= count) {
-        return spop_all_but(x, remaining, p);
-    }
-    /* Distinct draws: a copy of the set to draw from, members removed as
-     * they are drawn. */
     struct set from = { 0 };
     bool ok = set_copy(&from, x);
     for (uint64_t i = 0; ok && i < count; i++) {
@@ -430,6 +434,11 @@ spop_count(struct conn *c, struct resp_request *req)
             keyspace_delete(r);
         }
         set_free(&all);
+        return;
+    }
+    uint64_t remaining = set_len(x) - (uint64_t)count;
+    if (remaining * 5 <= (uint64_t)count) {
+        spop_keep(c, r, remaining);
         return;
     }
     struct membuf p = { 0 };

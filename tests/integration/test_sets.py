@@ -329,6 +329,15 @@ def test_spop_and_srandmember_by_shape_count_and_membership(server):
         assert one in left
         left.discard(one)
         assert c.command("SCARD", "s") == b":%d\r\n" % len(left)
+    # Redis's third case (few kept) builds the kept members into a new set
+    # by adding: all integers, it is an intset again, sorted and answered
+    # whole by SSCAN, though the set was a hash table.
+    c.command("DEL", "h")
+    c.command("SADD", "h", *range(600))
+    c.command("SPOP", "h", 595)
+    kept = [int(m) for m in c.command("SMEMBERS", "h").split(b"\r\n")[2:-1:2]]
+    assert len(kept) == 5 and kept == sorted(kept)
+    assert sscan_cursor(c, "h") == b"0"
 
 
 # ---- WATCH, MULTI, scripts and maxmemory ---------------------------------
