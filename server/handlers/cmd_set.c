@@ -872,7 +872,7 @@ sintercard_command(struct conn *c, struct resp_request *req)
     sinter_generic(c, req, 2, (size_t)numkeys, INTER_CARD, (uint64_t)limit);
 }
 
-/* ---- SUNION and SDIFF ---------------------------------------------------- */
+/* ---- SUNION and SDIFF --------------------------------------------------- */
 
 /* Redis's choice of SDIFF's algorithm: 1 walks the first set testing the
  * others, 2 adds the first set and removes the others; 1 when its work
