@@ -527,12 +527,17 @@ smove_do(struct conn *c, struct resp_request *req, struct store_rec *dr,
         (void)set_rem(set_of(r), m, len);
         effect_members(r, b, SET_OP_REM, &m, &len, 1);
         (void)keyspace_coll_done(r);
-        b = keyspace_elem_begin(dr);
-        if (set_add(set_of(dr), m, len) == SET_NOMEM) {
+        /* The destination's watchers hear only when it gained the
+         * member, as in Redis. */
+        int rc = set_add(set_of(dr), m, len);
+        if (rc == SET_NOMEM) {
             keyspace_written(dr);
             cmd_error(c, ERR_NOMEM);
         } else {
-            effect_members(dr, b, SET_OP_ADD, &m, &len, 1);
+            if (rc == SET_NEW) {
+                effect_members(dr, keyspace_elem_begin(dr), SET_OP_ADD, &m,
+                               &len, 1);
+            }
             reply_int(&c->out, 1);
         }
     }

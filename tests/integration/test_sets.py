@@ -347,7 +347,8 @@ def test_spop_and_srandmember_by_shape_count_and_membership(server):
     (("SREM", "w", "9"), False), (("SREM", "w", "1"), True),
     (("SPOP", "w"), True), (("SPOP", "w", "0"), False),
     (("SMOVE", "w", "o", "9"), False), (("SMOVE", "w", "o", "1"), True),
-    (("SMOVE", "o2", "w", "5"), True), (("SINTERSTORE", "w", "nokey"), True),
+    (("SMOVE", "o2", "w", "5"), True), (("SMOVE", "o2", "w", "1"), False),
+    (("SINTERSTORE", "w", "nokey"), True),
     (("SUNIONSTORE", "w", "w"), True), (("SINTERSTORE", "x", "w"), False),
     (("SMEMBERS", "w"), False), (("DEL", "w"), True),
 ])
@@ -357,7 +358,7 @@ def test_watch_as_redis(server, redis_server, write, aborts):
         other = harness.RawConn(port=d.port)
         c.command("FLUSHALL")
         c.command("SADD", "w", "1")
-        c.command("SADD", "o2", "5")
+        c.command("SADD", "o2", "5", "1")
         assert c.command("WATCH", "w") == b"+OK\r\n"
         other.command(*write)
         c.command("MULTI")
