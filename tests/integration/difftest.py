@@ -11,7 +11,7 @@ Without --cellgate/--redis it starts both servers on free loopback ports
 
 The grammar (GRAMMAR below) has one entry per command of issue 27's list
 (strings, counters, expiry, keys, databases, transactions), of issue 28's
-(lists, hashes, sorted sets) plus PING and ECHO: each entry draws its arguments from small pools (keys with binary
+(lists, hashes, sorted sets), of issue 37's sets, plus PING and ECHO: each entry draws its arguments from small pools (keys with binary
 bytes and {hash tags}; values empty, binary, long, integer- and
 float-looking; numbers negative, zero, huge, overflowing, non-numeric,
 float; option words in random case, in random combinations, invalid ones
@@ -67,6 +67,18 @@ Normalisation, the only ones allowed:
     byte for byte, unless Redis keeps the key as hashtable/skiplist: then
     the iteration runs to its end on each server and the multisets of
     pairs are compared.
+  - SMEMBERS: as HGETALL's rule (hashtable: a multiset; intset: byte for
+    byte); SSCAN as HSCAN's (its elements singly);
+  - SINTER, SUNION, SDIFF (never queued; they end a batch): byte for byte
+    when Redis keeps every key named as an intset (or has none) and, for
+    SUNION, the result has at most 512 members (no step of it left the
+    intset); else the members as multisets;
+  - SRANDMEMBER, SPOP (random; never queued, they end a batch): the same
+    kind of reply and count, distinct members where Redis's are, every
+    member one of the set's (SMEMBERS of both, equal, after an
+    SRANDMEMBER; for SPOP, what one server took was in the other's set
+    before its own pop); then each server SREMs what the other popped, so
+    both hold the same set again.
 Inside an EXEC reply each element is compared by the rule of the command
 it answers.
 
