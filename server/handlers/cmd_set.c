@@ -339,27 +339,26 @@ spop_keep(struct conn *c, struct store_rec *r, uint64_t keep)
     keyspace_written(r);
 }
 
-/* The members SPOP takes, count of them (< x's size), into the effect
- * payload p: distinct random draws, from a copy of the set that loses
- * each member drawn (Redis's second case). */
+/* The members SPOP takes, count of them (< x's size, and at least a
+ * sixth of it left: Redis's second case), into the effect payload p:
+ * distinct random draws, a draw met before drawn again (at most six
+ * tries a member on average), so a large set is never copied. */
 static bool
 spop_choose(const struct set *x, uint64_t count, struct membuf *p)
 {
     if (!set_effect_open(p)) {
         return false;
     }
-    struct set from = { 0 };
-    bool ok = set_copy(&from, x);
-    for (uint64_t i = 0; ok && i < count; i++) {
+    struct set drawn = { 0 };
+    bool ok = true;
+    while (ok && set_len(&drawn) < count) {
         struct pack_item m;
-        set_random(&from, &m);
-        ok = set_effect_push(p, m.data, m.len);
-        if (ok) {
-            /* The pushed copy: removing frees m's bytes. */
-            (void)set_rem(&from, p->p + p->len - m.len, m.len);
-        }
+        set_random(x, &m);
+        int rc = set_add(&drawn, m.data, m.len);
+        ok = rc != SET_NOMEM && (rc == SET_EXISTS ||
+                                 set_effect_push(p, m.data, m.len));
     }
-    set_free(&from);
+    set_free(&drawn);
     return ok;
 }
 
