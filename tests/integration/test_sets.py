@@ -223,7 +223,7 @@ def test_intset_order_and_conversion_as_redis(both):
     a string or a 65-bit number makes a hash table (SSCAN no longer answers
     whole), and the set never goes back."""
     rng = random.Random(3701)
-    for _ in range(400):
+    for _ in range(200):
         k = rng.choice(("i1", "i2"))
         vals = [str(rng.randrange(-300, 300)) for _ in range(rng.randrange(1, 4))]
         same(both, rng.choice(("SADD", "SADD", "SREM")), k, *vals)
@@ -440,7 +440,7 @@ def test_cross_slot_in_a_cluster(cluster):
 def build(c, rng, keys):
     """Sets of every kind: intsets and string sets through random writes,
     one past 512 integers, one past 128 strings, STORE results, SPOPs."""
-    for _ in range(1200):
+    for _ in range(600):
         k = rng.choice(keys)
         p = rng.random()
         m = str(rng.randrange(100)) if p < 0.5 else "w%d" % rng.randrange(60)
