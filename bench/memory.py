@@ -11,11 +11,13 @@ on free loopback ports, in this same invocation. Two groups of rows:
                 to both servers, bytes per key of each and cellgate / Redis;
                 the TARGETS line checks the issue's bar (an INCR counter
                 with a TTL under a 16-byte name: at most 64 B in cellgate)
-  collections   what rate limiters keep in lists, hashes and sorted sets
-                (issue 28), each key with a TTL, the same commands to both
-                servers: a 10-entry sorted-set log (13-digit ms scores,
-                15-byte members), a 10-entry list of 14-byte timestamps, a
-                2-field hash (Laravel's / AspNetCoreRateLimit's counters)
+  collections   what rate limiters keep in lists, hashes, sorted sets and
+                sets (issues 28 and 37), each key with a TTL, the same
+                commands to both servers: a 10-entry sorted-set log
+                (13-digit ms scores, 15-byte members), a 10-entry list of
+                14-byte timestamps, a 2-field hash (Laravel's /
+                AspNetCoreRateLimit's counters), a 10-member set of
+                integers (an intset in Redis) and one of 9-byte strings
 
 Every string case checks what it created (each reply, DBSIZE, a value and a
 TTL) before it counts anything. A server that answers an error, say
@@ -115,6 +117,18 @@ def hcounter(k):
     return [("HSET", k, "count", 7, "ts", LOG_T0), ("EXPIRE", k, TTL)]
 
 
+def iset(k):
+    """A set of 10 integers (an intset in Redis): held job ids, say."""
+    return [("SADD", k, *[str(1000 + 7 * j) for j in range(10)]), ("EXPIRE", k, TTL)]
+
+
+def sset(k):
+    """A set of 10 short strings (a hash table in Redis): a queue's
+    workers or a semaphore's holders."""
+    return [("SADD", k, *["worker:%02d" % j for j in range(10)]),
+            ("EXPIRE", k, TTL)]
+
+
 def expect(n):
     return lambda v: v == n
 
@@ -125,6 +139,8 @@ COLL_CASES = [
     ("sorted-set log, 10 entries + TTL", zlog, (expect(10), expect(1)), "ZCARD", 10),
     ("list, 10 entries + TTL", tlist, (expect(10), expect(1)), "LLEN", 10),
     ("hash, 2 fields + TTL", hcounter, (expect(2), expect(1)), "HLEN", 2),
+    ("set, 10 integers + TTL", iset, (expect(10), expect(1)), "SCARD", 10),
+    ("set, 10 strings + TTL", sset, (expect(10), expect(1)), "SCARD", 10),
 ]
 
 

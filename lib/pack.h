@@ -1,6 +1,7 @@
 /*
  * pack.h - a compact sequence of byte strings in one block: the small
- * encoding of lists, hashes and sorted sets, as Redis's listpack is theirs.
+ * encoding of lists, hashes, sorted sets and sets, as Redis's listpack is
+ * theirs.
  *
  * An entry is its length as a varint (7 bits a byte, low bits first, the
  * high bit set on every byte but the last) and then its bytes, so an entry

@@ -33,6 +33,9 @@
 #define ERR_POSITIVE "ERR value is out of range, must be positive"
 #define ERR_NOSCRIPT "NOSCRIPT No matching script. Please use EVAL."
 #define ERR_NO_SUCH_KEY "ERR no such key"
+/* EVAL's numkeys and SINTERCARD's. */
+#define ERR_NUMKEYS_OVER_ARGS                                                 \
+    "ERR Number of keys can't be greater than number of args"
 #define ERR_SAME_OBJECT "ERR source and destination objects are the same"
 #define ERR_INCR_OVERFLOW "ERR increment or decrement would overflow"
 #define ERR_INCR_NAN "ERR increment would produce NaN or Infinity"

@@ -49,6 +49,8 @@ keytype_state_size(uint8_t type)
         return sizeof(struct hmap);
     case KEY_ZSET:
         return sizeof(struct zset);
+    case KEY_SET:
+        return sizeof(struct set);
     default:
         return 0;
     }
@@ -77,6 +79,8 @@ keytype_name(uint8_t type)
         return "hash";
     case KEY_ZSET:
         return "zset";
+    case KEY_SET:
+        return "set";
     default:
         return "none";
     }
@@ -162,6 +166,8 @@ keytype_rec_owned(const struct store_rec *r)
         return hmap_owned(state);
     case KEY_ZSET:
         return zset_owned(state);
+    case KEY_SET:
+        return set_owned(state);
     default:
         return 0;
     }
@@ -197,6 +203,9 @@ keytype_release(struct store_rec *r)
     case KEY_ZSET:
         zset_free(state);
         break;
+    case KEY_SET:
+        set_free(state);
+        break;
     default:
         break;
     }
@@ -213,6 +222,8 @@ keytype_coll_len(const struct store_rec *r)
         return hmap_len(state);
     case KEY_ZSET:
         return zset_len(state);
+    case KEY_SET:
+        return set_len(state);
     default:
         return 0;
     }
@@ -230,6 +241,8 @@ keytype_coll_apply(struct store_rec *r, uint8_t op, const unsigned char *p,
         return hmap_apply(state, op, p, len);
     case KEY_ZSET:
         return zset_apply(state, op, p, len);
+    case KEY_SET:
+        return set_apply(state, op, p, len);
     default:
         return COLL_MALFORMED;
     }
@@ -342,6 +355,8 @@ keytype_encode(const struct store_rec *r, int64_t now, struct membuf *b)
         return hmap_encode(state, b);
     case KEY_ZSET:
         return zset_encode(state, b);
+    case KEY_SET:
+        return set_encode(state, b);
     default:
         return membuf_put(b, state, keytype_state_size(r->type));
     }
@@ -490,6 +505,7 @@ decode_coll(struct store_rec *r, const unsigned char *p, size_t len)
     void *state = store_rec_state(r);
     int rc = r->type == KEY_LIST   ? qlist_decode(state, p, len)
              : r->type == KEY_HASH ? hmap_decode(state, p, len)
+             : r->type == KEY_SET  ? set_decode(state, p, len)
                                    : zset_decode(state, p, len);
     if (rc == COLL_NOMEM) {
         return KS_NOMEM;

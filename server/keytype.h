@@ -7,8 +7,8 @@
  * A record's state is fixed-size for CL.THROTTLE, RL.FIXED, RL.SLIDING,
  * GCRA and INCREX (copied as it is), and a small header pointing at what
  * it owns for RL.LOG and RL.TIERS (struct ks_log, struct ks_tiers), a
- * long string (struct ks_str) and Redis's list, hash and sorted set
- * (lib/'s struct qlist, hmap and zset), which grow with use. Growing one is the keyspace's (keyspace_realloc(), under
+ * long string (struct ks_str) and Redis's list, hash, sorted set and set
+ * (lib/'s struct qlist, hmap, zset and set), which grow with use. Growing one is the keyspace's (keyspace_realloc(), under
  * maxmemory); this file counts what they hold (keytype_owned_bytes()).
  * It knows nothing of databases, expiry timers or who is watching: those
  * are the keyspace's (keyspace.h).
@@ -27,6 +27,7 @@
 #include "lib/hmap.h"
 #include "lib/mem.h"
 #include "lib/qlist.h"
+#include "lib/set.h"
 #include "lib/time.h"
 #include "lib/zset.h"
 #include "server/store.h"
@@ -43,10 +44,11 @@ enum key_type {
     KEY_STR,        /* any other string: struct ks_str */
     KEY_LIST,       /* a Redis list: struct qlist (lib/qlist.h) */
     KEY_HASH,       /* a Redis hash: struct hmap (lib/hmap.h) */
-    KEY_ZSET        /* a Redis sorted set: struct zset (lib/zset.h) */
+    KEY_ZSET,       /* a Redis sorted set: struct zset (lib/zset.h) */
+    KEY_SET         /* a Redis set: struct set (lib/set.h) */
 };
 #define KEY_TYPE_FIRST KEY_INT
-#define KEY_TYPE_LAST KEY_ZSET
+#define KEY_TYPE_LAST KEY_SET
 _Static_assert(KEY_TYPE_LAST <= STORE_TYPE_MAX, "a record's tag is 4 bits");
 
 /* States of a fixed-size encoding: a struct copied as it is
@@ -65,7 +67,7 @@ keytype_is_fixed_size(uint8_t type)
 static inline bool
 keytype_is_coll(uint8_t type)
 {
-    return type >= KEY_LIST && type <= KEY_ZSET;
+    return type >= KEY_LIST && type <= KEY_SET;
 }
 
 /*
@@ -411,8 +413,8 @@ bool keytype_upgrade(uint8_t *type, const unsigned char **p, size_t *len,
  *
  *   int:   the int64;  str: the bytes;
  *   gcra, fixed, sliding: the struct
- *   list, hash, zset: their module's encoding (lib/qlist.h, lib/hmap.h,
- *          lib/zset.h);
+ *   list, hash, zset, set: their module's encoding (lib/qlist.h,
+ *          lib/hmap.h, lib/zset.h, lib/set.h);
  *   log:   keep_ms i64, n u32, n x (t_ms i64, cost i64, meta_len u32),
  *          then the META bytes of the entries, oldest first;
  *   tiers: keep i64, n u32, n x (sec i64, count i64).

@@ -79,7 +79,9 @@ reply_key_flags(struct conn *c, unsigned flags)
 /* ---- key specs ----------------------------------------------------------
  * A row's key specs (cmd.h): one covers the row's keys (first_key,
  * last_key, key_step); with several, spec i is the one key at first_key +
- * i (RENAME key newkey). A keynum row (EVAL's) has one. */
+ * i (RENAME key newkey), the last one running to the end of the line
+ * when last_key is -1 (SINTERSTORE destination key...). A keynum row
+ * (EVAL's) has one. */
 
 /* The key spec that covers argument index `arg` of a command line (a key
  * position of cmd), and its flags as Redis reports them for this line:
@@ -181,7 +183,10 @@ reply_key_specs(struct conn *c, const struct cmd *cmd)
         reply_int(&c->out, cmd->first_key + (n > 1 ? (int)i : 0));
         reply_spec_part(c, "find_keys", "range", 3);
         reply_bulkz(&c->out, "lastkey");
-        reply_int(&c->out, n > 1 ? 0
+        /* Several: each one key, but the last, which runs to the end of
+         * the line when the row's keys do (SINTERSTORE dst key...). */
+        bool one = n > 1 && (i + 1 < n || cmd->last_key >= 0);
+        reply_int(&c->out, one ? 0
                            : cmd->last_key < 0 ? cmd->last_key
                            : cmd->last_key - cmd->first_key);
         reply_bulkz(&c->out, "keystep");

@@ -1,8 +1,9 @@
 /*
  * coll_cmd.h - what the handlers of Redis's key types share (cmd_keys.c,
- * cmd_list.c, cmd_hash.c, cmd_zset.c), in coll_cmd.c: the typed lookup
- * with Redis's -WRONGTYPE, a collection made ready for an insert under
- * maxmemory, the arguments of the SCAN family and a range of ranks.
+ * cmd_list.c, cmd_hash.c, cmd_zset.c, cmd_set.c), in coll_cmd.c: the
+ * typed lookup with Redis's -WRONGTYPE, a collection made ready for an
+ * insert under maxmemory, the arguments of the SCAN family and a range of
+ * ranks.
  */
 #ifndef CELLGATE_COLL_CMD_H
 #define CELLGATE_COLL_CMD_H
@@ -52,8 +53,8 @@ struct scan_opts {
 bool coll_scan_opts(struct conn *c, const struct resp_request *req,
                     size_t from, bool allow_type, struct scan_opts *o);
 
-/* HSCAN's and ZSCAN's start: the cursor (argv[2]), key's record of
- * `type` into *r and the options (argv[3] on). False when answered
+/* HSCAN's, ZSCAN's and SSCAN's start: the cursor (argv[2]), key's record
+ * of `type` into *r and the options (argv[3] on). False when answered
  * already: an error, or an absent key's empty page (its options are not
  * read, as Redis does not). */
 bool coll_scan_start(struct conn *c, const struct resp_request *req,

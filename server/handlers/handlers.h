@@ -291,4 +291,23 @@ HANDLER(bzpopmin_command);
 HANDLER(bzpopmax_command);
 HANDLER(bzmpop_command);
 
+/* cmd_set.c */
+HANDLER(sadd_command);
+HANDLER(srem_command);
+HANDLER(sismember_command);
+HANDLER(smismember_command);
+HANDLER(scard_command);
+HANDLER(smembers_command);
+HANDLER(srandmember_command);
+HANDLER(spop_command);
+HANDLER(smove_command);
+HANDLER(sscan_command);
+HANDLER(sinter_command);
+HANDLER(sintercard_command);
+HANDLER(sinterstore_command);
+HANDLER(sunion_command);
+HANDLER(sunionstore_command);
+HANDLER(sdiff_command);
+HANDLER(sdiffstore_command);
+
 #endif

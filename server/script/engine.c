@@ -710,8 +710,7 @@ parse_numkeys(struct conn *c, const struct resp_request *req, size_t *out,
         return false;
     }
     if (n > (int64_t)req->argc - 3) {
-        cmd_error(c, "ERR Number of keys can't be greater than number of "
-                     "args");
+        cmd_error(c, ERR_NUMKEYS_OVER_ARGS);
         return false;
     }
     if (n < 0) {

@@ -36,14 +36,17 @@
  *    ZINCRBY, ZREM, ZREMRANGEBYSCORE|RANK|LEX, ZPOPMIN, ZPOPMAX, ZMPOP, ZSCORE,
  *    ZMSCORE, ZCARD, ZCOUNT, ZLEXCOUNT, ZRANK, ZREVRANK, ZRANGE by rank,
  *    BYSCORE and BYLEX with REV, LIMIT, WITHSCORES, ZREVRANGE,
- *    Z[REV]RANGEBYSCORE, Z[REV]RANGEBYLEX, ZSCAN), on the same keys as
+ *    Z[REV]RANGEBYSCORE, Z[REV]RANGEBYLEX, ZSCAN) and sets (SADD, SREM,
+ *    SISMEMBER, SMISMEMBER, SCARD, SMEMBERS, SRANDMEMBER and SPOP with a
+ *    count, SMOVE, SSCAN, SINTER, SINTERCARD with LIMIT, SUNION, SDIFF
+ *    and their STORE forms), on the same keys as
  *    everything else; elements that repeat, around 64 bytes, of any size;
  *    scores, score bounds and lex bounds in every spelling, refused ones
  *    too; writes of up to 46 elements;
  *  - chains on one key: APPEND after APPEND, SETRANGE, counters meeting
  *    text, a limiter's calls with EXPIRE, PERSIST and clock steps between;
  *    a collection's commands, growing it past its compact bounds (128
- *    members, 512 fields), with EXPIRE, RENAME, COPY, MOVE, clock steps
+ *    members, 512 fields, 512 integers), with EXPIRE, RENAME, COPY, MOVE, clock steps
  *    and save points between;
  *  - CONFIG SET of every option, INFO, CLIENT, SLOWLOG, COMMAND (GETKEYS
  *    and GETKEYSANDFLAGS of every command above), transactions, SELECT,
@@ -1425,17 +1428,172 @@ gen_zset(struct req *r, struct input *in, uint8_t which)
     }
 }
 
-/* One collection command of any of the three types. */
+/* A set member: small integers mostly (an intset's), else a collection
+ * member (strings, long ones, binary). */
+static void
+add_set_member(struct req *r, struct input *in)
+{
+    char buf[16];
+    uint8_t b = in_byte(in);
+    if (b < 128) {
+        snprintf(buf, sizeof(buf), "%d", (int)(b % 64) - 16);
+        add(r, buf);
+    } else {
+        add_member(r, in);
+    }
+}
+
+/* Up to 46 integers from base on (or words b<i>): a set passes its 512
+ * intset entries, or its 128 others, within a chain of such writes. */
+static void
+add_many_set(struct req *r, struct input *in)
+{
+    uint8_t n = 1 + in_byte(in) % 46;
+    unsigned base = (unsigned)in_byte(in) * 23;
+    bool words = in_byte(in) < 64;
+    char buf[24];
+    for (uint8_t i = 0; i < n; i++) {
+        snprintf(buf, sizeof(buf), words ? "b%u" : "%u", base + i);
+        add(r, buf);
+    }
+}
+
+static void
+add_set_keys(struct req *r, struct input *in, uint8_t most)
+{
+    uint8_t n = 1 + in_byte(in) % most;
+    for (uint8_t i = 0; i < n; i++) {
+        add_key(r, in);
+    }
+}
+
+/* A SPOP's or SRANDMEMBER's count: small either side of 0, or junk. */
+static void
+add_set_count(struct req *r, struct input *in)
+{
+    char buf[16];
+    uint8_t b = in_byte(in);
+    if (b < 200) {
+        snprintf(buf, sizeof(buf), "%d", (int)(b % 30) - 8);
+        add(r, buf);
+    } else {
+        add_int_arg(r, in);
+    }
+}
+
+static void
+gen_set_algebra(struct req *r, struct input *in, uint8_t which)
+{
+    static const char *const reads[] = { "SINTER", "SUNION", "SDIFF" };
+    static const char *const stores[] = { "SINTERSTORE", "SUNIONSTORE",
+                                          "SDIFFSTORE" };
+    if (which & 0x40) {
+        add(r, stores[which / 16 % 3]);
+        add_key(r, in);
+    } else if (which & 0x20) {
+        char buf[8];
+        uint8_t n = in_byte(in) % 5;
+        add(r, "SINTERCARD");
+        snprintf(buf, sizeof(buf), "%u", n);
+        add(r, buf);
+        add_set_keys(r, in, 4);
+        if (in_byte(in) & 1) {
+            add(r, "LIMIT");
+            add_set_count(r, in);
+        }
+        return;
+    } else {
+        add(r, reads[which / 16 % 3]);
+    }
+    add_set_keys(r, in, 4);
+}
+
+static void
+gen_set(struct req *r, struct input *in, uint8_t which)
+{
+    static const char *const reads[] = { "SISMEMBER", "SCARD", "SMEMBERS",
+                                         "SPOP" };
+    switch (which % 12) {
+    case 0:
+    case 1:
+    case 2: {
+        add(r, which & 0x80 ? "SREM" : "SADD");
+        add_key(r, in);
+        uint8_t n = 1 + in_byte(in) % 4;
+        for (uint8_t i = 0; i < n; i++) {
+            add_set_member(r, in);
+        }
+        break;
+    }
+    case 3:
+        add(r, "SADD");
+        add_key(r, in);
+        add_many_set(r, in);
+        break;
+    case 4:
+        add(r, reads[which / 16 % 4]);
+        add_key(r, in);
+        if (which / 16 % 4 == 0) {
+            add_set_member(r, in);
+        }
+        break;
+    case 5: {
+        add(r, "SMISMEMBER");
+        add_key(r, in);
+        uint8_t n = 1 + in_byte(in) % 4;
+        for (uint8_t i = 0; i < n; i++) {
+            add_set_member(r, in);
+        }
+        break;
+    }
+    case 6:
+        add(r, which & 0x80 ? "SPOP" : "SRANDMEMBER");
+        add_key(r, in);
+        add_set_count(r, in);
+        break;
+    case 7:
+        add(r, "SMOVE");
+        add_key(r, in);
+        add_key(r, in);
+        add_set_member(r, in);
+        break;
+    case 8:
+    case 9:
+        gen_set_algebra(r, in, which);
+        break;
+    case 10:
+        add(r, "SSCAN");
+        add_key(r, in);
+        add_number(r, in, false);
+        if (in_byte(in) & 1) {
+            add(r, "MATCH");
+            add_pattern(r, in);
+        }
+        if (in_byte(in) & 1) {
+            add(r, "COUNT");
+            add_number(r, in, false);
+        }
+        break;
+    default:
+        add(r, which & 0x80 ? "SMOVE" : "SINTERCARD");  /* arity errors */
+        add_key(r, in);
+        break;
+    }
+}
+
+/* One collection command of any of the four types. */
 static void
 gen_coll(struct req *r, struct input *in, uint8_t which)
 {
     uint8_t w = in_byte(in);
-    if (which % 3 == 0) {
+    if (which % 4 == 0) {
         gen_list(r, in, w);
-    } else if (which % 3 == 1) {
+    } else if (which % 4 == 1) {
         gen_hash(r, in, w);
-    } else {
+    } else if (which % 4 == 2) {
         gen_zset(r, in, w);
+    } else {
+        gen_set(r, in, w);
     }
 }
 
@@ -1532,6 +1690,9 @@ static const char *const names[] = {
     "zrevrangebylex", "zremrangebyscore", "zremrangebyrank",
     "zremrangebylex", "zrank", "zrevrank", "zpopmin", "zpopmax", "zscan",
     "rpoplpush", "lmpop", "zmpop",
+    "sadd", "srem", "sismember", "smismember", "scard", "smembers",
+    "srandmember", "spop", "smove", "sscan", "sinter", "sintercard",
+    "sinterstore", "sunion", "sunionstore", "sdiff", "sdiffstore",
 };
 
 /* Any command name with arguments of any bytes. */
@@ -1650,7 +1811,8 @@ may_write(const struct req *r)
         "linsert", "lmove", "hset", "hsetnx", "hmset", "hdel", "hincrby",
         "hincrbyfloat", "zadd", "zincrby", "zrem", "zremrangebyscore",
         "zremrangebyrank", "zremrangebylex", "zpopmin", "zpopmax",
-        "rpoplpush", "lmpop", "zmpop",
+        "rpoplpush", "lmpop", "zmpop", "sadd", "srem", "spop", "smove",
+        "sinterstore", "sunionstore", "sdiffstore",
     };
     bool writer = word(r, 0, "getex") && r->argc > 2;
     for (size_t k = 0; k < sizeof(writers) / sizeof(writers[0]); k++) {
@@ -2133,6 +2295,45 @@ hash_hmap(const struct hmap *x, bool whole, uint64_t h)
     return fnv(&sum, sizeof(sum), h);
 }
 
+/* A set: its members in order while compact (an intset's order is
+ * Redis's; the integers first, increasing, then the others), in any
+ * order once large; within its bounds; each found by its own lookup when
+ * whole. */
+static uint64_t
+hash_set(const struct set *x, bool whole, uint64_t h)
+{
+    struct set_iter it = { 0 };
+    struct pack_item m;
+    uint64_t n = 0, sum = 0, strings = 0;
+    int64_t prev = INT64_MIN;
+    bool compact = set_is_compact(x);
+    while (set_next(x, &it, &m)) {
+        uint64_t e = fnv(&m.len, sizeof(m.len), UINT64_C(0xcbf29ce484222325));
+        e = fnv(m.data, m.len, e);
+        int64_t v;
+        bool integer = num_parse_i64((const char *)m.data, m.len, &v);
+        if (compact) {
+            CHECK(integer ? strings == 0 && (n == 0 || v > prev)
+                          : m.len <= SET_PACK_VALUE);
+            prev = integer ? v : prev;
+            strings += !integer;
+            h = fnv(&e, sizeof(e), h);
+        } else {
+            sum += e * UINT64_C(0x9e3779b97f4a7c15);
+        }
+        if (whole) {
+            CHECK(set_has(x, m.data, m.len));
+        }
+        n++;
+    }
+    CHECK(n >= 1 && n == set_len(x));
+    CHECK(!compact || n <= (strings > 0 ? SET_PACK_ENTRIES
+                                        : SET_MAX_INTSET_ENTRIES));
+    h = fnv(&compact, sizeof(compact), h);
+    h = fnv(&n, sizeof(n), h);
+    return fnv(&sum, sizeof(sum), h);
+}
+
 /* Redis's order of a sorted set: by score, ties by the members' bytes. */
 static bool
 zset_before(double a, const unsigned char *am, size_t alen, double b,
@@ -2190,6 +2391,8 @@ hash_coll(const struct store_rec *r, bool whole, uint64_t h)
         return hash_list(state, whole, h);
     case KEY_HASH:
         return hash_hmap(state, whole, h);
+    case KEY_SET:
+        return hash_set(state, whole, h);
     default:
         return hash_zset(state, whole, h);
     }
@@ -3209,13 +3412,13 @@ run_chain(struct input *in)
 static void
 run_coll_chain(struct input *in)
 {
-    static const uint8_t fill[] = { 3, 3, 3 };  /* gen_list/hash/zset's */
+    static const uint8_t fill[] = { 3, 3, 3, 3 };  /* gen_list..set's */
     struct req key = { 0 };
     add_key(&key, in);
     if (key.len[0] > 4096) {
         key.len[0] = 4096;
     }
-    uint8_t kind = in_byte(in) % 3;
+    uint8_t kind = in_byte(in) % 4;
     uint8_t steps = 2 + in_byte(in) % 31;
     for (uint8_t i = 0; i < steps && in->n > 0; i++) {
         struct req r = { 0 };
@@ -3226,8 +3429,10 @@ run_coll_chain(struct input *in)
                 gen_list(&r, in, w);
             } else if (kind == 1) {
                 gen_hash(&r, in, w);
-            } else {
+            } else if (kind == 2) {
                 gen_zset(&r, in, w);
+            } else {
+                gen_set(&r, in, w);
             }
         } else if (b < 232) {
             uint8_t w = in_byte(in);
@@ -3235,8 +3440,10 @@ run_coll_chain(struct input *in)
                 gen_list(&r, in, w);
             } else if (kind == 1) {
                 gen_hash(&r, in, w);
-            } else {
+            } else if (kind == 2) {
                 gen_zset(&r, in, w);
+            } else {
+                gen_set(&r, in, w);
             }
         } else if (b < 240) {
             gen_expire(&r, in, in_byte(in));

@@ -2,7 +2,7 @@
 """Write the hand-made seeds of the command fuzzer (tests/fuzz/corpus/cmd):
 the reproducers of what the first command-level fuzzing found (issue 14)
 and a start for the string, expiry and key commands and for the lists,
-hashes and sorted sets, in fuzz_cmd.c's input
+hashes, sorted sets and sets, in fuzz_cmd.c's input
 format (a finding of its own generators is best kept as literal ops:
 FUZZ_CMD_LITERAL=file build-fuzz/fuzz_cmd crash-...). Run from the repository root:
 
@@ -181,6 +181,25 @@ SEEDS = {
                                                  for j in range(22)], [])) for i in range(7))
     + cmd("ZADD", "zl", 1, b"m" * 65) + cmd("ZSCAN", "zb", 0, "COUNT", 5)
     + cmd("ZREMRANGEBYRANK", "zb", 0, 100) + save_and_reload() + cmd("ZRANGE", "zb", 0, -1),
+    # Sets: intsets in order, strings after them, SPOP and SRANDMEMBER in
+    # every count, SMOVE, the algebra and its STORE forms over other
+    # types, SSCAN, reloads.
+    "sets": cmd("SADD", "s", 5, 3, -1, 3, "a", "007") + cmd("SREM", "s", "a", "007", "none")
+    + cmd("SADD", "t", 3, 4, "b") + cmd("SISMEMBER", "s", 3) + cmd("SMISMEMBER", "s", 3, "x")
+    + cmd("SMEMBERS", "s") + cmd("SRANDMEMBER", "s", -5) + cmd("SRANDMEMBER", "s", 2)
+    + cmd("SINTER", "s", "t") + cmd("SUNION", "s", "t", "none") + cmd("SDIFF", "t", "s")
+    + cmd("SINTERCARD", 2, "s", "t", "LIMIT", 1) + cmd("SINTERSTORE", "d", "s", "t")
+    + cmd("SET", "str", "v") + cmd("SUNIONSTORE", "str", "s", "t") + cmd("SDIFFSTORE", "d", "s", "s")
+    + cmd("SMOVE", "t", "s", "b") + cmd("SMOVE", "t", "new", 4) + cmd("SSCAN", "s", 0, "MATCH", "*", "COUNT", 1)
+    + save_and_reload() + cmd("SPOP", "s") + cmd("SPOP", "s", 2) + cmd("SPOP", "str", 100)
+    + cmd("SADD", "l", "x") + cmd("RPUSH", "l", "x") + cmd("SINTER", "l") + save_and_reload(),
+    # Sets past 512 integers and past 128 strings in a dozen writes, SPOP's
+    # three cases over them, a reload.
+    "set-big": b"".join(cmd("SADD", "sb", *[b"%d" % (i * 45 + j) for j in range(45)]) for i in range(12))
+    + b"".join(cmd("SADD", "sw", *[b"w%d" % (i * 45 + j) for j in range(45)]) for i in range(3))
+    + cmd("SSCAN", "sb", 0, "COUNT", 5) + cmd("SPOP", "sb", 3) + cmd("SPOP", "sb", 500)
+    + cmd("SMEMBERS", "sb") + save_and_reload() + cmd("SRANDMEMBER", "sw", 100)
+    + cmd("SPOP", "sw", 1000) + cmd("SCARD", "sw"),
     # Collections among the key commands: WRONGTYPE, SET over them,
     # RENAME, COPY, MOVE, EXPIRE of them, across databases.
     "collections-keys": cmd("RPUSH", "l", "a") + cmd("HSET", "h", "f", "v") + cmd("ZADD", "z", 1, "m")

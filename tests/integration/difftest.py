@@ -11,14 +11,14 @@ Without --cellgate/--redis it starts both servers on free loopback ports
 
 The grammar (GRAMMAR below) has one entry per command of issue 27's list
 (strings, counters, expiry, keys, databases, transactions), of issue 28's
-(lists, hashes, sorted sets), of issue 37's list moves and pops of several
-keys (RPOPLPUSH, LMPOP, ZMPOP) and blocking pops (BLPOP, BRPOP, BLMOVE,
-BRPOPLPUSH, BLMPOP, BZPOPMIN, BZPOPMAX, BZMPOP: inside a transaction with
-any timeout, since a transaction never waits (an empty key answers nil at
-once); outside one after a push to their first key, so they answer at
-once and the one-client stream never hangs; who is served when several
-clients wait, and timeouts, are test_blocking.py's) plus PING and ECHO:
-each entry draws its arguments from small pools (keys with binary
+(lists, hashes, sorted sets), of issue 37's sets, list moves and pops of
+several keys (RPOPLPUSH, LMPOP, ZMPOP) and blocking pops (BLPOP, BRPOP,
+BLMOVE, BRPOPLPUSH, BLMPOP, BZPOPMIN, BZPOPMAX, BZMPOP: inside a
+transaction with any timeout, since a transaction never waits (an empty
+key answers nil at once); outside one after a push to their first key, so
+they answer at once and the one-client stream never hangs; who is served
+when several clients wait, and timeouts, are test_blocking.py's) plus PING
+and ECHO: each entry draws its arguments from small pools (keys with binary
 bytes and {hash tags}; values empty, binary, long, integer- and
 float-looking; numbers negative, zero, huge, overflowing, non-numeric,
 float; option words in random case, in random combinations, invalid ones
@@ -74,6 +74,18 @@ Normalisation, the only ones allowed:
     byte for byte, unless Redis keeps the key as hashtable/skiplist: then
     the iteration runs to its end on each server and the multisets of
     pairs are compared.
+  - SMEMBERS: as HGETALL's rule (hashtable: a multiset; intset: byte for
+    byte); SSCAN as HSCAN's (its elements singly);
+  - SINTER, SUNION, SDIFF (never queued; they end a batch): byte for byte
+    when Redis keeps every key named as an intset (or has none) and, for
+    SUNION, the result has at most 512 members (no step of it left the
+    intset); else the members as multisets;
+  - SRANDMEMBER, SPOP (random; never queued, they end a batch): the same
+    kind of reply and count, distinct members where Redis's are, every
+    member one of the set's (SMEMBERS of both, equal, after an
+    SRANDMEMBER; for SPOP, what one server took was in the other's set
+    before its own pop); then each server SREMs what the other popped, so
+    both hold the same set again.
 Inside an EXEC reply each element is compared by the rule of the command
 it answers.
 
@@ -163,7 +175,10 @@ DB_POOL = [b"0", b"1", b"2", b"15", b"16", b"-1", b"x", b"99999999999", b"1.0"]
 # keys grow and its commands mostly meet their own type), the others' and
 # KEY_POOL's now and then (WRONGTYPE across every pair of types).
 HOME = {"list": [b"{t}l", b"l", b"l\xff"], "hash": [b"{t}h", b"h", b"h\xff"],
-        "zset": [b"{t}z", b"z", b"z\xff"]}
+        "zset": [b"{t}z", b"z", b"z\xff"], "set": [b"{t}s", b"s", b"s\xff"]}
+# Sets the set commands fill with integers only (Redis's intsets, whose
+# order shows), unless a STORE or SMOVE puts another member there.
+INT_SET_KEYS = [b"{t}si", b"si"]
 HOME_ALL = [k for t in sorted(HOME) for k in HOME[t]]
 # The only keys the lex-range commands read: a sorted set there only ever
 # holds members of one score (0). Redis leaves lex ranges over members of
@@ -781,6 +796,102 @@ def g_zscan(g):
     return [zkey(g) if g.chance(0.7) else lexkey(g), cursor] + scan_opts(g)
 
 
+# sets (issue 37)
+
+SET_INTS = [b"9223372036854775807", b"-9223372036854775808", b"9223372036854775808",
+            b"007", b"+1", b"-0", b"0", b" 1", b"1e3"]
+
+
+def smember(g, ints=False):
+    """Mostly small integers (an intset's members), Redis's edge integers and
+    integer-looking strings, the collections' members."""
+    r = g.rng.random()
+    if ints or r < 0.55:
+        return str(g.rng.randint(-20, 40)).encode()
+    if r < 0.65:
+        return g.pick(SET_INTS)
+    return member(g)
+
+
+def skey(g):
+    """A set command's key, and whether it takes integers only."""
+    if g.chance(0.35) and not (g.limiters and g.chance(0.06)):
+        return g.pick(INT_SET_KEYS), True
+    return ckey(g, "set"), False
+
+
+def g_sadd(g):
+    k, ints = skey(g)
+    if g.chance(0.04):
+        g.opts.append("<bulk>")
+        # Redis 7.0 keeps up to 512 integers in an intset.
+        if g.chance(0.5):
+            return [k] + [b"%d" % i for i in g.rng.sample(range(-300, 1000),
+                                                          g.rng.randint(480, 620))]
+        return [k] + [b"e%d" % g.rng.randrange(400) for _ in range(bulk_n(g))]
+    return [k] + [smember(g, ints) for _ in range(g.rng.randint(1, 4))]
+
+
+def g_smembers_n(g):
+    k, ints = skey(g)
+    return [k] + [smember(g, ints and g.chance(0.8)) for _ in range(g.rng.randint(1, 4))]
+
+
+def g_sismember(g):
+    k, ints = skey(g)
+    return [k, smember(g, ints and g.chance(0.8))]
+
+
+def g_skey1(g): return [skey(g)[0]]
+
+
+def skeys(g, lo, hi):
+    return [skey(g)[0] for _ in range(g.rng.randint(lo, hi))]
+
+
+def g_skeys(g): return skeys(g, 1, 4)
+def g_sstore(g): return [skey(g)[0]] + skeys(g, 1, 3)
+
+
+def g_sintercard(g):
+    keys = skeys(g, 1, 4)
+    n = b"%d" % len(keys)
+    if g.chance(0.08):
+        n = g.pick([b"0", b"-1", b"x", b"%d" % (len(keys) + 1), b"", b"1"])
+    out = [n] + keys
+    if g.chance(0.4):
+        out += [g.opt(b"LIMIT"), g.pick([b"0", b"1", b"2", b"5", b"-1", b"x", b"100"])]
+    if g.chance(0.04):
+        out += [g.bad_opt()]
+    return out
+
+
+SRAND_COUNTS = [b"0", b"1", b"2", b"3", b"5", b"-1", b"-3", b"-10", b"100", b"1000",
+                b"x", b"", b"1.5", b"9223372036854775807", b"-9223372036854775808",
+                b"99999999999999999999"]
+SPOP_COUNTS = [b"0", b"1", b"2", b"3", b"1000", b"100000", b"9223372036854775807",
+               b"-1", b"x", b"", b"1.5", b"-9223372036854775808"]
+
+
+def g_srandmember(g):
+    return [skey(g)[0]] + ([g.pick(SRAND_COUNTS)] if g.chance(0.7) else [])
+
+
+def g_spop(g):
+    return [skey(g)[0]] + ([g.pick(SPOP_COUNTS)] if g.chance(0.6) else [])
+
+
+def g_smove(g):
+    src, ints = skey(g)
+    dst = src if g.chance(0.15) else skey(g)[0]
+    return [src, dst, smember(g, ints and g.chance(0.8))]
+
+
+def g_sscan(g):
+    cursor = b"0" if g.chance(0.92) else g.pick(HSCAN_CURSORS)
+    return [skey(g)[0], cursor] + scan_opts(g)
+
+
 # sorted sets
 
 ZADD_FLAGS = [b"NX", b"XX", b"GT", b"LT", b"CH", b"INCR"]
@@ -905,10 +1016,12 @@ def g_zpop(g):
 # script SETs with a past EXAT is read right after it, in the caller's
 # database: see past_keys).
 SCRIPT_SKIP = {"SCAN", "HSCAN", "ZSCAN", "MULTI", "EXEC", "DISCARD", "WATCH", "UNWATCH",
-               "CL.THROTTLE", "INCREX", "SELECT", "RANDOMKEY"}
+               "CL.THROTTLE", "INCREX", "SELECT", "RANDOMKEY", "SSCAN", "SRANDMEMBER",
+               "SPOP"}
 # Replies whose order is Redis's hash table's (or KEYS'): a script returns
 # their length. TTL and friends: whether positive (the clocks differ).
-SCRIPT_COUNTED = {"HGETALL", "HKEYS", "HVALS", "KEYS"}
+SCRIPT_COUNTED = {"HGETALL", "HKEYS", "HVALS", "KEYS", "SMEMBERS", "SINTER",
+                  "SUNION", "SDIFF"}
 SCRIPT_TIMED = {"TTL", "PTTL", "EXPIRETIME", "PEXPIRETIME"}
 SCRIPT_DENIED = [[b"multi"], [b"exec"], [b"watch", b"k"], [b"eval", b"return 1", b"0"],
                  [b"script", b"load", b"return 1"], [b"subscribe", b"c"], [b"nosuch"],
@@ -1572,6 +1685,24 @@ GRAMMAR = [
     Cmd("BZPOPMAX", g_bzpop, 0.5, wrongtype=True, blocking=True),
     Cmd("BZMPOP", g_bzmpop, 0.5, ("MIN", "MAX", "COUNT", "<invalid>"), wrongtype=True,
         blocking=True),
+    # sets
+    Cmd("SADD", g_sadd, 3, ("<bulk>",), wrongtype=True),
+    Cmd("SREM", g_smembers_n, 1.2, wrongtype=True),
+    Cmd("SISMEMBER", g_sismember, 1, wrongtype=True),
+    Cmd("SMISMEMBER", g_smembers_n, 0.7, wrongtype=True),
+    Cmd("SCARD", g_skey1, 0.7, wrongtype=True),
+    Cmd("SMEMBERS", g_skey1, 1, wrongtype=True),
+    Cmd("SRANDMEMBER", g_srandmember, 1, wrongtype=True, queue=False),
+    Cmd("SPOP", g_spop, 1, wrongtype=True, queue=False),
+    Cmd("SMOVE", g_smove, 1, wrongtype=True),
+    Cmd("SSCAN", g_sscan, 1, ("MATCH", "COUNT", "<invalid>"), wrongtype=True, queue=False),
+    Cmd("SINTER", g_skeys, 1, wrongtype=True, queue=False),
+    Cmd("SINTERCARD", g_sintercard, 0.7, ("LIMIT", "<invalid>"), wrongtype=True),
+    Cmd("SINTERSTORE", g_sstore, 0.7, wrongtype=True),
+    Cmd("SUNION", g_skeys, 1, wrongtype=True, queue=False),
+    Cmd("SUNIONSTORE", g_sstore, 0.7, wrongtype=True),
+    Cmd("SDIFF", g_skeys, 1, wrongtype=True, queue=False),
+    Cmd("SDIFFSTORE", g_sstore, 0.7, wrongtype=True),
     # scripts (generated Lua bodies over the grammar's commands, see ScriptGen)
     Cmd("EVAL", g_eval, 6, SCRIPT_FEATURES),
     Cmd("EVAL_RO", g_eval, 1),
@@ -1587,13 +1718,21 @@ GRAMMAR = [
 BY_NAME = {c.name: c for c in GRAMMAR}
 SCRIPT_CMDS = [c for c in GRAMMAR if c.redis and c.name not in SCRIPT_SKIP
                and not c.name.startswith(("EVAL", "SCRIPT"))]
-TX_END = {"MULTI", "EXEC", "DISCARD", "SCAN", "HSCAN", "ZSCAN"}   # end a batch
+TX_END = {"MULTI", "EXEC", "DISCARD", "SCAN", "HSCAN", "ZSCAN", "SSCAN",
+          "SRANDMEMBER", "SPOP", "SINTER", "SUNION", "SDIFF"}   # end a batch
 # Replies whose order is Redis's hash table's when it keeps the key in one
 # (OBJECT ENCODING hashtable): compared as multisets then, byte for byte
 # otherwise. Asked of Redis right after the reply, so these end a batch
 # (in a transaction, EXEC or DISCARD follows them at once).
-ORDERED = {"HGETALL", "HKEYS", "HVALS"}
-KEY_SCANS = {"HSCAN", "ZSCAN"}
+ORDERED = {"HGETALL", "HKEYS", "HVALS", "SMEMBERS"}
+KEY_SCANS = {"HSCAN", "ZSCAN", "SSCAN"}
+# Set algebra: byte for byte where Redis's answer follows intsets (every
+# key an intset or absent, and a union of at most 512), else as multisets
+# (see Runner.set_algebra); never queued, they end a batch.
+SET_ALGEBRA = {"SINTER", "SUNION", "SDIFF"}
+# Random answers: compared by shape, count and membership; SPOP's two
+# servers then made equal again (Runner.random_set); never queued.
+SET_RANDOM = {"SRANDMEMBER", "SPOP"}
 UNORDERED_ENCODINGS = {b"hashtable", b"skiplist"}
 
 
@@ -2002,6 +2141,10 @@ class Runner:
                         encoding = lambda enc=enc: enc
                     if cmd.name in KEY_SCANS:
                         ok, shown_a, shown_b = self.key_scan(cg, ref, full, a, b)
+                    elif cmd.name in SET_ALGEBRA and not in_multi:
+                        ok = self.set_algebra(ref, full, a, b)
+                    elif cmd.name in SET_RANDOM and not in_multi:
+                        ok, shown_a, shown_b = self.random_set(cg, ref, full, a, b)
                     elif cmd.name == "SCAN" and a.raw != b.raw:
                         ok, shown_a, shown_b = self.full_scan(cg, ref, full, a, b)
                     elif cmd.name == "SCAN" and b.kids is not None and len(b.kids) == 2 \
@@ -2071,7 +2214,8 @@ class Runner:
             steps = 1
             while True:
                 kids = [k.raw for k in node.kids[1].kids]
-                got += list(zip(kids[0::2], kids[1::2]))
+                got += kids if full[0].upper() == b"SSCAN" \
+                    else list(zip(kids[0::2], kids[1::2]))
                 if node.kids[0].raw == b"$1\r\n0\r\n":
                     break
                 if steps >= SCAN_MAX_STEPS:
@@ -2086,6 +2230,61 @@ class Runner:
             found.append(sorted(got))
         shown = [b"full %s (%s) pairs: %r" % (full[0], enc, f[:50]) for f in found]
         return found[0] == found[1], shown[0], shown[1]
+
+    def set_algebra(self, ref, full, a, b):
+        """SINTER, SUNION, SDIFF: byte for byte when every key is an intset
+        in Redis (or absent) and, for a union, the result holds at most 512
+        members (so no step of it left the intset): its order is then the
+        integers'. Else the members as multisets."""
+        if a.raw == b.raw:
+            return True
+        if a.t != b.t or a.kids is None or b.kids is None:
+            return False
+        name = cmd_name(full)
+        encs = [self.encoding(ref, k, name) for k in full[1:]]
+        intsets = all(e in (b"intset", b"") for e in encs)
+        if intsets and (name != "SUNION" or len(b.kids) <= 512):
+            return False
+        return sorted(k.raw for k in a.kids) == sorted(k.raw for k in b.kids)
+
+    def random_set(self, cg, ref, full, a, b):
+        """SRANDMEMBER and SPOP: the same kind of reply and count, distinct
+        members where Redis's are, each a member of the set; after an SPOP
+        each server also removes what the other popped, so both hold the
+        same set again."""
+        if a.raw == b.raw:
+            return True, a.raw, b.raw
+        if a.t != b.t or (a.kids is None) != (b.kids is None):
+            return False, a.raw, b.raw
+        def bulk(raw):
+            return raw[raw.index(b"\r\n") + 2:-2]
+
+        def members(node):
+            if node.kids is None:
+                return [bulk(node.raw)] if node.raw[:1] == b"$" \
+                    and not node.raw.startswith(b"$-1") else []
+            return [bulk(k.raw) for k in node.kids]
+        got, want = members(a), members(b)
+        if len(got) != len(want):
+            return False, a.raw, b.raw
+        key = full[1]
+        name = cmd_name(full)
+        distinct = name == "SPOP" or (len(full) > 2 and not full[2].startswith(b"-"))
+        if distinct and (len(set(got)) != len(got) or len(set(want)) != len(want)):
+            return False, a.raw, b.raw
+        now = []
+        for conn in (cg, ref):
+            rep = conn.call([b"SMEMBERS", key])
+            now.append(set(bulk(k.raw) for k in (rep.kids or [])))
+        if name == "SRANDMEMBER":
+            return set(got) <= now[0] and set(want) <= now[1] and now[0] == now[1], \
+                a.raw, b.raw
+        # SPOP: what one popped was in the other's set before its own pop.
+        ok = set(got) <= now[1] | set(want) and set(want) <= now[0] | set(got)
+        for conn, other in ((cg, want), (ref, got)):
+            if other:
+                conn.call([b"SREM", key] + other)
+        return ok, a.raw, b.raw
 
     def full_scan(self, cg, ref, full, a, b):
         """SCAN from cursor 0 to its end on each server: the key sets."""

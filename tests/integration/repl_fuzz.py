@@ -29,13 +29,17 @@ sorted sets: ZADD with NX|XX|GT|LT|CH|INCR, ZINCRBY, ZREM,
 ZREMRANGEBYSCORE|RANK|LEX, ZPOPMIN, ZPOPMAX, ZMPOP, BZPOPMIN, BZPOPMAX,
 BZMPOP and the reads ZRANGE (by rank,
 BYSCORE, BYLEX, REV, LIMIT, WITHSCORES), ZSCORE, ZRANK, ZREVRANK, ZCARD,
-ZCOUNT, ZLEXCOUNT, ZSCAN), Lua scripts (EVAL) running a few of those
+ZCOUNT, ZLEXCOUNT, ZSCAN; sets: SADD, SREM, SPOP with and without a
+count, SMOVE, SINTERSTORE, SUNIONSTORE, SDIFFSTORE and the reads SINTER,
+SUNION, SDIFF, SISMEMBER, SMISMEMBER, SINTERCARD, SCARD, SMEMBERS,
+SRANDMEMBER, SSCAN), Lua scripts (EVAL) running a few of those
 through redis.pcall (their effects reach the replicas as one group),
 sometimes a step of the clock, and a fault
 drawn at random. Every kind's commands now and then name a key of another
 kind (WRONGTYPE; SET, RENAME, COPY, MOVE, EXPIRE, DEL of collections), and
 collections are sometimes big: one write of hundreds to thousands of
-elements (past a sorted set's 128 and a hash's 512 compact entries),
+elements (past a sorted set's 128, a hash's 512 and a set's 512 compact
+entries),
 members and values over 64 bytes, lists of thousands (both encodings, and
 element effects of every size, cross the faults):
 
@@ -350,7 +354,8 @@ class Round:
         r = self.rng
         # Now and then a name of another kind: WRONGTYPE must be alike too.
         if r.random() < 0.03:
-            kind = r.choice(["g", "f", "s", "l", "t", "r", "c", "x", "q", "h", "z"])
+            kind = r.choice(["g", "f", "s", "l", "t", "r", "c", "x", "q", "h", "z",
+                             "S"])
         return "%s:%d" % (kind, r.randrange(NKEYS))
 
     def expiry(self):
@@ -456,8 +461,8 @@ class Round:
     def key_command(self):
         """RENAME(NX), COPY, UNLINK, TOUCH across every kind of key."""
         r = self.rng
-        a = self.key(r.choice("gfsltrcxvqhzqhz"))
-        b = self.key(r.choice("gfsltrcxvqhzqhz"))
+        a = self.key(r.choice("gfsltrcxvqhzqhzS"))
+        b = self.key(r.choice("gfsltrcxvqhzqhzS"))
         w = r.random()
         if w < 0.3:
             return [r.choice(["RENAME", "RENAMENX"]), a, b]
@@ -469,7 +474,7 @@ class Round:
                 args.append("REPLACE")
             return args
         if w < 0.85:
-            return ["UNLINK"] + [self.key(r.choice("gfsltrcxvqhz"))
+            return ["UNLINK"] + [self.key(r.choice("gfsltrcxvqhzS"))
                                  for _ in range(r.randint(1, 3))]
         return [r.choice(["TOUCH", "EXISTS"]), a, b]
 
@@ -480,7 +485,7 @@ class Round:
         collection, a string or a limiter (WRONGTYPE)."""
         r = self.rng
         if r.random() < 0.08:
-            return self.key(r.choice("qhzvglx"))
+            return self.key(r.choice("qhzSvglx"))
         return self.key(kind)
 
     def member(self):
@@ -683,6 +688,48 @@ class Round:
                 ["ZLEXCOUNT", k, r.choice(LEX_MIN), r.choice(LEX_MAX)]
         return ["ZSCAN", k, 0, "COUNT", r.choice([1, 10, 1000])]
 
+    def set_member(self):
+        """Small integers mostly (an intset's), else any member."""
+        r = self.rng
+        return str(r.randint(-20, 60)) if r.random() < 0.55 else self.member()
+
+    def set_command(self):
+        """Every set command; SPOP's random picks are the primary's, which
+        its replicas must end up equal to (the members it took)."""
+        r = self.rng
+        k = self.coll_key("S")
+        w = r.random()
+        if w < 0.3:
+            if r.random() < 0.03:
+                n = r.randint(100, 700)
+                return ["SADD", k] + [str(i) if r.random() < 0.8 else "w%d" % i
+                                      for i in range(n)]
+            return ["SADD", k] + [self.set_member() for _ in range(r.randint(1, 4))]
+        if w < 0.42:
+            return ["SREM", k] + [self.set_member() for _ in range(r.randint(1, 4))]
+        if w < 0.54:
+            args = ["SPOP", k]
+            if r.random() < 0.6:
+                args.append(r.choice([0, 1, 2, 5, 50, 600, -1]))
+            return args
+        if w < 0.62:
+            return ["SMOVE", k, self.coll_key("S"), self.set_member()]
+        if w < 0.74:
+            return [r.choice(["SINTERSTORE", "SUNIONSTORE", "SDIFFSTORE"]),
+                    self.coll_key("S")] + [self.coll_key("S")
+                                           for _ in range(r.randint(1, 3))]
+        if w < 0.8:
+            return [r.choice(["SINTER", "SUNION", "SDIFF"])] + \
+                [self.coll_key("S") for _ in range(r.randint(1, 3))]
+        if w < 0.86:
+            return [r.choice(["SISMEMBER", "SMISMEMBER"]), k, self.set_member()]
+        if w < 0.9:
+            return ["SINTERCARD", 2, k, self.coll_key("S"), "LIMIT", r.choice([0, 1, 5])]
+        if w < 0.95:
+            return [r.choice(["SCARD", "SMEMBERS"]), k] if r.random() < 0.7 \
+                else ["SRANDMEMBER", k, r.choice([1, 3, -5, 100])]
+        return ["SSCAN", k, 0, "COUNT", r.choice([1, 10, 1000])]
+
     def script_command(self):
         """EVAL of a body calling 1-4 random commands with redis.pcall (an
         error inside does not stop the rest, as in a script that checks)."""
@@ -713,6 +760,8 @@ class Round:
             return self.hash_command()
         if w < 0.64:
             return self.zset_command()
+        if w < 0.71:
+            return self.set_command()
         w = r.random()
         if w < 0.14:
             k = self.key("g")
@@ -1204,6 +1253,8 @@ def fingerprint(raw):
             entry += [raw.command(*a) for a in state_reads(k, t)]
             if t == b"+hash\r\n":
                 entry.append(hash_state(raw, k))
+            elif t == b"+set\r\n":
+                entry.append(set_state(raw, k))
             out[(db, k)] = tuple(entry)
     raw.command("SELECT", 0)
     return out
@@ -1293,6 +1344,38 @@ def hash_state(raw, k):
     scan = raw.command("HSCAN", k, 0, "COUNT", 1)
     one_shot = scan.startswith(b"*2\r\n$1\r\n0\r\n*%d\r\n" % len(flat))
     return HashState(pairs, one_shot)
+
+
+class SetState:
+    """A set as SMEMBERS shows it: in order while compact (SSCAN 0 COUNT 1
+    answers it whole: an intset's order is Redis's, the other members' the
+    order their effects gave), else its members sorted (a large set's
+    order is its table's, keyed per process)."""
+
+    def __init__(self, members, one_shot):
+        self.members = members
+        self.sorted = sorted(members)
+        self.ordered = one_shot and len(members) <= 512
+
+    def __eq__(self, other):
+        if not isinstance(other, SetState):
+            return NotImplemented
+        if self.sorted != other.sorted:
+            return False
+        return not (self.ordered and other.ordered) or self.members == other.members
+
+    __hash__ = None
+
+    def __repr__(self):
+        return "set(%s%d members: %r)" % ("ordered, " if self.ordered else "",
+                                         len(self.members), self.members[:6])
+
+
+def set_state(raw, k):
+    members = bulks(raw.command("SMEMBERS", k))
+    scan = raw.command("SSCAN", k, 0, "COUNT", 1)
+    one_shot = scan.startswith(b"*2\r\n$1\r\n0\r\n*%d\r\n" % len(members))
+    return SetState(members, one_shot)
 
 
 def diff(na, a, nb, b):

@@ -282,7 +282,7 @@ def test_command_list_filterby_pattern(server, r):
 def test_command_list_filterby_aclcat_and_module(server, r):
     # The collections' writes are their own tests' (test_lists.py, ...).
     colls = set()
-    for cat in ("list", "hash", "sortedset"):
+    for cat in ("list", "hash", "sortedset", "set"):
         colls |= set(r.command_list(category=cat))
     assert sorted(set(r.command_list(category="write")) - colls) == [
         b"append", b"cl.throttle", b"copy", b"decr", b"decrby", b"del", b"expire",

@@ -17,8 +17,8 @@ import harness
 SEEDS = [("ci-1", True), ("ci-2", True), ("ci-3", False)]
 COMMANDS = 20000
 
-# Issue 28's commands: each must have answered both an error and something
-# else in every run (an error at least through a wrong arity or WRONGTYPE).
+# Issue 28's commands and issue 37's sets: each must have answered both an
+# error and something else in every run (an error at least through a wrong arity or WRONGTYPE).
 COLLECTION_COMMANDS = """
     LPUSH RPUSH LPUSHX RPUSHX LPOP RPOP LLEN LINDEX LRANGE LTRIM LREM LSET LPOS
     LINSERT LMOVE
@@ -28,11 +28,15 @@ COLLECTION_COMMANDS = """
     HSET HSETNX HMSET HGET HMGET HDEL HLEN HEXISTS HINCRBY HINCRBYFLOAT HGETALL
     HKEYS HVALS HSTRLEN HSCAN
     RPOPLPUSH LMPOP ZMPOP BLPOP BRPOP BLMOVE BRPOPLPUSH BLMPOP BZPOPMIN BZPOPMAX
-    BZMPOP""".split()
+    BZMPOP
+    SADD SREM SISMEMBER SMISMEMBER SCARD SMEMBERS SRANDMEMBER SPOP SMOVE SSCAN
+    SINTER SINTERCARD SINTERSTORE SUNION SUNIONSTORE SDIFF SDIFFSTORE""".split()
 # The replies whose order is Redis's hash table's: met in both encodings.
 ENCODINGS = ["HGETALL listpack", "HGETALL hashtable", "HKEYS listpack",
              "HKEYS hashtable", "HVALS listpack", "HVALS hashtable",
-             "HSCAN listpack", "HSCAN hashtable", "ZSCAN listpack", "ZSCAN skiplist"]
+             "HSCAN listpack", "HSCAN hashtable", "ZSCAN listpack", "ZSCAN skiplist",
+             "SMEMBERS intset", "SMEMBERS hashtable", "SSCAN intset",
+             "SSCAN hashtable"]
 COLLECTION_ERRORS = ["-ERR min or max not valid string range item",
                      "-ERR min or max is not a float", "-ERR no such key",
                      "-ERR index out of range",
@@ -44,7 +48,9 @@ COLLECTION_ERRORS = ["-ERR min or max not valid string range item",
                      "-ERR timeout is negative",
                      "-ERR timeout is not a float or out of range",
                      "-ERR numkeys should be greater than",
-                     "-ERR count should be greater than"]
+                     "-ERR count should be greater than",
+                     "-ERR LIMIT can",
+                     "-ERR value is out of range, value must between -"]
 
 
 # The scripts' commands: each answered both an error and something else

@@ -59,11 +59,17 @@ def hash_pairs(c, key):
     return sorted(zip(parts[0::2], parts[1::2]))
 
 
+def set_members(c, key):
+    """A set's members, sorted, from SMEMBERS (a large one's order is its
+    table's)."""
+    return sorted(c.command("SMEMBERS", key).split(b"\r\n")[2:-1:2])
+
+
 def fingerprint(d):
     """Every key of every database: type, PTTL (the fake clock stands
     still) and, for logs, the entries, for strings the value, for lists,
-    hashes and sorted sets their elements (a hash's pairs sorted: a large
-    one's order is its table's): what a restart must give back."""
+    hashes, sorted sets and sets their elements (a hash's pairs and a set's
+    members sorted: a large one's order is its table's): what a restart must give back."""
     c = d.raw()
     out = {}
     for db in range(16):
@@ -81,6 +87,8 @@ def fingerprint(d):
                 entry += (c.command("ZRANGE", k, 0, -1, "WITHSCORES"),)
             elif entry[0] == b"+hash\r\n":
                 entry += (hash_pairs(c, k),)
+            elif entry[0] == b"+set\r\n":
+                entry += (set_members(c, k),)
             out[(db, k)] = entry
     return out
 

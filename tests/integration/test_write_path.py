@@ -243,6 +243,22 @@ SAMPLES = {
                          setup=[("ZADD", "z", 0, "a", 0, "b", 0, "c")])],
     "zpopmin": [S("ZPOPMIN", "z", setup=[("ZADD", "z", 1, "a", 2, "b", 3, "c")])],
     "zpopmax": [S("ZPOPMAX", "z", 2, setup=[("ZADD", "z", 1, "a", 2, "b", 3, "c")])],
+    # ---- sets ----
+    "sadd": [S("SADD", "s", "a", 1, 3),
+             S("SADD", "s", *range(600), setup=[("SADD", "s", "x", 5)])],
+    "srem": [S("SREM", "s", "a", setup=[("SADD", "s", "a", "b")],
+               multi=[("SREM", "s", "a"), ("SREM", "s", "b")])],
+    "spop": [S("SPOP", "s", setup=[("SADD", "s", "a")]),
+             S("SPOP", "s", 2, setup=[("SADD", "s", *range(10))]),
+             S("SPOP", "s", 595, setup=[("SADD", "s", *range(600))])],
+    "smove": [S("SMOVE", "s", "t", "a", touches=[(0, "s"), (0, "t")],
+                setup=[("SADD", "s", "a", "b")])],
+    "sinterstore": [S("SINTERSTORE", "d", "s", "t", setup=[
+        ("SADD", "s", 1, 2, 3), ("SADD", "t", 2, 3, 4), ("SET", "d", "x", "EX", 100)])],
+    "sunionstore": [S("SUNIONSTORE", "d", "s", "t",
+                      setup=[("SADD", "s", "a"), ("SADD", "t", "b", 7)])],
+    "sdiffstore": [S("SDIFFSTORE", "d", "s", "s", setup=[("SADD", "s", "a"),
+                                                         ("SADD", "d", "z")])],
     "copy": [
         S("COPY", "a", "b", touches=[(0, "b")], setup=[("SET", "a", "v", "EX", 100)]),
         S("COPY", "l", "b", touches=[(0, "b")], setup=[("RPUSH", "l", "x", "y")]),
@@ -343,6 +359,7 @@ TYPE_VIEW = {
     b"+list\r\n": lambda k: [("LRANGE", k, 0, -1)],
     b"+hash\r\n": lambda k: [("HGETALL", k)],   # small ones: Redis's order
     b"+zset\r\n": lambda k: [("ZRANGE", k, 0, -1, "WITHSCORES")],
+    b"+set\r\n": lambda k: [("SMEMBERS", k)],
 }
 
 
@@ -355,6 +372,16 @@ def hash_in_order(reply):
     if len(flat) <= 2 * 512 and all(len(x) <= 64 for x in flat):
         return reply
     return sorted(zip(flat[0::2], flat[1::2]))
+
+
+def set_in_order(reply):
+    """SMEMBERS's reply as it must be equal everywhere: as it is for a set
+    small enough to be compact (its order is part of the state), its
+    members sorted for a larger one (a hash table's order is its own)."""
+    flat, _ = parse(reply)
+    if len(flat) <= 128 and all(len(x) <= 64 for x in flat):
+        return reply
+    return sorted(flat)
 
 
 def view(d):
@@ -374,7 +401,8 @@ def view(d):
         for i, k in enumerate(keys):
             n = len(more[i])
             out[(db, k)] = tuple(heads[2 * i:2 * i + 2]) + tuple(
-                hash_in_order(t) if heads[2 * i] == b"+hash\r\n" else t
+                hash_in_order(t) if heads[2 * i] == b"+hash\r\n"
+                else set_in_order(t) if heads[2 * i] == b"+set\r\n" else t
                 for t in tails[:n])
             tails = tails[n:]
     c.close()

@@ -162,6 +162,21 @@ make_collections(const char *lkey, const char *hkey, const char *zkey, int n)
 }
 
 /* Types a record can have (KEY_COUNTER_V2 is only ever read from disk). */
+/* A set of n members (n > 0), integers and words, made as SADD makes it. */
+static void
+make_set(const char *key, int n)
+{
+    struct key_hint h = { false, 0 };
+    struct store_rec *r = keyspace_coll_add(&h, key, strlen(key), KEY_SET, 0);
+    ck_assert_ptr_nonnull(r);
+    for (int i = 0; i < n; i++) {
+        char v[16];
+        int len = snprintf(v, sizeof(v), i % 2 ? "m%d" : "%d", n - i);
+        ck_assert_int_eq(set_add(store_rec_state(r), v, (size_t)len),
+                         SET_NEW);
+    }
+}
+
 static bool
 live_type(int t)
 {
@@ -255,6 +270,7 @@ make_every_type(void)
     make_state("t6", KEY_REDIS_GCRA, &rg, sizeof(rg), T0 + 900 * MS);
     make_string("t8", "a string longer than the inline bytes", KEY_STR);
     make_collections("t9", "t10", "t11", 5);
+    make_set("t12", 5);
     return KEY_TYPE_LAST - KEY_TYPE_FIRST;     /* all but KEY_COUNTER_V2 */
 }
 
@@ -384,6 +400,7 @@ assert_restored(const struct saved *s, const struct store_rec *orig_copy,
     case KEY_LIST:
     case KEY_HASH:
     case KEY_ZSET:
+    case KEY_SET:
         /* Element by element: the encodings compared below are. */
         ck_assert_uint_gt(keytype_coll_len(r), 0);
         ck_assert_uint_eq(keytype_coll_len(orig_copy), keytype_coll_len(r));
@@ -408,7 +425,7 @@ assert_restored(const struct saved *s, const struct store_rec *orig_copy,
 START_TEST(test_every_type_round_trips_field_by_field_with_its_expiry)
 {
     size_t n = make_every_type();
-    ck_assert_uint_eq(n, 10);
+    ck_assert_uint_eq(n, 11);
     ck_assert_uint_eq(keyspace_total_keys(), n);
     size_t types = 0;
     for (int t = KEY_TYPE_FIRST; t <= KEY_TYPE_LAST; t++) {
@@ -613,7 +630,7 @@ START_TEST(test_move_keeps_state_and_expiry_in_the_other_database)
         mem_free(b.p);
         mem_free(s.b.p);
     }
-    ck_assert_uint_eq(store_size(keyspace_db(5)), 10);
+    ck_assert_uint_eq(store_size(keyspace_db(5)), 11);
     ck_assert_uint_eq(store_size(srv.store), 0);
 }
 END_TEST
@@ -675,7 +692,7 @@ START_TEST(test_truncated_or_overlong_encodings_are_refused)
         mem_free(s.b.p);
     }
     ck_assert_uint_gt(cuts, 6 * 8);
-    ck_assert_uint_eq(keyspace_total_keys(), 10);
+    ck_assert_uint_eq(keyspace_total_keys(), 11);
 }
 END_TEST
 
@@ -830,7 +847,7 @@ START_TEST(test_restore_refuses_unknown_types_and_duplicates)
                                       (const unsigned char *)&tat, 8,
                                       KS_ENCODING, false, T0, err,
                                       sizeof(err)), -1);
-    ck_assert_str_eq(err, "unknown key type 12");
+    ck_assert_str_eq(err, "unknown key type 13");
     ck_assert_int_eq(keyspace_restore(0, KEY_INT, "k", 1, T0 / MS + 1000,
                                       (const unsigned char *)&tat, 8,
                                       KS_ENCODING, false, T0, err,
@@ -1508,11 +1525,11 @@ START_TEST(test_journaled_effects_replay_into_a_fresh_keyspace)
         ck_assert_msg(keyspace_apply_record(&rec, T0, err, sizeof(err)) == 0,
                       "%s", err);
     }
-    ck_assert_uint_eq(ops[JOURNAL_SET], 12);
+    ck_assert_uint_eq(ops[JOURNAL_SET], 13);
     ck_assert_uint_eq(ops[JOURNAL_DEL], 1);
     ck_assert_uint_eq(ops[JOURNAL_SWAP], 1);
     ck_assert_uint_eq(ops[JOURNAL_FLUSH], 1);
-    ck_assert_uint_eq(store_size(keyspace_db(0)), 10);
+    ck_assert_uint_eq(store_size(keyspace_db(0)), 11);
     ck_assert_uint_eq(store_size(keyspace_db(2)), 0);
     ck_assert_uint_eq(store_size(keyspace_db(3)), 1);
     ck_assert_ptr_nonnull(store_lookup(keyspace_db(3), "in2", 3, T0));
