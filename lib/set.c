@@ -21,6 +21,7 @@
 #include <string.h>
 
 #include "lib/num.h"
+#include "lib/rand.h"
 
 enum { ENC_COMPACT = 0, ENC_LARGE = 1 };
 
@@ -53,25 +54,6 @@ set_free(struct set *x)
         mem_owned_free(x->big);
         x->big = NULL;
     }
-}
-
-/* ---- random picks ------------------------------------------------------ */
-
-/* xorshift64*: SPOP and SRANDMEMBER need no more than a fair spread. */
-static uint64_t
-rand64(void)
-{
-    static uint64_t s = 0x2545f4914f6cdd1dU;
-    s ^= s >> 12;
-    s ^= s << 25;
-    s ^= s >> 27;
-    return s * 0x2545f4914f6cdd1dU;
-}
-
-uint64_t
-set_rand_below(uint64_t n)
-{
-    return rand64() % n;
 }
 
 /* ---- the compact encoding -------------------------------------------- */
@@ -249,7 +231,7 @@ dict_random(const struct dict *d)
     uint64_t n1 = d->t1 != NULL ? d->mask1 + 1 : 0;
     const struct dict_entry *head = NULL;
     while (head == NULL) {
-        uint64_t i = set_rand_below(n0 + n1);
+        uint64_t i = rand_below(n0 + n1);
         if (i < n0) {
             head = i >= d->rehash_idx || d->t1 == NULL ? d->t[i] : NULL;
         } else {
@@ -260,7 +242,7 @@ dict_random(const struct dict *d)
     for (const struct dict_entry *e = head; e != NULL; e = e->next) {
         chain++;
     }
-    for (uint64_t k = set_rand_below(chain); k > 0; k--) {
+    for (uint64_t k = rand_below(chain); k > 0; k--) {
         head = head->next;
     }
     return head;
@@ -276,7 +258,7 @@ set_random(const struct set *x, struct pack_item *m)
         return;
     }
     uint32_t off = pack_offset(&x->pk,
-                               (uint32_t)set_rand_below(x->pk.count));
+                               (uint32_t)rand_below(x->pk.count));
     (void)pack_at(&x->pk, off, m);
 }
 

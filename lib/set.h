@@ -21,7 +21,7 @@
  *
  * Everything it owns goes through mem_owned_realloc (the pack, the dict
  * and the dict's header). A zeroed struct set is an empty set. Random
- * picks (SPOP, SRANDMEMBER) come from a generator of this module's own.
+ * picks (SPOP, SRANDMEMBER) come from lib/rand.h.
  */
 #ifndef CELLGATE_SET_H
 #define CELLGATE_SET_H
@@ -112,9 +112,6 @@ uint64_t set_scan(const struct set *x, uint64_t cursor, set_scan_fn fn,
 
 /* A member picked at random (x not empty), valid until x changes. */
 void set_random(const struct set *x, struct pack_item *m);
-
-/* A random number below n (n > 0), from the module's generator. */
-uint64_t set_rand_below(uint64_t n);
 
 /* ---- writing ---------------------------------------------------------- */
 
