@@ -248,6 +248,10 @@ struct cmd_keys {
      * spec cannot (EVAL's numkeys " 1" or "01", read by atoi()), which
      * gives them no flags (COMMAND GETKEYSANDFLAGS shows none) */
     bool flagged;
+    /* A keynum row's own key before its numkeys (ZUNIONSTORE's
+     * destination): its argv index, 0 for none. Redis lists it before
+     * the range when flagged, after it when not. */
+    int store;
 };
 
 /* The keys of the command line req (argv[0] the command's name) for cmd,

@@ -212,6 +212,7 @@ HANDLER(hgetall_command);
 HANDLER(hkeys_command);
 HANDLER(hvals_command);
 HANDLER(hscan_command);
+HANDLER(hrandfield_command);
 /* cmd_list.c */
 HANDLER(lpush_command);
 HANDLER(rpush_command);
@@ -270,5 +271,16 @@ HANDLER(zrevrank_command);
 HANDLER(zpopmin_command);
 HANDLER(zpopmax_command);
 HANDLER(zscan_command);
+HANDLER(zrangestore_command);
+HANDLER(zrandmember_command);
+
+/* cmd_zalg.c */
+HANDLER(zunion_command);
+HANDLER(zinter_command);
+HANDLER(zdiff_command);
+HANDLER(zunionstore_command);
+HANDLER(zinterstore_command);
+HANDLER(zdiffstore_command);
+HANDLER(zintercard_command);
 
 #endif
