@@ -27,7 +27,9 @@ reads HGET, HMGET, HEXISTS, HSTRLEN, HLEN, HGETALL, HKEYS, HVALS, HSCAN;
 sorted sets: ZADD with NX|XX|GT|LT|CH|INCR, ZINCRBY, ZREM,
 ZREMRANGEBYSCORE|RANK|LEX, ZPOPMIN, ZPOPMAX and the reads ZRANGE (by rank,
 BYSCORE, BYLEX, REV, LIMIT, WITHSCORES), ZSCORE, ZRANK, ZREVRANK, ZCARD,
-ZCOUNT, ZLEXCOUNT, ZSCAN), Lua scripts (EVAL) running a few of those
+ZCOUNT, ZLEXCOUNT, ZSCAN; the algebra's ZUNIONSTORE, ZINTERSTORE and
+ZDIFFSTORE with WEIGHTS and AGGREGATE, ZRANGESTORE, and the reads ZUNION,
+ZINTERCARD, ZRANDMEMBER, HRANDFIELD), Lua scripts (EVAL) running a few of those
 through redis.pcall (their effects reach the replicas as one group),
 sometimes a step of the clock, and a fault
 drawn at random. Every kind's commands now and then name a key of another
@@ -598,8 +600,37 @@ class Round:
             return [r.choice(["HGETALL", "HKEYS", "HVALS", "HLEN"]), k]
         return ["HSCAN", k, r.choice([0, 0, 1, 3]), "COUNT", r.choice([1, 10, 1000])]
 
+    def zalg_command(self):
+        """The algebra's STORE forms (a destination of any kind replaced
+        whole, or deleted by an empty result), ZRANGESTORE, and reads among
+        them (ZUNION, ZINTERCARD, ZRANDMEMBER, HRANDFIELD)."""
+        r = self.rng
+        n = r.randint(1, 3)
+        keys = [self.coll_key("z") for _ in range(n)]
+        op = r.choice(["ZUNIONSTORE", "ZUNIONSTORE", "ZINTERSTORE", "ZINTERSTORE",
+                       "ZDIFFSTORE", "ZRANGESTORE", "ZRANGESTORE", "ZUNION", "ZINTERCARD",
+                       "ZRANDMEMBER", "HRANDFIELD"])
+        if op == "ZRANGESTORE":
+            if r.random() < 0.5:
+                return [op, self.coll_key("z"), keys[0], r.randint(-5, 5), r.choice([-1, 3, 200])]
+            return [op, self.coll_key("z"), keys[0], r.choice(SCORE_MIN), r.choice(SCORE_MAX),
+                    "BYSCORE", "LIMIT", r.randint(0, 3), r.choice([-1, 1, 5])]
+        if op == "ZRANDMEMBER":
+            return [op, keys[0], r.choice([1, 3, -5, 300]), "WITHSCORES"]
+        if op == "HRANDFIELD":
+            return [op, self.coll_key("h"), r.choice([1, 5, -3]), "WITHVALUES"]
+        args = [op] + ([self.coll_key("z")] if op.endswith("STORE") else []) + [n] + keys
+        if op in ("ZUNIONSTORE", "ZINTERSTORE", "ZUNION"):
+            if r.random() < 0.5:
+                args += ["WEIGHTS"] + [r.choice([1, 0, -1, 2, "0.5", "inf", "-inf"]) for _ in keys]
+            if r.random() < 0.4:
+                args += ["AGGREGATE", r.choice(["SUM", "MIN", "MAX"])]
+        return args
+
     def zset_command(self):
         r = self.rng
+        if r.random() < 0.1:
+            return self.zalg_command()
         k = self.coll_key("z")
         w = r.random()
         if w < 0.35:

@@ -17,8 +17,9 @@ import harness
 SEEDS = [("ci-1", True), ("ci-2", True), ("ci-3", False)]
 COMMANDS = 20000
 
-# Issue 28's commands: each must have answered both an error and something
-# else in every run (an error at least through a wrong arity or WRONGTYPE).
+# Issue 28's commands and issue 37's sorted-set algebra and random
+# members: each must have answered both an error and something else in
+# every run (an error at least through a wrong arity or WRONGTYPE).
 COLLECTION_COMMANDS = """
     LPUSH RPUSH LPUSHX RPUSHX LPOP RPOP LLEN LINDEX LRANGE LTRIM LREM LSET LPOS
     LINSERT LMOVE
@@ -26,7 +27,9 @@ COLLECTION_COMMANDS = """
     ZRANGEBYSCORE ZREVRANGEBYSCORE ZRANGEBYLEX ZREVRANGEBYLEX ZREMRANGEBYSCORE
     ZREMRANGEBYRANK ZREMRANGEBYLEX ZRANK ZREVRANK ZPOPMIN ZPOPMAX ZSCAN
     HSET HSETNX HMSET HGET HMGET HDEL HLEN HEXISTS HINCRBY HINCRBYFLOAT HGETALL
-    HKEYS HVALS HSTRLEN HSCAN""".split()
+    HKEYS HVALS HSTRLEN HSCAN
+    ZUNION ZINTER ZDIFF ZUNIONSTORE ZINTERSTORE ZDIFFSTORE ZINTERCARD ZRANGESTORE
+    ZRANDMEMBER HRANDFIELD""".split()
 # The replies whose order is Redis's hash table's: met in both encodings.
 ENCODINGS = ["HGETALL listpack", "HGETALL hashtable", "HKEYS listpack",
              "HKEYS hashtable", "HVALS listpack", "HVALS hashtable",
@@ -38,7 +41,10 @@ COLLECTION_ERRORS = ["-ERR min or max not valid string range item",
                      "-ERR syntax error, WITHSCORES not supported in combination with BYLEX",
                      "-ERR INCR option supports a single increment-element pair",
                      "-ERR GT, LT, and/or NX options at the same time are not compatible",
-                     "-ERR hash value is not an integer", "-ERR invalid cursor"]
+                     "-ERR hash value is not an integer", "-ERR invalid cursor",
+                     "-ERR weight value is not a float", "-ERR at least", "-ERR LIMIT can",
+                     "-ERR value is out of range",
+                     "-ERR value is out of range, value must between -"]
 
 
 # The scripts' commands: each answered both an error and something else
