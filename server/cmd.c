@@ -113,8 +113,8 @@ cmd_key_spec_count(const struct cmd *cmd)
 /* Do a row's keys and key specs agree, as struct cmd has them? The types
  * rule out a misspelt flag or a malformed keynum; this, what they cannot:
  * specs for a row with keys only, one for a keynum row, which shows no
- * legacy positions, and keynum numbers Redis could follow. A keynum row is
- * flagged movablekeys. */
+ * legacy positions (or two, its own key's shown as them), and keynum
+ * numbers Redis could follow. A keynum row is flagged movablekeys. */
 static bool
 setup_key_specs(struct cmd *cmd)
 {

@@ -79,7 +79,8 @@ reply_key_flags(struct conn *c, unsigned flags)
 /* ---- key specs ----------------------------------------------------------
  * A row's key specs (cmd.h): one covers the row's keys (first_key,
  * last_key, key_step); with several, spec i is the one key at first_key +
- * i (RENAME key newkey). A keynum row (EVAL's) has one. */
+ * i (RENAME key newkey). A keynum row (EVAL's) has one, or its own key's
+ * and then the keynum one (ZUNIONSTORE's). */
 
 /* The key spec that covers argument index `arg` of a command line (a key
  * position of cmd), and its flags as Redis reports them for this line:
