@@ -530,6 +530,12 @@ convert(struct zset *x)
     return true;
 }
 
+bool
+zset_make_large(struct zset *x)
+{
+    return !zset_is_compact(x) || convert(x);
+}
+
 /* ---- every collection's functions ---------------------------------------- */
 
 uint64_t

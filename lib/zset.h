@@ -186,6 +186,12 @@ enum zset_add_rc {
 enum zset_add_rc zset_add(struct zset *x, const void *m, size_t len,
                           double score, unsigned flags, double *newscore);
 
+/* An empty x in the large encoding from now on, as Redis makes a set it
+ * knows will be large (ZUNIONSTORE's result, ZRANGESTORE's range of more
+ * than ZSET_PACK_MAX_ENTRIES): its scores are kept as given, -0 included.
+ * false when out of memory (x unchanged). */
+bool zset_make_large(struct zset *x);
+
 /* Remove m; false when it was no member. */
 bool zset_remove(struct zset *x, const void *m, size_t len);
 

@@ -25,6 +25,7 @@
 #include "protocol/reply.h"
 #include "server/clock.h"
 #include "server/cluster/cluster.h"
+#include "server/cluster/cluster_topo.h"
 #include "server/client.h"
 #include "server/errors.h"
 #include "server/monitor.h"
@@ -112,8 +113,8 @@ cmd_key_spec_count(const struct cmd *cmd)
 /* Do a row's keys and key specs agree, as struct cmd has them? The types
  * rule out a misspelt flag or a malformed keynum; this, what they cannot:
  * specs for a row with keys only, one for a keynum row, which shows no
- * legacy positions, and keynum numbers Redis could follow. A keynum row is
- * flagged movablekeys. */
+ * legacy positions (or two, its own key's shown as them), and keynum
+ * numbers Redis could follow. A keynum row is flagged movablekeys. */
 static bool
 setup_key_specs(struct cmd *cmd)
 {
@@ -122,8 +123,14 @@ setup_key_specs(struct cmd *cmd)
     if (kn == NULL) {
         return (n > 0) == (cmd->first_key != 0);
     }
-    if (n != 1 || cmd->first_key != 0 || cmd->last_key != 0 ||
-        cmd->key_step != 0 || kn->index < 1 || kn->keynumidx < 0 ||
+    /* The keynum spec is the last; a row with two has its own key first
+     * (ZUNIONSTORE's destination), shown as its legacy range. */
+    bool own_key = n == 2 && cmd->first_key > 0 &&
+                   cmd->last_key == cmd->first_key && cmd->key_step == 1 &&
+                   kn->index > cmd->first_key;
+    bool none = n == 1 && cmd->first_key == 0 && cmd->last_key == 0 &&
+                cmd->key_step == 0;
+    if ((!own_key && !none) || kn->index < 1 || kn->keynumidx < 0 ||
         kn->firstkey < 1 || kn->keystep < 1) {
         return false;
     }
@@ -287,7 +294,7 @@ keynum_spec_keys(const struct cmd_keynum *kn, const struct resp_request *req,
     if (last >= argc || last < first || first >= argc) {
         return false;
     }
-    *out = (struct cmd_keys){ (int)first, (int)last, kn->keystep, true };
+    *out = (struct cmd_keys){ (int)first, (int)last, kn->keystep, true, 0 };
     return true;
 }
 
@@ -307,7 +314,7 @@ keynum_getkeys(const struct cmd_keynum *kn, const struct resp_request *req,
     }
     *out = (struct cmd_keys){ (int)first,
                               (int)(first + (int64_t)(num - 1) * kn->keystep),
-                              kn->keystep, false };
+                              kn->keystep, false, 0 };
     return true;
 }
 
@@ -323,13 +330,17 @@ cmd_request_keys(const struct cmd *cmd, const struct resp_request *req,
         }
         *out = (struct cmd_keys){ cmd->first_key, last,
                                   cmd->key_step > 0 ? cmd->key_step : 1,
-                                  true };
+                                  true, 0 };
         return true;
     }
     if ((int64_t)kn->index + kn->keynumidx >= (int64_t)req->argc) {
         return false;                   /* shorter than its arity allows */
     }
-    return keynum_spec_keys(kn, req, out) || keynum_getkeys(kn, req, out);
+    if (!keynum_spec_keys(kn, req, out) && !keynum_getkeys(kn, req, out)) {
+        return false;
+    }
+    out->store = cmd->first_key;
+    return true;
 }
 
 bool
@@ -489,6 +500,8 @@ reject(struct conn *c, struct cmd *cmd, const char *msg)
     cmd_error(c, msg);
 }
 
+#define ERR_CROSSSLOT "CROSSSLOT Keys in request don't hash to the same slot"
+
 /* cluster-mode yes: are the keys of argv[first..last] (every step) served
  * here? If not, the client is told where (MOVED) or why not. */
 static bool
@@ -503,8 +516,7 @@ keys_served_here(struct conn *c, const struct resp_request *req, int first,
         cmd_errorf(c, "MOVED %u %s:%u", to.slot, to.host, to.port);
         return false;
     case CLUSTER_CROSSSLOT:
-        cmd_error(c, "CROSSSLOT Keys in request don't hash to the same "
-                     "slot");
+        cmd_error(c, ERR_CROSSSLOT);
         return false;
     default:
         cmd_error(c, "CLUSTERDOWN Hash slot not served");
@@ -521,8 +533,23 @@ served_here(struct conn *c, const struct cmd *cmd,
 {
     struct cmd_keys keys;
     bool reads = !(cmd->flags & CMD_WRITE) || peeks(cmd, req);
-    return !cmd_request_keys(cmd, req, &keys) ||
-           keys_served_here(c, req, keys.first, keys.last, keys.step,
+    if (!cmd_request_keys(cmd, req, &keys)) {
+        return true;
+    }
+    if (keys.store > 0) {
+        /* The own key first, as Redis walks the keys; then all in its
+         * slot. */
+        if (!keys_served_here(c, req, keys.store, keys.store, 1,
+                              c->replica_reads && reads)) {
+            return false;
+        }
+        if (cluster_keyslot(req->argv[keys.store], req->argvlen[keys.store]) !=
+            cluster_keyslot(req->argv[keys.first], req->argvlen[keys.first])) {
+            cmd_error(c, ERR_CROSSSLOT);
+            return false;
+        }
+    }
+    return keys_served_here(c, req, keys.first, keys.last, keys.step,
                             c->replica_reads && reads);
 }
 

@@ -128,7 +128,8 @@ struct cmd {
     unsigned flags;          /* enum cmd_flag bits */
     /* The keys, Redis's legacy range: argv[first_key], then every
      * key_step arguments up to last_key (-1 = the last argument); 0 0 0
-     * for none, and for a keynum row, as Redis shows them. */
+     * for none, and for a keynum row, as Redis shows them (but a keynum
+     * row's own key before its numkeys: ZUNIONSTORE's destination, 1 1 1). */
     int first_key;
     int last_key;
     int key_step;
@@ -136,7 +137,9 @@ struct cmd {
     const struct cmd_keynum *keynum;
     /* The key specs, one for each row with keys: it covers all of them;
      * with two, spec i is the one key at first_key + i (RENAME key
-     * newkey). A keynum row has one. cmd_setup() refuses others. */
+     * newkey). A keynum row has one, the keynum spec, or two: its own
+     * key's, then the keynum one (ZUNIONSTORE destination numkeys key...).
+     * cmd_setup() refuses others. */
     struct cmd_key_spec key_specs[CMD_KEY_SPECS_MAX];
     const char *acl;         /* ACL categories without '@', space separated */
     const char *group;
@@ -251,6 +254,10 @@ struct cmd_keys {
      * spec cannot (EVAL's numkeys " 1" or "01", read by atoi()), which
      * gives them no flags (COMMAND GETKEYSANDFLAGS shows none) */
     bool flagged;
+    /* A keynum row's own key before its numkeys (ZUNIONSTORE's
+     * destination): its argv index, 0 for none. Redis lists it before
+     * the range when flagged, after it when not. */
+    int store;
 };
 
 /* The keys of the command line req (argv[0] the command's name) for cmd,

@@ -381,6 +381,18 @@ static const struct cmd_keynum bmpop_keynum = {
 static const struct cmd_keynum sintercard_keynum = {
     .index = 1, .keynumidx = 0, .firstkey = 1, .keystep = 1
 };
+/* ZUNION, ZINTER, ZDIFF, ZINTERCARD: numkeys, then the keys; their STORE
+ * forms have the destination first (a range spec before the keynum
+ * one). */
+static const struct cmd_keynum zalg_keynum = {
+    .index = 1, .keynumidx = 0, .firstkey = 1, .keystep = 1
+};
+static const struct cmd_keynum zalg_store_keynum = {
+    .index = 2, .keynumidx = 0, .firstkey = 1, .keystep = 1
+};
+#define ZALG_WEIGHTED_ARGS                                                   \
+    "numkeys:integer *key:key ?*WEIGHTS=weight:integer "                     \
+    "?AGGREGATE=aggregate:oneof=SUM|MIN|MAX"
 
 static const struct cmd_keynum eval_keynum = {
     .index = 2, .keynumidx = 0, .firstkey = 1, .keystep = 1
@@ -1052,6 +1064,13 @@ static struct cmd table[] = {
       .args = "key:key cursor:integer ?MATCH=pattern:pattern "
               "?COUNT=count:integer",
       .proc = hscan_command, .tips = NONDET },
+    { .name = "hrandfield", .arity = -2, .flags = CMD_READONLY,
+      .first_key = 1, .last_key = 1, .key_step = 1,
+      .key_specs = { SPEC_RO_ACCESS },
+      .acl = "read hash slow", .group = "hash", .since = "6.2.0",
+      .summary = "Get one or multiple random fields from a hash",
+      .args = "key:key ?options:block=count/integer|?WITHVALUES/pure-token",
+      .proc = hrandfield_command, .tips = NONDET },
     /* Lists. */
     { .name = "lpush", .arity = -3,
       .flags = CMD_WRITE | CMD_DENYOOM | CMD_FAST,
@@ -1657,6 +1676,79 @@ static struct cmd table[] = {
       .acl = "write set slow", .group = "set", .since = "1.0.0",
       .summary = "Subtract multiple sets and store the resulting set in a key",
       .args = "destination:key *key:key", .proc = sdiffstore_command },
+    { .name = "zrangestore", .arity = -5, .flags = CMD_WRITE | CMD_DENYOOM,
+      .first_key = 1, .last_key = 2, .key_step = 1,
+      .key_specs = { SPEC_OW_UPDATE, SPEC_RO_ACCESS },
+      .acl = "write sortedset slow", .group = "sorted-set", .since = "6.2.0",
+      .summary = "Store a range of members from sorted set into another key",
+      .args = "dst:key src:key min:string max:string "
+              "?sortby:oneof=BYSCORE|BYLEX ?REV:pure-token "
+              "?LIMIT=offset_count:block=offset/integer|count/integer",
+      .proc = zrangestore_command },
+    { .name = "zrandmember", .arity = -2, .flags = CMD_READONLY,
+      .first_key = 1, .last_key = 1, .key_step = 1,
+      .key_specs = { SPEC_RO_ACCESS },
+      .acl = "read sortedset slow", .group = "sorted-set", .since = "6.2.0",
+      .summary = "Get one or multiple random elements from a sorted set",
+      .args = "key:key ?options:block=count/integer|?WITHSCORES/pure-token",
+      .proc = zrandmember_command, .tips = NONDET },
+    /* The algebra (cmd_zalg.c): the input keys counted by numkeys. */
+    { .name = "zunionstore", .arity = -4, .flags = CMD_WRITE | CMD_DENYOOM,
+      .first_key = 1, .last_key = 1, .key_step = 1,
+      .keynum = &zalg_store_keynum,
+      .key_specs = { SPEC_OW_UPDATE, SPEC_RO_ACCESS },
+      .acl = "write sortedset slow", .group = "sorted-set", .since = "2.0.0",
+      .summary = "Add multiple sorted sets and store the resulting sorted set "
+                 "in a new key",
+      .args = "destination:key " ZALG_WEIGHTED_ARGS,
+      .proc = zunionstore_command },
+    { .name = "zinterstore", .arity = -4, .flags = CMD_WRITE | CMD_DENYOOM,
+      .first_key = 1, .last_key = 1, .key_step = 1,
+      .keynum = &zalg_store_keynum,
+      .key_specs = { SPEC_OW_UPDATE, SPEC_RO_ACCESS },
+      .acl = "write sortedset slow", .group = "sorted-set", .since = "2.0.0",
+      .summary = "Intersect multiple sorted sets and store the resulting "
+                 "sorted set in a new key",
+      .args = "destination:key " ZALG_WEIGHTED_ARGS,
+      .proc = zinterstore_command },
+    { .name = "zdiffstore", .arity = -4, .flags = CMD_WRITE | CMD_DENYOOM,
+      .first_key = 1, .last_key = 1, .key_step = 1,
+      .keynum = &zalg_store_keynum,
+      .key_specs = { SPEC_OW_UPDATE, SPEC_RO_ACCESS },
+      .acl = "write sortedset slow", .group = "sorted-set", .since = "6.2.0",
+      .summary = "Subtract multiple sorted sets and store the resulting sorted "
+                 "set in a new key",
+      .args = "destination:key numkeys:integer *key:key",
+      .proc = zdiffstore_command },
+    { .name = "zunion", .arity = -3, .flags = CMD_READONLY,
+      .keynum = &zalg_keynum,
+      .key_specs = { SPEC_RO_ACCESS },
+      .acl = "read sortedset slow", .group = "sorted-set", .since = "6.2.0",
+      .summary = "Add multiple sorted sets",
+      .args = ZALG_WEIGHTED_ARGS " ?WITHSCORES:pure-token",
+      .proc = zunion_command },
+    { .name = "zinter", .arity = -3, .flags = CMD_READONLY,
+      .keynum = &zalg_keynum,
+      .key_specs = { SPEC_RO_ACCESS },
+      .acl = "read sortedset slow", .group = "sorted-set", .since = "6.2.0",
+      .summary = "Intersect multiple sorted sets",
+      .args = ZALG_WEIGHTED_ARGS " ?WITHSCORES:pure-token",
+      .proc = zinter_command },
+    { .name = "zdiff", .arity = -3, .flags = CMD_READONLY,
+      .keynum = &zalg_keynum,
+      .key_specs = { SPEC_RO_ACCESS },
+      .acl = "read sortedset slow", .group = "sorted-set", .since = "6.2.0",
+      .summary = "Subtract multiple sorted sets",
+      .args = "numkeys:integer *key:key ?WITHSCORES:pure-token",
+      .proc = zdiff_command },
+    { .name = "zintercard", .arity = -3, .flags = CMD_READONLY,
+      .keynum = &zalg_keynum,
+      .key_specs = { SPEC_RO_ACCESS },
+      .acl = "read sortedset slow", .group = "sorted-set", .since = "7.0.0",
+      .summary = "Intersect multiple sorted sets and return the cardinality "
+                 "of the result",
+      .args = "numkeys:integer *key:key ?LIMIT=limit:integer",
+      .proc = zintercard_command },
 };
 
 const size_t command_count = sizeof(table) / sizeof(table[0]);

@@ -994,6 +994,24 @@ keyspace_coll_add(const struct key_hint *h, const char *key, size_t len,
     return r;
 }
 
+struct store_rec *
+keyspace_set_coll(const struct key_hint *h, const char *key, size_t len,
+                  struct store_rec *r, uint8_t type, const void *state)
+{
+    size_t size = keytype_state_size(type);
+    struct store_rec *n = r == NULL ? keyspace_add(h, key, len, type, size)
+                                    : replace_record(h, r, type, size, true);
+    if (n == NULL) {
+        return NULL;
+    }
+    memcpy(store_rec_state(n), state, size);
+    if (n->expire_at != STORE_NEVER) {
+        store_set_expire(srv.store, n, STORE_NEVER);
+    }
+    keyspace_written(n);
+    return n;
+}
+
 bool
 keyspace_coll_admit(const struct store_rec *r, size_t need)
 {

@@ -276,6 +276,17 @@ void keyspace_elem_end(struct store_rec *r, uint8_t op);
  * when it was (r is gone). */
 bool keyspace_coll_done(struct store_rec *r);
 
+/* A collection's whole new state (ZUNIONSTORE, ZRANGESTORE...): key, looked
+ * up through h, becomes a collection of `type` holding `state` (its
+ * type's struct, whose owned memory the caller built), replacing r (the
+ * key's record of any type, or NULL) and its expiry, as Redis's setKey().
+ * The watchers hear, the journal gets the whole state. NULL when there is
+ * no room for the record: then nothing changed and state is the
+ * caller's to free. */
+struct store_rec *keyspace_set_coll(const struct key_hint *h, const char *key,
+                                    size_t len, struct store_rec *r,
+                                    uint8_t type, const void *state);
+
 /* A fixed-size limiter state into r (or a new record of type for key)
  * until fresh_at, or the key dropped when fresh_at <= now. false when
  * there is no room. */

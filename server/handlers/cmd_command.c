@@ -81,7 +81,8 @@ reply_key_flags(struct conn *c, unsigned flags)
  * last_key, key_step); with several, spec i is the one key at first_key +
  * i (RENAME key newkey), the last one running to the end of the line
  * when last_key is -1 (SINTERSTORE destination key...). A keynum row
- * (EVAL's) has one. */
+ * (EVAL's) has one, or its own key's and then the keynum one
+ * (ZUNIONSTORE's). */
 
 /* The key spec that covers argument index `arg` of a command line (a key
  * position of cmd), and its flags as Redis reports them for this line:
@@ -148,7 +149,26 @@ reply_spec_part(struct conn *c, const char *part, const char *type,
     reply_map(&c->out, nfields, c->proto);
 }
 
-/* Element 9: key specifications, Redis 7's layout. */
+/* Spec i of n's find_keys: one key of several (RENAME's, ZUNIONSTORE's
+ * destination), but the last, which runs to the end of the line when the
+ * row's keys do (SINTERSTORE dst key...), or the row's whole range. */
+static void
+reply_range_spec(struct conn *c, const struct cmd *cmd, size_t n, size_t i)
+{
+    bool one = n > 1 && (i + 1 < n || cmd->last_key >= 0);
+    reply_spec_part(c, "find_keys", "range", 3);
+    reply_bulkz(&c->out, "lastkey");
+    reply_int(&c->out, one ? 0
+                       : cmd->last_key < 0 ? cmd->last_key
+                       : cmd->last_key - cmd->first_key);
+    reply_bulkz(&c->out, "keystep");
+    reply_int(&c->out, n > 1 ? 1 : cmd->key_step);
+    reply_bulkz(&c->out, "limit");
+    reply_int(&c->out, 0);
+}
+
+/* Element 9: key specifications, Redis 7's layout. A keynum row's keynum
+ * spec is its last (after ZUNIONSTORE's destination). */
 static void
 reply_key_specs(struct conn *c, const struct cmd *cmd)
 {
@@ -169,7 +189,7 @@ reply_key_specs(struct conn *c, const struct cmd *cmd)
         reply_key_flags(c, ks->flags);
         reply_spec_part(c, "begin_search", "index", 1);
         reply_bulkz(&c->out, "index");
-        if (keynum) {
+        if (keynum && i == n - 1) {
             reply_int(&c->out, kn.index);
             reply_spec_part(c, "find_keys", "keynum", 3);
             reply_bulkz(&c->out, "keynumidx");
@@ -181,18 +201,7 @@ reply_key_specs(struct conn *c, const struct cmd *cmd)
             continue;
         }
         reply_int(&c->out, cmd->first_key + (n > 1 ? (int)i : 0));
-        reply_spec_part(c, "find_keys", "range", 3);
-        reply_bulkz(&c->out, "lastkey");
-        /* Several: each one key, but the last, which runs to the end of
-         * the line when the row's keys do (SINTERSTORE dst key...). */
-        bool one = n > 1 && (i + 1 < n || cmd->last_key >= 0);
-        reply_int(&c->out, one ? 0
-                           : cmd->last_key < 0 ? cmd->last_key
-                           : cmd->last_key - cmd->first_key);
-        reply_bulkz(&c->out, "keystep");
-        reply_int(&c->out, n > 1 ? 1 : cmd->key_step);
-        reply_bulkz(&c->out, "limit");
-        reply_int(&c->out, 0);
+        reply_range_spec(c, cmd, n, i);
     }
 }
 
@@ -343,8 +352,22 @@ token_name(char *out, size_t size, const char *s, size_t len)
     return out;
 }
 
+static void
+reply_doc_flags(struct conn *c, bool optional, bool multiple)
+{
+    reply_bulkz(&c->out, "flags");
+    reply_set(&c->out, (size_t)optional + (size_t)multiple, c->proto);
+    if (optional) {
+        reply_status(&c->out, "optional");
+    }
+    if (multiple) {
+        reply_status(&c->out, "multiple");
+    }
+}
+
 /* The nested arguments of a "oneof=..." or "block=..." argument, '|'
- * between two, each "[TOKEN=]name[/type]": a bare word in a oneof is a
+ * between two, each "[?][TOKEN=]name[/type]" ('?': optional): a bare
+ * word in a oneof, or one of type pure-token, is a
  * keyword (pure token, "oneof=NX|XX"), a value takes its type after '/'
  * ("EX=seconds/integer", "key/key"), integer when none ("block=a|b").
  * redis-cli 7.0 walks the nested arguments of every oneof and block and
@@ -359,6 +382,8 @@ reply_doc_nested(struct conn *c, const char *list, bool oneof,
     }
     reply_array(&c->out, n);
     while (n-- > 0) {
+        bool optional = *list == '?';
+        list += optional;
         size_t len = strcspn(list, "|");
         const char *name = list, *token = NULL, *type = "integer";
         size_t name_len = len, token_len = 0, type_len = strlen(type);
@@ -376,16 +401,17 @@ reply_doc_nested(struct conn *c, const char *list, bool oneof,
             name_len = (size_t)(slash - name);
         }
         char lower[64];
-        if (oneof && eq == NULL && slash == NULL) {
+        bool pure = type_len == 10 && memcmp(type, "pure-token", 10) == 0;
+        if ((oneof && eq == NULL && slash == NULL) || pure) {
             token = list;
-            token_len = len;
-            name = token_name(lower, sizeof(lower), list, len);
+            token_len = pure ? name_len : len;
+            name = token_name(lower, sizeof(lower), list, token_len);
             name_len = strlen(name);
             type = "pure-token";
             type_len = strlen(type);
         }
         size_t key = doc_key_fields(keys, type, type_len);
-        reply_map(&c->out, 2 + key + (token != NULL), c->proto);
+        reply_map(&c->out, 2 + key + (token != NULL) + optional, c->proto);
         reply_bulkz(&c->out, "name");
         reply_bulk(&c->out, name, name_len);
         reply_bulkz(&c->out, "type");
@@ -397,20 +423,10 @@ reply_doc_nested(struct conn *c, const char *list, bool oneof,
             reply_bulkz(&c->out, "token");
             reply_bulk(&c->out, token, token_len);
         }
+        if (optional) {
+            reply_doc_flags(c, true, false);
+        }
         list += len + (list[len] == '|');
-    }
-}
-
-static void
-reply_doc_flags(struct conn *c, bool optional, bool multiple)
-{
-    reply_bulkz(&c->out, "flags");
-    reply_set(&c->out, (size_t)optional + (size_t)multiple, c->proto);
-    if (optional) {
-        reply_status(&c->out, "optional");
-    }
-    if (multiple) {
-        reply_status(&c->out, "multiple");
     }
 }
 
@@ -564,6 +580,24 @@ lookup_full(char **argv, size_t *argvlen, size_t argc)
     return find_sub(base, argv[1], argvlen[1]);
 }
 
+/* One key of COMMAND GETKEYS[ANDFLAGS]: argv[i] of the line, with its
+ * flags. */
+static void
+reply_key(struct conn *c, const struct cmd *cmd,
+          const struct resp_request *line, int i, bool flagged,
+          bool with_flags)
+{
+    if (with_flags) {
+        reply_array(&c->out, 2);
+    }
+    reply_bulk(&c->out, line->argv[i], line->argvlen[i]);
+    if (with_flags) {
+        struct cmd_key_spec ks = key_spec_of_arg(cmd, i, line->argv,
+                                                 line->argc, flagged);
+        reply_key_flags(c, ks.flags);
+    }
+}
+
 static void
 getkeys(struct conn *c, struct resp_request *req, bool with_flags)
 {
@@ -596,17 +630,16 @@ getkeys(struct conn *c, struct resp_request *req, bool with_flags)
         }
         return;
     }
-    reply_array(&c->out, (size_t)((keys.last - keys.first) / keys.step + 1));
+    reply_array(&c->out, (size_t)((keys.last - keys.first) / keys.step + 1) +
+                             (keys.store > 0));
+    if (keys.store > 0 && keys.flagged) {
+        reply_key(c, cmd, &line, keys.store, true, with_flags);
+    }
     for (int i = keys.first; i <= keys.last; i += keys.step) {
-        if (with_flags) {
-            reply_array(&c->out, 2);
-        }
-        reply_bulk(&c->out, argv[i], argvlen[i]);
-        if (with_flags) {
-            struct cmd_key_spec ks = key_spec_of_arg(cmd, i, argv, argc,
-                                                     keys.flagged);
-            reply_key_flags(c, ks.flags);
-        }
+        reply_key(c, cmd, &line, i, keys.flagged, with_flags);
+    }
+    if (keys.store > 0 && !keys.flagged) {
+        reply_key(c, cmd, &line, keys.store, false, with_flags);
     }
 }
 

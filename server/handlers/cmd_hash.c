@@ -1,7 +1,8 @@
 /*
  * cmd_hash.c - Redis's hash commands, byte for byte as Redis 7.0 answers
  * them: HSET, HMSET, HSETNX, HGET, HMGET, HDEL, HLEN, HSTRLEN, HEXISTS,
- * HINCRBY, HINCRBYFLOAT, HGETALL, HKEYS, HVALS, HSCAN.
+ * HINCRBY, HINCRBYFLOAT, HGETALL, HKEYS, HVALS, HSCAN, HRANDFIELD (random
+ * like Redis's; what Redis determines, the same).
  *
  * The hash itself is lib/hmap.h (struct hmap, the key's state). A write
  * is admitted first (coll_reserve), then made through the same calls its
@@ -18,6 +19,7 @@
 #include "algorithms/increx.h"
 #include "lib/hmap.h"
 #include "lib/mem.h"
+#include "lib/rand.h"
 #include "lib/num.h"
 #include "protocol/reply.h"
 #include "server/client.h"
@@ -345,6 +347,99 @@ hgetall_generic(struct conn *c, struct resp_request *req, int want)
 HANDLER_VARIANT(hgetall_command, hgetall_generic, WANT_FIELDS | WANT_VALUES)
 HANDLER_VARIANT(hkeys_command, hgetall_generic, WANT_FIELDS)
 HANDLER_VARIANT(hvals_command, hgetall_generic, WANT_VALUES)
+
+/* ---- HRANDFIELD --------------------------------------------------------- */
+
+/* One field of HRANDFIELD's reply (RESP3: a pair WITHVALUES). */
+static void
+reply_rand_field(struct conn *c, const struct pack_item *f, bool with)
+{
+    if (with && c->proto >= 3) {
+        reply_array(&c->out, 2);
+    }
+    reply_bulk(&c->out, f[0].data, f[0].len);
+    if (with) {
+        reply_bulk(&c->out, f[1].data, f[1].len);
+    }
+}
+
+/* Every field and value of h, in its order, to draw from by index. */
+static struct pack_item *
+hash_items(const struct hmap *h)
+{
+    struct pack_item *items = mem_malloc(2 * hmap_len(h) *
+                                         sizeof(struct pack_item));
+    struct hmap_iter it = { 0 };
+    for (size_t i = 0; items != NULL && hmap_next(h, &it, &items[2 * i],
+                                                  &items[2 * i + 1]); i++) {
+    }
+    return items;
+}
+
+/* As Redis's hrandfieldWithCountCommand(): a negative count draws with
+ * repeats, a count of the hash's size or more answers it whole in its
+ * order, a smaller one distinct fields. */
+static void
+hrand_count(struct conn *c, const struct hmap *h, int64_t count, bool with)
+{
+    uint64_t n = hmap_len(h), draws = count < 0 ? 0 - (uint64_t)count
+                                                : (uint64_t)count;
+    bool all = count > 1 && draws >= n;
+    draws = all ? n : draws;
+    struct pack_item *items = hash_items(h);
+    uint64_t *picks = count > 1 && !all ? mem_malloc(draws * sizeof(uint64_t))
+                                        : NULL;
+    if (items == NULL || (count > 1 && !all &&
+                          (picks == NULL ||
+                           !coll_random_distinct(n, draws, picks)))) {
+        cmd_error(c, ERR_NOMEM);
+    } else {
+        reply_array(&c->out, with && c->proto < 3 ? 2 * draws : draws);
+        for (uint64_t i = 0; i < draws && !coll_reply_full(c); i++) {
+            uint64_t at = all ? i : picks != NULL ? picks[i] : rand_below(n);
+            reply_rand_field(c, &items[2 * at], with);
+        }
+    }
+    mem_free(items);
+    mem_free(picks);
+}
+
+/* HRANDFIELD key: one field, a bulk string. */
+static void
+hrand_one(struct conn *c, const struct hmap *h)
+{
+    struct pack_item *items = hash_items(h);
+    if (items == NULL) {
+        cmd_error(c, ERR_NOMEM);
+        return;
+    }
+    uint64_t at = rand_below(hmap_len(h));
+    reply_bulk(&c->out, items[2 * at].data, items[2 * at].len);
+    mem_free(items);
+}
+
+void
+hrandfield_command(struct conn *c, struct resp_request *req)
+{
+    int64_t count;
+    bool with;
+    struct store_rec *r;
+    if (!coll_rand_args(c, req, "WITHVALUES", &count, &with) ||
+        !lookup_hash(c, req, LOOKUP_READ, &r)) {
+        return;
+    }
+    if (count == COLL_NO_COUNT) {
+        if (r == NULL) {
+            reply_null(&c->out, c->proto);
+        } else {
+            hrand_one(c, hash_of(r));
+        }
+    } else if (r == NULL || count == 0) {
+        reply_array(&c->out, 0);
+    } else {
+        hrand_count(c, hash_of(r), count, with);
+    }
+}
 
 /* ---- HSCAN ------------------------------------------------------------- */
 

@@ -5,7 +5,10 @@
  * WITHSCORES), ZREVRANGE, Z[REV]RANGEBYSCORE, Z[REV]RANGEBYLEX,
  * ZREMRANGEBYSCORE/RANK/LEX, ZRANK, ZREVRANK, ZPOPMIN, ZPOPMAX, ZSCAN,
  * ZMPOP and the blocking BZPOPMIN, BZPOPMAX and BZMPOP (served by
- * serve_zpop() once blocked.c finds a key they wait on ready).
+ * serve_zpop() once blocked.c finds a key they wait on ready),
+ * ZRANGESTORE (ZRANGE's range stored whole as a key, coll_store()) and
+ * ZRANDMEMBER (random like Redis's; what Redis determines, the same).
+ * The algebra (ZUNION...) is cmd_zalg.c's.
  *
  * The set is lib/zset.h's, in place in the key's record. Checks come in
  * Redis's order (options, then numbers, then the key's type), since which
@@ -20,6 +23,7 @@
 #include <string.h>
 
 #include "lib/mem.h"
+#include "lib/rand.h"
 #include "lib/num.h"
 #include "lib/zset.h"
 #include "protocol/reply.h"
@@ -444,10 +448,18 @@ parse_lex(const struct resp_request *req, size_t min, size_t max,
 enum rtype { BY_AUTO, BY_RANK, BY_SCORE, BY_LEX };
 enum rdir { DIR_AUTO, DIR_FWD, DIR_REV };
 
+/* ZRANGESTORE's result, built as the range is walked. */
+struct zrange_dst {
+    struct zset z;
+    bool oom;
+};
+
 struct zrange {
     enum rtype type;
     enum rdir dir;
     bool withscores;
+    size_t at;              /* argv index of the key (ZRANGESTORE's 2) */
+    struct zrange_dst *into;    /* ZRANGESTORE; NULL: replies */
     int64_t offset;
     int64_t limit;          /* -1: none */
     int64_t start, end;     /* BY_RANK */
@@ -521,17 +533,37 @@ reply_range_len(struct conn *c, bool withscores, uint64_t n)
     reply_array(&c->out, withscores && c->proto < 3 ? 2 * n : n);
 }
 
+/* One member of a range: into the reply, or into ZRANGESTORE's result. */
+static void
+emit_member(struct conn *c, const struct zrange *q, const unsigned char *m,
+            size_t len, double score)
+{
+    double ns;
+    if (q->into == NULL) {
+        reply_member(c, q->withscores, m, len, score);
+    } else if (zset_add(&q->into->z, m, len, score, 0, &ns) == ZSET_NOMEM) {
+        q->into->oom = true;
+    }
+}
+
 static void
 zrange_rank(struct conn *c, const struct zset *z, const struct zrange *q)
 {
     uint64_t llen = zset_len(z), start, end;
     bool rev = q->dir == DIR_REV;
     if (!coll_rank_range(q->start, q->end, llen, &start, &end)) {
-        reply_array(&c->out, 0);
+        if (q->into == NULL) {
+            reply_array(&c->out, 0);
+        }
         return;
     }
     uint64_t n = end - start + 1;
-    reply_range_len(c, q->withscores, n);
+    if (q->into == NULL) {
+        reply_range_len(c, q->withscores, n);
+    } else if (n > ZSET_PACK_MAX_ENTRIES && !zset_make_large(&q->into->z)) {
+        q->into->oom = true;    /* Redis makes a known large result so */
+        return;
+    }
     struct zset_iter it;
     zset_iter_at(&it, z, rev ? llen - 1 - start : start);
     for (uint64_t i = 0; i < n; i++) {
@@ -539,7 +571,7 @@ zrange_rank(struct conn *c, const struct zset *z, const struct zrange *q)
         size_t len;
         double s;
         zset_iter_get(&it, &m, &len, &s);
-        reply_member(c, q->withscores, m, len, s);
+        emit_member(c, q, m, len, s);
         (void)(rev ? zset_iter_prev(&it) : zset_iter_next(&it));
     }
 }
@@ -602,7 +634,7 @@ zrange_walk(struct conn *c, const struct zset *z, const struct zrange *q,
             break;
         }
         if (reply) {
-            reply_member(c, q->withscores, m, len, s);
+            emit_member(c, q, m, len, s);
         }
         n++;
     } while (rev ? zset_iter_prev(&it) : zset_iter_next(&it));
@@ -614,9 +646,9 @@ static bool
 zrange_opts(struct conn *c, const struct resp_request *req,
             struct zrange *q)
 {
-    for (size_t j = 4; j < req->argc; j++) {
+    for (size_t j = q->at + 3; j < req->argc; j++) {
         size_t left = req->argc - j - 1;
-        if (cmd_arg_is(req, j, "WITHSCORES")) {
+        if (q->into == NULL && cmd_arg_is(req, j, "WITHSCORES")) {
             q->withscores = true;
         } else if (cmd_arg_is(req, j, "LIMIT") && left >= 2) {
             if (!num_parse_i64(req->argv[j + 1], req->argvlen[j + 1],
@@ -641,53 +673,97 @@ zrange_opts(struct conn *c, const struct resp_request *req,
     return true;
 }
 
+/* The options and the range of a ZRANGE family request, checked in
+ * Redis's order; false after the error. */
+static bool
+zrange_parse(struct conn *c, const struct resp_request *req,
+             struct zrange *q)
+{
+    size_t min = q->at + 1, max = q->at + 2;
+    if (!zrange_opts(c, req, q)) {
+        return false;
+    }
+    if (q->dir == DIR_AUTO) {
+        q->dir = DIR_FWD;
+    }
+    if (q->type == BY_AUTO) {
+        q->type = BY_RANK;
+    }
+    if (q->limit != -1 && q->type == BY_RANK) {
+        cmd_error(c, "ERR syntax error, LIMIT is only supported in "
+                     "combination with either BYSCORE or BYLEX");
+        return false;
+    }
+    if (q->withscores && q->type == BY_LEX) {
+        cmd_error(c, "ERR syntax error, WITHSCORES not supported in "
+                     "combination with BYLEX");
+        return false;
+    }
+    if (q->dir == DIR_REV && q->type != BY_RANK) {
+        min = q->at + 2;    /* the range is given as max, min */
+        max = q->at + 1;
+    }
+    return parse_bounds(c, req, min, max, q);
+}
+
+/* The range's members from z: into the reply or q's result. */
+static void
+zrange_run(struct conn *c, const struct zset *z, const struct zrange *q)
+{
+    if (q->type == BY_RANK) {
+        zrange_rank(c, z, q);
+        return;
+    }
+    if (q->into == NULL) {
+        reply_range_len(c, q->withscores, zrange_walk(c, z, q, false));
+    }
+    (void)zrange_walk(c, z, q, true);
+}
+
 static void
 zrange_generic(struct conn *c, struct resp_request *req, enum rtype type,
                enum rdir dir)
 {
-    struct zrange q = { .type = type, .dir = dir, .limit = -1 };
-    size_t min = 2, max = 3;
-    if (!zrange_opts(c, req, &q)) {
-        return;
-    }
-    if (q.dir == DIR_AUTO) {
-        q.dir = DIR_FWD;
-    }
-    if (q.type == BY_AUTO) {
-        q.type = BY_RANK;
-    }
-    if (q.limit != -1 && q.type == BY_RANK) {
-        cmd_error(c, "ERR syntax error, LIMIT is only supported in "
-                     "combination with either BYSCORE or BYLEX");
-        return;
-    }
-    if (q.withscores && q.type == BY_LEX) {
-        cmd_error(c, "ERR syntax error, WITHSCORES not supported in "
-                     "combination with BYLEX");
-        return;
-    }
-    if (q.dir == DIR_REV && q.type != BY_RANK) {
-        min = 3;        /* the range is given as max, min */
-        max = 2;
-    }
-    if (!parse_bounds(c, req, min, max, &q)) {
-        return;
-    }
+    struct zrange q = { .type = type, .dir = dir, .limit = -1, .at = 1 };
     struct store_rec *r;
-    if (!lookup(c, req, LOOKUP_READ, &r)) {
+    if (!zrange_parse(c, req, &q) || !lookup(c, req, LOOKUP_READ, &r)) {
         return;
     }
     if (r == NULL) {
         reply_array(&c->out, 0);
         return;
     }
-    const struct zset *z = zs_of(r);
-    if (q.type == BY_RANK) {
-        zrange_rank(c, z, &q);
+    zrange_run(c, zs_of(r), &q);
+}
+
+/* ZRANGESTORE dst src min max [BYSCORE|BYLEX] [REV] [LIMIT offset count]:
+ * ZRANGE's range of src, stored whole as dst (deleted when empty). */
+void
+zrangestore_command(struct conn *c, struct resp_request *req)
+{
+    struct zrange_dst dst = { .oom = false };
+    struct zrange q = { .type = BY_AUTO, .dir = DIR_AUTO, .limit = -1,
+                        .at = 2, .into = &dst };
+    if (!zrange_parse(c, req, &q)) {
         return;
     }
-    reply_range_len(c, q.withscores, zrange_walk(c, z, &q, false));
-    (void)zrange_walk(c, z, &q, true);
+    struct key_hint h = { 0 };
+    struct store_rec *r = keyspace_lookup(&h, req->argv[2], req->argvlen[2],
+                                          clock_wall_now());
+    if (r != NULL && r->type != KEY_ZSET) {
+        cmd_error(c, ERR_WRONGTYPE);
+        return;
+    }
+    if (r != NULL) {
+        zrange_run(c, zs_of(r), &q);
+    }
+    if (dst.oom) {
+        cmd_error(c, ERR_NOMEM);
+    } else if (coll_store(c, req->argv[1], req->argvlen[1], KEY_ZSET, &dst.z,
+                          zset_len(&dst.z))) {
+        return;                         /* dst.z is the key's now */
+    }
+    zset_free(&dst.z);
 }
 
 HANDLER_VARIANT(zrange_command, zrange_generic, BY_AUTO, DIR_AUTO)
@@ -947,6 +1023,82 @@ bzmpop_command(struct conn *c, struct resp_request *req)
     }
     if (zpop_first(c, req, o.first_key, o.nkeys, !o.first, o.count) == 0) {
         zwait_or_nil(c, req, o.first_key, o.nkeys, ms);
+/* ---- ZRANDMEMBER ------------------------------------------------------------------ */
+
+/* The member of rank `rank` as a range reply's member. */
+static void
+reply_rank(struct conn *c, const struct zset *z, uint64_t rank, bool with)
+{
+    struct zset_iter it;
+    const unsigned char *m;
+    size_t len;
+    double s;
+    zset_iter_at(&it, z, rank);
+    zset_iter_get(&it, &m, &len, &s);
+    reply_member(c, with, m, len, s);
+}
+
+/* count distinct members of the n in z (count < n), in random order. */
+static void
+zrand_distinct(struct conn *c, const struct zset *z, uint64_t n,
+               uint64_t count, bool with)
+{
+    uint64_t *picks = mem_malloc(count * sizeof(uint64_t));
+    if (picks == NULL || !coll_random_distinct(n, count, picks)) {
+        mem_free(picks);
+        cmd_error(c, ERR_NOMEM);
+        return;
+    }
+    reply_range_len(c, with, count);
+    for (uint64_t i = 0; i < count; i++) {
+        reply_rank(c, z, picks[i], with);
+    }
+    mem_free(picks);
+}
+
+/* As Redis's zrandmemberWithCountCommand(): a negative count draws with
+ * repeats, a count of the set's size or more answers it whole (from its
+ * highest member, as Redis walks it), a smaller one distinct members. */
+static void
+zrand_count(struct conn *c, const struct zset *z, int64_t count, bool with)
+{
+    uint64_t n = zset_len(z);
+    if (count < 0 || count == 1) {
+        uint64_t draws = count < 0 ? 0 - (uint64_t)count : 1;
+        reply_range_len(c, with, draws);
+        for (uint64_t i = 0; i < draws && !coll_reply_full(c); i++) {
+            reply_rank(c, z, rand_below(n), with);
+        }
+    } else if ((uint64_t)count >= n) {
+        reply_range_len(c, with, n);
+        for (uint64_t i = n; i > 0; i--) {
+            reply_rank(c, z, i - 1, with);
+        }
+    } else {
+        zrand_distinct(c, z, n, (uint64_t)count, with);
+    }
+}
+
+void
+zrandmember_command(struct conn *c, struct resp_request *req)
+{
+    int64_t count;
+    bool with;
+    struct store_rec *r;
+    if (!coll_rand_args(c, req, "WITHSCORES", &count, &with) ||
+        !lookup(c, req, LOOKUP_READ, &r)) {
+        return;
+    }
+    if (count == COLL_NO_COUNT) {
+        if (r == NULL) {
+            reply_null(&c->out, c->proto);
+        } else {
+            reply_rank(c, zs_of(r), rand_below(zset_len(zs_of(r))), false);
+        }
+    } else if (r == NULL || count == 0) {
+        reply_array(&c->out, 0);
+    } else {
+        zrand_count(c, zs_of(r), count, with);
     }
 }
 

@@ -8,7 +8,9 @@
 
 #include "algorithms/increx.h"
 #include "lib/glob.h"
+#include "lib/mem.h"
 #include "lib/num.h"
+#include "lib/rand.h"
 #include "protocol/reply.h"
 #include "server/client.h"
 #include "server/clock.h"
@@ -202,6 +204,52 @@ coll_block_timeout(struct conn *c, const struct resp_request *req, size_t i,
         return false;
     }
     *ms = (int64_t)t;
+bool
+coll_store(struct conn *c, const char *key, size_t len, uint8_t type,
+           const void *state, uint64_t n)
+{
+    struct store_rec *r = keyspace_lookup_write(&c->hint, key, len,
+                                                clock_wall_now());
+    if (n == 0) {
+        if (r != NULL) {
+            keyspace_delete(r);
+        }
+        reply_int(&c->out, 0);
+        return false;
+    }
+    if (keyspace_set_coll(&c->hint, key, len, r, type, state) == NULL) {
+        cmd_error(c, ERR_OOM);
+        return false;
+    }
+    reply_int(&c->out, (int64_t)n);
+    return true;
+}
+
+/* Small counts against a large n: draws until count distinct ones, kept
+ * in an open-addressed table twice count's size (or more). */
+static bool
+random_distinct_sparse(uint64_t n, uint64_t count, uint64_t *out)
+{
+    uint64_t cap = 16;
+    while (cap < 2 * count) {
+        cap *= 2;
+    }
+    uint64_t *seen = mem_calloc(cap, sizeof(uint64_t));     /* index + 1 */
+    if (seen == NULL) {
+        return false;
+    }
+    for (uint64_t got = 0; got < count;) {
+        uint64_t x = rand_below(n), h = (x * UINT64_C(0x9e3779b97f4a7c15)) &
+                                          (cap - 1);
+        while (seen[h] != 0 && seen[h] != x + 1) {
+            h = (h + 1) & (cap - 1);
+        }
+        if (seen[h] == 0) {
+            seen[h] = x + 1;
+            out[got++] = x;
+        }
+    }
+    mem_free(seen);
     return true;
 }
 
@@ -221,6 +269,26 @@ coll_lookup_key(struct conn *c, const char *key, size_t len, uint8_t type,
         cmd_error(c, ERR_WRONGTYPE);
         return false;
     }
+coll_random_distinct(uint64_t n, uint64_t count, uint64_t *out)
+{
+    if (count <= n / 3) {
+        return random_distinct_sparse(n, count, out);
+    }
+    /* A partial Fisher-Yates shuffle of every index (n < 3 * count). */
+    uint64_t *all = mem_malloc(n * sizeof(uint64_t));
+    if (all == NULL) {
+        return false;
+    }
+    for (uint64_t i = 0; i < n; i++) {
+        all[i] = i;
+    }
+    for (uint64_t i = 0; i < count; i++) {
+        uint64_t j = i + rand_below(n - i), t = all[i];
+        all[i] = all[j];
+        all[j] = t;
+        out[i] = all[i];
+    }
+    mem_free(all);
     return true;
 }
 
@@ -265,4 +333,39 @@ coll_mpop_args(struct conn *c, const struct resp_request *req, size_t at,
         o->count = 1;
     }
     return true;
+}
+coll_rand_args(struct conn *c, const struct resp_request *req,
+               const char *word, int64_t *count, bool *with)
+{
+    *count = COLL_NO_COUNT;
+    *with = false;
+    if (req->argc < 3) {
+        return true;
+    }
+    if (!num_parse_i64(req->argv[2], req->argvlen[2], count)) {
+        cmd_error(c, ERR_NOT_INTEGER);
+        return false;
+    }
+    if (*count == INT64_MIN) {
+        cmd_error(c, "ERR value is out of range, value must between "
+                     "-9223372036854775807 and 9223372036854775807");
+        return false;
+    }
+    if (req->argc > 4 || (req->argc == 4 && !cmd_arg_is(req, 3, word))) {
+        cmd_error(c, ERR_SYNTAX);
+        return false;
+    }
+    *with = req->argc == 4;
+    if (*with && (*count < -INT64_MAX / 2 || *count > INT64_MAX / 2)) {
+        cmd_error(c, "ERR value is out of range");
+        return false;
+    }
+    return true;
+}
+
+bool
+coll_reply_full(const struct conn *c)
+{
+    return c->out.oom ||
+           obuf_pending(&c->out) > (size_t)srv.conf.output_hard_limit;
 }

@@ -112,5 +112,28 @@ struct coll_mpop {
 bool coll_mpop_args(struct conn *c, const struct resp_request *req,
                     size_t at, const char *w0, const char *w1,
                     struct coll_mpop *o);
+/* The end of a STORE form (ZUNIONSTORE, ZRANGESTORE...): key (the
+ * request's first key) becomes the collection `state` of `type` holding n
+ * elements, whatever it held before, and :n is the reply; with n == 0 the
+ * key is deleted instead (:0), as Redis's setKey() and dbDelete(). false
+ * when state was not taken (n == 0, or -OOM sent): the caller frees it. */
+bool coll_store(struct conn *c, const char *key, size_t len, uint8_t type,
+                const void *state, uint64_t n);
+
+/* count distinct random indexes below n (count < n) into out, in random
+ * order; false when out of memory. */
+bool coll_random_distinct(uint64_t n, uint64_t count, uint64_t *out);
+
+/* ZRANDMEMBER's and HRANDFIELD's key [count [word]] (word: WITHSCORES,
+ * WITHVALUES) in Redis's order of checks; false after the error. *count
+ * is COLL_NO_COUNT when none is given. */
+#define COLL_NO_COUNT INT64_MIN
+bool coll_rand_args(struct conn *c, const struct resp_request *req,
+                    const char *word, int64_t *count, bool *with);
+
+/* Has c's reply passed what a client may hold (client-output-hard-limit)?
+ * A draw of a huge negative count stops there, as Redis's stops when the
+ * client is to be closed; the client is then closed. */
+bool coll_reply_full(const struct conn *c);
 
 #endif

@@ -221,6 +221,7 @@ HANDLER(hgetall_command);
 HANDLER(hkeys_command);
 HANDLER(hvals_command);
 HANDLER(hscan_command);
+HANDLER(hrandfield_command);
 /* cmd_list.c */
 HANDLER(lpush_command);
 HANDLER(rpush_command);
@@ -309,5 +310,16 @@ HANDLER(sunion_command);
 HANDLER(sunionstore_command);
 HANDLER(sdiff_command);
 HANDLER(sdiffstore_command);
+HANDLER(zrangestore_command);
+HANDLER(zrandmember_command);
+
+/* cmd_zalg.c */
+HANDLER(zunion_command);
+HANDLER(zinter_command);
+HANDLER(zdiff_command);
+HANDLER(zunionstore_command);
+HANDLER(zinterstore_command);
+HANDLER(zdiffstore_command);
+HANDLER(zintercard_command);
 
 #endif

@@ -36,10 +36,12 @@
  *    ZINCRBY, ZREM, ZREMRANGEBYSCORE|RANK|LEX, ZPOPMIN, ZPOPMAX, ZMPOP, ZSCORE,
  *    ZMSCORE, ZCARD, ZCOUNT, ZLEXCOUNT, ZRANK, ZREVRANK, ZRANGE by rank,
  *    BYSCORE and BYLEX with REV, LIMIT, WITHSCORES, ZREVRANGE,
- *    Z[REV]RANGEBYSCORE, Z[REV]RANGEBYLEX, ZSCAN) and sets (SADD, SREM,
- *    SISMEMBER, SMISMEMBER, SCARD, SMEMBERS, SRANDMEMBER and SPOP with a
- *    count, SMOVE, SSCAN, SINTER, SINTERCARD with LIMIT, SUNION, SDIFF
- *    and their STORE forms), on the same keys as
+ *    Z[REV]RANGEBYSCORE, Z[REV]RANGEBYLEX, ZSCAN, the algebra ZUNION,
+ *    ZINTER, ZDIFF, their STORE forms and ZINTERCARD, ZRANGESTORE,
+ *    ZRANDMEMBER; HRANDFIELD) and sets (SADD, SREM, SISMEMBER, SMISMEMBER,
+ *    SCARD, SMEMBERS, SRANDMEMBER and SPOP with a count, SMOVE, SSCAN,
+ *    SINTER, SINTERCARD with LIMIT, SUNION, SDIFF and their STORE forms),
+ *    on the same keys as
  *    everything else; elements that repeat, around 64 bytes, of any size;
  *    scores, score bounds and lex bounds in every spelling, refused ones
  *    too; writes of up to 46 elements;
@@ -1266,6 +1268,80 @@ add_zrange_options(struct req *r, struct input *in, bool modern)
     }
 }
 
+/* A count for ZRANDMEMBER and HRANDFIELD: small either way mostly, or an
+ * edge that is refused or answers the whole set (never a huge negative
+ * count that is not refused: that draws until the client's output
+ * limit). */
+static void
+add_rand_count(struct req *r, struct input *in)
+{
+    static const char *const edges[] = {
+        "-9223372036854775808", "9223372036854775807", "4611686018427387904",
+        "x", "", "1.5", " 1", "0",
+    };
+    char buf[16];
+    uint8_t b = in_byte(in);
+    if (b < 224) {
+        snprintf(buf, sizeof(buf), "%d", (int)(b % 41) - 20);
+        add(r, buf);
+    } else {
+        add(r, edges[b % 8]);
+    }
+}
+
+/* Issue 37's sorted-set commands: the algebra (numkeys right mostly,
+ * WEIGHTS, AGGREGATE, WITHSCORES, LIMIT, in any order and where they are
+ * refused), ZRANGESTORE in ZRANGE's forms, ZRANDMEMBER, HRANDFIELD. */
+static void
+gen_zalg(struct req *r, struct input *in)
+{
+    static const char *const ops[] = {
+        "ZUNION", "ZINTER", "ZDIFF", "ZINTERCARD", "ZUNIONSTORE", "ZINTERSTORE",
+        "ZDIFFSTORE",
+    };
+    static const char *const opts[] = {
+        "WEIGHTS", "AGGREGATE", "WITHSCORES", "LIMIT", "min", "MAX", "sum", "x",
+    };
+    uint8_t b = in_byte(in), n = 1 + in_byte(in) % 4;
+    char buf[8];
+    if (b % 10 >= 7) {
+        add(r, b % 10 == 7 ? "ZRANGESTORE" : b % 10 == 8 ? "ZRANDMEMBER" : "HRANDFIELD");
+        add_key(r, in);
+        if (b % 10 == 7) {
+            add_key(r, in);
+            add_score_bound(r, in);
+            add_score_bound(r, in);
+            add_zrange_options(r, in, true);
+        } else if (b & 0x80) {
+            add_rand_count(r, in);
+            if (b & 0x40) {
+                add(r, b % 10 == 8 ? "WITHSCORES" : "WITHVALUES");
+            }
+        }
+        return;
+    }
+    add(r, ops[b % 7]);
+    if (b % 7 >= 4) {
+        add_key(r, in);                 /* the destination */
+    }
+    if (in_byte(in) < 24) {
+        add_number(r, in, false);
+    } else {
+        snprintf(buf, sizeof(buf), "%u", n);
+        add(r, buf);
+    }
+    for (uint8_t i = 0; i < n; i++) {
+        add_key(r, in);
+    }
+    for (uint8_t o = in_byte(in) % 4; o > 0; o--) {
+        uint8_t w = in_byte(in);
+        add(r, opts[w % 8]);
+        for (uint8_t i = 0; i < (w % 8 == 0 ? n : w % 8 == 2 ? 0 : 1); i++) {
+            add_score(r, in);
+        }
+    }
+}
+
 static void
 gen_zset(struct req *r, struct input *in, uint8_t which)
 {
@@ -1421,6 +1497,10 @@ gen_zset(struct req *r, struct input *in, uint8_t which)
         }
         break;
     default:
+        if (which & 0x40) {
+            gen_zalg(r, in);
+            break;
+        }
         add(r, which & 0x80 ? "ZADD" : "ZINCRBY");      /* arity errors */
         add_key(r, in);
         add_score(r, in);
@@ -1693,6 +1773,8 @@ static const char *const names[] = {
     "sadd", "srem", "sismember", "smismember", "scard", "smembers",
     "srandmember", "spop", "smove", "sscan", "sinter", "sintercard",
     "sinterstore", "sunion", "sunionstore", "sdiff", "sdiffstore",
+    "zunion", "zinter", "zdiff", "zunionstore", "zinterstore", "zdiffstore",
+    "zintercard", "zrangestore", "zrandmember", "hrandfield",
 };
 
 /* Any command name with arguments of any bytes. */
@@ -1813,6 +1895,7 @@ may_write(const struct req *r)
         "zremrangebyrank", "zremrangebylex", "zpopmin", "zpopmax",
         "rpoplpush", "lmpop", "zmpop", "sadd", "srem", "spop", "smove",
         "sinterstore", "sunionstore", "sdiffstore",
+        "zunionstore", "zinterstore", "zdiffstore", "zrangestore",
     };
     bool writer = word(r, 0, "getex") && r->argc > 2;
     for (size_t k = 0; k < sizeof(writers) / sizeof(writers[0]); k++) {

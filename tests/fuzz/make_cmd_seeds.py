@@ -200,6 +200,25 @@ SEEDS = {
     + cmd("SSCAN", "sb", 0, "COUNT", 5) + cmd("SPOP", "sb", 3) + cmd("SPOP", "sb", 500)
     + cmd("SMEMBERS", "sb") + save_and_reload() + cmd("SRANDMEMBER", "sw", 100)
     + cmd("SPOP", "sw", 1000) + cmd("SCARD", "sw"),
+    # The algebra, ZRANGESTORE and the random members (issue 37): WEIGHTS
+    # and AGGREGATE over infinities, a STORE over another type and its
+    # expiry, an empty result deleting its destination, reloads between.
+    "zset-algebra": cmd("ZADD", "a", 1, "x", 2, "y", "-inf", "n") + cmd("ZADD", "b", 3, "y", "inf", "n")
+    + cmd("SET", "d", "str") + cmd("EXPIRE", "d", 100)
+    + cmd("ZUNIONSTORE", "d", 2, "a", "b", "WEIGHTS", 1, 0, "AGGREGATE", "MAX")
+    + cmd("ZINTERSTORE", "e", 2, "a", "b", "WEIGHTS", 1, -1) + cmd("ZDIFFSTORE", "f", 2, "a", "b")
+    + cmd("ZUNION", 2, "a", "b", "WITHSCORES") + cmd("ZINTER", 2, "a", "b", "AGGREGATE", "MIN")
+    + cmd("ZDIFF", 1, "a", "WITHSCORES") + cmd("ZINTERCARD", 2, "a", "b", "LIMIT", 1)
+    + cmd("ZUNION", 0, "a") + cmd("ZINTER", 3, "a") + cmd("ZUNION", 2, "a", "b", "WEIGHTS", "x", 1)
+    + save_and_reload() + cmd("ZINTERSTORE", "e", 2, "a", "none") + cmd("ZRANGESTORE", "g", "d", 0, -1)
+    + cmd("ZRANGESTORE", "g", "d", "(1", "+inf", "BYSCORE", "REV", "LIMIT", 0, 1)
+    + cmd("ZRANGESTORE", "g", "a", "-", "+", "BYLEX") + cmd("ZRANDMEMBER", "d", -5, "WITHSCORES")
+    + cmd("ZRANDMEMBER", "d", 2) + cmd("ZRANDMEMBER", "d") + cmd("HSET", "h", "f", "v", "g", "w")
+    + cmd("HRANDFIELD", "h", -3, "WITHVALUES") + cmd("HRANDFIELD", "h", 5) + cmd("HRANDFIELD", "h")
+    + b"".join(cmd("ZADD", "zb", *sum([[b"%d" % j, b"m%d" % (i * 22 + j)] for j in range(22)], []))
+               for i in range(7))
+    + cmd("ZUNIONSTORE", "zc", 2, "zb", "a") + cmd("ZRANGESTORE", "zd", "zb", 0, 140)
+    + cmd("ZRANDMEMBER", "zb", 10) + save_and_reload(),
     # Collections among the key commands: WRONGTYPE, SET over them,
     # RENAME, COPY, MOVE, EXPIRE of them, across databases.
     "collections-keys": cmd("RPUSH", "l", "a") + cmd("HSET", "h", "f", "v") + cmd("ZADD", "z", 1, "m")

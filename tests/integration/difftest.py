@@ -11,14 +11,16 @@ Without --cellgate/--redis it starts both servers on free loopback ports
 
 The grammar (GRAMMAR below) has one entry per command of issue 27's list
 (strings, counters, expiry, keys, databases, transactions), of issue 28's
-(lists, hashes, sorted sets), of issue 37's sets, list moves and pops of
-several keys (RPOPLPUSH, LMPOP, ZMPOP) and blocking pops (BLPOP, BRPOP,
-BLMOVE, BRPOPLPUSH, BLMPOP, BZPOPMIN, BZPOPMAX, BZMPOP: inside a
-transaction with any timeout, since a transaction never waits (an empty
-key answers nil at once); outside one after a push to their first key, so
-they answer at once and the one-client stream never hangs; who is served
-when several clients wait, and timeouts, are test_blocking.py's) plus PING
-and ECHO: each entry draws its arguments from small pools (keys with binary
+(lists, hashes, sorted sets), of issue 37's sets, sorted-set algebra
+(ZUNION... ZINTERCARD, ZRANGESTORE, ZRANDMEMBER, HRANDFIELD), list moves
+and pops of several keys (RPOPLPUSH, LMPOP, ZMPOP) and blocking pops
+(BLPOP, BRPOP, BLMOVE, BRPOPLPUSH, BLMPOP, BZPOPMIN, BZPOPMAX, BZMPOP:
+inside a transaction with any timeout, since a transaction never waits
+(an empty key answers nil at once); outside one after a push to their
+first key, so they answer at once and the one-client stream never hangs;
+who is served when several clients wait, and timeouts, are
+test_blocking.py's) plus PING and ECHO: each entry draws its arguments
+from small pools (keys with binary
 bytes and {hash tags}; values empty, binary, long, integer- and
 float-looking; numbers negative, zero, huge, overflowing, non-numeric,
 float; option words in random case, in random combinations, invalid ones
@@ -70,6 +72,11 @@ Normalisation, the only ones allowed:
     batch, and in a transaction EXEC or DISCARD follows them at once), the
     (field, value) pairs or elements are compared as multisets; a listpack
     one's reply byte for byte;
+  - ZRANDMEMBER, HRANDFIELD, where the replies differ: the same shape and
+    count, each member one of the key's on its own server (asked right
+    after: these end a batch and are never queued) with the value it has
+    there, distinct for a positive count; a count of the size or more
+    answers in Redis's order, compared byte for byte like the rest;
   - HSCAN, ZSCAN (started only from cursors that mean 0 or are invalid):
     byte for byte, unless Redis keeps the key as hashtable/skiplist: then
     the iteration runs to its end on each server and the multisets of
@@ -1007,6 +1014,101 @@ def g_zpop(g):
     return [zkey(g)]
 
 
+# the algebra (issue 37): inputs from the sorted sets (the lex ones too),
+# any type now and then; a destination never a lex key nor a planted
+# limiter's (a STORE form replaces whatever it holds)
+
+WEIGHT_POOL = [b"1", b"1", b"0", b"-1", b"2", b"0.5", b"-0.25", b"inf", b"-inf", b"-0",
+               b"1e308", b"3", b"nan", b"x", b"", b" 1"]
+AGGREGATES = [b"SUM", b"MIN", b"MAX", b"sum", b"min", b"max", b"avg", b""]
+
+
+def zinputs(g):
+    n = g.rng.randint(1, 4)
+    return n, [zkey(g) if g.chance(0.85) else lexkey(g) for _ in range(n)]
+
+
+def numkeys(g, n):
+    if g.chance(0.93):
+        return str(n).encode()
+    g.opts.append("<numkeys>")
+    return g.pick([b"0", b"-1", b"x", str(n + 1).encode(), str(n + 7).encode(),
+                   b"99999999999999999999", b" 1", b"01", b""])
+
+
+def zdest(g):
+    limiters, g.limiters = g.limiters, False
+    key = zkey(g)
+    g.limiters = limiters
+    return key
+
+
+def zalg_opts(g, n, scored, withscores, card=False):
+    groups = []
+    if scored and g.chance(0.4):
+        ws = [g.pick(WEIGHT_POOL) if g.chance(0.3) else str(g.rng.randint(-3, 3)).encode()
+              for _ in range(n)]
+        if g.chance(0.04):
+            ws = ws[:-1]                    # one weight short
+        groups.append([g.opt(b"WEIGHTS")] + ws)
+    if scored and g.chance(0.35):
+        groups.append([g.opt(b"AGGREGATE"), g.pick(AGGREGATES)])
+    if withscores and g.chance(0.45):
+        groups.append([g.opt(b"WITHSCORES")])
+    if card and g.chance(0.5):
+        groups.append([g.opt(b"LIMIT"), g.pick([b"0", b"1", b"2", b"5", b"-1", b"x",
+                                                b"9223372036854775807"])])
+    if g.chance(0.04):
+        groups.append([g.bad_opt() if g.chance(0.6) else
+                       g.opt(g.pick([b"WITHSCORES", b"WEIGHTS", b"LIMIT", b"AGGREGATE"]))])
+    return g.shuffled_groups(groups)
+
+
+def g_zalg(store, scored, withscores, card=False):
+    def gen(g):
+        n, keys = zinputs(g)
+        head = [zdest(g)] if store else []
+        return head + [numkeys(g, n)] + keys + zalg_opts(g, n, scored, withscores, card)
+    return gen
+
+
+def g_zrangestore(g):
+    """ZRANGE's forms (BYLEX reads the lex keys) into a destination;
+    WITHSCORES now and then, which the STORE form refuses."""
+    args = g_zrange(g)
+    if g.chance(0.9):
+        args = [a for a in args if a.upper() != b"WITHSCORES"]
+    return [zdest(g)] + args
+
+
+# ZRANDMEMBER, HRANDFIELD: counts whose answer is random (compared by
+# shape, count and membership: RANDOM), whole (a count of the size or
+# more) or an error; never a huge negative count that is not an error
+# whatever follows it (a wrong arity drops WITHSCORES): Redis would draw
+# that many.
+RAND_COUNTS = [b"0", b"1", b"2", b"3", b"5", b"-1", b"-2", b"-7", b"50", b"300", b"-300",
+               b"x", b"", b"1.5", b" 1", b"-9223372036854775808", b"9223372036854775807",
+               b"9223372036854775808"]
+RAND_WITH_ONLY = [b"4611686018427387904", b"4611686018427387903"]
+
+
+def g_rand(word, keyf):
+    def gen(g):
+        key = keyf(g)
+        r = g.rng.random()
+        if r < 0.2:
+            return [key]
+        with_ = g.chance(0.45)
+        cnt = g.pick(RAND_COUNTS + (RAND_WITH_ONLY if with_ else []))
+        if g.chance(0.3):
+            cnt = str(g.rng.randint(-12, 12)).encode()
+        out = [key, cnt]
+        if with_:
+            out.append(g.opt(word) if g.chance(0.95) else g.bad_opt())
+        return out
+    return gen
+
+
 # ---- scripts: EVAL, EVALSHA, EVAL_RO, SCRIPT LOAD|EXISTS|FLUSH -------------------
 
 # The grammar's commands a generated script may call (redis.call and
@@ -1017,7 +1119,7 @@ def g_zpop(g):
 # database: see past_keys).
 SCRIPT_SKIP = {"SCAN", "HSCAN", "ZSCAN", "MULTI", "EXEC", "DISCARD", "WATCH", "UNWATCH",
                "CL.THROTTLE", "INCREX", "SELECT", "RANDOMKEY", "SSCAN", "SRANDMEMBER",
-               "SPOP"}
+               "SPOP", "ZRANDMEMBER", "HRANDFIELD"}
 # Replies whose order is Redis's hash table's (or KEYS'): a script returns
 # their length. TTL and friends: whether positive (the clocks differ).
 SCRIPT_COUNTED = {"HGETALL", "HKEYS", "HVALS", "KEYS", "SMEMBERS", "SINTER",
@@ -1703,6 +1805,26 @@ GRAMMAR = [
     Cmd("SUNIONSTORE", g_sstore, 0.7, wrongtype=True),
     Cmd("SDIFF", g_skeys, 1, wrongtype=True, queue=False),
     Cmd("SDIFFSTORE", g_sstore, 0.7, wrongtype=True),
+    Cmd("ZUNION", g_zalg(False, True, True), 1,
+        ("WEIGHTS", "AGGREGATE", "WITHSCORES", "<numkeys>", "<invalid>"), wrongtype=True),
+    Cmd("ZINTER", g_zalg(False, True, True), 1,
+        ("WEIGHTS", "AGGREGATE", "WITHSCORES", "<numkeys>", "<invalid>"), wrongtype=True),
+    Cmd("ZDIFF", g_zalg(False, False, True), 1, ("WITHSCORES", "<numkeys>", "<invalid>"),
+        wrongtype=True),
+    Cmd("ZUNIONSTORE", g_zalg(True, True, False), 1,
+        ("WEIGHTS", "AGGREGATE", "<numkeys>", "<invalid>"), wrongtype=True),
+    Cmd("ZINTERSTORE", g_zalg(True, True, False), 1,
+        ("WEIGHTS", "AGGREGATE", "<numkeys>", "<invalid>"), wrongtype=True),
+    Cmd("ZDIFFSTORE", g_zalg(True, False, False), 0.8, ("<numkeys>", "<invalid>"),
+        wrongtype=True),
+    Cmd("ZINTERCARD", g_zalg(False, False, False, card=True), 0.8,
+        ("LIMIT", "<numkeys>", "<invalid>"), wrongtype=True),
+    Cmd("ZRANGESTORE", g_zrangestore, 1.2,
+        ("BYSCORE", "BYLEX", "REV", "LIMIT", "WITHSCORES", "<invalid>"), wrongtype=True),
+    Cmd("ZRANDMEMBER", g_rand(b"WITHSCORES", zkey), 1, ("WITHSCORES", "<invalid>"),
+        wrongtype=True, queue=False),
+    Cmd("HRANDFIELD", g_rand(b"WITHVALUES", hkey), 1, ("WITHVALUES", "<invalid>"),
+        wrongtype=True, queue=False),
     # scripts (generated Lua bodies over the grammar's commands, see ScriptGen)
     Cmd("EVAL", g_eval, 6, SCRIPT_FEATURES),
     Cmd("EVAL_RO", g_eval, 1),
@@ -1733,6 +1855,10 @@ SET_ALGEBRA = {"SINTER", "SUNION", "SDIFF"}
 # Random answers: compared by shape, count and membership; SPOP's two
 # servers then made equal again (Runner.random_set); never queued.
 SET_RANDOM = {"SRANDMEMBER", "SPOP"}
+# Random answers: compared by shape, count and membership (random_reply);
+# they end a batch (each server is then asked about the members) and are
+# not queued in a transaction.
+RANDOM = {"ZRANDMEMBER", "HRANDFIELD"}
 UNORDERED_ENCODINGS = {b"hashtable", b"skiplist"}
 
 
@@ -1914,6 +2040,57 @@ def same(name, a, b, encoding=None):
 
 def cmd_name(full):
     return full[0].decode("latin-1").upper()
+
+
+def random_elements(node, paired):
+    """A random reply's (member, value-or-None) list, or None for another
+    shape: a bulk string; a flat array; RESP3's pairs WITHSCORES."""
+    if node.t == b"$":
+        return [(node.raw, None)]
+    if node.t != b"*" or node.kids is None:
+        return None
+    kids = node.kids
+    if not paired:
+        return [(k.raw, None) for k in kids]
+    if kids and kids[0].kids is not None:           # RESP3: [member, value]
+        if any(k.kids is None or len(k.kids) != 2 for k in kids):
+            return None
+        return [(k.kids[0].raw, k.kids[1].raw) for k in kids]
+    if len(kids) % 2:
+        return None
+    return [(m.raw, v.raw) for m, v in zip(kids[0::2], kids[1::2])]
+
+
+def random_reply(name, full, a, b, cg, ref):
+    """ZRANDMEMBER, HRANDFIELD (replies that differ): the same shape and
+    count; every member one of the key's on its own server, with its value
+    there (ZMSCORE / HMGET answer the same bytes as the reply's);
+    distinct members for a positive count."""
+    paired = len(full) == 4
+    ea, eb = random_elements(a, paired), random_elements(b, paired)
+    if ea is None or eb is None or a.t != b.t or len(ea) != len(eb):
+        return False
+    if a.t == b"*" and (len(a.kids) != len(b.kids)
+                        or [k.t for k in a.kids] != [k.t for k in b.kids]):
+        return False
+    try:
+        positive = len(full) > 2 and int(full[2]) > 0
+    except ValueError:
+        return False
+    ask = b"ZMSCORE" if name == "ZRANDMEMBER" else b"HMGET"
+    for conn, elems in ((cg, ea), (ref, eb)):
+        members = [m[m.index(b"\r\n") + 2:-2] for m, _ in elems]
+        if positive and len(set(members)) != len(members):
+            return False
+        got = conn.call([ask, full[1]] + members)
+        if got.kids is None or len(got.kids) != len(members):
+            return False
+        for (_, value), there in zip(elems, got.kids):
+            if there.t in (b"_",) or there.raw.startswith(b"$-1"):
+                return False
+            if value is not None and value != there.raw:
+                return False
+    return True
 
 
 def same_exec(queued, a, b, encoding=None):
@@ -2109,7 +2286,8 @@ class Runner:
                         batch.append((BY_NAME["EXISTS"], [b"EXISTS", k], False, []))
                     if in_multi and cmd.name in ORDERED:
                         must_close = True
-                    if cmd.name in TX_END or (cmd.name in ORDERED and not in_multi):
+                    if cmd.name in TX_END or cmd.name in RANDOM or (
+                            cmd.name in ORDERED and not in_multi):
                         break
                 data = b"".join(encode(b[1]) for b in batch)
                 cg.send(data)
@@ -2145,6 +2323,8 @@ class Runner:
                         ok = self.set_algebra(ref, full, a, b)
                     elif cmd.name in SET_RANDOM and not in_multi:
                         ok, shown_a, shown_b = self.random_set(cg, ref, full, a, b)
+                    elif cmd.name in RANDOM and a.raw != b.raw:
+                        ok = random_reply(cmd.name, full, a, b, cg, ref)
                     elif cmd.name == "SCAN" and a.raw != b.raw:
                         ok, shown_a, shown_b = self.full_scan(cg, ref, full, a, b)
                     elif cmd.name == "SCAN" and b.kids is not None and len(b.kids) == 2 \

@@ -29,9 +29,11 @@ sorted sets: ZADD with NX|XX|GT|LT|CH|INCR, ZINCRBY, ZREM,
 ZREMRANGEBYSCORE|RANK|LEX, ZPOPMIN, ZPOPMAX, ZMPOP, BZPOPMIN, BZPOPMAX,
 BZMPOP and the reads ZRANGE (by rank,
 BYSCORE, BYLEX, REV, LIMIT, WITHSCORES), ZSCORE, ZRANK, ZREVRANK, ZCARD,
-ZCOUNT, ZLEXCOUNT, ZSCAN; sets: SADD, SREM, SPOP with and without a
-count, SMOVE, SINTERSTORE, SUNIONSTORE, SDIFFSTORE and the reads SINTER,
-SUNION, SDIFF, SISMEMBER, SMISMEMBER, SINTERCARD, SCARD, SMEMBERS,
+ZCOUNT, ZLEXCOUNT, ZSCAN; the algebra's ZUNIONSTORE, ZINTERSTORE and
+ZDIFFSTORE with WEIGHTS and AGGREGATE, ZRANGESTORE, and the reads ZUNION,
+ZINTERCARD, ZRANDMEMBER, HRANDFIELD; sets: SADD, SREM, SPOP with and
+without a count, SMOVE, SINTERSTORE, SUNIONSTORE, SDIFFSTORE and the reads
+SINTER, SUNION, SDIFF, SISMEMBER, SMISMEMBER, SINTERCARD, SCARD, SMEMBERS,
 SRANDMEMBER, SSCAN), Lua scripts (EVAL) running a few of those
 through redis.pcall (their effects reach the replicas as one group),
 sometimes a step of the clock, and a fault
@@ -624,8 +626,37 @@ class Round:
             return ["BRPOPLPUSH", k, self.coll_key("q"), "0.001"]
         return ["BLMPOP", "0.001", 1, k, side(), "COUNT", r.choice([1, 2, 9])]
 
+    def zalg_command(self):
+        """The algebra's STORE forms (a destination of any kind replaced
+        whole, or deleted by an empty result), ZRANGESTORE, and reads among
+        them (ZUNION, ZINTERCARD, ZRANDMEMBER, HRANDFIELD)."""
+        r = self.rng
+        n = r.randint(1, 3)
+        keys = [self.coll_key("z") for _ in range(n)]
+        op = r.choice(["ZUNIONSTORE", "ZUNIONSTORE", "ZINTERSTORE", "ZINTERSTORE",
+                       "ZDIFFSTORE", "ZRANGESTORE", "ZRANGESTORE", "ZUNION", "ZINTERCARD",
+                       "ZRANDMEMBER", "HRANDFIELD"])
+        if op == "ZRANGESTORE":
+            if r.random() < 0.5:
+                return [op, self.coll_key("z"), keys[0], r.randint(-5, 5), r.choice([-1, 3, 200])]
+            return [op, self.coll_key("z"), keys[0], r.choice(SCORE_MIN), r.choice(SCORE_MAX),
+                    "BYSCORE", "LIMIT", r.randint(0, 3), r.choice([-1, 1, 5])]
+        if op == "ZRANDMEMBER":
+            return [op, keys[0], r.choice([1, 3, -5, 300]), "WITHSCORES"]
+        if op == "HRANDFIELD":
+            return [op, self.coll_key("h"), r.choice([1, 5, -3]), "WITHVALUES"]
+        args = [op] + ([self.coll_key("z")] if op.endswith("STORE") else []) + [n] + keys
+        if op in ("ZUNIONSTORE", "ZINTERSTORE", "ZUNION"):
+            if r.random() < 0.5:
+                args += ["WEIGHTS"] + [r.choice([1, 0, -1, 2, "0.5", "inf", "-inf"]) for _ in keys]
+            if r.random() < 0.4:
+                args += ["AGGREGATE", r.choice(["SUM", "MIN", "MAX"])]
+        return args
+
     def zset_command(self):
         r = self.rng
+        if r.random() < 0.1:
+            return self.zalg_command()
         k = self.coll_key("z")
         w = r.random()
         if w < 0.35:

@@ -17,8 +17,10 @@ import harness
 SEEDS = [("ci-1", True), ("ci-2", True), ("ci-3", False)]
 COMMANDS = 20000
 
-# Issue 28's commands and issue 37's sets: each must have answered both an
-# error and something else in every run (an error at least through a wrong arity or WRONGTYPE).
+# Issue 28's commands and issue 37's sets, list moves, blocking pops,
+# sorted-set algebra and random members: each must have answered both an
+# error and something else in every run (an error at least through a
+# wrong arity or WRONGTYPE).
 COLLECTION_COMMANDS = """
     LPUSH RPUSH LPUSHX RPUSHX LPOP RPOP LLEN LINDEX LRANGE LTRIM LREM LSET LPOS
     LINSERT LMOVE
@@ -30,7 +32,9 @@ COLLECTION_COMMANDS = """
     RPOPLPUSH LMPOP ZMPOP BLPOP BRPOP BLMOVE BRPOPLPUSH BLMPOP BZPOPMIN BZPOPMAX
     BZMPOP
     SADD SREM SISMEMBER SMISMEMBER SCARD SMEMBERS SRANDMEMBER SPOP SMOVE SSCAN
-    SINTER SINTERCARD SINTERSTORE SUNION SUNIONSTORE SDIFF SDIFFSTORE""".split()
+    SINTER SINTERCARD SINTERSTORE SUNION SUNIONSTORE SDIFF SDIFFSTORE
+    ZUNION ZINTER ZDIFF ZUNIONSTORE ZINTERSTORE ZDIFFSTORE ZINTERCARD ZRANGESTORE
+    ZRANDMEMBER HRANDFIELD""".split()
 # The replies whose order is Redis's hash table's: met in both encodings.
 ENCODINGS = ["HGETALL listpack", "HGETALL hashtable", "HKEYS listpack",
              "HKEYS hashtable", "HVALS listpack", "HVALS hashtable",
@@ -49,7 +53,8 @@ COLLECTION_ERRORS = ["-ERR min or max not valid string range item",
                      "-ERR timeout is not a float or out of range",
                      "-ERR numkeys should be greater than",
                      "-ERR count should be greater than",
-                     "-ERR LIMIT can",
+                     "-ERR weight value is not a float", "-ERR at least", "-ERR LIMIT can",
+                     "-ERR value is out of range",
                      "-ERR value is out of range, value must between -"]
 
 
