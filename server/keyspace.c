@@ -1009,6 +1009,11 @@ keyspace_set_coll(const struct key_hint *h, const char *key, size_t len,
         store_set_expire(srv.store, n, STORE_NEVER);
     }
     keyspace_written(n);
+    /* ZUNIONSTORE's, ZRANGESTORE's... destination may be what a BZPOPMIN
+     * waits for. */
+    if (blocked_nclients != 0 && may_block(type)) {
+        blocked_signal(srv.db, key, len);
+    }
     return n;
 }
 

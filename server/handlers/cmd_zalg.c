@@ -23,6 +23,7 @@
 
 #include "lib/mem.h"
 #include "lib/num.h"
+#include "lib/set.h"
 #include "lib/zset.h"
 #include "protocol/reply.h"
 #include "server/client.h"
@@ -39,11 +40,12 @@ enum zalg_aggr { AGGR_SUM, AGGR_MIN, AGGR_MAX };
 /* ---- the inputs ------------------------------------------------------------
  *
  * One input key: its members with their scores, as Redis's zuiNext() and
- * zuiFind() read any input. Today only a sorted set is one; a set joins
- * at the one place marked SET INPUT below (its members, each scored 1).
+ * zuiFind() read any input: a sorted set, or a set (lib/set.h), whose
+ * members each score 1.
  */
 struct zinput {
-    const struct zset *z;   /* NULL: the key is absent (empty) */
+    const struct zset *z;   /* a sorted set, or NULL */
+    const struct set *set;  /* a set, or NULL (both NULL: absent, empty) */
     uint64_t len;
     double weight;
     size_t pos;             /* its place among the keys */
@@ -68,17 +70,21 @@ zin_open(struct conn *c, const struct resp_request *req, size_t i,
         in->z = store_rec_state(r);
         in->len = zset_len(in->z);
         return true;
-    /* SET INPUT: a set key (KEY_SET, lib/set.h) is read here once sets
-     * are merged: its members, each with score 1. */
+    case KEY_SET:
+        in->set = store_rec_state(r);
+        in->len = set_len(in->set);
+        return true;
     default:
         cmd_error(c, ERR_WRONGTYPE);
         return false;
     }
 }
 
-/* Walking an input's members, from its highest as Redis walks a sorted
- * set (zuiInitIterator()). */
+/* Walking an input's members: a sorted set's from its highest as Redis
+ * walks one (zuiInitIterator()), a set's in its own order. */
 struct zin_iter {
+    const struct set *set;
+    struct set_iter sit;
     struct zset_iter it;
     bool more;
 };
@@ -86,8 +92,10 @@ struct zin_iter {
 static void
 zin_first(const struct zinput *in, struct zin_iter *w)
 {
+    w->set = in->set;
+    w->sit = (struct set_iter){ 0 };
     w->more = in->len > 0;
-    if (w->more) {
+    if (w->more && in->z != NULL) {
         zset_iter_at(&w->it, in->z, in->len - 1);
     }
 }
@@ -99,6 +107,17 @@ zin_next(struct zin_iter *w, const unsigned char **m, size_t *len, double *s)
     if (!w->more) {
         return false;
     }
+    if (w->set != NULL) {
+        struct pack_item it;
+        if (!set_next(w->set, &w->sit, &it)) {
+            w->more = false;
+            return false;
+        }
+        *m = it.data;
+        *len = it.len;
+        *s = 1.0;
+        return true;
+    }
     zset_iter_get(&w->it, m, len, s);
     w->more = zset_iter_prev(&w->it);
     return true;
@@ -109,6 +128,10 @@ static bool
 zin_score(const struct zinput *in, const unsigned char *m, size_t len,
           double *s)
 {
+    if (in->set != NULL) {
+        *s = 1.0;
+        return set_has(in->set, m, len);
+    }
     return in->z != NULL && zset_score(in->z, m, len, s);
 }
 

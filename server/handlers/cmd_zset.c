@@ -1023,6 +1023,9 @@ bzmpop_command(struct conn *c, struct resp_request *req)
     }
     if (zpop_first(c, req, o.first_key, o.nkeys, !o.first, o.count) == 0) {
         zwait_or_nil(c, req, o.first_key, o.nkeys, ms);
+    }
+}
+
 /* ---- ZRANDMEMBER ------------------------------------------------------------------ */
 
 /* The member of rank `rank` as a range reply's member. */

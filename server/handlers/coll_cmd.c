@@ -204,6 +204,73 @@ coll_block_timeout(struct conn *c, const struct resp_request *req, size_t i,
         return false;
     }
     *ms = (int64_t)t;
+    return true;
+}
+
+bool
+coll_may_block(const struct conn *c)
+{
+    return !c->script && !multi_open(c, c->multi);
+}
+
+bool
+coll_lookup_key(struct conn *c, const char *key, size_t len, uint8_t type,
+                struct store_rec **r)
+{
+    struct key_hint h = { false, 0 };
+    *r = keyspace_lookup_write(&h, key, len, clock_wall_now());
+    if (*r != NULL && (*r)->type != type) {
+        cmd_error(c, ERR_WRONGTYPE);
+        return false;
+    }
+    return true;
+}
+
+bool
+coll_mpop_args(struct conn *c, const struct resp_request *req, size_t at,
+               const char *w0, const char *w1, struct coll_mpop *o)
+{
+    int64_t n;
+    if (!num_parse_i64(req->argv[at], req->argvlen[at], &n) || n < 1) {
+        cmd_error(c, "ERR numkeys should be greater than 0");
+        return false;
+    }
+    size_t where = at + 1;
+    if ((uint64_t)n >= req->argc - where) {
+        cmd_error(c, ERR_SYNTAX);
+        return false;
+    }
+    where += (size_t)n;
+    *o = (struct coll_mpop){ at + 1, (size_t)n, true, -1 };
+    if (cmd_arg_is(req, where, w0)) {
+        o->first = true;
+    } else if (cmd_arg_is(req, where, w1)) {
+        o->first = false;
+    } else {
+        cmd_error(c, ERR_SYNTAX);
+        return false;
+    }
+    for (size_t j = where + 1; j < req->argc; j++) {
+        if (o->count != -1 || !cmd_arg_is(req, j, "COUNT") ||
+            j + 1 >= req->argc) {
+            cmd_error(c, ERR_SYNTAX);
+            return false;
+        }
+        j++;
+        if (!num_parse_i64(req->argv[j], req->argvlen[j], &o->count) ||
+            o->count < 1) {
+            cmd_error(c, "ERR count should be greater than 0");
+            return false;
+        }
+    }
+    if (o->count == -1) {
+        o->count = 1;
+    }
+    return true;
+}
+
+/* ---- STORE forms and random draws ---------------------------------------- */
+
 bool
 coll_store(struct conn *c, const char *key, size_t len, uint8_t type,
            const void *state, uint64_t n)
@@ -254,21 +321,6 @@ random_distinct_sparse(uint64_t n, uint64_t count, uint64_t *out)
 }
 
 bool
-coll_may_block(const struct conn *c)
-{
-    return !c->script && !multi_open(c, c->multi);
-}
-
-bool
-coll_lookup_key(struct conn *c, const char *key, size_t len, uint8_t type,
-                struct store_rec **r)
-{
-    struct key_hint h = { false, 0 };
-    *r = keyspace_lookup_write(&h, key, len, clock_wall_now());
-    if (*r != NULL && (*r)->type != type) {
-        cmd_error(c, ERR_WRONGTYPE);
-        return false;
-    }
 coll_random_distinct(uint64_t n, uint64_t count, uint64_t *out)
 {
     if (count <= n / 3) {
@@ -293,47 +345,6 @@ coll_random_distinct(uint64_t n, uint64_t count, uint64_t *out)
 }
 
 bool
-coll_mpop_args(struct conn *c, const struct resp_request *req, size_t at,
-               const char *w0, const char *w1, struct coll_mpop *o)
-{
-    int64_t n;
-    if (!num_parse_i64(req->argv[at], req->argvlen[at], &n) || n < 1) {
-        cmd_error(c, "ERR numkeys should be greater than 0");
-        return false;
-    }
-    size_t where = at + 1;
-    if ((uint64_t)n >= req->argc - where) {
-        cmd_error(c, ERR_SYNTAX);
-        return false;
-    }
-    where += (size_t)n;
-    *o = (struct coll_mpop){ at + 1, (size_t)n, true, -1 };
-    if (cmd_arg_is(req, where, w0)) {
-        o->first = true;
-    } else if (cmd_arg_is(req, where, w1)) {
-        o->first = false;
-    } else {
-        cmd_error(c, ERR_SYNTAX);
-        return false;
-    }
-    for (size_t j = where + 1; j < req->argc; j++) {
-        if (o->count != -1 || !cmd_arg_is(req, j, "COUNT") ||
-            j + 1 >= req->argc) {
-            cmd_error(c, ERR_SYNTAX);
-            return false;
-        }
-        j++;
-        if (!num_parse_i64(req->argv[j], req->argvlen[j], &o->count) ||
-            o->count < 1) {
-            cmd_error(c, "ERR count should be greater than 0");
-            return false;
-        }
-    }
-    if (o->count == -1) {
-        o->count = 1;
-    }
-    return true;
-}
 coll_rand_args(struct conn *c, const struct resp_request *req,
                const char *word, int64_t *count, bool *with)
 {

@@ -1023,9 +1023,21 @@ WEIGHT_POOL = [b"1", b"1", b"0", b"-1", b"2", b"0.5", b"-0.25", b"inf", b"-inf",
 AGGREGATES = [b"SUM", b"MIN", b"MAX", b"sum", b"min", b"max", b"avg", b""]
 
 
+def zinput(g):
+    """An input of the algebra: a sorted set, now and then a set (each
+    member scored 1, as Redis reads one)."""
+    r = g.rng.random()
+    if r < 0.72:
+        return zkey(g)
+    if r < 0.85:
+        return lexkey(g)
+    g.opts.append("<set input>")
+    return skey(g)[0]
+
+
 def zinputs(g):
     n = g.rng.randint(1, 4)
-    return n, [zkey(g) if g.chance(0.85) else lexkey(g) for _ in range(n)]
+    return n, [zinput(g) for _ in range(n)]
 
 
 def numkeys(g, n):
@@ -1806,19 +1818,19 @@ GRAMMAR = [
     Cmd("SDIFF", g_skeys, 1, wrongtype=True, queue=False),
     Cmd("SDIFFSTORE", g_sstore, 0.7, wrongtype=True),
     Cmd("ZUNION", g_zalg(False, True, True), 1,
-        ("WEIGHTS", "AGGREGATE", "WITHSCORES", "<numkeys>", "<invalid>"), wrongtype=True),
+        ("WEIGHTS", "AGGREGATE", "WITHSCORES", "<numkeys>", "<set input>", "<invalid>"), wrongtype=True),
     Cmd("ZINTER", g_zalg(False, True, True), 1,
-        ("WEIGHTS", "AGGREGATE", "WITHSCORES", "<numkeys>", "<invalid>"), wrongtype=True),
-    Cmd("ZDIFF", g_zalg(False, False, True), 1, ("WITHSCORES", "<numkeys>", "<invalid>"),
+        ("WEIGHTS", "AGGREGATE", "WITHSCORES", "<numkeys>", "<set input>", "<invalid>"), wrongtype=True),
+    Cmd("ZDIFF", g_zalg(False, False, True), 1, ("WITHSCORES", "<numkeys>", "<set input>", "<invalid>"),
         wrongtype=True),
     Cmd("ZUNIONSTORE", g_zalg(True, True, False), 1,
-        ("WEIGHTS", "AGGREGATE", "<numkeys>", "<invalid>"), wrongtype=True),
+        ("WEIGHTS", "AGGREGATE", "<numkeys>", "<set input>", "<invalid>"), wrongtype=True),
     Cmd("ZINTERSTORE", g_zalg(True, True, False), 1,
-        ("WEIGHTS", "AGGREGATE", "<numkeys>", "<invalid>"), wrongtype=True),
-    Cmd("ZDIFFSTORE", g_zalg(True, False, False), 0.8, ("<numkeys>", "<invalid>"),
+        ("WEIGHTS", "AGGREGATE", "<numkeys>", "<set input>", "<invalid>"), wrongtype=True),
+    Cmd("ZDIFFSTORE", g_zalg(True, False, False), 0.8, ("<numkeys>", "<set input>", "<invalid>"),
         wrongtype=True),
     Cmd("ZINTERCARD", g_zalg(False, False, False, card=True), 0.8,
-        ("LIMIT", "<numkeys>", "<invalid>"), wrongtype=True),
+        ("LIMIT", "<numkeys>", "<set input>", "<invalid>"), wrongtype=True),
     Cmd("ZRANGESTORE", g_zrangestore, 1.2,
         ("BYSCORE", "BYLEX", "REV", "LIMIT", "WITHSCORES", "<invalid>"), wrongtype=True),
     Cmd("ZRANDMEMBER", g_rand(b"WITHSCORES", zkey), 1, ("WITHSCORES", "<invalid>"),

@@ -6,7 +6,7 @@ STORE forms replacing any type and its expiry or deleting an empty
 result, the encodings ZSCAN shows, the random commands' determined
 answers (and the shape, count and membership of the random ones), key
 specs and COMMAND GETKEYS, a script's ZINTERSTORE ... WEIGHTS 1 0,
--CROSSSLOT, maxmemory, and the results after kill -9."""
+-CROSSSLOT, maxmemory, and the results after kill -9; sets as inputs."""
 import pytest
 
 import harness
@@ -19,7 +19,22 @@ INF = [["ZADD", "c", "-inf", "x", "inf", "y", "0", "q", "-0", "mz"]]
 WRONG = [["SET", "s", "str"], ["HSET", "h", "f", "v"], ["RPUSH", "l", "e"]]
 ALL = A + B + INF + WRONG
 
+SETS = [["SADD", "si", "3", "1", "2"], ["SADD", "ss", "x", "w", "q", "7"]]
+
 CASES = {
+    # Sets as inputs: each member scored 1, as Redis reads them; an
+    # intset and a set of strings, in every form and with weights.
+    "set-inputs": ALL + SETS + [
+        ["ZUNION", "3", "a", "si", "ss", "WITHSCORES"],
+        ["ZUNION", "2", "ss", "b", "WEIGHTS", "2.5", "1", "AGGREGATE", "MAX", "WITHSCORES"],
+        ["ZINTER", "2", "ss", "a", "WEIGHTS", "3", "1", "WITHSCORES"],
+        ["ZINTER", "2", "si", "ss", "WITHSCORES"], ["ZDIFF", "2", "ss", "a", "WITHSCORES"],
+        ["ZDIFF", "2", "a", "ss"], ["ZINTERCARD", "2", "ss", "b"],
+        ["ZINTERCARD", "2", "si", "ss", "LIMIT", "1"],
+        ["ZUNIONSTORE", "d", "2", "si", "ss"], ["ZRANGE", "d", "0", "-1", "WITHSCORES"],
+        ["ZINTERSTORE", "d", "2", "ss", "b", "AGGREGATE", "MIN"], ["TYPE", "d"],
+        ["ZDIFFSTORE", "d", "1", "si"], ["ZRANGE", "d", "0", "-1", "WITHSCORES"],
+        ["ZRANGESTORE", "d", "si", "0", "-1"], ["ZRANDMEMBER", "si"]],
     "union-inter-diff": ALL + [
         ["ZUNION", "2", "a", "b"], ["ZUNION", "2", "a", "b", "WITHSCORES"],
         ["ZINTER", "2", "a", "b", "WITHSCORES"], ["ZDIFF", "2", "a", "b", "WITHSCORES"],
