@@ -96,7 +96,8 @@ PKGS := libuv1-dev libhiredis-dev check pkg-config redis-tools redis-server \
         protobuf-c-compiler protobuf-compiler python3-grpcio \
         python3-protobuf python3-prometheus-client tmux golang-go \
         golang-gopkg-redis.v5-dev groff-base systemd \
-        liblua5.1-0-dev lua-cjson-dev lua-bitop-dev python3-limits libtsan2
+        liblua5.1-0-dev lua-cjson-dev lua-bitop-dev python3-limits libtsan2 \
+        php-cli php-redis php-symfony-semaphore python3-kombu
 # Only `make bench`, `make bench-callgrind` and `make bench-perf` need these.
 BENCH_PKGS := valgrind gnuplot-nox linux-perf nghttp2-client
 
