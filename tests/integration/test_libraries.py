@@ -567,9 +567,14 @@ def test_kombu_redis_transport(port):
             conn.drain_events(timeout=1)
 
         # A message published while the consumer waits in BRPOP reaches it.
-        threading.Timer(0.3, lambda: Producer(conn.clone().channel(), exchange=jobs).publish(
-            "late", routing_key="high", serializer="json")).start()
+        def publish_late():
+            with conn.clone() as other:
+                Producer(other.channel(), exchange=jobs).publish(
+                    "late", routing_key="high", serializer="json")
+        late = threading.Timer(0.3, publish_late)
+        late.start()
         drain(lambda: len(got) == 4)
+        late.join(IO_TIMEOUT)
         assert got[3] == ("high", "late")
 
         # Taken, not acked: kept in "unacked" and "unacked_index" until
