@@ -18,12 +18,25 @@ which prints what the library's user sees as one JSON line:
                            Nest app, and the storage through its API
     redis-semaphore        Semaphore with contenders (acquire, refresh,
                            release, a waiter, six racing), Mutex
+    bull                   a job queue with a rate limiter: what the limit
+                           holds back, a worker blocked in BRPOPLPUSH handed
+                           a job, priorities, retries (cmsgpack, sets,
+                           RPOPLPUSH in its scripts)
+    bee-queue              a job queue: order, a worker blocked in
+                           BRPOPLPUSH, retries, outcomes kept in sets
+    groupmq                a per-group FIFO queue: groups ordered in a
+                           sorted set, a worker blocked in BZPOPMIN, retries
+    redis-bucket           a leaky bucket keeping its state with cmsgpack
 Each library that keeps its scripts by SHA1 meets a SCRIPT FLUSH midway, so
 its NOSCRIPT fallback runs (SCRIPT LOAD + EVALSHA, or EVAL).
 
 From Debian: python3-limits 2.8 through redis-py: fixed window, moving
 window, fixed window with elastic expiry, clear, reset (the moving window
-keeps timestamps a script pushed as Lua numbers: %.17g).
+keeps timestamps a script pushed as Lua numbers: %.17g). Symfony's
+Semaphore (php-symfony-semaphore 5.4 through php-redis, driven by
+tests/libraries/symfony_semaphore.php): slots, weights, an expired holder
+dropped by ZINTERSTORE ... WEIGHTS 1 0. kombu 5.2 (python3-kombu, Celery's
+broker): bindings in sets, consumers in BRPOP, unacked messages.
 
 The seed patterns as Lua scripts, through EVALSHA and through EVAL, from 10
 threads at once: exactly the limit passes.
@@ -35,6 +48,8 @@ import hashlib
 import json
 import os
 import shutil
+import socket
+import struct
 import subprocess
 import threading
 import time
@@ -80,6 +95,8 @@ def installed_matches_lock():
     for name, pkg in lock.items():
         if not name.startswith("node_modules/"):
             continue
+        if pkg.get("optional") and not os.path.isdir(os.path.join(LIBRARIES, name)):
+            continue    # another platform's build (msgpackr-extract's), not installed here
         try:
             with open(os.path.join(LIBRARIES, name, "package.json")) as f:
                 if json.load(f)["version"] != pkg["version"]:
@@ -280,6 +297,173 @@ def test_redis_semaphore(node_modules, port):
     assert drive("semaphore", port) == SEMAPHORE_EXPECTED
 
 
+# ---- bull: a job queue with a rate limiter -------------------------------------
+
+def bull_job(name, state, result, reason, attempts):
+    """[name, getState(), returnvalue, failedReason, attemptsMade]"""
+    return [name, state, result, reason, attempts]
+
+
+def bull_counts(waiting=0, active=0, completed=0, failed=0, delayed=0, paused=0):
+    return {"waiting": waiting, "active": active, "completed": completed,
+            "failed": failed, "delayed": delayed, "paused": paused}
+
+
+BULL_EXPECTED = {
+    # limiter 3 a minute: three run, two wait in the delayed set.
+    "limited_order": ["a", "b", "c"],
+    "limited_counts": bull_counts(completed=3, delayed=2),
+    # Paused (the wait list RENAMEd to paused) while four are added.
+    "paused_counts": bull_counts(completed=1, paused=4),
+    # The blocked worker gets "first"; after resume, priority 1 before 10
+    # before none, and "bad" twice (attempts 2) then failed.
+    "order": ["first#1", "high#1", "low#1", "plain#1", "bad#1", "bad#2"],
+    "results": [bull_job("first", "completed", 10, None, 0),
+                bull_job("plain", "completed", 20, None, 0),
+                bull_job("low", "completed", 30, None, 0),
+                bull_job("high", "completed", 40, None, 0),
+                bull_job("bad", "failed", None, "bad job", 2)],
+    "counts": bull_counts(completed=4, failed=1),
+}
+
+
+def test_bull_queue_with_rate_limiter(node_modules, port):
+    assert drive("bull", port) == BULL_EXPECTED
+    c = client(port, decode=True)
+    # The limiter's counter runs for the minute; the jobs it held back are
+    # in its set of limited jobs and in the delayed sorted set.
+    assert c.get("bull:limited:limiter") == "3"
+    assert 40000 < c.pttl("bull:limited:limiter") <= 60000
+    assert c.scard("bull:limited:limiter:limited") == 2
+    assert c.smembers("bull:limited:limiter:limited") == \
+        set(c.zrange("bull:limited:delayed", 0, -1)) == {"4", "5"}
+    assert c.zrange("bull:work:failed", 0, -1) == ["5"]
+    c.close()
+
+
+# ---- bee-queue ------------------------------------------------------------------
+
+BEE_QUEUE_EXPECTED = {
+    "health_before": {"waiting": 4, "active": 0, "succeeded": 0, "failed": 0,
+                      "delayed": 0, "newestJob": 4},
+    # In order; "bad" (retries 1) goes back to the end once, then fails;
+    # "late" is handed to the worker blocked in BRPOPLPUSH.
+    "order": ["a", "b", "bad", "c", "bad", "late"],
+    "results": [["a", "succeeded"], ["b", "succeeded"], ["bad", "failed"],
+                ["c", "succeeded"], ["late", "succeeded"]],
+    "succeeded": ["a", "b", "c", "late"],
+    "failed": ["bad"],
+    "stalled": 0,
+    # removeJob("late") takes it out of the succeeded set.
+    "health_after": {"waiting": 0, "active": 0, "succeeded": 3, "failed": 1,
+                     "delayed": 0, "newestJob": 5},
+}
+
+
+def test_bee_queue(node_modules, port):
+    assert drive("bee-queue", port) == BEE_QUEUE_EXPECTED
+    c = client(port, decode=True)
+    assert c.smembers("bq:bq:succeeded") == {"1", "2", "4"}
+    assert c.smembers("bq:bq:failed") == {"3"}
+    assert c.llen("bq:bq:waiting") == 0 and c.llen("bq:bq:active") == 0
+    c.close()
+
+
+# ---- groupmq: per-group FIFO ----------------------------------------------------
+
+def groupmq_counts(waiting=0, completed=0, failed=0):
+    return {"active": 0, "waiting": waiting, "delayed": 0, "completed": completed,
+            "failed": failed, "paused": 0, "waiting-children": 0, "prioritized": 0}
+
+
+GROUPMQ_EXPECTED = {
+    "counts_before": groupmq_counts(waiting=4),
+    # u1's jobs by orderMs, then u2's (a finished job's group goes on while
+    # its next head is ready); "u2-bad" runs until its attempts are spent;
+    # "u3-late" reaches the worker blocked in BZPOPMIN.
+    "order": ["u1-a", "u1-b", "u2-a", "u2-bad", "u2-bad", "u2-bad", "u3-late"],
+    "completed": [["u1-a", "U1-A"], ["u1-b", "U1-B"], ["u2-a", "U2-A"], ["u3-late", "U3-LATE"]],
+    "failed": [["u2-bad", "bad job"]],
+    "counts": groupmq_counts(completed=4, failed=1),
+}
+
+
+def test_groupmq(node_modules, port):
+    assert drive("groupmq", port) == GROUPMQ_EXPECTED
+    c = client(port, decode=True)
+    assert c.zrange("groupmq:gmq:completed", 0, -1) == ["u1-a", "u1-b", "u2-a", "u3-late"]
+    assert c.zrange("groupmq:gmq:failed", 0, -1) == ["u2-bad"]
+    c.close()
+
+
+# ---- redis-bucket: a leaky bucket in cmsgpack ------------------------------------
+
+REDIS_BUCKET_EXPECTED = {
+    # 5 a minute: five pass (what is left), then the wait grows by 24 s
+    # with each refusal.
+    "alice": [["allow", 4], ["allow", 3], ["allow", 2], ["allow", 1], ["allow", 0],
+              ["wait", 24], ["wait", 48]],
+    # After SCRIPT FLUSH: EVALSHA, NOSCRIPT, EVAL; the state is intact.
+    "after_flush": ["wait", 72],
+    "cost": [["allow", 2], ["wait", 72]],
+    # 2 a second with a burst of 4, beside the 5 a minute.
+    "tiered": [["allow", 3], ["allow", 2], ["allow", 1], ["allow", 0],
+               ["wait", 1], ["wait", 2]],
+    "ttl": "ttl ok",
+    "keys": ["rb2:carol", "rb:alice", "rb:bob"],
+}
+
+
+def test_redis_bucket_msgpack_state(node_modules, port):
+    assert drive("redis-bucket", port) == REDIS_BUCKET_EXPECTED
+    # cmsgpack.pack(time, refusals, {level}): a double (0xcb), the fixint 3,
+    # a one-element array (0x91) of a double, just under 5 (what leaked).
+    c = client(port)
+    state = c.get("rb:alice")
+    c.close()
+    assert len(state) == 20, state
+    assert state[0] == 0xcb and state[9:12] == b"\x03\x91\xcb", state
+    assert abs(time.time() - struct.unpack(">d", state[1:9])[0]) < 60
+    assert 4.9 < struct.unpack(">d", state[12:20])[0] < 5
+
+
+# ---- Symfony Semaphore (Debian's php-symfony-semaphore) ---------------------------
+
+SYMFONY_SEMAPHORE_EXPECTED = {
+    "acquire": [True, True, False],
+    "again": True,
+    "holders": [2, [1, 1]],
+    "refresh": [True, "lifetime ok"],
+    # released: the third gets in, the first no longer can.
+    "after_release": [False, True, False],
+    "ttl": "ttl ok",
+    # limit 3: weight 2, then another 2 refused, 1 admitted, 1 more refused.
+    "weighted": [True, False, True, False],
+    "weighted_holders": [1, 2],
+    # The expired holder's weight is dropped by ZINTERSTORE ... WEIGHTS 1 0.
+    "expired_holder": [True, [1], False],
+    "released": [0, 0],
+}
+
+
+def test_symfony_semaphore(port):
+    out = subprocess.run(["php", "symfony_semaphore.php", str(port)], cwd=LIBRARIES,
+                         capture_output=True, text=True, timeout=DRIVER_TIMEOUT)
+    assert out.returncode == 0, out.stdout[-3000:] + out.stderr[-3000:]
+    assert json.loads(out.stdout.strip().splitlines()[-1]) == SYMFONY_SEMAPHORE_EXPECTED
+    c = client(port, decode=True)
+    assert sorted(c.keys("*")) == ["{dead}:time", "{dead}:weight",
+                                   "{heavy}:time", "{heavy}:weight"]
+    assert [s for _, s in c.zrange("{heavy}:weight", 0, -1, withscores=True)] == [1, 2]
+    assert c.zcard("{dead}:weight") == 1 and c.zscore("{dead}:weight", "ghost") is None
+    # The last acquire on "heavy" was refused after its ZINTERSTORE stored
+    # :weight anew, and a store drops the key's TTL (the EXPIREAT comes
+    # only with an admission): :time keeps the last expiry + 10 s.
+    assert 60 < c.ttl("{heavy}:time") <= 70
+    assert c.ttl("{heavy}:weight") == -1
+    c.close()
+
+
 # ---- Python limits (Debian's python3-limits) ----------------------------------
 
 def test_python_limits(port):
@@ -331,6 +515,85 @@ def test_python_limits(port):
     finally:
         admin.close()
         st.storage.close()
+
+
+# ---- kombu's Redis transport (Debian's python3-kombu: Celery's broker) ------------
+
+def test_kombu_redis_transport(port):
+    """A direct exchange's bindings live in a set (SADD at declare, SMEMBERS
+    to route), consumers wait in BRPOP over every queue they consume (each
+    at four priorities: eight keys), a message taken but not acked sits in
+    a hash and a sorted set until it is acked or rejected back."""
+    from kombu import Connection, Consumer, Exchange, Producer, Queue
+    admin = client(port, decode=True)
+    sep = "\x06\x16"
+    jobs = Exchange("jobs", type="direct")
+    high = Queue("high", jobs, routing_key="high")
+    low = Queue("low", jobs, routing_key="low")
+    got, held = [], []
+
+    def on_message(body, message):
+        got.append((message.delivery_info["routing_key"], body))
+        if body == "hold":
+            held.append(message)        # neither acked nor rejected yet
+        else:
+            message.ack()
+
+    def drain(until, rounds=20):
+        for _ in range(rounds):         # each wait is at most 2 s
+            if until():
+                return
+            try:
+                conn.drain_events(timeout=2)
+            except socket.timeout:
+                pass
+        assert until(), got
+
+    with Connection("redis://127.0.0.1:%d/0" % port,
+                    transport_options={"socket_timeout": IO_TIMEOUT}) as conn:
+        producer = Producer(conn.channel(), exchange=jobs, serializer="json")
+        consumer = Consumer(conn.channel(), [high, low], callbacks=[on_message])
+        consumer.consume()
+        assert admin.smembers("_kombu.binding.jobs") == {
+            "high" + sep + sep + "high", "low" + sep + sep + "low"}
+        for body, key in [("l1", "low"), ("l2", "low"), ("h1", "high")]:
+            producer.publish(body, routing_key=key, declare=[high, low])
+        drain(lambda: len(got) == 3)
+        assert sorted(got) == [("high", "h1"), ("low", "l1"), ("low", "l2")]
+        assert [b for k, b in got if k == "low"] == ["l1", "l2"]     # FIFO
+
+        # Nothing queued: the consumer's BRPOP times out, drain_events raises.
+        with pytest.raises(socket.timeout):
+            conn.drain_events(timeout=1)
+
+        # A message published while the consumer waits in BRPOP reaches it.
+        def publish_late():
+            with conn.clone() as other:
+                Producer(other.channel(), exchange=jobs).publish(
+                    "late", routing_key="high", serializer="json")
+        late = threading.Timer(0.3, publish_late)
+        late.start()
+        drain(lambda: len(got) == 4)
+        late.join(IO_TIMEOUT)
+        assert got[3] == ("high", "late")
+
+        # Taken, not acked: kept in "unacked" and "unacked_index" until
+        # rejected back to its queue, delivered again, then acked.
+        producer.publish("hold", routing_key="low")
+        drain(lambda: len(held) == 1)
+        assert admin.hlen("unacked") == 1 and admin.zcard("unacked_index") == 1
+        held[0].reject(requeue=True)
+        assert admin.llen("low") == 1 and admin.zcard("unacked_index") == 0
+        drain(lambda: len(held) == 2)
+        held[1].ack()
+        assert [b for _, b in got[4:]] == ["hold", "hold"]
+        assert admin.hlen("unacked") == 0 and admin.zcard("unacked_index") == 0
+        consumer.cancel()
+        assert admin.llen("high") == 0 and admin.llen("low") == 0
+        # A routing key nothing is bound to: the message is not queued.
+        producer.publish("nowhere", routing_key="none")
+        assert [k for k in admin.keys("*") if admin.type(k) == "list"] == []
+    admin.close()
 
 
 # ---- the seed patterns as Lua scripts ----------------------------------------------

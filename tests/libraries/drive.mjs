@@ -8,9 +8,11 @@
 //
 //     node drive.mjs <scenario> <port>
 //
-// Scenarios: rlf-ioredis, rlf-node-redis, express, fastify, nest, semaphore.
-// Each uses keys of its own and at most a minute-long window (the test
-// takes a few seconds, so no window ends inside it); every wait is bounded.
+// Scenarios: rlf-ioredis, rlf-node-redis, express, fastify, nest, semaphore,
+// bull, bee-queue, groupmq, redis-bucket. Each uses keys of its own and at most a
+// minute-long window (the test takes a few seconds, so no window ends
+// inside it); every wait is bounded. The queues' scenarios print the order
+// in which their workers took the jobs and each job's outcome.
 // Midway, each that keeps scripts by SHA1 meets a SCRIPT FLUSH, so its
 // NOSCRIPT fallback runs too.
 import http from "node:http";
@@ -392,6 +394,220 @@ async function semaphoreScenario() {
     return out;
 }
 
+// ---- the job queues: bull, bee-queue, groupmq --------------------------------
+
+// Polls check() every 20 ms until it holds; throws after ms (a queue that
+// never delivers fails the scenario with what it was waiting for).
+async function until(what, check, ms = 15000) {
+    for (let waited = 0; ; waited += 20) {
+        if (await check()) return;
+        if (waited >= ms) throw new Error(`timed out waiting for ${what}`);
+        await sleep(20);
+    }
+}
+
+// A close that may wait on a blocked connection, bounded.
+function bounded(what, promise, ms = 10000) {
+    let timer;
+    const timeout = new Promise((_, reject) => {
+        timer = setTimeout(() => reject(new Error(`${what} still pending after ${ms} ms`)), ms);
+    });
+    return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
+}
+
+// Bull (v4): a queue with a rate limiter (3 jobs a minute) takes three
+// of five jobs and moves the rest to its delayed set; a second queue's
+// worker, blocked in BRPOPLPUSH on the empty queue, is handed a job the
+// moment it is added, then drains a paused queue by priority, with a job
+// that fails both its attempts. Its scripts keep options with cmsgpack
+// and use sets and RPOPLPUSH.
+async function bullScenario() {
+    const { default: Bull } = await import("bull");
+    const redis = { host: HOST, port, maxRetriesPerRequest: null, enableReadyCheck: false,
+                    retryStrategy: () => null };
+    const base = { redis, prefix: "bull" };
+    const out = {};
+    const closing = [];
+    try {
+        const limited = new Bull("limited", { ...base, limiter: { max: 3, duration: 60000 } });
+        closing.push(limited);
+        for (const name of ["a", "b", "c", "d", "e"]) await limited.add({ name });
+        const done = [];
+        limited.process(async (job) => { done.push(job.data.name); return job.data.name.toUpperCase(); });
+        await until("three limited jobs", () => done.length >= 3);
+        await until("the rest delayed", async () => (await limited.getJobCounts()).delayed === 2);
+        await sleep(300);
+        out.limited_order = [...done];
+        out.limited_counts = await limited.getJobCounts();
+
+        const work = new Bull("work", base);
+        closing.push(work);
+        const seen = [];
+        work.process(async (job) => {
+            seen.push(`${job.data.name}#${job.attemptsMade + 1}`);
+            if (job.data.name === "bad") throw new Error("bad job");
+            return job.data.n * 10;
+        });
+        await work.isReady();
+        await sleep(300);       // the worker is blocked in BRPOPLPUSH
+        const first = await work.add({ name: "first", n: 1 });
+        await until("the first job", async () => (await first.getState()) === "completed");
+        await work.pause();
+        const jobs = [await work.add({ name: "plain", n: 2 }),
+                      await work.add({ name: "low", n: 3 }, { priority: 10 }),
+                      await work.add({ name: "high", n: 4 }, { priority: 1 }),
+                      await work.add({ name: "bad", n: 5 }, { attempts: 2 })];
+        out.paused_counts = await work.getJobCounts();
+        await work.resume();
+        await until("the paused jobs", async () => {
+            const c = await work.getJobCounts();
+            return c.completed + c.failed === 5;
+        });
+        out.order = seen;
+        out.results = [];
+        for (const j of [first, ...jobs]) {
+            const job = await work.getJob(j.id);
+            out.results.push([job.data.name, await job.getState(), job.returnvalue ?? null,
+                              job.failedReason ?? null, job.attemptsMade]);
+        }
+        out.counts = await work.getJobCounts();
+    } finally {
+        for (const q of closing.reverse()) await bounded("closing", q.close()).catch(() => {});
+    }
+    return out;
+}
+
+// bee-queue: jobs saved before the worker starts are taken in order
+// (BRPOPLPUSH waiting -> active), a job saved while it waits is handed
+// over at once, a job that throws is retried once then failed; outcomes
+// live in the succeeded and failed sets (SADD, SCARD, SSCAN, SISMEMBER).
+async function beeQueueScenario() {
+    const { default: Queue } = await import("bee-queue");
+    const q = new Queue("bq", { redis: { host: HOST, port }, prefix: "bq", getEvents: false,
+                                 stallInterval: 60000, removeOnSuccess: false });
+    const out = {};
+    try {
+        await q.ready();
+        const seen = [];
+        const save = (data, retries = 0) => q.createJob(data).retries(retries).save();
+        const early = [await save({ name: "a", n: 1 }), await save({ name: "b", n: 2 }),
+                       await save({ name: "bad", n: 3 }, 1), await save({ name: "c", n: 4 })];
+        out.health_before = await q.checkHealth();
+        q.process(1, async (job) => {
+            seen.push(job.data.name);
+            if (job.data.name === "bad") throw new Error("bad job");
+            return job.data.n * 10;
+        });
+        await until("the early jobs", async () => {
+            const h = await q.checkHealth();
+            return h.succeeded + h.failed === 4;
+        });
+        await sleep(300);       // the worker is blocked in BRPOPLPUSH
+        const late = await save({ name: "late", n: 5 });
+        await until("the late job", async () => (await q.checkHealth()).succeeded === 4);
+        out.order = seen;
+        out.results = [];
+        for (const j of [...early, late]) {
+            const job = await q.getJob(j.id);
+            out.results.push([job.data.name, await job.isInSet("succeeded") ? "succeeded"
+                              : await job.isInSet("failed") ? "failed" : "neither"]);
+        }
+        out.succeeded = (await q.getJobs("succeeded", { size: 10 })).map((j) => j.data.name).sort();
+        out.failed = (await q.getJobs("failed", { size: 10 })).map((j) => j.data.name);
+        out.stalled = await q.checkStalledJobs();
+        await q.removeJob(late.id);
+        out.health_after = await q.checkHealth();
+    } finally {
+        await bounded("closing", q.close(5000)).catch(() => {});
+    }
+    return out;
+}
+
+// groupmq: per-group FIFO. Jobs are ordered by orderMs within a group,
+// and the groups by the orderMs of their heads (a sorted set of ready
+// groups); a worker waits for a ready group in BZPOPMIN, is handed a job
+// added while it waits, and a job failing both its attempts ends failed.
+async function groupmqScenario() {
+    const { Queue, Worker } = await import("groupmq");
+    const client = ioredis();
+    await client.connect();
+    const queue = new Queue({ redis: client, namespace: "gmq", keepCompleted: 10, keepFailed: 10,
+                              jobTimeoutMs: 30000 });
+    const seen = [];
+    const out = {};
+    let worker = null;
+    try {
+        const add = (groupId, name, orderMs, maxAttempts = 1) =>
+            queue.add({ groupId, data: { name }, orderMs, maxAttempts, jobId: name });
+        await add("u1", "u1-a", 1000);
+        await add("u1", "u1-b", 2000);
+        await add("u2", "u2-a", 1500);
+        await add("u2", "u2-bad", 1600, 2);
+        out.counts_before = await queue.getJobCounts();
+        worker = new Worker({ queue, blockingTimeoutSec: 1, backoff: () => 0, enableCleanup: false,
+                              handler: async (job) => {
+                                  seen.push(job.data.name);
+                                  if (job.data.name === "u2-bad") throw new Error("bad job");
+                                  return job.data.name.toUpperCase();
+                              } });
+        worker.on("error", () => {});
+        worker.run();
+        await until("the first jobs", async () => {
+            const c = await queue.getJobCounts();
+            return c.completed + c.failed === 4;
+        });
+        await sleep(300);       // the worker is blocked in BZPOPMIN
+        await add("u3", "u3-late", 3000);
+        await until("the late job", async () => (await queue.getJobCounts()).completed === 4);
+        out.order = seen;
+        out.completed = (await queue.getCompleted()).map((j) => [j.id, j.returnvalue ?? null]).sort();
+        out.failed = (await queue.getFailed()).map((j) => [j.id, j.failedReason ?? null]);
+        out.counts = await queue.getJobCounts();
+    } finally {
+        if (worker) await bounded("closing", worker.close()).catch(() => {});
+        client.disconnect();
+    }
+    return out;
+}
+
+// ---- redis-bucket: a leaky bucket kept with cmsgpack ----------------------
+
+// Capacity 5 a minute (flow 5/60 s, burst 5): five pass, then refusals
+// whose wait grows with each (linear backoff, factor 2: 24 s per refusal
+// so far). The bucket's state is cmsgpack.pack(time, refusals, levels)
+// under one key; "free" is what is left, less what leaked meanwhile
+// (a few hundredths), so rounded.
+async function redisBucketScenario() {
+    const { create } = await import("redis-bucket");
+    const client = ioredis();
+    await client.connect();
+    const a = await admin();
+    const out = {};
+    const show = (r) => r.allow ? ["allow", Math.round(r.free)] : ["wait", Math.round(r.wait)];
+    try {
+        const test = create({ client, prefix: "rb:", capacity: { window: 60, min: 5, max: 10 } });
+        out.alice = [];
+        for (let i = 0; i < 7; i++) out.alice.push(show(await test("alice")));
+        await a.script("FLUSH");        // NOSCRIPT: the library falls back to EVAL
+        out.after_flush = show(await test("alice"));
+        out.cost = [show(await test("bob", 3)), show(await test("bob", 3))];
+        // Two metrics: a rate of 2 a second (burst 4) under 5 a minute.
+        const tiered = create({ client, prefix: "rb2:", rate: { flow: 2, burst: 4 },
+                                capacity: { window: 60, min: 5, max: 10 } });
+        out.tiered = [];
+        for (let i = 0; i < 6; i++) out.tiered.push(show(await tiered("carol")));
+        // The key lives until the bucket has drained: 6 (5 and the refused
+        // one) at 5 a minute, 72 s.
+        const ttl = await client.pttl("rb:alice");
+        out.ttl = within(ttl, 72000) ? "ttl ok" : ttl;
+        out.keys = (await client.keys("rb*")).sort();
+    } finally {
+        client.disconnect();
+        a.disconnect();
+    }
+    return out;
+}
+
 // ---- main -----------------------------------------------------------------
 
 const SCENARIOS = {
@@ -401,6 +617,10 @@ const SCENARIOS = {
     fastify: fastifyScenario,
     nest: nestScenario,
     semaphore: semaphoreScenario,
+    bull: bullScenario,
+    "bee-queue": beeQueueScenario,
+    "redis-bucket": redisBucketScenario,
+    groupmq: groupmqScenario,
 };
 
 if (!SCENARIOS[scenario] || !(port > 0)) {
