@@ -47,5 +47,10 @@
     "ERR Client names cannot contain spaces, newlines or special characters."
 /* FUNCTION RESTORE's payload that does not hold libraries. */
 #define ERR_FUNCTIONS_PAYLOAD "ERR failed loading the given functions payload"
+#define ERR_NUMKEYS_POSITIVE "ERR numkeys should be greater than 0"
+#define ERR_LIMIT_NEGATIVE "ERR LIMIT can't be negative"
+/* A random count of INT64_MIN: SRANDMEMBER's, ZRANDMEMBER's, HRANDFIELD's. */
+#define ERR_COUNT_RANGE "ERR value is out of range, value must between "    \
+                        "-9223372036854775807 and 9223372036854775807"
 
 #endif

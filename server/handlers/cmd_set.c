@@ -280,8 +280,7 @@ srandmember_command(struct conn *c, struct resp_request *req)
             return;
         }
         if (l == INT64_MIN) {
-            cmd_error(c, "ERR value is out of range, value must between "
-                         "-9223372036854775807 and 9223372036854775807");
+            cmd_error(c, ERR_COUNT_RANGE);
             return;
         }
     }
@@ -854,7 +853,7 @@ sintercard_command(struct conn *c, struct resp_request *req)
     int64_t numkeys, limit = 0;
     if (!num_parse_i64(req->argv[1], req->argvlen[1], &numkeys) ||
         numkeys < 1) {
-        cmd_error(c, "ERR numkeys should be greater than 0");
+        cmd_error(c, ERR_NUMKEYS_POSITIVE);
         return;
     }
     if ((uint64_t)numkeys > req->argc - 2) {
@@ -869,7 +868,7 @@ sintercard_command(struct conn *c, struct resp_request *req)
         j++;
         if (!num_parse_i64(req->argv[j], req->argvlen[j], &limit) ||
             limit < 0) {
-            cmd_error(c, "ERR LIMIT can't be negative");
+            cmd_error(c, ERR_LIMIT_NEGATIVE);
             return;
         }
     }

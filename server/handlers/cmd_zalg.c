@@ -244,7 +244,7 @@ parse_opts(struct conn *c, const struct resp_request *req, struct zalg *q)
             if (!num_parse_i64(req->argv[j + 1], req->argvlen[j + 1],
                                &q->limit) ||
                 q->limit < 0) {
-                cmd_error(c, "ERR LIMIT can't be negative");
+                cmd_error(c, ERR_LIMIT_NEGATIVE);
                 return false;
             }
             j += 2;

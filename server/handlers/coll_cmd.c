@@ -232,7 +232,7 @@ coll_mpop_args(struct conn *c, const struct resp_request *req, size_t at,
 {
     int64_t n;
     if (!num_parse_i64(req->argv[at], req->argvlen[at], &n) || n < 1) {
-        cmd_error(c, "ERR numkeys should be greater than 0");
+        cmd_error(c, ERR_NUMKEYS_POSITIVE);
         return false;
     }
     size_t where = at + 1;
@@ -358,8 +358,7 @@ coll_rand_args(struct conn *c, const struct resp_request *req,
         return false;
     }
     if (*count == INT64_MIN) {
-        cmd_error(c, "ERR value is out of range, value must between "
-                     "-9223372036854775807 and 9223372036854775807");
+        cmd_error(c, ERR_COUNT_RANGE);
         return false;
     }
     if (req->argc > 4 || (req->argc == 4 && !cmd_arg_is(req, 3, word))) {
