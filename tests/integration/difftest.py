@@ -1070,7 +1070,7 @@ def zalg_opts(g, n, scored, withscores, card=False):
     if card and g.chance(0.5):
         groups.append([g.opt(b"LIMIT"), g.pick([b"0", b"1", b"2", b"5", b"-1", b"x",
                                                 b"9223372036854775807"])])
-    if g.chance(0.04):
+    if g.chance(0.1):
         groups.append([g.bad_opt() if g.chance(0.6) else
                        g.opt(g.pick([b"WITHSCORES", b"WEIGHTS", b"LIMIT", b"AGGREGATE"]))])
     return g.shuffled_groups(groups)
@@ -1111,12 +1111,14 @@ def g_rand(word, keyf):
         if r < 0.2:
             return [key]
         with_ = g.chance(0.45)
-        cnt = g.pick(RAND_COUNTS + (RAND_WITH_ONLY if with_ else []))
+        cnt = g.pick(RAND_COUNTS)
         if g.chance(0.3):
             cnt = str(g.rng.randint(-12, 12)).encode()
+        elif with_ and g.chance(0.2):
+            cnt = g.pick(RAND_WITH_ONLY)
         out = [key, cnt]
         if with_:
-            out.append(g.opt(word) if g.chance(0.95) else g.bad_opt())
+            out.append(g.opt(word) if g.chance(0.85) else g.bad_opt())
         return out
     return gen
 
@@ -1139,6 +1141,7 @@ SCRIPT_COUNTED = {"HGETALL", "HKEYS", "HVALS", "KEYS", "SMEMBERS", "SINTER",
 SCRIPT_TIMED = {"TTL", "PTTL", "EXPIRETIME", "PEXPIRETIME"}
 SCRIPT_DENIED = [[b"multi"], [b"exec"], [b"watch", b"k"], [b"eval", b"return 1", b"0"],
                  [b"script", b"load", b"return 1"], [b"subscribe", b"c"], [b"nosuch"],
+                 [b"zunionx", b"1", b"k"],
                  [b"hello", b"3"]]
 # What a generated script did: the coverage report's "options" of EVAL.
 SCRIPT_FEATURES = ("<call>", "<pcall>", "<int>", "<float>", "<huge>",
@@ -1817,25 +1820,25 @@ GRAMMAR = [
     Cmd("SUNIONSTORE", g_sstore, 0.7, wrongtype=True),
     Cmd("SDIFF", g_skeys, 1, wrongtype=True, queue=False),
     Cmd("SDIFFSTORE", g_sstore, 0.7, wrongtype=True),
-    Cmd("ZUNION", g_zalg(False, True, True), 1,
+    Cmd("ZUNION", g_zalg(False, True, True), 0.5,
         ("WEIGHTS", "AGGREGATE", "WITHSCORES", "<numkeys>", "<set input>", "<invalid>"), wrongtype=True),
-    Cmd("ZINTER", g_zalg(False, True, True), 1,
+    Cmd("ZINTER", g_zalg(False, True, True), 0.5,
         ("WEIGHTS", "AGGREGATE", "WITHSCORES", "<numkeys>", "<set input>", "<invalid>"), wrongtype=True),
-    Cmd("ZDIFF", g_zalg(False, False, True), 1, ("WITHSCORES", "<numkeys>", "<set input>", "<invalid>"),
+    Cmd("ZDIFF", g_zalg(False, False, True), 0.5, ("WITHSCORES", "<numkeys>", "<set input>", "<invalid>"),
         wrongtype=True),
-    Cmd("ZUNIONSTORE", g_zalg(True, True, False), 1,
+    Cmd("ZUNIONSTORE", g_zalg(True, True, False), 0.5,
         ("WEIGHTS", "AGGREGATE", "<numkeys>", "<set input>", "<invalid>"), wrongtype=True),
-    Cmd("ZINTERSTORE", g_zalg(True, True, False), 1,
+    Cmd("ZINTERSTORE", g_zalg(True, True, False), 0.5,
         ("WEIGHTS", "AGGREGATE", "<numkeys>", "<set input>", "<invalid>"), wrongtype=True),
-    Cmd("ZDIFFSTORE", g_zalg(True, False, False), 0.8, ("<numkeys>", "<set input>", "<invalid>"),
+    Cmd("ZDIFFSTORE", g_zalg(True, False, False), 0.5, ("<numkeys>", "<set input>", "<invalid>"),
         wrongtype=True),
-    Cmd("ZINTERCARD", g_zalg(False, False, False, card=True), 0.8,
+    Cmd("ZINTERCARD", g_zalg(False, False, False, card=True), 0.5,
         ("LIMIT", "<numkeys>", "<set input>", "<invalid>"), wrongtype=True),
-    Cmd("ZRANGESTORE", g_zrangestore, 1.2,
+    Cmd("ZRANGESTORE", g_zrangestore, 0.8,
         ("BYSCORE", "BYLEX", "REV", "LIMIT", "WITHSCORES", "<invalid>"), wrongtype=True),
-    Cmd("ZRANDMEMBER", g_rand(b"WITHSCORES", zkey), 1, ("WITHSCORES", "<invalid>"),
+    Cmd("ZRANDMEMBER", g_rand(b"WITHSCORES", zkey), 0.5, ("WITHSCORES", "<invalid>"),
         wrongtype=True, queue=False),
-    Cmd("HRANDFIELD", g_rand(b"WITHVALUES", hkey), 1, ("WITHVALUES", "<invalid>"),
+    Cmd("HRANDFIELD", g_rand(b"WITHVALUES", hkey), 0.5, ("WITHVALUES", "<invalid>"),
         wrongtype=True, queue=False),
     # scripts (generated Lua bodies over the grammar's commands, see ScriptGen)
     Cmd("EVAL", g_eval, 6, SCRIPT_FEATURES),
