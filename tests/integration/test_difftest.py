@@ -133,7 +133,7 @@ def test_engine_finds_no_difference_between_two_redis_servers(redis_server, seco
     normalisation missing, a cursor two servers cannot share, a key
     expiring between the two reads), and every command and option is
     drawn."""
-    stats, grammar = run(addr(second_redis), addr(redis_server), "engine", 20000)
+    stats, grammar = run(addr(second_redis), addr(redis_server), "engine", COMMANDS)
     never_cmds, never_opts = stats.never(grammar)
     assert never_cmds == [] and never_opts == [], (never_cmds, never_opts)
     assert {c.name for c in grammar} == {c.name for c in difftest.GRAMMAR if c.redis}
