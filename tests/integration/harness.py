@@ -371,6 +371,7 @@ class Daemon:
         return env
 
     def start(self):
+        self.stopped = False    # a daemon started again is stopped again
         if self.use_fakeclock and self.clock is None:
             start_ns = self.use_fakeclock if isinstance(self.use_fakeclock, int) \
                 and not isinstance(self.use_fakeclock, bool) else FAKE_EPOCH_NS
