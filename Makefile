@@ -444,7 +444,7 @@ bench-journal:
 MICRO_BINS := $(BUILD)/bench_store $(BUILD)/bench_wheel
 MICRO_N    ?=
 
-$(BUILD)/bench_%: bench/micro/bench_%.c server/store.c server/wheel.c lib/mem.c
+$(BUILD)/bench_%: bench/micro/bench_%.c server/store.c server/wheel.c lib/mem.c lib/rand.c
 	@mkdir -p $(BUILD)
 	$(CC) $(FINAL_CFLAGS) -o $@ $^
 
