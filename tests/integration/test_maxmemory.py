@@ -3,6 +3,8 @@ only; volatile-ttl drops the keys closest to fresh to make room."""
 import pytest
 import redis
 
+import harness
+
 OOM = "OOM command not allowed when used memory > 'maxmemory'."
 
 
@@ -30,7 +32,11 @@ def test_noeviction_refuses_new_keys_and_keeps_existing_ones(start_daemon):
     assert 1000 < keys < 40001
     info = r.info("memory")
     assert info["maxmemory"] == 1048576 and info["maxmemory_policy"] == "noeviction"
-    assert info["used_memory"] < 1048576 + 256 * 1024
+    # The ceiling falls near 16,384 keys, where the key table doubles: while
+    # its buckets move over (a few cron ticks) both tables are held, so
+    # used_memory settles under the ceiling and its slack once that ends.
+    assert harness.wait_until(
+        lambda: r.info("memory")["used_memory"] < 1048576 + 256 * 1024, 10)
     # An existing key keeps working; another new key is refused; other
     # commands are unaffected.
     assert r.execute_command("CL.THROTTLE", "early", 5, 1, 3600)[:3] == [0, 6, 4]
