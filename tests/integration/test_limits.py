@@ -211,6 +211,9 @@ def test_output_limits_are_visible_in_config(start_daemon):
         "client-output-pause-limit": str(1024 * 1024),
         "client-output-hard-limit": str(4 * 1024 * 1024),
         "client-output-pause-timeout": "60",
+        # Redis's, accepted and shown as Redis shows its default
+        "client-output-buffer-limit": "normal 0 0 0 slave 268435456 67108864 60 "
+                                      "pubsub 33554432 8388608 60",
     }
 
 
