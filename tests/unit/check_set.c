@@ -358,7 +358,11 @@ START_TEST(test_random_picks_reach_every_member)
             struct pack_item p;
             set_random(&x, &p);
             ck_assert(set_has(&x, p.data, p.len));
-            hits[atoi((const char *)p.data + 1)]++;
+            /* The member's bytes are not NUL-terminated: copy them out. */
+            char num[16] = { 0 };
+            ck_assert_uint_lt(p.len, sizeof(num));
+            memcpy(num, p.data, p.len);
+            hits[atoi(num + 1)]++;
         }
         for (int i = 0; i < n; i++) {
             ck_assert_int_gt(hits[i], 0);
