@@ -251,48 +251,73 @@ parse_percentiles(const char *old, const struct words *in, char *out,
     return 0;
 }
 
-/* notify-keyspace-events: Redis's class letters (notify.c). The bits
- * are this file's; the letters' order is Redis's printing order, and A
- * stands for g$lshzxet. */
-static const char event_letters[] = "g$lshzxetdnKEm";
+/* notify-keyspace-events: Redis's class letters (notify.c), each the
+ * bit Redis gives it (special.h's CONF_EVENT_*), in Redis's printing
+ * order: the classes, then K, E and m. A stands for every class but n
+ * (g$lshzxetd); a value holding them all prints as A, n unsaid. */
+static const struct {
+    char letter;
+    unsigned bit;
+} event_letters[] = {
+    { 'g', CONF_EVENT_GENERIC }, { '$', CONF_EVENT_STRING },
+    { 'l', CONF_EVENT_LIST }, { 's', CONF_EVENT_SET },
+    { 'h', CONF_EVENT_HASH }, { 'z', CONF_EVENT_ZSET },
+    { 'x', CONF_EVENT_EXPIRED }, { 'e', CONF_EVENT_EVICTED },
+    { 't', CONF_EVENT_STREAM }, { 'd', CONF_EVENT_MODULE },
+    { 'n', CONF_EVENT_NEW }, { 'K', CONF_EVENT_KEYSPACE },
+    { 'E', CONF_EVENT_KEYEVENT }, { 'm', CONF_EVENT_KEY_MISS },
+};
+#define N_EVENT_LETTERS (sizeof(event_letters) / sizeof(event_letters[0]))
 static const char events_refused[] =
     "Invalid event class character. Use 'Ag$lshzxeKEtmdn'.";
-#define EVENTS_ALL 0x1ffu           /* g $ l s h z x e t */
+
+/* The bits of a run of letters; -1 at a letter Redis does not know. */
+static long
+events_of(const char *p)
+{
+    unsigned flags = 0;
+    for (; *p != '\0'; p++) {
+        size_t i = 0;
+        while (i < N_EVENT_LETTERS && event_letters[i].letter != *p) {
+            i++;
+        }
+        if (*p == 'A') {
+            flags |= CONF_EVENT_ALL;
+        } else if (i < N_EVENT_LETTERS) {
+            flags |= event_letters[i].bit;
+        } else {
+            return -1;
+        }
+    }
+    return (long)flags;
+}
+
+unsigned
+conf_events_flags(const char *text)
+{
+    long flags = text != NULL ? events_of(text) : 0;
+    return flags < 0 ? 0 : (unsigned)flags;
+}
 
 static int
 parse_events(const char *old, const struct words *in, char *out,
              size_t outlen, const char **why)
 {
-    unsigned flags = 0;
     (void)old;
-    for (size_t i = 0; i < in->n; i++) {     /* one word, as a rule */
-        for (const char *p = in->w[i]; *p != '\0'; p++) {
-            const char *at = strchr(event_letters, *p);
-            if (*p == 'A') {
-                flags |= EVENTS_ALL;
-            } else if (at != NULL) {
-                flags |= 1u << (at - event_letters);
-            } else {
-                *why = events_refused;
-                return -1;
-            }
-        }
-        if (i + 1 < in->n) {
-            *why = events_refused;
-            return -1;                      /* a space is no letter */
-        }
+    /* One word, as a rule: a space is no letter. */
+    long flags = in->n == 1 ? events_of(in->w[0]) : in->n == 0 ? 0 : -1;
+    if (flags < 0) {
+        *why = events_refused;
+        return -1;
     }
     size_t len = 0;
-    if ((flags & EVENTS_ALL) == EVENTS_ALL) {
-        /* Redis prints A alone for the classes: d and n, kept, go
-         * unsaid (notify.c's keyspaceEventsFlagsToString) */
+    if (((unsigned)flags & CONF_EVENT_ALL) == CONF_EVENT_ALL) {
         out[len++] = 'A';
-        flags &= ~(EVENTS_ALL | 3u << 9);
+        flags &= ~(long)(CONF_EVENT_ALL | CONF_EVENT_NEW);
     }
-    for (size_t b = 0; b < sizeof(event_letters) - 1 && len + 1 < outlen;
-         b++) {
-        if (flags & (1u << b)) {
-            out[len++] = event_letters[b];
+    for (size_t i = 0; i < N_EVENT_LETTERS && len + 1 < outlen; i++) {
+        if ((unsigned)flags & event_letters[i].bit) {
+            out[len++] = event_letters[i].letter;
         }
     }
     out[len] = '\0';

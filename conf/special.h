@@ -36,4 +36,30 @@ int conf_special_parse(const char *name, const char *old, const char *value,
  * Redis does. */
 bool conf_memtoull(const char *text, unsigned long long *out);
 
+/* notify-keyspace-events' classes, as the bits Redis 7.0.15 gives them
+ * (server.h's NOTIFY_*), and the bits of a value this module kept (its
+ * canonical text; 0 for NULL). A value holding every class prints as A
+ * without n, as Redis prints it, so n given beside all of them is not
+ * read back (docs/compat.md). */
+#define CONF_EVENT_KEYSPACE (1u << 0)   /* K */
+#define CONF_EVENT_KEYEVENT (1u << 1)   /* E */
+#define CONF_EVENT_GENERIC (1u << 2)    /* g */
+#define CONF_EVENT_STRING (1u << 3)     /* $ */
+#define CONF_EVENT_LIST (1u << 4)       /* l */
+#define CONF_EVENT_SET (1u << 5)        /* s */
+#define CONF_EVENT_HASH (1u << 6)       /* h */
+#define CONF_EVENT_ZSET (1u << 7)       /* z */
+#define CONF_EVENT_EXPIRED (1u << 8)    /* x */
+#define CONF_EVENT_EVICTED (1u << 9)    /* e */
+#define CONF_EVENT_STREAM (1u << 10)    /* t */
+#define CONF_EVENT_KEY_MISS (1u << 11)  /* m: not in A */
+#define CONF_EVENT_MODULE (1u << 13)    /* d */
+#define CONF_EVENT_NEW (1u << 14)       /* n: not in A */
+#define CONF_EVENT_ALL                                                   \
+    (CONF_EVENT_GENERIC | CONF_EVENT_STRING | CONF_EVENT_LIST |          \
+     CONF_EVENT_SET | CONF_EVENT_HASH | CONF_EVENT_ZSET |                \
+     CONF_EVENT_EXPIRED | CONF_EVENT_EVICTED | CONF_EVENT_STREAM |       \
+     CONF_EVENT_MODULE)
+unsigned conf_events_flags(const char *text);
+
 #endif

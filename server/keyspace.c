@@ -32,6 +32,7 @@
 #include "server/blocked.h"
 #include "server/clock.h"
 #include "server/journal.h"
+#include "server/notify.h"
 #include "server/server.h"
 
 /* ---- Redis expiry ------------------------------------------------------ */
@@ -620,6 +621,28 @@ keyspace_applying(bool on)
     applying = on;
 }
 
+/* Set while eviction frees keys: they are "evicted", not "expired". */
+static bool evicting;
+
+/* A key that goes away by itself says so: "evicted" under maxmemory,
+ * "expired" when its time came (the wheel, or a lookup that found it
+ * dead), as Redis publishes them. A flush, a replay and a replaced
+ * record publish nothing. */
+static void
+notify_release(const struct store_rec *r, int db)
+{
+    if (journal_muted || applying || replacing) {
+        return;
+    }
+    if (evicting) {
+        notify_key(NOTIFY_EVICTED, "evicted", store_rec_key(r),
+                   store_rec_keylen(r), db);
+    } else if (store_rec_dead(r, clock_wall_now())) {
+        notify_key(NOTIFY_EXPIRED, "expired", store_rec_key(r),
+                   store_rec_keylen(r), db);
+    }
+}
+
 /* Frees what a record's state owns; the store calls it (store_set_release,
  * arg: the database's number) before freeing any record: removed, expired,
  * evicted or flushed, which is also when the transactions watching the key
@@ -636,6 +659,9 @@ keyspace_release(struct store_rec *r, void *arg)
     }
     if (srv.journal_on) {
         journal_release(r, (uint32_t)(intptr_t)arg);
+    }
+    if (notify_flags & (NOTIFY_EXPIRED | NOTIFY_EVICTED)) {
+        notify_release(r, (int)(intptr_t)arg);
     }
     keytype_release(r);
 }
@@ -724,6 +750,7 @@ new_record_written(struct store *dst, struct store_rec *n, int to,
                    int64_t expire_at)
 {
     store_set_expire(dst, n, expire_at);
+    notify_key(NOTIFY_NEW, "new", store_rec_key(n), store_rec_keylen(n), to);
     if (srv.journal_on) {
         keyspace_journal_mark(n, to);
     }
@@ -895,10 +922,12 @@ evict_until_fits(size_t need, const struct store_rec *keep, size_t budget)
         if (s == NULL || (i > 0 && s == srv.store)) {
             continue;
         }
+        evicting = true;
         while (n < budget && deficit(need) > 0 &&
                store_evict_soonest(s, s == srv.store ? keep : NULL)) {
             n++;
         }
+        evicting = false;
     }
     return n;
 }
@@ -968,9 +997,14 @@ keyspace_add(const struct key_hint *h, const char *key, size_t len,
     if (!keyspace_admit(need, NULL)) {
         return NULL;
     }
-    return h->valid ? store_add_hashed(srv.store, key, len, h->hash, type,
-                                       state_size)
-                    : store_add(srv.store, key, len, type, state_size);
+    struct store_rec *r =
+        h->valid ? store_add_hashed(srv.store, key, len, h->hash, type,
+                                    state_size)
+                 : store_add(srv.store, key, len, type, state_size);
+    if (r != NULL) {
+        notify_key(NOTIFY_NEW, "new", key, len, srv.db);
+    }
+    return r;
 }
 
 struct store_rec *
@@ -986,6 +1020,7 @@ keyspace_coll_add(const struct key_hint *h, const char *key, size_t len,
         h->valid ? store_add_hashed(srv.store, key, len, h->hash, type, size)
                  : store_add(srv.store, key, len, type, size);
     if (r != NULL) {
+        notify_key(NOTIFY_NEW, "new", key, len, srv.db);
         keyspace_written(r);    /* new: its whole state is the effect */
         if (blocked_nclients != 0 && may_block(type)) {
             blocked_signal(srv.db, key, len);
@@ -1035,6 +1070,12 @@ keyspace_coll_done(struct store_rec *r)
                 elem_last_effects == srv.journal_effects &&
                 !(r->flags & KS_REC_DIRTY);
     journal_muted = said;
+    if (notify_flags & NOTIFY_GENERIC) {
+        /* Redis says "del" after the command's own event: the handler
+         * published that before calling here. */
+        notify_publish(NOTIFY_GENERIC, "del", store_rec_key(r),
+                       store_rec_keylen(r), srv.db);
+    }
     keyspace_delete(r);
     journal_muted = false;
     return true;
@@ -1059,6 +1100,7 @@ keyspace_lookup(struct key_hint *h, const char *key, size_t len, int64_t now)
         srv.stats.keyspace_hits++;
     } else {
         srv.stats.keyspace_misses++;
+        notify_key(NOTIFY_KEY_MISS, "keymiss", key, len, srv.db);
     }
     return r;
 }

@@ -38,6 +38,7 @@
 #include "server/log.h"
 #include "server/envoy/grpc.h"
 #include "server/metrics.h"
+#include "server/notify.h"
 #include "server/envoy/named_limits.h"
 #include "server/busy.h"
 #include "server/script/script.h"
@@ -602,6 +603,7 @@ setup(void)
     srv.start_mono_ns = (uint64_t)clock_mono_now();
     server_random_bytes(seed, sizeof(seed));
     server_apply_limits();
+    notify_configure(srv.conf.notify_keyspace_events);
     if (cmd_setup(command_table, command_count) < 0) {
         return -1;
     }

@@ -34,6 +34,7 @@
 #include "server/keyspace.h"
 #include "server/listen.h"
 #include "server/log.h"
+#include "server/notify.h"
 #include "server/persist/persist.h"
 #include "server/server.h"
 
@@ -470,6 +471,7 @@ config_set_command(struct conn *c, struct resp_request *req)
     }
     log_set_level((enum log_level)srv.conf.loglevel);
     server_apply_limits();
+    notify_configure(srv.conf.notify_keyspace_events);
     char err[512];
     if (persist_apply_config(err, sizeof(err)) < 0) {
         srv.conf.appendonly = 0;

@@ -23,6 +23,7 @@
 #include "server/errors.h"
 #include "server/handlers/handlers.h"
 #include "server/keyspace.h"
+#include "server/notify.h"
 #include "server/server.h"
 
 enum { EXPIRE_NX = 1, EXPIRE_XX = 2, EXPIRE_GT = 4, EXPIRE_LT = 8 };
@@ -122,12 +123,15 @@ expire_generic(struct conn *c, struct resp_request *req, int64_t base,
         reply_int(&c->out, 0);
         return;
     }
-    if (when <= now / NS_PER_MS) {
+    bool past = when <= now / NS_PER_MS;
+    if (past) {
         keyspace_delete(r);     /* already past: gone, as Redis */
     } else if (keyspace_set_expire(r, when) == NULL) {
         cmd_error(c, ERR_OOM);  /* a TAT needed 8 bytes: see keytype.h */
         return;
     }
+    notify_key(NOTIFY_GENERIC, past ? "del" : "expire", req->argv[1],
+               req->argvlen[1], srv.db);
     reply_int(&c->out, 1);
 }
 
@@ -186,5 +190,7 @@ persist_command(struct conn *c, struct resp_request *req)
         cmd_error(c, ERR_OOM);  /* a TAT needed 8 bytes: see keytype.h */
         return;
     }
+    notify_key(NOTIFY_GENERIC, "persist", req->argv[1], req->argvlen[1],
+               srv.db);
     reply_int(&c->out, 1);
 }

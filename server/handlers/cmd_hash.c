@@ -29,6 +29,7 @@
 #include "server/handlers/coll_cmd.h"
 #include "server/handlers/handlers.h"
 #include "server/keyspace.h"
+#include "server/notify.h"
 
 static struct hmap *
 hash_of(struct store_rec *r)
@@ -50,12 +51,13 @@ lookup_hash(struct conn *c, const struct resp_request *req,
 
 /* The n strings at s (field, value, ...) set into argv[1]'s hash r (NULL:
  * absent), as HSET does: admitted, hmap_prepare() over them all, then
- * each pair in order, told to the journal as one HMAP_OP_SET. The number
- * of new fields, or -1 after an error reply. */
+ * each pair in order, told to the journal as one HMAP_OP_SET, and the
+ * command's event published. The number of new fields, or -1 after an
+ * error reply. */
 static int64_t
 hash_set_pairs(struct conn *c, const struct resp_request *req,
                struct store_rec *r, const char *const *s, const size_t *len,
-               size_t n)
+               size_t n, const char *event)
 {
     static const struct hmap empty;
     size_t need = hmap_grow_bytes(r != NULL ? hash_of(r) : &empty, s, len,
@@ -83,6 +85,9 @@ hash_set_pairs(struct conn *c, const struct resp_request *req,
             keyspace_written(r);
         }
     }
+    if (!failed) {
+        notify_key(NOTIFY_HASH, event, req->argv[1], req->argvlen[1], srv.db);
+    }
     (void)keyspace_coll_done(r);
     if (failed) {
         cmd_error(c, ERR_NOMEM);
@@ -105,7 +110,8 @@ hset_generic(struct conn *c, struct resp_request *req, bool hmset)
     }
     int64_t created = hash_set_pairs(c, req, r,
                                      (const char *const *)req->argv + 2,
-                                     req->argvlen + 2, req->argc - 2);
+                                     req->argvlen + 2, req->argc - 2,
+                                     "hset");
     if (created < 0) {
         return;
     }
@@ -132,7 +138,7 @@ hsetnx_command(struct conn *c, struct resp_request *req)
         return;
     }
     if (hash_set_pairs(c, req, r, (const char *const *)req->argv + 2,
-                       req->argvlen + 2, 2) >= 0) {
+                       req->argvlen + 2, 2, "hset") >= 0) {
         reply_int(&c->out, 1);
     }
 }
@@ -141,11 +147,11 @@ hsetnx_command(struct conn *c, struct resp_request *req)
  * (NULL: absent), as one pair; false after an error reply. */
 static bool
 set_result(struct conn *c, struct resp_request *req, struct store_rec *r,
-           const char *text, size_t n)
+           const char *text, size_t n, const char *event)
 {
     const char *s[2] = { req->argv[2], text };
     size_t len[2] = { req->argvlen[2], n };
-    return hash_set_pairs(c, req, r, s, len, 2) >= 0;
+    return hash_set_pairs(c, req, r, s, len, 2, event) >= 0;
 }
 
 void
@@ -172,7 +178,7 @@ hincrby_command(struct conn *c, struct resp_request *req)
     }
     char text[NUM_I64_MAXLEN];
     size_t n = num_fmt_i64(text, value);
-    if (set_result(c, req, r, text, n)) {
+    if (set_result(c, req, r, text, n, "hincrby")) {
         reply_int(&c->out, value);
     }
 }
@@ -206,7 +212,7 @@ hincrbyfloat_command(struct conn *c, struct resp_request *req)
     if (!coll_add_float(c, value, incr, text, &n)) {
         return;
     }
-    if (set_result(c, req, r, text, n)) {
+    if (set_result(c, req, r, text, n, "hincrbyfloat")) {
         reply_bulk(&c->out, text, n);
     }
 }
@@ -237,6 +243,7 @@ hdel_command(struct conn *c, struct resp_request *req)
                 keyspace_written(r);
             }
         }
+        notify_key(NOTIFY_HASH, "hdel", req->argv[1], req->argvlen[1], srv.db);
         (void)keyspace_coll_done(r);
     }
     reply_int(&c->out, deleted);

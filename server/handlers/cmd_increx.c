@@ -26,6 +26,7 @@
 #include "server/errors.h"
 #include "server/handlers/handlers.h"
 #include "server/keyspace.h"
+#include "server/notify.h"
 #include "server/server.h"
 
 enum increx_expiry { EXP_KEEP, EXP_EX, EXP_PX, EXP_EXAT, EXP_PXAT,
@@ -346,6 +347,8 @@ increx_command(struct conn *c, struct resp_request *req)
         break;
     }
     if (store_counter(c, req, r, &o, &value, now)) {
+        notify_key(NOTIFY_GENERIC, "increx", req->argv[1], req->argvlen[1],
+                   srv.db);
         reply_pair(c, o.p.by_float, &value, &applied);
     }
 }

@@ -17,6 +17,7 @@
 #include "server/handlers/coll_cmd.h"
 #include "server/handlers/handlers.h"
 #include "server/keyspace.h"
+#include "server/notify.h"
 #include "server/server.h"
 
 /* argv[1]'s live record, or NULL, looked up as a read (counted in INFO's
@@ -60,7 +61,11 @@ del_command(struct conn *c, struct resp_request *req)
         keyspace_group_begin();
     }
     for (size_t i = 1; i < req->argc; i++) {
-        n += keyspace_delete_key(srv.db, req->argv[i], req->argvlen[i], now);
+        if (keyspace_delete_key(srv.db, req->argv[i], req->argvlen[i], now)) {
+            n++;
+            notify_key(NOTIFY_GENERIC, "del", req->argv[i], req->argvlen[i],
+                       srv.db);
+        }
     }
     if (group) {
         keyspace_group_end();
@@ -104,6 +109,12 @@ rename_generic(struct conn *c, struct resp_request *req, bool nx)
         return;
     }
     bool ok = keyspace_rename(r, req->argv[2], req->argvlen[2], now);
+    if (ok) {
+        notify_key(NOTIFY_GENERIC, "rename_from", req->argv[1],
+                   req->argvlen[1], srv.db);
+        notify_key(NOTIFY_GENERIC, "rename_to", req->argv[2],
+                   req->argvlen[2], srv.db);
+    }
     coll_reply_nx_write(c, ok, nx);
 }
 
@@ -183,6 +194,7 @@ copy_command(struct conn *c, struct resp_request *req)
         cmd_error(c, ERR_OOM);
         return;
     }
+    notify_key(NOTIFY_GENERIC, "copy_to", req->argv[2], req->argvlen[2], db);
     reply_int(&c->out, 1);
 }
 
@@ -214,6 +226,9 @@ move_command(struct conn *c, struct resp_request *req)
         cmd_error(c, ERR_OOM);
         return;
     }
+    notify_key(NOTIFY_GENERIC, "move_from", req->argv[1], req->argvlen[1],
+               srv.db);
+    notify_key(NOTIFY_GENERIC, "move_to", req->argv[1], req->argvlen[1], db);
     reply_int(&c->out, 1);
 }
 

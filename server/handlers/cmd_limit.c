@@ -28,6 +28,7 @@
 #include "server/errors.h"
 #include "server/handlers/handlers.h"
 #include "server/keyspace.h"
+#include "server/notify.h"
 #include "server/handlers/limit_cmd.h"
 #include "server/server.h"
 
@@ -154,6 +155,8 @@ store_decision(struct conn *c, struct resp_request *req,
         cmd_error(c, ERR_OOM);
         return false;
     }
+    notify_key(NOTIFY_GENERIC, "cl.throttle", req->argv[1], req->argvlen[1],
+               srv.db);
     return true;
 }
 
@@ -222,6 +225,7 @@ union window_state {
  * each takes (ALIGN is the fixed window's alone), the state's size and the
  * algorithm (behind its params struct). Everything else is one handler. */
 struct window_algo {
+    const char *event;          /* its keyspace notification's name */
     uint8_t type;
     unsigned options;
     size_t state_size;
@@ -251,13 +255,13 @@ sliding_apply(const struct window_call *w, bool has_state, const void *st,
 }
 
 static const struct window_algo fixed_window = {
-    KEY_FIXED,
+    "rl.fixed", KEY_FIXED,
     LIMIT_CMD_COST | LIMIT_CMD_ALIGN | LIMIT_CMD_PEEK | LIMIT_CMD_MS,
     sizeof(struct fwin_state), fixed_apply
 };
 
 static const struct window_algo sliding_window = {
-    KEY_SLIDING, LIMIT_CMD_COST | LIMIT_CMD_PEEK | LIMIT_CMD_MS,
+    "rl.sliding", KEY_SLIDING, LIMIT_CMD_COST | LIMIT_CMD_PEEK | LIMIT_CMD_MS,
     sizeof(struct swin_state), sliding_apply
 };
 
@@ -290,6 +294,10 @@ rl_window(struct conn *c, struct resp_request *req,
                                              a->state_size, d.fresh_at,
                                              now)) {
         return;
+    }
+    if (!w.o.peek) {
+        notify_key(NOTIFY_GENERIC, a->event, req->argv[1], req->argvlen[1],
+                   srv.db);
     }
     limit_cmd_reply_decision(c, &d, w.o.ms);
 }
@@ -371,6 +379,7 @@ store_redis_gcra(struct conn *c, struct resp_request *req,
     }
     ((struct ks_redis_gcra *)store_rec_state(r))->tat_us = new_tat_us;
     (void)keyspace_set_expire(r, new_tat_us / US_PER_MS); /* no KEY_INT: r */
+    notify_key(NOTIFY_GENERIC, "gcra", req->argv[1], req->argvlen[1], srv.db);
     return true;
 }
 

@@ -29,6 +29,7 @@
 #include "server/handlers/coll_cmd.h"
 #include "server/handlers/handlers.h"
 #include "server/keyspace.h"
+#include "server/notify.h"
 #include "server/server.h"
 
 #define ERR_INDEX_RANGE "ERR index out of range"
@@ -122,6 +123,8 @@ push_generic(struct conn *c, struct resp_request *req, bool head, bool xx)
     }
     effect_done(r, b, built,
                 head ? QLIST_OP_PUSH_HEAD : QLIST_OP_PUSH_TAIL);
+    notify_key(NOTIFY_LIST, head ? "lpush" : "rpush", req->argv[1],
+               req->argvlen[1], srv.db);
     reply_int(&c->out, (int64_t)qlist_len(x));
 }
 
@@ -182,6 +185,8 @@ pop_generic(struct conn *c, struct resp_request *req, bool head,
     (void)qlist_pop(x, head, n, reply_elem, c);
     effect_done(r, b, b != NULL && qlist_effect_pop(b, n),
                 head ? QLIST_OP_POP_HEAD : QLIST_OP_POP_TAIL);
+    notify_key(NOTIFY_LIST, head ? "lpop" : "rpop", req->argv[1],
+               req->argvlen[1], srv.db);
     (void)keyspace_coll_done(r);
 }
 
@@ -309,12 +314,15 @@ ltrim_command(struct conn *c, struct resp_request *req)
     /* Redis tells the watchers even when nothing goes. */
     struct membuf *b = keyspace_elem_begin(r);
     if (s == 0 && e == len - 1) {
+        notify_key(NOTIFY_LIST, "ltrim", req->argv[1], req->argvlen[1],
+                   srv.db);
         reply_ok(&c->out);
         return;
     }
     qlist_trim(x, s, e);
     effect_done(r, b, b != NULL && qlist_effect_trim(b, s, e),
                 QLIST_OP_TRIM);
+    notify_key(NOTIFY_LIST, "ltrim", req->argv[1], req->argvlen[1], srv.db);
     (void)keyspace_coll_done(r);
     reply_ok(&c->out);
 }
@@ -346,6 +354,7 @@ lset_command(struct conn *c, struct resp_request *req)
     }
     effect_done(r, b, b != NULL && qlist_effect_set(b, at, v, len),
                 QLIST_OP_SET);
+    notify_key(NOTIFY_LIST, "lset", req->argv[1], req->argvlen[1], srv.db);
     reply_ok(&c->out);
 }
 
@@ -384,6 +393,7 @@ lrem_command(struct conn *c, struct resp_request *req)
         struct membuf *b = keyspace_elem_begin(r);
         effect_done(r, b, b != NULL && qlist_effect_rem(b, count, v, len),
                     QLIST_OP_REM);
+        notify_key(NOTIFY_LIST, "lrem", req->argv[1], req->argvlen[1], srv.db);
     }
     (void)keyspace_coll_done(r);
     reply_int(&c->out, (int64_t)gone);
@@ -426,6 +436,7 @@ linsert_command(struct conn *c, struct resp_request *req)
                 b != NULL &&
                     qlist_effect_insert(b, after, pivot, plen, v, len),
                 QLIST_OP_INSERT);
+    notify_key(NOTIFY_LIST, "linsert", req->argv[1], req->argvlen[1], srv.db);
     reply_int(&c->out, (int64_t)qlist_len(x));
 }
 
@@ -612,10 +623,14 @@ lmove_do(struct store_rec *r, struct store_rec *dr, bool from_head,
     }
     effect_done(dr, b, b != NULL && qlist_effect_push(b, v, len),
                 to_head ? QLIST_OP_PUSH_HEAD : QLIST_OP_PUSH_TAIL);
+    notify_key(NOTIFY_LIST, to_head ? "lpush" : "rpush", store_rec_key(dr),
+               store_rec_keylen(dr), srv.db);
     b = keyspace_elem_begin(r);
     (void)qlist_pop(list_of(r), from_head, 1, NULL, NULL);
     effect_done(r, b, b != NULL && qlist_effect_pop(b, 1),
                 from_head ? QLIST_OP_POP_HEAD : QLIST_OP_POP_TAIL);
+    notify_key(NOTIFY_LIST, from_head ? "lpop" : "rpop", store_rec_key(r),
+               store_rec_keylen(r), srv.db);
     (void)keyspace_coll_done(r);
     return true;
 }
@@ -723,6 +738,7 @@ pop_keyed(struct conn *c, struct store_rec *r, const char *key, size_t len,
     (void)qlist_pop(x, head, n, reply_elem, c);
     effect_done(r, b, b != NULL && qlist_effect_pop(b, n),
                 head ? QLIST_OP_POP_HEAD : QLIST_OP_POP_TAIL);
+    notify_key(NOTIFY_LIST, head ? "lpop" : "rpop", key, len, srv.db);
     (void)keyspace_coll_done(r);
 }
 

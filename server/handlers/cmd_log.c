@@ -24,6 +24,7 @@
 #include "server/errors.h"
 #include "server/handlers/handlers.h"
 #include "server/keyspace.h"
+#include "server/notify.h"
 #include "server/handlers/limit_cmd.h"
 #include "server/server.h"
 
@@ -107,6 +108,8 @@ log_commit(struct conn *c, struct resp_request *req, struct store_rec *r,
     }
     ls->keep_ms = keep_ms;
     limit_cmd_keep_until(r, keytype_log_fresh_at(ls, now), now);
+    notify_key(NOTIFY_GENERIC, "rl.log", req->argv[1], req->argvlen[1],
+               srv.db);
     return true;
 }
 
@@ -268,6 +271,8 @@ tiers_commit(struct conn *c, struct resp_request *req, struct store_rec *r,
     tier_commit(&ts->st, now, p->cost);
     ts->keep = keep;
     limit_cmd_keep_until(r, keytype_tiers_fresh_at(ts, now), now);
+    notify_key(NOTIFY_GENERIC, "rl.tiers", req->argv[1], req->argvlen[1],
+               srv.db);
     return true;
 }
 

@@ -31,6 +31,7 @@
 #include "server/handlers/coll_cmd.h"
 #include "server/handlers/handlers.h"
 #include "server/keyspace.h"
+#include "server/notify.h"
 
 static struct set *
 set_of(struct store_rec *r)
@@ -94,6 +95,8 @@ set_add_members(struct conn *c, const struct resp_request *req, size_t key,
         keyspace_written(r);    /* some may be in: the whole set */
     } else if (added > 0) {
         effect_members(r, keyspace_elem_begin(r), SET_OP_ADD, s, len, n);
+        notify_key(NOTIFY_SET, "sadd", req->argv[key], req->argvlen[key],
+                   srv.db);
     }
     (void)keyspace_coll_done(r);
     if (failed) {
@@ -137,6 +140,8 @@ srem_command(struct conn *c, struct resp_request *req)
             effect_members(r, keyspace_elem_begin(r), SET_OP_REM,
                            (const char *const *)req->argv + 2,
                            req->argvlen + 2, req->argc - 2);
+            notify_key(NOTIFY_SET, "srem", req->argv[1], req->argvlen[1],
+                       srv.db);
             (void)keyspace_coll_done(r);
         }
     }
@@ -336,6 +341,8 @@ spop_keep(struct conn *c, struct store_rec *r, uint64_t keep)
     set_free(x);
     *x = kept;
     keyspace_written(r);
+    notify_key(NOTIFY_SET, "spop", store_rec_key(r), store_rec_keylen(r),
+               srv.db);
 }
 
 /* The members SPOP takes, count of them (< x's size, and at least a
@@ -387,6 +394,8 @@ spop_apply(struct conn *c, struct store_rec *r, const struct membuf *p)
             keyspace_written(r);
         }
     }
+    notify_key(NOTIFY_SET, "spop", store_rec_key(r), store_rec_keylen(r),
+               srv.db);
     (void)keyspace_coll_done(r);
 }
 
@@ -430,6 +439,10 @@ spop_count(struct conn *c, struct resp_request *req)
         } else {
             reply_members(c, &all, true);
             keyspace_delete(r);
+            notify_key(NOTIFY_SET, "spop", req->argv[1], req->argvlen[1],
+                       srv.db);
+            notify_key(NOTIFY_GENERIC, "del", req->argv[1], req->argvlen[1],
+                       srv.db);
         }
         set_free(&all);
         return;
@@ -485,6 +498,7 @@ spop_command(struct conn *c, struct resp_request *req)
                 keyspace_written(r);
             }
         }
+        notify_key(NOTIFY_SET, "spop", req->argv[1], req->argvlen[1], srv.db);
         (void)keyspace_coll_done(r);
     }
     mem_free(p.p);
@@ -493,8 +507,10 @@ spop_command(struct conn *c, struct resp_request *req)
 /* ---- SMOVE -------------------------------------------------------------- */
 
 /* The move of member m (argv[3], in r's set) from argv[1] to argv[2]'s
- * set dr (NULL: absent; looked up through own), admitted first, one group
- * of effects; replies. */
+ * set dr (NULL: absent; looked up through own), admitted first (a new
+ * destination's record too), one group of effects; replies. A new
+ * destination is made once the source lost the member, as Redis makes it,
+ * so "srem" (and "del") are published before "new" and "sadd". */
 static void
 smove_do(struct conn *c, struct resp_request *req, struct store_rec *dr,
          struct key_hint *own)
@@ -504,40 +520,47 @@ smove_do(struct conn *c, struct resp_request *req, struct store_rec *dr,
     static const struct set empty;
     size_t need = set_grow_bytes(dr != NULL ? set_of(dr) : &empty, &m, &len,
                                  1);
+    size_t room = need + (dr != NULL ? 0 : sizeof(struct store_rec) +
+                                           req->argvlen[2] +
+                                           keytype_state_size(KEY_SET));
+    if (!keyspace_admit(room, dr)) {
+        cmd_error(c, ERR_OOM);
+        return;
+    }
+    /* The source again: admission may have evicted it. */
+    struct store_rec *r = keyspace_lookup_write(&c->hint, req->argv[1],
+                                                req->argvlen[1],
+                                                clock_wall_now());
+    if (r == NULL) {
+        reply_int(&c->out, 0);
+        return;
+    }
     keyspace_group_begin();
+    struct membuf *b = keyspace_elem_begin(r);
+    (void)set_rem(set_of(r), m, len);
+    effect_members(r, b, SET_OP_REM, &m, &len, 1);
+    notify_key(NOTIFY_SET, "srem", req->argv[1], req->argvlen[1], srv.db);
+    (void)keyspace_coll_done(r);
     if (dr == NULL) {
         dr = keyspace_coll_add(own, req->argv[2], req->argvlen[2], KEY_SET,
                                need);
-    } else if (!keyspace_coll_admit(dr, need)) {
-        dr = NULL;
     }
-    /* The source again: admission may have evicted it. */
-    struct store_rec *r = dr == NULL ? NULL
-                          : keyspace_lookup_write(&c->hint, req->argv[1],
-                                                  req->argvlen[1],
-                                                  clock_wall_now());
-    if (dr == NULL) {
-        cmd_error(c, ERR_OOM);
-    } else if (r == NULL) {
-        reply_int(&c->out, 0);
-    } else {
-        struct membuf *b = keyspace_elem_begin(r);
-        (void)set_rem(set_of(r), m, len);
-        effect_members(r, b, SET_OP_REM, &m, &len, 1);
-        (void)keyspace_coll_done(r);
-        /* The destination's watchers hear only when it gained the
-         * member, as in Redis. */
-        int rc = set_add(set_of(dr), m, len);
-        if (rc == SET_NOMEM) {
+    /* The destination's watchers hear only when it gained the member, as
+     * in Redis. */
+    int rc = dr != NULL ? set_add(set_of(dr), m, len) : SET_NOMEM;
+    if (rc == SET_NOMEM) {
+        if (dr != NULL) {
             keyspace_written(dr);
-            cmd_error(c, ERR_NOMEM);
-        } else {
-            if (rc == SET_NEW) {
-                effect_members(dr, keyspace_elem_begin(dr), SET_OP_ADD, &m,
-                               &len, 1);
-            }
-            reply_int(&c->out, 1);
         }
+        cmd_error(c, ERR_NOMEM);
+    } else {
+        if (rc == SET_NEW) {
+            effect_members(dr, keyspace_elem_begin(dr), SET_OP_ADD, &m,
+                           &len, 1);
+            notify_key(NOTIFY_SET, "sadd", req->argv[2], req->argvlen[2],
+                       srv.db);
+        }
+        reply_int(&c->out, 1);
     }
     if (dr != NULL) {
         (void)keyspace_coll_done(dr);
@@ -668,40 +691,18 @@ gather(struct conn *c, const struct resp_request *req, size_t from,
 
 /* The result of a *STORE into argv[1], as Redis's setKey(): whatever the
  * key held (and its expiry) replaced by res, or deleted when res is
- * empty; one group of effects. Replies with the result's size; res is the
- * key's now, or freed. */
+ * empty (coll_store()); event published when stored. Replies with the
+ * result's size; res is the key's now, or freed. */
 static void
-store_result(struct conn *c, struct resp_request *req, struct set *res)
+store_result(struct conn *c, struct resp_request *req, struct set *res,
+             const char *event)
 {
-    const char *key = req->argv[1];
-    size_t len = req->argvlen[1];
-    uint64_t n = set_len(res);
-    keyspace_group_begin();
-    struct store_rec *dr = keyspace_lookup_write(&c->hint, key, len,
-                                                 clock_wall_now());
-    if (n > 0 && dr != NULL &&
-        !keyspace_admit(sizeof(struct store_rec) + len + sizeof(*res), dr)) {
-        dr = NULL;
-        n = 0;
-        cmd_error(c, ERR_OOM);
-    } else {
-        if (dr != NULL) {
-            keyspace_delete(dr);
-        }
-        dr = n > 0 ? keyspace_coll_add(&c->hint, key, len, KEY_SET, 0) : NULL;
-        if (n > 0 && dr == NULL) {
-            cmd_error(c, ERR_OOM);
-        } else {
-            reply_int(&c->out, (int64_t)n);
-        }
-    }
-    if (dr != NULL) {
-        *set_of(dr) = *res;     /* listed whole since its creation */
-        keyspace_written(dr);
+    if (coll_store(c, req->argv[1], req->argvlen[1], KEY_SET, res,
+                   set_len(res))) {
+        notify_key(NOTIFY_SET, event, req->argv[1], req->argvlen[1], srv.db);
     } else {
         set_free(res);
     }
-    keyspace_group_end();
 }
 
 /* Redis sorts SINTER's sets by size with glibc's qsort, a merge sort for
@@ -783,7 +784,7 @@ inter_reply(struct conn *c, struct resp_request *req, enum inter_mode mode,
             return;
         }
     }
-    store_result(c, req, &res);
+    store_result(c, req, &res, "sinterstore");
 }
 
 /* SINTER, SMEMBERS, SINTERCARD and SINTERSTORE over the n sets named from
@@ -973,7 +974,7 @@ sunion_diff_generic(struct conn *c, struct resp_request *req, size_t from,
         set_free(&res);
         cmd_error(c, ERR_NOMEM);
     } else if (store) {
-        store_result(c, req, &res);
+        store_result(c, req, &res, diff ? "sdiffstore" : "sunionstore");
     } else {
         reply_members(c, &res, true);
         set_free(&res);

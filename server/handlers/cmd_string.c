@@ -19,6 +19,7 @@
 #include "lib/num.h"
 #include "lib/time.h"
 #include "protocol/reply.h"
+#include "server/notify.h"
 #include "server/client.h"
 #include "server/clock.h"
 #include "server/cmd.h"
@@ -396,6 +397,11 @@ set_generic(struct conn *c, struct resp_request *req, size_t vi,
         cmd_error(c, ERR_OOM);
         return;
     }
+    notify_key(NOTIFY_STRING, "set", req->argv[1], req->argvlen[1], srv.db);
+    if (o->expire_arg != 0) {
+        notify_key(NOTIFY_GENERIC, "expire", req->argv[1], req->argvlen[1],
+                   srv.db);
+    }
     if (o->flags & OPT_GET) {
         reply_old_value(c, &old);
     } else if (kind == SET_REPLY_NUMBER) {
@@ -443,6 +449,7 @@ getdel_command(struct conn *c, struct resp_request *req)
     }
     reply_string(c, r);
     keyspace_delete(r);
+    notify_key(NOTIFY_GENERIC, "del", req->argv[1], req->argvlen[1], srv.db);
 }
 
 /* GETEX key [EX s | PX ms | EXAT unix_s | PXAT unix_ms | PERSIST]. */
@@ -463,20 +470,29 @@ getex_command(struct conn *c, struct resp_request *req)
     if ((o.flags & (OPT_EXAT | OPT_PXAT)) && when <= now / NS_PER_MS) {
         reply_string(c, r);
         keyspace_delete(r);     /* a time already past: gone, as Redis */
+        notify_key(NOTIFY_GENERIC, "del", req->argv[1], req->argvlen[1],
+                   srv.db);
         return;
     }
     /* First, as the expiry may move the value to another record (a TAT
      * that leaned on the old one, keytype.h), or find no memory for it. */
+    const char *event = NULL;
     if (o.expire_arg != 0) {
         r = keyspace_set_expire(r, when);
+        event = "expire";
     } else if ((o.flags & OPT_PERSIST) && r->expire_at != STORE_NEVER) {
         r = keyspace_set_expire(r, STORE_NEVER);
+        event = "persist";
     }
     if (r == NULL) {
         cmd_error(c, ERR_OOM);
         return;
     }
     reply_string(c, r);
+    if (event != NULL) {
+        notify_key(NOTIFY_GENERIC, event, req->argv[1], req->argvlen[1],
+                   srv.db);
+    }
 }
 
 /* ---- MSET and MSETNX ------------------------------------------------------ */
@@ -522,6 +538,10 @@ mset_generic(struct conn *c, struct resp_request *req, bool nx)
             r = keyspace_set_expire(r, STORE_NEVER);
         }
         ok = r != NULL;
+        if (ok) {
+            notify_key(NOTIFY_STRING, "set", req->argv[i], req->argvlen[i],
+                       srv.db);
+        }
     }
     keyspace_group_end();
     coll_reply_nx_write(c, ok, nx);
@@ -578,6 +598,7 @@ incr_generic(struct conn *c, struct resp_request *req, int64_t incr)
         cmd_error(c, ERR_OOM);
         return;
     }
+    notify_key(NOTIFY_STRING, "incrby", req->argv[1], req->argvlen[1], srv.db);
     reply_int(&c->out, v);
 }
 
@@ -640,6 +661,8 @@ incrbyfloat_command(struct conn *c, struct resp_request *req)
         cmd_error(c, ERR_OOM);
         return;
     }
+    notify_key(NOTIFY_STRING, "incrbyfloat", req->argv[1], req->argvlen[1],
+               srv.db);
     reply_bulk(&c->out, text, n);
 }
 
@@ -720,6 +743,8 @@ append_command(struct conn *c, struct resp_request *req)
         }
     }
     if (splice_string(c, req, r, oldlen, req->argv[2], n, oldlen + n)) {
+        notify_key(NOTIFY_STRING, "append", req->argv[1], req->argvlen[1],
+                   srv.db);
         reply_int(&c->out, (int64_t)(oldlen + n));
     }
 }
@@ -753,6 +778,8 @@ setrange_command(struct conn *c, struct resp_request *req)
     size_t end = (size_t)offset + n;
     size_t newlen = end > oldlen ? end : oldlen;
     if (splice_string(c, req, r, (size_t)offset, req->argv[3], n, newlen)) {
+        notify_key(NOTIFY_STRING, "setrange", req->argv[1], req->argvlen[1],
+                   srv.db);
         reply_int(&c->out, (int64_t)newlen);
     }
 }

@@ -26,6 +26,7 @@
 #include "lib/set.h"
 #include "lib/zset.h"
 #include "protocol/reply.h"
+#include "server/notify.h"
 #include "server/client.h"
 #include "server/clock.h"
 #include "server/cmd.h"
@@ -479,10 +480,11 @@ result_zset(const struct zresult *res, struct zset *z)
     return true;
 }
 
-/* The STORE forms' end: the destination holds the result, or goes. */
+/* The STORE forms' end: the destination holds the result, or goes;
+ * the command's name is its event's. */
 static void
 store_result(struct conn *c, const struct resp_request *req,
-             const struct zresult *res)
+             const struct zresult *res, const char *event)
 {
     struct zset z = { 0 };
     if (!result_zset(res, &z)) {
@@ -493,6 +495,9 @@ store_result(struct conn *c, const struct resp_request *req,
     if (!coll_store(c, req->argv[1], req->argvlen[1], KEY_ZSET, &z,
                     zset_len(&z))) {
         zset_free(&z);
+    } else {
+        notify_key(NOTIFY_ZSET, event, req->argv[1], req->argvlen[1],
+                   srv.db);
     }
 }
 
@@ -548,7 +553,7 @@ zalg_generic(struct conn *c, struct resp_request *req, enum zalg_op op,
         } else if (op == OP_INTERCARD) {
             reply_int(&c->out, (int64_t)count);
         } else if (store) {
-            store_result(c, req, &res);
+            store_result(c, req, &res, name);
         } else {
             reply_result(c, &res, q.withscores);
         }

@@ -35,6 +35,7 @@
 #include "server/handlers/handlers.h"
 #include "server/blocked.h"
 #include "server/keyspace.h"
+#include "server/notify.h"
 
 #define ERR_NAN "ERR resulting score is not a number (NaN)"
 #define ERR_RANGE_FLOAT "ERR min or max is not a float"
@@ -95,9 +96,11 @@ zw_removed(struct zwrite *w, const void *m, size_t len)
     }
 }
 
-/* The effect out, and the key gone when it holds nothing. */
+/* The effect out, the command's event published when an element changed
+ * (Redis's "zadd", "zrem", "zpopmin"...), and the key gone when it holds
+ * nothing. */
 static void
-zw_end(struct zwrite *w, uint8_t op)
+zw_end(struct zwrite *w, uint8_t op, const char *event)
 {
     if (w->begun && w->b != NULL) {
         if (w->whole) {
@@ -105,6 +108,10 @@ zw_end(struct zwrite *w, uint8_t op)
         } else {
             keyspace_elem_end(w->r, op);
         }
+    }
+    if (w->begun) {
+        notify_key(NOTIFY_ZSET, event, store_rec_key(w->r),
+                   store_rec_keylen(w->r), srv.db);
     }
     (void)keyspace_coll_done(w->r);
 }
@@ -279,7 +286,7 @@ zadd_generic(struct conn *c, struct resp_request *req, unsigned flags)
         }
     }
     mem_free(scores);
-    zw_end(&w, ZSET_OP_ADD);
+    zw_end(&w, ZSET_OP_ADD, (o.flags & ZSET_INCR) ? "zincr" : "zadd");
     if (err != NULL) {
         cmd_error(c, err);
         return;
@@ -314,7 +321,7 @@ zrem_command(struct conn *c, struct resp_request *req)
             break;
         }
     }
-    zw_end(&w, ZSET_OP_REM);
+    zw_end(&w, ZSET_OP_REM, "zrem");
     reply_int(&c->out, deleted);
 }
 
@@ -761,6 +768,8 @@ zrangestore_command(struct conn *c, struct resp_request *req)
         cmd_error(c, ERR_NOMEM);
     } else if (coll_store(c, req->argv[1], req->argvlen[1], KEY_ZSET, &dst.z,
                           zset_len(&dst.z))) {
+        notify_key(NOTIFY_ZSET, "zrangestore", req->argv[1], req->argvlen[1],
+                   srv.db);
         return;                         /* dst.z is the key's now */
     }
     zset_free(&dst.z);
@@ -831,8 +840,12 @@ zremrange_generic(struct conn *c, struct resp_request *req, enum rtype type)
         n = zset_run_while(z, first, still_in, &q);
     }
     struct zwrite w = { .r = r };
+    static const char *const events[] = {
+        [BY_RANK] = "zremrangebyrank", [BY_SCORE] = "zremrangebyscore",
+        [BY_LEX] = "zremrangebylex",
+    };
     remove_ranks(&w, first, n);
-    zw_end(&w, ZSET_OP_REM);
+    zw_end(&w, ZSET_OP_REM, events[type]);
     reply_int(&c->out, (int64_t)n);
 }
 
@@ -867,7 +880,7 @@ zpop_members(struct conn *c, struct store_rec *r, bool max, uint64_t n,
     }
     struct zwrite w = { .r = r };
     remove_ranks(&w, max ? len - n : 0, n);
-    zw_end(&w, ZSET_OP_REM);
+    zw_end(&w, ZSET_OP_REM, max ? "zpopmax" : "zpopmin");
 }
 
 static void

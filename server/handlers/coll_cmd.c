@@ -17,6 +17,7 @@
 #include "server/cmd.h"
 #include "server/errors.h"
 #include "server/keyspace.h"
+#include "server/notify.h"
 #include "server/multi.h"
 
 bool
@@ -278,10 +279,11 @@ coll_store(struct conn *c, const char *key, size_t len, uint8_t type,
     struct store_rec *r = keyspace_lookup_write(&c->hint, key, len,
                                                 clock_wall_now());
     if (n == 0) {
+        reply_int(&c->out, 0);
         if (r != NULL) {
             keyspace_delete(r);
+            notify_key(NOTIFY_GENERIC, "del", key, len, srv.db);
         }
-        reply_int(&c->out, 0);
         return false;
     }
     if (keyspace_set_coll(&c->hint, key, len, r, type, state) == NULL) {
