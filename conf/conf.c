@@ -1537,8 +1537,10 @@ conf_format(const struct conf *c, const struct conf_option *o, char *buf,
     case CONF_STRING:
     case CONF_SAVE:
     case CONF_PRIMARY:
-    case CONF_SPECIAL:
         n = snprintf(buf, buflen, "%s", str_value(c, o));
+        break;
+    case CONF_SPECIAL:
+        n = (int)conf_special_show(o->name, str_value(c, o), buf, buflen);
         break;
     case CONF_BINARY: {
         const struct conf_bytes *b = bytes_value(c, o);

@@ -234,6 +234,8 @@ put_option(struct text *t, const struct conf *c, const struct conf_option *o)
     case CONF_SPECIAL:
         if (strcmp(o->name, "client-output-buffer-limit") == 0) {
             put_obuf_lines(t, v);
+        } else if (strcmp(o->name, "notify-keyspace-events") == 0) {
+            put_quoted(t, v, n);    /* Redis writes it as a string: "AKE" */
         } else {
             put_words(t, o, v, n);
         }

@@ -292,6 +292,17 @@ events_of(const char *p)
     return (long)flags;
 }
 
+size_t
+conf_special_show(const char *name, const char *kept, char *buf,
+                  size_t buflen)
+{
+    bool hide_n = strcasecmp(name, "notify-keyspace-events") == 0 &&
+                  kept[0] == 'A' && kept[1] == 'n';
+    int n = hide_n ? snprintf(buf, buflen, "A%s", kept + 2)
+                   : snprintf(buf, buflen, "%s", kept);
+    return n < 0 ? 0 : (size_t)n;
+}
+
 unsigned
 conf_events_flags(const char *text)
 {
@@ -312,7 +323,12 @@ parse_events(const char *old, const struct words *in, char *out,
     }
     size_t len = 0;
     if (((unsigned)flags & CONF_EVENT_ALL) == CONF_EVENT_ALL) {
+        /* Redis prints A alone but keeps n: kept as "An", shown as "A"
+         * (conf_special_show()). */
         out[len++] = 'A';
+        if ((unsigned)flags & CONF_EVENT_NEW) {
+            out[len++] = 'n';
+        }
         flags &= ~(long)(CONF_EVENT_ALL | CONF_EVENT_NEW);
     }
     for (size_t i = 0; i < N_EVENT_LETTERS && len + 1 < outlen; i++) {

@@ -36,11 +36,16 @@ int conf_special_parse(const char *name, const char *old, const char *value,
  * Redis does. */
 bool conf_memtoull(const char *text, unsigned long long *out);
 
+/* The text CONFIG GET and CONFIG REWRITE show for a kept value (at most
+ * buflen - 1 bytes of it; its length): the value itself, but where Redis
+ * keeps more than it prints: notify-keyspace-events keeps n beside A as
+ * "An" and shows "A". */
+size_t conf_special_show(const char *name, const char *kept, char *buf,
+                         size_t buflen);
+
 /* notify-keyspace-events' classes, as the bits Redis 7.0.15 gives them
  * (server.h's NOTIFY_*), and the bits of a value this module kept (its
- * canonical text; 0 for NULL). A value holding every class prints as A
- * without n, as Redis prints it, so n given beside all of them is not
- * read back (docs/compat.md). */
+ * canonical text; 0 for NULL). */
 #define CONF_EVENT_KEYSPACE (1u << 0)   /* K */
 #define CONF_EVENT_KEYEVENT (1u << 1)   /* E */
 #define CONF_EVENT_GENERIC (1u << 2)    /* g */
