@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "conf/conf.h"
+#include "conf/special.h"
 #include "conf/rewrite.h"
 #include "tests/unit/suites.h"
 
@@ -933,6 +934,20 @@ START_TEST(test_redis_special_values_are_kept_in_redis_s_canonical_form)
     ck_assert_str_eq(fmt("notify-keyspace-events"), "AKEm");  /* Redis's */
     set_ok("notify-keyspace-events", "Kdn$");
     ck_assert_str_eq(fmt("notify-keyspace-events"), "$dnK");
+    /* A is g$lshzxetd: without d it is not printed */
+    set_ok("notify-keyspace-events", "g$lshzxetKE");
+    ck_assert_str_eq(fmt("notify-keyspace-events"), "g$lshzxetKE");
+    /* n beside A is kept, as in Redis, though A is printed alone */
+    set_ok("notify-keyspace-events", "nKEA");
+    ck_assert_str_eq(fmt("notify-keyspace-events"), "AKE");
+    ck_assert_uint_eq(conf_events_flags(cfg.notify_keyspace_events),
+                      CONF_EVENT_ALL | CONF_EVENT_NEW | CONF_EVENT_KEYSPACE |
+                          CONF_EVENT_KEYEVENT);
+    set_ok("notify-keyspace-events", "Elm");
+    ck_assert_uint_eq(conf_events_flags(cfg.notify_keyspace_events),
+                      CONF_EVENT_KEYEVENT | CONF_EVENT_LIST |
+                          CONF_EVENT_KEY_MISS);
+    ck_assert_uint_eq(conf_events_flags(NULL), 0);
     set_ok("latency-tracking-info-percentiles", "50.0 99.990 100");
     ck_assert_str_eq(fmt("latency-tracking-info-percentiles"), "50 99.99 100");
     set_ok("maxmemory-clients", "10%");
