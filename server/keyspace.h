@@ -272,8 +272,9 @@ struct membuf *keyspace_elem_begin(struct store_rec *r);
 /* The payload built in keyspace_elem_begin()'s buffer, as op's effect. */
 void keyspace_elem_end(struct store_rec *r, uint8_t op);
 
-/* After a write to collection r: deleted when it holds nothing. true
- * when it was (r is gone). */
+/* After a write to collection r: deleted when it holds nothing, and its
+ * "del" published (notify.h: the caller published its own event first,
+ * as Redis orders them). true when it was (r is gone). */
 bool keyspace_coll_done(struct store_rec *r);
 
 /* A collection's whole new state (ZUNIONSTORE, ZRANGESTORE...): key, looked
