@@ -1073,8 +1073,7 @@ keyspace_coll_done(struct store_rec *r)
     if (notify_flags & NOTIFY_GENERIC) {
         /* Redis says "del" after the command's own event: the handler
          * published that before calling here. */
-        notify_publish(NOTIFY_GENERIC, "del", store_rec_key(r),
-                       store_rec_keylen(r), srv.db);
+        notify_publish("del", store_rec_key(r), store_rec_keylen(r), srv.db);
     }
     keyspace_delete(r);
     journal_muted = false;

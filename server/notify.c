@@ -43,10 +43,8 @@ channel(char *buf, size_t cap, const char *prefix, int db,
 }
 
 void
-notify_publish(unsigned type, const char *event, const char *key,
-               size_t len, int db)
+notify_publish(const char *event, const char *key, size_t len, int db)
 {
-    (void)type;
     char buf[256];
     char *owned;
     size_t clen;

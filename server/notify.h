@@ -20,7 +20,6 @@
 #ifndef CELLGATE_NOTIFY_H
 #define CELLGATE_NOTIFY_H
 
-#include <stdbool.h>
 #include <stddef.h>
 
 #include "conf/special.h"
@@ -43,9 +42,8 @@ extern unsigned notify_flags;
 /* notify-keyspace-events changed (start-up, CONFIG SET). */
 void notify_configure(const char *events);
 
-/* Publish event (of class type) for key in database db. */
-void notify_publish(unsigned type, const char *event, const char *key,
-                    size_t len, int db);
+/* Publish event for key in database db (its class is on). */
+void notify_publish(const char *event, const char *key, size_t len, int db);
 
 /* A key of database db had event (of class type): published when that
  * class is on. */
@@ -54,7 +52,7 @@ notify_key(unsigned type, const char *event, const char *key, size_t len,
            int db)
 {
     if (__builtin_expect((notify_flags & type) != 0, 0)) {
-        notify_publish(type, event, key, len, db);
+        notify_publish(event, key, len, db);
     }
 }
 

@@ -28,8 +28,8 @@
 #include "server/errors.h"
 #include "server/handlers/handlers.h"
 #include "server/keyspace.h"
-#include "server/notify.h"
 #include "server/handlers/limit_cmd.h"
+#include "server/notify.h"
 #include "server/server.h"
 
 #define CELL_USAGE                                                            \

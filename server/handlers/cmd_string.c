@@ -19,7 +19,6 @@
 #include "lib/num.h"
 #include "lib/time.h"
 #include "protocol/reply.h"
-#include "server/notify.h"
 #include "server/client.h"
 #include "server/clock.h"
 #include "server/cmd.h"
@@ -27,6 +26,7 @@
 #include "server/handlers/coll_cmd.h"
 #include "server/handlers/handlers.h"
 #include "server/keyspace.h"
+#include "server/notify.h"
 #include "server/server.h"
 
 #define ERR_TOO_LONG "ERR string exceeds maximum allowed size " \

@@ -26,7 +26,6 @@
 #include "lib/set.h"
 #include "lib/zset.h"
 #include "protocol/reply.h"
-#include "server/notify.h"
 #include "server/client.h"
 #include "server/clock.h"
 #include "server/cmd.h"
@@ -34,6 +33,7 @@
 #include "server/handlers/coll_cmd.h"
 #include "server/handlers/handlers.h"
 #include "server/keyspace.h"
+#include "server/notify.h"
 
 enum zalg_op { OP_UNION, OP_INTER, OP_DIFF, OP_INTERCARD };
 enum zalg_aggr { AGGR_SUM, AGGR_MIN, AGGR_MAX };

@@ -17,8 +17,8 @@
 #include "server/cmd.h"
 #include "server/errors.h"
 #include "server/keyspace.h"
-#include "server/notify.h"
 #include "server/multi.h"
+#include "server/notify.h"
 
 bool
 coll_lookup(struct conn *c, const char *key, size_t len, uint8_t type,
