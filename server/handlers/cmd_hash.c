@@ -443,41 +443,6 @@ hrandfield_command(struct conn *c, struct resp_request *req)
 
 /* ---- HSCAN ------------------------------------------------------------- */
 
-/* The fields and values a step collected (they stay valid: nothing
- * changes the hash while the reply is built). */
-struct scan_batch {
-    const struct scan_opts *o;
-    struct pack_item *items;    /* field, value, ... */
-    size_t len;                 /* items */
-    size_t cap;
-    uint64_t seen;              /* fields visited, matching or not */
-    bool oom;
-};
-
-static void
-collect_pair(const struct pack_item *f, const struct pack_item *v,
-             void *arg)
-{
-    struct scan_batch *s = arg;
-    s->seen++;
-    if (s->oom || !coll_scan_match(s->o, f->data, f->len)) {
-        return;
-    }
-    if (s->len + 2 > s->cap) {
-        size_t cap = s->cap != 0 ? s->cap * 2 : 32;
-        struct pack_item *items = mem_realloc(s->items,
-                                              cap * sizeof(*items));
-        if (items == NULL) {
-            s->oom = true;
-            return;
-        }
-        s->items = items;
-        s->cap = cap;
-    }
-    s->items[s->len++] = *f;
-    s->items[s->len++] = *v;
-}
-
 /* HSCAN key cursor [MATCH pattern] [COUNT count]. A compact hash answers
  * whole with cursor 0, as Redis answers a listpack; a large one visits
  * buckets until COUNT fields are visited (MATCH filters after, as in
@@ -486,33 +451,12 @@ collect_pair(const struct pack_item *f, const struct pack_item *v,
 void
 hscan_command(struct conn *c, struct resp_request *req)
 {
-    struct store_rec *r;
-    uint64_t cursor;
-    struct scan_opts o;
-    if (!coll_scan_start(c, req, KEY_HASH, &cursor, &r, &o)) {
+    struct coll_scan s;
+    if (!coll_scan_begin(c, req, KEY_HASH, 2, 20, &s)) {
         return;
     }
-    struct hmap *h = hash_of(r);
-    struct scan_batch s = { .o = &o };
-    if (hmap_is_compact(h)) {
-        cursor = hmap_scan(h, cursor, collect_pair, &s);
-    } else {
-        /* Redis's loop bound, in fields: count * 2 elements wanted, at
-         * most count * 2 * 10 further steps. */
-        uint64_t want = (uint64_t)o.count;
-        uint64_t steps = want > UINT64_MAX / 20 ? UINT64_MAX : want * 20;
-        do {
-            cursor = hmap_scan(h, cursor, collect_pair, &s);
-        } while (cursor != 0 && steps-- > 0 && !s.oom &&
-                 s.seen < want);
-    }
-    if (s.oom) {
-        cmd_error(c, ERR_NOMEM);
-    } else {
-        coll_scan_reply_head(c, cursor, s.len);
-        for (size_t i = 0; i < s.len; i++) {
-            reply_bulk(&c->out, s.items[i].data, s.items[i].len);
-        }
-    }
-    mem_free(s.items);
+    do {
+        s.cursor = hmap_scan(hash_of(s.r), s.cursor, coll_scan_collect, &s);
+    } while (coll_scan_more(&s));
+    coll_scan_end(c, &s);
 }

@@ -575,37 +575,6 @@ smove_command(struct conn *c, struct resp_request *req)
 
 /* ---- SSCAN -------------------------------------------------------------- */
 
-struct scan_batch {
-    const struct scan_opts *o;
-    struct pack_item *items;
-    size_t len;
-    size_t cap;
-    uint64_t seen;              /* members visited, matching or not */
-    bool oom;
-};
-
-static void
-collect_member(const struct pack_item *m, void *arg)
-{
-    struct scan_batch *s = arg;
-    s->seen++;
-    if (s->oom || !coll_scan_match(s->o, m->data, m->len)) {
-        return;
-    }
-    if (s->len == s->cap) {
-        size_t cap = s->cap != 0 ? s->cap * 2 : 32;
-        struct pack_item *items = mem_realloc(s->items,
-                                              cap * sizeof(*items));
-        if (items == NULL) {
-            s->oom = true;
-            return;
-        }
-        s->items = items;
-        s->cap = cap;
-    }
-    s->items[s->len++] = *m;
-}
-
 /* SSCAN key cursor [MATCH pattern] [COUNT count]. A compact set answers
  * whole with cursor 0, as Redis answers an intset; a large one visits
  * buckets until COUNT members are visited (MATCH filters after, as in
@@ -613,32 +582,14 @@ collect_member(const struct pack_item *m, void *arg)
 void
 sscan_command(struct conn *c, struct resp_request *req)
 {
-    struct store_rec *r;
-    uint64_t cursor;
-    struct scan_opts o;
-    if (!coll_scan_start(c, req, KEY_SET, &cursor, &r, &o)) {
+    struct coll_scan s;
+    if (!coll_scan_begin(c, req, KEY_SET, 1, 10, &s)) {
         return;
     }
-    struct set *x = set_of(r);
-    struct scan_batch s = { .o = &o };
-    if (set_is_compact(x)) {
-        cursor = set_scan(x, cursor, collect_member, &s);
-    } else {
-        uint64_t want = (uint64_t)o.count;
-        uint64_t steps = want > UINT64_MAX / 10 ? UINT64_MAX : want * 10;
-        do {
-            cursor = set_scan(x, cursor, collect_member, &s);
-        } while (cursor != 0 && steps-- > 0 && !s.oom && s.seen < want);
-    }
-    if (s.oom) {
-        cmd_error(c, ERR_NOMEM);
-    } else {
-        coll_scan_reply_head(c, cursor, s.len);
-        for (size_t i = 0; i < s.len; i++) {
-            reply_bulk(&c->out, s.items[i].data, s.items[i].len);
-        }
-    }
-    mem_free(s.items);
+    do {
+        s.cursor = set_scan(set_of(s.r), s.cursor, coll_scan_collect, &s);
+    } while (coll_scan_more(&s));
+    coll_scan_end(c, &s);
 }
 
 /* ---- SINTER, SUNION, SDIFF and their STORE forms ----------------------- */

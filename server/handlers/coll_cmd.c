@@ -137,6 +137,66 @@ coll_scan_match(const struct scan_opts *o, const void *s, size_t len)
 }
 
 bool
+coll_scan_begin(struct conn *c, const struct resp_request *req, uint8_t type,
+                unsigned per, uint64_t bound, struct coll_scan *s)
+{
+    *s = (struct coll_scan){ .per = per };
+    if (!coll_scan_start(c, req, type, &s->cursor, &s->r, &s->o)) {
+        return false;
+    }
+    uint64_t want = (uint64_t)s->o.count;
+    s->steps = want > UINT64_MAX / bound ? UINT64_MAX : want * bound;
+    return true;
+}
+
+void
+coll_scan_collect(const struct pack_item *k, const struct pack_item *v,
+                  void *arg)
+{
+    struct coll_scan *s = arg;
+    s->seen++;
+    if (s->oom || !coll_scan_match(&s->o, k->data, k->len)) {
+        return;
+    }
+    if (s->len + s->per > s->cap) {
+        size_t cap = s->cap != 0 ? s->cap * 2 : 32;
+        struct pack_item *items = mem_realloc(s->items,
+                                              cap * sizeof(*items));
+        if (items == NULL) {
+            s->oom = true;
+            return;
+        }
+        s->items = items;
+        s->cap = cap;
+    }
+    s->items[s->len++] = *k;
+    if (s->per == 2) {
+        s->items[s->len++] = *v;
+    }
+}
+
+bool
+coll_scan_more(struct coll_scan *s)
+{
+    return s->cursor != 0 && s->steps-- > 0 && !s->oom &&
+           s->seen < (uint64_t)s->o.count;
+}
+
+void
+coll_scan_end(struct conn *c, struct coll_scan *s)
+{
+    if (s->oom) {
+        cmd_error(c, ERR_NOMEM);
+    } else {
+        coll_scan_reply_head(c, s->cursor, s->len);
+        for (size_t i = 0; i < s->len; i++) {
+            reply_bulk(&c->out, s->items[i].data, s->items[i].len);
+        }
+    }
+    mem_free(s->items);
+}
+
+bool
 coll_add_float(struct conn *c, long double value, long double incr,
                char *text, size_t *n)
 {

@@ -377,9 +377,11 @@ struct scan_seen {
 };
 
 static void
-scan_note(const struct pack_item *m, void *arg)
+scan_note(const struct pack_item *m, const struct pack_item *none,
+          void *arg)
 {
     (void)m;
+    (void)none;
     ((struct scan_seen *)arg)->n++;
 }
 
