@@ -778,24 +778,12 @@ out:
     mem_free(sets);
 }
 
-void
-sinter_command(struct conn *c, struct resp_request *req)
-{
-    sinter_generic(c, req, 1, req->argc - 1, INTER_REPLY, 0);
-}
-
 /* SMEMBERS is SINTER of one key, as in Redis. */
-void
-smembers_command(struct conn *c, struct resp_request *req)
-{
-    sinter_generic(c, req, 1, 1, INTER_REPLY, 0);
-}
-
-void
-sinterstore_command(struct conn *c, struct resp_request *req)
-{
-    sinter_generic(c, req, 2, req->argc - 2, INTER_STORE, 0);
-}
+HANDLER_VARIANT(sinter_command, sinter_generic, 1, req->argc - 1,
+                INTER_REPLY, 0)
+HANDLER_VARIANT(smembers_command, sinter_generic, 1, 1, INTER_REPLY, 0)
+HANDLER_VARIANT(sinterstore_command, sinter_generic, 2, req->argc - 2,
+                INTER_STORE, 0)
 
 /* SINTERCARD numkeys key [key ...] [LIMIT limit] */
 void
@@ -931,26 +919,11 @@ sunion_diff_generic(struct conn *c, struct resp_request *req, size_t from,
     }
 }
 
-void
-sunion_command(struct conn *c, struct resp_request *req)
-{
-    sunion_diff_generic(c, req, 1, req->argc - 1, false, false);
-}
-
-void
-sunionstore_command(struct conn *c, struct resp_request *req)
-{
-    sunion_diff_generic(c, req, 2, req->argc - 2, false, true);
-}
-
-void
-sdiff_command(struct conn *c, struct resp_request *req)
-{
-    sunion_diff_generic(c, req, 1, req->argc - 1, true, false);
-}
-
-void
-sdiffstore_command(struct conn *c, struct resp_request *req)
-{
-    sunion_diff_generic(c, req, 2, req->argc - 2, true, true);
-}
+HANDLER_VARIANT(sunion_command, sunion_diff_generic, 1, req->argc - 1,
+                false, false)
+HANDLER_VARIANT(sunionstore_command, sunion_diff_generic, 2, req->argc - 2,
+                false, true)
+HANDLER_VARIANT(sdiff_command, sunion_diff_generic, 1, req->argc - 1,
+                true, false)
+HANDLER_VARIANT(sdiffstore_command, sunion_diff_generic, 2, req->argc - 2,
+                true, true)
