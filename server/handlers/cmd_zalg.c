@@ -369,23 +369,16 @@ op_diff(const struct zalg *q, struct zresult *res)
 static int
 cmp_member(const struct zentry *x, const struct zentry *y)
 {
-    size_t n = x->len < y->len ? x->len : y->len;
-    int d = n > 0 ? memcmp(x->m, y->m, n) : 0;
-    if (d != 0) {
-        return d;
-    }
-    return x->len < y->len ? -1 : x->len > y->len;
+    return zset_cmp_member(x->m, x->len, y->m, y->len);
 }
 
+/* By member, then by the order they came in: a stable sort. */
 static int
 by_member(const void *a, const void *b)
 {
     const struct zentry *x = a, *y = b;
     int d = cmp_member(x, y);
-    if (d != 0) {
-        return d;
-    }
-    return x->seq < y->seq ? -1 : x->seq > y->seq;
+    return d != 0 ? d : (x->seq > y->seq) - (x->seq < y->seq);
 }
 
 /* A sorted set's order: by score, then by member. */
