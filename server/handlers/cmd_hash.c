@@ -448,15 +448,11 @@ hrandfield_command(struct conn *c, struct resp_request *req)
  * buckets until COUNT fields are visited (MATCH filters after, as in
  * Redis), at most twenty times COUNT buckets (Redis counts fields and
  * values, so its bounds are doubled). */
-void
-hscan_command(struct conn *c, struct resp_request *req)
+static uint64_t
+hscan_step(struct store_rec *r, uint64_t cursor, void *collect_arg)
 {
-    struct coll_scan s;
-    if (!coll_scan_begin(c, req, KEY_HASH, 2, 20, &s)) {
-        return;
-    }
-    do {
-        s.cursor = hmap_scan(hash_of(s.r), s.cursor, coll_scan_collect, &s);
-    } while (coll_scan_more(&s));
-    coll_scan_end(c, &s);
+    return hmap_scan(hash_of(r), cursor, coll_scan_collect, collect_arg);
 }
+
+HANDLER_VARIANT(hscan_command, coll_scan_command, KEY_HASH, 2, 20,
+                hscan_step)

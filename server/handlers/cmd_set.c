@@ -579,18 +579,13 @@ smove_command(struct conn *c, struct resp_request *req)
  * whole with cursor 0, as Redis answers an intset; a large one visits
  * buckets until COUNT members are visited (MATCH filters after, as in
  * Redis), at most ten times COUNT buckets. */
-void
-sscan_command(struct conn *c, struct resp_request *req)
+static uint64_t
+sscan_step(struct store_rec *r, uint64_t cursor, void *collect_arg)
 {
-    struct coll_scan s;
-    if (!coll_scan_begin(c, req, KEY_SET, 1, 10, &s)) {
-        return;
-    }
-    do {
-        s.cursor = set_scan(set_of(s.r), s.cursor, coll_scan_collect, &s);
-    } while (coll_scan_more(&s));
-    coll_scan_end(c, &s);
+    return set_scan(set_of(r), cursor, coll_scan_collect, collect_arg);
 }
+
+HANDLER_VARIANT(sscan_command, coll_scan_command, KEY_SET, 1, 10, sscan_step)
 
 /* ---- SINTER, SUNION, SDIFF and their STORE forms ----------------------- */
 

@@ -36,6 +36,8 @@
 
 enum zalg_op { OP_UNION, OP_INTER, OP_DIFF, OP_INTERCARD };
 enum zalg_aggr { AGGR_SUM, AGGR_MIN, AGGR_MAX };
+/* AGGREGATE's words, in enum zalg_aggr's order. */
+static const char *const aggregates[] = { "SUM", "MIN", "MAX" };
 
 /* ---- the inputs ------------------------------------------------------------
  *
@@ -199,23 +201,6 @@ parse_weights(struct conn *c, const struct resp_request *req, size_t *j,
     return true;
 }
 
-static bool
-parse_aggregate(struct conn *c, const struct resp_request *req, size_t j,
-                struct zalg *q)
-{
-    if (cmd_arg_is(req, j, "SUM")) {
-        q->aggr = AGGR_SUM;
-    } else if (cmd_arg_is(req, j, "MIN")) {
-        q->aggr = AGGR_MIN;
-    } else if (cmd_arg_is(req, j, "MAX")) {
-        q->aggr = AGGR_MAX;
-    } else {
-        cmd_error(c, ERR_SYNTAX);
-        return false;
-    }
-    return true;
-}
-
 /* The options after the keys, as Redis takes them: each only where its
  * command has it, WEIGHTS only with a weight for every key. */
 static bool
@@ -231,9 +216,12 @@ parse_opts(struct conn *c, const struct resp_request *req, struct zalg *q)
                 return false;
             }
         } else if (scored && left >= 2 && cmd_arg_is(req, j, "AGGREGATE")) {
-            if (!parse_aggregate(c, req, j + 1, q)) {
+            int aggr = cmd_arg_which(req, j + 1, aggregates, 3);
+            if (aggr < 0) {
+                cmd_error(c, ERR_SYNTAX);
                 return false;
             }
+            q->aggr = (enum zalg_aggr)aggr;
             j += 2;
         } else if (!q->store && q->op != OP_INTERCARD &&
                    cmd_arg_is(req, j, "WITHSCORES")) {

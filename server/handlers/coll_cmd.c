@@ -136,18 +136,18 @@ coll_scan_match(const struct scan_opts *o, const void *s, size_t len)
            glob_match(o->match, o->match_len, s, len, false);
 }
 
-bool
-coll_scan_begin(struct conn *c, const struct resp_request *req, uint8_t type,
-                unsigned per, uint64_t bound, struct coll_scan *s)
-{
-    *s = (struct coll_scan){ .per = per };
-    if (!coll_scan_start(c, req, type, &s->cursor, &s->r, &s->o)) {
-        return false;
-    }
-    uint64_t want = (uint64_t)s->o.count;
-    s->steps = want > UINT64_MAX / bound ? UINT64_MAX : want * bound;
-    return true;
-}
+/* One HSCAN or SSCAN page being collected. */
+struct coll_scan {
+    struct scan_opts o;
+    unsigned per;               /* strings kept an element: 1 or 2 */
+    uint64_t seen;              /* elements visited, matching or not */
+    struct pack_item *items;    /* the strings of those that match; they
+                                 * stay valid: nothing changes the
+                                 * collection while the reply is built */
+    size_t len;
+    size_t cap;
+    bool oom;
+};
 
 void
 coll_scan_collect(const struct pack_item *k, const struct pack_item *v,
@@ -175,25 +175,30 @@ coll_scan_collect(const struct pack_item *k, const struct pack_item *v,
     }
 }
 
-bool
-coll_scan_more(struct coll_scan *s)
-{
-    return s->cursor != 0 && s->steps-- > 0 && !s->oom &&
-           s->seen < (uint64_t)s->o.count;
-}
-
 void
-coll_scan_end(struct conn *c, struct coll_scan *s)
+coll_scan_command(struct conn *c, struct resp_request *req, uint8_t type,
+                  unsigned per, uint64_t bound, coll_scan_step step)
 {
-    if (s->oom) {
+    struct coll_scan s = { .per = per };
+    struct store_rec *r;
+    uint64_t cursor;
+    if (!coll_scan_start(c, req, type, &cursor, &r, &s.o)) {
+        return;
+    }
+    uint64_t want = (uint64_t)s.o.count;
+    uint64_t steps = want > UINT64_MAX / bound ? UINT64_MAX : want * bound;
+    do {
+        cursor = step(r, cursor, &s);
+    } while (cursor != 0 && steps-- > 0 && !s.oom && s.seen < want);
+    if (s.oom) {
         cmd_error(c, ERR_NOMEM);
     } else {
-        coll_scan_reply_head(c, s->cursor, s->len);
-        for (size_t i = 0; i < s->len; i++) {
-            reply_bulk(&c->out, s->items[i].data, s->items[i].len);
+        coll_scan_reply_head(c, cursor, s.len);
+        for (size_t i = 0; i < s.len; i++) {
+            reply_bulk(&c->out, s.items[i].data, s.items[i].len);
         }
     }
-    mem_free(s->items);
+    mem_free(s.items);
 }
 
 bool

@@ -68,35 +68,21 @@ void coll_scan_reply_head(struct conn *c, uint64_t cursor, size_t n);
 /* Does an element's name pass MATCH (NULL: everything does)? */
 bool coll_scan_match(const struct scan_opts *o, const void *s, size_t len);
 
-/* HSCAN and SSCAN, whose collections are lib/packdict.h's: one page
- * visited and collected. coll_scan_begin() is coll_scan_start() into s
- * (false: answered already); then the type's scan with
- * coll_scan_collect() (a packdict_scan_fn taking s) while
- * coll_scan_more(s): a compact collection answers whole with cursor 0, a
- * large one visits buckets until COUNT elements were visited (MATCH
- * filters after, as in Redis), at most `bound` times COUNT steps more;
- * coll_scan_end() answers the page (or -ERR out of memory) and frees s. */
-struct coll_scan {
-    struct scan_opts o;
-    struct store_rec *r;
-    uint64_t cursor;
-    unsigned per;               /* strings kept an element: 1 or 2 */
-    uint64_t steps;             /* further steps allowed */
-    uint64_t seen;              /* elements visited, matching or not */
-    struct pack_item *items;    /* the strings of those that match; they
-                                 * stay valid: nothing changes the
-                                 * collection while the reply is built */
-    size_t len;
-    size_t cap;
-    bool oom;
-};
-bool coll_scan_begin(struct conn *c, const struct resp_request *req,
-                     uint8_t type, unsigned per, uint64_t bound,
-                     struct coll_scan *s);
+/* HSCAN and SSCAN, whose collections are lib/packdict.h's: the page of
+ * key argv[1] from cursor argv[2], options after (coll_scan_start()),
+ * step() calling the type's scan with coll_scan_collect() and its last
+ * argument while more is wanted. A compact collection answers whole with
+ * cursor 0; a large one visits buckets until COUNT elements were visited
+ * (MATCH filters after, as in Redis), at most `bound` times COUNT steps
+ * more. Each element gives `per` strings to the reply (a member; a field
+ * and its value). */
+typedef uint64_t (*coll_scan_step)(struct store_rec *r, uint64_t cursor,
+                                   void *collect_arg);
+void coll_scan_command(struct conn *c, struct resp_request *req,
+                       uint8_t type, unsigned per, uint64_t bound,
+                       coll_scan_step step);
 void coll_scan_collect(const struct pack_item *k, const struct pack_item *v,
                        void *arg);
-bool coll_scan_more(struct coll_scan *s);
-void coll_scan_end(struct conn *c, struct coll_scan *s);
 
 /* A range of ranks as LRANGE, LTRIM, ZRANGE and ZREMRANGEBYRANK read
  * it (a negative index counts from the end): [*s, *e] within len
