@@ -380,8 +380,9 @@ hash_items(const struct hmap *h)
  * repeats, a count of the hash's size or more answers it whole in its
  * order, a smaller one distinct fields. */
 static void
-hrand_count(struct conn *c, const struct hmap *h, int64_t count, bool with)
+hrand_count(struct conn *c, struct store_rec *r, int64_t count, bool with)
 {
+    const struct hmap *h = hash_of(r);
     uint64_t n = hmap_len(h), draws = count < 0 ? 0 - (uint64_t)count
                                                 : (uint64_t)count;
     bool all = count > 1 && draws >= n;
@@ -406,8 +407,9 @@ hrand_count(struct conn *c, const struct hmap *h, int64_t count, bool with)
 
 /* HRANDFIELD key: one field, a bulk string. */
 static void
-hrand_one(struct conn *c, const struct hmap *h)
+hrand_one(struct conn *c, struct store_rec *r)
 {
+    const struct hmap *h = hash_of(r);
     struct pack_item *items = hash_items(h);
     if (items == NULL) {
         cmd_error(c, ERR_NOMEM);
@@ -418,28 +420,8 @@ hrand_one(struct conn *c, const struct hmap *h)
     mem_free(items);
 }
 
-void
-hrandfield_command(struct conn *c, struct resp_request *req)
-{
-    int64_t count;
-    bool with;
-    struct store_rec *r;
-    if (!coll_rand_args(c, req, "WITHVALUES", &count, &with) ||
-        !lookup_hash(c, req, LOOKUP_READ, &r)) {
-        return;
-    }
-    if (count == COLL_NO_COUNT) {
-        if (r == NULL) {
-            reply_null(&c->out, c->proto);
-        } else {
-            hrand_one(c, hash_of(r));
-        }
-    } else if (r == NULL || count == 0) {
-        reply_array(&c->out, 0);
-    } else {
-        hrand_count(c, hash_of(r), count, with);
-    }
-}
+HANDLER_VARIANT(hrandfield_command, coll_rand_command, KEY_HASH, "WITHVALUES",
+                hrand_one, hrand_count)
 
 /* ---- HSCAN ------------------------------------------------------------- */
 

@@ -141,6 +141,18 @@ reply_elem(void *arg, uint64_t index, const unsigned char *p, size_t len)
     return true;
 }
 
+/* n elements (at most its length) popped from r's list, each a bulk
+ * reply, told to the journal as one pop. */
+static void
+pop_elems(struct conn *c, struct store_rec *r, bool head, uint64_t n)
+{
+    struct membuf *b = keyspace_elem_begin(r);
+    (void)qlist_pop(list_of(r), head, n, reply_elem, c);
+    effect_done(r, b, b != NULL && qlist_effect_pop(b, n),
+                head ? QLIST_OP_POP_HEAD : QLIST_OP_POP_TAIL);
+    (void)keyspace_coll_done(r);
+}
+
 static void
 pop_generic(struct conn *c, struct resp_request *req, bool head,
             const char *name)
@@ -178,11 +190,7 @@ pop_generic(struct conn *c, struct resp_request *req, bool head,
     if (has_count) {
         reply_array(&c->out, n);
     }
-    struct membuf *b = keyspace_elem_begin(r);
-    (void)qlist_pop(x, head, n, reply_elem, c);
-    effect_done(r, b, b != NULL && qlist_effect_pop(b, n),
-                head ? QLIST_OP_POP_HEAD : QLIST_OP_POP_TAIL);
-    (void)keyspace_coll_done(r);
+    pop_elems(c, r, head, n);
 }
 
 HANDLER_VARIANT(lpop_command, pop_generic, true, "lpop")
@@ -719,11 +727,7 @@ pop_keyed(struct conn *c, struct store_rec *r, const char *key, size_t len,
     if (count >= 0) {
         reply_array(&c->out, n);
     }
-    struct membuf *b = keyspace_elem_begin(r);
-    (void)qlist_pop(x, head, n, reply_elem, c);
-    effect_done(r, b, b != NULL && qlist_effect_pop(b, n),
-                head ? QLIST_OP_POP_HEAD : QLIST_OP_POP_TAIL);
-    (void)keyspace_coll_done(r);
+    pop_elems(c, r, head, n);
 }
 
 /* Pop from the first of nkeys keys from argv[first] that holds a list:

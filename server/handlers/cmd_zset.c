@@ -1063,8 +1063,9 @@ zrand_distinct(struct conn *c, const struct zset *z, uint64_t n,
  * repeats, a count of the set's size or more answers it whole (from its
  * highest member, as Redis walks it), a smaller one distinct members. */
 static void
-zrand_count(struct conn *c, const struct zset *z, int64_t count, bool with)
+zrand_count(struct conn *c, struct store_rec *r, int64_t count, bool with)
 {
+    const struct zset *z = zs_of(r);
     uint64_t n = zset_len(z);
     if (count < 0 || count == 1) {
         uint64_t draws = count < 0 ? 0 - (uint64_t)count : 1;
@@ -1082,28 +1083,15 @@ zrand_count(struct conn *c, const struct zset *z, int64_t count, bool with)
     }
 }
 
-void
-zrandmember_command(struct conn *c, struct resp_request *req)
+/* ZRANDMEMBER key: one member, a bulk string. */
+static void
+zrand_one(struct conn *c, struct store_rec *r)
 {
-    int64_t count;
-    bool with;
-    struct store_rec *r;
-    if (!coll_rand_args(c, req, "WITHSCORES", &count, &with) ||
-        !lookup(c, req, LOOKUP_READ, &r)) {
-        return;
-    }
-    if (count == COLL_NO_COUNT) {
-        if (r == NULL) {
-            reply_null(&c->out, c->proto);
-        } else {
-            reply_rank(c, zs_of(r), rand_below(zset_len(zs_of(r))), false);
-        }
-    } else if (r == NULL || count == 0) {
-        reply_array(&c->out, 0);
-    } else {
-        zrand_count(c, zs_of(r), count, with);
-    }
+    reply_rank(c, zs_of(r), rand_below(zset_len(zs_of(r))), false);
 }
+
+HANDLER_VARIANT(zrandmember_command, coll_rand_command, KEY_ZSET,
+                "WITHSCORES", zrand_one, zrand_count)
 
 /* ---- ZSCAN ---------------------------------------------------------------------- */
 

@@ -409,9 +409,13 @@ coll_random_distinct(uint64_t n, uint64_t count, uint64_t *out)
     return true;
 }
 
-bool
-coll_rand_args(struct conn *c, const struct resp_request *req,
-               const char *word, int64_t *count, bool *with)
+/* No count given. */
+#define COLL_NO_COUNT INT64_MIN
+
+/* key [count [word]] in Redis's order of checks; false after the error. */
+static bool
+rand_args(struct conn *c, const struct resp_request *req, const char *word,
+          int64_t *count, bool *with)
 {
     *count = COLL_NO_COUNT;
     *with = false;
@@ -436,6 +440,32 @@ coll_rand_args(struct conn *c, const struct resp_request *req,
         return false;
     }
     return true;
+}
+
+void
+coll_rand_command(struct conn *c, struct resp_request *req, uint8_t type,
+                  const char *word, coll_rand_one_fn one,
+                  coll_rand_many_fn many)
+{
+    int64_t count;
+    bool with;
+    struct store_rec *r;
+    if (!rand_args(c, req, word, &count, &with) ||
+        !coll_lookup(c, req->argv[1], req->argvlen[1], type, LOOKUP_READ,
+                     clock_wall_now(), &r)) {
+        return;
+    }
+    if (count == COLL_NO_COUNT) {
+        if (r == NULL) {
+            reply_null(&c->out, c->proto);
+        } else {
+            one(c, r);
+        }
+    } else if (r == NULL || count == 0) {
+        reply_array(&c->out, 0);
+    } else {
+        many(c, r, count, with);
+    }
 }
 
 bool

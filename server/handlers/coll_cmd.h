@@ -141,12 +141,17 @@ bool coll_store(struct conn *c, const char *key, size_t len, uint8_t type,
  * order; false when out of memory. */
 bool coll_random_distinct(uint64_t n, uint64_t count, uint64_t *out);
 
-/* ZRANDMEMBER's and HRANDFIELD's key [count [word]] (word: WITHSCORES,
- * WITHVALUES) in Redis's order of checks; false after the error. *count
- * is COLL_NO_COUNT when none is given. */
-#define COLL_NO_COUNT INT64_MIN
-bool coll_rand_args(struct conn *c, const struct resp_request *req,
-                    const char *word, int64_t *count, bool *with);
+/* ZRANDMEMBER and HRANDFIELD: key [count [word]] (word: WITHSCORES,
+ * WITHVALUES) read in Redis's order of checks, the key of `type` looked
+ * up as a read; an absent key answers nil (no count) or an empty array,
+ * a present one one() (no count) or many() (a count, 0 answering an
+ * empty array; with: the word given). */
+typedef void (*coll_rand_one_fn)(struct conn *c, struct store_rec *r);
+typedef void (*coll_rand_many_fn)(struct conn *c, struct store_rec *r,
+                                  int64_t count, bool with);
+void coll_rand_command(struct conn *c, struct resp_request *req,
+                       uint8_t type, const char *word, coll_rand_one_fn one,
+                       coll_rand_many_fn many);
 
 /* Has c's reply passed what a client may hold (client-output-hard-limit)?
  * A draw of a huge negative count stops there, as Redis's stops when the
