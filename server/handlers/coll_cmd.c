@@ -334,6 +334,129 @@ coll_mpop_args(struct conn *c, const struct resp_request *req, size_t at,
     return true;
 }
 
+/* Pop from the first of nkeys keys from argv[first] that holds p's type:
+ * 1 when done, 0 when every one is empty, -1 after -WRONGTYPE (a key
+ * before the first one holding p's type holds another). */
+static int
+pop_first(struct conn *c, const struct resp_request *req, size_t first,
+          size_t nkeys, const struct coll_pops *p, bool side, int64_t count)
+{
+    for (size_t i = first; i < first + nkeys; i++) {
+        struct store_rec *r;
+        if (!coll_lookup_key(c, req->argv[i], req->argvlen[i], p->type,
+                             &r)) {
+            return -1;
+        }
+        if (r != NULL) {
+            p->pop(c, r, req->argv[i], req->argvlen[i], side, count);
+            return 1;
+        }
+    }
+    return 0;
+}
+
+void
+coll_mpop_command(struct conn *c, struct resp_request *req,
+                  const struct coll_pops *p)
+{
+    struct coll_mpop o;
+    if (!coll_mpop_args(c, req, 1, p->w0, p->w1, &o)) {
+        return;
+    }
+    if (pop_first(c, req, o.first_key, o.nkeys, p, o.first, o.count) == 0) {
+        reply_null_array(&c->out, c->proto);
+    }
+}
+
+void
+coll_bmpop_command(struct conn *c, struct resp_request *req,
+                   const struct coll_pops *p)
+{
+    struct coll_mpop o;
+    int64_t ms;
+    if (!coll_mpop_args(c, req, 2, p->w0, p->w1, &o) ||
+        !coll_block_timeout(c, req, 1, &ms)) {
+        return;
+    }
+    if (pop_first(c, req, o.first_key, o.nkeys, p, o.first, o.count) == 0) {
+        coll_wait_or_nil(c, req, o.first_key, o.nkeys, ms, p->kind,
+                         p->serve, true);
+    }
+}
+
+void
+coll_bpop_command(struct conn *c, struct resp_request *req,
+                  const struct coll_pops *p, bool first)
+{
+    int64_t ms;
+    if (!coll_block_timeout(c, req, req->argc - 1, &ms)) {
+        return;
+    }
+    if (pop_first(c, req, 1, req->argc - 2, p, first, -1) == 0) {
+        coll_wait_or_nil(c, req, 1, req->argc - 2, ms, p->kind, p->serve,
+                         true);
+    }
+}
+
+enum blocked_served
+coll_pops_serve(struct conn *c, const struct resp_request *req,
+                const char *key, size_t len, const struct coll_pops *p)
+{
+    struct store_rec *r;
+    enum blocked_served s = coll_ready(key, len, p->type, &r);
+    if (s != BLOCKED_SERVED) {
+        return s;
+    }
+    bool first;
+    int64_t count = -1;
+    if (cmd_arg_is(req, 0, p->bmpop)) {
+        struct coll_mpop o;
+        (void)coll_mpop_args(c, req, 2, p->w0, p->w1, &o);
+        first = o.first;
+        count = o.count;
+    } else {
+        first = cmd_arg_is(req, 0, p->bpop_first);
+    }
+    p->pop(c, r, key, len, first, count);
+    return coll_served(key, len);
+}
+
+enum blocked_served
+coll_ready(const char *key, size_t len, uint8_t type, struct store_rec **r)
+{
+    struct key_hint h = { false, 0 };
+    *r = keyspace_lookup_write(&h, key, len, clock_wall_now());
+    if (*r == NULL) {
+        return BLOCKED_ABSENT;
+    }
+    return (*r)->type == type ? BLOCKED_SERVED : BLOCKED_NOT_SERVED;
+}
+
+enum blocked_served
+coll_served(const char *key, size_t len)
+{
+    struct key_hint h = { false, 0 };
+    return keyspace_lookup_write(&h, key, len, clock_wall_now()) == NULL
+               ? BLOCKED_SERVED_GONE
+               : BLOCKED_SERVED;
+}
+
+void
+coll_wait_or_nil(struct conn *c, struct resp_request *req, size_t first,
+                 size_t nkeys, int64_t ms, enum blocked_kind kind,
+                 blocked_serve_fn serve, bool array)
+{
+    if (!coll_may_block(c)) {
+        if (array) {
+            reply_null_array(&c->out, c->proto);
+        } else {
+            reply_null(&c->out, c->proto);
+        }
+    } else if (!blocked_wait(c, req, first, nkeys, ms, kind, serve)) {
+        cmd_error(c, ERR_NOMEM);
+    }
+}
+
 /* ---- STORE forms and random draws ---------------------------------------- */
 
 bool

@@ -1,9 +1,11 @@
 /*
  * coll_cmd.h - what the handlers of Redis's key types share (cmd_keys.c,
- * cmd_list.c, cmd_hash.c, cmd_zset.c, cmd_set.c), in coll_cmd.c: the
- * typed lookup with Redis's -WRONGTYPE, a collection made ready for an
- * insert under maxmemory, the arguments of the SCAN family and a range of
- * ranks.
+ * cmd_list.c, cmd_hash.c, cmd_zset.c, cmd_set.c, cmd_zalg.c), in
+ * coll_cmd.c: the typed lookup with Redis's -WRONGTYPE, a collection made
+ * ready for an insert under maxmemory, the arguments of the SCAN family
+ * and HSCAN's and SSCAN's page, a range of ranks, the pops of several
+ * keys and the blocking pops, a STORE form's end, and ZRANDMEMBER's and
+ * HRANDFIELD's arguments and draws.
  */
 #ifndef CELLGATE_COLL_CMD_H
 #define CELLGATE_COLL_CMD_H
@@ -14,6 +16,7 @@
 
 #include "lib/pack.h"
 #include "protocol/resp.h"
+#include "server/blocked.h"
 #include "server/store.h"
 
 struct conn;
@@ -129,6 +132,61 @@ struct coll_mpop {
 bool coll_mpop_args(struct conn *c, const struct resp_request *req,
                     size_t at, const char *w0, const char *w1,
                     struct coll_mpop *o);
+/* LMPOP, ZMPOP and the blocking pops of lists and sorted sets differ
+ * only in what a struct coll_pops says: the type, the side's words, the
+ * blocking commands' names and the type's pop and serve functions. */
+struct coll_pops {
+    uint8_t type;               /* KEY_LIST, KEY_ZSET */
+    enum blocked_kind kind;
+    const char *w0, *w1;        /* the side: LEFT RIGHT, MIN MAX */
+    const char *bpop_first;     /* the one-key blocking pop from w0's side
+                                 * (BLPOP, BZPOPMIN) */
+    const char *bmpop;          /* BLMPOP, BZMPOP */
+    /* Pop from r (key's record), from w0's side (first) or w1's: BLPOP's
+     * [key, element] (count -1), or LMPOP's [key, [up to count]]. */
+    void (*pop)(struct conn *c, struct store_rec *r, const char *key,
+                size_t len, bool first, int64_t count);
+    /* A waiting client's turn: coll_pops_serve() with these pops. */
+    blocked_serve_fn serve;
+};
+
+/* LMPOP, ZMPOP: numkeys key... side [COUNT n]; a nil array when every
+ * key is empty. */
+void coll_mpop_command(struct conn *c, struct resp_request *req,
+                       const struct coll_pops *p);
+
+/* BLMPOP, BZMPOP: timeout numkeys key... side [COUNT n]; waiting when
+ * every key is empty. */
+void coll_bmpop_command(struct conn *c, struct resp_request *req,
+                        const struct coll_pops *p);
+
+/* BLPOP, BRPOP, BZPOPMIN, BZPOPMAX: key... timeout, from one side. */
+void coll_bpop_command(struct conn *c, struct resp_request *req,
+                       const struct coll_pops *p, bool first);
+
+/* The turn of a client waiting in one of the blocking pops above on key,
+ * ready now (its request says which pop). */
+enum blocked_served coll_pops_serve(struct conn *c,
+                                    const struct resp_request *req,
+                                    const char *key, size_t len,
+                                    const struct coll_pops *p);
+
+/* A ready key for a waiting client: BLOCKED_ABSENT, BLOCKED_NOT_SERVED
+ * (another type), or BLOCKED_SERVED with its record of `type` in *r. */
+enum blocked_served coll_ready(const char *key, size_t len, uint8_t type,
+                               struct store_rec **r);
+
+/* What serving key came to: BLOCKED_SERVED_GONE when it is gone. */
+enum blocked_served coll_served(const char *key, size_t len);
+
+/* Every key empty: c waits on them (nkeys from argv[first]), or, where it
+ * may not wait, is answered as a timeout at once (a nil array, or a nil
+ * when not array). */
+void coll_wait_or_nil(struct conn *c, struct resp_request *req,
+                      size_t first, size_t nkeys, int64_t ms,
+                      enum blocked_kind kind, blocked_serve_fn serve,
+                      bool array);
+
 /* The end of a STORE form (ZUNIONSTORE, ZRANGESTORE...): key (the
  * request's first key) becomes the collection `state` of `type` holding n
  * elements, whatever it held before, and :n is the reply; with n == 0 the
