@@ -937,55 +937,42 @@ struct file_load {
     bool save_seen;         /* a save line came before: the next adds */
 };
 
-/* The words of a save line ("save 3600 1 300 100", or one quoted value):
- * joined, after the rules of the file's earlier save lines. */
+/* The words of a save line ("save 3600 1 300 100") or of an option that
+ * takes several (bind 127.0.0.1 -::1, client-output-buffer-limit normal 0
+ * 0 0): joined with a space, as Redis splits one quoted value into its
+ * words. A save line adds to the rules of the file's earlier ones. */
 static int
-set_save_words(struct file_load *f, const struct conf_option *o,
-               char *const *words, const size_t *lens, size_t n, char *why,
-               size_t whylen)
+set_joined_words(struct file_load *f, const struct conf_option *o,
+                 char *const *words, const size_t *lens, size_t n,
+                 char *why, size_t whylen)
 {
-    char joined[LINE_WORDS_MAX * 24];
-    size_t len = 0;
+    bool save = o->type == CONF_SAVE;
+    char joined[LINE_WORDS_MAX * 64];
+    size_t size = save ? LINE_WORDS_MAX * 24 : sizeof(joined), len = 0;
 
+    joined[0] = '\0';
     for (size_t i = 0; i < n; i++) {
         if (i >= LINE_WORDS_MAX - 1 || strlen(words[i]) != lens[i] ||
-            len + lens[i] + 2 > sizeof(joined)) {
-            err_set(why, whylen, "Invalid save parameters");
+            len + lens[i] + 2 > size) {
+            if (save) {
+                err_set(why, whylen, "Invalid save parameters");
+            } else {
+                err_set(why, whylen, "'%s' takes at most %d words", o->name,
+                        LINE_WORDS_MAX - 2);
+            }
             return -1;
         }
-        len += (size_t)snprintf(joined + len, sizeof(joined) - len, "%s%s",
+        len += (size_t)snprintf(joined + len, size - len, "%s%s",
                                 i ? " " : "", words[i]);
+    }
+    if (!save) {
+        return conf_set_option(f->c, o, joined, why, whylen);
     }
     if (f->save_seen) {
         return append_save(f->c, o, joined, why, whylen);
     }
     f->save_seen = true;
     return set_save(f->c, o, joined, why, whylen);
-}
-
-/* The words of a line of an option that takes several (bind 127.0.0.1
- * -::1, client-output-buffer-limit normal 0 0 0): joined with a space,
- * as Redis splits one quoted value into its words. */
-static int
-set_multi_words(struct conf *c, const struct conf_option *o,
-                char *const *words, const size_t *lens, size_t n, char *why,
-                size_t whylen)
-{
-    char joined[LINE_WORDS_MAX * 64];
-    size_t len = 0;
-
-    joined[0] = '\0';
-    for (size_t i = 0; i < n; i++) {
-        if (i >= LINE_WORDS_MAX - 1 || strlen(words[i]) != lens[i] ||
-            len + lens[i] + 2 > sizeof(joined)) {
-            err_set(why, whylen, "'%s' takes at most %d words", o->name,
-                    LINE_WORDS_MAX - 2);
-            return -1;
-        }
-        len += (size_t)snprintf(joined + len, sizeof(joined) - len, "%s%s",
-                                i ? " " : "", words[i]);
-    }
-    return conf_set_option(c, o, joined, why, whylen);
 }
 
 /* A special value's error is Redis's text, which CONFIG SET answers
@@ -1033,12 +1020,12 @@ set_words(struct file_load *f, char *const *words, const size_t *lens,
         return -1;
     }
     if (o->type == CONF_SAVE) {
-        return set_save_words(f, o, words + 1, lens + 1, nwords - 1, why,
-                              whylen);
+        return set_joined_words(f, o, words + 1, lens + 1, nwords - 1, why,
+                                whylen);
     }
     if (o->type == CONF_SPECIAL && conf_special_multi(o->name)) {
-        return named_error(o, set_multi_words(c, o, words + 1, lens + 1,
-                                              nwords - 1, why, whylen),
+        return named_error(o, set_joined_words(f, o, words + 1, lens + 1,
+                                               nwords - 1, why, whylen),
                            why, whylen);
     }
     if (o->type == CONF_PRIMARY && nwords == 3 && !comment_after) {

@@ -349,6 +349,17 @@ dict_remove(struct dict *d, struct dict_entry *e)
     }
 }
 
+bool
+dict_remove_key(struct dict *d, const void *key, size_t klen)
+{
+    struct dict_entry *e = dict_find(d, key, klen);
+    if (e == NULL) {
+        return false;
+    }
+    dict_remove(d, e);
+    return true;
+}
+
 struct dict_entry *
 dict_next(const struct dict *d, struct dict_iter *it)
 {

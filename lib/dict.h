@@ -102,6 +102,9 @@ struct dict_entry *dict_set_value(struct dict *d, struct dict_entry *e,
 /* Unlink and free entry e of d. */
 void dict_remove(struct dict *d, struct dict_entry *e);
 
+/* dict_remove() of key's entry: true when there was one. */
+bool dict_remove_key(struct dict *d, const void *key, size_t klen);
+
 /* Every entry once, in bucket order (the old table's, then the new
  * one's): it = 0 to start, NULL at the end. Moves nothing; the dict
  * must not change while walking (no add, find, set_value, remove or

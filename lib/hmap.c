@@ -5,21 +5,15 @@
  * lookup walks it, as Redis walks its listpack, which the limits keep
  * short (at most 512 pairs of at most 64 bytes each, about 67 KB).
  *
- * Encoded (hmap_encode), a hash is one byte for its encoding, then
- *  - compact: the pack's entry count and byte count (uint32 each) and its
- *    block as it is;
- *  - large: the number of fields (uint64), then each field and its value
- *    as a uint32 length and the bytes.
- * An effect's payload (hmap_effect_*) is a uint32 count of strings, then
- * each as a uint32 length and its bytes. Host byte order throughout.
+ * Its bytes (hmap_encode, hmap_effect_*) are lib/packdict.h's, an element
+ * a field and its value.
  */
 #include "lib/hmap.h"
 
 #include <string.h>
 
 #include "lib/dict.h"
-
-enum { ENC_COMPACT = 0, ENC_LARGE = 1 };
+#include "lib/packdict.h"
 
 /* Redis converts a listpack when an insert could take it past 1 GiB
  * (lpSafeToAdd()); here, measured in the pack's bytes. Unreachable in
@@ -34,27 +28,6 @@ uint64_t
 hmap_len(const struct hmap *x)
 {
     return x->big != NULL ? x->big->used : x->pk.count / 2;
-}
-
-size_t
-hmap_owned(const struct hmap *x)
-{
-    size_t n = pack_owned(&x->pk);
-    if (x->big != NULL) {
-        n += x->big->owned + mem_usable(x->big);
-    }
-    return n;
-}
-
-void
-hmap_free(struct hmap *x)
-{
-    pack_free(&x->pk);
-    if (x->big != NULL) {
-        dict_free(x->big);
-        mem_owned_free(x->big);
-        x->big = NULL;
-    }
 }
 
 /* ---- the compact encoding -------------------------------------------- */
@@ -81,48 +54,12 @@ pack_find(const struct pack *pk, const void *f, size_t flen, uint32_t *foff,
     return false;
 }
 
-static struct dict *
-dict_new(void)
-{
-    struct dict *d = mem_owned_realloc(NULL, sizeof(*d));
-    if (d != NULL) {
-        memset(d, 0, sizeof(*d));
-    }
-    return d;
-}
-
-static void
-dict_delete(struct dict *d)
-{
-    dict_free(d);
-    mem_owned_free(d);
-}
-
 /* The compact hash made large, its pairs in the dict. false (x still
  * compact, unchanged) when memory runs out. */
 static bool
 convert(struct hmap *x)
 {
-    struct dict *d = dict_new();
-    if (d == NULL || !dict_expand(d, x->pk.count / 2)) {
-        if (d != NULL) {
-            dict_delete(d);
-        }
-        return false;
-    }
-    uint32_t off = 0;
-    while (off < x->pk.bytes) {
-        struct pack_item f, v;
-        off = pack_at(&x->pk, off, &f);
-        off = pack_at(&x->pk, off, &v);
-        if (dict_add(d, f.data, f.len, v.data, v.len) == NULL) {
-            dict_delete(d);
-            return false;
-        }
-    }
-    pack_free(&x->pk);
-    x->big = d;
-    return true;
+    return packdict_convert(&x->pk, &x->big, 2, x->pk.count / 2);
 }
 
 /* ---- reading ---------------------------------------------------------- */
@@ -159,52 +96,13 @@ bool
 hmap_next(const struct hmap *x, struct hmap_iter *it, struct pack_item *f,
           struct pack_item *v)
 {
-    if (x->big != NULL) {
-        struct dict_entry *e = dict_next(x->big, &it->di);
-        if (e == NULL) {
-            return false;
-        }
-        f->data = dict_key(e);
-        f->len = e->klen;
-        v->data = dict_value(e);
-        v->len = e->vlen;
-        return true;
-    }
-    if (it->off >= x->pk.bytes) {
-        return false;
-    }
-    it->off = pack_at(&x->pk, it->off, f);
-    it->off = pack_at(&x->pk, it->off, v);
-    return true;
-}
-
-struct scan_step {
-    hmap_scan_fn fn;
-    void *arg;
-};
-
-static void
-scan_entry(const struct dict_entry *e, void *arg)
-{
-    const struct scan_step *s = arg;
-    struct pack_item f = { dict_key(e), e->klen };
-    struct pack_item v = { dict_value(e), e->vlen };
-    s->fn(&f, &v, s->arg);
+    return packdict_next(&x->pk, x->big, 2, &it->pd, f, v);
 }
 
 uint64_t
 hmap_scan(const struct hmap *x, uint64_t cursor, hmap_scan_fn fn, void *arg)
 {
-    if (x->big != NULL) {
-        struct scan_step s = { fn, arg };
-        return dict_scan(x->big, cursor, scan_entry, &s);
-    }
-    struct hmap_iter it = { 0 };
-    struct pack_item f, v;
-    while (hmap_next(x, &it, &f, &v)) {
-        fn(&f, &v, arg);
-    }
-    return 0;
+    return packdict_scan(&x->pk, x->big, 2, cursor, fn, arg);
 }
 
 /* ---- writing ---------------------------------------------------------- */
@@ -307,12 +205,7 @@ bool
 hmap_del(struct hmap *x, const void *f, size_t flen)
 {
     if (x->big != NULL) {
-        struct dict_entry *e = dict_find(x->big, f, flen);
-        if (e == NULL) {
-            return false;
-        }
-        dict_remove(x->big, e);
-        return true;
+        return dict_remove_key(x->big, f, flen);
     }
     uint32_t foff, voff;
     if (!pack_find(&x->pk, f, flen, &foff, &voff)) {
@@ -323,56 +216,6 @@ hmap_del(struct hmap *x, const void *f, size_t flen)
 }
 
 /* ---- bytes: whole hashes and effects ---------------------------------- */
-
-static bool
-put_u32(struct membuf *b, size_t v)
-{
-    uint32_t w = (uint32_t)v;
-    return membuf_put(b, &w, sizeof(w));
-}
-
-static bool
-put_string(struct membuf *b, const void *p, size_t len)
-{
-    return len <= UINT32_MAX && put_u32(b, len) && membuf_put(b, p, len);
-}
-
-bool
-hmap_encode(const struct hmap *x, struct membuf *b)
-{
-    if (x->big == NULL) {
-        unsigned char enc = ENC_COMPACT;
-        return membuf_put(b, &enc, 1) && put_u32(b, x->pk.count) &&
-               put_u32(b, x->pk.bytes) &&
-               membuf_put(b, x->pk.p, x->pk.bytes);
-    }
-    unsigned char enc = ENC_LARGE;
-    uint64_t n = x->big->used;
-    if (!membuf_put(b, &enc, 1) || !membuf_put(b, &n, sizeof(n))) {
-        return false;
-    }
-    struct dict_iter it = { 0 };
-    for (struct dict_entry *e = dict_next(x->big, &it); e != NULL;
-         e = dict_next(x->big, &it)) {
-        if (!put_string(b, dict_key(e), e->klen) ||
-            !put_string(b, dict_value(e), e->vlen)) {
-            return false;
-        }
-    }
-    return true;
-}
-
-/* A reader of bytes that checks every length against what is left. */
-static bool
-take_string(struct membuf_reader *r, struct pack_item *s)
-{
-    uint32_t len;
-    if (!membuf_read(r, &len, sizeof(len)) || !membuf_skip(r, len, &s->data)) {
-        return false;
-    }
-    s->len = len;
-    return true;
-}
 
 /* A compact block read back: within the limits, every field once. */
 static bool
@@ -402,123 +245,10 @@ compact_valid(const struct pack *pk)
     return true;
 }
 
-static int
-decode_compact(struct hmap *x, struct membuf_reader *r)
-{
-    uint32_t count, bytes;
-    if (!membuf_read(r, &count, sizeof(count)) ||
-        !membuf_read(r, &bytes, sizeof(bytes)) ||
-        r->left != bytes || !pack_valid(r->p, bytes, count)) {
-        return COLL_MALFORMED;
-    }
-    struct pack pk = { (unsigned char *)r->p, bytes, count };
-    if (!compact_valid(&pk)) {
-        return COLL_MALFORMED;
-    }
-    if (bytes == 0) {
-        return COLL_OK;
-    }
-    unsigned char *p = mem_owned_realloc(NULL, bytes);
-    if (p == NULL) {
-        return COLL_NOMEM;
-    }
-    memcpy(p, r->p, bytes);
-    x->pk = (struct pack){ p, bytes, count };
-    return COLL_OK;
-}
-
-static int
-decode_large(struct hmap *x, struct membuf_reader *r)
-{
-    uint64_t n;
-    /* Each field takes at least 8 bytes: a bound on a bad count. */
-    if (!membuf_read(r, &n, sizeof(n)) || n > r->left / 8) {
-        return COLL_MALFORMED;
-    }
-    x->big = dict_new();
-    if (x->big == NULL || !dict_expand(x->big, n)) {
-        return COLL_NOMEM;
-    }
-    for (uint64_t i = 0; i < n; i++) {
-        struct pack_item f, v;
-        if (!take_string(r, &f) || !take_string(r, &v) ||
-            dict_find(x->big, f.data, f.len) != NULL) {
-            return COLL_MALFORMED;
-        }
-        if (dict_add(x->big, f.data, f.len, v.data, v.len) == NULL) {
-            return COLL_NOMEM;
-        }
-    }
-    return r->left == 0 ? COLL_OK : COLL_MALFORMED;
-}
-
 int
 hmap_decode(struct hmap *x, const unsigned char *p, size_t len)
 {
-    struct membuf_reader r = { p, len };
-    unsigned char enc;
-    if (!membuf_read(&r, &enc, 1)) {
-        return COLL_MALFORMED;
-    }
-    switch (enc) {
-    case ENC_COMPACT:
-        return decode_compact(x, &r);
-    case ENC_LARGE:
-        return decode_large(x, &r);
-    default:
-        return COLL_MALFORMED;
-    }
-}
-
-static bool
-effect(struct membuf *b, const char *const *s, const size_t *len, size_t n)
-{
-    if (n > UINT32_MAX || !put_u32(b, n)) {
-        return false;
-    }
-    for (size_t i = 0; i < n; i++) {
-        if (!put_string(b, s[i], len[i])) {
-            return false;
-        }
-    }
-    return true;
-}
-
-bool
-hmap_effect_set(struct membuf *b, const char *const *s, const size_t *len,
-                size_t n)
-{
-    return n % 2 == 0 && effect(b, s, len, n);
-}
-
-bool
-hmap_effect_del(struct membuf *b, const char *const *s, const size_t *len,
-                size_t n)
-{
-    return effect(b, s, len, n);
-}
-
-/* A payload's strings checked whole (count, lengths, nothing after),
- * with their longest and their sum. */
-static bool
-payload_valid(const unsigned char *p, size_t len, uint32_t *n,
-              size_t *longest, size_t *sum)
-{
-    struct membuf_reader r = { p, len };
-    if (!membuf_read(&r, n, sizeof(*n))) {
-        return false;
-    }
-    *longest = 0;
-    *sum = 0;
-    for (uint32_t i = 0; i < *n; i++) {
-        struct pack_item s;
-        if (!take_string(&r, &s)) {
-            return false;
-        }
-        *longest = s.len > *longest ? s.len : *longest;
-        *sum += s.len;
-    }
-    return r.left == 0;
+    return packdict_decode(&x->pk, &x->big, 2, compact_valid, p, len);
 }
 
 static int
@@ -533,8 +263,8 @@ apply_set(struct hmap *x, struct membuf_reader *r, uint32_t n, size_t longest,
     }
     for (uint32_t i = 0; i < n; i += 2) {
         struct pack_item f, v;
-        (void)take_string(r, &f);
-        (void)take_string(r, &v);
+        (void)packdict_take_string(r, &f);
+        (void)packdict_take_string(r, &v);
         if (hmap_set(x, f.data, f.len, v.data, v.len) == HMAP_NOMEM) {
             return COLL_NOMEM;
         }
@@ -547,7 +277,7 @@ hmap_apply(struct hmap *x, uint8_t op, const unsigned char *p, size_t len)
 {
     uint32_t n;
     size_t longest, sum;
-    if (!payload_valid(p, len, &n, &longest, &sum)) {
+    if (!packdict_strings_valid(p, len, &n, &longest, &sum)) {
         return COLL_MALFORMED;
     }
     struct membuf_reader r = { p + sizeof(n), len - sizeof(n) };
@@ -557,7 +287,7 @@ hmap_apply(struct hmap *x, uint8_t op, const unsigned char *p, size_t len)
     case HMAP_OP_DEL:
         for (uint32_t i = 0; i < n; i++) {
             struct pack_item f;
-            (void)take_string(&r, &f);
+            (void)packdict_take_string(&r, &f);
             (void)hmap_del(x, f.data, f.len);
         }
         return COLL_OK;

@@ -31,6 +31,7 @@
 #include "lib/dict.h"
 #include "lib/mem.h"
 #include "lib/pack.h"
+#include "lib/packdict.h"
 
 struct hmap {
     struct pack pk;     /* the compact encoding */
@@ -51,13 +52,27 @@ enum { HMAP_OP_SET = 1, HMAP_OP_DEL = 2 };
 /* ---- what the keyspace needs of every collection ---------------------- */
 
 uint64_t hmap_len(const struct hmap *x);
-size_t hmap_owned(const struct hmap *x);
-void hmap_free(struct hmap *x);
+
+static inline size_t
+hmap_owned(const struct hmap *x)
+{
+    return packdict_owned(&x->pk, x->big);
+}
+
+static inline void
+hmap_free(struct hmap *x)
+{
+    packdict_free(&x->pk, &x->big);
+}
 
 /* The whole hash appended to b, its encoding and (compact) its order
  * kept. false (b as it was, or longer: the caller drops it) when memory
  * runs out. */
-bool hmap_encode(const struct hmap *x, struct membuf *b);
+static inline bool
+hmap_encode(const struct hmap *x, struct membuf *b)
+{
+    return packdict_encode(&x->pk, x->big, 2, b);
+}
 
 /* Into an empty x: COLL_OK, COLL_MALFORMED or COLL_NOMEM (x then holds
  * whatever was read: freeable). */
@@ -70,10 +85,19 @@ int hmap_apply(struct hmap *x, uint8_t op, const unsigned char *p,
 /* The effects' payloads, appended to b: n strings s[i] of len[i] bytes,
  * field and value alternating for HMAP_OP_SET (n even), fields for
  * HMAP_OP_DEL. false when memory runs out. */
-bool hmap_effect_set(struct membuf *b, const char *const *s,
-                     const size_t *len, size_t n);
-bool hmap_effect_del(struct membuf *b, const char *const *s,
-                     const size_t *len, size_t n);
+static inline bool
+hmap_effect_set(struct membuf *b, const char *const *s, const size_t *len,
+                size_t n)
+{
+    return n % 2 == 0 && packdict_put_strings(b, s, len, n);
+}
+
+static inline bool
+hmap_effect_del(struct membuf *b, const char *const *s, const size_t *len,
+                size_t n)
+{
+    return packdict_put_strings(b, s, len, n);
+}
 
 /* ---- reading ---------------------------------------------------------- */
 
@@ -101,8 +125,7 @@ hmap_is_compact(const struct hmap *x)
  * dict's. A zeroed iterator starts; false at the end. The hash must not
  * change while walking. */
 struct hmap_iter {
-    uint32_t off;               /* compact: the next field's offset */
-    struct dict_iter di;        /* large */
+    struct packdict_iter pd;
 };
 bool hmap_next(const struct hmap *x, struct hmap_iter *it,
                struct pack_item *f, struct pack_item *v);
@@ -110,8 +133,7 @@ bool hmap_next(const struct hmap *x, struct hmap_iter *it,
 /* One step of HSCAN: fn on each field and value of the step; the next
  * cursor, 0 at the end. A compact hash is one step, whatever the cursor
  * (Redis answers a listpack whole); a large one is dict_scan's. */
-typedef void (*hmap_scan_fn)(const struct pack_item *f,
-                             const struct pack_item *v, void *arg);
+typedef packdict_scan_fn hmap_scan_fn;     /* (field, value, arg) */
 uint64_t hmap_scan(const struct hmap *x, uint64_t cursor, hmap_scan_fn fn,
                    void *arg);
 

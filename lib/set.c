@@ -8,22 +8,16 @@
  * (at most 512 integers of at most 20 bytes, or 128 members of at most 64
  * bytes).
  *
- * Encoded (set_encode), a set is one byte for its encoding, then
- *  - compact: the pack's entry count and byte count (uint32 each) and its
- *    block as it is;
- *  - large: the number of members (uint64), then each as a uint32 length
- *    and its bytes.
- * An effect's payload (set_effect) is a uint32 count of members, then each
- * as a uint32 length and its bytes. Host byte order throughout.
+ * Its bytes (set_encode, set_effect) are lib/packdict.h's, an element a
+ * member.
  */
 #include "lib/set.h"
 
 #include <string.h>
 
 #include "lib/num.h"
+#include "lib/packdict.h"
 #include "lib/rand.h"
-
-enum { ENC_COMPACT = 0, ENC_LARGE = 1 };
 
 /* What a member costs in a dict beyond its bytes: the entry's header, the
  * allocator's rounding and a bucket. */
@@ -33,27 +27,6 @@ uint64_t
 set_len(const struct set *x)
 {
     return x->big != NULL ? x->big->used : x->pk.count;
-}
-
-size_t
-set_owned(const struct set *x)
-{
-    size_t n = pack_owned(&x->pk);
-    if (x->big != NULL) {
-        n += x->big->owned + mem_usable(x->big);
-    }
-    return n;
-}
-
-void
-set_free(struct set *x)
-{
-    pack_free(&x->pk);
-    if (x->big != NULL) {
-        dict_free(x->big);
-        mem_owned_free(x->big);
-        x->big = NULL;
-    }
 }
 
 /* ---- the compact encoding -------------------------------------------- */
@@ -120,46 +93,12 @@ set_is_intset(const struct set *x)
     return x->big == NULL && !pack_has_strings(&x->pk);
 }
 
-static struct dict *
-dict_new(void)
-{
-    struct dict *d = mem_owned_realloc(NULL, sizeof(*d));
-    if (d != NULL) {
-        memset(d, 0, sizeof(*d));
-    }
-    return d;
-}
-
-static void
-dict_delete(struct dict *d)
-{
-    dict_free(d);
-    mem_owned_free(d);
-}
-
-/* The compact set made large. false (x unchanged) when memory runs out. */
+/* The compact set made large (room for one member more: the one being
+ * added). false (x unchanged) when memory runs out. */
 static bool
 convert(struct set *x)
 {
-    struct dict *d = dict_new();
-    if (d == NULL || !dict_expand(d, x->pk.count + 1)) {
-        if (d != NULL) {
-            dict_delete(d);
-        }
-        return false;
-    }
-    uint32_t off = 0;
-    while (off < x->pk.bytes) {
-        struct pack_item m;
-        off = pack_at(&x->pk, off, &m);
-        if (dict_add(d, m.data, m.len, NULL, 0) == NULL) {
-            dict_delete(d);
-            return false;
-        }
-    }
-    pack_free(&x->pk);
-    x->big = d;
-    return true;
+    return packdict_convert(&x->pk, &x->big, 1, x->pk.count + 1);
 }
 
 /* ---- reading ---------------------------------------------------------- */
@@ -177,48 +116,14 @@ set_has(const struct set *x, const void *m, size_t len)
 bool
 set_next(const struct set *x, struct set_iter *it, struct pack_item *m)
 {
-    if (x->big != NULL) {
-        struct dict_entry *e = dict_next(x->big, &it->di);
-        if (e == NULL) {
-            return false;
-        }
-        m->data = dict_key(e);
-        m->len = e->klen;
-        return true;
-    }
-    if (it->off >= x->pk.bytes) {
-        return false;
-    }
-    it->off = pack_at(&x->pk, it->off, m);
-    return true;
-}
-
-struct scan_step {
-    set_scan_fn fn;
-    void *arg;
-};
-
-static void
-scan_entry(const struct dict_entry *e, void *arg)
-{
-    const struct scan_step *s = arg;
-    struct pack_item m = { dict_key(e), e->klen };
-    s->fn(&m, s->arg);
+    struct pack_item none;
+    return packdict_next(&x->pk, x->big, 1, &it->pd, m, &none);
 }
 
 uint64_t
 set_scan(const struct set *x, uint64_t cursor, set_scan_fn fn, void *arg)
 {
-    if (x->big != NULL) {
-        struct scan_step s = { fn, arg };
-        return dict_scan(x->big, cursor, scan_entry, &s);
-    }
-    struct set_iter it = { 0 };
-    struct pack_item m;
-    while (set_next(x, &it, &m)) {
-        fn(&m, arg);
-    }
-    return 0;
+    return packdict_scan(&x->pk, x->big, 1, cursor, fn, arg);
 }
 
 /* A random entry of a dict that holds some: a random non-empty bucket of
@@ -316,12 +221,7 @@ bool
 set_rem(struct set *x, const void *m, size_t len)
 {
     if (x->big != NULL) {
-        struct dict_entry *e = dict_find(x->big, m, len);
-        if (e == NULL) {
-            return false;
-        }
-        dict_remove(x->big, e);
-        return true;
+        return dict_remove_key(x->big, m, len);
     }
     uint32_t off;
     if (!pack_find(&x->pk, m, len, &off)) {
@@ -352,72 +252,10 @@ set_grow_bytes(const struct set *x, const char *const *s, const size_t *len,
 bool
 set_copy(struct set *dst, const struct set *src)
 {
-    if (src->big == NULL) {
-        return pack_copy(&dst->pk, &src->pk);
-    }
-    dst->big = dict_new();
-    if (dst->big == NULL || !dict_expand(dst->big, src->big->used)) {
-        return false;
-    }
-    struct set_iter it = { 0 };
-    struct pack_item m;
-    while (set_next(src, &it, &m)) {
-        if (dict_add(dst->big, m.data, m.len, NULL, 0) == NULL) {
-            return false;
-        }
-    }
-    return true;
+    return packdict_copy(&dst->pk, &dst->big, &src->pk, src->big);
 }
 
 /* ---- bytes: whole sets and effects ------------------------------------ */
-
-static bool
-put_u32(struct membuf *b, size_t v)
-{
-    uint32_t w = (uint32_t)v;
-    return membuf_put(b, &w, sizeof(w));
-}
-
-static bool
-put_string(struct membuf *b, const void *p, size_t len)
-{
-    return len <= UINT32_MAX && put_u32(b, len) && membuf_put(b, p, len);
-}
-
-bool
-set_encode(const struct set *x, struct membuf *b)
-{
-    if (x->big == NULL) {
-        unsigned char enc = ENC_COMPACT;
-        return membuf_put(b, &enc, 1) && put_u32(b, x->pk.count) &&
-               put_u32(b, x->pk.bytes) &&
-               membuf_put(b, x->pk.p, x->pk.bytes);
-    }
-    unsigned char enc = ENC_LARGE;
-    uint64_t n = x->big->used;
-    if (!membuf_put(b, &enc, 1) || !membuf_put(b, &n, sizeof(n))) {
-        return false;
-    }
-    struct set_iter it = { 0 };
-    struct pack_item m;
-    while (set_next(x, &it, &m)) {
-        if (!put_string(b, m.data, m.len)) {
-            return false;
-        }
-    }
-    return true;
-}
-
-static bool
-take_string(struct membuf_reader *r, struct pack_item *s)
-{
-    uint32_t len;
-    if (!membuf_read(r, &len, sizeof(len)) || !membuf_skip(r, len, &s->data)) {
-        return false;
-    }
-    s->len = len;
-    return true;
-}
 
 /* A compact block read back: integers first in strictly increasing order,
  * then distinct other members, within the bounds. */
@@ -455,99 +293,24 @@ compact_valid(const struct pack *pk)
                                      : SET_MAX_INTSET_ENTRIES);
 }
 
-static int
-decode_compact(struct set *x, struct membuf_reader *r)
-{
-    uint32_t count, bytes;
-    if (!membuf_read(r, &count, sizeof(count)) ||
-        !membuf_read(r, &bytes, sizeof(bytes)) || r->left != bytes ||
-        !pack_valid(r->p, bytes, count)) {
-        return COLL_MALFORMED;
-    }
-    struct pack pk = { (unsigned char *)r->p, bytes, count };
-    if (!compact_valid(&pk)) {
-        return COLL_MALFORMED;
-    }
-    if (bytes == 0) {
-        return COLL_OK;
-    }
-    unsigned char *p = mem_owned_realloc(NULL, bytes);
-    if (p == NULL) {
-        return COLL_NOMEM;
-    }
-    memcpy(p, r->p, bytes);
-    x->pk = (struct pack){ p, bytes, count };
-    return COLL_OK;
-}
-
-static int
-decode_large(struct set *x, struct membuf_reader *r)
-{
-    uint64_t n;
-    /* Each member takes at least 4 bytes: a bound on a bad count. */
-    if (!membuf_read(r, &n, sizeof(n)) || n > r->left / 4) {
-        return COLL_MALFORMED;
-    }
-    x->big = dict_new();
-    if (x->big == NULL || !dict_expand(x->big, n)) {
-        return COLL_NOMEM;
-    }
-    for (uint64_t i = 0; i < n; i++) {
-        struct pack_item m;
-        if (!take_string(r, &m) || dict_find(x->big, m.data, m.len) != NULL) {
-            return COLL_MALFORMED;
-        }
-        if (dict_add(x->big, m.data, m.len, NULL, 0) == NULL) {
-            return COLL_NOMEM;
-        }
-    }
-    return r->left == 0 ? COLL_OK : COLL_MALFORMED;
-}
-
 int
 set_decode(struct set *x, const unsigned char *p, size_t len)
 {
-    struct membuf_reader r = { p, len };
-    unsigned char enc;
-    if (!membuf_read(&r, &enc, 1)) {
-        return COLL_MALFORMED;
-    }
-    switch (enc) {
-    case ENC_COMPACT:
-        return decode_compact(x, &r);
-    case ENC_LARGE:
-        return decode_large(x, &r);
-    default:
-        return COLL_MALFORMED;
-    }
-}
-
-bool
-set_effect(struct membuf *b, const char *const *s, const size_t *len,
-           size_t n)
-{
-    if (n > UINT32_MAX || !put_u32(b, n)) {
-        return false;
-    }
-    for (size_t i = 0; i < n; i++) {
-        if (!put_string(b, s[i], len[i])) {
-            return false;
-        }
-    }
-    return true;
+    return packdict_decode(&x->pk, &x->big, 1, compact_valid, p, len);
 }
 
 bool
 set_effect_open(struct membuf *b)
 {
-    return put_u32(b, 0);
+    uint32_t none = 0;
+    return membuf_put(b, &none, sizeof(none));
 }
 
 bool
 set_effect_push(struct membuf *b, const void *m, size_t len)
 {
     uint32_t n;
-    if (b->len < sizeof(n) || !put_string(b, m, len)) {
+    if (b->len < sizeof(n) || !packdict_put_string(b, m, len)) {
         return false;
     }
     memcpy(&n, b->p, sizeof(n));
@@ -556,35 +319,19 @@ set_effect_push(struct membuf *b, const void *m, size_t len)
     return true;
 }
 
-/* A payload checked whole: its count, every length, nothing after. */
-static bool
-payload_valid(const unsigned char *p, size_t len, uint32_t *n)
-{
-    struct membuf_reader r = { p, len };
-    if (!membuf_read(&r, n, sizeof(*n))) {
-        return false;
-    }
-    for (uint32_t i = 0; i < *n; i++) {
-        struct pack_item s;
-        if (!take_string(&r, &s)) {
-            return false;
-        }
-    }
-    return r.left == 0;
-}
-
 int
 set_apply(struct set *x, uint8_t op, const unsigned char *p, size_t len)
 {
     uint32_t n;
+    size_t longest, sum;
     if ((op != SET_OP_ADD && op != SET_OP_REM) ||
-        !payload_valid(p, len, &n)) {
+        !packdict_strings_valid(p, len, &n, &longest, &sum)) {
         return COLL_MALFORMED;
     }
     struct membuf_reader r = { p + sizeof(n), len - sizeof(n) };
     for (uint32_t i = 0; i < n; i++) {
         struct pack_item m = { NULL, 0 };
-        (void)take_string(&r, &m);      /* checked whole above */
+        (void)packdict_take_string(&r, &m);      /* checked whole above */
         if (op == SET_OP_REM) {
             (void)set_rem(x, m.data, m.len);
         } else if (set_add(x, m.data, m.len) == SET_NOMEM) {

@@ -33,6 +33,7 @@
 #include "lib/dict.h"
 #include "lib/mem.h"
 #include "lib/pack.h"
+#include "lib/packdict.h"
 
 struct set {
     struct pack pk;     /* the compact encoding */
@@ -54,12 +55,26 @@ enum { SET_OP_ADD = 1, SET_OP_REM = 2 };
 /* ---- what the keyspace needs of every collection ---------------------- */
 
 uint64_t set_len(const struct set *x);
-size_t set_owned(const struct set *x);
-void set_free(struct set *x);
+
+static inline size_t
+set_owned(const struct set *x)
+{
+    return packdict_owned(&x->pk, x->big);
+}
+
+static inline void
+set_free(struct set *x)
+{
+    packdict_free(&x->pk, &x->big);
+}
 
 /* The whole set appended to b, its encoding and (compact) its order
  * kept. false when memory runs out (b then dropped by the caller). */
-bool set_encode(const struct set *x, struct membuf *b);
+static inline bool
+set_encode(const struct set *x, struct membuf *b)
+{
+    return packdict_encode(&x->pk, x->big, 1, b);
+}
 
 /* Into an empty x: COLL_OK, COLL_MALFORMED or COLL_NOMEM (x then holds
  * whatever was read: freeable). */
@@ -70,8 +85,12 @@ int set_apply(struct set *x, uint8_t op, const unsigned char *p, size_t len);
 
 /* An effect's payload appended to b: the n members s[i] of len[i] bytes
  * (either op). false when memory runs out. */
-bool set_effect(struct membuf *b, const char *const *s, const size_t *len,
-                size_t n);
+static inline bool
+set_effect(struct membuf *b, const char *const *s, const size_t *len,
+           size_t n)
+{
+    return packdict_put_strings(b, s, len, n);
+}
 
 /* The same payload built one member at a time into an empty b:
  * set_effect_open(), then set_effect_push() of each member. false when
@@ -98,15 +117,14 @@ bool set_is_intset(const struct set *x);
  * iterator starts; false at the end. The set must not change while
  * walking (the member's bytes are the set's). */
 struct set_iter {
-    uint32_t off;               /* compact: the next member's offset */
-    struct dict_iter di;        /* large */
+    struct packdict_iter pd;
 };
 bool set_next(const struct set *x, struct set_iter *it, struct pack_item *m);
 
 /* One step of SSCAN: fn on each member of the step; the next cursor, 0 at
  * the end. A compact set is one step, whatever the cursor (Redis answers
  * an intset whole); a large one is dict_scan's. */
-typedef void (*set_scan_fn)(const struct pack_item *m, void *arg);
+typedef packdict_scan_fn set_scan_fn;      /* (member, empty, arg) */
 uint64_t set_scan(const struct set *x, uint64_t cursor, set_scan_fn fn,
                   void *arg);
 

@@ -11,9 +11,8 @@
 
 /* ---- ordering ----------------------------------------------------------- */
 
-/* Member bytes as Redis's sdscmp() orders them. */
-static int
-cmp_bytes(const void *a, size_t alen, const void *b, size_t blen)
+int
+zset_cmp_member(const void *a, size_t alen, const void *b, size_t blen)
 {
     size_t n = alen < blen ? alen : blen;
     int c = n > 0 ? memcmp(a, b, n) : 0;
@@ -34,7 +33,7 @@ cmp_pair(double sa, const void *a, size_t alen, double sb, const void *b,
     if (sa > sb) {
         return 1;
     }
-    return cmp_bytes(a, alen, b, blen);
+    return zset_cmp_member(a, alen, b, blen);
 }
 
 bool
@@ -62,7 +61,7 @@ cmp_lex(const void *m, size_t len, const struct zset_lex_bound *b)
     if (b->inf != 0) {
         return -b->inf;
     }
-    return cmp_bytes(m, len, b->s, b->len);
+    return zset_cmp_member(m, len, b->s, b->len);
 }
 
 bool
@@ -92,7 +91,7 @@ cmp_bounds(const struct zset_lex_bound *a, const struct zset_lex_bound *b)
     if (a->inf == 1 || b->inf == -1) {
         return 1;
     }
-    return cmp_bytes(a->s, a->len, b->s, b->len);
+    return zset_cmp_member(a->s, a->len, b->s, b->len);
 }
 
 static bool
@@ -1190,7 +1189,7 @@ decode_compact(struct zset *x, struct membuf_reader *r, uint64_t n)
         for (uint64_t j = 0; j < i; j++) {
             double sj;
             memcpy(&sj, items[2 * j + 1].data, sizeof(sj));
-            if (cmp_bytes(items[2 * j].data, items[2 * j].len, m, len) ==
+            if (zset_cmp_member(items[2 * j].data, items[2 * j].len, m, len) ==
                 0) {
                 return COLL_MALFORMED;
             }

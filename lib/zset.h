@@ -102,6 +102,10 @@ struct zset_lex {
     struct zset_lex_bound min, max;
 };
 
+/* Members as Redis's sdscmp() orders them (their bytes, then the shorter
+ * first): below, at or above 0. */
+int zset_cmp_member(const void *a, size_t alen, const void *b, size_t blen);
+
 bool zset_score_gte_min(double score, const struct zset_range *r);
 bool zset_score_lte_max(double score, const struct zset_range *r);
 bool zset_lex_gte_min(const void *m, size_t len, const struct zset_lex *r);

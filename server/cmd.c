@@ -1100,3 +1100,15 @@ cmd_arg_is(const struct resp_request *req, size_t i, const char *word)
            strcasecmp(req->argv[i], word) == 0;
 }
 
+int
+cmd_arg_which(const struct resp_request *req, size_t i,
+              const char *const *words, size_t n)
+{
+    for (size_t k = 0; k < n; k++) {
+        if (cmd_arg_is(req, i, words[k])) {
+            return (int)k;
+        }
+    }
+    return -1;
+}
+

@@ -315,6 +315,11 @@ void cmd_reset_stats(void);
  * handlers. */
 bool cmd_arg_is(const struct resp_request *req, size_t i, const char *word);
 
+/* Which of the n words argument i is (cmd_arg_is() of each): its index,
+ * or -1 for none. */
+int cmd_arg_which(const struct resp_request *req, size_t i,
+                  const char *const *words, size_t n);
+
 /* Argument i as a C int, as Redis's getIntFromObjectOrReply() reads one:
  * false after replying its error (msg, when not NULL, for both a
  * non-integer and one beyond int). */

@@ -363,12 +363,15 @@ static struct cmd script_subcommands[] = {
     { .name = NULL }
 };
 
-/* LMPOP and ZMPOP count their keys at argument 1, BLMPOP and BZMPOP at
- * argument 2 (after the timeout). */
-static const struct cmd_keynum mpop_keynum = {
+/* Keys counted by a numkeys argument, then listed after it: at argument
+ * 1 for LMPOP, ZMPOP, SINTERCARD, ZUNION, ZINTER, ZDIFF and ZINTERCARD;
+ * at argument 2 for BLMPOP and BZMPOP (after the timeout), the STORE
+ * forms of the sorted-set algebra (after the destination, a range spec
+ * before the keynum one), and EVAL and its kin (after the script). */
+static const struct cmd_keynum numkeys_at_1 = {
     .index = 1, .keynumidx = 0, .firstkey = 1, .keystep = 1
 };
-static const struct cmd_keynum bmpop_keynum = {
+static const struct cmd_keynum numkeys_at_2 = {
     .index = 2, .keynumidx = 0, .firstkey = 1, .keystep = 1
 };
 
@@ -377,30 +380,15 @@ static const struct cmd_keynum bmpop_keynum = {
  * before the script's own commands (skip_monitor). */
 #define EVAL_FLAGS (CMD_NOSCRIPT | CMD_STALE | CMD_SKIP_MONITOR |            \
                     CMD_NO_MANDATORY_KEYS)
-/* SINTERCARD numkeys key...: the same shape one argument earlier. */
-static const struct cmd_keynum sintercard_keynum = {
-    .index = 1, .keynumidx = 0, .firstkey = 1, .keystep = 1
-};
-/* ZUNION, ZINTER, ZDIFF, ZINTERCARD: numkeys, then the keys; their STORE
- * forms have the destination first (a range spec before the keynum
- * one). */
-static const struct cmd_keynum zalg_keynum = {
-    .index = 1, .keynumidx = 0, .firstkey = 1, .keystep = 1
-};
-static const struct cmd_keynum zalg_store_keynum = {
-    .index = 2, .keynumidx = 0, .firstkey = 1, .keystep = 1
-};
-#define ZALG_WEIGHTED_ARGS                                                   \
-    "numkeys:integer *key:key ?*WEIGHTS=weight:integer "                     \
-    "?AGGREGATE=aggregate:oneof=SUM|MIN|MAX"
-
-static const struct cmd_keynum eval_keynum = {
-    .index = 2, .keynumidx = 0, .firstkey = 1, .keystep = 1
-};
 #define EVAL_RW_NOTE "We cannot tell how the keys will be used so we "       \
                      "assume the worst, RW and UPDATE"
 #define EVAL_RO_NOTE "We cannot tell how the keys will be used so we "       \
                      "assume the worst, RO and ACCESS"
+
+/* The arguments ZUNION, ZINTER and their STORE forms share. */
+#define ZALG_WEIGHTED_ARGS                                                   \
+    "numkeys:integer *key:key ?*WEIGHTS=weight:integer "                     \
+    "?AGGREGATE=aggregate:oneof=SUM|MIN|MAX"
 
 static struct cmd memory_subcommands[] = {
     { .name = "memory|usage", .arity = -3, .flags = CMD_READONLY,
@@ -647,7 +635,7 @@ static struct cmd table[] = {
       .proc = script_command, .subcommands = script_subcommands },
     { .name = "eval", .arity = -3,
       .flags = EVAL_FLAGS | CMD_MAY_REPLICATE,
-      .keynum = &eval_keynum,
+      .keynum = &numkeys_at_2,
       .key_specs = { { .flags = CMD_KEY_RW | CMD_KEY_ACCESS | CMD_KEY_UPDATE,
                      .notes = EVAL_RW_NOTE } },
       .acl = "slow scripting", .group = "scripting", .since = "2.6.0",
@@ -657,7 +645,7 @@ static struct cmd table[] = {
       .request_flags = script_request_flags },
     { .name = "evalsha", .arity = -3,
       .flags = EVAL_FLAGS | CMD_SCRIPT_SHA | CMD_MAY_REPLICATE,
-      .keynum = &eval_keynum,
+      .keynum = &numkeys_at_2,
       .key_specs = { SPEC_RW_ACCESS_UPDATE },
       .acl = "slow scripting", .group = "scripting", .since = "2.6.0",
       .summary = "Execute a Lua script server side",
@@ -666,7 +654,7 @@ static struct cmd table[] = {
       .request_flags = script_request_flags },
     { .name = "eval_ro", .arity = -3,
       .flags = EVAL_FLAGS | CMD_READONLY,
-      .keynum = &eval_keynum,
+      .keynum = &numkeys_at_2,
       .key_specs = { { .flags = CMD_KEY_RO | CMD_KEY_ACCESS,
                      .notes = EVAL_RO_NOTE } },
       .acl = "slow scripting", .group = "scripting", .since = "7.0.0",
@@ -676,7 +664,7 @@ static struct cmd table[] = {
       .request_flags = script_request_flags },
     { .name = "evalsha_ro", .arity = -3,
       .flags = EVAL_FLAGS | CMD_SCRIPT_SHA | CMD_READONLY,
-      .keynum = &eval_keynum,
+      .keynum = &numkeys_at_2,
       .key_specs = { SPEC_RO_ACCESS },
       .acl = "slow scripting", .group = "scripting", .since = "7.0.0",
       .summary = "Execute a read-only Lua script server side",
@@ -684,7 +672,7 @@ static struct cmd table[] = {
       .proc = evalsha_ro_command,
       .request_flags = script_request_flags },
     { .name = "fcall", .arity = -3, .flags = EVAL_FLAGS,
-      .keynum = &eval_keynum,
+      .keynum = &numkeys_at_2,
       .key_specs = { { .flags = CMD_KEY_RW | CMD_KEY_ACCESS | CMD_KEY_UPDATE,
                      .notes = EVAL_RW_NOTE } },
       .acl = "slow scripting", .group = "scripting", .since = "7.0.0",
@@ -692,7 +680,7 @@ static struct cmd table[] = {
       .args = "function:string numkeys:integer ?*key:key ?*arg:string",
       .proc = fcall_command, .request_flags = script_fcall_request_flags },
     { .name = "fcall_ro", .arity = -3, .flags = EVAL_FLAGS | CMD_READONLY,
-      .keynum = &eval_keynum,
+      .keynum = &numkeys_at_2,
       .key_specs = { { .flags = CMD_KEY_RO | CMD_KEY_ACCESS,
                      .notes = EVAL_RO_NOTE } },
       .acl = "slow scripting", .group = "scripting", .since = "7.0.0",
@@ -1180,7 +1168,7 @@ static struct cmd table[] = {
                  "list and return it",
       .args = "source:key destination:key", .proc = rpoplpush_command },
     { .name = "lmpop", .arity = -4, .flags = CMD_WRITE,
-      .keynum = &mpop_keynum, .key_specs = { SPEC_RW_ACCESS_DELETE },
+      .keynum = &numkeys_at_1, .key_specs = { SPEC_RW_ACCESS_DELETE },
       .acl = "write list slow", .group = "list", .since = "7.0.0",
       .summary = "Pop elements from a list",
       .args = "numkeys:integer *key:key where:oneof=LEFT|RIGHT "
@@ -1222,7 +1210,7 @@ static struct cmd table[] = {
       .args = "source:key destination:key timeout:double",
       .proc = brpoplpush_command },
     { .name = "blmpop", .arity = -5, .flags = CMD_WRITE | CMD_BLOCKING,
-      .keynum = &bmpop_keynum, .key_specs = { SPEC_RW_ACCESS_DELETE },
+      .keynum = &numkeys_at_2, .key_specs = { SPEC_RW_ACCESS_DELETE },
       .acl = "write list slow blocking", .group = "list", .since = "7.0.0",
       .summary = "Pop elements from a list, or block until one is available",
       .args = "timeout:double numkeys:integer *key:key "
@@ -1522,7 +1510,7 @@ static struct cmd table[] = {
                  "sorted set",
       .args = "key:key ?count:integer", .proc = zpopmax_command },
     { .name = "zmpop", .arity = -4, .flags = CMD_WRITE,
-      .keynum = &mpop_keynum, .key_specs = { SPEC_RW_ACCESS_DELETE },
+      .keynum = &numkeys_at_1, .key_specs = { SPEC_RW_ACCESS_DELETE },
       .acl = "write sortedset slow", .group = "sorted-set", .since = "7.0.0",
       .summary = "Remove and return members with scores in a sorted set",
       .args = "numkeys:integer *key:key where:oneof=MIN|MAX "
@@ -1547,7 +1535,7 @@ static struct cmd table[] = {
                  "one or more sorted sets, or block until one is available",
       .args = "*key:key timeout:double", .proc = bzpopmax_command },
     { .name = "bzmpop", .arity = -5, .flags = CMD_WRITE | CMD_BLOCKING,
-      .keynum = &bmpop_keynum, .key_specs = { SPEC_RW_ACCESS_DELETE },
+      .keynum = &numkeys_at_2, .key_specs = { SPEC_RW_ACCESS_DELETE },
       .acl = "write sortedset slow blocking", .group = "sorted-set",
       .since = "7.0.0",
       .summary = "Remove and return members with scores in a sorted set or "
@@ -1638,7 +1626,7 @@ static struct cmd table[] = {
       .summary = "Intersect multiple sets", .args = "*key:key",
       .proc = sinter_command, .tips = "nondeterministic_output_order" },
     { .name = "sintercard", .arity = -3, .flags = CMD_READONLY,
-      .keynum = &sintercard_keynum,
+      .keynum = &numkeys_at_1,
       .key_specs = { SPEC_RO_ACCESS },
       .acl = "read set slow", .group = "set", .since = "7.0.0",
       .summary = "Intersect multiple sets and return the cardinality of the "
@@ -1695,7 +1683,7 @@ static struct cmd table[] = {
     /* The algebra (cmd_zalg.c): the input keys counted by numkeys. */
     { .name = "zunionstore", .arity = -4, .flags = CMD_WRITE | CMD_DENYOOM,
       .first_key = 1, .last_key = 1, .key_step = 1,
-      .keynum = &zalg_store_keynum,
+      .keynum = &numkeys_at_2,
       .key_specs = { SPEC_OW_UPDATE, SPEC_RO_ACCESS },
       .acl = "write sortedset slow", .group = "sorted-set", .since = "2.0.0",
       .summary = "Add multiple sorted sets and store the resulting sorted set "
@@ -1704,7 +1692,7 @@ static struct cmd table[] = {
       .proc = zunionstore_command },
     { .name = "zinterstore", .arity = -4, .flags = CMD_WRITE | CMD_DENYOOM,
       .first_key = 1, .last_key = 1, .key_step = 1,
-      .keynum = &zalg_store_keynum,
+      .keynum = &numkeys_at_2,
       .key_specs = { SPEC_OW_UPDATE, SPEC_RO_ACCESS },
       .acl = "write sortedset slow", .group = "sorted-set", .since = "2.0.0",
       .summary = "Intersect multiple sorted sets and store the resulting "
@@ -1713,7 +1701,7 @@ static struct cmd table[] = {
       .proc = zinterstore_command },
     { .name = "zdiffstore", .arity = -4, .flags = CMD_WRITE | CMD_DENYOOM,
       .first_key = 1, .last_key = 1, .key_step = 1,
-      .keynum = &zalg_store_keynum,
+      .keynum = &numkeys_at_2,
       .key_specs = { SPEC_OW_UPDATE, SPEC_RO_ACCESS },
       .acl = "write sortedset slow", .group = "sorted-set", .since = "6.2.0",
       .summary = "Subtract multiple sorted sets and store the resulting sorted "
@@ -1721,28 +1709,28 @@ static struct cmd table[] = {
       .args = "destination:key numkeys:integer *key:key",
       .proc = zdiffstore_command },
     { .name = "zunion", .arity = -3, .flags = CMD_READONLY,
-      .keynum = &zalg_keynum,
+      .keynum = &numkeys_at_1,
       .key_specs = { SPEC_RO_ACCESS },
       .acl = "read sortedset slow", .group = "sorted-set", .since = "6.2.0",
       .summary = "Add multiple sorted sets",
       .args = ZALG_WEIGHTED_ARGS " ?WITHSCORES:pure-token",
       .proc = zunion_command },
     { .name = "zinter", .arity = -3, .flags = CMD_READONLY,
-      .keynum = &zalg_keynum,
+      .keynum = &numkeys_at_1,
       .key_specs = { SPEC_RO_ACCESS },
       .acl = "read sortedset slow", .group = "sorted-set", .since = "6.2.0",
       .summary = "Intersect multiple sorted sets",
       .args = ZALG_WEIGHTED_ARGS " ?WITHSCORES:pure-token",
       .proc = zinter_command },
     { .name = "zdiff", .arity = -3, .flags = CMD_READONLY,
-      .keynum = &zalg_keynum,
+      .keynum = &numkeys_at_1,
       .key_specs = { SPEC_RO_ACCESS },
       .acl = "read sortedset slow", .group = "sorted-set", .since = "6.2.0",
       .summary = "Subtract multiple sorted sets",
       .args = "numkeys:integer *key:key ?WITHSCORES:pure-token",
       .proc = zdiff_command },
     { .name = "zintercard", .arity = -3, .flags = CMD_READONLY,
-      .keynum = &zalg_keynum,
+      .keynum = &numkeys_at_1,
       .key_specs = { SPEC_RO_ACCESS },
       .acl = "read sortedset slow", .group = "sorted-set", .since = "7.0.0",
       .summary = "Intersect multiple sorted sets and return the cardinality "

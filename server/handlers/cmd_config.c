@@ -111,41 +111,32 @@ config_get_command(struct conn *c, struct resp_request *req)
 /* Redis 7.0.15's IMMUTABLE_CONFIG options (config.c): CONFIG SET refuses
  * them whatever the value, as Redis does, and Redis's "CONFIG sanity"
  * test skips them. */
-static bool
-is_redis_immutable(const char *name)
-{
-    static const char *const fixed[] = {
-        "rdbchecksum", "daemonize", "io-threads-do-reads",
-        "always-show-logo", "set-proc-title", "syslog-enabled",
-        "cluster-enabled", "disable-thp", "aclfile", "unixsocket",
-        "pidfile", "cluster-config-file", "syslog-ident", "appendfilename",
-        "appenddirname", "server_cpulist", "bio_cpulist",
-        "aof_rewrite_cpulist", "bgsave_cpulist", "logfile", "supervised",
-        "syslog-facility", "enable-protected-configs",
-        "enable-debug-command", "enable-module-command", "databases",
-        "io-threads", "tcp-backlog", "cluster-port", "unixsocketperm",
-        "socket-mark-id", "replicaof", NULL };
-    for (size_t i = 0; fixed[i] != NULL; i++) {
-        if (strcmp(name, fixed[i]) == 0) {
-            return true;
-        }
-    }
-    return false;
-}
+static const char *const redis_immutable[] = {
+    "rdbchecksum", "daemonize", "io-threads-do-reads",
+    "always-show-logo", "set-proc-title", "syslog-enabled",
+    "cluster-enabled", "disable-thp", "aclfile", "unixsocket",
+    "pidfile", "cluster-config-file", "syslog-ident", "appendfilename",
+    "appenddirname", "server_cpulist", "bio_cpulist",
+    "aof_rewrite_cpulist", "bgsave_cpulist", "logfile", "supervised",
+    "syslog-facility", "enable-protected-configs",
+    "enable-debug-command", "enable-module-command", "databases",
+    "io-threads", "tcp-backlog", "cluster-port", "unixsocketperm",
+    "socket-mark-id", "replicaof", NULL };
 
 /* Options cellgate takes at start-up only where Redis changes them at
  * run time (or that only cellgate has). CONFIG GET lists them, so CONFIG
  * SET takes the value they have (a no-op, as Redis's sanity test sets
  * every value it read back) and refuses any other as immutable. */
+static const char *const startup_only[] = {
+    "cluster-node-id", "cluster-announce-ip", "cluster-announce-port",
+    "grpc-port", "grpc-bind", NULL };
+
+/* Is name one of names (NULL-terminated)? */
 static bool
-is_startup_only(const char *name)
+named_in(const char *const *names, const char *name)
 {
-    static const char *const fixed[] = { "cluster-node-id",
-                                         "cluster-announce-ip",
-                                         "cluster-announce-port",
-                                         "grpc-port", "grpc-bind", NULL };
-    for (size_t i = 0; fixed[i] != NULL; i++) {
-        if (strcmp(name, fixed[i]) == 0) {
+    for (size_t i = 0; names[i] != NULL; i++) {
+        if (strcmp(name, names[i]) == 0) {
             return true;
         }
     }
@@ -156,10 +147,10 @@ is_startup_only(const char *name)
 static bool
 is_settable(const struct conf_option *o, const char *value)
 {
-    if (is_redis_immutable(o->name)) {
+    if (named_in(redis_immutable, o->name)) {
         return false;
     }
-    if (!is_startup_only(o->name)) {
+    if (!named_in(startup_only, o->name)) {
         return true;
     }
     size_t n;

@@ -387,8 +387,9 @@ hash_items(const struct hmap *h)
  * repeats, a count of the hash's size or more answers it whole in its
  * order, a smaller one distinct fields. */
 static void
-hrand_count(struct conn *c, const struct hmap *h, int64_t count, bool with)
+hrand_count(struct conn *c, struct store_rec *r, int64_t count, bool with)
 {
+    const struct hmap *h = hash_of(r);
     uint64_t n = hmap_len(h), draws = count < 0 ? 0 - (uint64_t)count
                                                 : (uint64_t)count;
     bool all = count > 1 && draws >= n;
@@ -413,8 +414,9 @@ hrand_count(struct conn *c, const struct hmap *h, int64_t count, bool with)
 
 /* HRANDFIELD key: one field, a bulk string. */
 static void
-hrand_one(struct conn *c, const struct hmap *h)
+hrand_one(struct conn *c, struct store_rec *r)
 {
+    const struct hmap *h = hash_of(r);
     struct pack_item *items = hash_items(h);
     if (items == NULL) {
         cmd_error(c, ERR_NOMEM);
@@ -425,101 +427,21 @@ hrand_one(struct conn *c, const struct hmap *h)
     mem_free(items);
 }
 
-void
-hrandfield_command(struct conn *c, struct resp_request *req)
-{
-    int64_t count;
-    bool with;
-    struct store_rec *r;
-    if (!coll_rand_args(c, req, "WITHVALUES", &count, &with) ||
-        !lookup_hash(c, req, LOOKUP_READ, &r)) {
-        return;
-    }
-    if (count == COLL_NO_COUNT) {
-        if (r == NULL) {
-            reply_null(&c->out, c->proto);
-        } else {
-            hrand_one(c, hash_of(r));
-        }
-    } else if (r == NULL || count == 0) {
-        reply_array(&c->out, 0);
-    } else {
-        hrand_count(c, hash_of(r), count, with);
-    }
-}
+HANDLER_VARIANT(hrandfield_command, coll_rand_command, KEY_HASH, "WITHVALUES",
+                hrand_one, hrand_count)
 
 /* ---- HSCAN ------------------------------------------------------------- */
-
-/* The fields and values a step collected (they stay valid: nothing
- * changes the hash while the reply is built). */
-struct scan_batch {
-    const struct scan_opts *o;
-    struct pack_item *items;    /* field, value, ... */
-    size_t len;                 /* items */
-    size_t cap;
-    uint64_t seen;              /* fields visited, matching or not */
-    bool oom;
-};
-
-static void
-collect_pair(const struct pack_item *f, const struct pack_item *v,
-             void *arg)
-{
-    struct scan_batch *s = arg;
-    s->seen++;
-    if (s->oom || !coll_scan_match(s->o, f->data, f->len)) {
-        return;
-    }
-    if (s->len + 2 > s->cap) {
-        size_t cap = s->cap != 0 ? s->cap * 2 : 32;
-        struct pack_item *items = mem_realloc(s->items,
-                                              cap * sizeof(*items));
-        if (items == NULL) {
-            s->oom = true;
-            return;
-        }
-        s->items = items;
-        s->cap = cap;
-    }
-    s->items[s->len++] = *f;
-    s->items[s->len++] = *v;
-}
 
 /* HSCAN key cursor [MATCH pattern] [COUNT count]. A compact hash answers
  * whole with cursor 0, as Redis answers a listpack; a large one visits
  * buckets until COUNT fields are visited (MATCH filters after, as in
  * Redis), at most twenty times COUNT buckets (Redis counts fields and
  * values, so its bounds are doubled). */
-void
-hscan_command(struct conn *c, struct resp_request *req)
+static uint64_t
+hscan_step(struct store_rec *r, uint64_t cursor, void *collect_arg)
 {
-    struct store_rec *r;
-    uint64_t cursor;
-    struct scan_opts o;
-    if (!coll_scan_start(c, req, KEY_HASH, &cursor, &r, &o)) {
-        return;
-    }
-    struct hmap *h = hash_of(r);
-    struct scan_batch s = { .o = &o };
-    if (hmap_is_compact(h)) {
-        cursor = hmap_scan(h, cursor, collect_pair, &s);
-    } else {
-        /* Redis's loop bound, in fields: count * 2 elements wanted, at
-         * most count * 2 * 10 further steps. */
-        uint64_t want = (uint64_t)o.count;
-        uint64_t steps = want > UINT64_MAX / 20 ? UINT64_MAX : want * 20;
-        do {
-            cursor = hmap_scan(h, cursor, collect_pair, &s);
-        } while (cursor != 0 && steps-- > 0 && !s.oom &&
-                 s.seen < want);
-    }
-    if (s.oom) {
-        cmd_error(c, ERR_NOMEM);
-    } else {
-        coll_scan_reply_head(c, cursor, s.len);
-        for (size_t i = 0; i < s.len; i++) {
-            reply_bulk(&c->out, s.items[i].data, s.items[i].len);
-        }
-    }
-    mem_free(s.items);
+    return hmap_scan(hash_of(r), cursor, coll_scan_collect, collect_arg);
 }
+
+HANDLER_VARIANT(hscan_command, coll_scan_command, KEY_HASH, 2, 20,
+                hscan_step)

@@ -75,10 +75,9 @@ parse_expiry(struct conn *c, const struct resp_request *req, size_t i,
              struct increx_opts *o)
 {
     static const char *const words[] = { "ex", "px", "exat", "pxat" };
-    for (size_t k = 0; k < 4; k++) {
-        if (cmd_arg_is(req, i, words[k])) {
-            o->expiry = (enum increx_expiry)(EXP_EX + k);
-        }
+    int which = cmd_arg_which(req, i, words, 4);
+    if (which >= 0) {
+        o->expiry = (enum increx_expiry)(EXP_EX + which);
     }
     if (!num_parse_i64(req->argv[i + 1], req->argvlen[i + 1],
                        &o->expiry_arg)) {

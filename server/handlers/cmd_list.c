@@ -144,6 +144,20 @@ reply_elem(void *arg, uint64_t index, const unsigned char *p, size_t len)
     return true;
 }
 
+/* n elements (at most its length) popped from r's list, each a bulk
+ * reply, told to the journal as one pop. */
+static void
+pop_elems(struct conn *c, struct store_rec *r, bool head, uint64_t n,
+          const char *key, size_t len)
+{
+    struct membuf *b = keyspace_elem_begin(r);
+    (void)qlist_pop(list_of(r), head, n, reply_elem, c);
+    effect_done(r, b, b != NULL && qlist_effect_pop(b, n),
+                head ? QLIST_OP_POP_HEAD : QLIST_OP_POP_TAIL);
+    notify_key(NOTIFY_LIST, head ? "lpop" : "rpop", key, len, srv.db);
+    (void)keyspace_coll_done(r);
+}
+
 static void
 pop_generic(struct conn *c, struct resp_request *req, bool head,
             const char *name)
@@ -181,13 +195,7 @@ pop_generic(struct conn *c, struct resp_request *req, bool head,
     if (has_count) {
         reply_array(&c->out, n);
     }
-    struct membuf *b = keyspace_elem_begin(r);
-    (void)qlist_pop(x, head, n, reply_elem, c);
-    effect_done(r, b, b != NULL && qlist_effect_pop(b, n),
-                head ? QLIST_OP_POP_HEAD : QLIST_OP_POP_TAIL);
-    notify_key(NOTIFY_LIST, head ? "lpop" : "rpop", req->argv[1],
-               req->argvlen[1], srv.db);
-    (void)keyspace_coll_done(r);
+    pop_elems(c, r, head, n, req->argv[1], req->argvlen[1]);
 }
 
 HANDLER_VARIANT(lpop_command, pop_generic, true, "lpop")
@@ -734,138 +742,31 @@ pop_keyed(struct conn *c, struct store_rec *r, const char *key, size_t len,
     if (count >= 0) {
         reply_array(&c->out, n);
     }
-    struct membuf *b = keyspace_elem_begin(r);
-    (void)qlist_pop(x, head, n, reply_elem, c);
-    effect_done(r, b, b != NULL && qlist_effect_pop(b, n),
-                head ? QLIST_OP_POP_HEAD : QLIST_OP_POP_TAIL);
-    notify_key(NOTIFY_LIST, head ? "lpop" : "rpop", key, len, srv.db);
-    (void)keyspace_coll_done(r);
+    pop_elems(c, r, head, n, key, len);
 }
 
-/* Pop from the first of nkeys keys from argv[first] that holds a list:
- * 1 when done, 0 when every one is empty, -1 after -WRONGTYPE (a key
- * before the first list holding another type). */
-static int
-pop_first(struct conn *c, const struct resp_request *req, size_t first,
-          size_t nkeys, bool head, int64_t count)
-{
-    for (size_t i = first; i < first + nkeys; i++) {
-        struct store_rec *r;
-        if (!coll_lookup_key(c, req->argv[i], req->argvlen[i], KEY_LIST,
-                             &r)) {
-            return -1;
-        }
-        if (r != NULL) {
-            pop_keyed(c, r, req->argv[i], req->argvlen[i], head, count);
-            return 1;
-        }
-    }
-    return 0;
-}
+static enum blocked_served serve_pop(struct conn *c,
+                                     const struct resp_request *req,
+                                     const char *key, size_t len);
 
-void
-lmpop_command(struct conn *c, struct resp_request *req)
-{
-    struct coll_mpop o;
-    if (!coll_mpop_args(c, req, 1, "LEFT", "RIGHT", &o)) {
-        return;
-    }
-    if (pop_first(c, req, o.first_key, o.nkeys, o.first, o.count) == 0) {
-        reply_null_array(&c->out, c->proto);
-    }
-}
-
-/* A ready key's list for a waiting client: ABSENT or NOT_SERVED, or
- * NULL with *r. */
-static enum blocked_served
-ready_list(const char *key, size_t len, struct store_rec **r)
-{
-    struct key_hint h = { false, 0 };
-    *r = keyspace_lookup_write(&h, key, len, clock_wall_now());
-    if (*r == NULL) {
-        return BLOCKED_ABSENT;
-    }
-    return (*r)->type == KEY_LIST ? BLOCKED_SERVED : BLOCKED_NOT_SERVED;
-}
-
-static enum blocked_served
-served_from(const char *key, size_t len)
-{
-    struct key_hint h = { false, 0 };
-    return keyspace_lookup_write(&h, key, len, clock_wall_now()) == NULL
-               ? BLOCKED_SERVED_GONE
-               : BLOCKED_SERVED;
-}
+static const struct coll_pops list_pops = {
+    .type = KEY_LIST, .kind = BLOCKED_LIST, .w0 = "LEFT", .w1 = "RIGHT",
+    .bpop_first = "BLPOP", .bmpop = "BLMPOP", .pop = pop_keyed,
+    .serve = serve_pop,
+};
 
 /* BLPOP's, BRPOP's and BLMPOP's turn on a ready key. */
 static enum blocked_served
 serve_pop(struct conn *c, const struct resp_request *req, const char *key,
           size_t len)
 {
-    struct store_rec *r;
-    enum blocked_served s = ready_list(key, len, &r);
-    if (s != BLOCKED_SERVED) {
-        return s;
-    }
-    bool head;
-    int64_t count = -1;
-    if (req->argvlen[0] == 6) {                 /* BLMPOP */
-        struct coll_mpop o;
-        (void)coll_mpop_args(c, req, 2, "LEFT", "RIGHT", &o);
-        head = o.first;
-        count = o.count;
-    } else {
-        head = req->argv[0][1] == 'l' || req->argv[0][1] == 'L';
-    }
-    pop_keyed(c, r, key, len, head, count);
-    return served_from(key, len);
+    return coll_pops_serve(c, req, key, len, &list_pops);
 }
 
-/* Every key empty: c waits on them (nkeys from argv[first]), or is
- * answered as a timeout at once where it may not wait. */
-static void
-wait_or_nil(struct conn *c, struct resp_request *req, size_t first,
-            size_t nkeys, int64_t ms, blocked_serve_fn serve, bool array)
-{
-    if (!coll_may_block(c)) {
-        if (array) {
-            reply_null_array(&c->out, c->proto);
-        } else {
-            reply_null(&c->out, c->proto);
-        }
-    } else if (!blocked_wait(c, req, first, nkeys, ms, BLOCKED_LIST, serve)) {
-        cmd_error(c, ERR_NOMEM);
-    }
-}
-
-static void
-bpop_generic(struct conn *c, struct resp_request *req, bool head)
-{
-    int64_t ms;
-    if (!coll_block_timeout(c, req, req->argc - 1, &ms)) {
-        return;
-    }
-    if (pop_first(c, req, 1, req->argc - 2, head, -1) == 0) {
-        wait_or_nil(c, req, 1, req->argc - 2, ms, serve_pop, true);
-    }
-}
-
-HANDLER_VARIANT(blpop_command, bpop_generic, true)
-HANDLER_VARIANT(brpop_command, bpop_generic, false)
-
-void
-blmpop_command(struct conn *c, struct resp_request *req)
-{
-    struct coll_mpop o;
-    int64_t ms;
-    if (!coll_mpop_args(c, req, 2, "LEFT", "RIGHT", &o) ||
-        !coll_block_timeout(c, req, 1, &ms)) {
-        return;
-    }
-    if (pop_first(c, req, o.first_key, o.nkeys, o.first, o.count) == 0) {
-        wait_or_nil(c, req, o.first_key, o.nkeys, ms, serve_pop, true);
-    }
-}
+HANDLER_VARIANT(lmpop_command, coll_mpop_command, &list_pops)
+HANDLER_VARIANT(blmpop_command, coll_bmpop_command, &list_pops)
+HANDLER_VARIANT(blpop_command, coll_bpop_command, &list_pops, true)
+HANDLER_VARIANT(brpop_command, coll_bpop_command, &list_pops, false)
 
 /* BLMOVE's and BRPOPLPUSH's turn on their ready source. */
 static enum blocked_served
@@ -873,7 +774,7 @@ serve_move(struct conn *c, const struct resp_request *req, const char *key,
            size_t len)
 {
     struct store_rec *r;
-    enum blocked_served s = ready_list(key, len, &r);
+    enum blocked_served s = coll_ready(key, len, KEY_LIST, &r);
     if (s != BLOCKED_SERVED) {
         return s;
     }
@@ -883,7 +784,7 @@ serve_move(struct conn *c, const struct resp_request *req, const char *key,
         to_head = cmd_arg_is(req, 4, "LEFT");
     }
     lmove_from(c, req, r, from_head, to_head);
-    return served_from(key, len);
+    return coll_served(key, len);
 }
 
 static void
@@ -897,7 +798,8 @@ bmove_generic(struct conn *c, struct resp_request *req, bool from_head,
         return;
     }
     if (r == NULL) {
-        wait_or_nil(c, req, 1, 1, ms, serve_move, false);
+        coll_wait_or_nil(c, req, 1, 1, ms, BLOCKED_LIST, serve_move,
+                         false);
     } else {
         lmove_from(c, req, r, from_head, to_head);
     }

@@ -130,12 +130,7 @@ sync_command(struct conn *c, struct resp_request *req)
     cmd_error(c, "ERR SYNC is not supported: replicas must use PSYNC");
 }
 
-void
-role_command(struct conn *c, struct resp_request *req)
-{
-    (void)req;
-    repl_role(c);
-}
+HANDLER_NO_ARGS(role_command, repl_role)
 
 /* WAIT numreplicas timeout, as Redis: the replicas that acknowledged this
  * client's writes (everything in the stream so far), waiting for up to

@@ -85,12 +85,7 @@ function_delete_command(struct conn *c, struct resp_request *req)
     script_function_delete(c, req->argv[2], req->argvlen[2]);
 }
 
-void
-function_dump_command(struct conn *c, struct resp_request *req)
-{
-    (void)req;
-    script_function_dump(c);
-}
+HANDLER_NO_ARGS(function_dump_command, script_function_dump)
 
 /* FUNCTION RESTORE payload [FLUSH|APPEND|REPLACE]. */
 void
@@ -117,19 +112,9 @@ function_restore_command(struct conn *c, struct resp_request *req)
     script_function_restore(c, req->argv[2], req->argvlen[2], policy);
 }
 
-void
-function_stats_command(struct conn *c, struct resp_request *req)
-{
-    (void)req;
-    script_function_stats(c);
-}
+HANDLER_NO_ARGS(function_stats_command, script_function_stats)
 
-void
-function_kill_command(struct conn *c, struct resp_request *req)
-{
-    (void)req;
-    script_function_kill(c);
-}
+HANDLER_NO_ARGS(function_kill_command, script_function_kill)
 
 /* SCRIPT EXISTS sha1 ...: 1 or 0 for each. */
 void
@@ -161,13 +146,7 @@ script_load_command(struct conn *c, struct resp_request *req)
     script_load(c, req->argv[2], req->argvlen[2]);
 }
 
-void
-script_kill_command(struct conn *c, struct resp_request *req)
-{
-    (void)req;
-    script_kill(c);
-}
-
+HANDLER_NO_ARGS(script_kill_command, script_kill)
 
 HANDLER_VARIANT(eval_command, script_eval, false, false)
 HANDLER_VARIANT(evalsha_command, script_eval, true, false)

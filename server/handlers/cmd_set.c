@@ -598,71 +598,17 @@ smove_command(struct conn *c, struct resp_request *req)
 
 /* ---- SSCAN -------------------------------------------------------------- */
 
-struct scan_batch {
-    const struct scan_opts *o;
-    struct pack_item *items;
-    size_t len;
-    size_t cap;
-    uint64_t seen;              /* members visited, matching or not */
-    bool oom;
-};
-
-static void
-collect_member(const struct pack_item *m, void *arg)
-{
-    struct scan_batch *s = arg;
-    s->seen++;
-    if (s->oom || !coll_scan_match(s->o, m->data, m->len)) {
-        return;
-    }
-    if (s->len == s->cap) {
-        size_t cap = s->cap != 0 ? s->cap * 2 : 32;
-        struct pack_item *items = mem_realloc(s->items,
-                                              cap * sizeof(*items));
-        if (items == NULL) {
-            s->oom = true;
-            return;
-        }
-        s->items = items;
-        s->cap = cap;
-    }
-    s->items[s->len++] = *m;
-}
-
 /* SSCAN key cursor [MATCH pattern] [COUNT count]. A compact set answers
  * whole with cursor 0, as Redis answers an intset; a large one visits
  * buckets until COUNT members are visited (MATCH filters after, as in
  * Redis), at most ten times COUNT buckets. */
-void
-sscan_command(struct conn *c, struct resp_request *req)
+static uint64_t
+sscan_step(struct store_rec *r, uint64_t cursor, void *collect_arg)
 {
-    struct store_rec *r;
-    uint64_t cursor;
-    struct scan_opts o;
-    if (!coll_scan_start(c, req, KEY_SET, &cursor, &r, &o)) {
-        return;
-    }
-    struct set *x = set_of(r);
-    struct scan_batch s = { .o = &o };
-    if (set_is_compact(x)) {
-        cursor = set_scan(x, cursor, collect_member, &s);
-    } else {
-        uint64_t want = (uint64_t)o.count;
-        uint64_t steps = want > UINT64_MAX / 10 ? UINT64_MAX : want * 10;
-        do {
-            cursor = set_scan(x, cursor, collect_member, &s);
-        } while (cursor != 0 && steps-- > 0 && !s.oom && s.seen < want);
-    }
-    if (s.oom) {
-        cmd_error(c, ERR_NOMEM);
-    } else {
-        coll_scan_reply_head(c, cursor, s.len);
-        for (size_t i = 0; i < s.len; i++) {
-            reply_bulk(&c->out, s.items[i].data, s.items[i].len);
-        }
-    }
-    mem_free(s.items);
+    return set_scan(set_of(r), cursor, coll_scan_collect, collect_arg);
 }
+
+HANDLER_VARIANT(sscan_command, coll_scan_command, KEY_SET, 1, 10, sscan_step)
 
 /* ---- SINTER, SUNION, SDIFF and their STORE forms ----------------------- */
 
@@ -828,24 +774,12 @@ out:
     mem_free(sets);
 }
 
-void
-sinter_command(struct conn *c, struct resp_request *req)
-{
-    sinter_generic(c, req, 1, req->argc - 1, INTER_REPLY, 0);
-}
-
 /* SMEMBERS is SINTER of one key, as in Redis. */
-void
-smembers_command(struct conn *c, struct resp_request *req)
-{
-    sinter_generic(c, req, 1, 1, INTER_REPLY, 0);
-}
-
-void
-sinterstore_command(struct conn *c, struct resp_request *req)
-{
-    sinter_generic(c, req, 2, req->argc - 2, INTER_STORE, 0);
-}
+HANDLER_VARIANT(sinter_command, sinter_generic, 1, req->argc - 1,
+                INTER_REPLY, 0)
+HANDLER_VARIANT(smembers_command, sinter_generic, 1, 1, INTER_REPLY, 0)
+HANDLER_VARIANT(sinterstore_command, sinter_generic, 2, req->argc - 2,
+                INTER_STORE, 0)
 
 /* SINTERCARD numkeys key [key ...] [LIMIT limit] */
 void
@@ -981,26 +915,11 @@ sunion_diff_generic(struct conn *c, struct resp_request *req, size_t from,
     }
 }
 
-void
-sunion_command(struct conn *c, struct resp_request *req)
-{
-    sunion_diff_generic(c, req, 1, req->argc - 1, false, false);
-}
-
-void
-sunionstore_command(struct conn *c, struct resp_request *req)
-{
-    sunion_diff_generic(c, req, 2, req->argc - 2, false, true);
-}
-
-void
-sdiff_command(struct conn *c, struct resp_request *req)
-{
-    sunion_diff_generic(c, req, 1, req->argc - 1, true, false);
-}
-
-void
-sdiffstore_command(struct conn *c, struct resp_request *req)
-{
-    sunion_diff_generic(c, req, 2, req->argc - 2, true, true);
-}
+HANDLER_VARIANT(sunion_command, sunion_diff_generic, 1, req->argc - 1,
+                false, false)
+HANDLER_VARIANT(sunionstore_command, sunion_diff_generic, 2, req->argc - 2,
+                false, true)
+HANDLER_VARIANT(sdiff_command, sunion_diff_generic, 1, req->argc - 1,
+                true, false)
+HANDLER_VARIANT(sdiffstore_command, sunion_diff_generic, 2, req->argc - 2,
+                true, true)

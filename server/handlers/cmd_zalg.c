@@ -37,6 +37,8 @@
 
 enum zalg_op { OP_UNION, OP_INTER, OP_DIFF, OP_INTERCARD };
 enum zalg_aggr { AGGR_SUM, AGGR_MIN, AGGR_MAX };
+/* AGGREGATE's words, in enum zalg_aggr's order. */
+static const char *const aggregates[] = { "SUM", "MIN", "MAX" };
 
 /* ---- the inputs ------------------------------------------------------------
  *
@@ -200,23 +202,6 @@ parse_weights(struct conn *c, const struct resp_request *req, size_t *j,
     return true;
 }
 
-static bool
-parse_aggregate(struct conn *c, const struct resp_request *req, size_t j,
-                struct zalg *q)
-{
-    if (cmd_arg_is(req, j, "SUM")) {
-        q->aggr = AGGR_SUM;
-    } else if (cmd_arg_is(req, j, "MIN")) {
-        q->aggr = AGGR_MIN;
-    } else if (cmd_arg_is(req, j, "MAX")) {
-        q->aggr = AGGR_MAX;
-    } else {
-        cmd_error(c, ERR_SYNTAX);
-        return false;
-    }
-    return true;
-}
-
 /* The options after the keys, as Redis takes them: each only where its
  * command has it, WEIGHTS only with a weight for every key. */
 static bool
@@ -232,9 +217,12 @@ parse_opts(struct conn *c, const struct resp_request *req, struct zalg *q)
                 return false;
             }
         } else if (scored && left >= 2 && cmd_arg_is(req, j, "AGGREGATE")) {
-            if (!parse_aggregate(c, req, j + 1, q)) {
+            int aggr = cmd_arg_which(req, j + 1, aggregates, 3);
+            if (aggr < 0) {
+                cmd_error(c, ERR_SYNTAX);
                 return false;
             }
+            q->aggr = (enum zalg_aggr)aggr;
             j += 2;
         } else if (!q->store && q->op != OP_INTERCARD &&
                    cmd_arg_is(req, j, "WITHSCORES")) {
@@ -370,23 +358,16 @@ op_diff(const struct zalg *q, struct zresult *res)
 static int
 cmp_member(const struct zentry *x, const struct zentry *y)
 {
-    size_t n = x->len < y->len ? x->len : y->len;
-    int d = n > 0 ? memcmp(x->m, y->m, n) : 0;
-    if (d != 0) {
-        return d;
-    }
-    return x->len < y->len ? -1 : x->len > y->len;
+    return zset_cmp_member(x->m, x->len, y->m, y->len);
 }
 
+/* By member, then by the order they came in: a stable sort. */
 static int
 by_member(const void *a, const void *b)
 {
     const struct zentry *x = a, *y = b;
     int d = cmp_member(x, y);
-    if (d != 0) {
-        return d;
-    }
-    return x->seq < y->seq ? -1 : x->seq > y->seq;
+    return d != 0 ? d : (x->seq > y->seq) - (x->seq < y->seq);
 }
 
 /* A sorted set's order: by score, then by member. */

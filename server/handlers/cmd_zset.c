@@ -922,7 +922,7 @@ HANDLER_VARIANT(zpopmax_command, zpop_generic, true)
  * ZMPOP's [key, [[member, score] ...]] of up to count members. */
 static void
 zpop_keyed(struct conn *c, struct store_rec *r, const char *key, size_t len,
-           bool max, int64_t count)
+           bool min, int64_t count)
 {
     uint64_t size = zset_len(zs_of(r));
     uint64_t n = count < 0 ? 1 : (uint64_t)count;
@@ -932,112 +932,31 @@ zpop_keyed(struct conn *c, struct store_rec *r, const char *key, size_t len,
     if (count >= 0) {
         reply_array(&c->out, n);
     }
-    zpop_members(c, r, max, n, count >= 0);
+    zpop_members(c, r, !min, n, count >= 0);
 }
 
-/* Pop from the first of nkeys keys from argv[first] holding a set: 1
- * when done, 0 when none does, -1 after -WRONGTYPE. */
-static int
-zpop_first(struct conn *c, const struct resp_request *req, size_t first,
-           size_t nkeys, bool max, int64_t count)
-{
-    for (size_t i = first; i < first + nkeys; i++) {
-        struct store_rec *r;
-        if (!coll_lookup_key(c, req->argv[i], req->argvlen[i], KEY_ZSET,
-                             &r)) {
-            return -1;
-        }
-        if (r != NULL) {
-            zpop_keyed(c, r, req->argv[i], req->argvlen[i], max, count);
-            return 1;
-        }
-    }
-    return 0;
-}
+static enum blocked_served serve_zpop(struct conn *c,
+                                      const struct resp_request *req,
+                                      const char *key, size_t len);
 
-void
-zmpop_command(struct conn *c, struct resp_request *req)
-{
-    struct coll_mpop o;
-    if (!coll_mpop_args(c, req, 1, "MIN", "MAX", &o)) {
-        return;
-    }
-    if (zpop_first(c, req, o.first_key, o.nkeys, !o.first, o.count) == 0) {
-        reply_null_array(&c->out, c->proto);
-    }
-}
+static const struct coll_pops zset_pops = {
+    .type = KEY_ZSET, .kind = BLOCKED_ZSET, .w0 = "MIN", .w1 = "MAX",
+    .bpop_first = "BZPOPMIN", .bmpop = "BZMPOP", .pop = zpop_keyed,
+    .serve = serve_zpop,
+};
 
 /* BZPOPMIN's, BZPOPMAX's and BZMPOP's turn on a ready key. */
 static enum blocked_served
 serve_zpop(struct conn *c, const struct resp_request *req, const char *key,
            size_t len)
 {
-    struct key_hint h = { false, 0 };
-    struct store_rec *r = keyspace_lookup_write(&h, key, len,
-                                                clock_wall_now());
-    if (r == NULL) {
-        return BLOCKED_ABSENT;
-    }
-    if (r->type != KEY_ZSET) {
-        return BLOCKED_NOT_SERVED;
-    }
-    bool max;
-    int64_t count = -1;
-    if (req->argvlen[0] == 6) {                 /* BZMPOP */
-        struct coll_mpop o;
-        (void)coll_mpop_args(c, req, 2, "MIN", "MAX", &o);
-        max = !o.first;
-        count = o.count;
-    } else {
-        max = req->argv[0][6] == 'a' || req->argv[0][6] == 'A';
-    }
-    zpop_keyed(c, r, key, len, max, count);
-    return keyspace_lookup_write(&h, key, len, clock_wall_now()) == NULL
-               ? BLOCKED_SERVED_GONE
-               : BLOCKED_SERVED;
+    return coll_pops_serve(c, req, key, len, &zset_pops);
 }
 
-/* Every key empty: wait on them, or the timeout's answer at once. */
-static void
-zwait_or_nil(struct conn *c, struct resp_request *req, size_t first,
-             size_t nkeys, int64_t ms)
-{
-    if (!coll_may_block(c)) {
-        reply_null_array(&c->out, c->proto);
-    } else if (!blocked_wait(c, req, first, nkeys, ms, BLOCKED_ZSET,
-                             serve_zpop)) {
-        cmd_error(c, ERR_NOMEM);
-    }
-}
-
-static void
-bzpop_generic(struct conn *c, struct resp_request *req, bool max)
-{
-    int64_t ms;
-    if (!coll_block_timeout(c, req, req->argc - 1, &ms)) {
-        return;
-    }
-    if (zpop_first(c, req, 1, req->argc - 2, max, -1) == 0) {
-        zwait_or_nil(c, req, 1, req->argc - 2, ms);
-    }
-}
-
-HANDLER_VARIANT(bzpopmin_command, bzpop_generic, false)
-HANDLER_VARIANT(bzpopmax_command, bzpop_generic, true)
-
-void
-bzmpop_command(struct conn *c, struct resp_request *req)
-{
-    struct coll_mpop o;
-    int64_t ms;
-    if (!coll_mpop_args(c, req, 2, "MIN", "MAX", &o) ||
-        !coll_block_timeout(c, req, 1, &ms)) {
-        return;
-    }
-    if (zpop_first(c, req, o.first_key, o.nkeys, !o.first, o.count) == 0) {
-        zwait_or_nil(c, req, o.first_key, o.nkeys, ms);
-    }
-}
+HANDLER_VARIANT(zmpop_command, coll_mpop_command, &zset_pops)
+HANDLER_VARIANT(bzmpop_command, coll_bmpop_command, &zset_pops)
+HANDLER_VARIANT(bzpopmin_command, coll_bpop_command, &zset_pops, true)
+HANDLER_VARIANT(bzpopmax_command, coll_bpop_command, &zset_pops, false)
 
 /* ---- ZRANDMEMBER ------------------------------------------------------------------ */
 
@@ -1076,8 +995,9 @@ zrand_distinct(struct conn *c, const struct zset *z, uint64_t n,
  * repeats, a count of the set's size or more answers it whole (from its
  * highest member, as Redis walks it), a smaller one distinct members. */
 static void
-zrand_count(struct conn *c, const struct zset *z, int64_t count, bool with)
+zrand_count(struct conn *c, struct store_rec *r, int64_t count, bool with)
 {
+    const struct zset *z = zs_of(r);
     uint64_t n = zset_len(z);
     if (count < 0 || count == 1) {
         uint64_t draws = count < 0 ? 0 - (uint64_t)count : 1;
@@ -1095,28 +1015,15 @@ zrand_count(struct conn *c, const struct zset *z, int64_t count, bool with)
     }
 }
 
-void
-zrandmember_command(struct conn *c, struct resp_request *req)
+/* ZRANDMEMBER key: one member, a bulk string. */
+static void
+zrand_one(struct conn *c, struct store_rec *r)
 {
-    int64_t count;
-    bool with;
-    struct store_rec *r;
-    if (!coll_rand_args(c, req, "WITHSCORES", &count, &with) ||
-        !lookup(c, req, LOOKUP_READ, &r)) {
-        return;
-    }
-    if (count == COLL_NO_COUNT) {
-        if (r == NULL) {
-            reply_null(&c->out, c->proto);
-        } else {
-            reply_rank(c, zs_of(r), rand_below(zset_len(zs_of(r))), false);
-        }
-    } else if (r == NULL || count == 0) {
-        reply_array(&c->out, 0);
-    } else {
-        zrand_count(c, zs_of(r), count, with);
-    }
+    reply_rank(c, zs_of(r), rand_below(zset_len(zs_of(r))), false);
 }
+
+HANDLER_VARIANT(zrandmember_command, coll_rand_command, KEY_ZSET,
+                "WITHSCORES", zrand_one, zrand_count)
 
 /* ---- ZSCAN ---------------------------------------------------------------------- */
 

@@ -137,6 +137,71 @@ coll_scan_match(const struct scan_opts *o, const void *s, size_t len)
            glob_match(o->match, o->match_len, s, len, false);
 }
 
+/* One HSCAN or SSCAN page being collected. */
+struct coll_scan {
+    struct scan_opts o;
+    unsigned per;               /* strings kept an element: 1 or 2 */
+    uint64_t seen;              /* elements visited, matching or not */
+    struct pack_item *items;    /* the strings of those that match; they
+                                 * stay valid: nothing changes the
+                                 * collection while the reply is built */
+    size_t len;
+    size_t cap;
+    bool oom;
+};
+
+void
+coll_scan_collect(const struct pack_item *k, const struct pack_item *v,
+                  void *arg)
+{
+    struct coll_scan *s = arg;
+    s->seen++;
+    if (s->oom || !coll_scan_match(&s->o, k->data, k->len)) {
+        return;
+    }
+    if (s->len + s->per > s->cap) {
+        size_t cap = s->cap != 0 ? s->cap * 2 : 32;
+        struct pack_item *items = mem_realloc(s->items,
+                                              cap * sizeof(*items));
+        if (items == NULL) {
+            s->oom = true;
+            return;
+        }
+        s->items = items;
+        s->cap = cap;
+    }
+    s->items[s->len++] = *k;
+    if (s->per == 2) {
+        s->items[s->len++] = *v;
+    }
+}
+
+void
+coll_scan_command(struct conn *c, struct resp_request *req, uint8_t type,
+                  unsigned per, uint64_t bound, coll_scan_step step)
+{
+    struct coll_scan s = { .per = per };
+    struct store_rec *r;
+    uint64_t cursor;
+    if (!coll_scan_start(c, req, type, &cursor, &r, &s.o)) {
+        return;
+    }
+    uint64_t want = (uint64_t)s.o.count;
+    uint64_t steps = want > UINT64_MAX / bound ? UINT64_MAX : want * bound;
+    do {
+        cursor = step(r, cursor, &s);
+    } while (cursor != 0 && steps-- > 0 && !s.oom && s.seen < want);
+    if (s.oom) {
+        cmd_error(c, ERR_NOMEM);
+    } else {
+        coll_scan_reply_head(c, cursor, s.len);
+        for (size_t i = 0; i < s.len; i++) {
+            reply_bulk(&c->out, s.items[i].data, s.items[i].len);
+        }
+    }
+    mem_free(s.items);
+}
+
 bool
 coll_add_float(struct conn *c, long double value, long double incr,
                char *text, size_t *n)
@@ -270,6 +335,129 @@ coll_mpop_args(struct conn *c, const struct resp_request *req, size_t at,
     return true;
 }
 
+/* Pop from the first of nkeys keys from argv[first] that holds p's type:
+ * 1 when done, 0 when every one is empty, -1 after -WRONGTYPE (a key
+ * before the first one holding p's type holds another). */
+static int
+pop_first(struct conn *c, const struct resp_request *req, size_t first,
+          size_t nkeys, const struct coll_pops *p, bool side, int64_t count)
+{
+    for (size_t i = first; i < first + nkeys; i++) {
+        struct store_rec *r;
+        if (!coll_lookup_key(c, req->argv[i], req->argvlen[i], p->type,
+                             &r)) {
+            return -1;
+        }
+        if (r != NULL) {
+            p->pop(c, r, req->argv[i], req->argvlen[i], side, count);
+            return 1;
+        }
+    }
+    return 0;
+}
+
+void
+coll_mpop_command(struct conn *c, struct resp_request *req,
+                  const struct coll_pops *p)
+{
+    struct coll_mpop o;
+    if (!coll_mpop_args(c, req, 1, p->w0, p->w1, &o)) {
+        return;
+    }
+    if (pop_first(c, req, o.first_key, o.nkeys, p, o.first, o.count) == 0) {
+        reply_null_array(&c->out, c->proto);
+    }
+}
+
+void
+coll_bmpop_command(struct conn *c, struct resp_request *req,
+                   const struct coll_pops *p)
+{
+    struct coll_mpop o;
+    int64_t ms;
+    if (!coll_mpop_args(c, req, 2, p->w0, p->w1, &o) ||
+        !coll_block_timeout(c, req, 1, &ms)) {
+        return;
+    }
+    if (pop_first(c, req, o.first_key, o.nkeys, p, o.first, o.count) == 0) {
+        coll_wait_or_nil(c, req, o.first_key, o.nkeys, ms, p->kind,
+                         p->serve, true);
+    }
+}
+
+void
+coll_bpop_command(struct conn *c, struct resp_request *req,
+                  const struct coll_pops *p, bool first)
+{
+    int64_t ms;
+    if (!coll_block_timeout(c, req, req->argc - 1, &ms)) {
+        return;
+    }
+    if (pop_first(c, req, 1, req->argc - 2, p, first, -1) == 0) {
+        coll_wait_or_nil(c, req, 1, req->argc - 2, ms, p->kind, p->serve,
+                         true);
+    }
+}
+
+enum blocked_served
+coll_pops_serve(struct conn *c, const struct resp_request *req,
+                const char *key, size_t len, const struct coll_pops *p)
+{
+    struct store_rec *r;
+    enum blocked_served s = coll_ready(key, len, p->type, &r);
+    if (s != BLOCKED_SERVED) {
+        return s;
+    }
+    bool first;
+    int64_t count = -1;
+    if (cmd_arg_is(req, 0, p->bmpop)) {
+        struct coll_mpop o;
+        (void)coll_mpop_args(c, req, 2, p->w0, p->w1, &o);
+        first = o.first;
+        count = o.count;
+    } else {
+        first = cmd_arg_is(req, 0, p->bpop_first);
+    }
+    p->pop(c, r, key, len, first, count);
+    return coll_served(key, len);
+}
+
+enum blocked_served
+coll_ready(const char *key, size_t len, uint8_t type, struct store_rec **r)
+{
+    struct key_hint h = { false, 0 };
+    *r = keyspace_lookup_write(&h, key, len, clock_wall_now());
+    if (*r == NULL) {
+        return BLOCKED_ABSENT;
+    }
+    return (*r)->type == type ? BLOCKED_SERVED : BLOCKED_NOT_SERVED;
+}
+
+enum blocked_served
+coll_served(const char *key, size_t len)
+{
+    struct key_hint h = { false, 0 };
+    return keyspace_lookup_write(&h, key, len, clock_wall_now()) == NULL
+               ? BLOCKED_SERVED_GONE
+               : BLOCKED_SERVED;
+}
+
+void
+coll_wait_or_nil(struct conn *c, struct resp_request *req, size_t first,
+                 size_t nkeys, int64_t ms, enum blocked_kind kind,
+                 blocked_serve_fn serve, bool array)
+{
+    if (!coll_may_block(c)) {
+        if (array) {
+            reply_null_array(&c->out, c->proto);
+        } else {
+            reply_null(&c->out, c->proto);
+        }
+    } else if (!blocked_wait(c, req, first, nkeys, ms, kind, serve)) {
+        cmd_error(c, ERR_NOMEM);
+    }
+}
+
 /* ---- STORE forms and random draws ---------------------------------------- */
 
 bool
@@ -346,9 +534,13 @@ coll_random_distinct(uint64_t n, uint64_t count, uint64_t *out)
     return true;
 }
 
-bool
-coll_rand_args(struct conn *c, const struct resp_request *req,
-               const char *word, int64_t *count, bool *with)
+/* No count given. */
+#define COLL_NO_COUNT INT64_MIN
+
+/* key [count [word]] in Redis's order of checks; false after the error. */
+static bool
+rand_args(struct conn *c, const struct resp_request *req, const char *word,
+          int64_t *count, bool *with)
 {
     *count = COLL_NO_COUNT;
     *with = false;
@@ -373,6 +565,32 @@ coll_rand_args(struct conn *c, const struct resp_request *req,
         return false;
     }
     return true;
+}
+
+void
+coll_rand_command(struct conn *c, struct resp_request *req, uint8_t type,
+                  const char *word, coll_rand_one_fn one,
+                  coll_rand_many_fn many)
+{
+    int64_t count;
+    bool with;
+    struct store_rec *r;
+    if (!rand_args(c, req, word, &count, &with) ||
+        !coll_lookup(c, req->argv[1], req->argvlen[1], type, LOOKUP_READ,
+                     clock_wall_now(), &r)) {
+        return;
+    }
+    if (count == COLL_NO_COUNT) {
+        if (r == NULL) {
+            reply_null(&c->out, c->proto);
+        } else {
+            one(c, r);
+        }
+    } else if (r == NULL || count == 0) {
+        reply_array(&c->out, 0);
+    } else {
+        many(c, r, count, with);
+    }
 }
 
 bool

@@ -1,9 +1,11 @@
 /*
  * coll_cmd.h - what the handlers of Redis's key types share (cmd_keys.c,
- * cmd_list.c, cmd_hash.c, cmd_zset.c, cmd_set.c), in coll_cmd.c: the
- * typed lookup with Redis's -WRONGTYPE, a collection made ready for an
- * insert under maxmemory, the arguments of the SCAN family and a range of
- * ranks.
+ * cmd_list.c, cmd_hash.c, cmd_zset.c, cmd_set.c, cmd_zalg.c), in
+ * coll_cmd.c: the typed lookup with Redis's -WRONGTYPE, a collection made
+ * ready for an insert under maxmemory, the arguments of the SCAN family
+ * and HSCAN's and SSCAN's page, a range of ranks, the pops of several
+ * keys and the blocking pops, a STORE form's end, and ZRANDMEMBER's and
+ * HRANDFIELD's arguments and draws.
  */
 #ifndef CELLGATE_COLL_CMD_H
 #define CELLGATE_COLL_CMD_H
@@ -12,7 +14,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "lib/pack.h"
 #include "protocol/resp.h"
+#include "server/blocked.h"
 #include "server/store.h"
 
 struct conn;
@@ -67,6 +71,22 @@ void coll_scan_reply_head(struct conn *c, uint64_t cursor, size_t n);
 /* Does an element's name pass MATCH (NULL: everything does)? */
 bool coll_scan_match(const struct scan_opts *o, const void *s, size_t len);
 
+/* HSCAN and SSCAN, whose collections are lib/packdict.h's: the page of
+ * key argv[1] from cursor argv[2], options after (coll_scan_start()),
+ * step() calling the type's scan with coll_scan_collect() and its last
+ * argument while more is wanted. A compact collection answers whole with
+ * cursor 0; a large one visits buckets until COUNT elements were visited
+ * (MATCH filters after, as in Redis), at most `bound` times COUNT steps
+ * more. Each element gives `per` strings to the reply (a member; a field
+ * and its value). */
+typedef uint64_t (*coll_scan_step)(struct store_rec *r, uint64_t cursor,
+                                   void *collect_arg);
+void coll_scan_command(struct conn *c, struct resp_request *req,
+                       uint8_t type, unsigned per, uint64_t bound,
+                       coll_scan_step step);
+void coll_scan_collect(const struct pack_item *k, const struct pack_item *v,
+                       void *arg);
+
 /* A range of ranks as LRANGE, LTRIM, ZRANGE and ZREMRANGEBYRANK read
  * it (a negative index counts from the end): [*s, *e] within len
  * elements, false when it holds none. */
@@ -112,6 +132,61 @@ struct coll_mpop {
 bool coll_mpop_args(struct conn *c, const struct resp_request *req,
                     size_t at, const char *w0, const char *w1,
                     struct coll_mpop *o);
+/* LMPOP, ZMPOP and the blocking pops of lists and sorted sets differ
+ * only in what a struct coll_pops says: the type, the side's words, the
+ * blocking commands' names and the type's pop and serve functions. */
+struct coll_pops {
+    uint8_t type;               /* KEY_LIST, KEY_ZSET */
+    enum blocked_kind kind;
+    const char *w0, *w1;        /* the side: LEFT RIGHT, MIN MAX */
+    const char *bpop_first;     /* the one-key blocking pop from w0's side
+                                 * (BLPOP, BZPOPMIN) */
+    const char *bmpop;          /* BLMPOP, BZMPOP */
+    /* Pop from r (key's record), from w0's side (first) or w1's: BLPOP's
+     * [key, element] (count -1), or LMPOP's [key, [up to count]]. */
+    void (*pop)(struct conn *c, struct store_rec *r, const char *key,
+                size_t len, bool first, int64_t count);
+    /* A waiting client's turn: coll_pops_serve() with these pops. */
+    blocked_serve_fn serve;
+};
+
+/* LMPOP, ZMPOP: numkeys key... side [COUNT n]; a nil array when every
+ * key is empty. */
+void coll_mpop_command(struct conn *c, struct resp_request *req,
+                       const struct coll_pops *p);
+
+/* BLMPOP, BZMPOP: timeout numkeys key... side [COUNT n]; waiting when
+ * every key is empty. */
+void coll_bmpop_command(struct conn *c, struct resp_request *req,
+                        const struct coll_pops *p);
+
+/* BLPOP, BRPOP, BZPOPMIN, BZPOPMAX: key... timeout, from one side. */
+void coll_bpop_command(struct conn *c, struct resp_request *req,
+                       const struct coll_pops *p, bool first);
+
+/* The turn of a client waiting in one of the blocking pops above on key,
+ * ready now (its request says which pop). */
+enum blocked_served coll_pops_serve(struct conn *c,
+                                    const struct resp_request *req,
+                                    const char *key, size_t len,
+                                    const struct coll_pops *p);
+
+/* A ready key for a waiting client: BLOCKED_ABSENT, BLOCKED_NOT_SERVED
+ * (another type), or BLOCKED_SERVED with its record of `type` in *r. */
+enum blocked_served coll_ready(const char *key, size_t len, uint8_t type,
+                               struct store_rec **r);
+
+/* What serving key came to: BLOCKED_SERVED_GONE when it is gone. */
+enum blocked_served coll_served(const char *key, size_t len);
+
+/* Every key empty: c waits on them (nkeys from argv[first]), or, where it
+ * may not wait, is answered as a timeout at once (a nil array, or a nil
+ * when not array). */
+void coll_wait_or_nil(struct conn *c, struct resp_request *req,
+                      size_t first, size_t nkeys, int64_t ms,
+                      enum blocked_kind kind, blocked_serve_fn serve,
+                      bool array);
+
 /* The end of a STORE form (ZUNIONSTORE, ZRANGESTORE...): key (the
  * request's first key) becomes the collection `state` of `type` holding n
  * elements, whatever it held before, and :n is the reply; with n == 0 the
@@ -124,12 +199,17 @@ bool coll_store(struct conn *c, const char *key, size_t len, uint8_t type,
  * order; false when out of memory. */
 bool coll_random_distinct(uint64_t n, uint64_t count, uint64_t *out);
 
-/* ZRANDMEMBER's and HRANDFIELD's key [count [word]] (word: WITHSCORES,
- * WITHVALUES) in Redis's order of checks; false after the error. *count
- * is COLL_NO_COUNT when none is given. */
-#define COLL_NO_COUNT INT64_MIN
-bool coll_rand_args(struct conn *c, const struct resp_request *req,
-                    const char *word, int64_t *count, bool *with);
+/* ZRANDMEMBER and HRANDFIELD: key [count [word]] (word: WITHSCORES,
+ * WITHVALUES) read in Redis's order of checks, the key of `type` looked
+ * up as a read; an absent key answers nil (no count) or an empty array,
+ * a present one one() (no count) or many() (a count, 0 answering an
+ * empty array; with: the word given). */
+typedef void (*coll_rand_one_fn)(struct conn *c, struct store_rec *r);
+typedef void (*coll_rand_many_fn)(struct conn *c, struct store_rec *r,
+                                  int64_t count, bool with);
+void coll_rand_command(struct conn *c, struct resp_request *req,
+                       uint8_t type, const char *word, coll_rand_one_fn one,
+                       coll_rand_many_fn many);
 
 /* Has c's reply passed what a client may hold (client-output-hard-limit)?
  * A draw of a huge negative count stops there, as Redis's stops when the

@@ -24,6 +24,11 @@ struct conn;
 #define HANDLER_VARIANT(name, body, ...) \
     HANDLER(name) { body(c, req, __VA_ARGS__); }
 
+/* A handler whose command reads no argument, a call of body(c) (FUNCTION
+ * DUMP is script_function_dump()): one line a command, likewise. */
+#define HANDLER_NO_ARGS(name, body) \
+    HANDLER(name) { (void)req; body(c); }
+
 /* cmd_help.c: every container's HELP (CLIENT HELP, CONFIG HELP, ...). */
 HANDLER(help_command);
 

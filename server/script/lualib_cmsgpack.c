@@ -297,30 +297,24 @@ be_uint(const unsigned char *p, int n)
 
 static void read_value(lua_State *L, struct cursor *c);
 
+/* An array's len elements (keyed 1, 2, ...) or a map's len pairs into a
+ * new table. */
 static void
-read_array(lua_State *L, struct cursor *c, size_t len)
+read_table(lua_State *L, struct cursor *c, size_t len, bool map)
 {
     int index = 1;
     lua_newtable(L);
-    luaL_checkstack(L, 1, "in function mp_decode_to_lua_array");
-    while (len-- > 0) {
-        lua_pushnumber(L, index++);
-        read_value(L, c);
-        if (c->err != READ_OK) {
-            return;
-        }
-        lua_settable(L, -3);
+    if (!map) {
+        luaL_checkstack(L, 1, "in function mp_decode_to_lua_array");
     }
-}
-
-static void
-read_map(lua_State *L, struct cursor *c, size_t len)
-{
-    lua_newtable(L);
     while (len-- > 0) {
-        read_value(L, c);
-        if (c->err != READ_OK) {
-            return;
+        if (map) {
+            read_value(L, c);
+            if (c->err != READ_OK) {
+                return;
+            }
+        } else {
+            lua_pushnumber(L, index++);
         }
         read_value(L, c);
         if (c->err != READ_OK) {
@@ -349,11 +343,7 @@ read_container(lua_State *L, struct cursor *c, int n, bool map)
     NEED(c, 1 + n);
     size_t len = (size_t)be_uint(c->p, n);
     consume(c, 1 + n);
-    if (map) {
-        read_map(L, c, len);
-    } else {
-        read_array(L, c, len);
-    }
+    read_table(L, c, len, map);
 }
 
 /* Integers (n bytes; signed or not) and floats. As in Redis on 64-bit,
@@ -455,10 +445,10 @@ read_value(lua_State *L, struct cursor *c)
         consume(c, 1 + len);
     } else if ((type & 0xf0) == 0x90) {
         consume(c, 1);
-        read_array(L, c, type & 0x0f);
+        read_table(L, c, type & 0x0f, false);
     } else if ((type & 0xf0) == 0x80) {
         consume(c, 1);
-        read_map(L, c, type & 0x0f);
+        read_table(L, c, type & 0x0f, true);
     } else {
         read_tagged(L, c, type);
     }

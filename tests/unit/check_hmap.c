@@ -340,6 +340,33 @@ START_TEST(test_encode_decode_round_trip)
 }
 END_TEST
 
+/* A large hash's bytes are lib/packdict.h's, as snapshots and journals
+ * already hold them: the encoding byte, the count as a uint64, then each
+ * field and its value length-prefixed. */
+START_TEST(test_large_bytes_are_the_packdict_layout)
+{
+    struct hmap x = { 0 };
+    char v[81];
+    memset(v, 'v', 80);
+    v[80] = '\0';
+    set_s(&x, "f", v);                  /* past 64 bytes: large at once */
+    ck_assert(!hmap_is_compact(&x));
+    struct membuf b = { 0 };
+    ck_assert(hmap_encode(&x, &b));
+    uint64_t n = 1;
+    uint32_t flen = 1, vlen = 80;
+    ck_assert_uint_eq(b.len, 1 + 8 + 4 + 1 + 4 + 80);
+    ck_assert_uint_eq(b.p[0], 1);
+    ck_assert_int_eq(memcmp(b.p + 1, &n, 8), 0);
+    ck_assert_int_eq(memcmp(b.p + 9, &flen, 4), 0);
+    ck_assert_int_eq(b.p[13], 'f');
+    ck_assert_int_eq(memcmp(b.p + 14, &vlen, 4), 0);
+    ck_assert_int_eq(memcmp(b.p + 18, v, 80), 0);
+    hmap_free(&x);
+    mem_free(b.p);
+}
+END_TEST
+
 START_TEST(test_decode_refuses_what_no_hash_is)
 {
     struct hmap x = { 0 };
@@ -482,6 +509,7 @@ hmap_suite(void)
     tcase_add_test(tc, test_converts_on_a_65_byte_field_or_value);
     tcase_add_test(tc, test_random_operations_match_a_model);
     tcase_add_test(tc, test_encode_decode_round_trip);
+    tcase_add_test(tc, test_large_bytes_are_the_packdict_layout);
     tcase_add_test(tc, test_decode_refuses_what_no_hash_is);
     tcase_add_test(tc, test_apply_equals_direct_operations);
     tcase_add_test(tc, test_scan_is_one_step_while_compact);

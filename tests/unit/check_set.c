@@ -246,6 +246,58 @@ START_TEST(test_encode_decode_round_trip)
 }
 END_TEST
 
+/* The bytes are lib/packdict.h's, as snapshots and journals already
+ * hold them: compact, the encoding byte, the pack's count and bytes and
+ * its block; large, the count as a uint64 and each member length-prefixed;
+ * an effect, a uint32 count and each member length-prefixed. */
+START_TEST(test_bytes_are_the_packdict_layout)
+{
+    struct set x = { 0 };
+    add_s(&x, "z");
+    add_s(&x, "7");
+    struct membuf b = { 0 };
+    ck_assert(set_encode(&x, &b));
+    uint32_t count = 2, bytes = x.pk.bytes;
+    ck_assert_uint_eq(b.len, 9 + (size_t)bytes);
+    ck_assert_uint_eq(b.p[0], 0);
+    ck_assert_int_eq(memcmp(b.p + 1, &count, 4), 0);
+    ck_assert_int_eq(memcmp(b.p + 5, &bytes, 4), 0);
+    ck_assert_int_eq(memcmp(b.p + 9, "\0017\001z", 4), 0);
+    set_free(&x);
+    mem_free(b.p);
+
+    char m[101];
+    memset(m, 'm', 100);
+    m[100] = '\0';
+    add_s(&x, m);                       /* past 64 bytes: large at once */
+    ck_assert(!set_is_compact(&x));
+    b = (struct membuf){ 0 };
+    ck_assert(set_encode(&x, &b));
+    uint64_t n = 1;
+    uint32_t len = 100;
+    ck_assert_uint_eq(b.len, 1 + 8 + 4 + 100);
+    ck_assert_uint_eq(b.p[0], 1);
+    ck_assert_int_eq(memcmp(b.p + 1, &n, 8), 0);
+    ck_assert_int_eq(memcmp(b.p + 9, &len, 4), 0);
+    ck_assert_int_eq(memcmp(b.p + 13, m, 100), 0);
+    set_free(&x);
+    mem_free(b.p);
+
+    const char *s[2] = { "a", "bc" };
+    size_t l[2] = { 1, 2 };
+    b = (struct membuf){ 0 };
+    ck_assert(set_effect(&b, s, l, 2));
+    uint32_t two = 2, one = 1;
+    ck_assert_uint_eq(b.len, 4 + 4 + 1 + 4 + 2);
+    ck_assert_int_eq(memcmp(b.p, &two, 4), 0);
+    ck_assert_int_eq(memcmp(b.p + 4, &one, 4), 0);
+    ck_assert_int_eq(memcmp(b.p + 8, "a", 1), 0);
+    ck_assert_int_eq(memcmp(b.p + 9, &two, 4), 0);
+    ck_assert_int_eq(memcmp(b.p + 13, "bc", 2), 0);
+    mem_free(b.p);
+}
+END_TEST
+
 /* A compact block of the given entries, encoded. */
 static size_t
 compact_bytes(unsigned char *out, const char *const *m, int n)
@@ -377,9 +429,11 @@ struct scan_seen {
 };
 
 static void
-scan_note(const struct pack_item *m, void *arg)
+scan_note(const struct pack_item *m, const struct pack_item *none,
+          void *arg)
 {
     (void)m;
+    (void)none;
     ((struct scan_seen *)arg)->n++;
 }
 
@@ -424,6 +478,7 @@ set_suite(void)
     tcase_add_test(tc, test_other_members_convert_at_their_bounds);
     tcase_add_test(tc, test_random_operations_match_a_model);
     tcase_add_test(tc, test_encode_decode_round_trip);
+    tcase_add_test(tc, test_bytes_are_the_packdict_layout);
     tcase_add_test(tc, test_decode_refuses_what_no_set_is);
     tcase_add_test(tc, test_apply_equals_direct_operations);
     tcase_add_test(tc, test_random_picks_reach_every_member);
