@@ -132,6 +132,9 @@ $(BUILD)/gen/%.pb-c.c $(BUILD)/gen/%.pb-c.h: %.proto
 $(BUILD)/gen/%.o: $(BUILD)/gen/%.c
 	$(CC) $(FINAL_CFLAGS) -MMD -MP -c -o $@ $<
 
+# Check's assertions without a write(2) each (tests/unit/check_quiet.h).
+$(UNIT_OBJ): FINAL_CFLAGS += -include tests/unit/check_quiet.h
+
 $(UNIT_BIN): $(UNIT_OBJ) $(UNIT_LIB_OBJ)
 	$(CC) $(FINAL_LDFLAGS) -o $@ $^ $(DEPS_LIBS) $(CHECK_LIBS) -lm
 
