@@ -470,8 +470,8 @@ $(BENCH_HANDOFF): bench/handoff.c
 # figure to compare builds with. Also part of `make bench`.
 bench-callgrind:
 	$(MAKE) deps EXTRA_PKGS="$(BENCH_PKGS)"
-	$(MAKE) all $(BENCH_FILL) $(BENCH_SEQ)
-	BENCH_FILL=$(BENCH_FILL) BENCH_SEQ=$(BENCH_SEQ) bash bench/callgrind.sh
+	$(MAKE) all $(BENCH_FILL) $(BENCH_SEQ) $(BENCH_HANDOFF)
+	BENCH_FILL=$(BENCH_FILL) BENCH_SEQ=$(BENCH_SEQ) BENCH_HANDOFF=$(BENCH_HANDOFF) bash bench/callgrind.sh
 
 # Is a CL.THROTTLE cheaper for the server than Redis's PING? Server CPU per
 # request of both at -P 1 and -P 16 (9 interleaved repetitions), syscalls

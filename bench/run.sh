@@ -862,7 +862,7 @@ echo "mem_keys=$MEM_KEYS" >>"$WORK/meta.txt"
 # phase script out: run one of the bench scripts into out; a failure is
 # reported with its output and fails the bench.
 phase() {
-    CELLGATE_BIN=$CELLGATE_BIN BENCH_SEQ=$SEQ BENCH_FILL=$FILL bash "$1" >"$2" 2>&1 || {
+    CELLGATE_BIN=$CELLGATE_BIN BENCH_SEQ=$SEQ BENCH_FILL=$FILL BENCH_HANDOFF=$HANDOFF bash "$1" >"$2" 2>&1 || {
         echo "bench: $1 failed" | tee -a "$FAILS" >&2
         cat "$2" >&2
         FAILED=1
