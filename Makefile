@@ -82,6 +82,8 @@ UNIT_BIN := $(BUILD)/check_unit
 BENCH_FILL := $(BUILD)/bench-fill
 # redis-benchmark for a sequence of commands on one random key (INCR+EXPIRE).
 BENCH_SEQ  := $(BUILD)/bench-seq
+# Clients blocked in BLPOP, a producer LPUSHing to them (bench/handoff.c).
+BENCH_HANDOFF := $(BUILD)/bench-handoff
 # Unit tests link every module but main.c (the process): the dispatcher
 # and the handlers run in them without sockets (check_cmd.c).
 UNIT_LIB_OBJ := $(LIB_OBJ)
@@ -412,8 +414,8 @@ docker-test: deps
 
 bench:
 	$(MAKE) deps EXTRA_PKGS="$(BENCH_PKGS)"
-	$(MAKE) all $(BENCH_FILL) $(BENCH_SEQ)
-	BENCH_FILL=$(BENCH_FILL) BENCH_SEQ=$(BENCH_SEQ) bash bench/run.sh
+	$(MAKE) all $(BENCH_FILL) $(BENCH_SEQ) $(BENCH_HANDOFF)
+	BENCH_FILL=$(BENCH_FILL) BENCH_SEQ=$(BENCH_SEQ) BENCH_HANDOFF=$(BENCH_HANDOFF) bash bench/run.sh
 	BENCH_FILL=$(BENCH_FILL) /usr/bin/python3 bench/journal.py
 	BENCH_FILL=$(BENCH_FILL) /usr/bin/python3 bench/replication.py
 	/usr/bin/python3 bench/grpc.py
@@ -463,12 +465,16 @@ $(BENCH_SEQ): bench/seq.c
 	@mkdir -p $(BUILD)
 	$(CC) $(FINAL_CFLAGS) -o $@ $< $(DEPS_LIBS)
 
+$(BENCH_HANDOFF): bench/handoff.c
+	@mkdir -p $(BUILD)
+	$(CC) $(FINAL_CFLAGS) -o $@ $< $(DEPS_LIBS)
+
 # Instructions per request inside the server (callgrind): the low-noise
 # figure to compare builds with. Also part of `make bench`.
 bench-callgrind:
 	$(MAKE) deps EXTRA_PKGS="$(BENCH_PKGS)"
-	$(MAKE) all $(BENCH_FILL) $(BENCH_SEQ)
-	BENCH_FILL=$(BENCH_FILL) BENCH_SEQ=$(BENCH_SEQ) bash bench/callgrind.sh
+	$(MAKE) all $(BENCH_FILL) $(BENCH_SEQ) $(BENCH_HANDOFF)
+	BENCH_FILL=$(BENCH_FILL) BENCH_SEQ=$(BENCH_SEQ) BENCH_HANDOFF=$(BENCH_HANDOFF) bash bench/callgrind.sh
 
 # Is a CL.THROTTLE cheaper for the server than Redis's PING? Server CPU per
 # request of both at -P 1 and -P 16 (9 interleaved repetitions), syscalls

@@ -28,6 +28,10 @@
 # lines still run, and the script exits 1. CELLGATE_BIN=redis-server
 # CG_ONLY=GET measures Redis's instructions for one of them.
 #
+# The SET3 and HANDOFF lines send the set row (SADD+SISMEMBER+SCARD) and
+# the BLPOP/LPUSH hand-off row of make bench (bench-handoff: n counts
+# hand-offs).
+#
 # The script lines (last) send the script rows of make bench: EVALSHA of the
 # fixed-window script (INCR, EXPIRE on the first hit; SCRIPT LOAD first),
 # EVAL of its body, and RL.FIXED for the same limit.
@@ -36,7 +40,8 @@
 # CG_ONLY (a label: run that line only), CG_STRINGS=0 (skip the string
 # lines), CG_SCRIPTS=0 (skip the script lines), CG_PROFILE_EVALSHA=file (the
 # EVALSHA run's profile), BENCH_SEQ (build/bench-seq), BENCH_FILL
-# (build/bench-fill).
+# (build/bench-fill), BENCH_HANDOFF (build/bench-handoff), CG_COLL=0 (skip
+# the set and hand-off lines).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -44,6 +49,7 @@ N_SMALL=${CG_N_SMALL:-20000}
 N_LARGE=${CG_N_LARGE:-120000}
 BIN=${CELLGATE_BIN:-./cellgate}
 SEQ=${BENCH_SEQ:-build/bench-seq}
+HANDOFF=${BENCH_HANDOFF:-build/bench-handoff}
 FILL=${BENCH_FILL:-build/bench-fill}
 PY=/usr/bin/python3
 OUT=bench/results
@@ -92,6 +98,10 @@ total_ir() {
         --seq)
             shift
             timeout 300 "$SEQ" -p "$port" -c 50 -P 16 -n "$n" -r 100000 -q "$@" \
+                >"$WORK/bench.out" 2>&1 || rc=1 ;;
+        --handoff)
+            # n hand-offs to 50 clients blocked in BLPOP (bench-handoff).
+            timeout 300 "$HANDOFF" -p "$port" -c 50 -P 16 -n "$n" -q \
                 >"$WORK/bench.out" 2>&1 || rc=1 ;;
         *)
             if [ "$1" = --load ]; then
@@ -185,6 +195,14 @@ if [ "${CG_SCRIPTS:-1}" != 0 ]; then
     report EVALSHA_FW --load "$FW_BODY" "$FW_SHA" EVALSHA "$FW_SHA" 1 'fws:__rand_int__' 60
     report EVAL_FW EVAL "$FW_BODY" 1 'fwe:__rand_int__' 60
     report RL.FIXED_FW RL.FIXED 'fwr:__rand_int__' 1000 60
+fi
+# The set and blocking rows of make bench: SADD+SISMEMBER+SCARD on one key
+# (3 requests an iteration; over -r 100000 keys created as they come) and
+# the BLPOP/LPUSH hand-off (a request is one hand-off). CG_COLL=0 skips them.
+if [ "${CG_COLL:-1}" != 0 ]; then
+    report SET3 --seq SADD 'st:__rand_int__' 'm__iter%16__' ';' \
+        SISMEMBER 'st:__rand_int__' 'm__iter%32__' ';' SCARD 'st:__rand_int__'
+    report HANDOFF --handoff
 fi
 if [ -z "${CG_ONLY:-}" ] || [ "$CG_ONLY" = CL.THROTTLE ]; then
     echo "profile of the CL.THROTTLE run: $OUT/callgrind-cl-throttle.txt"

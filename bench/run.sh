@@ -26,14 +26,19 @@
 #   BENCH_PERF=0      skip the kernel/user CPU profile (bench/perf.sh)
 #   BENCH_FILL        the bench-fill binary (make bench builds it)  (build/bench-fill)
 #   BENCH_SEQ         the bench-seq binary (make bench builds it)   (build/bench-seq)
+#   BENCH_HANDOFF     the bench-handoff binary (make bench builds it) (build/bench-handoff)
 #   BENCH_STRINGS=0   skip the string rows (INCR+EXPIRE, SET NX EX, GET, INCRBY)
 #   BENCH_STRINGS_CELLGATE=0  run the string rows on Redis only (for checking
 #                     this script against a cellgate without string keys; the
 #                     report then has no cellgate figure for them)
 #   BENCH_COLL=0     skip the collection rows (sorted-set log, LPUSH+LTRIM,
-#                     HINCRBY)
+#                     HINCRBY, SADD+SISMEMBER+SCARD, BLPOP/LPUSH hand-off)
 #   BENCH_COLL_CELLGATE=0  run the collection rows on Redis only
 #   BENCH_COLL_KEYSPACE  -r of the collection rows                 (10000)
+#   BENCH_N_HANDOFF   hand-offs per BLPOP/LPUSH run at -P 1          (BENCH_N / 5)
+#   BENCH_N_HANDOFF_PIPELINE  the same at -P BENCH_PIPELINE  (BENCH_N_PIPELINE / 20)
+#                     (a hand-off costs the server ~10x a pipelined command:
+#                     a blocked client's read and reply of its own)
 #   BENCH_NX_KEYSPACE -r of the SET NX EX runs, in database 9, flushed
 #                     before each run, so nearly every SET creates its key
 #                                                                   (100000000)
@@ -70,12 +75,15 @@ BIG_KEYS=${BENCH_BIG_KEYS:-10000000}
 MEM_KEYS=${BENCH_MEM_KEYS:-1000000}
 FILL=${BENCH_FILL:-build/bench-fill}
 SEQ=${BENCH_SEQ:-build/bench-seq}
+HANDOFF=${BENCH_HANDOFF:-build/bench-handoff}
 STRINGS=${BENCH_STRINGS:-1}
 STRINGS_CG=${BENCH_STRINGS_CELLGATE:-1}
 NX_KEYSPACE=${BENCH_NX_KEYSPACE:-100000000}
 COLL=${BENCH_COLL:-1}
 COLL_CG_WANTED=${BENCH_COLL_CELLGATE:-1}
 COLL_KEYSPACE=${BENCH_COLL_KEYSPACE:-10000}
+NH1=${BENCH_N_HANDOFF:-$((N1 / 5))}
+NHP=${BENCH_N_HANDOFF_PIPELINE:-$((NP / 20))}
 SCRIPTS=${BENCH_SCRIPTS:-1}
 SCRIPTS_CG_WANTED=${BENCH_SCRIPTS_CELLGATE:-1}
 ONLY_SCRIPTS=${BENCH_ONLY_SCRIPTS:-0}
@@ -92,7 +100,7 @@ PY=/usr/bin/python3
 LIMIT_ARGS=(15 30 60)
 
 for v in REPS N1 NP NL1 NLP CLIENTS PIPE KEYSPACE RUN_TIMEOUT BIG_KEYS MEM_KEYS NX_KEYSPACE \
-         COLL_KEYSPACE NS1 NSP; do
+         COLL_KEYSPACE NS1 NSP NH1 NHP; do
     if ! [[ ${!v} =~ ^[1-9][0-9]*$ ]]; then
         echo "bench: $v must be a positive integer (got '${!v}')" >&2
         exit 2
@@ -105,6 +113,8 @@ die() { echo "bench: $*" >&2; exit 1; }
 [ -x "$FILL" ] || die "$FILL not found: 'make bench' builds it"
 { [ "$STRINGS" = 0 ] && [ "$COLL" = 0 ]; } || [ -x "$SEQ" ] ||
     die "$SEQ not found: 'make bench' builds it (BENCH_STRINGS=0 skips the string rows)"
+[ "$COLL" = 0 ] || [ -x "$HANDOFF" ] ||
+    die "$HANDOFF not found: 'make bench' builds it (BENCH_COLL=0 skips the collection rows)"
 [ "$MEM_KEYS" -le "$BIG_KEYS" ] || die "BENCH_MEM_KEYS must not exceed BENCH_BIG_KEYS"
 for t in redis-server redis-benchmark redis-cli timeout; do
     command -v "$t" >/dev/null || die "$t not found (make deps installs redis-server and redis-tools)"
@@ -281,7 +291,9 @@ coll_probe() { # port: the replies, one line
     for c in "ZADD bench:zl 5 m5" "ZADD bench:zl 6 m6" "ZREMRANGEBYSCORE bench:zl -inf (6" \
              "ZCARD bench:zl" "LPUSH bench:l 1 2 3" "LTRIM bench:l 0 1" "LRANGE bench:l 0 -1" \
              "HINCRBY bench:h count 1" "HINCRBY bench:h count 1" "HSET bench:h tokens 5" \
-             "DEL bench:zl bench:l bench:h"; do
+             "SADD bench:s m1 m2" "SADD bench:s m2 m3" "SISMEMBER bench:s m3" "SCARD bench:s" \
+             "LPUSH bench:b x" "BLPOP bench:b 0" \
+             "DEL bench:zl bench:l bench:h bench:s"; do
         # shellcheck disable=SC2086  # the words of the command
         printf '[%s] ' "$(redis-cli -h 127.0.0.1 -p "$1" $c 2>&1 | tr '\n' ' ')"
     done
@@ -291,7 +303,7 @@ if [ "$COLL" != 0 ]; then
     cg_coll=$(coll_probe "$CG_PORT")
     echo "bench: sanity of the collection rows on Redis:    $rs_coll"
     echo "bench: sanity of the collection rows on cellgate: $cg_coll"
-    [ "$rs_coll" = "[1 ] [1 ] [1 ] [1 ] [3 ] [OK ] [3 2 ] [1 ] [2 ] [1 ] [3 ] " ] ||
+    [ "$rs_coll" = "[1 ] [1 ] [1 ] [1 ] [3 ] [OK ] [3 2 ] [1 ] [2 ] [1 ] [2 ] [1 ] [1 ] [3 ] [1 ] [bench:b x ] [4 ] " ] ||
         die "Redis answers the collection sanity commands unexpectedly: $rs_coll"
     if [ "$COLL_CG_WANTED" = 0 ]; then
         echo "bench: BENCH_COLL_CELLGATE=0: the collection rows run on Redis only"
@@ -392,6 +404,7 @@ echo '"rep","pipeline","clients","requests","server","test","server_cpu_s","clie
     echo "nx_keyspace=$NX_KEYSPACE"
     echo "collections=$COLL"
     echo "coll_keyspace=$COLL_KEYSPACE"
+    echo "handoff_n=$NH1/$NHP"
     echo "scripts=$SCRIPTS"
     echo "only_scripts=$ONLY_SCRIPTS"
     echo "fw_limit=$FW_LIMIT"
@@ -431,6 +444,8 @@ cpu_ns() {
 # command's row (named after the whole command line) is renamed to $test.
 # --seq: bench-seq instead (same options and CSV; the commands separated by
 # ';' share one random key per iteration, and n counts every command).
+# --handoff: bench-handoff (-c clients blocked in BLPOP, a producer
+# LPUSHing to them -P at a time; n counts hand-offs).
 FAILED=0
 bench() {
     local rep=$1 pipe=$2 server=$3 test=$4 n=$5 port rc=0 line name rest
@@ -438,6 +453,9 @@ bench() {
     shift 5
     if [ "${1:-}" = --seq ]; then
         client=$SEQ
+        shift
+    elif [ "${1:-}" = --handoff ]; then
+        client=$HANDOFF
         shift
     fi
     local pid
@@ -597,6 +615,13 @@ strings_rep() { # rep pipeline n
 #                average, Poisson)
 #   LPUSH+LTRIM  LPUSH lst:K I ; LTRIM lst:K 0 9 over 10-element lists
 #   HINCRBY      HINCRBY hc:K count 1 over 2-field hashes
+#   SET3         SADD st:K m(I%16) ; SISMEMBER st:K m(I%32) ; SCARD st:K over
+#                sets filled with m0..m7, so each holds 8 to 16 members
+#                (non-integer members: Redis 7.0 keeps them in a hash
+#                table); an iteration is 3 commands
+#   HANDOFF      -c clients blocked in BLPOP hb:i 0 on keys of their own, a
+#                producer LPUSHing to each, -P at a time (bench/handoff.c):
+#                a request is one value handed over
 ZLOG_W=$((9 * COLL_KEYSPACE))
 declare -A ZLOG_BASE=([cellgate]=0 [redis]=0)
 zlog_args() { # server: the bench-seq arguments of one ZLOG run
@@ -619,6 +644,13 @@ coll_run() { # server rep pipeline n test
         HINCRBY)
             bench "$2" "$3" "$server" HINCRBY "$4" -r "$COLL_KEYSPACE" \
                 HINCRBY 'hc:__rand_int__' count 1 ;;
+        SET3)
+            bench "$2" "$3" "$server" SET3 "$4" --seq -r "$COLL_KEYSPACE" \
+                SADD 'st:__rand_int__' 'm__iter%16__' ';' \
+                SISMEMBER 'st:__rand_int__' 'm__iter%32__' ';' SCARD 'st:__rand_int__' ;;
+        HANDOFF)
+            bench "$2" "$3" "$server" HANDOFF "$([ "$3" = 1 ] && echo "$NH1" || echo "$NHP")" \
+                --handoff ;;
     esac
 }
 coll_pair() { # rep pipeline n test: both servers, in the repetition's order
@@ -631,16 +663,20 @@ coll_pair() { # rep pipeline n test: both servers, in the repetition's order
 }
 colls_rep() { # rep pipeline n
     if [ $(($1 % 2)) = 1 ]; then
-        coll_pair "$@" ZLOG && coll_pair "$@" LPUSH+LTRIM && coll_pair "$@" HINCRBY
+        coll_pair "$@" ZLOG && coll_pair "$@" LPUSH+LTRIM && coll_pair "$@" HINCRBY &&
+        coll_pair "$@" SET3 && coll_pair "$@" HANDOFF
     else
+        coll_pair "$@" HANDOFF && coll_pair "$@" SET3 &&
         coll_pair "$@" HINCRBY && coll_pair "$@" LPUSH+LTRIM && coll_pair "$@" ZLOG
     fi
 }
 # coll_fill port server: the keys of the collection rows, untimed: 10-element
-# lists, 2-field hashes, and logs run up to their steady state (W iterations).
+# lists, 2-field hashes, 8-member sets, and logs run up to their steady state
+# (W iterations).
 coll_fill() {
     "$FILL" "$1" lst: 0 "$COLL_KEYSPACE" RPUSH __key__ 1 2 3 4 5 6 7 8 9 10 &&
     "$FILL" "$1" hc: 0 "$COLL_KEYSPACE" HSET __key__ count 0 tokens 5 &&
+    "$FILL" "$1" st: 0 "$COLL_KEYSPACE" SADD __key__ m0 m1 m2 m3 m4 m5 m6 m7 &&
     # shellcheck disable=SC2046  # the words of zlog_args
     timeout "$RUN_TIMEOUT" "$SEQ" -h 127.0.0.1 -p "$1" -c "$CLIENTS" -P "$PIPE" \
         -n $((3 * ZLOG_W)) -q $(zlog_args "$2" | cut -d' ' -f2-) >/dev/null &&
@@ -826,7 +862,7 @@ echo "mem_keys=$MEM_KEYS" >>"$WORK/meta.txt"
 # phase script out: run one of the bench scripts into out; a failure is
 # reported with its output and fails the bench.
 phase() {
-    CELLGATE_BIN=$CELLGATE_BIN BENCH_SEQ=$SEQ BENCH_FILL=$FILL bash "$1" >"$2" 2>&1 || {
+    CELLGATE_BIN=$CELLGATE_BIN BENCH_SEQ=$SEQ BENCH_FILL=$FILL BENCH_HANDOFF=$HANDOFF bash "$1" >"$2" 2>&1 || {
         echo "bench: $1 failed" | tee -a "$FAILS" >&2
         cat "$2" >&2
         FAILED=1

@@ -18,7 +18,9 @@
  * iterations. With keys drawn from KEYSPACE, such a log holds W / KEYSPACE
  * entries on average once W iterations have run (Poisson). A later run
  * continues the logs when its base is the previous run's base plus its
- * iterations (REQUESTS / commands per iteration).
+ * iterations (REQUESTS / commands per iteration). `__iter%M__` (M decimal,
+ * at least 1) is the number modulo M: a member drawn from M, so that a set
+ * fed `SADD k m__iter%M__` stays at most M members whatever the run's length.
  *
  * Counting is redis-benchmark's: REQUESTS is the number of commands (an
  * INCR+EXPIRE pair is two; REQUESTS is rounded up to whole iterations, and
@@ -128,9 +130,9 @@ percentile(double q)
     return (double)lat_max_us / 1000.0;
 }
 
-/* The next tag of a (__rand_int__, __iter__ or __iter-W__) at or after
- * a: its start, its length in *len and what replaces it in out (NUL
- * ended); NULL when there is none. */
+/* The next tag of a (__rand_int__, __iter__, __iter-W__ or __iter%M__) at
+ * or after a: its start, its length in *len and what replaces it in out
+ * (NUL ended); NULL when there is none. */
 static const char *
 next_tag(const char *a, const struct conn *c, size_t *len, char out[32])
 {
@@ -144,15 +146,19 @@ next_tag(const char *a, const struct conn *c, size_t *len, char out[32])
             continue;
         }
         const char *p = t + strlen(ITER_TAG);
-        long long minus = 0;
+        long long minus = 0, mod = 0;
         if (*p == '-' && p[1] >= '0' && p[1] <= '9') {
             char *end;
             minus = strtoll(p + 1, &end, 10);
             p = end;
+        } else if (*p == '%' && p[1] >= '1' && p[1] <= '9') {
+            char *end;
+            mod = strtoll(p + 1, &end, 10);
+            p = end;
         }
         if (strncmp(p, "__", 2) == 0) {
             *len = (size_t)(p + 2 - t);
-            snprintf(out, 32, "%lld", c->iter - minus);
+            snprintf(out, 32, "%lld", mod > 0 ? c->iter % mod : c->iter - minus);
             return t;
         }
     }

@@ -8,7 +8,11 @@ when node_modules does not match it), driven by tests/libraries/drive.mjs,
 which prints what the library's user sees as one JSON line:
     rate-limiter-flexible  RateLimiterRedis on ioredis and on node-redis:
                            consume to the limit and past it, get, delete,
-                           block, blockDuration, several points at once
+                           block, blockDuration, several points at once;
+                           RateLimiterValkeyGlide on @valkey/valkey-glide:
+                           its scripts as function libraries (FUNCTION
+                           LOAD, FCALL, FUNCTION DELETE), ported from
+                           Valkey's `server.*` to `redis.*`
     express-rate-limit     with rate-limit-redis in a real express app:
                            200 then 429, X-RateLimit-* and RateLimit headers,
                            resetKey, failed requests taken back
@@ -171,6 +175,57 @@ def test_rate_limiter_flexible(node_modules, port, scenario):
     assert c.get("rlf:bob") == "7"
     assert 25000 < c.pttl("rlf:bob") <= 30000
     assert 100000 < c.pttl("rlfb:carol") <= 120000
+    c.close()
+
+
+# ---- rate-limiter-flexible's RateLimiterValkeyGlide: functions ------------------
+
+GLIDE_ERR = "error: An error was signalled by the server: - ResponseError: "
+CLOSE_ERR = ("error: insuranceLimiter must be instance of RateLimiterAbstract or "
+             "RateLimiterCompatibleAbstract")
+GLIDE_EXPECTED = {
+    # points 5 per 60 s, through FCALL consume: as RateLimiterRedis decides.
+    "consume": RLF_EXPECTED["consume"],
+    "get": [7, 0, False, "ttl ok"],
+    "functions": [["ratelimiter_get", ["getValue"]], ["ratelimiterflexible", ["consume"]]],
+    "penalty": [9, 0, False, "ttl ok"],
+    "reward": [5, 0, False, "ttl ok"],
+    "delete": True,
+    "delete_again": False,
+    "get_missing": None,
+    "block": [6, 0, False, "ttl ok"],
+    "consume_blocked": rlf("rejected", 7, 0, False),
+    # The class remembers its libraries as loaded: after FUNCTION FLUSH its
+    # FCALL fails, and the error reaches the caller.
+    "after_flush": [GLIDE_ERR + "Function not found"],
+    "consume_points": [rlf("allowed", 4, 6, True), rlf("allowed", 8, 2, False),
+                       rlf("rejected", 12, 0, False)],
+    "functions_heavy": [["ratelimiter_get", ["getValue"]], ["rlg_heavy", ["consume"]]],
+    "clash": [GLIDE_ERR + "Function consume already exists"],
+    # close() rejects, after its FUNCTION DELETEs took every library.
+    "close": [CLOSE_ERR, []],
+    # duration 0: no TTL, msBeforeNext -1.
+    "forever": [["allowed", 1, 1, -1], ["allowed", 2, 0, -1], ["rejected", 3, 0, -1]],
+    "functions_forever": [["ratelimiter_get", ["getValue"]], ["rlg_forever", ["consume"]]],
+    "close_forever": [CLOSE_ERR, []],
+}
+
+
+def test_rate_limiter_flexible_valkey_glide_functions(node_modules, port):
+    """RateLimiterValkeyGlide (rate-limiter-flexible 11.4.0) on the
+    @valkey/valkey-glide client: FUNCTION LOAD REPLACE, FCALL, FUNCTION
+    DELETE. Its libraries call `server.*` (Valkey 8's name), which Redis
+    7.0.15 refuses, so drive.mjs ports them to `redis.*` on the way to
+    FUNCTION LOAD (the only change); docs/compat.md says where we looked
+    for a library written for Redis 7.0's functions and found none."""
+    c = client(port, decode=True)
+    c.function_flush()
+    assert drive("rlf-valkey-glide", port) == GLIDE_EXPECTED
+    assert sorted(c.keys("*")) == ["rlg:bob", "rlgf:erin", "rlgh:dave"]
+    assert c.get("rlg:bob") == "7" and 25000 < c.pttl("rlg:bob") <= 30000
+    assert c.get("rlgf:erin") == "3" and c.pttl("rlgf:erin") == -1
+    assert c.get("rlgh:dave") == "12" and 55000 < c.pttl("rlgh:dave") <= 60000
+    assert c.function_list() == []
     c.close()
 
 

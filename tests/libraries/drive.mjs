@@ -8,7 +8,7 @@
 //
 //     node drive.mjs <scenario> <port>
 //
-// Scenarios: rlf-ioredis, rlf-node-redis, express, fastify, nest, semaphore,
+// Scenarios: rlf-ioredis, rlf-node-redis, rlf-valkey-glide, express, fastify, nest, semaphore,
 // bull, bee-queue, groupmq, redis-bucket. Each uses keys of its own and at most a
 // minute-long window (the test takes a few seconds, so no window ends
 // inside it); every wait is bounded. The queues' scenarios print the order
@@ -159,6 +159,130 @@ async function rlfNodeRedis() {
         return await rateLimiterFlexible(client, a);
     } finally {
         client.destroy();
+        a.disconnect();
+    }
+}
+
+// ---- rate-limiter-flexible on Valkey GLIDE: functions ---------------------
+
+// RateLimiterValkeyGlide keeps its two scripts as function libraries
+// (FUNCTION LOAD REPLACE, FCALL, FUNCTION DELETE on close) and talks through
+// @valkey/valkey-glide's client (native, RESP3). It writes them for Valkey 8,
+// whose scripts also answer to the name `server`; Redis 7.0.15 knows only
+// `redis` ("Script attempted to access nonexistent global variable 'server'"
+// from FUNCTION LOAD). No library found on npm or in Debian loads functions
+// written for Redis 7.0 (docs/compat.md lists where we looked), so this
+// one's libraries are ported: the same code, `server.call` and
+// `server.register_function` spelt `redis.`, done on the way to FUNCTION
+// LOAD. The class and the client run unchanged.
+function redis70Functions(glide) {
+    return new Proxy(glide, {
+        get(target, prop) {
+            if (prop === "functionLoad") {
+                return (code, opts) => target.functionLoad(Buffer.from(String(code)
+                    .replace(/\bserver\.(call|register_function)\b/g, "redis.$1")), opts);
+            }
+            const v = target[prop];
+            return typeof v === "function" ? v.bind(target) : v;
+        },
+    });
+}
+
+async function settled(promise, windowMs) {
+    try {
+        return ["allowed", ...rlfRes(await promise, windowMs)];
+    } catch (rej) {
+        return rej instanceof Error ? [`error: ${rej.message}`] : ["rejected", ...rlfRes(rej, windowMs)];
+    }
+}
+
+// FUNCTION LIST as [library, [function, ...]] pairs, sorted.
+async function functionNames(a) {
+    const libs = await a.call("FUNCTION", "LIST");
+    return libs.map((lib) => {
+        const name = lib[lib.indexOf("library_name") + 1];
+        const fns = lib[lib.indexOf("functions") + 1].map((f) => f[f.indexOf("name") + 1]);
+        return [name, fns.sort()];
+    }).sort();
+}
+
+// close() deletes the limiter's libraries (FUNCTION DELETE), then sets
+// insuranceLimiter to null, which the class's own setter refuses: it
+// rejects after the deletes. What it says, and the libraries left.
+async function closed(limiter, a) {
+    let said = "ok";
+    try {
+        await limiter.close();
+    } catch (e) {
+        said = `error: ${e.message}`;
+    }
+    return [said, await functionNames(a)];
+}
+
+// What a limiter with duration 0 says: msBeforeNext is -1 (no TTL).
+async function consumeForever(limiter, key) {
+    try {
+        const r = await limiter.consume(key);
+        return ["allowed", r.consumedPoints, r.remainingPoints, r.msBeforeNext];
+    } catch (rej) {
+        return rej instanceof Error ? [`error: ${rej.message}`]
+            : ["rejected", rej.consumedPoints, rej.remainingPoints, rej.msBeforeNext];
+    }
+}
+
+async function valkeyGlideLimiter(client, a) {
+    const { RateLimiterValkeyGlide } = await import("rate-limiter-flexible");
+    const make = (keyPrefix, points, duration, lib) => new RateLimiterValkeyGlide(
+        { storeClient: client, keyPrefix, points, duration, customFunctionLibName: lib });
+    const out = {};
+    const limiter = make("rlg", 5, 60);
+    out.consume = [];
+    for (let i = 0; i < 7; i++) out.consume.push(await settled(limiter.consume("alice"), 60000));
+    out.get = rlfRes(await limiter.get("alice"), 60000);
+    out.functions = await functionNames(a);
+    out.penalty = rlfRes(await limiter.penalty("alice", 2), 60000);
+    out.reward = rlfRes(await limiter.reward("alice", 4), 60000);
+    out.delete = await limiter.delete("alice");
+    out.delete_again = await limiter.delete("alice");
+    // A key no longer there: getValue answers nil, get() null.
+    try {
+        out.get_missing = rlfRes(await limiter.get("alice"), 60000);
+    } catch (e) {
+        out.get_missing = `error: ${e.message}`;
+    }
+    out.block = rlfRes(await limiter.block("bob", 30), 30000);
+    out.consume_blocked = await settled(limiter.consume("bob"), 30000);
+    // FUNCTION FLUSH behind its back: the class goes on calling FCALL.
+    await a.call("FUNCTION", "FLUSH");
+    out.after_flush = await settled(limiter.consume("bob"), 30000);
+    // A new limiter loads both libraries again (REPLACE), its own under its name.
+    const heavy = make("rlgh", 10, 60, "rlg_heavy");
+    out.consume_points = [];
+    for (const n of [4, 4, 4]) out.consume_points.push(await settled(heavy.consume("dave", n), 60000));
+    out.functions_heavy = await functionNames(a);
+    // Function names are one namespace across libraries: a third library
+    // registers `consume` again.
+    out.clash = await settled(make("rlgo", 2, 60, "rlg_other").consume("erin"), 60000);
+    out.close = await closed(heavy, a);
+    // duration 0: the counter never expires.
+    const forever = make("rlgf", 2, 0, "rlg_forever");
+    out.forever = [];
+    for (let i = 0; i < 3; i++) out.forever.push(await consumeForever(forever, "erin"));
+    out.functions_forever = await functionNames(a);
+    out.close_forever = await closed(forever, a);
+    return out;
+}
+
+async function rlfValkeyGlide() {
+    const { GlideClient, Logger } = await import("@valkey/valkey-glide");
+    Logger.init("off");     // its core logs every error reply on stdout
+    const glide = await GlideClient.createClient({ addresses: [{ host: HOST, port }],
+                                                   requestTimeout: 5000 });
+    const a = await admin();
+    try {
+        return await valkeyGlideLimiter(redis70Functions(glide), a);
+    } finally {
+        glide.close();
         a.disconnect();
     }
 }
@@ -613,6 +737,7 @@ async function redisBucketScenario() {
 const SCENARIOS = {
     "rlf-ioredis": rlfIoredis,
     "rlf-node-redis": rlfNodeRedis,
+    "rlf-valkey-glide": rlfValkeyGlide,
     express: expressScenario,
     fastify: fastifyScenario,
     nest: nestScenario,
