@@ -14,6 +14,7 @@ import os
 import pytest
 
 import harness
+import redis_cases
 from harness import RawConn
 
 
@@ -509,3 +510,11 @@ def test_client_pause_write_holds_library_changes_and_write_functions(pair):
     want = pause_session(ref.port)
     assert want[1] == b"*0\r\n" and want[2] == b"$6\r\nsetter\r\n"
     assert pause_session(cg.port) == want
+
+
+@pytest.mark.parametrize("proto", [2])
+def test_redis_functions_tcl_cases(server, redis_server, proto):
+    """Redis 7.0.15's tests/unit/functions.tcl case by case
+    (redis_tcl/functions.cmds), as redis-server answers them; FCALL finds a
+    function whatever the case of its name."""
+    assert redis_cases.run("functions.cmds", server.port, redis_server.port, proto) == []
