@@ -174,14 +174,30 @@ queued_argv_bytes(const struct conn *x)
 }
 
 /* cmd=: Redis's lastcmd, the command last read from the client (EXEC
- * while and after it runs the queue, NULL after an unknown one). */
+ * while and after it runs the queue, the one CLIENT PAUSE holds, NULL
+ * after an unknown one). */
 static const char *
-shown_command(const struct conn *x)
+shown_command(const struct conn *x, const struct resp_request *held)
 {
     if (x->multi != NULL && (x->multi->flags & MULTI_RUNNING)) {
         return "exec";
     }
+    if (held != NULL) {
+        struct cmd *cmd = cmd_lookup(held->argv[0], held->argvlen[0]);
+        return cmd != NULL ? cmd_resolve(cmd, held)->name : "NULL";
+    }
     return x->last_cmd != NULL ? x->last_cmd->name : "NULL";
+}
+
+/* The request CLIENT PAUSE holds: Redis has read it (its bytes left the
+ * query buffer, its argv and command are the client's); NULL if none. */
+static const struct resp_request *
+held_request(const struct conn *x, struct resp_request *held, size_t *raw)
+{
+    *raw = 0;
+    return x->state == CONN_POSTPONED && resp_peek(x->parser, held, raw)
+               ? held
+               : NULL;
 }
 
 /* argv-mem: the running command's argument bytes, or those of the
@@ -212,7 +228,11 @@ describe_client(const struct conn *x, const struct resp_request *req,
 {
     struct obuf_stats ob;
     uv_os_fd_t fd = -1;
-    size_t qbuf = req != NULL ? x->batch_qbuf : resp_buffered(x->parser);
+    struct resp_request hold;
+    size_t held_raw;
+    const struct resp_request *held = held_request(x, &hold, &held_raw);
+    size_t qbuf = req != NULL ? x->batch_qbuf
+                              : resp_buffered(x->parser) - held_raw;
     size_t qmem = resp_memory(x->parser);
     size_t mmem = multi_memory(x);
     char flags[16];
@@ -239,13 +259,14 @@ describe_client(const struct conn *x, const struct resp_request *req,
         x->db,
         pubsub_count(x, false), pubsub_count(x, true),
         multi_open(x, x->multi) ? (long long)x->multi->ncmds : -1LL, qbuf,
-        qmem > qbuf ? qmem - qbuf : 0, shown_argv_bytes(x, req),
+        qmem > qbuf ? qmem - qbuf : 0,
+        shown_argv_bytes(x, req != NULL ? req : held),
         queued_argv_bytes(x),
         x->rbuf.size,
         reply_buf_peak(&x->rbuf, client_unsent(x)), ob.obl, ob.oll,
         ob.omem, qmem + mmem + ob.omem + (x->out.head != NULL
                                               ? OBUF_CHUNK_SIZE : 0),
-        write_waiting(x) ? "w" : "", shown_command(x), x->proto,
+        write_waiting(x) ? "w" : "", shown_command(x, held), x->proto,
         x->lib_name ? x->lib_name : "", x->lib_ver ? x->lib_ver : "");
 }
 

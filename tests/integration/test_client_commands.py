@@ -276,6 +276,10 @@ CLIENT_STEPS = [
     ("b", ("SET", "k", "2")), ("b", ("CLIENT", "LIST")),
     ("c", ("SUBSCRIBE", "ch")), ("c", None), ("c", ("BLPOP", "q", "0")),
     ("b", ("CLIENT", "LIST")),
+    # CLIENT PAUSE holds d's SET: Redis has read it (qbuf=0, argv-mem and
+    # cmd are the SET's).
+    ("b", ("CLIENT", "PAUSE", "10000", "WRITE")), ("d", ("SET", "k", "held")),
+    ("b", ("CLIENT", "LIST")),
 ]
 
 
@@ -288,10 +292,21 @@ def client_lines(reply, ids):
     return out
 
 
+def held_flags(conn, ids, name):
+    """Listed once the server has taken name's held request (flag b)."""
+    deadline = time.monotonic() + 10
+    while True:
+        reply = conn.command("CLIENT", "LIST")
+        if dict(client_lines(reply, ids))[name][b"flags"] == b"b":
+            return reply
+        assert time.monotonic() < deadline, "%s never held" % name
+        time.sleep(0.01)
+
+
 def client_list_walk(port):
-    conns = {n: harness.RawConn(port) for n in "abc"}
-    ids = {conns[n].command("CLIENT", "ID")[1:-2]: n for n in "abc"}
-    seen, held = [], None
+    conns = {n: harness.RawConn(port) for n in "abcd"}
+    ids = {conns[n].command("CLIENT", "ID")[1:-2]: n for n in "abcd"}
+    seen = []
     try:
         for name, cmd in CLIENT_STEPS:
             conn = conns[name]
@@ -303,19 +318,23 @@ def client_list_walk(port):
                 conn.send(harness.resp_command("HELLO", "3") +
                           harness.resp_command("CLIENT", "INFO"))
                 conn.reply_bytes()
-            elif cmd[0] == "BLPOP":
-                conn.send(harness.resp_command(*cmd))
-                held = conn
+            elif cmd[0] in ("BLPOP", "SET") and name in "cd":
+                conn.send(harness.resp_command(*cmd))   # blocked, held
                 continue
             else:
                 conn.send(harness.resp_command(*cmd))
             reply = conn.reply_bytes()
             if cmd == ("EXEC",):
                 reply = reply.split(b"\r\n", 1)[1]      # the queued INFO's
+            elif seen and seen[-1][1][:2] == ("CLIENT", "PAUSE"):
+                reply = held_flags(conn, ids, "d")
             seen.append((name, cmd, reply[:1], client_lines(reply, ids)))
+        assert conns["b"].command("CLIENT", "UNPAUSE") == b"+OK\r\n"
+        assert conns["d"].reply_bytes() == b"+OK\r\n"
         conns["b"].command("RPUSH", "q", "x")
-        assert held.reply_bytes() == b"*2\r\n$1\r\nq\r\n$1\r\nx\r\n"
+        assert conns["c"].reply_bytes() == b"*2\r\n$1\r\nq\r\n$1\r\nx\r\n"
     finally:
+        conns["b"].send(harness.resp_command("CLIENT", "UNPAUSE"))
         for c in conns.values():
             c.close()
     return seen
@@ -326,13 +345,14 @@ def test_client_list_and_info_fields_as_redis(redis_server, server):
     RESP2 and RESP3 (a verbatim string): the flags in Redis's order (e for
     NO-EVICT, kept by RESET), cmd= as Redis's lastcmd (a queued command,
     EXEC during and after the run, NULL after an unknown command or
-    subcommand, a refused one's name), multi-mem as Redis counts the
-    queue, events=w only for a write the socket did not take, and the
-    clients oldest first."""
+    subcommand, a refused one's name, the one CLIENT PAUSE holds),
+    multi-mem as Redis counts the queue, events=w only for a write the
+    socket did not take, and the clients oldest first."""
     want = client_list_walk(redis_server.port)
     got = client_list_walk(server.port)
     for w, g in zip(want, got):
         assert g == w
     assert len(got) == len(want)
-    assert dict(want[-1][3])["c"][b"flags"] == b"b"
+    assert dict(want[-3][3])["c"][b"flags"] == b"b"
     assert dict(want[3][3])["a"][b"flags"] == b"e"
+    assert dict(want[-1][3])["d"][b"cmd"] == b"set"
