@@ -1003,6 +1003,18 @@ resp_unread(struct resp_parser *p)
     p->q_raw += p->q[p->q_head].raw;
 }
 
+bool
+resp_peek(struct resp_parser *p, struct resp_request *req, size_t *raw)
+{
+    if (p->q_len == 0) {
+        return false;
+    }
+    const struct framed *f = &p->q[p->q_head];
+    args_view(p, f->first, f->argc, req, f->is_inline);
+    *raw = f->raw;
+    return true;
+}
+
 enum resp_status
 resp_next(struct resp_parser *p, struct resp_request *req)
 {

@@ -103,6 +103,11 @@ bool resp_drained(const struct resp_parser *p);
  * only right after taking it from the queue. */
 void resp_unread(struct resp_parser *p);
 
+/* The request at the head of the queue, left there, and its bytes in the
+ * query buffer (CLIENT LIST of a client CLIENT PAUSE holds); false when
+ * none is queued. */
+bool resp_peek(struct resp_parser *p, struct resp_request *req, size_t *raw);
+
 /* Reply text for the last error, e.g. "ERR Protocol error: invalid bulk
  * length" (no leading '-', no CRLF). */
 const char *resp_error(const struct resp_parser *p);

@@ -256,6 +256,12 @@ blocked_on_keys(const struct conn *c)
     return c->blocked != NULL;
 }
 
+const struct resp_request *
+blocked_request(const struct conn *c)
+{
+    return c->blocked != NULL ? &c->blocked->req : NULL;
+}
+
 /* ---- ending a wait ------------------------------------------------------- */
 
 static void

@@ -50,6 +50,9 @@ bool blocked_wait(struct conn *c, const struct resp_request *req,
 /* Is c waiting on keys? */
 bool blocked_on_keys(const struct conn *c);
 
+/* The blocking command c waits in (CLIENT LIST's argv-mem), or NULL. */
+const struct resp_request *blocked_request(const struct conn *c);
+
 /* Answer c as a timeout does (a null array), and end its wait. */
 void blocked_time_out(struct conn *c);
 

@@ -489,6 +489,7 @@ static void
 reject(struct conn *c, struct cmd *cmd, const char *msg)
 {
     cmd->stats.rejected_calls++;
+    c->last_cmd = cmd;          /* CLIENT LIST's cmd=, as Redis */
     if (cmd->flags & CMD_EXEC) {
         multi_discard(c);
         /* Redis's reason reads without the ERR code. */
@@ -574,6 +575,7 @@ queue(struct conn *c, struct cmd *cmd, struct resp_request *req)
         snprintf(msg, sizeof(msg), ERR_UNKNOWN_SUBCOMMAND, req->argv[1],
                  upper);
         reject(c, cmd, msg);
+        c->last_cmd = NULL;     /* no such command: cmd=NULL, as Redis */
         return;
     }
     if (sub != cmd && !cmd_arity_ok(sub, req->argc)) {
@@ -581,6 +583,7 @@ queue(struct conn *c, struct cmd *cmd, struct resp_request *req)
         reject(c, sub, msg);
         return;
     }
+    c->last_cmd = sub;          /* CLIENT LIST: cmd=set while queued */
     if (!multi_queue(c, cmd, req)) {
         cmd_error(c, ERR_NOMEM);
         return;
@@ -732,6 +735,7 @@ cmd_execute(struct conn *c, struct resp_request *req)
     struct cmd *cmd = cmd_lookup(req->argv[0], req->argvlen[0]);
     srv.stats.commands_processed++;
     if (cmd == NULL) {
+        c->last_cmd = NULL;     /* CLIENT LIST: cmd=NULL, as Redis */
         reply_unknown_command(c, req);
         return;
     }
@@ -821,6 +825,10 @@ cmd_run_queued(struct conn *c)
     }
     multi_unwatch(c);           /* nothing watched can matter any more */
     m = c->multi;
+    /* CLIENT LIST shows EXEC as the command, during the run and after
+     * it, as Redis's lastcmd; run() points last_cmd at each queued one. */
+    struct cmd *exec = c->last_cmd;
+    m->flags |= MULTI_RUNNING;
     reply_array(&c->out, m->ncmds);
     for (size_t i = 0; i < m->ncmds; i++) {
         /* The key hint describes the request being read (EXEC), and the
@@ -830,6 +838,7 @@ cmd_run_queued(struct conn *c)
         run(c, m->cmds[i].cmd, &m->cmds[i].req);
     }
     multi_discard(c);
+    c->last_cmd = exec;
 }
 
 /* A command name in capitals, cut at NAME_MAX_LEN - 1. */
@@ -863,6 +872,7 @@ cmd_dispatch_subcommand(struct conn *c, struct resp_request *req,
     }
     char upper[NAME_MAX_LEN];
     upper_name(parent->name, upper);
+    c->last_cmd = NULL;         /* Redis knows no such command: cmd=NULL */
     cmd_errorf(c, ERR_UNKNOWN_SUBCOMMAND, sub, upper);
 }
 

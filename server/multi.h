@@ -24,7 +24,8 @@ struct cmd;
 enum multi_flag {
     MULTI_OPEN = 1,         /* between MULTI and EXEC/DISCARD */
     MULTI_DIRTY_EXEC = 2,   /* a command was refused while queuing */
-    MULTI_DIRTY_CAS = 4     /* a watched key changed */
+    MULTI_DIRTY_CAS = 4,    /* a watched key changed */
+    MULTI_RUNNING = 8       /* EXEC runs the queue (CLIENT LIST: cmd=exec) */
 };
 
 /* One queued command: its table row and a copy of its arguments (one

@@ -103,11 +103,11 @@ type_of(const struct conn *x)
 
 /* ---- LIST and INFO ---------------------------------------------------- */
 
-/* Redis's flag letters for what cellgate has: O monitor, P subscribed,
- * x MULTI, d a
- * watched key changed, b postponed by CLIENT PAUSE or waiting (a
- * blocking pop, WAIT), c closing after its
- * reply; N for none. */
+/* Redis's flag letters for what cellgate has, in Redis's order: O
+ * monitor, S replica, P subscribed, x MULTI, b postponed by CLIENT PAUSE
+ * or waiting (a blocking pop, WAIT), d a watched key changed, c closing
+ * after its reply, U on the unix socket, r READONLY, e NO-EVICT; N for
+ * none. */
 static void
 client_flags(const struct conn *x, char *out)
 {
@@ -115,24 +115,33 @@ client_flags(const struct conn *x, char *out)
     if (x->monitor) {
         *p++ = 'O';
     }
-    if (type_of(x) == TYPE_PUBSUB) {
-        *p++ = 'P';
-    }
     if (type_of(x) == TYPE_REPLICA) {
         *p++ = 'S';
+    }
+    if (type_of(x) == TYPE_PUBSUB) {
+        *p++ = 'P';
     }
     if (multi_open(x, x->multi)) {
         *p++ = 'x';
     }
-    if (x->multi != NULL && (x->multi->flags & MULTI_DIRTY_CAS)) {
-        *p++ = 'd';
-    }
     if (x->state == CONN_POSTPONED || x->state == CONN_BLOCKED) {
         *p++ = 'b';
+    }
+    if (x->multi != NULL && (x->multi->flags & MULTI_DIRTY_CAS)) {
+        *p++ = 'd';
     }
     if (x->state == CONN_CLOSE_AFTER_REPLY ||
         (x->requests & CLIENT_CLOSE_AFTER_REPLY)) {
         *p++ = 'c';
+    }
+    if (x->is_unix) {
+        *p++ = 'U';
+    }
+    if (x->replica_reads) {
+        *p++ = 'r';
+    }
+    if (x->no_evict) {
+        *p++ = 'e';
     }
     if (p == out) {
         *p++ = 'N';
@@ -150,18 +159,83 @@ argv_bytes(const struct resp_request *req)
     return n;
 }
 
+/* multi-mem as Redis counts it (mstate.argv_len_sums): each queued
+ * command's argument bytes and a pointer per argument; the queue's real
+ * memory is in tot-mem. */
+static size_t
+queued_argv_bytes(const struct conn *x)
+{
+    size_t n = 0;
+    for (size_t i = 0; x->multi != NULL && i < x->multi->ncmds; i++) {
+        const struct resp_request *q = &x->multi->cmds[i].req;
+        n += argv_bytes(q) + q->argc * sizeof(void *);
+    }
+    return n;
+}
+
+/* cmd=: Redis's lastcmd, the command last read from the client (EXEC
+ * while and after it runs the queue, the one CLIENT PAUSE holds, NULL
+ * after an unknown one). */
+static const char *
+shown_command(const struct conn *x, const struct resp_request *held)
+{
+    if (x->multi != NULL && (x->multi->flags & MULTI_RUNNING)) {
+        return "exec";
+    }
+    if (held != NULL) {
+        struct cmd *cmd = cmd_lookup(held->argv[0], held->argvlen[0]);
+        return cmd != NULL ? cmd_resolve(cmd, held)->name : "NULL";
+    }
+    return x->last_cmd != NULL ? x->last_cmd->name : "NULL";
+}
+
+/* The request CLIENT PAUSE holds: Redis has read it (its bytes left the
+ * query buffer, its argv and command are the client's); NULL if none. */
+static const struct resp_request *
+held_request(const struct conn *x, struct resp_request *held, size_t *raw)
+{
+    *raw = 0;
+    return x->state == CONN_POSTPONED && resp_peek(x->parser, held, raw)
+               ? held
+               : NULL;
+}
+
+/* argv-mem: the running command's argument bytes, or those of the
+ * blocking pop a client waits in (Redis keeps its argv); while EXEC runs
+ * the queue Redis still counts EXEC's own (one argument, 4 bytes). */
+static size_t
+shown_argv_bytes(const struct conn *x, const struct resp_request *req)
+{
+    if (req != NULL && x->multi != NULL && (x->multi->flags & MULTI_RUNNING)) {
+        return sizeof("exec") - 1;
+    }
+    return argv_bytes(req != NULL ? req : blocked_request(x));
+}
+
+/* events=w: a write waits for the socket to take it (Redis's write
+ * handler); replies composed in this round and not yet tried are not. */
+static bool
+write_waiting(const struct conn *x)
+{
+    return x->home == 0 ? x->inflight > 0 : obuf_pending(&x->wbuf) > 0;
+}
+
 /* Append one CLIENT LIST line, whole whatever its length, in Redis's field
  * order; req is the running command's when x is its client (argv-mem). */
 static void
 describe_client(const struct conn *x, const struct resp_request *req,
                 struct textbuf *t, int64_t now)
 {
-    char flags[8];
     struct obuf_stats ob;
     uv_os_fd_t fd = -1;
-    size_t qbuf = req != NULL ? x->batch_qbuf : resp_buffered(x->parser);
+    struct resp_request hold;
+    size_t held_raw;
+    const struct resp_request *held = held_request(x, &hold, &held_raw);
+    size_t qbuf = req != NULL ? x->batch_qbuf
+                              : resp_buffered(x->parser) - held_raw;
     size_t qmem = resp_memory(x->parser);
     size_t mmem = multi_memory(x);
+    char flags[16];
     struct obuf_stats wb;
     client_flags(x, flags);
     obuf_stats(&x->out, &ob);
@@ -185,12 +259,14 @@ describe_client(const struct conn *x, const struct resp_request *req,
         x->db,
         pubsub_count(x, false), pubsub_count(x, true),
         multi_open(x, x->multi) ? (long long)x->multi->ncmds : -1LL, qbuf,
-        qmem > qbuf ? qmem - qbuf : 0, argv_bytes(req), mmem, x->rbuf.size,
+        qmem > qbuf ? qmem - qbuf : 0,
+        shown_argv_bytes(x, req != NULL ? req : held),
+        queued_argv_bytes(x),
+        x->rbuf.size,
         reply_buf_peak(&x->rbuf, client_unsent(x)), ob.obl, ob.oll,
         ob.omem, qmem + mmem + ob.omem + (x->out.head != NULL
                                               ? OBUF_CHUNK_SIZE : 0),
-        client_unsent(x) > 0 ? "w" : "",
-        x->last_cmd != NULL ? x->last_cmd->name : "NULL", x->proto,
+        write_waiting(x) ? "w" : "", shown_command(x, held), x->proto,
         x->lib_name ? x->lib_name : "", x->lib_ver ? x->lib_ver : "");
 }
 
@@ -304,7 +380,13 @@ client_list_command(struct conn *c, struct resp_request *req)
     }
     struct textbuf text = { 0 };
     int64_t now = clock_loop_ms();
-    for (struct conn *x = srv.clients; x != NULL; x = x->next) {
+    /* Oldest first, as Redis lists them (srv.clients has the newest
+     * first). */
+    struct conn *last = srv.clients;
+    while (last != NULL && last->next != NULL) {
+        last = last->next;
+    }
+    for (struct conn *x = last; x != NULL; x = x->prev) {
         if ((!by_id || id_listed(req, 3, x->id)) &&
             (!by_type || type_of(x) == type)) {
             describe_client(x, x == c ? req : NULL, &text, now);
@@ -589,12 +671,12 @@ client_unblock_command(struct conn *c, struct resp_request *req)
 void
 client_no_evict_command(struct conn *c, struct resp_request *req)
 {
-    /* cellgate never evicts clients; the flag is accepted for clients
-     * that set it. */
+    /* cellgate never evicts clients; the flag is kept for CLIENT LIST. */
     if (!cmd_arg_is(req, 2, "on") && !cmd_arg_is(req, 2, "off")) {
         cmd_error(c, ERR_SYNTAX);
         return;
     }
+    c->no_evict = cmd_arg_is(req, 2, "on");     /* shown as flag e */
     reply_ok(&c->out);
 }
 

@@ -19,6 +19,7 @@ import time
 import pytest
 
 import harness
+import redis_cases
 from test_journal import fingerprint, kill9, start
 
 BLOCKED = re.compile(rb"blocked_clients:(\d+)")
@@ -441,3 +442,11 @@ def test_client_unblock_answers_a_wait_as_redis(both):
                 w.close()
                 ctl.close()
         assert got[0] == got[1] == [(b":1\r\n", want, b"+PONG\r\n", b":0\r\n")][0]
+
+
+@pytest.mark.parametrize("proto", [2, 3])
+def test_redis_list_tcl_cases(server, redis_server, proto):
+    """Redis 7.0.15's tests/unit/type/list.tcl cases for the blocking pops and
+    the moves (redis_tcl/list.cmds): who is served, what each blocked client
+    receives and what the keys hold after, as on redis-server."""
+    assert redis_cases.run("list.cmds", server.port, redis_server.port, proto) == []

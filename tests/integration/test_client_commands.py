@@ -250,3 +250,109 @@ def test_memory_stats_counts_keys_per_database(server):
     assert st["db.3"]["overhead.hashtable.main"] > 0
     assert st["total.allocated"] >= st["startup.allocated"] + st["keys.count"] * 16
     assert 0 < float(st["peak.percentage"]) <= 100
+
+
+# ---- CLIENT LIST / CLIENT INFO beside redis-server -------------------------
+
+# Fields that belong to the process (or to reply sizes that count them, or
+# Redis's cron), not to what a client did; cellgate adds lib-name/lib-ver.
+PER_PROCESS = {b"id", b"addr", b"laddr", b"fd", b"age", b"idle", b"qbuf-free",
+               b"tot-mem", b"rbs", b"rbp", b"obl", b"lib-name", b"lib-ver"}
+
+# (connection, command) steps; None as the command sends the next one
+# without waiting (BLPOP blocks). "HELLO3+INFO" pipelines both, so
+# CLIENT INFO runs with HELLO's reply not yet written (events=r, not rw).
+CLIENT_STEPS = [
+    ("a", "HELLO3+INFO"),
+    ("a", ("CLIENT", "SETNAME", "a1")), ("a", ("CLIENT", "NO-EVICT", "on")),
+    ("a", ("CLIENT", "INFO")),
+    ("a", ("MULTI",)), ("a", ("SET", "k", "v")), ("b", ("CLIENT", "LIST")),
+    ("a", ("CLIENT", "INFO")), ("a", ("EXEC",)), ("b", ("CLIENT", "LIST")),
+    ("a", ("NOSUCHCMD",)), ("b", ("CLIENT", "LIST")),
+    ("a", ("CLIENT", "NOSUCH")), ("b", ("CLIENT", "LIST")),
+    ("a", ("GET",)), ("b", ("CLIENT", "LIST")),
+    ("a", ("RESET",)), ("b", ("CLIENT", "LIST")),
+    ("a", ("CLIENT", "NO-EVICT", "off")), ("a", ("WATCH", "k")),
+    ("b", ("SET", "k", "2")), ("b", ("CLIENT", "LIST")),
+    ("c", ("SUBSCRIBE", "ch")), ("c", None), ("c", ("BLPOP", "q", "0")),
+    ("b", ("CLIENT", "LIST")),
+    # CLIENT PAUSE holds d's SET: Redis has read it (qbuf=0, argv-mem and
+    # cmd are the SET's).
+    ("b", ("CLIENT", "PAUSE", "10000", "WRITE")), ("d", ("SET", "k", "held")),
+    ("b", ("CLIENT", "LIST")),
+]
+
+
+def client_lines(reply, ids):
+    out = []
+    for line in re.findall(rb"id=[^\r\n]*", reply):
+        f = dict(kv.split(b"=", 1) for kv in line.split())
+        if f[b"id"] in ids:
+            out.append((ids[f[b"id"]], {k: v for k, v in f.items() if k not in PER_PROCESS}))
+    return out
+
+
+def held_flags(conn, ids, name):
+    """Listed once the server has taken name's held request (flag b)."""
+    deadline = time.monotonic() + 10
+    while True:
+        reply = conn.command("CLIENT", "LIST")
+        if dict(client_lines(reply, ids))[name][b"flags"] == b"b":
+            return reply
+        assert time.monotonic() < deadline, "%s never held" % name
+        time.sleep(0.01)
+
+
+def client_list_walk(port):
+    conns = {n: harness.RawConn(port) for n in "abcd"}
+    ids = {conns[n].command("CLIENT", "ID")[1:-2]: n for n in "abcd"}
+    seen = []
+    try:
+        for name, cmd in CLIENT_STEPS:
+            conn = conns[name]
+            if cmd is None:
+                conn.send(harness.resp_command("UNSUBSCRIBE"))
+                conn.reply_bytes()
+                continue
+            if cmd == "HELLO3+INFO":
+                conn.send(harness.resp_command("HELLO", "3") +
+                          harness.resp_command("CLIENT", "INFO"))
+                conn.reply_bytes()
+            elif cmd[0] in ("BLPOP", "SET") and name in "cd":
+                conn.send(harness.resp_command(*cmd))   # blocked, held
+                continue
+            else:
+                conn.send(harness.resp_command(*cmd))
+            reply = conn.reply_bytes()
+            if cmd == ("EXEC",):
+                reply = reply.split(b"\r\n", 1)[1]      # the queued INFO's
+            elif seen and seen[-1][1][:2] == ("CLIENT", "PAUSE"):
+                reply = held_flags(conn, ids, "d")
+            seen.append((name, cmd, reply[:1], client_lines(reply, ids)))
+        assert conns["b"].command("CLIENT", "UNPAUSE") == b"+OK\r\n"
+        assert conns["d"].reply_bytes() == b"+OK\r\n"
+        conns["b"].command("RPUSH", "q", "x")
+        assert conns["c"].reply_bytes() == b"*2\r\n$1\r\nq\r\n$1\r\nx\r\n"
+    finally:
+        conns["b"].send(harness.resp_command("CLIENT", "UNPAUSE"))
+        for c in conns.values():
+            c.close()
+    return seen
+
+
+def test_client_list_and_info_fields_as_redis(redis_server, server):
+    """Every field a client's state sets, as Redis 7.0.15 shows it in
+    RESP2 and RESP3 (a verbatim string): the flags in Redis's order (e for
+    NO-EVICT, kept by RESET), cmd= as Redis's lastcmd (a queued command,
+    EXEC during and after the run, NULL after an unknown command or
+    subcommand, a refused one's name, the one CLIENT PAUSE holds),
+    multi-mem as Redis counts the queue, events=w only for a write the
+    socket did not take, and the clients oldest first."""
+    want = client_list_walk(redis_server.port)
+    got = client_list_walk(server.port)
+    for w, g in zip(want, got):
+        assert g == w
+    assert len(got) == len(want)
+    assert dict(want[-3][3])["c"][b"flags"] == b"b"
+    assert dict(want[3][3])["a"][b"flags"] == b"e"
+    assert dict(want[-1][3])["d"][b"cmd"] == b"set"

@@ -14,6 +14,7 @@ import os
 import pytest
 
 import harness
+import redis_cases
 from harness import RawConn
 
 
@@ -509,3 +510,34 @@ def test_client_pause_write_holds_library_changes_and_write_functions(pair):
     want = pause_session(ref.port)
     assert want[1] == b"*0\r\n" and want[2] == b"$6\r\nsetter\r\n"
     assert pause_session(cg.port) == want
+
+
+@pytest.mark.parametrize("proto", [2])
+def test_redis_functions_tcl_cases(server, redis_server, proto):
+    """Redis 7.0.15's tests/unit/functions.tcl case by case
+    (redis_tcl/functions.cmds), as redis-server answers them; FCALL finds a
+    function whatever the case of its name."""
+    assert redis_cases.run("functions.cmds", server.port, redis_server.port, proto) == []
+
+
+def test_names_equal_but_for_case_are_one_function(server):
+    """FCALL finds a function whatever the case (as Redis); two functions
+    of one library named alike but for case are refused (Redis 7.0.15
+    takes both and then fails an assertion), and deleting the library
+    leaves no function behind."""
+    c = RawConn(port=server.port)
+    code = "#!lua name=%s\n" + "".join(
+        "redis.register_function('%s', function() return %d end)\n" % (n, i)
+        for i, n in enumerate(("a", "A")))
+    assert c.command("FUNCTION", "LOAD", code % "x") == (
+        b"-ERR Error registering functions: ERR Function already exists in "
+        b"the library\r\n")
+    assert c.command("FUNCTION", "LOAD", "#!lua name=x\nredis.register_function("
+                     "'fN', function() return 7 end)") == b"$1\r\nx\r\n"
+    assert c.command("FUNCTION", "LOAD", "#!lua name=y\nredis.register_function("
+                     "'Fn', function() return 8 end)") == \
+        b"-ERR Function Fn already exists\r\n"
+    assert c.command("FCALL", "FN", "0") == b":7\r\n"
+    assert c.command("FUNCTION", "DELETE", "x") == b"+OK\r\n"
+    assert c.command("FCALL", "fn", "0") == b"-ERR Function not found\r\n"
+    c.close()

@@ -7,6 +7,7 @@ import pytest
 import redis
 
 import harness
+import redis_cases
 from harness import resp_command
 
 
@@ -175,3 +176,11 @@ def test_a_subscriber_that_does_not_read_is_closed_alone(start_daemon):
     assert pub.command("PUBSUB", "NUMSUB", "flood") == b"*2\r\n$5\r\nflood\r\n:0\r\n"
     assert "Closing pub/sub client" in d.log()
     slow.close()
+
+
+@pytest.mark.parametrize("proto", [2, 3])
+def test_redis_pubsub_tcl_cases(server, redis_server, proto):
+    """Redis 7.0.15's tests/unit/pubsub.tcl CLIENT REPLY cases
+    (redis_tcl/pubsub.cmds): confirmations and messages still reach a client
+    whose replies are off or skipped, in RESP2 and RESP3."""
+    assert redis_cases.run("pubsub.cmds", server.port, redis_server.port, proto) == []

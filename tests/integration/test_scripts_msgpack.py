@@ -7,6 +7,7 @@ bucket that keeps its state packed in a key, and what malformed input may
 cost (nothing beyond its own bytes; the Lua heap bound still holds)."""
 import pytest
 
+import redis_cases
 from harness import RawConn
 
 
@@ -272,3 +273,10 @@ def test_malformed_input_costs_only_its_bytes_and_the_heap_bound_holds(start_dae
     got = c.command("EVAL", body, 0)
     assert b"not enough memory" in got, got
     assert c.command("EVAL", "return cmsgpack.pack({1, 'x'})", 0) == b"$4\r\n\x92\x01\xa1x\r\n"
+
+
+@pytest.mark.parametrize("proto", [2])
+def test_redis_scripting_tcl_cases(server, redis_server, proto):
+    """Redis 7.0.15's tests/unit/scripting.tcl cmsgpack cases, by EVAL and by
+    FCALL (redis_tcl/scripting.cmds), as redis-server answers them."""
+    assert redis_cases.run("scripting.cmds", server.port, redis_server.port, proto) == []

@@ -12,6 +12,7 @@ import random
 import pytest
 
 import harness
+import redis_cases
 from test_cluster_nodes import cluster, keys_on_each_node  # noqa: F401
 from test_journal import fingerprint, kill9, set_members, start
 
@@ -533,3 +534,11 @@ def test_a_replica_gets_the_sets_by_full_sync_and_stream(start_daemon):
     assert caught_up(p, r)
     assert exact(r.raw(), KEYS) == exact(pc, KEYS)
     assert fingerprint(r) == fingerprint(p)
+
+
+@pytest.mark.parametrize("proto", [2, 3])
+def test_redis_set_tcl_cases(server, redis_server, proto):
+    """Redis 7.0.15's tests/unit/type/set.tcl case by case (redis_tcl/set.cmds):
+    every reply of its cases' commands as redis-server's, WATCH around SMOVE
+    and SPOP's counts included."""
+    assert redis_cases.run("set.cmds", server.port, redis_server.port, proto) == []

@@ -10,6 +10,7 @@ specs and COMMAND GETKEYS, a script's ZINTERSTORE ... WEIGHTS 1 0,
 import pytest
 
 import harness
+import redis_cases
 from test_journal import fingerprint, kill9, start
 from test_zsets import big, conversation
 
@@ -374,3 +375,18 @@ def test_stored_results_come_back_after_kill9(start_daemon, tmp_path):
     assert fingerprint(d2) == want
     assert d2.raw().command("ZSCAN", "inter", "0") == (
         b"*2\r\n$1\r\n0\r\n*4\r\n$1\r\na\r\n$1\r\n1\r\n$1\r\nb\r\n$1\r\n2\r\n")
+
+
+@pytest.mark.parametrize("proto", [2, 3])
+def test_redis_zset_tcl_cases(server, redis_server, proto):
+    """Redis 7.0.15's tests/unit/type/zset.tcl cases for the algebra, ZINTERCARD,
+    ZMPOP and the blocking pops, ZRANGESTORE and ZRANDMEMBER
+    (redis_tcl/zset.cmds), as redis-server answers them."""
+    assert redis_cases.run("zset.cmds", server.port, redis_server.port, proto) == []
+
+
+@pytest.mark.parametrize("proto", [2, 3])
+def test_redis_hash_tcl_cases(server, redis_server, proto):
+    """Redis 7.0.15's tests/unit/type/hash.tcl HRANDFIELD cases
+    (redis_tcl/hash.cmds), as redis-server answers them."""
+    assert redis_cases.run("hash.cmds", server.port, redis_server.port, proto) == []
