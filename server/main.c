@@ -659,7 +659,7 @@ setup(void)
     char host[256];
     int port;
     if (conf_replicaof(srv.conf.replicaof, host, sizeof(host), &port)) {
-        repl_set_primary(host, port);   /* connects from the first cron */
+        repl_set_primary(host, port);   /* connects as the loop starts */
     }
     cluster_follow_role();              /* cluster-mode yes: its line's */
     uint64_t every = (uint64_t)(MS_PER_SEC / srv.conf.hz);

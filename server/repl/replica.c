@@ -701,6 +701,9 @@ replica_set_primary(const char *host, int port)
     upstream.retry_ms = 0;
     upstream.down_since_s = clock_wall_us() / US_PER_SEC;
     log_notice("REPLICAOF %s:%d enabled (user request)", host, port);
+    /* At once, as Redis 7.0 connects: a failover's new link waits for
+     * no cron tick. */
+    link_connect();
 }
 
 bool

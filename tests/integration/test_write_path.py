@@ -465,7 +465,7 @@ class Pair:
     def wait_link(self):
         assert harness.wait_until(
             lambda: self.r.info("replication").get("master_link_status") == "up",
-            20), "the replica never linked up"
+            20, interval=0.01), "the replica never linked up"
 
     def replicate(self, conn=None):
         """WAIT 1 on conn (the writer's connection): the replica has it all."""
