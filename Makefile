@@ -237,14 +237,15 @@ sanitize:
 # (limits, abuse), the journal under appendfsync always (journal),
 # replication, gRPC, the protocol, AUTH, databases, INFO and metrics, and
 # what forks or exits with threads running (lifecycle: daemonize; snapshot;
-# children: SHUTDOWN during a child). The -k leaves out the slowest tests
+# children: SHUTDOWN during a child), one client's write serving another
+# (blocking pops, keyspace notifications). The -k leaves out the slowest tests
 # whose threading another test covers already, to stay near 2 minutes on a
 # 2-core machine.
 THREADS_SUBSET := $(addprefix tests/integration/test_,$(addsuffix .py, \
     throttle conformance windows log_tiers named_limits strings \
     transactions scripts scripts_states client_commands pubsub limits abuse \
     journal replication grpc protocol io_threads auth databases commands \
-    metrics hotpath lifecycle snapshot children))
+    metrics hotpath lifecycle snapshot children blocking notify))
 THREADS_DESELECT := not (killing_the_rewrite_child_or_the_parent or \
     torn_last_record_loads or (kill_9_under_load and everysec) or \
     big_strings_survive_kill_9 or replica_gets_big_strings or \
@@ -303,12 +304,12 @@ stress-reference: $(STRESS_BIN)
 # retirement runs on libuv's thread pool), then, with io-threads 2, the
 # integration tests of what crosses clients (scripts and the busy server's
 # thread, CLIENT PAUSE/KILL/REPLY, MONITOR, pub/sub, transactions, abuse
-# and limits, the io-threads options): about 45 s under TSan. The whole
+# and limits, the io-threads options, blocking pops): about 50 s under TSan. The whole
 # threaded subset under TSan: make SANITIZE=thread test-integration-threads.
 # tests/stress/tsan.supp says what is suppressed and why (third-party
 # libraries only).
 TSAN_SUBSET := $(addprefix tests/integration/test_,$(addsuffix .py, \
-    scripts client_commands pubsub transactions abuse io_threads))
+    scripts client_commands pubsub transactions abuse io_threads blocking))
 test-tsan:
 	$(MAKE) stress SANITIZE=thread STRESS_ARGS="--appendonly yes --appendfsync everysec $(STRESS_ARGS)"
 	$(MAKE) SANITIZE=thread build-tsan/bench-fill
