@@ -1,5 +1,6 @@
 """Redis 7.0.15's own tests (tests/unit/type/set.tcl, zset.tcl, hash.tcl,
-list.tcl, scripting.tcl, functions.tcl, pubsub.tcl), case by case, as
+list.tcl, scripting.tcl, functions.tcl, pubsub.tcl, keyspace.tcl, multi.tcl),
+case by case, as
 command scripts in redis_tcl/: each behaviour a Redis case checks, run on
 redis-server and on cellgate side by side, every reply compared byte for
 byte in RESP2 or RESP3 (docs/compat.md, "Redis's own tests, case by case",

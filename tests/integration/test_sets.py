@@ -542,3 +542,12 @@ def test_redis_set_tcl_cases(server, redis_server, proto):
     every reply of its cases' commands as redis-server's, WATCH around SMOVE
     and SPOP's counts included."""
     assert redis_cases.run("set.cmds", server.port, redis_server.port, proto) == []
+
+
+@pytest.mark.parametrize("proto", [2, 3])
+def test_redis_keyspace_tcl_cases(server, redis_server, proto):
+    """Redis 7.0.15's tests/unit/keyspace.tcl and multi.tcl cases over sets,
+    RANDOMKEY and the blocking pops (redis_tcl/keyspace.cmds): COPY, MOVE
+    and RENAME of sets with and without expiry, RANDOMKEY on an empty
+    database, blocking pops inside MULTI, as on redis-server."""
+    assert redis_cases.run("keyspace.cmds", server.port, redis_server.port, proto) == []
