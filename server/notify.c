@@ -42,27 +42,30 @@ channel(char *buf, size_t cap, const char *prefix, int db,
     return p;
 }
 
-void
-notify_publish(const char *event, const char *key, size_t len, int db)
+/* One message on <prefix><db>__:<name>, a channel of both families. */
+static void
+publish_on(const char *prefix, int db, const char *name, size_t nlen,
+           const char *msg, size_t mlen)
 {
     char buf[256];
     char *owned;
     size_t clen;
+    const char *ch = channel(buf, sizeof(buf), prefix, db, name, nlen, &clen,
+                             &owned);
+    if (ch != NULL) {
+        (void)pubsub_publish(ch, clen, msg, mlen);
+    }
+    mem_free(owned);
+}
+
+void
+notify_publish(const char *event, const char *key, size_t len, int db)
+{
     size_t elen = strlen(event);
     if (notify_flags & CONF_EVENT_KEYSPACE) {
-        const char *ch = channel(buf, sizeof(buf), "__keyspace@", db, key,
-                                 len, &clen, &owned);
-        if (ch != NULL) {
-            (void)pubsub_publish(ch, clen, event, elen);
-        }
-        mem_free(owned);
+        publish_on("__keyspace@", db, key, len, event, elen);
     }
     if (notify_flags & CONF_EVENT_KEYEVENT) {
-        const char *ch = channel(buf, sizeof(buf), "__keyevent@", db, event,
-                                 elen, &clen, &owned);
-        if (ch != NULL) {
-            (void)pubsub_publish(ch, clen, key, len);
-        }
-        mem_free(owned);
+        publish_on("__keyevent@", db, event, elen, key, len);
     }
 }
