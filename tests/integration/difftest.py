@@ -19,7 +19,10 @@ inside a transaction with any timeout, since a transaction never waits
 (an empty key answers nil at once); outside one after a push to their
 first key, so they answer at once and the one-client stream never hangs;
 who is served when several clients wait, and timeouts, are
-test_blocking.py's) plus PING and ECHO: each entry draws its arguments
+test_blocking.py's), scripts (EVAL's bodies calling the grammar's commands
+and the Lua libraries, cmsgpack and struct among them) and functions
+(FUNCTION LOAD of libraries made of fixed bodies, FCALL, FCALL_RO,
+FUNCTION DELETE, FLUSH, STATS) plus PING and ECHO: each entry draws its arguments
 from small pools (keys with binary
 bytes and {hash tags}; values empty, binary, long, integer- and
 float-looking; numbers negative, zero, huge, overflowing, non-numeric,
@@ -1431,6 +1434,17 @@ class ScriptGen:
             "table.concat({%s, %s}, ',')" % (self.string(), self.number()),
             "function() end", "coroutine.create(function() end)",
             "(function(...) return select('#', ...) end)(%s, nil, nil)" % self.var(),
+            "cmsgpack.pack(%s, %s)" % (self.number(), self.string()),
+            "{cmsgpack.unpack(cmsgpack.pack({%s, %s}, %s))}" % (
+                self.number(), self.string(), self.number()),
+            "{cmsgpack.unpack_one(cmsgpack.pack(%s, %s))}" % (self.string(), self.number()),
+            "{cmsgpack.unpack_limit(cmsgpack.pack(1, %s, 3), %d)}" % (
+                self.string(), self.rng.randint(-1, 4)),
+            "cmsgpack.unpack(%s)" % self.string(),
+            "struct.pack('>iHb', %d, %d, %d)" % (self.rng.randint(-99, 99),
+                                                 self.rng.randint(0, 9), self.rng.randint(0, 9)),
+            "{struct.unpack('<i', struct.pack('<i', %d))}" % self.rng.randint(-2**31, 2**31 - 1),
+            "struct.size('>iHbd')", "{struct.unpack('>I', %s)}" % self.string(),
         ])
 
     def failing(self):
@@ -1628,6 +1642,91 @@ def g_script_flush(g):
     if g.scripts is not None:
         g.scripts.loaded = []
         g.scripts.recent.clear()
+    r = g.rng.random()
+    if r < 0.3:
+        return [g.opt(b"ASYNC")]
+    if r < 0.6:
+        return [g.opt(b"SYNC")]
+    return []
+
+
+# ---- functions: FUNCTION LOAD|DELETE|FLUSH|STATS, FCALL, FCALL_RO ----------
+
+# A library's functions are drawn from fixed bodies (the scripts' own
+# grammar is EVAL's): keys[1] and args[1] are the call's, so each body
+# meets every key type and a missing key or argument.
+FUNCTION_LIBS = [b"dl1", b"dl2", b"dl3"]
+FUNCTION_BODIES = [
+    (b"return redis.call('GET', keys[1])", True),
+    (b"return redis.call('INCRBY', keys[1], args[1] or 1)", False),
+    (b"return redis.call('SADD', keys[1], args[1] or 'm')", False),
+    (b"return cmsgpack.unpack(cmsgpack.pack(redis.call('LRANGE', keys[1], 0, -1)))", True),
+    (b"return {struct.unpack('>i', struct.pack('>i', #keys + #args))}", True),
+    (b"return redis.pcall('ZADD', keys[1], 1, args[1] or 'x')", False),
+    (b"return {#keys, #args, redis.call('EXISTS', unpack(keys))}", True),
+    (b"error('boom')", True),
+    (b"return redis.call('RPUSH', keys[1], cmsgpack.pack(args))", False),
+]
+
+
+LOADED_FUNCTIONS = {}    # library -> the function names its last LOAD drew
+
+
+def function_name(lib, i):
+    return b"%s_f%d" % (lib, i)
+
+
+def g_function_load(g):
+    lib = g.pick(FUNCTION_LIBS)
+    out = [g.opt(b"REPLACE")] if g.chance(0.6) else []
+    r = g.rng.random()
+    if r < 0.06:
+        g.opts.append("<invalid>")
+        return out + [g.pick([b"return 1", b"#!lua name=%s\nreturn 1 +" % lib,
+                              b"#!lua\nredis.register_function('f', function() end)",
+                              b"#!lua name=%s\n" % lib,
+                              b"#!lua name=dl1\nredis.register_function('dl2_f0', "
+                              b"function() return 1 end)"])]
+    lines = [b"#!lua name=%s" % lib]
+    chosen = g.rng.sample(range(len(FUNCTION_BODIES)), g.rng.randint(1, 4))
+    # what FCALL names next (a load without REPLACE of a loaded library
+    # fails: its functions stay)
+    if out or lib not in LOADED_FUNCTIONS:
+        LOADED_FUNCTIONS[lib] = [function_name(lib, i) for i in chosen]
+    for i in chosen:
+        body, ro = FUNCTION_BODIES[i]
+        flags = b", flags={'no-writes'}" if ro and g.chance(0.7) else b""
+        lines.append(b"redis.register_function{function_name='%s', callback="
+                     b"function(keys, args) %s end%s}" % (function_name(lib, i), body, flags))
+    return out + [b"\n".join(lines)]
+
+
+def g_fcall(g):
+    loaded = [n for names in LOADED_FUNCTIONS.values() for n in names]
+    if loaded and g.chance(0.85):
+        name = g.pick(loaded)
+    elif g.chance(0.7):
+        name = function_name(g.pick(FUNCTION_LIBS), g.rng.randrange(len(FUNCTION_BODIES)))
+    else:
+        name = g.pick([b"nosuch", b"", b"DL1_F0"])
+    nkeys = g.rng.choice([0, 1, 1, 1, 2])
+    keys = [g.key(wrongtype=True) for _ in range(nkeys)]
+    argv = [g.int_() if g.chance(0.5) else g.val() for _ in range(g.rng.randint(0, 2))]
+    n = b"%d" % nkeys
+    if g.chance(0.03):
+        g.opts.append("<numkeys>")
+        n = g.pick([b"-1", b"x", b"%d" % (nkeys + len(argv) + 1)])
+    return [name, n] + keys + argv
+
+
+def g_function_delete(g):
+    lib = g.pick(FUNCTION_LIBS + [b"nosuch"])
+    LOADED_FUNCTIONS.pop(lib, None)
+    return [lib]
+
+
+def g_function_flush(g):
+    LOADED_FUNCTIONS.clear()
     r = g.rng.random()
     if r < 0.3:
         return [g.opt(b"ASYNC")]
@@ -1848,13 +1947,19 @@ GRAMMAR = [
     Cmd("SCRIPT LOAD", g_script_load, 1),
     Cmd("SCRIPT EXISTS", g_script_exists, 0.7),
     Cmd("SCRIPT FLUSH", g_script_flush, 0.03),
+    Cmd("FUNCTION LOAD", g_function_load, 0.3, ("REPLACE", "<invalid>"), queue=False),
+    Cmd("FCALL", g_fcall, 1.5, ("<numkeys>",)),
+    Cmd("FCALL_RO", g_fcall, 0.5, ("<numkeys>",)),
+    Cmd("FUNCTION DELETE", g_function_delete, 0.05, queue=False),
+    Cmd("FUNCTION FLUSH", g_function_flush, 0.01, ("ASYNC", "SYNC"), queue=False),
+    Cmd("FUNCTION STATS", lambda g: [], 0.1, queue=False),
     # cellgate's limiters: never sent to Redis, only planted (--plant-limiters)
     Cmd("CL.THROTTLE", g_cl_throttle, 0, redis=False),
     Cmd("INCREX", g_increx, 0, redis=False),
 ]
 BY_NAME = {c.name: c for c in GRAMMAR}
 SCRIPT_CMDS = [c for c in GRAMMAR if c.redis and c.name not in SCRIPT_SKIP
-               and not c.name.startswith(("EVAL", "SCRIPT"))]
+               and not c.name.startswith(("EVAL", "SCRIPT", "FUNCTION", "FCALL"))]
 TX_END = {"MULTI", "EXEC", "DISCARD", "SCAN", "HSCAN", "ZSCAN", "SSCAN",
           "SRANDMEMBER", "SPOP", "SINTER", "SUNION", "SDIFF"}   # end a batch
 # Replies whose order is Redis's hash table's when it keeps the key in one

@@ -58,9 +58,11 @@ COLLECTION_ERRORS = ["-ERR min or max not valid string range item",
                      "-ERR value is out of range, value must between -"]
 
 
-# The scripts' commands: each answered both an error and something else
-# (SCRIPT EXISTS never fails but for a wrong arity, rare: not asserted).
-SCRIPT_COMMANDS = ["EVAL", "EVAL_RO", "EVALSHA", "EVALSHA_RO", "SCRIPT LOAD"]
+# The scripts' and functions' commands: each answered both an error and
+# something else (SCRIPT EXISTS never fails but for a wrong arity, rare;
+# FCALL_RO of a function with no-writes is rarely drawn: not asserted).
+SCRIPT_COMMANDS = ["EVAL", "EVAL_RO", "EVALSHA", "EVALSHA_RO", "SCRIPT LOAD", "FCALL",
+                   "FUNCTION LOAD"]
 # Errors only a script's paths give.
 SCRIPT_ERRORS = ["-NOSCRIPT", "-ERR user_script",
                  "-ERR Write commands are not allowed from read-only scripts.",
