@@ -990,15 +990,25 @@ cmd_error(struct conn *c, const char *msg)
     reply_errorz(&c->out, msg);
 }
 
+/* A message longer than the stack's buffer (Redis quotes a client's
+ * argument whole) is formatted again into a block of its size; out of
+ * memory, it is cut to the buffer. */
 void
 cmd_errorf(struct conn *c, const char *fmt, ...)
 {
     char msg[1024];
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(msg, sizeof(msg), fmt, ap);
+    int n = vsnprintf(msg, sizeof(msg), fmt, ap);
     va_end(ap);
-    cmd_error(c, msg);
+    char *big = n >= (int)sizeof(msg) ? mem_malloc((size_t)n + 1) : NULL;
+    if (big != NULL) {
+        va_start(ap, fmt);
+        vsnprintf(big, (size_t)n + 1, fmt, ap);
+        va_end(ap);
+    }
+    cmd_error(c, big != NULL ? big : msg);
+    mem_free(big);
 }
 
 void

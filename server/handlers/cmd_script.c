@@ -37,7 +37,7 @@ function_list_command(struct conn *c, struct resp_request *req)
             pattern = req->argv[i];
             plen = req->argvlen[i];
         } else {
-            cmd_errorf(c, "ERR Unknown argument %.128s", req->argv[i]);
+            cmd_errorf(c, "ERR Unknown argument %s", req->argv[i]);
             return;
         }
     }
@@ -66,7 +66,7 @@ function_load_command(struct conn *c, struct resp_request *req)
     size_t i = 2;
     while (i < req->argc - 1) {
         if (!cmd_arg_is(req, i, "replace")) {
-            cmd_errorf(c, "ERR Unknown option given: %.128s", req->argv[i]);
+            cmd_errorf(c, "ERR Unknown option given: %s", req->argv[i]);
             return;
         }
         replace = true;

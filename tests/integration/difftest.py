@@ -40,7 +40,7 @@ its limiter), and the commands that show a key's type or expiry (TYPE,
 TTL...) never draw planted keys.
 
 The runner keeps one raw socket per server (no client library: the reply
-bytes are the server's), FLUSHALL on both at the start, then sends the same
+bytes are the server's), FLUSHALL and FUNCTION FLUSH on both at the start, then sends the same
 requests in small pipelined batches to both and reads exactly one reply per
 request with a RESP2/RESP3 parser. It runs the stream once per protocol
 (--resp both: RESP2, then HELLO 3 on fresh connections, each half of N).
@@ -1259,7 +1259,7 @@ class ScriptGen:
             return ", ".join(lua_str(w) for w in words), None
         if self.rng.random() < 0.06:
             self.feat("<bad args>")
-            return self.rng.choice(["", "{}", "'get', {}", "'get', nil", "'set', 'k', true",
+            return self.rng.choice(["", "", "", "{}", "'get', {}", "'get', nil", "'set', 'k', true",
                                     "'get', 1.5", "nil", "'incrby', 'k', 2.5",
                                     "'set', 'k', -0.25"]), None
         for _ in range(10):
@@ -2326,8 +2326,9 @@ class Runner:
                 hello = c.call([b"HELLO", b"3"])
                 if hello.t != b"%":
                     raise RuntimeError("%s: HELLO 3 answered %r" % (c.name, hello.raw[:200]))
+        LOADED_FUNCTIONS.clear()    # as FUNCTION FLUSH leaves the servers
         for c in (cg, ref):
-            for args in ([b"FLUSHALL"], [b"SELECT", b"0"]):
+            for args in ([b"FLUSHALL"], [b"FUNCTION", b"FLUSH"], [b"SELECT", b"0"]):
                 rep = c.call(args)
                 if rep.t != b"+":
                     raise RuntimeError("%s: %s answered %r" % (c.name, args, rep.raw))
