@@ -1638,16 +1638,21 @@ def g_script_exists(g):
     return out
 
 
-def g_script_flush(g):
-    if g.scripts is not None:
-        g.scripts.loaded = []
-        g.scripts.recent.clear()
+def flush_mode(g):
+    """SCRIPT FLUSH's and FUNCTION FLUSH's optional ASYNC or SYNC."""
     r = g.rng.random()
     if r < 0.3:
         return [g.opt(b"ASYNC")]
     if r < 0.6:
         return [g.opt(b"SYNC")]
     return []
+
+
+def g_script_flush(g):
+    if g.scripts is not None:
+        g.scripts.loaded = []
+        g.scripts.recent.clear()
+    return flush_mode(g)
 
 
 # ---- functions: FUNCTION LOAD|DELETE|FLUSH|STATS, FCALL, FCALL_RO ----------
@@ -1727,12 +1732,7 @@ def g_function_delete(g):
 
 def g_function_flush(g):
     LOADED_FUNCTIONS.clear()
-    r = g.rng.random()
-    if r < 0.3:
-        return [g.opt(b"ASYNC")]
-    if r < 0.6:
-        return [g.opt(b"SYNC")]
-    return []
+    return flush_mode(g)
 
 
 class Cmd:
