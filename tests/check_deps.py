@@ -25,13 +25,13 @@ The rules:
         cmd                           (dispatch, errors, statistics)
         guard                         (the server's state against a
                                        write, asked by cmd and script/)
-        the wings: persist/, repl/, cluster/, envoy/
+        the wings: persist/, repl/, cluster/, envoy/, rdb/
         the core: every other file directly in server/
         store, then wheel             (the table, its timer wheel)
     A module depends only on floors below its own; handlers never on one
     another; the core never on a wing, cmd, conn or main.
   - the wings' own rules (WING_RULES): persist/ and repl/ never depend on
-    each other, envoy/ on no other wing, nothing in handlers/ or script/
+    each other, envoy/ and rdb/ on no other wing, nothing in handlers/ or script/
     on conn.
   - inside repl/, top down (REPL_ORDER): replication (the wing's face),
     replica (the link to a primary), primary (our replicas), stream,
@@ -71,7 +71,7 @@ FOLDER_MAY = {
 # The folders under server/ (its wings); a source folder not named here
 # fails the check.
 WINGS = ["server/handlers", "server/script", "server/persist", "server/repl",
-         "server/cluster", "server/envoy"]
+         "server/cluster", "server/envoy", "server/rdb"]
 # Floors inside server/, top down: each with the modules on it, as exact
 # names or fnmatch patterns ("server/*" is a file directly in server/).
 # A module takes the first floor that names it exactly, else the first
@@ -86,7 +86,8 @@ SERVER_FLOORS = [
     ("scripts", ["server/script/*"]),
     ("dispatcher", ["server/cmd"]),
     ("guards", ["server/guard"]),
-    ("wings", ["server/persist/*", "server/repl/*", "server/cluster/*", "server/envoy/*"]),
+    ("wings", ["server/persist/*", "server/repl/*", "server/cluster/*", "server/envoy/*",
+               "server/rdb/*"]),
     ("core", ["server/*"]),
     ("store", ["server/store"]),
     ("wheel", ["server/wheel"]),
@@ -101,6 +102,10 @@ WING_RULES = [
     ("server/envoy", "server/persist", "envoy/ depends on no other wing"),
     ("server/envoy", "server/repl", "envoy/ depends on no other wing"),
     ("server/envoy", "server/cluster", "envoy/ depends on no other wing"),
+    ("server/rdb", "server/persist", "rdb/ depends on no other wing"),
+    ("server/rdb", "server/repl", "rdb/ depends on no other wing"),
+    ("server/rdb", "server/cluster", "rdb/ depends on no other wing"),
+    ("server/rdb", "server/envoy", "rdb/ depends on no other wing"),
     ("server/handlers", "server/conn", "handlers never reach the connection layer"),
     ("server/script", "server/conn", "scripts never reach the connection layer"),
 ]
