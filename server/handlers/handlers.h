@@ -176,6 +176,7 @@ HANDLER(move_command);
 HANDLER(rename_command);
 HANDLER(renamenx_command);
 HANDLER(copy_command);
+HANDLER(dump_command);
 
 /* cmd_restore.c */
 HANDLER(restore_command);
