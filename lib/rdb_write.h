@@ -35,31 +35,7 @@
 #include <stdint.h>
 
 #include "lib/mem.h"
-
-#define RDB_VERSION 10
-
-/* RDB's object types (the ones Redis 7.0.15 writes) and opcodes. */
-enum rdb_type {
-    RDB_TYPE_STRING = 0,
-    RDB_TYPE_SET = 2,
-    RDB_TYPE_HASH = 4,
-    RDB_TYPE_ZSET_2 = 5,
-    RDB_TYPE_SET_INTSET = 11,
-    RDB_TYPE_HASH_LISTPACK = 16,
-    RDB_TYPE_ZSET_LISTPACK = 17,
-    RDB_TYPE_LIST_QUICKLIST_2 = 18,
-};
-enum rdb_opcode {
-    RDB_OPCODE_FUNCTION2 = 245,
-    RDB_OPCODE_AUX = 250,
-    RDB_OPCODE_RESIZEDB = 251,
-    RDB_OPCODE_EXPIRETIME_MS = 252,
-    RDB_OPCODE_SELECTDB = 254,
-    RDB_OPCODE_EOF = 255,
-};
-/* A quicklist node's container (RDB_TYPE_LIST_QUICKLIST_2). */
-#define RDB_QUICKLIST_PLAIN 1
-#define RDB_QUICKLIST_PACKED 2
+#include "lib/rdb.h"
 
 bool rdb_put_byte(struct membuf *b, uint8_t v);
 bool rdb_put_len(struct membuf *b, uint64_t len);

@@ -30,10 +30,8 @@
 #include <stdint.h>
 
 #include "lib/mem.h"
+#include "lib/rdb.h"
 #include "server/store.h"
-
-/* The type byte of cellgate's own payload: one no Redis type uses. */
-#define RDB_TYPE_CELLGATE 0xC8
 
 /* Append DUMP's payload of record r at now to out: the RDB type byte, the
  * object, RDB version 10 in 2 bytes little-endian, the CRC-64 of all
