@@ -121,6 +121,16 @@ setup_key_specs(struct cmd *cmd)
 {
     const struct cmd_keynum *kn = cmd->keynum;
     size_t n = cmd_key_spec_count(cmd);
+    if (cmd->keyword != NULL) {
+        /* Its own key (MIGRATE's), then the keys after the keyword. */
+        if (kn != NULL || n != 2 || cmd->first_key < 1 ||
+            cmd->last_key != cmd->first_key || cmd->key_step != 1 ||
+            cmd->keyword->startfrom >= 0) {
+            return false;
+        }
+        cmd->flags |= CMD_MOVABLE_KEYS;
+        return true;
+    }
     if (kn == NULL) {
         return (n > 0) == (cmd->first_key != 0);
     }
@@ -319,11 +329,55 @@ keynum_getkeys(const struct cmd_keynum *kn, const struct resp_request *req,
     return true;
 }
 
+/* Does the line hold the keyword row's word where its key spec looks for
+ * it (from argument argc + startfrom back to argument 2)? */
+static bool
+keyword_found(const struct cmd_keyword *kw, const struct resp_request *req)
+{
+    for (int64_t i = (int64_t)req->argc + kw->startfrom; i >= 2; i--) {
+        if (i < (int64_t)req->argc && strcasecmp(req->argv[i], kw->word) == 0) {
+            return true;
+        }
+    }
+    return false;
+}
+
+/* The keyword row's keys (MIGRATE's), as Redis finds them: without the
+ * keyword, its key spec's own key; with it, the keyword spec is
+ * incomplete and Redis asks migrateGetKeys(): the keys after KEYS (the
+ * options before it skipped with their values) when the key argument is
+ * empty, none when it is not. */
+static bool
+keyword_keys(const struct cmd *cmd, const struct resp_request *req,
+             struct cmd_keys *out)
+{
+    int first = cmd->first_key, last = cmd->first_key;
+    for (size_t i = (size_t)cmd->first_key + 3;
+         keyword_found(cmd->keyword, req) && i < req->argc; i++) {
+        if (strcasecmp(req->argv[i], cmd->keyword->word) == 0) {
+            first = (int)i + 1;
+            last = req->argvlen[cmd->first_key] > 0 ? first - 1
+                                                   : (int)req->argc - 1;
+            break;
+        }
+        i += strcasecmp(req->argv[i], "auth") == 0    ? 1
+           : strcasecmp(req->argv[i], "auth2") == 0 ? 2 : 0;
+    }
+    if (last < first || first >= (int)req->argc) {
+        return false;
+    }
+    *out = (struct cmd_keys){ first, last, 1, true, 0 };
+    return true;
+}
+
 bool
 cmd_request_keys(const struct cmd *cmd, const struct resp_request *req,
                  struct cmd_keys *out)
 {
     const struct cmd_keynum *kn = cmd->keynum;
+    if (cmd->keyword != NULL) {
+        return keyword_keys(cmd, req, out);
+    }
     if (!(cmd->flags & CMD_MOVABLE_KEYS) || kn == NULL) {
         int last = cmd_last_key(cmd, req->argc);
         if (last < 0) {

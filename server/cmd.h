@@ -123,6 +123,16 @@ struct cmd_keynum {
     int keystep;
 };
 
+/* Redis's keyword key spec, as COMMAND INFO shows it (MIGRATE's KEYS
+ * ...): the keys run from the argument after `word` to the end of the
+ * line, the word searched for from argument argc + startfrom (backwards
+ * when negative). Redis marks MIGRATE's incomplete and finds its keys
+ * otherwise (cmd_request_keys()). */
+struct cmd_keyword {
+    const char *word;
+    int startfrom;
+};
+
 /* A row of the table; the fields a row leaves out are 0 or NULL. */
 struct cmd {
     const char *name;        /* lower case, "parent|sub" for subcommands */
@@ -137,6 +147,10 @@ struct cmd {
     int key_step;
     /* The keys counted by an argument (EVAL's numkeys), or NULL. */
     const struct cmd_keynum *keynum;
+    /* The keys after a keyword, or NULL: such a row has two key specs,
+     * its own key's (first_key, shown as its legacy range) and then the
+     * keyword one. */
+    const struct cmd_keyword *keyword;
     /* The key specs, one for each row with keys: it covers all of them;
      * with two, spec i is the one key at first_key + i (RENAME key
      * newkey). A keynum row has one, the keynum spec, or two: its own

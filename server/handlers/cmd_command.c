@@ -82,7 +82,8 @@ reply_key_flags(struct conn *c, unsigned flags)
  * i (RENAME key newkey), the last one running to the end of the line
  * when last_key is -1 (SINTERSTORE destination key...). A keynum row
  * (EVAL's) has one, or its own key's and then the keynum one
- * (ZUNIONSTORE's). */
+ * (ZUNIONSTORE's); a keyword row its own key's and then the keyword one
+ * (MIGRATE's). */
 
 /* The key spec that covers argument index `arg` of a command line (a key
  * position of cmd), and its flags as Redis reports them for this line:
@@ -97,6 +98,9 @@ key_spec_of_arg(const struct cmd *cmd, int arg, char **argv, size_t argc,
     }
     size_t n = cmd_key_spec_count(cmd);
     size_t i = n > 1 && arg > cmd->first_key ? (size_t)(arg - cmd->first_key) : 0;
+    if (cmd->keyword != NULL) {
+        i = 0;          /* Redis's migrateGetKeys() gives each key spec 0's */
+    }
     struct cmd_key_spec ks = cmd->key_specs[i < n ? i : n - 1];
     if (strcmp(cmd->name, "set") == 0) {
         bool get = false;
@@ -167,6 +171,25 @@ reply_range_spec(struct conn *c, const struct cmd *cmd, size_t n, size_t i)
     reply_int(&c->out, 0);
 }
 
+/* A keyword spec's search and keys: from the argument after the word to
+ * the end of the line (MIGRATE's KEYS). */
+static void
+reply_keyword_spec(struct conn *c, const struct cmd_keyword *kw)
+{
+    reply_spec_part(c, "begin_search", "keyword", 2);
+    reply_bulkz(&c->out, "keyword");
+    reply_bulkz(&c->out, kw->word);
+    reply_bulkz(&c->out, "startfrom");
+    reply_int(&c->out, kw->startfrom);
+    reply_spec_part(c, "find_keys", "range", 3);
+    reply_bulkz(&c->out, "lastkey");
+    reply_int(&c->out, -1);
+    reply_bulkz(&c->out, "keystep");
+    reply_int(&c->out, 1);
+    reply_bulkz(&c->out, "limit");
+    reply_int(&c->out, 0);
+}
+
 /* Element 9: key specifications, Redis 7's layout. A keynum row's keynum
  * spec is its last (after ZUNIONSTORE's destination). */
 static void
@@ -187,6 +210,10 @@ reply_key_specs(struct conn *c, const struct cmd *cmd)
         }
         reply_bulkz(&c->out, "flags");
         reply_key_flags(c, ks->flags);
+        if (cmd->keyword != NULL && i == n - 1) {
+            reply_keyword_spec(c, cmd->keyword);
+            continue;
+        }
         reply_spec_part(c, "begin_search", "index", 1);
         reply_bulkz(&c->out, "index");
         if (keynum && i == n - 1) {
