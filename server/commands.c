@@ -378,6 +378,12 @@ static const struct cmd_keynum numkeys_at_2 = {
     .index = 2, .keynumidx = 0, .firstkey = 1, .keystep = 1
 };
 
+/* MIGRATE's keys in its KEYS form: after the last KEYS, looked for from
+ * the second-last argument back. */
+static const struct cmd_keyword keys_after_keys = {
+    .word = "KEYS", .startfrom = -2
+};
+
 /* EVAL and its kin: the keys are counted by numkeys (a keynum key spec,
  * so no legacy positions and movablekeys); EVAL feeds MONITOR itself,
  * before the script's own commands (skip_monitor). */
@@ -1323,6 +1329,23 @@ static struct cmd table[] = {
       .acl = "keyspace write fast", .group = "generic", .since = "1.0.0",
       .summary = "Rename a key, only if the new key does not exist",
       .args = "key:key newkey:key", .proc = renamenx_command },
+    { .name = "migrate", .arity = -6, .flags = CMD_WRITE,
+      .first_key = 3, .last_key = 3, .key_step = 1,
+      .keyword = &keys_after_keys,
+      .key_specs = { SPEC_RW_ACCESS_DELETE,
+                     { .flags = CMD_KEY_RW | CMD_KEY_ACCESS | CMD_KEY_DELETE |
+                                CMD_KEY_INCOMPLETE } },
+      .acl = "keyspace write slow dangerous", .group = "generic",
+      .since = "2.6.0",
+      .summary = "Atomically transfer a key from a Redis instance to "
+                 "another one.",
+      .args = "host:string port:integer "
+              "key_or_empty_string:oneof=key/key|empty_string/pure-token "
+              "destination-db:integer timeout:integer ?COPY:pure-token "
+              "?REPLACE:pure-token ?AUTH=password:string "
+              "?AUTH2=username_password:block=username/string|"
+              "password/string ?*KEYS=key:key",
+      .proc = migrate_command, .tips = "nondeterministic_output" },
     { .name = "copy", .arity = -3, .flags = CMD_WRITE | CMD_DENYOOM,
       .first_key = 1, .last_key = 2, .key_step = 1,
       .key_specs = { SPEC_RO_ACCESS, SPEC_OW_UPDATE },

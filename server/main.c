@@ -46,6 +46,7 @@
 #include "server/slowlog.h"
 #include "server/persist/persist.h"
 #include "server/pubsub.h"
+#include "server/rdb/migrate.h"
 #include "server/repl/replication.h"
 #include "server/snapshot.h"
 
@@ -215,6 +216,7 @@ on_cron(uv_timer_t *t)
     persist_before_replies();
     child_cron();
     repl_cron();
+    migrate_cron();
     metrics_publish();
     /* After a mass expiry the freed records sit in the allocator; give the
      * pages back so RSS follows the live keys. */
@@ -686,6 +688,7 @@ teardown(bool bye)
     metrics_teardown();
     pubsub_teardown();
     repl_teardown();
+    migrate_teardown();
     cluster_teardown();
     named_limits_teardown();
     keyspace_teardown();

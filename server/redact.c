@@ -39,6 +39,18 @@ redact_arg(const struct resp_request *req, size_t i)
         }
         return false;
     }
+    /* MIGRATE ... AUTH password, AUTH2 username password (before KEYS). */
+    if (arg_is(req, 0, "migrate")) {
+        for (size_t j = 6; j < i && !arg_is(req, j, "keys"); j++) {
+            size_t n = arg_is(req, j, "auth") ? 1
+                     : arg_is(req, j, "auth2") ? 2 : 0;
+            if (i <= j + n && j + n < req->argc) {
+                return true;
+            }
+            j += j + n < req->argc ? n : 0;
+        }
+        return false;
+    }
     /* CONFIG SET name value ...: the values of the passwords. */
     return arg_is(req, 0, "config") && arg_is(req, 1, "set") && i >= 3 &&
            i % 2 == 1 && is_password_option(req, i - 1);

@@ -181,6 +181,9 @@ HANDLER(dump_command);
 /* cmd_restore.c */
 HANDLER(restore_command);
 
+/* cmd_migrate.c */
+HANDLER(migrate_command);
+
 /* cmd_expire.c */
 HANDLER(expire_command);
 HANDLER(pexpire_command);
