@@ -183,7 +183,9 @@ parse_ttl(struct conn *c, struct resp_request *req, bool absttl, int64_t now,
     } else if (absttl) {
         *at = ttl;
     } else {
-        *at = ttl > INT64_MAX - now_ms ? INT64_MAX : ttl + now_ms;
+        /* Redis adds mstime() in a long long, which wraps: a TTL past the
+         * clock's range makes a time in the past, so no key. */
+        *at = (int64_t)((uint64_t)ttl + (uint64_t)now_ms);
     }
     return true;
 }
