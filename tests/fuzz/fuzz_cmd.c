@@ -95,7 +95,7 @@
  * every allocation matches).
  *
  * Commands that leave the process or touch sockets (QUIT, SHUTDOWN,
- * CLIENT KILL), answer more than once ((P)(UN)SUBSCRIBE, MONITOR, CLIENT
+ * CLIENT KILL, MIGRATE but to 127.0.0.1:1, which refuses), answer more than once ((P)(UN)SUBSCRIBE, MONITOR, CLIENT
  * REPLY, WAIT), fork (BGSAVE, BGREWRITEAOF, PSYNC), change the role
  * (REPLICAOF, SLAVEOF, REPLCONF) or read the config file (CLUSTER RELOAD) are
  * skipped, as are CONFIG SETs of the snapshot path, the log and
@@ -1837,6 +1837,13 @@ skipped(const struct req *r)
         word(r, 0, "monitor") || (word(r, 0, "client") && word(r, 1, "reply")) ||
         (word(r, 0, "client") && word(r, 1, "kill")) ||
         (word(r, 0, "cluster") && word(r, 1, "reload"))) {
+        return true;
+    }
+    /* MIGRATE runs (its parsing, lookups and a refused connection) only
+     * towards 127.0.0.1:1, where nobody listens: any other target would
+     * be a socket of the driver's, or a name to resolve. */
+    if (word(r, 0, "migrate") &&
+        !(word(r, 1, "127.0.0.1") && word(r, 2, "1"))) {
         return true;
     }
     /* COPY is the one command that multiplies big values (into 16

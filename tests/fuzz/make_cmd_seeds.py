@@ -228,6 +228,30 @@ SEEDS = {
     + cmd("SET", "h2", "v") + cmd("TYPE", "l2") + cmd("SCAN", 0, "TYPE", "list") + save_and_reload()
     + clock(S59) + cmd("EXPIRE", "l2", 1) + clock(S1_1) + cmd("LLEN", "l2") + cmd("DEL", "z", "x")
     + save_and_reload(),
+    # DUMP and RESTORE: payloads redis-server 7.0.15 DUMPed (an LZF string,
+    # an integer, a quicklist, a listpack hash, an intset, a set, a listpack
+    # sorted set), each RESTOREd with its options, REPLACE over a key of
+    # another type, one bit flipped (a bad checksum), cut short; MIGRATE
+    # to 127.0.0.1:1, which refuses.
+    "dump-restore": b"".join(cmd("RESTORE", k, ttl, p, *opts) for k, ttl, p, opts in [
+        ("s", 0, b"\x00\xc3\x14/\x0chello world h\xe0\x17\x0b\x01ld\n\x00\x12\xca\xcc+[\xafU\xba", []),
+        ("i", 5000, b"\x00\xc190\n\x00\x9d\x94\xea'\x93\xfc\x08\xb9", []),
+        ("l", 0, b"\x12\x01\x02\x11\x11\x00\x00\x00\x04\x00\x81a\x02\x81b\x02\x01\x01\x02\x01"
+         b"\xff\n\x00mrq>\x9bCH+", ["IDLETIME", 10]),
+        ("h", 0, b"\x10\x12\x12\x00\x00\x00\x04\x00\x81f\x02\x81v\x02\x81n\x02\x07\x01\xff\n\x00"
+         b"\xb8*\xde\xa8@\x7f\xfa\xa8", ["FREQ", 5]),
+        ("si", 0, b"\x0b\x0e\x02\x00\x00\x00\x03\x00\x00\x00\x01\x00\x02\x00\x03\x00\n\x00\xa5\x02"
+         b"\\\xe2mnM\x1b", []),
+        ("ss", 0, b"\x02\x02\x01b\x01a\n\x00u\xd9\x9d\x83^\xf8_e", []),
+        ("z", 99999999999999, b"\x11\x15\x15\x00\x00\x00\x04\x00\x81b\x02\xdf\xfe\x02\x81a\x02"
+         b"\x831.5\x04\xff\n\x00l5\x9d\xf63\xd0\x8b]", ["ABSTTL"]),
+        ("s", 0, b"\x02\x02\x01b\x01a\n\x00u\xd9\x9d\x83^\xf8_e", ["REPLACE"]),
+        ("x", 0, b"\x02\x02\x01b\x01a\n\x00u\xd9\x9d\x83^\xf8_f", []),
+        ("x", 0, b"\x02\x02\x01b\x01a\n\x00", []),
+    ]) + cmd("DUMP", "s") + cmd("DUMP", "l") + cmd("DUMP", "z") + cmd("DUMP", "nokey")
+    + cmd("CL.THROTTLE", "g", 5, 10, 60) + cmd("RL.FIXED", "f", 5, 60) + cmd("DUMP", "g") + cmd("DUMP", "f")
+    + cmd("MIGRATE", "127.0.0.1", 1, "", 0, 10, "COPY", "KEYS", "s", "l")
+    + cmd("MIGRATE", "127.0.0.1", 1, "nokey", 0, 10) + save_and_reload(),
 }
 
 

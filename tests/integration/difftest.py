@@ -22,7 +22,8 @@ who is served when several clients wait, and timeouts, are
 test_blocking.py's), scripts (EVAL's bodies calling the grammar's commands
 and the Lua libraries, cmsgpack and struct among them) and functions
 (FUNCTION LOAD of libraries made of fixed bodies, FCALL, FCALL_RO,
-FUNCTION DELETE, FLUSH, STATS) plus PING and ECHO: each entry draws its arguments
+FUNCTION DELETE, FLUSH, STATS), DUMP, RESTORE and MIGRATE (see their
+section) plus PING and ECHO: each entry draws its arguments
 from small pools (keys with binary
 bytes and {hash tags}; values empty, binary, long, integer- and
 float-looking; numbers negative, zero, huge, overflowing, non-numeric,
@@ -70,6 +71,8 @@ Normalisation, the only ones allowed:
     moments (one batch is read from cellgate before Redis answers it, and
     an EXPIRE's deadline is taken from each server's own clock), which
     under ASan on a loaded 2-core machine can be tens of ms apart.
+  - DUMP: both nil, or both a payload of the same type (its RDB type
+    byte's type: the encodings, and so the bytes, are each server's);
   - HGETALL, HKEYS, HVALS: where Redis keeps the key in a hash table
     (OBJECT ENCODING asked of Redis right after the reply: these end a
     batch, and in a transaction EXEC or DISCARD follows them at once), the
@@ -212,6 +215,7 @@ class Gen:
         self.past = False       # drew an absolute expiry that is not ahead
         self.planted = False    # limiter keys are planted (--plant-limiters)
         self.scripts = None     # the run's Scripts (SHA1s EVALSHA may name)
+        self.payloads = None    # the run's DUMP payloads from Redis (RESTORE's)
         self.past_keys = []     # keys a script SET with a past EXAT/PXAT
         self.in_multi = False   # drawn for a transaction (blocking pops)
 
@@ -1136,7 +1140,7 @@ def g_rand(word, keyf):
 # database: see past_keys).
 SCRIPT_SKIP = {"SCAN", "HSCAN", "ZSCAN", "MULTI", "EXEC", "DISCARD", "WATCH", "UNWATCH",
                "CL.THROTTLE", "INCREX", "SELECT", "RANDOMKEY", "SSCAN", "SRANDMEMBER",
-               "SPOP", "ZRANDMEMBER", "HRANDFIELD"}
+               "SPOP", "ZRANDMEMBER", "HRANDFIELD", "DUMP"}
 # Replies whose order is Redis's hash table's (or KEYS'): a script returns
 # their length. TTL and friends: whether positive (the clocks differ).
 SCRIPT_COUNTED = {"HGETALL", "HKEYS", "HVALS", "KEYS", "SMEMBERS", "SINTER",
@@ -1735,6 +1739,102 @@ def g_function_flush(g):
     return flush_mode(g)
 
 
+# ---- DUMP, RESTORE, MIGRATE ----------------------------------------------------
+# RESTORE sends both servers the same payload: one Redis answered a DUMP
+# with earlier in the run (Runner.run keeps the last DUMP_POOL), so
+# cellgate must make of Redis's bytes what Redis makes of them; sometimes
+# damaged in the ways Redis refuses whatever its sanitize-dump-payload
+# (a cut, a flipped byte: the checksum; a newer version; a type byte no
+# Redis knows under a right checksum). DUMP's own replies are compared by
+# kind and type byte (a payload's other bytes follow each server's
+# encodings). MIGRATE goes to 127.0.0.1:1, where nobody listens: its
+# parsing, NOKEY and the refused connection, alike.
+DUMP_POOL = 32
+BAD_PAYLOADS = [b"", b"x", b"\x00\x01a", b"\x00" * 10, b"\xff" * 11]
+
+
+def crc64(data):
+    """Redis's CRC-64 (Jones: reflected, polynomial 0xad93d23594c935a9)."""
+    crc = 0
+    for byte in data:
+        crc ^= byte
+        for _ in range(8):
+            crc = (crc >> 1) ^ (0x95AC9329AC4BC9B5 if crc & 1 else 0)
+    return crc
+
+
+def with_footer(body, version=10):
+    out = body + bytes([version & 0xFF, version >> 8])
+    return out + crc64(out).to_bytes(8, "little")
+
+
+def damaged(g, p):
+    w = g.rng.random()
+    if w < 0.3 and len(p) > 1:
+        g.opts.append("<cut>")
+        return p[:g.rng.randrange(1, len(p))]
+    if w < 0.55:
+        g.opts.append("<flipped>")
+        i = g.rng.randrange(len(p))
+        return p[:i] + bytes([p[i] ^ (1 << g.rng.randrange(8))]) + p[i + 1:]
+    if w < 0.75:
+        g.opts.append("<newer>")
+        return with_footer(p[:-10], g.pick([11, 12, 0x100]))
+    g.opts.append("<type>")
+    return with_footer(bytes([g.pick([8, 19, 20, 21, 100, 0xC9])]) + p[1:-10])
+
+
+def g_dump(g): return [g.key()]
+
+
+def g_restore(g):
+    pool = g.payloads if g.payloads is not None else []
+    if pool and g.chance(0.9):
+        payload = g.pick(pool)
+        if g.chance(0.15):
+            payload = damaged(g, payload)
+    else:
+        payload = g.pick(BAD_PAYLOADS)
+    absttl = g.chance(0.2)
+    if absttl:
+        ttl = g.unix_ms()
+    else:
+        ttl = b"0" if g.chance(0.6) else g.ms()
+    opts = []
+    if g.chance(0.4):
+        opts.append([g.opt(b"REPLACE")])
+    if absttl:
+        opts.append([g.opt(b"ABSTTL")])
+    if g.chance(0.1):
+        opts.append([g.opt(b"IDLETIME"), g.pick([b"0", b"100", b"-1", b"x"])])
+    if g.chance(0.1):
+        opts.append([g.opt(b"FREQ"), g.pick([b"0", b"255", b"256", b"-1", b"y"])])
+    if g.chance(0.03):
+        opts.append([g.bad_opt()])
+    return [g.key(), ttl, payload] + g.shuffled_groups(opts)
+
+
+def g_migrate(g):
+    keys = g.chance(0.5)
+    args = [b"127.0.0.1", b"1", b"" if keys or g.chance(0.05) else g.key(),
+            g.db(), g.pick([b"0", b"10", b"-5", b"x"])]
+    opts = []
+    if g.chance(0.3):
+        opts.append([g.opt(b"COPY")])
+    if g.chance(0.3):
+        opts.append([g.opt(b"REPLACE")])
+    if g.chance(0.2):
+        opts.append([g.opt(b"AUTH"), g.val()])
+    if g.chance(0.2):
+        opts.append([g.opt(b"AUTH2"), g.val(), g.val()])
+    if g.chance(0.03):
+        opts.append([g.bad_opt()])
+    args += g.shuffled_groups(opts)
+    if keys:
+        args += [g.opt(b"KEYS")] + g.keys(1, 3)
+    return args
+
+
 class Cmd:
     """A grammar entry.
 
@@ -1811,6 +1911,10 @@ GRAMMAR = [
     Cmd("SCAN", g_scan, 1, ("MATCH", "COUNT", "TYPE", "<invalid>"), queue=False),
     Cmd("DBSIZE", g_none, 1),
     Cmd("RANDOMKEY", g_none, 0.5),
+    Cmd("DUMP", g_dump, 1),
+    Cmd("RESTORE", g_restore, 1.5, ("REPLACE", "ABSTTL", "IDLETIME", "FREQ", "<invalid>",
+                                     "<cut>", "<flipped>", "<newer>", "<type>")),
+    Cmd("MIGRATE", g_migrate, 0.3, ("COPY", "REPLACE", "AUTH", "AUTH2", "KEYS", "<invalid>")),
     # databases
     Cmd("SELECT", g_select, 1.5),
     Cmd("MOVE", g_move),
@@ -2145,6 +2249,9 @@ def same(name, a, b, encoding=None):
         if name == "HGETALL":
             return len(a.kids) % 2 == 0 and pairs(a) == pairs(b)
         return sorted(k.raw for k in a.kids) == sorted(k.raw for k in b.kids)
+    if name == "DUMP":                  # each server's encodings: the type's
+        return a.t == b.t == b"$" and b"$-1\r\n" not in (a.raw, b.raw) and \
+            payload_type(a) == payload_type(b) is not None
     if name == "RANDOMKEY":             # a key drawn at random: both or none
         return a.t == b.t == b"$" and b"$-1\r\n" not in (a.raw, b.raw)
     if name == "KEYS" and a.kids is not None and b.kids is not None:
@@ -2156,6 +2263,24 @@ def same(name, a, b, encoding=None):
         tol = TTL_TOLERANCE_MS if name in TTL_MS else -(-TTL_TOLERANCE_MS // 1000) + 1
         return abs(x - y) <= tol
     return False
+
+
+# RDB type bytes by the type they hold (an encoding each).
+RDB_TYPES = {0: "string", 1: "list", 10: "list", 14: "list", 18: "list",
+             2: "set", 11: "set", 20: "set", 3: "zset", 5: "zset", 12: "zset",
+             17: "zset", 4: "hash", 9: "hash", 13: "hash", 16: "hash"}
+
+
+def payload_type(reply):
+    """The type a DUMP reply's payload holds, by its RDB type byte."""
+    body = reply.raw[reply.raw.index(b"\r\n") + 2:]
+    return RDB_TYPES.get(body[0]) if body[:1] else None
+
+
+def name_is_dump(name, reply, in_multi):
+    """A payload Redis answered a DUMP with (outside a transaction)."""
+    return name == "DUMP" and not in_multi and reply.t == b"$" and \
+        reply.raw != b"$-1\r\n"
 
 
 def cmd_name(full):
@@ -2317,6 +2442,7 @@ class Runner:
         self.stats = Stats()
         self.history = collections.deque(maxlen=HISTORY)
         self.scripts = Scripts()
+        self.payloads = collections.deque(maxlen=DUMP_POOL)
 
     def connect(self, resp):
         cg = Conn(*self.cg_addr, name="cellgate")
@@ -2398,6 +2524,7 @@ class Runner:
                     g.limiters = self.plant and cmd.wrongtype
                     g.planted = self.plant
                     g.scripts = self.scripts
+                    g.payloads = self.payloads
                     g.in_multi = in_multi
                     args = cmd.gen(g)
                     wrong = False
@@ -2477,6 +2604,8 @@ class Runner:
                         self.mismatch(resp, index, full, shown_a, shown_b, in_multi, queued)
                     self.history.append((index, full))
                     self.scripts.note(cmd.name, full, b, in_multi)
+                    if name_is_dump(cmd.name, b, in_multi):
+                        self.payloads.append(b.raw[b.raw.index(b"\r\n") + 2:-2])
                     # the transaction's state, from the reference's replies
                     name = cmd.name
                     if in_multi:

@@ -19,7 +19,9 @@ MSET, MSETNX, INCR(BY), DECR(BY), INCRBYFLOAT, APPEND, SETRANGE and the
 reads GET, MGET, STRLEN, GETRANGE, with values of any bytes up to 300 KB;
 EXPIRE, PEXPIRE, EXPIREAT, PEXPIREAT with NX|XX|GT|LT, PERSIST, TTL, PTTL,
 (P)EXPIRETIME on keys of every kind, limiters' too; RENAME, RENAMENX, COPY
-with DB and REPLACE, UNLINK, TOUCH, across kinds; Redis's lists: LPUSH,
+with DB and REPLACE, UNLINK, TOUCH, across kinds; RESTORE (REPLACE, ABSTTL,
+IDLETIME, FREQ) of a payload the primary DUMPed just before, MIGRATE KEYS
+(COPY, REPLACE) to a redis-server beside the round; Redis's lists: LPUSH,
 RPUSH, LPUSHX, RPUSHX, LPOP and RPOP with a count, LTRIM, LREM, LSET,
 LINSERT, LMOVE, RPOPLPUSH, LMPOP, the blocking BLPOP, BRPOP, BLMOVE,
 BRPOPLPUSH and BLMPOP (a timeout of 1 ms) and the reads LRANGE, LINDEX, LLEN, LPOS with RANK|COUNT|
@@ -285,6 +287,8 @@ class Round:
         self.primary = None
         self.writer_db = 0
         self.writer = None
+        self.reader = None          # DUMPs for RESTORE, on the primary
+        self.sink = None            # MIGRATE's target, started when first used
 
     # ---- the log a finding prints -----------------------------------------
 
@@ -346,6 +350,7 @@ class Round:
         self.step("%s REPLICAOF %s" % (node.name, upstream.name))
 
     def connect_writer(self):
+        self.reader = None
         self.writer = self.primary.raw()
         self.writer_db = 0
         self.writer.command("SELECT", 0)
@@ -461,11 +466,16 @@ class Round:
         return [r.choice(["TTL", "PTTL", "EXPIRETIME", "PEXPIRETIME"]), k]
 
     def key_command(self):
-        """RENAME(NX), COPY, UNLINK, TOUCH across every kind of key."""
+        """RENAME(NX), COPY, UNLINK, TOUCH across every kind of key; DUMP
+        and RESTORE, MIGRATE."""
         r = self.rng
         a = self.key(r.choice("gfsltrcxvqhzqhzS"))
         b = self.key(r.choice("gfsltrcxvqhzqhzS"))
         w = r.random()
+        if w < 0.06:
+            return self.restore_command(a, b)
+        if w < 0.1:
+            return self.migrate_command()
         if w < 0.3:
             return [r.choice(["RENAME", "RENAMENX"]), a, b]
         if w < 0.6:
@@ -479,6 +489,44 @@ class Round:
             return ["UNLINK"] + [self.key(r.choice("gfsltrcxvqhzS"))
                                  for _ in range(r.randint(1, 3))]
         return [r.choice(["TOUCH", "EXISTS"]), a, b]
+
+    def restore_command(self, a, b):
+        """RESTORE of b from a's payload as the primary DUMPs it now (in
+        database 0: a payload holds no database), with its options; DUMP
+        when a is not there."""
+        r = self.rng
+        if self.reader is None:
+            self.reader = self.primary.raw()
+        payload = self.reader.command("DUMP", a)
+        if not payload.startswith(b"$") or payload.startswith(b"$-1"):
+            return ["DUMP", a]
+        payload = payload[payload.index(b"\r\n") + 2:-2]
+        ttl = r.choice([0, 0, 1, 5000, 10 ** 9])
+        args = ["RESTORE", b, ttl, payload]
+        if r.random() < 0.6:
+            args.append("REPLACE")
+        if ttl and r.random() < 0.3:
+            args[2] = self.clock.ns // 10 ** 6 + ttl
+            args.append("ABSTTL")
+        if r.random() < 0.2:
+            args += r.choice([["IDLETIME", 100], ["FREQ", 3]])
+        return args
+
+    def migrate_command(self):
+        """MIGRATE of a few keys to a redis-server beside the round (its
+        own clock; it takes no limiter key and relays its error for one),
+        with COPY and REPLACE now and then."""
+        r = self.rng
+        if self.sink is None:
+            self.sink = harness.RedisServer(os.path.join(self.dir, "sink"))
+            self.sink.start()
+        args = ["MIGRATE", "127.0.0.1", self.sink.port, "", r.randrange(DBS), 5000]
+        if r.random() < 0.3:
+            args.append("COPY")
+        if r.random() < 0.7:
+            args.append("REPLACE")
+        return args + ["KEYS"] + [self.key(r.choice("qhzSvgx"))
+                                  for _ in range(r.randint(1, 3))]
 
     # ---- lists, hashes, sorted sets ---------------------------------------
 
@@ -1263,6 +1311,8 @@ class Round:
             for n in self.nodes:
                 if n.daemon is not None and not n.daemon.stopped:
                     problems += ["%s: %s" % (n.daemon.name, p) for p in n.stop()]
+            if self.sink is not None:
+                self.sink.stop()
         if problems:
             self.fail("; ".join(problems))
 
