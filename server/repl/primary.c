@@ -34,6 +34,7 @@
 #include "server/clock.h"
 #include "server/log.h"
 #include "server/server.h"
+#include "server/rdb/save.h"
 #include "server/snapshot.h"
 #include "server/repl/stream.h"
 
@@ -60,6 +61,8 @@ struct peer {
     int64_t ack_offset;
     int64_t ack_ms;                 /* monotonic */
     struct obuf pending;            /* the stream while the snapshot goes */
+    bool redis;                     /* SYNC: Redis's RDB, no +FULLRESYNC */
+    bool rdb_only;                  /* REPLCONF rdb-only 1: no stream */
     int fd;                         /* PEER_SEND_SNAPSHOT: the file */
     int64_t left;                   /* its bytes still to send */
     struct peer *next;
@@ -74,6 +77,8 @@ static char sync_path[4300];
  * that asks while it runs is told this offset, never the current one. */
 static int64_t sync_offset;
 static char sync_replid[41];
+/* The running child writes Redis's RDB file (for SYNC), not a snapshot. */
+static bool sync_redis;
 static int64_t last_ping_ms;
 static int64_t last_newline_ms;
 
@@ -85,7 +90,9 @@ static void
 feed_peers(const void *data, size_t n)
 {
     for (struct peer *p = peers; p != NULL; p = p->next) {
-        if (p->state == PEER_ONLINE) {
+        if (p->rdb_only) {
+            continue;
+        } else if (p->state == PEER_ONLINE) {
             obuf_append(&p->c->out, data, n);
             client_note_fed(p->c);
         } else if (p->state != PEER_HANDSHAKE) {
@@ -209,6 +216,8 @@ primary_replconf(struct conn *c, const char *key, size_t klen,
     } else if (klen == 10 && strncasecmp(key, "ip-address", 10) == 0) {
         snprintf(p->ip, sizeof(p->ip), "%.*s", (int)(vlen < 63 ? vlen : 63),
                  value);
+    } else if (klen == 8 && strncasecmp(key, "rdb-only", 8) == 0) {
+        p->rdb_only = vlen == 1 && value[0] == '1';
     } else if (klen == 3 && strncasecmp(key, "ack", 3) == 0 &&
                num_parse_i64(value, vlen, &v)) {
         p->ack_offset = v;
@@ -227,31 +236,43 @@ send_fullresync(struct peer *p, const char *replid, int64_t offset)
     char line[128];
     int k = snprintf(line, sizeof(line), "+FULLRESYNC %s %" PRId64 "\r\n",
                      replid, offset);
-    obuf_append(&p->c->out, line, (size_t)k);
-    client_note_fed(p->c);
+    if (!p->redis) {                /* SYNC has no such line */
+        obuf_append(&p->c->out, line, (size_t)k);
+        client_note_fed(p->c);
+    }
     p->syncing = true;
 }
 
 /* ---- the snapshot child ------------------------------------------------ */
 
-/* In the child. */
+/* In the child: cellgate's snapshot, or Redis's RDB file for SYNC (the
+ * limiter keys Redis cannot hold left out, counted in the log). */
 static int
 sync_work(void)
 {
     char err[256];
-    return snapshot_write(sync_path, err, sizeof(err));
+    uint64_t left_out;
+    if (!sync_redis) {
+        return snapshot_write(sync_path, err, sizeof(err));
+    }
+    struct rdb_repl_info repl = { 0, srv.replid, stream_offset() };
+    if (rdb_save_file(sync_path, &repl, &left_out, err, sizeof(err)) < 0) {
+        log_warning("Writing the RDB file for SYNC failed: %s", err);
+        return 1;
+    }
+    return 0;
 }
 
 /* Replicas that wait for a snapshot not yet started. */
-static bool
-peers_waiting(void)
+static struct peer *
+first_waiting(void)
 {
     for (struct peer *p = peers; p != NULL; p = p->next) {
         if (p->state == PEER_WAIT_SNAPSHOT && !p->syncing) {
-            return true;
+            return p;
         }
     }
-    return false;
+    return NULL;
 }
 
 /* No snapshot can be written for them: as Redis, they are dropped (and
@@ -275,11 +296,15 @@ drop_waiting_peers(void)
 static int
 sync_start(const struct child_ops *self, char *err, size_t errlen)
 {
-    if (!peers_waiting()) {
+    struct peer *first = first_waiting();
+    if (first == NULL) {
         return 0;
     }
-    snprintf(sync_path, sizeof(sync_path), "%s/temp-repl-%d.snap",
-             srv.conf.dir, (int)getpid());
+    /* One child writes one format: the first waiting replica's; the
+     * others wait for the next (sync_done()). */
+    sync_redis = first->redis;
+    snprintf(sync_path, sizeof(sync_path), "%s/temp-repl-%d.%s",
+             srv.conf.dir, (int)getpid(), sync_redis ? "rdb" : "snap");
     pid_t pid = child_fork(self, err, errlen);
     if (pid < 0) {
         log_warning("Cannot fork for a replica's snapshot: %s", err);
@@ -289,7 +314,8 @@ sync_start(const struct child_ops *self, char *err, size_t errlen)
     sync_offset = stream_offset();
     memcpy(sync_replid, srv.replid, sizeof(sync_replid));
     for (struct peer *p = peers; p != NULL; p = p->next) {
-        if (p->state == PEER_WAIT_SNAPSHOT && !p->syncing) {
+        if (p->state == PEER_WAIT_SNAPSHOT && !p->syncing &&
+            p->redis == sync_redis) {
             obuf_deinit(&p->pending);       /* the snapshot holds it all */
             obuf_init(&p->pending);
             send_fullresync(p, sync_replid, sync_offset);
@@ -330,7 +356,7 @@ start_snapshot(void)
 static bool
 attach_to_running_snapshot(struct peer *p)
 {
-    if (!child_running(CHILD_REPL_SNAPSHOT) ||
+    if (!child_running(CHILD_REPL_SNAPSHOT) || p->redis != sync_redis ||
         memcmp(sync_replid, srv.replid, 41) != 0) {
         return false;
     }
@@ -420,6 +446,26 @@ primary_psync(struct conn *c, const char *id, size_t idlen, int64_t offset)
     if (stream_knows(id, idlen, offset) && continue_stream(p, offset)) {
         return true;
     }
+    return full_resync(p);
+}
+
+/* SYNC (Redis's replicas before 2.8; `redis-cli --rdb` and `--replica`):
+ * always a full sync, in Redis's RDB format rather than cellgate's
+ * snapshot, without +FULLRESYNC: the keep-alive newlines while the child
+ * writes, the file as $<length> and its bytes, then the stream (none
+ * after REPLCONF rdb-only 1). A replica's second SYNC is ignored, as
+ * Redis ignores it. */
+bool
+primary_sync(struct conn *c)
+{
+    struct peer *p = peer_get(c);
+    if (p == NULL || !primary_open_stream()) {
+        return false;
+    }
+    if (p->state != PEER_HANDSHAKE) {
+        return true;
+    }
+    p->redis = true;
     return full_resync(p);
 }
 
