@@ -1,0 +1,254 @@
+"""The way back to Redis: what cellgate writes in Redis's RDB format, read
+by a real redis-server 7.0.15 side by side.
+
+- DUMP on cellgate, RESTORE on redis-server, for every type and encoding
+  size class (integers of every width, long compressible strings, doubles
+  with inf and -inf, big list elements, every type small and large),
+  random values from a seeded generator, with TTLs: the keys read back on
+  both are equal; where the encodings agree (small lists, hashes, sorted
+  sets, intsets, strings) the payloads are equal byte for byte.
+- A limiter's DUMP is cellgate's own payload (0xC8), which redis-server's
+  RESTORE refuses with its own error.
+- `redis-cli --rdb FILE` against cellgate after random traffic over every
+  type in several databases, with expiries, function libraries and
+  limiter keys: redis-server started on that file holds every key equal,
+  and cellgate's log counts the limiter keys left out.
+- `redis-cli --replica` shows the RDB transfer and then the stream."""
+import os
+import random
+import subprocess
+import time
+
+import pytest
+import redis
+
+import harness
+
+REDIS_CLI = "/usr/bin/redis-cli"
+SEED = 38038
+
+
+def contents(c, key):
+    """A key's type, value and whether it has a TTL, read back through
+    ordinary commands (a set's members and a hash's pairs sorted: a large
+    one's order is its table's)."""
+    t = c.type(key)
+    if t == b"string":
+        v = c.get(key)
+    elif t == b"list":
+        v = c.lrange(key, 0, -1)
+    elif t == b"hash":
+        v = sorted(c.hgetall(key).items())
+    elif t == b"set":
+        v = sorted(c.smembers(key))
+    elif t == b"zset":
+        v = c.zrange(key, 0, -1, withscores=True)
+    else:
+        v = None
+    return t, v, c.pttl(key) > 0
+
+
+def every_key(c):
+    return {k: contents(c, k) for k in c.keys("*")}
+
+
+INTS = ["0", "1", "-1", "127", "128", "-128", "-129", "4095", "-4096",
+        "4096", "32767", "-32768", "32768", "8388607", "-8388608",
+        "8388608", "2147483647", "-2147483648", "2147483648",
+        "9223372036854775807", "-9223372036854775808", "012", "+5", "-0",
+        "9223372036854775808", "1e3", " 1"]
+
+
+def rand_string(rng, n):
+    return "".join(rng.choice("abcxyz0123") for _ in range(n))
+
+
+def make_values(rng):
+    """(key, type, value) of every type and size class."""
+    vals = [("s:int:%d" % i, "string", s) for i, s in enumerate(INTS)]
+    vals += [("s:empty", "string", ""),
+             ("s:20", "string", "q" * 20), ("s:21", "string", "q" * 21),
+             ("s:long", "string", "abcd" * 3000),
+             ("s:rand", "string", rand_string(rng, 300)),
+             ("s:bin", "string", "\x00\r\n\xff" * 10)]
+    vals += [("l:small", "list", INTS + ["a", "b" * 63, "c" * 64, "d" * 4095,
+                                         "e" * 4096]),
+             ("l:big", "list", [rand_string(rng, rng.randint(0, 40))
+                                for _ in range(3000)]),
+             ("l:bigelem", "list", ["x", "y" * 100000, "z", "w" * 9000]),
+             ("l:ints", "list", [str(rng.randint(-2 ** 40, 2 ** 40))
+                                 for _ in range(500)])]
+    vals += [("h:small", "hash", {"f%d" % i: s for i, s in enumerate(INTS)}),
+             ("h:wide", "hash", {"a": "v" * 65, "b": "1"}),
+             ("h:big", "hash", {rand_string(rng, 8) + str(i):
+                                rand_string(rng, rng.randint(0, 30))
+                                for i in range(700)})]
+    scores = [0.0, -0.0, 1.5, -2.25, 1e300, -1e-300, float("inf"),
+              float("-inf"), 3.0, 2 ** 53, 0.1, 123456789.125]
+    vals += [("z:small", "zset", {"m%d" % i: s for i, s in enumerate(scores)}),
+             ("z:widemember", "zset", {"m" * 65: 1.0, "n": 2.0}),
+             ("z:big", "zset", {rand_string(rng, 10) + str(i):
+                                rng.uniform(-1e6, 1e6) for i in range(300)})]
+    vals += [("set:i16", "set", ["1", "-5", "300"]),
+             ("set:i32", "set", ["1", "70000", "-70000"]),
+             ("set:i64", "set", ["1", "5000000000", "-9223372036854775808"]),
+             ("set:strs", "set", ["a", "b", "1", "c" * 100]),
+             ("set:bigint", "set", [str(i * 7) for i in range(600)]),
+             ("set:big", "set", [rand_string(rng, 12) for _ in range(400)])]
+    return vals
+
+
+def write_value(c, key, typ, v):
+    if typ == "string":
+        c.set(key, v)
+    elif typ == "list":
+        c.rpush(key, *v)
+    elif typ == "hash":
+        c.hset(key, mapping=v)
+    elif typ == "zset":
+        c.zadd(key, v)
+    else:
+        c.sadd(key, *v)
+
+
+@pytest.fixture
+def pair(server, redis_server):
+    cg = server.client()
+    rd = redis_server.client()
+    rd.flushall()
+    yield cg, rd
+    rd.flushall()
+
+
+def test_dump_on_cellgate_restores_on_redis_every_type_and_size(pair):
+    cg, rd = pair
+    rng = random.Random(SEED)
+    vals = make_values(rng)
+    for key, typ, v in vals:
+        write_value(cg, key, typ, v)
+    for key, _, _ in vals[::3]:
+        cg.pexpire(key, rng.randint(100000, 10 ** 9))
+    for key, _, _ in vals:
+        payload = cg.dump(key)
+        ttl = max(cg.pttl(key), 0)
+        assert rd.restore(key, ttl, payload) == b"OK", key
+        assert contents(rd, key) == contents(cg, key), key
+    assert cg.dump("nokey") is None
+    # The same writes on redis-server DUMP the same bytes but where Redis
+    # writes a hash table (a large hash, a set of strings or of more than
+    # set-max-intset-entries): its order is the table's.
+    rd.flushall()
+    tables = ("h:big", "h:wide", "set:strs", "set:bigint", "set:big")
+    for key, typ, v in vals:
+        write_value(rd, key, typ, v)
+        if key not in tables:
+            assert cg.dump(key) == rd.dump(key), key
+
+
+def test_dump_of_limiters_is_cellgates_own_payload(pair):
+    cg, rd = pair
+    raw = harness.RawConn(port=rd.connection_pool.connection_kwargs["port"])
+    cg.execute_command("CL.THROTTLE", "tat", 10, 5, 60)
+    cg.execute_command("RL.FIXED", "fw", 10, 60)
+    # CL.THROTTLE's TAT is a string: it restores as one.
+    assert rd.restore("tat", 0, cg.dump("tat")) == b"OK"
+    assert rd.get("tat") == cg.get("tat")
+    p = cg.dump("fw")
+    assert p[0] == 0xC8 and p[1] == 3 and p[2] == 2     # KS_ENCODING, KEY_FIXED
+    assert raw.command("RESTORE", "fw", 0, p) == b"-ERR Bad data format\r\n"
+    raw.close()
+
+
+def test_command_info_dump_as_redis(server, redis_server):
+    cg = server.raw()
+    rd = harness.RawConn(port=redis_server.port)
+    assert cg.command("COMMAND", "INFO", "dump") == \
+        rd.command("COMMAND", "INFO", "dump")
+    assert cg.command("DUMP") == rd.command("DUMP")
+    assert cg.command("DUMP", "a", "b") == rd.command("DUMP", "a", "b")
+    rd.close()
+
+
+def random_traffic(cg, rng):
+    """Every type in databases 0, 1 and 5, some keys with expiries, limiter
+    keys; returns how many limiter keys Redis cannot hold were made."""
+    limiters = 0
+    for db in (0, 1, 5):
+        c = cg if db == 0 else redis.Redis(
+            port=cg.connection_pool.connection_kwargs["port"], db=db)
+        for i, (key, typ, v) in enumerate(make_values(rng)):
+            write_value(c, key, typ, v)
+            if i % 4 == 0:
+                c.expire(key, rng.randint(1000, 100000))
+        c.execute_command("CL.THROTTLE", "cl:%d" % db, 10, 5, 60)
+        c.execute_command("INCR", "counter")
+        c.execute_command("RL.FIXED", "fw:%d" % db, 10, 60)
+        c.execute_command("RL.SLIDING", "sw:%d" % db, 10, 60)
+        c.execute_command("GCRA", "g:%d" % db, 10, 5, 60)
+        limiters += 3
+    return limiters
+
+
+def test_redis_cli_rdb_loads_in_redis_server(start_daemon, tmp_path):
+    d = start_daemon()
+    cg = d.client()
+    rng = random.Random(SEED + 1)
+    limiters = random_traffic(cg, rng)
+    cg.function_load("#!lua name=lib1\n"
+                     "redis.register_function('f1', function() return 1 end)")
+    rdb = tmp_path / "back.rdb"
+    out = subprocess.run([REDIS_CLI, "-p", str(d.port), "--rdb", str(rdb)],
+                         capture_output=True, timeout=60)
+    assert out.returncode == 0, out
+    assert b"Transfer finished with success" in out.stdout + out.stderr
+    assert rdb.read_bytes()[:9] == b"REDIS0010"
+    ref = harness.RedisServer(str(tmp_path), extra_args=[
+        "--dbfilename", "back.rdb"])
+    ref.start()
+    try:
+        for db in (0, 1, 5):
+            a = redis.Redis(port=d.port, db=db)
+            b = redis.Redis(port=ref.port, db=db)
+            want = {k: v for k, v in every_key(a).items()
+                    if v[0] in (b"string", b"list", b"hash", b"set", b"zset")}
+            assert every_key(b) == want, db
+        assert redis.Redis(port=ref.port).function_list() == \
+            cg.function_list()
+    finally:
+        ref.stop()
+    assert harness.wait_until(
+        lambda: "%d limiter keys left out" % limiters in d.log(), 10)
+
+
+def read_until(proc, marker, timeout):
+    """The replica's output up to and including marker (bounded)."""
+    out = b""
+    deadline = time.monotonic() + timeout
+    os.set_blocking(proc.stdout.fileno(), False)
+    while marker not in out and time.monotonic() < deadline:
+        chunk = proc.stdout.read()
+        if chunk:
+            out += chunk
+        else:
+            time.sleep(0.02)
+    return out
+
+
+def test_redis_cli_replica_shows_the_stream(server):
+    cg = server.client()
+    cg.set("before", "1")
+    proc = subprocess.Popen([REDIS_CLI, "-p", str(server.port), "--replica"],
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    try:
+        head = read_until(proc, b"Logging commands from master.", 30)
+        assert b"sending REPLCONF capa eof" in head
+        assert b"SYNC with master, discarding " in head
+        assert b"bytes of bulk transfer..." in head
+        assert b"SYNC done. Logging commands from master." in head
+        cg.set("after", "2")
+        line = read_until(proc, b"after", 30)
+        # The stream is cellgate's: its effect records, one a line.
+        assert line.startswith(b'"CG.EFFECTS","'), line
+    finally:
+        proc.kill()
+        proc.wait(10)
