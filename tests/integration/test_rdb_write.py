@@ -149,13 +149,26 @@ def test_dump_of_limiters_is_cellgates_own_payload(pair):
     cg, rd = pair
     raw = harness.RawConn(port=rd.connection_pool.connection_kwargs["port"])
     cg.execute_command("CL.THROTTLE", "tat", 10, 5, 60)
-    cg.execute_command("RL.FIXED", "fw", 10, 60)
-    # CL.THROTTLE's TAT is a string: it restores as one.
-    assert rd.restore("tat", 0, cg.dump("tat")) == b"OK"
-    assert rd.get("tat") == cg.get("tat")
-    p = cg.dump("fw")
-    assert p[0] == 0xC8 and p[1] == 3 and p[2] == 2     # KS_ENCODING, KEY_FIXED
-    assert raw.command("RESTORE", "fw", 0, p) == b"-ERR Bad data format\r\n"
+    cg.execute_command("INCREX", "ix", "BYINT", 5)
+    # CL.THROTTLE's TAT and INCREX's counter are strings: they restore as
+    # such.
+    for key in ("tat", "ix"):
+        assert rd.restore(key, 0, cg.dump(key)) == b"OK"
+        assert rd.get(key) == cg.get(key)
+    limiters = {   # key type numbers (keytype.h) and the commands making them
+        2: ("RL.FIXED", "fw", 10, 60), 3: ("RL.SLIDING", "sw", 10, 60),
+        4: ("RL.LOG", "lg", 10, 60, "META", "m"),
+        5: ("RL.TIERS", "tr", 10, 60, 100, 3600),
+        6: ("GCRA", "g", 10, 5, 60)}
+    for key_type, args in limiters.items():
+        cg.execute_command(*args)
+        p = cg.dump(args[1])
+        # 0xC8, KS_ENCODING 3, the key type, the state's length (< 64:
+        # one byte), the state, the 10-byte footer.
+        assert p[:3] == bytes([0xC8, 3, key_type]), args
+        assert p[3] < 64 and len(p) == 4 + p[3] + 10, args
+        assert raw.command("RESTORE", args[1], 0, p) == \
+            b"-ERR Bad data format\r\n"
     raw.close()
 
 
@@ -185,7 +198,10 @@ def random_traffic(cg, rng):
         c.execute_command("RL.FIXED", "fw:%d" % db, 10, 60)
         c.execute_command("RL.SLIDING", "sw:%d" % db, 10, 60)
         c.execute_command("GCRA", "g:%d" % db, 10, 5, 60)
-        limiters += 3
+        c.execute_command("RL.LOG", "lg:%d" % db, 10, 60)
+        c.execute_command("RL.TIERS", "tr:%d" % db, 10, 60, 100, 3600)
+        c.execute_command("INCREX", "ix:%d" % db, "BYINT", 3)
+        limiters += 5
     return limiters
 
 
