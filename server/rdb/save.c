@@ -327,9 +327,8 @@ put_cellgate(const struct store_rec *r, int64_t now, struct membuf *out)
     return ok;
 }
 
-/* Is r a key Redis can hold (a string or one of its collections)? */
-static bool
-redis_can_hold(const struct store_rec *r)
+bool
+rdb_can_hold(const struct store_rec *r)
 {
     return keytype_is_string(r->type) || keytype_is_coll(r->type);
 }
@@ -453,7 +452,7 @@ put_record(struct store_rec *r, void *arg)
     if (w->failed || store_rec_dead(r, w->now)) {
         return;
     }
-    if (!redis_can_hold(r)) {
+    if (!rdb_can_hold(r)) {
         w->left_out++;
         return;
     }

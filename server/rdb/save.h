@@ -41,6 +41,10 @@
 bool rdb_dump_payload(const struct store_rec *r, int64_t now,
                       struct membuf *out);
 
+/* Can Redis hold r (a string or one of its collections), or is it one of
+ * cellgate's limiter types? */
+bool rdb_can_hold(const struct store_rec *r);
+
 /* What an RDB file says of replication (its repl-* aux fields): NULL for
  * none, as Redis writes a file no replica asked for. */
 struct rdb_repl_info {

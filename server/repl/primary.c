@@ -34,6 +34,7 @@
 #include "server/clock.h"
 #include "server/log.h"
 #include "server/server.h"
+#include "server/rdb/effects.h"
 #include "server/rdb/save.h"
 #include "server/snapshot.h"
 #include "server/repl/stream.h"
@@ -63,6 +64,7 @@ struct peer {
     struct obuf pending;            /* the stream while the snapshot goes */
     bool redis;                     /* SYNC: Redis's RDB, no +FULLRESYNC */
     bool rdb_only;                  /* REPLCONF rdb-only 1: no stream */
+    int db;                         /* redis: the database it selected */
     int fd;                         /* PEER_SEND_SNAPSHOT: the file */
     int64_t left;                   /* its bytes still to send */
     struct peer *next;
@@ -84,21 +86,66 @@ static int64_t last_newline_ms;
 
 /* ---- the stream to them ------------------------------------------------ */
 
+/* Bytes of a CG.EFFECTS still to come that SYNC's clients get in Redis's
+ * words instead (feed_redis_peers()). */
+static size_t redis_skip;
+
+static void
+feed_peer(struct peer *p, const void *data, size_t n)
+{
+    if (n == 0 || p->rdb_only) {
+        return;
+    }
+    if (p->state == PEER_ONLINE) {
+        obuf_append(&p->c->out, data, n);
+        client_note_fed(p->c);
+    } else if (p->state != PEER_HANDSHAKE) {
+        obuf_append(&p->pending, data, n);
+    }
+}
+
 /* The stream's tap: every replica past its snapshot gets the bytes, the
- * others keep them until it is sent. */
+ * others keep them until it is sent; SYNC's clients, all but the
+ * CG.EFFECTS they had in their own words. */
 static void
 feed_peers(const void *data, size_t n)
 {
+    size_t skip = redis_skip < n ? redis_skip : n;
+    redis_skip -= skip;
     for (struct peer *p = peers; p != NULL; p = p->next) {
-        if (p->rdb_only) {
-            continue;
-        } else if (p->state == PEER_ONLINE) {
-            obuf_append(&p->c->out, data, n);
-            client_note_fed(p->c);
-        } else if (p->state != PEER_HANDSHAKE) {
-            obuf_append(&p->pending, data, n);
+        if (p->redis) {
+            feed_peer(p, (const char *)data + skip, n - skip);
+        } else {
+            feed_peer(p, data, n);
         }
     }
+}
+
+/* A pass of effect records, for SYNC's clients: the Redis commands that
+ * bring a Redis replica to the same keys (server/rdb/effects.h), from
+ * the database each has selected. One that cannot have them (out of
+ * memory) is dropped, as a lost pass drops every replica. */
+static void
+feed_redis_peers(const void *records, size_t len, size_t bytes)
+{
+    struct membuf cmds = { 0 };
+    int64_t now = clock_wall_now();
+    redis_skip = bytes;
+    for (struct peer *p = peers; p != NULL; p = p->next) {
+        if (!p->redis || p->rdb_only || p->state == PEER_HANDSHAKE) {
+            continue;
+        }
+        cmds.len = 0;
+        if (!rdb_effects_as_commands(records, len, now, &p->db, &cmds)) {
+            log_warning("Replica %s:%d: the stream in Redis's commands "
+                        "could not be made; dropping it", p->ip, p->port);
+            p->c->killed = true;
+            client_note_fed(p->c);
+            continue;
+        }
+        feed_peer(p, cmds.p, cmds.len);
+    }
+    mem_free(cmds.p);
 }
 
 void
@@ -113,6 +160,7 @@ primary_drop_replicas(void)
 static const struct stream_tap peers_tap = {
     .bytes = feed_peers,
     .lost = primary_drop_replicas,
+    .effects = feed_redis_peers,
 };
 
 bool
@@ -466,6 +514,7 @@ primary_sync(struct conn *c)
         return true;
     }
     p->redis = true;
+    p->db = -1;                     /* its first command selects one */
     return full_resync(p);
 }
 

@@ -262,9 +262,105 @@ def test_redis_cli_replica_shows_the_stream(server):
         assert b"bytes of bulk transfer..." in head
         assert b"SYNC done. Logging commands from master." in head
         cg.set("after", "2")
-        line = read_until(proc, b"after", 30)
-        # The stream is cellgate's: its effect records, one a line.
-        assert line.startswith(b'"CG.EFFECTS","'), line
+        cg.execute_command("RL.FIXED", "fw", 10, 60)    # no Redis command
+        cg.delete("before")
+        out = read_until(proc, b'"DEL","before"', 30)
+        # Redis's commands, as redis-cli prints them (CSV): the database
+        # selected once, the key as RESTORE of its DUMP payload.
+        lines = [x for x in out.split(b"\n") if x and x != b'"PING"']
+        assert lines[0] == b'"SELECT","0"', out
+        assert lines[1].startswith(b'"RESTORE","after","0","\\x00\\xc0\\x02'), out
+        assert lines[1].endswith(b'","REPLACE"'), out
+        assert lines[2:] == [b'"DEL","before"'], out
     finally:
         proc.kill()
         proc.wait(10)
+
+
+def read_command(conn):
+    """One command of the stream, as its words."""
+    line = conn.recv_until(b"\r\n")
+    assert line[:1] == b"*", line
+    words = []
+    for _ in range(int(line[1:-2])):
+        n = int(conn.recv_until(b"\r\n")[1:-2])
+        words.append(conn.recv_exact(n + 2)[:-2])
+    return words
+
+
+def sync_rdb(conn):
+    """SYNC's RDB file: the keep-alive newlines, $<len>, the bytes."""
+    conn.send(b"SYNC\r\n")
+    first = conn.recv_exact(1, timeout=60)
+    for _ in range(600):
+        if first != b"\n":
+            break
+        first = conn.recv_exact(1, timeout=60)
+    assert first == b"$"
+    n = int(conn.recv_until(b"\r\n")[:-2])
+    return conn.recv_exact(n, timeout=60)
+
+
+def traffic_after_sync(cg, port, rng):
+    """Writes of every kind a stream carries: every type written, changed
+    and deleted, expiries, a transaction, FLUSHDB, SWAPDB, a function
+    library, limiters."""
+    for db in (0, 5):
+        c = redis.Redis(port=port, db=db)
+        for key, typ, v in make_values(rng)[::2]:
+            write_value(c, "n" + key, typ, v)
+        c.lpush("l:small", "pushed")
+        c.hdel("h:big", *list(c.hkeys("h:big"))[:5])
+        c.zincrby("z:small", 2.5, "m1")
+        c.srem("set:bigint", "7", "14")
+        c.delete("s:long")
+        c.expire("s:rand", 5000)
+        c.persist("s:int:1")
+        with c.pipeline(transaction=True) as t:
+            t.set("tx1", "a").incr("tx2").rpush("tx3", "x")
+            t.execute()
+        c.execute_command("CL.THROTTLE", "cl2", 10, 5, 60)
+        c.execute_command("RL.LOG", "lg2", 10, 60)
+    redis.Redis(port=port, db=1).flushdb()
+    cg.swapdb(0, 5)
+    cg.swapdb(1, 2)
+    cg.function_load("#!lua name=lib2\n"
+                     "redis.register_function('f2', function() return 2 end)")
+
+
+def test_sync_stream_applies_on_redis_server(start_daemon, tmp_path):
+    """SYNC's file loaded by redis-server, then the stream after it applied
+    there command by command: every key equal to cellgate's."""
+    d = start_daemon()
+    cg = d.client()
+    rng = random.Random(SEED + 2)
+    random_traffic(cg, rng)
+    conn = harness.RawConn(port=d.port, timeout=30)
+    (tmp_path / "sync.rdb").write_bytes(sync_rdb(conn))
+    ref = harness.RedisServer(str(tmp_path), extra_args=[
+        "--dbfilename", "sync.rdb"])
+    ref.start()
+    rd = harness.RawConn(port=ref.port)
+    try:
+        traffic_after_sync(cg, d.port, rng)
+        cg.set("end-of-traffic", "1")
+        for _ in range(100000):
+            words = read_command(conn)
+            if words[0] in (b"PING", b"REPLCONF"):
+                continue
+            reply = rd.command(*words)
+            assert not reply.startswith(b"-"), (words[:2], reply)
+            if words[:2] == [b"RESTORE", b"end-of-traffic"]:
+                break
+        for db in range(6):
+            a = redis.Redis(port=d.port, db=db)
+            b = redis.Redis(port=ref.port, db=db)
+            want = {k: v for k, v in every_key(a).items()
+                    if v[0] in (b"string", b"list", b"hash", b"set", b"zset")}
+            assert every_key(b) == want, db
+        assert redis.Redis(port=ref.port).function_list() == \
+            cg.function_list()
+    finally:
+        rd.close()
+        conn.close()
+        ref.stop()
