@@ -289,16 +289,16 @@ def read_command(conn):
 
 
 def sync_rdb(conn):
-    """SYNC's RDB file: the keep-alive newlines, $<len>, the bytes."""
-    conn.send(b"SYNC\r\n")
+    """SYNC's RDB file after its keep-alive newlines and $<len>: (newlines,
+    bytes)."""
+    newlines = 0
     first = conn.recv_exact(1, timeout=60)
-    for _ in range(600):
-        if first != b"\n":
-            break
+    while first == b"\n" and newlines < 600:
+        newlines += 1
         first = conn.recv_exact(1, timeout=60)
     assert first == b"$"
     n = int(conn.recv_until(b"\r\n")[:-2])
-    return conn.recv_exact(n, timeout=60)
+    return newlines, conn.recv_exact(n, timeout=60)
 
 
 def traffic_after_sync(cg, port, rng):
@@ -331,12 +331,20 @@ def traffic_after_sync(cg, port, rng):
 def test_sync_stream_applies_on_redis_server(start_daemon, tmp_path):
     """SYNC's file loaded by redis-server, then the stream after it applied
     there command by command: every key equal to cellgate's."""
-    d = start_daemon()
+    # 10 ms a key: the child writes for over a second, while the server
+    # answers and SYNC's client hears a newline a second.
+    d = start_daemon("--rdb-key-save-delay", "10000")
     cg = d.client()
     rng = random.Random(SEED + 2)
     random_traffic(cg, rng)
     conn = harness.RawConn(port=d.port, timeout=30)
-    (tmp_path / "sync.rdb").write_bytes(sync_rdb(conn))
+    conn.send(b"SYNC\r\n")
+    assert harness.wait_until(
+        lambda: cg.info("persistence")["rdb_bgsave_in_progress"] == 1, 10)
+    assert cg.ping() and cg.get("s:int:3") == b"127"
+    newlines, rdb = sync_rdb(conn)
+    assert newlines >= 1
+    (tmp_path / "sync.rdb").write_bytes(rdb)
     ref = harness.RedisServer(str(tmp_path), extra_args=[
         "--dbfilename", "sync.rdb"])
     ref.start()
