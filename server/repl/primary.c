@@ -52,6 +52,10 @@ enum peer_state {
  * it may wait in its output buffer: bounded work, so the primary's loop
  * never stalls on a large copy. */
 #define SNAPSHOT_SLICE (4u << 20)
+/* A SYNC client's slice grows while its socket takes a whole slice within
+ * a tick (the output empty again at the next), up to this: the file goes
+ * out at the socket's pace rather than 4 MB per tick. */
+#define SNAPSHOT_SLICE_MAX (32u << 20)
 
 struct peer {
     struct conn *c;
@@ -65,6 +69,7 @@ struct peer {
     bool redis;                     /* SYNC: Redis's RDB, no +FULLRESYNC */
     bool rdb_only;                  /* REPLCONF rdb-only 1: no stream */
     int db;                         /* redis: the database it selected */
+    size_t slice;                   /* redis: its slice (SNAPSHOT_SLICE..) */
     int fd;                         /* PEER_SEND_SNAPSHOT: the file */
     int64_t left;                   /* its bytes still to send */
     struct peer *next;
@@ -377,6 +382,7 @@ sync_start(const struct child_ops *self, char *err, size_t errlen)
 /* Below, with the sending: it may start the next snapshot, through this
  * table (start_snapshot()). */
 static void sync_done(const struct child_exit *how);
+static void send_slices(void);
 
 /* A replica's full sync is a background child of its own kind (child.h):
  * it waits behind a BGSAVE or a journal rewrite, as Redis's does. */
@@ -573,6 +579,7 @@ sync_done(const struct child_exit *how)
         p->syncing = false;
     }
     unlink(sync_path);              /* the open descriptors keep it */
+    send_slices();                  /* the first slices now, not a tick on */
     if (again) {
         (void)start_snapshot();
     }
@@ -598,6 +605,22 @@ close_snapshot(int fd)
     }
 }
 
+/* The bytes a replica may be sent this tick. */
+static size_t
+slice_of(struct peer *p)
+{
+    if (!p->redis) {
+        return SNAPSHOT_SLICE;
+    }
+    if (p->slice < SNAPSHOT_SLICE) {
+        p->slice = SNAPSHOT_SLICE;
+    } else if (obuf_pending(&p->c->out) == 0 &&
+               p->slice < SNAPSHOT_SLICE_MAX) {
+        p->slice *= 2;
+    }
+    return p->slice;
+}
+
 /* One slice of the snapshot to each replica receiving one, while its
  * output holds less than a slice: bounded work per cron tick. */
 static void
@@ -606,9 +629,9 @@ send_slices(void)
     static char chunk[64 * 1024];
     for (struct peer *p = peers; p != NULL; p = p->next) {
         size_t sent = 0;
+        size_t slice = p->state == PEER_SEND_SNAPSHOT ? slice_of(p) : 0;
         while (p->state == PEER_SEND_SNAPSHOT && p->left > 0 &&
-               sent < SNAPSHOT_SLICE &&
-               obuf_pending(&p->c->out) < SNAPSHOT_SLICE) {
+               sent < slice && obuf_pending(&p->c->out) < slice) {
             size_t want = p->left < (int64_t)sizeof(chunk) ? (size_t)p->left
                                                            : sizeof(chunk);
             ssize_t n = read(p->fd, chunk, want);
