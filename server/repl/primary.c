@@ -52,10 +52,6 @@ enum peer_state {
  * it may wait in its output buffer: bounded work, so the primary's loop
  * never stalls on a large copy. */
 #define SNAPSHOT_SLICE (4u << 20)
-/* A SYNC client's slice grows while its socket takes a whole slice within
- * a tick (the output empty again at the next), up to this: the file goes
- * out at the socket's pace rather than 4 MB per tick. */
-#define SNAPSHOT_SLICE_MAX (32u << 20)
 
 struct peer {
     struct conn *c;
@@ -69,7 +65,6 @@ struct peer {
     bool redis;                     /* SYNC: Redis's RDB, no +FULLRESYNC */
     bool rdb_only;                  /* REPLCONF rdb-only 1: no stream */
     int db;                         /* redis: the database it selected */
-    size_t slice;                   /* redis: its slice (SNAPSHOT_SLICE..) */
     int fd;                         /* PEER_SEND_SNAPSHOT: the file */
     int64_t left;                   /* its bytes still to send */
     struct peer *next;
@@ -382,7 +377,8 @@ sync_start(const struct child_ops *self, char *err, size_t errlen)
 /* Below, with the sending: it may start the next snapshot, through this
  * table (start_snapshot()). */
 static void sync_done(const struct child_exit *how);
-static void send_slices(void);
+static void send_slices(bool redis_only);
+static void start_top_up(void);
 
 /* A replica's full sync is a background child of its own kind (child.h):
  * it waits behind a BGSAVE or a journal rewrite, as Redis's does. */
@@ -579,7 +575,8 @@ sync_done(const struct child_exit *how)
         p->syncing = false;
     }
     unlink(sync_path);              /* the open descriptors keep it */
-    send_slices();                  /* the first slices now, not a tick on */
+    send_slices(false);             /* the first slices now, not a tick on */
+    start_top_up();
     if (again) {
         (void)start_snapshot();
     }
@@ -605,33 +602,21 @@ close_snapshot(int fd)
     }
 }
 
-/* The bytes a replica may be sent this tick. */
-static size_t
-slice_of(struct peer *p)
-{
-    if (!p->redis) {
-        return SNAPSHOT_SLICE;
-    }
-    if (p->slice < SNAPSHOT_SLICE) {
-        p->slice = SNAPSHOT_SLICE;
-    } else if (obuf_pending(&p->c->out) == 0 &&
-               p->slice < SNAPSHOT_SLICE_MAX) {
-        p->slice *= 2;
-    }
-    return p->slice;
-}
-
-/* One slice of the snapshot to each replica receiving one, while its
- * output holds less than a slice: bounded work per cron tick. */
+/* One slice of the snapshot to each replica receiving one (redis_only:
+ * to each SYNC client), while its output holds less than a slice: bounded
+ * work per call. */
 static void
-send_slices(void)
+send_slices(bool redis_only)
 {
     static char chunk[64 * 1024];
     for (struct peer *p = peers; p != NULL; p = p->next) {
         size_t sent = 0;
-        size_t slice = p->state == PEER_SEND_SNAPSHOT ? slice_of(p) : 0;
+        if (redis_only && !p->redis) {
+            continue;
+        }
         while (p->state == PEER_SEND_SNAPSHOT && p->left > 0 &&
-               sent < slice && obuf_pending(&p->c->out) < slice) {
+               sent < SNAPSHOT_SLICE &&
+               obuf_pending(&p->c->out) < SNAPSHOT_SLICE) {
             size_t want = p->left < (int64_t)sizeof(chunk) ? (size_t)p->left
                                                            : sizeof(chunk);
             ssize_t n = read(p->fd, chunk, want);
@@ -675,10 +660,56 @@ keep_waiting_replicas_alive(void)
     }
 }
 
+/* A SYNC client's file goes out at its socket's pace: while one is being
+ * sent, a timer tops its output up every millisecond, as Redis writes a
+ * replica's file whenever its socket takes more (a cellgate replica's
+ * goes cron by cron). */
+static uv_timer_t *top_up;
+
+static bool
+redis_peer_sending(void)
+{
+    for (const struct peer *p = peers; p != NULL; p = p->next) {
+        if (p->redis && p->state == PEER_SEND_SNAPSHOT) {
+            return true;
+        }
+    }
+    return false;
+}
+
+static void
+top_up_closed(uv_handle_t *h)
+{
+    mem_free(h);
+}
+
+static void
+on_top_up(uv_timer_t *t)
+{
+    send_slices(true);
+    if (!redis_peer_sending()) {
+        uv_timer_stop(t);
+        uv_close((uv_handle_t *)t, top_up_closed);
+        top_up = NULL;
+    }
+}
+
+/* No memory for the timer: the cron sends the file, as a replica's. */
+static void
+start_top_up(void)
+{
+    if (top_up != NULL || !redis_peer_sending() ||
+        (top_up = mem_malloc(sizeof(*top_up))) == NULL) {
+        return;
+    }
+    uv_timer_init(srv.loop, top_up);
+    uv_timer_start(top_up, on_top_up, 1, 1);
+}
+
 void
 primary_cron(int64_t now)
 {
-    send_slices();
+    send_slices(false);
     if (waiting != NULL) {
         check_waiting(now);
     }
