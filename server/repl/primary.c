@@ -132,8 +132,9 @@ feed_redis_peers(const void *records, size_t len, size_t bytes)
     int64_t now = clock_wall_now();
     redis_skip = bytes;
     for (struct peer *p = peers; p != NULL; p = p->next) {
-        if (!p->redis || p->rdb_only || p->state == PEER_HANDSHAKE) {
-            continue;
+        if (!p->redis || p->rdb_only || p->state == PEER_HANDSHAKE ||
+            (p->state == PEER_WAIT_SNAPSHOT && !p->syncing)) {
+            continue;               /* nothing, or a file not yet begun */
         }
         cmds.len = 0;
         if (!rdb_effects_as_commands(records, len, now, &p->db, &cmds)) {
@@ -365,6 +366,7 @@ sync_start(const struct child_ops *self, char *err, size_t errlen)
         if (p->state == PEER_WAIT_SNAPSHOT && !p->syncing &&
             p->redis == sync_redis) {
             obuf_deinit(&p->pending);       /* the snapshot holds it all */
+            p->db = -1;
             obuf_init(&p->pending);
             send_fullresync(p, sync_replid, sync_offset);
         }
@@ -406,7 +408,10 @@ start_snapshot(void)
 static bool
 attach_to_running_snapshot(struct peer *p)
 {
-    if (!child_running(CHILD_REPL_SNAPSHOT) || p->redis != sync_redis ||
+    /* A SYNC client shares none (the backlog holds CG.EFFECTS, and it
+     * wants Redis's commands since its file), nor does a replica share
+     * SYNC's file. */
+    if (!child_running(CHILD_REPL_SNAPSHOT) || p->redis || sync_redis ||
         memcmp(sync_replid, srv.replid, 41) != 0) {
         return false;
     }
@@ -455,8 +460,11 @@ full_resync(struct peer *p)
                    p->ip, p->port, sync_offset);
     } else {
         log_notice("Replica %s:%d asks for synchronization: full resync; "
-                   "waiting for the next snapshot (the backlog lacks the "
-                   "stream since the running one started)", p->ip, p->port);
+                   "waiting for the next snapshot (%s)", p->ip, p->port,
+                   p->redis || sync_redis
+                       ? "SYNC's RDB file and a replica's snapshot differ"
+                       : "the backlog lacks the stream since the running "
+                         "one started");
     }
     return true;
 }

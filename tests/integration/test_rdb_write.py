@@ -342,9 +342,16 @@ def test_sync_stream_applies_on_redis_server(start_daemon, tmp_path):
     assert harness.wait_until(
         lambda: cg.info("persistence")["rdb_bgsave_in_progress"] == 1, 10)
     assert cg.ping() and cg.get("s:int:3") == b"127"
+    # A second SYNC while the child writes waits for a child of its own
+    # (the backlog holds cellgate's stream, not Redis's commands).
+    second = harness.RawConn(port=d.port, timeout=30)
+    second.send(b"SYNC\r\n")
     newlines, rdb = sync_rdb(conn)
     assert newlines >= 1
     (tmp_path / "sync.rdb").write_bytes(rdb)
+    assert sync_rdb(second)[1][:9] == b"REDIS0010"
+    second.close()
+    assert d.log().count("RDB file for Redis written") == 2
     ref = harness.RedisServer(str(tmp_path), extra_args=[
         "--dbfilename", "sync.rdb"])
     ref.start()
