@@ -8,7 +8,6 @@
 
 #include "lib/num.h"
 #include "lib/rdb_write.h"
-#include "server/funcset.h"
 #include "server/journal.h"
 #include "server/keytype.h"
 #include "server/rdb/save.h"
@@ -88,18 +87,11 @@ static bool
 put_functions(struct membuf *out, const unsigned char *set, size_t len)
 {
     struct membuf payload = { 0 };
-    struct membuf_reader r = { set, len };
-    uint32_t n;
-    const unsigned char *code;
-    bool ok = true;
     if (len == 0) {
         return put_words(out, "FUNCTION", "FLUSH", NULL);
     }
-    while (ok && membuf_read(&r, &n, sizeof(n)) && membuf_skip(&r, n, &code)) {
-        ok = rdb_put_byte(&payload, RDB_OPCODE_FUNCTION2) &&
-             rdb_put_string(&payload, code, n);
-    }
-    ok = ok && rdb_put_footer(&payload, 0);
+    bool ok = rdb_put_functions(set, len, &payload) &&
+              rdb_put_footer(&payload, 0);
     const void *argv[4] = { "FUNCTION", "RESTORE", payload.p, "FLUSH" };
     size_t lens[4] = { 8, 7, payload.len, 5 };
     ok = ok && put_command(out, 4, argv, lens);

@@ -45,6 +45,12 @@ bool rdb_dump_payload(const struct store_rec *r, int64_t now,
  * cellgate's limiter types? */
 bool rdb_can_hold(const struct store_rec *r);
 
+/* FUNCTION's libraries (funcset.h's bytes: u32 length and code, per
+ * library) as RDB's FUNCTION2 records, appended to out: what an RDB file
+ * and FUNCTION DUMP's payload hold. false when memory ran out. */
+bool rdb_put_functions(const unsigned char *set, size_t len,
+                       struct membuf *out);
+
 /* What an RDB file says of replication (its repl-* aux fields): NULL for
  * none, as Redis writes a file no replica asked for. */
 struct rdb_repl_info {

@@ -59,6 +59,20 @@ INTS = ["0", "1", "-1", "127", "128", "-128", "-129", "4095", "-4096",
         "9223372036854775808", "1e3", " 1"]
 
 
+def assert_redis_holds_the_same(cg_port, redis_port, dbs):
+    """Every key of the databases dbs that Redis can hold (cellgate's own
+    limiter types left out) is equal on redis-server, and so are the
+    function libraries."""
+    for db in dbs:
+        a = redis.Redis(port=cg_port, db=db)
+        b = redis.Redis(port=redis_port, db=db)
+        want = {k: v for k, v in every_key(a).items()
+                if v[0] in (b"string", b"list", b"hash", b"set", b"zset")}
+        assert every_key(b) == want, db
+    assert redis.Redis(port=redis_port).function_list() == \
+        redis.Redis(port=cg_port).function_list()
+
+
 def rand_string(rng, n):
     return "".join(rng.choice("abcxyz0123") for _ in range(n))
 
@@ -222,14 +236,7 @@ def test_redis_cli_rdb_loads_in_redis_server(start_daemon, tmp_path):
         "--dbfilename", "back.rdb"])
     ref.start()
     try:
-        for db in (0, 1, 5):
-            a = redis.Redis(port=d.port, db=db)
-            b = redis.Redis(port=ref.port, db=db)
-            want = {k: v for k, v in every_key(a).items()
-                    if v[0] in (b"string", b"list", b"hash", b"set", b"zset")}
-            assert every_key(b) == want, db
-        assert redis.Redis(port=ref.port).function_list() == \
-            cg.function_list()
+        assert_redis_holds_the_same(d.port, ref.port, (0, 1, 5))
     finally:
         ref.stop()
     assert harness.wait_until(
@@ -367,14 +374,7 @@ def test_sync_stream_applies_on_redis_server(start_daemon, tmp_path):
             assert not reply.startswith(b"-"), (words[:2], reply)
             if words[:2] == [b"RESTORE", b"end-of-traffic"]:
                 break
-        for db in range(6):
-            a = redis.Redis(port=d.port, db=db)
-            b = redis.Redis(port=ref.port, db=db)
-            want = {k: v for k, v in every_key(a).items()
-                    if v[0] in (b"string", b"list", b"hash", b"set", b"zset")}
-            assert every_key(b) == want, db
-        assert redis.Redis(port=ref.port).function_list() == \
-            cg.function_list()
+        assert_redis_holds_the_same(d.port, ref.port, range(6))
     finally:
         rd.close()
         conn.close()
