@@ -538,7 +538,9 @@ write_file(const char *tmp, const struct rdb_repl_info *repl,
     put_header(w, repl);
     put_functions(w);
     for (size_t i = 0; i < srv.ndbs && !w->failed; i++) {
-        put_db(w, i);
+        if (repl == NULL || !repl->functions_only) {
+            put_db(w, i);
+        }
     }
     put_end(w);
     mem_free(w->buf.p);

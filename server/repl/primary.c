@@ -64,6 +64,7 @@ struct peer {
     struct obuf pending;            /* the stream while the snapshot goes */
     bool redis;                     /* SYNC: Redis's RDB, no +FULLRESYNC */
     bool rdb_only;                  /* REPLCONF rdb-only 1: no stream */
+    bool functions_only;            /* rdb-filter-only functions: no keys */
     int db;                         /* redis: the database it selected */
     int fd;                         /* PEER_SEND_SNAPSHOT: the file */
     int64_t left;                   /* its bytes still to send */
@@ -79,8 +80,10 @@ static char sync_path[4300];
  * that asks while it runs is told this offset, never the current one. */
 static int64_t sync_offset;
 static char sync_replid[41];
-/* The running child writes Redis's RDB file (for SYNC), not a snapshot. */
+/* The running child writes Redis's RDB file (for SYNC), not a snapshot;
+ * with the function libraries only (rdb-filter-only functions). */
 static bool sync_redis;
+static bool sync_functions_only;
 static int64_t last_ping_ms;
 static int64_t last_newline_ms;
 
@@ -267,6 +270,8 @@ primary_replconf(struct conn *c, const char *key, size_t klen,
                  value);
     } else if (klen == 8 && strncasecmp(key, "rdb-only", 8) == 0) {
         p->rdb_only = vlen == 1 && value[0] == '1';
+    } else if (klen == 15 && strncasecmp(key, "rdb-filter-only", 15) == 0) {
+        p->functions_only = vlen == 9 && strncasecmp(value, "functions", 9) == 0;
     } else if (klen == 3 && strncasecmp(key, "ack", 3) == 0 &&
                num_parse_i64(value, vlen, &v)) {
         p->ack_offset = v;
@@ -304,7 +309,8 @@ sync_work(void)
     if (!sync_redis) {
         return snapshot_write(sync_path, err, sizeof(err));
     }
-    struct rdb_repl_info repl = { 0, srv.replid, stream_offset() };
+    struct rdb_repl_info repl = { 0, srv.replid, stream_offset(),
+                                  sync_functions_only };
     if (rdb_save_file(sync_path, &repl, &left_out, err, sizeof(err)) < 0) {
         log_warning("Writing the RDB file for SYNC failed: %s", err);
         return 1;
@@ -352,6 +358,7 @@ sync_start(const struct child_ops *self, char *err, size_t errlen)
     /* One child writes one format: the first waiting replica's; the
      * others wait for the next (sync_done()). */
     sync_redis = first->redis;
+    sync_functions_only = first->functions_only;
     snprintf(sync_path, sizeof(sync_path), "%s/temp-repl-%d.%s",
              srv.conf.dir, (int)getpid(), sync_redis ? "rdb" : "snap");
     pid_t pid = child_fork(self, err, errlen);
@@ -364,7 +371,8 @@ sync_start(const struct child_ops *self, char *err, size_t errlen)
     memcpy(sync_replid, srv.replid, sizeof(sync_replid));
     for (struct peer *p = peers; p != NULL; p = p->next) {
         if (p->state == PEER_WAIT_SNAPSHOT && !p->syncing &&
-            p->redis == sync_redis) {
+            p->redis == sync_redis &&
+            p->functions_only == sync_functions_only) {
             obuf_deinit(&p->pending);       /* the snapshot holds it all */
             p->db = -1;
             obuf_init(&p->pending);

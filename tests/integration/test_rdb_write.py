@@ -241,6 +241,21 @@ def test_redis_cli_rdb_loads_in_redis_server(start_daemon, tmp_path):
         ref.stop()
     assert harness.wait_until(
         lambda: "%d limiter keys left out" % limiters in d.log(), 10)
+    # --functions-rdb (REPLCONF rdb-filter-only functions): the libraries
+    # and no key.
+    out = subprocess.run([REDIS_CLI, "-p", str(d.port), "--functions-rdb",
+                          str(tmp_path / "functions.rdb")],
+                         capture_output=True, timeout=60)
+    assert out.returncode == 0, out
+    ref = harness.RedisServer(str(tmp_path), extra_args=[
+        "--dbfilename", "functions.rdb"])
+    ref.start()
+    try:
+        rf = redis.Redis(port=ref.port)
+        assert rf.dbsize() == 0
+        assert rf.function_list() == cg.function_list() != []
+    finally:
+        ref.stop()
 
 
 def read_until(proc, marker, timeout):
