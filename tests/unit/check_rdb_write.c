@@ -92,6 +92,16 @@ START_TEST(test_int_strings_and_doubles)
     ck_assert_str_eq(t, "0.10000000000000001");
     rdb_double_text(t, sizeof(t), -0.0);
     ck_assert_str_eq(t, "-0");
+    /* Integral: its integer up to 2^62 (redis-server stores ZADD z
+     * 288230376151711744 m's score as an int64 entry), %.17g past it. */
+    rdb_double_text(t, sizeof(t), 288230376151711744.0);
+    ck_assert_str_eq(t, "288230376151711744");
+    rdb_double_text(t, sizeof(t), -4611686018427387904.0);
+    ck_assert_str_eq(t, "-4611686018427387904");
+    rdb_double_text(t, sizeof(t), 9223372036854775808.0);
+    ck_assert_str_eq(t, "9.2233720368547758e+18");
+    rdb_double_text(t, sizeof(t), 1e300);
+    ck_assert_str_eq(t, "1.0000000000000001e+300");
     mem_free(b.p);
 }
 END_TEST
