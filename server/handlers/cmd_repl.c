@@ -16,6 +16,10 @@
 #include "server/repl/replication.h"
 #include "server/server.h"
 
+#define ERR_NOMASTERLINK                                                      \
+    "NOMASTERLINK Can't SYNC while not connected with my master"
+#define ERR_SYNC_FAILED "ERR cannot start the synchronization"
+
 /* The replicaof option follows the role, so CONFIG REWRITE (Sentinel
  * sends it with REPLICAOF) makes a restart keep it. */
 static void
@@ -110,8 +114,7 @@ psync_command(struct conn *c, struct resp_request *req)
     int64_t offset;
     if (repl_is_replica() && !repl_link_up()) {
         /* As Redis: a replica that is not synced serves no replicas. */
-        cmd_error(c, "NOMASTERLINK Can't SYNC while not connected with my "
-                     "master");
+        cmd_error(c, ERR_NOMASTERLINK);
         return;
     }
     if (!num_parse_i64(req->argv[2], req->argvlen[2], &offset)) {
@@ -119,15 +122,24 @@ psync_command(struct conn *c, struct resp_request *req)
     }
     keyspace_publish();             /* the pending effects join the stream */
     if (!repl_psync(c, req->argv[1], req->argvlen[1], offset)) {
-        cmd_error(c, "ERR cannot start the synchronization");
+        cmd_error(c, ERR_SYNC_FAILED);
     }
 }
 
+/* SYNC, as Redis serves it to a client that is no cellgate replica
+ * (redis-cli --rdb FILE, --replica): Redis's RDB file, then the stream. */
 void
 sync_command(struct conn *c, struct resp_request *req)
 {
     (void)req;
-    cmd_error(c, "ERR SYNC is not supported: replicas must use PSYNC");
+    if (repl_is_replica() && !repl_link_up()) {
+        cmd_error(c, ERR_NOMASTERLINK);
+        return;
+    }
+    keyspace_publish();             /* the pending effects join the stream */
+    if (!repl_sync(c)) {
+        cmd_error(c, ERR_SYNC_FAILED);
+    }
 }
 
 HANDLER_NO_ARGS(role_command, repl_role)

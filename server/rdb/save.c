@@ -54,6 +54,19 @@ put_head(struct membuf *out, uint8_t type, const struct store_rec *kr)
                            store_rec_keylen(kr)));
 }
 
+/* An object Redis keeps as one blob (a listpack, an intset): its type byte
+ * (and key), then the blob's bytes as an RDB string; the blob is freed.
+ * ok: whether the blob was made. */
+static bool
+put_blob(struct membuf *out, uint8_t type, const struct store_rec *kr,
+         struct membuf *blob, bool ok)
+{
+    ok = ok && put_head(out, type, kr) &&
+         rdb_put_string(out, blob->p, blob->len);
+    mem_free(blob->p);
+    return ok;
+}
+
 /* ---- lists ------------------------------------------------------------- */
 
 /* A list as quicklist 2 nodes: each node's container and listpack go
@@ -169,11 +182,8 @@ put_hash_listpack(const struct hmap *x, struct membuf *out,
     while (ok && hmap_next(x, &it, &f, &v)) {
         ok = rdb_lp_add(&lp, f.data, f.len) && rdb_lp_add(&lp, v.data, v.len);
     }
-    ok = ok && rdb_lp_end(&lp) &&
-         put_head(out, RDB_TYPE_HASH_LISTPACK, kr) &&
-         rdb_put_string(out, lpbuf.p, lpbuf.len);
-    mem_free(lpbuf.p);
-    return ok;
+    return put_blob(out, RDB_TYPE_HASH_LISTPACK, kr, &lpbuf,
+                    ok && rdb_lp_end(&lp));
 }
 
 static bool
@@ -196,25 +206,29 @@ put_hash(const struct hmap *x, struct membuf *out,
 
 /* ---- sorted sets ------------------------------------------------------- */
 
+static void
+member_fits(const unsigned char *m, size_t len, double score, void *arg)
+{
+    (void)m;
+    (void)score;
+    if ((int64_t)len > srv.conf.zset_max_listpack_value) {
+        *(bool *)arg = false;
+    }
+}
+
+/* Would Redis 7.0 keep this sorted set a listpack (zsetTypeCreate())? */
 static bool
 zset_is_listpack(const struct zset *x)
 {
-    uint64_t n = zset_len(x);
-    if ((int64_t)n > srv.conf.zset_max_listpack_entries) {
+    bool fits = true;
+    uint64_t cursor = 0;
+    if ((int64_t)zset_len(x) > srv.conf.zset_max_listpack_entries) {
         return false;
     }
-    struct zset_iter it;
-    zset_iter_at(&it, x, 0);
     do {
-        const unsigned char *m;
-        size_t len;
-        double score;
-        zset_iter_get(&it, &m, &len, &score);
-        if ((int64_t)len > srv.conf.zset_max_listpack_value) {
-            return false;
-        }
-    } while (zset_iter_next(&it));
-    return true;
+        cursor = zset_scan(x, cursor, member_fits, &fits);
+    } while (fits && cursor != 0);
+    return fits;
 }
 
 /* Member, score pairs in increasing order, each score as zzlInsertAt()
@@ -238,11 +252,8 @@ put_zset_listpack(const struct zset *x, struct membuf *out,
         size_t tn = rdb_double_text(text, sizeof(text), score);
         ok = ok && rdb_lp_add(&lp, m, len) && rdb_lp_add(&lp, text, tn);
     } while (ok && zset_iter_next(&it));
-    ok = ok && rdb_lp_end(&lp) &&
-         put_head(out, RDB_TYPE_ZSET_LISTPACK, kr) &&
-         rdb_put_string(out, lpbuf.p, lpbuf.len);
-    mem_free(lpbuf.p);
-    return ok;
+    return put_blob(out, RDB_TYPE_ZSET_LISTPACK, kr, &lpbuf,
+                    ok && rdb_lp_end(&lp));
 }
 
 /* ZSET_2 from the highest score down, as Redis writes its skiplist (so
@@ -287,12 +298,9 @@ put_intset(const struct set *x, struct membuf *out,
             v[i] = 0;               /* an intset holds integers only */
         }
     }
-    bool ok = rdb_put_intset(&blob, v, n) &&
-              put_head(out, RDB_TYPE_SET_INTSET, kr) &&
-              rdb_put_string(out, blob.p, blob.len);
+    bool ok = rdb_put_intset(&blob, v, n);
     mem_free(v);
-    mem_free(blob.p);
-    return ok;
+    return put_blob(out, RDB_TYPE_SET_INTSET, kr, &blob, ok);
 }
 
 static bool
@@ -327,9 +335,8 @@ put_cellgate(const struct store_rec *r, int64_t now, struct membuf *out)
     return ok;
 }
 
-/* Is r a key Redis can hold (a string or one of its collections)? */
-static bool
-redis_can_hold(const struct store_rec *r)
+bool
+rdb_can_hold(const struct store_rec *r)
 {
     return keytype_is_string(r->type) || keytype_is_coll(r->type);
 }
@@ -428,21 +435,27 @@ put_header(struct file_writer *w, const struct rdb_repl_info *repl)
     put_aux_int(w, "aof-base", 0);
 }
 
-/* funcset.h's bytes (u32 length, code, per library) as FUNCTION2 records. */
+bool
+rdb_put_functions(const unsigned char *set, size_t len, struct membuf *out)
+{
+    struct membuf_reader r = { set, len };
+    uint32_t n;
+    const unsigned char *code;
+    while (membuf_read(&r, &n, sizeof(n)) && membuf_skip(&r, n, &code)) {
+        if (!rdb_put_byte(out, RDB_OPCODE_FUNCTION2) ||
+            !rdb_put_string(out, code, n)) {
+            return false;
+        }
+    }
+    return true;
+}
+
 static void
 put_functions(struct file_writer *w)
 {
     struct membuf set = { 0 };
-    struct membuf_reader r;
-    uint32_t len;
-    const unsigned char *code;
-    w->failed = w->failed || !funcset_encode(&set);
-    r = (struct membuf_reader){ set.p, set.len };
-    while (!w->failed && membuf_read(&r, &len, sizeof(len)) &&
-           membuf_skip(&r, len, &code)) {
-        w->failed = !rdb_put_byte(&w->buf, RDB_OPCODE_FUNCTION2) ||
-                    !rdb_put_string(&w->buf, code, len);
-    }
+    w->failed = w->failed || !funcset_encode(&set) ||
+                !rdb_put_functions(set.p, set.len, &w->buf);
     mem_free(set.p);
 }
 
@@ -453,7 +466,7 @@ put_record(struct store_rec *r, void *arg)
     if (w->failed || store_rec_dead(r, w->now)) {
         return;
     }
-    if (!redis_can_hold(r)) {
+    if (!rdb_can_hold(r)) {
         w->left_out++;
         return;
     }
@@ -525,7 +538,9 @@ write_file(const char *tmp, const struct rdb_repl_info *repl,
     put_header(w, repl);
     put_functions(w);
     for (size_t i = 0; i < srv.ndbs && !w->failed; i++) {
-        put_db(w, i);
+        if (repl == NULL || !repl->functions_only) {
+            put_db(w, i);
+        }
     }
     put_end(w);
     mem_free(w->buf.p);

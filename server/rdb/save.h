@@ -39,18 +39,30 @@
 bool rdb_dump_payload(const struct store_rec *r, int64_t now,
                       struct membuf *out);
 
-/* What an RDB file says of replication (its repl-* aux fields): NULL for
- * none, as Redis writes a file no replica asked for. */
+/* Can Redis hold r (a string or one of its collections), or is it one of
+ * cellgate's limiter types? */
+bool rdb_can_hold(const struct store_rec *r);
+
+/* FUNCTION's libraries (funcset.h's bytes: u32 length and code, per
+ * library) as RDB's FUNCTION2 records, appended to out: what an RDB file
+ * and FUNCTION DUMP's payload hold. false when memory ran out. */
+bool rdb_put_functions(const unsigned char *set, size_t len,
+                       struct membuf *out);
+
+/* What a file for a replica says of replication (its repl-* aux fields),
+ * and what it leaves out. */
 struct rdb_repl_info {
     int stream_db;
     const char *replid;
     int64_t offset;
+    bool functions_only;        /* REPLCONF rdb-filter-only functions */
 };
 
 /* Write every database, expiry and function library at now as an RDB
  * file at path (through a temporary file, renamed; fsynced), as a forked
- * child does. *left_out: the limiter keys Redis cannot hold, not written
- * (also logged). 0, or -1 with err. */
+ * child does; repl: NULL for a file no replica asked for, as Redis writes
+ * it, else its aux fields and filter. *left_out: the limiter keys Redis
+ * cannot hold, not written (also logged). 0, or -1 with err. */
 int rdb_save_file(const char *path, const struct rdb_repl_info *repl,
                   uint64_t *left_out, char *err, size_t errlen);
 

@@ -34,6 +34,8 @@
 #include "server/clock.h"
 #include "server/log.h"
 #include "server/server.h"
+#include "server/rdb/effects.h"
+#include "server/rdb/save.h"
 #include "server/snapshot.h"
 #include "server/repl/stream.h"
 
@@ -60,6 +62,10 @@ struct peer {
     int64_t ack_offset;
     int64_t ack_ms;                 /* monotonic */
     struct obuf pending;            /* the stream while the snapshot goes */
+    bool redis;                     /* SYNC: Redis's RDB, no +FULLRESYNC */
+    bool rdb_only;                  /* REPLCONF rdb-only 1: no stream */
+    bool functions_only;            /* rdb-filter-only functions: no keys */
+    int db;                         /* redis: the database it selected */
     int fd;                         /* PEER_SEND_SNAPSHOT: the file */
     int64_t left;                   /* its bytes still to send */
     struct peer *next;
@@ -74,24 +80,76 @@ static char sync_path[4300];
  * that asks while it runs is told this offset, never the current one. */
 static int64_t sync_offset;
 static char sync_replid[41];
+/* The running child writes Redis's RDB file (for SYNC), not a snapshot;
+ * with the function libraries only (rdb-filter-only functions). */
+static bool sync_redis;
+static bool sync_functions_only;
 static int64_t last_ping_ms;
 static int64_t last_newline_ms;
 
 /* ---- the stream to them ------------------------------------------------ */
 
+/* Bytes of a CG.EFFECTS still to come that SYNC's clients get in Redis's
+ * words instead (feed_redis_peers()). */
+static size_t redis_skip;
+
+static void
+feed_peer(struct peer *p, const void *data, size_t n)
+{
+    if (n == 0 || p->rdb_only) {
+        return;
+    }
+    if (p->state == PEER_ONLINE) {
+        obuf_append(&p->c->out, data, n);
+        client_note_fed(p->c);
+    } else if (p->state != PEER_HANDSHAKE) {
+        obuf_append(&p->pending, data, n);
+    }
+}
+
 /* The stream's tap: every replica past its snapshot gets the bytes, the
- * others keep them until it is sent. */
+ * others keep them until it is sent; SYNC's clients, all but the
+ * CG.EFFECTS they had in their own words. */
 static void
 feed_peers(const void *data, size_t n)
 {
+    size_t skip = redis_skip < n ? redis_skip : n;
+    redis_skip -= skip;
     for (struct peer *p = peers; p != NULL; p = p->next) {
-        if (p->state == PEER_ONLINE) {
-            obuf_append(&p->c->out, data, n);
-            client_note_fed(p->c);
-        } else if (p->state != PEER_HANDSHAKE) {
-            obuf_append(&p->pending, data, n);
+        if (p->redis) {
+            feed_peer(p, (const char *)data + skip, n - skip);
+        } else {
+            feed_peer(p, data, n);
         }
     }
+}
+
+/* A pass of effect records, for SYNC's clients: the Redis commands that
+ * bring a Redis replica to the same keys (server/rdb/effects.h), from
+ * the database each has selected. One that cannot have them (out of
+ * memory) is dropped, as a lost pass drops every replica. */
+static void
+feed_redis_peers(const void *records, size_t len, size_t bytes)
+{
+    struct membuf cmds = { 0 };
+    int64_t now = clock_wall_now();
+    redis_skip = bytes;
+    for (struct peer *p = peers; p != NULL; p = p->next) {
+        if (!p->redis || p->rdb_only || p->state == PEER_HANDSHAKE ||
+            (p->state == PEER_WAIT_SNAPSHOT && !p->syncing)) {
+            continue;               /* nothing, or a file not yet begun */
+        }
+        cmds.len = 0;
+        if (!rdb_effects_as_commands(records, len, now, &p->db, &cmds)) {
+            log_warning("Replica %s:%d: the stream in Redis's commands "
+                        "could not be made; dropping it", p->ip, p->port);
+            p->c->killed = true;
+            client_note_fed(p->c);
+            continue;
+        }
+        feed_peer(p, cmds.p, cmds.len);
+    }
+    mem_free(cmds.p);
 }
 
 void
@@ -106,6 +164,7 @@ primary_drop_replicas(void)
 static const struct stream_tap peers_tap = {
     .bytes = feed_peers,
     .lost = primary_drop_replicas,
+    .effects = feed_redis_peers,
 };
 
 bool
@@ -209,6 +268,10 @@ primary_replconf(struct conn *c, const char *key, size_t klen,
     } else if (klen == 10 && strncasecmp(key, "ip-address", 10) == 0) {
         snprintf(p->ip, sizeof(p->ip), "%.*s", (int)(vlen < 63 ? vlen : 63),
                  value);
+    } else if (klen == 8 && strncasecmp(key, "rdb-only", 8) == 0) {
+        p->rdb_only = vlen == 1 && value[0] == '1';
+    } else if (klen == 15 && strncasecmp(key, "rdb-filter-only", 15) == 0) {
+        p->functions_only = vlen == 9 && strncasecmp(value, "functions", 9) == 0;
     } else if (klen == 3 && strncasecmp(key, "ack", 3) == 0 &&
                num_parse_i64(value, vlen, &v)) {
         p->ack_offset = v;
@@ -227,31 +290,44 @@ send_fullresync(struct peer *p, const char *replid, int64_t offset)
     char line[128];
     int k = snprintf(line, sizeof(line), "+FULLRESYNC %s %" PRId64 "\r\n",
                      replid, offset);
-    obuf_append(&p->c->out, line, (size_t)k);
-    client_note_fed(p->c);
+    if (!p->redis) {                /* SYNC has no such line */
+        obuf_append(&p->c->out, line, (size_t)k);
+        client_note_fed(p->c);
+    }
     p->syncing = true;
 }
 
 /* ---- the snapshot child ------------------------------------------------ */
 
-/* In the child. */
+/* In the child: cellgate's snapshot, or Redis's RDB file for SYNC (the
+ * limiter keys Redis cannot hold left out, counted in the log). */
 static int
 sync_work(void)
 {
     char err[256];
-    return snapshot_write(sync_path, err, sizeof(err));
+    uint64_t left_out;
+    if (!sync_redis) {
+        return snapshot_write(sync_path, err, sizeof(err));
+    }
+    struct rdb_repl_info repl = { 0, srv.replid, stream_offset(),
+                                  sync_functions_only };
+    if (rdb_save_file(sync_path, &repl, &left_out, err, sizeof(err)) < 0) {
+        log_warning("Writing the RDB file for SYNC failed: %s", err);
+        return 1;
+    }
+    return 0;
 }
 
 /* Replicas that wait for a snapshot not yet started. */
-static bool
-peers_waiting(void)
+static struct peer *
+first_waiting(void)
 {
     for (struct peer *p = peers; p != NULL; p = p->next) {
         if (p->state == PEER_WAIT_SNAPSHOT && !p->syncing) {
-            return true;
+            return p;
         }
     }
-    return false;
+    return NULL;
 }
 
 /* No snapshot can be written for them: as Redis, they are dropped (and
@@ -275,11 +351,16 @@ drop_waiting_peers(void)
 static int
 sync_start(const struct child_ops *self, char *err, size_t errlen)
 {
-    if (!peers_waiting()) {
+    struct peer *first = first_waiting();
+    if (first == NULL) {
         return 0;
     }
-    snprintf(sync_path, sizeof(sync_path), "%s/temp-repl-%d.snap",
-             srv.conf.dir, (int)getpid());
+    /* One child writes one format: the first waiting replica's; the
+     * others wait for the next (sync_done()). */
+    sync_redis = first->redis;
+    sync_functions_only = first->functions_only;
+    snprintf(sync_path, sizeof(sync_path), "%s/temp-repl-%d.%s",
+             srv.conf.dir, (int)getpid(), sync_redis ? "rdb" : "snap");
     pid_t pid = child_fork(self, err, errlen);
     if (pid < 0) {
         log_warning("Cannot fork for a replica's snapshot: %s", err);
@@ -289,8 +370,11 @@ sync_start(const struct child_ops *self, char *err, size_t errlen)
     sync_offset = stream_offset();
     memcpy(sync_replid, srv.replid, sizeof(sync_replid));
     for (struct peer *p = peers; p != NULL; p = p->next) {
-        if (p->state == PEER_WAIT_SNAPSHOT && !p->syncing) {
+        if (p->state == PEER_WAIT_SNAPSHOT && !p->syncing &&
+            p->redis == sync_redis &&
+            p->functions_only == sync_functions_only) {
             obuf_deinit(&p->pending);       /* the snapshot holds it all */
+            p->db = -1;
             obuf_init(&p->pending);
             send_fullresync(p, sync_replid, sync_offset);
         }
@@ -303,6 +387,8 @@ sync_start(const struct child_ops *self, char *err, size_t errlen)
 /* Below, with the sending: it may start the next snapshot, through this
  * table (start_snapshot()). */
 static void sync_done(const struct child_exit *how);
+static void send_slices(bool redis_only);
+static void start_top_up(void);
 
 /* A replica's full sync is a background child of its own kind (child.h):
  * it waits behind a BGSAVE or a journal rewrite, as Redis's does. */
@@ -330,7 +416,10 @@ start_snapshot(void)
 static bool
 attach_to_running_snapshot(struct peer *p)
 {
-    if (!child_running(CHILD_REPL_SNAPSHOT) ||
+    /* A SYNC client shares none (the backlog holds CG.EFFECTS, and it
+     * wants Redis's commands since its file), nor does a replica share
+     * SYNC's file. */
+    if (!child_running(CHILD_REPL_SNAPSHOT) || p->redis || sync_redis ||
         memcmp(sync_replid, srv.replid, 41) != 0) {
         return false;
     }
@@ -379,8 +468,11 @@ full_resync(struct peer *p)
                    p->ip, p->port, sync_offset);
     } else {
         log_notice("Replica %s:%d asks for synchronization: full resync; "
-                   "waiting for the next snapshot (the backlog lacks the "
-                   "stream since the running one started)", p->ip, p->port);
+                   "waiting for the next snapshot (%s)", p->ip, p->port,
+                   p->redis || sync_redis
+                       ? "SYNC's RDB file and a replica's snapshot differ"
+                       : "the backlog lacks the stream since the running "
+                         "one started");
     }
     return true;
 }
@@ -420,6 +512,27 @@ primary_psync(struct conn *c, const char *id, size_t idlen, int64_t offset)
     if (stream_knows(id, idlen, offset) && continue_stream(p, offset)) {
         return true;
     }
+    return full_resync(p);
+}
+
+/* SYNC (Redis's replicas before 2.8; `redis-cli --rdb` and `--replica`):
+ * always a full sync, in Redis's RDB format rather than cellgate's
+ * snapshot, without +FULLRESYNC: the keep-alive newlines while the child
+ * writes, the file as $<length> and its bytes, then the stream (none
+ * after REPLCONF rdb-only 1). A replica's second SYNC is ignored, as
+ * Redis ignores it. */
+bool
+primary_sync(struct conn *c)
+{
+    struct peer *p = peer_get(c);
+    if (p == NULL || !primary_open_stream()) {
+        return false;
+    }
+    if (p->state != PEER_HANDSHAKE) {
+        return true;
+    }
+    p->redis = true;
+    p->db = -1;                     /* its first command selects one */
     return full_resync(p);
 }
 
@@ -478,6 +591,8 @@ sync_done(const struct child_exit *how)
         p->syncing = false;
     }
     unlink(sync_path);              /* the open descriptors keep it */
+    send_slices(false);             /* the first slices now, not a tick on */
+    start_top_up();
     if (again) {
         (void)start_snapshot();
     }
@@ -503,14 +618,18 @@ close_snapshot(int fd)
     }
 }
 
-/* One slice of the snapshot to each replica receiving one, while its
- * output holds less than a slice: bounded work per cron tick. */
+/* One slice of the snapshot to each replica receiving one (redis_only:
+ * to each SYNC client), while its output holds less than a slice: bounded
+ * work per call. */
 static void
-send_slices(void)
+send_slices(bool redis_only)
 {
     static char chunk[64 * 1024];
     for (struct peer *p = peers; p != NULL; p = p->next) {
         size_t sent = 0;
+        if (redis_only && !p->redis) {
+            continue;
+        }
         while (p->state == PEER_SEND_SNAPSHOT && p->left > 0 &&
                sent < SNAPSHOT_SLICE &&
                obuf_pending(&p->c->out) < SNAPSHOT_SLICE) {
@@ -557,10 +676,56 @@ keep_waiting_replicas_alive(void)
     }
 }
 
+/* A SYNC client's file goes out at its socket's pace: while one is being
+ * sent, a timer tops its output up every millisecond, as Redis writes a
+ * replica's file whenever its socket takes more (a cellgate replica's
+ * goes cron by cron). */
+static uv_timer_t *top_up;
+
+static bool
+redis_peer_sending(void)
+{
+    for (const struct peer *p = peers; p != NULL; p = p->next) {
+        if (p->redis && p->state == PEER_SEND_SNAPSHOT) {
+            return true;
+        }
+    }
+    return false;
+}
+
+static void
+top_up_closed(uv_handle_t *h)
+{
+    mem_free(h);
+}
+
+static void
+on_top_up(uv_timer_t *t)
+{
+    send_slices(true);
+    if (!redis_peer_sending()) {
+        uv_timer_stop(t);
+        uv_close((uv_handle_t *)t, top_up_closed);
+        top_up = NULL;
+    }
+}
+
+/* No memory for the timer: the cron sends the file, as a replica's. */
+static void
+start_top_up(void)
+{
+    if (top_up != NULL || !redis_peer_sending() ||
+        (top_up = mem_malloc(sizeof(*top_up))) == NULL) {
+        return;
+    }
+    uv_timer_init(srv.loop, top_up);
+    uv_timer_start(top_up, on_top_up, 1, 1);
+}
+
 void
 primary_cron(int64_t now)
 {
-    send_slices();
+    send_slices(false);
     if (waiting != NULL) {
         check_waiting(now);
     }

@@ -27,6 +27,7 @@ bool primary_open_stream(void);
  * (replication.h). */
 bool primary_psync(struct conn *c, const char *replid, size_t idlen,
                    int64_t offset);
+bool primary_sync(struct conn *c);
 void primary_replconf(struct conn *c, const char *key, size_t klen,
                       const char *value, size_t vlen);
 void primary_forget(struct conn *c);

@@ -81,6 +81,12 @@ repl_psync(struct conn *c, const char *replid, size_t idlen, int64_t offset)
     return primary_psync(c, replid, idlen, offset);
 }
 
+bool
+repl_sync(struct conn *c)
+{
+    return primary_sync(c);
+}
+
 void
 repl_replconf(struct conn *c, const char *key, size_t klen,
               const char *value, size_t vlen)

@@ -72,6 +72,10 @@ bool repl_streaming(void);
 bool repl_psync(struct conn *c, const char *replid, size_t idlen,
                 int64_t offset);
 
+/* SYNC: a full sync in Redis's RDB format (redis-cli --rdb, --replica),
+ * then the stream. false (an error sent) when it cannot. */
+bool repl_sync(struct conn *c);
+
 /* REPLCONF from a replica: listening-port, ip-address, capa, ACK. */
 void repl_replconf(struct conn *c, const char *key, size_t klen,
                    const char *value, size_t vlen);

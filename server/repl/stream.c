@@ -81,6 +81,9 @@ stream_command(const char *name, const void *arg, size_t alen)
     char head[96];
     int k = snprintf(head, sizeof(head), "*2\r\n$%zu\r\n%s\r\n$%zu\r\n",
                      strlen(name), name, alen);
+    if (tap != NULL && tap->effects != NULL) {
+        tap->effects(arg, alen, (size_t)k + alen + 2);
+    }
     stream_append(head, (size_t)k);
     stream_append(arg, alen);
     stream_append("\r\n", 2);

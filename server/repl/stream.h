@@ -31,6 +31,9 @@ struct stream_tap {
     /* A pass of records was lost: the stream started a new history, and
      * whoever followed the old one must start over. */
     void (*lost)(void);
+    /* The next `bytes` bytes are a CG.EFFECTS command carrying these
+     * records, for followers that want them in other words (NULL: none). */
+    void (*effects)(const void *records, size_t len, size_t bytes);
 };
 
 /* Keep the stream from here on: the backlog (repl-backlog-size) and the
