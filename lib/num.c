@@ -9,7 +9,9 @@
 
 #include <ctype.h>
 #include <errno.h>
+#include <inttypes.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -363,4 +365,17 @@ num_parse_long_double(const char *s, size_t len, long double *out)
     }
     *out = v;
     return true;
+}
+
+size_t
+num_score_text(char *buf, size_t size, double d)
+{
+    int n;
+    if (d >= -(double)(INT64_MAX / 2) && d <= (double)(INT64_MAX / 2) &&
+        (double)(int64_t)d == d) {
+        n = snprintf(buf, size, "%" PRId64, (int64_t)d);
+    } else {
+        n = snprintf(buf, size, "%.17g", d);    /* nan, inf, -inf too */
+    }
+    return n < 0 ? 0 : (size_t)n < size ? (size_t)n : size - 1;
 }

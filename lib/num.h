@@ -32,6 +32,13 @@ bool num_decimal_syntax(const char *s, size_t len);
 bool num_parse_u64_digits(const char *s, size_t len, uint64_t *out);
 bool num_parse_i64_rust(const char *s, size_t len, int64_t *out);
 
+/* A sorted set's score as Redis 7.0's listpack holds it (zzlInsertAt()):
+ * an integral one within +-2^62 (double2ll(), -0 included) as its
+ * integer, any other as d2string()'s %.17g ("inf", "-inf", "nan"): what
+ * ZSCAN of a small sorted set answers and an RDB listpack stores. The
+ * text's length (cut to size - 1). */
+size_t num_score_text(char *buf, size_t size, double d);
+
 /* A double as Redis's string2d() reads one: strtod's syntax over all len
  * bytes (so "1.5", "1e3", "inf", hex floats), but not empty, no leading
  * space, no NaN, no overflow to infinity or underflow to zero. Binary-safe:

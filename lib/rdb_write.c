@@ -153,24 +153,6 @@ rdb_put_double(struct membuf *b, double d)
     return membuf_put(b, buf, 8);
 }
 
-/* Redis 7.0.15's d2string(): "nan", "inf", "-inf", "-0" and "0", an
- * integral value within +-2^62 as its integer (double2ll()), any other
- * %.17g. */
-size_t
-rdb_double_text(char *buf, size_t size, double d)
-{
-    int n;
-    if (d == 0) {
-        n = snprintf(buf, size, "%s", signbit(d) ? "-0" : "0");
-    } else if (d >= -(double)(INT64_MAX / 2) && d <= (double)(INT64_MAX / 2) &&
-               (double)(int64_t)d == d) {
-        n = snprintf(buf, size, "%" PRId64, (int64_t)d);
-    } else {
-        n = snprintf(buf, size, "%.17g", d);    /* nan, inf, -inf too */
-    }
-    return n < 0 ? 0 : (size_t)n < size ? (size_t)n : size - 1;
-}
-
 bool
 rdb_put_footer(struct membuf *b, size_t from)
 {

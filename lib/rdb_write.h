@@ -51,11 +51,6 @@ bool rdb_put_int_string(struct membuf *b, int64_t v);
 /* A double as rdbSaveBinaryDoubleValue() writes it. */
 bool rdb_put_double(struct membuf *b, double d);
 
-/* A double's text as Redis's d2string() writes a listpack's score: an
- * integral one within +-2^62 as an integer (which the listpack then
- * stores as one), others as %.17g. */
-size_t rdb_double_text(char *buf, size_t size, double d);
-
 /* The RDB version and the CRC-64 of b's bytes from `from` on. */
 bool rdb_put_footer(struct membuf *b, size_t from);
 

@@ -1048,15 +1048,17 @@ scan_collect(const unsigned char *m, size_t len, double score, void *arg)
     }
 }
 
-/* A score as ZSCAN gives it: Redis's "%.17Lg" (or the listpack's
- * d2string(), which writes the same text), inf and -inf. */
+/* A score as ZSCAN gives it: the text a small sorted set's listpack
+ * holds (an integral score as its integer), or a large one's "%.17Lg";
+ * inf and -inf. */
 static void
-reply_scan_score(struct conn *c, double s)
+reply_scan_score(struct conn *c, double s, bool compact)
 {
     char buf[64];
-    int n = isinf(s) ? snprintf(buf, sizeof(buf), s > 0 ? "inf" : "-inf")
-                     : snprintf(buf, sizeof(buf), "%.17g", s);
-    reply_bulk(&c->out, buf, (size_t)n);
+    size_t n = compact ? num_score_text(buf, sizeof(buf), s)
+             : (size_t)(isinf(s) ? snprintf(buf, sizeof(buf), s > 0 ? "inf" : "-inf")
+                                 : snprintf(buf, sizeof(buf), "%.17g", s));
+    reply_bulk(&c->out, buf, n);
 }
 
 void
@@ -1098,7 +1100,7 @@ zscan_command(struct conn *c, struct resp_request *req)
     coll_scan_reply_head(c, cursor, 2 * kept);
     for (size_t i = 0; i < kept; i++) {
         reply_bulk(&c->out, items[i].m, items[i].len);
-        reply_scan_score(c, items[i].score);
+        reply_scan_score(c, items[i].score, zset_is_compact(z));
     }
     mem_free(acc.items.p);
 }

@@ -249,7 +249,7 @@ put_zset_listpack(const struct zset *x, struct membuf *out,
         double score;
         char text[64];
         zset_iter_get(&it, &m, &len, &score);
-        size_t tn = rdb_double_text(text, sizeof(text), score);
+        size_t tn = num_score_text(text, sizeof(text), score);
         ok = ok && rdb_lp_add(&lp, m, len) && rdb_lp_add(&lp, text, tn);
     } while (ok && zset_iter_next(&it));
     return put_blob(out, RDB_TYPE_ZSET_LISTPACK, kr, &lpbuf,

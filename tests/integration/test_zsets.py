@@ -174,6 +174,12 @@ CASES = {
         ["ZSCAN", "z", "0", "TYPE", "zset"], ["ZSCAN", "z", "0", "MATCH"],
         ["ZSCAN", "nokey", "0"], ["ZSCAN", "nokey", "x"], ["ZSCAN", "s", "0"],
         ["ZSCAN", "s", "x"], ["ZSCAN", "nokey", "0", "BOGUS", "1"]],
+    # A listpack keeps an integral score within 2^62 as an integer: ZSCAN
+    # shows its digits where %.17g would not.
+    "zscan-integral-scores": [
+        ["ZADD", "z", "-0", "a", "288230376151711744", "b", "4611686018427387904", "c",
+         "-4611686018427387904", "d", "9223372036854775808", "e", "1e300", "f", "3.5", "g"],
+        ["ZSCAN", "z", "0"], ["ZSCORE", "z", "b"], ["ZRANGE", "z", "0", "-1", "WITHSCORES"]],
     # The listpack's bounds: 128 members, 64 bytes; ZSCAN's one-shot shows it.
     "zscan-128-members": big("z", 128) + [["ZSCAN", "z", "0", "COUNT", "5"]],
     "zscan-64-byte": [["ZADD", "z", "1", "x" * 64, "2", "b"], ["ZSCAN", "z", "0", "COUNT", "1"]],
