@@ -696,7 +696,8 @@ state_refuses(const struct conn *c, const struct cmd *cmd,
     if (cmd->flags & CMD_WRITE) {
         /* PEEK looked for only when a rule refuses: never on the path of
          * a write that runs. */
-        enum guard_verdict v = guard_write(GUARD_AS_COMMAND, false);
+        enum guard_verdict v = guard_write(GUARD_AS_COMMAND,
+                                           c->from_primary);
         return v != GUARD_RUN && peeks(cmd, req) ? GUARD_RUN : v;
     }
     if (!guard_disk_refuses()) {
