@@ -373,7 +373,7 @@
       "resetchannels", 0, 0,                                                  \
       "no ACL users (see aclfile) {allchannels resetchannels}")               \
     X(sanitize_dump_payload, "sanitize-dump-payload", CONF_ENUM, "no", 0, 0,  \
-      "RESTORE's payload check; cellgate has no RESTORE of keys yet {no "     \
+      "RESTORE's payload check; cellgate always checks deeply, as yes {no "   \
       "yes clients}")                                                         \
     X(enable_module_command, "enable-module-command", CONF_ENUM, "no", 0, 0,  \
       "cellgate loads no modules {no yes local}")                             \
