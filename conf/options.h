@@ -151,6 +151,10 @@
       "microseconds a snapshot writer sleeps per key, as Redis's (tests)")   \
     X(snapshot_load_errors, "snapshot-load-errors", CONF_ENUM, "refuse", 0, 0, \
       "a corrupt snapshot at start-up {refuse start-empty}")                  \
+    X(rdb_unsupported_keys, "rdb-unsupported-keys", CONF_ENUM, "refuse", 0,   \
+      0, "a Redis RDB file's stream and module keys, which cellgate cannot "  \
+      "serve: refuse the file, or skip them with a count in the log "        \
+      "{refuse skip}")                                                        \
     X(databases, "databases", CONF_INT, "16", 1, 1024,                        \
       "number of databases (SELECT 0 to databases-1); set at start-up")      \
     X(maxmemory, "maxmemory", CONF_BYTES, "0", 0, 1125899906842624LL,         \
@@ -369,7 +373,7 @@
       "resetchannels", 0, 0,                                                  \
       "no ACL users (see aclfile) {allchannels resetchannels}")               \
     X(sanitize_dump_payload, "sanitize-dump-payload", CONF_ENUM, "no", 0, 0,  \
-      "RESTORE's payload check; cellgate has no RESTORE of keys yet {no "     \
+      "RESTORE's payload check; cellgate always checks deeply, as yes {no "   \
       "yes clients}")                                                         \
     X(enable_module_command, "enable-module-command", CONF_ENUM, "no", 0, 0,  \
       "cellgate loads no modules {no yes local}")                             \
@@ -621,6 +625,9 @@ enum conf_appendfsync {
 };
 enum conf_snapshot_load_errors {
     SNAPSHOT_LOAD_REFUSE, SNAPSHOT_LOAD_START_EMPTY
+};
+enum conf_rdb_unsupported_keys {
+    RDB_UNSUPPORTED_REFUSE, RDB_UNSUPPORTED_SKIP
 };
 enum conf_maxmemory_policy {
     MAXMEMORY_NOEVICTION, MAXMEMORY_VOLATILE_TTL

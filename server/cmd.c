@@ -41,7 +41,8 @@
 
 const char *const cmd_flag_words[CMD_FLAG_COUNT] = {
     "write", "readonly", "denyoom", "module", "admin", "pubsub", "noscript",
-    "blocking", "loading", "stale", "skip_monitor", "skip_slowlog", "fast", "no_auth",
+    "blocking", "loading", "stale", "skip_monitor", "skip_slowlog", "asking",
+    "fast", "no_auth",
     "no_mandatory_keys", "no_async_loading", "no_multi", "movablekeys",
     "allow_busy"
 };

@@ -53,28 +53,30 @@ enum cmd_flag {
     CMD_STALE = 1 << 9,
     CMD_SKIP_MONITOR = 1 << 10,     /* not fed to MONITOR after it ran */
     CMD_SKIP_SLOWLOG = 1 << 11,     /* AUTH, HELLO: passwords */
-    CMD_FAST = 1 << 12,
-    CMD_NO_AUTH = 1 << 13,          /* runs before AUTH */
-    CMD_NO_MANDATORY_KEYS = 1 << 14, /* may have no keys (EVAL ... 0) */
-    CMD_NO_ASYNC_LOADING = 1 << 15,
-    CMD_NO_MULTI = 1 << 16,
-    CMD_MOVABLE_KEYS = 1 << 17,     /* set by cmd_setup(): keynum key spec */
-    CMD_ALLOW_BUSY = 1 << 18,
+    CMD_ASKING = 1 << 12,           /* runs on a cluster's importing
+                                     * slot after ASKING (RESTORE-ASKING) */
+    CMD_FAST = 1 << 13,
+    CMD_NO_AUTH = 1 << 14,          /* runs before AUTH */
+    CMD_NO_MANDATORY_KEYS = 1 << 15, /* may have no keys (EVAL ... 0) */
+    CMD_NO_ASYNC_LOADING = 1 << 16,
+    CMD_NO_MULTI = 1 << 17,
+    CMD_MOVABLE_KEYS = 1 << 18,     /* set by cmd_setup(): keynum key spec */
+    CMD_ALLOW_BUSY = 1 << 19,
     /* Hidden, as Redis hides it: may replicate without being a write
      * (EVAL, EVALSHA): CLIENT PAUSE WRITE holds it, a MONITOR may not. */
-    CMD_MAY_REPLICATE = 1 << 19,
+    CMD_MAY_REPLICATE = 1 << 20,
     /* cellgate's own, never shown: */
-    CMD_NOT_QUEUED = 1 << 20,       /* runs at once inside MULTI (EXEC...) */
-    CMD_EXEC = 1 << 21,             /* EXEC: a refusal aborts the MULTI */
-    CMD_PEEKS = 1 << 22,            /* a write that PEEK makes a read */
-    CMD_SCRIPT_SHA = 1 << 23,       /* EVALSHA, EVALSHA_RO: the script
+    CMD_NOT_QUEUED = 1 << 21,       /* runs at once inside MULTI (EXEC...) */
+    CMD_EXEC = 1 << 22,             /* EXEC: a refusal aborts the MULTI */
+    CMD_PEEKS = 1 << 23,            /* a write that PEEK makes a read */
+    CMD_SCRIPT_SHA = 1 << 24,       /* EVALSHA, EVALSHA_RO: the script
                                      * is named by its SHA1 (for their
                                      * request_flags, script.h) */
-    CMD_READS_CLIENTS = 1 << 24     /* reads other clients' buffers (CLIENT
+    CMD_READS_CLIENTS = 1 << 25     /* reads other clients' buffers (CLIENT
                                      * LIST): runs with the I/O threads
                                      * paused (cmd_set_clients_guard) */
 };
-#define CMD_FLAG_COUNT 19           /* the shown ones: bits 0..18 */
+#define CMD_FLAG_COUNT 20           /* the shown ones: bits 0..19 */
 #define CMD_SHOWN_FLAGS ((1u << CMD_FLAG_COUNT) - 1)
 
 /* The word of flag bit i (0 <= i < CMD_FLAG_COUNT). */

@@ -36,6 +36,9 @@
 #define SPEC_RW_INSERT { .flags = CMD_KEY_RW | CMD_KEY_INSERT }
 #define SPEC_RW_DELETE { .flags = CMD_KEY_RW | CMD_KEY_DELETE }
 #define SPEC_OW_UPDATE { .flags = CMD_KEY_OW | CMD_KEY_UPDATE }
+#define RESTORE_ARGS                                                          \
+    "key:key ttl:integer serialized-value:string ?REPLACE:pure-token "       \
+    "?ABSTTL:pure-token ?IDLETIME=seconds:integer ?FREQ=frequency:integer"
 #define SPEC_OW_INSERT { .flags = CMD_KEY_OW | CMD_KEY_INSERT }
 #define SPEC_RM_DELETE { .flags = CMD_KEY_RM | CMD_KEY_DELETE }
 
@@ -1328,6 +1331,23 @@ static struct cmd table[] = {
       .args = "source:key destination:key ?DB=destination-db:integer "
               "?REPLACE:pure-token",
       .proc = copy_command },
+    /* RESTORE and RESTORE-ASKING (cmd_restore.c). */
+    { .name = "restore", .arity = -4, .flags = CMD_WRITE | CMD_DENYOOM,
+      .first_key = 1, .last_key = 1, .key_step = 1,
+      .key_specs = { SPEC_OW_UPDATE },
+      .acl = "keyspace write slow dangerous", .group = "generic",
+      .since = "2.6.0",
+      .summary = "Create a key using the provided serialized value, "
+                 "previously obtained using DUMP.",
+      .args = RESTORE_ARGS, .proc = restore_command },
+    { .name = "restore-asking", .arity = -4,
+      .flags = CMD_WRITE | CMD_DENYOOM | CMD_ASKING,
+      .first_key = 1, .last_key = 1, .key_step = 1,
+      .key_specs = { SPEC_OW_UPDATE },
+      .acl = "keyspace write slow dangerous", .group = "server",
+      .since = "3.0.0",
+      .summary = "An internal command for migrating keys in a cluster",
+      .args = RESTORE_ARGS, .proc = restore_command },
     { .name = "type", .arity = 2, .flags = FASTRO,
       .first_key = 1, .last_key = 1, .key_step = 1,
       .key_specs = { SPEC_RO },

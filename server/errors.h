@@ -53,4 +53,8 @@
 #define ERR_COUNT_RANGE "ERR value is out of range, value must between "    \
                         "-9223372036854775807 and 9223372036854775807"
 
+/* RESTORE's and FUNCTION RESTORE's payload footer refused (Redis's
+ * verifyDumpPayload()). */
+#define ERR_DUMP_PAYLOAD "ERR DUMP payload version or checksum are wrong"
+
 #endif

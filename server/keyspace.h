@@ -363,6 +363,14 @@ int keyspace_restore(int db, uint8_t type, const char *key, size_t keylen,
                      size_t state_len, int encoding, bool replace,
                      int64_t now, char *err, size_t errlen);
 
+/* Put a collection read from a Redis RDB file (server/rdb/load.c) into
+ * database db as a new key: state is its type's struct, which the record
+ * owns from then on (0). 1 when the key is already expired at now (state
+ * still the caller's), -1 with err ("duplicate key", "out of memory"). */
+int keyspace_restore_coll(int db, uint8_t type, const char *key,
+                          size_t keylen, int64_t expire_at, const void *state,
+                          int64_t now, char *err, size_t errlen);
+
 /* For keyspace_apply.c: while on, the deletions, flushes and swaps made
  * write no effect record (keyspace_apply_record() is replaying one). */
 void keyspace_applying(bool on);

@@ -116,6 +116,34 @@ keyspace_restore(int db, uint8_t type, const char *key, size_t keylen,
     return 0;
 }
 
+int
+keyspace_restore_coll(int db, uint8_t type, const char *key, size_t keylen,
+                      int64_t expire_at, const void *state, int64_t now,
+                      char *err, size_t errlen)
+{
+    struct store *s = keyspace_db(db);
+    if (s == NULL) {
+        snprintf(err, errlen, "out of memory");
+        return -1;
+    }
+    if (store_lookup(s, key, keylen, now) != NULL) {
+        snprintf(err, errlen, "duplicate key");
+        return -1;
+    }
+    if (expired(expire_at, now)) {
+        return 1;
+    }
+    size_t size = keytype_state_size(type);
+    struct store_rec *rec = store_add(s, key, keylen, type, size);
+    if (rec == NULL) {
+        snprintf(err, errlen, "out of memory");
+        return -1;
+    }
+    memcpy(store_rec_state(rec), state, size);
+    store_set_expire(s, rec, expire_at);
+    return 0;
+}
+
 /* ---- applying an effect record ---------------------------------------- */
 
 static int apply_record(const struct journal_record *rec, int64_t now,

@@ -177,6 +177,9 @@ HANDLER(rename_command);
 HANDLER(renamenx_command);
 HANDLER(copy_command);
 
+/* cmd_restore.c */
+HANDLER(restore_command);
+
 /* cmd_expire.c */
 HANDLER(expire_command);
 HANDLER(pexpire_command);

@@ -23,6 +23,7 @@
 #include "server/keyspace.h"
 #include "server/log.h"
 #include "server/persist/manifest.h"
+#include "server/rdb/load.h"
 #include "server/server.h"
 #include "server/snapshot.h"
 
@@ -364,11 +365,32 @@ load_manifest_files(const struct manifest *m, char *err, size_t errlen)
     return 0;
 }
 
+/* The snapshot file, cellgate's own or Redis's RDB (a file that starts
+ * with "REDIS": a Redis's dump.rdb under --dir and --dbfilename). The
+ * snapshots written after are cellgate's own. */
+static int
+load_snapshot_file(char *err, size_t errlen)
+{
+    char path[PATH_LEN];
+    snprintf(path, sizeof(path), "%s/%s", srv.conf.dir, srv.conf.dbfilename);
+    if (!rdb_is_rdb_file(path)) {
+        return snapshot_load(err, errlen);
+    }
+    log_notice("%s is a Redis RDB file: loading it (the snapshots written "
+               "from now on are cellgate's own)", path);
+    if (rdb_load_file(path, err, errlen) < 0) {
+        return -1;
+    }
+    log_notice("Loaded %zu keys from the Redis RDB file %s",
+               keyspace_total_keys(), path);
+    return 0;
+}
+
 int
 persist_load(char *err, size_t errlen)
 {
     if (!enabled()) {
-        return snapshot_load(err, errlen);
+        return load_snapshot_file(err, errlen);
     }
     int rc = manifest_read(&current, err, errlen);
     if (rc < 0) {
@@ -384,7 +406,7 @@ persist_load(char *err, size_t errlen)
     }
     if (rc == 0) {
         /* Turning the journal on keeps what the snapshot holds. */
-        return snapshot_load(err, errlen);
+        return load_snapshot_file(err, errlen);
     }
     return load_manifest_files(&current, err, errlen);
 }

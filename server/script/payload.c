@@ -24,6 +24,7 @@
 
 #include "lib/crc64.h"
 #include "lib/lzf.h"
+#include "lib/rdb_read.h"
 #include "server/errors.h"
 #include "server/script/function.h"
 
@@ -124,151 +125,14 @@ payload_dump(struct membuf *out)
 
 /* ---- reading ------------------------------------------------------------ */
 
-/* Redis's verifyDumpPayload(): a version this side reads, the CRC right. */
+/* One library into set as u32 len then code; false with err. The RDB
+ * reading is lib/rdb_read.h's. */
 static bool
-verified(const unsigned char *p, size_t len)
+read_library(struct rdb_cur *r, struct membuf *set, char *err, size_t errlen)
 {
-    if (len < FOOTER) {
-        return false;
-    }
-    const unsigned char *footer = p + len - FOOTER;
-    unsigned version = (unsigned)footer[1] << 8 | footer[0];
-    if (version > RDB_VERSION) {
-        return false;
-    }
-    uint64_t crc = crc64_update(0, p, len - 8), want = 0;
-    for (int i = 0; i < 8; i++) {
-        want |= (uint64_t)footer[2 + i] << (8 * i);
-    }
-    return crc == want;
-}
-
-/* A length, or an encoding (*encoded set). false past the end. */
-static bool
-read_len(struct membuf_reader *r, uint64_t *len, bool *encoded)
-{
-    unsigned char b0;
-    *encoded = false;
-    if (!membuf_read(r, &b0, 1)) {
-        return false;
-    }
-    unsigned char buf[8];
-    switch (b0 >> 6) {
-    case 0:
-        *len = b0 & 0x3f;
-        return true;
-    case 1:
-        if (!membuf_read(r, buf, 1)) {
-            return false;
-        }
-        *len = (uint64_t)(b0 & 0x3f) << 8 | buf[0];
-        return true;
-    case 3:
-        *encoded = true;
-        *len = b0 & 0x3f;
-        return true;
-    default:
-        break;
-    }
-    size_t n = b0 == 0x80 ? 4 : b0 == 0x81 ? 8 : 0;
-    if (n == 0 || !membuf_read(r, buf, n)) {
-        return false;
-    }
-    *len = 0;
-    for (size_t i = 0; i < n; i++) {
-        *len = *len << 8 | buf[i];
-    }
-    return true;
-}
-
-/* An integer-encoded string: its decimal text into out. */
-static bool
-read_int(struct membuf_reader *r, uint64_t enc, struct membuf *out)
-{
-    unsigned char buf[4];
-    size_t n = enc == ENC_INT8 ? 1 : enc == ENC_INT16 ? 2 : 4;
-    if (!membuf_read(r, buf, n)) {
-        return false;
-    }
-    int64_t v = n == 1 ? (int8_t)buf[0]
-                : n == 2 ? (int16_t)(buf[0] | buf[1] << 8)
-                         : (int32_t)((uint32_t)buf[0] | (uint32_t)buf[1] << 8 |
-                                     (uint32_t)buf[2] << 16 |
-                                     (uint32_t)buf[3] << 24);
-    char text[24];
-    int tn = snprintf(text, sizeof(text), "%" PRId64, v);
-    return membuf_put(out, text, (size_t)tn);
-}
-
-static bool
-read_lzf(struct membuf_reader *r, struct membuf *out)
-{
-    uint64_t clen, plen;
-    bool enc;
-    const unsigned char *c;
-    if (!read_len(r, &clen, &enc) || enc || !read_len(r, &plen, &enc) ||
-        enc || plen == 0 || plen > (1u << 30) || !membuf_skip(r, clen, &c)) {
-        return false;
-    }
-    size_t at = out->len;
-    if (!mem_reserve(&out->p, &out->cap, out->len, plen, 64)) {
-        return false;
-    }
-    if (lzf_decompress(c, clen, out->p + at, plen) != plen) {
-        return false;
-    }
-    out->len += plen;
-    return true;
-}
-
-/* An RDB string, appended to out. */
-static bool
-read_string(struct membuf_reader *r, struct membuf *out)
-{
-    uint64_t len;
-    bool encoded;
-    const unsigned char *s;
-    if (!read_len(r, &len, &encoded)) {
-        return false;
-    }
-    if (!encoded) {
-        return membuf_skip(r, len, &s) && membuf_put(out, s, len);
-    }
-    if (len == ENC_LZF) {
-        return read_lzf(r, out);
-    }
-    return len <= ENC_INT32 && read_int(r, len, out);
-}
-
-/* A 7.0 rc library: "#!<engine> name=<name>\n" then its code. */
-static bool
-read_old_library(struct membuf_reader *r, struct membuf *code)
-{
-    struct membuf name = { 0 }, engine = { 0 }, skip = { 0 };
-    uint64_t has_desc;
-    bool enc;
-    bool ok = read_string(r, &name) && read_string(r, &engine) &&
-              read_len(r, &has_desc, &enc) && !enc &&
-              (has_desc == 0 || read_string(r, &skip)) &&
-              membuf_put(code, "#!", 2) &&
-              membuf_put(code, engine.p, engine.len) &&
-              membuf_put(code, " name=", 6) &&
-              membuf_put(code, name.p, name.len) &&
-              membuf_put(code, "\n", 1) && read_string(r, code);
-    mem_free(name.p);
-    mem_free(engine.p);
-    mem_free(skip.p);
-    return ok;
-}
-
-/* One library into set as u32 len then code; false with err. */
-static bool
-read_library(struct membuf_reader *r, struct membuf *set, char *err,
-             size_t errlen)
-{
-    unsigned char type;
+    uint8_t type;
     struct membuf code = { 0 };
-    if (!membuf_read(r, &type, 1)) {
+    if (!rdb_read_u8(r, &type)) {
         snprintf(err, errlen, "ERR can not read data type");
         return false;
     }
@@ -276,8 +140,7 @@ read_library(struct membuf_reader *r, struct membuf *set, char *err,
         snprintf(err, errlen, "ERR given type is not a function");
         return false;
     }
-    bool ok = type == OPCODE_FUNCTION2 ? read_string(r, &code)
-                                       : read_old_library(r, &code);
+    bool ok = rdb_read_function(r, type, &code);
     uint32_t n = (uint32_t)code.len;
     if (!ok || code.len > UINT32_MAX) {
         snprintf(err, errlen, type == OPCODE_FUNCTION2
@@ -296,14 +159,13 @@ int
 payload_read(const unsigned char *p, size_t len, struct membuf *set,
              char *err, size_t errlen)
 {
-    if (!verified(p, len)) {
-        snprintf(err, errlen, "ERR DUMP payload version or checksum are "
-                 "wrong");
+    if (!rdb_payload_verified(p, len)) {
+        snprintf(err, errlen, ERR_DUMP_PAYLOAD);
         return -1;
     }
     /* As Redis: libraries until the last 10 bytes (version and CRC). */
-    struct membuf_reader r = { p, len - FOOTER };
-    while (r.left > 0) {
+    struct rdb_cur r = rdb_cur_make(p, len - FOOTER);
+    while (rdb_left(&r) > 0) {
         if (!read_library(&r, set, err, errlen)) {
             return -1;
         }

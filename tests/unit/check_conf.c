@@ -196,8 +196,8 @@ START_TEST(test_every_default_is_within_its_own_bounds_and_valid)
     size_t n;
     const struct conf_option *t = conf_options(&n);
 
-    /* Redis 7.0.15's 178 options and cellgate's own 21 */
-    ck_assert_uint_eq(n, 199);
+    /* Redis 7.0.15's 178 options and cellgate's own 22 */
+    ck_assert_uint_eq(n, 200);
     for (size_t i = 0; i < n; i++) {
         char buf[64];
 
@@ -546,6 +546,10 @@ static const struct {
        "refuse"),
     EW(snapshot_load_errors, "snapshot-load-errors",
        SNAPSHOT_LOAD_START_EMPTY, "start-empty"),
+    EW(rdb_unsupported_keys, "rdb-unsupported-keys", RDB_UNSUPPORTED_REFUSE,
+       "refuse"),
+    EW(rdb_unsupported_keys, "rdb-unsupported-keys", RDB_UNSUPPORTED_SKIP,
+       "skip"),
     EW(maxmemory_policy, "maxmemory-policy", MAXMEMORY_NOEVICTION,
        "noeviction"),
     EW(maxmemory_policy, "maxmemory-policy", MAXMEMORY_VOLATILE_TTL,

@@ -57,6 +57,7 @@ static const struct {
     { "sandbox", sandbox_suite },
     { "convert", convert_suite },
     { "lualibs", lualibs_suite },
+    { "rdb_read", rdb_read_suite },
 };
 
 #define NSUITES (sizeof(suites) / sizeof(suites[0]))

@@ -45,5 +45,6 @@ Suite *reply_read_suite(void);
 Suite *sandbox_suite(void);
 Suite *convert_suite(void);
 Suite *lualibs_suite(void);
+Suite *rdb_read_suite(void);
 
 #endif
