@@ -14,6 +14,13 @@
  * the link stops instead of going on with other data than the primary's.
  * Errors are counted as any (INFO errorstats), so the count of error
  * replies before and after tells, EXEC's nested ones included.
+ *
+ * Its commands run at time 0 (clock_batch_open_at()): they find every key
+ * as the primary did, one past its expiry included, as Redis's replica
+ * lets its master client see them. The primary sends absolute times only
+ * (SET ... PXAT, PEXPIREAT, RESTORE ... ABSTTL), so no expiry it sets
+ * depends on this node's clock; srv.keep_dead_keys keeps this node from
+ * freeing a key itself until the primary's DEL (keyspace.c).
  */
 #include "server/handlers/primary_client.h"
 
@@ -23,6 +30,7 @@
 #include "protocol/obuf.h"
 #include "server/blocked.h"
 #include "server/client.h"
+#include "server/clock.h"
 #include "server/cmd.h"
 #include "server/keyspace.h"
 #include "server/multi.h"
@@ -88,7 +96,9 @@ run_command(struct resp_request *req, char *err, size_t errlen)
     int db = srv.db;
     (void)keyspace_select(link_client.db);
     link_client.hint.valid = false;
+    clock_batch_open_at(0);
     cmd_execute(&link_client, req);
+    clock_batch_close();
     if (blocked_nready != 0) {
         blocked_serve(served_blocked);
     }

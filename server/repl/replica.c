@@ -101,6 +101,7 @@ static struct {
     bool in_multi;
     struct textbuf multi_bytes;
     char stop_reason[320];
+    bool full_sync_wanted;          /* REPLICAOF after a stop: PSYNC ? -1 */
     struct resp_parser *parser;
     int64_t last_io_ms;
     int64_t down_since_s;
@@ -167,6 +168,15 @@ send_ack(void)
 }
 
 static const struct repl_command_ops *command_ops;
+
+/* What the primary is; a Redis primary's replica keeps its keys past
+ * their expiry until the primary's DEL, as Redis's (keyspace.c). */
+static void
+set_kind(enum primary_kind kind)
+{
+    upstream.kind = kind;
+    srv.keep_dead_keys = kind == KIND_REDIS;
+}
 
 void
 replica_set_command_ops(const struct repl_command_ops *ops)
@@ -259,6 +269,11 @@ handshake_send(void)
         break;
     }
     default:
+        if (upstream.full_sync_wanted) {
+            /* Continuing would meet the command that stopped it again. */
+            link_send_words("PSYNC", "?", "-1");
+            break;
+        }
         snprintf(off, sizeof(off), "%" PRId64, stream_offset() + 1);
         link_send_words("PSYNC", srv.replid, off);
         break;
@@ -288,10 +303,10 @@ load_snapshot(char *err, size_t errlen)
 {
     keyspace_flush(-1);
     if (!rdb_is_rdb_file(upstream.transfer_path)) {
-        upstream.kind = KIND_CELLGATE;
+        set_kind(KIND_CELLGATE);
         return snapshot_load_file(upstream.transfer_path, err, errlen);
     }
-    upstream.kind = KIND_REDIS;
+    set_kind(KIND_REDIS);
     forget_open_multi(true);
     if (funcset_replace((const unsigned char *)"", 0, err, errlen) < 0) {
         return -1;
@@ -325,6 +340,7 @@ load_transfer(void)
     (void)primary_open_stream();
     upstream.state = LINK_CONNECTED;
     upstream.ack_ms = 0;
+    upstream.full_sync_wanted = false;
     if (upstream.eof_mark) {
         /* A diskless primary starts the stream on this first ACK. */
         upstream.ack_ms = clock_mono_ms();
@@ -433,7 +449,7 @@ static void
 stream_request(struct resp_request *req)
 {
     if (req->argc == 2 && arg_is(req, 0, "CG.EFFECTS")) {
-        upstream.kind = KIND_CELLGATE;
+        set_kind(KIND_CELLGATE);
         apply_effects((const unsigned char *)req->argv[1], req->argvlen[1]);
         stream_command("CG.EFFECTS", req->argv[1], req->argvlen[1]);
         return;
@@ -441,7 +457,7 @@ stream_request(struct resp_request *req)
     bool getack = arg_is(req, 0, "replconf") && arg_is(req, 1, "getack");
     if (upstream.kind == KIND_UNKNOWN && !arg_is(req, 0, "replconf") &&
         !arg_is(req, 0, "ping")) {
-        upstream.kind = KIND_REDIS;     /* a +CONTINUE before any sync */
+        set_kind(KIND_REDIS);     /* a +CONTINUE before any sync */
     }
     struct textbuf t = { 0 };
     encode_command(&t, req->argc, (const char *const *)req->argv,
@@ -902,7 +918,7 @@ become_primary(void)
     char id[41];
     link_close();
     upstream.state = LINK_NONE;
-    upstream.kind = KIND_UNKNOWN;
+    set_kind(KIND_UNKNOWN);
     srv.repl_following = false;
     upstream.host[0] = '\0';
     server_random_id(id);
@@ -920,8 +936,11 @@ replica_set_primary(const char *host, int port)
         }
         return;
     }
+    upstream.full_sync_wanted = upstream.state == LINK_STOPPED ||
+                                (upstream.full_sync_wanted &&
+                                 upstream.state != LINK_NONE);
     link_close();
-    upstream.kind = KIND_UNKNOWN;
+    set_kind(KIND_UNKNOWN);
     upstream.stop_reason[0] = '\0';
     snprintf(upstream.host, sizeof(upstream.host), "%s", host);
     upstream.port = port;
@@ -1052,6 +1071,7 @@ replica_teardown(void)
 {
     upstream.state = LINK_NONE;
     srv.repl_following = false;
+    set_kind(KIND_UNKNOWN);
     mem_free(upstream.in);
     upstream.in = NULL;
     textbuf_free(&upstream.multi_bytes);
