@@ -332,8 +332,8 @@
     X(aclfile, "aclfile", CONF_STRING, "", 0, 0,                              \
       "cellgate has no ACL users beyond default (requirepass)")               \
     X(masteruser, "masteruser", CONF_STRING, "", 0, 0,                        \
-      "cellgate's replica authenticates with masterauth alone (no ACL "       \
-      "users)")                                                               \
+      "a replica sends AUTH masteruser masterauth to its primary when set "   \
+      "(a Redis primary's ACL user)")                                         \
     X(cluster_config_file, "cluster-config-file", CONF_STRING,                \
       "nodes.conf", 0, 0,                                                     \
       "cellgate's cluster topology is the cluster-node lines of this "        \
