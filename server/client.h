@@ -157,7 +157,7 @@ struct conn {
                                      * MONITOR names it "lua" */
     bool from_primary;              /* the client a Redis primary's stream
                                      * runs on (handlers/primary_client.c):
-                                     * its writes pass READONLY */
+                                     * no guard refuses its writes */
     struct conn *next_monitor;
     struct pubsub_subs *subs;       /* channels and patterns (pubsub.c) */
     struct conn *next_fed;          /* client_note_fed(): got output */

@@ -2,8 +2,8 @@
  * primary_client.c - see primary_client.h.
  *
  * The client is one static struct conn, never on a socket: authenticated,
- * RESP2, flagged `from_primary` (the dispatcher's READONLY guard lets its
- * writes through, as Redis lets its master's). It keeps its selected
+ * RESP2, flagged `from_primary` (no guard of the dispatcher refuses its
+ * writes: READONLY, MISCONF, as Redis obeys its master). It keeps its selected
  * database and its open MULTI between commands, as the stream goes on
  * across reads; a dropped link discards the MULTI (the primary sends it
  * again), a full sync also selects database 0.
