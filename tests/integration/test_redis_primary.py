@@ -436,3 +436,33 @@ def test_a_limiter_cut_over_exceeds_no_limit(start_daemon, tmp_path):
             len(v) == 2 and sum(v.values()) == LIMIT for v in windows.values())
     finally:
         primary.stop()
+
+
+def test_a_key_past_its_expiry_stays_hidden_until_the_primary_deletes_it(
+        start_daemon, tmp_path):
+    primary = redis_primary(tmp_path, "no", "--enable-debug-command", "yes")
+    try:
+        cg = start_daemon()
+        replicate(cg, primary)
+        p = primary.client()
+        p.execute_command("DEBUG", "SET-ACTIVE-EXPIRE", 0)
+        p.set("k", "v", px=100)
+        p.rpush("l", "a")
+        p.pexpire("l", 100)
+        assert caught_up(cg, primary)
+        time.sleep(0.4)
+        c = cg.client()
+        # Hidden from reads, as on a Redis replica, but kept (the wheel
+        # frees nothing) ...
+        assert c.get("k") is None and c.exists("k", "l") == 0
+        assert c.pttl("k") == -2 and c.keys("*") == []
+        assert c.dbsize() == 2
+        # ... until the primary's DEL.
+        assert p.get("k") is None
+        assert caught_up(cg, primary)
+        assert c.dbsize() == 1
+        # Promoted, it frees expired keys itself again.
+        assert c.execute_command("REPLICAOF", "NO", "ONE") == b"OK"
+        assert harness.wait_until(lambda: c.dbsize() == 0, 10)
+    finally:
+        primary.stop()
