@@ -936,6 +936,7 @@ replica_set_primary(const char *host, int port)
         }
         return;
     }
+    bool was_primary = upstream.state == LINK_NONE;
     upstream.full_sync_wanted = upstream.state == LINK_STOPPED ||
                                 (upstream.full_sync_wanted &&
                                  upstream.state != LINK_NONE);
@@ -947,7 +948,8 @@ replica_set_primary(const char *host, int port)
     upstream.state = LINK_CONNECT;
     srv.repl_following = true;
     upstream.retry_ms = 0;
-    upstream.down_since_s = clock_wall_us() / US_PER_SEC;
+    /* As Redis: a primary that becomes a replica was never down (-1). */
+    upstream.down_since_s = was_primary ? 0 : clock_wall_us() / US_PER_SEC;
     log_notice("REPLICAOF %s:%d enabled (user request)", host, port);
     /* At once, as Redis 7.0 connects: a failover's new link waits for
      * no cron tick. */
@@ -977,19 +979,22 @@ replica_active(void)
 
 /* ---- INFO, ROLE, the end ----------------------------------------------- */
 
-/* A transfer's progress, as Redis's replica shows it (a diskless one has
- * no size: 0, and what is left goes negative). */
+/* A transfer's progress, as Redis's replica shows it: its size -1 until
+ * the primary's $<len> line, 0 for a diskless one (what is left then goes
+ * negative). */
 static void
 transfer_info(struct textbuf *t, int64_t now)
 {
-    int64_t size = upstream.transfer_size, read = upstream.transfer_read;
+    bool sized = upstream.transfer_left >= 0;
+    int64_t size = sized ? upstream.transfer_size : -1;
+    int64_t read = sized ? upstream.transfer_read : 0;
     textbuf_printf(t, "master_sync_total_bytes:%" PRId64 "\r\n"
                    "master_sync_read_bytes:%" PRId64 "\r\n"
                    "master_sync_left_bytes:%" PRId64 "\r\n"
                    "master_sync_perc:%.2f\r\n"
                    "master_sync_last_io_seconds_ago:%lld\r\n",
                    size, read, size - read,
-                   size > 0 ? (double)read / (double)size * 100 : 0.0,
+                   size != 0 ? (double)read / (double)size * 100 : 0.0,
                    (long long)((now - upstream.last_io_ms) / MS_PER_SEC));
 }
 
@@ -1009,13 +1014,14 @@ replica_info(struct textbuf *t, int64_t now)
                    upstream.state == LINK_TRANSFER,
                    stream_offset() + (int64_t)upstream.multi_bytes.len,
                    stream_offset());
-    if (upstream.state == LINK_TRANSFER && upstream.transfer_left >= 0) {
+    if (upstream.state == LINK_TRANSFER) {
         transfer_info(t, now);
     }
     if (!up) {
         textbuf_printf(t, "master_link_down_since_seconds:%lld\r\n",
-                       (long long)(clock_wall_us() / US_PER_SEC -
-                                   upstream.down_since_s));
+                       upstream.down_since_s == 0 ? -1LL
+                       : (long long)(clock_wall_us() / US_PER_SEC -
+                                     upstream.down_since_s));
     }
     if (upstream.state == LINK_STOPPED) {
         textbuf_printf(t, "master_link_down_reason:%s\r\n",

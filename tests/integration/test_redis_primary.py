@@ -466,3 +466,26 @@ def test_a_key_past_its_expiry_stays_hidden_until_the_primary_deletes_it(
         assert harness.wait_until(lambda: c.dbsize() == 0, 10)
     finally:
         primary.stop()
+
+
+def test_info_while_the_transfer_waits_shows_redis_fields(start_daemon, tmp_path):
+    # Redis writes its RDB slowly (10 ms a key): cellgate waits for it.
+    primary = redis_primary(tmp_path, "no", "--rdb-key-save-delay", 10000)
+    try:
+        p = primary.client()
+        p.mset({"k%d" % i: i for i in range(40)})
+        cg = start_daemon()
+        cg.client().execute_command("REPLICAOF", "127.0.0.1", primary.port)
+        assert harness.wait_until(
+            lambda: cg.info("replication").get("master_sync_in_progress") == 1, 10)
+        info = cg.info("replication")
+        assert (info["master_link_status"], info["master_sync_total_bytes"],
+                info["master_sync_read_bytes"], info["master_sync_left_bytes"],
+                info["master_sync_perc"], info["master_link_down_since_seconds"]) == \
+            ("down", -1, 0, -1, -0.0, -1)
+        assert cg.client().execute_command("ROLE")[3] == b"sync"
+        assert harness.wait_until(
+            lambda: cg.info("replication").get("master_link_status") == "up", 20)
+        assert cg.client().dbsize() == 40
+    finally:
+        primary.stop()
