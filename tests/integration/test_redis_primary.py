@@ -252,8 +252,13 @@ def test_a_full_sync_loads_the_data_there_before(start_daemon, tmp_path, diskles
         clients[0].function_load(LIBRARY)
         pending_short = [0.0]
         traffic(rng, clients, 400, pending_short)
-        cg = start_daemon()
-        replicate(cg, primary)
+        if diskless == "no":
+            cg = start_daemon()
+            replicate(cg, primary)
+        else:       # the replicaof option, as Redis takes it
+            cg = start_daemon("--replicaof", "127.0.0.1 %d" % primary.port)
+            assert harness.wait_until(
+                lambda: cg.info("replication").get("master_link_status") == "up", 20)
         traffic(rng, clients, 100, pending_short)
         settle(cg, primary, pending_short)
         want = keyspace(primary.port)
