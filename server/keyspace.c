@@ -137,7 +137,7 @@ bool
 keyspace_expire(int db, int64_t now, size_t budget)
 {
     struct store *s = srv.dbs[db];
-    if (s == NULL || srv.keep_dead_keys) {
+    if (s == NULL || store_keep_dead) {
         return false;       /* a Redis primary's DEL frees them */
     }
     (void)store_expire(s, now, budget);
@@ -1091,24 +1091,10 @@ keyspace_lookup_write(struct key_hint *h, const char *key, size_t len,
     return store_lookup_hashed(srv.store, key, len, h->hash, now);
 }
 
-/* A replica of a Redis primary (srv.keep_dead_keys) answers a read as
- * Redis's replica does: a key past its expiry is absent, but stays until
- * the primary's DEL (looked up at time 0 it is found, and so never freed
- * here), since the primary may still write it. */
-static struct store_rec *
-lookup_keeping_dead(struct key_hint *h, const char *key, size_t len,
-                    int64_t now)
-{
-    struct store_rec *r = keyspace_lookup_write(h, key, len, 0);
-    return r != NULL && store_rec_dead(r, now) ? NULL : r;
-}
-
 struct store_rec *
 keyspace_lookup(struct key_hint *h, const char *key, size_t len, int64_t now)
 {
-    struct store_rec *r = srv.keep_dead_keys
-                              ? lookup_keeping_dead(h, key, len, now)
-                              : keyspace_lookup_write(h, key, len, now);
+    struct store_rec *r = keyspace_lookup_write(h, key, len, now);
     if (r != NULL) {
         srv.stats.keyspace_hits++;
     } else {

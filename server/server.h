@@ -84,10 +84,6 @@ struct server {
                                      the dispatcher skip feeding them */
     bool persist_refusing;        /* persist/: writes refused (-MISCONF) */
     bool repl_following;          /* repl/: a replica (REPLICAOF) */
-    bool keep_dead_keys;          /* repl/: a replica of a Redis primary
-                                     keeps its keys past their expiry
-                                     until the primary's DEL, hiding
-                                     them from reads (keyspace_lookup) */
     /* runtime */
     size_t startup_allocated;     /* mem_used() once set up, before keys */
     bool shutting_down;

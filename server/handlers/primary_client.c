@@ -19,7 +19,7 @@
  * as the primary did, one past its expiry included, as Redis's replica
  * lets its master client see them. The primary sends absolute times only
  * (SET ... PXAT, PEXPIREAT, RESTORE ... ABSTTL), so no expiry it sets
- * depends on this node's clock; srv.keep_dead_keys keeps this node from
+ * depends on this node's clock; store_keep_dead keeps this node from
  * freeing a key itself until the primary's DEL (keyspace.c).
  */
 #include "server/handlers/primary_client.h"

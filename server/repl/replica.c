@@ -48,6 +48,7 @@
 #include "server/log.h"
 #include "server/server.h"
 #include "server/snapshot.h"
+#include "server/store.h"
 #include "server/rdb/load.h"
 #include "server/repl/primary.h"
 #include "server/repl/stream.h"
@@ -175,7 +176,7 @@ static void
 set_kind(enum primary_kind kind)
 {
     upstream.kind = kind;
-    srv.keep_dead_keys = kind == KIND_REDIS;
+    store_keep_dead = kind == KIND_REDIS;
 }
 
 void

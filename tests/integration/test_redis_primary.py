@@ -461,7 +461,13 @@ def test_a_key_past_its_expiry_stays_hidden_until_the_primary_deletes_it(
         # frees nothing) ...
         assert c.get("k") is None and c.exists("k", "l") == 0
         assert c.pttl("k") == -2 and c.keys("*") == []
+        raw = cg.raw()
+        assert raw.command("WATCH", "k") == b"+OK\r\n"
+        assert raw.command("TYPE", "l") == b"+none\r\n"
         assert c.dbsize() == 2
+        # Read-only whatever replica-read-only says.
+        assert c.config_set("replica-read-only", "no")
+        assert raw.command("SET", "k", "mine").startswith(b"-READONLY")
         # ... until the primary's DEL.
         assert p.get("k") is None
         assert caught_up(cg, primary)
