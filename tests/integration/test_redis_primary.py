@@ -70,7 +70,8 @@ def one_write(rng, c, pending_short):
                     lambda: c.set(k, v, ex=1000), lambda: c.getdel(k),
                     lambda: c.mset({k: v, key(rng, "s"): v}),
                     lambda: c.setrange(k, rng.randrange(5), v),
-                    lambda: c.set(k, v, keepttl=True)])()
+                    lambda: c.set(k, v, keepttl=True),
+                    lambda: c.getex(k, px=900000)])()
     elif kind == "cnt":
         k = key(rng, "n")
         rng.choice([lambda: c.incr(k), lambda: c.incrby(k, rng.randrange(-9, 9)),
@@ -139,6 +140,11 @@ def one_step(rng, clients, pending_short):
             c.flushdb()
         elif r < 0.14:
             c.swapdb(rng.randrange(DBS), rng.randrange(DBS))
+        elif r < 0.16:
+            # DUMP and RESTORE (Redis sends RESTORE ... ABSTTL)
+            payload = c.dump(key(rng, rng.choice("snlhtz")))
+            if payload is not None:
+                c.restore(key(rng, "r"), rng.choice([0, 900000]), payload, replace=True)
         else:
             one_write(rng, c, pending_short)
     except Exception as e:   # WRONGTYPE and the like: the primary sends nothing
