@@ -384,8 +384,9 @@ static void
 link_stop(const struct resp_request *req, const char *why)
 {
     int n = snprintf(upstream.stop_reason, sizeof(upstream.stop_reason),
-                     "command '%.64s' at offset %" PRId64 " did not apply: "
-                     "%s", req->argv[0], stream_offset() + 1 +
+                     "command '%.*s' at offset %" PRId64 " did not apply: "
+                     "%s", (int)(req->argvlen[0] < 64 ? req->argvlen[0] : 64),
+                     req->argv[0], stream_offset() + 1 +
                      (int64_t)upstream.multi_bytes.len, why);
     for (int i = 0; i < n && i < (int)sizeof(upstream.stop_reason); i++) {
         char *ch = &upstream.stop_reason[i];
