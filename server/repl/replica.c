@@ -323,6 +323,17 @@ load_transfer(void)
     if (load_snapshot(err, sizeof(err)) < 0) {
         log_warning("Failed loading the primary's snapshot: %s", err);
         unlink(upstream.transfer_path);
+        if (upstream.kind == KIND_REDIS) {
+            /* What it holds (a stream key, say) would fail the next full
+             * sync too: stop, rather than have Redis fork for each. */
+            snprintf(upstream.stop_reason, sizeof(upstream.stop_reason),
+                     "the primary's RDB did not load: %.280s", err);
+            log_warning("Replication from the Redis primary %s:%d stopped: "
+                        "%s", upstream.host, upstream.port,
+                        upstream.stop_reason);
+            link_close_stopped();
+            return;
+        }
         link_drop("bad snapshot");
         return;
     }
