@@ -530,3 +530,32 @@ def test_an_rdb_it_cannot_load_stops_the_link_without_more_full_syncs(
         assert cg.client().get("a") == b"1" and cg.client().exists("events") == 0
     finally:
         primary.stop()
+
+
+def test_the_cut_over_tool_runs_the_procedure(start_daemon, tmp_path):
+    import subprocess
+    primary = redis_primary(tmp_path)
+    try:
+        p = primary.client()
+        p.set("limit:a", 7)
+        cg = start_daemon()
+        out = subprocess.run(
+            [harness.PYTHON, harness.os.path.join(harness.REPO, "tools", "cellgate-cutover"),
+             "--redis", "127.0.0.1:%d" % primary.port,
+             "--cellgate", "127.0.0.1:%d" % cg.port, "--pause-ms", "20000",
+             "--switch", "true"],
+            capture_output=True, text=True, timeout=60)
+        assert out.returncode == 0, out.stderr
+        text, at = out.stdout, 0
+        for step in ["cellgate: REPLICAOF 127.0.0.1 %d -> OK" % primary.port,
+                     "master_link_status:up", "Redis: CLIENT PAUSE 20000 WRITE",
+                     "offsets equal: ", "cellgate: REPLICAOF NO ONE",
+                     "switch: 'true' exited 0", "Redis: CLIENT KILL TYPE normal",
+                     "Redis: CLIENT UNPAUSE"]:
+            assert step in text[at:], (step, text)
+            at = text.index(step, at)
+        assert cg.info("replication")["role"] == "master"
+        assert cg.client().incr("limit:a") == 8
+        assert p.set("after", 1)        # unpaused
+    finally:
+        primary.stop()
