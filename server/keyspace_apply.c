@@ -126,7 +126,8 @@ keyspace_restore_coll(int db, uint8_t type, const char *key, size_t keylen,
         snprintf(err, errlen, "out of memory");
         return -1;
     }
-    if (store_lookup(s, key, keylen, now) != NULL) {
+    uint64_t hash = store_key_hash(s, key, keylen);     /* once for both */
+    if (store_lookup_hashed(s, key, keylen, hash, now) != NULL) {
         snprintf(err, errlen, "duplicate key");
         return -1;
     }
@@ -134,7 +135,7 @@ keyspace_restore_coll(int db, uint8_t type, const char *key, size_t keylen,
         return 1;
     }
     size_t size = keytype_state_size(type);
-    struct store_rec *rec = store_add(s, key, keylen, type, size);
+    struct store_rec *rec = store_add_hashed(s, key, keylen, hash, type, size);
     if (rec == NULL) {
         snprintf(err, errlen, "out of memory");
         return -1;
