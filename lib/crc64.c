@@ -6,6 +6,7 @@
 #include "lib/crc64.h"
 
 #include <stdbool.h>
+#include <string.h>
 
 /* 0xad93d23594c935a9 with its bits reversed, as a reflected CRC uses it. */
 #define POLY_REFLECTED UINT64_C(0x95ac9329ac4bc9b5)
@@ -40,10 +41,11 @@ crc64_update(uint64_t crc, const void *data, size_t n)
         build();
     }
     while (n >= 8) {
-        uint64_t w = 0;
-        for (int i = 7; i >= 0; i--) {      /* little-endian, any host */
-            w = w << 8 | p[i];
-        }
+        uint64_t w;
+        memcpy(&w, p, 8);
+#if __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+        w = __builtin_bswap64(w);           /* the bytes in stream order */
+#endif
         crc ^= w;
         crc = table[7][crc & 0xff] ^ table[6][(crc >> 8) & 0xff] ^
               table[5][(crc >> 16) & 0xff] ^ table[4][(crc >> 24) & 0xff] ^
