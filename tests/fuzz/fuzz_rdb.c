@@ -12,8 +12,8 @@
  *      checked, so the loader's paths past EOF are reached).
  * The keyspace is made anew for each input. Nothing may crash or read
  * out of bounds, and the counted allocator must be back where it started
- * after each input (a refused load empties every database; a built
- * collection not handed over is freed).
+ * after each input and the keyspace's teardown (a refused load empties
+ * every database; a built collection not handed over is freed).
  */
 #include <stddef.h>
 #include <stdint.h>
@@ -78,8 +78,8 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (size == 0) {
         return 0;
     }
-    CHECK(keyspace_init(seed, clock_wall_now()) == 0);
     size_t baseline = mem_used();
+    CHECK(keyspace_init(seed, clock_wall_now()) == 0);
     srv.conf.rdb_unsupported_keys = data[0] & 4 ? RDB_UNSUPPORTED_SKIP
                                                 : RDB_UNSUPPORTED_REFUSE;
     if (data[0] % 2 == 0) {
@@ -88,7 +88,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         one_file(data + 1, size - 1);
         keyspace_flush(-1);
     }
-    CHECK(mem_used() == baseline);
     keyspace_teardown();
+    CHECK(mem_used() == baseline);
     return 0;
 }
