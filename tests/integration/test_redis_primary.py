@@ -559,3 +559,22 @@ def test_the_cut_over_tool_runs_the_procedure(start_daemon, tmp_path):
         assert p.set("after", 1)        # unpaused
     finally:
         primary.stop()
+
+
+def test_a_replica_of_redis_ignores_its_maxmemory(start_daemon, tmp_path):
+    primary = redis_primary(tmp_path)
+    try:
+        cg = start_daemon("--maxmemory", "2mb", "--maxmemory-policy", "volatile-ttl")
+        replicate(cg, primary)
+        p = primary.client()
+        blob = "x" * 10000
+        for i in range(400):        # 4 MB, past cellgate's 2 MB
+            p.set("big:%d" % i, blob, ex=1000)
+        assert caught_up(cg, primary)
+        assert cg.client().dbsize() == 400
+        assert cg.info("replication")["master_link_status"] == "up"
+        # Promoted, maxmemory applies again: it evicts down to it.
+        assert cg.client().execute_command("REPLICAOF", "NO", "ONE") == b"OK"
+        assert harness.wait_until(lambda: cg.client().dbsize() < 400, 10)
+    finally:
+        primary.stop()
