@@ -228,15 +228,15 @@ def test_random_traffic_with_a_dropped_link_compares_key_by_key(
         replicate(cg, primary)
         clients[0].function_load(LIBRARY)
         pending_short = [0.0]
-        traffic(rng, clients, 700, pending_short)
+        traffic(rng, clients, 500, pending_short)
         assert caught_up(cg, primary)
         # The link dropped in the middle: cellgate continues (+CONTINUE).
         before = clients[0].info("stats")["sync_partial_ok"]
         clients[0].execute_command("CLIENT", "KILL", "TYPE", "replica")
-        traffic(rng, clients, 300, pending_short)
+        traffic(rng, clients, 200, pending_short)
         assert harness.wait_until(
             lambda: clients[0].info("stats")["sync_partial_ok"] == before + 1, 20)
-        traffic(rng, clients, 700, pending_short)
+        traffic(rng, clients, 500, pending_short)
         settle(cg, primary, pending_short)
         want, got = keyspace(primary.port), keyspace(cg.port)
         assert differences(want, got) == []
@@ -347,7 +347,7 @@ def test_a_command_it_cannot_apply_stops_the_link(start_daemon, tmp_path):
         assert c.get("before") == b"1"
         assert c.get("after") is None and c.exists("list") == 0
         # It stays stopped (no retry that would skip the command) ...
-        time.sleep(1.5)
+        time.sleep(1.2)
         assert cg.info("replication")["master_link_status"] == "down"
         assert c.get("after") is None
         # ... until REPLICAOF starts over.
@@ -521,7 +521,7 @@ def test_an_rdb_it_cannot_load_stops_the_link_without_more_full_syncs(
             lambda: "master_link_down_reason" in cg.info("replication"), 10)
         reason = cg.info("replication")["master_link_down_reason"]
         assert reason.startswith("the primary's RDB did not load: ")
-        time.sleep(1.5)
+        time.sleep(1.2)
         assert p.info("stats")["sync_full"] == 1
         assert cg.client().dbsize() == 0
         # Skipping the stream keys (rdb-unsupported-keys skip), it follows.
