@@ -512,7 +512,8 @@ bench-perf:
 # in-process keyspace, tests/fuzz/fuzz_cmd.c), and Lua scripts through
 # EVAL on the same in-process server (tests/fuzz/fuzz_script.c, with
 # lua-memory-limit 8mb; each run bounded by -timeout since a script cannot
-# be stopped yet). `make fuzz` fuzzes each for
+# be stopped yet), and Redis's RDB format as RESTORE and a Redis RDB file
+# at start-up read it (tests/fuzz/fuzz_rdb.c). `make fuzz` fuzzes each for
 # FUZZ_SECONDS (FUZZ_CMD_SECONDS for the command path); `make test-fuzz`
 # (part of make test) replays the committed seed corpora and fuzzes each
 # briefly. New inputs go to build-fuzz/, never into the committed corpus.
@@ -533,6 +534,7 @@ FUZZ_CONF    := build-fuzz/fuzz_conf
 FUZZ_CMD     := build-fuzz/fuzz_cmd
 FUZZ_GRPC    := build-fuzz/fuzz_grpc
 FUZZ_SCRIPT  := build-fuzz/fuzz_script
+FUZZ_RDB     := build-fuzz/fuzz_rdb
 # The command and gRPC drivers link the whole server (the messages' C
 # generated into build/gen); main() is renamed away.
 FUZZ_PB_SRC  := $(PROTOS:%.proto=build/gen/%.pb-c.c)
@@ -559,13 +561,13 @@ build-fuzz/obj/%.o: %.c | $(PB_HDR)
 
 -include $(FUZZ_SERVER_OBJ:.o=.d)
 
-$(FUZZ_CMD) $(FUZZ_GRPC) $(FUZZ_SCRIPT): build-fuzz/%: tests/fuzz/%.c $(FUZZ_SERVER_OBJ)
+$(FUZZ_CMD) $(FUZZ_GRPC) $(FUZZ_SCRIPT) $(FUZZ_RDB): build-fuzz/%: tests/fuzz/%.c $(FUZZ_SERVER_OBJ)
 	clang $(FUZZ_CFLAGS) -Dmain=cellgate_main -o $@ $< $(FUZZ_SERVER_OBJ) \
 	    $(DEPS_LIBS) -lm
 
-fuzz: $(FUZZ_RESP) $(FUZZ_CONF) $(FUZZ_CMD) $(FUZZ_GRPC) $(FUZZ_SCRIPT)
+fuzz: $(FUZZ_RESP) $(FUZZ_CONF) $(FUZZ_CMD) $(FUZZ_GRPC) $(FUZZ_SCRIPT) $(FUZZ_RDB)
 	@mkdir -p build-fuzz/found-resp build-fuzz/found-conf build-fuzz/found-cmd \
-	    build-fuzz/found-grpc build-fuzz/found-script
+	    build-fuzz/found-grpc build-fuzz/found-script build-fuzz/found-rdb
 	./$(FUZZ_RESP) -max_total_time=$(FUZZ_SECONDS) -print_final_stats=1 \
 	    build-fuzz/found-resp tests/fuzz/corpus/resp
 	./$(FUZZ_CONF) -max_total_time=$(FUZZ_SECONDS) -print_final_stats=1 \
@@ -577,6 +579,8 @@ fuzz: $(FUZZ_RESP) $(FUZZ_CONF) $(FUZZ_CMD) $(FUZZ_GRPC) $(FUZZ_SCRIPT)
 	LSAN_OPTIONS=suppressions=tests/fuzz/lsan-script.supp \
 	./$(FUZZ_SCRIPT) -max_total_time=$(FUZZ_SECONDS) -print_final_stats=1 \
 	    -max_len=4096 -timeout=60 build-fuzz/found-script tests/fuzz/corpus/script
+	./$(FUZZ_RDB) -max_total_time=$(FUZZ_SECONDS) -print_final_stats=1 \
+	    -max_len=65536 build-fuzz/found-rdb tests/fuzz/corpus/rdb
 	$(MAKE) repl-fuzz
 
 # SANITIZE=1 runs it on the ASan+UBSan build.
@@ -600,9 +604,9 @@ difftest: $(BIN)
 	  /usr/bin/python3 tests/integration/difftest.py --commands $(DIFFTEST_COMMANDS) \
 	  --stats $(if $(DIFFTEST_SEED),--seed $(DIFFTEST_SEED)) $(DIFFTEST_ARGS)
 
-test-fuzz: $(FUZZ_RESP) $(FUZZ_CONF) $(FUZZ_CMD) $(FUZZ_GRPC) $(FUZZ_SCRIPT)
+test-fuzz: $(FUZZ_RESP) $(FUZZ_CONF) $(FUZZ_CMD) $(FUZZ_GRPC) $(FUZZ_SCRIPT) $(FUZZ_RDB)
 	@mkdir -p build-fuzz/brief-resp build-fuzz/brief-conf build-fuzz/brief-cmd \
-	    build-fuzz/brief-grpc build-fuzz/brief-script
+	    build-fuzz/brief-grpc build-fuzz/brief-script build-fuzz/brief-rdb
 	./$(FUZZ_RESP) -max_total_time=$(FUZZ_BRIEF) build-fuzz/brief-resp \
 	    tests/fuzz/corpus/resp
 	./$(FUZZ_CONF) -max_total_time=$(FUZZ_BRIEF) build-fuzz/brief-conf \
@@ -618,7 +622,10 @@ test-fuzz: $(FUZZ_RESP) $(FUZZ_CONF) $(FUZZ_CMD) $(FUZZ_GRPC) $(FUZZ_SCRIPT)
 	LSAN_OPTIONS=suppressions=tests/fuzz/lsan-script.supp \
 	./$(FUZZ_SCRIPT) -max_total_time=$(FUZZ_BRIEF) -max_len=4096 -timeout=60 \
 	    build-fuzz/brief-script tests/fuzz/corpus/script
-	@echo "test-fuzz: the five fuzzers ran their corpus and fuzzed briefly without a finding"
+	./$(FUZZ_RDB) -runs=0 tests/fuzz/corpus/rdb
+	./$(FUZZ_RDB) -max_total_time=$(FUZZ_BRIEF) -max_len=65536 \
+	    build-fuzz/brief-rdb tests/fuzz/corpus/rdb
+	@echo "test-fuzz: the six fuzzers ran their corpus and fuzzed briefly without a finding"
 
 # The layering (tests/check_deps.py): lib <- protocol, algorithms, conf
 # <- server, and inside server the floors main > conn > the table >

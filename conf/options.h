@@ -332,8 +332,8 @@
     X(aclfile, "aclfile", CONF_STRING, "", 0, 0,                              \
       "cellgate has no ACL users beyond default (requirepass)")               \
     X(masteruser, "masteruser", CONF_STRING, "", 0, 0,                        \
-      "cellgate's replica authenticates with masterauth alone (no ACL "       \
-      "users)")                                                               \
+      "a replica sends AUTH masteruser masterauth to its primary when set "   \
+      "(a Redis primary's ACL user)")                                         \
     X(cluster_config_file, "cluster-config-file", CONF_STRING,                \
       "nodes.conf", 0, 0,                                                     \
       "cellgate's cluster topology is the cluster-node lines of this "        \
@@ -373,7 +373,7 @@
       "resetchannels", 0, 0,                                                  \
       "no ACL users (see aclfile) {allchannels resetchannels}")               \
     X(sanitize_dump_payload, "sanitize-dump-payload", CONF_ENUM, "no", 0, 0,  \
-      "RESTORE's payload check; cellgate has no RESTORE of keys yet {no "     \
+      "RESTORE's payload check; cellgate always checks deeply, as yes {no "   \
       "yes clients}")                                                         \
     X(enable_module_command, "enable-module-command", CONF_ENUM, "no", 0, 0,  \
       "cellgate loads no modules {no yes local}")                             \

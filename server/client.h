@@ -155,6 +155,9 @@ struct conn {
     bool monitor;                   /* MONITOR: gets every command (monitor.c) */
     bool script;                    /* the scripts' client (script/api.c):
                                      * MONITOR names it "lua" */
+    bool from_primary;              /* the client a Redis primary's stream
+                                     * runs on (handlers/primary_client.c):
+                                     * no guard refuses its writes */
     struct conn *next_monitor;
     struct pubsub_subs *subs;       /* channels and patterns (pubsub.c) */
     struct conn *next_fed;          /* client_note_fed(): got output */

@@ -67,6 +67,13 @@ clock_batch_open(void)
 }
 
 void
+clock_batch_open_at(wall_ns at)
+{
+    batch_wall = at;
+    batch_open = true;
+}
+
+void
 clock_batch_close(void)
 {
     batch_open = false;

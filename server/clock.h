@@ -41,6 +41,12 @@ wall_ns clock_wall_now(void);
 void clock_batch_open(void);
 void clock_batch_close(void);
 
+/* Open a batch at the instant `at`, past the clamp, which it leaves as
+ * it was: the commands of a Redis primary's stream run at time 0, so that
+ * they find every key the primary sent (it sends a DEL for a key it saw
+ * expire before any other command on it). */
+void clock_batch_open_at(wall_ns at);
+
 /* The clamp clock_wall_now() applies: `raw` unless it is below *last (the
  * clock stepped back), then *last; *last follows the result. */
 wall_ns clock_clamp(wall_ns *last, wall_ns raw);

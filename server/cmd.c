@@ -748,6 +748,12 @@ static enum guard_verdict
 state_refuses(const struct conn *c, const struct cmd *cmd,
               const struct resp_request *req)
 {
+    if (c->from_primary) {
+        /* A Redis primary's stream is obeyed, as Redis obeys its master
+         * client (and as a cellgate replica applies its primary's effects
+         * whatever its journal says). */
+        return GUARD_RUN;
+    }
     if (cmd->flags & CMD_WRITE) {
         /* PEEK looked for only when a rule refuses: never on the path of
          * a write that runs. */

@@ -20,6 +20,7 @@
 #include "server/persist/persist.h"
 #include "server/repl/replication.h"
 #include "server/server.h"
+#include "server/store.h"
 
 enum guard_verdict {
     GUARD_RUN = 0,
@@ -50,10 +51,14 @@ guard_too_few_replicas(void)
            repl_good_replicas() < (size_t)srv.conf.min_replicas_to_write;
 }
 
+/* A replica of a Redis primary is read-only whatever replica-read-only
+ * says: it keeps dead keys for the primary's DEL (store_keep_dead), and a
+ * client's write could not tell them from absent ones. */
 static inline bool
 guard_read_only_replica(bool from_primary)
 {
-    return repl_is_replica() && srv.conf.replica_read_only && !from_primary;
+    return repl_is_replica() &&
+           (srv.conf.replica_read_only || store_keep_dead) && !from_primary;
 }
 
 /* The first rule that refuses a write now, in `order`; GUARD_RUN when

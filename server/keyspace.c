@@ -137,8 +137,8 @@ bool
 keyspace_expire(int db, int64_t now, size_t budget)
 {
     struct store *s = srv.dbs[db];
-    if (s == NULL) {
-        return false;
+    if (s == NULL || store_keep_dead) {
+        return false;       /* a Redis primary's DEL frees them */
     }
     (void)store_expire(s, now, budget);
     return store_expire_pending(s, now);
@@ -946,6 +946,12 @@ keyspace_admit(size_t need, const struct store_rec *keep)
     if (srv.conf.maxmemory == 0) {
         return true;
     }
+    if (store_keep_dead) {
+        /* A replica of a Redis primary ignores maxmemory, as Redis's
+         * (replica-ignore-maxmemory): the primary's writes are admitted
+         * and nothing is evicted behind its back. */
+        return true;
+    }
     size_t missing = deficit(need);
     if (missing == 0) {
         return true;
@@ -961,7 +967,7 @@ keyspace_admit(size_t need, const struct store_rec *keep)
 void
 keyspace_cron(size_t budget)
 {
-    if (srv.conf.maxmemory == 0 || !may_evict()) {
+    if (srv.conf.maxmemory == 0 || !may_evict() || store_keep_dead) {
         return;
     }
     size_t missing = deficit(0);

@@ -71,7 +71,8 @@ keyspace_restore(int db, uint8_t type, const char *key, size_t keylen,
         snprintf(err, errlen, "out of memory");
         return -1;
     }
-    struct store_rec *rec = store_lookup(s, key, keylen, now);
+    uint64_t hash = store_key_hash(s, key, keylen);     /* once for both */
+    struct store_rec *rec = store_lookup_hashed(s, key, keylen, hash, now);
     if (rec != NULL && !replace) {
         snprintf(err, errlen, "duplicate key");
         return -1;
@@ -87,9 +88,9 @@ keyspace_restore(int db, uint8_t type, const char *key, size_t keylen,
         snprintf(err, errlen, "malformed %s state", keytype_name(type));
         return -1;
     }
-    rec = store_add(s, key, keylen, type,
-                    keytype_decoded_state_size(type, state, state_len,
-                                               expire_at));
+    rec = store_add_hashed(s, key, keylen, hash, type,
+                           keytype_decoded_state_size(type, state, state_len,
+                                                      expire_at));
     if (rec == NULL) {
         snprintf(err, errlen, "out of memory");
         return -1;
@@ -126,7 +127,8 @@ keyspace_restore_coll(int db, uint8_t type, const char *key, size_t keylen,
         snprintf(err, errlen, "out of memory");
         return -1;
     }
-    if (store_lookup(s, key, keylen, now) != NULL) {
+    uint64_t hash = store_key_hash(s, key, keylen);     /* once for both */
+    if (store_lookup_hashed(s, key, keylen, hash, now) != NULL) {
         snprintf(err, errlen, "duplicate key");
         return -1;
     }
@@ -134,7 +136,7 @@ keyspace_restore_coll(int db, uint8_t type, const char *key, size_t keylen,
         return 1;
     }
     size_t size = keytype_state_size(type);
-    struct store_rec *rec = store_add(s, key, keylen, type, size);
+    struct store_rec *rec = store_add_hashed(s, key, keylen, hash, type, size);
     if (rec == NULL) {
         snprintf(err, errlen, "out of memory");
         return -1;

@@ -48,6 +48,7 @@
 #include "server/pubsub.h"
 #include "server/rdb/migrate.h"
 #include "server/repl/replication.h"
+#include "server/handlers/primary_client.h"
 #include "server/snapshot.h"
 
 /* Keys evicted per cron tick while over maxmemory (volatile-ttl). */
@@ -621,6 +622,7 @@ setup(void)
                                                      conn_busy_stop };
     script_set_busy_ops(&busy_ops);
     cmd_set_clients_guard(conn_clients_enter, conn_clients_leave);
+    repl_set_command_ops(&primary_client_ops);
     if (script_init() < 0) {
         log_warning("Out of memory creating the Lua state for scripts");
         return -1;
@@ -689,6 +691,7 @@ teardown(bool bye)
     pubsub_teardown();
     repl_teardown();
     migrate_teardown();
+    primary_client_teardown();
     cluster_teardown();
     named_limits_teardown();
     keyspace_teardown();

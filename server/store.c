@@ -137,6 +137,8 @@
 #include "lib/siphash.h"
 #include "lib/time.h"
 
+bool store_keep_dead;
+
 #define STORE_KEY_MAX       ((size_t)512 << 20)  /* 512 MiB, Redis's limit */
 #define STORE_STATE_MAX     UINT16_MAX
 #define TABLE_MIN           ((size_t)4)
@@ -1067,8 +1069,9 @@ store_lookup_hashed(struct store *s, const void *key, size_t keylen,
         return r;
     }
     /* Lazy expiry. Inside a scan callback the chain is being walked, so the
-     * dead record is only reported absent and left to the wheel. */
-    if (s->scanning == 0) {
+     * dead record is only reported absent and left to the wheel; on a
+     * replica of a Redis primary, left to the primary's DEL. */
+    if (s->scanning == 0 && !store_keep_dead) {
         unlink_free(s, link, ti);
         s->expired++;
     }

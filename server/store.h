@@ -145,7 +145,15 @@ void store_destroy(struct store **s);
 typedef void (*store_release_fn)(struct store_rec *r, void *arg);
 void store_set_release(struct store *s, store_release_fn fn, void *arg);
 
-/* The live record for key, or NULL. A dead record met here is removed. */
+/* A replica of a Redis primary (repl/replica.c sets it while it follows
+ * one): a dead record a lookup meets is reported absent but kept, and the
+ * keyspace's wheel frees none (keyspace_expire()), for only the primary's
+ * DEL removes a key, as on Redis's replicas. The primary's own commands
+ * look up at time 0 (they find every key the primary saw). */
+extern bool store_keep_dead;
+
+/* The live record for key, or NULL. A dead record met here is removed
+ * (but under store_keep_dead). */
 struct store_rec *store_lookup(struct store *s, const void *key, size_t keylen,
                                int64_t now);
 

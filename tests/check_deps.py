@@ -121,14 +121,16 @@ REPL_ORDER = ["server/repl/replication", "server/repl/replica", "server/repl/pri
 # Keys put back from a snapshot, the journal or a primary
 # (server/keyspace_apply) are decoded straight into the store, past the
 # write path on purpose (admitted and journaled where first written): the
-# record writes they need (add, set its expiry, remove), no more.
+# record writes they need (add, by the key's hash when it was looked up
+# first, set its expiry, remove), no more.
 STORE_WRITES = {"store_create", "store_destroy", "store_set_release", "store_add",
                 "store_add_hashed", "store_set_expire", "store_remove", "store_flush",
                 "store_evict_soonest", "store_expire"}
 STORE_LIFECYCLE = {"store_create", "store_destroy", "store_set_release"}
 STORE_WRITERS = {"server/keyspace": STORE_WRITES, "server/store": STORE_WRITES,
                  "server/keyspace_db": STORE_LIFECYCLE,
-                 "server/keyspace_apply": {"store_add", "store_set_expire", "store_remove"}}
+                 "server/keyspace_apply": {"store_add", "store_add_hashed",
+                                           "store_set_expire", "store_remove"}}
 # Who may fork.
 FORKERS = {"server/child", "server/lifecycle"}
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.M)

@@ -117,6 +117,13 @@ psync_command(struct conn *c, struct resp_request *req)
         cmd_error(c, ERR_NOMASTERLINK);
         return;
     }
+    if (repl_follows_redis()) {
+        /* Its stream is Redis's, which cellgate's replicas cannot apply:
+         * chained replicas wait for its promotion (docs/migrate.md). */
+        cmd_error(c, "ERR a replica of a Redis primary serves no replicas "
+                     "until it is promoted (REPLICAOF NO ONE)");
+        return;
+    }
     if (!num_parse_i64(req->argv[2], req->argvlen[2], &offset)) {
         offset = -1;
     }

@@ -180,9 +180,11 @@ load_packed_string(struct rdb_cur *c, uint8_t t, struct rdb_obj *o)
         }
         for (uint32_t i = 0; i < ni && rc == RDB_OBJ_OK; i++) {
             char text[24];
-            int64_t v = rdb_intset_get(s.p, i);
-            int tn = snprintf(text, sizeof(text), "%" PRId64, v);
-            rc = set_push(o, (const unsigned char *)text, (size_t)tn);
+            size_t tn;
+            struct rdb_elem e = { .is_int = true,
+                                  .v = rdb_intset_get(s.p, i) };
+            const unsigned char *m = rdb_elem_text(&e, text, &tn);
+            rc = set_push(o, m, tn);
         }
     } else if (t == RDB_TYPE_HASH_ZIPMAP) {
         rc = rdb_zipmap_check(s.p, s.len, &n)

@@ -6,6 +6,18 @@
  * command counted and passed on to replicas of our own as it came, ACKs.
  * See replica.h.
  *
+ * A Redis 7.0 primary (replication.h) is followed the same way, but for
+ * what comes after the handshake: its snapshot is an RDB file (sent with
+ * its length, or diskless, ended by a 40-byte mark), loaded by rdb/'s
+ * loader, and its stream is commands, run by the dispatcher on the link's
+ * own client (struct repl_command_ops) with no reply sent. The offset
+ * counts the stream's bytes as Redis's replica counts its reploff: a
+ * command once it ran, a MULTI's commands only with their EXEC; a
+ * REPLCONF GETACK is answered with the offset before it. A command that
+ * does not apply stops the link (LINK_STOPPED) rather than let the data
+ * drift from the primary's: the log and INFO's master_link_down_reason say
+ * which and where; REPLICAOF starts over with a full sync.
+ *
  * The link is one state machine (link_state) that any error sends back
  * to LINK_CONNECT, to try again a second later. What it takes from the
  * primary goes into the stream (stream.h), which primary.c's replicas
@@ -32,9 +44,12 @@
 #include "server/clock.h"
 #include "server/journal.h"
 #include "server/keyspace.h"
+#include "server/funcset.h"
 #include "server/log.h"
 #include "server/server.h"
 #include "server/snapshot.h"
+#include "server/store.h"
+#include "server/rdb/load.h"
 #include "server/repl/primary.h"
 #include "server/repl/stream.h"
 
@@ -45,7 +60,16 @@ enum link_state {
     LINK_CONNECTING,
     LINK_HANDSHAKE,
     LINK_TRANSFER,                  /* receiving the snapshot */
-    LINK_CONNECTED                  /* streaming */
+    LINK_CONNECTED,                 /* streaming */
+    LINK_STOPPED                    /* a command that did not apply: no
+                                     * reconnecting (stop_reason) */
+};
+
+/* What the primary is, as its snapshot (or first command) tells. */
+enum primary_kind {
+    KIND_UNKNOWN,
+    KIND_CELLGATE,                  /* snapshot files, CG.EFFECTS */
+    KIND_REDIS                      /* RDB files, Redis's commands */
 };
 
 static struct {
@@ -66,6 +90,19 @@ static struct {
     int64_t full_offset;
     int transfer_fd;
     char transfer_path[4300];
+    /* Diskless ($EOF:<mark>): the transfer ends with these 40 bytes,
+     * held back in `in` until they are seen whole. */
+    bool eof_mark;
+    char mark[40];
+    int64_t transfer_size;          /* $len; 0 diskless, as Redis shows */
+    int64_t transfer_read;
+    enum primary_kind kind;
+    /* A Redis primary's MULTI ... EXEC: the bytes run but not counted yet
+     * (Redis's replica moves its offset at the EXEC). */
+    bool in_multi;
+    struct textbuf multi_bytes;
+    char stop_reason[320];
+    bool full_sync_wanted;          /* REPLICAOF after a stop: PSYNC ? -1 */
     struct resp_parser *parser;
     int64_t last_io_ms;
     int64_t down_since_s;
@@ -76,6 +113,7 @@ static struct {
 /* ---- sending to the primary -------------------------------------------- */
 
 static void link_drop(const char *why);
+static void link_close_stopped(void);
 
 static void
 on_link_write(uv_write_t *req, int status)
@@ -130,6 +168,42 @@ send_ack(void)
     link_send_words("REPLCONF", "ACK", off);
 }
 
+static const struct repl_command_ops *command_ops;
+
+/* What the primary is; a Redis primary's replica keeps its keys past
+ * their expiry until the primary's DEL, as Redis's (keyspace.c). */
+static void
+set_kind(enum primary_kind kind)
+{
+    upstream.kind = kind;
+    store_keep_dead = kind == KIND_REDIS;
+}
+
+void
+replica_set_command_ops(const struct repl_command_ops *ops)
+{
+    command_ops = ops;
+}
+
+bool
+replica_follows_redis(void)
+{
+    return upstream.state != LINK_NONE && upstream.kind == KIND_REDIS;
+}
+
+/* The Redis primary's MULTI left open by a dropped link is discarded, as
+ * Redis's replica discards its cached master's: the primary sends it
+ * again from the offset before it. */
+static void
+forget_open_multi(bool full)
+{
+    upstream.in_multi = false;
+    upstream.multi_bytes.len = 0;
+    if (command_ops != NULL) {
+        command_ops->reset(full);
+    }
+}
+
 /* What a replica says its address is when replica-announce-ip/-port are
  * not set (replica_announce_default): "" and 0 = the address it connects
  * from and its own port. */
@@ -170,9 +244,14 @@ handshake_send(void)
         link_send_words("PING", NULL, NULL);
         break;
     case 1: {
-        const char *argv[2] = { "AUTH", srv.conf.masterauth.p };
-        size_t lens[2] = { 4, srv.conf.masterauth.len };
-        link_send(2, argv, lens);
+        /* AUTH [masteruser] masterauth, as Redis's replica sends it. */
+        const char *user = srv.conf.masteruser;
+        bool named = user != NULL && user[0] != '\0';
+        const char *argv[3] = { "AUTH", named ? user : srv.conf.masterauth.p,
+                                srv.conf.masterauth.p };
+        size_t lens[3] = { 4, named ? strlen(user) : srv.conf.masterauth.len,
+                           srv.conf.masterauth.len };
+        link_send(named ? 3 : 2, argv, lens);
         break;
     }
     case 2:
@@ -182,10 +261,20 @@ handshake_send(void)
     case 3:
         link_send_words("REPLCONF", "ip-address", announce_ip());
         break;
-    case 4:
-        link_send_words("REPLCONF", "capa", "psync2");
+    case 4: {
+        /* As Redis's replica: a Redis primary may then send its RDB
+         * diskless; a cellgate primary ignores the capa it has not. */
+        const char *argv[5] = { "REPLCONF", "capa", "eof", "capa", "psync2" };
+        size_t lens[5] = { 8, 4, 3, 4, 6 };
+        link_send(5, argv, lens);
         break;
+    }
     default:
+        if (upstream.full_sync_wanted) {
+            /* Continuing would meet the command that stopped it again. */
+            link_send_words("PSYNC", "?", "-1");
+            break;
+        }
         snprintf(off, sizeof(off), "%" PRId64, stream_offset() + 1);
         link_send_words("PSYNC", srv.replid, off);
         break;
@@ -207,15 +296,44 @@ handshake_next(void)
 
 /* ---- the snapshot loaded, the stream applied --------------------------- */
 
+/* The snapshot at transfer_path into the emptied keyspace: an RDB file
+ * from a Redis primary (its function libraries replace ours), else
+ * cellgate's own. The file tells which primary this is. */
+static int
+load_snapshot(char *err, size_t errlen)
+{
+    keyspace_flush(-1);
+    if (!rdb_is_rdb_file(upstream.transfer_path)) {
+        set_kind(KIND_CELLGATE);
+        return snapshot_load_file(upstream.transfer_path, err, errlen);
+    }
+    set_kind(KIND_REDIS);
+    forget_open_multi(true);
+    if (funcset_replace((const unsigned char *)"", 0, err, errlen) < 0) {
+        return -1;
+    }
+    return rdb_load_file(upstream.transfer_path, err, errlen) == 0 ? 0 : -1;
+}
+
 /* Become a fresh replica of the data in the snapshot at transfer_path. */
 static void
 load_transfer(void)
 {
     char err[512];
-    keyspace_flush(-1);
-    if (snapshot_load_file(upstream.transfer_path, err, sizeof(err)) < 0) {
+    if (load_snapshot(err, sizeof(err)) < 0) {
         log_warning("Failed loading the primary's snapshot: %s", err);
         unlink(upstream.transfer_path);
+        if (upstream.kind == KIND_REDIS) {
+            /* What it holds (a stream key, say) would fail the next full
+             * sync too: stop, rather than have Redis fork for each. */
+            snprintf(upstream.stop_reason, sizeof(upstream.stop_reason),
+                     "the primary's RDB did not load: %.280s", err);
+            log_warning("Replication from the Redis primary %s:%d stopped: "
+                        "%s", upstream.host, upstream.port,
+                        upstream.stop_reason);
+            link_close_stopped();
+            return;
+        }
         link_drop("bad snapshot");
         return;
     }
@@ -234,6 +352,12 @@ load_transfer(void)
     (void)primary_open_stream();
     upstream.state = LINK_CONNECTED;
     upstream.ack_ms = 0;
+    upstream.full_sync_wanted = false;
+    if (upstream.eof_mark) {
+        /* A diskless primary starts the stream on this first ACK. */
+        upstream.ack_ms = clock_mono_ms();
+        send_ack();
+    }
 }
 
 static void
@@ -257,31 +381,112 @@ apply_effects(const unsigned char *p, size_t len)
     journal_publish_upstream(p, len);      /* our own journal's */
 }
 
+static bool
+arg_is(const struct resp_request *req, size_t i, const char *word)
+{
+    return i < req->argc && req->argvlen[i] == strlen(word) &&
+           strncasecmp(req->argv[i], word, req->argvlen[i]) == 0;
+}
+
+/* A Redis primary's command that did not apply: the link stops here, so
+ * nothing after it applies either, with where and why in the log and in
+ * INFO (master_link_down_reason). */
+static void
+link_stop(const struct resp_request *req, const char *why)
+{
+    int n = snprintf(upstream.stop_reason, sizeof(upstream.stop_reason),
+                     "command '%.*s' at offset %" PRId64 " did not apply: "
+                     "%s", (int)(req->argvlen[0] < 64 ? req->argvlen[0] : 64),
+                     req->argv[0], stream_offset() + 1 +
+                     (int64_t)upstream.multi_bytes.len, why);
+    for (int i = 0; i < n && i < (int)sizeof(upstream.stop_reason); i++) {
+        char *ch = &upstream.stop_reason[i];
+        *ch = *ch == '\r' || *ch == '\n' ? ' ' : *ch;
+    }
+    log_warning("Replication from the Redis primary %s:%d stopped: %s",
+                upstream.host, upstream.port, upstream.stop_reason);
+    link_close_stopped();
+}
+
+/* Counted once applied, as Redis's replica counts: a MULTI's bytes with
+ * its EXEC (or DISCARD). */
+static void
+count_redis_command(const struct resp_request *req, const struct textbuf *t)
+{
+    if (arg_is(req, 0, "multi")) {
+        upstream.in_multi = true;
+    }
+    if (!upstream.in_multi) {
+        stream_append(t->p, t->len);
+        return;
+    }
+    textbuf_append(&upstream.multi_bytes, t->p, t->len);
+    if (arg_is(req, 0, "exec") || arg_is(req, 0, "discard")) {
+        stream_append(upstream.multi_bytes.p, upstream.multi_bytes.len);
+        upstream.multi_bytes.len = 0;
+        upstream.in_multi = false;
+    }
+}
+
+/* One command of a Redis primary's stream, run as Redis's replica runs
+ * its master client. */
+static void
+redis_request(struct resp_request *req, const struct textbuf *t)
+{
+    char err[256];
+    if (arg_is(req, 0, "replconf")) {
+        if (arg_is(req, 1, "getack")) {
+            send_ack();         /* the offset before it, as Redis's */
+        }
+        count_redis_command(req, t);
+        return;
+    }
+    if (command_ops == NULL) {
+        link_stop(req, "no dispatcher");
+        return;
+    }
+    if (!command_ops->run(req, err, sizeof(err))) {
+        link_stop(req, err);
+        return;
+    }
+    if (upstream.multi_bytes.oom) {
+        link_stop(req, "out of memory");
+        return;
+    }
+    count_redis_command(req, t);
+}
+
 /* One command of the stream: applied, counted, passed on to our own
  * replicas as it came. */
 static void
-stream_request(const struct resp_request *req)
+stream_request(struct resp_request *req)
 {
-    if (req->argc == 2 && req->argvlen[0] == 10 &&
-        strncasecmp(req->argv[0], "CG.EFFECTS", 10) == 0) {
+    if (req->argc == 2 && arg_is(req, 0, "CG.EFFECTS")) {
+        set_kind(KIND_CELLGATE);
         apply_effects((const unsigned char *)req->argv[1], req->argvlen[1]);
         stream_command("CG.EFFECTS", req->argv[1], req->argvlen[1]);
         return;
     }
-    bool getack = req->argc >= 2 && req->argvlen[0] == 8 &&
-                  strncasecmp(req->argv[0], "REPLCONF", 8) == 0 &&
-                  strncasecmp(req->argv[1], "GETACK", 6) == 0;
-    /* PING and anything else: only its bytes count. */
+    bool getack = arg_is(req, 0, "replconf") && arg_is(req, 1, "getack");
+    if (upstream.kind == KIND_UNKNOWN && !arg_is(req, 0, "replconf") &&
+        !arg_is(req, 0, "ping")) {
+        set_kind(KIND_REDIS);     /* a +CONTINUE before any sync */
+    }
     struct textbuf t = { 0 };
     encode_command(&t, req->argc, (const char *const *)req->argv,
                    req->argvlen);
-    if (!t.oom) {
+    if (t.oom) {
+        link_drop("out of memory");
+    } else if (upstream.kind == KIND_REDIS) {
+        redis_request(req, &t);
+    } else {
+        /* PING and anything else: only its bytes count. */
         stream_append(t.p, t.len);
+        if (getack) {
+            send_ack();
+        }
     }
     textbuf_free(&t);
-    if (getack) {
-        send_ack();
-    }
 }
 
 static void
@@ -302,6 +507,9 @@ link_stream(const char *data, size_t n)
             return;
         }
         stream_request(&req);
+        if (upstream.state != LINK_CONNECTED) {
+            return;             /* stopped or dropped: the parser is gone */
+        }
     }
 }
 
@@ -377,6 +585,40 @@ handshake_reply(const char *line)
     return true;
 }
 
+/* The transfer's first line: $<len> (from disk) or $EOF:<40-byte mark>
+ * (diskless), then the file it is saved to. false when the link was
+ * dropped. */
+static bool
+transfer_begin(const char *line)
+{
+    upstream.eof_mark = strncmp(line, "$EOF:", 5) == 0 && strlen(line) == 45;
+    if (upstream.eof_mark) {
+        memcpy(upstream.mark, line + 5, 40);
+        upstream.transfer_size = 0;
+        upstream.transfer_left = INT64_MAX;
+    } else if (line[0] != '$' ||
+               !num_parse_i64(line + 1, strlen(line + 1),
+                              &upstream.transfer_left) ||
+               upstream.transfer_left < 0) {
+        link_drop("no snapshot from the primary");
+        return false;
+    } else {
+        upstream.transfer_size = upstream.transfer_left;
+    }
+    upstream.transfer_read = 0;
+    snprintf(upstream.transfer_path, sizeof(upstream.transfer_path),
+             "%s/temp-replica-%d.snap", srv.conf.dir, (int)getpid());
+    upstream.transfer_fd = open(upstream.transfer_path,
+                                O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    if (upstream.transfer_fd < 0) {
+        link_drop("cannot write the snapshot");
+        return false;
+    }
+    return true;
+}
+
+/* The snapshot's bytes in `in` to the file; diskless, all but the last
+ * 40, which may be the mark. Loaded once whole. */
 static void
 transfer_bytes(void)
 {
@@ -390,30 +632,34 @@ transfer_bytes(void)
             consume(used);              /* keepalive newlines */
             return;
         }
-        if (line[0] != '$' || !num_parse_i64(line + 1, strlen(line + 1),
-                                             &upstream.transfer_left)) {
-            link_drop("no snapshot from the primary");
+        if (!transfer_begin(line)) {
             return;
         }
         consume(used);
-        snprintf(upstream.transfer_path, sizeof(upstream.transfer_path),
-                 "%s/temp-replica-%d.snap", srv.conf.dir, (int)getpid());
-        upstream.transfer_fd = open(upstream.transfer_path,
-                                O_WRONLY | O_CREAT | O_TRUNC, 0644);
-        if (upstream.transfer_fd < 0) {
-            link_drop("cannot write the snapshot");
-            return;
-        }
     }
-    size_t k = upstream.in_len < (size_t)upstream.transfer_left
+    size_t k = upstream.eof_mark
+                   ? (upstream.in_len > 40 ? upstream.in_len - 40 : 0)
+               : upstream.in_len < (size_t)upstream.transfer_left
                    ? upstream.in_len : (size_t)upstream.transfer_left;
     if (k > 0 && write(upstream.transfer_fd, upstream.in, k) != (ssize_t)k) {
         link_drop("cannot write the snapshot");
         return;
     }
     consume(k);
-    upstream.transfer_left -= (int64_t)k;
-    if (upstream.transfer_left == 0) {
+    upstream.transfer_read += (int64_t)k;
+    bool done;
+    if (upstream.eof_mark) {
+        done = upstream.in_len == 40 &&
+               memcmp(upstream.in, upstream.mark, 40) == 0;
+        if (done) {
+            consume(40);
+            upstream.transfer_read += 40;
+        }
+    } else {
+        upstream.transfer_left -= (int64_t)k;
+        done = upstream.transfer_left == 0;
+    }
+    if (done) {
         close(upstream.transfer_fd);
         upstream.transfer_fd = -1;
         load_transfer();
@@ -531,6 +777,15 @@ link_close(void)
     }
     resp_destroy(&upstream.parser);
     upstream.in_len = 0;
+    forget_open_multi(false);
+}
+
+static void
+link_close_stopped(void)
+{
+    link_close();
+    upstream.state = LINK_STOPPED;
+    upstream.down_since_s = clock_wall_us() / US_PER_SEC;
 }
 
 static void
@@ -676,6 +931,7 @@ become_primary(void)
     char id[41];
     link_close();
     upstream.state = LINK_NONE;
+    set_kind(KIND_UNKNOWN);
     srv.repl_following = false;
     upstream.host[0] = '\0';
     server_random_id(id);
@@ -693,13 +949,20 @@ replica_set_primary(const char *host, int port)
         }
         return;
     }
+    bool was_primary = upstream.state == LINK_NONE;
+    upstream.full_sync_wanted = upstream.state == LINK_STOPPED ||
+                                (upstream.full_sync_wanted &&
+                                 upstream.state != LINK_NONE);
     link_close();
+    set_kind(KIND_UNKNOWN);
+    upstream.stop_reason[0] = '\0';
     snprintf(upstream.host, sizeof(upstream.host), "%s", host);
     upstream.port = port;
     upstream.state = LINK_CONNECT;
     srv.repl_following = true;
     upstream.retry_ms = 0;
-    upstream.down_since_s = clock_wall_us() / US_PER_SEC;
+    /* As Redis: a primary that becomes a replica was never down (-1). */
+    upstream.down_since_s = was_primary ? 0 : clock_wall_us() / US_PER_SEC;
     log_notice("REPLICAOF %s:%d enabled (user request)", host, port);
     /* At once, as Redis 7.0 connects: a failover's new link waits for
      * no cron tick. */
@@ -715,7 +978,9 @@ replica_link_up(void)
 bool
 replica_same_primary(const char *host, int port)
 {
-    return upstream.state != LINK_NONE && upstream.port == port &&
+    /* A stopped link is no connection: REPLICAOF starts it over. */
+    return upstream.state != LINK_NONE && upstream.state != LINK_STOPPED &&
+           upstream.port == port &&
            strcasecmp(upstream.host, host) == 0;
 }
 
@@ -726,6 +991,25 @@ replica_active(void)
 }
 
 /* ---- INFO, ROLE, the end ----------------------------------------------- */
+
+/* A transfer's progress, as Redis's replica shows it: its size -1 until
+ * the primary's $<len> line, 0 for a diskless one (what is left then goes
+ * negative). */
+static void
+transfer_info(struct textbuf *t, int64_t now)
+{
+    bool sized = upstream.transfer_left >= 0;
+    int64_t size = sized ? upstream.transfer_size : -1;
+    int64_t read = sized ? upstream.transfer_read : 0;
+    textbuf_printf(t, "master_sync_total_bytes:%" PRId64 "\r\n"
+                   "master_sync_read_bytes:%" PRId64 "\r\n"
+                   "master_sync_left_bytes:%" PRId64 "\r\n"
+                   "master_sync_perc:%.2f\r\n"
+                   "master_sync_last_io_seconds_ago:%lld\r\n",
+                   size, read, size - read,
+                   size != 0 ? (double)read / (double)size * 100 : 0.0,
+                   (long long)((now - upstream.last_io_ms) / MS_PER_SEC));
+}
 
 void
 replica_info(struct textbuf *t, int64_t now)
@@ -740,12 +1024,21 @@ replica_info(struct textbuf *t, int64_t now)
                    upstream.host, upstream.port, up ? "up" : "down",
                    up ? (long long)((now - upstream.last_io_ms) / MS_PER_SEC)
                       : -1LL,
-                   upstream.state == LINK_TRANSFER, stream_offset(),
+                   upstream.state == LINK_TRANSFER,
+                   stream_offset() + (int64_t)upstream.multi_bytes.len,
                    stream_offset());
+    if (upstream.state == LINK_TRANSFER) {
+        transfer_info(t, now);
+    }
     if (!up) {
         textbuf_printf(t, "master_link_down_since_seconds:%lld\r\n",
-                       (long long)(clock_wall_us() / US_PER_SEC -
-                                   upstream.down_since_s));
+                       upstream.down_since_s == 0 ? -1LL
+                       : (long long)(clock_wall_us() / US_PER_SEC -
+                                     upstream.down_since_s));
+    }
+    if (upstream.state == LINK_STOPPED) {
+        textbuf_printf(t, "master_link_down_reason:%s\r\n",
+                       upstream.stop_reason);
     }
     textbuf_printf(t, "slave_priority:%lld\r\nslave_read_only:%d\r\n"
                    "replica_announced:1\r\n",
@@ -757,7 +1050,8 @@ static const char *
 link_state_word(void)
 {
     switch (upstream.state) {
-    case LINK_CONNECT: return "connect";
+    case LINK_CONNECT:
+    case LINK_STOPPED: return "connect";
     case LINK_RESOLVING:
     case LINK_CONNECTING: return "connecting";
     case LINK_HANDSHAKE: return "handshake";
@@ -796,7 +1090,9 @@ replica_teardown(void)
 {
     upstream.state = LINK_NONE;
     srv.repl_following = false;
+    set_kind(KIND_UNKNOWN);
     mem_free(upstream.in);
     upstream.in = NULL;
+    textbuf_free(&upstream.multi_bytes);
     upstream.in_cap = upstream.in_len = 0;
 }

@@ -9,6 +9,7 @@
 #define CELLGATE_REPLICA_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 struct conn;
@@ -24,6 +25,22 @@ void replica_set_primary(const char *host, int port);
 void replica_announce_default(const char *host, int port);
 bool replica_link_up(void);
 bool replica_same_primary(const char *host, int port);
+
+/* How a Redis primary's commands are run (repl_set_command_ops). */
+struct resp_request;
+struct repl_command_ops {
+    /* Run one command of the stream on the link's own client, its reply
+     * dropped: true when it applied; false with err (the error the reply
+     * said) when it did not. */
+    bool (*run)(struct resp_request *req, char *err, size_t errlen);
+    /* The link's client starts over: its open MULTI discarded, and, for a
+     * full sync (full), database 0 selected. */
+    void (*reset)(bool full);
+};
+
+/* As repl_set_command_ops, repl_follows_redis (replication.h). */
+void replica_set_command_ops(const struct repl_command_ops *ops);
+bool replica_follows_redis(void);
 
 /* From cron (now: monotonic ms): reconnecting, timeouts, ACKs. */
 void replica_cron(int64_t now);

@@ -161,3 +161,15 @@ repl_same_primary(const char *host, int port)
 {
     return replica_same_primary(host, port);
 }
+
+void
+repl_set_command_ops(const struct repl_command_ops *ops)
+{
+    replica_set_command_ops(ops);
+}
+
+bool
+repl_follows_redis(void)
+{
+    return replica_follows_redis();
+}

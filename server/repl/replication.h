@@ -15,6 +15,17 @@
  * forked child (so the primary keeps serving), then the stream from the
  * offset the snapshot stands at.
  *
+ * A Redis 7.0 primary's stream is Redis's own: the commands its clients
+ * ran (SELECT, MULTI/EXEC around a script's effects, SET ... PXAT,
+ * PEXPIREAT, DEL of expired keys, FUNCTION LOAD...), PING and REPLCONF
+ * GETACK, and its snapshot an RDB file. replica.c tells the two kinds
+ * apart by the snapshot's magic (or by the first command after a
+ * +CONTINUE), and runs a Redis primary's commands as Redis runs its
+ * master client: through the dispatcher, which sits above this wing and
+ * is handed in as struct repl_command_ops. Such a replica serves no
+ * replicas of its own (its stream is Redis's, which cellgate's replicas
+ * cannot apply): PSYNC is refused until it is promoted.
+ *
  * On the primary, a replica is a client that sent PSYNC (the rest of its
  * handshake: REPLCONF listening-port, capa, ACK): primary.c. On a
  * replica, the link to the primary is the wing's own TCP connection
@@ -32,6 +43,7 @@
 #include <stdint.h>
 
 #include "server/server.h"
+#include "server/repl/replica.h"
 
 struct conn;
 struct textbuf;
@@ -120,5 +132,13 @@ bool repl_link_up(void);
 
 /* Was the replica given this primary already? */
 bool repl_same_primary(const char *host, int port);
+
+/* How a Redis primary's commands are run (struct repl_command_ops,
+ * replica.h): the dispatcher's, handed over at start-up (main.c), as
+ * Redis runs its master client. */
+void repl_set_command_ops(const struct repl_command_ops *ops);
+
+/* Does this replica follow a Redis primary (its stream Redis's)? */
+bool repl_follows_redis(void);
 
 #endif

@@ -290,7 +290,7 @@ def test_command_list_filterby_aclcat_and_module(server, r):
         b"function|load", b"function|restore", b"gcra", b"getdel",
         b"getex", b"getset", b"incr", b"incrby", b"incrbyfloat", b"increx", b"move",
         b"mset", b"msetnx", b"persist", b"pexpire", b"pexpireat", b"psetex", b"rename",
-        b"renamenx", b"rl.check", b"rl.fixed", b"rl.log", b"rl.sliding", b"rl.tiers",
+        b"renamenx", b"restore", b"restore-asking", b"rl.check", b"rl.fixed", b"rl.log", b"rl.sliding", b"rl.tiers",
         b"set", b"setex", b"setnx", b"setrange", b"swapdb", b"unlink"]
     assert b"client|kill" in r.command_list(category="DANGEROUS")
     # Unknown categories (and "@write": Redis takes the bare name) match nothing.

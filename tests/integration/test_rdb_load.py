@@ -558,3 +558,27 @@ def test_damaged_rdb_files_are_refused_with_the_offset(tmp_path):
     # A newer version, Redis's words.
     open(path, "wb").write(b"REDIS0011" + data[9:])
     assert "Can't handle RDB format version 11" in start_fails(d)
+
+
+# ---- cellgate's own payload (docs/migrate.md) -----------------------------------
+
+
+def test_cellgate_limiter_payload_restores_and_redis_refuses_it(both):
+    cg, rd = both
+    far_us = (int(time.time()) + 3600) * 10**6
+    state = struct.pack("<q", far_us)
+    good = payload(b"\xc8\x03\x06" + rlen(len(state)) + state)     # GCRA (type 6)
+    cport = cg.connection_pool.connection_kwargs["port"]
+    rport = rd.connection_pool.connection_kwargs["port"]
+    assert raw_reply(rport, "RESTORE", "g", "0", good) == b"-ERR Bad data format\r\n"
+    assert raw_reply(cport, "RESTORE", "g", "60000", good) == b"+OK\r\n"
+    assert cg.type("g") == b"gcra"
+    assert 55000 < cg.pttl("g") <= 60000
+    # The TAT an hour ahead: a burst of 5 is spent, the call is limited.
+    assert cg.execute_command("GCRA", "g", 5, 10, 60)[0] == 1
+    for bad in (payload(b"\xc8\x04\x06" + rlen(8) + state),      # newer encoding
+                payload(b"\xc8\x03\x0a" + rlen(8) + state),      # a hash: no
+                payload(b"\xc8\x03\x06" + rlen(7) + state[:7]),  # short state
+                payload(b"\xc8\x03\x06" + rlen(9) + state)):     # cut
+        assert raw_reply(cport, "RESTORE", "g2", "0", bad) == b"-ERR Bad data format\r\n"
+        assert cg.exists("g2") == 0

@@ -43,7 +43,7 @@ class Sample:
     twice unless given)."""
 
     def __init__(self, cmd, touches, setup=(), db=0, multi=None):
-        self.cmd = tuple(str(a) for a in cmd)
+        self.cmd = tuple(a if isinstance(a, bytes) else str(a) for a in cmd)
         self.touches = list(touches)
         self.setup = [tuple(str(a) for a in c) for c in setup]
         self.db = db
@@ -66,6 +66,14 @@ NOW_S = harness.FAKE_EPOCH_NS // 1000000000
 SEEDS = [("CL.THROTTLE", "seed:gcra", 5, 1, 3600),
          ("RL.LOG", "seed:log", 5, 600, "META", "seed"),
          ("SELECT", 1), ("RL.FIXED", "seed:db1", 3, 600), ("SELECT", 0)]
+
+# DUMP payloads of redis-server 7.0.15: the string "v", a list x y, a
+# sorted set {a: 1.5}.
+WP_STRING = b"\x00\x01v\x0a\x00\x91\x08\xce\xb2\x19\x38\x8a\xce"
+WP_LIST = (b"\x12\x01\x02\r\r\x00\x00\x00\x02\x00\x81x\x02\x81y\x02\xff\n"
+           b"\x00~\x97[V\x8d\x1a\xfao")
+WP_ZSET = (b"\x11\x0f\x0f\x00\x00\x00\x02\x00\x81a\x02\x831.5\x04\xff\n\x00"
+           b"\x08\x0cn\x19\x80\x8e}\x98")
 
 SAMPLES = {
     "cl.throttle": [
@@ -294,6 +302,12 @@ SAMPLES = {
         S("COPY", "a", "b", "DB", 3, touches=[(3, "b")], setup=[("SET", "a", "v")]),
         S("COPY", "seed:gcra", "b", "REPLACE", touches=[(0, "b")], setup=[("SET", "b", "x")]),
     ],
+    "restore": [
+        S("RESTORE", "r", 0, WP_STRING, "REPLACE"),
+        S("RESTORE", "r", 100000, WP_LIST, "REPLACE", setup=[("SET", "r", "x")]),
+        S("RESTORE", "r", 0, WP_ZSET, "IDLETIME", 5, "REPLACE"),
+    ],
+    "restore-asking": [S("RESTORE-ASKING", "r", 0, WP_LIST, "FREQ", 3, "REPLACE")],
 }
 
 # Flagged write, yet no key can change: FUNCTION's subcommands change the

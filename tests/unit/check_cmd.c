@@ -135,12 +135,13 @@ START_TEST(test_every_shown_flag_has_its_word)
     }
     ck_assert_str_eq(cmd_flag_words[7], "blocking");
     ck_assert_str_eq(cmd_flag_words[10], "skip_monitor");
-    ck_assert_str_eq(cmd_flag_words[14], "no_mandatory_keys");
-    ck_assert_str_eq(cmd_flag_words[17], "movablekeys");
+    ck_assert_str_eq(cmd_flag_words[12], "asking");
+    ck_assert_str_eq(cmd_flag_words[15], "no_mandatory_keys");
+    ck_assert_str_eq(cmd_flag_words[18], "movablekeys");
     ck_assert_str_eq(cmd_flag_words[CMD_FLAG_COUNT - 1], "allow_busy");
     ck_assert_uint_eq(CMD_BLOCKING, 1u << 7);
     ck_assert_uint_eq(CMD_SKIP_MONITOR, 1u << 10);
-    ck_assert_uint_eq(CMD_MOVABLE_KEYS, 1u << 17);
+    ck_assert_uint_eq(CMD_MOVABLE_KEYS, 1u << 18);
     ck_assert_uint_eq(CMD_SHOWN_FLAGS & (CMD_MAY_REPLICATE | CMD_NOT_QUEUED |
                                          CMD_EXEC | CMD_PEEKS), 0);
 }

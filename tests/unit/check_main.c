@@ -58,6 +58,7 @@ static const struct {
     { "convert", convert_suite },
     { "lualibs", lualibs_suite },
     { "rdb_write", rdb_write_suite },
+    { "rdb_read", rdb_read_suite },
 };
 
 #define NSUITES (sizeof(suites) / sizeof(suites[0]))

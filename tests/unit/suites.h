@@ -46,5 +46,6 @@ Suite *sandbox_suite(void);
 Suite *convert_suite(void);
 Suite *lualibs_suite(void);
 Suite *rdb_write_suite(void);
+Suite *rdb_read_suite(void);
 
 #endif
