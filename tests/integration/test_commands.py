@@ -288,7 +288,7 @@ def test_command_list_filterby_aclcat_and_module(server, r):
         b"append", b"cl.throttle", b"copy", b"decr", b"decrby", b"del", b"expire",
         b"expireat", b"flushall", b"flushdb", b"function|delete", b"function|flush",
         b"function|load", b"function|restore", b"gcra", b"getdel",
-        b"getex", b"getset", b"incr", b"incrby", b"incrbyfloat", b"increx", b"move",
+        b"getex", b"getset", b"incr", b"incrby", b"incrbyfloat", b"increx", b"migrate", b"move",
         b"mset", b"msetnx", b"persist", b"pexpire", b"pexpireat", b"psetex", b"rename",
         b"renamenx", b"restore", b"restore-asking", b"rl.check", b"rl.fixed", b"rl.log", b"rl.sliding", b"rl.tiers",
         b"set", b"setex", b"setnx", b"setrange", b"swapdb", b"unlink"]

@@ -75,6 +75,9 @@ WP_LIST = (b"\x12\x01\x02\r\r\x00\x00\x00\x02\x00\x81x\x02\x81y\x02\xff\n"
 WP_ZSET = (b"\x11\x0f\x0f\x00\x00\x00\x02\x00\x81a\x02\x831.5\x04\xff\n\x00"
            b"\x08\x0cn\x19\x80\x8e}\x98")
 
+# MIGRATE's target: the port of the redis-server the test starts.
+SINK = "<sink-port>"
+
 SAMPLES = {
     "cl.throttle": [
         S("CL.THROTTLE", "k", 5, 1, 60),
@@ -308,6 +311,14 @@ SAMPLES = {
         S("RESTORE", "r", 0, WP_ZSET, "IDLETIME", 5, "REPLACE"),
     ],
     "restore-asking": [S("RESTORE-ASKING", "r", 0, WP_LIST, "FREQ", 3, "REPLACE")],
+    # To a redis-server the test starts (SINK: its port): the keys moved
+    # are deleted here, as one group.
+    "migrate": [
+        S("MIGRATE", "127.0.0.1", SINK, "m", 0, 5000, "REPLACE",
+          setup=[("SET", "m", "v")], touches=[(0, "m")]),
+        S("MIGRATE", "127.0.0.1", SINK, "", 3, 5000, "REPLACE", "KEYS", "m", "n",
+          setup=[("RPUSH", "m", "a"), ("SET", "n", "1")], touches=[(0, "m"), (0, "n")]),
+    ],
 }
 
 # Flagged write, yet no key can change: FUNCTION's subcommands change the
@@ -582,14 +593,24 @@ def all_samples():
     return [(name, i) for name in sorted(SAMPLES) for i in range(len(SAMPLES[name]))]
 
 
+def with_sink(sample, port):
+    """sample with MIGRATE's target port in place of SINK."""
+    def put(cmd):
+        return tuple(str(port) if a == SINK else a for a in cmd)
+    out = Sample(put(sample.cmd), sample.touches, (), sample.db, [])
+    out.setup, out.multi = sample.setup, [put(c) for c in sample.multi]
+    return out
+
+
 def test_every_write_is_watched_replicated_and_journaled(start_daemon, tmp_path):
     pair = Pair(start_daemon, tmp_path)
+    sink = harness.RedisServer(str(tmp_path / "sink")).start()
     found = writing_commands(pair.p.raw())
     checked = set()
     for name, i in all_samples():
         if name not in found:
             continue
-        sample = SAMPLES[name][i]
+        sample = with_sink(SAMPLES[name][i], sink.port)
         # One command, watched.
         prepare(pair, sample)
         start_view = view(pair.p)
@@ -630,6 +651,7 @@ def test_every_write_is_watched_replicated_and_journaled(start_daemon, tmp_path)
         assert libraries(pair.p) == want, name
         pair.wait_link()
         checked.add(name)
+    sink.stop()
     assert checked == found
 
 
