@@ -1,8 +1,9 @@
 /*
  * crc64.h - Redis's CRC-64 ("Jones": polynomial 0xad93d23594c935a9,
  * reflected, no final xor), which ends every DUMP and FUNCTION DUMP
- * payload. Check value ("123456789"): 0xe9c6d914c4b8d9ca. A table a byte
- * at a time: payloads are small and rare.
+ * payload and every RDB file. Check value ("123456789"):
+ * 0xe9c6d914c4b8d9ca. Eight bytes a step through eight tables (crc64.c):
+ * a whole RDB file is checked at load.
  */
 #ifndef CELLGATE_CRC64_H
 #define CELLGATE_CRC64_H

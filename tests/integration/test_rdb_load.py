@@ -139,7 +139,7 @@ def old_payloads():
         ("set2", payload(b"\x02" + rlen(3) + rstr("x") + rint(-5) + rstr("y"))),
         ("set2_ints", payload(b"\x02" + rlen(3) + rint(3) + rint(1) + rint(2))),
         ("zset3", payload(b"\x03" + rlen(4) + rstr("a") + b"\x031.5" + rstr("b") + b"\xfe"
-                          + rstr("c") + b"\xff" + rstr("d") + b"\x04-0.25")),
+                          + rstr("c") + b"\xff" + rstr("d") + b"\x05-0.25")),
         ("zset3_big", payload(b"\x03" + rlen(len(big)) + b"".join(
             rstr(m) + rstr(str(i * 0.5)) for i, m in enumerate(big)))),
         ("hash4", payload(b"\x04" + rlen(2) + rstr("f") + rstr("v") + rstr("n") + rint(300))),
@@ -582,3 +582,89 @@ def test_cellgate_limiter_payload_restores_and_redis_refuses_it(both):
                 payload(b"\xc8\x03\x06" + rlen(9) + state)):     # cut
         assert raw_reply(cport, "RESTORE", "g2", "0", bad) == b"-ERR Bad data format\r\n"
         assert cg.exists("g2") == 0
+
+
+# ---- an RDB file of old, built from the format ---------------------------------
+
+
+def old_rdb_file(version, body, checksum=True):
+    data = b"REDIS%04d" % version + body + b"\xff"
+    if version >= 5:
+        data += struct.pack("<Q", crc64(data) if checksum else 0)
+    return data
+
+
+def old_body(now_s, functions=True):
+    """Opcodes Redis 7.0 no longer writes, with every old encoding."""
+    aux = b"".join(b"\xfa" + rstr(k) + rstr(v) for k, v in (
+        ("redis-ver", "3.2.12"), ("redis-bits", "64"), ("ctime", str(now_s)),
+        ("used-mem", "1048576"), ("repl-id", "a" * 40), ("repl-offset", "77")))
+    keys = b"".join(p[:1] + rstr(name) + p[1:-10] for name, p in old_payloads())
+    future = struct.pack("<I", now_s + 3600)
+    past = struct.pack("<I", now_s - 3600)
+    return (aux + b"\xfe\x00\xfb" + rlen(30) + rlen(2) + keys
+            + b"\xfd" + future + b"\x00" + rstr("secs") + rstr("v")
+            + b"\xfd" + past + b"\x00" + rstr("dead") + rstr("v")
+            + b"\xf8" + rlen(100) + b"\x00" + rstr("idle") + rstr("i")
+            + b"\xf9\x07" + b"\x00" + rstr("freq") + rint(-7)
+            + b"\xfe\x05" + b"\x00" + rstr("db5") + rstr("x" * 40)
+            + (b"\xf6" + rstr("oldlib") + rstr("lua") + rlen(0)
+               + rstr("redis.register_function('oldf', function() return 5 end)")
+               if functions else b""))
+
+
+def test_an_old_rdb_file_loads_as_redis_loads_it(start_daemon, tmp_path):
+    now_s = int(time.time())
+    data = old_rdb_file(9, old_body(now_s))
+    d = str(tmp_path / "old")
+    os.makedirs(d)
+    open(os.path.join(d, "dump.rdb"), "wb").write(data)
+    rs = harness.RedisServer(str(tmp_path / "old-redis"),
+                             extra_args=["--dir", d, "--dbfilename", "dump.rdb"]).start()
+    try:
+        want = keyspace(rs.client(), (0, 5))
+    finally:
+        rs.stop()
+    assert (0, b"dead") not in want and (0, b"secs") in want
+    cg = start_daemon("--dir", d, "--dbfilename", "dump.rdb")
+    c = cg.client()
+    same_keyspaces(keyspace(c, (0, 5)), want)
+    assert c.fcall("oldf", 0) == 5
+    assert "Loading RDB produced by version 3.2.12" in cg.log()
+    assert "keys expired: 1" in cg.log()
+    # Version 4 carries no checksum; 11 is refused.
+    cg.stop()
+    open(os.path.join(d, "dump.rdb"), "wb").write(
+        old_rdb_file(4, old_body(now_s, functions=False)))
+    cg = start_daemon("--dir", d, "--dbfilename", "dump.rdb")
+    same_keyspaces(keyspace(cg.client(), (0, 5)), want)
+
+
+def module_value(moduleid):
+    """A module 2 value: its id, then SINT, UINT, FLOAT, DOUBLE, STRING
+    opcodes and EOF (rdbLoadCheckModuleValue()'s)."""
+    return (b"\x81" + struct.pack(">Q", moduleid) + rlen(1) + rlen(5) + rlen(2) + rlen(300)
+            + rlen(3) + struct.pack("<f", 1.5) + rlen(4) + struct.pack("<d", 2.5)
+            + rlen(5) + rstr("module bytes") + rlen(0))
+
+
+def test_module_keys_and_aux_are_skipped_exactly_or_refused(start_daemon, tmp_path):
+    body = (b"\xf7" + module_value(0x1234)[:9] + rlen(2) + rlen(2)
+            + module_value(0x1234)[9:]
+            + b"\x07" + rstr("mod") + module_value(0x5678)
+            + b"\x00" + rstr("after") + rstr("ok"))
+    d = str(tmp_path / "mod")
+    os.makedirs(d)
+    open(os.path.join(d, "dump.rdb"), "wb").write(old_rdb_file(10, body))
+    err = start_fails(d)
+    assert "AUX module data cellgate cannot load (rdb-unsupported-keys refuse) " \
+           "at offset" in err
+    cg = start_daemon("--dir", d, "--dbfilename", "dump.rdb",
+                      "--rdb-unsupported-keys", "skip")
+    assert cg.client().keys() == [b"after"]
+    assert "stream and module keys skipped: 2" in cg.log()
+    # A module key of the first format cannot be read over.
+    open(os.path.join(d, "dump.rdb"), "wb").write(
+        old_rdb_file(10, b"\x06" + rstr("m1") + module_value(1)))
+    assert "module key (RDB type 6) cellgate cannot serve at offset" in start_fails(
+        d, "--rdb-unsupported-keys", "skip")

@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "lib/crc64.h"
 #include "lib/lzf.h"
 #include "lib/rdb_read.h"
 #include "suites.h"
@@ -287,6 +288,31 @@ START_TEST(test_payload_footer_and_function_libraries)
 }
 END_TEST
 
+/* The CRC-64 sliced by 8 equals the plain byte-at-a-time definition at
+ * every length and every split (a whole RDB file is checked with it). */
+START_TEST(test_crc64_slices_equal_the_bytewise_definition)
+{
+    unsigned char buf[100];
+    for (size_t i = 0; i < sizeof(buf); i++) {
+        buf[i] = (unsigned char)(i * 37 + 11);
+    }
+    for (size_t n = 0; n <= sizeof(buf); n++) {
+        uint64_t want = 0;
+        for (size_t i = 0; i < n; i++) {
+            want ^= buf[i];
+            for (int k = 0; k < 8; k++) {
+                want = (want & 1) ? UINT64_C(0x95ac9329ac4bc9b5) ^ (want >> 1)
+                                  : want >> 1;
+            }
+        }
+        ck_assert_uint_eq(crc64_update(0, buf, n), want);
+        size_t cut = n / 3;
+        ck_assert_uint_eq(crc64_update(crc64_update(0, buf, cut), buf + cut,
+                                       n - cut), want);
+    }
+}
+END_TEST
+
 Suite *
 rdb_read_suite(void)
 {
@@ -300,6 +326,7 @@ rdb_read_suite(void)
     tcase_add_test(tc, test_listpack_redis_wrote_and_every_damage);
     tcase_add_test(tc, test_zipmap_pairs_and_damage);
     tcase_add_test(tc, test_payload_footer_and_function_libraries);
+    tcase_add_test(tc, test_crc64_slices_equal_the_bytewise_definition);
     suite_add_tcase(s, tc);
     return s;
 }
