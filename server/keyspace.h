@@ -363,6 +363,10 @@ int keyspace_restore(int db, uint8_t type, const char *key, size_t keylen,
                      size_t state_len, int encoding, bool replace,
                      int64_t now, char *err, size_t errlen);
 
+/* Room for n keys in database db before a load puts them there (an RDB
+ * file's RESIZEDB): store_reserve(). */
+void keyspace_reserve(int db, size_t n);
+
 /* Put a collection read from a Redis RDB file (server/rdb/load.c) into
  * database db as a new key: state is its type's struct, which the record
  * owns from then on (0). 1 when the key is already expired at now (state

@@ -117,6 +117,15 @@ keyspace_restore(int db, uint8_t type, const char *key, size_t keylen,
     return 0;
 }
 
+void
+keyspace_reserve(int db, size_t n)
+{
+    struct store *s = keyspace_db(db);
+    if (s != NULL) {
+        store_reserve(s, n);
+    }
+}
+
 int
 keyspace_restore_coll(int db, uint8_t type, const char *key, size_t keylen,
                       int64_t expire_at, const void *state, int64_t now,

@@ -222,6 +222,8 @@ struct store {
     size_t bytes;               /* slots in use and big records' blocks */
     uint64_t changes;           /* writes (expiry set, removal, flush) */
     uint64_t k0, k1;            /* SipHash key */
+    size_t reserved;            /* store_reserve()'s n: no shrink below it
+                                 * until the cron runs (the load is over) */
     struct wheel *wheel;
     int64_t fire_now;           /* `now` of the store_expire() running */
     size_t fire_removed;
@@ -734,6 +736,15 @@ table_resize(struct store *s, size_t size)
     return true;
 }
 
+void
+store_reserve(struct store *s, size_t n)
+{
+    if (s->count == 0 && !rehashing(s) && n > s->ht[0].size &&
+        n <= ((size_t)1 << 30) && table_resize(s, table_size_for(n + 1))) {
+        s->reserved = n;
+    }
+}
+
 /* Begin a grow or a shrink if the load calls for one and none is running. */
 static void
 table_resize_if_needed(struct store *s)
@@ -745,7 +756,8 @@ table_resize_if_needed(struct store *s)
     }
     if (s->count >= size) {
         (void)table_resize(s, table_size_for(s->count + 1));
-    } else if (size > TABLE_MIN && s->count < size / SHRINK_RATIO) {
+    } else if (size > TABLE_MIN && s->count < size / SHRINK_RATIO &&
+               s->count >= s->reserved) {
         (void)table_resize(s, table_size_for(2 * s->count));
     }
 }
@@ -1430,6 +1442,7 @@ store_expire_pending(const struct store *s, int64_t now)
 bool
 store_cron(struct store *s, size_t steps)
 {
+    s->reserved = 0;
     while (steps > 0 && s->scanning == 0) {
         if (!rehashing(s)) {
             if (s->count == 0 && s->ht[0].size > 0) {

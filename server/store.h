@@ -208,6 +208,14 @@ void store_remove(struct store *s, struct store_rec *r);
 /* Number of records (live, plus dead ones not yet collected). */
 size_t store_size(const struct store *s);
 
+/* Room for n records before a load adds them (an RDB file's RESIZEDB, as
+ * Redis's dictExpand()): the table grows to its size for n at once, so
+ * it is not doubled and rehashed step by step under the load, nor shrunk
+ * while the load fills it (until the next store_cron()). Only an empty,
+ * idle table grows this way (anything else keeps its own pace); a failed
+ * allocation changes nothing. */
+void store_reserve(struct store *s, size_t n);
+
 /* A record drawn at random, as Redis's dictGetRandomKey draws one (a
  * random non-empty bucket, then a random record of its chain: not every
  * record equally likely, but no walk); dead ones too. NULL when empty. */

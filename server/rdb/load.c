@@ -733,8 +733,14 @@ load_item(struct loader *l, uint8_t op)
         l->db = (int)a;
         return 0;
     case RDB_OPCODE_RESIZEDB:
-        return rdb_read_len(&l->c, &a) && rdb_read_len(&l->c, &b)
-                   ? 0 : fail(l, "Short read in RESIZEDB");
+        if (!rdb_read_len(&l->c, &a) || !rdb_read_len(&l->c, &b)) {
+            return fail(l, "Short read in RESIZEDB");
+        }
+        /* Never more than the rest of the file could hold (a key takes
+         * 3 bytes at least), whatever a damaged count says. */
+        keyspace_reserve(l->db, (size_t)(a < (l->c.len - l->c.off) / 3
+                                         ? a : (l->c.len - l->c.off) / 3));
+        return 0;
     case RDB_OPCODE_EXPIRETIME:
         if (!rdb_read_le32(&l->c, &s32)) {
             return fail(l, "Short read in EXPIRETIME");

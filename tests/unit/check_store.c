@@ -398,6 +398,38 @@ START_TEST(test_growth_rehashes_a_bucket_per_call_not_all_at_once)
 }
 END_TEST
 
+/* RESIZEDB's reserve: the table is sized once, no rehash while the load
+ * adds its keys, none shrinks a table the load has not filled yet; the
+ * next cron takes the reserve back. */
+START_TEST(test_a_reserved_table_neither_grows_nor_shrinks_under_a_load)
+{
+    enum { N = 100000 };
+    struct store *s = store_create(seed_a, T0);
+    store_reserve(s, N);
+    for (uint32_t i = 0; i < N; i++) {
+        (void)add_key(s, i);
+        ck_assert_uint_eq(store_usage(s).rehash_overhead, 0);
+    }
+    ck_assert(!store_cron(s, 0));
+    store_destroy(&s);
+
+    s = store_create(seed_a, T0);
+    store_reserve(s, N);
+    for (uint32_t i = 0; i < 10; i++) {
+        (void)add_key(s, i);
+        ck_assert_uint_eq(store_usage(s).rehash_overhead, 0);
+    }
+    size_t reserved = mem_used();
+    (void)store_cron(s, 1);             /* 10 keys in 131072 buckets: shrink */
+    finish_rehash(s);
+    ck_assert_uint_lt(mem_used() + 100000 * sizeof(uint32_t), reserved);
+    for (uint32_t i = 0; i < 10; i++) {
+        ck_assert_ptr_nonnull(find_key(s, i, T0));
+    }
+    store_destroy(&s);
+}
+END_TEST
+
 static size_t
 mem_for_keys(uint32_t n)
 {
@@ -1350,6 +1382,7 @@ store_suite(void)
     tcase_set_timeout(tc, 120);
     tcase_add_test(tc, test_100k_keys_survive_growth_with_rehash_interleaved);
     tcase_add_test(tc, test_growth_rehashes_a_bucket_per_call_not_all_at_once);
+    tcase_add_test(tc, test_a_reserved_table_neither_grows_nor_shrinks_under_a_load);
     tcase_add_test(tc,
                    test_deleting_most_keys_shrinks_the_table_through_lookups);
     tcase_add_test(tc, test_remove_during_rehash_keeps_the_other_keys);
