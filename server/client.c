@@ -42,6 +42,16 @@ set_attr(char **slot, const char *s, size_t len)
     return 0;
 }
 
+void
+client_init_internal(struct conn *c)
+{
+    memset(c, 0, sizeof(*c));
+    obuf_init(&c->out);
+    c->authenticated = true;
+    c->proto = 2;
+    snprintf(c->addr, sizeof(c->addr), "?:0");
+}
+
 bool
 client_is_local(const struct conn *c)
 {

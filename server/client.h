@@ -228,6 +228,12 @@ client_unsent(const struct conn *c)
  * ran out; an empty name clears it. */
 int client_set_name(struct conn *c, const char *name, size_t len);
 
+/* A client of the server's own, with no socket (the scripts' client, a
+ * Redis primary's stream's): zeroed, its reply buffer ready,
+ * authenticated, RESP2, shown as "?:0" (as Redis shows its Lua client).
+ * The caller sets what it is (script, from_primary). */
+void client_init_internal(struct conn *c);
+
 /* Redis's "local" client (enable-debug-command, enable-protected-configs
  * local): on the unix socket, or from a loopback address. */
 bool client_is_local(const struct conn *c);

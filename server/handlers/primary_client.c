@@ -46,12 +46,8 @@ ensure_client(void)
     if (ready) {
         return;
     }
-    memset(&link_client, 0, sizeof(link_client));
-    obuf_init(&link_client.out);
-    link_client.authenticated = true;
-    link_client.proto = 2;
+    client_init_internal(&link_client);
     link_client.from_primary = true;
-    snprintf(link_client.addr, sizeof(link_client.addr), "?:0");
     ready = true;
 }
 

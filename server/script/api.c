@@ -297,13 +297,8 @@ refused(struct cmd *cmd, const struct resp_request *req, char *buf,
 static void
 client_init(void)
 {
-    memset(&script_client, 0, sizeof(script_client));
-    obuf_init(&script_client.out);
-    script_client.authenticated = true;
-    script_client.proto = 2;
+    client_init_internal(&script_client);
     script_client.script = true;
-    /* What SLOWLOG shows of it, as Redis shows its Lua client. */
-    snprintf(script_client.addr, sizeof(script_client.addr), "?:0");
     client_ready = true;
 }
 
