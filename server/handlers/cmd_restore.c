@@ -135,29 +135,26 @@ add_limiter(struct conn *c, struct resp_request *req, struct rdb_obj *o,
     return n;
 }
 
-/* The object as key's new record, replacing r (NULL: none); then its
- * expiry. NULL when refused (*malformed: a limiter state keytype_decode()
+/* The object as key's new record (the key is absent); then its expiry.
+ * NULL when refused (*malformed: a limiter state keytype_decode()
  * refused; else no room). */
 static struct store_rec *
-create(struct conn *c, struct resp_request *req, struct store_rec *r,
-       struct rdb_obj *o, int64_t expire_at, bool *malformed)
+create(struct conn *c, struct resp_request *req, struct rdb_obj *o,
+       int64_t expire_at, bool *malformed)
 {
     const char *key = req->argv[1];
     size_t len = req->argvlen[1];
     struct store_rec *n;
     if (o->type == KEY_INT) {
-        n = keyspace_set_int(&c->hint, key, len, r, o->ival);
+        n = keyspace_set_int(&c->hint, key, len, NULL, o->ival);
     } else if (o->type == KEY_STR) {
-        n = keyspace_set_string(&c->hint, key, len, r,
+        n = keyspace_set_string(&c->hint, key, len, NULL,
                                 (const char *)o->str.p, o->str.len);
     } else if (keytype_is_coll(o->type)) {
-        n = keyspace_set_coll(&c->hint, key, len, r, o->type,
+        n = keyspace_set_coll(&c->hint, key, len, NULL, o->type,
                               rdb_obj_coll(o));
         o->handed = n != NULL;
     } else {
-        if (r != NULL) {
-            keyspace_delete(r);
-        }
         n = add_limiter(c, req, o, malformed);
     }
     return n == NULL ? NULL : keyspace_set_expire(n, expire_at);
@@ -220,8 +217,17 @@ restore_command(struct conn *c, struct resp_request *req)
         reply_ok(&c->out);
         return;
     }
-    bool malformed = false;
-    struct store_rec *n = create(c, req, r, &o, at, &malformed);
+    /* As Redis: REPLACE deletes the key, then adds the new one (which
+     * publishes "new"); one group downstream. */
+    bool malformed = false, replaced = r != NULL;
+    if (replaced) {
+        keyspace_group_begin();
+        keyspace_delete(r);
+    }
+    struct store_rec *n = create(c, req, &o, at, &malformed);
+    if (replaced) {
+        keyspace_group_end();
+    }
     rdb_obj_free(&o);
     if (n == NULL) {
         cmd_error(c, malformed ? ERR_BAD_FORMAT : ERR_OOM);
