@@ -19,6 +19,7 @@ Environment:
                    itself (an argument, or a line of its config file);
                    make test-integration-threads sets it
 """
+import collections
 import os
 import signal
 import socket
@@ -90,14 +91,25 @@ def live_daemons():
         return list(_live)
 
 
+_handed_out = collections.deque(maxlen=256)
+
+
 def free_port():
-    """A port that was free a moment ago (bind port 0, read it, release)."""
-    s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-    try:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-    finally:
-        s.close()
+    """A port that was free a moment ago (bind port 0, read it, release).
+    The kernel may hand the port just released to the next bind of port 0,
+    so two calls in a row (a daemon's --port and its --grpc-port) could get
+    the same one: a port this process handed out recently is skipped."""
+    for _ in range(64):
+        s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        try:
+            s.bind(("127.0.0.1", 0))
+            port = s.getsockname()[1]
+        finally:
+            s.close()
+        if port not in _handed_out:
+            break
+    _handed_out.append(port)
+    return port
 
 
 def sanitizer_env(env):

@@ -1,6 +1,5 @@
 """The Prometheus endpoint: parsed with prometheus_client's own text
 parser (Debian's python3-prometheus-client)."""
-import socket
 import time
 import urllib.error
 import urllib.request
@@ -8,11 +7,11 @@ import urllib.request
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
+import harness
+
 
 def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+    return harness.free_port()
 
 
 def scrape(port, path="/metrics"):
