@@ -230,6 +230,7 @@ class Cluster:
         self.cli("create", *[n.addr() for n in nodes], "--cluster-replicas", replicas,
                  "--cluster-yes")
         self.wait_converged(nodes)
+        self.wait_synced()
 
     def check(self, node=None):
         """redis-cli --cluster check is clean: every slot covered, no open
@@ -248,20 +249,26 @@ class Cluster:
         return {n.index: n.nodes() for n in (nodes or self.live())}
 
     def converged(self, nodes=None):
-        """Every live node knows the same nodes, none in handshake or
-        failing, with the same slots and roles, and says the cluster is
-        ok."""
+        """Every live node knows every live node, none in handshake or
+        failing and all linked, with the same slots and roles, and says the
+        cluster is ok; a node known but not running (killed) is flagged
+        fail."""
         nodes = nodes or self.live()
+        addrs = {n.addr() for n in nodes}
         try:
             views = [n.nodes() for n in nodes]
         except redis.RedisError:
             return False
         shapes = set()
         for v in views:
-            if len(v) != len(nodes):
+            if {r["addr"].split("@")[0] for r in v.values()} & addrs != addrs:
                 return False
             for rec in v.values():
-                if rec["flags"] & {"handshake", "fail", "fail?", "noaddr"} or rec["link"] != "connected":
+                if rec["addr"].split("@")[0] not in addrs:
+                    if "fail" not in rec["flags"]:
+                        return False
+                elif rec["flags"] & {"handshake", "fail", "fail?", "noaddr"} \
+                        or rec["link"] != "connected":
                     return False
             shapes.add(tuple(sorted((i, r["primary"], tuple(r["slots"]),
                                      "master" in r["flags"]) for i, r in v.items())))
@@ -274,6 +281,17 @@ class Cluster:
     def wait_converged(self, nodes=None, timeout=60):
         assert harness.wait_until(lambda: self.converged(nodes), timeout), \
             "the nodes never agreed:\n%r" % self.views(nodes)
+
+    def synced(self):
+        """Every live replica's link to its primary is up."""
+        for n in self.live():
+            info = n.client().info("replication")
+            if info.get("role") == "slave" and info.get("master_link_status") != "up":
+                return False
+        return True
+
+    def wait_synced(self, timeout=60):
+        assert harness.wait_until(self.synced, timeout), "a replica never synced"
 
     def primaries(self):
         v = self.live()[0].nodes()
