@@ -85,8 +85,12 @@ class Node:
                 "--cluster-config-file", "nodes.conf"] + list(self.cluster.extra_args)
 
     def start(self):
+        """Start the node, or start it again in its folder (its nodes.conf)
+        on its ports."""
         if REFERENCE:
             self.proc = RedisNode(self.workdir, self.args()).start(self.port)
+        elif self.proc is not None:
+            self.proc.start()
         else:
             self.proc = self.cluster.start_daemon(*self.args(), port=self.port,
                                                   name="node%d" % self.index)
@@ -140,8 +144,12 @@ class Node:
                 "--cluster-config-file", "nodes.conf"] + list(self.cluster.extra_args)
 
     def start(self):
+        """Start the node, or start it again in its folder (its nodes.conf)
+        on its ports."""
         if REFERENCE:
             self.proc = RedisNode(self.workdir, self.args()).start(self.port)
+        elif self.proc is not None:
+            self.proc.start()
         else:
             self.proc = self.cluster.start_daemon(*self.args(), port=self.port,
                                                   name="node%d" % self.index)
