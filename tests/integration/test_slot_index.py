@@ -234,3 +234,20 @@ def test_200k_keys_enumerated_slot_by_slot_give_every_key_once(node):
     assert total == n
     assert len(got) == n and len(set(got)) == n
     assert set(got) == {b"key:%012d" % i for i in range(n)}
+
+
+def test_config_set_cluster_mode_emulated_indexes_the_keys_already_there(start_daemon):
+    d = start_daemon()
+    r = d.client()
+    p = r.pipeline(transaction=False)
+    keys = ["{late%d}:%d" % (i % 5, i) for i in range(2000)]
+    for k in keys:
+        p.set(k, 1)
+    p.execute()
+    assert r.config_set("cluster-mode", "emulated")
+    c = d.raw()
+    for i in range(5):
+        assert count_of(c, "{late%d}" % i) == 400
+    r.set("{late0}:more", 1)
+    assert count_of(c, "{late0}") == 401
+    assert len(keys_of_slot(r, keyslot("{late1}"), 1000)) == 400
