@@ -251,3 +251,40 @@ def test_config_set_cluster_mode_emulated_indexes_the_keys_already_there(start_d
     r.set("{late0}:more", 1)
     assert count_of(c, "{late0}") == 401
     assert len(keys_of_slot(r, keyslot("{late1}"), 1000)) == 400
+
+
+def test_a_redis_rdb_file_loads_indexed_database_0_only(start_daemon, tmp_path):
+    d = str(tmp_path / "redis-save")
+    rs = harness.RedisServer(d, extra_args=["--dbfilename", "dump.rdb"]).start()
+    try:
+        c = rs.client()
+        p = c.pipeline(transaction=False)
+        keys = ["{rdb%d}:%d" % (i % 11, i) for i in range(5000)]
+        for k in keys:
+            p.set(k, "v")
+        p.execute_command("SELECT", 3)
+        for i in range(300):
+            p.set("{rdb0}:db3:%d" % i, "v")
+        p.execute()
+        c.execute_command("SELECT", 0)
+        c.save()
+    finally:
+        rs.stop()
+    cg = start_daemon("--dir", d, "--dbfilename", "dump.rdb", "--cluster-mode", "emulated")
+    conn = cg.raw()
+    for i in range(11):
+        assert count_of(conn, "{rdb%d}" % i) == len([k for k in keys if k.startswith("{rdb%d}" % i)])
+
+
+def test_eviction_uncounts_what_it_evicts(start_daemon):
+    d = start_daemon("--cluster-mode", "emulated", "--maxmemory", "4mb",
+                     "--maxmemory-policy", "volatile-ttl")
+    r = d.client()
+    for first in range(0, 200000, 5000):
+        p = r.pipeline(transaction=False)
+        for i in range(first, first + 5000):
+            p.set("{ev%d}:%d" % (i % 3, i), "x" * 40, ex=3600 + i)
+        p.execute(raise_on_error=False)
+    assert r.info("stats")["evicted_keys"] > 0
+    c = d.raw()
+    assert sum(count_of(c, "{ev%d}" % i) for i in range(3)) == r.dbsize()
