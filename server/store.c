@@ -134,7 +134,7 @@
  * records in a side array per chunk, indexed by the slot within the
  * chunk: records keep their 15-byte header and their slots, a rehash
  * moves no link (a record's handle never changes), and with the index off
- * no chunk has the array and nothing else differs but one test of
+ * no chunk has the array and nothing else differs but a test or two of
  * s->slots per add and per removal. With it on a key costs 8 bytes more
  * (Redis 7.0 pays 16 in its dict entries' metadata). A record is linked
  * at the head of its slot's list when added and unlinked before it is
