@@ -122,6 +122,7 @@ cluster_setup(char *err, size_t errlen)
     if (srv.conf.cluster_mode == CLUSTER_MODE_NO) {
         return 0;
     }
+    keyspace_slots_enable();        /* before any key is loaded */
     routing = srv.conf.cluster_mode == CLUSTER_MODE_YES;
     if (routing && srv.conf.replicaof[0] != '\0') {
         snprintf(err, errlen, "replicaof is not used with cluster-mode yes: "
@@ -156,7 +157,7 @@ collect_unowned(struct store_rec *r, void *arg)
     size_t len = store_rec_keylen(r);
     const char *key = store_rec_key(r);
     /* A replica keeps its primary's slots. */
-    if (topo->owner[cluster_keyslot(key, len)] ==
+    if (topo->owner[keyslot(key, len)] ==
         cluster_topo_shard(topo, topo->myself)) {
         return;
     }
@@ -358,9 +359,9 @@ enum cluster_verdict
 cluster_route(const struct resp_request *req, int first, int last, int step,
               bool replica_read, struct cluster_redirect *to)
 {
-    unsigned slot = cluster_keyslot(req->argv[first], req->argvlen[first]);
+    unsigned slot = keyslot(req->argv[first], req->argvlen[first]);
     for (int i = first + step; i <= last; i += step) {
-        if (cluster_keyslot(req->argv[i], req->argvlen[i]) != slot) {
+        if (keyslot(req->argv[i], req->argvlen[i]) != slot) {
             return CLUSTER_CROSSSLOT;
         }
     }
@@ -395,6 +396,8 @@ cluster_topology(char *err, size_t errlen)
         return NULL;
     }
     if (topo == NULL) {
+        /* CONFIG SET cluster-mode emulated: the keys there get indexed. */
+        keyspace_slots_enable();
         topo = emulated_topology(err, errlen);
     }
     return topo;

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "conf/conf.h"
+#include "lib/keyslot.h"
 #include "server/cluster/cluster_topo.h"
 #include "lib/textbuf.h"
 #include "tests/unit/suites.h"
@@ -83,18 +84,68 @@ three_nodes(void)
     add_ok(ID3 " 127.0.0.1:7003 10923-16383");
 }
 
+/* CRC16-XMODEM bit by bit, as the polynomial defines it. */
+static uint16_t
+crc16_bitwise(const unsigned char *p, size_t len)
+{
+    uint16_t crc = 0;
+    for (size_t i = 0; i < len; i++) {
+        crc ^= (uint16_t)(p[i] << 8);
+        for (int b = 0; b < 8; b++) {
+            crc = (crc & 0x8000) ? (uint16_t)((crc << 1) ^ 0x1021)
+                                 : (uint16_t)(crc << 1);
+        }
+    }
+    return crc;
+}
+
+/* Four bytes a step and the tail a byte at a time agree with the
+ * definition at every length and alignment. */
+START_TEST(test_crc16_four_bytes_a_step_equals_bit_by_bit)
+{
+    unsigned char buf[64];
+    uint32_t x = 2463534242u;
+    for (int round = 0; round < 200; round++) {
+        for (size_t i = 0; i < sizeof(buf); i++) {
+            x ^= x << 13;
+            x ^= x >> 17;
+            x ^= x << 5;
+            buf[i] = (unsigned char)x;
+        }
+        for (size_t off = 0; off < 4; off++) {
+            for (size_t len = 0; len + off <= sizeof(buf); len++) {
+                ck_assert_uint_eq(keyslot_crc16((const char *)buf + off, len),
+                                  crc16_bitwise(buf + off, len));
+            }
+        }
+    }
+}
+END_TEST
+
 START_TEST(test_keyslot_matches_redis_cluster)
 {
-    ck_assert_uint_eq(cluster_keyslot("foo", 3), 12182);
-    ck_assert_uint_eq(cluster_keyslot("{user1000}.following", 20), 3443);
-    ck_assert_uint_eq(cluster_keyslot("user1000", 8), 3443);
-    ck_assert_uint_eq(cluster_keyslot("", 0), 0);
+    ck_assert_uint_eq(keyslot("foo", 3), 12182);
+    ck_assert_uint_eq(keyslot("{user1000}.following", 20), 3443);
+    ck_assert_uint_eq(keyslot("user1000", 8), 3443);
+    ck_assert_uint_eq(keyslot("", 0), 0);
     /* An empty tag does not count: the whole key is hashed. */
-    ck_assert_uint_ne(cluster_keyslot("{}foo", 5), cluster_keyslot("foo", 3));
-    ck_assert_uint_eq(cluster_keyslot("a{foo}b{x}", 10),
-                      cluster_keyslot("foo", 3));
-    ck_assert_uint_eq(cluster_keyslot("{ratelimit:1.2.3.4:}login", 25),
-                      cluster_keyslot("{ratelimit:1.2.3.4:}signup", 26));
+    ck_assert_uint_ne(keyslot("{}foo", 5), keyslot("foo", 3));
+    ck_assert_uint_eq(keyslot("a{foo}b{x}", 10),
+                      keyslot("foo", 3));
+    ck_assert_uint_eq(keyslot("{ratelimit:1.2.3.4:}login", 25),
+                      keyslot("{ratelimit:1.2.3.4:}signup", 26));
+    /* The CRC's check value; an unclosed '{' and "{}" hash the whole key;
+     * "{{a}}" tags "{a"; a tag may hold any byte. */
+    ck_assert_uint_eq(keyslot_crc16("123456789", 9), 0x31C3);
+    ck_assert_uint_eq(keyslot("{abc", 4), keyslot_crc16("{abc", 4) & 16383);
+    ck_assert_uint_eq(keyslot("x{}{a}", 6), keyslot_crc16("x{}{a}", 6) & 16383);
+    ck_assert_uint_eq(keyslot("{{a}}", 5), keyslot("{a", 2));
+    ck_assert_uint_eq(keyslot("{\0\xff}z", 5), keyslot("\0\xff", 2));
+    for (unsigned i = 0; i < 100000; i++) {
+        char k[16];
+        int n = snprintf(k, sizeof(k), "k%u", i);
+        ck_assert_uint_lt(keyslot(k, (size_t)n), KEYSLOT_SLOTS);
+    }
 }
 END_TEST
 
@@ -401,6 +452,7 @@ cluster_suite(void)
 
     tcase_add_checked_fixture(tc, setup, teardown);
     tcase_add_test(tc, test_keyslot_matches_redis_cluster);
+    tcase_add_test(tc, test_crc16_four_bytes_a_step_equals_bit_by_bit);
     tcase_add_test(tc, test_three_nodes_own_their_ranges);
     tcase_add_test(tc, test_ranges_single_slots_gaps_and_names);
     tcase_add_test(tc, test_bad_lines_are_rejected_and_change_nothing);
