@@ -217,12 +217,13 @@ test-integration: $(BIN) $(BENCH_FILL)
 	  SANITIZE=$(SANITIZE) bash tests/integration/run.sh $(XDIST)
 
 # The plain build's share of the suite next to the threaded subset: the
-# slow tests the sanitizer run skips, and the tests whose outcome rests on
+# slow tests the sanitizer run skips, the tests whose outcome rests on
 # used_memory, which counts the allocator's block sizes (ASan's allocator
-# sizes blocks otherwise): the markers in tests/integration/conftest.py.
+# sizes blocks otherwise), and those meant for both builds (the cluster's
+# redis-cli --cluster runs): the markers in tests/integration/conftest.py.
 test-integration-plain: $(BIN) $(BENCH_FILL)
 	CELLGATE_BIN=$(abspath $(BIN)) CELLGATE_FILL=$(abspath $(BENCH_FILL)) \
-	  SANITIZE= bash tests/integration/run.sh $(XDIST) -m "slow or allocator"
+	  SANITIZE= bash tests/integration/run.sh $(XDIST) -m "slow or allocator or plain_too"
 
 sanitize:
 	$(MAKE) SANITIZE=1 all

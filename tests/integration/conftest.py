@@ -24,6 +24,9 @@ def pytest_configure(config):
     # used_memory, which counts the allocator's sizes, and ASan's allocator
     # sizes blocks differently from glibc's.
     config.addinivalue_line("markers", "allocator: rests on used_memory (run on the plain build too)")
+    # A test that matters on both builds: the sanitizers watch the daemon,
+    # the plain build shows it at full speed (timing bounds of a cluster).
+    config.addinivalue_line("markers", "plain_too: run on the plain build as well as under ASan")
 
 
 @pytest.hookimpl(hookwrapper=True)

@@ -15,11 +15,14 @@ import subprocess
 import threading
 import time
 
+import pytest
 from redis.cluster import RedisCluster
 
 import cluster_live
 import harness
 from test_node_clients import CLIENTS, ensure_node_modules
+
+pytestmark = pytest.mark.plain_too
 
 # redis-py logs a traceback for every redirect it follows (4.3.4's
 # log.exception): thousands during a rebalance, at the traffic's expense.
