@@ -72,6 +72,9 @@ struct peer {
     unsigned port;
     struct link *links[POOL_LINKS];
     int64_t down_until_ms;      /* refused: not dialled before */
+    struct sockaddr_storage addr;
+    bool have_addr;             /* an IP, or a name resolved */
+    bool resolving;
     TAILQ_ENTRY(peer) next;
 };
 
@@ -80,6 +83,7 @@ struct link {
     uv_connect_t connect;
     struct peer *peer;          /* NULL once closing */
     size_t slot;                /* in peer->links */
+    bool waiting_addr;          /* its peer's name is being resolved */
     bool up;
     struct req_fifo inflight;   /* sent (or queued), reply not read */
     size_t ninflight;
@@ -593,6 +597,7 @@ on_connect(uv_connect_t *req, int status)
                     l->peer->host, l->peer->port, uv_strerror(status));
         l->peer->down_until_ms = clock_loop_ms() +
                                  srv.conf.rls_forward_timeout;
+        l->peer->have_addr = false;     /* a name is resolved again */
         link_close(l);
         return;
     }
@@ -606,20 +611,98 @@ on_connect(uv_connect_t *req, int status)
     textbuf_free(&l->queued);
 }
 
-static bool
-peer_addr(const struct peer *p, struct sockaddr_storage *ss)
+static void
+link_connect(struct link *l)
 {
-    return uv_ip4_addr(p->host, (int)p->port, (struct sockaddr_in *)ss) == 0 ||
-           uv_ip6_addr(p->host, (int)p->port,
-                       (struct sockaddr_in6 *)ss) == 0;
+    struct peer *p = l->peer;
+    l->waiting_addr = false;
+    if (uv_tcp_connect(&l->connect, &l->tcp, (struct sockaddr *)&p->addr,
+                       on_connect) != 0) {
+        p->down_until_ms = clock_loop_ms() + srv.conf.rls_forward_timeout;
+        link_close(l);
+    }
 }
 
-/* A new connection in p's pool slot i, connecting; NULL when it cannot
- * start (the peer is marked down). */
+/* A name's lookup: by host and port, as the peer may be gone when the
+ * answer comes (shutdown). */
+struct peer_resolve {
+    uv_getaddrinfo_t req;
+    unsigned port;
+    char host[256];
+};
+
+static struct peer *peer_lookup(const char *host, unsigned port);
+
+/* The peer's name resolved (or not): its waiting connections connect. */
+static void
+on_resolved(uv_getaddrinfo_t *req, int status, struct addrinfo *res)
+{
+    struct peer_resolve *r = (struct peer_resolve *)req;
+    struct peer *p = peer_lookup(r->host, r->port);
+    mem_free(r);
+    if (p == NULL || !p->resolving) {
+        uv_freeaddrinfo(res);
+        return;
+    }
+    p->resolving = false;
+    p->have_addr = status == 0 && res != NULL &&
+                   res->ai_addrlen <= sizeof(p->addr);
+    if (p->have_addr) {
+        memcpy(&p->addr, res->ai_addr, res->ai_addrlen);
+    } else {
+        p->down_until_ms = clock_loop_ms() + srv.conf.rls_forward_timeout;
+    }
+    uv_freeaddrinfo(res);
+    for (size_t i = 0; i < POOL_LINKS; i++) {
+        struct link *l = p->links[i];
+        if (l != NULL && l->waiting_addr) {
+            if (p->have_addr) {
+                link_connect(l);
+            } else {
+                link_close(l);
+            }
+        }
+    }
+}
+
+/* The peer's address, or its name's lookup under way (off the loop: a
+ * slow resolver must hold no client). false when neither can be. */
+static bool
+peer_address(struct peer *p)
+{
+    char port[16];
+    struct addrinfo hints = { .ai_socktype = SOCK_STREAM };
+    if (p->have_addr || p->resolving) {
+        return true;
+    }
+    if (uv_ip4_addr(p->host, (int)p->port,
+                    (struct sockaddr_in *)&p->addr) == 0 ||
+        uv_ip6_addr(p->host, (int)p->port,
+                    (struct sockaddr_in6 *)&p->addr) == 0) {
+        p->have_addr = true;
+        return true;
+    }
+    struct peer_resolve *r = mem_malloc(sizeof(*r));
+    if (r == NULL) {
+        return false;
+    }
+    r->port = p->port;
+    snprintf(r->host, sizeof(r->host), "%s", p->host);
+    snprintf(port, sizeof(port), "%u", p->port);
+    if (uv_getaddrinfo(srv.loop, &r->req, on_resolved, p->host, port,
+                       &hints) != 0) {
+        mem_free(r);
+        return false;
+    }
+    p->resolving = true;
+    return true;
+}
+
+/* A new connection in p's pool slot i, connecting (or waiting for the
+ * peer's address); NULL when it cannot start (the peer is marked down). */
 static struct link *
 link_open(struct peer *p, size_t i)
 {
-    struct sockaddr_storage ss;
     struct link *l = mem_calloc(1, sizeof(*l));
     if (l == NULL) {
         return NULL;
@@ -633,14 +716,19 @@ link_open(struct peer *p, size_t i)
     if (srv.conf.masterauth.len > 0) {
         encode_auth(&l->queued);
     }
-    if (!peer_addr(p, &ss) ||
-        uv_tcp_connect(&l->connect, &l->tcp, (struct sockaddr *)&ss,
-                       on_connect) != 0) {
+    if (!peer_address(p)) {
         p->down_until_ms = clock_loop_ms() + srv.conf.rls_forward_timeout;
         uv_close((uv_handle_t *)&l->tcp, free_link);
         return NULL;
     }
     p->links[i] = l;
+    l->waiting_addr = true;
+    if (p->have_addr) {
+        link_connect(l);
+        if (p->links[i] != l) {
+            return NULL;                /* closed at once */
+        }
+    }
     return l;
 }
 
@@ -662,13 +750,23 @@ expect_auth_reply(struct link *l)
 }
 
 static struct peer *
-peer_find(const char *host, unsigned port)
+peer_lookup(const char *host, unsigned port)
 {
     struct peer *p;
     TAILQ_FOREACH(p, &peers, next) {
         if (p->port == port && strcmp(p->host, host) == 0) {
             return p;
         }
+    }
+    return NULL;
+}
+
+static struct peer *
+peer_find(const char *host, unsigned port)
+{
+    struct peer *p = peer_lookup(host, port);
+    if (p != NULL) {
+        return p;
     }
     if (strlen(host) >= sizeof(p->host) ||
         (p = mem_calloc(1, sizeof(*p))) == NULL) {
@@ -898,6 +996,7 @@ rls_forward_decide(const char *domain, size_t dlen,
     bool away[NL_MAX_DESCRIPTORS];
     struct cluster_redirect to[NL_MAX_DESCRIPTORS];
     size_t naway;
+    memset(st, 0, n * sizeof(*st));     /* the away ones: set later */
     if (route_all(domain, dlen, d, n, away, to, &naway, err, errlen) != 0 ||
         named_limits_check(domain, dlen, d, n, naway > 0 ? away : NULL,
                            false, now, st, overall, err, errlen) != 0) {

@@ -88,8 +88,9 @@ class Shards:
     unless a test gives one node other ranges) and a gRPC port."""
 
     def __init__(self, start_daemon, tmp_path, extra=(), ranges=None, ports=None,
-                 real=(0, 1, 2)):
+                 real=(0, 1, 2), hosts=("127.0.0.1",) * 3):
         self.tmp = tmp_path
+        self.hosts = hosts
         limits = tmp_path / "limits"
         limits.mkdir(exist_ok=True)
         for name, text in LIMITS.items():
@@ -112,8 +113,8 @@ class Shards:
 
     def write(self, conf, ranges):
         lines = ["cluster-mode yes", "save-interval 3600", "limits-file " + self.limits]
-        for node_id, port, node_ranges in zip(IDS, self.ports, ranges):
-            lines.append("cluster-node %s 127.0.0.1:%d %s" % (node_id, port, " ".join(node_ranges)))
+        for node_id, host, port, node_ranges in zip(IDS, self.hosts, self.ports, ranges):
+            lines.append("cluster-node %s %s:%d %s" % (node_id, host, port, " ".join(node_ranges)))
         with open(conf, "w") as f:
             f.write("\n".join(lines) + "\n")
 
@@ -391,4 +392,16 @@ def test_moved_from_an_owner_is_followed_once(start_daemon, tmp_path, pb):
     assert shards.stat(0, "rls_forward_redirects") == 1
     assert shards.stat(0, "rls_forward_failures") == 0
     assert shards.nodes[2].client().exists(counter("shards", "user=" + users[2][0])) == 1
+    c.close()
+
+
+def test_a_peer_named_by_dns_is_resolved_off_the_loop(start_daemon, tmp_path, pb):
+    # Node 2's line names it "localhost": node 0 resolves the name (libuv's
+    # thread pool) before it connects.
+    shards = Shards(start_daemon, tmp_path, hosts=("127.0.0.1", "127.0.0.1", "localhost"))
+    users = users_by_owner(1)
+    c = Client(shards.nodes[0], pb)
+    for n in range(3):
+        assert c.check("shards", ("user=" + users[2][0],)) == (OK, [(OK, 30, 29 - n, HOUR)])
+    assert shards.stat(0, "rls_forward_failures") == 0
     c.close()
