@@ -9,7 +9,6 @@ owners, asked over RESP, and a dead, silent or malformed owner gives the
 rls-failure-mode-deny answer within rls-forward-timeout. Every node's
 clock is pinned (fakeclock), so no window rolls over during a test."""
 import json
-import os
 import random
 import socket
 import subprocess
@@ -17,15 +16,13 @@ import threading
 import time
 
 import pytest
-import redis
 from redis.cluster import RedisCluster
 
 import harness
 from harness import reference_slot as keyslot
+from test_cluster_nodes import IDS, RANGES, owner_index
 from test_grpc import Client, pb  # noqa: F401 (pb is a fixture)
 
-IDS = ["a" * 40, "b" * 40, "c" * 40]
-RANGES = [["0-5460"], ["5461-10922"], ["10923-16383"]]
 OK, OVER = 1, 2
 HOUR, MINUTE = 3600, 60
 
@@ -55,15 +52,6 @@ descriptors:
       requests_per_unit: 10
 """,
 }
-
-
-def owner_index(slot, ranges=RANGES):
-    for i, node_ranges in enumerate(ranges):
-        for r in node_ranges:
-            first, _, last = r.partition("-")
-            if int(first) <= slot <= int(last or first):
-                return i
-    return None
 
 
 def counter(domain, *entries):
