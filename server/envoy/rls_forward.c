@@ -97,9 +97,11 @@ struct fwd_call {
     rls_finish_fn finish;
     uv_timer_t timer;
     size_t n, waiting;
-    struct nl_status st[NL_MAX_DESCRIPTORS];
-    char *names[NL_MAX_DESCRIPTORS];        /* st[i].name's copies */
-    struct fwd_req *req[NL_MAX_DESCRIPTORS];
+    /* n of each, in the call's own allocation (a call is as large as
+     * its descriptors need). */
+    struct nl_status *st;
+    char **names;                   /* st[i].name's copies */
+    struct fwd_req **req;           /* descriptor i's request on a link */
     TAILQ_ENTRY(fwd_call) next;
 };
 
@@ -915,10 +917,15 @@ static struct fwd_call *
 new_call(const struct rls_caller *caller, rls_finish_fn finish,
          const struct nl_status *st, size_t n, const bool *away)
 {
-    struct fwd_call *call = mem_calloc(1, sizeof(*call));
+    struct fwd_call *call = mem_calloc(1, sizeof(*call) + n * (sizeof(*st) +
+                                           sizeof(char *) +
+                                           sizeof(struct fwd_req *)));
     if (call == NULL) {
         return NULL;
     }
+    call->st = (struct nl_status *)(call + 1);
+    call->names = (char **)(call->st + n);
+    call->req = (struct fwd_req **)(call->names + n);
     call->caller = *caller;
     call->finish = finish;
     call->n = n;
