@@ -18,9 +18,12 @@ import sys
 import tempfile
 import time
 
-import grpc     # grpcio: before bench/ is on the path (bench/grpc.py)
+# grpcio, not bench/grpc.py (a script's folder comes first on the path).
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path = [p for p in sys.path if os.path.abspath(p or ".") != HERE]
+import grpc  # noqa: E402
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, HERE)
 from journal import BIN, free_port  # noqa: E402
 
 REPS = int(os.environ.get("BENCH_REPS", "5"))
