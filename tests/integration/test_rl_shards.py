@@ -393,3 +393,27 @@ def test_a_peer_named_by_dns_is_resolved_off_the_loop(start_daemon, tmp_path, pb
         assert c.check("shards", ("user=" + users[2][0],)) == (OK, [(OK, 30, 29 - n, HOUR)])
     assert shards.stat(0, "rls_forward_failures") == 0
     c.close()
+
+
+def test_nodes_with_requirepass_ask_one_another_with_masterauth(start_daemon, tmp_path, pb):
+    shards = Shards(start_daemon, tmp_path,
+                    extra=("--requirepass", "s3cret", "--masterauth", "s3cret"))
+    users = users_by_owner(1)
+    c = Client(shards.nodes[0], pb)
+    descs = [("user=" + users[o][0],) for o in range(3)]
+    for n in range(2):
+        assert c.check("shards", *descs) == (OK, [(OK, 30, 29 - n, HOUR)] * 3)
+    c.close()
+    # Without masterauth the owners refuse (NOAUTH): the failure answer.
+    r = shards.nodes[0].client(password="s3cret")
+    r.config_set("masterauth", "")
+    r.config_set("rls-failure-mode-deny", "yes")
+    # (The open connections authenticated already: a new one is needed.)
+    for i in (1, 2):
+        shards.nodes[i].client(password="s3cret").execute_command(
+            "CLIENT", "KILL", "TYPE", "normal", "SKIPME", "yes")
+    c = Client(shards.nodes[0], pb)
+    got = c.check("shards", *descs)
+    assert got == (OVER, [(OK, 30, 27, HOUR), (OVER, None, 0, None), (OVER, None, 0, None)])
+    assert r.info("stats")["rls_forward_failures"] == 2
+    c.close()
