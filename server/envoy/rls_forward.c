@@ -85,6 +85,9 @@ struct link {
     size_t slot;                /* in peer->links */
     bool waiting_addr;          /* its peer's name is being resolved */
     bool up;
+    struct textbuf out;         /* requests of this loop iteration */
+    bool dirty;                 /* out waits for flush_links() */
+    TAILQ_ENTRY(link) dirty_next;
     struct req_fifo inflight;   /* sent (or queued), reply not read */
     size_t ninflight;
     struct textbuf queued;      /* written once connected */
@@ -112,6 +115,12 @@ struct fwd_write {
 };
 
 static TAILQ_HEAD(, peer) peers = TAILQ_HEAD_INITIALIZER(peers);
+/* Links with requests to write: once per loop iteration, after its I/O
+ * callbacks (a uv_check), so the requests of every call the iteration
+ * read go out in one write a link. */
+static TAILQ_HEAD(, link) dirty = TAILQ_HEAD_INITIALIZER(dirty);
+static uv_check_t flusher;
+static bool flusher_open;
 static TAILQ_HEAD(, fwd_call) calls = TAILQ_HEAD_INITIALIZER(calls);
 static size_t ncalls;
 
@@ -480,6 +489,7 @@ static void
 free_link(uv_handle_t *h)
 {
     struct link *l = h->data;
+    textbuf_free(&l->out);
     textbuf_free(&l->queued);
     mem_free(l->in);
     mem_free(l);
@@ -494,6 +504,10 @@ link_close(struct link *l)
     }
     l->peer->links[l->slot] = NULL;
     l->peer = NULL;
+    if (l->dirty) {
+        TAILQ_REMOVE(&dirty, l, dirty_next);
+        l->dirty = false;
+    }
     while (!STAILQ_EMPTY(&l->inflight)) {
         struct fwd_req *r = STAILQ_FIRST(&l->inflight);
         STAILQ_REMOVE_HEAD(&l->inflight, next);
@@ -808,15 +822,49 @@ pick_link(struct peer *p)
     return best != NULL && best->ninflight < MAX_INFLIGHT ? best : NULL;
 }
 
-/* Bytes onto l: written now, or queued until it is connected. */
+/* Every dirty link's requests, one write each. */
+static void
+flush_links(uv_check_t *h)
+{
+    while (!TAILQ_EMPTY(&dirty)) {
+        struct link *l = TAILQ_FIRST(&dirty);
+        TAILQ_REMOVE(&dirty, l, dirty_next);
+        l->dirty = false;
+        bool ok = link_write(l, l->out.p, l->out.len);
+        l->out.len = 0;
+        if (!ok) {
+            link_close(l);
+        }
+    }
+    uv_check_stop(h);
+}
+
+/* Bytes onto l: for this iteration's write once it is connected, or
+ * queued until it is. false when memory ran out: l is closed then (the
+ * bytes before would go out without these, and the replies would no
+ * longer match the requests). */
 static bool
 link_send(struct link *l, const char *data, size_t len)
 {
-    if (l->up) {
-        return link_write(l, data, len);
+    struct textbuf *t = l->up ? &l->out : &l->queued;
+    textbuf_append(t, data, len);
+    if (t->oom) {
+        link_close(l);
+        return false;
     }
-    textbuf_append(&l->queued, data, len);
-    return !l->queued.oom;
+    if (!l->up) {
+        return true;
+    }
+    if (!l->dirty) {
+        if (!flusher_open) {
+            uv_check_init(srv.loop, &flusher);
+            flusher_open = true;
+        }
+        l->dirty = true;
+        TAILQ_INSERT_TAIL(&dirty, l, dirty_next);
+        uv_check_start(&flusher, flush_links);
+    }
+    return true;
 }
 
 /* ---- requests --------------------------------------------------------------- */
@@ -1069,5 +1117,9 @@ rls_forward_shutdown(void)
         }
         TAILQ_REMOVE(&peers, p, next);
         mem_free(p);
+    }
+    if (flusher_open) {
+        uv_close((uv_handle_t *)&flusher, NULL);
+        flusher_open = false;
     }
 }
