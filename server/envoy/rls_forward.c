@@ -13,7 +13,8 @@
  * The owners are asked over RESP on the loop (libuv TCP, never a blocking
  * socket): a pool of at most POOL_LINKS connections per peer, requests
  * pipelined on them (the replies come in order, so each connection keeps
- * its requests in a FIFO), at most MAX_INFLIGHT per connection. A reply
+ * its requests in a FIFO), at most MAX_INFLIGHT per connection, those of
+ * one loop iteration in one write. A reply
  * -MOVED or -ASK is followed once (ASK with ASKING first); a second
  * redirect, an error, a peer that cannot be reached, a call past
  * MAX_CALLS, or no reply within rls-forward-timeout gives the descriptor
