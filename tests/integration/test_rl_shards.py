@@ -151,6 +151,10 @@ def test_rl_check_is_routed_by_its_counter_key(shards):
         assert raw.command("COMMAND", "GETKEYS", "RL.CHECK", "{edge}", "ip=" + ip) == \
             b"*1\r\n$%d\r\n%s\r\n" % (len(key), key)
         assert keyslot(key) == keyslot(b"edge")
+    assert raw.command("COMMAND", "GETKEYS", "RL.CHECK", "shards") == \
+        b"-ERR Invalid number of arguments specified for command\r\n"
+    assert raw.command("COMMAND", "GETKEYS", "RL.CHECK", "shards", "bogus") == \
+        b"-ERR Invalid arguments specified for command\r\n"
     info = raw.command("COMMAND", "INFO", "RL.CHECK")
     assert b"+movablekeys\r\n" in info and b":0\r\n:0\r\n:0\r\n" in info
 
