@@ -907,10 +907,12 @@ send_req(struct fwd_req *r, const char *host, unsigned port, bool asking)
     srv.stats.rls_forwarded++;
 }
 
-/* Descriptor i of call to the node at host:port. */
+/* Descriptor i of call to the node at host:port (after ASKING when
+ * asking: its slot is being moved there). */
 static void
 forward(struct fwd_call *call, size_t i, const char *domain, size_t dlen,
-        const struct nl_descriptor *d, const struct cluster_redirect *to)
+        const struct nl_descriptor *d, const struct cluster_redirect *to,
+        bool asking)
 {
     struct textbuf t = { NULL, 0, 0, false };
     struct fwd_req *r = mem_calloc(1, sizeof(*r));
@@ -925,18 +927,19 @@ forward(struct fwd_call *call, size_t i, const char *domain, size_t dlen,
     r->index = i;
     r->cmd = t.p;
     r->len = t.len;
-    send_req(r, to->host, to->port, false);
+    send_req(r, to->host, to->port, asking);
 }
 
 /* ---- a call ----------------------------------------------------------------- */
 
-/* Where each descriptor is decided: here (false), elsewhere (true, with
- * its owner in to[i]), or nowhere (true, to[i].host NULL: no node serves
- * its slot). -1 with err, as named_limits_check(). */
+/* Where each descriptor is decided: here (away false), elsewhere (away,
+ * with the node in to[i]: its owner, or, ask[i], the node its slot is
+ * moving to), or nowhere (away, to[i].host NULL: no node serves its slot
+ * now). -1 with err, as named_limits_check(). */
 static int
 route_all(const char *domain, size_t dlen, const struct nl_descriptor *d,
-          size_t n, bool *away, struct cluster_redirect *to, size_t *naway,
-          char *err, size_t errlen)
+          size_t n, bool *away, bool *ask, struct cluster_redirect *to,
+          size_t *naway, char *err, size_t errlen)
 {
     struct textbuf names = { NULL, 0, 0, false };
     struct nl_counter k[NL_MAX_DESCRIPTORS];
@@ -953,7 +956,10 @@ route_all(const char *domain, size_t dlen, const struct nl_descriptor *d,
             v = cluster_route_key(names.p + k[i].off, k[i].len, false, &to[i]);
         }
         away[i] = v != CLUSTER_HERE;
-        if (v != CLUSTER_MOVED) {
+        /* A verdict with a node is MOVED, or ASK (cluster-enabled yes);
+         * the others (CROSSSLOT cannot be: one key) have none. */
+        ask[i] = away[i] && v != CLUSTER_MOVED && to[i].host != NULL;
+        if (v != CLUSTER_MOVED && !ask[i]) {
             to[i].host = NULL;
         }
         *naway += away[i];
@@ -1005,7 +1011,7 @@ new_call(const struct rls_caller *caller, rls_finish_fn finish,
  * finishes then, so the caller hears it at once). */
 static void
 send_all(struct fwd_call *call, const char *domain, size_t dlen,
-         const struct nl_descriptor *d, const bool *away,
+         const struct nl_descriptor *d, const bool *away, const bool *ask,
          const struct cluster_redirect *to)
 {
     call->waiting = 1;                  /* held until every one is sent */
@@ -1021,7 +1027,7 @@ send_all(struct fwd_call *call, const char *domain, size_t dlen,
         if (to[i].host == NULL) {
             settle(call, i, false);     /* no node serves its slot */
         } else {
-            forward(call, i, domain, dlen, &d[i], &to[i]);
+            forward(call, i, domain, dlen, &d[i], &to[i], ask[i]);
         }
     }
 }
@@ -1049,11 +1055,12 @@ rls_forward_decide(const char *domain, size_t dlen,
                    const struct rls_caller *caller, rls_finish_fn finish,
                    char *err, size_t errlen)
 {
-    bool away[NL_MAX_DESCRIPTORS];
+    bool away[NL_MAX_DESCRIPTORS], ask[NL_MAX_DESCRIPTORS];
     struct cluster_redirect to[NL_MAX_DESCRIPTORS];
     size_t naway;
     memset(st, 0, n * sizeof(*st));     /* the away ones: set later */
-    if (route_all(domain, dlen, d, n, away, to, &naway, err, errlen) != 0 ||
+    if (route_all(domain, dlen, d, n, away, ask, to, &naway, err,
+                  errlen) != 0 ||
         named_limits_check(domain, dlen, d, n, naway > 0 ? away : NULL,
                            false, now, st, overall, err, errlen) != 0) {
         return RLS_FAILED;
@@ -1073,7 +1080,7 @@ rls_forward_decide(const char *domain, size_t dlen,
         *overall = overall_of(st, n);
         return RLS_DECIDED;
     }
-    send_all(call, domain, dlen, d, away, to);
+    send_all(call, domain, dlen, d, away, ask, to);
     if (call->waiting == 1) {
         /* Nothing went out: the answer is now, and the caller's. */
         take_back(call, away, st, overall);
