@@ -94,7 +94,9 @@ class Shards:
             conf = str(tmp_path / ("node%d.conf" % i))
             self.write(conf, (ranges or {}).get(i, RANGES))
             gport = harness.free_port()
-            d = start_daemon("--grpc-port", gport, "--rls-forward-timeout", "300",
+            # A generous bound unless the test sets one: a sanitizer build
+            # on a busy machine may take a while to answer.
+            d = start_daemon("--grpc-port", gport, "--rls-forward-timeout", "5000",
                              *extra, config_file=conf, port=self.ports[i], fakeclock=True)
             d.grpc_port = gport
             self.nodes[i] = d
@@ -277,7 +279,8 @@ def test_grpc_and_resp_callers_share_every_limit_exactly(shards, pb):
 def test_kill_9_of_an_owner_gives_the_failure_answer_within_the_bound(
         start_daemon, tmp_path, pb, deny):
     shards = Shards(start_daemon, tmp_path,
-                    extra=("--rls-failure-mode-deny", "yes" if deny else "no"))
+                    extra=("--rls-failure-mode-deny", "yes" if deny else "no",
+                           "--rls-forward-timeout", "2000"))
     users = users_by_owner(1)
     dead, alive = 2, 0
     descs = [("user=" + users[dead][0],), ("user=" + users[alive][0],),
@@ -294,7 +297,7 @@ def test_kill_9_of_an_owner_gives_the_failure_answer_within_the_bound(
         # others their exact figures.
         assert got == (OVER if deny else OK,
                        [failed, (OK, 30, 28 - n, HOUR), (OK, 30, 28 - n, HOUR)])
-        assert took < 0.3 + 1.5, took
+        assert took < 2.0 + 1.5, took
     assert shards.stat(alive, "rls_forward_failures") == 3
     # RL.CHECK for the dead node's counter is still sent there (-MOVED).
     assert shards.nodes[alive].raw().command("RL.CHECK", "shards", "user=" + users[dead][0]) \
@@ -353,17 +356,22 @@ def test_a_silent_or_malformed_peer_is_bounded(start_daemon, tmp_path, pb, mode)
         while ports[1] == ports[0]:
             ports[1] = harness.free_port()
         shards = Shards(start_daemon, tmp_path, ports=ports, real=(0, 1),
-                        extra=("--rls-failure-mode-deny", "yes"))
+                        extra=("--rls-failure-mode-deny", "yes",
+                               "--rls-forward-timeout", "300"))
         users = users_by_owner(1)
         c = Client(shards.nodes[0], pb)
-        for _ in range(3):
+        for n in range(3):
             t0 = time.monotonic()
-            got = c.check("shards", ("user=" + users[2][0],), ("user=" + users[1][0],))
+            got = c.check("shards", ("user=" + users[2][0],), ("user=" + users[0][0],))
             took = time.monotonic() - t0
-            assert got[0] == OVER and got[1][0] == (OVER, None, 0, None)
-            assert got[1][1][:2] == (OK, 30)
-            # Never past the bound (300 ms) by more than scheduling.
+            # The fake owner's descriptor: the failure answer; node 0's own
+            # one: its real status.
+            assert got == (OVER, [(OVER, None, 0, None), (OK, 30, 29 - n, HOUR)])
+            # Never past the bound (300 ms) by more than scheduling; a
+            # silent owner is waited for that long.
             assert took < 0.3 + 1.5, took
+            if mode == "silent":
+                assert took >= 0.29, took
         assert shards.nodes[0].alive()
         assert shards.stat(0, "rls_forward_failures") == 3
         if mode == "silent":
