@@ -121,6 +121,11 @@ setup_key_specs(struct cmd *cmd)
 {
     const struct cmd_keynum *kn = cmd->keynum;
     size_t n = cmd_key_spec_count(cmd);
+    if (cmd->computed_key != NULL) {
+        cmd->flags |= CMD_MOVABLE_KEYS;
+        return kn == NULL && cmd->keyword == NULL && n == 0 &&
+               cmd->first_key == 0;
+    }
     if (cmd->keyword != NULL) {
         /* Its own key (MIGRATE's), then the keys after the keyword. */
         if (kn != NULL || n != 2 || cmd->first_key < 1 ||
@@ -560,16 +565,15 @@ reject(struct conn *c, struct cmd *cmd, const char *msg)
 
 /* cluster-mode yes: are the keys of argv[first..last] (every step) served
  * here? If not, the client is told where (MOVED) or why not. */
-static bool
-keys_served_here(struct conn *c, const struct resp_request *req, int first,
-                 int last, int step, bool replica_read)
+bool
+cmd_reply_route(struct conn *c, enum cluster_verdict v,
+                const struct cluster_redirect *to)
 {
-    struct cluster_redirect to;
-    switch (cluster_route(req, first, last, step, replica_read, &to)) {
+    switch (v) {
     case CLUSTER_HERE:
         return true;
     case CLUSTER_MOVED:
-        cmd_errorf(c, "MOVED %u %s:%u", to.slot, to.host, to.port);
+        cmd_errorf(c, "MOVED %u %s:%u", to->slot, to->host, to->port);
         return false;
     case CLUSTER_CROSSSLOT:
         cmd_error(c, ERR_CROSSSLOT);
@@ -578,6 +582,15 @@ keys_served_here(struct conn *c, const struct resp_request *req, int first,
         cmd_error(c, "CLUSTERDOWN Hash slot not served");
         return false;
     }
+}
+
+static bool
+keys_served_here(struct conn *c, const struct resp_request *req, int first,
+                 int last, int step, bool replica_read)
+{
+    struct cluster_redirect to;
+    return cmd_reply_route(c, cluster_route(req, first, last, step,
+                                            replica_read, &to), &to);
 }
 
 static bool peeks(const struct cmd *cmd, const struct resp_request *req);
