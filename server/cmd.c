@@ -19,13 +19,13 @@
 #include <string.h>
 #include <strings.h>
 
+#include "lib/keyslot.h"
 #include "lib/mem.h"
 #include "lib/num.h"
 #include "lib/time.h"
 #include "protocol/reply.h"
 #include "server/clock.h"
 #include "server/cluster/cluster.h"
-#include "server/cluster/cluster_topo.h"
 #include "server/client.h"
 #include "server/errors.h"
 #include "server/monitor.h"
@@ -658,8 +658,8 @@ served_here(struct conn *c, const struct cmd *cmd,
         if (!keys_served_here(c, req, keys.store, keys.store, 1, flags)) {
             return false;
         }
-        if (cluster_keyslot(req->argv[keys.store], req->argvlen[keys.store]) !=
-            cluster_keyslot(req->argv[keys.first], req->argvlen[keys.first])) {
+        if (keyslot(req->argv[keys.store], req->argvlen[keys.store]) !=
+            keyslot(req->argv[keys.first], req->argvlen[keys.first])) {
             cmd_error(c, ERR_CROSSSLOT);
             return false;
         }

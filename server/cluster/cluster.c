@@ -44,6 +44,7 @@
 #include "server/log.h"
 #include "server/repl/replication.h"
 #include "server/server.h"
+#include "lib/keyslot.h"
 #include "lib/textbuf.h"
 
 static struct cluster_topo *topo;   /* NULL until emulated or yes is used */
@@ -136,11 +137,18 @@ cluster_setup(char *err, size_t errlen)
                                                                : "emulated");
             return -1;
         }
+        if (srv.conf.replicaof[0] != '\0') {
+            snprintf(err, errlen, "replicaof directive not allowed in cluster "
+                     "mode");
+            return -1;
+        }
+        keyspace_slots_enable();    /* before any key is loaded */
         return 0;
     }
     if (srv.conf.cluster_mode == CLUSTER_MODE_NO) {
         return 0;
     }
+    keyspace_slots_enable();        /* before any key is loaded */
     routing = srv.conf.cluster_mode == CLUSTER_MODE_YES;
     if (routing && srv.conf.replicaof[0] != '\0') {
         snprintf(err, errlen, "replicaof is not used with cluster-mode yes: "
@@ -175,7 +183,7 @@ collect_unowned(struct store_rec *r, void *arg)
     size_t len = store_rec_keylen(r);
     const char *key = store_rec_key(r);
     /* A replica keeps its primary's slots. */
-    if (topo->owner[cluster_keyslot(key, len)] ==
+    if (topo->owner[keyslot(key, len)] ==
         cluster_topo_shard(topo, topo->myself)) {
         return;
     }
@@ -411,9 +419,9 @@ cluster_route(const struct resp_request *req, int first, int last, int step,
     }
     bool replica_read = (flags & CLUSTER_Q_READONLY) &&
                         !(flags & CLUSTER_Q_WRITE);
-    unsigned slot = cluster_keyslot(req->argv[first], req->argvlen[first]);
+    unsigned slot = keyslot(req->argv[first], req->argvlen[first]);
     for (int i = first + step; i <= last; i += step) {
-        if (cluster_keyslot(req->argv[i], req->argvlen[i]) != slot) {
+        if (keyslot(req->argv[i], req->argvlen[i]) != slot) {
             return CLUSTER_CROSSSLOT;
         }
     }
@@ -444,7 +452,7 @@ cluster_route_key(const char *key, size_t len, bool asking,
     if (!routing) {
         return CLUSTER_HERE;
     }
-    return route_slot(cluster_keyslot(key, len), false, to);
+    return route_slot(keyslot(key, len), false, to);
 }
 
 bool
@@ -466,6 +474,8 @@ cluster_topology(char *err, size_t errlen)
         return NULL;
     }
     if (topo == NULL) {
+        /* CONFIG SET cluster-mode emulated: the keys there get indexed. */
+        keyspace_slots_enable();
         topo = emulated_topology(err, errlen);
     }
     return topo;
@@ -517,7 +527,7 @@ query_first_key(struct cluster_query *q, const char *key, size_t len,
 static void
 query_key(struct cluster_query *q, const char *key, size_t len)
 {
-    unsigned slot = cluster_keyslot(key, len);
+    unsigned slot = keyslot(key, len);
     if (!q->any) {
         query_first_key(q, key, len, slot);
         if (q->early != CLUSTER_HERE) {

@@ -24,12 +24,12 @@
 
 #include <lauxlib.h>
 
+#include "lib/keyslot.h"
 #include "lib/mem.h"
 #include "lib/sha1.h"
 #include "protocol/obuf.h"
 #include "server/client.h"
 #include "server/cluster/cluster.h"
-#include "server/cluster/cluster_topo.h"
 #include "server/cmd.h"
 #include "server/errors.h"
 #include "server/guard.h"
@@ -258,7 +258,7 @@ cluster_refused(const struct cmd *cmd, const struct resp_request *req)
         return "Script attempted to access a non local key in a cluster "
                "node";
     }
-    int slot = (int)cluster_keyslot(req->argv[cmd->first_key],
+    int slot = (int)keyslot(req->argv[cmd->first_key],
                                      req->argvlen[cmd->first_key]);
     if (run->flags & SCRIPT_ALLOW_CROSS_SLOT) {
         return NULL;
