@@ -173,3 +173,9 @@ repl_follows_redis(void)
 {
     return replica_follows_redis();
 }
+
+int64_t
+repl_offset(void)
+{
+    return stream_offset();
+}
