@@ -354,16 +354,11 @@ cluster_routing(void)
     return routing;
 }
 
-enum cluster_verdict
-cluster_route(const struct resp_request *req, int first, int last, int step,
-              bool replica_read, struct cluster_redirect *to)
+/* The verdict for one slot: served here (by this node, or by its shard
+ * when a replica may read), on its owner (MOVED), or by no one. */
+static enum cluster_verdict
+route_slot(unsigned slot, bool replica_read, struct cluster_redirect *to)
 {
-    unsigned slot = cluster_keyslot(req->argv[first], req->argvlen[first]);
-    for (int i = first + step; i <= last; i += step) {
-        if (cluster_keyslot(req->argv[i], req->argvlen[i]) != slot) {
-            return CLUSTER_CROSSSLOT;
-        }
-    }
     const struct cluster_node *n = cluster_topo_owner(topo, slot);
     if (n == NULL) {
         return CLUSTER_DOWN;
@@ -377,6 +372,37 @@ cluster_route(const struct resp_request *req, int first, int last, int step,
         return CLUSTER_MOVED;
     }
     return CLUSTER_HERE;
+}
+
+enum cluster_verdict
+cluster_route(const struct resp_request *req, int first, int last, int step,
+              bool replica_read, struct cluster_redirect *to)
+{
+    unsigned slot = cluster_keyslot(req->argv[first], req->argvlen[first]);
+    for (int i = first + step; i <= last; i += step) {
+        if (cluster_keyslot(req->argv[i], req->argvlen[i]) != slot) {
+            return CLUSTER_CROSSSLOT;
+        }
+    }
+    return route_slot(slot, replica_read, to);
+}
+
+/* ---- routing one computed key ------------------------------------------
+ * For keys a command computes rather than names in argv: RL.CHECK's
+ * counters (named_limits.c) and the gRPC service's descriptors, whose
+ * owner is asked over the network (envoy/rls_forward.c). Only the static
+ * cluster-mode yes routes; `asking` is for the live view's IMPORTING
+ * slots (cluster-enabled yes) and unused by the static topology, whose
+ * slots never move while it runs. */
+enum cluster_verdict
+cluster_route_key(const char *key, size_t len, bool asking,
+                  struct cluster_redirect *to)
+{
+    (void)asking;
+    if (!routing) {
+        return CLUSTER_HERE;
+    }
+    return route_slot(cluster_keyslot(key, len), false, to);
 }
 
 bool

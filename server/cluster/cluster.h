@@ -48,6 +48,14 @@ enum cluster_verdict cluster_route(const struct resp_request *req, int first,
                                    int last, int step, bool replica_read,
                                    struct cluster_redirect *to);
 
+/* Where one computed key (not an argv element: a named limit's counter)
+ * is served, for a command that writes it: HERE (also whenever this node
+ * does not route), MOVED (*to filled) or DOWN. asking: the client sent
+ * ASKING before this command (a slot being imported serves it then). */
+enum cluster_verdict cluster_route_key(const char *key, size_t len,
+                                       bool asking,
+                                       struct cluster_redirect *to);
+
 /* ---- failover (cluster-mode yes) ---------------------------------------
  * A shard's primary is its cluster-node line without "replicaof"; a node
  * whose line names a primary replicates it. Sentinel fails a shard over
