@@ -201,6 +201,13 @@ static struct cmd config_subcommands[] = {
                     CLUSTER_SUB
 
 static struct cmd cluster_subcommands[] = {
+    { .name = "cluster|countkeysinslot", .arity = 3, CLUSTER_READ,
+      .summary = "Returns the number of keys in a hash slot.",
+      .args = "slot:integer", .proc = cluster_countkeysinslot_command },
+    { .name = "cluster|getkeysinslot", .arity = 4, CLUSTER_READ,
+      .summary = "Returns the key names in a hash slot.",
+      .args = "slot:integer count:integer",
+      .proc = cluster_getkeysinslot_command, .tips = NONDET },
     { .name = "cluster|info", .arity = 2, CLUSTER_READ,
       .summary = "Returns information about the state of a node.",
       .proc = cluster_info_command, .tips = NONDET },

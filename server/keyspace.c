@@ -32,6 +32,7 @@
 #include "server/blocked.h"
 #include "server/clock.h"
 #include "server/journal.h"
+#include "server/log.h"
 #include "server/notify.h"
 #include "server/server.h"
 
@@ -131,6 +132,74 @@ keyspace_delete_key(int db, const char *key, size_t len, int64_t now)
     }
     store_remove(s, r);
     return true;
+}
+
+/* ---- hash slots -------------------------------------------------------- */
+
+void
+keyspace_slots_enable(void)
+{
+    if (!keyspace_db_slots_enable()) {
+        log_warning("Out of memory indexing the keys by hash slot: CLUSTER "
+                    "COUNTKEYSINSLOT and GETKEYSINSLOT fail until it is "
+                    "retried");
+    }
+}
+
+bool
+keyspace_slots_on(void)
+{
+    return srv.dbs != NULL && srv.dbs[0] != NULL &&
+           store_slots_on(srv.dbs[0]);
+}
+
+uint64_t
+keyspace_slot_count(unsigned slot)
+{
+    return keyspace_slots_on() ? store_slot_count(srv.dbs[0], slot) : 0;
+}
+
+struct slot_keys {
+    void (*cb)(const char *key, size_t len, void *arg);
+    void *arg;
+};
+
+static void
+slot_key(struct store_rec *r, void *arg)
+{
+    const struct slot_keys *k = arg;
+    k->cb(store_rec_key(r), store_rec_keylen(r), k->arg);
+}
+
+size_t
+keyspace_slot_keys(unsigned slot, size_t max,
+                   void (*cb)(const char *key, size_t len, void *arg),
+                   void *arg)
+{
+    struct slot_keys k = { cb, arg };
+    if (!keyspace_slots_on()) {
+        return 0;
+    }
+    return store_slot_records(srv.dbs[0], slot, max, slot_key, &k);
+}
+
+size_t
+keyspace_slot_delete(unsigned slot, int64_t now)
+{
+    struct store_rec *r;
+    size_t n = 0;
+    if (!keyspace_slots_on()) {
+        return 0;
+    }
+    while ((r = store_slot_first(srv.dbs[0], slot)) != NULL) {
+        if (!store_rec_dead(r, now)) {
+            notify_key(NOTIFY_GENERIC, "del", store_rec_key(r),
+                       store_rec_keylen(r), 0);
+        }
+        store_remove(srv.dbs[0], r);    /* keyspace_release() tells the rest */
+        n++;
+    }
+    return n;
 }
 
 bool
@@ -712,6 +781,9 @@ keyspace_swap(int a, int b)
     }
     if (a == b) {
         return true;        /* as Redis: nothing moves, no watcher hears */
+    }
+    if (!keyspace_db_swap_ready(a, b)) {
+        return false;       /* no memory for database 0's slot index */
     }
     /* Keys of either may now hold other states: their watchers hear (a
      * replica's too, which swaps from its primary's record). */

@@ -173,6 +173,35 @@ void keyspace_flush(int db);
  * the state is fresh again, rounded up. */
 int64_t keyspace_redis_pttl(const struct store_rec *r, int64_t now_ns);
 
+/* ---- hash slots: a cluster's keys by slot -------------------------------
+ *
+ * Redis Cluster's slot migration counts, lists and drops the keys of one
+ * hash slot (lib/keyslot.h) of database 0, the one a cluster has: through
+ * an index of database 0's store (store.h, "the per-slot index"), off
+ * until keyspace_slots_enable() (cluster setup, before data is loaded).
+ * Other databases are never indexed; after a SWAPDB with database 0 the
+ * index is that of the store now there. Dead keys not yet collected count,
+ * as in Redis.
+ */
+void keyspace_slots_enable(void);
+
+/* Is the index there (not when memory ran out enabling it)? */
+bool keyspace_slots_on(void);
+
+/* Keys of slot in database 0 (0 while the index is off). */
+uint64_t keyspace_slot_count(unsigned slot);
+
+/* cb on up to max keys of slot, newest first; returns how many. cb must
+ * not change the keyspace. O(keys visited). */
+size_t keyspace_slot_keys(unsigned slot, size_t max,
+                          void (*cb)(const char *key, size_t len, void *arg),
+                          void *arg);
+
+/* Every key of slot deleted, each as a DEL of it: WATCH, the journal and
+ * the replicas hear (keyspace_release()), a live key publishes "del", one
+ * dead already "expired". Returns how many went. */
+size_t keyspace_slot_delete(unsigned slot, int64_t now);
+
 /* ---- lookup and admission -------------------------------------------- */
 
 /* The live record for key, through h (store.h's key hint: the connection

@@ -26,12 +26,20 @@
 /* What every store calls before it frees a record (keyspace_db_init()). */
 static store_release_fn release;
 
+/* keyspace_slots_enable() was called: database 0's store, whichever it
+ * is, keeps the per-slot index (store.h), the others none. */
+static bool slots_wanted;
+
 struct store *
 keyspace_db(int i)
 {
     if (srv.dbs[i] == NULL) {
         struct store *s = store_create(srv.seed, clock_wall_now());
         if (s == NULL) {
+            return NULL;
+        }
+        if (i == 0 && slots_wanted && !store_slots_enable(s)) {
+            store_destroy(&s);
             return NULL;
         }
         store_set_release(s, release, (void *)(intptr_t)i);
@@ -92,6 +100,23 @@ keyspace_db_destroy(void)
     srv.ndbs = 0;
 }
 
+bool
+keyspace_db_slots_enable(void)
+{
+    slots_wanted = true;
+    return srv.dbs == NULL || srv.dbs[0] == NULL ||
+           store_slots_enable(srv.dbs[0]);
+}
+
+bool
+keyspace_db_swap_ready(int a, int b)
+{
+    if (!slots_wanted || a == b || (a != 0 && b != 0)) {
+        return true;
+    }
+    return store_slots_enable(srv.dbs[a == 0 ? b : a]);
+}
+
 /* SWAPDBs done: writes no store counts, since each store is unchanged. */
 static uint64_t swaps;
 
@@ -106,6 +131,11 @@ keyspace_db_exchange(int a, int b)
     store_set_release(srv.dbs[b], release, (void *)(intptr_t)b);
     if (srv.db == a || srv.db == b) {
         srv.store = srv.dbs[srv.db];
+    }
+    if (slots_wanted && (a == 0 || b == 0)) {
+        /* Database 0's index came along (keyspace_db_swap_ready()); the
+         * store that left it needs none. */
+        store_slots_disable(srv.dbs[a == 0 ? b : a]);
     }
     swaps++;                /* a write, for the snapshot's count */
 }

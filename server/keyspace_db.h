@@ -50,6 +50,17 @@ int keyspace_db_init(const unsigned char seed[16], store_release_fn fn);
  * releases are told. Counted as a write in keyspace_totals(). */
 void keyspace_db_exchange(int a, int b);
 
+/* keyspace_slots_enable(): database 0's store keeps the per-slot index
+ * from now on, made now (O(keys)) if the store is there already, else
+ * when it is made; false when out of memory for it now. */
+bool keyspace_db_slots_enable(void);
+
+/* Before keyspace_db_exchange(a, b): with the per-slot index on and one of
+ * them database 0, the other's store gets the index it is about to need
+ * (the store leaving database 0 drops its own in the exchange). false
+ * when out of memory: then nothing may change. */
+bool keyspace_db_swap_ready(int a, int b);
+
 /* Every store freed (the selected one last), srv.dbs with them. */
 void keyspace_db_destroy(void);
 

@@ -119,6 +119,35 @@
  * lookups from freeing dead records, so a callback that reads the store
  * (store_lookup) cannot invalidate the chain being walked.
  *
+ * Slots (the per-slot index)
+ * --------------------------
+ * Redis Cluster's slot migration asks how many keys a hash slot holds
+ * (CLUSTER COUNTKEYSINSLOT), for a page of them (GETKEYSINSLOT) and to
+ * drop them all, each in time proportional to the keys concerned, never
+ * to the table. store_slots_enable() (a cluster's database 0) puts every
+ * record on a doubly linked list of its key's slot (lib/keyslot.h):
+ *
+ *   struct slot_index  head[16384] (handle)  count[16384]     128 KiB
+ *   struct chunk       links[2 * SLAB_SLOTS]: prev, next per slot
+ *
+ * The links are handles, like the hash chains, and live beside the
+ * records in a side array per chunk, indexed by the slot within the
+ * chunk: records keep their 15-byte header and their slots, a rehash
+ * moves no link (a record's handle never changes), and with the index off
+ * no chunk has the array and nothing else differs but one test of
+ * s->slots per add and per removal. With it on a key costs 8 bytes more
+ * (Redis 7.0 pays 16 in its dict entries' metadata). A record is linked
+ * at the head of its slot's list when added and unlinked before it is
+ * freed (unlink_free()); its slot is hashed again from its key then, as
+ * the record does not keep it. A flush empties every list at once; a
+ * chunk given back takes its array with it. Every chunk holding memory has
+ * the array while the index is on: enabling it on a store with records
+ * gives each chunk one and links every record (a walk of the tables,
+ * once); disabling frees them all. Enumeration follows the next links
+ * from the head, newest first. The arrays come from malloc as the chunks
+ * do, and used_memory is charged 8 bytes per linked record (the head and
+ * count arrays through mem_calloc), so maxmemory sees the index's cost.
+ *
  * Memory
  * ------
  * Everything goes through lib/mem.h (slots by mem_charge, the wheel's
@@ -132,6 +161,7 @@
 #include <string.h>
 
 #include "lib/dict.h"
+#include "lib/keyslot.h"
 #include "lib/mem.h"
 #include "lib/rand.h"
 #include "lib/siphash.h"
@@ -190,7 +220,17 @@ struct chunk {
     uint32_t pnext;         /* partial list / idle list: chunk id + 1 */
     uint32_t pprev;         /* partial list: chunk id + 1 */
     bool partial;           /* on the partial list */
+    uint32_t *links;        /* the slot index's prev, next per slot (see
+                               "Slots"); NULL while it is off */
 };
+
+/* The per-slot index (see "Slots"). */
+struct slot_index {
+    uint32_t head[KEYSLOT_SLOTS];   /* handle of the newest record, or 0 */
+    uint32_t count[KEYSLOT_SLOTS];  /* records of the slot */
+    size_t linked;                  /* records on the lists */
+};
+#define SLOT_LINK_BYTES (2 * sizeof(uint32_t))  /* per record */
 
 struct slab_class {
     struct chunk *chunk;    /* nchunks entries */
@@ -236,6 +276,7 @@ struct store {
      * after a lookup needs the handle without walking the chain again. */
     struct store_rec *last;
     uint32_t last_h;
+    struct slot_index *slots;   /* NULL while the index is off */
     struct slab_class cls[CLASSES];
 };
 
@@ -337,10 +378,18 @@ partial_unlink(struct slab_class *k, uint32_t id)
     c->partial = false;
 }
 
-/* A chunk id with memory and room, made if needed; false if out of ids or
+/* A chunk's side array of the slot index's links, or NULL when out of
  * memory. */
+static uint32_t *
+links_alloc(void)
+{
+    return malloc((size_t)SLAB_SLOTS * SLOT_LINK_BYTES);
+}
+
+/* A chunk id with memory and room, made if needed (with its array of
+ * links when `links`); false if out of ids or memory. */
 static bool
-chunk_with_room(struct slab_class *k, uint32_t *id)
+chunk_with_room(struct slab_class *k, bool links, uint32_t *id)
 {
     if (k->partial != 0) {
         *id = k->partial - 1;
@@ -369,7 +418,10 @@ chunk_with_room(struct slab_class *k, uint32_t *id)
         memset(&k->chunk[n], 0, sizeof(k->chunk[n]));
     }
     unsigned char *mem = malloc((size_t)SLAB_SLOTS * k->slot_size);
-    if (mem == NULL) {
+    uint32_t *link = links ? links_alloc() : NULL;
+    if (mem == NULL || (links && link == NULL)) {
+        free(mem);
+        free(link);
         return false;
     }
     if (k->idle != 0) {
@@ -377,7 +429,7 @@ chunk_with_room(struct slab_class *k, uint32_t *id)
     } else {
         k->nchunks++;
     }
-    k->chunk[n] = (struct chunk){ .mem = mem };
+    k->chunk[n] = (struct chunk){ .mem = mem, .links = link };
     k->with_mem++;
     partial_push(k, n);
     *id = n;
@@ -391,7 +443,7 @@ slab_alloc(struct store *s, unsigned c)
     struct slab_class *k = &s->cls[c];
     uint32_t id;
 
-    if (!chunk_with_room(k, &id)) {
+    if (!chunk_with_room(k, s->slots != NULL, &id)) {
         return 0;
     }
     struct chunk *ch = &k->chunk[id];
@@ -427,6 +479,7 @@ slab_free(struct store *s, uint32_t h)
             partial_unlink(k, id);
         }
         free(ch->mem);
+        free(ch->links);
         *ch = (struct chunk){ .pnext = k->idle };
         k->idle = id + 1;
         if (--k->with_mem == 0) {
@@ -456,6 +509,7 @@ slab_free_all(struct store *s)
                 mem_uncharge((size_t)k->chunk[i].live * k->slot_size);
                 s->bytes -= (size_t)k->chunk[i].live * k->slot_size;
                 free(k->chunk[i].mem);
+                free(k->chunk[i].links);
             }
         }
         mem_free(k->chunk);
@@ -684,6 +738,117 @@ static void
 disarm(struct store *s, struct store_rec *r, uint32_t h)
 {
     wheel_cancel(s->wheel, h, r->timer);
+}
+
+/* ------------------------------------------------------------------------
+ * The per-slot index (see "Slots")
+ * --------------------------------------------------------------------- */
+
+/* Record h's two links in its chunk's array: [0] the record before it on
+ * its slot's list (0: it is the head), [1] the one after it (0: none). */
+static inline uint32_t *
+links_of(const struct store *s, uint32_t h)
+{
+    const struct slab_class *k = &s->cls[class_of(h)];
+    uint32_t i = h & SLOT_MASK;
+    return k->chunk[i >> SLAB_SHIFT].links + 2 * (i & (SLAB_SLOTS - 1));
+}
+
+static inline unsigned
+rec_slot(const struct store_rec *r)
+{
+    return keyslot(store_rec_key(r), store_rec_keylen(r));
+}
+
+/* Record r (handle h) at the head of its slot's list. */
+static void
+slot_link(struct store *s, uint32_t h, const struct store_rec *r)
+{
+    struct slot_index *x = s->slots;
+    unsigned slot = rec_slot(r);
+    uint32_t *l = links_of(s, h);
+    uint32_t head = x->head[slot];
+
+    l[0] = 0;
+    l[1] = head;
+    if (head != 0) {
+        links_of(s, head)[0] = h;
+    }
+    x->head[slot] = h;
+    x->count[slot]++;
+    x->linked++;
+    mem_charge(SLOT_LINK_BYTES);
+}
+
+/* Record r (handle h) off its slot's list, before it is freed. */
+static void
+slot_unlink(struct store *s, uint32_t h, const struct store_rec *r)
+{
+    struct slot_index *x = s->slots;
+    unsigned slot = rec_slot(r);
+    const uint32_t *l = links_of(s, h);
+    uint32_t prev = l[0], next = l[1];
+
+    if (prev != 0) {
+        links_of(s, prev)[1] = next;
+    } else {
+        x->head[slot] = next;
+    }
+    if (next != 0) {
+        links_of(s, next)[0] = prev;
+    }
+    x->count[slot]--;
+    x->linked--;
+    mem_uncharge(SLOT_LINK_BYTES);
+}
+
+/* Every list empty (the records are all gone: a flush). */
+static void
+slots_clear(struct store *s)
+{
+    struct slot_index *x = s->slots;
+    mem_uncharge(x->linked * SLOT_LINK_BYTES);
+    memset(x, 0, sizeof(*x));
+}
+
+static void
+links_free_all(struct store *s)
+{
+    for (unsigned c = 0; c < CLASSES; c++) {
+        for (uint32_t i = 0; i < s->cls[c].nchunks; i++) {
+            free(s->cls[c].chunk[i].links);
+            s->cls[c].chunk[i].links = NULL;
+        }
+    }
+}
+
+/* An array of links for every chunk holding memory; false (and none of
+ * them) when memory runs out. */
+static bool
+links_give_all(struct store *s)
+{
+    for (unsigned c = 0; c < CLASSES; c++) {
+        for (uint32_t i = 0; i < s->cls[c].nchunks; i++) {
+            struct chunk *ch = &s->cls[c].chunk[i];
+            if (ch->mem != NULL && ch->links == NULL &&
+                (ch->links = links_alloc()) == NULL) {
+                links_free_all(s);
+                return false;
+            }
+        }
+    }
+    return true;
+}
+
+/* Every record of table t on its slot's list. */
+static void
+link_table(struct store *s, const struct table *t)
+{
+    for (size_t i = 0; i < t->size; i++) {
+        for (uint32_t h = t->bucket[i]; h != 0; h = rec_at(s, h)->hnext) {
+            slot_link(s, h, rec_at(s, h));
+        }
+    }
 }
 
 /* ------------------------------------------------------------------------
@@ -990,6 +1155,9 @@ unlink_free(struct store *s, void *link, int ti)
     if (r->expire_at != STORE_NEVER) {
         s->volatile_count--;
     }
+    if (s->slots != NULL) {
+        slot_unlink(s, h, r);
+    }
     disarm(s, r, h);
     rec_free(s, h);
     table_resize_if_needed(s);
@@ -1048,6 +1216,7 @@ store_destroy(struct store **sp)
     }
     struct store *s = *sp;
     store_flush(s);
+    mem_free(s->slots);
     wheel_destroy(&s->wheel);
     mem_free(s);
     *sp = NULL;
@@ -1165,6 +1334,9 @@ store_add_hashed(struct store *s, const void *key, size_t keylen,
     *head = h;
     t->used++;
     s->count++;
+    if (s->slots != NULL) {
+        slot_link(s, h, r);
+    }
     s->last = r;
     s->last_h = h;
     table_resize_if_needed(s);
@@ -1301,6 +1473,9 @@ store_flush(struct store *s)
     table_flush(s, &s->ht[0]);
     table_flush(s, &s->ht[1]);
     slab_free_all(s);
+    if (s->slots != NULL) {
+        slots_clear(s);
+    }
     wheel_clear(s->wheel);
     s->resyncing = false;       /* nothing left to look for */
     s->lost_seen = wheel_lost(s->wheel);
@@ -1426,6 +1601,7 @@ store_rec_bytes(const struct store *s, const struct store_rec *r,
 {
     size_t size = rec_size(store_rec_keylen(r), state_size);
     size_t timer = r->timer != WHEEL_TAG_NONE ? sizeof(uint32_t) : 0;
+    timer += s->slots != NULL ? SLOT_LINK_BYTES : 0;    /* its slot's links */
     if (size <= SMALL_MAX) {
         return s->cls[class_for(size)].slot_size + timer;
     }
@@ -1503,4 +1679,81 @@ store_scan(struct store *s, uint64_t v, store_scan_fn fn, void *arg)
     }
     s->scanning--;
     return v;
+}
+
+/* ------------------------------------------------------------------------
+ * The per-slot index
+ * --------------------------------------------------------------------- */
+
+bool
+store_slots_enable(struct store *s)
+{
+    if (s->slots != NULL) {
+        return true;
+    }
+    struct slot_index *x = mem_calloc(1, sizeof(*x));
+    if (x == NULL) {
+        return false;
+    }
+    if (!links_give_all(s)) {
+        mem_free(x);
+        return false;
+    }
+    s->slots = x;
+    link_table(s, &s->ht[0]);
+    link_table(s, &s->ht[1]);
+    return true;
+}
+
+void
+store_slots_disable(struct store *s)
+{
+    if (s->slots == NULL) {
+        return;
+    }
+    mem_uncharge(s->slots->linked * SLOT_LINK_BYTES);
+    links_free_all(s);
+    mem_free(s->slots);
+    s->slots = NULL;
+}
+
+bool
+store_slots_on(const struct store *s)
+{
+    return s->slots != NULL;
+}
+
+uint64_t
+store_slot_count(const struct store *s, unsigned slot)
+{
+    return s->slots != NULL && slot < KEYSLOT_SLOTS ? s->slots->count[slot]
+                                                    : 0;
+}
+
+struct store_rec *
+store_slot_first(struct store *s, unsigned slot)
+{
+    if (s->slots == NULL || slot >= KEYSLOT_SLOTS ||
+        s->slots->head[slot] == 0) {
+        return NULL;
+    }
+    return rec_at(s, s->slots->head[slot]);
+}
+
+size_t
+store_slot_records(struct store *s, unsigned slot, size_t max,
+                   store_scan_fn fn, void *arg)
+{
+    size_t n = 0;
+    if (s->slots == NULL || slot >= KEYSLOT_SLOTS) {
+        return 0;
+    }
+    s->scanning++;          /* fn may look up, never free (as a scan's) */
+    for (uint32_t h = s->slots->head[slot]; h != 0 && n < max; n++) {
+        uint32_t next = links_of(s, h)[1];
+        fn(rec_at(s, h), arg);
+        h = next;
+    }
+    s->scanning--;
+    return n;
 }

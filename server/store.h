@@ -287,4 +287,31 @@ typedef void (*store_scan_fn)(struct store_rec *r, void *arg);
 uint64_t store_scan(struct store *s, uint64_t cursor, store_scan_fn fn,
                     void *arg);
 
+/* ---- the per-slot index (see store.c, "Slots") ------------------------
+ *
+ * Off until store_slots_enable(): then every record is on the list of its
+ * key's hash slot (lib/keyslot.h, 0 .. KEYSLOT_SLOTS - 1), dead ones not
+ * yet collected included, as Redis counts them, at 8 bytes a record. Each
+ * call below costs O(1) or O(records it visits). */
+
+/* On, from now on: every record already there linked (O(records), once).
+ * false when out of memory (the index stays off). */
+bool store_slots_enable(struct store *s);
+
+/* Off, its memory freed. */
+void store_slots_disable(struct store *s);
+
+bool store_slots_on(const struct store *s);
+
+/* Records of slot (0 when the index is off). */
+uint64_t store_slot_count(const struct store *s, unsigned slot);
+
+/* The record of slot added last, or NULL. */
+struct store_rec *store_slot_first(struct store *s, unsigned slot);
+
+/* fn on the first max records of slot, newest first; returns how many.
+ * fn must not add or remove records (it may look up: dead ones stay). */
+size_t store_slot_records(struct store *s, unsigned slot, size_t max,
+                          store_scan_fn fn, void *arg);
+
 #endif

@@ -125,8 +125,10 @@ REPL_ORDER = ["server/repl/replication", "server/repl/replica", "server/repl/pri
 # first, set its expiry, remove), no more.
 STORE_WRITES = {"store_create", "store_destroy", "store_set_release", "store_add",
                 "store_add_hashed", "store_set_expire", "store_remove", "store_flush",
-                "store_evict_soonest", "store_expire"}
-STORE_LIFECYCLE = {"store_create", "store_destroy", "store_set_release"}
+                "store_evict_soonest", "store_expire", "store_slots_enable",
+                "store_slots_disable"}
+STORE_LIFECYCLE = {"store_create", "store_destroy", "store_set_release",
+                   "store_slots_enable", "store_slots_disable"}
 STORE_WRITERS = {"server/keyspace": STORE_WRITES, "server/store": STORE_WRITES,
                  "server/keyspace_db": STORE_LIFECYCLE,
                  "server/keyspace_apply": {"store_add", "store_add_hashed",

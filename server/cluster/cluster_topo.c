@@ -2,7 +2,7 @@
  * cluster_topo.c - slot ownership of a static cluster (see cluster_topo.h).
  *
  * The owner table is one uint16_t per slot (32 KiB), so routing a key is a
- * CRC16 and one array read. A topology is built whole and validated before
+ * CRC16 (lib/keyslot.h) and one array read. A topology is built whole and validated before
  * anyone uses it, so a reload that fails leaves the running one alone.
  */
 #include "server/cluster/cluster_topo.h"
@@ -15,58 +15,6 @@
 
 #include "lib/num.h"
 #include "lib/textbuf.h"
-
-/* CRC16-CCITT (XMODEM): polynomial 0x1021, initial value 0, no
- * reflection. It runs on every key of every command in cluster-mode yes,
- * so a byte at a time through a table, which is built from the polynomial
- * on first use (single-threaded: only the event loop hashes keys). */
-static uint16_t crc_table[256];
-static bool crc_ready;
-
-static void
-crc16_init(void)
-{
-    for (unsigned i = 0; i < 256; i++) {
-        uint16_t crc = (uint16_t)(i << 8);
-        for (int b = 0; b < 8; b++) {
-            crc = (crc & 0x8000) ? (uint16_t)((crc << 1) ^ 0x1021)
-                                 : (uint16_t)(crc << 1);
-        }
-        crc_table[i] = crc;
-    }
-    crc_ready = true;
-}
-
-static uint16_t
-crc16(const char *buf, size_t len)
-{
-    uint16_t crc = 0;
-    if (!crc_ready) {
-        crc16_init();
-    }
-    for (size_t i = 0; i < len; i++) {
-        crc = (uint16_t)((crc << 8) ^
-                         crc_table[((crc >> 8) ^ (unsigned char)buf[i]) & 0xff]);
-    }
-    return crc;
-}
-
-unsigned
-cluster_keyslot(const char *key, size_t len)
-{
-    /* Only the part between the first '{' and the next '}' counts, if it
-     * is not empty. */
-    const char *open = memchr(key, '{', len);
-    if (open != NULL) {
-        size_t rest = len - (size_t)(open - key) - 1;
-        const char *close = memchr(open + 1, '}', rest);
-        if (close != NULL && close > open + 1) {
-            return crc16(open + 1, (size_t)(close - open - 1)) &
-                   (CLUSTER_SLOTS - 1);
-        }
-    }
-    return crc16(key, len) & (CLUSTER_SLOTS - 1);
-}
 
 #if defined(__GNUC__)
 __attribute__((format(printf, 3, 4)))

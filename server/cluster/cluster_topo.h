@@ -19,9 +19,11 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "lib/keyslot.h"
+
 struct textbuf;
 
-#define CLUSTER_SLOTS 16384
+#define CLUSTER_SLOTS KEYSLOT_SLOTS      /* a key's slot: keyslot() */
 #define CLUSTER_ID_LEN 40
 #define CLUSTER_HOST_MAX 255
 #define CLUSTER_MAX_NODES 1000
@@ -43,10 +45,6 @@ struct cluster_topo {
     size_t myself;                      /* index in nodes */
     uint16_t owner[CLUSTER_SLOTS];      /* node index or CLUSTER_NO_NODE */
 };
-
-/* The hash slot of a key: CRC16 (XMODEM) of the key, or of its first
- * non-empty {hash tag}, mod 16384, as Redis Cluster. */
-unsigned cluster_keyslot(const char *key, size_t len);
 
 /* A new empty topology (every slot unowned), or NULL without memory. */
 struct cluster_topo *cluster_topo_create(void);

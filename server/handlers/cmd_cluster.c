@@ -1,6 +1,7 @@
 /*
  * cmd_cluster.c - the CLUSTER command, for cluster-aware clients: the slot
- * map, node list and shards of the topology cluster.c holds.
+ * map, node list and shards of the topology cluster.c holds; the keys of
+ * a slot (COUNTKEYSINSLOT, GETKEYSINSLOT) from the keyspace's index.
  */
 #include <stdio.h>
 #include <string.h>
@@ -13,7 +14,9 @@
 #include "server/cmd.h"
 #include "server/errors.h"
 #include "server/handlers/handlers.h"
+#include "server/keyspace.h"
 #include "server/server.h"
+#include "lib/num.h"
 #include "lib/textbuf.h"
 
 /* The topology, for the command running now (cluster_command made sure). */
@@ -75,7 +78,7 @@ cluster_command(struct conn *c, struct resp_request *req)
 void
 cluster_keyslot_command(struct conn *c, struct resp_request *req)
 {
-    reply_int(&c->out, cluster_keyslot(req->argv[2], req->argvlen[2]));
+    reply_int(&c->out, keyslot(req->argv[2], req->argvlen[2]));
 }
 
 void
@@ -333,3 +336,59 @@ cluster_info_command(struct conn *c, struct resp_request *req)
     reply_verbatim(&c->out, info, (size_t)n, c->proto);
 }
 
+
+/* ---- the keys of a slot (database 0's per-slot index, keyspace.h) ------ */
+
+/* CLUSTER COUNTKEYSINSLOT <slot> */
+void
+cluster_countkeysinslot_command(struct conn *c, struct resp_request *req)
+{
+    int64_t slot;
+    if (!num_parse_i64(req->argv[2], req->argvlen[2], &slot)) {
+        cmd_error(c, ERR_NOT_INTEGER);
+        return;
+    }
+    if (slot < 0 || slot >= CLUSTER_SLOTS) {
+        cmd_error(c, "ERR Invalid slot");
+        return;
+    }
+    if (!keyspace_slots_on()) {
+        cmd_error(c, ERR_NOMEM);        /* the index could not be made */
+        return;
+    }
+    reply_int(&c->out, (int64_t)keyspace_slot_count((unsigned)slot));
+}
+
+static void
+reply_slot_key(const char *key, size_t len, void *arg)
+{
+    reply_bulk(arg, key, len);
+}
+
+/* CLUSTER GETKEYSINSLOT <slot> <count>: Redis checks both integers before
+ * either range. */
+void
+cluster_getkeysinslot_command(struct conn *c, struct resp_request *req)
+{
+    int64_t slot, max;
+    if (!num_parse_i64(req->argv[2], req->argvlen[2], &slot) ||
+        !num_parse_i64(req->argv[3], req->argvlen[3], &max)) {
+        cmd_error(c, ERR_NOT_INTEGER);
+        return;
+    }
+    if (slot < 0 || slot >= CLUSTER_SLOTS || max < 0) {
+        cmd_error(c, "ERR Invalid slot or number of keys");
+        return;
+    }
+    if (!keyspace_slots_on()) {
+        cmd_error(c, ERR_NOMEM);
+        return;
+    }
+    uint64_t n = keyspace_slot_count((unsigned)slot);
+    if ((uint64_t)max < n) {
+        n = (uint64_t)max;
+    }
+    reply_array(&c->out, (size_t)n);
+    (void)keyspace_slot_keys((unsigned)slot, (size_t)n, reply_slot_key,
+                             &c->out);
+}

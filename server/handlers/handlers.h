@@ -144,6 +144,8 @@ HANDLER(cluster_promote_command);
 HANDLER(cluster_replicas_command);
 HANDLER(cluster_info_command);
 HANDLER(cluster_reload_command);
+HANDLER(cluster_countkeysinslot_command);
+HANDLER(cluster_getkeysinslot_command);
 
 /* cmd_debug.c */
 HANDLER(debug_command);

@@ -24,12 +24,12 @@
 
 #include <lauxlib.h>
 
+#include "lib/keyslot.h"
 #include "lib/mem.h"
 #include "lib/sha1.h"
 #include "protocol/obuf.h"
 #include "server/client.h"
 #include "server/cluster/cluster.h"
-#include "server/cluster/cluster_topo.h"
 #include "server/cmd.h"
 #include "server/errors.h"
 #include "server/guard.h"
@@ -237,13 +237,20 @@ cluster_refused(const struct cmd *cmd, const struct resp_request *req)
         return NULL;
     }
     struct cluster_redirect to;
+    unsigned flags = (cmd->flags & CMD_WRITE) ? CLUSTER_Q_WRITE : 0;
+    flags |= run->caller->replica_reads ? CLUSTER_Q_READONLY : 0;
+    flags |= run->caller->asking ? CLUSTER_Q_ASKING : 0;
     enum cluster_verdict v = cluster_route(req, cmd->first_key, last,
                                            cmd->key_step > 0 ? cmd->key_step
                                                              : 1,
-                                           run->caller->replica_reads &&
-                                               !(cmd->flags & CMD_WRITE),
-                                           &to);
-    if (v == CLUSTER_DOWN) {
+                                           flags, &to);
+    if (v == CLUSTER_DOWN_RO_STATE) {
+        return "Script attempted to execute a write command while the "
+               "cluster is down and readonly";
+    }
+    /* The static topology's unowned slot reads as down; the live view's
+     * as a non local key, as Redis. */
+    if (v == CLUSTER_DOWN_STATE || (v == CLUSTER_DOWN && !cluster_live())) {
         return "Script attempted to execute a command while the cluster is "
                "down";
     }
@@ -251,7 +258,7 @@ cluster_refused(const struct cmd *cmd, const struct resp_request *req)
         return "Script attempted to access a non local key in a cluster "
                "node";
     }
-    int slot = (int)cluster_keyslot(req->argv[cmd->first_key],
+    int slot = (int)keyslot(req->argv[cmd->first_key],
                                      req->argvlen[cmd->first_key]);
     if (run->flags & SCRIPT_ALLOW_CROSS_SLOT) {
         return NULL;

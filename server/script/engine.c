@@ -23,6 +23,7 @@
 #include <lauxlib.h>
 #include <lua.h>
 
+#include "lib/keyslot.h"
 #include "lib/mem.h"
 #include "lib/num.h"
 #include "lib/sha1.h"
@@ -31,7 +32,6 @@
 #include "server/client.h"
 #include "server/clock.h"
 #include "server/cluster/cluster.h"
-#include "server/cluster/cluster_topo.h"
 #include "server/cmd.h"
 #include "server/errors.h"
 #include "server/funcset.h"
@@ -551,7 +551,7 @@ refusal(unsigned f, bool read_only, bool oom, char *buf, size_t buflen)
     if (v != GUARD_RUN) {
         return guard_error(v, buf, buflen);
     }
-    if ((f & SCRIPT_NO_CLUSTER) && srv.conf.cluster_mode != 0) {
+    if ((f & SCRIPT_NO_CLUSTER) && server_in_cluster()) {
         return "ERR Can not run script on cluster, 'no-cluster' flag is "
                "set.";
     }
@@ -773,7 +773,7 @@ run_script(struct conn *c, unsigned flags, int ref, const char *name,
         r.flags |= SCRIPT_ALLOW_CROSS_SLOT;
     }
     if (cluster_routing() && nkeys > 0) {
-        r.slot = (int)cluster_keyslot(req->argv[3], req->argvlen[3]);
+        r.slot = (int)keyslot(req->argv[3], req->argvlen[3]);
     }
     int db = c->db;
     keyspace_group_begin();

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "conf/conf.h"
+#include "lib/keyslot.h"
 #include "server/cluster/cluster_topo.h"
 #include "lib/textbuf.h"
 #include "tests/unit/suites.h"
@@ -85,16 +86,28 @@ three_nodes(void)
 
 START_TEST(test_keyslot_matches_redis_cluster)
 {
-    ck_assert_uint_eq(cluster_keyslot("foo", 3), 12182);
-    ck_assert_uint_eq(cluster_keyslot("{user1000}.following", 20), 3443);
-    ck_assert_uint_eq(cluster_keyslot("user1000", 8), 3443);
-    ck_assert_uint_eq(cluster_keyslot("", 0), 0);
+    ck_assert_uint_eq(keyslot("foo", 3), 12182);
+    ck_assert_uint_eq(keyslot("{user1000}.following", 20), 3443);
+    ck_assert_uint_eq(keyslot("user1000", 8), 3443);
+    ck_assert_uint_eq(keyslot("", 0), 0);
     /* An empty tag does not count: the whole key is hashed. */
-    ck_assert_uint_ne(cluster_keyslot("{}foo", 5), cluster_keyslot("foo", 3));
-    ck_assert_uint_eq(cluster_keyslot("a{foo}b{x}", 10),
-                      cluster_keyslot("foo", 3));
-    ck_assert_uint_eq(cluster_keyslot("{ratelimit:1.2.3.4:}login", 25),
-                      cluster_keyslot("{ratelimit:1.2.3.4:}signup", 26));
+    ck_assert_uint_ne(keyslot("{}foo", 5), keyslot("foo", 3));
+    ck_assert_uint_eq(keyslot("a{foo}b{x}", 10),
+                      keyslot("foo", 3));
+    ck_assert_uint_eq(keyslot("{ratelimit:1.2.3.4:}login", 25),
+                      keyslot("{ratelimit:1.2.3.4:}signup", 26));
+    /* The CRC's check value; an unclosed '{' and "{}" hash the whole key;
+     * "{{a}}" tags "{a"; a tag may hold any byte. */
+    ck_assert_uint_eq(keyslot_crc16("123456789", 9), 0x31C3);
+    ck_assert_uint_eq(keyslot("{abc", 4), keyslot_crc16("{abc", 4) & 16383);
+    ck_assert_uint_eq(keyslot("x{}{a}", 6), keyslot_crc16("x{}{a}", 6) & 16383);
+    ck_assert_uint_eq(keyslot("{{a}}", 5), keyslot("{a", 2));
+    ck_assert_uint_eq(keyslot("{\0\xff}z", 5), keyslot("\0\xff", 2));
+    for (unsigned i = 0; i < 100000; i++) {
+        char k[16];
+        int n = snprintf(k, sizeof(k), "k%u", i);
+        ck_assert_uint_lt(keyslot(k, (size_t)n), KEYSLOT_SLOTS);
+    }
 }
 END_TEST
 

@@ -26,6 +26,7 @@ static const struct {
     { "conf", conf_suite },
     { "wheel", wheel_suite },
     { "store", store_suite },
+    { "slots", slots_suite },
     { "num", num_suite },
     { "crc32", crc32_suite },
     { "siphash", siphash_suite },

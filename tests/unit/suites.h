@@ -14,6 +14,7 @@ Suite *tiers_suite(void);
 Suite *conf_suite(void);
 Suite *wheel_suite(void);
 Suite *store_suite(void);
+Suite *slots_suite(void);
 Suite *num_suite(void);
 Suite *crc32_suite(void);
 Suite *siphash_suite(void);
