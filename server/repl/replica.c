@@ -969,6 +969,16 @@ replica_set_primary(const char *host, int port)
     link_connect();
 }
 
+int64_t
+replica_data_age_ms(void)
+{
+    if (replica_link_up()) {
+        return clock_mono_ms() - upstream.last_io_ms;
+    }
+    int64_t down = upstream.down_since_s;
+    return down == 0 ? 0 : clock_wall_us() / 1000 - down * MS_PER_SEC;
+}
+
 bool
 replica_link_up(void)
 {

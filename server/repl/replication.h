@@ -134,6 +134,11 @@ void repl_announce_default(const char *host, int port);
 /* A replica in step with its primary (so it may serve replicas). */
 bool repl_link_up(void);
 
+/* How old a replica's data is (Redis's data_age of a failover): ms since
+ * the primary was last heard while the link is up, else since it went
+ * down (0: never up). */
+int64_t repl_data_age_ms(void);
+
 /* Was the replica given this primary already? */
 bool repl_same_primary(const char *host, int port);
 

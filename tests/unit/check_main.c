@@ -60,6 +60,7 @@ static const struct {
     { "lualibs", lualibs_suite },
     { "rdb_write", rdb_write_suite },
     { "rdb_read", rdb_read_suite },
+    { "cluster_msg", cluster_msg_suite },
 };
 
 #define NSUITES (sizeof(suites) / sizeof(suites[0]))

@@ -48,5 +48,6 @@ Suite *convert_suite(void);
 Suite *lualibs_suite(void);
 Suite *rdb_write_suite(void);
 Suite *rdb_read_suite(void);
+Suite *cluster_msg_suite(void);
 
 #endif

