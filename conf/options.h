@@ -91,6 +91,12 @@
     X(grpc_stream_timeout, "grpc-stream-timeout", CONF_INT, "10000", 0,       \
       2147483647, "reset a gRPC stream still open this many milliseconds "    \
       "after it began; 0 = never")                                            \
+    X(rls_forward_timeout, "rls-forward-timeout", CONF_INT, "250", 1,        \
+      60000, "cluster-mode yes: milliseconds a gRPC call waits for the "      \
+      "nodes that own its descriptors' counters")                             \
+    X(rls_failure_mode_deny, "rls-failure-mode-deny", CONF_BOOL, "no", 0, 0,  \
+      "a descriptor whose owner does not answer in time is OVER_LIMIT (yes) " \
+      "or OK (no), as Envoy's failure_mode_deny")                             \
     X(limits_file, "limits-file", CONF_STRING, "", 0, 0,                      \
       "named limits for RL.CHECK: an envoyproxy/ratelimit YAML file, or a "   \
       "directory of them; empty = none")                                      \
