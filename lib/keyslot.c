@@ -42,13 +42,40 @@ static const uint16_t crc16_table[256] = {
     0x6e17, 0x7e36, 0x4e55, 0x5e74, 0x2e93, 0x3eb2, 0x0ed1, 0x1ef0,
 };
 
+/* Slicing-by-8: slice[k][b] is the CRC of byte b followed by k zero
+ * bytes, so eight bytes fold into the register with eight independent
+ * loads (about a third of the byte-at-a-time loop's instructions on a
+ * 16-byte key). Built from crc16_table before main() runs (a constructor:
+ * no thread exists yet, and no call needs a first-use branch). */
+static uint16_t slice[8][256];
+
+__attribute__((constructor)) static void
+build_slices(void)
+{
+    for (unsigned b = 0; b < 256; b++) {
+        slice[0][b] = crc16_table[b];
+    }
+    for (unsigned k = 1; k < 8; k++) {
+        for (unsigned b = 0; b < 256; b++) {
+            uint16_t prev = slice[k - 1][b];
+            slice[k][b] = (uint16_t)((prev << 8) ^ crc16_table[prev >> 8]);
+        }
+    }
+}
+
 uint16_t
 keyslot_crc16(const char *buf, size_t len)
 {
+    const unsigned char *p = (const unsigned char *)buf;
     uint16_t crc = 0;
-    for (size_t i = 0; i < len; i++) {
-        crc = (uint16_t)((crc << 8) ^
-                         crc16_table[((crc >> 8) ^ (unsigned char)buf[i]) & 0xff]);
+    for (; len >= 8; p += 8, len -= 8) {
+        crc = (uint16_t)(slice[7][(crc >> 8) ^ p[0]] ^
+                         slice[6][(crc & 0xff) ^ p[1]] ^
+                         slice[5][p[2]] ^ slice[4][p[3]] ^ slice[3][p[4]] ^
+                         slice[2][p[5]] ^ slice[1][p[6]] ^ slice[0][p[7]]);
+    }
+    for (; len > 0; p++, len--) {
+        crc = (uint16_t)((crc << 8) ^ crc16_table[((crc >> 8) ^ *p) & 0xff]);
     }
     return crc;
 }

@@ -649,12 +649,19 @@ served_here(struct conn *c, const struct cmd *cmd,
             const struct resp_request *req)
 {
     struct cmd_keys keys;
-    bool reads = !(cmd->flags & CMD_WRITE) || peeks(cmd, req);
     if (!cmd_request_keys(cmd, req, &keys)) {
         return true;
     }
+    /* The common case first: one key of a slot this node serves, stable,
+     * the cluster up (one CRC16, a few loads). */
+    bool live = cluster_live();
+    if (live && keys.store == 0 && keys.first == keys.last &&
+        cluster_key_here(req->argv[keys.first], req->argvlen[keys.first])) {
+        return true;
+    }
+    bool reads = !(cmd->flags & CMD_WRITE) || peeks(cmd, req);
     unsigned flags = route_flags(c, cmd, !reads);
-    if (cluster_live()) {
+    if (live) {
         return live_served_here(c, req, &keys, flags);
     }
     if (keys.store > 0) {

@@ -508,6 +508,16 @@ cluster_topology(char *err, size_t errlen)
  * asks to try again; an IMPORTING slot serves a client that sent ASKING.
  * The common case costs one CRC16 and three loads from cview's arrays. */
 
+bool
+cluster_key_here(const char *key, size_t len)
+{
+    unsigned slot = keyslot(key, len);
+    return cview.slots[slot] == cview.myself &&
+           cview.migrating_to[slot] == NULL &&
+           cview.importing_from[slot] == NULL &&
+           cview.state == VIEW_STATE_OK;
+}
+
 void
 cluster_query_start(struct cluster_query *q)
 {

@@ -456,11 +456,12 @@ def test_subcommand_replies_and_errors_match_redis(pair):
 
 def test_meet_makes_a_handshake_node(pair):
     cg, ref = pair
-    dead = harness.free_port()
-    same(cg, ref, "CLUSTER", "MEET", "127.0.0.1", str(dead))
-    same(cg, ref, "CLUSTER", "MEET", "127.0.0.1", str(dead))   # in progress: OK
+    dead, dead_bus = harness.free_port(), harness.free_port()
+    meet = ("CLUSTER", "MEET", "127.0.0.1", str(dead), str(dead_bus))
+    same(cg, ref, *meet)
+    same(cg, ref, *meet)                    # in progress: OK again
     nodes = raw(cg.port, "CLUSTER", "NODES").decode()
-    assert re.search(r" 127\.0\.0\.1:%d@%d handshake - " % (dead, dead + 10000),
+    assert re.search(r" 127\.0\.0\.1:%d@%d handshake - " % (dead, dead_bus),
                      nodes), nodes
     assert "cluster_known_nodes:2" in raw(cg.port, "CLUSTER", "INFO").decode()
     # A handshake node is never saved (as Redis).

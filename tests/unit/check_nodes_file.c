@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "lib/keyslot.h"
 #include "lib/textbuf.h"
 #include "server/cluster/nodes_file.h"
 #include "server/cluster/view.h"
@@ -209,6 +210,37 @@ START_TEST(test_view_delete_unassigns_and_unlinks)
 }
 END_TEST
 
+/* CRC16-XMODEM bit by bit: the reference for keyslot_crc16()'s slices. */
+static uint16_t
+crc16_bits(const unsigned char *p, size_t len)
+{
+    uint16_t crc = 0;
+    for (size_t i = 0; i < len; i++) {
+        crc ^= (uint16_t)(p[i] << 8);
+        for (int b = 0; b < 8; b++) {
+            crc = (uint16_t)(crc & 0x8000 ? (crc << 1) ^ 0x1021 : crc << 1);
+        }
+    }
+    return crc;
+}
+
+START_TEST(test_keyslot_slices_match_the_bitwise_crc)
+{
+    unsigned char buf[80];
+    uint64_t x = 0x9E3779B97F4A7C15ull;
+    for (size_t len = 0; len <= sizeof(buf); len++) {
+        for (int round = 0; round < 20; round++) {
+            for (size_t i = 0; i < len; i++) {
+                x = x * 6364136223846793005ull + 1442695040888963407ull;
+                buf[i] = (unsigned char)(x >> 56);
+            }
+            ck_assert_uint_eq(keyslot_crc16((const char *)buf, len),
+                              crc16_bits(buf, len));
+        }
+    }
+}
+END_TEST
+
 Suite *
 nodes_file_suite(void)
 {
@@ -221,6 +253,7 @@ nodes_file_suite(void)
     tcase_add_test(tc, test_handshake_nodes_are_not_saved);
     tcase_add_test(tc, test_corrupt_lines_are_refused_with_their_number);
     tcase_add_test(tc, test_view_delete_unassigns_and_unlinks);
+    tcase_add_test(tc, test_keyslot_slices_match_the_bitwise_crc);
     suite_add_tcase(s, tc);
     return s;
 }
