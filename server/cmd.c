@@ -649,14 +649,17 @@ served_here(struct conn *c, const struct cmd *cmd,
             const struct resp_request *req)
 {
     struct cmd_keys keys;
-    if (!cmd_request_keys(cmd, req, &keys)) {
+    /* The common case first: a command of one fixed key (CL.THROTTLE, GET,
+     * INCR...) of a slot this node serves, stable, the cluster up: one
+     * CRC16 and a few loads. */
+    bool live = cluster_live();
+    int k = cmd->first_key;
+    if (live && k > 0 && cmd->last_key == k && cmd->keyword == NULL &&
+        !(cmd->flags & CMD_MOVABLE_KEYS) && (size_t)k < req->argc &&
+        cluster_key_here(req->argv[k], req->argvlen[k])) {
         return true;
     }
-    /* The common case first: one key of a slot this node serves, stable,
-     * the cluster up (one CRC16, a few loads). */
-    bool live = cluster_live();
-    if (live && keys.store == 0 && keys.first == keys.last &&
-        cluster_key_here(req->argv[keys.first], req->argvlen[keys.first])) {
+    if (!cmd_request_keys(cmd, req, &keys)) {
         return true;
     }
     bool reads = !(cmd->flags & CMD_WRITE) || peeks(cmd, req);

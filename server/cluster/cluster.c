@@ -165,6 +165,13 @@ cluster_setup(char *err, size_t errlen)
 void
 cluster_teardown(void)
 {
+    if (live) {
+        /* The bus is stopped (cluster_shutdown()): its links are gone. */
+        cview.on_node_free = NULL;
+        view_free();
+        nodes_file_unlock();
+        live = false;
+    }
     cluster_topo_free(topo);
     topo = NULL;
     routing = false;
