@@ -37,6 +37,7 @@
 #include "lib/mem.h"
 #include "lib/textbuf.h"
 #include "server/clock.h"
+#include "server/keyspace.h"
 #include "server/cluster/bus.h"
 #include "server/cluster/bus_link.h"
 #include "server/cluster/view.h"
@@ -69,6 +70,14 @@ void
 gossip_set_failover_ops(const struct gossip_failover_ops *ops)
 {
     fops = ops;
+}
+
+/* Before bus_start() set the ops (a header built for PUBLISH, say), no
+ * failover runs. */
+static bool
+mf_running(void)
+{
+    return fops != NULL && fops->manual_running();
 }
 
 static int64_t
@@ -144,7 +153,7 @@ gossip_build_header(struct cmsg *m, unsigned type)
     m->current_epoch = cview.current_epoch;
     m->config_epoch = primary->config_epoch;
     m->offset = (uint64_t)gossip_repl_offset();
-    if (view_node_is_primary(me) && fops->manual_running()) {
+    if (view_node_is_primary(me) && mf_running()) {
         m->mflags[0] |= CMSG_FLAG0_PAUSED;
     }
     m->has_clock = true;
@@ -346,7 +355,9 @@ static void
 become_replica_of(struct cluster_node_v *n)
 {
     view_set_my_primary(n);
-    fops->reset_manual();
+    if (fops != NULL) {
+        fops->reset_manual();
+    }
     if (n->ip[0] != '\0' && !repl_same_primary(n->ip, n->port)) {
         repl_set_primary(n->ip, n->port);
     }
@@ -511,6 +522,9 @@ slot_unclaimed(unsigned j)
 /* The slots sender claims under epoch that we give to it
  * (clusterUpdateSlotsConfigWith's loop). *ours: how many were our
  * shard's; returns how many sender claims. */
+static uint16_t dirty_slots[CLUSTER_SLOTS];  /* lost with keys in them */
+static unsigned ndirty;
+
 static int
 rebind_slots(struct cluster_node_v *sender, uint64_t epoch,
              const uint8_t *slots, struct cluster_node_v *curprimary,
@@ -533,6 +547,9 @@ rebind_slots(struct cluster_node_v *sender, uint64_t epoch,
             continue;
         }
         if (slot_unclaimed(j) || cview.slots[j]->config_epoch < epoch) {
+            if (cview.slots[j] == cview.myself && keyspace_slot_count(j) > 0) {
+                dirty_slots[ndirty++] = (uint16_t)j;
+            }
             if (cview.slots[j] == curprimary && curprimary != NULL) {
                 (*ours)++;
             }
@@ -557,6 +574,7 @@ update_slots_with(struct cluster_node_v *sender, uint64_t epoch,
         log_warning("Discarding UPDATE message about myself.");
         return;
     }
+    ndirty = 0;
     int claimed = rebind_slots(sender, epoch, slots, cur, &ours);
     if (ours > 0 && cur != NULL && cur->numslots == 0 &&
         (srv.conf.cluster_allow_replica_migration || claimed == ours)) {
@@ -568,6 +586,12 @@ update_slots_with(struct cluster_node_v *sender, uint64_t epoch,
         log_warning("I'm a sub-replica! Reconfiguring myself as a replica "
                     "of grandmaster %.40s", me->primary->primary->name);
         become_replica_of(me->primary->primary);
+    } else {
+        /* still a primary: the keys of the slots it lost go, so keys and
+         * slots agree (a replica resyncs instead) */
+        for (unsigned i = 0; i < ndirty; i++) {
+            keyspace_slot_delete(dirty_slots[i], clock_wall_now());
+        }
     }
 }
 
@@ -1049,7 +1073,7 @@ check_node(struct cluster_node_v *n, int64_t now)
         gossip_send_ping(n->link, CMSG_PING);
         return false;
     }
-    if (fops->manual_running() && view_node_is_primary(cview.myself) &&
+    if (mf_running() && view_node_is_primary(cview.myself) &&
         n->primary == cview.myself && n->link != NULL) {
         gossip_send_ping(n->link, CMSG_PING);
         return false;

@@ -218,3 +218,69 @@ def test_random_frames_and_a_hostile_meet_leave_the_node_up(start_daemon):
         read_frame(s)
     assert c.ping()
     assert d.alive()
+
+
+# ---- meeting, gossip, interop ----------------------------------------------------
+
+
+def nodes_file_ids(d):
+    """{id: flags} from the node's nodes.conf (what it saved)."""
+    out = {}
+    try:
+        with open(os.path.join(d.workdir, "nodes.conf")) as f:
+            for line in f:
+                p = line.split()
+                if len(p) >= 8 and p[0] != "vars":
+                    out[p[0]] = (p[2], p[7])
+    except OSError:
+        pass
+    return out
+
+
+def test_redis_server_and_cellgate_meet_and_list_each_other(start_daemon, tmp_path):
+    """The interop test of the format: a redis-server 7.0.15 MEETs a
+    cellgate, then a cellgate MEETs the redis-server; each lists the other
+    as a connected master, and the cellgate's nodes.conf has it."""
+    d = start_node(start_daemon, "a")
+    r = start_redis(tmp_path, "redis")
+    rc = r.client()
+    meet(rc, d.port, d.cport)
+    gid = id_in_file(d)
+    rid = my_id(rc)
+    assert harness.wait_until(lambda: all_connected(rc, 2), WAIT), nodes_of(rc)
+    assert nodes_of(rc)[gid][0].startswith("127.0.0.1:%d@%d" % (d.port, d.cport))
+    assert harness.wait_until(
+        lambda: nodes_file_ids(d).get(rid, ("", ""))[1] == "connected"
+        and "handshake" not in nodes_file_ids(d)[rid][0], WAIT), nodes_file_ids(d)
+    c = d.client()
+    assert harness.wait_until(lambda: all_connected(c, 2), WAIT), nodes_of(c)
+    assert nodes_of(c)[rid][0].startswith("127.0.0.1:%d@%d" % (r.port, r.cport))
+    r.stop()
+
+
+def test_cellgate_meets_redis_server(start_daemon, tmp_path):
+    d = start_node(start_daemon, "a")
+    r = start_redis(tmp_path, "redis")
+    c = d.client()
+    rc = r.client()
+    meet(c, r.port, r.cport)
+    assert harness.wait_until(lambda: all_connected(c, 2), WAIT), nodes_of(c)
+    assert harness.wait_until(lambda: all_connected(rc, 2), WAIT), nodes_of(rc)
+    assert set(nodes_of(c)) == set(nodes_of(rc))
+    r.stop()
+
+
+def test_three_cellgates_meet_through_one_and_agree(start_daemon):
+    """a MEETs b, b MEETs c: gossip tells a of c and c of a; every node's
+    CLUSTER NODES lists the same three connected masters, and each
+    nodes.conf holds them."""
+    ds = [start_node(start_daemon, n) for n in "abc"]
+    cs = [d.client() for d in ds]
+    meet(cs[0], ds[1].port, ds[1].cport)
+    meet(cs[1], ds[2].port, ds[2].cport)
+    for c in cs:
+        assert harness.wait_until(lambda: all_connected(c, 3), WAIT), nodes_of(c)
+    ids = set(nodes_of(cs[0]))
+    for i, c in enumerate(cs):
+        assert set(nodes_of(c)) == ids
+        assert harness.wait_until(lambda: set(nodes_file_ids(ds[i])) == ids, WAIT)
