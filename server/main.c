@@ -597,6 +597,33 @@ load_data(void)
     return 0;
 }
 
+/* cluster-enabled yes: nodes.conf is locked and read before the data,
+ * as Redis's clusterInit(); then the journal or snapshot. */
+static int
+load_cluster_and_data(void)
+{
+    char err[512];
+    if (cluster_start(err, sizeof(err)) < 0) {
+        fprintf(stderr, "cellgate: %s\n", err);
+        log_warning("%s", err);
+        return -1;
+    }
+    return load_data();
+}
+
+/* cluster-enabled yes: the bus's port, once the clients' one is ours. */
+static int
+start_cluster_bus(void)
+{
+    char err[512];
+    if (cluster_bus_start(srv.loop, err, sizeof(err)) < 0) {
+        fprintf(stderr, "cellgate: %s\n", err);
+        log_warning("%s", err);
+        return -1;
+    }
+    return 0;
+}
+
 static int
 setup(void)
 {
@@ -631,14 +658,7 @@ setup(void)
     }
     srv.startup_allocated = mem_used();        /* MEMORY STATS */
     char err[512];
-    /* cluster-enabled yes: nodes.conf is locked and read before the data,
-     * as Redis's clusterInit(). */
-    if (cluster_start(err, sizeof(err)) < 0) {
-        fprintf(stderr, "cellgate: %s\n", err);
-        log_warning("%s", err);
-        return -1;
-    }
-    if (load_data() < 0) {
+    if (load_cluster_and_data() < 0) {
         return -1;
     }
     srv.loop = uv_default_loop();
@@ -656,12 +676,7 @@ setup(void)
     }
     raise_fd_limit();
     if (listen_tcp_start(on_tcp_connection) < 0 || listen_unix() < 0 || metrics_setup() < 0 ||
-        grpc_setup() < 0) {
-        return -1;
-    }
-    if (cluster_bus_start(srv.loop, err, sizeof(err)) < 0) {
-        fprintf(stderr, "cellgate: %s\n", err);
-        log_warning("%s", err);
+        grpc_setup() < 0 || start_cluster_bus() < 0) {
         return -1;
     }
     /* Only once the port is ours: a daemon that cannot listen (another one

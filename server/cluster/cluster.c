@@ -35,6 +35,7 @@
 #include "server/cluster/cluster.h"
 #include "server/cluster/cluster_topo.h"
 #include "server/cluster/bus.h"
+#include "server/cluster/failover.h"
 #include "server/cluster/nodes_file.h"
 #include "server/cluster/view.h"
 #include "server/store.h"
@@ -260,9 +261,28 @@ cluster_reload(char *err, size_t errlen)
 
 /* ---- failover -------------------------------------------------------- */
 
+/* cluster-enabled yes: replicate myself's primary, when the view knows
+ * one with an address; a primary replicates nobody. */
+static void
+follow_view_role(void)
+{
+    const struct cluster_node_v *me = cview.myself;
+    const struct cluster_node_v *p = me->primary;
+    if (view_node_is_primary(me)) {
+        repl_set_primary(NULL, 0);      /* no-op unless it was a replica */
+    } else if (p != NULL && p->ip[0] != '\0' && p->port != 0 &&
+               !repl_same_primary(p->ip, p->port)) {
+        repl_set_primary(p->ip, p->port);
+    }
+}
+
 void
 cluster_follow_role(void)
 {
+    if (live) {
+        follow_view_role();
+        return;
+    }
     if (!routing) {
         return;
     }
@@ -641,6 +661,28 @@ announce_myself(void)
     }
     view_node_set_hostname(me, srv.conf.cluster_announce_hostname,
                            strlen(srv.conf.cluster_announce_hostname));
+}
+
+void
+cluster_replicate(struct cluster_node_v *n)
+{
+    view_set_my_primary(n);
+    failover_reset_manual();
+    follow_view_role();
+}
+
+void
+cluster_reset(bool hard)
+{
+    if (view_node_is_replica(cview.myself)) {
+        view_set_node_as_primary(cview.myself);
+        repl_set_primary(NULL, 0);
+        for (int db = 0; db < (int)srv.conf.databases; db++) {
+            keyspace_flush(db);
+        }
+    }
+    failover_reset_manual();
+    view_reset(hard);
 }
 
 void

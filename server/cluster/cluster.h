@@ -10,6 +10,8 @@
 
 #include "protocol/resp.h"
 
+struct cluster_node_v;
+
 /* At start-up, after the configuration: with cluster-mode yes, read the
  * cluster-node lines of the config file and find this node; with
  * emulated, map every slot to this node. Returns 0, or -1 with err set (a
@@ -102,12 +104,19 @@ void cluster_shutdown(void);            /* stop the bus, close handles */
  * Redis's clusterSaveConfigOrDie()). */
 void cluster_before_sleep(void);
 
+/* CLUSTER REPLICATE (and SETSLOT NODE giving away the last slot): myself
+ * replicates n from now on, in the view and through replication. */
+void cluster_replicate(struct cluster_node_v *n);
+
+/* CLUSTER RESET [HARD]: the view reset (view_reset()); a replica stops
+ * replicating and empties its data first, as Redis. */
+void cluster_reset(bool hard);
+
 /* CONFIG SET of a cluster-announce-* option: myself's address follows. */
 void cluster_announce_changed(void);
 
 /* The address clients are sent to for a node of the view (its ip, or its
  * hostname as cluster-preferred-endpoint-type says). */
-struct cluster_node_v;
 const char *cluster_endpoint(const struct cluster_node_v *n);
 
 /* Where one computed key (not an argv element: a named limit's counter)

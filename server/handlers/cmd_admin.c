@@ -104,7 +104,8 @@ swapdb_command(struct conn *c, struct resp_request *req)
 }
 
 /* READONLY / READWRITE: may a replica of a cluster answer this client's
- * reads of its primary's slots (cluster.h cluster_route)? */
+ * reads of its primary's slots (cluster.h cluster_route)? ASKING: may
+ * the next command use a slot this node is importing? */
 void
 readonly_command(struct conn *c, struct resp_request *req)
 {
@@ -113,7 +114,11 @@ readonly_command(struct conn *c, struct resp_request *req)
         cmd_error(c, "ERR This instance has cluster support disabled");
         return;
     }
-    c->replica_reads = cmd_arg_is(req, 0, "readonly");
+    if (cmd_arg_is(req, 0, "asking")) {
+        c->asking = true;           /* for the next command (cmd.c) */
+    } else {
+        c->replica_reads = cmd_arg_is(req, 0, "readonly");
+    }
     reply_ok(&c->out);
 }
 

@@ -179,3 +179,9 @@ repl_follows_redis(void)
 {
     return replica_follows_redis();
 }
+
+int64_t
+repl_offset(void)
+{
+    return stream_offset();
+}

@@ -123,6 +123,10 @@ size_t repl_good_replicas(void);
  * the stream's history (so replicas of the old primary can continue). */
 void repl_set_primary(const char *host, int port);
 
+/* The replication offset: master_repl_offset of a primary, the offset
+ * applied of a replica (CLUSTER SHARDS, the cluster bus's pings). */
+int64_t repl_offset(void);
+
 /* The address to tell a primary when replica-announce-ip/-port are not
  * set (a cluster node's cluster-node line), so Sentinel sees that. */
 void repl_announce_default(const char *host, int port);
