@@ -1166,7 +1166,7 @@ gossip_clock_info(struct textbuf *out)
         if (n->clock_skew_time == 0 || n == cview.myself) {
             continue;
         }
-        textbuf_printf(out, "cluster_clock_peer:%.40s,offset_ms=%lld,"
+        textbuf_printf(out, "cluster_clock_peer_%.40s:offset_ms=%lld,"
                        "rtt_ms=%lld,age_ms=%lld\r\n", n->name,
                        (long long)n->clock_skew_ms, (long long)rtt_of(n),
                        (long long)(now - n->clock_skew_time));

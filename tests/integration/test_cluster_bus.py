@@ -284,3 +284,106 @@ def test_three_cellgates_meet_through_one_and_agree(start_daemon):
     for i, c in enumerate(cs):
         assert set(nodes_of(c)) == ids
         assert harness.wait_until(lambda: set(nodes_file_ids(ds[i])) == ids, WAIT)
+
+
+# ---- redis-cli --cluster, failure detection, failover ------------------------------
+
+
+def cluster_create(ds):
+    argv = ["redis-cli", "--cluster", "create"] + \
+        ["127.0.0.1:%d" % d.port for d in ds] + \
+        ["--cluster-replicas", "1", "--cluster-yes"]
+    p = subprocess.run(argv, capture_output=True, text=True, timeout=120)
+    assert p.returncode == 0, p.stdout + p.stderr
+    return p.stdout
+
+
+def cluster_check(d):
+    p = subprocess.run(["redis-cli", "--cluster", "check", "127.0.0.1:%d" % d.port],
+                       capture_output=True, text=True, timeout=60)
+    return p.returncode == 0 and "[ERR]" not in p.stdout and \
+        "[WARNING]" not in p.stdout, p.stdout + p.stderr
+
+
+def role(d):
+    try:
+        return d.client().execute_command("ROLE")[0]
+    except redis.RedisError:
+        return None
+
+
+def six_node_cluster(start_daemon):
+    ds = [start_node(start_daemon, "n%d" % i) for i in range(6)]
+    out = cluster_create(ds)
+    assert "[OK] All 16384 slots covered." in out, out
+    for d in ds:
+        assert harness.wait_until(lambda: cluster_check(d)[0], WAIT), cluster_check(d)[1]
+    return ds
+
+
+def test_cluster_create_six_cellgates_with_replicas_and_failover(start_daemon):
+    """redis-cli --cluster create with a replica each; check is clean on
+    every node; CLUSTER INFO counts the bus's messages and shows cellgate's
+    clock lines. Then kill -9 of a primary: every node flags it fail, its
+    replica takes its slots, check is clean again; the old primary, started
+    again, comes back as a replica of the winner."""
+    ds = six_node_cluster(start_daemon)
+    info = ds[0].client().execute_command("CLUSTER", "INFO").decode()
+    assert "cluster_state:ok" in info
+    assert "cluster_stats_messages_ping_sent:" in info
+    assert "total_cluster_links_buffer_limit_exceeded:0" in info
+    assert "cluster_clock_peers_measured:" in info
+    victim = next(d for d in ds if role(d) == b"master")
+    vid = my_id(victim.client())
+    replica = next(d for d in ds if d is not victim and nodes_of(d.client())[my_id(
+        d.client())][2] == vid)
+    victim.proc.kill()
+    victim.proc.wait(5)
+    live = [d for d in ds if d is not victim]
+    # FAIL within a few node timeouts, the election within 0.5-1 s more
+    for d in live:
+        assert harness.wait_until(
+            lambda: "fail" in nodes_of(d.client())[vid][1].split(","), WAIT)
+    assert harness.wait_until(lambda: role(replica) == b"master", WAIT)
+    rid = my_id(replica.client())
+    for d in live:
+        assert harness.wait_until(
+            lambda: "master" in nodes_of(d.client())[rid][1], WAIT)
+    assert harness.wait_until(lambda: cluster_check(replica)[0], WAIT), \
+        cluster_check(replica)[1]
+    victim.want_port = victim.port
+    victim.start()              # same port, --cluster-port and nodes.conf
+    assert harness.wait_until(lambda: role(victim) == b"slave", WAIT)
+    assert harness.wait_until(
+        lambda: nodes_of(victim.client())[vid][2] == rid, WAIT)
+    for d in ds:
+        assert harness.wait_until(lambda: cluster_check(d)[0], WAIT), cluster_check(d)[1]
+
+
+def test_manual_failover_default_force_and_takeover(start_daemon):
+    """CLUSTER FAILOVER on a replica: the roles swap (its primary agreed,
+    paused, caught up); FORCE and TAKEOVER too; a primary refuses it."""
+    ds = six_node_cluster(start_daemon)
+    with pytest.raises(redis.ResponseError, match="to a replica"):
+        next(d for d in ds if role(d) == b"master").client().execute_command(
+            "CLUSTER", "FAILOVER")
+    for mode in ([], ["FORCE"], ["TAKEOVER"]):
+        rep = next(d for d in ds if role(d) == b"slave")
+        assert rep.client().execute_command("CLUSTER", "FAILOVER", *mode)
+        assert harness.wait_until(lambda: role(rep) == b"master", WAIT), mode
+    for d in ds:
+        assert harness.wait_until(lambda: cluster_check(d)[0], WAIT), cluster_check(d)[1]
+
+
+def test_publish_reaches_subscribers_on_every_node(start_daemon):
+    ds = [start_node(start_daemon, n) for n in "ab"]
+    a, b = ds[0].client(), ds[1].client()
+    meet(a, ds[1].port, ds[1].cport)
+    assert harness.wait_until(lambda: all_connected(b, 2), WAIT)
+    p = b.pubsub()
+    p.subscribe("news")
+    assert p.get_message(timeout=5)["type"] == "subscribe"
+    assert a.publish("news", "hello") == 0      # the count is this node's
+    msg = p.get_message(timeout=5)
+    assert msg is not None and msg["data"] == b"hello"
+    p.close()
