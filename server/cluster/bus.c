@@ -97,6 +97,12 @@ bus_link_inbound(const struct bus_link *l)
     return l->inbound;
 }
 
+bool
+bus_link_closing(const struct bus_link *l)
+{
+    return l->closing;
+}
+
 int64_t
 bus_link_ctime(const struct bus_link *l)
 {

@@ -1003,6 +1003,9 @@ gossip_process(struct bus_link *l, const uint8_t *frame, size_t len)
     }
     if (m->type == CMSG_PING || m->type == CMSG_MEET) {
         answer_ping(l, m, sender);
+        if (bus_link_closing(l)) {      /* the PONG could not be queued */
+            return false;
+        }
     }
     if (m->type <= CMSG_MEET) {
         return process_config(l, m, sender, epoch);
