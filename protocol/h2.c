@@ -692,8 +692,9 @@ h2_answer(struct h2_conn *h, int32_t id, enum grpc_status status,
     if (h->pending > 0) {
         h->pending--;
     }
-    if (s == NULL) {
-        return 0;                       /* the client reset it meanwhile */
+    if (s == NULL || s->reset) {
+        return 0;                       /* reset meanwhile (an answer that
+                                           waited on other nodes) */
     }
     release_in(h, s);
     return status == GRPC_OK ? answer_message(h, s, message, len)

@@ -121,6 +121,11 @@ setup_key_specs(struct cmd *cmd)
 {
     const struct cmd_keynum *kn = cmd->keynum;
     size_t n = cmd_key_spec_count(cmd);
+    if (cmd->computed_key != NULL) {
+        cmd->flags |= CMD_MOVABLE_KEYS;
+        return kn == NULL && cmd->keyword == NULL && n == 0 &&
+               cmd->first_key == 0;
+    }
     if (cmd->keyword != NULL) {
         /* Its own key (MIGRATE's), then the keys after the keyword. */
         if (kn != NULL || n != 2 || cmd->first_key < 1 ||
@@ -560,9 +565,9 @@ reject(struct conn *c, struct cmd *cmd, const char *msg)
 
 /* The client is told where the keys are (MOVED, ASK) or why not served:
  * Redis's clusterRedirectClient() texts. False unless HERE. */
-static bool
-answer_verdict(struct conn *c, enum cluster_verdict v,
-               const struct cluster_redirect *to)
+bool
+cmd_reply_route(struct conn *c, enum cluster_verdict v,
+                const struct cluster_redirect *to)
 {
     switch (v) {
     case CLUSTER_HERE:
@@ -616,7 +621,7 @@ keys_served_here(struct conn *c, const struct resp_request *req, int first,
                  int last, int step, unsigned flags)
 {
     struct cluster_redirect to;
-    return answer_verdict(c, cluster_route(req, first, last, step, flags, &to),
+    return cmd_reply_route(c, cluster_route(req, first, last, step, flags, &to),
                           &to);
 }
 
@@ -635,7 +640,7 @@ live_served_here(struct conn *c, const struct resp_request *req,
         cluster_query_keys(&q, req, keys->store, keys->store, 1);
     }
     cluster_query_keys(&q, req, keys->first, keys->last, keys->step);
-    return answer_verdict(c, cluster_query_end(&q, flags, &to), &to);
+    return cmd_reply_route(c, cluster_query_end(&q, flags, &to), &to);
 }
 
 /* A replica answers a READONLY client's reads (PEEKs included). */
@@ -941,7 +946,7 @@ live_queue_served_here(struct conn *c)
         }
         cluster_query_keys(&q, &mc->req, k.first, k.last, k.step);
     }
-    return answer_verdict(c, cluster_query_end(&q, flags, &to), &to);
+    return cmd_reply_route(c, cluster_query_end(&q, flags, &to), &to);
 }
 
 /* The keys of every queued command in one slot served here (cluster-mode

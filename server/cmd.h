@@ -134,6 +134,8 @@ struct cmd_keyword {
 };
 
 /* A row of the table; the fields a row leaves out are 0 or NULL. */
+struct textbuf;
+
 struct cmd {
     const char *name;        /* lower case, "parent|sub" for subcommands */
     int arity;
@@ -174,6 +176,13 @@ struct cmd {
      * for the row's own. */
     unsigned (*request_flags)(const struct cmd *cmd,
                               const struct resp_request *req);
+    /* A key the command computes from its arguments instead of naming it
+     * (RL.CHECK's counter), or NULL: its bytes appended to key, false
+     * when the arguments give none. COMMAND GETKEYS answers it, so
+     * cluster clients (redis-py's RedisCluster asks GETKEYS for a
+     * movablekeys command) route by it; the row has no key specs and is
+     * flagged movablekeys; its handler routes itself. */
+    bool (*computed_key)(const struct resp_request *req, struct textbuf *key);
 };
 
 /* Take the command table (commands.c) and build its lookup index; flag
@@ -351,6 +360,13 @@ bool cmd_arg_nonneg(struct conn *c, const struct resp_request *req, size_t i,
  * that is not an integer or is negative. */
 bool cmd_arg_timeout(struct conn *c, const struct resp_request *req,
                      size_t i, int64_t *out);
+
+/* A cluster routing verdict (cluster.h) answered: true for HERE; else the
+ * client got -MOVED, -CROSSSLOT or -CLUSTERDOWN, as for its argv keys. */
+enum cluster_verdict;
+struct cluster_redirect;
+bool cmd_reply_route(struct conn *c, enum cluster_verdict v,
+                     const struct cluster_redirect *to);
 
 /* Run a reload that fills err on failure: "-ERR <err>" then, else +OK. */
 void cmd_reply_reload(struct conn *c, int (*reload)(char *err, size_t len));

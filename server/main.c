@@ -564,14 +564,6 @@ load_config(int argc, char **argv)
         fprintf(stderr, "cellgate: %s\n", err);
         return -1;
     }
-    /* A call's counters are keys, which in a cluster belong to one node
-     * each; a gRPC caller cannot be redirected as a RESP one is. */
-    if (srv.conf.grpc_port != 0 && cluster_routing()) {
-        fprintf(stderr, "cellgate: grpc-port is not available with "
-                "cluster-mode yes (run the rate limit service on a "
-                "standalone cellgate, or one with replicas)\n");
-        return -1;
-    }
     return 0;
 }
 

@@ -40,6 +40,10 @@ struct server_stats {
     uint64_t grpc_refused_streams;      /* grpc-max-connection-memory */
     uint64_t grpc_memory_limit_closes;  /* grpc-max-memory */
     uint64_t grpc_stream_timeouts;      /* grpc-stream-timeout */
+    uint64_t rls_forwarded;             /* descriptors asked of owners */
+    uint64_t rls_forward_redirects;     /* -MOVED/-ASK followed */
+    uint64_t rls_forward_failures;      /* given rls-failure-mode-deny's */
+    uint64_t rls_forward_timeouts;      /* of them, past the timeout */
     uint64_t total_error_replies;
     uint64_t accept_errors;
     uint64_t accept_errors_suppressed;

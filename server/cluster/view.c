@@ -710,6 +710,7 @@ view_free(void)
     mem_free(cview.blacklist);
     memset(&cview, 0, sizeof(cview));
     cview.on_node_free = hook;
+    cview.state = VIEW_STATE_FAIL;      /* until the first update says ok */
 }
 
 void

@@ -91,6 +91,7 @@ gconn_close(struct gconn *g)
      * it, and nothing reads the session once the connection is closing. */
     h2_free(g->h2);
     g->h2 = NULL;
+    rls_cancel(g);                  /* calls waiting on other nodes */
     uv_close((uv_handle_t *)&g->tcp, on_closed);
 }
 
@@ -280,18 +281,37 @@ serve(struct gconn *g)
 {
     struct h2_call call;
     while (h2_next_call(g->h2, &call)) {
-        struct rls_answer a = { NULL, 0, NULL };
+        struct rls_answer a = { NULL, 0, NULL, false };
+        struct rls_caller caller = { g, call.stream };
         enum grpc_status st = call.refused != GRPC_OK
                               ? call.refused
                               : rls_serve(call.path, call.message, call.len,
-                                          &a);
+                                          &caller, &a);
         const char *why = call.refused != GRPC_OK ? call.why : a.why;
+        if (a.waiting) {
+            continue;               /* answer_late() answers it */
+        }
         int rc = h2_answer(g->h2, call.stream, st, why, a.message, a.len);
         if (rc != 0) {
             return false;
         }
     }
     return true;
+}
+
+/* A call that waited on other nodes of the cluster (rls_forward.c); its
+ * connection is open (closing one drops its waiting calls). */
+static void
+answer_late(const struct rls_caller *caller, enum grpc_status status,
+            const struct rls_answer *a)
+{
+    struct gconn *g = caller->ctx;
+    if (h2_answer(g->h2, caller->stream, status, a->why, a->message,
+                  a->len) != 0) {
+        gconn_close(g);
+        return;
+    }
+    flush(g);
 }
 
 static void
@@ -392,6 +412,7 @@ grpc_setup(void)
     if (srv.conf.grpc_port == 0) {
         return 0;
     }
+    rls_late_answer(answer_late);
     const char *from = srv.conf.grpc_bind[0] != '\0' ? srv.conf.grpc_bind
                                                      : srv.conf.bind;
     size_t len = strcspn(from, " \t");
@@ -495,6 +516,7 @@ grpc_shutdown(void)
     while (!TAILQ_EMPTY(&conns)) {
         gconn_close(TAILQ_FIRST(&conns));
     }
+    rls_forward_shutdown();
     if (listening) {
         uv_close((uv_handle_t *)&listener, NULL);
         listening = false;

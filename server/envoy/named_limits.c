@@ -16,6 +16,7 @@
 #include "algorithms/gcra.h"
 #include "algorithms/sliding_window.h"
 #include "lib/mem.h"
+#include "lib/textbuf.h"
 #include "lib/time.h"
 #include "server/keyspace.h"
 #include "server/log.h"
@@ -304,6 +305,7 @@ decide(const struct limits_rule *r, bool shadow, const struct name *key,
              : decide_window(r, key, hits, peek, now, &d);
     }
     st->has_limit = true;
+    st->unlimited = false;
     st->requests_per_unit = r->requests_per_unit;
     st->unit = r->unit;
     st->name = r->name;
@@ -427,14 +429,12 @@ no_limit(struct nl_status *st, bool unlimited)
     st->retry_ns = -1;
 }
 
-int
-named_limits_check(const char *domain, size_t dlen,
-                   const struct nl_descriptor *d, size_t n, bool peek,
-                   int64_t now, struct nl_status *out,
-                   enum nl_code *overall, char *err, size_t errlen)
+/* The first pass of a request: every descriptor's rule. 0, or -1 with
+ * err when there are no limits or too many descriptors. */
+static int
+pick_all(const char *domain, size_t dlen, const struct nl_descriptor *d,
+         size_t n, struct pick *picks, char *err, size_t errlen)
 {
-    struct pick picks[NL_MAX_DESCRIPTORS];
-    *overall = NL_OK;
     if (running == NULL) {
         snprintf(err, errlen, "no rate limit configuration loaded");
         return -1;
@@ -446,9 +446,63 @@ named_limits_check(const char *domain, size_t dlen,
     for (size_t i = 0; i < n; i++) {
         pick_rule(domain, dlen, &d[i], &picks[i]);
     }
+    return 0;
+}
+
+/* Does descriptor i decide on a counter (a limit applies, not replaced)? */
+static bool
+has_counter(const struct pick *picks, size_t n, size_t i)
+{
+    const struct limits_rule *r = picks[i].rule;
+    return r != NULL && !r->unlimited && !replaced(picks, n, r->name);
+}
+
+int
+named_limits_counters(const char *domain, size_t dlen,
+                      const struct nl_descriptor *d, size_t n,
+                      struct textbuf *names, struct nl_counter *out,
+                      char *err, size_t errlen)
+{
+    struct pick picks[NL_MAX_DESCRIPTORS];
+    if (pick_all(domain, dlen, d, n, picks, err, errlen) != 0) {
+        return -1;
+    }
+    for (size_t i = 0; i < n; i++) {
+        struct name key;
+        name_init(&key);
+        counter_name(&key, domain, dlen, &d[i], &picks[i].m);
+        out[i].decides = has_counter(picks, n, i);
+        out[i].off = names->len;
+        out[i].len = key.len;
+        textbuf_append(names, key.p, key.len);
+        bool oom = key.oom;
+        name_free(&key);
+        if (oom || names->oom) {
+            snprintf(err, errlen, "OOM");
+            return -1;
+        }
+    }
+    return 0;
+}
+
+int
+named_limits_check(const char *domain, size_t dlen,
+                   const struct nl_descriptor *d, size_t n,
+                   const bool *skip, bool peek, int64_t now,
+                   struct nl_status *out, enum nl_code *overall, char *err,
+                   size_t errlen)
+{
+    struct pick picks[NL_MAX_DESCRIPTORS];
+    *overall = NL_OK;
+    if (pick_all(domain, dlen, d, n, picks, err, errlen) != 0) {
+        return -1;
+    }
     for (size_t i = 0; i < n; i++) {
         const struct limits_rule *r = picks[i].rule;
-        if (r == NULL || r->unlimited || replaced(picks, n, r->name)) {
+        if (skip != NULL && skip[i]) {
+            continue;                   /* decided by another node */
+        }
+        if (!has_counter(picks, n, i)) {
             no_limit(&out[i], r != NULL && r->unlimited);
             continue;
         }

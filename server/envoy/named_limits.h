@@ -68,13 +68,34 @@ struct nl_status {
 
 /* Decide n descriptors of domain at now, each on its counter, with
  * "replaces" applied across them; *overall is OVER_LIMIT when one of them
- * is. peek: change nothing (not even the statistics, rl_stats.h).
+ * is. skip (NULL: none): descriptors left as they are in out, decided
+ * elsewhere (their counters live on other nodes of a cluster), yet still
+ * part of the request, so their rules replace others as they would.
+ * peek: change nothing (not even the statistics, rl_stats.h).
  * Returns 0, or -1 with err when no limits are
  * loaded, n is above NL_MAX_DESCRIPTORS, or memory ran out for a counter
  * (err "OOM"). */
 int named_limits_check(const char *domain, size_t dlen,
-                       const struct nl_descriptor *d, size_t n, bool peek,
-                       int64_t now, struct nl_status *out,
-                       enum nl_code *overall, char *err, size_t errlen);
+                       const struct nl_descriptor *d, size_t n,
+                       const bool *skip, bool peek, int64_t now,
+                       struct nl_status *out, enum nl_code *overall,
+                       char *err, size_t errlen);
+
+/* Where a descriptor's decision lives, for routing it in a cluster: the
+ * name of its counter (names->p + off, len bytes; the entries' own values
+ * when no rule matched) and whether a decision reads and writes it
+ * (decides: a limit applies and no other descriptor of the request
+ * replaces it; without, the answer needs no state and any node gives it). */
+struct nl_counter {
+    size_t off, len;
+    bool decides;
+};
+struct textbuf;
+/* The counters of n descriptors of domain, the first pass of
+ * named_limits_check(). 0, or -1 with err as it has. */
+int named_limits_counters(const char *domain, size_t dlen,
+                          const struct nl_descriptor *d, size_t n,
+                          struct textbuf *names, struct nl_counter *out,
+                          char *err, size_t errlen);
 
 #endif

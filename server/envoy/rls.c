@@ -20,6 +20,7 @@
 #include "protocol/health.pb-c.h"
 #include "protocol/rls.pb-c.h"
 #include "server/clock.h"
+#include "server/cluster/cluster.h"
 #include "server/keyspace.h"
 #include "server/envoy/named_limits.h"
 #include "server/server.h"
@@ -226,14 +227,69 @@ answer(const struct nl_status *st, size_t n, enum nl_code overall,
     return pack(&r.base, a);
 }
 
-static enum grpc_status
-should_rate_limit(const unsigned char *msg, size_t len, struct rls_answer *a)
+/* ---- across the shards ----------------------------------------------- */
+
+static rls_late_fn late;
+
+void
+rls_late_answer(rls_late_fn fn)
 {
-    struct nl_descriptor d[NL_MAX_DESCRIPTORS];
+    late = fn;
+}
+
+void
+rls_cancel(void *ctx)
+{
+    rls_forward_cancel(ctx);
+}
+
+/* The statuses of a call that waited on other nodes, answered. */
+static void
+finished(const struct rls_caller *caller, const struct nl_status *st,
+         size_t n, enum nl_code overall)
+{
+    struct rls_answer a = { NULL, 0, NULL, false };
+    enum grpc_status rc = answer(st, n, overall, &a);
+    late(caller, rc, &a);
+}
+
+/* Decide the call's n descriptors: here, or (cluster-mode yes) where
+ * their counters are; GRPC_OK with the answer or a->waiting. */
+static enum grpc_status
+decide(const Request *req, const struct nl_descriptor *d,
+       const struct rls_caller *caller, struct rls_answer *a)
+{
     struct nl_status st[NL_MAX_DESCRIPTORS];
-    struct limits_entry *entries = NULL;
     enum nl_code overall;
     static char err[160];
+    size_t dlen = strlen(req->domain), n = req->n_descriptors;
+    int64_t now = clock_wall_now();
+    enum rls_outcome o = RLS_DECIDED;
+    if (cluster_routing()) {
+        o = rls_forward_decide(req->domain, dlen, d, n, now, st, &overall,
+                               caller, finished, err, sizeof(err));
+    } else if (named_limits_check(req->domain, dlen, d, n, NULL, false, now,
+                                  st, &overall, err, sizeof(err)) != 0) {
+        o = RLS_FAILED;
+    }
+    if (o == RLS_FAILED) {
+        a->why = err;
+        return strcmp(err, "OOM") == 0 ? GRPC_RESOURCE_EXHAUSTED
+                                       : GRPC_UNAVAILABLE;
+    }
+    if (o == RLS_WAITING) {
+        a->waiting = true;
+        return GRPC_OK;
+    }
+    return answer(st, n, overall, a);
+}
+
+static enum grpc_status
+should_rate_limit(const unsigned char *msg, size_t len,
+                  const struct rls_caller *caller, struct rls_answer *a)
+{
+    struct nl_descriptor d[NL_MAX_DESCRIPTORS];
+    struct limits_entry *entries = NULL;
     arena_reset();
     Request *req = envoy__service__ratelimit__v3__rate_limit_request__unpack(
         &arena_allocator, len, msg);
@@ -258,15 +314,7 @@ should_rate_limit(const unsigned char *msg, size_t len, struct rls_answer *a)
         /* Envoy's counters are database 0's, whatever RESP selected. */
         keyspace_select(0);
         clock_batch_open();
-        if (named_limits_check(req->domain, strlen(req->domain), d,
-                               req->n_descriptors, false, clock_wall_now(),
-                               st, &overall, err, sizeof(err)) != 0) {
-            a->why = err;
-            rc = strcmp(err, "OOM") == 0 ? GRPC_RESOURCE_EXHAUSTED
-                                         : GRPC_UNAVAILABLE;
-        } else {
-            rc = answer(st, req->n_descriptors, overall, a);
-        }
+        rc = decide(req, d, caller, a);
         clock_batch_close();
     }
     if (entries != NULL) {
@@ -310,12 +358,12 @@ health_check(const unsigned char *msg, size_t len, struct rls_answer *a)
 
 enum grpc_status
 rls_serve(const char *path, const unsigned char *msg, size_t len,
-          struct rls_answer *a)
+          const struct rls_caller *caller, struct rls_answer *a)
 {
     static char why[H2_PATH_MAX + 64];
     memset(a, 0, sizeof(*a));
     if (strcmp(path, RLS_PATH) == 0) {
-        return should_rate_limit(msg, len, a);
+        return should_rate_limit(msg, len, caller, a);
     }
     if (strcmp(path, HEALTH_PATH) == 0) {
         return health_check(msg, len, a);

@@ -12,6 +12,7 @@
 #include "server/client.h"
 #include "server/errors.h"
 #include "lib/glob.h"
+#include "lib/textbuf.h"
 #include "server/handlers/handlers.h"
 
 /* Number of space-separated words in s (NULL: none). */
@@ -625,6 +626,33 @@ reply_key(struct conn *c, const struct cmd *cmd,
     }
 }
 
+#define ERR_BAD_GETKEYS_ARGS "ERR Invalid arguments specified for command"
+
+/* A key the command computes (RL.CHECK's counter): the one key, read and
+ * written, as its handler decides on it. */
+static void
+reply_computed_key(struct conn *c, const struct cmd *cmd, char **argv,
+                   size_t *argvlen, size_t argc, bool with_flags)
+{
+    struct resp_request line = { argc, argv, argvlen, 0 };
+    struct textbuf key = { NULL, 0, 0, false };
+    if (!cmd->computed_key(&line, &key) || key.oom) {
+        cmd_error(c, key.oom ? ERR_OOM
+                             : ERR_BAD_GETKEYS_ARGS);
+        textbuf_free(&key);
+        return;
+    }
+    reply_array(&c->out, 1);
+    if (with_flags) {
+        reply_array(&c->out, 2);
+    }
+    reply_bulk(&c->out, key.p != NULL ? key.p : "", key.len);
+    if (with_flags) {
+        reply_key_flags(c, CMD_KEY_RW | CMD_KEY_ACCESS | CMD_KEY_UPDATE);
+    }
+    textbuf_free(&key);
+}
+
 static void
 getkeys(struct conn *c, struct resp_request *req, bool with_flags)
 {
@@ -634,6 +662,10 @@ getkeys(struct conn *c, struct resp_request *req, bool with_flags)
     const struct cmd *cmd = lookup_full(argv, argvlen, argc);
     if (cmd == NULL) {
         cmd_error(c, "ERR Invalid command specified");
+        return;
+    }
+    if (cmd->computed_key != NULL && cmd_arity_ok(cmd, argc)) {
+        reply_computed_key(c, cmd, argv, argvlen, argc, with_flags);
         return;
     }
     if (cmd_key_spec_count(cmd) == 0) {
@@ -653,7 +685,7 @@ getkeys(struct conn *c, struct resp_request *req, bool with_flags)
         if (cmd->flags & CMD_NO_MANDATORY_KEYS) {
             reply_array(&c->out, 0);
         } else {
-            cmd_error(c, "ERR Invalid arguments specified for command");
+            cmd_error(c, ERR_BAD_GETKEYS_ARGS);
         }
         return;
     }

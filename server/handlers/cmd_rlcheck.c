@@ -3,15 +3,28 @@
  * decision, on the same counter, as Envoy's ShouldRateLimit gets), and
  * CONFIG RELOAD-LIMITS.
  *
- *   RL.CHECK <domain> <key>=<value> [<key>=<value> ...] [HITS n] [PEEK] [MS]
+ *   RL.CHECK <domain> <key>=<value> [<key>=<value> ...]
+ *            [ENTRY <key> <value>] [HITS n] [LIMIT <requests> <unit>]
+ *            [PEEK] [MS] [STATUS]
  *
- * One descriptor: its entries in order. The reply is the limiter commands'
- * five integers for the limit that applies; a descriptor without one
- * (unknown domain, no match, unlimited) is allowed: 0 -1 -1 -1 -1.
+ * One descriptor: its entries in order (ENTRY for a key holding '=', or
+ * bytes of any kind). The reply is the limiter commands' five integers
+ * for the limit that applies; a descriptor without one (unknown domain,
+ * no match, unlimited) is allowed: 0 -1 -1 -1 -1. LIMIT is Envoy's
+ * per-descriptor override; STATUS answers Envoy's DescriptorStatus as
+ * eight values instead (code, has_limit, unlimited, requests_per_unit,
+ * unit, remaining, nanoseconds until reset, the rule's name): what a node
+ * forwarding a gRPC call asks the counter's owner (envoy/rls_forward.c).
+ *
+ * In a cluster the descriptor's counter key routes the command, as a key
+ * routes any other: served here, or -MOVED to its slot's owner. That key
+ * is not an argument, so the row names none; COMMAND GETKEYS answers the
+ * counter (rl_check_key), which is how cluster clients find the node.
  */
 #include <string.h>
 
 #include "lib/num.h"
+#include "lib/textbuf.h"
 #include "protocol/reply.h"
 #include "server/client.h"
 #include "server/clock.h"
@@ -28,66 +41,202 @@ struct check_args {
     struct limits_entry e[LIMITS_MAX_DEPTH];
     size_t n;
     int64_t hits;
+    bool has_override;
+    uint32_t override_requests;
+    enum limits_unit override_unit;
     bool peek;
     bool ms;
+    bool status;
 };
 
-/* key=value at argv[i] into a; false after replying the error. */
+#define ERR_TOO_MANY_ENTRIES "ERR RL.CHECK takes at most 16 key=value entries"
+_Static_assert(LIMITS_MAX_DEPTH == 16, "ERR_TOO_MANY_ENTRIES's number");
+
+/* One more entry into a; false (and *why) when there is no room or no
+ * key. */
 static bool
-add_entry(struct conn *c, struct check_args *a, const char *arg, size_t len,
-          const char *eq)
+add_entry(struct check_args *a, const char *key, size_t klen,
+          const char *value, size_t vlen, const char **why)
 {
-    if (eq == arg) {
-        cmd_error(c, "ERR descriptor entries are key=value with a key");
+    if (klen == 0) {
+        *why = "ERR descriptor entries are key=value with a key";
         return false;
     }
     if (a->n == LIMITS_MAX_DEPTH) {
-        cmd_errorf(c, "ERR RL.CHECK takes at most %d key=value entries",
-                   LIMITS_MAX_DEPTH);
+        *why = ERR_TOO_MANY_ENTRIES;
         return false;
     }
-    struct limits_entry *e = &a->e[a->n++];
-    e->key = arg;
-    e->klen = (size_t)(eq - arg);
-    e->value = eq + 1;
-    e->vlen = len - e->klen - 1;
+    a->e[a->n++] = (struct limits_entry){ key, klen, value, vlen };
     return true;
 }
 
+/* LIMIT <requests> <unit>: a unit by its number (Envoy's, 1 to 6) or its
+ * name. */
 static bool
-parse_check(struct conn *c, struct resp_request *req, struct check_args *a)
+parse_override(const struct resp_request *req, size_t i,
+               struct check_args *a)
+{
+    int64_t requests, unit;
+    if (!num_parse_i64(req->argv[i], req->argvlen[i], &requests) ||
+        requests < 0 || requests > UINT32_MAX) {
+        return false;
+    }
+    if (!num_parse_i64(req->argv[i + 1], req->argvlen[i + 1], &unit)) {
+        unit = limits_unit_parse(req->argv[i + 1]);
+    }
+    if (unit < LIMITS_SECOND || unit > LIMITS_YEAR) {
+        return false;
+    }
+    a->has_override = true;
+    a->override_requests = (uint32_t)requests;
+    a->override_unit = (enum limits_unit)unit;
+    return true;
+}
+
+/* The options among the entries; *i is the argument, moved past its
+ * values. false with *why. */
+static bool
+parse_option(const struct resp_request *req, size_t *i,
+             struct check_args *a, const char **why)
+{
+    size_t left = req->argc - *i - 1;
+    *why = ERR_SYNTAX;
+    if (cmd_arg_is(req, *i, "entry") && left >= 2) {
+        *i += 2;
+        return add_entry(a, req->argv[*i - 1], req->argvlen[*i - 1],
+                         req->argv[*i], req->argvlen[*i], why);
+    }
+    if (cmd_arg_is(req, *i, "hits") && left >= 1) {
+        *i += 1;
+        *why = ERR_NOT_INTEGER;
+        return num_parse_i64(req->argv[*i], req->argvlen[*i], &a->hits) &&
+               a->hits >= 0;
+    }
+    if (cmd_arg_is(req, *i, "limit") && left >= 2) {
+        *i += 2;
+        *why = "ERR LIMIT wants <requests> <unit>, a unit from SECOND (1) "
+               "to YEAR (6)";
+        return parse_override(req, *i - 1, a);
+    }
+    bool *flag = cmd_arg_is(req, *i, "peek") ? &a->peek
+                 : cmd_arg_is(req, *i, "ms") ? &a->ms
+                 : cmd_arg_is(req, *i, "status") ? &a->status : NULL;
+    if (flag == NULL) {
+        return false;
+    }
+    *flag = true;
+    return true;
+}
+
+/* The arguments into a; false with *why. */
+static bool
+parse_args(const struct resp_request *req, struct check_args *a,
+           const char **why)
 {
     memset(a, 0, sizeof(*a));
     a->hits = 1;
+    a->override_unit = LIMITS_UNIT_UNKNOWN;
     for (size_t i = 2; i < req->argc; i++) {
         const char *arg = req->argv[i];
         size_t len = req->argvlen[i];
         const char *eq = memchr(arg, '=', len);
-        if (eq != NULL) {
-            if (!add_entry(c, a, arg, len, eq)) {
-                return false;
-            }
-        } else if (cmd_arg_is(req, i, "hits") && i + 1 < req->argc) {
-            i++;
-            if (!num_parse_i64(req->argv[i], req->argvlen[i], &a->hits) ||
-                a->hits < 0) {
-                cmd_error(c, ERR_NOT_INTEGER);
-                return false;
-            }
-        } else if (cmd_arg_is(req, i, "peek")) {
-            a->peek = true;
-        } else if (cmd_arg_is(req, i, "ms")) {
-            a->ms = true;
-        } else {
-            cmd_error(c, ERR_SYNTAX);
+        if (eq != NULL ? !add_entry(a, arg, (size_t)(eq - arg), eq + 1,
+                                    len - (size_t)(eq - arg) - 1, why)
+                       : !parse_option(req, &i, a, why)) {
             return false;
         }
     }
     if (a->n == 0) {
-        cmd_error(c, "ERR RL.CHECK wants at least one key=value entry");
+        *why = "ERR RL.CHECK wants at least one key=value entry";
         return false;
     }
     return true;
+}
+
+static struct nl_descriptor
+descriptor_of(const struct check_args *a)
+{
+    return (struct nl_descriptor){ a->e, a->n, (uint64_t)a->hits,
+                                   a->has_override, a->override_requests,
+                                   a->override_unit };
+}
+
+/* COMMAND GETKEYS RL.CHECK ...: the descriptor's counter, decided on or
+ * not (a descriptor without a limit is answered by any node, so its
+ * entries' own name routes it as well as another). */
+bool
+rl_check_key(const struct resp_request *req, struct textbuf *key)
+{
+    struct check_args a;
+    struct nl_counter k;
+    const char *why;
+    char err[64];
+    if (!parse_args(req, &a, &why)) {
+        return false;
+    }
+    struct nl_descriptor d = descriptor_of(&a);
+    return named_limits_counters(req->argv[1], req->argvlen[1], &d, 1, key,
+                                 &k, err, sizeof(err)) == 0;
+}
+
+/* In a cluster: is the descriptor's counter served here? If not, the
+ * client is told where. */
+static bool
+counter_served_here(struct conn *c, const struct resp_request *req,
+                    const struct nl_descriptor *d)
+{
+    struct textbuf names = { NULL, 0, 0, false };
+    struct nl_counter k;
+    struct cluster_redirect to;
+    char err[64];
+    if (!cluster_routing()) {
+        return true;
+    }
+    if (named_limits_counters(req->argv[1], req->argvlen[1], d, 1, &names,
+                              &k, err, sizeof(err)) != 0) {
+        textbuf_free(&names);
+        return true;                    /* the check says why */
+    }
+    enum cluster_verdict v = !k.decides
+        ? CLUSTER_HERE
+        : cluster_route_key(names.p, k.len, false, &to);
+    textbuf_free(&names);
+    return cmd_reply_route(c, v, &to);
+}
+
+/* STATUS: Envoy's DescriptorStatus, for a node that forwards a call. */
+static void
+reply_descriptor_status(struct conn *c, const struct nl_status *st)
+{
+    reply_array(&c->out, 8);
+    reply_int(&c->out, st->code);
+    reply_int(&c->out, st->has_limit);
+    reply_int(&c->out, st->unlimited);
+    reply_int(&c->out, st->requests_per_unit);
+    reply_int(&c->out, st->unit);
+    reply_int(&c->out, st->remaining);
+    reply_int(&c->out, st->reset_ns);
+    reply_bulk(&c->out, st->name, strlen(st->name));
+}
+
+static void
+reply_check(struct conn *c, const struct check_args *a,
+            const struct nl_status *st)
+{
+    if (a->status) {
+        reply_descriptor_status(c, st);
+        return;
+    }
+    if (!st->has_limit) {
+        int64_t none[5] = { 0, -1, -1, -1, -1 };
+        cmd_count_decision(c, false);
+        reply_int5(&c->out, none);
+        return;
+    }
+    struct limit_decision dec = { st->code == NL_OVER_LIMIT,
+                                  st->requests_per_unit, st->remaining,
+                                  st->retry_ns, st->reset_ns, 0 };
+    limit_cmd_reply_decision(c, &dec, a->ms);
 }
 
 void
@@ -96,18 +245,18 @@ rl_check_command(struct conn *c, struct resp_request *req)
     struct check_args a;
     struct nl_status st;
     enum nl_code overall;
+    const char *why;
     char err[128];
-    if (cluster_routing()) {
-        cmd_error(c, "ERR RL.CHECK is not available with cluster-mode yes");
+    if (!parse_args(req, &a, &why)) {
+        cmd_error(c, why);
         return;
     }
-    if (!parse_check(c, req, &a)) {
+    struct nl_descriptor d = descriptor_of(&a);
+    if (!counter_served_here(c, req, &d)) {
         return;
     }
-    struct nl_descriptor d = { a.e, a.n, (uint64_t)a.hits, false, 0,
-                               LIMITS_UNIT_UNKNOWN };
-    if (named_limits_check(req->argv[1], req->argvlen[1], &d, 1, a.peek,
-                           clock_wall_now(), &st, &overall, err,
+    if (named_limits_check(req->argv[1], req->argvlen[1], &d, 1, NULL,
+                           a.peek, clock_wall_now(), &st, &overall, err,
                            sizeof(err)) != 0) {
         if (strcmp(err, "OOM") == 0) {
             cmd_error(c, ERR_OOM);
@@ -116,16 +265,7 @@ rl_check_command(struct conn *c, struct resp_request *req)
         }
         return;
     }
-    if (!st.has_limit) {
-        int64_t none[5] = { 0, -1, -1, -1, -1 };
-        cmd_count_decision(c, false);
-        reply_int5(&c->out, none);
-        return;
-    }
-    struct limit_decision dec = { st.code == NL_OVER_LIMIT,
-                                  st.requests_per_unit, st.remaining,
-                                  st.retry_ns, st.reset_ns, 0 };
-    limit_cmd_reply_decision(c, &dec, a.ms);
+    reply_check(c, &a, &st);
 }
 
 /* CONFIG RELOAD-LIMITS: limits-file again, whole, or an error and the

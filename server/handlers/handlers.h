@@ -272,6 +272,9 @@ HANDLER(increx_command);
 
 /* cmd_rlcheck.c */
 HANDLER(rl_check_command);
+/* RL.CHECK's counter, for COMMAND GETKEYS (its row's computed_key). */
+struct textbuf;
+bool rl_check_key(const struct resp_request *req, struct textbuf *key);
 HANDLER(config_reload_limits_command);
 
 /* cmd_log.c */

@@ -272,6 +272,10 @@ section_stats(struct textbuf *t)
              "grpc_connection_memory_limit_refused_calls:%llu\r\n"
              "grpc_memory_limit_disconnections:%llu\r\n"
              "grpc_stream_timeouts:%llu\r\n"
+             "rls_forwarded_descriptors:%llu\r\n"
+             "rls_forward_redirects:%llu\r\n"
+             "rls_forward_failures:%llu\r\n"
+             "rls_forward_timeouts:%llu\r\n"
              "accept_errors:%llu\r\n",
              (unsigned long long)s->connections_received,
              (unsigned long long)s->commands_processed,
@@ -296,6 +300,10 @@ section_stats(struct textbuf *t)
              (unsigned long long)s->grpc_refused_streams,
              (unsigned long long)s->grpc_memory_limit_closes,
              (unsigned long long)s->grpc_stream_timeouts,
+             (unsigned long long)s->rls_forwarded,
+             (unsigned long long)s->rls_forward_redirects,
+             (unsigned long long)s->rls_forward_failures,
+             (unsigned long long)s->rls_forward_timeouts,
              (unsigned long long)s->accept_errors);
 }
 

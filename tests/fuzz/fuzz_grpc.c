@@ -71,7 +71,7 @@ answer_calls(struct h2_conn *h)
         struct rls_answer a = { NULL, 0, NULL };
         enum grpc_status st = call.refused != GRPC_OK
                               ? call.refused
-                              : rls_serve(call.path, call.message, call.len, &a);
+                              : rls_serve(call.path, call.message, call.len, NULL, &a);
         rc = h2_answer(h, call.stream, st,
                        call.refused != GRPC_OK ? call.why : a.why,
                        a.message, a.len);
@@ -460,7 +460,7 @@ static void
 serve_message(const char *path, const uint8_t *data, size_t size)
 {
     struct rls_answer a = { NULL, 0, NULL };
-    enum grpc_status st = rls_serve(path, data, size, &a);
+    enum grpc_status st = rls_serve(path, data, size, NULL, &a);
     CHECK((st == GRPC_OK) == (a.message != NULL));
 }
 

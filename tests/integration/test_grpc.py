@@ -504,18 +504,11 @@ def test_maxclients_and_timeout_hold_for_grpc_connections(start_daemon, tmp_path
     c.close()
 
 
-def test_grpc_port_is_fixed_at_start_and_refused_in_a_cluster(rls, tmp_path):
+def test_grpc_port_is_fixed_at_start(rls):
+    # (In a cluster it serves too: test_rl_shards.py.)
     assert rls.raw().command("CONFIG", "SET", "grpc-port", "1") == (
         b"-ERR CONFIG SET failed (possibly related to argument 'grpc-port') - "
         b"can't set immutable config\r\n")
-    port = harness.free_port()
-    conf = tmp_path / "cluster.conf"
-    conf.write_text("cluster-mode yes\ncluster-node %s 127.0.0.1:%d 0-16383\n" % ("a" * 40, port))
-    r = subprocess.run([harness.BIN, str(conf), "--port", str(port), "--grpc-port",
-                        str(harness.free_port()), "--test-config"],
-                       capture_output=True, text=True, timeout=10)
-    assert r.returncode == 1
-    assert "grpc-port is not available with cluster-mode yes" in r.stderr
 
 
 # ---- the memory of gRPC connections ------------------------------------------
