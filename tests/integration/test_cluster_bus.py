@@ -387,3 +387,125 @@ def test_publish_reaches_subscribers_on_every_node(start_daemon):
     msg = p.get_message(timeout=5)
     assert msg is not None and msg["data"] == b"hello"
     p.close()
+
+
+# ---- a fake node that speaks the bus: replayed, out-of-order, hostile ---------
+
+
+class FakeNode:
+    """A node of our own on the bus: it listens on a cluster port and
+    answers every PING or MEET with a PONG under its name, so a cellgate
+    that it MEETs completes the handshake and knows it as a master."""
+
+    def __init__(self, name):
+        self.name = name
+        self.lsn = socket.socket()
+        self.lsn.bind(("127.0.0.1", 0))
+        self.lsn.listen(8)
+        self.cport = self.lsn.getsockname()[1]
+        self.stop = False
+        import threading
+        self.thread = threading.Thread(target=self._serve, daemon=True)
+        self.thread.start()
+
+    def msg(self, mtype, body=b"", count=0, slots=b"", slaveof=b"",
+            cur=1, cfg=1, mflags=0, flags=1):
+        f = bytearray(frame(mtype, body, count=count, sender=self.name,
+                            mflags=mflags))
+        struct.pack_into(">QQ", f, 16, cur, cfg)
+        f[80:80 + len(slots)] = slots
+        f[2128:2128 + len(slaveof)] = slaveof
+        struct.pack_into(">HH", f, 2248, self.cport, flags)
+        return bytes(f)
+
+    def _answer(self, conn):
+        conn.settimeout(0.5)
+        while not self.stop:
+            try:
+                f = read_frame(conn, timeout=0.5)
+            except (socket.timeout, OSError):
+                continue
+            if f is None:
+                return
+            if struct.unpack(">H", f[12:14])[0] in (0, 2):
+                try:
+                    conn.sendall(self.msg(1))
+                except OSError:
+                    return
+
+    def _serve(self):
+        import threading
+        self.lsn.settimeout(0.2)
+        while not self.stop:
+            try:
+                conn, _ = self.lsn.accept()
+            except (socket.timeout, OSError):
+                continue
+            threading.Thread(target=self._answer, args=(conn,), daemon=True).start()
+
+    def close(self):
+        self.stop = True
+        self.lsn.close()
+
+
+@pytest.mark.parametrize("seed", [7, 39, 1000])
+def test_a_known_node_sending_hostile_and_out_of_order_messages(start_daemon, seed):
+    """Once a cellgate knows a node (handshake done), every message of it
+    is acted on: random roles, slots, epochs, gossip about real and
+    unknown names, FAIL, UPDATE, votes, MFSTART and PUBLISH, in any order.
+    The node stays up, answers, and still lists itself."""
+    d = start_node(start_daemon, "a")
+    c = d.client()
+    fake = FakeNode(b"f" * 40)
+    try:
+        with bus_conn(d) as s:
+            s.sendall(fake.msg(2))          # MEET
+            assert read_frame(s) is not None
+            assert harness.wait_until(
+                lambda: "f" * 40 in nodes_of(c)
+                and "handshake" not in nodes_of(c)["f" * 40][1], WAIT), nodes_of(c)
+            me = my_id(c).encode()
+            pool = [me, b"f" * 40, b"e" * 40, b"0" * 40, b"\xff" * 40]
+            rnd = random.Random(seed)
+            for i in range(400):
+                s.sendall(random_known_message(fake, rnd, pool))
+                if i % 50 == 0:
+                    assert c.ping()
+        assert c.ping()
+        assert my_id(c) == me.decode()
+        c.execute_command("CLUSTER", "INFO")
+        assert d.alive()
+    finally:
+        fake.close()
+
+
+def random_known_message(fake, rnd, pool):
+    slots = bytes(rnd.choice([0, 0, 0xff, rnd.getrandbits(8)])
+                  for _ in range(rnd.choice([0, 16, 2048])))
+    epoch = rnd.choice([0, 1, 2, 5, 2 ** 63])
+    kind = rnd.randrange(9)
+    if kind <= 2:                           # PING/PONG/MEET with gossip
+        n = rnd.randrange(0, 4)
+        g = bytearray(104 * n)
+        for i in range(n):
+            g[i * 104:i * 104 + 40] = rnd.choice(pool)
+            g[i * 104 + 48:i * 104 + 57] = b"127.0.0.1"
+            struct.pack_into(">HHH", g, i * 104 + 94, rnd.randrange(65536),
+                             rnd.randrange(65536), rnd.getrandbits(10))
+        return fake.msg(kind, bytes(g), count=n, slots=slots,
+                        slaveof=rnd.choice([b"", rnd.choice(pool)]),
+                        cur=epoch, cfg=rnd.choice([0, epoch]),
+                        flags=rnd.choice([1, 2, 1 | 4, 8]))
+    if kind == 3:
+        return fake.msg(3, rnd.choice(pool))                       # FAIL
+    if kind == 4:
+        return fake.msg(7, struct.pack(">Q", epoch) + rnd.choice(pool)
+                        + slots.ljust(2048, b"\0"))                # UPDATE
+    if kind == 5:
+        return fake.msg(5, mflags=rnd.choice([0, 2]), cur=epoch,
+                        slaveof=rnd.choice(pool), slots=slots)     # AUTH_REQUEST
+    if kind == 6:
+        return fake.msg(rnd.choice([6, 8]), cur=epoch)             # ACK, MFSTART
+    if kind == 7:
+        return fake.msg(4, struct.pack(">II", 2, 2) + b"chms")     # PUBLISH
+    return fake.msg(rnd.choice([9, 10, 11, 300]), b"\0" * 16)      # MODULE...
