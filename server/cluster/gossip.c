@@ -1093,6 +1093,93 @@ check_node(struct cluster_node_v *n, int64_t now)
     return false;
 }
 
+/* ---- replica migration (an orphaned primary gets a replica) ---------------- */
+
+#define REPLICA_MIGRATION_DELAY_MS 5000    /* CLUSTER_SLAVE_MIGRATION_DELAY */
+
+static int
+ok_replicas(const struct cluster_node_v *p)
+{
+    int ok = 0;
+    for (int j = 0; j < p->nreplicas; j++) {
+        if (!(p->replicas[j]->flags & (VIEW_NODE_FAIL | VIEW_NODE_PFAIL))) {
+            ok++;
+        }
+    }
+    return ok;
+}
+
+/* clusterHandleSlaveMigration: myself, a replica of a primary with more
+ * than cluster-migration-barrier good replicas and the smallest name among
+ * the replicas of the best-served primaries, moves to a primary with slots
+ * left without replicas for 5 s (one that had some: MIGRATE_TO). */
+static void
+migrate_if_needed(int max_replicas)
+{
+    struct cluster_node_v *me = cview.myself, *target = NULL, *cand = me;
+    if (cview.state != VIEW_STATE_OK || me->primary == NULL ||
+        ok_replicas(me->primary) <= srv.conf.cluster_migration_barrier) {
+        return;
+    }
+    for (size_t i = 0; i < cview.nnodes; i++) {
+        struct cluster_node_v *n = cview.nodes[i];
+        int ok = view_node_is_primary(n) ? view_count_non_failing_replicas(n) : 0;
+        bool orphaned = view_node_is_primary(n) && !view_node_failed(n) &&
+                        (n->flags & VIEW_NODE_MIGRATE_TO) && ok == 0;
+        if (orphaned) {
+            if (target == NULL && n->numslots > 0) {
+                target = n;
+            }
+            if (n->orphaned_time == 0) {
+                n->orphaned_time = now_ms();
+            }
+        } else {
+            n->orphaned_time = 0;
+        }
+        for (int j = 0; ok == max_replicas && j < n->nreplicas; j++) {
+            if (memcmp(n->replicas[j]->name, cand->name, CLUSTER_ID_LEN) < 0) {
+                cand = n->replicas[j];
+            }
+        }
+    }
+    if (target != NULL && cand == me &&
+        now_ms() - target->orphaned_time > REPLICA_MIGRATION_DELAY_MS) {
+        log_warning("Migrating to orphaned master %.40s", target->name);
+        become_replica_of(target);
+    }
+}
+
+/* The cron's look at the primaries from a replica: are some orphaned, how
+ * many good replicas has the best served one? */
+static void
+consider_migration(void)
+{
+    struct cluster_node_v *me = cview.myself;
+    int orphaned = 0, max_replicas = 0, mine = 0;
+    if (!view_node_is_replica(me) || !srv.conf.cluster_allow_replica_migration) {
+        return;
+    }
+    for (size_t i = 0; i < cview.nnodes; i++) {
+        struct cluster_node_v *n = cview.nodes[i];
+        if ((n->flags & (VIEW_NODE_MYSELF | VIEW_NODE_NOADDR |
+                         VIEW_NODE_HANDSHAKE)) ||
+            !view_node_is_primary(n) || view_node_failed(n)) {
+            continue;
+        }
+        int ok = view_count_non_failing_replicas(n);
+        if (ok == 0 && n->numslots > 0 && (n->flags & VIEW_NODE_MIGRATE_TO)) {
+            orphaned++;
+        }
+        max_replicas = ok > max_replicas ? ok : max_replicas;
+        if (me->primary == n) {
+            mine = ok;
+        }
+    }
+    if (orphaned > 0 && max_replicas >= 2 && mine == max_replicas) {
+        migrate_if_needed(max_replicas);
+    }
+}
+
 void
 gossip_cron(void)
 {
@@ -1127,6 +1214,7 @@ gossip_cron(void)
         !repl_same_primary(p->ip, p->port)) {
         repl_set_primary(p->ip, p->port);
     }
+    consider_migration();
     if (update || cview.state == VIEW_STATE_FAIL) {
         view_update_state(now, gossip_node_timeout(),
                           srv.conf.cluster_require_full_coverage);

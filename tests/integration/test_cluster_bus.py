@@ -305,6 +305,13 @@ def cluster_check(d):
         "[WARNING]" not in p.stdout, p.stdout + p.stderr
 
 
+def kill9(d):
+    """kill -9, and the harness told it is gone on purpose."""
+    d.proc.kill()
+    d.proc.wait(5)
+    d.stopped = True
+
+
 def role(d):
     try:
         return d.client().execute_command("ROLE")[0]
@@ -509,3 +516,32 @@ def random_known_message(fake, rnd, pool):
     if kind == 7:
         return fake.msg(4, struct.pack(">II", 2, 2) + b"chms")     # PUBLISH
     return fake.msg(rnd.choice([9, 10, 11, 300]), b"\0" * 16)      # MODULE...
+
+
+def test_a_spare_replica_migrates_to_an_orphaned_primary(start_daemon):
+    """Replica migration: one primary has two replicas, another loses its
+    only one (kill -9): after FAIL and Redis's 5 s delay a replica of the
+    first moves to the orphaned primary (cluster-migration-barrier 1)."""
+    ds = six_node_cluster(start_daemon)
+    spare = start_node(start_daemon, "n6")
+    sc = spare.client()
+    meet(sc, ds[0].port, ds[0].cport)
+    assert harness.wait_until(lambda: all_connected(sc, 7), WAIT), nodes_of(sc)
+    rich = next(d for d in ds if role(d) == b"master")
+    rich_id = my_id(rich.client())
+    assert sc.execute_command("CLUSTER", "REPLICATE", rich_id)
+    assert harness.wait_until(
+        lambda: sum(1 for v in nodes_of(rich.client()).values()
+                    if v[2] == rich_id) == 2, WAIT)
+    poor = next(d for d in ds if role(d) == b"master" and d is not rich)
+    poor_id = my_id(poor.client())
+    victim = next(d for d in ds if nodes_of(d.client())[my_id(d.client())][2] == poor_id)
+    vid = my_id(victim.client())
+    kill9(victim)
+    assert harness.wait_until(
+        lambda: "fail" in nodes_of(poor.client())[vid][1], WAIT)
+    # 5 s of orphaned state, then one of rich's replicas moves over
+    assert harness.wait_until(
+        lambda: any(v[2] == poor_id and k != vid
+                    for k, v in nodes_of(poor.client()).items()), WAIT), \
+        nodes_of(poor.client())
