@@ -626,6 +626,9 @@ sender_of(struct bus_link *l, const struct cmsg *m)
         return n;
     }
     n = view_lookup(m->sender, CLUSTER_ID_LEN);
+    if (n == cview.myself && n != NULL && bus_link_node(l) == NULL) {
+        return n;                       /* never tie a link to myself */
+    }
     if (n != NULL && bus_link_node(l) == NULL) {
         bus_link_set_inbound_node(l, n);
     }
@@ -974,6 +977,14 @@ process_other(struct bus_link *l, const struct cmsg *m,
     return true;
 }
 
+/* Is l our outbound link to a node in handshake (whose PONG names it)? */
+static bool
+answers_my_meet(const struct bus_link *l)
+{
+    const struct cluster_node_v *n = bus_link_node(l);
+    return !bus_link_inbound(l) && n != NULL && view_node_in_handshake(n);
+}
+
 static const char *const status_text[] = {
     "ok", "short", "bad signature", "wrong version", "bad length",
     "bad extension"
@@ -995,6 +1006,15 @@ gossip_process(struct bus_link *l, const uint8_t *frame, size_t len)
     }
     uint64_t epoch = 0;
     struct cluster_node_v *sender = sender_of(l, m);
+    if (sender == cview.myself && !answers_my_meet(l)) {
+        /* our own MEET or PING (CLUSTER MEET of our own address) is
+         * answered, so the handshake ends as in Redis; nothing else of a
+         * message in our name is taken: only a forgery would carry it */
+        if (m->type == CMSG_PING || m->type == CMSG_MEET) {
+            answer_ping(l, m, sender);
+        }
+        return !bus_link_closing(l);
+    }
     if (sender != NULL) {
         sender->data_received = now_ms();
         if (!view_node_in_handshake(sender)) {

@@ -335,8 +335,12 @@ def test_cluster_create_six_cellgates_with_replicas_and_failover(start_daemon):
     replica takes its slots, check is clean again; the old primary, started
     again, comes back as a replica of the winner."""
     ds = six_node_cluster(start_daemon)
-    info = ds[0].client().execute_command("CLUSTER", "INFO").decode()
-    assert "cluster_state:ok" in info
+
+    def info():
+        return ds[0].client().execute_command("CLUSTER", "INFO").decode()
+    # a node's state turns ok after Redis's rejoin delay (2 s from start)
+    assert harness.wait_until(lambda: "cluster_state:ok" in info(), WAIT), info()
+    info = info()
     assert "cluster_stats_messages_ping_sent:" in info
     assert "total_cluster_links_buffer_limit_exceeded:0" in info
     assert "cluster_clock_peers_measured:" in info
