@@ -97,6 +97,12 @@ bus_link_inbound(const struct bus_link *l)
     return l->inbound;
 }
 
+bool
+bus_link_closing(const struct bus_link *l)
+{
+    return l->closing;
+}
+
 int64_t
 bus_link_ctime(const struct bus_link *l)
 {
@@ -168,26 +174,31 @@ addr_text(const struct sockaddr_storage *ss, char *ip, size_t len)
     return uv_ip4_name((const struct sockaddr_in *)ss, ip, len);
 }
 
-int
-bus_link_sockname(const struct bus_link *l, char *ip, size_t len)
+/* The local (this node's, as the peer reached it) or the peer's address
+ * of l's socket. */
+static int
+link_addr(const struct bus_link *l, bool local, char *ip, size_t len)
 {
     struct sockaddr_storage ss;
     int n = sizeof(ss);
-    if (uv_tcp_getsockname(&l->tcp, (struct sockaddr *)&ss, &n) != 0) {
+    int rc = local ? uv_tcp_getsockname(&l->tcp, (struct sockaddr *)&ss, &n)
+                   : uv_tcp_getpeername(&l->tcp, (struct sockaddr *)&ss, &n);
+    if (rc != 0) {
         return -1;
     }
     return addr_text(&ss, ip, len) == 0 ? 0 : -1;
 }
 
 int
+bus_link_sockname(const struct bus_link *l, char *ip, size_t len)
+{
+    return link_addr(l, true, ip, len);
+}
+
+int
 bus_link_peername(const struct bus_link *l, char *ip, size_t len)
 {
-    struct sockaddr_storage ss;
-    int n = sizeof(ss);
-    if (uv_tcp_getpeername(&l->tcp, (struct sockaddr *)&ss, &n) != 0) {
-        return -1;
-    }
-    return addr_text(&ss, ip, len) == 0 ? 0 : -1;
+    return link_addr(l, false, ip, len);
 }
 
 /* ---- writing --------------------------------------------------------- */

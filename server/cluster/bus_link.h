@@ -24,6 +24,9 @@ struct bus_link;
 struct cluster_node_v *bus_link_node(const struct bus_link *l);
 bool bus_link_inbound(const struct bus_link *l);
 
+/* Was l freed (it stays readable until the loop's next turn)? */
+bool bus_link_closing(const struct bus_link *l);
+
 /* Send m on l (queued; never blocks); counted in the sent stats. l NULL
  * does nothing, as Redis's clusterSendMessage. */
 void bus_send(struct bus_link *l, const struct cmsg *m);

@@ -344,7 +344,9 @@ manual_step(void)
     if (fo.mf_end == 0 || fo.mf_can_start || fo.mf_primary_offset == -1) {
         return;
     }
-    if (fo.mf_primary_offset == gossip_repl_offset()) {
+    /* Redis waits for ==; past it (a replication PING the paused primary
+     * sent after telling its offset) everything of the pause is applied */
+    if (gossip_repl_offset() >= fo.mf_primary_offset) {
         fo.mf_can_start = true;
         log_warning("All master replication stream processed, manual "
                     "failover can start.");

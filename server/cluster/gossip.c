@@ -37,6 +37,7 @@
 #include "lib/mem.h"
 #include "lib/textbuf.h"
 #include "server/clock.h"
+#include "server/keyspace.h"
 #include "server/cluster/bus.h"
 #include "server/cluster/bus_link.h"
 #include "server/cluster/view.h"
@@ -69,6 +70,14 @@ void
 gossip_set_failover_ops(const struct gossip_failover_ops *ops)
 {
     fops = ops;
+}
+
+/* Before bus_start() set the ops (a header built for PUBLISH, say), no
+ * failover runs. */
+static bool
+mf_running(void)
+{
+    return fops != NULL && fops->manual_running();
 }
 
 static int64_t
@@ -144,7 +153,7 @@ gossip_build_header(struct cmsg *m, unsigned type)
     m->current_epoch = cview.current_epoch;
     m->config_epoch = primary->config_epoch;
     m->offset = (uint64_t)gossip_repl_offset();
-    if (view_node_is_primary(me) && fops->manual_running()) {
+    if (view_node_is_primary(me) && mf_running()) {
         m->mflags[0] |= CMSG_FLAG0_PAUSED;
     }
     m->has_clock = true;
@@ -346,7 +355,9 @@ static void
 become_replica_of(struct cluster_node_v *n)
 {
     view_set_my_primary(n);
-    fops->reset_manual();
+    if (fops != NULL) {
+        fops->reset_manual();
+    }
     if (n->ip[0] != '\0' && !repl_same_primary(n->ip, n->port)) {
         repl_set_primary(n->ip, n->port);
     }
@@ -511,6 +522,9 @@ slot_unclaimed(unsigned j)
 /* The slots sender claims under epoch that we give to it
  * (clusterUpdateSlotsConfigWith's loop). *ours: how many were our
  * shard's; returns how many sender claims. */
+static uint16_t dirty_slots[CLUSTER_SLOTS];  /* lost with keys in them */
+static unsigned ndirty;
+
 static int
 rebind_slots(struct cluster_node_v *sender, uint64_t epoch,
              const uint8_t *slots, struct cluster_node_v *curprimary,
@@ -533,6 +547,9 @@ rebind_slots(struct cluster_node_v *sender, uint64_t epoch,
             continue;
         }
         if (slot_unclaimed(j) || cview.slots[j]->config_epoch < epoch) {
+            if (cview.slots[j] == cview.myself && keyspace_slot_count(j) > 0) {
+                dirty_slots[ndirty++] = (uint16_t)j;
+            }
             if (cview.slots[j] == curprimary && curprimary != NULL) {
                 (*ours)++;
             }
@@ -557,6 +574,7 @@ update_slots_with(struct cluster_node_v *sender, uint64_t epoch,
         log_warning("Discarding UPDATE message about myself.");
         return;
     }
+    ndirty = 0;
     int claimed = rebind_slots(sender, epoch, slots, cur, &ours);
     if (ours > 0 && cur != NULL && cur->numslots == 0 &&
         (srv.conf.cluster_allow_replica_migration || claimed == ours)) {
@@ -568,6 +586,12 @@ update_slots_with(struct cluster_node_v *sender, uint64_t epoch,
         log_warning("I'm a sub-replica! Reconfiguring myself as a replica "
                     "of grandmaster %.40s", me->primary->primary->name);
         become_replica_of(me->primary->primary);
+    } else {
+        /* still a primary: the keys of the slots it lost go, so keys and
+         * slots agree (a replica resyncs instead) */
+        for (unsigned i = 0; i < ndirty; i++) {
+            keyspace_slot_delete(dirty_slots[i], clock_wall_now());
+        }
     }
 }
 
@@ -602,6 +626,9 @@ sender_of(struct bus_link *l, const struct cmsg *m)
         return n;
     }
     n = view_lookup(m->sender, CLUSTER_ID_LEN);
+    if (n == cview.myself && n != NULL && bus_link_node(l) == NULL) {
+        return n;                       /* never tie a link to myself */
+    }
     if (n != NULL && bus_link_node(l) == NULL) {
         bus_link_set_inbound_node(l, n);
     }
@@ -950,6 +977,14 @@ process_other(struct bus_link *l, const struct cmsg *m,
     return true;
 }
 
+/* Is l our outbound link to a node in handshake (whose PONG names it)? */
+static bool
+answers_my_meet(const struct bus_link *l)
+{
+    const struct cluster_node_v *n = bus_link_node(l);
+    return !bus_link_inbound(l) && n != NULL && view_node_in_handshake(n);
+}
+
 static const char *const status_text[] = {
     "ok", "short", "bad signature", "wrong version", "bad length",
     "bad extension"
@@ -971,6 +1006,15 @@ gossip_process(struct bus_link *l, const uint8_t *frame, size_t len)
     }
     uint64_t epoch = 0;
     struct cluster_node_v *sender = sender_of(l, m);
+    if (sender == cview.myself && !answers_my_meet(l)) {
+        /* our own MEET or PING (CLUSTER MEET of our own address) is
+         * answered, so the handshake ends as in Redis; nothing else of a
+         * message in our name is taken: only a forgery would carry it */
+        if (m->type == CMSG_PING || m->type == CMSG_MEET) {
+            answer_ping(l, m, sender);
+        }
+        return !bus_link_closing(l);
+    }
     if (sender != NULL) {
         sender->data_received = now_ms();
         if (!view_node_in_handshake(sender)) {
@@ -979,6 +1023,9 @@ gossip_process(struct bus_link *l, const uint8_t *frame, size_t len)
     }
     if (m->type == CMSG_PING || m->type == CMSG_MEET) {
         answer_ping(l, m, sender);
+        if (bus_link_closing(l)) {      /* the PONG could not be queued */
+            return false;
+        }
     }
     if (m->type <= CMSG_MEET) {
         return process_config(l, m, sender, epoch);
@@ -1049,7 +1096,7 @@ check_node(struct cluster_node_v *n, int64_t now)
         gossip_send_ping(n->link, CMSG_PING);
         return false;
     }
-    if (fops->manual_running() && view_node_is_primary(cview.myself) &&
+    if (mf_running() && view_node_is_primary(cview.myself) &&
         n->primary == cview.myself && n->link != NULL) {
         gossip_send_ping(n->link, CMSG_PING);
         return false;
@@ -1064,6 +1111,93 @@ check_node(struct cluster_node_v *n, int64_t now)
         return true;
     }
     return false;
+}
+
+/* ---- replica migration (an orphaned primary gets a replica) ---------------- */
+
+#define REPLICA_MIGRATION_DELAY_MS 5000    /* CLUSTER_SLAVE_MIGRATION_DELAY */
+
+static int
+ok_replicas(const struct cluster_node_v *p)
+{
+    int ok = 0;
+    for (int j = 0; j < p->nreplicas; j++) {
+        if (!(p->replicas[j]->flags & (VIEW_NODE_FAIL | VIEW_NODE_PFAIL))) {
+            ok++;
+        }
+    }
+    return ok;
+}
+
+/* clusterHandleSlaveMigration: myself, a replica of a primary with more
+ * than cluster-migration-barrier good replicas and the smallest name among
+ * the replicas of the best-served primaries, moves to a primary with slots
+ * left without replicas for 5 s (one that had some: MIGRATE_TO). */
+static void
+migrate_if_needed(int max_replicas)
+{
+    struct cluster_node_v *me = cview.myself, *target = NULL, *cand = me;
+    if (cview.state != VIEW_STATE_OK || me->primary == NULL ||
+        ok_replicas(me->primary) <= srv.conf.cluster_migration_barrier) {
+        return;
+    }
+    for (size_t i = 0; i < cview.nnodes; i++) {
+        struct cluster_node_v *n = cview.nodes[i];
+        int ok = view_node_is_primary(n) ? view_count_non_failing_replicas(n) : 0;
+        bool orphaned = view_node_is_primary(n) && !view_node_failed(n) &&
+                        (n->flags & VIEW_NODE_MIGRATE_TO) && ok == 0;
+        if (orphaned) {
+            if (target == NULL && n->numslots > 0) {
+                target = n;
+            }
+            if (n->orphaned_time == 0) {
+                n->orphaned_time = now_ms();
+            }
+        } else {
+            n->orphaned_time = 0;
+        }
+        for (int j = 0; ok == max_replicas && j < n->nreplicas; j++) {
+            if (memcmp(n->replicas[j]->name, cand->name, CLUSTER_ID_LEN) < 0) {
+                cand = n->replicas[j];
+            }
+        }
+    }
+    if (target != NULL && cand == me &&
+        now_ms() - target->orphaned_time > REPLICA_MIGRATION_DELAY_MS) {
+        log_warning("Migrating to orphaned master %.40s", target->name);
+        become_replica_of(target);
+    }
+}
+
+/* The cron's look at the primaries from a replica: are some orphaned, how
+ * many good replicas has the best served one? */
+static void
+consider_migration(void)
+{
+    struct cluster_node_v *me = cview.myself;
+    int orphaned = 0, max_replicas = 0, mine = 0;
+    if (!view_node_is_replica(me) || !srv.conf.cluster_allow_replica_migration) {
+        return;
+    }
+    for (size_t i = 0; i < cview.nnodes; i++) {
+        struct cluster_node_v *n = cview.nodes[i];
+        if ((n->flags & (VIEW_NODE_MYSELF | VIEW_NODE_NOADDR |
+                         VIEW_NODE_HANDSHAKE)) ||
+            !view_node_is_primary(n) || view_node_failed(n)) {
+            continue;
+        }
+        int ok = view_count_non_failing_replicas(n);
+        if (ok == 0 && n->numslots > 0 && (n->flags & VIEW_NODE_MIGRATE_TO)) {
+            orphaned++;
+        }
+        max_replicas = ok > max_replicas ? ok : max_replicas;
+        if (me->primary == n) {
+            mine = ok;
+        }
+    }
+    if (orphaned > 0 && max_replicas >= 2 && mine == max_replicas) {
+        migrate_if_needed(max_replicas);
+    }
 }
 
 void
@@ -1100,6 +1234,7 @@ gossip_cron(void)
         !repl_same_primary(p->ip, p->port)) {
         repl_set_primary(p->ip, p->port);
     }
+    consider_migration();
     if (update || cview.state == VIEW_STATE_FAIL) {
         view_update_state(now, gossip_node_timeout(),
                           srv.conf.cluster_require_full_coverage);
@@ -1142,7 +1277,7 @@ gossip_clock_info(struct textbuf *out)
         if (n->clock_skew_time == 0 || n == cview.myself) {
             continue;
         }
-        textbuf_printf(out, "cluster_clock_peer:%.40s,offset_ms=%lld,"
+        textbuf_printf(out, "cluster_clock_peer_%.40s:offset_ms=%lld,"
                        "rtt_ms=%lld,age_ms=%lld\r\n", n->name,
                        (long long)n->clock_skew_ms, (long long)rtt_of(n),
                        (long long)(now - n->clock_skew_time));

@@ -5,6 +5,7 @@
  * clusterProcessPacket has to ignore a frame, plus the stricter ones.
  */
 #include <check.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -334,6 +335,32 @@ START_TEST(test_frame_length_from_first_bytes)
 }
 END_TEST
 
+/* A MEET redis-server 7.0.15 sent (tests/fuzz/make_bus_seeds.py caught
+ * it, cluster-announce-hostname seed-host.example): decoded as 7.0 meant
+ * it, and encoded back to the same bytes. */
+START_TEST(test_a_real_redis_meet_decodes_and_encodes_back)
+{
+    static uint8_t real[4096], again[4096];
+    struct cmsg m;
+    FILE *f = fopen("tests/fuzz/corpus/bus/c1adbfe71f906254", "rb");
+    ck_assert_ptr_nonnull(f);
+    size_t n = fread(real, 1, sizeof(real), f);
+    fclose(f);
+    ck_assert_uint_eq(n, 2288);
+    ck_assert_int_eq(cmsg_decode(real, n, &m), CMSG_OK);
+    ck_assert_uint_eq(m.type, CMSG_MEET);
+    ck_assert_uint_eq(m.count, 0);
+    ck_assert_uint_eq(m.port, 23998);
+    ck_assert_uint_eq(m.cport, 33998);
+    ck_assert_uint_eq(m.flags, CMSG_NODE_MASTER | CMSG_NODE_MYSELF);
+    ck_assert(m.hostname != NULL && m.hostname_len == 17);
+    ck_assert(memcmp(m.hostname, "seed-host.example", 17) == 0);
+    ck_assert(!m.has_clock);
+    ck_assert_uint_eq(cmsg_encode(&m, again), n);
+    ck_assert(memcmp(real, again, n) == 0);
+}
+END_TEST
+
 /* Random bytes behind a valid header never read outside the frame (ASan
  * in make test-unit SANITIZE=1 and the fuzzer say so; here: no crash). */
 START_TEST(test_random_bodies_decode_or_are_refused)
@@ -381,6 +408,7 @@ cluster_msg_suite(void)
     tcase_add_test(tc, test_ping_extensions_are_checked_before_read);
     tcase_add_test(tc, test_frame_length_from_first_bytes);
     tcase_add_test(tc, test_random_bodies_decode_or_are_refused);
+    tcase_add_test(tc, test_a_real_redis_meet_decodes_and_encodes_back);
     suite_add_tcase(s, tc);
     return s;
 }
