@@ -21,8 +21,16 @@
  * PROMOTE to every node, which rewrites its config file's lines, so the
  * other shards send clients to the new primary and a restart keeps it.
  *
- * Both modes answer from one struct cluster_topo, so every reply is built
- * once. Routing gives a verdict; the dispatcher (cmd.c) turns it into the
+ * cluster-enabled yes: Redis Cluster as Redis runs it. The map is the live
+ * view (view.c), which the bus (bus.c, gossip.c, failover.c) and the
+ * CLUSTER command change; this file starts it (nodes.conf locked and
+ * loaded, or a new node made), does its before-sleep work (the state,
+ * nodes.conf saved by nodes_file.c) and routes keys by it as Redis's
+ * getNodeByQuery() (cluster_query_*(), cluster_key_here() for the common
+ * case). cluster-enabled and cluster-mode exclude each other.
+ *
+ * Both static modes answer from one struct cluster_topo, so every reply is
+ * built once. Routing gives a verdict; the dispatcher (cmd.c) turns it into the
  * error a client sees, and the CLUSTER command (cmd_cluster.c) reads the
  * topology through cluster_topology().
  */
