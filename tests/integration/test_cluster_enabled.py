@@ -595,3 +595,56 @@ def test_replicate_follows_the_primary_through_replication(tmp_path):
     finally:
         r.stop()
         p.stop()
+
+
+# ---- redis-cli --cluster: a slot move end to end ------------------------------------
+
+def cli(*args, timeout=120):
+    p = subprocess.run(["redis-cli"] + list(args), capture_output=True,
+                       text=True, timeout=timeout)
+    return p.returncode, p.stdout + p.stderr
+
+
+def test_redis_cli_reshard_moves_slots_and_keys(tmp_path):
+    """SETSLOT IMPORTING/MIGRATING, GETKEYSINSLOT, MIGRATE (RESTORE-ASKING)
+    and SETSLOT NODE as redis-cli drives them: the keys move, every one
+    is still read through -MOVED/-ASK, the importing node's epoch is
+    bumped, and check is clean."""
+    nodes = [start_cellgate(tmp_path, "n%d" % i,
+                            extra=["--cluster-node-timeout", "3000"])
+             for i in range(3)]
+    try:
+        addrs = ["127.0.0.1:%d" % d.port for d in nodes]
+        rc, out = cli("--cluster", "create", *addrs, "--cluster-yes")
+        assert rc == 0, out
+        for d in nodes:
+            wait_state(d.port, "ok")
+        # 60 keys anywhere, and 10 of the slots redis-cli moves first (the
+        # lowest of the source's range: 10923 on).
+        moved = [key_in((10923, 11222), prefix="m%d-" % i) for i in range(10)]
+        keys = ["key%d" % i for i in range(60)] + moved
+        for k in keys:
+            rc, out = cli("-c", "-p", str(nodes[0].port), "SET", k, k,
+                          timeout=30)
+            assert out.strip() == "OK", (k, out)
+        src, dst = nodes[2], nodes[0]
+        src_id = raw(src.port, "CLUSTER", "MYID").split(b"\r\n")[1].decode()
+        dst_id = raw(dst.port, "CLUSTER", "MYID").split(b"\r\n")[1].decode()
+        epoch_before = int(info_field(dst.port, "cluster_my_epoch"))
+        rc, out = cli("--cluster", "reshard", addrs[0], "--cluster-from", src_id,
+                      "--cluster-to", dst_id, "--cluster-slots", "300",
+                      "--cluster-yes")
+        assert rc == 0, out
+        assert int(info_field(dst.port, "cluster_my_epoch")) > epoch_before
+        rc, out = cli("--cluster", "check", addrs[0])
+        assert rc == 0 and "[ERR]" not in out and "[WARNING]" not in out, out
+        for k in keys:
+            rc, out = cli("-c", "-p", str(nodes[1].port), "GET", k, timeout=30)
+            assert out.strip() == k, (k, out)
+        for k in moved:         # now the destination's own
+            assert raw(dst.port, "GET", k) == b"$%d\r\n%s\r\n" % (
+                len(k), k.encode())
+            assert raw(src.port, "GET", k).startswith(b"-MOVED ")
+    finally:
+        for d in nodes:
+            d.stop()
