@@ -592,6 +592,14 @@ def test_replicate_follows_the_primary_through_replication(tmp_path):
             b"-ERR Can't replicate myself\r\n"
         assert raw(p.port, "CLUSTER", "REPLICATE", rid) == \
             b"-ERR I can only replicate a master, not a replica.\r\n"
+        # RESET on a replica: a primary again, alone, its data gone (as
+        # Redis's emptyData), and it no longer replicates.
+        assert raw(r.port, "CLUSTER", "RESET") == b"+OK\r\n"
+        assert harness.wait_until(lambda: rc.execute_command("ROLE")[0] ==
+                                  b"master", WAIT)
+        assert rc.dbsize() == 0
+        assert info_field(r.port, "cluster_known_nodes") == "1"
+        assert b"myself,master - " in raw(r.port, "CLUSTER", "NODES")
     finally:
         r.stop()
         p.stop()
