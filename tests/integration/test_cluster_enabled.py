@@ -231,6 +231,11 @@ def test_options_like_redis(tmp_path):
         # The announced address is myself's in the view at once.
         nodes = raw(cg.port, "CLUSTER", "NODES")
         assert b" 10.1.2.3:7001@" in nodes and b",h.example " in nodes
+        # Removed, the address is learned again (none yet: alone).
+        same(cg, ref, "CONFIG", "SET", "cluster-announce-ip", "")
+        for d in (cg, ref):
+            assert re.search(rb"[0-9a-f]{40} :7001@\d+,h\.example myself",
+                             raw(d.port, "CLUSTER", "NODES"))
     finally:
         cg.stop()
         ref.stop()
