@@ -555,9 +555,10 @@ static struct cmd table[] = {
       .summary = "A named limit of limits-file (envoyproxy/ratelimit's "
                  "format): the decision Envoy's rate limit service gets for "
                  "the same descriptor.",
-      .args = "domain:string *entry:string ?ENTRY=key,value:block "
-              "?HITS=n:integer ?LIMIT=requests,unit:block ?PEEK:pure-token "
-              "?MS:pure-token ?STATUS:pure-token",
+      .args = "domain:string *entry:string "
+              "?ENTRY=entry_kv:block=key/string|value/string ?HITS=n:integer "
+              "?LIMIT=limit:block=requests/integer|unit/string "
+              "?PEEK:pure-token ?MS:pure-token ?STATUS:pure-token",
       .proc = rl_check_command, .computed_key = rl_check_key },
     { .name = "rl.sliding", .arity = -4,
       .flags = CMD_WRITE | CMD_PEEKS | CMD_DENYOOM | CMD_FAST,

@@ -134,7 +134,7 @@
  * records in a side array per chunk, indexed by the slot within the
  * chunk: records keep their 15-byte header and their slots, a rehash
  * moves no link (a record's handle never changes), and with the index off
- * no chunk has the array and nothing else differs but one test of
+ * no chunk has the array and nothing else differs but a test or two of
  * s->slots per add and per removal. With it on a key costs 8 bytes more
  * (Redis 7.0 pays 16 in its dict entries' metadata). A record is linked
  * at the head of its slot's list when added and unlinked before it is
@@ -145,8 +145,9 @@
  * gives each chunk one and links every record (a walk of the tables,
  * once); disabling frees them all. Enumeration follows the next links
  * from the head, newest first. The arrays come from malloc as the chunks
- * do, and used_memory is charged 8 bytes per linked record (the head and
- * count arrays through mem_calloc), so maxmemory sees the index's cost.
+ * do, and used_memory is charged 8 bytes more per slot in use, with the
+ * slot's own charge (the head and count arrays through mem_calloc), so
+ * maxmemory sees the index's cost.
  *
  * Memory
  * ------
@@ -228,7 +229,6 @@ struct chunk {
 struct slot_index {
     uint32_t head[KEYSLOT_SLOTS];   /* handle of the newest record, or 0 */
     uint32_t count[KEYSLOT_SLOTS];  /* records of the slot */
-    size_t linked;                  /* records on the lists */
 };
 #define SLOT_LINK_BYTES (2 * sizeof(uint32_t))  /* per record */
 
@@ -289,6 +289,14 @@ store_hash(const struct store *s, const void *key, size_t keylen)
 /* ------------------------------------------------------------------------
  * Slabs
  * --------------------------------------------------------------------- */
+
+/* What a slot in use costs beside its bytes: its links while the slot
+ * index is on, charged with the slot (one count per add or removal). */
+static inline size_t
+link_bytes(const struct store *s)
+{
+    return s->slots != NULL ? SLOT_LINK_BYTES : 0;
+}
 
 static inline unsigned
 class_of(uint32_t h)
@@ -458,7 +466,7 @@ slab_alloc(struct store *s, unsigned c)
     if (++ch->live == SLAB_SLOTS) {
         partial_unlink(k, id);
     }
-    mem_charge(k->slot_size);
+    mem_charge(k->slot_size + link_bytes(s));
     s->bytes += k->slot_size;
     return (uint32_t)c << CLASS_SHIFT | id << SLAB_SHIFT | slot;
 }
@@ -471,7 +479,7 @@ slab_free(struct store *s, uint32_t h)
     uint32_t slot = h & (SLAB_SLOTS - 1);
     struct chunk *ch = &k->chunk[id];
 
-    mem_uncharge(k->slot_size);
+    mem_uncharge(k->slot_size + link_bytes(s));
     s->bytes -= k->slot_size;
     if (--ch->live == 0) {
         /* Empty: give the memory back now, so it follows the live keys. */
@@ -506,7 +514,8 @@ slab_free_all(struct store *s)
         struct slab_class *k = &s->cls[c];
         for (uint32_t i = 0; i < k->nchunks; i++) {
             if (k->chunk[i].mem != NULL) {
-                mem_uncharge((size_t)k->chunk[i].live * k->slot_size);
+                mem_uncharge((size_t)k->chunk[i].live *
+                             (k->slot_size + link_bytes(s)));
                 s->bytes -= (size_t)k->chunk[i].live * k->slot_size;
                 free(k->chunk[i].mem);
                 free(k->chunk[i].links);
@@ -776,8 +785,6 @@ slot_link(struct store *s, uint32_t h, const struct store_rec *r)
     }
     x->head[slot] = h;
     x->count[slot]++;
-    x->linked++;
-    mem_charge(SLOT_LINK_BYTES);
 }
 
 /* Record r (handle h) off its slot's list, before it is freed. */
@@ -798,17 +805,14 @@ slot_unlink(struct store *s, uint32_t h, const struct store_rec *r)
         links_of(s, next)[0] = prev;
     }
     x->count[slot]--;
-    x->linked--;
-    mem_uncharge(SLOT_LINK_BYTES);
 }
 
-/* Every list empty (the records are all gone: a flush). */
+/* Every list empty (the records are all gone: a flush; their links were
+ * uncharged with their slots). */
 static void
 slots_clear(struct store *s)
 {
-    struct slot_index *x = s->slots;
-    mem_uncharge(x->linked * SLOT_LINK_BYTES);
-    memset(x, 0, sizeof(*x));
+    memset(s->slots, 0, sizeof(*s->slots));
 }
 
 static void
@@ -838,6 +842,19 @@ links_give_all(struct store *s)
         }
     }
     return true;
+}
+
+/* Slots in use, of every class (a record of the BIG class holds one). */
+static size_t
+live_slots(const struct store *s)
+{
+    size_t n = 0;
+    for (unsigned c = 0; c < CLASSES; c++) {
+        for (uint32_t i = 0; i < s->cls[c].nchunks; i++) {
+            n += s->cls[c].chunk[i].live;
+        }
+    }
+    return n;
 }
 
 /* Every record of table t on its slot's list. */
@@ -1702,6 +1719,7 @@ store_slots_enable(struct store *s)
     s->slots = x;
     link_table(s, &s->ht[0]);
     link_table(s, &s->ht[1]);
+    mem_charge(live_slots(s) * SLOT_LINK_BYTES);
     return true;
 }
 
@@ -1711,7 +1729,7 @@ store_slots_disable(struct store *s)
     if (s->slots == NULL) {
         return;
     }
-    mem_uncharge(s->slots->linked * SLOT_LINK_BYTES);
+    mem_uncharge(live_slots(s) * SLOT_LINK_BYTES);
     links_free_all(s);
     mem_free(s->slots);
     s->slots = NULL;

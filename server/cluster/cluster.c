@@ -21,8 +21,16 @@
  * PROMOTE to every node, which rewrites its config file's lines, so the
  * other shards send clients to the new primary and a restart keeps it.
  *
- * Both modes answer from one struct cluster_topo, so every reply is built
- * once. Routing gives a verdict; the dispatcher (cmd.c) turns it into the
+ * cluster-enabled yes: Redis Cluster as Redis runs it. The map is the live
+ * view (view.c), which the bus (bus.c, gossip.c, failover.c) and the
+ * CLUSTER command change; this file starts it (nodes.conf locked and
+ * loaded, or a new node made), does its before-sleep work (the state,
+ * nodes.conf saved by nodes_file.c) and routes keys by it as Redis's
+ * getNodeByQuery() (cluster_query_*(), cluster_key_here() for the common
+ * case). cluster-enabled and cluster-mode exclude each other.
+ *
+ * Both static modes answer from one struct cluster_topo, so every reply is
+ * built once. Routing gives a verdict; the dispatcher (cmd.c) turns it into the
  * error a client sees, and the CLUSTER command (cmd_cluster.c) reads the
  * topology through cluster_topology().
  */
@@ -165,6 +173,13 @@ cluster_setup(char *err, size_t errlen)
 void
 cluster_teardown(void)
 {
+    if (live) {
+        /* The bus is stopped (cluster_shutdown()): its links are gone. */
+        cview.on_node_free = NULL;
+        view_free();
+        nodes_file_unlock();
+        live = false;
+    }
     cluster_topo_free(topo);
     topo = NULL;
     routing = false;
@@ -507,6 +522,16 @@ cluster_topology(char *err, size_t errlen)
  * node no longer has to the target (ASK) or, when only some are missing,
  * asks to try again; an IMPORTING slot serves a client that sent ASKING.
  * The common case costs one CRC16 and three loads from cview's arrays. */
+
+bool
+cluster_key_here(const char *key, size_t len)
+{
+    unsigned slot = keyslot(key, len);
+    return cview.slots[slot] == cview.myself &&
+           cview.migrating_to[slot] == NULL &&
+           cview.importing_from[slot] == NULL &&
+           cview.state == VIEW_STATE_OK;
+}
 
 void
 cluster_query_start(struct cluster_query *q)

@@ -84,6 +84,11 @@ enum cluster_verdict cluster_query_end(struct cluster_query *q,
                                        unsigned flags,
                                        struct cluster_redirect *to);
 
+/* cluster-enabled yes, the common case: key's slot is this node's, not
+ * moving, and the cluster is up (so any command on it is served here).
+ * False says nothing: route it with cluster_query_*(). */
+bool cluster_key_here(const char *key, size_t len);
+
 /* Is this node a cluster-enabled yes one (the live view)? */
 bool cluster_live(void);
 

@@ -554,8 +554,10 @@ replace_file(const char *path, const struct textbuf *t, bool do_fsync)
     char tmp[PATH_LEN + 32];
     snprintf(tmp, sizeof(tmp), "%s.tmp-%d", path, (int)getpid());
     int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-    bool ok = fd >= 0 && write_all(fd, t->p, t->len) &&
-              (!do_fsync || fsync(fd) == 0) &&
+    /* The data is always on disk before the rename, so a crash leaves the
+     * old file or the new one; do_fsync also makes the rename itself
+     * durable (Redis's CLUSTER_TODO_FSYNC_CONFIG). */
+    bool ok = fd >= 0 && write_all(fd, t->p, t->len) && fsync(fd) == 0 &&
               (lock_fd < 0 || flock(fd, LOCK_EX | LOCK_NB) == 0) &&
               rename(tmp, path) == 0;
     int e = errno;

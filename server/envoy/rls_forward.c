@@ -13,7 +13,8 @@
  * The owners are asked over RESP on the loop (libuv TCP, never a blocking
  * socket): a pool of at most POOL_LINKS connections per peer, requests
  * pipelined on them (the replies come in order, so each connection keeps
- * its requests in a FIFO), at most MAX_INFLIGHT per connection. A reply
+ * its requests in a FIFO), at most MAX_INFLIGHT per connection, those of
+ * one loop iteration in one write. A reply
  * -MOVED or -ASK is followed once (ASK with ASKING first); a second
  * redirect, an error, a peer that cannot be reached, a call past
  * MAX_CALLS, or no reply within rls-forward-timeout gives the descriptor
@@ -85,6 +86,9 @@ struct link {
     size_t slot;                /* in peer->links */
     bool waiting_addr;          /* its peer's name is being resolved */
     bool up;
+    struct textbuf out;         /* requests of this loop iteration */
+    bool dirty;                 /* out waits for flush_links() */
+    TAILQ_ENTRY(link) dirty_next;
     struct req_fifo inflight;   /* sent (or queued), reply not read */
     size_t ninflight;
     struct textbuf queued;      /* written once connected */
@@ -97,9 +101,11 @@ struct fwd_call {
     rls_finish_fn finish;
     uv_timer_t timer;
     size_t n, waiting;
-    struct nl_status st[NL_MAX_DESCRIPTORS];
-    char *names[NL_MAX_DESCRIPTORS];        /* st[i].name's copies */
-    struct fwd_req *req[NL_MAX_DESCRIPTORS];
+    /* n of each, in the call's own allocation (a call is as large as
+     * its descriptors need). */
+    struct nl_status *st;
+    char **names;                   /* st[i].name's copies */
+    struct fwd_req **req;           /* descriptor i's request on a link */
     TAILQ_ENTRY(fwd_call) next;
 };
 
@@ -110,6 +116,12 @@ struct fwd_write {
 };
 
 static TAILQ_HEAD(, peer) peers = TAILQ_HEAD_INITIALIZER(peers);
+/* Links with requests to write: once per loop iteration, after its I/O
+ * callbacks (a uv_check), so the requests of every call the iteration
+ * read go out in one write a link. */
+static TAILQ_HEAD(, link) dirty = TAILQ_HEAD_INITIALIZER(dirty);
+static uv_check_t flusher;
+static bool flusher_open;
 static TAILQ_HEAD(, fwd_call) calls = TAILQ_HEAD_INITIALIZER(calls);
 static size_t ncalls;
 
@@ -478,6 +490,7 @@ static void
 free_link(uv_handle_t *h)
 {
     struct link *l = h->data;
+    textbuf_free(&l->out);
     textbuf_free(&l->queued);
     mem_free(l->in);
     mem_free(l);
@@ -492,6 +505,10 @@ link_close(struct link *l)
     }
     l->peer->links[l->slot] = NULL;
     l->peer = NULL;
+    if (l->dirty) {
+        TAILQ_REMOVE(&dirty, l, dirty_next);
+        l->dirty = false;
+    }
     while (!STAILQ_EMPTY(&l->inflight)) {
         struct fwd_req *r = STAILQ_FIRST(&l->inflight);
         STAILQ_REMOVE_HEAD(&l->inflight, next);
@@ -806,15 +823,49 @@ pick_link(struct peer *p)
     return best != NULL && best->ninflight < MAX_INFLIGHT ? best : NULL;
 }
 
-/* Bytes onto l: written now, or queued until it is connected. */
+/* Every dirty link's requests, one write each. */
+static void
+flush_links(uv_check_t *h)
+{
+    while (!TAILQ_EMPTY(&dirty)) {
+        struct link *l = TAILQ_FIRST(&dirty);
+        TAILQ_REMOVE(&dirty, l, dirty_next);
+        l->dirty = false;
+        bool ok = link_write(l, l->out.p, l->out.len);
+        l->out.len = 0;
+        if (!ok) {
+            link_close(l);
+        }
+    }
+    uv_check_stop(h);
+}
+
+/* Bytes onto l: for this iteration's write once it is connected, or
+ * queued until it is. false when memory ran out: l is closed then (the
+ * bytes before would go out without these, and the replies would no
+ * longer match the requests). */
 static bool
 link_send(struct link *l, const char *data, size_t len)
 {
-    if (l->up) {
-        return link_write(l, data, len);
+    struct textbuf *t = l->up ? &l->out : &l->queued;
+    textbuf_append(t, data, len);
+    if (t->oom) {
+        link_close(l);
+        return false;
     }
-    textbuf_append(&l->queued, data, len);
-    return !l->queued.oom;
+    if (!l->up) {
+        return true;
+    }
+    if (!l->dirty) {
+        if (!flusher_open) {
+            uv_check_init(srv.loop, &flusher);
+            flusher_open = true;
+        }
+        l->dirty = true;
+        TAILQ_INSERT_TAIL(&dirty, l, dirty_next);
+        uv_check_start(&flusher, flush_links);
+    }
+    return true;
 }
 
 /* ---- requests --------------------------------------------------------------- */
@@ -856,10 +907,12 @@ send_req(struct fwd_req *r, const char *host, unsigned port, bool asking)
     srv.stats.rls_forwarded++;
 }
 
-/* Descriptor i of call to the node at host:port. */
+/* Descriptor i of call to the node at host:port (after ASKING when
+ * asking: its slot is being moved there). */
 static void
 forward(struct fwd_call *call, size_t i, const char *domain, size_t dlen,
-        const struct nl_descriptor *d, const struct cluster_redirect *to)
+        const struct nl_descriptor *d, const struct cluster_redirect *to,
+        bool asking)
 {
     struct textbuf t = { NULL, 0, 0, false };
     struct fwd_req *r = mem_calloc(1, sizeof(*r));
@@ -874,18 +927,19 @@ forward(struct fwd_call *call, size_t i, const char *domain, size_t dlen,
     r->index = i;
     r->cmd = t.p;
     r->len = t.len;
-    send_req(r, to->host, to->port, false);
+    send_req(r, to->host, to->port, asking);
 }
 
 /* ---- a call ----------------------------------------------------------------- */
 
-/* Where each descriptor is decided: here (false), elsewhere (true, with
- * its owner in to[i]), or nowhere (true, to[i].host NULL: no node serves
- * its slot). -1 with err, as named_limits_check(). */
+/* Where each descriptor is decided: here (away false), elsewhere (away,
+ * with the node in to[i]: its owner, or, ask[i], the node its slot is
+ * moving to), or nowhere (away, to[i].host NULL: no node serves its slot
+ * now). -1 with err, as named_limits_check(). */
 static int
 route_all(const char *domain, size_t dlen, const struct nl_descriptor *d,
-          size_t n, bool *away, struct cluster_redirect *to, size_t *naway,
-          char *err, size_t errlen)
+          size_t n, bool *away, bool *ask, struct cluster_redirect *to,
+          size_t *naway, char *err, size_t errlen)
 {
     struct textbuf names = { NULL, 0, 0, false };
     struct nl_counter k[NL_MAX_DESCRIPTORS];
@@ -902,7 +956,10 @@ route_all(const char *domain, size_t dlen, const struct nl_descriptor *d,
             v = cluster_route_key(names.p + k[i].off, k[i].len, false, &to[i]);
         }
         away[i] = v != CLUSTER_HERE;
-        if (v != CLUSTER_MOVED) {
+        /* A verdict with a node is MOVED, or ASK (cluster-enabled yes);
+         * the others (CROSSSLOT cannot be: one key) have none. */
+        ask[i] = away[i] && v != CLUSTER_MOVED && to[i].host != NULL;
+        if (v != CLUSTER_MOVED && !ask[i]) {
             to[i].host = NULL;
         }
         *naway += away[i];
@@ -915,10 +972,15 @@ static struct fwd_call *
 new_call(const struct rls_caller *caller, rls_finish_fn finish,
          const struct nl_status *st, size_t n, const bool *away)
 {
-    struct fwd_call *call = mem_calloc(1, sizeof(*call));
+    struct fwd_call *call = mem_calloc(1, sizeof(*call) + n * (sizeof(*st) +
+                                           sizeof(char *) +
+                                           sizeof(struct fwd_req *)));
     if (call == NULL) {
         return NULL;
     }
+    call->st = (struct nl_status *)(call + 1);
+    call->names = (char **)(call->st + n);
+    call->req = (struct fwd_req **)(call->names + n);
     call->caller = *caller;
     call->finish = finish;
     call->n = n;
@@ -949,7 +1011,7 @@ new_call(const struct rls_caller *caller, rls_finish_fn finish,
  * finishes then, so the caller hears it at once). */
 static void
 send_all(struct fwd_call *call, const char *domain, size_t dlen,
-         const struct nl_descriptor *d, const bool *away,
+         const struct nl_descriptor *d, const bool *away, const bool *ask,
          const struct cluster_redirect *to)
 {
     call->waiting = 1;                  /* held until every one is sent */
@@ -965,7 +1027,7 @@ send_all(struct fwd_call *call, const char *domain, size_t dlen,
         if (to[i].host == NULL) {
             settle(call, i, false);     /* no node serves its slot */
         } else {
-            forward(call, i, domain, dlen, &d[i], &to[i]);
+            forward(call, i, domain, dlen, &d[i], &to[i], ask[i]);
         }
     }
 }
@@ -993,11 +1055,12 @@ rls_forward_decide(const char *domain, size_t dlen,
                    const struct rls_caller *caller, rls_finish_fn finish,
                    char *err, size_t errlen)
 {
-    bool away[NL_MAX_DESCRIPTORS];
+    bool away[NL_MAX_DESCRIPTORS], ask[NL_MAX_DESCRIPTORS];
     struct cluster_redirect to[NL_MAX_DESCRIPTORS];
     size_t naway;
     memset(st, 0, n * sizeof(*st));     /* the away ones: set later */
-    if (route_all(domain, dlen, d, n, away, to, &naway, err, errlen) != 0 ||
+    if (route_all(domain, dlen, d, n, away, ask, to, &naway, err,
+                  errlen) != 0 ||
         named_limits_check(domain, dlen, d, n, naway > 0 ? away : NULL,
                            false, now, st, overall, err, errlen) != 0) {
         return RLS_FAILED;
@@ -1017,7 +1080,7 @@ rls_forward_decide(const char *domain, size_t dlen,
         *overall = overall_of(st, n);
         return RLS_DECIDED;
     }
-    send_all(call, domain, dlen, d, away, to);
+    send_all(call, domain, dlen, d, away, ask, to);
     if (call->waiting == 1) {
         /* Nothing went out: the answer is now, and the caller's. */
         take_back(call, away, st, overall);
@@ -1062,5 +1125,9 @@ rls_forward_shutdown(void)
         }
         TAILQ_REMOVE(&peers, p, next);
         mem_free(p);
+    }
+    if (flusher_open) {
+        uv_close((uv_handle_t *)&flusher, NULL);
+        flusher_open = false;
     }
 }

@@ -1069,13 +1069,13 @@ live_meet(struct conn *c, const struct resp_request *req)
     if (fits) {
         memcpy(ip, req->argv[2], req->argvlen[2] + 1);
     }
-    if (!fits || (view_meet(ip, (int)port, (int)cport) != 0 &&
-                  errno == EINVAL)) {
+    int rc = fits ? view_meet(ip, (int)port, (int)cport) : -1;
+    if (!fits || (rc != 0 && errno == EINVAL)) {
         cmd_errorf(c, "ERR Invalid node address specified: %s:%s",
                    req->argv[2], req->argv[3]);
         return;
     }
-    if (errno != EAGAIN) {
+    if (rc == 0) {          /* not a handshake in progress already */
         struct cluster_node_v *n = cview.nodes[cview.nnodes - 1];
         bus_meet(n->ip, (unsigned)port, (unsigned)cport);
     }

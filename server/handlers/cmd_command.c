@@ -664,17 +664,16 @@ getkeys(struct conn *c, struct resp_request *req, bool with_flags)
         cmd_error(c, "ERR Invalid command specified");
         return;
     }
-    if (cmd->computed_key != NULL && cmd_arity_ok(cmd, argc)) {
-        reply_computed_key(c, cmd, argv, argvlen, argc, with_flags);
-        return;
-    }
-    if (cmd_key_spec_count(cmd) == 0) {
+    if (cmd_key_spec_count(cmd) == 0 && cmd->computed_key == NULL) {
         cmd_error(c, "ERR The command has no key arguments");
         return;
     }
-    if ((cmd->arity > 0 && (size_t)cmd->arity != argc) ||
-        (cmd->arity < 0 && argc < (size_t)-cmd->arity)) {
+    if (!cmd_arity_ok(cmd, argc)) {
         cmd_error(c, "ERR Invalid number of arguments specified for command");
+        return;
+    }
+    if (cmd->computed_key != NULL) {
+        reply_computed_key(c, cmd, argv, argvlen, argc, with_flags);
         return;
     }
     struct resp_request line = { argc, argv, argvlen, 0 };

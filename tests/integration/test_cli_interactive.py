@@ -140,7 +140,8 @@ HINTS = [
     ("RL.ENTRIES ", "RL.ENTRIES key [COUNT n]"),
     ("RL.TIERS ", "RL.TIERS key limit1 window1 [limit2 window2 [limit2 window2 ...]] "
                   "[COST n] [PEEK] [MS]"),
-    ("RL.CHECK ", "RL.CHECK domain entry [entry ...] [HITS n] [PEEK] [MS]"),
+    ("RL.CHECK ", "RL.CHECK domain entry [entry ...] [ENTRY key value] [HITS n] "
+                  "[LIMIT requests unit] [PEEK] [MS] [STATUS]"),
     # The hint follows what is typed: the arguments given drop out.
     ("RL.FIXED k 10 60 ", "RL.FIXED k 10 60 [COST n] [ALIGN] [PEEK] [MS]"),
     ("cl.throttle ", "cl.throttle key max_burst count period [quantity] [PEEK] [MS]"),

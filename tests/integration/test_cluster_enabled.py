@@ -456,11 +456,12 @@ def test_subcommand_replies_and_errors_match_redis(pair):
 
 def test_meet_makes_a_handshake_node(pair):
     cg, ref = pair
-    dead = harness.free_port()
-    same(cg, ref, "CLUSTER", "MEET", "127.0.0.1", str(dead))
-    same(cg, ref, "CLUSTER", "MEET", "127.0.0.1", str(dead))   # in progress: OK
+    dead, dead_bus = harness.free_port(), harness.free_port()
+    meet = ("CLUSTER", "MEET", "127.0.0.1", str(dead), str(dead_bus))
+    same(cg, ref, *meet)
+    same(cg, ref, *meet)                    # in progress: OK again
     nodes = raw(cg.port, "CLUSTER", "NODES").decode()
-    assert re.search(r" 127\.0\.0\.1:%d@%d handshake - " % (dead, dead + 10000),
+    assert re.search(r" 127\.0\.0\.1:%d@%d handshake - " % (dead, dead_bus),
                      nodes), nodes
     assert "cluster_known_nodes:2" in raw(cg.port, "CLUSTER", "INFO").decode()
     # A handshake node is never saved (as Redis).
@@ -547,3 +548,50 @@ def test_clusterdown_like_redis(pair2):
         wait_state(d.port, "ok")
     same(cg, ref, "SET", mine, "3")
     same(cg, ref, "GET", unbound)
+
+
+# ---- replicas ----------------------------------------------------------------------
+
+def test_replicate_follows_the_primary_through_replication(tmp_path):
+    p = start_cellgate(tmp_path, "p", extra=["--cluster-node-timeout", "2000"])
+    r = start_cellgate(tmp_path, "r", extra=["--cluster-node-timeout", "2000"])
+    try:
+        pc, rc = p.client(), r.client()
+        assert pc.execute_command("CLUSTER", "ADDSLOTSRANGE", "0", "16383")
+        rbus = r.extra_args[r.extra_args.index("--cluster-port") + 1]
+        assert pc.execute_command("CLUSTER", "MEET", "127.0.0.1", str(r.port), rbus)
+        pid = pc.execute_command("CLUSTER", "MYID").decode()
+        assert harness.wait_until(
+            lambda: pid.encode() in rc.execute_command("CLUSTER", "NODES")
+            and b"handshake" not in rc.execute_command("CLUSTER", "NODES"), WAIT)
+        wait_state(p.port, "ok")
+        pc.set("foo", "bar")
+        assert rc.execute_command("CLUSTER", "REPLICATE", pid) == b"OK"
+        assert harness.wait_until(lambda: rc.execute_command("ROLE")[0] == b"slave"
+                                  and rc.execute_command("ROLE")[3] == b"connected",
+                                  WAIT)
+        assert b"master_port:%d" % p.port in raw(r.port, "INFO", "replication")
+        # Its keys are its primary's: MOVED unless READONLY.
+        assert raw(r.port, "GET", "foo") == b"-MOVED 12182 127.0.0.1:%d\r\n" % p.port
+        assert harness.wait_until(
+            lambda: raw_seq(r.port, ("READONLY",), ("GET", "foo"))[1]
+            == b"$3\r\nbar\r\n", WAIT)
+        assert raw_seq(r.port, ("READONLY",), ("SET", "foo", "x"))[1] == \
+            b"-MOVED 12182 127.0.0.1:%d\r\n" % p.port
+        # Both views say so, and the replica's file keeps it.
+        rid = rc.execute_command("CLUSTER", "MYID").decode()
+        line = [l for l in read_file(r.workdir).splitlines()
+                if l.startswith(rid)][0]
+        assert " myself,slave %s " % pid in line
+        assert harness.wait_until(
+            lambda: ("slave %s" % pid).encode() in
+            pc.execute_command("CLUSTER", "NODES"), WAIT)
+        replicas = pc.execute_command("CLUSTER", "REPLICAS", pid)
+        assert len(replicas) == 1 and replicas[0].startswith(rid.encode())
+        assert raw(r.port, "CLUSTER", "REPLICATE", rid) == \
+            b"-ERR Can't replicate myself\r\n"
+        assert raw(p.port, "CLUSTER", "REPLICATE", rid) == \
+            b"-ERR I can only replicate a master, not a replica.\r\n"
+    finally:
+        r.stop()
+        p.stop()

@@ -9,7 +9,6 @@ owners, asked over RESP, and a dead, silent or malformed owner gives the
 rls-failure-mode-deny answer within rls-forward-timeout. Every node's
 clock is pinned (fakeclock), so no window rolls over during a test."""
 import json
-import os
 import random
 import socket
 import subprocess
@@ -17,15 +16,13 @@ import threading
 import time
 
 import pytest
-import redis
 from redis.cluster import RedisCluster
 
 import harness
 from harness import reference_slot as keyslot
+from test_cluster_nodes import IDS, RANGES, owner_index
 from test_grpc import Client, pb  # noqa: F401 (pb is a fixture)
 
-IDS = ["a" * 40, "b" * 40, "c" * 40]
-RANGES = [["0-5460"], ["5461-10922"], ["10923-16383"]]
 OK, OVER = 1, 2
 HOUR, MINUTE = 3600, 60
 
@@ -55,15 +52,6 @@ descriptors:
       requests_per_unit: 10
 """,
 }
-
-
-def owner_index(slot, ranges=RANGES):
-    for i, node_ranges in enumerate(ranges):
-        for r in node_ranges:
-            first, _, last = r.partition("-")
-            if int(first) <= slot <= int(last or first):
-                return i
-    return None
 
 
 def counter(domain, *entries):
@@ -106,7 +94,9 @@ class Shards:
             conf = str(tmp_path / ("node%d.conf" % i))
             self.write(conf, (ranges or {}).get(i, RANGES))
             gport = harness.free_port()
-            d = start_daemon("--grpc-port", gport, "--rls-forward-timeout", "300",
+            # A generous bound unless the test sets one: a sanitizer build
+            # on a busy machine may take a while to answer.
+            d = start_daemon("--grpc-port", gport, "--rls-forward-timeout", "5000",
                              *extra, config_file=conf, port=self.ports[i], fakeclock=True)
             d.grpc_port = gport
             self.nodes[i] = d
@@ -163,6 +153,10 @@ def test_rl_check_is_routed_by_its_counter_key(shards):
         assert raw.command("COMMAND", "GETKEYS", "RL.CHECK", "{edge}", "ip=" + ip) == \
             b"*1\r\n$%d\r\n%s\r\n" % (len(key), key)
         assert keyslot(key) == keyslot(b"edge")
+    assert raw.command("COMMAND", "GETKEYS", "RL.CHECK", "shards") == \
+        b"-ERR Invalid number of arguments specified for command\r\n"
+    assert raw.command("COMMAND", "GETKEYS", "RL.CHECK", "shards", "bogus") == \
+        b"-ERR Invalid arguments specified for command\r\n"
     info = raw.command("COMMAND", "INFO", "RL.CHECK")
     assert b"+movablekeys\r\n" in info and b":0\r\n:0\r\n:0\r\n" in info
 
@@ -285,7 +279,8 @@ def test_grpc_and_resp_callers_share_every_limit_exactly(shards, pb):
 def test_kill_9_of_an_owner_gives_the_failure_answer_within_the_bound(
         start_daemon, tmp_path, pb, deny):
     shards = Shards(start_daemon, tmp_path,
-                    extra=("--rls-failure-mode-deny", "yes" if deny else "no"))
+                    extra=("--rls-failure-mode-deny", "yes" if deny else "no",
+                           "--rls-forward-timeout", "2000"))
     users = users_by_owner(1)
     dead, alive = 2, 0
     descs = [("user=" + users[dead][0],), ("user=" + users[alive][0],),
@@ -302,7 +297,7 @@ def test_kill_9_of_an_owner_gives_the_failure_answer_within_the_bound(
         # others their exact figures.
         assert got == (OVER if deny else OK,
                        [failed, (OK, 30, 28 - n, HOUR), (OK, 30, 28 - n, HOUR)])
-        assert took < 0.3 + 1.5, took
+        assert took < 2.0 + 1.5, took
     assert shards.stat(alive, "rls_forward_failures") == 3
     # RL.CHECK for the dead node's counter is still sent there (-MOVED).
     assert shards.nodes[alive].raw().command("RL.CHECK", "shards", "user=" + users[dead][0]) \
@@ -361,17 +356,22 @@ def test_a_silent_or_malformed_peer_is_bounded(start_daemon, tmp_path, pb, mode)
         while ports[1] == ports[0]:
             ports[1] = harness.free_port()
         shards = Shards(start_daemon, tmp_path, ports=ports, real=(0, 1),
-                        extra=("--rls-failure-mode-deny", "yes"))
+                        extra=("--rls-failure-mode-deny", "yes",
+                               "--rls-forward-timeout", "300"))
         users = users_by_owner(1)
         c = Client(shards.nodes[0], pb)
-        for _ in range(3):
+        for n in range(3):
             t0 = time.monotonic()
-            got = c.check("shards", ("user=" + users[2][0],), ("user=" + users[1][0],))
+            got = c.check("shards", ("user=" + users[2][0],), ("user=" + users[0][0],))
             took = time.monotonic() - t0
-            assert got[0] == OVER and got[1][0] == (OVER, None, 0, None)
-            assert got[1][1][:2] == (OK, 30)
-            # Never past the bound (300 ms) by more than scheduling.
+            # The fake owner's descriptor: the failure answer; node 0's own
+            # one: its real status.
+            assert got == (OVER, [(OVER, None, 0, None), (OK, 30, 29 - n, HOUR)])
+            # Never past the bound (300 ms) by more than scheduling; a
+            # silent owner is waited for that long.
             assert took < 0.3 + 1.5, took
+            if mode == "silent":
+                assert took >= 0.29, took
         assert shards.nodes[0].alive()
         assert shards.stat(0, "rls_forward_failures") == 3
         if mode == "silent":
@@ -404,4 +404,28 @@ def test_a_peer_named_by_dns_is_resolved_off_the_loop(start_daemon, tmp_path, pb
     for n in range(3):
         assert c.check("shards", ("user=" + users[2][0],)) == (OK, [(OK, 30, 29 - n, HOUR)])
     assert shards.stat(0, "rls_forward_failures") == 0
+    c.close()
+
+
+def test_nodes_with_requirepass_ask_one_another_with_masterauth(start_daemon, tmp_path, pb):
+    shards = Shards(start_daemon, tmp_path,
+                    extra=("--requirepass", "s3cret", "--masterauth", "s3cret"))
+    users = users_by_owner(1)
+    c = Client(shards.nodes[0], pb)
+    descs = [("user=" + users[o][0],) for o in range(3)]
+    for n in range(2):
+        assert c.check("shards", *descs) == (OK, [(OK, 30, 29 - n, HOUR)] * 3)
+    c.close()
+    # Without masterauth the owners refuse (NOAUTH): the failure answer.
+    r = shards.nodes[0].client(password="s3cret")
+    r.config_set("masterauth", "")
+    r.config_set("rls-failure-mode-deny", "yes")
+    # (The open connections authenticated already: a new one is needed.)
+    for i in (1, 2):
+        shards.nodes[i].client(password="s3cret").execute_command(
+            "CLIENT", "KILL", "TYPE", "normal", "SKIPME", "yes")
+    c = Client(shards.nodes[0], pb)
+    got = c.check("shards", *descs)
+    assert got == (OVER, [(OK, 30, 27, HOUR), (OVER, None, 0, None), (OVER, None, 0, None)])
+    assert r.info("stats")["rls_forward_failures"] == 2
     c.close()

@@ -84,6 +84,44 @@ three_nodes(void)
     add_ok(ID3 " 127.0.0.1:7003 10923-16383");
 }
 
+/* CRC16-XMODEM bit by bit, as the polynomial defines it. */
+static uint16_t
+crc16_bitwise(const unsigned char *p, size_t len)
+{
+    uint16_t crc = 0;
+    for (size_t i = 0; i < len; i++) {
+        crc ^= (uint16_t)(p[i] << 8);
+        for (int b = 0; b < 8; b++) {
+            crc = (crc & 0x8000) ? (uint16_t)((crc << 1) ^ 0x1021)
+                                 : (uint16_t)(crc << 1);
+        }
+    }
+    return crc;
+}
+
+/* Four bytes a step and the tail a byte at a time agree with the
+ * definition at every length and alignment. */
+START_TEST(test_crc16_four_bytes_a_step_equals_bit_by_bit)
+{
+    unsigned char buf[64];
+    uint32_t x = 2463534242u;
+    for (int round = 0; round < 200; round++) {
+        for (size_t i = 0; i < sizeof(buf); i++) {
+            x ^= x << 13;
+            x ^= x >> 17;
+            x ^= x << 5;
+            buf[i] = (unsigned char)x;
+        }
+        for (size_t off = 0; off < 4; off++) {
+            for (size_t len = 0; len + off <= sizeof(buf); len++) {
+                ck_assert_uint_eq(keyslot_crc16((const char *)buf + off, len),
+                                  crc16_bitwise(buf + off, len));
+            }
+        }
+    }
+}
+END_TEST
+
 START_TEST(test_keyslot_matches_redis_cluster)
 {
     ck_assert_uint_eq(keyslot("foo", 3), 12182);
@@ -414,6 +452,7 @@ cluster_suite(void)
 
     tcase_add_checked_fixture(tc, setup, teardown);
     tcase_add_test(tc, test_keyslot_matches_redis_cluster);
+    tcase_add_test(tc, test_crc16_four_bytes_a_step_equals_bit_by_bit);
     tcase_add_test(tc, test_three_nodes_own_their_ranges);
     tcase_add_test(tc, test_ranges_single_slots_gaps_and_names);
     tcase_add_test(tc, test_bad_lines_are_rejected_and_change_nothing);

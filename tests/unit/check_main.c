@@ -36,6 +36,7 @@ static const struct {
     { "resp", resp_suite },
     { "clock", clock_suite },
     { "cluster", cluster_suite },
+    { "nodes_file", nodes_file_suite },
     { "limits", limits_suite },
     { "glob", glob_suite },
     { "cmd", cmd_suite },
