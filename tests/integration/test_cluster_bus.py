@@ -415,6 +415,7 @@ class FakeNode:
         self.lsn.listen(8)
         self.cport = self.lsn.getsockname()[1]
         self.stop = False
+        self.deaf = False           # True: read nothing more (a stuck peer)
         import threading
         self.thread = threading.Thread(target=self._serve, daemon=True)
         self.thread.start()
@@ -432,6 +433,9 @@ class FakeNode:
     def _answer(self, conn):
         conn.settimeout(0.5)
         while not self.stop:
+            if self.deaf:
+                time.sleep(0.05)
+                continue
             try:
                 f = read_frame(conn, timeout=0.5)
             except (socket.timeout, OSError):
@@ -549,3 +553,30 @@ def test_a_spare_replica_migrates_to_an_orphaned_primary(start_daemon):
         lambda: any(v[2] == poor_id and k != vid
                     for k, v in nodes_of(poor.client()).items()), WAIT), \
         nodes_of(poor.client())
+
+
+def test_a_peer_that_stops_reading_loses_its_link_at_the_sendbuf_limit(start_daemon):
+    """cluster-link-sendbuf-limit: a known node that reads nothing more
+    while PUBLISH messages pile up for it has its link freed by the cron
+    (total_cluster_links_buffer_limit_exceeded counts it); the node goes on."""
+    d = start_node(start_daemon, "a", extra=["--cluster-link-sendbuf-limit", "1mb"])
+    c = d.client()
+    fake = FakeNode(b"f" * 40)
+    try:
+        with bus_conn(d) as s:
+            s.sendall(fake.msg(2))
+            assert read_frame(s) is not None
+            assert harness.wait_until(
+                lambda: "f" * 40 in nodes_of(c)
+                and "handshake" not in nodes_of(c)["f" * 40][1], WAIT)
+            fake.deaf = True
+            big = "x" * (1 << 20)
+
+            def exceeded():
+                c.publish("ch", big)
+                info = c.execute_command("CLUSTER", "INFO").decode()
+                return "total_cluster_links_buffer_limit_exceeded:0" not in info
+            assert harness.wait_until(exceeded, WAIT, interval=0.02)
+        assert c.ping()
+    finally:
+        fake.close()
