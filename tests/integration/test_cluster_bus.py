@@ -592,26 +592,31 @@ def test_mixed_cluster_with_redis_primaries_fails_over_to_a_cellgate(start_daemo
     r1, r2 = start_redis(tmp_path, "r1"), start_redis(tmp_path, "r2")
     c1, c2, c3, c4 = [start_node(start_daemon, "c%d" % i) for i in range(1, 5)]
     try:
-        order = [r1, c1, r2, c2, c3, c4]   # primaries r1 c1 r2; c2 follows r1
+        order = [r1, c1, r2, c2, c3, c4]   # primaries r1 c1 r2, replicas cellgates
         argv = ["redis-cli", "--cluster", "create"] + \
             ["127.0.0.1:%d" % d.port for d in order] + \
             ["--cluster-replicas", "1", "--cluster-yes"]
         p = subprocess.run(argv, capture_output=True, text=True, timeout=120)
         assert p.returncode == 0, p.stdout + p.stderr
-        r1c = r1.client()
-        r1id = my_id(r1c)
-        assert harness.wait_until(lambda: nodes_of(c2.client())[my_id(
-            c2.client())][2] == r1id, WAIT), nodes_of(c2.client())
+        r1id = my_id(r1.client())
+
+        def follower():
+            for d in (c2, c3, c4):
+                if nodes_of(d.client())[my_id(d.client())][2] == r1id:
+                    return d
+            return None
+        assert harness.wait_until(follower, WAIT), nodes_of(c1.client())
+        rep = follower()
         assert harness.wait_until(lambda: cluster_check(c1)[0], WAIT), cluster_check(c1)[1]
         r1.proc.kill()
         r1.proc.wait(5)
-        assert harness.wait_until(lambda: role(c2) == b"master", WAIT)
-        c2id = my_id(c2.client())
+        assert harness.wait_until(lambda: role(rep) == b"master", WAIT)
+        c2id = my_id(rep.client())
         r2c = r2.client()
         assert harness.wait_until(
             lambda: "master" in nodes_of(r2c)[c2id][1]
             and nodes_of(r2c)[c2id] != nodes_of(r2c)[r1id], WAIT), nodes_of(r2c)
-        for d in (c1, c3, c4):
+        for d in (c1, c2, c3, c4):
             assert harness.wait_until(lambda: cluster_check(d)[0], WAIT), cluster_check(d)[1]
     finally:
         r1.stop()
