@@ -681,8 +681,13 @@ announce_myself(void)
                 ? (int)srv.conf.cluster_announce_bus_port
                 : srv.conf.cluster_port != 0 ? (int)srv.conf.cluster_port
                                              : port + VIEW_PORT_INCR;
-    if (srv.conf.cluster_announce_ip[0] != '\0') {
-        snprintf(me->ip, sizeof(me->ip), "%s", srv.conf.cluster_announce_ip);
+    /* As Redis's clusterUpdateMyselfIp(): an announced address is myself's;
+     * once it is removed, the bus learns myself's address again. */
+    static char announced[VIEW_IP_LEN];
+    const char *ip = srv.conf.cluster_announce_ip;
+    if (strcmp(ip, announced) != 0) {
+        snprintf(announced, sizeof(announced), "%s", ip);
+        snprintf(me->ip, sizeof(me->ip), "%s", ip);
     }
     view_node_set_hostname(me, srv.conf.cluster_announce_hostname,
                            strlen(srv.conf.cluster_announce_hostname));
