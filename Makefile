@@ -536,16 +536,22 @@ FUZZ_CMD     := build-fuzz/fuzz_cmd
 FUZZ_GRPC    := build-fuzz/fuzz_grpc
 FUZZ_SCRIPT  := build-fuzz/fuzz_script
 FUZZ_RDB     := build-fuzz/fuzz_rdb
+FUZZ_BUS     := build-fuzz/fuzz_bus
 # The command and gRPC drivers link the whole server (the messages' C
 # generated into build/gen); main() is renamed away.
 FUZZ_PB_SRC  := $(PROTOS:%.proto=build/gen/%.pb-c.c)
 
 FUZZ_RESP_SRC := tests/fuzz/fuzz_resp.c protocol/resp.c $(wildcard lib/*.c)
 FUZZ_CONF_SRC := tests/fuzz/fuzz_conf.c conf/conf.c conf/special.c $(wildcard lib/*.c)
+FUZZ_BUS_SRC  := tests/fuzz/fuzz_bus.c protocol/cluster_msg.c
 
 $(FUZZ_RESP): $(FUZZ_RESP_SRC) protocol/resp.h $(wildcard lib/*.h)
 	@mkdir -p build-fuzz
 	clang $(FUZZ_CFLAGS) -o $@ $(FUZZ_RESP_SRC) $(DEPS_LIBS)
+
+$(FUZZ_BUS): $(FUZZ_BUS_SRC) protocol/cluster_msg.h
+	@mkdir -p build-fuzz
+	clang $(FUZZ_CFLAGS) -o $@ $(FUZZ_BUS_SRC)
 
 $(FUZZ_CONF): $(FUZZ_CONF_SRC) conf/conf.h conf/options.h conf/special.h $(wildcard lib/*.h)
 	@mkdir -p build-fuzz
@@ -566,9 +572,10 @@ $(FUZZ_CMD) $(FUZZ_GRPC) $(FUZZ_SCRIPT) $(FUZZ_RDB): build-fuzz/%: tests/fuzz/%.
 	clang $(FUZZ_CFLAGS) -Dmain=cellgate_main -o $@ $< $(FUZZ_SERVER_OBJ) \
 	    $(DEPS_LIBS) -lm
 
-fuzz: $(FUZZ_RESP) $(FUZZ_CONF) $(FUZZ_CMD) $(FUZZ_GRPC) $(FUZZ_SCRIPT) $(FUZZ_RDB)
+fuzz: $(FUZZ_RESP) $(FUZZ_CONF) $(FUZZ_CMD) $(FUZZ_GRPC) $(FUZZ_SCRIPT) $(FUZZ_RDB) $(FUZZ_BUS)
 	@mkdir -p build-fuzz/found-resp build-fuzz/found-conf build-fuzz/found-cmd \
-	    build-fuzz/found-grpc build-fuzz/found-script build-fuzz/found-rdb
+	    build-fuzz/found-grpc build-fuzz/found-script build-fuzz/found-rdb \
+	    build-fuzz/found-bus
 	./$(FUZZ_RESP) -max_total_time=$(FUZZ_SECONDS) -print_final_stats=1 \
 	    build-fuzz/found-resp tests/fuzz/corpus/resp
 	./$(FUZZ_CONF) -max_total_time=$(FUZZ_SECONDS) -print_final_stats=1 \
@@ -582,6 +589,8 @@ fuzz: $(FUZZ_RESP) $(FUZZ_CONF) $(FUZZ_CMD) $(FUZZ_GRPC) $(FUZZ_SCRIPT) $(FUZZ_R
 	    -max_len=4096 -timeout=60 build-fuzz/found-script tests/fuzz/corpus/script
 	./$(FUZZ_RDB) -max_total_time=$(FUZZ_SECONDS) -print_final_stats=1 \
 	    -max_len=65536 build-fuzz/found-rdb tests/fuzz/corpus/rdb
+	./$(FUZZ_BUS) -max_total_time=$(FUZZ_SECONDS) -print_final_stats=1 \
+	    -max_len=16384 build-fuzz/found-bus tests/fuzz/corpus/bus
 	$(MAKE) repl-fuzz
 
 # SANITIZE=1 runs it on the ASan+UBSan build.
@@ -605,9 +614,10 @@ difftest: $(BIN)
 	  /usr/bin/python3 tests/integration/difftest.py --commands $(DIFFTEST_COMMANDS) \
 	  --stats $(if $(DIFFTEST_SEED),--seed $(DIFFTEST_SEED)) $(DIFFTEST_ARGS)
 
-test-fuzz: $(FUZZ_RESP) $(FUZZ_CONF) $(FUZZ_CMD) $(FUZZ_GRPC) $(FUZZ_SCRIPT) $(FUZZ_RDB)
+test-fuzz: $(FUZZ_RESP) $(FUZZ_CONF) $(FUZZ_CMD) $(FUZZ_GRPC) $(FUZZ_SCRIPT) $(FUZZ_RDB) $(FUZZ_BUS)
 	@mkdir -p build-fuzz/brief-resp build-fuzz/brief-conf build-fuzz/brief-cmd \
-	    build-fuzz/brief-grpc build-fuzz/brief-script build-fuzz/brief-rdb
+	    build-fuzz/brief-grpc build-fuzz/brief-script build-fuzz/brief-rdb \
+	    build-fuzz/brief-bus
 	./$(FUZZ_RESP) -max_total_time=$(FUZZ_BRIEF) build-fuzz/brief-resp \
 	    tests/fuzz/corpus/resp
 	./$(FUZZ_CONF) -max_total_time=$(FUZZ_BRIEF) build-fuzz/brief-conf \
@@ -626,7 +636,10 @@ test-fuzz: $(FUZZ_RESP) $(FUZZ_CONF) $(FUZZ_CMD) $(FUZZ_GRPC) $(FUZZ_SCRIPT) $(F
 	./$(FUZZ_RDB) -runs=0 tests/fuzz/corpus/rdb
 	./$(FUZZ_RDB) -max_total_time=$(FUZZ_BRIEF) -max_len=65536 \
 	    build-fuzz/brief-rdb tests/fuzz/corpus/rdb
-	@echo "test-fuzz: the six fuzzers ran their corpus and fuzzed briefly without a finding"
+	./$(FUZZ_BUS) -runs=0 tests/fuzz/corpus/bus
+	./$(FUZZ_BUS) -max_total_time=$(FUZZ_BRIEF) -max_len=16384 \
+	    build-fuzz/brief-bus tests/fuzz/corpus/bus
+	@echo "test-fuzz: the seven fuzzers ran their corpus and fuzzed briefly without a finding"
 
 # The layering (tests/check_deps.py): lib <- protocol, algorithms, conf
 # <- server, and inside server the floors main > conn > the table >

@@ -37,6 +37,7 @@
 # EVAL of its body, and RL.FIXED for the same limit.
 #
 # Knobs: CG_N_SMALL (20000), CG_N_LARGE (120000), CELLGATE_BIN (./cellgate),
+# CG_CLUSTER_ENABLED=1 (cluster-enabled yes, every slot owned),
 # CG_ONLY (a label: run that line only), CG_STRINGS=0 (skip the string
 # lines), CG_SCRIPTS=0 (skip the script lines), CG_PROFILE_EVALSHA=file (the
 # EVALSHA run's profile), BENCH_SEQ (build/bench-seq), BENCH_FILL
@@ -48,6 +49,9 @@ cd "$(dirname "$0")/.."
 N_SMALL=${CG_N_SMALL:-20000}
 N_LARGE=${CG_N_LARGE:-120000}
 BIN=${CELLGATE_BIN:-./cellgate}
+# CG_CLUSTER_ENABLED=1: every daemon runs with cluster-enabled yes and owns
+# every slot (the routing cost of Redis Cluster's mode).
+CLUSTER_ARGS=""
 SEQ=${BENCH_SEQ:-build/bench-seq}
 HANDOFF=${BENCH_HANDOFF:-build/bench-handoff}
 FILL=${BENCH_FILL:-build/bench-fill}
@@ -83,14 +87,26 @@ total_ir() {
     port=$(free_port)
     out=$WORK/cg.$n
     rm -rf "$WORK/data" && mkdir -p "$WORK/data"
+    [ -z "${CG_CLUSTER_ENABLED:-}" ] ||
+        CLUSTER_ARGS="--cluster-enabled yes --cluster-port $(free_port)"
     valgrind --tool=callgrind --callgrind-out-file="$out" \
         "$BIN" --port "$port" --bind 127.0.0.1 --save "" --dir "$WORK/data" \
-        $DAEMON_ARGS >"$WORK/log" 2>&1 &
+        $DAEMON_ARGS $CLUSTER_ARGS >"$WORK/log" 2>&1 &
     PID=$!
     for _ in $(seq 300); do
         [ "$(redis-cli -p "$port" PING 2>/dev/null)" = PONG ] && break
         sleep 0.1
     done
+    if [ -n "${CG_CLUSTER_ENABLED:-}" ]; then
+        # Every slot here, then wait for cluster_state:ok (a primary waits
+        # 2 s after its start, as Redis's).
+        redis-cli -p "$port" CLUSTER ADDSLOTSRANGE 0 16383 >/dev/null
+        for _ in $(seq 300); do
+            redis-cli -p "$port" CLUSTER INFO 2>/dev/null |
+                grep -q '^cluster_state:ok' && break
+            sleep 0.1
+        done
+    fi
     case $1 in
         --tx)
             # CL.THROTTLE inside MULTI/EXEC, 16 per transaction (tx_load.py).

@@ -69,9 +69,11 @@
     X(cluster_node_id, "cluster-node-id", CONF_STRING, "", 0, 0,              \
       "this node's id among the cluster-node lines; empty = find it by address") \
     X(cluster_announce_ip, "cluster-announce-ip", CONF_STRING, "", 0, 0,      \
-      "host clients are told for this node; empty = its cluster-node line's") \
+      "host clients and the cluster bus are told for this node; empty = "   \
+      "its cluster-node line's, or (cluster-enabled) what peers see")       \
     X(cluster_announce_port, "cluster-announce-port", CONF_INT, "0", 0, 65535, \
-      "port clients are told for this node; 0 = its cluster-node line's")     \
+      "port clients are told for this node; 0 = its cluster-node line's "    \
+      "(cluster-enabled: port)")                                            \
     X(grpc_port, "grpc-port", CONF_INT, "0", 0, 65535,                        \
       "port of Envoy's rate limit service (gRPC, HTTP/2 cleartext); 0 = off") \
     X(grpc_bind, "grpc-bind", CONF_STRING, "", 0, 0,                          \
@@ -271,8 +273,8 @@
       "appendfsync's policy throughout")                                      \
     X(cluster_require_full_coverage, "cluster-require-full-coverage",         \
       CONF_BOOL, "yes", 0, 0,                                                 \
-      "cellgate's cluster answers for the slots it owns whatever the "        \
-      "coverage")                                                             \
+      "cluster-enabled: a node refuses keys (CLUSTERDOWN) while some slot "  \
+      "has no live owner")                                                    \
     X(rdb_save_incremental_fsync, "rdb-save-incremental-fsync", CONF_BOOL,    \
       "yes", 0, 0,                                                            \
       "Redis fsyncs an RDB every 4 MB; cellgate fsyncs a snapshot once, "     \
@@ -284,7 +286,8 @@
       "Redis's #TS annotations in the AOF; cellgate writes none")             \
     X(cluster_replica_no_failover, "cluster-replica-no-failover", CONF_BOOL,  \
       "no", 0, 0,                                                             \
-      "cellgate's cluster has no automatic failover")                         \
+      "cluster-enabled: this replica never starts an election for its "      \
+      "failed primary")                                                       \
     X(replica_lazy_flush, "replica-lazy-flush", CONF_BOOL, "no", 0, 0,        \
       "Redis flushes a replica's old data in a thread before a full "         \
       "sync; cellgate flushes at once")                                       \
@@ -303,13 +306,16 @@
       "cellgate logs to logfile or standard error (journald under "           \
       "systemd), not to syslog")                                              \
     X(cluster_enabled, "cluster-enabled", CONF_BOOL, "no", 0, 0,              \
-      "Redis's cluster switch; cellgate's cluster is cluster-mode")           \
+      "Redis Cluster: nodes meet, gossip on the cluster bus and keep "      \
+      "their view in cluster-config-file; set at start-up, not with "       \
+      "cluster-mode")                                                        \
     X(cluster_allow_reads_when_down, "cluster-allow-reads-when-down",         \
       CONF_BOOL, "no", 0, 0,                                                  \
-      "cellgate's cluster has no down state")                                 \
+      "cluster-enabled: reads are served while the cluster is down")         \
     X(cluster_allow_pubsubshard_when_down, "cluster-allow-pubsubshard-when-down",\
       CONF_BOOL, "yes", 0, 0,                                                 \
-      "cellgate's cluster has no down state")                                 \
+      "cluster-enabled: shard channels are served while the cluster is "     \
+      "down")                                                                 \
     X(crash_log_enabled, "crash-log-enabled", CONF_BOOL, "yes", 0, 0,         \
       "Redis's crash report with a stack trace; cellgate's sanitizer "        \
       "builds report instead")                                                \
@@ -323,7 +329,8 @@
       "leaves the system's setting")                                          \
     X(cluster_allow_replica_migration, "cluster-allow-replica-migration",     \
       CONF_BOOL, "yes", 0, 0,                                                 \
-      "cellgate's cluster does not move replicas")                            \
+      "cluster-enabled: replicas may move to an orphaned primary, and a "    \
+      "primary that lost its last slot follows its new owner")               \
     X(replica_announced, "replica-announced", CONF_BOOL, "yes", 0, 0,         \
       "Sentinel's hint; cellgate's replicas are always listed")               \
     X(latency_tracking, "latency-tracking", CONF_BOOL, "yes", 0, 0,           \
@@ -342,11 +349,12 @@
       "(a Redis primary's ACL user)")                                         \
     X(cluster_config_file, "cluster-config-file", CONF_STRING,                \
       "nodes.conf", 0, 0,                                                     \
-      "cellgate's cluster topology is the cluster-node lines of this "        \
-      "file")                                                                 \
+      "cluster-enabled: this node's view of the cluster (Redis's "           \
+      "nodes.conf), in dir unless absolute; set at start-up")                \
     X(cluster_announce_hostname, "cluster-announce-hostname", CONF_SPECIAL,    \
       "", 0, 0,                                                               \
-      "cellgate's CLUSTER SLOTS/SHARDS announce cluster-announce-ip")         \
+      "cluster-enabled: the hostname this node announces on the bus "        \
+      "(CLUSTER SLOTS/SHARDS/NODES); empty = none")                          \
     X(syslog_ident, "syslog-ident", CONF_STRING, "redis", 0, 0,               \
       "no syslog (see syslog-enabled)")                                       \
     X(server_cpulist, "server_cpulist", CONF_STRING, "", 0, 0,                \
@@ -385,8 +393,8 @@
       "cellgate loads no modules {no yes local}")                             \
     X(cluster_preferred_endpoint_type, "cluster-preferred-endpoint-type",     \
       CONF_ENUM, "ip", 0, 0,                                                  \
-      "cellgate's cluster announces addresses (ip) {ip hostname "             \
-      "unknown-endpoint}")                                                    \
+      "cluster-enabled: what MOVED, ASK and CLUSTER SLOTS give as a "        \
+      "node's endpoint {ip hostname unknown-endpoint}")                      \
     X(propagation_error_behavior, "propagation-error-behavior", CONF_ENUM,    \
       "ignore", 0, 0,                                                         \
       "a cellgate replica logs an effect it cannot apply {ignore panic "      \
@@ -401,7 +409,8 @@
       "set, as Redis's default")                                              \
     X(cluster_replica_validity_factor, "cluster-replica-validity-factor",     \
       CONF_INT, "10", 0, 2147483647,                                          \
-      "cellgate's cluster has no automatic failover")                         \
+      "cluster-enabled: a replica whose link was down longer than this "     \
+      "many node timeouts does not fail over; 0 = always may")               \
     X(list_max_listpack_size, "list-max-listpack-size", CONF_INT,             \
       "-2", -2147483648, 2147483647,                                          \
       "Redis's quicklist node size; cellgate's list nodes have a size "       \
@@ -412,7 +421,8 @@
       "none; new connections follow a change")                               \
     X(cluster_migration_barrier, "cluster-migration-barrier", CONF_INT,       \
       "1", 0, 2147483647,                                                     \
-      "cellgate's cluster does not move replicas")                            \
+      "cluster-enabled: replicas a primary keeps before one may migrate "    \
+      "to an orphaned primary")                                              \
     X(active_defrag_cycle_min, "active-defrag-cycle-min", CONF_INT,           \
       "1", 1, 99,                                                             \
       "see activedefrag")                                                     \
@@ -440,10 +450,11 @@
       "cellgate evicts until under maxmemory in the command that needs "      \
       "the room")                                                             \
     X(cluster_port, "cluster-port", CONF_INT, "0", 0, 65535,                  \
-      "cellgate's cluster has no bus: no gossip port")                        \
+      "cluster-enabled: the cluster bus's port; 0 = port + 10000; set at "   \
+      "start-up")                                                             \
     X(cluster_announce_bus_port, "cluster-announce-bus-port", CONF_INT,       \
       "0", 0, 65535,                                                          \
-      "no cluster bus (see cluster-port)")                                    \
+      "cluster-enabled: the bus port this node announces; 0 = its own")     \
     X(cluster_announce_tls_port, "cluster-announce-tls-port", CONF_INT,       \
       "0", 0, 65535,                                                          \
       "cellgate speaks no TLS")                                               \
@@ -472,7 +483,8 @@
       "no ACL log (see aclfile)")                                             \
     X(cluster_node_timeout, "cluster-node-timeout", CONF_INT,                 \
       "15000", 0, 9223372036854775807LL,                                      \
-      "no cluster bus (see cluster-port)")                                    \
+      "cluster-enabled: ms a node may not answer before it is suspected "    \
+      "failing (PFAIL)")                                                      \
     X(latency_monitor_threshold, "latency-monitor-threshold", CONF_INT,       \
       "0", 0, 9223372036854775807LL,                                          \
       "Redis's LATENCY monitor; cellgate has SLOWLOG and /metrics")           \
@@ -481,7 +493,8 @@
       "cellgate has no streams")                                              \
     X(cluster_link_sendbuf_limit, "cluster-link-sendbuf-limit", CONF_BYTES,   \
       "0", 0, 9223372036854775807LL,                                          \
-      "no cluster bus (see cluster-port)")                                    \
+      "cluster-enabled: a bus link whose unsent bytes pass this is closed; " \
+      "0 = no limit")                                                         \
     X(hash_max_listpack_entries, "hash-max-listpack-entries", CONF_INT,       \
       "512", 0, 9223372036854775807LL,                                        \
       "Redis's compact hash bound; cellgate's compact hashes keep "           \
@@ -625,6 +638,9 @@
  * word). Code compares these, never the text. */
 enum conf_cluster_mode {
     CLUSTER_MODE_NO, CLUSTER_MODE_EMULATED, CLUSTER_MODE_YES
+};
+enum conf_endpoint_type {
+    ENDPOINT_TYPE_IP, ENDPOINT_TYPE_HOSTNAME, ENDPOINT_TYPE_UNKNOWN
 };
 enum conf_appendfsync {
     APPENDFSYNC_EVERYSEC, APPENDFSYNC_ALWAYS, APPENDFSYNC_NO

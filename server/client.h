@@ -207,6 +207,9 @@ struct conn {
     unsigned requests;              /* enum client_request bits */
     enum client_reply reply_mode;
     bool replica_reads;             /* READONLY: a cluster replica may answer */
+    bool asking;                    /* ASKING: the next command may use an
+                                       IMPORTING slot (cleared after it,
+                                       but inside MULTI) */
     bool no_evict;                  /* CLIENT NO-EVICT ON: flag e (kept by RESET) */
     /* CLIENT LIST's qbuf of the running client, as Redis counts it: its
      * query buffer as the batch being run began, the requests already run

@@ -563,8 +563,8 @@ reject(struct conn *c, struct cmd *cmd, const char *msg)
 
 #define ERR_CROSSSLOT "CROSSSLOT Keys in request don't hash to the same slot"
 
-/* cluster-mode yes: are the keys of argv[first..last] (every step) served
- * here? If not, the client is told where (MOVED) or why not. */
+/* The client is told where the keys are (MOVED, ASK) or why not served:
+ * Redis's clusterRedirectClient() texts. False unless HERE. */
 bool
 cmd_reply_route(struct conn *c, enum cluster_verdict v,
                 const struct cluster_redirect *to)
@@ -573,10 +573,23 @@ cmd_reply_route(struct conn *c, enum cluster_verdict v,
     case CLUSTER_HERE:
         return true;
     case CLUSTER_MOVED:
-        cmd_errorf(c, "MOVED %u %s:%u", to->slot, to->host, to->port);
+    case CLUSTER_ASK:
+        cmd_errorf(c, "%s %u %s:%u", v == CLUSTER_ASK ? "ASK" : "MOVED",
+                   to->slot, to->host, to->port);
         return false;
     case CLUSTER_CROSSSLOT:
         cmd_error(c, ERR_CROSSSLOT);
+        return false;
+    case CLUSTER_TRYAGAIN:
+        cmd_error(c, "TRYAGAIN Multiple keys request during rehashing of "
+                  "slot");
+        return false;
+    case CLUSTER_DOWN_STATE:
+        cmd_error(c, "CLUSTERDOWN The cluster is down");
+        return false;
+    case CLUSTER_DOWN_RO_STATE:
+        cmd_error(c, "CLUSTERDOWN The cluster is down and only accepts read "
+                  "commands");
         return false;
     default:
         cmd_error(c, "CLUSTERDOWN Hash slot not served");
@@ -584,16 +597,51 @@ cmd_reply_route(struct conn *c, enum cluster_verdict v,
     }
 }
 
+/* CLUSTER_Q_* for this command of this client. */
+static unsigned
+route_flags(const struct conn *c, const struct cmd *cmd, bool writes)
+{
+    unsigned f = writes ? CLUSTER_Q_WRITE : 0;
+    if (c->replica_reads) {
+        f |= CLUSTER_Q_READONLY;
+    }
+    if (c->asking || (cmd->flags & CMD_ASKING)) {
+        f |= CLUSTER_Q_ASKING;
+    }
+    if (strcmp(cmd->name, "migrate") == 0) {
+        f |= CLUSTER_Q_MIGRATE;
+    }
+    return f;
+}
+
+/* cluster-mode yes: are the keys of argv[first..last] (every step) served
+ * here? If not, the client is told where (MOVED) or why not. */
 static bool
 keys_served_here(struct conn *c, const struct resp_request *req, int first,
-                 int last, int step, bool replica_read)
+                 int last, int step, unsigned flags)
 {
     struct cluster_redirect to;
-    return cmd_reply_route(c, cluster_route(req, first, last, step,
-                                            replica_read, &to), &to);
+    return cmd_reply_route(c, cluster_route(req, first, last, step, flags, &to),
+                          &to);
 }
 
 static bool peeks(const struct cmd *cmd, const struct resp_request *req);
+
+/* cluster-enabled yes: the command's keys, its destination first, routed
+ * as one request. */
+static bool
+live_served_here(struct conn *c, const struct resp_request *req,
+                 const struct cmd_keys *keys, unsigned flags)
+{
+    struct cluster_query q;
+    struct cluster_redirect to;
+    cluster_query_start(&q);
+    if (keys->store > 0) {
+        cluster_query_keys(&q, req, keys->store, keys->store, 1);
+    }
+    cluster_query_keys(&q, req, keys->first, keys->last, keys->step);
+    return cmd_reply_route(c, cluster_query_end(&q, flags, &to), &to);
+}
 
 /* A replica answers a READONLY client's reads (PEEKs included). */
 static bool
@@ -601,15 +649,28 @@ served_here(struct conn *c, const struct cmd *cmd,
             const struct resp_request *req)
 {
     struct cmd_keys keys;
-    bool reads = !(cmd->flags & CMD_WRITE) || peeks(cmd, req);
+    /* The common case first: a command of one fixed key (CL.THROTTLE, GET,
+     * INCR...) of a slot this node serves, stable, the cluster up: one
+     * CRC16 and a few loads. */
+    bool live = cluster_live();
+    int k = cmd->first_key;
+    if (live && k > 0 && cmd->last_key == k && cmd->keyword == NULL &&
+        !(cmd->flags & CMD_MOVABLE_KEYS) && (size_t)k < req->argc &&
+        cluster_key_here(req->argv[k], req->argvlen[k])) {
+        return true;
+    }
     if (!cmd_request_keys(cmd, req, &keys)) {
         return true;
+    }
+    bool reads = !(cmd->flags & CMD_WRITE) || peeks(cmd, req);
+    unsigned flags = route_flags(c, cmd, !reads);
+    if (live) {
+        return live_served_here(c, req, &keys, flags);
     }
     if (keys.store > 0) {
         /* The own key first, as Redis walks the keys; then all in its
          * slot. */
-        if (!keys_served_here(c, req, keys.store, keys.store, 1,
-                              c->replica_reads && reads)) {
+        if (!keys_served_here(c, req, keys.store, keys.store, 1, flags)) {
             return false;
         }
         if (keyslot(req->argv[keys.store], req->argvlen[keys.store]) !=
@@ -618,8 +679,7 @@ served_here(struct conn *c, const struct cmd *cmd,
             return false;
         }
     }
-    return keys_served_here(c, req, keys.first, keys.last, keys.step,
-                            c->replica_reads && reads);
+    return keys_served_here(c, req, keys.first, keys.last, keys.step, flags);
 }
 
 /* Inside MULTI: queue the command (+QUEUED) unless it may not be, or its
@@ -802,8 +862,23 @@ refused_while_subscribed(const struct conn *c, const struct cmd *cmd)
     return true;
 }
 
+static void execute(struct conn *c, struct resp_request *req);
+
+/* ASKING holds for the one command after it (all of a transaction's,
+ * MULTI to EXEC), as Redis's resetClient() clears CLIENT_ASKING. */
 void
 cmd_execute(struct conn *c, struct resp_request *req)
+{
+    execute(c, req);
+    if (c->asking && !(req->argvlen[0] == 6 &&
+                       strncasecmp(req->argv[0], "asking", 6) == 0) &&
+        (c->multi == NULL || !multi_open(c, c->multi))) {
+        c->asking = false;
+    }
+}
+
+static void
+execute(struct conn *c, struct resp_request *req)
 {
     char msg[256];
     struct cmd *cmd = cmd_lookup(req->argv[0], req->argvlen[0]);
@@ -857,6 +932,33 @@ cmd_execute(struct conn *c, struct resp_request *req)
     run(c, cmd, req);
 }
 
+/* cluster-enabled yes: every key of every queued command, as Redis
+ * routes an EXEC. */
+static bool
+live_queue_served_here(struct conn *c)
+{
+    const struct multi *m = c->multi;
+    struct cluster_query q;
+    struct cluster_redirect to;
+    bool writes = cmd_queue_writes(c);
+    unsigned flags = writes ? CLUSTER_Q_WRITE : 0;
+    flags |= c->replica_reads ? CLUSTER_Q_READONLY : 0;
+    flags |= c->asking ? CLUSTER_Q_ASKING : 0;
+    cluster_query_start(&q);
+    for (size_t i = 0; i < m->ncmds; i++) {
+        const struct multi_cmd *mc = &m->cmds[i];
+        struct cmd_keys k;
+        if (!cmd_request_keys(mc->cmd, &mc->req, &k)) {
+            continue;
+        }
+        if (k.store > 0) {
+            cluster_query_keys(&q, &mc->req, k.store, k.store, 1);
+        }
+        cluster_query_keys(&q, &mc->req, k.first, k.last, k.step);
+    }
+    return cmd_reply_route(c, cluster_query_end(&q, flags, &to), &to);
+}
+
 /* The keys of every queued command in one slot served here (cluster-mode
  * yes), as Redis checks an EXEC. */
 static bool
@@ -864,6 +966,9 @@ queue_served_here(struct conn *c)
 {
     const struct multi *m = c->multi;
     struct resp_request keys = { 0, NULL, NULL, 0 };
+    if (cluster_live()) {
+        return live_queue_served_here(c);
+    }
     char **argv = mem_malloc(sizeof(char *) * 2 * (m->ncmds + 1));
     size_t *lens = mem_malloc(sizeof(size_t) * 2 * (m->ncmds + 1));
     bool ok = argv != NULL && lens != NULL;
@@ -881,8 +986,10 @@ queue_served_here(struct conn *c)
     if (!ok) {
         cmd_error(c, ERR_NOMEM);
     } else if (keys.argc > 0) {
+        bool writes = cmd_queue_writes(c);
         ok = keys_served_here(c, &keys, 0, (int)keys.argc - 1, 1,
-                              c->replica_reads && !cmd_queue_writes(c));
+                              (writes ? CLUSTER_Q_WRITE : 0) |
+                              (c->replica_reads ? CLUSTER_Q_READONLY : 0));
     }
     mem_free(argv);
     mem_free(lens);

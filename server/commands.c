@@ -197,6 +197,12 @@ static struct cmd config_subcommands[] = {
 #define CLUSTER_READ .flags = CMD_STALE, .acl = "slow", CLUSTER_SUB
 #define CLUSTER_ADMIN .flags = CMD_ADMIN | CMD_STALE,                         \
                       .acl = "admin slow dangerous", CLUSTER_SUB
+/* cluster-enabled yes's own: Redis's admin subcommands. */
+#define CLUSTER_LIVE .flags = CMD_ADMIN | CMD_STALE | CMD_NO_ASYNC_LOADING,     \
+                     .acl = "admin slow dangerous", CLUSTER_SUB
+#define CLUSTER_LIVE7 .flags = CMD_ADMIN | CMD_STALE | CMD_NO_ASYNC_LOADING,    \
+                      .acl = "admin slow dangerous", .group = "cluster",     \
+                      .since = "7.0.0"
 #define CLUSTER_OWN .flags = CMD_LOADING | CMD_STALE, .acl = "slow",          \
                     CLUSTER_SUB
 
@@ -239,6 +245,69 @@ static struct cmd cluster_subcommands[] = {
     { .name = "cluster|slots", .arity = 2, CLUSTER_READ,
       .summary = "Returns the mapping of cluster slots to nodes.",
       .proc = cluster_slots_command, .tips = NONDET },
+    { .name = "cluster|addslots", .arity = -3, CLUSTER_LIVE,
+      .summary = "Assigns new hash slots to a node.", .args = "*slot:integer",
+      .proc = cluster_admin_command },
+    { .name = "cluster|addslotsrange", .arity = -4, CLUSTER_LIVE7,
+      .summary = "Assigns new hash slot ranges to a node.",
+      .args = "*start-slot_end-slot:block=start-slot/integer|end-slot/integer",
+      .proc = cluster_admin_command },
+    { .name = "cluster|bumpepoch", .arity = 2, CLUSTER_LIVE,
+      .summary = "Advances the cluster config epoch.",
+      .proc = cluster_admin_command, .tips = NONDET },
+    { .name = "cluster|count-failure-reports", .arity = 3,
+      .flags = CMD_ADMIN | CMD_STALE, .acl = "admin slow dangerous",
+      CLUSTER_SUB,
+      .summary = "Returns the number of active failure reports active for a "
+                 "node.",
+      .args = "node-id:string", .proc = cluster_admin_command,
+      .tips = NONDET },
+    { .name = "cluster|delslots", .arity = -3, CLUSTER_LIVE,
+      .summary = "Sets hash slots as unbound for a node.",
+      .args = "*slot:integer", .proc = cluster_admin_command },
+    { .name = "cluster|delslotsrange", .arity = -4, CLUSTER_LIVE7,
+      .summary = "Sets hash slot ranges as unbound for a node.",
+      .args = "*start-slot_end-slot:block=start-slot/integer|end-slot/integer",
+      .proc = cluster_admin_command },
+    { .name = "cluster|failover", .arity = -2, CLUSTER_LIVE,
+      .summary = "Forces a replica to perform a manual failover of its "
+                 "master.",
+      .args = "?options:oneof=FORCE|TAKEOVER",
+      .proc = cluster_admin_command },
+    { .name = "cluster|flushslots", .arity = 2, CLUSTER_LIVE,
+      .summary = "Deletes all slots information from a node.",
+      .proc = cluster_admin_command },
+    { .name = "cluster|forget", .arity = 3, CLUSTER_LIVE,
+      .summary = "Removes a node from the nodes table.",
+      .args = "node-id:string", .proc = cluster_admin_command },
+    { .name = "cluster|links", .arity = 2, .flags = CMD_STALE,
+      .acl = "slow", .group = "cluster", .since = "7.0.0",
+      .summary = "Returns a list of all TCP links to and from peer nodes.",
+      .proc = cluster_admin_command, .tips = NONDET },
+    { .name = "cluster|meet", .arity = -4, CLUSTER_LIVE,
+      .summary = "Forces a node to handshake with another node.",
+      .args = "ip:string port:integer ?cluster-bus-port:integer",
+      .proc = cluster_admin_command },
+    { .name = "cluster|replicate", .arity = 3, CLUSTER_LIVE,
+      .summary = "Configure a node as replica of a master node.",
+      .args = "node-id:string", .proc = cluster_admin_command },
+    { .name = "cluster|reset", .arity = -2,
+      .flags = CMD_ADMIN | CMD_NOSCRIPT | CMD_STALE,
+      .acl = "admin slow dangerous", CLUSTER_SUB,
+      .summary = "Resets a node.",
+      .args = "?hard_soft:oneof=HARD|SOFT",
+      .proc = cluster_admin_command },
+    { .name = "cluster|saveconfig", .arity = 2, CLUSTER_LIVE,
+      .summary = "Forces a node to save the cluster configuration to disk.",
+      .proc = cluster_admin_command },
+    { .name = "cluster|set-config-epoch", .arity = 3, CLUSTER_LIVE,
+      .summary = "Sets the configuration epoch for a new node.",
+      .args = "config-epoch:integer", .proc = cluster_admin_command },
+    { .name = "cluster|setslot", .arity = -4, CLUSTER_LIVE,
+      .summary = "Binds a hash slot to a node.",
+      .args = "slot:integer subcommand:oneof=IMPORTING|MIGRATING|NODE|STABLE "
+              "?node-id:string",
+      .proc = cluster_admin_command },
     { .name = "cluster|help", .arity = 2, CLUSTER_OWN,
       .summary = "Returns helpful text about the different subcommands.",
       .proc = help_command },
@@ -619,6 +688,11 @@ static struct cmd table[] = {
       .acl = "fast connection", .group = "cluster", .since = "3.0.0",
       .summary = "Enables read-only queries for a connection to a Redis "
                  "Cluster replica node.",
+      .proc = readonly_command },
+    { .name = "asking", .arity = 1, .flags = CMD_FAST,
+      .acl = "fast connection", .group = "cluster", .since = "3.0.0",
+      .summary = "Signals that a cluster client is following an -ASK "
+                 "redirect.",
       .proc = readonly_command },
     { .name = "readwrite", .arity = 1,
       .flags = CMD_LOADING | CMD_STALE | CMD_FAST,

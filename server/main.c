@@ -218,6 +218,7 @@ on_cron(uv_timer_t *t)
     child_cron();
     repl_cron();
     migrate_cron();
+    cluster_cron();
     metrics_publish();
     /* After a mass expiry the freed records sit in the allocator; give the
      * pages back so RSS follows the live keys. */
@@ -275,6 +276,7 @@ server_shutdown_save(const char *why, bool save)
     close_handle((uv_handle_t *)&sighup_handle);
     close_handle((uv_handle_t *)&shutdown_async);
     srv.shutdown_wakeup = NULL;
+    cluster_shutdown();
     conn_close_all();
     grpc_shutdown();
     conn_teardown();
@@ -587,6 +589,41 @@ load_data(void)
     return 0;
 }
 
+/* cluster-enabled yes: nodes.conf is locked and read before the data,
+ * as Redis's clusterInit(); then the journal or snapshot. */
+static int
+load_cluster_and_data(void)
+{
+    char err[512];
+    if (cluster_start(err, sizeof(err)) < 0) {
+        fprintf(stderr, "cellgate: %s\n", err);
+        log_warning("%s", err);
+        return -1;
+    }
+    if (load_data() < 0) {
+        return -1;
+    }
+    if (cluster_check_data(err, sizeof(err)) < 0) {
+        fprintf(stderr, "cellgate: %s\n", err);
+        log_warning("%s", err);
+        return -1;
+    }
+    return 0;
+}
+
+/* cluster-enabled yes: the bus's port, once the clients' one is ours. */
+static int
+start_cluster_bus(void)
+{
+    char err[512];
+    if (cluster_bus_start(srv.loop, err, sizeof(err)) < 0) {
+        fprintf(stderr, "cellgate: %s\n", err);
+        log_warning("%s", err);
+        return -1;
+    }
+    return 0;
+}
+
 static int
 setup(void)
 {
@@ -620,10 +657,10 @@ setup(void)
         return -1;
     }
     srv.startup_allocated = mem_used();        /* MEMORY STATS */
-    if (load_data() < 0) {
+    char err[512];
+    if (load_cluster_and_data() < 0) {
         return -1;
     }
-    char err[512];
     srv.loop = uv_default_loop();
     /* Every handle server_shutdown() closes exists from here on, so a
      * failure below can shut down cleanly. */
@@ -639,7 +676,7 @@ setup(void)
     }
     raise_fd_limit();
     if (listen_tcp_start(on_tcp_connection) < 0 || listen_unix() < 0 || metrics_setup() < 0 ||
-        grpc_setup() < 0) {
+        grpc_setup() < 0 || start_cluster_bus() < 0) {
         return -1;
     }
     /* Only once the port is ours: a daemon that cannot listen (another one

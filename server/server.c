@@ -94,6 +94,11 @@ close_if_socket(int fd)
 void
 server_child_close_sockets(void)
 {
+    /* nodes.conf's lock too: a child outliving its parent's kill -9 would
+     * keep the restarted node from taking it. */
+    if (srv.cluster_lock_fd > 0) {
+        close(srv.cluster_lock_fd);
+    }
     DIR *d = opendir("/proc/self/fd");
     if (d != NULL) {
         struct dirent *e;

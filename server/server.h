@@ -94,6 +94,8 @@ struct server {
     int64_t start_wall_us;
     uint64_t start_mono_ns;
     char run_id[41];
+    int cluster_lock_fd;            /* nodes.conf's lock; a child closes it
+                                       (0: none; fd 0 is never it) */
     char replid[41];              /* this primary's replication ID (INFO) */
     unsigned tcp_port;            /* actually bound (port 0 = none) */
     struct server_stats stats;
@@ -114,6 +116,15 @@ server_connected_clients(size_t replicas)
 {
     size_t all = srv.nclients + srv.grpc_clients;
     return all > replicas ? all - replicas : 0;
+}
+
+/* Is this node part of a cluster, by any of the ways (cluster-enabled,
+ * cluster-mode yes or emulated)? SELECT and SWAPDB refuse then, INFO
+ * says cluster. */
+static inline bool
+server_in_cluster(void)
+{
+    return srv.conf.cluster_enabled || srv.conf.cluster_mode != 0;
 }
 
 /* Derive srv.limits from srv.conf (after load and after CONFIG SET). */

@@ -21,28 +21,45 @@
  * PROMOTE to every node, which rewrites its config file's lines, so the
  * other shards send clients to the new primary and a restart keeps it.
  *
- * Both modes answer from one struct cluster_topo, so every reply is built
- * once. Routing gives a verdict; the dispatcher (cmd.c) turns it into the
+ * cluster-enabled yes: Redis Cluster as Redis runs it. The map is the live
+ * view (view.c), which the bus (bus.c, gossip.c, failover.c) and the
+ * CLUSTER command change; this file starts it (nodes.conf locked and
+ * loaded, or a new node made), does its before-sleep work (the state,
+ * nodes.conf saved by nodes_file.c) and routes keys by it as Redis's
+ * getNodeByQuery() (cluster_query_*(), cluster_key_here() for the common
+ * case). cluster-enabled and cluster-mode exclude each other.
+ *
+ * Both static modes answer from one struct cluster_topo, so every reply is
+ * built once. Routing gives a verdict; the dispatcher (cmd.c) turns it into the
  * error a client sees, and the CLUSTER command (cmd_cluster.c) reads the
  * topology through cluster_topology().
  */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <uv.h>
 
 #include "server/clock.h"
 #include "server/cluster/cluster.h"
 #include "server/cluster/cluster_topo.h"
+#include "server/cluster/bus.h"
+#include "server/cluster/failover.h"
+#include "server/cluster/nodes_file.h"
+#include "server/cluster/view.h"
+#include "server/store.h"
 #include "server/keyspace.h"
 #include "conf/rewrite.h"
 #include "lib/mem.h"
 #include "server/log.h"
 #include "server/repl/replication.h"
 #include "server/server.h"
+#include "lib/keyslot.h"
 #include "lib/textbuf.h"
 
 static struct cluster_topo *topo;   /* NULL until emulated or yes is used */
 static bool routing;                /* cluster-mode yes: check keys */
 static bool promoted;               /* topo differs from the file's lines */
+static bool live;                   /* cluster-enabled yes: the view routes */
 
 /* ---- loading --------------------------------------------------------- */
 
@@ -119,6 +136,24 @@ int
 cluster_setup(char *err, size_t errlen)
 {
     cluster_teardown();
+    if (srv.conf.cluster_enabled) {
+        if (srv.conf.cluster_mode != CLUSTER_MODE_NO) {
+            snprintf(err, errlen, "cluster-enabled yes and cluster-mode %s "
+                     "cannot both be set: cluster-enabled is Redis Cluster "
+                     "(nodes meet and gossip, nodes.conf), cluster-mode the "
+                     "static topology of cluster-node lines; choose one",
+                     srv.conf.cluster_mode == CLUSTER_MODE_YES ? "yes"
+                                                               : "emulated");
+            return -1;
+        }
+        if (srv.conf.replicaof[0] != '\0') {
+            snprintf(err, errlen, "replicaof directive not allowed in cluster "
+                     "mode");
+            return -1;
+        }
+        keyspace_slots_enable();    /* before any key is loaded */
+        return 0;
+    }
     if (srv.conf.cluster_mode == CLUSTER_MODE_NO) {
         return 0;
     }
@@ -138,6 +173,13 @@ cluster_setup(char *err, size_t errlen)
 void
 cluster_teardown(void)
 {
+    if (live) {
+        /* The bus is stopped (cluster_shutdown()): its links are gone. */
+        cview.on_node_free = NULL;
+        view_free();
+        nodes_file_unlock();
+        live = false;
+    }
     cluster_topo_free(topo);
     topo = NULL;
     routing = false;
@@ -234,9 +276,28 @@ cluster_reload(char *err, size_t errlen)
 
 /* ---- failover -------------------------------------------------------- */
 
+/* cluster-enabled yes: replicate myself's primary, when the view knows
+ * one with an address; a primary replicates nobody. */
+static void
+follow_view_role(void)
+{
+    const struct cluster_node_v *me = cview.myself;
+    const struct cluster_node_v *p = me->primary;
+    if (view_node_is_primary(me)) {
+        repl_set_primary(NULL, 0);      /* no-op unless it was a replica */
+    } else if (p != NULL && p->ip[0] != '\0' && p->port != 0 &&
+               !repl_same_primary(p->ip, p->port)) {
+        repl_set_primary(p->ip, p->port);
+    }
+}
+
 void
 cluster_follow_role(void)
 {
+    if (live) {
+        follow_view_role();
+        return;
+    }
     if (!routing) {
         return;
     }
@@ -352,7 +413,13 @@ cluster_lines_saved(void)
 bool
 cluster_routing(void)
 {
-    return routing;
+    return routing || live;
+}
+
+bool
+cluster_live(void)
+{
+    return live;
 }
 
 /* The verdict for one slot: served here (by this node, or by its shard
@@ -377,8 +444,16 @@ route_slot(unsigned slot, bool replica_read, struct cluster_redirect *to)
 
 enum cluster_verdict
 cluster_route(const struct resp_request *req, int first, int last, int step,
-              bool replica_read, struct cluster_redirect *to)
+              unsigned flags, struct cluster_redirect *to)
 {
+    if (live) {
+        struct cluster_query q;
+        cluster_query_start(&q);
+        cluster_query_keys(&q, req, first, last, step);
+        return cluster_query_end(&q, flags, to);
+    }
+    bool replica_read = (flags & CLUSTER_Q_READONLY) &&
+                        !(flags & CLUSTER_Q_WRITE);
     unsigned slot = keyslot(req->argv[first], req->argvlen[first]);
     for (int i = first + step; i <= last; i += step) {
         if (keyslot(req->argv[i], req->argvlen[i]) != slot) {
@@ -399,7 +474,16 @@ enum cluster_verdict
 cluster_route_key(const char *key, size_t len, bool asking,
                   struct cluster_redirect *to)
 {
-    (void)asking;
+    if (live) {
+        struct cluster_query q;
+        char *argv[1] = { (char *)key };
+        size_t argvlen[1] = { len };
+        struct resp_request req = { 1, argv, argvlen, 0 };
+        cluster_query_start(&q);
+        cluster_query_keys(&q, &req, 0, 0, 1);
+        return cluster_query_end(&q, CLUSTER_Q_WRITE |
+                                 (asking ? CLUSTER_Q_ASKING : 0), to);
+    }
     if (!routing) {
         return CLUSTER_HERE;
     }
@@ -409,6 +493,9 @@ cluster_route_key(const char *key, size_t len, bool asking,
 bool
 cluster_mode_settable(int64_t mode)
 {
+    if (live) {
+        return mode == CLUSTER_MODE_NO;     /* cluster-enabled excludes both */
+    }
     return !routing && mode != CLUSTER_MODE_YES;
 }
 
@@ -427,4 +514,381 @@ cluster_topology(char *err, size_t errlen)
         topo = emulated_topology(err, errlen);
     }
     return topo;
+}
+
+/* ---- cluster-enabled yes: routing by the live view ---------------------
+ * Redis's getNodeByQuery(): every key must hash to one slot; a slot with
+ * no owner is CLUSTERDOWN; a slot MIGRATING from here sends the keys this
+ * node no longer has to the target (ASK) or, when only some are missing,
+ * asks to try again; an IMPORTING slot serves a client that sent ASKING.
+ * The common case costs one CRC16 and three loads from cview's arrays. */
+
+bool
+cluster_key_here(const char *key, size_t len)
+{
+    unsigned slot = keyslot(key, len);
+    return cview.slots[slot] == cview.myself &&
+           cview.migrating_to[slot] == NULL &&
+           cview.importing_from[slot] == NULL &&
+           cview.state == VIEW_STATE_OK;
+}
+
+void
+cluster_query_start(struct cluster_query *q)
+{
+    memset(q, 0, sizeof(*q));
+    q->early = CLUSTER_HERE;
+}
+
+/* Is key present here (expired or not, as Redis's LOOKUP_NOEXPIRE)? */
+static bool
+key_present(const char *key, size_t len)
+{
+    struct store *db = srv.dbs != NULL ? srv.dbs[0] : NULL;
+    return db != NULL && store_lookup(db, key, len, 0) != NULL;
+}
+
+static void
+query_first_key(struct cluster_query *q, const char *key, size_t len,
+                unsigned slot)
+{
+    const struct cluster_node_v *n = cview.slots[slot];
+    q->any = true;
+    q->first = key;
+    q->firstlen = len;
+    q->slot = slot;
+    q->owner = n;
+    if (n == NULL) {
+        q->early = CLUSTER_DOWN;
+        return;
+    }
+    if (n == cview.myself && cview.migrating_to[slot] != NULL) {
+        q->migrating = true;
+    } else if (cview.importing_from[slot] != NULL) {
+        q->importing = true;
+    }
+}
+
+static void
+query_key(struct cluster_query *q, const char *key, size_t len)
+{
+    unsigned slot = keyslot(key, len);
+    if (!q->any) {
+        query_first_key(q, key, len, slot);
+        if (q->early != CLUSTER_HERE) {
+            return;
+        }
+    } else if (len != q->firstlen || memcmp(key, q->first, len) != 0) {
+        if (slot != q->slot) {
+            q->early = CLUSTER_CROSSSLOT;
+            return;
+        }
+        q->multiple = true;
+    }
+    if (q->migrating || q->importing) {
+        if (key_present(key, len)) {
+            q->existing++;
+        } else {
+            q->missing++;
+        }
+    }
+}
+
+void
+cluster_query_keys(struct cluster_query *q, const struct resp_request *req,
+                   int first, int last, int step)
+{
+    for (int i = first; i <= last && q->early == CLUSTER_HERE; i += step) {
+        query_key(q, req->argv[i], req->argvlen[i]);
+    }
+}
+
+static enum cluster_verdict
+redirect(struct cluster_query *q, const struct cluster_node_v *n,
+         enum cluster_verdict v, struct cluster_redirect *to)
+{
+    to->slot = q->slot;
+    to->host = cluster_endpoint(n);
+    to->port = (unsigned)n->port;
+    return v;
+}
+
+enum cluster_verdict
+cluster_query_end(struct cluster_query *q, unsigned flags,
+                  struct cluster_redirect *to)
+{
+    const struct cluster_node_v *n = q->owner;
+    if (q->early != CLUSTER_HERE || !q->any) {
+        return q->early;
+    }
+    if (cview.state != VIEW_STATE_OK) {
+        if (!srv.conf.cluster_allow_reads_when_down) {
+            return CLUSTER_DOWN_STATE;
+        }
+        if (flags & CLUSTER_Q_WRITE) {
+            return CLUSTER_DOWN_RO_STATE;
+        }
+    }
+    if ((q->migrating || q->importing) && (flags & CLUSTER_Q_MIGRATE)) {
+        return CLUSTER_HERE;
+    }
+    if (q->migrating && q->missing > 0) {
+        return q->existing > 0
+               ? CLUSTER_TRYAGAIN
+               : redirect(q, cview.migrating_to[q->slot], CLUSTER_ASK, to);
+    }
+    if (q->importing && (flags & CLUSTER_Q_ASKING)) {
+        return q->multiple && q->missing > 0 ? CLUSTER_TRYAGAIN
+                                             : CLUSTER_HERE;
+    }
+    const struct cluster_node_v *me = cview.myself;
+    if ((flags & CLUSTER_Q_READONLY) && !(flags & CLUSTER_Q_WRITE) &&
+        view_node_is_replica(me) && me->primary == n) {
+        return CLUSTER_HERE;
+    }
+    return n == me ? CLUSTER_HERE : redirect(q, n, CLUSTER_MOVED, to);
+}
+
+const char *
+cluster_endpoint(const struct cluster_node_v *n)
+{
+    switch (srv.conf.cluster_preferred_endpoint_type) {
+    case ENDPOINT_TYPE_HOSTNAME:
+        return n->hostname[0] != '\0' ? n->hostname : "?";
+    case ENDPOINT_TYPE_UNKNOWN:
+        return "";
+    default:
+        return n->ip;
+    }
+}
+
+/* ---- cluster-enabled yes: start, before sleep, cron, stop --------------- */
+
+static uv_prepare_t before_sleep_handle;
+static bool before_sleep_started;
+
+/* myself's ports and announced address, from the options (Redis's
+ * deriveAnnouncedPorts() and clusterUpdateMyself*()). */
+static void
+announce_myself(void)
+{
+    struct cluster_node_v *me = cview.myself;
+    int port = (int)srv.conf.port;
+    me->port = srv.conf.cluster_announce_port != 0
+               ? (int)srv.conf.cluster_announce_port : port;
+    me->pport = 0;
+    me->cport = srv.conf.cluster_announce_bus_port != 0
+                ? (int)srv.conf.cluster_announce_bus_port
+                : srv.conf.cluster_port != 0 ? (int)srv.conf.cluster_port
+                                             : port + VIEW_PORT_INCR;
+    /* As Redis's clusterUpdateMyselfIp(): an announced address is myself's;
+     * once it is removed, the bus learns myself's address again. */
+    static char announced[VIEW_IP_LEN];
+    const char *ip = srv.conf.cluster_announce_ip;
+    if (strcmp(ip, announced) != 0) {
+        snprintf(announced, sizeof(announced), "%s", ip);
+        snprintf(me->ip, sizeof(me->ip), "%s", ip);
+    }
+    view_node_set_hostname(me, srv.conf.cluster_announce_hostname,
+                           strlen(srv.conf.cluster_announce_hostname));
+}
+
+void
+cluster_replicate(struct cluster_node_v *n)
+{
+    view_set_my_primary(n);
+    failover_reset_manual();
+    follow_view_role();
+}
+
+void
+cluster_reset(bool hard)
+{
+    if (view_node_is_replica(cview.myself)) {
+        view_set_node_as_primary(cview.myself);
+        repl_set_primary(NULL, 0);
+        for (int db = 0; db < (int)srv.conf.databases; db++) {
+            keyspace_flush(db);
+        }
+    }
+    failover_reset_manual();
+    view_reset(hard);
+}
+
+void
+cluster_announce_changed(void)
+{
+    if (live) {
+        announce_myself();
+        view_todo(VIEW_TODO_SAVE_CONFIG);
+    }
+}
+
+static void
+save_or_die(bool do_fsync)
+{
+    char err[512];
+    if (nodes_file_save(do_fsync, err, sizeof(err)) != 0) {
+        log_warning("Fatal: can't update cluster config file: %s", err);
+        exit(1);
+    }
+}
+
+/* A new view: myself alone, a random name, saved at once. */
+static int
+new_view(char *err, size_t errlen)
+{
+    if (view_init(NULL) != 0) {
+        snprintf(err, errlen, "out of memory creating the cluster view");
+        return -1;
+    }
+    cview.size = 1;                     /* as Redis's clusterInit() */
+    log_notice("No cluster configuration found, I'm %s", cview.myself->name);
+    if (nodes_file_save(true, err, errlen) != 0) {
+        return -1;
+    }
+    return 0;
+}
+
+int
+cluster_start(char *err, size_t errlen)
+{
+    if (!srv.conf.cluster_enabled) {
+        return 0;
+    }
+    if (srv.conf.cluster_port == 0 && srv.conf.port > 65535 - VIEW_PORT_INCR) {
+        snprintf(err, errlen, "Redis port number too high. Cluster "
+                 "communication port is 10,000 port numbers higher than "
+                 "your Redis port. Your Redis port number must be 55535 or "
+                 "less.");
+        return -1;
+    }
+    cview.on_node_free = bus_forget_node;
+    if (nodes_file_lock(err, errlen) != 0) {
+        return -1;
+    }
+    int rc = nodes_file_load(err, errlen);
+    if (rc < 0 || (rc == 0 && new_view(err, errlen) != 0)) {
+        nodes_file_unlock();
+        return -1;
+    }
+    if (rc == 1) {
+        cview.size = 1;
+    }
+    announce_myself();
+    live = true;
+    return 0;
+}
+
+/* The slots the loaded keys are in against the view, as Redis's
+ * verifyClusterConfigWithData(): a slot with keys and no owner becomes
+ * this node's, one owned by another node is importing from it. */
+static void
+claim_loaded_slots(void)
+{
+    bool changed = false;
+    for (unsigned j = 0; j < CLUSTER_SLOTS; j++) {
+        if (keyspace_slot_count(j) == 0 || cview.slots[j] == cview.myself ||
+            cview.importing_from[j] != NULL) {
+            continue;
+        }
+        changed = true;
+        if (cview.slots[j] == NULL) {
+            log_warning("I have keys for unassigned slot %u. Taking "
+                        "responsibility for it.", j);
+            view_add_slot(cview.myself, j);
+        } else {
+            log_warning("I have keys for slot %u, but the slot is assigned "
+                        "to another node. Setting it to importing state.", j);
+            cview.importing_from[j] = cview.slots[j];
+        }
+    }
+    if (changed) {
+        save_or_die(true);
+    }
+}
+
+int
+cluster_check_data(char *err, size_t errlen)
+{
+    if (!live || view_node_is_replica(cview.myself)) {
+        return 0;               /* a replica's keys are its primary's */
+    }
+    for (int db = 1; db < (int)srv.conf.databases; db++) {
+        if (srv.dbs != NULL && srv.dbs[db] != NULL &&
+            store_size(srv.dbs[db]) != 0) {
+            snprintf(err, errlen, "You can't have keys in a DB different "
+                     "than DB 0 when in Cluster mode. Exiting.");
+            return -1;
+        }
+    }
+    claim_loaded_slots();
+    return 0;
+}
+
+static void
+on_before_sleep(uv_prepare_t *h)
+{
+    (void)h;
+    cluster_before_sleep();
+}
+
+int
+cluster_bus_start(void *loop, char *err, size_t errlen)
+{
+    if (!live) {
+        return 0;
+    }
+    if (uv_prepare_init(loop, &before_sleep_handle) != 0) {
+        snprintf(err, errlen, "cannot start the cluster's before-sleep work");
+        return -1;
+    }
+    uv_prepare_start(&before_sleep_handle, on_before_sleep);
+    before_sleep_started = true;
+    return bus_start(err, errlen);
+}
+
+void
+cluster_before_sleep(void)
+{
+    unsigned todo = cview.todo;
+    if (!live || (todo & ~VIEW_TODO_HANDLE_FAILOVER) == 0) {
+        return;
+    }
+    if (todo & VIEW_TODO_UPDATE_STATE) {
+        view_update_state(clock_wall_us() / 1000,
+                          srv.conf.cluster_node_timeout,
+                          srv.conf.cluster_require_full_coverage);
+    }
+    if (todo & VIEW_TODO_SAVE_CONFIG) {
+        cview.todo &= ~(VIEW_TODO_SAVE_CONFIG | VIEW_TODO_FSYNC_CONFIG);
+        save_or_die((todo & VIEW_TODO_FSYNC_CONFIG) != 0);
+    } else if (todo & VIEW_TODO_FSYNC_CONFIG) {
+        cview.todo &= ~VIEW_TODO_FSYNC_CONFIG;
+        save_or_die(true);
+    }
+}
+
+void
+cluster_cron(void)
+{
+    /* As Redis's clusterCron(): a failed state is looked at again every
+     * tick, so a primary turns ok once its rejoin delay is over. */
+    if (live && cview.state == VIEW_STATE_FAIL) {
+        view_todo(VIEW_TODO_UPDATE_STATE);
+    }
+}
+
+void
+cluster_shutdown(void)
+{
+    if (!live) {
+        return;
+    }
+    bus_stop();
+    if (before_sleep_started) {
+        uv_prepare_stop(&before_sleep_handle);
+        uv_close((uv_handle_t *)&before_sleep_handle, NULL);
+        before_sleep_started = false;
+    }
 }

@@ -10,6 +10,8 @@
 
 #include "protocol/resp.h"
 
+struct cluster_node_v;
+
 /* At start-up, after the configuration: with cluster-mode yes, read the
  * cluster-node lines of the config file and find this node; with
  * emulated, map every slot to this node. Returns 0, or -1 with err set (a
@@ -29,24 +31,102 @@ size_t cluster_drop_unowned(void);
 bool cluster_routing(void);
 
 /* Where the keys argv[first], argv[first + step], ... argv[last] are
- * served: here, on another node (MOVED, *to filled), in no one slot, or
- * nowhere. The caller answers the client. */
+ * served: here, on another node (MOVED or, cluster-enabled yes, ASK: *to
+ * filled), in no one slot, or nowhere. The caller answers the client. */
 enum cluster_verdict {
     CLUSTER_HERE,
     CLUSTER_MOVED,
     CLUSTER_CROSSSLOT,
-    CLUSTER_DOWN
+    CLUSTER_DOWN,               /* -CLUSTERDOWN Hash slot not served */
+    CLUSTER_ASK,                /* slot migrating from here, key absent */
+    CLUSTER_TRYAGAIN,           /* keys of a moving slot, some missing */
+    CLUSTER_DOWN_STATE,         /* -CLUSTERDOWN The cluster is down */
+    CLUSTER_DOWN_RO_STATE       /* ... and only accepts read commands */
 };
 struct cluster_redirect {
     unsigned slot;
     const char *host;
     unsigned port;
 };
-/* replica_read: the client sent READONLY and the command only reads, so
- * a replica may answer it for its primary's slots (else MOVED there). */
+/* What routing must know of the command and its client (Redis's
+ * getNodeByQuery() reads them from both). */
+#define CLUSTER_Q_WRITE 1u          /* the command (or EXEC's queue) writes */
+#define CLUSTER_Q_READONLY 2u       /* the client sent READONLY */
+#define CLUSTER_Q_ASKING 4u         /* ASKING before it, or RESTORE-ASKING */
+#define CLUSTER_Q_MIGRATE 8u        /* MIGRATE: served here in a moving slot */
+/* flags: CLUSTER_Q_*. A READONLY client's read may be answered by a
+ * replica for its primary's slots (else MOVED there). */
 enum cluster_verdict cluster_route(const struct resp_request *req, int first,
-                                   int last, int step, bool replica_read,
+                                   int last, int step, unsigned flags,
                                    struct cluster_redirect *to);
+
+/* cluster-enabled yes: the keys of several commands (EXEC's queue, a
+ * command's destination and sources) routed as one request, as Redis's
+ * getNodeByQuery(): start, add each run of keys, then the verdict. */
+struct cluster_query {
+    const void *owner;          /* the first key's slot's node */
+    const char *first;          /* the first key */
+    size_t firstlen;
+    unsigned slot;
+    unsigned missing;           /* keys absent here, in a moving slot */
+    unsigned existing;
+    bool any;                   /* a key was added */
+    bool multiple;              /* two different keys */
+    bool migrating;             /* the slot is MIGRATING from here */
+    bool importing;             /* the slot is IMPORTING here */
+    enum cluster_verdict early; /* CROSSSLOT or DOWN found on the way */
+};
+void cluster_query_start(struct cluster_query *q);
+void cluster_query_keys(struct cluster_query *q,
+                        const struct resp_request *req, int first, int last,
+                        int step);
+enum cluster_verdict cluster_query_end(struct cluster_query *q,
+                                       unsigned flags,
+                                       struct cluster_redirect *to);
+
+/* cluster-enabled yes, the common case: key's slot is this node's, not
+ * moving, and the cluster is up (so any command on it is served here).
+ * False says nothing: route it with cluster_query_*(). */
+bool cluster_key_here(const char *key, size_t len);
+
+/* Is this node a cluster-enabled yes one (the live view)? */
+bool cluster_live(void);
+
+/* ---- cluster-enabled yes: start, before sleep, cron, stop --------------
+ * cluster_setup() refuses cluster-enabled with cluster-mode yes or
+ * emulated. cluster_start() (before the data is loaded) locks
+ * cluster-config-file and loads the view from it, or makes a new one
+ * (a random name, myself a primary without slots) and saves it; 0, or -1
+ * with err (a corrupt or locked file: do not start). cluster_bus_start()
+ * (once the loop exists) starts the bus and the before-sleep work. */
+int cluster_start(char *err, size_t errlen);
+int cluster_bus_start(void *loop, char *err, size_t errlen);
+/* After the data is loaded: keys of database 0 claim their slots (Redis's
+ * verifyClusterConfigWithData()); keys in another database refuse the
+ * start (-1 with err). */
+int cluster_check_data(char *err, size_t errlen);
+void cluster_cron(void);                /* every cron tick (hz) */
+void cluster_shutdown(void);            /* stop the bus, close handles */
+
+/* Do the view's VIEW_TODO_* work now (before the loop sleeps): update the
+ * state, save nodes.conf (a save that fails stops the process, as
+ * Redis's clusterSaveConfigOrDie()). */
+void cluster_before_sleep(void);
+
+/* CLUSTER REPLICATE (and SETSLOT NODE giving away the last slot): myself
+ * replicates n from now on, in the view and through replication. */
+void cluster_replicate(struct cluster_node_v *n);
+
+/* CLUSTER RESET [HARD]: the view reset (view_reset()); a replica stops
+ * replicating and empties its data first, as Redis. */
+void cluster_reset(bool hard);
+
+/* CONFIG SET of a cluster-announce-* option: myself's address follows. */
+void cluster_announce_changed(void);
+
+/* The address clients are sent to for a node of the view (its ip, or its
+ * hostname as cluster-preferred-endpoint-type says). */
+const char *cluster_endpoint(const struct cluster_node_v *n);
 
 /* Where one computed key (not an argv element: a named limit's counter)
  * is served, for a command that writes it: HERE (also whenever this node

@@ -68,7 +68,7 @@ select_command(struct conn *c, struct resp_request *req)
     if (!cmd_arg_int(c, req, 1, NULL, &db)) {
         return;
     }
-    if (db != 0 && srv.conf.cluster_mode != CLUSTER_MODE_NO) {
+    if (db != 0 && server_in_cluster()) {
         cmd_error(c, "ERR SELECT is not allowed in cluster mode");
     } else if (db < 0 || (size_t)db >= srv.ndbs) {
         cmd_error(c, ERR_DB_RANGE);
@@ -84,7 +84,7 @@ void
 swapdb_command(struct conn *c, struct resp_request *req)
 {
     int a, b;
-    if (srv.conf.cluster_mode != CLUSTER_MODE_NO) {
+    if (server_in_cluster()) {
         cmd_error(c, "ERR SWAPDB is not allowed in cluster mode");
         return;
     }
@@ -104,16 +104,21 @@ swapdb_command(struct conn *c, struct resp_request *req)
 }
 
 /* READONLY / READWRITE: may a replica of a cluster answer this client's
- * reads of its primary's slots (cluster.h cluster_route)? */
+ * reads of its primary's slots (cluster.h cluster_route)? ASKING: may
+ * the next command use a slot this node is importing? */
 void
 readonly_command(struct conn *c, struct resp_request *req)
 {
     /* As Redis: cluster commands, refused outside cluster mode. */
-    if (srv.conf.cluster_mode == CLUSTER_MODE_NO) {
+    if (!server_in_cluster()) {
         cmd_error(c, "ERR This instance has cluster support disabled");
         return;
     }
-    c->replica_reads = cmd_arg_is(req, 0, "readonly");
+    if (cmd_arg_is(req, 0, "asking")) {
+        c->asking = true;           /* for the next command (cmd.c) */
+    } else {
+        c->replica_reads = cmd_arg_is(req, 0, "readonly");
+    }
     reply_ok(&c->out);
 }
 

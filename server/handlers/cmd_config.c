@@ -153,6 +153,12 @@ is_settable(const struct conf_option *o, const char *value)
     if (!named_in(startup_only, o->name)) {
         return true;
     }
+    /* cluster-enabled yes: Redis changes a node's announced address at
+     * run time (the static topology reads them at start-up). */
+    if (srv.conf.cluster_enabled &&
+        strncmp(o->name, "cluster-announce-", 17) == 0) {
+        return true;
+    }
     size_t n;
     char *now = conf_format_alloc(&srv.conf, o, &n);
     bool same = now != NULL && strcasecmp(now, value) == 0;
@@ -463,6 +469,7 @@ config_set_command(struct conn *c, struct resp_request *req)
     log_set_level((enum log_level)srv.conf.loglevel);
     server_apply_limits();
     notify_configure(srv.conf.notify_keyspace_events);
+    cluster_announce_changed();     /* myself's address in the view */
     char err[512];
     if (persist_apply_config(err, sizeof(err)) < 0) {
         srv.conf.appendonly = 0;

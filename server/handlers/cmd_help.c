@@ -14,6 +14,7 @@
 #include "server/client.h"
 #include "server/cmd.h"
 #include "server/handlers/handlers.h"
+#include "server/server.h"
 
 static const char *const client_help[] = {
     "CLIENT <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
@@ -74,6 +75,56 @@ static const char *const cluster_help[] = {
     "SLAVES <node-id>", "    Return <node-id> replicas.",
     "SLOTS", "    Return information about slots range mappings.",
     "HELP", "    Print this help.", NULL
+};
+
+/* cluster-enabled yes: Redis 7.0.15's own text, word for word. */
+static const char *const cluster_enabled_help[] = {
+    "CLUSTER <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+    "ADDSLOTS <slot> [<slot> ...]", "    Assign slots to current node.",
+    "ADDSLOTSRANGE <start slot> <end slot> [<start slot> <end slot> ...]",
+    "    Assign slots which are between <start-slot> and <end-slot> to "
+    "current node.",
+    "BUMPEPOCH", "    Advance the cluster config epoch.",
+    "COUNT-FAILURE-REPORTS <node-id>",
+    "    Return number of failure reports for <node-id>.",
+    "COUNTKEYSINSLOT <slot>", "    Return the number of keys in <slot>.",
+    "DELSLOTS <slot> [<slot> ...]",
+    "    Delete slots information from current node.",
+    "DELSLOTSRANGE <start slot> <end slot> [<start slot> <end slot> ...]",
+    "    Delete slots information which are between <start-slot> and "
+    "<end-slot> from current node.",
+    "FAILOVER [FORCE|TAKEOVER]",
+    "    Promote current replica node to being a master.",
+    "FORGET <node-id>", "    Remove a node from the cluster.",
+    "GETKEYSINSLOT <slot> <count>",
+    "    Return key names stored by current node in a slot.",
+    "FLUSHSLOTS", "    Delete current node own slots information.",
+    "INFO", "    Return information about the cluster.",
+    "KEYSLOT <key>", "    Return the hash slot for <key>.",
+    "MEET <ip> <port> [<bus-port>]",
+    "    Connect nodes into a working cluster.",
+    "MYID", "    Return the node id.",
+    "NODES", "    Return cluster configuration seen by node. Output format:",
+    "    <id> <ip:port> <flags> <master> <pings> <pongs> <epoch> <link> "
+    "<slot> ...",
+    "REPLICATE <node-id>",
+    "    Configure current node as replica to <node-id>.",
+    "RESET [HARD|SOFT]", "    Reset current node (default: soft).",
+    "SET-CONFIG-EPOCH <epoch>", "    Set config epoch of current node.",
+    "SETSLOT <slot> (IMPORTING <node-id>|MIGRATING <node-id>|STABLE|NODE "
+    "<node-id>)", "    Set slot state.",
+    "REPLICAS <node-id>", "    Return <node-id> replicas.",
+    "SAVECONFIG", "    Force saving cluster configuration on disk.",
+    "SLOTS", "    Return information about slots range mappings. Each range "
+    "is made of:",
+    "    start, end, master and replicas IP addresses, ports and ids",
+    "SHARDS", "    Return information about slot range mappings and the "
+    "nodes associated with them.",
+    "LINKS", "    Return information about all network links between this "
+    "node and its peers.",
+    "    Output format is an array where each array element is a map "
+    "containing attributes of a link",
+    "HELP", "    Prints this help.", NULL
 };
 
 static const char *const command_help[] = {
@@ -226,6 +277,10 @@ static const struct {
 void
 help_command(struct conn *c, struct resp_request *req)
 {
+    if (srv.conf.cluster_enabled && strcasecmp(req->argv[0], "cluster") == 0) {
+        cmd_reply_help(c, cluster_enabled_help);
+        return;
+    }
     for (size_t i = 0; i < sizeof(texts) / sizeof(texts[0]); i++) {
         if (strcasecmp(req->argv[0], texts[i].command) == 0) {
             cmd_reply_help(c, texts[i].lines);

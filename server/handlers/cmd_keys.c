@@ -172,7 +172,7 @@ copy_command(struct conn *c, struct resp_request *req)
             return;
         }
     }
-    if (srv.conf.cluster_mode != CLUSTER_MODE_NO && (srv.db != 0 || db != 0)) {
+    if (server_in_cluster() && (srv.db != 0 || db != 0)) {
         cmd_error(c, "ERR Copying to another database is not allowed in "
                      "cluster mode");
         return;
@@ -204,7 +204,7 @@ void
 move_command(struct conn *c, struct resp_request *req)
 {
     int db;
-    if (srv.conf.cluster_mode != CLUSTER_MODE_NO) {
+    if (server_in_cluster()) {
         cmd_error(c, "ERR MOVE is not allowed in cluster mode");
         return;
     }

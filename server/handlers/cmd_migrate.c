@@ -139,7 +139,7 @@ put_restore(struct membuf *b, const struct migrate_args *a, const char *key,
         ttl = ttl < 1 ? 1 : ttl;
     }
     struct membuf payload = { 0 };
-    const char *name = srv.conf.cluster_mode != CLUSTER_MODE_NO
+    const char *name = server_in_cluster()
                            ? "RESTORE-ASKING" : "RESTORE";
     bool ok = rdb_dump_payload(r, now, &payload) &&
               put_count(b, a->replace ? 5 : 4) &&

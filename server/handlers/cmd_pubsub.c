@@ -7,6 +7,7 @@
 
 #include "protocol/reply.h"
 #include "server/client.h"
+#include "server/cluster/bus.h"
 #include "server/cmd.h"
 #include "server/errors.h"
 #include "lib/glob.h"
@@ -75,6 +76,10 @@ publish_command(struct conn *c, struct resp_request *req)
     if (n > 0) {
         c->requests |= CLIENT_FEEDS;
     }
+    /* cluster-enabled yes: every node's subscribers hear it (Redis's
+     * clusterPropagatePublish); the count is this node's, as Redis's */
+    bus_publish(req->argv[1], req->argvlen[1], req->argv[2], req->argvlen[2],
+                false);
     reply_int(&c->out, (int64_t)n);
 }
 

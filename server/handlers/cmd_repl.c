@@ -49,7 +49,8 @@ replicaof_command(struct conn *c, struct resp_request *req)
 {
     int64_t port;
     char host[256];
-    if (srv.conf.cluster_mode == CLUSTER_MODE_EMULATED) {
+    if (srv.conf.cluster_mode == CLUSTER_MODE_EMULATED ||
+        srv.conf.cluster_enabled) {
         cmd_error(c, "ERR REPLICAOF not allowed in cluster mode.");
         return;
     }

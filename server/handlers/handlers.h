@@ -136,6 +136,7 @@ HANDLER(unwatch_command);
 /* cmd_cluster.c */
 HANDLER(cluster_command);
 HANDLER(cluster_keyslot_command);
+HANDLER(cluster_admin_command);
 HANDLER(cluster_myid_command);
 HANDLER(cluster_slots_command);
 HANDLER(cluster_shards_command);

@@ -77,7 +77,7 @@ section_server(struct textbuf *t)
              "io_threads_active:%d\r\n",
              REDIS_COMPAT_VERSION, CELLGATE_VERSION,
              /* Cluster clients read this to decide how to connect. */
-             srv.conf.cluster_mode == CLUSTER_MODE_NO ? "standalone"
+             !server_in_cluster() ? "standalone"
                                                       : "cluster",
              u.sysname, u.release,
              u.machine, (int)(sizeof(void *) * 8), uv_version_string(),
@@ -404,7 +404,7 @@ section_cluster(struct textbuf *t)
 {
     textbuf_printf(t, "# Cluster\r\n"
              "cluster_enabled:%d\r\n",
-             srv.conf.cluster_mode != CLUSTER_MODE_NO);
+             server_in_cluster());
 }
 
 static void

@@ -107,6 +107,7 @@ static struct {
     int64_t last_io_ms;
     int64_t down_since_s;
     int64_t retry_ms;
+    bool closing;                   /* tcp closed, its callback not run yet */
     int64_t ack_ms;
 } upstream = { .transfer_fd = -1 };
 
@@ -756,6 +757,7 @@ static void
 on_link_closed(uv_handle_t *h)
 {
     (void)h;
+    upstream.closing = false;
 }
 
 /* A resolver answer for an older link (closed, or REPLICAOF changed)
@@ -769,6 +771,7 @@ link_close(void)
     if (upstream.open) {
         uv_close((uv_handle_t *)&upstream.tcp, on_link_closed);
         upstream.open = false;
+        upstream.closing = true;
     }
     if (upstream.transfer_fd >= 0) {
         close(upstream.transfer_fd);
@@ -835,6 +838,14 @@ static struct link_resolve *resolving;  /* the one under way, if any */
 static void
 link_connect_to(const struct sockaddr *addr)
 {
+    /* The old link's handle is still closing (a new primary set from a
+     * timer, the resolver answering before the loop's close phase): the
+     * cron connects on its next tick, once the handle is free. */
+    if (upstream.closing) {
+        upstream.state = LINK_CONNECT;
+        upstream.retry_ms = 0;
+        return;
+    }
     upstream.parser = resp_create(&srv.limits);
     if (upstream.parser == NULL || uv_tcp_init(srv.loop, &upstream.tcp) != 0) {
         link_drop("out of memory");
@@ -967,6 +978,16 @@ replica_set_primary(const char *host, int port)
     /* At once, as Redis 7.0 connects: a failover's new link waits for
      * no cron tick. */
     link_connect();
+}
+
+int64_t
+replica_data_age_ms(void)
+{
+    if (replica_link_up()) {
+        return clock_mono_ms() - upstream.last_io_ms;
+    }
+    int64_t down = upstream.down_since_s;
+    return down == 0 ? 0 : clock_wall_us() / 1000 - down * MS_PER_SEC;
 }
 
 bool

@@ -20,10 +20,12 @@ struct textbuf;
 bool replica_active(void);
 
 /* As repl_set_primary, repl_announce_default, repl_link_up,
+ * repl_data_age_ms,
  * repl_same_primary (replication.h). */
 void replica_set_primary(const char *host, int port);
 void replica_announce_default(const char *host, int port);
 bool replica_link_up(void);
+int64_t replica_data_age_ms(void);
 bool replica_same_primary(const char *host, int port);
 
 /* How a Redis primary's commands are run (repl_set_command_ops). */

@@ -150,6 +150,12 @@ repl_announce_default(const char *host, int port)
     replica_announce_default(host, port);
 }
 
+int64_t
+repl_data_age_ms(void)
+{
+    return replica_data_age_ms();
+}
+
 bool
 repl_link_up(void)
 {
@@ -172,4 +178,10 @@ bool
 repl_follows_redis(void)
 {
     return replica_follows_redis();
+}
+
+int64_t
+repl_offset(void)
+{
+    return stream_offset();
 }

@@ -123,12 +123,21 @@ size_t repl_good_replicas(void);
  * the stream's history (so replicas of the old primary can continue). */
 void repl_set_primary(const char *host, int port);
 
+/* The replication offset: master_repl_offset of a primary, the offset
+ * applied of a replica (CLUSTER SHARDS, the cluster bus's pings). */
+int64_t repl_offset(void);
+
 /* The address to tell a primary when replica-announce-ip/-port are not
  * set (a cluster node's cluster-node line), so Sentinel sees that. */
 void repl_announce_default(const char *host, int port);
 
 /* A replica in step with its primary (so it may serve replicas). */
 bool repl_link_up(void);
+
+/* How old a replica's data is (Redis's data_age of a failover): ms since
+ * the primary was last heard while the link is up, else since it went
+ * down (0: never up). */
+int64_t repl_data_age_ms(void);
 
 /* Was the replica given this primary already? */
 bool repl_same_primary(const char *host, int port);

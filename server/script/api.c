@@ -237,13 +237,20 @@ cluster_refused(const struct cmd *cmd, const struct resp_request *req)
         return NULL;
     }
     struct cluster_redirect to;
+    unsigned flags = (cmd->flags & CMD_WRITE) ? CLUSTER_Q_WRITE : 0;
+    flags |= run->caller->replica_reads ? CLUSTER_Q_READONLY : 0;
+    flags |= run->caller->asking ? CLUSTER_Q_ASKING : 0;
     enum cluster_verdict v = cluster_route(req, cmd->first_key, last,
                                            cmd->key_step > 0 ? cmd->key_step
                                                              : 1,
-                                           run->caller->replica_reads &&
-                                               !(cmd->flags & CMD_WRITE),
-                                           &to);
-    if (v == CLUSTER_DOWN) {
+                                           flags, &to);
+    if (v == CLUSTER_DOWN_RO_STATE) {
+        return "Script attempted to execute a write command while the "
+               "cluster is down and readonly";
+    }
+    /* The static topology's unowned slot reads as down; the live view's
+     * as a non local key, as Redis. */
+    if (v == CLUSTER_DOWN_STATE || (v == CLUSTER_DOWN && !cluster_live())) {
         return "Script attempted to execute a command while the cluster is "
                "down";
     }

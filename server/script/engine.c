@@ -551,7 +551,7 @@ refusal(unsigned f, bool read_only, bool oom, char *buf, size_t buflen)
     if (v != GUARD_RUN) {
         return guard_error(v, buf, buflen);
     }
-    if ((f & SCRIPT_NO_CLUSTER) && srv.conf.cluster_mode != 0) {
+    if ((f & SCRIPT_NO_CLUSTER) && server_in_cluster()) {
         return "ERR Can not run script on cluster, 'no-cluster' flag is "
                "set.";
     }

@@ -539,6 +539,12 @@ static const struct {
     { name, offsetof(struct conf, field), value, word }
     EW(cluster_mode, "cluster-mode", CLUSTER_MODE_NO, "no"),
     EW(cluster_mode, "cluster-mode", CLUSTER_MODE_EMULATED, "emulated"),
+    EW(cluster_preferred_endpoint_type, "cluster-preferred-endpoint-type",
+       ENDPOINT_TYPE_IP, "ip"),
+    EW(cluster_preferred_endpoint_type, "cluster-preferred-endpoint-type",
+       ENDPOINT_TYPE_HOSTNAME, "hostname"),
+    EW(cluster_preferred_endpoint_type, "cluster-preferred-endpoint-type",
+       ENDPOINT_TYPE_UNKNOWN, "unknown-endpoint"),
     EW(cluster_mode, "cluster-mode", CLUSTER_MODE_YES, "yes"),
     EW(appendfsync, "appendfsync", APPENDFSYNC_ALWAYS, "always"),
     EW(appendfsync, "appendfsync", APPENDFSYNC_EVERYSEC, "everysec"),

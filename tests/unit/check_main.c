@@ -36,6 +36,7 @@ static const struct {
     { "resp", resp_suite },
     { "clock", clock_suite },
     { "cluster", cluster_suite },
+    { "nodes_file", nodes_file_suite },
     { "limits", limits_suite },
     { "glob", glob_suite },
     { "cmd", cmd_suite },
@@ -60,6 +61,7 @@ static const struct {
     { "lualibs", lualibs_suite },
     { "rdb_write", rdb_write_suite },
     { "rdb_read", rdb_read_suite },
+    { "cluster_msg", cluster_msg_suite },
 };
 
 #define NSUITES (sizeof(suites) / sizeof(suites[0]))

@@ -24,6 +24,7 @@ Suite *obuf_suite(void);
 Suite *resp_suite(void);
 Suite *clock_suite(void);
 Suite *cluster_suite(void);
+Suite *nodes_file_suite(void);
 Suite *glob_suite(void);
 Suite *cmd_suite(void);
 Suite *limits_suite(void);
@@ -48,5 +49,6 @@ Suite *convert_suite(void);
 Suite *lualibs_suite(void);
 Suite *rdb_write_suite(void);
 Suite *rdb_read_suite(void);
+Suite *cluster_msg_suite(void);
 
 #endif
