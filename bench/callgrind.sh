@@ -38,11 +38,21 @@
 #
 # Knobs: CG_N_SMALL (20000), CG_N_LARGE (120000), CELLGATE_BIN (./cellgate),
 # CG_CLUSTER_ENABLED=1 (cluster-enabled yes, every slot owned),
+# CG_FAKECLOCK=1 (the wall clock frozen, below),
 # CG_ONLY (a label: run that line only), CG_STRINGS=0 (skip the string
 # lines), CG_SCRIPTS=0 (skip the script lines), CG_PROFILE_EVALSHA=file (the
 # EVALSHA run's profile), BENCH_SEQ (build/bench-seq), BENCH_FILL
 # (build/bench-fill), BENCH_HANDOFF (build/bench-handoff), CG_COLL=0 (skip
 # the set and hand-off lines).
+#
+# CG_FAKECLOCK=1 freezes the daemon's wall clock through the tests' shim
+# (tests/conformance/fakeclock.c, LD_PRELOAD): under valgrind a run lasts
+# tens of seconds and its length varies with the machine's load, and the
+# expiry wheel's and the timers' work per request grows with it, so two
+# builds (or standalone against cluster-enabled yes) differ by a few
+# percent for no reason of their own. With the clock frozen no key expires
+# and no timer moves during the load; only what a request costs remains.
+# bench/callgrind_ab.sh alternates builds and modes and gives medians.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -75,6 +85,21 @@ cleanup() {
 }
 trap cleanup EXIT
 
+# The frozen clock (CG_FAKECLOCK=1): the shim built once per invocation, a
+# file of epoch ns it reads (FAKE_NS, 2030-01-01 as the tests' clock).
+FAKE_NS=1893456000000000000
+FAKE_ENV=()
+if [ "${CG_FAKECLOCK:-0}" = 1 ]; then
+    gcc -O2 -Wall -Werror -shared -fPIC -o "$WORK/fakeclock.so" \
+        tests/conformance/fakeclock.c -ldl
+    FAKE_ENV=(env "FAKECLOCK_FILE=$WORK/clock" "LD_PRELOAD=$WORK/fakeclock.so")
+fi
+# set_clock ns: the frozen clock's time (a no-op on the real clock).
+set_clock() {
+    [ "${#FAKE_ENV[@]}" = 0 ] && return 0
+    printf '%s\n' "$1" >"$WORK/clock.tmp" && mv "$WORK/clock.tmp" "$WORK/clock"
+}
+
 . bench/lib.sh
 
 # total_ir n [--tx | --seq | --fill-get | --load body sha] command...: Ir of one daemon
@@ -89,7 +114,8 @@ total_ir() {
     rm -rf "$WORK/data" && mkdir -p "$WORK/data"
     [ -z "${CG_CLUSTER_ENABLED:-}" ] ||
         CLUSTER_ARGS="--cluster-enabled yes --cluster-port $(free_port)"
-    valgrind --tool=callgrind --callgrind-out-file="$out" \
+    set_clock "$FAKE_NS"
+    "${FAKE_ENV[@]}" valgrind --tool=callgrind --callgrind-out-file="$out" \
         "$BIN" --port "$port" --bind 127.0.0.1 --save "" --dir "$WORK/data" \
         $DAEMON_ARGS $CLUSTER_ARGS >"$WORK/log" 2>&1 &
     PID=$!
@@ -101,6 +127,8 @@ total_ir() {
         # Every slot here, then wait for cluster_state:ok (a primary waits
         # 2 s after its start, as Redis's).
         redis-cli -p "$port" CLUSTER ADDSLOTSRANGE 0 16383 >/dev/null
+        # A frozen clock steps past that wait once, then stays still.
+        set_clock "$((FAKE_NS + 5000000000))"
         for _ in $(seq 300); do
             redis-cli -p "$port" CLUSTER INFO 2>/dev/null |
                 grep -q '^cluster_state:ok' && break

@@ -4,7 +4,7 @@
  * or of its first non-empty {hash tag}, mod 16384. The one implementation:
  * routing (server/cluster/), CROSSSLOT checks, scripts' declared keys and
  * the keyspace's per-slot index (server/store.c) all call it. Pure and
- * thread-safe (the table is constant).
+ * thread-safe (the table is constant; the hint below is per thread).
  */
 #ifndef CELLGATE_KEYSLOT_H
 #define CELLGATE_KEYSLOT_H
@@ -20,5 +20,28 @@ uint16_t keyslot_crc16(const char *buf, size_t len);
 /* The slot, 0 .. KEYSLOT_SLOTS - 1, of key[0..len): only the bytes between
  * the first '{' and the first '}' after it count, when there are any. */
 unsigned keyslot(const char *key, size_t len);
+
+/* The slot the cluster's routing computed for the key of the command
+ * being run (server/cmd.c sets it just before the handler and clears it
+ * just after), so the per-slot index, which needs the slot of every key
+ * added, does not hash the same key a second time. It names the key by
+ * address and length: the request's bytes stay in place while their
+ * command runs, so no other key can be at that address meanwhile. */
+struct keyslot_hint {
+    const char *key;
+    size_t len;
+    unsigned slot;
+};
+extern _Thread_local struct keyslot_hint keyslot_hint;
+
+/* keyslot(key, len), from the hint when it names that key. */
+static inline unsigned
+keyslot_hinted(const char *key, size_t len)
+{
+    if (key == keyslot_hint.key && len == keyslot_hint.len) {
+        return keyslot_hint.slot;
+    }
+    return keyslot(key, len);
+}
 
 #endif

@@ -643,10 +643,12 @@ live_served_here(struct conn *c, const struct resp_request *req,
     return cmd_reply_route(c, cluster_query_end(&q, flags, &to), &to);
 }
 
-/* A replica answers a READONLY client's reads (PEEKs included). */
+/* A replica answers a READONLY client's reads (PEEKs included). *hint
+ * is the slot of the command's one key when the common case below served
+ * it (else left alone): run_hinted() hands it to the per-slot index. */
 static bool
 served_here(struct conn *c, const struct cmd *cmd,
-            const struct resp_request *req)
+            const struct resp_request *req, unsigned *hint)
 {
     struct cmd_keys keys;
     /* The common case first: a command of one fixed key (CL.THROTTLE, GET,
@@ -655,9 +657,12 @@ served_here(struct conn *c, const struct cmd *cmd,
     bool live = cluster_live();
     int k = cmd->first_key;
     if (live && k > 0 && cmd->last_key == k && cmd->keyword == NULL &&
-        !(cmd->flags & CMD_MOVABLE_KEYS) && (size_t)k < req->argc &&
-        cluster_key_here(req->argv[k], req->argvlen[k])) {
-        return true;
+        !(cmd->flags & CMD_MOVABLE_KEYS) && (size_t)k < req->argc) {
+        unsigned slot = keyslot(req->argv[k], req->argvlen[k]);
+        if (cluster_slot_here(slot)) {
+            *hint = slot;
+            return true;
+        }
     }
     if (!cmd_request_keys(cmd, req, &keys)) {
         return true;
@@ -905,7 +910,8 @@ execute(struct conn *c, struct resp_request *req)
     }
     /* As Redis, redirection comes first: a write to a cluster replica is
      * MOVED to its primary, not refused as READONLY. */
-    if (cluster_routing() && !served_here(c, cmd, req)) {
+    unsigned hint = KEYSLOT_SLOTS;     /* none */
+    if (cluster_routing() && !served_here(c, cmd, req, &hint)) {
         cmd->stats.rejected_calls++;    /* MOVED and the like, as Redis */
         multi_flag_refused(c);          /* inside MULTI, EXEC aborts */
         return;
@@ -929,7 +935,16 @@ execute(struct conn *c, struct resp_request *req)
         queue(c, cmd, req);
         return;
     }
+    if (hint == KEYSLOT_SLOTS) {
+        run(c, cmd, req);
+        return;
+    }
+    /* The routing hashed the key: the per-slot index takes its slot from
+     * the hint rather than hashing it again (lib/keyslot.h). */
+    int k = cmd->first_key;
+    keyslot_hint = (struct keyslot_hint){ req->argv[k], req->argvlen[k], hint };
     run(c, cmd, req);
+    keyslot_hint.key = NULL;
 }
 
 /* cluster-enabled yes: every key of every queued command, as Redis

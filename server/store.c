@@ -128,18 +128,21 @@
  * record on a doubly linked list of its key's slot (lib/keyslot.h):
  *
  *   struct slot_index  head[16384] (handle)  count[16384]     128 KiB
- *   struct chunk       links[2 * SLAB_SLOTS]: prev, next per slot
+ *   struct chunk       links[2 * SLAB_SLOTS]: prev, next per slot,
+ *                      then kslot[SLAB_SLOTS]: the record's hash slot
  *
  * The links are handles, like the hash chains, and live beside the
  * records in a side array per chunk, indexed by the slot within the
  * chunk: records keep their 15-byte header and their slots, a rehash
  * moves no link (a record's handle never changes), and with the index off
  * no chunk has the array and nothing else differs but a test or two of
- * s->slots per add and per removal. With it on a key costs 8 bytes more
+ * s->slots per add and per removal. With it on a key costs 10 bytes more
  * (Redis 7.0 pays 16 in its dict entries' metadata). A record is linked
- * at the head of its slot's list when added and unlinked before it is
- * freed (unlink_free()); its slot is hashed again from its key then, as
- * the record does not keep it. A flush empties every list at once; a
+ * at the head of its slot's list when added, its slot taken from the
+ * routing's hint (keyslot_hinted(): the command's key was hashed once
+ * already) and kept in the side array, and unlinked before it is freed
+ * (unlink_free()) by that kept slot, so neither costs a second CRC16 of
+ * the key on the hot path. A flush empties every list at once; a
  * chunk given back takes its array with it. Every chunk holding memory has
  * the array while the index is on: enabling it on a store with records
  * gives each chunk one and links every record (a walk of the tables,
@@ -230,7 +233,8 @@ struct slot_index {
     uint32_t head[KEYSLOT_SLOTS];   /* handle of the newest record, or 0 */
     uint32_t count[KEYSLOT_SLOTS];  /* records of the slot */
 };
-#define SLOT_LINK_BYTES (2 * sizeof(uint32_t))  /* per record */
+/* Per record: prev and next links, and its hash slot (after the links). */
+#define SLOT_LINK_BYTES (2 * sizeof(uint32_t) + sizeof(uint16_t))
 
 struct slab_class {
     struct chunk *chunk;    /* nchunks entries */
@@ -763,20 +767,28 @@ links_of(const struct store *s, uint32_t h)
     return k->chunk[i >> SLAB_SHIFT].links + 2 * (i & (SLAB_SLOTS - 1));
 }
 
-static inline unsigned
-rec_slot(const struct store_rec *r)
+/* Record h's hash slot, kept after its chunk's links. */
+static inline uint16_t *
+kslot_of(const struct store *s, uint32_t h)
 {
-    return keyslot(store_rec_key(r), store_rec_keylen(r));
+    const struct slab_class *k = &s->cls[class_of(h)];
+    uint32_t i = h & SLOT_MASK;
+    uint16_t *kslot = (uint16_t *)(k->chunk[i >> SLAB_SHIFT].links +
+                                   2 * SLAB_SLOTS);
+    return kslot + (i & (SLAB_SLOTS - 1));
 }
 
-/* Record r (handle h) at the head of its slot's list. */
+/* Record h, of key key[0..len) (the caller's bytes: the routing's hint
+ * names them), at the head of its slot's list. */
 static void
-slot_link(struct store *s, uint32_t h, const struct store_rec *r)
+slot_link(struct store *s, uint32_t h, const char *key, size_t len)
 {
     struct slot_index *x = s->slots;
-    unsigned slot = rec_slot(r);
+    unsigned slot = keyslot_hinted(key, len);
     uint32_t *l = links_of(s, h);
     uint32_t head = x->head[slot];
+
+    *kslot_of(s, h) = (uint16_t)slot;
 
     l[0] = 0;
     l[1] = head;
@@ -787,12 +799,12 @@ slot_link(struct store *s, uint32_t h, const struct store_rec *r)
     x->count[slot]++;
 }
 
-/* Record r (handle h) off its slot's list, before it is freed. */
+/* Record h off its slot's list, before it is freed. */
 static void
-slot_unlink(struct store *s, uint32_t h, const struct store_rec *r)
+slot_unlink(struct store *s, uint32_t h)
 {
     struct slot_index *x = s->slots;
-    unsigned slot = rec_slot(r);
+    unsigned slot = *kslot_of(s, h);
     const uint32_t *l = links_of(s, h);
     uint32_t prev = l[0], next = l[1];
 
@@ -863,7 +875,8 @@ link_table(struct store *s, const struct table *t)
 {
     for (size_t i = 0; i < t->size; i++) {
         for (uint32_t h = t->bucket[i]; h != 0; h = rec_at(s, h)->hnext) {
-            slot_link(s, h, rec_at(s, h));
+            const struct store_rec *r = rec_at(s, h);
+            slot_link(s, h, store_rec_key(r), store_rec_keylen(r));
         }
     }
 }
@@ -1173,7 +1186,7 @@ unlink_free(struct store *s, void *link, int ti)
         s->volatile_count--;
     }
     if (s->slots != NULL) {
-        slot_unlink(s, h, r);
+        slot_unlink(s, h);
     }
     disarm(s, r, h);
     rec_free(s, h);
@@ -1352,7 +1365,7 @@ store_add_hashed(struct store *s, const void *key, size_t keylen,
     t->used++;
     s->count++;
     if (s->slots != NULL) {
-        slot_link(s, h, r);
+        slot_link(s, h, key, keylen);
     }
     s->last = r;
     s->last_h = h;

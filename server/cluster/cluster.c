@@ -26,7 +26,7 @@
  * CLUSTER command change; this file starts it (nodes.conf locked and
  * loaded, or a new node made), does its before-sleep work (the state,
  * nodes.conf saved by nodes_file.c) and routes keys by it as Redis's
- * getNodeByQuery() (cluster_query_*(), cluster_key_here() for the common
+ * getNodeByQuery() (cluster_query_*(), cluster_slot_here() for the common
  * case). cluster-enabled and cluster-mode exclude each other.
  *
  * Both static modes answer from one struct cluster_topo, so every reply is
@@ -521,17 +521,8 @@ cluster_topology(char *err, size_t errlen)
  * no owner is CLUSTERDOWN; a slot MIGRATING from here sends the keys this
  * node no longer has to the target (ASK) or, when only some are missing,
  * asks to try again; an IMPORTING slot serves a client that sent ASKING.
- * The common case costs one CRC16 and three loads from cview's arrays. */
-
-bool
-cluster_key_here(const char *key, size_t len)
-{
-    unsigned slot = keyslot(key, len);
-    return cview.slots[slot] == cview.myself &&
-           cview.migrating_to[slot] == NULL &&
-           cview.importing_from[slot] == NULL &&
-           cview.state == VIEW_STATE_OK;
-}
+ * The common case costs one CRC16 (by the caller, which hands the slot to
+ * the keyspace through keyslot_hint) and three loads from cview's arrays. */
 
 void
 cluster_query_start(struct cluster_query *q)
