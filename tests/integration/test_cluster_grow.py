@@ -20,6 +20,7 @@ from redis.cluster import RedisCluster
 
 import cluster_live
 import harness
+from harness import reference_slot as keyslot
 from test_node_clients import CLIENTS, ensure_node_modules
 
 pytestmark = pytest.mark.plain_too
@@ -247,19 +248,20 @@ def test_fix_closes_a_slot_a_killed_reshard_left_open(start_daemon, tmp_path):
     c.create(replicas=0)
     a, b = c.nodes[0], c.nodes[1]
     rc = RedisCluster(host="127.0.0.1", port=a.port)
-    # 3,000 keys in one slot, moved one per MIGRATE: the reshard is still
-    # on that slot when it is killed.
+    # 3,000 keys in the first slot of a's range, moved one per MIGRATE: a
+    # reshard of one slot from a takes that slot, and is still on it when
+    # it is killed.
+    first = min(int(s.partition("-")[0]) for s in a.nodes()[a.myid()]["slots"])
+    tag = next("{t%d}" % i for i in range(10**6) if keyslot("{t%d}" % i) == first)
     pipe = rc.pipeline()
     for i in range(3000):
-        pipe.set("{heavy}:%d" % i, i)
+        pipe.set("%s:%d" % (tag, i), i)
     pipe.execute()
-    slot = rc.keyslot("{heavy}")
-    src = c.node_by_id(next(i for i, r in a.nodes().items()
-                            if any(_in(slot, s) for s in r["slots"])))
-    dst = b if src is not b else a
+    slot = first
+    src, dst = a, b
     proc = subprocess.Popen([cluster_live.REDIS_CLI, "--cluster", "reshard", src.addr(),
                              "--cluster-from", src.myid(), "--cluster-to", dst.myid(),
-                             "--cluster-slots", "16384", "--cluster-pipeline", "1",
+                             "--cluster-slots", "1", "--cluster-pipeline", "1",
                              "--cluster-yes"], stdout=subprocess.DEVNULL,
                             stderr=subprocess.DEVNULL)
     try:
@@ -278,7 +280,7 @@ def test_fix_closes_a_slot_a_killed_reshard_left_open(start_daemon, tmp_path):
     # Not a key lost or doubled.
     assert sum(n.client().execute_command("CLUSTER", "COUNTKEYSINSLOT", slot)
                for n in c.live()) == 3000
-    assert [rc.get("{heavy}:%d" % i) for i in (0, 1499, 2999)] == [b"0", b"1499", b"2999"]
+    assert [rc.get("%s:%d" % (tag, i)) for i in (0, 1499, 2999)] == [b"0", b"1499", b"2999"]
     rc.close()
 
 
