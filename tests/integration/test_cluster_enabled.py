@@ -661,3 +661,57 @@ def test_redis_cli_reshard_moves_slots_and_keys(tmp_path):
     finally:
         for d in nodes:
             d.stop()
+
+
+def test_loaded_keys_claim_their_slots_as_redis(tmp_path):
+    """Keys loaded at start-up in a slot without an owner make it this
+    node's; in a slot another node owns they make it importing (Redis's
+    verifyClusterConfigWithData()); keys beyond database 0 refuse the
+    start."""
+    d = start_cellgate(tmp_path, "cg")
+    mine = key_in((0, 8191), prefix="a")
+    theirs = key_in((8192, 16383), prefix="b")
+    c = d.client()
+    assert c.execute_command("CLUSTER", "ADDSLOTSRANGE", "0", "16383")
+    wait_state(d.port, "ok")
+    c.set(mine, "1")
+    c.set(theirs, "2")
+    assert c.save()
+    d.stop()
+    b_port = harness.free_port()
+    write_file(d.workdir,
+               "%s 127.0.0.1:1@2 myself,master - 0 0 1 connected 0-99\n"
+               "%s 127.0.0.1:%d@%d master - 0 0 2 connected 8192-16383\n"
+               "vars currentEpoch 2 lastVoteEpoch 0\n"
+               % (A, B, b_port, b_port + 1))
+    d.start()
+    try:
+        ms, ts = harness.reference_slot(mine), harness.reference_slot(theirs)
+        nodes = raw(d.port, "CLUSTER", "NODES").decode()
+        mine_line = [l for l in nodes.splitlines() if l.startswith(A)][0]
+        assert " 0-99 " in mine_line + " "
+        owned = set()
+        for r in mine_line.split()[8:]:
+            if not r.startswith("["):
+                lo, _, hi = r.partition("-")
+                owned.update(range(int(lo), int(hi or lo) + 1))
+        assert ms in owned and ts not in owned
+        assert "[%d-<-%s]" % (ts, B) in mine_line
+        assert "[%d-<-%s]" % (ts, B) in read_file(d.workdir)
+        assert raw(d.port, "DBSIZE") == b":2\r\n"     # both kept
+    finally:
+        d.stop()
+
+
+def test_keys_beyond_database_0_refuse_the_start(tmp_path):
+    workdir = str(tmp_path / "plain")
+    d = harness.Daemon(workdir, name="plain").start()
+    c = d.client()
+    c.select(3)
+    c.set("k", "v")
+    assert c.save()
+    d.stop()
+    p = run_bin(workdir, *cluster_args())
+    assert p.returncode != 0
+    assert "You can't have keys in a DB different than DB 0 when in " \
+           "Cluster mode." in p.stderr
