@@ -554,10 +554,14 @@ replace_file(const char *path, const struct textbuf *t, bool do_fsync)
     char tmp[PATH_LEN + 32];
     snprintf(tmp, sizeof(tmp), "%s.tmp-%d", path, (int)getpid());
     int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-    /* The data is always on disk before the rename, so a crash leaves the
-     * old file or the new one; do_fsync also makes the rename itself
-     * durable (Redis's CLUSTER_TODO_FSYNC_CONFIG). */
-    bool ok = fd >= 0 && write_all(fd, t->p, t->len) && fsync(fd) == 0 &&
+    /* The rename swaps whole files, so a kill -9 at any point leaves the
+     * old file or the new one, never a torn one: the page cache outlives
+     * the process. Only when asked (Redis's CLUSTER_TODO_FSYNC_CONFIG) are
+     * the data and then the rename made durable against a power loss;
+     * Redis 7.0 does not fsync the other saves either, and a slot move
+     * makes several of them on each node. */
+    bool ok = fd >= 0 && write_all(fd, t->p, t->len) &&
+              (!do_fsync || fsync(fd) == 0) &&
               (lock_fd < 0 || flock(fd, LOCK_EX | LOCK_NB) == 0) &&
               rename(tmp, path) == 0;
     int e = errno;
