@@ -600,7 +600,15 @@ load_cluster_and_data(void)
         log_warning("%s", err);
         return -1;
     }
-    return load_data();
+    if (load_data() < 0) {
+        return -1;
+    }
+    if (cluster_check_data(err, sizeof(err)) < 0) {
+        fprintf(stderr, "cellgate: %s\n", err);
+        log_warning("%s", err);
+        return -1;
+    }
+    return 0;
 }
 
 /* cluster-enabled yes: the bus's port, once the clients' one is ours. */

@@ -683,8 +683,13 @@ announce_myself(void)
                 ? (int)srv.conf.cluster_announce_bus_port
                 : srv.conf.cluster_port != 0 ? (int)srv.conf.cluster_port
                                              : port + VIEW_PORT_INCR;
-    if (srv.conf.cluster_announce_ip[0] != '\0') {
-        snprintf(me->ip, sizeof(me->ip), "%s", srv.conf.cluster_announce_ip);
+    /* As Redis's clusterUpdateMyselfIp(): an announced address is myself's;
+     * once it is removed, the bus learns myself's address again. */
+    static char announced[VIEW_IP_LEN];
+    const char *ip = srv.conf.cluster_announce_ip;
+    if (strcmp(ip, announced) != 0) {
+        snprintf(announced, sizeof(announced), "%s", ip);
+        snprintf(me->ip, sizeof(me->ip), "%s", ip);
     }
     view_node_set_hostname(me, srv.conf.cluster_announce_hostname,
                            strlen(srv.conf.cluster_announce_hostname));
@@ -774,6 +779,52 @@ cluster_start(char *err, size_t errlen)
     }
     announce_myself();
     live = true;
+    return 0;
+}
+
+/* The slots the loaded keys are in against the view, as Redis's
+ * verifyClusterConfigWithData(): a slot with keys and no owner becomes
+ * this node's, one owned by another node is importing from it. */
+static void
+claim_loaded_slots(void)
+{
+    bool changed = false;
+    for (unsigned j = 0; j < CLUSTER_SLOTS; j++) {
+        if (keyspace_slot_count(j) == 0 || cview.slots[j] == cview.myself ||
+            cview.importing_from[j] != NULL) {
+            continue;
+        }
+        changed = true;
+        if (cview.slots[j] == NULL) {
+            log_warning("I have keys for unassigned slot %u. Taking "
+                        "responsibility for it.", j);
+            view_add_slot(cview.myself, j);
+        } else {
+            log_warning("I have keys for slot %u, but the slot is assigned "
+                        "to another node. Setting it to importing state.", j);
+            cview.importing_from[j] = cview.slots[j];
+        }
+    }
+    if (changed) {
+        save_or_die(true);
+    }
+}
+
+int
+cluster_check_data(char *err, size_t errlen)
+{
+    if (!live || view_node_is_replica(cview.myself)) {
+        return 0;               /* a replica's keys are its primary's */
+    }
+    for (int db = 1; db < (int)srv.conf.databases; db++) {
+        if (srv.dbs != NULL && srv.dbs[db] != NULL &&
+            store_size(srv.dbs[db]) != 0) {
+            snprintf(err, errlen, "You can't have keys in a DB different "
+                     "than DB 0 when in Cluster mode. Exiting.");
+            return -1;
+        }
+    }
+    claim_loaded_slots();
     return 0;
 }
 

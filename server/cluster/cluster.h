@@ -101,6 +101,10 @@ bool cluster_live(void);
  * (once the loop exists) starts the bus and the before-sleep work. */
 int cluster_start(char *err, size_t errlen);
 int cluster_bus_start(void *loop, char *err, size_t errlen);
+/* After the data is loaded: keys of database 0 claim their slots (Redis's
+ * verifyClusterConfigWithData()); keys in another database refuse the
+ * start (-1 with err). */
+int cluster_check_data(char *err, size_t errlen);
 void cluster_cron(void);                /* every cron tick (hz) */
 void cluster_shutdown(void);            /* stop the bus, close handles */
 

@@ -475,7 +475,11 @@ gossip_unknown(const struct cmsg_gossip *g)
     n->cport = g->cport;
     if (view_node_add(n) != 0) {
         view_node_delete(n);            /* never listed: only freed */
+        return;
     }
+    /* Redis saves it with the next change; saved now, nodes.conf lists
+     * every node CLUSTER NODES does */
+    view_todo(VIEW_TODO_SAVE_CONFIG);
 }
 
 static void

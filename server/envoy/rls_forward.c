@@ -388,17 +388,23 @@ read_status(struct reply_reader *r, struct owner_reply *out)
     return true;
 }
 
+/* The first bytes of RESP2 and RESP3 replies. */
+#define RESP_TYPES "+-:$*_,#!=(%~>|"
+
 /* One whole reply from buf: 1 (out, *used bytes), 0 when it is not all
- * there yet; -1 when it cannot be read again. */
+ * there yet; -1 when it is no reply. */
 static int
 take_reply(const char *buf, size_t len, size_t *used, struct owner_reply *out)
 {
     struct reply_reader r, probe;
     struct reply_token t;
+    if (len > 0 && (buf[0] == '\0' || strchr(RESP_TYPES, buf[0]) == NULL)) {
+        return -1;          /* no reply starts so */
+    }
     reply_reader_init(&r, buf, len);
     probe = r;
     if (!skip_value(&probe, 0)) {
-        return 0;           /* not all there (or not RESP: the bounds end it) */
+        return 0;           /* not all there (or malformed: the bounds end it) */
     }
     *used = (size_t)(probe.p - buf);
     out->kind = R_OTHER;

@@ -199,7 +199,7 @@ counter_served_here(struct conn *c, const struct resp_request *req,
     }
     enum cluster_verdict v = !k.decides
         ? CLUSTER_HERE
-        : cluster_route_key(names.p, k.len, false /* ASKING: the live view */,
+        : cluster_route_key(names.p, k.len, c->asking,
                             &to);
     textbuf_free(&names);
     return cmd_reply_route(c, v, &to);

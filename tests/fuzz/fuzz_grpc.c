@@ -68,7 +68,7 @@ answer_calls(struct h2_conn *h)
     struct h2_call call;
     int rc = 0;
     while (rc == 0 && h2_next_call(h, &call)) {
-        struct rls_answer a = { NULL, 0, NULL };
+        struct rls_answer a = { NULL, 0, NULL, false };
         enum grpc_status st = call.refused != GRPC_OK
                               ? call.refused
                               : rls_serve(call.path, call.message, call.len, NULL, &a);
@@ -459,7 +459,7 @@ serve_connections(const uint8_t *data, size_t size)
 static void
 serve_message(const char *path, const uint8_t *data, size_t size)
 {
-    struct rls_answer a = { NULL, 0, NULL };
+    struct rls_answer a = { NULL, 0, NULL, false };
     enum grpc_status st = rls_serve(path, data, size, NULL, &a);
     CHECK((st == GRPC_OK) == (a.message != NULL));
 }

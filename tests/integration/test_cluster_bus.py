@@ -415,6 +415,7 @@ class FakeNode:
         self.lsn.listen(8)
         self.cport = self.lsn.getsockname()[1]
         self.stop = False
+        self.deaf = False           # True: read nothing more (a stuck peer)
         import threading
         self.thread = threading.Thread(target=self._serve, daemon=True)
         self.thread.start()
@@ -432,6 +433,9 @@ class FakeNode:
     def _answer(self, conn):
         conn.settimeout(0.5)
         while not self.stop:
+            if self.deaf:
+                time.sleep(0.05)
+                continue
             try:
                 f = read_frame(conn, timeout=0.5)
             except (socket.timeout, OSError):
@@ -549,3 +553,71 @@ def test_a_spare_replica_migrates_to_an_orphaned_primary(start_daemon):
         lambda: any(v[2] == poor_id and k != vid
                     for k, v in nodes_of(poor.client()).items()), WAIT), \
         nodes_of(poor.client())
+
+
+def test_a_peer_that_stops_reading_loses_its_link_at_the_sendbuf_limit(start_daemon):
+    """cluster-link-sendbuf-limit: a known node that reads nothing more
+    while PUBLISH messages pile up for it has its link freed by the cron
+    (total_cluster_links_buffer_limit_exceeded counts it); the node goes on."""
+    d = start_node(start_daemon, "a", extra=["--cluster-link-sendbuf-limit", "1mb"])
+    c = d.client()
+    fake = FakeNode(b"f" * 40)
+    try:
+        with bus_conn(d) as s:
+            s.sendall(fake.msg(2))
+            assert read_frame(s) is not None
+            assert harness.wait_until(
+                lambda: "f" * 40 in nodes_of(c)
+                and "handshake" not in nodes_of(c)["f" * 40][1], WAIT)
+            fake.deaf = True
+            big = "x" * (1 << 20)
+
+            def exceeded():
+                c.publish("ch", big)
+                info = c.execute_command("CLUSTER", "INFO").decode()
+                return "total_cluster_links_buffer_limit_exceeded:0" not in info
+            assert harness.wait_until(exceeded, WAIT, interval=0.02)
+        assert c.ping()
+    finally:
+        fake.close()
+
+
+def test_mixed_cluster_with_redis_primaries_fails_over_to_a_cellgate(start_daemon, tmp_path):
+    """redis-cli --cluster create over two redis-server primaries, one
+    cellgate primary and three cellgate replicas (a cellgate follows a
+    Redis primary too). kill -9 of a redis-server primary: its cellgate
+    replica wins an election in which a redis-server votes (7.0's
+    FAILOVER_AUTH_REQUEST/ACK against ours) and every node, both kinds,
+    agrees on the new owner."""
+    r1, r2 = start_redis(tmp_path, "r1"), start_redis(tmp_path, "r2")
+    c1, c2, c3, c4 = [start_node(start_daemon, "c%d" % i) for i in range(1, 5)]
+    try:
+        order = [r1, c1, r2, c2, c3, c4]   # primaries r1 c1 r2, replicas cellgates
+        argv = ["redis-cli", "--cluster", "create"] + \
+            ["127.0.0.1:%d" % d.port for d in order] + \
+            ["--cluster-replicas", "1", "--cluster-yes"]
+        p = subprocess.run(argv, capture_output=True, text=True, timeout=120)
+        assert p.returncode == 0, p.stdout + p.stderr
+        r1id = my_id(r1.client())
+
+        def follower():
+            for d in (c2, c3, c4):
+                if nodes_of(d.client())[my_id(d.client())][2] == r1id:
+                    return d
+            return None
+        assert harness.wait_until(follower, WAIT), nodes_of(c1.client())
+        rep = follower()
+        assert harness.wait_until(lambda: cluster_check(c1)[0], WAIT), cluster_check(c1)[1]
+        r1.proc.kill()
+        r1.proc.wait(5)
+        assert harness.wait_until(lambda: role(rep) == b"master", WAIT)
+        c2id = my_id(rep.client())
+        r2c = r2.client()
+        assert harness.wait_until(
+            lambda: "master" in nodes_of(r2c)[c2id][1]
+            and nodes_of(r2c)[c2id] != nodes_of(r2c)[r1id], WAIT), nodes_of(r2c)
+        for d in (c1, c2, c3, c4):
+            assert harness.wait_until(lambda: cluster_check(d)[0], WAIT), cluster_check(d)[1]
+    finally:
+        r1.stop()
+        r2.stop()

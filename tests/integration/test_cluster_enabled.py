@@ -231,6 +231,11 @@ def test_options_like_redis(tmp_path):
         # The announced address is myself's in the view at once.
         nodes = raw(cg.port, "CLUSTER", "NODES")
         assert b" 10.1.2.3:7001@" in nodes and b",h.example " in nodes
+        # Removed, the address is learned again (none yet: alone).
+        same(cg, ref, "CONFIG", "SET", "cluster-announce-ip", "")
+        for d in (cg, ref):
+            assert re.search(rb"[0-9a-f]{40} :7001@\d+,h\.example myself",
+                             raw(d.port, "CLUSTER", "NODES"))
     finally:
         cg.stop()
         ref.stop()
@@ -592,6 +597,121 @@ def test_replicate_follows_the_primary_through_replication(tmp_path):
             b"-ERR Can't replicate myself\r\n"
         assert raw(p.port, "CLUSTER", "REPLICATE", rid) == \
             b"-ERR I can only replicate a master, not a replica.\r\n"
+        # RESET on a replica: a primary again, alone, its data gone (as
+        # Redis's emptyData), and it no longer replicates.
+        assert raw(r.port, "CLUSTER", "RESET") == b"+OK\r\n"
+        assert harness.wait_until(lambda: rc.execute_command("ROLE")[0] ==
+                                  b"master", WAIT)
+        assert rc.dbsize() == 0
+        assert info_field(r.port, "cluster_known_nodes") == "1"
+        assert b"myself,master - " in raw(r.port, "CLUSTER", "NODES")
     finally:
         r.stop()
         p.stop()
+
+
+# ---- redis-cli --cluster: a slot move end to end ------------------------------------
+
+def cli(*args, timeout=120):
+    p = subprocess.run(["redis-cli"] + list(args), capture_output=True,
+                       text=True, timeout=timeout)
+    return p.returncode, p.stdout + p.stderr
+
+
+def test_redis_cli_reshard_moves_slots_and_keys(tmp_path):
+    """SETSLOT IMPORTING/MIGRATING, GETKEYSINSLOT, MIGRATE (RESTORE-ASKING)
+    and SETSLOT NODE as redis-cli drives them: the keys move, every one
+    is still read through -MOVED/-ASK, the importing node's epoch is
+    bumped, and check is clean."""
+    nodes = [start_cellgate(tmp_path, "n%d" % i,
+                            extra=["--cluster-node-timeout", "3000"])
+             for i in range(3)]
+    try:
+        addrs = ["127.0.0.1:%d" % d.port for d in nodes]
+        rc, out = cli("--cluster", "create", *addrs, "--cluster-yes")
+        assert rc == 0, out
+        for d in nodes:
+            wait_state(d.port, "ok")
+        # 60 keys anywhere, and 10 of the slots redis-cli moves first (the
+        # lowest of the source's range: 10923 on).
+        moved = [key_in((10923, 11222), prefix="m%d-" % i) for i in range(10)]
+        keys = ["key%d" % i for i in range(60)] + moved
+        for k in keys:
+            rc, out = cli("-c", "-p", str(nodes[0].port), "SET", k, k,
+                          timeout=30)
+            assert out.strip() == "OK", (k, out)
+        src, dst = nodes[2], nodes[0]
+        src_id = raw(src.port, "CLUSTER", "MYID").split(b"\r\n")[1].decode()
+        dst_id = raw(dst.port, "CLUSTER", "MYID").split(b"\r\n")[1].decode()
+        epoch_before = int(info_field(dst.port, "cluster_my_epoch"))
+        rc, out = cli("--cluster", "reshard", addrs[0], "--cluster-from", src_id,
+                      "--cluster-to", dst_id, "--cluster-slots", "300",
+                      "--cluster-yes")
+        assert rc == 0, out
+        assert int(info_field(dst.port, "cluster_my_epoch")) > epoch_before
+        rc, out = cli("--cluster", "check", addrs[0])
+        assert rc == 0 and "[ERR]" not in out and "[WARNING]" not in out, out
+        for k in keys:
+            rc, out = cli("-c", "-p", str(nodes[1].port), "GET", k, timeout=30)
+            assert out.strip() == k, (k, out)
+        for k in moved:         # now the destination's own
+            assert raw(dst.port, "GET", k) == b"$%d\r\n%s\r\n" % (
+                len(k), k.encode())
+            assert raw(src.port, "GET", k).startswith(b"-MOVED ")
+    finally:
+        for d in nodes:
+            d.stop()
+
+
+def test_loaded_keys_claim_their_slots_as_redis(tmp_path):
+    """Keys loaded at start-up in a slot without an owner make it this
+    node's; in a slot another node owns they make it importing (Redis's
+    verifyClusterConfigWithData()); keys beyond database 0 refuse the
+    start."""
+    d = start_cellgate(tmp_path, "cg")
+    mine = key_in((0, 8191), prefix="a")
+    theirs = key_in((8192, 16383), prefix="b")
+    c = d.client()
+    assert c.execute_command("CLUSTER", "ADDSLOTSRANGE", "0", "16383")
+    wait_state(d.port, "ok")
+    c.set(mine, "1")
+    c.set(theirs, "2")
+    assert c.save()
+    d.stop()
+    b_port = harness.free_port()
+    write_file(d.workdir,
+               "%s 127.0.0.1:1@2 myself,master - 0 0 1 connected 0-99\n"
+               "%s 127.0.0.1:%d@%d master - 0 0 2 connected 8192-16383\n"
+               "vars currentEpoch 2 lastVoteEpoch 0\n"
+               % (A, B, b_port, b_port + 1))
+    d.start()
+    try:
+        ms, ts = harness.reference_slot(mine), harness.reference_slot(theirs)
+        nodes = raw(d.port, "CLUSTER", "NODES").decode()
+        mine_line = [l for l in nodes.splitlines() if l.startswith(A)][0]
+        assert " 0-99 " in mine_line + " "
+        owned = set()
+        for r in mine_line.split()[8:]:
+            if not r.startswith("["):
+                lo, _, hi = r.partition("-")
+                owned.update(range(int(lo), int(hi or lo) + 1))
+        assert ms in owned and ts not in owned
+        assert "[%d-<-%s]" % (ts, B) in mine_line
+        assert "[%d-<-%s]" % (ts, B) in read_file(d.workdir)
+        assert raw(d.port, "DBSIZE") == b":2\r\n"     # both kept
+    finally:
+        d.stop()
+
+
+def test_keys_beyond_database_0_refuse_the_start(tmp_path):
+    workdir = str(tmp_path / "plain")
+    d = harness.Daemon(workdir, name="plain").start()
+    c = d.client()
+    c.select(3)
+    c.set("k", "v")
+    assert c.save()
+    d.stop()
+    p = run_bin(workdir, *cluster_args())
+    assert p.returncode != 0
+    assert "You can't have keys in a DB different than DB 0 when in " \
+           "Cluster mode." in p.stderr

@@ -376,6 +376,9 @@ def test_a_silent_or_malformed_peer_is_bounded(start_daemon, tmp_path, pb, mode)
         assert shards.stat(0, "rls_forward_failures") == 3
         if mode == "silent":
             assert shards.stat(0, "rls_forward_timeouts") >= 1
+        elif mode in ("garbage", "huge"):
+            # Seen for what it is on arrival, not at the timeout.
+            assert shards.stat(0, "rls_forward_timeouts") == 0
         c.close()
     finally:
         fake.close()
@@ -428,4 +431,21 @@ def test_nodes_with_requirepass_ask_one_another_with_masterauth(start_daemon, tm
     got = c.check("shards", *descs)
     assert got == (OVER, [(OK, 30, 27, HOUR), (OVER, None, 0, None), (OVER, None, 0, None)])
     assert r.info("stats")["rls_forward_failures"] == 2
+    c.close()
+
+
+def test_a_second_redirect_gives_the_failure_answer(start_daemon, tmp_path, pb):
+    # Node 0 believes node 1 serves node 2's slots, node 1 believes node 0
+    # does: node 0 asks node 1, follows its -MOVED to itself once, and its
+    # own RL.CHECK answers -MOVED again: a loop, cut at one redirect.
+    stale = {0: [["0-5460"], ["5461-16383"], []],
+             1: [["0-5460", "10923-16383"], ["5461-10922"], []]}
+    shards = Shards(start_daemon, tmp_path, ranges=stale,
+                    extra=("--rls-failure-mode-deny", "yes"))
+    users = users_by_owner(1)
+    c = Client(shards.nodes[0], pb)
+    assert c.check("shards", ("user=" + users[2][0],), ("user=" + users[0][0],)) == \
+        (OVER, [(OVER, None, 0, None), (OK, 30, 29, HOUR)])
+    assert shards.stat(0, "rls_forward_redirects") == 1
+    assert shards.stat(0, "rls_forward_failures") == 1
     c.close()
