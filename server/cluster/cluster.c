@@ -657,6 +657,8 @@ cluster_endpoint(const struct cluster_node_v *n)
 
 static uv_prepare_t before_sleep_handle;
 static bool before_sleep_started;
+static uv_timer_t pong_soon_timer;      /* cluster_broadcast_pong_soon() */
+static bool pong_soon;                  /* start it at the next before-sleep */
 
 /* myself's ports and announced address, from the options (Redis's
  * deriveAnnouncedPorts() and clusterUpdateMyself*()). */
@@ -835,14 +837,46 @@ cluster_bus_start(void *loop, char *err, size_t errlen)
         return -1;
     }
     uv_prepare_start(&before_sleep_handle, on_before_sleep);
+    uv_timer_init(loop, &pong_soon_timer);
     before_sleep_started = true;
     return bus_start(err, errlen);
+}
+
+static void
+on_pong_soon(uv_timer_t *t)
+{
+    (void)t;
+    if (live) {
+        bus_broadcast_pong(BUS_TARGET_ALL);
+    }
+}
+
+void
+cluster_broadcast_pong_soon(void)
+{
+    pong_soon = true;
+}
+
+/* Started from the before-sleep work, whose prepare phase also writes the
+ * replies (conn.c), the timer fires once they are out, whichever turn of
+ * the loop libuv runs its timers in. */
+static void
+start_pong_soon(void)
+{
+    pong_soon = false;
+    if (before_sleep_started &&
+        !uv_is_active((uv_handle_t *)&pong_soon_timer)) {
+        uv_timer_start(&pong_soon_timer, on_pong_soon, 0, 0);
+    }
 }
 
 void
 cluster_before_sleep(void)
 {
     unsigned todo = cview.todo;
+    if (pong_soon) {
+        start_pong_soon();
+    }
     if (!live || (todo & ~VIEW_TODO_HANDLE_FAILOVER) == 0) {
         return;
     }
@@ -880,6 +914,8 @@ cluster_shutdown(void)
     if (before_sleep_started) {
         uv_prepare_stop(&before_sleep_handle);
         uv_close((uv_handle_t *)&before_sleep_handle, NULL);
+        uv_timer_stop(&pong_soon_timer);
+        uv_close((uv_handle_t *)&pong_soon_timer, NULL);
         before_sleep_started = false;
     }
 }

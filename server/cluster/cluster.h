@@ -124,6 +124,13 @@ void cluster_shutdown(void);            /* stop the bus, close handles */
  * Redis's clusterSaveConfigOrDie()). */
 void cluster_before_sleep(void);
 
+/* A PONG to every node at the next turn of the loop, after this turn's
+ * replies are written: Redis's bus writes wait for that turn too. So the
+ * PONG of a slot imported here reaches the source after redis-cli's
+ * SETSLOT NODE there, which leaves the PONG nothing to change (no second
+ * save, no fsync on the source), as with Redis. */
+void cluster_broadcast_pong_soon(void);
+
 /* CLUSTER REPLICATE (and SETSLOT NODE giving away the last slot): myself
  * replicates n from now on, in the view and through replication. */
 void cluster_replicate(struct cluster_node_v *n);

@@ -52,10 +52,11 @@ int nodes_file_lock(char *err, size_t errlen);
  * -1 with err for a file that cannot be read or is corrupt. */
 int nodes_file_load(char *err, size_t errlen);
 
-/* Write the view to the file atomically (the new file fsynced before it
- * replaces the old one); fsync the folder too when do_fsync, so the
- * rename itself survives a power loss. 0, or -1 with err (the old file
- * stays). */
+/* Write the view to a new file that replaces the old one by rename, so a
+ * kill -9 never leaves a torn file. do_fsync (Redis's
+ * CLUSTER_TODO_FSYNC_CONFIG): the new file is fsynced before the rename
+ * and the folder after it, so the change survives a power loss too.
+ * 0, or -1 with err (the old file stays). */
 int nodes_file_save(bool do_fsync, char *err, size_t errlen);
 
 /* The lock's descriptor, -1 when none (a forked child closes it, so a

@@ -859,7 +859,7 @@ live_setslot_node(struct conn *c, const struct resp_request *req, int slot)
             log_warning("configEpoch updated after importing slot %d", slot);
         }
         cview.importing_from[slot] = NULL;
-        bus_broadcast_pong(BUS_TARGET_ALL);
+        cluster_broadcast_pong_soon();
     }
     return true;
 }

@@ -378,8 +378,16 @@ def test_manual_failover_default_force_and_takeover(start_daemon):
     with pytest.raises(redis.ResponseError, match="to a replica"):
         next(d for d in ds if role(d) == b"master").client().execute_command(
             "CLUSTER", "FAILOVER")
+    by_id = {my_id(d.client()): d for d in ds}
     for mode in ([], ["FORCE"], ["TAKEOVER"]):
         rep = next(d for d in ds if role(d) == b"slave")
+        rid = my_id(rep.client())
+        primary = by_id[nodes_of(rep.client())[rid][2]]
+        # the primary heeds MFSTART only from a node it knows as its
+        # replica (it learns that from the replica's pings)
+        assert harness.wait_until(
+            lambda: nodes_of(primary.client())[rid][2] == my_id(primary.client()),
+            WAIT)
         assert rep.client().execute_command("CLUSTER", "FAILOVER", *mode)
         assert harness.wait_until(lambda: role(rep) == b"master", WAIT), mode
     for d in ds:
