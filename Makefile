@@ -456,7 +456,8 @@ bench-journal:
 MICRO_BINS := $(BUILD)/bench_store $(BUILD)/bench_wheel
 MICRO_N    ?=
 
-$(BUILD)/bench_%: bench/micro/bench_%.c server/store.c server/wheel.c lib/mem.c lib/rand.c
+$(BUILD)/bench_%: bench/micro/bench_%.c server/store.c server/wheel.c lib/mem.c lib/rand.c \
+	    lib/keyslot.c
 	@mkdir -p $(BUILD)
 	$(CC) $(FINAL_CFLAGS) -o $@ $^
 
