@@ -8,8 +8,9 @@
  *       <slot>|<first>-<last>|[<slot>->-<id>]|[<slot>-<-<id>] ...
  *
  * Formatting and parsing are pure (text in, view out and back); saving
- * replaces the file atomically (a temporary file, fsync, rename, fsync of
- * the folder), and the file is locked with flock() as long as the process
+ * rewrites a file of up to a page in place (one padded write, as Redis 7.0)
+ * and replaces a larger one (a temporary file, fsync, rename, fsync of the
+ * folder), a kill -9 tearing neither; the file is locked with flock() as long as the process
  * runs, as Redis locks it, so two nodes never share one file. The lock
  * moves to each new file before the rename, so it never lapses.
  */
@@ -52,10 +53,11 @@ int nodes_file_lock(char *err, size_t errlen);
  * -1 with err for a file that cannot be read or is corrupt. */
 int nodes_file_load(char *err, size_t errlen);
 
-/* Write the view to a new file that replaces the old one by rename, so a
- * kill -9 never leaves a torn file. do_fsync (Redis's
- * CLUSTER_TODO_FSYNC_CONFIG): the new file is fsynced before the rename
- * and the folder after it, so the change survives a power loss too.
+/* Write the view to the file, in place when it fits a page, else to a new
+ * file that replaces the old one by rename, so a kill -9 never leaves a
+ * torn file. do_fsync (Redis's CLUSTER_TODO_FSYNC_CONFIG): the write is
+ * flushed to the disk before the call returns (the page, or the new file
+ * and then the folder), so the change survives a power loss too.
  * 0, or -1 with err (the old file stays). */
 int nodes_file_save(bool do_fsync, char *err, size_t errlen);
 

@@ -20,6 +20,7 @@ Environment:
                    make test-integration-threads sets it
 """
 import collections
+import contextlib
 import os
 import signal
 import socket
@@ -665,3 +666,29 @@ class RedisServer:
             except subprocess.TimeoutExpired:
                 self.proc.kill()
                 self.proc.wait(5)
+
+
+@contextlib.contextmanager
+def small_disk(mnt, size="1m"):
+    """A tmpfs of the given size mounted at mnt (created): a disk that
+    really fills up. Unmounted on the way out."""
+    os.makedirs(mnt, exist_ok=True)
+    p = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=" + size, "tmpfs", mnt],
+                       capture_output=True, text=True)
+    assert p.returncode == 0, "mounting a tmpfs (the tests run as root): " + p.stderr
+    try:
+        yield mnt
+    finally:
+        subprocess.run(["umount", "-l", mnt], capture_output=True)
+
+
+def fill_disk(path):
+    """Write zeros to path until its disk is full."""
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT, 0o644)
+    try:
+        while os.write(fd, b"\0" * 4096) > 0:
+            pass
+    except OSError:
+        pass
+    finally:
+        os.close(fd)

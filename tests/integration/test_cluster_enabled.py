@@ -329,6 +329,34 @@ def test_nodes_file_survives_restart_and_kill9(tmp_path):
     d.stop()
 
 
+def test_nodes_file_saves_and_fsyncs_on_a_full_disk(tmp_path):
+    """A save of a file of one page rewrites it in place, fsynced where Redis
+    fsyncs, so a full disk refuses none (a new file and a rename would
+    need a free block), and a kill -9 keeps the last."""
+    with harness.small_disk(str(tmp_path / "disk")) as mnt:
+        path = os.path.join(mnt, "nodes.conf")
+        d = start_cellgate(tmp_path, "cg", extra=("--cluster-config-file", path))
+        assert raw(d.port, "CLUSTER", "ADDSLOTSRANGE", "0", "99") == b"+OK\r\n"
+        harness.fill_disk(os.path.join(mnt, "filler"))
+        # The text grows (a longer range, a new epoch), fsynced (BUMPEPOCH,
+        # SAVECONFIG), then shrinks (padding truncated).
+        assert raw(d.port, "CLUSTER", "ADDSLOTSRANGE", "100", "16383") == b"+OK\r\n"
+        assert raw(d.port, "CLUSTER", "BUMPEPOCH") == b"+BUMPED 1\r\n"
+        assert raw(d.port, "CLUSTER", "SAVECONFIG") == b"+OK\r\n"
+        with open(path) as f:
+            text = f.read()
+        assert re.search(r"myself,master - 0 0 1 connected 0-16383\n"
+                         r"vars currentEpoch 1 lastVoteEpoch 0\n$", text), text
+        assert raw(d.port, "CLUSTER", "DELSLOTSRANGE", "1000", "16383") == b"+OK\r\n"
+        raw(d.port, "PING")
+        with open(path) as f:
+            assert f.read().endswith(" connected 0-999\nvars currentEpoch 1 lastVoteEpoch 0\n")
+        d.stop(signal.SIGKILL)
+        d.start()                       # the disk still full
+        assert b"myself,master - 0 0 1 connected 0-999\n" in raw(d.port, "CLUSTER", "NODES")
+        d.stop()
+
+
 @pytest.mark.parametrize("text,why", [
     ("%s 127.0.0.1:1@2 myself,master - 0 0 0\n" % A, "line 1: fewer than 8"),
     ("%s 127.0.0.1:1@2 myself,master - 0 0 0 connected 0-99999\n" % A,

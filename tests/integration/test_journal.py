@@ -452,25 +452,11 @@ def test_info_and_config_show_the_journal(start_daemon, tmp_path):
 @pytest.fixture
 def small_disk(tmp_path):
     """A 1 MB tmpfs: a disk that really fills up."""
-    mnt = str(tmp_path / "disk")
-    os.makedirs(mnt)
-    p = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=1m", "tmpfs", mnt],
-                       capture_output=True, text=True)
-    assert p.returncode == 0, "mounting a tmpfs (the tests run as root): " + p.stderr
-    yield mnt
-    subprocess.run(["umount", "-l", mnt], capture_output=True)
+    with harness.small_disk(str(tmp_path / "disk")) as mnt:
+        yield mnt
 
 
-def fill(path):
-    """Write zeros to path until the disk is full."""
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT, 0o644)
-    try:
-        while os.write(fd, b"\0" * 4096) > 0:
-            pass
-    except OSError:
-        pass
-    finally:
-        os.close(fd)
+fill = harness.fill_disk
 
 
 MISCONF = b"-MISCONF Errors writing to the AOF file: No space left on device\r\n"
