@@ -29,6 +29,23 @@ def pytest_configure(config):
     config.addinivalue_line("markers", "plain_too: run on the plain build as well as under ASan")
 
 
+# The files that take longest (a minute or more of one worker under ASan),
+# run first: pytest-xdist (--dist loadfile) hands files out in collection
+# order, and a long file handed out last keeps one worker busy while the
+# others have nothing left to run.
+LONGEST_FIRST = ("test_write_path.py", "test_difftest.py", "test_journal.py",
+                 "test_sentinel.py", "test_collections.py", "test_cluster_grow.py",
+                 "test_strings.py", "test_repl_fuzz.py", "test_children.py",
+                 "test_cluster_bus.py")
+
+
+def pytest_collection_modifyitems(session, config, items):
+    def rank(item):
+        name = os.path.basename(str(item.fspath))
+        return LONGEST_FIRST.index(name) if name in LONGEST_FIRST else len(LONGEST_FIRST)
+    items.sort(key=rank)        # stable: each file's own order stays
+
+
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_makereport(item, call):
     outcome = yield
