@@ -1,5 +1,7 @@
 """Named limits (RL.CHECK) and Envoy's gRPC rate limit service across the
-shards of a static cluster (cluster-mode yes, three primaries).
+shards of a cluster of three primaries: a static one (cluster-mode yes) and
+one as Redis Cluster runs it (cluster-enabled yes: slots added, nodes met
+over the bus), the same tests on each.
 
 RL.CHECK is routed by its descriptor's counter key (-MOVED like any key;
 COMMAND GETKEYS answers the counter, which redis-py's RedisCluster asks
@@ -72,13 +74,16 @@ def users_by_owner(per_node=2):
 
 
 class Shards:
-    """Three cellgates, each with its own config file (the same lines
-    unless a test gives one node other ranges) and a gRPC port."""
+    """Three cellgates, each with its own config file and a gRPC port. A
+    static topology: the cluster-node lines (the same on each node unless
+    a test gives one node other ranges). live: cluster-enabled yes, each
+    node given its RANGES by ADDSLOTSRANGE, then met over the bus."""
 
     def __init__(self, start_daemon, tmp_path, extra=(), ranges=None, ports=None,
-                 real=(0, 1, 2), hosts=("127.0.0.1",) * 3):
+                 real=(0, 1, 2), hosts=("127.0.0.1",) * 3, live=False):
         self.tmp = tmp_path
         self.hosts = hosts
+        self.live = live
         limits = tmp_path / "limits"
         limits.mkdir(exist_ok=True)
         for name, text in LIMITS.items():
@@ -94,19 +99,54 @@ class Shards:
             conf = str(tmp_path / ("node%d.conf" % i))
             self.write(conf, (ranges or {}).get(i, RANGES))
             gport = harness.free_port()
+            bus = ("--cluster-enabled", "yes", "--cluster-port", harness.free_port(),
+                   "--cluster-node-timeout", "600000") if live else ()
             # A generous bound unless the test sets one: a sanitizer build
             # on a busy machine may take a while to answer.
             d = start_daemon("--grpc-port", gport, "--rls-forward-timeout", "5000",
-                             *extra, config_file=conf, port=self.ports[i], fakeclock=True)
-            d.grpc_port = gport
+                             *bus, *extra, config_file=conf, port=self.ports[i],
+                             fakeclock=True)
+            d.grpc_port, d.bus_port = gport, bus[3] if live else None
             self.nodes[i] = d
+        if live:
+            self.form()
 
     def write(self, conf, ranges):
-        lines = ["cluster-mode yes", "save-interval 3600", "limits-file " + self.limits]
-        for node_id, host, port, node_ranges in zip(IDS, self.hosts, self.ports, ranges):
-            lines.append("cluster-node %s %s:%d %s" % (node_id, host, port, " ".join(node_ranges)))
+        lines = ["save-interval 3600", "limits-file " + self.limits]
+        if not self.live:
+            lines.insert(0, "cluster-mode yes")
+            for node_id, host, port, node_ranges in zip(IDS, self.hosts, self.ports, ranges):
+                lines.append("cluster-node %s %s:%d %s" % (node_id, host, port,
+                                                           " ".join(node_ranges)))
         with open(conf, "w") as f:
             f.write("\n".join(lines) + "\n")
+
+    def form(self):
+        """Slots, MEET, and the wait for every node to say ok. The clocks
+        are pinned: each steps past a primary's wait after its start (2 s,
+        as Redis's) before the nodes meet, and once more after (the bus
+        runs on the wall clock), to the next whole hour, where the tests'
+        windows start."""
+        for d in self.nodes:
+            d.clock.advance(seconds=HOUR - 5)
+        for d, node_ranges in zip(self.nodes, RANGES):
+            for r in node_ranges:
+                first, _, last = r.partition("-")
+                assert d.raw().command("CLUSTER", "ADDSLOTSRANGE", first, last) == b"+OK\r\n"
+        for d in self.nodes[1:]:
+            assert self.nodes[0].raw().command("CLUSTER", "MEET", "127.0.0.1", d.port,
+                                               d.bus_port) == b"+OK\r\n"
+        for d in self.nodes:
+            d.clock.advance(seconds=5)
+
+        def formed():
+            for d in self.nodes:
+                info = d.raw().command("CLUSTER", "INFO")
+                if b"cluster_state:ok" not in info or b"cluster_known_nodes:3" not in info:
+                    return False
+            return True
+        assert harness.wait_until(formed, 60), [d.raw().command("CLUSTER", "NODES")
+                                                 for d in self.nodes]
 
     def client(self, i=0, **kw):
         return RedisCluster(host="127.0.0.1", port=self.ports[i], **kw)
@@ -115,9 +155,9 @@ class Shards:
         return self.nodes[i].info("stats")[name]
 
 
-@pytest.fixture
-def shards(start_daemon, tmp_path):
-    return Shards(start_daemon, tmp_path)
+@pytest.fixture(params=["static", "live"])
+def shards(start_daemon, tmp_path, request):
+    return Shards(start_daemon, tmp_path, live=request.param == "live")
 
 
 def test_rl_check_is_routed_by_its_counter_key(shards):
@@ -275,10 +315,10 @@ def test_grpc_and_resp_callers_share_every_limit_exactly(shards, pb):
     assert sum(shards.stat(i, "rls_forward_failures") for i in range(3)) == 0
 
 
-@pytest.mark.parametrize("deny", [False, True])
+@pytest.mark.parametrize("deny,live", [(False, False), (True, False), (True, True)])
 def test_kill_9_of_an_owner_gives_the_failure_answer_within_the_bound(
-        start_daemon, tmp_path, pb, deny):
-    shards = Shards(start_daemon, tmp_path,
+        start_daemon, tmp_path, pb, deny, live):
+    shards = Shards(start_daemon, tmp_path, live=live,
                     extra=("--rls-failure-mode-deny", "yes" if deny else "no",
                            "--rls-forward-timeout", "2000"))
     users = users_by_owner(1)
