@@ -446,9 +446,6 @@ thread_main(void *arg)
     sigset_t all;
     sigfillset(&all);
     pthread_sigmask(SIG_BLOCK, &all, NULL);     /* the main loop's */
-    char name[16];
-    snprintf(name, sizeof(name), "io_thd_%u", t->id);
-    pthread_setname_np(pthread_self(), name);
     mem_thread_slot(t->id);
     self_id = t->id;
     io_counters_use(t->id);
@@ -484,6 +481,11 @@ thread_setup(struct iothread *t, unsigned id)
         return -1;
     }
     t->started = true;
+    /* Named here rather than by the thread itself, so the name is there
+     * once the server says it is ready (a thread may not have run yet). */
+    char name[16];
+    snprintf(name, sizeof(name), "io_thd_%u", id);
+    pthread_setname_np(t->tid, name);
     return 0;
 }
 
