@@ -1587,6 +1587,15 @@ after_batch(struct conn *c)
     }
 }
 
+void
+conn_note_not_counted(void)
+{
+    if (srv.conf.maxmemory != 0) {
+        keyspace_set_not_counted(repl_output_memory() +
+                                 persist_buffer_memory());
+    }
+}
+
 static void
 process_input(struct conn *c)
 {
@@ -1594,6 +1603,7 @@ process_input(struct conn *c)
     unsigned budget = CONN_MAX_REQS_PER_EVENT;
 
     cmd_batch_begin();
+    conn_note_not_counted();
     clock_batch_open();
     (void)keyspace_select(c->db);   /* it exists: SELECT made it */
     if (c->home == 0) {
