@@ -1587,13 +1587,12 @@ after_batch(struct conn *c)
     }
 }
 
+/* Also without maxmemory (a few calls a batch): a CONFIG SET maxmemory
+ * followed by writes in the same batch finds the figure fresh. */
 void
 conn_note_not_counted(void)
 {
-    if (srv.conf.maxmemory != 0) {
-        keyspace_set_not_counted(repl_output_memory() +
-                                 persist_buffer_memory());
-    }
+    keyspace_set_not_counted(repl_output_memory() + persist_buffer_memory());
 }
 
 static void

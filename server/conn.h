@@ -78,8 +78,8 @@ void conn_on_connection(uv_stream_t *server, int status, bool is_unix);
  * buffers (the I/O threads paused meanwhile). */
 void conn_cron(int64_t now_ms);
 
-/* Under maxmemory: hand the keyspace what it does not count now, the
- * replicas' output buffers and the journal's buffer
+/* Hand the keyspace what maxmemory does not count now, the replicas'
+ * output buffers and the journal's buffer
  * (keyspace_set_not_counted()). Before each batch of requests here, and
  * by main.c before the cron's evictions. */
 void conn_note_not_counted(void);
