@@ -399,6 +399,12 @@ obuf_held(const struct obuf *o)
     return (o->chunks - 1) * OBUF_CHUNK_SIZE + o->tail->used - o->head_sent;
 }
 
+size_t
+obuf_memory(const struct obuf *o)
+{
+    return (o->chunks + (o->spare != NULL)) * sizeof(struct obuf_chunk);
+}
+
 void
 obuf_shrink(struct obuf *o)
 {

@@ -84,6 +84,11 @@ void obuf_stats(const struct obuf *o, struct obuf_stats *st);
  * what the chunks from the first unsent byte to the last one hold. */
 size_t obuf_held(const struct obuf *o);
 
+/* The bytes its chunks take, the spare one included (O(1)): what
+ * INFO's mem_clients_slaves and maxmemory's not-counted memory add up
+ * for a replica's buffer, as Redis counts its replicas' buffers. */
+size_t obuf_memory(const struct obuf *o);
+
 /* Release the spare chunk (idle connections hold no buffer memory). */
 void obuf_shrink(struct obuf *o);
 

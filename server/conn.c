@@ -1587,6 +1587,14 @@ after_batch(struct conn *c)
     }
 }
 
+/* Also without maxmemory (a few calls a batch): a CONFIG SET maxmemory
+ * followed by writes in the same batch finds the figure fresh. */
+void
+conn_note_not_counted(void)
+{
+    keyspace_set_not_counted(repl_output_memory() + persist_buffer_memory());
+}
+
 static void
 process_input(struct conn *c)
 {
@@ -1594,6 +1602,7 @@ process_input(struct conn *c)
     unsigned budget = CONN_MAX_REQS_PER_EVENT;
 
     cmd_batch_begin();
+    conn_note_not_counted();
     clock_batch_open();
     (void)keyspace_select(c->db);   /* it exists: SELECT made it */
     if (c->home == 0) {

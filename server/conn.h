@@ -78,6 +78,12 @@ void conn_on_connection(uv_stream_t *server, int status, bool is_unix);
  * buffers (the I/O threads paused meanwhile). */
 void conn_cron(int64_t now_ms);
 
+/* Hand the keyspace what maxmemory does not count now, the replicas'
+ * output buffers and the journal's buffer
+ * (keyspace_set_not_counted()). Before each batch of requests here, and
+ * by main.c before the cron's evictions. */
+void conn_note_not_counted(void);
+
 /* Close every client (shutdown). */
 void conn_close_all(void);
 

@@ -195,6 +195,12 @@ journal_pending(void)
     return buf_len;
 }
 
+size_t
+journal_buffer_memory(void)
+{
+    return buf != NULL ? mem_usable(buf) : 0;
+}
+
 /* ---- groups -------------------------------------------------------------- */
 
 void

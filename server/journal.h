@@ -105,8 +105,11 @@ void journal_group_end(void);
  * for different sinks reaches each sink holding only its own. */
 void journal_set_sinks(unsigned to);
 
-/* Bytes of records waiting for journal_publish(). */
+/* Bytes of records waiting for journal_publish(); the bytes the pass's
+ * buffer takes (kept between passes, up to a bound), which maxmemory does
+ * not count (keyspace.h: keyspace_set_not_counted()). */
 size_t journal_pending(void);
+size_t journal_buffer_memory(void);
 
 /* ---- sinks --------------------------------------------------------------- */
 

@@ -956,11 +956,21 @@ may_evict(void)
     return srv.conf.maxmemory_policy == MAXMEMORY_VOLATILE_TTL;
 }
 
+static size_t not_counted;
+
+void
+keyspace_set_not_counted(size_t bytes)
+{
+    not_counted = bytes;
+}
+
 /* Bytes over maxmemory once `need` more are taken (0 when within). */
 static size_t
 deficit(size_t need)
 {
     size_t used = mem_used();
+    size_t skip = not_counted + journal_buffer_memory();
+    used = used > skip ? used - skip : 0;
     size_t max = (size_t)srv.conf.maxmemory;
     if (need > SIZE_MAX - used) {
         return SIZE_MAX;

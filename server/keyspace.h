@@ -327,7 +327,8 @@ bool keyspace_store_state(const struct key_hint *h, const char *key,
 
 /*
  * May the keyspace take `need` more bytes? Always, without maxmemory.
- * Otherwise when used memory plus need stays within it; else, under
+ * Otherwise when used memory (less what it does not count, see
+ * keyspace_set_not_counted()) plus need stays within it; else, under
  * volatile-ttl, by evicting the keys closest to fresh (never `keep`, the
  * record being grown), at most KS_EVICT_PER_CALL of them per call. Nothing
  * is evicted when all the evictable memory could not make the room: then,
@@ -338,6 +339,17 @@ bool keyspace_store_state(const struct key_hint *h, const char *key,
  */
 #define KS_EVICT_PER_CALL 1024
 bool keyspace_admit(size_t need, const struct store_rec *keep);
+
+/* The memory maxmemory does not count, as Redis's
+ * freeMemoryGetNotCountedMemory(): the replicas' output buffers and the
+ * journal's buffer, which a lagging replica or disk would otherwise turn
+ * into evictions or -OOM. Their owners sit above the keyspace, so the
+ * figure is handed down: before each batch of requests and before the
+ * cron's evictions (conn_note_not_counted()), as Redis takes it once
+ * before each command. The buffer of the pass's effect records on their
+ * way to both (journal_buffer_memory(), Redis's propagated commands) is
+ * not counted either: the keyspace reads that itself, as it grows. */
+void keyspace_set_not_counted(size_t bytes);
 
 /* While a script runs: memory is admitted past maxmemory when eviction
  * cannot make room, as Redis checks maxmemory once, before a command (the

@@ -207,6 +207,7 @@ on_cron(uv_timer_t *t)
     conn_cron(clock_loop_ms());
     grpc_cron();
     if (srv.pause_end_ms == 0) {
+        conn_note_not_counted();
         keyspace_cron(EVICT_BATCH);
     }
     snapshot_cron();

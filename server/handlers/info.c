@@ -22,6 +22,7 @@
 #include "server/envoy/grpc.h"
 #include "server/handlers/handlers.h"
 #include "server/iostats.h"
+#include "server/journal.h"
 #include "server/keyspace.h"
 #include "server/script/script.h"
 #include "server/server.h"
@@ -141,21 +142,28 @@ section_memory(struct textbuf *t)
              "used_memory_functions:%zu\r\n"
              "used_memory_scripts:%zu\r\n"
              "used_memory_scripts_human:%s\r\n"
-             "mem_fragmentation_ratio:%.2f\r\n"
-             "mem_overhead_db_hashtable_rehashing:%zu\r\n"
-             "mem_clients_grpc:%zu\r\n"
-             "mem_clients_grpc_requests:%zu\r\n"
              "maxmemory:%lld\r\n"
              "maxmemory_human:%s\r\n"
              "maxmemory_policy:%s\r\n"
-             "mem_allocator:libc\r\n",
+             "mem_fragmentation_ratio:%.2f\r\n",
              used, h_used, rss, h_rss, peak, h_peak,
              lua, lua, h_lua, scripts, script_count(), script_function_count(),
              script_library_count(), lua, h_lua, functions,
              scripts + functions, h_scripts,
-             used ? (double)rss / (double)used : 0.0,
-             tot.rehash_overhead, grpc_memory(), grpc_request_memory(),
-             (long long)srv.conf.maxmemory, h_max, policy);
+             (long long)srv.conf.maxmemory, h_max, policy,
+             used ? (double)rss / (double)used : 0.0);
+    /* What maxmemory does not count, in Redis's order (keyspace.h:
+     * keyspace_set_not_counted()); then cellgate's own figures. */
+    size_t replicas = repl_output_memory(), journal = persist_buffer_memory();
+    textbuf_printf(t, "mem_not_counted_for_evict:%zu\r\n"
+             "mem_clients_slaves:%zu\r\n"
+             "mem_aof_buffer:%zu\r\n"
+             "mem_overhead_db_hashtable_rehashing:%zu\r\n"
+             "mem_clients_grpc:%zu\r\n"
+             "mem_clients_grpc_requests:%zu\r\n"
+             "mem_allocator:libc\r\n",
+             replicas + journal + journal_buffer_memory(), replicas, journal,
+             tot.rehash_overhead, grpc_memory(), grpc_request_memory());
 }
 
 static void

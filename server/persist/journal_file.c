@@ -67,6 +67,12 @@ journal_file_buffered(void)
     return buf_len;
 }
 
+size_t
+journal_file_buffer_memory(void)
+{
+    return buf != NULL ? mem_usable(buf) : 0;
+}
+
 /* ---- the file ---------------------------------------------------------- */
 
 static void

@@ -18,8 +18,10 @@
 bool journal_file_append(const unsigned char *records, size_t len,
                          bool complete);
 
-/* Bytes buffered and not yet written to the file. */
+/* Bytes buffered and not yet written to the file; the bytes the
+ * buffer's allocation takes (kept between passes, up to a bound). */
 size_t journal_file_buffered(void);
+size_t journal_file_buffer_memory(void);
 
 /* Open path for appending (created with JOURNAL_MAGIC when new or empty);
  * the file open before is fsynced and closed in the background. Buffered

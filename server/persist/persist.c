@@ -1005,6 +1005,15 @@ persist_apply_config(char *err, size_t errlen)
     return 0;
 }
 
+size_t
+persist_buffer_memory(void)
+{
+    if (!journal_file_is_open()) {
+        return 0;
+    }
+    return journal_file_buffer_memory();
+}
+
 void
 persist_info(struct persist_info *out)
 {

@@ -100,4 +100,8 @@ struct persist_info {
 };
 void persist_info(struct persist_info *out);
 
+/* As Redis's mem_aof_buffer, which maxmemory does not count: with the
+ * journal on, its buffer's allocation; 0 when it is off. */
+size_t persist_buffer_memory(void);
+
 #endif

@@ -849,6 +849,26 @@ primary_good_replicas(void)
     return n;
 }
 
+/* As Redis's mem_clients_slaves, which maxmemory does not count: each
+ * replica's output buffer, and the stream it keeps while its snapshot is
+ * made and sent (a client that has only sent REPLCONF is no replica yet).
+ * An I/O thread's part is the byte count it publishes. */
+size_t
+primary_output_memory(void)
+{
+    size_t n = 0;
+    for (const struct peer *p = peers; p != NULL; p = p->next) {
+        if (p->state == PEER_HANDSHAKE) {
+            continue;
+        }
+        n += obuf_memory(&p->c->out) + obuf_memory(&p->pending);
+        if (p->c->home != 0) {
+            n += atomic_load_explicit(&p->c->wpending, memory_order_relaxed);
+        }
+    }
+    return n;
+}
+
 size_t
 primary_replica_count(void)
 {

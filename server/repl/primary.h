@@ -23,8 +23,8 @@ struct textbuf;
 bool primary_open_stream(void);
 
 /* As repl_psync, repl_replconf, repl_forget, repl_is_replica_client,
- * repl_replica_count, repl_wait, repl_unwait, repl_acked_now, repl_good_replicas
- * (replication.h). */
+ * repl_replica_count, repl_wait, repl_unwait, repl_acked_now,
+ * repl_good_replicas, repl_output_memory (replication.h). */
 bool primary_psync(struct conn *c, const char *replid, size_t idlen,
                    int64_t offset);
 bool primary_sync(struct conn *c);
@@ -37,6 +37,7 @@ bool primary_wait(struct conn *c, size_t replicas, int64_t timeout_ms);
 bool primary_unwait(struct conn *c, bool answer);
 size_t primary_acked_now(void);
 size_t primary_good_replicas(void);
+size_t primary_output_memory(void);
 
 /* Every replica is dropped (it comes back for a full sync): the data it
  * followed is gone. */

@@ -112,6 +112,12 @@ repl_replica_count(void)
     return primary_replica_count();
 }
 
+size_t
+repl_output_memory(void)
+{
+    return primary_output_memory();
+}
+
 bool
 repl_wait(struct conn *c, size_t replicas, int64_t timeout_ms)
 {

@@ -116,6 +116,11 @@ bool repl_unwait(struct conn *c, bool answer);
 /* Replicas online whose last ACK is at most min-replicas-max-lag old. */
 size_t repl_good_replicas(void);
 
+/* The bytes our replicas' output buffers take (Redis's
+ * mem_clients_slaves): memory maxmemory does not count, so a replica
+ * that lags never makes the primary refuse writes or evict for it. */
+size_t repl_output_memory(void);
+
 /* ---- the replica ------------------------------------------------------- */
 
 /* REPLICAOF host port: follow that primary (reconnecting as needed).

@@ -569,6 +569,24 @@ START_TEST(test_shrink_releases_the_spare_chunk)
 }
 END_TEST
 
+/* What INFO's mem_clients_slaves adds up: every chunk, the spare too, and
+ * never more than the allocator handed out for them. */
+START_TEST(test_memory_counts_every_chunk_and_the_spare)
+{
+    ck_assert_uint_eq(obuf_memory(&ob), 0);
+    char *b = blob(3 * OBUF_CHUNK_SIZE, 23);
+    ck_assert_int_eq(obuf_append(&ob, b, 3 * OBUF_CHUNK_SIZE), 0);
+    ck_assert_uint_ge(obuf_memory(&ob), 3 * OBUF_CHUNK_SIZE);
+    ck_assert_uint_le(obuf_memory(&ob), mem_used() - baseline);
+    obuf_consume(&ob, 3 * OBUF_CHUNK_SIZE);
+    ck_assert_uint_ge(obuf_memory(&ob), OBUF_CHUNK_SIZE);     /* the spare */
+    ck_assert_uint_le(obuf_memory(&ob), mem_used() - baseline);
+    obuf_shrink(&ob);
+    ck_assert_uint_eq(obuf_memory(&ob), 0);
+    free(b);
+}
+END_TEST
+
 START_TEST(test_shrink_keeps_pending_bytes)
 {
     char *b = blob(2 * OBUF_CHUNK_SIZE, 17);
@@ -783,6 +801,7 @@ obuf_suite(void)
     tcase_add_test(tc, test_at_most_one_drained_chunk_is_kept);
     tcase_add_test(tc, test_shrink_releases_the_spare_chunk);
     tcase_add_test(tc, test_shrink_keeps_pending_bytes);
+    tcase_add_test(tc, test_memory_counts_every_chunk_and_the_spare);
     tcase_add_test(tc, test_deinit_returns_mem_used_to_baseline);
     tcase_add_test(tc, test_deinit_of_an_unused_obuf_frees_nothing);
     suite_add_tcase(s, tc);
