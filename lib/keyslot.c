@@ -399,13 +399,15 @@ clmul(uint64_t a, uint64_t b)
  * P) is floor(w·MU / x^64) with MU = floor(x^80 / P) = x^64 + 0x1130...,
  * that is w ^ the high half of w·0x1130...; the remainder is then the low
  * 16 bits of q·P, where P's x^16 term adds nothing. Exact over GF(2). */
+#define BARRETT_MU_LOW UINT64_C(0x11303471a041b343)
+#define CRC16_POLY UINT64_C(0x1021)
+
 CLMUL_TARGET static inline unsigned
 crc16_word(uint64_t w)
 {
-    const uint64_t mu_low = UINT64_C(0x11303471a041b343);
-    __m128i wm = clmul(w, mu_low);
+    __m128i wm = clmul(w, BARRETT_MU_LOW);
     uint64_t q = w ^ (uint64_t)_mm_cvtsi128_si64(_mm_unpackhi_epi64(wm, wm));
-    return (unsigned)_mm_cvtsi128_si64(clmul(q, 0x1021)) & 0xffff;
+    return (unsigned)_mm_cvtsi128_si64(clmul(q, CRC16_POLY)) & 0xffff;
 }
 
 static inline uint64_t
@@ -467,6 +469,8 @@ crc16_clmul_blocks(const unsigned char *p, size_t len, bool stop_at_brace)
     const __m128i fold128 = _mm_set_epi64x((long long)X192_MOD_P,
                                            (long long)X128_MOD_P);
     const __m128i fold64 = _mm_cvtsi64_si128((long long)X64_MOD_P);
+    const __m128i barrett = _mm_set_epi64x((long long)CRC16_POLY,
+                                           (long long)BARRETT_MU_LOW);
     size_t head = ((len - 1) & 15) + 1;         /* 1..16 */
     __m128i raw = _mm_loadu_si128((const __m128i *)p);
     if (stop_at_brace &&
@@ -494,7 +498,12 @@ crc16_clmul_blocks(const unsigned char *p, size_t len, bool stop_at_brace)
                         _mm_move_epi64(acc));
     acc = _mm_xor_si128(_mm_clmulepi64_si128(acc, fold64, 0x01),
                         _mm_move_epi64(acc));
-    return (int)crc16_word((uint64_t)_mm_cvtsi128_si64(acc));
+    /* crc16_word() on the low half, the high one now 0, without leaving
+     * the register. */
+    __m128i wm = _mm_clmulepi64_si128(acc, barrett, 0x00);
+    __m128i q = _mm_xor_si128(acc, _mm_srli_si128(wm, 8));
+    return _mm_cvtsi128_si32(_mm_clmulepi64_si128(q, barrett, 0x10)) &
+           0xffff;
 }
 
 /* The CRC16 of buf[0..len); with stop_at_brace, -1 when a '{' is seen
