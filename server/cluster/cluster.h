@@ -28,8 +28,21 @@ int cluster_reload(char *err, size_t errlen);
  * loaded or the topology changed). Returns how many were removed. */
 size_t cluster_drop_unowned(void);
 
-/* cluster-mode yes: do keys need routing at all? */
-bool cluster_routing(void);
+/* Which routing this node does: set by cluster_setup(), cluster_start()
+ * and cluster_teardown() only, read inline by cluster_routing() and
+ * cluster_live() on every command (server/cmd.c). At most one is true. */
+struct cluster_keys {
+    bool routing;               /* cluster-mode yes: the static topology */
+    bool live;                  /* cluster-enabled yes: the live view */
+};
+extern struct cluster_keys cluster_keys;
+
+/* Do keys need routing at all (cluster-mode yes or cluster-enabled yes)? */
+static inline bool
+cluster_routing(void)
+{
+    return cluster_keys.routing | cluster_keys.live;
+}
 
 /* Where the keys argv[first], argv[first + step], ... argv[last] are
  * served: here, on another node (MOVED or, cluster-enabled yes, ASK: *to
@@ -101,7 +114,11 @@ cluster_slot_here(unsigned slot)
 }
 
 /* Is this node a cluster-enabled yes one (the live view)? */
-bool cluster_live(void);
+static inline bool
+cluster_live(void)
+{
+    return cluster_keys.live;
+}
 
 /* ---- cluster-enabled yes: start, before sleep, cron, stop --------------
  * cluster_setup() refuses cluster-enabled with cluster-mode yes or
