@@ -471,15 +471,21 @@ crc16_clmul_blocks(const unsigned char *p, size_t len, bool stop_at_brace)
     const __m128i fold64 = _mm_cvtsi64_si128((long long)X64_MOD_P);
     const __m128i barrett = _mm_set_epi64x((long long)CRC16_POLY,
                                            (long long)BARRETT_MU_LOW);
-    size_t head = ((len - 1) & 15) + 1;         /* 1..16 */
+    const __m128i reverse = _mm_loadu_si128((const __m128i *)reverse_window);
+    size_t head = len & 15;
     __m128i raw = _mm_loadu_si128((const __m128i *)p);
     if (stop_at_brace &&
         _mm_movemask_epi8(_mm_cmpeq_epi8(raw, brace)) != 0) {
         return -1;                              /* 16 bytes of the key */
     }
-    __m128i acc = _mm_shuffle_epi8(
-        raw, _mm_loadu_si128((const __m128i *)(reverse_window + 16 - head)));
-    const __m128i reverse = _mm_loadu_si128((const __m128i *)reverse_window);
+    __m128i acc;
+    if (head == 0) {
+        acc = _mm_shuffle_epi8(raw, reverse);
+        head = 16;
+    } else {
+        acc = _mm_shuffle_epi8(raw, _mm_loadu_si128((const __m128i *)(
+                                        reverse_window + 16 - head)));
+    }
     for (const unsigned char *end = p + len, *q = p + head; q < end;
          q += 16) {
         raw = _mm_loadu_si128((const __m128i *)q);
