@@ -442,9 +442,9 @@ load_short(const unsigned char *p, size_t len)
     return v;
 }
 
-/* x^n mod P, for n = 64, 128, 192: multiplying by one moves a value n
+/* x^n mod P, for n = 80, 128, 192: multiplying by one moves a value n
  * bits up, modulo P, into 16 bits. */
-#define X64_MOD_P UINT64_C(0xb861)
+#define X80_MOD_P UINT64_C(0xeb23)
 #define X128_MOD_P UINT64_C(0xaefc)
 #define X192_MOD_P UINT64_C(0x650b)
 
@@ -460,15 +460,15 @@ static const unsigned char reverse_window[32] = {
  * the first len % 16 bytes (or 16) as one zero-padded block, then each
  * block b goes in as acc·x^128 + b, which is folded, not reduced:
  * acc_hi·(x^192 mod P) ^ acc_lo·(x^128 mod P) ^ b, 80 bits at most. At
- * the end two folds by x^64 mod P bring acc under 64 bits, then the
- * Barrett step above. The brace test is a byte compare of each block. */
+ * the end one more multiply and the Barrett step above give the CRC.
+ * The brace test is a byte compare of each block. */
 CLMUL_TARGET __attribute__((always_inline)) static inline int
 crc16_clmul_blocks(const unsigned char *p, size_t len, bool stop_at_brace)
 {
     const __m128i brace = _mm_set1_epi8('{');
     const __m128i fold128 = _mm_set_epi64x((long long)X192_MOD_P,
                                            (long long)X128_MOD_P);
-    const __m128i fold64 = _mm_cvtsi64_si128((long long)X64_MOD_P);
+    const __m128i fold80 = _mm_cvtsi64_si128((long long)X80_MOD_P);
     const __m128i barrett = _mm_set_epi64x((long long)CRC16_POLY,
                                            (long long)BARRETT_MU_LOW);
     const __m128i reverse = _mm_loadu_si128((const __m128i *)reverse_window);
@@ -498,18 +498,17 @@ crc16_clmul_blocks(const unsigned char *p, size_t len, bool stop_at_brace)
                           _mm_clmulepi64_si128(acc, fold128, 0x11)),
             _mm_shuffle_epi8(raw, reverse));
     }
-    /* acc_hi·x^64 ≡ acc_hi·(x^64 mod P): twice, the second time from at
-     * most 15 bits, leaving the low half alone. */
-    acc = _mm_xor_si128(_mm_clmulepi64_si128(acc, fold64, 0x01),
-                        _mm_move_epi64(acc));
-    acc = _mm_xor_si128(_mm_clmulepi64_si128(acc, fold64, 0x01),
-                        _mm_move_epi64(acc));
-    /* crc16_word() on the low half, the high one now 0, without leaving
-     * the register. */
-    __m128i wm = _mm_clmulepi64_si128(acc, barrett, 0x00);
-    __m128i q = _mm_xor_si128(acc, _mm_srli_si128(wm, 8));
-    return _mm_cvtsi128_si32(_mm_clmulepi64_si128(q, barrett, 0x10)) &
-           0xffff;
+    /* The CRC, acc·x^16 mod P, is N mod P for N = h·(x^80 mod P) + l·x^16
+     * (acc = h·x^64 + l), under 80 bits: crc16_word()'s Barrett step with
+     * floor(N / x^16) = l ^ (h·(x^80 mod P)) >> 16 (a shift by two bytes),
+     * and N's low 16 bits those of h·(x^80 mod P). Only low halves are
+     * multiplied: what the high ones hold does not matter. */
+    __m128i h80 = _mm_clmulepi64_si128(acc, fold80, 0x01);
+    __m128i t = _mm_xor_si128(acc, _mm_srli_si128(h80, 2));
+    __m128i tmu = _mm_clmulepi64_si128(t, barrett, 0x00);
+    __m128i q = _mm_xor_si128(t, _mm_srli_si128(tmu, 8));
+    __m128i qp = _mm_clmulepi64_si128(q, barrett, 0x10);
+    return _mm_cvtsi128_si32(_mm_xor_si128(h80, qp)) & 0xffff;
 }
 
 /* The CRC16 of buf[0..len); with stop_at_brace, -1 when a '{' is seen
