@@ -154,12 +154,16 @@ setup_key_specs(struct cmd *cmd)
     return true;
 }
 
-/* struct cmd's one_key, once CMD_MOVABLE_KEYS is settled. */
+/* struct cmd's one_key, once CMD_MOVABLE_KEYS is settled. The key must
+ * be within the arity, so that a request that passed cmd_arity_ok() has
+ * it. */
 static void
 setup_one_key(struct cmd *cmd)
 {
-    bool one = cmd->first_key > 0 && cmd->last_key == cmd->first_key &&
-               cmd->keyword == NULL && !(cmd->flags & CMD_MOVABLE_KEYS);
+    int least = cmd->arity < 0 ? -cmd->arity : cmd->arity;
+    bool one = cmd->first_key > 0 && cmd->first_key < least &&
+               cmd->last_key == cmd->first_key && cmd->keyword == NULL &&
+               !(cmd->flags & CMD_MOVABLE_KEYS);
     cmd->one_key = one ? cmd->first_key : 0;
 }
 
@@ -656,7 +660,7 @@ live_served_here(struct conn *c, const struct resp_request *req,
 
 /* A replica answers a READONLY client's reads (PEEKs included). *hint
  * is the slot of the command's one key when the common case below served
- * it (else left alone): run_hinted() hands it to the per-slot index. */
+ * it (else left alone): execute() hands it to the per-slot index. */
 static bool
 served_here(struct conn *c, const struct cmd *cmd,
             const struct resp_request *req, unsigned *hint)
@@ -666,8 +670,8 @@ served_here(struct conn *c, const struct cmd *cmd,
      * INCR...) of a slot this node serves, stable, the cluster up: one
      * CRC16 and a few loads. */
     bool live = cluster_live();
-    int k = cmd->one_key;
-    if (live && k > 0 && (size_t)k < req->argc) {
+    int k = cmd->one_key;     /* within the arity: argv[k] exists */
+    if (live && k > 0) {
         unsigned slot = keyslot(req->argv[k], req->argvlen[k]);
         if (cluster_slot_here(slot)) {
             *hint = slot;
