@@ -7,6 +7,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "protocol/resp.h"
 #include "server/cluster/view.h"    /* cview, for cluster_slot_here() */
@@ -105,12 +106,15 @@ enum cluster_verdict cluster_query_end(struct cluster_query *q,
 static inline bool
 cluster_slot_here(unsigned slot)
 {
-    /* Inline, on every keyed command, and evaluated whole (& rather than
-     * &&): four loads and compares, no branch between them. */
-    return (cview.slots[slot] == cview.myself) &
-           (cview.migrating_to[slot] == NULL) &
-           (cview.importing_from[slot] == NULL) &
-           (cview.state == VIEW_STATE_OK);
+    /* Inline, on every keyed command, and evaluated whole: five loads
+     * whose bits are or-ed, one test, no branch between them. Each term
+     * is zero exactly when its condition holds (VIEW_STATE_OK is 0). */
+    _Static_assert(VIEW_STATE_OK == 0, "the state's term is the state");
+    uintptr_t not_here =
+        ((uintptr_t)cview.slots[slot] ^ (uintptr_t)cview.myself) |
+        (uintptr_t)cview.migrating_to[slot] |
+        (uintptr_t)cview.importing_from[slot] | (unsigned)cview.state;
+    return not_here == 0;
 }
 
 /* Is this node a cluster-enabled yes one (the live view)? */
