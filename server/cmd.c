@@ -154,16 +154,12 @@ setup_key_specs(struct cmd *cmd)
     return true;
 }
 
-/* struct cmd's one_key, once CMD_MOVABLE_KEYS is settled. The key must
- * be within the arity, so that a request that passed cmd_arity_ok() has
- * it. */
+/* struct cmd's one_key, once CMD_MOVABLE_KEYS is settled. */
 static void
 setup_one_key(struct cmd *cmd)
 {
-    int least = cmd->arity < 0 ? -cmd->arity : cmd->arity;
-    bool one = cmd->first_key > 0 && cmd->first_key < least &&
-               cmd->last_key == cmd->first_key && cmd->keyword == NULL &&
-               !(cmd->flags & CMD_MOVABLE_KEYS);
+    bool one = cmd->first_key > 0 && cmd->last_key == cmd->first_key &&
+               cmd->keyword == NULL && !(cmd->flags & CMD_MOVABLE_KEYS);
     cmd->one_key = one ? cmd->first_key : 0;
 }
 
@@ -670,8 +666,8 @@ served_here(struct conn *c, const struct cmd *cmd,
      * INCR...) of a slot this node serves, stable, the cluster up: one
      * CRC16 and a few loads. */
     bool live = cluster_live();
-    int k = cmd->one_key;     /* within the arity: argv[k] exists */
-    if (live && k > 0) {
+    int k = cmd->one_key;
+    if (live && k > 0 && (size_t)k < req->argc) {
         unsigned slot = keyslot(req->argv[k], req->argvlen[k]);
         if (cluster_slot_here(slot)) {
             *hint = slot;
