@@ -524,7 +524,6 @@ cluster_suite(void)
     tcase_add_loop_test(tc, test_keyslot_matches_redis_cluster, 0, 2);
     tcase_add_loop_test(tc, test_crc16_four_bytes_a_step_equals_bit_by_bit,
                         0, 2);
-    tcase_add_test(tc, test_clmul_and_tables_agree_on_random_keys);
     tcase_add_test(tc, test_three_nodes_own_their_ranges);
     tcase_add_test(tc, test_ranges_single_slots_gaps_and_names);
     tcase_add_test(tc, test_bad_lines_are_rejected_and_change_nothing);
@@ -538,6 +537,13 @@ cluster_suite(void)
     tcase_add_test(tc, test_replica_of_unknown_node_or_of_a_replica_is_refused);
     tcase_add_test(tc, test_promotion_moves_slots_and_replicas_to_the_new_primary);
     tcase_add_test(tc, test_format_writes_lines_that_read_back_the_same);
+    suite_add_tcase(s, tc);
+
+    /* A million keys: a few seconds under AddressSanitizer. */
+    tc = tcase_create("keyslot");
+    tcase_add_checked_fixture(tc, setup, teardown);
+    tcase_set_timeout(tc, 120);
+    tcase_add_test(tc, test_clmul_and_tables_agree_on_random_keys);
     suite_add_tcase(s, tc);
     return s;
 }
