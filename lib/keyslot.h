@@ -9,6 +9,7 @@
 #ifndef CELLGATE_KEYSLOT_H
 #define CELLGATE_KEYSLOT_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -20,6 +21,13 @@ uint16_t keyslot_crc16(const char *buf, size_t len);
 /* The slot, 0 .. KEYSLOT_SLOTS - 1, of key[0..len): only the bytes between
  * the first '{' and the first '}' after it count, when there are any. */
 unsigned keyslot(const char *key, size_t len);
+
+/* Which CRC keyslot() and keyslot_crc16() run: carry-less multiply
+ * (x86-64 with PCLMULQDQ, chosen before main() from the CPU's features)
+ * or the portable tables. For the tests, which check both: asks for the
+ * carry-less one (want, when the CPU has it) or the tables; returns
+ * whether the carry-less one now runs. Not while other threads hash. */
+bool keyslot_use_clmul(bool want);
 
 /* The slot the cluster's routing computed for the key of the command
  * being run (server/cmd.c sets it just before the handler and clears it

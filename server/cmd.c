@@ -154,6 +154,15 @@ setup_key_specs(struct cmd *cmd)
     return true;
 }
 
+/* struct cmd's one_key, once CMD_MOVABLE_KEYS is settled. */
+static void
+setup_one_key(struct cmd *cmd)
+{
+    bool one = cmd->first_key > 0 && cmd->last_key == cmd->first_key &&
+               cmd->keyword == NULL && !(cmd->flags & CMD_MOVABLE_KEYS);
+    cmd->one_key = one ? cmd->first_key : 0;
+}
+
 int
 cmd_setup(struct cmd *commands, size_t count)
 {
@@ -165,11 +174,13 @@ cmd_setup(struct cmd *commands, size_t count)
         if (!setup_key_specs(&table[i])) {
             return -1;
         }
+        setup_one_key(&table[i]);
         for (struct cmd *s = table[i].subcommands; s != NULL && s->name;
              s++) {
             if (!setup_key_specs(s)) {
                 return -1;
             }
+            setup_one_key(s);
         }
         size_t len = strlen(table[i].name);
         if (len == 0 || len >= NAME_MAX_LEN) {
@@ -645,7 +656,7 @@ live_served_here(struct conn *c, const struct resp_request *req,
 
 /* A replica answers a READONLY client's reads (PEEKs included). *hint
  * is the slot of the command's one key when the common case below served
- * it (else left alone): run_hinted() hands it to the per-slot index. */
+ * it (else left alone): execute() hands it to the per-slot index. */
 static bool
 served_here(struct conn *c, const struct cmd *cmd,
             const struct resp_request *req, unsigned *hint)
@@ -655,9 +666,8 @@ served_here(struct conn *c, const struct cmd *cmd,
      * INCR...) of a slot this node serves, stable, the cluster up: one
      * CRC16 and a few loads. */
     bool live = cluster_live();
-    int k = cmd->first_key;
-    if (live && k > 0 && cmd->last_key == k && cmd->keyword == NULL &&
-        !(cmd->flags & CMD_MOVABLE_KEYS) && (size_t)k < req->argc) {
+    int k = cmd->one_key;
+    if (live && k > 0 && (size_t)k < req->argc) {
         unsigned slot = keyslot(req->argv[k], req->argvlen[k]);
         if (cluster_slot_here(slot)) {
             *hint = slot;

@@ -147,6 +147,10 @@ struct cmd {
     int first_key;
     int last_key;
     int key_step;
+    /* first_key when it is the command's one fixed key (last_key the
+     * same, no keyword, not movable: GET, CL.THROTTLE...), else 0; set by
+     * cmd_setup(), for the routing's common case (cmd.c served_here()). */
+    int one_key;
     /* The keys counted by an argument (EVAL's numkeys), or NULL. */
     const struct cmd_keynum *keynum;
     /* The keys after a keyword, or NULL: such a row has two key specs,

@@ -57,9 +57,8 @@
 #include "lib/textbuf.h"
 
 static struct cluster_topo *topo;   /* NULL until emulated or yes is used */
-static bool routing;                /* cluster-mode yes: check keys */
+struct cluster_keys cluster_keys;   /* see cluster.h; set here only */
 static bool promoted;               /* topo differs from the file's lines */
-static bool live;                   /* cluster-enabled yes: the view routes */
 
 /* ---- loading --------------------------------------------------------- */
 
@@ -158,14 +157,14 @@ cluster_setup(char *err, size_t errlen)
         return 0;
     }
     keyspace_slots_enable();        /* before any key is loaded */
-    routing = srv.conf.cluster_mode == CLUSTER_MODE_YES;
-    if (routing && srv.conf.replicaof[0] != '\0') {
+    cluster_keys.routing = srv.conf.cluster_mode == CLUSTER_MODE_YES;
+    if (cluster_keys.routing && srv.conf.replicaof[0] != '\0') {
         snprintf(err, errlen, "replicaof is not used with cluster-mode yes: "
                  "write 'replicaof <primary id>' in this node's "
                  "cluster-node line");
         return -1;
     }
-    topo = routing ? read_topology(err, errlen)
+    topo = cluster_keys.routing ? read_topology(err, errlen)
                    : emulated_topology(err, errlen);
     return topo != NULL ? 0 : -1;
 }
@@ -173,16 +172,16 @@ cluster_setup(char *err, size_t errlen)
 void
 cluster_teardown(void)
 {
-    if (live) {
+    if (cluster_keys.live) {
         /* The bus is stopped (cluster_shutdown()): its links are gone. */
         cview.on_node_free = NULL;
         view_free();
         nodes_file_unlock();
-        live = false;
+        cluster_keys.live = false;
     }
     cluster_topo_free(topo);
     topo = NULL;
-    routing = false;
+    cluster_keys.routing = false;
     promoted = false;
 }
 
@@ -231,7 +230,7 @@ cluster_drop_unowned(void)
     int64_t now = clock_wall_now();
     /* A cluster has database 0 only (SELECT is refused there). */
     struct store *db = srv.dbs != NULL ? srv.dbs[0] : NULL;
-    if (!routing || db == NULL) {
+    if (!cluster_keys.routing || db == NULL) {
         return 0;
     }
     memset(&b, 0, sizeof(b));
@@ -254,7 +253,7 @@ cluster_drop_unowned(void)
 int
 cluster_reload(char *err, size_t errlen)
 {
-    if (!routing) {
+    if (!cluster_keys.routing) {
         snprintf(err, errlen, "CLUSTER RELOAD needs cluster-mode yes");
         return -1;
     }
@@ -294,11 +293,11 @@ follow_view_role(void)
 void
 cluster_follow_role(void)
 {
-    if (live) {
+    if (cluster_keys.live) {
         follow_view_role();
         return;
     }
-    if (!routing) {
+    if (!cluster_keys.routing) {
         return;
     }
     size_t shard = cluster_topo_shard(topo, topo->myself);
@@ -384,7 +383,7 @@ char *
 cluster_lines_changed(void)
 {
     struct textbuf t = { NULL, 0, 0, false };
-    if (!routing || !promoted) {
+    if (!cluster_keys.routing || !promoted) {
         return NULL;
     }
     cluster_topo_format(topo, &t);
@@ -410,18 +409,6 @@ cluster_lines_saved(void)
 
 /* ---- routing --------------------------------------------------------- */
 
-bool
-cluster_routing(void)
-{
-    return routing || live;
-}
-
-bool
-cluster_live(void)
-{
-    return live;
-}
-
 /* The verdict for one slot: served here (by this node, or by its shard
  * when a replica may read), on its owner (MOVED), or by no one. */
 static enum cluster_verdict
@@ -446,7 +433,7 @@ enum cluster_verdict
 cluster_route(const struct resp_request *req, int first, int last, int step,
               unsigned flags, struct cluster_redirect *to)
 {
-    if (live) {
+    if (cluster_keys.live) {
         struct cluster_query q;
         cluster_query_start(&q);
         cluster_query_keys(&q, req, first, last, step);
@@ -474,7 +461,7 @@ enum cluster_verdict
 cluster_route_key(const char *key, size_t len, bool asking,
                   struct cluster_redirect *to)
 {
-    if (live) {
+    if (cluster_keys.live) {
         struct cluster_query q;
         char *argv[1] = { (char *)key };
         size_t argvlen[1] = { len };
@@ -484,7 +471,7 @@ cluster_route_key(const char *key, size_t len, bool asking,
         return cluster_query_end(&q, CLUSTER_Q_WRITE |
                                  (asking ? CLUSTER_Q_ASKING : 0), to);
     }
-    if (!routing) {
+    if (!cluster_keys.routing) {
         return CLUSTER_HERE;
     }
     return route_slot(keyslot(key, len), false, to);
@@ -493,10 +480,10 @@ cluster_route_key(const char *key, size_t len, bool asking,
 bool
 cluster_mode_settable(int64_t mode)
 {
-    if (live) {
+    if (cluster_keys.live) {
         return mode == CLUSTER_MODE_NO;     /* cluster-enabled excludes both */
     }
-    return !routing && mode != CLUSTER_MODE_YES;
+    return !cluster_keys.routing && mode != CLUSTER_MODE_YES;
 }
 
 /* cluster-mode may change between no and emulated with CONFIG SET (yes is
@@ -711,7 +698,7 @@ cluster_reset(bool hard)
 void
 cluster_announce_changed(void)
 {
-    if (live) {
+    if (cluster_keys.live) {
         announce_myself();
         view_todo(VIEW_TODO_SAVE_CONFIG);
     }
@@ -769,7 +756,7 @@ cluster_start(char *err, size_t errlen)
         cview.size = 1;
     }
     announce_myself();
-    live = true;
+    cluster_keys.live = true;
     return 0;
 }
 
@@ -804,7 +791,7 @@ claim_loaded_slots(void)
 int
 cluster_check_data(char *err, size_t errlen)
 {
-    if (!live || view_node_is_replica(cview.myself)) {
+    if (!cluster_keys.live || view_node_is_replica(cview.myself)) {
         return 0;               /* a replica's keys are its primary's */
     }
     for (int db = 1; db < (int)srv.conf.databases; db++) {
@@ -829,7 +816,7 @@ on_before_sleep(uv_prepare_t *h)
 int
 cluster_bus_start(void *loop, char *err, size_t errlen)
 {
-    if (!live) {
+    if (!cluster_keys.live) {
         return 0;
     }
     if (uv_prepare_init(loop, &before_sleep_handle) != 0) {
@@ -846,7 +833,7 @@ static void
 on_pong_soon(uv_timer_t *t)
 {
     (void)t;
-    if (live) {
+    if (cluster_keys.live) {
         bus_broadcast_pong(BUS_TARGET_ALL);
     }
 }
@@ -877,7 +864,7 @@ cluster_before_sleep(void)
     if (pong_soon) {
         start_pong_soon();
     }
-    if (!live || (todo & ~VIEW_TODO_HANDLE_FAILOVER) == 0) {
+    if (!cluster_keys.live || (todo & ~VIEW_TODO_HANDLE_FAILOVER) == 0) {
         return;
     }
     if (todo & VIEW_TODO_UPDATE_STATE) {
@@ -899,7 +886,7 @@ cluster_cron(void)
 {
     /* As Redis's clusterCron(): a failed state is looked at again every
      * tick, so a primary turns ok once its rejoin delay is over. */
-    if (live && cview.state == VIEW_STATE_FAIL) {
+    if (cluster_keys.live && cview.state == VIEW_STATE_FAIL) {
         view_todo(VIEW_TODO_UPDATE_STATE);
     }
 }
@@ -907,7 +894,7 @@ cluster_cron(void)
 void
 cluster_shutdown(void)
 {
-    if (!live) {
+    if (!cluster_keys.live) {
         return;
     }
     bus_stop();

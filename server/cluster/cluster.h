@@ -7,6 +7,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "protocol/resp.h"
 #include "server/cluster/view.h"    /* cview, for cluster_slot_here() */
@@ -28,8 +29,21 @@ int cluster_reload(char *err, size_t errlen);
  * loaded or the topology changed). Returns how many were removed. */
 size_t cluster_drop_unowned(void);
 
-/* cluster-mode yes: do keys need routing at all? */
-bool cluster_routing(void);
+/* Which routing this node does: set by cluster_setup(), cluster_start()
+ * and cluster_teardown() only, read inline by cluster_routing() and
+ * cluster_live() on every command (server/cmd.c). At most one is true. */
+struct cluster_keys {
+    bool routing;               /* cluster-mode yes: the static topology */
+    bool live;                  /* cluster-enabled yes: the live view */
+};
+extern struct cluster_keys cluster_keys;
+
+/* Do keys need routing at all (cluster-mode yes or cluster-enabled yes)? */
+static inline bool
+cluster_routing(void)
+{
+    return cluster_keys.routing | cluster_keys.live;
+}
 
 /* Where the keys argv[first], argv[first + step], ... argv[last] are
  * served: here, on another node (MOVED or, cluster-enabled yes, ASK: *to
@@ -92,16 +106,23 @@ enum cluster_verdict cluster_query_end(struct cluster_query *q,
 static inline bool
 cluster_slot_here(unsigned slot)
 {
-    /* Inline, on every keyed command, and evaluated whole (& rather than
-     * &&): four loads and compares, no branch between them. */
-    return (cview.slots[slot] == cview.myself) &
-           (cview.migrating_to[slot] == NULL) &
-           (cview.importing_from[slot] == NULL) &
-           (cview.state == VIEW_STATE_OK);
+    /* Inline, on every keyed command, and evaluated whole: five loads
+     * whose bits are or-ed, one test, no branch between them. Each term
+     * is zero exactly when its condition holds (VIEW_STATE_OK is 0). */
+    _Static_assert(VIEW_STATE_OK == 0, "the state's term is the state");
+    uintptr_t not_here =
+        ((uintptr_t)cview.slots[slot] ^ (uintptr_t)cview.myself) |
+        (uintptr_t)cview.migrating_to[slot] |
+        (uintptr_t)cview.importing_from[slot] | (unsigned)cview.state;
+    return not_here == 0;
 }
 
 /* Is this node a cluster-enabled yes one (the live view)? */
-bool cluster_live(void);
+static inline bool
+cluster_live(void)
+{
+    return cluster_keys.live;
+}
 
 /* ---- cluster-enabled yes: start, before sleep, cron, stop --------------
  * cluster_setup() refuses cluster-enabled with cluster-mode yes or
