@@ -51,11 +51,17 @@ stream_active(void)
     return backlog.p != NULL;
 }
 
+/* Back to the state before the first stream_open() (at exit, and
+ * between the unit tests that run one after another in one process). */
 void
 stream_close(void)
 {
     repl_backlog_free(&backlog);
     journal_attach(JOURNAL_SINK_REPLICAS, NULL);
+    tap = NULL;
+    repl_offset = 0;
+    memcpy(replid2, NO_REPLID, sizeof(replid2));
+    second_offset = -1;
 }
 
 int64_t

@@ -44,7 +44,8 @@ bool stream_open(const struct stream_tap *tap);
 /* Is it kept (stream_open() succeeded)? */
 bool stream_active(void);
 
-/* Shutdown: the backlog freed, the sink detached. */
+/* Shutdown (and between unit tests): the backlog freed, the sink
+ * detached, the offsets and the second replid back to their start. */
 void stream_close(void);
 
 /* Bytes of the stream so far (its offset, as Redis counts). */

@@ -417,6 +417,10 @@ static void
 teardown(void)
 {
     keyspace_teardown();
+    obuf_deinit(&client->out);
+    free(client);
+    client = NULL;
+    conf_deinit(&srv.conf);
 }
 
 static uint64_t
