@@ -148,3 +148,17 @@ def test_a_reservation_survives_kill_9_and_reaches_a_replica(start_daemon,
     assert c2.command("GET", "j") == value
     assert c2.command("PTTL", "j") == b":400\r\n"
     assert int5(c2.command(*args)) == [0, 1, 0, 400, 500]
+
+
+def test_the_worked_example_of_docs_commands_md(fserver):
+    c = fserver.raw()
+    args = ("CL.THROTTLE", "user", 0, 10, 1, "RESERVE", 500, "MS")
+    steps = [(0, (), [0, 1, 0, -1, 100]), (0, (), [0, 1, 0, 100, 200]),
+             (30, (), [0, 1, 0, 170, 270]),
+             (0, ("PEEK",), [0, 1, 0, 270, 370]),
+             (0, (), [0, 1, 0, 270, 370]), (0, (), [0, 1, 0, 370, 470]),
+             (0, (), [0, 1, 0, 470, 570]), (0, (), [1, 1, 0, 570, 570]),
+             (100, (), [0, 1, 0, 470, 570])]
+    for advance_ms, extra, want in steps:
+        fserver.clock.advance(ms=advance_ms)
+        assert int5(c.command(*args, *extra)) == want
