@@ -4,12 +4,9 @@ callers that each proceed after their answered wait proceed at the
 configured rate; past the bound a request is refused as without the option
 and changes nothing; PEEK changes nothing; the reserved TAT survives kill -9
 with the journal and reaches a replica."""
-import os
-
-import harness
 from harness import resp_command
-
-JOURNAL = ("--appendonly", "yes", "--save", "")
+from test_journal import kill9, start
+from test_replication import caught_up, follow
 
 
 def int5(reply):
@@ -124,26 +121,20 @@ def test_bad_max_wait_errors(fserver):
 def test_a_reservation_survives_kill_9_and_reaches_a_replica(start_daemon,
                                                              tmp_path):
     work = str(tmp_path / "data")
-    os.makedirs(work)
-    p = start_daemon("--dir", work, *JOURNAL, "--appendfsync", "always",
-                     fakeclock=True)
+    p = start(start_daemon, work, "--appendfsync", "always")
     r = start_daemon(fakeclock=True, name="replica")
     r.clock.set(p.clock.ns)
-    rc = r.raw()
-    assert rc.command("REPLICAOF", "127.0.0.1", p.port) == b"+OK\r\n"
-    assert harness.wait_until(
-        lambda: r.info("replication").get("master_link_status") == "up", 60)
+    follow(r, p)
     c = p.raw()
     args = ("CL.THROTTLE", "j", 0, 10, 1, "RESERVE", 1000, "MS")
     for wait in (-1, 100, 200, 300):
         assert int5(c.command(*args))[3] == wait
     value = c.command("GET", "j")
-    assert harness.wait_until(lambda: rc.command("GET", "j") == value, 30)
+    assert caught_up(p, r)
+    assert r.raw().command("GET", "j") == value
 
-    p.proc.kill()
-    p.proc.wait(10)
-    p.stopped = True
-    p2 = start_daemon("--dir", work, *JOURNAL, fakeclock=p.clock.ns)
+    kill9(p)
+    p2 = start(start_daemon, work, clock_ns=p.clock.ns)
     c2 = p2.raw()
     assert c2.command("GET", "j") == value
     assert c2.command("PTTL", "j") == b":400\r\n"
