@@ -94,7 +94,9 @@ f64_to_i64(double x)
  * i64), then rounded to f64 like Rust's `as f64`, so periods above 2^53 ns
  * leak their rounding into ei, exactly as in redis-cell.
  */
-static int64_t
+/* Forced inline: gcra_reserve() calls it too, and a second caller would
+ * make it a call on every CL.THROTTLE. */
+__attribute__((always_inline)) static inline int64_t
 emission_interval(int64_t count, int64_t period)
 {
     /* A client sends the same rate with nearly every call: the last
