@@ -5,9 +5,9 @@
  * CL.THROTTLE keeps redis-cell's grammar and error texts exactly
  * (shared/spec/cl-throttle.md); the cellgate options PEEK, MS and
  * RESERVE max_wait may follow the optional quantity and change nothing
- * when absent. GCRA is Redis's
- * own command of that name (docs/commands.md), with its checks, texts and
- * arithmetic (algorithms/redis_gcra.h). RL.FIXED and RL.SLIDING are one
+ * when absent. GCRA is Redis's own command of that name
+ * (docs/commands.md), with its checks, texts and arithmetic
+ * (algorithms/redis_gcra.h). RL.FIXED and RL.SLIDING are one
  * handler (rl_window) over a table of what differs between the two
  * algorithms, so the two commands cannot drift apart.
  */
