@@ -94,7 +94,9 @@ f64_to_i64(double x)
  * i64), then rounded to f64 like Rust's `as f64`, so periods above 2^53 ns
  * leak their rounding into ei, exactly as in redis-cell.
  */
-static int64_t
+/* Forced inline: gcra_reserve() calls it too, and a second caller would
+ * make it a call on every CL.THROTTLE. */
+__attribute__((always_inline)) static inline int64_t
 emission_interval(int64_t count, int64_t period)
 {
     /* A client sends the same rate with nearly every call: the last
@@ -269,6 +271,48 @@ gcra_throttle(const struct gcra_params *p, bool has_tat, uint64_t tat,
     }
     out->remaining = remaining_tokens(dvt, ttl, ei);
     return status;
+}
+
+/*
+ * A limited request's retry_after is its wait: new_tat = now + dvt + wait,
+ * the TAT it would store at now + wait (an earlier stored TAT cannot
+ * change it, as wait > 0 means the TAT is ahead of that time). Storing it
+ * now takes the slot; the checks keep the stored u64 and the TTL in ms
+ * exact (a client's max_wait is never added to now).
+ */
+enum gcra_status
+gcra_reserve(const struct gcra_params *p, int64_t now, int64_t max_wait_ns,
+             struct gcra_decision *out, bool *reserved)
+{
+    i128 wait = out->retry_after_ns;
+
+    *reserved = false;
+    if (!out->limited || wait <= 0 || wait > max_wait_ns) {
+        return GCRA_OK;     /* allowed, never fits, or too far ahead */
+    }
+    int64_t ei = emission_interval(p->count, p->period);
+    int64_t dvt = wrap_mul(ei, out->limit);
+    i128 ttl = (i128)dvt + wait;
+    i128 new_tat = (i128)now + ttl;
+
+    if (ttl <= 0 || ttl > INT64_MAX || new_tat < 0 ||
+        new_tat > (i128)UINT64_MAX) {
+        return GCRA_OK;
+    }
+    enum gcra_status status = decide_allowed(out, new_tat, ttl);
+    out->retry_after_ns = wait;
+    out->remaining = remaining_tokens(dvt, ttl, ei);
+    *reserved = true;
+    return status;
+}
+
+int64_t
+gcra_reply_wait(gcra_ns_t ns, bool ms)
+{
+    int64_t unit = ms ? NS_PER_MS : NS_PER_SEC;
+    int64_t v = (int64_t)ns;   /* a reservation's wait: in (0, INT64_MAX] */
+
+    return v / unit + (v % unit > 0);
 }
 
 /*

@@ -65,6 +65,25 @@ enum gcra_status gcra_throttle(const struct gcra_params *p, bool has_tat,
 int64_t gcra_reply_seconds(gcra_ns_t ns);
 
 /*
+ * cellgate's RESERVE option, applied to gcra_throttle()'s decision `out`
+ * for the same p and now: a request refused only because it came early
+ * (it would be allowed within max_wait_ns, >= 0) is admitted instead. Its
+ * slot is reserved: the TAT it would store at its allowed time (the same
+ * new_tat, since that time is before the stored TAT) is stored now, and
+ * retry_after_ns keeps the wait (> 0) the caller is to sleep before it
+ * proceeds. Anything else, including a reservation whose TAT or TTL would
+ * leave the stored range, is left as decided. Returns the status as
+ * gcra_throttle() does; sets *reserved when it admitted the request.
+ */
+enum gcra_status gcra_reserve(const struct gcra_params *p, int64_t now,
+                              int64_t max_wait_ns, struct gcra_decision *out,
+                              bool *reserved);
+
+/* A reservation's wait in the reply's unit: rounded up, never 0 (unlike
+ * gcra_reply_seconds, which drops a part below 1 ms). */
+int64_t gcra_reply_wait(gcra_ns_t ns, bool ms);
+
+/*
  * The same duration in milliseconds for cellgate's MS option: rounded up
  * when positive, truncated toward zero when negative, and the "allowed /
  * never" marker -1 s maps to -1.

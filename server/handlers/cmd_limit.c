@@ -3,10 +3,11 @@
  * algorithm -> state write-back and expiry -> reply.
  *
  * CL.THROTTLE keeps redis-cell's grammar and error texts exactly
- * (shared/spec/cl-throttle.md); the cellgate options PEEK and MS may follow
- * the optional quantity and change nothing when absent. GCRA is Redis's
- * own command of that name (docs/commands.md), with its checks, texts and
- * arithmetic (algorithms/redis_gcra.h). RL.FIXED and RL.SLIDING are one
+ * (shared/spec/cl-throttle.md); the cellgate options PEEK, MS and
+ * RESERVE max_wait may follow the optional quantity and change nothing
+ * when absent. GCRA is Redis's own command of that name
+ * (docs/commands.md), with its checks, texts and arithmetic
+ * (algorithms/redis_gcra.h). RL.FIXED and RL.SLIDING are one
  * handler (rl_window) over a table of what differs between the two
  * algorithms, so the two commands cannot drift apart.
  */
@@ -39,6 +40,8 @@
 struct limit_opts {
     bool peek;
     bool ms;
+    bool reserve;
+    int64_t max_wait;   /* RESERVE's bound, in the reply's unit */
 };
 
 static bool
@@ -47,19 +50,38 @@ is_word(const char *arg, size_t len, const char *word)
     return len == strlen(word) && strcasecmp(arg, word) == 0;
 }
 
-/* PEEK / MS; false for anything else. */
-static bool
-parse_option(const char *arg, size_t len, struct limit_opts *o)
+/* PEEK / MS / RESERVE max_wait at argv[*i] (moved past RESERVE's value);
+ * NOT_OPTION for anything else, BAD_VALUE after replying its error. */
+enum opt_parse { OPTION, NOT_OPTION, BAD_VALUE };
+
+static enum opt_parse
+parse_option(struct conn *c, const struct resp_request *req, size_t *i,
+             struct limit_opts *o)
 {
+    const char *arg = req->argv[*i];
+    size_t len = req->argvlen[*i];
     if (is_word(arg, len, "PEEK")) {
         o->peek = true;
-        return true;
+        return OPTION;
     }
     if (is_word(arg, len, "MS")) {
         o->ms = true;
-        return true;
+        return OPTION;
     }
-    return false;
+    if (!is_word(arg, len, "RESERVE") || *i + 1 >= req->argc) {
+        return NOT_OPTION;
+    }
+    *i += 1;
+    if (!num_parse_i64(req->argv[*i], req->argvlen[*i], &o->max_wait)) {
+        cmd_error(c, ERR_NOT_INTEGER);
+        return BAD_VALUE;
+    }
+    if (o->max_wait < 0) {
+        cmd_error(c, ERR_POSITIVE);
+        return BAD_VALUE;
+    }
+    o->reserve = true;
+    return OPTION;
 }
 
 static void
@@ -119,16 +141,25 @@ parse_throttle_args(struct conn *c, struct resp_request *req,
                     struct gcra_params *p, struct limit_opts *o)
 {
     bool quantity = false;  /* max_burst count period [quantity] */
-    o->peek = o->ms = false;
+    size_t i = 5;
+    o->peek = o->ms = o->reserve = false;
     p->quantity = 1;
-    if (req->argc >= 6 && !parse_option(req->argv[5], req->argvlen[5], o)) {
-        quantity = true;
+    if (req->argc >= 6) {
+        enum opt_parse first = parse_option(c, req, &i, o);
+        if (first == BAD_VALUE) {
+            return false;
+        }
+        quantity = first == NOT_OPTION;
+        i++;
     }
-    /* Everything after argv[5] must be an option; redis-cell answers its
-     * usage error for any other extra argument. */
-    for (size_t i = 6; i < req->argc; i++) {
-        if (!parse_option(req->argv[i], req->argvlen[i], o)) {
-            cmd_error(c, CELL_USAGE);
+    /* Everything after the quantity must be an option; redis-cell answers
+     * its usage error for any other extra argument. */
+    for (; i < req->argc; i++) {
+        enum opt_parse next = parse_option(c, req, &i, o);
+        if (next != OPTION) {
+            if (next == NOT_OPTION) {
+                cmd_error(c, CELL_USAGE);
+            }
             return false;
         }
     }
@@ -142,6 +173,15 @@ static int64_t
 reply_duration(gcra_ns_t ns, bool ms)
 {
     return ms ? gcra_reply_millis(ns) : gcra_reply_seconds(ns);
+}
+
+/* RESERVE's bound in ns; a bound past INT64_MAX ns (292 years) is as good
+ * as INT64_MAX, which no wait can exceed. */
+static int64_t
+max_wait_ns(const struct limit_opts *o)
+{
+    int64_t unit = o->ms ? NS_PER_MS : NS_PER_SEC;
+    return o->max_wait > INT64_MAX / unit ? INT64_MAX : o->max_wait * unit;
 }
 
 /* Write the decision back as redis-cell would: StringSet then PEXPIRE. */
@@ -181,6 +221,10 @@ cl_throttle_command(struct conn *c, struct resp_request *req)
     enum ks_tat t = r != NULL ? keytype_gcra_tat(r, &tat) : KS_TAT_OK;
     enum gcra_status st = gcra_throttle(&p, r != NULL && t == KS_TAT_OK, tat,
                                         now, &d);
+    bool reserved = false;
+    if (o.reserve && st == GCRA_OK && t == KS_TAT_OK) {
+        st = gcra_reserve(&p, now, max_wait_ns(&o), &d, &reserved);
+    }
     /* As redis-cell: the rate is checked before the key is read. */
     if (st == GCRA_ZERO_RATE) {
         cmd_error(c, "Cell error: Store error: Zero rates are not supported");
@@ -199,7 +243,8 @@ cl_throttle_command(struct conn *c, struct resp_request *req)
         return;
     }
     int64_t v[5] = { d.limited ? 1 : 0, d.limit, d.remaining,
-                     reply_duration(d.retry_after_ns, o.ms),
+                     reserved ? gcra_reply_wait(d.retry_after_ns, o.ms)
+                              : reply_duration(d.retry_after_ns, o.ms),
                      reply_duration(d.reset_after_ns, o.ms) };
     cmd_count_decision(c, d.limited);
     reply_int5(&c->out, v);

@@ -11,7 +11,8 @@
  * is built:
  *
  *  - every limiter with its options (CL.THROTTLE, RL.FIXED, RL.SLIDING,
- *    RL.LOG with META, RL.TIERS; COST, ALIGN, PEEK, MS, junk);
+ *    RL.LOG with META, RL.TIERS; COST, ALIGN, PEEK, MS, CL.THROTTLE's
+ *    RESERVE, junk);
  *  - the string commands: GET, SET (NX|XX, GET, EX|PX|EXAT|PXAT|KEEPTTL
  *    in any mix, junk, a time word without its value), SETNX, SETEX,
  *    PSETEX, GETSET, GETDEL, GETEX (EX|PX|EXAT|PXAT|PERSIST, or none),
@@ -296,9 +297,11 @@ add_pattern(struct req *r, struct input *in)
     add_bytes(r, pat, len);
 }
 
-/* RL.* options: any mix of COST, ALIGN, META, PEEK, MS (and junk). */
+/* Limiter options: any mix of COST, ALIGN, META, PEEK, MS, RESERVE (and
+ * junk). */
 static void
-add_rl_options(struct req *r, struct input *in, bool meta, bool align)
+add_rl_options(struct req *r, struct input *in, bool meta, bool align,
+               bool reserve)
 {
     uint8_t n = in_byte(in) % 4;
     for (uint8_t i = 0; i < n; i++) {
@@ -322,6 +325,9 @@ add_rl_options(struct req *r, struct input *in, bool meta, bool align)
             if (meta) {
                 add(r, "META");
                 add_blob(r, in, 1100);
+            } else if (reserve) {
+                add(r, b & 8 ? "reserve" : "RESERVE");
+                add_number(r, in, b & 16);
             }
             break;
         case 6:
@@ -380,28 +386,28 @@ gen_limiter(struct req *r, struct input *in, uint8_t which)
         if (in_byte(in) & 1) {
             add_number(r, in, false);
         }
-        add_rl_options(r, in, false, false);
+        add_rl_options(r, in, false, false, true);
         break;
     case 1:
         add(r, "RL.FIXED");
         add_key(r, in);
         add_number(r, in, false);
         add_number(r, in, true);
-        add_rl_options(r, in, false, true);
+        add_rl_options(r, in, false, true, false);
         break;
     case 2:
         add(r, "RL.SLIDING");
         add_key(r, in);
         add_number(r, in, false);
         add_number(r, in, true);
-        add_rl_options(r, in, false, false);
+        add_rl_options(r, in, false, false, false);
         break;
     case 3:
         add(r, "RL.LOG");
         add_key(r, in);
         add_number(r, in, false);
         add_number(r, in, true);
-        add_rl_options(r, in, true, false);
+        add_rl_options(r, in, true, false, false);
         break;
     default: {
         add(r, "RL.TIERS");
@@ -411,7 +417,7 @@ gen_limiter(struct req *r, struct input *in, uint8_t which)
             add_number(r, in, false);
             add_number(r, in, true);
         }
-        add_rl_options(r, in, false, false);
+        add_rl_options(r, in, false, false, false);
         break;
     }
     }

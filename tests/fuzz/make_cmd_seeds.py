@@ -252,6 +252,15 @@ SEEDS = {
     + cmd("CL.THROTTLE", "g", 5, 10, 60) + cmd("RL.FIXED", "f", 5, 60) + cmd("DUMP", "g") + cmd("DUMP", "f")
     + cmd("MIGRATE", "127.0.0.1", 1, "", 0, 10, "COPY", "KEYS", "s", "l")
     + cmd("MIGRATE", "127.0.0.1", 1, "nokey", 0, 10) + save_and_reload(),
+    # CL.THROTTLE RESERVE: slots taken, a refusal past the bound, PEEK, the
+    # errors, a bound that would overflow in ns; kept through a reload.
+    "cl-throttle-reserve": b"".join(cmd("CL.THROTTLE", "w", 0, 10, 1, "RESERVE", 500, "MS")
+                                    for _ in range(7))
+    + cmd("CL.THROTTLE", "w", 0, 10, 1, "RESERVE", 500, "MS", "PEEK") + clock(MS1)
+    + cmd("CL.THROTTLE", "w", 0, 1, 1, 2, "MS", "reserve", "9223372036854775807")
+    + cmd("CL.THROTTLE", "w", 0, 1, 1, "RESERVE", -1) + cmd("CL.THROTTLE", "w", 0, 1, 1, "RESERVE", "x")
+    + cmd("CL.THROTTLE", "w", 0, 1, 1, 1, "RESERVE") + save_and_reload()
+    + cmd("CL.THROTTLE", "w", 0, 10, 1, "RESERVE", 1),
 }
 
 

@@ -524,6 +524,121 @@ START_TEST(test_millis_round_up_and_keep_the_minus_one_marker)
 }
 END_TEST
 
+/* ---- RESERVE (cellgate) ------------------------------------------------- */
+
+/* gcra_throttle() then gcra_reserve(), writing the key like call(). */
+static bool
+reserve_call(struct fake_key *k, const struct gcra_params *p, int64_t now,
+             int64_t max_wait_ns, struct gcra_decision *d)
+{
+    bool reserved = false;
+    enum gcra_status st = gcra_throttle(p, k->exists, k->tat, now, d);
+
+    ck_assert_int_eq(st, GCRA_OK);
+    ck_assert_int_eq(gcra_reserve(p, now, max_wait_ns, d, &reserved),
+                     GCRA_OK);
+    if (d->store) {
+        k->exists = true;
+        k->tat = d->new_tat;
+    }
+    return reserved;
+}
+
+START_TEST(test_reserve_leaves_an_allowed_request_as_it_was)
+{
+    struct gcra_params p = P(0, 10, 1, 1);
+    struct gcra_decision plain, d;
+    struct fake_key k = { 0 };
+
+    ck_assert_int_eq(gcra_throttle(&p, false, 0, T0, &plain), GCRA_OK);
+    ck_assert(!reserve_call(&k, &p, T0, 500 * MS, &d));
+    ck_assert(!d.limited && d.store);
+    ck_assert(d.retry_after_ns == plain.retry_after_ns);
+    ck_assert(d.reset_after_ns == plain.reset_after_ns);
+    ck_assert_int_eq(d.remaining, plain.remaining);
+    ck_assert_uint_eq(d.new_tat, plain.new_tat);
+    ck_assert_int_eq(d.ttl_ms, plain.ttl_ms);
+}
+END_TEST
+
+/* 10/s, no burst: each call at T0 takes the next 100 ms slot, up to the
+ * 500 ms bound; the one after it is refused as without RESERVE. */
+START_TEST(test_reserve_takes_slots_until_the_bound_then_refuses)
+{
+    struct gcra_params p = P(0, 10, 1, 1);
+    struct gcra_decision d;
+    struct fake_key k = { 0 };
+
+    ck_assert(!reserve_call(&k, &p, T0, 500 * MS, &d));
+    for (int64_t slot = 1; slot <= 5; slot++) {
+        ck_assert(reserve_call(&k, &p, T0, 500 * MS, &d));
+        ck_assert(!d.limited && d.store);
+        ck_assert(d.retry_after_ns == slot * 100 * MS);
+        ck_assert(d.reset_after_ns == (slot + 1) * 100 * MS);
+        ck_assert_uint_eq(d.new_tat, (uint64_t)(T0 + (slot + 1) * 100 * MS));
+        ck_assert_int_eq(d.ttl_ms, (slot + 1) * 100);
+        ck_assert_int_eq(d.remaining, 0);
+        ck_assert_int_eq(gcra_reply_wait(d.retry_after_ns, true),
+                         slot * 100);
+    }
+    uint64_t before = k.tat;
+    ck_assert(!reserve_call(&k, &p, T0, 500 * MS, &d));
+    ck_assert(d.limited && !d.store);
+    ck_assert(d.retry_after_ns == 600 * MS);
+    ck_assert_uint_eq(k.tat, before);
+    /* A zero bound is no reservation at all. */
+    ck_assert(!reserve_call(&k, &p, T0 + 100 * MS, 0, &d));
+    ck_assert(d.limited);
+}
+END_TEST
+
+/* Burst 5 at 1/s: quantity 3 twice waits 1 s for the second; a quantity
+ * above the limit never fits and is refused whatever the bound. */
+START_TEST(test_reserve_with_a_quantity_above_one)
+{
+    struct gcra_params three = P(4, 1, 1, 3);
+    struct gcra_params six = P(4, 1, 1, 6);
+    struct gcra_decision d;
+    struct fake_key k = { 0 };
+
+    ck_assert(!reserve_call(&k, &three, T0, SEC, &d));
+    ck_assert(reserve_call(&k, &three, T0, SEC, &d));
+    ck_assert(d.retry_after_ns == SEC);
+    ck_assert_uint_eq(d.new_tat, (uint64_t)(T0 + 6 * SEC));
+    ck_assert_int_eq(gcra_reply_wait(d.retry_after_ns, false), 1);
+    ck_assert(!reserve_call(&k, &three, T0, 3 * SEC, &d));
+    ck_assert(d.retry_after_ns == 4 * SEC && d.limited);  /* 4 s > 3 s */
+    ck_assert(!reserve_call(&k, &six, T0, INT64_MAX, &d));
+    ck_assert(d.limited && d.retry_after_ns == -SEC);
+}
+END_TEST
+
+/* A wait within an INT64_MAX bound whose TAT would pass 2^64 ns (and TTL
+ * INT64_MAX ns) is refused, not wrapped. */
+START_TEST(test_reserve_refuses_a_tat_past_the_stored_range)
+{
+    struct gcra_params p = P(0, 1, 1, 1);
+    struct gcra_decision d;
+    struct fake_key k = { true, UINT64_MAX - 500 * MS, false, 0 };
+
+    ck_assert(!reserve_call(&k, &p, INT64_MAX, INT64_MAX, &d));
+    ck_assert(d.limited && !d.store);
+    ck_assert_uint_eq(k.tat, UINT64_MAX - 500 * MS);
+}
+END_TEST
+
+/* The wait is rounded up in either unit and a part below 1 ms counts. */
+START_TEST(test_reserve_wait_rounds_up_and_is_never_zero)
+{
+    ck_assert_int_eq(gcra_reply_wait(500 * US, false), 1);
+    ck_assert_int_eq(gcra_reply_wait(500 * US, true), 1);
+    ck_assert_int_eq(gcra_reply_wait(SEC + 1, false), 2);
+    ck_assert_int_eq(gcra_reply_wait(SEC, false), 1);
+    ck_assert_int_eq(gcra_reply_wait(100 * MS, true), 100);
+    ck_assert_int_eq(gcra_reply_wait(1, true), 1);
+}
+END_TEST
+
 #define N_OF(a) ((int)(sizeof(a) / sizeof((a)[0])))
 
 static TCase *
@@ -576,6 +691,19 @@ units_tcase(void)
     return tc;
 }
 
+static TCase *
+reserve_tcase(void)
+{
+    TCase *tc = tcase_create("reserve");
+
+    tcase_add_test(tc, test_reserve_leaves_an_allowed_request_as_it_was);
+    tcase_add_test(tc, test_reserve_takes_slots_until_the_bound_then_refuses);
+    tcase_add_test(tc, test_reserve_with_a_quantity_above_one);
+    tcase_add_test(tc, test_reserve_refuses_a_tat_past_the_stored_range);
+    tcase_add_test(tc, test_reserve_wait_rounds_up_and_is_never_zero);
+    return tc;
+}
+
 Suite *
 gcra_suite(void)
 {
@@ -584,5 +712,6 @@ gcra_suite(void)
     suite_add_tcase(s, examples_tcase());
     suite_add_tcase(s, edges_tcase());
     suite_add_tcase(s, units_tcase());
+    suite_add_tcase(s, reserve_tcase());
     return s;
 }
