@@ -34,6 +34,7 @@
 #include "server/multi.h"
 #include "server/server.h"
 #include "server/slowlog.h"
+#include "server/topdenied.h"
 
 #define NAME_MAX_LEN 32
 #define INDEX_SIZE 256       /* power of two, well above the command count */
@@ -1165,13 +1166,17 @@ cmd_reply_help(struct conn *c, const char *const *lines)
 }
 
 void
-cmd_count_decision(struct conn *c, bool limited)
+cmd_count_decision(struct conn *c, const struct resp_request *req,
+                   bool limited)
 {
     if (c->last_cmd == NULL) {
         return;
     }
     if (limited) {
         c->last_cmd->stats.denied++;
+        if (req->argc > 1) {
+            topdenied_note(c->db, req->argv[1], req->argvlen[1]);
+        }
     } else {
         c->last_cmd->stats.allowed++;
     }
