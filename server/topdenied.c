@@ -13,7 +13,8 @@
 #include "server/keyspace_db.h"
 #include "server/server.h"
 
-static struct topk **tables;    /* srv.ndbs summaries, NULL until denied */
+static struct topk **tables;    /* ntables summaries, NULL until denied */
+static size_t ntables;          /* srv.ndbs when tables was made */
 
 static size_t
 wanted_capacity(void)
@@ -28,11 +29,12 @@ topdenied_teardown(void)
     if (tables == NULL) {
         return;
     }
-    for (size_t i = 0; i < srv.ndbs; i++) {
+    for (size_t i = 0; i < ntables; i++) {
         topk_destroy(tables[i]);
     }
     mem_free(tables);
     tables = NULL;
+    ntables = 0;
 }
 
 /* db's summary at the configured size, made (again) if needed; NULL when
@@ -45,17 +47,18 @@ table_of(int db, bool create)
         topdenied_teardown();
         return NULL;
     }
-    if (db < 0 || (size_t)db >= srv.ndbs) {
-        return NULL;
-    }
     if (tables == NULL) {
-        if (!create) {
+        if (!create || srv.ndbs == 0) {
             return NULL;
         }
         tables = mem_calloc(srv.ndbs, sizeof(*tables));
         if (tables == NULL) {
             return NULL;
         }
+        ntables = srv.ndbs;
+    }
+    if (db < 0 || (size_t)db >= ntables) {
+        return NULL;
     }
     struct topk *t = tables[db];
     if (t != NULL && topk_capacity(t) != cap) {
@@ -97,7 +100,7 @@ topdenied_reset(void)
     if (tables == NULL) {
         return;
     }
-    for (size_t i = 0; i < srv.ndbs; i++) {
+    for (size_t i = 0; i < ntables; i++) {
         if (tables[i] != NULL) {
             topk_clear(tables[i]);
         }
