@@ -21,6 +21,7 @@ struct topk_slot {
     uint64_t error;
     uint64_t hash;
     uint32_t heap_pos;
+    uint32_t index_pos;         /* where the index points at this slot */
     uint8_t len;                /* bytes kept, <= TOPK_KEY_MAX */
     bool truncated;
     char key[TOPK_KEY_MAX];
@@ -178,6 +179,7 @@ index_delete(struct topk *t, size_t i)
             }
         }
         t->index[i] = t->index[j];
+        t->slots[t->index[i] - 1].index_pos = (uint32_t)i;
         i = j;
     }
 }
@@ -235,16 +237,19 @@ topk_record(struct topk *t, const char *key, size_t len, uint64_t hash,
         heap_put(t, t->used - 1, n);
         slot_set_key(&t->slots[n], key, len, truncated, hash);
         t->index[i] = n + 1;
+        t->slots[n].index_pos = (uint32_t)i;
         sift_up(t, t->used - 1);
         return;
     }
     n = t->heap[0];
     struct topk_slot *s = &t->slots[n];
-    index_delete(t, index_find(t, s->key, s->len, s->truncated, s->hash));
+    index_delete(t, s->index_pos);
     s->error = s->count;
     s->count++;
     slot_set_key(s, key, len, truncated, hash);
-    t->index[index_find(t, key, len, truncated, hash)] = n + 1;
+    i = index_find(t, key, len, truncated, hash);
+    t->index[i] = n + 1;
+    s->index_pos = (uint32_t)i;
     sift_down(t, 0);
 }
 

@@ -1175,7 +1175,8 @@ cmd_count_decision(struct conn *c, const struct resp_request *req,
     if (limited) {
         c->last_cmd->stats.denied++;
         if (req->argc > 1) {
-            topdenied_note(c->db, req->argv[1], req->argvlen[1]);
+            topdenied_note(c->db, req->argv[1], req->argvlen[1],
+                           c->hint.valid ? &c->hint.hash : NULL);
         }
     } else {
         c->last_cmd->stats.allowed++;

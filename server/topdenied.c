@@ -73,14 +73,19 @@ table_of(int db, bool create)
 }
 
 void
-topdenied_note(int db, const char *key, size_t len)
+topdenied_note(int db, const char *key, size_t len, const uint64_t *hash)
 {
     struct topk *t = table_of(db, true);
     if (t == NULL) {
         return;
     }
-    size_t kept = len > TOPK_KEY_MAX ? TOPK_KEY_MAX : len;
-    topk_record(t, key, len, keyspace_key_hash(key, kept), clock_wall_now());
+    /* The summary hashes the bytes it keeps: the whole key's hash (the
+     * one the lookup already made) serves when it keeps them all. */
+    uint64_t h = hash != NULL && len <= TOPK_KEY_MAX
+                     ? *hash
+                     : keyspace_key_hash(key, len > TOPK_KEY_MAX
+                                                  ? TOPK_KEY_MAX : len);
+    topk_record(t, key, len, h, clock_wall_now());
 }
 
 size_t

@@ -15,13 +15,17 @@
 #define CELLGATE_TOPDENIED_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "lib/topk.h"
 
 #define TOPDENIED_WINDOW_NS (60LL * 1000000000LL)
 
-/* A limiter denied key (len bytes) in database db. */
-void topdenied_note(int db, const char *key, size_t len);
+/* A limiter denied key (len bytes) in database db. hash: the keyspace's
+ * hash of the whole key when the caller has it (keyspace_key_hash()),
+ * else NULL. */
+void topdenied_note(int db, const char *key, size_t len,
+                    const uint64_t *hash);
 
 /* Up to max of db's most denied keys into out, most first; how many. */
 size_t topdenied_top(int db, struct topk_entry *out, size_t max);
