@@ -132,6 +132,7 @@
 #include "server/persist/persist.h"
 #include "server/server.h"
 #include "server/slowlog.h"
+#include "server/topdenied.h"
 #include "server/snapshot.h"
 #include "server/cluster/cluster.h"
 
@@ -1783,7 +1784,8 @@ gen_admin(struct req *r, struct input *in, uint8_t which)
 
 static const char *const names[] = {
     "cl.throttle", "rl.fixed", "rl.sliding", "rl.log", "rl.entries",
-    "rl.tiers", "rl.topdenied", "get", "pttl", "ttl", "exists", "del", "type", "keys",
+    "rl.tiers", "rl.topdenied", "get", "pttl", "ttl", "exists", "del",
+    "type", "keys",
     "scan", "dbsize", "flushall", "config", "client", "command", "info",
     "slowlog", "cluster", "hello", "auth", "echo", "ping", "select", "time",
     "save", "lastsave", "readonly", "readwrite", "nosuch", "CL.THROTTLE",
@@ -3747,6 +3749,7 @@ retire_server(void)
     srv.clients = NULL;
     srv.nclients = 0;
     slowlog_teardown();
+    topdenied_teardown();
     cluster_teardown();
     taint_reset();
 }
