@@ -1174,9 +1174,12 @@ cmd_count_decision(struct conn *c, const struct resp_request *req,
     }
     if (limited) {
         c->last_cmd->stats.denied++;
+        /* The hint is argv[1]'s hash unless the command's key is one it
+         * computes (RL.CHECK's): then the summary hashes argv[1] itself. */
+        bool argv1_hint = c->hint.valid && c->last_cmd->computed_key == NULL;
         if (req->argc > 1) {
             topdenied_note(c->db, req->argv[1], req->argvlen[1],
-                           c->hint.valid ? &c->hint.hash : NULL);
+                           argv1_hint ? &c->hint.hash : NULL);
         }
     } else {
         c->last_cmd->stats.allowed++;

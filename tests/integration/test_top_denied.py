@@ -136,3 +136,21 @@ def test_the_option_sizes_the_summary_and_is_rewritten(tmp_path, start_daemon):
     assert c.command("CONFIG", "SET", "top-denied-keys", 7) == b"+OK\r\n"
     assert c.command("CONFIG", "REWRITE") == b"+OK\r\n"
     assert "top-denied-keys 7" in conf.read_text().splitlines()
+
+
+BANNED = """\
+domain: api
+descriptors:
+  - key: banned
+    rate_limit: {unit: second, requests_per_unit: 0}
+"""
+
+
+def test_rl_check_counts_under_its_domain(tmp_path, start_daemon):
+    limits = tmp_path / "limits"
+    limits.mkdir()
+    (limits / "api.yaml").write_text(BANNED)
+    c = start_daemon("--limits-file", str(limits)).raw()
+    for who in ("a", "b", "c"):               # three counters, one domain
+        assert c.command("RL.CHECK", "api", "banned=" + who).startswith(b"*5\r\n:1\r\n")
+    assert c.command("RL.TOPDENIED") == pairs((b"api", 3))
