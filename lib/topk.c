@@ -1,10 +1,12 @@
 /*
  * topk.c - Space-Saving in fixed memory (see topk.h).
  *
- * Layout of the one block: the slots (count, error, hash, heap position,
- * key bytes), the heap (slot numbers, least count on top: the slot a new
- * key takes), and the index (open addressing, linear probing, a power of
- * two at least twice the capacity so probes stay short; slot number + 1,
+ * Layout of the one block: the slots (error, hash, key bytes, links), the
+ * buckets (Metwally's Stream-Summary: one per count in use, each the list
+ * of its slots, linked by increasing count, so the least counted slot is
+ * the first bucket's head and a count + 1 moves a slot to the next bucket,
+ * O(1)), and the index (open addressing, linear probing, a power of two
+ * at least twice the capacity so probes stay short; slot number + 1,
  * 0 = empty; deletion shifts the following run back, no tombstones).
  */
 #include "lib/topk.h"
@@ -15,29 +17,41 @@
 #include "lib/mem.h"
 
 #define TOPK_MAX_CAPACITY ((size_t)1 << 24)
+#define NONE UINT32_MAX
 
 struct topk_slot {
-    uint64_t count;
     uint64_t error;
     uint64_t hash;
-    uint32_t heap_pos;
+    uint32_t bucket;            /* the bucket of its count */
+    uint32_t prev, next;        /* the other slots of that bucket */
     uint32_t index_pos;         /* where the index points at this slot */
     uint8_t len;                /* bytes kept, <= TOPK_KEY_MAX */
     bool truncated;
     char key[TOPK_KEY_MAX];
 };
 
+/* The slots of one count, linked; the buckets linked by increasing count. */
+struct topk_bucket {
+    uint64_t count;
+    uint32_t head;
+    uint32_t prev, next;
+};
+
 struct topk {
     size_t cap;
-    size_t used;                /* slots taken (heap size) */
+    size_t used;                /* slots taken */
     size_t mask;                /* index size - 1 */
     int64_t window_ns;
     int64_t window_start;
+    uint32_t min;               /* the bucket of the least count, or NONE */
+    uint32_t free_buckets;      /* linked through next */
     struct topk_slot *slots;
-    uint32_t *heap;
+    struct topk_bucket *buckets;    /* cap + 1: one more while moving */
     uint32_t *index;
     uint32_t *order;            /* topk_top()'s scratch */
 };
+
+static void buckets_reset(struct topk *t);
 
 struct topk *
 topk_create(size_t capacity, int64_t window_ns, int64_t now)
@@ -50,7 +64,8 @@ topk_create(size_t capacity, int64_t window_ns, int64_t now)
         isize <<= 1;
     }
     size_t bytes = sizeof(struct topk) + capacity * sizeof(struct topk_slot)
-                   + (2 * capacity + isize) * sizeof(uint32_t);
+                   + (capacity + 1) * sizeof(struct topk_bucket)
+                   + (capacity + isize) * sizeof(uint32_t);
     unsigned char *b = mem_calloc(1, bytes);
     if (b == NULL) {
         return NULL;
@@ -61,9 +76,10 @@ topk_create(size_t capacity, int64_t window_ns, int64_t now)
     t->window_ns = window_ns;
     t->window_start = now;
     t->slots = (struct topk_slot *)(b + sizeof(*t));
-    t->heap = (uint32_t *)(t->slots + capacity);
-    t->order = t->heap + capacity;
+    t->buckets = (struct topk_bucket *)(t->slots + capacity);
+    t->order = (uint32_t *)(t->buckets + capacity + 1);
     t->index = t->order + capacity;
+    buckets_reset(t);
     return t;
 }
 
@@ -83,54 +99,131 @@ void
 topk_clear(struct topk *t)
 {
     t->used = 0;
+    buckets_reset(t);
     memset(t->index, 0, (t->mask + 1) * sizeof(*t->index));
 }
 
-/* ---- the heap ---------------------------------------------------------- */
+/* ---- the buckets (Metwally's Stream-Summary) --------------------------- */
 
 static void
-heap_put(struct topk *t, size_t pos, uint32_t s)
+buckets_reset(struct topk *t)
 {
-    t->heap[pos] = s;
-    t->slots[s].heap_pos = (uint32_t)pos;
+    t->min = NONE;
+    for (size_t i = 0; i <= t->cap; i++) {
+        t->buckets[i].next = i < t->cap ? (uint32_t)(i + 1) : NONE;
+    }
+    t->free_buckets = 0;
+}
+
+/* A new empty bucket of count placed after bucket `after` (NONE: first). */
+static uint32_t
+bucket_insert(struct topk *t, uint32_t after, uint64_t count)
+{
+    uint32_t b = t->free_buckets;
+    struct topk_bucket *nb = &t->buckets[b];
+    t->free_buckets = nb->next;
+    nb->count = count;
+    nb->head = NONE;
+    nb->prev = after;
+    nb->next = after == NONE ? t->min : t->buckets[after].next;
+    if (nb->next != NONE) {
+        t->buckets[nb->next].prev = b;
+    }
+    if (after == NONE) {
+        t->min = b;
+    } else {
+        t->buckets[after].next = b;
+    }
+    return b;
 }
 
 static void
-sift_up(struct topk *t, size_t pos)
+bucket_remove(struct topk *t, uint32_t b)
 {
-    uint32_t s = t->heap[pos];
-    while (pos > 0) {
-        size_t parent = (pos - 1) / 2;
-        if (t->slots[t->heap[parent]].count <= t->slots[s].count) {
-            break;
-        }
-        heap_put(t, pos, t->heap[parent]);
-        pos = parent;
+    struct topk_bucket *ob = &t->buckets[b];
+    if (ob->prev == NONE) {
+        t->min = ob->next;
+    } else {
+        t->buckets[ob->prev].next = ob->next;
     }
-    heap_put(t, pos, s);
+    if (ob->next != NONE) {
+        t->buckets[ob->next].prev = ob->prev;
+    }
+    ob->next = t->free_buckets;
+    t->free_buckets = b;
 }
 
 static void
-sift_down(struct topk *t, size_t pos)
+slot_link(struct topk *t, uint32_t s, uint32_t b)
 {
-    uint32_t s = t->heap[pos];
-    uint64_t c = t->slots[s].count;
-    for (;;) {
-        size_t child = 2 * pos + 1;
-        if (child >= t->used) {
-            break;
-        }
-        if (child + 1 < t->used && t->slots[t->heap[child + 1]].count
-                                       < t->slots[t->heap[child]].count) {
-            child++;
-        }
-        if (t->slots[t->heap[child]].count >= c) {
-            break;
-        }
-        heap_put(t, pos, t->heap[child]);
-        pos = child;
+    struct topk_slot *x = &t->slots[s];
+    x->bucket = b;
+    x->prev = NONE;
+    x->next = t->buckets[b].head;
+    if (x->next != NONE) {
+        t->slots[x->next].prev = s;
     }
-    heap_put(t, pos, s);
+    t->buckets[b].head = s;
+}
+
+/* Take s out of its bucket, the bucket out of the list when emptied. */
+static void
+slot_unlink(struct topk *t, uint32_t s)
+{
+    struct topk_slot *x = &t->slots[s];
+    if (x->prev == NONE) {
+        t->buckets[x->bucket].head = x->next;
+    } else {
+        t->slots[x->prev].next = x->next;
+    }
+    if (x->next != NONE) {
+        t->slots[x->next].prev = x->prev;
+    }
+    if (t->buckets[x->bucket].head == NONE) {
+        bucket_remove(t, x->bucket);
+    }
+}
+
+/* s's count + 1: into the next bucket when it has that count, else a new
+ * one (or its own, raised, when s is alone in it). */
+static void
+slot_increment(struct topk *t, uint32_t s)
+{
+    uint32_t b = t->slots[s].bucket;
+    uint64_t c = t->buckets[b].count + 1;
+    uint32_t nb = t->buckets[b].next;
+    bool fits_next = nb != NONE && t->buckets[nb].count == c;
+    if (!fits_next && t->buckets[b].head == s && t->slots[s].next == NONE) {
+        t->buckets[b].count = c;
+        return;
+    }
+    if (!fits_next) {
+        nb = bucket_insert(t, b, c);
+    }
+    slot_unlink(t, s);
+    slot_link(t, s, nb);
+}
+
+/* A new slot of count 1, where the buckets' order puts it (after one of
+ * count 0 that decay left, if any). */
+static void
+slot_add_one(struct topk *t, uint32_t s)
+{
+    uint32_t after = NONE, b = t->min;
+    if (b != NONE && t->buckets[b].count == 0) {
+        after = b;
+        b = t->buckets[b].next;
+    }
+    if (b == NONE || t->buckets[b].count != 1) {
+        b = bucket_insert(t, after, 1);
+    }
+    slot_link(t, s, b);
+}
+
+static uint64_t
+slot_count(const struct topk *t, uint32_t s)
+{
+    return t->buckets[t->slots[s].bucket].count;
 }
 
 /* ---- the index ---------------------------------------------------------- */
@@ -197,9 +290,25 @@ topk_decay(struct topk *t, int64_t now)
     t->window_start = now - elapsed % t->window_ns;
     unsigned shift = halvings >= 64 ? 64 : (unsigned)halvings;
     for (size_t i = 0; i < t->used; i++) {
-        struct topk_slot *s = &t->slots[i];
-        s->count = shift == 64 ? 0 : s->count >> shift;
-        s->error = shift == 64 ? 0 : s->error >> shift;
+        struct topk_slot *x = &t->slots[i];
+        x->error = shift == 64 ? 0 : x->error >> shift;
+    }
+    /* Halving keeps the order but may make neighbours equal: merge them. */
+    uint32_t prev = NONE;
+    for (uint32_t b = t->min; b != NONE;) {
+        uint32_t next = t->buckets[b].next;
+        uint64_t c = t->buckets[b].count;
+        t->buckets[b].count = shift == 64 ? 0 : c >> shift;
+        if (prev != NONE && t->buckets[prev].count == t->buckets[b].count) {
+            while (t->buckets[b].head != NONE) {
+                uint32_t s = t->buckets[b].head;
+                slot_unlink(t, s);          /* the last one frees b */
+                slot_link(t, s, prev);
+            }
+        } else {
+            prev = b;
+        }
+        b = next;
     }
 }
 
@@ -224,33 +333,29 @@ topk_record(struct topk *t, const char *key, size_t len, uint64_t hash,
     }
     size_t i = index_find(t, key, len, truncated, hash);
     if (t->index[i] != 0) {
-        struct topk_slot *s = &t->slots[t->index[i] - 1];
-        s->count++;
-        sift_down(t, s->heap_pos);
+        slot_increment(t, t->index[i] - 1);
         return;
     }
     uint32_t n;
     if (t->used < t->cap) {
         n = (uint32_t)t->used++;
-        t->slots[n].count = 1;
         t->slots[n].error = 0;
-        heap_put(t, t->used - 1, n);
         slot_set_key(&t->slots[n], key, len, truncated, hash);
         t->index[i] = n + 1;
         t->slots[n].index_pos = (uint32_t)i;
-        sift_up(t, t->used - 1);
+        slot_add_one(t, n);
         return;
     }
-    n = t->heap[0];
-    struct topk_slot *s = &t->slots[n];
-    index_delete(t, s->index_pos);
-    s->error = s->count;
-    s->count++;
-    slot_set_key(s, key, len, truncated, hash);
+    /* Space-Saving: the new key takes a least counted slot, count + 1. */
+    n = t->buckets[t->min].head;
+    struct topk_slot *x = &t->slots[n];
+    index_delete(t, x->index_pos);
+    x->error = t->buckets[t->min].count;
+    slot_set_key(x, key, len, truncated, hash);
     i = index_find(t, key, len, truncated, hash);
     t->index[i] = n + 1;
-    s->index_pos = (uint32_t)i;
-    sift_down(t, 0);
+    x->index_pos = (uint32_t)i;
+    slot_increment(t, n);
 }
 
 /* ---- reading ------------------------------------------------------------ */
@@ -260,20 +365,22 @@ topk_size(const struct topk *t)
 {
     size_t n = 0;
     for (size_t i = 0; i < t->used; i++) {
-        n += t->slots[i].count > 0;
+        n += slot_count(t, (uint32_t)i) > 0;
     }
     return n;
 }
 
-static const struct topk_slot *sort_slots;  /* qsort has no context */
+static const struct topk *sort_t;   /* qsort has no context */
 
 static int
 by_count_desc(const void *a, const void *b)
 {
-    const struct topk_slot *x = &sort_slots[*(const uint32_t *)a];
-    const struct topk_slot *y = &sort_slots[*(const uint32_t *)b];
-    if (x->count != y->count) {
-        return x->count > y->count ? -1 : 1;
+    uint32_t sa = *(const uint32_t *)a, sb = *(const uint32_t *)b;
+    const struct topk_slot *x = &sort_t->slots[sa];
+    const struct topk_slot *y = &sort_t->slots[sb];
+    uint64_t ca = slot_count(sort_t, sa), cb = slot_count(sort_t, sb);
+    if (ca != cb) {
+        return ca > cb ? -1 : 1;
     }
     size_t n = x->len < y->len ? x->len : y->len;
     int c = memcmp(x->key, y->key, n);
@@ -288,18 +395,19 @@ topk_top(struct topk *t, struct topk_entry *out, size_t max)
 {
     size_t n = 0;
     for (size_t i = 0; i < t->used; i++) {
-        if (t->slots[i].count > 0) {
+        if (slot_count(t, (uint32_t)i) > 0) {
             t->order[n++] = (uint32_t)i;
         }
     }
-    sort_slots = t->slots;
+    sort_t = t;
     qsort(t->order, n, sizeof(*t->order), by_count_desc);
     if (n > max) {
         n = max;
     }
     for (size_t i = 0; i < n; i++) {
         const struct topk_slot *s = &t->slots[t->order[i]];
-        out[i] = (struct topk_entry){ s->key, s->len, s->count, s->error,
+        out[i] = (struct topk_entry){ s->key, s->len,
+                                      slot_count(t, t->order[i]), s->error,
                                       s->truncated };
     }
     return n;

@@ -13,15 +13,16 @@
  * "Recent": every `window` nanoseconds of the caller's clock, every count
  * and error is halved (an exponential decay with a half-life of one
  * window), so a key that stops being seen fades out within a few windows.
- * Halving keeps the order, so the min-heap stays valid; the cost is one
- * pass over the slots per window, not per record.
+ * Halving keeps the order (equal counts merge); the cost is one pass over
+ * the slots per window, not per record.
  *
  * Memory: one block, allocated by topk_create() through lib/mem.h and
  * never grown; keys are copied up to TOPK_KEY_MAX bytes (longer ones are
  * counted under their first TOPK_KEY_MAX bytes, reported with `truncated`).
  * Per record: one probe of an open-addressing index (the caller passes the
- * key's hash, a keyed one so clients cannot aim at collisions) and one
- * sift of the heap, O(log capacity). Pure: no I/O, no clock reads.
+ * key's hash, a keyed one so clients cannot aim at collisions) and a few
+ * list moves, O(1) (Metwally's Stream-Summary: buckets of equal counts).
+ * Pure: no I/O, no clock reads.
  */
 #ifndef CELLGATE_TOPK_H
 #define CELLGATE_TOPK_H

@@ -223,6 +223,49 @@ START_TEST(test_index_stays_consistent_under_churn)
 }
 END_TEST
 
+/* With room for every key the counts are exact: a model of 24 keys, counts
+ * halved at each window, against random records and window steps (the
+ * buckets merge on a halving and split on a record). */
+START_TEST(test_counts_are_exact_with_room_for_every_key)
+{
+    struct topk *t = topk_create(32, WINDOW_NS, 0);
+    uint64_t model[24] = { 0 };
+    uint64_t st = 99;
+    int64_t now = 0;
+    char k[8];
+    for (int i = 0; i < 100000; i++) {
+        uint64_t r = xorshift(&st);
+        if (r % 997 == 0) {
+            now += WINDOW_NS * (int64_t)(1 + r % 3);
+            for (int j = 0; j < 24; j++) {
+                model[j] >>= 1 + r % 3;
+            }
+        }
+        unsigned id = (unsigned)(r >> 8) % 24 * ((r >> 16) % 3 == 0) +
+                      (unsigned)(r >> 24) % 3;   /* skewed to ids 0..2 */
+        id %= 24;
+        model[id]++;
+        snprintf(k, sizeof(k), "k%u", id);
+        record_s(t, k, now);
+    }
+    struct topk_entry e[32];
+    size_t n = topk_top(t, e, 32);
+    size_t live = 0;
+    for (int j = 0; j < 24; j++) {
+        live += model[j] > 0;
+    }
+    ck_assert_uint_eq(n, live);
+    ck_assert_uint_eq(topk_size(t), live);
+    for (size_t i = 0; i < n; i++) {
+        unsigned id = (unsigned)atoi(e[i].key + 1);
+        ck_assert_uint_eq(e[i].count, model[id]);
+        ck_assert_uint_eq(e[i].error, 0);
+        ck_assert(i == 0 || e[i - 1].count >= e[i].count);
+    }
+    topk_destroy(t);
+}
+END_TEST
+
 START_TEST(test_counts_halve_every_window)
 {
     struct topk *t = topk_create(8, WINDOW_NS, 1000);
@@ -294,6 +337,7 @@ topk_suite(void)
     tcase_add_test(tc, test_eviction_takes_the_least_counted);
     tcase_add_test(tc, test_index_stays_consistent_under_churn);
     tcase_add_test(tc, test_counts_halve_every_window);
+    tcase_add_test(tc, test_counts_are_exact_with_room_for_every_key);
     tcase_add_test(tc, test_long_keys_are_kept_to_the_bound);
     tcase_add_test(tc, test_create_refuses_out_of_range);
     suite_add_tcase(s, tc);
