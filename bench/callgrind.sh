@@ -216,6 +216,9 @@ report RL.FIXED RL.FIXED 'fixed:__rand_int__' 30 60
 report RL.SLIDING RL.SLIDING 'sliding:__rand_int__' 30 60
 report RL.LOG RL.LOG 'log:__rand_int__' 30 60
 report RL.TIERS RL.TIERS 'tiers:__rand_int__' 10 1 30 60
+# Every request denied (quantity 2 over a burst of 1), over 100,000 keys:
+# the deny path, RL.TOPDENIED's summary replacing a slot at nearly each one.
+report "CL.THROTTLE, denied" CL.THROTTLE 'key:__rand_int__' 0 1 60 2
 report "CL.THROTTLE in MULTI/EXEC (16 per EXEC)" --tx
 DAEMON_ARGS="--appendonly yes --appendfsync everysec"
 report "CL.THROTTLE, appendonly yes everysec" CL.THROTTLE 'key:__rand_int__' 15 30 60

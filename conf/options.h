@@ -187,6 +187,8 @@
       -1, 2147483647, "log commands slower than this many microseconds; -1 = off") \
     X(slowlog_max_len, "slowlog-max-len", CONF_INT, "128", 0, 1000000,        \
       "most entries SLOWLOG keeps")                                           \
+    X(top_denied_keys, "top-denied-keys", CONF_INT, "128", 0, 65536,         \
+      "keys per database whose denials RL.TOPDENIED counts; 0 = off")         \
     X(loglevel, "loglevel", CONF_ENUM, "notice", 0, 0,                        \
       "log verbosity {debug verbose notice warning}")                         \
     X(log_format, "log-format", CONF_ENUM, "plain", 0, 0,                     \

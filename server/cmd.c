@@ -34,6 +34,7 @@
 #include "server/multi.h"
 #include "server/server.h"
 #include "server/slowlog.h"
+#include "server/topdenied.h"
 
 #define NAME_MAX_LEN 32
 #define INDEX_SIZE 256       /* power of two, well above the command count */
@@ -1165,13 +1166,21 @@ cmd_reply_help(struct conn *c, const char *const *lines)
 }
 
 void
-cmd_count_decision(struct conn *c, bool limited)
+cmd_count_decision(struct conn *c, const struct resp_request *req,
+                   bool limited)
 {
     if (c->last_cmd == NULL) {
         return;
     }
     if (limited) {
         c->last_cmd->stats.denied++;
+        /* The hint is argv[1]'s hash unless the command's key is one it
+         * computes (RL.CHECK's): then the summary hashes argv[1] itself. */
+        bool argv1_hint = c->hint.valid && c->last_cmd->computed_key == NULL;
+        if (req->argc > 1) {
+            topdenied_note(c->db, req->argv[1], req->argvlen[1],
+                           argv1_hint ? &c->hint.hash : NULL);
+        }
     } else {
         c->last_cmd->stats.allowed++;
     }

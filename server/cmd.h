@@ -383,7 +383,9 @@ void cmd_error_subcommand_syntax(struct conn *c,
 /* A HELP reply: the NULL-terminated lines as an array of simple strings. */
 void cmd_reply_help(struct conn *c, const char *const *lines);
 
-/* A limiter command decided: count it for INFO's # Limits section. */
-void cmd_count_decision(struct conn *c, bool limited);
+/* A limiter command decided: count it for INFO's # Limits section, and a
+ * denial of req's argv[1] (the key; RL.CHECK's domain) for RL.TOPDENIED. */
+void cmd_count_decision(struct conn *c, const struct resp_request *req,
+                        bool limited);
 
 #endif

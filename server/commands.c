@@ -586,6 +586,12 @@ static struct cmd table[] = {
       .acl = "read slow", .group = "ratelimit", .since = "0.1.0",
       .summary = "The requests an RL.LOG key holds, newest first.",
       .args = "key:key ?COUNT=n:integer", .proc = rl_entries_command },
+    { .name = "rl.topdenied", .arity = -1, .flags = FASTRO | CMD_LOADING | CMD_STALE,
+      .acl = "read fast", .group = "ratelimit", .since = "0.1.0",
+      .summary = "The keys the limiters denied most lately in a database, "
+                 "most first, with their counts.",
+      .args = "?COUNT=n:integer ?DB=index:integer",
+      .proc = rl_topdenied_command },
     { .name = "rl.tiers", .arity = -4,
       .flags = CMD_WRITE | CMD_PEEKS | CMD_DENYOOM | CMD_FAST,
       .first_key = 1, .last_key = 1, .key_step = 1,

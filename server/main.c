@@ -50,6 +50,7 @@
 #include "server/repl/replication.h"
 #include "server/handlers/primary_client.h"
 #include "server/snapshot.h"
+#include "server/topdenied.h"
 
 /* Keys evicted per cron tick while over maxmemory (volatile-ttl). */
 #define EVICT_BATCH 1024
@@ -727,6 +728,7 @@ teardown(bool bye)
     keyspace_teardown();
     script_teardown();
     slowlog_teardown();
+    topdenied_teardown();
     lifecycle_exit();
     if (bye) {
         log_notice("cellgate is now ready to exit, bye bye...");

@@ -19,6 +19,7 @@
 #include "server/envoy/rl_stats.h"
 #include "server/repl/replication.h"
 #include "server/server.h"
+#include "server/topdenied.h"
 #include "lib/textbuf.h"
 
 static struct MHD_Daemon *httpd;
@@ -91,6 +92,23 @@ render_decisions(struct textbuf *b, const struct cmd *cmds, size_t n)
     }
 }
 
+/* At most TOPDENIED_METRIC_KEYS series per database (rank keeps two keys
+ * that quote alike apart), never one per key seen. */
+static void
+render_top_denied(struct textbuf *b)
+{
+    struct topk_entry e[TOPDENIED_METRIC_KEYS];
+    for (size_t db = 0; db < srv.ndbs; db++) {
+        size_t n = topdenied_top((int)db, e, TOPDENIED_METRIC_KEYS);
+        for (size_t i = 0; i < n; i++) {
+            textbuf_printf(b, "cellgate_top_denied{db=\"%zu\",rank=\"%zu\","
+                           "key=\"", db, i + 1);
+            topdenied_quote(b, e[i].key, e[i].len);
+            textbuf_printf(b, "\"} %llu\n", (unsigned long long)e[i].count);
+        }
+    }
+}
+
 static void
 render_histogram(struct textbuf *b, const struct cmd *cmd)
 {
@@ -126,6 +144,10 @@ render(struct textbuf *b)
     family(b, "cellgate_limiter_requests_total", "counter",
            "Limiter requests by command and decision.");
     render_decisions(b, cmds, n);
+    family(b, "cellgate_top_denied", "gauge",
+           "Denials of the most denied keys lately (decayed by halves "
+           "every minute), per database.");
+    render_top_denied(b);
     family(b, "cellgate_command_duration_seconds", "histogram",
            "Time spent in the server per command.");
     each_runnable(b, cmds, n, render_histogram);

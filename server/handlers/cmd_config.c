@@ -37,6 +37,7 @@
 #include "server/notify.h"
 #include "server/persist/persist.h"
 #include "server/server.h"
+#include "server/topdenied.h"
 
 HANDLER_VARIANT(config_command, cmd_dispatch_subcommand,
                 cmd_lookup("config", 6))
@@ -492,6 +493,7 @@ config_resetstat_command(struct conn *c, struct resp_request *req)
     srv.stats.evicted_keys_base = tot.evicted;
     io_figures_reset();
     cmd_reset_stats();
+    topdenied_reset();
     reply_ok(&c->out);
 }
 

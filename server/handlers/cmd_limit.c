@@ -246,7 +246,7 @@ cl_throttle_command(struct conn *c, struct resp_request *req)
                      reserved ? gcra_reply_wait(d.retry_after_ns, o.ms)
                               : reply_duration(d.retry_after_ns, o.ms),
                      reply_duration(d.reset_after_ns, o.ms) };
-    cmd_count_decision(c, d.limited);
+    cmd_count_decision(c, req, d.limited);
     reply_int5(&c->out, v);
 }
 
@@ -344,7 +344,7 @@ rl_window(struct conn *c, struct resp_request *req,
         notify_key(NOTIFY_GENERIC, a->event, req->argv[1], req->argvlen[1],
                    srv.db);
     }
-    limit_cmd_reply_decision(c, &d, w.o.ms);
+    limit_cmd_reply_decision(c, req, &d, w.o.ms);
 }
 
 HANDLER_VARIANT(rl_fixed_command, rl_window, &fixed_window)
@@ -466,6 +466,6 @@ gcra_command(struct conn *c, struct resp_request *req)
     }
     int64_t v[5] = { d.limited ? 1 : 0, d.limit, d.remaining,
                      d.retry_after_s, d.reset_after_s };
-    cmd_count_decision(c, d.limited);
+    cmd_count_decision(c, req, d.limited);
     reply_int5(&c->out, v);
 }

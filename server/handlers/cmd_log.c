@@ -151,7 +151,7 @@ rl_log_command(struct conn *c, struct resp_request *req)
         !log_commit(c, req, r, &p, &o, now)) {
         return;
     }
-    limit_cmd_reply_decision(c, &d, o.ms);
+    limit_cmd_reply_decision(c, req, &d, o.ms);
 }
 
 /* RL.ENTRIES key [COUNT n]: newest first, [time_ms, cost, meta|nil], the
@@ -318,5 +318,5 @@ rl_tiers_command(struct conn *c, struct resp_request *req)
         !tiers_commit(c, req, r, &p, max_window, now)) {
         return;
     }
-    limit_cmd_reply_decision(c, &d, o.ms);
+    limit_cmd_reply_decision(c, req, &d, o.ms);
 }

@@ -221,8 +221,8 @@ reply_descriptor_status(struct conn *c, const struct nl_status *st)
 }
 
 static void
-reply_check(struct conn *c, const struct check_args *a,
-            const struct nl_status *st)
+reply_check(struct conn *c, const struct resp_request *req,
+            const struct check_args *a, const struct nl_status *st)
 {
     if (a->status) {
         reply_descriptor_status(c, st);
@@ -230,14 +230,14 @@ reply_check(struct conn *c, const struct check_args *a,
     }
     if (!st->has_limit) {
         int64_t none[5] = { 0, -1, -1, -1, -1 };
-        cmd_count_decision(c, false);
+        cmd_count_decision(c, req, false);
         reply_int5(&c->out, none);
         return;
     }
     struct limit_decision dec = { st->code == NL_OVER_LIMIT,
                                   st->requests_per_unit, st->remaining,
                                   st->retry_ns, st->reset_ns, 0 };
-    limit_cmd_reply_decision(c, &dec, a->ms);
+    limit_cmd_reply_decision(c, req, &dec, a->ms);
 }
 
 void
@@ -266,7 +266,7 @@ rl_check_command(struct conn *c, struct resp_request *req)
         }
         return;
     }
-    reply_check(c, &a, &st);
+    reply_check(c, req, &a, &st);
 }
 
 /* CONFIG RELOAD-LIMITS: limits-file again, whole, or an error and the

@@ -280,6 +280,7 @@ HANDLER(config_reload_limits_command);
 /* cmd_log.c */
 HANDLER(rl_log_command);
 HANDLER(rl_entries_command);
+HANDLER(rl_topdenied_command);
 HANDLER(rl_tiers_command);
 
 /* cmd_zset.c */

@@ -30,6 +30,7 @@
 #include "server/pubsub.h"
 #include "server/repl/replication.h"
 #include "server/snapshot.h"
+#include "server/topdenied.h"
 #include "lib/textbuf.h"
 
 /* Redis's bytesToHuman: 1.50K, 2.00M ... */
@@ -378,6 +379,28 @@ section_commandstats(struct textbuf *t)
     add_cmdstats(t, cmds, n);
 }
 
+/* Per database with denials counted: how many keys the summary holds and
+ * the first TOPDENIED_INFO_KEYS, quoted (RL.TOPDENIED gives them all). */
+static void
+top_denied_lines(struct textbuf *t)
+{
+    struct topk_entry e[TOPDENIED_INFO_KEYS];
+    for (size_t db = 0; db < srv.ndbs; db++) {
+        size_t n = topdenied_top((int)db, e, TOPDENIED_INFO_KEYS);
+        if (n == 0) {
+            continue;
+        }
+        textbuf_printf(t, "top_denied_db%zu:", db);
+        for (size_t i = 0; i < n; i++) {
+            textbuf_printf(t, "%skey%zu=\"", i > 0 ? "," : "", i + 1);
+            topdenied_quote(t, e[i].key, e[i].len);
+            textbuf_printf(t, "\",count%zu=%llu", i + 1,
+                           (unsigned long long)e[i].count);
+        }
+        textbuf_printf(t, "\r\n");
+    }
+}
+
 /* Allowed and denied requests per limiter command (cellgate's own). */
 static void
 section_limits(struct textbuf *t)
@@ -393,6 +416,7 @@ section_limits(struct textbuf *t)
                      (unsigned long long)s->denied);
         }
     }
+    top_denied_lines(t);
 }
 
 static void

@@ -133,13 +133,13 @@ rl_duration(int64_t ns, bool ms)
 }
 
 void
-limit_cmd_reply_decision(struct conn *c, const struct limit_decision *d,
-                         bool ms)
+limit_cmd_reply_decision(struct conn *c, const struct resp_request *req,
+                         const struct limit_decision *d, bool ms)
 {
     int64_t v[5] = { d->limited ? 1 : 0, d->limit, d->remaining,
                      d->limited ? rl_duration(d->retry_after_ns, ms) : -1,
                      rl_duration(d->reset_after_ns, ms) };
-    cmd_count_decision(c, d->limited);
+    cmd_count_decision(c, req, d->limited);
     reply_int5(&c->out, v);
 }
 

@@ -64,7 +64,7 @@ bool limit_cmd_commit_state(struct conn *c, struct resp_request *req,
 void limit_cmd_keep_until(struct store_rec *r, int64_t fresh_at, int64_t now);
 
 /* The five-integer reply; durations rounded up to s (or ms with MS). */
-void limit_cmd_reply_decision(struct conn *c, const struct limit_decision *d,
-                              bool ms);
+void limit_cmd_reply_decision(struct conn *c, const struct resp_request *req,
+                              const struct limit_decision *d, bool ms);
 
 #endif

@@ -12,7 +12,8 @@
  *
  *  - every limiter with its options (CL.THROTTLE, RL.FIXED, RL.SLIDING,
  *    RL.LOG with META, RL.TIERS; COST, ALIGN, PEEK, MS, CL.THROTTLE's
- *    RESERVE, junk);
+ *    RESERVE, junk), and RL.TOPDENIED (COUNT, DB, junk, an option
+ *    without its value);
  *  - the string commands: GET, SET (NX|XX, GET, EX|PX|EXAT|PXAT|KEEPTTL
  *    in any mix, junk, a time word without its value), SETNX, SETEX,
  *    PSETEX, GETSET, GETDEL, GETEX (EX|PX|EXAT|PXAT|PERSIST, or none),
@@ -64,7 +65,8 @@
  *    types on a RESP2 connection;
  *  - a command that must not change the keyspace (PEEK, every read: GET,
  *    MGET, STRLEN, GETRANGE, TTL, PTTL, (P)EXPIRETIME, TOUCH, EXISTS,
- *    TYPE, GETEX without options, RL.ENTRIES; every admin command,
+ *    TYPE, GETEX without options, RL.ENTRIES, RL.TOPDENIED; every admin
+ *    command,
  *    anything queued inside MULTI) did not: a digest of every live key,
  *    its expiry and its encoded state is the same before and after;
  *  - a write that answered success left what its reply says (check_effect:
@@ -131,6 +133,7 @@
 #include "server/persist/persist.h"
 #include "server/server.h"
 #include "server/slowlog.h"
+#include "server/topdenied.h"
 #include "server/snapshot.h"
 #include "server/cluster/cluster.h"
 
@@ -802,6 +805,34 @@ gen_expire(struct req *r, struct input *in, uint8_t which)
     }
 }
 
+/* RL.TOPDENIED with up to three of COUNT n, DB index, a junk word or an
+ * option without its value. */
+static void
+gen_topdenied(struct req *r, struct input *in, const char *const *dbs)
+{
+    add(r, in_byte(in) & 1 ? "RL.TOPDENIED" : "rl.topdenied");
+    uint8_t n = in_byte(in) % 4;
+    for (uint8_t i = 0; i < n; i++) {
+        uint8_t b = in_byte(in);
+        switch (b % 4) {
+        case 0:
+            add(r, "COUNT");
+            add_number(r, in, false);
+            break;
+        case 1:
+            add(r, b & 0x80 ? "db" : "DB");
+            add(r, dbs[b / 4 % 6]);
+            break;
+        case 2:
+            add(r, "junk");
+            break;
+        default:
+            add(r, b & 0x80 ? "COUNT" : "DB");  /* no value: syntax */
+            break;
+        }
+    }
+}
+
 /* Key commands: the one-key readers, DEL, UNLINK, TOUCH, EXISTS over
  * several keys, RENAME(NX), COPY (DB, REPLACE), MOVE, KEYS, SCAN. */
 static void
@@ -825,6 +856,10 @@ gen_keys(struct req *r, struct input *in, uint8_t which)
         }
         break;
     case 2:
+        if (which & 0x80) {
+            gen_topdenied(r, in, dbs);
+            break;
+        }
         add(r, "KEYS");
         add_pattern(r, in);
         break;
@@ -1755,7 +1790,8 @@ gen_admin(struct req *r, struct input *in, uint8_t which)
 
 static const char *const names[] = {
     "cl.throttle", "rl.fixed", "rl.sliding", "rl.log", "rl.entries",
-    "rl.tiers", "get", "pttl", "ttl", "exists", "del", "type", "keys",
+    "rl.tiers", "rl.topdenied", "get", "pttl", "ttl", "exists", "del",
+    "type", "keys",
     "scan", "dbsize", "flushall", "config", "client", "command", "info",
     "slowlog", "cluster", "hello", "auth", "echo", "ping", "select", "time",
     "save", "lastsave", "readonly", "readwrite", "nosuch", "CL.THROTTLE",
@@ -1891,7 +1927,7 @@ skipped(const struct req *r)
  * writers, the expiry setters and GETEX with an option. Everything else
  * must leave the digest alone: GET, MGET, STRLEN, GETRANGE, TTL, PTTL,
  * (P)EXPIRETIME, TOUCH, EXISTS, TYPE, GETEX without options, the
- * limiters' PEEK, RL.ENTRIES, the admin commands. */
+ * limiters' PEEK, RL.ENTRIES, RL.TOPDENIED, the admin commands. */
 static bool
 may_write(const struct req *r)
 {
@@ -3719,6 +3755,7 @@ retire_server(void)
     srv.clients = NULL;
     srv.nclients = 0;
     slowlog_teardown();
+    topdenied_teardown();
     cluster_teardown();
     taint_reset();
 }

@@ -79,6 +79,7 @@
 #include "server/script/script.h"
 #include "server/server.h"
 #include "server/slowlog.h"
+#include "server/topdenied.h"
 #include "server/cluster/cluster.h"
 
 int LLVMFuzzerInitialize(int *argc, char ***argv);
@@ -1000,6 +1001,7 @@ retire_server(void)
     srv.clients = NULL;
     srv.nclients = 0;
     slowlog_teardown();
+    topdenied_teardown();
     cluster_teardown();
 }
 

@@ -268,7 +268,8 @@ def test_command_list_has_every_command_and_subcommand(r):
 
 def test_command_list_filterby_pattern(server, r):
     assert sorted(r.command_list(pattern="rl.*")) == [
-        b"rl.check", b"rl.entries", b"rl.fixed", b"rl.log", b"rl.sliding", b"rl.tiers"]
+        b"rl.check", b"rl.entries", b"rl.fixed", b"rl.log", b"rl.sliding", b"rl.tiers",
+        b"rl.topdenied"]
     # Redis's glob, case-insensitive, over the full name of subcommands too.
     assert sorted(r.command_list(pattern="COMMAND|GETKEYS*")) == [
         b"command|getkeys", b"command|getkeysandflags"]

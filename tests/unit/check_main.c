@@ -49,6 +49,7 @@ static const struct {
     { "backlog", backlog_suite },
     { "dict", dict_suite },
     { "hmap", hmap_suite },
+    { "topk", topk_suite },
     { "set", set_suite },
     { "mem", mem_suite },
     { "pack", pack_suite },

@@ -40,6 +40,7 @@ Suite *pack_suite(void);
 Suite *zset_suite(void);
 Suite *dict_suite(void);
 Suite *hmap_suite(void);
+Suite *topk_suite(void);
 Suite *set_suite(void);
 Suite *qlist_suite(void);
 Suite *sha1_suite(void);
