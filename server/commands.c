@@ -513,7 +513,8 @@ static struct cmd table[] = {
       .summary = "GCRA rate limit, bit-exact with redis-cell: allow or deny "
                  "one request of quantity tokens.",
       .args = "key:key max_burst:integer count:integer period:integer "
-              "?quantity:integer ?PEEK:pure-token ?MS:pure-token",
+              "?quantity:integer ?RESERVE=max_wait:integer ?PEEK:pure-token "
+              "?MS:pure-token",
       .proc = cl_throttle_command },
     { .name = "gcra", .arity = -5, .flags = CMD_WRITE | CMD_DENYOOM | CMD_FAST,
       .first_key = 1, .last_key = 1, .key_step = 1,
