@@ -122,7 +122,7 @@ setup_key_specs(struct cmd *cmd)
 {
     const struct cmd_keynum *kn = cmd->keynum;
     size_t n = cmd_key_spec_count(cmd);
-    if (cmd->computed_key != NULL) {
+    if (cmd->computed_key != NULL || cmd->key_args != NULL) {
         cmd->flags |= CMD_MOVABLE_KEYS;
         return kn == NULL && cmd->keyword == NULL && n == 0 &&
                cmd->first_key == 0;
@@ -655,6 +655,31 @@ live_served_here(struct conn *c, const struct resp_request *req,
     return cmd_reply_route(c, cluster_query_end(&q, flags, &to), &to);
 }
 
+/* A row whose keys are found by reading its arguments (RL.ALL's parts):
+ * routed as one request, all in one slot. A line that names none is the
+ * handler's to refuse. */
+static bool
+key_args_served_here(struct conn *c, const struct cmd *cmd,
+                     const struct resp_request *req)
+{
+    int idx[CMD_KEY_ARGS_MAX];
+    char *argv[CMD_KEY_ARGS_MAX];
+    size_t argvlen[CMD_KEY_ARGS_MAX];
+    size_t n = cmd->key_args(req, idx, CMD_KEY_ARGS_MAX);
+    if (n == 0) {
+        return true;
+    }
+    for (size_t i = 0; i < n; i++) {
+        argv[i] = req->argv[idx[i]];
+        argvlen[i] = req->argvlen[idx[i]];
+    }
+    struct resp_request keys = { n, argv, argvlen, 0 };
+    struct cluster_redirect to;
+    return cmd_reply_route(c, cluster_route(&keys, 0, (int)n - 1, 1,
+                                            route_flags(c, cmd, true), &to),
+                           &to);
+}
+
 /* A replica answers a READONLY client's reads (PEEKs included). *hint
  * is the slot of the command's one key when the common case below served
  * it (else left alone): execute() hands it to the per-slot index. */
@@ -674,6 +699,9 @@ served_here(struct conn *c, const struct cmd *cmd,
             *hint = slot;
             return true;
         }
+    }
+    if (cmd->key_args != NULL) {
+        return key_args_served_here(c, cmd, req);
     }
     if (!cmd_request_keys(cmd, req, &keys)) {
         return true;

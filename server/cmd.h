@@ -187,7 +187,16 @@ struct cmd {
      * movablekeys command) route by it; the row has no key specs and is
      * flagged movablekeys; its handler routes itself. */
     bool (*computed_key)(const struct resp_request *req, struct textbuf *key);
+    /* Keys found by reading the arguments, at positions no key spec can
+     * say (RL.ALL's parts), or NULL: their argv indices into idx (at most
+     * max), how many, 0 when the line holds none. COMMAND GETKEYS answers
+     * them; the row has no key specs and is flagged movablekeys; its
+     * handler routes itself. */
+    size_t (*key_args)(const struct resp_request *req, int *idx, size_t max);
 };
+
+/* Most keys a key_args row names (RL.ALL's parts). */
+#define CMD_KEY_ARGS_MAX 16
 
 /* Take the command table (commands.c) and build its lookup index; flag
  * the rows with a keynum key spec CMD_MOVABLE_KEYS, as Redis derives it.

@@ -550,6 +550,14 @@ static struct cmd table[] = {
       .args = "key:key limit:integer window:integer ?COST=n:integer "
               "?ALIGN:pure-token ?PEEK:pure-token ?MS:pure-token",
       .proc = rl_fixed_command },
+    { .name = "rl.all", .arity = -4,
+      .flags = CMD_WRITE | CMD_DENYOOM | CMD_FAST,
+      .acl = "write fast", .group = "ratelimit", .since = "0.1.0",
+      .summary = "Several limiter calls (any keys, algorithms and "
+                 "parameters) changed only if every one allows.",
+      .args = "numparts:integer *part:block=argc/integer|command/string|"
+              "*arg/string ?PEEK:pure-token",
+      .proc = rl_all_command, .key_args = rl_all_keys },
     { .name = "rl.check", .arity = -3,
       .flags = CMD_WRITE | CMD_PEEKS | CMD_DENYOOM | CMD_FAST,
       .acl = "write fast", .group = "ratelimit", .since = "0.1.0",

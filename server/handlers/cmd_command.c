@@ -653,6 +653,31 @@ reply_computed_key(struct conn *c, const struct cmd *cmd, char **argv,
     textbuf_free(&key);
 }
 
+/* Keys found by reading the arguments (RL.ALL's parts): each read and
+ * written, as the limiter it belongs to. */
+static void
+reply_key_args(struct conn *c, const struct cmd *cmd, char **argv,
+               size_t *argvlen, size_t argc, bool with_flags)
+{
+    struct resp_request line = { argc, argv, argvlen, 0 };
+    int idx[CMD_KEY_ARGS_MAX];
+    size_t n = cmd->key_args(&line, idx, CMD_KEY_ARGS_MAX);
+    if (n == 0) {
+        cmd_error(c, ERR_BAD_GETKEYS_ARGS);
+        return;
+    }
+    reply_array(&c->out, n);
+    for (size_t i = 0; i < n; i++) {
+        if (with_flags) {
+            reply_array(&c->out, 2);
+        }
+        reply_bulk(&c->out, argv[idx[i]], argvlen[idx[i]]);
+        if (with_flags) {
+            reply_key_flags(c, CMD_KEY_RW | CMD_KEY_ACCESS | CMD_KEY_UPDATE);
+        }
+    }
+}
+
 static void
 getkeys(struct conn *c, struct resp_request *req, bool with_flags)
 {
@@ -664,7 +689,8 @@ getkeys(struct conn *c, struct resp_request *req, bool with_flags)
         cmd_error(c, "ERR Invalid command specified");
         return;
     }
-    if (cmd_key_spec_count(cmd) == 0 && cmd->computed_key == NULL) {
+    if (cmd_key_spec_count(cmd) == 0 && cmd->computed_key == NULL &&
+        cmd->key_args == NULL) {
         cmd_error(c, "ERR The command has no key arguments");
         return;
     }
@@ -674,6 +700,10 @@ getkeys(struct conn *c, struct resp_request *req, bool with_flags)
     }
     if (cmd->computed_key != NULL) {
         reply_computed_key(c, cmd, argv, argvlen, argc, with_flags);
+        return;
+    }
+    if (cmd->key_args != NULL) {
+        reply_key_args(c, cmd, argv, argvlen, argc, with_flags);
         return;
     }
     struct resp_request line = { argc, argv, argvlen, 0 };

@@ -267,6 +267,12 @@ HANDLER(cl_throttle_command);
 HANDLER(rl_fixed_command);
 HANDLER(rl_sliding_command);
 
+/* cmd_all.c */
+HANDLER(rl_all_command);
+/* RL.ALL's parts' keys, for COMMAND GETKEYS and routing (its row's
+ * key_args). */
+size_t rl_all_keys(const struct resp_request *req, int *idx, size_t max);
+
 /* cmd_increx.c */
 HANDLER(increx_command);
 
