@@ -1,0 +1,331 @@
+"""RL.ALL: several limiter calls changed all or none (docs/commands.md).
+
+The model is a second cellgate on the same fake time that runs the same
+parts one by one, each as its own command, and puts the keys back (DUMP,
+then RESTORE ... ABSTTL) whenever a part is denied or fails or the call
+ends in PEEK. After every call the reply must be [limited, denied_part,
+the parts' replies] as the model's parts answered them (or the failing
+part's error with " (part N)"), and every key of both must hold the same
+DUMP bytes and expiry. The same runs inside MULTI/EXEC and inside EVAL
+scripts, and a replica of the server ends with the primary's keys."""
+import random
+
+import pytest
+
+import harness
+from test_replication import caught_up, follow
+
+KEYS_PER_FAMILY = 3
+
+
+def cl_throttle(rnd, key):
+    part = ["CL.THROTTLE", key, rnd.randint(0, 3), rnd.randint(1, 4),
+            rnd.choice([10, 60])]
+    if rnd.random() < 0.3:
+        part.append(rnd.randint(0, 3))
+    return part
+
+
+def gcra(rnd, key):
+    part = ["GCRA", key, rnd.randint(0, 3), rnd.randint(1, 3),
+            rnd.choice(["10", "2.5"])]
+    if rnd.random() < 0.3:
+        part += ["TOKENS", rnd.randint(1, 3)]
+    return part
+
+
+def windowed(name):
+    def make(rnd, key):
+        part = [name, key, rnd.randint(1, 4), rnd.choice([10, 60])]
+        if rnd.random() < 0.3:
+            part += ["COST", rnd.randint(0, 3)]
+        return part
+    return make
+
+
+def rl_log(rnd, key):
+    part = windowed("RL.LOG")(rnd, key)
+    if rnd.random() < 0.5:
+        part += ["META", rnd.choice(["alice", "bob", "a b\r\n\x00"])]
+    return part
+
+
+def rl_tiers(rnd, key):
+    part = ["RL.TIERS", key, rnd.randint(1, 3), 10, rnd.randint(3, 6), 60]
+    if rnd.random() < 0.3:
+        part += ["COST", rnd.randint(0, 2)]
+    return part
+
+
+FAMILIES = {"cl": cl_throttle, "gc": gcra, "fx": windowed("RL.FIXED"),
+            "sl": windowed("RL.SLIDING"), "lg": rl_log, "tr": rl_tiers}
+UNIVERSE = ["%s:%d" % (f, i) for f in FAMILIES for i in range(KEYS_PER_FAMILY)]
+
+
+def random_part(rnd):
+    family = rnd.choice(sorted(FAMILIES))
+    key = "%s:%d" % (family, rnd.randrange(KEYS_PER_FAMILY))
+    if rnd.random() < 0.03:             # another family's key: WRONGTYPE
+        key = rnd.choice(UNIVERSE)
+    part = FAMILIES[family](rnd, key)
+    if family != "gc" and rnd.random() < 0.1:
+        part.append("PEEK")
+    if rnd.random() < 0.03:             # junk: the part's own error
+        part[2] = "x"
+    return [str(a) for a in part]
+
+
+def random_call(rnd):
+    parts = [random_part(rnd) for _ in range(rnd.randint(1, 5))]
+    return parts, rnd.random() < 0.1
+
+
+def rl_all_args(parts, peek):
+    args = ["RL.ALL", str(len(parts))]
+    for p in parts:
+        args += [str(len(p))] + p
+    return args + (["PEEK"] if peek else [])
+
+
+def first_int(reply):
+    """A limiter's reply: its first integer (1: denied); None for an error."""
+    if not reply.startswith(b"*5\r\n:"):
+        return None
+    return int(reply.split(b"\r\n")[1][1:])
+
+
+def key_state(c, key):
+    return c.command("DUMP", key), c.command("PEXPIRETIME", key)
+
+
+def put_back(c, key, state):
+    dump, pexp = state
+    c.command("DEL", key)
+    if dump == b"$-1\r\n":
+        return
+    payload = dump.split(b"\r\n", 1)[1][:-2]
+    t = int(pexp[1:-2])
+    args = ["RESTORE", key, t if t > 0 else 0, payload] + (["ABSTTL"] if t > 0 else [])
+    assert c.command(*args) == b"+OK\r\n"
+
+
+def model_call(m, parts, peek):
+    """The reply RL.ALL must give, from the parts run one by one on the
+    model, whose keys are put back unless every part allowed."""
+    keys = sorted({p[1] for p in parts})
+    before = {k: key_state(m, k) for k in keys}
+    replies = []
+    denied = 0
+    failed = None
+    for i, p in enumerate(parts):
+        r = m.command(*p)
+        first = first_int(r)
+        if first is None:
+            failed = (i, r)
+            break
+        replies.append(r)
+        if first and not denied:
+            denied = i + 1
+    if failed or denied or peek:
+        for k in keys:
+            put_back(m, k, before[k])
+    if failed:
+        i, r = failed
+        assert r.startswith(b"-"), r
+        return r[:-2] + b" (part %d)\r\n" % (i + 1)
+    return (b"*%d\r\n:%d\r\n:%d\r\n" % (2 + len(parts), bool(denied), denied) +
+            b"".join(replies))
+
+
+def run_call(c, args, mode):
+    if mode == "plain":
+        return c.command(*args)
+    if mode == "multi":
+        assert c.command("MULTI") == b"+OK\r\n"
+        assert c.command(*args) == b"+QUEUED\r\n"
+        reply = c.command("EXEC")
+        assert reply.startswith(b"*1\r\n"), reply
+        return reply[4:]
+    script = "return redis.pcall('RL.ALL', unpack(ARGV))"
+    return c.command("EVAL", script, 0, *args[1:])
+
+
+def same_keys(a, b):
+    for k in UNIVERSE:
+        assert key_state(a, k) == key_state(b, k), k
+
+
+@pytest.fixture
+def pair(start_daemon):
+    """The server, its model and a replica of the server, on one fake time."""
+    s = start_daemon(fakeclock=True)
+    m = start_daemon(fakeclock=True, name="model")
+    r = start_daemon(fakeclock=True, name="replica")
+    m.clock.set(s.clock.ns)
+    r.clock.set(s.clock.ns)
+    follow(r, s)
+    return s, m, r
+
+
+def advance(daemons, seconds):
+    for d in daemons:
+        d.clock.advance(seconds=seconds)
+
+
+@pytest.mark.parametrize("mode", ["plain", "multi", "eval"])
+def test_random_mixes_change_all_or_nothing_as_the_model(pair, mode):
+    s, m, r = pair
+    sc, mc = s.raw(), m.raw()
+    outcomes = set()
+    for seed in range(3):
+        rnd = random.Random(seed * 7919 + len(mode))
+        for _ in range(120):
+            parts, peek = random_call(rnd)
+            args = rl_all_args(parts, peek)
+            want = model_call(mc, parts, peek)
+            got = run_call(sc, args, mode)
+            assert got == want, (args, got, want)
+            outcomes.add(want[:1] + want[4:8])
+            same_keys(sc, mc)
+            advance((s, m, r), rnd.choice([0, 0, 0.4, 1, 3]))
+        assert caught_up(s, r)
+        same_keys(sc, r.raw())
+    # Each outcome came up: allowed, denied, and a part's error.
+    assert {b"*:0\r\n", b"*:1\r\n", b"-"} <= {o[:1] if o[:1] == b"-" else o
+                                               for o in outcomes}
+
+
+def test_a_denied_part_leaves_every_key_byte_for_byte(fserver):
+    c = fserver.raw()
+    c.command("RL.LOG", "log", 5, 60, "META", "m1")
+    c.command("CL.THROTTLE", "cell", 1, 1, 60)
+    before = [key_state(c, k) for k in ("log", "cell", "new")]
+    fserver.clock.advance(seconds=1)
+    reply = c.command("RL.ALL", 4, 6, "RL.LOG", "log", 5, 60, "META", "m2",
+                      5, "CL.THROTTLE", "cell", 1, 1, 60,
+                      4, "RL.FIXED", "new", 1, 60, 4, "RL.FIXED", "new", 1, 60)
+    assert reply.startswith(b"*6\r\n:1\r\n:4\r\n"), reply
+    fserver.clock.advance(seconds=0)
+    assert [key_state(c, k) for k in ("log", "cell", "new")] == before
+    assert b"m2" not in c.command("RL.ENTRIES", "log")
+
+
+def test_the_worked_example_of_docs_commands_md(fserver):
+    hour = 3600 * 10**9
+    fserver.clock.set((fserver.clock.ns // hour + 1) * hour)
+    c = fserver.raw()
+    call = ["RL.ALL", 3,
+            4, "RL.SLIDING", "key:k1", 1000, 3600,
+            4, "RL.SLIDING", "org:acme", 50000, 3600,
+            4, "RL.FIXED", "ep:/search", 100, 1]
+    assert c.command(*call) == (
+        b"*5\r\n:0\r\n:0\r\n"
+        b"*5\r\n:0\r\n:1000\r\n:999\r\n:-1\r\n:7200\r\n"
+        b"*5\r\n:0\r\n:50000\r\n:49999\r\n:-1\r\n:7200\r\n"
+        b"*5\r\n:0\r\n:100\r\n:99\r\n:-1\r\n:1\r\n")
+    for _ in range(99):
+        c.command(*call)
+    # The endpoint's 100/s is spent: the call is denied by part 3, and the
+    # key's and the organisation's counts stay where they were.
+    assert c.command(*call) == (
+        b"*5\r\n:1\r\n:3\r\n"
+        b"*5\r\n:0\r\n:1000\r\n:899\r\n:-1\r\n:7200\r\n"
+        b"*5\r\n:0\r\n:50000\r\n:49899\r\n:-1\r\n:7200\r\n"
+        b"*5\r\n:1\r\n:100\r\n:0\r\n:1\r\n:1\r\n")
+    # (PEEK answers what a call would leave: 899, the 100 calls' 100 taken.)
+    assert c.command("RL.SLIDING", "key:k1", 1000, 3600, "PEEK") == \
+        b"*5\r\n:0\r\n:1000\r\n:899\r\n:-1\r\n:7200\r\n"
+    # A trailing PEEK answers the same and changes nothing.
+    fserver.clock.advance(seconds=1)
+    peeked = c.command(*call, "PEEK")
+    assert peeked.startswith(b"*5\r\n:0\r\n:0\r\n"), peeked
+    assert c.command(*call) == peeked
+
+
+ERRORS = [
+    (("x", "2", "RL.FIXED", "k"), b"-ERR numparts must be between 1 and 16\r\n"),
+    (("0", "2", "RL.FIXED", "k"), b"-ERR numparts must be between 1 and 16\r\n"),
+    (("17",) + ("2", "RL.FIXED", "k") * 17,
+     b"-ERR numparts must be between 1 and 16\r\n"),
+    (("1", "1", "RL.FIXED"),
+     b"-ERR argc must be at least 2 and within the arguments (part 1)\r\n"),
+    (("2", "4", "RL.FIXED", "k", "1", "60", "5", "RL.FIXED", "k", "1", "60"),
+     b"-ERR argc must be at least 2 and within the arguments (part 2)\r\n"),
+    (("1", "4", "RL.FIXED", "k", "1", "60", "NOPE"), b"-ERR syntax error\r\n"),
+    (("1", "3", "SET", "k", "v"),
+     b"-ERR 'SET' is not a limiter command (part 1)\r\n"),
+    (("1", "2", "nosuch\r\ncmd", "k"),
+     b"-ERR 'nosuch  cmd' is not a limiter command (part 1)\r\n"),
+    (("1", "4", "rl.all", "1", "2", "x"),
+     b"-ERR rl.all cannot be a part of RL.ALL (part 1)\r\n"),
+    (("2", "4", "RL.FIXED", "k", "1", "60", "3", "GCRA", "g", "1"),
+     b"-ERR wrong number of arguments for 'gcra' command (part 2)\r\n"),
+    (("1", "4", "RL.FIXED", "k", "x", "60"),
+     b"-ERR value is not an integer or out of range (part 1)\r\n"),
+    (("1", "4", "RL.FIXED", "k", "0", "60"),
+     b"-ERR limit and window must be positive (part 1)\r\n"),
+    (("2", "4", "RL.FIXED", "k", "1", "60", "5", "CL.THROTTLE", "k", "1", "1", "x"),
+     b"-Cell error: Store error: Couldn't parse as integer: x (part 2)\r\n"),
+    (("2", "4", "RL.FIXED", "k", "1", "60", "5", "CL.THROTTLE", "k", "1", "1", "60"),
+     b"-WRONGTYPE Operation against a key holding the wrong kind of value "
+     b"(part 2)\r\n"),
+]
+
+
+def test_errors_byte_for_byte_and_nothing_changes(server):
+    c = server.raw()
+    for args, err in ERRORS:
+        assert c.command("RL.ALL", *args) == err, args
+        assert c.command("EXISTS", "k") == b":0\r\n", args
+    assert c.command("RL.ALL", 1) == \
+        b"-ERR wrong number of arguments for 'rl.all' command\r\n"
+
+
+def test_keys_statistics_and_top_denied(server):
+    c = server.raw()
+    call = ("RL.ALL", 2, 4, "RL.FIXED", "{t}a", 5, 60, 4, "RL.FIXED", "{t}b", 1, 60)
+    assert c.command("COMMAND", "GETKEYS", *call) == \
+        b"*2\r\n$4\r\n{t}a\r\n$4\r\n{t}b\r\n"
+    assert c.command("COMMAND", "GETKEYS", "RL.ALL", 2, 4, "RL.FIXED", "a") == \
+        b"-ERR Invalid arguments specified for command\r\n"
+    info = c.command("COMMAND", "INFO", "rl.all")
+    assert b"movablekeys" in info
+    c.command("CONFIG", "RESETSTAT")
+    for _ in range(3):
+        c.command(*call)
+    stats = server.info("commandstats")
+    assert stats["cmdstat_rl.all"]["calls"] == 3
+    assert "cmdstat_rl.fixed" not in stats
+    # The first call allowed; the next two denied by part 2, counted once
+    # each under its key.
+    assert c.command("RL.TOPDENIED") == b"*1\r\n*2\r\n$4\r\n{t}b\r\n:2\r\n"
+    limits = c.command("INFO", "limits")
+    assert b"rl.all" in limits
+
+
+def test_cluster_routes_by_every_part_key(start_daemon, tmp_path):
+    here, other = harness.free_port(), harness.free_port()
+    conf = tmp_path / "node.conf"
+    conf.write_text("cluster-mode yes\n"
+                    "cluster-node %s 127.0.0.1:%d 0-8191\n"
+                    "cluster-node %s 127.0.0.1:%d 8192-16383\n"
+                    % ("a" * 40, here, "b" * 40, other))
+    d = start_daemon(config_file=str(conf), port=here)
+    c = d.raw()
+    mine = [k for k in ("k%d" % i for i in range(200))
+            if harness.reference_slot(k) < 8192]
+    theirs = [k for k in ("k%d" % i for i in range(200))
+              if harness.reference_slot(k) >= 8192]
+    two = lambda a, b: ("RL.ALL", 2, 4, "RL.FIXED", a, 1, 60, 4, "RL.FIXED", b, 1, 60)
+    tag = next(t for t in ("t%d" % i for i in range(100))
+               if harness.reference_slot(t) < 8192)
+    assert c.command(*two("{%s}1" % tag, "{%s}2" % tag)).startswith(
+        b"*4\r\n:0\r\n:0\r\n")
+    assert c.command(*two(mine[0], mine[1])) == \
+        b"-CROSSSLOT Keys in request don't hash to the same slot\r\n"
+    k = theirs[0]
+    assert c.command(*two(k, k)) == \
+        b"-MOVED %d 127.0.0.1:%d\r\n" % (harness.reference_slot(k), other)
+    k = mine[0]
+    assert c.command(*two(k, k)).startswith(b"*4\r\n:1\r\n:2\r\n")
+    assert c.command("EXISTS", k) == b":0\r\n"
