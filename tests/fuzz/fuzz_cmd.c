@@ -12,7 +12,9 @@
  *
  *  - every limiter with its options (CL.THROTTLE, RL.FIXED, RL.SLIDING,
  *    RL.LOG with META, RL.TIERS; COST, ALIGN, PEEK, MS, CL.THROTTLE's
- *    RESERVE, junk), and RL.TOPDENIED (COUNT, DB, junk, an option
+ *    RESERVE, junk), RL.ALL of them and GCRA (argcs off by one, parts
+ *    that are no limiter or RL.ALL again, a trailing PEEK, which must
+ *    change nothing), and RL.TOPDENIED (COUNT, DB, junk, an option
  *    without its value);
  *  - the string commands: GET, SET (NX|XX, GET, EX|PX|EXAT|PXAT|KEEPTTL
  *    in any mix, junk, a time word without its value), SETNX, SETEX,
@@ -423,6 +425,67 @@ gen_limiter(struct req *r, struct input *in, uint8_t which)
         add_rl_options(r, in, false, false, false);
         break;
     }
+    }
+}
+
+/* A part of RL.ALL: a limiter, GCRA, or junk (a command that is no
+ * limiter, RL.ALL itself). */
+static void
+gen_rl_all_part(struct req *part, struct input *in)
+{
+    uint8_t b = in_byte(in);
+    if (b < 190) {
+        gen_limiter(part, in, b);
+    } else if (b < 225) {
+        add(part, "GCRA");
+        add_key(part, in);
+        add_number(part, in, false);
+        add_number(part, in, false);
+        add_number(part, in, true);
+        if (b & 1) {
+            add(part, "TOKENS");
+            add_number(part, in, false);
+        }
+    } else if (b < 240) {
+        add(part, "SET");
+        add_key(part, in);
+        add(part, "v");
+    } else {
+        add(part, "RL.ALL");
+        add(part, "1");
+        add(part, "2");
+        add(part, "RL.FIXED");
+    }
+}
+
+/* RL.ALL of 1 to 4 parts, each counted by its argc (now and then off by
+ * one), now and then a numparts out of bounds, a trailing PEEK or junk. */
+static void
+gen_rl_all(struct req *r, struct input *in)
+{
+    char buf[24];
+    uint8_t b = in_byte(in);
+    unsigned n = 1 + b % 4;
+    add(r, "RL.ALL");
+    snprintf(buf, sizeof(buf), "%u", b >= 248 ? (b & 1 ? 0u : 17u) : n);
+    add(r, buf);
+    for (unsigned i = 0; i < n; i++) {
+        struct req part = { 0 };
+        gen_rl_all_part(&part, in);
+        uint8_t skew = in_byte(in);
+        size_t argc = part.argc + (skew >= 250) - (skew >= 253);
+        snprintf(buf, sizeof(buf), "%zu", argc);
+        add(r, buf);
+        for (size_t k = 0; k < part.argc; k++) {
+            add_bytes(r, part.argv[k], part.len[k]);
+        }
+        req_free(&part);
+    }
+    uint8_t tail = in_byte(in);
+    if (tail < 40) {
+        add(r, "PEEK");
+    } else if (tail < 44) {
+        add(r, "junk");
     }
 }
 
@@ -1772,6 +1835,8 @@ gen_admin(struct req *r, struct input *in, uint8_t which)
             } else {
                 gen_keys(r, in, w >> 2);
             }
+        } else if (b & 4) {
+            gen_rl_all(r, in);
         } else {
             gen_limiter(r, in, in_byte(in));
         }
@@ -1790,7 +1855,7 @@ gen_admin(struct req *r, struct input *in, uint8_t which)
 
 static const char *const names[] = {
     "cl.throttle", "rl.fixed", "rl.sliding", "rl.log", "rl.entries",
-    "rl.tiers", "rl.topdenied", "get", "pttl", "ttl", "exists", "del",
+    "rl.tiers", "rl.topdenied", "rl.all", "get", "pttl", "ttl", "exists", "del",
     "type", "keys",
     "scan", "dbsize", "flushall", "config", "client", "command", "info",
     "slowlog", "cluster", "hello", "auth", "echo", "ping", "select", "time",
@@ -1922,6 +1987,22 @@ skipped(const struct req *r)
     return false;
 }
 
+/* Does RL.ALL end in its own PEEK, after the parts its argcs count? */
+static bool
+rl_all_peeks(const struct req *r)
+{
+    size_t i = 2;
+    long n = r->argc > 1 ? strtol(r->argv[1], NULL, 10) : 0;
+    for (long p = 0; p < n && i < r->argc; p++) {
+        unsigned long k = strtoul(r->argv[i], NULL, 10);
+        if (k > r->argc) {
+            return false;
+        }
+        i += 1 + k;
+    }
+    return i + 1 == r->argc && word(r, i, "peek");
+}
+
 /* May this command change the keyspace? Limiters unless PEEK, DEL,
  * UNLINK, the flushes, SWAPDB, MOVE, RENAME(NX), COPY, EXEC, the string
  * writers, the expiry setters and GETEX with an option. Everything else
@@ -1933,7 +2014,7 @@ may_write(const struct req *r)
 {
     static const char *const writers[] = {
         "cl.throttle", "rl.fixed", "rl.sliding", "rl.log", "rl.tiers",
-        "del", "unlink", "flushall", "flushdb", "exec", "swapdb", "move",
+        "rl.all", "del", "unlink", "flushall", "flushdb", "exec", "swapdb", "move",
         "gcra", "increx", "rename", "renamenx", "copy", "set", "setnx",
         "setex", "psetex", "getset", "getdel", "mset", "msetnx", "incr",
         "incrby", "decr", "decrby", "incrbyfloat", "append", "setrange",
@@ -1953,6 +2034,9 @@ may_write(const struct req *r)
     /* Inside MULTI a command is only queued (EXEC runs the queue). */
     if (multi_open(client, client->multi) && !word(r, 0, "exec")) {
         return false;
+    }
+    if (word(r, 0, "rl.all")) {
+        return !rl_all_peeks(r);
     }
     if (!writer || !(word(r, 0, "cl.throttle") || word(r, 0, "rl.fixed") ||
                      word(r, 0, "rl.sliding") || word(r, 0, "rl.log") ||
@@ -3606,8 +3690,11 @@ run_op(struct input *in)
     uint8_t op = in_byte(in);
     const uint8_t *from = in->p;
     switch (op % 16) {
-    case 0: case 1:
+    case 0:
         gen_limiter(&r, in, in_byte(in));
+        break;
+    case 1:
+        gen_rl_all(&r, in);
         break;
     case 2:
         gen_coll(&r, in, in_byte(in));
