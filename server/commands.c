@@ -556,7 +556,7 @@ static struct cmd table[] = {
       .summary = "Several limiter calls (any keys, algorithms and "
                  "parameters) changed only if every one allows.",
       .args = "numparts:integer *part:block=argc/integer|command/string|"
-              "*arg/string ?PEEK:pure-token",
+              "arg/string ?PEEK:pure-token",
       .proc = rl_all_command, .key_args = rl_all_keys },
     { .name = "rl.check", .arity = -3,
       .flags = CMD_WRITE | CMD_PEEKS | CMD_DENYOOM | CMD_FAST,
