@@ -7,12 +7,14 @@ ends in PEEK. After every call the reply must be [limited, denied_part,
 the parts' replies] as the model's parts answered them (or the failing
 part's error with " (part N)"), and every key of both must hold the same
 DUMP bytes and expiry. The same runs inside MULTI/EXEC and inside EVAL
-scripts, and a replica of the server ends with the primary's keys."""
+scripts, a replica of the server ends with the primary's keys, and the
+journal replays to them after kill -9."""
 import random
 
 import pytest
 
 import harness
+from test_journal import kill9, start
 from test_replication import caught_up, follow
 
 KEYS_PER_FAMILY = 3
@@ -193,6 +195,24 @@ def test_random_mixes_change_all_or_nothing_as_the_model(pair, mode):
     # Each outcome came up: allowed, denied, and a part's error.
     assert {b"*:0\r\n", b"*:1\r\n", b"-"} <= {o[:1] if o[:1] == b"-" else o
                                                for o in outcomes}
+
+
+def test_the_journal_replays_to_the_same_keys_after_kill_9(start_daemon,
+                                                           tmp_path):
+    work = str(tmp_path / "data")
+    d = start(start_daemon, work, "--appendfsync", "always")
+    c = d.raw()
+    rnd = random.Random(11)
+    for _ in range(150):
+        parts, peek = random_call(rnd)
+        c.command(*rl_all_args(parts, peek))
+        d.clock.advance(seconds=rnd.choice([0, 0, 0.5, 2]))
+    want = {k: key_state(c, k) for k in UNIVERSE}
+    assert any(dump != b"$-1\r\n" for dump, _ in want.values())
+    kill9(d)
+    d2 = start(start_daemon, work, clock_ns=d.clock.ns)
+    c2 = d2.raw()
+    assert {k: key_state(c2, k) for k in UNIVERSE} == want
 
 
 def test_a_denied_part_leaves_every_key_byte_for_byte(fserver):
