@@ -58,9 +58,70 @@ publish_on(const char *prefix, int db, const char *name, size_t nlen,
     mem_free(owned);
 }
 
+/* ---- held events ---------------------------------------------------- */
+
+struct held_event {
+    const char *event;          /* a handler's or the write path's literal */
+    char *key;
+    size_t len;
+    int db;
+};
+
+static bool holding;
+static struct held_event *held;
+static size_t nheld, held_cap;
+
+void
+notify_hold(void)
+{
+    holding = true;
+}
+
+/* Keep one event; false when memory ran out (then it goes out now). */
+static bool
+hold_one(const char *event, const char *key, size_t len, int db)
+{
+    if (nheld == held_cap) {
+        size_t cap = held_cap ? held_cap * 2 : 8;
+        struct held_event *h = mem_realloc(held, cap * sizeof(*h));
+        if (h == NULL) {
+            return false;
+        }
+        held = h;
+        held_cap = cap;
+    }
+    char *copy = mem_malloc(len > 0 ? len : 1);
+    if (copy == NULL) {
+        return false;
+    }
+    memcpy(copy, key, len);
+    held[nheld++] = (struct held_event){ event, copy, len, db };
+    return true;
+}
+
+void
+notify_unhold(bool publish)
+{
+    holding = false;
+    for (size_t i = 0; i < nheld; i++) {
+        const struct held_event *e = &held[i];
+        if (publish || strcmp(e->event, "expired") == 0 ||
+            strcmp(e->event, "evicted") == 0) {
+            notify_publish(e->event, e->key, e->len, e->db);
+        }
+        mem_free(e->key);
+    }
+    mem_free(held);
+    held = NULL;
+    nheld = held_cap = 0;
+}
+
 void
 notify_publish(const char *event, const char *key, size_t len, int db)
 {
+    if (holding && hold_one(event, key, len, db)) {
+        return;
+    }
     size_t elen = strlen(event);
     if (notify_flags & CONF_EVENT_KEYSPACE) {
         publish_on("__keyspace@", db, key, len, event, elen);

@@ -20,6 +20,7 @@
 #ifndef CELLGATE_NOTIFY_H
 #define CELLGATE_NOTIFY_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #include "conf/special.h"
@@ -44,6 +45,13 @@ void notify_configure(const char *events);
 
 /* Publish event for key in database db (its class is on). */
 void notify_publish(const char *event, const char *key, size_t len, int db);
+
+/* RL.ALL's parts: from notify_hold() on, events are kept in order instead
+ * of published; notify_unhold(true) publishes them, (false) only those of
+ * keys that went away by themselves ("expired", "evicted": changes no
+ * undo takes back), as the call's changes were put back. */
+void notify_hold(void);
+void notify_unhold(bool publish);
 
 /* A key of database db had event (of class type): published when that
  * class is on. */

@@ -18,7 +18,10 @@
  * through the write path (the same type, bytes and expiry), so a
  * replica and a journal replay reach the same keys; the call's effects
  * are one journal group, so a restart or a replica sees all of it or
- * none. The parts run at the batch's one `now` (clock.h).
+ * none. The parts run at the batch's one `now` (clock.h). Their keyspace
+ * events are held (notify_hold()) and published only when the changes are
+ * kept. A WATCH on a key a part changed is touched even when the change is
+ * put back: as after any write, the watching transaction fails.
  *
  * The parts' replies are caught in a buffer of their own (the client's
  * output buffer swapped aside), then written inside RL.ALL's reply:
@@ -329,18 +332,14 @@ undo_one(struct all_undo *u, const struct all_before *b, int64_t now)
     return remake(&h, b, u->bytes.p + b->off) != NULL;
 }
 
-/* Every kept key back as the call found it. Putting a state back publishes
- * no keyspace event: the parts' own were those of changes now undone. */
+/* Every kept key back as the call found it. */
 static bool
 undo_all(struct all_undo *u, int64_t now)
 {
     bool ok = true;
-    unsigned flags = notify_flags;
-    notify_flags = 0;
     for (size_t i = 0; i < u->nkeys; i++) {
         ok &= undo_one(u, &u->keys[i], now);
     }
-    notify_flags = flags;
     return ok;
 }
 
@@ -463,11 +462,13 @@ rl_all_command(struct conn *c, struct resp_request *req)
     }
     int64_t now = clock_wall_now();
     keyspace_group_begin();
+    notify_hold();
     run_parts(c, &a, &u, &run, now);
     bool keep = run.failed == 0 && run.denied == 0 && !run.nomem && !a.peek;
     if (!keep && !undo_all(&u, now)) {
         run.nomem = true;
     }
+    notify_unhold(keep);
     keyspace_group_end();
     if (run.nomem) {
         cmd_error(c, ERR_NOMEM);

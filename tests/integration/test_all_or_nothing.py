@@ -301,6 +301,29 @@ def test_errors_byte_for_byte_and_nothing_changes(server):
         b"-ERR wrong number of arguments for 'rl.all' command\r\n"
 
 
+def test_events_only_of_a_call_that_keeps_its_changes(server):
+    c = server.raw()
+    assert c.command("CONFIG", "SET", "notify-keyspace-events", "Eg") == b"+OK\r\n"
+    sub = server.raw()
+    sub.send(harness.resp_command("SUBSCRIBE", "__keyevent@0__:rl.fixed"))
+    sub.reply_bytes()
+    message = lambda key: (b"*3\r\n$7\r\nmessage\r\n$23\r\n__keyevent@0__:rl.fixed\r\n"
+                           b"$1\r\n%s\r\n" % key)
+    try:
+        two = ("RL.ALL", 2, 4, "RL.FIXED", "a", 5, 60, 4, "RL.FIXED", "b", 1, 60)
+        assert c.command(*two).startswith(b"*4\r\n:0\r\n")
+        assert sub.reply_bytes() == message(b"a")
+        assert sub.reply_bytes() == message(b"b")
+        # Denied by b: a's change is put back and neither publishes.
+        assert c.command(*two).startswith(b"*4\r\n:1\r\n:2\r\n")
+        assert c.command("RL.ALL", 1, 4, "RL.FIXED", "z", 1, 60, "PEEK") \
+            .startswith(b"*3\r\n:0\r\n")
+        assert c.command("RL.FIXED", "c", 1, 60).startswith(b"*5\r\n:0\r\n")
+        assert sub.reply_bytes() == message(b"c")
+    finally:
+        c.command("CONFIG", "SET", "notify-keyspace-events", "")
+
+
 def test_keys_statistics_and_top_denied(server):
     c = server.raw()
     call = ("RL.ALL", 2, 4, "RL.FIXED", "{t}a", 5, 60, 4, "RL.FIXED", "{t}b", 1, 60)
