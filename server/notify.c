@@ -60,16 +60,15 @@ publish_on(const char *prefix, int db, const char *name, size_t nlen,
 
 /* ---- held events ---------------------------------------------------- */
 
-struct held_event {
+/* Each held event: its head, then its key's bytes. */
+struct held_head {
     const char *event;          /* a handler's or the write path's literal */
-    char *key;
     size_t len;
     int db;
 };
 
 static bool holding;
-static struct held_event *held;
-static size_t nheld, held_cap;
+static struct membuf held;
 
 void
 notify_hold(void)
@@ -81,21 +80,12 @@ notify_hold(void)
 static bool
 hold_one(const char *event, const char *key, size_t len, int db)
 {
-    if (nheld == held_cap) {
-        size_t cap = held_cap ? held_cap * 2 : 8;
-        struct held_event *h = mem_realloc(held, cap * sizeof(*h));
-        if (h == NULL) {
-            return false;
-        }
-        held = h;
-        held_cap = cap;
-    }
-    char *copy = mem_malloc(len > 0 ? len : 1);
-    if (copy == NULL) {
+    struct held_head h = { event, len, db };
+    size_t mark = held.len;
+    if (!membuf_put(&held, &h, sizeof(h)) || !membuf_put(&held, key, len)) {
+        held.len = mark;
         return false;
     }
-    memcpy(copy, key, len);
-    held[nheld++] = (struct held_event){ event, copy, len, db };
     return true;
 }
 
@@ -103,17 +93,18 @@ void
 notify_unhold(bool publish)
 {
     holding = false;
-    for (size_t i = 0; i < nheld; i++) {
-        const struct held_event *e = &held[i];
-        if (publish || strcmp(e->event, "expired") == 0 ||
-            strcmp(e->event, "evicted") == 0) {
-            notify_publish(e->event, e->key, e->len, e->db);
+    for (size_t off = 0; off < held.len;) {
+        struct held_head h;
+        memcpy(&h, held.p + off, sizeof(h));
+        const char *key = (const char *)held.p + off + sizeof(h);
+        off += sizeof(h) + h.len;
+        if (publish || strcmp(h.event, "expired") == 0 ||
+            strcmp(h.event, "evicted") == 0) {
+            notify_publish(h.event, key, h.len, h.db);
         }
-        mem_free(e->key);
     }
-    mem_free(held);
-    held = NULL;
-    nheld = held_cap = 0;
+    mem_free(held.p);
+    held = (struct membuf){ 0 };
 }
 
 void
