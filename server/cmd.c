@@ -655,6 +655,20 @@ live_served_here(struct conn *c, const struct resp_request *req,
     return cmd_reply_route(c, cluster_query_end(&q, flags, &to), &to);
 }
 
+bool
+cmd_key_args_line(const struct cmd *cmd, const struct resp_request *req,
+                  struct cmd_key_args *out)
+{
+    int idx[CMD_KEY_ARGS_MAX];
+    size_t n = cmd->key_args(req, idx, CMD_KEY_ARGS_MAX);
+    for (size_t i = 0; i < n; i++) {
+        out->argv[i] = req->argv[idx[i]];
+        out->argvlen[i] = req->argvlen[idx[i]];
+    }
+    out->keys = (struct resp_request){ n, out->argv, out->argvlen, 0 };
+    return n > 0;
+}
+
 /* A row whose keys are found by reading its arguments (RL.ALL's parts):
  * routed as one request, all in one slot. A line that names none is the
  * handler's to refuse. */
@@ -662,21 +676,14 @@ static bool
 key_args_served_here(struct conn *c, const struct cmd *cmd,
                      const struct resp_request *req)
 {
-    int idx[CMD_KEY_ARGS_MAX];
-    char *argv[CMD_KEY_ARGS_MAX];
-    size_t argvlen[CMD_KEY_ARGS_MAX];
-    size_t n = cmd->key_args(req, idx, CMD_KEY_ARGS_MAX);
-    if (n == 0) {
+    struct cmd_key_args k;
+    struct cluster_redirect to;
+    if (!cmd_key_args_line(cmd, req, &k)) {
         return true;
     }
-    for (size_t i = 0; i < n; i++) {
-        argv[i] = req->argv[idx[i]];
-        argvlen[i] = req->argvlen[idx[i]];
-    }
-    struct resp_request keys = { n, argv, argvlen, 0 };
-    struct cluster_redirect to;
-    return cmd_reply_route(c, cluster_route(&keys, 0, (int)n - 1, 1,
-                                            route_flags(c, cmd, true), &to),
+    return cmd_reply_route(c, cluster_route(&k.keys, 0, (int)k.keys.argc - 1,
+                                            1, route_flags(c, cmd, true),
+                                            &to),
                            &to);
 }
 

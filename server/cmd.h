@@ -198,6 +198,19 @@ struct cmd {
 /* Most keys a key_args row names (RL.ALL's parts). */
 #define CMD_KEY_ARGS_MAX 16
 
+/* A key_args row's keys as a line of their own, keys.argv[0 ..
+ * keys.argc - 1], for the routing of the dispatcher and of scripts. */
+struct cmd_key_args {
+    struct resp_request keys;
+    char *argv[CMD_KEY_ARGS_MAX];
+    size_t argvlen[CMD_KEY_ARGS_MAX];
+};
+
+/* Fill out from req; false when the line names none (the handler refuses
+ * it). */
+bool cmd_key_args_line(const struct cmd *cmd, const struct resp_request *req,
+                       struct cmd_key_args *out);
+
 /* Take the command table (commands.c) and build its lookup index; flag
  * the rows with a keynum key spec CMD_MOVABLE_KEYS, as Redis derives it.
  * Returns 0, or -1 for a bad name or a row whose keys and key specs do

@@ -232,7 +232,17 @@ cluster_refused(const struct cmd *cmd, const struct resp_request *req)
     if (!cluster_routing() || repl_is_replica_client(run->caller)) {
         return NULL;
     }
+    /* A key_args row's keys (RL.ALL's parts) as a line of their own. */
+    struct cmd_key_args k;
+    int first = cmd->first_key;
     int last = cmd_last_key(cmd, req->argc);
+    int step = cmd->key_step > 0 ? cmd->key_step : 1;
+    if (cmd->key_args != NULL && cmd_key_args_line(cmd, req, &k)) {
+        req = &k.keys;
+        first = 0;
+        last = (int)k.keys.argc - 1;
+        step = 1;
+    }
     if (last < 0) {
         return NULL;
     }
@@ -240,10 +250,8 @@ cluster_refused(const struct cmd *cmd, const struct resp_request *req)
     unsigned flags = (cmd->flags & CMD_WRITE) ? CLUSTER_Q_WRITE : 0;
     flags |= run->caller->replica_reads ? CLUSTER_Q_READONLY : 0;
     flags |= run->caller->asking ? CLUSTER_Q_ASKING : 0;
-    enum cluster_verdict v = cluster_route(req, cmd->first_key, last,
-                                           cmd->key_step > 0 ? cmd->key_step
-                                                             : 1,
-                                           flags, &to);
+    enum cluster_verdict v = cluster_route(req, first, last, step, flags,
+                                           &to);
     if (v == CLUSTER_DOWN_RO_STATE) {
         return "Script attempted to execute a write command while the "
                "cluster is down and readonly";
@@ -258,8 +266,7 @@ cluster_refused(const struct cmd *cmd, const struct resp_request *req)
         return "Script attempted to access a non local key in a cluster "
                "node";
     }
-    int slot = (int)keyslot(req->argv[cmd->first_key],
-                                     req->argvlen[cmd->first_key]);
+    int slot = (int)keyslot(req->argv[first], req->argvlen[first]);
     if (run->flags & SCRIPT_ALLOW_CROSS_SLOT) {
         return NULL;
     }

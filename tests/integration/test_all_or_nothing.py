@@ -372,3 +372,10 @@ def test_cluster_routes_by_every_part_key(start_daemon, tmp_path):
     k = mine[0]
     assert c.command(*two(k, k)).startswith(b"*4\r\n:1\r\n:2\r\n")
     assert c.command("EXISTS", k) == b":0\r\n"
+    # A script's RL.ALL: its keys must be this node's, as any command's.
+    script = "return redis.pcall('RL.ALL', unpack(ARGV))"
+    for keys in ((theirs[0], theirs[0]), (mine[0], mine[1])):
+        reply = c.command("EVAL", script, 0, *two(*keys)[1:])
+        assert reply.startswith(b"-ERR Script attempted to access a non local "
+                                b"key in a cluster node"), reply
+    assert c.command("EVAL", script, 0, *two(k, k)[1:]).startswith(b"*4\r\n")
