@@ -22,6 +22,7 @@
 #include <string.h>
 
 #include "lib/dict.h"
+#include "lib/keylog.h"
 #include "lib/mem.h"
 #include "server/client.h"
 #include "server/clock.h"
@@ -233,10 +234,40 @@ multi_unwatch(struct conn *c)
     state_release_if_idle(c);
 }
 
+/* Touches held (see multi_touch_hold()), their tags unused. */
+static bool touch_holding;
+static struct membuf touches_held;
+
+void
+multi_touch_hold(void)
+{
+    touch_holding = true;
+}
+
+void
+multi_touch_unhold(bool (*undone)(int db, const char *key, size_t len,
+                                  void *arg),
+                   void *arg)
+{
+    struct keylog_entry e;
+    touch_holding = false;
+    for (size_t off = 0; keylog_next(&touches_held, &off, &e);) {
+        if (undone == NULL || !undone(e.db, e.key, e.len, arg)) {
+            multi_touch(e.db, e.key, e.len);
+        }
+    }
+    mem_free(touches_held.p);
+    touches_held = (struct membuf){ 0 };
+}
+
 void
 multi_touch(int db, const char *key, size_t len)
 {
     struct dict_entry *e = find_key(db, key, len);
+    if (e != NULL && touch_holding &&
+        keylog_put(&touches_held, NULL, db, key, len)) {
+        return;             /* (out of memory, it marks now) */
+    }
     /* Each dirty client stops watching, which shrinks the watchers (and
      * frees e with the last one): take them from the end. */
     while (e != NULL && watchers(e)->n > 0) {

@@ -86,6 +86,15 @@ bool multi_watched_changed(struct conn *c);
  * flushed): mark the clients watching it. */
 void multi_touch(int db, const char *key, size_t len);
 
+/* RL.ALL's parts: from multi_touch_hold() on, the touches of watched keys
+ * are kept instead of marking their watchers; multi_touch_unhold() then
+ * marks them, but for the keys undone(db, key, len, arg) says were put
+ * back as they were (NULL: none). */
+void multi_touch_hold(void);
+void multi_touch_unhold(bool (*undone)(int db, const char *key, size_t len,
+                                       void *arg),
+                        void *arg);
+
 /* SWAPDB a b: the watchers of keys that exist in either database hear
  * (the key now holds the other database's state), as Redis. */
 void multi_touch_databases(int a, int b);

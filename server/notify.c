@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "lib/keylog.h"
 #include "lib/mem.h"
 #include "server/pubsub.h"
 
@@ -60,13 +61,8 @@ publish_on(const char *prefix, int db, const char *name, size_t nlen,
 
 /* ---- held events ---------------------------------------------------- */
 
-/* Each held event: its head, then its key's bytes. */
-struct held_head {
-    const char *event;          /* a handler's or the write path's literal */
-    size_t len;
-    int db;
-};
-
+/* Held: each event's name (a handler's or the write path's literal) as
+ * its entry's tag. */
 static bool holding;
 static struct membuf held;
 
@@ -76,31 +72,15 @@ notify_hold(void)
     holding = true;
 }
 
-/* Keep one event; false when memory ran out (then it goes out now). */
-static bool
-hold_one(const char *event, const char *key, size_t len, int db)
-{
-    struct held_head h = { event, len, db };
-    size_t mark = held.len;
-    if (!membuf_put(&held, &h, sizeof(h)) || !membuf_put(&held, key, len)) {
-        held.len = mark;
-        return false;
-    }
-    return true;
-}
-
 void
-notify_unhold(bool publish)
+notify_unhold(bool (*undone)(int db, const char *key, size_t len, void *arg),
+              void *arg)
 {
+    struct keylog_entry e;
     holding = false;
-    for (size_t off = 0; off < held.len;) {
-        struct held_head h;
-        memcpy(&h, held.p + off, sizeof(h));
-        const char *key = (const char *)held.p + off + sizeof(h);
-        off += sizeof(h) + h.len;
-        if (publish || strcmp(h.event, "expired") == 0 ||
-            strcmp(h.event, "evicted") == 0) {
-            notify_publish(h.event, key, h.len, h.db);
+    for (size_t off = 0; keylog_next(&held, &off, &e);) {
+        if (undone == NULL || !undone(e.db, e.key, e.len, arg)) {
+            notify_publish(e.tag, e.key, e.len, e.db);
         }
     }
     mem_free(held.p);
@@ -110,8 +90,8 @@ notify_unhold(bool publish)
 void
 notify_publish(const char *event, const char *key, size_t len, int db)
 {
-    if (holding && hold_one(event, key, len, db)) {
-        return;
+    if (holding && keylog_put(&held, event, db, key, len)) {
+        return;             /* (out of memory, it goes out now) */
     }
     size_t elen = strlen(event);
     if (notify_flags & CONF_EVENT_KEYSPACE) {

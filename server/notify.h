@@ -47,11 +47,13 @@ void notify_configure(const char *events);
 void notify_publish(const char *event, const char *key, size_t len, int db);
 
 /* RL.ALL's parts: from notify_hold() on, events are kept in order instead
- * of published; notify_unhold(true) publishes them, (false) only those of
- * keys that went away by themselves ("expired", "evicted": changes no
- * undo takes back), as the call's changes were put back. */
+ * of published; notify_unhold() publishes them, but those of the keys
+ * undone(db, key, len, arg) says were put back as they were (NULL:
+ * none). */
 void notify_hold(void);
-void notify_unhold(bool publish);
+void notify_unhold(bool (*undone)(int db, const char *key, size_t len,
+                                  void *arg),
+                   void *arg);
 
 /* A key of database db had event (of class type): published when that
  * class is on. */

@@ -19,9 +19,10 @@
  * replica and a journal replay reach the same keys; the call's effects
  * are one journal group, so a restart or a replica sees all of it or
  * none. The parts run at the batch's one `now` (clock.h). Their keyspace
- * events are held (notify_hold()) and published only when the changes are
- * kept. A WATCH on a key a part changed is touched even when the change is
- * put back: as after any write, the watching transaction fails.
+ * events and the WATCH touches of their keys are held (notify_hold(),
+ * multi_touch_hold()) and let go only when the changes are kept, so a
+ * call put back is seen by nobody (but a key it evicted, which no undo
+ * takes back).
  *
  * The parts' replies are caught in a buffer of their own (the client's
  * output buffer swapped aside), then written inside RL.ALL's reply:
@@ -46,6 +47,7 @@
 #include "server/errors.h"
 #include "server/handlers/handlers.h"
 #include "server/keyspace.h"
+#include "server/multi.h"
 #include "server/notify.h"
 #include "server/server.h"
 
@@ -332,6 +334,33 @@ undo_one(struct all_undo *u, const struct all_before *b, int64_t now)
     return remake(&h, b, u->bytes.p + b->off) != NULL;
 }
 
+/* Every part's key as the call finds it, before any part runs (a key found
+ * dead goes now, as any lookup's would); false when memory ran out. */
+static bool
+keep_keys(const struct all_call *a, struct all_undo *u, int64_t now)
+{
+    for (size_t p = 0; p < a->nparts; p++) {
+        const struct resp_request *part = &a->parts[p];
+        if (!undo_keep(u, part->argv[1], part->argvlen[1], now)) {
+            return false;
+        }
+    }
+    return true;
+}
+
+/* For the held events and touches: was this key put back as it was? */
+static bool
+was_undone(int db, const char *key, size_t len, void *arg)
+{
+    const struct all_undo *u = arg;
+    for (size_t i = 0; db == srv.db && i < u->nkeys; i++) {
+        if (u->keys[i].len == len && memcmp(u->keys[i].key, key, len) == 0) {
+            return true;
+        }
+    }
+    return false;
+}
+
 /* Every kept key back as the call found it. */
 static bool
 undo_all(struct all_undo *u, int64_t now)
@@ -394,19 +423,13 @@ judge(struct all_run *run, size_t p)
 /* Each part through its own handler, in order, its reply caught apart;
  * stops at the first error. */
 static void
-run_parts(struct conn *c, struct all_call *a, struct all_undo *u,
-          struct all_run *run, int64_t now)
+run_parts(struct conn *c, struct all_call *a, struct all_run *run)
 {
     struct cmd *self = c->last_cmd;
     struct obuf client_out = c->out;
     obuf_init(&c->out);
     c->last_cmd = NULL;             /* the parts count no decision */
     for (size_t p = 0; p < a->nparts && run->failed == 0; p++) {
-        const struct resp_request *part = &a->parts[p];
-        if (!undo_keep(u, part->argv[1], part->argvlen[1], now)) {
-            run->nomem = true;
-            break;
-        }
         c->hint.valid = false;      /* it was argv[1]'s: the call's numparts */
         a->cmds[p]->proc(c, &a->parts[p]);
         if (!take_output(&c->out, &run->replies)) {
@@ -462,13 +485,19 @@ rl_all_command(struct conn *c, struct resp_request *req)
     }
     int64_t now = clock_wall_now();
     keyspace_group_begin();
-    notify_hold();
-    run_parts(c, &a, &u, &run, now);
-    bool keep = run.failed == 0 && run.denied == 0 && !run.nomem && !a.peek;
-    if (!keep && !undo_all(&u, now)) {
+    if (keep_keys(&a, &u, now)) {
+        notify_hold();
+        multi_touch_hold();
+        run_parts(c, &a, &run);
+        bool keep = run.failed == 0 && run.denied == 0 && !run.nomem &&
+                    !a.peek;
+        bool undone = !keep && undo_all(&u, now);
+        run.nomem |= !keep && !undone;
+        notify_unhold(undone ? was_undone : NULL, &u);
+        multi_touch_unhold(undone ? was_undone : NULL, &u);
+    } else {
         run.nomem = true;
     }
-    notify_unhold(keep);
     keyspace_group_end();
     if (run.nomem) {
         cmd_error(c, ERR_NOMEM);

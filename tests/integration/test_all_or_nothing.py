@@ -324,6 +324,29 @@ def test_events_only_of_a_call_that_keeps_its_changes(server):
         c.command("CONFIG", "SET", "notify-keyspace-events", "")
 
 
+def test_a_watched_key_is_touched_only_by_a_call_that_keeps_it(server):
+    c, other = server.raw(), server.raw()
+    two = ("RL.ALL", 2, 4, "RL.FIXED", "a", 5, 60, 4, "RL.FIXED", "b", 1, 60)
+    assert other.command(*two).startswith(b"*4\r\n:0\r\n")
+
+    def watched_exec(call):
+        assert c.command("WATCH", "a") == b"+OK\r\n"
+        assert other.command(*call).startswith(b"*4\r\n")
+        assert c.command("MULTI") == b"+OK\r\n"
+        assert c.command("PING") == b"+QUEUED\r\n"
+        return c.command("EXEC")
+
+    # Denied by b, or ending in PEEK: a was taken and put back, unseen.
+    assert watched_exec(two) == b"*1\r\n+PONG\r\n"
+    assert watched_exec(two[:2] + ("4", "RL.FIXED", "a", "5", "60",
+                                   "4", "RL.FIXED", "c", "1", "60", "PEEK")) \
+        == b"*1\r\n+PONG\r\n"
+    # Kept: the watching transaction fails, as after any write to a.
+    kept = two[:2] + ("4", "RL.FIXED", "a", "5", "60",
+                      "4", "RL.FIXED", "d", "1", "60")
+    assert watched_exec(kept) == b"*-1\r\n"
+
+
 def test_keys_statistics_and_top_denied(server):
     c = server.raw()
     call = ("RL.ALL", 2, 4, "RL.FIXED", "{t}a", 5, 60, 4, "RL.FIXED", "{t}b", 1, 60)
