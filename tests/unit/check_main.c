@@ -56,6 +56,7 @@ static const struct {
     { "qlist", qlist_suite },
     { "zset", zset_suite },
     { "sha1", sha1_suite },
+    { "keylog", keylog_suite },
     { "reply_read", reply_read_suite },
     { "sandbox", sandbox_suite },
     { "convert", convert_suite },

@@ -44,6 +44,7 @@ Suite *topk_suite(void);
 Suite *set_suite(void);
 Suite *qlist_suite(void);
 Suite *sha1_suite(void);
+Suite *keylog_suite(void);
 Suite *reply_read_suite(void);
 Suite *sandbox_suite(void);
 Suite *convert_suite(void);
