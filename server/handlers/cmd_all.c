@@ -220,14 +220,15 @@ parse_call(struct conn *c, const struct resp_request *req, struct all_call *a)
 
 /* ---- the keys as the call found them ------------------------------------ */
 
-/* A key's state before the call: absent, a collection (which no limiter
- * changes: each refuses it), or its type, expiry and encoded bytes
+/* A key's state before the call: absent, one no limiter changes (each
+ * refuses it: a collection, a string that is no CL.THROTTLE TAT, which
+ * may be long and is not copied), or its type, expiry and encoded bytes
  * (bytes[off, off + n) of the undo's buffer). */
 struct all_before {
     const char *key;
     size_t len;
     bool present;
-    bool collection;
+    bool refused;
     uint8_t type;
     int64_t expire_at;
     size_t off;
@@ -259,10 +260,13 @@ undo_keep(struct all_undo *u, const char *key, size_t len, int64_t now)
     if (r == NULL) {
         return true;
     }
+    uint64_t tat;
     b->type = r->type;
     b->expire_at = r->expire_at;
-    b->collection = keytype_is_coll(r->type);
-    if (b->collection) {
+    b->refused = keytype_is_coll(r->type) ||
+                 (r->type == KEY_STR &&
+                  keytype_gcra_tat_text(r, &tat) != KS_TAT_OK);
+    if (b->refused) {
         return true;
     }
     if (!keytype_encode(r, now, &u->bytes)) {
@@ -321,7 +325,7 @@ undo_one(struct all_undo *u, const struct all_before *b, int64_t now)
 {
     struct key_hint h = { false, 0 };
     struct store_rec *r = keyspace_lookup_write(&h, b->key, b->len, now);
-    if (b->collection || (r != NULL && b->present && unchanged(u, b, r, now))) {
+    if (b->refused || (r != NULL && b->present && unchanged(u, b, r, now))) {
         return true;
     }
     if (r != NULL) {

@@ -230,6 +230,31 @@ def test_a_denied_part_leaves_every_key_byte_for_byte(fserver):
     assert b"m2" not in c.command("RL.ENTRIES", "log")
 
 
+def test_strings_a_part_reads_as_a_tat_are_put_back_as_they_were(fserver):
+    c = fserver.raw()
+    assert c.command("SET", "n", "5") == b"+OK\r\n"
+    assert c.command("SET", "u", "18446744073709551615") == b"+OK\r\n"
+    assert c.command("SET", "long", "x" * 100000, "PX", 50000) == b"+OK\r\n"
+    keys = ("n", "u", "long")
+    before = [key_state(c, k) for k in keys]
+    # u's TAT is the end of time: denied by part 2, after n was taken.
+    denied = c.command("RL.ALL", 3, 5, "CL.THROTTLE", "n", 5, 1, 60,
+                       5, "CL.THROTTLE", "u", 5, 1, 60,
+                       4, "RL.FIXED", "f", 1, 60)
+    assert denied.startswith(b"*5\r\n:1\r\n:2\r\n*5\r\n:0\r\n"), denied
+    assert [key_state(c, k) for k in keys] == before
+    peeked = c.command("RL.ALL", 2, 5, "CL.THROTTLE", "n", 5, 1, 60,
+                       4, "RL.FIXED", "f", 1, 60, "PEEK")
+    assert peeked.startswith(b"*4\r\n:0\r\n:0\r\n"), peeked
+    assert [key_state(c, k) for k in keys + ("f",)] == before + [
+        (b"$-1\r\n", b":-2\r\n")]
+    assert c.command("GET", "n") == b"$1\r\n5\r\n"
+    assert c.command("RL.ALL", 2, 5, "CL.THROTTLE", "n", 5, 1, 60,
+                     5, "CL.THROTTLE", "long", 5, 1, 60) == \
+        b"-ERR value is not an integer or out of range (part 2)\r\n"
+    assert [key_state(c, k) for k in keys] == before
+
+
 def test_the_worked_example_of_docs_commands_md(fserver):
     hour = 3600 * 10**9
     fserver.clock.set((fserver.clock.ns // hour + 1) * hour)
