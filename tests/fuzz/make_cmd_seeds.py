@@ -261,6 +261,17 @@ SEEDS = {
     + cmd("CL.THROTTLE", "w", 0, 1, 1, "RESERVE", -1) + cmd("CL.THROTTLE", "w", 0, 1, 1, "RESERVE", "x")
     + cmd("CL.THROTTLE", "w", 0, 1, 1, 1, "RESERVE") + save_and_reload()
     + cmd("CL.THROTTLE", "w", 0, 10, 1, "RESERVE", 1),
+    # RL.ALL: kept, denied by its last part (the first put back), a part's
+    # error, PEEK, one key twice, every kind of part, through a reload.
+    "rl-all": b"".join(cmd("RL.ALL", 3, 4, "RL.FIXED", "a", 3, 60,
+                           5, "CL.THROTTLE", "b", 1, 1, 60,
+                           6, "RL.LOG", "c", 2, 60, "META", b"m\0\r\n")
+                       for _ in range(4))
+    + cmd("RL.ALL", 2, 5, "GCRA", "g", 0, 1, 10, 5, "GCRA", "g", 0, 1, 10)
+    + cmd("RL.ALL", 2, 6, "RL.TIERS", "t", 2, 1, 5, 60, 4, "RL.SLIDING", "s", 1, 60, "PEEK")
+    + cmd("RL.ALL", 2, 4, "RL.SLIDING", "s", 1, 60, 3, "RL.FIXED", "a", "x")
+    + cmd("RL.ALL", 1, 3, "SET", "a", "v") + clock(S59) + save_and_reload()
+    + cmd("RL.ALL", 2, 4, "RL.FIXED", "a", 3, 60, 4, "RL.FIXED", "a", 3, 60),
 }
 
 
