@@ -90,6 +90,7 @@ named_limits_teardown(void)
     limits_free(running);
     running = NULL;
     rl_stats_reset();
+    tzdb_flush();
 }
 
 /* ---- one descriptor ----------------------------------------------------- */

@@ -120,6 +120,7 @@
 
 #include "lib/mem.h"
 #include "lib/num.h"
+#include "lib/tzdb.h"
 #include "protocol/obuf.h"
 #include "protocol/resp.h"
 #include "server/clock.h"
@@ -3804,6 +3805,7 @@ retire_server(void)
     slowlog_teardown();
     topdenied_teardown();
     cluster_teardown();
+    tzdb_flush();       /* the zones RL.FIXED's CALENDAR read: a cache */
     taint_reset();
 }
 
