@@ -14,6 +14,7 @@ only moves forward, so the probes run in time order, those of one instant
 in one pipeline.
 """
 import datetime as dt
+import os
 import subprocess
 from zoneinfo import ZoneInfo
 
@@ -305,3 +306,31 @@ def test_a_bad_calendar_refuses_the_file_with_its_line(tmp_path):
                            capture_output=True, text=True, timeout=10)
         assert r.returncode == 1, extra
         assert r.stderr == "cellgate: %s:4: %s\n" % (bad, why), r.stderr
+
+
+def test_a_calendar_key_is_saved_dumped_and_restored_as_any_fixed_key(
+        start_daemon, tmp_path):
+    """The window end is absolute: nothing of the zone is stored, and a
+    key read back (snapshot after kill -9, DUMP/RESTORE) goes on counting
+    in the same window."""
+    t0 = int(dt.datetime(2026, 10, 25, 12, tzinfo=UTC).timestamp())
+    snapdir = str(tmp_path / "snap")
+    os.makedirs(snapdir)
+    d = start_daemon("--dir", snapdir, fakeclock=t0 * SEC)
+    c = d.client()
+    paris_25h_day = ["RL.FIXED", "k", 3, "day", "CALENDAR", "Europe/Paris"]
+    # October 25th 2026 in Paris: 25 hours, ending at 23:00 UTC.
+    assert c.execute_command(*paris_25h_day) == [0, 3, 2, -1, 11 * 3600]
+    c.restore("copy", c.pttl("k"), c.dump("k"), replace=True)
+    assert c.pttl("copy") == 11 * 3600 * 1000
+    assert d.raw().command("SAVE") == b"+OK\r\n"
+    d.proc.kill()
+    d.proc.wait(10)
+    d.stopped = True
+    d2 = start_daemon("--dir", snapdir, fakeclock=t0 * SEC)
+    c2 = d2.client()
+    assert c2.execute_command(*paris_25h_day) == [0, 3, 1, -1, 11 * 3600]
+    assert c2.execute_command("RL.FIXED", "copy", 3, "day", "CALENDAR",
+                              "Europe/Paris") == [0, 3, 1, -1, 11 * 3600]
+    d2.clock.set((t0 + 11 * 3600) * SEC)
+    assert c2.execute_command(*paris_25h_day) == [0, 3, 2, -1, 24 * 3600]
