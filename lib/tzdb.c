@@ -154,15 +154,3 @@ tzdb_flush(void)
         }
     }
 }
-
-size_t
-tzdb_memory(void)
-{
-    size_t n = 0;
-    for (size_t i = 0; i < TZDB_CACHE; i++) {
-        if (cache[i].name != NULL) {
-            n += cache[i].len + tz_size(cache[i].zone);
-        }
-    }
-    return n;
-}

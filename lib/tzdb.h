@@ -44,7 +44,4 @@ enum tzdb_status tzdb_get(const char *name, size_t len,
 
 void tzdb_flush(void);
 
-/* Bytes the cache holds. */
-size_t tzdb_memory(void);
-
 #endif

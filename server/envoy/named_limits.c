@@ -54,6 +54,7 @@ int
 named_limits_reload(char *err, size_t errlen)
 {
     struct limits *l;
+    tzdb_flush();                   /* RL.FIXED's zones read anew, always */
     if (srv.conf.limits_file[0] == '\0') {
         snprintf(err, errlen, "limits-file is not set");
         return -1;
@@ -65,7 +66,6 @@ named_limits_reload(char *err, size_t errlen)
     limits_free(running);
     running = l;
     rl_stats_reset();               /* their keys are the old file's */
-    tzdb_flush();                   /* RL.FIXED's zones read anew too */
     return 0;
 }
 

@@ -241,12 +241,23 @@ def test_a_corrupt_zone_file_is_an_error_not_a_crash(start_daemon, tmp_path):
     good = open("/usr/share/zoneinfo/Europe/Paris", "rb").read()
     (zdir / "Test" / "Cut").write_bytes(good[:100])
     (zdir / "Test" / "Paris").write_bytes(good)
-    d = start_daemon(env={"TZDIR": str(zdir)})
+    t0 = int(dt.datetime(2026, 6, 1, 12, tzinfo=UTC).timestamp())
+    d = start_daemon(env={"TZDIR": str(zdir)}, fakeclock=t0 * SEC)
     r = d.raw()
     assert r.command("RL.FIXED", "k", 1, "day", "CALENDAR", "Test/Cut") == \
         b"-ERR time zone 'Test/Cut': its zoneinfo file is not valid TZif\r\n"
-    assert r.command("RL.FIXED", "k", 1, "day", "CALENDAR", "Test/Paris")[:4] == \
-        b"*5\r\n"
+
+    def day_reset(key):
+        return r.command("RL.FIXED", key, 1, "day", "CALENDAR", "Test/Paris")
+
+    assert day_reset("a") == b"*5\r\n:0\r\n:1\r\n:0\r\n:-1\r\n:36000\r\n"
+    # A zone is read once: a new file is seen after CONFIG RELOAD-LIMITS
+    # (which empties the cache even without a limits-file), not before.
+    kathmandu = open("/usr/share/zoneinfo/Asia/Kathmandu", "rb").read()
+    (zdir / "Test" / "Paris").write_bytes(kathmandu)
+    assert day_reset("b") == b"*5\r\n:0\r\n:1\r\n:0\r\n:-1\r\n:36000\r\n"
+    assert r.command("CONFIG", "RELOAD-LIMITS") == b"-ERR limits-file is not set\r\n"
+    assert day_reset("c") == b"*5\r\n:0\r\n:1\r\n:0\r\n:-1\r\n:22500\r\n"
 
 
 LIMITS = """\
