@@ -8,7 +8,9 @@
  * integers or booleans; then each descriptor is read with that service's
  * rules and error texts, prefixed with "<file>:<line>: ". Besides its
  * keys, rate_limit takes cellgate_algorithm (fixed_window, sliding_window,
- * gcra). Aliases are followed, so the walk is bounded in nodes visited
+ * gcra) and, for a fixed window, calendar (an IANA zone, read from the
+ * system's zoneinfo as the file loads, so a bad one refuses it) and
+ * week_start. Aliases are followed, so the walk is bounded in nodes visited
  * and in depth: a file cannot make it run away.
  */
 #include "conf/limits.h"
