@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "algorithms/fixed_window.h"
 #include "lib/calendar.h"
 #include "lib/civil.h"
 #include "lib/tzdb.h"
@@ -367,6 +368,55 @@ START_TEST(test_units_weekdays_and_zone_names)
 }
 END_TEST
 
+/* A zone of a footer alone, without bytes: what tzif_parse would make. */
+static struct tz_zone
+rule_zone(const char *rule)
+{
+    struct tz_zone z = { .n = 0, .has_rule = true };
+    ck_assert(tz_rule_parse(rule, strlen(rule), &z.rule));
+    z.first_off = z.min_off = z.rule.std_off;
+    z.max_off = z.rule.has_dst ? z.rule.dst_off : z.rule.std_off;
+    return z;
+}
+
+START_TEST(test_fixed_window_counts_in_calendar_days)
+{
+    struct tz_zone paris = rule_zone("CET-1CEST,M3.5.0,M10.5.0/3");
+    struct tz_zone ny = rule_zone("EST5EDT,M3.2.0,M11.1.0");
+    struct cal_spec day = { &paris, CAL_DAY, 1 };
+    struct fwin_params p = { 2, 0, 1, false, &day };
+    struct fwin_state st, next;
+    struct limit_decision d;
+    const int64_t s = 1000000000;
+    int64_t t = utc(2027, 3, 28, 12, 0) * s;        /* the 23-hour day */
+    int64_t end = utc(2027, 3, 28, 22, 0) * s;
+    ck_assert_int_eq(fwin_apply(&p, false, NULL, t, &st, &d), LIMIT_OK);
+    ck_assert_int_eq(st.start, utc(2027, 3, 27, 23, 0) * s);
+    ck_assert_int_eq(d.fresh_at, end);
+    ck_assert_int_eq(d.reset_after_ns, end - t);
+    ck_assert_int_eq(fwin_apply(&p, true, &st, t, &st, &d), LIMIT_OK);
+    ck_assert_int_eq(fwin_apply(&p, true, &st, end - 1, &next, &d),
+                     LIMIT_OK);
+    ck_assert(d.limited);
+    ck_assert_int_eq(d.retry_after_ns, 1);
+    ck_assert_int_eq(fwin_apply(&p, true, &st, end, &next, &d), LIMIT_OK);
+    ck_assert(!d.limited);
+    ck_assert_int_eq(next.start, end);
+    ck_assert_int_eq(d.fresh_at, utc(2027, 3, 29, 22, 0) * s);
+    /* The same state asked with New York's days: it ends at New York's
+     * first midnight after its start (04:00 UTC on the 28th). */
+    struct cal_spec ny_day = { &ny, CAL_DAY, 1 };
+    p.calendar = &ny_day;
+    ck_assert_int_eq(fwin_apply(&p, true, &st, utc(2027, 3, 28, 3, 0) * s,
+                                &next, &d), LIMIT_OK);
+    ck_assert(d.limited);
+    ck_assert_int_eq(d.fresh_at, utc(2027, 3, 28, 4, 0) * s);
+    /* Calendar instants past int64 ns: refused, not wrapped. */
+    ck_assert_int_eq(fwin_apply(&p, false, NULL, INT64_MAX - 1, &next, &d),
+                     LIMIT_EOVERFLOW);
+}
+END_TEST
+
 Suite *
 tzif_suite(void)
 {
@@ -382,6 +432,7 @@ tzif_suite(void)
     tcase_add_test(tc, test_days_weeks_months_and_years_in_local_time);
     tcase_add_test(tc, test_a_missing_or_doubled_midnight);
     tcase_add_test(tc, test_units_weekdays_and_zone_names);
+    tcase_add_test(tc, test_fixed_window_counts_in_calendar_days);
     suite_add_tcase(s, tc);
     return s;
 }
