@@ -31,7 +31,9 @@ static void
 put(struct bytes *o, const void *p, size_t n)
 {
     ck_assert_uint_le(o->n + n, sizeof(o->b));
-    memcpy(o->b + o->n, p, n);
+    if (n > 0) {            /* p may be NULL then */
+        memcpy(o->b + o->n, p, n);
+    }
     o->n += n;
 }
 
