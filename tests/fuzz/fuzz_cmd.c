@@ -1992,7 +1992,8 @@ may_write(const struct req *r)
         "zremrangebyrank", "zremrangebylex", "zpopmin", "zpopmax",
         "rpoplpush", "lmpop", "zmpop", "sadd", "srem", "spop", "smove",
         "sinterstore", "sunionstore", "sdiffstore",
-        "zunionstore", "zinterstore", "zdiffstore", "zrangestore",
+        "zunionstore", "zinterstore", "zdiffstore", "zrangestore", "restore",
+        "migrate",
     };
     bool writer = word(r, 0, "getex") && r->argc > 2;
     for (size_t k = 0; k < sizeof(writers) / sizeof(writers[0]); k++) {
