@@ -427,3 +427,39 @@ def test_cluster_routes_by_every_part_key(start_daemon, tmp_path):
         assert reply.startswith(b"-ERR Script attempted to access a non local "
                                 b"key in a cluster node"), reply
     assert c.command("EVAL", script, 0, *two(k, k)[1:]).startswith(b"*4\r\n")
+
+
+@pytest.mark.parametrize("live", [False, True], ids=["static", "live"])
+def test_cluster_clients_route_rl_all_to_its_keys_owner(start_daemon, tmp_path,
+                                                        live):
+    """Three nodes, cluster-mode yes or cluster-enabled yes: redis-py's
+    RedisCluster asks COMMAND GETKEYS for RL.ALL (movablekeys) and sends it
+    to the owner of its keys' slot; every node answers CROSSSLOT for keys of
+    two slots and MOVED for a slot of another node."""
+    from test_cluster_nodes import owner_index
+    from test_rl_shards import Shards
+    shards = Shards(start_daemon, tmp_path, live=live)
+    rc = shards.client(0)
+    try:
+        for tag in ("a", "b", "c", "d", "e", "f"):
+            keys = ("{%s}key" % tag, "{%s}org" % tag)
+            call = ("RL.ALL", 2, 4, "RL.FIXED", keys[0], 2, 3600,
+                    4, "RL.FIXED", keys[1], 3, 3600)
+            got = [rc.execute_command(*call)[:2] for _ in range(4)]
+            assert got == [[0, 0], [0, 0], [1, 1], [1, 1]], (tag, got)
+            owner = shards.nodes[owner_index(harness.reference_slot(tag))]
+            assert owner.raw().command("RL.FIXED", keys[1], 3, 3600, "PEEK") \
+                .startswith(b"*5\r\n:0\r\n:3\r\n:0\r\n")
+    finally:
+        rc.close()
+    c = shards.nodes[0].raw()
+    two = ("RL.ALL", 2, 4, "RL.FIXED", "{a}1", 1, 60, 4, "RL.FIXED", "{b}1", 1, 60)
+    if harness.reference_slot("a") != harness.reference_slot("b"):
+        assert c.command(*two) == \
+            b"-CROSSSLOT Keys in request don't hash to the same slot\r\n"
+    far = next(t for t in ("t%d" % i for i in range(100))
+               if owner_index(harness.reference_slot(t)) != 0)
+    o = owner_index(harness.reference_slot(far))
+    one = ("RL.ALL", 1, 4, "RL.FIXED", "{%s}x" % far, 1, 60)
+    assert c.command(*one) == b"-MOVED %d 127.0.0.1:%d\r\n" % (
+        harness.reference_slot(far), shards.ports[o])
