@@ -11,9 +11,9 @@
  * Design: each part runs through its own handler, unchanged, so its
  * reply is byte for byte what the command alone answers against the
  * state the earlier parts left (two parts may name the same key), and no
- * limiter's arithmetic or grammar is written twice. Before a part runs,
- * its key's state as the call found it is kept (keytype_encode(): the
- * same bytes the journal and DUMP carry). When a part is denied or fails,
+ * limiter's arithmetic or grammar is written twice. Before the first part
+ * runs, each part's key's state as the call finds it is kept
+ * (keytype_encode(): the same bytes the journal and DUMP carry). When a part is denied or fails,
  * or the call ends in PEEK, every key the parts changed is put back
  * through the write path (the same type, bytes and expiry), so a
  * replica and a journal replay reach the same keys; the call's effects
