@@ -319,6 +319,30 @@ remake(struct key_hint *h, const struct all_before *b,
     return n == NULL ? NULL : keyspace_set_expire(n, b->expire_at);
 }
 
+/* r, of b's type, given b's state again in place: an integer (CL.THROTTLE's
+ * TAT) or a fixed-size struct (RL.FIXED, RL.SLIDING, GCRA). NULL when r's
+ * state is of another kind (or memory ran out for an integer's 8 bytes):
+ * then the caller makes the key again. */
+static struct store_rec *
+put_back_in_place(struct key_hint *h, const struct all_before *b,
+                  struct store_rec *r, const unsigned char *p)
+{
+    if (r->type != b->type || !keytype_is_fixed_size(b->type)) {
+        return NULL;
+    }
+    if (b->type == KEY_INT) {
+        int64_t v;
+        memcpy(&v, p, sizeof(v));
+        r = keyspace_set_int(h, b->key, b->len, r, v);
+    } else if (b->n == keytype_state_size(b->type)) {
+        memcpy(store_rec_state(r), p, b->n);
+        keyspace_written(r);
+    } else {
+        return NULL;
+    }
+    return r == NULL ? NULL : keyspace_set_expire(r, b->expire_at);
+}
+
 /* b's key as the call found it; false when it could not be made again. */
 static bool
 undo_one(struct all_undo *u, const struct all_before *b, int64_t now)
@@ -328,6 +352,11 @@ undo_one(struct all_undo *u, const struct all_before *b, int64_t now)
     if (b->refused || (r != NULL && b->present && unchanged(u, b, r, now))) {
         return true;
     }
+    if (r != NULL && b->present &&
+        put_back_in_place(&h, b, r, u->bytes.p + b->off) != NULL) {
+        return true;
+    }
+    r = keyspace_lookup_write(&h, b->key, b->len, now);
     if (r != NULL) {
         keyspace_delete(r);
     }
