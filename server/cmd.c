@@ -1009,6 +1009,12 @@ live_queue_served_here(struct conn *c)
     for (size_t i = 0; i < m->ncmds; i++) {
         const struct multi_cmd *mc = &m->cmds[i];
         struct cmd_keys k;
+        struct cmd_key_args ka;
+        if (mc->cmd->key_args != NULL &&
+            cmd_key_args_line(mc->cmd, &mc->req, &ka)) {
+            cluster_query_keys(&q, &ka.keys, 0, (int)ka.keys.argc - 1, 1);
+            continue;
+        }
         if (!cmd_request_keys(mc->cmd, &mc->req, &k)) {
             continue;
         }
@@ -1037,7 +1043,12 @@ queue_served_here(struct conn *c)
     for (size_t i = 0; ok && i < m->ncmds; i++) {
         const struct multi_cmd *q = &m->cmds[i];
         struct cmd_keys k;
-        if (cmd_request_keys(q->cmd, &q->req, &k)) {
+        struct cmd_key_args ka;
+        if (q->cmd->key_args != NULL &&
+            cmd_key_args_line(q->cmd, &q->req, &ka)) {
+            argv[keys.argc] = ka.argv[0];
+            lens[keys.argc++] = ka.argvlen[0];
+        } else if (cmd_request_keys(q->cmd, &q->req, &k)) {
             argv[keys.argc] = q->req.argv[k.first];
             lens[keys.argc++] = q->req.argvlen[k.first];
         }

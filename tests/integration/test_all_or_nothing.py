@@ -436,6 +436,16 @@ def test_cluster_routes_by_every_part_key(start_daemon, tmp_path):
     k = mine[0]
     assert c.command(*two(k, k)).startswith(b"*4\r\n:1\r\n:2\r\n")
     assert c.command("EXISTS", k) == b":0\r\n"
+    # In a transaction, its keys count with the other commands' for EXEC.
+    assert c.command("MULTI") == b"+OK\r\n"
+    assert c.command("RL.FIXED", mine[1], 1, 60) == b"+QUEUED\r\n"
+    assert c.command(*two(k, k)) == b"+QUEUED\r\n"
+    assert c.command("EXEC") == \
+        b"-CROSSSLOT Keys in request don't hash to the same slot\r\n"
+    assert c.command("MULTI") == b"+OK\r\n"
+    assert c.command("RL.FIXED", k, 5, 60) == b"+QUEUED\r\n"
+    assert c.command(*two(k, k)) == b"+QUEUED\r\n"
+    assert c.command("EXEC").startswith(b"*2\r\n*5\r\n:0\r\n")
     # A script's RL.ALL: its keys must be this node's, as any command's.
     script = "return redis.pcall('RL.ALL', unpack(ARGV))"
     for keys in ((theirs[0], theirs[0]), (mine[0], mine[1])):
@@ -473,6 +483,15 @@ def test_cluster_clients_route_rl_all_to_its_keys_owner(start_daemon, tmp_path,
     if harness.reference_slot("a") != harness.reference_slot("b"):
         assert c.command(*two) == \
             b"-CROSSSLOT Keys in request don't hash to the same slot\r\n"
+    mine = [t for t in ("t%d" % i for i in range(100))
+            if owner_index(harness.reference_slot(t)) == 0][:2]
+    for other, want in ((mine[0], b"*2\r\n*5\r\n:0\r\n"),
+                        (mine[1], b"-CROSSSLOT ")):
+        assert c.command("MULTI") == b"+OK\r\n"
+        assert c.command("RL.FIXED", "{%s}y" % mine[0], 5, 60) == b"+QUEUED\r\n"
+        assert c.command("RL.ALL", 1, 4, "RL.FIXED", "{%s}z" % other, 1, 60) == \
+            b"+QUEUED\r\n"
+        assert c.command("EXEC").startswith(want), other
     far = next(t for t in ("t%d" % i for i in range(100))
                if owner_index(harness.reference_slot(t)) != 0)
     o = owner_index(harness.reference_slot(far))
