@@ -549,8 +549,8 @@ decode_lease(struct ks_lease *ls, struct membuf_reader *rd)
         rd->left > (size_t)n * lease_entry_size(LEASE_HOLDER_MAX)) {
         return KS_MALFORMED;
     }
-    if (n == 0) {
-        return rd->left != 0 ? KS_MALFORMED : KS_DECODED;
+    if (n == 0 || rd->left == 0) {
+        return rd->left != 0 || n != 0 ? KS_MALFORMED : KS_DECODED;
     }
     ls->set.buf = keytype_owned_realloc(NULL, rd->left);
     if (ls->set.buf == NULL) {
