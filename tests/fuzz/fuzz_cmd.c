@@ -12,7 +12,9 @@
  *
  *  - every limiter with its options (CL.THROTTLE, RL.FIXED, RL.SLIDING,
  *    RL.LOG with META, RL.TIERS; COST, ALIGN, PEEK, MS, CL.THROTTLE's
- *    RESERVE, junk), and RL.TOPDENIED (COUNT, DB, junk, an option
+ *    RESERVE, junk), the leases (RL.ACQUIRE with HOLDER, PEEK, MS and
+ *    WAIT but one that would block, RL.REFRESH, RL.RELEASE, RL.LEASES),
+ *    and RL.TOPDENIED (COUNT, DB, junk, an option
  *    without its value);
  *  - the string commands: GET, SET (NX|XX, GET, EX|PX|EXAT|PXAT|KEEPTTL
  *    in any mix, junk, a time word without its value), SETNX, SETEX,
@@ -376,9 +378,62 @@ gen_config_set(struct req *r, struct input *in)
     }
 }
 
+/* A lease's holder: a few that meet, the word PEEK, empty, too long. */
+static void
+add_holder(struct req *r, struct input *in)
+{
+    static const char *const holders[] = { "a", "b", "c", "PEEK", "d" };
+    uint8_t b = in_byte(in);
+    if (b < 240) {
+        add(r, holders[b % 5]);
+    } else if (b < 248) {
+        add_bytes(r, "", 0);
+    } else {
+        add_blob(r, in, 300);
+    }
+}
+
+/* RL.ACQUIRE (HOLDER, WAIT but one that would block, PEEK, MS, junk),
+ * RL.REFRESH, RL.RELEASE, RL.LEASES. */
+static void
+gen_lease(struct req *r, struct input *in, uint8_t which)
+{
+    static const char *const cmds[] = { "RL.ACQUIRE", "RL.REFRESH",
+                                         "RL.RELEASE", "RL.LEASES" };
+    add(r, cmds[which % 4]);
+    add_key(r, in);
+    if (which % 4 == 0) {
+        add_number(r, in, false);
+        add_number(r, in, true);
+        for (uint8_t n = in_byte(in) % 4; n > 0; n--) {
+            uint8_t b = in_byte(in);
+            static const char *const waits[] = { "0", "-1", "x", "3601" };
+            add(r, b % 5 == 0 ? "HOLDER" : b % 5 == 1 ? "WAIT"
+                   : b % 5 == 2 ? "PEEK" : b % 5 == 3 ? "MS" : "NOPE");
+            if (b % 5 == 0) {
+                add_holder(r, in);
+            } else if (b % 5 == 1) {
+                add(r, waits[(b >> 3) % 4]);
+            }
+        }
+    } else if (which % 4 != 3) {
+        add_holder(r, in);
+        if (which % 4 == 1) {
+            add_number(r, in, true);
+        }
+    }
+    if (which % 4 != 2 && (which & 16)) {
+        add(r, "MS");
+    }
+}
+
 static void
 gen_limiter(struct req *r, struct input *in, uint8_t which)
 {
+    if (which % 5 == 4 && (which / 5) % 4 == 3) {
+        gen_lease(r, in, in_byte(in));
+        return;
+    }
     switch (which % 5) {
     case 0:
         add(r, "CL.THROTTLE");
@@ -1945,6 +2000,7 @@ may_write(const struct req *r)
         "rpoplpush", "lmpop", "zmpop", "sadd", "srem", "spop", "smove",
         "sinterstore", "sunionstore", "sdiffstore",
         "zunionstore", "zinterstore", "zdiffstore", "zrangestore",
+        "rl.acquire", "rl.refresh", "rl.release",
     };
     bool writer = word(r, 0, "getex") && r->argc > 2;
     for (size_t k = 0; k < sizeof(writers) / sizeof(writers[0]); k++) {
@@ -1953,6 +2009,13 @@ may_write(const struct req *r)
     /* Inside MULTI a command is only queued (EXEC runs the queue). */
     if (multi_open(client, client->multi) && !word(r, 0, "exec")) {
         return false;
+    }
+    if (word(r, 0, "rl.acquire")) {
+        for (size_t i = 2; i < r->argc; i++) {
+            if (word(r, i, "peek")) {
+                return false;   /* HOLDER PEEK is refused */
+            }
+        }
     }
     if (!writer || !(word(r, 0, "cl.throttle") || word(r, 0, "rl.fixed") ||
                      word(r, 0, "rl.sliding") || word(r, 0, "rl.log") ||
@@ -2269,6 +2332,11 @@ static bool
 encodes_none(const struct store_rec *r, const struct membuf *enc)
 {
     uint32_t n;
+    if (r->type == KEY_LEASE) {
+        CHECK(enc->len >= sizeof(n));
+        memcpy(&n, enc->p, sizeof(n));
+        return n == 0;
+    }
     if (r->type != KEY_LOG && r->type != KEY_TIERS) {
         return false;
     }
@@ -2347,6 +2415,28 @@ check_tiers(const struct store_rec *r, const struct ks_tiers *ts)
     CHECK(r->expire_at ==
               keyspace_fresh_ms(keytype_tiers_fresh_at(ts, now_ns)) ||
           by_hand || ts->st.len == 0);
+}
+
+/* A lease key: entries well formed, each holder once, at most
+ * LEASE_LIMIT_MAX of them, none ending after the key's expiry (each write
+ * sets it to the last live end; ended ones end before that), unless an
+ * expiry command set it by hand. */
+static void
+check_lease(const struct store_rec *r, const struct ks_lease *ls)
+{
+    bool by_hand = is_tainted(store_rec_key(r), store_rec_keylen(r));
+    struct lease_entry e, f;
+    uint32_t off = 0, n = 0;
+    CHECK(ls->set.used <= ls->set.cap && ls->set.n <= LEASE_LIMIT_MAX);
+    while (lease_next(&ls->set, &off, &e)) {
+        CHECK(e.len >= 1 && e.len <= LEASE_HOLDER_MAX);
+        CHECK(off <= ls->set.used);
+        CHECK(lease_find(&ls->set, e.holder, e.len, &f) && f.off == e.off);
+        CHECK(by_hand || r->expire_at == STORE_NEVER ||
+              e.end_ms <= r->expire_at);
+        n++;
+    }
+    CHECK(off == ls->set.used && n == ls->set.n);
 }
 
 /*
@@ -2584,6 +2674,8 @@ scan_rec(struct store_rec *r, void *arg)
         check_log(r, state);
     } else if (r->type == KEY_TIERS) {
         check_tiers(r, state);
+    } else if (r->type == KEY_LEASE) {
+        check_lease(r, state);
     }
     s->buf.len = 0;
     if (r->type != KEY_STR && !keytype_is_coll(r->type)) {

@@ -1,0 +1,436 @@
+"""Concurrency leases (RL.ACQUIRE, RL.REFRESH, RL.RELEASE, RL.LEASES):
+at most `limit` holders at a time, each slot freed by its holder or by the
+end of its lease, whatever happened to the holder (kill -9), the server
+(kill -9 with the journal) or the primary (a replica promoted); WAIT's
+first come, first served queue; DUMP/RESTORE between two servers."""
+import os
+import random
+import re
+import signal
+import time
+
+import pytest
+
+import harness
+from test_journal import JOURNAL, kill9
+from test_replication import caught_up, follow, pair
+
+LEASE = re.compile(rb"^\*6\r\n:([01])\r\n:(\d+)\r\n:(\d+)\r\n:(-?\d+)\r\n:(\d+)\r\n"
+                   rb"(?:\$-1|\$\d+\r\n([^\r]*))\r\n$")
+
+
+def acquire(c, *args):
+    """RL.ACQUIRE's reply as (limited, limit, remaining, retry, reset,
+    holder or None)."""
+    raw = c.command("RL.ACQUIRE", *args)
+    m = LEASE.match(raw)
+    assert m, raw
+    return tuple(int(m.group(i)) for i in range(1, 6)) + (m.group(6),)
+
+
+def leases(c, key, *ms):
+    """RL.LEASES as [(holder, ttl)]."""
+    raw = c.command("RL.LEASES", key, *ms)
+    parts = raw.split(b"\r\n")
+    n = int(parts[0][1:])
+    out = []
+    for i in range(n):
+        holder = parts[3 + i * 4]
+        ttl = int(parts[4 + i * 4][1:])
+        out.append((holder, ttl))
+    return out
+
+
+# ---- replies, one client ------------------------------------------------------
+
+def test_acquire_refresh_release_replies(fserver):
+    c = fserver.raw()
+    assert c.command("RL.ACQUIRE", "k", 2, 10, "HOLDER", "a") == (
+        b"*6\r\n:0\r\n:2\r\n:1\r\n:-1\r\n:10\r\n$1\r\na\r\n")
+    # A retry (a lost reply) keeps its one slot.
+    assert acquire(c, "k", 2, 10, "HOLDER", "a") == (0, 2, 1, -1, 10, b"a")
+    granted = acquire(c, "k", 2, 5)
+    assert granted[:5] == (0, 2, 0, -1, 5)
+    other = granted[5]
+    assert re.fullmatch(rb"[0-9a-f]{16}", other)
+    # Full: retry_after to the first end, reset_after to the last; the
+    # holder given is answered, none when none was given.
+    assert acquire(c, "k", 2, 10, "HOLDER", "c") == (1, 2, 0, 5, 10, b"c")
+    assert c.command("RL.ACQUIRE", "k", 2, 10)[-5:] == b"$-1\r\n"
+    assert acquire(c, "k", 2, 10, "HOLDER", "c", "MS") == (1, 2, 0, 5000, 10000, b"c")
+    assert leases(c, "k") == [(b"a", 10), (other, 5)]
+    assert c.command("TYPE", "k") == b"+lease\r\n"
+    assert c.command("PTTL", "k") == b":10000\r\n"
+    # A higher limit on a later call lets c in.
+    assert acquire(c, "k", 3, 10, "HOLDER", "c") == (0, 3, 0, -1, 10, b"c")
+    # PEEK changes nothing.
+    assert acquire(c, "k", 4, 10, "HOLDER", "d", "PEEK") == (0, 4, 0, -1, 10, b"d")
+    assert acquire(c, "k", 4, 10, "PEEK")[5] is None
+    assert len(leases(c, "k")) == 3
+    # Refresh: the lease ends lease from now, shorter or longer.
+    assert c.command("RL.REFRESH", "k", "a", 3) == b":1\r\n"
+    assert c.command("RL.REFRESH", "k", "a", 20000, "MS") == b":1\r\n"
+    assert leases(c, "k", "MS")[0] == (b"a", 20000)
+    assert c.command("PTTL", "k") == b":20000\r\n"
+    assert c.command("RL.REFRESH", "k", "nobody", 3) == b":0\r\n"
+    # Release: once, never below zero, idempotent.
+    assert c.command("RL.RELEASE", "k", "a") == b":1\r\n"
+    assert c.command("RL.RELEASE", "k", "a") == b":0\r\n"
+    assert c.command("RL.RELEASE", "k", "zz") == b":0\r\n"
+    assert c.command("RL.RELEASE", "none", "a") == b":0\r\n"
+    assert c.command("RL.REFRESH", "k", "a", 3) == b":0\r\n"    # not taken again
+    assert [h for h, _ in leases(c, "k")] == [other, b"c"]
+    assert c.command("PTTL", "k") == b":10000\r\n"
+    assert c.command("RL.RELEASE", "k", other) == b":1\r\n"
+    assert c.command("RL.RELEASE", "k", "c") == b":1\r\n"
+    assert c.command("EXISTS", "k") == b":0\r\n"
+    assert c.command("RL.LEASES", "k") == b"*0\r\n"
+
+
+def test_errors(fserver):
+    c = fserver.raw()
+    c.command("SET", "s", "x")
+    bad = {
+        ("RL.ACQUIRE", "k", 0, 10): b"-ERR limit and lease must be positive\r\n",
+        ("RL.ACQUIRE", "k", 1, 0): b"-ERR limit and lease must be positive\r\n",
+        ("RL.ACQUIRE", "k", 100001, 1): b"-ERR limit is above 100000\r\n",
+        ("RL.ACQUIRE", "k", "x", 1): b"-ERR value is not an integer or out of range\r\n",
+        ("RL.ACQUIRE", "k", 1, "1.5"): b"-ERR value is not an integer or out of range\r\n",
+        ("RL.ACQUIRE", "k", 1, 1, "HOLDER", ""): b"-ERR holder must be 1 to 256 bytes\r\n",
+        ("RL.ACQUIRE", "k", 1, 1, "HOLDER", "h" * 257): b"-ERR holder must be 1 to 256 bytes\r\n",
+        ("RL.ACQUIRE", "k", 1, 1, "HOLDER", "peek"): b"-ERR holder cannot be the word PEEK\r\n",
+        ("RL.ACQUIRE", "k", 1, 1, "WAIT", -1): b"-ERR WAIT must be 0 to 3600 seconds\r\n",
+        ("RL.ACQUIRE", "k", 1, 1, "WAIT", 3601): b"-ERR WAIT must be 0 to 3600 seconds\r\n",
+        ("RL.ACQUIRE", "k", 1, 1, "WAIT"): b"-ERR syntax error\r\n",
+        ("RL.ACQUIRE", "k", 1, 1, "NOPE"): b"-ERR syntax error\r\n",
+        ("RL.ACQUIRE", "k", 1, 9223372036854775807): b"-ERR value is not an integer or out of range\r\n",
+        ("RL.ACQUIRE", "s", 1, 1): b"-WRONGTYPE Operation against a key holding the wrong kind of value\r\n",
+        ("RL.RELEASE", "s", "a"): b"-WRONGTYPE Operation against a key holding the wrong kind of value\r\n",
+        ("RL.REFRESH", "k", "a", 0): b"-ERR limit and lease must be positive\r\n",
+        ("RL.REFRESH", "k", "a", 1, "X"): b"-ERR syntax error\r\n",
+        ("RL.LEASES", "k", "X"): b"-ERR syntax error\r\n",
+        ("RL.RELEASE", "k"): b"-ERR wrong number of arguments for 'rl.release' command\r\n",
+    }
+    for args, want in bad.items():
+        assert c.command(*args) == want, args
+    assert c.command("KEYS", "*") == b"*1\r\n$1\r\ns\r\n"
+    # With MS, WAIT is in ms too: 3600000 is the bound.
+    assert acquire(c, "k", 1, 1, "WAIT", 3600000, "MS")[0] == 0
+
+
+def test_expired_leases_free_their_slots_by_themselves(fserver):
+    c = fserver.raw()
+    clock = fserver.clock
+    assert acquire(c, "k", 3, 1000, "HOLDER", "a", "MS")[0] == 0
+    assert acquire(c, "k", 3, 2000, "HOLDER", "b", "MS")[0] == 0
+    assert acquire(c, "k", 3, 3000, "HOLDER", "c", "MS")[0] == 0
+    assert acquire(c, "k", 3, 1, "HOLDER", "x")[:3] == (1, 3, 0)
+    clock.advance(ms=999)
+    assert acquire(c, "k", 3, 1, "HOLDER", "x", "PEEK")[:3] == (1, 3, 0)
+    clock.advance(ms=1)                 # a's lease ends: its slot is free
+    assert acquire(c, "k", 3, 1, "HOLDER", "x", "PEEK") == (0, 3, 0, -1, 1, b"x")
+    assert [h for h, _ in leases(c, "k")] == [b"b", b"c"]
+    assert c.command("RL.RELEASE", "k", "a") == b":0\r\n"     # after its end
+    assert c.command("RL.REFRESH", "k", "a", 5) == b":0\r\n"
+    clock.advance(ms=2001)              # every lease ended: the key goes
+                                        # (it lives through its last ms)
+    assert c.command("RL.LEASES", "k") == b"*0\r\n"
+    assert harness.wait_until(lambda: fserver.info("keyspace").get("db0") is None, 5)
+
+
+def test_wait_inside_multi_and_scripts_never_blocks(fserver):
+    c = fserver.raw()
+    acquire(c, "k", 1, 60, "HOLDER", "a")
+    c.command("MULTI")
+    assert c.command("RL.ACQUIRE", "k", 1, 60, "HOLDER", "b", "WAIT", 10) == b"+QUEUED\r\n"
+    got = c.command("EXEC")
+    assert got.startswith(b"*1\r\n*6\r\n:1\r\n:1\r\n:0\r\n")
+    got = c.command("EVAL", "return redis.call('RL.ACQUIRE', KEYS[1], 1, 60, 'WAIT', 10)",
+                    1, "k")
+    assert got.startswith(b"*6\r\n:1\r\n")
+
+
+# ---- WAIT ----------------------------------------------------------------------
+
+def blocked_clients(d):
+    return int(d.info("clients")["blocked_clients"])
+
+
+def test_wait_serves_waiters_first_come_first_served(start_daemon):
+    d = start_daemon()
+    c = d.raw()
+    assert acquire(c, "k", 1, 60, "HOLDER", "a")[0] == 0
+    waiters = []
+    for i, name in enumerate(["w1", "w2", "w3", "w4"]):
+        w = d.raw()
+        w.send(harness.resp_command("RL.ACQUIRE", "k", 1, 60, "HOLDER", name,
+                                    "WAIT", 20))
+        assert harness.wait_until(lambda: blocked_clients(d) == i + 1, 10)
+        waiters.append(w)
+    # Nobody else waits for them.
+    assert c.command("PING") == b"+PONG\r\n"
+    assert acquire(c, "other", 1, 60)[0] == 0
+    waiters[1].close()                  # w2 leaves the queue by going
+    assert harness.wait_until(lambda: blocked_clients(d) == 3, 10)
+    assert c.command("RL.RELEASE", "k", "a") == b":1\r\n"
+    assert LEASE.match(waiters[0].reply_bytes()).group(1) == b"0"
+    assert [h for h, _ in leases(c, "k")] == [b"w1"]
+    assert blocked_clients(d) == 2
+    assert c.command("RL.RELEASE", "k", "w1") == b":1\r\n"
+    m = LEASE.match(waiters[2].reply_bytes())
+    assert m.group(1) == b"0" and m.group(6) == b"w3"
+    assert [h for h, _ in leases(c, "k")] == [b"w3"]
+    # A higher limit on a later call frees a slot: the waiter's own limit
+    # still decides for it.
+    assert acquire(c, "k", 2, 60, "HOLDER", "b")[0] == 0
+    assert blocked_clients(d) == 1
+    assert c.command("RL.RELEASE", "k", "b") == b":1\r\n"
+    assert blocked_clients(d) == 1      # w3 holds w4's one slot
+    assert c.command("RL.RELEASE", "k", "w3") == b":1\r\n"
+    assert LEASE.match(waiters[3].reply_bytes()).group(6) == b"w4"
+    assert blocked_clients(d) == 0
+
+
+def test_wait_ends_at_a_lease_end_or_at_its_timeout(start_daemon):
+    d = start_daemon()
+    c = d.raw()
+    assert acquire(c, "k", 1, 400, "HOLDER", "a", "MS")[0] == 0
+    w = d.raw()
+    t0 = time.monotonic()
+    got = acquire(w, "k", 1, 60000, "HOLDER", "b", "WAIT", 10000, "MS")
+    took = time.monotonic() - t0
+    assert got[0] == 0 and got[5] == b"b"
+    assert 0.3 <= took < 5, took        # woken by a's end, not a write
+    t0 = time.monotonic()
+    got = acquire(w, "k", 1, 60, "HOLDER", "c", "WAIT", 300, "MS")
+    took = time.monotonic() - t0
+    assert got[:3] == (1, 1, 0) and got[5] == b"c"
+    assert 0.29 <= took < 5, took
+    # The key deleted under a waiter: its slot is free at once.
+    w.send(harness.resp_command("RL.ACQUIRE", "k", 1, 60, "HOLDER", "e", "WAIT", 20))
+    assert harness.wait_until(lambda: blocked_clients(d) == 1, 10)
+    assert c.command("DEL", "k") == b":1\r\n"
+    assert LEASE.match(w.reply_bytes()).group(1) == b"0"
+
+
+# ---- fifty clients, some killed -------------------------------------------------
+
+LIMIT = 5
+
+
+def worker(port, idx, key, stop_at, out_fd, seed):
+    """Acquire, hold, release for as long as stop_at; every grant and
+    release reported on out_fd as a line (times: time.time())."""
+    rnd = random.Random(seed)
+    c = harness.RawConn(port=port)
+    n = 0
+    while time.time() < stop_at:
+        n += 1
+        holder = "w%d-%d" % (idx, n)
+        lease_ms = rnd.randint(200, 900)
+        t0 = time.time()
+        got = acquire(c, key, LIMIT, lease_ms, "HOLDER", holder, "MS")
+        t1 = time.time()
+        if got[0]:
+            time.sleep(min(got[3], 50) / 1000.0)
+            continue
+        if rnd.random() < 0.3:          # a retry after a lost reply
+            again = acquire(c, key, LIMIT, lease_ms, "HOLDER", holder, "MS")
+            assert again[0] == 0 or time.time() > t1 + lease_ms / 1000.0
+            t1 = time.time()            # it may have moved the lease's end
+        os.write(out_fd, ("G %s %.6f %.6f %d\n" % (holder, t0, t1, lease_ms)).encode())
+        hold = rnd.uniform(0.02, lease_ms / 1000.0 * 1.3)
+        time.sleep(hold)
+        t2 = time.time()
+        os.write(out_fd, ("R %s %.6f\n" % (holder, t2)).encode())
+        first = c.command("RL.RELEASE", key, holder)
+        if t2 > t1 + lease_ms / 1000.0:
+            assert first == b":0\r\n", (holder, "released after its end")
+        assert c.command("RL.RELEASE", key, holder) == b":0\r\n"
+    os._exit(0)
+
+
+def spawn(port, idx, key, stop_at):
+    r, w = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        os.close(r)
+        try:
+            worker(port, idx, key, stop_at, w, idx * 7919)
+        except BaseException as e:       # noqa: B036 - reported to the parent
+            os.write(w, ("E %r\n" % (e,)).encode()[:500])
+            os._exit(1)
+    os.close(w)
+    return pid, r
+
+
+def read_all(fd):
+    chunks = []
+    while True:
+        b = os.read(fd, 65536)
+        if not b:
+            break
+        chunks.append(b)
+    os.close(fd)
+    return b"".join(chunks).decode()
+
+
+def intervals(texts):
+    """The grants as (holder, start, end): start when the grant's reply came,
+    end the earliest the server may have ended it (its release sent, else
+    its lease from the request's sending): the server held each at least
+    over [start, end), so at no instant may more than LIMIT overlap."""
+    grants, ends, errors = {}, {}, []
+    for text in texts:
+        for line in text.splitlines():
+            w = line.split()
+            if w[0] == "G":
+                grants[w[1]] = (float(w[2]), float(w[3]), int(w[4]))
+            elif w[0] == "R":
+                ends[w[1]] = float(w[2])
+            elif w[0] == "E":
+                errors.append(line)
+    out = []
+    for h, (t0, t1, ms) in grants.items():
+        # The server's lease ends at its ms (floor) + lease: up to 1 ms
+        # before t0 + lease.
+        end = min(ends.get(h, float("inf")), t0 + ms / 1000.0 - 0.0011)
+        if end > t1:
+            out.append((h, t1, end))
+    return out, grants, ends, errors
+
+
+def max_overlap(iv):
+    events = sorted([(s, 1) for _, s, _ in iv] + [(e, -1) for _, _, e in iv],
+                    key=lambda x: (x[0], x[1]))
+    most = now = 0
+    for _, step in events:
+        now += step
+        most = max(most, now)
+    return most
+
+
+def run_fifty(d, key, seconds=4.0, kills=8):
+    stop_at = time.time() + seconds
+    kids = [spawn(d.port, i, key, stop_at) for i in range(50)]
+    watcher = d.raw()
+    samples = []                        # (time, holders) of RL.LEASES
+    killed = set()
+    kill_at = time.time() + seconds / 3
+    while time.time() < stop_at + 0.2:
+        now = time.time()
+        samples.append((now, [h for h, _ in leases(watcher, key)]))
+        assert len(samples[-1][1]) <= LIMIT
+        if not killed and now >= kill_at:
+            # The holders of the moment first (their slots must come back
+            # by themselves), then others.
+            holding = [kids[int(h.split(b"-")[0][1:])] for h in samples[-1][1]]
+            others = random.Random(1).sample(kids, kills)
+            for pid, _ in (holding + others)[:kills]:
+                if pid not in killed:
+                    os.kill(pid, signal.SIGKILL)
+                    killed.add(pid)
+        time.sleep(0.02)
+    texts = []
+    for pid, fd in kids:
+        texts.append(read_all(fd))
+        _, status = os.waitpid(pid, 0)
+        if pid not in killed:
+            assert status == 0, texts[-1][-500:]
+    return texts, samples
+
+
+def overlapping(iv):
+    """The intervals around the first instant more than LIMIT overlap."""
+    for _, s, _ in iv:
+        at = [x for x in iv if x[1] <= s < x[2]]
+        if len(at) > LIMIT:
+            return sorted(at, key=lambda x: x[1])
+    return []
+
+
+def check_fifty(texts, samples, tolerance):
+    iv, grants, ends, errors = intervals(texts)
+    assert errors == []
+    assert len(grants) > 3 * LIMIT
+    assert max_overlap(iv) <= LIMIT, overlapping(iv)
+    # Holders never released (their process killed) are gone from the
+    # server within their lease, measured from when the grant came back.
+    unreleased = {h: g for h, g in grants.items() if h not in ends}
+    assert unreleased
+    for t, holders in samples:
+        for h in holders:
+            h = h.decode()
+            if h in unreleased:
+                t1, ms = unreleased[h][1], unreleased[h][2]
+                assert t <= t1 + ms / 1000.0 + tolerance, (h, t - t1, ms)
+
+
+def test_fifty_clients_some_killed_never_exceed_the_limit(start_daemon):
+    d = start_daemon()
+    texts, samples = run_fifty(d, "conc")
+    check_fifty(texts, samples, 0.25)
+    c = d.raw()
+    assert harness.wait_until(lambda: c.command("EXISTS", "conc") == b":0\r\n", 5)
+    assert acquire(c, "conc", LIMIT, 1)[:3] == (0, LIMIT, LIMIT - 1)
+
+
+# ---- the server killed, a replica promoted, DUMP/RESTORE -------------------------
+
+def fill(c):
+    for i, ms in enumerate([30000, 60000, 90000]):
+        assert acquire(c, "k", 3, ms, "HOLDER", "h%d" % i, "MS")[0] == 0
+    assert acquire(c, "k", 3, 1, "HOLDER", "late")[0] == 1
+    assert c.command("RL.RELEASE", "k", "h0") == b":1\r\n"
+    assert acquire(c, "k", 3, 45000, "HOLDER", "h3", "MS")[0] == 0
+
+
+def same_leases(c):
+    assert leases(c, "k", "MS") == [(b"h1", 60000), (b"h2", 90000), (b"h3", 45000)]
+    assert c.command("PTTL", "k") == b":90000\r\n"
+    assert acquire(c, "k", 3, 1, "HOLDER", "late")[0] == 1
+    assert c.command("RL.RELEASE", "k", "h0") == b":0\r\n"
+    assert c.command("RL.RELEASE", "k", "h1") == b":1\r\n"
+    assert c.command("RL.RELEASE", "k", "h1") == b":0\r\n"
+    assert acquire(c, "k", 3, 1, "HOLDER", "h2")[:3] == (0, 3, 1)     # its one slot
+
+
+def test_leases_survive_kill9_through_the_journal(start_daemon, tmp_path):
+    work = str(tmp_path / "j")
+    os.makedirs(work)
+    d = start_daemon("--dir", work, *JOURNAL, fakeclock=True)
+    fill(d.raw())
+    kill9(d)
+    d2 = start_daemon("--dir", work, *JOURNAL, fakeclock=True)
+    d2.clock.set(d.clock.ns)
+    same_leases(d2.raw())
+
+
+def test_leases_survive_a_failover_to_a_replica(start_daemon):
+    p, r = pair(start_daemon)
+    follow(r, p)
+    pc = p.raw()
+    fill(pc)
+    assert caught_up(p, r)
+    rc = r.raw()
+    assert rc.command("RL.ACQUIRE", "k", 3, 1).startswith(b"-READONLY")
+    assert acquire(rc, "k", 3, 1, "HOLDER", "x", "PEEK")[0] == 1
+    kill9(p)
+    assert rc.command("REPLICAOF", "NO", "ONE") == b"+OK\r\n"
+    same_leases(rc)
+
+
+def test_dump_restore_between_two_servers_keeps_leases_and_ttl(start_daemon):
+    a = start_daemon(fakeclock=True, name="a")
+    b = start_daemon(fakeclock=True, name="b")
+    b.clock.set(a.clock.ns)
+    ac, bc = a.client(), b.client()
+    fill(a.raw())
+    payload = ac.dump("k")
+    pttl = ac.pttl("k")
+    assert bc.restore("k", pttl, payload)
+    same_leases(b.raw())
+    # MIGRATE carries it whole too.
+    a.raw().command("MIGRATE", "127.0.0.1", b.port, "k", 0, 5000, "REPLACE")
+    assert ac.exists("k") == 0
+    assert leases(b.raw(), "k", "MS") == [(b"h1", 60000), (b"h2", 90000), (b"h3", 45000)]
