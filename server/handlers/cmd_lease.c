@@ -26,6 +26,7 @@
 #include "server/blocked.h"
 #include "server/client.h"
 #include "server/clock.h"
+#include "server/cluster/cluster.h"
 #include "server/cmd.h"
 #include "server/errors.h"
 #include "server/handlers/coll_cmd.h"
@@ -38,6 +39,9 @@
 #define LEASE_WAIT_MAX_MS (3600 * MS_PER_SEC)   /* WAIT's bound: 1 hour */
 #define HOLDER_ID_LEN 16                        /* a generated holder */
 #define ERR_LIMIT_LEASE "ERR limit and lease must be positive"
+/* In a cluster a waiter looks at least this often whether its key's slot
+ * is still served here (Redis's clientsCron redirects blocked clients). */
+#define CLUSTER_RECHECK_MS 1000
 
 struct acquire {
     int64_t limit;
@@ -316,6 +320,20 @@ try_acquire(struct conn *c, const struct resp_request *req,
     return TRY_GRANTED;
 }
 
+/* Is a waiter's key still served here? Else it is answered -MOVED (or
+ * -ASK, -CLUSTERDOWN) as Redis answers a blocked client whose slot went. */
+static bool
+still_here(struct conn *c, const struct resp_request *req)
+{
+    struct cluster_redirect to;
+    if (!cluster_routing()) {
+        return true;
+    }
+    return cmd_reply_route(c, cluster_route_key(req->argv[1],
+                                                req->argvlen[1], false, &to),
+                           &to);
+}
+
 /* A waiter's turn on its ready key: granted (answered), or nobody after
  * it is served either (first come, first served). */
 static enum blocked_served
@@ -326,6 +344,9 @@ serve_acquire(struct conn *c, const struct resp_request *req,
     struct lease_decision d;
     (void)key;
     (void)len;
+    if (!still_here(c, req)) {
+        return BLOCKED_SERVED;
+    }
     if (!parse_acquire(c, req, &a)) {
         return BLOCKED_SERVED;      /* cannot happen: parsed before */
     }
@@ -357,7 +378,10 @@ acquire_wake(struct conn *c, const struct resp_request *req)
     if (lease_live(&ls->set, now_ms, &first, NULL) == 0) {
         return 1;
     }
-    return first - now_ms;
+    first -= now_ms;
+    return cluster_routing() && first > CLUSTER_RECHECK_MS
+               ? CLUSTER_RECHECK_MS
+               : first;
 }
 
 /* The timeout's answer: the denied reply of the moment (or a grant,
@@ -367,7 +391,7 @@ acquire_timed_out(struct conn *c, const struct resp_request *req)
 {
     struct acquire a;
     struct lease_decision d;
-    if (!parse_acquire(c, req, &a)) {
+    if (!still_here(c, req) || !parse_acquire(c, req, &a)) {
         return;
     }
     if (try_acquire(c, req, &a, &d) == TRY_DENIED) {
