@@ -103,7 +103,8 @@
  * CLIENT KILL, MIGRATE but to 127.0.0.1:1, which refuses), answer more than once ((P)(UN)SUBSCRIBE, MONITOR, CLIENT
  * REPLY, WAIT), fork (BGSAVE, BGREWRITEAOF, PSYNC), change the role
  * (REPLICAOF, SLAVEOF, REPLCONF) or read the config file (CLUSTER RELOAD) are
- * skipped, as are CONFIG SETs of the snapshot path, the log and
+ * skipped, as is an RL.ACQUIRE whose WAIT may block (the driver has no
+ * loop for its timers), as are CONFIG SETs of the snapshot path, the log and
  * appendonly (turning the journal on forks), which the driver owns, and,
  * so that memory stays bounded, COPY once the keyspace holds 32 MB and a
  * SETRANGE past 16 MB that would be carried out.
@@ -407,7 +408,8 @@ gen_lease(struct req *r, struct input *in, uint8_t which)
         add_number(r, in, true);
         for (uint8_t n = in_byte(in) % 4; n > 0; n--) {
             uint8_t b = in_byte(in);
-            static const char *const waits[] = { "0", "-1", "x", "3601" };
+            static const char *const waits[] = { "0", "-1", "x",
+                                                 "3600001" };
             add(r, b % 5 == 0 ? "HOLDER" : b % 5 == 1 ? "WAIT"
                    : b % 5 == 2 ? "PEEK" : b % 5 == 3 ? "MS" : "NOPE");
             if (b % 5 == 0) {
@@ -1935,6 +1937,18 @@ skipped(const struct req *r)
         (word(r, 0, "client") && word(r, 1, "kill")) ||
         (word(r, 0, "cluster") && word(r, 1, "reload"))) {
         return true;
+    }
+    /* RL.ACQUIRE with a WAIT that may block: the driver has no loop for
+     * its timers (WAIT 0 and the refused values run). */
+    if (word(r, 0, "rl.acquire")) {
+        for (size_t i = 4; i + 1 < r->argc; i++) {
+            int64_t w;
+            if (word(r, i, "wait") &&
+                num_parse_i64(r->argv[i + 1], r->len[i + 1], &w) && w > 0 &&
+                w <= 3600000) {
+                return true;
+            }
+        }
     }
     /* MIGRATE runs (its parsing, lookups and a refused connection) only
      * towards 127.0.0.1:1, where nobody listens: any other target would

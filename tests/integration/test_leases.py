@@ -219,8 +219,10 @@ LIMIT = 5
 
 
 def worker(port, idx, key, stop_at, out_fd, seed):
-    """Acquire, hold, release for as long as stop_at; every grant and
-    release reported on out_fd as a line (times: time.time())."""
+    """Acquire, hold, release until stop_at, reporting on out_fd a line
+    each (times: time.time()): G holder t0 t1 lease_ms, a grant asked at
+    t0 and answered at t1; S holder t2, its release about to be sent; R
+    holder, its release answered."""
     rnd = random.Random(seed)
     c = harness.RawConn(port=port)
     n = 0
@@ -242,8 +244,9 @@ def worker(port, idx, key, stop_at, out_fd, seed):
         hold = rnd.uniform(0.02, lease_ms / 1000.0 * 1.3)
         time.sleep(hold)
         t2 = time.time()
-        os.write(out_fd, ("R %s %.6f\n" % (holder, t2)).encode())
+        os.write(out_fd, ("S %s %.6f\n" % (holder, t2)).encode())
         first = c.command("RL.RELEASE", key, holder)
+        os.write(out_fd, ("R %s\n" % holder).encode())
         if t2 > t1 + lease_ms / 1000.0:
             assert first == b":0\r\n", (holder, "released after its end")
         assert c.command("RL.RELEASE", key, holder) == b":0\r\n"
@@ -277,17 +280,19 @@ def read_all(fd):
 
 def intervals(texts):
     """The grants as (holder, start, end): start when the grant's reply came,
-    end the earliest the server may have ended it (its release sent, else
-    its lease from the request's sending): the server held each at least
+    end the earliest the server may have ended it (its release sent, line
+    S, else its lease from the request's sending): the server held each at least
     over [start, end), so at no instant may more than LIMIT overlap."""
-    grants, ends, errors = {}, {}, []
+    grants, ends, released, errors = {}, {}, set(), []
     for text in texts:
         for line in text.splitlines():
             w = line.split()
             if w[0] == "G":
                 grants[w[1]] = (float(w[2]), float(w[3]), int(w[4]))
-            elif w[0] == "R":
+            elif w[0] == "S":
                 ends[w[1]] = float(w[2])
+            elif w[0] == "R":
+                released.add(w[1])
             elif w[0] == "E":
                 errors.append(line)
     out = []
@@ -297,7 +302,7 @@ def intervals(texts):
         end = min(ends.get(h, float("inf")), t0 + ms / 1000.0 - 0.0011)
         if end > t1:
             out.append((h, t1, end))
-    return out, grants, ends, errors
+    return out, grants, released, errors
 
 
 def max_overlap(iv):
@@ -350,14 +355,14 @@ def overlapping(iv):
 
 
 def check_fifty(texts, samples, tolerance):
-    iv, grants, ends, errors = intervals(texts)
+    iv, grants, released, errors = intervals(texts)
     assert errors == []
     assert len(grants) > 3 * LIMIT
     assert max_overlap(iv) <= LIMIT, overlapping(iv)
     # Holders never released (their process killed) are gone from the
     # server within their lease, measured from when the grant came back.
-    unreleased = {h: g for h, g in grants.items() if h not in ends}
-    assert unreleased, (len(grants), len(ends))
+    unreleased = {h: g for h, g in grants.items() if h not in released}
+    assert unreleased, (len(grants), len(released))
     for t, holders in samples:
         for h in holders:
             h = h.decode()
