@@ -43,6 +43,7 @@
 #include "lib/mem.h"
 #include "protocol/reply.h"
 #include "server/client.h"
+#include "server/clock.h"
 #include "server/keyspace_db.h"
 #include "server/server.h"
 
@@ -338,6 +339,13 @@ on_wake(uv_timer_t *t)
 {
     struct conn *c = t->data;
     struct blocked *b = c->blocked;
+    if (srv.pause_end_ms != 0) {
+        /* CLIENT PAUSE holds writes, a waiter's grant too: look again
+         * once it ends. */
+        int64_t ms = srv.pause_end_ms - clock_loop_ms();
+        uv_timer_start(b->wake, on_wake, (uint64_t)(ms > 0 ? ms : 0) + 1, 0);
+        return;
+    }
     for (size_t i = 0; i < b->nkeys; i++) {
         const struct dict_entry *e = b->w[i].e;
         blocked_signal(b->db, (const char *)dict_key(e), e->klen);

@@ -29,6 +29,7 @@
 #include "server/cluster/cluster.h"
 #include "server/cmd.h"
 #include "server/errors.h"
+#include "server/guard.h"
 #include "server/handlers/coll_cmd.h"
 #include "server/handlers/handlers.h"
 #include "server/handlers/limit_cmd.h"
@@ -51,6 +52,8 @@ struct acquire {
     size_t holder_len;
     bool peek;
     bool ms;
+    bool hold;                  /* decide as PEEK, and a grant is answered
+                                   as denied (CLIENT PAUSE holds writes) */
 };
 
 /* ---- arguments --------------------------------------------------------- */
@@ -299,6 +302,13 @@ try_acquire(struct conn *c, const struct resp_request *req,
                                                 d))) {
         return TRY_ERROR;
     }
+    if (!d->limited && a->hold) {
+        int64_t last;
+        (void)lease_live(ls ? &ls->set : &empty, now_ms, NULL, &last);
+        *d = (struct lease_decision){ .limited = true, .limit = a->limit,
+                                      .reset_after_ms = last - now_ms,
+                                      .held_off = -1 };
+    }
     if (d->limited) {
         return TRY_DENIED;
     }
@@ -320,12 +330,20 @@ try_acquire(struct conn *c, const struct resp_request *req,
     return TRY_GRANTED;
 }
 
-/* Is a waiter's key still served here? Else it is answered -MOVED (or
- * -ASK, -CLUSTERDOWN) as Redis answers a blocked client whose slot went. */
+/* May a waiter still be granted here? Its key's slot may have gone (it
+ * is answered -MOVED, -ASK or -CLUSTERDOWN, as Redis answers a blocked
+ * client whose slot went), the server may refuse writes now (a primary
+ * turned replica: -READONLY; -MISCONF, -NOREPLICAS). */
 static bool
 still_here(struct conn *c, const struct resp_request *req)
 {
     struct cluster_redirect to;
+    char buf[256];
+    enum guard_verdict v = guard_write(GUARD_AS_COMMAND, false);
+    if (v != GUARD_RUN) {
+        cmd_error(c, guard_error(v, buf, sizeof(buf)));
+        return false;
+    }
     if (!cluster_routing()) {
         return true;
     }
@@ -394,6 +412,8 @@ acquire_timed_out(struct conn *c, const struct resp_request *req)
     if (!still_here(c, req) || !parse_acquire(c, req, &a)) {
         return;
     }
+    /* CLIENT PAUSE holds writes: denied, retry_after 0 if a slot is free. */
+    a.hold = a.peek = srv.pause_end_ms != 0;
     if (try_acquire(c, req, &a, &d) == TRY_DENIED) {
         reply_acquire(c, req, &d, &a);
     }

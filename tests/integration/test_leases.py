@@ -467,3 +467,50 @@ def test_waiters_on_a_migrating_slot_are_sent_on(tmp_path):
         assert blocked_clients(d) == 0
     finally:
         d.stop()
+
+
+# ---- WATCH, CLIENT PAUSE, a primary turned replica ---------------------------------
+
+def test_watch_sees_a_release_and_an_acquire(fserver):
+    c, other = fserver.raw(), fserver.raw()
+    acquire(c, "k", 2, 60, "HOLDER", "a")
+    for change in (("RL.RELEASE", "k", "a"), ("RL.ACQUIRE", "k", 2, 60, "HOLDER", "b")):
+        assert c.command("WATCH", "k") == b"+OK\r\n"
+        assert other.command(*change).startswith((b":1", b"*6"))
+        c.command("MULTI")
+        c.command("RL.LEASES", "k")
+        assert c.command("EXEC") == b"*-1\r\n"
+    # A PEEK and a denial change nothing: EXEC runs.
+    acquire(c, "k", 1, 60, "HOLDER", "c")
+    assert c.command("WATCH", "k") == b"+OK\r\n"
+    assert acquire(other, "k", 1, 60, "HOLDER", "d")[0] == 1
+    assert acquire(other, "k", 9, 60, "HOLDER", "d", "PEEK")[0] == 0
+    c.command("MULTI")
+    c.command("PING")
+    assert c.command("EXEC") == b"*1\r\n+PONG\r\n"
+
+
+def test_a_pause_holds_a_waiters_grant_until_it_ends(start_daemon):
+    d = start_daemon()
+    c = d.raw()
+    assert acquire(c, "k", 1, 200, "HOLDER", "a", "MS")[0] == 0
+    w = d.raw()
+    w.send(harness.resp_command("RL.ACQUIRE", "k", 1, 60, "HOLDER", "b", "WAIT", 10))
+    assert harness.wait_until(lambda: blocked_clients(d) == 1, 10)
+    t0 = time.monotonic()
+    assert c.command("CLIENT", "PAUSE", 1000, "WRITE") == b"+OK\r\n"
+    got = LEASE.match(w.reply_bytes())
+    assert got.group(1) == b"0" and got.group(6) == b"b"
+    assert time.monotonic() - t0 >= 0.95       # not before the pause ended
+
+
+def test_a_waiter_on_a_primary_turned_replica_is_refused(start_daemon):
+    other = start_daemon(name="other")
+    d = start_daemon()
+    c = d.raw()
+    assert acquire(c, "k", 1, 300, "HOLDER", "a", "MS")[0] == 0
+    w = d.raw()
+    w.send(harness.resp_command("RL.ACQUIRE", "k", 1, 60, "HOLDER", "b", "WAIT", 10))
+    assert harness.wait_until(lambda: blocked_clients(d) == 1, 10)
+    assert c.command("REPLICAOF", "127.0.0.1", other.port) == b"+OK\r\n"
+    assert w.reply_bytes() == b"-READONLY You can't write against a read only replica.\r\n"
