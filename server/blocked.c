@@ -320,8 +320,13 @@ void
 blocked_time_out(struct conn *c)
 {
     struct blocked *b = c->blocked;
-    if (b != NULL && b->timed != NULL) {
+    int db = srv.db;
+    if (b != NULL && b->timed != NULL && keyspace_select(b->db)) {
+        /* Its answer reads its keys, in its database: a timer (or
+         * CLIENT UNBLOCK on another client) runs in any. */
+        c->hint.valid = false;
         b->timed->timed_out(c, &b->req);
+        (void)keyspace_select(db);
     } else {
         reply_null_array(&c->out, c->proto);
     }

@@ -206,6 +206,19 @@ def test_wait_ends_at_a_lease_end_or_at_its_timeout(start_daemon):
     took = time.monotonic() - t0
     assert got[:3] == (1, 1, 0) and got[5] == b"c"
     assert 0.29 <= took < 5, took
+    # The timeout's answer reads the waiter's own database.
+    other = d.raw()
+    other.command("SELECT", 5)
+    assert acquire(other, "k", 1, 60, "HOLDER", "x")[0] == 0
+    w.command("SELECT", 5)
+    w.send(harness.resp_command("RL.ACQUIRE", "k", 1, 60, "HOLDER", "y", "WAIT", 300,
+                                "MS"))
+    assert harness.wait_until(lambda: blocked_clients(d) == 1, 10)
+    c.command("SELECT", 3)
+    c.command("PING")                   # the last database selected: 3
+    assert LEASE.match(w.reply_bytes()).group(1) == b"1"
+    w.command("SELECT", 0)
+    c.command("SELECT", 0)
     # The key deleted under a waiter: its slot is free at once.
     w.send(harness.resp_command("RL.ACQUIRE", "k", 1, 60, "HOLDER", "e", "WAIT", 20))
     assert harness.wait_until(lambda: blocked_clients(d) == 1, 10)
