@@ -356,7 +356,7 @@ on_wake(uv_timer_t *t)
         blocked_signal(b->db, (const char *)dict_key(e), e->klen);
     }
     blocked_serve(served_hook);
-    if (c->blocked == b) {
+    if (c->blocked != NULL) {       /* not served: it cannot block anew */
         arm_wake(c);
     }
 }

@@ -440,11 +440,13 @@ rl_acquire_command(struct conn *c, struct resp_request *req)
         return;
     }
     if (!blocked_wait(c, req, 1, 1, a.wait_ms, BLOCKED_LEASE,
-                      serve_acquire) ||
-        !blocked_set_timed(c, &acquire_timing)) {
-        blocked_forget(c);
+                      serve_acquire)) {
         cmd_error(c, ERR_NOMEM);
+        return;
     }
+    /* Without memory for its wake-up it still waits, for a write to its
+     * key or its timeout (answered as a lease's). */
+    (void)blocked_set_timed(c, &acquire_timing);
 }
 
 /* ---- RL.REFRESH, RL.RELEASE, RL.LEASES ------------------------------------ */
