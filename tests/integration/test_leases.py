@@ -527,3 +527,27 @@ def test_a_waiter_on_a_primary_turned_replica_is_refused(start_daemon):
     assert harness.wait_until(lambda: blocked_clients(d) == 1, 10)
     assert c.command("REPLICAOF", "127.0.0.1", other.port) == b"+OK\r\n"
     assert w.reply_bytes() == b"-READONLY You can't write against a read only replica.\r\n"
+
+
+def test_keyspace_events(fserver):
+    c = fserver.raw()
+    c.command("CONFIG", "SET", "notify-keyspace-events", "Eg$")
+    sub = fserver.raw()
+    assert sub.command("PSUBSCRIBE", "__keyevent@0__:*").startswith(b"*3\r\n$10\r\npsubscribe")
+    try:
+        acquire(c, "k", 1, 60, "HOLDER", "a")
+        acquire(c, "k", 1, 60, "HOLDER", "b")          # denied: nothing
+        acquire(c, "k", 2, 60, "HOLDER", "b", "PEEK")  # PEEK: nothing
+        c.command("RL.REFRESH", "k", "a", 30)
+        c.command("RL.RELEASE", "k", "a")
+        c.command("RL.RELEASE", "k", "a")               # nothing changed: nothing
+        c.command("SET", "end", "x")
+        got = []
+        for _ in range(20):
+            m = sub.reply_bytes().split(b"\r\n")     # pmessage pattern channel key
+            if m[8] == b"end":
+                break
+            got.append(m[6].split(b":", 1)[1])
+        assert got == [b"rl.acquire", b"rl.refresh", b"rl.release"]
+    finally:
+        c.command("CONFIG", "SET", "notify-keyspace-events", "")
