@@ -571,28 +571,31 @@ def test_watch_sees_a_release_and_an_acquire(fserver):
     assert c.command("EXEC") == b"*1\r\n+PONG\r\n"
 
 
-def test_a_pause_holds_a_waiters_grant_until_it_ends(start_daemon):
-    d = start_daemon()
+def held_and_awaited(d, lease_ms):
+    """Key k full (limit 1, holder a for lease_ms) and a client waiting
+    for it (holder b): (the first client, the waiter)."""
     c = d.raw()
-    assert acquire(c, "k", 1, 200, "HOLDER", "a", "MS")[0] == 0
+    assert acquire(c, "k", 1, lease_ms, "HOLDER", "a", "MS")[0] == 0
     w = d.raw()
     w.send(harness.resp_command("RL.ACQUIRE", "k", 1, 60, "HOLDER", "b", "WAIT", 10))
     assert harness.wait_until(lambda: blocked_clients(d) == 1, 10)
+    return c, w
+
+
+def test_a_pause_holds_a_waiters_grant_until_it_ends(start_daemon):
+    d = start_daemon()
+    c, w = held_and_awaited(d, 800)
     t0 = time.monotonic()
-    assert c.command("CLIENT", "PAUSE", 1000, "WRITE") == b"+OK\r\n"
+    assert c.command("CLIENT", "PAUSE", 2000, "WRITE") == b"+OK\r\n"
     got = LEASE.match(w.reply_bytes())
     assert got.group(1) == b"0" and got.group(6) == b"b"
-    assert time.monotonic() - t0 >= 0.95       # not before the pause ended
+    assert time.monotonic() - t0 >= 1.95       # a's end came in the pause
 
 
 def test_a_waiter_on_a_primary_turned_replica_is_refused(start_daemon):
     other = start_daemon(name="other")
     d = start_daemon()
-    c = d.raw()
-    assert acquire(c, "k", 1, 300, "HOLDER", "a", "MS")[0] == 0
-    w = d.raw()
-    w.send(harness.resp_command("RL.ACQUIRE", "k", 1, 60, "HOLDER", "b", "WAIT", 10))
-    assert harness.wait_until(lambda: blocked_clients(d) == 1, 10)
+    c, w = held_and_awaited(d, 300)
     assert c.command("REPLICAOF", "127.0.0.1", other.port) == b"+OK\r\n"
     assert w.reply_bytes() == b"-READONLY You can't write against a read only replica.\r\n"
 
