@@ -7,7 +7,7 @@ RUN apt-get update \
  && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends \
       gcc make libc6-dev pkg-config libuv1-dev libhiredis-dev libmicrohttpd-dev \
       libyaml-dev libnghttp2-dev libprotobuf-c-dev protobuf-c-compiler \
-      liblua5.1-0-dev lua-cjson-dev lua-bitop-dev libmsgpack-dev \
+      liblua5.1-0-dev lua-cjson-dev lua-bitop-dev libmsgpack-dev tzdata \
  && rm -rf /var/lib/apt/lists/*
 WORKDIR /src
 COPY Makefile ./
@@ -18,10 +18,16 @@ COPY algorithms algorithms
 COPY conf conf
 RUN make -j2 cellgate && strip cellgate && ./cellgate --version
 # The runtime file system: the binary, exactly the shared libraries it
-# loads (ldd), the config, and a passwd/group entry for an unprivileged user.
+# loads (ldd), the config, the zone database RL.FIXED's CALENDAR and the
+# limits file's `calendar:` read (tzdata's /usr/share/zoneinfo, without the
+# leap-second "right/" zones cellgate refuses), and a passwd/group entry
+# for an unprivileged user.
 RUN mkdir -p /rootfs/usr/local/bin /rootfs/etc/cellgate \
  && cp cellgate /rootfs/usr/local/bin/ \
  && cp conf/cellgate.conf /rootfs/etc/cellgate/ \
+ && mkdir -p /rootfs/usr/share \
+ && cp -a /usr/share/zoneinfo /rootfs/usr/share/ \
+ && rm -rf /rootfs/usr/share/zoneinfo/right \
  && for lib in $(ldd cellgate | grep -o '/[^ ]*'); do \
         mkdir -p "/rootfs$(dirname "$lib")" && cp -L "$lib" "/rootfs$lib"; \
     done \

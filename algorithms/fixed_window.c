@@ -15,6 +15,11 @@
  *    (else LIMIT_EOVERFLOW); count + cost is compared as
  *    count > limit - cost, which cannot overflow once 0 < cost <= limit.
  *  - cost <= 0 is a refund (0 a check): always allowed, never below zero.
+ *  - With a calendar the windows are its units (a day from local midnight,
+ *    23 or 25 hours long on DST days): a stored window ends at the
+ *    calendar's first boundary after its start, so a key keeps the state
+ *    bytes of every fixed window, and one that a call names with another
+ *    zone or unit ends where that call's calendar next turns.
  *
  * Pure: no clock, no allocation, no I/O. *st is read once into locals
  * before *next is written, so the two may alias.
@@ -27,13 +32,48 @@
 static enum limit_status
 window_ns(const struct fwin_params *p, int64_t now, int64_t *w)
 {
-    if (p->limit < 1 || p->window < 1 || now < 0) {
+    if (p->limit < 1 || now < 0 || (p->calendar == NULL && p->window < 1)) {
         return LIMIT_EINVAL;
     }
-    if (!limit_mul(p->window, NS_PER_SEC, w)) {
+    if (p->calendar != NULL) {
+        *w = 0;                 /* unused: the calendar says */
+    } else if (!limit_mul(p->window, NS_PER_SEC, w)) {
         return LIMIT_EOVERFLOW;
     }
     return LIMIT_OK;
+}
+
+/* The calendar window holding instant t (ns): its start and end in ns. */
+static enum limit_status
+calendar_window(const struct cal_spec *c, int64_t t, int64_t *start,
+                int64_t *end)
+{
+    int64_t s, e;
+    cal_window(c, t / NS_PER_SEC - (t % NS_PER_SEC < 0), &s, &e);
+    return limit_mul(s, NS_PER_SEC, start) && limit_mul(e, NS_PER_SEC, end)
+           ? LIMIT_OK : LIMIT_EOVERFLOW;
+}
+
+/* calendar's window for a request at now: the stored one while it lasts
+ * and holds units, else the one holding now. */
+static enum limit_status
+current_calendar_window(const struct fwin_params *p, bool has_state,
+                        const struct fwin_state *st, int64_t now,
+                        struct fwin_state *cur, int64_t *end)
+{
+    int64_t start;
+    if (has_state && st->count > 0) {
+        if (calendar_window(p->calendar, st->start, &start, end) !=
+            LIMIT_OK) {
+            return LIMIT_EOVERFLOW;
+        }
+        if (now < *end) {
+            *cur = *st;
+            return LIMIT_OK;
+        }
+    }
+    cur->count = 0;
+    return calendar_window(p->calendar, now, &cur->start, end);
 }
 
 /*
@@ -45,6 +85,9 @@ current_window(const struct fwin_params *p, bool has_state,
                const struct fwin_state *st, int64_t now, int64_t w,
                struct fwin_state *cur, int64_t *end)
 {
+    if (p->calendar != NULL) {
+        return current_calendar_window(p, has_state, st, now, cur, end);
+    }
     if (has_state && st->count > 0) {
         /* An end past INT64_MAX would be open forever: not representable. */
         if (!limit_add(st->start, w, end)) {

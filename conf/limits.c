@@ -64,6 +64,10 @@ free_rule(struct limits_rule *r)
     }
     free(r->replaces);
     free(r->name);
+    free(r->zone_name);
+    if (r->calendar.zone != NULL) {
+        tz_free((struct tz_zone *)r->calendar.zone);
+    }
     free(r);
 }
 

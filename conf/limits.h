@@ -28,6 +28,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "lib/calendar.h"
+
 /* The deepest descriptor (entries in one request) a limit can sit at. */
 #define LIMITS_MAX_DEPTH 16
 /* The most files of a limits directory, and domains in all. */
@@ -61,6 +63,10 @@ struct limits_rule {
     char *name;                     /* "" when none */
     char **replaces;                /* names of limits this one replaces */
     size_t nreplaces;
+    /* `calendar: <IANA zone>` (and `week_start: <day>`): the unit's
+     * windows follow that zone's calendar; zone_name NULL: plain units. */
+    char *zone_name;
+    struct cal_spec calendar;       /* its zone owned (read at load) */
 };
 
 struct limits_node {

@@ -8,7 +8,9 @@
  * integers or booleans; then each descriptor is read with that service's
  * rules and error texts, prefixed with "<file>:<line>: ". Besides its
  * keys, rate_limit takes cellgate_algorithm (fixed_window, sliding_window,
- * gcra). Aliases are followed, so the walk is bounded in nodes visited
+ * gcra) and, for a fixed window, calendar (an IANA zone, read from the
+ * system's zoneinfo as the file loads, so a bad one refuses it) and
+ * week_start. Aliases are followed, so the walk is bounded in nodes visited
  * and in depth: a file cannot make it run away.
  */
 #include "conf/limits.h"
@@ -25,6 +27,7 @@
 
 #include "lib/file.h"
 #include "lib/num.h"
+#include "lib/tzdb.h"
 
 #define MAX_FILE_BYTES (64 << 20)
 #define MAX_VISITS 2000000          /* nodes walked per file, aliases too */
@@ -116,7 +119,8 @@ known_key(const char *k)
         "domain", "key", "value", "descriptors", "rate_limit", "unit",
         "requests_per_unit", "unlimited", "shadow_mode", "quota_mode",
         "name", "replaces", "detailed_metric", "value_to_metric",
-        "share_threshold", "metadata", "cellgate_algorithm"
+        "share_threshold", "metadata", "cellgate_algorithm", "calendar",
+        "week_start"
     };
     for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++) {
         if (strcmp(keys[i], k) == 0) {
@@ -329,6 +333,54 @@ read_algorithm(struct loader *ld, yaml_node_t *rl, struct limits_rule *r)
                 "'%s' must be fixed_window, sliding_window or gcra", a);
 }
 
+/* calendar: <IANA zone> and week_start: <day>, for a fixed window with a
+ * unit; the zone is read now, so a bad one refuses the file. */
+static int
+read_calendar(struct loader *ld, yaml_node_t *rl, struct limits_rule *r,
+              const char *unit)
+{
+    const char *zone, *week;
+    struct tz_zone *z;
+    if (get_string(ld, rl, "calendar", &zone) != 0 ||
+        get_string(ld, rl, "week_start", &week) != 0) {
+        return -1;
+    }
+    if (zone == NULL) {
+        return week == NULL ? 0 : fail(ld, get(ld, rl, "week_start"),
+                                       "week_start needs calendar");
+    }
+    yaml_node_t *at = get(ld, rl, "calendar");
+    if (r->unlimited || r->algo != LIMITS_FIXED_WINDOW) {
+        return fail(ld, at, "calendar applies to fixed_window limits only");
+    }
+    (void)cal_unit_parse(unit, strlen(unit), &r->calendar.unit);
+    r->calendar.week_start = 1;     /* Monday */
+    if (week != NULL && (r->calendar.unit != CAL_WEEK ||
+                         !cal_weekday_parse(week, strlen(week),
+                                            &r->calendar.week_start))) {
+        return fail(ld, get(ld, rl, "week_start"),
+                    r->calendar.unit != CAL_WEEK
+                        ? "week_start needs the unit week"
+                        : "week_start '%s' is not a day of the week", week);
+    }
+    switch (tzdb_load(zone, strlen(zone), &z)) {
+    case TZDB_OK:
+        break;
+    case TZDB_UNKNOWN:
+        return fail(ld, at, "unknown time zone '%s'", zone);
+    case TZDB_CORRUPT:
+        return fail(ld, at, "time zone '%s': its zoneinfo file is not valid "
+                    "TZif", zone);
+    case TZDB_NOMEM:
+        return fail(ld, at, "out of memory");
+    }
+    r->calendar.zone = z;
+    if ((r->zone_name = strdup(zone)) == NULL) {
+        return fail(ld, at, "out of memory");
+    }
+    return 0;
+}
+
 static int
 read_rule(struct loader *ld, yaml_node_t *rl, struct limits_node *n)
 {
@@ -362,7 +414,8 @@ read_rule(struct loader *ld, yaml_node_t *rl, struct limits_node *n)
     if (r->unlimited) {
         r->unit = LIMITS_UNIT_UNKNOWN;
     }
-    return read_replaces(ld, rl, r) != 0 ? -1 : read_algorithm(ld, rl, r);
+    return read_replaces(ld, rl, r) != 0 || read_algorithm(ld, rl, r) != 0
+           ? -1 : read_calendar(ld, rl, r, unit != NULL ? unit : "");
 }
 
 static int

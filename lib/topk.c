@@ -279,12 +279,27 @@ index_delete(struct topk *t, size_t i)
 
 /* ---- recording ---------------------------------------------------------- */
 
+/* Whether a window has passed since the last halving: the one test every
+ * record makes, inline (a clock that went back decays nothing). */
+static inline bool
+decay_due(const struct topk *t, int64_t now)
+{
+    return now >= t->window_start && now - t->window_start >= t->window_ns;
+}
+
+static void decay(struct topk *t, int64_t now);
+
 void
 topk_decay(struct topk *t, int64_t now)
 {
-    if (now < t->window_start || now - t->window_start < t->window_ns) {
-        return;
+    if (decay_due(t, now)) {
+        decay(t, now);
     }
+}
+
+static void
+decay(struct topk *t, int64_t now)
+{
     int64_t elapsed = now - t->window_start;
     int64_t halvings = elapsed / t->window_ns;
     t->window_start = now - elapsed % t->window_ns;
@@ -326,7 +341,9 @@ void
 topk_record(struct topk *t, const char *key, size_t len, uint64_t hash,
             int64_t now)
 {
-    topk_decay(t, now);
+    if (decay_due(t, now)) {
+        decay(t, now);
+    }
     bool truncated = len > TOPK_KEY_MAX;
     if (truncated) {
         len = TOPK_KEY_MAX;

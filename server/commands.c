@@ -546,9 +546,10 @@ static struct cmd table[] = {
       .key_specs = { SPEC_RW_ACCESS_UPDATE },
       .acl = "write fast", .group = "ratelimit", .since = "0.1.0",
       .summary = "Fixed-window counter: at most limit units per window "
-                 "seconds.",
+                 "seconds, or per calendar unit of a time zone.",
       .args = "key:key limit:integer window:integer ?COST=n:integer "
-              "?ALIGN:pure-token ?PEEK:pure-token ?MS:pure-token",
+              "?ALIGN:pure-token ?PEEK:pure-token ?MS:pure-token "
+              "?CALENDAR=zone:string ?WEEKSTART=day:string",
       .proc = rl_fixed_command },
     { .name = "rl.check", .arity = -3,
       .flags = CMD_WRITE | CMD_PEEKS | CMD_DENYOOM | CMD_FAST,

@@ -75,9 +75,14 @@ table_of(int db, bool create)
 void
 topdenied_note(int db, const char *key, size_t len, const uint64_t *hash)
 {
-    struct topk *t = table_of(db, true);
-    if (t == NULL) {
-        return;
+    /* Most denials find their summary made at the configured size. */
+    struct topk *t = tables != NULL && db >= 0 && (size_t)db < ntables
+                         ? tables[db] : NULL;
+    if (t == NULL || topk_capacity(t) != wanted_capacity()) {
+        t = table_of(db, true);
+        if (t == NULL) {
+            return;
+        }
     }
     /* The summary hashes the bytes it keeps: the whole key's hash (the
      * one the lookup already made) serves when it keeps them all. */

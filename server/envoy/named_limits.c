@@ -18,6 +18,7 @@
 #include "lib/mem.h"
 #include "lib/textbuf.h"
 #include "lib/time.h"
+#include "lib/tzdb.h"
 #include "server/keyspace.h"
 #include "server/log.h"
 #include "server/envoy/rl_stats.h"
@@ -53,6 +54,7 @@ int
 named_limits_reload(char *err, size_t errlen)
 {
     struct limits *l;
+    tzdb_flush();                   /* RL.FIXED's zones read anew, always */
     if (srv.conf.limits_file[0] == '\0') {
         snprintf(err, errlen, "limits-file is not set");
         return -1;
@@ -79,6 +81,7 @@ named_limits_install(struct limits *l)
     limits_free(running);
     running = l;
     rl_stats_reset();               /* their keys are the old file's */
+    tzdb_flush();                   /* RL.FIXED's zones read anew too */
 }
 
 void
@@ -87,6 +90,7 @@ named_limits_teardown(void)
     limits_free(running);
     running = NULL;
     rl_stats_reset();
+    tzdb_flush();
 }
 
 /* ---- one descriptor ----------------------------------------------------- */
@@ -217,6 +221,28 @@ clamp_u32(int64_t v)
     return v < 0 ? 0 : v > UINT32_MAX ? UINT32_MAX : (uint32_t)v;
 }
 
+/* The calendar a rule's windows follow; NULL for plain units. */
+static const struct cal_spec *
+rule_calendar(const struct limits_rule *r)
+{
+    return r->zone_name != NULL ? &r->calendar : NULL;
+}
+
+/* Until the end of the unit's window holding now: epoch-aligned units, or
+ * the rule's calendar. */
+static int64_t
+window_reset_ns(const struct limits_rule *r, int64_t now)
+{
+    int64_t unit_ns = limits_unit_seconds(r->unit) * NS_PER_SEC;
+    int64_t start, end;
+    if (rule_calendar(r) == NULL) {
+        return unit_ns - now % unit_ns;
+    }
+    cal_window(&r->calendar, now / NS_PER_SEC, &start, &end);
+    return end > INT64_MAX / NS_PER_SEC ? INT64_MAX
+                                        : end * NS_PER_SEC - now;
+}
+
 /* A fixed window or a sliding window: the state machines with RL.FIXED's
  * and RL.SLIDING's contract. false when the state found no room. */
 static bool
@@ -236,7 +262,7 @@ decide_window(const struct limits_rule *r, const struct name *key,
     } next;
     if (fixed) {
         struct fwin_params p = { r->requests_per_unit, window,
-                                 clamp_i64(hits), true };
+                                 clamp_i64(hits), true, rule_calendar(r) };
         s = fwin_apply(&p, rec != NULL, st, now, &next.f, d);
     } else {
         struct swin_params p = { r->requests_per_unit, window,
@@ -296,7 +322,6 @@ static bool
 decide(const struct limits_rule *r, bool shadow, const struct name *key,
        uint64_t hits, bool peek, int64_t now, struct nl_status *st)
 {
-    int64_t unit_ns = limits_unit_seconds(r->unit) * NS_PER_SEC;
     struct limit_decision d = { true, r->requests_per_unit, 0, -1, 0, 0 };
     bool ok = true;
     if (r->requests_per_unit > 0) {     /* 0 refuses all: no state */
@@ -313,7 +338,7 @@ decide(const struct limits_rule *r, bool shadow, const struct name *key,
     /* That service's reset is the end of the unit's window; the other
      * algorithms say when the key is full again. */
     st->reset_ns = r->algo == LIMITS_FIXED_WINDOW || r->requests_per_unit == 0
-                   ? unit_ns - now % unit_ns : d.reset_after_ns;
+                   ? window_reset_ns(r, now) : d.reset_after_ns;
     st->retry_ns = d.limited ? (r->algo == LIMITS_FIXED_WINDOW &&
                                 d.retry_after_ns >= 0 ? st->reset_ns
                                                       : d.retry_after_ns)

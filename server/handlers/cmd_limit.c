@@ -9,7 +9,9 @@
  * (docs/commands.md), with its checks, texts and arithmetic
  * (algorithms/redis_gcra.h). RL.FIXED and RL.SLIDING are one
  * handler (rl_window) over a table of what differs between the two
- * algorithms, so the two commands cannot drift apart.
+ * algorithms, so the two commands cannot drift apart. RL.FIXED's CALENDAR
+ * zone makes its window argument a unit name (docs/commands.md); a call
+ * without it is parsed exactly as before.
  */
 #include <stdio.h>
 #include <string.h>
@@ -19,9 +21,11 @@
 #include "algorithms/gcra.h"
 #include "algorithms/redis_gcra.h"
 #include "algorithms/sliding_window.h"
+#include "lib/calendar.h"
 #include "lib/mem.h"
 #include "lib/num.h"
 #include "lib/time.h"
+#include "lib/tzdb.h"
 #include "protocol/reply.h"
 #include "server/clock.h"
 #include "server/cmd.h"
@@ -253,11 +257,14 @@ cl_throttle_command(struct conn *c, struct resp_request *req)
 /* ---- RL.FIXED and RL.SLIDING ------------------------------------------ */
 
 /* What a windowed limiter's call carries, whichever algorithm it names:
- * the positional "limit window" and the options. */
+ * the positional "limit window" and the options; with CALENDAR, the
+ * calendar its windows follow (window is then unused). */
 struct window_call {
     int64_t limit;
     int64_t window;
     struct limit_cmd_opts o;
+    const struct cal_spec *calendar;    /* NULL: windows of `window` s */
+    struct cal_spec cal;
 };
 
 /* The one state buffer either algorithm writes its next state into. */
@@ -285,7 +292,8 @@ fixed_apply(const struct window_call *w, bool has_state, const void *st,
             int64_t now, union window_state *next, struct limit_decision *d)
 {
     struct fwin_params p = { .limit = w->limit, .window = w->window,
-                             .cost = w->o.cost, .align = w->o.align };
+                             .cost = w->o.cost, .align = w->o.align,
+                             .calendar = w->calendar };
     return fwin_apply(&p, has_state, st, now, &next->fixed, d);
 }
 
@@ -301,7 +309,8 @@ sliding_apply(const struct window_call *w, bool has_state, const void *st,
 
 static const struct window_algo fixed_window = {
     "rl.fixed", KEY_FIXED,
-    LIMIT_CMD_COST | LIMIT_CMD_ALIGN | LIMIT_CMD_PEEK | LIMIT_CMD_MS,
+    LIMIT_CMD_COST | LIMIT_CMD_ALIGN | LIMIT_CMD_PEEK | LIMIT_CMD_MS |
+        LIMIT_CMD_CALENDAR,
     sizeof(struct fwin_state), fixed_apply
 };
 
@@ -309,6 +318,109 @@ static const struct window_algo sliding_window = {
     "rl.sliding", KEY_SLIDING, LIMIT_CMD_COST | LIMIT_CMD_PEEK | LIMIT_CMD_MS,
     sizeof(struct swin_state), sliding_apply
 };
+
+#define ERR_CALENDAR_UNIT                                                     \
+    "ERR syntax error, CALENDAR's window must be second, minute, hour, "      \
+    "day, week, month or year"
+#define ERR_WEEKSTART_UNIT                                                    \
+    "ERR syntax error, WEEKSTART needs CALENDAR and the week unit"
+
+/* Does the call name CALENDAR zone among its options? (A scan that
+ * replies nothing: the options are parsed for real afterwards.) */
+static bool
+names_calendar(const struct resp_request *req)
+{
+    for (size_t i = 4; i + 1 < req->argc; i++) {
+        if (is_word(req->argv[i], req->argvlen[i], "CALENDAR")) {
+            return true;
+        }
+        if (is_word(req->argv[i], req->argvlen[i], "COST") ||
+            is_word(req->argv[i], req->argvlen[i], "WEEKSTART")) {
+            i++;            /* a value, whatever it reads */
+        }
+    }
+    return false;
+}
+
+/* The zone of CALENDAR, from the cache; false after replying. */
+static bool
+calendar_zone(struct conn *c, const struct limit_cmd_opts *o,
+              const struct tz_zone **z)
+{
+    int len = o->zone_len > TZDB_NAME_MAX ? TZDB_NAME_MAX : (int)o->zone_len;
+    switch (tzdb_get(o->zone, o->zone_len, z)) {
+    case TZDB_OK:
+        return true;
+    case TZDB_UNKNOWN:
+        cmd_errorf(c, "ERR unknown time zone '%.*s'", len, o->zone);
+        return false;
+    case TZDB_CORRUPT:
+        cmd_errorf(c, "ERR time zone '%.*s': its zoneinfo file is not "
+                      "valid TZif", len, o->zone);
+        return false;
+    case TZDB_NOMEM:
+        break;
+    }
+    cmd_error(c, ERR_NOMEM);
+    return false;
+}
+
+/* key limit unit ... CALENDAR zone [WEEKSTART day]: the limit, the unit,
+ * the options, then the zone; false after replying. */
+static bool
+parse_calendar_call(struct conn *c, struct resp_request *req,
+                    const struct window_algo *a, struct window_call *w)
+{
+    if (!num_parse_i64(req->argv[2], req->argvlen[2], &w->limit)) {
+        cmd_error(c, ERR_NOT_INTEGER);
+        return false;
+    }
+    if (w->limit < 1) {
+        cmd_error(c, ERR_LIMIT_WINDOW);
+        return false;
+    }
+    if (!cal_unit_parse(req->argv[3], req->argvlen[3], &w->cal.unit)) {
+        cmd_error(c, ERR_CALENDAR_UNIT);
+        return false;
+    }
+    if (!limit_cmd_parse_options(c, req, 4, a->options, &w->o)) {
+        return false;
+    }
+    w->cal.week_start = 1;      /* Monday, as ISO 8601 */
+    if (w->o.week_start != NULL &&
+        (w->cal.unit != CAL_WEEK ||
+         !cal_weekday_parse(w->o.week_start, w->o.week_start_len,
+                            &w->cal.week_start))) {
+        cmd_error(c, w->cal.unit != CAL_WEEK
+                         ? ERR_WEEKSTART_UNIT
+                         : "ERR syntax error, WEEKSTART must be a day of "
+                           "the week (monday ... sunday)");
+        return false;
+    }
+    w->window = 1;
+    w->calendar = &w->cal;
+    return calendar_zone(c, &w->o, &w->cal.zone);
+}
+
+/* The positional arguments and options of either algorithm's call. */
+static bool
+parse_window_call(struct conn *c, struct resp_request *req,
+                  const struct window_algo *a, struct window_call *w)
+{
+    if ((a->options & LIMIT_CMD_CALENDAR) && names_calendar(req)) {
+        return parse_calendar_call(c, req, a, w);
+    }
+    w->calendar = NULL;
+    if (!limit_cmd_parse_limit_window(c, req, &w->limit, &w->window) ||
+        !limit_cmd_parse_options(c, req, 4, a->options, &w->o)) {
+        return false;
+    }
+    if (w->o.week_start != NULL) {
+        cmd_error(c, ERR_WEEKSTART_UNIT);
+        return false;
+    }
+    return true;
+}
 
 /* key limit window [options]: parse, decide at one `now`, write the state
  * back unless PEEK, reply the decision. */
@@ -321,8 +433,7 @@ rl_window(struct conn *c, struct resp_request *req,
     struct limit_decision d;
     bool ok;
 
-    if (!limit_cmd_parse_limit_window(c, req, &w.limit, &w.window) ||
-        !limit_cmd_parse_options(c, req, 4, a->options, &w.o)) {
+    if (!parse_window_call(c, req, a, &w)) {
         return;
     }
     int64_t now = clock_wall_now();

@@ -23,6 +23,21 @@ is_word(const char *arg, size_t len, const char *word)
     return len == strlen(word) && strcasecmp(arg, word) == 0;
 }
 
+/* A keyword that takes a value, with one there: the value's index. */
+static bool
+valued(struct resp_request *req, size_t *i, unsigned allowed, unsigned bit,
+       const char *word, const char **value, size_t *len)
+{
+    if (!(allowed & bit) || *i + 1 >= req->argc ||
+        !is_word(req->argv[*i], req->argvlen[*i], word)) {
+        return false;
+    }
+    *i += 1;
+    *value = req->argv[*i];
+    *len = req->argvlen[*i];
+    return true;
+}
+
 /* Keywords after the positional arguments, in any order, any case. */
 bool
 limit_cmd_parse_options(struct conn *c, struct resp_request *req,
@@ -47,11 +62,13 @@ limit_cmd_parse_options(struct conn *c, struct resp_request *req,
             o->peek = true;
         } else if ((allowed & LIMIT_CMD_MS) && is_word(a, len, "MS")) {
             o->ms = true;
-        } else if ((allowed & LIMIT_CMD_META) && is_word(a, len, "META") &&
-                   i + 1 < req->argc) {
-            i++;
-            o->meta = req->argv[i];
-            o->meta_len = req->argvlen[i];
+        } else if (valued(req, &i, allowed, LIMIT_CMD_META, "META", &o->meta,
+                          &o->meta_len) ||
+                   valued(req, &i, allowed, LIMIT_CMD_CALENDAR, "CALENDAR",
+                          &o->zone, &o->zone_len) ||
+                   valued(req, &i, allowed, LIMIT_CMD_CALENDAR, "WEEKSTART",
+                          &o->week_start, &o->week_start_len)) {
+            continue;
         } else {
             cmd_error(c, ERR_SYNTAX);
             return false;

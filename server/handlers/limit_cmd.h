@@ -23,7 +23,8 @@ enum limit_cmd_option {
     LIMIT_CMD_ALIGN = 2,
     LIMIT_CMD_PEEK = 4,
     LIMIT_CMD_MS = 8,
-    LIMIT_CMD_META = 16
+    LIMIT_CMD_META = 16,
+    LIMIT_CMD_CALENDAR = 32     /* CALENDAR zone and WEEKSTART day */
 };
 
 struct limit_cmd_opts {
@@ -33,6 +34,10 @@ struct limit_cmd_opts {
     bool ms;
     const char *meta;       /* NULL when not given */
     size_t meta_len;
+    const char *zone;       /* CALENDAR's; NULL when not given */
+    size_t zone_len;
+    const char *week_start; /* WEEKSTART's; NULL when not given */
+    size_t week_start_len;
 };
 
 /* Keywords from argv[from] on, those in `allowed` only; replies the error

@@ -12,9 +12,11 @@
  *
  *  - every limiter with its options (CL.THROTTLE, RL.FIXED, RL.SLIDING,
  *    RL.LOG with META, RL.TIERS; COST, ALIGN, PEEK, MS, CL.THROTTLE's
- *    RESERVE, junk), the leases (RL.ACQUIRE with HOLDER, PEEK, MS and
- *    WAIT but one that would block, RL.REFRESH, RL.RELEASE, RL.LEASES),
- *    and RL.TOPDENIED (COUNT, DB, junk, an option
+ *    RESERVE, RL.FIXED's CALENDAR with real and junk zones, a unit name
+ *    or a number as its window, and WEEKSTART, junk), the leases
+ *    (RL.ACQUIRE with HOLDER, PEEK, MS and WAIT but one that would block,
+ *    RL.REFRESH, RL.RELEASE, RL.LEASES), and RL.TOPDENIED (COUNT, DB,
+ *    junk, an option
  *    without its value);
  *  - the string commands: GET, SET (NX|XX, GET, EX|PX|EXAT|PXAT|KEEPTTL
  *    in any mix, junk, a time word without its value), SETNX, SETEX,
@@ -122,6 +124,7 @@
 
 #include "lib/mem.h"
 #include "lib/num.h"
+#include "lib/tzdb.h"
 #include "protocol/obuf.h"
 #include "protocol/resp.h"
 #include "server/clock.h"
@@ -346,6 +349,48 @@ add_rl_options(struct req *r, struct input *in, bool meta, bool align,
     }
 }
 
+/* RL.FIXED's calendar: a unit name as the window, CALENDAR with real and
+ * junk zones (a path out of the zone folder among them), WEEKSTART. */
+static const char *const cal_units[] = {
+    "day", "week", "month", "year", "hour", "minute", "second", "WEEK",
+    "weeks", "60",
+};
+static const char *const cal_zones[] = {
+    "Europe/Paris", "America/New_York", "Australia/Lord_Howe",
+    "Asia/Kathmandu", "UTC", "Mars/Base", "../../etc/passwd", "",
+    "Europe", "/usr/share/zoneinfo/UTC", "Europe//Paris",
+};
+static const char *const cal_days[] = {
+    "monday", "sunday", "Sat", "funday", "",
+};
+
+#define PICK(table, in) \
+    (table)[in_byte(in) % (sizeof(table) / sizeof((table)[0]))]
+
+static void
+gen_calendar_fixed(struct req *r, struct input *in)
+{
+    uint8_t b = in_byte(in);
+    add(r, "RL.FIXED");
+    add_key(r, in);
+    add_number(r, in, false);
+    if (b & 1) {
+        add(r, PICK(cal_units, in));
+    } else {
+        add_number(r, in, true);
+    }
+    add_rl_options(r, in, false, true, false);
+    if (b & 2) {
+        add(r, "CALENDAR");
+        add(r, PICK(cal_zones, in));
+    }
+    if (b & 4) {
+        add(r, b & 8 ? "weekstart" : "WEEKSTART");
+        add(r, PICK(cal_days, in));
+    }
+    add_rl_options(r, in, false, true, false);
+}
+
 static const char *const config_names[] = {
     "maxmemory", "maxmemory-policy", "log-max-entries", "tiers-max-window",
     "proto-max-args", "proto-max-bulk-len", "client-query-buffer-limit",
@@ -449,6 +494,10 @@ gen_limiter(struct req *r, struct input *in, uint8_t which)
         add_rl_options(r, in, false, false, true);
         break;
     case 1:
+        if (which & 8) {
+            gen_calendar_fixed(r, in);
+            break;
+        }
         add(r, "RL.FIXED");
         add_key(r, in);
         add_number(r, in, false);
@@ -2013,8 +2062,8 @@ may_write(const struct req *r)
         "zremrangebyrank", "zremrangebylex", "zpopmin", "zpopmax",
         "rpoplpush", "lmpop", "zmpop", "sadd", "srem", "spop", "smove",
         "sinterstore", "sunionstore", "sdiffstore",
-        "zunionstore", "zinterstore", "zdiffstore", "zrangestore",
-        "rl.acquire", "rl.refresh", "rl.release",
+        "zunionstore", "zinterstore", "zdiffstore", "zrangestore", "restore",
+        "migrate", "rl.acquire", "rl.refresh", "rl.release",
     };
     bool writer = word(r, 0, "getex") && r->argc > 2;
     for (size_t k = 0; k < sizeof(writers) / sizeof(writers[0]); k++) {
@@ -3863,6 +3912,7 @@ retire_server(void)
     slowlog_teardown();
     topdenied_teardown();
     cluster_teardown();
+    tzdb_flush();       /* the zones RL.FIXED's CALENDAR read: a cache */
     taint_reset();
 }
 

@@ -277,6 +277,23 @@ SEEDS = {
     + cmd("CL.THROTTLE", "w", 0, 1, 1, "RESERVE", -1) + cmd("CL.THROTTLE", "w", 0, 1, 1, "RESERVE", "x")
     + cmd("CL.THROTTLE", "w", 0, 1, 1, 1, "RESERVE") + save_and_reload()
     + cmd("CL.THROTTLE", "w", 0, 10, 1, "RESERVE", 1),
+    # RL.FIXED CALENDAR: zones real and junk, every unit, WEEKSTART, one key
+    # asked in two zones, days passing, kept through a reload.
+    "rl-fixed-calendar": cmd("RL.FIXED", "c", 3, "day", "CALENDAR", "Europe/Paris")
+    + cmd("RL.FIXED", "c", 3, "DAY", "calendar", "America/New_York", "MS", "PEEK")
+    + cmd("RL.FIXED", "w", 2, "week", "CALENDAR", "Australia/Lord_Howe", "WEEKSTART", "sunday")
+    + cmd("RL.FIXED", "m", 2, "month", "CALENDAR", "Asia/Kathmandu", "COST", 2)
+    + cmd("RL.FIXED", "y", 2, "year", "CALENDAR", "UTC", "ALIGN")
+    + cmd("RL.FIXED", "h", 2, "hour", "CALENDAR", "Asia/Kathmandu")
+    + cmd("RL.FIXED", "x", 2, "day", "CALENDAR", "Mars/Base")
+    + cmd("RL.FIXED", "x", 2, "day", "CALENDAR", "../../etc/passwd")
+    + cmd("RL.FIXED", "x", 2, 60, "CALENDAR", "UTC")
+    + cmd("RL.FIXED", "x", 2, "day", "CALENDAR", "UTC", "WEEKSTART", "monday")
+    + cmd("RL.FIXED", "x", 2, "week", "CALENDAR", "UTC", "WEEKSTART", "funday")
+    + cmd("RL.FIXED", "x", 2, 60, "WEEKSTART", "monday")
+    + clock(H1) + save_and_reload() + clock(D1)
+    + cmd("RL.FIXED", "c", 3, "day", "CALENDAR", "Europe/Paris")
+    + cmd("RL.FIXED", "w", 2, "week", "CALENDAR", "Australia/Lord_Howe", "WEEKSTART", "sunday"),
 }
 
 

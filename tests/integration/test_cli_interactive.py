@@ -135,7 +135,8 @@ def ints(*values):
 HINTS = [
     ("CL.THROTTLE ", "CL.THROTTLE key max_burst count period [quantity] [RESERVE max_wait] "
                      "[PEEK] [MS]"),
-    ("RL.FIXED ", "RL.FIXED key limit window [COST n] [ALIGN] [PEEK] [MS]"),
+    ("RL.FIXED ", "RL.FIXED key limit window [COST n] [ALIGN] [PEEK] [MS] "
+                  "[CALENDAR zone] [WEEKSTART day]"),
     ("RL.SLIDING ", "RL.SLIDING key limit window [COST n] [PEEK] [MS]"),
     ("RL.LOG ", "RL.LOG key limit window [COST n] [META value] [PEEK] [MS]"),
     ("RL.ENTRIES ", "RL.ENTRIES key [COUNT n]"),
@@ -149,7 +150,8 @@ HINTS = [
     ("RL.RELEASE ", "RL.RELEASE key holder"),
     ("RL.LEASES ", "RL.LEASES key [MS]"),
     # The hint follows what is typed: the arguments given drop out.
-    ("RL.FIXED k 10 60 ", "RL.FIXED k 10 60 [COST n] [ALIGN] [PEEK] [MS]"),
+    ("RL.FIXED k 10 60 ", "RL.FIXED k 10 60 [COST n] [ALIGN] [PEEK] [MS] "
+                          "[CALENDAR zone] [WEEKSTART day]"),
     ("cl.throttle ", "cl.throttle key max_burst count period [quantity] [RESERVE max_wait] "
                      "[PEEK] [MS]"),
     ("CLIENT NO-EVICT ", "CLIENT NO-EVICT ON|OFF"),

@@ -127,6 +127,13 @@ descriptors:
           requests_per_unit: 10
           unit: second
 """,
+    # cellgate's calendar: a day of New York, not of UTC.
+    "calendar": """
+domain: calendar
+descriptors:
+  - key: tenant
+    rate_limit: {unit: day, requests_per_unit: 3, calendar: America/New_York}
+""",
 }
 
 
@@ -228,6 +235,18 @@ def test_requests_per_unit_pass_then_over_limit_with_exact_figures(rls, pb):
     # The window ends at midnight UTC, whatever the first request's time.
     rls.clock.advance(SIX_HOURS)
     assert c.check("messaging", marketing) == (OK, [(OK, 5, 4, DAY)])
+    c.close()
+
+
+def test_a_calendar_limit_resets_at_midnight_in_its_zone(rls, pb):
+    # 18:00 UTC in January is 13:00 in New York: 11 hours to its midnight,
+    # and the window starts again then, not at 00:00 UTC.
+    c = Client(rls, pb)
+    assert c.check("calendar", ("tenant=t1",)) == (OK, [(OK, 3, 2, 11 * 3600)])
+    rls.clock.advance(11 * 3600 - 1)
+    assert c.check("calendar", ("tenant=t1",)) == (OK, [(OK, 3, 1, 1)])
+    rls.clock.advance(1)
+    assert c.check("calendar", ("tenant=t1",)) == (OK, [(OK, 3, 2, DAY)])
     c.close()
 
 

@@ -63,7 +63,7 @@ END_TEST
 
 START_TEST(test_fixed_window_grants_no_more_when_the_clock_steps_back)
 {
-    struct fwin_params p = { 3, 60, 1, false };
+    struct fwin_params p = { 3, 60, 1, false, NULL };
     struct fwin_state st = { 0, 0 }, next;
     struct limit_decision d;
     wall_ns last = 0;

@@ -32,7 +32,7 @@ static struct limit_decision
 hit(struct key *k, int64_t limit, int64_t window, int64_t cost, bool align,
     int64_t now)
 {
-    struct fwin_params p = { limit, window, cost, align };
+    struct fwin_params p = { limit, window, cost, align, NULL };
     struct limit_decision d;
     struct fwin_state next;
 
@@ -236,7 +236,7 @@ START_TEST(test_peek_never_writes_the_stored_state)
     struct fwin_state copy = st;
 
     for (size_t i = 0; i < sizeof costs / sizeof costs[0]; i++) {
-        struct fwin_params p = { 3, 10, costs[i], (i & 1) != 0 };
+        struct fwin_params p = { 3, 10, costs[i], (i & 1) != 0, NULL };
         struct fwin_state next;
         struct limit_decision d;
 
@@ -249,7 +249,7 @@ END_TEST
 
 START_TEST(test_next_may_alias_the_stored_state)
 {
-    struct fwin_params p = { 3, 10, 1, false };
+    struct fwin_params p = { 3, 10, 1, false, NULL };
     struct fwin_state st = { TX, 2 };
     struct limit_decision d;
 
@@ -273,14 +273,14 @@ static const struct {
     struct fwin_params p;
     int64_t now;
 } einval_cases[] = {
-    { { 0, 10, 1, false }, TX },
-    { { -1, 10, 1, false }, TX },
-    { { INT64_MIN, 10, 1, true }, TX },
-    { { 5, 0, 1, false }, TX },
-    { { 5, -10, 1, true }, TX },
-    { { 5, INT64_MIN, 1, true }, TX },
-    { { 5, 10, 1, false }, -1 },
-    { { 5, 10, 1, true }, INT64_MIN },
+    { { 0, 10, 1, false, NULL }, TX },
+    { { -1, 10, 1, false, NULL }, TX },
+    { { INT64_MIN, 10, 1, true, NULL }, TX },
+    { { 5, 0, 1, false, NULL }, TX },
+    { { 5, -10, 1, true, NULL }, TX },
+    { { 5, INT64_MIN, 1, true, NULL }, TX },
+    { { 5, 10, 1, false, NULL }, -1 },
+    { { 5, 10, 1, true, NULL }, INT64_MIN },
 };
 
 START_TEST(test_invalid_inputs_are_rejected_and_nothing_is_written)
@@ -304,13 +304,13 @@ static const struct {
     struct fwin_state st;
     int64_t now;
 } overflow_cases[] = {
-    { { 5, INT64_MAX, 1, false }, false, { 0, 0 }, TX },
-    { { 5, MAX_WINDOW + 1, 1, true }, false, { 0, 0 }, 0 },
+    { { 5, INT64_MAX, 1, false, NULL }, false, { 0, 0 }, TX },
+    { { 5, MAX_WINDOW + 1, 1, true, NULL }, false, { 0, 0 }, 0 },
     /* start + W past INT64_MAX: first-hit at TX, aligned near the top. */
-    { { 5, MAX_WINDOW, 1, false }, false, { 0, 0 }, TX },
-    { { 5, 1, 1, false }, false, { 0, 0 }, INT64_MAX },
-    { { 5, 1, 1, true }, false, { 0, 0 }, INT64_MAX },
-    { { 5, 1, 0, false }, true, { INT64_MAX - 5, 1 }, INT64_MAX - 5 },
+    { { 5, MAX_WINDOW, 1, false, NULL }, false, { 0, 0 }, TX },
+    { { 5, 1, 1, false, NULL }, false, { 0, 0 }, INT64_MAX },
+    { { 5, 1, 1, true, NULL }, false, { 0, 0 }, INT64_MAX },
+    { { 5, 1, 0, false, NULL }, true, { INT64_MAX - 5, 1 }, INT64_MAX - 5 },
 };
 
 START_TEST(test_windows_ending_beyond_int64_are_overflow_errors)

@@ -40,6 +40,7 @@ static const struct {
     { "nodes_file", nodes_file_suite },
     { "limits", limits_suite },
     { "glob", glob_suite },
+    { "tzif", tzif_suite },
     { "cmd", cmd_suite },
     { "keyspace", keyspace_suite },
     { "snapshot", snapshot_suite },

@@ -27,6 +27,7 @@ Suite *clock_suite(void);
 Suite *cluster_suite(void);
 Suite *nodes_file_suite(void);
 Suite *glob_suite(void);
+Suite *tzif_suite(void);
 Suite *cmd_suite(void);
 Suite *limits_suite(void);
 Suite *keyspace_suite(void);
