@@ -231,11 +231,12 @@ def test_wait_ends_at_a_lease_end_or_at_its_timeout(start_daemon):
 LIMIT = 5
 
 
-def worker(port, idx, key, stop_at, out_fd, seed):
+def worker(port, idx, key, stop_at, out_fd, seed, replicated=False):
     """Acquire, hold, release until stop_at, reporting on out_fd a line
     each (times: time.time()): G holder t0 t1 lease_ms, a grant asked at
     t0 and answered at t1; S holder t2, its release about to be sent; R
-    holder, its release answered."""
+    holder, its release answered. replicated: a grant counts once WAIT 1
+    says a replica has it (what survives a failover)."""
     rnd = random.Random(seed)
     c = harness.RawConn(port=port)
     n = 0
@@ -253,6 +254,10 @@ def worker(port, idx, key, stop_at, out_fd, seed):
             again = acquire(c, key, LIMIT, lease_ms, "HOLDER", holder, "MS")
             assert again[0] == 0 or time.time() > t1 + lease_ms / 1000.0
             t1 = time.time()            # it may have moved the lease's end
+        if replicated:
+            if c.command("WAIT", 1, 2000) != b":1\r\n":
+                continue                # the primary died with it
+            t1 = time.time()
         os.write(out_fd, ("G %s %.6f %.6f %d\n" % (holder, t0, t1, lease_ms)).encode())
         hold = rnd.uniform(0.02, lease_ms / 1000.0 * 1.3)
         time.sleep(hold)
@@ -266,13 +271,13 @@ def worker(port, idx, key, stop_at, out_fd, seed):
     os._exit(0)
 
 
-def spawn(port, idx, key, stop_at, server_may_die=False):
+def spawn(port, idx, key, stop_at, server_may_die=False, replicated=False):
     r, w = os.pipe()
     pid = os.fork()
     if pid == 0:
         os.close(r)
         try:
-            worker(port, idx, key, stop_at, w, idx * 7919)
+            worker(port, idx, key, stop_at, w, idx * 7919, replicated)
         except (OSError, EOFError, TimeoutError):
             if not server_may_die:
                 raise
@@ -410,24 +415,21 @@ def sample_leases(d, key):
         return None
 
 
-def test_fifty_clients_across_a_kill9_of_the_server(start_daemon, tmp_path):
-    """The server killed mid-work and restarted from its journal
-    (appendfsync always: an answered grant is on disk): the leases granted
-    before hold their slots after, so the limit holds across the restart,
-    and the dead holders' slots still come back within their leases."""
-    work = str(tmp_path / "j")
-    os.makedirs(work)
-    args = ("--dir", work, *JOURNAL, "--appendfsync", "always")
-    d = start_daemon(*args)
-    port = d.port
+def across(d, successor, replicated=False):
+    """Fifty clients in two phases of 25 on key conc: the first on d, which
+    is killed -9 in the middle, the second on successor(d) (d restarted,
+    or its replica promoted). One long lease taken before must be held
+    after; the limit holds across (the long lease's slot aside), and the
+    holders the kill cut off are gone within their leases."""
     key = "conc"
     texts, samples = [], []
-    # One long lease the restart must keep (the workers' may all have
-    # ended by the time a loaded machine restarts the server).
-    assert acquire(d.raw(), key, LIMIT, 30, "HOLDER", "keeper")[0] == 0
+    c = d.raw()
+    assert acquire(c, key, LIMIT, 30, "HOLDER", "keeper")[0] == 0
+    if replicated:
+        assert c.command("WAIT", 1, 5000) == b":1\r\n"
     for phase in range(2):
         stop_at = time.time() + 2.5
-        kids = [spawn(port, phase * 50 + i, key, stop_at, server_may_die=True)
+        kids = [spawn(d.port, phase * 50 + i, key, stop_at, True, replicated)
                 for i in range(25)]
         kill_at = time.time() + 1.2
         while time.time() < stop_at + 0.2:
@@ -444,13 +446,12 @@ def test_fifty_clients_across_a_kill9_of_the_server(start_daemon, tmp_path):
             _, status = os.waitpid(pid, 0)
             assert status == 0, texts[-1][-500:]
         if phase == 0:
-            d = start_daemon(*args, port=port)
+            d = successor(d)
             assert b"keeper" in sample_leases(d, key)
     assert d.raw().command("RL.RELEASE", key, "keeper") == b":1\r\n"
     iv, grants, released, errors = intervals(texts)
     assert errors == []
     assert max_overlap(iv) <= LIMIT - 1, overlapping(iv)     # the keeper's slot
-    # Those the kill cut off are still held after the restart, until their end.
     unreleased = {h: g for h, g in grants.items() if h not in released}
     assert unreleased
     for t, holders in samples:
@@ -459,6 +460,29 @@ def test_fifty_clients_across_a_kill9_of_the_server(start_daemon, tmp_path):
             if h in unreleased:
                 t1, ms = unreleased[h][1], unreleased[h][2]
                 assert t <= t1 + ms / 1000.0 + 0.25, (h, t - t1, ms)
+
+
+def test_fifty_clients_across_a_kill9_of_the_server(start_daemon, tmp_path):
+    """Restarted from its journal (appendfsync always: an answered grant
+    is on disk)."""
+    work = str(tmp_path / "j")
+    os.makedirs(work)
+    args = ("--dir", work, *JOURNAL, "--appendfsync", "always")
+    d = start_daemon(*args)
+    across(d, lambda dead: start_daemon(*args, port=dead.port))
+
+
+def test_fifty_clients_across_a_failover(start_daemon):
+    """The primary killed, its replica promoted; a grant counts once a
+    replica has it (WAIT 1)."""
+    p = start_daemon(name="primary")
+    r = start_daemon(name="replica")
+    follow(r, p)
+
+    def promote(dead):
+        assert r.raw().command("REPLICAOF", "NO", "ONE") == b"+OK\r\n"
+        return r
+    across(p, promote, replicated=True)
 
 
 # ---- the server killed, a replica promoted, DUMP/RESTORE -------------------------
