@@ -1,8 +1,10 @@
 """Concurrency leases (RL.ACQUIRE, RL.REFRESH, RL.RELEASE, RL.LEASES):
 at most `limit` holders at a time, each slot freed by its holder or by the
 end of its lease, whatever happened to the holder (kill -9), the server
-(kill -9 with the journal) or the primary (a replica promoted); WAIT's
-first come, first served queue; DUMP/RESTORE between two servers."""
+(kill -9 with the journal) or the primary (a replica promoted), with 50
+clients at work; WAIT's first come, first served queue, its timeout, a
+lease's end, CLIENT PAUSE, a demoted primary, a cluster slot moving;
+WATCH, keyspace events; DUMP/RESTORE and MIGRATE between two servers."""
 import os
 import random
 import re
