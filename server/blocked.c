@@ -43,6 +43,7 @@
 #include "lib/mem.h"
 #include "protocol/reply.h"
 #include "server/client.h"
+#include "server/clock.h"
 #include "server/keyspace_db.h"
 #include "server/server.h"
 
@@ -70,6 +71,8 @@ struct blocked {
     enum blocked_kind kind;
     blocked_serve_fn serve;
     uv_timer_t *timer;          /* NULL: no timeout */
+    const struct blocked_timed *timed;  /* NULL: a pop's wait */
+    uv_timer_t *wake;           /* timed's wake-up, or NULL */
     struct resp_request req;    /* a copy of the arguments (in `bytes`) */
     size_t nkeys;               /* distinct keys, one waiter each */
     bool counted;               /* in blocked_nclients */
@@ -85,6 +88,7 @@ struct ready_key {
 };
 
 static struct dict *registry;   /* srv.ndbs of them, or NULL */
+static void (*served_hook)(struct conn *c);
 static struct ready_key *ready, **ready_tail = &ready;
 static size_t ntimed;
 
@@ -276,6 +280,10 @@ release(struct conn *c)
         uv_close((uv_handle_t *)b->timer, free_timer);
         ntimed--;
     }
+    if (b->wake != NULL) {
+        uv_timer_stop(b->wake);
+        uv_close((uv_handle_t *)b->wake, free_timer);
+    }
     mem_free(b);
     c->blocked = NULL;
     if (registry != NULL && blocked_nclients == 0) {
@@ -311,8 +319,82 @@ blocked_end(struct conn *c)
 void
 blocked_time_out(struct conn *c)
 {
-    reply_null_array(&c->out, c->proto);
+    struct blocked *b = c->blocked;
+    int db = srv.db;
+    if (b != NULL && b->timed != NULL && keyspace_select(b->db)) {
+        /* Its answer reads its keys, in its database: a timer (or
+         * CLIENT UNBLOCK on another client) runs in any. */
+        c->hint.valid = false;
+        b->timed->timed_out(c, &b->req);
+        (void)keyspace_select(db);
+    } else {
+        reply_null_array(&c->out, c->proto);
+    }
     blocked_end(c);
+}
+
+/* ---- timed waits ---------------------------------------------------------- */
+
+static void arm_wake(struct conn *c);
+
+/* Time may have made c's keys ready: signal them, serve them (c among
+ * their waiters, in their order), and look again while c waits. */
+static void
+on_wake(uv_timer_t *t)
+{
+    struct conn *c = t->data;
+    struct blocked *b = c->blocked;
+    if (srv.pause_end_ms != 0) {
+        /* CLIENT PAUSE holds writes, a waiter's grant too: look again
+         * once it ends. */
+        int64_t ms = srv.pause_end_ms - clock_loop_ms();
+        uv_timer_start(b->wake, on_wake, (uint64_t)(ms > 0 ? ms : 0) + 1, 0);
+        return;
+    }
+    for (size_t i = 0; i < b->nkeys; i++) {
+        const struct dict_entry *e = b->w[i].e;
+        blocked_signal(b->db, (const char *)dict_key(e), e->klen);
+    }
+    blocked_serve(served_hook);
+    if (c->blocked != NULL) {       /* not served: it cannot block anew */
+        arm_wake(c);
+    }
+}
+
+static void
+arm_wake(struct conn *c)
+{
+    struct blocked *b = c->blocked;
+    int db = srv.db;
+    int64_t ms = -1;
+    if (keyspace_select(b->db)) {
+        ms = b->timed->wake(c, &b->req);
+    }
+    (void)keyspace_select(db);
+    if (ms >= 0) {
+        uv_timer_start(b->wake, on_wake, (uint64_t)(ms > 0 ? ms : 1), 0);
+    }
+}
+
+bool
+blocked_set_timed(struct conn *c, const struct blocked_timed *t)
+{
+    struct blocked *b = c->blocked;
+    b->timed = t;
+    b->wake = mem_malloc(sizeof(*b->wake));
+    if (b->wake == NULL) {
+        return false;
+    }
+    uv_timer_init(srv.loop, b->wake);
+    b->wake->data = c;
+    arm_wake(c);
+    return true;
+}
+
+void
+blocked_set_served(void (*served)(struct conn *c))
+{
+    served_hook = served;
 }
 
 size_t

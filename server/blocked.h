@@ -16,9 +16,10 @@
 
 struct conn;
 
-/* What a client waits for: a list or a sorted set at one of its keys. A
- * ready key serves only the clients waiting for its type. */
-enum blocked_kind { BLOCKED_LIST, BLOCKED_ZSET };
+/* What a client waits for: a list or a sorted set at one of its keys, or
+ * a lease's slot (RL.ACQUIRE ... WAIT). A ready key serves only the
+ * clients waiting for its type. */
+enum blocked_kind { BLOCKED_LIST, BLOCKED_ZSET, BLOCKED_LEASE };
 
 /* What serving one waiting client on a ready key came to. */
 enum blocked_served {
@@ -46,6 +47,26 @@ extern size_t blocked_nready;
 bool blocked_wait(struct conn *c, const struct resp_request *req,
                   size_t first, size_t nkeys, int64_t timeout_ms,
                   enum blocked_kind kind, blocked_serve_fn serve);
+
+/* A wait that time may end before its timeout, with an answer of its own
+ * at the timeout (RL.ACQUIRE ... WAIT: a lease ends, and no write says
+ * so). wake(c, req): in how many ms (>= 1) c's keys may be ready by time
+ * alone, or -1 for never; then they are signalled and served as after a
+ * write (blocked_set_served()'s function told of each client answered),
+ * and asked again while c waits. timed_out(c, req): c's answer at its
+ * timeout (and CLIENT UNBLOCK TIMEOUT), instead of a null array. */
+struct blocked_timed {
+    int64_t (*wake)(struct conn *c, const struct resp_request *req);
+    void (*timed_out)(struct conn *c, const struct resp_request *req);
+};
+
+/* After blocked_wait(): c's wait is timed so (t outlives the wait).
+ * false when memory runs out (c still waits, untimed). */
+bool blocked_set_timed(struct conn *c, const struct blocked_timed *t);
+
+/* The function told of a client served outside a command (a timed wake),
+ * as blocked_serve()'s: the connection layer's, set once at start. */
+void blocked_set_served(void (*served)(struct conn *c));
 
 /* Is c waiting on keys? */
 bool blocked_on_keys(const struct conn *c);

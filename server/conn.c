@@ -145,9 +145,12 @@ frame_ahead(struct conn *c, size_t max)
 
 /* ---- set-up ------------------------------------------------------------ */
 
+static void served_blocked(struct conn *c);
+
 int
 conn_setup(uv_loop_t *loop)
 {
+    blocked_set_served(served_blocked);
     if (uv_prepare_init(loop, &flush_handle) != 0 ||
         uv_idle_init(loop, &input_handle) != 0) {
         return -1;

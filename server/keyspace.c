@@ -732,6 +732,12 @@ keyspace_release(struct store_rec *r, void *arg)
     if (notify_flags & (NOTIFY_EXPIRED | NOTIFY_EVICTED)) {
         notify_release(r, (int)(intptr_t)arg);
     }
+    if (blocked_nclients != 0 && r->type == KEY_LEASE) {
+        /* Every slot of a lease key that goes is free: its waiters' turn
+         * (DEL, FLUSHDB, the wheel). */
+        blocked_signal((int)(intptr_t)arg, store_rec_key(r),
+                       store_rec_keylen(r));
+    }
     keytype_release(r);
 }
 

@@ -41,6 +41,8 @@ keytype_state_size(uint8_t type)
         return sizeof(struct ks_log);
     case KEY_TIERS:
         return sizeof(struct ks_tiers);
+    case KEY_LEASE:
+        return sizeof(struct ks_lease);
     case KEY_REDIS_GCRA:
         return sizeof(struct ks_redis_gcra);
     case KEY_LIST:
@@ -73,6 +75,8 @@ keytype_name(uint8_t type)
         return "log";
     case KEY_TIERS:
         return "tiers";
+    case KEY_LEASE:
+        return "lease";
     case KEY_LIST:
         return "list";
     case KEY_HASH:
@@ -156,6 +160,8 @@ keytype_rec_owned(const struct store_rec *r)
     }
     case KEY_TIERS:
         return mem_usable(((const struct ks_tiers *)state)->st.b);
+    case KEY_LEASE:
+        return mem_usable(((const struct ks_lease *)state)->set.buf);
     case KEY_STR: {
         const struct ks_str *st = state;
         return st->len > KS_STR_INLINE ? mem_usable(st->u.heap.p) : 0;
@@ -186,6 +192,9 @@ keytype_release(struct store_rec *r)
     }
     case KEY_TIERS:
         keytype_free(((struct ks_tiers *)state)->st.b);
+        break;
+    case KEY_LEASE:
+        keytype_free(((struct ks_lease *)state)->set.buf);
         break;
     case KEY_STR: {
         struct ks_str *st = state;
@@ -278,8 +287,34 @@ keytype_tiers_fresh_at(const struct ks_tiers *ts, int64_t now)
     return departure_ns(ts->st.b[ts->st.len - 1].sec, ts->keep, NS_PER_SEC);
 }
 
+int64_t
+keytype_lease_fresh_at(const struct ks_lease *ls, int64_t now)
+{
+    int64_t last;
+    int64_t now_ms = limit_floor_div(now, NS_PER_MS);
+    if (lease_live(&ls->set, now_ms, NULL, &last) == 0) {
+        return now;
+    }
+    return departure_ns(last, 0, NS_PER_MS);
+}
+
 /* ---- encoding ---------------------------------------------------------- */
 
+/* The live entries at now, oldest first, as lease.h packs them. */
+static bool
+encode_lease(const struct ks_lease *ls, int64_t now, struct membuf *b)
+{
+    int64_t now_ms = limit_floor_div(now, NS_PER_MS);
+    uint32_t n = lease_live(&ls->set, now_ms, NULL, NULL);
+    struct lease_entry e;
+    uint32_t off = 0;
+    bool ok = membuf_put(b, &n, sizeof(n));
+    while (ok && lease_next(&ls->set, &off, &e)) {
+        ok = e.end_ms <= now_ms ||
+             membuf_put(b, ls->set.buf + e.off, off - e.off);
+    }
+    return ok;
+}
 
 /* Entries kept at now: the suffix after those older than keep_ms. */
 static uint32_t
@@ -339,6 +374,9 @@ keytype_encode(const struct store_rec *r, int64_t now, struct membuf *b)
     }
     if (r->type == KEY_TIERS) {
         return encode_tiers(state, now, b);
+    }
+    if (r->type == KEY_LEASE) {
+        return encode_lease(state, now, b);
     }
     switch (r->type) {
     case KEY_INT: {
@@ -498,6 +536,40 @@ decode_tiers(struct ks_tiers *ts, struct membuf_reader *rd, int version,
     return KS_DECODED;
 }
 
+/* n entries as lease.h packs them, each holder 1..LEASE_HOLDER_MAX bytes,
+ * at most LEASE_LIMIT_MAX of them. A holder twice is not looked for (it
+ * would cost n^2): its first entry is the one RL.REFRESH and RL.RELEASE
+ * find, and the other ends by itself. */
+static enum ks_decode
+decode_lease(struct ks_lease *ls, struct membuf_reader *rd)
+{
+    uint32_t n;
+    struct lease_entry e;
+    if (!membuf_read(rd, &n, sizeof(n)) || n > LEASE_LIMIT_MAX ||
+        rd->left > (size_t)n * lease_entry_size(LEASE_HOLDER_MAX)) {
+        return KS_MALFORMED;
+    }
+    if (n == 0 || rd->left == 0) {
+        return rd->left != 0 || n != 0 ? KS_MALFORMED : KS_DECODED;
+    }
+    ls->set.buf = keytype_owned_realloc(NULL, rd->left);
+    if (ls->set.buf == NULL) {
+        return KS_NOMEM;
+    }
+    ls->set.cap = ls->set.used = (uint32_t)rd->left;
+    if (!membuf_read(rd, ls->set.buf, rd->left)) {
+        return KS_MALFORMED;
+    }
+    uint32_t off = 0;
+    while (lease_next(&ls->set, &off, &e)) {
+        if (e.len < 1 || e.len > LEASE_HOLDER_MAX || off > ls->set.used) {
+            return KS_MALFORMED;
+        }
+        ls->set.n++;
+    }
+    return off == ls->set.used && ls->set.n == n ? KS_DECODED : KS_MALFORMED;
+}
+
 /* A collection's elements; an empty one is no key (Redis writes none). */
 static enum ks_decode
 decode_coll(struct store_rec *r, const unsigned char *p, size_t len)
@@ -530,6 +602,9 @@ keytype_decode(struct store_rec *r, const unsigned char *p, size_t len,
     }
     if (r->type == KEY_STR) {
         return decode_str(state, p, len);
+    }
+    if (r->type == KEY_LEASE) {
+        return decode_lease(state, &rd);
     }
     if (keytype_is_coll(r->type)) {
         return decode_coll(r, p, len);

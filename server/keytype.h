@@ -22,6 +22,7 @@
 #include <string.h>
 
 #include "algorithms/increx.h"
+#include "algorithms/lease.h"
 #include "algorithms/sliding_log.h"
 #include "algorithms/tiers.h"
 #include "lib/hmap.h"
@@ -45,10 +46,11 @@ enum key_type {
     KEY_LIST,       /* a Redis list: struct qlist (lib/qlist.h) */
     KEY_HASH,       /* a Redis hash: struct hmap (lib/hmap.h) */
     KEY_ZSET,       /* a Redis sorted set: struct zset (lib/zset.h) */
-    KEY_SET         /* a Redis set: struct set (lib/set.h) */
+    KEY_SET,        /* a Redis set: struct set (lib/set.h) */
+    KEY_LEASE       /* RL.ACQUIRE's leases: struct ks_lease */
 };
 #define KEY_TYPE_FIRST KEY_INT
-#define KEY_TYPE_LAST KEY_SET
+#define KEY_TYPE_LAST KEY_LEASE
 _Static_assert(KEY_TYPE_LAST <= STORE_TYPE_MAX, "a record's tag is 4 bits");
 
 /* States of a fixed-size encoding: a struct copied as it is
@@ -285,7 +287,7 @@ static inline bool
 keytype_redis_expiry(uint8_t type)
 {
     return type != KEY_FIXED && type != KEY_SLIDING && type != KEY_LOG &&
-           type != KEY_TIERS;
+           type != KEY_TIERS && type != KEY_LEASE;
 }
 
 /* Redis's GCRA keeps its TAT in µs (>= 0) and is a type of its own: its
@@ -324,6 +326,20 @@ struct ks_tiers {
     struct tier_state st;       /* st.b: mem_malloc'd */
     int64_t keep;               /* retention in s, >= 1 while the key lives */
 };
+
+/*
+ * RL.ACQUIRE: the leases of one key (algorithms/lease.h), their entries
+ * in one buffer the key owns. The record lives until its last lease ends
+ * (its expiry); an ended lease frees its slot at its end, and its entry
+ * goes with the next write or with the key.
+ */
+struct ks_lease {
+    struct lease_set set;       /* set.buf: mem_malloc'd */
+};
+
+/* When r's last live lease ends (ns; saturating), or `now` when none is
+ * live: the key is fresh from then. */
+int64_t keytype_lease_fresh_at(const struct ks_lease *ls, int64_t now);
 
 /* The state size of a type in its encoding (0 for an unknown one): a
  * record's too, but KEY_INT's, which may be smaller
@@ -417,7 +433,9 @@ bool keytype_upgrade(uint8_t *type, const unsigned char **p, size_t *len,
  *          lib/hmap.h, lib/zset.h, lib/set.h);
  *   log:   keep_ms i64, n u32, n x (t_ms i64, cost i64, meta_len u32),
  *          then the META bytes of the entries, oldest first;
- *   tiers: keep i64, n u32, n x (sec i64, count i64).
+ *   tiers: keep i64, n u32, n x (sec i64, count i64);
+ *   lease: n u32, then the n live entries as lease.h packs them
+ *          (end_ms i64, len u16, holder bytes), oldest first.
  * Host byte order: the bytes are read back by the same build.
  */
 bool keytype_encode(const struct store_rec *r, int64_t now,

@@ -289,6 +289,12 @@ HANDLER(rl_entries_command);
 HANDLER(rl_topdenied_command);
 HANDLER(rl_tiers_command);
 
+/* cmd_lease.c */
+HANDLER(rl_acquire_command);
+HANDLER(rl_refresh_command);
+HANDLER(rl_release_command);
+HANDLER(rl_leases_command);
+
 /* cmd_zset.c */
 HANDLER(zadd_command);
 HANDLER(zincrby_command);

@@ -409,7 +409,7 @@ load_cellgate(struct rdb_cur *c, struct rdb_obj *o)
     }
     if (enc < KS_ENCODING_V1 || enc > KS_ENCODING ||
         (type != KEY_FIXED && type != KEY_SLIDING && type != KEY_LOG &&
-         type != KEY_TIERS && type != KEY_REDIS_GCRA)) {
+         type != KEY_TIERS && type != KEY_REDIS_GCRA && type != KEY_LEASE)) {
         return bad(o, "unknown cellgate key type or encoding");
     }
     o->type = type;

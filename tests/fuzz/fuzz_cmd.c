@@ -15,8 +15,9 @@
  *    RESERVE, RL.FIXED's CALENDAR with real and junk zones, a unit name
  *    or a number as its window, and WEEKSTART, junk), RL.ALL of them and
  *    GCRA (argcs off by one, parts that are no limiter or RL.ALL again, a
- *    trailing PEEK, which must change nothing), and RL.TOPDENIED (COUNT,
- *    DB, junk, an option
+ *    trailing PEEK, which must change nothing), the leases (RL.ACQUIRE
+ *    with HOLDER, PEEK, MS and WAIT but one that would block, RL.REFRESH,
+ *    RL.RELEASE, RL.LEASES), and RL.TOPDENIED (COUNT, DB, junk, an option
  *    without its value);
  *  - the string commands: GET, SET (NX|XX, GET, EX|PX|EXAT|PXAT|KEEPTTL
  *    in any mix, junk, a time word without its value), SETNX, SETEX,
@@ -105,7 +106,8 @@
  * CLIENT KILL, MIGRATE but to 127.0.0.1:1, which refuses), answer more than once ((P)(UN)SUBSCRIBE, MONITOR, CLIENT
  * REPLY, WAIT), fork (BGSAVE, BGREWRITEAOF, PSYNC), change the role
  * (REPLICAOF, SLAVEOF, REPLCONF) or read the config file (CLUSTER RELOAD) are
- * skipped, as are CONFIG SETs of the snapshot path, the log and
+ * skipped, as is an RL.ACQUIRE whose WAIT may block (the driver has no
+ * loop for its timers), as are CONFIG SETs of the snapshot path, the log and
  * appendonly (turning the journal on forks), which the driver owns, and,
  * so that memory stays bounded, COPY once the keyspace holds 32 MB and a
  * SETRANGE past 16 MB that would be carried out.
@@ -423,9 +425,63 @@ gen_config_set(struct req *r, struct input *in)
     }
 }
 
+/* A lease's holder: a few that meet, the word PEEK, empty, too long. */
+static void
+add_holder(struct req *r, struct input *in)
+{
+    static const char *const holders[] = { "a", "b", "c", "PEEK", "d" };
+    uint8_t b = in_byte(in);
+    if (b < 240) {
+        add(r, holders[b % 5]);
+    } else if (b < 248) {
+        add_bytes(r, "", 0);
+    } else {
+        add_blob(r, in, 300);
+    }
+}
+
+/* RL.ACQUIRE (HOLDER, WAIT but one that would block, PEEK, MS, junk),
+ * RL.REFRESH, RL.RELEASE, RL.LEASES. */
+static void
+gen_lease(struct req *r, struct input *in, uint8_t which)
+{
+    static const char *const cmds[] = { "RL.ACQUIRE", "RL.REFRESH",
+                                         "RL.RELEASE", "RL.LEASES" };
+    add(r, cmds[which % 4]);
+    add_key(r, in);
+    if (which % 4 == 0) {
+        add_number(r, in, false);
+        add_number(r, in, true);
+        for (uint8_t n = in_byte(in) % 4; n > 0; n--) {
+            uint8_t b = in_byte(in);
+            static const char *const waits[] = { "0", "-1", "x",
+                                                 "3600001" };
+            add(r, b % 5 == 0 ? "HOLDER" : b % 5 == 1 ? "WAIT"
+                   : b % 5 == 2 ? "PEEK" : b % 5 == 3 ? "MS" : "NOPE");
+            if (b % 5 == 0) {
+                add_holder(r, in);
+            } else if (b % 5 == 1) {
+                add(r, waits[(b >> 3) % 4]);
+            }
+        }
+    } else if (which % 4 != 3) {
+        add_holder(r, in);
+        if (which % 4 == 1) {
+            add_number(r, in, true);
+        }
+    }
+    if (which % 4 != 2 && (which & 16)) {
+        add(r, "MS");
+    }
+}
+
 static void
 gen_limiter(struct req *r, struct input *in, uint8_t which)
 {
+    if (which % 5 == 4 && (which / 5) % 4 == 3) {
+        gen_lease(r, in, in_byte(in));
+        return;
+    }
     switch (which % 5) {
     case 0:
         add(r, "CL.THROTTLE");
@@ -1995,6 +2051,18 @@ skipped(const struct req *r)
         (word(r, 0, "cluster") && word(r, 1, "reload"))) {
         return true;
     }
+    /* RL.ACQUIRE with a WAIT that may block: the driver has no loop for
+     * its timers (WAIT 0 and the refused values run). */
+    if (word(r, 0, "rl.acquire")) {
+        for (size_t i = 4; i + 1 < r->argc; i++) {
+            int64_t w;
+            if (word(r, i, "wait") &&
+                num_parse_i64(r->argv[i + 1], r->len[i + 1], &w) && w > 0 &&
+                w <= 3600000) {
+                return true;
+            }
+        }
+    }
     /* MIGRATE runs (its parsing, lookups and a refused connection) only
      * towards 127.0.0.1:1, where nobody listens: any other target would
      * be a socket of the driver's, or a name to resolve. */
@@ -2075,7 +2143,7 @@ may_write(const struct req *r)
         "rpoplpush", "lmpop", "zmpop", "sadd", "srem", "spop", "smove",
         "sinterstore", "sunionstore", "sdiffstore",
         "zunionstore", "zinterstore", "zdiffstore", "zrangestore", "restore",
-        "migrate",
+        "migrate", "rl.acquire", "rl.refresh", "rl.release",
     };
     bool writer = word(r, 0, "getex") && r->argc > 2;
     for (size_t k = 0; k < sizeof(writers) / sizeof(writers[0]); k++) {
@@ -2087,6 +2155,13 @@ may_write(const struct req *r)
     }
     if (word(r, 0, "rl.all")) {
         return !rl_all_peeks(r);
+    }
+    if (word(r, 0, "rl.acquire")) {
+        for (size_t i = 2; i < r->argc; i++) {
+            if (word(r, i, "peek")) {
+                return false;   /* HOLDER PEEK is refused */
+            }
+        }
     }
     if (!writer || !(word(r, 0, "cl.throttle") || word(r, 0, "rl.fixed") ||
                      word(r, 0, "rl.sliding") || word(r, 0, "rl.log") ||
@@ -2403,6 +2478,11 @@ static bool
 encodes_none(const struct store_rec *r, const struct membuf *enc)
 {
     uint32_t n;
+    if (r->type == KEY_LEASE) {
+        CHECK(enc->len >= sizeof(n));
+        memcpy(&n, enc->p, sizeof(n));
+        return n == 0;
+    }
     if (r->type != KEY_LOG && r->type != KEY_TIERS) {
         return false;
     }
@@ -2481,6 +2561,28 @@ check_tiers(const struct store_rec *r, const struct ks_tiers *ts)
     CHECK(r->expire_at ==
               keyspace_fresh_ms(keytype_tiers_fresh_at(ts, now_ns)) ||
           by_hand || ts->st.len == 0);
+}
+
+/* A lease key: entries well formed, each holder once, at most
+ * LEASE_LIMIT_MAX of them, none ending after the key's expiry (each write
+ * sets it to the last live end; ended ones end before that), unless an
+ * expiry command set it by hand. */
+static void
+check_lease(const struct store_rec *r, const struct ks_lease *ls)
+{
+    bool by_hand = is_tainted(store_rec_key(r), store_rec_keylen(r));
+    struct lease_entry e, f;
+    uint32_t off = 0, n = 0;
+    CHECK(ls->set.used <= ls->set.cap && ls->set.n <= LEASE_LIMIT_MAX);
+    while (lease_next(&ls->set, &off, &e)) {
+        CHECK(e.len >= 1 && e.len <= LEASE_HOLDER_MAX);
+        CHECK(off <= ls->set.used);
+        CHECK(lease_find(&ls->set, e.holder, e.len, &f) && f.off == e.off);
+        CHECK(by_hand || r->expire_at == STORE_NEVER ||
+              e.end_ms <= r->expire_at);
+        n++;
+    }
+    CHECK(off == ls->set.used && n == ls->set.n);
 }
 
 /*
@@ -2718,6 +2820,8 @@ scan_rec(struct store_rec *r, void *arg)
         check_log(r, state);
     } else if (r->type == KEY_TIERS) {
         check_tiers(r, state);
+    } else if (r->type == KEY_LEASE) {
+        check_lease(r, state);
     }
     s->buf.len = 0;
     if (r->type != KEY_STR && !keytype_is_coll(r->type)) {

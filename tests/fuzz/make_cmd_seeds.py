@@ -254,6 +254,22 @@ SEEDS = {
     + cmd("MIGRATE", "127.0.0.1", 1, "nokey", 0, 10) + save_and_reload(),
     # CL.THROTTLE RESERVE: slots taken, a refusal past the bound, PEEK, the
     # errors, a bound that would overflow in ns; kept through a reload.
+    # Leases: holders given and made, a retry, full, PEEK, refresh, release
+    # twice, expiry by the clock, the errors, WAIT 0 and refused WAITs,
+    # inside MULTI, DUMP/RESTORE, kept through a reload.
+    "leases": cmd("RL.ACQUIRE", "l", 2, 1, "HOLDER", "a")
+    + cmd("RL.ACQUIRE", "l", 2, 1, "HOLDER", "a") + cmd("RL.ACQUIRE", "l", 2, 60)
+    + cmd("RL.ACQUIRE", "l", 2, 60, "HOLDER", "b", "WAIT", 0)
+    + cmd("RL.ACQUIRE", "l", 3, 60, "HOLDER", "b", "PEEK", "MS")
+    + cmd("RL.REFRESH", "l", "a", 500, "MS") + cmd("RL.LEASES", "l", "MS") + save_and_reload()
+    + cmd("RL.LEASES", "l") + clock(S1) + cmd("RL.RELEASE", "l", "a")
+    + cmd("RL.ACQUIRE", "l", 2, 60, "HOLDER", "c", "WAIT", "x")
+    + cmd("RL.ACQUIRE", "l", 2, 60, "HOLDER", "PEEK") + cmd("RL.ACQUIRE", "l", 100001, 1)
+    + cmd("RL.ACQUIRE", "l", 2, 60, "HOLDER", "") + cmd("RL.ACQUIRE", "l", 2, 0)
+    + cmd("MULTI") + cmd("RL.ACQUIRE", "l", 1, 60, "HOLDER", "d") + cmd("RL.RELEASE", "l", "c")
+    + cmd("EXEC") + cmd("DUMP", "l") + cmd("COPY", "l", "m") + cmd("EXPIRE", "m", 100)
+    + cmd("RL.ACQUIRE", "m", 9, 1, "HOLDER", "e") + cmd("RL.RELEASE", "m", "e")
+    + cmd("RL.RELEASE", "m", "e") + save_and_reload() + clock(H1) + cmd("RL.LEASES", "m"),
     "cl-throttle-reserve": b"".join(cmd("CL.THROTTLE", "w", 0, 10, 1, "RESERVE", 500, "MS")
                                     for _ in range(7))
     + cmd("CL.THROTTLE", "w", 0, 10, 1, "RESERVE", 500, "MS", "PEEK") + clock(MS1)

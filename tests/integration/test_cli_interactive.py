@@ -146,6 +146,10 @@ HINTS = [
                   "[LIMIT requests unit] [PEEK] [MS] [STATUS]"),
     ("RL.TOPDENIED ", "RL.TOPDENIED [COUNT n] [DB index]"),
     ("RL.ALL ", "RL.ALL numparts argc command arg [argc command arg ...] [PEEK]"),
+    ("RL.ACQUIRE ", "RL.ACQUIRE key limit lease [HOLDER id] [WAIT timeout] [PEEK] [MS]"),
+    ("RL.REFRESH ", "RL.REFRESH key holder lease [MS]"),
+    ("RL.RELEASE ", "RL.RELEASE key holder"),
+    ("RL.LEASES ", "RL.LEASES key [MS]"),
     # The hint follows what is typed: the arguments given drop out.
     ("RL.FIXED k 10 60 ", "RL.FIXED k 10 60 [COST n] [ALIGN] [PEEK] [MS] "
                           "[CALENDAR zone] [WEEKSTART day]"),
@@ -196,7 +200,7 @@ def test_help_group_lists_every_limiter(pane):
     lines = pane.run("help @ratelimit")
     usage = [line.strip() for line in lines
              if line and not line.lstrip().startswith(("summary:", "since:"))]
-    assert usage == sorted(shown for typed, shown in HINTS[:9])
+    assert usage == sorted(shown for typed, shown in HINTS[:13])
 
 
 def test_help_shows_the_docs(pane):

@@ -268,8 +268,8 @@ def test_command_list_has_every_command_and_subcommand(r):
 
 def test_command_list_filterby_pattern(server, r):
     assert sorted(r.command_list(pattern="rl.*")) == [
-        b"rl.all", b"rl.check", b"rl.entries", b"rl.fixed", b"rl.log", b"rl.sliding", b"rl.tiers",
-        b"rl.topdenied"]
+        b"rl.acquire", b"rl.all", b"rl.check", b"rl.entries", b"rl.fixed", b"rl.leases",
+        b"rl.log", b"rl.refresh", b"rl.release", b"rl.sliding", b"rl.tiers", b"rl.topdenied"]
     # Redis's glob, case-insensitive, over the full name of subcommands too.
     assert sorted(r.command_list(pattern="COMMAND|GETKEYS*")) == [
         b"command|getkeys", b"command|getkeysandflags"]
@@ -291,7 +291,8 @@ def test_command_list_filterby_aclcat_and_module(server, r):
         b"function|load", b"function|restore", b"gcra", b"getdel",
         b"getex", b"getset", b"incr", b"incrby", b"incrbyfloat", b"increx", b"migrate", b"move",
         b"mset", b"msetnx", b"persist", b"pexpire", b"pexpireat", b"psetex", b"rename",
-        b"renamenx", b"restore", b"restore-asking", b"rl.all", b"rl.check", b"rl.fixed", b"rl.log", b"rl.sliding", b"rl.tiers",
+        b"renamenx", b"restore", b"restore-asking", b"rl.acquire", b"rl.all", b"rl.check",
+        b"rl.fixed", b"rl.log", b"rl.refresh", b"rl.release", b"rl.sliding", b"rl.tiers",
         b"set", b"setex", b"setnx", b"setrange", b"swapdb", b"unlink"]
     assert b"client|kill" in r.command_list(category="DANGEROUS")
     # Unknown categories (and "@write": Redis takes the bare name) match nothing.

@@ -116,6 +116,23 @@ SAMPLES = {
         S("RL.TIERS", "k", 5, 1, 10, 10, "COST", 3),
         S("RL.TIERS", "k", 5, 1, 10, 10, setup=[("RL.TIERS", "k", 5, 1, 10, 10)]),
     ],
+    "rl.acquire": [
+        S("RL.ACQUIRE", "k", 3, 60, "HOLDER", "a"),
+        S("RL.ACQUIRE", "k", 3, 60000, "HOLDER", "b", "MS",
+          setup=[("RL.ACQUIRE", "k", 3, 60, "HOLDER", "a")]),
+        # A retry: the same slot, its end moved on.
+        S("RL.ACQUIRE", "k", 3, 90, "HOLDER", "a",
+          setup=[("RL.ACQUIRE", "k", 3, 60, "HOLDER", "a")]),
+    ],
+    "rl.refresh": [
+        S("RL.REFRESH", "k", "a", 90, setup=[("RL.ACQUIRE", "k", 3, 60, "HOLDER", "a")]),
+    ],
+    "rl.release": [
+        S("RL.RELEASE", "k", "a", setup=[("RL.ACQUIRE", "k", 3, 60, "HOLDER", "a"),
+                                         ("RL.ACQUIRE", "k", 3, 90, "HOLDER", "b")]),
+        # The last lease released: the key goes.
+        S("RL.RELEASE", "k", "a", setup=[("RL.ACQUIRE", "k", 3, 60, "HOLDER", "a")]),
+    ],
     "rl.check": [
         S("RL.CHECK", "api", "remote_address=10.0.0.1",
           touches=[(0, "api_remote_address_10.0.0.1")]),
@@ -410,6 +427,7 @@ TYPE_VIEW = {
     b"+sliding\r\n": lambda k: [("RL.SLIDING", k, 1000000, 60, "PEEK")],
     b"+tiers\r\n": lambda k: [("RL.TIERS", k, 1000000, 1, 1000000, 10, "PEEK")],
     b"+log\r\n": lambda k: [("RL.ENTRIES", k)],
+    b"+lease\r\n": lambda k: [("RL.LEASES", k, "MS")],
     b"+string\r\n": lambda k: [("GET", k)],
     b"+list\r\n": lambda k: [("LRANGE", k, 0, -1)],
     b"+hash\r\n": lambda k: [("HGETALL", k)],   # small ones: Redis's order

@@ -242,6 +242,33 @@ make_tiers(const char *key, int64_t keep, const struct tier_item *items,
     return r;
 }
 
+/* Leases of the given holders ending at the given ns after T0, in
+ * order, its expiry the last end (as the RL.ACQUIRE handler sets it). */
+static struct store_rec *
+make_lease(const char *key, const char *const *holders, const int64_t *ends,
+           size_t n)
+{
+    struct key_hint h = { false, 0 };
+    struct store_rec *r = keyspace_add(&h, key, strlen(key), KEY_LEASE,
+                                       sizeof(struct ks_lease));
+    ck_assert_ptr_nonnull(r);
+    struct ks_lease *ls = store_rec_state(r);
+    ls->set.cap = 1024;
+    ls->set.buf = keyspace_realloc(NULL, ls->set.cap, r);
+    ck_assert_ptr_nonnull(ls->set.buf);
+    for (size_t i = 0; i < n; i++) {
+        ck_assert(lease_append(&ls->set, holders[i], strlen(holders[i]),
+                               (T0 + ends[i]) / MS));
+    }
+    store_set_expire(srv.store, r,
+                     keyspace_fresh_ms(keytype_lease_fresh_at(ls, T0)));
+    keyspace_written(r);
+    return r;
+}
+
+static const char *const lease_holders[] = { "alice", "b", "0123456789abcdef" };
+static const int64_t lease_ends[] = { 5 * SEC, 90 * SEC, 2500 * MS };
+
 /* Entries and buckets up to T0, the time the tests run at. */
 static const struct log_item log_items[] = {
     { -5 * SEC, 1, "alice" },
@@ -271,6 +298,7 @@ make_every_type(void)
     make_string("t8", "a string longer than the inline bytes", KEY_STR);
     make_collections("t9", "t10", "t11", 5);
     make_set("t12", 5);
+    make_lease("t13", lease_holders, lease_ends, 3);
     return KEY_TYPE_LAST - KEY_TYPE_FIRST;     /* all but KEY_COUNTER_V2 */
 }
 
@@ -397,6 +425,10 @@ assert_restored(const struct saved *s, const struct store_rec *orig_copy,
         ck_assert_int_eq(((const struct ks_redis_gcra *)x)->tat_us,
                          ((const struct ks_redis_gcra *)y)->tat_us);
         break;
+    case KEY_LEASE:
+        ck_assert_uint_eq(((const struct ks_lease *)x)->set.n,
+                          ((const struct ks_lease *)y)->set.n);
+        break;
     case KEY_LIST:
     case KEY_HASH:
     case KEY_ZSET:
@@ -425,7 +457,7 @@ assert_restored(const struct saved *s, const struct store_rec *orig_copy,
 START_TEST(test_every_type_round_trips_field_by_field_with_its_expiry)
 {
     size_t n = make_every_type();
-    ck_assert_uint_eq(n, 11);
+    ck_assert_uint_eq(n, 12);
     ck_assert_uint_eq(keyspace_total_keys(), n);
     size_t types = 0;
     for (int t = KEY_TYPE_FIRST; t <= KEY_TYPE_LAST; t++) {
@@ -630,7 +662,7 @@ START_TEST(test_move_keeps_state_and_expiry_in_the_other_database)
         mem_free(b.p);
         mem_free(s.b.p);
     }
-    ck_assert_uint_eq(store_size(keyspace_db(5)), 11);
+    ck_assert_uint_eq(store_size(keyspace_db(5)), 12);
     ck_assert_uint_eq(store_size(srv.store), 0);
 }
 END_TEST
@@ -692,7 +724,7 @@ START_TEST(test_truncated_or_overlong_encodings_are_refused)
         mem_free(s.b.p);
     }
     ck_assert_uint_gt(cuts, 6 * 8);
-    ck_assert_uint_eq(keyspace_total_keys(), 11);
+    ck_assert_uint_eq(keyspace_total_keys(), 12);
 }
 END_TEST
 
@@ -847,7 +879,7 @@ START_TEST(test_restore_refuses_unknown_types_and_duplicates)
                                       (const unsigned char *)&tat, 8,
                                       KS_ENCODING, false, T0, err,
                                       sizeof(err)), -1);
-    ck_assert_str_eq(err, "unknown key type 13");
+    ck_assert_str_eq(err, "unknown key type 14");
     ck_assert_int_eq(keyspace_restore(0, KEY_INT, "k", 1, T0 / MS + 1000,
                                       (const unsigned char *)&tat, 8,
                                       KS_ENCODING, false, T0, err,
@@ -1525,11 +1557,11 @@ START_TEST(test_journaled_effects_replay_into_a_fresh_keyspace)
         ck_assert_msg(keyspace_apply_record(&rec, T0, err, sizeof(err)) == 0,
                       "%s", err);
     }
-    ck_assert_uint_eq(ops[JOURNAL_SET], 13);
+    ck_assert_uint_eq(ops[JOURNAL_SET], 14);
     ck_assert_uint_eq(ops[JOURNAL_DEL], 1);
     ck_assert_uint_eq(ops[JOURNAL_SWAP], 1);
     ck_assert_uint_eq(ops[JOURNAL_FLUSH], 1);
-    ck_assert_uint_eq(store_size(keyspace_db(0)), 11);
+    ck_assert_uint_eq(store_size(keyspace_db(0)), 12);
     ck_assert_uint_eq(store_size(keyspace_db(2)), 0);
     ck_assert_uint_eq(store_size(keyspace_db(3)), 1);
     ck_assert_ptr_nonnull(store_lookup(keyspace_db(3), "in2", 3, T0));

@@ -23,6 +23,7 @@ static const struct {
     { "sliding_window", sliding_window_suite },
     { "sliding_log", sliding_log_suite },
     { "tiers", tiers_suite },
+    { "lease", lease_suite },
     { "conf", conf_suite },
     { "wheel", wheel_suite },
     { "store", store_suite },

@@ -591,7 +591,7 @@ START_TEST(test_bad_records_behind_a_good_checksum_leave_nothing_loaded)
     frecord(&b, KEY_FIXED, "a", exp, &fw, sizeof(fw));
     frecord(&b, KEY_TYPE_LAST + 2, "x", exp, &fw, sizeof(fw));
     ffinish(&b, 4, 2);
-    expect_refused("unknown key type 14");
+    expect_refused("unknown key type 15");
 
     /* A record whose lengths run past the records. */
     fheader(&b, 4, 0);

@@ -11,6 +11,7 @@ Suite *fixed_window_suite(void);
 Suite *sliding_window_suite(void);
 Suite *sliding_log_suite(void);
 Suite *tiers_suite(void);
+Suite *lease_suite(void);
 Suite *conf_suite(void);
 Suite *wheel_suite(void);
 Suite *store_suite(void);
