@@ -116,6 +116,14 @@ SAMPLES = {
         S("RL.TIERS", "k", 5, 1, 10, 10, "COST", 3),
         S("RL.TIERS", "k", 5, 1, 10, 10, setup=[("RL.TIERS", "k", 5, 1, 10, 10)]),
     ],
+    "rl.all": [
+        # Both parts allowed: both keys change; the second part on a key the
+        # first has just taken from.
+        S("RL.ALL", 2, 5, "CL.THROTTLE", "a", 5, 1, 60, 4, "RL.FIXED", "b", 3, 60,
+          touches=[(0, "a"), (0, "b")]),
+        S("RL.ALL", 2, 4, "RL.FIXED", "a", 5, 60, 6, "RL.FIXED", "a", 5, 60, "COST", 2,
+          touches=[(0, "a")], setup=[("RL.FIXED", "a", 5, 120)]),
+    ],
     "rl.acquire": [
         S("RL.ACQUIRE", "k", 3, 60, "HOLDER", "a"),
         S("RL.ACQUIRE", "k", 3, 60000, "HOLDER", "b", "MS",
