@@ -158,6 +158,8 @@ struct conn {
     bool from_primary;              /* the client a Redis primary's stream
                                      * runs on (handlers/primary_client.c):
                                      * no guard refuses its writes */
+    bool runs_parts;                /* RL.ALL runs its parts: none may wait
+                                     * (handlers/cmd_all.c) */
     struct conn *next_monitor;
     struct pubsub_subs *subs;       /* channels and patterns (pubsub.c) */
     struct conn *next_fed;          /* client_note_fed(): got output */

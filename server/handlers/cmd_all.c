@@ -5,7 +5,8 @@
  *   RL.ALL numparts argc command arg... [argc command arg...]... [PEEK]
  *
  * Each part is a limiter command as a client writes it (CL.THROTTLE,
- * GCRA, RL.FIXED, RL.SLIDING, RL.LOG, RL.TIERS), counted by its argc so
+ * GCRA, RL.FIXED, RL.SLIDING, RL.LOG, RL.TIERS, RL.ACQUIRE, whose WAIT
+ * never waits here, as in MULTI), counted by its argc so
  * that no key or META byte can be mistaken for a separator.
  *
  * Design: each part runs through its own handler, unchanged, so its
@@ -54,10 +55,12 @@
 #define ALL_PARTS_MAX CMD_KEY_ARGS_MAX
 #define ERR_PART_ARGC "ERR argc must be at least 2 and within the arguments"
 
-/* The limiter commands a part may name: each answers five integers, the
- * first 1 when denied, and names its key first. */
+/* The limiter commands a part may name: each answers five integers (six:
+ * RL.ACQUIRE's, its holder after them), the first 1 when denied, and
+ * names its key first. */
 static const char *const limiters[] = {
-    "cl.throttle", "gcra", "rl.fixed", "rl.sliding", "rl.log", "rl.tiers"
+    "cl.throttle", "gcra", "rl.fixed", "rl.sliding", "rl.log", "rl.tiers",
+    "rl.acquire"
 };
 
 /* A call, framed: each part a request of its own over the call's
@@ -433,8 +436,8 @@ take_output(struct obuf *o, struct membuf *b)
     return ok;
 }
 
-/* Read part p's reply: an error (failed), or five integers whose first
- * says whether it was denied. */
+/* Read part p's reply: an error (failed), or five integers (six) whose
+ * first says whether it was denied. */
 static void
 judge(struct all_run *run, size_t p)
 {
@@ -443,7 +446,8 @@ judge(struct all_run *run, size_t p)
     size_t at = run->off[p];
     reply_reader_init(&rd, (const char *)run->replies.p + at,
                       run->off[p + 1] - at);
-    if (!reply_reader_next(&rd, &t) || t.type != RT_ARRAY || t.n != 5 ||
+    if (!reply_reader_next(&rd, &t) || t.type != RT_ARRAY || t.n < 5 ||
+        t.n > 6 ||
         !reply_reader_next(&rd, &t) || t.type != RT_INT) {
         run->failed = p + 1;
         return;
@@ -462,6 +466,7 @@ run_parts(struct conn *c, struct all_call *a, struct all_run *run)
     struct obuf client_out = c->out;
     obuf_init(&c->out);
     c->last_cmd = NULL;             /* the parts count no decision */
+    c->runs_parts = true;           /* none waits (RL.ACQUIRE's WAIT) */
     for (size_t p = 0; p < a->nparts && run->failed == 0; p++) {
         c->hint.valid = false;      /* it was argv[1]'s: the call's numparts */
         a->cmds[p]->proc(c, &a->parts[p]);
@@ -473,6 +478,7 @@ run_parts(struct conn *c, struct all_call *a, struct all_run *run)
         judge(run, p);
     }
     c->hint.valid = false;
+    c->runs_parts = false;
     c->last_cmd = self;
     obuf_deinit(&c->out);
     c->out = client_out;

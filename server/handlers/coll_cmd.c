@@ -276,7 +276,7 @@ coll_block_timeout(struct conn *c, const struct resp_request *req, size_t i,
 bool
 coll_may_block(const struct conn *c)
 {
-    return !c->script && !multi_open(c, c->multi);
+    return !c->script && !c->runs_parts && !multi_open(c, c->multi);
 }
 
 bool

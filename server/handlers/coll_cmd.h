@@ -112,7 +112,8 @@ bool coll_block_timeout(struct conn *c, const struct resp_request *req,
                         size_t i, int64_t *ms);
 
 /* May c wait for a key? Not inside EXEC nor from a script (Redis's
- * CLIENT_DENY_BLOCKING): they are answered as a timeout at once. */
+ * CLIENT_DENY_BLOCKING), nor as a part of RL.ALL: they are answered as a
+ * timeout at once. */
 bool coll_may_block(const struct conn *c);
 
 /* As coll_lookup() for a write, of a key that need not be argv[1] (no

@@ -65,8 +65,15 @@ def rl_tiers(rnd, key):
     return part
 
 
+def rl_acquire(rnd, key):
+    # Always a HOLDER: an id the server makes would differ on the model.
+    return ["RL.ACQUIRE", key, rnd.randint(1, 3), rnd.choice([10, 60]),
+            "HOLDER", rnd.choice(["h1", "h2", "h3", "h4"])]
+
+
 FAMILIES = {"cl": cl_throttle, "gc": gcra, "fx": windowed("RL.FIXED"),
-            "sl": windowed("RL.SLIDING"), "lg": rl_log, "tr": rl_tiers}
+            "sl": windowed("RL.SLIDING"), "lg": rl_log, "tr": rl_tiers,
+            "ls": rl_acquire}
 UNIVERSE = ["%s:%d" % (f, i) for f in FAMILIES for i in range(KEYS_PER_FAMILY)]
 
 
@@ -99,7 +106,7 @@ def rl_all_args(parts, peek):
 
 def first_int(reply):
     """A limiter's reply: its first integer (1: denied); None for an error."""
-    if not reply.startswith(b"*5\r\n:"):
+    if not reply.startswith((b"*5\r\n:", b"*6\r\n:")):     # RL.ACQUIRE's six
         return None
     return int(reply.split(b"\r\n")[1][1:])
 
@@ -244,6 +251,30 @@ def test_a_denied_part_leaves_every_key_byte_for_byte(fserver):
     fserver.clock.advance(seconds=0)
     assert [key_state(c, k) for k in ("log", "cell", "new")] == before
     assert b"m2" not in c.command("RL.ENTRIES", "log")
+
+
+def test_a_lease_is_taken_only_with_the_other_parts_and_never_waits(fserver):
+    c = fserver.raw()
+    assert c.command("RL.ALL", 2, 8, "RL.ACQUIRE", "lease", 1, 60, "HOLDER", "h1",
+                     "WAIT", 5, 4, "RL.FIXED", "f", 1, 60) == (
+        b"*4\r\n:0\r\n:0\r\n*6\r\n:0\r\n:1\r\n:0\r\n:-1\r\n:60\r\n$2\r\nh1\r\n"
+        b"*5\r\n:0\r\n:1\r\n:0\r\n:-1\r\n:60\r\n")
+    # The window is full: the lease of the call is not taken.
+    assert c.command("RL.ALL", 2, 8, "RL.ACQUIRE", "other", 1, 60, "HOLDER", "h2",
+                     "WAIT", 5, 4, "RL.FIXED", "f", 1, 60) == (
+        b"*4\r\n:1\r\n:2\r\n*6\r\n:0\r\n:1\r\n:0\r\n:-1\r\n:60\r\n$2\r\nh2\r\n"
+        b"*5\r\n:1\r\n:1\r\n:0\r\n:60\r\n:60\r\n")
+    assert c.command("EXISTS", "other") == b":0\r\n"
+    # The lease is full: its WAIT does not wait inside RL.ALL (the fake
+    # clock stands still, so a wait would never end), the denied reply at
+    # once, and the other part's key is left as it was.
+    before = key_state(c, "f2")
+    assert c.command("RL.ALL", 2, 4, "RL.FIXED", "f2", 5, 60, 8, "RL.ACQUIRE", "lease", 1,
+                     60, "HOLDER", "h3", "WAIT", 5) == (
+        b"*4\r\n:1\r\n:2\r\n*5\r\n:0\r\n:5\r\n:4\r\n:-1\r\n:60\r\n"
+        b"*6\r\n:1\r\n:1\r\n:0\r\n:60\r\n:60\r\n$2\r\nh3\r\n")
+    assert key_state(c, "f2") == before
+    assert c.command("RL.LEASES", "lease") == b"*1\r\n*2\r\n$2\r\nh1\r\n:60\r\n"
 
 
 def test_strings_a_part_reads_as_a_tat_are_put_back_as_they_were(fserver):
