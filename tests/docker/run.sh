@@ -55,6 +55,10 @@ check "CL.THROTTLE through redis-cli" \
     test "$(redis-cli -p "$port" CL.THROTTLE user123 15 30 60 | tr '\n' ' ')" = "0 16 15 -1 2 "
 check "a Lua script with cjson and bit (the image carries their libraries)" \
     test "$(redis-cli -p "$port" EVAL "return cjson.encode({bit.band(12, 10)})" 0)" = "[8]"
+check "RL.FIXED's CALENDAR finds its zone in the image (tzdata's zoneinfo)" \
+    test "$(redis-cli -p "$port" RL.FIXED cal 2 day CALENDAR Europe/Paris | head -n 3 | tr '\n' ' ')" = "0 2 1 "
+check "a leap-second zone (right/) is not carried, and refused by name" \
+    sh -c "redis-cli -p $port RL.FIXED cal2 2 day CALENDAR right/UTC | grep -q 'unknown time zone'"
 check "HEALTHCHECK (cellgate --ping) reports healthy" \
     podman healthcheck run "$NAME"
 check "SAVE writes the snapshot into /data as the unprivileged user" \
