@@ -76,6 +76,7 @@ struct limits_node {
     struct limits_rule *rule;       /* NULL: no limit of its own */
     bool wildcard;                  /* composite holds a '*' */
     bool shadow_mode;
+    bool quota_mode;                /* over: refuses only with all others */
     bool detailed_metric;
     bool value_to_metric;
     bool share_threshold;

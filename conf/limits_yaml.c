@@ -421,12 +421,11 @@ read_rule(struct loader *ld, yaml_node_t *rl, struct limits_node *n)
 static int
 read_flags(struct loader *ld, yaml_node_t *d, struct limits_node *n)
 {
-    bool quota;
     return get_bool(ld, d, "shadow_mode", &n->shadow_mode) != 0 ||
                    get_bool(ld, d, "detailed_metric", &n->detailed_metric) != 0 ||
                    get_bool(ld, d, "value_to_metric", &n->value_to_metric) != 0 ||
                    get_bool(ld, d, "share_threshold", &n->share_threshold) != 0 ||
-                   get_bool(ld, d, "quota_mode", &quota) != 0
+                   get_bool(ld, d, "quota_mode", &n->quota_mode) != 0
            ? -1 : 0;
 }
 

@@ -99,6 +99,12 @@
     X(rls_failure_mode_deny, "rls-failure-mode-deny", CONF_BOOL, "no", 0, 0,  \
       "a descriptor whose owner does not answer in time is OVER_LIMIT (yes) " \
       "or OK (no), as Envoy's failure_mode_deny")                             \
+    X(rls_shadow_mode, "rls-shadow-mode", CONF_BOOL, "no", 0, 0,              \
+      "answer every named-limit request OK, each descriptor's status as it "  \
+      "is (envoyproxy/ratelimit's SHADOW_MODE)")                              \
+    X(rls_quota_mode, "rls-quota-mode", CONF_BOOL, "no", 0, 0,                \
+      "every named limit in quota mode: a request is refused only when all "  \
+      "its descriptors are over (envoyproxy/ratelimit's QUOTA_MODE)")         \
     X(limits_file, "limits-file", CONF_STRING, "", 0, 0,                      \
       "named limits for RL.CHECK: an envoyproxy/ratelimit YAML file, or a "   \
       "directory of them; empty = none")                                      \

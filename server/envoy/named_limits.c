@@ -100,6 +100,7 @@ named_limits_teardown(void)
 struct pick {
     const struct limits_rule *rule;     /* NULL: no limit */
     bool shadow;
+    bool quota;                         /* the leaf's quota_mode */
     struct limits_rule override;
     struct limits_match m;
 };
@@ -121,6 +122,7 @@ pick_rule(const char *domain, size_t dlen, const struct nl_descriptor *d,
     if (p->m.leaf != NULL) {
         p->rule = p->m.leaf->rule;
         p->shadow = p->m.leaf->shadow_mode;
+        p->quota = p->m.leaf->quota_mode;
     }
 }
 
@@ -247,7 +249,7 @@ window_reset_ns(const struct limits_rule *r, int64_t now)
  * and RL.SLIDING's contract. false when the state found no room. */
 static bool
 decide_window(const struct limits_rule *r, const struct name *key,
-              uint64_t hits, bool peek, int64_t now, struct limit_decision *d)
+              int64_t cost, bool peek, int64_t now, struct limit_decision *d)
 {
     struct key_hint h = { false, 0 };
     int64_t window = limits_unit_seconds(r->unit);
@@ -261,12 +263,11 @@ decide_window(const struct limits_rule *r, const struct name *key,
         struct swin_state s;
     } next;
     if (fixed) {
-        struct fwin_params p = { r->requests_per_unit, window,
-                                 clamp_i64(hits), true, rule_calendar(r) };
+        struct fwin_params p = { r->requests_per_unit, window, cost, true,
+                                 rule_calendar(r) };
         s = fwin_apply(&p, rec != NULL, st, now, &next.f, d);
     } else {
-        struct swin_params p = { r->requests_per_unit, window,
-                                 clamp_i64(hits) };
+        struct swin_params p = { r->requests_per_unit, window, cost };
         s = swin_apply(&p, rec != NULL, st, now, &next.s, d);
     }
     if (s != LIMIT_OK) {
@@ -317,17 +318,36 @@ decide_gcra(const struct limits_rule *r, const struct name *key,
                                g.ttl_ms, now);
 }
 
-/* Status of a descriptor whose rule r decides. false: no room. */
+/* The signed cost of descriptor d: its hits, or (is_negative_hits) as
+ * many given back, which the windows floor at an empty count. A gcra
+ * limit has no give-back (CL.THROTTLE has none): there it is a look. */
+static int64_t
+cost_of(const struct limits_rule *r, const struct nl_descriptor *d)
+{
+    int64_t hits = clamp_i64(d->hits);
+    if (!d->negative) {
+        return hits;
+    }
+    return r->algo == LIMITS_GCRA ? 0 : -hits;
+}
+
+/* Status of descriptor d, whose rule r decides. false: no room. */
 static bool
 decide(const struct limits_rule *r, bool shadow, const struct name *key,
-       uint64_t hits, bool peek, int64_t now, struct nl_status *st)
+       const struct nl_descriptor *in, bool peek, int64_t now,
+       struct nl_status *st)
 {
     struct limit_decision d = { true, r->requests_per_unit, 0, -1, 0, 0 };
+    int64_t cost = cost_of(r, in);
     bool ok = true;
     if (r->requests_per_unit > 0) {     /* 0 refuses all: no state */
         ok = r->algo == LIMITS_GCRA
-             ? decide_gcra(r, key, hits, peek, now, &d)
-             : decide_window(r, key, hits, peek, now, &d);
+             ? decide_gcra(r, key, (uint64_t)cost, peek, now, &d)
+             : decide_window(r, key, cost, peek, now, &d);
+    }
+    if (in->negative) {
+        d.limited = false;              /* giving back is always OK */
+        d.retry_after_ns = -1;
     }
     st->has_limit = true;
     st->unlimited = false;
@@ -387,11 +407,16 @@ stats_key(struct name *t, const struct nl_descriptor *d,
  * a request across the near-limit mark (80 %) and the limit. */
 static void
 stats_delta(const struct limits_rule *r, bool shadow, uint64_t hits,
-            const struct nl_status *st, struct rl_stats_delta *c)
+            bool negative, const struct nl_status *st,
+            struct rl_stats_delta *c)
 {
     uint64_t limit = r->requests_per_unit, before, after;
     uint64_t near = (uint64_t)((float)limit * 0.8f);
     memset(c, 0, sizeof(*c));
+    if (negative) {
+        c->total_negative_hits = hits;
+        return;
+    }
     c->total_hits = hits;
     if (st->exceeded) {
         before = limit > st->remaining ? limit - st->remaining : 0;
@@ -419,7 +444,7 @@ count(const char *domain, size_t dlen, const struct nl_descriptor *d,
     struct rl_stats_delta c;
     name_init(&key);
     stats_key(&key, d, p);
-    stats_delta(p->rule, p->shadow, d->hits, st, &c);
+    stats_delta(p->rule, p->shadow, d->hits, d->negative, st, &c);
     if (!key.oom) {
         rl_stats_add(domain, dlen, key.p, key.len, &c);
     }
@@ -472,6 +497,18 @@ pick_all(const char *domain, size_t dlen, const struct nl_descriptor *d,
         pick_rule(domain, dlen, &d[i], &picks[i]);
     }
     return 0;
+}
+
+/* Is a descriptor in quota mode, as envoyproxy/ratelimit counts it: its
+ * limit's quota_mode or rls-quota-mode, whether or not a limit applies,
+ * except an unlimited one, which counts for neither side. */
+static bool
+in_quota_mode(const struct pick *p)
+{
+    if (p->rule != NULL && p->rule->unlimited) {
+        return false;
+    }
+    return srv.conf.rls_quota_mode || (p->rule != NULL && p->quota);
 }
 
 /* Does descriptor i decide on a counter (a limit applies, not replaced)? */
@@ -534,8 +571,8 @@ named_limits_check(const char *domain, size_t dlen,
         struct name key;
         name_init(&key);
         counter_name(&key, domain, dlen, &d[i], &picks[i].m);
-        bool ok = !key.oom && decide(r, picks[i].shadow, &key, d[i].hits,
-                                     peek, now, &out[i]);
+        bool ok = !key.oom && decide(r, picks[i].shadow, &key, &d[i], peek,
+                                     now, &out[i]);
         name_free(&key);
         if (!ok) {
             snprintf(err, errlen, "OOM");
@@ -544,9 +581,35 @@ named_limits_check(const char *domain, size_t dlen,
         if (!peek) {
             count(domain, dlen, &d[i], &picks[i], &out[i]);
         }
-        if (out[i].code == NL_OVER_LIMIT) {
-            *overall = NL_OVER_LIMIT;
-        }
     }
+    for (size_t i = 0; i < n; i++) {
+        out[i].quota = in_quota_mode(&picks[i]);
+    }
+    *overall = named_limits_overall(out, n);
     return 0;
+}
+
+enum nl_code
+named_limits_overall(const struct nl_status *st, size_t n)
+{
+    size_t quota = 0, quota_over = 0;
+    for (size_t i = 0; i < n; i++) {
+        bool over = st[i].code == NL_OVER_LIMIT;
+        if (over && !st[i].quota) {
+            return NL_OVER_LIMIT;
+        }
+        quota += st[i].quota;
+        quota_over += st[i].quota && over;
+    }
+    return quota > 0 && quota_over == quota ? NL_OVER_LIMIT : NL_OK;
+}
+
+enum nl_code
+named_limits_global_shadow(enum nl_code overall)
+{
+    if (overall != NL_OVER_LIMIT || !srv.conf.rls_shadow_mode) {
+        return overall;
+    }
+    rl_stats_global_shadow();
+    return NL_OK;
 }

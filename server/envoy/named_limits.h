@@ -45,6 +45,8 @@ struct nl_descriptor {
     const struct limits_entry *entries;
     size_t n;
     uint64_t hits;                  /* units it takes; 0 = check only */
+    bool negative;                  /* hits are given back (Envoy's
+                                     * is_negative_hits): always OK */
     bool has_override;              /* Envoy's per-descriptor limit */
     uint32_t override_requests;
     enum limits_unit override_unit;
@@ -56,6 +58,7 @@ enum nl_code { NL_OK = 1, NL_OVER_LIMIT = 2 };
 struct nl_status {
     enum nl_code code;
     bool exceeded;                  /* over the limit (OK in shadow mode) */
+    bool quota;                     /* its limit is in quota mode */
     bool has_limit;                 /* current_limit is set */
     bool unlimited;                 /* remaining is UINT32_MAX */
     uint32_t requests_per_unit;
@@ -67,8 +70,9 @@ struct nl_status {
 };
 
 /* Decide n descriptors of domain at now, each on its counter, with
- * "replaces" applied across them; *overall is OVER_LIMIT when one of them
- * is. skip (NULL: none): descriptors left as they are in out, decided
+ * "replaces" applied across them; *overall is named_limits_overall()'s.
+ * Every status's quota flag is set, skipped ones' included.
+ * skip (NULL: none): descriptors left as they are in out, decided
  * elsewhere (their counters live on other nodes of a cluster), yet still
  * part of the request, so their rules replace others as they would.
  * peek: change nothing (not even the statistics, rl_stats.h).
@@ -80,6 +84,17 @@ int named_limits_check(const char *domain, size_t dlen,
                        const bool *skip, bool peek, int64_t now,
                        struct nl_status *out, enum nl_code *overall,
                        char *err, size_t errlen);
+
+/* The overall code of a request's statuses, as envoyproxy/ratelimit
+ * decides it: OVER_LIMIT when a descriptor not in quota mode is over, or
+ * when every descriptor in quota mode is (there being one). The global
+ * rls-shadow-mode is not applied here: the caller answering the request
+ * applies it once, with named_limits_global_shadow(). */
+enum nl_code named_limits_overall(const struct nl_status *st, size_t n);
+
+/* rls-shadow-mode on the overall code of one answered request: OK for
+ * OVER_LIMIT, counted (global_shadow_mode), when the option is on. */
+enum nl_code named_limits_global_shadow(enum nl_code overall);
 
 /* Where a descriptor's decision lives, for routing it in a cluster: the
  * name of its counter (names->p + off, len bytes; the entries' own values

@@ -27,6 +27,7 @@ static struct dict names = DICT_SERVER;  /* -> index into entries (value) */
 static struct entry *entries;            /* in first-counted order */
 static size_t nentries, capentries;
 static struct membuf lookup;             /* the last name looked up */
+static uint64_t global_shadow_mode;      /* rl_stats_global_shadow() */
 
 /* The dict key of (d, k) into lookup; false without memory. */
 static bool
@@ -100,6 +101,13 @@ rl_stats_add(const char *domain, size_t dlen, const char *key, size_t klen,
     e->c.near_limit += d->near_limit;
     e->c.within_limit += d->within_limit;
     e->c.shadow_mode += d->shadow_mode;
+    e->c.total_negative_hits += d->total_negative_hits;
+}
+
+void
+rl_stats_global_shadow(void)
+{
+    global_shadow_mode++;
 }
 
 void
@@ -121,7 +129,8 @@ counter(const struct rl_stats_delta *c, size_t n)
     case 1: return c->over_limit;
     case 2: return c->near_limit;
     case 3: return c->within_limit;
-    default: return c->shadow_mode;
+    case 4: return c->shadow_mode;
+    default: return c->total_negative_hits;
     }
 }
 
@@ -162,14 +171,16 @@ rl_stats_render(struct textbuf *b)
 {
     static const char *const families[] = { "total_hits", "over_limit",
                                             "near_limit", "within_limit",
-                                            "shadow_mode" };
+                                            "shadow_mode",
+                                            "total_negative_hits" };
     static const char *const help[] = {
         "Hits counted against named limits (hits_addend weighs).",
         "Hits over the limit (shadow mode included).",
         "Hits past the near-limit ratio (0.8) of the limit.",
         "Hits within the limit.",
-        "Hits over a shadow-mode limit, answered OK." };
-    for (size_t n = 0; n < 5; n++) {
+        "Hits over a shadow-mode limit, answered OK.",
+        "Units given back (Envoy's is_negative_hits)." };
+    for (size_t n = 0; n < 6; n++) {
         textbuf_printf(b, "# HELP ratelimit_service_rate_limit_%s %s\n"
                        "# TYPE ratelimit_service_rate_limit_%s counter\n",
                        families[n], help[n], families[n]);
@@ -177,4 +188,9 @@ rl_stats_render(struct textbuf *b)
             series(b, families[n], &entries[i], n);
         }
     }
+    textbuf_printf(b, "# HELP ratelimit_service_global_shadow_mode Requests "
+                   "over a limit that rls-shadow-mode answered OK.\n"
+                   "# TYPE ratelimit_service_global_shadow_mode counter\n"
+                   "ratelimit_service_global_shadow_mode %llu\n",
+                   (unsigned long long)global_shadow_mode);
 }

@@ -8,7 +8,9 @@
  * same counters RL.CHECK uses, and encodes one status per descriptor, as
  * envoyproxy/ratelimit answers: OK or OVER_LIMIT, the limit, what is left,
  * and the time to the end of the window; OK with no limit for a descriptor
- * nothing matches.
+ * nothing matches. The overall code is named_limits_overall()'s (quota
+ * mode as that service has it), then rls-shadow-mode's; a descriptor with
+ * is_negative_hits gives its hits back.
  */
 #include "server/envoy/rls.h"
 
@@ -127,6 +129,7 @@ read_descriptors(const Request *req, struct nl_descriptor *d,
          * request's, where 0 means 1. */
         d[i].hits = in->hits_addend != NULL ? in->hits_addend->value
                     : req->hits_addend > 0 ? req->hits_addend : 1;
+        d[i].negative = in->is_negative_hits;
         d[i].has_override = in->limit != NULL;
         d[i].override_unit = LIMITS_UNIT_UNKNOWN;
         if (in->limit != NULL) {
@@ -160,9 +163,12 @@ headers_status(const struct nl_status *st, size_t n)
         if (!st[i].has_limit) {
             continue;
         }
-        if (st[i].code == NL_OVER_LIMIT || st[i].remaining < least) {
+        /* An over descriptor in quota mode does not refuse by itself, so
+         * it is only the least remaining, as there. */
+        bool refuses = st[i].code == NL_OVER_LIMIT && !st[i].quota;
+        if (refuses || st[i].remaining < least) {
             pick = (int)i;
-            least = st[i].code == NL_OVER_LIMIT ? 0 : st[i].remaining;
+            least = refuses ? 0 : st[i].remaining;
         }
     }
     return pick;
@@ -213,7 +219,7 @@ answer(const struct nl_status *st, size_t n, enum nl_code overall,
         }
         ps[i] = &s[i];
     }
-    r.overall_code = (int)overall;
+    r.overall_code = (int)named_limits_global_shadow(overall);
     r.n_statuses = n;
     r.statuses = ps;
     Header h[3], *ph[3];

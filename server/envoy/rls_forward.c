@@ -131,11 +131,14 @@ static void send_req(struct fwd_req *r, const char *host, unsigned port,
 
 /* ---- statuses --------------------------------------------------------------- */
 
-/* The failure answer (rls-failure-mode-deny), without a current_limit. */
+/* The failure answer (rls-failure-mode-deny), without a current_limit;
+ * the descriptor's quota mode (this node's rules) stays. */
 static void
 failure_status(struct nl_status *st)
 {
+    bool quota = st->quota;
     memset(st, 0, sizeof(*st));
+    st->quota = quota;
     st->code = srv.conf.rls_failure_mode_deny ? NL_OVER_LIMIT : NL_OK;
     st->exceeded = st->code == NL_OVER_LIMIT;
     st->name = "";
@@ -191,17 +194,6 @@ drop_call(struct fwd_call *call)
     uv_close((uv_handle_t *)&call->timer, free_call);
 }
 
-static enum nl_code
-overall_of(const struct nl_status *st, size_t n)
-{
-    for (size_t i = 0; i < n; i++) {
-        if (st[i].code == NL_OVER_LIMIT) {
-            return NL_OVER_LIMIT;
-        }
-    }
-    return NL_OK;
-}
-
 static void
 finish_call(struct fwd_call *call)
 {
@@ -210,7 +202,7 @@ finish_call(struct fwd_call *call)
     for (size_t i = 0; i < call->n; i++) {
         call->st[i].name = call->names[i] != NULL ? call->names[i] : "";
     }
-    enum nl_code overall = overall_of(call->st, call->n);
+    enum nl_code overall = named_limits_overall(call->st, call->n);
     /* Out of the list first: finish() may close the caller's connection,
      * which cancels what it still has waiting. */
     TAILQ_REMOVE(&calls, call, next);
@@ -274,14 +266,16 @@ put_uint(struct textbuf *t, uint64_t v)
     put_bulk(t, num, (size_t)len);
 }
 
-/* RL.CHECK <domain> ENTRY <k> <v>... HITS n [LIMIT r u] STATUS. */
+/* RL.CHECK <domain> ENTRY <k> <v>... HITS n [NEGATIVE] [LIMIT r u]
+ * STATUS. */
 static void
 encode_check(struct textbuf *t, const char *domain, size_t dlen,
              const struct nl_descriptor *d)
 {
     bool limit = d->has_override &&
                  limits_unit_seconds(d->override_unit) > 0;
-    textbuf_printf(t, "*%zu\r\n", 2 + 3 * d->n + 2 + (limit ? 3 : 0) + 1);
+    textbuf_printf(t, "*%zu\r\n", 2 + 3 * d->n + 2 + (size_t)d->negative +
+                          (limit ? 3 : 0) + 1);
     put_bulk(t, "RL.CHECK", 8);
     put_bulk(t, domain, dlen);
     for (size_t i = 0; i < d->n; i++) {
@@ -291,6 +285,9 @@ encode_check(struct textbuf *t, const char *domain, size_t dlen,
     }
     put_bulk(t, "HITS", 4);
     put_uint(t, d->hits);
+    if (d->negative) {
+        put_bulk(t, "NEGATIVE", 8);
+    }
     if (limit) {
         put_bulk(t, "LIMIT", 5);
         put_uint(t, d->override_requests);
@@ -448,7 +445,9 @@ handle_reply(struct link *l, const struct owner_reply *rep)
     mem_free(r->cmd);
     mem_free(r);
     if (rep->kind == R_STATUS) {
+        bool quota = call->st[i].quota;     /* this node's rules say */
         call->st[i] = rep->st;
+        call->st[i].quota = quota;
         char *name = mem_malloc(rep->namelen + 1);
         if (name != NULL) {
             memcpy(name, rep->name, rep->namelen);
@@ -1050,7 +1049,7 @@ take_back(struct fwd_call *call, const bool *away, struct nl_status *st,
             st[i].name = "";
         }
     }
-    *overall = overall_of(st, call->n);
+    *overall = named_limits_overall(st, call->n);
     drop_call(call);
 }
 
@@ -1083,7 +1082,7 @@ rls_forward_decide(const char *domain, size_t dlen,
                 srv.stats.rls_forward_failures++;
             }
         }
-        *overall = overall_of(st, n);
+        *overall = named_limits_overall(st, n);
         return RLS_DECIDED;
     }
     send_all(call, domain, dlen, d, away, ask, to);

@@ -4,8 +4,8 @@
  * CONFIG RELOAD-LIMITS.
  *
  *   RL.CHECK <domain> <key>=<value> [<key>=<value> ...]
- *            [ENTRY <key> <value>] [HITS n] [LIMIT <requests> <unit>]
- *            [PEEK] [MS] [STATUS]
+ *            [ENTRY <key> <value>] [HITS n] [NEGATIVE]
+ *            [LIMIT <requests> <unit>] [PEEK] [MS] [STATUS]
  *
  * One descriptor: its entries in order (ENTRY for a key holding '=', or
  * bytes of any kind). The reply is the limiter commands' five integers
@@ -20,6 +20,11 @@
  * routes any other: served here, or -MOVED to its slot's owner. That key
  * is not an argument, so the row names none; COMMAND GETKEYS answers the
  * counter (rl_check_key), which is how cluster clients find the node.
+ *
+ * NEGATIVE gives the HITS back (Envoy's is_negative_hits): always
+ * allowed, the count floored at empty. The limit's shadow_mode and
+ * quota_mode, and rls-shadow-mode, decide the first integer as they
+ * decide a one-descriptor ShouldRateLimit's overall code.
  */
 #include <string.h>
 
@@ -44,6 +49,7 @@ struct check_args {
     bool has_override;
     uint32_t override_requests;
     enum limits_unit override_unit;
+    bool negative;
     bool peek;
     bool ms;
     bool status;
@@ -119,6 +125,7 @@ parse_option(const struct resp_request *req, size_t *i,
         return parse_override(req, *i - 1, a);
     }
     bool *flag = cmd_arg_is(req, *i, "peek") ? &a->peek
+                 : cmd_arg_is(req, *i, "negative") ? &a->negative
                  : cmd_arg_is(req, *i, "ms") ? &a->ms
                  : cmd_arg_is(req, *i, "status") ? &a->status : NULL;
     if (flag == NULL) {
@@ -157,8 +164,8 @@ static struct nl_descriptor
 descriptor_of(const struct check_args *a)
 {
     return (struct nl_descriptor){ a->e, a->n, (uint64_t)a->hits,
-                                   a->has_override, a->override_requests,
-                                   a->override_unit };
+                                   a->negative, a->has_override,
+                                   a->override_requests, a->override_unit };
 }
 
 /* COMMAND GETKEYS RL.CHECK ...: the descriptor's counter, decided on or
@@ -222,7 +229,8 @@ reply_descriptor_status(struct conn *c, const struct nl_status *st)
 
 static void
 reply_check(struct conn *c, const struct resp_request *req,
-            const struct check_args *a, const struct nl_status *st)
+            const struct check_args *a, const struct nl_status *st,
+            enum nl_code overall)
 {
     if (a->status) {
         reply_descriptor_status(c, st);
@@ -234,9 +242,10 @@ reply_check(struct conn *c, const struct resp_request *req,
         reply_int5(&c->out, none);
         return;
     }
-    struct limit_decision dec = { st->code == NL_OVER_LIMIT,
-                                  st->requests_per_unit, st->remaining,
-                                  st->retry_ns, st->reset_ns, 0 };
+    bool limited = overall == NL_OVER_LIMIT;
+    struct limit_decision dec = { limited, st->requests_per_unit,
+                                  st->remaining, limited ? st->retry_ns : -1,
+                                  st->reset_ns, 0 };
     limit_cmd_reply_decision(c, req, &dec, a->ms);
 }
 
@@ -266,7 +275,14 @@ rl_check_command(struct conn *c, struct resp_request *req)
         }
         return;
     }
-    reply_check(c, req, &a, &st);
+    /* STATUS asks for the descriptor alone: the forwarding node answers
+     * the request, and applies the global switches once. */
+    if (a.peek && srv.conf.rls_shadow_mode) {
+        overall = NL_OK;                /* a look counts nothing */
+    } else if (!a.status) {
+        overall = named_limits_global_shadow(overall);
+    }
+    reply_check(c, req, &a, &st, overall);
 }
 
 /* CONFIG RELOAD-LIMITS: limits-file again, whole, or an error and the
