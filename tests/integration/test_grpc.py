@@ -127,6 +127,23 @@ descriptors:
           requests_per_unit: 10
           unit: second
 """,
+    # quota_mode as envoyproxy/ratelimit's src/service/ratelimit_test.go
+    # ("Multiple descriptors with mixed quota violations") has it: one
+    # ordinary limit beside two in quota mode; and a limit to give back to.
+    "quota": """
+domain: quota
+descriptors:
+  - key: regular_key
+    rate_limit: {unit: second, requests_per_unit: 2}
+  - key: quota_key
+    quota_mode: true
+    rate_limit: {unit: second, requests_per_unit: 1}
+  - key: another_quota
+    quota_mode: true
+    rate_limit: {unit: second, requests_per_unit: 3}
+  - key: in_flight
+    rate_limit: {unit: second, requests_per_unit: 3}
+""",
     # cellgate's calendar: a day of New York, not of UTC.
     "calendar": """
 domain: calendar
@@ -183,7 +200,9 @@ class Client:
                        for k, v in (e.split("=", 1) for e in d)]
             desc = m.RateLimitDescriptor(entries=entries)
             if hits_addend is not None:
-                desc.hits_addend.value = hits_addend
+                # A negative number: that many given back (is_negative_hits).
+                desc.hits_addend.value = abs(hits_addend)
+                desc.is_negative_hits = hits_addend < 0
             ds.append(desc)
         return m.RateLimitRequest(domain=domain, descriptors=ds, hits_addend=hits)
 
@@ -793,3 +812,149 @@ def test_connected_clients_counts_grpc_connections_as_client_list_shows_them(
         held.close()
     assert harness.wait_until(
         lambda: r.info("clients")["connected_clients"] == 1, WAIT)
+
+
+# ---- quota_mode, shadow mode and negative hits --------------------------------
+
+REGULAR, QUOTA, ANOTHER = ("regular_key=r",), ("quota_key=q",), ("another_quota=a",)
+
+
+def test_quota_mode_refuses_only_for_an_ordinary_limit_or_all_quota_ones(rls, pb):
+    """envoyproxy/ratelimit's rule: an over descriptor in quota mode keeps
+    its OVER_LIMIT status but refuses only when every quota descriptor of
+    the request is over, or when an ordinary one is."""
+    c = Client(rls, pb)
+    assert c.check("quota", REGULAR, QUOTA, ANOTHER) == \
+        (OK, [(OK, 2, 1, 1), (OK, 1, 0, 1), (OK, 3, 2, 1)])
+    assert c.check("quota", REGULAR, QUOTA, ANOTHER) == \
+        (OK, [(OK, 2, 0, 1), (OVER, 1, 0, 1), (OK, 3, 1, 1)])
+    assert c.check("quota", REGULAR, QUOTA, ANOTHER) == \
+        (OVER, [(OVER, 2, 0, 1), (OVER, 1, 0, 1), (OK, 3, 0, 1)])
+    assert c.check("quota", QUOTA, ANOTHER) == (OVER, [(OVER, 1, 0, 1), (OVER, 3, 0, 1)])
+    # A descriptor with no limit is not in quota mode: q alone decides.
+    assert c.check("quota", QUOTA, ("nothing=x",)) == \
+        (OVER, [(OVER, 1, 0, 1), (OK, None, 0, None)])
+    r = rls.client(decode_responses=True)
+    assert r.execute_command("RL.CHECK", "quota", "quota_key=q") == [1, 1, 0, 1, 1]
+    # rls-quota-mode: every descriptor is (an unlimited one is neither).
+    assert r.config_set("rls-quota-mode", "yes")
+    assert c.check("quota", REGULAR, ("nothing=x",)) == \
+        (OK, [(OVER, 2, 0, 1), (OK, None, 0, None)])
+    assert c.check("quota", REGULAR) == (OVER, [(OVER, 2, 0, 1)])
+    assert c.check("internal", ("azure=z",), ("ldap=l",))[0] == OK
+    c.close()
+
+
+def test_global_shadow_mode_answers_ok_and_keeps_each_status(rls, pb, tmp_path):
+    c = Client(rls, pb)
+    r = rls.client(decode_responses=True)
+    assert r.config_get("rls-shadow-mode") == {"rls-shadow-mode": "no"}
+    assert [c.check("quota", REGULAR)[0] for _ in range(3)] == [OK, OK, OVER]
+    assert r.config_set("rls-shadow-mode", "yes")
+    assert r.config_get("rls-*-mode") == {"rls-shadow-mode": "yes",
+                                          "rls-quota-mode": "no"}
+    # The request passes; the descriptor still says it is over.
+    assert c.check("quota", REGULAR) == (OK, [(OVER, 2, 0, 1)])
+    # RL.CHECK's first integer is the request's answer: allowed, no wait.
+    assert r.execute_command("RL.CHECK", "quota", "regular_key=r") == [0, 2, 0, -1, 1]
+    assert r.execute_command("RL.CHECK", "quota", "regular_key=r", "STATUS")[0] == OVER
+    assert r.config_set("rls-shadow-mode", "no")
+    assert c.check("quota", REGULAR) == (OVER, [(OVER, 2, 0, 1)])
+    c.close()
+
+
+def test_negative_hits_give_units_back_floored_at_zero(rls, pb):
+    c = Client(rls, pb)
+    d = ("in_flight=x",)
+    assert c.check("quota", d + (3,)) == (OK, [(OK, 3, 0, 1)])
+    assert c.check("quota", d) == (OVER, [(OVER, 3, 0, 1)])
+    assert c.check("quota", d + (-2,)) == (OK, [(OK, 3, 2, 1)])
+    assert c.check("quota", d + (-10,)) == (OK, [(OK, 3, 3, 1)])     # floored
+    assert c.check("quota", d + (3,)) == (OK, [(OK, 3, 0, 1)])
+    # Giving back to a full counter is OK, whatever it would take.
+    assert c.check("quota", d + (-1,)) == (OK, [(OK, 3, 1, 1)])
+    r = rls.client(decode_responses=True)
+    assert r.execute_command("RL.CHECK", "quota", "in_flight=x", "HITS", 1) == [0, 3, 0, -1, 1]
+    assert r.execute_command("RL.CHECK", "quota", "in_flight=x", "HITS", 2,
+                             "NEGATIVE") == [0, 3, 2, -1, 1]
+    assert r.execute_command("RL.CHECK", "quota", "in_flight=x", "HITS", 9,
+                             "NEGATIVE") == [0, 3, 3, -1, 1]
+    c.close()
+
+
+def test_quota_shadow_and_negative_hits_through_grpc_js(rls):
+    ensure_node_modules()
+    r = rls.client(decode_responses=True)
+
+    def desc(entry, hits=None, negative=False):
+        k, v = entry.split("=", 1)
+        d = {"entries": [{"key": k, "value": v}]}
+        if hits is not None:
+            d["hits_addend"] = {"value": hits}
+        if negative:
+            d["is_negative_hits"] = True
+        return d
+
+    def run(requests):
+        node = subprocess.run(["node", "grpc.mjs", str(rls.grpc_port), PROTOCOL,
+                               json.dumps(requests)], cwd=CLIENTS, capture_output=True,
+                              text=True, timeout=60)
+        assert node.returncode == 0, node.stdout + node.stderr
+        out = json.loads(node.stdout.strip().splitlines()[-1])
+        return [(a["overall_code"], [(s["code"], s["limit_remaining"])
+                                     for s in a["statuses"]]) for a in out["answers"]]
+
+    three = [desc("regular_key=j"), desc("quota_key=j"), desc("another_quota=j")]
+    got = run([{"domain": "quota", "descriptors": three}] * 3 + [
+        {"domain": "quota", "descriptors": [desc("in_flight=j", 3)]},
+        {"domain": "quota", "descriptors": [desc("in_flight=j", 2, True)]}])
+    assert got == [
+        ("OK", [("OK", 1), ("OK", 0), ("OK", 2)]),
+        ("OK", [("OK", 0), ("OVER_LIMIT", 0), ("OK", 1)]),
+        ("OVER_LIMIT", [("OVER_LIMIT", 0), ("OVER_LIMIT", 0), ("OK", 0)]),
+        ("OK", [("OK", 0)]),
+        ("OK", [("OK", 2)])]
+    assert r.config_set("rls-shadow-mode", "yes")
+    assert run([{"domain": "quota", "descriptors": [desc("regular_key=j")]}]) == \
+        [("OK", [("OVER_LIMIT", 0)])]
+
+
+def test_shadow_quota_modes_are_rewritten_and_counted(start_daemon, tmp_path, pb):
+    from test_metrics import free_port, samples, scrape
+    limits = tmp_path / "limits"
+    limits.mkdir()
+    (limits / "quota.yaml").write_text(EXAMPLES["quota"])
+    conf = tmp_path / "cellgate.conf"
+    conf.write_text("rls-shadow-mode no\n")
+    mport, gport = free_port(), harness.free_port()
+    d = start_daemon("--limits-file", str(limits), "--grpc-port", gport,
+                     "--metrics-port", mport, config_file=str(conf), fakeclock=True)
+    d.clock.set(d.clock.ns - d.clock.ns % SEC + SEC)
+    d.grpc_port = gport
+    r = d.client(decode_responses=True)
+    assert r.config_set("rls-shadow-mode", "yes")
+    assert r.config_set("rls-quota-mode", "yes")
+    assert r.execute_command("CONFIG", "REWRITE") == "OK"
+    text = conf.read_text()
+    assert "rls-shadow-mode yes" in text and "rls-quota-mode yes" in text
+    assert r.config_set("rls-quota-mode", "no")
+    c = Client(d, pb)
+    for _ in range(4):                       # 2 allowed, 2 let through
+        c.check("quota", REGULAR)
+    c.check("quota", ("in_flight=m", -5))
+    r.execute_command("RL.CHECK", "quota", "in_flight=m", "HITS", 2, "NEGATIVE")
+    c.close()
+    def metric(name, labels=()):
+        return got.get(("ratelimit_service_%s_total" % name, labels))
+    key = (("domain", "quota"), ("key", "in_flight"))
+    deadline = time.monotonic() + 5
+    while True:                              # the scrape follows the cron tick
+        got = samples(scrape(mport)[2])
+        if metric("rate_limit_total_negative_hits", key) == 7 or \
+                time.monotonic() > deadline:
+            break
+        time.sleep(0.05)
+    assert metric("global_shadow_mode") == 2
+    assert metric("rate_limit_total_negative_hits", key) == 7
+    assert metric("rate_limit_total_hits", key) == 0
+    assert metric("rate_limit_over_limit", (("domain", "quota"), ("key", "regular_key"))) == 2
