@@ -567,7 +567,7 @@ static struct cmd table[] = {
                  "the same descriptor.",
       .args = "domain:string *entry:string "
               "?ENTRY=entry_kv:block=key/string|value/string ?HITS=n:integer "
-              "?LIMIT=limit:block=requests/integer|unit/string "
+              "?NEGATIVE:pure-token ?LIMIT=limit:block=requests/integer|unit/string "
               "?PEEK:pure-token ?MS:pure-token ?STATUS:pure-token",
       .proc = rl_check_command, .computed_key = rl_check_key },
     { .name = "rl.sliding", .arity = -4,
