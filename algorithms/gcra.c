@@ -273,6 +273,21 @@ gcra_throttle(const struct gcra_params *p, bool has_tat, uint64_t tat,
     return status;
 }
 
+enum gcra_status
+gcra_give_back(const struct gcra_params *p, bool has_tat, uint64_t tat,
+               int64_t now, struct gcra_decision *out)
+{
+    struct gcra_params look = *p;
+    int64_t ei = emission_interval(p->count, p->period);
+    look.quantity = 0;
+    if (has_tat && ei > 0 && p->quantity > 0 && now >= 0 &&
+        tat > (uint64_t)now) {
+        i128 left = (i128)tat - (i128)ei * p->quantity;
+        tat = left > now ? (uint64_t)left : (uint64_t)now;
+    }
+    return gcra_throttle(&look, has_tat, tat, now, out);
+}
+
 /*
  * A limited request's retry_after is its wait: new_tat = now + dvt + wait,
  * the TAT it would store at now + wait (an earlier stored TAT cannot

@@ -58,6 +58,15 @@ enum gcra_status gcra_throttle(const struct gcra_params *p, bool has_tat,
                                struct gcra_decision *out);
 
 /*
+ * p->quantity tokens given back (Envoy's negative hits): the TAT moves back
+ * by as many emission intervals, never before now (an empty bucket), and
+ * *out is then a look (quantity 0) at it, always allowed.
+ */
+enum gcra_status gcra_give_back(const struct gcra_params *p, bool has_tat,
+                                uint64_t tat, int64_t now,
+                                struct gcra_decision *out);
+
+/*
  * redis-cell's duration -> whole seconds conversion for the reply
  * (ceil, but a fractional part below 1 ms is dropped; negative values
  * truncate toward zero).

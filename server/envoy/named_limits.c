@@ -288,15 +288,18 @@ ns_of(gcra_ns_t v)
     return v > INT64_MAX ? INT64_MAX : v < 0 ? -1 : (int64_t)v;
 }
 
-/* CL.THROTTLE's GCRA: requests_per_unit per unit, bursts of as many. */
+/* CL.THROTTLE's GCRA: requests_per_unit per unit, bursts of as many; a
+ * cost below 0 gives tokens back. */
 static bool
 decide_gcra(const struct limits_rule *r, const struct name *key,
-            uint64_t hits, bool peek, int64_t now, struct limit_decision *d)
+            int64_t cost, bool peek, int64_t now, struct limit_decision *d)
 {
     struct key_hint h = { false, 0 };
+    /* -INT64_MAX at the least (clamp_i64): its opposite fits. */
     struct gcra_params p = { (int64_t)r->requests_per_unit - 1,
                              r->requests_per_unit,
-                             limits_unit_seconds(r->unit), clamp_i64(hits) };
+                             limits_unit_seconds(r->unit),
+                             cost < 0 ? -cost : cost };
     struct gcra_decision g;
     struct store_rec *rec = keyspace_lookup_write(&h, key->p, key->len, now);
     uint64_t tat = 0;
@@ -307,7 +310,11 @@ decide_gcra(const struct limits_rule *r, const struct name *key,
         }
         rec = NULL;
     }
-    gcra_throttle(&p, rec != NULL, tat, now, &g);
+    if (cost < 0) {
+        gcra_give_back(&p, rec != NULL, tat, now, &g);
+    } else {
+        gcra_throttle(&p, rec != NULL, tat, now, &g);
+    }
     d->limited = g.limited;
     d->limit = g.limit;
     d->remaining = g.remaining;
@@ -319,16 +326,12 @@ decide_gcra(const struct limits_rule *r, const struct name *key,
 }
 
 /* The signed cost of descriptor d: its hits, or (is_negative_hits) as
- * many given back, which the windows floor at an empty count. A gcra
- * limit has no give-back (CL.THROTTLE has none): there it is a look. */
+ * many given back, which every algorithm floors at an empty count. */
 static int64_t
-cost_of(const struct limits_rule *r, const struct nl_descriptor *d)
+cost_of(const struct nl_descriptor *d)
 {
     int64_t hits = clamp_i64(d->hits);
-    if (!d->negative) {
-        return hits;
-    }
-    return r->algo == LIMITS_GCRA ? 0 : -hits;
+    return d->negative ? -hits : hits;
 }
 
 /* Status of descriptor d, whose rule r decides. false: no room. */
@@ -338,11 +341,11 @@ decide(const struct limits_rule *r, bool shadow, const struct name *key,
        struct nl_status *st)
 {
     struct limit_decision d = { true, r->requests_per_unit, 0, -1, 0, 0 };
-    int64_t cost = cost_of(r, in);
+    int64_t cost = cost_of(in);
     bool ok = true;
     if (r->requests_per_unit > 0) {     /* 0 refuses all: no state */
         ok = r->algo == LIMITS_GCRA
-             ? decide_gcra(r, key, (uint64_t)cost, peek, now, &d)
+             ? decide_gcra(r, key, cost, peek, now, &d)
              : decide_window(r, key, cost, peek, now, &d);
     }
     if (in->negative) {

@@ -128,6 +128,14 @@ def test_cellgate_algorithm_picks_gcra_or_the_sliding_window(start_daemon, tmp_p
     assert check(c, "api", "plan=gcra")[:3] == [0, 2, 0]
     assert check(c, "api", "plan=gcra")[:4] == [1, 2, 0, 30]
     assert c.execute_command("TYPE", "api_plan_gcra") == b"string"   # as CL.THROTTLE's
+    # NEGATIVE gives tokens back (Envoy's is_negative_hits), never past a
+    # full bucket; a window limit gives back units the same way.
+    assert check(c, "api", "plan=gcra", "HITS", 1, "NEGATIVE")[:4] == [0, 2, 1, -1]
+    assert check(c, "api", "plan=gcra", "HITS", 5, "NEGATIVE")[:4] == [0, 2, 2, -1]
+    assert check(c, "api", "plan=gcra")[:3] == [0, 2, 1]
+    assert check(c, "api", "plan=sliding", "HITS", 2)[:3] == [0, 2, 0]
+    assert check(c, "api", "plan=sliding")[:2] == [1, 2]
+    assert check(c, "api", "plan=sliding", "HITS", 3, "NEGATIVE")[:3] == [0, 2, 2]
     assert check(c, "api", "plan=sliding")[:3] == [0, 2, 1]
     assert c.execute_command("TYPE", "api_plan_sliding") == b"sliding"
 

@@ -613,6 +613,31 @@ START_TEST(test_reserve_with_a_quantity_above_one)
 }
 END_TEST
 
+/* Giving back moves the TAT back by whole emission intervals, never before
+ * now; the answer is a look (allowed) at the bucket after it. */
+START_TEST(test_give_back_refills_and_floors_at_now)
+{
+    struct gcra_params take = P(4, 1, 1, 5);       /* 5 tokens, 1 a second */
+    struct gcra_params back2 = P(4, 1, 1, 2);
+    struct gcra_params back9 = P(4, 1, 1, 9);
+    struct gcra_decision d;
+    struct fake_key k = { 0 };
+
+    ck_assert_int_eq(call(&k, &take, T0, &d), GCRA_OK);
+    ck_assert(!d.limited && d.remaining == 0);
+    ck_assert_uint_eq(k.tat, (uint64_t)(T0 + 5 * SEC));
+    ck_assert_int_eq(gcra_give_back(&back2, true, k.tat, T0, &d), GCRA_OK);
+    ck_assert(!d.limited && d.remaining == 2 && d.store);
+    ck_assert_uint_eq(d.new_tat, (uint64_t)(T0 + 3 * SEC));
+    ck_assert_int_eq(gcra_give_back(&back9, true, d.new_tat, T0, &d),
+                     GCRA_OK);
+    ck_assert(!d.limited && d.remaining == 5);
+    ck_assert_uint_eq(d.new_tat, (uint64_t)T0);    /* floored at now */
+    ck_assert_int_eq(gcra_give_back(&back2, false, 0, T0, &d), GCRA_OK);
+    ck_assert(!d.limited && d.remaining == 5);      /* no key: a full bucket */
+}
+END_TEST
+
 /* A wait within an INT64_MAX bound whose TAT would pass 2^64 ns (and TTL
  * INT64_MAX ns) is refused, not wrapped. */
 START_TEST(test_reserve_refuses_a_tat_past_the_stored_range)
@@ -701,6 +726,7 @@ reserve_tcase(void)
     tcase_add_test(tc, test_reserve_with_a_quantity_above_one);
     tcase_add_test(tc, test_reserve_refuses_a_tat_past_the_stored_range);
     tcase_add_test(tc, test_reserve_wait_rounds_up_and_is_never_zero);
+    tcase_add_test(tc, test_give_back_refills_and_floors_at_now);
     return tc;
 }
 
