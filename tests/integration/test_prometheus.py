@@ -4,7 +4,10 @@ docs/deploy/prometheus.yml scrapes a primary and its replica under load
 (RL.CHECK on the named limits of docs/deploy/limits/api.yaml and CL.THROTTLE,
 both denying), and every PromQL expression of docs/deploy/grafana-dashboard.json
 and docs/deploy/cellgate-alerts.yml returns data through /api/v1/query;
-promtool accepts the files as shipped."""
+promtool accepts the files as shipped. Grafana is not packaged: the
+dashboard is type-checked against Grafana's published schema instead
+(@grafana/schema's Dashboard, tests/dashboard, compiled with tsc)."""
+import fcntl
 import json
 import os
 import re
@@ -22,6 +25,7 @@ import yaml
 import harness
 
 DEPLOY = os.path.join(harness.REPO, "docs", "deploy")
+SCHEMA = os.path.join(harness.REPO, "tests", "dashboard")
 PROMETHEUS = "/usr/bin/prometheus"
 PROMTOOL = "/usr/bin/promtool"
 SCRAPE_S = 1
@@ -222,3 +226,43 @@ def test_every_dashboard_and_alert_expression_returns_data(start_daemon, prometh
     assert primary.stop() == []
     assert harness.wait_until(lambda: prom.query(rules["CellgateDown"]) and
                               prom.query(rules["CellgateReplicaLinkDown"]), 20, 0.5)
+
+
+def installed_matches_lock():
+    with open(os.path.join(SCHEMA, "package-lock.json")) as f:
+        lock = json.load(f)["packages"]
+    for path, entry in lock.items():
+        if not path:
+            continue
+        try:
+            with open(os.path.join(SCHEMA, path, "package.json")) as f:
+                if json.load(f)["version"] != entry["version"]:
+                    return False
+        except (OSError, KeyError, ValueError):
+            return False
+    return True
+
+
+def test_the_dashboard_types_as_grafanas_dashboard_schema():
+    """The dashboard's JSON as a value of @grafana/schema's Dashboard type
+    (its string enums read as their values: tests/dashboard/loose.ts):
+    unknown fields, wrong types and missing required fields fail tsc."""
+    assert shutil.which("node") and shutil.which("npm"), \
+        "node and npm are needed (make deps installs Debian's nodejs and npm)"
+    with open(os.path.join(SCHEMA, "node_modules.lock"), "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not installed_matches_lock():
+            out = subprocess.run(["npm", "ci", "--no-audit", "--no-fund", "--silent"],
+                                 cwd=SCHEMA, capture_output=True, text=True, timeout=300)
+            assert out.returncode == 0, out.stderr[-2000:]
+        assert installed_matches_lock()
+        with open(os.path.join(DEPLOY, "grafana-dashboard.json")) as f:
+            dashboard = f.read()
+        os.makedirs(os.path.join(SCHEMA, "build"), exist_ok=True)
+        with open(os.path.join(SCHEMA, "build", "dashboard.ts"), "w") as f:
+            f.write("import type { Dashboard } from '@grafana/schema';\n"
+                    "import type { Loose } from '../loose';\n"
+                    "export const dashboard: Loose<Dashboard> = %s;\n" % dashboard)
+        out = subprocess.run([os.path.join(SCHEMA, "node_modules", ".bin", "tsc"), "-p", "."],
+                             cwd=SCHEMA, capture_output=True, text=True, timeout=120)
+        assert out.returncode == 0, out.stdout[-4000:] + out.stderr[-2000:]
