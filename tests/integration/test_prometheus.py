@@ -228,34 +228,13 @@ def test_every_dashboard_and_alert_expression_returns_data(start_daemon, prometh
                               prom.query(rules["CellgateReplicaLinkDown"]), 20, 0.5)
 
 
-def installed_matches_lock():
-    with open(os.path.join(SCHEMA, "package-lock.json")) as f:
-        lock = json.load(f)["packages"]
-    for path, entry in lock.items():
-        if not path:
-            continue
-        try:
-            with open(os.path.join(SCHEMA, path, "package.json")) as f:
-                if json.load(f)["version"] != entry["version"]:
-                    return False
-        except (OSError, KeyError, ValueError):
-            return False
-    return True
-
-
 def test_the_dashboard_types_as_grafanas_dashboard_schema():
     """The dashboard's JSON as a value of @grafana/schema's Dashboard type
     (its string enums read as their values: tests/dashboard/loose.ts):
     unknown fields, wrong types and missing required fields fail tsc."""
-    assert shutil.which("node") and shutil.which("npm"), \
-        "node and npm are needed (make deps installs Debian's nodejs and npm)"
+    harness.npm_install_locked(SCHEMA)
     with open(os.path.join(SCHEMA, "node_modules.lock"), "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        if not installed_matches_lock():
-            out = subprocess.run(["npm", "ci", "--no-audit", "--no-fund", "--silent"],
-                                 cwd=SCHEMA, capture_output=True, text=True, timeout=300)
-            assert out.returncode == 0, out.stderr[-2000:]
-        assert installed_matches_lock()
+        fcntl.flock(lock, fcntl.LOCK_EX)            # one build/ at a time
         with open(os.path.join(DEPLOY, "grafana-dashboard.json")) as f:
             dashboard = f.read()
         os.makedirs(os.path.join(SCHEMA, "build"), exist_ok=True)
