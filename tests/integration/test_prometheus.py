@@ -49,11 +49,15 @@ def promtool(*args):
     return r.stdout
 
 
-def test_promtool_accepts_the_shipped_config_and_rules():
+def test_promtool_accepts_the_shipped_config_rules_and_their_unit_tests():
     binaries()
     promtool("check", "config", os.path.join(DEPLOY, "prometheus.yml"))
     out = promtool("check", "rules", os.path.join(DEPLOY, "cellgate-alerts.yml"))
     assert "SUCCESS: 5 rules found" in out
+    # Each alert fires after its `for:` on made-up series, with its labels
+    # and annotations as written.
+    assert "SUCCESS" in promtool("test", "rules",
+                                 os.path.join(DEPLOY, "cellgate-alerts.test.yml"))
 
 
 class Prometheus:
