@@ -148,6 +148,14 @@ def dashboard_exprs():
             assert "$" not in expr, (panel["title"], expr)
             out.append((panel["title"], expr))
     assert len(out) >= 20
+    # A query variable's label_values(<selector>, <label>): the selector,
+    # whose series must carry the label.
+    for var in dash["templating"]["list"]:
+        if var["type"] == "query":
+            m = re.fullmatch(r"label_values\((.+), (\w+)\)", var["query"]["query"])
+            assert m, var
+            out.append(("variable " + var["name"], "group by (%s) (%s)" % (
+                m.group(2), m.group(1))))
     return out
 
 
