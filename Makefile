@@ -102,7 +102,7 @@ PKGS := libuv1-dev libhiredis-dev check pkg-config redis-tools redis-server \
         golang-gopkg-redis.v5-dev groff-base systemd \
         liblua5.1-0-dev lua-cjson-dev lua-bitop-dev libmsgpack-dev \
         python3-limits libtsan2 php-cli php-redis php-symfony-semaphore \
-        python3-kombu tzdata
+        python3-kombu tzdata prometheus
 # Only `make bench`, `make bench-callgrind` and `make bench-perf` need these.
 BENCH_PKGS := valgrind gnuplot-nox linux-perf nghttp2-client
 

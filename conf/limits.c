@@ -40,6 +40,17 @@ limits_unit_seconds(enum limits_unit u)
     return 0;
 }
 
+const char *
+limits_unit_name(enum limits_unit u)
+{
+    for (size_t i = 0; i < sizeof(units) / sizeof(units[0]); i++) {
+        if (units[i].unit == u) {
+            return units[i].name;
+        }
+    }
+    return "unknown";
+}
+
 enum limits_unit
 limits_unit_parse(const char *s)
 {
@@ -309,5 +320,34 @@ limits_match(const struct limits *l, const char *domain, size_t dlen,
             return;
         }
         level = c;
+    }
+}
+
+static void
+visit_node(const struct limits_domain *d, const struct limits_node *n,
+           const struct limits_node **path, size_t depth,
+           limits_visit_fn fn, void *ctx)
+{
+    if (depth >= LIMITS_MAX_DEPTH) {
+        return;                     /* no request reaches deeper */
+    }
+    path[depth] = n;
+    if (n->rule != NULL && !n->rule->unlimited) {
+        fn(ctx, d, path, depth + 1);
+    }
+    for (size_t i = 0; i < n->nchildren; i++) {
+        visit_node(d, &n->children[i], path, depth + 1, fn, ctx);
+    }
+}
+
+void
+limits_each_rule(const struct limits *l, limits_visit_fn fn, void *ctx)
+{
+    const struct limits_node *path[LIMITS_MAX_DEPTH];
+    for (size_t i = 0; l != NULL && i < l->ndomains; i++) {
+        const struct limits_node *top = &l->domains[i].root;
+        for (size_t j = 0; j < top->nchildren; j++) {
+            visit_node(&l->domains[i], &top->children[j], path, 0, fn, ctx);
+        }
     }
 }

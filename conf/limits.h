@@ -119,6 +119,8 @@ int limits_finish_node(struct limits_node *n, const char *path,
 
 /* Seconds in a unit (0 for UNKNOWN). */
 int64_t limits_unit_seconds(enum limits_unit u);
+/* Its name in the file, lower case ("unknown" for UNKNOWN). */
+const char *limits_unit_name(enum limits_unit u);
 /* Case-insensitive, as that service reads units. */
 enum limits_unit limits_unit_parse(const char *s);
 
@@ -148,6 +150,16 @@ struct limits_match {
 void limits_match(const struct limits *l, const char *domain, size_t dlen,
                   const struct limits_entry *e, size_t n,
                   struct limits_match *m);
+
+/* Every limit of l with a number (unlimited ones have none), domain by
+ * domain, each level's entries in their sorted order: fn gets its domain
+ * and the nodes from the top level down to the one holding the rule
+ * (path[depth - 1]), whose composites joined by '.' are the limit's stats
+ * key. The configured limits as gauges on /metrics read them. */
+typedef void (*limits_visit_fn)(void *ctx, const struct limits_domain *d,
+                                const struct limits_node *const *path,
+                                size_t depth);
+void limits_each_rule(const struct limits *l, limits_visit_fn fn, void *ctx);
 
 /* Does value match a wildcard pattern ('*' = any run of bytes)? */
 bool limits_wildcard_match(const char *pattern, const char *s, size_t len);

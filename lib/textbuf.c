@@ -74,3 +74,19 @@ textbuf_free(struct textbuf *t)
     t->len = t->cap = 0;
     t->oom = false;
 }
+
+void
+textbuf_label(struct textbuf *t, const char *s, size_t len)
+{
+    size_t i, from = 0;             /* s[from..i) still to copy as is */
+    for (i = 0; i < len && s[i] != '\0'; i++) {
+        const char *esc = s[i] == '\\' ? "\\\\" : s[i] == '"' ? "\\\""
+                        : s[i] == '\n' ? "\\n" : NULL;
+        if (esc != NULL) {
+            textbuf_append(t, s + from, i - from);
+            textbuf_append(t, esc, 2);
+            from = i + 1;
+        }
+    }
+    textbuf_append(t, s + from, i - from);
+}

@@ -21,6 +21,11 @@ void textbuf_printf(struct textbuf *t, const char *fmt, ...)
 /* Append len raw bytes (no NUL is added). */
 void textbuf_append(struct textbuf *t, const void *data, size_t len);
 
+/* Append a Prometheus label value: \\, \" and newline escaped, the
+ * other bytes as they are; it ends at a NUL, which the text format
+ * cannot escape. */
+void textbuf_label(struct textbuf *t, const char *s, size_t len);
+
 /* Free the text and reset t to empty. */
 void textbuf_free(struct textbuf *t);
 

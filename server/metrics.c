@@ -16,6 +16,7 @@
 #include "server/keyspace.h"
 #include "server/log.h"
 #include "server/persist/persist.h"
+#include "server/envoy/named_limits.h"
 #include "server/envoy/rl_stats.h"
 #include "server/repl/replication.h"
 #include "server/server.h"
@@ -109,6 +110,60 @@ render_top_denied(struct textbuf *b)
     }
 }
 
+/* A configured limit's labels: its domain and its stats key (the path
+ * ratelimit_service_rate_limit_* count it under, so the two divide in
+ * PromQL), and its unit. */
+static void
+limit_labels(struct textbuf *b, const struct limits_domain *d,
+             const struct limits_node *const *path, size_t depth)
+{
+    textbuf_printf(b, "{domain=\"");
+    textbuf_label(b, d->name, strlen(d->name));
+    textbuf_printf(b, "\",key=\"");
+    for (size_t i = 0; i < depth; i++) {
+        textbuf_printf(b, "%s", i > 0 ? "." : "");
+        textbuf_label(b, path[i]->composite, strlen(path[i]->composite));
+    }
+    textbuf_printf(b, "\",unit=\"%s\"}",
+                   limits_unit_name(path[depth - 1]->rule->unit));
+}
+
+static void
+render_limit(void *ctx, const struct limits_domain *d,
+             const struct limits_node *const *path, size_t depth)
+{
+    struct textbuf *b = ctx;
+    const struct limits_rule *r = path[depth - 1]->rule;
+    textbuf_printf(b, "cellgate_named_limit");
+    limit_labels(b, d, path, depth);
+    textbuf_printf(b, " %lu\n", (unsigned long)r->requests_per_unit);
+}
+
+static void
+render_limit_unit(void *ctx, const struct limits_domain *d,
+                  const struct limits_node *const *path, size_t depth)
+{
+    struct textbuf *b = ctx;
+    textbuf_printf(b, "cellgate_named_limit_unit_seconds");
+    limit_labels(b, d, path, depth);
+    textbuf_printf(b, " %lld\n",
+                   (long long)limits_unit_seconds(path[depth - 1]->rule->unit));
+}
+
+/* The limits of limits-file as configured: requests per unit, and the
+ * unit in seconds, one series each per limit (the file's size). */
+static void
+render_named_limits(struct textbuf *b)
+{
+    const struct limits *l = named_limits_running();
+    family(b, "cellgate_named_limit", "gauge",
+           "A named limit of limits-file: requests per unit.");
+    limits_each_rule(l, render_limit, b);
+    family(b, "cellgate_named_limit_unit_seconds", "gauge",
+           "A named limit's unit in seconds (a month is 30 days).");
+    limits_each_rule(l, render_limit_unit, b);
+}
+
 static void
 render_histogram(struct textbuf *b, const struct cmd *cmd)
 {
@@ -134,6 +189,45 @@ render_histogram(struct textbuf *b, const struct cmd *cmd)
 }
 
 static void
+render_persistence(struct textbuf *b)
+{
+    struct persist_info p;
+    persist_info(&p);
+    one(b, "cellgate_journal_bytes", "gauge",
+        "Bytes of the journal's files (base and incr); 0 when it is off.",
+        p.current_size);
+    one(b, "cellgate_journal_write_ok", "gauge",
+        "1 while the journal is written, 0 while writes fail (-MISCONF).",
+        p.last_write_ok);
+    one(b, "cellgate_journal_fsyncs_total", "counter",
+        "fsyncs of the journal.", p.fsyncs);
+    family(b, "cellgate_journal_last_fsync_seconds", "gauge",
+           "How long the last fsync of the journal took.");
+    textbuf_printf(b, "cellgate_journal_last_fsync_seconds %.6f\n",
+        (double)p.last_fsync_us / US_PER_SEC);
+}
+
+/* Either role's offset and replicas; a replica's link to its primary
+ * (INFO's master_link_status), absent on a primary, so an alert on it
+ * never fires there. */
+static void
+render_replication(struct textbuf *b)
+{
+    int64_t offset = repl_offset();
+    one(b, "cellgate_connected_replicas", "gauge",
+        "Replicas connected to this server.", repl_replica_count());
+    one(b, "cellgate_replication_offset_bytes", "gauge",
+        "master_repl_offset of a primary, the offset applied of a replica.",
+        offset > 0 ? (uint64_t)offset : 0);
+    family(b, "cellgate_replica_link_up", "gauge",
+           "A replica's link to its primary: 1 up, 0 down (replicas only).");
+    if (repl_is_replica()) {
+        textbuf_printf(b, "cellgate_replica_link_up %d\n",
+                       repl_link_up() ? 1 : 0);
+    }
+}
+
+static void
 render(struct textbuf *b)
 {
     size_t n;
@@ -156,6 +250,8 @@ render(struct textbuf *b)
     one(b, "cellgate_keys", "gauge", "Limiter keys held.", tot.keys);
     one(b, "cellgate_used_memory_bytes", "gauge",
         "Bytes allocated (INFO used_memory).", mem_used());
+    one(b, "cellgate_maxmemory_bytes", "gauge",
+        "The maxmemory option (0: no limit).", (uint64_t)srv.conf.maxmemory);
     one(b, "cellgate_connected_clients", "gauge", "Connected clients.",
         server_connected_clients(repl_replica_count()));
     one(b, "cellgate_expired_keys_total", "counter",
@@ -164,21 +260,10 @@ render(struct textbuf *b)
         "Keys evicted under maxmemory.", tot.evicted);
     one(b, "cellgate_connections_received_total", "counter",
         "Connections accepted.", srv.stats.connections_received);
-    struct persist_info p;
-    persist_info(&p);
-    one(b, "cellgate_journal_bytes", "gauge",
-        "Bytes of the journal's files (base and incr); 0 when it is off.",
-        p.current_size);
-    one(b, "cellgate_journal_write_ok", "gauge",
-        "1 while the journal is written, 0 while writes fail (-MISCONF).",
-        p.last_write_ok);
-    one(b, "cellgate_journal_fsyncs_total", "counter",
-        "fsyncs of the journal.", p.fsyncs);
-    family(b, "cellgate_journal_last_fsync_seconds", "gauge",
-           "How long the last fsync of the journal took.");
-    textbuf_printf(b, "cellgate_journal_last_fsync_seconds %.6f\n",
-        (double)p.last_fsync_us / US_PER_SEC);
+    render_persistence(b);
+    render_replication(b);
     rl_stats_render(b);
+    render_named_limits(b);
     one(b, "cellgate_uptime_seconds", "gauge", "Seconds since start.",
         ((uint64_t)clock_mono_now() - srv.start_mono_ns) / (uint64_t)NS_PER_SEC);
 }

@@ -84,6 +84,12 @@ named_limits_install(struct limits *l)
     tzdb_flush();                   /* RL.FIXED's zones read anew too */
 }
 
+const struct limits *
+named_limits_running(void)
+{
+    return running;
+}
+
 void
 named_limits_teardown(void)
 {

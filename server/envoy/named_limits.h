@@ -37,6 +37,10 @@ void named_limits_install(struct limits *l);
 
 void named_limits_teardown(void);
 
+/* The running limits, NULL when limits-file is not set (read only, on the
+ * event loop: /metrics' gauges of the configured limits). */
+const struct limits *named_limits_running(void);
+
 /* The most descriptors one request may hold. */
 #define NL_MAX_DESCRIPTORS 64
 

@@ -21,7 +21,10 @@ Environment:
 """
 import collections
 import contextlib
+import fcntl
+import json
 import os
+import shutil
 import signal
 import socket
 import subprocess
@@ -692,3 +695,37 @@ def fill_disk(path):
         pass
     finally:
         os.close(fd)
+
+
+def npm_installed_matches_lock(folder):
+    """Whether folder's node_modules holds every version its committed
+    package-lock.json pins (a checkout may have older ones installed, or
+    none)."""
+    with open(os.path.join(folder, "package-lock.json")) as f:
+        lock = json.load(f)["packages"]
+    for name, pkg in lock.items():
+        if not name.startswith("node_modules/"):
+            continue
+        if pkg.get("optional") and not os.path.isdir(os.path.join(folder, name)):
+            continue    # another platform's build (msgpackr-extract's), not installed here
+        try:
+            with open(os.path.join(folder, name, "package.json")) as f:
+                if json.load(f)["version"] != pkg["version"]:
+                    return False
+        except (OSError, KeyError, ValueError):
+            return False
+    return True
+
+
+def npm_install_locked(folder):
+    """npm ci in folder unless node_modules already matches its lock file;
+    one install at a time (make test runs the suite in several processes)."""
+    assert shutil.which("node") and shutil.which("npm"), \
+        "node and npm are needed (make deps installs Debian's nodejs and npm)"
+    with open(os.path.join(folder, "node_modules.lock"), "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not npm_installed_matches_lock(folder):
+            out = subprocess.run(["npm", "ci", "--no-audit", "--no-fund", "--silent"],
+                                 cwd=folder, capture_output=True, text=True, timeout=300)
+            assert out.returncode == 0, out.stderr[-2000:]
+        assert npm_installed_matches_lock(folder)

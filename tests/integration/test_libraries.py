@@ -61,7 +61,7 @@ import time
 import pytest
 import redis
 
-from harness import IO_TIMEOUT, REPO
+from harness import IO_TIMEOUT, REPO, npm_install_locked
 
 LIBRARIES = os.path.join(REPO, "tests", "libraries")
 SERVERS = ["redis-server", "cellgate"]
@@ -91,25 +91,6 @@ def client(port, decode=False):
 
 # ---- npm: the packages and the driver ----------------------------------------------
 
-def installed_matches_lock():
-    """Whether node_modules holds every version package-lock.json pins (a
-    checkout may have older ones installed, or none)."""
-    with open(os.path.join(LIBRARIES, "package-lock.json")) as f:
-        lock = json.load(f)["packages"]
-    for name, pkg in lock.items():
-        if not name.startswith("node_modules/"):
-            continue
-        if pkg.get("optional") and not os.path.isdir(os.path.join(LIBRARIES, name)):
-            continue    # another platform's build (msgpackr-extract's), not installed here
-        try:
-            with open(os.path.join(LIBRARIES, name, "package.json")) as f:
-                if json.load(f)["version"] != pkg["version"]:
-                    return False
-        except (OSError, KeyError, ValueError):
-            return False
-    return True
-
-
 @pytest.fixture(scope="module")
 def node_modules():
     assert shutil.which("node") and shutil.which("npm"), \
@@ -119,11 +100,7 @@ def node_modules():
     major, minor = (int(x) for x in version.lstrip("v").split(".")[:2])
     assert (major, minor) >= (20, 19), \
         "@nestjs/throttler 6.7 needs Node.js 20.19 or later (its engines field); found " + version
-    if not installed_matches_lock():
-        out = subprocess.run(["npm", "ci", "--no-audit", "--no-fund", "--silent"],
-                             cwd=LIBRARIES, capture_output=True, text=True, timeout=300)
-        assert out.returncode == 0, out.stderr[-2000:]
-    assert installed_matches_lock()
+    npm_install_locked(LIBRARIES)
 
 
 def drive(scenario, port):

@@ -82,3 +82,70 @@ def test_healthz_and_errors(start_daemon):
 
 def test_metrics_are_off_by_default(server):
     assert server.client().config_get("metrics-port") == {"metrics-port": "0"}
+
+
+LIMITS = """domain: api
+descriptors:
+  - key: remote_address
+    rate_limit: { unit: second, requests_per_unit: 10 }
+  - key: path
+    value: '/lo"g\\in'
+    descriptors:
+      - key: user
+        rate_limit: { unit: minute, requests_per_unit: 5, name: login }
+  - key: path
+    value: /api/*
+    rate_limit: { unit: month, requests_per_unit: 100 }
+  - key: free
+    rate_limit: { unlimited: true }
+"""
+
+
+def wait_samples(mport, pred):
+    deadline = time.time() + 5
+    while True:                              # snapshots follow the cron tick
+        got = samples(scrape(mport)[2])
+        if pred(got) or time.time() > deadline:
+            return got
+        time.sleep(0.05)
+
+
+def named(got, family="cellgate_named_limit"):
+    return {dict(labels)["key"]: (dict(labels)["domain"], dict(labels).get("unit"), v)
+            for (name, labels), v in got.items() if name == family}
+
+
+def test_configured_limits_as_gauges_keyed_as_their_counters(start_daemon, tmp_path):
+    """Each limit with a number, labelled with the stats key its
+    ratelimit_service_* counters use (label values escaped alike); an
+    unlimited entry has none; a reload replaces them."""
+    path = tmp_path / "limits.yaml"
+    path.write_text(LIMITS)
+    mport = free_port()
+    d = start_daemon("--metrics-port", str(mport), "--limits-file", str(path),
+                     "--maxmemory", "10mb")
+    c = d.client()
+    c.execute_command("RL.CHECK", "api", 'path=/lo"g\\in', "user=7")
+    c.execute_command("RL.CHECK", "api", "path=/api/v1")
+    key = 'path_/lo"g\\in.user'
+    # (prometheus_client's parser names a counter's samples *_total.)
+    got = wait_samples(mport, lambda g: ("ratelimit_service_rate_limit_total_hits_total",
+                                         (("domain", "api"), ("key", key))) in g)
+    assert named(got) == {"remote_address": ("api", "second", 10),
+                          key: ("api", "minute", 5),
+                          "path_/api/*": ("api", "month", 100)}
+    assert named(got, "cellgate_named_limit_unit_seconds") == {
+        "remote_address": ("api", "second", 1), key: ("api", "minute", 60),
+        "path_/api/*": ("api", "month", 30 * 86400)}
+    for k in (key, "path_/api/*"):
+        assert got[("ratelimit_service_rate_limit_total_hits_total",
+                    (("domain", "api"), ("key", k)))] == 1
+    assert 'key="path_/lo\\"g\\\\in.user"' in scrape(mport)[2]
+    assert got[("cellgate_maxmemory_bytes", ())] == 10 * 1024 * 1024
+    assert got[("cellgate_connected_replicas", ())] == 0
+    assert not [k for k in got if k[0] == "cellgate_replica_link_up"]   # a primary
+    path.write_text("domain: web\ndescriptors:\n  - key: ip\n"
+                    "    rate_limit: { unit: hour, requests_per_unit: 7 }\n")
+    assert c.execute_command("CONFIG", "RELOAD-LIMITS") == b"OK"
+    got = wait_samples(mport, lambda g: "ip" in named(g))
+    assert named(got) == {"ip": ("web", "hour", 7)}

@@ -2,30 +2,13 @@
 file committed), run every limiter command against the daemon: each client in
 its default (both open with HELLO 3 and speak RESP3) and in the other
 protocol, with exact replies and errors (see tests/clients/clients.mjs)."""
-import fcntl
-import json
 import os
 import shutil
 import subprocess
 
-from harness import REPO
+from harness import REPO, npm_install_locked
 
 CLIENTS = os.path.join(REPO, "tests", "clients")
-
-
-def installed_matches_lock():
-    """Whether node_modules holds the client versions package-lock.json pins
-    (a checkout may still have older ones installed)."""
-    with open(os.path.join(CLIENTS, "package-lock.json")) as f:
-        lock = json.load(f)["packages"]
-    for name in ("node_modules/ioredis", "node_modules/redis", "node_modules/@redis/client"):
-        try:
-            with open(os.path.join(CLIENTS, name, "package.json")) as f:
-                if json.load(f)["version"] != lock[name]["version"]:
-                    return False
-        except (OSError, KeyError, ValueError):
-            return False
-    return True
 
 
 def ensure_node_modules():
@@ -35,14 +18,7 @@ def ensure_node_modules():
                              timeout=30).stdout.strip()
     assert int(version.lstrip("v").split(".")[0]) >= 20, \
         "ioredis 6 and node-redis 6 need Node.js 20 or later (their engines field); found " + version
-    # One install at a time: make test runs the suite in two processes.
-    with open(os.path.join(CLIENTS, "node_modules.lock"), "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        if not installed_matches_lock():
-            out = subprocess.run(["npm", "ci", "--no-audit", "--no-fund", "--silent"],
-                                 cwd=CLIENTS, capture_output=True, text=True, timeout=300)
-            assert out.returncode == 0, out.stderr[-2000:]
-        assert installed_matches_lock()
+    npm_install_locked(CLIENTS)
 
 
 def test_ioredis_and_node_redis_run_every_limiter(start_daemon):

@@ -308,6 +308,44 @@ START_TEST(test_a_directory_loads_its_yaml_files_sorted)
 }
 END_TEST
 
+/* limits_each_rule's visits as "<domain> <stats key> <n>/<unit>;". */
+static void
+list_rule(void *ctx, const struct limits_domain *d,
+          const struct limits_node *const *path, size_t depth)
+{
+    char *out = ctx;
+    size_t len = strlen(out);
+    len += (size_t)snprintf(out + len, 512 - len, "%s ", d->name);
+    for (size_t i = 0; i < depth && len < 512; i++) {
+        len += (size_t)snprintf(out + len, 512 - len, "%s%s", i > 0 ? "." : "",
+                                path[i]->composite);
+    }
+    const struct limits_rule *r = path[depth - 1]->rule;
+    if (len < 512) {
+        snprintf(out + len, 512 - len, " %u/%s;", r->requests_per_unit,
+                 limits_unit_name(r->unit));
+    }
+}
+
+START_TEST(test_each_rule_walks_the_limits_with_a_number_by_stats_key)
+{
+    char out[512] = "";
+    load_ok(basic);
+    limits_each_rule(l, list_rule, out);
+    /* key6 is unlimited, key2_value3 has no limit of its own. */
+    ck_assert_str_eq(out, "test-domain key1_value1.subkey1 5/second;"
+                          "test-domain key2 20/minute;"
+                          "test-domain key2_value2 30/minute;"
+                          "test-domain key3 1/hour;"
+                          "test-domain key7_10 2/week;");
+    out[0] = '\0';
+    limits_each_rule(NULL, list_rule, out);
+    ck_assert_str_eq(out, "");
+    ck_assert_str_eq(limits_unit_name(LIMITS_MONTH), "month");
+    ck_assert_str_eq(limits_unit_name(LIMITS_UNIT_UNKNOWN), "unknown");
+}
+END_TEST
+
 Suite *
 limits_suite(void)
 {
@@ -321,6 +359,7 @@ limits_suite(void)
     tcase_add_test(tc, test_errors_use_that_services_words_with_file_and_line);
     tcase_add_test(tc, test_aliases_cannot_make_the_walk_run_away);
     tcase_add_test(tc, test_a_directory_loads_its_yaml_files_sorted);
+    tcase_add_test(tc, test_each_rule_walks_the_limits_with_a_number_by_stats_key);
     suite_add_tcase(s, tc);
     return s;
 }
