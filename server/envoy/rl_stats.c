@@ -134,22 +134,6 @@ counter(const struct rl_stats_delta *c, size_t n)
     }
 }
 
-/* A label value with \, " and newline escaped; it ends at a NUL, which
- * Prometheus's text cannot escape. */
-static void
-label(struct textbuf *b, const char *s, size_t len)
-{
-    for (size_t i = 0; i < len && s[i] != '\0'; i++) {
-        if (s[i] == '\\' || s[i] == '"') {
-            textbuf_printf(b, "\\%c", s[i]);
-        } else if (s[i] == '\n') {
-            textbuf_printf(b, "\\n");
-        } else {
-            textbuf_append(b, &s[i], 1);
-        }
-    }
-}
-
 /* One series: e's counter n under its domain and key. */
 static void
 series(struct textbuf *b, const char *family, const struct entry *e,
@@ -160,9 +144,9 @@ series(struct textbuf *b, const char *family, const struct entry *e,
     memcpy(&dlen, p, sizeof(dlen));
     const char *domain = (const char *)p + sizeof(dlen);
     textbuf_printf(b, "ratelimit_service_rate_limit_%s{domain=\"", family);
-    label(b, domain, dlen);
+    textbuf_label(b, domain, dlen);
     textbuf_printf(b, "\",key=\"");
-    label(b, domain + dlen, e->name->klen - sizeof(dlen) - dlen);
+    textbuf_label(b, domain + dlen, e->name->klen - sizeof(dlen) - dlen);
     textbuf_printf(b, "\"} %llu\n", (unsigned long long)counter(&e->c, n));
 }
 
