@@ -82,9 +82,25 @@ free_rule(struct limits_rule *r)
     free(r);
 }
 
+void
+limits_meta_clear(struct limits_meta *m)
+{
+    for (size_t i = 0; i < m->nitems; i++) {
+        limits_meta_clear(&m->items[i]);
+    }
+    free(m->items);
+    free(m->key);
+    free(m->string);
+    memset(m, 0, sizeof(*m));
+}
+
 static void
 limits_free_node(struct limits_node *n)
 {
+    if (n->metadata != NULL) {
+        limits_meta_clear(n->metadata);
+        free(n->metadata);
+    }
     for (size_t i = 0; i < n->nchildren; i++) {
         limits_free_node(&n->children[i]);
     }

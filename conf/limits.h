@@ -69,6 +69,29 @@ struct limits_rule {
     struct cal_spec calendar;       /* its zone owned (read at load) */
 };
 
+/* A descriptor's `metadata:`, as that service turns YAML into a
+ * google.protobuf.Struct (yaml.v2's scalars, structpb.NewValue): null,
+ * numbers (a double, integers included), strings, booleans, mappings
+ * (keys as text; a repeated key keeps its last value) and lists. */
+enum limits_meta_type {
+    LIMITS_META_NULL,
+    LIMITS_META_NUMBER,
+    LIMITS_META_STRING,
+    LIMITS_META_BOOL,
+    LIMITS_META_STRUCT,
+    LIMITS_META_LIST
+};
+
+struct limits_meta {
+    enum limits_meta_type type;
+    char *key;                      /* a mapping's member: its key */
+    double number;
+    bool boolean;
+    char *string;
+    struct limits_meta *items;      /* a mapping's members, a list's values */
+    size_t nitems;
+};
+
 struct limits_node {
     char *key;
     char *value;                    /* NULL: the key-only (default) entry */
@@ -80,6 +103,7 @@ struct limits_node {
     bool detailed_metric;
     bool value_to_metric;
     bool share_threshold;
+    struct limits_meta *metadata;   /* a STRUCT, NULL: none (or empty) */
     struct limits_node *children;   /* exact entries sorted by composite, */
     size_t nexact;                  /* then wildcard entries in file order */
     size_t nchildren;
@@ -108,6 +132,9 @@ int limits_load(const char *path, struct limits **out, char *err,
                 size_t errlen);
 
 void limits_free(struct limits *l);
+
+/* A metadata value and everything under it (not m itself). */
+void limits_meta_clear(struct limits_meta *m);
 
 /* Building blocks of limits_load (limits.c): a domain's node tree. */
 struct limits_domain *limits_add_domain(struct limits *l, const char *name);

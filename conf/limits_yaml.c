@@ -17,6 +17,7 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -268,6 +269,244 @@ get_u32(struct loader *ld, yaml_node_t *m, const char *name, uint32_t *out)
     return 0;
 }
 
+/* ---- metadata ------------------------------------------------------- */
+
+/* A descriptor's metadata as that service reads it (yaml.v2 into Go
+ * values, then structpb.NewStruct): every plain scalar resolved by
+ * yaml.v2's rules (resolve.go), a quoted one is a string. */
+
+static bool
+one_of(const char *s, const char *const *words, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        if (strcmp(s, words[i]) == 0) {
+            return true;
+        }
+    }
+    return false;
+}
+
+/* Go's strconv.ParseInt/ParseUint with base 0 (0x, 0o, 0b, a leading 0
+ * for octal) on s, underscores already gone: the value as a double. */
+static bool
+go_integer(const char *s, double *out)
+{
+    bool neg = *s == '-';
+    unsigned base = 10;
+    uint64_t v = 0;
+    s += *s == '-' || *s == '+';
+    if (s[0] == '0' && (s[1] == 'x' || s[1] == 'X')) {
+        base = 16, s += 2;
+    } else if (s[0] == '0' && (s[1] == 'o' || s[1] == 'O')) {
+        base = 8, s += 2;
+    } else if (s[0] == '0' && (s[1] == 'b' || s[1] == 'B')) {
+        base = 2, s += 2;
+    } else if (s[0] == '0' && s[1] != '\0') {
+        base = 8, s += 1;
+    }
+    if (*s == '\0') {
+        return false;
+    }
+    for (; *s != '\0'; s++) {
+        unsigned d = *s >= '0' && *s <= '9' ? (unsigned)(*s - '0')
+                     : *s >= 'a' && *s <= 'f' ? (unsigned)(*s - 'a' + 10)
+                     : *s >= 'A' && *s <= 'F' ? (unsigned)(*s - 'A' + 10) : 99;
+        if (d >= base || v > (UINT64_MAX - d) / base) {
+            return false;
+        }
+        v = v * base + d;
+    }
+    if (neg && v > (uint64_t)INT64_MAX + 1) {
+        return false;
+    }
+    *out = neg ? -(double)v : (double)v;
+    return true;
+}
+
+/* yaml.v2's float form, ^[-+]?(\.[0-9]+|[0-9]+(\.[0-9]*)?)([eE][-+]?[0-9]+)?$,
+ * read as ParseFloat does (out of range: not a float). */
+static bool
+go_float(const char *s, double *out)
+{
+    const char *p = s + (*s == '-' || *s == '+');
+    size_t lead = strspn(p, "0123456789");
+    p += lead;
+    if (*p == '.') {
+        size_t frac = strspn(p + 1, "0123456789");
+        if (lead == 0 && frac == 0) {
+            return false;
+        }
+        p += 1 + frac;
+    } else if (lead == 0) {
+        return false;
+    }
+    if (*p == 'e' || *p == 'E') {
+        p += 1 + (p[1] == '-' || p[1] == '+');
+        size_t exp = strspn(p, "0123456789");
+        if (exp == 0) {
+            return false;
+        }
+        p += exp;
+    }
+    return *p == '\0' && num_strtod_str(s, out) && *out != HUGE_VAL &&
+           *out != -HUGE_VAL;
+}
+
+/* A number as yaml.v2 resolves a plain scalar starting with a digit, a
+ * sign or a dot (underscores dropped but after a dot). */
+static bool
+go_number(const char *text, struct limits_meta *m)
+{
+    char s[128];
+    size_t n = 0;
+    if (text[0] == '.') {
+        return go_float(text, &m->number);
+    }
+    for (const char *p = text; *p != '\0'; p++) {
+        if (*p != '_') {
+            if (n == sizeof(s) - 1) {
+                return false;
+            }
+            s[n++] = *p;
+        }
+    }
+    s[n] = '\0';
+    return go_integer(s, &m->number) || go_float(s, &m->number);
+}
+
+static int
+meta_scalar(struct loader *ld, yaml_node_t *n, struct limits_meta *m)
+{
+    static const char *const yes[] = { "y", "Y", "yes", "Yes", "YES", "true",
+                                       "True", "TRUE", "on", "On", "ON" };
+    static const char *const no[] = { "n", "N", "no", "No", "NO", "false",
+                                      "False", "FALSE", "off", "Off", "OFF" };
+    static const char *const inf[] = { ".inf", ".Inf", ".INF", "+.inf",
+                                       "+.Inf", "+.INF" };
+    static const char *const minus_inf[] = { "-.inf", "-.Inf", "-.INF" };
+    static const char *const nan[] = { ".nan", ".NaN", ".NAN" };
+    const char *s = text(n);
+    m->type = LIMITS_META_NUMBER;
+    if (is_null(n)) {
+        m->type = LIMITS_META_NULL;
+    } else if (plain(n) && (one_of(s, yes, 11) || one_of(s, no, 11))) {
+        m->type = LIMITS_META_BOOL;
+        m->boolean = one_of(s, yes, 11);
+    } else if (plain(n) && one_of(s, inf, 6)) {
+        m->number = HUGE_VAL;
+    } else if (plain(n) && one_of(s, minus_inf, 3)) {
+        m->number = -HUGE_VAL;
+    } else if (plain(n) && one_of(s, nan, 3)) {
+        m->number = NAN;
+    } else if (!plain(n) || strchr("+-.0123456789", s[0]) == NULL ||
+               s[0] == '\0' || !go_number(s, m)) {
+        m->type = LIMITS_META_STRING;
+        if ((m->string = strdup(s)) == NULL) {
+            return fail(ld, n, "out of memory");
+        }
+    }
+    return 0;
+}
+
+static int read_meta(struct loader *ld, yaml_node_t *n, struct limits_meta *m,
+                     int depth);
+
+/* A mapping's members into m (a STRUCT); a key written twice keeps its
+ * last value, as a Go map does. */
+static int
+meta_mapping(struct loader *ld, yaml_node_t *n, struct limits_meta *m,
+             int depth)
+{
+    size_t count = (size_t)(n->data.mapping.pairs.top -
+                            n->data.mapping.pairs.start);
+    m->type = LIMITS_META_STRUCT;
+    m->items = calloc(count ? count : 1, sizeof(*m->items));
+    if (m->items == NULL) {
+        return fail(ld, n, "out of memory");
+    }
+    for (yaml_node_pair_t *p = n->data.mapping.pairs.start;
+         p < n->data.mapping.pairs.top; p++) {
+        yaml_node_t *k = node(ld, p->key), *v = node(ld, p->value);
+        if (k == NULL || v == NULL || k->type != YAML_SCALAR_NODE) {
+            return fail(ld, n, "metadata keys must be strings");
+        }
+        size_t at = 0;
+        while (at < m->nitems && strcmp(m->items[at].key, text(k)) != 0) {
+            at++;
+        }
+        if (at == m->nitems) {
+            m->nitems++;
+        } else {
+            limits_meta_clear(&m->items[at]);
+        }
+        if ((m->items[at].key = strdup(text(k))) == NULL) {
+            return fail(ld, k, "out of memory");
+        }
+        if (read_meta(ld, v, &m->items[at], depth + 1) != 0) {
+            return -1;
+        }
+    }
+    return 0;
+}
+
+static int
+meta_sequence(struct loader *ld, yaml_node_t *n, struct limits_meta *m,
+              int depth)
+{
+    size_t count = (size_t)(n->data.sequence.items.top -
+                            n->data.sequence.items.start);
+    m->type = LIMITS_META_LIST;
+    m->items = calloc(count ? count : 1, sizeof(*m->items));
+    if (m->items == NULL) {
+        return fail(ld, n, "out of memory");
+    }
+    for (size_t i = 0; i < count; i++) {
+        yaml_node_t *e = node(ld, n->data.sequence.items.start[i]);
+        m->nitems++;
+        if (e == NULL || read_meta(ld, e, &m->items[i], depth + 1) != 0) {
+            return e == NULL ? fail(ld, n, "error reading metadata") : -1;
+        }
+    }
+    return 0;
+}
+
+static int
+read_meta(struct loader *ld, yaml_node_t *n, struct limits_meta *m, int depth)
+{
+    /* The key check did not walk metadata: bounded here the same way. */
+    if (++ld->visits > MAX_VISITS || depth > MAX_NESTING) {
+        return fail(ld, n, "the file nests or refers to itself too deeply");
+    }
+    switch (n->type) {
+    case YAML_MAPPING_NODE:
+        return meta_mapping(ld, n, m, depth);
+    case YAML_SEQUENCE_NODE:
+        return meta_sequence(ld, n, m, depth);
+    default:
+        return meta_scalar(ld, n, m);
+    }
+}
+
+/* `metadata:` of descriptor d: a mapping, kept when it has members. */
+static int
+read_metadata(struct loader *ld, yaml_node_t *d, struct limits_node *n)
+{
+    yaml_node_t *v = get(ld, d, "metadata");
+    if (v == NULL) {
+        return 0;
+    }
+    if (v->type != YAML_MAPPING_NODE) {
+        return fail(ld, v, "metadata must be a mapping");
+    }
+    if (v->data.mapping.pairs.top == v->data.mapping.pairs.start) {
+        return 0;
+    }
+    if ((n->metadata = calloc(1, sizeof(*n->metadata))) == NULL) {
+        return fail(ld, v, "out of memory");
+    }
+    return read_meta(ld, v, n->metadata, 0);
+}
+
 /* ---- descriptors ------------------------------------------------------ */
 
 static int read_descriptors(struct loader *ld, yaml_node_t *list,
@@ -467,7 +706,7 @@ read_descriptor(struct loader *ld, yaml_node_t *d, struct limits_node *n,
     char sub[PATH_MAX_LEN];
     yaml_node_t *rl = get(ld, d, "rate_limit"), *kids;
     if (read_names(ld, d, n) != 0 || read_flags(ld, d, n) != 0 ||
-        (rl != NULL && read_rule(ld, rl, n) != 0)) {
+        read_metadata(ld, d, n) != 0 || (rl != NULL && read_rule(ld, rl, n) != 0)) {
         return -1;
     }
     if (n->rule != NULL) {

@@ -105,6 +105,11 @@
     X(rls_quota_mode, "rls-quota-mode", CONF_BOOL, "no", 0, 0,                \
       "every named limit in quota mode: a request is refused only when all "  \
       "its descriptors are over (envoyproxy/ratelimit's QUOTA_MODE)")         \
+    X(rls_response_dynamic_metadata, "rls-response-dynamic-metadata",         \
+      CONF_BOOL, "no", 0, 0,                                                  \
+      "ShouldRateLimit's answer carries dynamic_metadata: the request and "   \
+      "the metadata of the limits it passed (envoyproxy/ratelimit's "         \
+      "RESPONSE_DYNAMIC_METADATA)")                                           \
     X(limits_file, "limits-file", CONF_STRING, "", 0, 0,                      \
       "named limits for RL.CHECK: an envoyproxy/ratelimit YAML file, or a "   \
       "directory of them; empty = none")                                      \

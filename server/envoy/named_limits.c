@@ -528,6 +528,20 @@ has_counter(const struct pick *picks, size_t n, size_t i)
     return r != NULL && !r->unlimited && !replaced(picks, n, r->name);
 }
 
+/* The metadata dynamic_metadata reports for descriptor i when it passes:
+ * its file limit's, as envoyproxy/ratelimit's RateLimit.Metadata (an
+ * override, an unlimited or a replaced limit has none there). */
+static const struct limits_meta *
+limit_metadata(const struct pick *picks, size_t n, size_t i)
+{
+    const struct pick *p = &picks[i];
+    if (p->rule == &p->override || p->m.leaf == NULL ||
+        !has_counter(picks, n, i)) {
+        return NULL;
+    }
+    return p->m.leaf->metadata;
+}
+
 int
 named_limits_counters(const char *domain, size_t dlen,
                       const struct nl_descriptor *d, size_t n,
@@ -593,6 +607,7 @@ named_limits_check(const char *domain, size_t dlen,
     }
     for (size_t i = 0; i < n; i++) {
         out[i].quota = in_quota_mode(&picks[i]);
+        out[i].meta = limit_metadata(picks, n, i);
     }
     *overall = named_limits_overall(out, n);
     return 0;

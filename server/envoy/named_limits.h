@@ -71,11 +71,16 @@ struct nl_status {
     uint32_t remaining;
     int64_t reset_ns;               /* duration_until_reset (0: none) */
     int64_t retry_ns;               /* when refused: until it may pass */
+    /* The metadata of the limit that applies (its node's `metadata:`;
+     * NULL: none, or no file limit: unlimited, replaced, Envoy's
+     * override), for dynamic_metadata; set for skipped ones too. Valid
+     * until the next reload. */
+    const struct limits_meta *meta;
 };
 
 /* Decide n descriptors of domain at now, each on its counter, with
  * "replaces" applied across them; *overall is named_limits_overall()'s.
- * Every status's quota flag is set, skipped ones' included.
+ * Every status's quota flag and meta are set, skipped ones' included.
  * skip (NULL: none): descriptors left as they are in out, decided
  * elsewhere (their counters live on other nodes of a cluster), yet still
  * part of the request, so their rules replace others as they would.

@@ -10,14 +10,17 @@
  * and the time to the end of the window; OK with no limit for a descriptor
  * nothing matches. The overall code is named_limits_overall()'s (quota
  * mode as that service has it), then rls-shadow-mode's; a descriptor with
- * is_negative_hits gives its hits back.
+ * is_negative_hits gives its hits back. With rls-response-dynamic-metadata
+ * the answer carries dynamic_metadata as that service builds it (below).
  */
 #include "server/envoy/rls.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/queue.h>
 
+#include "lib/mem.h"
 #include "lib/time.h"
 #include "protocol/health.pb-c.h"
 #include "protocol/rls.pb-c.h"
@@ -25,6 +28,7 @@
 #include "server/cluster/cluster.h"
 #include "server/keyspace.h"
 #include "server/envoy/named_limits.h"
+#include "server/envoy/rls_metadata.h"
 #include "server/server.h"
 
 #define RLS_PATH "/envoy.service.ratelimit.v3.RateLimitService/ShouldRateLimit"
@@ -38,6 +42,10 @@ typedef Envoy__Service__Ratelimit__V3__RateLimitResponse__DescriptorStatus Statu
 typedef Envoy__Service__Ratelimit__V3__RateLimitResponse__RateLimit Limit;
 typedef Envoy__Service__Ratelimit__V3__Duration Duration;
 typedef Envoy__Service__Ratelimit__V3__HeaderValue Header;
+typedef Envoy__Service__Ratelimit__V3__Struct Struct;
+typedef Envoy__Service__Ratelimit__V3__Struct__FieldsEntry Field;
+typedef Envoy__Service__Ratelimit__V3__Value Value;
+typedef Envoy__Service__Ratelimit__V3__ListValue List;
 
 /* A call's allocations: decoding a request allocates each message, array
  * and string, so they come from an arena reset per call (malloc beyond
@@ -48,17 +56,62 @@ static size_t arena_spilled;            /* allocations malloc took */
 static unsigned char *packed;
 static size_t packed_cap;
 
+/* size bytes of the arena, or NULL when it is full. */
 static void *
-arena_alloc(void *data, size_t size)
+arena_take(size_t size)
 {
     size_t at = (arena_used + 15) & ~(size_t)15;
-    (void)data;
     if (size <= sizeof(arena) && at <= sizeof(arena) - size) {
         arena_used = at + size;
         return arena + at;
     }
+    return NULL;
+}
+
+static void *
+arena_alloc(void *data, size_t size)
+{
+    void *p = arena_take(size);
+    (void)data;
+    if (p != NULL) {
+        return p;
+    }
     arena_spilled++;
     return malloc(size);
+}
+
+/* What rls.c builds itself (dynamic_metadata's objects) comes from the
+ * arena too; past it, from blocks chained here and freed together once
+ * the answer is packed (nothing walks those objects to free them). */
+struct spill {
+    struct spill *next;
+    max_align_t data[];
+};
+static struct spill *spills;
+
+static void *
+scratch(size_t size)
+{
+    void *p = arena_take(size);
+    if (p == NULL && size <= SIZE_MAX - sizeof(struct spill)) {
+        struct spill *s = malloc(sizeof(*s) + size);
+        if (s != NULL) {
+            s->next = spills;
+            spills = s;
+            p = s->data;
+        }
+    }
+    return p;
+}
+
+static void
+scratch_release(void)
+{
+    while (spills != NULL) {
+        struct spill *s = spills;
+        spills = s->next;
+        free(s);
+    }
 }
 
 static void
@@ -193,10 +246,11 @@ limit_headers(const struct nl_status *s, Header *h, char text[3][24],
     }
 }
 
-/* The response for statuses st[0..n), n <= NL_MAX_DESCRIPTORS. */
+/* The response for statuses st[0..n), n <= NL_MAX_DESCRIPTORS, with
+ * dynamic_metadata dm (NULL: none). */
 static enum grpc_status
 answer(const struct nl_status *st, size_t n, enum nl_code overall,
-       struct rls_answer *a)
+       Struct *dm, struct rls_answer *a)
 {
     Response r = ENVOY__SERVICE__RATELIMIT__V3__RATE_LIMIT_RESPONSE__INIT;
     Status s[NL_MAX_DESCRIPTORS];
@@ -230,7 +284,29 @@ answer(const struct nl_status *st, size_t n, enum nl_code overall,
         r.n_response_headers_to_add = 3;
         r.response_headers_to_add = ph;
     }
+    r.dynamic_metadata = dm;
     return pack(&r.base, a);
+}
+
+/* ---- dynamic_metadata ------------------------------------------------ */
+
+/* rls-response-dynamic-metadata: the Struct of req decided as st[0..n)
+ * (rls_metadata.c), each descriptor that passed (not OVER_LIMIT) bringing
+ * its limit's metadata; NULL in *dm when out of memory (false). */
+static bool
+metadata_now(const Request *req, const struct nl_status *st, size_t n,
+             Struct **dm)
+{
+    Struct *passed[NL_MAX_DESCRIPTORS];
+    for (size_t i = 0; i < n; i++) {
+        passed[i] = NULL;
+        if (st[i].code != NL_OVER_LIMIT && st[i].meta != NULL &&
+            (passed[i] = rls_metadata_struct(st[i].meta, scratch)) == NULL) {
+            return false;
+        }
+    }
+    *dm = rls_metadata_build(req, passed, n, scratch);
+    return *dm != NULL;
 }
 
 /* ---- across the shards ----------------------------------------------- */
@@ -243,37 +319,222 @@ rls_late_answer(rls_late_fn fn)
     late = fn;
 }
 
-void
-rls_cancel(void *ctx)
-{
-    rls_forward_cancel(ctx);
-}
-
 /* The statuses of a call that waited on other nodes, answered. */
 static void
 finished(const struct rls_caller *caller, const struct nl_status *st,
          size_t n, enum nl_code overall)
 {
     struct rls_answer a = { NULL, 0, NULL, false };
-    enum grpc_status rc = answer(st, n, overall, &a);
+    enum grpc_status rc = answer(st, n, overall, NULL, &a);
     late(caller, rc, &a);
+}
+
+/* A call that waits on other nodes and answers with dynamic_metadata
+ * keeps what building it takes once the statuses are in, apart from the
+ * decoded request (the arena is the next call's by then) and from the
+ * running limits (a reload may free them meanwhile): the request's bytes
+ * and each descriptor's limit metadata packed as a Struct (off[i] to
+ * off[i + 1] of meta; empty: none). rls_forward holds the call with this
+ * record as its ctx, so finished_meta() has it at once. Counted in
+ * used_memory, as rls_forward's calls are, and bounded in all. */
+#define PENDING_MAX_BYTES (64u << 20)
+
+struct pending {
+    struct rls_caller caller;       /* the connection's */
+    TAILQ_ENTRY(pending) next;
+    bool broken;                    /* its metadata found no memory */
+    unsigned char *meta;
+    size_t off[NL_MAX_DESCRIPTORS + 1];
+    size_t len, held;
+    unsigned char msg[];
+};
+static TAILQ_HEAD(, pending) pendings = TAILQ_HEAD_INITIALIZER(pendings);
+static size_t pending_bytes;
+
+static void *
+scratch_pb_alloc(void *data, size_t size)
+{
+    (void)data;
+    return scratch(size);
+}
+
+static void
+scratch_pb_free(void *data, void *p)
+{
+    (void)data;
+    (void)p;                        /* scratch_release() frees it all */
+}
+
+static ProtobufCAllocator scratch_allocator = { scratch_pb_alloc,
+                                                scratch_pb_free, NULL };
+
+static struct pending *
+pending_new(const struct rls_caller *caller, const unsigned char *msg,
+            size_t len)
+{
+    size_t held = sizeof(struct pending) + len;
+    if (len > PENDING_MAX_BYTES || pending_bytes > PENDING_MAX_BYTES - len) {
+        return NULL;
+    }
+    struct pending *p = mem_calloc(1, held);
+    if (p == NULL) {
+        return NULL;
+    }
+    p->caller = *caller;
+    p->len = len;
+    p->held = held;
+    memcpy(p->msg, msg, len);
+    pending_bytes += held;
+    return p;
+}
+
+static void
+pending_free(struct pending *p)
+{
+    pending_bytes -= p->held;
+    mem_free(p->meta);
+    mem_free(p);
+}
+
+/* Each descriptor's limit metadata (st[i].meta, valid now) packed into p;
+ * p->broken when memory ran out. */
+static void
+pending_keep(struct pending *p, const struct nl_status *st, size_t n)
+{
+    Struct *s[NL_MAX_DESCRIPTORS];
+    size_t total = 0;
+    for (size_t i = 0; i < n; i++) {
+        s[i] = st[i].meta != NULL ? rls_metadata_struct(st[i].meta, scratch)
+                                  : NULL;
+        p->off[i] = total;
+        if (st[i].meta != NULL && s[i] == NULL) {
+            p->broken = true;
+            return;
+        }
+        total += s[i] != NULL ? protobuf_c_message_get_packed_size(&s[i]->base)
+                              : 0;
+    }
+    p->off[n] = total;
+    if (total > 0 && (p->meta = mem_malloc(total)) == NULL) {
+        p->broken = true;
+        return;
+    }
+    for (size_t i = 0; i < n; i++) {
+        if (s[i] != NULL) {
+            protobuf_c_message_pack(&s[i]->base, p->meta + p->off[i]);
+        }
+    }
+    p->held += total;
+    pending_bytes += total;
+}
+
+/* The answer of a pending call decided as st[0..n), with its Struct. */
+static enum grpc_status
+late_with_metadata(const struct pending *p, const struct nl_status *st,
+                   size_t n, enum nl_code overall, struct rls_answer *a)
+{
+    Struct *passed[NL_MAX_DESCRIPTORS], *dm = NULL;
+    Request *req = p->broken ? NULL
+        : envoy__service__ratelimit__v3__rate_limit_request__unpack(
+              &scratch_allocator, p->len, p->msg);
+    for (size_t i = 0; req != NULL && i < n; i++) {
+        size_t len = p->off[i + 1] - p->off[i];
+        passed[i] = NULL;
+        if (st[i].code != NL_OVER_LIMIT && len > 0 &&
+            (passed[i] = envoy__service__ratelimit__v3__struct__unpack(
+                 &scratch_allocator, len, p->meta + p->off[i])) == NULL) {
+            req = NULL;
+        }
+    }
+    if (req != NULL && req->n_descriptors == n) {
+        dm = rls_metadata_build(req, passed, n, scratch);
+    }
+    if (dm == NULL) {
+        a->why = "out of memory";
+        return GRPC_RESOURCE_EXHAUSTED;
+    }
+    return answer(st, n, overall, dm, a);
+}
+
+static void
+finished_meta(const struct rls_caller *caller, const struct nl_status *st,
+              size_t n, enum nl_code overall)
+{
+    struct pending *p = caller->ctx;
+    struct rls_caller to = p->caller;
+    struct rls_answer a = { NULL, 0, NULL, false };
+    TAILQ_REMOVE(&pendings, p, next);
+    arena_reset();                  /* no call is being decoded now */
+    enum grpc_status rc = late_with_metadata(p, st, n, overall, &a);
+    scratch_release();
+    pending_free(p);
+    late(&to, rc, &a);
+}
+
+void
+rls_cancel(void *ctx)
+{
+    rls_forward_cancel(ctx);
+    for (struct pending *p = TAILQ_FIRST(&pendings), *next; p != NULL;
+         p = next) {
+        next = TAILQ_NEXT(p, next);
+        if (p->caller.ctx == ctx) {
+            rls_forward_cancel(p);
+            TAILQ_REMOVE(&pendings, p, next);
+            pending_free(p);
+        }
+    }
+}
+
+/* rls_forward_decide() for the call req (its bytes msg, len), held as a
+ * pending record when its answer carries dynamic_metadata. */
+static enum rls_outcome
+forward(const Request *req, const unsigned char *msg, size_t len,
+        const struct nl_descriptor *d, const struct rls_caller *caller,
+        bool meta, int64_t now, struct nl_status *st, enum nl_code *overall,
+        char *err, size_t errlen)
+{
+    struct rls_caller via = *caller;
+    struct pending *p = NULL;
+    size_t n = req->n_descriptors;
+    if (meta) {
+        if ((p = pending_new(caller, msg, len)) == NULL) {
+            snprintf(err, errlen, "OOM");
+            return RLS_FAILED;
+        }
+        via.ctx = p;
+    }
+    enum rls_outcome o = rls_forward_decide(req->domain, strlen(req->domain),
+                                            d, n, now, st, overall, &via,
+                                            meta ? finished_meta : finished,
+                                            err, errlen);
+    if (p != NULL && o == RLS_WAITING) {
+        pending_keep(p, st, n);
+        TAILQ_INSERT_TAIL(&pendings, p, next);
+    } else if (p != NULL) {
+        pending_free(p);
+    }
+    return o;
 }
 
 /* Decide the call's n descriptors: here, or (cluster-mode yes) where
  * their counters are; GRPC_OK with the answer or a->waiting. */
 static enum grpc_status
-decide(const Request *req, const struct nl_descriptor *d,
-       const struct rls_caller *caller, struct rls_answer *a)
+decide(const Request *req, const unsigned char *msg, size_t len,
+       const struct nl_descriptor *d, const struct rls_caller *caller,
+       struct rls_answer *a)
 {
     struct nl_status st[NL_MAX_DESCRIPTORS];
     enum nl_code overall;
     static char err[160];
     size_t dlen = strlen(req->domain), n = req->n_descriptors;
     int64_t now = clock_wall_now();
+    bool meta = srv.conf.rls_response_dynamic_metadata;
     enum rls_outcome o = RLS_DECIDED;
+    Struct *dm = NULL;
     if (cluster_routing()) {
-        o = rls_forward_decide(req->domain, dlen, d, n, now, st, &overall,
-                               caller, finished, err, sizeof(err));
+        o = forward(req, msg, len, d, caller, meta, now, st, &overall, err,
+                    sizeof(err));
     } else if (named_limits_check(req->domain, dlen, d, n, NULL, false, now,
                                   st, &overall, err, sizeof(err)) != 0) {
         o = RLS_FAILED;
@@ -287,7 +548,11 @@ decide(const Request *req, const struct nl_descriptor *d,
         a->waiting = true;
         return GRPC_OK;
     }
-    return answer(st, n, overall, a);
+    if (meta && !metadata_now(req, st, n, &dm)) {
+        a->why = "out of memory";
+        return GRPC_RESOURCE_EXHAUSTED;
+    }
+    return answer(st, n, overall, dm, a);
 }
 
 static enum grpc_status
@@ -320,8 +585,9 @@ should_rate_limit(const unsigned char *msg, size_t len,
         /* Envoy's counters are database 0's, whatever RESP selected. */
         keyspace_select(0);
         clock_batch_open();
-        rc = decide(req, d, caller, a);
+        rc = decide(req, msg, len, d, caller, a);
         clock_batch_close();
+        scratch_release();
     }
     if (entries != NULL) {
         arena_free(NULL, entries);

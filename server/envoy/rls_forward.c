@@ -132,13 +132,15 @@ static void send_req(struct fwd_req *r, const char *host, unsigned port,
 /* ---- statuses --------------------------------------------------------------- */
 
 /* The failure answer (rls-failure-mode-deny), without a current_limit;
- * the descriptor's quota mode (this node's rules) stays. */
+ * the descriptor's quota mode and metadata (this node's rules) stay. */
 static void
 failure_status(struct nl_status *st)
 {
     bool quota = st->quota;
+    const struct limits_meta *meta = st->meta;
     memset(st, 0, sizeof(*st));
     st->quota = quota;
+    st->meta = meta;
     st->code = srv.conf.rls_failure_mode_deny ? NL_OVER_LIMIT : NL_OK;
     st->exceeded = st->code == NL_OVER_LIMIT;
     st->name = "";

@@ -6,7 +6,7 @@ import grpc from "@grpc/grpc-js";
 import loader from "@grpc/proto-loader";
 
 const [port, protoDir, requests] = process.argv.slice(2);
-const options = { keepCase: true, longs: Number, enums: String, defaults: true };
+const options = { keepCase: true, longs: Number, enums: String, defaults: true, oneofs: true };
 const rls = grpc.loadPackageDefinition(
   loader.loadSync(`${protoDir}/rls.proto`, options)).envoy.service.ratelimit.v3;
 const health = grpc.loadPackageDefinition(

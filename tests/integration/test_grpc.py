@@ -165,18 +165,24 @@ def pb(tmp_path_factory):
     return rls_pb2, health_pb2
 
 
-@pytest.fixture
-def rls(start_daemon, tmp_path):
-    """A daemon with the examples and grpc-port, its clock at 18:00 UTC."""
+def limits_daemon(start_daemon, tmp_path, files, *args, **kw):
+    """A daemon with the limits files {domain: text} (in tmp_path/limits)
+    and grpc-port, its clock at 18:00 UTC."""
     limits = tmp_path / "limits"
     limits.mkdir()
-    for name, text in EXAMPLES.items():
+    for name, text in files.items():
         (limits / ("%s.yaml" % name)).write_text(text)
     port = harness.free_port()
-    d = start_daemon("--limits-file", str(limits), "--grpc-port", port, fakeclock=True)
+    d = start_daemon("--limits-file", str(limits), "--grpc-port", port, *args,
+                     fakeclock=True, **kw)
     d.clock.set(d.clock.ns - d.clock.ns % (DAY * SEC) + DAY * SEC + 18 * 3600 * SEC)
     d.grpc_port = port
     return d
+
+
+@pytest.fixture
+def rls(start_daemon, tmp_path):
+    return limits_daemon(start_daemon, tmp_path, EXAMPLES)
 
 
 class Client:
@@ -958,3 +964,263 @@ def test_shadow_quota_modes_are_rewritten_and_counted(start_daemon, tmp_path, pb
     assert metric("rate_limit_total_negative_hits", key) == 7
     assert metric("rate_limit_total_hits", key) == 0
     assert metric("rate_limit_over_limit", (("domain", "quota"), ("key", "regular_key"))) == 2
+
+
+# ---- dynamic_metadata (rls-response-dynamic-metadata) ----------------------
+#
+# The Structs below are what envoyproxy/ratelimit's ratelimitToMetadata()
+# builds (src/service/ratelimit.go at f2fb157): "domain", "descriptors"
+# (descriptorToStruct(): "entries" as "key=value", "limit" as Go's String()
+# of the override, "hitsAddend" when the descriptor has one), "hitsAddend"
+# when the request's is not 0, and "metadata", mergeMetadata() of the limits
+# of the descriptors that passed (the first value of a key wins; Structs
+# merge). The limits and requests are those of its test/service/
+# ratelimit_test.go (TestMetadataReturnedForPassedDescriptors,
+# TestMetadataReturnedForAllPassedDescriptors,
+# TestOverlappingMetadataReturnsTheFirstValue: request
+# [[regular=limit], [quota=limit]], hits_addend 1, limits 10 and 5 a
+# minute, metadata name service_1 / service_2) and test/config/metadata.yaml
+# (TestMetadata: metadata on a key-only second level, and a nested one).
+METADATA = {
+    "quota-domain": """
+domain: quota-domain
+descriptors:
+  - key: regular
+    value: limit
+    rate_limit: {unit: minute, requests_per_unit: 10}
+    metadata:
+      name: service_1
+  - key: quota
+    value: limit
+    quota_mode: true
+    rate_limit: {unit: minute, requests_per_unit: 5}
+    metadata:
+      name: service_2
+  - key: quota
+    value: other
+    quota_mode: true
+    rate_limit: {unit: minute, requests_per_unit: 5}
+    metadata:
+      some_other_name: service_2
+  - key: free
+    rate_limit: {unlimited: true}
+    metadata:
+      name: unlimited
+""",
+    "test-domain": """
+domain: test-domain
+descriptors:
+  # Top level key/value with no default rate limit.
+  - key: key1
+    value: value1
+    descriptors:
+      # 2nd level key only with default rate limit.
+      - key: subkey1
+        rate_limit:
+          unit: second
+          requests_per_unit: 5
+        metadata:
+          name: service_1
+
+      # 2nd level key/value with limit. Specific override at 2nd level.
+      - key: subkey1
+        value: subvalue1
+        rate_limit:
+          unit: second
+          requests_per_unit: 10
+
+  - key: key2
+    rate_limit:
+      unit: minute
+      requests_per_unit: 20
+    metadata:
+      service_with_quota:
+        name: service_2
+  # Every kind of YAML scalar, as yaml.v2 reads it into a Go value and
+  # structpb.NewValue turns that into a Value.
+  - key: key3
+    rate_limit: {unit: minute, requests_per_unit: 20}
+    metadata:
+      service_with_quota: {name: not_this_one, tier: gold}
+      count: 3
+      ratio: 0.25
+      big: 1_000_000
+      hex: 0x1F
+      octal: 0o17
+      old_octal: 017
+      enabled: yes
+      disabled: Off
+      nothing: ~
+      quoted: "123"
+      date: 2024-01-01
+      words: [a, 1, true, null, {x: y}]     # y: yaml.v2's YAML 1.1 boolean
+      empty: {}
+""",
+}
+
+
+@pytest.fixture
+def meta_daemon(start_daemon, tmp_path):
+    return limits_daemon(start_daemon, tmp_path, METADATA,
+                         "--rls-response-dynamic-metadata", "yes")
+
+
+def as_google_struct(r):
+    """The answer's field 6 read as google.protobuf.Struct itself (the
+    bytes of rls.proto's copy must be struct.proto's), as a dict."""
+    from google.protobuf import json_format, struct_pb2
+    if not r.HasField("dynamic_metadata"):
+        return None
+    s = struct_pb2.Struct.FromString(r.dynamic_metadata.SerializeToString())
+    return json_format.MessageToDict(s)
+
+
+def entries(*descriptors):
+    return [{"entries": list(d)} for d in descriptors]
+
+
+def test_dynamic_metadata_as_ratelimit_builds_it(meta_daemon, pb):
+    c = Client(meta_daemon, pb)
+    r = meta_daemon.client(decode_responses=True)
+
+    def call(domain, *descriptors, hits=0):
+        resp = c.call(c.request(domain, *descriptors, hits=hits), timeout=5)
+        return resp.overall_code, as_google_struct(resp)
+    regular, quota = ("regular=limit",), ("quota=limit",)
+    # TestOverlappingMetadataReturnsTheFirstValue: both pass, the first
+    # descriptor's name wins.
+    assert call("quota-domain", regular, quota, hits=1) == (OK, {
+        "domain": "quota-domain", "descriptors": entries(regular, quota),
+        "hitsAddend": 1.0, "metadata": {"name": "service_1"}})
+    # TestMetadataReturnedForAllPassedDescriptors: both pass, both names.
+    assert call("quota-domain", regular, ("quota=other",), hits=1) == (OK, {
+        "domain": "quota-domain", "descriptors": entries(regular, ("quota=other",)),
+        "hitsAddend": 1.0,
+        "metadata": {"name": "service_1", "some_other_name": "service_2"}})
+    # TestMetadataReturnedForPassedDescriptors (QUOTA_MODE): the quota
+    # descriptor is over, the request is OK, only the first one's metadata.
+    call("quota-domain", quota, hits=4)          # 1 + 4: all 5 used
+    assert r.config_set("rls-quota-mode", "yes")
+    assert call("quota-domain", regular, quota, hits=1) == (OK, {
+        "domain": "quota-domain", "descriptors": entries(regular, quota),
+        "hitsAddend": 1.0, "metadata": {"name": "service_1"}})
+    # No descriptor passed (hits_addend 0: no "hitsAddend"; an unlimited
+    # one passes but brings nothing, as isUnlimited keeps it out there).
+    assert call("quota-domain", quota, ("free=x",)) == (OVER, {
+        "domain": "quota-domain", "descriptors": entries(quota, ("free=x",))})
+    assert r.config_set("rls-quota-mode", "no")
+    c.close()
+
+
+def test_dynamic_metadata_of_nested_and_typed_metadata(meta_daemon, pb):
+    """test/config/metadata.yaml's limits; the YAML scalars as yaml.v2
+    resolves them; a descriptor's override and hits_addend in its Struct."""
+    c = Client(meta_daemon, pb)
+    m = c.rls_pb2
+    # TestMetadata: key1_value1.subkey1 (any value) has name service_1; the
+    # subvalue1 limit beside it has none.
+    got = as_google_struct(c.call(c.request(
+        "test-domain", ("key1=value1", "subkey1=something"),
+        ("key1=value1", "subkey1=subvalue1")), timeout=5))
+    assert got["metadata"] == {"name": "service_1"}
+    # key2's nested Struct merges with key3's: service_with_quota's name
+    # stays service_2 (the first), key3's tier is added.
+    req = c.request("test-domain", ("key2=something",), ("key3=x",))
+    req.descriptors[0].limit.requests_per_unit = 7
+    req.descriptors[0].limit.unit = m.RATE_LIMIT_UNIT_MINUTE
+    req.descriptors[1].hits_addend.value = 0
+    got = as_google_struct(c.call(req, timeout=5))
+    assert got == {
+        "domain": "test-domain",
+        "descriptors": [
+            # Go's fmt of the override: its set fields, prototext names.
+            {"entries": ["key2=something"], "limit": "requests_per_unit:7 unit:MINUTE"},
+            {"entries": ["key3=x"], "hitsAddend": 0.0}],
+        # key2's limit is Envoy's override here: no metadata of the file
+        # (that service's override is a RateLimit without Metadata).
+        "metadata": {
+            "service_with_quota": {"name": "not_this_one", "tier": "gold"},
+            "count": 3.0, "ratio": 0.25, "big": 1000000.0, "hex": 31.0,
+            "octal": 15.0, "old_octal": 15.0, "enabled": True, "disabled": False,
+            "nothing": None, "quoted": "123", "date": "2024-01-01",
+            "words": ["a", 1.0, True, None, {"x": True}], "empty": {}}}
+    req = c.request("test-domain", ("key2=something",), ("key3=x",))
+    got = as_google_struct(c.call(req, timeout=5))
+    assert got["metadata"]["service_with_quota"] == {"name": "service_2", "tier": "gold"}
+    assert got["descriptors"] == entries(("key2=something",), ("key3=x",))
+    # An override of only a unit, and one of an unknown unit.
+    req = c.request("test-domain", ("a=b",), ("c=d",))
+    req.descriptors[0].limit.unit = m.RATE_LIMIT_UNIT_HOUR
+    req.descriptors[1].limit.requests_per_unit = 3
+    req.descriptors[1].limit.unit = 9
+    got = as_google_struct(c.call(req, timeout=5))
+    assert [d["limit"] for d in got["descriptors"]] == ["unit:HOUR", "requests_per_unit:3 unit:9"]
+    assert "metadata" not in got
+    c.close()
+
+
+def test_dynamic_metadata_is_off_by_default_and_set_at_run_time(start_daemon, tmp_path, pb):
+    conf = tmp_path / "cellgate.conf"
+    conf.write_text("rls-quota-mode no\n")
+    d = limits_daemon(start_daemon, tmp_path, {"quota-domain": METADATA["quota-domain"]},
+                      config_file=str(conf))
+    c = Client(d, pb)
+    r = d.client(decode_responses=True)
+    resp = c.call(c.request("quota-domain", ("regular=limit",)), timeout=5)
+    assert not resp.HasField("dynamic_metadata")
+    assert r.config_get("rls-response-dynamic-metadata") == \
+        {"rls-response-dynamic-metadata": "no"}
+    assert r.config_set("rls-response-dynamic-metadata", "yes")
+    resp = c.call(c.request("quota-domain", ("regular=limit",)), timeout=5)
+    assert as_google_struct(resp)["metadata"] == {"name": "service_1"}
+    assert r.execute_command("CONFIG", "REWRITE") == "OK"
+    assert "rls-response-dynamic-metadata yes" in conf.read_text()
+    with pytest.raises(redis.ResponseError):
+        r.config_set("rls-response-dynamic-metadata", "maybe")
+    # A limits file whose metadata is not a mapping is refused.
+    (tmp_path / "limits" / "bad.yaml").write_text(
+        "domain: bad\ndescriptors:\n  - key: k\n    metadata: [1, 2]\n")
+    with pytest.raises(redis.ResponseError, match="bad.yaml:4: metadata must be a mapping"):
+        r.execute_command("CONFIG", "RELOAD-LIMITS")
+    c.close()
+
+
+def grpc_js_struct(s):
+    """@grpc/proto-loader's Struct (oneofs: the set field named by kind)
+    as a plain value, the dict MessageToDict makes."""
+    def value(v):
+        kind = v["kind"]
+        if kind == "struct_value":
+            return grpc_js_struct(v[kind])
+        if kind == "list_value":
+            return [value(x) for x in v[kind]["values"]]
+        if kind == "null_value":
+            return None
+        return v[kind]
+    return {k: value(v) for k, v in s["fields"].items()}
+
+
+def test_dynamic_metadata_through_grpc_js(meta_daemon):
+    ensure_node_modules()
+    regular = {"entries": [{"key": "regular", "value": "limit"}]}
+    quota = {"entries": [{"key": "quota", "value": "other"}],
+             "limit": {"requests_per_unit": 10, "unit": "RATE_LIMIT_UNIT_SECOND"}}
+    node = subprocess.run(["node", "grpc.mjs", str(meta_daemon.grpc_port), PROTOCOL,
+                           json.dumps([{"domain": "quota-domain", "hits_addend": 2,
+                                        "descriptors": [regular, quota]},
+                                       {"domain": "test-domain", "descriptors": [
+                                           {"entries": [{"key": "key3", "value": "v"}],
+                                            "hits_addend": {"value": 4}}]}])],
+                          cwd=CLIENTS, capture_output=True, text=True, timeout=60)
+    assert node.returncode == 0, node.stdout + node.stderr
+    out = json.loads(node.stdout.strip().splitlines()[-1])
+    first, second = (grpc_js_struct(a["dynamic_metadata"]) for a in out["answers"])
+    # quota=other's limit is Envoy's override: no metadata of the file.
+    assert first == {"domain": "quota-domain", "hitsAddend": 2,
+                     "descriptors": [{"entries": ["regular=limit"]},
+                                     {"entries": ["quota=other"],
+                                      "limit": "requests_per_unit:10 unit:SECOND"}],
+                     "metadata": {"name": "service_1"}}
+    assert second["descriptors"] == [{"entries": ["key3=v"], "hitsAddend": 4}]
+    assert second["metadata"]["words"] == ["a", 1, True, None, {"x": True}]
+    assert second["metadata"]["service_with_quota"] == {"name": "not_this_one", "tier": "gold"}

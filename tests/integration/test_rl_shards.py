@@ -44,6 +44,17 @@ descriptors:
           unit: minute
           requests_per_unit: 20
 """,
+    # Limits with metadata: rls-response-dynamic-metadata's test.
+    "meta.yaml": """
+domain: meta
+descriptors:
+  - key: app
+    rate_limit: {unit: hour, requests_per_unit: 2}
+    metadata: {first: app, team: {name: apps}}
+  - key: user
+    rate_limit: {unit: hour, requests_per_unit: 30}
+    metadata: {team: {name: users, tier: gold}, plan: paid}
+""",
     # A hash tag in the domain puts every counter of it in one slot.
     "edge.yaml": """
 domain: "{edge}"
@@ -487,5 +498,45 @@ def test_a_second_redirect_gives_the_failure_answer(start_daemon, tmp_path, pb):
     assert c.check("shards", ("user=" + users[2][0],), ("user=" + users[0][0],)) == \
         (OVER, [(OVER, None, 0, None), (OK, 30, 29, HOUR)])
     assert shards.stat(0, "rls_forward_redirects") == 1
+    assert shards.stat(0, "rls_forward_failures") == 1
+    c.close()
+
+
+def test_a_forwarded_call_carries_dynamic_metadata(start_daemon, tmp_path, pb):
+    """rls-response-dynamic-metadata in cluster-mode yes: the node that
+    answers builds the Struct from the statuses the owners gave (the
+    metadata of those that passed, by its own rules), also when an owner
+    is dead and its descriptor gets the failure answer (OK: it passed)."""
+    from test_grpc import as_google_struct
+    shards = Shards(start_daemon, tmp_path,
+                    extra=("--rls-response-dynamic-metadata", "yes",
+                           "--rls-forward-timeout", "2000"))
+    owned = {}
+    for i in range(10000):
+        for key in ("app", "user"):
+            v = "%s%d" % (key[0], i)
+            o = owner_index(keyslot(counter("meta", "%s=%s" % (key, v)).encode()))
+            owned.setdefault((key, o), v)
+    app, user = "app=" + owned[("app", 1)], "user=" + owned[("user", 2)]
+    c = Client(shards.nodes[0], pb)
+
+    def call(app_hits=None):
+        first = (app, app_hits) if app_hits is not None else (app,)
+        r = c.call(c.request("meta", first, (user,)), timeout=10)
+        return r.overall_code, [s.code for s in r.statuses], as_google_struct(r)
+    both = {"first": "app", "team": {"name": "apps", "tier": "gold"}, "plan": "paid"}
+    assert call() == (OK, [OK, OK], {
+        "domain": "meta", "descriptors": [{"entries": [app]}, {"entries": [user]}],
+        "metadata": both})
+    # app's owner (node 1) says OVER_LIMIT: only user's metadata.
+    assert call(app_hits=2) == (OVER, [OVER, OK], {
+        "domain": "meta",
+        "descriptors": [{"entries": [app], "hitsAddend": 2.0}, {"entries": [user]}],
+        "metadata": {"team": {"name": "users", "tier": "gold"}, "plan": "paid"}})
+    # user's owner dies: its failure answer (OK) passes, with its metadata.
+    shards.nodes[2].stop(harness.signal.SIGKILL)
+    assert call() == (OK, [OK, OK], {
+        "domain": "meta", "descriptors": [{"entries": [app]}, {"entries": [user]}],
+        "metadata": both})
     assert shards.stat(0, "rls_forward_failures") == 1
     c.close()

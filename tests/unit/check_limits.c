@@ -346,6 +346,99 @@ START_TEST(test_each_rule_walks_the_limits_with_a_number_by_stats_key)
 }
 END_TEST
 
+/* The member key of metadata struct m (a STRUCT), or NULL. */
+static const struct limits_meta *
+member(const struct limits_meta *m, const char *key)
+{
+    for (size_t i = 0; m != NULL && i < m->nitems; i++) {
+        if (strcmp(m->items[i].key, key) == 0) {
+            return &m->items[i];
+        }
+    }
+    return NULL;
+}
+
+static void
+assert_number(const struct limits_meta *m, const char *key, double want)
+{
+    const struct limits_meta *v = member(m, key);
+    ck_assert_msg(v != NULL && v->type == LIMITS_META_NUMBER, "%s", key);
+    ck_assert_msg(v->number == want, "%s: %g, want %g", key, v->number, want);
+}
+
+static void
+assert_string(const struct limits_meta *m, const char *key, const char *want)
+{
+    const struct limits_meta *v = member(m, key);
+    ck_assert_msg(v != NULL && v->type == LIMITS_META_STRING, "%s", key);
+    ck_assert_str_eq(v->string, want);
+}
+
+/* metadata: as yaml.v2 reads scalars into Go values (resolve.go) and
+ * structpb.NewStruct keeps them: YAML 1.1 booleans, Go's integer bases,
+ * yaml.v2's float form, everything else (quoted, timestamps, numbers out
+ * of range) a string; aliases followed; a repeated key keeps the last. */
+START_TEST(test_metadata_reads_scalars_as_yaml_v2_does)
+{
+    struct limits_entry e = { "k", 1, "x", 1 };
+    struct limits_match m;
+    load_ok("domain: d\n"
+            "descriptors:\n"
+            "  - key: k\n"
+            "    rate_limit: {unit: second, requests_per_unit: 1}\n"
+            "    metadata:\n"
+            "      a: &shared {deep: [1, -2.5e3, .5]}\n"
+            "      b: *shared\n"
+            "      bool_y: Y\n"
+            "      bool_off: OFF\n"
+            "      not_bool: tRUE\n"
+            "      minus_inf: -.Inf\n"
+            "      plus: +12\n"
+            "      binary: 0b101\n"
+            "      neg_hex: -0x10\n"
+            "      leading_zero_8: 08\n"
+            "      too_big_hex: 0x1ffffffffffffffff\n"
+            "      huge: 1e999\n"
+            "      dash: '-'\n"
+            "      time: 2001-12-14t21:59:43.10-05:00\n"
+            "      dup: first\n"
+            "      dup: last\n"
+            "  - key: plain\n"
+            "    metadata: {}\n");
+    limits_match(l, "d", 1, &e, 1, &m);
+    const struct limits_meta *md = m.leaf->metadata;
+    ck_assert_ptr_nonnull(md);
+    ck_assert_int_eq(md->type, LIMITS_META_STRUCT);
+    const struct limits_meta *deep = member(member(md, "b"), "deep");
+    ck_assert_ptr_nonnull(deep);
+    ck_assert_int_eq(deep->type, LIMITS_META_LIST);
+    ck_assert_uint_eq(deep->nitems, 3);
+    ck_assert(deep->items[1].number == -2500 && deep->items[2].number == 0.5);
+    ck_assert(member(md, "bool_y")->type == LIMITS_META_BOOL &&
+              member(md, "bool_y")->boolean);
+    ck_assert(member(md, "bool_off")->type == LIMITS_META_BOOL &&
+              !member(md, "bool_off")->boolean);
+    assert_string(md, "not_bool", "tRUE");
+    ck_assert(member(md, "minus_inf")->number < -1e308);
+    assert_number(md, "plus", 12);
+    assert_number(md, "binary", 5);
+    assert_number(md, "neg_hex", -16);
+    assert_number(md, "leading_zero_8", 8);        /* not octal: a float */
+    assert_string(md, "too_big_hex", "0x1ffffffffffffffff");
+    assert_string(md, "huge", "1e999");
+    assert_string(md, "dash", "-");
+    assert_string(md, "time", "2001-12-14t21:59:43.10-05:00");
+    assert_string(md, "dup", "last");
+    ck_assert_uint_eq(md->nitems, 15);        /* dup once */
+    /* An empty mapping is no metadata, as len(yamlMetadata) == 0 there. */
+    struct limits_entry p = { "plain", 5, "x", 1 };
+    limits_match(l, "d", 1, &p, 1, &m);
+    ck_assert_ptr_null(m.leaf);
+    load_fails("domain: d\ndescriptors:\n  - key: k\n    metadata: text\n", 4,
+               "metadata must be a mapping");
+}
+END_TEST
+
 Suite *
 limits_suite(void)
 {
@@ -360,6 +453,7 @@ limits_suite(void)
     tcase_add_test(tc, test_aliases_cannot_make_the_walk_run_away);
     tcase_add_test(tc, test_a_directory_loads_its_yaml_files_sorted);
     tcase_add_test(tc, test_each_rule_walks_the_limits_with_a_number_by_stats_key);
+    tcase_add_test(tc, test_metadata_reads_scalars_as_yaml_v2_does);
     suite_add_tcase(s, tc);
     return s;
 }
