@@ -36,6 +36,12 @@
 # fixed-window script (INCR, EXPIRE on the first hit; SCRIPT LOAD first),
 # EVAL of its body, and RL.FIXED for the same limit.
 #
+# The ShouldRateLimit line sends bench/grpc.py's gRPC call (one descriptor,
+# one hot key that never runs out) from h2load, 4 connections of 32 calls in
+# flight, to a grpc-port beside the RESP port: the instructions of a gRPC
+# call (HTTP/2, protobuf, the decision) against the CL.THROTTLE line's.
+# Its profile is written to bench/results/callgrind-should-rate-limit.txt.
+#
 # Knobs: CG_N_SMALL (20000), CG_N_LARGE (120000), CELLGATE_BIN (./cellgate),
 # CG_CLUSTER_ENABLED=1 (cluster-enabled yes, every slot owned),
 # CG_FAKECLOCK=1 (the wall clock frozen, below),
@@ -43,7 +49,7 @@
 # lines), CG_SCRIPTS=0 (skip the script lines), CG_PROFILE_EVALSHA=file (the
 # EVALSHA run's profile), BENCH_SEQ (build/bench-seq), BENCH_FILL
 # (build/bench-fill), BENCH_HANDOFF (build/bench-handoff), CG_COLL=0 (skip
-# the set and hand-off lines).
+# the set and hand-off lines), CG_GRPC=0 (skip the ShouldRateLimit line).
 #
 # CG_FAKECLOCK=1 freezes the daemon's wall clock through the tests' shim
 # (tests/conformance/fakeclock.c, LD_PRELOAD): under valgrind a run lasts
@@ -102,6 +108,16 @@ set_clock() {
 
 . bench/lib.sh
 
+# The ShouldRateLimit line's limit and call: RateLimitRequest{domain
+# "bench", descriptors [{entries [user=alice]}]} in a gRPC frame.
+printf 'domain: bench\ndescriptors:\n  - key: user\n    rate_limit: {unit: second, requests_per_unit: 4000000000}\n' \
+    >"$WORK/rls.yaml"
+"$PY" -c '
+import sys
+f = lambda n, p: bytes([n << 3 | 2, len(p)]) + p
+m = f(1, b"bench") + f(2, f(1, f(1, b"user") + f(2, b"alice")))
+sys.stdout.buffer.write(b"\0" + len(m).to_bytes(4, "big") + m)' >"$WORK/rls.body"
+
 # total_ir n [--tx | --seq | --fill-get | --load body sha] command...: Ir of one daemon
 # lifetime serving n requests (--fill-get: after bench-fill has created the
 # GET keys). On a failed load: the load's output on stderr, the daemon
@@ -114,10 +130,15 @@ total_ir() {
     rm -rf "$WORK/data" && mkdir -p "$WORK/data"
     [ -z "${CG_CLUSTER_ENABLED:-}" ] ||
         CLUSTER_ARGS="--cluster-enabled yes --cluster-port $(free_port)"
+    local grpc_args=""
+    if [ "$1" = --grpc ]; then
+        GRPC_PORT=$(free_port)
+        grpc_args="--limits-file $WORK/rls.yaml --grpc-port $GRPC_PORT"
+    fi
     set_clock "$FAKE_NS"
     "${FAKE_ENV[@]}" valgrind --tool=callgrind --callgrind-out-file="$out" \
         "$BIN" --port "$port" --bind 127.0.0.1 --save "" --dir "$WORK/data" \
-        $DAEMON_ARGS $CLUSTER_ARGS >"$WORK/log" 2>&1 &
+        $DAEMON_ARGS $CLUSTER_ARGS $grpc_args >"$WORK/log" 2>&1 &
     PID=$!
     for _ in $(seq 300); do
         [ "$(redis-cli -p "$port" PING 2>/dev/null)" = PONG ] && break
@@ -143,6 +164,13 @@ total_ir() {
             shift
             timeout 300 "$SEQ" -p "$port" -c 50 -P 16 -n "$n" -r 100000 -q "$@" \
                 >"$WORK/bench.out" 2>&1 || rc=1 ;;
+        --grpc)
+            # ShouldRateLimit from h2load (see the header); every call OK.
+            timeout 600 h2load -n "$n" -c 4 -m 32 -d "$WORK/rls.body" \
+                -H 'content-type: application/grpc' -H 'te: trailers' \
+                "http://127.0.0.1:$GRPC_PORT/envoy.service.ratelimit.v3.RateLimitService/ShouldRateLimit" \
+                >"$WORK/bench.out" 2>&1 || rc=1
+            grep -q " $n succeeded" "$WORK/bench.out" || rc=1 ;;
         --handoff)
             # n hand-offs to 50 clients blocked in BLPOP (bench-handoff).
             timeout 300 "$HANDOFF" -p "$port" -c 50 -P 16 -n "$n" -q \
@@ -200,6 +228,11 @@ report() { # label command...
             >"$WORK/annotate" 2>/dev/null || true
         head -n 60 "$WORK/annotate" >"$OUT/callgrind-cl-throttle.txt"
     fi
+    if [ "$label" = ShouldRateLimit ]; then
+        callgrind_annotate --threshold=99 "$WORK/cg.$N_LARGE" \
+            >"$WORK/annotate" 2>/dev/null || true
+        head -n 80 "$WORK/annotate" >"$OUT/callgrind-should-rate-limit.txt"
+    fi
     if [ "$label" = EVALSHA_FW ] && [ -n "${CG_PROFILE_EVALSHA:-}" ]; then
         callgrind_annotate --threshold=99 "$WORK/cg.$N_LARGE" \
             >"$WORK/annotate" 2>/dev/null || true
@@ -250,6 +283,10 @@ if [ "${CG_COLL:-1}" != 0 ]; then
     report SET3 --seq SADD 'st:__rand_int__' 'm__iter%16__' ';' \
         SISMEMBER 'st:__rand_int__' 'm__iter%32__' ';' SCARD 'st:__rand_int__'
     report HANDOFF --handoff
+fi
+# A gRPC call (grpc-port): ShouldRateLimit, one descriptor. CG_GRPC=0 skips it.
+if [ "${CG_GRPC:-1}" != 0 ]; then
+    report ShouldRateLimit --grpc
 fi
 if [ -z "${CG_ONLY:-}" ] || [ "$CG_ONLY" = CL.THROTTLE ]; then
     echo "profile of the CL.THROTTLE run: $OUT/callgrind-cl-throttle.txt"
