@@ -10,30 +10,7 @@
 #include <string.h>
 
 #include "lib/mem.h"
-
-/* Bytes of the varint for len. */
-static size_t
-varint_size(size_t len)
-{
-    size_t n = 1;
-    while (len >= 0x80) {
-        len >>= 7;
-        n++;
-    }
-    return n;
-}
-
-/* Write len as a varint at p; returns the byte after it. */
-static unsigned char *
-varint_put(unsigned char *p, uint32_t len)
-{
-    while (len >= 0x80) {
-        *p++ = (unsigned char)(len | 0x80);
-        len >>= 7;
-    }
-    *p++ = (unsigned char)len;
-    return p;
-}
+#include "lib/varint.h"
 
 size_t
 pack_entry_size(size_t len)

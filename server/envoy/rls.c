@@ -21,7 +21,6 @@
 #include <sys/queue.h>
 
 #include "lib/mem.h"
-#include "lib/time.h"
 #include "protocol/health.pb-c.h"
 #include "protocol/rls.pb-c.h"
 #include "server/clock.h"
@@ -29,6 +28,7 @@
 #include "server/keyspace.h"
 #include "server/envoy/named_limits.h"
 #include "server/envoy/rls_metadata.h"
+#include "server/envoy/rls_wire.h"
 #include "server/server.h"
 
 #define RLS_PATH "/envoy.service.ratelimit.v3.RateLimitService/ShouldRateLimit"
@@ -37,15 +37,7 @@
 
 typedef Envoy__Service__Ratelimit__V3__RateLimitRequest Request;
 typedef Envoy__Service__Ratelimit__V3__RateLimitDescriptor Descriptor;
-typedef Envoy__Service__Ratelimit__V3__RateLimitResponse Response;
-typedef Envoy__Service__Ratelimit__V3__RateLimitResponse__DescriptorStatus Status;
-typedef Envoy__Service__Ratelimit__V3__RateLimitResponse__RateLimit Limit;
-typedef Envoy__Service__Ratelimit__V3__Duration Duration;
-typedef Envoy__Service__Ratelimit__V3__HeaderValue Header;
 typedef Envoy__Service__Ratelimit__V3__Struct Struct;
-typedef Envoy__Service__Ratelimit__V3__Struct__FieldsEntry Field;
-typedef Envoy__Service__Ratelimit__V3__Value Value;
-typedef Envoy__Service__Ratelimit__V3__ListValue List;
 
 /* A call's allocations: decoding a request allocates each message, array
  * and string, so they come from an arena reset per call (malloc beyond
@@ -133,19 +125,29 @@ arena_reset(void)
     arena_spilled = 0;
 }
 
+/* The kept buffer, len bytes at least; false when out of memory. */
+static bool
+reserve(size_t len)
+{
+    if (len > packed_cap) {
+        unsigned char *p = realloc(packed, len);
+        if (p == NULL) {
+            return false;
+        }
+        packed = p;
+        packed_cap = len;
+    }
+    return true;
+}
+
 /* The answer's bytes: m packed into the kept buffer. */
 static enum grpc_status
 pack(const ProtobufCMessage *m, struct rls_answer *a)
 {
     size_t len = protobuf_c_message_get_packed_size(m);
-    if (len > packed_cap) {
-        unsigned char *p = realloc(packed, len);
-        if (p == NULL) {
-            a->why = "out of memory";
-            return GRPC_RESOURCE_EXHAUSTED;
-        }
-        packed = p;
-        packed_cap = len;
+    if (!reserve(len)) {
+        a->why = "out of memory";
+        return GRPC_RESOURCE_EXHAUSTED;
     }
     a->message = packed;
     a->len = protobuf_c_message_pack(m, packed);
@@ -198,12 +200,6 @@ read_descriptors(const Request *req, struct nl_descriptor *d,
     return true;
 }
 
-static int64_t
-ceil_seconds(int64_t ns)
-{
-    return ns <= 0 ? 0 : ns / NS_PER_SEC + (ns % NS_PER_SEC != 0);
-}
-
 /* The status whose limit headers envoyproxy/ratelimit sends: the one with
  * the least remaining (the first of equals), or the last over its limit;
  * -1 when no status has a limit. */
@@ -227,65 +223,48 @@ headers_status(const struct nl_status *st, size_t n)
     return pick;
 }
 
-/* RateLimit-Limit, -Remaining and -Reset of status i into h[0..3). */
+/* RateLimit-Limit, -Remaining and -Reset of status s into h[0..3). */
 static void
-limit_headers(const struct nl_status *s, Header *h, char text[3][24],
-              Header **ph)
+limit_headers(const struct nl_status *s, struct rls_wire_header *h,
+              char text[3][24])
 {
     static const char *const names[3] = { "RateLimit-Limit",
                                           "RateLimit-Remaining",
                                           "RateLimit-Reset" };
     snprintf(text[0], 24, "%u", s->requests_per_unit);
     snprintf(text[1], 24, "%u", s->remaining);
-    snprintf(text[2], 24, "%lld", (long long)ceil_seconds(s->reset_ns));
+    snprintf(text[2], 24, "%lld", (long long)rls_wire_seconds(s->reset_ns));
     for (int i = 0; i < 3; i++) {
-        envoy__service__ratelimit__v3__header_value__init(&h[i]);
-        h[i].key = (char *)names[i];
+        h[i].key = names[i];
         h[i].value = text[i];
-        ph[i] = &h[i];
     }
 }
 
 /* The response for statuses st[0..n), n <= NL_MAX_DESCRIPTORS, with
- * dynamic_metadata dm (NULL: none). */
+ * dynamic_metadata dm (NULL: none), written by rls_wire.c into the kept
+ * buffer. */
 static enum grpc_status
 answer(const struct nl_status *st, size_t n, enum nl_code overall,
        Struct *dm, struct rls_answer *a)
 {
-    Response r = ENVOY__SERVICE__RATELIMIT__V3__RATE_LIMIT_RESPONSE__INIT;
-    Status s[NL_MAX_DESCRIPTORS];
-    Limit l[NL_MAX_DESCRIPTORS];
-    Duration d[NL_MAX_DESCRIPTORS];
-    Status *ps[NL_MAX_DESCRIPTORS];
-    for (size_t i = 0; i < n; i++) {
-        envoy__service__ratelimit__v3__rate_limit_response__descriptor_status__init(&s[i]);
-        s[i].code = (int)st[i].code;
-        s[i].limit_remaining = st[i].remaining;
-        if (st[i].has_limit) {
-            envoy__service__ratelimit__v3__rate_limit_response__rate_limit__init(&l[i]);
-            l[i].name = (char *)st[i].name;
-            l[i].requests_per_unit = st[i].requests_per_unit;
-            l[i].unit = (int)st[i].unit;
-            s[i].current_limit = &l[i];
-            envoy__service__ratelimit__v3__duration__init(&d[i]);
-            d[i].seconds = ceil_seconds(st[i].reset_ns);
-            s[i].duration_until_reset = &d[i];
-        }
-        ps[i] = &s[i];
-    }
-    r.overall_code = (int)named_limits_global_shadow(overall);
-    r.n_statuses = n;
-    r.statuses = ps;
-    Header h[3], *ph[3];
+    struct rls_wire_header h[3];
     char text[3][24];
+    struct rls_wire_answer w = { named_limits_global_shadow(overall), st, n,
+                                 h, 0, dm };
     int pick = srv.conf.grpc_response_headers ? headers_status(st, n) : -1;
     if (pick >= 0) {
-        limit_headers(&st[pick], h, text, ph);
-        r.n_response_headers_to_add = 3;
-        r.response_headers_to_add = ph;
+        limit_headers(&st[pick], h, text);
+        w.nheaders = 3;
     }
-    r.dynamic_metadata = dm;
-    return pack(&r.base, a);
+    struct rls_wire_sizes z;
+    size_t len = rls_wire_size(&w, &z);
+    if (!reserve(len)) {
+        a->why = "out of memory";
+        return GRPC_RESOURCE_EXHAUSTED;
+    }
+    a->message = packed;
+    a->len = rls_wire_write(&w, &z, packed);
+    return GRPC_OK;
 }
 
 /* ---- dynamic_metadata ------------------------------------------------ */

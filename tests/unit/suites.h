@@ -54,5 +54,6 @@ Suite *lualibs_suite(void);
 Suite *rdb_write_suite(void);
 Suite *rdb_read_suite(void);
 Suite *cluster_msg_suite(void);
+Suite *rls_wire_suite(void);
 
 #endif
