@@ -19,9 +19,11 @@ typedef Envoy__Service__Ratelimit__V3__HeaderValue Header;
 
 #define MAXN 8
 
-/* protobuf-c's bytes of answer a, into out (returns the length). */
+/* protobuf-c's bytes of answer a, into out, cap bytes (returns the
+ * length). */
 static size_t
-packed_by_protobuf_c(const struct rls_wire_answer *a, unsigned char *out)
+packed_by_protobuf_c(const struct rls_wire_answer *a, unsigned char *out,
+                     size_t cap)
 {
     Response r = ENVOY__SERVICE__RATELIMIT__V3__RATE_LIMIT_RESPONSE__INIT;
     Status s[MAXN], *ps[MAXN];
@@ -56,15 +58,16 @@ packed_by_protobuf_c(const struct rls_wire_answer *a, unsigned char *out)
     r.n_response_headers_to_add = a->nheaders;
     r.response_headers_to_add = ph;
     r.dynamic_metadata = (Envoy__Service__Ratelimit__V3__Struct *)a->metadata;
+    ck_assert_uint_le(protobuf_c_message_get_packed_size(&r.base), cap);
     return protobuf_c_message_pack(&r.base, out);
 }
 
 static void
 assert_same_bytes(const struct rls_wire_answer *a)
 {
-    static unsigned char want[8192], got[8192];
+    static unsigned char want[1 << 16], got[1 << 16];
     struct rls_wire_sizes z;
-    size_t wlen = packed_by_protobuf_c(a, want);
+    size_t wlen = packed_by_protobuf_c(a, want, sizeof(want));
     size_t size = rls_wire_size(a, &z);
     ck_assert_uint_le(size, sizeof(got));
     size_t glen = rls_wire_write(a, &z, got);
@@ -148,6 +151,89 @@ START_TEST(test_dynamic_metadata_follows_as_field_6)
 }
 END_TEST
 
+/* ---- random Structs ---- */
+
+typedef Envoy__Service__Ratelimit__V3__Struct Struct;
+typedef Envoy__Service__Ratelimit__V3__Struct__FieldsEntry Entry;
+typedef Envoy__Service__Ratelimit__V3__Value Value;
+typedef Envoy__Service__Ratelimit__V3__ListValue List;
+
+static unsigned char pool[1 << 20];
+static size_t pool_used;
+
+static void *
+take(size_t size)
+{
+    size_t at = (pool_used + 15) & ~(size_t)15;
+    ck_assert_uint_le(at + size, sizeof(pool));
+    pool_used = at + size;
+    return pool + at;
+}
+
+static Struct *random_struct(unsigned *seed, int depth);
+
+static Value *
+random_value(unsigned *seed, int depth)
+{
+    static const char *const strings[] = { "", "x", "service_1", "é" };
+    static const double numbers[] = { 0, -0.0, 1, -2.5, 1e300, 4294967295 };
+    Value *v = take(sizeof(*v));
+    envoy__service__ratelimit__v3__value__init(v);
+    int kind = 1 + rand_r(seed) % (depth > 0 ? 6 : 4);
+    v->kind_case = (Envoy__Service__Ratelimit__V3__Value__KindCase)kind;
+    switch (kind) {
+    case 1: v->null_value = 0; break;
+    case 2: v->number_value = numbers[rand_r(seed) % 6]; break;
+    case 3: v->string_value = (char *)strings[rand_r(seed) % 4]; break;
+    case 4: v->bool_value = rand_r(seed) % 2; break;
+    case 5: v->struct_value = random_struct(seed, depth - 1); break;
+    default: {
+        List *l = take(sizeof(*l));
+        envoy__service__ratelimit__v3__list_value__init(l);
+        l->n_values = (size_t)(rand_r(seed) % 4);
+        l->values = take((l->n_values + 1) * sizeof(*l->values));
+        for (size_t i = 0; i < l->n_values; i++) {
+            l->values[i] = random_value(seed, depth - 1);
+        }
+        v->list_value = l;
+    }
+    }
+    return v;
+}
+
+static Struct *
+random_struct(unsigned *seed, int depth)
+{
+    static const char *const keys[] = { "", "name", "a much longer key, "
+        "long enough that one hundred and twenty-eight bytes or more make "
+        "its length a two-byte varint, which this one is, by far", "tier" };
+    Struct *s = take(sizeof(*s));
+    envoy__service__ratelimit__v3__struct__init(s);
+    s->n_fields = (size_t)(rand_r(seed) % 5);
+    s->fields = take((s->n_fields + 1) * sizeof(*s->fields));
+    for (size_t i = 0; i < s->n_fields; i++) {
+        Entry *e = take(sizeof(*e));
+        envoy__service__ratelimit__v3__struct__fields_entry__init(e);
+        e->key = (char *)keys[rand_r(seed) % 4];
+        e->value = random_value(seed, depth);
+        s->fields[i] = e;
+    }
+    return s;
+}
+
+START_TEST(test_random_structs_are_written_as_protobuf_c_packs_them)
+{
+    struct nl_status st = { .code = NL_OK, .name = "" };
+    unsigned seed = 7;
+    for (int round = 0; round < 3000; round++) {
+        pool_used = 0;
+        struct rls_wire_answer a = { NL_OK, &st, 1, NULL, 0,
+                                     random_struct(&seed, 3) };
+        assert_same_bytes(&a);
+    }
+}
+END_TEST
+
 Suite *
 rls_wire_suite(void)
 {
@@ -155,6 +241,7 @@ rls_wire_suite(void)
     TCase *tc = tcase_create("response");
     tcase_add_test(tc, test_every_kind_of_status_is_written_as_protobuf_c_packs_it);
     tcase_add_test(tc, test_dynamic_metadata_follows_as_field_6);
+    tcase_add_test(tc, test_random_structs_are_written_as_protobuf_c_packs_them);
     suite_add_tcase(s, tc);
     return s;
 }
