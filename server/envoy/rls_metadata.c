@@ -250,7 +250,7 @@ override_text(const Override *o, rls_alloc_fn alloc)
 {
     static const char *const units[] = { "UNKNOWN", "SECOND", "MINUTE", "HOUR",
                                          "DAY", "MONTH", "YEAR" };
-    char buf[64];
+    char buf[64] = "";              /* "": neither field set */
     int n = 0, unit = (int)o->unit;
     if (o->requests_per_unit != 0) {
         n = snprintf(buf, sizeof(buf), "requests_per_unit:%u",

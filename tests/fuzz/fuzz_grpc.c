@@ -5,12 +5,14 @@
  *      it goes to an h2 session (protocol/h2.c), and every call the session
  *      completes is answered through rls_serve() and drained, as grpc.c
  *      does;
- *   1: the rest is a ShouldRateLimit request message;
+ *   1: the rest is a ShouldRateLimit request message (its answer must
+ *      read back as a RateLimitResponse);
  *   2: the rest is a Health/Check request message;
  *   3: the rest drives two connections at the frame level, as grpc.c runs
  *      them, with time passing (see "the connection level" below).
- * Calls decode with protobuf-c and decide through named limits (a small
- * limits file written at start-up) on an in-process keyspace, made anew
+ * Its bit 2 turns rls-response-dynamic-metadata on (limits m and q have
+ * metadata). Calls decode with protobuf-c and decide through named limits
+ * (a small limits file written at start-up) on an in-process keyspace, made anew
  * for each input. Nothing may crash or read out of bounds, the counted
  * allocator must be back where it started after each input, and the h2
  * sessions' own count of their memory must hold its limits and be back at
@@ -25,6 +27,7 @@
 
 #include "lib/mem.h"
 #include "protocol/h2.h"
+#include "protocol/rls.pb-c.h"
 #include "server/clock.h"
 #include "server/keyspace.h"
 #include "server/envoy/named_limits.h"
@@ -56,7 +59,14 @@ static const char limits[] =
     "  - key: e\n"
     "    rate_limit: {unit: day, requests_per_unit: 5, replaces: [{name: n}]}\n"
     "  - key: u\n"
-    "    rate_limit: {unlimited: true}\n";
+    "    rate_limit: {unlimited: true}\n"
+    "  - key: m\n"
+    "    rate_limit: {unit: second, requests_per_unit: 2}\n"
+    "    metadata: {team: {name: a, tags: [1, x, ~, yes]}, plan: ''}\n"
+    "  - key: q\n"
+    "    quota_mode: true\n"
+    "    rate_limit: {unit: second, requests_per_unit: 1}\n"
+    "    metadata: {team: {tier: 0x10}, empty: {}}\n";
 
 #define MAX_MESSAGE 4096
 #define MAX_STREAMS 16
@@ -456,12 +466,27 @@ serve_connections(const uint8_t *data, size_t size)
     CHECK(r.budget.used == 0 && r.budget.requests == 0);
 }
 
+/* A ShouldRateLimit answer (rls_wire.c writes its bytes) must read back
+ * as a RateLimitResponse. */
+static void
+check_answer(const struct rls_answer *a)
+{
+    Envoy__Service__Ratelimit__V3__RateLimitResponse *r =
+        envoy__service__ratelimit__v3__rate_limit_response__unpack(
+            NULL, a->len, a->message);
+    CHECK(r != NULL);
+    envoy__service__ratelimit__v3__rate_limit_response__free_unpacked(r, NULL);
+}
+
 static void
 serve_message(const char *path, const uint8_t *data, size_t size)
 {
     struct rls_answer a = { NULL, 0, NULL, false };
     enum grpc_status st = rls_serve(path, data, size, NULL, &a);
     CHECK((st == GRPC_OK) == (a.message != NULL));
+    if (st == GRPC_OK && strstr(path, "ShouldRateLimit") != NULL) {
+        check_answer(&a);
+    }
 }
 
 int
@@ -495,6 +520,8 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         return 0;
     }
     CHECK(keyspace_init(seed, clock_wall_now()) == 0);
+    /* The first byte's bit 2: answers carry dynamic_metadata. */
+    srv.conf.rls_response_dynamic_metadata = (data[0] & 4) != 0;
     switch (data[0] % 4) {
     case 0:
         serve_session(data + 1, size - 1);

@@ -1148,13 +1148,16 @@ def test_dynamic_metadata_of_nested_and_typed_metadata(meta_daemon, pb):
     got = as_google_struct(c.call(req, timeout=5))
     assert got["metadata"]["service_with_quota"] == {"name": "service_2", "tier": "gold"}
     assert got["descriptors"] == entries(("key2=something",), ("key3=x",))
-    # An override of only a unit, and one of an unknown unit.
-    req = c.request("test-domain", ("a=b",), ("c=d",))
+    # An override of only a unit, one of an unknown unit, and an empty one
+    # (Go prints no field: "").
+    req = c.request("test-domain", ("a=b",), ("c=d",), ("e=f",))
     req.descriptors[0].limit.unit = m.RATE_LIMIT_UNIT_HOUR
     req.descriptors[1].limit.requests_per_unit = 3
     req.descriptors[1].limit.unit = 9
+    req.descriptors[2].limit.SetInParent()
     got = as_google_struct(c.call(req, timeout=5))
-    assert [d["limit"] for d in got["descriptors"]] == ["unit:HOUR", "requests_per_unit:3 unit:9"]
+    assert [d["limit"] for d in got["descriptors"]] == \
+        ["unit:HOUR", "requests_per_unit:3 unit:9", ""]
     assert "metadata" not in got
     c.close()
 
