@@ -434,6 +434,8 @@ START_TEST(test_metadata_reads_scalars_as_yaml_v2_does)
     struct limits_entry p = { "plain", 5, "x", 1 };
     limits_match(l, "d", 1, &p, 1, &m);
     ck_assert_ptr_null(m.leaf);
+    limits_free(l);
+    l = NULL;
     load_fails("domain: d\ndescriptors:\n  - key: k\n    metadata: text\n", 4,
                "metadata must be a mapping");
 }
