@@ -66,6 +66,7 @@ static const struct {
     { "rdb_write", rdb_write_suite },
     { "rdb_read", rdb_read_suite },
     { "cluster_msg", cluster_msg_suite },
+    { "quota_share", quota_share_suite },
 };
 
 #define NSUITES (sizeof(suites) / sizeof(suites[0]))

@@ -54,5 +54,6 @@ Suite *lualibs_suite(void);
 Suite *rdb_write_suite(void);
 Suite *rdb_read_suite(void);
 Suite *cluster_msg_suite(void);
+Suite *quota_share_suite(void);
 
 #endif
