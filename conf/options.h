@@ -105,6 +105,12 @@
     X(rls_quota_mode, "rls-quota-mode", CONF_BOOL, "no", 0, 0,                \
       "every named limit in quota mode: a request is refused only when all "  \
       "its descriptors are over (envoyproxy/ratelimit's QUOTA_MODE)")         \
+    X(rlqs_max_buckets, "rlqs-max-buckets", CONF_INT, "1000", 1, 1000000,    \
+      "most buckets one Rate Limit Quota Service stream may report; past "   \
+      "it the stream ends RESOURCE_EXHAUSTED")                                \
+    X(rlqs_unknown_bucket, "rlqs-unknown-bucket", CONF_ENUM, "allow", 0, 0,   \
+      "a Rate Limit Quota Service bucket no named limit applies to "         \
+      "{allow deny abandon}")                                                 \
     X(limits_file, "limits-file", CONF_STRING, "", 0, 0,                      \
       "named limits for RL.CHECK: an envoyproxy/ratelimit YAML file, or a "   \
       "directory of them; empty = none")                                      \
@@ -670,6 +676,9 @@ enum conf_log_format {
 };
 enum conf_supervised {
     SUPERVISED_NO, SUPERVISED_SYSTEMD, SUPERVISED_AUTO, SUPERVISED_UPSTART
+};
+enum conf_rlqs_unknown_bucket {
+    RLQS_UNKNOWN_ALLOW, RLQS_UNKNOWN_DENY, RLQS_UNKNOWN_ABANDON
 };
 /* enable-debug-command and enable-protected-configs, as Redis shares one
  * enum among its "enable-*" options. */
