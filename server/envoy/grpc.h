@@ -20,6 +20,9 @@ void grpc_cron(void);
  * their request bodies' (what grpc-max-memory bounds); none of it is in
  * mem_used(), which maxmemory compares. */
 size_t grpc_memory(void);
+
+/* Streaming calls open now (INFO's grpc_streaming_calls). */
+size_t grpc_streaming_calls(void);
 size_t grpc_request_memory(void);
 
 /* A gRPC connection as CLIENT LIST shows it. */

@@ -196,11 +196,12 @@ START_TEST(test_every_default_is_within_its_own_bounds_and_valid)
     size_t n;
     const struct conf_option *t = conf_options(&n);
 
-    /* Redis 7.0.15's 178 options and cellgate's own 29 (rls-forward-timeout
+    /* Redis 7.0.15's 178 options and cellgate's own 31 (rls-forward-timeout
      * and rls-failure-mode-deny, then top-denied-keys, then rls-shadow-mode
-     * and rls-quota-mode, then rlqs-max-buckets and rlqs-unknown-bucket
+     * and rls-quota-mode, then grpc-max-streaming-calls and
+     * grpc-stream-idle-timeout, and rlqs-max-buckets and rlqs-unknown-bucket
      * the last added) */
-    ck_assert_uint_eq(n, 207);
+    ck_assert_uint_eq(n, 209);
     for (size_t i = 0; i < n; i++) {
         char buf[64];
 
