@@ -8,12 +8,12 @@
 #include <stddef.h>
 #include <string.h>
 
+#include "server/envoy/rlqs.h"
 #include "server/envoy/rls.h"
 
 static const struct grpc_stream_service *const services[] = {
     &rls_health_watch,          /* /grpc.health.v1.Health/Watch (rls.c) */
-    /* Envoy's rate limit quota service (RLQS) adds its row here:
-     * &rlqs_stream,   (StreamRateLimitQuotas, rlqs.c) */
+    &rlqs_stream,               /* StreamRateLimitQuotas (rlqs.c) */
 };
 
 const struct grpc_stream_service *

@@ -56,6 +56,7 @@
 #include "server/keyspace.h"
 #include "server/envoy/named_limits.h"
 #include "server/envoy/rls_forward.h"
+#include "server/envoy/stream_service.h"
 #include "server/server.h"
 
 typedef Envoy__Service__RateLimitQuota__V3__RateLimitQuotaUsageReports Reports;
@@ -833,7 +834,7 @@ send_acts(struct stream *s, struct act *x, size_t n,
 }
 
 void *
-rlqs_open(void *caller_ctx, int32_t stream, int64_t now, 
+rlqs_open(void *caller_ctx, int32_t stream, int64_t now,
           enum grpc_status *refuse, const char **why)
 {
     (void)caller_ctx;
@@ -1007,11 +1008,6 @@ rlqs_stats_get(struct rlqs_stats *out)
     *out = stats;
 }
 
-void
-rlqs_shutdown(void)
-{
-    struct stream *s;
-    while ((s = TAILQ_FIRST(&streams)) != NULL) {
-        rlqs_close(s);
-    }
-}
+const struct grpc_stream_service rlqs_stream = {
+    RLQS_PATH, rlqs_open, rlqs_message, NULL, rlqs_due, rlqs_close
+};

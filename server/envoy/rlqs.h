@@ -16,6 +16,10 @@
 #define RLQS_PATH "/envoy.service.rate_limit_quota.v3.RateLimitQuotaService/" \
                   "StreamRateLimitQuotas"
 
+/* Its row of grpc_streams.c's table. */
+struct grpc_stream_service;
+extern const struct grpc_stream_service rlqs_stream;
+
 /* The call's functions, as grpc.c's table of streaming services calls
  * them (stream_service.h): a stream opened, one client message (a usage
  * report; *out the answer to it), the pushes due (changed shares,
@@ -48,8 +52,5 @@ struct rlqs_stats {
 };
 enum { RLQS_ENFORCED = 0, RLQS_SHADOW = 1 };
 void rlqs_stats_get(struct rlqs_stats *out);
-
-/* Every stream's state dropped (shutdown; grpc.c closes the calls). */
-void rlqs_shutdown(void);
 
 #endif
