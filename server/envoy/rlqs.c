@@ -356,6 +356,9 @@ map_member(struct member *m)
     if (m->kind == KIND_SHARED) {
         struct bucket *b = bucket_get(counter.p, counter.len, &rule);
         ok = b != NULL && bucket_join(b, m);
+        if (ok) {
+            bucket_split(b);            /* its share, from its last demand */
+        }
     }
     textbuf_free(&counter);
     return ok;
@@ -614,8 +617,8 @@ read_usage(struct stream *s, const Usage *u, enum grpc_status *status,
               elapsed_ms(u), t);
     stats.allowed[m->shadow] += u->num_requests_allowed;
     stats.denied[m->shadow] += u->num_requests_denied;
-    if ((m->kind == KIND_SHARED || m->shadow) &&
-        u->num_requests_allowed > 0) {
+    if (m->kind == KIND_SHARED || m->shadow) {
+        /* Even none: what the counter holds says what others took. */
         fold(m, u->num_requests_allowed);
     }
     return m;

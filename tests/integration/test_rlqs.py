@@ -295,3 +295,343 @@ def test_each_kind_of_bucket_gets_its_assignment(rlqs, pb):
     assert got[bucket(tier="trial")] == ("allow", 4.0)         # shadow_mode
     assert got[bucket(name="nothing", env="prod")] == ("allow", 4.0)   # unknown
     s.close()
+
+
+# ---- three Envoys share a limit ------------------------------------------
+
+N = 100                         # the limit: service=api, 100 a second
+POOL = N / 1.1 * 0.98           # the Envoys' rate (docs/envoy.md)
+STEP = 0.05                     # simulated seconds per step
+REPORT = 1.0                    # every Envoy's reporting_interval
+
+
+class Envoy:
+    """One Envoy's rate_limit_quota filter for one bucket, in simulated
+    time (seconds since the fake clock's start)."""
+
+    def __init__(self, d, pb, offset):
+        self.s = Stream(d, pb)
+        self.key = bucket(service="api")
+        self.assign = None              # the active assignment
+        self.expires = 0.0
+        self.tokens = 0.0
+        self.owed = 0.0
+        self.allowed = self.denied = 0
+        self.last_report = offset - REPORT
+        self.admitted = {}              # second -> requests let through
+        self.handed = {}                # second -> tokens of new buckets
+
+    def apply(self, resp, t):
+        a = actions(resp).get(self.key)
+        if a is None:
+            return
+        if a[0] == "abandon":
+            self.assign = None
+            return
+        strategy, ttl = a[:-1], a[-1]
+        if self.assign != strategy or t >= self.expires:
+            # A different strategy replaces the bucket, which starts full.
+            self.assign = strategy
+            if strategy[0] == "token":
+                self.tokens = strategy[1]
+                self.handed[int(t)] = self.handed.get(int(t), 0) + strategy[1]
+        self.expires = t + ttl          # the same one only lives longer
+
+    def take(self, t):
+        for r in self.s.drain():
+            assert r is not END, self.s.call.details()
+            self.apply(r, t)
+
+    def admit(self, t, demand):
+        a = self.assign if self.assign is not None and t < self.expires else None
+        if a is not None and a[0] == "token":
+            self.tokens = min(a[1], self.tokens + a[2] / a[3] * STEP)
+        self.owed += demand * STEP
+        while self.owed >= 1:
+            self.owed -= 1
+            ok = a is None or a[0] == "allow" or (a[0] == "token" and self.tokens >= 1)
+            if ok and a is not None and a[0] == "token":
+                self.tokens -= 1
+            if ok:
+                self.allowed += 1
+                self.admitted[int(t)] = self.admitted.get(int(t), 0) + 1
+            else:
+                self.denied += 1
+
+    def maybe_report(self, t):
+        if t - self.last_report < REPORT - 1e-9:
+            return False
+        self.s.report("quota", (dict(self.key), self.allowed, self.denied,
+                                t - self.last_report))
+        self.allowed = self.denied = 0
+        self.last_report = t
+        r = self.s.next()               # every report is answered
+        assert r is not END, self.s.call.details()
+        self.apply(r, t)
+        return True
+
+
+def run_envoys(d, pb, demands, seconds, leave=None):
+    """Envoys (one per demand function of t) for `seconds` simulated
+    seconds; `leave` = (index, t): that Envoy's stream closes then."""
+    start = d.clock.ns
+    envoys = [Envoy(d, pb, 0.3 * i) for i in range(len(demands))]
+    gone = set()
+    steps = int(round(seconds / STEP))
+    for k in range(steps):
+        t = k * STEP
+        d.clock.set(start + int(round(t * SEC)))
+        if leave is not None and abs(t - leave[1]) < 1e-9:
+            envoys[leave[0]].s.close()
+            gone.add(leave[0])
+            time.sleep(0.03)            # the others' pushes (hz 100)
+        reported = False
+        for i, e in enumerate(envoys):
+            if i in gone:
+                continue
+            e.take(t)
+            e.admit(t, demands[i](t))
+            reported |= e.maybe_report(t)
+        if reported:
+            time.sleep(0.03)            # the others' pushes (hz 100)
+    for i, e in enumerate(envoys):
+        if i not in gone:
+            e.s.close()
+    return envoys
+
+
+def within(got, share, what):
+    # A share is sent up to 10 % under its part and 2 % over it (the
+    # hysteresis of algorithms/quota_share.h); a second's count is off by
+    # a request or two.
+    assert share * 0.9 - 2 <= got <= share * 1.02 + 2, \
+        "%s: %d admitted for a share of %.1f" % (what, got, share)
+
+
+def test_three_envoys_share_a_limit_under_shifting_demand(start_daemon, tmp_path, pb):
+    limits = tmp_path / "limits"
+    limits.mkdir()
+    (limits / "quota.yaml").write_text(LIMITS)
+    port = harness.free_port()
+    d = start_daemon("--limits-file", str(limits), "--grpc-port", port, "--hz", "100",
+                     fakeclock=True)
+    d.clock.fresh_epoch()
+    d.channel = grpc.insecure_channel("127.0.0.1:%d" % port)
+    shift, leave = 30, 45
+    before, after = (200, 40, 10), (10, 40, 200)
+    demands = [lambda t, i=i: before[i] if t < shift else after[i] for i in range(3)]
+    envoys = run_envoys(d, pb, demands, 60, leave=(1, leave))
+    d.channel.close()
+    worst = 0
+    for sec in range(3, 60):            # past the first assignments
+        total = sum(e.admitted.get(sec, 0) for e in envoys)
+        handed = sum(e.handed.get(sec, 0) for e in envoys)
+        # The documented bound: N, plus the new buckets handed out in the
+        # window (each starts full), plus two tokens an Envoy of rounding.
+        assert total <= N + handed + 2 * len(envoys), (sec, total, handed)
+        worst = max(worst, total - N)
+    a, b, c = envoys
+    # The split of 89.1 a second: 200/40/10 ask -> 39.5/39.5/10.
+    for sec in range(10, shift):
+        within(a.admitted.get(sec, 0), (POOL - 10) / 2, "a at %d" % sec)
+        within(b.admitted.get(sec, 0), (POOL - 10) / 2, "b at %d" % sec)
+        within(c.admitted.get(sec, 0), 10, "c at %d" % sec)
+    # Within two reporting intervals of the shift (and a second's count),
+    # the reverse.
+    for sec in range(shift + 3, leave):
+        within(a.admitted.get(sec, 0), 10, "a at %d" % sec)
+        within(b.admitted.get(sec, 0), (POOL - 10) / 2, "b at %d" % sec)
+        within(c.admitted.get(sec, 0), (POOL - 10) / 2, "c at %d" % sec)
+    # b's stream closed: its share goes to c.
+    for sec in range(leave + 3, 60):
+        within(a.admitted.get(sec, 0), 10, "a at %d" % sec)
+        within(c.admitted.get(sec, 0), POOL - 10, "c at %d" % sec)
+    print("worst window over N: %d; admitted in 60 s: %d (N * 60 = %d)"
+          % (worst, sum(sum(e.admitted.values()) for e in envoys), N * 60))
+
+
+# ---- one quota with RL.CHECK, and the other answers -------------------------
+
+def test_reports_are_on_the_counter_rl_check_uses(rlqs, pb):
+    c = rlqs.client()
+    s = Stream(rlqs, pb)
+    s.report("quota", ({"service": "api"}, 30, 0, 1))
+    assert actions(s.next())[bucket(service="api")][0] == "token"
+    # The 30 are on RL.CHECK's counter: 70 left.
+    assert c.execute_command("RL.CHECK", "quota", "service=api", "HITS", "0")[:3] == [0, 100, 70]
+    # RL.CHECK takes 50 more: the Envoy's share is of what is left, the
+    # next report answered with a smaller bucket at once.
+    assert c.execute_command("RL.CHECK", "quota", "service=api", "HITS", "50")[:3] == [0, 100, 20]
+    s.report("quota", ({"service": "api"}, 0, 0, 1))
+    kind, tokens, per_fill, fill, ttl = actions(s.next())[bucket(service="api")]
+    assert tokens / fill == pytest.approx((100 - 50) / 1.1 * 0.98, rel=1e-6)
+    # A report that does not fit whole puts on the counter what fits.
+    s.report("quota", ({"service": "api"}, 500, 0, 1))
+    s.next()
+    assert c.execute_command("RL.CHECK", "quota", "service=api")[:3] == [1, 100, 0]
+    # The bucket's keys in any order, and entries off the tree's path,
+    # name the same counter as ShouldRateLimit's [path=/login, user=bob].
+    s.report("quota", ({"user": "bob", "path": "/login", "env": "prod"}, 4, 0, 1))
+    assert actions(s.next())[bucket(user="bob", path="/login", env="prod")][0] == "token"
+    assert c.execute_command("RL.CHECK", "quota", "path=/login", "user=bob",
+                             "HITS", "0")[:3] == [0, 6, 2]
+    s.close()
+
+
+def test_unknown_buckets_get_the_configured_action(rlqs, pb):
+    c = rlqs.client()
+    s = Stream(rlqs, pb)
+    s.report("quota", ({"x": "1"}, 1, 0, 1))
+    assert actions(s.next()) == {bucket(x="1"): ("allow", 4.0)}
+    c.config_set("rlqs-unknown-bucket", "deny")
+    s.report("quota", ({"x": "2"}, 1, 0, 1))
+    assert actions(s.next()) == {bucket(x="2"): ("deny", 4.0)}
+    c.config_set("rlqs-unknown-bucket", "abandon")
+    s.report("quota", ({"x": "3"}, 1, 0, 1))
+    assert actions(s.next()) == {bucket(x="3"): ("abandon",)}
+    # An unknown domain is no limit either.
+    assert c.config_get("rlqs-unknown-bucket") == {"rlqs-unknown-bucket": "abandon"}
+    s.close()
+    s = Stream(rlqs, pb)
+    s.report("nodomain", ({"service": "api"}, 1, 0, 1))
+    assert actions(s.next()) == {bucket(service="api"): ("abandon",)}
+    s.close()
+
+
+def test_a_limit_gone_at_reload_is_abandoned_and_a_new_one_assigned(rlqs, pb):
+    c = rlqs.client()
+    s = Stream(rlqs, pb)
+    s.report("quota", ({"service": "gone"}, 1, 0, 1), ({"tier": "free"}, 1, 0, 1),
+             ({"service": "later"}, 1, 0, 1))
+    got = actions(s.next())
+    assert got[bucket(service="gone")][0] == "token"
+    assert got[bucket(tier="free")] == ("allow", 4.0)
+    assert got[bucket(service="later")] == ("allow", 4.0)
+    text = LIMITS.replace("value: gone", "value: went").replace(
+        "value: free\n    rate_limit: {unlimited: true}",
+        "value: free\n    rate_limit: {unit: second, requests_per_unit: 0}") + """
+  - key: service
+    value: later
+    rate_limit: {unit: second, requests_per_unit: 10}
+"""
+    (rlqs.limits / "quota.yaml").write_text(text)
+    assert c.execute_command("CONFIG", "RELOAD-LIMITS") == b"OK"
+    # Pushed without a report: the limit that went is abandoned, the others
+    # get their new assignments.
+    got = {}
+    deadline = time.time() + WAIT
+    while len(got) < 3 and time.time() < deadline:
+        got.update(actions(s.next()))
+    assert got[bucket(service="gone")] == ("abandon",)
+    assert got[bucket(tier="free")] == ("deny", 4.0)
+    assert got[bucket(service="later")][0] == "token"
+    s.close()
+
+
+def test_a_bucket_no_longer_reported_is_abandoned(rlqs, pb):
+    s = Stream(rlqs, pb)
+    s.report("quota", ({"service": "api"}, 1, 0, 1), ({"service": "spare"}, 1, 0, 1))
+    assert len(actions(s.next())) == 2
+    # Four intervals without a report of it: abandoned (the other one is
+    # refreshed meanwhile, half-way through its time to live).
+    for _ in range(5):
+        rlqs.clock.advance(1)
+        s.report("quota", ({"service": "api"}, 1, 0, 1))
+    got = {}
+    deadline = time.time() + WAIT
+    while got.get(bucket(service="spare")) != ("abandon",) and time.time() < deadline:
+        got.update(actions(s.next()))
+    assert got[bucket(service="spare")] == ("abandon",)
+    s.close()
+
+
+@pytest.mark.parametrize("message, why", [
+    (b"\xff\xff\xff", "not a valid RateLimitQuotaUsageReports"),
+    ("nodomain", "must name its domain"),
+    ("nobucket", "at least one pair"),
+    ("emptyvalue", "must be non-empty"),
+    ("noelapsed", "time_elapsed"),
+    ("nousage", "at least one bucket_quota_usage"),
+    ("otherdomain", "domain cannot change"),
+])
+def test_a_bad_report_ends_the_stream_invalid_argument(rlqs, pb, message, why):
+    m = pb.RateLimitQuotaUsageReports
+    usage = m.BucketQuotaUsage(bucket_id=pb.BucketId(bucket={"service": "api"}),
+                               time_elapsed=pb.Duration(seconds=1))
+    bad = {
+        "nodomain": m(bucket_quota_usages=[usage]),
+        "nobucket": m(domain="quota", bucket_quota_usages=[m.BucketQuotaUsage(
+            time_elapsed=pb.Duration(seconds=1))]),
+        "emptyvalue": m(domain="quota", bucket_quota_usages=[m.BucketQuotaUsage(
+            bucket_id=pb.BucketId(bucket={"service": ""}), time_elapsed=pb.Duration(seconds=1))]),
+        "noelapsed": m(domain="quota", bucket_quota_usages=[m.BucketQuotaUsage(
+            bucket_id=pb.BucketId(bucket={"service": "api"}))]),
+        "nousage": m(domain="quota"),
+        "otherdomain": m(domain="other", bucket_quota_usages=[usage]),
+    }
+    s = Stream(rlqs, pb)
+    if message == "otherdomain":
+        s.report("quota", ({"service": "api"}, 1, 0, 1))
+        assert s.next() is not END
+    s.send_raw(bad.get(message, message))
+    code, details = s.status()
+    assert code == grpc.StatusCode.INVALID_ARGUMENT and why in details
+    # Nothing else is disturbed.
+    ok = Stream(rlqs, pb)
+    ok.report("quota", ({"service": "api"}, 1, 0, 1))
+    assert ok.next() is not END
+    ok.close()
+
+
+def test_buckets_per_stream_are_bounded(rlqs, pb):
+    c = rlqs.client()
+    c.config_set("rlqs-max-buckets", "3")
+    s = Stream(rlqs, pb)
+    s.report("quota", *[({"user": str(i)}, 1, 0, 1) for i in range(3)])
+    assert len(actions(s.next())) == 3
+    s.report("quota", ({"user": "0"}, 1, 0, 1))       # a known one: fine
+    s.next()
+    s.report("quota", ({"user": "3"}, 1, 0, 1))
+    code, details = s.status()
+    assert code == grpc.StatusCode.RESOURCE_EXHAUSTED and "rlqs-max-buckets" in details
+    # Its buckets went with it.
+    got = wait_samples(rlqs.metrics_port,
+                       lambda g: g.get(("cellgate_rlqs_subscriptions", ())) == 0)
+    assert got[("cellgate_rlqs_subscriptions", ())] == 0
+
+
+def test_metrics_count_streams_buckets_assignments_and_usage(rlqs, pb):
+    s = Stream(rlqs, pb)
+    s2 = Stream(rlqs, pb)
+    s.report("quota", ({"service": "api"}, 7, 3, 1), ({"tier": "trial"}, 9, 0, 1),
+             ({"tier": "blocked"}, 0, 4, 1))
+    s.next()
+    s2.report("quota", ({"service": "api"}, 2, 0, 1))
+    s2.next()
+
+    def m(name, **labels):
+        return got.get((name, tuple(sorted(labels.items()))))
+
+    got = wait_samples(rlqs.metrics_port,
+                       lambda g: g.get(("cellgate_rlqs_reports_total", ())) == 2)
+    assert m("cellgate_rlqs_streams") == 2
+    assert m("cellgate_rlqs_buckets") == 1               # one shared counter
+    assert m("cellgate_rlqs_subscriptions") == 4
+    # Three buckets: one to each stream, and the first's again when the
+    # second halved its share.
+    got = wait_samples(rlqs.metrics_port, lambda g: g.get(
+        ("cellgate_rlqs_assignments_total", (("action", "token_bucket"),))) == 3)
+    assert m("cellgate_rlqs_assignments_total", action="token_bucket") == 3
+    assert m("cellgate_rlqs_assignments_total", action="allow_all") == 1
+    assert m("cellgate_rlqs_assignments_total", action="deny_all") == 1
+    assert m("cellgate_rlqs_requests_total", mode="enforced", decision="allowed") == 9
+    assert m("cellgate_rlqs_requests_total", mode="enforced", decision="denied") == 7
+    # The shadow_mode limit apart: its 9 counted, 5 of them on its counter.
+    assert m("cellgate_rlqs_requests_total", mode="shadow", decision="allowed") == 9
+    assert m("cellgate_rlqs_folded_total", mode="shadow") == 5
+    assert m("cellgate_rlqs_folded_total", mode="enforced") == 9
+    s.close()
+    s2.close()
+    got = wait_samples(rlqs.metrics_port, lambda g: g.get(("cellgate_rlqs_streams", ())) == 0)
+    assert m("cellgate_rlqs_streams") == 0
+    assert m("cellgate_rlqs_buckets") == 0
