@@ -635,3 +635,27 @@ def test_metrics_count_streams_buckets_assignments_and_usage(rlqs, pb):
     got = wait_samples(rlqs.metrics_port, lambda g: g.get(("cellgate_rlqs_streams", ())) == 0)
     assert m("cellgate_rlqs_streams") == 0
     assert m("cellgate_rlqs_buckets") == 0
+
+
+def test_in_a_cluster_usage_goes_on_the_counters_owner(start_daemon, tmp_path, pb):
+    from test_rl_shards import Shards, users_by_owner
+    sh = Shards(start_daemon, tmp_path)
+    d = sh.nodes[0]
+    d.channel = grpc.insecure_channel("127.0.0.1:%d" % d.grpc_port)
+    away, here = users_by_owner(1)[1][0], users_by_owner(1)[0][0]
+    s = Stream(d, pb)
+    s.report("shards", ({"user": away}, 10, 0, 1), ({"user": here}, 4, 0, 1))
+    got = actions(s.next())
+    assert got[bucket(user=away)][0] == "token" and got[bucket(user=here)][0] == "token"
+    owner = sh.nodes[1].client()
+    deadline = time.time() + WAIT
+    while time.time() < deadline:   # the owner's answer comes after the reply
+        left = owner.execute_command("RL.CHECK", "shards", "user=" + away, "HITS", "0")[2]
+        if left == 20:
+            break
+        time.sleep(0.02)
+    assert left == 20               # 30 an hour, 10 reported through node 0
+    assert d.client().execute_command("RL.CHECK", "shards", "user=" + here,
+                                      "HITS", "0")[2] == 26
+    s.close()
+    d.channel.close()
