@@ -358,6 +358,8 @@ map_member(struct member *m)
         ok = b != NULL && bucket_join(b, m);
         if (ok) {
             bucket_split(b);            /* its share, from its last demand */
+        } else {
+            m->kind = KIND_ABANDON;     /* no memory: Envoy asks again */
         }
     }
     textbuf_free(&counter);
@@ -991,9 +993,7 @@ rlqs_close(void *st)
     struct stream *s = st;
     struct dict_iter it = { 0, NULL };
     struct dict_entry *e;
-    if (cluster_routing()) {
-        rls_forward_cancel(s);          /* its folds still waiting */
-    }
+    rls_forward_cancel(s);              /* its folds still waiting */
     while ((e = dict_next(&s->members, &it)) != NULL) {
         member_free(e->owner.p);
     }
