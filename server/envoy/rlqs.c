@@ -582,10 +582,16 @@ member_get(struct stream *s, unsigned char *id, size_t idlen,
     return m;
 }
 
+/* The span a usage covers. Envoy sends 0 (or nothing) for a bucket's
+ * first report, made at its first request, and its newer client whole
+ * seconds only: 0 then stands for the bucket's interval as known. */
 static int64_t
-elapsed_ms(const Usage *u)
+elapsed_ms(const Usage *u, const struct member *m)
 {
     const Envoy__Service__RateLimitQuota__V3__Duration *d = u->time_elapsed;
+    if (d == NULL || (d->seconds == 0 && d->nanos / NS_PER_MS == 0)) {
+        return m->q.interval_ms;
+    }
     if (d->seconds > QS_MAX_INTERVAL_MS / MS_PER_SEC) {
         return QS_MAX_INTERVAL_MS;
     }
@@ -600,10 +606,9 @@ read_usage(struct stream *s, const Usage *u, enum grpc_status *status,
 {
     size_t idlen;
     *status = GRPC_INVALID_ARGUMENT;
-    if (u->time_elapsed == NULL || u->time_elapsed->seconds < 0 ||
-        u->time_elapsed->nanos < 0 ||
-        (u->time_elapsed->seconds == 0 && u->time_elapsed->nanos == 0)) {
-        *why = "a usage's time_elapsed must be set and above 0";
+    if (u->time_elapsed != NULL && (u->time_elapsed->seconds < 0 ||
+                                    u->time_elapsed->nanos < 0)) {
+        *why = "a usage's time_elapsed cannot be negative";
         return NULL;
     }
     unsigned char *id = canonical_id(u->bucket_id, &idlen, why);
@@ -616,7 +621,7 @@ read_usage(struct stream *s, const Usage *u, enum grpc_status *status,
     }
     int64_t t = now_ms();
     qs_report(&m->q, u->num_requests_allowed, u->num_requests_denied,
-              elapsed_ms(u), t);
+              elapsed_ms(u, m), t);
     stats.allowed[m->shadow] += u->num_requests_allowed;
     stats.denied[m->shadow] += u->num_requests_denied;
     if (m->kind == KIND_SHARED || m->shadow) {

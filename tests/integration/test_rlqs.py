@@ -550,7 +550,7 @@ def test_a_bucket_no_longer_reported_is_abandoned(rlqs, pb):
     ("nodomain", "must name its domain"),
     ("nobucket", "at least one pair"),
     ("emptyvalue", "must be non-empty"),
-    ("noelapsed", "time_elapsed"),
+    ("negative", "time_elapsed cannot be negative"),
     ("nousage", "at least one bucket_quota_usage"),
     ("otherdomain", "domain cannot change"),
 ])
@@ -564,8 +564,9 @@ def test_a_bad_report_ends_the_stream_invalid_argument(rlqs, pb, message, why):
             time_elapsed=pb.Duration(seconds=1))]),
         "emptyvalue": m(domain="quota", bucket_quota_usages=[m.BucketQuotaUsage(
             bucket_id=pb.BucketId(bucket={"service": ""}), time_elapsed=pb.Duration(seconds=1))]),
-        "noelapsed": m(domain="quota", bucket_quota_usages=[m.BucketQuotaUsage(
-            bucket_id=pb.BucketId(bucket={"service": "api"}))]),
+        "negative": m(domain="quota", bucket_quota_usages=[m.BucketQuotaUsage(
+            bucket_id=pb.BucketId(bucket={"service": "api"}),
+            time_elapsed=pb.Duration(seconds=-1))]),
         "nousage": m(domain="quota"),
         "otherdomain": m(domain="other", bucket_quota_usages=[usage]),
     }
@@ -581,6 +582,28 @@ def test_a_bad_report_ends_the_stream_invalid_argument(rlqs, pb, message, why):
     ok.report("quota", ({"service": "api"}, 1, 0, 1))
     assert ok.next() is not END
     ok.close()
+
+
+def test_a_first_report_without_time_elapsed_is_envoys_and_taken(rlqs, pb):
+    # Envoy reports a new bucket at its first request with time_elapsed 0
+    # (and its newer client sends whole seconds only, so 0 again): the
+    # bucket's interval stands in (1 s until known).
+    m = pb.RateLimitQuotaUsageReports
+    s = Stream(rlqs, pb)
+    s.send_raw(m(domain="quota", bucket_quota_usages=[m.BucketQuotaUsage(
+        bucket_id=pb.BucketId(bucket={"service": "api"}), num_requests_allowed=1)]))
+    assert actions(s.next())[bucket(service="api")][-1] == 4.0
+    s.send_raw(m(domain="quota", bucket_quota_usages=[m.BucketQuotaUsage(
+        bucket_id=pb.BucketId(bucket={"service": "api"}), num_requests_allowed=1,
+        time_elapsed=pb.Duration(seconds=0))]))
+    assert actions(s.next())[bucket(service="api")][0] == "token"
+    # A 2 s interval, then 0 again: its time to live stays 4 intervals.
+    s.report("quota", ({"service": "api"}, 0, 0, 2))
+    assert actions(s.next())[bucket(service="api")][-1] == 8.0
+    s.send_raw(m(domain="quota", bucket_quota_usages=[m.BucketQuotaUsage(
+        bucket_id=pb.BucketId(bucket={"service": "api"}))]))
+    assert actions(s.next())[bucket(service="api")][-1] == 8.0
+    s.close()
 
 
 def test_buckets_per_stream_are_bounded(rlqs, pb):
