@@ -117,6 +117,8 @@ struct stream {
     char *domain;                   /* NULL before the first report */
     struct dict members;            /* canonical id -> struct member */
     uint64_t generation;            /* of the limits it was mapped with */
+    bool dirty;                     /* a share of it changed: look */
+    int64_t next_ms;                /* else nothing is due before this */
     unsigned char *out;             /* the last answer's bytes */
     size_t out_cap;
     TAILQ_ENTRY(stream) link;
@@ -268,6 +270,7 @@ bucket_split(struct bucket *b)
     }
     for (size_t i = 0; i < b->n; i++) {
         qp[i] = &b->m[i]->q;
+        b->m[i]->s->dirty = true;       /* rlqs_due() looks at it */
     }
     qs_split(qp, b->n, pool);
     if (qp != q) {
@@ -399,6 +402,7 @@ remap_stream(struct stream *s)
         return;
     }
     s->generation = named_limits_generation();
+    s->dirty = true;
     while ((e = dict_next(&s->members, &it)) != NULL) {
         (void)remap_member(e->owner.p);
     }
@@ -810,6 +814,29 @@ push_due(const struct member *m, int64_t t)
            : qs_push_due(&m->q, unit_s, t);
 }
 
+/* When m next needs a look if nothing changes meanwhile: its refresh, or
+ * the end of its reports; now when a changed share waits for its
+ * interval (looked at every tick). */
+static int64_t
+member_next_ms(const struct member *m, int64_t t)
+{
+    struct qs_assignment want;
+    bool fell;
+    int64_t next = m->q.reported_ms +
+                   m->q.interval_ms * QS_STALE_INTERVALS + 1;
+    if (m->q.sent_ms >= 0) {
+        int64_t refresh = m->q.sent_ms + qs_ttl_ms(&m->q) / 2;
+        next = refresh < next ? refresh : next;
+    }
+    if (m->kind == KIND_SHARED && m->q.sent_ms >= 0) {
+        qs_bucket_for(m->q.share, m->b->rule.unit_s, &want);
+        if (qs_differs(&want, &m->q.sent, &fell)) {
+            return t;
+        }
+    }
+    return next;
+}
+
 /* Grow the actions array to hold one more. */
 static bool
 acts_room(struct act **x, size_t n, size_t *cap)
@@ -858,6 +885,7 @@ rlqs_open(void *caller_ctx, int32_t stream, int64_t now,
     }
     s->members = (struct dict)DICT_SERVER;
     s->generation = named_limits_generation();
+    s->dirty = true;
     TAILQ_INSERT_TAIL(&streams, s, link);
     stats.streams++;
     return s;
@@ -928,6 +956,7 @@ report(struct stream *s, const Reports *r, const unsigned char **out,
         n = 0;
     }
     enum grpc_status sent = send_acts(s, x, n, out, out_len, why);
+    s->dirty = true;                    /* its next look: rlqs_due() */
     return rc != GRPC_OK ? rc : sent;
 }
 
@@ -974,21 +1003,30 @@ rlqs_due(void *st, int64_t now, const unsigned char **out, size_t *out_len,
     size_t n = 0, cap = 0;
     int64_t t = now_ms();
     (void)now;
-    if (s->domain == NULL || named_limits_running() == NULL) {
-        return GRPC_OK;
+    int64_t next = INT64_MAX;
+    if (s->domain == NULL || named_limits_running() == NULL ||
+        (!s->dirty && t < s->next_ms &&
+         s->generation == named_limits_generation())) {
+        return GRPC_OK;                 /* nothing can be due: no walk */
     }
     remap_stream(s);
+    s->dirty = false;
     while ((e = dict_next(&s->members, &it)) != NULL) {
         struct member *m = e->owner.p;
-        if (!push_due(m, t) || !acts_room(&x, n, &cap)) {
-            continue;
+        if (push_due(m, t) && acts_room(&x, n, &cap)) {
+            if (qs_stale(&m->q, t)) {
+                bucket_leave(m);        /* its share goes to the others */
+                m->kind = KIND_ABANDON;
+            }
+            choose(m, t, &x[n++]);
         }
-        if (qs_stale(&m->q, t)) {
-            bucket_leave(m);            /* its share goes to the others */
-            m->kind = KIND_ABANDON;
+        if (m->kind != KIND_ABANDON) {
+            int64_t at = member_next_ms(m, t);
+            next = at < next ? at : next;
         }
-        choose(m, t, &x[n++]);
     }
+    s->next_ms = next;
+    s->dirty |= next <= t;
     return send_acts(s, x, n, out, out_len, why);
 }
 
