@@ -682,3 +682,33 @@ def test_in_a_cluster_usage_goes_on_the_counters_owner(start_daemon, tmp_path, p
                                       "HITS", "0")[2] == 26
     s.close()
     d.channel.close()
+
+
+def test_a_stream_that_stalls_is_reset_and_its_share_given_back(rlqs, pb):
+    rlqs.client().config_set("grpc-stream-idle-timeout", "300")
+    a, b = Stream(rlqs, pb), Stream(rlqs, pb)
+    a.report("quota", ({"service": "api"}, 200, 0, 1))
+    assert actions(a.next())[bucket(service="api")][1:3] == (8, 8)     # the pool
+    b.report("quota", ({"service": "api"}, 200, 0, 1))
+    kind, tokens, per_fill, fill, ttl = actions(b.next())[bucket(service="api")]
+    assert tokens / fill == pytest.approx(POOL / 2, rel=1e-6)
+    # b says nothing more: the transport resets it at the idle bound, and
+    # its share goes back to a, which keeps reporting.
+    rates = []
+    deadline = time.time() + WAIT
+    while time.time() < deadline:
+        rlqs.clock.advance(1)
+        a.report("quota", ({"service": "api"}, 50, 150, 1))
+        for r in [a.next()] + a.drain():
+            got = actions(r).get(bucket(service="api"))
+            if got and got[0] == "token":
+                rates.append(got[1] / got[3])
+        if rates[-1] == pytest.approx(POOL, rel=1e-6):
+            break
+        time.sleep(0.1)
+    assert POOL / 2 == pytest.approx(min(rates), rel=1e-6)
+    assert rates[-1] == pytest.approx(POOL, rel=1e-6)
+    assert b.status()[0] == grpc.StatusCode.CANCELLED
+    got = wait_samples(rlqs.metrics_port, lambda g: g.get(("cellgate_rlqs_streams", ())) == 1)
+    assert got[("cellgate_rlqs_streams", ())] == 1
+    a.close()
