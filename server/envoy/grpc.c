@@ -107,6 +107,7 @@ stream_drop(struct gstream *gs)
     gs->svc->close(gs->st);
     TAILQ_REMOVE(&gs->g->streams, gs, link);
     streaming_calls--;
+    srv.stats.grpc_streaming_ended++;
     free(gs);
 }
 
