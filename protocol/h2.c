@@ -1307,13 +1307,16 @@ expire_unary(struct h2_conn *h, int64_t now_ms, int64_t timeout_ms)
 /* A streaming call open is not bounded by its age, which breaks the order
  * expire_unary counts on: with one, every stream is looked at. An open
  * call whose client, its side open, sent nothing for stream_idle_ms is
- * reset with RST_STREAM CANCEL: the peer may be gone, so no status it may
- * never read; this is how gRPC servers end a stream a client abandoned
- * (grpc-go resets a stream its handler gave up on with CANCEL), and it
- * frees both sides at once. A call whose client half-closed (a
+ * reset with RST_STREAM CANCEL (the client sees CANCELLED), as
+ * grpc-stream-timeout resets a stalled call. gRPC servers have no bound
+ * per stream; the nearest, grpc-go's keepalive (ServerParameters Time and
+ * Timeout), closes the transport of a peer that stopped answering pings,
+ * ending every call on it. This one is per call, so that a silent call
+ * costs no other call on the connection (Envoy multiplexes), and a reset,
+ * not a status, because a client gone silent may never read one, and a
+ * reset frees both sides at once. A call whose client half-closed (a
  * server-streaming call such as Health/Watch, right after its request)
- * sends nothing more by design: only its connection bounds it, as
- * grpc-go's keepalive bounds a stream through its transport. */
+ * sends nothing more by design: only its connection bounds it. */
 static size_t
 expire_all(struct h2_conn *h, int64_t now_ms, int64_t timeout_ms)
 {

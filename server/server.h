@@ -41,6 +41,7 @@ struct server_stats {
     uint64_t grpc_memory_limit_closes;  /* grpc-max-memory */
     uint64_t grpc_stream_timeouts;      /* grpc-stream-timeout */
     uint64_t grpc_streaming_opened;     /* streaming calls served */
+    uint64_t grpc_streaming_ended;      /* of them, over (any way) */
     uint64_t grpc_streaming_refused;    /* grpc-max-streaming-calls */
     uint64_t grpc_streaming_idle_resets; /* grpc-stream-idle-timeout */
     uint64_t grpc_streaming_output_resets; /* client-output-hard-limit */

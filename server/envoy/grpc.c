@@ -32,7 +32,8 @@
  * stream it keeps open (grpc-stream-idle-timeout), output the peer does
  * not take (client-output-hard-limit per call); grpc-stream-timeout does
  * not cut a healthy one, and `timeout` does not close a connection that
- * has one open (as Redis's does not close a subscriber).
+ * has one open: as Redis's does not close a subscriber, and as grpc-go's
+ * MaxConnectionIdle counts a connection idle only while no call is open.
  */
 #include "server/envoy/grpc.h"
 
@@ -107,6 +108,7 @@ stream_drop(struct gstream *gs)
     gs->svc->close(gs->st);
     TAILQ_REMOVE(&gs->g->streams, gs, link);
     streaming_calls--;
+    srv.stats.grpc_streaming_ended++;
     free(gs);
 }
 

@@ -12,8 +12,10 @@
 /* Listen on grpc-bind:grpc-port when grpc-port is set. 0, or -1 (logged). */
 int grpc_setup(void);
 
-/* From cron: close connections idle for `timeout` seconds, reset streams
- * open for grpc-stream-timeout ms. */
+/* From cron: close connections idle for `timeout` seconds (none with a
+ * streaming call open), reset streams open for grpc-stream-timeout ms and
+ * streaming calls silent for grpc-stream-idle-timeout ms, and send what
+ * each streaming call's service has to push (its `due`). */
 void grpc_cron(void);
 
 /* Bytes all gRPC connections hold (INFO's mem_clients_grpc), and of them

@@ -253,6 +253,7 @@ stats_grpc(struct textbuf *t, const struct server_stats *s)
              "grpc_stream_timeouts:%llu\r\n"
              "grpc_streaming_calls:%zu\r\n"
              "grpc_streaming_calls_opened:%llu\r\n"
+             "grpc_streaming_calls_ended:%llu\r\n"
              "grpc_streaming_calls_refused:%llu\r\n"
              "grpc_streaming_calls_idle_resets:%llu\r\n"
              "grpc_streaming_calls_output_resets:%llu\r\n"
@@ -266,6 +267,7 @@ stats_grpc(struct textbuf *t, const struct server_stats *s)
              (unsigned long long)s->grpc_stream_timeouts,
              grpc_streaming_calls(),
              (unsigned long long)s->grpc_streaming_opened,
+             (unsigned long long)s->grpc_streaming_ended,
              (unsigned long long)s->grpc_streaming_refused,
              (unsigned long long)s->grpc_streaming_idle_resets,
              (unsigned long long)s->grpc_streaming_output_resets,

@@ -187,7 +187,8 @@ def test_many_watch_streams_and_what_a_closed_connection_frees(start_daemon):
         (grpc_memory(d), busy)
     for w in watchers:
         w.close()
-    assert stats(d)["grpc_streaming_calls_opened"] == 120
+    s = stats(d)
+    assert s["grpc_streaming_calls_opened"] == s["grpc_streaming_calls_ended"] == 120
 
 
 def test_grpc_max_streaming_calls_refuses_the_next_and_keeps_the_others(

@@ -829,6 +829,19 @@ expect_message(struct h2_conn *h, int32_t id, int i, size_t len)
     }
 }
 
+/* A session with one streaming call open, its OPEN taken. */
+static struct h2_conn *
+session_with_stream(struct client *c, int32_t *id)
+{
+    client_init(c);
+    budget.streaming = is_streaming;
+    struct h2_conn *h = h2_new(MAX_MESSAGE, 100, &budget);
+    *id = open_stream(c);
+    ck_assert_int_eq(pump(c, h, 0), 0);
+    expect_event(h, H2_OPEN, *id);
+    return h;
+}
+
 /* Three messages in one DATA frame come out as three; a fourth split over
  * three frames (its prefix cut too) comes out once its last byte is in;
  * the client's END_STREAM is HALF_CLOSED; the server's messages and
@@ -911,12 +924,8 @@ START_TEST(test_ten_megabytes_on_one_stream_never_stall)
     struct part p;
     struct h2_event ev;
     size_t messages = 0;
-    client_init(&c);
-    budget.streaming = is_streaming;
-    struct h2_conn *h = h2_new(MAX_MESSAGE, 100, &budget);
-    int32_t id = open_stream(&c);
-    ck_assert_int_eq(pump(&c, h, 0), 0);
-    expect_event(h, H2_OPEN, id);
+    int32_t id;
+    struct h2_conn *h = session_with_stream(&c, &id);
     for (int round = 0; round < 1250; round++) {
         memset(&p, 0, sizeof(p));
         for (int i = 0; i < 8; i++) {
@@ -989,13 +998,9 @@ START_TEST(test_unsent_output_past_its_limit_resets_the_call)
     struct h2_event ev;
     static unsigned char msg[1000];
     const unsigned char *o;
-    client_init(&c);
-    budget.streaming = is_streaming;
+    int32_t id;
     budget.stream_output_max = 8192;
-    struct h2_conn *h = h2_new(MAX_MESSAGE, 100, &budget);
-    int32_t id = open_stream(&c);
-    ck_assert_int_eq(pump(&c, h, 0), 0);
-    expect_event(h, H2_OPEN, id);
+    struct h2_conn *h = session_with_stream(&c, &id);
     size_t idle = budget.used;
     int rc = 0, sent = 0;
     for (; sent < 200 && rc == 0; sent++) {
@@ -1028,12 +1033,8 @@ START_TEST(test_a_streaming_message_over_the_largest_ends_the_call)
     struct client c;
     struct part p;
     struct h2_event ev;
-    client_init(&c);
-    budget.streaming = is_streaming;
-    struct h2_conn *h = h2_new(MAX_MESSAGE, 100, &budget);
-    int32_t id = open_stream(&c);
-    ck_assert_int_eq(pump(&c, h, 0), 0);
-    expect_event(h, H2_OPEN, id);
+    int32_t id;
+    struct h2_conn *h = session_with_stream(&c, &id);
     memset(&p, 0, sizeof(p));
     add_message(&p.b, 0, 8);
     p.b.p[3] = 0x20;                        /* declares 8 KiB + 8 */
