@@ -18,6 +18,8 @@ qs_member_init(struct qs_member *m, int64_t now_ms)
     m->share = 0;
     m->interval_ms = QS_DEFAULT_INTERVAL_MS;
     m->reported_ms = now_ms;
+    m->acc_count = 0;
+    m->acc_ms = 0;
     m->sent.deny_all = false;
     m->sent.allow_all = false;
     m->sent.max_tokens = 0;
@@ -30,16 +32,29 @@ void
 qs_report(struct qs_member *m, uint64_t allowed, uint64_t denied,
           int64_t elapsed_ms, int64_t now_ms)
 {
-    if (elapsed_ms < QS_MIN_INTERVAL_MS) {
-        elapsed_ms = QS_MIN_INTERVAL_MS;
+    if (elapsed_ms < 0) {
+        elapsed_ms = 0;
     } else if (elapsed_ms > QS_MAX_INTERVAL_MS) {
         elapsed_ms = QS_MAX_INTERVAL_MS;
     }
-    /* Summed as doubles: two counts near 2^64 do not wrap. */
-    m->demand = ((double)allowed + (double)denied) * MS_PER_SEC /
-                (double)elapsed_ms;
-    m->interval_ms = elapsed_ms;
+    /* Summed as doubles: counts near 2^64 do not wrap. */
+    m->acc_count += (double)allowed + (double)denied;
+    m->acc_ms += elapsed_ms;
     m->reported_ms = now_ms;
+    /* A report much shorter than the interval (Envoy reports at once
+     * when it applies a new assignment) is added to the next: a rate over
+     * a few ms says little, and a share moved by it would bring another
+     * such report. */
+    if (m->acc_ms < m->interval_ms / 2) {
+        return;
+    }
+    int64_t span = m->acc_ms < QS_MIN_INTERVAL_MS ? QS_MIN_INTERVAL_MS
+                   : m->acc_ms > QS_MAX_INTERVAL_MS ? QS_MAX_INTERVAL_MS
+                   : m->acc_ms;
+    m->demand = m->acc_count * MS_PER_SEC / (double)span;
+    m->interval_ms = span;
+    m->acc_count = 0;
+    m->acc_ms = 0;
 }
 
 double

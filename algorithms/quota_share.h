@@ -65,7 +65,9 @@ struct qs_member {
     double demand;              /* requests a second, its last report */
     double share;               /* requests a second, the last split */
     int64_t interval_ms;        /* its reporting interval */
-    int64_t reported_ms;        /* its last report (-1: none yet) */
+    int64_t reported_ms;        /* its last report */
+    double acc_count;           /* short reports' requests, not yet */
+    int64_t acc_ms;             /* ... in demand, and their span */
     struct qs_assignment sent;  /* what it was last sent */
     int64_t sent_ms;            /* when (-1: never) */
     int64_t changed_ms;         /* when a new bucket was last sent */
@@ -73,8 +75,10 @@ struct qs_member {
 
 void qs_member_init(struct qs_member *m, int64_t now_ms);
 
-/* A usage report: allowed and denied over elapsed_ms (clamped to
- * QS_MIN_INTERVAL_MS..QS_MAX_INTERVAL_MS, which is then its interval). */
+/* A usage report: allowed and denied over elapsed_ms. The demand is
+ * their rate, and elapsed_ms (clamped to QS_MIN_INTERVAL_MS ..
+ * QS_MAX_INTERVAL_MS) the interval; a report under half the interval is
+ * held and added to the next. */
 void qs_report(struct qs_member *m, uint64_t allowed, uint64_t denied,
                int64_t elapsed_ms, int64_t now_ms);
 

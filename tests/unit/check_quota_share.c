@@ -142,11 +142,29 @@ START_TEST(test_report_clamps_its_interval)
 {
     struct qs_member m;
     qs_member_init(&m, 0);
-    qs_report(&m, UINT64_MAX, UINT64_MAX, 0, 5);
+    m.interval_ms = 150;
+    qs_report(&m, UINT64_MAX, UINT64_MAX, 80, 5);
     ck_assert_int_eq(m.interval_ms, QS_MIN_INTERVAL_MS);
     ck_assert(m.demand > 1e19);
     qs_report(&m, 10, 0, INT64_MAX, 5);
     ck_assert_int_eq(m.interval_ms, QS_MAX_INTERVAL_MS);
+}
+END_TEST
+
+START_TEST(test_a_short_report_waits_for_the_next)
+{
+    struct qs_member m;
+    qs_member_init(&m, 0);
+    qs_report(&m, 40, 10, 1000, 1000);      /* 50 a second */
+    ck_assert_double_eq_tol(m.demand, 50, 1e-9);
+    /* Envoy reports at once on a new assignment: 3 in 20 ms says little,
+     * it is kept for the next, which covers the rest of the second. */
+    qs_report(&m, 3, 0, 20, 1020);
+    ck_assert_double_eq_tol(m.demand, 50, 1e-9);
+    ck_assert_int_eq(m.reported_ms, 1020);
+    qs_report(&m, 57, 0, 980, 2000);
+    ck_assert_double_eq_tol(m.demand, 60, 1e-9);
+    ck_assert_int_eq(m.interval_ms, 1000);
 }
 END_TEST
 
@@ -325,6 +343,7 @@ quota_share_suite(void)
     tcase_add_test(tc, test_bucket_is_a_tenth_of_a_unit);
     tcase_add_test(tc, test_changes_wait_an_interval_and_small_ones_none);
     tcase_add_test(tc, test_report_clamps_its_interval);
+    tcase_add_test(tc, test_a_short_report_waits_for_the_next);
     tcase_add_test(tc, test_three_envoys_share_a_limit);
     suite_add_tcase(s, tc);
     return s;
