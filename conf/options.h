@@ -92,7 +92,13 @@
       "0 = no limit")                                                         \
     X(grpc_stream_timeout, "grpc-stream-timeout", CONF_INT, "10000", 0,       \
       2147483647, "reset a gRPC stream still open this many milliseconds "    \
-      "after it began; 0 = never")                                            \
+      "after it began; 0 = never (a streaming call open is not bounded so)")  \
+    X(grpc_max_streaming_calls, "grpc-max-streaming-calls", CONF_INT, "1000", \
+      0, 1000000, "most streaming gRPC calls (Health/Watch...) open at once " \
+      "on grpc-port; the next is answered RESOURCE_EXHAUSTED")                \
+    X(grpc_stream_idle_timeout, "grpc-stream-idle-timeout", CONF_INT,         \
+      "300000", 0, 2147483647, "reset a streaming gRPC call whose client, "   \
+      "its side open, sent no message for this many milliseconds; 0 = never") \
     X(rls_forward_timeout, "rls-forward-timeout", CONF_INT, "250", 1,        \
       60000, "cluster-mode yes: milliseconds a gRPC call waits for the "      \
       "nodes that own its descriptors' counters")                             \

@@ -196,10 +196,11 @@ START_TEST(test_every_default_is_within_its_own_bounds_and_valid)
     size_t n;
     const struct conf_option *t = conf_options(&n);
 
-    /* Redis 7.0.15's 178 options and cellgate's own 27 (rls-forward-timeout
+    /* Redis 7.0.15's 178 options and cellgate's own 29 (rls-forward-timeout
      * and rls-failure-mode-deny, then top-denied-keys, then rls-shadow-mode
-     * and rls-quota-mode the last added) */
-    ck_assert_uint_eq(n, 205);
+     * and rls-quota-mode, then grpc-max-streaming-calls and
+     * grpc-stream-idle-timeout the last added) */
+    ck_assert_uint_eq(n, 207);
     for (size_t i = 0; i < n; i++) {
         char buf[64];
 
