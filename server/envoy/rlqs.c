@@ -298,6 +298,9 @@ bucket_leave(struct member *m)
     dict_remove_key(&buckets, b->counter, b->clen);
     mem_free(b);
     stats.buckets--;
+    if (buckets.used == 0) {
+        dict_free(&buckets);            /* no table kept for none */
+    }
 }
 
 /* ---- mapping a bucket to a limit --------------------------------------- */

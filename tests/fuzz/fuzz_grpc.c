@@ -8,7 +8,12 @@
  *   1: the rest is a ShouldRateLimit request message;
  *   2: the rest is a Health/Check request message;
  *   3: the rest drives two connections at the frame level, as grpc.c runs
- *      them, with time passing (see "the connection level" below).
+ *      them, with time passing (see "the connection level" below);
+ *   4: the rest is one Rate Limit Quota Service stream (rlqs.c): messages
+ *      of a length byte and that many bytes, each a usage report, a byte
+ *      of milliseconds (x 20) passing before it, the pushes due after it,
+ *      then the stream closed; a second stream on the same buckets beside
+ *      it when the first byte is odd.
  * Calls decode with protobuf-c and decide through named limits (a small
  * limits file written at start-up) on an in-process keyspace, made anew
  * for each input. Nothing may crash or read out of bounds, the counted
@@ -29,6 +34,7 @@
 #include "server/keyspace.h"
 #include "server/envoy/named_limits.h"
 #include "server/envoy/rl_stats.h"
+#include "server/envoy/rlqs.h"
 #include "server/envoy/rls.h"
 #include "server/server.h"
 
@@ -586,6 +592,57 @@ serve_connections(const uint8_t *data, size_t size)
     }
 }
 
+/* Mode 4: report after report on one stream (or two), pushes between. */
+static void
+serve_rlqs(const uint8_t *data, size_t size)
+{
+    enum grpc_status refuse;
+    const char *why;
+    void *st[2] = { NULL, NULL };
+    int64_t now = 1700000000LL * 1000;
+    size_t at = 1;
+    if (size == 0) {
+        return;
+    }
+    st[0] = rlqs_open(NULL, 1, 0, &refuse, &why);
+    CHECK(st[0] != NULL);
+    if (data[0] & 1) {
+        st[1] = rlqs_open(NULL, 3, 0, &refuse, &why);
+        CHECK(st[1] != NULL);
+    }
+    for (int k = 0; at + 2 <= size; k ^= st[1] != NULL) {
+        size_t len = data[at + 1];
+        now += 20 * (int64_t)data[at];
+        clock_set_fake_wall(now * 1000000);
+        at += 2;
+        len = len < size - at ? len : size - at;
+        const unsigned char *out = NULL;
+        size_t out_len = 0;
+        if (st[k] != NULL &&
+            rlqs_message(st[k], data + at, len, 0, &out, &out_len, &why) !=
+            GRPC_OK) {
+            rlqs_close(st[k]);      /* the stream ends on an error */
+            st[k] = NULL;
+        }
+        for (int j = 0; j < 2; j++) {
+            out = NULL;
+            if (st[j] != NULL &&
+                rlqs_due(st[j], 0, &out, &out_len, &why) != GRPC_OK) {
+                rlqs_close(st[j]);
+                st[j] = NULL;
+            }
+        }
+        at += len;
+    }
+    for (int j = 0; j < 2; j++) {
+        if (st[j] != NULL) {
+            rlqs_close(st[j]);
+        }
+    }
+    clock_reset_clamp();            /* the next input starts as this did */
+    clock_set_fake_wall(1700000000LL * 1000000000LL);
+}
+
 static void
 serve_message(const char *path, const uint8_t *data, size_t size)
 {
@@ -625,9 +682,12 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         return 0;
     }
     CHECK(keyspace_init(seed, clock_wall_now()) == 0);
-    switch (data[0] % 4) {
+    switch (data[0] % 5) {
     case 0:
         serve_session(data + 1, size - 1);
+        break;
+    case 4:
+        serve_rlqs(data + 1, size - 1);
         break;
     case 3:
         serve_connections(data + 1, size - 1);
