@@ -13,8 +13,9 @@
  *   "user": "alice"} finds the limit, and the counter key, ShouldRateLimit
  *   finds for [path=/login, user=alice]. No limit: rlqs-unknown-bucket's
  *   action (ALLOW_ALL, DENY_ALL or abandon_action); an unlimited limit:
- *   ALLOW_ALL; requests_per_unit 0: DENY_ALL; a shadow_mode limit:
- *   ALLOW_ALL, its usage still counted (the shadow series on /metrics).
+ *   ALLOW_ALL; requests_per_unit 0: DENY_ALL; a shadow_mode limit (every
+ *   limit with rls-shadow-mode yes): ALLOW_ALL, its usage still counted
+ *   (the shadow series on /metrics).
  * - One quota. Every limited bucket is a shared counter (struct bucket,
  *   one per counter key, whatever stream reports it). A report's allowed
  *   requests are put on the counter as RL.CHECK's hits (database 0, as
@@ -116,7 +117,7 @@ struct bucket {
 struct stream {
     char *domain;                   /* NULL before the first report */
     struct dict members;            /* canonical id -> struct member */
-    uint64_t generation;            /* of the limits it was mapped with */
+    uint64_t generation;            /* mapping() it was mapped with */
     bool dirty;                     /* a share of it changed: look */
     int64_t next_ms;                /* else nothing is due before this */
     unsigned char *out;             /* the last answer's bytes */
@@ -127,6 +128,14 @@ struct stream {
 static TAILQ_HEAD(, stream) streams = TAILQ_HEAD_INITIALIZER(streams);
 static struct dict buckets = DICT_SERVER;   /* counter -> struct bucket */
 static struct rlqs_stats stats;
+
+/* What a stream's buckets were mapped with: the running limits, and
+ * rls-shadow-mode (its flip maps them again too). */
+static uint64_t
+mapping(void)
+{
+    return named_limits_generation() * 2 + (srv.conf.rls_shadow_mode ? 1 : 0);
+}
 
 static int64_t
 now_ms(void)
@@ -354,10 +363,13 @@ map_member(struct member *m)
         return strcmp(err, "OOM") != 0 || d.n == 0;
     }
     bool ok = true;
-    if (rule.has_limit) {
-        m->shadow = rule.shadow;
-        m->kind = rule.unlimited || rule.shadow ? KIND_ALLOW
+    if (rule.has_limit && !rule.unlimited) {
+        /* rls-shadow-mode: every limit as if in shadow_mode. */
+        m->shadow = rule.shadow || srv.conf.rls_shadow_mode;
+        m->kind = m->shadow ? KIND_ALLOW
                   : rule.requests_per_unit == 0 ? KIND_DENY : KIND_SHARED;
+    } else if (rule.has_limit) {
+        m->kind = KIND_ALLOW;
     }
     if (m->kind == KIND_SHARED) {
         struct bucket *b = bucket_get(counter.p, counter.len, &rule);
@@ -401,10 +413,10 @@ remap_stream(struct stream *s)
 {
     struct dict_iter it = { 0, NULL };
     struct dict_entry *e;
-    if (s->generation == named_limits_generation()) {
+    if (s->generation == mapping()) {
         return;
     }
-    s->generation = named_limits_generation();
+    s->generation = mapping();
     s->dirty = true;
     while ((e = dict_next(&s->members, &it)) != NULL) {
         (void)remap_member(e->owner.p);
@@ -887,7 +899,7 @@ rlqs_open(void *caller_ctx, int32_t stream, int64_t now,
         return NULL;
     }
     s->members = (struct dict)DICT_SERVER;
-    s->generation = named_limits_generation();
+    s->generation = mapping();
     s->dirty = true;
     TAILQ_INSERT_TAIL(&streams, s, link);
     stats.streams++;
@@ -1009,7 +1021,7 @@ rlqs_due(void *st, int64_t now, const unsigned char **out, size_t *out_len,
     int64_t next = INT64_MAX;
     if (s->domain == NULL || named_limits_running() == NULL ||
         (!s->dirty && t < s->next_ms &&
-         s->generation == named_limits_generation())) {
+         s->generation == mapping())) {
         return GRPC_OK;                 /* nothing can be due: no walk */
     }
     remap_stream(s);

@@ -528,6 +528,36 @@ def test_a_limit_gone_at_reload_is_abandoned_and_a_new_one_assigned(rlqs, pb):
     s.close()
 
 
+def test_rls_shadow_mode_allows_every_bucket_and_counts_it_apart(rlqs, pb):
+    c = rlqs.client()
+    s = Stream(rlqs, pb)
+    s.report("quota", ({"service": "api"}, 1, 0, 1), ({"tier": "blocked"}, 0, 1, 1))
+    got = actions(s.next())
+    assert got[bucket(service="api")][0] == "token"
+    assert got[bucket(tier="blocked")][0] == "deny"
+    c.config_set("rls-shadow-mode", "yes")
+    got = {}
+    deadline = time.time() + WAIT
+    while len(got) < 2 and time.time() < deadline:      # pushed, no report
+        got.update(actions(s.next()))
+    assert got == {bucket(service="api"): ("allow", 4.0),
+                   bucket(tier="blocked"): ("allow", 4.0)}
+    s.report("quota", ({"service": "api"}, 20, 0, 1))
+    s.next()
+    samples = wait_samples(rlqs.metrics_port, lambda g: g.get(
+        ("cellgate_rlqs_folded_total", (("mode", "shadow"),))) == 20)
+    assert samples[("cellgate_rlqs_folded_total", (("mode", "shadow"),))] == 20
+    assert c.execute_command("RL.CHECK", "quota", "service=api", "HITS", "0")[2] == 79
+    c.config_set("rls-shadow-mode", "no")
+    got = {}
+    deadline = time.time() + WAIT
+    while len(got) < 2 and time.time() < deadline:
+        got.update(actions(s.next()))
+    assert got[bucket(service="api")][0] == "token"
+    assert got[bucket(tier="blocked")][0] == "deny"
+    s.close()
+
+
 def test_a_bucket_no_longer_reported_is_abandoned(rlqs, pb):
     s = Stream(rlqs, pb)
     s.report("quota", ({"service": "api"}, 1, 0, 1), ({"service": "spare"}, 1, 0, 1))
