@@ -20,7 +20,8 @@
  *   one per counter key, whatever stream reports it). A report's allowed
  *   requests are put on the counter as RL.CHECK's hits (database 0, as
  *   gRPC's): what fits of them (a counter never goes past its limit; what
- *   did not fit is over-admission, counted apart), so RL.CHECK and
+ *   did not fit was over-admitted: /metrics' reported allowed less its
+ *   folded), so RL.CHECK and
  *   ShouldRateLimit callers see the Envoys' use and the Envoys' shares see
  *   theirs (the pool is N less what others took this window).
  * - Shares: algorithms/quota_share.c's rule (a token bucket per Envoy,
@@ -30,14 +31,20 @@
  *   The other streams of a bucket whose split changed get theirs from
  *   rlqs_due(), as do refreshes (at half the time to live, 4 reporting
  *   intervals) and abandon_action for a bucket whose stream stopped
- *   reporting it (4 intervals) or whose limit a reload removed.
+ *   reporting it (4 intervals) or whose limit a reload removed. A report's
+ *   time_elapsed of 0 (Envoy's first for a bucket) counts as the bucket's
+ *   interval; rlqs_due() walks a stream's buckets only when a share of it
+ *   changed or a refresh or stale mark is reached. Time is the limiter
+ *   clock's (clock_wall_now()), the counters', not the caller's now_ms.
  * - Bounds: rlqs-max-buckets per stream (RESOURCE_EXHAUSTED past it), the
  *   message size (grpc-max-message, grpc.c's), a malformed report ends
  *   the stream INVALID_ARGUMENT; the transport bounds idle and unread
  *   streams. A closed stream's shares go back to the others at once.
  * - In cluster-mode yes a bucket's counter lives on its slot's owner; a
  *   report for a counter this node does not serve is put there by
- *   rls_forward_decide(), as ShouldRateLimit's descriptors are.
+ *   rls_forward_decide(), as ShouldRateLimit's descriptors are (the
+ *   answer, fold_finished(), comes later). The split is this node's, among
+ *   the streams it holds; other nodes' Envoys count as others.
  */
 #include "server/envoy/rlqs.h"
 
