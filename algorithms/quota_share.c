@@ -33,8 +33,10 @@ qs_report(struct qs_member *m, uint64_t allowed, uint64_t denied,
           int64_t elapsed_ms, int64_t now_ms)
 {
     if (elapsed_ms < 0) {
-        elapsed_ms = 0;
-    } else if (elapsed_ms > QS_MAX_INTERVAL_MS) {
+        /* Unknown: the time since its last report, as seen here. */
+        elapsed_ms = now_ms > m->reported_ms ? now_ms - m->reported_ms : 0;
+    }
+    if (elapsed_ms > QS_MAX_INTERVAL_MS) {
         elapsed_ms = QS_MAX_INTERVAL_MS;
     }
     /* Summed as doubles: counts near 2^64 do not wrap. */

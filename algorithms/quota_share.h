@@ -75,7 +75,8 @@ struct qs_member {
 
 void qs_member_init(struct qs_member *m, int64_t now_ms);
 
-/* A usage report: allowed and denied over elapsed_ms. The demand is
+/* A usage report: allowed and denied over elapsed_ms (below 0: unknown,
+ * the time since m's last report or its start stands in). The demand is
  * their rate, and elapsed_ms (clamped to QS_MIN_INTERVAL_MS ..
  * QS_MAX_INTERVAL_MS) the interval; a report under half the interval is
  * held and added to the next. */

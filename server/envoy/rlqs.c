@@ -32,8 +32,8 @@
  *   rlqs_due(), as do refreshes (at half the time to live, 4 reporting
  *   intervals) and abandon_action for a bucket whose stream stopped
  *   reporting it (4 intervals) or whose limit a reload removed. A report's
- *   time_elapsed of 0 (Envoy's first for a bucket) counts as the bucket's
- *   interval; rlqs_due() walks a stream's buckets only when a share of it
+ *   time_elapsed of 0 or whole seconds (Envoy's first for a bucket; its
+ *   newer client's) gives way to the time seen between reports; rlqs_due() walks a stream's buckets only when a share of it
  *   changed or a refresh or stale mark is reached. Time is the limiter
  *   clock's (clock_wall_now()), the counters', not the caller's now_ms.
  * - Bounds: rlqs-max-buckets per stream (RESOURCE_EXHAUSTED past it), the
@@ -608,15 +608,17 @@ member_get(struct stream *s, unsigned char *id, size_t idlen,
     return m;
 }
 
-/* The span a usage covers. Envoy sends 0 (or nothing) for a bucket's
- * first report, made at its first request, and its newer client whole
- * seconds only: 0 then stands for the bucket's interval as known. */
+/* The span a usage covers, or -1: unknown, the time between the bucket's
+ * reports as seen here stands in. Envoy's first report of a bucket (at its
+ * first request) says 0 or nothing, and its newer client (v1.33's
+ * GlobalRateLimitClientImpl) whole seconds only, or nothing under one: a
+ * report of whole seconds is taken as unknown. */
 static int64_t
-elapsed_ms(const Usage *u, const struct member *m)
+elapsed_ms(const Usage *u)
 {
     const Envoy__Service__RateLimitQuota__V3__Duration *d = u->time_elapsed;
-    if (d == NULL || (d->seconds == 0 && d->nanos / NS_PER_MS == 0)) {
-        return m->q.interval_ms;
+    if (d == NULL || d->nanos == 0) {
+        return -1;
     }
     if (d->seconds > QS_MAX_INTERVAL_MS / MS_PER_SEC) {
         return QS_MAX_INTERVAL_MS;
@@ -647,7 +649,7 @@ read_usage(struct stream *s, const Usage *u, enum grpc_status *status,
     }
     int64_t t = now_ms();
     qs_report(&m->q, u->num_requests_allowed, u->num_requests_denied,
-              elapsed_ms(u, m), t);
+              elapsed_ms(u), t);
     stats.allowed[m->shadow] += u->num_requests_allowed;
     stats.denied[m->shadow] += u->num_requests_denied;
     if (m->kind == KIND_SHARED || m->shadow) {

@@ -614,25 +614,30 @@ def test_a_bad_report_ends_the_stream_invalid_argument(rlqs, pb, message, why):
     ok.close()
 
 
-def test_a_first_report_without_time_elapsed_is_envoys_and_taken(rlqs, pb):
-    # Envoy reports a new bucket at its first request with time_elapsed 0
-    # (and its newer client sends whole seconds only, so 0 again): the
-    # bucket's interval stands in (1 s until known).
+def test_a_time_elapsed_of_zero_or_whole_seconds_is_measured_here(rlqs, pb):
+    # Envoy reports a new bucket at its first request with time_elapsed 0,
+    # and its newer client sends whole seconds only (nothing under one): the
+    # time between the bucket's reports as seen here stands in.
     m = pb.RateLimitQuotaUsageReports
     s = Stream(rlqs, pb)
-    s.send_raw(m(domain="quota", bucket_quota_usages=[m.BucketQuotaUsage(
-        bucket_id=pb.BucketId(bucket={"service": "api"}), num_requests_allowed=1)]))
-    assert actions(s.next())[bucket(service="api")][-1] == 4.0
-    s.send_raw(m(domain="quota", bucket_quota_usages=[m.BucketQuotaUsage(
-        bucket_id=pb.BucketId(bucket={"service": "api"}), num_requests_allowed=1,
-        time_elapsed=pb.Duration(seconds=0))]))
-    assert actions(s.next())[bucket(service="api")][0] == "token"
-    # A 2 s interval, then 0 again: its time to live stays 4 intervals.
-    s.report("quota", ({"service": "api"}, 0, 0, 2))
-    assert actions(s.next())[bucket(service="api")][-1] == 8.0
-    s.send_raw(m(domain="quota", bucket_quota_usages=[m.BucketQuotaUsage(
-        bucket_id=pb.BucketId(bucket={"service": "api"}))]))
-    assert actions(s.next())[bucket(service="api")][-1] == 8.0
+
+    def report(**elapsed):
+        u = m.BucketQuotaUsage(bucket_id=pb.BucketId(bucket={"service": "api"}),
+                               num_requests_allowed=1)
+        if elapsed:
+            u.time_elapsed.CopyFrom(pb.Duration(**elapsed))
+        s.send_raw(m(domain="quota", bucket_quota_usages=[u]))
+        return actions(s.next())[bucket(service="api")]
+
+    assert report()[0] == "token"                       # 1 s until known
+    assert report(seconds=0)[-1] == 4.0
+    rlqs.clock.advance(2.5)
+    assert report(seconds=2)[-1] == 10.0                # 2.5 s seen: 4 of them
+    rlqs.clock.advance(0.5)
+    assert report()[-1] == 10.0                         # at once: held
+    rlqs.clock.advance(1.5)
+    # Said exactly: 1.5 s, and the 0.5 s held with it, 4 of 2 s.
+    assert report(seconds=1, nanos=500000000)[-1] == 8.0
     s.close()
 
 
@@ -718,17 +723,19 @@ def test_a_stream_that_stalls_is_reset_and_its_share_given_back(rlqs, pb):
     # b is silent for good; a reports every 50 ms, well inside the bound.
     rlqs.client().config_set("grpc-stream-idle-timeout", "600")
     a, b = Stream(rlqs, pb), Stream(rlqs, pb)
-    a.report("quota", ({"service": "api"}, 200, 0, 1))
-    assert actions(a.next())[bucket(service="api")][1:3] == (8, 8)     # the pool
-    b.report("quota", ({"service": "api"}, 200, 0, 1))
-    kind, tokens, per_fill, fill, ttl = actions(b.next())[bucket(service="api")]
+    # A first report of whole seconds is held (no span seen yet): two each.
+    for _ in range(2):
+        a.report("quota", ({"service": "api"}, 200, 0, 1))
+        assert actions(a.next())[bucket(service="api")][0] == "token"
+        b.report("quota", ({"service": "api"}, 200, 0, 1))
+        kind, tokens, per_fill, fill, ttl = actions(b.next())[bucket(service="api")]
+        rlqs.clock.advance(1)
     assert tokens / fill == pytest.approx(POOL / 2, rel=1e-6)
     # b says nothing more: the transport resets it at the idle bound, and
     # its share goes back to a, which keeps reporting.
     rates = []
     deadline = time.time() + WAIT
     while time.time() < deadline:
-        rlqs.clock.advance(1)
         a.report("quota", ({"service": "api"}, 50, 150, 1))
         for r in [a.next()] + a.drain():
             got = actions(r).get(bucket(service="api"))
@@ -736,6 +743,7 @@ def test_a_stream_that_stalls_is_reset_and_its_share_given_back(rlqs, pb):
                 rates.append(got[1] / got[3])
         if rates[-1] == pytest.approx(POOL, rel=1e-6):
             break
+        rlqs.clock.advance(1)
         time.sleep(0.05)
     assert POOL / 2 == pytest.approx(min(rates), rel=1e-6)
     assert rates[-1] == pytest.approx(POOL, rel=1e-6)

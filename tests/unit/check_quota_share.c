@@ -165,6 +165,14 @@ START_TEST(test_a_short_report_waits_for_the_next)
     qs_report(&m, 57, 0, 980, 2000);
     ck_assert_double_eq_tol(m.demand, 60, 1e-9);
     ck_assert_int_eq(m.interval_ms, 1000);
+    /* Unknown spans: the time between reports as seen. */
+    qs_report(&m, 30, 0, -1, 2500);
+    ck_assert_double_eq_tol(m.demand, 60, 1e-9);
+    ck_assert_int_eq(m.interval_ms, 500);
+    qs_report(&m, 1, 0, -1, 2500);          /* at once: held */
+    ck_assert_int_eq(m.interval_ms, 500);
+    qs_report(&m, 29, 0, -1, 3000);
+    ck_assert_double_eq_tol(m.demand, 60, 1e-9);
 }
 END_TEST
 
