@@ -610,8 +610,8 @@ member_get(struct stream *s, unsigned char *id, size_t idlen,
 
 /* The span a usage covers, or -1: unknown, the time between the bucket's
  * reports as seen here stands in. Envoy's first report of a bucket (at its
- * first request) says 0 or nothing, and its newer client (v1.33's
- * GlobalRateLimitClientImpl) whole seconds only, or nothing under one: a
+ * first request) says 0 or nothing, and its newer client
+ * (GlobalRateLimitClientImpl) whole seconds only, or nothing under one: a
  * report of whole seconds is taken as unknown. */
 static int64_t
 elapsed_ms(const Usage *u)
