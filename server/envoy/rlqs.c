@@ -100,7 +100,6 @@ struct member {
     bool shadow;                    /* its limit is in shadow mode */
     struct qs_member q;
     bool pending;                   /* an action due (the limits changed) */
-    int32_t serial;                 /* names it to rls_forward's finish */
     uint64_t asked;                 /* units a forwarded fold asks for */
     bool retried;                   /* ... a second time, what was left */
     unsigned char *id;              /* the BucketId, canonical (below) */
@@ -478,7 +477,7 @@ fold_ask(struct member *m, uint64_t hits, struct nl_status *st)
                                   sizeof(err)) == 0 ? RLS_DECIDED
                                                     : RLS_FAILED;
     }
-    struct rls_caller caller = { m->s, m->serial };
+    struct rls_caller caller = { m, 0 };     /* fold_finished()'s */
     m->asked = hits;
     return rls_forward_decide(m->s->domain, dlen, &d, 1, clock_wall_now(),
                               st, &overall, &caller, fold_finished, err,
@@ -518,28 +517,14 @@ fold(struct member *m, uint64_t allowed)
     clock_batch_close();
 }
 
-static struct member *
-member_by_serial(struct stream *s, int32_t serial)
-{
-    struct dict_iter it = { 0, NULL };
-    struct dict_entry *e;
-    while ((e = dict_next(&s->members, &it)) != NULL) {
-        struct member *m = e->owner.p;
-        if (m->serial == serial) {
-            return m;
-        }
-    }
-    return NULL;
-}
-
 /* A forwarded fold's answer (cluster-mode yes). */
 static void
 fold_finished(const struct rls_caller *caller, const struct nl_status *st,
               size_t n, enum nl_code overall)
 {
-    struct member *m = member_by_serial(caller->ctx, caller->stream);
+    struct member *m = caller->ctx;     /* still here: see member_free() */
     (void)overall;
-    if (m != NULL && n == 1) {
+    if (n == 1) {
         clock_batch_open();
         fold_answered(m, m->asked, st);
         clock_batch_close();
@@ -551,6 +536,9 @@ fold_finished(const struct rls_caller *caller, const struct nl_status *st,
 static void
 member_free(struct member *m)
 {
+    if (rls_forward_waiting() > 0) {
+        rls_forward_cancel(m);          /* its fold still waiting */
+    }
     bucket_leave(m);
     mem_free(m->id);
     mem_free(m);
@@ -571,7 +559,6 @@ static struct member *
 member_get(struct stream *s, unsigned char *id, size_t idlen,
            enum grpc_status *status, const char **why)
 {
-    static int32_t serials;
     struct dict_entry *e = dict_find(&s->members, id, idlen);
     if (e != NULL) {
         mem_free(id);
@@ -597,7 +584,6 @@ member_get(struct stream *s, unsigned char *id, size_t idlen,
     m->id = id;
     m->idlen = idlen;
     m->npairs = id_entries(id, idlen, pairs);
-    m->serial = serials++ & INT32_MAX;
     qs_member_init(&m->q, now_ms());
     stats.subscriptions++;
     if (!map_member(m)) {
@@ -1060,7 +1046,6 @@ rlqs_close(void *st)
     struct stream *s = st;
     struct dict_iter it = { 0, NULL };
     struct dict_entry *e;
-    rls_forward_cancel(s);              /* its folds still waiting */
     while ((e = dict_next(&s->members, &it)) != NULL) {
         member_free(e->owner.p);
     }
