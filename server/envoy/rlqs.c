@@ -490,7 +490,8 @@ static void
 fold_answered(struct member *m, uint64_t hits, const struct nl_status *st)
 {
     struct nl_status again;
-    if (!st->exceeded || hits == 0) {
+    /* An owner's answer (RL.CHECK ... STATUS) carries the code only. */
+    if (!(st->exceeded || st->code == NL_OVER_LIMIT) || hits == 0) {
         note_counter(m, hits, st);
         return;
     }

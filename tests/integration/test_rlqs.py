@@ -715,6 +715,16 @@ def test_in_a_cluster_usage_goes_on_the_counters_owner(start_daemon, tmp_path, p
     assert left == 20               # 30 an hour, 10 reported through node 0
     assert d.client().execute_command("RL.CHECK", "shards", "user=" + here,
                                       "HITS", "0")[2] == 26
+    # More than is left: the owner refuses the whole, then takes what fits.
+    s.report("shards", ({"user": away}, 100, 0, 1))
+    s.next()
+    deadline = time.time() + WAIT
+    while time.time() < deadline:
+        left = owner.execute_command("RL.CHECK", "shards", "user=" + away, "HITS", "0")[2]
+        if left == 0:
+            break
+        time.sleep(0.02)
+    assert left == 0
     s.close()
     d.channel.close()
 
