@@ -339,6 +339,75 @@ limits_match(const struct limits *l, const char *domain, size_t dlen,
     }
 }
 
+/* The first of the unused entries e[0..n) that level matches by
+ * key_value (exactly or a wildcard), else by key alone; -1 when none. */
+static long
+order_pick(const struct limits_node *level, const struct limits_entry *e,
+           size_t n, const bool *used)
+{
+    for (int by_key = 0; by_key < 2; by_key++) {
+        for (size_t i = 0; i < n; i++) {
+            if (used[i]) {
+                continue;
+            }
+            if (by_key) {
+                if (find_exact(level, e[i].key, e[i].klen) != NULL) {
+                    return (long)i;
+                }
+                continue;
+            }
+            size_t kvlen = e[i].klen + 1 + e[i].vlen;
+            char *kv = malloc(kvlen);
+            if (kv == NULL) {
+                return -1;
+            }
+            memcpy(kv, e[i].key, e[i].klen);
+            kv[e[i].klen] = '_';
+            memcpy(kv + e[i].klen + 1, e[i].value, e[i].vlen);
+            bool hit = find_exact(level, kv, kvlen) != NULL ||
+                       find_wildcard(level, kv, kvlen) != NULL;
+            free(kv);
+            if (hit) {
+                return (long)i;
+            }
+        }
+    }
+    return -1;
+}
+
+size_t
+limits_order_entries(const struct limits *l, const char *domain, size_t dlen,
+                     const struct limits_entry *e, size_t n, size_t *order)
+{
+    bool used[LIMITS_MAX_UNORDERED] = { false };
+    const struct limits_domain *d = l != NULL ? limits_domain(l, domain, dlen)
+                                              : NULL;
+    size_t depth = 0;
+    if (d == NULL || n > sizeof(used) / sizeof(used[0])) {
+        return 0;
+    }
+    const struct limits_node *level = &d->root;
+    while (depth < LIMITS_MAX_DEPTH && level->nchildren > 0) {
+        long i = order_pick(level, e, n, used);
+        if (i < 0) {
+            break;
+        }
+        used[i] = true;
+        order[depth++] = (size_t)i;
+        struct limits_match m;
+        struct limits_entry path[LIMITS_MAX_DEPTH];
+        for (size_t j = 0; j < depth; j++) {
+            path[j] = e[order[j]];
+        }
+        limits_match(l, domain, dlen, path, depth, &m);
+        level = m.path[depth - 1];
+        if (level == NULL) {
+            break;
+        }
+    }
+    return depth;
+}
+
 static void
 visit_node(const struct limits_domain *d, const struct limits_node *n,
            const struct limits_node **path, size_t depth,

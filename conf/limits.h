@@ -178,6 +178,21 @@ void limits_match(const struct limits *l, const char *domain, size_t dlen,
                   const struct limits_entry *e, size_t n,
                   struct limits_match *m);
 
+/* The most entries limits_order_entries() looks through. */
+#define LIMITS_MAX_UNORDERED (LIMITS_MAX_DEPTH * 4)
+
+/* An unordered set of entries (Envoy's RLQS BucketId, a map) as the
+ * descriptor that walks domain's tree: at each level the first unused
+ * entry whose key_value a child matches (exactly or by wildcard), else the
+ * first whose key alone does; entries off the path are left out. Writes
+ * the entries' indexes in that order to order[0..LIMITS_MAX_DEPTH) and
+ * returns how many (0: unknown domain, no match, or n above
+ * LIMITS_MAX_UNORDERED). limits_match() of that descriptor is then what
+ * ShouldRateLimit would find for it. */
+size_t limits_order_entries(const struct limits *l, const char *domain,
+                            size_t dlen, const struct limits_entry *e,
+                            size_t n, size_t *order);
+
 /* Every limit of l with a number (unlimited ones have none), domain by
  * domain, each level's entries in their sorted order: fn gets its domain
  * and the nodes from the top level down to the one holding the rule

@@ -92,7 +92,13 @@
       "0 = no limit")                                                         \
     X(grpc_stream_timeout, "grpc-stream-timeout", CONF_INT, "10000", 0,       \
       2147483647, "reset a gRPC stream still open this many milliseconds "    \
-      "after it began; 0 = never")                                            \
+      "after it began; 0 = never (a streaming call open is not bounded so)")  \
+    X(grpc_max_streaming_calls, "grpc-max-streaming-calls", CONF_INT, "1000", \
+      0, 1000000, "most streaming gRPC calls (Health/Watch...) open at once " \
+      "on grpc-port; the next is answered RESOURCE_EXHAUSTED")                \
+    X(grpc_stream_idle_timeout, "grpc-stream-idle-timeout", CONF_INT,         \
+      "300000", 0, 2147483647, "reset a streaming gRPC call whose client, "   \
+      "its side open, sent no message for this many milliseconds; 0 = never") \
     X(rls_forward_timeout, "rls-forward-timeout", CONF_INT, "250", 1,        \
       60000, "cluster-mode yes: milliseconds a gRPC call waits for the "      \
       "nodes that own its descriptors' counters")                             \
@@ -110,6 +116,12 @@
       "ShouldRateLimit's answer carries dynamic_metadata: the request and "   \
       "the metadata of the limits it passed (envoyproxy/ratelimit's "         \
       "RESPONSE_DYNAMIC_METADATA)")                                           \
+    X(rlqs_max_buckets, "rlqs-max-buckets", CONF_INT, "1000", 1, 1000000,    \
+      "most buckets one Rate Limit Quota Service stream may report; past "   \
+      "it the stream ends RESOURCE_EXHAUSTED")                                \
+    X(rlqs_unknown_bucket, "rlqs-unknown-bucket", CONF_ENUM, "allow", 0, 0,   \
+      "a Rate Limit Quota Service bucket no named limit applies to "         \
+      "{allow deny abandon}")                                                 \
     X(limits_file, "limits-file", CONF_STRING, "", 0, 0,                      \
       "named limits for RL.CHECK: an envoyproxy/ratelimit YAML file, or a "   \
       "directory of them; empty = none")                                      \
@@ -675,6 +687,9 @@ enum conf_log_format {
 };
 enum conf_supervised {
     SUPERVISED_NO, SUPERVISED_SYSTEMD, SUPERVISED_AUTO, SUPERVISED_UPSTART
+};
+enum conf_rlqs_unknown_bucket {
+    RLQS_UNKNOWN_ALLOW, RLQS_UNKNOWN_DENY, RLQS_UNKNOWN_ABANDON
 };
 /* enable-debug-command and enable-protected-configs, as Redis shares one
  * enum among its "enable-*" options. */

@@ -9,6 +9,16 @@
  * nghttp2_session_mem_send() hands the frames back. A stream the client
  * resets is freed by nghttp2's close callback and simply skipped.
  *
+ * A streaming call keeps the same stream: its messages are cut out of the
+ * body's buffer as their bytes complete and queued as events, the caller
+ * takes them (the buffer is compacted on the next DATA frame), and its
+ * answers are appended to an output buffer that a data source serves as
+ * the peer's window allows, deferring when it is empty, until the caller
+ * ends it with trailers. nghttp2 acknowledges every DATA frame as it is
+ * read (its automatic WINDOW_UPDATEs), so an endless request never stalls
+ * on flow control; what it makes the server hold is the messages of one
+ * read, bounded as any body is.
+ *
  * Every byte a session holds is charged to it and to its budget (h2.h):
  * its own struct, its streams, their bodies and answers, and what nghttp2
  * allocates for it, through the pool below with the session as the
@@ -42,7 +52,19 @@ struct stream {
     enum grpc_status refused;
     const char *why;
     unsigned char *out;                 /* the framed answer */
-    size_t outlen, outoff;
+    size_t outlen, outoff, outcap;
+    /* A streaming call's (never in small: in and out live together): */
+    bool streaming;                     /* its :path is one */
+    bool told_open;                     /* OPEN queued */
+    bool ended;                         /* by the caller or at a limit: no
+                                           event but GONE, once */
+    bool half_closed;                   /* the client sent END_STREAM */
+    bool headers_sent;
+    bool ending;                        /* trailers once out is sent */
+    size_t consumed;                    /* of in: messages handed out */
+    size_t scanned;                     /* of in: messages queued */
+    int64_t last_message_ms;            /* the client's last, or OPEN */
+    void *user;
     struct stream *prev, *next;         /* every stream the session has,
                                            newest first */
     /* From here on, buffers that a new stream need not clear: */
@@ -53,6 +75,19 @@ struct stream {
                                            most calls allocate nothing */
 };
 #define STREAM_CLEARED offsetof(struct stream, path)
+
+/* A queue drained from its front: the calls whose requests ended (their
+ * stream ids) and the streaming calls' events. */
+struct queue {
+    unsigned char *items;
+    size_t n, cap, head;                /* counted in items */
+};
+
+struct queued_event {
+    enum h2_event_kind kind;
+    int32_t id;
+    void *user;                         /* GONE's: the stream is freed */
+};
 
 struct h2_conn {
     nghttp2_session *session;
@@ -67,9 +102,11 @@ struct h2_conn {
     size_t max_message;
     struct h2_usage held;               /* h2_usage() */
     int64_t now_ms;                     /* of the bytes being fed */
-    int32_t *ready;                     /* ended streams, oldest first */
-    size_t nready, capready, headready;
+    struct queue ready;                 /* ended streams, oldest first */
     size_t pending;
+    struct queue events;                /* streaming calls', oldest first */
+    size_t streaming_streams;           /* streams with a streaming path */
+    size_t streaming_open;              /* h2_streaming() */
     enum h2_failure failure;
 };
 
@@ -243,7 +280,7 @@ release_out(struct h2_conn *h, struct stream *s)
 {
     if (s->out != NULL && s->out != s->small) {
         free(s->out);
-        uncharge(h, s->outlen);
+        uncharge(h, s->outcap);
     }
     s->out = NULL;
 }
@@ -301,6 +338,9 @@ free_stream(struct h2_conn *h, struct stream *s)
     }
     release_in(h, s);
     release_out(h, s);
+    if (s->streaming) {
+        h->streaming_streams--;
+    }
     h->held.streams--;
     uncharge(h, sizeof(*s));
     if (nspare < SPARE_KEEP) {
@@ -407,6 +447,10 @@ body_capacity(const struct h2_conn *h, const struct stream *s,
     while (cap < need) {
         cap *= 2;
     }
+    if (s->streaming) {
+        return cap;                     /* several messages: the budget's
+                                           limits bound it */
+    }
     return cap < limit ? cap : limit;
 }
 
@@ -425,9 +469,16 @@ body_capacity(const struct h2_conn *h, const struct stream *s,
  * INTERNAL "Received RST_STREAM" and loses the status. The client ends or
  * cancels the stream on reading the status; one that does not is reset at
  * grpc-stream-timeout. 1, or -1 without memory. */
+static int end_at_limit(struct h2_conn *h, struct stream *s,
+                        enum grpc_status status, const char *why);
+
 static int
 answer_at_limit(struct h2_conn *h, struct stream *s, const char *why)
 {
+    if (s->streaming) {
+        h->budget->refused_streams++;
+        return end_at_limit(h, s, GRPC_RESOURCE_EXHAUSTED, why) == 0 ? 1 : -1;
+    }
     release_in(h, s);
     refuse(s, GRPC_RESOURCE_EXHAUSTED, why);
     s->answered = true;
@@ -489,6 +540,31 @@ grow_body(struct h2_conn *h, struct stream *s, const uint8_t *data,
     return 0;
 }
 
+static int stream_data(struct h2_conn *h, struct stream *s,
+                       const uint8_t *data, size_t len);
+
+/* DATA bytes onto s's body, in its small space while they fit: 0; 1 when
+ * a limit refused them (grow_body); -1 without memory. */
+static int
+append_body(struct h2_conn *h, struct stream *s, const uint8_t *data,
+            size_t len)
+{
+    if (s->in == NULL && len <= sizeof(s->small)) {
+        s->in = s->small;
+        s->incap = sizeof(s->small);
+    }
+    if (s->inlen + len > s->incap) {
+        int rc = grow_body(h, s, data, len);
+        if (rc != 0) {
+            return rc;
+        }
+    }
+    memcpy(s->in + s->inlen, data, len);
+    s->inlen += len;
+    h->held.request_bytes += len;
+    return 0;
+}
+
 static int
 on_data_chunk(nghttp2_session *session, uint8_t flags, int32_t id,
               const uint8_t *data, size_t len, void *user)
@@ -497,6 +573,10 @@ on_data_chunk(nghttp2_session *session, uint8_t flags, int32_t id,
     struct stream *s = stream_of(h, id);
     (void)session;
     (void)flags;
+    if (s != NULL && s->streaming) {
+        return stream_data(h, s, data, len) < 0 ? NGHTTP2_ERR_CALLBACK_FAILURE
+                                                : 0;
+    }
     if (s == NULL || s->refused != GRPC_OK || s->answered || s->reset ||
         h->failure != H2_OK) {
         return 0;                       /* nothing more to keep */
@@ -507,58 +587,88 @@ on_data_chunk(nghttp2_session *session, uint8_t flags, int32_t id,
                "server accepts");
         return 0;
     }
-    if (s->in == NULL && len <= sizeof(s->small)) {
-        s->in = s->small;
-        s->incap = sizeof(s->small);
-    }
-    if (s->inlen + len > s->incap) {
-        int rc = grow_body(h, s, data, len);
-        if (rc != 0) {
-            return rc < 0 ? NGHTTP2_ERR_CALLBACK_FAILURE : 0;
+    int rc = append_body(h, s, data, len);
+    return rc < 0 ? NGHTTP2_ERR_CALLBACK_FAILURE : 0;
+}
+
+/* Room at q's back for one item of size bytes; NULL without memory. */
+static void *
+queue_back(struct h2_conn *h, struct queue *q, size_t size)
+{
+    if (q->head + q->n == q->cap) {
+        if (q->head > 0) {              /* reuse the drained front */
+            memmove(q->items, q->items + q->head * size, q->n * size);
+            q->head = 0;
+        } else {
+            size_t cap = q->cap ? q->cap * 2 : 16;
+            unsigned char *p = realloc(q->items, cap * size);
+            if (p == NULL) {
+                return NULL;
+            }
+            charge(h, (cap - q->cap) * size);
+            q->items = p;
+            q->cap = cap;
         }
     }
-    memcpy(s->in + s->inlen, data, len);
-    s->inlen += len;
-    h->held.request_bytes += len;
-    return 0;
+    return q->items + (q->head + q->n++) * size;
+}
+
+/* The item at q's front, taken off (valid until the next queue_back);
+ * NULL when none waits. */
+static const void *
+queue_front(struct queue *q, size_t size)
+{
+    if (q->n == 0) {
+        q->head = 0;
+        return NULL;
+    }
+    q->n--;
+    return q->items + q->head++ * size;
+}
+
+static void
+queue_free(struct h2_conn *h, struct queue *q, size_t size)
+{
+    free(q->items);
+    uncharge(h, q->cap * size);
 }
 
 static int
 queue_call(struct h2_conn *h, int32_t id)
 {
-    if (h->headready + h->nready == h->capready) {
-        if (h->headready > 0) {         /* reuse the drained front */
-            memmove(h->ready, h->ready + h->headready,
-                    h->nready * sizeof(*h->ready));
-            h->headready = 0;
-        } else {
-            size_t cap = h->capready ? h->capready * 2 : 16;
-            int32_t *p = realloc(h->ready, cap * sizeof(*p));
-            if (p == NULL) {
-                return NGHTTP2_ERR_CALLBACK_FAILURE;
-            }
-            charge(h, (cap - h->capready) * sizeof(*p));
-            h->ready = p;
-            h->capready = cap;
-        }
+    int32_t *slot = queue_back(h, &h->ready, sizeof(id));
+    if (slot == NULL) {
+        return NGHTTP2_ERR_CALLBACK_FAILURE;
     }
-    h->ready[h->headready + h->nready++] = id;
+    *slot = id;
     h->pending++;
     return 0;
 }
 
-/* The request is whole: check it, then queue it. */
+static int open_if_streaming(struct h2_conn *h, struct stream *s);
+static int half_close(struct h2_conn *h, struct stream *s);
+
+/* The request is whole: check it, then queue it. A streaming call's
+ * headers open it, its END_STREAM half-closes it. */
 static int
 on_frame_recv(nghttp2_session *session, const nghttp2_frame *frame,
               void *user)
 {
     struct h2_conn *h = user;
+    if (frame->hd.type == NGHTTP2_HEADERS &&
+        frame->headers.cat == NGHTTP2_HCAT_REQUEST &&
+        open_if_streaming(h, stream_of(h, frame->hd.stream_id)) != 0) {
+        return NGHTTP2_ERR_CALLBACK_FAILURE;
+    }
     if ((frame->hd.type != NGHTTP2_DATA && frame->hd.type != NGHTTP2_HEADERS) ||
         !(frame->hd.flags & NGHTTP2_FLAG_END_STREAM)) {
         return 0;
     }
     struct stream *s = stream_of(h, frame->hd.stream_id);
     (void)session;
+    if (s != NULL && s->streaming) {
+        return half_close(h, s) == 0 ? 0 : NGHTTP2_ERR_CALLBACK_FAILURE;
+    }
     if (s == NULL || s->answered || s->reset) {
         return 0;                       /* answered already, or gone */
     }
@@ -579,6 +689,8 @@ on_frame_recv(nghttp2_session *session, const nghttp2_frame *frame,
     return queue_call(h, s->id);
 }
 
+static int leave(struct h2_conn *h, struct stream *s, bool tell);
+
 static int
 on_stream_close(nghttp2_session *session, int32_t id, uint32_t error,
                 void *user)
@@ -586,36 +698,18 @@ on_stream_close(nghttp2_session *session, int32_t id, uint32_t error,
     struct h2_conn *h = user;
     struct stream *s = nghttp2_session_get_stream_user_data(session, id);
     (void)error;
+    int rc = 0;
     if (s != NULL) {
+        if (s->streaming) {
+            rc = leave(h, s, true);     /* GONE, unless told already */
+        }
         nghttp2_session_set_stream_user_data(session, id, NULL);
         free_stream(h, s);
     }
-    return 0;
+    return rc == 0 ? 0 : NGHTTP2_ERR_CALLBACK_FAILURE;
 }
 
 /* ---- answering ----------------------------------------------------------- */
-
-static ssize_t
-read_answer(nghttp2_session *session, int32_t id, uint8_t *buf, size_t len,
-            uint32_t *flags, nghttp2_data_source *source, void *user)
-{
-    struct stream *s = source->ptr;
-    size_t n = s->outlen - s->outoff < len ? s->outlen - s->outoff : len;
-    (void)user;
-    memcpy(buf, s->out + s->outoff, n);
-    s->outoff += n;
-    if (s->outoff == s->outlen) {
-        nghttp2_nv trailers[] = {
-            { (uint8_t *)"grpc-status", (uint8_t *)s->status, 11,
-              strlen(s->status), NGHTTP2_NV_FLAG_NONE },
-        };
-        *flags |= NGHTTP2_DATA_FLAG_EOF | NGHTTP2_DATA_FLAG_NO_END_STREAM;
-        if (nghttp2_submit_trailer(session, id, trailers, 1) != 0) {
-            return NGHTTP2_ERR_TEMPORAL_CALLBACK_FAILURE;
-        }
-    }
-    return (ssize_t)n;
-}
 
 /* grpc-message: bytes 0x20-0x7e but '%' as they are, others as %XX. */
 static void
@@ -636,6 +730,34 @@ percent_encode(char *out, size_t cap, const char *s)
 #define NV(name, value) \
     { (uint8_t *)(name), (uint8_t *)(value), sizeof(name) - 1, \
       strlen(value), NGHTTP2_NV_FLAG_NONE }
+
+/* The data source of every answer: the framed messages in out, then,
+ * once the stream is ending, its trailers (grpc-status, and grpc-message
+ * when there is one). A streaming call's output that is all sent waits
+ * (deferred) for h2_stream_send or h2_stream_end to resume it. */
+static ssize_t
+read_out(nghttp2_session *session, int32_t id, uint8_t *buf, size_t len,
+         uint32_t *flags, nghttp2_data_source *source, void *user)
+{
+    struct stream *s = source->ptr;
+    size_t n = s->outlen - s->outoff < len ? s->outlen - s->outoff : len;
+    (void)user;
+    if (n > 0) {
+        memcpy(buf, s->out + s->outoff, n);
+        s->outoff += n;
+    }
+    if (s->outoff < s->outlen || !s->ending) {
+        return n > 0 ? (ssize_t)n : NGHTTP2_ERR_DEFERRED;
+    }
+    nghttp2_nv trailers[] = { NV("grpc-status", s->status),
+                              NV("grpc-message", s->message) };
+    *flags |= NGHTTP2_DATA_FLAG_EOF | NGHTTP2_DATA_FLAG_NO_END_STREAM;
+    if (nghttp2_submit_trailer(session, id, trailers,
+                               s->message[0] ? 2 : 1) != 0) {
+        return NGHTTP2_ERR_TEMPORAL_CALLBACK_FAILURE;
+    }
+    return (ssize_t)n;
+}
 
 static int
 answer_error(struct h2_conn *h, struct stream *s, enum grpc_status status,
@@ -664,7 +786,8 @@ answer_message(struct h2_conn *h, struct stream *s,
         return -1;
     }
     if (s->out != s->small) {
-        charge(h, len + PREFIX);
+        s->outcap = len + PREFIX;
+        charge(h, s->outcap);
     }
     s->out[0] = 0;
     s->out[1] = (unsigned char)(len >> 24);
@@ -676,10 +799,12 @@ answer_message(struct h2_conn *h, struct stream *s,
     }
     s->outlen = len + PREFIX;
     snprintf(s->status, sizeof(s->status), "0");
+    s->message[0] = '\0';
+    s->ending = true;
     nghttp2_nv nva[] = { NV(":status", "200"),
                          NV("content-type", "application/grpc") };
     nghttp2_data_provider data = { .source.ptr = s,
-                                   .read_callback = read_answer };
+                                   .read_callback = read_out };
     return nghttp2_submit_response(h->session, s->id, nva, 2, &data) == 0
            ? 0 : -1;
 }
@@ -699,6 +824,310 @@ h2_answer(struct h2_conn *h, int32_t id, enum grpc_status status,
     release_in(h, s);
     return status == GRPC_OK ? answer_message(h, s, message, len)
                              : answer_error(h, s, status, why);
+}
+
+/* ---- streaming calls ---------------------------------------------------- */
+
+static int
+queue_event(struct h2_conn *h, enum h2_event_kind kind, int32_t id,
+            void *user)
+{
+    struct queued_event *e = queue_back(h, &h->events, sizeof(*e));
+    if (e == NULL) {
+        return -1;
+    }
+    *e = (struct queued_event){ kind, id, user };
+    return 0;
+}
+
+/* The stream leaves the caller's hands: no event comes of it any more but
+ * GONE (when tell: h2.c or the peer ended it), once. */
+static int
+leave(struct h2_conn *h, struct stream *s, bool tell)
+{
+    bool was_open = s->told_open && !s->ended;
+    s->ended = true;
+    if (!was_open) {
+        return 0;
+    }
+    h->streaming_open--;
+    return tell ? queue_event(h, H2_GONE, s->id, s->user) : 0;
+}
+
+static int
+open_if_streaming(struct h2_conn *h, struct stream *s)
+{
+    if (s == NULL || s->streaming || h->budget->streaming == NULL ||
+        s->path[0] == '\0' || !h->budget->streaming(s->path)) {
+        return 0;
+    }
+    s->streaming = true;
+    h->streaming_streams++;
+    if (!s->post || !s->grpc) {
+        s->ended = true;
+        s->headers_sent = true;
+        return answer_error(h, s, GRPC_INVALID_ARGUMENT, "a gRPC call is a "
+                            "POST with content-type application/grpc");
+    }
+    s->told_open = true;
+    s->last_message_ms = h->now_ms;
+    h->streaming_open++;
+    return queue_event(h, H2_OPEN, s->id, NULL);
+}
+
+static int
+half_close(struct h2_conn *h, struct stream *s)
+{
+    if (s->ended || s->reset || s->half_closed) {
+        return 0;
+    }
+    s->half_closed = true;
+    return queue_event(h, H2_HALF_CLOSED, s->id, NULL);
+}
+
+/* The messages handed out go from the body's buffer (their bytes were
+ * valid until this feed); an emptied buffer is released. */
+static void
+compact_in(struct h2_conn *h, struct stream *s)
+{
+    if (s->consumed == 0) {
+        return;
+    }
+    if (s->consumed == s->inlen) {
+        release_in(h, s);
+    } else {
+        memmove(s->in, s->in + s->consumed, s->inlen - s->consumed);
+        s->inlen -= s->consumed;
+        h->held.request_bytes -= s->consumed;
+    }
+    s->scanned -= s->consumed;
+    s->consumed = 0;
+}
+
+/* Queue a MESSAGE for each message whose bytes are all in. */
+static int
+scan_messages(struct h2_conn *h, struct stream *s)
+{
+    while (!s->ended && s->inlen - s->scanned >= PREFIX) {
+        const unsigned char *p = s->in + s->scanned;
+        size_t len = (size_t)p[1] << 24 | (size_t)p[2] << 16 |
+                     (size_t)p[3] << 8 | p[4];
+        if (p[0] != 0) {
+            return end_at_limit(h, s, GRPC_UNIMPLEMENTED, "compressed "
+                                "messages are not supported");
+        }
+        if (len > h->max_message) {
+            return end_at_limit(h, s, GRPC_RESOURCE_EXHAUSTED, "the message "
+                                "is larger than the server accepts");
+        }
+        if (s->inlen - s->scanned - PREFIX < len) {
+            break;
+        }
+        s->scanned += PREFIX + len;
+        s->last_message_ms = h->now_ms;
+        if (queue_event(h, H2_MESSAGE, s->id, NULL) != 0) {
+            return -1;
+        }
+    }
+    return 0;
+}
+
+/* A streaming call's DATA: kept, and cut into messages. 0, or -1 without
+ * memory. */
+static int
+stream_data(struct h2_conn *h, struct stream *s, const uint8_t *data,
+            size_t len)
+{
+    if (s->ended || s->reset || h->failure != H2_OK || len == 0) {
+        return 0;                       /* nothing more to keep */
+    }
+    compact_in(h, s);
+    int rc = append_body(h, s, data, len);
+    return rc != 0 ? (rc < 0 ? -1 : 0) : scan_messages(h, s);
+}
+
+/* Wake the data source up; one that is not deferred is busy already. */
+static int
+resume(struct h2_conn *h, struct stream *s)
+{
+    int rc = nghttp2_session_resume_data(h->session, s->id);
+    return rc == 0 || rc == NGHTTP2_ERR_INVALID_ARGUMENT ? 0 : -1;
+}
+
+/* Trailers with status after what waits, or (nothing sent yet) headers
+ * and trailers in one frame. The stream is then like an answered unary
+ * call: grpc-stream-timeout bounds the wait for the client's end. */
+static int
+finish(struct h2_conn *h, struct stream *s, enum grpc_status status,
+       const char *why)
+{
+    release_in(h, s);
+    s->started_ms = h->now_ms;
+    if (!s->headers_sent) {
+        s->headers_sent = true;
+        return answer_error(h, s, status, why);
+    }
+    snprintf(s->status, sizeof(s->status), "%d", (int)status);
+    percent_encode(s->message, sizeof(s->message), why != NULL ? why : "");
+    s->ending = true;
+    return resume(h, s);
+}
+
+/* h2.c ends the call at a limit (a message too large or compressed, the
+ * connection's request memory): the caller hears GONE. */
+static int
+end_at_limit(struct h2_conn *h, struct stream *s, enum grpc_status status,
+             const char *why)
+{
+    if (leave(h, s, true) != 0) {
+        return -1;
+    }
+    return finish(h, s, status, why);
+}
+
+/* Reset a streaming call (the caller hears GONE); its buffers go. */
+static int
+reset_streaming(struct h2_conn *h, struct stream *s, uint32_t code)
+{
+    if (nghttp2_submit_rst_stream(h->session, NGHTTP2_FLAG_NONE, s->id,
+                                  code) != 0) {
+        return -1;
+    }
+    s->reset = true;
+    release_in(h, s);
+    return leave(h, s, true);
+}
+
+bool
+h2_next_event(struct h2_conn *h, struct h2_event *ev)
+{
+    const struct queued_event *front;
+    while ((front = queue_front(&h->events, sizeof(*front))) != NULL) {
+        struct queued_event e = *front;
+        memset(ev, 0, sizeof(*ev));
+        ev->kind = e.kind;
+        ev->stream = e.id;
+        ev->user = e.user;
+        if (e.kind == H2_GONE) {
+            return true;
+        }
+        struct stream *s = stream_of(h, e.id);
+        if (s == NULL || s->ended || s->reset) {
+            continue;                   /* GONE comes, or came */
+        }
+        ev->user = s->user;
+        if (e.kind == H2_OPEN) {
+            ev->path = s->path;
+        } else if (e.kind == H2_MESSAGE) {
+            const unsigned char *p = s->in + s->consumed;
+            ev->len = (size_t)p[1] << 24 | (size_t)p[2] << 16 |
+                      (size_t)p[3] << 8 | p[4];
+            ev->message = p + PREFIX;
+            s->consumed += PREFIX + ev->len;
+        }
+        return true;
+    }
+    return false;
+}
+
+void
+h2_stream_set_user(struct h2_conn *h, int32_t id, void *user)
+{
+    struct stream *s = stream_of(h, id);
+    if (s != NULL) {
+        s->user = user;
+    }
+}
+
+/* Room for need more bytes in s's output, what was sent dropped first. */
+static int
+grow_out(struct h2_conn *h, struct stream *s, size_t need)
+{
+    if (s->outoff > 0) {
+        memmove(s->out, s->out + s->outoff, s->outlen - s->outoff);
+        s->outlen -= s->outoff;
+        s->outoff = 0;
+    }
+    if (s->outlen + need <= s->outcap) {
+        return 0;
+    }
+    size_t cap = s->outcap ? s->outcap : 256;
+    while (cap < s->outlen + need) {
+        if (cap > SIZE_MAX / 2) {
+            return -1;
+        }
+        cap *= 2;
+    }
+    unsigned char *p = realloc(s->out, cap);
+    if (p == NULL) {
+        return -1;
+    }
+    charge(h, cap - s->outcap);
+    s->out = p;
+    s->outcap = cap;
+    return 0;
+}
+
+static int
+submit_stream_headers(struct h2_conn *h, struct stream *s)
+{
+    nghttp2_nv nva[] = { NV(":status", "200"),
+                         NV("content-type", "application/grpc") };
+    nghttp2_data_provider data = { .source.ptr = s,
+                                   .read_callback = read_out };
+    s->headers_sent = true;
+    return nghttp2_submit_response(h->session, s->id, nva, 2, &data) == 0
+           ? 0 : -1;
+}
+
+int
+h2_stream_send(struct h2_conn *h, int32_t id, const unsigned char *message,
+               size_t len)
+{
+    struct stream *s = stream_of(h, id);
+    if (s == NULL || !s->streaming || s->ended || s->reset) {
+        return 1;
+    }
+    size_t waiting = s->outlen - s->outoff, max = h->budget->stream_output_max;
+    if (len > SIZE_MAX - PREFIX - waiting) {
+        return -1;
+    }
+    if (max != 0 && waiting + PREFIX + len > max) {
+        h->budget->output_reset_streams++;
+        return reset_streaming(h, s, NGHTTP2_ENHANCE_YOUR_CALM) == 0 ? 1 : -1;
+    }
+    if (grow_out(h, s, PREFIX + len) != 0) {
+        return -1;
+    }
+    unsigned char *p = s->out + s->outlen;
+    p[0] = 0;
+    p[1] = (unsigned char)(len >> 24);
+    p[2] = (unsigned char)(len >> 16);
+    p[3] = (unsigned char)(len >> 8);
+    p[4] = (unsigned char)len;
+    if (len > 0) {
+        memcpy(p + PREFIX, message, len);
+    }
+    s->outlen += PREFIX + len;
+    return s->headers_sent ? resume(h, s) : submit_stream_headers(h, s);
+}
+
+int
+h2_stream_end(struct h2_conn *h, int32_t id, enum grpc_status status,
+              const char *why)
+{
+    struct stream *s = stream_of(h, id);
+    if (s == NULL || !s->streaming || s->ended || s->reset) {
+        return 0;
+    }
+    (void)leave(h, s, false);           /* (queues nothing) */
+    return finish(h, s, status, why);
+}
+
+size_t
+h2_streaming(const struct h2_conn *h)
+{
+    return h->streaming_open;
 }
 
 /* ---- the session -------------------------------------------------------- */
@@ -771,8 +1200,8 @@ h2_free(struct h2_conn *h)
     while (h->streams != NULL) {
         free_stream(h, h->streams);
     }
-    free(h->ready);
-    uncharge(h, h->capready * sizeof(*h->ready));
+    queue_free(h, &h->ready, sizeof(int32_t));
+    queue_free(h, &h->events, sizeof(struct queued_event));
     uncharge(h, sizeof(*h));            /* h->held.memory is 0 now */
     free(h);
 }
@@ -801,9 +1230,9 @@ h2_failure(const struct h2_conn *h)
 bool
 h2_next_call(struct h2_conn *h, struct h2_call *call)
 {
-    while (h->nready > 0) {
-        int32_t id = h->ready[h->headready++];
-        h->nready--;
+    const int32_t *front;
+    while ((front = queue_front(&h->ready, sizeof(*front))) != NULL) {
+        int32_t id = *front;
         struct stream *s = stream_of(h, id);
         if (s == NULL || s->answered || s->reset) {
             h->pending--;               /* reset before it was read */
@@ -820,7 +1249,6 @@ h2_next_call(struct h2_conn *h, struct h2_call *call)
         }
         return true;
     }
-    h->headready = 0;
     return false;
 }
 
@@ -856,13 +1284,10 @@ expired(const struct stream *s, int64_t now_ms, int64_t timeout_ms)
 /* Oldest first, from the list's end, up to the first one still in time:
  * the newer ones are younger still. A stream reset already (its frame
  * not sent yet) is passed over. */
-size_t
-h2_expire(struct h2_conn *h, int64_t now_ms, int64_t timeout_ms)
+static size_t
+expire_unary(struct h2_conn *h, int64_t now_ms, int64_t timeout_ms)
 {
     size_t n = 0;
-    if (timeout_ms <= 0 || h->failure != H2_OK) {
-        return 0;
-    }
     for (struct stream *s = h->oldest;
          s != NULL && expired(s, now_ms, timeout_ms); s = s->prev) {
         if (s->reset) {
@@ -876,6 +1301,67 @@ h2_expire(struct h2_conn *h, int64_t now_ms, int64_t timeout_ms)
         release_in(h, s);
         n++;
     }
+    return n;
+}
+
+/* A streaming call open is not bounded by its age, which breaks the order
+ * expire_unary counts on: with one, every stream is looked at. An open
+ * call whose client, its side open, sent nothing for stream_idle_ms is
+ * reset with RST_STREAM CANCEL (the client sees CANCELLED), as
+ * grpc-stream-timeout resets a stalled call. gRPC servers have no bound
+ * per stream; the nearest, grpc-go's keepalive (ServerParameters Time and
+ * Timeout), closes the transport of a peer that stopped answering pings,
+ * ending every call on it. This one is per call, so that a silent call
+ * costs no other call on the connection (Envoy multiplexes), and a reset,
+ * not a status, because a client gone silent may never read one, and a
+ * reset frees both sides at once. A call whose client half-closed (a
+ * server-streaming call such as Health/Watch, right after its request)
+ * sends nothing more by design: only its connection bounds it. */
+static size_t
+expire_all(struct h2_conn *h, int64_t now_ms, int64_t timeout_ms)
+{
+    size_t n = 0, idle = 0;
+    int64_t idle_ms = h->budget->stream_idle_ms;
+    for (struct stream *s = h->oldest, *prev; s != NULL; s = prev) {
+        prev = s->prev;
+        if (s->reset) {
+            continue;
+        }
+        if (s->streaming && s->told_open && !s->ended) {
+            compact_in(h, s);
+            if (idle_ms > 0 && !s->half_closed &&
+                now_ms - s->last_message_ms > idle_ms) {
+                if (reset_streaming(h, s, NGHTTP2_CANCEL) != 0) {
+                    break;              /* no memory: the next try */
+                }
+                idle++;
+            }
+        } else if (timeout_ms > 0 && expired(s, now_ms, timeout_ms)) {
+            if (nghttp2_submit_rst_stream(h->session, NGHTTP2_FLAG_NONE,
+                                          s->id, NGHTTP2_CANCEL) != 0) {
+                break;
+            }
+            s->reset = true;
+            release_in(h, s);
+            n++;
+        }
+    }
+    h->budget->expired_streams += n;
+    h->budget->idle_streams += idle;
+    return n + idle;
+}
+
+size_t
+h2_expire(struct h2_conn *h, int64_t now_ms, int64_t timeout_ms)
+{
+    if (h->failure != H2_OK) {
+        return 0;
+    }
+    h->now_ms = now_ms;
+    if (h->streaming_streams > 0) {
+        return expire_all(h, now_ms, timeout_ms);
+    }
+    size_t n = timeout_ms > 0 ? expire_unary(h, now_ms, timeout_ms) : 0;
     h->budget->expired_streams += n;
     return n;
 }

@@ -11,6 +11,13 @@
  * answer is a message (framed the same way) followed by trailers carrying
  * grpc-status, or, for an error, only headers and trailers in one HEADERS
  * frame (a "trailers-only" response), as gRPC servers answer.
+ *
+ * A streaming call (a :path the budget's `streaming` predicate names) is
+ * not one call but events (h2_next_event): OPEN when its headers came,
+ * MESSAGE for each whole message as soon as its bytes are in, HALF_CLOSED
+ * when the client ended its side, GONE when the stream went without the
+ * caller ending it. The caller answers over time: h2_stream_send() sends
+ * a message (the response headers first), h2_stream_end() the trailers.
  */
 #ifndef CELLGATE_H2_H
 #define CELLGATE_H2_H
@@ -78,6 +85,20 @@ struct h2_budget {
                       const struct h2_conn *asking);
     uint64_t refused_streams;           /* at session_max */
     uint64_t expired_streams;           /* by h2_expire */
+    /* Streaming calls (the caller sets these too):
+     *   streaming       is this :path a streaming call? NULL: none is;
+     *   stream_idle_ms  h2_expire resets (RST_STREAM CANCEL) a streaming
+     *                   call whose client, its side still open, sent no
+     *                   message for this long; 0 = never;
+     *   stream_output_max  a streaming call whose output the peer's flow
+     *                   control has not taken passes this: it is reset
+     *                   (RST_STREAM ENHANCE_YOUR_CALM, which gRPC clients
+     *                   report as RESOURCE_EXHAUSTED); 0 = no limit. */
+    bool (*streaming)(const char *path);
+    int64_t stream_idle_ms;
+    size_t stream_output_max;
+    uint64_t idle_streams;              /* reset at stream_idle_ms */
+    uint64_t output_reset_streams;      /* reset at stream_output_max */
 };
 
 /* Why h2_feed failed. */
@@ -125,8 +146,10 @@ size_t h2_pending(const struct h2_conn *h);
 
 /* Reset (RST_STREAM CANCEL) every stream still open timeout_ms after its
  * headers came, its request not ended or its answer not taken, and free
- * what it holds; the frames are in the output. The number reset; none
- * when timeout_ms is 0. */
+ * what it holds; the frames are in the output. A streaming call open is
+ * not bounded so, but by the budget's stream_idle_ms (its GONE event is
+ * queued). The number reset; none when timeout_ms is 0 and no streaming
+ * call idles. */
 size_t h2_expire(struct h2_conn *h, int64_t now_ms, int64_t timeout_ms);
 
 /* What the session holds (CLIENT LIST's figures). */
@@ -146,5 +169,54 @@ size_t h2_request_memory(const struct h2_conn *h);
 /* The headers of the oldest stream not reset yet came at this time;
  * INT64_MAX when there is none. */
 int64_t h2_oldest_stream_ms(const struct h2_conn *h);
+
+/* ---- streaming calls ------------------------------------------------------
+ *
+ * Every streaming call the caller was told OPEN of ends in exactly one of
+ * two ways: the caller ends it (h2_stream_end: no event follows), or a
+ * GONE event comes (the peer reset it, the stream ended otherwise, or h2.c
+ * reset it at a limit: a message over max_message, stream_idle_ms,
+ * stream_output_max). h2_free() sends no event: the caller drops what it
+ * keeps for the session's calls itself. Events come out of h2_feed and
+ * h2_expire; drain them after each (and after an h2_stream_send that
+ * answered 1). */
+enum h2_event_kind {
+    H2_OPEN,            /* headers came: path */
+    H2_MESSAGE,         /* one whole message: message, len */
+    H2_HALF_CLOSED,     /* the client sent END_STREAM: no more messages */
+    H2_GONE             /* the stream is gone: drop what user names */
+};
+
+struct h2_event {
+    enum h2_event_kind kind;
+    int32_t stream;
+    void *user;                     /* h2_stream_set_user()'s, or NULL */
+    const char *path;               /* OPEN */
+    const unsigned char *message;   /* MESSAGE: the prefix taken off; valid
+                                       until the next h2_feed */
+    size_t len;
+};
+
+/* The next event, oldest first; false when none waits. */
+bool h2_next_event(struct h2_conn *h, struct h2_event *ev);
+
+/* What the caller keeps for the stream, handed back by its GONE event. */
+void h2_stream_set_user(struct h2_conn *h, int32_t stream, void *user);
+
+/* One message on the stream (the response headers first the first time),
+ * sent as the peer's flow control takes it; what waits is counted in the
+ * budget. 0; 1 when the stream is gone or was reset now at
+ * stream_output_max (a GONE event follows); -1 without memory. */
+int h2_stream_send(struct h2_conn *h, int32_t stream,
+                   const unsigned char *message, size_t len);
+
+/* End the stream with status and why (trailers after what waits to be
+ * sent; headers and trailers in one frame when nothing was sent). No
+ * event follows. 0, or -1 without memory. */
+int h2_stream_end(struct h2_conn *h, int32_t stream, enum grpc_status status,
+                  const char *why);
+
+/* Streaming calls open (told OPEN, not ended, not gone). */
+size_t h2_streaming(const struct h2_conn *h);
 
 #endif

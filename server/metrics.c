@@ -18,6 +18,7 @@
 #include "server/persist/persist.h"
 #include "server/envoy/named_limits.h"
 #include "server/envoy/rl_stats.h"
+#include "server/envoy/rlqs.h"
 #include "server/repl/replication.h"
 #include "server/server.h"
 #include "server/topdenied.h"
@@ -227,6 +228,53 @@ render_replication(struct textbuf *b)
     }
 }
 
+/* Envoy's Rate Limit Quota Service (envoy/rlqs.c): its streams, buckets
+ * and assignments, and the requests Envoys reported, shadow_mode limits'
+ * apart from enforced ones. */
+static void
+render_rlqs(struct textbuf *b)
+{
+    static const char *const modes[2] = { "enforced", "shadow" };
+    struct rlqs_stats st;
+    rlqs_stats_get(&st);
+    one(b, "cellgate_rlqs_streams", "gauge",
+        "RLQS streams (StreamRateLimitQuotas calls) open.", st.streams);
+    one(b, "cellgate_rlqs_buckets", "gauge",
+        "Named-limit counters RLQS streams share.", st.buckets);
+    one(b, "cellgate_rlqs_subscriptions", "gauge",
+        "Buckets of RLQS streams (a stream's bucket once).", st.subscriptions);
+    one(b, "cellgate_rlqs_reports_total", "counter",
+        "RLQS usage reports read.", st.reports);
+    family(b, "cellgate_rlqs_assignments_total", "counter",
+           "RLQS bucket actions sent, by strategy.");
+    textbuf_printf(b, "cellgate_rlqs_assignments_total{action=\"token_bucket\"} "
+                   "%llu\n", (unsigned long long)st.token_buckets_sent);
+    textbuf_printf(b, "cellgate_rlqs_assignments_total{action=\"allow_all\"} "
+                   "%llu\n", (unsigned long long)st.allow_all_sent);
+    textbuf_printf(b, "cellgate_rlqs_assignments_total{action=\"deny_all\"} "
+                   "%llu\n", (unsigned long long)st.deny_all_sent);
+    textbuf_printf(b, "cellgate_rlqs_assignments_total{action=\"abandon\"} "
+                   "%llu\n", (unsigned long long)st.abandons_sent);
+    family(b, "cellgate_rlqs_requests_total", "counter",
+           "Requests Envoys reported on RLQS buckets, by limit mode and "
+           "decision.");
+    for (int m = 0; m < 2; m++) {
+        textbuf_printf(b, "cellgate_rlqs_requests_total{mode=\"%s\","
+                       "decision=\"allowed\"} %llu\n", modes[m],
+                       (unsigned long long)st.allowed[m]);
+        textbuf_printf(b, "cellgate_rlqs_requests_total{mode=\"%s\","
+                       "decision=\"denied\"} %llu\n", modes[m],
+                       (unsigned long long)st.denied[m]);
+    }
+    family(b, "cellgate_rlqs_folded_total", "counter",
+           "Allowed requests put on the named limits' counters (what did "
+           "not fit under a limit is not).");
+    for (int m = 0; m < 2; m++) {
+        textbuf_printf(b, "cellgate_rlqs_folded_total{mode=\"%s\"} %llu\n",
+                       modes[m], (unsigned long long)st.folded[m]);
+    }
+}
+
 static void
 render(struct textbuf *b)
 {
@@ -264,6 +312,7 @@ render(struct textbuf *b)
     render_replication(b);
     rl_stats_render(b);
     render_named_limits(b);
+    render_rlqs(b);
     one(b, "cellgate_uptime_seconds", "gauge", "Seconds since start.",
         ((uint64_t)clock_mono_now() - srv.start_mono_ns) / (uint64_t)NS_PER_SEC);
 }

@@ -40,6 +40,11 @@ struct server_stats {
     uint64_t grpc_refused_streams;      /* grpc-max-connection-memory */
     uint64_t grpc_memory_limit_closes;  /* grpc-max-memory */
     uint64_t grpc_stream_timeouts;      /* grpc-stream-timeout */
+    uint64_t grpc_streaming_opened;     /* streaming calls served */
+    uint64_t grpc_streaming_ended;      /* of them, over (any way) */
+    uint64_t grpc_streaming_refused;    /* grpc-max-streaming-calls */
+    uint64_t grpc_streaming_idle_resets; /* grpc-stream-idle-timeout */
+    uint64_t grpc_streaming_output_resets; /* client-output-hard-limit */
     uint64_t rls_forwarded;             /* descriptors asked of owners */
     uint64_t rls_forward_redirects;     /* -MOVED/-ASK followed */
     uint64_t rls_forward_failures;      /* given rls-failure-mode-deny's */

@@ -23,6 +23,17 @@
  * them would pass grpc-max-memory, the connections holding the most are
  * closed; a stream still open grpc-stream-timeout ms after it began is
  * reset.
+ *
+ * Streaming calls (grpc_streams.c's table: Health/Watch...) are served
+ * here too: h2.c turns their streams into events, which go to the row's
+ * functions, and what those answer, and what each one's `due` has to push
+ * at every cron tick, goes out on the stream. Bounded as the rest: their
+ * number (grpc-max-streaming-calls), a client that stops sending on a
+ * stream it keeps open (grpc-stream-idle-timeout), output the peer does
+ * not take (client-output-hard-limit per call); grpc-stream-timeout does
+ * not cut a healthy one, and `timeout` does not close a connection that
+ * has one open: as Redis's does not close a subscriber, and as grpc-go's
+ * MaxConnectionIdle counts a connection idle only while no call is open.
  */
 #include "server/envoy/grpc.h"
 
@@ -37,11 +48,23 @@
 #include "server/client.h"
 #include "server/clock.h"
 #include "server/log.h"
+#include "server/envoy/grpc_streams.h"
 #include "server/envoy/rls.h"
 #include "server/server.h"
 
+/* A streaming call: its row and the state its open() made. */
+struct gstream {
+    struct gconn *g;
+    int32_t id;
+    bool reset;                     /* by h2.c: its GONE is on the way */
+    const struct grpc_stream_service *svc;
+    void *st;
+    TAILQ_ENTRY(gstream) link;      /* its connection's streams */
+};
+
 struct gconn {
     uv_tcp_t tcp;
+    TAILQ_HEAD(, gstream) streams;
     struct h2_conn *h2;             /* NULL once closing */
     uint64_t id;                    /* CLIENT LIST's, as RESP clients' */
     char addr[64], laddr[64];
@@ -61,6 +84,7 @@ struct gwrite {
 
 static uv_tcp_t listener;
 static bool listening;
+static size_t streaming_calls;      /* open on all connections */
 /* Newest first. */
 static TAILQ_HEAD(gconn_list, gconn) conns = TAILQ_HEAD_INITIALIZER(conns);
 
@@ -79,12 +103,25 @@ on_closed(uv_handle_t *h)
 }
 
 static void
+stream_drop(struct gstream *gs)
+{
+    gs->svc->close(gs->st);
+    TAILQ_REMOVE(&gs->g->streams, gs, link);
+    streaming_calls--;
+    srv.stats.grpc_streaming_ended++;
+    free(gs);
+}
+
+static void
 gconn_close(struct gconn *g)
 {
     if (g->closing) {
         return;
     }
     g->closing = true;
+    while (!TAILQ_EMPTY(&g->streams)) {   /* h2_free tells nobody */
+        stream_drop(TAILQ_FIRST(&g->streams));
+    }
     TAILQ_REMOVE(&conns, g, link);
     srv.grpc_clients--;
     /* Its memory goes now, not in the close callback: make_room counts on
@@ -104,6 +141,9 @@ apply_limits(void)
 {
     budget.max = (size_t)srv.conf.grpc_max_memory;
     budget.session_max = (size_t)srv.conf.grpc_max_connection_memory;
+    budget.streaming = grpc_is_streaming;
+    budget.stream_idle_ms = srv.conf.grpc_stream_idle_timeout;
+    budget.stream_output_max = (size_t)srv.conf.output_hard_limit;
 }
 
 /* The connection whose requests hold more than asking's, and the most;
@@ -167,6 +207,26 @@ take_counts(const struct gconn *g)
         srv.stats.grpc_stream_timeouts += budget.expired_streams;
         budget.expired_streams = 0;
     }
+    if (budget.idle_streams > 0) {
+        log_verbose("gRPC client %s: %" PRIu64 " streaming calls reset, "
+                    "silent past grpc-stream-idle-timeout", g->addr,
+                    budget.idle_streams);
+        srv.stats.grpc_streaming_idle_resets += budget.idle_streams;
+        budget.idle_streams = 0;
+    }
+    if (budget.output_reset_streams > 0) {
+        log_warning("gRPC client %s: %" PRIu64 " streaming calls reset, "
+                    "their unsent messages past client-output-hard-limit",
+                    g->addr, budget.output_reset_streams);
+        srv.stats.grpc_streaming_output_resets += budget.output_reset_streams;
+        budget.output_reset_streams = 0;
+    }
+}
+
+size_t
+grpc_streaming_calls(void)
+{
+    return streaming_calls;
 }
 
 size_t
@@ -299,6 +359,171 @@ serve(struct gconn *g)
     return true;
 }
 
+/* ---- streaming calls ---------------------------------------------------- */
+
+/* End the call with status (the service's state goes: no GONE follows).
+ * false without memory. */
+static bool
+stream_end(struct gstream *gs, enum grpc_status status, const char *why)
+{
+    int rc = h2_stream_end(gs->g->h2, gs->id, status, why);
+    stream_drop(gs);
+    return rc == 0;
+}
+
+/* What a service answered: its message sent, then the end its status
+ * asks for. false without memory. */
+static bool
+stream_result(struct gstream *gs, enum grpc_status status,
+              const unsigned char *out, size_t out_len, const char *why)
+{
+    if (out != NULL && !gs->reset) {
+        int rc = h2_stream_send(gs->g->h2, gs->id, out, out_len);
+        if (rc < 0) {
+            return false;
+        }
+        gs->reset = rc > 0;         /* at its output limit: GONE comes */
+    }
+    if (status != GRPC_OK && !gs->reset) {
+        return stream_end(gs, status, why);
+    }
+    return true;
+}
+
+/* The service's own pushes, a few at most per turn (the next tick asks
+ * again). false without memory. */
+#define DUE_PER_TURN 8
+
+static bool
+stream_pump(struct gstream *gs, int64_t now)
+{
+    for (int i = 0; i < DUE_PER_TURN && !gs->reset; i++) {
+        const unsigned char *out = NULL;
+        size_t out_len = 0;
+        const char *why = NULL;
+        enum grpc_status st = gs->svc->due(gs->st, now, &out, &out_len, &why);
+        if (st != GRPC_OK) {
+            return stream_result(gs, st, out, out_len, why);
+        }
+        if (out == NULL) {
+            break;
+        }
+        if (!stream_result(gs, st, out, out_len, why)) {
+            return false;
+        }
+    }
+    return true;
+}
+
+static bool
+refuse_stream(struct gconn *g, int32_t id, enum grpc_status status,
+              const char *why)
+{
+    return h2_stream_end(g->h2, id, status, why) == 0;
+}
+
+/* A streaming call's headers: its row opens it, within
+ * grpc-max-streaming-calls. */
+static bool
+stream_open(struct gconn *g, const struct h2_event *ev, int64_t now)
+{
+    const struct grpc_stream_service *svc = grpc_stream_service(ev->path);
+    enum grpc_status refuse = GRPC_UNAVAILABLE;
+    const char *why = "the service refused the call";
+    if (streaming_calls >= (size_t)srv.conf.grpc_max_streaming_calls) {
+        srv.stats.grpc_streaming_refused++;
+        return refuse_stream(g, ev->stream, GRPC_RESOURCE_EXHAUSTED,
+                             "too many streaming calls are open "
+                             "(grpc-max-streaming-calls)");
+    }
+    if (svc == NULL) {              /* (its predicate is the table's) */
+        return refuse_stream(g, ev->stream, GRPC_UNIMPLEMENTED, why);
+    }
+    struct gstream *gs = calloc(1, sizeof(*gs));
+    if (gs == NULL) {
+        return refuse_stream(g, ev->stream, GRPC_RESOURCE_EXHAUSTED,
+                             "out of memory");
+    }
+    gs->st = svc->open(g, ev->stream, now, &refuse, &why);
+    if (gs->st == NULL) {
+        free(gs);
+        return refuse_stream(g, ev->stream, refuse, why);
+    }
+    gs->g = g;
+    gs->id = ev->stream;
+    gs->svc = svc;
+    TAILQ_INSERT_TAIL(&g->streams, gs, link);
+    h2_stream_set_user(g->h2, ev->stream, gs);
+    streaming_calls++;
+    srv.stats.grpc_streaming_opened++;
+    return stream_pump(gs, now);
+}
+
+static bool
+stream_message(struct gstream *gs, const struct h2_event *ev, int64_t now)
+{
+    const unsigned char *out = NULL;
+    size_t out_len = 0;
+    const char *why = NULL;
+    enum grpc_status st = gs->svc->message(gs->st, ev->message, ev->len, now,
+                                           &out, &out_len, &why);
+    if (!stream_result(gs, st, out, out_len, why)) {
+        return false;
+    }
+    return st != GRPC_OK || stream_pump(gs, now);
+}
+
+static bool
+stream_half_closed(struct gstream *gs)
+{
+    enum grpc_status st = GRPC_OK;
+    const char *why = NULL;
+    if (gs->svc->half_closed != NULL &&
+        !gs->svc->half_closed(gs->st, &st, &why)) {
+        return true;
+    }
+    return stream_end(gs, st, why);
+}
+
+/* Every event h2.c has for the connection's streaming calls; false
+ * without memory. */
+static bool
+serve_events(struct gconn *g)
+{
+    struct h2_event ev;
+    int64_t now = clock_loop_ms();
+    bool ok = true;
+    while (ok && h2_next_event(g->h2, &ev)) {
+        struct gstream *gs = ev.user;
+        if (ev.kind == H2_OPEN) {
+            ok = stream_open(g, &ev, now);
+        } else if (gs == NULL) {
+            continue;               /* refused at OPEN, or never opened */
+        } else if (ev.kind == H2_MESSAGE) {
+            ok = stream_message(gs, &ev, now);
+        } else if (ev.kind == H2_HALF_CLOSED) {
+            ok = stream_half_closed(gs);
+        } else {
+            stream_drop(gs);        /* GONE */
+        }
+    }
+    return ok;
+}
+
+/* Every streaming call's pushes (from cron); false without memory. */
+static bool
+pump_all(struct gconn *g, int64_t now)
+{
+    for (struct gstream *gs = TAILQ_FIRST(&g->streams), *next; gs != NULL;
+         gs = next) {
+        next = TAILQ_NEXT(gs, link);
+        if (!stream_pump(gs, now)) {
+            return false;
+        }
+    }
+    return true;
+}
+
 /* A call that waited on other nodes of the cluster (rls_forward.c); its
  * connection is open (closing one drops its waiting calls). */
 static void
@@ -345,7 +570,7 @@ on_read(uv_stream_t *s, ssize_t n, const uv_buf_t *buf)
         gconn_close(g);
         return;
     }
-    if (!serve(g)) {
+    if (!serve_events(g) || !serve(g)) {
         gconn_close(g);
         return;
     }
@@ -375,6 +600,7 @@ on_connection(uv_stream_t *server, int status)
     if (status != 0 || (g = calloc(1, sizeof(*g))) == NULL) {
         return;
     }
+    TAILQ_INIT(&g->streams);
     g->id = ++srv.next_client_id;
     g->created_ms = g->last_ms = clock_loop_ms();
     snprintf(g->addr, sizeof(g->addr), "?:0");
@@ -441,19 +667,39 @@ grpc_setup(void)
     return 0;
 }
 
+/* A connection's streaming calls at a cron tick: their idle bound, their
+ * pushes, and the events both made. */
+static void
+cron_streams(struct gconn *g, int64_t now, int64_t stall_ms)
+{
+    size_t reset = h2_expire(g->h2, now, stall_ms);
+    take_counts(g);
+    if (!pump_all(g, now) || !serve_events(g)) {
+        gconn_close(g);
+        return;
+    }
+    if (reset > 0 || !TAILQ_EMPTY(&g->streams)) {
+        flush(g);                   /* the RST_STREAMs, the pushes */
+    }
+}
+
 void
 grpc_cron(void)
 {
     int64_t timeout_ms = srv.conf.timeout * MS_PER_SEC, now = clock_loop_ms();
     int64_t stall_ms = srv.conf.grpc_stream_timeout;
+    apply_limits();
     for (struct gconn *g = TAILQ_FIRST(&conns), *next; g != NULL; g = next) {
         next = TAILQ_NEXT(g, link);
         if (timeout_ms > 0 && now - g->last_ms > timeout_ms &&
-            h2_pending(g->h2) == 0) {
+            h2_pending(g->h2) == 0 && h2_streaming(g->h2) == 0) {
             srv.stats.idle_timeout_closes++;
             gconn_close(g);
+        } else if (!TAILQ_EMPTY(&g->streams)) {
+            cron_streams(g, now, stall_ms);
         } else if (h2_expire(g->h2, now, stall_ms) > 0) {
             take_counts(g);
+            (void)serve_events(g);  /* (only GONEs of calls never opened) */
             flush(g);               /* the RST_STREAMs */
         }
     }
@@ -510,9 +756,37 @@ grpc_kill(bool (*match)(const struct grpc_client *c, void *arg), void *arg)
     return n;
 }
 
+/* Shutting down: each streaming call's last push (Watch's NOT_SERVING),
+ * then UNAVAILABLE, as a gRPC server that stops ends its calls. */
+static void
+end_streams(struct gconn *g)
+{
+    int64_t now = clock_loop_ms();
+    if (TAILQ_EMPTY(&g->streams)) {
+        return;
+    }
+    for (struct gstream *gs = TAILQ_FIRST(&g->streams), *next; gs != NULL;
+         gs = next) {
+        const unsigned char *out = NULL;
+        size_t out_len = 0;
+        const char *why = NULL;
+        next = TAILQ_NEXT(gs, link);
+        (void)gs->svc->due(gs->st, now, &out, &out_len, &why);
+        if (!stream_result(gs, GRPC_UNAVAILABLE, out, out_len,
+                           "the server is shutting down")) {
+            return;
+        }
+    }
+    flush(g);
+}
+
 void
 grpc_shutdown(void)
 {
+    struct gconn *g;
+    TAILQ_FOREACH(g, &conns, link) {
+        end_streams(g);
+    }
     while (!TAILQ_EMPTY(&conns)) {
         gconn_close(TAILQ_FIRST(&conns));
     }

@@ -12,14 +12,19 @@
 /* Listen on grpc-bind:grpc-port when grpc-port is set. 0, or -1 (logged). */
 int grpc_setup(void);
 
-/* From cron: close connections idle for `timeout` seconds, reset streams
- * open for grpc-stream-timeout ms. */
+/* From cron: close connections idle for `timeout` seconds (none with a
+ * streaming call open), reset streams open for grpc-stream-timeout ms and
+ * streaming calls silent for grpc-stream-idle-timeout ms, and send what
+ * each streaming call's service has to push (its `due`). */
 void grpc_cron(void);
 
 /* Bytes all gRPC connections hold (INFO's mem_clients_grpc), and of them
  * their request bodies' (what grpc-max-memory bounds); none of it is in
  * mem_used(), which maxmemory compares. */
 size_t grpc_memory(void);
+
+/* Streaming calls open now (INFO's grpc_streaming_calls). */
+size_t grpc_streaming_calls(void);
 size_t grpc_request_memory(void);
 
 /* A gRPC connection as CLIENT LIST shows it. */

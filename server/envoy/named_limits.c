@@ -25,6 +25,7 @@
 #include "server/server.h"
 
 static struct limits *running;
+static uint64_t generation;             /* running's changes */
 static char no_name[1];                 /* an override's rule has none */
 
 static int
@@ -65,6 +66,7 @@ named_limits_reload(char *err, size_t errlen)
     }
     limits_free(running);
     running = l;
+    generation++;
     rl_stats_reset();               /* their keys are the old file's */
     return 0;
 }
@@ -80,8 +82,15 @@ named_limits_install(struct limits *l)
 {
     limits_free(running);
     running = l;
+    generation++;
     rl_stats_reset();               /* their keys are the old file's */
     tzdb_flush();                   /* RL.FIXED's zones read anew too */
+}
+
+uint64_t
+named_limits_generation(void)
+{
+    return generation;
 }
 
 const struct limits *
@@ -95,6 +104,7 @@ named_limits_teardown(void)
 {
     limits_free(running);
     running = NULL;
+    generation++;
     rl_stats_reset();
     tzdb_flush();
 }
@@ -566,6 +576,38 @@ named_limits_counters(const char *domain, size_t dlen,
             snprintf(err, errlen, "OOM");
             return -1;
         }
+    }
+    return 0;
+}
+
+int
+named_limits_describe(const char *domain, size_t dlen,
+                      const struct nl_descriptor *d, struct nl_rule *out,
+                      struct textbuf *counter, char *err, size_t errlen)
+{
+    struct pick p;
+    memset(out, 0, sizeof(*out));
+    if (pick_all(domain, dlen, d, 1, &p, err, errlen) != 0) {
+        return -1;
+    }
+    out->domain_found = p.m.domain_found;
+    if (p.rule == NULL) {
+        return 0;
+    }
+    out->has_limit = true;
+    out->unlimited = p.rule->unlimited;
+    out->shadow = p.shadow;
+    out->requests_per_unit = p.rule->requests_per_unit;
+    out->unit_s = limits_unit_seconds(p.rule->unit);
+    struct name key;
+    name_init(&key);
+    counter_name(&key, domain, dlen, d, &p.m);
+    textbuf_append(counter, key.p, key.len);
+    bool oom = key.oom || counter->oom;
+    name_free(&key);
+    if (oom) {
+        snprintf(err, errlen, "OOM");
+        return -1;
     }
     return 0;
 }

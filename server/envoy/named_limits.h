@@ -41,6 +41,10 @@ void named_limits_teardown(void);
  * event loop: /metrics' gauges of the configured limits). */
 const struct limits *named_limits_running(void);
 
+/* Changes with every new set of running limits (a reload, CONFIG SET
+ * limits-file, teardown): what was decided with the old set is stale. */
+uint64_t named_limits_generation(void);
+
 /* The most descriptors one request may hold. */
 #define NL_MAX_DESCRIPTORS 64
 
@@ -121,5 +125,21 @@ int named_limits_counters(const char *domain, size_t dlen,
                           const struct nl_descriptor *d, size_t n,
                           struct textbuf *names, struct nl_counter *out,
                           char *err, size_t errlen);
+
+/* The rule one descriptor of domain gets (no override, no "replaces":
+ * one descriptor alone) and its counter's name, appended to counter, as
+ * named_limits_check() would decide it: what Envoy's RLQS buckets are
+ * shared by (rlqs.c). */
+struct nl_rule {
+    bool domain_found;
+    bool has_limit;                 /* a rule applies: the fields below */
+    bool unlimited;
+    bool shadow;                    /* shadow_mode: counts, never refuses */
+    uint32_t requests_per_unit;
+    int64_t unit_s;                 /* the unit's seconds (nominal) */
+};
+int named_limits_describe(const char *domain, size_t dlen,
+                          const struct nl_descriptor *d, struct nl_rule *out,
+                          struct textbuf *counter, char *err, size_t errlen);
 
 #endif

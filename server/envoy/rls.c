@@ -1,7 +1,8 @@
 /*
  * rls.c - the gRPC services on grpc-port: Envoy's rate limit service
- * (ShouldRateLimit) and gRPC health checking (Check). A call's message in,
- * its answer out, no I/O (grpc.c owns the connections).
+ * (ShouldRateLimit) and gRPC health checking (Check, and Watch, a
+ * streaming call: stream_service.h). A call's message in, its answer out,
+ * no I/O (grpc.c owns the connections).
  *
  * ShouldRateLimit decodes the request (protobuf-c, from protocol/rls.proto),
  * decides its descriptors with named_limits_check() in database 0, on the
@@ -34,6 +35,7 @@
 #define RLS_PATH "/envoy.service.ratelimit.v3.RateLimitService/ShouldRateLimit"
 #define RLS_SERVICE "envoy.service.ratelimit.v3.RateLimitService"
 #define HEALTH_PATH "/grpc.health.v1.Health/Check"
+#define WATCH_PATH "/grpc.health.v1.Health/Watch"
 
 typedef Envoy__Service__Ratelimit__V3__RateLimitRequest Request;
 typedef Envoy__Service__Ratelimit__V3__RateLimitDescriptor Descriptor;
@@ -580,32 +582,157 @@ should_rate_limit(const unsigned char *msg, size_t len,
     return rc;
 }
 
-/* ---- Health/Check --------------------------------------------------------- */
+/* ---- Health/Check and Health/Watch ------------------------------------------ */
+
+typedef Grpc__Health__V1__HealthCheckResponse__ServingStatus Serving;
+#define SERVING GRPC__HEALTH__V1__HEALTH_CHECK_RESPONSE__SERVING_STATUS__SERVING
+#define NOT_SERVING \
+    GRPC__HEALTH__V1__HEALTH_CHECK_RESPONSE__SERVING_STATUS__NOT_SERVING
+#define SERVICE_UNKNOWN \
+    GRPC__HEALTH__V1__HEALTH_CHECK_RESPONSE__SERVING_STATUS__SERVICE_UNKNOWN
+
+/* The one answer Check and Watch both give: NOT_SERVING while the server
+ * shuts down or cannot write its journal (-MISCONF: a decision's counter
+ * could not be kept), SERVING otherwise. */
+static Serving
+serving_status(void)
+{
+    return srv.shutting_down || srv.persist_refusing ? NOT_SERVING : SERVING;
+}
+
+/* The request's service: "" (the server) or the rate limit service is
+ * known; -1 when the message is not a HealthCheckRequest. */
+static int
+health_request_known(const unsigned char *msg, size_t len)
+{
+    arena_reset();
+    Grpc__Health__V1__HealthCheckRequest *req =
+        grpc__health__v1__health_check_request__unpack(&arena_allocator, len,
+                                                       msg);
+    if (req == NULL) {
+        return -1;
+    }
+    bool known = req->service[0] == '\0' ||
+                 strcmp(req->service, RLS_SERVICE) == 0;
+    grpc__health__v1__health_check_request__free_unpacked(req,
+                                                          &arena_allocator);
+    return known;
+}
 
 static enum grpc_status
 health_check(const unsigned char *msg, size_t len, struct rls_answer *a)
 {
     Grpc__Health__V1__HealthCheckResponse r =
         GRPC__HEALTH__V1__HEALTH_CHECK_RESPONSE__INIT;
-    arena_reset();
-    Grpc__Health__V1__HealthCheckRequest *req =
-        grpc__health__v1__health_check_request__unpack(&arena_allocator, len,
-                                                       msg);
-    if (req == NULL) {
+    int known = health_request_known(msg, len);
+    if (known < 0) {
         a->why = "the request is not a valid HealthCheckRequest";
         return GRPC_INVALID_ARGUMENT;
     }
-    bool known = req->service[0] == '\0' ||
-                 strcmp(req->service, RLS_SERVICE) == 0;
-    grpc__health__v1__health_check_request__free_unpacked(req,
-                                                          &arena_allocator);
     if (!known) {
         a->why = "unknown service";
         return GRPC_NOT_FOUND;
     }
-    r.status = GRPC__HEALTH__V1__HEALTH_CHECK_RESPONSE__SERVING_STATUS__SERVING;
+    r.status = serving_status();
     return pack(&r.base, a);
 }
+
+/* A Watch call, as grpc's health service answers it: the status at once,
+ * then each change; an unknown service is SERVICE_UNKNOWN (not an error:
+ * it may be registered later), and the stream stays open either way. */
+struct watch {
+    bool asked;                 /* its request came */
+    bool known;
+    int sent;                   /* the status last sent; -1: none */
+    unsigned char out[8];       /* a HealthCheckResponse is 2 bytes */
+};
+
+static void *
+watch_open(void *caller_ctx, int32_t stream, int64_t now_ms,
+           enum grpc_status *refuse, const char **why)
+{
+    struct watch *w = calloc(1, sizeof(*w));
+    (void)caller_ctx;
+    (void)stream;
+    (void)now_ms;
+    if (w == NULL) {
+        *refuse = GRPC_RESOURCE_EXHAUSTED;
+        *why = "out of memory";
+        return NULL;
+    }
+    w->sent = -1;
+    return w;
+}
+
+/* The status now, when it is not the one last sent. */
+static enum grpc_status
+watch_due(void *st, int64_t now_ms, const unsigned char **out,
+          size_t *out_len, const char **why)
+{
+    struct watch *w = st;
+    Grpc__Health__V1__HealthCheckResponse r =
+        GRPC__HEALTH__V1__HEALTH_CHECK_RESPONSE__INIT;
+    (void)now_ms;
+    (void)why;
+    r.status = w->known ? serving_status() : SERVICE_UNKNOWN;
+    if (!w->asked || (int)r.status == w->sent ||
+        protobuf_c_message_get_packed_size(&r.base) > sizeof(w->out)) {
+        return GRPC_OK;
+    }
+    *out_len = protobuf_c_message_pack(&r.base, w->out);
+    *out = w->out;
+    w->sent = (int)r.status;
+    return GRPC_OK;
+}
+
+/* The request; a server-streaming call has one, later ones are not read
+ * (as grpc's generated servers leave them). */
+static enum grpc_status
+watch_message(void *st, const unsigned char *msg, size_t len, int64_t now_ms,
+              const unsigned char **out, size_t *out_len, const char **why)
+{
+    struct watch *w = st;
+    if (w->asked) {
+        return GRPC_OK;
+    }
+    int known = health_request_known(msg, len);
+    if (known < 0) {
+        *why = "the request is not a valid HealthCheckRequest";
+        return GRPC_INVALID_ARGUMENT;
+    }
+    w->asked = true;
+    w->known = known;
+    return watch_due(w, now_ms, out, out_len, why);
+}
+
+/* Half-closed after its request, as every client sends it: it goes on.
+ * Without one there is nothing to watch. */
+static bool
+watch_half_closed(void *st, enum grpc_status *status, const char **why)
+{
+    struct watch *w = st;
+    if (w->asked) {
+        return false;
+    }
+    *status = GRPC_INVALID_ARGUMENT;
+    *why = "a Watch call carries one HealthCheckRequest";
+    return true;
+}
+
+static void
+watch_close(void *st)
+{
+    free(st);
+}
+
+const struct grpc_stream_service rls_health_watch = {
+    .path = WATCH_PATH,
+    .open = watch_open,
+    .message = watch_message,
+    .half_closed = watch_half_closed,
+    .due = watch_due,
+    .close = watch_close,
+};
 
 enum grpc_status
 rls_serve(const char *path, const unsigned char *msg, size_t len,

@@ -1,6 +1,7 @@
 /*
  * rls.h - the gRPC services of grpc-port (rls.c): Envoy's
- * RateLimitService/ShouldRateLimit and grpc.health.v1.Health/Check.
+ * RateLimitService/ShouldRateLimit and grpc.health.v1.Health/Check, and
+ * the streaming grpc.health.v1.Health/Watch (a row of grpc_streams.c).
  */
 #ifndef CELLGATE_RLS_H
 #define CELLGATE_RLS_H
@@ -11,6 +12,7 @@
 #include "protocol/h2.h"
 
 #include "server/envoy/rls_forward.h"
+#include "server/envoy/stream_service.h"
 
 struct rls_answer {
     unsigned char *message;     /* valid until the next rls_serve() */
@@ -35,5 +37,9 @@ void rls_late_answer(rls_late_fn fn);
 
 /* The caller's connection closed: its waiting calls are dropped. */
 void rls_cancel(void *ctx);
+
+/* grpc.health.v1.Health/Watch: the status Check answers, at once and at
+ * each change. */
+extern const struct grpc_stream_service rls_health_watch;
 
 #endif

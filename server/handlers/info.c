@@ -244,6 +244,40 @@ section_persistence(struct textbuf *t)
     }
 }
 
+/* INFO stats' gRPC lines, and the ones after them. */
+static void
+stats_grpc(struct textbuf *t, const struct server_stats *s)
+{
+    textbuf_printf(t, "grpc_connection_memory_limit_refused_calls:%llu\r\n"
+             "grpc_memory_limit_disconnections:%llu\r\n"
+             "grpc_stream_timeouts:%llu\r\n"
+             "grpc_streaming_calls:%zu\r\n"
+             "grpc_streaming_calls_opened:%llu\r\n"
+             "grpc_streaming_calls_ended:%llu\r\n"
+             "grpc_streaming_calls_refused:%llu\r\n"
+             "grpc_streaming_calls_idle_resets:%llu\r\n"
+             "grpc_streaming_calls_output_resets:%llu\r\n"
+             "rls_forwarded_descriptors:%llu\r\n"
+             "rls_forward_redirects:%llu\r\n"
+             "rls_forward_failures:%llu\r\n"
+             "rls_forward_timeouts:%llu\r\n"
+             "accept_errors:%llu\r\n",
+             (unsigned long long)s->grpc_refused_streams,
+             (unsigned long long)s->grpc_memory_limit_closes,
+             (unsigned long long)s->grpc_stream_timeouts,
+             grpc_streaming_calls(),
+             (unsigned long long)s->grpc_streaming_opened,
+             (unsigned long long)s->grpc_streaming_ended,
+             (unsigned long long)s->grpc_streaming_refused,
+             (unsigned long long)s->grpc_streaming_idle_resets,
+             (unsigned long long)s->grpc_streaming_output_resets,
+             (unsigned long long)s->rls_forwarded,
+             (unsigned long long)s->rls_forward_redirects,
+             (unsigned long long)s->rls_forward_failures,
+             (unsigned long long)s->rls_forward_timeouts,
+             (unsigned long long)s->accept_errors);
+}
+
 static void
 section_stats(struct textbuf *t)
 {
@@ -277,15 +311,7 @@ section_stats(struct textbuf *t)
              "protocol_errors:%llu\r\n"
              "client_query_buffer_limit_disconnections:%llu\r\n"
              "client_output_buffer_limit_disconnections:%llu\r\n"
-             "idle_timeout_disconnections:%llu\r\n"
-             "grpc_connection_memory_limit_refused_calls:%llu\r\n"
-             "grpc_memory_limit_disconnections:%llu\r\n"
-             "grpc_stream_timeouts:%llu\r\n"
-             "rls_forwarded_descriptors:%llu\r\n"
-             "rls_forward_redirects:%llu\r\n"
-             "rls_forward_failures:%llu\r\n"
-             "rls_forward_timeouts:%llu\r\n"
-             "accept_errors:%llu\r\n",
+             "idle_timeout_disconnections:%llu\r\n",
              (unsigned long long)s->connections_received,
              (unsigned long long)s->commands_processed,
              (unsigned long long)io.bytes_in,
@@ -305,15 +331,8 @@ section_stats(struct textbuf *t)
              (unsigned long long)s->protocol_errors,
              (unsigned long long)s->querybuf_limit_closes,
              (unsigned long long)s->output_limit_closes,
-             (unsigned long long)s->idle_timeout_closes,
-             (unsigned long long)s->grpc_refused_streams,
-             (unsigned long long)s->grpc_memory_limit_closes,
-             (unsigned long long)s->grpc_stream_timeouts,
-             (unsigned long long)s->rls_forwarded,
-             (unsigned long long)s->rls_forward_redirects,
-             (unsigned long long)s->rls_forward_failures,
-             (unsigned long long)s->rls_forward_timeouts,
-             (unsigned long long)s->accept_errors);
+             (unsigned long long)s->idle_timeout_closes);
+    stats_grpc(t, s);
 }
 
 /* Redis 8's: each thread that serves clients, the main thread first. */

@@ -9,11 +9,16 @@
  *      read back as a RateLimitResponse);
  *   2: the rest is a Health/Check request message;
  *   3: the rest drives two connections at the frame level, as grpc.c runs
- *      them, with time passing (see "the connection level" below).
- * Its bit 2 turns rls-response-dynamic-metadata on (limits m and q have
- * metadata). Calls decode with protobuf-c and decide through named limits
- * (a small limits file written at start-up) on an in-process keyspace, made anew
- * for each input. Nothing may crash or read out of bounds, the counted
+ *      them, with time passing (see "the connection level" below);
+ *   4: the rest is one Rate Limit Quota Service stream (rlqs.c): messages
+ *      of a length byte and that many bytes, each a usage report, a byte
+ *      of milliseconds (x 20) passing before it, the pushes due after it,
+ *      then the stream closed; a second stream on the same buckets beside
+ *      it when the first byte is odd.
+ * The first byte's bit 2 turns rls-response-dynamic-metadata on (limits m
+ * and q have metadata). Calls decode with protobuf-c and decide through
+ * named limits (a small limits file written at start-up) on an in-process
+ * keyspace, made anew for each input. Nothing may crash or read out of bounds, the counted
  * allocator must be back where it started after each input, and the h2
  * sessions' own count of their memory must hold its limits and be back at
  * zero once they are freed.
@@ -32,6 +37,7 @@
 #include "server/keyspace.h"
 #include "server/envoy/named_limits.h"
 #include "server/envoy/rl_stats.h"
+#include "server/envoy/rlqs.h"
 #include "server/envoy/rls.h"
 #include "server/server.h"
 
@@ -127,7 +133,7 @@ serve_session(const uint8_t *data, size_t size)
  * (1 to 32 KiB; 255 = none) and grpc-stream-timeout (0 to 2550 ms). Then
  * operations, each an opcode byte (low 3 bits: what; bit 3: which
  * connection; bit 4: END_STREAM where it applies; bit 5: Health/Check for
- * HEADERS) and its operands:
+ * HEADERS, bit 6: Health/Watch, a streaming call) and its operands:
  *
  *   0 n bytes[n+1]          raw bytes, as read from the socket
  *   1 type flags id len payload[len]   one frame, any type
@@ -139,6 +145,11 @@ serve_session(const uint8_t *data, size_t size)
  *   4 id inc                WINDOW_UPDATE of inc*1024 (id 0: the
  *                           connection's; else stream 2*id-1)
  *   5 ms                    time passes (ms*10), cron expires streams
+ *                           (grpc-stream-timeout, and as long the
+ *                           streaming calls' idle bound) and every
+ *                           streaming call open pushes a 300-byte message
+ *                           (at most 2 KiB may wait unsent: past it the
+ *                           call is reset)
  *   6                       the connection closes
  *   7 kind a b c d e        SETTINGS (id a, value bcde), PING, RST_STREAM
  *
@@ -149,13 +160,24 @@ serve_session(const uint8_t *data, size_t size)
  *     and all of theirs within grpc-max-memory;
  *   - what else a connection holds is bounded (streams, HTTP/2 state);
  *   - the budget is the sum of the connections';
- *   - after cron, no stream is open past the timeout;
+ *   - after cron, no stream but a streaming call is open past the timeout;
+ *   - every streaming call opened is closed once (Watch's state freed),
+ *     by its end, its GONE or its connection's close;
  *   - a connection closed gives back exactly what it held, so the budget
  *     is 0 with none. */
 
 #define OVERHEAD_MAX (1024 * 1024)      /* all but request bodies */
 
+/* A streaming call open, as grpc.c's struct gstream. */
+#define CALLS_MAX (4 * MAX_STREAMS)
+struct call {
+    void *st;                           /* NULL: a free slot */
+    int k;
+    int32_t id;
+};
+
 struct conn_run {
+    struct call calls[CALLS_MAX];
     struct h2_budget budget;
     struct h2_conn *conn[2];
     int64_t now_ms;
@@ -164,8 +186,20 @@ struct conn_run {
 };
 
 static void
+call_close(struct call *c)
+{
+    rls_health_watch.close(c->st);
+    c->st = NULL;
+}
+
+static void
 close_conn(struct conn_run *r, int k)
 {
+    for (int i = 0; i < CALLS_MAX; i++) {
+        if (r->calls[i].st != NULL && r->calls[i].k == k) {
+            call_close(&r->calls[i]);
+        }
+    }
     size_t before = r->budget.used, held = h2_usage(r->conn[k]).memory;
     size_t requests = r->budget.requests;
     size_t held_requests = h2_request_memory(r->conn[k]);
@@ -193,6 +227,95 @@ make_room(struct h2_budget *b, size_t need, const struct h2_conn *asking)
     return true;
 }
 
+static bool
+fuzz_streaming(const char *path)
+{
+    return strcmp(path, rls_health_watch.path) == 0;
+}
+
+/* A service's answer sent, and the end its status asks for (as grpc.c's
+ * stream_result); -1 without memory. */
+static int
+call_result(struct h2_conn *h, struct call *c, enum grpc_status st,
+            const unsigned char *out, size_t out_len, const char *why)
+{
+    int rc = out != NULL ? h2_stream_send(h, c->id, out, out_len) : 0;
+    if (rc == 0 && st != GRPC_OK) {
+        rc = h2_stream_end(h, c->id, st, why);
+        call_close(c);
+    }
+    return rc < 0 ? -1 : 0;
+}
+
+static int
+call_open(struct conn_run *r, int k, int32_t id)
+{
+    struct h2_conn *h = r->conn[k];
+    enum grpc_status refuse = GRPC_OK;
+    const char *why = NULL;
+    for (int i = 0; i < CALLS_MAX; i++) {
+        struct call *c = &r->calls[i];
+        if (c->st == NULL) {
+            c->st = rls_health_watch.open(h, id, r->now_ms, &refuse, &why);
+            CHECK(c->st != NULL);
+            c->k = k;
+            c->id = id;
+            h2_stream_set_user(h, id, c);
+            return 0;
+        }
+    }
+    return h2_stream_end(h, id, GRPC_RESOURCE_EXHAUSTED, "too many");
+}
+
+/* Every event of k's streaming calls, as grpc.c's serve_events(). */
+static int
+serve_streams(struct conn_run *r, int k)
+{
+    struct h2_conn *h = r->conn[k];
+    struct h2_event ev;
+    int rc = 0;
+    while (rc == 0 && h2_next_event(h, &ev)) {
+        struct call *c = ev.user;
+        const unsigned char *out = NULL;
+        size_t out_len = 0;
+        const char *why = NULL;
+        enum grpc_status st = GRPC_OK;
+        if (ev.kind == H2_OPEN) {
+            rc = call_open(r, k, ev.stream);
+        } else if (c == NULL) {
+            continue;
+        } else if (ev.kind == H2_MESSAGE) {
+            st = rls_health_watch.message(c->st, ev.message, ev.len,
+                                          r->now_ms, &out, &out_len, &why);
+            rc = call_result(h, c, st, out, out_len, why);
+        } else if (ev.kind == H2_HALF_CLOSED) {
+            if (rls_health_watch.half_closed(c->st, &st, &why)) {
+                rc = h2_stream_end(h, c->id, st, why);
+                call_close(c);
+            }
+        } else {
+            CHECK(c->st != NULL && c->id == ev.stream);
+            call_close(c);
+        }
+    }
+    return rc;
+}
+
+/* What cron does for a streaming call: its push. */
+static int
+push_all(struct conn_run *r, int k)
+{
+    static const unsigned char push[300];
+    for (int i = 0; i < CALLS_MAX; i++) {
+        struct call *c = &r->calls[i];
+        if (c->st != NULL && c->k == k &&
+            h2_stream_send(r->conn[k], c->id, push, sizeof(push)) < 0) {
+            return -1;
+        }
+    }
+    return serve_streams(r, k);
+}
+
 static void
 feed(struct conn_run *r, int k, const uint8_t *data, size_t len)
 {
@@ -207,6 +330,9 @@ feed(struct conn_run *r, int k, const uint8_t *data, size_t len)
     }
     struct h2_conn *h = r->conn[k];
     int rc = h2_feed(h, data, len, r->now_ms);
+    if (rc == 0) {
+        rc = serve_streams(r, k);
+    }
     if (rc == 0) {
         rc = answer_calls(h);
     }
@@ -248,11 +374,11 @@ pass_time(struct conn_run *r, int64_t ms)
             continue;
         }
         (void)h2_expire(h, r->now_ms, r->timeout_ms);
-        if (drain(h) != 0 || h2_done(h)) {
+        if (push_all(r, k) != 0 || drain(h) != 0 || h2_done(h)) {
             close_conn(r, k);
             continue;
         }
-        CHECK(r->timeout_ms == 0 ||
+        CHECK(r->timeout_ms == 0 || h2_streaming(h) > 0 ||
               r->now_ms - h2_oldest_stream_ms(h) <= r->timeout_ms);
     }
 }
@@ -293,14 +419,18 @@ static const unsigned char rls_headers[] =
                     "ShouldRateLimit");
 static const unsigned char health_headers[] =
     REQUEST_HEADERS("\x1c/grpc.health.v1.Health/Check");
+static const unsigned char watch_headers[] =
+    REQUEST_HEADERS("\x1c/grpc.health.v1.Health/Watch");
 
 static void
 op_headers(struct conn_run *r, int k, uint8_t op, uint8_t id)
 {
     unsigned char f[9 + sizeof(rls_headers)];
-    bool health = (op >> 5) & 1;
-    const unsigned char *block = health ? health_headers : rls_headers;
-    size_t len = health ? sizeof(health_headers) - 1 : sizeof(rls_headers) - 1;
+    bool health = (op >> 5) & 1, watch = (op >> 6) & 1;
+    const unsigned char *block = watch ? watch_headers
+                                 : health ? health_headers : rls_headers;
+    size_t len = watch || health ? sizeof(health_headers) - 1
+                                 : sizeof(rls_headers) - 1;
     put_frame_header(f, len, 1, (uint8_t)(4 | ((op >> 4) & 1)), 2u * id + 1);
     memcpy(f + 9, block, len);
     feed(r, k, f, 9 + len);
@@ -452,6 +582,9 @@ serve_connections(const uint8_t *data, size_t size)
     r.budget.max = data[1] == 255 ? 0 : 1024 * (1 + (size_t)(data[1] % 32));
     r.budget.make_room = make_room;
     r.timeout_ms = 10 * (int64_t)data[2];
+    r.budget.streaming = fuzz_streaming;
+    r.budget.stream_idle_ms = r.timeout_ms;
+    r.budget.stream_output_max = 2048;
     r.now_ms = 1;
     r.p = data + 3;
     r.end = data + size;
@@ -464,6 +597,60 @@ serve_connections(const uint8_t *data, size_t size)
         }
     }
     CHECK(r.budget.used == 0 && r.budget.requests == 0);
+    for (int i = 0; i < CALLS_MAX; i++) {
+        CHECK(r.calls[i].st == NULL);
+    }
+}
+
+/* Mode 4: report after report on one stream (or two), pushes between. */
+static void
+serve_rlqs(const uint8_t *data, size_t size)
+{
+    enum grpc_status refuse;
+    const char *why;
+    void *st[2] = { NULL, NULL };
+    int64_t now = 1700000000LL * 1000;
+    size_t at = 1;
+    if (size == 0) {
+        return;
+    }
+    st[0] = rlqs_open(NULL, 1, 0, &refuse, &why);
+    CHECK(st[0] != NULL);
+    if (data[0] & 1) {
+        st[1] = rlqs_open(NULL, 3, 0, &refuse, &why);
+        CHECK(st[1] != NULL);
+    }
+    for (int k = 0; at + 2 <= size; k ^= st[1] != NULL) {
+        size_t len = data[at + 1];
+        now += 20 * (int64_t)data[at];
+        clock_set_fake_wall(now * 1000000);
+        at += 2;
+        len = len < size - at ? len : size - at;
+        const unsigned char *out = NULL;
+        size_t out_len = 0;
+        if (st[k] != NULL &&
+            rlqs_message(st[k], data + at, len, 0, &out, &out_len, &why) !=
+            GRPC_OK) {
+            rlqs_close(st[k]);      /* the stream ends on an error */
+            st[k] = NULL;
+        }
+        for (int j = 0; j < 2; j++) {
+            out = NULL;
+            if (st[j] != NULL &&
+                rlqs_due(st[j], 0, &out, &out_len, &why) != GRPC_OK) {
+                rlqs_close(st[j]);
+                st[j] = NULL;
+            }
+        }
+        at += len;
+    }
+    for (int j = 0; j < 2; j++) {
+        if (st[j] != NULL) {
+            rlqs_close(st[j]);
+        }
+    }
+    clock_reset_clamp();            /* the next input starts as this did */
+    clock_set_fake_wall(1700000000LL * 1000000000LL);
 }
 
 /* A ShouldRateLimit answer (rls_wire.c writes its bytes) must read back
@@ -522,9 +709,12 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     CHECK(keyspace_init(seed, clock_wall_now()) == 0);
     /* The first byte's bit 2: answers carry dynamic_metadata. */
     srv.conf.rls_response_dynamic_metadata = (data[0] & 4) != 0;
-    switch (data[0] % 4) {
+    switch (data[0] % 5) {
     case 0:
         serve_session(data + 1, size - 1);
+        break;
+    case 4:
+        serve_rlqs(data + 1, size - 1);
         break;
     case 3:
         serve_connections(data + 1, size - 1);

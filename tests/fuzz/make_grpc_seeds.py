@@ -87,8 +87,8 @@ def record(send):
 
 # ---- connection-level scripts (fuzz_grpc.c, "the connection level") ------
 
-def op(code, k=0, end=False, health=False):
-    return bytes([code | k << 3 | end << 4 | health << 5])
+def op(code, k=0, end=False, health=False, watch=False):
+    return bytes([code | k << 3 | end << 4 | health << 5 | watch << 6])
 
 
 def raw(k, data):
@@ -103,8 +103,8 @@ def frame(k, type_, flags, id_, payload):
     return op(1, k) + bytes([type_, flags, id_, len(payload)]) + payload
 
 
-def headers(k, id_, end=False, health=False):
-    return op(2, k, end, health) + bytes([id_])
+def headers(k, id_, end=False, health=False, watch=False):
+    return op(2, k, end, health, watch) + bytes([id_])
 
 
 def data(k, id_, size64, end=False):
@@ -160,6 +160,17 @@ def connection_seeds(recorded):
         # grpcio's own bytes, in pieces, time passing between them.
         "conn-recorded": script(31, 255, 50, *[raw(0, recorded[i:i + 64]) + later(1)
                                                for i in range(0, len(recorded), 64)]),
+        # Health/Watch, a streaming call: one keeps its side open and goes
+        # silent (reset at the 300 ms idle bound), one half-closes after
+        # its request (not bounded so); with no window for answers their
+        # pushes wait until 2 KiB reset one; then a client's RST_STREAM.
+        "conn-watch": script(31, 255, 30, headers(0, 1, watch=True),
+                             data(0, 1, 1), headers(0, 2, watch=True),
+                             data(0, 2, 1, end=True), later(10), later(25),
+                             control(0, 0, 4, 0, 0, 0, 0),
+                             headers(0, 3, watch=True), data(0, 3, 1, end=True),
+                             *[later(1) for _ in range(10)],
+                             control(0, 2, 2, 0, 0, 0, 8), close(0)),
         # Any frame: a DATA frame with padding on a stream never opened.
         "conn-frame": script(3, 3, 1, frame(0, 0, 8, 1, b"\x04abcdefgh"),
                              headers(1, 0), frame(1, 9, 4, 1, b"")),

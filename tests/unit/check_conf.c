@@ -196,11 +196,12 @@ START_TEST(test_every_default_is_within_its_own_bounds_and_valid)
     size_t n;
     const struct conf_option *t = conf_options(&n);
 
-    /* Redis 7.0.15's 178 options and cellgate's own 28 (rls-forward-timeout
+    /* Redis 7.0.15's 178 options and cellgate's own 32 (rls-forward-timeout
      * and rls-failure-mode-deny, then top-denied-keys, then rls-shadow-mode
-     * and rls-quota-mode, then rls-response-dynamic-metadata the last
-     * added) */
-    ck_assert_uint_eq(n, 206);
+     * and rls-quota-mode, then grpc-max-streaming-calls and
+     * grpc-stream-idle-timeout, rlqs-max-buckets and rlqs-unknown-bucket,
+     * and rls-response-dynamic-metadata the last added) */
+    ck_assert_uint_eq(n, 210);
     for (size_t i = 0; i < n; i++) {
         char buf[64];
 
@@ -569,6 +570,11 @@ static const struct {
     EW(loglevel, "loglevel", LOGLEVEL_WARNING, "warning"),
     EW(log_format, "log-format", LOG_FORMAT_PLAIN, "plain"),
     EW(log_format, "log-format", LOG_FORMAT_JSON, "json"),
+    EW(rlqs_unknown_bucket, "rlqs-unknown-bucket", RLQS_UNKNOWN_ALLOW,
+       "allow"),
+    EW(rlqs_unknown_bucket, "rlqs-unknown-bucket", RLQS_UNKNOWN_DENY, "deny"),
+    EW(rlqs_unknown_bucket, "rlqs-unknown-bucket", RLQS_UNKNOWN_ABANDON,
+       "abandon"),
     EW(supervised, "supervised", SUPERVISED_NO, "no"),
     EW(supervised, "supervised", SUPERVISED_SYSTEMD, "systemd"),
     EW(supervised, "supervised", SUPERVISED_AUTO, "auto"),

@@ -733,6 +733,324 @@ START_TEST(test_memory_is_charged_to_the_session_and_its_budget)
 }
 END_TEST
 
+
+/* ------------------------------------------------------------------------
+ * Streaming calls
+ * --------------------------------------------------------------------- */
+
+#define STREAM_PATH "/s.Stream/Both"
+
+static bool
+is_streaming(const char *path)
+{
+    return strcmp(path, STREAM_PATH) == 0;
+}
+
+/* A request body sent in parts: each part's DATA frame does not end the
+ * stream unless asked. */
+struct part {
+    struct body b;
+    bool end;
+};
+
+static ssize_t
+read_part(nghttp2_session *s, int32_t id, uint8_t *buf, size_t len,
+          uint32_t *flags, nghttp2_data_source *src, void *user)
+{
+    struct part *p = src->ptr;
+    ssize_t n = read_body(s, id, buf, len, flags, src, user);
+    if ((*flags & NGHTTP2_DATA_FLAG_EOF) && !p->end) {
+        *flags |= NGHTTP2_DATA_FLAG_NO_END_STREAM;
+    }
+    return n;
+}
+
+static void
+send_part(struct client *c, int32_t id, struct part *p, bool end)
+{
+    nghttp2_data_provider dp = { .source.ptr = p, .read_callback = read_part };
+    p->b.off = 0;
+    p->end = end;
+    ck_assert_int_eq(nghttp2_submit_data(c->s, end ? NGHTTP2_FLAG_END_STREAM
+                                                   : NGHTTP2_FLAG_NONE,
+                                         id, &dp), 0);
+}
+
+/* Headers of a streaming call, its side left open. */
+static int32_t
+open_stream(struct client *c)
+{
+    nghttp2_nv nva[] = {
+        NV(":method", "POST"), NV(":scheme", "http"),
+        NV(":path", STREAM_PATH), NV(":authority", "a"),
+        NV("content-type", "application/grpc"),
+    };
+    int32_t id = nghttp2_submit_headers(c->s, NGHTTP2_FLAG_NONE, -1, NULL,
+                                        nva, 5, NULL);
+    ck_assert_int_gt(id, 0);
+    seen_of(c, id)->used = true;
+    return id;
+}
+
+/* Append message i ("m<i>" padded to len bytes) to b, framed. */
+static void
+add_message(struct body *b, int i, size_t len)
+{
+    ck_assert_uint_le(b->len + 5 + len, sizeof(b->p));
+    unsigned char *p = b->p + b->len;
+    p[0] = 0;
+    p[1] = (unsigned char)(len >> 24);
+    p[2] = (unsigned char)(len >> 16);
+    p[3] = (unsigned char)(len >> 8);
+    p[4] = (unsigned char)len;
+    memset(p + 5, 'a' + i % 26, len);
+    b->len += 5 + len;
+}
+
+static void
+expect_event(struct h2_conn *h, enum h2_event_kind kind, int32_t id)
+{
+    struct h2_event ev;
+    ck_assert(h2_next_event(h, &ev));
+    ck_assert_int_eq(ev.kind, kind);
+    ck_assert_int_eq(ev.stream, id);
+}
+
+static void
+expect_message(struct h2_conn *h, int32_t id, int i, size_t len)
+{
+    struct h2_event ev;
+    ck_assert(h2_next_event(h, &ev));
+    ck_assert_int_eq(ev.kind, H2_MESSAGE);
+    ck_assert_int_eq(ev.stream, id);
+    ck_assert_uint_eq(ev.len, len);
+    for (size_t k = 0; k < len; k++) {
+        ck_assert_int_eq(ev.message[k], 'a' + i % 26);
+    }
+}
+
+/* A session with one streaming call open, its OPEN taken. */
+static struct h2_conn *
+session_with_stream(struct client *c, int32_t *id)
+{
+    client_init(c);
+    budget.streaming = is_streaming;
+    struct h2_conn *h = h2_new(MAX_MESSAGE, 100, &budget);
+    *id = open_stream(c);
+    ck_assert_int_eq(pump(c, h, 0), 0);
+    expect_event(h, H2_OPEN, *id);
+    return h;
+}
+
+/* Three messages in one DATA frame come out as three; a fourth split over
+ * three frames (its prefix cut too) comes out once its last byte is in;
+ * the client's END_STREAM is HALF_CLOSED; the server's messages and
+ * trailers reach the client, and an ended call tells nothing more. */
+START_TEST(test_a_streaming_call_is_messages_both_ways)
+{
+    struct client c;
+    struct part p;
+    struct h2_event ev;
+    client_init(&c);
+    budget.streaming = is_streaming;
+    struct h2_conn *h = h2_new(MAX_MESSAGE, 100, &budget);
+    int32_t id = open_stream(&c);
+    ck_assert_int_eq(pump(&c, h, 0), 0);
+    ck_assert(h2_next_event(h, &ev));
+    ck_assert_int_eq(ev.kind, H2_OPEN);
+    ck_assert_str_eq(ev.path, STREAM_PATH);
+    ck_assert_ptr_null(ev.user);
+    h2_stream_set_user(h, id, &p);
+    ck_assert_uint_eq(h2_streaming(h), 1);
+    ck_assert(!h2_next_event(h, &ev));
+
+    memset(&p, 0, sizeof(p));
+    for (int i = 0; i < 3; i++) {
+        add_message(&p.b, i, 10 + (size_t)i);
+    }
+    add_message(&p.b, 3, 3000);
+    size_t whole = p.b.len;
+    p.b.len -= 3000 + 2;                    /* 3 bytes of the 4th's prefix */
+    send_part(&c, id, &p, false);
+    ck_assert_int_eq(pump(&c, h, 0), 0);
+    for (int i = 0; i < 3; i++) {
+        expect_message(h, id, i, 10 + (size_t)i);
+    }
+    ck_assert(!h2_next_event(h, &ev));
+    struct body rest = p.b;                 /* the 4th's other bytes */
+    memmove(p.b.p, rest.p + p.b.len, whole - p.b.len);
+    size_t left = whole - p.b.len;
+    p.b.len = 1000;
+    send_part(&c, id, &p, false);
+    ck_assert_int_eq(pump(&c, h, 0), 0);
+    ck_assert(!h2_next_event(h, &ev));      /* not whole yet */
+    memmove(p.b.p, p.b.p + 1000, left - 1000);
+    p.b.len = left - 1000;
+    send_part(&c, id, &p, true);
+    ck_assert_int_eq(pump(&c, h, 0), 0);
+    expect_message(h, id, 3, 3000);
+    ck_assert(h2_next_event(h, &ev));
+    ck_assert_int_eq(ev.kind, H2_HALF_CLOSED);
+    ck_assert_ptr_eq(ev.user, &p);
+    ck_assert(!h2_next_event(h, &ev));
+
+    ck_assert_int_eq(h2_stream_send(h, id, (const unsigned char *)"one", 3), 0);
+    ck_assert_int_eq(pump(&c, h, 0), 0);
+    struct seen *x = seen_of(&c, id);
+    ck_assert_str_eq(x->status, "200");
+    ck_assert_mem_eq(x->data, "\0\0\0\0\3one", 8);
+    ck_assert(!x->closed);
+    ck_assert_int_eq(h2_stream_send(h, id, (const unsigned char *)"", 0), 0);
+    ck_assert_int_eq(h2_stream_end(h, id, GRPC_NOT_FOUND, "done"), 0);
+    ck_assert_uint_eq(h2_streaming(h), 0);
+    ck_assert_int_eq(pump(&c, h, 0), 0);
+    ck_assert_uint_eq(x->datalen, 13);      /* and the empty message */
+    ck_assert_str_eq(x->grpc_status, "5");
+    ck_assert_str_eq(x->grpc_message, "done");
+    ck_assert(x->closed);
+    ck_assert(!h2_next_event(h, &ev));      /* no GONE: the caller ended it */
+    ck_assert_uint_eq(h2_usage(h).streams, 0);
+    h2_free(h);
+    client_free(&c);
+}
+END_TEST
+
+/* 10 MB in 1000-byte messages on one stream: flow control keeps the
+ * window open (every DATA frame acknowledged), every message comes out,
+ * and what the stream holds stays small. */
+START_TEST(test_ten_megabytes_on_one_stream_never_stall)
+{
+    struct client c;
+    struct part p;
+    struct h2_event ev;
+    size_t messages = 0;
+    int32_t id;
+    struct h2_conn *h = session_with_stream(&c, &id);
+    for (int round = 0; round < 1250; round++) {
+        memset(&p, 0, sizeof(p));
+        for (int i = 0; i < 8; i++) {
+            add_message(&p.b, i, 1000);
+        }
+        send_part(&c, id, &p, false);
+        ck_assert_int_eq(pump(&c, h, 0), 0);
+        ck_assert_uint_eq(p.b.off, p.b.len);        /* all sent */
+        while (h2_next_event(h, &ev)) {
+            ck_assert_int_eq(ev.kind, H2_MESSAGE);
+            ck_assert_uint_eq(ev.len, 1000);
+            messages++;
+        }
+        ck_assert_uint_le(h2_request_memory(h), 16384);
+    }
+    ck_assert_uint_eq(messages, 10000);
+    ck_assert_int_eq(h2_stream_end(h, id, GRPC_OK, NULL), 0);
+    h2_free(h);
+    client_free(&c);
+}
+END_TEST
+
+/* A client that keeps its side open and sends nothing is reset at
+ * stream_idle_ms, and the caller hears GONE; one that half-closed is
+ * not, and neither is bounded by the unary timeout while open. */
+START_TEST(test_a_silent_streaming_call_is_reset_at_the_idle_bound)
+{
+    struct client c;
+    struct part p;
+    struct h2_event ev;
+    int marker;
+    client_init(&c);
+    budget.streaming = is_streaming;
+    budget.stream_idle_ms = 500;
+    struct h2_conn *h = h2_new(MAX_MESSAGE, 100, &budget);
+    int32_t silent = open_stream(&c), closed = open_stream(&c);
+    ck_assert_int_eq(pump(&c, h, 1000), 0);
+    memset(&p, 0, sizeof(p));
+    add_message(&p.b, 0, 4);
+    send_part(&c, closed, &p, true);
+    ck_assert_int_eq(pump(&c, h, 1000), 0);
+    expect_event(h, H2_OPEN, silent);
+    expect_event(h, H2_OPEN, closed);
+    expect_message(h, closed, 0, 4);
+    expect_event(h, H2_HALF_CLOSED, closed);
+    h2_stream_set_user(h, silent, &marker);
+    ck_assert_uint_eq(h2_expire(h, 1500, 100), 0);  /* the unary bound */
+    ck_assert_uint_eq(h2_expire(h, 1501, 100), 1);
+    ck_assert_uint_eq(budget.idle_streams, 1);
+    ck_assert_uint_eq(budget.expired_streams, 0);
+    ck_assert(h2_next_event(h, &ev));
+    ck_assert_int_eq(ev.kind, H2_GONE);
+    ck_assert_int_eq(ev.stream, silent);
+    ck_assert_ptr_eq(ev.user, &marker);
+    ck_assert(!h2_next_event(h, &ev));
+    ck_assert_int_eq(pump(&c, h, 1501), 0);
+    ck_assert_uint_eq(seen_of(&c, silent)->close_code, NGHTTP2_CANCEL);
+    ck_assert_uint_eq(h2_expire(h, 99999, 100), 0);
+    ck_assert_uint_eq(h2_streaming(h), 1);
+    h2_free(h);
+    client_free(&c);
+}
+END_TEST
+
+/* A peer that takes no output: what waits is counted, and past
+ * stream_output_max the call is reset (ENHANCE_YOUR_CALM) and GONE. */
+START_TEST(test_unsent_output_past_its_limit_resets_the_call)
+{
+    struct client c;
+    struct h2_event ev;
+    static unsigned char msg[1000];
+    const unsigned char *o;
+    int32_t id;
+    budget.stream_output_max = 8192;
+    struct h2_conn *h = session_with_stream(&c, &id);
+    size_t idle = budget.used;
+    int rc = 0, sent = 0;
+    for (; sent < 200 && rc == 0; sent++) {
+        rc = h2_stream_send(h, id, msg, sizeof(msg));
+        while (h2_output(h, &o) > 0) {
+            /* the peer never reads: its window is never given back */
+        }
+    }
+    ck_assert_int_eq(rc, 1);
+    /* The first 64 KB went within the window, then 8 KB waited. */
+    ck_assert_int_gt(sent, 65);
+    ck_assert_int_lt(sent, 80);
+    ck_assert_uint_eq(budget.output_reset_streams, 1);
+    ck_assert(h2_next_event(h, &ev));
+    ck_assert_int_eq(ev.kind, H2_GONE);
+    ck_assert_uint_eq(h2_streaming(h), 0);
+    ck_assert_int_eq(h2_stream_send(h, id, msg, 1), 1);     /* gone */
+    while (h2_output(h, &o) > 0) {
+    }
+    ck_assert_uint_le(budget.used, idle);   /* its output freed */
+    h2_free(h);
+    client_free(&c);
+}
+END_TEST
+
+/* A message over the largest ends the call RESOURCE_EXHAUSTED at once
+ * (its prefix is enough), and the caller hears GONE. */
+START_TEST(test_a_streaming_message_over_the_largest_ends_the_call)
+{
+    struct client c;
+    struct part p;
+    struct h2_event ev;
+    int32_t id;
+    struct h2_conn *h = session_with_stream(&c, &id);
+    memset(&p, 0, sizeof(p));
+    add_message(&p.b, 0, 8);
+    p.b.p[3] = 0x20;                        /* declares 8 KiB + 8 */
+    send_part(&c, id, &p, false);
+    ck_assert_int_eq(pump(&c, h, 0), 0);
+    expect_event(h, H2_GONE, id);
+    ck_assert(!h2_next_event(h, &ev));
+    ck_assert_str_eq(seen_of(&c, id)->grpc_status, "8");
+    ck_assert_str_eq(seen_of(&c, id)->grpc_message,
+                     "the message is larger than the server accepts");
+    ck_assert_uint_eq(h2_request_memory(h), 0);
+    h2_free(h);
+    client_free(&c);
+}
+END_TEST
+
 Suite *
 h2_suite(void)
 {
@@ -755,6 +1073,15 @@ h2_suite(void)
     tcase_add_test(tc, test_the_shared_budget_ends_a_session_or_makes_room);
     tcase_add_test(tc, test_stalled_streams_are_reset_at_the_timeout);
     tcase_add_test(tc, test_memory_is_charged_to_the_session_and_its_budget);
+    suite_add_tcase(s, tc);
+
+    tc = tcase_create("streaming");
+    tcase_add_checked_fixture(tc, setup, teardown);
+    tcase_add_test(tc, test_a_streaming_call_is_messages_both_ways);
+    tcase_add_test(tc, test_ten_megabytes_on_one_stream_never_stall);
+    tcase_add_test(tc, test_a_silent_streaming_call_is_reset_at_the_idle_bound);
+    tcase_add_test(tc, test_unsent_output_past_its_limit_resets_the_call);
+    tcase_add_test(tc, test_a_streaming_message_over_the_largest_ends_the_call);
     suite_add_tcase(s, tc);
     return s;
 }

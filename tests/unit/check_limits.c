@@ -141,6 +141,50 @@ START_TEST(test_basic_config_matches_level_by_level)
 }
 END_TEST
 
+/* An unordered set "k=v,k=v" of domain ordered by the tree: the keys in
+ * that order ("a,b"), "" when nothing is taken. */
+static const char *
+order(const char *domain, const char *set)
+{
+    static char buf[256], out[256];
+    struct limits_entry e[LIMITS_MAX_UNORDERED];
+    size_t idx[LIMITS_MAX_DEPTH], n = 0;
+    snprintf(buf, sizeof(buf), "%s", set);
+    for (char *p = buf; p != NULL && *p != '\0';) {
+        char *comma = strchr(p, ',');
+        char *eq = strchr(p, '=');
+        e[n].key = p;
+        e[n].klen = (size_t)(eq - p);
+        e[n].value = eq + 1;
+        e[n].vlen = comma != NULL ? (size_t)(comma - eq - 1) : strlen(eq + 1);
+        n++;
+        p = comma != NULL ? comma + 1 : NULL;
+    }
+    size_t depth = limits_order_entries(l, domain, strlen(domain), e, n, idx);
+    out[0] = '\0';
+    for (size_t i = 0; i < depth; i++) {
+        snprintf(out + strlen(out), sizeof(out) - strlen(out), "%s%.*s",
+                 i ? "," : "", (int)e[idx[i]].klen, e[idx[i]].key);
+    }
+    return out;
+}
+
+START_TEST(test_unordered_entries_take_the_trees_order)
+{
+    load_ok(basic);
+    /* Whatever order they come in, the tree's; others left out. */
+    ck_assert_str_eq(order("test-domain", "subkey1=x,key1=value1"), "key1,subkey1");
+    ck_assert_str_eq(order("test-domain", "name=b,subkey1=x,key1=value1,env=p"),
+                     "key1,subkey1");
+    /* key_value before key alone: key2=value2 is taken before key3. */
+    ck_assert_str_eq(order("test-domain", "key3=a,key2=value2"), "key2");
+    ck_assert_str_eq(order("test-domain", "key3=a"), "key3");
+    ck_assert_str_eq(order("test-domain", "key1=other"), "");
+    ck_assert_str_eq(order("test-domain", "nothing=here"), "");
+    ck_assert_str_eq(order("other-domain", "key2=x"), "");
+}
+END_TEST
+
 START_TEST(test_rules_keep_units_flags_and_extensions)
 {
     struct limits_entry e = { "key7", 4, "10", 2 };
@@ -456,6 +500,7 @@ limits_suite(void)
     tcase_add_test(tc, test_a_directory_loads_its_yaml_files_sorted);
     tcase_add_test(tc, test_each_rule_walks_the_limits_with_a_number_by_stats_key);
     tcase_add_test(tc, test_metadata_reads_scalars_as_yaml_v2_does);
+    tcase_add_test(tc, test_unordered_entries_take_the_trees_order);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -67,6 +67,7 @@ static const struct {
     { "rdb_read", rdb_read_suite },
     { "cluster_msg", cluster_msg_suite },
     { "rls_wire", rls_wire_suite },
+    { "quota_share", quota_share_suite },
 };
 
 #define NSUITES (sizeof(suites) / sizeof(suites[0]))

@@ -55,5 +55,6 @@ Suite *rdb_write_suite(void);
 Suite *rdb_read_suite(void);
 Suite *cluster_msg_suite(void);
 Suite *rls_wire_suite(void);
+Suite *quota_share_suite(void);
 
 #endif
