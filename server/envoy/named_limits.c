@@ -598,6 +598,7 @@ named_limits_describe(const char *domain, size_t dlen,
     out->unlimited = p.rule->unlimited;
     out->shadow = p.shadow;
     out->requests_per_unit = p.rule->requests_per_unit;
+    out->unit = p.rule->unit;
     out->unit_s = limits_unit_seconds(p.rule->unit);
     struct name key;
     name_init(&key);

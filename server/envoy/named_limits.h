@@ -136,6 +136,7 @@ struct nl_rule {
     bool unlimited;
     bool shadow;                    /* shadow_mode: counts, never refuses */
     uint32_t requests_per_unit;
+    enum limits_unit unit;
     int64_t unit_s;                 /* the unit's seconds (nominal) */
 };
 int named_limits_describe(const char *domain, size_t dlen,

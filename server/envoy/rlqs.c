@@ -25,7 +25,11 @@
  *   ShouldRateLimit callers see the Envoys' use and the Envoys' shares see
  *   theirs (the pool is N less what others took this window).
  * - Shares: algorithms/quota_share.c's rule (a token bucket per Envoy,
- *   the pool water-filled on demand, with its bound on over-admission).
+ *   the pool water-filled on demand, with its bound on over-admission);
+ *   with rlqs-strategy requests-per-time-unit, requests per the limit's
+ *   unit instead (a bucket's strategy, strategy_of(): a week's limit, no
+ *   RateLimitUnit of Envoy's, keeps its token bucket). The option is part
+ *   of mapping(), so CONFIG SET maps every stream again and pushes.
  *   Every report is answered with an assignment for each bucket in it:
  *   the same one again (Envoy extends it) unless the share moved enough.
  *   The other streams of a bucket whose split changed get theirs from
@@ -77,6 +81,7 @@ typedef Envoy__Service__RateLimitQuota__V3__BucketId BucketId;
 typedef Envoy__Service__RateLimitQuota__V3__BucketId__BucketEntry Pair;
 typedef Envoy__Service__RateLimitQuota__V3__RateLimitStrategy Strategy;
 typedef Envoy__Service__RateLimitQuota__V3__TokenBucket TokenBucket;
+typedef Envoy__Service__RateLimitQuota__V3__RateLimitStrategy__RequestsPerTimeUnit PerUnit;
 typedef Envoy__Service__RateLimitQuota__V3__Duration Duration;
 typedef Envoy__Service__RateLimitQuota__V3__UInt32Value UInt32;
 
@@ -113,6 +118,7 @@ struct bucket {
     char *counter;                  /* its key (the dict's) */
     size_t clen;
     struct nl_rule rule;
+    enum qs_strategy strategy;      /* how its shares are sent */
     struct member **m;
     size_t n, cap;
     int64_t window_end_ms;          /* of the window folded counts are */
@@ -135,12 +141,14 @@ static TAILQ_HEAD(, stream) streams = TAILQ_HEAD_INITIALIZER(streams);
 static struct dict buckets = DICT_SERVER;   /* counter -> struct bucket */
 static struct rlqs_stats stats;
 
-/* What a stream's buckets were mapped with: the running limits, and
- * rls-shadow-mode (its flip maps them again too). */
+/* What a stream's buckets were mapped with: the running limits,
+ * rls-shadow-mode and rlqs-strategy (a change maps them again too). */
 static uint64_t
 mapping(void)
 {
-    return named_limits_generation() * 2 + (srv.conf.rls_shadow_mode ? 1 : 0);
+    return named_limits_generation() * 4 +
+           (srv.conf.rls_shadow_mode ? 2 : 0) +
+           (srv.conf.rlqs_strategy == RLQS_STRATEGY_PER_UNIT ? 1 : 0);
 }
 
 static int64_t
@@ -229,6 +237,16 @@ id_entries(const unsigned char *id, size_t len, struct limits_entry *e)
 
 /* ---- buckets ------------------------------------------------------------ */
 
+/* How rule's shares are sent: rlqs-strategy's way, but a token bucket
+ * for a unit Envoy's RateLimitUnit has no name for (a week). */
+static enum qs_strategy
+strategy_of(const struct nl_rule *rule)
+{
+    return srv.conf.rlqs_strategy == RLQS_STRATEGY_PER_UNIT &&
+                   rule->unit != LIMITS_WEEK
+               ? QS_PER_UNIT : QS_TOKEN_BUCKET;
+}
+
 static struct bucket *
 bucket_get(const char *counter, size_t clen, const struct nl_rule *rule)
 {
@@ -236,6 +254,7 @@ bucket_get(const char *counter, size_t clen, const struct nl_rule *rule)
     if (e != NULL) {
         struct bucket *b = e->owner.p;
         b->rule = *rule;                /* the latest limits' number */
+        b->strategy = strategy_of(rule);
         return b;
     }
     struct bucket *b = mem_calloc(1, sizeof(*b));
@@ -248,6 +267,7 @@ bucket_get(const char *counter, size_t clen, const struct nl_rule *rule)
     b->counter = (char *)dict_key(e);
     b->clen = clen;
     b->rule = *rule;
+    b->strategy = strategy_of(rule);
     stats.buckets++;
     return b;
 }
@@ -274,8 +294,8 @@ bucket_join(struct bucket *b, struct member *m)
 static void
 bucket_split(struct bucket *b)
 {
-    double pool = qs_pool(b->rule.requests_per_unit, b->rule.unit_s,
-                          b->others);
+    double pool = qs_pool(b->strategy, b->rule.requests_per_unit,
+                          b->rule.unit_s, b->others);
     struct qs_member *q[64], **qp = q;
     if (b->n > sizeof(q) / sizeof(q[0])) {
         qp = mem_malloc(b->n * sizeof(*qp));
@@ -285,6 +305,7 @@ bucket_split(struct bucket *b)
     }
     for (size_t i = 0; i < b->n; i++) {
         qp[i] = &b->m[i]->q;
+        qp[i]->strategy = b->strategy;
         b->m[i]->s->dirty = true;       /* rlqs_due() looks at it */
     }
     qs_split(qp, b->n, pool);
@@ -662,6 +683,7 @@ struct enc {
     Abandon abandon;
     Strategy strategy;
     TokenBucket tb;
+    PerUnit per_unit;
     UInt32 per_fill;
     Duration ttl, fill;
     BucketId id;
@@ -693,6 +715,16 @@ encode_id(const struct member *m, BucketId *id, Pair *pairs, Pair **pp)
     id->bucket = pp;
 }
 
+/* The RateLimitUnit of a limit's unit: the same numbers (limits.h), a
+ * week aside (strategy_of() gives it a token bucket). */
+static Envoy__Service__RateLimitQuota__V3__RateLimitUnit
+rate_limit_unit(enum limits_unit u)
+{
+    return u >= LIMITS_SECOND && u <= LIMITS_YEAR
+        ? (Envoy__Service__RateLimitQuota__V3__RateLimitUnit)u
+        : ENVOY__SERVICE__RATE_LIMIT_QUOTA__V3__RATE_LIMIT_UNIT__UNKNOWN;
+}
+
 static void
 encode_strategy(const struct act *x, struct enc *c)
 {
@@ -706,6 +738,17 @@ encode_strategy(const struct act *x, struct enc *c)
             : ENVOY__SERVICE__RATE_LIMIT_QUOTA__V3__RATE_LIMIT_STRATEGY__BLANKET_RULE__ALLOW_ALL;
         stats.deny_all_sent += x->a.deny_all;
         stats.allow_all_sent += x->a.allow_all;
+        return;
+    }
+    if (x->a.per_unit > 0) {
+        envoy__service__rate_limit_quota__v3__rate_limit_strategy__requests_per_time_unit__init(
+            &c->per_unit);
+        c->per_unit.requests_per_time_unit = x->a.per_unit;
+        c->per_unit.time_unit = rate_limit_unit(x->m->b->rule.unit);
+        c->strategy.strategy_case =
+            ENVOY__SERVICE__RATE_LIMIT_QUOTA__V3__RATE_LIMIT_STRATEGY__STRATEGY_REQUESTS_PER_TIME_UNIT;
+        c->strategy.requests_per_time_unit = &c->per_unit;
+        stats.per_unit_sent++;
         return;
     }
     envoy__service__rate_limit_quota__v3__token_bucket__init(&c->tb);
@@ -840,7 +883,7 @@ member_next_ms(const struct member *m, int64_t t)
         next = refresh < next ? refresh : next;
     }
     if (m->kind == KIND_SHARED && m->q.sent_ms >= 0) {
-        qs_bucket_for(m->q.share, m->b->rule.unit_s, &want);
+        qs_assignment_for(&m->q, m->b->rule.unit_s, &want);
         if (qs_differs(&want, &m->q.sent, &fell)) {
             return t;
         }

@@ -256,7 +256,8 @@ class Stream:
 
 def actions(resp):
     """{frozenset(bucket items): ('token', max, per_fill, fill_s, ttl_s) |
-    ('allow'|'deny', ttl_s) | ('abandon',)} of one response."""
+    ('per_unit', requests, time unit's name, ttl_s) | ('allow'|'deny',
+    ttl_s) | ('abandon',)} of one response."""
     out = {}
     for a in resp.bucket_action:
         key = frozenset(a.bucket_id.bucket.items())
@@ -270,6 +271,10 @@ def actions(resp):
             tb = s.token_bucket
             out[key] = ("token", tb.max_tokens, tb.tokens_per_fill.value,
                         tb.fill_interval.seconds + tb.fill_interval.nanos / 1e9, ttl)
+        elif s.HasField("requests_per_time_unit"):
+            p = s.requests_per_time_unit
+            unit = [k for k, v in ENVOY_ENUMS["RateLimitUnit"].items() if v == p.time_unit]
+            out[key] = ("per_unit", p.requests_per_time_unit, unit[0], ttl)
         else:
             out[key] = ("deny" if s.blanket_rule == 1 else "allow", ttl)
     return out
@@ -555,6 +560,61 @@ def test_rls_shadow_mode_allows_every_bucket_and_counts_it_apart(rlqs, pb):
         got.update(actions(s.next()))
     assert got[bucket(service="api")][0] == "token"
     assert got[bucket(tier="blocked")][0] == "deny"
+    s.close()
+
+
+def pushed(s, n):
+    """The actions of the next answers until n buckets have one (pushed
+    without a report)."""
+    got = {}
+    deadline = time.time() + WAIT
+    while len(got) < n and time.time() < deadline:
+        got.update(actions(s.next()))
+    return got
+
+
+def test_rlqs_strategy_requests_per_time_unit_and_the_switch_pushes(rlqs, pb):
+    c = rlqs.client()
+    assert c.config_get("rlqs-strategy") == {"rlqs-strategy": "token-bucket"}
+    # Others took all of service=spare's window: a share of 0.
+    assert c.execute_command("RL.CHECK", "quota", "service=spare", "HITS", "100")[2] == 0
+    s = Stream(rlqs, pb)
+    s.report("quota", ({"service": "api"}, 1, 0, 1), ({"path": "/login", "user": "bob"}, 1, 0, 1),
+             ({"service": "spare"}, 0, 0, 1), ({"tier": "blocked"}, 0, 1, 1))
+    got = actions(s.next())
+    assert got[bucket(service="api")][0] == "token"
+    assert got[bucket(path="/login", user="bob")][0] == "token"
+    assert got[bucket(service="spare")] == ("deny", 4.0)
+    c.config_set("rlqs-strategy", "requests-per-time-unit")
+    assert c.config_get("rlqs-strategy") == {"rlqs-strategy": "requests-per-time-unit"}
+    got = pushed(s, 4)
+    # No burst to leave room for: the pool is (N - others) less 2 %, sent
+    # per the limit's own unit, rounded down: 98 a second, 6 * 0.98 =
+    # 5.88 -> 5 a minute; blanket rules stay.
+    assert got[bucket(service="api")] == ("per_unit", 98, "SECOND", 4.0)
+    assert got[bucket(path="/login", user="bob")] == ("per_unit", 5, "MINUTE", 4.0)
+    assert got[bucket(tier="blocked")] == ("deny", 4.0)
+    # A share of 0 (others' use, read again at its report) is DENY_ALL.
+    s.report("quota", ({"service": "spare"}, 0, 0, 1))
+    assert actions(s.next()) == {bucket(service="spare"): ("deny", 4.0)}
+    # A report is answered the same way (the same assignment again).
+    rlqs.clock.advance(1)
+    s.report("quota", ({"service": "api"}, 10, 0, 1))
+    assert actions(s.next()) == {bucket(service="api"): ("per_unit", 98, "SECOND", 4.0)}
+    # Two Envoys: the pool split, each share rounded down, a floor of 1.
+    t = Stream(rlqs, pb)
+    t.report("quota", ({"service": "api"}, 0, 0, 1))
+    mine = actions(t.next())[bucket(service="api")]
+    assert mine[0] == "per_unit" and mine[2] == "SECOND" and 1 <= mine[1] < 98
+    t.close()
+    c.config_set("rlqs-strategy", "token-bucket")
+    got = pushed(s, 4)
+    assert got[bucket(service="api")][0] == "token"
+    assert got[bucket(path="/login", user="bob")][0] == "token"
+    with pytest.raises(Exception, match="argument"):
+        c.config_set("rlqs-strategy", "leaky")
+    m = samples(scrape(rlqs.metrics_port)[2])
+    assert m[("cellgate_rlqs_assignments_total", (("action", "requests_per_time_unit"),))] >= 4
     s.close()
 
 
