@@ -27,8 +27,9 @@
  * - Shares: algorithms/quota_share.c's rule (a token bucket per Envoy,
  *   the pool water-filled on demand, with its bound on over-admission);
  *   with rlqs-strategy requests-per-time-unit, requests per the limit's
- *   unit instead (a bucket's strategy, strategy_of(): a week's limit, no
- *   RateLimitUnit of Envoy's, keeps its token bucket). The option is part
+ *   unit instead, or a limit's own rlqs_strategy (a bucket's strategy,
+ *   strategy_of(): a week's limit, no RateLimitUnit of Envoy's, keeps its
+ *   token bucket). The option is part
  *   of mapping(), so CONFIG SET maps every stream again and pushes.
  *   Every report is answered with an assignment for each bucket in it:
  *   the same one again (Envoy extends it) unless the share moved enough.
@@ -237,14 +238,17 @@ id_entries(const unsigned char *id, size_t len, struct limits_entry *e)
 
 /* ---- buckets ------------------------------------------------------------ */
 
-/* How rule's shares are sent: rlqs-strategy's way, but a token bucket
- * for a unit Envoy's RateLimitUnit has no name for (a week). */
+/* How rule's shares are sent: its own rlqs_strategy, else rlqs-strategy's
+ * way; a token bucket for a unit Envoy's RateLimitUnit has no name for (a
+ * week). */
 static enum qs_strategy
 strategy_of(const struct nl_rule *rule)
 {
-    return srv.conf.rlqs_strategy == RLQS_STRATEGY_PER_UNIT &&
-                   rule->unit != LIMITS_WEEK
-               ? QS_PER_UNIT : QS_TOKEN_BUCKET;
+    bool per_unit = rule->rlqs == LIMITS_RLQS_DEFAULT
+                        ? srv.conf.rlqs_strategy == RLQS_STRATEGY_PER_UNIT
+                        : rule->rlqs == LIMITS_RLQS_PER_UNIT;
+    return per_unit && rule->unit != LIMITS_WEEK ? QS_PER_UNIT
+                                                 : QS_TOKEN_BUCKET;
 }
 
 static struct bucket *

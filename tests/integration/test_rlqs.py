@@ -40,6 +40,12 @@ descriptors:
   - key: service
     value: gone
     rate_limit: {unit: second, requests_per_unit: 100}
+  - key: service
+    value: per_unit
+    rate_limit: {unit: minute, requests_per_unit: 120, rlqs_strategy: requests_per_time_unit}
+  - key: service
+    value: bucketed
+    rate_limit: {unit: second, requests_per_unit: 100, rlqs_strategy: token_bucket}
   - key: path
     value: /login
     descriptors:
@@ -616,6 +622,37 @@ def test_rlqs_strategy_requests_per_time_unit_and_the_switch_pushes(rlqs, pb):
     m = samples(scrape(rlqs.metrics_port)[2])
     assert m[("cellgate_rlqs_assignments_total", (("action", "requests_per_time_unit"),))] >= 4
     s.close()
+
+
+def test_a_limits_own_rlqs_strategy_wins_over_the_option(rlqs, pb):
+    c = rlqs.client()
+    s = Stream(rlqs, pb)
+    s.report("quota", ({"service": "per_unit"}, 0, 0, 1), ({"service": "bucketed"}, 0, 0, 1))
+    got = actions(s.next())
+    # 120 a minute less 2 %: 117.6 -> 117 a minute.
+    assert got[bucket(service="per_unit")] == ("per_unit", 117, "MINUTE", 4.0)
+    assert got[bucket(service="bucketed")][0] == "token"
+    c.config_set("rlqs-strategy", "requests-per-time-unit")
+    rlqs.clock.advance(1)
+    s.report("quota", ({"service": "per_unit"}, 0, 0, 1), ({"service": "bucketed"}, 0, 0, 1))
+    got = {}
+    deadline = time.time() + WAIT
+    while len(got) < 2 and time.time() < deadline:
+        got.update(actions(s.next()))
+    assert got[bucket(service="per_unit")] == ("per_unit", 117, "MINUTE", 4.0)
+    assert got[bucket(service="bucketed")][0] == "token"
+    s.close()
+
+
+def test_a_bad_rlqs_strategy_refuses_the_limits_file(tmp_path):
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("domain: d\ndescriptors:\n  - key: a\n"
+                   "    rate_limit: {unit: day, requests_per_unit: 1, rlqs_strategy: leaky}\n")
+    r = subprocess.run([harness.BIN, "--test-config", "--limits-file", str(bad)],
+                       capture_output=True, text=True, timeout=10)
+    assert r.returncode == 1
+    assert r.stderr == ("cellgate: %s:4: rlqs_strategy 'leaky' must be token_bucket or "
+                        "requests_per_time_unit\n" % bad), r.stderr
 
 
 def test_a_bucket_no_longer_reported_is_abandoned(rlqs, pb):
