@@ -286,6 +286,16 @@ def actions(resp):
     return out
 
 
+def pushed(s, n):
+    """The actions of the next answers until n buckets have one (pushed
+    without a report)."""
+    got = {}
+    deadline = time.time() + WAIT
+    while len(got) < n and time.time() < deadline:
+        got.update(actions(s.next()))
+    return got
+
+
 def bucket(**kw):
     return frozenset(kw.items())
 
@@ -547,10 +557,7 @@ def test_rls_shadow_mode_allows_every_bucket_and_counts_it_apart(rlqs, pb):
     assert got[bucket(service="api")][0] == "token"
     assert got[bucket(tier="blocked")][0] == "deny"
     c.config_set("rls-shadow-mode", "yes")
-    got = {}
-    deadline = time.time() + WAIT
-    while len(got) < 2 and time.time() < deadline:      # pushed, no report
-        got.update(actions(s.next()))
+    got = pushed(s, 2)                                  # no report
     assert got == {bucket(service="api"): ("allow", 4.0),
                    bucket(tier="blocked"): ("allow", 4.0)}
     s.report("quota", ({"service": "api"}, 20, 0, 1))
@@ -560,23 +567,10 @@ def test_rls_shadow_mode_allows_every_bucket_and_counts_it_apart(rlqs, pb):
     assert samples[("cellgate_rlqs_folded_total", (("mode", "shadow"),))] == 20
     assert c.execute_command("RL.CHECK", "quota", "service=api", "HITS", "0")[2] == 79
     c.config_set("rls-shadow-mode", "no")
-    got = {}
-    deadline = time.time() + WAIT
-    while len(got) < 2 and time.time() < deadline:
-        got.update(actions(s.next()))
+    got = pushed(s, 2)
     assert got[bucket(service="api")][0] == "token"
     assert got[bucket(tier="blocked")][0] == "deny"
     s.close()
-
-
-def pushed(s, n):
-    """The actions of the next answers until n buckets have one (pushed
-    without a report)."""
-    got = {}
-    deadline = time.time() + WAIT
-    while len(got) < n and time.time() < deadline:
-        got.update(actions(s.next()))
-    return got
 
 
 def test_rlqs_strategy_requests_per_time_unit_and_the_switch_pushes(rlqs, pb):
@@ -635,24 +629,10 @@ def test_a_limits_own_rlqs_strategy_wins_over_the_option(rlqs, pb):
     c.config_set("rlqs-strategy", "requests-per-time-unit")
     rlqs.clock.advance(1)
     s.report("quota", ({"service": "per_unit"}, 0, 0, 1), ({"service": "bucketed"}, 0, 0, 1))
-    got = {}
-    deadline = time.time() + WAIT
-    while len(got) < 2 and time.time() < deadline:
-        got.update(actions(s.next()))
+    got = pushed(s, 2)
     assert got[bucket(service="per_unit")] == ("per_unit", 117, "MINUTE", 4.0)
     assert got[bucket(service="bucketed")][0] == "token"
     s.close()
-
-
-def test_a_bad_rlqs_strategy_refuses_the_limits_file(tmp_path):
-    bad = tmp_path / "bad.yaml"
-    bad.write_text("domain: d\ndescriptors:\n  - key: a\n"
-                   "    rate_limit: {unit: day, requests_per_unit: 1, rlqs_strategy: leaky}\n")
-    r = subprocess.run([harness.BIN, "--test-config", "--limits-file", str(bad)],
-                       capture_output=True, text=True, timeout=10)
-    assert r.returncode == 1
-    assert r.stderr == ("cellgate: %s:4: rlqs_strategy 'leaky' must be token_bucket or "
-                        "requests_per_time_unit\n" % bad), r.stderr
 
 
 def test_a_bucket_no_longer_reported_is_abandoned(rlqs, pb):
