@@ -423,7 +423,15 @@ remap_member(struct member *m)
 {
     bool had_limit = m->kind == KIND_SHARED || m->kind == KIND_DENY ||
                      m->shadow;
-    struct bucket *old = m->b;
+    struct bucket *old = m->b, kept = { 0 };
+    if (old != NULL && old->n == 1) {
+        /* Its last member leaves it: what it knew outlives it. */
+        kept = *old;
+        kept.counter = mem_malloc(old->clen);
+        if (kept.counter != NULL) {
+            memcpy(kept.counter, old->counter, old->clen);
+        }
+    }
     if (old != NULL) {
         bucket_leave(m);
     }
@@ -432,6 +440,18 @@ remap_member(struct member *m)
         !m->shadow) {
         m->kind = KIND_ABANDON;
     }
+    if (kept.counter != NULL && m->kind == KIND_SHARED &&
+        m->b->window_end_ms == 0 && m->b->clen == kept.clen &&
+        memcmp(m->b->counter, kept.counter, kept.clen) == 0) {
+        /* The same counter, its bucket made afresh (m was its last
+         * member): what it knew of this window, others' use with it, is
+         * the old one's, not nothing until the next report. */
+        m->b->window_end_ms = kept.window_end_ms;
+        m->b->folded = kept.folded;
+        m->b->others = kept.others;
+        bucket_split(m->b);
+    }
+    mem_free(kept.counter);
     m->q.sent_ms = -1;                  /* a fresh assignment, */
     m->q.changed_ms = -1;
     m->pending = true;                  /* sent by rlqs_due() */

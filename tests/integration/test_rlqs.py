@@ -594,7 +594,9 @@ def test_rlqs_strategy_requests_per_time_unit_and_the_switch_pushes(rlqs, pb):
     assert got[bucket(service="api")] == ("per_unit", 98, "SECOND", 4.0)
     assert got[bucket(path="/login", user="bob")] == ("per_unit", 5, "MINUTE", 4.0)
     assert got[bucket(tier="blocked")] == ("deny", 4.0)
-    # A share of 0 (others' use, read again at its report) is DENY_ALL.
+    # A share of 0 (others took the window: the counter read again when
+    # the bucket is mapped again) is DENY_ALL, pushed and at its report.
+    assert got[bucket(service="spare")] == ("deny", 4.0)
     s.report("quota", ({"service": "spare"}, 0, 0, 1))
     assert actions(s.next()) == {bucket(service="spare"): ("deny", 4.0)}
     # A report is answered the same way (the same assignment again).
@@ -611,6 +613,7 @@ def test_rlqs_strategy_requests_per_time_unit_and_the_switch_pushes(rlqs, pb):
     got = pushed(s, 4)
     assert got[bucket(service="api")][0] == "token"
     assert got[bucket(path="/login", user="bob")][0] == "token"
+    assert got[bucket(service="spare")] == ("deny", 4.0)
     with pytest.raises(Exception, match="argument"):
         c.config_set("rlqs-strategy", "leaky")
     m = samples(scrape(rlqs.metrics_port)[2])
