@@ -621,6 +621,19 @@ def test_rlqs_strategy_requests_per_time_unit_and_the_switch_pushes(rlqs, pb):
     s.close()
 
 
+def test_rlqs_strategy_is_rewritten_and_read_at_start(start_daemon, tmp_path):
+    conf = tmp_path / "cellgate.conf"
+    conf.write_text("rlqs-strategy token-bucket\n")
+    d = start_daemon(config_file=str(conf))
+    c = d.client()
+    c.config_set("rlqs-strategy", "requests-per-time-unit")
+    assert c.execute_command("CONFIG", "REWRITE")
+    assert "rlqs-strategy requests-per-time-unit\n" in conf.read_text()
+    d.stop()
+    d.start()
+    assert d.client().config_get("rlqs-strategy") == {"rlqs-strategy": "requests-per-time-unit"}
+
+
 def test_a_limits_own_rlqs_strategy_wins_over_the_option(rlqs, pb):
     c = rlqs.client()
     s = Stream(rlqs, pb)
