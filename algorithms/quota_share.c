@@ -14,6 +14,7 @@
 void
 qs_member_init(struct qs_member *m, int64_t now_ms)
 {
+    m->strategy = QS_TOKEN_BUCKET;
     m->demand = 0;
     m->share = 0;
     m->interval_ms = QS_DEFAULT_INTERVAL_MS;
@@ -24,6 +25,8 @@ qs_member_init(struct qs_member *m, int64_t now_ms)
     m->sent.allow_all = false;
     m->sent.max_tokens = 0;
     m->sent.fill_ns = 0;
+    m->sent.per_unit = 0;
+    m->sent.unit_s = 0;
     m->sent_ms = -1;
     m->changed_ms = -1;
 }
@@ -60,10 +63,16 @@ qs_report(struct qs_member *m, uint64_t allowed, uint64_t denied,
 }
 
 double
-qs_pool(uint64_t limit, int64_t unit_s, uint64_t others)
+qs_pool(enum qs_strategy strategy, uint64_t limit, int64_t unit_s,
+        uint64_t others)
 {
     if (unit_s <= 0 || others >= limit) {
         return 0;
+    }
+    if (strategy == QS_PER_UNIT) {
+        /* No bucket's contents to leave room for: (N - others) over U,
+         * less the slack. */
+        return (double)(limit - others) * (1 - QS_SLACK) / (double)unit_s;
     }
     /* (N - others) over U plus the tenth of U the buckets hold, less the
      * slack a share may be above its part. */
@@ -102,13 +111,21 @@ qs_split(struct qs_member **m, size_t n, double pool)
     }
 }
 
-void
-qs_bucket_for(double share, int64_t unit_s, struct qs_assignment *a)
+static void
+assignment_clear(struct qs_assignment *a)
 {
     a->allow_all = false;
     a->deny_all = false;
     a->max_tokens = 0;
     a->fill_ns = 0;
+    a->per_unit = 0;
+    a->unit_s = 0;
+}
+
+void
+qs_bucket_for(double share, int64_t unit_s, struct qs_assignment *a)
+{
+    assignment_clear(a);
     /* A share of less than a request in a year is none. */
     if (!(share > 0) || unit_s <= 0 ||
         share * (double)QS_MAX_FILL_NS / NS_PER_SEC < 1) {
@@ -132,11 +149,43 @@ qs_bucket_for(double share, int64_t unit_s, struct qs_assignment *a)
                  : fill < 1 ? 1 : (int64_t)fill;
 }
 
+void
+qs_per_unit_for(double share, int64_t unit_s, struct qs_assignment *a)
+{
+    assignment_clear(a);
+    if (!(share > 0) || unit_s <= 0) {
+        a->deny_all = true;             /* a share of nothing */
+        return;
+    }
+    /* Rounded down, so the shares never sum past the pool (a millionth
+     * of a request spared for the split's rounding: 97.99999999999999 is
+     * 98), but one at least: a share that is not 0 lets its client
+     * through now and then (the rounding a bound counts, one per client). */
+    double n = floor(share * (double)unit_s + 1e-6);
+    a->per_unit = n < 1 ? 1 : n > (double)UINT32_MAX ? UINT32_MAX
+                                                      : (uint64_t)n;
+    a->unit_s = unit_s;
+}
+
+void
+qs_assignment_for(const struct qs_member *m, int64_t unit_s,
+                  struct qs_assignment *a)
+{
+    if (m->strategy == QS_PER_UNIT) {
+        qs_per_unit_for(m->share, unit_s, a);
+    } else {
+        qs_bucket_for(m->share, unit_s, a);
+    }
+}
+
 double
 qs_rate(const struct qs_assignment *a)
 {
     if (a->allow_all) {
         return -1;
+    }
+    if (a->per_unit > 0 && a->unit_s > 0) {
+        return (double)a->per_unit / (double)a->unit_s;
     }
     if (a->deny_all || a->fill_ns <= 0) {
         return 0;
@@ -158,6 +207,10 @@ qs_differs(const struct qs_assignment *want, const struct qs_assignment *sent,
     if (want->allow_all || want->deny_all) {
         return false;
     }
+    if ((want->per_unit > 0) != (sent->per_unit > 0)) {
+        *fell = x < y;                  /* the strategy changed */
+        return true;
+    }
     *fell = x < y * (1 - QS_SLACK);
     return *fell || x > y * (1 + QS_CHANGE);
 }
@@ -177,7 +230,7 @@ qs_choose(const struct qs_member *m, int64_t unit_s, int64_t now_ms,
 {
     struct qs_assignment want;
     bool fell;
-    qs_bucket_for(m->share, unit_s, &want);
+    qs_assignment_for(m, unit_s, &want);
     if (m->sent_ms < 0 || (qs_differs(&want, &m->sent, &fell) &&
                            (fell || may_change(m, now_ms)))) {
         *out = want;
@@ -190,7 +243,8 @@ bool
 qs_same(const struct qs_assignment *a, const struct qs_assignment *b)
 {
     return a->allow_all == b->allow_all && a->deny_all == b->deny_all &&
-           a->max_tokens == b->max_tokens && a->fill_ns == b->fill_ns;
+           a->max_tokens == b->max_tokens && a->fill_ns == b->fill_ns &&
+           a->per_unit == b->per_unit && a->unit_s == b->unit_s;
 }
 
 void
@@ -220,7 +274,7 @@ qs_push_due(const struct qs_member *m, int64_t unit_s, int64_t now_ms)
     if (now_ms - m->sent_ms >= qs_ttl_ms(m) / 2) {
         return true;                    /* refreshed before it lapses */
     }
-    qs_bucket_for(m->share, unit_s, &want);
+    qs_assignment_for(m, unit_s, &want);
     return qs_differs(&want, &m->sent, &fell) &&
            (fell || may_change(m, now_ms));
 }

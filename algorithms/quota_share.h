@@ -31,6 +31,14 @@
  * - Each change hands the Envoy a new, full bucket: at most max_tokens
  *   more in the window it happens in; that is the bound on over-admission
  *   while shares move (docs/envoy.md, "Rate Limit Quota Service").
+ * - Or requests per time unit (QS_PER_UNIT, for clients that enforce it):
+ *   the share times the limit's unit, rounded down, at least 1 (a share
+ *   of 0: DENY_ALL). No bucket holds a burst, so the pool is (N - others)
+ *   / U less 2 %; but a client counts its units from its own start, not
+ *   on the counter's windows, so one window of the counter may see the
+ *   end of a client's unit and the whole of its next: up to twice the
+ *   pool's worth (and the quota of each new assignment) in one window,
+ *   N - others over the clients' own units.
  *
  * Pure: time is passed in (ms), nothing here allocates, logs or reads a
  * clock.
@@ -52,16 +60,26 @@
 #define QS_MIN_INTERVAL_MS 100
 #define QS_MAX_INTERVAL_MS 3600000
 
-/* What an Envoy is told to enforce: a token bucket, or a blanket rule. */
+/* How a share is enforced (rlqs-strategy). */
+enum qs_strategy {
+    QS_TOKEN_BUCKET,            /* a token bucket (Envoy's filter) */
+    QS_PER_UNIT                 /* requests_per_time_unit */
+};
+
+/* What an Envoy is told to enforce: a token bucket, requests per unit,
+ * or a blanket rule. */
 struct qs_assignment {
     bool deny_all;              /* DENY_ALL (a share of nothing) */
     bool allow_all;             /* ALLOW_ALL (no limit to share) */
     uint32_t max_tokens;        /* = tokens_per_fill */
     int64_t fill_ns;            /* fill_interval */
+    uint64_t per_unit;          /* QS_PER_UNIT: requests per unit_s, */
+    int64_t unit_s;             /* ... else both 0 */
 };
 
 /* One Envoy's (one stream's) use of one shared limit. */
 struct qs_member {
+    enum qs_strategy strategy;  /* how its share is sent */
     double demand;              /* requests a second, its last report */
     double share;               /* requests a second, the last split */
     int64_t interval_ms;        /* its reporting interval */
@@ -84,8 +102,10 @@ void qs_report(struct qs_member *m, uint64_t allowed, uint64_t denied,
                int64_t elapsed_ms, int64_t now_ms);
 
 /* The Envoys' rate, requests a second, for limit requests per unit_s
- * seconds, of which others were taken by other callers this window. */
-double qs_pool(uint64_t limit, int64_t unit_s, uint64_t others);
+ * seconds, of which others were taken by other callers this window, the
+ * shares to be enforced by strategy. */
+double qs_pool(enum qs_strategy strategy, uint64_t limit, int64_t unit_s,
+               uint64_t others);
 
 /* Split pool among the n members (their share), by the rule above. The
  * array of pointers is reordered (by demand). */
@@ -93,6 +113,13 @@ void qs_split(struct qs_member **m, size_t n, double pool);
 
 /* The token bucket that enforces share for a limit of unit unit_s. */
 void qs_bucket_for(double share, int64_t unit_s, struct qs_assignment *a);
+
+/* The requests per unit_s that enforce share (DENY_ALL for none). */
+void qs_per_unit_for(double share, int64_t unit_s, struct qs_assignment *a);
+
+/* What enforces m's share by its strategy: one of the two above. */
+void qs_assignment_for(const struct qs_member *m, int64_t unit_s,
+                       struct qs_assignment *a);
 
 /* Does want differ enough from sent for a new bucket: a blanket rule
  * changed, the rate fell by more than QS_SLACK (*fell set) or rose by more

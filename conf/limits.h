@@ -47,6 +47,14 @@ enum limits_unit {
     LIMITS_WEEK = 7
 };
 
+/* How the Rate Limit Quota Service sends a share of a limit: its own
+ * rlqs_strategy, else the rlqs-strategy option's. */
+enum limits_rlqs {
+    LIMITS_RLQS_DEFAULT = 0,
+    LIMITS_RLQS_TOKEN_BUCKET,
+    LIMITS_RLQS_PER_UNIT
+};
+
 /* How a limit decides: that service's fixed windows on unit boundaries by
  * default; cellgate_algorithm picks another. */
 enum limits_algo {
@@ -60,6 +68,7 @@ struct limits_rule {
     enum limits_unit unit;          /* UNKNOWN when unlimited */
     bool unlimited;
     enum limits_algo algo;
+    enum limits_rlqs rlqs;          /* rlqs_strategy, DEFAULT: none */
     char *name;                     /* "" when none */
     char **replaces;                /* names of limits this one replaces */
     size_t nreplaces;

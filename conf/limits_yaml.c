@@ -121,7 +121,7 @@ known_key(const char *k)
         "requests_per_unit", "unlimited", "shadow_mode", "quota_mode",
         "name", "replaces", "detailed_metric", "value_to_metric",
         "share_threshold", "metadata", "cellgate_algorithm", "calendar",
-        "week_start"
+        "week_start", "rlqs_strategy"
     };
     for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++) {
         if (strcmp(keys[i], k) == 0) {
@@ -572,6 +572,26 @@ read_algorithm(struct loader *ld, yaml_node_t *rl, struct limits_rule *r)
                 "'%s' must be fixed_window, sliding_window or gcra", a);
 }
 
+/* rlqs_strategy: how RLQS sends a share of the limit (rlqs-strategy's
+ * values, with the proto's underscores), a cellgate extension too. */
+static int
+read_rlqs_strategy(struct loader *ld, yaml_node_t *rl, struct limits_rule *r)
+{
+    const char *s;
+    if (get_string(ld, rl, "rlqs_strategy", &s) != 0 || s == NULL) {
+        return s == NULL ? 0 : -1;
+    }
+    if (strcasecmp(s, "token_bucket") == 0) {
+        r->rlqs = LIMITS_RLQS_TOKEN_BUCKET;
+    } else if (strcasecmp(s, "requests_per_time_unit") == 0) {
+        r->rlqs = LIMITS_RLQS_PER_UNIT;
+    } else {
+        return fail(ld, get(ld, rl, "rlqs_strategy"), "rlqs_strategy '%s' "
+                    "must be token_bucket or requests_per_time_unit", s);
+    }
+    return 0;
+}
+
 /* calendar: <IANA zone> and week_start: <day>, for a fixed window with a
  * unit; the zone is read now, so a bad one refuses the file. */
 static int
@@ -653,7 +673,8 @@ read_rule(struct loader *ld, yaml_node_t *rl, struct limits_node *n)
     if (r->unlimited) {
         r->unit = LIMITS_UNIT_UNKNOWN;
     }
-    return read_replaces(ld, rl, r) != 0 || read_algorithm(ld, rl, r) != 0
+    return read_replaces(ld, rl, r) != 0 || read_algorithm(ld, rl, r) != 0 ||
+                   read_rlqs_strategy(ld, rl, r) != 0
            ? -1 : read_calendar(ld, rl, r, unit != NULL ? unit : "");
 }
 

@@ -122,6 +122,10 @@
     X(rlqs_unknown_bucket, "rlqs-unknown-bucket", CONF_ENUM, "allow", 0, 0,   \
       "a Rate Limit Quota Service bucket no named limit applies to "         \
       "{allow deny abandon}")                                                 \
+    X(rlqs_strategy, "rlqs-strategy", CONF_ENUM, "token-bucket", 0, 0,      \
+      "how a Rate Limit Quota Service share is sent: a token bucket (what "   \
+      "Envoy's filter enforces) or requests per the limit's unit "            \
+      "{token-bucket requests-per-time-unit}")                                \
     X(limits_file, "limits-file", CONF_STRING, "", 0, 0,                      \
       "named limits for RL.CHECK: an envoyproxy/ratelimit YAML file, or a "   \
       "directory of them; empty = none")                                      \
@@ -690,6 +694,9 @@ enum conf_supervised {
 };
 enum conf_rlqs_unknown_bucket {
     RLQS_UNKNOWN_ALLOW, RLQS_UNKNOWN_DENY, RLQS_UNKNOWN_ABANDON
+};
+enum conf_rlqs_strategy {
+    RLQS_STRATEGY_TOKEN_BUCKET, RLQS_STRATEGY_PER_UNIT
 };
 /* enable-debug-command and enable-protected-configs, as Redis shares one
  * enum among its "enable-*" options. */

@@ -249,6 +249,9 @@ render_rlqs(struct textbuf *b)
            "RLQS bucket actions sent, by strategy.");
     textbuf_printf(b, "cellgate_rlqs_assignments_total{action=\"token_bucket\"} "
                    "%llu\n", (unsigned long long)st.token_buckets_sent);
+    textbuf_printf(b, "cellgate_rlqs_assignments_total{action="
+                   "\"requests_per_time_unit\"} %llu\n",
+                   (unsigned long long)st.per_unit_sent);
     textbuf_printf(b, "cellgate_rlqs_assignments_total{action=\"allow_all\"} "
                    "%llu\n", (unsigned long long)st.allow_all_sent);
     textbuf_printf(b, "cellgate_rlqs_assignments_total{action=\"deny_all\"} "

@@ -598,7 +598,9 @@ named_limits_describe(const char *domain, size_t dlen,
     out->unlimited = p.rule->unlimited;
     out->shadow = p.shadow;
     out->requests_per_unit = p.rule->requests_per_unit;
+    out->unit = p.rule->unit;
     out->unit_s = limits_unit_seconds(p.rule->unit);
+    out->rlqs = p.rule->rlqs;
     struct name key;
     name_init(&key);
     counter_name(&key, domain, dlen, d, &p.m);

@@ -136,7 +136,9 @@ struct nl_rule {
     bool unlimited;
     bool shadow;                    /* shadow_mode: counts, never refuses */
     uint32_t requests_per_unit;
+    enum limits_unit unit;
     int64_t unit_s;                 /* the unit's seconds (nominal) */
+    enum limits_rlqs rlqs;          /* its rlqs_strategy, if any */
 };
 int named_limits_describe(const char *domain, size_t dlen,
                           const struct nl_descriptor *d, struct nl_rule *out,

@@ -25,7 +25,12 @@
  *   ShouldRateLimit callers see the Envoys' use and the Envoys' shares see
  *   theirs (the pool is N less what others took this window).
  * - Shares: algorithms/quota_share.c's rule (a token bucket per Envoy,
- *   the pool water-filled on demand, with its bound on over-admission).
+ *   the pool water-filled on demand, with its bound on over-admission);
+ *   with rlqs-strategy requests-per-time-unit, requests per the limit's
+ *   unit instead, or a limit's own rlqs_strategy (a bucket's strategy,
+ *   strategy_of(): a week's limit, no RateLimitUnit of Envoy's, keeps its
+ *   token bucket). The option is part
+ *   of mapping(), so CONFIG SET maps every stream again and pushes.
  *   Every report is answered with an assignment for each bucket in it:
  *   the same one again (Envoy extends it) unless the share moved enough.
  *   The other streams of a bucket whose split changed get theirs from
@@ -77,6 +82,7 @@ typedef Envoy__Service__RateLimitQuota__V3__BucketId BucketId;
 typedef Envoy__Service__RateLimitQuota__V3__BucketId__BucketEntry Pair;
 typedef Envoy__Service__RateLimitQuota__V3__RateLimitStrategy Strategy;
 typedef Envoy__Service__RateLimitQuota__V3__TokenBucket TokenBucket;
+typedef Envoy__Service__RateLimitQuota__V3__RateLimitStrategy__RequestsPerTimeUnit PerUnit;
 typedef Envoy__Service__RateLimitQuota__V3__Duration Duration;
 typedef Envoy__Service__RateLimitQuota__V3__UInt32Value UInt32;
 
@@ -113,6 +119,7 @@ struct bucket {
     char *counter;                  /* its key (the dict's) */
     size_t clen;
     struct nl_rule rule;
+    enum qs_strategy strategy;      /* how its shares are sent */
     struct member **m;
     size_t n, cap;
     int64_t window_end_ms;          /* of the window folded counts are */
@@ -135,12 +142,14 @@ static TAILQ_HEAD(, stream) streams = TAILQ_HEAD_INITIALIZER(streams);
 static struct dict buckets = DICT_SERVER;   /* counter -> struct bucket */
 static struct rlqs_stats stats;
 
-/* What a stream's buckets were mapped with: the running limits, and
- * rls-shadow-mode (its flip maps them again too). */
+/* What a stream's buckets were mapped with: the running limits,
+ * rls-shadow-mode and rlqs-strategy (a change maps them again too). */
 static uint64_t
 mapping(void)
 {
-    return named_limits_generation() * 2 + (srv.conf.rls_shadow_mode ? 1 : 0);
+    return named_limits_generation() * 4 +
+           (srv.conf.rls_shadow_mode ? 2 : 0) +
+           (srv.conf.rlqs_strategy == RLQS_STRATEGY_PER_UNIT ? 1 : 0);
 }
 
 static int64_t
@@ -229,6 +238,19 @@ id_entries(const unsigned char *id, size_t len, struct limits_entry *e)
 
 /* ---- buckets ------------------------------------------------------------ */
 
+/* How rule's shares are sent: its own rlqs_strategy, else rlqs-strategy's
+ * way; a token bucket for a unit Envoy's RateLimitUnit has no name for (a
+ * week). */
+static enum qs_strategy
+strategy_of(const struct nl_rule *rule)
+{
+    bool per_unit = rule->rlqs == LIMITS_RLQS_DEFAULT
+                        ? srv.conf.rlqs_strategy == RLQS_STRATEGY_PER_UNIT
+                        : rule->rlqs == LIMITS_RLQS_PER_UNIT;
+    return per_unit && rule->unit != LIMITS_WEEK ? QS_PER_UNIT
+                                                 : QS_TOKEN_BUCKET;
+}
+
 static struct bucket *
 bucket_get(const char *counter, size_t clen, const struct nl_rule *rule)
 {
@@ -236,6 +258,7 @@ bucket_get(const char *counter, size_t clen, const struct nl_rule *rule)
     if (e != NULL) {
         struct bucket *b = e->owner.p;
         b->rule = *rule;                /* the latest limits' number */
+        b->strategy = strategy_of(rule);
         return b;
     }
     struct bucket *b = mem_calloc(1, sizeof(*b));
@@ -248,6 +271,7 @@ bucket_get(const char *counter, size_t clen, const struct nl_rule *rule)
     b->counter = (char *)dict_key(e);
     b->clen = clen;
     b->rule = *rule;
+    b->strategy = strategy_of(rule);
     stats.buckets++;
     return b;
 }
@@ -274,8 +298,8 @@ bucket_join(struct bucket *b, struct member *m)
 static void
 bucket_split(struct bucket *b)
 {
-    double pool = qs_pool(b->rule.requests_per_unit, b->rule.unit_s,
-                          b->others);
+    double pool = qs_pool(b->strategy, b->rule.requests_per_unit,
+                          b->rule.unit_s, b->others);
     struct qs_member *q[64], **qp = q;
     if (b->n > sizeof(q) / sizeof(q[0])) {
         qp = mem_malloc(b->n * sizeof(*qp));
@@ -285,6 +309,7 @@ bucket_split(struct bucket *b)
     }
     for (size_t i = 0; i < b->n; i++) {
         qp[i] = &b->m[i]->q;
+        qp[i]->strategy = b->strategy;
         b->m[i]->s->dirty = true;       /* rlqs_due() looks at it */
     }
     qs_split(qp, b->n, pool);
@@ -398,7 +423,15 @@ remap_member(struct member *m)
 {
     bool had_limit = m->kind == KIND_SHARED || m->kind == KIND_DENY ||
                      m->shadow;
-    struct bucket *old = m->b;
+    struct bucket *old = m->b, kept = { 0 };
+    if (old != NULL && old->n == 1) {
+        /* Its last member leaves it: what it knew outlives it. */
+        kept = *old;
+        kept.counter = mem_malloc(old->clen);
+        if (kept.counter != NULL) {
+            memcpy(kept.counter, old->counter, old->clen);
+        }
+    }
     if (old != NULL) {
         bucket_leave(m);
     }
@@ -407,6 +440,18 @@ remap_member(struct member *m)
         !m->shadow) {
         m->kind = KIND_ABANDON;
     }
+    if (kept.counter != NULL && m->kind == KIND_SHARED &&
+        m->b->window_end_ms == 0 && m->b->clen == kept.clen &&
+        memcmp(m->b->counter, kept.counter, kept.clen) == 0) {
+        /* The same counter, its bucket made afresh (m was its last
+         * member): what it knew of this window, others' use with it, is
+         * the old one's, not nothing until the next report. */
+        m->b->window_end_ms = kept.window_end_ms;
+        m->b->folded = kept.folded;
+        m->b->others = kept.others;
+        bucket_split(m->b);
+    }
+    mem_free(kept.counter);
     m->q.sent_ms = -1;                  /* a fresh assignment, */
     m->q.changed_ms = -1;
     m->pending = true;                  /* sent by rlqs_due() */
@@ -662,6 +707,7 @@ struct enc {
     Abandon abandon;
     Strategy strategy;
     TokenBucket tb;
+    PerUnit per_unit;
     UInt32 per_fill;
     Duration ttl, fill;
     BucketId id;
@@ -693,6 +739,16 @@ encode_id(const struct member *m, BucketId *id, Pair *pairs, Pair **pp)
     id->bucket = pp;
 }
 
+/* The RateLimitUnit of a limit's unit: the same numbers (limits.h), a
+ * week aside (strategy_of() gives it a token bucket). */
+static Envoy__Service__RateLimitQuota__V3__RateLimitUnit
+rate_limit_unit(enum limits_unit u)
+{
+    return u >= LIMITS_SECOND && u <= LIMITS_YEAR
+        ? (Envoy__Service__RateLimitQuota__V3__RateLimitUnit)u
+        : ENVOY__SERVICE__RATE_LIMIT_QUOTA__V3__RATE_LIMIT_UNIT__UNKNOWN;
+}
+
 static void
 encode_strategy(const struct act *x, struct enc *c)
 {
@@ -706,6 +762,17 @@ encode_strategy(const struct act *x, struct enc *c)
             : ENVOY__SERVICE__RATE_LIMIT_QUOTA__V3__RATE_LIMIT_STRATEGY__BLANKET_RULE__ALLOW_ALL;
         stats.deny_all_sent += x->a.deny_all;
         stats.allow_all_sent += x->a.allow_all;
+        return;
+    }
+    if (x->a.per_unit > 0) {
+        envoy__service__rate_limit_quota__v3__rate_limit_strategy__requests_per_time_unit__init(
+            &c->per_unit);
+        c->per_unit.requests_per_time_unit = x->a.per_unit;
+        c->per_unit.time_unit = rate_limit_unit(x->m->b->rule.unit);
+        c->strategy.strategy_case =
+            ENVOY__SERVICE__RATE_LIMIT_QUOTA__V3__RATE_LIMIT_STRATEGY__STRATEGY_REQUESTS_PER_TIME_UNIT;
+        c->strategy.requests_per_time_unit = &c->per_unit;
+        stats.per_unit_sent++;
         return;
     }
     envoy__service__rate_limit_quota__v3__token_bucket__init(&c->tb);
@@ -840,7 +907,7 @@ member_next_ms(const struct member *m, int64_t t)
         next = refresh < next ? refresh : next;
     }
     if (m->kind == KIND_SHARED && m->q.sent_ms >= 0) {
-        qs_bucket_for(m->q.share, m->b->rule.unit_s, &want);
+        qs_assignment_for(&m->q, m->b->rule.unit_s, &want);
         if (qs_differs(&want, &m->q.sent, &fell)) {
             return t;
         }

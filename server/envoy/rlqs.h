@@ -41,6 +41,7 @@ struct rlqs_stats {
     uint64_t buckets;               /* shared counters now */
     uint64_t subscriptions;         /* a stream's bucket, now */
     uint64_t token_buckets_sent;    /* assignments sent, by kind */
+    uint64_t per_unit_sent;
     uint64_t allow_all_sent;
     uint64_t deny_all_sent;
     uint64_t abandons_sent;

@@ -40,6 +40,12 @@ descriptors:
   - key: service
     value: gone
     rate_limit: {unit: second, requests_per_unit: 100}
+  - key: service
+    value: per_unit
+    rate_limit: {unit: minute, requests_per_unit: 120, rlqs_strategy: requests_per_time_unit}
+  - key: service
+    value: bucketed
+    rate_limit: {unit: second, requests_per_unit: 100, rlqs_strategy: token_bucket}
   - key: path
     value: /login
     descriptors:
@@ -256,7 +262,8 @@ class Stream:
 
 def actions(resp):
     """{frozenset(bucket items): ('token', max, per_fill, fill_s, ttl_s) |
-    ('allow'|'deny', ttl_s) | ('abandon',)} of one response."""
+    ('per_unit', requests, time unit's name, ttl_s) | ('allow'|'deny',
+    ttl_s) | ('abandon',)} of one response."""
     out = {}
     for a in resp.bucket_action:
         key = frozenset(a.bucket_id.bucket.items())
@@ -270,9 +277,23 @@ def actions(resp):
             tb = s.token_bucket
             out[key] = ("token", tb.max_tokens, tb.tokens_per_fill.value,
                         tb.fill_interval.seconds + tb.fill_interval.nanos / 1e9, ttl)
+        elif s.HasField("requests_per_time_unit"):
+            p = s.requests_per_time_unit
+            unit = [k for k, v in ENVOY_ENUMS["RateLimitUnit"].items() if v == p.time_unit]
+            out[key] = ("per_unit", p.requests_per_time_unit, unit[0], ttl)
         else:
             out[key] = ("deny" if s.blanket_rule == 1 else "allow", ttl)
     return out
+
+
+def pushed(s, n):
+    """The actions of the next answers until n buckets have one (pushed
+    without a report)."""
+    got = {}
+    deadline = time.time() + WAIT
+    while len(got) < n and time.time() < deadline:
+        got.update(actions(s.next()))
+    return got
 
 
 def bucket(**kw):
@@ -536,10 +557,7 @@ def test_rls_shadow_mode_allows_every_bucket_and_counts_it_apart(rlqs, pb):
     assert got[bucket(service="api")][0] == "token"
     assert got[bucket(tier="blocked")][0] == "deny"
     c.config_set("rls-shadow-mode", "yes")
-    got = {}
-    deadline = time.time() + WAIT
-    while len(got) < 2 and time.time() < deadline:      # pushed, no report
-        got.update(actions(s.next()))
+    got = pushed(s, 2)                                  # no report
     assert got == {bucket(service="api"): ("allow", 4.0),
                    bucket(tier="blocked"): ("allow", 4.0)}
     s.report("quota", ({"service": "api"}, 20, 0, 1))
@@ -549,12 +567,87 @@ def test_rls_shadow_mode_allows_every_bucket_and_counts_it_apart(rlqs, pb):
     assert samples[("cellgate_rlqs_folded_total", (("mode", "shadow"),))] == 20
     assert c.execute_command("RL.CHECK", "quota", "service=api", "HITS", "0")[2] == 79
     c.config_set("rls-shadow-mode", "no")
-    got = {}
-    deadline = time.time() + WAIT
-    while len(got) < 2 and time.time() < deadline:
-        got.update(actions(s.next()))
+    got = pushed(s, 2)
     assert got[bucket(service="api")][0] == "token"
     assert got[bucket(tier="blocked")][0] == "deny"
+    s.close()
+
+
+def test_rlqs_strategy_requests_per_time_unit_and_the_switch_pushes(rlqs, pb):
+    c = rlqs.client()
+    assert c.config_get("rlqs-strategy") == {"rlqs-strategy": "token-bucket"}
+    # Others took all of service=spare's window: a share of 0.
+    assert c.execute_command("RL.CHECK", "quota", "service=spare", "HITS", "100")[2] == 0
+    s = Stream(rlqs, pb)
+    s.report("quota", ({"service": "api"}, 1, 0, 1), ({"path": "/login", "user": "bob"}, 1, 0, 1),
+             ({"service": "spare"}, 0, 0, 1), ({"tier": "blocked"}, 0, 1, 1))
+    got = actions(s.next())
+    assert got[bucket(service="api")][0] == "token"
+    assert got[bucket(path="/login", user="bob")][0] == "token"
+    assert got[bucket(service="spare")] == ("deny", 4.0)
+    c.config_set("rlqs-strategy", "requests-per-time-unit")
+    assert c.config_get("rlqs-strategy") == {"rlqs-strategy": "requests-per-time-unit"}
+    got = pushed(s, 4)
+    # No burst to leave room for: the pool is (N - others) less 2 %, sent
+    # per the limit's own unit, rounded down: 98 a second, 6 * 0.98 =
+    # 5.88 -> 5 a minute; blanket rules stay.
+    assert got[bucket(service="api")] == ("per_unit", 98, "SECOND", 4.0)
+    assert got[bucket(path="/login", user="bob")] == ("per_unit", 5, "MINUTE", 4.0)
+    assert got[bucket(tier="blocked")] == ("deny", 4.0)
+    # A share of 0 (others took the window: the counter read again when
+    # the bucket is mapped again) is DENY_ALL, pushed and at its report.
+    assert got[bucket(service="spare")] == ("deny", 4.0)
+    s.report("quota", ({"service": "spare"}, 0, 0, 1))
+    assert actions(s.next()) == {bucket(service="spare"): ("deny", 4.0)}
+    # A report is answered the same way (the same assignment again).
+    rlqs.clock.advance(1)
+    s.report("quota", ({"service": "api"}, 10, 0, 1))
+    assert actions(s.next()) == {bucket(service="api"): ("per_unit", 98, "SECOND", 4.0)}
+    # Two Envoys: the pool split, each share rounded down, a floor of 1.
+    t = Stream(rlqs, pb)
+    t.report("quota", ({"service": "api"}, 0, 0, 1))
+    mine = actions(t.next())[bucket(service="api")]
+    assert mine[0] == "per_unit" and mine[2] == "SECOND" and 1 <= mine[1] < 98
+    t.close()
+    c.config_set("rlqs-strategy", "token-bucket")
+    got = pushed(s, 4)
+    assert got[bucket(service="api")][0] == "token"
+    assert got[bucket(path="/login", user="bob")][0] == "token"
+    assert got[bucket(service="spare")] == ("deny", 4.0)
+    with pytest.raises(Exception, match="argument"):
+        c.config_set("rlqs-strategy", "leaky")
+    m = samples(scrape(rlqs.metrics_port)[2])
+    assert m[("cellgate_rlqs_assignments_total", (("action", "requests_per_time_unit"),))] >= 4
+    s.close()
+
+
+def test_rlqs_strategy_is_rewritten_and_read_at_start(start_daemon, tmp_path):
+    conf = tmp_path / "cellgate.conf"
+    conf.write_text("rlqs-strategy token-bucket\n")
+    d = start_daemon(config_file=str(conf))
+    c = d.client()
+    c.config_set("rlqs-strategy", "requests-per-time-unit")
+    assert c.execute_command("CONFIG", "REWRITE")
+    assert "rlqs-strategy requests-per-time-unit\n" in conf.read_text()
+    d.stop()
+    d.start()
+    assert d.client().config_get("rlqs-strategy") == {"rlqs-strategy": "requests-per-time-unit"}
+
+
+def test_a_limits_own_rlqs_strategy_wins_over_the_option(rlqs, pb):
+    c = rlqs.client()
+    s = Stream(rlqs, pb)
+    s.report("quota", ({"service": "per_unit"}, 0, 0, 1), ({"service": "bucketed"}, 0, 0, 1))
+    got = actions(s.next())
+    # 120 a minute less 2 %: 117.6 -> 117 a minute.
+    assert got[bucket(service="per_unit")] == ("per_unit", 117, "MINUTE", 4.0)
+    assert got[bucket(service="bucketed")][0] == "token"
+    c.config_set("rlqs-strategy", "requests-per-time-unit")
+    rlqs.clock.advance(1)
+    s.report("quota", ({"service": "per_unit"}, 0, 0, 1), ({"service": "bucketed"}, 0, 0, 1))
+    got = pushed(s, 2)
+    assert got[bucket(service="per_unit")] == ("per_unit", 117, "MINUTE", 4.0)
+    assert got[bucket(service="bucketed")][0] == "token"
     s.close()
 
 

@@ -196,12 +196,12 @@ START_TEST(test_every_default_is_within_its_own_bounds_and_valid)
     size_t n;
     const struct conf_option *t = conf_options(&n);
 
-    /* Redis 7.0.15's 178 options and cellgate's own 32 (rls-forward-timeout
+    /* Redis 7.0.15's 178 options and cellgate's own 33 (rls-forward-timeout
      * and rls-failure-mode-deny, then top-denied-keys, then rls-shadow-mode
      * and rls-quota-mode, then grpc-max-streaming-calls and
      * grpc-stream-idle-timeout, rlqs-max-buckets and rlqs-unknown-bucket,
-     * and rls-response-dynamic-metadata the last added) */
-    ck_assert_uint_eq(n, 210);
+     * rls-response-dynamic-metadata, and rlqs-strategy the last added) */
+    ck_assert_uint_eq(n, 211);
     for (size_t i = 0; i < n; i++) {
         char buf[64];
 
@@ -575,6 +575,10 @@ static const struct {
     EW(rlqs_unknown_bucket, "rlqs-unknown-bucket", RLQS_UNKNOWN_DENY, "deny"),
     EW(rlqs_unknown_bucket, "rlqs-unknown-bucket", RLQS_UNKNOWN_ABANDON,
        "abandon"),
+    EW(rlqs_strategy, "rlqs-strategy", RLQS_STRATEGY_TOKEN_BUCKET,
+       "token-bucket"),
+    EW(rlqs_strategy, "rlqs-strategy", RLQS_STRATEGY_PER_UNIT,
+       "requests-per-time-unit"),
     EW(supervised, "supervised", SUPERVISED_NO, "no"),
     EW(supervised, "supervised", SUPERVISED_SYSTEMD, "systemd"),
     EW(supervised, "supervised", SUPERVISED_AUTO, "auto"),

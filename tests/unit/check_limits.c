@@ -294,6 +294,10 @@ START_TEST(test_errors_use_that_services_words_with_file_and_line)
                "{unit: second, cellgate_algorithm: leaky}\n", 4,
                "cellgate_algorithm 'leaky' must be fixed_window, "
                "sliding_window or gcra");
+    load_fails("domain: d\ndescriptors:\n  - key: a\n    rate_limit: "
+               "{unit: second, rlqs_strategy: leaky}\n", 4,
+               "rlqs_strategy 'leaky' must be token_bucket or "
+               "requests_per_time_unit");
     load_fails("domain: d\n  bad: [\n", 2, "error loading config file: ");
 }
 END_TEST

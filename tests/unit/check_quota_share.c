@@ -19,13 +19,16 @@
 START_TEST(test_pool_leaves_room_for_the_buckets)
 {
     /* 100 a second, nothing taken by others: 100 / 1.1, less 2 %. */
-    ck_assert_double_eq_tol(qs_pool(100, 1, 0), 100.0 / 1.1 * 0.98, 1e-9);
-    ck_assert_double_eq_tol(qs_pool(100, 1, 45), 55.0 / 1.1 * 0.98, 1e-9);
-    ck_assert_double_eq_tol(qs_pool(6000, 60, 0), 100.0 / 1.1 * 0.98,
+    ck_assert_double_eq_tol(qs_pool(QS_TOKEN_BUCKET, 100, 1, 0),
+                            100.0 / 1.1 * 0.98, 1e-9);
+    ck_assert_double_eq_tol(qs_pool(QS_TOKEN_BUCKET, 100, 1, 45),
+                            55.0 / 1.1 * 0.98, 1e-9);
+    ck_assert_double_eq_tol(qs_pool(QS_TOKEN_BUCKET, 6000, 60, 0),
+                            100.0 / 1.1 * 0.98,
                             1e-9);
-    ck_assert(qs_pool(100, 1, 100) == 0);
-    ck_assert(qs_pool(100, 1, 500) == 0);
-    ck_assert(qs_pool(0, 1, 0) == 0);
+    ck_assert(qs_pool(QS_TOKEN_BUCKET, 100, 1, 100) == 0);
+    ck_assert(qs_pool(QS_TOKEN_BUCKET, 100, 1, 500) == 0);
+    ck_assert(qs_pool(QS_TOKEN_BUCKET, 0, 1, 0) == 0);
 }
 END_TEST
 
@@ -95,6 +98,43 @@ START_TEST(test_bucket_is_a_tenth_of_a_unit)
     ck_assert(a.deny_all);
     qs_bucket_for(1e12, 3600, &a);          /* past uint32: capped */
     ck_assert_uint_eq(a.max_tokens, UINT32_MAX);
+}
+END_TEST
+
+/* requests_per_time_unit: no burst to leave room for, the share times
+ * the unit rounded down, one at least, none for a share of 0. */
+START_TEST(test_per_unit_is_the_share_times_the_unit)
+{
+    struct qs_assignment a, b;
+    struct qs_member m;
+    bool fell;
+    ck_assert_double_eq_tol(qs_pool(QS_PER_UNIT, 100, 1, 0), 98, 1e-9);
+    ck_assert_double_eq_tol(qs_pool(QS_PER_UNIT, 6000, 60, 1000),
+                            5000.0 * 0.98 / 60, 1e-9);
+    ck_assert(qs_pool(QS_PER_UNIT, 100, 1, 100) == 0);
+    qs_per_unit_for(39.7, 1, &a);
+    ck_assert(!a.deny_all && !a.allow_all && a.max_tokens == 0);
+    ck_assert_uint_eq(a.per_unit, 39);
+    ck_assert_int_eq(a.unit_s, 1);
+    ck_assert_double_eq_tol(qs_rate(&a), 39, 1e-9);
+    qs_per_unit_for(0.5, 60, &a);           /* 30 a minute */
+    ck_assert_uint_eq(a.per_unit, 30);
+    qs_per_unit_for(0.001, 1, &a);          /* under one: one */
+    ck_assert_uint_eq(a.per_unit, 1);
+    qs_per_unit_for(0, 1, &a);
+    ck_assert(a.deny_all && a.per_unit == 0);
+    qs_per_unit_for(1e12, 3600, &a);        /* capped */
+    ck_assert_uint_eq(a.per_unit, UINT32_MAX);
+    /* The member's strategy picks; a switch is a change. */
+    qs_member_init(&m, 0);
+    m.share = 30;
+    qs_assignment_for(&m, 1, &a);
+    ck_assert_uint_eq(a.max_tokens, 3);
+    m.strategy = QS_PER_UNIT;
+    qs_assignment_for(&m, 1, &b);
+    ck_assert_uint_eq(b.per_unit, 30);
+    ck_assert(!qs_same(&a, &b));
+    ck_assert(qs_differs(&b, &a, &fell));
 }
 END_TEST
 
@@ -226,7 +266,7 @@ resplit(struct envoy *e)
             p[n++] = &e[i].m;
         }
     }
-    qs_split(p, n, qs_pool(LIMIT, 1, 0));
+    qs_split(p, n, qs_pool(QS_TOKEN_BUCKET, LIMIT, 1, 0));
 }
 
 static void
@@ -349,6 +389,7 @@ quota_share_suite(void)
     tcase_add_test(tc, test_pool_leaves_room_for_the_buckets);
     tcase_add_test(tc, test_split_water_fills_on_demand);
     tcase_add_test(tc, test_bucket_is_a_tenth_of_a_unit);
+    tcase_add_test(tc, test_per_unit_is_the_share_times_the_unit);
     tcase_add_test(tc, test_changes_wait_an_interval_and_small_ones_none);
     tcase_add_test(tc, test_report_clamps_its_interval);
     tcase_add_test(tc, test_a_short_report_waits_for_the_next);
