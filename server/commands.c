@@ -568,7 +568,8 @@ static struct cmd table[] = {
       .args = "domain:string *entry:string "
               "?ENTRY=entry_kv:block=key/string|value/string ?HITS=n:integer "
               "?NEGATIVE:pure-token ?LIMIT=limit:block=requests/integer|unit/string "
-              "?PEEK:pure-token ?MS:pure-token ?STATUS:pure-token",
+              "?PEEK:pure-token ?MS:pure-token ?STATUS:pure-token "
+              "?SHARE=share:block=member/string|demand/integer|interval/integer",
       .proc = rl_check_command, .computed_key = rl_check_key },
     { .name = "rl.sliding", .arity = -4,
       .flags = CMD_WRITE | CMD_PEEKS | CMD_DENYOOM | CMD_FAST,

@@ -385,6 +385,8 @@ decide(const struct limits_rule *r, bool shadow, const struct name *key,
     /* Shadow mode answers OK and keeps remaining at 0. */
     st->exceeded = d.limited;
     st->code = d.limited && !shadow ? NL_OVER_LIMIT : NL_OK;
+    st->has_share = false;              /* RLQS's owner says (rlqs.c) */
+    st->share_milli = 0;
     return ok;
 }
 

@@ -48,6 +48,15 @@ uint64_t named_limits_generation(void);
 /* The most descriptors one request may hold. */
 #define NL_MAX_DESCRIPTORS 64
 
+/* RLQS across nodes (rlqs.c): one Envoy's bucket asked of its counter's
+ * owner with its fold, so the owner splits among every node's Envoys. */
+struct nl_share_ask {
+    const char *member;             /* "<run_id>:<id>", unique cluster-wide */
+    size_t mlen;
+    uint64_t demand_milli;          /* requests a second, x 1000 */
+    int64_t interval_ms;            /* its reporting interval */
+};
+
 /* One descriptor of a request. */
 struct nl_descriptor {
     const struct limits_entry *entries;
@@ -58,6 +67,7 @@ struct nl_descriptor {
     bool has_override;              /* Envoy's per-descriptor limit */
     uint32_t override_requests;
     enum limits_unit override_unit;
+    const struct nl_share_ask *share;   /* RLQS: its share asked (NULL) */
 };
 
 enum nl_code { NL_OK = 1, NL_OVER_LIMIT = 2 };
@@ -75,6 +85,8 @@ struct nl_status {
     uint32_t remaining;
     int64_t reset_ns;               /* duration_until_reset (0: none) */
     int64_t retry_ns;               /* when refused: until it may pass */
+    bool has_share;                 /* the owner's answer to d->share: */
+    uint64_t share_milli;           /* ... requests a second, x 1000 */
     /* The metadata of the limit that applies (its node's `metadata:`;
      * NULL: none, or no file limit: unlimited, replaced, Envoy's
      * override), for dynamic_metadata; set for skipped ones too. Valid

@@ -48,8 +48,15 @@
  * - In cluster-mode yes a bucket's counter lives on its slot's owner; a
  *   report for a counter this node does not serve is put there by
  *   rls_forward_decide(), as ShouldRateLimit's descriptors are (the
- *   answer, fold_finished(), comes later). The split is this node's, among
- *   the streams it holds; other nodes' Envoys count as others.
+ *   answer, fold_finished(), comes later). The split is the owner's, among
+ *   every node's Envoys: each fold carries its member's demand and
+ *   interval (struct nl_share_ask, RL.CHECK ... SHARE), the owner keeps
+ *   other nodes' members beside its own (struct remote, forgotten after
+ *   QS_STALE_INTERVALS; swept one bucket a fold), and its answer's share is
+ *   the member's (note_counter()); a bucket whose owner is away is not
+ *   split here (but for a member's first answer: first_shares()). A node
+ *   that cannot reach the owner gets the failure answer: its split is its
+ *   own again, as before.
  */
 #include "server/envoy/rlqs.h"
 
@@ -114,6 +121,15 @@ struct member {
     size_t order[LIMITS_MAX_DEPTH];
 };
 
+/* An Envoy of another node sharing a counter this node owns (cluster-mode
+ * yes): known by the demand its node sends with each fold (RL.CHECK ...
+ * SHARE), forgotten QS_STALE_INTERVALS after its last. */
+struct remote {
+    char *id;                       /* "<run_id>:<id>" of its node */
+    size_t idlen;
+    struct qs_member q;
+};
+
 /* A named limit's counter, shared by the members mapped to it. */
 struct bucket {
     char *counter;                  /* its key (the dict's) */
@@ -125,6 +141,12 @@ struct bucket {
     int64_t window_end_ms;          /* of the window folded counts are */
     uint64_t folded;                /* the Envoys' units in it */
     uint64_t others;                /* other callers' units in it */
+    struct remote *r;               /* other nodes' Envoys (its owner) */
+    size_t nr, rcap;
+    bool away;                      /* its owner is another node: the
+                                     * shares are the owner's answers */
+    bool listed;                    /* on with_remotes */
+    TAILQ_ENTRY(bucket) rlink;
 };
 
 struct stream {
@@ -140,6 +162,10 @@ struct stream {
 
 static TAILQ_HEAD(, stream) streams = TAILQ_HEAD_INITIALIZER(streams);
 static struct dict buckets = DICT_SERVER;   /* counter -> struct bucket */
+/* The buckets holding other nodes' Envoys, swept one a fold (the head,
+ * then to the tail) so one no Envoy reports any more goes too. */
+static TAILQ_HEAD(, bucket) with_remotes =
+    TAILQ_HEAD_INITIALIZER(with_remotes);
 static struct rlqs_stats stats;
 
 /* What a stream's buckets were mapped with: the running limits,
@@ -294,27 +320,111 @@ bucket_join(struct bucket *b, struct member *m)
     return true;
 }
 
-/* The split of b's pool among its members now. */
+/* Forget b's remote members that stopped reporting. */
+static void
+prune_remotes(struct bucket *b, int64_t t)
+{
+    for (size_t i = 0; i < b->nr;) {
+        if (qs_stale(&b->r[i].q, t)) {
+            mem_free(b->r[i].id);
+            b->r[i] = b->r[--b->nr];
+        } else {
+            i++;
+        }
+    }
+    if (b->nr == 0) {
+        mem_free(b->r);
+        b->r = NULL;
+        b->rcap = 0;
+        if (b->listed) {
+            TAILQ_REMOVE(&with_remotes, b, rlink);
+            b->listed = false;
+        }
+    }
+}
+
+/* b's owner is another node, whose answers are the shares: a member not
+ * sent one yet (its first report, the owner's answer to come) gets what
+ * the split among this node's members would give it, not nothing. */
+static void
+first_shares(struct bucket *b, double pool)
+{
+    struct qs_member q[16], *qp[16];
+    size_t fresh = 0;
+    for (size_t i = 0; i < b->n; i++) {
+        fresh += b->m[i]->q.sent_ms < 0;
+    }
+    if (fresh == 0 || b->n > sizeof(q) / sizeof(q[0])) {
+        return;                 /* many: the owner's answer, shortly */
+    }
+    for (size_t i = 0; i < b->n; i++) {
+        q[i] = b->m[i]->q;
+        q[i].strategy = b->strategy;
+        qp[i] = &q[i];
+    }
+    qs_split(qp, b->n, pool);   /* reorders qp, not q */
+    for (size_t i = 0; i < b->n; i++) {
+        if (b->m[i]->q.sent_ms < 0) {
+            b->m[i]->q.share = q[i].share;
+            b->m[i]->q.strategy = b->strategy;
+        }
+    }
+}
+
+/* The split of b's pool among its members now, this node's and other
+ * nodes' (b's owner is this node); none when b's owner is another node,
+ * whose answers are the shares. */
 static void
 bucket_split(struct bucket *b)
 {
     double pool = qs_pool(b->strategy, b->rule.requests_per_unit,
                           b->rule.unit_s, b->others);
     struct qs_member *q[64], **qp = q;
-    if (b->n > sizeof(q) / sizeof(q[0])) {
-        qp = mem_malloc(b->n * sizeof(*qp));
+    prune_remotes(b, now_ms());
+    size_t n = b->n + b->nr;
+    if (b->away) {
+        first_shares(b, pool);
+        return;
+    }
+    if (n > sizeof(q) / sizeof(q[0])) {
+        qp = mem_malloc(n * sizeof(*qp));
         if (qp == NULL) {
             return;                     /* the shares stay as they were */
         }
     }
     for (size_t i = 0; i < b->n; i++) {
         qp[i] = &b->m[i]->q;
-        qp[i]->strategy = b->strategy;
         b->m[i]->s->dirty = true;       /* rlqs_due() looks at it */
     }
-    qs_split(qp, b->n, pool);
+    for (size_t i = 0; i < b->nr; i++) {
+        qp[b->n + i] = &b->r[i].q;
+    }
+    for (size_t i = 0; i < n; i++) {
+        qp[i]->strategy = b->strategy;
+    }
+    qs_split(qp, n, pool);
     if (qp != q) {
         mem_free(qp);
+    }
+}
+
+/* b, when nothing holds it any more, freed. */
+static void
+bucket_release(struct bucket *b)
+{
+    if (b->n > 0 || b->nr > 0) {
+        return;
+    }
+    if (b->listed) {
+        TAILQ_REMOVE(&with_remotes, b, rlink);
+    }
+    mem_free(b->r);                     /* room made, none kept */
+    mem_free(b->m);
+    dict_remove_key(&buckets, b->counter, b->clen);
+    mem_free(b);
+    stats.buckets--;
+    if (buckets.used == 0) {
+        dict_free(&buckets);            /* no table kept for none */
     }
 }
 
@@ -330,17 +440,10 @@ bucket_leave(struct member *m)
     b->m[m->at] = b->m[--b->n];
     b->m[m->at]->at = m->at;
     m->b = NULL;
-    if (b->n > 0) {
+    if (b->n > 0 || b->nr > 0) {
         bucket_split(b);
-        return;
     }
-    mem_free(b->m);
-    dict_remove_key(&buckets, b->counter, b->clen);
-    mem_free(b);
-    stats.buckets--;
-    if (buckets.used == 0) {
-        dict_free(&buckets);            /* no table kept for none */
-    }
+    bucket_release(b);
 }
 
 /* ---- mapping a bucket to a limit --------------------------------------- */
@@ -476,16 +579,12 @@ remap_stream(struct stream *s)
 
 /* ---- usage on the counters ---------------------------------------------- */
 
-/* A fold's status: st.remaining after it, when its window ends. The
- * others' use is what the counter holds beyond the Envoys' own. */
+/* A fold of put units on b's counter and its status: st.remaining after
+ * it, when its window ends. The others' use is what the counter holds
+ * beyond the Envoys' own (every node's, on the owner). */
 static void
-note_counter(struct member *m, uint64_t put, const struct nl_status *st)
+bucket_note(struct bucket *b, uint64_t put, const struct nl_status *st)
 {
-    struct bucket *b = m->b;
-    stats.folded[m->shadow] += put;
-    if (b == NULL || !st->has_limit) {
-        return;
-    }
     int64_t end = now_ms() + st->reset_ns / NS_PER_MS;
     if (end > b->window_end_ms + 1) {       /* a new window */
         b->folded = 0;
@@ -495,6 +594,21 @@ note_counter(struct member *m, uint64_t put, const struct nl_status *st)
     uint64_t used = st->requests_per_unit > st->remaining
                     ? st->requests_per_unit - st->remaining : 0;
     b->others = used > b->folded ? used - b->folded : 0;
+}
+
+static void
+note_counter(struct member *m, uint64_t put, const struct nl_status *st)
+{
+    stats.folded[m->shadow] += put;
+    if (m->b == NULL || !st->has_limit) {
+        return;
+    }
+    bucket_note(m->b, put, st);
+    if (st->has_share) {
+        /* The owner's split, among every node's Envoys: m's share. */
+        m->q.share = (double)st->share_milli / 1000.0;
+        m->s->dirty = true;             /* a fall is pushed at once */
+    }
 }
 
 static void fold_finished(const struct rls_caller *caller,
@@ -515,6 +629,7 @@ fold_ask(struct member *m, uint64_t hits, struct nl_status *st)
     d.entries = path;
     d.n = descriptor_of(m, path);
     d.hits = hits;
+    memset(st, 0, sizeof(*st));         /* has_share: the owner's only */
     keyspace_select(0);                 /* Envoy's counters: database 0 */
     if (!cluster_routing()) {
         return named_limits_check(m->s->domain, dlen, &d, 1, NULL, false,
@@ -523,10 +638,25 @@ fold_ask(struct member *m, uint64_t hits, struct nl_status *st)
                                                     : RLS_FAILED;
     }
     struct rls_caller caller = { m, 0 };     /* fold_finished()'s */
+    char id[sizeof(srv.run_id) + 24];
+    struct nl_share_ask ask = { id, 0, 0, m->q.interval_ms };
+    ask.mlen = (size_t)snprintf(id, sizeof(id), "%s:%llx", srv.run_id,
+                                (unsigned long long)(uintptr_t)m);
+    /* Past a trillion a second is as good as that (and fits). */
+    ask.demand_milli = !(m->q.demand > 0) ? 0
+                       : m->q.demand >= 1e12 ? (uint64_t)1e15
+                       : (uint64_t)(m->q.demand * 1000.0);
+    d.share = m->kind == KIND_SHARED ? &ask : NULL;
     m->asked = hits;
-    return rls_forward_decide(m->s->domain, dlen, &d, 1, clock_wall_now(),
-                              st, &overall, &caller, fold_finished, err,
-                              sizeof(err));
+    enum rls_outcome o = rls_forward_decide(m->s->domain, dlen, &d, 1,
+                                            clock_wall_now(), st, &overall,
+                                            &caller, fold_finished, err,
+                                            sizeof(err));
+    if (m->b != NULL && o != RLS_FAILED) {
+        /* Served here: this node splits; else the owner's answers do. */
+        m->b->away = o == RLS_WAITING;
+    }
+    return o;
 }
 
 /* What a fold's answer means: it fit, or (nothing taken: a refused
@@ -574,6 +704,107 @@ fold_finished(const struct rls_caller *caller, const struct nl_status *st,
         clock_batch_open();
         fold_answered(m, m->asked, st);
         clock_batch_close();
+    }
+}
+
+/* ---- other nodes' Envoys (this node the owner) --------------------------- */
+
+/* The remote member called id in b, made when new; NULL past the cap or
+ * without memory. */
+static struct remote *
+remote_get(struct bucket *b, const char *id, size_t idlen, int64_t t)
+{
+    for (size_t i = 0; i < b->nr; i++) {
+        if (b->r[i].idlen == idlen && memcmp(b->r[i].id, id, idlen) == 0) {
+            return &b->r[i];
+        }
+    }
+    if (b->nr >= (size_t)srv.conf.rlqs_max_buckets) {
+        return NULL;
+    }
+    if (b->nr == b->rcap) {
+        size_t cap = b->rcap ? b->rcap * 2 : 4;
+        struct remote *p = mem_realloc(b->r, cap * sizeof(*p));
+        if (p == NULL) {
+            return NULL;
+        }
+        b->r = p;
+        b->rcap = cap;
+    }
+    struct remote *r = &b->r[b->nr];
+    memset(r, 0, sizeof(*r));
+    if ((r->id = mem_malloc(idlen)) == NULL) {
+        return NULL;
+    }
+    memcpy(r->id, id, idlen);
+    r->idlen = idlen;
+    qs_member_init(&r->q, t);
+    b->nr++;
+    if (!b->listed) {
+        TAILQ_INSERT_TAIL(&with_remotes, b, rlink);
+        b->listed = true;
+    }
+    return r;
+}
+
+/* One step of the sweep: the oldest-looked-at bucket's stale remote
+ * members forgotten, it freed when nothing holds it. */
+static void
+sweep_remotes(int64_t t)
+{
+    struct bucket *b = TAILQ_FIRST(&with_remotes);
+    if (b == NULL) {
+        return;
+    }
+    TAILQ_REMOVE(&with_remotes, b, rlink);
+    TAILQ_INSERT_TAIL(&with_remotes, b, rlink);
+    size_t had = b->nr;
+    prune_remotes(b, t);
+    if (b->nr < had && b->n > 0) {
+        bucket_split(b);                /* their shares to the others */
+    }
+    bucket_release(b);
+}
+
+void
+rlqs_share_remote(const char *domain, size_t dlen,
+                  const struct nl_descriptor *d, uint64_t put,
+                  struct nl_status *st)
+{
+    const struct nl_share_ask *ask = d->share;
+    struct textbuf counter = { NULL, 0, 0, false };
+    struct nl_rule rule;
+    char err[64];
+    int64_t t = now_ms();
+    st->has_share = false;
+    sweep_remotes(t);
+    if (ask == NULL || !st->has_limit || srv.conf.rls_shadow_mode ||
+        named_limits_describe(domain, dlen, d, &rule, &counter, err,
+                              sizeof(err)) != 0 ||
+        !rule.has_limit || rule.unlimited || rule.shadow ||
+        rule.requests_per_unit == 0) {
+        textbuf_free(&counter);
+        return;
+    }
+    struct bucket *b = bucket_get(counter.p, counter.len, &rule);
+    textbuf_free(&counter);
+    struct remote *r = b != NULL ? remote_get(b, ask->member, ask->mlen, t)
+                                 : NULL;
+    if (r != NULL) {
+        r->q.demand = (double)ask->demand_milli / 1000.0;
+        r->q.interval_ms = ask->interval_ms < QS_MIN_INTERVAL_MS
+                           ? QS_MIN_INTERVAL_MS
+                           : ask->interval_ms > QS_MAX_INTERVAL_MS
+                           ? QS_MAX_INTERVAL_MS : ask->interval_ms;
+        r->q.reported_ms = t;
+        b->away = false;                /* this node is the owner now */
+        bucket_note(b, put, st);
+        bucket_split(b);
+        st->has_share = true;
+        st->share_milli = (uint64_t)(r->q.share * 1000.0);
+    }
+    if (b != NULL) {
+        bucket_release(b);              /* a bucket none holds */
     }
 }
 

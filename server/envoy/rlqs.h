@@ -54,4 +54,17 @@ struct rlqs_stats {
 enum { RLQS_ENFORCED = 0, RLQS_SHADOW = 1 };
 void rlqs_stats_get(struct rlqs_stats *out);
 
+/* RL.CHECK ... SHARE on the owner of d's counter (cluster-mode yes): the
+ * asking node's Envoy (d->share) recorded beside this node's own of the
+ * same counter, the units put on it (put, st: the fold's status) counted
+ * as the Envoys', and the split of every node's Envoys made; st->has_share
+ * and st->share_milli are that Envoy's. Nothing for a descriptor without a
+ * shared limit, past rlqs-max-buckets Envoys of other nodes on one counter,
+ * or without memory (the asking node then splits among its own). */
+struct nl_descriptor;
+struct nl_status;
+void rlqs_share_remote(const char *domain, size_t dlen,
+                       const struct nl_descriptor *d, uint64_t put,
+                       struct nl_status *st);
+
 #endif

@@ -269,7 +269,7 @@ put_uint(struct textbuf *t, uint64_t v)
 }
 
 /* RL.CHECK <domain> ENTRY <k> <v>... HITS n [NEGATIVE] [LIMIT r u]
- * STATUS. */
+ * STATUS [SHARE member demand interval] (an RLQS fold's Envoy: rlqs.c). */
 static void
 encode_check(struct textbuf *t, const char *domain, size_t dlen,
              const struct nl_descriptor *d)
@@ -277,7 +277,7 @@ encode_check(struct textbuf *t, const char *domain, size_t dlen,
     bool limit = d->has_override &&
                  limits_unit_seconds(d->override_unit) > 0;
     textbuf_printf(t, "*%zu\r\n", 2 + 3 * d->n + 2 + (size_t)d->negative +
-                          (limit ? 3 : 0) + 1);
+                          (limit ? 3 : 0) + 1 + (d->share != NULL ? 4 : 0));
     put_bulk(t, "RL.CHECK", 8);
     put_bulk(t, domain, dlen);
     for (size_t i = 0; i < d->n; i++) {
@@ -296,6 +296,12 @@ encode_check(struct textbuf *t, const char *domain, size_t dlen,
         put_uint(t, (uint64_t)d->override_unit);
     }
     put_bulk(t, "STATUS", 6);
+    if (d->share != NULL) {
+        put_bulk(t, "SHARE", 5);
+        put_bulk(t, d->share->member, d->share->mlen);
+        put_uint(t, d->share->demand_milli);
+        put_uint(t, (uint64_t)d->share->interval_ms);
+    }
 }
 
 /* ---- replies ---------------------------------------------------------------- */
@@ -354,9 +360,10 @@ parse_redirect(const char *s, size_t len, struct owner_reply *out)
     out->kind = text[0] == 'M' ? R_MOVED : R_ASK;
 }
 
-/* The eight values of RL.CHECK ... STATUS. */
+/* The eight values of RL.CHECK ... STATUS, and SHARE's ninth when
+ * withshare. */
 static bool
-read_status(struct reply_reader *r, struct owner_reply *out)
+read_status(struct reply_reader *r, struct owner_reply *out, bool withshare)
 {
     struct reply_token t;
     int64_t v[7];
@@ -383,6 +390,13 @@ read_status(struct reply_reader *r, struct owner_reply *out)
     out->st.retry_ns = -1;
     out->name = t.str;
     out->namelen = t.len;
+    if (withshare) {
+        if (!reply_reader_next(r, &t) || t.type != RT_INT || t.n < -1) {
+            return false;
+        }
+        out->st.has_share = t.n >= 0;
+        out->st.share_milli = t.n >= 0 ? (uint64_t)t.n : 0;
+    }
     out->kind = R_STATUS;
     return true;
 }
@@ -411,8 +425,8 @@ take_reply(const char *buf, size_t len, size_t *used, struct owner_reply *out)
     if (!reply_reader_next(&copy, &t)) {
         return -1;
     }
-    if (t.type == RT_ARRAY && t.n == 8) {
-        if (!read_status(&copy, out)) {
+    if (t.type == RT_ARRAY && (t.n == 8 || t.n == 9)) {
+        if (!read_status(&copy, out, t.n == 9)) {
             out->kind = R_OTHER;
         }
     } else if (t.type == RT_ERROR && t.len > 6 &&

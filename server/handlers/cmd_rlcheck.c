@@ -6,6 +6,7 @@
  *   RL.CHECK <domain> <key>=<value> [<key>=<value> ...]
  *            [ENTRY <key> <value>] [HITS n] [NEGATIVE]
  *            [LIMIT <requests> <unit>] [PEEK] [MS] [STATUS]
+ *            [SHARE <member> <demand> <interval-ms>]
  *
  * One descriptor: its entries in order (ENTRY for a key holding '=', or
  * bytes of any kind). The reply is the limiter commands' five integers
@@ -15,6 +16,10 @@
  * eight values instead (code, has_limit, unlimited, requests_per_unit,
  * unit, remaining, nanoseconds until reset, the rule's name): what a node
  * forwarding a gRPC call asks the counter's owner (envoy/rls_forward.c).
+ * SHARE, with STATUS, is RLQS across nodes (envoy/rlqs.c): the forwarding
+ * node's Envoy, its demand in thousandths of a request a second and its
+ * reporting interval; this node, the counter's owner, splits the pool
+ * among every node's Envoys and answers that one's share as a ninth value.
  *
  * In a cluster the descriptor's counter key routes the command, as a key
  * routes any other: served here, or -MOVED to its slot's owner. That key
@@ -40,6 +45,7 @@
 #include "server/handlers/limit_cmd.h"
 #include "server/log.h"
 #include "server/envoy/named_limits.h"
+#include "server/envoy/rlqs.h"
 #include "server/server.h"
 
 struct check_args {
@@ -53,6 +59,8 @@ struct check_args {
     bool peek;
     bool ms;
     bool status;
+    bool has_share;
+    struct nl_share_ask share;
 };
 
 #define ERR_TOO_MANY_ENTRIES "ERR RL.CHECK takes at most 16 key=value entries"
@@ -99,6 +107,25 @@ parse_override(const struct resp_request *req, size_t i,
     return true;
 }
 
+/* SHARE <member> <demand> <interval-ms>: an Envoy of the node that
+ * forwards a fold (RLQS), its demand in thousandths of a request a second.
+ */
+static bool
+parse_share(const struct resp_request *req, size_t i, struct check_args *a)
+{
+    int64_t demand, interval;
+    if (req->argvlen[i] == 0 ||
+        !num_parse_i64(req->argv[i + 1], req->argvlen[i + 1], &demand) ||
+        !num_parse_i64(req->argv[i + 2], req->argvlen[i + 2], &interval) ||
+        demand < 0 || interval < 0) {
+        return false;
+    }
+    a->has_share = true;
+    a->share = (struct nl_share_ask){ req->argv[i], req->argvlen[i],
+                                      (uint64_t)demand, interval };
+    return true;
+}
+
 /* The options among the entries; *i is the argument, moved past its
  * values. false with *why. */
 static bool
@@ -117,6 +144,12 @@ parse_option(const struct resp_request *req, size_t *i,
         *why = ERR_NOT_INTEGER;
         return num_parse_i64(req->argv[*i], req->argvlen[*i], &a->hits) &&
                a->hits >= 0;
+    }
+    if (cmd_arg_is(req, *i, "share") && left >= 3) {
+        *i += 3;
+        *why = "ERR SHARE wants <member> <demand> <interval-ms>, integers "
+               "not below 0";
+        return parse_share(req, *i - 2, a);
     }
     if (cmd_arg_is(req, *i, "limit") && left >= 2) {
         *i += 2;
@@ -157,6 +190,10 @@ parse_args(const struct resp_request *req, struct check_args *a,
         *why = "ERR RL.CHECK wants at least one key=value entry";
         return false;
     }
+    if (a->has_share && !a->status) {
+        *why = "ERR SHARE is answered with STATUS only";
+        return false;
+    }
     return true;
 }
 
@@ -165,7 +202,8 @@ descriptor_of(const struct check_args *a)
 {
     return (struct nl_descriptor){ a->e, a->n, (uint64_t)a->hits,
                                    a->negative, a->has_override,
-                                   a->override_requests, a->override_unit };
+                                   a->override_requests, a->override_unit,
+                                   a->has_share ? &a->share : NULL };
 }
 
 /* COMMAND GETKEYS RL.CHECK ...: the descriptor's counter, decided on or
@@ -212,11 +250,14 @@ counter_served_here(struct conn *c, const struct resp_request *req,
     return cmd_reply_route(c, v, &to);
 }
 
-/* STATUS: Envoy's DescriptorStatus, for a node that forwards a call. */
+/* STATUS: Envoy's DescriptorStatus, for a node that forwards a call; with
+ * SHARE a ninth value, the Envoy's share (thousandths of a request a
+ * second, -1: none). */
 static void
-reply_descriptor_status(struct conn *c, const struct nl_status *st)
+reply_descriptor_status(struct conn *c, const struct check_args *a,
+                        const struct nl_status *st)
 {
-    reply_array(&c->out, 8);
+    reply_array(&c->out, a->has_share ? 9 : 8);
     reply_int(&c->out, st->code);
     reply_int(&c->out, st->has_limit);
     reply_int(&c->out, st->unlimited);
@@ -225,6 +266,9 @@ reply_descriptor_status(struct conn *c, const struct nl_status *st)
     reply_int(&c->out, st->remaining);
     reply_int(&c->out, st->reset_ns);
     reply_bulk(&c->out, st->name, strlen(st->name));
+    if (a->has_share) {
+        reply_int(&c->out, st->has_share ? (int64_t)st->share_milli : -1);
+    }
 }
 
 static void
@@ -233,7 +277,7 @@ reply_check(struct conn *c, const struct resp_request *req,
             enum nl_code overall)
 {
     if (a->status) {
-        reply_descriptor_status(c, st);
+        reply_descriptor_status(c, a, st);
         return;
     }
     if (!st->has_limit) {
@@ -274,6 +318,12 @@ rl_check_command(struct conn *c, struct resp_request *req)
             cmd_errorf(c, "ERR %s", err);
         }
         return;
+    }
+    if (a.has_share && !a.peek && !a.negative) {
+        /* An Envoy of another node (RLQS): its share of every node's. */
+        rlqs_share_remote(req->argv[1], req->argvlen[1], &d,
+                          st.exceeded || st.code == NL_OVER_LIMIT
+                          ? 0 : d.hits, &st);
     }
     /* STATUS asks for the descriptor alone: the forwarding node answers
      * the request, and applies the global switches once. */

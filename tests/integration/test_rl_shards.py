@@ -91,7 +91,7 @@ class Shards:
     node given its RANGES by ADDSLOTSRANGE, then met over the bus."""
 
     def __init__(self, start_daemon, tmp_path, extra=(), ranges=None, ports=None,
-                 real=(0, 1, 2), hosts=("127.0.0.1",) * 3, live=False):
+                 real=(0, 1, 2), hosts=("127.0.0.1",) * 3, live=False, env=None):
         self.tmp = tmp_path
         self.hosts = hosts
         self.live = live
@@ -116,7 +116,7 @@ class Shards:
             # on a busy machine may take a while to answer.
             d = start_daemon("--grpc-port", gport, "--rls-forward-timeout", "5000",
                              *bus, *extra, config_file=conf, port=self.ports[i],
-                             fakeclock=True)
+                             fakeclock=True, env=env)
             d.grpc_port, d.bus_port = gport, bus[3] if live else None
             self.nodes[i] = d
         if live:

@@ -392,16 +392,19 @@ class Envoy:
         return True
 
 
-def run_envoys(d, pb, demands, seconds, leave=None):
+def run_envoys(d, pb, demands, seconds, leave=None, clock=None):
     """Envoys (one per demand function of t) for `seconds` simulated
-    seconds; `leave` = (index, t): that Envoy's stream closes then."""
-    start = d.clock.ns
-    envoys = [Envoy(d, pb, 0.3 * i) for i in range(len(demands))]
+    seconds; `leave` = (index, t): that Envoy's stream closes then. d is
+    one daemon, or a list: Envoy i on d[i], their clock `clock`."""
+    nodes = d if isinstance(d, list) else [d] * len(demands)
+    clock = clock or nodes[0].clock
+    start = clock.ns
+    envoys = [Envoy(nodes[i], pb, 0.3 * i) for i in range(len(demands))]
     gone = set()
     steps = int(round(seconds / STEP))
     for k in range(steps):
         t = k * STEP
-        d.clock.set(start + int(round(t * SEC)))
+        clock.set(start + int(round(t * SEC)))
         if leave is not None and abs(t - leave[1]) < 1e-9:
             envoys[leave[0]].s.close()
             gone.add(leave[0])
@@ -429,20 +432,18 @@ def within(got, share, what):
         "%s: %d admitted for a share of %.1f" % (what, got, share)
 
 
-def test_three_envoys_share_a_limit_under_shifting_demand(start_daemon, tmp_path, pb):
-    limits = tmp_path / "limits"
-    limits.mkdir()
-    (limits / "quota.yaml").write_text(LIMITS)
-    port = harness.free_port()
-    d = start_daemon("--limits-file", str(limits), "--grpc-port", port, "--hz", "100",
-                     fakeclock=True)
-    d.clock.fresh_epoch()
-    d.channel = grpc.insecure_channel("127.0.0.1:%d" % port)
-    shift, leave = 30, 45
-    before, after = (200, 40, 10), (10, 40, 200)
-    demands = [lambda t, i=i: before[i] if t < shift else after[i] for i in range(3)]
-    envoys = run_envoys(d, pb, demands, 60, leave=(1, leave))
-    d.channel.close()
+SHIFT, LEAVE = 30, 45
+BEFORE, AFTER = (200, 40, 10), (10, 40, 200)
+
+
+def shifting_demands():
+    return [lambda t, i=i: BEFORE[i] if t < SHIFT else AFTER[i] for i in range(3)]
+
+
+def check_shifting_demand(envoys, gone_in=3):
+    """The bound in every window, and each Envoy's share following its
+    demand (docs/envoy.md); b's share is c's within gone_in seconds of its
+    stream's close."""
     worst = 0
     for sec in range(3, 60):            # past the first assignments
         total = sum(e.admitted.get(sec, 0) for e in envoys)
@@ -453,22 +454,91 @@ def test_three_envoys_share_a_limit_under_shifting_demand(start_daemon, tmp_path
         worst = max(worst, total - N)
     a, b, c = envoys
     # The split of 89.1 a second: 200/40/10 ask -> 39.5/39.5/10.
-    for sec in range(10, shift):
+    for sec in range(10, SHIFT):
         within(a.admitted.get(sec, 0), (POOL - 10) / 2, "a at %d" % sec)
         within(b.admitted.get(sec, 0), (POOL - 10) / 2, "b at %d" % sec)
         within(c.admitted.get(sec, 0), 10, "c at %d" % sec)
     # Within two reporting intervals of the shift (and a second's count),
     # the reverse.
-    for sec in range(shift + 3, leave):
+    for sec in range(SHIFT + 3, LEAVE):
         within(a.admitted.get(sec, 0), 10, "a at %d" % sec)
         within(b.admitted.get(sec, 0), (POOL - 10) / 2, "b at %d" % sec)
         within(c.admitted.get(sec, 0), (POOL - 10) / 2, "c at %d" % sec)
     # b's stream closed: its share goes to c.
-    for sec in range(leave + 3, 60):
+    for sec in range(LEAVE + gone_in, 60):
         within(a.admitted.get(sec, 0), 10, "a at %d" % sec)
         within(c.admitted.get(sec, 0), POOL - 10, "c at %d" % sec)
     print("worst window over N: %d; admitted in 60 s: %d (N * 60 = %d)"
           % (worst, sum(sum(e.admitted.values()) for e in envoys), N * 60))
+
+
+def test_three_envoys_share_a_limit_under_shifting_demand(start_daemon, tmp_path, pb):
+    limits = tmp_path / "limits"
+    limits.mkdir()
+    (limits / "quota.yaml").write_text(LIMITS)
+    port = harness.free_port()
+    d = start_daemon("--limits-file", str(limits), "--grpc-port", port, "--hz", "100",
+                     fakeclock=True)
+    d.clock.fresh_epoch()
+    d.channel = grpc.insecure_channel("127.0.0.1:%d" % port)
+    envoys = run_envoys(d, pb, shifting_demands(), 60, leave=(1, LEAVE))
+    d.channel.close()
+    check_shifting_demand(envoys)
+
+
+def test_in_a_cluster_the_split_is_among_every_nodes_envoys(start_daemon, tmp_path, pb):
+    """The same three Envoys, each on its own node of a static cluster
+    sharing one fake clock: the counter's owner splits among all three, so
+    the bound holds across the nodes."""
+    from test_rl_shards import Shards, keyslot, owner_index
+    # The owner is node 2 (c's): a and b are other nodes' Envoys, and b's
+    # stream closes away from the owner.
+    assert owner_index(keyslot(b"quota_service_api")) == 2
+    (tmp_path / "limits").mkdir()
+    (tmp_path / "limits" / "quota.yaml").write_text(LIMITS)
+    clock = harness.FakeClock(str(tmp_path / "clock"))
+    clock.fresh_epoch()
+    sh = Shards(start_daemon, tmp_path, extra=("--hz", "100"),
+                env={"FAKECLOCK_FILE": clock.path})
+    for d in sh.nodes:
+        d.channel = grpc.insecure_channel("127.0.0.1:%d" % d.grpc_port)
+    envoys = run_envoys(list(sh.nodes), pb, shifting_demands(), 60, leave=(1, LEAVE),
+                        clock=clock)
+    for d in sh.nodes:
+        d.channel.close()
+    # A closed stream on another node than the owner: its Envoy is
+    # forgotten there after four of its intervals without a report.
+    check_shifting_demand(envoys, gone_in=3 + 4 + 1)
+
+
+def test_rl_check_share_splits_among_other_nodes_envoys(rlqs):
+    """What a node forwarding an RLQS fold asks the counter's owner: its
+    Envoy's demand (thousandths of a request a second) and interval; the
+    answer's ninth value is that Envoy's share of the split of all."""
+    r = rlqs.client()
+    ask = ("RL.CHECK", "quota", "service=api", "HITS", "0", "STATUS", "SHARE")
+    first = r.execute_command(*ask, "n1:a", "200000", "1000")
+    assert first[:6] == [1, 1, 0, 100, 1, 100] and len(first) == 9
+    assert first[8] == int(POOL * 1000)         # alone: the whole pool
+    r.execute_command(*ask, "n2:b", "10000", "1000")
+    a = r.execute_command(*ask, "n1:a", "200000", "1000")[8]
+    b = r.execute_command(*ask, "n2:b", "10000", "1000")[8]
+    assert b == 10000 and abs(a + b - POOL * 1000) <= 2
+    # The units it puts on the counter are the Envoys', not others'.
+    assert r.execute_command("RL.CHECK", "quota", "service=api", "HITS", "30", "STATUS",
+                             "SHARE", "n2:b", "10000", "1000")[5] == 70
+    assert r.execute_command(*ask, "n1:a", "200000", "1000")[8] == a
+    # A descriptor without a shared limit: -1.
+    assert r.execute_command("RL.CHECK", "quota", "tier=free", "HITS", "0", "STATUS",
+                             "SHARE", "n1:a", "1", "1000")[8] == -1
+    raw = rlqs.raw()
+    assert raw.command("RL.CHECK", "quota", "service=api", "SHARE", "x", "1", "1") == \
+        b"-ERR SHARE is answered with STATUS only\r\n"
+    assert raw.command(*ask, "x", "-1", "1000") == \
+        b"-ERR SHARE wants <member> <demand> <interval-ms>, integers not below 0\r\n"
+    # Four intervals without a report: n2:b is forgotten.
+    rlqs.clock.advance(seconds=4.5)
+    assert r.execute_command(*ask, "n1:a", "200000", "1000")[8] == int(POOL * 1000)
 
 
 # ---- one quota with RL.CHECK, and the other answers -------------------------
