@@ -611,6 +611,24 @@ note_counter(struct member *m, uint64_t put, const struct nl_status *st)
     }
 }
 
+#define SHARE_ID_MAX (sizeof(srv.run_id) + 24)
+
+/* What the owner of m's counter is told of m with a fold: its name (this
+ * node's run_id and m's address: unique while m lives), demand and
+ * interval. */
+static void
+share_ask(const struct member *m, char *id, struct nl_share_ask *ask)
+{
+    ask->member = id;
+    ask->mlen = (size_t)snprintf(id, SHARE_ID_MAX, "%s:%llx", srv.run_id,
+                                 (unsigned long long)(uintptr_t)m);
+    /* Past a trillion a second is as good as that (and fits). */
+    ask->demand_milli = !(m->q.demand > 0) ? 0
+                        : m->q.demand >= 1e12 ? (uint64_t)1e15
+                        : (uint64_t)(m->q.demand * 1000.0);
+    ask->interval_ms = m->q.interval_ms;
+}
+
 static void fold_finished(const struct rls_caller *caller,
                           const struct nl_status *st, size_t n,
                           enum nl_code overall);
@@ -638,14 +656,9 @@ fold_ask(struct member *m, uint64_t hits, struct nl_status *st)
                                                     : RLS_FAILED;
     }
     struct rls_caller caller = { m, 0 };     /* fold_finished()'s */
-    char id[sizeof(srv.run_id) + 24];
-    struct nl_share_ask ask = { id, 0, 0, m->q.interval_ms };
-    ask.mlen = (size_t)snprintf(id, sizeof(id), "%s:%llx", srv.run_id,
-                                (unsigned long long)(uintptr_t)m);
-    /* Past a trillion a second is as good as that (and fits). */
-    ask.demand_milli = !(m->q.demand > 0) ? 0
-                       : m->q.demand >= 1e12 ? (uint64_t)1e15
-                       : (uint64_t)(m->q.demand * 1000.0);
+    char id[SHARE_ID_MAX];
+    struct nl_share_ask ask;
+    share_ask(m, id, &ask);
     d.share = m->kind == KIND_SHARED ? &ask : NULL;
     m->asked = hits;
     enum rls_outcome o = rls_forward_decide(m->s->domain, dlen, &d, 1,
@@ -747,6 +760,21 @@ remote_get(struct bucket *b, const char *id, size_t idlen, int64_t t)
     return r;
 }
 
+/* The remote member called id leaves b (its stream closed): the others
+ * share what it had. */
+static void
+remote_drop(struct bucket *b, const char *id, size_t idlen)
+{
+    for (size_t i = 0; i < b->nr; i++) {
+        if (b->r[i].idlen == idlen && memcmp(b->r[i].id, id, idlen) == 0) {
+            mem_free(b->r[i].id);
+            b->r[i] = b->r[--b->nr];
+            bucket_split(b);            /* none left: prune tidies up */
+            return;
+        }
+    }
+}
+
 /* One step of the sweep: the oldest-looked-at bucket's stale remote
  * members forgotten, it freed when nothing holds it. */
 static void
@@ -788,6 +816,11 @@ rlqs_share_remote(const char *domain, size_t dlen,
     }
     struct bucket *b = bucket_get(counter.p, counter.len, &rule);
     textbuf_free(&counter);
+    if (b != NULL && ask->interval_ms == 0) {
+        remote_drop(b, ask->member, ask->mlen);     /* it left */
+        bucket_release(b);
+        return;
+    }
     struct remote *r = b != NULL ? remote_get(b, ask->member, ask->mlen, t)
                                  : NULL;
     if (r != NULL) {
@@ -810,12 +843,55 @@ rlqs_share_remote(const char *domain, size_t dlen,
 
 /* ---- a stream's members ------------------------------------------------- */
 
+/* Nothing waits for a leave's answer (member_left()). */
+static char leaving;
+
+static void
+leave_finished(const struct rls_caller *caller, const struct nl_status *st,
+               size_t n, enum nl_code overall)
+{
+    (void)caller;
+    (void)st;
+    (void)n;
+    (void)overall;
+}
+
+/* m goes: the owner of its counter, another node, is told (SHARE with an
+ * interval of 0, nothing counted), so the others get its share at once
+ * rather than when it would be stale. Best effort: no answer is read. */
+static void
+member_left(struct member *m)
+{
+    struct limits_entry path[LIMITS_MAX_DEPTH];
+    struct nl_descriptor d;
+    struct nl_status st;
+    enum nl_code overall;
+    char id[SHARE_ID_MAX], err[96];
+    struct nl_share_ask ask;
+    if (m->kind != KIND_SHARED || m->b == NULL || !m->b->away ||
+        !cluster_routing()) {
+        return;
+    }
+    memset(&d, 0, sizeof(d));
+    d.entries = path;
+    d.n = descriptor_of(m, path);
+    share_ask(m, id, &ask);
+    ask.interval_ms = 0;
+    d.share = &ask;
+    struct rls_caller caller = { &leaving, 0 };
+    keyspace_select(0);
+    (void)rls_forward_decide(m->s->domain, strlen(m->s->domain), &d, 1,
+                             clock_wall_now(), &st, &overall, &caller,
+                             leave_finished, err, sizeof(err));
+}
+
 static void
 member_free(struct member *m)
 {
     if (rls_forward_waiting() > 0) {
         rls_forward_cancel(m);          /* its fold still waiting */
     }
+    member_left(m);
     bucket_leave(m);
     mem_free(m->id);
     mem_free(m);

@@ -506,9 +506,9 @@ def test_in_a_cluster_the_split_is_among_every_nodes_envoys(start_daemon, tmp_pa
                         clock=clock)
     for d in sh.nodes:
         d.channel.close()
-    # A closed stream on another node than the owner: its Envoy is
-    # forgotten there after four of its intervals without a report.
-    check_shifting_demand(envoys, gone_in=3 + 4 + 1)
+    # b's stream closes on another node than the owner, which is told at
+    # once: c's share is b's too as soon as on one node.
+    check_shifting_demand(envoys)
 
 
 def test_rl_check_share_splits_among_other_nodes_envoys(rlqs):
@@ -536,7 +536,12 @@ def test_rl_check_share_splits_among_other_nodes_envoys(rlqs):
         b"-ERR SHARE is answered with STATUS only\r\n"
     assert raw.command(*ask, "x", "-1", "1000") == \
         b"-ERR SHARE wants <member> <demand> <interval-ms>, integers not below 0\r\n"
-    # Four intervals without a report: n2:b is forgotten.
+    # An interval of 0: n2:b left (its stream closed), nothing answered.
+    assert r.execute_command(*ask, "n2:b", "0", "0")[8] == -1
+    assert r.execute_command(*ask, "n1:a", "200000", "1000")[8] == int(POOL * 1000)
+    # Four intervals without a report: forgotten too.
+    r.execute_command(*ask, "n2:b", "10000", "1000")
+    assert r.execute_command(*ask, "n1:a", "200000", "1000")[8] == a
     rlqs.clock.advance(seconds=4.5)
     assert r.execute_command(*ask, "n1:a", "200000", "1000")[8] == int(POOL * 1000)
 
