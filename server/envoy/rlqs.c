@@ -51,7 +51,8 @@
  *   answer, fold_finished(), comes later). The split is the owner's, among
  *   every node's Envoys: each fold carries its member's demand and
  *   interval (struct nl_share_ask, RL.CHECK ... SHARE), the owner keeps
- *   other nodes' members beside its own (struct remote, forgotten after
+ *   other nodes' members beside its own (struct remote: dropped when its
+ *   node says it left, member_left(), else forgotten after
  *   QS_STALE_INTERVALS; swept one bucket a fold), and its answer's share is
  *   the member's (note_counter()); a bucket whose owner is away is not
  *   split here (but for a member's first answer: first_shares()). A node
