@@ -143,7 +143,8 @@ HINTS = [
     ("RL.TIERS ", "RL.TIERS key limit1 window1 [limit2 window2 [limit2 window2 ...]] "
                   "[COST n] [PEEK] [MS]"),
     ("RL.CHECK ", "RL.CHECK domain entry [entry ...] [ENTRY key value] [HITS n] "
-                  "[NEGATIVE] [LIMIT requests unit] [PEEK] [MS] [STATUS]"),
+                  "[NEGATIVE] [LIMIT requests unit] [PEEK] [MS] [STATUS] "
+                  "[SHARE member demand interval]"),
     ("RL.TOPDENIED ", "RL.TOPDENIED [COUNT n] [DB index]"),
     ("RL.ALL ", "RL.ALL numparts argc command arg [argc command arg ...] [PEEK]"),
     ("RL.ACQUIRE ", "RL.ACQUIRE key limit lease [HOLDER id] [WAIT timeout] [PEEK] [MS]"),
